@@ -1,0 +1,3 @@
+export function filter_version(): string {
+  return "0.1.0";
+}

@@ -1,0 +1,38 @@
+// Builds everything the project ships:
+//   build/filter.wasm         release module (what proxies and the Node host load)
+//   build/filter.debug.wasm   debug module (runtime checks on, for tests)
+//   build/out/*.mjs           the host's command-line programs, bundled with esbuild
+// Usage: node build/build.mjs [--wasm-only]
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const asc = join(root, "node_modules", "assemblyscript", "bin", "asc.js");
+
+for (const target of ["release", "debug"]) {
+  execFileSync(process.execPath, [asc, "assembly/index.ts", "--target", target], { cwd: root, stdio: "inherit" });
+}
+
+if (!process.argv.includes("--wasm-only")) {
+  // Each file in host/bin is one program; it becomes build/out/<name>.mjs.
+  const binDir = join(root, "host", "bin");
+  const entries = existsSync(binDir) ? readdirSync(binDir).filter((f) => f.endsWith(".ts")) : [];
+  mkdirSync(join(root, "build", "out"), { recursive: true });
+  await build({
+    absWorkingDir: root,
+    entryPoints: entries.map((f) => join("host", "bin", f)),
+    outdir: "build/out",
+    outExtension: { ".js": ".mjs" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    sourcemap: "linked",
+    banner: { js: "#!/usr/bin/env node" },
+    logLevel: "warning",
+  });
+}
