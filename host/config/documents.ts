@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { parseAllDocuments } from "yaml";
+import { ConfigError } from "./errors.ts";
+
+/** One resource document as read from a file, before decoding. */
+export interface SourceDocument {
+  file: string;
+  /** 0-based position of the document in its file. */
+  index: number;
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  body: Record<string, unknown>;
+}
+
+/** `Kind namespace/name`: how errors and tools name a resource. */
+export function resourceName(doc: Pick<SourceDocument, "kind" | "name" | "namespace">): string {
+  return doc.namespace ? `${doc.kind} ${doc.namespace}/${doc.name}` : `${doc.kind} ${doc.name}`;
+}
+
+/**
+ * Reads YAML (several documents separated by `---`) or JSON text into resource
+ * documents. A JSON or YAML list, or a `kind: List` with `items`, is flattened.
+ * Syntax errors and documents without apiVersion/kind/metadata.name fail with
+ * the file and document position.
+ */
+export function parseDocuments(text: string, file: string): SourceDocument[] {
+  const out: SourceDocument[] = [];
+  const yamlDocs = parseAllDocuments(text, { prettyErrors: true });
+  const roots: unknown[] = [];
+  for (const d of Array.isArray(yamlDocs) ? yamlDocs : [yamlDocs]) {
+    if (d.errors.length > 0) {
+      throw new ConfigError({ file }, `document ${roots.length + 1}`, "valid YAML or JSON", d.errors[0].message.split("\n")[0]);
+    }
+    roots.push(d.toJS());
+  }
+  const flatten = (value: unknown): unknown[] => {
+    if (value === null || value === undefined) return [];
+    if (Array.isArray(value)) return value.flatMap(flatten);
+    const obj = value as Record<string, unknown>;
+    if (obj.kind === "List" && Array.isArray(obj.items)) return obj.items.flatMap(flatten);
+    return [value];
+  };
+  for (const raw of roots.flatMap(flatten)) {
+    const position = `document ${out.length + 1}`;
+    if (typeof raw !== "object" || raw === null) throw new ConfigError({ file }, position, "a resource object", typeof raw);
+    const body = raw as Record<string, unknown>;
+    const metadata = (body.metadata ?? {}) as Record<string, unknown>;
+    for (const [field, value] of [["apiVersion", body.apiVersion], ["kind", body.kind], ["metadata.name", metadata.name]] as const) {
+      if (typeof value !== "string" || value.length === 0) {
+        throw new ConfigError({ file, resource: position }, field, "a non-empty string", value === undefined ? "nothing" : JSON.stringify(value));
+      }
+    }
+    out.push({
+      file,
+      index: out.length,
+      apiVersion: body.apiVersion as string,
+      kind: body.kind as string,
+      name: metadata.name as string,
+      namespace: typeof metadata.namespace === "string" ? metadata.namespace : undefined,
+      body,
+    });
+  }
+  return out;
+}
+
+export function readDocuments(file: string): SourceDocument[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new ConfigError({ file }, "(file)", "a readable file", (e as NodeJS.ErrnoException).code ?? String(e));
+  }
+  return parseDocuments(text, file);
+}
