@@ -1,3 +1,60 @@
+import { ClientConfig } from "../config/client_config";
+import { compileConfig } from "../config/compile";
+import { evaluateRequest } from "../evaluate";
+import { decodePairsBuffer } from "../pairs";
+import { encodeEvaluation } from "../proto/evaluation_codec";
+import { requestFromMaps } from "../request";
+import { StringMap } from "../attributes/string_map";
+
+// The pure core, exported for embedders that call the module directly rather
+// than through the proxy-wasm ABI: `meshctl x hub-eval`, configuration
+// validation and the benchmark. Compiled configurations live in a handle
+// table: the one piece of module state here, so several configurations can
+// be evaluated side by side without recompiling.
+
+const configs = new Map<i32, ClientConfig>();
+let nextHandle: i32 = 1;
+let lastError: string = "";
+
+export const FILTER_VERSION = "0.1.0";
+
 export function filter_version(): string {
-  return "0.1.0";
+  return FILTER_VERSION;
+}
+
+/** Compiles a plugin configuration; returns a handle > 0, or 0 (see filter_configure_error). */
+export function filter_configure(configJson: string): i32 {
+  const result = compileConfig(configJson);
+  if (result.config === null) {
+    lastError = result.error;
+    return 0;
+  }
+  lastError = "";
+  const handle = nextHandle++;
+  configs.set(handle, result.config as ClientConfig);
+  return handle;
+}
+
+export function filter_configure_error(): string {
+  return lastError;
+}
+
+export function filter_release(handle: i32): void {
+  configs.delete(handle);
+}
+
+/**
+ * Evaluates one request: headers and properties in the proxy-wasm serialized
+ * map form (see request.ts for the property names), time in Unix nanoseconds.
+ * Returns a mesh.filter.v1.Evaluation, or an empty buffer for an unknown
+ * handle or malformed maps.
+ */
+export function filter_evaluate(handle: i32, headers: ArrayBuffer, properties: ArrayBuffer, timeNanos: i64, wantBindings: bool): ArrayBuffer {
+  if (!configs.has(handle)) return new ArrayBuffer(0);
+  const h = decodePairsBuffer(Uint8Array.wrap(headers));
+  const p = decodePairsBuffer(Uint8Array.wrap(properties));
+  if (h === null || p === null) return new ArrayBuffer(0);
+  const req = requestFromMaps(h as StringMap, p as StringMap, timeNanos);
+  const e = evaluateRequest(configs.get(handle), req, wantBindings);
+  return encodeEvaluation(e).buffer;
 }

@@ -1,2 +1,12 @@
 // Exports of the URI-template parser for hosts that call the module directly
 // (configuration validation).
+import { parseUriTemplate } from "../template";
+
+/**
+ * "" if `text` is a valid HTTPAPISpec uriTemplate, otherwise the parse error.
+ * Example: template_check("/a//b") is
+ * `invalid uriTemplate "/a//b": empty segment at position 3`.
+ */
+export function template_check(text: string): string {
+  return parseUriTemplate(text).error;
+}

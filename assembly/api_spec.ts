@@ -1,0 +1,90 @@
+import { AttributeBag } from "./attributes/bag";
+import { ApiKeyLocation } from "./api_key";
+import { RegexSet } from "./regex/index";
+import { PathMatcher, TemplateMatch } from "./template/index";
+
+/** One HTTPAPISpecPattern after compilation. */
+export class ApiPattern {
+  constructor(
+    public attributes: AttributeBag,
+    /** Method to match; "*" matches any (also used when httpMethod is absent). */
+    public method: string,
+    /** The uriTemplate or regex as written, reported as the winner. */
+    public text: string,
+    public isRegex: bool,
+  ) {}
+}
+
+/** The result of matching a request against a service's API specs. */
+export class ApiMatch {
+  matched: bool = false;
+  /** Index into CompiledApiSpec.patterns of the winner, -1 if none. */
+  winner: i32 = -1;
+  bindingNames: Array<string> = [];
+  bindingValues: Array<string> = [];
+}
+
+/**
+ * All HTTPAPISpecs bound to one service, merged as upstream merged them
+ * (patterns and key locations concatenated, spec-level attributes merged) and
+ * compiled once: templates into one trie, regexes into one automaton, so a
+ * request costs the same whatever the number of patterns.
+ */
+export class CompiledApiSpec {
+  specAttributes: AttributeBag = new AttributeBag();
+  patterns: Array<ApiPattern> = [];
+  apiKeys: Array<ApiKeyLocation> = [];
+  templates: PathMatcher = new PathMatcher();
+  regexes: RegexSet | null = null;
+  /** Pattern index of each member of `regexes`, in set order. */
+  regexPatterns: Array<i32> = [];
+  private regexHits: Array<i32> = [];
+
+  get isEmpty(): bool {
+    return this.patterns.length == 0;
+  }
+
+  /**
+   * Matches method and path, and writes the API attributes into `bag`: the
+   * spec-level attributes (only when some pattern matched — the spec's rule),
+   * then the template winner's, then every matching regex pattern's in order.
+   * Templates ignore the query string; regexes see the whole `:path`.
+   */
+  apply(method: string, path: string, bag: AttributeBag, wantBindings: bool): ApiMatch {
+    const result = new ApiMatch();
+    if (this.patterns.length == 0) return result;
+    let templateWinner = -1;
+    if (wantBindings) {
+      const m = this.templates.bindings(method, path);
+      if (m !== null) {
+        const found = m as TemplateMatch;
+        templateWinner = found.patternIndex;
+        result.bindingNames = found.names;
+        result.bindingValues = found.values;
+      }
+    } else {
+      templateWinner = this.templates.lookup(method, path);
+    }
+    const hits = this.regexHits;
+    hits.length = 0;
+    if (this.regexes !== null) {
+      const set = this.regexes as RegexSet;
+      set.matchAll(path, hits);
+      // Drop regex hits whose method does not fit, keeping set order.
+      let kept = 0;
+      for (let i = 0; i < hits.length; i++) {
+        const p = this.regexPatterns[hits[i]];
+        const want = this.patterns[p].method;
+        if (want == "*" || want == method) hits[kept++] = p;
+      }
+      hits.length = kept;
+    }
+    if (templateWinner < 0 && hits.length == 0) return result;
+    result.matched = true;
+    result.winner = templateWinner >= 0 ? templateWinner : hits[0];
+    bag.merge(this.specAttributes);
+    if (templateWinner >= 0) bag.merge(this.patterns[templateWinner].attributes);
+    for (let i = 0; i < hits.length; i++) bag.merge(this.patterns[hits[i]].attributes);
+    return result;
+  }
+}

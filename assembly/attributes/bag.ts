@@ -1,0 +1,73 @@
+import { AttributeValue, ValueKind } from "./value";
+import { StringMap } from "./string_map";
+
+/**
+ * The attribute bag of one request: names to typed values, in the order they
+ * were first set. Later writes replace earlier values of the same name, which
+ * is how the spec's order of application is realized.
+ */
+export class AttributeBag {
+  names: Array<string> = [];
+  values: Array<AttributeValue> = [];
+  private index: Map<string, i32> = new Map();
+
+  get size(): i32 {
+    return this.names.length;
+  }
+
+  get(name: string): AttributeValue | null {
+    if (!this.index.has(name)) return null;
+    return this.values[this.index.get(name)];
+  }
+
+  has(name: string): bool {
+    return this.index.has(name);
+  }
+
+  set(name: string, value: AttributeValue): void {
+    if (this.index.has(name)) {
+      this.values[this.index.get(name)] = value;
+      return;
+    }
+    this.index.set(name, this.names.length);
+    this.names.push(name);
+    this.values.push(value);
+  }
+
+  setString(name: string, s: string): void {
+    this.set(name, AttributeValue.ofString(s));
+  }
+
+  /** Copies every attribute of `other` over this bag (later wins). */
+  merge(other: AttributeBag): void {
+    for (let i = 0; i < other.names.length; i++) this.set(other.names[i], other.values[i]);
+  }
+
+  /** A string attribute's value, or null if absent or not a string. */
+  getString(name: string): string | null {
+    const v = this.get(name);
+    if (v === null || v.kind != ValueKind.String) return null;
+    return v.str;
+  }
+
+  /**
+   * The value addressed by a clause key: `name` for a string attribute, or
+   * `name[key]` for one entry of a string-map attribute
+   * (`request.headers[x-user]`). Null when absent or not a string.
+   */
+  lookupString(clauseKey: string): string | null {
+    const open = clauseKey.indexOf("[");
+    if (open > 0 && clauseKey.endsWith("]")) {
+      const v = this.get(clauseKey.substring(0, open));
+      if (v === null || v.kind != ValueKind.StringMap) return null;
+      return (v.map as StringMap).get(clauseKey.substring(open + 1, clauseKey.length - 1));
+    }
+    return this.getString(clauseKey);
+  }
+
+  clone(): AttributeBag {
+    const b = new AttributeBag();
+    b.merge(this);
+    return b;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * An ordered string map for headers, query parameters and string-map
+ * attributes. Small maps dominate (a request has tens of headers), so a
+ * linear scan beats hashing and keeps insertion order for stable output.
+ */
+export class StringMap {
+  keys: Array<string> = [];
+  values: Array<string> = [];
+
+  get size(): i32 {
+    return this.keys.length;
+  }
+
+  indexOf(key: string): i32 {
+    const keys = this.keys;
+    for (let i = 0, n = keys.length; i < n; i++) {
+      if (keys[i] == key) return i;
+    }
+    return -1;
+  }
+
+  has(key: string): bool {
+    return this.indexOf(key) >= 0;
+  }
+
+  /** The value, or null when absent. */
+  get(key: string): string | null {
+    const i = this.indexOf(key);
+    return i < 0 ? null : this.values[i];
+  }
+
+  /** Sets the value; a repeated key replaces the earlier value in place. */
+  set(key: string, value: string): void {
+    const i = this.indexOf(key);
+    if (i < 0) {
+      this.keys.push(key);
+      this.values.push(value);
+    } else {
+      this.values[i] = value;
+    }
+  }
+
+  /** Adds only if absent: first occurrence wins. */
+  setIfAbsent(key: string, value: string): void {
+    if (this.indexOf(key) < 0) {
+      this.keys.push(key);
+      this.values.push(value);
+    }
+  }
+
+  remove(key: string): void {
+    const i = this.indexOf(key);
+    if (i < 0) return;
+    this.keys.splice(i, 1);
+    this.values.splice(i, 1);
+  }
+
+  clone(): StringMap {
+    const m = new StringMap();
+    m.keys = this.keys.slice(0);
+    m.values = this.values.slice(0);
+    return m;
+  }
+}

@@ -1,0 +1,69 @@
+import { AttributeBag } from "../attributes/bag";
+import { CompiledApiSpec } from "../api_spec";
+import { QuotaRule } from "../quota";
+
+// Defaults of the hub client, named with their units (hub-client.md §8).
+export const DEFAULT_CLUSTER = "hub_server";
+export const DEFAULT_BASE_RETRY_WAIT_NS: i64 = 80_000_000;
+export const DEFAULT_MAX_RETRY_WAIT_NS: i64 = 1_000_000_000;
+export const DEFAULT_STATS_UPDATE_INTERVAL_NS: i64 = 10_000_000_000;
+export const DEFAULT_REPORT_BATCH_MAX_ENTRIES: u32 = 100;
+export const DEFAULT_REPORT_BATCH_MAX_TIME_NS: i64 = 1_000_000_000;
+export const DEFAULT_MESH_DOMAIN_SUFFIX = "svc.cluster.local";
+
+/** NetworkFailPolicy with defaults applied. */
+export class NetworkFailPolicy {
+  failClose: bool = false;
+  maxRetry: u32 = 0;
+  baseRetryWaitNanos: i64 = DEFAULT_BASE_RETRY_WAIT_NS;
+  maxRetryWaitNanos: i64 = DEFAULT_MAX_RETRY_WAIT_NS;
+}
+
+export class TransportConfig {
+  disableCheckCache: bool = false;
+  disableQuotaCache: bool = false;
+  disableReportBatch: bool = false;
+  networkFailPolicy: NetworkFailPolicy = new NetworkFailPolicy();
+  statsUpdateIntervalNanos: i64 = DEFAULT_STATS_UPDATE_INTERVAL_NS;
+  checkCluster: string = DEFAULT_CLUSTER;
+  reportCluster: string = DEFAULT_CLUSTER;
+  attributesForHubProxy: AttributeBag = new AttributeBag();
+  reportBatchMaxEntries: u32 = DEFAULT_REPORT_BATCH_MAX_ENTRIES;
+  reportBatchMaxTimeNanos: i64 = DEFAULT_REPORT_BATCH_MAX_TIME_NS;
+}
+
+/** Per-service settings, with its bound API specs and quota specs compiled. */
+export class ServiceConfig {
+  disableCheckCalls: bool = false;
+  disableReportCalls: bool = false;
+  hubAttributes: AttributeBag = new AttributeBag();
+  forwardAttributes: AttributeBag = new AttributeBag();
+  apiSpec: CompiledApiSpec = new CompiledApiSpec();
+  quotaRules: Array<QuotaRule> = [];
+  /** Service-level policy; overrides the transport's (the spec's rule). */
+  networkFailPolicy: NetworkFailPolicy | null = null;
+}
+
+/** The compiled HttpClientConfig: read-only once built, shared by every request. */
+export class ClientConfig {
+  transport: TransportConfig = new TransportConfig();
+  serviceNames: Array<string> = [];
+  services: Map<string, ServiceConfig> = new Map();
+  defaultDestinationService: string = "";
+  hubAttributes: AttributeBag = new AttributeBag();
+  forwardAttributes: AttributeBag = new AttributeBag();
+  ignoreForwardedAttributes: bool = false;
+
+  /** The ServiceConfig for a destination service, falling back to the default; null if neither exists. */
+  serviceFor(destinationService: string): ServiceConfig | null {
+    if (destinationService.length > 0 && this.services.has(destinationService)) return this.services.get(destinationService);
+    const d = this.defaultDestinationService;
+    if (d.length > 0 && this.services.has(d)) return this.services.get(d);
+    return null;
+  }
+
+  failPolicyFor(service: ServiceConfig | null): NetworkFailPolicy {
+    if (service !== null && service.networkFailPolicy !== null) return service.networkFailPolicy as NetworkFailPolicy;
+    return this.transport.networkFailPolicy;
+  }
+}

@@ -1,0 +1,381 @@
+import { ApiKeyLocation } from "../api_key";
+import { ApiPattern, CompiledApiSpec } from "../api_spec";
+import { JsonKind, JsonValue, parseJson } from "../json";
+import { AttributeMatch, Clause, QuotaCharge, QuotaRule } from "../quota";
+import { Regex, RegexSet } from "../regex/index";
+import { MatchKind, StringMatch } from "../string_match";
+import { parseUriTemplate, UriTemplate } from "../template/index";
+import { readAttributes } from "./attributes_json";
+import {
+  ClientConfig,
+  DEFAULT_MESH_DOMAIN_SUFFIX,
+  NetworkFailPolicy,
+  ServiceConfig,
+  TransportConfig,
+} from "./client_config";
+import { ConfigReader } from "./reader";
+
+// Compiles the plugin configuration, one JSON document:
+//   { "httpClientConfig": <HttpClientConfig, camelCase>,
+//     "resources": [ HTTPAPISpec | HTTPAPISpecBinding | QuotaSpec | QuotaSpecBinding documents ] }
+// into a read-only ClientConfig. Bindings attach their specs to the services
+// they name (creating a ServiceConfig where none is configured). The first
+// problem is returned with its field path; nothing is partially applied.
+
+export class CompileResult {
+  constructor(
+    public config: ClientConfig | null,
+    public error: string,
+  ) {}
+}
+
+const DEFAULT_NAMESPACE = "default";
+const MAX_CHARGE: i64 = 2147483647;
+
+/** A spec body to compile for a service, with the path used in errors. */
+class SpecSource {
+  constructor(
+    public body: JsonValue,
+    public path: string,
+  ) {}
+}
+
+class Resource {
+  constructor(
+    public kind: string,
+    public namespace: string,
+    public name: string,
+    public spec: JsonValue | null,
+    public path: string,
+  ) {}
+}
+
+class ServiceSources {
+  apiSpecs: Array<SpecSource> = [];
+  quotaSpecs: Array<SpecSource> = [];
+}
+
+export function compileConfig(text: string): CompileResult {
+  const parsed = parseJson(text);
+  if (parsed.value === null) return new CompileResult(null, "configuration: " + parsed.error);
+  const r = new ConfigReader();
+  const root = r.object(parsed.value, "configuration");
+  if (root === null) return new CompileResult(null, r.error);
+  for (let i = 0; i < root.keys.length; i++) {
+    const k = root.keys[i];
+    if (k != "httpClientConfig" && k != "resources") r.fail(k, "unknown field (expected httpClientConfig, resources)");
+  }
+  const config = new ClientConfig();
+  const sources = new Map<string, ServiceSources>();
+  readClientConfig(r, r.object(r.member(root, "httpClientConfig"), "httpClientConfig"), config, sources);
+  const resources = readResources(r, r.member(root, "resources"));
+  bindSpecs(r, resources, "HTTPAPISpecBinding", "HTTPAPISpec", "apiSpecs", config, sources);
+  bindSpecs(r, resources, "QuotaSpecBinding", "QuotaSpec", "quotaSpecs", config, sources);
+  for (let i = 0; i < config.serviceNames.length && !r.failed; i++) {
+    const name = config.serviceNames[i];
+    const service = config.services.get(name);
+    const src = sources.get(name);
+    compileApiSpec(r, src.apiSpecs, service.apiSpec);
+    for (let j = 0; j < src.quotaSpecs.length; j++) readQuotaSpec(r, src.quotaSpecs[j], service.quotaRules);
+  }
+  if (r.failed) return new CompileResult(null, r.error);
+  return new CompileResult(config, "");
+}
+
+function ensureService(config: ClientConfig, sources: Map<string, ServiceSources>, name: string): ServiceConfig {
+  if (!config.services.has(name)) {
+    config.services.set(name, new ServiceConfig());
+    config.serviceNames.push(name);
+    sources.set(name, new ServiceSources());
+  }
+  return config.services.get(name);
+}
+
+function readClientConfig(r: ConfigReader, obj: JsonValue | null, config: ClientConfig, sources: Map<string, ServiceSources>): void {
+  if (obj === null) return;
+  const p = "httpClientConfig";
+  config.transport = readTransport(r, r.object(r.member(obj, "transport"), p + ".transport"), p + ".transport");
+  config.defaultDestinationService = r.string(r.member(obj, "defaultDestinationService"), p + ".defaultDestinationService");
+  config.hubAttributes = readAttributes(r, r.member(obj, "hubAttributes"), p + ".hubAttributes");
+  config.forwardAttributes = readAttributes(r, r.member(obj, "forwardAttributes"), p + ".forwardAttributes");
+  config.ignoreForwardedAttributes = r.bool(r.member(obj, "ignoreForwardedAttributes"), p + ".ignoreForwardedAttributes");
+  const services = r.object(r.member(obj, "serviceConfigs"), p + ".serviceConfigs");
+  if (services === null) return;
+  for (let i = 0; i < services.keys.length; i++) {
+    const name = services.keys[i];
+    const sp = p + ".serviceConfigs[" + name + "]";
+    const body = r.object(services.values[i], sp);
+    const service = ensureService(config, sources, name);
+    if (body === null) continue;
+    service.disableCheckCalls = r.bool(r.member(body, "disableCheckCalls"), sp + ".disableCheckCalls");
+    service.disableReportCalls = r.bool(r.member(body, "disableReportCalls"), sp + ".disableReportCalls");
+    service.hubAttributes = readAttributes(r, r.member(body, "hubAttributes"), sp + ".hubAttributes");
+    service.forwardAttributes = readAttributes(r, r.member(body, "forwardAttributes"), sp + ".forwardAttributes");
+    const policy = r.object(r.member(body, "networkFailPolicy"), sp + ".networkFailPolicy");
+    if (policy !== null) service.networkFailPolicy = readFailPolicy(r, policy, sp + ".networkFailPolicy");
+    const src = sources.get(name);
+    const specs = r.array(r.member(body, "httpApiSpec"), sp + ".httpApiSpec");
+    for (let j = 0; j < specs.length; j++) src.apiSpecs.push(new SpecSource(specs[j], sp + ".httpApiSpec[" + j.toString() + "]"));
+    const quotas = r.array(r.member(body, "quotaSpec"), sp + ".quotaSpec");
+    for (let j = 0; j < quotas.length; j++) src.quotaSpecs.push(new SpecSource(quotas[j], sp + ".quotaSpec[" + j.toString() + "]"));
+  }
+}
+
+function readTransport(r: ConfigReader, obj: JsonValue | null, p: string): TransportConfig {
+  const t = new TransportConfig();
+  if (obj === null) return t;
+  t.disableCheckCache = r.bool(r.member(obj, "disableCheckCache"), p + ".disableCheckCache");
+  t.disableQuotaCache = r.bool(r.member(obj, "disableQuotaCache"), p + ".disableQuotaCache");
+  t.disableReportBatch = r.bool(r.member(obj, "disableReportBatch"), p + ".disableReportBatch");
+  const policy = r.object(r.member(obj, "networkFailPolicy"), p + ".networkFailPolicy");
+  if (policy !== null) t.networkFailPolicy = readFailPolicy(r, policy, p + ".networkFailPolicy");
+  const stats = r.durationNanos(r.member(obj, "statsUpdateInterval"), p + ".statsUpdateInterval", t.statsUpdateIntervalNanos);
+  // 0 or negative means "use the default" (hub-client.md §6.5).
+  if (stats > 0) t.statsUpdateIntervalNanos = stats;
+  t.checkCluster = r.string(r.member(obj, "checkCluster"), p + ".checkCluster", t.checkCluster);
+  t.reportCluster = r.string(r.member(obj, "reportCluster"), p + ".reportCluster", t.reportCluster);
+  if (t.checkCluster.length == 0) r.fail(p + ".checkCluster", "expected a non-empty cluster name");
+  if (t.reportCluster.length == 0) r.fail(p + ".reportCluster", "expected a non-empty cluster name");
+  t.attributesForHubProxy = readAttributes(r, r.member(obj, "attributesForHubProxy"), p + ".attributesForHubProxy");
+  const entries = <u32>r.integer(r.member(obj, "reportBatchMaxEntries"), p + ".reportBatchMaxEntries", 0, 4294967295);
+  if (entries > 0) t.reportBatchMaxEntries = entries;
+  const maxTime = r.durationNanos(r.member(obj, "reportBatchMaxTime"), p + ".reportBatchMaxTime", 0);
+  if (maxTime > 0) t.reportBatchMaxTimeNanos = maxTime;
+  return t;
+}
+
+function readFailPolicy(r: ConfigReader, obj: JsonValue, p: string): NetworkFailPolicy {
+  const f = new NetworkFailPolicy();
+  const policy = r.string(r.member(obj, "policy"), p + ".policy", "FAIL_OPEN");
+  if (policy == "FAIL_CLOSE") f.failClose = true;
+  else if (policy != "FAIL_OPEN") r.fail(p + ".policy", "expected FAIL_OPEN or FAIL_CLOSE");
+  f.maxRetry = <u32>r.integer(r.member(obj, "maxRetry"), p + ".maxRetry", 0, 4294967295);
+  f.baseRetryWaitNanos = r.durationNanos(r.member(obj, "baseRetryWait"), p + ".baseRetryWait", f.baseRetryWaitNanos);
+  f.maxRetryWaitNanos = r.durationNanos(r.member(obj, "maxRetryWait"), p + ".maxRetryWait", f.maxRetryWaitNanos);
+  if (f.baseRetryWaitNanos < 0) r.fail(p + ".baseRetryWait", "expected a non-negative duration");
+  // Upstream drew the jitter from an inverted range here; refuse it instead.
+  if (f.baseRetryWaitNanos > f.maxRetryWaitNanos) r.fail(p + ".maxRetryWait", "expected a duration no shorter than baseRetryWait");
+  return f;
+}
+
+function readResources(r: ConfigReader, v: JsonValue | null): Array<Resource> {
+  const out = new Array<Resource>();
+  const items = r.array(v, "resources");
+  for (let i = 0; i < items.length; i++) {
+    const at = "resources[" + i.toString() + "]";
+    const doc = r.object(items[i], at);
+    if (doc === null) continue;
+    const kind = r.string(r.member(doc, "kind"), at + ".kind");
+    const meta = r.object(r.member(doc, "metadata"), at + ".metadata");
+    const name = r.string(r.member(meta, "name"), at + ".metadata.name");
+    const namespace = r.string(r.member(meta, "namespace"), at + ".metadata.namespace", DEFAULT_NAMESPACE);
+    if (name.length == 0) r.fail(at + ".metadata.name", "expected a non-empty name");
+    if (kind != "HTTPAPISpec" && kind != "HTTPAPISpecBinding" && kind != "QuotaSpec" && kind != "QuotaSpecBinding") {
+      r.fail(at + ".kind", "expected HTTPAPISpec, HTTPAPISpecBinding, QuotaSpec or QuotaSpecBinding");
+      continue;
+    }
+    const label = at + " (" + kind + " " + namespace + "/" + name + ")";
+    out.push(new Resource(kind, namespace, name, r.object(r.member(doc, "spec"), label + ".spec"), label + ".spec"));
+  }
+  return out;
+}
+
+/** `<service>.<namespace>.<domain>` of a MeshService, or its `service` FQDN. */
+function meshServiceFqdn(r: ConfigReader, obj: JsonValue | null, defaultNamespace: string, p: string): string {
+  if (obj === null) return "";
+  const fqdn = r.string(r.member(obj, "service"), p + ".service");
+  if (fqdn.length > 0) return fqdn;
+  const name = r.string(r.member(obj, "name"), p + ".name");
+  if (name.length == 0) {
+    r.fail(p, "expected name or service");
+    return "";
+  }
+  const namespace = r.string(r.member(obj, "namespace"), p + ".namespace", defaultNamespace);
+  const domain = r.string(r.member(obj, "domain"), p + ".domain", DEFAULT_MESH_DOMAIN_SUFFIX);
+  return name + "." + (namespace.length > 0 ? namespace : defaultNamespace) + "." + domain;
+}
+
+function bindSpecs(
+  r: ConfigReader,
+  resources: Array<Resource>,
+  bindingKind: string,
+  specKind: string,
+  referencesField: string,
+  config: ClientConfig,
+  sources: Map<string, ServiceSources>,
+): void {
+  for (let i = 0; i < resources.length; i++) {
+    const b = resources[i];
+    if (b.kind != bindingKind || b.spec === null) continue;
+    const services = r.array(r.member(b.spec, "services"), b.path + ".services");
+    const refs = r.array(r.member(b.spec, referencesField), b.path + "." + referencesField);
+    if (services.length == 0) r.fail(b.path + ".services", "expected at least one service");
+    if (refs.length == 0) r.fail(b.path + "." + referencesField, "expected at least one reference");
+    // Bound specs apply in namespace/name order, as the control plane sorted them.
+    const bound = new Array<Resource>();
+    for (let j = 0; j < refs.length; j++) {
+      const rp = b.path + "." + referencesField + "[" + j.toString() + "]";
+      const ref = r.object(refs[j], rp);
+      const name = r.string(r.member(ref, "name"), rp + ".name");
+      const namespace = r.string(r.member(ref, "namespace"), rp + ".namespace", b.namespace);
+      const target = findResource(resources, specKind, namespace.length > 0 ? namespace : b.namespace, name);
+      if (target === null) {
+        r.fail(rp, "references " + specKind + " " + namespace + "/" + name + ", which is not defined");
+        continue;
+      }
+      bound.push(target as Resource);
+    }
+    bound.sort((x: Resource, y: Resource): i32 => {
+      const a = x.namespace + "/" + x.name;
+      const c = y.namespace + "/" + y.name;
+      return a < c ? -1 : a > c ? 1 : 0;
+    });
+    for (let j = 0; j < services.length; j++) {
+      const fqdn = meshServiceFqdn(r, r.object(services[j], b.path + ".services[" + j.toString() + "]"), b.namespace, b.path + ".services[" + j.toString() + "]");
+      if (fqdn.length == 0) continue;
+      ensureService(config, sources, fqdn);
+      const src = sources.get(fqdn);
+      for (let k = 0; k < bound.length; k++) {
+        const spec = bound[k].spec;
+        if (spec === null) continue;
+        const list = specKind == "HTTPAPISpec" ? src.apiSpecs : src.quotaSpecs;
+        list.push(new SpecSource(spec as JsonValue, bound[k].path));
+      }
+    }
+  }
+}
+
+function findResource(resources: Array<Resource>, kind: string, namespace: string, name: string): Resource | null {
+  for (let i = 0; i < resources.length; i++) {
+    const x = resources[i];
+    if (x.kind == kind && x.namespace == namespace && x.name == name) return x;
+  }
+  return null;
+}
+
+function compileApiSpec(r: ConfigReader, specs: Array<SpecSource>, out: CompiledApiSpec): void {
+  const regexTexts = new Array<string>();
+  const regexPaths = new Array<string>();
+  for (let s = 0; s < specs.length; s++) {
+    const p = specs[s].path;
+    const body = r.object(specs[s].body, p);
+    if (body === null) return;
+    out.specAttributes.merge(readAttributes(r, r.member(body, "attributes"), p + ".attributes"));
+    const patterns = r.array(r.member(body, "patterns"), p + ".patterns");
+    for (let i = 0; i < patterns.length; i++) {
+      const pp = p + ".patterns[" + i.toString() + "]";
+      const pat = r.object(patterns[i], pp);
+      if (pat === null) continue;
+      const attributes = readAttributes(r, r.member(pat, "attributes"), pp + ".attributes");
+      let method = r.string(r.member(pat, "httpMethod"), pp + ".httpMethod");
+      // The spec marks httpMethod optional: absent matches any method.
+      if (method.length == 0) method = "*";
+      const template = r.member(pat, "uriTemplate");
+      const regex = r.member(pat, "regex");
+      if ((template === null) == (regex === null)) {
+        r.fail(pp, "expected exactly one of uriTemplate, regex");
+        continue;
+      }
+      const index = out.patterns.length;
+      if (template !== null) {
+        const text = r.string(template, pp + ".uriTemplate");
+        const parsed = parseUriTemplate(text);
+        if (parsed.template === null) {
+          r.fail(pp + ".uriTemplate", parsed.error);
+          continue;
+        }
+        if (!out.templates.insert(method, parsed.template as UriTemplate, index)) {
+          r.fail(pp + ".uriTemplate", "\"" + text + "\" with method " + method + " overlaps an earlier pattern with the same method and template shape");
+          continue;
+        }
+        out.patterns.push(new ApiPattern(attributes, method, text, false));
+      } else {
+        const text = r.string(regex, pp + ".regex");
+        regexTexts.push(text);
+        regexPaths.push(pp + ".regex");
+        out.regexPatterns.push(index);
+        out.patterns.push(new ApiPattern(attributes, method, text, true));
+      }
+    }
+    const keys = r.array(r.member(body, "apiKeys"), p + ".apiKeys");
+    for (let i = 0; i < keys.length; i++) {
+      const kp = p + ".apiKeys[" + i.toString() + "]";
+      const key = r.object(keys[i], kp);
+      if (key === null) continue;
+      const query = r.member(key, "query");
+      const header = r.member(key, "header");
+      if ((query === null) == (header === null) || key.keys.length != 1) {
+        r.fail(kp, "expected exactly one of query, header");
+        continue;
+      }
+      if (query !== null) out.apiKeys.push(new ApiKeyLocation(true, r.string(query, kp + ".query")));
+      else out.apiKeys.push(new ApiKeyLocation(false, r.string(header, kp + ".header").toLowerCase()));
+    }
+  }
+  if (regexTexts.length > 0 && !r.failed) {
+    const compiled = RegexSet.compile(regexTexts);
+    if (compiled.set === null) {
+      const at = compiled.failedIndex >= 0 && compiled.failedIndex < regexPaths.length ? regexPaths[compiled.failedIndex] : "regex";
+      r.fail(at, compiled.error);
+    } else out.regexes = compiled.set;
+  }
+}
+
+function readStringMatch(r: ConfigReader, v: JsonValue, p: string): StringMatch | null {
+  if (v.kind != JsonKind.Object || v.keys.length != 1) {
+    r.fail(p, "expected exactly one of exact, prefix, regex");
+    return null;
+  }
+  const which = v.keys[0];
+  const text = r.string(v.values[0], p + "." + which);
+  if (which == "exact") return new StringMatch(MatchKind.Exact, text, null);
+  if (which == "prefix") return new StringMatch(MatchKind.Prefix, text, null);
+  if (which == "regex") {
+    const compiled = Regex.compile(text);
+    if (compiled.regex === null) {
+      r.fail(p + ".regex", compiled.error);
+      return null;
+    }
+    return new StringMatch(MatchKind.Regex, text, compiled.regex);
+  }
+  r.fail(p + "." + which, "unknown field (expected exact, prefix or regex)");
+  return null;
+}
+
+function readQuotaSpec(r: ConfigReader, src: SpecSource, out: Array<QuotaRule>): void {
+  const p = src.path;
+  const body = r.object(src.body, p);
+  if (body === null) return;
+  const rules = r.array(r.member(body, "rules"), p + ".rules");
+  for (let i = 0; i < rules.length; i++) {
+    const rp = p + ".rules[" + i.toString() + "]";
+    const ruleObj = r.object(rules[i], rp);
+    if (ruleObj === null) continue;
+    const rule = new QuotaRule();
+    const matches = r.array(r.member(ruleObj, "match"), rp + ".match");
+    for (let j = 0; j < matches.length; j++) {
+      const mp = rp + ".match[" + j.toString() + "]";
+      const match = new AttributeMatch();
+      const clauses = r.object(r.member(r.object(matches[j], mp), "clause"), mp + ".clause");
+      if (clauses !== null) {
+        for (let k = 0; k < clauses.keys.length; k++) {
+          const sm = readStringMatch(r, clauses.values[k], mp + ".clause[" + clauses.keys[k] + "]");
+          if (sm !== null) match.clauses.push(new Clause(clauses.keys[k], sm as StringMatch));
+        }
+      }
+      rule.matches.push(match);
+    }
+    const quotas = r.array(r.member(ruleObj, "quotas"), rp + ".quotas");
+    for (let j = 0; j < quotas.length; j++) {
+      const qp = rp + ".quotas[" + j.toString() + "]";
+      const q = r.object(quotas[j], qp);
+      const name = r.string(r.member(q, "quota"), qp + ".quota");
+      if (name.length == 0) r.fail(qp + ".quota", "expected a quota name");
+      // An absent charge means 1: every matching request costs one unit.
+      const charge = r.integer(r.member(q, "charge"), qp + ".charge", 1, MAX_CHARGE, 1);
+      rule.quotas.push(new QuotaCharge(name, charge));
+    }
+    out.push(rule);
+  }
+}
+

@@ -1,0 +1,63 @@
+import { addRequestAttributes } from "./attributes/derive";
+import { AttributeBag } from "./attributes/bag";
+import { encodeForwardedAttributes, FORWARDED_HEADER, readForwardedAttributes } from "./attributes/forwarded";
+import { DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "./api_key";
+import { ApiMatch } from "./api_spec";
+import { ClientConfig, ServiceConfig } from "./config/client_config";
+import { QuotaCharge, quotaCharges } from "./quota";
+import { RequestView } from "./request";
+
+/** Everything the hub client decides about a request before calling the hub. */
+export class Evaluation {
+  /** The check-time attribute bag. */
+  attributes: AttributeBag = new AttributeBag();
+  /** Null when neither the destination service nor the default has a ServiceConfig. */
+  service: ServiceConfig | null = null;
+  api: ApiMatch = new ApiMatch();
+  /** The winning pattern's uriTemplate or regex, "" if none matched. */
+  apiPattern: string = "";
+  apiKey: string | null = null;
+  quotas: Array<QuotaCharge> = [];
+  /** Value for the outgoing forwarded-attributes header; "" means send none. */
+  forwardHeader: string = "";
+}
+
+/**
+ * The hub client's per-request logic. Attributes are applied in the spec's
+ * order, later steps replacing earlier values: (1) static hub attributes of the
+ * filter, (2) of the route/service, (3–4) attributes forwarded by the source
+ * proxy (read from FORWARDED_HEADER unless ignored; only allow-listed names),
+ * (5) attributes derived from the request, including API attributes and
+ * `request.api_key`. Quotas are then matched on the final bag.
+ */
+export function evaluateRequest(config: ClientConfig, req: RequestView, wantBindings: bool): Evaluation {
+  const e = new Evaluation();
+  const service = config.serviceFor(req.destinationService);
+  e.service = service;
+  const bag = e.attributes;
+
+  bag.merge(config.hubAttributes);
+  if (service !== null) bag.merge(service.hubAttributes);
+  if (!config.ignoreForwardedAttributes) bag.merge(readForwardedAttributes(req.header(FORWARDED_HEADER)));
+  addRequestAttributes(bag, req);
+
+  if (service !== null) {
+    const method = req.header(":method");
+    const path = req.header(":path");
+    const spec = service.apiSpec;
+    if (method !== null && path !== null) {
+      e.api = spec.apply(method as string, path as string, bag, wantBindings);
+      if (e.api.matched) e.apiPattern = spec.patterns[e.api.winner].text;
+    }
+    // Upstream looked for a key whenever a ServiceConfig existed, so the
+    // default locations apply even to services without API specs.
+    e.apiKey = extractApiKey(spec.apiKeys.length > 0 ? spec.apiKeys : DEFAULT_API_KEY_LOCATIONS, req);
+    if (e.apiKey !== null) bag.setString("request.api_key", e.apiKey as string);
+    quotaCharges(service.quotaRules, bag, e.quotas);
+  }
+
+  const forward = config.forwardAttributes.clone();
+  if (service !== null) forward.merge(service.forwardAttributes);
+  e.forwardHeader = encodeForwardedAttributes(forward);
+  return e;
+}

@@ -1,0 +1,60 @@
+import { StringMap } from "./attributes/string_map";
+
+// The proxy-wasm serialized map: u32 count, then count (key length, value
+// length) u32 pairs, then each key and value followed by a NUL byte; all
+// little-endian. Proxies hand headers over in this form, and the pure
+// embedding exports take requests in it too, so both paths share one decoder.
+
+/** Decodes a serialized map; null if the bytes are not well-formed. */
+export function decodePairs(ptr: usize, len: usize): StringMap | null {
+  const m = new StringMap();
+  if (len == 0) return m;
+  if (len < 4) return null;
+  const count = <usize>load<u32>(ptr);
+  let sizes = ptr + 4;
+  let data = sizes + count * 8;
+  const end = ptr + len;
+  if (count > len || data > end) return null;
+  for (let i: usize = 0; i < count; i++) {
+    const keyLen = <usize>load<u32>(sizes);
+    const valueLen = <usize>load<u32>(sizes + 4);
+    sizes += 8;
+    if (data + keyLen + valueLen + 2 > end) return null;
+    const key = String.UTF8.decodeUnsafe(data, keyLen);
+    data += keyLen + 1;
+    const value = String.UTF8.decodeUnsafe(data, valueLen);
+    data += valueLen + 1;
+    // Repeated names (e.g. two `cookie` headers): the last one wins, as the
+    // upstream client's header map did.
+    m.set(key, value);
+  }
+  return m;
+}
+
+export function decodePairsBuffer(buf: Uint8Array): StringMap | null {
+  return decodePairs(buf.dataStart, <usize>buf.length);
+}
+
+/** Serializes keys and values (parallel arrays) into the proxy-wasm map form. */
+export function encodePairs(keys: Array<string>, values: Array<string>): Uint8Array {
+  const n = keys.length;
+  let size = 4 + n * 8;
+  for (let i = 0; i < n; i++) size += String.UTF8.byteLength(keys[i]) + String.UTF8.byteLength(values[i]) + 2;
+  const out = new Uint8Array(size);
+  const base = out.dataStart;
+  store<u32>(base, <u32>n);
+  let data = base + 4 + <usize>n * 8;
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    const v = values[i];
+    const kl = String.UTF8.encodeUnsafe(changetype<usize>(k), k.length, data);
+    store<u32>(base + 4 + <usize>i * 8, <u32>kl);
+    data += kl;
+    store<u8>(data++, 0);
+    const vl = String.UTF8.encodeUnsafe(changetype<usize>(v), v.length, data);
+    store<u32>(base + 8 + <usize>i * 8, <u32>vl);
+    data += vl;
+    store<u8>(data++, 0);
+  }
+  return out;
+}

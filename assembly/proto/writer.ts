@@ -1,0 +1,107 @@
+// Protocol-buffers wire encoding (varint, zigzag, length-delimited), enough
+// for the hub messages. Nested messages are written into a child writer and
+// copied in with their length, which keeps the encoder simple and exact.
+
+export const WIRE_VARINT: u32 = 0;
+export const WIRE_FIXED64: u32 = 1;
+export const WIRE_LEN: u32 = 2;
+
+export class ProtoWriter {
+  private buf: Uint8Array;
+  private len: i32 = 0;
+
+  constructor(capacity: i32 = 256) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  get length(): i32 {
+    return this.len;
+  }
+
+  reset(): void {
+    this.len = 0;
+  }
+
+  private ensure(extra: i32): void {
+    if (this.len + extra <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.len + extra) cap *= 2;
+    const next = new Uint8Array(cap);
+    memory.copy(next.dataStart, this.buf.dataStart, <usize>this.len);
+    this.buf = next;
+  }
+
+  varint(v: u64): void {
+    this.ensure(10);
+    const b = this.buf;
+    while (v >= 0x80) {
+      b[this.len++] = <u8>(v | 0x80);
+      v >>= 7;
+    }
+    b[this.len++] = <u8>v;
+  }
+
+  tag(field: u32, wire: u32): void {
+    this.varint(<u64>((field << 3) | wire));
+  }
+
+  uint64Field(field: u32, v: u64): void {
+    this.tag(field, WIRE_VARINT);
+    this.varint(v);
+  }
+
+  /** int32/int64 are sign-extended to 64 bits on the wire. */
+  int64Field(field: u32, v: i64): void {
+    this.tag(field, WIRE_VARINT);
+    this.varint(<u64>v);
+  }
+
+  sint32Field(field: u32, v: i32): void {
+    this.tag(field, WIRE_VARINT);
+    this.varint(<u64>(<u32>((v << 1) ^ (v >> 31))));
+  }
+
+  boolField(field: u32, v: bool): void {
+    this.tag(field, WIRE_VARINT);
+    this.varint(v ? 1 : 0);
+  }
+
+  doubleField(field: u32, v: f64): void {
+    this.tag(field, WIRE_FIXED64);
+    this.ensure(8);
+    store<f64>(this.buf.dataStart + <usize>this.len, v);
+    this.len += 8;
+  }
+
+  bytesField(field: u32, data: Uint8Array): void {
+    this.tag(field, WIRE_LEN);
+    this.varint(<u64>data.length);
+    this.raw(data.dataStart, data.length);
+  }
+
+  stringField(field: u32, s: string): void {
+    this.tag(field, WIRE_LEN);
+    const n = String.UTF8.byteLength(s);
+    this.varint(<u64>n);
+    this.ensure(n);
+    String.UTF8.encodeUnsafe(changetype<usize>(s), s.length, this.buf.dataStart + <usize>this.len);
+    this.len += n;
+  }
+
+  /** Writes `inner` as a length-delimited submessage. */
+  messageField(field: u32, inner: ProtoWriter): void {
+    this.tag(field, WIRE_LEN);
+    this.varint(<u64>inner.len);
+    this.raw(inner.buf.dataStart, inner.len);
+  }
+
+  raw(ptr: usize, n: i32): void {
+    this.ensure(n);
+    memory.copy(this.buf.dataStart + <usize>this.len, ptr, <usize>n);
+    this.len += n;
+  }
+
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
+}

@@ -1,0 +1,63 @@
+import { StringMap } from "./attributes/string_map";
+
+/**
+ * Everything the hub client needs to know about one HTTP request, as plain
+ * values. The ABI layer fills it from proxy host calls; embedders and specs
+ * build it directly. Pure code reads only this, never the ABI.
+ */
+export class RequestView {
+  /** Request headers with lower-case names, pseudo-headers (`:path`…) included. */
+  headers: StringMap = new StringMap();
+  /** Downstream peer address `ip:port` (`[v6]:port` for IPv6), "" if unknown. */
+  sourceAddress: string = "";
+  /** Local address the request arrived on, "" if unknown. */
+  destinationAddress: string = "";
+  /** The connection is TLS and the peer presented a certificate. */
+  mtls: bool = false;
+  /** URI SAN of the peer certificate (`spiffe://…` or as presented), "" if none. */
+  peerPrincipal: string = "";
+  /** URI SAN of the local certificate, "" if none. */
+  localPrincipal: string = "";
+  requestedServerName: string = "";
+  /** Service the request is for; selects the ServiceConfig. */
+  destinationService: string = "";
+  /** Payload JSON of the end-user JWT the host validated, "" if none. */
+  authPayload: string = "";
+  /** Wall clock when the request was seen, Unix nanoseconds. */
+  timeNanos: i64 = 0;
+
+  header(name: string): string | null {
+    return this.headers.get(name);
+  }
+}
+
+// Property names under which the pure embedding exports receive the
+// connection facts (the proxy-wasm attribute names where one exists).
+export const PROP_SOURCE_ADDRESS = "source.address";
+export const PROP_DESTINATION_ADDRESS = "destination.address";
+export const PROP_MTLS = "connection.mtls";
+export const PROP_PEER_PRINCIPAL = "connection.uri_san_peer_certificate";
+export const PROP_LOCAL_PRINCIPAL = "connection.uri_san_local_certificate";
+export const PROP_REQUESTED_SERVER_NAME = "connection.requested_server_name";
+export const PROP_DESTINATION_SERVICE = "mesh.destination_service";
+export const PROP_AUTH_PAYLOAD = "mesh.authn.payload";
+
+/** Builds a view from a header map and a property map (see PROP_*). */
+export function requestFromMaps(headers: StringMap, properties: StringMap, timeNanos: i64): RequestView {
+  const r = new RequestView();
+  r.headers = headers;
+  r.sourceAddress = orEmpty(properties.get(PROP_SOURCE_ADDRESS));
+  r.destinationAddress = orEmpty(properties.get(PROP_DESTINATION_ADDRESS));
+  r.mtls = orEmpty(properties.get(PROP_MTLS)) == "true";
+  r.peerPrincipal = orEmpty(properties.get(PROP_PEER_PRINCIPAL));
+  r.localPrincipal = orEmpty(properties.get(PROP_LOCAL_PRINCIPAL));
+  r.requestedServerName = orEmpty(properties.get(PROP_REQUESTED_SERVER_NAME));
+  r.destinationService = orEmpty(properties.get(PROP_DESTINATION_SERVICE));
+  r.authPayload = orEmpty(properties.get(PROP_AUTH_PAYLOAD));
+  r.timeNanos = timeNanos;
+  return r;
+}
+
+function orEmpty(s: string | null): string {
+  return s === null ? "" : s;
+}

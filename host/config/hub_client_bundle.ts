@@ -1,0 +1,120 @@
+import { type DecodeContext, Field } from "./decode.ts";
+import { type SourceDocument, resourceName } from "./documents.ts";
+import { ConfigError } from "./errors.ts";
+import {
+  type HttpApiSpec,
+  type HttpApiSpecBinding,
+  type HttpClientConfig,
+  type PatternChecks,
+  type QuotaSpec,
+  type QuotaSpecBinding,
+  decodeHttpApiSpec,
+  decodeHttpApiSpecBinding,
+  decodeHttpClientConfig,
+  decodeQuotaSpec,
+  decodeQuotaSpecBinding,
+  encodeHttpApiSpec,
+  encodeHttpClientConfig,
+} from "./resources/hub_client.ts";
+
+export const CONFIG_API_VERSION = "config.mesh.io/v1alpha2";
+export const DEFAULT_NAMESPACE = "default";
+
+type Decoded =
+  | { kind: "HTTPAPISpec"; spec: HttpApiSpec }
+  | { kind: "HTTPAPISpecBinding"; spec: HttpApiSpecBinding }
+  | { kind: "QuotaSpec"; spec: QuotaSpec }
+  | { kind: "QuotaSpecBinding"; spec: QuotaSpecBinding };
+
+export type HubClientResource = Decoded & { namespace: string; name: string; origin: SourceDocument };
+
+/** The hub client's configuration as decoded from resource documents. */
+export interface HubClientBundle {
+  clientConfig?: HttpClientConfig;
+  resources: HubClientResource[];
+  warnings: string[];
+}
+
+const KINDS = ["HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBinding", "HttpClientConfig"];
+
+/**
+ * Decodes the hub-client documents among `docs` (other kinds are skipped with
+ * a warning), checks references between them, and returns typed values.
+ * Throws ConfigError naming file, resource, field path and expectation.
+ */
+export function decodeHubClientDocuments(docs: SourceDocument[], checks: PatternChecks): HubClientBundle {
+  const bundle: HubClientBundle = { resources: [], warnings: [] };
+  let clientOrigin: SourceDocument | undefined;
+  const seen = new Map<string, SourceDocument>();
+  for (const doc of docs) {
+    const namespace = doc.namespace ?? DEFAULT_NAMESPACE;
+    const context: DecodeContext = { file: doc.file, resource: resourceName({ ...doc, namespace }), warnings: bundle.warnings };
+    const root = Field.root(doc.body, context);
+    if (!KINDS.includes(doc.kind)) {
+      root.get("kind").warn(`skipped: not a hub client resource (expected one of ${KINDS.join(", ")})`);
+      continue;
+    }
+    if (doc.apiVersion !== CONFIG_API_VERSION) root.get("apiVersion").fail(CONFIG_API_VERSION);
+    root.allowOnly(["apiVersion", "kind", "metadata", "spec"]);
+    const key = `${doc.kind}/${namespace}/${doc.name}`;
+    const earlier = seen.get(key);
+    if (earlier) root.get("metadata.name").invalid(`duplicate ${doc.kind} ${namespace}/${doc.name} (first defined in ${earlier.file})`);
+    seen.set(key, doc);
+    const spec = root.get("spec");
+    if (!spec.present) spec.fail("an object");
+    switch (doc.kind) {
+      case "HttpClientConfig":
+        if (clientOrigin) root.invalid(`only one HttpClientConfig may be given (first in ${clientOrigin.file})`);
+        clientOrigin = doc;
+        bundle.clientConfig = decodeHttpClientConfig(spec, checks);
+        break;
+      case "HTTPAPISpec":
+        bundle.resources.push({ kind: doc.kind, spec: decodeHttpApiSpec(spec, checks), namespace, name: doc.name, origin: doc });
+        break;
+      case "HTTPAPISpecBinding":
+        bundle.resources.push({ kind: doc.kind, spec: decodeHttpApiSpecBinding(spec), namespace, name: doc.name, origin: doc });
+        break;
+      case "QuotaSpec":
+        bundle.resources.push({ kind: doc.kind, spec: decodeQuotaSpec(spec, checks), namespace, name: doc.name, origin: doc });
+        break;
+      case "QuotaSpecBinding":
+        bundle.resources.push({ kind: doc.kind, spec: decodeQuotaSpecBinding(spec), namespace, name: doc.name, origin: doc });
+        break;
+    }
+  }
+  checkReferences(bundle);
+  return bundle;
+}
+
+function checkReferences(bundle: HubClientBundle): void {
+  const defined = new Set(bundle.resources.map((r) => `${r.kind}/${r.namespace}/${r.name}`));
+  for (const r of bundle.resources) {
+    if (r.kind !== "HTTPAPISpecBinding" && r.kind !== "QuotaSpecBinding") continue;
+    const [field, target] = r.kind === "HTTPAPISpecBinding" ? ["apiSpecs", "HTTPAPISpec"] : ["quotaSpecs", "QuotaSpec"];
+    const refs = r.kind === "HTTPAPISpecBinding" ? r.spec.apiSpecs : r.spec.quotaSpecs;
+    refs.forEach((ref, i) => {
+      const ns = ref.namespace ?? r.namespace;
+      if (!defined.has(`${target}/${ns}/${ref.name}`)) {
+        throw new ConfigError(
+          { file: r.origin.file, resource: resourceName(r) },
+          `spec.${field}[${i}]`,
+          `a reference to a defined ${target}`,
+          `${ns}/${ref.name}, which is not defined`,
+        );
+      }
+    });
+  }
+}
+
+/** The filter's plugin configuration (one JSON document) for a bundle. */
+export function pluginConfig(bundle: HubClientBundle): object {
+  return {
+    httpClientConfig: bundle.clientConfig ? encodeHttpClientConfig(bundle.clientConfig) : undefined,
+    resources: bundle.resources.map((r) => ({
+      apiVersion: CONFIG_API_VERSION,
+      kind: r.kind,
+      metadata: { name: r.name, namespace: r.namespace },
+      spec: r.kind === "HTTPAPISpec" ? encodeHttpApiSpec(r.spec) : r.spec,
+    })),
+  };
+}

@@ -1,0 +1,315 @@
+import type { Field } from "../decode.ts";
+import { type Attributes, decodeAttributes, encodeAttributes } from "./attributes.ts";
+
+/** The regex engine and template parser the filter itself uses, so config load refuses exactly what the filter would. */
+export interface PatternChecks {
+  template(text: string): string;
+  regex(pattern: string): string;
+}
+
+export interface StringMatch {
+  exact?: string;
+  prefix?: string;
+  regex?: string;
+}
+
+export interface ApiKey {
+  query?: string;
+  header?: string;
+}
+
+export interface HttpApiSpecPattern {
+  attributes?: Attributes;
+  httpMethod?: string;
+  uriTemplate?: string;
+  regex?: string;
+}
+
+export interface HttpApiSpec {
+  attributes?: Attributes;
+  patterns: HttpApiSpecPattern[];
+  apiKeys: ApiKey[];
+}
+
+export interface MeshService {
+  name?: string;
+  namespace?: string;
+  domain?: string;
+  service?: string;
+  labels?: Record<string, string>;
+}
+
+export interface SpecReference {
+  name: string;
+  namespace?: string;
+}
+
+export interface HttpApiSpecBinding {
+  services: MeshService[];
+  apiSpecs: SpecReference[];
+}
+
+export interface QuotaSpecBinding {
+  services: MeshService[];
+  quotaSpecs: SpecReference[];
+}
+
+export interface QuotaRule {
+  match: Array<{ clause: Record<string, StringMatch> }>;
+  quotas: Array<{ quota: string; charge: number }>;
+}
+
+export interface QuotaSpec {
+  rules: QuotaRule[];
+}
+
+export type FailPolicy = "FAIL_OPEN" | "FAIL_CLOSE";
+
+export interface NetworkFailPolicy {
+  policy: FailPolicy;
+  maxRetry: number;
+  baseRetryWaitMs?: number;
+  maxRetryWaitMs?: number;
+}
+
+export interface TransportConfig {
+  disableCheckCache: boolean;
+  disableQuotaCache: boolean;
+  disableReportBatch: boolean;
+  networkFailPolicy?: NetworkFailPolicy;
+  statsUpdateIntervalMs?: number;
+  checkCluster?: string;
+  reportCluster?: string;
+  attributesForHubProxy?: Attributes;
+  reportBatchMaxEntries?: number;
+  reportBatchMaxTimeMs?: number;
+}
+
+export interface ServiceConfig {
+  disableCheckCalls: boolean;
+  disableReportCalls: boolean;
+  hubAttributes?: Attributes;
+  httpApiSpec: HttpApiSpec[];
+  quotaSpec: QuotaSpec[];
+  networkFailPolicy?: NetworkFailPolicy;
+  forwardAttributes?: Attributes;
+}
+
+export interface HttpClientConfig {
+  transport?: TransportConfig;
+  serviceConfigs: Record<string, ServiceConfig>;
+  defaultDestinationService?: string;
+  hubAttributes?: Attributes;
+  forwardAttributes?: Attributes;
+  ignoreForwardedAttributes: boolean;
+}
+
+const MAX_UINT32 = 4_294_967_295;
+const MAX_INT32 = 2_147_483_647;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function decodeStringMatch(f: Field, checks: PatternChecks): StringMatch {
+  f.allowOnly(["exact", "prefix", "regex"]);
+  const which = f.oneOf(["exact", "prefix", "regex"] as const) as "exact" | "prefix" | "regex";
+  const text = f.get(which).string();
+  if (which === "regex") {
+    const problem = checks.regex(text);
+    if (problem) f.get("regex").invalid(problem);
+  }
+  return { [which]: text };
+}
+
+export function decodeHttpApiSpec(spec: Field, checks: PatternChecks): HttpApiSpec {
+  spec.allowOnly(["attributes", "patterns", "apiKeys"]);
+  const patterns = spec.get("patterns").list().map((p) => {
+    p.allowOnly(["attributes", "httpMethod", "uriTemplate", "regex"]);
+    const which = p.oneOf(["uriTemplate", "regex"] as const) as "uriTemplate" | "regex";
+    const text = p.get(which).nonEmptyString();
+    const problem = which === "uriTemplate" ? checks.template(text) : checks.regex(text);
+    if (problem) p.get(which).invalid(problem);
+    const method = p.get("httpMethod").optionalString();
+    if (method !== undefined && !/^(\*|[!#$%&'*+.^_`|~0-9A-Za-z-]+)$/.test(method)) p.get("httpMethod").fail("an HTTP method name such as GET, or *");
+    return { attributes: decodeAttributes(p.get("attributes")), httpMethod: method, [which]: text } as HttpApiSpecPattern;
+  });
+  const apiKeys = spec.get("apiKeys").list().map((k) => {
+    k.allowOnly(["query", "header"]);
+    const which = k.oneOf(["query", "header"] as const) as "query" | "header";
+    return { [which]: k.get(which).nonEmptyString() } as ApiKey;
+  });
+  return { attributes: decodeAttributes(spec.get("attributes")), patterns, apiKeys };
+}
+
+export function decodeMeshService(f: Field): MeshService {
+  f.allowOnly(["name", "namespace", "domain", "service", "labels"]);
+  const s: MeshService = {
+    name: f.get("name").optionalString(),
+    namespace: f.get("namespace").optionalString(),
+    domain: f.get("domain").optionalString(),
+    service: f.get("service").optionalString(),
+    labels: f.get("labels").present ? f.get("labels").stringMap() : undefined,
+  };
+  if (!s.name && !s.service) f.invalid("expected name or service");
+  if (s.namespace !== undefined && !DNS1123_LABEL.test(s.namespace)) f.get("namespace").fail("a DNS-1123 label");
+  return s;
+}
+
+function decodeReferences(f: Field): SpecReference[] {
+  return f.nonEmptyList().map((r) => {
+    r.allowOnly(["name", "namespace"]);
+    const namespace = r.get("namespace").optionalString();
+    if (namespace !== undefined && !DNS1123_LABEL.test(namespace)) r.get("namespace").fail("a DNS-1123 label");
+    return { name: r.get("name").nonEmptyString(), namespace };
+  });
+}
+
+export function decodeHttpApiSpecBinding(spec: Field): HttpApiSpecBinding {
+  spec.allowOnly(["services", "apiSpecs"]);
+  return { services: spec.get("services").nonEmptyList().map(decodeMeshService), apiSpecs: decodeReferences(spec.get("apiSpecs")) };
+}
+
+export function decodeQuotaSpecBinding(spec: Field): QuotaSpecBinding {
+  spec.allowOnly(["services", "quotaSpecs"]);
+  return { services: spec.get("services").nonEmptyList().map(decodeMeshService), quotaSpecs: decodeReferences(spec.get("quotaSpecs")) };
+}
+
+export function decodeQuotaSpec(spec: Field, checks: PatternChecks): QuotaSpec {
+  spec.allowOnly(["rules"]);
+  const rules = spec.get("rules").list().map((rule) => {
+    rule.allowOnly(["match", "quotas"]);
+    const match = rule.get("match").list().map((m) => {
+      m.allowOnly(["clause"]);
+      const clause: Record<string, StringMatch> = {};
+      for (const [name, sm] of m.get("clause").entries()) clause[name] = decodeStringMatch(sm, checks);
+      return { clause };
+    });
+    const quotas = rule.get("quotas").nonEmptyList().map((q) => {
+      q.allowOnly(["quota", "charge"]);
+      return { quota: q.get("quota").nonEmptyString(), charge: q.get("charge").integer(1, MAX_INT32, 1) };
+    });
+    return { match, quotas };
+  });
+  return { rules };
+}
+
+export function decodeNetworkFailPolicy(f: Field): NetworkFailPolicy | undefined {
+  if (!f.present) return undefined;
+  f.allowOnly(["policy", "maxRetry", "baseRetryWait", "maxRetryWait"]);
+  const p: NetworkFailPolicy = {
+    policy: f.get("policy").enumOf(["FAIL_OPEN", "FAIL_CLOSE"] as const, "FAIL_OPEN"),
+    maxRetry: f.get("maxRetry").integer(0, MAX_UINT32, 0),
+    baseRetryWaitMs: f.get("baseRetryWait").present ? f.get("baseRetryWait").durationMs() : undefined,
+    maxRetryWaitMs: f.get("maxRetryWait").present ? f.get("maxRetryWait").durationMs() : undefined,
+  };
+  if ((p.baseRetryWaitMs ?? 80) < 0) f.get("baseRetryWait").fail("a non-negative duration");
+  if ((p.baseRetryWaitMs ?? 80) > (p.maxRetryWaitMs ?? 1000)) f.get("maxRetryWait").invalid("expected a duration no shorter than baseRetryWait");
+  return p;
+}
+
+export function decodeTransportConfig(f: Field): TransportConfig | undefined {
+  if (!f.present) return undefined;
+  f.allowOnly([
+    "disableCheckCache", "disableQuotaCache", "disableReportBatch", "networkFailPolicy", "statsUpdateInterval",
+    "checkCluster", "reportCluster", "attributesForHubProxy", "reportBatchMaxEntries", "reportBatchMaxTime",
+  ]);
+  const optionalMs = (name: string) => (f.get(name).present ? f.get(name).durationMs() : undefined);
+  return {
+    disableCheckCache: f.get("disableCheckCache").bool(),
+    disableQuotaCache: f.get("disableQuotaCache").bool(),
+    disableReportBatch: f.get("disableReportBatch").bool(),
+    networkFailPolicy: decodeNetworkFailPolicy(f.get("networkFailPolicy")),
+    statsUpdateIntervalMs: optionalMs("statsUpdateInterval"),
+    checkCluster: f.get("checkCluster").present ? f.get("checkCluster").nonEmptyString() : undefined,
+    reportCluster: f.get("reportCluster").present ? f.get("reportCluster").nonEmptyString() : undefined,
+    attributesForHubProxy: decodeAttributes(f.get("attributesForHubProxy")),
+    reportBatchMaxEntries: f.get("reportBatchMaxEntries").present ? f.get("reportBatchMaxEntries").integer(0, MAX_UINT32) : undefined,
+    reportBatchMaxTimeMs: optionalMs("reportBatchMaxTime"),
+  };
+}
+
+export function decodeServiceConfig(f: Field, checks: PatternChecks): ServiceConfig {
+  f.allowOnly(["disableCheckCalls", "disableReportCalls", "hubAttributes", "mixerAttributes", "httpApiSpec", "quotaSpec", "networkFailPolicy", "forwardAttributes"]);
+  return {
+    disableCheckCalls: f.get("disableCheckCalls").bool(),
+    disableReportCalls: f.get("disableReportCalls").bool(),
+    hubAttributes: decodeAttributes(hubAttributesField(f)),
+    httpApiSpec: f.get("httpApiSpec").list().map((s) => decodeHttpApiSpec(s, checks)),
+    quotaSpec: f.get("quotaSpec").list().map((s) => decodeQuotaSpec(s, checks)),
+    networkFailPolicy: decodeNetworkFailPolicy(f.get("networkFailPolicy")),
+    forwardAttributes: decodeAttributes(f.get("forwardAttributes")),
+  };
+}
+
+// The upstream name `mixerAttributes` is accepted as an alias of hubAttributes.
+function hubAttributesField(f: Field): Field {
+  if (f.get("mixerAttributes").present && !f.get("hubAttributes").present) return f.get("mixerAttributes");
+  return f.get("hubAttributes");
+}
+
+export function decodeHttpClientConfig(f: Field, checks: PatternChecks): HttpClientConfig {
+  f.allowOnly(["transport", "serviceConfigs", "defaultDestinationService", "hubAttributes", "mixerAttributes", "forwardAttributes", "ignoreForwardedAttributes"]);
+  const serviceConfigs: Record<string, ServiceConfig> = {};
+  for (const [name, s] of f.get("serviceConfigs").entries()) serviceConfigs[name] = decodeServiceConfig(s, checks);
+  return {
+    transport: decodeTransportConfig(f.get("transport")),
+    serviceConfigs,
+    defaultDestinationService: f.get("defaultDestinationService").optionalString(),
+    hubAttributes: decodeAttributes(hubAttributesField(f)),
+    forwardAttributes: decodeAttributes(f.get("forwardAttributes")),
+    ignoreForwardedAttributes: f.get("ignoreForwardedAttributes").bool(),
+  };
+}
+
+// ---- Back to the JSON the filter's configuration takes (camelCase, durations as "N.NNNs").
+
+function durationText(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : `${(ms / 1000).toFixed(9).replace(/\.?0+$/, "")}s`;
+}
+
+function encodeFailPolicy(p: NetworkFailPolicy | undefined): object | undefined {
+  if (!p) return undefined;
+  return { policy: p.policy, maxRetry: p.maxRetry, baseRetryWait: durationText(p.baseRetryWaitMs), maxRetryWait: durationText(p.maxRetryWaitMs) };
+}
+
+export function encodeHttpClientConfig(c: HttpClientConfig): object {
+  const t = c.transport;
+  return {
+    transport: t && {
+      disableCheckCache: t.disableCheckCache,
+      disableQuotaCache: t.disableQuotaCache,
+      disableReportBatch: t.disableReportBatch,
+      networkFailPolicy: encodeFailPolicy(t.networkFailPolicy),
+      statsUpdateInterval: durationText(t.statsUpdateIntervalMs),
+      checkCluster: t.checkCluster,
+      reportCluster: t.reportCluster,
+      attributesForHubProxy: encodeAttributes(t.attributesForHubProxy),
+      reportBatchMaxEntries: t.reportBatchMaxEntries,
+      reportBatchMaxTime: durationText(t.reportBatchMaxTimeMs),
+    },
+    serviceConfigs: Object.fromEntries(
+      Object.entries(c.serviceConfigs).map(([name, s]) => [
+        name,
+        {
+          disableCheckCalls: s.disableCheckCalls,
+          disableReportCalls: s.disableReportCalls,
+          hubAttributes: encodeAttributes(s.hubAttributes),
+          httpApiSpec: s.httpApiSpec.map(encodeHttpApiSpec),
+          quotaSpec: s.quotaSpec,
+          networkFailPolicy: encodeFailPolicy(s.networkFailPolicy),
+          forwardAttributes: encodeAttributes(s.forwardAttributes),
+        },
+      ]),
+    ),
+    defaultDestinationService: c.defaultDestinationService,
+    hubAttributes: encodeAttributes(c.hubAttributes),
+    forwardAttributes: encodeAttributes(c.forwardAttributes),
+    ignoreForwardedAttributes: c.ignoreForwardedAttributes,
+  };
+}
+
+export function encodeHttpApiSpec(s: HttpApiSpec): object {
+  return {
+    attributes: encodeAttributes(s.attributes),
+    patterns: s.patterns.map((p) => ({ ...p, attributes: encodeAttributes(p.attributes) })),
+    apiKeys: s.apiKeys,
+  };
+}

@@ -1,0 +1,206 @@
+import { dirname, isAbsolute, resolve } from "node:path";
+import type { CompileRegex, RegexMatcher } from "../../hubs/regex.ts";
+import { GRPC_CODES, GRPC_CODE_NAMES, type GrpcCodeName } from "../../wire/status_codes.ts";
+import { Field, type DecodeContext } from "../decode.ts";
+import { resourceName, type SourceDocument } from "../documents.ts";
+
+/** The group and version of the hub's configuration documents. */
+export const HUB_API_VERSION = "config.mesh.io/v1alpha2";
+export const HUB_KINDS = ["HubRule", "HubQuota", "HubAccessLog"] as const;
+export type HubKind = (typeof HUB_KINDS)[number];
+
+/** An attribute as a clause key names it: `request.path`, or `request.headers[x-user]` for one entry of a string map. */
+export interface AttributeRef {
+  readonly name: string;
+  readonly key?: string;
+  /** As written in the configuration. */
+  readonly text: string;
+}
+
+export type StringMatch =
+  | { readonly kind: "exact"; readonly value: string }
+  | { readonly kind: "prefix"; readonly value: string }
+  | { readonly kind: "regex"; readonly pattern: string; readonly matcher: RegexMatcher }
+  /** `{}`: the attribute only has to be present as a string (upstream behaviour of an unset oneof). */
+  | { readonly kind: "present" };
+
+export interface Clause {
+  readonly attribute: AttributeRef;
+  readonly match: StringMatch;
+}
+
+/** Holds when all its clauses hold; no clauses holds for every request. */
+export interface AttributeMatch {
+  readonly clauses: readonly Clause[];
+}
+
+export type HubAction =
+  | { readonly kind: "deny"; readonly code: number; readonly codeName: GrpcCodeName; readonly message: string }
+  | { readonly kind: "allowList"; readonly attribute: AttributeRef; readonly values: ReadonlySet<string>; readonly blacklist: boolean }
+  | { readonly kind: "quota"; readonly name: string };
+
+interface ResourceBase {
+  readonly namespace: string;
+  readonly name: string;
+  /** `Kind namespace/name`. */
+  readonly id: string;
+  readonly file: string;
+}
+
+export interface HubRule extends ResourceBase {
+  readonly kind: "HubRule";
+  /** Any one suffices; empty matches every request. */
+  readonly match: readonly AttributeMatch[];
+  readonly actions: readonly HubAction[];
+  readonly validDurationMs?: number;
+  readonly validUseCount?: number;
+}
+
+export interface QuotaOverride {
+  readonly dimensions: ReadonlyArray<readonly [AttributeRef, string]>;
+  readonly maxAmount: number;
+}
+
+export interface HubQuota extends ResourceBase {
+  readonly kind: "HubQuota";
+  /** The name requests ask for in CheckRequest.quotas. */
+  readonly quotaName: string;
+  readonly maxAmount: number;
+  /** Length of the rolling window. */
+  readonly validDurationMs: number;
+  readonly overrides: readonly QuotaOverride[];
+}
+
+export interface HubAccessLog extends ResourceBase {
+  readonly kind: "HubAccessLog";
+  /** Absolute; a relative `spec.path` is resolved against the directory of its file. */
+  readonly path: string;
+}
+
+export type HubResource = HubRule | HubQuota | HubAccessLog;
+
+export interface HubDecodeOptions {
+  /** Namespace of documents without metadata.namespace (`--configDefaultNamespace`). */
+  defaultNamespace: string;
+  compileRegex: CompileRegex;
+}
+
+const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
+const ATTRIBUTE_REF = /^([^[\]]+)\[([^[\]]+)\]$/;
+
+export function isHubDocument(doc: SourceDocument): boolean {
+  return doc.apiVersion === HUB_API_VERSION && (HUB_KINDS as readonly string[]).includes(doc.kind);
+}
+
+function attributeRef(field: Field, text: string): AttributeRef {
+  if (text.length === 0 || /\s/.test(text)) field.invalid(`expected an attribute name such as request.path or request.headers[x-user], got ${JSON.stringify(text)}`);
+  const m = ATTRIBUTE_REF.exec(text);
+  if (m) return Object.freeze({ name: m[1], key: m[2], text });
+  if (text.includes("[") || text.includes("]")) field.invalid(`expected name or name[key], got ${JSON.stringify(text)}`);
+  return Object.freeze({ name: text, text });
+}
+
+function stringMatch(field: Field, compileRegex: CompileRegex): StringMatch {
+  field.object();
+  field.allowOnly(["exact", "prefix", "regex"]);
+  const which = field.oneOf(["exact", "prefix", "regex"] as const, false);
+  if (which === undefined) return { kind: "present" };
+  const value = field.get(which).string();
+  if (which !== "regex") return { kind: which, value };
+  const compiled = compileRegex(value);
+  if ("error" in compiled) field.get("regex").invalid(`regex ${JSON.stringify(value)} is not supported: ${compiled.error}`);
+  return { kind: "regex", pattern: value, matcher: compiled };
+}
+
+function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions): HubRule {
+  spec.allowOnly(["match", "actions", "validDuration", "validUseCount"]);
+  const match = spec.get("match").list().map((m): AttributeMatch => {
+    m.allowOnly(["clause"]);
+    const clauses = m.get("clause").entries().map(([key, f]): Clause => ({
+      attribute: attributeRef(f, key),
+      match: stringMatch(f, options.compileRegex),
+    }));
+    return Object.freeze({ clauses: Object.freeze(clauses) });
+  });
+  const actionsField = spec.get("actions");
+  const actions = actionsField.list().map((a): HubAction => {
+    a.allowOnly(["deny", "allowList", "quota"]);
+    const which = a.oneOf(["deny", "allowList", "quota"] as const)!;
+    const f = a.get(which);
+    f.object();
+    if (which === "deny") {
+      f.allowOnly(["code", "message"]);
+      const codes = GRPC_CODE_NAMES.filter((c) => c !== "OK");
+      const codeName = f.get("code").enumOf(codes, "PERMISSION_DENIED");
+      const message = f.get("message").optionalString() ?? `denied by ${base.id}`;
+      return Object.freeze({ kind: "deny", code: GRPC_CODES[codeName], codeName, message });
+    }
+    if (which === "allowList") {
+      f.allowOnly(["attribute", "values", "blacklist"]);
+      const attrField = f.get("attribute");
+      const attribute = attributeRef(attrField, attrField.nonEmptyString());
+      const values = new Set(f.get("values").list().map((v) => v.string()));
+      return Object.freeze({ kind: "allowList", attribute, values, blacklist: f.get("blacklist").bool(false) });
+    }
+    f.allowOnly(["name"]);
+    return Object.freeze({ kind: "quota", name: f.get("name").nonEmptyString() });
+  });
+  if (actions.length === 0) actionsField.warn("no actions: the rule has no effect");
+  const vd = spec.get("validDuration");
+  const validDurationMs = vd.present ? vd.durationMs() : undefined;
+  if (validDurationMs !== undefined && validDurationMs <= 0) vd.fail("a positive duration");
+  const validUseCount = spec.get("validUseCount").present ? spec.get("validUseCount").integer(1, 2_147_483_647) : undefined;
+  return Object.freeze({ kind: "HubRule", ...base, match: Object.freeze(match), actions: Object.freeze(actions), validDurationMs, validUseCount });
+}
+
+function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): HubQuota {
+  spec.allowOnly(["name", "maxAmount", "validDuration", "overrides"]);
+  const quotaName = spec.get("name").optionalString() ?? metadataName;
+  if (quotaName.length === 0) spec.get("name").fail("a non-empty string");
+  const maxAmount = spec.get("maxAmount").integer(0, MAX_AMOUNT);
+  const vd = spec.get("validDuration");
+  const validDurationMs = vd.durationMs();
+  if (validDurationMs < 1) vd.fail("a duration of at least 1ms");
+  const overrides = spec.get("overrides").list().map((o): QuotaOverride => {
+    o.allowOnly(["dimensions", "maxAmount"]);
+    const dims = o.get("dimensions").entries();
+    if (dims.length === 0) o.get("dimensions").fail("a non-empty map of attribute to value");
+    const dimensions = dims.map(([key, f]) => Object.freeze([attributeRef(f, key), f.string()] as const));
+    return Object.freeze({ dimensions: Object.freeze(dimensions), maxAmount: o.get("maxAmount").integer(0, MAX_AMOUNT) });
+  });
+  return Object.freeze({ kind: "HubQuota", ...base, quotaName, maxAmount, validDurationMs, overrides: Object.freeze(overrides) });
+}
+
+function decodeAccessLog(spec: Field, base: ResourceBase): HubAccessLog {
+  spec.allowOnly(["path"]);
+  const path = spec.get("path").nonEmptyString();
+  return Object.freeze({ kind: "HubAccessLog", ...base, path: isAbsolute(path) ? path : resolve(dirname(base.file), path) });
+}
+
+/**
+ * Decodes one HubRule, HubQuota or HubAccessLog document into a frozen typed
+ * value. Throws ConfigError naming the file, the resource and the field path;
+ * pushes unknown-field warnings onto `warnings`.
+ *
+ * @example decodeHubDocument(readDocuments("rules.yaml")[0], { defaultNamespace: "mesh-system", compileRegex }, [])
+ */
+export function decodeHubDocument(doc: SourceDocument, options: HubDecodeOptions, warnings: string[]): HubResource {
+  const namespace = doc.namespace ?? options.defaultNamespace;
+  const id = resourceName({ kind: doc.kind, name: doc.name, namespace });
+  const context: DecodeContext = { file: doc.file, resource: id, warnings };
+  const root = Field.root(doc.body, context);
+  root.allowOnly(["apiVersion", "kind", "metadata", "spec"]);
+  const spec = root.get("spec");
+  spec.object();
+  const base: ResourceBase = { namespace, name: doc.name, id, file: doc.file };
+  switch (doc.kind as HubKind) {
+    case "HubRule":
+      return decodeRule(spec, base, options);
+    case "HubQuota":
+      return decodeQuota(spec, base, doc.name);
+    case "HubAccessLog":
+      return decodeAccessLog(spec, base);
+    default:
+      return root.get("kind").fail(`one of ${HUB_KINDS.join(", ")}`);
+  }
+}
