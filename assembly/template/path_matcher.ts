@@ -1,68 +1,22 @@
-// The HTTPAPISpec template matcher: a trie over template segments with
-// depth-first backtracking, after istio/proxy src/istio/api_spec/
-// path_matcher.h and path_matcher_node.cc (research note hub-client §3.3).
+// The HTTPAPISpec template matcher (research note hub-client §3.3-3.5), after
+// istio/proxy src/istio/api_spec/path_matcher.h: templates are inserted into
+// a trie whose edges are literal segments, `*` and `**`, with a verb as one
+// more literal edge; each node maps methods to the pattern registered there.
+// trie_search.ts walks it.
 //
-// Edges are literal segments, `*` and `**`; a verb is stored as one more
-// literal edge. Each node maps methods to the pattern registered there. At
-// each node a request segment tries, in order, and takes the first branch
-// that leads to a full match:
-//   1. the literal child equal to it (one hash probe, see literal_table.ts);
-//   2. the `*` child;
-//   3. the `**` child, which consumes at least this segment. Inside a `**`
-//      node each further segment first tries the node's literal children and
-//      is otherwise swallowed by the `**` itself.
-// At the end of the path the node's patterns are consulted (exact method,
-// then `*`), and if none fits, those of a `**` child directly below: a
-// trailing `**` may match zero segments (`/a/**` matches `/a`), one in the
-// middle needs at least one.
-//
-// Cost per lookup: one pass over the path to split it and hash its segments,
-// then a walk whose length depends on the path and the templates' shapes,
-// not on how many templates are registered.
+// Cost per lookup: one pass over the path to split it and hash its segments
+// (request_path.ts), then a walk whose length depends on the path and the
+// templates' shapes, not on how many templates are registered: literal
+// children are found by one hash probe, not by scanning siblings.
 
 import { bindVariables, TemplateMatch } from "./bindings";
 import { hashCodeUnits, LiteralTable } from "./literal_table";
 import { RequestSegments, VERB_OWNER } from "./request_path";
+import { RegisteredPattern, TrieNode } from "./trie_node";
+import { TrieSearch } from "./trie_search";
 import { SegmentKind, UriTemplate } from "./uri_template";
 
-/** The method that matches any request method (after exact ones). */
-export const ANY_METHOD = "*";
-
 const NO_PATTERN: i32 = -1;
-
-class RegisteredPattern {
-  constructor(
-    public readonly method: string,
-    public readonly patternIndex: i32,
-    public readonly template: UriTemplate,
-  ) {}
-}
-
-class TrieNode {
-  star: TrieNode | null = null;
-  doubleStar: TrieNode | null = null;
-  // At most one per method; few methods exist, so a scan is cheapest.
-  patterns: Array<RegisteredPattern> = [];
-
-  constructor(
-    /** Key of this node's literal children in the edge table. */
-    public readonly id: i32,
-    /** True for the target of a `**` edge. */
-    public readonly isDoubleStar: bool,
-  ) {}
-
-  // The pattern for `method`: exact match first, then the `*` wildcard.
-  patternFor(method: string): RegisteredPattern | null {
-    const patterns = this.patterns;
-    let wildcard: RegisteredPattern | null = null;
-    for (let i = 0, n = patterns.length; i < n; i++) {
-      const pattern = unchecked(patterns[i]);
-      if (pattern.method == method) return pattern;
-      if (pattern.method == ANY_METHOD) wildcard = pattern;
-    }
-    return wildcard;
-  }
-}
 
 /**
  * Finds which registered template a request path matches.
@@ -81,6 +35,7 @@ export class PathMatcher {
   private readonly verbs: LiteralTable<bool> = new LiteralTable<bool>();
   // Scratch space for the request being matched, reused to avoid allocating.
   private readonly request: RequestSegments = new RequestSegments();
+  private readonly search: TrieSearch = new TrieSearch();
 
   /**
    * Registers `template` for `method` ("*" for any method) as pattern
@@ -95,22 +50,15 @@ export class PathMatcher {
       if (segment.kind == SegmentKind.Literal) {
         node = this.literalChild(node, segment.text);
       } else if (segment.kind == SegmentKind.Star) {
-        let child = node.star;
-        if (child === null) node.star = child = this.newNode(false);
-        node = child;
+        node = this.starChild(node);
       } else {
-        let child = node.doubleStar;
-        if (child === null) node.doubleStar = child = this.newNode(true);
-        node = child;
+        node = this.doubleStarChild(node);
       }
     }
     if (template.verb.length > 0) node = this.literalChild(node, template.verb);
 
-    const patterns = node.patterns;
-    for (let i = 0, n = patterns.length; i < n; i++) {
-      if (unchecked(patterns[i]).method == method) return false;
-    }
-    patterns.push(new RegisteredPattern(method, patternIndex, template));
+    if (node.hasMethod(method)) return false;
+    node.patterns.push(new RegisteredPattern(method, patternIndex, template));
     // Upstream records the verb only once the registration succeeded.
     if (template.verb.length > 0) this.verbs.getOrInsert(VERB_OWNER, template.verb, true);
     return true;
@@ -134,64 +82,32 @@ export class PathMatcher {
   }
 
   private find(method: string, path: string): RegisteredPattern | null {
-    const request = this.request;
-    request.split(path, this.verbs);
-    return this.matchFrom(this.root, 0, method);
-  }
-
-  // Depth-first search from `node` with request segments [index, count) left.
-  // Recursion depth is bounded by the trie's depth: `**` swallows segments in
-  // a loop, so thousands of request segments do not deepen the stack.
-  private matchFrom(node: TrieNode, index: i32, method: string): RegisteredPattern | null {
-    if (node.isDoubleStar) return this.matchInsideDoubleStar(node, index, method);
-    const request = this.request;
-    if (index == request.count) {
-      const pattern = node.patternFor(method);
-      if (pattern !== null) return pattern;
-      const doubleStar = node.doubleStar;
-      return doubleStar === null ? null : doubleStar.patternFor(method);
-    }
-    const literal = this.literalChildFor(node, index);
-    if (literal !== null) {
-      const pattern = this.matchFrom(literal, index + 1, method);
-      if (pattern !== null) return pattern;
-    }
-    const star = node.star;
-    if (star !== null) {
-      const pattern = this.matchFrom(star, index + 1, method);
-      if (pattern !== null) return pattern;
-    }
-    const doubleStar = node.doubleStar;
-    if (doubleStar !== null) return this.matchFrom(doubleStar, index + 1, method);
-    return null;
-  }
-
-  // At a `**` node: the next segment either starts the literal tail that
-  // follows the `**` or is swallowed. A `**` node has no wildcard children
-  // (only literals may follow `**`).
-  private matchInsideDoubleStar(node: TrieNode, index: i32, method: string): RegisteredPattern | null {
-    const count = this.request.count;
-    for (; index < count; index++) {
-      const literal = this.literalChildFor(node, index);
-      if (literal !== null) {
-        const pattern = this.matchFrom(literal, index + 1, method);
-        if (pattern !== null) return pattern;
-      }
-    }
-    return node.patternFor(method);
-  }
-
-  // The literal child of `node` equal to request segment `index`, or null.
-  private literalChildFor(node: TrieNode, index: i32): TrieNode | null {
-    const request = this.request;
-    const slot = this.edges.find(node.id, request.path, request.start(index), request.end(index), request.hash(index));
-    return slot < 0 ? null : this.edges.valueAt(slot);
+    this.request.split(path, this.verbs);
+    return this.search.run(this.root, this.edges, this.request, method);
   }
 
   private literalChild(node: TrieNode, text: string): TrieNode {
     const slot = this.edges.find(node.id, text, 0, text.length, hashCodeUnits(text, 0, text.length));
     if (slot >= 0) return this.edges.valueAt(slot);
     return this.edges.getOrInsert(node.id, text, this.newNode(false));
+  }
+
+  private starChild(node: TrieNode): TrieNode {
+    let child = node.star;
+    if (child === null) {
+      child = this.newNode(false);
+      node.star = child;
+    }
+    return child;
+  }
+
+  private doubleStarChild(node: TrieNode): TrieNode {
+    let child = node.doubleStar;
+    if (child === null) {
+      child = this.newNode(true);
+      node.doubleStar = child;
+    }
+    return child;
   }
 
   private newNode(isDoubleStar: bool): TrieNode {

@@ -31,6 +31,7 @@ export type HubClientResource = Decoded & { namespace: string; name: string; ori
 /** The hub client's configuration as decoded from resource documents. */
 export interface HubClientBundle {
   clientConfig?: HttpClientConfig;
+  clientConfigOrigin?: SourceDocument;
   resources: HubClientResource[];
   warnings: string[];
 }
@@ -67,6 +68,7 @@ export function decodeHubClientDocuments(docs: SourceDocument[], checks: Pattern
         if (clientOrigin) root.invalid(`only one HttpClientConfig may be given (first in ${clientOrigin.file})`);
         clientOrigin = doc;
         bundle.clientConfig = decodeHttpClientConfig(spec, checks);
+        bundle.clientConfigOrigin = doc;
         break;
       case "HTTPAPISpec":
         bundle.resources.push({ kind: doc.kind, spec: decodeHttpApiSpec(spec, checks), namespace, name: doc.name, origin: doc });
@@ -117,4 +119,21 @@ export function pluginConfig(bundle: HubClientBundle): object {
       spec: r.kind === "HTTPAPISpec" ? encodeHttpApiSpec(r.spec) : r.spec,
     })),
   };
+}
+
+/**
+ * Rewrites a problem the filter found in the plugin configuration (its paths
+ * are `resources[N] (Kind ns/name).spec…` or `httpClientConfig.…`) to name the
+ * file and resource the user wrote, like every other configuration error.
+ */
+export function describeFilterProblem(bundle: HubClientBundle, problem: string): string {
+  const inResource = /^resources\[(\d+)\] \(([^)]*)\)\.(.*)$/s.exec(problem);
+  if (inResource) {
+    const origin = bundle.resources[Number(inResource[1])]?.origin;
+    if (origin) return `${origin.file}: ${inResource[2]}: ${inResource[3]}`;
+  }
+  const inClient = /^httpClientConfig\.(.*)$/s.exec(problem);
+  const client = bundle.clientConfigOrigin;
+  if (inClient && client) return `${client.file}: ${resourceName({ ...client, namespace: client.namespace ?? DEFAULT_NAMESPACE })}: spec.${inClient[1]}`;
+  return problem;
 }

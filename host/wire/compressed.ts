@@ -216,8 +216,8 @@ function instantObject(v: Instant): { seconds: string; nanos: number } {
 export function encodeAttributes(attributes: AttributeMap, dictionary: GlobalDictionary, shared?: MessageWords): CompressedAttributesObject {
   const words = shared ?? new MessageWords(dictionary);
   const out: CompressedAttributesObject = {};
-  const put = <K extends keyof CompressedAttributesObject>(member: K, key: number, value: NonNullable<CompressedAttributesObject[K]>[string]) => {
-    const record = (out[member] ??= {} as NonNullable<CompressedAttributesObject[K]>) as Record<string, unknown>;
+  const put = (member: Exclude<keyof CompressedAttributesObject, "words">, key: number, value: unknown) => {
+    const record = (out[member] ??= {}) as Record<string, unknown>;
     record[String(key)] = value;
   };
   for (const [name, v] of attributes) {

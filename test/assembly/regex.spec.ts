@@ -78,7 +78,7 @@ const ESCAPES: Row[] = [
   row("\\c1", ["\\c1"], ["\u0011"]), // Annex B: \c without a letter is a backslash
   row("\\.\\/\\\\\\[\\]\\(\\)\\{\\}\\*\\+\\?\\|\\^\\$\\-", ["./\\[](){}*+?|^$-"], ["x"]),
   row("\\a\\e\\z\\p", ["aezp"], []), // identity escapes without the u flag
-  row("\\01\\101", ["\u0001A"], []), // Annex B legacy octal
+  row("\\01\\08", ["\u0001\u00008"], ["\u0001\u0008"]), // Annex B: \0 followed by a digit is a legacy octal escape
 ];
 
 const CLASSES: Row[] = [

@@ -2,7 +2,7 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { readDocuments } from "../../config/documents.ts";
 import { ConfigError } from "../../config/errors.ts";
-import { decodeHubClientDocuments, pluginConfig } from "../../config/hub_client_bundle.ts";
+import { decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "../../config/hub_client_bundle.ts";
 import { evaluationToJson } from "../../filter/evaluation.ts";
 import { FilterModule } from "../../wasm/filter_module.ts";
 import { EXIT_BAD_CONFIG, EXIT_OK } from "../exit_codes.ts";
@@ -33,7 +33,7 @@ export async function runHubEval(o: HubEvalOptions): Promise<number> {
     for (const w of bundle.warnings) o.errors.write(`warning: ${w}\n`);
     const configured = filter.configure(JSON.stringify(pluginConfig(bundle)));
     if ("error" in configured) {
-      o.errors.write(`error: filter refused the configuration: ${configured.error}\n`);
+      o.errors.write(`error: ${describeFilterProblem(bundle, configured.error)}\n`);
       return EXIT_BAD_CONFIG;
     }
     handle = configured.handle;

@@ -108,7 +108,7 @@ function stringMatch(field: Field, compileRegex: CompileRegex): StringMatch {
   const value = field.get(which).string();
   if (which !== "regex") return { kind: which, value };
   const compiled = compileRegex(value);
-  if ("error" in compiled) field.get("regex").invalid(`regex ${JSON.stringify(value)} is not supported: ${compiled.error}`);
+  if ("error" in compiled) return field.get("regex").invalid(`regex ${JSON.stringify(value)} is not supported: ${compiled.error}`);
   return { kind: "regex", pattern: value, matcher: compiled };
 }
 

@@ -1,0 +1,128 @@
+// hubs: the policy and telemetry hub server (spec 2, "hubs"; docs/hubs.md).
+//   hubs server [flags]                          serve mesh.hub.v1.Hub over gRPC
+//   hubs probe --probe-path P --interval D       exit 0 while P was touched within D
+//   hubs version [-o json|yaml] [-s]
+import { Command, Option } from "commander";
+import { formatGoDuration } from "../cli/duration.ts";
+import { durationFlag, intFlag, parseBoolFlag, rateFlag } from "../cli/flags.ts";
+import { addVersionCommand } from "../cli/version.ts";
+import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
+import { Logger } from "../telemetry/logger.ts";
+import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
+import * as d from "../hubs/options.ts";
+import { checkProbeFile } from "../hubs/probes.ts";
+import { LISTENING_LINE_PREFIX, startHubServer } from "../hubs/server.ts";
+
+const UINT16 = intFlag(0, 65535);
+const UINT32 = intFlag(0, 2 ** 32 - 1);
+const INT32 = intFlag(0, 2 ** 31 - 1);
+
+const program = new Command("hubs").description("Mesh policy and telemetry hub").showHelpAfterError();
+
+addLoggingFlags(
+  program
+    .command("server")
+    .description("Starts the hub as a server")
+    .option("-p, --port <port>", "gRPC TCP port when --address is unset", UINT16, d.DEFAULT_GRPC_PORT)
+    .option("--address <address>", "gRPC API address: tcp://HOST:PORT or unix://PATH; overrides --port", "")
+    .option("--monitoringPort <port>", "self-monitoring HTTP port (/metrics, /version, /healthz)", UINT16, d.DEFAULT_MONITORING_PORT)
+    .option("--maxMessageSize <bytes>", "max gRPC message size; larger messages get RESOURCE_EXHAUSTED", UINT32, d.DEFAULT_MAX_MESSAGE_SIZE_BYTES)
+    .option("--maxConcurrentStreams <n>", "outstanding RPCs per connection", UINT32, d.DEFAULT_MAX_CONCURRENT_STREAMS)
+    .option("--apiWorkerPoolSize <n>", "accepted for compatibility; no effect (see docs/hubs.md)", INT32, d.DEFAULT_API_WORKER_POOL_SIZE)
+    .option("--numCheckCacheEntries <n>", "accepted for compatibility; no effect (see docs/hubs.md)", INT32, d.DEFAULT_NUM_CHECK_CACHE_ENTRIES)
+    .option("--maxRequestsPerSecond <rate>", "requests per second above which requests are dropped (UNAVAILABLE); 0 = off", rateFlag, 0)
+    .option("--burstSize <n>", "requests permitted beyond the max for a period; only with --maxRequestsPerSecond", INT32, 0)
+    .option("--configStoreURL <url>", "fs://DIR: rules, quotas and access logs (watched)", "")
+    .option("--configDefaultNamespace <namespace>", "namespace of mesh-wide config and of documents without one", d.DEFAULT_CONFIG_NAMESPACE)
+    .addOption(new Option("--configWaitTimeout <duration>", "wait for the initial config before serving").argParser(durationFlag).default(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS, formatGoDuration(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS)))
+    .addOption(new Option("--livenessProbeInterval <duration>", "liveness file update interval").argParser(durationFlag).default(0, "0s"))
+    .option("--livenessProbePath <path>", "liveness file", "")
+    .addOption(new Option("--readinessProbeInterval <duration>", "readiness file update interval").argParser(durationFlag).default(0, "0s"))
+    .option("--readinessProbePath <path>", "readiness file", "")
+    .addOption(new Option("--singleThreaded [bool]", "accepted for compatibility; no effect (see docs/hubs.md)").argParser(parseBoolFlag).default(false))
+    .addOption(new Option("--profile [bool]", "accepted for compatibility; no effect (see docs/hubs.md)").argParser(parseBoolFlag).default(false))
+    .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
+    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
+).action(async (opts: Record<string, unknown>, cmd: Command) => {
+  let logger: Logger;
+  try {
+    logger = new Logger(d.HUB_LOG_SCOPES, loggingOptionsFrom(opts, d.HUB_LOG_SCOPES));
+  } catch (e) {
+    cmd.error(`error: ${(e as Error).message}`);
+  }
+  const log = logger.scope("default");
+  process.on("uncaughtException", (e) => {
+    log.fatal(`uncaught exception: ${e.stack ?? e.message}`);
+    process.exit(1);
+  });
+  let server;
+  try {
+    server = await startHubServer(
+      {
+        port: opts.port as number,
+        address: opts.address as string,
+        monitoringPort: opts.monitoringPort as number,
+        maxMessageSize: opts.maxMessageSize as number,
+        maxConcurrentStreams: opts.maxConcurrentStreams as number,
+        apiWorkerPoolSize: opts.apiWorkerPoolSize as number,
+        numCheckCacheEntries: opts.numCheckCacheEntries as number,
+        maxRequestsPerSecond: opts.maxRequestsPerSecond as number,
+        burstSize: opts.burstSize as number,
+        configStoreURL: opts.configStoreURL as string,
+        configDefaultNamespace: opts.configDefaultNamespace as string,
+        configWaitTimeoutMs: opts.configWaitTimeout as number,
+        livenessProbePath: opts.livenessProbePath as string,
+        livenessProbeIntervalMs: opts.livenessProbeInterval as number,
+        readinessProbePath: opts.readinessProbePath as string,
+        readinessProbeIntervalMs: opts.readinessProbeInterval as number,
+        singleThreaded: opts.singleThreaded as boolean,
+        profile: opts.profile as boolean,
+        ctrlzPort: opts.ctrlz_port as number,
+        ctrlzAddress: opts.ctrlz_address as string,
+      },
+      { logger },
+    );
+  } catch (e) {
+    log.error(`failed to start: ${(e as Error).message}`);
+    logger.close();
+    process.exit(1);
+  }
+  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(server.listeners)}\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal} received: shutting down`);
+    server.close().then(
+      () => {
+        log.info("stopped");
+        logger.close();
+        process.exit(0);
+      },
+      (e: Error) => {
+        log.error(`shutdown failed: ${e.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+});
+
+addLoggingFlags(
+  program
+    .command("probe")
+    .description("Checks the liveness or readiness of a locally-running server")
+    .option("--probe-path <path>", "path of the file to check", "")
+    .addOption(new Option("--interval <duration>", "the file must have been updated within this duration").argParser(durationFlag).default(0, "0s")),
+).action((opts: { probePath: string; interval: number }) => {
+  const problem = checkProbeFile(opts.probePath, opts.interval);
+  if (problem !== undefined) {
+    process.stderr.write(`probe failed: ${problem}\n`);
+    process.exit(1);
+  }
+});
+
+addLoggingFlags(addVersionCommand(program));
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,114 @@
+import * as grpc from "@grpc/grpc-js";
+import type { ScopedLogger } from "../telemetry/logger.ts";
+import { GRPC_CODES, grpcCodeName } from "../wire/status_codes.ts";
+import type { LoadShedder } from "./load_shedder.ts";
+import type { HubMetrics } from "./metrics.ts";
+import { RpcError } from "./rpc_error.ts";
+
+export const HUB_SERVICE = "mesh.hub.v1.Hub";
+
+/** A unary method on raw message bytes: decoding happens inside, so garbage becomes INVALID_ARGUMENT, never a crash. */
+export type RawUnaryHandler = (request: Buffer) => Buffer | Promise<Buffer>;
+
+export interface HubGrpcOptions {
+  maxMessageSize: number;
+  maxConcurrentStreams: number;
+  handlers: { Check: RawUnaryHandler; Report: RawUnaryHandler };
+  shedder: LoadShedder;
+  metrics: HubMetrics;
+  log: ScopedLogger;
+  sheddingLog: ScopedLogger;
+}
+
+const identity = (b: Buffer) => b;
+
+function method(name: string): grpc.MethodDefinition<Buffer, Buffer> {
+  return {
+    path: `/${HUB_SERVICE}/${name}`,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  };
+}
+
+/**
+ * The gRPC server of `mesh.hub.v1.Hub`. Every call passes the load shedder
+ * first (UNAVAILABLE, counted in hub_loadshedding_requests_throttled), then
+ * the handler; RpcErrors become their status, anything else INTERNAL.
+ * Messages above maxMessageSize are refused by grpc-js with RESOURCE_EXHAUSTED
+ * before any handler runs.
+ */
+export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": options.maxMessageSize,
+    "grpc.max_concurrent_streams": options.maxConcurrentStreams,
+  });
+  const { metrics, log } = options;
+  let throttledLogged = 0;
+  const wrap = (name: "Check" | "Report"): grpc.handleUnaryCall<Buffer, Buffer> => {
+    metrics.grpc.declare(HUB_SERVICE, name);
+    const handler = options.handlers[name];
+    return (call, callback) => {
+      metrics.grpc.started(HUB_SERVICE, name);
+      const fail = (code: number, details: string) => {
+        metrics.grpc.handled(HUB_SERVICE, name, grpcCodeName(code));
+        callback({ code, details });
+      };
+      if (!options.shedder.allow()) {
+        metrics.throttled.inc();
+        // one line per second at most: a flood of refusals must not become a flood of logs
+        const now = Date.now();
+        if (now - throttledLogged >= 1000) {
+          throttledLogged = now;
+          options.sheddingLog.warn(`throttling: more than ${options.shedder.ratePerSecond} requests per second (burst ${options.shedder.burst})`);
+        }
+        fail(GRPC_CODES.UNAVAILABLE, `hub is overloaded: more than ${options.shedder.ratePerSecond} requests per second; request dropped by load shedding`);
+        return;
+      }
+      Promise.resolve()
+        .then(() => handler(call.request))
+        .then(
+          (response) => {
+            metrics.grpc.handled(HUB_SERVICE, name, "OK");
+            callback(null, response);
+          },
+          (e: unknown) => {
+            if (e instanceof RpcError) {
+              if (log.enabled("debug")) log.debug(`${name} failed: ${grpcCodeName(e.code)}: ${e.message}`);
+              fail(e.code, e.message);
+            } else {
+              log.error(`${name} failed: ${(e as Error)?.stack ?? String(e)}`);
+              fail(GRPC_CODES.INTERNAL, `internal error: ${(e as Error)?.message ?? String(e)}`);
+            }
+          },
+        );
+    };
+  };
+  server.addService({ Check: method("Check"), Report: method("Report") }, { Check: wrap("Check"), Report: wrap("Report") });
+  return server;
+}
+
+/** `tcp://HOST:PORT` → `HOST:PORT`, `unix://PATH` → `unix:PATH` (grpc-js forms); throws for anything else. */
+export function grpcBindAddress(address: string, port: number): string {
+  if (!address) return `0.0.0.0:${port}`;
+  if (address.startsWith("tcp://")) {
+    const hostPort = address.slice("tcp://".length);
+    if (!/^(\[[^\]]+\]|[^:[\]]*):\d+$/.test(hostPort)) throw new Error(`--address ${address}: expected tcp://HOST:PORT`);
+    return hostPort.startsWith(":") ? `0.0.0.0${hostPort}` : hostPort;
+  }
+  if (address.startsWith("unix://")) {
+    const path = address.slice("unix://".length);
+    if (!path) throw new Error(`--address ${address}: expected unix://PATH`);
+    return `unix:${path}`;
+  }
+  throw new Error(`--address ${address}: expected tcp://HOST:PORT or unix://PATH`);
+}
+
+export function bindGrpc(server: grpc.Server, bindAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(bindAddress, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+  });
+}

@@ -1,0 +1,45 @@
+/** Defaults of `hubs server` (spec 2: hubs, Listeners and ports, Limits). */
+export const DEFAULT_GRPC_PORT = 9091;
+export const DEFAULT_MONITORING_PORT = 15014;
+export const DEFAULT_MAX_MESSAGE_SIZE_BYTES = 1_048_576;
+export const DEFAULT_MAX_CONCURRENT_STREAMS = 1024;
+export const DEFAULT_API_WORKER_POOL_SIZE = 1024;
+export const DEFAULT_NUM_CHECK_CACHE_ENTRIES = 1_500_000;
+export const DEFAULT_CONFIG_NAMESPACE = "mesh-system";
+export const DEFAULT_CONFIG_WAIT_TIMEOUT_MS = 120_000;
+/** How long a graceful shutdown waits for calls in flight before closing connections. */
+export const SHUTDOWN_GRACE_MS = 5000;
+
+/** Log scopes of the hub (spec 2, "Log scopes per daemon"). */
+export const HUB_LOG_SCOPES = ["adapters", "all", "api", "attributes", "default", "grpcAdapter", "loadshedding", "mcp", "validation"] as const;
+
+/** Everything `hubs server` was told, typed. */
+export interface HubServerOptions {
+  port: number;
+  /** `tcp://HOST:PORT` or `unix://PATH`; overrides `port` when set. */
+  address: string;
+  monitoringPort: number;
+  maxMessageSize: number;
+  maxConcurrentStreams: number;
+  /** Accepted for compatibility; see docs/hubs.md. */
+  apiWorkerPoolSize: number;
+  /** Accepted for compatibility; see docs/hubs.md. */
+  numCheckCacheEntries: number;
+  /** 0 = no load shedding. */
+  maxRequestsPerSecond: number;
+  burstSize: number;
+  /** `fs://DIR` or empty (no rules: every check passes, quotas are unlimited). */
+  configStoreURL: string;
+  configDefaultNamespace: string;
+  configWaitTimeoutMs: number;
+  livenessProbePath: string;
+  livenessProbeIntervalMs: number;
+  readinessProbePath: string;
+  readinessProbeIntervalMs: number;
+  /** Accepted for compatibility; see docs/hubs.md. */
+  singleThreaded: boolean;
+  /** Accepted for compatibility; see docs/hubs.md. */
+  profile: boolean;
+  ctrlzPort: number;
+  ctrlzAddress: string;
+}

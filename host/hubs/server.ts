@@ -1,0 +1,224 @@
+import type * as grpc from "@grpc/grpc-js";
+import { buildInfo } from "../cli/version.ts";
+import { startCtrlz, type CtrlzServer } from "../telemetry/ctrlz.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { startMonitoring, type MonitoringServer } from "../telemetry/monitoring_server.ts";
+import { GlobalDictionary } from "../wire/compressed.ts";
+import { GLOBAL_WORDS } from "../wire/global_words.ts";
+import { messageType } from "../wire/protos.ts";
+import { GRPC_CODES } from "../wire/status_codes.ts";
+import { AccessLogWriter, accessLogLine } from "./access_log.ts";
+import { check, type CheckRequestMessage } from "./check.ts";
+import { FsConfigStore, fsStoreDir, type LoadedConfig } from "./config_store.ts";
+import { bindGrpc, createHubGrpcServer, grpcBindAddress } from "./grpc_server.ts";
+import { emptyHubConfig } from "./hub_config.ts";
+import { LoadShedder } from "./load_shedder.ts";
+import { HubMetrics } from "./metrics.ts";
+import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
+import { ProbeFile } from "./probes.ts";
+import { MemQuotaStore } from "./quota_store.ts";
+import { compileRegex, type CompileRegex } from "./regex.ts";
+import { decodeReport, type ReportRequestMessage } from "./report.ts";
+import { RpcError } from "./rpc_error.ts";
+
+/** The prefix of the one stdout line that tells where every listener is bound (see docs/hubs.md). */
+export const LISTENING_LINE_PREFIX = "hubs listening ";
+
+export interface HubListeners {
+  /** `HOST:PORT` or `unix:PATH`. */
+  grpc: string;
+  grpcPort: number;
+  monitoring: string;
+  monitoringPort: number;
+  ctrlz: string;
+  ctrlzPort: number;
+}
+
+export interface HubServer {
+  listeners: HubListeners;
+  metrics: HubMetrics;
+  /** Stops accepting calls, lets calls in flight finish (up to SHUTDOWN_GRACE_MS), closes every listener and file. */
+  close(): Promise<void>;
+}
+
+export interface HubServerDeps {
+  logger: Logger;
+  /** Wall clock in ms (access-log times, quota windows). */
+  now?: () => number;
+  compileRegex?: CompileRegex;
+}
+
+function decodeMessage<T>(type: string, bytes: Buffer): T {
+  try {
+    return messageType(type).decode(bytes) as unknown as T;
+  } catch (e) {
+    throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${(e as Error).message}`);
+  }
+}
+
+function encodeMessage(type: string, value: object): Buffer {
+  const bytes = messageType(type).encode(value).finish();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Starts `hubs server`: monitoring and ControlZ first, then the initial configuration, then gRPC. */
+export async function startHubServer(options: HubServerOptions, deps: HubServerDeps): Promise<HubServer> {
+  const { logger } = deps;
+  const now = deps.now ?? Date.now;
+  const log = logger.scope("default");
+  const apiLog = logger.scope("api");
+  const adaptersLog = logger.scope("adapters");
+  const validationLog = logger.scope("validation");
+  const dictionary = new GlobalDictionary(GLOBAL_WORDS);
+  const metrics = new HubMetrics();
+  metrics.attributes.set(dictionary.size);
+  const quotas = new MemQuotaStore(now);
+  const accessLogs = new AccessLogWriter(adaptersLog);
+  let loaded: LoadedConfig = { config: emptyHubConfig(options.configDefaultNamespace), resources: [], errors: [], matchErrors: 0 };
+  let serving = false;
+  let closing = false;
+
+  if (options.singleThreaded) log.info("--singleThreaded has no effect: JavaScript runs every request on one thread");
+  if (options.profile) log.info("--profile has no effect: profile with node --cpu-prof or --inspect instead");
+
+  const apply = (next: LoadedConfig) => {
+    loaded = next;
+    metrics.ruleConfigs.set(next.config.rules.length);
+    metrics.handlerConfigs.set(next.config.quotas.size + next.config.accessLogs.length);
+    metrics.ruleConfigErrors.set(next.errors.length);
+    metrics.ruleMatchErrors.set(next.matchErrors);
+    accessLogs.retain(new Set(next.config.accessLogs.map((a) => a.path)));
+    const quotaIds = new Set([...next.config.quotas.values()].map((q) => q.id));
+    quotas.retain((key) => quotaIds.has(key.split("\u0000")[0]));
+    validationLog.info("configuration applied", {
+      rules: next.config.rules.length,
+      quotas: next.config.quotas.size,
+      accessLogs: next.config.accessLogs.length,
+      errors: next.errors.length,
+    });
+  };
+
+  const closers: Array<() => Promise<void> | void> = [];
+  const closeAll = async () => {
+    for (const c of closers.reverse()) await c();
+  };
+  try {
+    const monitoring: MonitoringServer = await startMonitoring({
+      port: options.monitoringPort,
+      registry: metrics.registry,
+      info: buildInfo,
+      healthy: () => serving && !closing,
+    });
+    closers.push(() => monitoring.close());
+
+    const ctrlz: CtrlzServer = await startCtrlz({
+      address: options.ctrlzAddress,
+      port: options.ctrlzPort,
+      component: "hubs",
+      info: buildInfo,
+      logger,
+      now,
+      sections: {
+        rules: () =>
+          loaded.config.rules.map((r) => ({ id: r.id, file: r.file, match: r.match.map((m) => m.clauses.map((c) => `${c.attribute.text} ${c.match.kind}`)), actions: r.actions.map((a) => a.kind) })),
+        quotas: () => [...loaded.config.quotas.values()].map((q) => ({ id: q.id, name: q.quotaName, maxAmount: q.maxAmount, validDurationMs: q.validDurationMs, overrides: q.overrides.length })),
+        quotaUsage: () => quotas.usage(),
+        accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
+        configErrors: () => loaded.errors,
+      },
+    });
+    closers.push(() => ctrlz.close());
+
+    if (options.livenessProbePath && options.livenessProbeIntervalMs > 0) {
+      const liveness = new ProbeFile(options.livenessProbePath, options.livenessProbeIntervalMs, () => !closing, now);
+      liveness.start();
+      closers.push(() => liveness.stop());
+    }
+
+    if (options.configStoreURL) {
+      const dir = fsStoreDir(options.configStoreURL);
+      if (dir === undefined) throw new Error(`--configStoreURL ${options.configStoreURL}: this hub supports fs://DIR only`);
+      const store = new FsConfigStore({ dir, defaultNamespace: options.configDefaultNamespace, compileRegex: deps.compileRegex ?? compileRegex, log: validationLog, onChange: apply });
+      await store.waitForDir(options.configWaitTimeoutMs);
+      store.scan();
+      store.watch();
+      closers.push(() => store.close());
+    } else {
+      apply(loaded);
+    }
+
+    const shedder = new LoadShedder(options.maxRequestsPerSecond, options.burstSize);
+    const onDispatch = (handler: string, variety: "check" | "quota" | "report") => metrics.dispatched(handler, variety);
+    const server: grpc.Server = createHubGrpcServer({
+      maxMessageSize: options.maxMessageSize,
+      maxConcurrentStreams: options.maxConcurrentStreams,
+      shedder,
+      metrics,
+      log: apiLog,
+      sheddingLog: logger.scope("loadshedding"),
+      handlers: {
+        Check: (bytes) => {
+          const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
+          return encodeMessage("mesh.hub.v1.CheckResponse", check({ config: loaded.config, quotas, dictionary, onDispatch }, request));
+        },
+        Report: async (bytes) => {
+          const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", bytes);
+          const entries = decodeReport(request, dictionary);
+          const logs = loaded.config.accessLogs;
+          if (entries.length > 0 && logs.length > 0) {
+            const time = new Date(now());
+            const text = entries.map((e) => accessLogLine(time, e)).join("");
+            await Promise.all(logs.map((l) => accessLogs.append(l.path, text)));
+            for (const l of logs) metrics.dispatched(l.id, "report", entries.length);
+          }
+          return Buffer.alloc(0);
+        },
+      },
+    });
+    const bindAddress = grpcBindAddress(options.address, options.port);
+    const grpcPort = await bindGrpc(server, bindAddress);
+    closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
+    closers.push(
+      () =>
+        new Promise<void>((resolve) => {
+          const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        }),
+    );
+    serving = true;
+
+    if (options.readinessProbePath && options.readinessProbeIntervalMs > 0) {
+      const readiness = new ProbeFile(options.readinessProbePath, options.readinessProbeIntervalMs, () => serving && !closing, now);
+      readiness.start();
+      closers.push(() => readiness.stop());
+    }
+
+    const grpcAddress = bindAddress.startsWith("unix:") ? bindAddress : bindAddress.replace(/:\d+$/, `:${grpcPort}`);
+    const listeners: HubListeners = {
+      grpc: grpcAddress,
+      grpcPort,
+      monitoring: monitoring.address,
+      monitoringPort: monitoring.port,
+      ctrlz: ctrlz.address,
+      ctrlzPort: ctrlz.port,
+    };
+    log.info("hubs serving", { ...listeners });
+    return {
+      listeners,
+      metrics,
+      close: async () => {
+        if (closing) return;
+        closing = true;
+        serving = false;
+        await closeAll();
+      },
+    };
+  } catch (e) {
+    closing = true;
+    await closeAll();
+    throw e;
+  }
+}

@@ -1,0 +1,48 @@
+import { createServer, type Server } from "node:http";
+import type { Registry } from "prom-client";
+import type { BuildInfo } from "../cli/version.ts";
+import { closeServer, listen } from "./http_listen.ts";
+
+export interface MonitoringOptions {
+  port: number;
+  /** Undefined: every address (as upstream's `:15014`). */
+  host?: string;
+  registry: Registry;
+  info: () => BuildInfo;
+  healthy: () => boolean;
+}
+
+export interface MonitoringServer {
+  address: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The self-monitoring port: `/metrics` (Prometheus text), `/version`
+ * (BuildInfo as JSON) and `/healthz` (200 `ok`, or 503 `not ready`).
+ */
+export async function startMonitoring(options: MonitoringOptions): Promise<MonitoringServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET" }).end();
+      return;
+    }
+    if (path === "/metrics") {
+      options.registry.metrics().then(
+        (text) => res.writeHead(200, { "content-type": options.registry.contentType }).end(text),
+        (e: Error) => res.writeHead(500, { "content-type": "text/plain" }).end(e.message),
+      );
+    } else if (path === "/version") {
+      res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(options.info())}\n`);
+    } else if (path === "/healthz") {
+      const ok = options.healthy();
+      res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
+    } else {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /metrics, /version or /healthz\n");
+    }
+  });
+  const bound = await listen(server, options.port, options.host);
+  return { ...bound, close: () => closeServer(server) };
+}

@@ -1,0 +1,30 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const MESHCTL = join(import.meta.dirname, "..", "..", "build", "out", "meshctl.mjs");
+
+/** Writes YAML text to a fresh temp file and returns its path. */
+export function configFile(yaml: string, name = "config.yaml"): string {
+  const dir = mkdtempSync(join(tmpdir(), "hub-eval-"));
+  const file = join(dir, name);
+  writeFileSync(file, yaml);
+  return file;
+}
+
+export interface HubEvalRun {
+  status: number | null;
+  lines: Array<Record<string, any>>;
+  stderr: string;
+}
+
+/** Runs the real `meshctl x hub-eval` process with request lines on stdin. */
+export function hubEval(files: string[], requests: Array<object | string>): HubEvalRun {
+  const input = requests.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n");
+  const run = spawnSync(process.execPath, [MESHCTL, "x", "hub-eval", ...files.flatMap((f) => ["-f", f])], { input, encoding: "utf8" });
+  const lines = run.stdout.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
+  return { status: run.status, lines, stderr: run.stderr };
+}
+
+export const T0 = "2026-11-22T10:00:00Z";
