@@ -1,6 +1,6 @@
 import { addRequestAttributes } from "./attributes/derive";
 import { AttributeBag } from "./attributes/bag";
-import { encodeForwardedAttributes, FORWARDED_HEADER, readForwardedAttributes } from "./attributes/forwarded";
+import { readForwardedAttributes } from "./attributes/forwarded";
 import { DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "./api_key";
 import { ApiMatch } from "./api_spec";
 import { ClientConfig, ServiceConfig } from "./config/client_config";
@@ -38,7 +38,7 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
 
   bag.merge(config.hubAttributes);
   if (service !== null) bag.merge(service.hubAttributes);
-  if (!config.ignoreForwardedAttributes) bag.merge(readForwardedAttributes(req.header(FORWARDED_HEADER)));
+  if (!config.ignoreForwardedAttributes) bag.merge(readForwardedAttributes(req.forwarded));
   addRequestAttributes(bag, req);
 
   if (service !== null) {
@@ -56,8 +56,6 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
     quotaCharges(service.quotaRules, bag, e.quotas);
   }
 
-  const forward = config.forwardAttributes.clone();
-  if (service !== null) forward.merge(service.forwardAttributes);
-  e.forwardHeader = encodeForwardedAttributes(forward);
+  e.forwardHeader = service !== null ? service.forwardHeader : config.forwardHeader;
   return e;
 }

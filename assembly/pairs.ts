@@ -5,12 +5,40 @@ import { StringMap } from "./attributes/string_map";
 // little-endian. Proxies hand headers over in this form, and the pure
 // embedding exports take requests in it too, so both paths share one decoder.
 
+// Header names nearly every request carries. Decoding returns these shared
+// strings instead of allocating a copy per request: allocation dominates the
+// cost of the hot path in AssemblyScript.
+const COMMON_NAMES: StaticArray<string> = [
+  ":authority", ":method", ":path", ":scheme", ":status", "accept", "accept-encoding", "accept-language",
+  "authorization", "cache-control", "content-length", "content-type", "cookie", "host", "user-agent",
+  "referer", "x-api-key", "x-b3-parentspanid", "x-b3-sampled", "x-b3-spanid", "x-b3-traceid",
+  "x-forwarded-for", "x-forwarded-proto", "x-mesh-attributes", "x-request-id", "date", "server",
+];
+
+/** The shared string for an ASCII name in `COMMON_NAMES`, or null. */
+function commonName(ptr: usize, len: usize): string | null {
+  for (let i = 0; i < COMMON_NAMES.length; i++) {
+    const name = unchecked(COMMON_NAMES[i]);
+    if (<usize>name.length != len) continue;
+    const chars = changetype<usize>(name);
+    let same = true;
+    for (let j: usize = 0; j < len; j++) {
+      if (<u32>load<u8>(ptr + j) != <u32>load<u16>(chars + (j << 1))) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return name;
+  }
+  return null;
+}
+
 /** Decodes a serialized map; null if the bytes are not well-formed. */
 export function decodePairs(ptr: usize, len: usize): StringMap | null {
-  const m = new StringMap();
-  if (len == 0) return m;
+  if (len == 0) return new StringMap(0);
   if (len < 4) return null;
   const count = <usize>load<u32>(ptr);
+  const m = new StringMap(<i32>min(count, 64));
   let sizes = ptr + 4;
   let data = sizes + count * 8;
   const end = ptr + len;
@@ -20,7 +48,8 @@ export function decodePairs(ptr: usize, len: usize): StringMap | null {
     const valueLen = <usize>load<u32>(sizes + 4);
     sizes += 8;
     if (data + keyLen + valueLen + 2 > end) return null;
-    const key = String.UTF8.decodeUnsafe(data, keyLen);
+    const common = commonName(data, keyLen);
+    const key = common !== null ? common : String.UTF8.decodeUnsafe(data, keyLen);
     data += keyLen + 1;
     const value = String.UTF8.decodeUnsafe(data, valueLen);
     data += valueLen + 1;

@@ -1,3 +1,4 @@
+import { FORWARDED_HEADER } from "./attributes/forwarded";
 import { StringMap } from "./attributes/string_map";
 
 /**
@@ -6,8 +7,13 @@ import { StringMap } from "./attributes/string_map";
  * build it directly. Pure code reads only this, never the ABI.
  */
 export class RequestView {
-  /** Request headers with lower-case names, pseudo-headers (`:path`…) included. */
-  headers: StringMap = new StringMap();
+  /**
+   * Request headers with lower-case names, pseudo-headers (`:path`…)
+   * included, without the forwarded-attributes header (see `forwarded`).
+   */
+  headers: StringMap;
+  /** The incoming forwarded-attributes header, taken out of `headers`; null if absent. */
+  forwarded: string | null = null;
   /** Downstream peer address `ip:port` (`[v6]:port` for IPv6), "" if unknown. */
   sourceAddress: string = "";
   /** Local address the request arrived on, "" if unknown. */
@@ -26,9 +32,28 @@ export class RequestView {
   /** Wall clock when the request was seen, Unix nanoseconds. */
   timeNanos: i64 = 0;
 
+  constructor(headers: StringMap = new StringMap()) {
+    this.headers = headers;
+  }
+
   header(name: string): string | null {
     return this.headers.get(name);
   }
+}
+
+/**
+ * A view over `headers` (which it takes over): the forwarded-attributes header
+ * is removed from the map and kept apart, since it must never reach the
+ * application nor the `request.headers` attribute.
+ */
+export function requestWithHeaders(headers: StringMap): RequestView {
+  const r = new RequestView(headers);
+  const forwarded = headers.get(FORWARDED_HEADER);
+  if (forwarded !== null) {
+    r.forwarded = forwarded;
+    headers.remove(FORWARDED_HEADER);
+  }
+  return r;
 }
 
 // Property names under which the pure embedding exports receive the
@@ -44,8 +69,7 @@ export const PROP_AUTH_PAYLOAD = "mesh.authn.payload";
 
 /** Builds a view from a header map and a property map (see PROP_*). */
 export function requestFromMaps(headers: StringMap, properties: StringMap, timeNanos: i64): RequestView {
-  const r = new RequestView();
-  r.headers = headers;
+  const r = requestWithHeaders(headers);
   r.sourceAddress = orEmpty(properties.get(PROP_SOURCE_ADDRESS));
   r.destinationAddress = orEmpty(properties.get(PROP_DESTINATION_ADDRESS));
   r.mtls = orEmpty(properties.get(PROP_MTLS)) == "true";

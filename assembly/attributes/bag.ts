@@ -7,29 +7,50 @@ import { StringMap } from "./string_map";
  * is how the spec's order of application is realized.
  */
 export class AttributeBag {
-  names: Array<string> = [];
-  values: Array<AttributeValue> = [];
-  private index: Map<string, i32> = new Map();
+  names: Array<string>;
+  values: Array<AttributeValue>;
+
+  // A request's bag holds a few dozen names: a scan that compares lengths
+  // first beats hashing, and allocates nothing (allocation is what costs most
+  // in AssemblyScript). Arrays start with room for a typical request.
+  constructor(capacity: i32 = 32) {
+    const names = new Array<string>(capacity);
+    const values = new Array<AttributeValue>(capacity);
+    names.length = 0;
+    values.length = 0;
+    this.names = names;
+    this.values = values;
+  }
 
   get size(): i32 {
     return this.names.length;
   }
 
+  indexOf(name: string): i32 {
+    const names = this.names;
+    const length = name.length;
+    for (let i = 0, n = names.length; i < n; i++) {
+      const candidate = unchecked(names[i]);
+      if (candidate.length == length && candidate == name) return i;
+    }
+    return -1;
+  }
+
   get(name: string): AttributeValue | null {
-    if (!this.index.has(name)) return null;
-    return this.values[this.index.get(name)];
+    const i = this.indexOf(name);
+    return i < 0 ? null : unchecked(this.values[i]);
   }
 
   has(name: string): bool {
-    return this.index.has(name);
+    return this.indexOf(name) >= 0;
   }
 
   set(name: string, value: AttributeValue): void {
-    if (this.index.has(name)) {
-      this.values[this.index.get(name)] = value;
+    const i = this.indexOf(name);
+    if (i >= 0) {
+      unchecked((this.values[i] = value));
       return;
     }
-    this.index.set(name, this.names.length);
     this.names.push(name);
     this.values.push(value);
   }
@@ -66,7 +87,7 @@ export class AttributeBag {
   }
 
   clone(): AttributeBag {
-    const b = new AttributeBag();
+    const b = new AttributeBag(this.names.length);
     b.merge(this);
     return b;
   }

@@ -2,10 +2,8 @@ import { RequestView } from "../request";
 import { parseSocketAddress } from "./address";
 import { addAuthAttributes } from "./auth_claims";
 import { AttributeBag } from "./bag";
-import { FORWARDED_HEADER } from "./forwarded";
 import { namespaceOfPrincipal, principalFromSan } from "./principal";
 import { queryParams, urlPath } from "./query";
-import { StringMap } from "./string_map";
 import { AttributeValue } from "./value";
 
 // Content types that make context.protocol "grpc" (exact match, as upstream).
@@ -31,11 +29,9 @@ function setAddress(bag: AttributeBag, text: string, ipName: string, portName: s
 export function addRequestAttributes(bag: AttributeBag, req: RequestView): void {
   const h = req.headers;
 
-  const headers = new StringMap();
-  for (let i = 0; i < h.keys.length; i++) {
-    if (h.keys[i] != FORWARDED_HEADER) headers.set(h.keys[i], h.values[i]);
-  }
-  if (headers.size > 0) bag.set("request.headers", AttributeValue.ofMap(headers));
+  // The request's own map: the forwarded-attributes header was already taken
+  // out of it (requestWithHeaders), so no copy is needed.
+  if (h.size > 0) bag.set("request.headers", AttributeValue.ofMap(h));
 
   const authority = h.get(":authority");
   const host = authority !== null ? authority : h.get("host");

@@ -4,8 +4,17 @@
  * linear scan beats hashing and keeps insertion order for stable output.
  */
 export class StringMap {
-  keys: Array<string> = [];
-  values: Array<string> = [];
+  keys: Array<string>;
+  values: Array<string>;
+
+  constructor(capacity: i32 = 8) {
+    const keys = new Array<string>(capacity);
+    const values = new Array<string>(capacity);
+    keys.length = 0;
+    values.length = 0;
+    this.keys = keys;
+    this.values = values;
+  }
 
   get size(): i32 {
     return this.keys.length;
@@ -13,8 +22,10 @@ export class StringMap {
 
   indexOf(key: string): i32 {
     const keys = this.keys;
+    const length = key.length;
     for (let i = 0, n = keys.length; i < n; i++) {
-      if (keys[i] == key) return i;
+      const candidate = unchecked(keys[i]);
+      if (candidate.length == length && candidate == key) return i;
     }
     return -1;
   }
@@ -56,7 +67,7 @@ export class StringMap {
   }
 
   clone(): StringMap {
-    const m = new StringMap();
+    const m = new StringMap(0);
     m.keys = this.keys.slice(0);
     m.values = this.values.slice(0);
     return m;

@@ -40,6 +40,11 @@ export class ServiceConfig {
   forwardAttributes: AttributeBag = new AttributeBag();
   apiSpec: CompiledApiSpec = new CompiledApiSpec();
   quotaRules: Array<QuotaRule> = [];
+  /**
+   * Outgoing forwarded-attributes header value (filter-level forwardAttributes
+   * with this service's over them), computed once at configuration; "" = none.
+   */
+  forwardHeader: string = "";
   /** Service-level policy; overrides the transport's (the spec's rule). */
   networkFailPolicy: NetworkFailPolicy | null = null;
 }
@@ -53,6 +58,8 @@ export class ClientConfig {
   hubAttributes: AttributeBag = new AttributeBag();
   forwardAttributes: AttributeBag = new AttributeBag();
   ignoreForwardedAttributes: bool = false;
+  /** Outgoing forwarded-attributes header for requests without a ServiceConfig. */
+  forwardHeader: string = "";
 
   /** The ServiceConfig for a destination service, falling back to the default; null if neither exists. */
   serviceFor(destinationService: string): ServiceConfig | null {

@@ -1,5 +1,6 @@
 import { ApiKeyLocation } from "../api_key";
 import { ApiPattern, CompiledApiSpec } from "../api_spec";
+import { encodeForwardedAttributes } from "../attributes/forwarded";
 import { JsonKind, JsonValue, parseJson } from "../json";
 import { AttributeMatch, Clause, QuotaCharge, QuotaRule } from "../quota";
 import { Regex, RegexSet } from "../regex/index";
@@ -71,9 +72,13 @@ export function compileConfig(text: string): CompileResult {
   const resources = readResources(r, r.member(root, "resources"));
   bindSpecs(r, resources, "HTTPAPISpecBinding", "HTTPAPISpec", "apiSpecs", config, sources);
   bindSpecs(r, resources, "QuotaSpecBinding", "QuotaSpec", "quotaSpecs", config, sources);
+  config.forwardHeader = encodeForwardedAttributes(config.forwardAttributes);
   for (let i = 0; i < config.serviceNames.length && !r.failed; i++) {
     const name = config.serviceNames[i];
     const service = config.services.get(name);
+    const forward = config.forwardAttributes.clone();
+    forward.merge(service.forwardAttributes);
+    service.forwardHeader = encodeForwardedAttributes(forward);
     const src = sources.get(name);
     compileApiSpec(r, src.apiSpecs, service.apiSpec);
     for (let j = 0; j < src.quotaSpecs.length; j++) readQuotaSpec(r, src.quotaSpecs[j], service.quotaRules);

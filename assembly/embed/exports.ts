@@ -58,3 +58,24 @@ export function filter_evaluate(handle: i32, headers: ArrayBuffer, properties: A
   const e = evaluateRequest(configs.get(handle), req, wantBindings);
   return encodeEvaluation(e).buffer;
 }
+
+/**
+ * For benchmarks: decodes and evaluates the same request `times` times, as
+ * the proxy path does per request (header map decode, attributes, API spec,
+ * key, quotas), without encoding a result. Returns the last attribute count.
+ */
+export function filter_evaluate_repeat(handle: i32, headers: ArrayBuffer, properties: ArrayBuffer, timeNanos: i64, times: i32): i32 {
+  if (!configs.has(handle)) return -1;
+  const config = configs.get(handle);
+  const headerBytes = Uint8Array.wrap(headers);
+  const propertyBytes = Uint8Array.wrap(properties);
+  let count = 0;
+  for (let i = 0; i < times; i++) {
+    const h = decodePairsBuffer(headerBytes);
+    const p = decodePairsBuffer(propertyBytes);
+    if (h === null || p === null) return -1;
+    const e = evaluateRequest(config, requestFromMaps(h as StringMap, p as StringMap, timeNanos), false);
+    count = e.attributes.size;
+  }
+  return count;
+}

@@ -13,8 +13,8 @@ const INITIAL_CAPACITY: i32 = 16;
 
 // FNV-1a (32-bit) over UTF-16 code units: one multiply per code unit, and
 // path segments are short.
-const FNV_OFFSET_BASIS: u32 = 0x811c9dc5;
-const FNV_PRIME: u32 = 0x01000193;
+export const FNV_OFFSET_BASIS: u32 = 0x811c9dc5;
+export const FNV_PRIME: u32 = 0x01000193;
 // Fibonacci hashing constant (2^32 / golden ratio), spreads owner ids.
 const OWNER_MULTIPLIER: u32 = 0x9e3779b1;
 
@@ -61,11 +61,7 @@ export class LiteralTable<T> {
         entry.hash == hash &&
         entry.owner == owner &&
         entry.text.length == length &&
-        memory.compare(
-          changetype<usize>(entry.text),
-          changetype<usize>(source) + (<usize>start << 1),
-          <usize>length << 1,
-        ) == 0
+        sameCodeUnits(changetype<usize>(entry.text), changetype<usize>(source) + (<usize>start << 1), length)
       ) {
         return index;
       }
@@ -76,7 +72,8 @@ export class LiteralTable<T> {
   }
 
   /** The value of the entry at `index` (from find or insert). */
-  valueAt(index: i32): T {
+  // @ts-ignore: decorator
+  @inline valueAt(index: i32): T {
     return changetype<LiteralEntry<T>>(unchecked(this.slots[index])).value;
   }
 
@@ -115,6 +112,20 @@ export class LiteralTable<T> {
       if (entry !== null) this.place(entry);
     }
   }
+}
+
+// True if the `length` code units at `a` and `b` are equal. Segments are
+// short and rarely aligned alike, so a plain loop beats memory.compare.
+// @ts-ignore: decorator
+@inline
+function sameCodeUnits(a: usize, b: usize, length: i32): bool {
+  const stop = a + (<usize>length << 1);
+  while (a < stop) {
+    if (load<u16>(a) != load<u16>(b)) return false;
+    a += 2;
+    b += 2;
+  }
+  return true;
 }
 
 // Mixes the owner into the text hash, then avalanches (murmur3 fmix32) so that

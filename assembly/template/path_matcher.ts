@@ -26,8 +26,9 @@ const NO_PATTERN: i32 = -1;
  *   matcher.lookup("GET", "/shelves/1?view=full"); // 7
  */
 export class PathMatcher {
-  private nodeCount: i32 = 1;
   private readonly root: TrieNode = new TrieNode(0, false);
+  // All nodes by id (the root is 0): the search stacks ids, not references.
+  private readonly nodes: Array<TrieNode> = [this.root];
   // Literal edges of all nodes, keyed by (parent id, segment text).
   private readonly edges: LiteralTable<TrieNode> = new LiteralTable<TrieNode>();
   // Verbs of registered templates: they decide whether a request's trailing
@@ -83,7 +84,7 @@ export class PathMatcher {
 
   private find(method: string, path: string): RegisteredPattern | null {
     this.request.split(path, this.verbs);
-    return this.search.run(this.root, this.edges, this.request, method);
+    return this.search.run(this.nodes, this.edges, this.request, method);
   }
 
   private literalChild(node: TrieNode, text: string): TrieNode {
@@ -111,6 +112,8 @@ export class PathMatcher {
   }
 
   private newNode(isDoubleStar: bool): TrieNode {
-    return new TrieNode(this.nodeCount++, isDoubleStar);
+    const node = new TrieNode(this.nodes.length, isDoubleStar);
+    this.nodes.push(node);
+    return node;
   }
 }

@@ -12,13 +12,15 @@
 // Segments are kept as offsets into the path, with the hash of each, so the
 // trie walk allocates no substrings.
 
-import { hashCodeUnits, LiteralTable } from "./literal_table";
+import { FNV_OFFSET_BASIS, FNV_PRIME, hashCodeUnits, LiteralTable } from "./literal_table";
 
 const SLASH: u16 = 0x2f; // '/'
 const COLON: u16 = 0x3a; // ':'
 const QUESTION: u16 = 0x3f; // '?'
 
-const INITIAL_CAPACITY: i32 = 16;
+const INITIAL_SEGMENTS: i32 = 16;
+// Per segment: start offset, end offset, hash.
+const STRIDE: i32 = 3;
 
 /** Owner id under which verbs are stored in a verb table. */
 export const VERB_OWNER: i32 = 0;
@@ -30,82 +32,86 @@ export const VERB_OWNER: i32 = 0;
 export class RequestSegments {
   path: string = "";
   count: i32 = 0;
-  private starts: StaticArray<i32> = new StaticArray<i32>(INITIAL_CAPACITY);
-  private ends: StaticArray<i32> = new StaticArray<i32>(INITIAL_CAPACITY);
-  private hashes: StaticArray<u32> = new StaticArray<u32>(INITIAL_CAPACITY);
+  private bounds: StaticArray<i32> = new StaticArray<i32>(INITIAL_SEGMENTS * STRIDE);
 
   /** Offset in `path` of the first code unit of segment `index`. */
-  start(index: i32): i32 {
-    return unchecked(this.starts[index]);
+  // @ts-ignore: decorator
+  @inline start(index: i32): i32 {
+    return unchecked(this.bounds[index * STRIDE]);
   }
 
   /** Offset in `path` just past segment `index`. */
-  end(index: i32): i32 {
-    return unchecked(this.ends[index]);
+  // @ts-ignore: decorator
+  @inline end(index: i32): i32 {
+    return unchecked(this.bounds[index * STRIDE + 1]);
   }
 
   /** `hashCodeUnits` of segment `index`. */
-  hash(index: i32): u32 {
-    return unchecked(this.hashes[index]);
+  // @ts-ignore: decorator
+  @inline hash(index: i32): u32 {
+    return <u32>unchecked(this.bounds[index * STRIDE + 2]);
   }
 
-  /** Splits `path` as described above; `verbs` holds the registered verbs. */
+  /**
+   * Splits `path` as described above, in one pass that also hashes the
+   * segments; `verbs` holds the registered verbs.
+   */
   split(path: string, verbs: LiteralTable<bool>): void {
     this.path = path;
     this.count = 0;
-    const base = changetype<usize>(path);
     const length = path.length;
+    if (length == 0) return;
+    const base = changetype<usize>(path);
+    const first = load<u16>(base);
+    if (first == QUESTION) return;
+
+    // Upstream applies the verb rule only when the last `:` follows a `/`
+    // (the dropped first character counts).
+    let sawSlash = first == SLASH;
+    let lastColon = -1; // in the current segment
+    let segmentStart = 1;
     let end = length;
-    let lastSlash = -1;
-    let lastColon = -1;
-    for (let i = 0; i < length; i++) {
+    let hash = FNV_OFFSET_BASIS;
+    for (let i = 1; i < length; i++) {
       const c = load<u16>(base + (<usize>i << 1));
       if (c == QUESTION) {
         end = i;
         break;
       }
-      if (c == SLASH) lastSlash = i;
-      else if (c == COLON) lastColon = i;
-    }
-    if (end == 0) return;
-
-    // Upstream compares against the last slash's position and skips the verb
-    // rule when there is no slash at all.
-    let verbColon = -1;
-    if (lastSlash >= 0 && lastColon > lastSlash && verbs.has(VERB_OWNER, path, lastColon + 1, end)) {
-      verbColon = lastColon;
-    }
-
-    let segmentStart = 1;
-    for (let i = 1; i < end; i++) {
-      if (load<u16>(base + (<usize>i << 1)) == SLASH || i == verbColon) {
-        this.push(segmentStart, i);
+      if (c == SLASH) {
+        this.push(segmentStart, i, hash);
         segmentStart = i + 1;
+        hash = FNV_OFFSET_BASIS;
+        sawSlash = true;
+        lastColon = -1;
+        continue;
       }
+      if (c == COLON) lastColon = i;
+      hash = (hash ^ <u32>c) * FNV_PRIME;
     }
-    this.push(segmentStart, end);
+
+    if (sawSlash && lastColon >= 0 && verbs.has(VERB_OWNER, path, lastColon + 1, end)) {
+      this.push(segmentStart, lastColon, hashCodeUnits(path, segmentStart, lastColon));
+      this.push(lastColon + 1, end, hashCodeUnits(path, lastColon + 1, end));
+    } else {
+      this.push(segmentStart, end, hash);
+    }
     while (this.count > 0 && this.start(this.count - 1) == this.end(this.count - 1)) this.count--;
   }
 
-  private push(start: i32, end: i32): void {
-    if (this.count == this.starts.length) this.grow();
-    const index = this.count;
-    unchecked((this.starts[index] = start));
-    unchecked((this.ends[index] = end));
-    unchecked((this.hashes[index] = hashCodeUnits(this.path, start, end)));
-    this.count = index + 1;
+  private push(start: i32, end: i32, hash: u32): void {
+    const at = this.count * STRIDE;
+    if (at == this.bounds.length) this.grow();
+    const bounds = this.bounds;
+    unchecked((bounds[at] = start));
+    unchecked((bounds[at + 1] = end));
+    unchecked((bounds[at + 2] = <i32>hash));
+    this.count++;
   }
 
   private grow(): void {
-    const capacity = this.starts.length << 1;
-    const starts = new StaticArray<i32>(capacity);
-    const ends = new StaticArray<i32>(capacity);
-    const hashes = new StaticArray<u32>(capacity);
-    memory.copy(changetype<usize>(starts), changetype<usize>(this.starts), <usize>this.count << 2);
-    memory.copy(changetype<usize>(ends), changetype<usize>(this.ends), <usize>this.count << 2);
-    memory.copy(changetype<usize>(hashes), changetype<usize>(this.hashes), <usize>this.count << 2);
-    this.starts = starts;
-    this.ends = ends;
-    this.hashes = hashes;
+    const bounds = new StaticArray<i32>(this.bounds.length << 1);
+    memory.copy(changetype<usize>(bounds), changetype<usize>(this.bounds), <usize>this.bounds.length << 2);
+    this.bounds = bounds;
   }
 }

@@ -26,36 +26,42 @@ const TRY_STAR: i32 = 1;
 const TRY_DOUBLE_STAR: i32 = 2;
 const EXHAUSTED: i32 = 3;
 
+// A frame is three i32s: node id, the request segment at which the node was
+// entered, and its progress (a TRY_* value, or for a `**` node the next
+// segment to try as the start of the literal tail). Ids rather than node
+// references keep the hot loop free of garbage-collector write barriers.
+const FRAME: i32 = 3;
+const INITIAL_FRAMES: i32 = 32;
+
 /** Reusable search state; one per matcher (it is scratch space). */
 export class TrieSearch {
-  // Frame i: a node, the request segment at which it was entered, and its
-  // progress (a TRY_* value, or for a `**` node the next segment to try as
-  // the start of the literal tail).
-  private nodes: Array<TrieNode> = [];
-  private positions: Array<i32> = [];
-  private progress: Array<i32> = [];
+  private frames: StaticArray<i32> = new StaticArray<i32>(INITIAL_FRAMES * FRAME);
   private depth: i32 = 0;
 
-  /** The pattern `request` matches for `method` from `root`, or null. */
-  run(root: TrieNode, edges: LiteralTable<TrieNode>, request: RequestSegments, method: string): RegisteredPattern | null {
+  /**
+   * The pattern `request` matches for `method`, searching from node 0;
+   * `nodes[id]` is the node with that id.
+   */
+  run(nodes: Array<TrieNode>, edges: LiteralTable<TrieNode>, request: RequestSegments, method: string): RegisteredPattern | null {
     const count = request.count;
     this.depth = 0;
-    this.push(root, 0);
+    this.push(0, 0, TRY_LITERAL);
     while (this.depth > 0) {
-      const top = this.depth - 1;
-      const node = unchecked(this.nodes[top]);
-      const position = unchecked(this.positions[top]);
+      const at = (this.depth - 1) * FRAME;
+      const frames = this.frames;
+      const node = unchecked(nodes[unchecked(frames[at])]);
+      const position = unchecked(frames[at + 1]);
 
       if (node.isDoubleStar) {
-        let cursor = unchecked(this.progress[top]);
+        let cursor = unchecked(frames[at + 2]);
         let tail: TrieNode | null = null;
         while (tail === null && cursor < count) {
           tail = literalChild(edges, node, request, cursor);
           cursor++;
         }
         if (tail !== null) {
-          unchecked((this.progress[top] = cursor));
-          this.push(tail, cursor);
+          unchecked((frames[at + 2] = cursor));
+          this.push(tail.id, cursor, TRY_LITERAL);
           continue;
         }
         // Every remaining segment is swallowed by the `**`.
@@ -76,45 +82,48 @@ export class TrieSearch {
         continue;
       }
 
-      const stage = unchecked(this.progress[top]);
+      const stage = unchecked(frames[at + 2]);
       let next: TrieNode | null = null;
       if (stage == TRY_LITERAL) {
-        unchecked((this.progress[top] = TRY_STAR));
+        unchecked((frames[at + 2] = TRY_STAR));
         next = literalChild(edges, node, request, position);
       } else if (stage == TRY_STAR) {
-        unchecked((this.progress[top] = TRY_DOUBLE_STAR));
+        unchecked((frames[at + 2] = TRY_DOUBLE_STAR));
         next = node.star;
       } else if (stage == TRY_DOUBLE_STAR) {
-        unchecked((this.progress[top] = EXHAUSTED));
+        unchecked((frames[at + 2] = EXHAUSTED));
         next = node.doubleStar;
       } else {
         this.depth--;
         continue;
       }
-      if (next !== null) this.push(next, position + 1);
+      // A `**` node starts trying its literal tail at the segment after the
+      // one it consumed.
+      if (next !== null) this.push(next.id, position + 1, next.isDoubleStar ? position + 1 : TRY_LITERAL);
     }
     return null;
   }
 
-  // A `**` node starts trying its literal tail at the segment after the one
-  // it consumed; other nodes start with their literal child.
-  private push(node: TrieNode, position: i32): void {
-    const progress = node.isDoubleStar ? position : TRY_LITERAL;
-    const depth = this.depth;
-    if (depth < this.nodes.length) {
-      unchecked((this.nodes[depth] = node));
-      unchecked((this.positions[depth] = position));
-      unchecked((this.progress[depth] = progress));
-    } else {
-      this.nodes.push(node);
-      this.positions.push(position);
-      this.progress.push(progress);
-    }
-    this.depth = depth + 1;
+  private push(id: i32, position: i32, progress: i32): void {
+    const at = this.depth * FRAME;
+    if (at == this.frames.length) this.grow();
+    const frames = this.frames;
+    unchecked((frames[at] = id));
+    unchecked((frames[at + 1] = position));
+    unchecked((frames[at + 2] = progress));
+    this.depth++;
+  }
+
+  private grow(): void {
+    const frames = new StaticArray<i32>(this.frames.length << 1);
+    memory.copy(changetype<usize>(frames), changetype<usize>(this.frames), <usize>this.frames.length << 2);
+    this.frames = frames;
   }
 }
 
 // The literal child of `node` equal to request segment `index`, or null.
+// @ts-ignore: decorator
+@inline
 function literalChild(edges: LiteralTable<TrieNode>, node: TrieNode, request: RequestSegments, index: i32): TrieNode | null {
   const slot = edges.find(node.id, request.path, request.start(index), request.end(index), request.hash(index));
   return slot < 0 ? null : edges.valueAt(slot);

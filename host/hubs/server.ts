@@ -48,16 +48,23 @@ export interface HubServerDeps {
   compileRegex?: CompileRegex;
 }
 
+const types = new Map<string, ReturnType<typeof messageType>>();
+function typeOf(name: string): ReturnType<typeof messageType> {
+  let t = types.get(name);
+  if (t === undefined) types.set(name, (t = messageType(name)));
+  return t;
+}
+
 function decodeMessage<T>(type: string, bytes: Buffer): T {
   try {
-    return messageType(type).decode(bytes) as unknown as T;
+    return typeOf(type).decode(bytes) as unknown as T;
   } catch (e) {
     throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${(e as Error).message}`);
   }
 }
 
 function encodeMessage(type: string, value: object): Buffer {
-  const bytes = messageType(type).encode(value).finish();
+  const bytes = typeOf(type).encode(value).finish();
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 

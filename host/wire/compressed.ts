@@ -165,7 +165,7 @@ export function decodeAttributes(message: CompressedAttributesMessage | null | u
   each(message.bytes, (k, v) => target.set(name("bytes", k), { bytesValue: v }));
   each(message.stringMaps, (k, v) => {
     const n = name("string_maps", k);
-    const entries: Record<string, string> = {};
+    const entries: Record<string, string> = Object.create(null); // a key "__proto__" is data, not a prototype
     each(v?.entries, (ek, ev) => {
       entries[words.key(ek, `string_maps: key in ${n}`)] = words.word(ev, `string_maps: value in ${n}`);
     });

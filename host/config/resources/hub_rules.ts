@@ -101,8 +101,10 @@ function attributeRef(field: Field, text: string): AttributeRef {
 }
 
 function stringMatch(field: Field, compileRegex: CompileRegex): StringMatch {
-  field.object();
-  field.allowOnly(["exact", "prefix", "regex"]);
+  // Strict: with `{}` meaning "present", a misspelt `exact` would silently widen the match.
+  for (const key of Object.keys(field.object())) {
+    if (key !== "exact" && key !== "prefix" && key !== "regex") field.get(key).invalid("unknown field in a StringMatch (known: exact, prefix, regex)");
+  }
   const which = field.oneOf(["exact", "prefix", "regex"] as const, false);
   if (which === undefined) return { kind: "present" };
   const value = field.get(which).string();
