@@ -111,26 +111,50 @@ class JsonReader {
     return v;
   }
 
+  // RFC 8259 §6: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
   readNumber(): JsonValue | null {
     const t = this.text;
     const start = this.pos;
-    if (t.charCodeAt(this.pos) == 0x2d) this.pos++;
-    let digits = 0;
-    while (this.pos < t.length) {
-      const c = t.charCodeAt(this.pos);
-      if ((c >= 0x30 && c <= 0x39) || c == 0x2e || c == 0x65 || c == 0x45 || c == 0x2b || c == 0x2d) {
-        if (c >= 0x30 && c <= 0x39) digits++;
-        this.pos++;
-      } else break;
-    }
-    if (digits == 0) {
+    if (this.peekIs(0x2d)) this.pos++;
+    if (this.peekIs(0x30)) this.pos++;
+    else if (this.skipDigits() == 0) {
       this.fail("malformed number");
       return null;
+    }
+    if (this.peekIs(0x2e)) {
+      this.pos++;
+      if (this.skipDigits() == 0) {
+        this.fail("malformed number");
+        return null;
+      }
+    }
+    if (this.peekIs(0x65) || this.peekIs(0x45)) {
+      this.pos++;
+      if (this.peekIs(0x2b) || this.peekIs(0x2d)) this.pos++;
+      if (this.skipDigits() == 0) {
+        this.fail("malformed number");
+        return null;
+      }
     }
     const v = new JsonValue();
     v.kind = JsonKind.Number;
     v.numberText = t.substring(start, this.pos);
     return v;
+  }
+
+  peekIs(c: i32): bool {
+    return this.pos < this.text.length && this.text.charCodeAt(this.pos) == c;
+  }
+
+  skipDigits(): i32 {
+    let n = 0;
+    while (this.pos < this.text.length) {
+      const c = this.text.charCodeAt(this.pos);
+      if (c < 0x30 || c > 0x39) break;
+      this.pos++;
+      n++;
+    }
+    return n;
   }
 
   readString(): string | null {

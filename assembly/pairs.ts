@@ -47,7 +47,8 @@ export function decodePairs(ptr: usize, len: usize): StringMap | null {
     const keyLen = <usize>load<u32>(sizes);
     const valueLen = <usize>load<u32>(sizes + 4);
     sizes += 8;
-    if (data + keyLen + valueLen + 2 > end) return null;
+    // Compare against the room left, never a sum that could wrap around.
+    if (data > end || keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) return null;
     const common = commonName(data, keyLen);
     const key = common !== null ? common : String.UTF8.decodeUnsafe(data, keyLen);
     data += keyLen + 1;

@@ -209,6 +209,11 @@ function bindSpecs(
   config: ClientConfig,
   sources: Map<string, ServiceSources>,
 ): void {
+  // Every spec bound to a service, whichever binding named it, applies once,
+  // in namespace/name order (the control plane collected them into a set
+  // sorted by key).
+  const boundServices = new Array<string>();
+  const boundSpecs = new Map<string, Array<Resource>>();
   for (let i = 0; i < resources.length; i++) {
     const b = resources[i];
     if (b.kind != bindingKind || b.spec === null) continue;
@@ -216,36 +221,44 @@ function bindSpecs(
     const refs = r.array(r.member(b.spec, referencesField), b.path + "." + referencesField);
     if (services.length == 0) r.fail(b.path + ".services", "expected at least one service");
     if (refs.length == 0) r.fail(b.path + "." + referencesField, "expected at least one reference");
-    // Bound specs apply in namespace/name order, as the control plane sorted them.
-    const bound = new Array<Resource>();
+    const targets = new Array<Resource>();
     for (let j = 0; j < refs.length; j++) {
       const rp = b.path + "." + referencesField + "[" + j.toString() + "]";
       const ref = r.object(refs[j], rp);
       const name = r.string(r.member(ref, "name"), rp + ".name");
       const namespace = r.string(r.member(ref, "namespace"), rp + ".namespace", b.namespace);
       const target = findResource(resources, specKind, namespace.length > 0 ? namespace : b.namespace, name);
-      if (target === null) {
-        r.fail(rp, "references " + specKind + " " + namespace + "/" + name + ", which is not defined");
-        continue;
-      }
-      bound.push(target as Resource);
+      if (target === null) r.fail(rp, "references " + specKind + " " + namespace + "/" + name + ", which is not defined");
+      else targets.push(target as Resource);
     }
-    bound.sort((x: Resource, y: Resource): i32 => {
+    for (let j = 0; j < services.length; j++) {
+      const sp = b.path + ".services[" + j.toString() + "]";
+      const fqdn = meshServiceFqdn(r, r.object(services[j], sp), b.namespace, sp);
+      if (fqdn.length == 0) continue;
+      if (!boundSpecs.has(fqdn)) {
+        boundSpecs.set(fqdn, new Array<Resource>());
+        boundServices.push(fqdn);
+      }
+      const list = boundSpecs.get(fqdn);
+      for (let k = 0; k < targets.length; k++) {
+        if (list.indexOf(targets[k]) < 0) list.push(targets[k]);
+      }
+    }
+  }
+  for (let i = 0; i < boundServices.length; i++) {
+    const fqdn = boundServices[i];
+    const list = boundSpecs.get(fqdn);
+    list.sort((x: Resource, y: Resource): i32 => {
       const a = x.namespace + "/" + x.name;
       const c = y.namespace + "/" + y.name;
       return a < c ? -1 : a > c ? 1 : 0;
     });
-    for (let j = 0; j < services.length; j++) {
-      const fqdn = meshServiceFqdn(r, r.object(services[j], b.path + ".services[" + j.toString() + "]"), b.namespace, b.path + ".services[" + j.toString() + "]");
-      if (fqdn.length == 0) continue;
-      ensureService(config, sources, fqdn);
-      const src = sources.get(fqdn);
-      for (let k = 0; k < bound.length; k++) {
-        const spec = bound[k].spec;
-        if (spec === null) continue;
-        const list = specKind == "HTTPAPISpec" ? src.apiSpecs : src.quotaSpecs;
-        list.push(new SpecSource(spec as JsonValue, bound[k].path));
-      }
+    ensureService(config, sources, fqdn);
+    const src = sources.get(fqdn);
+    const into = specKind == "HTTPAPISpec" ? src.apiSpecs : src.quotaSpecs;
+    for (let k = 0; k < list.length; k++) {
+      const spec = list[k].spec;
+      if (spec !== null) into.push(new SpecSource(spec as JsonValue, list[k].path));
     }
   }
 }

@@ -98,12 +98,23 @@ export class ConfigReader {
 }
 
 function isDecimalInteger(text: string): bool {
-  if (text.length == 0 || text.length > 20) return false;
-  const start = text.charCodeAt(0) == 0x2d ? 1 : 0;
-  if (start == text.length) return false;
+  return decimalInRange(text);
+}
+
+// True when `text` is a decimal integer that fits an i64. Digits accumulate
+// in a u64 with an explicit bound so parsing can never wrap silently.
+function decimalInRange(text: string): bool {
+  const negative = text.length > 0 && text.charCodeAt(0) == 0x2d;
+  const start = negative ? 1 : 0;
+  if (text.length == start || text.length - start > 19) return false;
+  const limit: u64 = negative ? 9223372036854775808 : 9223372036854775807;
+  let value: u64 = 0;
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c < 0x30 || c > 0x39) return false;
+    const digit = <u64>(c - 0x30);
+    if (value > (limit - digit) / 10) return false;
+    value = value * 10 + digit;
   }
   return true;
 }

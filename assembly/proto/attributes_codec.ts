@@ -70,7 +70,7 @@ export function encodeAttributes(bag: AttributeBag): Uint8Array {
   return w.finish();
 }
 
-function readSecondsNanos(r: ProtoReader, kind: ValueKind): AttributeValue {
+function readSecondsNanos(r: ProtoReader, kind: ValueKind): AttributeValue | null {
   let seconds: i64 = 0;
   let nanos: i32 = 0;
   while (r.next()) {
@@ -78,10 +78,10 @@ function readSecondsNanos(r: ProtoReader, kind: ValueKind): AttributeValue {
     else if (r.field == 2) nanos = <i32>r.varint();
     else r.skip();
   }
-  return AttributeValue.ofSecondsNanos(kind, seconds, nanos);
+  return r.failed ? null : AttributeValue.ofSecondsNanos(kind, seconds, nanos);
 }
 
-function readStringMap(r: ProtoReader): StringMap {
+function readStringMap(r: ProtoReader): StringMap | null {
   const m = new StringMap();
   while (r.next()) {
     if (r.field == 1 && r.wire == WIRE_LEN) {
@@ -97,12 +97,16 @@ function readStringMap(r: ProtoReader): StringMap {
       m.set(key, value);
     } else r.skip();
   }
-  return m;
+  return r.failed ? null : m;
 }
 
+// A malformed nested message makes the whole value (and so the whole
+// Attributes message) malformed: partial decoding would let a damaged header
+// still inject attributes.
 function readAttributeValue(r: ProtoReader): AttributeValue | null {
   let value: AttributeValue | null = null;
   while (r.next()) {
+    let nestedFailed = false;
     switch (r.field) {
       case 2:
         value = AttributeValue.ofString(r.string());
@@ -121,16 +125,22 @@ function readAttributeValue(r: ProtoReader): AttributeValue | null {
         break;
       case 7:
         value = readSecondsNanos(r.message(), ValueKind.Timestamp);
+        nestedFailed = value === null;
         break;
       case 8:
         value = readSecondsNanos(r.message(), ValueKind.Duration);
+        nestedFailed = value === null;
         break;
-      case 9:
-        value = AttributeValue.ofMap(readStringMap(r.message()));
+      case 9: {
+        const m = readStringMap(r.message());
+        nestedFailed = m === null;
+        if (m !== null) value = AttributeValue.ofMap(m);
         break;
+      }
       default:
         r.skip();
     }
+    if (nestedFailed) return null;
   }
   return r.failed ? null : value;
 }
@@ -149,8 +159,10 @@ export function decodeAttributes(buf: Uint8Array): AttributeBag | null {
     let value: AttributeValue | null = null;
     while (entry.next()) {
       if (entry.field == 1) name = entry.string();
-      else if (entry.field == 2) value = readAttributeValue(entry.message());
-      else entry.skip();
+      else if (entry.field == 2) {
+        value = readAttributeValue(entry.message());
+        if (value === null) return null;
+      } else entry.skip();
     }
     if (entry.failed) return null;
     if (value !== null) bag.set(name, value as AttributeValue);

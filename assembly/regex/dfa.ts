@@ -36,6 +36,11 @@ export const DFA_CACHE_CELLS: i32 = 1 << 18;
 /** Bookkeeping cells charged per state besides its row and set. */
 const STATE_OVERHEAD_CELLS: i32 = 8;
 
+/** Largest set-by-class membership table precomputed (bytes). */
+const MEMBER_TABLE_LIMIT: i64 = 1 << 20;
+
+const EMPTY: StaticArray<i32> = new StaticArray<i32>(0);
+
 // State flags (only kept when the state has pending assertions).
 const AT_START: i32 = 1;
 const PREV_WORD: i32 = 2;
@@ -65,11 +70,20 @@ export class LazyDfa {
   private maxStates: i32;
   private startState: i32 = UNKNOWN;
 
+  // The program's instructions as flat arrays (see nfa.ts Op).
+  private op: StaticArray<i32>;
+  private arg: StaticArray<i32>;
+  private out: StaticArray<i32>;
+  private out1: StaticArray<i32>;
+  /** member[set * numClasses + cls] != 0 if the class is in the set; empty if too big. */
+  private member: StaticArray<u8>;
+
   // Scratch space, sized to the program once.
   private expanded: SparseSet;
   private reached: SparseSet;
   private stack: StaticArray<i32>;
   private key: Array<i32> = [];
+  private mark: StaticArray<u8>;
   private isWordClass: StaticArray<bool>;
 
   constructor(private prog: Program, private stopOnMatch: bool) {
@@ -84,7 +98,22 @@ export class LazyDfa {
     let slotCount = 16;
     while (slotCount < maxStates * 2) slotCount <<= 1;
     const n = prog.length;
+    const numSets = prog.sets.length;
+    const member = new StaticArray<u8>(<i64>numSets * nc <= MEMBER_TABLE_LIMIT ? numSets * nc : 0);
+    if (member.length > 0) {
+      for (let set = 0; set < numSets; set++) {
+        const chars = unchecked(prog.sets[set]);
+        for (let c = 0; c < nc; c++) {
+          unchecked(member[set * nc + c] = <u8>chars.contains(unchecked(classes.representative[c])));
+        }
+      }
+    }
 
+    this.op = StaticArray.fromArray(prog.op);
+    this.arg = StaticArray.fromArray(prog.arg);
+    this.out = StaticArray.fromArray(prog.out);
+    this.out1 = StaticArray.fromArray(prog.out1);
+    this.member = member;
     this.classes = classes;
     this.numClasses = nc;
     this.isWordClass = isWordClass;
@@ -94,6 +123,7 @@ export class LazyDfa {
     this.expanded = new SparseSet(n);
     this.reached = new SparseSet(n);
     this.stack = new StaticArray<i32>(n);
+    this.mark = new StaticArray<u8>(n);
     this.flush();
   }
 
@@ -150,6 +180,10 @@ export class LazyDfa {
   /** Computes (and caches) the transition of state `s` on class `cls`. */
   private step(s: i32, cls: i32): i32 {
     const prog = this.prog;
+    const ops = this.op;
+    const args = this.arg;
+    const member = this.member;
+    const nc = this.numClasses;
     const pcs = unchecked(this.statePcs[s]);
     const flags = unchecked(this.stateFlags[s]);
     const isWord = unchecked(this.isWordClass[cls]);
@@ -162,21 +196,21 @@ export class LazyDfa {
       for (let i = 0; i < pcs.length; i++) {
         this.closure(exp, unchecked(pcs[i]), (flags & AT_START) != 0, (flags & PREV_WORD) != 0, look);
       }
-    } else {
-      for (let i = 0; i < pcs.length; i++) exp.add(unchecked(pcs[i]));
     }
+    const expanded = (flags & HAS_PENDING) != 0;
+    const count = expanded ? exp.size : pcs.length;
 
     // Consume the code unit.
     const rep = unchecked(this.classes.representative[cls]);
     const next = this.reached;
     next.clear();
-    for (let i = 0; i < exp.size; i++) {
-      const pc = exp.at(i);
-      const op = unchecked(prog.op[pc]);
+    for (let i = 0; i < count; i++) {
+      const pc = expanded ? exp.at(i) : unchecked(pcs[i]);
+      const op = unchecked(ops[pc]);
       if (op == Op.Char) {
-        if (unchecked(prog.sets[unchecked(prog.arg[pc])]).contains(rep)) {
-          this.closure(next, unchecked(prog.out[pc]), false, false, LOOK_UNKNOWN);
-        }
+        const set = unchecked(args[pc]);
+        const inSet = member.length > 0 ? unchecked(member[set * nc + cls]) != 0 : unchecked(prog.sets[set]).contains(rep);
+        if (inSet) this.closure(next, unchecked(this.out[pc]), false, false, LOOK_UNKNOWN);
       } else if (op == Op.Match && this.stopOnMatch) {
         // A match ended just before this code unit, once `$`/`\b` resolved.
         unchecked(this.trans[s * this.numClasses + cls] = MATCHED);
@@ -196,21 +230,24 @@ export class LazyDfa {
    * unknown, `$`, `\b` and `\B` stay in the set unresolved.
    */
   private closure(set: SparseSet, pc: i32, atStart: bool, prevWord: bool, look: i32): void {
-    const prog = this.prog;
+    const ops = this.op;
+    const args = this.arg;
+    const outs = this.out;
+    const outs1 = this.out1;
     const stack = this.stack;
     if (!set.add(pc)) return;
     let top = 0;
     unchecked(stack[top++] = pc);
     while (top > 0) {
       const cur = unchecked(stack[--top]);
-      const op = unchecked(prog.op[cur]);
+      const op = unchecked(ops[cur]);
       let follow = -1;
       let follow1 = -1;
       if (op == Op.Split) {
-        follow = unchecked(prog.out[cur]);
-        follow1 = unchecked(prog.out1[cur]);
+        follow = unchecked(outs[cur]);
+        follow1 = unchecked(outs1[cur]);
       } else if (op == Op.Assert) {
-        const kind = unchecked(prog.arg[cur]);
+        const kind = unchecked(args[cur]);
         let holds = false;
         if (kind == AssertKind.BeginText) holds = atStart;
         else if (kind == AssertKind.EndText) holds = look == LOOK_END;
@@ -218,7 +255,7 @@ export class LazyDfa {
           const boundary = prevWord != (look == LOOK_WORD);
           holds = kind == AssertKind.WordBoundary ? boundary : !boundary;
         }
-        if (holds) follow = unchecked(prog.out[cur]);
+        if (holds) follow = unchecked(outs[cur]);
       }
       if (follow >= 0 && set.add(follow)) unchecked(stack[top++] = follow);
       if (follow1 >= 0 && set.add(follow1)) unchecked(stack[top++] = follow1);
@@ -227,7 +264,7 @@ export class LazyDfa {
 
   /** Finds or creates the state for the instructions in `set`. */
   private intern(set: SparseSet, flagsIn: i32): i32 {
-    const prog = this.prog;
+    const ops = this.op;
     // The state's identity: instructions that consume, match or wait on an
     // assertion (`^` is already decided), in canonical order.
     const key = this.key;
@@ -236,19 +273,19 @@ export class LazyDfa {
     let matchesNow = false;
     for (let i = 0; i < set.size; i++) {
       const pc = set.at(i);
-      const op = unchecked(prog.op[pc]);
+      const op = unchecked(ops[pc]);
       if (op == Op.Char) key.push(pc);
       else if (op == Op.Match) {
         key.push(pc);
         matchesNow = true;
-      } else if (op == Op.Assert && unchecked(prog.arg[pc]) != AssertKind.BeginText) {
+      } else if (op == Op.Assert && unchecked(this.arg[pc]) != AssertKind.BeginText) {
         key.push(pc);
         pending = true;
       }
     }
     if (key.length == 0) return DEAD;
     if (matchesNow && this.stopOnMatch) return MATCHED;
-    key.sort();
+    this.sortKey();
     // Flags only matter for resolving pending assertions; dropping them
     // otherwise keeps equivalent states from being duplicated.
     const flags = pending ? flagsIn | HAS_PENDING : 0;
@@ -277,7 +314,7 @@ export class LazyDfa {
     unchecked(this.slots[slot] = s);
     this.statePcs.push(StaticArray.fromArray(key));
     this.stateFlags.push(flags);
-    this.stateEnds.push(this.endMatches(key, flags));
+    this.stateEnds.push(pending || matchesNow ? this.endMatches(key, flags) : EMPTY);
     const need = (s + 1) * nc;
     if (need > this.trans.length) {
       let capacity = this.trans.length << 1;
@@ -292,7 +329,6 @@ export class LazyDfa {
 
   /** Patterns that match if the input ends in the state `key`/`flags`. */
   private endMatches(key: Array<i32>, flags: i32): StaticArray<i32> {
-    const prog = this.prog;
     const exp = this.expanded;
     exp.clear();
     for (let i = 0; i < key.length; i++) {
@@ -301,10 +337,49 @@ export class LazyDfa {
     const found = new Array<i32>();
     for (let i = 0; i < exp.size; i++) {
       const pc = exp.at(i);
-      if (unchecked(prog.op[pc]) == Op.Match) found.push(unchecked(prog.arg[pc]));
+      if (unchecked(this.op[pc]) == Op.Match) found.push(unchecked(this.arg[pc]));
     }
+    if (found.length == 0) return EMPTY;
     found.sort();
     return StaticArray.fromArray(found);
+  }
+
+  /**
+   * Puts `key` in ascending order, so equal sets get equal keys. Small keys
+   * are insertion-sorted; large ones are rebuilt by scanning a mark array
+   * over their pc range, which is linear like the closure that built them.
+   */
+  private sortKey(): void {
+    const key = this.key;
+    const n = key.length;
+    if (n <= 32) {
+      for (let i = 1; i < n; i++) {
+        const v = unchecked(key[i]);
+        let j = i - 1;
+        while (j >= 0 && unchecked(key[j]) > v) {
+          unchecked(key[j + 1] = key[j]);
+          j--;
+        }
+        unchecked(key[j + 1] = v);
+      }
+      return;
+    }
+    const mark = this.mark;
+    let lo = i32.MAX_VALUE;
+    let hi = -1;
+    for (let i = 0; i < n; i++) {
+      const pc = unchecked(key[i]);
+      unchecked(mark[pc] = 1);
+      if (pc < lo) lo = pc;
+      if (pc > hi) hi = pc;
+    }
+    let k = 0;
+    for (let pc = lo; pc <= hi; pc++) {
+      if (unchecked(mark[pc])) {
+        unchecked(mark[pc] = 0);
+        unchecked(key[k++] = pc);
+      }
+    }
   }
 
   private flush(): void {

@@ -1,9 +1,10 @@
+import { FilterModule } from "../wasm/filter_module.ts";
+
 /**
  * The regular expressions of StringMatch.regex: full-string match, compiled
- * once at config load. This file is the only place that knows the engine; the
- * project's linear-time WebAssembly engine (`regex_check`, `regex_compile`,
- * `regex_full_match` in build/filter.wasm) can replace the JavaScript one here
- * without touching the rule engine.
+ * once at config load. They run on the filter's own linear-time engine (the
+ * `regex_*` exports of build/filter.wasm), so the hub accepts and refuses
+ * exactly the patterns the filter does, and no rule can be made to backtrack.
  */
 export interface RegexMatcher {
   /** True when the whole of `input` matches (not a substring). */
@@ -12,23 +13,13 @@ export interface RegexMatcher {
 
 export type CompileRegex = (pattern: string) => RegexMatcher | { error: string };
 
-// Constructs a linear-time engine refuses; refused here too so that swapping
-// engines does not turn accepted configuration into rejected configuration.
-const UNSUPPORTED: ReadonlyArray<[RegExp, string]> = [
-  [/\(\?<?[=!]/, "lookaround assertions are not supported"],
-  [/\\[1-9]|\\k</, "backreferences are not supported"],
-];
+// One module instance serves every rule of the process; it is loaded on the
+// first regex so processes without regex rules never pay for it.
+let engine: FilterModule | undefined;
 
-/** JavaScript RegExp anchored as `^(?:pattern)$`. */
 export const compileRegex: CompileRegex = (pattern) => {
-  for (const [construct, reason] of UNSUPPORTED) {
-    if (construct.test(pattern)) return { error: reason };
-  }
-  let re: RegExp;
-  try {
-    re = new RegExp(`^(?:${pattern})$`);
-  } catch (e) {
-    return { error: (e as Error).message.replace(/^Invalid regular expression: /, "") };
-  }
-  return { matches: (input) => re.test(input) };
+  engine ??= FilterModule.load();
+  const compiled = engine.compileRegex(pattern);
+  if ("error" in compiled) return { error: compiled.error };
+  return { matches: (input) => compiled.fullMatch(input) };
 };

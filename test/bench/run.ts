@@ -1,6 +1,9 @@
 // `npm run bench`: every benchmark of the project, each printing figures
 // measured side by side in this one run (machines here are shared and noisy,
 // so only ratios within a run are meaningful).
+import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
 
 for (const line of runHotPathBench()) console.log(line);
+console.log();
+console.log(await runHubBench());

@@ -1,0 +1,330 @@
+// The referenced-attributes shape of a hub answer (hub-client §6.1; upstream
+// src/istio/mixerclient/referenced.cc): which attributes the hub looked at to
+// decide, and how. A cached answer may be reused for another request only if
+// the shape applies to it (every ABSENCE attribute or map entry absent, every
+// EXACT one present) and the EXACT values are the same, which the signature
+// hashes and the captured values confirm.
+//
+// Kept apart from the wire decoder (assembly/hub/): the caller turns a decoded
+// ReferencedAttributes (words already resolved) into a list of
+// ReferencedAttribute and builds the shape once per answer.
+//
+// Differences from upstream, on purpose:
+// - `mapKey` is given explicitly. Null means the whole attribute; on a
+//   string-map attribute an EXACT reference without a key hashes every entry
+//   (order-independent), which is what the proto intends and upstream could not
+//   express (it decoded an unset map_key as global word 0).
+// - Upstream ignored the map key of a reference to a non-map attribute; here an
+//   EXACT or ABSENCE reference with a key needs a string-map value, so such a
+//   shape contradicts the bag and is not cached.
+// - The signature is FNV-1a 64 with length prefixes and value kinds (upstream:
+//   MD5 with NUL delimiters), and a cache hit also compares the captured values
+//   (`sameValues`), so a hash collision can never serve another request's
+//   answer.
+import { AttributeBag } from "../attributes/bag";
+import { StringMap } from "../attributes/string_map";
+import { AttributeValue, ValueKind } from "../attributes/value";
+import { FNV64_OFFSET_BASIS, fnv64Byte, fnv64Bytes, fnv64String, fnv64U32, fnv64U64 } from "./fnv64";
+
+/** ReferencedAttributes.Condition of the hub protocol. */
+export const enum Condition {
+  Absence = 1,
+  Exact = 2,
+  Regex = 3,
+}
+
+/** One attribute match of a shape: `name`, or the entry `mapKey` of a string map. */
+export class ReferencedAttribute {
+  constructor(
+    public name: string,
+    public condition: i32,
+    public mapKey: string | null = null,
+  ) {}
+}
+
+function compareReferences(a: ReferencedAttribute, b: ReferencedAttribute): i32 {
+  if (a.name != b.name) return a.name < b.name ? -1 : 1;
+  const ka = a.mapKey;
+  const kb = b.mapKey;
+  if (ka === null) return kb === null ? 0 : -1;
+  if (kb === null) return 1;
+  if (ka == kb) return 0;
+  return ka < kb ? -1 : 1;
+}
+
+function sortUnique(list: Array<ReferencedAttribute>): Array<ReferencedAttribute> {
+  list.sort(compareReferences);
+  const out = new Array<ReferencedAttribute>();
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i];
+    if (out.length > 0 && compareReferences(out[out.length - 1], r) == 0) continue;
+    out.push(r);
+  }
+  return out;
+}
+
+function appendReference(parts: Array<string>, r: ReferencedAttribute): void {
+  // Length-prefixed so that no name or key can imitate a separator.
+  parts.push(r.name.length.toString());
+  parts.push(":");
+  parts.push(r.name);
+  const key = r.mapKey;
+  if (key === null) {
+    parts.push("-");
+  } else {
+    parts.push("+");
+    parts.push(key.length.toString());
+    parts.push(":");
+    parts.push(key);
+  }
+}
+
+/** A copy of a value that later writes to the request's objects cannot change. */
+function copyValue(v: AttributeValue): AttributeValue {
+  const c = new AttributeValue();
+  c.kind = v.kind;
+  c.str = v.str;
+  c.int = v.int;
+  c.nanos = v.nanos;
+  c.double = v.double;
+  c.bool = v.bool;
+  const bytes = v.bytes;
+  if (bytes !== null) c.bytes = bytes.slice(0);
+  const map = v.map;
+  if (map !== null) c.map = map.clone();
+  return c;
+}
+
+function sameMap(a: StringMap, b: StringMap): bool {
+  if (a.size != b.size) return false;
+  for (let i = 0, n = a.keys.length; i < n; i++) {
+    const other = b.get(unchecked(a.keys[i]));
+    if (other === null || other != unchecked(a.values[i])) return false;
+  }
+  return true;
+}
+
+/** Typed equality as the signature sees it (doubles compare by bit pattern). */
+export function sameValue(a: AttributeValue, b: AttributeValue): bool {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case ValueKind.String:
+      return a.str == b.str;
+    case ValueKind.Int64:
+      return a.int == b.int;
+    case ValueKind.Double:
+      return reinterpret<u64>(a.double) == reinterpret<u64>(b.double);
+    case ValueKind.Bool:
+      return a.bool == b.bool;
+    case ValueKind.Bytes: {
+      const x = a.bytes;
+      const y = b.bytes;
+      const lx = x === null ? 0 : x.length;
+      const ly = y === null ? 0 : y.length;
+      if (lx != ly) return false;
+      if (lx == 0) return true;
+      return memory.compare((x as Uint8Array).dataStart, (y as Uint8Array).dataStart, <usize>lx) == 0;
+    }
+    case ValueKind.Timestamp:
+    case ValueKind.Duration:
+      return a.int == b.int && a.nanos == b.nanos;
+    case ValueKind.StringMap: {
+      const x = a.map;
+      const y = b.map;
+      if (x === null || y === null) return x === y;
+      return sameMap(x, y);
+    }
+    default:
+      return false;
+  }
+}
+
+function hashValue(h: u64, v: AttributeValue): u64 {
+  h = fnv64Byte(h, <u32>v.kind);
+  switch (v.kind) {
+    case ValueKind.String:
+      return fnv64String(h, v.str);
+    case ValueKind.Int64:
+      return fnv64U64(h, <u64>v.int);
+    case ValueKind.Double:
+      return fnv64U64(h, reinterpret<u64>(v.double));
+    case ValueKind.Bool:
+      return fnv64Byte(h, v.bool ? 1 : 0);
+    case ValueKind.Bytes: {
+      const bytes = v.bytes;
+      if (bytes === null) return fnv64U32(h, 0);
+      h = fnv64U32(h, <u32>bytes.length);
+      return fnv64Bytes(h, bytes.dataStart, <usize>bytes.length);
+    }
+    case ValueKind.Timestamp:
+    case ValueKind.Duration:
+      return fnv64U32(fnv64U64(h, <u64>v.int), <u32>v.nanos);
+    case ValueKind.StringMap: {
+      // Whole map: entries are combined by addition so insertion order does
+      // not matter (two requests with the same headers in another order match).
+      const map = v.map;
+      if (map === null) return fnv64U32(h, 0);
+      let sum: u64 = 0;
+      for (let i = 0, n = map.keys.length; i < n; i++) {
+        sum += fnv64String(fnv64String(FNV64_OFFSET_BASIS, unchecked(map.keys[i])), unchecked(map.values[i]));
+      }
+      return fnv64U64(fnv64U32(h, <u32>map.size), sum);
+    }
+    default:
+      return h;
+  }
+}
+
+/**
+ * A canonical, de-duplicated referenced-attributes shape.
+ *
+ *     const shape = new ReferencedShape([
+ *       new ReferencedAttribute("source.principal", Condition.Exact),
+ *       new ReferencedAttribute("request.headers", Condition.Absence, "x-debug"),
+ *     ]);
+ *     if (shape.cacheableFor(bag)) cache.insert(bag, shape, result, ...);
+ */
+export class ReferencedShape {
+  /** ABSENCE references, sorted by (name, mapKey), unique. */
+  readonly absence: Array<ReferencedAttribute>;
+  /** EXACT references, sorted by (name, mapKey), unique. */
+  readonly exact: Array<ReferencedAttribute>;
+  /** False when a REGEX (or unknown) condition is present: never cached. */
+  readonly supported: bool;
+  private readonly canonical: string;
+
+  constructor(references: Array<ReferencedAttribute>) {
+    const absence = new Array<ReferencedAttribute>();
+    const exact = new Array<ReferencedAttribute>();
+    let supported = true;
+    for (let i = 0; i < references.length; i++) {
+      const r = references[i];
+      if (r.condition == Condition.Absence) absence.push(r);
+      else if (r.condition == Condition.Exact) exact.push(r);
+      else supported = false;
+    }
+    this.absence = sortUnique(absence);
+    this.exact = sortUnique(exact);
+    this.supported = supported;
+
+    const parts = new Array<string>();
+    parts.push(supported ? "A" : "!A");
+    for (let i = 0; i < this.absence.length; i++) appendReference(parts, this.absence[i]);
+    parts.push("E");
+    for (let i = 0; i < this.exact.length; i++) appendReference(parts, this.exact[i]);
+    this.canonical = parts.join("");
+  }
+
+  /** Canonical text of the shape: equal shapes have equal keys. */
+  key(): string {
+    return this.canonical;
+  }
+
+  /** Every ABSENCE reference absent and every EXACT reference present in `bag`. */
+  applies(bag: AttributeBag): bool {
+    const absence = this.absence;
+    for (let i = 0, n = absence.length; i < n; i++) {
+      const r = unchecked(absence[i]);
+      const v = bag.get(r.name);
+      if (v === null) continue;
+      const key = r.mapKey;
+      if (key === null || v.kind != ValueKind.StringMap) return false;
+      const map = v.map;
+      if (map !== null && map.has(key)) return false;
+    }
+    const exact = this.exact;
+    for (let i = 0, n = exact.length; i < n; i++) {
+      const r = unchecked(exact[i]);
+      const v = bag.get(r.name);
+      if (v === null) return false;
+      const key = r.mapKey;
+      if (key === null) continue;
+      if (v.kind != ValueKind.StringMap) return false;
+      const map = v.map;
+      if (map === null || !map.has(key)) return false;
+    }
+    return true;
+  }
+
+  /** Supported and consistent with the bag that produced the answer. */
+  cacheableFor(bag: AttributeBag): bool {
+    return this.supported && this.applies(bag);
+  }
+
+  /**
+   * Hash of the EXACT references' names and typed values in `bag`, then
+   * `extra` (the quota cache passes the quota name). Meaningful only where
+   * `applies(bag)`; allocates nothing.
+   */
+  signature(bag: AttributeBag, extra: string = ""): u64 {
+    let h = FNV64_OFFSET_BASIS;
+    const exact = this.exact;
+    for (let i = 0, n = exact.length; i < n; i++) {
+      const r = unchecked(exact[i]);
+      h = fnv64String(h, r.name);
+      const v = bag.get(r.name);
+      if (v === null) {
+        h = fnv64Byte(h, 0);
+        continue;
+      }
+      const key = r.mapKey;
+      if (key === null) {
+        h = hashValue(fnv64Byte(h, 1), v);
+        continue;
+      }
+      h = fnv64String(fnv64Byte(h, 2), key);
+      const map = v.map;
+      const entry = v.kind == ValueKind.StringMap && map !== null ? map.get(key) : null;
+      h = entry === null ? fnv64Byte(h, 0) : fnv64String(fnv64Byte(h, 1), entry);
+    }
+    return fnv64String(h, extra);
+  }
+
+  /**
+   * Copies of the EXACT references' values in `bag` (one per `exact` entry;
+   * a map entry is captured as a string value), kept with a cache entry so a
+   * hit can be confirmed by `sameValues`. Allocates: call at insert only.
+   */
+  capture(bag: AttributeBag): Array<AttributeValue> {
+    const exact = this.exact;
+    const out = new Array<AttributeValue>(exact.length);
+    for (let i = 0; i < exact.length; i++) {
+      const r = exact[i];
+      const v = bag.get(r.name);
+      const key = r.mapKey;
+      if (v === null) {
+        out[i] = new AttributeValue(); // never equal: applies() already failed
+        out[i].kind = <ValueKind>0;
+      } else if (key === null) {
+        out[i] = copyValue(v);
+      } else {
+        const map = v.map;
+        const entry = v.kind == ValueKind.StringMap && map !== null ? map.get(key) : null;
+        out[i] = AttributeValue.ofString(entry === null ? "" : entry);
+      }
+    }
+    return out;
+  }
+
+  /** The EXACT values of `bag` equal `captured` (from `capture`). No allocation. */
+  sameValues(bag: AttributeBag, captured: Array<AttributeValue>): bool {
+    const exact = this.exact;
+    if (captured.length != exact.length) return false;
+    for (let i = 0, n = exact.length; i < n; i++) {
+      const r = unchecked(exact[i]);
+      const c = unchecked(captured[i]);
+      const v = bag.get(r.name);
+      if (v === null) return false;
+      const key = r.mapKey;
+      if (key === null) {
+        if (!sameValue(v, c)) return false;
+        continue;
+      }
+      const map = v.map;
+      if (v.kind != ValueKind.StringMap || map === null) return false;
+      const entry = map.get(key);
+      if (entry === null || entry != c.str) return false;
+    }
+    return true;
+  }
+}
