@@ -199,20 +199,23 @@ export class ReferencedShape {
     let supported = true;
     for (let i = 0; i < references.length; i++) {
       const r = references[i];
-      if (r.condition == Condition.Absence) absence.push(r);
-      else if (r.condition == Condition.Exact) exact.push(r);
+      // Copied: the shape stays as built whatever the caller does with its list.
+      const copy = new ReferencedAttribute(r.name, r.condition, r.mapKey);
+      if (r.condition == Condition.Absence) absence.push(copy);
+      else if (r.condition == Condition.Exact) exact.push(copy);
       else supported = false;
     }
-    this.absence = sortUnique(absence);
-    this.exact = sortUnique(exact);
-    this.supported = supported;
-
+    const sortedAbsence = sortUnique(absence);
+    const sortedExact = sortUnique(exact);
     const parts = new Array<string>();
     parts.push(supported ? "A" : "!A");
-    for (let i = 0; i < this.absence.length; i++) appendReference(parts, this.absence[i]);
+    for (let i = 0; i < sortedAbsence.length; i++) appendReference(parts, sortedAbsence[i]);
     parts.push("E");
-    for (let i = 0; i < this.exact.length; i++) appendReference(parts, this.exact[i]);
+    for (let i = 0; i < sortedExact.length; i++) appendReference(parts, sortedExact[i]);
     this.canonical = parts.join("");
+    this.absence = sortedAbsence;
+    this.exact = sortedExact;
+    this.supported = supported;
   }
 
   /** Canonical text of the shape: equal shapes have equal keys. */
@@ -293,8 +296,9 @@ export class ReferencedShape {
       const v = bag.get(r.name);
       const key = r.mapKey;
       if (v === null) {
-        out[i] = new AttributeValue(); // never equal: applies() already failed
-        out[i].kind = <ValueKind>0;
+        const missing = new AttributeValue(); // never equal: applies() already failed
+        missing.kind = <ValueKind>0;
+        out[i] = missing;
       } else if (key === null) {
         out[i] = copyValue(v);
       } else {

@@ -241,7 +241,13 @@ export function globalWordIndex(s: string): i32 {
   let map = index;
   if (map === null) {
     map = new Map<string, i32>();
-    for (let i = 0; i < GLOBAL_WORDS.length; i++) map.set(unchecked(GLOBAL_WORDS[i]), i);
+    // "0", "1" and "200" appear twice (111/134, 112/135, 94/136): the first
+    // index wins, as in host/wire/compressed.ts, and a peer with a shorter
+    // prefix knows it too.
+    for (let i = 0; i < GLOBAL_WORDS.length; i++) {
+      const w = unchecked(GLOBAL_WORDS[i]);
+      if (!map.has(w)) map.set(w, i);
+    }
     index = map;
   }
   // Map.get aborts on a missing key: ask first.

@@ -7,7 +7,8 @@
 // approximated at match time. Errors are returned as values: a throw would
 // trap the whole module.
 import { AssertKind, Node, UNBOUNDED } from "./ast";
-import { CharSet, digitSet, dotSet, spaceSet, wordSet } from "./char_set";
+import { CharSet, dotSet } from "./char_set";
+import { classEscape, Escape, isAsciiLetter, isDigit, readCharacterEscape } from "./escape";
 import { invalid, needsBacktracking, unsupported } from "./errors";
 
 /** Largest count accepted in `{n}`, `{n,}` and `{n,m}`. */
@@ -39,25 +40,6 @@ export function parseRegex(pattern: string): ParseResult {
 const BACKSLASH: i32 = 0x5c;
 const DASH: i32 = 0x2d;
 
-function isDigit(c: i32): bool {
-  return c >= 0x30 && c <= 0x39;
-}
-
-function isOctalDigit(c: i32): bool {
-  return c >= 0x30 && c <= 0x37;
-}
-
-function isAsciiLetter(c: i32): bool {
-  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
-}
-
-function hexValue(c: i32): i32 {
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  if (c >= 0x41 && c <= 0x46) return c - 0x41 + 10;
-  if (c >= 0x61 && c <= 0x66) return c - 0x61 + 10;
-  return -1;
-}
-
 function isGroupNameChar(c: i32, first: bool): bool {
   // ASCII identifier characters; any non-ASCII code unit is let through
   // (JavaScript accepts Unicode ID_Start/ID_Continue there).
@@ -76,6 +58,8 @@ class Parser {
   // Output of parseClassAtom: a code unit, or a set for a class escape.
   atomChar: i32 = 0;
   atomSet: CharSet | null = null;
+  // Output of readCharacterEscape, reused.
+  escape: Escape = new Escape();
 
   constructor(public src: string) {}
 
@@ -315,66 +299,9 @@ class Parser {
       }
       return this.fail(needsBacktracking("named backreference", this.src.substring(start, end), start));
     }
-    this.pos = start + 1;
-    return Node.literal(this.parseCharacterEscape(false));
-  }
-
-  /**
-   * Reads a CharacterEscape (Annex B form) at `pos`, just after the `\`, and
-   * returns its code unit. Where Annex B reads the `\` alone as a literal
-   * (`\c` without a control letter) `pos` is left on the next character.
-   */
-  parseCharacterEscape(inClass: bool): i32 {
-    const p = this.pos;
-    const c = this.at(p);
-    this.pos = p + 1;
-    switch (c) {
-      case 0x74 /* t */: return 0x09;
-      case 0x6e /* n */: return 0x0a;
-      case 0x76 /* v */: return 0x0b;
-      case 0x66 /* f */: return 0x0c;
-      case 0x72 /* r */: return 0x0d;
-      case 0x62 /* b */: return 0x08; // only reached inside a class: [\b] is backspace
-      case 0x63 /* c */: {
-        const letter = this.at(p + 1);
-        // Annex B ClassControlLetter also allows digits and `_` inside a class.
-        if (isAsciiLetter(letter) || (inClass && (isDigit(letter) || letter == 0x5f))) {
-          this.pos = p + 2;
-          return letter % 32;
-        }
-        this.pos = p;
-        return BACKSLASH;
-      }
-      case 0x78 /* x */: {
-        const h1 = hexValue(this.at(p + 1));
-        const h2 = hexValue(this.at(p + 2));
-        if (h1 < 0 || h2 < 0) return c; // Annex B identity escape
-        this.pos = p + 3;
-        return (h1 << 4) | h2;
-      }
-      case 0x75 /* u */: {
-        let v = 0;
-        for (let i = 1; i <= 4; i++) {
-          const h = hexValue(this.at(p + i));
-          if (h < 0) return c; // Annex B identity escape (`\u{...}` needs the u flag)
-          v = (v << 4) | h;
-        }
-        this.pos = p + 5;
-        return v;
-      }
-    }
-    if (c == 0x30 && !isDigit(this.at(p + 1))) return 0;
-    if (isOctalDigit(c)) {
-      // Annex B LegacyOctalEscapeSequence: up to three digits, at most \377.
-      let v = c - 0x30;
-      if (isOctalDigit(this.at(this.pos))) {
-        v = v * 8 + (this.at(this.pos++) - 0x30);
-        if (c <= 0x33 && isOctalDigit(this.at(this.pos))) v = v * 8 + (this.at(this.pos++) - 0x30);
-      }
-      return v;
-    }
-    // IdentityEscape: any other character stands for itself.
-    return c;
+    readCharacterEscape(this.src, start + 1, false, this.escape);
+    this.pos = this.escape.end;
+    return Node.literal(this.escape.value);
   }
 
   parseClass(): Node | null {
@@ -442,8 +369,9 @@ class Parser {
       this.pos += 2;
       return true;
     }
-    this.pos++;
-    this.atomChar = this.parseCharacterEscape(true);
+    readCharacterEscape(this.src, this.pos + 1, true, this.escape);
+    this.pos = this.escape.end;
+    this.atomChar = this.escape.value;
     return true;
   }
 }
@@ -455,17 +383,4 @@ function incompleteEscape(pos: i32): string {
 function addAtom(set: CharSet, cu: i32, atomSet: CharSet | null): void {
   if (atomSet !== null) set.addSet(atomSet);
   else set.addRange(cu, cu);
-}
-
-/** `\d \D \w \W \s \S`, or null for any other escape letter. */
-function classEscape(c: i32): CharSet | null {
-  switch (c) {
-    case 0x64 /* d */: return digitSet();
-    case 0x44 /* D */: return digitSet().negated();
-    case 0x77 /* w */: return wordSet();
-    case 0x57 /* W */: return wordSet().negated();
-    case 0x73 /* s */: return spaceSet().normalize();
-    case 0x53 /* S */: return spaceSet().normalize().negated();
-  }
-  return null;
 }

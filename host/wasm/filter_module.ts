@@ -11,6 +11,8 @@ export const DEBUG_WASM = join(BUILD_DIR, "filter.debug.wasm");
 
 /** proxy-wasm log levels, as the module passes them to proxy_log. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "critical"] as const;
+const UNIMPLEMENTED = 12;
+
 export type LogSink = (level: (typeof LOG_LEVELS)[number], message: string) => void;
 
 /** Connection facts and the request as the pure core reads them (assembly/request.ts). */
@@ -60,7 +62,7 @@ export class FilterModule {
         },
       },
     };
-    const instance = loader.instantiateSync<RawExports>(bytes, imports);
+    const instance = loader.instantiateSync<RawExports>(bytes, withUnimplementedImports(bytes, imports));
     memory = instance.exports.memory;
     (instance.exports as unknown as { _initialize?: () => void })._initialize?.();
     return new FilterModule(instance.exports as loader.ASUtil & RawExports);
@@ -141,6 +143,19 @@ export class FilterModule {
       this.raw.__unpin(ptr);
     }
   }
+}
+
+/**
+ * The pure exports never call the proxy, but the module imports the ABI for
+ * its proxy entry points: every `env` function not in `imports` answers
+ * UNIMPLEMENTED, so the module can be instantiated outside a proxy.
+ */
+export function withUnimplementedImports(bytes: Uint8Array, imports: { env: Record<string, unknown> }): { env: Record<string, unknown> } {
+  const env = { ...imports.env };
+  for (const imp of WebAssembly.Module.imports(new WebAssembly.Module(bytes))) {
+    if (imp.module === "env" && imp.kind === "function" && !(imp.name in env)) env[imp.name] = () => UNIMPLEMENTED;
+  }
+  return { ...imports, env };
 }
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { instantiateSync } from "@assemblyscript/loader";
+import { withUnimplementedImports } from "../../host/wasm/filter_module.ts";
 import fc from "fast-check";
 
 interface RegexExports {
@@ -25,7 +26,8 @@ interface RegexExports {
 }
 
 const wasmPath = process.env.FILTER_WASM ?? join(import.meta.dirname ?? ".", "..", "..", "build", "filter.debug.wasm");
-const instance = instantiateSync<RegexExports>(readFileSync(wasmPath), { env: { proxy_log: () => 0 } });
+const wasmBytes = readFileSync(wasmPath);
+const instance = instantiateSync<RegexExports>(wasmBytes, withUnimplementedImports(wasmBytes, { env: { proxy_log: () => 0 } }));
 const wasm = instance.exports;
 wasm._initialize?.();
 

@@ -1,0 +1,136 @@
+import { StringMap } from "../attributes/string_map";
+import { decodePairs, encodePairs } from "../pairs";
+import { BufferType, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";
+import * as abi from "./imports";
+import { propertyPath, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
+
+// Typed wrappers over the host functions. Failures come back as values (null,
+// false, a status): a trap would take the whole VM down.
+
+export function log(level: LogLevel, message: string): void {
+  const bytes = utf8(message);
+  abi.proxy_log(level, changetype<usize>(bytes), <usize>bytes.byteLength);
+}
+
+export function nowNanos(): i64 {
+  abi.proxy_get_current_time_nanoseconds(scratchU64Slot());
+  return load<i64>(scratchU64Slot());
+}
+
+export function setTickPeriodMs(ms: u32): void {
+  abi.proxy_set_tick_period_milliseconds(ms);
+}
+
+export function bufferText(buffer: BufferType, size: u32): string | null {
+  if (size == 0) return "";
+  if (abi.proxy_get_buffer_bytes(buffer, 0, size, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return null;
+  return takeHostString();
+}
+
+export function bufferBytes(buffer: BufferType, size: u32): Uint8Array | null {
+  if (size == 0) return new Uint8Array(0);
+  if (abi.proxy_get_buffer_bytes(buffer, 0, size, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return null;
+  return takeHostBytes();
+}
+
+/** The whole header map in one host call (the cheapest way to read several headers). */
+export function headerMap(map: MapType): StringMap {
+  if (abi.proxy_get_header_map_pairs(map, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return new StringMap(0);
+  const ptr = <usize>load<u32>(scratchPtrSlot());
+  const len = <usize>load<u32>(scratchLenSlot());
+  const decoded = decodePairs(ptr, len);
+  if (ptr != 0) heap.free(ptr);
+  return decoded !== null ? decoded : new StringMap(0);
+}
+
+export function replaceHeader(map: MapType, name: string, value: string): void {
+  const k = utf8(name);
+  const v = utf8(value);
+  abi.proxy_replace_header_map_value(map, changetype<usize>(k), <usize>k.byteLength, changetype<usize>(v), <usize>v.byteLength);
+}
+
+export function addHeader(map: MapType, name: string, value: string): void {
+  const k = utf8(name);
+  const v = utf8(value);
+  abi.proxy_add_header_map_value(map, changetype<usize>(k), <usize>k.byteLength, changetype<usize>(v), <usize>v.byteLength);
+}
+
+export function removeHeader(map: MapType, name: string): void {
+  const k = utf8(name);
+  abi.proxy_remove_header_map_value(map, changetype<usize>(k), <usize>k.byteLength);
+}
+
+/** A property's raw bytes, or null when the host does not have it. */
+export function property(segments: StaticArray<string>): Uint8Array | null {
+  const path = propertyPath(segments);
+  if (abi.proxy_get_property(changetype<usize>(path), <usize>path.byteLength, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return null;
+  return takeHostBytes();
+}
+
+export function propertyString(segments: StaticArray<string>): string {
+  const b = property(segments);
+  if (b === null || b.length == 0) return "";
+  return String.UTF8.decodeUnsafe(b.dataStart, <usize>b.length);
+}
+
+/** Integer properties are 8 bytes little-endian; -1 when absent. */
+export function propertyInt(segments: StaticArray<string>): i64 {
+  const b = property(segments);
+  if (b === null || b.length < 8) return -1;
+  return load<i64>(b.dataStart);
+}
+
+export function propertyBool(segments: StaticArray<string>): bool {
+  const b = property(segments);
+  return b !== null && b.length > 0 && b[0] != 0;
+}
+
+export function continueRequest(): void {
+  abi.proxy_continue_stream(StreamType.Request);
+}
+
+export function sendLocalResponse(code: u32, details: string, body: string, headerNames: Array<string>, headerValues: Array<string>): void {
+  const d = utf8(details);
+  const b = utf8(body);
+  const h = encodePairs(headerNames, headerValues);
+  abi.proxy_send_local_response(code, changetype<usize>(d), <usize>d.byteLength, changetype<usize>(b), <usize>b.byteLength, h.dataStart, <usize>h.length, -1);
+}
+
+/** Starts a unary gRPC call; returns its token, or -1 when the host refused it. */
+export function grpcCall(cluster: string, service: string, method: string, metadata: Uint8Array, message: Uint8Array, timeoutMs: u32): i64 {
+  const c = utf8(cluster);
+  const s = utf8(service);
+  const m = utf8(method);
+  const status = abi.proxy_grpc_call(
+    changetype<usize>(c), <usize>c.byteLength,
+    changetype<usize>(s), <usize>s.byteLength,
+    changetype<usize>(m), <usize>m.byteLength,
+    metadata.dataStart, <usize>metadata.length,
+    message.dataStart, <usize>message.length,
+    timeoutMs,
+    scratchU64Slot(),
+  );
+  if (status != Status.Ok) return -1;
+  return <i64>load<u32>(scratchU64Slot());
+}
+
+/** The message of the last callout's status (read inside its callback). */
+export function lastStatusMessage(): string {
+  if (abi.proxy_get_status(scratchU64Slot(), scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return "";
+  return takeHostString();
+}
+
+export function setEffectiveContext(id: u32): bool {
+  return abi.proxy_set_effective_context(id) == Status.Ok;
+}
+
+/** Defines a counter; returns its id, or -1. */
+export function defineCounter(name: string): i64 {
+  const n = utf8(name);
+  if (abi.proxy_define_metric(MetricType.Counter, changetype<usize>(n), <usize>n.byteLength, scratchU64Slot()) != Status.Ok) return -1;
+  return <i64>load<u32>(scratchU64Slot());
+}
+
+export function incrementCounter(id: u32, delta: i64): void {
+  if (delta > 0) abi.proxy_increment_metric(id, delta);
+}

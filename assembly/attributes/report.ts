@@ -1,0 +1,86 @@
+import { httpStatusForCode, statusCodeName } from "../hub/status";
+import { parseSocketAddress } from "./address";
+import { AttributeBag } from "./bag";
+import { StringMap } from "./string_map";
+import { AttributeValue } from "./value";
+
+/** What the proxy knows about a request once it is complete. */
+export class ResponseView {
+  /** Status the upstream (or a local reply) sent; -1 when none was sent. */
+  code: i64 = -1;
+  headers: StringMap = new StringMap(0);
+  trailers: StringMap = new StringMap(0);
+  requestBodySize: i64 = 0;
+  responseBodySize: i64 = 0;
+  requestTotalSize: i64 = 0;
+  responseTotalSize: i64 = 0;
+  /** Request start to completion; 0 when unknown. */
+  durationNanos: i64 = 0;
+  timeNanos: i64 = 0;
+  /** Upstream host address `ip:port`, "" when there was none. */
+  upstreamAddress: string = "";
+}
+
+/** How the check of this request ended, for check.* and response.code. */
+export class CheckOutcome {
+  /** False when no check ran (disabled, or the request never reached it). */
+  known: bool = false;
+  code: i32 = 0;
+  message: string = "";
+  checkCacheHit: bool = false;
+  quotaCacheHit: bool = false;
+}
+
+const B3_HEADERS: StaticArray<string> = ["x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid", "x-b3-sampled"];
+
+/**
+ * Adds the report-time attributes to a copy of the check-time bag, as the
+ * upstream client did at stream end (hub-client.md §2.6).
+ */
+export function addReportAttributes(bag: AttributeBag, response: ResponseView, check: CheckOutcome, requestHeaders: StringMap): void {
+  if (response.upstreamAddress.length > 0) {
+    const addr = parseSocketAddress(response.upstreamAddress);
+    // Only when not already present: inbound static attributes may set them.
+    if (addr.ip !== null && !bag.has("destination.ip")) bag.set("destination.ip", AttributeValue.ofBytes(addr.ip as Uint8Array));
+    if (addr.port >= 0 && !bag.has("destination.port")) bag.set("destination.port", AttributeValue.ofInt64(addr.port));
+  }
+  const responseHeaders = response.headers.clone();
+  for (let i = 0; i < response.trailers.keys.length; i++) responseHeaders.set(response.trailers.keys[i], response.trailers.values[i]);
+  bag.set("response.headers", AttributeValue.ofMap(responseHeaders));
+
+  // Tracing headers may have been added after the check; put them in the request map.
+  const existing = bag.get("request.headers");
+  if (existing !== null && existing.map !== null) {
+    const headers = (existing.map as StringMap).clone();
+    for (let i = 0; i < B3_HEADERS.length; i++) {
+      const v = requestHeaders.get(B3_HEADERS[i]);
+      if (v !== null) headers.set(B3_HEADERS[i], v);
+    }
+    bag.set("request.headers", AttributeValue.ofMap(headers));
+  }
+
+  bag.set("response.time", AttributeValue.ofTimestampNanos(response.timeNanos));
+  bag.set("request.size", AttributeValue.ofInt64(response.requestBodySize));
+  bag.set("response.size", AttributeValue.ofInt64(response.responseBodySize));
+  bag.set("request.total_size", AttributeValue.ofInt64(response.requestTotalSize));
+  bag.set("response.total_size", AttributeValue.ofInt64(response.responseTotalSize));
+  bag.set("response.duration", AttributeValue.ofDurationNanos(response.durationNanos));
+
+  let code = response.code >= 0 ? response.code : 500;
+  if (check.known && check.code != 0) {
+    code = httpStatusForCode(check.code);
+    bag.set("check.error_code", AttributeValue.ofInt64(check.code));
+    bag.setString("check.error_message", statusCodeName(check.code) + ":" + check.message);
+  }
+  bag.set("response.code", AttributeValue.ofInt64(code));
+
+  const grpcStatus = response.trailers.has("grpc-status") ? response.trailers.get("grpc-status") : response.headers.get("grpc-status");
+  if (grpcStatus !== null) bag.setString("response.grpc_status", grpcStatus as string);
+  const grpcMessage = response.trailers.has("grpc-message") ? response.trailers.get("grpc-message") : response.headers.get("grpc-message");
+  if (grpcMessage !== null) bag.setString("response.grpc_message", grpcMessage as string);
+
+  if (check.known) {
+    bag.set("check.cache_hit", AttributeValue.ofBool(check.checkCacheHit));
+    bag.set("quota.cache_hit", AttributeValue.ofBool(check.quotaCacheHit));
+  }
+}

@@ -1,0 +1,306 @@
+import { addReportAttributes, ResponseView } from "../attributes/report";
+import { FORWARDED_HEADER } from "../attributes/forwarded";
+import { ReferencedAttribute, ReferencedShape } from "../client/referenced";
+import { CachedCheck } from "../client/check_cache";
+import { TransportOutcome, transportOutcome } from "../client/counters";
+import { ClientConfig, NetworkFailPolicy } from "../config/client_config";
+import { evaluateRequest } from "../evaluate";
+import { decodeCheckResponse } from "../hub/check_response";
+import { encodeCheckRequest } from "../hub/check_request";
+import { GLOBAL_WORD_COUNT } from "../hub/global_words";
+import { ReferencedAttributes } from "../hub/referenced_attributes";
+import { HeaderOperation, HeaderOperationKind, RouteDirective } from "../hub/route_directive";
+import { httpStatusForCode, StatusCode, statusCodeName } from "../hub/status";
+import { QuotaCharge } from "../quota";
+import { RequestView, requestWithHeaders } from "../request";
+import { Action, LogLevel, MapType } from "../abi/enums";
+import * as host from "../abi/host";
+import { decideCheck, distinctQuotaNames, Verdict } from "./check_decision";
+import { CheckState, HttpStream } from "./http_stream";
+import { CallKind, PendingCall, Plugin } from "./plugin";
+
+// The per-request flow of the hub client over the proxy-wasm ABI. Decisions
+// are made by pure code (evaluate, caches, decideCheck); this file only
+// sequences them and carries out their effects through the host.
+
+const EMPTY: Array<string> = [];
+
+/** A cached check answer that carries the hub's route directive with its status. */
+class RoutedCheck extends CachedCheck {
+  constructor(code: i32, message: string, public directive: RouteDirective) {
+    super(code, message);
+  }
+}
+
+/** proxy_on_request_headers: derive attributes, then answer from cache or ask the hub. */
+export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
+  if (plugin.config === null) return Action.Continue;
+  const config = plugin.config as ClientConfig;
+  const now = host.nowNanos();
+  stream.startNanos = now;
+  const request = requestWithHeaders(host.headerMap(MapType.RequestHeaders));
+  // The incoming forwarded header must never reach the application.
+  if (request.forwarded !== null) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
+  readConnection(request);
+  request.timeNanos = now;
+  if (request.destinationService.length == 0) request.destinationService = serviceFromAuthority(config, request.header(":authority"));
+  stream.request = request;
+
+  const e = evaluateRequest(config, request, false);
+  stream.evaluation = e;
+  if (e.forwardHeader.length > 0) host.replaceHeader(MapType.RequestHeaders, FORWARDED_HEADER, e.forwardHeader);
+
+  const service = e.service;
+  if (service === null || service.disableCheckCalls) return Action.Continue;
+
+  const cached = plugin.checkCache.lookup(e.attributes, now);
+  if (cached !== null) return answerFromCache(plugin, stream, cached, now);
+  plugin.counters.recordCheckCacheMiss();
+  if (e.quotas.length > 0) plugin.counters.recordQuotaCacheMiss();
+
+  const message = encodeCheckRequest(e.attributes, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), e.quotas, false);
+  plugin.counters.recordRemoteCall(true, e.quotas.length > 0, false);
+  const token = plugin.call(CallKind.Check, "Check", message, config.failPolicyFor(service), stream.id, null);
+  if (token < 0) {
+    plugin.counters.recordRemoteCallDone(TransportOutcome.SendError);
+    return applyTransportFailure(plugin, stream, StatusCode.UNAVAILABLE, "hub call could not be sent") ? Action.Continue : Action.Pause;
+  }
+  stream.state = CheckState.Waiting;
+  return Action.Pause;
+}
+
+// A policy-cache hit: the quota cache decides quotas locally, prefetching in
+// the background (upstream uses the quota cache only after a policy hit).
+function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck, now: i64): Action {
+  const e = stream.evaluation!;
+  const outcome = stream.outcome;
+  outcome.known = true;
+  outcome.checkCacheHit = true;
+  plugin.counters.recordCheckCacheHit(cached.statusCode == StatusCode.OK);
+  let verdict = new Verdict(cached.statusCode, cached.statusMessage);
+  if (verdict.ok && e.quotas.length > 0) verdict = quotaFromCache(plugin, stream, e.quotas, now);
+  const directive = cached instanceof RoutedCheck ? (cached as RoutedCheck).directive : null;
+  return finish(plugin, stream, verdict, directive, false);
+}
+
+function quotaFromCache(plugin: Plugin, stream: HttpStream, quotas: Array<QuotaCharge>, now: i64): Verdict {
+  const bag = stream.evaluation!.attributes;
+  const names = distinctQuotaNames(quotas);
+  const exhausted = new Array<string>();
+  let allFromCache = true;
+  for (let i = 0; i < names.length; i++) {
+    let amount: i64 = 0;
+    for (let j = 0; j < quotas.length; j++) if (quotas[j].quota == names[i]) amount += quotas[j].charge;
+    const decision = plugin.quotaCache.check(names[i], bag, amount, now);
+    if (!decision.cacheUsed) {
+      allFromCache = false;
+      continue;
+    }
+    plugin.counters.recordQuotaCacheHit(decision.allowed);
+    if (!decision.allowed) exhausted.push(names[i]);
+    const prefetch = decision.prefetch;
+    if (prefetch !== null) {
+      const message = encodeCheckRequest(bag, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), [new QuotaCharge(names[i], prefetch.amount)], true);
+      plugin.counters.recordRemoteCall(false, false, true);
+      if (plugin.call(CallKind.Prefetch, "Check", message, new NetworkFailPolicy(), stream.id, prefetch) < 0) {
+        plugin.quotaCache.onPrefetchResponse(prefetch, 0, -1, true, now);
+      }
+    }
+  }
+  stream.outcome.quotaCacheHit = allFromCache;
+  // With the quota cache disabled, quotas are not enforced on policy-cache hits
+  // (as upstream, whose exact quota requests ride only on remote checks).
+  if (exhausted.length > 0) return new Verdict(StatusCode.RESOURCE_EXHAUSTED, "Quota is exhausted for: " + exhausted.join(","));
+  return new Verdict(StatusCode.OK, "");
+}
+
+/** proxy_on_grpc_receive for a check or prefetch. */
+export function onCallAnswered(plugin: Plugin, call: PendingCall, bytes: Uint8Array, stream: HttpStream | null): void {
+  const now = host.nowNanos();
+  plugin.counters.recordRemoteCallDone(TransportOutcome.Success);
+  const response = decodeCheckResponse(bytes);
+  if (call.kind == CallKind.Prefetch) {
+    const prefetch = call.prefetch!;
+    let granted: i64 = 0;
+    let validity: i64 = -1;
+    let shape: ReferencedShape | null = null;
+    if (response !== null) {
+      for (let i = 0; i < response.quotas.length; i++) {
+        const q = response.quotas[i];
+        if (q.name != prefetch.quotaName) continue;
+        granted = q.grantedAmount;
+        validity = q.validDurationNanos;
+        shape = toShape(q.referenced);
+      }
+    }
+    plugin.counters.recordRemoteQuotaResult(granted > 0);
+    plugin.quotaCache.onPrefetchResponse(prefetch, granted, validity, response === null, now, shape);
+    return;
+  }
+  if (stream === null || stream.state != CheckState.Waiting) return;
+  const e = stream.evaluation!;
+  const config = plugin.config as ClientConfig;
+  const failOpen = !config.failPolicyFor(e.service).failClose;
+  if (response === null) {
+    finishWaiting(plugin, stream, new Verdict(StatusCode.INVALID_ARGUMENT, "malformed answer from the hub"), null);
+    return;
+  }
+  const verdict = decideCheck(response, e.quotas, failOpen);
+  const precondition = response.precondition;
+  plugin.counters.recordRemoteCheckResult(precondition.status.code == StatusCode.OK);
+  if (e.quotas.length > 0) plugin.counters.recordRemoteQuotaResult(verdict.ok);
+  if (response.hasPrecondition && precondition.referenced.valid) {
+    const directive = precondition.routeDirective;
+    const result: CachedCheck =
+      directive !== null
+        ? new RoutedCheck(precondition.status.code, precondition.status.message, directive as RouteDirective)
+        : new CachedCheck(precondition.status.code, precondition.status.message);
+    plugin.checkCache.insert(e.attributes, toShape(precondition.referenced), result, precondition.validDurationNanos, precondition.validUseCount, now);
+  }
+  finishWaiting(plugin, stream, verdict, precondition.routeDirective);
+}
+
+/** proxy_on_grpc_close: the call failed after the host's retries. */
+export function onCallFailed(plugin: Plugin, call: PendingCall, code: i32, message: string, stream: HttpStream | null): void {
+  const outcome = transportOutcome(code, message);
+  if (call.kind == CallKind.Report) {
+    plugin.onReportDone(code, message);
+    return;
+  }
+  plugin.counters.recordRemoteCallDone(outcome);
+  if (call.kind == CallKind.Prefetch) {
+    // A failed prefetch grants in full: quota fails open on its own.
+    plugin.quotaCache.onPrefetchResponse(call.prefetch!, 0, -1, true, host.nowNanos());
+    return;
+  }
+  if (stream === null || stream.state != CheckState.Waiting) return;
+  if (applyTransportFailure(plugin, stream, code, message)) host.continueRequest();
+}
+
+// NetworkFailPolicy: FAIL_OPEN lets the request through (nothing cached);
+// FAIL_CLOSE answers with the transport status (UNAVAILABLE → 503).
+// Returns true when the request may continue.
+function applyTransportFailure(plugin: Plugin, stream: HttpStream, code: i32, message: string): bool {
+  const e = stream.evaluation!;
+  const policy = (plugin.config as ClientConfig).failPolicyFor(e.service);
+  stream.state = CheckState.Done;
+  stream.outcome.known = true;
+  if (!policy.failClose) {
+    host.log(LogLevel.Warn, "hub unreachable, request allowed (FAIL_OPEN): " + message);
+    plugin.counters.recordRemoteCheckResult(true);
+    return true;
+  }
+  const status = code == StatusCode.OK ? <i32>StatusCode.UNAVAILABLE : code;
+  plugin.counters.recordRemoteCheckResult(false);
+  reply(stream, new Verdict(status, message));
+  return false;
+}
+
+function finishWaiting(plugin: Plugin, stream: HttpStream, verdict: Verdict, directive: RouteDirective | null): void {
+  if (finish(plugin, stream, verdict, directive, true) == Action.Continue) host.continueRequest();
+}
+
+function finish(plugin: Plugin, stream: HttpStream, verdict: Verdict, directive: RouteDirective | null, remote: bool): Action {
+  stream.state = CheckState.Done;
+  const outcome = stream.outcome;
+  outcome.known = true;
+  outcome.code = verdict.code;
+  outcome.message = verdict.message;
+  if (directive !== null && directive.directResponseCode != 0 && verdict.ok) {
+    host.sendLocalResponse(directive.directResponseCode, "hub_direct_response", directive.directResponseBody, EMPTY, EMPTY);
+    stream.repliedLocally = true;
+    return Action.Pause;
+  }
+  if (!verdict.ok) {
+    reply(stream, verdict);
+    return Action.Pause;
+  }
+  if (directive !== null) {
+    applyHeaderOperations(MapType.RequestHeaders, directive.requestHeaderOps);
+    if (directive.responseHeaderOps.length > 0) stream.responseHeaderOps = directive.responseHeaderOps;
+  }
+  return Action.Continue;
+}
+
+/** The denial as a local reply: mapped HTTP status, body `<CODE_NAME>:<message>`. */
+function reply(stream: HttpStream, verdict: Verdict): void {
+  stream.outcome.code = verdict.code;
+  stream.outcome.message = verdict.message;
+  stream.repliedLocally = true;
+  host.sendLocalResponse(
+    <u32>httpStatusForCode(verdict.code),
+    "hub_check_denied",
+    statusCodeName(verdict.code) + ":" + verdict.message,
+    ["content-type"],
+    ["text/plain"],
+  );
+}
+
+function applyHeaderOperations(map: MapType, ops: Array<HeaderOperation>): void {
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    if (op.operation == HeaderOperationKind.REMOVE) host.removeHeader(map, op.name);
+    else if (op.operation == HeaderOperationKind.APPEND) host.addHeader(map, op.name, op.value);
+    else host.replaceHeader(map, op.name, op.value);
+  }
+}
+
+/** proxy_on_response_headers: the route directive's response header operations. */
+export function onResponseHeaders(stream: HttpStream): Action {
+  const ops = stream.responseHeaderOps;
+  if (ops !== null) applyHeaderOperations(MapType.ResponseHeaders, ops);
+  return Action.Continue;
+}
+
+/** proxy_on_log: the report of a finished request joins the batch. */
+export function onLog(plugin: Plugin, stream: HttpStream): void {
+  const e = stream.evaluation;
+  if (plugin.config === null || e === null) return;
+  const service = e.service;
+  if (service === null || service.disableReportCalls) return;
+  const now = host.nowNanos();
+  const response = new ResponseView();
+  response.code = host.propertyInt(["response", "code"]);
+  response.headers = host.headerMap(MapType.ResponseHeaders);
+  response.trailers = host.headerMap(MapType.ResponseTrailers);
+  response.requestBodySize = max<i64>(0, host.propertyInt(["request", "size"]));
+  response.responseBodySize = max<i64>(0, host.propertyInt(["response", "size"]));
+  response.requestTotalSize = max<i64>(0, host.propertyInt(["request", "total_size"]));
+  response.responseTotalSize = max<i64>(0, host.propertyInt(["response", "total_size"]));
+  response.upstreamAddress = host.propertyString(["upstream", "address"]);
+  response.timeNanos = now;
+  response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
+  const bag = e.attributes.clone();
+  addReportAttributes(bag, response, stream.outcome, stream.request!.headers);
+  plugin.addReport(bag, now);
+}
+
+function readConnection(r: RequestView): void {
+  r.sourceAddress = host.propertyString(["source", "address"]);
+  r.destinationAddress = host.propertyString(["destination", "address"]);
+  r.mtls = host.propertyBool(["connection", "mtls"]);
+  r.peerPrincipal = host.propertyString(["connection", "uri_san_peer_certificate"]);
+  r.localPrincipal = host.propertyString(["connection", "uri_san_local_certificate"]);
+  r.requestedServerName = host.propertyString(["connection", "requested_server_name"]);
+  r.destinationService = host.propertyString(["mesh", "destination_service"]);
+  r.authPayload = host.propertyString(["mesh", "authn_payload"]);
+}
+
+// Without a destination-service property (a proxy that sets none), the
+// authority names the service when it is a configured one.
+function serviceFromAuthority(config: ClientConfig, authority: string | null): string {
+  if (authority === null) return "";
+  const colon = authority.lastIndexOf(":");
+  const host = colon > 0 && authority.indexOf("]") < colon ? authority.substring(0, colon) : authority;
+  return config.services.has(host) ? host : "";
+}
+
+function toShape(referenced: ReferencedAttributes): ReferencedShape {
+  const list = new Array<ReferencedAttribute>();
+  for (let i = 0; i < referenced.matches.length; i++) {
+    const m = referenced.matches[i];
+    list.push(new ReferencedAttribute(m.name, m.condition, m.mapKey));
+  }
+  return new ReferencedShape(list);
+}
+

@@ -1,0 +1,147 @@
+import { AttributeBag } from "../attributes/bag";
+import { CheckCache } from "../client/check_cache";
+import { ClientCounters, COUNTER_COUNT, TransportOutcome, transportOutcome } from "../client/counters";
+import { PrefetchRequest, QuotaCache } from "../client/quota_cache";
+import { ReportBatch } from "../client/report_batch";
+import { ClientConfig, NetworkFailPolicy } from "../config/client_config";
+import { compileConfig } from "../config/compile";
+import { GLOBAL_WORD_COUNT } from "../hub/global_words";
+import { encodeReportRequest } from "../hub/report_request";
+import { encodePairs } from "../pairs";
+import { LogLevel } from "../abi/enums";
+import * as host from "../abi/host";
+
+export const HUB_SERVICE = "mesh.hub.v1.Hub";
+/** Per-attempt deadline of a hub call (upstream's gRPC timeout). */
+export const HUB_CALL_TIMEOUT_MS: u32 = 5000;
+/**
+ * gRPC metadata carrying the NetworkFailPolicy's retry settings to the host,
+ * which executes the retries: `max-retry=N;base-retry-wait-ms=N;max-retry-wait-ms=N`.
+ */
+export const RETRY_POLICY_METADATA = "x-mesh-retry-policy";
+const COUNTER_PREFIX = "hub_client.";
+
+export const enum CallKind {
+  Check,
+  Prefetch,
+  Report,
+}
+
+/** A hub call in flight, filed under its token. */
+export class PendingCall {
+  constructor(
+    public kind: CallKind,
+    public streamId: u32,
+    public prefetch: PrefetchRequest | null,
+  ) {}
+}
+
+/**
+ * The state of one root context: the compiled configuration and the hub
+ * client (caches, report batch, counters, calls in flight). A new
+ * configuration replaces it only when it compiles.
+ */
+export class Plugin {
+  config: ClientConfig | null = null;
+  checkCache: CheckCache = new CheckCache(0);
+  quotaCache: QuotaCache = new QuotaCache(0);
+  reports: ReportBatch = new ReportBatch(1, 1_000_000_000);
+  counters: ClientCounters = new ClientCounters();
+  pending: Map<u32, PendingCall> = new Map();
+  private metricIds: Array<i64> = [];
+  private lastStatsNanos: i64 = 0;
+  private deduplicationPrefix: string = "";
+  private deduplicationCounter: u64 = 0;
+
+  constructor(public readonly rootId: u32) {}
+
+  /** Compiles and applies a plugin configuration; on failure logs why and keeps the old one. */
+  configure(json: string): bool {
+    const result = compileConfig(json);
+    if (result.config === null) {
+      host.log(LogLevel.Error, "hub client configuration rejected: " + result.error);
+      return false;
+    }
+    const config = result.config as ClientConfig;
+    const t = config.transport;
+    this.flushReports();
+    this.config = config;
+    this.checkCache = new CheckCache(t.disableCheckCache ? 0 : 10000);
+    this.quotaCache = new QuotaCache(t.disableQuotaCache ? 0 : 10000);
+    this.reports = new ReportBatch(t.disableReportBatch ? 1 : <i32>t.reportBatchMaxEntries, t.reportBatchMaxTimeNanos);
+    const now = host.nowNanos();
+    // Unique per client start, as upstream's uuid prefix: root id and start time.
+    this.deduplicationPrefix = this.rootId.toString() + "-" + now.toString(16) + "-";
+    this.lastStatsNanos = now;
+    if (this.metricIds.length == 0) {
+      const names = this.counters.names();
+      for (let i = 0; i < COUNTER_COUNT; i++) this.metricIds.push(host.defineCounter(COUNTER_PREFIX + names[i]));
+    }
+    const tick = t.reportBatchMaxTimeNanos < t.statsUpdateIntervalNanos ? t.reportBatchMaxTimeNanos : t.statsUpdateIntervalNanos;
+    host.setTickPeriodMs(<u32>max<i64>(10, tick / 1_000_000));
+    host.log(LogLevel.Info, "hub client configured: " + config.serviceNames.length.toString() + " service(s)");
+    return true;
+  }
+
+  nextDeduplicationId(): string {
+    return this.deduplicationPrefix + (this.deduplicationCounter++).toString();
+  }
+
+  /** Sends a hub call with the fail policy's retry settings; returns the token, or -1. */
+  call(kind: CallKind, method: string, message: Uint8Array, policy: NetworkFailPolicy, streamId: u32, prefetch: PrefetchRequest | null): i64 {
+    const config = this.config as ClientConfig;
+    const cluster = kind == CallKind.Report ? config.transport.reportCluster : config.transport.checkCluster;
+    const metadata = encodePairs(
+      [RETRY_POLICY_METADATA],
+      [
+        "max-retry=" + policy.maxRetry.toString() +
+          ";base-retry-wait-ms=" + (policy.baseRetryWaitNanos / 1_000_000).toString() +
+          ";max-retry-wait-ms=" + (policy.maxRetryWaitNanos / 1_000_000).toString(),
+      ],
+    );
+    const token = host.grpcCall(cluster, HUB_SERVICE, method, metadata, message, HUB_CALL_TIMEOUT_MS);
+    if (token >= 0) this.pending.set(<u32>token, new PendingCall(kind, streamId, prefetch));
+    return token;
+  }
+
+  addReport(bag: AttributeBag, now: i64): void {
+    this.counters.recordReportCall();
+    if (this.reports.add(bag, now)) this.flushReports();
+  }
+
+  flushReports(): void {
+    if (this.config === null) return;
+    const batch = this.reports.take();
+    if (batch.length == 0) return;
+    const config = this.config as ClientConfig;
+    this.counters.recordRemoteReportCall();
+    // Reports are fire-and-forget: no retries (upstream), so a zero-retry policy.
+    const token = this.call(CallKind.Report, "Report", encodeReportRequest(batch, GLOBAL_WORD_COUNT), new NetworkFailPolicy(), 0, null);
+    if (token < 0) this.counters.recordRemoteReportDone(TransportOutcome.Other);
+    if (config.transport.disableReportBatch) return;
+  }
+
+  onReportDone(code: i32, message: string): void {
+    const outcome = transportOutcome(code, message);
+    this.counters.recordRemoteReportDone(outcome);
+    if (outcome != TransportOutcome.Success) host.log(LogLevel.Warn, "hub report failed: " + code.toString() + " " + message);
+  }
+
+  onTick(): void {
+    if (this.config === null) return;
+    const now = host.nowNanos();
+    if (this.reports.isDue(now)) this.flushReports();
+    this.quotaCache.removeIdle(now);
+    if (now - this.lastStatsNanos >= (this.config as ClientConfig).transport.statsUpdateIntervalNanos) this.publishCounters(now);
+  }
+
+  /** Copies the counters' growth since the last publication to the proxy's metrics. */
+  publishCounters(now: i64): void {
+    for (let i = 0; i < COUNTER_COUNT; i++) {
+      const id = this.metricIds[i];
+      const delta = this.counters.takeDelta(i);
+      if (id >= 0) host.incrementCounter(<u32>id, delta);
+    }
+    this.lastStatsNanos = now;
+  }
+}

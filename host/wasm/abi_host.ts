@@ -1,0 +1,467 @@
+import { readFileSync } from "node:fs";
+import loader from "@assemblyscript/loader";
+import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, WasmStatus } from "./abi_types.ts";
+import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
+import { decodePairs, encodePairs } from "./pairs.ts";
+
+/** Looks up a property (path segments, e.g. ["source", "address"]) for a stream; undefined = NOT_FOUND. */
+export type PropertyResolver = (path: string[]) => Uint8Array | undefined;
+
+/** What the embedder provides to the module besides the stream data. */
+export interface HostEnvironment {
+  log: LogSink;
+  /** Wall clock, Unix nanoseconds. */
+  now(): bigint;
+  /** A gRPC call to answer later with grpcReceive or grpcClose. */
+  grpcCall(call: GrpcCall): void;
+  /** The root context asked for ticks every `ms` (0 = stop). */
+  tickPeriod(rootId: number, ms: number): void;
+  /** proxy_get_log_level answer (0 trace … 5 critical). */
+  logLevel?: number;
+}
+
+interface StreamState {
+  id: number;
+  rootId: number;
+  maps: Map<MapType, HeaderList>;
+  properties: PropertyResolver;
+  localReply?: LocalReply;
+  /** Set when the module called proxy_continue_stream(request). */
+  continued: boolean;
+}
+
+export interface Metric {
+  name: string;
+  kind: MetricKind;
+  value: bigint;
+}
+
+export class WasmTrap extends Error {
+  readonly code = "WASM_TRAP";
+}
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  _initialize?: () => void;
+  proxy_on_memory_allocate(size: number): number;
+  proxy_on_context_create(id: number, parent: number): void;
+  proxy_on_vm_start?(rootId: number, size: number): number;
+  proxy_on_configure?(rootId: number, size: number): number;
+  proxy_on_tick?(rootId: number): void;
+  proxy_on_request_headers?(id: number, n: number, eos: number): number;
+  proxy_on_request_body?(id: number, size: number, eos: number): number;
+  proxy_on_response_headers?(id: number, n: number, eos: number): number;
+  proxy_on_response_body?(id: number, size: number, eos: number): number;
+  proxy_on_grpc_receive?(rootId: number, token: number, size: number): void;
+  proxy_on_grpc_close?(rootId: number, token: number, status: number): void;
+  proxy_on_log?(id: number): void;
+  proxy_on_done?(id: number): number;
+  proxy_on_delete?(id: number): void;
+}
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/**
+ * A proxy-wasm 0.2.1 host: instantiates a module, implements the `env.proxy_*`
+ * functions over per-context state, and drives the callbacks in the ABI's
+ * order. Used by the Node sidecar and by the in-process emulator tests use.
+ * Effects the module asks for (continue, local reply) are recorded and applied
+ * by the embedder after the callback returns, as Envoy defers them.
+ */
+export class ProxyWasmVm {
+  readonly metrics = new Map<number, Metric>();
+  /** Set when a callback trapped: the instance must not be used again. */
+  failed = false;
+  private readonly exports: Exports;
+  private readonly streams = new Map<number, StreamState>();
+  private readonly roots = new Set<number>();
+  private nextContextId = 1;
+  private nextToken = 1;
+  private current = 0;
+  private buffers = new Map<BufferType, Uint8Array>();
+  private lastStatus: { code: number; message: string } = { code: 0, message: "" };
+
+  constructor(
+    wasm: Uint8Array | string,
+    private readonly env: HostEnvironment,
+  ) {
+    const bytes = typeof wasm === "string" ? readFileSync(wasm) : wasm;
+    const instance = loader.instantiateSync<Exports>(bytes, { env: this.imports() });
+    this.exports = instance.exports as unknown as Exports;
+    this.exports._initialize?.();
+  }
+
+  // ---------- driving the module
+
+  /** Creates a root context, starts the VM on it and applies `configuration`; returns the root id, or null if refused. */
+  startRoot(configuration: string, vmConfiguration = ""): { rootId: number; accepted: boolean } {
+    const rootId = this.nextContextId++;
+    this.roots.add(rootId);
+    this.call(rootId, () => this.exports.proxy_on_context_create(rootId, 0));
+    const vm = encoder.encode(vmConfiguration);
+    this.buffers.set(BufferType.VmConfiguration, vm);
+    const started = this.call(rootId, () => this.exports.proxy_on_vm_start?.(rootId, vm.length) ?? 1);
+    this.buffers.delete(BufferType.VmConfiguration);
+    const accepted = started !== 0 && this.configure(rootId, configuration);
+    return { rootId, accepted };
+  }
+
+  /** proxy_on_configure with new plugin configuration; false = refused (the old one keeps serving). */
+  configure(rootId: number, configuration: string): boolean {
+    const bytes = encoder.encode(configuration);
+    this.buffers.set(BufferType.PluginConfiguration, bytes);
+    try {
+      return this.call(rootId, () => this.exports.proxy_on_configure?.(rootId, bytes.length) ?? 1) !== 0;
+    } finally {
+      this.buffers.delete(BufferType.PluginConfiguration);
+    }
+  }
+
+  createStream(rootId: number, properties: PropertyResolver): number {
+    const id = this.nextContextId++;
+    this.streams.set(id, { id, rootId, maps: new Map(), properties, continued: false });
+    this.call(id, () => this.exports.proxy_on_context_create(id, rootId));
+    return id;
+  }
+
+  requestHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
+    const s = this.stream(id);
+    s.maps.set(MapType.RequestHeaders, headers.map(([k, v]) => [k.toLowerCase(), v]));
+    return this.call(id, () => this.exports.proxy_on_request_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
+  }
+
+  responseHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
+    const s = this.stream(id);
+    s.maps.set(MapType.ResponseHeaders, headers.map(([k, v]) => [k.toLowerCase(), v]));
+    return this.call(id, () => this.exports.proxy_on_response_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
+  }
+
+  responseTrailers(id: number, trailers: HeaderList): void {
+    this.stream(id).maps.set(MapType.ResponseTrailers, trailers);
+  }
+
+  /** Stream end in Envoy's order: log, done, delete. */
+  finishStream(id: number): void {
+    try {
+      this.call(id, () => this.exports.proxy_on_log?.(id));
+      this.call(id, () => this.exports.proxy_on_done?.(id));
+      this.call(id, () => this.exports.proxy_on_delete?.(id));
+    } finally {
+      this.streams.delete(id);
+    }
+  }
+
+  tick(rootId: number): void {
+    this.call(rootId, () => this.exports.proxy_on_tick?.(rootId));
+  }
+
+  /** A successful unary gRPC answer. */
+  grpcReceive(rootId: number, token: number, message: Uint8Array): void {
+    this.buffers.set(BufferType.GrpcReceiveBuffer, message);
+    this.lastStatus = { code: 0, message: "" };
+    try {
+      this.call(rootId, () => this.exports.proxy_on_grpc_receive?.(rootId, token, message.length));
+    } finally {
+      this.buffers.delete(BufferType.GrpcReceiveBuffer);
+    }
+  }
+
+  /** A failed gRPC call: status code and message (read by the module with proxy_get_status). */
+  grpcClose(rootId: number, token: number, status: number, message: string): void {
+    this.lastStatus = { code: status, message };
+    this.call(rootId, () => this.exports.proxy_on_grpc_close?.(rootId, token, status));
+  }
+
+  shutdownRoot(rootId: number): void {
+    this.call(rootId, () => this.exports.proxy_on_done?.(rootId));
+    this.call(rootId, () => this.exports.proxy_on_delete?.(rootId));
+    this.roots.delete(rootId);
+  }
+
+  // ---------- what the embedder reads back
+
+  headers(id: number, map: MapType): HeaderList {
+    return this.stream(id).maps.get(map) ?? [];
+  }
+
+  takeLocalReply(id: number): LocalReply | undefined {
+    const s = this.stream(id);
+    const reply = s.localReply;
+    s.localReply = undefined;
+    return reply;
+  }
+
+  /** True once, after the module called proxy_continue_stream(request) for the stream. */
+  takeContinue(id: number): boolean {
+    const s = this.stream(id);
+    const continued = s.continued;
+    s.continued = false;
+    return continued;
+  }
+
+  hasStream(id: number): boolean {
+    return this.streams.has(id);
+  }
+
+  metricByName(name: string): bigint | undefined {
+    for (const m of this.metrics.values()) if (m.name === name) return m.value;
+    return undefined;
+  }
+
+  // ---------- internals
+
+  private stream(id: number): StreamState {
+    const s = this.streams.get(id);
+    if (!s) throw new Error(`unknown stream context ${id}`);
+    return s;
+  }
+
+  private call<T>(contextId: number, fn: () => T): T {
+    if (this.failed) throw new WasmTrap("the filter VM failed earlier and cannot be used");
+    const previous = this.current;
+    this.current = contextId;
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof WebAssembly.RuntimeError) {
+        this.failed = true;
+        throw new WasmTrap(`filter trapped: ${e.message}`);
+      }
+      throw e;
+    } finally {
+      this.current = previous;
+    }
+  }
+
+  private get memory(): DataView {
+    return new DataView(this.exports.memory.buffer);
+  }
+
+  private bytesAt(ptr: number, len: number): Uint8Array {
+    return new Uint8Array(this.exports.memory.buffer, ptr, len);
+  }
+
+  private text(ptr: number, len: number): string {
+    return decoder.decode(this.bytesAt(ptr, len));
+  }
+
+  /** Copies bytes into module memory (its allocator) and writes pointer and length to the out slots. */
+  private give(bytes: Uint8Array, outPtr: number, outLen: number): WasmStatus {
+    let ptr = 0;
+    if (bytes.length > 0) {
+      ptr = this.exports.proxy_on_memory_allocate(bytes.length);
+      if (ptr === 0) return WasmStatus.InternalFailure;
+      this.bytesAt(ptr, bytes.length).set(bytes);
+    }
+    const view = this.memory;
+    view.setUint32(outPtr, ptr, true);
+    view.setUint32(outLen, bytes.length, true);
+    return WasmStatus.Ok;
+  }
+
+  /** The stream the module currently acts on (the effective context). */
+  private effectiveStream(): StreamState | undefined {
+    return this.streams.get(this.current);
+  }
+
+  private rootOf(contextId: number): number {
+    return this.roots.has(contextId) ? contextId : (this.streams.get(contextId)?.rootId ?? contextId);
+  }
+
+  private imports(): Record<string, (...args: never[]) => number> {
+    const vm = this;
+    const mapOf = (type: MapType): HeaderList | undefined => {
+      const s = vm.effectiveStream();
+      if (!s) return undefined;
+      if (!s.maps.has(type)) s.maps.set(type, []);
+      return s.maps.get(type);
+    };
+    return {
+      proxy_log(level: number, ptr: number, len: number) {
+        if (level > 5) return WasmStatus.BadArgument;
+        vm.env.log(LOG_LEVELS[level], vm.text(ptr, len));
+        return WasmStatus.Ok;
+      },
+      proxy_get_log_level(out: number) {
+        vm.memory.setUint32(out, vm.env.logLevel ?? 2, true);
+        return WasmStatus.Ok;
+      },
+      proxy_get_current_time_nanoseconds(out: number) {
+        vm.memory.setBigUint64(out, vm.env.now(), true);
+        return WasmStatus.Ok;
+      },
+      proxy_set_tick_period_milliseconds(ms: number) {
+        vm.env.tickPeriod(vm.rootOf(vm.current), ms);
+        return WasmStatus.Ok;
+      },
+      proxy_get_buffer_status(type: number, outSize: number, outFlags: number) {
+        const b = vm.buffers.get(type as BufferType);
+        if (!b) return WasmStatus.NotFound;
+        vm.memory.setUint32(outSize, b.length, true);
+        vm.memory.setUint32(outFlags, 0, true);
+        return WasmStatus.Ok;
+      },
+      proxy_get_buffer_bytes(type: number, start: number, max: number, outPtr: number, outLen: number) {
+        const b = vm.buffers.get(type as BufferType);
+        if (!b) return WasmStatus.NotFound;
+        return vm.give(b.subarray(Math.min(start, b.length), Math.min(b.length, start + max)), outPtr, outLen);
+      },
+      proxy_get_header_map_pairs(type: number, outPtr: number, outLen: number) {
+        const map = mapOf(type as MapType);
+        if (!map) return WasmStatus.NotFound;
+        return vm.give(map.length === 0 ? new Uint8Array() : encodePairs(map), outPtr, outLen);
+      },
+      proxy_set_header_map_pairs(type: number, ptr: number, len: number) {
+        const map = mapOf(type as MapType);
+        if (!map) return WasmStatus.NotFound;
+        map.splice(0, map.length, ...decodePairs(vm.bytesAt(ptr, len)).map(([k, v]) => [k.toLowerCase(), v] as [string, string]));
+        return WasmStatus.Ok;
+      },
+      proxy_get_header_map_value(type: number, kPtr: number, kLen: number, outPtr: number, outLen: number) {
+        const map = mapOf(type as MapType);
+        const key = vm.text(kPtr, kLen).toLowerCase();
+        const found = map?.find(([k]) => k === key);
+        if (!found) return WasmStatus.NotFound;
+        return vm.give(encoder.encode(found[1]), outPtr, outLen);
+      },
+      proxy_add_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
+        const map = mapOf(type as MapType);
+        if (!map) return WasmStatus.NotFound;
+        map.push([vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen)]);
+        return WasmStatus.Ok;
+      },
+      proxy_replace_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
+        const map = mapOf(type as MapType);
+        if (!map) return WasmStatus.NotFound;
+        const key = vm.text(kPtr, kLen).toLowerCase();
+        const value = vm.text(vPtr, vLen);
+        const at = map.findIndex(([k]) => k === key);
+        const rest = map.filter(([k], i) => k !== key || i === at);
+        if (at < 0) rest.push([key, value]);
+        else rest[rest.findIndex(([k]) => k === key)] = [key, value];
+        map.splice(0, map.length, ...rest);
+        return WasmStatus.Ok;
+      },
+      proxy_remove_header_map_value(type: number, kPtr: number, kLen: number) {
+        const map = mapOf(type as MapType);
+        if (!map) return WasmStatus.NotFound;
+        const key = vm.text(kPtr, kLen).toLowerCase();
+        map.splice(0, map.length, ...map.filter(([k]) => k !== key));
+        return WasmStatus.Ok;
+      },
+      proxy_get_header_map_size(type: number, out: number) {
+        const map = mapOf(type as MapType);
+        if (!map) return WasmStatus.NotFound;
+        vm.memory.setUint32(out, encodePairs(map).length, true);
+        return WasmStatus.Ok;
+      },
+      proxy_get_property(pathPtr: number, pathLen: number, outPtr: number, outLen: number) {
+        const path = vm.text(pathPtr, pathLen).split("\0");
+        const s = vm.effectiveStream();
+        const value = s?.properties(path);
+        if (value === undefined) return WasmStatus.NotFound;
+        return vm.give(value, outPtr, outLen);
+      },
+      proxy_continue_stream(type: number) {
+        const s = vm.effectiveStream();
+        if (!s) return WasmStatus.NotFound;
+        if (type === 0) s.continued = true;
+        return WasmStatus.Ok;
+      },
+      proxy_close_stream() {
+        return WasmStatus.Ok;
+      },
+      proxy_send_local_response(status: number, dPtr: number, dLen: number, bPtr: number, bLen: number, hPtr: number, hLen: number, grpcStatus: number) {
+        const s = vm.effectiveStream();
+        if (!s) return WasmStatus.NotFound;
+        s.localReply = {
+          status,
+          // Envoy replaces spaces in details so log parsers do not split them.
+          details: vm.text(dPtr, dLen).replace(/ /g, "_"),
+          body: vm.text(bPtr, bLen),
+          headers: hLen > 0 ? decodePairs(vm.bytesAt(hPtr, hLen)) : [],
+          grpcStatus,
+        };
+        return WasmStatus.Ok;
+      },
+      proxy_grpc_call(
+        cPtr: number, cLen: number, sPtr: number, sLen: number, mPtr: number, mLen: number,
+        mdPtr: number, mdLen: number, msgPtr: number, msgLen: number, timeoutMs: number, outToken: number,
+      ) {
+        const token = vm.nextToken++;
+        const call: GrpcCall = {
+          token,
+          rootId: vm.rootOf(vm.current),
+          cluster: vm.text(cPtr, cLen),
+          service: vm.text(sPtr, sLen),
+          method: vm.text(mPtr, mLen),
+          metadata: mdLen > 0 ? decodePairs(vm.bytesAt(mdPtr, mdLen)) : [],
+          message: vm.bytesAt(msgPtr, msgLen).slice(),
+          timeoutMs,
+        };
+        vm.memory.setUint32(outToken, token, true);
+        vm.env.grpcCall(call);
+        return WasmStatus.Ok;
+      },
+      proxy_grpc_cancel() {
+        return WasmStatus.Ok;
+      },
+      proxy_grpc_close() {
+        return WasmStatus.Ok;
+      },
+      proxy_get_status(outCode: number, outPtr: number, outLen: number) {
+        vm.memory.setUint32(outCode, vm.lastStatus.code, true);
+        return vm.give(encoder.encode(vm.lastStatus.message), outPtr, outLen);
+      },
+      proxy_set_effective_context(id: number) {
+        if (!vm.streams.has(id) && !vm.roots.has(id)) return WasmStatus.BadArgument;
+        vm.current = id;
+        return WasmStatus.Ok;
+      },
+      proxy_done() {
+        return WasmStatus.NotFound;
+      },
+      proxy_define_metric(kind: number, nPtr: number, nLen: number, outId: number) {
+        const name = vm.text(nPtr, nLen);
+        let id = [...vm.metrics].find(([, m]) => m.name === name)?.[0];
+        if (id === undefined) {
+          id = vm.metrics.size + 1;
+          vm.metrics.set(id, { name, kind: kind as MetricKind, value: 0n });
+        }
+        vm.memory.setUint32(outId, id, true);
+        return WasmStatus.Ok;
+      },
+      proxy_increment_metric(id: number, delta: bigint) {
+        const m = vm.metrics.get(id);
+        if (!m) return WasmStatus.NotFound;
+        if (m.kind === MetricKind.Counter && delta <= 0n) return WasmStatus.BadArgument;
+        m.value += delta;
+        return WasmStatus.Ok;
+      },
+      proxy_record_metric(id: number, value: bigint) {
+        const m = vm.metrics.get(id);
+        if (!m) return WasmStatus.NotFound;
+        m.value = m.kind === MetricKind.Gauge ? value : m.value + value;
+        return WasmStatus.Ok;
+      },
+      proxy_get_metric(id: number, out: number) {
+        const m = vm.metrics.get(id);
+        if (!m) return WasmStatus.NotFound;
+        vm.memory.setBigUint64(out, m.value, true);
+        return WasmStatus.Ok;
+      },
+    } as unknown as Record<string, (...args: never[]) => number>;
+  }
+}
+
+/** Property value encodings Envoy uses (proxy-wasm.md §1.5). */
+export const propertyValue = {
+  string: (s: string) => encoder.encode(s),
+  bool: (b: boolean) => Uint8Array.of(b ? 1 : 0),
+  int64: (n: bigint | number) => {
+    const out = new Uint8Array(8);
+    new DataView(out.buffer).setBigInt64(0, BigInt(n), true);
+    return out;
+  },
+};

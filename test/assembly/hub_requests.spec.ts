@@ -1,0 +1,309 @@
+// Hub request encoding: CompressedAttributes, CheckRequest and ReportRequest
+// (proto/mesh/hub/v1/{attributes,hub}.proto, hub-client.md §9). The bytes are
+// read back with ProtoReader into a compact text per field, so a vector
+// names field numbers and indexes rather than hex; one hex vector is
+// hand-encoded from the proto for the example of hub-client.md §9.2.
+import { ProtoReader } from "../../assembly/proto/reader";
+import { ProtoWriter, WIRE_FIXED64, WIRE_LEN } from "../../assembly/proto/writer";
+import { AttributeBag } from "../../assembly/attributes/bag";
+import { AttributeValue, ValueKind } from "../../assembly/attributes/value";
+import { StringMap } from "../../assembly/attributes/string_map";
+import { QuotaCharge } from "../../assembly/quota";
+import { MessageDictionary } from "../../assembly/hub/dictionary";
+import { CompressedAttributesWriter } from "../../assembly/hub/compressed_attributes";
+import { CheckRequestEncoder, encodeCheckRequest } from "../../assembly/hub/check_request";
+import { encodeReportRequest, ReportRequestEncoder } from "../../assembly/hub/report_request";
+import { GLOBAL_WORD_COUNT, globalWordIndex } from "../../assembly/hub/global_words";
+
+function hex(b: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < b.length; i++) {
+    const v = <i32>b[i];
+    s += (v < 16 ? "0" : "") + v.toString(16);
+  }
+  return s;
+}
+
+function asciiHex(s: string): string {
+  return hex(Uint8Array.wrap(String.UTF8.encode(s)));
+}
+
+/** {key = 1, value = 2} of a map entry: the key as sint32 and a reader on the value. */
+function entryKey(r: ProtoReader): i32 {
+  let key = 0;
+  while (r.next()) {
+    if (r.field == 1) key = r.sint32();
+    else if (r.field == 2) return key;
+    else r.skip();
+  }
+  return key;
+}
+
+function secondsNanos(r: ProtoReader): string {
+  let s: i64 = 0;
+  let n: i64 = 0;
+  while (r.next()) {
+    if (r.field == 1) s = <i64>r.varint();
+    else if (r.field == 2) n = <i64>(<i32>r.varint());
+    else r.skip();
+  }
+  return s.toString() + "/" + n.toString();
+}
+
+/** CompressedAttributes as text, one item per map entry in wire order. */
+function renderAttributes(r: ProtoReader): string {
+  const parts = new Array<string>();
+  while (r.next()) {
+    const field = r.field;
+    if (field == 1) {
+      parts.push("w:" + r.string());
+      continue;
+    }
+    const e = r.message();
+    const k = entryKey(e);
+    const at = "[" + k.toString() + "]=";
+    if (field == 2) parts.push("s" + at + e.sint32().toString());
+    else if (field == 3) parts.push("i" + at + (<i64>e.varint()).toString());
+    else if (field == 4) parts.push("d" + at + (e.wire == WIRE_FIXED64 ? e.double().toString() : "?"));
+    else if (field == 5) parts.push("b" + at + (e.varint() != 0 ? "true" : "false"));
+    else if (field == 6) parts.push("t" + at + secondsNanos(e.message()));
+    else if (field == 7) parts.push("u" + at + secondsNanos(e.message()));
+    else if (field == 8) parts.push("y" + at + hex(e.bytes()));
+    else if (field == 9) {
+      const m = e.message();
+      const pairs = new Array<string>();
+      while (m.next()) {
+        const p = m.message();
+        const pk = entryKey(p);
+        pairs.push(pk.toString() + ":" + p.sint32().toString());
+      }
+      parts.push("m" + at + "{" + pairs.join(",") + "}");
+    } else parts.push("?" + field.toString());
+  }
+  return parts.join(" ");
+}
+
+function renderCheck(buf: Uint8Array): string {
+  const r = new ProtoReader(buf);
+  const parts = new Array<string>();
+  while (r.next()) {
+    if (r.field == 1) parts.push("attributes(" + renderAttributes(r.message()) + ")");
+    else if (r.field == 2) parts.push("gwc=" + r.varint().toString());
+    else if (r.field == 3) parts.push("id=" + r.string());
+    else if (r.field == 4) {
+      const e = r.message();
+      let name = "";
+      let amount: i64 = 0;
+      let bestEffort = false;
+      while (e.next()) {
+        if (e.field == 1) name = e.string();
+        else if (e.field == 2) {
+          const p = e.message();
+          while (p.next()) {
+            if (p.field == 1) amount = <i64>p.varint();
+            else if (p.field == 2) bestEffort = p.varint() != 0;
+            else p.skip();
+          }
+        } else e.skip();
+      }
+      parts.push("q[" + name + "]=" + amount.toString() + (bestEffort ? "/best-effort" : ""));
+    } else parts.push("?" + r.field.toString());
+  }
+  return parts.join(" ");
+}
+
+function renderReport(buf: Uint8Array): string {
+  const r = new ProtoReader(buf);
+  const parts = new Array<string>();
+  while (r.next()) {
+    if (r.field == 1) parts.push("entry(" + renderAttributes(r.message()) + ")");
+    else if (r.field == 2) parts.push("dw:" + r.string());
+    else if (r.field == 3) parts.push("gwc=" + r.varint().toString());
+    else if (r.field == 4) parts.push("semantics=" + r.varint().toString());
+    else parts.push("?" + r.field.toString());
+  }
+  return parts.join(" ");
+}
+
+function compress(bag: AttributeBag, globalWordCount: i32 = GLOBAL_WORD_COUNT): string {
+  const w = new ProtoWriter();
+  new CompressedAttributesWriter().write(w, bag, new MessageDictionary(globalWordCount), true);
+  return renderAttributes(new ProtoReader(w.finish()));
+}
+
+function headers(k: string, v: string): StringMap {
+  const m = new StringMap();
+  m.set(k, v);
+  return m;
+}
+
+const NO_QUOTAS = new Array<QuotaCharge>();
+
+describe("CompressedAttributes", () => {
+  it("encodes hub-client.md §9.2's example: request.headers = 15, authorization = 50, JWT-Token = -1 (hand-encoded)", () => {
+    const bag = new AttributeBag();
+    bag.set("request.headers", AttributeValue.ofMap(headers("authorization", "JWT-Token")));
+    const w = new ProtoWriter();
+    new CompressedAttributesWriter().write(w, bag, new MessageDictionary(), true);
+    // string_maps (9) {key 15 -> zigzag 30, value CompressedStringMap {entries (1) {50 -> 100, -1 -> 1}}}, words (1) "JWT-Token"
+    expect(hex(w.finish())).toBe("4a0a" + "081e" + "1206" + "0a04" + "0864" + "1001" + "0a09" + asciiHex("JWT-Token"));
+  });
+
+  it("writes every value kind into its own map", () => {
+    const bag = new AttributeBag();
+    bag.setString("request.path", "/api");
+    bag.set("response.code", AttributeValue.ofInt64(-9007199254740993));
+    bag.set("sample.ratio", AttributeValue.ofDouble(0.25));
+    bag.set("connection.mtls", AttributeValue.ofBool(true));
+    bag.set("flag.off", AttributeValue.ofBool(false));
+    bag.set("request.time", AttributeValue.ofSecondsNanos(ValueKind.Timestamp, 1700000000, 5));
+    bag.set("response.duration", AttributeValue.ofSecondsNanos(ValueKind.Duration, -1, -500000000));
+    bag.set("source.ip", AttributeValue.ofBytes(Uint8Array.wrap(String.UTF8.encode("\x0a\x00\x00\x01"))));
+    bag.set("request.headers", AttributeValue.ofMap(headers(":method", "GET")));
+    const path = globalWordIndex("request.path").toString();
+    const code = globalWordIndex("response.code").toString();
+    const mtls = globalWordIndex("connection.mtls").toString();
+    const time = globalWordIndex("request.time").toString();
+    const duration = globalWordIndex("response.duration").toString();
+    const method = globalWordIndex(":method").toString();
+    const get = globalWordIndex("GET");
+    // "/api", "sample.ratio", "flag.off" are not global words.
+    expect(
+      compress(bag),
+    ).toBe(
+      "s[" + path + "]=-1 i[" + code + "]=-9007199254740993 d[-2]=0.25 b[" + mtls + "]=true b[-3]=false" +
+        " t[" + time + "]=1700000000/5 u[" + duration + "]=-1/-500000000 y[0]=0a000001" +
+        " m[15]={" + method + ":" + (get >= 0 ? get.toString() : "-4") + "}" +
+        " w:/api w:sample.ratio w:flag.off" + (get >= 0 ? "" : " w:GET"),
+    );
+  });
+
+  it("writes zero values and empty messages explicitly in map entries", () => {
+    const bag = new AttributeBag();
+    bag.set("a", AttributeValue.ofInt64(0));
+    bag.set("b", AttributeValue.ofSecondsNanos(ValueKind.Timestamp, 0, 0));
+    bag.set("c", AttributeValue.ofBytes(new Uint8Array(0)));
+    bag.set("d", AttributeValue.ofMap(new StringMap()));
+    const noBytes = new AttributeValue();
+    noBytes.kind = ValueKind.Bytes;
+    bag.set("e", noBytes);
+    expect(compress(bag)).toBe("i[-1]=0 t[-2]=0/0 y[-3]= m[-4]={} y[-5]= w:a w:b w:c w:d w:e");
+  });
+
+  it("numbers message words in first-use order across names, values, map keys and map values", () => {
+    const bag = new AttributeBag();
+    bag.set("request.headers", AttributeValue.ofMap(headers("authorization", "JWT-Token")));
+    bag.setString("request.path", "JWT-Token");
+    bag.setString("my.attr", "x");
+    const path = globalWordIndex("request.path").toString();
+    expect(compress(bag)).toBe("m[15]={50:-1} s[" + path + "]=-1 s[-2]=-3 w:JWT-Token w:my.attr w:x");
+  });
+
+  it("keeps global words beyond the peer's count out of the global range", () => {
+    const bag = new AttributeBag();
+    bag.setString("source.ip", "request.headers");
+    expect(compress(bag, 10)).toBe("s[0]=-1 w:request.headers");
+    expect(compress(bag, 16)).toBe("s[0]=15");
+  });
+
+  it("leaves the words to the caller when asked (report entries)", () => {
+    const bag = new AttributeBag();
+    bag.setString("my.attr", "x");
+    const w = new ProtoWriter();
+    const d = new MessageDictionary();
+    new CompressedAttributesWriter().write(w, bag, d, false);
+    expect(renderAttributes(new ProtoReader(w.finish()))).toBe("s[-1]=-2");
+    expect(d.words.join(",")).toBe("my.attr,x");
+  });
+
+  it("writes nothing for an empty bag", () => {
+    expect(compress(new AttributeBag())).toBe("");
+  });
+});
+
+describe("CheckRequest", () => {
+  it("carries the attributes with their own words, the global word count and the deduplication id", () => {
+    const bag = new AttributeBag();
+    bag.setString("request.path", "/pets");
+    const path = globalWordIndex("request.path").toString();
+    expect(renderCheck(encodeCheckRequest(bag, GLOBAL_WORD_COUNT, "uuid-7", NO_QUOTAS, false))).toBe(
+      "attributes(s[" + path + "]=-1 w:/pets) gwc=222 id=uuid-7",
+    );
+  });
+
+  it("always writes the attributes field, and leaves out an empty id", () => {
+    expect(hex(encodeCheckRequest(new AttributeBag(), GLOBAL_WORD_COUNT, "", NO_QUOTAS, false))).toBe("0a00" + "10de01");
+  });
+
+  it("clamps the global word count to the words the filter has", () => {
+    const bag = new AttributeBag();
+    expect(renderCheck(encodeCheckRequest(bag, 5000, "", NO_QUOTAS, false))).toBe("attributes() gwc=222");
+    expect(renderCheck(encodeCheckRequest(bag, 100, "", NO_QUOTAS, false))).toBe("attributes() gwc=100");
+    expect(renderCheck(encodeCheckRequest(bag, 0, "", NO_QUOTAS, false))).toBe("attributes()");
+  });
+
+  it("merges quotas charged twice into one map entry, summing the amounts, in first-charge order", () => {
+    const quotas = [new QuotaCharge("rq", 1), new QuotaCharge("other", 2), new QuotaCharge("rq", 3), new QuotaCharge("zero", 0)];
+    expect(renderCheck(encodeCheckRequest(new AttributeBag(), 222, "d", quotas, false))).toBe(
+      "attributes() gwc=222 id=d q[rq]=4 q[other]=2 q[zero]=0",
+    );
+  });
+
+  it("marks every quota best-effort when asked", () => {
+    const quotas = [new QuotaCharge("rq", 1), new QuotaCharge("b", 5)];
+    expect(renderCheck(encodeCheckRequest(new AttributeBag(), 222, "", quotas, true))).toBe(
+      "attributes() gwc=222 q[rq]=1/best-effort q[b]=5/best-effort",
+    );
+  });
+
+  it("starts each request of a reused encoder with an empty dictionary and no quotas", () => {
+    const encoder = new CheckRequestEncoder();
+    const a = new AttributeBag();
+    a.setString("my.a", "v");
+    const b = new AttributeBag();
+    b.setString("my.b", "v");
+    expect(renderCheck(encoder.encode(a, 222, "1", [new QuotaCharge("q", 1)], false))).toBe("attributes(s[-1]=-2 w:my.a w:v) gwc=222 id=1 q[q]=1");
+    expect(renderCheck(encoder.encode(b, 222, "2", NO_QUOTAS, false))).toBe("attributes(s[-1]=-2 w:my.b w:v) gwc=222 id=2");
+  });
+
+  it("returns bytes that later encodes do not overwrite", () => {
+    const encoder = new CheckRequestEncoder();
+    const a = new AttributeBag();
+    a.setString("my.a", "v");
+    const first = encoder.encode(a, 222, "1", NO_QUOTAS, false);
+    const before = hex(first);
+    encoder.encode(new AttributeBag(), 222, "2", NO_QUOTAS, false);
+    expect(hex(first)).toBe(before);
+  });
+});
+
+describe("ReportRequest", () => {
+  it("shares one dictionary in default_words, with independent encoding and no per-entry words", () => {
+    const a = new AttributeBag();
+    a.setString("request.path", "/shared");
+    a.setString("my.attr", "x");
+    const b = new AttributeBag();
+    b.setString("request.path", "/shared");
+    b.set("response.code", AttributeValue.ofInt64(200));
+    const path = globalWordIndex("request.path").toString();
+    const code = globalWordIndex("response.code").toString();
+    expect(renderReport(encodeReportRequest([a, b], GLOBAL_WORD_COUNT))).toBe(
+      "entry(s[" + path + "]=-1 s[-2]=-3) entry(s[" + path + "]=-1 i[" + code + "]=200)" +
+        " dw:/shared dw:my.attr dw:x gwc=222 semantics=1",
+    );
+  });
+
+  it("encodes an empty batch as just the semantics and the word count", () => {
+    expect(renderReport(encodeReportRequest([], 222))).toBe("gwc=222 semantics=1");
+  });
+
+  it("starts each batch of a reused encoder with an empty dictionary", () => {
+    const encoder = new ReportRequestEncoder();
+    const a = new AttributeBag();
+    a.setString("my.a", "v1");
+    const b = new AttributeBag();
+    b.setString("my.b", "v1");
+    expect(renderReport(encoder.encode([a], 222))).toBe("entry(s[-1]=-2) dw:my.a dw:v1 gwc=222 semantics=1");
+    expect(renderReport(encoder.encode([b], 50))).toBe("entry(s[-1]=-2) dw:my.b dw:v1 gwc=50 semantics=1");
+  });
+});
