@@ -1,0 +1,167 @@
+import { messageType } from "../wire/protos.ts";
+import { type RetryPolicy, retryDelayMs, retryPolicyFrom } from "../hub/retry_policy.ts";
+import { type PropertyResolver, ProxyWasmVm, propertyValue } from "./abi_host.ts";
+import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType } from "./abi_types.ts";
+import { RELEASE_WASM } from "./filter_module.ts";
+
+/** A scripted answer to one attempt of a hub call. */
+export type HubAnswer =
+  | { respond: Record<string, unknown> }
+  | { fail: { code: number; message: string } };
+
+/** A hub call as the emulator saw it, with every attempt the retry policy made. */
+export interface EmulatedCall extends GrpcCall {
+  decoded: Record<string, any>;
+  policy: RetryPolicy;
+  attempts: number;
+  /** Waits drawn before each retry, ms. */
+  backoffMs: number[];
+  answered: boolean;
+}
+
+export interface StreamResult {
+  id: number;
+  action: Action;
+  localReply?: LocalReply;
+}
+
+export type PropertyValue = string | boolean | number | bigint | Uint8Array;
+
+/**
+ * An in-process proxy-wasm host for tests, in the manner of
+ * proxy-wasm-go-sdk's proxytest: it loads the built module, configures it,
+ * feeds streams, answers hub calls from a script (executing the call's retry
+ * policy as the Node host does), fires ticks on an injected clock, and exposes
+ * local replies, header changes, logs and counters.
+ */
+export class FilterEmulator {
+  readonly vm: ProxyWasmVm;
+  readonly logs: Array<{ level: string; message: string }> = [];
+  readonly calls: EmulatedCall[] = [];
+  rootId = 0;
+  configured = false;
+  nowNanos = 1_763_800_000_000_000_000n;
+  tickMs = 0;
+  /** Answers for the next hub call attempts, in order; when empty, calls stay pending. */
+  script: HubAnswer[] = [];
+  private readonly streamProperties = new Map<number, Record<string, PropertyValue>>();
+  /** Random source for backoff jitter. */
+  random: () => number = () => 0.5;
+
+  constructor(config: object | string, wasm: string = RELEASE_WASM) {
+    this.vm = new ProxyWasmVm(wasm, {
+      log: (level, message) => this.logs.push({ level, message }),
+      now: () => this.nowNanos,
+      grpcCall: (call) => this.onCall(call),
+      tickPeriod: (_root, ms) => {
+        this.tickMs = ms;
+      },
+    });
+    const { rootId, accepted } = this.vm.startRoot(typeof config === "string" ? config : JSON.stringify(config));
+    this.rootId = rootId;
+    this.configured = accepted;
+  }
+
+  configure(config: object | string): boolean {
+    return this.vm.configure(this.rootId, typeof config === "string" ? config : JSON.stringify(config));
+  }
+
+  /** Sends request headers through the filter; hub calls are answered from `script` as they are made. */
+  request(headers: HeaderList | Record<string, string>, properties: Record<string, PropertyValue> = {}): StreamResult {
+    const props: Record<string, PropertyValue> = { ...properties };
+    const resolver: PropertyResolver = (path) => {
+      const value = props[path.join(".")];
+      if (value === undefined) return undefined;
+      if (value instanceof Uint8Array) return value;
+      if (typeof value === "string") return propertyValue.string(value);
+      if (typeof value === "boolean") return propertyValue.bool(value);
+      return propertyValue.int64(value);
+    };
+    const id = this.vm.createStream(this.rootId, resolver);
+    this.streamProperties.set(id, props);
+    const list: HeaderList = Array.isArray(headers) ? headers : Object.entries(headers);
+    const action = this.vm.requestHeaders(id, list, true);
+    this.drain();
+    return { id, action, localReply: this.vm.takeLocalReply(id) };
+  }
+
+  /** Headers the request would reach upstream with. */
+  requestHeaders(id: number): HeaderList {
+    return this.vm.headers(id, MapType.RequestHeaders);
+  }
+
+  continued(id: number): boolean {
+    return this.vm.takeContinue(id);
+  }
+
+  /**
+   * Completes a stream: response headers, then log/done/delete, with the
+   * completion properties a proxy has by then (response.code, sizes, …).
+   */
+  finish(id: number, status = 200, headers: HeaderList = [], properties: Record<string, PropertyValue> = {}): HeaderList {
+    Object.assign(this.streamProperties.get(id) ?? {}, { "response.code": BigInt(status), ...properties });
+    this.vm.responseHeaders(id, [[":status", String(status)], ...headers], true);
+    const out = this.vm.headers(id, MapType.ResponseHeaders);
+    this.vm.finishStream(id);
+    this.streamProperties.delete(id);
+    return out;
+  }
+
+  /** Moves the clock and fires the tick timer as often as it would have fired. */
+  advance(ms: number): void {
+    let left = ms;
+    while (left > 0) {
+      const step = this.tickMs > 0 ? Math.min(this.tickMs, left) : left;
+      this.nowNanos += BigInt(step) * 1_000_000n;
+      left -= step;
+      if (this.tickMs > 0) this.vm.tick(this.rootId);
+      this.drain();
+    }
+  }
+
+  counter(name: string): number {
+    return Number(this.vm.metricByName(`hub_client.${name}`) ?? 0n);
+  }
+
+  /** Answers the pending calls from the script (also calls dispatched while answering). */
+  drain(): void {
+    for (let i = 0; i < this.calls.length; i++) {
+      const call = this.calls[i];
+      if (call.answered || this.script.length === 0) continue;
+      this.settle(call);
+    }
+  }
+
+  /** Answers a pending call directly (for tests that hold calls open). */
+  answer(call: EmulatedCall, answer: HubAnswer): void {
+    this.script.unshift(answer);
+    this.settle(call);
+  }
+
+  private onCall(call: GrpcCall): void {
+    const type = call.method === "Report" ? "mesh.hub.v1.ReportRequest" : "mesh.hub.v1.CheckRequest";
+    const decoded = messageType(type).toObject(messageType(type).decode(call.message), { longs: Number, defaults: false }) as Record<string, any>;
+    this.calls.push({ ...call, decoded, policy: retryPolicyFrom(call.metadata), attempts: 0, backoffMs: [], answered: false });
+  }
+
+  // Runs the call's attempts against the script as the host transport would:
+  // up to 1 + maxRetry attempts, backoff drawn between them.
+  private settle(call: EmulatedCall): void {
+    while (this.script.length > 0) {
+      const answer = this.script.shift() as HubAnswer;
+      call.attempts++;
+      if ("respond" in answer) {
+        call.answered = true;
+        const type = messageType(call.method === "Report" ? "mesh.hub.v1.ReportResponse" : "mesh.hub.v1.CheckResponse");
+        this.vm.grpcReceive(call.rootId, call.token, type.encode(type.fromObject(answer.respond)).finish());
+        return;
+      }
+      if (call.attempts > call.policy.maxRetry) {
+        call.answered = true;
+        this.vm.grpcClose(call.rootId, call.token, answer.fail.code, answer.fail.message);
+        return;
+      }
+      call.backoffMs.push(retryDelayMs(call.policy, call.attempts - 1, this.random()));
+    }
+  }
+}
