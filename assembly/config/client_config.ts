@@ -1,6 +1,7 @@
 import { AttributeBag } from "../attributes/bag";
 import { CompiledApiSpec } from "../api_spec";
 import { QuotaRule } from "../quota";
+import { TcpClientConfig } from "./tcp_client_config";
 
 // Defaults of the hub client, named with their units (hub-client.md §8).
 export const DEFAULT_CLUSTER = "hub_server";
@@ -49,7 +50,10 @@ export class ServiceConfig {
   networkFailPolicy: NetworkFailPolicy | null = null;
 }
 
-/** The compiled HttpClientConfig: read-only once built, shared by every request. */
+/**
+ * The compiled plugin configuration: the HttpClientConfig (read-only once
+ * built, shared by every request) and, when configured, the TcpClientConfig.
+ */
 export class ClientConfig {
   transport: TransportConfig = new TransportConfig();
   serviceNames: Array<string> = [];
@@ -60,6 +64,8 @@ export class ClientConfig {
   ignoreForwardedAttributes: bool = false;
   /** Outgoing forwarded-attributes header for requests without a ServiceConfig. */
   forwardHeader: string = "";
+  /** TcpClientConfig: present when the plugin serves TCP connections. */
+  tcp: TcpClientConfig | null = null;
 
   /** The ServiceConfig for a destination service, falling back to the default; null if neither exists. */
   serviceFor(destinationService: string): ServiceConfig | null {

@@ -1,23 +1,23 @@
 import { ApiKeyLocation } from "../api_key";
 import { ApiPattern, CompiledApiSpec } from "../api_spec";
 import { encodeForwardedAttributes } from "../attributes/forwarded";
-import { JsonKind, JsonValue, parseJson } from "../json";
-import { AttributeMatch, Clause, QuotaCharge, QuotaRule } from "../quota";
-import { Regex, RegexSet } from "../regex/index";
-import { MatchKind, StringMatch } from "../string_match";
+import { JsonValue, parseJson } from "../json";
+import { RegexSet } from "../regex/index";
 import { parseUriTemplate, UriTemplate } from "../template/index";
 import { readAttributes } from "./attributes_json";
 import {
   ClientConfig,
   DEFAULT_MESH_DOMAIN_SUFFIX,
-  NetworkFailPolicy,
   ServiceConfig,
-  TransportConfig,
 } from "./client_config";
+import { readQuotaSpec } from "./quota_spec_json";
 import { ConfigReader } from "./reader";
+import { readTcpClientConfig } from "./tcp_client_config";
+import { readFailPolicy, readTransport } from "./transport_json";
 
 // Compiles the plugin configuration, one JSON document:
 //   { "httpClientConfig": <HttpClientConfig, camelCase>,
+//     "tcpClientConfig": <TcpClientConfig, camelCase>,
 //     "resources": [ HTTPAPISpec | HTTPAPISpecBinding | QuotaSpec | QuotaSpecBinding documents ] }
 // into a read-only ClientConfig. Bindings attach their specs to the services
 // they name (creating a ServiceConfig where none is configured). The first
@@ -31,7 +31,6 @@ export class CompileResult {
 }
 
 const DEFAULT_NAMESPACE = "default";
-const MAX_CHARGE: i64 = 2147483647;
 
 /** A spec body to compile for a service, with the path used in errors. */
 class SpecSource {
@@ -64,11 +63,14 @@ export function compileConfig(text: string): CompileResult {
   if (root === null) return new CompileResult(null, r.error);
   for (let i = 0; i < root.keys.length; i++) {
     const k = root.keys[i];
-    if (k != "httpClientConfig" && k != "resources") r.fail(k, "unknown field (expected httpClientConfig, resources)");
+    if (k != "httpClientConfig" && k != "tcpClientConfig" && k != "resources") {
+      r.fail(k, "unknown field (expected httpClientConfig, tcpClientConfig, resources)");
+    }
   }
   const config = new ClientConfig();
   const sources = new Map<string, ServiceSources>();
   readClientConfig(r, r.object(r.member(root, "httpClientConfig"), "httpClientConfig"), config, sources);
+  config.tcp = readTcpClientConfig(r, r.member(root, "tcpClientConfig"), "tcpClientConfig");
   const resources = readResources(r, r.member(root, "resources"));
   bindSpecs(r, resources, "HTTPAPISpecBinding", "HTTPAPISpec", "apiSpecs", config, sources);
   bindSpecs(r, resources, "QuotaSpecBinding", "QuotaSpec", "quotaSpecs", config, sources);
@@ -81,7 +83,7 @@ export function compileConfig(text: string): CompileResult {
     service.forwardHeader = encodeForwardedAttributes(forward);
     const src = sources.get(name);
     compileApiSpec(r, src.apiSpecs, service.apiSpec);
-    for (let j = 0; j < src.quotaSpecs.length; j++) readQuotaSpec(r, src.quotaSpecs[j], service.quotaRules);
+    for (let j = 0; j < src.quotaSpecs.length; j++) readQuotaSpec(r, src.quotaSpecs[j].body, src.quotaSpecs[j].path, service.quotaRules);
   }
   if (r.failed) return new CompileResult(null, r.error);
   return new CompileResult(config, "");
@@ -124,43 +126,6 @@ function readClientConfig(r: ConfigReader, obj: JsonValue | null, config: Client
     const quotas = r.array(r.member(body, "quotaSpec"), sp + ".quotaSpec");
     for (let j = 0; j < quotas.length; j++) src.quotaSpecs.push(new SpecSource(quotas[j], sp + ".quotaSpec[" + j.toString() + "]"));
   }
-}
-
-function readTransport(r: ConfigReader, obj: JsonValue | null, p: string): TransportConfig {
-  const t = new TransportConfig();
-  if (obj === null) return t;
-  t.disableCheckCache = r.bool(r.member(obj, "disableCheckCache"), p + ".disableCheckCache");
-  t.disableQuotaCache = r.bool(r.member(obj, "disableQuotaCache"), p + ".disableQuotaCache");
-  t.disableReportBatch = r.bool(r.member(obj, "disableReportBatch"), p + ".disableReportBatch");
-  const policy = r.object(r.member(obj, "networkFailPolicy"), p + ".networkFailPolicy");
-  if (policy !== null) t.networkFailPolicy = readFailPolicy(r, policy, p + ".networkFailPolicy");
-  const stats = r.durationNanos(r.member(obj, "statsUpdateInterval"), p + ".statsUpdateInterval", t.statsUpdateIntervalNanos);
-  // 0 or negative means "use the default" (hub-client.md §6.5).
-  if (stats > 0) t.statsUpdateIntervalNanos = stats;
-  t.checkCluster = r.string(r.member(obj, "checkCluster"), p + ".checkCluster", t.checkCluster);
-  t.reportCluster = r.string(r.member(obj, "reportCluster"), p + ".reportCluster", t.reportCluster);
-  if (t.checkCluster.length == 0) r.fail(p + ".checkCluster", "expected a non-empty cluster name");
-  if (t.reportCluster.length == 0) r.fail(p + ".reportCluster", "expected a non-empty cluster name");
-  t.attributesForHubProxy = readAttributes(r, r.member(obj, "attributesForHubProxy"), p + ".attributesForHubProxy");
-  const entries = <u32>r.integer(r.member(obj, "reportBatchMaxEntries"), p + ".reportBatchMaxEntries", 0, 4294967295);
-  if (entries > 0) t.reportBatchMaxEntries = entries;
-  const maxTime = r.durationNanos(r.member(obj, "reportBatchMaxTime"), p + ".reportBatchMaxTime", 0);
-  if (maxTime > 0) t.reportBatchMaxTimeNanos = maxTime;
-  return t;
-}
-
-function readFailPolicy(r: ConfigReader, obj: JsonValue, p: string): NetworkFailPolicy {
-  const f = new NetworkFailPolicy();
-  const policy = r.string(r.member(obj, "policy"), p + ".policy", "FAIL_OPEN");
-  if (policy == "FAIL_CLOSE") f.failClose = true;
-  else if (policy != "FAIL_OPEN") r.fail(p + ".policy", "expected FAIL_OPEN or FAIL_CLOSE");
-  f.maxRetry = <u32>r.integer(r.member(obj, "maxRetry"), p + ".maxRetry", 0, 4294967295);
-  f.baseRetryWaitNanos = r.durationNanos(r.member(obj, "baseRetryWait"), p + ".baseRetryWait", f.baseRetryWaitNanos);
-  f.maxRetryWaitNanos = r.durationNanos(r.member(obj, "maxRetryWait"), p + ".maxRetryWait", f.maxRetryWaitNanos);
-  if (f.baseRetryWaitNanos < 0) r.fail(p + ".baseRetryWait", "expected a non-negative duration");
-  // Upstream drew the jitter from an inverted range here; refuse it instead.
-  if (f.baseRetryWaitNanos > f.maxRetryWaitNanos) r.fail(p + ".maxRetryWait", "expected a duration no shorter than baseRetryWait");
-  return f;
 }
 
 function readResources(r: ConfigReader, v: JsonValue | null): Array<Resource> {
@@ -336,64 +301,6 @@ function compileApiSpec(r: ConfigReader, specs: Array<SpecSource>, out: Compiled
       const at = compiled.failedIndex >= 0 && compiled.failedIndex < regexPaths.length ? regexPaths[compiled.failedIndex] : "regex";
       r.fail(at, compiled.error);
     } else out.regexes = compiled.set;
-  }
-}
-
-function readStringMatch(r: ConfigReader, v: JsonValue, p: string): StringMatch | null {
-  if (v.kind != JsonKind.Object || v.keys.length != 1) {
-    r.fail(p, "expected exactly one of exact, prefix, regex");
-    return null;
-  }
-  const which = v.keys[0];
-  const text = r.string(v.values[0], p + "." + which);
-  if (which == "exact") return new StringMatch(MatchKind.Exact, text, null);
-  if (which == "prefix") return new StringMatch(MatchKind.Prefix, text, null);
-  if (which == "regex") {
-    const compiled = Regex.compile(text);
-    if (compiled.regex === null) {
-      r.fail(p + ".regex", compiled.error);
-      return null;
-    }
-    return new StringMatch(MatchKind.Regex, text, compiled.regex);
-  }
-  r.fail(p + "." + which, "unknown field (expected exact, prefix or regex)");
-  return null;
-}
-
-function readQuotaSpec(r: ConfigReader, src: SpecSource, out: Array<QuotaRule>): void {
-  const p = src.path;
-  const body = r.object(src.body, p);
-  if (body === null) return;
-  const rules = r.array(r.member(body, "rules"), p + ".rules");
-  for (let i = 0; i < rules.length; i++) {
-    const rp = p + ".rules[" + i.toString() + "]";
-    const ruleObj = r.object(rules[i], rp);
-    if (ruleObj === null) continue;
-    const rule = new QuotaRule();
-    const matches = r.array(r.member(ruleObj, "match"), rp + ".match");
-    for (let j = 0; j < matches.length; j++) {
-      const mp = rp + ".match[" + j.toString() + "]";
-      const match = new AttributeMatch();
-      const clauses = r.object(r.member(r.object(matches[j], mp), "clause"), mp + ".clause");
-      if (clauses !== null) {
-        for (let k = 0; k < clauses.keys.length; k++) {
-          const sm = readStringMatch(r, clauses.values[k], mp + ".clause[" + clauses.keys[k] + "]");
-          if (sm !== null) match.clauses.push(new Clause(clauses.keys[k], sm as StringMatch));
-        }
-      }
-      rule.matches.push(match);
-    }
-    const quotas = r.array(r.member(ruleObj, "quotas"), rp + ".quotas");
-    for (let j = 0; j < quotas.length; j++) {
-      const qp = rp + ".quotas[" + j.toString() + "]";
-      const q = r.object(quotas[j], qp);
-      const name = r.string(r.member(q, "quota"), qp + ".quota");
-      if (name.length == 0) r.fail(qp + ".quota", "expected a quota name");
-      // An absent charge means 1: every matching request costs one unit.
-      const charge = r.integer(r.member(q, "charge"), qp + ".charge", 1, MAX_CHARGE, 1);
-      rule.quotas.push(new QuotaCharge(name, charge));
-    }
-    out.push(rule);
   }
 }
 

@@ -68,7 +68,8 @@ export class ProtoReader {
   lengthDelimited(): i32 {
     const n = <i32>this.varint();
     const start = this.pos;
-    if (this.failed || n < 0 || start + n > this.end) {
+    // Compare against the room left: a sum could wrap for lengths near 2^31.
+    if (this.failed || n < 0 || n > this.end - start) {
       this.failed = true;
       return start;
     }

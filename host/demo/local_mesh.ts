@@ -1,0 +1,107 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startEchoApp } from "./echo_app.ts";
+import { type Daemon, startDaemon } from "./processes.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const HUBS_BIN = join(ROOT, "build", "out", "hubs.mjs");
+export const AGENT_BIN = join(ROOT, "build", "out", "disco-agent.mjs");
+export const DEMO_DIR = join(ROOT, "host", "demo");
+export const DEMO_SERVICE = "petstore.demo.svc.cluster.local";
+
+export interface HubListening {
+  grpcPort: number;
+  monitoringPort: number;
+}
+
+export interface SidecarListening {
+  inbound: number;
+  outbound: number;
+  admin: number;
+}
+
+export interface LocalMeshOptions {
+  /** Hub rules (YAML documents); default: host/demo/hub-rules.yaml. */
+  hubConfig?: string;
+  /** Sidecar resources (YAML documents); default: host/demo/petstore.yaml. */
+  sidecarConfig?: string;
+  /** Extra `disco-agent proxy` flags. */
+  agentArgs?: string[];
+  agentEnv?: NodeJS.ProcessEnv;
+}
+
+export interface LocalMesh {
+  hub: Daemon<HubListening>;
+  app: Awaited<ReturnType<typeof startEchoApp>>;
+  sidecar: Daemon<SidecarListening>;
+  hubConfigDir: string;
+  sidecarConfigDir: string;
+  accessLog: string;
+  inboundUrl: string;
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A mesh on loopback: a `hubs server` process with rules, the echo app, and
+ * a `disco-agent proxy` process in front of it running build/filter.wasm.
+ * Every port is ephemeral. Used by `npm start`, the end-to-end tests and the
+ * sidecar benchmark.
+ */
+export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<LocalMesh> {
+  const hubConfigDir = mkdtempSync(join(tmpdir(), "mesh-hub-"));
+  const sidecarConfigDir = mkdtempSync(join(tmpdir(), "mesh-sidecar-"));
+  const accessLog = join(hubConfigDir, "access.jsonl");
+  writeFileSync(join(hubConfigDir, "rules.yaml"), options.hubConfig ?? readFileSync(join(DEMO_DIR, "hub-rules.yaml"), "utf8"));
+  writeFileSync(join(hubConfigDir, "access-log.yaml"), `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
+  writeFileSync(join(sidecarConfigDir, "config.yaml"), options.sidecarConfig ?? readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
+
+  const hub = await startDaemon<HubListening>(
+    HUBS_BIN,
+    ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system"],
+    "hubs listening ",
+  );
+  const app = await startEchoApp();
+  let sidecar: Daemon<SidecarListening>;
+  try {
+    sidecar = await startDaemon<SidecarListening>(
+      AGENT_BIN,
+      [
+        "proxy",
+        "--inboundPort", "0",
+        "--outboundPort", "0",
+        "--proxyAdminPort", "0",
+        "--appPort", String(app.port),
+        "--configDir", sidecarConfigDir,
+        "--cluster", `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
+        "--inboundService", DEMO_SERVICE,
+        ...(options.agentArgs ?? []),
+      ],
+      "disco-agent listening ",
+      20_000,
+      { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo", ...(options.agentEnv ?? {}) },
+    );
+  } catch (e) {
+    await hub.stop();
+    app.server.close();
+    throw e;
+  }
+  return {
+    hub,
+    app,
+    sidecar,
+    hubConfigDir,
+    sidecarConfigDir,
+    accessLog,
+    inboundUrl: `http://127.0.0.1:${sidecar.listening.inbound}`,
+    adminUrl: `http://127.0.0.1:${sidecar.listening.admin}`,
+    async stop() {
+      await sidecar.stop();
+      await hub.stop();
+      app.server.closeAllConnections();
+      await new Promise<void>((resolve) => app.server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
+import { join } from "node:path";
+import { readDocuments } from "../config/documents.ts";
+import { ConfigError } from "../config/errors.ts";
+import { type HubClientBundle, decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "../config/hub_client_bundle.ts";
+import type { PatternChecks } from "../config/resources/hub_client.ts";
+
+/** A configuration read from the directory: the filter's plugin JSON and what it came from. */
+export interface LoadedConfig {
+  plugin: string;
+  bundle: HubClientBundle;
+  files: string[];
+}
+
+const CONFIG_FILE = /\.(ya?ml|json)$/;
+/** How often the directory is rescanned besides fs.watch events (some file systems send none). */
+export const RESCAN_INTERVAL_MS = 1000;
+
+/** Reads every YAML/JSON file of `dir` (sorted) into one plugin configuration; throws ConfigError for a bad file. */
+export function loadConfigDir(dir: string, checks: PatternChecks): LoadedConfig {
+  const files = readdirSync(dir).filter((f) => CONFIG_FILE.test(f)).sort().map((f) => join(dir, f));
+  const bundle = decodeHubClientDocuments(files.flatMap((f) => readDocuments(f)), checks);
+  return { plugin: JSON.stringify(pluginConfig(bundle)), bundle, files };
+}
+
+/**
+ * Watches a configuration directory and calls `apply` with each new
+ * configuration that decodes; a bad file is reported through `reject` and the
+ * last good configuration stays in force.
+ */
+export class ConfigDirWatcher {
+  private watcher: FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private fingerprint = "";
+
+  constructor(
+    private readonly dir: string,
+    private readonly checks: PatternChecks,
+    private readonly apply: (config: LoadedConfig) => boolean,
+    private readonly reject: (problem: string) => void,
+  ) {}
+
+  /** Loads now; returns whether the first configuration was applied. */
+  start(): boolean {
+    const applied = this.reload();
+    try {
+      this.watcher = watch(this.dir, () => this.reloadIfChanged());
+    } catch {
+      // Rescanning alone still works.
+    }
+    this.timer = setInterval(() => this.reloadIfChanged(), RESCAN_INTERVAL_MS);
+    this.timer.unref();
+    return applied;
+  }
+
+  stop(): void {
+    this.watcher?.close();
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private currentFingerprint(): string {
+    try {
+      return readdirSync(this.dir)
+        .filter((f) => CONFIG_FILE.test(f))
+        .sort()
+        .map((f) => {
+          const s = statSync(join(this.dir, f));
+          return `${f}:${s.size}:${s.mtimeMs}`;
+        })
+        .join("|");
+    } catch (e) {
+      return `error:${(e as Error).message}`;
+    }
+  }
+
+  private reloadIfChanged(): void {
+    if (this.currentFingerprint() !== this.fingerprint) this.reload();
+  }
+
+  private reload(): boolean {
+    this.fingerprint = this.currentFingerprint();
+    let loaded: LoadedConfig;
+    try {
+      loaded = loadConfigDir(this.dir, this.checks);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      this.reject(`${e.message}; keeping the last good configuration`);
+      return false;
+    }
+    return this.apply(loaded);
+  }
+}
+
+export { describeFilterProblem };

@@ -1,0 +1,192 @@
+import { type PropertyResolver, ProxyWasmVm, WasmTrap } from "../wasm/abi_host.ts";
+import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType } from "../wasm/abi_types.ts";
+import type { LogSink } from "../wasm/filter_module.ts";
+
+/** How a hub call ended, as the transport reports it. */
+export type HubCallOutcome = { ok: true; message: Uint8Array } | { ok: false; code: number; message: string };
+
+export interface FilterHostOptions {
+  wasm: string;
+  /** Carries one hub call (with its retries) to the hub. */
+  callHub(call: GrpcCall): Promise<HubCallOutcome>;
+  log: LogSink;
+  now?: () => bigint;
+  /** Whether requests in flight when the module traps are let through (FAIL_OPEN) or refused. */
+  failOpenOnTrap: () => boolean;
+}
+
+/** What the filter decided for a request's headers. */
+export type RequestDecision =
+  | { kind: "continue"; id: number; headers: HeaderList }
+  | { kind: "reply"; id: number; reply: LocalReply }
+  /** The module failed; `failOpen` says whether to deliver without it. */
+  | { kind: "failed"; failOpen: boolean };
+
+interface Waiter {
+  resolve(decision: RequestDecision): void;
+}
+
+const TRAP_REPLY: LocalReply = { status: 503, details: "wasm_fail_stream", body: "filter failed", headers: [], grpcStatus: -1 };
+
+/**
+ * Runs build/filter.wasm for a sidecar: one VM and root context, hub calls
+ * carried by the transport, ticks on real timers, and a VM re-created when
+ * the module traps — the process never dies of it; requests caught in the
+ * trap follow the configured fail policy.
+ */
+export class FilterHost {
+  private vm!: ProxyWasmVm;
+  private rootId = 0;
+  private configuration = "";
+  private tickTimer: NodeJS.Timeout | undefined;
+  private readonly waiting = new Map<number, Waiter>();
+  /** VMs re-created after traps, for /stats. */
+  restarts = 0;
+
+  constructor(private readonly options: FilterHostOptions) {}
+
+  /** Applies a plugin configuration; false (and the old one keeps serving) when the module refuses it. */
+  configure(configuration: string): boolean {
+    if (!this.vm) return this.start(configuration);
+    const accepted = this.guard(() => this.vm.configure(this.rootId, configuration), false);
+    if (accepted) this.configuration = configuration;
+    return accepted;
+  }
+
+  get activeConfiguration(): string {
+    return this.configuration;
+  }
+
+  /** The filter's counters (proxy metrics the module defined), name → value. */
+  metrics(): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    if (this.vm) for (const m of this.vm.metrics.values()) out.set(m.name, m.value);
+    return out;
+  }
+
+  /** Runs request headers through the filter, waiting for the hub when the filter pauses. */
+  async onRequestHeaders(headers: HeaderList, properties: PropertyResolver): Promise<RequestDecision> {
+    let id = 0;
+    try {
+      id = this.vm.createStream(this.rootId, properties);
+      const action = this.vm.requestHeaders(id, headers, false);
+      const immediate = this.settled(id, action === Action.Continue);
+      if (immediate) return immediate;
+      return await new Promise<RequestDecision>((resolve) => this.waiting.set(id, { resolve }));
+    } catch (e) {
+      return this.trapped(e);
+    }
+  }
+
+  /** Response headers through the filter (route-directive header operations). */
+  onResponseHeaders(id: number, headers: HeaderList): HeaderList {
+    return this.guard(() => {
+      if (!this.vm.hasStream(id)) return headers;
+      this.vm.responseHeaders(id, headers, false);
+      return this.vm.headers(id, MapType.ResponseHeaders);
+    }, headers);
+  }
+
+  /** Stream end: log (the report), done, delete. `properties` now answers response.code and sizes. */
+  finish(id: number): void {
+    this.waiting.delete(id);
+    this.guard(() => {
+      if (this.vm.hasStream(id)) this.vm.finishStream(id);
+    }, undefined);
+  }
+
+  close(): void {
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.guard(() => this.vm?.shutdownRoot(this.rootId), undefined);
+    for (const [id, w] of this.waiting) w.resolve({ kind: "reply", id, reply: TRAP_REPLY });
+    this.waiting.clear();
+  }
+
+  private start(configuration: string): boolean {
+    const vm = new ProxyWasmVm(this.options.wasm, {
+      log: this.options.log,
+      now: this.options.now ?? (() => BigInt(Date.now()) * 1_000_000n),
+      grpcCall: (call) => this.dispatch(vm, call),
+      tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
+    });
+    const { rootId, accepted } = vm.startRoot(configuration);
+    if (!accepted) return false;
+    if (this.vm) this.vm.failed = true;
+    this.vm = vm;
+    this.rootId = rootId;
+    this.configuration = configuration;
+    return true;
+  }
+
+  private dispatch(vm: ProxyWasmVm, call: GrpcCall): void {
+    this.options.callHub(call).then(
+      (outcome) => {
+        if (vm !== this.vm || vm.failed) return;
+        try {
+          if (outcome.ok) vm.grpcReceive(call.rootId, call.token, outcome.message);
+          else vm.grpcClose(call.rootId, call.token, outcome.code, outcome.message);
+        } catch (e) {
+          this.trapped(e);
+          return;
+        }
+        this.wakeWaiting();
+      },
+      (e) => this.options.log("error", `hub call failed unexpectedly: ${(e as Error).message}`),
+    );
+  }
+
+  // After a hub answer the module has continued or answered some paused
+  // stream (the effective context tells the VM which); find it.
+  private wakeWaiting(): void {
+    for (const [id, waiter] of this.waiting) {
+      const decision = this.settled(id, false);
+      if (decision) {
+        this.waiting.delete(id);
+        waiter.resolve(decision);
+      }
+    }
+  }
+
+  private settled(id: number, continuedNow: boolean): RequestDecision | undefined {
+    const reply = this.vm.takeLocalReply(id);
+    if (reply) return { kind: "reply", id, reply };
+    if (continuedNow || this.vm.takeContinue(id)) return { kind: "continue", id, headers: this.vm.headers(id, MapType.RequestHeaders) };
+    return undefined;
+  }
+
+  private scheduleTicks(vm: ProxyWasmVm, rootId: number, ms: number): void {
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.tickTimer = undefined;
+    if (ms <= 0) return;
+    this.tickTimer = setInterval(() => {
+      if (vm !== this.vm) return;
+      this.guard(() => vm.tick(rootId), undefined);
+      this.wakeWaiting();
+    }, ms);
+    this.tickTimer.unref();
+  }
+
+  private guard<T>(fn: () => T, fallback: T): T {
+    try {
+      return fn();
+    } catch (e) {
+      this.trapped(e);
+      return fallback;
+    }
+  }
+
+  // A trap kills the instance: every paused request is failed by the fail
+  // policy, and a fresh VM takes over with the last good configuration.
+  private trapped(e: unknown): RequestDecision {
+    if (!(e instanceof WasmTrap)) throw e;
+    const failOpen = this.options.failOpenOnTrap();
+    this.options.log("critical", `${e.message}; re-creating the filter VM`);
+    for (const [, w] of this.waiting) w.resolve({ kind: "failed", failOpen });
+    this.waiting.clear();
+    const configuration = this.configuration;
+    this.vm.failed = true;
+    this.restarts++;
+    if (!this.start(configuration)) this.options.log("critical", "the filter VM could not be re-created");
+    return { kind: "failed", failOpen };
+  }
+}

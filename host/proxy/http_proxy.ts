@@ -1,0 +1,156 @@
+import { Agent, type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
+import type { PropertyResolver } from "../wasm/abi_host.ts";
+import { propertyValue } from "../wasm/abi_host.ts";
+import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
+import { endToEndHeaders, toOutgoing } from "./hop_by_hop.ts";
+import type { FilterHost } from "./filter_host.ts";
+
+/** Where a listener sends a request: host and port, or null when it has nowhere to go. */
+export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
+
+export interface HttpProxyOptions {
+  name: "inbound" | "outbound";
+  filter: FilterHost;
+  upstream: UpstreamResolver;
+  /** Extra properties the filter may read (e.g. the destination service). */
+  properties?: (authority: string) => Record<string, string>;
+  onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
+}
+
+/** Counters of one listener, for /stats. */
+export interface ListenerStats {
+  requests: number;
+  localReplies: number;
+  upstreamErrors: number;
+  active: number;
+}
+
+// Property names the module reads (assembly/proxy/http_filter.ts), by path.
+function resolver(values: Map<string, Uint8Array>): PropertyResolver {
+  return (path) => values.get(path.join("."));
+}
+
+/**
+ * An HTTP/1.1 listener that runs each request through the filter and
+ * forwards it over keep-alive connections, streaming both bodies (nothing is
+ * buffered whole), dropping hop-by-hop headers, and counting the sizes the
+ * report needs.
+ */
+export class HttpProxy {
+  readonly server: Server;
+  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0 };
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+  constructor(private readonly options: HttpProxyOptions) {
+    this.server = createServer((req, res) => {
+      this.stats.requests++;
+      this.stats.active++;
+      res.on("close", () => this.stats.active--);
+      this.handle(req, res).catch((e) => {
+        options.onLog("error", `${options.name}: ${(e as Error).message}`);
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+    });
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const o = this.options;
+    const started = process.hrtime.bigint();
+    const socket = req.socket as Socket;
+    const authority = req.headers.host ?? "";
+    const headers: HeaderList = [
+      [":method", req.method ?? "GET"],
+      [":path", req.url ?? "/"],
+      [":authority", authority],
+      [":scheme", "http"],
+      ...endToEndHeaders(req.rawHeaders, req.headers.connection).filter(([k]) => k !== "host"),
+    ];
+    const props = new Map<string, Uint8Array>([
+      ["source.address", propertyValue.string(`${socket.remoteAddress}:${socket.remotePort}`)],
+      ["destination.address", propertyValue.string(`${socket.localAddress}:${socket.localPort}`)],
+      ["connection.mtls", propertyValue.bool(false)],
+      ["request.protocol", propertyValue.string(`HTTP/${req.httpVersion}`)],
+    ]);
+    for (const [k, v] of Object.entries(o.properties?.(authority) ?? {})) props.set(k, propertyValue.string(v));
+
+    const decision = await o.filter.onRequestHeaders(headers, resolver(props));
+    if (decision.kind === "reply") {
+      this.reply(res, decision.reply);
+      req.resume();
+      this.complete(decision.id, props, decision.reply.status, 0, Buffer.byteLength(decision.reply.body), started);
+      return;
+    }
+    if (decision.kind === "failed" && !decision.failOpen) {
+      this.reply(res, { status: 503, details: "wasm_fail_stream", body: "filter failed", headers: [], grpcStatus: -1 });
+      req.resume();
+      return;
+    }
+    const id = decision.kind === "continue" ? decision.id : 0;
+    const forwarded = decision.kind === "continue" ? decision.headers : headers;
+    const path = forwarded.find(([k]) => k === ":path")?.[1] ?? req.url ?? "/";
+    const method = forwarded.find(([k]) => k === ":method")?.[1] ?? req.method ?? "GET";
+    const target = o.upstream(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
+    if (!target) {
+      this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
+      req.resume();
+      if (id) this.complete(id, props, 502, 0, 0, started);
+      return;
+    }
+    const outgoing = toOutgoing(forwarded);
+    outgoing.host = authority;
+    let requestBytes = 0;
+    let responseBytes = 0;
+    req.on("data", (chunk: Buffer) => {
+      requestBytes += chunk.length;
+    });
+    const upstream = httpRequest({ host: target.host, port: target.port, method, path, headers: outgoing, agent: this.agent }, (up) => {
+      props.set("upstream.address", propertyValue.string(`${target.host}:${target.port}`));
+      const responseHeaders = endToEndHeaders(up.rawHeaders, up.headers.connection);
+      const filtered = id ? o.filter.onResponseHeaders(id, [[":status", String(up.statusCode ?? 502)], ...responseHeaders]) : responseHeaders;
+      res.writeHead(up.statusCode ?? 502, toOutgoing(filtered));
+      up.on("data", (chunk: Buffer) => {
+        responseBytes += chunk.length;
+      });
+      up.pipe(res);
+      up.on("end", () => {
+        if (id) this.complete(id, props, up.statusCode ?? 502, requestBytes, responseBytes, started);
+      });
+      up.on("error", () => res.destroy());
+    });
+    upstream.on("error", (e) => {
+      this.stats.upstreamErrors++;
+      o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
+      if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
+      else res.destroy();
+      if (id) this.complete(id, props, 503, requestBytes, 0, started);
+    });
+    req.pipe(upstream);
+  }
+
+  private reply(res: ServerResponse, reply: LocalReply): void {
+    this.stats.localReplies++;
+    const headers = toOutgoing(reply.headers);
+    headers["content-length"] = Buffer.byteLength(reply.body);
+    if (!headers["content-type"]) headers["content-type"] = "text/plain";
+    res.writeHead(reply.status, headers).end(reply.body);
+  }
+
+  // The report needs the outcome: response.code and sizes answer from here on.
+  private complete(id: number, props: Map<string, Uint8Array>, code: number, requestBytes: number, responseBytes: number, started: bigint): void {
+    props.set("response.code", propertyValue.int64(code));
+    props.set("request.size", propertyValue.int64(requestBytes));
+    props.set("response.size", propertyValue.int64(responseBytes));
+    props.set("request.total_size", propertyValue.int64(requestBytes));
+    props.set("response.total_size", propertyValue.int64(responseBytes));
+    props.set("request.duration", propertyValue.int64(process.hrtime.bigint() - started));
+    this.options.filter.finish(id);
+  }
+}

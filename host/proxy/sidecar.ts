@@ -1,0 +1,211 @@
+import { createServer, type Server } from "node:http";
+import type { PatternChecks } from "../config/resources/hub_client.ts";
+import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
+import { closeServer, listen } from "../telemetry/http_listen.ts";
+import type { GrpcCall } from "../wasm/abi_types.ts";
+import { createAdminServer } from "./admin.ts";
+import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "./config_dir.ts";
+import { FilterHost, type HubCallOutcome } from "./filter_host.ts";
+import { HttpProxy } from "./http_proxy.ts";
+
+/** Default ports, as the seed's agent and upstream meshes use them. */
+export const DEFAULT_ADMIN_PORT = 15000;
+export const DEFAULT_INBOUND_PORT = 15006;
+export const DEFAULT_OUTBOUND_PORT = 15001;
+/** The stable first stdout line tests and tools read the bound ports from. */
+export const LISTENING_LINE_PREFIX = "disco-agent listening ";
+
+export interface SidecarOptions {
+  wasm: string;
+  configDir: string;
+  bindAddress: string;
+  inboundPort: number;
+  outboundPort: number;
+  adminPort: number;
+  /** 0 = no status listener. */
+  statusPort: number;
+  appHost: string;
+  appPort: number;
+  /** Named upstreams: hub clusters and outbound services (`name` → host:port). */
+  clusters: Map<string, { host: string; port: number }>;
+  /** Service the inbound listener fronts (selects its ServiceConfig); "" = let the filter decide. */
+  inboundService: string;
+  callHub(call: GrpcCall): Promise<HubCallOutcome>;
+  checks: PatternChecks;
+  logger: Logger;
+  /** What /config_dump shows besides the filter configuration. */
+  identity: Record<string, string>;
+  /** More counters for /stats (e.g. the hub transport's). */
+  extraStats?: () => Map<string, number>;
+}
+
+export interface SidecarAddresses {
+  inbound: number;
+  outbound: number;
+  admin: number;
+  status: number;
+}
+
+/**
+ * The Node sidecar: inbound listener in front of the local app, outbound
+ * listener for the app's calls, the filter module on both, configuration
+ * from a watched directory, and the admin port.
+ */
+export class Sidecar {
+  private readonly log: ScopedLogger;
+  private readonly filter: FilterHost;
+  private readonly inbound: HttpProxy;
+  private readonly outbound: HttpProxy;
+  private readonly admin: Server;
+  private readonly status: Server | undefined;
+  private readonly watcher: ConfigDirWatcher;
+  private loaded: LoadedConfig | undefined;
+  private configErrors = 0;
+  private configApplied = 0;
+  private draining = false;
+  addresses: SidecarAddresses = { inbound: 0, outbound: 0, admin: 0, status: 0 };
+
+  constructor(private readonly options: SidecarOptions) {
+    this.log = options.logger.scope("default");
+    const filterLog = options.logger.scope("filter");
+    this.filter = new FilterHost({
+      wasm: options.wasm,
+      callHub: options.callHub,
+      log: (level, message) => {
+        if (level === "critical" || level === "error") filterLog.error(message);
+        else if (level === "warn") filterLog.warn(message);
+        else if (level === "info") filterLog.info(message);
+        else filterLog.debug(message);
+      },
+      failOpenOnTrap: () => this.loaded?.bundle.clientConfig?.transport?.networkFailPolicy?.policy !== "FAIL_CLOSE",
+    });
+    const proxyLog = (level: "debug" | "info" | "warn" | "error", message: string) => this.log[level](message);
+    this.inbound = new HttpProxy({
+      name: "inbound",
+      filter: this.filter,
+      upstream: () => ({ host: options.appHost, port: options.appPort }),
+      properties: () => (options.inboundService ? { "mesh.destination_service": options.inboundService } : {}),
+      onLog: proxyLog,
+    });
+    this.outbound = new HttpProxy({
+      name: "outbound",
+      filter: this.filter,
+      upstream: (authority) => {
+        const host = hostOf(authority);
+        const cluster = options.clusters.get(host) ?? options.clusters.get(authority);
+        if (cluster) return cluster;
+        const port = Number(authority.slice(host.length + 1)) || 80;
+        return host ? { host, port } : null;
+      },
+      properties: (authority) => ({ "mesh.destination_service": hostOf(authority) }),
+      onLog: proxyLog,
+    });
+    this.admin = createAdminServer({
+      configDump: () => this.configDump(),
+      stats: () => this.stats(),
+      ready: () => this.loaded !== undefined && !this.draining,
+      logLevels: () => options.logger.currentLevels(),
+      setLogLevel: (scope, level) => {
+        try {
+          for (const s of scope ? [scope] : options.logger.scopes) options.logger.setLevel(s, level);
+          return undefined;
+        } catch (e) {
+          return (e as Error).message;
+        }
+      },
+    });
+    if (options.statusPort > 0) {
+      this.status = createServer((req, res) => {
+        const ok = this.loaded !== undefined && !this.draining;
+        res.writeHead(req.url === "/healthz/ready" && ok ? 200 : req.url === "/healthz/ready" ? 503 : 404).end();
+      });
+    }
+    this.watcher = new ConfigDirWatcher(options.configDir, options.checks, (c) => this.apply(c), (problem) => {
+      this.configErrors++;
+      this.log.error(problem);
+    });
+  }
+
+  /** Loads the configuration and opens every listener; throws when the first configuration is unusable. */
+  async start(): Promise<SidecarAddresses> {
+    if (!this.watcher.start()) throw new Error(`no usable configuration in ${this.options.configDir}`);
+    const o = this.options;
+    const admin = await listen(this.admin, o.adminPort, o.bindAddress);
+    const inbound = await listen(this.inbound.server, o.inboundPort, o.bindAddress);
+    const outbound = await listen(this.outbound.server, o.outboundPort, o.bindAddress);
+    const status = this.status ? await listen(this.status, o.statusPort, o.bindAddress) : { port: 0 };
+    this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port };
+    return this.addresses;
+  }
+
+  /** Stops accepting, lets requests in flight finish (up to `drainMs`), flushes reports, closes. */
+  async drain(drainMs: number): Promise<void> {
+    this.draining = true;
+    // server.close stops accepting but lets requests in flight finish.
+    const closing = Promise.all([this.inbound.server, this.outbound.server].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
+    const deadline = Date.now() + drainMs;
+    while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const server of [this.inbound.server, this.outbound.server]) server.closeAllConnections();
+    await closing;
+    this.watcher.stop();
+    this.filter.close();
+    // Give the last report batch a moment to reach the hub.
+    await new Promise((r) => setTimeout(r, 200));
+    this.inbound.close();
+    this.outbound.close();
+    this.admin.closeAllConnections();
+    await closeServer(this.admin);
+    if (this.status) await closeServer(this.status);
+  }
+
+  private apply(config: LoadedConfig): boolean {
+    if (!this.filter.configure(config.plugin)) {
+      this.configErrors++;
+      this.log.error(`configuration refused by the filter; keeping the last good one (files: ${config.files.join(", ")})`);
+      return false;
+    }
+    this.loaded = config;
+    this.configApplied++;
+    for (const w of config.bundle.warnings) this.log.warn(w);
+    this.log.info(`configuration applied from ${config.files.length} file(s)`);
+    return true;
+  }
+
+  private configDump(): unknown {
+    return {
+      identity: this.options.identity,
+      listeners: {
+        inbound: { port: this.addresses.inbound, upstream: `${this.options.appHost}:${this.options.appPort}` },
+        outbound: { port: this.addresses.outbound },
+        admin: { port: this.addresses.admin },
+      },
+      clusters: Object.fromEntries([...this.options.clusters].map(([k, v]) => [k, `${v.host}:${v.port}`])),
+      configuration: { files: this.loaded?.files ?? [], filter: this.loaded ? JSON.parse(this.loaded.plugin) : null },
+    };
+  }
+
+  private stats(): Map<string, number | bigint> {
+    const out = new Map<string, number | bigint>();
+    for (const [name, value] of this.filter.metrics()) out.set(name, value);
+    for (const [name, proxy] of [["inbound", this.inbound], ["outbound", this.outbound]] as const) {
+      out.set(`listener.${name}.requests`, proxy.stats.requests);
+      out.set(`listener.${name}.local_replies`, proxy.stats.localReplies);
+      out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
+      out.set(`listener.${name}.active`, proxy.stats.active);
+    }
+    for (const [name, value] of this.options.extraStats?.() ?? []) out.set(name, value);
+    out.set("filter.vm_restarts", this.filter.restarts);
+    out.set("config.applied", this.configApplied);
+    out.set("config.errors", this.configErrors);
+    return out;
+  }
+}
+
+function hostOf(authority: string): string {
+  if (authority.startsWith("[")) return authority.slice(0, authority.indexOf("]") + 1);
+  const colon = authority.lastIndexOf(":");
+  return colon >= 0 ? authority.slice(0, colon) : authority;
+}
+
+export { describeFilterProblem };
