@@ -32,6 +32,8 @@ export const enum MapType {
 export const enum BufferType {
   RequestBody = 0,
   ResponseBody = 1,
+  DownstreamData = 2,
+  UpstreamData = 3,
   GrpcReceiveBuffer = 5,
   VmConfiguration = 6,
   PluginConfiguration = 7,
@@ -40,6 +42,17 @@ export const enum BufferType {
 export const enum StreamType {
   Request = 0,
   Response = 1,
+  /** TCP: data from the client. */
+  Downstream = 2,
+  /** TCP: data from the upstream server. */
+  Upstream = 3,
+}
+
+/** Who closed a TCP connection (proxy_on_*_connection_close). */
+export const enum PeerType {
+  Unknown = 0,
+  Local = 1,
+  Remote = 2,
 }
 
 export const enum MetricType {

@@ -89,6 +89,16 @@ export function continueRequest(): void {
   abi.proxy_continue_stream(StreamType.Request);
 }
 
+/** Resumes reading a TCP connection paused by returning Pause from proxy_on_downstream_data. */
+export function continueDownstream(): void {
+  abi.proxy_continue_stream(StreamType.Downstream);
+}
+
+/** Closes a TCP connection's downstream side (Envoy closes without flushing). */
+export function closeDownstream(): void {
+  abi.proxy_close_stream(StreamType.Downstream);
+}
+
 export function sendLocalResponse(code: u32, details: string, body: string, headerNames: Array<string>, headerValues: Array<string>): void {
   const d = utf8(details);
   const b = utf8(body);

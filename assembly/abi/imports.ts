@@ -33,6 +33,9 @@ export declare function proxy_get_property(pathPtr: usize, pathLen: usize, outPt
 @external("env", "proxy_continue_stream")
 export declare function proxy_continue_stream(streamType: u32): u32;
 
+@external("env", "proxy_close_stream")
+export declare function proxy_close_stream(streamType: u32): u32;
+
 @external("env", "proxy_send_local_response")
 export declare function proxy_send_local_response(
   statusCode: u32,

@@ -295,7 +295,8 @@ function serviceFromAuthority(config: ClientConfig, authority: string | null): s
   return config.services.has(host) ? host : "";
 }
 
-function toShape(referenced: ReferencedAttributes): ReferencedShape {
+/** The shape a check or quota answer's referenced attributes give to the caches. */
+export function toShape(referenced: ReferencedAttributes): ReferencedShape {
   const list = new Array<ReferencedAttribute>();
   for (let i = 0; i < referenced.matches.length; i++) {
     const m = referenced.matches[i];

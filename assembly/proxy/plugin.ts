@@ -10,6 +10,7 @@ import { encodeReportRequest } from "../hub/report_request";
 import { encodePairs } from "../pairs";
 import { LogLevel } from "../abi/enums";
 import * as host from "../abi/host";
+import { TcpClient } from "./tcp_client";
 
 export const HUB_SERVICE = "mesh.hub.v1.Hub";
 /** Per-attempt deadline of a hub call (upstream's gRPC timeout). */
@@ -25,6 +26,10 @@ export const enum CallKind {
   Check,
   Prefetch,
   Report,
+  /** The calls of a TCP connection's client (TcpClient). */
+  ConnectionCheck,
+  ConnectionPrefetch,
+  ConnectionReport,
 }
 
 /** A hub call in flight, filed under its token. */
@@ -48,6 +53,8 @@ export class Plugin {
   reports: ReportBatch = new ReportBatch(1, 1_000_000_000);
   counters: ClientCounters = new ClientCounters();
   pending: Map<u32, PendingCall> = new Map();
+  /** The hub client of TCP connections; null when the configuration has no tcpClientConfig. */
+  tcp: TcpClient | null = null;
   private metricIds: Array<i64> = [];
   private lastStatsNanos: i64 = 0;
   private deduplicationPrefix: string = "";
@@ -65,6 +72,7 @@ export class Plugin {
     const config = result.config as ClientConfig;
     const t = config.transport;
     this.flushReports();
+    this.flushTcpReports();
     this.config = config;
     this.checkCache = new CheckCache(t.disableCheckCache ? 0 : 10000);
     this.quotaCache = new QuotaCache(t.disableQuotaCache ? 0 : 10000);
@@ -77,7 +85,16 @@ export class Plugin {
       const names = this.counters.names();
       for (let i = 0; i < COUNTER_COUNT; i++) this.metricIds.push(host.defineCounter(COUNTER_PREFIX + names[i]));
     }
-    const tick = t.reportBatchMaxTimeNanos < t.statsUpdateIntervalNanos ? t.reportBatchMaxTimeNanos : t.statsUpdateIntervalNanos;
+    let tick = t.reportBatchMaxTimeNanos < t.statsUpdateIntervalNanos ? t.reportBatchMaxTimeNanos : t.statsUpdateIntervalNanos;
+    const previousTcp = this.tcp;
+    this.tcp = null;
+    if (config.tcp !== null) {
+      const tcp = new TcpClient(config.tcp!, this.rootId, now);
+      tcp.adopt(previousTcp);
+      this.tcp = tcp;
+      // One tick serves both clients: the shorter period of the two.
+      tick = min<i64>(tick, tcp.tickNanos());
+    }
     host.setTickPeriodMs(<u32>max<i64>(10, tick / 1_000_000));
     host.log(LogLevel.Info, "hub client configured: " + config.serviceNames.length.toString() + " service(s)");
     return true;
@@ -91,6 +108,11 @@ export class Plugin {
   call(kind: CallKind, method: string, message: Uint8Array, policy: NetworkFailPolicy, streamId: u32, prefetch: PrefetchRequest | null): i64 {
     const config = this.config as ClientConfig;
     const cluster = kind == CallKind.Report ? config.transport.reportCluster : config.transport.checkCluster;
+    return this.callCluster(cluster, kind, method, message, policy, streamId, prefetch);
+  }
+
+  /** Same, to a named cluster (the TCP client has its own transport). */
+  callCluster(cluster: string, kind: CallKind, method: string, message: Uint8Array, policy: NetworkFailPolicy, streamId: u32, prefetch: PrefetchRequest | null): i64 {
     const metadata = encodePairs(
       [RETRY_POLICY_METADATA],
       [
@@ -119,6 +141,17 @@ export class Plugin {
     const token = this.call(CallKind.Report, "Report", encodeReportRequest(batch, GLOBAL_WORD_COUNT), new NetworkFailPolicy(), 0, null);
     if (token < 0) this.counters.recordRemoteReportDone(TransportOutcome.Other);
     if (config.transport.disableReportBatch) return;
+  }
+
+  /** Sends what the TCP client's report batch holds (fire-and-forget, as HTTP reports). */
+  flushTcpReports(): void {
+    const tcp = this.tcp;
+    if (tcp === null) return;
+    const message = tcp.takeReportRequest();
+    if (message === null) return;
+    tcp.counters.recordRemoteReportCall();
+    const token = this.callCluster(tcp.config.transport.reportCluster, CallKind.ConnectionReport, "Report", message!, new NetworkFailPolicy(), 0, null);
+    if (token < 0) tcp.counters.recordRemoteReportDone(TransportOutcome.Other);
   }
 
   onReportDone(code: i32, message: string): void {

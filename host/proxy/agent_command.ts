@@ -4,6 +4,7 @@ import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { parseClusters } from "../hub/clusters.ts";
 import { HubTransport } from "../hub/transport.ts";
+import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar } from "./sidecar.ts";
 
 export const SIDECAR_LOG_SCOPES = ["default", "filter", "hub", "config"] as const;
@@ -43,7 +44,27 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     serviceCluster: opts.serviceCluster as string,
   };
   const hubLog = logger.scope("hub");
-  const transport = new HubTransport({ clusters, log: (level, message) => hubLog[level === "error" ? "error" : level === "warn" ? "warn" : "debug"](message) });
+  const transportStats = new Map<string, number>([
+    ["hub_transport.calls", 0],
+    ["hub_transport.failed_attempts", 0],
+    ["hub_transport.retries", 0],
+    ["hub_transport.failed_calls", 0],
+  ]);
+  const bump = (name: string) => transportStats.set(name, (transportStats.get(name) ?? 0) + 1);
+  const transport = new HubTransport({
+    clusters,
+    onAttemptFailed: (a) => {
+      bump("hub_transport.failed_attempts");
+      if (a.retryInMs !== undefined) bump("hub_transport.retries");
+      hubLog.warn(`${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.code} ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`);
+    },
+  });
+  const callHub = async (call: GrpcCall) => {
+    bump("hub_transport.calls");
+    const result = await transport.call(call);
+    if (!result.ok) bump("hub_transport.failed_calls");
+    return result;
+  };
   const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
   const checks = FilterModule.load(wasm);
   const sidecar = new Sidecar({
@@ -56,9 +77,12 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     statusPort: opts.statusPort as number,
     appHost: opts.appHost as string,
     appPort: opts.appPort as number,
-    clusters: new Map([...clusters].filter(([, c]) => "host" in c) as Array<[string, { host: string; port: number }]>),
+    clusters: new Map(
+      [...clusters.values()].flatMap((c) => (c.address.kind === "tcp" ? [[c.name, { host: c.address.host, port: c.address.port }] as const] : [])),
+    ),
     inboundService: opts.inboundService as string,
-    callHub: (call) => transport.call(call),
+    callHub,
+    extraStats: () => transportStats,
     checks: { template: (t) => checks.checkTemplate(t), regex: (p) => checks.checkRegex(p) },
     logger,
     identity,

@@ -3,7 +3,10 @@
 // so only ratios within a run are meaningful).
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
+import { runSidecarBench } from "./sidecar.ts";
 
 for (const line of runHotPathBench()) console.log(line);
 console.log();
 console.log(await runHubBench());
+console.log();
+for (const line of await runSidecarBench()) console.log(line);
