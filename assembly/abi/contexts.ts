@@ -1,12 +1,17 @@
 import { HttpStream } from "../proxy/http_stream";
 import { Plugin } from "../proxy/plugin";
+import { TcpConnection } from "../proxy/tcp_connection";
 
-// The context table: root contexts (one plugin each) and HTTP streams by the
-// ids the host assigns. The only module-level state of the ABI layer: the
-// host addresses everything by context id, so something must map ids to state.
+// The context table: root contexts (one plugin each), HTTP streams and TCP
+// connections by the ids the host assigns. The only module-level state of the
+// ABI layer: the host addresses everything by context id, so something must
+// map ids to state. A context created under a root starts as an HTTP stream;
+// proxy_on_new_connection turns it into a TCP connection (the ABI tells the
+// two apart only by the callbacks that follow).
 
 export const plugins = new Map<u32, Plugin>();
 export const streams = new Map<u32, HttpStream>();
+export const connections = new Map<u32, TcpConnection>();
 
 export function pluginFor(rootId: u32): Plugin | null {
   return plugins.has(rootId) ? plugins.get(rootId) : null;
@@ -14,4 +19,19 @@ export function pluginFor(rootId: u32): Plugin | null {
 
 export function streamFor(id: u32): HttpStream | null {
   return streams.has(id) ? streams.get(id) : null;
+}
+
+export function connectionFor(id: u32): TcpConnection | null {
+  return connections.has(id) ? connections.get(id) : null;
+}
+
+/** Turns the stream context `id` into a TCP connection; null when the id is unknown. */
+export function becomeConnection(id: u32): TcpConnection | null {
+  if (connections.has(id)) return connections.get(id);
+  const stream = streamFor(id);
+  if (stream === null) return null;
+  streams.delete(id);
+  const conn = new TcpConnection(id, stream.rootId);
+  connections.set(id, conn);
+  return conn;
 }

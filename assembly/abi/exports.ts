@@ -1,9 +1,19 @@
 import { BufferType, LogLevel } from "./enums";
 import * as host from "./host";
-import { pluginFor, plugins, streamFor, streams } from "./contexts";
+import { becomeConnection, connectionFor, connections, pluginFor, plugins, streamFor, streams } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
 import { CallKind, Plugin } from "../proxy/plugin";
 import { onCallAnswered, onCallFailed, onLog, onRequestHeaders, onResponseHeaders } from "../proxy/http_filter";
+import { TcpConnection } from "../proxy/tcp_connection";
+import {
+  onConnectionCallAnswered,
+  onConnectionCallFailed,
+  onConnectionClosed,
+  onConnectionsTick,
+  onDownstreamData,
+  onNewConnection,
+  onUpstreamData,
+} from "../proxy/tcp_filter";
 
 // The proxy-wasm 0.2.1 entry points. Each finds its context and delegates;
 // signatures follow the ABI exactly (a proxy checks them at load).
@@ -41,7 +51,9 @@ export function proxy_on_configure(rootId: u32, configurationSize: u32): bool {
 
 export function proxy_on_tick(rootId: u32): void {
   const plugin = pluginFor(rootId);
-  if (plugin !== null) plugin.onTick();
+  if (plugin === null) return;
+  plugin.onTick();
+  onConnectionsTick(plugin);
 }
 
 export function proxy_on_request_headers(id: u32, headerCount: u32, endOfStream: bool): u32 {
@@ -62,6 +74,12 @@ export function proxy_on_grpc_receive(rootId: u32, token: u32, messageSize: u32)
   if (plugin === null || !plugin.pending.has(token)) return;
   const call = plugin.pending.get(token);
   plugin.pending.delete(token);
+  if (isConnectionCall(call.kind)) {
+    let bytes: Uint8Array | null = null;
+    if (call.kind != CallKind.ConnectionReport) bytes = host.bufferBytes(BufferType.GrpcReceiveBuffer, messageSize);
+    onConnectionCallAnswered(plugin, call, bytes !== null ? bytes : new Uint8Array(0), effectiveConnection(call.streamId, call.kind));
+    return;
+  }
   if (call.kind == CallKind.Report) {
     plugin.onReportDone(0, "");
     return;
@@ -77,6 +95,10 @@ export function proxy_on_grpc_close(rootId: u32, token: u32, statusCode: u32): v
   const call = plugin.pending.get(token);
   plugin.pending.delete(token);
   const message = host.lastStatusMessage();
+  if (isConnectionCall(call.kind)) {
+    onConnectionCallFailed(plugin, call, <i32>statusCode, message, effectiveConnection(call.streamId, call.kind));
+    return;
+  }
   onCallFailed(plugin, call, <i32>statusCode, message, effectiveStream(call.streamId, call.kind));
 }
 
@@ -87,16 +109,68 @@ export function proxy_on_log(id: u32): void {
   if (plugin !== null) onLog(plugin, stream);
 }
 
+export function proxy_on_new_connection(id: u32): u32 {
+  const conn = becomeConnection(id);
+  if (conn === null) return 0;
+  const plugin = pluginFor(conn.rootId);
+  return plugin === null ? 0 : onNewConnection(plugin, conn);
+}
+
+export function proxy_on_downstream_data(id: u32, dataSize: u32, endOfStream: bool): u32 {
+  const conn = connectionFor(id);
+  if (conn === null) return 0;
+  const plugin = pluginFor(conn.rootId);
+  return plugin === null ? 0 : onDownstreamData(plugin, conn, dataSize);
+}
+
+export function proxy_on_upstream_data(id: u32, dataSize: u32, endOfStream: bool): u32 {
+  const conn = connectionFor(id);
+  return conn === null ? 0 : onUpstreamData(conn, dataSize);
+}
+
+export function proxy_on_downstream_connection_close(id: u32, peerType: u32): void {
+  connectionClosed(id);
+}
+
+export function proxy_on_upstream_connection_close(id: u32, peerType: u32): void {
+  connectionClosed(id);
+}
+
 export function proxy_on_done(id: u32): bool {
   const plugin = pluginFor(id);
-  // A root going away sends what its batch still holds.
-  if (plugin !== null) plugin.flushReports();
+  // A root going away sends what its batches still hold.
+  if (plugin !== null) {
+    plugin.flushReports();
+    plugin.flushTcpReports();
+  }
+  // A connection ending without a close callback still gets its close report.
+  connectionClosed(id);
   return true;
 }
 
 export function proxy_on_delete(id: u32): void {
+  connectionClosed(id);
   streams.delete(id);
+  connections.delete(id);
   plugins.delete(id);
+}
+
+function connectionClosed(id: u32): void {
+  const conn = connectionFor(id);
+  if (conn === null) return;
+  const plugin = pluginFor(conn.rootId);
+  if (plugin !== null) onConnectionClosed(plugin, conn);
+}
+
+function isConnectionCall(kind: CallKind): bool {
+  return kind == CallKind.ConnectionCheck || kind == CallKind.ConnectionPrefetch || kind == CallKind.ConnectionReport;
+}
+
+function effectiveConnection(id: u32, kind: CallKind): TcpConnection | null {
+  if (kind != CallKind.ConnectionCheck) return null;
+  const conn = connectionFor(id);
+  if (conn === null || !host.setEffectiveContext(id)) return null;
+  return conn;
 }
 
 // Callouts answer on the root context: switch to the stream before acting on

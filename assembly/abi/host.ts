@@ -124,6 +124,11 @@ export function grpcCall(cluster: string, service: string, method: string, metad
   return <i64>load<u32>(scratchU64Slot());
 }
 
+/** Cancels a gRPC call in flight; its callbacks will not come. */
+export function grpcCancel(token: u32): void {
+  abi.proxy_grpc_cancel(token);
+}
+
 /** The message of the last callout's status (read inside its callback). */
 export function lastStatusMessage(): string {
   if (abi.proxy_get_status(scratchU64Slot(), scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return "";

@@ -64,6 +64,9 @@ export declare function proxy_grpc_call(
   outToken: usize,
 ): u32;
 
+@external("env", "proxy_grpc_cancel")
+export declare function proxy_grpc_cancel(token: u32): u32;
+
 @external("env", "proxy_get_status")
 export declare function proxy_get_status(outCode: usize, outMessagePtr: usize, outMessageLen: usize): u32;
 

@@ -150,7 +150,7 @@ export class Plugin {
     const message = tcp.takeReportRequest();
     if (message === null) return;
     tcp.counters.recordRemoteReportCall();
-    const token = this.callCluster(tcp.config.transport.reportCluster, CallKind.ConnectionReport, "Report", message!, new NetworkFailPolicy(), 0, null);
+    const token = this.callCluster(tcp.config.transport.reportCluster, CallKind.ConnectionReport, "Report", message, new NetworkFailPolicy(), 0, null);
     if (token < 0) tcp.counters.recordRemoteReportDone(TransportOutcome.Other);
   }
 

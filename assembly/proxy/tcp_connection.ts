@@ -34,6 +34,8 @@ export class TcpConnection {
    * keeps them in its read buffer), so only the growth is new.
    */
   heldBytes: i64 = 0;
+  /** Token of the check in flight, -1 when none. */
+  checkToken: i64 = -1;
   /** The filter closed the connection (denied, or FAIL_CLOSE). */
   closedByFilter: bool = false;
 

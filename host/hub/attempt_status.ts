@@ -73,7 +73,8 @@ export function attemptStatus(end: AttemptEnd): AttemptStatus {
     return { code: GRPC_CODES.UNAVAILABLE, message: TIMEOUT_PREFIX, retryable: true };
   }
   if (!end.answered && RETRYABLE_CODES.has(end.code)) {
-    const reason = end.details || `gRPC status ${end.code}`;
+    // grpc-js appends "Resolution note: " even when it has none to give.
+    const reason = end.details.replace(/\. Resolution note: $/, "") || `gRPC status ${end.code}`;
     return {
       code: GRPC_CODES.UNAVAILABLE,
       message: `${CONNECT_ERROR_PREFIX}. reset reason: connection failure, transport failure reason: ${reason}`,

@@ -54,6 +54,8 @@ export function parseClusterSpec(spec: string): Cluster {
     return Object.freeze({ name, address: Object.freeze({ kind: "unix", path }), target: `unix://${path}` });
   }
 
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(address);
+  if (scheme) bad(`no scheme is written before a TCP address (${scheme[1]}://): use HOST:PORT`);
   const colon = address.lastIndexOf(":");
   if (colon < 0) bad("the port is missing");
   const hostText = address.slice(0, colon);

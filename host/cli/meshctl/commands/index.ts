@@ -1,0 +1,11 @@
+import type { Command } from "commander";
+import { registerHubEval } from "./hub_eval.ts";
+
+/**
+ * Every meshctl command, registered on the program (top-level commands) or on
+ * `experimental` (alias `x`). One file per command under this folder; add a
+ * line here to register a new one.
+ */
+export function registerCommands(program: Command, experimental: Command): void {
+  registerHubEval(experimental);
+}

@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { FilterHost } from "../../host/proxy/filter_host.ts";
+
+// Compiles the fixture with the project's own compiler, as a proxy-wasm
+// module (no start section, abort routed to a trap).
+function buildTrappingModule(): string {
+  const out = join(mkdtempSync(join(tmpdir(), "trap-")), "trapping.wasm");
+  const asc = join(import.meta.dirname, "..", "..", "node_modules", "assemblyscript", "bin", "asc.js");
+  execFileSync(process.execPath, [asc, join(import.meta.dirname, "fixtures", "trapping_filter.ts"), "-o", out, "--exportStart", "_initialize", "--use", "abort=", "-O1"], { stdio: "pipe" });
+  return out;
+}
+
+describe("a filter that traps", () => {
+  const wasm = buildTrappingModule();
+  for (const [policy, failOpen] of [["FAIL_OPEN", true], ["FAIL_CLOSE", false]] as const) {
+    it(`fails that request by the fail policy (${policy}), re-creates the VM, and keeps serving`, async () => {
+      const logs: string[] = [];
+      const host = new FilterHost({
+        wasm,
+        callHub: async () => ({ ok: false, code: 14, message: "unused" }),
+        log: (level, message) => logs.push(`${level} ${message}`),
+        failOpenOnTrap: () => failOpen,
+      });
+      assert.equal(host.configure("{}"), true);
+      const first = await host.onRequestHeaders([[":path", "/"]], () => undefined);
+      assert.equal(first.kind, "continue");
+      const trapped = await host.onRequestHeaders([[":path", "/"]], () => undefined);
+      assert.deepEqual(trapped, { kind: "failed", failOpen });
+      assert.equal(host.restarts, 1);
+      assert.ok(logs.some((l) => l.startsWith("critical") && l.includes("re-creating the filter VM")));
+      // The fresh VM starts over: its first request continues again.
+      const after = await host.onRequestHeaders([[":path", "/"]], () => undefined);
+      assert.equal(after.kind, "continue");
+      host.close();
+    });
+  }
+});
