@@ -58,6 +58,8 @@ export interface FailedAttempt {
   /** 1-based attempt number. */
   attempt: number;
   status: AttemptStatus;
+  /** How long the attempt took, ms on the transport's clock. */
+  durationMs: number;
   /** The wait before the next attempt, when there will be one. */
   retryInMs?: number;
 }
@@ -141,19 +143,24 @@ export class HubTransport implements HubCaller {
 
     for (let attempt = 1; ; attempt++) {
       if (this.closed) return fail(GRPC_CODES.CANCELLED, "hub transport closed", attempt - 1);
+      const started = this.clock.now();
       const outcome = await this.attempt(cluster, path, call.message, metadata, timeoutMs);
       if (outcome.ok) return { ok: true, message: outcome.message, attempts: attempt };
       const status = outcome.status;
       const retriesMade = attempt - 1;
       const retry = status.retryable && retriesMade < policy.maxRetry && !this.closed;
       const retryInMs = retry ? retryDelayMs(policy, retriesMade, this.random()) : undefined;
-      this.report({ cluster: cluster.name, method: call.method, attempt, status, retryInMs });
+      this.report({ cluster: cluster.name, method: call.method, attempt, status, durationMs: this.clock.now() - started, retryInMs });
       if (retryInMs === undefined) return fail(status.code, status.message, attempt);
       await this.clock.sleep(retryInMs);
     }
   }
 
-  /** Closes every channel; calls still running end with CANCELLED `hub transport closed`. */
+  /**
+   * Closes every channel. Attempts in flight are cancelled and their calls end
+   * with CANCELLED `hub transport closed`; a call waiting to retry ends so when
+   * its wait is over; later calls fail at once with UNAVAILABLE.
+   */
   close(): void {
     this.closed = true;
     for (const attempt of [...this.inFlight]) attempt.cancel();

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import loader from "@assemblyscript/loader";
-import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, WasmStatus } from "./abi_types.ts";
+import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
 import { decodePairs, encodePairs } from "./pairs.ts";
 
@@ -18,6 +18,37 @@ export interface HostEnvironment {
   tickPeriod(rootId: number, ms: number): void;
   /** proxy_get_log_level answer (0 trace … 5 critical). */
   logLevel?: number;
+  /** The module gave up on a call (a TCP connection closed while its check was in flight); no answer is expected. */
+  grpcCancel?(token: number): void;
+}
+
+/**
+ * One direction of a TCP connection. As Envoy does, bytes the module paused
+ * stay held and are handed to it again, with what arrives next, until it
+ * continues the stream; released bytes wait for the embedder to forward them.
+ */
+interface DataDirection {
+  held: Uint8Array;
+  released: Uint8Array[];
+}
+
+interface ConnectionState {
+  downstream: DataDirection;
+  upstream: DataDirection;
+  /** Set when the module called proxy_continue_stream(downstream) since the last takeConnectionSignals. */
+  continued: boolean;
+  closeDownstream: boolean;
+  closeUpstream: boolean;
+}
+
+/** What the module asked of a TCP connection (read with takeConnectionSignals). */
+export interface ConnectionSignals {
+  /** proxy_continue_stream(downstream): reading resumed; the held bytes are released. */
+  continued: boolean;
+  /** proxy_close_stream(downstream): close the client connection without forwarding what is held. */
+  closeDownstream: boolean;
+  /** proxy_close_stream(upstream). */
+  closeUpstream: boolean;
 }
 
 interface StreamState {
@@ -28,6 +59,8 @@ interface StreamState {
   localReply?: LocalReply;
   /** Set when the module called proxy_continue_stream(request). */
   continued: boolean;
+  /** Present for a TCP connection (newConnection), absent for an HTTP stream. */
+  connection?: ConnectionState;
 }
 
 export interface Metric {
@@ -52,6 +85,11 @@ interface Exports {
   proxy_on_request_body?(id: number, size: number, eos: number): number;
   proxy_on_response_headers?(id: number, n: number, eos: number): number;
   proxy_on_response_body?(id: number, size: number, eos: number): number;
+  proxy_on_new_connection?(id: number): number;
+  proxy_on_downstream_data?(id: number, size: number, eos: number): number;
+  proxy_on_upstream_data?(id: number, size: number, eos: number): number;
+  proxy_on_downstream_connection_close?(id: number, peer: number): void;
+  proxy_on_upstream_connection_close?(id: number, peer: number): void;
   proxy_on_grpc_receive?(rootId: number, token: number, size: number): void;
   proxy_on_grpc_close?(rootId: number, token: number, status: number): void;
   proxy_on_log?(id: number): void;
@@ -68,6 +106,10 @@ const encoder = new TextEncoder();
  * order. Used by the Node sidecar and by the in-process emulator tests use.
  * Effects the module asks for (continue, local reply) are recorded and applied
  * by the embedder after the callback returns, as Envoy defers them.
+ * A context is an HTTP stream (createStream, requestHeaders, …) or a TCP
+ * connection (newConnection, downstreamData/upstreamData, connectionClosed,
+ * finishConnection; takeDownstream/takeUpstream/takeConnectionSignals tell
+ * what to forward and whether the module continued or closed it).
  */
 export class ProxyWasmVm {
   readonly metrics = new Map<number, Metric>();
@@ -152,6 +194,80 @@ export class ProxyWasmVm {
     }
   }
 
+  // ---------- TCP connections
+
+  /** Creates a context under `rootId` and announces it as a TCP connection (proxy_on_new_connection); returns its id. */
+  newConnection(rootId: number, properties: PropertyResolver): number {
+    const id = this.nextContextId++;
+    const connection: ConnectionState = {
+      downstream: { held: new Uint8Array(), released: [] },
+      upstream: { held: new Uint8Array(), released: [] },
+      continued: false,
+      closeDownstream: false,
+      closeUpstream: false,
+    };
+    this.streams.set(id, { id, rootId, maps: new Map(), properties, continued: false, connection });
+    this.call(id, () => this.exports.proxy_on_context_create(id, rootId));
+    this.call(id, () => this.exports.proxy_on_new_connection?.(id) ?? Action.Continue);
+    return id;
+  }
+
+  /**
+   * Bytes read from the client. Continue releases them (with any held
+   * earlier) for forwarding, read with takeDownstream; Pause holds them until
+   * the module continues the stream. Nothing is released once the module
+   * closed the connection.
+   */
+  downstreamData(id: number, bytes: Uint8Array, endOfStream: boolean): Action {
+    return this.data(id, StreamType.Downstream, bytes, endOfStream);
+  }
+
+  /** Bytes from the upstream server, toward the client; released ones are read with takeUpstream. */
+  upstreamData(id: number, bytes: Uint8Array, endOfStream: boolean): Action {
+    return this.data(id, StreamType.Upstream, bytes, endOfStream);
+  }
+
+  /** One side of the connection closed: proxy_on_downstream_connection_close (default) or proxy_on_upstream_connection_close. */
+  connectionClosed(id: number, peer: PeerType, side: StreamType.Downstream | StreamType.Upstream = StreamType.Downstream): void {
+    this.connection(id);
+    if (side === StreamType.Upstream) this.call(id, () => this.exports.proxy_on_upstream_connection_close?.(id, peer));
+    else this.call(id, () => this.exports.proxy_on_downstream_connection_close?.(id, peer));
+  }
+
+  /** Connection end in Envoy's TCP order: done, log, delete. */
+  finishConnection(id: number): void {
+    this.connection(id);
+    try {
+      this.call(id, () => this.exports.proxy_on_done?.(id));
+      this.call(id, () => this.exports.proxy_on_log?.(id));
+      this.call(id, () => this.exports.proxy_on_delete?.(id));
+    } finally {
+      this.streams.delete(id);
+    }
+  }
+
+  /** Client bytes the module let through since the last call (empty while it holds them). */
+  takeDownstream(id: number): Uint8Array {
+    return takeReleased(this.connection(id).downstream);
+  }
+
+  /** Server bytes the module let through since the last call. */
+  takeUpstream(id: number): Uint8Array {
+    return takeReleased(this.connection(id).upstream);
+  }
+
+  /** What the module asked for the connection; `continued` is reported once, the close flags stay set. */
+  takeConnectionSignals(id: number): ConnectionSignals {
+    const c = this.connection(id);
+    const signals = { continued: c.continued, closeDownstream: c.closeDownstream, closeUpstream: c.closeUpstream };
+    c.continued = false;
+    return signals;
+  }
+
+  isConnection(id: number): boolean {
+    return this.streams.get(id)?.connection !== undefined;
+  }
+
   tick(rootId: number): void {
     this.call(rootId, () => this.exports.proxy_on_tick?.(rootId));
   }
@@ -210,6 +326,33 @@ export class ProxyWasmVm {
   }
 
   // ---------- internals
+
+  private connection(id: number): ConnectionState {
+    const c = this.streams.get(id)?.connection;
+    if (!c) throw new Error(`unknown connection context ${id}`);
+    return c;
+  }
+
+  private data(id: number, side: StreamType.Downstream | StreamType.Upstream, bytes: Uint8Array, endOfStream: boolean): Action {
+    const c = this.connection(id);
+    const direction = side === StreamType.Downstream ? c.downstream : c.upstream;
+    if (c.closeDownstream) return Action.Pause;
+    direction.held = concat([direction.held, bytes]);
+    const buffer = side === StreamType.Downstream ? BufferType.DownstreamData : BufferType.UpstreamData;
+    this.buffers.set(buffer, direction.held);
+    let action: Action;
+    try {
+      action = this.call(id, () =>
+        side === StreamType.Downstream
+          ? (this.exports.proxy_on_downstream_data?.(id, direction.held.length, endOfStream ? 1 : 0) ?? Action.Continue)
+          : (this.exports.proxy_on_upstream_data?.(id, direction.held.length, endOfStream ? 1 : 0) ?? Action.Continue),
+      );
+    } finally {
+      this.buffers.delete(buffer);
+    }
+    if (action === Action.Continue && !c.closeDownstream) release(direction);
+    return action;
+  }
 
   private stream(id: number): StreamState {
     const s = this.streams.get(id);
@@ -366,10 +509,25 @@ export class ProxyWasmVm {
       proxy_continue_stream(type: number) {
         const s = vm.effectiveStream();
         if (!s) return WasmStatus.NotFound;
-        if (type === 0) s.continued = true;
+        if (type === StreamType.Request) s.continued = true;
+        const c = s.connection;
+        if (c && type === StreamType.Downstream && !c.closeDownstream) {
+          c.continued = true;
+          release(c.downstream);
+        }
+        if (c && type === StreamType.Upstream) release(c.upstream);
         return WasmStatus.Ok;
       },
-      proxy_close_stream() {
+      proxy_close_stream(type: number) {
+        const s = vm.effectiveStream();
+        if (!s) return WasmStatus.NotFound;
+        const c = s.connection;
+        if (c && type === StreamType.Downstream) {
+          // Envoy closes without flushing: what the module held is dropped.
+          c.closeDownstream = true;
+          c.downstream.held = new Uint8Array();
+        }
+        if (c && type === StreamType.Upstream) c.closeUpstream = true;
         return WasmStatus.Ok;
       },
       proxy_send_local_response(status: number, dPtr: number, dLen: number, bPtr: number, bLen: number, hPtr: number, hLen: number, grpcStatus: number) {
@@ -404,7 +562,8 @@ export class ProxyWasmVm {
         vm.env.grpcCall(call);
         return WasmStatus.Ok;
       },
-      proxy_grpc_cancel() {
+      proxy_grpc_cancel(token: number) {
+        vm.env.grpcCancel?.(token);
         return WasmStatus.Ok;
       },
       proxy_grpc_close() {
@@ -453,6 +612,29 @@ export class ProxyWasmVm {
       },
     } as unknown as Record<string, (...args: never[]) => number>;
   }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const nonEmpty = parts.filter((p) => p.length > 0);
+  if (nonEmpty.length === 1) return nonEmpty[0];
+  const out = new Uint8Array(nonEmpty.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of nonEmpty) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function release(direction: DataDirection): void {
+  if (direction.held.length > 0) direction.released.push(direction.held);
+  direction.held = new Uint8Array();
+}
+
+function takeReleased(direction: DataDirection): Uint8Array {
+  const out = concat(direction.released);
+  direction.released = [];
+  return out;
 }
 
 /** Property value encodings Envoy uses (proxy-wasm.md §1.5). */

@@ -36,6 +36,17 @@ export const enum BufferType {
 export const enum StreamType {
   Request = 0,
   Response = 1,
+  /** TCP: bytes from the client. */
+  Downstream = 2,
+  /** TCP: bytes from the upstream server. */
+  Upstream = 3,
+}
+
+/** Who closed a TCP connection, as proxy_on_*_connection_close is told. */
+export const enum PeerType {
+  Unknown = 0,
+  Local = 1,
+  Remote = 2,
 }
 
 /** What a header/body callback asked for. Anything other than Continue stops the stream. */

@@ -1,7 +1,7 @@
 import { messageType } from "../wire/protos.ts";
 import { type RetryPolicy, retryDelayMs, retryPolicyFrom } from "../hub/retry_policy.ts";
-import { type PropertyResolver, ProxyWasmVm, propertyValue } from "./abi_host.ts";
-import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType } from "./abi_types.ts";
+import { type ConnectionSignals, type PropertyResolver, ProxyWasmVm, propertyValue } from "./abi_host.ts";
+import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "./abi_types.ts";
 import { RELEASE_WASM } from "./filter_module.ts";
 
 /** A scripted answer to one attempt of a hub call. */
@@ -17,6 +17,8 @@ export interface EmulatedCall extends GrpcCall {
   /** Waits drawn before each retry, ms. */
   backoffMs: number[];
   answered: boolean;
+  /** The module cancelled the call (its connection closed first). */
+  cancelled?: boolean;
 }
 
 export interface StreamResult {
@@ -27,10 +29,17 @@ export interface StreamResult {
 
 export type PropertyValue = string | boolean | number | bigint | Uint8Array;
 
+/** What one piece of TCP data did: the callback's action and what the module asked for since. */
+export interface DataResult extends ConnectionSignals {
+  action: Action;
+  /** Bytes released toward the other side (empty while the module holds them). */
+  forwarded: Uint8Array;
+}
+
 /**
  * An in-process proxy-wasm host for tests, in the manner of
  * proxy-wasm-go-sdk's proxytest: it loads the built module, configures it,
- * feeds streams, answers hub calls from a script (executing the call's retry
+ * feeds HTTP streams and TCP connections, answers hub calls from a script (executing the call's retry
  * policy as the Node host does), fires ticks on an injected clock, and exposes
  * local replies, header changes, logs and counters.
  */
@@ -56,6 +65,10 @@ export class FilterEmulator {
       tickPeriod: (_root, ms) => {
         this.tickMs = ms;
       },
+      grpcCancel: (token) => {
+        const call = this.calls.find((c) => c.token === token);
+        if (call) call.cancelled = true;
+      },
     });
     const { rootId, accepted } = this.vm.startRoot(typeof config === "string" ? config : JSON.stringify(config));
     this.rootId = rootId;
@@ -66,10 +79,58 @@ export class FilterEmulator {
     return this.vm.configure(this.rootId, typeof config === "string" ? config : JSON.stringify(config));
   }
 
+  /** Opens a TCP connection with the given properties (`source.address`, `connection.mtls`, …); returns its id. */
+  connect(properties: Record<string, PropertyValue> = {}): number {
+    const id = this.vm.newConnection(this.rootId, this.resolver({ ...properties }));
+    this.drain();
+    return id;
+  }
+
+  /** Client bytes (a string is sent as UTF-8; a number as that many bytes); hub calls are answered from `script`. */
+  downstream(id: number, data: Uint8Array | string | number, endOfStream = false): DataResult {
+    const action = this.vm.downstreamData(id, bytesOf(data), endOfStream);
+    this.drain();
+    return { action, ...this.vm.takeConnectionSignals(id), forwarded: this.vm.takeDownstream(id) };
+  }
+
+  /** Server bytes toward the client. */
+  upstream(id: number, data: Uint8Array | string | number, endOfStream = false): DataResult {
+    const action = this.vm.upstreamData(id, bytesOf(data), endOfStream);
+    this.drain();
+    return { action, ...this.vm.takeConnectionSignals(id), forwarded: this.vm.takeUpstream(id) };
+  }
+
+  /** What the module asked of the connection since the last look, and the client bytes it released meanwhile. */
+  connectionSignals(id: number): ConnectionSignals & { forwarded: Uint8Array } {
+    return { ...this.vm.takeConnectionSignals(id), forwarded: this.vm.takeDownstream(id) };
+  }
+
+  /** Closes a connection (the client by default) and ends its context: close callback, done, log, delete. */
+  closeConnection(id: number, peer: PeerType = PeerType.Remote, side: StreamType.Downstream | StreamType.Upstream = StreamType.Downstream): void {
+    this.vm.connectionClosed(id, peer, side);
+    this.vm.finishConnection(id);
+    this.drain();
+  }
+
+  /** A counter of the TCP client (`hub_client.tcp.<name>`). */
+  tcpCounter(name: string): number {
+    return Number(this.vm.metricByName(`hub_client.tcp.${name}`) ?? 0n);
+  }
+
   /** Sends request headers through the filter; hub calls are answered from `script` as they are made. */
   request(headers: HeaderList | Record<string, string>, properties: Record<string, PropertyValue> = {}): StreamResult {
     const props: Record<string, PropertyValue> = { ...properties };
-    const resolver: PropertyResolver = (path) => {
+    const id = this.vm.createStream(this.rootId, this.resolver(props));
+    this.streamProperties.set(id, props);
+    const list: HeaderList = Array.isArray(headers) ? headers : Object.entries(headers);
+    const action = this.vm.requestHeaders(id, list, true);
+    this.drain();
+    return { id, action, localReply: this.vm.takeLocalReply(id) };
+  }
+
+  // Properties by their dotted path, encoded as Envoy encodes them.
+  private resolver(props: Record<string, PropertyValue>): PropertyResolver {
+    return (path) => {
       const value = props[path.join(".")];
       if (value === undefined) return undefined;
       if (value instanceof Uint8Array) return value;
@@ -77,12 +138,6 @@ export class FilterEmulator {
       if (typeof value === "boolean") return propertyValue.bool(value);
       return propertyValue.int64(value);
     };
-    const id = this.vm.createStream(this.rootId, resolver);
-    this.streamProperties.set(id, props);
-    const list: HeaderList = Array.isArray(headers) ? headers : Object.entries(headers);
-    const action = this.vm.requestHeaders(id, list, true);
-    this.drain();
-    return { id, action, localReply: this.vm.takeLocalReply(id) };
   }
 
   /** Headers the request would reach upstream with. */
@@ -127,7 +182,7 @@ export class FilterEmulator {
   drain(): void {
     for (let i = 0; i < this.calls.length; i++) {
       const call = this.calls[i];
-      if (call.answered || this.script.length === 0) continue;
+      if (call.answered || call.cancelled || this.script.length === 0) continue;
       this.settle(call);
     }
   }
@@ -164,4 +219,10 @@ export class FilterEmulator {
       call.backoffMs.push(retryDelayMs(call.policy, call.attempts - 1, this.random()));
     }
   }
+}
+
+function bytesOf(data: Uint8Array | string | number): Uint8Array {
+  if (typeof data === "number") return new Uint8Array(data).fill(0x61);
+  if (typeof data === "string") return new TextEncoder().encode(data);
+  return data;
 }

@@ -167,6 +167,7 @@ describe("HubTransport retries (fake clock)", () => {
     assert.deepEqual(result, { ok: false, code: GRPC_CODES.UNAVAILABLE, message: TIMEOUT_PREFIX, attempts: 2 });
     assert.deepEqual(clock.deadlines, [250, 250]);
     assert.deepEqual(clock.sleeps, [80]);
+    assert.deepEqual(failed.map((f) => [f.durationMs, f.retryInMs]), [[250, 80], [250, undefined]]);
   });
 
   it("timeoutMs 0 means the 5000 ms default", async () => {

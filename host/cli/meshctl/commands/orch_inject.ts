@@ -1,0 +1,48 @@
+import type { Command } from "commander";
+import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
+import { runOrchInject } from "../inject/orch_inject.ts";
+import { INJECTABLE_KINDS } from "../inject/workloads.ts";
+
+interface OrchInjectFlags {
+  filename: string;
+  output: string;
+  injectConfigFile?: string;
+  injectConfigMapName: string;
+  meshConfigFile?: string;
+  meshConfigMapName: string;
+  valuesFile?: string;
+}
+
+/** `meshctl orch-inject` (upstream `kube-inject`): offline sidecar injection. */
+export function registerOrchInject(program: Command): void {
+  program
+    .command("orch-inject")
+    .description(
+      `Inject the sidecar into workload documents (${INJECTABLE_KINDS.join(", ")}); other documents pass through unchanged. Works on files only: without --injectConfigFile/--meshConfigFile/--valuesFile the built-in defaults are used`,
+    )
+    .requiredOption("-f, --filename <file>", "input YAML or JSON (`-` for stdin)")
+    .option("-o, --output <file>", "output file (`-` for stdout)", "-")
+    .option("--injectConfigFile <file>", "injection settings (docs/meshctl.md#orch-inject); cannot be used with --injectConfigMapName")
+    .option("--injectConfigMapName <name>", "ConfigMap with the injection settings (needs an orchestrator API)", "mesh-sidecar-injector")
+    .option("--meshConfigFile <file>", "mesh config: defaultConfig ports, image, hub address; rootNamespace")
+    .option("--meshConfigMapName <name>", "ConfigMap with the mesh config (needs an orchestrator API)", "mesh")
+    .option("--valuesFile <file>", "values: global.hub, global.tag, global.proxy.image/resources/statusPort/logLevel")
+    .action((opts: OrchInjectFlags, cmd: Command) => {
+      // The ConfigMaps live in a cluster; this meshctl has no orchestrator API, so naming one is an error, not a silent default.
+      const fromCli = (flag: string) => cmd.getOptionValueSource(flag) === "cli";
+      if (fromCli("injectConfigMapName") && opts.injectConfigFile !== undefined) {
+        return fail("--injectConfigFile cannot be used with --injectConfigMapName");
+      }
+      for (const [mapFlag, fileFlag] of [["injectConfigMapName", "injectConfigFile"], ["meshConfigMapName", "meshConfigFile"]] as const) {
+        if (fromCli(mapFlag) && opts[fileFlag] === undefined) {
+          return fail(`--${mapFlag} reads a ConfigMap through the orchestrator API, which this meshctl does not have; pass --${fileFlag} instead`);
+        }
+      }
+      process.exitCode = runOrchInject({ ...opts, stdout: process.stdout, stderr: process.stderr });
+    });
+}
+
+function fail(message: string): void {
+  process.stderr.write(`error: ${message}\n`);
+  process.exitCode = EXIT_BAD_CONFIG;
+}

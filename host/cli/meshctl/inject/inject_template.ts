@@ -1,0 +1,78 @@
+import { type Document, isMap, isSeq } from "yaml";
+import { Field } from "../../../config/decode.ts";
+import { INJECT_ANNOTATION, STATUS_ANNOTATION, sidecarContainer, sidecarVolume, statusAnnotation } from "./sidecar.ts";
+import type { InjectionSettings } from "./settings.ts";
+import { IGNORED_NAMESPACES, type PodTemplatePath } from "./workloads.ts";
+
+/** What happened to one pod template. */
+export type InjectOutcome = { injected: true; notes: string[] } | { injected: false; reason: string; warning: boolean };
+
+const YES = ["y", "yes", "true", "on"];
+const NO = ["n", "no", "false", "off"];
+
+/**
+ * Injects the sidecar into the pod template at `base` + `path` of `doc`,
+ * editing the YAML tree in place (comments and key order stay). `workload` is
+ * the decoded object at `base` and names fields in errors. Skips (leaving the
+ * tree untouched) as upstream does: already injected, hostNetwork, system
+ * namespaces, annotation `sidecar.mesh.io/inject` not true.
+ */
+export function injectPodTemplate(doc: Document, base: readonly (string | number)[], workload: Field, path: PodTemplatePath, s: InjectionSettings): InjectOutcome {
+  const at = (field: Field, segments: readonly string[]) => segments.reduce((f, name) => f.get(name), field);
+  const meta = at(workload, path.metadata);
+  const spec = at(workload, path.spec);
+  if (meta.present) meta.object();
+  spec.object();
+  const containers = spec.get("containers").nonEmptyList();
+  let appPort: number | undefined;
+  const names: string[] = [];
+  for (const c of [...containers, ...spec.get("initContainers").list()]) {
+    names.push(c.get("name").nonEmptyString());
+    for (const p of c.get("ports").list()) {
+      const port = p.get("containerPort").integer(1, 65535);
+      if (appPort === undefined && containers.includes(c)) appPort = port;
+    }
+  }
+  const annotations = meta.get("annotations").stringMap();
+  const labels = meta.get("labels").stringMap();
+
+  if (STATUS_ANNOTATION in annotations) return { injected: false, reason: `already injected (annotation ${STATUS_ANNOTATION})`, warning: false };
+  if (names.includes(s.containerName)) return { injected: false, reason: `already has a container named ${s.containerName}`, warning: false };
+  if (spec.get("hostNetwork").bool(false)) return { injected: false, reason: "the pod uses hostNetwork", warning: false };
+  const namespace = meta.get("namespace").optionalString() ?? workload.get("metadata").get("namespace").optionalString();
+  if (namespace !== undefined && IGNORED_NAMESPACES.includes(namespace)) return { injected: false, reason: `namespace ${namespace} is never injected`, warning: false };
+  const inject = annotations[INJECT_ANNOTATION];
+  if (inject !== undefined && !YES.includes(inject.toLowerCase())) {
+    const known = NO.includes(inject.toLowerCase());
+    return {
+      injected: false,
+      reason: known
+        ? `sidecar injection disabled by annotation ${INJECT_ANNOTATION}: ${JSON.stringify(inject)}`
+        : `annotation ${INJECT_ANNOTATION}: ${JSON.stringify(inject)} is not true or false; treated as false`,
+      warning: !known,
+    };
+  }
+
+  const notes: string[] = [];
+  if (appPort === undefined) notes.push("no container declares a port; the sidecar forwards inbound traffic to its default --appPort 8080");
+  const app = labels.app ?? workload.get("metadata").get("name").optionalString() ?? "unknown";
+  const specPath = [...base, ...path.spec];
+  appendTo(doc, [...specPath, "containers"], sidecarContainer(s, { appPort, app }));
+  appendTo(doc, [...specPath, "volumes"], sidecarVolume(s));
+  const metaPath = [...base, ...path.metadata];
+  ensureMap(doc, metaPath);
+  ensureMap(doc, [...metaPath, "annotations"]);
+  doc.setIn([...metaPath, "annotations", STATUS_ANNOTATION], statusAnnotation(s));
+  return { injected: true, notes };
+}
+
+function ensureMap(doc: Document, path: readonly (string | number)[]): void {
+  const node = doc.getIn(path, true);
+  if (!isMap(node)) doc.setIn(path, doc.createNode({}));
+}
+
+function appendTo(doc: Document, path: readonly (string | number)[], item: unknown): void {
+  const node = doc.getIn(path, true);
+  if (isSeq(node)) node.add(doc.createNode(item));
+  else doc.setIn(path, doc.createNode([item]));
+}

@@ -1,0 +1,154 @@
+import { createHash } from "node:crypto";
+import { Field, type DecodeContext } from "../../../config/decode.ts";
+import pkg from "../../../../package.json" with { type: "json" };
+import { formatGoDuration, parseGoDuration } from "../../duration.ts";
+
+/** Defaults of the injected sidecar; each can be changed by one of the three settings files. */
+export const DEFAULT_CONTAINER_NAME = "mesh-proxy";
+export const DEFAULT_HUB = "docker.io/mesh";
+export const DEFAULT_PROXY_IMAGE = "disco-agent";
+/** The sidecar image is tagged like the meshctl that injects it. */
+export const DEFAULT_TAG = pkg.version;
+export const DEFAULT_IMAGE_PULL_POLICY = "IfNotPresent";
+export const DEFAULT_ROOT_NAMESPACE = "mesh-system";
+/** Listener ports of `disco-agent proxy` (docs/sidecar.md). */
+export const DEFAULT_INBOUND_PORT = 15006;
+export const DEFAULT_OUTBOUND_PORT = 15001;
+export const DEFAULT_PROXY_ADMIN_PORT = 15000;
+/** The agent serves no status port unless told; injected sidecars need one for the readiness probe (upstream: 15020). */
+export const DEFAULT_STATUS_PORT = 15020;
+export const DEFAULT_DRAIN_DURATION_MS = 45_000;
+export const DEFAULT_PARENT_SHUTDOWN_DURATION_MS = 60_000;
+export const DEFAULT_SERVICE_CLUSTER = "mesh-proxy";
+export const DEFAULT_HUB_SERVICE = "mesh-hub";
+export const DEFAULT_HUB_PORT = 9091;
+export const DEFAULT_CONFIG_MAP_NAME = "mesh-proxy-config";
+export const DEFAULT_CONFIG_DIR = "/etc/mesh/config";
+/** Listeners must be reachable on the pod IP (inbound traffic, kubelet probes). */
+export const DEFAULT_BIND_ADDRESS = "0.0.0.0";
+export const DEFAULT_LOG_LEVEL = "warning";
+export const DEFAULT_READINESS = { initialDelaySeconds: 1, periodSeconds: 2, failureThreshold: 30 } as const;
+/** Upstream's sidecar resources (values `global.proxy.resources`). */
+export const DEFAULT_RESOURCES = { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "2000m", memory: "1024Mi" } } as const;
+export const PROXY_LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "critical", "off"] as const;
+
+/** Everything injection needs, decoded once from the three settings files. */
+export interface InjectionSettings {
+  containerName: string;
+  image: string;
+  imagePullPolicy: string;
+  rootNamespace: string;
+  inboundPort: number;
+  outboundPort: number;
+  proxyAdminPort: number;
+  statusPort: number;
+  drainDuration: string;
+  parentShutdownDuration: string;
+  concurrency?: number;
+  hubAddress: string;
+  logLevel: string;
+  configMapName: string;
+  configDir: string;
+  bindAddress: string;
+  extraArgs: readonly string[];
+  env: Readonly<Record<string, string>>;
+  readinessProbe: { initialDelaySeconds: number; periodSeconds: number; failureThreshold: number };
+  resources: unknown;
+  /** sha256 of the settings above: the `version` of the status annotation. */
+  version: string;
+}
+
+export interface SettingsSources {
+  /** Parsed `--injectConfigFile`, `--meshConfigFile`, `--valuesFile` objects and their file names. */
+  injectConfig?: { file: string; value: Record<string, unknown> };
+  meshConfig?: { file: string; value: Record<string, unknown> };
+  values?: { file: string; value: Record<string, unknown> };
+}
+
+const PORT_MAX = 65535;
+
+function root(source: { file: string; value: Record<string, unknown> } | undefined, warnings: string[]): Field {
+  const context: DecodeContext = { file: source?.file, warnings };
+  return Field.root(source?.value ?? {}, context);
+}
+
+function duration(field: Field, defaultMs: number): string {
+  if (!field.present) return formatGoDuration(defaultMs);
+  const ms = typeof field.value === "string" ? parseGoDuration(field.value) : undefined;
+  if (ms === undefined || ms < 0) field.fail("a duration such as \"45s\" or \"1m0s\"");
+  return formatGoDuration(ms);
+}
+
+/**
+ * The sidecar's image: `defaultConfig.image` of the mesh config (a repository,
+ * or a full reference when it carries a tag or digest), else values'
+ * `global.proxy.image` (a full reference when it contains `/`, as upstream)
+ * or `global.hub`/`global.proxy.image`; tagged with values' `global.tag`.
+ */
+function resolveImage(meshImage: string | undefined, hub: string, proxyImage: string, tag: string): string {
+  const hasTag = (ref: string) => ref.includes("@") || ref.slice(ref.lastIndexOf("/") + 1).includes(":");
+  const repository = meshImage ?? (proxyImage.includes("/") ? proxyImage : `${hub}/${proxyImage}`);
+  return hasTag(repository) ? repository : `${repository}:${tag}`;
+}
+
+/**
+ * Decodes the three settings files of `orch-inject` (formats in
+ * docs/meshctl.md#orch-inject). Unknown fields are warned about; wrong types
+ * throw ConfigError naming the file and field.
+ */
+export function decodeInjectionSettings(sources: SettingsSources, warnings: string[]): InjectionSettings {
+  const inject = root(sources.injectConfig, warnings).allowOnly(["containerName", "configMapName", "configDir", "bindAddress", "extraArgs", "env", "readinessProbe"]);
+  const mesh = root(sources.meshConfig, warnings);
+  // A mesh config carries many upstream fields meshctl does not use: no unknown-field warnings at its top level.
+  const proxy = mesh.get("defaultConfig").allowOnly([
+    "image", "inboundPort", "outboundPort", "proxyAdminPort", "statusPort", "drainDuration", "parentShutdownDuration",
+    "concurrency", "hubAddress",
+  ]);
+  const values = root(sources.values, warnings);
+  const global = values.get("global");
+  const valuesProxy = global.get("proxy");
+
+  const rootNamespace = mesh.get("rootNamespace").optionalString() ?? DEFAULT_ROOT_NAMESPACE;
+  const probe = inject.get("readinessProbe").allowOnly(["initialDelaySeconds", "periodSeconds", "failureThreshold"]);
+  const concurrency = proxy.get("concurrency");
+  const resources = valuesProxy.get("resources");
+  if (resources.present) resources.object();
+  const settings = {
+    containerName: inject.get("containerName").optionalString() ?? DEFAULT_CONTAINER_NAME,
+    image: resolveImage(
+      proxy.get("image").optionalString(),
+      global.get("hub").optionalString() ?? DEFAULT_HUB,
+      valuesProxy.get("image").optionalString() ?? DEFAULT_PROXY_IMAGE,
+      global.get("tag").present ? String(global.get("tag").value) : DEFAULT_TAG,
+    ),
+    imagePullPolicy: global.get("imagePullPolicy").enumOf(["Always", "IfNotPresent", "Never"], DEFAULT_IMAGE_PULL_POLICY),
+    rootNamespace,
+    inboundPort: proxy.get("inboundPort").integer(1, PORT_MAX, DEFAULT_INBOUND_PORT),
+    outboundPort: proxy.get("outboundPort").integer(1, PORT_MAX, DEFAULT_OUTBOUND_PORT),
+    proxyAdminPort: proxy.get("proxyAdminPort").integer(1, PORT_MAX, DEFAULT_PROXY_ADMIN_PORT),
+    statusPort: valuesProxy.get("statusPort").present
+      ? valuesProxy.get("statusPort").integer(1, PORT_MAX)
+      : proxy.get("statusPort").integer(1, PORT_MAX, DEFAULT_STATUS_PORT),
+    drainDuration: duration(proxy.get("drainDuration"), DEFAULT_DRAIN_DURATION_MS),
+    parentShutdownDuration: duration(proxy.get("parentShutdownDuration"), DEFAULT_PARENT_SHUTDOWN_DURATION_MS),
+    concurrency: concurrency.present ? concurrency.integer(0, 1024) : undefined,
+    hubAddress: proxy.get("hubAddress").optionalString() ?? `${DEFAULT_HUB_SERVICE}.${rootNamespace}.svc.cluster.local:${DEFAULT_HUB_PORT}`,
+    logLevel: valuesProxy.get("logLevel").enumOf(PROXY_LOG_LEVELS, DEFAULT_LOG_LEVEL),
+    configMapName: inject.get("configMapName").optionalString() ?? DEFAULT_CONFIG_MAP_NAME,
+    configDir: inject.get("configDir").optionalString() ?? DEFAULT_CONFIG_DIR,
+    bindAddress: inject.get("bindAddress").optionalString() ?? DEFAULT_BIND_ADDRESS,
+    extraArgs: Object.freeze(inject.get("extraArgs").list().map((f) => f.string())),
+    env: Object.freeze(inject.get("env").stringMap()),
+    readinessProbe: {
+      initialDelaySeconds: probe.get("initialDelaySeconds").integer(0, 3600, DEFAULT_READINESS.initialDelaySeconds),
+      periodSeconds: probe.get("periodSeconds").integer(1, 3600, DEFAULT_READINESS.periodSeconds),
+      failureThreshold: probe.get("failureThreshold").integer(1, 10_000, DEFAULT_READINESS.failureThreshold),
+    },
+    resources: resources.present ? resources.value : DEFAULT_RESOURCES,
+  };
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(settings.containerName) || settings.containerName.length > 63) {
+    inject.get("containerName").fail("a container name (lowercase letters, digits and '-', at most 63 characters)");
+  }
+  const version = createHash("sha256").update(JSON.stringify(settings)).digest("hex");
+  return Object.freeze({ ...settings, version });
+}

@@ -1,0 +1,210 @@
+import type { Field } from "../decode.ts";
+import { attempt, attemptEach } from "../problems.ts";
+import { isDns1123Label, isIanaServiceName, labelMap, port, MAX_PORT, MIN_PORT } from "./syntax.ts";
+
+/**
+ * Orchestrator documents (`v1` Service, Namespace, Pod; `apps/v1`
+ * Deployment), read offline so the analyzer learns services, ports, namespaces
+ * and workload labels from the same files as the mesh resources. Only the
+ * fields the mesh needs are modelled; other fields are the orchestrator's
+ * business and are neither checked nor warned about.
+ */
+export const ORCH_CORE_API_VERSION = "v1";
+export const ORCH_APPS_API_VERSION = "apps/v1";
+
+export const ORCH_PROTOCOLS = ["TCP", "UDP", "SCTP"] as const;
+export type OrchProtocol = (typeof ORCH_PROTOCOLS)[number];
+
+export interface ServicePort {
+  readonly name?: string;
+  readonly port: number;
+  /** A container port number or a container port name; defaults to `port`. */
+  readonly targetPort: number | string;
+  readonly protocol: OrchProtocol;
+  readonly appProtocol?: string;
+}
+
+export interface ServiceSpec {
+  /** Undefined: a service without selector (endpoints managed elsewhere). */
+  readonly selector?: Readonly<Record<string, string>>;
+  readonly ports: readonly ServicePort[];
+  readonly type: string;
+}
+
+export interface ContainerPort {
+  readonly containerPort: number;
+  readonly name?: string;
+  readonly protocol: OrchProtocol;
+}
+
+export interface Container {
+  readonly name: string;
+  readonly image?: string;
+  readonly ports: readonly ContainerPort[];
+}
+
+export interface PodSpec {
+  /** `default` when absent, as the orchestrator fills it in. */
+  readonly serviceAccountName: string;
+  readonly containers: readonly Container[];
+}
+
+export const SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist"] as const;
+export type SelectorOperator = (typeof SELECTOR_OPERATORS)[number];
+
+export interface LabelSelectorRequirement {
+  readonly key: string;
+  readonly operator: SelectorOperator;
+  readonly values: readonly string[];
+}
+
+export interface LabelSelector {
+  readonly matchLabels: Readonly<Record<string, string>>;
+  readonly matchExpressions: readonly LabelSelectorRequirement[];
+}
+
+export interface PodTemplate {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly spec: PodSpec;
+}
+
+export interface DeploymentSpec {
+  readonly replicas: number;
+  readonly selector: LabelSelector;
+  readonly template: PodTemplate;
+}
+
+/** Namespaces carry only metadata (labels such as `mesh-injection: enabled`). */
+export type NamespaceSpec = Readonly<Record<string, never>>;
+
+function protocol(f: Field): OrchProtocol {
+  return f.enumOf(ORCH_PROTOCOLS, "TCP");
+}
+
+function targetPort(f: Field, fallback: number | undefined): number | string {
+  if (!f.present) return fallback as number;
+  if (typeof f.value === "string" && !/^\d+$/.test(f.value)) {
+    if (!isIanaServiceName(f.value)) f.fail(`a port number from ${MIN_PORT} to ${MAX_PORT} or a container port name (up to 15 lower-case letters, digits and '-')`);
+    return f.value;
+  }
+  return port(f);
+}
+
+export function decodeService(spec: Field): ServiceSpec {
+  if (!spec.present) return Object.freeze({ ports: Object.freeze([]), type: "ClusterIP" });
+  spec.object();
+  const selector = spec.get("selector").present ? attempt(spec.get("selector"), labelMap) : undefined;
+  const portsField = spec.get("ports");
+  const many = portsField.list().length > 1;
+  const names = new Set<string>();
+  const ports = attemptEach(portsField, (p): ServicePort => {
+    p.object();
+    const number = port(p.get("port"));
+    const nameField = p.get("name");
+    // The orchestrator's rule: with several ports each needs a unique name.
+    if (many && !nameField.present) nameField.fail("a port name (required when a Service has more than one port)");
+    const name = nameField.present ? nameField.nonEmptyString() : undefined;
+    if (name !== undefined) {
+      if (!isDns1123Label(name)) nameField.fail("a DNS-1123 label");
+      if (names.has(name)) nameField.invalid(`duplicate port name ${JSON.stringify(name)}`);
+      names.add(name);
+    }
+    return Object.freeze({
+      name,
+      port: number,
+      targetPort: targetPort(p.get("targetPort"), number),
+      protocol: protocol(p.get("protocol")),
+      appProtocol: p.get("appProtocol").optionalString(),
+    });
+  });
+  return Object.freeze({ selector, ports: Object.freeze(ports), type: spec.get("type").optionalString() ?? "ClusterIP" });
+}
+
+export function decodeNamespace(): NamespaceSpec {
+  return Object.freeze({});
+}
+
+function decodeContainer(c: Field): Container {
+  c.object();
+  const name = attempt(c.get("name"), (f) => {
+    const s = f.nonEmptyString();
+    if (!isDns1123Label(s)) f.fail("a DNS-1123 label");
+    return s;
+  });
+  const ports = attemptEach(c.get("ports"), (p): ContainerPort => {
+    p.object();
+    const nameField = p.get("name");
+    const portName = nameField.optionalString();
+    if (portName !== undefined && !isIanaServiceName(portName)) nameField.fail("a port name of up to 15 lower-case letters, digits and '-', with at least one letter");
+    return Object.freeze({ containerPort: port(p.get("containerPort")), name: portName, protocol: protocol(p.get("protocol")) });
+  });
+  return Object.freeze({ name, image: c.get("image").optionalString(), ports: Object.freeze(ports) });
+}
+
+export function decodePodSpec(spec: Field): PodSpec {
+  spec.object();
+  const sa = spec.get("serviceAccountName");
+  const serviceAccountName = sa.present ? attempt(sa, (f) => {
+    const s = f.nonEmptyString();
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(s)) f.fail("a DNS-1123 subdomain");
+    return s;
+  }) : "default";
+  const containers = attemptEach(spec.get("containers"), decodeContainer, true);
+  return Object.freeze({ serviceAccountName, containers: Object.freeze(containers) });
+}
+
+function labelSelector(f: Field): LabelSelector {
+  f.object();
+  const matchLabels = attempt(f.get("matchLabels"), labelMap);
+  const matchExpressions = attemptEach(f.get("matchExpressions"), (e): LabelSelectorRequirement => {
+    e.object();
+    const key = e.get("key").nonEmptyString();
+    const operator = e.get("operator").enumOf(SELECTOR_OPERATORS);
+    const values = Object.freeze(e.get("values").list().map((v) => v.string()));
+    if ((operator === "In" || operator === "NotIn") && values.length === 0) e.get("values").fail(`a non-empty list with operator ${operator}`);
+    if ((operator === "Exists" || operator === "DoesNotExist") && values.length > 0) e.get("values").fail(`no values with operator ${operator}`);
+    return Object.freeze({ key, operator, values });
+  });
+  if (Object.keys(matchLabels ?? {}).length === 0 && matchExpressions.length === 0) f.invalid("expected matchLabels or matchExpressions (an empty selector is refused by the orchestrator)");
+  return Object.freeze({ matchLabels, matchExpressions: Object.freeze(matchExpressions) });
+}
+
+/** Whether a label set satisfies a selector (matchLabels and every expression). */
+export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels)) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions) {
+    const has = Object.hasOwn(labels, e.key);
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
+    if (e.operator === "In" && (!has || !e.values.includes(labels[e.key]))) return false;
+    if (e.operator === "NotIn" && has && e.values.includes(labels[e.key])) return false;
+  }
+  return true;
+}
+
+export function decodeDeployment(spec: Field): DeploymentSpec {
+  spec.object();
+  const replicas = attempt(spec.get("replicas"), (f) => f.integer(0, 2_147_483_647, 1));
+  const selector = attempt(spec.get("selector"), (f) => {
+    if (!f.present) f.fail("a label selector (matchLabels or matchExpressions)");
+    return labelSelector(f);
+  });
+  const t = spec.get("template");
+  const template = attempt(t, (tf): PodTemplate => {
+    tf.object();
+    const md = tf.get("metadata");
+    const labels = attempt(md.get("labels"), labelMap);
+    const annotations = attempt(md.get("annotations"), (f) => Object.freeze(f.stringMap()));
+    const podSpec = attempt(tf.get("spec"), (f) => {
+      if (!f.present) f.fail("a pod spec with containers");
+      return decodePodSpec(f);
+    });
+    return Object.freeze({ labels, annotations, spec: podSpec });
+  });
+  // The orchestrator refuses a Deployment whose selector does not select its own pods.
+  if (selector && template?.labels && !selectorMatches(selector, template.labels)) {
+    spec.get("selector").invalid("expected a selector that matches spec.template.metadata.labels");
+  }
+  return Object.freeze({ replicas, selector, template });
+}
