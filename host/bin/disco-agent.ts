@@ -28,6 +28,8 @@ addLoggingFlags(
     .option("--outboundPort <port>", "listener for the app's outgoing calls", UINT16, DEFAULT_OUTBOUND_PORT)
     .option("--appPort <port>", "port of the local app the inbound listener forwards to", UINT16, 8080)
     .option("--appHost <host>", "host of the local app", "127.0.0.1")
+    .option("--tcpPort <port>", "TCP listener in front of the app's TCP port, filtered by TcpClientConfig (off unless given)", UINT16)
+    .option("--tcpAppPort <port>", "the app's TCP port (default: --appPort)", UINT16)
     .option("--bindAddress <address>", "address the listeners bind to", "127.0.0.1")
     .option("--configDir <dir>", "directory of resource YAML/JSON (watched; a bad file keeps the last good configuration)")
     .option("--cluster <NAME=HOST:PORT>", "a named upstream, repeatable (hub_server for the hub; service FQDNs for outbound calls)", collect, [])

@@ -5,16 +5,19 @@ import {
   type HttpApiSpec,
   type HttpApiSpecBinding,
   type HttpClientConfig,
+  type TcpClientConfig,
   type PatternChecks,
   type QuotaSpec,
   type QuotaSpecBinding,
   decodeHttpApiSpec,
   decodeHttpApiSpecBinding,
   decodeHttpClientConfig,
+  decodeTcpClientConfig,
   decodeQuotaSpec,
   decodeQuotaSpecBinding,
   encodeHttpApiSpec,
   encodeHttpClientConfig,
+  encodeTcpClientConfig,
 } from "./resources/hub_client.ts";
 
 export const CONFIG_API_VERSION = "config.mesh.io/v1alpha2";
@@ -32,11 +35,13 @@ export type HubClientResource = Decoded & { namespace: string; name: string; ori
 export interface HubClientBundle {
   clientConfig?: HttpClientConfig;
   clientConfigOrigin?: SourceDocument;
+  tcpClientConfig?: TcpClientConfig;
+  tcpClientConfigOrigin?: SourceDocument;
   resources: HubClientResource[];
   warnings: string[];
 }
 
-const KINDS = ["HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBinding", "HttpClientConfig"];
+const KINDS = ["HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBinding", "HttpClientConfig", "TcpClientConfig"];
 
 /**
  * Decodes the hub-client documents among `docs` (other kinds are skipped with
@@ -69,6 +74,11 @@ export function decodeHubClientDocuments(docs: SourceDocument[], checks: Pattern
         clientOrigin = doc;
         bundle.clientConfig = decodeHttpClientConfig(spec, checks);
         bundle.clientConfigOrigin = doc;
+        break;
+      case "TcpClientConfig":
+        if (bundle.tcpClientConfigOrigin) root.invalid(`only one TcpClientConfig may be given (first in ${bundle.tcpClientConfigOrigin.file})`);
+        bundle.tcpClientConfig = decodeTcpClientConfig(spec, checks);
+        bundle.tcpClientConfigOrigin = doc;
         break;
       case "HTTPAPISpec":
         bundle.resources.push({ kind: doc.kind, spec: decodeHttpApiSpec(spec, checks), namespace, name: doc.name, origin: doc });
@@ -112,6 +122,7 @@ function checkReferences(bundle: HubClientBundle): void {
 export function pluginConfig(bundle: HubClientBundle): object {
   return {
     httpClientConfig: bundle.clientConfig ? encodeHttpClientConfig(bundle.clientConfig) : undefined,
+    tcpClientConfig: bundle.tcpClientConfig ? encodeTcpClientConfig(bundle.tcpClientConfig) : undefined,
     resources: bundle.resources.map((r) => ({
       apiVersion: CONFIG_API_VERSION,
       kind: r.kind,
@@ -132,6 +143,9 @@ export function describeFilterProblem(bundle: HubClientBundle, problem: string):
     const origin = bundle.resources[Number(inResource[1])]?.origin;
     if (origin) return `${origin.file}: ${inResource[2]}: ${inResource[3]}`;
   }
+  const inTcp = /^tcpClientConfig\.(.*)$/s.exec(problem);
+  const tcp = bundle.tcpClientConfigOrigin;
+  if (inTcp && tcp) return `${tcp.file}: ${resourceName({ ...tcp, namespace: tcp.namespace ?? DEFAULT_NAMESPACE })}: spec.${inTcp[1]}`;
   const inClient = /^httpClientConfig\.(.*)$/s.exec(problem);
   const client = bundle.clientConfigOrigin;
   if (inClient && client) return `${client.file}: ${resourceName({ ...client, namespace: client.namespace ?? DEFAULT_NAMESPACE })}: spec.${inClient[1]}`;

@@ -34,3 +34,14 @@ export async function startEchoApp(port = 0): Promise<{ server: Server; port: nu
   const { port: bound } = await listen(server, port, "127.0.0.1");
   return { server, port: bound, seen };
 }
+
+/** A TCP echo server for the TCP mode: writes back every byte it reads. */
+export async function startTcpEchoApp(): Promise<{ server: import("node:net").Server; port: number }> {
+  const { createServer: createTcpServer } = await import("node:net");
+  const server = createTcpServer((socket) => {
+    socket.on("data", (chunk) => socket.write(chunk));
+    socket.on("error", () => socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  return { server, port: (server.address() as { port: number }).port };
+}

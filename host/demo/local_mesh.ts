@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startEchoApp } from "./echo_app.ts";
+import { startEchoApp, startTcpEchoApp } from "./echo_app.ts";
 import { type Daemon, startDaemon } from "./processes.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -20,6 +20,8 @@ export interface SidecarListening {
   inbound: number;
   outbound: number;
   admin: number;
+  /** -1 without a TCP listener. */
+  tcp: number;
 }
 
 export interface LocalMeshOptions {
@@ -30,11 +32,14 @@ export interface LocalMeshOptions {
   /** Extra `disco-agent proxy` flags. */
   agentArgs?: string[];
   agentEnv?: NodeJS.ProcessEnv;
+  /** Also run a TCP echo app behind a TCP listener (the filter's TCP mode). */
+  tcp?: boolean;
 }
 
 export interface LocalMesh {
   hub: Daemon<HubListening>;
   app: Awaited<ReturnType<typeof startEchoApp>>;
+  tcpApp?: Awaited<ReturnType<typeof startTcpEchoApp>>;
   sidecar: Daemon<SidecarListening>;
   hubConfigDir: string;
   sidecarConfigDir: string;
@@ -64,6 +69,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     "hubs listening ",
   );
   const app = await startEchoApp();
+  const tcpApp = options.tcp ? await startTcpEchoApp() : undefined;
   let sidecar: Daemon<SidecarListening>;
   try {
     sidecar = await startDaemon<SidecarListening>(
@@ -77,6 +83,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
         "--configDir", sidecarConfigDir,
         "--cluster", `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
         "--inboundService", DEMO_SERVICE,
+        ...(tcpApp ? ["--tcpPort", "0", "--tcpAppPort", String(tcpApp.port)] : []),
         ...(options.agentArgs ?? []),
       ],
       "disco-agent listening ",
@@ -91,6 +98,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   return {
     hub,
     app,
+    tcpApp,
     sidecar,
     hubConfigDir,
     sidecarConfigDir,
@@ -100,6 +108,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     async stop() {
       await sidecar.stop();
       await hub.stop();
+      tcpApp?.server.close();
       app.server.closeAllConnections();
       await new Promise<void>((resolve) => app.server.close(() => resolve()));
     },

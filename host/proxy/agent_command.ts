@@ -75,6 +75,8 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     outboundPort: opts.outboundPort as number,
     adminPort: opts.proxyAdminPort as number,
     statusPort: opts.statusPort as number,
+    tcpPort: opts.tcpPort === undefined ? -1 : (opts.tcpPort as number),
+    tcpAppPort: (opts.tcpAppPort as number | undefined) ?? (opts.appPort as number),
     appHost: opts.appHost as string,
     appPort: opts.appPort as number,
     clusters: new Map(

@@ -1,5 +1,5 @@
 import { type PropertyResolver, ProxyWasmVm, WasmTrap } from "../wasm/abi_host.ts";
-import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType } from "../wasm/abi_types.ts";
+import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "../wasm/abi_types.ts";
 import type { LogSink } from "../wasm/filter_module.ts";
 
 /** How a hub call ended, as the transport reports it. */
@@ -26,6 +26,14 @@ interface Waiter {
   resolve(decision: RequestDecision): void;
 }
 
+/** What the filter let through on a TCP connection since the last look. */
+export interface ConnectionUpdate {
+  /** Client bytes to forward upstream. */
+  forward: Uint8Array;
+  /** The filter closed the connection (denied, or FAIL_CLOSE). */
+  close: boolean;
+}
+
 const TRAP_REPLY: LocalReply = { status: 503, details: "wasm_fail_stream", body: "filter failed", headers: [], grpcStatus: -1 };
 
 /**
@@ -40,6 +48,8 @@ export class FilterHost {
   private configuration = "";
   private tickTimer: NodeJS.Timeout | undefined;
   private readonly waiting = new Map<number, Waiter>();
+  /** TCP connections held by the filter, told when a hub answer releases them. */
+  private readonly watchedConnections = new Map<number, (update: ConnectionUpdate) => void>();
   /** VMs re-created after traps, for /stats. */
   restarts = 0;
 
@@ -95,6 +105,48 @@ export class FilterHost {
     }, undefined);
   }
 
+  // ---------- TCP connections (TcpClientConfig)
+
+  /** A new client connection; `onUpdate` hears of bytes released or a close decided later (after the hub answers). */
+  openConnection(properties: PropertyResolver, onUpdate: (update: ConnectionUpdate) => void): number | undefined {
+    return this.guard(() => {
+      const id = this.vm.newConnection(this.rootId, properties);
+      this.watchedConnections.set(id, onUpdate);
+      return id;
+    }, undefined);
+  }
+
+  /** Client bytes; returns what may be forwarded now (nothing while the check is pending). */
+  clientData(id: number, bytes: Uint8Array, endOfStream: boolean): ConnectionUpdate {
+    return this.guard(() => {
+      this.vm.downstreamData(id, bytes, endOfStream);
+      return this.connectionUpdate(id);
+    }, { forward: bytes, close: !this.options.failOpenOnTrap() });
+  }
+
+  /** Server bytes; returns what may go to the client. */
+  serverData(id: number, bytes: Uint8Array, endOfStream: boolean): Uint8Array {
+    return this.guard(() => {
+      this.vm.upstreamData(id, bytes, endOfStream);
+      return this.vm.takeUpstream(id);
+    }, bytes);
+  }
+
+  /** Either side closed: the close report, then the connection's context ends. */
+  closeConnection(id: number, side: "client" | "server"): void {
+    this.watchedConnections.delete(id);
+    this.guard(() => {
+      if (!this.vm.isConnection(id)) return;
+      this.vm.connectionClosed(id, PeerType.Remote, side === "client" ? StreamType.Downstream : StreamType.Upstream);
+      this.vm.finishConnection(id);
+    }, undefined);
+  }
+
+  private connectionUpdate(id: number): ConnectionUpdate {
+    const signals = this.vm.takeConnectionSignals(id);
+    return { forward: this.vm.takeDownstream(id), close: signals.closeDownstream };
+  }
+
   close(): void {
     if (this.tickTimer) clearInterval(this.tickTimer);
     this.guard(() => this.vm?.shutdownRoot(this.rootId), undefined);
@@ -138,6 +190,11 @@ export class FilterHost {
   // After a hub answer the module has continued or answered some paused
   // stream (the effective context tells the VM which); find it.
   private wakeWaiting(): void {
+    for (const [id, notify] of this.watchedConnections) {
+      if (!this.vm.isConnection(id)) continue;
+      const update = this.connectionUpdate(id);
+      if (update.forward.length > 0 || update.close) notify(update);
+    }
     for (const [id, waiter] of this.waiting) {
       const decision = this.settled(id, false);
       if (decision) {
@@ -183,6 +240,8 @@ export class FilterHost {
     this.options.log("critical", `${e.message}; re-creating the filter VM`);
     for (const [, w] of this.waiting) w.resolve({ kind: "failed", failOpen });
     this.waiting.clear();
+    for (const [, notify] of this.watchedConnections) notify({ forward: new Uint8Array(), close: !failOpen });
+    this.watchedConnections.clear();
     const configuration = this.configuration;
     this.vm.failed = true;
     this.restarts++;

@@ -7,6 +7,7 @@ import { createAdminServer } from "./admin.ts";
 import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "./config_dir.ts";
 import { FilterHost, type HubCallOutcome } from "./filter_host.ts";
 import { HttpProxy } from "./http_proxy.ts";
+import { TcpProxy } from "./tcp_proxy.ts";
 
 /** Default ports, as the seed's agent and upstream meshes use them. */
 export const DEFAULT_ADMIN_PORT = 15000;
@@ -24,6 +25,9 @@ export interface SidecarOptions {
   adminPort: number;
   /** 0 = no status listener. */
   statusPort: number;
+  /** TCP listener in front of the app's TCP port (TcpClientConfig); -1 = none. */
+  tcpPort: number;
+  tcpAppPort: number;
   appHost: string;
   appPort: number;
   /** Named upstreams: hub clusters and outbound services (`name` → host:port). */
@@ -44,6 +48,8 @@ export interface SidecarAddresses {
   outbound: number;
   admin: number;
   status: number;
+  /** -1 when there is no TCP listener. */
+  tcp: number;
 }
 
 /**
@@ -63,7 +69,8 @@ export class Sidecar {
   private configErrors = 0;
   private configApplied = 0;
   private draining = false;
-  addresses: SidecarAddresses = { inbound: 0, outbound: 0, admin: 0, status: 0 };
+  private readonly tcp: TcpProxy | undefined;
+  addresses: SidecarAddresses = { inbound: 0, outbound: 0, admin: 0, status: 0, tcp: -1 };
 
   constructor(private readonly options: SidecarOptions) {
     this.log = options.logger.scope("default");
@@ -100,6 +107,9 @@ export class Sidecar {
       properties: (authority) => ({ "mesh.destination_service": hostOf(authority) }),
       onLog: proxyLog,
     });
+    if (options.tcpPort >= 0) {
+      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog });
+    }
     this.admin = createAdminServer({
       configDump: () => this.configDump(),
       stats: () => this.stats(),
@@ -134,7 +144,8 @@ export class Sidecar {
     const inbound = await listen(this.inbound.server, o.inboundPort, o.bindAddress);
     const outbound = await listen(this.outbound.server, o.outboundPort, o.bindAddress);
     const status = this.status ? await listen(this.status, o.statusPort, o.bindAddress) : { port: 0 };
-    this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port };
+    const tcp = this.tcp ? await listenTcp(this.tcp, o.tcpPort, o.bindAddress) : -1;
+    this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port, tcp };
     return this.addresses;
   }
 
@@ -143,6 +154,7 @@ export class Sidecar {
     this.draining = true;
     // server.close stops accepting but lets requests in flight finish.
     const closing = Promise.all([this.inbound.server, this.outbound.server].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    this.tcp?.server.close();
     for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
     const deadline = Date.now() + drainMs;
     while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -194,12 +206,24 @@ export class Sidecar {
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
       out.set(`listener.${name}.active`, proxy.stats.active);
     }
+    if (this.tcp) {
+      out.set("listener.tcp.connections", this.tcp.stats.connections);
+      out.set("listener.tcp.denied", this.tcp.stats.denied);
+      out.set("listener.tcp.active", this.tcp.stats.active);
+    }
     for (const [name, value] of this.options.extraStats?.() ?? []) out.set(name, value);
     out.set("filter.vm_restarts", this.filter.restarts);
     out.set("config.applied", this.configApplied);
     out.set("config.errors", this.configErrors);
     return out;
   }
+}
+
+function listenTcp(proxy: TcpProxy, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    proxy.server.once("error", reject);
+    proxy.server.listen(port, host, () => resolve((proxy.server.address() as { port: number }).port));
+  });
 }
 
 function hostOf(authority: string): string {

@@ -95,6 +95,15 @@ export interface ServiceConfig {
   forwardAttributes?: Attributes;
 }
 
+export interface TcpClientConfig {
+  transport?: TransportConfig;
+  hubAttributes?: Attributes;
+  disableCheckCalls: boolean;
+  disableReportCalls: boolean;
+  connectionQuotaSpec?: QuotaSpec;
+  reportIntervalMs?: number;
+}
+
 export interface HttpClientConfig {
   transport?: TransportConfig;
   serviceConfigs: Record<string, ServiceConfig>;
@@ -259,6 +268,19 @@ export function decodeHttpClientConfig(f: Field, checks: PatternChecks): HttpCli
   };
 }
 
+export function decodeTcpClientConfig(f: Field, checks: PatternChecks): TcpClientConfig {
+  f.allowOnly(["transport", "hubAttributes", "mixerAttributes", "disableCheckCalls", "disableReportCalls", "connectionQuotaSpec", "reportInterval"]);
+  return {
+    transport: decodeTransportConfig(f.get("transport")),
+    hubAttributes: decodeAttributes(hubAttributesField(f)),
+    disableCheckCalls: f.get("disableCheckCalls").bool(),
+    disableReportCalls: f.get("disableReportCalls").bool(),
+    connectionQuotaSpec: f.get("connectionQuotaSpec").present ? decodeQuotaSpec(f.get("connectionQuotaSpec"), checks) : undefined,
+    // Under 1 s is raised to 1 s by the filter (the spec's floor).
+    reportIntervalMs: f.get("reportInterval").present ? f.get("reportInterval").durationMs() : undefined,
+  };
+}
+
 // ---- Back to the JSON the filter's configuration takes (camelCase, durations as "N.NNNs").
 
 function durationText(ms: number | undefined): string | undefined {
@@ -270,10 +292,9 @@ function encodeFailPolicy(p: NetworkFailPolicy | undefined): object | undefined 
   return { policy: p.policy, maxRetry: p.maxRetry, baseRetryWait: durationText(p.baseRetryWaitMs), maxRetryWait: durationText(p.maxRetryWaitMs) };
 }
 
-export function encodeHttpClientConfig(c: HttpClientConfig): object {
-  const t = c.transport;
-  return {
-    transport: t && {
+function encodeTransport(t: TransportConfig | undefined): object | undefined {
+  return (
+    t && {
       disableCheckCache: t.disableCheckCache,
       disableQuotaCache: t.disableQuotaCache,
       disableReportBatch: t.disableReportBatch,
@@ -284,7 +305,24 @@ export function encodeHttpClientConfig(c: HttpClientConfig): object {
       attributesForHubProxy: encodeAttributes(t.attributesForHubProxy),
       reportBatchMaxEntries: t.reportBatchMaxEntries,
       reportBatchMaxTime: durationText(t.reportBatchMaxTimeMs),
-    },
+    }
+  );
+}
+
+export function encodeTcpClientConfig(c: TcpClientConfig): object {
+  return {
+    transport: encodeTransport(c.transport),
+    hubAttributes: encodeAttributes(c.hubAttributes),
+    disableCheckCalls: c.disableCheckCalls,
+    disableReportCalls: c.disableReportCalls,
+    connectionQuotaSpec: c.connectionQuotaSpec,
+    reportInterval: durationText(c.reportIntervalMs),
+  };
+}
+
+export function encodeHttpClientConfig(c: HttpClientConfig): object {
+  return {
+    transport: encodeTransport(c.transport),
     serviceConfigs: Object.fromEntries(
       Object.entries(c.serviceConfigs).map(([name, s]) => [
         name,

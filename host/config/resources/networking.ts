@@ -158,7 +158,7 @@ export interface ServerTlsSettings {
 
 export interface GatewayServer {
   readonly port: GatewayPort;
-  /** `host`, `*`, `*.suffix`, or `namespace/host` (`./host` = the gateway's namespace, `*/host` = any). */
+  /** `host`, `*`, `*.suffix`, or `namespace/host` (namespace `.` = the gateway's own, `*` = any). */
   readonly hosts: readonly string[];
   readonly tls?: ServerTlsSettings;
   readonly name?: string;

@@ -25,12 +25,17 @@ export const SECURITY_API_VERSION = "security.mesh.io/v1beta1";
 export const MTLS_MODES = ["UNSET", "DISABLE", "PERMISSIVE", "STRICT"] as const;
 export type MtlsMode = (typeof MTLS_MODES)[number];
 
+export interface PortMtls {
+  readonly port: number;
+  readonly mode: MtlsMode;
+}
+
 export interface PeerAuthenticationSpec {
   readonly selector?: WorkloadSelector;
   /** UNSET when `mtls` or `mtls.mode` is absent. */
   readonly mtlsMode: MtlsMode;
-  /** Container port → mode; empty when absent. */
-  readonly portLevelMtls: ReadonlyMap<number, MtlsMode>;
+  /** Per container port overrides, in the order written; empty when absent. */
+  readonly portLevelMtls: readonly PortMtls[];
 }
 
 function mtlsMode(f: Field): MtlsMode {
@@ -45,26 +50,30 @@ export function decodePeerAuthentication(spec: Field): PeerAuthenticationSpec {
   spec.allowOnly(["selector", "mtls", "portLevelMtls"]);
   const selector = attempt(spec.get("selector"), workloadSelector);
   const mode = attempt(spec.get("mtls"), mtlsMode);
-  const portLevel = new Map<number, MtlsMode>();
+  const portLevel: PortMtls[] = [];
   const plm = spec.get("portLevelMtls");
   if (plm.present) {
-    const entries = plm.entries();
+    const entries = attempt(plm, (f) => f.entries()) ?? [];
     // Upstream admission: at least one entry, and only on a workload policy.
-    if (entries.length === 0) plm.fail("at least one port entry (or no portLevelMtls)");
-    if (!selector || Object.keys(selector.matchLabels).length === 0) {
-      plm.invalid("portLevelMtls requires a selector with matchLabels (port-level settings apply to workload policies only)");
-    }
+    attempt(plm, (f) => {
+      if (entries.length === 0) f.fail("at least one port entry (or no portLevelMtls)");
+      // (A selector that failed to decode is already reported: undefined here.)
+      const hasLabels = spec.get("selector").present && (selector === undefined || Object.keys(selector.matchLabels ?? {}).length > 0);
+      if (!hasLabels) {
+        f.invalid("expected a selector with matchLabels alongside portLevelMtls (port-level settings apply to workload policies only)");
+      }
+    });
     for (const [key, value] of entries) {
       attempt(value, (v) => {
         if (!/^\d+$/.test(key) || Number(key) < MIN_PORT || Number(key) > MAX_PORT) {
           v.invalid(`expected a port number from ${MIN_PORT} to ${MAX_PORT} as the key, got ${JSON.stringify(key)}`);
         }
         if (!v.present) v.fail("an object with mode");
-        portLevel.set(Number(key), mtlsMode(v));
+        portLevel.push(Object.freeze({ port: Number(key), mode: mtlsMode(v) }));
       });
     }
   }
-  return Object.freeze({ selector, mtlsMode: mode, portLevelMtls: portLevel });
+  return Object.freeze({ selector, mtlsMode: mode, portLevelMtls: Object.freeze(portLevel) });
 }
 
 // ---- RequestAuthentication

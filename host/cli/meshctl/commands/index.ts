@@ -1,5 +1,9 @@
 import type { Command } from "commander";
 import { registerHubEval } from "./hub_eval.ts";
+import { registerValidate } from "./validate.ts";
+import { registerVersion } from "./version.ts";
+import { registerOrchInject } from "./orch_inject.ts";
+import { registerConvertIngress } from "./convert_ingress.ts";
 
 /**
  * Every meshctl command, registered on the program (top-level commands) or on
@@ -8,4 +12,8 @@ import { registerHubEval } from "./hub_eval.ts";
  */
 export function registerCommands(program: Command, experimental: Command): void {
   registerHubEval(experimental);
+  registerValidate(program);
+  registerVersion(program);
+  registerOrchInject(program);
+  registerConvertIngress(program, experimental);
 }

@@ -114,7 +114,7 @@ function injectDocument(doc: Document, file: string, index: number, settings: In
 
 /** Prints an edited document in the style of its source: sequence indentation, flow padding. */
 function printLike(doc: Document, original: string): string {
-  // `key:\n- item` (kubectl's style) rather than `key:\n  - item`.
-  const indentSeq = !/^( *)[^\s#-][^\n]*:[ \t]*\n\1- /m.test(original);
+  // kubectl's style (`key:\n- item`) unless the source indents its sequences (`key:\n  - item`).
+  const indentSeq = /^( *)[^\s#-][^\n]*:[ \t]*\n\1 +- /m.test(original);
   return doc.toString({ indentSeq, flowCollectionPadding: false, lineWidth: 0 });
 }
