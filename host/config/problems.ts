@@ -46,10 +46,29 @@ export function attempt<T>(field: Field, decode: (f: Field) => T): T {
   }
 }
 
-/** `attempt` for every item of a list (absent = empty); each bad item is its own problem. */
+/** `attempt` for every item of a list (absent = empty); each bad item is its own problem and is left out. */
 export function attemptEach<T>(list: Field, decode: (item: Field, index: number) => T, nonEmpty = false): T[] {
   const items = nonEmpty ? list.nonEmptyList() : list.list();
-  return items.map((item, i) => attempt(item, (f) => decode(f, i)));
+  const out: T[] = [];
+  items.forEach((item, i) => {
+    const before = errorCount(item);
+    const value = attempt(item, (f) => decode(f, i));
+    if (errorCount(item) === before) out.push(value);
+  });
+  return out;
+}
+
+function errorCount(field: Field): number {
+  return (field.context as CollectingContext).errors?.length ?? 0;
+}
+
+/**
+ * True while no error has been collected for the document: checks across
+ * several fields (a selector against template labels, weights adding up) run
+ * only on complete values, so they never report a consequence of another error.
+ */
+export function noErrorsYet(field: Field): boolean {
+  return errorCount(field) === 0;
 }
 
 /** A ConfigError as a problem: the text after `file: resource: path: `. */

@@ -59,11 +59,13 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
       hubLog.warn(`${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.code} ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`);
     },
   });
-  const callHub = async (call: GrpcCall) => {
-    bump("hub_transport.calls");
-    const result = await transport.call(call);
-    if (!result.ok) bump("hub_transport.failed_calls");
-    return result;
+  const hub = {
+    async call(call: GrpcCall) {
+      bump("hub_transport.calls");
+      const result = await transport.call(call);
+      if (!result.ok) bump("hub_transport.failed_calls");
+      return result;
+    },
   };
   const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
   const checks = FilterModule.load(wasm);
@@ -83,7 +85,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
       [...clusters.values()].flatMap((c) => (c.address.kind === "tcp" ? [[c.name, { host: c.address.host, port: c.address.port }] as const] : [])),
     ),
     inboundService: opts.inboundService as string,
-    callHub,
+    hub,
     extraStats: () => transportStats,
     checks: { template: (t) => checks.checkTemplate(t), regex: (p) => checks.checkRegex(p) },
     logger,

@@ -1,14 +1,13 @@
 import { type PropertyResolver, ProxyWasmVm, WasmTrap } from "../wasm/abi_host.ts";
 import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "../wasm/abi_types.ts";
 import type { LogSink } from "../wasm/filter_module.ts";
-
-/** How a hub call ended, as the transport reports it. */
-export type HubCallOutcome = { ok: true; message: Uint8Array } | { ok: false; code: number; message: string };
+import { type AnswerSink, connectVm } from "../hub/dispatch.ts";
+import type { HubCaller } from "../hub/transport.ts";
 
 export interface FilterHostOptions {
   wasm: string;
-  /** Carries one hub call (with its retries) to the hub. */
-  callHub(call: GrpcCall): Promise<HubCallOutcome>;
+  /** Carries each hub call (with its retries) to the hub. */
+  hub: HubCaller;
   log: LogSink;
   now?: () => bigint;
   /** Whether requests in flight when the module traps are let through (FAIL_OPEN) or refused. */
@@ -155,11 +154,33 @@ export class FilterHost {
   }
 
   private start(configuration: string): boolean {
+    let grpcCall: (call: GrpcCall) => void = () => {};
     const vm = new ProxyWasmVm(this.options.wasm, {
       log: this.options.log,
       now: this.options.now ?? (() => BigInt(Date.now()) * 1_000_000n),
-      grpcCall: (call) => this.dispatch(vm, call),
+      grpcCall: (call) => grpcCall(call),
       tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
+    });
+    // Answers reach only the current VM; after delivering one, the streams it
+    // released are woken. A trap while delivering re-creates the VM.
+    const host = this;
+    const sink: AnswerSink = {
+      get failed() {
+        return vm !== host.vm || vm.failed;
+      },
+      grpcReceive: (rootId, token, message) => {
+        vm.grpcReceive(rootId, token, message);
+        this.wakeWaiting();
+      },
+      grpcClose: (rootId, token, code, message) => {
+        vm.grpcClose(rootId, token, code, message);
+        this.wakeWaiting();
+      },
+    };
+    grpcCall = connectVm(sink, this.options.hub, {
+      onUndelivered: (u) => {
+        if (u.reason === "callback-threw" && u.error instanceof WasmTrap) this.trapped(u.error);
+      },
     });
     const { rootId, accepted } = vm.startRoot(configuration);
     if (!accepted) return false;
@@ -168,23 +189,6 @@ export class FilterHost {
     this.rootId = rootId;
     this.configuration = configuration;
     return true;
-  }
-
-  private dispatch(vm: ProxyWasmVm, call: GrpcCall): void {
-    this.options.callHub(call).then(
-      (outcome) => {
-        if (vm !== this.vm || vm.failed) return;
-        try {
-          if (outcome.ok) vm.grpcReceive(call.rootId, call.token, outcome.message);
-          else vm.grpcClose(call.rootId, call.token, outcome.code, outcome.message);
-        } catch (e) {
-          this.trapped(e);
-          return;
-        }
-        this.wakeWaiting();
-      },
-      (e) => this.options.log("error", `hub call failed unexpectedly: ${(e as Error).message}`),
-    );
   }
 
   // After a hub answer the module has continued or answered some paused

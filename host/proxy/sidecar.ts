@@ -2,10 +2,10 @@ import { createServer, type Server } from "node:http";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
-import type { GrpcCall } from "../wasm/abi_types.ts";
 import { createAdminServer } from "./admin.ts";
 import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "./config_dir.ts";
-import { FilterHost, type HubCallOutcome } from "./filter_host.ts";
+import { FilterHost } from "./filter_host.ts";
+import type { HubCaller } from "../hub/transport.ts";
 import { HttpProxy } from "./http_proxy.ts";
 import { TcpProxy } from "./tcp_proxy.ts";
 
@@ -34,7 +34,7 @@ export interface SidecarOptions {
   clusters: Map<string, { host: string; port: number }>;
   /** Service the inbound listener fronts (selects its ServiceConfig); "" = let the filter decide. */
   inboundService: string;
-  callHub(call: GrpcCall): Promise<HubCallOutcome>;
+  hub: HubCaller;
   checks: PatternChecks;
   logger: Logger;
   /** What /config_dump shows besides the filter configuration. */
@@ -77,7 +77,7 @@ export class Sidecar {
     const filterLog = options.logger.scope("filter");
     this.filter = new FilterHost({
       wasm: options.wasm,
-      callHub: options.callHub,
+      hub: options.hub,
       log: (level, message) => {
         if (level === "critical" || level === "error") filterLog.error(message);
         else if (level === "warn") filterLog.warn(message);
@@ -91,7 +91,7 @@ export class Sidecar {
       name: "inbound",
       filter: this.filter,
       upstream: () => ({ host: options.appHost, port: options.appPort }),
-      properties: () => (options.inboundService ? { "mesh.destination_service": options.inboundService } : {}),
+      properties: (): Record<string, string> => (options.inboundService ? { "mesh.destination_service": options.inboundService } : {}),
       onLog: proxyLog,
     });
     this.outbound = new HttpProxy({

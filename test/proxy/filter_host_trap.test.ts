@@ -22,7 +22,7 @@ describe("a filter that traps", () => {
       const logs: string[] = [];
       const host = new FilterHost({
         wasm,
-        callHub: async () => ({ ok: false, code: 14, message: "unused" }),
+        hub: { call: async () => ({ ok: false, code: 14, message: "unused", attempts: 1 }) },
         log: (level, message) => logs.push(`${level} ${message}`),
         failOpenOnTrap: () => failOpen,
       });

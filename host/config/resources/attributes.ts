@@ -48,7 +48,7 @@ export function decodeAttributes(field: Field): Attributes | undefined {
         break;
       case "doubleValue":
         if (typeof member.value !== "number") member.fail("a number");
-        out[name] = { doubleValue: member.value };
+        out[name] = { doubleValue: member.value as number };
         break;
       case "boolValue":
         out[name] = { boolValue: member.bool() };

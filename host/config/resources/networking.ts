@@ -1,5 +1,5 @@
 import type { Field } from "../decode.ts";
-import { attempt, attemptEach } from "../problems.ts";
+import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { dns1123Label, isDns1123Label, isDns1123Subdomain, labelMap, port, resolveHost, wildcardHost } from "./syntax.ts";
 
 /**
@@ -318,8 +318,8 @@ function decodeHttpRoute(h: Field, namespace: string): HttpRoute {
     const weight = r.get("weight").present ? attempt(r.get("weight"), (f) => f.integer(0, 100)) : undefined;
     return Object.freeze({ destination, weight });
   }, true);
-  const weights = route.map((r) => r?.weight);
-  if (route.length > 1 && weights.every((w) => w !== undefined) && weights.reduce((a, b) => a! + b!, 0) !== 100) {
+  const weights = route.map((r) => r.weight);
+  if (noErrorsYet(h) && route.length > 1 && weights.every((w) => w !== undefined) && weights.reduce((a, b) => a! + b!, 0) !== 100) {
     h.get("route").invalid("expected the weights of the destinations to add up to 100");
   }
   return Object.freeze({ name: h.get("name").optionalString(), route: Object.freeze(route) });
@@ -334,7 +334,7 @@ export function decodeVirtualService(spec: Field, namespace: string): VirtualSer
   const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.nonEmptyList().map((h) => wildcardHost(h))));
   const gateways = attempt(spec.get("gateways"), (f) => Object.freeze(f.list().map(gatewayRef)));
   // Upstream: the lone `*` host needs a gateway; it cannot apply to every sidecar.
-  if (hosts?.includes("*") && gateways && (gateways.length === 0 || gateways.includes(MESH_GATEWAY))) {
+  if (noErrorsYet(spec) && hosts.includes("*") && (gateways.length === 0 || gateways.includes(MESH_GATEWAY))) {
     spec.get("hosts").invalid('expected no "*" host on a VirtualService bound to the mesh gateway (give gateways, without "mesh")');
   }
   const http = attemptEach(spec.get("http"), (h) => decodeHttpRoute(h, namespace));

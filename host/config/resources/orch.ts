@@ -1,5 +1,5 @@
 import type { Field } from "../decode.ts";
-import { attempt, attemptEach } from "../problems.ts";
+import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { isDns1123Label, isIanaServiceName, labelMap, port, MAX_PORT, MIN_PORT } from "./syntax.ts";
 
 /**
@@ -166,7 +166,7 @@ function labelSelector(f: Field): LabelSelector {
     if ((operator === "Exists" || operator === "DoesNotExist") && values.length > 0) e.get("values").fail(`no values with operator ${operator}`);
     return Object.freeze({ key, operator, values });
   });
-  if (Object.keys(matchLabels ?? {}).length === 0 && matchExpressions.length === 0) f.invalid("expected matchLabels or matchExpressions (an empty selector is refused by the orchestrator)");
+  if (noErrorsYet(f) && Object.keys(matchLabels).length === 0 && matchExpressions.length === 0) f.invalid("expected matchLabels or matchExpressions (an empty selector is refused by the orchestrator)");
   return Object.freeze({ matchLabels, matchExpressions: Object.freeze(matchExpressions) });
 }
 
@@ -203,7 +203,7 @@ export function decodeDeployment(spec: Field): DeploymentSpec {
     return Object.freeze({ labels, annotations, spec: podSpec });
   });
   // The orchestrator refuses a Deployment whose selector does not select its own pods.
-  if (selector && template?.labels && !selectorMatches(selector, template.labels)) {
+  if (noErrorsYet(spec) && !selectorMatches(selector, template.labels)) {
     spec.get("selector").invalid("expected a selector that matches spec.template.metadata.labels");
   }
   return Object.freeze({ replicas, selector, template });

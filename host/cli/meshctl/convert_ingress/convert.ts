@@ -79,7 +79,7 @@ export function convertIngresses(ingresses: readonly Ingress[], options: Convers
     const hosts: string[] = [];
     for (const rule of ingress.rules) {
       if (!rule.paths) {
-        rule.field.warn("no http paths: rule skipped");
+        rule.field.warn(`no http paths: rule skipped (requests for ${rule.host} go to the default backend, if any)`);
         continue;
       }
       const entry = hostRoutes(rule.host, ingress);

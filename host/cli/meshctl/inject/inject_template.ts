@@ -1,4 +1,4 @@
-import { type Document, isMap, isSeq } from "yaml";
+import { type Document, isMap, isScalar, isSeq } from "yaml";
 import { Field } from "../../../config/decode.ts";
 import { INJECT_ANNOTATION, STATUS_ANNOTATION, sidecarContainer, sidecarVolume, statusAnnotation } from "./sidecar.ts";
 import type { InjectionSettings } from "./settings.ts";
@@ -66,9 +66,20 @@ export function injectPodTemplate(doc: Document, base: readonly (string | number
   return { injected: true, notes };
 }
 
+/** Makes the node at `path` a map; a new `metadata` goes before its sibling `spec`, where people expect it. */
 function ensureMap(doc: Document, path: readonly (string | number)[]): void {
   const node = doc.getIn(path, true);
-  if (!isMap(node)) doc.setIn(path, doc.createNode({}));
+  if (isMap(node)) return;
+  const parent = doc.getIn(path.slice(0, -1), true);
+  const key = path[path.length - 1];
+  if (node === undefined && isMap(parent)) {
+    const specAt = parent.items.findIndex((pair) => isScalar(pair.key) && pair.key.value === "spec");
+    if (specAt >= 0) {
+      parent.items.splice(specAt, 0, doc.createPair(key, {}));
+      return;
+    }
+  }
+  doc.setIn(path, doc.createNode({}));
 }
 
 function appendTo(doc: Document, path: readonly (string | number)[], item: unknown): void {

@@ -1,0 +1,37 @@
+import { spawnSync } from "node:child_process";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const MESHCTL = join(import.meta.dirname, "..", "..", "build", "out", "meshctl.mjs");
+export const FIXTURES = join(import.meta.dirname, "fixtures");
+
+export interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built meshctl in the fixtures folder, so messages name fixture files by their short names. */
+export function meshctl(args: string[], input?: string): Run {
+  const run = spawnSync(process.execPath, [MESHCTL, ...args], { cwd: FIXTURES, input, encoding: "utf8" });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+export function fixture(name: string): string {
+  return readFileSync(join(FIXTURES, name), "utf8");
+}
+
+/** Compares with a golden file; `UPDATE_GOLDEN=1` rewrites it instead (review the diff). */
+export function assertGolden(actual: string, name: string): void {
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(join(FIXTURES, name), actual);
+  assert.equal(actual, fixture(name), `output differs from fixtures/${name} (UPDATE_GOLDEN=1 rewrites it)`);
+}
+
+/** Writes text to a fresh temp file and returns its path. */
+export function tempFile(text: string, name = "input.yaml"): string {
+  const file = join(mkdtempSync(join(tmpdir(), "meshctl-cli-")), name);
+  writeFileSync(file, text);
+  return file;
+}
