@@ -1,4 +1,5 @@
 import { BufferType, LogLevel } from "./enums";
+import { collectGarbageIfDue } from "./gc";
 import * as host from "./host";
 import { becomeConnection, connectionFor, connections, pluginFor, plugins, streamFor, streams } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
@@ -27,6 +28,7 @@ export function proxy_on_memory_allocate(size: usize): usize {
 }
 
 export function proxy_on_context_create(id: u32, parentId: u32): void {
+  collectGarbageIfDue();
   if (parentId == 0) {
     plugins.set(id, new Plugin(id));
     return;
@@ -39,6 +41,7 @@ export function proxy_on_vm_start(rootId: u32, vmConfigurationSize: u32): bool {
 }
 
 export function proxy_on_configure(rootId: u32, configurationSize: u32): bool {
+  collectGarbageIfDue();
   const plugin = pluginFor(rootId);
   if (plugin === null) return false;
   const text = host.bufferText(BufferType.PluginConfiguration, configurationSize);
@@ -50,6 +53,7 @@ export function proxy_on_configure(rootId: u32, configurationSize: u32): bool {
 }
 
 export function proxy_on_tick(rootId: u32): void {
+  collectGarbageIfDue();
   const plugin = pluginFor(rootId);
   if (plugin === null) return;
   plugin.onTick();
@@ -57,6 +61,7 @@ export function proxy_on_tick(rootId: u32): void {
 }
 
 export function proxy_on_request_headers(id: u32, headerCount: u32, endOfStream: bool): u32 {
+  collectGarbageIfDue();
   const stream = streamFor(id);
   if (stream === null) return 0;
   const plugin = pluginFor(stream.rootId);
@@ -65,11 +70,13 @@ export function proxy_on_request_headers(id: u32, headerCount: u32, endOfStream:
 }
 
 export function proxy_on_response_headers(id: u32, headerCount: u32, endOfStream: bool): u32 {
+  collectGarbageIfDue();
   const stream = streamFor(id);
   return stream === null ? 0 : onResponseHeaders(stream);
 }
 
 export function proxy_on_grpc_receive(rootId: u32, token: u32, messageSize: u32): void {
+  collectGarbageIfDue();
   const plugin = pluginFor(rootId);
   if (plugin === null || !plugin.pending.has(token)) return;
   const call = plugin.pending.get(token);
@@ -90,6 +97,7 @@ export function proxy_on_grpc_receive(rootId: u32, token: u32, messageSize: u32)
 }
 
 export function proxy_on_grpc_close(rootId: u32, token: u32, statusCode: u32): void {
+  collectGarbageIfDue();
   const plugin = pluginFor(rootId);
   if (plugin === null || !plugin.pending.has(token)) return;
   const call = plugin.pending.get(token);
@@ -103,6 +111,7 @@ export function proxy_on_grpc_close(rootId: u32, token: u32, statusCode: u32): v
 }
 
 export function proxy_on_log(id: u32): void {
+  collectGarbageIfDue();
   const stream = streamFor(id);
   if (stream === null) return;
   const plugin = pluginFor(stream.rootId);
@@ -110,6 +119,7 @@ export function proxy_on_log(id: u32): void {
 }
 
 export function proxy_on_new_connection(id: u32): u32 {
+  collectGarbageIfDue();
   const conn = becomeConnection(id);
   if (conn === null) return 0;
   const plugin = pluginFor(conn.rootId);
@@ -117,6 +127,7 @@ export function proxy_on_new_connection(id: u32): u32 {
 }
 
 export function proxy_on_downstream_data(id: u32, dataSize: u32, endOfStream: bool): u32 {
+  collectGarbageIfDue();
   const conn = connectionFor(id);
   if (conn === null) return 0;
   const plugin = pluginFor(conn.rootId);
@@ -124,19 +135,23 @@ export function proxy_on_downstream_data(id: u32, dataSize: u32, endOfStream: bo
 }
 
 export function proxy_on_upstream_data(id: u32, dataSize: u32, endOfStream: bool): u32 {
+  collectGarbageIfDue();
   const conn = connectionFor(id);
   return conn === null ? 0 : onUpstreamData(conn, dataSize);
 }
 
 export function proxy_on_downstream_connection_close(id: u32, peerType: u32): void {
+  collectGarbageIfDue();
   connectionClosed(id);
 }
 
 export function proxy_on_upstream_connection_close(id: u32, peerType: u32): void {
+  collectGarbageIfDue();
   connectionClosed(id);
 }
 
 export function proxy_on_done(id: u32): bool {
+  collectGarbageIfDue();
   const plugin = pluginFor(id);
   // A root going away sends what its batches still hold.
   if (plugin !== null) {
@@ -149,6 +164,7 @@ export function proxy_on_done(id: u32): bool {
 }
 
 export function proxy_on_delete(id: u32): void {
+  collectGarbageIfDue();
   connectionClosed(id);
   streams.delete(id);
   connections.delete(id);

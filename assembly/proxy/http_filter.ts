@@ -1,6 +1,5 @@
 import { addReportAttributes, ResponseView } from "../attributes/report";
 import { FORWARDED_HEADER } from "../attributes/forwarded";
-import { ReferencedAttribute, ReferencedShape } from "../client/referenced";
 import { CachedCheck } from "../client/check_cache";
 import { TransportOutcome, transportOutcome } from "../client/counters";
 import { ClientConfig, NetworkFailPolicy } from "../config/client_config";
@@ -8,7 +7,6 @@ import { evaluateRequest } from "../evaluate";
 import { decodeCheckResponse } from "../hub/check_response";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
-import { ReferencedAttributes } from "../hub/referenced_attributes";
 import { HeaderOperation, HeaderOperationKind, RouteDirective } from "../hub/route_directive";
 import { httpStatusForCode, StatusCode, statusCodeName } from "../hub/status";
 import { QuotaCharge } from "../quota";
@@ -16,6 +14,7 @@ import { RequestView, requestWithHeaders } from "../request";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
 import { decideCheck, distinctQuotaNames, Verdict } from "./check_decision";
+import { applyPrefetchAnswer, toShape } from "./prefetch_answer";
 import { CheckState, HttpStream } from "./http_stream";
 import { CallKind, PendingCall, Plugin } from "./plugin";
 
@@ -120,21 +119,7 @@ export function onCallAnswered(plugin: Plugin, call: PendingCall, bytes: Uint8Ar
   plugin.counters.recordRemoteCallDone(TransportOutcome.Success);
   const response = decodeCheckResponse(bytes);
   if (call.kind == CallKind.Prefetch) {
-    const prefetch = call.prefetch!;
-    let granted: i64 = 0;
-    let validity: i64 = -1;
-    let shape: ReferencedShape | null = null;
-    if (response !== null) {
-      for (let i = 0; i < response.quotas.length; i++) {
-        const q = response.quotas[i];
-        if (q.name != prefetch.quotaName) continue;
-        granted = q.grantedAmount;
-        validity = q.validDurationNanos;
-        shape = toShape(q.referenced);
-      }
-    }
-    plugin.counters.recordRemoteQuotaResult(granted > 0);
-    plugin.quotaCache.onPrefetchResponse(prefetch, granted, validity, response === null, now, shape);
+    applyPrefetchAnswer(plugin.counters, plugin.quotaCache, call.prefetch!, response, now);
     return;
   }
   if (stream === null || stream.state != CheckState.Waiting) return;
@@ -296,12 +281,4 @@ function serviceFromAuthority(config: ClientConfig, authority: string | null): s
 }
 
 /** The shape a check or quota answer's referenced attributes give to the caches. */
-export function toShape(referenced: ReferencedAttributes): ReferencedShape {
-  const list = new Array<ReferencedAttribute>();
-  for (let i = 0; i < referenced.matches.length; i++) {
-    const m = referenced.matches[i];
-    list.push(new ReferencedAttribute(m.name, m.condition, m.mapKey));
-  }
-  return new ReferencedShape(list);
-}
 

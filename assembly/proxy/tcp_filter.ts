@@ -2,7 +2,6 @@ import { addConnectionAttributes, ConnectionView } from "../attributes/tcp_attri
 import { addConnectionReportAttributes, ConnectionEvent, ConnectionReport } from "../attributes/tcp_report";
 import { CachedCheck } from "../client/check_cache";
 import { TransportOutcome, transportOutcome } from "../client/counters";
-import { ReferencedShape } from "../client/referenced";
 import { NetworkFailPolicy } from "../config/client_config";
 import { decodeCheckResponse } from "../hub/check_response";
 import { encodeCheckRequest } from "../hub/check_request";
@@ -12,7 +11,7 @@ import { QuotaCharge, quotaCharges } from "../quota";
 import { Action, LogLevel } from "../abi/enums";
 import * as host from "../abi/host";
 import { decideCheck, distinctQuotaNames, Verdict } from "./check_decision";
-import { toShape } from "./http_filter";
+import { applyPrefetchAnswer, toShape } from "./prefetch_answer";
 import { CallKind, PendingCall, Plugin } from "./plugin";
 import { TcpClient } from "./tcp_client";
 import { ConnectionState, TcpConnection } from "./tcp_connection";
@@ -129,21 +128,7 @@ export function onConnectionCallAnswered(plugin: Plugin, call: PendingCall, byte
   tcp.counters.recordRemoteCallDone(TransportOutcome.Success);
   const response = decodeCheckResponse(bytes);
   if (call.kind == CallKind.ConnectionPrefetch) {
-    const prefetch = call.prefetch!;
-    let granted: i64 = 0;
-    let validity: i64 = -1;
-    let shape: ReferencedShape | null = null;
-    if (response !== null) {
-      for (let i = 0; i < response.quotas.length; i++) {
-        const q = response.quotas[i];
-        if (q.name != prefetch.quotaName) continue;
-        granted = q.grantedAmount;
-        validity = q.validDurationNanos;
-        shape = toShape(q.referenced);
-      }
-    }
-    tcp.counters.recordRemoteQuotaResult(granted > 0);
-    tcp.quotaCache.onPrefetchResponse(prefetch, granted, validity, response === null, now, shape);
+    applyPrefetchAnswer(tcp.counters, tcp.quotaCache, call.prefetch!, response, now);
     return;
   }
   if (conn === null || conn.state != ConnectionState.Checking) return;

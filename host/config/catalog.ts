@@ -11,11 +11,13 @@ import {
   type PatternChecks,
   type QuotaSpec,
   type QuotaSpecBinding,
+  type TcpClientConfig,
   decodeHttpApiSpec,
   decodeHttpApiSpecBinding,
   decodeHttpClientConfig,
   decodeQuotaSpec,
   decodeQuotaSpecBinding,
+  decodeTcpClientConfig,
 } from "./resources/hub_client.ts";
 import { type HubAccessLog, type HubQuota, type HubRule, HUB_API_VERSION, HUB_KINDS, decodeHubDocument } from "./resources/hub_rules.ts";
 import {
@@ -50,7 +52,6 @@ import {
   decodeRequestAuthentication,
 } from "./resources/security.ts";
 import { isDns1123Label, isDns1123Subdomain, labelMap } from "./resources/syntax.ts";
-import { type TcpClientConfig, decodeTcpClientConfig } from "./resources/tcp_client.ts";
 
 /**
  * The one entry point that turns resource documents into typed values:
@@ -168,6 +169,8 @@ export interface CatalogOptions {
 }
 
 export const DEFAULT_NAMESPACE = "default";
+/** Spec 1, TcpClientConfig.reportInterval: values under 1 s are reset to 1 s. */
+const MIN_TCP_REPORT_INTERVAL_MS = 1000;
 
 /** CatalogChecks backed by a loaded filter module. */
 export function filterChecks(module: {
@@ -206,7 +209,14 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   QuotaSpec: (root, _d, _n, _i, checks) => decodeQuotaSpec(spec(root), checks),
   QuotaSpecBinding: (root) => decodeQuotaSpecBinding(spec(root)),
   HttpClientConfig: (root, _d, _n, _i, checks) => decodeHttpClientConfig(spec(root), checks),
-  TcpClientConfig: (root, _d, _n, _i, checks) => decodeTcpClientConfig(spec(root), checks),
+  TcpClientConfig: (root, _d, _n, _i, checks) => {
+    const config = decodeTcpClientConfig(spec(root), checks);
+    // Spec 1: a reportInterval under 1 s is reset to 1 s (by the filter); say so.
+    if (config.reportIntervalMs !== undefined && config.reportIntervalMs < MIN_TCP_REPORT_INTERVAL_MS) {
+      root.get("spec").get("reportInterval").warn("below the 1s minimum: the filter uses 1s");
+    }
+    return config;
+  },
   HubRule: hubDecoder,
   HubQuota: hubDecoder,
   HubAccessLog: hubDecoder,

@@ -12,6 +12,7 @@ export const DEBUG_WASM = join(BUILD_DIR, "filter.debug.wasm");
 /** proxy-wasm log levels, as the module passes them to proxy_log. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "critical"] as const;
 const UNIMPLEMENTED = 12;
+const COLLECT_EVERY_CALLS = 256;
 
 export type LogSink = (level: (typeof LOG_LEVELS)[number], message: string) => void;
 
@@ -48,7 +49,17 @@ export type ConfigureResult = { handle: number } | { error: string };
  * Strings and buffers cross the boundary through AssemblyScript's loader.
  */
 export class FilterModule {
+  private calls = 0;
+
   private constructor(private readonly raw: loader.ASUtil & RawExports) {}
+
+  // The module uses AssemblyScript's minimal runtime, whose collector runs
+  // only when asked. Before a call starts, the previous call's results have
+  // been copied out and nothing of ours is held unpinned, so collecting there
+  // is safe; every COLLECT_EVERY_CALLS calls keeps the heap small.
+  private beforeCall(): void {
+    if (++this.calls % COLLECT_EVERY_CALLS === 0) this.raw.__collect();
+  }
 
   static load(path = RELEASE_WASM, log: LogSink = () => {}): FilterModule {
     const bytes = readFileSync(path);
@@ -85,6 +96,7 @@ export class FilterModule {
 
   /** Evaluates one request; returns mesh.filter.v1.Evaluation bytes (empty for an unknown handle). */
   evaluate(handle: number, request: RequestInput, wantBindings: boolean): Uint8Array {
+    this.beforeCall();
     const r = this.raw;
     const headers = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.headers))));
     const props = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.properties))));
@@ -102,6 +114,7 @@ export class FilterModule {
    * (decode, attributes, API spec, key, quotas; no result encoding).
    */
   evaluateRepeatedly(handle: number, request: RequestInput, times: number): number {
+    this.beforeCall();
     const r = this.raw;
     const headers = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.headers))));
     const props = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.properties))));
@@ -136,6 +149,7 @@ export class FilterModule {
   }
 
   private withString<T>(s: string, call: (ptr: number) => T): T {
+    this.beforeCall();
     const ptr = this.raw.__pin(this.raw.__newString(s));
     try {
       return call(ptr);

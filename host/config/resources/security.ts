@@ -329,7 +329,7 @@ function decodeSource(from: Field): AuthzSource {
   for (const name of SOURCE_FIELDS) {
     const f = s.get(name);
     if (!f.present) continue;
-    out[name] = attempt(f, /IpBlocks$|^ipBlocks$/i.test(name) ? cidrList : matchList);
+    out[name] = attempt(f, /ipblocks$/i.test(name) ? cidrList : matchList);
   }
   if (SOURCE_FIELDS.every((n) => !s.get(n).present)) s.invalid(`expected at least one of ${SOURCE_FIELDS.join(", ")}`);
   return Object.freeze(out) as AuthzSource;
@@ -345,7 +345,7 @@ function decodeOperation(to: Field): AuthzOperation {
   for (const name of OPERATION_FIELDS) {
     const f = o.get(name);
     if (!f.present) continue;
-    out[name] = attempt(f, name === "ports" || name === "notPorts" ? portList : matchList);
+    out[name] = name === "ports" || name === "notPorts" ? attempt(f, portList) : attempt(f, matchList);
   }
   if (OPERATION_FIELDS.every((n) => !o.get(n).present)) o.invalid(`expected at least one of ${OPERATION_FIELDS.join(", ")}`);
   return Object.freeze(out) as AuthzOperation;

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { runConvertIngress } from "../convert_ingress/run.ts";
+import { globalFlags } from "../global_flags.ts";
 
 /** A stringSlice flag (pflag): repeatable, each value may list several comma-separated items. */
 const collectSlice = (value: string, previous: string[]) => [...previous, ...value.split(",").filter((v) => v.length > 0)];
@@ -15,8 +16,8 @@ export function registerConvertIngress(program: Command, experimental: Command):
       .option("-f, --filenames <files>", "input files (`-` for stdin); repeat or separate with commas", collectSlice, [])
       .option("-o, --output <file>", "output filename (`-` for stdout)", "-")
       .action((opts: { filenames: string[]; output: string }, cmd: Command) => {
-        // Global flags of spec 3, when the program defines them: -i/--meshNamespace, -n/--namespace.
-        const globals = cmd.optsWithGlobals() as { meshNamespace?: string; namespace?: string };
+        // Global flags of spec 3: -i/--meshNamespace places the Gateway, -n/--namespace is the Ingresses' default namespace.
+        const globals = globalFlags(cmd);
         process.exitCode = runConvertIngress({
           filenames: opts.filenames,
           output: opts.output,

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
 import { runOrchInject } from "../inject/orch_inject.ts";
+import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { INJECTABLE_KINDS } from "../inject/workloads.ts";
 
 interface OrchInjectFlags {
@@ -35,7 +36,8 @@ export function registerOrchInject(program: Command): void {
       }
       for (const [mapFlag, fileFlag] of [["injectConfigMapName", "injectConfigFile"], ["meshConfigMapName", "meshConfigFile"]] as const) {
         if (fromCli(mapFlag) && opts[fileFlag] === undefined) {
-          return fail(`--${mapFlag} reads a ConfigMap through the orchestrator API, which this meshctl does not have; pass --${fileFlag} instead`);
+          process.exitCode = needsOrchestrator(`orch-inject --${mapFlag}`, `--${fileFlag}`);
+          return;
         }
       }
       process.exitCode = runOrchInject({ ...opts, stdout: process.stdout, stderr: process.stderr });
