@@ -1,7 +1,9 @@
 import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
+import { type Catalog, decodeDocuments } from "../config/catalog.ts";
 import { readDocuments } from "../config/documents.ts";
 import { ConfigError } from "../config/errors.ts";
+import { type ConfigProblem, formatConfigProblem } from "../config/problems.ts";
 import { type HubClientBundle, decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "../config/hub_client_bundle.ts";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 
@@ -10,17 +12,40 @@ export interface LoadedConfig {
   plugin: string;
   bundle: HubClientBundle;
   files: string[];
+  /**
+   * The other documents of the directory (security, networking, orchestrator
+   * kinds) decoded by the catalog. Exposed on /config_dump for meshctl; not
+   * enforced by the sidecar (yet).
+   */
+  mesh: Catalog;
+}
+
+/** The kinds the filter's plugin configuration is built from; every other document goes to the catalog. */
+const HUB_CLIENT_KINDS: ReadonlySet<string> = new Set(["HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBinding", "HttpClientConfig", "TcpClientConfig"]);
+
+/** Catalog errors, reported like any other configuration error (one message naming each file, resource and field). */
+class CatalogErrors extends ConfigError {
+  constructor(problems: readonly ConfigProblem[]) {
+    super({ file: problems[0].file, resource: problems[0].resource }, problems[0].fieldPath, "");
+    this.message = problems.map(formatConfigProblem).join("; ");
+  }
 }
 
 const CONFIG_FILE = /\.(ya?ml|json)$/;
 /** How often the directory is rescanned besides fs.watch events (some file systems send none). */
 export const RESCAN_INTERVAL_MS = 1000;
 
-/** Reads every YAML/JSON file of `dir` (sorted) into one plugin configuration; throws ConfigError for a bad file. */
+/**
+ * Reads every YAML/JSON file of `dir` (sorted) into one plugin configuration
+ * plus the catalog of the other documents; throws ConfigError for a bad file.
+ */
 export function loadConfigDir(dir: string, checks: PatternChecks): LoadedConfig {
   const files = readdirSync(dir).filter((f) => CONFIG_FILE.test(f)).sort().map((f) => join(dir, f));
-  const bundle = decodeHubClientDocuments(files.flatMap((f) => readDocuments(f)), checks);
-  return { plugin: JSON.stringify(pluginConfig(bundle)), bundle, files };
+  const docs = files.flatMap((f) => readDocuments(f));
+  const bundle = decodeHubClientDocuments(docs.filter((d) => HUB_CLIENT_KINDS.has(d.kind)), checks);
+  const mesh = decodeDocuments(docs.filter((d) => !HUB_CLIENT_KINDS.has(d.kind)), checks);
+  if (mesh.errors.length > 0) throw new CatalogErrors(mesh.errors);
+  return { plugin: JSON.stringify(pluginConfig(bundle)), bundle, files, mesh };
 }
 
 /**

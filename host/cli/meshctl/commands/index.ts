@@ -4,6 +4,11 @@ import { registerValidate } from "./validate.ts";
 import { registerVersion } from "./version.ts";
 import { registerOrchInject } from "./orch_inject.ts";
 import { registerConvertIngress } from "./convert_ingress.ts";
+import { registerAnalyze } from "./analyze.ts";
+import { registerAuthn } from "./authn.ts";
+import { registerAuthz } from "./authz.ts";
+import { registerProxyConfig } from "./proxy_config.ts";
+import { registerProxyStatus } from "./proxy_status.ts";
 
 /**
  * Every meshctl command, registered on the program (top-level commands) or on
@@ -16,4 +21,9 @@ export function registerCommands(program: Command, experimental: Command): void 
   registerVersion(program);
   registerOrchInject(program);
   registerConvertIngress(program, experimental);
+  registerAnalyze(program, experimental);
+  registerAuthn(program);
+  registerAuthz(program, experimental);
+  registerProxyConfig(program);
+  registerProxyStatus(program);
 }

@@ -1,0 +1,119 @@
+import * as grpc from "@grpc/grpc-js";
+import { X509Certificate } from "node:crypto";
+import { exportPrivateKeyPem, generateKeyPair, signingAlgorithmOf, type KeyAlgorithm } from "./keys.ts";
+import { CREATE_CERTIFICATE_METHOD, decodeCreateCertificateResponse, encodeCreateCertificateRequest, type CreateCertificateResponse } from "./protocol.ts";
+import { parseSpiffeIdentity } from "./spiffe.ts";
+import { rotationTime } from "./workload_ttl.ts";
+import { x509 } from "./x509.ts";
+
+export { CertificateRotator, type CertificateRotatorOptions } from "./certificate_rotator.ts";
+
+export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
+
+/** A refusal or transport failure of CreateCertificate, with the gRPC status. */
+export class CertificateRequestError extends Error {
+  constructor(
+    readonly code: number,
+    readonly details: string,
+  ) {
+    super(`CreateCertificate failed (gRPC status ${code}): ${details}`);
+    this.name = "CertificateRequestError";
+  }
+}
+
+export interface WorkloadCertificateRequest {
+  /** `HOST:PORT` of mesh_ca's gRPC port. */
+  address: string;
+  /** `spiffe://<trust-domain>/ns/<ns>/sa/<sa>`. */
+  identity: string;
+  /** Requested lifetime in ms; 0 or absent = the CA's --workload-cert-ttl. */
+  ttl?: number;
+  /** `RSA` (default) or `ECDSA` (P-256). */
+  keyAlgorithm?: KeyAlgorithm;
+  /** RSA modulus bits; default 2048. */
+  keySize?: number;
+  timeoutMs?: number;
+}
+
+export interface WorkloadCertificate {
+  identity: string;
+  /** PKCS#8 PEM of the workload's private key (never left this process). */
+  keyPem: string;
+  /** The workload certificate then any intermediates: what a TLS endpoint presents (`cert`). */
+  certChainPem: string;
+  /** The roots to trust (`ca`); several while a rotated root overlaps the previous one. */
+  rootPem: string;
+  notBefore: Date;
+  expiresAt: Date;
+  /** When to renew: expiresAt minus the CA's grace period (ratio × lifetime, at least its minimum). */
+  rotateAt: Date;
+  serialNumber: string;
+}
+
+/**
+ * Asks mesh_ca for a certificate: generates a key pair here, sends a CSR
+ * carrying the identity as its URI SAN, and checks the answer (the leaf holds
+ * our key and identity, and is signed by the next certificate of the chain).
+ *
+ * @example
+ * const wc = await requestWorkloadCertificate({ address: "127.0.0.1:8060", identity: "spiffe://cluster.local/ns/foo/sa/bar", ttl: 3_600_000 });
+ * tls.createServer({ key: wc.keyPem, cert: wc.certChainPem, ca: wc.rootPem, requestCert: true, rejectUnauthorized: true });
+ */
+export async function requestWorkloadCertificate(request: WorkloadCertificateRequest): Promise<WorkloadCertificate> {
+  parseSpiffeIdentity(request.identity); // fail before the network on a malformed identity
+  const keys = await generateKeyPair(request.keyAlgorithm ?? "RSA", request.keySize ?? 2048);
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    keys,
+    signingAlgorithm: signingAlgorithmOf(keys.privateKey),
+    extensions: [new x509.SubjectAlternativeNameExtension([{ type: "url", value: request.identity }], true)],
+  });
+  const response = await createCertificate(request.address, csr.toString("pem"), Math.ceil((request.ttl ?? 0) / 1000), request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS);
+  if (response.certChain.length < 2) throw new Error(`CreateCertificate answered ${response.certChain.length} PEM strings; expected the certificate and the root at least`);
+  const chain = response.certChain.slice(0, -1);
+  const rootPem = response.certChain[response.certChain.length - 1];
+  const leaf = new X509Certificate(chain[0]);
+  const spki = Buffer.from(csr.publicKey.rawData);
+  if (!leaf.publicKey.export({ type: "spki", format: "der" }).equals(spki)) throw new Error("the issued certificate does not hold the key this request sent");
+  if (!(leaf.subjectAltName ?? "").split(", ").includes(`URI:${request.identity}`)) throw new Error(`the issued certificate does not name ${request.identity} (SAN ${leaf.subjectAltName})`);
+  const issuers = [...chain.slice(1).map((p) => new X509Certificate(p)), ...splitPem(rootPem).map((p) => new X509Certificate(p))];
+  if (!issuers.some((c) => leaf.checkIssued(c) && leaf.verify(c.publicKey))) throw new Error("the issued certificate is not signed by the chain or root the CA sent");
+  const notBefore = new Date(leaf.validFrom);
+  const expiresAt = new Date(leaf.validTo);
+  const rotateAt = new Date(rotationTime(notBefore.getTime(), expiresAt.getTime(), response.gracePeriodRatio, response.minGracePeriodSeconds * 1000));
+  return {
+    identity: request.identity,
+    keyPem: await exportPrivateKeyPem(keys.privateKey, true),
+    certChainPem: chain.map((p) => `${p.trim()}\n`).join(""),
+    rootPem,
+    notBefore,
+    expiresAt,
+    rotateAt,
+    serialNumber: leaf.serialNumber,
+  };
+}
+
+/** The certificates of a PEM bundle, each as its own PEM string. */
+export function splitPem(pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)?.map((b) => `${b}\n`) ?? [];
+}
+
+const Stub = grpc.makeGenericClientConstructor({ CreateCertificate: CREATE_CERTIFICATE_METHOD }, "CertificateService");
+
+/** One CreateCertificate call on a connection of its own; throws CertificateRequestError. */
+export function createCertificate(address: string, csrPem: string, validitySeconds: number, timeoutMs = DEFAULT_CLIENT_TIMEOUT_MS): Promise<CreateCertificateResponse> {
+  const client = new Stub(address, grpc.credentials.createInsecure());
+  const request = encodeCreateCertificateRequest({ csr: csrPem, validityDuration: validitySeconds });
+  return new Promise<CreateCertificateResponse>((resolve, reject) => {
+    client.makeUnaryRequest<Buffer, Buffer>(
+      CREATE_CERTIFICATE_METHOD.path,
+      CREATE_CERTIFICATE_METHOD.requestSerialize,
+      CREATE_CERTIFICATE_METHOD.responseDeserialize,
+      request,
+      { deadline: Date.now() + timeoutMs },
+      (err, bytes) => {
+        if (err) reject(new CertificateRequestError(err.code ?? grpc.status.UNKNOWN, err.details ?? err.message));
+        else resolve(decodeCreateCertificateResponse(bytes!));
+      },
+    );
+  }).finally(() => client.close());
+}

@@ -1,0 +1,95 @@
+/** Defaults of `mesh_ca` (spec 2: mesh_ca, Authentication, Listeners and ports). */
+export const DEFAULT_GRPC_PORT = 8060;
+export const DEFAULT_MONITORING_PORT = 15014;
+export const DEFAULT_TRUST_DOMAIN = "cluster.local";
+export const DEFAULT_WORKLOAD_CERT_TTL_MS = 2160 * 3_600_000;
+export const DEFAULT_MAX_WORKLOAD_CERT_TTL_MS = 2160 * 3_600_000;
+export const DEFAULT_GRACE_PERIOD_RATIO = 0.5;
+export const DEFAULT_KEY_SIZE_BITS = 2048;
+export const DEFAULT_PROBE_CHECK_INTERVAL_MS = 30_000;
+export const DEFAULT_REQUESTED_CA_CERT_TTL_MS = 8760 * 3_600_000;
+export const DEFAULT_STORAGE_NAMESPACE = "mesh-system";
+export const DEFAULT_GRPC_HOST_IDENTITIES = "mesh-ca,mesh-anchor";
+/** How long a graceful shutdown waits for calls in flight before closing connections. */
+export const SHUTDOWN_GRACE_MS = 5000;
+
+/** Log scopes of mesh_ca (spec 2, "Log scopes per daemon"). */
+export const ANCHOR_LOG_SCOPES = ["all", "configmapcontroller", "default", "monitor", "pkica", "rootcertrotator", "secretcontroller", "serverca"] as const;
+
+/** The ANCHOR_* environment variables mesh_ca reads (environment.ts). */
+export interface AnchorEnvironment {
+  selfSignedCaCertTtlMs: number;
+  /** ≤ 0 disables the root rotator. */
+  rootCertCheckIntervalMs: number;
+  rootCertGracePeriodPercentile: number;
+  rotatorJitter: boolean;
+  workloadCertMinGracePeriodMs: number;
+  /** Accepted; no effect (no namespace controller). */
+  enableNamespacesByDefault: boolean;
+}
+
+/** Flags of a spec'd feature this CA does not have: accepted, logged when set, no effect (docs/mesh_ca.md). */
+export interface IgnoredFlags {
+  appendDnsNames: boolean;
+  anchorStorageNamespace: string;
+  customDnsNames: string;
+  enableProfiling: boolean;
+  experimentalDualUse: boolean;
+  grpcHostIdentities: string;
+  orchConfig: string;
+  listenedNamespaces: string;
+  requestedCaCertTtlMs: number;
+  sdsEnabled: boolean;
+  serverOnly: boolean;
+  signCaCerts: boolean;
+  upstreamCaAddress: string;
+}
+
+/** Everything the root command of mesh_ca was told, typed. */
+export interface AnchorServerOptions {
+  selfSignedCa: boolean;
+  /** Ours: where the self-signed CA is kept across restarts; empty = memory only. */
+  selfSignedCaCertDir: string;
+  readSigningCertOnly: boolean;
+  signingCert: string;
+  signingKey: string;
+  rootCert: string;
+  certChain: string;
+  trustDomain: string;
+  workloadCertTtlMs: number;
+  maxWorkloadCertTtlMs: number;
+  workloadCertGracePeriodRatio: number;
+  keySize: number;
+  pkcs8Keys: boolean;
+  org: string;
+  /** Ours: namespaces whose identities may be issued; empty = all. */
+  allowedNamespaces: readonly string[];
+  grpcPort: number;
+  /** Ours: the address the gRPC port binds to; default every address. */
+  grpcAddress: string;
+  monitoringPort: number;
+  livenessProbePath: string;
+  livenessProbeIntervalMs: number;
+  probeCheckIntervalMs: number;
+  ctrlzPort: number;
+  ctrlzAddress: string;
+  ignored: IgnoredFlags;
+  env: AnchorEnvironment;
+}
+
+/** Each ignored flag's name and default; a value other than the default is logged as having no effect. */
+export const IGNORED_FLAGS: { readonly [K in keyof IgnoredFlags]: { flag: string; default: IgnoredFlags[K]; help: string } } = {
+  appendDnsNames: { flag: "--append-dns-names", default: false, help: "append DNS names to certificates for webhook services" },
+  anchorStorageNamespace: { flag: "--anchor-storage-namespace", default: DEFAULT_STORAGE_NAMESPACE, help: "authority pod namespace" },
+  customDnsNames: { flag: "--custom-dns-names", default: "", help: "comma list of account.namespace:customdns" },
+  enableProfiling: { flag: "--enable-profiling", default: false, help: "profiling" },
+  experimentalDualUse: { flag: "--experimental-dual-use", default: false, help: "certificates with CommonName equal to the SAN" },
+  grpcHostIdentities: { flag: "--grpc-host-identities", default: DEFAULT_GRPC_HOST_IDENTITIES, help: "host names of the CA server" },
+  orchConfig: { flag: "--orch-config", default: "", help: "orchestrator config file path" },
+  listenedNamespaces: { flag: "--listened-namespaces", default: "", help: "namespaces the secret controller watches" },
+  requestedCaCertTtlMs: { flag: "--requested-ca-cert-ttl", default: DEFAULT_REQUESTED_CA_CERT_TTL_MS, help: "requested CA cert TTL (upstream CA mode)" },
+  sdsEnabled: { flag: "--sds-enabled", default: false, help: "SDS enabled" },
+  serverOnly: { flag: "--server-only", default: false, help: "serve only, write no orchestrator secrets" },
+  signCaCerts: { flag: "--sign-ca-certs", default: false, help: "sign certificates for other CAs" },
+  upstreamCaAddress: { flag: "--upstream-ca-address", default: "", help: "IP:port of an upstream authority" },
+};

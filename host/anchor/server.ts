@@ -1,0 +1,220 @@
+import type * as grpc from "@grpc/grpc-js";
+import { formatGoDuration } from "../cli/duration.ts";
+import { buildInfo } from "../cli/version.ts";
+import { ProbeFile } from "../hubs/probes.ts";
+import { startCtrlz } from "../telemetry/ctrlz.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import { startMonitoring } from "../telemetry/monitoring_server.ts";
+import { CertificateAuthority } from "./certificate_authority.ts";
+import { AnchorConfigError } from "./errors.ts";
+import { bindInsecure, createCertificateServer, grpcHostPort } from "./grpc_service.ts";
+import { CaSelfCheck } from "./liveness.ts";
+import { AnchorMetrics } from "./metrics.ts";
+import { IGNORED_FLAGS, SHUTDOWN_GRACE_MS, type AnchorServerOptions, type IgnoredFlags } from "./options.ts";
+import { RootRotator } from "./root_rotation.ts";
+import type { Timers } from "./timers.ts";
+import { SelfSignedCa } from "./self_signed_ca.ts";
+import { loadPluggedBundle } from "./signing_bundle.ts";
+import { isValidTrustDomain } from "./spiffe.ts";
+
+/** The prefix of the one stdout line that tells where every listener is bound (docs/mesh_ca.md). */
+export const LISTENING_LINE_PREFIX = "mesh_ca listening ";
+
+export interface AnchorListeners {
+  grpc: string;
+  grpcPort: number;
+  monitoring: string;
+  monitoringPort: number;
+  ctrlz: string;
+  ctrlzPort: number;
+}
+
+export interface AnchorServer {
+  listeners: AnchorListeners;
+  metrics: AnchorMetrics;
+  ca: CertificateAuthority;
+  /** One root check now (what the rotator runs every interval); true when the root changed. */
+  checkRoot(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface AnchorServerDeps {
+  logger: Logger;
+  now?: () => number;
+  timers?: Timers;
+  random?: () => number;
+}
+
+/** Flag values that make no sense here and must not pass unnoticed. */
+export function validateOptions(o: AnchorServerOptions): void {
+  if (!isValidTrustDomain(o.trustDomain)) throw new AnchorConfigError(`--trust-domain ${JSON.stringify(o.trustDomain)}: expected lower-case letters, digits, '.', '-' or '_'`);
+  if (o.workloadCertTtlMs <= 0) throw new AnchorConfigError("--workload-cert-ttl must be positive");
+  if (o.workloadCertTtlMs > o.maxWorkloadCertTtlMs) {
+    throw new AnchorConfigError(`--workload-cert-ttl ${formatGoDuration(o.workloadCertTtlMs)} is greater than --max-workload-cert-ttl ${formatGoDuration(o.maxWorkloadCertTtlMs)}: every default request would be refused`);
+  }
+  if (!(o.workloadCertGracePeriodRatio >= 0 && o.workloadCertGracePeriodRatio <= 1)) throw new AnchorConfigError("--workload-cert-grace-period-ratio must be from 0 to 1");
+  if (!o.selfSignedCa && (!o.signingCert || !o.signingKey)) throw new AnchorConfigError("either --self-signed-ca or both --signing-cert and --signing-key are required");
+}
+
+/** Starts mesh_ca: the CA first (a bad key or file stops everything), then monitoring, ControlZ, the rotator, probes and gRPC. */
+export async function startAnchorServer(options: AnchorServerOptions, deps: AnchorServerDeps): Promise<AnchorServer> {
+  validateOptions(options);
+  const { logger } = deps;
+  const now = deps.now ?? Date.now;
+  const log = logger.scope("default");
+  const pkiLog = logger.scope("pkica");
+  const rotatorLog = logger.scope("rootcertrotator");
+  const servingLog = logger.scope("serverca");
+  const metrics = new AnchorMetrics();
+  let closing = false;
+  let serving = false;
+
+  for (const [key, spec] of Object.entries(IGNORED_FLAGS) as Array<[keyof IgnoredFlags, (typeof IGNORED_FLAGS)[keyof IgnoredFlags]]>) {
+    if (options.ignored[key] !== spec.default) log.info(`${spec.flag} has no effect in this CA (see docs/mesh_ca.md)`);
+  }
+  if (options.selfSignedCa && (options.signingCert || options.signingKey)) log.info("--self-signed-ca is set: --signing-cert and --signing-key are ignored");
+
+  const ca = new CertificateAuthority(
+    {
+      trustDomain: options.trustDomain,
+      org: options.org,
+      defaultTtlMs: options.workloadCertTtlMs,
+      maxTtlMs: options.maxWorkloadCertTtlMs,
+      allowedNamespaces: new Set(options.allowedNamespaces),
+    },
+    { ratio: options.workloadCertGracePeriodRatio, minGraceMs: options.env.workloadCertMinGracePeriodMs },
+    metrics,
+    now,
+  );
+
+  let selfSigned: SelfSignedCa | undefined;
+  if (options.selfSignedCa) {
+    selfSigned = await SelfSignedCa.start({
+      org: options.org || options.trustDomain,
+      keySize: options.keySize,
+      rootTtlMs: options.env.selfSignedCaCertTtlMs,
+      gracePercentile: options.env.rootCertGracePeriodPercentile,
+      pkcs8: options.pkcs8Keys,
+      dir: options.selfSignedCaCertDir,
+      readOnly: options.readSigningCertOnly,
+      now,
+      log: pkiLog,
+    });
+    ca.setBundle(selfSigned.bundle);
+  } else {
+    const bundle = await loadPluggedBundle({ signingCert: options.signingCert, signingKey: options.signingKey, certChain: options.certChain, rootCert: options.rootCert });
+    ca.setBundle(bundle);
+    pkiLog.info("loaded the signing certificate", { subject: bundle.signingCert.subject, notAfter: bundle.signingCert.notAfter.toISOString(), roots: bundle.roots.length, intermediates: bundle.chain.length });
+  }
+
+  const checkRoot = async () => {
+    if (!selfSigned) return false;
+    const changed = await selfSigned.checkAndRotate();
+    ca.setBundle(selfSigned.bundle);
+    return changed;
+  };
+
+  const closers: Array<() => Promise<void> | void> = [];
+  const closeAll = async () => {
+    for (const c of closers.reverse()) await c();
+  };
+  try {
+    const monitoring = await startMonitoring({ port: options.monitoringPort, registry: metrics.registry, info: buildInfo, healthy: () => serving && !closing });
+    closers.push(() => monitoring.close());
+
+    const ctrlz = await startCtrlz({
+      address: options.ctrlzAddress,
+      port: options.ctrlzPort,
+      component: "mesh_ca",
+      info: buildInfo,
+      logger,
+      now,
+      sections: {
+        ca: () => {
+          const b = ca.current();
+          return {
+            trustDomain: options.trustDomain,
+            mode: options.selfSignedCa ? "self-signed" : "signing-cert",
+            signingCert: b && { subject: b.signingCert.subject, serial: b.signingCert.serialNumber, notAfter: b.signingCert.notAfter.toISOString() },
+            roots: b?.roots.map((r) => ({ serial: r.serialNumber, notBefore: r.notBefore.toISOString(), notAfter: r.notAfter.toISOString() })),
+            intermediates: b?.chain.length,
+          };
+        },
+        workloadCerts: () => ({
+          ttl: formatGoDuration(options.workloadCertTtlMs),
+          maxTtl: formatGoDuration(options.maxWorkloadCertTtlMs),
+          gracePeriodRatio: options.workloadCertGracePeriodRatio,
+          minGracePeriod: formatGoDuration(options.env.workloadCertMinGracePeriodMs),
+          allowedNamespaces: options.allowedNamespaces,
+          lastIssued: ca.lastIssued,
+        }),
+      },
+    });
+    closers.push(() => ctrlz.close());
+
+    if (selfSigned) {
+      const rotator = new RootRotator({
+        checkIntervalMs: options.env.rootCertCheckIntervalMs,
+        jitter: options.env.rotatorJitter,
+        check: checkRoot,
+        log: rotatorLog,
+        timers: deps.timers,
+        random: deps.random,
+      });
+      rotator.start();
+      closers.push(() => rotator.stop());
+    }
+
+    if (options.livenessProbePath && options.livenessProbeIntervalMs > 0) {
+      const selfCheck = new CaSelfCheck(() => ca.current(), options.trustDomain, pkiLog, now);
+      await selfCheck.check();
+      selfCheck.start(options.probeCheckIntervalMs > 0 ? options.probeCheckIntervalMs : options.livenessProbeIntervalMs);
+      const liveness = new ProbeFile(options.livenessProbePath, options.livenessProbeIntervalMs, () => selfCheck.healthy && !closing, now);
+      liveness.start();
+      closers.push(() => {
+        selfCheck.stop();
+        liveness.stop();
+      });
+    }
+
+    const server: grpc.Server = createCertificateServer(ca, metrics, servingLog);
+    const grpcPort = await bindInsecure(server, grpcHostPort(options.grpcAddress, options.grpcPort));
+    closers.push(
+      () =>
+        new Promise<void>((resolve) => {
+          const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        }),
+    );
+    serving = true;
+
+    const listeners: AnchorListeners = {
+      grpc: grpcHostPort(options.grpcAddress, grpcPort),
+      grpcPort,
+      monitoring: monitoring.address,
+      monitoringPort: monitoring.port,
+      ctrlz: ctrlz.address,
+      ctrlzPort: ctrlz.port,
+    };
+    log.info("mesh_ca serving", { ...listeners, trustDomain: options.trustDomain });
+    return {
+      listeners,
+      metrics,
+      ca,
+      checkRoot,
+      close: async () => {
+        if (closing) return;
+        closing = true;
+        serving = false;
+        await closeAll();
+      },
+    };
+  } catch (e) {
+    closing = true;
+    await closeAll();
+    throw e;
+  }
+}

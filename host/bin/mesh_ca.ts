@@ -1,0 +1,183 @@
+// mesh_ca: the mesh certificate authority (spec 2, "mesh_ca"; docs/mesh_ca.md).
+//   mesh_ca [flags]                                  run the CA: CSR signing over gRPC
+//   mesh_ca probe --probe-path P --interval D        exit 0 while P was touched within D
+//   mesh_ca version [-o json|yaml] [-s]
+import { Command, InvalidArgumentError, Option } from "commander";
+import { formatGoDuration } from "../cli/duration.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
+import { durationFlag, intFlag, parseBoolFlag } from "../cli/flags.ts";
+import { addVersionCommand } from "../cli/version.ts";
+import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
+import { Logger } from "../telemetry/logger.ts";
+import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
+import { checkProbeFile } from "../hubs/probes.ts";
+import { anchorEnvironment } from "../anchor/environment.ts";
+import { AnchorConfigError } from "../anchor/errors.ts";
+import * as d from "../anchor/options.ts";
+import { LISTENING_LINE_PREFIX, startAnchorServer } from "../anchor/server.ts";
+
+const UINT16 = intFlag(0, 65535);
+const KEY_SIZE = intFlag(1024, 16384);
+
+function ratioFlag(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError("expected a number from 0 to 1");
+  return n;
+}
+
+const bool = (flags: string, help: string) => new Option(flags, help).argParser(parseBoolFlag).default(false);
+const duration = (flags: string, help: string, ms: number) => new Option(flags, help).argParser(durationFlag).default(ms, formatGoDuration(ms));
+const I = d.IGNORED_FLAGS;
+const noEffect = (help: string) => `${help}; accepted, no effect (see docs/mesh_ca.md)`;
+
+const program = addLoggingFlags(
+  new Command("mesh_ca")
+    .description("Mesh certificate authority: issues workload certificates with SPIFFE identities over gRPC")
+    .showHelpAfterError()
+    .addOption(bool("--self-signed-ca [bool]", "use an auto-generated self-signed CA; --signing-cert and --signing-key are then ignored"))
+    .option("--self-signed-ca-cert-dir <dir>", "keep the self-signed CA (ca-key.pem, ca-cert.pem, root-cert.pem) here across restarts; empty = memory only", "")
+    .addOption(bool("--read-signing-cert-only [bool]", "only read the self-signed CA from --self-signed-ca-cert-dir, never generate or rotate it; exactly one instance must have it off"))
+    .option("--signing-cert <file>", "CA signing certificate file", "")
+    .option("--signing-key <file>", "CA signing key file (PKCS#1, SEC1 or PKCS#8 PEM; RSA or EC P-256)", "")
+    .option("--root-cert <file>", "root certificate file", "")
+    .option("--cert-chain <file>", "certificate chain file: the signing certificate and intermediates", "")
+    .option("--trust-domain <domain>", "SPIFFE trust domain; identities must be spiffe://<domain>/ns/<ns>/sa/<sa>", d.DEFAULT_TRUST_DOMAIN)
+    .addOption(duration("--workload-cert-ttl <duration>", "TTL of issued workload certs (when a request asks for 0)", d.DEFAULT_WORKLOAD_CERT_TTL_MS))
+    .addOption(duration("--max-workload-cert-ttl <duration>", "max TTL of workload certs; requests above it are refused", d.DEFAULT_MAX_WORKLOAD_CERT_TTL_MS))
+    .option("--workload-cert-grace-period-ratio <ratio>", "rotation grace period as a ratio of cert TTL, told to clients", ratioFlag, d.DEFAULT_GRACE_PERIOD_RATIO)
+    .option("--key-size <bits>", "size of the generated RSA CA key", KEY_SIZE, d.DEFAULT_KEY_SIZE_BITS)
+    .addOption(bool("--pkcs8-keys [bool]", "write keys as PKCS#8 instead of PKCS#1"))
+    .option("--org <org>", "certificate organization (subject O of workload certs; of the self-signed root, default the trust domain)", "")
+    .option("--allowed-namespaces <list>", "comma list of namespaces whose identities may be issued; empty = all", "")
+    .option("--grpc-port <port>", "gRPC port; 0 = any free port", UINT16, d.DEFAULT_GRPC_PORT)
+    .option("--grpc-address <address>", "address the gRPC port binds to", "0.0.0.0")
+    .option("--monitoring-port <port>", "monitoring port (/metrics, /version, /healthz); 0 = any free port", UINT16, d.DEFAULT_MONITORING_PORT)
+    .option("--liveness-probe-path <path>", "liveness file", "")
+    .addOption(duration("--liveness-probe-interval <duration>", "liveness file update interval", 0))
+    .addOption(duration("--probe-check-interval <duration>", "CA liveness check interval (a throwaway CSR signed in-process)", d.DEFAULT_PROBE_CHECK_INTERVAL_MS))
+    .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
+    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS)
+    .addOption(bool("--append-dns-names [bool]", noEffect(I.appendDnsNames.help)))
+    .option("--anchor-storage-namespace <namespace>", noEffect(I.anchorStorageNamespace.help), I.anchorStorageNamespace.default)
+    .option("--custom-dns-names <list>", noEffect(I.customDnsNames.help), "")
+    .addOption(bool("--enable-profiling [bool]", noEffect(I.enableProfiling.help)))
+    .addOption(bool("--experimental-dual-use [bool]", noEffect(I.experimentalDualUse.help)))
+    .option("--grpc-host-identities <names>", noEffect(I.grpcHostIdentities.help), I.grpcHostIdentities.default)
+    .option("--orch-config <file>", noEffect(I.orchConfig.help), "")
+    .option("--listened-namespaces <list>", noEffect(I.listenedNamespaces.help), "")
+    .addOption(duration("--requested-ca-cert-ttl <duration>", noEffect(I.requestedCaCertTtlMs.help), d.DEFAULT_REQUESTED_CA_CERT_TTL_MS))
+    .addOption(bool("--sds-enabled [bool]", noEffect(I.sdsEnabled.help)))
+    .addOption(bool("--server-only [bool]", noEffect(I.serverOnly.help)))
+    .addOption(bool("--sign-ca-certs [bool]", noEffect(I.signCaCerts.help)))
+    .option("--upstream-ca-address <address>", noEffect(I.upstreamCaAddress.help), ""),
+).action(async (opts: Record<string, unknown>, cmd: Command) => {
+  let logger: Logger;
+  try {
+    logger = new Logger(d.ANCHOR_LOG_SCOPES, loggingOptionsFrom(opts, d.ANCHOR_LOG_SCOPES));
+  } catch (e) {
+    cmd.error(`error: ${(e as Error).message}`, { exitCode: EXIT_BAD_CONFIG });
+  }
+  const log = logger.scope("default");
+  process.on("uncaughtException", (e) => {
+    log.fatal(`uncaught exception: ${e.stack ?? e.message}`);
+    process.exit(EXIT_FAILURE);
+  });
+  const str = (k: string) => opts[k] as string;
+  const flag = (k: string) => opts[k] as boolean;
+  let server;
+  try {
+    server = await startAnchorServer(
+      {
+        selfSignedCa: flag("selfSignedCa"),
+        selfSignedCaCertDir: str("selfSignedCaCertDir"),
+        readSigningCertOnly: flag("readSigningCertOnly"),
+        signingCert: str("signingCert"),
+        signingKey: str("signingKey"),
+        rootCert: str("rootCert"),
+        certChain: str("certChain"),
+        trustDomain: str("trustDomain") || d.DEFAULT_TRUST_DOMAIN,
+        workloadCertTtlMs: opts.workloadCertTtl as number,
+        maxWorkloadCertTtlMs: opts.maxWorkloadCertTtl as number,
+        workloadCertGracePeriodRatio: opts.workloadCertGracePeriodRatio as number,
+        keySize: opts.keySize as number,
+        pkcs8Keys: flag("pkcs8Keys"),
+        org: str("org"),
+        allowedNamespaces: str("allowedNamespaces").split(",").map((s) => s.trim()).filter(Boolean),
+        grpcPort: opts.grpcPort as number,
+        grpcAddress: str("grpcAddress"),
+        monitoringPort: opts.monitoringPort as number,
+        livenessProbePath: str("livenessProbePath"),
+        livenessProbeIntervalMs: opts.livenessProbeInterval as number,
+        probeCheckIntervalMs: opts.probeCheckInterval as number,
+        ctrlzPort: opts.ctrlz_port as number,
+        ctrlzAddress: str("ctrlz_address"),
+        ignored: {
+          appendDnsNames: flag("appendDnsNames"),
+          anchorStorageNamespace: str("anchorStorageNamespace"),
+          customDnsNames: str("customDnsNames"),
+          enableProfiling: flag("enableProfiling"),
+          experimentalDualUse: flag("experimentalDualUse"),
+          grpcHostIdentities: str("grpcHostIdentities"),
+          orchConfig: str("orchConfig"),
+          listenedNamespaces: str("listenedNamespaces"),
+          requestedCaCertTtlMs: opts.requestedCaCertTtl as number,
+          sdsEnabled: flag("sdsEnabled"),
+          serverOnly: flag("serverOnly"),
+          signCaCerts: flag("signCaCerts"),
+          upstreamCaAddress: str("upstreamCaAddress"),
+        },
+        env: anchorEnvironment(),
+      },
+      { logger },
+    );
+  } catch (e) {
+    const bad = e instanceof AnchorConfigError;
+    log.error(`failed to start: ${(e as Error).message}`);
+    logger.close();
+    process.exit(bad ? EXIT_BAD_CONFIG : EXIT_FAILURE);
+  }
+  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(server.listeners)}\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal} received: shutting down`);
+    server.close().then(
+      () => {
+        log.info("stopped");
+        logger.close();
+        process.exit(0);
+      },
+      (e: Error) => {
+        log.error(`shutdown failed: ${e.message}`);
+        process.exit(EXIT_FAILURE);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+});
+
+addLoggingFlags(
+  program
+    .command("probe")
+    .description("Checks the liveness or readiness of a locally-running server")
+    .option("--probe-path <path>", "path of the file to check", "")
+    .addOption(new Option("--interval <duration>", "the file must have been updated within this duration").argParser(durationFlag).default(0, "0s"))
+    .option("--ctrlz_port <port>", "accepted for compatibility; no effect", UINT16, DEFAULT_CTRLZ_PORT)
+    .option("--ctrlz_address <address>", "accepted for compatibility; no effect", DEFAULT_CTRLZ_ADDRESS),
+).action((opts: { probePath: string; interval: number }) => {
+  const problem = checkProbeFile(opts.probePath, opts.interval);
+  if (problem !== undefined) {
+    process.stderr.write(`probe failed: ${problem}\n`);
+    process.exit(EXIT_FAILURE);
+  }
+});
+
+addLoggingFlags(
+  addVersionCommand(program)
+    .option("--ctrlz_port <port>", "accepted for compatibility; no effect", UINT16, DEFAULT_CTRLZ_PORT)
+    .option("--ctrlz_address <address>", "accepted for compatibility; no effect", DEFAULT_CTRLZ_ADDRESS),
+);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,43 @@
+import type { AnyResource } from "../../../../config/catalog.ts";
+import type { Analyzer } from "../analyzer.ts";
+import { ReferencedResourceNotFound } from "../messages.ts";
+
+/**
+ * Namespaces named in AuthorizationPolicy sources (`namespaces`,
+ * `notNamespaces`, exact values), binding references and services, and
+ * `exportTo` that no Namespace document declares and no document lives in.
+ * Runs only when the input has Namespace documents (upstream checks against
+ * the cluster's namespaces).
+ */
+export const namespaceReferencesAnalyzer: Analyzer = {
+  name: "namespace-references",
+  description: "References to namespaces that no Namespace document declares and no document lives in",
+  codes: [ReferencedResourceNotFound],
+  needs: ["Namespace"],
+  analyze(ctx) {
+    const known = ctx.model.namespaces;
+    const check = (r: AnyResource, ns: string | undefined, fieldPath: string) => {
+      if (ns === undefined || ns.includes("*") || known.has(ns)) return;
+      ctx.report(ReferencedResourceNotFound, r, `Referenced namespace not found: ${JSON.stringify(ns)}`, fieldPath);
+    };
+    for (const ap of ctx.catalog.byKind.AuthorizationPolicy) {
+      ap.spec.rules.forEach((rule, i) =>
+        rule.from.forEach((from, j) => {
+          for (const field of ["namespaces", "notNamespaces"] as const) {
+            from[field]?.forEach((ns, k) => check(ap, ns, `spec.rules[${i}].from[${j}].source.${field}[${k}]`));
+          }
+        }),
+      );
+    }
+    for (const b of [...ctx.catalog.byKind.HTTPAPISpecBinding, ...ctx.catalog.byKind.QuotaSpecBinding]) {
+      const [field, refs] = b.kind === "HTTPAPISpecBinding" ? ["apiSpecs", b.spec.apiSpecs] : ["quotaSpecs", b.spec.quotaSpecs];
+      refs.forEach((ref, i) => check(b, ref.namespace, `spec.${field}[${i}].namespace`));
+      b.spec.services.forEach((s, i) => check(b, s.namespace, `spec.services[${i}].namespace`));
+    }
+    for (const r of [...ctx.catalog.byKind.DestinationRule, ...ctx.catalog.byKind.VirtualService]) {
+      r.spec.exportTo.forEach((ns, i) => {
+        if (ns !== ".") check(r, ns, `spec.exportTo[${i}]`);
+      });
+    }
+  },
+};

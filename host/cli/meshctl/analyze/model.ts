@@ -1,0 +1,201 @@
+import type { Catalog, Resource } from "../../../config/catalog.ts";
+import type { SourceDocument } from "../../../config/documents.ts";
+import type { ContainerPort, ServicePort } from "../../../config/resources/orch.ts";
+import type { MtlsMode } from "../../../config/resources/security.ts";
+import type { AnalyzeMeshConfig } from "./mesh_config.ts";
+
+/**
+ * What the analyzers know about the orchestrator, learned offline from the
+ * `v1` Service, Namespace, Pod and `apps/v1` Deployment documents of the same
+ * inputs (as upstream's analyzer does with files), plus the default ingress
+ * gateway that upstream also assumes when analyzing files only.
+ */
+export const DOMAIN_SUFFIX = "svc.cluster.local";
+
+export interface Workload {
+  readonly kind: "Pod" | "Deployment";
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly ports: readonly ContainerPort[];
+  /** Undefined for the assumed default ingress gateway. */
+  readonly resource?: Resource<"Pod"> | Resource<"Deployment">;
+}
+
+export interface KnownService {
+  readonly name: string;
+  readonly namespace: string;
+  /** `<name>.<namespace>.svc.cluster.local`. */
+  readonly fqdn: string;
+  readonly selector?: Readonly<Record<string, string>>;
+  readonly ports: readonly ServicePort[];
+  readonly resource?: Resource<"Service">;
+}
+
+/** Which kinds of orchestrator documents the input holds (analyzers that need a kind are skipped without it). */
+export type Knowledge = "Service" | "Workload" | "Namespace";
+
+export interface MeshModel {
+  readonly config: AnalyzeMeshConfig;
+  readonly services: readonly KnownService[];
+  readonly workloads: readonly Workload[];
+  /** Namespace documents, the namespaces every document lives in, the root and the default namespace. */
+  readonly namespaces: ReadonlySet<string>;
+  /** Workloads some Gateway selects, plus the default ingress gateway. */
+  readonly gatewayWorkloads: readonly Workload[];
+  readonly knows: ReadonlySet<Knowledge>;
+}
+
+export function buildModel(catalog: Catalog, documents: readonly SourceDocument[], config: AnalyzeMeshConfig, defaultNamespace: string): MeshModel {
+  const workloads: Workload[] = [
+    ...catalog.byKind.Pod.map((p): Workload => ({ kind: "Pod", name: p.name, namespace: p.namespace, labels: p.labels, ports: p.spec.containers.flatMap((c) => c.ports), resource: p })),
+    ...catalog.byKind.Deployment.map(
+      (d): Workload => ({ kind: "Deployment", name: d.name, namespace: d.namespace, labels: d.spec.template.labels, ports: d.spec.template.spec.containers.flatMap((c) => c.ports), resource: d }),
+    ),
+  ];
+  const services: KnownService[] = catalog.byKind.Service.map((s) => ({
+    name: s.name,
+    namespace: s.namespace,
+    fqdn: `${s.name}.${s.namespace}.${DOMAIN_SUFFIX}`,
+    selector: s.spec.selector,
+    ports: s.spec.ports,
+    resource: s,
+  }));
+  const knows = new Set<Knowledge>();
+  if (services.length > 0) knows.add("Service");
+  if (workloads.length > 0) knows.add("Workload");
+  if (catalog.byKind.Namespace.length > 0) knows.add("Namespace");
+
+  // Upstream adds a default ingress gateway (deployment and service) when analyzing files only, so
+  // Gateways selecting it are not reported; ours carries `mesh: <ingressSelector>`.
+  const ingress: Workload[] = [];
+  if (config.ingressControllerMode !== "OFF") {
+    const ns = config.rootNamespace;
+    const name = config.ingressService;
+    const labels = Object.freeze({ mesh: config.ingressSelector, app: name });
+    if (!workloads.some((w) => w.namespace === ns && w.name === name)) {
+      const w: Workload = { kind: "Deployment", name, namespace: ns, labels, ports: Object.freeze([{ containerPort: 8080, name: "http2", protocol: "TCP" }, { containerPort: 8443, name: "https", protocol: "TCP" }]) };
+      workloads.push(w);
+      ingress.push(w);
+    }
+    if (!services.some((s) => s.namespace === ns && s.name === name)) {
+      services.push({
+        name,
+        namespace: ns,
+        fqdn: `${name}.${ns}.${DOMAIN_SUFFIX}`,
+        selector: labels,
+        ports: Object.freeze([{ name: "http2", port: 80, targetPort: 8080, protocol: "TCP" }, { name: "https", port: 443, targetPort: 8443, protocol: "TCP" }]),
+      });
+    }
+  }
+  const gatewaySelected = workloads.filter((w) => catalog.byKind.Gateway.some((g) => Object.keys(g.spec.selector).length > 0 && labelsMatch(g.spec.selector, w.labels)));
+  const namespaces = new Set<string>([config.rootNamespace, defaultNamespace]);
+  for (const n of catalog.byKind.Namespace) namespaces.add(n.name);
+  for (const d of documents) namespaces.add(d.namespace ?? defaultNamespace);
+  return Object.freeze({
+    config,
+    services: Object.freeze(services),
+    workloads: Object.freeze(workloads),
+    namespaces,
+    gatewayWorkloads: Object.freeze([...new Set([...gatewaySelected, ...ingress])]),
+    knows,
+  });
+}
+
+/** Every `selector` label is on the workload (an empty selector matches everything). */
+export function labelsMatch(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** `k=v, k2=v2`, sorted, as messages show selectors. */
+export function formatLabels(labels: Readonly<Record<string, string>>): string {
+  return Object.entries(labels)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+}
+
+/** Whether a mesh host (`reviews.foo.svc.cluster.local`, `*.foo.svc.cluster.local`, `*`) covers an FQDN. */
+export function hostMatches(host: string, fqdn: string): boolean {
+  const h = host.toLowerCase();
+  const f = fqdn.toLowerCase();
+  if (h === "*") return true;
+  if (h.startsWith("*.")) return f.endsWith(h.slice(1));
+  return h === f;
+}
+
+/** Services a host (already resolved to an FQDN when short) stands for. */
+export function servicesForHost(model: MeshModel, host: string): KnownService[] {
+  return model.services.filter((s) => hostMatches(host, s.fqdn));
+}
+
+/** Workloads of the service's namespace its selector picks (none for a service without selector). */
+export function workloadsOfService(model: MeshModel, service: KnownService): Workload[] {
+  const selector = service.selector;
+  if (!selector || Object.keys(selector).length === 0) return [];
+  return model.workloads.filter((w) => w.namespace === service.namespace && labelsMatch(selector, w.labels));
+}
+
+/** Services of the workload's namespace whose selector picks the workload. */
+export function servicesOfWorkload(model: MeshModel, workload: Workload): KnownService[] {
+  return model.services.filter((s) => s.namespace === workload.namespace && s.selector && Object.keys(s.selector).length > 0 && labelsMatch(s.selector, workload.labels));
+}
+
+/** The container port a service port reaches on a workload (a named targetPort is looked up in its container ports). */
+export function targetContainerPort(port: ServicePort, workload?: Workload): number | undefined {
+  if (typeof port.targetPort === "number") return port.targetPort;
+  return workload?.ports.find((p) => p.name === port.targetPort)?.containerPort;
+}
+
+/**
+ * Workloads a policy selector (AuthorizationPolicy, RequestAuthentication,
+ * PeerAuthentication) picks: its namespace, or every namespace for
+ * AuthorizationPolicy and RequestAuthentication in the root namespace.
+ */
+export function selectedWorkloads(model: MeshModel, kind: string, namespace: string, matchLabels: Readonly<Record<string, string>>): Workload[] {
+  const anyNamespace = namespace === model.config.rootNamespace && kind !== "PeerAuthentication";
+  return model.workloads.filter((w) => (anyNamespace || w.namespace === namespace) && labelsMatch(matchLabels, w.labels));
+}
+
+// ---- effective server-side mutual TLS mode (security.md §1.1)
+
+export type MtlsScope = "mesh" | "namespace" | "workload" | "port";
+
+export interface EffectiveMtls {
+  /** Never UNSET: PERMISSIVE when nothing sets a mode. */
+  readonly mode: Exclude<MtlsMode, "UNSET">;
+  /** The scope that decided the mode; undefined when no policy did (PERMISSIVE default). */
+  readonly scope?: MtlsScope;
+  readonly policy?: Resource<"PeerAuthentication">;
+  /** The mode the namespace and mesh policies alone give (what auto mutual TLS infers). */
+  readonly inherited: Exclude<MtlsMode, "UNSET">;
+}
+
+/**
+ * The mode a workload's container port accepts: mesh → namespace → workload →
+ * port, each level overriding only when its mode is set. Of several policies
+ * at one level the first in the input wins (upstream: the oldest).
+ */
+export function effectiveMtls(catalog: Catalog, config: AnalyzeMeshConfig, namespace: string, labels: Readonly<Record<string, string>> | undefined, containerPort: number | undefined): EffectiveMtls {
+  const pas = catalog.byKind.PeerAuthentication;
+  const isWide = (p: Resource<"PeerAuthentication">) => !p.spec.selector || Object.keys(p.spec.selector.matchLabels).length === 0;
+  const mesh = pas.find((p) => p.namespace === config.rootNamespace && isWide(p));
+  const ns = namespace === config.rootNamespace ? undefined : pas.find((p) => p.namespace === namespace && isWide(p));
+  const workload =
+    labels === undefined || namespace === config.rootNamespace
+      ? undefined
+      : pas.find((p) => p.namespace === namespace && !isWide(p) && labelsMatch(p.spec.selector!.matchLabels, labels));
+  let mode: Exclude<MtlsMode, "UNSET"> = "PERMISSIVE";
+  let scope: MtlsScope | undefined;
+  let policy: Resource<"PeerAuthentication"> | undefined;
+  for (const [s, p] of [["mesh", mesh], ["namespace", ns]] as const) {
+    if (p && p.spec.mtlsMode !== "UNSET") [mode, scope, policy] = [p.spec.mtlsMode, s, p];
+  }
+  const inherited = mode;
+  if (workload) {
+    if (workload.spec.mtlsMode !== "UNSET") [mode, scope, policy] = [workload.spec.mtlsMode, "workload", workload];
+    const port = containerPort === undefined ? undefined : workload.spec.portLevelMtls.find((p) => p.port === containerPort);
+    if (port && port.mode !== "UNSET") [mode, scope, policy] = [port.mode, "port", workload];
+  }
+  return { mode, scope, policy, inherited };
+}

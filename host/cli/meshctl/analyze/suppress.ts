@@ -1,0 +1,36 @@
+import { InvalidArgumentError } from "commander";
+import type { AnalysisMessage } from "./analyzer.ts";
+
+/**
+ * `-S/--suppress "<code>=<Kind> <name>.<namespace>"` (upstream's form), or
+ * with the resource as messages print it (`<Kind> <namespace>/<name>`);
+ * `Namespace foo` for cluster-scoped kinds. `*` matches any run of
+ * characters, so `MSH0127=AuthorizationPolicy *.foo` covers a namespace.
+ */
+export interface Suppression {
+  readonly code: string;
+  readonly resource: string;
+  readonly pattern: RegExp;
+}
+
+export function parseSuppression(text: string): Suppression {
+  const eq = text.indexOf("=");
+  const code = eq < 0 ? "" : text.slice(0, eq).trim();
+  const resource = eq < 0 ? "" : text.slice(eq + 1).trim();
+  if (!code || !resource || !resource.includes(" ")) {
+    throw new InvalidArgumentError(`${JSON.stringify(text)} is not a valid suppression: expected <code>=<Kind> <name>.<namespace>, e.g. "MSH0101=VirtualService reviews.default"`);
+  }
+  const escaped = resource.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
+  return Object.freeze({ code, resource, pattern: new RegExp(`^${escaped}$`) });
+}
+
+/** The names a suppression may use for a message's resource. */
+export function suppressionNames(m: AnalysisMessage): string[] {
+  const t = m.target;
+  if (!t.namespace) return [t.id];
+  return [`${t.kind} ${t.name}.${t.namespace}`, `${t.kind} ${t.namespace}/${t.name}`];
+}
+
+export function isSuppressed(m: AnalysisMessage, suppressions: readonly Suppression[]): boolean {
+  return suppressions.some((s) => s.code === m.type.code && suppressionNames(m).some((n) => s.pattern.test(n)));
+}

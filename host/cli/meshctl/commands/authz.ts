@@ -1,0 +1,72 @@
+import type { Command } from "commander";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { addAdminOptions, adminFrom, outputOption } from "../admin_flags.ts";
+import { AuthzCheckError, authzCheck, authzCheckJson, formatAuthzCheck } from "../authz_check.ts";
+import { globalFlags } from "../global_flags.ts";
+import { ViewError, loadView } from "../mesh_view.ts";
+import { needsOrchestrator } from "../needs_orchestrator.ts";
+import { AdminError, DumpError, podMatchesIdentity, splitPodName } from "../sidecar_admin.ts";
+
+interface AuthzCheckFlags {
+  file?: string;
+  all: boolean;
+  admin?: string;
+  proxyAdminPort?: string;
+  output: "short" | "json";
+}
+
+/**
+ * `meshctl experimental authz check <pod[.ns]>` (`-f config_dump.json`, or
+ * `--admin` for a running sidecar); `meshctl authz` points there (spec 3).
+ */
+export function registerAuthz(program: Command, experimental: Command): void {
+  program
+    .command("authz")
+    .description("Moved: use `meshctl experimental authz`")
+    .argument("[args...]")
+    .allowUnknownOption()
+    .action(() => {
+      process.stderr.write("meshctl authz: authz commands are experimental: use `meshctl experimental authz check <pod> -f config_dump.json` (or `meshctl x authz check …`)\n");
+      process.exitCode = EXIT_BAD_CONFIG;
+    });
+  const authz = experimental.command("authz").description("Authorization policy commands (experimental)");
+  const check = authz
+    .command("check")
+    .description("Show which AuthorizationPolicy and RequestAuthentication policies apply to a pod, and their rules (under active development)")
+    .argument("[pod]", "<pod-name[.namespace]>; with a sidecar or a config dump, defaults to the sidecar's own identity")
+    .option("-f, --file <file>", "a sidecar /config_dump JSON file, or resource documents (Pod/Deployment and policies; file or directory)")
+    .option("-a, --all", "show every rule in full (sources, operations, conditions) and the JWT rules (issuers, key sets, token locations)", false);
+  addAdminOptions(check)
+    .addOption(outputOption())
+    .action(async (pod: string | undefined, opts: AuthzCheckFlags, command: Command) => {
+      process.exitCode = await runAuthzCheck(pod, opts, command);
+    });
+}
+
+async function runAuthzCheck(podArg: string | undefined, opts: AuthzCheckFlags, command: Command): Promise<number> {
+  const g = globalFlags(command);
+  const admin = adminFrom(opts);
+  if (!admin && !opts.file) return needsOrchestrator("experimental authz check", "`-f config_dump.json` or `--admin URL` (a running sidecar)");
+  const fail = (message: string, code = EXIT_FAILURE) => {
+    process.stderr.write(`Error: meshctl experimental authz check: ${message}\n`);
+    return code;
+  };
+  try {
+    const view = await loadView({ files: opts.file ? [opts.file] : undefined, admin, namespace: g.namespace }, process.stderr);
+    let pod = podArg;
+    if (pod === undefined) {
+      if (!view.sidecar) return fail("a pod is required with resource files (<pod-name[.namespace]>)", EXIT_BAD_CONFIG);
+      pod = view.sidecar.id;
+    } else if (view.sidecar && admin && !podMatchesIdentity(pod, view.sidecar.id)) {
+      return fail(`the sidecar at ${admin} is ${view.sidecar.id}, not ${pod}`);
+    }
+    const where = splitPodName(pod, g.namespace || "default");
+    const report = authzCheck(view, where.pod, where.namespace, g.meshNamespace);
+    process.stdout.write(opts.output === "json" ? authzCheckJson(report) : formatAuthzCheck(report, opts.all));
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof ViewError) return fail(e.message, e.exitCode);
+    if (e instanceof AuthzCheckError || e instanceof AdminError || e instanceof DumpError) return fail(e.message);
+    throw e;
+  }
+}

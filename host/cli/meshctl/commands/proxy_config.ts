@@ -1,0 +1,135 @@
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { addAdminOptions, adminFrom, outputOption } from "../admin_flags.ts";
+import { needsOrchestrator } from "../needs_orchestrator.ts";
+import {
+  formatEndpoints,
+  formatListeners,
+  formatLogLevels,
+  formatRoutes,
+  formatSecrets,
+  parseLogLevels,
+  selectEndpoints,
+  selectListeners,
+  selectRoutes,
+  setLogLevels,
+} from "../proxy_config.ts";
+import { AdminError, type ConfigDump, DumpError, fetchDump, podMatchesIdentity, readDumpFile } from "../sidecar_admin.ts";
+
+interface SourceFlags {
+  file?: string;
+  admin?: string;
+  proxyAdminPort?: string;
+  output: "short" | "json";
+}
+
+type Run = (dump: ConfigDump, opts: SourceFlags & Record<string, unknown>) => string;
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+function portFilter(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError("expected a port from 0 to 65535 (0: any)");
+  return Number(value);
+}
+
+function fail(sub: string, message: string, code = EXIT_FAILURE): number {
+  process.stderr.write(`Error: meshctl proxy-config ${sub}: ${message}\n`);
+  return code;
+}
+
+/** Reads the dump named by `--file`, or fetches it from `--admin`; checks `[pod]` against the sidecar's identity. */
+async function withDump(sub: string, pod: string | undefined, opts: SourceFlags, run: (dump: ConfigDump) => string): Promise<number> {
+  const admin = adminFrom(opts);
+  if (!admin && !opts.file) return needsOrchestrator(`proxy-config ${sub}`, "`--admin URL` (a running sidecar) or `--file config_dump.json`");
+  try {
+    const dump = admin ? await fetchDump(admin) : readDumpFile(opts.file!);
+    if (pod !== undefined && !podMatchesIdentity(pod, dump.identity.id)) return fail(sub, `${admin ?? opts.file} is the sidecar ${dump.identity.id}, not ${pod}`);
+    process.stdout.write(run(dump));
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof AdminError || e instanceof DumpError) return fail(sub, e.message);
+    throw e;
+  }
+}
+
+function subcommand(group: Command, name: string, aliases: string[], description: string): Command {
+  const c = group.command(name).aliases(aliases).description(description).argument("[pod]", "<pod-name[.namespace]>: checked against the sidecar's identity");
+  c.option("-f, --file <file>", "a saved sidecar /config_dump JSON instead of a running sidecar");
+  return addAdminOptions(c).addOption(outputOption("output format: short (tables) or json"));
+}
+
+function action(name: string, run: Run) {
+  return async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>) => {
+    process.exitCode = await withDump(name, pod, opts, (dump) => run(dump, opts));
+  };
+}
+
+/**
+ * `meshctl proxy-config listener|route|endpoints|secret|log [pod]` against a
+ * running sidecar (`--admin`, `--proxyAdminPort`) or a saved dump (`--file`).
+ */
+export function registerProxyConfig(program: Command): void {
+  const group = program.command("proxy-config").alias("pc").description("Show a sidecar's configuration (listeners, routes, endpoints, secrets) or change its log levels");
+
+  subcommand(group, "listener", ["listeners", "l"], "Listeners: address, port, type, filters in order, destination")
+    .addOption(new Option("--port <port>", "only listeners on this port (0: any)").argParser(portFilter).default(0))
+    .option("--address <address>", "only listeners bound to this address")
+    .option("--type <type>", "only listeners of this type (HTTP or TCP)")
+    .action(action("listener", (dump, o) => {
+      const list = selectListeners(dump, { port: o.port as number, address: o.address as string | undefined, type: o.type as string | undefined });
+      return o.output === "json" ? json(list) : formatListeners(list);
+    }));
+
+  subcommand(group, "route", ["routes", "r"], "Routes: virtual hosts and their upstream per authority")
+    .option("--name <name>", "only the route of this name")
+    .action(action("route", (dump, o) => {
+      const list = selectRoutes(dump, o.name as string | undefined);
+      return o.output === "json" ? json(list) : formatRoutes(list);
+    }));
+
+  subcommand(group, "endpoints", ["endpoint", "ep"], "Endpoints of each cluster (health is not checked: UNKNOWN)")
+    .option("--name <name>", "only the endpoints of this cluster")
+    .action(action("endpoints", (dump, o) => {
+      const list = selectEndpoints(dump, o.name as string | undefined);
+      return o.output === "json" ? json(list) : formatEndpoints(list);
+    }));
+
+  subcommand(group, "secret", ["s"], "Certificates the sidecar holds (experimental; none yet)")
+    .action(action("secret", (dump, o) => (o.output === "json" ? json(dump.secrets ?? { certificates: [] }) : formatSecrets(dump))));
+
+  const log = group
+    .command("log")
+    .alias("o")
+    .description("Show or change a running sidecar's log levels (experimental)")
+    .argument("[pod]", "<pod-name[.namespace]>: checked against the sidecar's identity")
+    .option("--level <levels>", "comma list of [<logger>:]<level>; levels trace, debug, info, warning, error, critical, off; without a logger every scope changes")
+    .option("-r, --reset", "reset every logger to the default level (warning) first", false);
+  addAdminOptions(log)
+    .addOption(outputOption())
+    .action(async (pod: string | undefined, opts: SourceFlags & { level?: string; reset: boolean }) => {
+      process.exitCode = await runLog(pod, opts);
+    });
+}
+
+async function runLog(pod: string | undefined, opts: SourceFlags & { level?: string; reset: boolean }): Promise<number> {
+  const admin = adminFrom(opts);
+  if (!admin) return needsOrchestrator("proxy-config log", "`--admin URL` (a running sidecar; log levels cannot be changed in a file)");
+  let levels;
+  try {
+    levels = opts.level === undefined ? [] : parseLogLevels(opts.level);
+  } catch (e) {
+    return fail("log", `--level: ${(e as Error).message}`, EXIT_BAD_CONFIG);
+  }
+  try {
+    if (pod !== undefined) {
+      const dump = await fetchDump(admin);
+      if (!podMatchesIdentity(pod, dump.identity.id)) return fail("log", `${admin} is the sidecar ${dump.identity.id}, not ${pod}`);
+    }
+    const result = await setLogLevels(admin, opts.reset, levels);
+    process.stdout.write(opts.output === "json" ? json(result) : formatLogLevels(result));
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof AdminError || e instanceof DumpError) return fail("log", e.message);
+    throw e;
+  }
+}

@@ -1,0 +1,183 @@
+import type { Writable } from "node:stream";
+import { type AnyResource, type CatalogChecks, KINDS, KIND_API_VERSIONS, type Kind, type Resource, type ResourcesByKind, decodeDocuments, filterChecks } from "../../config/catalog.ts";
+import { formatConfigProblem } from "../../config/problems.ts";
+import { type ContainerPort, selectorMatches } from "../../config/resources/orch.ts";
+import { loadSources } from "../../config/sources.ts";
+import { FilterModule } from "../../wasm/filter_module.ts";
+import { type ConfigDump, fetchDump, readDumpFile } from "./sidecar_admin.ts";
+
+/**
+ * What `authn tls-check` and `authz check` look at: resources by kind, read
+ * either from files (`-f`, through the catalog) or from a sidecar's
+ * `/config_dump` (`configuration.resources`, already decoded by the sidecar),
+ * plus the sidecar's identity when there is one.
+ */
+export interface MeshView {
+  /** What was read, for messages: `files a.yaml, b.yaml`, `sidecar http://…`, `config dump x.json`. */
+  readonly source: string;
+  readonly byKind: ResourcesByKind;
+  readonly sidecar?: SidecarFacts;
+}
+
+/** What a sidecar says about itself in /config_dump. */
+export interface SidecarFacts {
+  /** `<pod>.<namespace>`. */
+  readonly id: string;
+  readonly pod: string;
+  readonly namespace: string;
+  /** Undefined when the sidecar was given no labels (and has no Pod document for itself). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** The inbound listener: the service it fronts (`--inboundService`) and the app port behind it. */
+  readonly inboundService?: string;
+  readonly appPort?: number;
+}
+
+export interface ViewOptions {
+  /** `-f` paths (files, directories, `-`). */
+  files?: readonly string[];
+  /** A saved config dump (authz check `-f`, proxy-config `--file`). */
+  dumpFile?: string;
+  /** Admin URL of a running sidecar. */
+  admin?: string;
+  /** `-n`: namespace of documents without one. */
+  namespace?: string;
+  checks?: CatalogChecks;
+}
+
+/** A usage or input problem that stops the command: message for stderr and the exit code. */
+export class ViewError extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+    this.name = "ViewError";
+  }
+}
+
+/** Reads the view from files, a dump file or a sidecar. Problems in files are printed to `errors` as warnings (the resource is ignored). */
+export async function loadView(o: ViewOptions, errors: Writable): Promise<MeshView> {
+  if (o.admin) {
+    const dump = await fetchDump(o.admin);
+    return viewFromDump(dump, `sidecar ${o.admin}`);
+  }
+  if (o.dumpFile) return viewFromDump(readDumpFile(o.dumpFile), `config dump ${o.dumpFile}`);
+  const files = o.files ?? [];
+  // A single JSON file that is a config dump is read as one (authz check -f config_dump.json).
+  if (files.length === 1 && files[0].endsWith(".json")) {
+    try {
+      return viewFromDump(readDumpFile(files[0]), `config dump ${files[0]}`);
+    } catch {
+      // Not a dump: read it as resource documents below.
+    }
+  }
+  const loaded = loadSources(files, { recursive: true });
+  if (loaded.unreadable.length > 0) {
+    throw new ViewError(loaded.unreadable.map((u) => `cannot read ${JSON.stringify(u.path)}: ${u.reason}`).join("\n"), 2);
+  }
+  const catalog = decodeDocuments(loaded.documents, o.checks ?? filterChecks(FilterModule.load()), { defaultNamespace: o.namespace || undefined });
+  for (const p of [...loaded.problems, ...catalog.errors]) errors.write(`Warning: ignored: ${formatConfigProblem(p)}\n`);
+  return { source: `files ${files.join(", ")}`, byKind: catalog.byKind };
+}
+
+/** The resources a sidecar decoded from its configuration directory, as catalog resources. */
+export function viewFromDump(dump: ConfigDump, source: string): MeshView {
+  const given = dump.configuration.resources ?? {};
+  const byKind = Object.fromEntries(
+    KINDS.map((kind) => [
+      kind,
+      (given[kind] ?? []).map((r, index) =>
+        Object.freeze({
+          kind,
+          apiVersion: KIND_API_VERSIONS[kind],
+          name: r.name,
+          namespace: r.namespace,
+          id: kind === "Namespace" ? `${kind} ${r.name}` : `${kind} ${r.namespace}/${r.name}`,
+          labels: r.labels ?? {},
+          annotations: r.annotations ?? {},
+          origin: { file: r.file ?? source, index },
+          spec: r.spec,
+        }),
+      ),
+    ]),
+  ) as unknown as ResourcesByKind;
+  const id = dump.identity.id;
+  const dot = id.lastIndexOf(".");
+  const inbound = dump.listeners.inbound;
+  const appPort = inbound?.upstream ? Number(inbound.upstream.slice(inbound.upstream.lastIndexOf(":") + 1)) : undefined;
+  return {
+    source,
+    byKind,
+    sidecar: {
+      id,
+      pod: dot > 0 ? id.slice(0, dot) : id,
+      namespace: dot > 0 ? id.slice(dot + 1) : "default",
+      labels: dump.identity.labels,
+      inboundService: inbound?.service,
+      appPort: Number.isInteger(appPort) ? appPort : undefined,
+    },
+  };
+}
+
+// ---- workloads
+
+/** A pod as the checks see it: where it runs, its labels and container ports. */
+export interface Workload {
+  readonly pod: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** False when the labels are unknown (a sidecar told no labels): workload-scoped policies cannot be matched. */
+  readonly labelsKnown: boolean;
+  readonly containerPorts: readonly ContainerPort[];
+  /** Where the workload was found: `Pod ns/name`, `Deployment ns/name`, `sidecar <id>`. */
+  readonly from: string;
+}
+
+/**
+ * The workload named `pod` in `namespace`: a Pod document of that name, else a
+ * Deployment whose pods it names (`<deployment>` or `<deployment>-…`), else the
+ * sidecar itself when its identity matches. Undefined when none is known.
+ */
+export function findWorkload(view: MeshView, pod: string, namespace: string): Workload | undefined {
+  const p = view.byKind.Pod.find((r) => r.name === pod && r.namespace === namespace);
+  if (p) return { pod, namespace, labels: p.labels, labelsKnown: true, containerPorts: p.spec.containers.flatMap((c) => c.ports), from: p.id };
+  const d = view.byKind.Deployment.find((r) => r.namespace === namespace && (r.name === pod || pod.startsWith(`${r.name}-`)));
+  if (d) {
+    const t = d.spec.template;
+    return { pod, namespace, labels: t.labels, labelsKnown: true, containerPorts: t.spec.containers.flatMap((c) => c.ports), from: d.id };
+  }
+  const s = view.sidecar;
+  if (s && s.pod === pod && s.namespace === namespace) {
+    return { pod, namespace, labels: s.labels ?? {}, labelsKnown: s.labels !== undefined, containerPorts: [], from: `sidecar ${s.id}` };
+  }
+  return undefined;
+}
+
+/** Every workload of the view's Pods and Deployments (one per Deployment, named after it). */
+export function allWorkloads(view: MeshView): Workload[] {
+  const out: Workload[] = [];
+  for (const p of view.byKind.Pod) out.push(findWorkload(view, p.name, p.namespace)!);
+  for (const d of view.byKind.Deployment) out.push(findWorkload(view, d.name, d.namespace)!);
+  return out;
+}
+
+/** Services of the workload's namespace whose selector matches its labels. */
+export function servicesOf(view: MeshView, w: Workload): Resource<"Service">[] {
+  return view.byKind.Service.filter(
+    (s) => s.namespace === w.namespace && s.spec.selector !== undefined && Object.keys(s.spec.selector).length > 0 && w.labelsKnown &&
+      selectorMatches({ matchLabels: s.spec.selector, matchExpressions: [] }, w.labels),
+  );
+}
+
+/** Whether `matchLabels` (absent or empty: every workload) selects these labels. */
+export function labelsSelect(matchLabels: Readonly<Record<string, string>> | undefined, labels: Readonly<Record<string, string>>): boolean {
+  return Object.entries(matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+export function hasSelector(r: { spec: { selector?: { matchLabels?: Readonly<Record<string, string>> } } }): boolean {
+  return Object.keys(r.spec.selector?.matchLabels ?? {}).length > 0;
+}
+
+/** `name.namespace`, how upstream's debug commands name resources. */
+export function shortName(r: Pick<AnyResource, "name" | "namespace">): string {
+  return `${r.name}.${r.namespace}`;
+}
+
+export type { Kind };

@@ -1,0 +1,168 @@
+import { InvalidArgumentError } from "commander";
+import type { LogLevel } from "../../telemetry/logger.ts";
+import { type ConfigDump, type DumpCluster, type DumpListener, type DumpRoute, AdminError, adminRequest } from "./sidecar_admin.ts";
+import { formatTable } from "./table.ts";
+
+/**
+ * `meshctl proxy-config listener|route|endpoints|secret|log`: views of a
+ * sidecar's `/config_dump` (live or saved), and its log levels. Output
+ * `short` (tables, the default) or `json` (the selected part of the dump).
+ */
+
+export type ProxyConfigOutput = "short" | "json";
+
+export function parseOutput(value: string): ProxyConfigOutput {
+  if (value !== "short" && value !== "json") throw new InvalidArgumentError("expected json or short");
+  return value;
+}
+
+// ---- listeners
+
+export interface ListenerFilter {
+  /** 0: any. */
+  port: number;
+  address?: string;
+  /** HTTP or TCP, any case. */
+  type?: string;
+}
+
+export function selectListeners(dump: ConfigDump, f: ListenerFilter): DumpListener[] {
+  return Object.entries(dump.listeners)
+    .map(([name, l]) => ({ ...l, name: l.name ?? name }))
+    .filter((l) => (f.port === 0 || l.port === f.port) && (!f.address || l.address === f.address) && (!f.type || (l.protocol ?? "").toUpperCase() === f.type.toUpperCase()));
+}
+
+export function formatListeners(listeners: readonly DumpListener[]): string {
+  const rows = [["NAME", "ADDRESS", "PORT", "TYPE", "DIRECTION", "FILTERS", "DESTINATION"]];
+  for (const l of listeners) {
+    const destination = l.service ? `${l.service} -> ${l.upstream}` : (l.upstream ?? "-");
+    rows.push([l.name, l.address ?? "-", String(l.port), l.protocol ?? "-", l.direction ?? "-", (l.filters ?? []).join(",") || "-", destination]);
+  }
+  return formatTable(rows);
+}
+
+// ---- routes
+
+export function selectRoutes(dump: ConfigDump, name: string | undefined): DumpRoute[] {
+  return (dump.routes ?? []).filter((r) => !name || r.name === name);
+}
+
+export function formatRoutes(routes: readonly DumpRoute[]): string {
+  const rows = [["NAME", "LISTENER", "VIRTUAL HOST", "DOMAINS", "UPSTREAM"]];
+  for (const r of routes) for (const v of r.virtualHosts) rows.push([r.name, r.listener, v.name, v.domains.join(","), v.upstream]);
+  return formatTable(rows);
+}
+
+// ---- endpoints
+
+export function selectEndpoints(dump: ConfigDump, name: string | undefined): DumpCluster[] {
+  return (dump.endpoints ?? []).filter((c) => !name || c.cluster === name);
+}
+
+export function formatEndpoints(clusters: readonly DumpCluster[]): string {
+  const rows = [["ENDPOINT", "STATUS", "CLUSTER"]];
+  for (const c of clusters) for (const e of c.endpoints) rows.push([`${e.address}:${e.port}`, e.health, c.cluster]);
+  return formatTable(rows);
+}
+
+// ---- secrets
+
+export function formatSecrets(dump: ConfigDump): string {
+  const table = formatTable([["RESOURCE NAME", "TYPE", "STATUS", "VALID CERT", "SERIAL NUMBER", "NOT AFTER", "NOT BEFORE"]]);
+  const certs = dump.secrets?.certificates ?? [];
+  const note = dump.secrets?.note ?? "none reported";
+  return certs.length === 0 ? `${table}\nNo certificates: ${note}\n` : `${table}${certs.map((c) => `${JSON.stringify(c)}\n`).join("")}`;
+}
+
+// ---- log
+
+/** Upstream proxy log levels (spec 3) → the sidecar's logger levels. */
+export const PROXY_LOG_LEVELS: Readonly<Record<string, LogLevel>> = Object.freeze({
+  trace: "debug",
+  debug: "debug",
+  info: "info",
+  warning: "warn",
+  warn: "warn",
+  error: "error",
+  critical: "fatal",
+  fatal: "fatal",
+  off: "none",
+  none: "none",
+});
+
+/** The sidecar's levels shown with upstream's names. */
+const SHOWN_LEVEL: Readonly<Record<string, string>> = Object.freeze({ debug: "debug", info: "info", warn: "warning", error: "error", fatal: "critical", none: "off" });
+
+/** The sidecar's log scopes (host/proxy/agent_command.ts SIDECAR_LOG_SCOPES). */
+export const SIDECAR_SCOPES = ["default", "filter", "hub", "config"] as const;
+
+/**
+ * Upstream logger names (spec 3) → the sidecar scope that covers them:
+ * filter work (the wasm module, JWT, RBAC, tap) → `filter`; gRPC (the hub
+ * transport) → `hub`; configuration loading → `config`; the rest →
+ * `default`. The scope names themselves are accepted too.
+ */
+export const LOGGER_SCOPES: Readonly<Record<string, (typeof SIDECAR_SCOPES)[number]>> = Object.freeze({
+  default: "default", filter: "filter", hub: "hub", config: "config",
+  jwt: "filter", rbac: "filter", tap: "filter", wasm: "filter",
+  grpc: "hub",
+  file: "config", init: "config", runtime: "config", secret: "config",
+  admin: "default", assert: "default", backtrace: "default", client: "default", connection: "default", conn_handler: "default",
+  forward_proxy: "default", hc: "default", health_checker: "default", http: "default", http2: "default", io: "default", main: "default",
+  misc: "default", pool: "default", router: "default", stats: "default", testing: "default", tracing: "default", upstream: "default", udp: "default",
+});
+
+/** The reset level of `--reset` (spec 3: "reset all loggers to default, warning"). */
+export const RESET_LEVEL: LogLevel = "warn";
+
+/**
+ * `--level` (`[<logger>:]<level>,…`) → POST /logging query parameters, in
+ * order: `level=L` (every scope) or `<scope>=L`.
+ */
+export function parseLogLevels(text: string): Array<[string, LogLevel]> {
+  const out: Array<[string, LogLevel]> = [];
+  for (const item of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const colon = item.lastIndexOf(":");
+    const logger = colon < 0 ? undefined : item.slice(0, colon);
+    const levelName = (colon < 0 ? item : item.slice(colon + 1)).toLowerCase();
+    const level = PROXY_LOG_LEVELS[levelName];
+    if (!level) throw new InvalidArgumentError(`unknown level ${JSON.stringify(levelName)} (levels: trace, debug, info, warning, error, critical, off)`);
+    if (logger === undefined) {
+      out.push(["level", level]);
+      continue;
+    }
+    const scope = LOGGER_SCOPES[logger];
+    if (!scope) throw new InvalidArgumentError(`unknown logger ${JSON.stringify(logger)} (loggers: ${Object.keys(LOGGER_SCOPES).join(", ")})`);
+    out.push([scope, level]);
+  }
+  if (out.length === 0) throw new InvalidArgumentError("expected [<logger>:]<level>[,…]");
+  return out;
+}
+
+/** Parses the `active loggers:` answer of /logging into scope → upstream level name. */
+export function parseActiveLoggers(body: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of body.matchAll(/^\s+([\w.-]+): (\w+)$/gm)) out[m[1]] = SHOWN_LEVEL[m[2]] ?? m[2];
+  return out;
+}
+
+/** Applies `--reset` then `--level` on a running sidecar; returns the resulting levels. */
+export async function setLogLevels(admin: string, reset: boolean, levels: Array<[string, LogLevel]>): Promise<Record<string, string>> {
+  const steps = [...(reset ? [["level", RESET_LEVEL] as [string, LogLevel]] : []), ...levels];
+  let body = "";
+  if (steps.length === 0) {
+    const res = await adminRequest(admin, "GET", "/logging");
+    if (res.status !== 200) throw new AdminError(admin, `/logging answered ${res.status}: ${res.body.trim()}`);
+    body = res.body;
+  }
+  for (const [scope, level] of steps) {
+    const res = await adminRequest(admin, "POST", `/logging?${new URLSearchParams([[scope, level]])}`);
+    if (res.status !== 200) throw new AdminError(admin, `/logging answered ${res.status}: ${res.body.trim()}`);
+    body = res.body;
+  }
+  return parseActiveLoggers(body);
+}
+
+export function formatLogLevels(levels: Record<string, string>): string {
+  return `active loggers:\n${Object.entries(levels).map(([k, v]) => `  ${k}: ${v}\n`).join("")}`;
+}

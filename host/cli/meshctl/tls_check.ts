@@ -1,0 +1,384 @@
+import type { Resource } from "../../config/catalog.ts";
+import type { ClientTlsMode, ClientTlsSettings } from "../../config/resources/networking.ts";
+import type { MtlsMode } from "../../config/resources/security.ts";
+import { type MeshView, type Workload, allWorkloads, findWorkload, hasSelector, labelsSelect, servicesOf } from "./mesh_view.ts";
+import { formatLabels, formatTable } from "./table.ts";
+
+/**
+ * `meshctl authn tls-check`: for each service port of a workload, the server
+ * side (effective PeerAuthentication mode) and the client side (DestinationRule
+ * TLS mode, or auto mutual TLS), and whether they agree. Semantics:
+ * shared/research/security.md §1–2 and spec 1 rules 3–7.
+ */
+
+/** The effective server mode is never UNSET: no policy at all means PERMISSIVE. */
+export type ServerMode = Exclude<MtlsMode, "UNSET">;
+export type Status = "OK" | "CONFLICT";
+/** Where the server mode came from. */
+export type ServerScope = "default" | "mesh" | "namespace" | "workload" | "port";
+
+export interface ServerDecision {
+  readonly mode: ServerMode;
+  readonly scope: ServerScope;
+  /** `name/namespace` of the PeerAuthentication that decided; undefined for the default. */
+  readonly policy?: string;
+  /** The mode after the mesh and namespace levels only (what auto mutual TLS infers, security.md §2.1). */
+  readonly namespaceMode: ServerMode;
+  /** Every policy that applies, by level. */
+  readonly applied: { readonly mesh: string | null; readonly namespace: string | null; readonly workload: string | null };
+}
+
+export interface ClientDecision {
+  readonly mode: ClientTlsMode;
+  /** True when no DestinationRule TLS setting applies: the client proxy's auto mutual TLS decides. */
+  readonly auto: boolean;
+  /** `name/namespace` of the DestinationRule for the host (even one without a TLS setting). */
+  readonly rule?: string;
+  /** True when the mode comes from `portLevelSettings` for this service port. */
+  readonly portLevel: boolean;
+}
+
+export interface TlsCheckRow {
+  /** Service FQDN. */
+  readonly host: string;
+  /** Service port. */
+  readonly port: number;
+  readonly service: string;
+  /** The container port the service port targets; undefined when a named target port is not found. */
+  readonly containerPort?: number;
+  readonly status: Status;
+  readonly server: ServerDecision;
+  readonly client: ClientDecision;
+  readonly notes: readonly string[];
+}
+
+export interface TlsCheckReport {
+  readonly source: string;
+  readonly workload?: { readonly pod: string; readonly namespace: string; readonly labels: Readonly<Record<string, string>>; readonly from: string };
+  readonly rows: readonly TlsCheckRow[];
+  /** Notes about the workload as a whole (ignored policies, unbound port-level settings). */
+  readonly notes: readonly string[];
+}
+
+const ref = (r: { name: string; namespace: string }) => `${r.name}/${r.namespace}`;
+
+/**
+ * The effective server mode for a workload (and one container port), in the
+ * order mesh → namespace → workload → port; each level overrides only when its
+ * mode is set (UNSET inherits; a mesh policy with UNSET is PERMISSIVE). One
+ * policy per level: the first in input order (upstream: the oldest). Workload
+ * policies come from the workload's namespace only; a policy with a selector
+ * in the root namespace is ignored (security.md §1.1). `boundPorts`: the
+ * container ports some service targets; port-level entries for other ports
+ * are ignored (spec 1: "Ignored when the port is not bound to a service").
+ */
+export function resolveServerMode(
+  policies: readonly Resource<"PeerAuthentication">[],
+  w: Pick<Workload, "namespace" | "labels" | "labelsKnown">,
+  rootNamespace: string,
+  containerPort?: number,
+  boundPorts?: ReadonlySet<number>,
+): ServerDecision {
+  const levels = policyLevels(policies, w, rootNamespace);
+  let mode: ServerMode = "PERMISSIVE";
+  let scope: ServerScope = "default";
+  let policy: string | undefined;
+  if (levels.mesh) {
+    mode = levels.mesh.spec.mtlsMode === "UNSET" ? "PERMISSIVE" : levels.mesh.spec.mtlsMode;
+    scope = "mesh";
+    policy = ref(levels.mesh);
+  }
+  if (levels.namespace && levels.namespace.spec.mtlsMode !== "UNSET") {
+    mode = levels.namespace.spec.mtlsMode;
+    scope = "namespace";
+    policy = ref(levels.namespace);
+  }
+  const namespaceMode = mode;
+  if (levels.workload) {
+    if (levels.workload.spec.mtlsMode !== "UNSET") {
+      mode = levels.workload.spec.mtlsMode;
+      scope = "workload";
+      policy = ref(levels.workload);
+    }
+    const entry = levels.workload.spec.portLevelMtls.find((p) => p.port === containerPort);
+    if (entry && entry.mode !== "UNSET" && (boundPorts === undefined || boundPorts.has(entry.port))) {
+      mode = entry.mode;
+      scope = "port";
+      policy = ref(levels.workload);
+    }
+  }
+  return {
+    mode,
+    scope,
+    policy,
+    namespaceMode,
+    applied: {
+      mesh: levels.mesh ? ref(levels.mesh) : null,
+      namespace: levels.namespace ? ref(levels.namespace) : null,
+      workload: levels.workload ? ref(levels.workload) : null,
+    },
+  };
+}
+
+interface Levels {
+  mesh?: Resource<"PeerAuthentication">;
+  namespace?: Resource<"PeerAuthentication">;
+  workload?: Resource<"PeerAuthentication">;
+  /** Policies that would apply but lose: `name/namespace` → why. */
+  ignored: Array<{ policy: string; why: string }>;
+}
+
+function policyLevels(policies: readonly Resource<"PeerAuthentication">[], w: Pick<Workload, "namespace" | "labels" | "labelsKnown">, root: string): Levels {
+  const out: Levels = { ignored: [] };
+  const take = (level: "mesh" | "namespace" | "workload", p: Resource<"PeerAuthentication">) => {
+    const first = out[level];
+    if (first) out.ignored.push({ policy: ref(p), why: `only one ${level}-wide policy is honoured: ${ref(first)} comes first (upstream keeps the oldest)` });
+    else out[level] = p;
+  };
+  for (const p of policies) {
+    if (p.namespace === root) {
+      if (!hasSelector(p)) take("mesh", p);
+      else if (w.labelsKnown && labelsSelect(p.spec.selector?.matchLabels, w.labels)) {
+        out.ignored.push({ policy: ref(p), why: `a PeerAuthentication with a selector in the root namespace ${root} is ignored` });
+      }
+    } else if (p.namespace === w.namespace) {
+      if (!hasSelector(p)) take("namespace", p);
+      else if (w.labelsKnown && labelsSelect(p.spec.selector?.matchLabels, w.labels)) take("workload", p);
+    }
+  }
+  return out;
+}
+
+/** How specific a DestinationRule host is for `fqdn`: -1 no match, else larger is more specific (exact beats any wildcard). */
+export function hostSpecificity(host: string, fqdn: string): number {
+  if (host === fqdn) return Number.MAX_SAFE_INTEGER;
+  if (host === "*") return 0;
+  if (host.startsWith("*.") && fqdn.endsWith(host.slice(1))) return host.length;
+  return -1;
+}
+
+/**
+ * The DestinationRule a client uses for `fqdn`: the most specific host match
+ * in the client's namespace (taken to be the service's), else the root
+ * namespace (exported there); the first in input order among equals
+ * (security.md §2.2).
+ */
+export function findDestinationRule(rules: readonly Resource<"DestinationRule">[], fqdn: string, serviceNamespace: string, root: string): Resource<"DestinationRule"> | undefined {
+  for (const ns of serviceNamespace === root ? [root] : [serviceNamespace, root]) {
+    let best: Resource<"DestinationRule"> | undefined;
+    let bestScore = -1;
+    for (const r of rules) {
+      if (r.namespace !== ns) continue;
+      if (ns !== serviceNamespace && r.spec.exportTo.length > 0 && !r.spec.exportTo.includes("*") && !r.spec.exportTo.includes(serviceNamespace)) continue;
+      const score = hostSpecificity(r.spec.fqdn, fqdn);
+      if (score > bestScore) {
+        best = r;
+        bestScore = score;
+      }
+    }
+    if (best) return best;
+  }
+  return undefined;
+}
+
+/**
+ * The client side for one service port: `portLevelSettings` for the port
+ * (which replaces the host-level policy, security.md §2.2), else the host
+ * level `tls`, else auto mutual TLS: MESH_MUTUAL unless the destination's
+ * mesh/namespace mode is DISABLE (the spec-era inference, which ignores
+ * workload and port policies: why rules 5–7 ask for DestinationRules).
+ */
+export function resolveClientMode(rule: Resource<"DestinationRule"> | undefined, servicePort: number, namespaceMode: ServerMode): ClientDecision {
+  const autoMode: ClientTlsMode = namespaceMode === "DISABLE" ? "DISABLE" : "MESH_MUTUAL";
+  const portSettings = rule?.spec.trafficPolicy?.portLevelSettings.find((p) => p.port === servicePort);
+  const tls: ClientTlsSettings | undefined = portSettings ? portSettings.tls : rule?.spec.trafficPolicy?.tls;
+  return { mode: tls?.mode ?? autoMode, auto: tls === undefined, rule: rule && ref(rule), portLevel: portSettings?.tls !== undefined };
+}
+
+/** Whether what the client sends is what the server accepts (SIMPLE and MUTUAL carry no mesh client certificate). */
+export function compatible(server: ServerMode, client: ClientTlsMode): boolean {
+  switch (server) {
+    case "STRICT":
+      return client === "MESH_MUTUAL";
+    case "DISABLE":
+      return client === "DISABLE";
+    case "PERMISSIVE":
+      // Plain text or mutual TLS with the mesh certificate; TLS without the mesh client certificate fails the handshake.
+      return client === "MESH_MUTUAL" || client === "DISABLE";
+  }
+}
+
+export interface TlsCheckOptions {
+  /** `<pod>` and its namespace; undefined: every service of the view. */
+  pod?: string;
+  namespace: string;
+  /** Optional service filter: `name`, `name.namespace` or the FQDN. */
+  service?: string;
+  rootNamespace: string;
+}
+
+export class TlsCheckError extends Error {}
+
+/** Builds the report; throws TlsCheckError when the pod is unknown. */
+export function tlsCheck(view: MeshView, o: TlsCheckOptions): TlsCheckReport {
+  const notes: string[] = [];
+  const rows: TlsCheckRow[] = [];
+  let workload: Workload | undefined;
+  if (o.pod !== undefined) {
+    workload = findWorkload(view, o.pod, o.namespace);
+    if (!workload) {
+      const known = [...view.byKind.Pod.map((p) => `${p.name}.${p.namespace}`), ...view.byKind.Deployment.map((d) => `${d.name}-….${d.namespace}`), ...(view.sidecar ? [view.sidecar.id] : [])];
+      throw new TlsCheckError(`pod ${o.pod}.${o.namespace} not found in ${view.source}${known.length ? ` (known: ${known.join(", ")})` : " (it has no Pod or Deployment documents)"}`);
+    }
+    if (!workload.labelsKnown) notes.push(`${workload.from} reports no workload labels: workload-specific policies cannot be matched (give the sidecar a Pod document for itself)`);
+    rows.push(...workloadRows(view, workload, o, notes));
+  } else {
+    for (const svc of view.byKind.Service) {
+      const selector = svc.spec.selector ?? {};
+      const w: Workload =
+        allWorkloads(view).find((x) => x.namespace === svc.namespace && Object.keys(selector).length > 0 && labelsSelect(selector, x.labels)) ??
+        { pod: "", namespace: svc.namespace, labels: selector, labelsKnown: Object.keys(selector).length > 0, containerPorts: [], from: `${svc.id} selector` };
+      rows.push(...serviceRows(view, w, svc, o, notes));
+    }
+  }
+  return {
+    source: view.source,
+    workload: workload && { pod: workload.pod, namespace: workload.namespace, labels: workload.labels, from: workload.from },
+    rows: rows.filter((r) => serviceMatches(o.service, r)),
+    notes,
+  };
+}
+
+function serviceMatches(filter: string | undefined, r: TlsCheckRow): boolean {
+  if (!filter) return true;
+  return filter === r.host || filter === r.service || filter === r.service.split(".")[0] || r.host.startsWith(`${filter}.svc.`);
+}
+
+function workloadRows(view: MeshView, w: Workload, o: TlsCheckOptions, notes: string[]): TlsCheckRow[] {
+  const services = servicesOf(view, w);
+  if (services.length > 0) return services.flatMap((svc) => serviceRows(view, w, svc, o, notes));
+  const s = view.sidecar;
+  if (s && s.id === `${w.pod}.${w.namespace}` && s.inboundService && s.appPort !== undefined) {
+    // No Service documents: the service the inbound listener fronts, on the app port (service port = container port).
+    notes.push(`no Service document selects ${s.id}: checking the sidecar's inbound service ${s.inboundService} on its app port ${s.appPort}`);
+    const bound = new Set([s.appPort]);
+    workloadNotes(view, w, o, notes, bound);
+    return [row(view, w, s.inboundService, s.inboundService.split(".").slice(0, 2).join("."), w.namespace, s.appPort, s.appPort, bound, o, [])];
+  }
+  notes.push(`no service selects ${w.pod}.${w.namespace} (labels ${formatLabels(w.labels)}): nothing to check`);
+  return [];
+}
+
+function serviceRows(view: MeshView, w: Workload, svc: Resource<"Service">, o: TlsCheckOptions, notes: string[]): TlsCheckRow[] {
+  const fqdn = `${svc.name}.${svc.namespace}.svc.cluster.local`;
+  const bound = boundContainerPorts(view, w);
+  workloadNotes(view, w, o, notes, bound);
+  return svc.spec.ports.map((p) => {
+    const containerPort = resolveTargetPort(p.targetPort, w);
+    const r = row(view, w, fqdn, `${svc.name}.${svc.namespace}`, svc.namespace, p.port, containerPort, bound, o, []);
+    if (containerPort === undefined) {
+      return { ...r, notes: [...r.notes, `targetPort ${JSON.stringify(p.targetPort)} names no container port of ${w.from}: port-level settings not applied`] };
+    }
+    return r;
+  });
+}
+
+/** Records (once) the policies that apply but lose, and the port-level entries ignored because no service targets their port. */
+function workloadNotes(view: MeshView, w: Workload, o: TlsCheckOptions, notes: string[], bound: ReadonlySet<number>): void {
+  const levels = policyLevels(view.byKind.PeerAuthentication, w, o.rootNamespace);
+  for (const i of levels.ignored) {
+    const text = `PeerAuthentication ${i.policy} ignored: ${i.why}`;
+    if (!notes.includes(text)) notes.push(text);
+  }
+  for (const e of levels.workload?.spec.portLevelMtls ?? []) {
+    if (bound.has(e.port)) continue;
+    const text = `PeerAuthentication ${ref(levels.workload!)}: portLevelMtls[${e.port}] ignored: container port ${e.port} is bound to no service (spec 1, rule 6)`;
+    if (!notes.includes(text)) notes.push(text);
+  }
+}
+
+function resolveTargetPort(target: number | string, w: Workload): number | undefined {
+  if (typeof target === "number") return target;
+  return w.containerPorts.find((c) => c.name === target)?.containerPort;
+}
+
+function boundContainerPorts(view: MeshView, w: Workload): Set<number> {
+  const out = new Set<number>();
+  for (const svc of servicesOf(view, w)) for (const p of svc.spec.ports) {
+    const n = resolveTargetPort(p.targetPort, w);
+    if (n !== undefined) out.add(n);
+  }
+  if (out.size === 0 && w.pod === "") {
+    // A service's selector stands in for its pods: its own target ports are the bound ones.
+    for (const svc of view.byKind.Service) if (svc.namespace === w.namespace && labelsSelect(svc.spec.selector ?? {}, w.labels)) {
+      for (const p of svc.spec.ports) if (typeof p.targetPort === "number") out.add(p.targetPort);
+    }
+  }
+  return out;
+}
+
+function row(
+  view: MeshView, w: Workload, host: string, service: string, serviceNamespace: string, port: number, containerPort: number | undefined,
+  bound: ReadonlySet<number>, o: TlsCheckOptions, extra: string[],
+): TlsCheckRow {
+  const server = resolveServerMode(view.byKind.PeerAuthentication, w, o.rootNamespace, containerPort, bound);
+  const rule = findDestinationRule(view.byKind.DestinationRule, host, serviceNamespace, o.rootNamespace);
+  const client = resolveClientMode(rule, port, server.namespaceMode);
+  const status: Status = compatible(server.mode, client.mode) ? "OK" : "CONFLICT";
+  const notes = [...extra, ...explain(server, client, status, host)];
+  return { host, port, service, containerPort, status, server, client, notes };
+}
+
+/** Why a row is what it is, citing the spec rule. */
+function explain(server: ServerDecision, client: ClientDecision, status: Status, host: string): string[] {
+  const out: string[] = [];
+  const sends = client.mode === "DISABLE" ? "plain text" : client.mode === "MESH_MUTUAL" ? "mutual TLS" : `${client.mode} TLS without the mesh certificate`;
+  const why = client.auto ? `auto mutual TLS follows the mesh/namespace mode ${server.namespaceMode}` : `DestinationRule ${client.rule}${client.portLevel ? " port-level" : ""} tls.mode ${client.mode}`;
+  if (status === "CONFLICT") {
+    const by = server.policy ? `PeerAuthentication ${server.policy} (${server.scope})` : "the default";
+    const accepts = server.mode === "STRICT" ? "only mutual TLS" : server.mode === "DISABLE" ? "only plain text" : "plain text or mutual TLS";
+    const fix = server.mode === "DISABLE" ? `a DestinationRule for ${host} with tls.mode DISABLE (spec 1, rules 5 and 7)` : `a DestinationRule for ${host} with tls.mode MESH_MUTUAL (spec 1, rule 5)`;
+    out.push(`server accepts ${accepts} (${by}), clients send ${sends} (${why}): needs ${fix}${server.scope === "port" ? " in portLevelSettings for this service port (rule 6)" : ""}`);
+  } else if (client.auto && (server.scope === "workload" || server.scope === "port") && server.mode === "STRICT") {
+    out.push(`workload-specific STRICT relies on auto mutual TLS; spec 1 rule 5 asks for a DestinationRule for ${host} with tls.mode MESH_MUTUAL`);
+  }
+  return out;
+}
+
+// ---- output
+
+/** `AUTO:MESH_MUTUAL` when auto mutual TLS decides, else the DestinationRule's mode. */
+export function clientColumn(c: ClientDecision): string {
+  return c.auto ? `AUTO:${c.mode}` : c.mode;
+}
+
+/** The upstream table: HOST:PORT, STATUS, SERVER, CLIENT, AUTHN POLICY, DESTINATION RULE; then the notes. */
+export function formatTlsCheck(report: TlsCheckReport): string {
+  const rows = [["HOST:PORT", "STATUS", "SERVER", "CLIENT", "AUTHN POLICY", "DESTINATION RULE"]];
+  for (const r of report.rows) rows.push([`${r.host}:${r.port}`, r.status, r.server.mode, clientColumn(r.client), r.server.policy ?? "-", r.client.rule ?? "-"]);
+  const notes = [...report.notes, ...report.rows.flatMap((r) => r.notes.map((n) => `${r.host}:${r.port}: ${n}`))];
+  return formatTable(rows) + (notes.length ? `\n${notes.map((n) => `NOTE: ${n}\n`).join("")}` : "");
+}
+
+/** `-o json`: the report as documented in docs/meshctl.md (stable field order). */
+export function tlsCheckJson(report: TlsCheckReport): string {
+  return `${JSON.stringify(
+    {
+      source: report.source,
+      workload: report.workload ?? null,
+      results: report.rows.map((r) => ({
+        host: r.host,
+        port: r.port,
+        service: r.service,
+        containerPort: r.containerPort ?? null,
+        status: r.status,
+        server: { mode: r.server.mode, scope: r.server.scope, policy: r.server.policy ?? null, applied: r.server.applied },
+        client: { mode: r.client.mode, auto: r.client.auto, destinationRule: r.client.rule ?? null, portLevel: r.client.portLevel },
+        notes: r.notes,
+      })),
+      notes: report.notes,
+    },
+    null,
+    2,
+  )}\n`;
+}

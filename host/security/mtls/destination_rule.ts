@@ -1,0 +1,125 @@
+import type { Resource } from "../../config/catalog.ts";
+import type { ClientTlsMode, ClientTlsSettings } from "../../config/resources/networking.ts";
+import { DEFAULT_ROOT_NAMESPACE, policyName } from "../workload.ts";
+import type { ServerMtlsMode } from "./peer_authn.ts";
+
+/**
+ * Client-side TLS for a call to a service host and service port (spec rules
+ * 1–2, 5–7; security.md §2). A DestinationRule's `tls` (port level first,
+ * keyed by service port, replacing the host level for that port) wins;
+ * without one, auto mutual TLS: mutual TLS with the mesh certificate when
+ * the destination has a sidecar and its mesh/namespace mode is not DISABLE,
+ * plain text otherwise. As in the spec's era, auto mutual TLS does not look
+ * at workload- or port-level PeerAuthentication: a workload DISABLE needs a
+ * DestinationRule DISABLE (rule 5).
+ */
+
+export type ClientTlsSource =
+  /** `trafficPolicy.portLevelSettings[]` for the service port. */
+  | "port-level"
+  /** `trafficPolicy.tls`. */
+  | "destination-rule"
+  /** No TLS setting: auto mutual TLS decided. */
+  | "auto-mtls";
+
+export interface ClientTls {
+  /** DISABLE = plain text; MESH_MUTUAL = mutual TLS with the mesh certificate. */
+  readonly mode: ClientTlsMode;
+  readonly source: ClientTlsSource;
+  /** `ns/name` of the DestinationRule consulted, if any. */
+  readonly destinationRule: string | null;
+  /** The TLS settings that decided (SIMPLE/MUTUAL need them); undefined under auto mutual TLS. */
+  readonly settings?: ClientTlsSettings;
+  /** Why auto mutual TLS chose plain text: `auto_mtls_off`, `no_sidecar` or `destination_disable`. */
+  readonly plainTextReason?: "auto_mtls_off" | "no_sidecar" | "destination_disable";
+}
+
+export interface ClientTlsInput {
+  /** Destination service FQDN (`<svc>.<ns>.svc.cluster.local`) or external host. */
+  readonly host: string;
+  readonly servicePort: number;
+  /** Namespace of the calling workload (DestinationRule lookup starts there). */
+  readonly clientNamespace: string;
+  readonly destinationRules: readonly Resource<"DestinationRule">[];
+  /** Whether the destination endpoints run a sidecar. */
+  readonly destinationHasSidecar: boolean;
+  /** The destination service's mesh/namespace-level mode (peer_authn.ts `namespaceMtls`); default PERMISSIVE. */
+  readonly destinationNamespaceMode?: ServerMtlsMode;
+  /** Mesh `enableAutoMtls`; default true. */
+  readonly enableAutoMtls?: boolean;
+  readonly rootNamespace?: string;
+}
+
+/** `reviews.shop.svc.cluster.local` → `shop`. */
+export function serviceNamespace(host: string): string | undefined {
+  const m = /^[^.]+\.([^.]+)\.svc(\.|$)/.exec(host);
+  return m ? m[1] : undefined;
+}
+
+/** Exact hosts beat wildcards; longer wildcards beat shorter ones. -1 = no match. */
+function hostScore(pattern: string, host: string): number {
+  const p = pattern.toLowerCase();
+  const h = host.toLowerCase();
+  if (p === h) return Number.MAX_SAFE_INTEGER;
+  if (p === "*") return 0;
+  if (p.startsWith("*.") && h.endsWith(p.slice(1))) return p.length;
+  return -1;
+}
+
+function visibleFrom(dr: Resource<"DestinationRule">, clientNamespace: string): boolean {
+  const to = dr.spec.exportTo;
+  if (to.length === 0 || to.includes("*") || to.includes(clientNamespace)) return true;
+  return to.includes(".") && dr.namespace === clientNamespace;
+}
+
+/**
+ * The DestinationRule for a host as seen from a client namespace: the
+ * client's namespace first, then the service's, then the root namespace;
+ * within one namespace the most specific host wins, then the first given.
+ */
+export function findDestinationRule(
+  rules: readonly Resource<"DestinationRule">[],
+  host: string,
+  clientNamespace: string,
+  rootNamespace = DEFAULT_ROOT_NAMESPACE,
+): Resource<"DestinationRule"> | undefined {
+  const order = [clientNamespace, serviceNamespace(host), rootNamespace].filter((n): n is string => n !== undefined);
+  for (const ns of order) {
+    let best: Resource<"DestinationRule"> | undefined;
+    let bestScore = -1;
+    for (const dr of rules) {
+      if (dr.namespace !== ns || !visibleFrom(dr, clientNamespace)) continue;
+      const score = hostScore(dr.spec.fqdn, host);
+      if (score > bestScore) {
+        best = dr;
+        bestScore = score;
+      }
+    }
+    if (best) return best;
+  }
+  return undefined;
+}
+
+/**
+ * @example
+ * const tls = clientTls({ host: "httpbin.foo.svc.cluster.local", servicePort: 8000, clientNamespace: "bar",
+ *   destinationRules: catalog.byKind.DestinationRule, destinationHasSidecar: true });
+ * tls.mode; // "MESH_MUTUAL"
+ */
+export function clientTls(input: ClientTlsInput): ClientTls {
+  const dr = findDestinationRule(input.destinationRules, input.host, input.clientNamespace, input.rootNamespace);
+  const name = dr ? policyName(dr) : null;
+  const tp = dr?.spec.trafficPolicy;
+  const portLevel = tp?.portLevelSettings.find((p) => p.port === input.servicePort);
+  // A port-level entry replaces the whole destination-level policy for its port.
+  const settings = portLevel ? portLevel.tls : tp?.tls;
+  if (settings) {
+    return Object.freeze({ mode: settings.mode, source: portLevel ? "port-level" : "destination-rule", destinationRule: name, settings });
+  }
+  const plain = (plainTextReason: NonNullable<ClientTls["plainTextReason"]>): ClientTls =>
+    Object.freeze({ mode: "DISABLE", source: "auto-mtls", destinationRule: name, plainTextReason });
+  if (input.enableAutoMtls === false) return plain("auto_mtls_off");
+  if (!input.destinationHasSidecar) return plain("no_sidecar");
+  if (input.destinationNamespaceMode === "DISABLE") return plain("destination_disable");
+  return Object.freeze({ mode: "MESH_MUTUAL", source: "auto-mtls", destinationRule: name });
+}

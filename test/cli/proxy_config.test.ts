@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { sidecarConfig } from "../e2e/sidecar_support.ts";
+import { meshctl, tempFile } from "./cli_golden_support.ts";
+import { SIDECAR_POLICIES, meshctlAsync } from "./sidecar_cli_support.ts";
+
+// `meshctl proxy-config listener|route|endpoints|secret|log` against a
+// running sidecar (HTTP and TCP listeners, one outbound cluster) and a saved dump.
+
+const REVIEWS = "reviews.demo.svc.cluster.local";
+
+describe("proxy-config against a running sidecar", () => {
+  let mesh: LocalMesh;
+  let admin: string;
+  let dumpFile: string;
+  before(async () => {
+    mesh = await startLocalMesh({ sidecarConfig: `${sidecarConfig("FAIL_OPEN")}---\n${SIDECAR_POLICIES}`, tcp: true, agentArgs: ["--cluster", `${REVIEWS}=127.0.0.1:9`] });
+    admin = mesh.adminUrl;
+    dumpFile = join(tempFile("", "x.txt"), "..", "config_dump.json");
+    writeFileSync(dumpFile, await (await fetch(`${admin}/config_dump`)).text());
+  });
+  after(async () => {
+    await mesh?.stop();
+  });
+
+  test("listener: every listener with address, port, type, filters in order and destination", async () => {
+    const run = await meshctlAsync(["proxy-config", "listener", "--admin", admin]);
+    assert.equal(run.status, 0, run.stderr);
+    const l = mesh.sidecar.listening;
+    const lines = run.stdout.trimEnd().split("\n");
+    assert.match(lines[0], /^NAME\s+ADDRESS\s+PORT\s+TYPE\s+DIRECTION\s+FILTERS\s+DESTINATION$/);
+    assert.match(lines[1], new RegExp(`^inbound\\s+127\\.0\\.0\\.1\\s+${l.inbound}\\s+HTTP\\s+INBOUND\\s+mesh\\.hub_client,mesh\\.router\\s+petstore\\.demo\\.svc\\.cluster\\.local -> 127\\.0\\.0\\.1:${mesh.app.port}$`));
+    assert.match(lines[2], new RegExp(`^outbound\\s+127\\.0\\.0\\.1\\s+${l.outbound}\\s+HTTP\\s+OUTBOUND\\s+mesh\\.hub_client,mesh\\.router\\s+per authority`));
+    assert.match(lines[3], new RegExp(`^tcp\\s+127\\.0\\.0\\.1\\s+${l.tcp}\\s+TCP\\s+INBOUND\\s+mesh\\.hub_client,mesh\\.tcp_proxy\\s+127\\.0\\.0\\.1:${mesh.tcpApp!.port}$`));
+    assert.match(lines[4], new RegExp(`^admin\\s+127\\.0\\.0\\.1\\s+${l.admin}\\s+HTTP\\s+ADMIN\\s+mesh\\.admin\\s+-$`));
+    assert.equal(lines.length, 5);
+  });
+
+  test("listener filters: --port, --type, --address; -o json", async () => {
+    const byPort = JSON.parse((await meshctlAsync(["pc", "l", "--admin", admin, "--port", String(mesh.sidecar.listening.inbound), "-o", "json"])).stdout);
+    assert.deepEqual(byPort, [
+      {
+        name: "inbound",
+        address: "127.0.0.1",
+        port: mesh.sidecar.listening.inbound,
+        protocol: "HTTP",
+        direction: "INBOUND",
+        filters: ["mesh.hub_client", "mesh.router"],
+        upstream: `127.0.0.1:${mesh.app.port}`,
+        service: "petstore.demo.svc.cluster.local",
+        route: "inbound",
+      },
+    ]);
+    const tcp = JSON.parse((await meshctlAsync(["proxy-config", "listeners", "--admin", admin, "--type", "tcp", "-o", "json"])).stdout);
+    assert.deepEqual(tcp.map((x: { name: string }) => x.name), ["tcp"]);
+    const elsewhere = await meshctlAsync(["proxy-config", "listener", "--admin", admin, "--address", "10.0.0.1"]);
+    assert.equal(elsewhere.stdout, "NAME   ADDRESS   PORT   TYPE   DIRECTION   FILTERS   DESTINATION\n");
+    const badPort = await meshctlAsync(["proxy-config", "listener", "--admin", admin, "--port", "http"]);
+    assert.equal(badPort.status, 2);
+  });
+
+  test("route: virtual hosts per listener, the outbound one per cluster plus passthrough; --name", async () => {
+    const run = await meshctlAsync(["proxy-config", "route", "--admin", admin]);
+    assert.equal(run.status, 0, run.stderr);
+    const rows = run.stdout.trimEnd().split("\n").map((line) => line.split(/\s{3,}/));
+    assert.deepEqual(rows, [
+      ["NAME", "LISTENER", "VIRTUAL HOST", "DOMAINS", "UPSTREAM"],
+      ["inbound", "inbound", "petstore.demo.svc.cluster.local", "*", `127.0.0.1:${mesh.app.port}`],
+      ["outbound", "outbound", REVIEWS, `${REVIEWS},${REVIEWS}:*`, "127.0.0.1:9"],
+      ["outbound", "outbound", "passthrough", "*", "the Host header's address (port 80 when none)"],
+    ]);
+    const named = JSON.parse((await meshctlAsync(["pc", "r", "--admin", admin, "--name", "outbound", "-o", "json"])).stdout);
+    assert.deepEqual(named.map((r: { name: string; virtualHosts: Array<{ name: string }> }) => [r.name, r.virtualHosts.map((v) => v.name)]), [["outbound", [REVIEWS, "passthrough"]]]);
+  });
+
+  test("endpoints: each cluster's addresses, health UNKNOWN; --name", async () => {
+    const run = await meshctlAsync(["proxy-config", "endpoints", "--admin", admin]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^ENDPOINT\s+STATUS\s+CLUSTER\n/);
+    assert.match(run.stdout, new RegExp(`\\n127\\.0\\.0\\.1:${mesh.app.port}\\s+UNKNOWN\\s+inbound\\|app\\n`));
+    assert.match(run.stdout, new RegExp(`\\n127\\.0\\.0\\.1:${mesh.hub.listening.grpcPort}\\s+UNKNOWN\\s+hub_server\\n`));
+    const one = await meshctlAsync(["proxy-config", "endpoints", "--admin", admin, "--name", REVIEWS]);
+    assert.equal(one.stdout, `ENDPOINT      STATUS    CLUSTER\n127.0.0.1:9   UNKNOWN   ${REVIEWS}\n`);
+  });
+
+  test("secret: no certificates yet, said so", async () => {
+    const run = await meshctlAsync(["proxy-config", "secret", "--admin", admin]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^RESOURCE NAME\s+TYPE\s+STATUS\s+VALID CERT\s+SERIAL NUMBER\s+NOT AFTER\s+NOT BEFORE\n\nNo certificates: none: this sidecar holds no certificates yet/);
+    assert.deepEqual(JSON.parse((await meshctlAsync(["pc", "s", "--admin", admin, "-o", "json"])).stdout).certificates, []);
+  });
+
+  test("--file reads a saved /config_dump; the pod argument must name its sidecar", () => {
+    const run = meshctl(["proxy-config", "listener", "petstore-v1.demo", "--file", dumpFile, "--type", "HTTP", "-o", "json"]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout).map((l: { name: string }) => l.name), ["inbound", "outbound", "admin"]);
+    assert.equal(meshctl(["proxy-config", "route", "petstore-v1", "-f", dumpFile]).status, 0);
+    const wrong = meshctl(["proxy-config", "route", "reviews-v1.demo", "-f", dumpFile]);
+    assert.equal(wrong.status, 1);
+    assert.match(wrong.stderr, /is the sidecar petstore-v1\.demo, not reviews-v1\.demo/);
+    const notDump = meshctl(["proxy-config", "listener", "-f", tempFile("{}", "x.json")]);
+    assert.equal(notDump.status, 1);
+    assert.match(notDump.stderr, /expected a sidecar \/config_dump JSON document, without identity\.id/);
+    const none = meshctl(["proxy-config", "listener"]);
+    assert.equal(none.status, 1);
+    assert.match(none.stderr, /meshctl proxy-config listener: this command needs an orchestrator API.*`--admin URL` \(a running sidecar\) or `--file config_dump\.json`/);
+  });
+
+  test("log: shows levels; --level maps upstream loggers to the sidecar's scopes; --reset sets warning", async () => {
+    const shown = await meshctlAsync(["proxy-config", "log", "--admin", admin]);
+    assert.equal(shown.status, 0, shown.stderr);
+    assert.match(shown.stdout, /^active loggers:\n  default: \w+\n  filter: \w+\n  hub: \w+\n  config: \w+\n$/);
+    const filter = await meshctlAsync(["proxy-config", "log", "petstore-v1.demo", "--admin", admin, "--level", "rbac:debug,grpc:error,config:critical", "-o", "json"]);
+    assert.equal(filter.status, 0, filter.stderr);
+    const levels = JSON.parse(filter.stdout);
+    assert.equal(levels.filter, "debug");
+    assert.equal(levels.hub, "error");
+    assert.equal(levels.config, "critical");
+    const reset = await meshctlAsync(["pc", "o", "--admin", admin, "-r"]);
+    assert.equal(reset.stdout, "active loggers:\n  default: warning\n  filter: warning\n  hub: warning\n  config: warning\n");
+    const resetThen = await meshctlAsync(["pc", "log", "--admin", admin, "--reset", "--level", "trace"]);
+    assert.equal(resetThen.stdout, "active loggers:\n  default: debug\n  filter: debug\n  hub: debug\n  config: debug\n");
+    const off = await meshctlAsync(["pc", "log", "--admin", admin, "--level", "off"]);
+    assert.match(off.stdout, /default: off\n/);
+    // The sidecar really changed: its own /logging says so.
+    assert.match(await (await fetch(`${admin}/logging`)).text(), /default: none/);
+    await meshctlAsync(["pc", "log", "--admin", admin, "--level", "info"]);
+  });
+
+  test("log: unknown logger or level is a usage error (exit 2); a file cannot be changed (exit 1)", async () => {
+    const logger = await meshctlAsync(["proxy-config", "log", "--admin", admin, "--level", "bogus:debug"]);
+    assert.equal(logger.status, 2);
+    assert.match(logger.stderr, /unknown logger "bogus"/);
+    const level = await meshctlAsync(["proxy-config", "log", "--admin", admin, "--level", "filter:loud"]);
+    assert.equal(level.status, 2);
+    assert.match(level.stderr, /unknown level "loud" \(levels: trace, debug, info, warning, error, critical, off\)/);
+    const file = await meshctlAsync(["proxy-config", "log", "--level", "debug"]);
+    assert.equal(file.status, 1);
+    assert.match(file.stderr, /needs an orchestrator API/);
+  });
+});
