@@ -87,6 +87,16 @@ describe("verifyToken", () => {
     assert.ok((await verifyToken(noKid, [{ issuer: "i", audiences: [], keySet: twoRsa }], { now: clock.now })).ok);
   });
 
+  it("a token with a kid is also tried against keys without a kid (upstream key selection)", async () => {
+    const { kid: _drop, ...noKid } = rsa.publicJwk;
+    const keySet = new InlineKeySet({ keys: [noKid] });
+    const r = await verifyToken(await mint(rsa, { iss: "i", sub: "s" }, clock), [{ issuer: "i", audiences: [], keySet }], { now: clock.now });
+    assert.ok(r.ok, JSON.stringify(r));
+    const rogue = await signingKey("RS256", "r");
+    const bad = await verifyToken(await mint(rogue, { iss: "i", sub: "s" }, clock), [{ issuer: "i", audiences: [], keySet }], { now: clock.now });
+    assert.ok(!bad.ok && bad.failure.message === JWT_MESSAGES.JWT_VERIFICATION_FAILED);
+  });
+
   it("a PS256 token whose key says alg RS256 finds no key", async () => {
     const jwk = { ...ps.publicJwk, alg: "RS256" };
     const keySet = new InlineKeySet({ keys: [jwk] });

@@ -1,4 +1,4 @@
-import { type JWTPayload, type JWTVerifyOptions, type JWSHeaderParameters, errors as joseErrors, jwtVerify } from "jose";
+import { type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWSHeaderParameters, errors as joseErrors, jwtVerify } from "jose";
 import { JwksError, type KeySet } from "./jwks.ts";
 
 /**
@@ -248,8 +248,16 @@ async function verifyWithRule(token: string, parsed: ParsedJwt, rule: VerifierRu
     currentDate: new Date(options.now()),
     clockTolerance: options.clockSkewSeconds ?? 0,
   };
+  // Upstream also tries keys without a kid when the token names one; jose's selection requires equal kids.
+  const kidless = header.kid !== undefined && keys.jwks.keys.some((k) => k.kid === undefined);
+  const getKey: JWTVerifyGetKey = kidless
+    ? (h, t) => keys.getKey(h, t).catch((e: unknown) => {
+        if (e instanceof joseErrors.JWKSNoMatchingKey) return keys.getKey({ ...h, kid: undefined }, t);
+        throw e;
+      })
+    : keys.getKey;
   try {
-    const { payload } = await jwtVerify(token, keys.getKey, verifyOptions);
+    const { payload } = await jwtVerify(token, getKey, verifyOptions);
     return { ok: true, rule, parsed, payload };
   } catch (e) {
     if (e instanceof joseErrors.JWKSMultipleMatchingKeys) {
