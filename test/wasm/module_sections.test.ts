@@ -40,6 +40,29 @@ const PROXY_IMPORTS: Record<string, string> = {
   proxy_get_metric: "(i32,i32)->i32",
 };
 
+// The callbacks the filter implements, with the signatures a proxy checks
+// when it looks them up (proxy-wasm.md §1.2).
+const PROXY_EXPORTS: Record<string, string> = {
+  proxy_abi_version_0_2_1: "()->()",
+  proxy_on_memory_allocate: "(i32)->i32",
+  proxy_on_context_create: "(i32,i32)->()",
+  proxy_on_vm_start: "(i32,i32)->i32",
+  proxy_on_configure: "(i32,i32)->i32",
+  proxy_on_tick: "(i32)->()",
+  proxy_on_request_headers: "(i32,i32,i32)->i32",
+  proxy_on_response_headers: "(i32,i32,i32)->i32",
+  proxy_on_grpc_receive: "(i32,i32,i32)->()",
+  proxy_on_grpc_close: "(i32,i32,i32)->()",
+  proxy_on_log: "(i32)->()",
+  proxy_on_done: "(i32)->i32",
+  proxy_on_delete: "(i32)->()",
+  proxy_on_new_connection: "(i32)->i32",
+  proxy_on_downstream_data: "(i32,i32,i32)->i32",
+  proxy_on_upstream_data: "(i32,i32,i32)->i32",
+  proxy_on_downstream_connection_close: "(i32,i32)->()",
+  proxy_on_upstream_connection_close: "(i32,i32)->()",
+};
+
 for (const [label, path] of [["release", RELEASE_WASM], ["debug", DEBUG_WASM]] as const) {
   describe(`built module (${label}) links in a proxy`, () => {
     const sections = readSections(path);
@@ -58,6 +81,13 @@ for (const [label, path] of [["release", RELEASE_WASM], ["debug", DEBUG_WASM]] a
     it("has no start section and exports _initialize instead", () => {
       assert.equal(sections.hasStart, false);
       assert.ok(sections.exports.some((e) => e.name === "_initialize" && e.signature === "()->()"));
+    });
+    it("exports the ABI version marker and every callback it implements with the ABI's signature", () => {
+      for (const [name, signature] of Object.entries(PROXY_EXPORTS)) {
+        const found = sections.exports.find((e) => e.name === name);
+        assert.ok(found, `${name} is not exported`);
+        assert.equal(found.signature, signature, name);
+      }
     });
     it("exports its memory", () => {
       assert.ok(sections.exports.some((e) => e.name === "memory" && e.kind === "memory"));
