@@ -43,8 +43,8 @@ describe("meshctl analyze: each analyzer on its golden pair", () => {
   it("every code -L lists is exercised by a bad example", () => {
     const listed = [...analyze(["-L"]).stdout.matchAll(/\b(MSH\d{4})\b/g)].map((m) => m[1]);
     const fired = new Set(CASES.flatMap((c) => c.codes));
-    // MSH0001 is the internal-error code: no configuration triggers it.
-    assert.deepEqual([...new Set(listed)].filter((code) => !fired.has(code)), ["MSH0001"]);
+    assert.ok(listed.length >= 17);
+    assert.deepEqual([...new Set(listed)].filter((code) => !fired.has(code)), []);
   });
 
   it("messages name the resource and file:line of the offending field", () => {

@@ -1,6 +1,5 @@
 import type { AnyResource, Catalog } from "../../../config/catalog.ts";
 import type { ConfigProblem } from "../../../config/problems.ts";
-import type { Level } from "./levels.ts";
 import type { MessageType } from "./messages.ts";
 import type { Knowledge, MeshModel } from "./model.ts";
 
@@ -58,4 +57,3 @@ export interface Analyzer {
   analyze(context: AnalysisContext): void;
 }
 
-export type { Level };

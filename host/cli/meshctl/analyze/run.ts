@@ -11,7 +11,7 @@ import { formatGoDuration } from "../../duration.ts";
 import type { AnalysisContext, AnalysisMessage, Analyzer, MessageTarget } from "./analyzer.ts";
 import { type Level, atLeast } from "./levels.ts";
 import { type AnalyzeMeshConfig, defaultMeshConfig, readMeshConfig } from "./mesh_config.ts";
-import { InternalError, type MessageType, messageTypeByCode } from "./messages.ts";
+import { InternalError, messageTypeByCode } from "./messages.ts";
 import { type Knowledge, buildModel } from "./model.ts";
 import { type OutputFormat, formatMessages } from "./output.ts";
 import { ANALYZERS, formatAnalyzerList } from "./registry.ts";
@@ -252,4 +252,3 @@ function sortAndDedupe(messages: readonly AnalysisMessage[]): AnalysisMessage[] 
   });
 }
 
-export type { MessageType };

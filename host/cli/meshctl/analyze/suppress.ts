@@ -5,7 +5,8 @@ import type { AnalysisMessage } from "./analyzer.ts";
  * `-S/--suppress "<code>=<Kind> <name>.<namespace>"` (upstream's form), or
  * with the resource as messages print it (`<Kind> <namespace>/<name>`);
  * `Namespace foo` for cluster-scoped kinds. `*` matches any run of
- * characters, so `MSH0127=AuthorizationPolicy *.foo` covers a namespace.
+ * characters, so `MSH0127=AuthorizationPolicy *.foo` covers a namespace
+ * and `MSH0127=*` every resource.
  */
 export interface Suppression {
   readonly code: string;
@@ -17,7 +18,7 @@ export function parseSuppression(text: string): Suppression {
   const eq = text.indexOf("=");
   const code = eq < 0 ? "" : text.slice(0, eq).trim();
   const resource = eq < 0 ? "" : text.slice(eq + 1).trim();
-  if (!code || !resource || !resource.includes(" ")) {
+  if (!code || !resource) {
     throw new InvalidArgumentError(`${JSON.stringify(text)} is not a valid suppression: expected <code>=<Kind> <name>.<namespace>, e.g. "MSH0101=VirtualService reviews.default"`);
   }
   const escaped = resource.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
