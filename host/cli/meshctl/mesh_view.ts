@@ -1,5 +1,5 @@
 import type { Writable } from "node:stream";
-import { type AnyResource, type CatalogChecks, KINDS, KIND_API_VERSIONS, type Kind, type Resource, type ResourcesByKind, decodeDocuments, filterChecks } from "../../config/catalog.ts";
+import { type AnyResource, type CatalogChecks, KINDS, KIND_API_VERSIONS, type Resource, type ResourcesByKind, decodeDocuments, filterChecks } from "../../config/catalog.ts";
 import { formatConfigProblem } from "../../config/problems.ts";
 import { type ContainerPort, selectorMatches } from "../../config/resources/orch.ts";
 import { loadSources } from "../../config/sources.ts";
@@ -180,4 +180,3 @@ export function shortName(r: Pick<AnyResource, "name" | "namespace">): string {
   return `${r.name}.${r.namespace}`;
 }
 
-export type { Kind };
