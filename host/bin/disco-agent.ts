@@ -42,7 +42,19 @@ addLoggingFlags(
     .option("--domain <suffix>", "DNS suffix; empty uses ${POD_NAMESPACE}.svc.cluster.local", "")
     .option("--serviceCluster <name>", "service cluster", "mesh-proxy")
     .addOption(new Option("--proxyLogLevel <level>", "filter log level").choices(["trace", "debug", "info", "warning", "error", "critical", "off"]).default("warning"))
-    .option("--wasm <path>", "the filter module (default: build/filter.wasm)"),
+    .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
+    // The security path (docs/sidecar.md "Security"): on with --caAddress.
+    .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address: turns on mutual TLS, JWT, authorization and routing with workload certificates")
+    .option("--trustDomain <domain>", "trust domain of the workload identity (default: the mesh config's, cluster.local)")
+    .option("--serviceAccount <name>", "service account of the workload identity spiffe://<td>/ns/<POD_NAMESPACE>/sa/<sa>", "default")
+    .option("--labels <k=v,...>", "workload labels (policy selectors, Gateway selector); default ${POD_LABELS}, else the Pod document's")
+    .option("--meshConfigFile <file>", "mesh settings YAML: rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization")
+    .option("--endpoint <FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=NAME]>", "a service endpoint for outbound and gateway routing, repeatable; sidecar = the address is a sidecar's inbound listener (auto mTLS)", collect, [])
+    .option("--containerPort <port>", "container port the inbound listener stands for (PeerAuthentication portLevelMtls, authorization ports; gateway: the Gateway server port); default --appPort", intFlag(1, 65535))
+    .option("--gateway", "run as an ingress gateway: the inbound listener routes by Host to VirtualService destinations", false)
+    .option("--jwtClockSkewSeconds <n>", "allowance on JWT exp/nbf in seconds (upstream uses 60)", intFlag(0, 86_400), 0)
+    .addOption(new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default").argParser(durationFlag).default(0, "0s"))
+    .addOption(new Option("--workloadKeyAlgorithm <alg>", "workload key type").choices(["RSA", "ECDSA"]).default("RSA")),
 ).action(async (opts: Record<string, unknown>, cmd: Command) => {
   let logger: Logger;
   try {

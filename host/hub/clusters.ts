@@ -89,3 +89,77 @@ export function parseClusters(specs: readonly string[]): ReadonlyMap<string, Clu
   }
   return clusters;
 }
+
+/**
+ * A service endpoint for the sidecar's outbound and gateway routing
+ * (`disco-agent proxy --endpoint`): the service FQDN and **service** port a
+ * caller names (VirtualService `destination.port.number`, DestinationRule
+ * `portLevelSettings[].port.number`), where it is reached, and whether a
+ * sidecar runs in front of it (auto mutual TLS, spec rules 1–2).
+ */
+export interface ServiceEndpoint {
+  /** `<service>.<namespace>.svc.cluster.local` (or any host name). */
+  readonly host: string;
+  readonly servicePort: number;
+  /** `host:servicePort`, the registry key. */
+  readonly name: string;
+  /** Where to connect: the destination sidecar's inbound listener, or the app itself. */
+  readonly address: { readonly host: string; readonly port: number };
+  /** The destination runs a sidecar: auto mutual TLS applies. */
+  readonly sidecar: boolean;
+  /** Service account the destination must prove (secure naming); undefined = any identity of the trust domain. */
+  readonly serviceAccount?: string;
+}
+
+const ENDPOINT_FORMS = "expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCOUNT]";
+
+/**
+ * Parses one `--endpoint` value. The address part is read like a `--cluster`
+ * TCP address; the options after it are `sidecar` and `sa=NAME`.
+ *
+ * @example parseServiceEndpointSpec("httpbin.foo.svc.cluster.local:8000=127.0.0.1:41234,sidecar,sa=httpbin").sidecar // true
+ */
+export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
+  const bad = (why: string): never => {
+    throw new ClusterSpecError(`--endpoint ${JSON.stringify(spec)}: ${why} (${ENDPOINT_FORMS})`);
+  };
+  const eq = spec.indexOf("=");
+  if (eq < 0) bad("no '=' between the service and its address");
+  const service = spec.slice(0, eq).trim();
+  const [addressText, ...options] = spec.slice(eq + 1).split(",").map((s) => s.trim());
+  const colon = service.lastIndexOf(":");
+  if (colon < 0) bad("the service port is missing (FQDN:SERVICE_PORT)");
+  const host = service.slice(0, colon).toLowerCase();
+  const portText = service.slice(colon + 1);
+  if (!HOST.test(host)) bad(`service host ${JSON.stringify(host)} is not a DNS name`);
+  if (!PORT.test(portText) || Number(portText) < 1 || Number(portText) > 65535) bad(`service port ${JSON.stringify(portText)} is not in 1..65535`);
+  let address: { host: string; port: number } = { host: "", port: 0 };
+  try {
+    const c = parseClusterSpec(`${host}=${addressText}`);
+    if (c.address.kind !== "tcp") bad("the address must be HOST:PORT");
+    else address = { host: c.address.host, port: c.address.port };
+  } catch (e) {
+    if (e instanceof ClusterSpecError && !e.message.startsWith("--endpoint")) bad(e.message.replace(/^--cluster "[^"]*": /, "").replace(/ \(expected .*\)$/, ""));
+    throw e;
+  }
+  let sidecar = false;
+  let serviceAccount: string | undefined;
+  for (const o of options) {
+    if (o === "sidecar") sidecar = true;
+    else if (o.startsWith("sa=") && o.length > 3) serviceAccount = o.slice(3);
+    else bad(`unknown option ${JSON.stringify(o)}`);
+  }
+  const servicePort = Number(portText);
+  return Object.freeze({ host, servicePort, name: `${host}:${servicePort}`, address: Object.freeze(address), sidecar, serviceAccount });
+}
+
+/** Every `--endpoint`, keyed by `host:servicePort`; a key given twice is an error. */
+export function parseServiceEndpoints(specs: readonly string[]): ReadonlyMap<string, ServiceEndpoint> {
+  const out = new Map<string, ServiceEndpoint>();
+  for (const spec of specs) {
+    const e = parseServiceEndpointSpec(spec);
+    if (out.has(e.name)) throw new ClusterSpecError(`--endpoint ${JSON.stringify(spec)}: ${e.name} is already defined`);
+    out.set(e.name, e);
+  }
+  return out;
+}

@@ -14,8 +14,8 @@ export interface LoadedConfig {
   files: string[];
   /**
    * The other documents of the directory (security, networking, orchestrator
-   * kinds) decoded by the catalog. Exposed on /config_dump for meshctl; not
-   * enforced by the sidecar (yet).
+   * kinds) decoded by the catalog. Exposed on /config_dump for meshctl;
+   * enforced by the sidecar's security path (`--caAddress`).
    */
   mesh: Catalog;
 }

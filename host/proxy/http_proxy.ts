@@ -1,4 +1,5 @@
 import { Agent, type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
+import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from "node:https";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { PropertyResolver } from "../wasm/abi_host.ts";
@@ -17,7 +18,24 @@ export interface HttpProxyOptions {
   /** Extra properties the filter may read (e.g. the destination service). */
   properties?: (authority: string) => Record<string, string>;
   onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
+  /**
+   * Security stage before the filter (only with the security path on,
+   * docs/security.md): a local reply, or the headers to go on with and more
+   * properties for the filter (`connection.*`, `mesh.authn_payload`).
+   */
+  beforeFilter?: (req: IncomingMessage, headers: HeaderList) => Promise<SecurityStageResult>;
+  /** Routing with client TLS (security path on): replaces `upstream` when it returns a value. */
+  route?: (authority: string) => RouteDecision;
 }
+
+export type SecurityStageResult =
+  | { kind: "reply"; reply: LocalReply }
+  | { kind: "continue"; headers: HeaderList; properties: Record<string, string>; mtls: boolean };
+
+/** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply. */
+export type RouteDecision =
+  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions }
+  | { kind: "reply"; reply: LocalReply };
 
 /** Counters of one listener, for /stats. */
 export interface ListenerStats {
@@ -66,7 +84,7 @@ export class HttpProxy {
     const started = process.hrtime.bigint();
     const socket = req.socket as Socket;
     const authority = req.headers.host ?? "";
-    const headers: HeaderList = [
+    let headers: HeaderList = [
       [":method", req.method ?? "GET"],
       [":path", req.url ?? "/"],
       [":authority", authority],
@@ -80,6 +98,17 @@ export class HttpProxy {
       ["request.protocol", propertyValue.string(`HTTP/${req.httpVersion}`)],
     ]);
     for (const [k, v] of Object.entries(o.properties?.(authority) ?? {})) props.set(k, propertyValue.string(v));
+    if (o.beforeFilter) {
+      const stage = await o.beforeFilter(req, headers);
+      if (stage.kind === "reply") {
+        this.reply(res, stage.reply);
+        req.resume();
+        return;
+      }
+      headers = stage.headers;
+      props.set("connection.mtls", propertyValue.bool(stage.mtls));
+      for (const [k, v] of Object.entries(stage.properties)) props.set(k, propertyValue.string(v));
+    }
 
     const decision = await o.filter.onRequestHeaders(headers, resolver(props));
     if (decision.kind === "reply") {
@@ -97,7 +126,14 @@ export class HttpProxy {
     const forwarded = decision.kind === "continue" ? decision.headers : headers;
     const path = forwarded.find(([k]) => k === ":path")?.[1] ?? req.url ?? "/";
     const method = forwarded.find(([k]) => k === ":method")?.[1] ?? req.method ?? "GET";
-    const target = o.upstream(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
+    const routed = o.route?.(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
+    if (routed?.kind === "reply") {
+      this.reply(res, routed.reply);
+      req.resume();
+      if (id) this.complete(id, props, routed.reply.status, 0, 0, started);
+      return;
+    }
+    const target = routed ?? o.upstream(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
     if (!target) {
       this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
       req.resume();
@@ -111,7 +147,9 @@ export class HttpProxy {
     req.on("data", (chunk: Buffer) => {
       requestBytes += chunk.length;
     });
-    const upstream = httpRequest({ host: target.host, port: target.port, method, path, headers: outgoing, agent: this.agent }, (up) => {
+    const tlsOptions = routed?.kind === "forward" ? routed.tls : undefined;
+    const send = tlsOptions ? httpsRequest : httpRequest;
+    const upstream = send({ ...(tlsOptions ?? { agent: this.agent }), host: target.host, port: target.port, method, path, headers: outgoing }, (up) => {
       props.set("upstream.address", propertyValue.string(`${target.host}:${target.port}`));
       const responseHeaders = endToEndHeaders(up.rawHeaders, up.headers.connection);
       const filtered = id ? o.filter.onResponseHeaders(id, [[":status", String(up.statusCode ?? 502)], ...responseHeaders]) : responseHeaders;

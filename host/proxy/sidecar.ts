@@ -9,6 +9,17 @@ import { FilterHost } from "./filter_host.ts";
 import type { HubCaller } from "../hub/transport.ts";
 import { HttpProxy } from "./http_proxy.ts";
 import { TcpProxy } from "./tcp_proxy.ts";
+import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { JwksCache } from "../security/jwt/jwks.ts";
+import type { Workload } from "../security/workload.ts";
+import type { MeshSettings } from "./mesh_config.ts";
+import { MtlsListener } from "./mtls_listener.ts";
+import { SecurityPolicy } from "./security_policy.ts";
+import type { WorkloadTls } from "./workload_tls.ts";
+import type { IncomingMessage } from "node:http";
+import type { TLSSocket } from "node:tls";
+import type { HeaderList } from "../wasm/abi_types.ts";
+import type { RouteDecision, SecurityStageResult } from "./http_proxy.ts";
 
 /** Default ports, as the seed's agent and upstream meshes use them. */
 export const DEFAULT_ADMIN_PORT = 15000;
@@ -42,6 +53,27 @@ export interface SidecarOptions {
   identity: Record<string, string>;
   /** More counters for /stats (e.g. the hub transport's). */
   extraStats?: () => Map<string, number>;
+  /** The security path (mTLS, JWT, authorization, gateway routing); absent = the sidecar as before, resources shown but not enforced. */
+  security?: SidecarSecurityOptions;
+}
+
+/** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
+export interface SidecarSecurityOptions {
+  mesh: MeshSettings;
+  tls: WorkloadTls;
+  /** `--endpoint` registry, keyed by `host:servicePort`. */
+  endpoints: ReadonlyMap<string, ServiceEndpoint>;
+  /** Ingress gateway mode (`--gateway`). */
+  gateway: boolean;
+  /** The container port the inbound listener stands for (gateway: the Gateway server port). */
+  containerPort: number;
+  name: string;
+  namespace: string;
+  serviceAccount: string;
+  /** From `--labels` / `POD_LABELS`; undefined = the Pod document's labels. */
+  labels?: Record<string, string>;
+  jwks: JwksCache;
+  clockSkewSeconds: number;
 }
 
 export interface SidecarAddresses {
@@ -71,6 +103,9 @@ export class Sidecar {
   private configApplied = 0;
   private draining = false;
   private readonly tcp: TcpProxy | undefined;
+  private readonly mtls: MtlsListener | undefined;
+  private policy: SecurityPolicy | undefined;
+  private readonly securityStats = new Map<string, number>();
   addresses: SidecarAddresses = { inbound: 0, outbound: 0, admin: 0, status: 0, tcp: -1 };
 
   constructor(private readonly options: SidecarOptions) {
@@ -94,6 +129,12 @@ export class Sidecar {
       upstream: () => ({ host: options.appHost, port: options.appPort }),
       properties: (): Record<string, string> => (options.inboundService ? { "mesh.destination_service": options.inboundService } : {}),
       onLog: proxyLog,
+      ...(options.security
+        ? {
+            beforeFilter: (req, headers) => this.inboundStage(req, headers),
+            ...(options.security.gateway ? { route: (authority: string) => this.routeOf(this.policy!.gatewayRoute(authority)) } : {}),
+          }
+        : {}),
     });
     this.outbound = new HttpProxy({
       name: "outbound",
@@ -107,7 +148,28 @@ export class Sidecar {
       },
       properties: (authority) => ({ "mesh.destination_service": hostOf(authority) }),
       onLog: proxyLog,
+      ...(options.security
+        ? {
+            beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
+            route: (authority: string) => this.routeOf(this.policy!.outbound(authority, options.clusters)),
+          }
+        : {}),
     });
+    if (options.security && !options.security.gateway) {
+      const sec = options.security;
+      this.mtls = new MtlsListener({
+        http: this.inbound.server,
+        mode: () => this.policy?.serverMode.mode ?? "STRICT",
+        tls: () => sec.tls.serverOptions(),
+        onLog: proxyLog,
+      });
+      const previous = sec.tls.options.onRotated;
+      sec.tls.options.onRotated = (c) => {
+        previous?.(c);
+        this.mtls?.refresh();
+        this.log.info(`workload certificate rotated: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}`);
+      };
+    }
     if (options.tcpPort >= 0) {
       this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog });
     }
@@ -142,7 +204,7 @@ export class Sidecar {
     if (!this.watcher.start()) throw new Error(`no usable configuration in ${this.options.configDir}`);
     const o = this.options;
     const admin = await listen(this.admin, o.adminPort, o.bindAddress);
-    const inbound = await listen(this.inbound.server, o.inboundPort, o.bindAddress);
+    const inbound = this.mtls ? { port: await listenTcp(this.mtls, o.inboundPort, o.bindAddress) } : await listen(this.inbound.server, o.inboundPort, o.bindAddress);
     const outbound = await listen(this.outbound.server, o.outboundPort, o.bindAddress);
     const status = this.status ? await listen(this.status, o.statusPort, o.bindAddress) : { port: 0 };
     const tcp = this.tcp ? await listenTcp(this.tcp, o.tcpPort, o.bindAddress) : -1;
@@ -156,6 +218,7 @@ export class Sidecar {
     // server.close stops accepting but lets requests in flight finish.
     const closing = Promise.all([this.inbound.server, this.outbound.server].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     this.tcp?.server.close();
+    this.mtls?.close();
     for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
     const deadline = Date.now() + drainMs;
     while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -173,17 +236,88 @@ export class Sidecar {
   }
 
   private apply(config: LoadedConfig): boolean {
+    let policy: SecurityPolicy | undefined;
+    if (this.options.security) {
+      try {
+        policy = this.buildPolicy(config);
+      } catch (e) {
+        this.configErrors++;
+        this.log.error(`security configuration refused: ${(e as Error).message}; keeping the last good one`);
+        return false;
+      }
+    }
     if (!this.filter.configure(config.plugin)) {
       this.configErrors++;
       this.log.error(`configuration refused by the filter; keeping the last good one (files: ${config.files.join(", ")})`);
       return false;
     }
     this.loaded = config;
+    if (policy) {
+      this.policy = policy;
+      const m = policy.serverMode;
+      this.log.info(`security applied: inbound port ${policy.identity.containerPort} mTLS ${m.mode} (${m.scope}${m.policy ? ` ${m.policy}` : ""})${m.ignoredPortLevel ? `; portLevelMtls of ${m.ignoredPortLevel} ignored: port bound to no service` : ""}`);
+    }
     this.configApplied++;
     for (const w of config.bundle.warnings) this.log.warn(w);
     for (const w of config.mesh.warnings) this.log.warn(formatConfigProblem(w));
     this.log.info(`configuration applied from ${config.files.length} file(s)`);
     return true;
+  }
+
+  private buildPolicy(config: LoadedConfig): SecurityPolicy {
+    const sec = this.options.security!;
+    const pod = config.mesh.byKind.Pod.find((p) => p.name === sec.name && p.namespace === sec.namespace);
+    const ports = pod ? pod.spec.containers.flatMap((c) => c.ports) : [];
+    const workload: Workload = Object.freeze({
+      name: sec.name,
+      namespace: sec.namespace,
+      labels: sec.labels ?? pod?.labels ?? {},
+      serviceAccount: sec.serviceAccount,
+      ports: ports.some((p) => p.containerPort === sec.containerPort) ? ports : [...ports, { containerPort: sec.containerPort, protocol: "TCP" as const }],
+      sidecar: true,
+    });
+    return new SecurityPolicy(config.mesh, sec.mesh, { workload, containerPort: sec.containerPort, gateway: sec.gateway }, sec.endpoints, sec.jwks, sec.clockSkewSeconds);
+  }
+
+  private bump(name: string): void {
+    this.securityStats.set(name, (this.securityStats.get(name) ?? 0) + 1);
+  }
+
+  /** The inbound security stage: mTLS identity, XFCC, JWT, authorization; every denial logged with its reason and counted. */
+  private async inboundStage(req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> {
+    const policy = this.policy!;
+    const socket = req.socket as TLSSocket;
+    const r = await policy.inbound({ headers, socket }, socket, socket.encrypted ? this.options.security!.tls.localCertificate : undefined);
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    if (r.authn) this.bump(`jwt_authn.${r.authn.outcome}`);
+    if (r.decision) {
+      const d = r.decision;
+      this.bump(`rbac.${d.allowed ? "allowed" : "denied"}`);
+      this.bump(`rbac.reason.${d.reason}`);
+      if (d.policy) this.bump(`rbac.policy.${d.policy}.rule_${d.ruleIndex}.${d.allowed ? "allowed" : "denied"}`);
+      const line = `rbac ${d.allowed ? "allowed" : "denied"} ${req.method} ${req.url} from ${peer}: reason=${d.reason} policy=${d.policy ?? "-"} rule=${d.ruleIndex ?? "-"} action=${d.action ?? "-"}`;
+      if (d.allowed) this.log.debug(line);
+      else this.log.info(line);
+    }
+    if (r.kind === "reply") {
+      if (r.stage === "authn" && r.authn?.outcome === "denied") this.log.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
+      if (r.stage === "path") this.bump("http.invalid_path");
+      return { kind: "reply", reply: r.reply };
+    }
+    this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
+    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true };
+  }
+
+  private routeOf(r: ReturnType<SecurityPolicy["outbound"]>): RouteDecision {
+    this.bump(`route.${r.kind === "reply" ? `local_reply_${r.reply.status}` : r.route.split("|")[0] || "forward"}`);
+    if (r.kind === "reply") return r;
+    if (!r.mtls) {
+      if (r.endpoint) this.bump("outbound.plaintext");
+      return { kind: "forward", host: r.host, port: r.port };
+    }
+    this.bump("outbound.mtls");
+    const ep = r.endpoint!;
+    return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)) };
   }
 
   /**
@@ -231,7 +365,8 @@ export class Sidecar {
         ...(this.tcp ? [{ cluster: "inbound|tcp", endpoints: [{ address: o.appHost, port: o.tcpAppPort, health: "UNKNOWN" }] }] : []),
         ...[...o.clusters].map(([cluster, c]) => ({ cluster, endpoints: [{ address: c.host, port: c.port, health: "UNKNOWN" }] })),
       ],
-      secrets: { certificates: [], note: "none: this sidecar holds no certificates yet (no mutual TLS termination or origination)" },
+      secrets: o.security ? o.security.tls.secrets() : { certificates: [], note: "none: this sidecar holds no certificates yet (no mutual TLS termination or origination)" },
+      ...(o.security && this.policy ? { security: { ...(this.policy.describe() as object), endpoints: [...o.security.endpoints.values()] } } : {}),
       configuration: {
         files: this.loaded?.files ?? [],
         filter: this.loaded ? JSON.parse(this.loaded.plugin) : null,
@@ -241,7 +376,7 @@ export class Sidecar {
             .filter(([, list]) => list.length > 0)
             .map(([kind, list]) => [kind, list.map((r) => ({ name: r.name, namespace: r.namespace, labels: r.labels, annotations: r.annotations, file: r.origin.file, spec: r.spec }))]),
         ),
-        enforced: false,
+        enforced: o.security !== undefined,
       },
     };
   }
@@ -261,6 +396,15 @@ export class Sidecar {
       out.set("listener.tcp.active", this.tcp.stats.active);
     }
     for (const [name, value] of this.options.extraStats?.() ?? []) out.set(name, value);
+    if (this.options.security) {
+      for (const [name, value] of this.securityStats) out.set(name, value);
+      if (this.mtls) {
+        out.set("listener.inbound.tls_connections", this.mtls.stats.tls);
+        out.set("listener.inbound.plaintext_connections", this.mtls.stats.plaintext);
+        out.set("listener.inbound.tls_handshake_failures", this.mtls.stats.handshakeFailures);
+      }
+      out.set("workload_certificate.rotations", this.options.security.tls.rotations);
+    }
     out.set("filter.vm_restarts", this.filter.restarts);
     out.set("config.applied", this.configApplied);
     out.set("config.errors", this.configErrors);
@@ -268,7 +412,7 @@ export class Sidecar {
   }
 }
 
-function listenTcp(proxy: TcpProxy, port: number, host: string): Promise<number> {
+function listenTcp(proxy: Pick<TcpProxy, "server">, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     proxy.server.once("error", reject);
     proxy.server.listen(port, host, () => resolve((proxy.server.address() as { port: number }).port));

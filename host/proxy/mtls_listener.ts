@@ -1,0 +1,88 @@
+import { type Server as HttpServer } from "node:http";
+import { type Server as NetServer, type Socket, createServer as createNetServer } from "node:net";
+import { type Server as TlsServer, type TLSSocket, createServer as createTlsServer } from "node:tls";
+import type { ServerMtlsMode } from "../security/mtls/peer_authn.ts";
+
+/**
+ * The inbound transport of a sidecar port (spec rules 3–7; security.md §1.2):
+ * STRICT accepts only a TLS handshake with a client certificate issued by the
+ * mesh roots (anything else is closed: no HTTP status); DISABLE hands every
+ * connection to the HTTP server as plain text; PERMISSIVE looks at the first
+ * byte (0x16, a TLS handshake record) and does either. The mode is read per
+ * connection, so a configuration change applies to new connections.
+ */
+
+/** First byte of a TLS record carrying a handshake (RFC 8446 §5.1, ContentType handshake = 22). */
+const TLS_HANDSHAKE = 0x16;
+
+export interface MtlsListenerStats {
+  tls: number;
+  plaintext: number;
+  /** Handshakes that failed (no or untrusted client certificate, plain text on STRICT). */
+  handshakeFailures: number;
+  /** Plain-text connections refused because the mode was STRICT. */
+  plaintextRefused: number;
+}
+
+export interface MtlsListenerOptions {
+  http: HttpServer;
+  mode: () => ServerMtlsMode;
+  /** Key, chain and the mesh roots the client certificate must chain to. */
+  tls: () => { key: string; cert: string; ca: string };
+  onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
+}
+
+export class MtlsListener {
+  readonly server: NetServer;
+  readonly stats: MtlsListenerStats = { tls: 0, plaintext: 0, handshakeFailures: 0, plaintextRefused: 0 };
+  private readonly tlsServer: TlsServer;
+
+  constructor(private readonly options: MtlsListenerOptions) {
+    this.tlsServer = createTlsServer({ ...options.tls(), requestCert: true, rejectUnauthorized: true, minVersion: "TLSv1.2" });
+    this.tlsServer.on("secureConnection", (s: TLSSocket) => {
+      this.stats.tls++;
+      options.http.emit("connection", s);
+    });
+    this.tlsServer.on("tlsClientError", (e, s) => {
+      this.stats.handshakeFailures++;
+      options.onLog("debug", `inbound TLS handshake from ${s.remoteAddress}:${s.remotePort} failed: ${e.message}`);
+      s.destroy();
+    });
+    this.server = createNetServer({ pauseOnConnect: true }, (socket) => this.accept(socket));
+  }
+
+  /** Takes a new certificate (rotation); new handshakes use it. */
+  refresh(): void {
+    this.tlsServer.setSecureContext(this.options.tls());
+  }
+
+  private accept(socket: Socket): void {
+    socket.on("error", () => socket.destroy());
+    const mode = this.options.mode();
+    if (mode === "DISABLE") return this.plain(socket);
+    if (mode === "STRICT") return this.secure(socket);
+    socket.once("readable", () => {
+      const first = socket.read(1) as Buffer | null;
+      if (first === null) return socket.destroy();
+      socket.unshift(first);
+      if (first[0] === TLS_HANDSHAKE) this.secure(socket);
+      else this.plain(socket);
+    });
+  }
+
+  private plain(socket: Socket): void {
+    this.stats.plaintext++;
+    this.options.http.emit("connection", socket);
+    socket.resume();
+  }
+
+  private secure(socket: Socket): void {
+    this.tlsServer.emit("connection", socket);
+    socket.resume();
+  }
+
+  close(): void {
+    this.server.close();
+    this.tlsServer.close();
+  }
+}

@@ -1,0 +1,140 @@
+import { X509Certificate } from "node:crypto";
+import { Agent as HttpsAgent } from "node:https";
+import type { PeerCertificate } from "node:tls";
+import { CertificateRotator, type WorkloadCertificate, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
+import type { KeyAlgorithm } from "../anchor/keys.ts";
+
+/**
+ * The sidecar's workload identity and certificates (issue 6 item 1; docs/mesh_ca.md
+ * "The client"): a certificate for `spiffe://<td>/ns/<ns>/sa/<sa>` obtained
+ * from mesh_ca at start and renewed by CertificateRotator. Listeners and
+ * outbound connections read `current` per connection, so a rotation applies
+ * to new connections at once; an outbound connection pool is replaced on
+ * each rotation.
+ */
+
+export interface WorkloadTlsOptions {
+  /** `HOST:PORT` of mesh_ca's gRPC port. */
+  caAddress: string;
+  identity: string;
+  trustDomain: string;
+  /** Requested lifetime in ms; 0 = the CA's default. */
+  ttlMs: number;
+  keyAlgorithm: KeyAlgorithm;
+  onRotated?: (cert: WorkloadCertificate) => void;
+  onError?: (error: Error, retryInMs: number) => void;
+}
+
+/** What /config_dump shows of a certificate. */
+export interface CertificateSummary {
+  subject: string;
+  subjectAltName: string;
+  serialNumber: string;
+  notBefore: string;
+  notAfter: string;
+}
+
+export function summarize(pem: string): CertificateSummary {
+  const c = new X509Certificate(pem);
+  return { subject: c.subject, subjectAltName: c.subjectAltName ?? "", serialNumber: c.serialNumber, notBefore: new Date(c.validFrom).toISOString(), notAfter: new Date(c.validTo).toISOString() };
+}
+
+/** The URI SAN values of a certificate (`URI:` entries of subjectAltName). */
+export function uriSans(subjectAltName: string | undefined): string[] {
+  return (subjectAltName ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+}
+
+export class WorkloadTls {
+  private rotator: CertificateRotator;
+  private cert: WorkloadCertificate | undefined;
+  private leaf: X509Certificate | undefined;
+  private agent: HttpsAgent | undefined;
+  rotations = 0;
+
+  constructor(readonly options: WorkloadTlsOptions) {
+    this.rotator = new CertificateRotator({
+      fetch: () => requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm }),
+      onCertificate: (c) => {
+        this.cert = c;
+        this.leaf = new X509Certificate(splitPem(c.certChainPem)[0]);
+        const old = this.agent;
+        this.agent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
+        // Connections made with the previous certificate finish what they carry.
+        if (old) setTimeout(() => old.destroy(), 5000).unref();
+        this.rotations++;
+        options.onRotated?.(c);
+      },
+      onError: options.onError,
+    });
+  }
+
+  /** Obtains the first certificate; throws when the CA refuses or cannot be reached. */
+  async start(): Promise<void> {
+    await this.rotator.start();
+  }
+
+  stop(): void {
+    this.rotator.stop();
+    this.agent?.destroy();
+  }
+
+  get current(): WorkloadCertificate {
+    if (!this.cert) throw new Error("no workload certificate yet");
+    return this.cert;
+  }
+
+  /** The sidecar's own leaf certificate (XFCC `By`, `connection.uri_san_local_certificate`). */
+  get localCertificate(): X509Certificate {
+    if (!this.leaf) throw new Error("no workload certificate yet");
+    return this.leaf;
+  }
+
+  /** Key, chain and mesh roots for a TLS server context. */
+  serverOptions(): { key: string; cert: string; ca: string } {
+    const c = this.current;
+    return { key: c.keyPem, cert: c.certChainPem, ca: c.rootPem };
+  }
+
+  /**
+   * Options of an outbound mutual TLS request: our certificate, the mesh
+   * roots as the only trust anchors, SNI `outbound_.<port>_._.<host>`
+   * (upstream's form), and secure naming: the server must present the
+   * expected SPIFFE identity, or any identity of our trust domain when none
+   * is expected (host-name checking does not apply to mesh certificates).
+   */
+  clientOptions(host: string, servicePort: number, expectedIdentity: string | undefined): {
+    key: string; cert: string; ca: string; servername: string; agent: HttpsAgent; rejectUnauthorized: true;
+    checkServerIdentity: (hostname: string, cert: PeerCertificate) => Error | undefined;
+  } {
+    const c = this.current;
+    const td = this.options.trustDomain;
+    return {
+      key: c.keyPem,
+      cert: c.certChainPem,
+      ca: c.rootPem,
+      servername: `outbound_.${servicePort}_._.${host}`,
+      agent: this.agent!,
+      rejectUnauthorized: true,
+      checkServerIdentity: (_hostname, peer) => {
+        const uris = uriSans(peer.subjectaltname);
+        if (expectedIdentity !== undefined) {
+          return uris.includes(expectedIdentity) ? undefined : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected ${expectedIdentity}`);
+        }
+        return uris.some((u) => u.startsWith(`spiffe://${td}/`)) ? undefined : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected an identity of trust domain ${td}`);
+      },
+    };
+  }
+
+  /** The active certificate and roots, for /config_dump `secrets`. */
+  secrets(): unknown {
+    const c = this.current;
+    return {
+      certificates: [
+        { name: "default", identity: c.identity, ...summarize(splitPem(c.certChainPem)[0]), rotateAt: c.rotateAt.toISOString(), chainLength: splitPem(c.certChainPem).length },
+        ...splitPem(c.rootPem).map((p, i) => ({ name: i === 0 ? "ROOTCA" : `ROOTCA.${i}`, ...summarize(p) })),
+      ],
+      caAddress: this.options.caAddress,
+      rotations: this.rotations,
+    };
+  }
+}
