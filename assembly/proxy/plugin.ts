@@ -135,12 +135,10 @@ export class Plugin {
     if (this.config === null) return;
     const batch = this.reports.take();
     if (batch.length == 0) return;
-    const config = this.config as ClientConfig;
     this.counters.recordRemoteReportCall();
     // Reports are fire-and-forget: no retries (upstream), so a zero-retry policy.
     const token = this.call(CallKind.Report, "Report", encodeReportRequest(batch, GLOBAL_WORD_COUNT), new NetworkFailPolicy(), 0, null);
     if (token < 0) this.counters.recordRemoteReportDone(TransportOutcome.Other);
-    if (config.transport.disableReportBatch) return;
   }
 
   /** Sends what the TCP client's report batch holds (fire-and-forget, as HTTP reports). */
