@@ -13,8 +13,8 @@ import { QuotaCharge } from "../quota";
 import { RequestView, requestWithHeaders } from "../request";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
-import { decideCheck, distinctQuotaNames, Verdict } from "./check_decision";
-import { applyPrefetchAnswer, toShape } from "./prefetch_answer";
+import { decideCheck, Verdict } from "./check_decision";
+import { applyPrefetchAnswer, decideQuotasFromCache, toShape } from "./quota_from_cache";
 import { CheckState, HttpStream } from "./http_stream";
 import { CallKind, PendingCall, Plugin } from "./plugin";
 
@@ -83,34 +83,10 @@ function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck
 }
 
 function quotaFromCache(plugin: Plugin, stream: HttpStream, quotas: Array<QuotaCharge>, now: i64): Verdict {
-  const bag = stream.evaluation!.attributes;
-  const names = distinctQuotaNames(quotas);
-  const exhausted = new Array<string>();
-  let allFromCache = true;
-  for (let i = 0; i < names.length; i++) {
-    let amount: i64 = 0;
-    for (let j = 0; j < quotas.length; j++) if (quotas[j].quota == names[i]) amount += quotas[j].charge;
-    const decision = plugin.quotaCache.check(names[i], bag, amount, now);
-    if (!decision.cacheUsed) {
-      allFromCache = false;
-      continue;
-    }
-    plugin.counters.recordQuotaCacheHit(decision.allowed);
-    if (!decision.allowed) exhausted.push(names[i]);
-    const prefetch = decision.prefetch;
-    if (prefetch !== null) {
-      const message = encodeCheckRequest(bag, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), [new QuotaCharge(names[i], prefetch.amount)], true);
-      plugin.counters.recordRemoteCall(false, false, true);
-      if (plugin.call(CallKind.Prefetch, "Check", message, new NetworkFailPolicy(), stream.id, prefetch) < 0) {
-        plugin.quotaCache.onPrefetchResponse(prefetch, 0, -1, true, now);
-      }
-    }
-  }
-  stream.outcome.quotaCacheHit = allFromCache;
-  // With the quota cache disabled, quotas are not enforced on policy-cache hits
-  // (as upstream, whose exact quota requests ride only on remote checks).
-  if (exhausted.length > 0) return new Verdict(StatusCode.RESOURCE_EXHAUSTED, "Quota is exhausted for: " + exhausted.join(","));
-  return new Verdict(StatusCode.OK, "");
+  const cluster = (plugin.config as ClientConfig).transport.checkCluster;
+  const result = decideQuotasFromCache(plugin, plugin.counters, plugin.quotaCache, cluster, CallKind.Prefetch, stream.id, stream.evaluation!.attributes, quotas, now);
+  stream.outcome.quotaCacheHit = result.allFromCache;
+  return result.verdict;
 }
 
 /** proxy_on_grpc_receive for a check or prefetch. */

@@ -7,11 +7,11 @@ import { decodeCheckResponse } from "../hub/check_response";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { StatusCode } from "../hub/status";
-import { QuotaCharge, quotaCharges } from "../quota";
+import { quotaCharges } from "../quota";
 import { Action, LogLevel } from "../abi/enums";
 import * as host from "../abi/host";
-import { decideCheck, distinctQuotaNames, Verdict } from "./check_decision";
-import { applyPrefetchAnswer, toShape } from "./prefetch_answer";
+import { decideCheck, Verdict } from "./check_decision";
+import { applyPrefetchAnswer, decideQuotasFromCache, toShape } from "./quota_from_cache";
 import { CallKind, PendingCall, Plugin } from "./plugin";
 import { TcpClient } from "./tcp_client";
 import { ConnectionState, TcpConnection } from "./tcp_connection";
@@ -213,34 +213,9 @@ function startCheck(plugin: Plugin, conn: TcpConnection): Action {
 // After a policy-cache hit the quota cache decides the connection quota
 // locally, prefetching in the background (as for HTTP requests).
 function quotaFromCache(plugin: Plugin, tcp: TcpClient, conn: TcpConnection, now: i64): Verdict {
-  const quotas = conn.quotas;
-  const bag = conn.attributes;
-  const names = distinctQuotaNames(quotas);
-  const exhausted = new Array<string>();
-  let allFromCache = true;
-  for (let i = 0; i < names.length; i++) {
-    let amount: i64 = 0;
-    for (let j = 0; j < quotas.length; j++) if (quotas[j].quota == names[i]) amount += quotas[j].charge;
-    const decision = tcp.quotaCache.check(names[i], bag, amount, now);
-    if (!decision.cacheUsed) {
-      allFromCache = false;
-      continue;
-    }
-    tcp.counters.recordQuotaCacheHit(decision.allowed);
-    if (!decision.allowed) exhausted.push(names[i]);
-    const prefetch = decision.prefetch;
-    if (prefetch !== null) {
-      const message = encodeCheckRequest(bag, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), [new QuotaCharge(names[i], prefetch.amount)], true);
-      tcp.counters.recordRemoteCall(false, false, true);
-      const cluster = tcp.config.transport.checkCluster;
-      if (plugin.callCluster(cluster, CallKind.ConnectionPrefetch, "Check", message, new NetworkFailPolicy(), conn.id, prefetch) < 0) {
-        tcp.quotaCache.onPrefetchResponse(prefetch, 0, -1, true, now);
-      }
-    }
-  }
-  conn.outcome.quotaCacheHit = allFromCache;
-  if (exhausted.length > 0) return new Verdict(StatusCode.RESOURCE_EXHAUSTED, "Quota is exhausted for: " + exhausted.join(","));
-  return new Verdict(StatusCode.OK, "");
+  const result = decideQuotasFromCache(plugin, tcp.counters, tcp.quotaCache, tcp.config.transport.checkCluster, CallKind.ConnectionPrefetch, conn.id, conn.attributes, conn.quotas, now);
+  conn.outcome.quotaCacheHit = result.allFromCache;
+  return result.verdict;
 }
 
 // NetworkFailPolicy of the TCP transport: FAIL_OPEN lets the connection

@@ -3,6 +3,7 @@
 // so only ratios within a run are meaningful).
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
+import { runSecurityBench } from "./security.ts";
 import { runSidecarBench } from "./sidecar.ts";
 
 for (const line of runHotPathBench()) console.log(line);
@@ -10,3 +11,5 @@ console.log();
 console.log(await runHubBench());
 console.log();
 for (const line of await runSidecarBench()) console.log(line);
+console.log();
+for (const line of await runSecurityBench()) console.log(line);
