@@ -5,6 +5,7 @@
 import { Command, Option } from "commander";
 import { formatGoDuration } from "../cli/duration.ts";
 import { durationFlag, intFlag, parseBoolFlag, rateFlag } from "../cli/flags.ts";
+import { serveUntilSignal } from "../cli/daemon.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
@@ -87,26 +88,7 @@ addLoggingFlags(
     logger.close();
     process.exit(1);
   }
-  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(server.listeners)}\n`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`${signal} received: shutting down`);
-    server.close().then(
-      () => {
-        log.info("stopped");
-        logger.close();
-        process.exit(0);
-      },
-      (e: Error) => {
-        log.error(`shutdown failed: ${e.message}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  serveUntilSignal(LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger);
 });
 
 addLoggingFlags(

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { formatGoDuration } from "../cli/duration.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
 import { durationFlag, intFlag, parseBoolFlag } from "../cli/flags.ts";
+import { serveUntilSignal } from "../cli/daemon.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
@@ -136,26 +137,7 @@ const program = addLoggingFlags(
     logger.close();
     process.exit(bad ? EXIT_BAD_CONFIG : EXIT_FAILURE);
   }
-  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(server.listeners)}\n`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`${signal} received: shutting down`);
-    server.close().then(
-      () => {
-        log.info("stopped");
-        logger.close();
-        process.exit(0);
-      },
-      (e: Error) => {
-        log.error(`shutdown failed: ${e.message}`);
-        process.exit(EXIT_FAILURE);
-      },
-    );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  serveUntilSignal(LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger);
 });
 
 addLoggingFlags(

@@ -9,6 +9,7 @@ import { registerAuthn } from "./authn.ts";
 import { registerAuthz } from "./authz.ts";
 import { registerProxyConfig } from "./proxy_config.ts";
 import { registerProxyStatus } from "./proxy_status.ts";
+import { registerSimulate } from "./simulate.ts";
 
 /**
  * Every meshctl command, registered on the program (top-level commands) or on
@@ -26,4 +27,5 @@ export function registerCommands(program: Command, experimental: Command): void 
   registerAuthz(program, experimental);
   registerProxyConfig(program);
   registerProxyStatus(program);
+  registerSimulate(experimental);
 }

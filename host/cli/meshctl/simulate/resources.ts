@@ -36,7 +36,7 @@ export function substitutePlaceholders(f: Field, keys: TokenKeys): unknown {
 
 /** Service documents for the workloads' `service` fields (ports with a servicePort only). */
 export function serviceDocuments(workloads: readonly WorkloadSpec[], defined: ReadonlySet<string>): Record<string, unknown>[] {
-  const byService = new Map<string, { name: string; namespace: string; selector: Record<string, string>; ports: Map<number, { name: string; port: number; targetPort: number; protocol: string }> }>();
+  const byService = new Map<string, { name: string; namespace: string; selector: Record<string, string>; ports: Map<number, { name: string; port: number; targetPort: number }> }>();
   for (const w of workloads) {
     if (w.service === undefined || w.kind === "external-client") continue;
     const key = `${w.namespace}/${w.service}`;
@@ -45,7 +45,7 @@ export function serviceDocuments(workloads: readonly WorkloadSpec[], defined: Re
     byService.set(key, entry);
     for (const p of w.ports) {
       if (p.servicePort === null || entry.ports.has(p.servicePort)) continue;
-      entry.ports.set(p.servicePort, { name: p.name, port: p.servicePort, targetPort: p.containerPort, protocol: p.protocol === "TCP" ? "TCP" : "TCP" });
+      entry.ports.set(p.servicePort, { name: p.name, port: p.servicePort, targetPort: p.containerPort });
     }
   }
   return [...byService.values()].map((s) => ({

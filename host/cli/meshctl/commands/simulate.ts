@@ -1,0 +1,24 @@
+import type { Command } from "commander";
+import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
+import { DEFAULT_PARALLEL_SCENARIOS, runSimulate } from "../simulate/run.ts";
+
+/** `meshctl experimental simulate -f FILE` (alias `x simulate`; issue 6 item 6). */
+export function registerSimulate(experimental: Command): void {
+  experimental
+    .command("simulate")
+    .description(
+      "Run security scenarios on loopback with real processes (mesh_ca, sidecars, echo apps), certificates and signed tokens; prints one JSON line per scenario with the outcome, what the client sent and what the destination received",
+    )
+    .requiredOption("-f, --file <file>", "a scenario, or {\"scenarios\": [...]}, as JSON or YAML (`-` for stdin)")
+    .option("--parallel <n>", "scenarios run at the same time", String(DEFAULT_PARALLEL_SCENARIOS))
+    .option("--keep", "keep the temporary configuration directories (their path is printed on stderr)", false)
+    .action(async (opts: { file: string; parallel: string; keep: boolean }) => {
+      const parallel = Number(opts.parallel);
+      if (!Number.isInteger(parallel) || parallel < 1) {
+        process.stderr.write(`Error: meshctl x simulate: --parallel: expected a positive integer, got ${JSON.stringify(opts.parallel)}\n`);
+        process.exitCode = EXIT_BAD_CONFIG;
+        return;
+      }
+      process.exitCode = await runSimulate({ file: opts.file, parallel, keep: opts.keep, output: process.stdout, errors: process.stderr });
+    });
+}

@@ -1,0 +1,162 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Writable } from "node:stream";
+import { type CatalogChecks, filterChecks } from "../../../config/catalog.ts";
+import { ConfigError } from "../../../config/errors.ts";
+import { startMeshCa } from "../../../demo/secure_mesh.ts";
+import { FilterModule } from "../../../wasm/filter_module.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { type SimulateResult, buildRequest, resolveConnection, send } from "./request.ts";
+import { scenarioDocuments } from "./resources.ts";
+import { type Scenario, decodeScenarioFile } from "./scenario.ts";
+import { type ScenarioMesh, startScenarioMesh } from "./scenario_mesh.ts";
+import { type TokenKeys, createTokenKeys } from "./tokens.ts";
+
+export interface SimulateOptions {
+  file: string;
+  /** Scenarios run at the same time (each has its own processes). */
+  parallel: number;
+  output: Writable;
+  errors: Writable;
+  /** Keep the temporary directories (configuration, mesh settings) for inspection. */
+  keep?: boolean;
+}
+
+/** Default of `--parallel`: scenarios of one file started at once. */
+export const DEFAULT_PARALLEL_SCENARIOS = 4;
+
+type Ca = Awaited<ReturnType<typeof startMeshCa>>;
+
+/**
+ * `meshctl x simulate -f FILE`: decodes every scenario first (a bad one: exit
+ * 2, nothing started), then runs them on loopback — one mesh_ca per trust
+ * domain for the whole file, each scenario's own workloads — and prints one
+ * JSON line per scenario in file order. Every process is stopped at the end,
+ * also on errors and on SIGINT/SIGTERM.
+ */
+export async function runSimulate(o: SimulateOptions): Promise<number> {
+  let text: string;
+  try {
+    text = o.file === "-" ? readFileSync(0, "utf8") : readFileSync(o.file, "utf8");
+  } catch (e) {
+    o.errors.write(`Error: meshctl x simulate: cannot read ${JSON.stringify(o.file)}: ${(e as Error).message}\n`);
+    return EXIT_BAD_CONFIG;
+  }
+  const warnings: string[] = [];
+  const label = o.file === "-" ? "<stdin>" : o.file;
+  let scenarios: Scenario[];
+  let keys: TokenKeys;
+  let prepared: Array<Record<string, unknown>[]>;
+  try {
+    scenarios = decodeScenarioFile(text, label, warnings);
+    keys = await createTokenKeys();
+    const checks: CatalogChecks = filterChecks(FilterModule.load());
+    prepared = scenarios.map((s) => scenarioDocuments(s, keys, checks, label, warnings));
+  } catch (e) {
+    for (const w of warnings) o.errors.write(`${w.startsWith("Warning: ") ? w : `Warning: ${w}`}\n`);
+    if (!(e instanceof ConfigError)) throw e;
+    o.errors.write(`Error: meshctl x simulate: ${e.message}\n`);
+    return EXIT_BAD_CONFIG;
+  }
+  for (const w of warnings) o.errors.write(`${w.startsWith("Warning: ") ? w : `Warning: ${w}`}\n`);
+
+  const root = mkdtempSync(join(tmpdir(), "meshctl-simulate-"));
+  if (o.keep) o.errors.write(`meshctl x simulate: keeping ${root}\n`);
+  const cas = new Map<string, Promise<Ca>>();
+  const meshes = new Set<ScenarioMesh>();
+  const cleanup = async () => {
+    await Promise.all([...meshes].map((m) => m.stop()));
+    await Promise.all([...cas.values()].map((c) => c.then((ca) => ca.stop(), () => undefined)));
+    if (!o.keep) rmSync(root, { recursive: true, force: true });
+  };
+  // A signal or an abrupt exit must not leave sidecars behind.
+  const killAll = () => {
+    for (const m of meshes) void m.stop();
+    for (const c of cas.values()) void c.then((ca) => ca.proc.kill("SIGTERM"), () => undefined);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    void cleanup().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  process.once("exit", killAll);
+  const caFor = (trustDomain: string) => {
+    let ca = cas.get(trustDomain);
+    if (!ca) cas.set(trustDomain, (ca = startMeshCa(["--trust-domain", trustDomain])));
+    return ca;
+  };
+
+  let failed = false;
+  let next = 0;
+  const runOne = async (i: number): Promise<SimulateResult | undefined> => {
+    const s = scenarios[i];
+    let mesh: ScenarioMesh | undefined;
+    try {
+      const ca = await caFor(s.mesh.trustDomain);
+      mesh = await startScenarioMesh(s, prepared[i], keys, ca.address, join(root, `scenario-${i}`));
+      meshes.add(mesh);
+      return await simulateRequest(s, mesh, keys);
+    } catch (e) {
+      failed = true;
+      o.errors.write(`Error: meshctl x simulate: ${s.path || "scenario"} (id ${JSON.stringify(s.id)}): ${(e as Error).message}\n`);
+      return undefined;
+    } finally {
+      if (mesh) {
+        meshes.delete(mesh);
+        await mesh.stop();
+      }
+    }
+  };
+  // A small pool: scenarios start in file order, lines are printed in file order.
+  const slots: Array<Promise<void>> = [];
+  const settled: Array<SimulateResult | undefined | null> = scenarios.map(() => null);
+  let printed = 0;
+  const flush = () => {
+    while (printed < settled.length && settled[printed] !== null) {
+      const r = settled[printed++];
+      if (r) o.output.write(`${JSON.stringify(r)}\n`);
+    }
+  };
+  for (let k = 0; k < Math.max(1, o.parallel); k++) {
+    slots.push(
+      (async () => {
+        while (next < scenarios.length) {
+          const i = next++;
+          const p = runOne(i);
+          settled[i] = await p;
+          flush();
+        }
+      })(),
+    );
+  }
+  try {
+    await Promise.all(slots);
+  } finally {
+    await cleanup();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    process.off("exit", killAll);
+  }
+  return failed ? EXIT_FAILURE : EXIT_OK;
+}
+
+/** Sends the scenario's request and reads what the destination app received. */
+async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys): Promise<SimulateResult> {
+  const sent = await buildRequest(s.request, keys);
+  const target = resolveConnection(s.request, mesh);
+  const before = new Map([...mesh.workloads.values()].filter((w) => w.app).map((w) => [w.spec.id, w.app!.seen.length]));
+  if ("error" in target) return { id: s.id, outcome: "connection-failure", status: null, body: null, responseHeaders: {}, sent, upstream: null, error: target.error };
+  if (sent.headers.host === undefined) sent.headers = { host: `127.0.0.1:${target.port}`, ...sent.headers };
+  const answer = await send(target.port, s.request.method, sent);
+  let upstream: SimulateResult["upstream"] = null;
+  for (const w of mesh.workloads.values()) {
+    const n = before.get(w.spec.id);
+    if (n === undefined || w.app!.seen.length <= n) continue;
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(w.app!.seen[n].headers)) if (v !== undefined) headers[k] = v;
+    upstream = { workload: w.spec.id, headers };
+    break;
+  }
+  return { id: s.id, outcome: answer.outcome, status: answer.status, body: answer.body, responseHeaders: answer.responseHeaders, sent, upstream, via: target.via, ...(answer.error ? { error: answer.error } : {}) };
+}

@@ -1,0 +1,127 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import { join } from "node:path";
+import { startEchoApp } from "../../../demo/echo_app.ts";
+import { type SecureWorkload, startSecureWorkload } from "../../../demo/secure_mesh.ts";
+import { closeServer } from "../../../telemetry/http_listen.ts";
+import { startJwksServer } from "./jwks_server.ts";
+import { mapJwksUris, serviceFqdn } from "./resources.ts";
+import type { Scenario, WorkloadSpec } from "./scenario.ts";
+import type { TokenKeys } from "./tokens.ts";
+
+/** The service a jwks-server always answers for (issue 6 item 6). */
+export const JWKS_ORIGIN = "http://jwks.mesh-system.svc.cluster.local:8000";
+
+type EchoApp = Awaited<ReturnType<typeof startEchoApp>>;
+
+/** One workload of a running scenario. */
+export interface RunningWorkload {
+  readonly spec: WorkloadSpec;
+  /** The echo app (apps and external servers): what the destination received. */
+  readonly app?: EchoApp;
+  /** One sidecar per container port. */
+  readonly sidecars: ReadonlyMap<number, SecureWorkload>;
+  /** The loopback port standing for a container port: the sidecar's inbound listener, else the server itself. */
+  address(containerPort: number): number | undefined;
+}
+
+/** The processes and servers of one scenario, and how to reach them. */
+export interface ScenarioMesh {
+  readonly workloads: ReadonlyMap<string, RunningWorkload>;
+  /** `--endpoint` values: the service registry every sidecar was given. */
+  readonly endpoints: readonly string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a scenario on loopback: echo apps, jwks servers, one sidecar per
+ * container port of each proxied workload (configuration directory
+ * `dir/config`, mesh settings `dir/mesh.yaml`). Servers start first; the
+ * ingress gateways and then the client (`request.from`) start last, with the
+ * registry of everything started before them. On failure, whatever started
+ * is stopped before the error is rethrown.
+ */
+export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, caAddress: string, dir: string): Promise<ScenarioMesh> {
+  const configDir = join(dir, "config");
+  mkdirSync(configDir, { recursive: true });
+  const meshFile = join(dir, "mesh.yaml");
+  writeFileSync(meshFile, `${JSON.stringify(scenario.mesh)}\n`);
+  const running = new Map<string, RunningWorkload>();
+  const servers: Server[] = [];
+  const sidecars: SecureWorkload[] = [];
+  const endpoints: string[] = [];
+  const stop = async () => {
+    await Promise.all(sidecars.map((s) => s.stop().catch(() => undefined)));
+    await Promise.all(servers.map((s) => (s.closeAllConnections(), closeServer(s).catch(() => undefined))));
+  };
+  try {
+    // Phase 1: jwks servers (their URIs go into the configuration), then the configuration.
+    const origins = new Map<string, string>();
+    for (const w of scenario.workloads.filter((x) => x.kind === "jwks-server")) {
+      const jwks = await startJwksServer(keys.jwks("key-1"));
+      servers.push(jwks.server);
+      const local = `http://127.0.0.1:${jwks.port}`;
+      origins.set(JWKS_ORIGIN, local);
+      for (const p of w.ports) if (w.service && p.servicePort !== null) origins.set(`http://${serviceFqdn(w.service, w.namespace)}:${p.servicePort}`, local);
+      running.set(w.id, { spec: w, sidecars: new Map(), address: () => jwks.port });
+    }
+    writeFileSync(join(configDir, "resources.json"), `${JSON.stringify(mapJwksUris(documents, origins), null, 1)}\n`);
+
+    const register = (r: RunningWorkload) => {
+      const w = r.spec;
+      running.set(w.id, r);
+      for (const p of w.ports) {
+        const at = r.address(p.containerPort);
+        if (at === undefined) continue;
+        const proxied = r.sidecars.size > 0 && w.kind !== "ingress-gateway" ? `,sidecar,sa=${w.serviceAccount}` : "";
+        if (w.service && p.servicePort !== null) endpoints.push(`${serviceFqdn(w.service, w.namespace)}:${p.servicePort}=127.0.0.1:${at}${proxied}`);
+        // An external server's own name stands in for DNS only where the mesh passes unknown hosts through.
+        if (w.hostname && w.kind === "external-server" && scenario.mesh.outboundTrafficPolicy === "ALLOW_ANY") endpoints.push(`${w.hostname}:${p.servicePort ?? p.containerPort}=127.0.0.1:${at}`);
+      }
+    };
+    const start = async (w: WorkloadSpec): Promise<RunningWorkload> => {
+      const proxied = w.sidecar && (w.kind === "app" || w.kind === "ingress-gateway");
+      const app = w.kind === "ingress-gateway" ? undefined : await startEchoApp();
+      if (app) servers.push(app.server);
+      const byPort = new Map<number, SecureWorkload>();
+      if (proxied) {
+        const started = await Promise.all(
+          w.ports.map((p) =>
+            startSecureWorkload({
+              name: w.name,
+              namespace: w.namespace,
+              configDir,
+              caAddress,
+              serviceAccount: w.serviceAccount,
+              labels: { ...w.labels },
+              containerPort: p.containerPort,
+              endpoints: [...endpoints],
+              meshConfigFile: meshFile,
+              gateway: w.kind === "ingress-gateway",
+              app,
+              extraArgs: ["--trustDomain", scenario.mesh.trustDomain],
+            }).then((s) => (sidecars.push(s), [p.containerPort, s] as const)),
+          ),
+        );
+        for (const [port, s] of started) byPort.set(port, s);
+      }
+      return {
+        spec: w,
+        app,
+        sidecars: byPort,
+        address: (containerPort) => (byPort.size > 0 ? byPort.get(containerPort)?.inbound : w.ports.some((p) => p.containerPort === containerPort) ? app?.port : undefined),
+      };
+    };
+    const servesOnly = scenario.workloads.filter((w) => w.kind !== "jwks-server" && w.kind !== "external-client" && w.kind !== "ingress-gateway" && w.id !== scenario.request.from);
+    for (const r of await Promise.all(servesOnly.map(start))) register(r);
+    const gateways = scenario.workloads.filter((w) => w.kind === "ingress-gateway" && w.id !== scenario.request.from);
+    for (const r of await Promise.all(gateways.map(start))) register(r);
+    const client = scenario.workloads.find((w) => w.id === scenario.request.from)!;
+    if (client.kind === "external-client") running.set(client.id, { spec: client, sidecars: new Map(), address: () => undefined });
+    else register(await start(client));
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { workloads: running, endpoints, stop };
+}
