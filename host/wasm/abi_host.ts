@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import loader from "@assemblyscript/loader";
+import { instantiateSync } from "@assemblyscript/loader";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
 import { decodePairs, encodePairs } from "./pairs.ts";
@@ -73,7 +73,7 @@ export class WasmTrap extends Error {
   readonly code = "WASM_TRAP";
 }
 
-interface Exports {
+interface Exports extends Record<string, unknown> {
   memory: WebAssembly.Memory;
   _initialize?: () => void;
   proxy_on_memory_allocate(size: number): number;
@@ -129,7 +129,7 @@ export class ProxyWasmVm {
     private readonly env: HostEnvironment,
   ) {
     const bytes = typeof wasm === "string" ? readFileSync(wasm) : wasm;
-    const instance = loader.instantiateSync<Exports>(bytes, { env: this.imports() });
+    const instance = instantiateSync<Exports>(bytes, { env: this.imports() });
     this.exports = instance.exports as unknown as Exports;
     this.exports._initialize?.();
   }

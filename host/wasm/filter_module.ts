@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import loader from "@assemblyscript/loader";
+import { type ASUtil, instantiateSync } from "@assemblyscript/loader";
 import { encodePairs } from "./pairs.ts";
 
 /** build/filter.wasm (release) and build/filter.debug.wasm. */
@@ -25,7 +25,7 @@ export interface RequestInput {
   timeNanos: bigint;
 }
 
-interface RawExports {
+interface RawExports extends Record<string, unknown> {
   memory: WebAssembly.Memory;
   filter_version(): number;
   filter_configure(configPtr: number): number;
@@ -51,7 +51,7 @@ export type ConfigureResult = { handle: number } | { error: string };
 export class FilterModule {
   private calls = 0;
 
-  private constructor(private readonly raw: loader.ASUtil & RawExports) {}
+  private constructor(private readonly raw: ASUtil & RawExports) {}
 
   // The module uses AssemblyScript's minimal runtime, whose collector runs
   // only when asked. Before a call starts, the previous call's results have
@@ -73,10 +73,10 @@ export class FilterModule {
         },
       },
     };
-    const instance = loader.instantiateSync<RawExports>(bytes, withUnimplementedImports(bytes, imports));
+    const instance = instantiateSync<RawExports>(bytes, withUnimplementedImports(bytes, imports));
     memory = instance.exports.memory;
     (instance.exports as unknown as { _initialize?: () => void })._initialize?.();
-    return new FilterModule(instance.exports as loader.ASUtil & RawExports);
+    return new FilterModule(instance.exports as ASUtil & RawExports);
   }
 
   version(): string {
@@ -166,7 +166,7 @@ export class FilterModule {
  */
 export function withUnimplementedImports(bytes: Uint8Array, imports: { env: Record<string, unknown> }): { env: Record<string, unknown> } {
   const env = { ...imports.env };
-  for (const imp of WebAssembly.Module.imports(new WebAssembly.Module(bytes))) {
+  for (const imp of WebAssembly.Module.imports(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>))) {
     if (imp.module === "env" && imp.kind === "function" && !(imp.name in env)) env[imp.name] = () => UNIMPLEMENTED;
   }
   return { ...imports, env };

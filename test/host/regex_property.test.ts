@@ -16,7 +16,7 @@ import { instantiateSync } from "@assemblyscript/loader";
 import { withUnimplementedImports } from "../../host/wasm/filter_module.ts";
 import fc from "fast-check";
 
-interface RegexExports {
+interface RegexExports extends Record<string, unknown> {
   regex_check(pattern: number): number;
   regex_compile(pattern: number): number;
   regex_full_match(handle: number, input: number): number;
