@@ -11,6 +11,7 @@ import { type SimulateResult, buildRequest, resolveConnection, send } from "./re
 import { scenarioDocuments } from "./resources.ts";
 import { type Scenario, decodeScenarioFile } from "./scenario.ts";
 import { type ScenarioMesh, startScenarioMesh } from "./scenario_mesh.ts";
+import { startLimit } from "./start_limit.ts";
 import { type TokenKeys, createTokenKeys } from "./tokens.ts";
 
 export interface SimulateOptions {
@@ -24,7 +25,7 @@ export interface SimulateOptions {
 }
 
 /** Default of `--parallel`: scenarios of one file started at once. */
-export const DEFAULT_PARALLEL_SCENARIOS = 4;
+export const DEFAULT_PARALLEL_SCENARIOS = 8;
 
 type Ca = Awaited<ReturnType<typeof startMeshCa>>;
 
@@ -64,19 +65,27 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   const root = mkdtempSync(join(tmpdir(), "meshctl-simulate-"));
   if (o.keep) o.errors.write(`meshctl x simulate: keeping ${root}\n`);
   const cas = new Map<string, Promise<Ca>>();
-  const meshes = new Set<ScenarioMesh>();
+  // Every scenario's stop function, from before its first process starts (stop is idempotent).
+  const stoppers = new Set<() => Promise<void>>();
+  const inflight = new Set<Promise<unknown>>();
+  let aborted = false;
   const cleanup = async () => {
-    await Promise.all([...meshes].map((m) => m.stop()));
+    await Promise.all([...stoppers].map((stop) => stop()));
     await Promise.all([...cas.values()].map((c) => c.then((ca) => ca.stop(), () => undefined)));
     if (!o.keep) rmSync(root, { recursive: true, force: true });
   };
   // A signal or an abrupt exit must not leave sidecars behind.
   const killAll = () => {
-    for (const m of meshes) void m.stop();
+    for (const stop of stoppers) void stop();
     for (const c of cas.values()) void c.then((ca) => ca.proc.kill("SIGTERM"), () => undefined);
   };
   const onSignal = (signal: NodeJS.Signals) => {
-    void cleanup().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    aborted = true;
+    // Scenarios still starting finish their starts (then stop at once) before the CA goes.
+    void Promise.all([...stoppers].map((stop) => stop()))
+      .then(() => Promise.allSettled([...inflight]))
+      .then(cleanup)
+      .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
@@ -87,25 +96,24 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
     return ca;
   };
 
+  const limit = startLimit();
   let failed = false;
   let next = 0;
   const runOne = async (i: number): Promise<SimulateResult | undefined> => {
     const s = scenarios[i];
-    let mesh: ScenarioMesh | undefined;
+    let stop: (() => Promise<void>) | undefined;
     try {
       const ca = await caFor(s.mesh.trustDomain);
-      mesh = await startScenarioMesh(s, prepared[i], keys, ca.address, join(root, `scenario-${i}`));
-      meshes.add(mesh);
+      const mesh = await startScenarioMesh(s, prepared[i], keys, ca.address, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
+      if (aborted) return undefined;
       return await simulateRequest(s, mesh, keys);
     } catch (e) {
       failed = true;
-      o.errors.write(`Error: meshctl x simulate: ${s.path || "scenario"} (id ${JSON.stringify(s.id)}): ${(e as Error).message}\n`);
+      if (!aborted) o.errors.write(`Error: meshctl x simulate: ${s.path || "scenario"} (id ${JSON.stringify(s.id)}): ${(e as Error).message}\n`);
       return undefined;
     } finally {
-      if (mesh) {
-        meshes.delete(mesh);
-        await mesh.stop();
-      }
+      // Stopped in the background: the next scenario need not wait; cleanup awaits it (stoppers).
+      void stop?.();
     }
   };
   // A small pool: scenarios start in file order, lines are printed in file order.
@@ -121,10 +129,12 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   for (let k = 0; k < Math.max(1, o.parallel); k++) {
     slots.push(
       (async () => {
-        while (next < scenarios.length) {
+        while (next < scenarios.length && !aborted) {
           const i = next++;
           const p = runOne(i);
+          inflight.add(p);
           settled[i] = await p;
+          inflight.delete(p);
           flush();
         }
       })(),

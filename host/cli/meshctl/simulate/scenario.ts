@@ -217,7 +217,7 @@ function decodeRequest(f: Field, workloads: readonly WorkloadSpec[]): RequestSpe
   const fromField = f.get("from");
   const from = fromField.string();
   const client = byId.get(from.includes("/") ? from : `default/${from}`);
-  if (!client) fromField.fail(`a workload of this scenario as <namespace>/<name> (${workloads.map((w) => w.id).join(", ") || "none defined"})`);
+  if (!client) return fromField.fail(`a workload of this scenario as <namespace>/<name> (${workloads.map((w) => w.id).join(", ") || "none defined"})`);
   if (client.kind === "jwks-server") fromField.invalid(`${client.id} is a jwks-server: it sends no requests`);
   const to = decodeTarget(f.get("to"), byId);
   const method = f.get("method").present ? f.get("method").string() : "GET";
@@ -247,7 +247,7 @@ function decodeTarget(f: Field, byId: ReadonlyMap<string, WorkloadSpec>): Target
   f.allowOnly(["workload", "containerPort"]);
   const ref = f.get("workload").string();
   const w = byId.get(ref.includes("/") ? ref : `default/${ref}`);
-  if (!w) f.get("workload").fail(`a workload of this scenario as <namespace>/<name>`);
+  if (!w) return f.get("workload").fail(`a workload of this scenario as <namespace>/<name>`);
   if (w.kind === "external-client") f.get("workload").invalid(`${w.id} is an external-client: it accepts no connections`);
   const containerPort = f.get("containerPort").integer(1, MAX_PORT);
   if (!w.ports.some((p) => p.containerPort === containerPort)) f.get("containerPort").fail(`a container port of ${w.id} (${w.ports.map((p) => p.containerPort).join(", ")})`);

@@ -7,6 +7,7 @@ import { closeServer } from "../../../telemetry/http_listen.ts";
 import { startJwksServer } from "./jwks_server.ts";
 import { mapJwksUris, serviceFqdn } from "./resources.ts";
 import type { Scenario, WorkloadSpec } from "./scenario.ts";
+import type { StartLimit } from "./start_limit.ts";
 import type { TokenKeys } from "./tokens.ts";
 
 /** The service a jwks-server always answers for (issue 6 item 6). */
@@ -39,9 +40,10 @@ export interface ScenarioMesh {
  * `dir/config`, mesh settings `dir/mesh.yaml`). Servers start first; the
  * ingress gateways and then the client (`request.from`) start last, with the
  * registry of everything started before them. On failure, whatever started
- * is stopped before the error is rethrown.
+ * is stopped before the error is rethrown. `adopt` receives the stop
+ * function before anything starts.
  */
-export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, caAddress: string, dir: string): Promise<ScenarioMesh> {
+export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, caAddress: string, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
   const configDir = join(dir, "config");
   mkdirSync(configDir, { recursive: true });
   const meshFile = join(dir, "mesh.yaml");
@@ -50,10 +52,14 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
   const servers: Server[] = [];
   const sidecars: SecureWorkload[] = [];
   const endpoints: string[] = [];
-  const stop = async () => {
-    await Promise.all(sidecars.map((s) => s.stop().catch(() => undefined)));
-    await Promise.all(servers.map((s) => (s.closeAllConnections(), closeServer(s).catch(() => undefined))));
-  };
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      await Promise.all(sidecars.map((s) => s.stop().catch(() => undefined)));
+      await Promise.all(servers.map((s) => (s.closeAllConnections(), closeServer(s).catch(() => undefined))));
+    })());
+  // The caller can stop a mesh still starting (a signal); sidecars that finish starting after that are stopped at once.
+  adopt(stop);
   try {
     // Phase 1: jwks servers (their URIs go into the configuration), then the configuration.
     const origins = new Map<string, string>();
@@ -87,7 +93,7 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
       if (proxied) {
         const started = await Promise.all(
           w.ports.map((p) =>
-            startSecureWorkload({
+            limit(() => (stopped ? Promise.reject(new Error("scenario stopped")) : startSecureWorkload({
               name: w.name,
               namespace: w.namespace,
               configDir,
@@ -100,7 +106,11 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
               gateway: w.kind === "ingress-gateway",
               app,
               extraArgs: ["--trustDomain", scenario.mesh.trustDomain],
-            }).then((s) => (sidecars.push(s), [p.containerPort, s] as const)),
+            }))).then((s) => {
+              sidecars.push(s);
+              if (stopped) void s.stop();
+              return [p.containerPort, s] as const;
+            }),
           ),
         );
         for (const [port, s] of started) byPort.set(port, s);
