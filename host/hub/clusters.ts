@@ -3,6 +3,8 @@
 // (`checkCluster` / `reportCluster`, default `hub_server`); `hub_server` is
 // an ordinary name here, with no address of its own.
 
+import { serviceNamespace } from "../security/mtls/destination_rule.ts";
+
 /** Where a cluster's hub listens: TCP host and port, or a Unix domain socket path. */
 export type ClusterAddress =
   | { readonly kind: "tcp"; readonly host: string; readonly port: number }
@@ -111,6 +113,8 @@ export interface ServiceEndpoint {
   readonly serviceAccount?: string;
 }
 
+/** As `--serviceAccount` (host/proxy/agent_command.ts). */
+const SERVICE_ACCOUNT = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const ENDPOINT_FORMS = "expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCOUNT]";
 
 /**
@@ -134,21 +138,28 @@ export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
   if (!HOST.test(host)) bad(`service host ${JSON.stringify(host)} is not a DNS name`);
   if (!PORT.test(portText) || Number(portText) < 1 || Number(portText) > 65535) bad(`service port ${JSON.stringify(portText)} is not in 1..65535`);
   let address: { host: string; port: number } = { host: "", port: 0 };
+  const clusterSpec = `${host}=${addressText}`;
   try {
-    const c = parseClusterSpec(`${host}=${addressText}`);
+    const c = parseClusterSpec(clusterSpec);
     if (c.address.kind !== "tcp") bad("the address must be HOST:PORT");
     else address = { host: c.address.host, port: c.address.port };
   } catch (e) {
-    if (e instanceof ClusterSpecError && !e.message.startsWith("--endpoint")) bad(e.message.replace(/^--cluster "[^"]*": /, "").replace(/ \(expected .*\)$/, ""));
+    // The --cluster prefix is cut by its length: the quoted spec may itself contain quotes.
+    const prefix = `--cluster ${JSON.stringify(clusterSpec)}: `;
+    if (e instanceof ClusterSpecError && e.message.startsWith(prefix)) bad(e.message.slice(prefix.length).replace(/ \(expected .*\)$/, ""));
     throw e;
   }
   let sidecar = false;
   let serviceAccount: string | undefined;
   for (const o of options) {
     if (o === "sidecar") sidecar = true;
-    else if (o.startsWith("sa=") && o.length > 3) serviceAccount = o.slice(3);
-    else bad(`unknown option ${JSON.stringify(o)}`);
+    else if (o.startsWith("sa=") && o.length > 3) {
+      serviceAccount = o.slice(3);
+      if (!SERVICE_ACCOUNT.test(serviceAccount)) bad(`sa=${JSON.stringify(serviceAccount)} is not a service account name`);
+    } else bad(`unknown option ${JSON.stringify(o)}`);
   }
+  // Secure naming checks spiffe://<td>/ns/<service namespace>/sa/<sa>: without a namespace in the host, sa= could not be enforced.
+  if (serviceAccount !== undefined && serviceNamespace(host) === undefined) bad(`sa= needs a service host <service>.<namespace>.svc[.…] to name the identity, got ${JSON.stringify(host)}`);
   const servicePort = Number(portText);
   return Object.freeze({ host, servicePort, name: `${host}:${servicePort}`, address: Object.freeze(address), sidecar, serviceAccount });
 }

@@ -9,6 +9,7 @@ import { FilterHost } from "./filter_host.ts";
 import type { HubCaller } from "../hub/transport.ts";
 import { HttpProxy } from "./http_proxy.ts";
 import { TcpProxy } from "./tcp_proxy.ts";
+import { buildConfigDump } from "./config_dump.ts";
 import type { ServiceEndpoint } from "../hub/clusters.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Workload } from "../security/workload.ts";
@@ -320,65 +321,9 @@ export class Sidecar {
     return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)) };
   }
 
-  /**
-   * The admin `/config_dump`: identity, listeners (filters in order and their
-   * upstream), routes, clusters with their endpoints, secrets, and the
-   * configuration (files, the filter's plugin JSON, and the security,
-   * networking and orchestrator resources of the directory grouped by kind,
-   * as decoded). meshctl proxy-config, authn tls-check and authz check read it.
-   */
+  /** The admin `/config_dump` (config_dump.ts). */
   private configDump(): unknown {
-    const o = this.options;
-    const a = this.addresses;
-    const app = `${o.appHost}:${o.appPort}`;
-    const hubClusters = new Set(["hub_server", this.loaded?.bundle.clientConfig?.transport?.checkCluster, this.loaded?.bundle.clientConfig?.transport?.reportCluster]);
-    const services = [...o.clusters].filter(([name]) => !hubClusters.has(name));
-    const listener = (name: string, port: number, protocol: "HTTP" | "TCP", direction: string, filters: string[], upstream?: string) =>
-      ({ name, address: o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
-    const mesh = this.loaded?.mesh;
-    // The workload's labels: given with the identity, else those of the Pod document named by the identity (`<pod>.<namespace>`).
-    const pod = mesh?.byKind.Pod.find((p) => `${p.name}.${p.namespace}` === o.identity.id);
-    const labels = (o.identity as { labels?: Record<string, string> }).labels ?? pod?.labels;
-    return {
-      identity: { ...o.identity, ...(labels ? { labels } : {}) },
-      listeners: {
-        inbound: { ...listener("inbound", a.inbound, "HTTP", "INBOUND", ["mesh.hub_client", "mesh.router"], app), ...(o.inboundService ? { service: o.inboundService } : {}), route: "inbound" },
-        outbound: { ...listener("outbound", a.outbound, "HTTP", "OUTBOUND", ["mesh.hub_client", "mesh.router"]), upstream: "per authority: the --cluster named by the Host header, else the Host itself", route: "outbound" },
-        ...(this.tcp ? { tcp: listener("tcp", a.tcp, "TCP", "INBOUND", ["mesh.hub_client", "mesh.tcp_proxy"], `${o.appHost}:${o.tcpAppPort}`) } : {}),
-        admin: listener("admin", a.admin, "HTTP", "ADMIN", ["mesh.admin"]),
-        ...(this.status ? { status: listener("status", a.status, "HTTP", "ADMIN", ["mesh.health"]) } : {}),
-      },
-      routes: [
-        { name: "inbound", listener: "inbound", virtualHosts: [{ name: o.inboundService || "inbound", domains: ["*"], upstream: app }] },
-        {
-          name: "outbound",
-          listener: "outbound",
-          virtualHosts: [
-            ...services.map(([name, c]) => ({ name, domains: [name, `${name}:*`], upstream: `${c.host}:${c.port}` })),
-            { name: "passthrough", domains: ["*"], upstream: "the Host header's address (port 80 when none)" },
-          ],
-        },
-      ],
-      clusters: Object.fromEntries([...o.clusters].map(([k, v]) => [k, `${v.host}:${v.port}`])),
-      endpoints: [
-        { cluster: "inbound|app", endpoints: [{ address: o.appHost, port: o.appPort, health: "UNKNOWN" }] },
-        ...(this.tcp ? [{ cluster: "inbound|tcp", endpoints: [{ address: o.appHost, port: o.tcpAppPort, health: "UNKNOWN" }] }] : []),
-        ...[...o.clusters].map(([cluster, c]) => ({ cluster, endpoints: [{ address: c.host, port: c.port, health: "UNKNOWN" }] })),
-      ],
-      secrets: o.security ? o.security.tls.secrets() : { certificates: [], note: "none: this sidecar holds no certificates yet (no mutual TLS termination or origination)" },
-      ...(o.security && this.policy ? { security: { ...(this.policy.describe() as object), endpoints: [...o.security.endpoints.values()] } } : {}),
-      configuration: {
-        files: this.loaded?.files ?? [],
-        filter: this.loaded ? JSON.parse(this.loaded.plugin) : null,
-        module: o.wasm,
-        resources: Object.fromEntries(
-          Object.entries(mesh?.byKind ?? {})
-            .filter(([, list]) => list.length > 0)
-            .map(([kind, list]) => [kind, list.map((r) => ({ name: r.name, namespace: r.namespace, labels: r.labels, annotations: r.annotations, file: r.origin.file, spec: r.spec }))]),
-        ),
-        enforced: o.security !== undefined,
-      },
-    };
+    return buildConfigDump({ options: this.options, addresses: this.addresses, loaded: this.loaded, hasTcp: this.tcp !== undefined, hasStatus: this.status !== undefined, policy: this.policy });
   }
 
   private stats(): Map<string, number | bigint> {
