@@ -16,13 +16,20 @@ export class ApiPattern {
 }
 
 /** The result of matching a request against a service's API specs. */
+// Shared by every match without bindings; never mutated.
+const NO_BINDINGS: Array<string> = [];
+
+/** The result of matching a request against a service's API specs (read-only once returned). */
 export class ApiMatch {
   matched: bool = false;
   /** Index into CompiledApiSpec.patterns of the winner, -1 if none. */
   winner: i32 = -1;
-  bindingNames: Array<string> = [];
-  bindingValues: Array<string> = [];
+  bindingNames: Array<string> = NO_BINDINGS;
+  bindingValues: Array<string> = NO_BINDINGS;
 }
+
+/** The answer for every request that matches no pattern: one shared, read-only object. */
+export const NO_API_MATCH = new ApiMatch();
 
 /**
  * All HTTPAPISpecs bound to one service, merged as upstream merged them
@@ -51,17 +58,12 @@ export class CompiledApiSpec {
    * Templates ignore the query string; regexes see the whole `:path`.
    */
   apply(method: string, path: string, bag: AttributeBag, wantBindings: bool): ApiMatch {
-    const result = new ApiMatch();
-    if (this.patterns.length == 0) return result;
+    if (this.patterns.length == 0) return NO_API_MATCH;
     let templateWinner = -1;
+    let bound: TemplateMatch | null = null;
     if (wantBindings) {
-      const m = this.templates.bindings(method, path);
-      if (m !== null) {
-        const found = m as TemplateMatch;
-        templateWinner = found.patternIndex;
-        result.bindingNames = found.names;
-        result.bindingValues = found.values;
-      }
+      bound = this.templates.bindings(method, path);
+      if (bound !== null) templateWinner = bound.patternIndex;
     } else {
       templateWinner = this.templates.lookup(method, path);
     }
@@ -79,8 +81,13 @@ export class CompiledApiSpec {
       }
       hits.length = kept;
     }
-    if (templateWinner < 0 && hits.length == 0) return result;
+    if (templateWinner < 0 && hits.length == 0) return NO_API_MATCH;
+    const result = new ApiMatch();
     result.matched = true;
+    if (bound !== null) {
+      result.bindingNames = bound.names;
+      result.bindingValues = bound.values;
+    }
     result.winner = templateWinner >= 0 ? templateWinner : hits[0];
     bag.merge(this.specAttributes);
     if (templateWinner >= 0) bag.merge(this.patterns[templateWinner].attributes);

@@ -2,7 +2,7 @@ import { addRequestAttributes } from "./attributes/derive";
 import { AttributeBag } from "./attributes/bag";
 import { readForwardedAttributes } from "./attributes/forwarded";
 import { DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "./api_key";
-import { ApiMatch } from "./api_spec";
+import { ApiMatch, NO_API_MATCH } from "./api_spec";
 import { ClientConfig, ServiceConfig } from "./config/client_config";
 import { QuotaCharge, quotaCharges } from "./quota";
 import { RequestView } from "./request";
@@ -13,7 +13,7 @@ export class Evaluation {
   attributes: AttributeBag = new AttributeBag();
   /** Null when neither the destination service nor the default has a ServiceConfig. */
   service: ServiceConfig | null = null;
-  api: ApiMatch = new ApiMatch();
+  api: ApiMatch = NO_API_MATCH;
   /** The winning pattern's uriTemplate or regex, "" if none matched. */
   apiPattern: string = "";
   apiKey: string | null = null;

@@ -46,7 +46,12 @@ export class AttributeValue {
     return v;
   }
 
+  /** Shared instances: attribute values are never mutated once set in a bag. */
   static ofBool(b: bool): AttributeValue {
+    return b ? TRUE_VALUE : FALSE_VALUE;
+  }
+
+  static newBoolForConstant(b: bool): AttributeValue {
     const v = new AttributeValue();
     v.kind = ValueKind.Bool;
     v.bool = b;
@@ -94,3 +99,6 @@ export class AttributeValue {
     return AttributeValue.ofSecondsNanos(kind, seconds, rest);
   }
 }
+
+const TRUE_VALUE: AttributeValue = AttributeValue.newBoolForConstant(true);
+const FALSE_VALUE: AttributeValue = AttributeValue.newBoolForConstant(false);

@@ -67,11 +67,59 @@ export function formatEndpoints(clusters: readonly DumpCluster[]): string {
 
 // ---- secrets
 
-export function formatSecrets(dump: ConfigDump): string {
-  const table = formatTable([["RESOURCE NAME", "TYPE", "STATUS", "VALID CERT", "SERIAL NUMBER", "NOT AFTER", "NOT BEFORE"]]);
-  const certs = dump.secrets?.certificates ?? [];
-  const note = dump.secrets?.note ?? "none reported";
-  return certs.length === 0 ? `${table}\nNo certificates: ${note}\n` : `${table}${certs.map((c) => `${JSON.stringify(c)}\n`).join("")}`;
+/** The columns of `secret -o short`: upstream's, then the identity the certificate carries. */
+export const SECRET_COLUMNS = ["RESOURCE NAME", "TYPE", "STATUS", "VALID CERT", "SERIAL NUMBER", "NOT AFTER", "NOT BEFORE", "IDENTITY"] as const;
+
+/** A /config_dump `secrets.certificates[]` entry (host/proxy/workload_tls.ts `secrets()`); every field may be missing in a saved dump. */
+interface DumpCertificate {
+  name?: string;
+  identity?: string;
+  subject?: string;
+  subjectAltName?: string;
+  serialNumber?: string;
+  notBefore?: string;
+  notAfter?: string;
+}
+
+/** RFC 3339 to the second, as upstream prints it; `-` when absent or not a time. */
+function certTime(text: string | undefined): string {
+  const t = text === undefined ? NaN : Date.parse(text);
+  return Number.isNaN(t) ? "-" : new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** The serial number in decimal, as upstream prints it (the dump has it in hex). */
+function serialDecimal(hex: string | undefined): string {
+  if (!hex || !/^[0-9A-Fa-f]+$/.test(hex)) return hex || "-";
+  return BigInt(`0x${hex}`).toString(10);
+}
+
+/** The workload identity; for a root, its URI SANs or else its subject. */
+function certIdentity(c: DumpCertificate): string {
+  if (c.identity) return c.identity;
+  const uris = (c.subjectAltName ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+  if (uris.length > 0) return uris.join(",");
+  return c.subject ? c.subject.split("\n").join(",") : "-";
+}
+
+/**
+ * `proxy-config secret -o short`: one row per certificate of /config_dump
+ * `secrets` — `default` (TYPE `Cert Chain`) and the roots (`ROOTCA…`, TYPE
+ * `CA`); STATUS `ACTIVE` (the sidecar holds no warming secrets); VALID CERT
+ * `true` when `now` is within NOT BEFORE..NOT AFTER. Without certificates,
+ * the header and the dump's note.
+ */
+export function formatSecrets(dump: ConfigDump, now: Date = new Date()): string {
+  const certs = (dump.secrets?.certificates ?? []) as DumpCertificate[];
+  if (certs.length === 0) return `${formatTable([[...SECRET_COLUMNS]])}\nNo certificates: ${dump.secrets?.note ?? "none reported"}\n`;
+  const rows: string[][] = [[...SECRET_COLUMNS]];
+  for (const c of certs) {
+    const name = c.name ?? "-";
+    const from = Date.parse(c.notBefore ?? "");
+    const to = Date.parse(c.notAfter ?? "");
+    const valid = !Number.isNaN(from) && !Number.isNaN(to) && from <= now.getTime() && now.getTime() <= to;
+    rows.push([name, name.startsWith("ROOTCA") ? "CA" : "Cert Chain", "ACTIVE", String(valid), serialDecimal(c.serialNumber), certTime(c.notAfter), certTime(c.notBefore), certIdentity(c)]);
+  }
+  return formatTable(rows);
 }
 
 // ---- log

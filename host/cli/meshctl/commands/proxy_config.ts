@@ -94,7 +94,7 @@ export function registerProxyConfig(program: Command): void {
       return o.output === "json" ? json(list) : formatEndpoints(list);
     }));
 
-  subcommand(group, "secret", ["s"], "Certificates the sidecar holds (experimental; none yet)")
+  subcommand(group, "secret", ["s"], "Certificates the sidecar holds: its workload certificate and the mesh roots (with --caAddress)")
     .action(action("secret", (dump, o) => (o.output === "json" ? json(dump.secrets ?? { certificates: [] }) : formatSecrets(dump))));
 
   const log = group
