@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { formatSecrets } from "../../host/cli/meshctl/proxy_config.ts";
+import type { ConfigDump } from "../../host/cli/meshctl/sidecar_admin.ts";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { sidecarConfig } from "../e2e/sidecar_support.ts";
 import { meshctl, tempFile } from "./cli_golden_support.ts";
 import { SIDECAR_POLICIES, meshctlAsync } from "./sidecar_cli_support.ts";
@@ -89,7 +93,7 @@ describe("proxy-config against a running sidecar", () => {
   test("secret: no certificates yet, said so", async () => {
     const run = await meshctlAsync(["proxy-config", "secret", "--admin", admin]);
     assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /^RESOURCE NAME\s+TYPE\s+STATUS\s+VALID CERT\s+SERIAL NUMBER\s+NOT AFTER\s+NOT BEFORE\n\nNo certificates: none: this sidecar holds no certificates yet/);
+    assert.match(run.stdout, /^RESOURCE NAME\s+TYPE\s+STATUS\s+VALID CERT\s+SERIAL NUMBER\s+NOT AFTER\s+NOT BEFORE\s+IDENTITY\n\nNo certificates: none: this sidecar holds no certificates yet/);
     assert.deepEqual(JSON.parse((await meshctlAsync(["pc", "s", "--admin", admin, "-o", "json"])).stdout).certificates, []);
   });
 
@@ -140,5 +144,68 @@ describe("proxy-config against a running sidecar", () => {
     const file = await meshctlAsync(["proxy-config", "log", "--level", "debug"]);
     assert.equal(file.status, 1);
     assert.match(file.stderr, /needs an orchestrator API/);
+  });
+});
+
+describe("proxy-config secret against a secure sidecar (--caAddress)", () => {
+  let ca: Awaited<ReturnType<typeof startMeshCa>> | undefined;
+  let workload: SecureWorkload | undefined;
+  before(async () => {
+    ca = await startMeshCa();
+    workload = await startSecureWorkload({ name: "httpbin", namespace: "foo", configDir: mkdtempSync(join(tmpdir(), "pc-secret-")), caAddress: ca.address });
+  });
+  after(async () => {
+    await workload?.stop();
+    await ca?.stop();
+  });
+
+  test("secret: a table of the workload certificate and the root, values as in the dump", async () => {
+    const dump = JSON.parse((await meshctlAsync(["pc", "s", "--admin", workload!.adminUrl, "-o", "json"])).stdout);
+    const [leaf, root] = dump.certificates as Array<{ name: string; identity?: string; serialNumber: string; notBefore: string; notAfter: string; subject: string }>;
+    assert.deepEqual(dump.certificates.map((c: { name: string }) => c.name), ["default", "ROOTCA"], "-o json is the dump's secrets, as before");
+    assert.equal(leaf.identity, "spiffe://cluster.local/ns/foo/sa/httpbin");
+
+    const run = await meshctlAsync(["proxy-config", "secret", "httpbin.foo", "--admin", workload!.adminUrl]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.doesNotMatch(run.stdout, /[{}]/, "no raw JSON");
+    const rows = run.stdout.trimEnd().split("\n").map((line) => line.split(/\s{3,}/));
+    const second = (iso: string) => iso.replace(/\.\d{3}Z$/, "Z");
+    assert.deepEqual(rows, [
+      ["RESOURCE NAME", "TYPE", "STATUS", "VALID CERT", "SERIAL NUMBER", "NOT AFTER", "NOT BEFORE", "IDENTITY"],
+      ["default", "Cert Chain", "ACTIVE", "true", BigInt(`0x${leaf.serialNumber}`).toString(), second(leaf.notAfter), second(leaf.notBefore), "spiffe://cluster.local/ns/foo/sa/httpbin"],
+      ["ROOTCA", "CA", "ACTIVE", "true", BigInt(`0x${root.serialNumber}`).toString(), second(root.notAfter), second(root.notBefore), root.subject.split("\n").join(",")],
+    ]);
+    assert.match(rows[1][5], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.ok(Date.parse(rows[2][5]) > Date.parse(rows[1][5]), "the root outlives the workload certificate");
+  });
+});
+
+describe("formatSecrets (a saved dump, a fixed time)", () => {
+  const dump = (certificates: unknown[], note?: string) => ({ secrets: { certificates, ...(note ? { note } : {}) } }) as unknown as ConfigDump;
+  const certs = [
+    { name: "default", identity: "spiffe://td/ns/a/sa/b", subject: "", subjectAltName: "URI:spiffe://td/ns/a/sa/b", serialNumber: "0A", notBefore: "2024-01-01T00:00:00.000Z", notAfter: "2024-01-02T00:00:00.000Z" },
+    { name: "ROOTCA", subject: "O=td", subjectAltName: "", serialNumber: "FF", notBefore: "2023-01-01T00:00:00.000Z", notAfter: "2033-01-01T00:00:00.000Z" },
+    { name: "ROOTCA.1", subject: "O=td\nCN=old root", serialNumber: "zz", notBefore: "2020-01-01T00:00:00.000Z", notAfter: "2023-06-01T00:00:00.000Z" },
+    { name: "ROOTCA.2", subjectAltName: "URI:spiffe://td, DNS:ca.td" },
+  ];
+
+  test("VALID CERT against now; decimal serials; times to the second; identity, URI SAN or subject; '-' for what is missing", () => {
+    assert.equal(
+      formatSecrets(dump(certs), new Date("2024-01-01T12:00:00Z")),
+      [
+        "RESOURCE NAME   TYPE         STATUS   VALID CERT   SERIAL NUMBER   NOT AFTER              NOT BEFORE             IDENTITY",
+        "default         Cert Chain   ACTIVE   true         10              2024-01-02T00:00:00Z   2024-01-01T00:00:00Z   spiffe://td/ns/a/sa/b",
+        "ROOTCA          CA           ACTIVE   true         255             2033-01-01T00:00:00Z   2023-01-01T00:00:00Z   O=td",
+        "ROOTCA.1        CA           ACTIVE   false        zz              2023-06-01T00:00:00Z   2020-01-01T00:00:00Z   O=td,CN=old root",
+        "ROOTCA.2        CA           ACTIVE   false        -               -                      -                      spiffe://td",
+        "",
+      ].join("\n"),
+    );
+    assert.match(formatSecrets(dump(certs), new Date("2024-01-03T00:00:00Z")).split("\n")[1], /^default\s+Cert Chain\s+ACTIVE\s+false\s/, "expired");
+  });
+
+  test("no certificates: the header and the dump's note", () => {
+    assert.equal(formatSecrets(dump([], "none: no TLS")), "RESOURCE NAME   TYPE   STATUS   VALID CERT   SERIAL NUMBER   NOT AFTER   NOT BEFORE   IDENTITY\n\nNo certificates: none: no TLS\n");
+    assert.match(formatSecrets({} as ConfigDump), /\nNo certificates: none reported\n$/);
   });
 });
