@@ -89,12 +89,18 @@ export function attributeValueToJson(v: DecodedAttributeValue): AttributeJson {
 /** Attributes keyed by name, names in sorted order so output is stable. */
 export function attributesToJson(map: Record<string, DecodedAttributeValue>): Record<string, AttributeJson> {
   const out: Record<string, AttributeJson> = {};
-  for (const name of Object.keys(map).sort()) out[name] = attributeValueToJson(map[name]);
+  for (const name of Object.keys(map).sort()) defineEntry(out, name, attributeValueToJson(map[name]));
   return out;
 }
 
 function sortedRecord(r: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of Object.keys(r).sort()) out[k] = r[k];
+  for (const k of Object.keys(r).sort()) defineEntry(out, k, r[k]);
   return out;
+}
+
+// An attribute or map key named "__proto__" is data: plain assignment would
+// set the object's prototype and lose it from the JSON.
+function defineEntry<T>(out: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }

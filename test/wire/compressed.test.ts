@@ -17,11 +17,13 @@ function roundTrip(map: AttributeMap): AttributeMap {
 /** Plain comparable form: bytes as arrays, records with ordinary prototypes. */
 function plain(map: AttributeMap): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  // defineProperty: an attribute named "__proto__" is data, not a prototype.
+  const set = (k: string, v: unknown) => Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   for (const [k, v] of map) {
-    if ("bytesValue" in v) out[k] = { bytesValue: [...v.bytesValue] };
-    else if ("stringMapValue" in v) out[k] = { stringMapValue: { entries: { ...v.stringMapValue.entries } } };
-    else if ("timestampValue" in v) out[k] = { timestampValue: { ...v.timestampValue } };
-    else out[k] = { ...v };
+    if ("bytesValue" in v) set(k, { bytesValue: [...v.bytesValue] });
+    else if ("stringMapValue" in v) set(k, { stringMapValue: { entries: Object.fromEntries(Object.entries(v.stringMapValue.entries)) } });
+    else if ("timestampValue" in v) set(k, { timestampValue: { ...v.timestampValue } });
+    else set(k, { ...v });
   }
   return out;
 }
@@ -104,6 +106,17 @@ describe("compressed attributes", () => {
       assert.throws(() => decodeAttributes(message as never, { dictionary }), (e: unknown) => e instanceof AttributeDecodeError && e.code === "ATTRIBUTES_INVALID" && error.test(e.message));
     });
   }
+
+  it("keeps attributes and map keys named __proto__ as data", () => {
+    const map: AttributeMap = new Map<string, AttributeValue>([
+      ["__proto__", { boolValue: false }],
+      ["request.headers", { stringMapValue: { entries: Object.fromEntries([["__proto__", "x"]]) } }],
+    ]);
+    const back = roundTrip(map);
+    assert.deepEqual(back.get("__proto__"), { boolValue: false });
+    const entries = (back.get("request.headers") as { stringMapValue: { entries: Record<string, string> } }).stringMapValue.entries;
+    assert.deepEqual(Object.entries(entries), [["__proto__", "x"]]);
+  });
 
   it("round-trips arbitrary attribute maps (property)", () => {
     const word = fc.oneof(fc.constantFrom(...GLOBAL_WORDS.slice(0, 60)), fc.string({ maxLength: 12 }));
