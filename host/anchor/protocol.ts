@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import protobuf from "protobufjs";
 import { PROTO_DIR } from "../wire/protos.ts";
+import { rawUnaryMethod } from "../wire/raw_grpc.ts";
 
 /** The gRPC service of proto/mesh/anchor/v1/anchor.proto. */
 export const CERTIFICATE_SERVICE = "mesh.anchor.v1.CertificateService";
@@ -40,14 +41,5 @@ export const decodeCreateCertificateRequest = (b: Buffer): CreateCertificateRequ
 export const encodeCreateCertificateResponse = (r: CreateCertificateResponse): Buffer => encode("CreateCertificateResponse", r);
 export const decodeCreateCertificateResponse = (b: Buffer): CreateCertificateResponse => decode("CreateCertificateResponse", b);
 
-const identity = (b: Buffer) => b;
 /** The method definition on raw bytes (decoding happens in the handler, so garbage is INVALID_ARGUMENT, never a crash). */
-export const CREATE_CERTIFICATE_METHOD = {
-  path: CREATE_CERTIFICATE_PATH,
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: identity,
-  requestDeserialize: identity,
-  responseSerialize: identity,
-  responseDeserialize: identity,
-} as const;
+export const CREATE_CERTIFICATE_METHOD = rawUnaryMethod(CREATE_CERTIFICATE_PATH);

@@ -1,4 +1,5 @@
 import type * as grpc from "@grpc/grpc-js";
+import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { formatGoDuration } from "../cli/duration.ts";
 import { buildInfo } from "../cli/version.ts";
 import { ProbeFile } from "../hubs/probes.ts";
@@ -179,16 +180,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
 
     const server: grpc.Server = createCertificateServer(ca, metrics, servingLog);
     const grpcPort = await bindInsecure(server, grpcHostPort(options.grpcAddress, options.grpcPort));
-    closers.push(
-      () =>
-        new Promise<void>((resolve) => {
-          const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
-          server.tryShutdown(() => {
-            clearTimeout(force);
-            resolve();
-          });
-        }),
-    );
+    closers.push(() => shutdownGrpcServer(server, SHUTDOWN_GRACE_MS));
     serving = true;
 
     const listeners: AnchorListeners = {

@@ -14,6 +14,18 @@ export interface SourceDocument {
   body: Record<string, unknown>;
 }
 
+/**
+ * The resource documents in one parsed YAML/JSON value: a list (JSON array
+ * or `kind: List` with `items`) is flattened; empty documents are dropped.
+ */
+export function flattenDocuments(value: unknown): unknown[] {
+  if (value === null || value === undefined) return [];
+  if (Array.isArray(value)) return value.flatMap(flattenDocuments);
+  const obj = value as Record<string, unknown>;
+  if (obj.kind === "List" && Array.isArray(obj.items)) return obj.items.flatMap(flattenDocuments);
+  return [value];
+}
+
 /** `Kind namespace/name`: how errors and tools name a resource. */
 export function resourceName(doc: Pick<SourceDocument, "kind" | "name" | "namespace">): string {
   return doc.namespace ? `${doc.kind} ${doc.namespace}/${doc.name}` : `${doc.kind} ${doc.name}`;
@@ -35,14 +47,7 @@ export function parseDocuments(text: string, file: string): SourceDocument[] {
     }
     roots.push(d.toJS());
   }
-  const flatten = (value: unknown): unknown[] => {
-    if (value === null || value === undefined) return [];
-    if (Array.isArray(value)) return value.flatMap(flatten);
-    const obj = value as Record<string, unknown>;
-    if (obj.kind === "List" && Array.isArray(obj.items)) return obj.items.flatMap(flatten);
-    return [value];
-  };
-  for (const raw of roots.flatMap(flatten)) {
+  for (const raw of roots.flatMap(flattenDocuments)) {
     const position = `document ${out.length + 1}`;
     if (typeof raw !== "object" || raw === null) throw new ConfigError({ file }, position, "a resource object", typeof raw);
     const body = raw as Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import type { SourceDocument } from "./documents.ts";
+import { type SourceDocument, flattenDocuments } from "./documents.ts";
 import type { ConfigProblem } from "./problems.ts";
 
 /** What a path argument may hold: YAML or JSON files. */
@@ -96,13 +96,6 @@ export function parseSourceText(text: string, file: string): { documents: Source
 }
 
 function addText(out: LoadedSources, text: string, file: string): void {
-  const flatten = (value: unknown): unknown[] => {
-    if (value === null || value === undefined) return [];
-    if (Array.isArray(value)) return value.flatMap(flatten);
-    const obj = value as Record<string, unknown>;
-    if (obj.kind === "List" && Array.isArray(obj.items)) return obj.items.flatMap(flatten);
-    return [value];
-  };
   let position = 0;
   const yamlDocs = parseAllDocuments(text, { prettyErrors: true });
   for (const [i, d] of (Array.isArray(yamlDocs) ? yamlDocs : [yamlDocs]).entries()) {
@@ -111,7 +104,7 @@ function addText(out: LoadedSources, text: string, file: string): void {
       continue;
     }
     let index = 0;
-    for (const raw of flatten(d.toJS())) {
+    for (const raw of flattenDocuments(d.toJS())) {
       index = position++;
       const where = `document ${index + 1}`;
       if (typeof raw !== "object" || raw === null) {

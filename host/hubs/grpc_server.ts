@@ -1,5 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import type { ScopedLogger } from "../telemetry/logger.ts";
+import { rawUnaryMethod } from "../wire/raw_grpc.ts";
 import { GRPC_CODES, grpcCodeName } from "../wire/status_codes.ts";
 import type { LoadShedder } from "./load_shedder.ts";
 import type { HubMetrics } from "./metrics.ts";
@@ -20,18 +21,8 @@ export interface HubGrpcOptions {
   sheddingLog: ScopedLogger;
 }
 
-const identity = (b: Buffer) => b;
-
 function method(name: string): grpc.MethodDefinition<Buffer, Buffer> {
-  return {
-    path: `/${HUB_SERVICE}/${name}`,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
+  return rawUnaryMethod(`/${HUB_SERVICE}/${name}`);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type * as grpc from "@grpc/grpc-js";
+import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { buildInfo } from "../cli/version.ts";
 import { startCtrlz, type CtrlzServer } from "../telemetry/ctrlz.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -185,16 +186,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     const bindAddress = grpcBindAddress(options.address, options.port);
     const grpcPort = await bindGrpc(server, bindAddress);
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
-    closers.push(
-      () =>
-        new Promise<void>((resolve) => {
-          const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
-          server.tryShutdown(() => {
-            clearTimeout(force);
-            resolve();
-          });
-        }),
-    );
+    closers.push(() => shutdownGrpcServer(server, SHUTDOWN_GRACE_MS));
     serving = true;
 
     if (options.readinessProbePath && options.readinessProbeIntervalMs > 0) {
