@@ -1,12 +1,23 @@
 // Runs every test/**/*.test.ts with Node's test runner, TypeScript loaded by tsx.
 // (Node 20's --test does not expand globs or pick up .ts files by itself.)
-import { spawnSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+//   node build/run-node-tests.mjs [path-substring…]
+//
+// Every test file preloads test/support/processes.ts, which kills the process
+// groups the file started and removes its temporary folders when the file
+// ends, whatever its outcome. As a last resort, once the run is over (or
+// interrupted), any process still carrying this run's marker in its
+// environment is named and killed: a run leaves nothing behind.
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const only = process.argv.slice(2);
+/** No test or suite may run longer: a hang is cancelled, never waited on forever. */
+const TEST_TIMEOUT_MS = 10 * 60_000;
+const MARKER = "MESH_TEST_RUN";
 
 function find(dir) {
   const out = [];
@@ -18,6 +29,43 @@ function find(dir) {
   return out;
 }
 
+/** Pids of processes whose environment holds `MESH_TEST_RUN=<run>` (Linux /proc; elsewhere none are found). */
+function processesOfRun(run) {
+  const found = [];
+  let entries = [];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return found;
+  }
+  const needle = `${MARKER}=${run}\0`;
+  for (const entry of entries) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (`${readFileSync(`/proc/${pid}/environ`, "latin1")}\0`.includes(needle)) {
+        found.push({ pid, command: readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").join(" ").trim() });
+      }
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
+}
+
+function killLeftovers(run) {
+  const left = processesOfRun(run);
+  for (const { pid, command } of left) {
+    process.stderr.write(`run-node-tests: killing a process the tests left running: ${pid} ${command}\n`);
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  return left.length;
+}
+
 const files = find(join(root, "test"))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
@@ -25,8 +73,15 @@ if (files.length === 0) {
   console.error("no test files matched");
   process.exit(1);
 }
-const run = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], {
-  cwd: root,
-  stdio: "inherit",
+const run = randomUUID();
+const child = spawn(
+  process.execPath,
+  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", "--test-concurrency=2", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
+  { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run } },
+);
+// Ctrl-C reaches the runner and the test files (one process group); the files stop their processes, then this sweeps.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code, signal) => {
+  killLeftovers(run);
+  process.exit(code ?? (signal ? 1 : 0));
 });
-process.exit(run.status ?? 1);

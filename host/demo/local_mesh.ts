@@ -1,9 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEchoApp, startTcpEchoApp } from "./echo_app.ts";
-import { type Daemon, startDaemon } from "./processes.ts";
+import { type Daemon, ownedTempDir, removeOwnedTempDir, startDaemon } from "./processes.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const HUBS_BIN = join(ROOT, "build", "out", "hubs.mjs");
@@ -52,24 +51,36 @@ export interface LocalMesh {
 /**
  * A mesh on loopback: a `hubs server` process with rules, the echo app, and
  * a `disco-agent proxy` process in front of it running build/filter.wasm.
- * Every port is ephemeral. Used by `npm start`, the end-to-end tests and the
- * sidecar benchmark.
+ * Every port is ephemeral; the configuration folders are temporary (removed
+ * by `stop`, and on exit or a signal). Used by `npm start`, the end-to-end
+ * tests and the sidecar benchmark.
  */
 export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<LocalMesh> {
-  const hubConfigDir = mkdtempSync(join(tmpdir(), "mesh-hub-"));
-  const sidecarConfigDir = mkdtempSync(join(tmpdir(), "mesh-sidecar-"));
+  const hubConfigDir = ownedTempDir("mesh-hub-");
+  const sidecarConfigDir = ownedTempDir("mesh-sidecar-");
+  const removeDirs = () => [hubConfigDir, sidecarConfigDir].forEach(removeOwnedTempDir);
   const accessLog = join(hubConfigDir, "access.jsonl");
   writeFileSync(join(hubConfigDir, "rules.yaml"), options.hubConfig ?? readFileSync(join(DEMO_DIR, "hub-rules.yaml"), "utf8"));
   writeFileSync(join(hubConfigDir, "access-log.yaml"), `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
   writeFileSync(join(sidecarConfigDir, "config.yaml"), options.sidecarConfig ?? readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
 
-  const hub = await startDaemon<HubListening>(
+  // The hub and the apps start side by side; the sidecar needs their ports.
+  const hubStarting = startDaemon<HubListening>(
     HUBS_BIN,
     ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system"],
     "hubs listening ",
   );
   const app = await startEchoApp();
   const tcpApp = options.tcp ? await startTcpEchoApp() : undefined;
+  let hub: Daemon<HubListening>;
+  try {
+    hub = await hubStarting;
+  } catch (e) {
+    tcpApp?.server.close();
+    app.server.close();
+    removeDirs();
+    throw e;
+  }
   let sidecar: Daemon<SidecarListening>;
   try {
     sidecar = await startDaemon<SidecarListening>(
@@ -87,12 +98,14 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
         ...(options.agentArgs ?? []),
       ],
       "disco-agent listening ",
-      20_000,
+      undefined,
       { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo", ...(options.agentEnv ?? {}) },
     );
   } catch (e) {
     await hub.stop();
+    tcpApp?.server.close();
     app.server.close();
+    removeDirs();
     throw e;
   }
   return {
@@ -111,6 +124,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
       tcpApp?.server.close();
       app.server.closeAllConnections();
       await new Promise<void>((resolve) => app.server.close(() => resolve()));
+      removeDirs();
     },
   };
 }

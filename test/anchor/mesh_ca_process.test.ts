@@ -3,8 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { X509Certificate } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as tls from "node:tls";
 import { after, before, describe, it } from "node:test";
@@ -12,7 +11,8 @@ import { promisify } from "node:util";
 import { CertificateRequestError, createCertificate, requestWorkloadCertificate, splitPem, type WorkloadCertificate } from "../../host/anchor/client.ts";
 import { CREATE_CERTIFICATE_METHOD } from "../../host/anchor/protocol.ts";
 import { x509 } from "../../host/anchor/x509.ts";
-import { type CaProcess, csrFor, MESH_CA_BIN, metricsText, metricValue, startCa } from "./support/ca_process.ts";
+import { type CaProcess, csrFor, MESH_CA_BIN, metricsText, metricValue, startCa, waitFor } from "./support/ca_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 const run = promisify(execFile);
 const H = 3_600_000;
@@ -39,7 +39,7 @@ async function refused(p: Promise<unknown>): Promise<CertificateRequestError> {
 
 describe("mesh_ca process", () => {
   let ca: CaProcess;
-  const probeFile = join(mkdtempSync(join(tmpdir(), "mesh-ca-probe-")), "alive");
+  const probeFile = join(tempDir("mesh-ca-probe-"), "alive");
   const identity = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;
 
   before(async () => {
@@ -170,7 +170,7 @@ describe("mesh_ca process", () => {
 
 describe("mesh_ca root rotation (process)", () => {
   it("rotates the self-signed root inside its grace percentile, serves both roots, keeps issuing", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mesh-ca-selfsigned-"));
+    const dir = tempDir("mesh-ca-selfsigned-");
     const ca = await startCa(["--self-signed-ca", "--self-signed-ca-cert-dir", dir, "--key-size", "1024"], {
       ANCHOR_SELF_SIGNED_CA_CERT_TTL: "8s",
       ANCHOR_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: "250ms",
@@ -181,22 +181,18 @@ describe("mesh_ca root rotation (process)", () => {
       assert.equal(splitPem(before.rootPem).length, 1);
       assert.ok(before.expiresAt.getTime() - before.notBefore.getTime() <= 8000, "a leaf never outlives its root");
       const expiryBefore = metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")!;
-      // 75% of 8s is grace: the rotation comes 2s after start, at the first check after that.
-      const deadline = Date.now() + 6000;
-      let expiry = expiryBefore;
-      while (expiry === expiryBefore && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-        expiry = metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")!;
-      }
-      assert.ok(expiry > expiryBefore, "the root expiry gauge moved to the new root");
+      // 75% of 8s is grace: the first rotation comes 2s after start, at the first check after that.
+      // A loaded machine may be slower than that, and may see later rotations too: only the order of events is asserted.
+      await waitFor("the root expiry gauge to move to a new root", async () => (metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")! > expiryBefore ? true : undefined));
       const after = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA" });
       const roots = splitPem(after.rootPem).map((p) => new X509Certificate(p));
-      assert.equal(roots.length, 2, "new and previous root served during the overlap");
+      assert.ok(roots.length >= 2, `the new root and the previous one are served during the overlap (got ${roots.length})`);
       const leaf = new X509Certificate(after.certChainPem);
-      assert.ok(leaf.verify(roots[0].publicKey), "issued under the new root");
-      assert.ok(new Date(roots[0].validFrom) > new Date(roots[1].validFrom), "the new root comes first");
+      assert.ok(leaf.verify(roots[0].publicKey), "issued under the newest root");
+      for (let i = 1; i < roots.length; i++) assert.ok(new Date(roots[i - 1].validFrom) >= new Date(roots[i].validFrom), "newest root first");
+      assert.ok(new Date(roots[0].validFrom) > new Date(new X509Certificate(before.rootPem).validFrom), "the first root is a new one");
       assert.match(ca.output(), /rotated the self-signed root/);
-      assert.equal(splitPem(readFileSync(join(dir, "root-cert.pem"), "utf8")).length, 2, "the directory holds the bundle");
+      assert.ok(splitPem(readFileSync(join(dir, "root-cert.pem"), "utf8")).length >= 2, "the directory holds the bundle");
       assert.equal(await ca.stop(), 0);
     } finally {
       await ca.stop("SIGKILL");

@@ -1,8 +1,7 @@
 // Root rotation and certificate renewal with an injected clock and timers: nothing sleeps.
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { WorkloadCertificate } from "../../host/anchor/client.ts";
@@ -15,6 +14,7 @@ import { Logger } from "../../host/telemetry/logger.ts";
 import { ANCHOR_LOG_SCOPES } from "../../host/anchor/options.ts";
 import { csrFor } from "./support/ca_process.ts";
 import { FakeClock } from "./support/fake_clock.ts";
+import { tempDir } from "../support/processes.ts";
 
 const H = 3_600_000;
 const quiet = new Logger(ANCHOR_LOG_SCOPES, { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "none"]]), stacktraceLevels: new Map(), targets: [] });
@@ -54,7 +54,7 @@ describe("self-signed root rotation", () => {
   });
 
   it("persists to --self-signed-ca-cert-dir (PKCS#1 key, mode 0600), reloads it, and a read-only instance follows rotations", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mesh-ca-dir-"));
+    const dir = tempDir("mesh-ca-dir-");
     const clock = new FakeClock();
     const writer = await SelfSignedCa.start(caOptions(clock, { dir }));
     assert.match(readFileSync(join(dir, "ca-key.pem"), "utf8"), /BEGIN RSA PRIVATE KEY/);
@@ -72,10 +72,10 @@ describe("self-signed root rotation", () => {
   });
 
   it("writes a PKCS#8 key with --pkcs8-keys; read-only without a CA is a config error", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "mesh-ca-dir-"));
+    const dir = tempDir("mesh-ca-dir-");
     await SelfSignedCa.start(caOptions(new FakeClock(), { dir, pkcs8: true }));
     assert.match(readFileSync(join(dir, "ca-key.pem"), "utf8"), /BEGIN PRIVATE KEY/);
-    await assert.rejects(SelfSignedCa.start(caOptions(new FakeClock(), { dir: mkdtempSync(join(tmpdir(), "mesh-ca-empty-")), readOnly: true })), /--read-signing-cert-only: .*ca-key\.pem does not exist/);
+    await assert.rejects(SelfSignedCa.start(caOptions(new FakeClock(), { dir: tempDir("mesh-ca-empty-"), readOnly: true })), /--read-signing-cert-only: .*ca-key\.pem does not exist/);
   });
 
   it("the rotator checks after the (jittered) start delay and then every interval, and keeps going after a failure", async () => {

@@ -1,8 +1,7 @@
 // --signing-cert / --signing-key / --cert-chain / --root-cert: an intermediate CA plugged in from files.
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { CertificateAuthority } from "../../host/anchor/certificate_authority.ts";
@@ -12,6 +11,7 @@ import { createSelfSignedRoot } from "../../host/anchor/self_signed_root.ts";
 import { loadPluggedBundle, pemOf } from "../../host/anchor/signing_bundle.ts";
 import { x509 } from "../../host/anchor/x509.ts";
 import { csrFor } from "./support/ca_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 const H = 3_600_000;
 let dir: string;
@@ -23,7 +23,7 @@ const file = (name: string, text: string) => {
 describe("plugged-in signing certificate", () => {
   let files: { signingCert: string; signingKey: string; certChain: string; rootCert: string; otherKey: string; rootKey: string; rootCertOnly: string; unrelatedRoot: string };
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "mesh-ca-plugged-"));
+    dir = tempDir("mesh-ca-plugged-");
     const now = Date.now();
     const rootKeys = await generateKeyPair("ECDSA");
     const root = await createSelfSignedRoot({ keys: rootKeys, org: "Root Org", ttlMs: 100 * H, now });

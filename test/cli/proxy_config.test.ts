@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { formatSecrets } from "../../host/cli/meshctl/proxy_config.ts";
@@ -10,6 +9,7 @@ import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../hos
 import { sidecarConfig } from "../e2e/sidecar_support.ts";
 import { meshctl, tempFile } from "./cli_golden_support.ts";
 import { SIDECAR_POLICIES, meshctlAsync } from "./sidecar_cli_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // `meshctl proxy-config listener|route|endpoints|secret|log` against a
 // running sidecar (HTTP and TCP listeners, one outbound cluster) and a saved dump.
@@ -152,7 +152,7 @@ describe("proxy-config secret against a secure sidecar (--caAddress)", () => {
   let workload: SecureWorkload | undefined;
   before(async () => {
     ca = await startMeshCa();
-    workload = await startSecureWorkload({ name: "httpbin", namespace: "foo", configDir: mkdtempSync(join(tmpdir(), "pc-secret-")), caAddress: ca.address });
+    workload = await startSecureWorkload({ name: "httpbin", namespace: "foo", configDir: tempDir("pc-secret-"), caAddress: ca.address });
   });
   after(async () => {
     await workload?.stop();

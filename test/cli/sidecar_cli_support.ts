@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { sidecarConfig } from "../e2e/sidecar_support.ts";
+import { runProcess } from "../support/processes.ts";
 import { FIXTURES, MESHCTL, type Run } from "./cli_golden_support.ts";
 
 /**
@@ -84,13 +84,5 @@ export function startPolicyMesh(): Promise<LocalMesh> {
  * something meanwhile), in the fixtures folder.
  */
 export function meshctlAsync(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MESHCTL, ...args], { cwd: FIXTURES });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c) => (stdout += c));
-    child.stderr.setEncoding("utf8").on("data", (c) => (stderr += c));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [MESHCTL, ...args], { cwd: FIXTURES });
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
+import { runProcess } from "../support/processes.ts";
 import { FIXTURES, MESHCTL } from "./cli_golden_support.ts";
 
 // Issue 6 item 6: `meshctl x simulate -f FILE` through the built CLI, one
@@ -26,14 +26,7 @@ interface Run {
 }
 
 function simulate(file: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MESHCTL, "x", "simulate", "-f", join("simulate", file)], { cwd: FIXTURES });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("exit", (status) => resolve({ status, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [MESHCTL, "x", "simulate", "-f", join("simulate", file)], { cwd: FIXTURES });
 }
 
 const lines = (r: Run): Map<string | number, Line> => {
@@ -63,7 +56,7 @@ function check(results: Map<string | number, Line>, table: Record<string, Expect
   }
 }
 
-describe("meshctl x simulate", { timeout: 120_000 }, () => {
+describe("meshctl x simulate", () => {
   const runs: Record<string, Promise<Run>> = {};
   before(() => {
     for (const f of ["mtls.json", "jwt.json", "authz_gateway.json", "single.json"]) runs[f] = simulate(f);

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { tempDir } from "../support/processes.ts";
 
 // Runs the real built program: build first with `node build/build.mjs`.
 const MESHCTL = join(import.meta.dirname, "..", "..", "build", "out", "meshctl.mjs");
@@ -13,7 +13,7 @@ function meshctl(args: string[], input?: string) {
   return { status: run.status, stdout: run.stdout, stderr: run.stderr, lines: run.stderr.split("\n").filter((l) => /^(Error|Warning): /.test(l)) };
 }
 
-const dir = mkdtempSync(join(tmpdir(), "validate-"));
+const dir = tempDir("validate-");
 function file(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);

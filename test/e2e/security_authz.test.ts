@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { ISSUER, type JwtKit, type Outcome, send, startJwtKit, stats, upstreamHeaders } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Spec 1, rules 12–13 and the Errors row "DENY rule matched (no request
 // principal) → 403": DENY policies with notRequestPrincipals, with and
@@ -41,8 +41,8 @@ spec:
 
 const status = (o: Outcome) => (o.outcome === "http" ? o.status : o.outcome);
 
-describe("security: authorization (rules 12–13)", { timeout: 60_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-sec-authz-"));
+describe("security: authorization (rules 12–13)", () => {
+  const dir = tempDir("mesh-sec-authz-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;
   const w: Record<string, SecureWorkload> = {};

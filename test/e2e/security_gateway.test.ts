@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AGENT_BIN } from "../../host/demo/local_mesh.ts";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { ISSUER, type JwtKit, type Outcome, send, startJwtKit, upstreamHeaders } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Issue 6 item 5 and the Errors row "unmatched route, REGISTRY_ONLY with the
 // fallthrough route → 502": an ingress gateway (the sidecar with --gateway,
@@ -54,8 +54,8 @@ spec:
 
 const status = (o: Outcome) => (o.outcome === "http" ? o.status : o.outcome);
 
-describe("security: ingress gateway and registry-only", { timeout: 60_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-sec-gw-"));
+describe("security: ingress gateway and registry-only", () => {
+  const dir = tempDir("mesh-sec-gw-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;
   const w: Record<string, SecureWorkload> = {};

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { ISSUER, type JwtKit, type Outcome, get, send, startJwtKit, stats, upstreamHeaders } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Spec 1, rules 8–11 and the Errors rows "invalid bearer token" and "expired
 // bearer token": a sidecar with a RequestAuthentication whose key set is
@@ -33,8 +33,8 @@ spec:
 
 const status = (o: Outcome) => (o.outcome === "http" ? o.status : o.outcome);
 
-describe("security: JWT (rules 8–11)", { timeout: 60_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-sec-jwt-"));
+describe("security: JWT (rules 8–11)", () => {
+  const dir = tempDir("mesh-sec-jwt-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;
   let httpbin: SecureWorkload;

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startEchoApp } from "../../host/demo/echo_app.ts";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { get, send, stats, upstreamHeaders, writeConfigAndWait } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Spec 1, request-handling rules 1–7 and the Errors row "plain-text request to
 // a STRICT workload", on loopback with real processes: mesh_ca, one sidecar
@@ -64,8 +64,8 @@ spec:
 
 const XFCC = /^By=spiffe:\/\/cluster\.local\/ns\/([a-z-]+)\/sa\/([a-z-]+);Hash=[0-9a-f]{64};Subject="";URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep$/;
 
-describe("security: mutual TLS (rules 1–7)", { timeout: 60_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-sec-mtls-"));
+describe("security: mutual TLS (rules 1–7)", () => {
+  const dir = tempDir("mesh-sec-mtls-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let legacy: Awaited<ReturnType<typeof startEchoApp>>;
   let multiApp: Awaited<ReturnType<typeof startEchoApp>>;

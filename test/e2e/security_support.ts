@@ -39,7 +39,7 @@ export function upstreamHeaders(o: Outcome): Record<string, string> {
 export async function writeConfigAndWait(dir: string, file: string, yaml: string, adminUrls: string[]): Promise<void> {
   const before = await Promise.all(adminUrls.map(async (u) => (await stats(u)).get("config.applied") ?? 0));
   writeFileSync(join(dir, file), yaml);
-  await Promise.all(adminUrls.map((u, i) => waitFor(`config applied at ${u}`, async () => (((await stats(u)).get("config.applied") ?? 0) > before[i] ? true : undefined), 10_000)));
+  await Promise.all(adminUrls.map((u, i) => waitFor(`config applied at ${u}`, async () => (((await stats(u)).get("config.applied") ?? 0) > before[i] ? true : undefined))));
 }
 
 import { createServer, type Server } from "node:http";

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { DEMO_SERVICE } from "../../host/demo/local_mesh.ts";
+import { waitFor as pollFor } from "../support/processes.ts";
 
 export { DEMO_SERVICE };
 
@@ -98,14 +99,9 @@ export async function stats(adminUrl: string): Promise<Map<string, number>> {
   }));
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Polls until `probe` returns something other than undefined (test/support/processes.ts `waitFor`; limits of at least 60 s). */
+export function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs?: number): Promise<T> {
+  return pollFor(what, probe, timeoutMs);
 }
 
 export function accessLogLines(path: string): Array<{ attributes: Record<string, any> }> {

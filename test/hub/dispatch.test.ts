@@ -15,7 +15,7 @@ import { startHub, tempDir, writeConfig, type HubProcess } from "../hubs/support
 import { PROPERTIES, REQUEST, pluginConfig } from "../wasm/emulator_support.ts";
 import { grpcCall } from "./support/peers.ts";
 
-async function until(ok: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+async function until(ok: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!ok()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -194,6 +194,6 @@ describe("the filter module, the transport and a real hubs server", () => {
     assert.match(r.body ?? "", /^UNAVAILABLE:upstream connect error or disconnect\/reset before headers/);
     assert.equal(failed.length, 3, "one attempt and two retries");
     assert.deepEqual(failed.map((f) => f.retryInMs === undefined), [false, false, true]);
-    assert.ok(r.ms < 2000, `decided after ${r.ms} ms`);
+    assert.ok(r.ms < 7000, `decided after ${r.ms} ms (the retry waits plus 5 s of margin for a loaded machine)`);
   });
 });

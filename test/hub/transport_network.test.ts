@@ -3,8 +3,6 @@
 // after exactly 1 + maxRetry attempts, with the message prefix the module
 // classifies by, within a bounded time.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { CONNECT_ERROR_PREFIX, TIMEOUT_PREFIX } from "../../host/hub/attempt_status.ts";
@@ -12,6 +10,7 @@ import { parseClusters } from "../../host/hub/clusters.ts";
 import { type FailedAttempt, HubTransport } from "../../host/hub/transport.ts";
 import { GRPC_CODES } from "../../host/wire/status_codes.ts";
 import { closedPort, grpcCall, retryPolicy, ScriptedHub, startSilentServer } from "./support/peers.ts";
+import { tempDir } from "../support/processes.ts";
 
 describe("HubTransport on loopback sockets", () => {
   const cleanups: Array<() => unknown> = [];
@@ -35,7 +34,7 @@ describe("HubTransport on loopback sockets", () => {
     assert.equal(failed.length, 3);
     const waited = failed.reduce((sum, f) => sum + (f.retryInMs ?? 0), 0);
     assert.ok(waited >= 100 && waited <= 150, `waits ${waited}`);
-    assert.ok(elapsed >= waited - 5 && elapsed < 3000, `took ${elapsed} ms`);
+    assert.ok(elapsed >= waited - 5 && elapsed < waited + 5000, `took ${elapsed} ms (a loaded machine gets 5 s of margin)`);
   });
 
   it("a silent hub (accepts, never answers), timeoutMs 200: timeout prefix after 1 + maxRetry attempts, bounded time", async () => {
@@ -48,12 +47,12 @@ describe("HubTransport on loopback sockets", () => {
     const elapsed = performance.now() - started;
     assert.deepEqual(result, { ok: false, code: GRPC_CODES.UNAVAILABLE, message: TIMEOUT_PREFIX, attempts: 2 });
     assert.ok(silent.accepted() >= 1, "the transport did connect");
-    // 2 × 200 ms + 50 ms wait, plus scheduling slack
-    assert.ok(elapsed >= 440 && elapsed < 1500, `took ${elapsed} ms`);
+    // 2 × 200 ms + 50 ms wait, plus 5 s of margin for a loaded machine
+    assert.ok(elapsed >= 440 && elapsed < 5450, `took ${elapsed} ms`);
   });
 
   it("answers over a Unix domain socket cluster", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "hub-unix-")), "hub.sock");
+    const path = join(tempDir("hub-unix-"), "hub.sock");
     const hub = await ScriptedHub.start(`unix://${path}`);
     cleanups.push(() => hub.close());
     const transport = new HubTransport({ clusters: parseClusters([`hub_server=unix://${path}`]) });

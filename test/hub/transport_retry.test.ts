@@ -189,7 +189,7 @@ describe("HubTransport retries (fake clock)", () => {
   });
 });
 
-async function waitUntil(ok: () => boolean, timeoutMs = 3000): Promise<void> {
+async function waitUntil(ok: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!ok()) {
     if (Date.now() > deadline) throw new Error("condition not reached");

@@ -1,15 +1,14 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FilterHost } from "../../host/proxy/filter_host.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Compiles the fixture with the project's own compiler, as a proxy-wasm
 // module (no start section, abort routed to a trap).
 function buildTrappingModule(): string {
-  const out = join(mkdtempSync(join(tmpdir(), "trap-")), "trapping.wasm");
+  const out = join(tempDir("trap-"), "trapping.wasm");
   const asc = join(import.meta.dirname, "..", "..", "node_modules", "assemblyscript", "bin", "asc.js");
   execFileSync(process.execPath, [asc, join(import.meta.dirname, "fixtures", "trapping_filter.ts"), "-o", out, "--exportStart", "_initialize", "--use", "abort=", "-O1"], { stdio: "pipe" });
   return out;

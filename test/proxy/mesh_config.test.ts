@@ -3,12 +3,12 @@
 // they give, rows that must be refused naming the file and the field path,
 // and the DISCO_ENABLE_FALLTHROUGH_ROUTE override.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DEFAULT_MESH_SETTINGS, type MeshSettings, MeshConfigError, loadMeshConfig, parseMeshConfig } from "../../host/proxy/mesh_config.ts";
 import { securitySettings } from "../../host/proxy/agent_command.ts";
+import { tempDir } from "../support/processes.ts";
 
 const FILE = "mesh.yaml";
 
@@ -111,7 +111,7 @@ describe("parseMeshConfig", () => {
 });
 
 describe("loadMeshConfig", () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-config-"));
+  const dir = tempDir("mesh-config-");
 
   it("reads and decodes the file", () => {
     const file = join(dir, "mesh.yaml");
@@ -132,7 +132,7 @@ describe("loadMeshConfig", () => {
 });
 
 describe("the sidecar's mesh settings: --meshConfigFile, DISCO_ENABLE_FALLTHROUGH_ROUTE, --trustDomain", () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-settings-"));
+  const dir = tempDir("mesh-settings-");
   const meshFile = (name: string, yaml: string) => {
     const file = join(dir, name);
     writeFileSync(file, yaml);

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Daemon, startDaemon } from "../../../host/demo/processes.ts";
+import { type Daemon, startDaemon, waitFor as pollFor } from "../../support/processes.ts";
 import { generateKeyPair } from "../../../host/anchor/keys.ts";
 import type { AnchorListeners } from "../../../host/anchor/server.ts";
 import { x509 } from "../../../host/anchor/x509.ts";
@@ -19,7 +19,7 @@ export async function startCa(args: string[] = [], env: NodeJS.ProcessEnv = {}):
     MESH_CA_BIN,
     ["--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
     "mesh_ca listening ",
-    20_000,
+    undefined,
     { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false", ...env },
   );
   return {
@@ -48,12 +48,7 @@ export async function csrFor(uris: string[], keys?: CryptoKeyPair): Promise<stri
   return csr.toString("pem");
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Polls until `probe` returns something other than undefined (test/support/processes.ts `waitFor`; limits of at least 60 s). */
+export function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs?: number): Promise<T> {
+  return pollFor(what, probe, timeoutMs);
 }

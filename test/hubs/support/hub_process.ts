@@ -1,13 +1,13 @@
 // Test support: a real `hubs server` process on loopback and a gRPC client for it.
 import * as grpc from "@grpc/grpc-js";
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { encodeAttributes, GlobalDictionary, MessageWords, type AttributeMap, type AttributeValue } from "../../../host/wire/compressed.ts";
 import { GLOBAL_WORDS } from "../../../host/wire/global_words.ts";
 import { messageType } from "../../../host/wire/protos.ts";
+import { startDaemon, tempDir as ownedTempDir, waitFor as pollFor } from "../../support/processes.ts";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 export const HUBS_BIN = join(ROOT, "build", "out", "hubs.mjs");
@@ -36,54 +36,41 @@ export interface HubProcess {
   stop(): Promise<number | null>;
 }
 
+/** A temporary folder, removed when the test file's process exits. */
 export function tempDir(prefix = "hubs-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return ownedTempDir(prefix);
 }
 
 export function writeConfig(dir: string, file: string, yaml: string): void {
   writeFileSync(join(dir, file), yaml);
 }
 
-/** Starts `node build/out/hubs.mjs server` with every listener on an ephemeral loopback port. */
-export async function startHub(args: string[] = [], timeoutMs = 15_000): Promise<HubProcess> {
+/**
+ * Starts `node build/out/hubs.mjs server` with every listener on an ephemeral
+ * loopback port, as a process the test file owns (test/support/processes.ts).
+ * `timeoutMs` is raised to the tests' readiness minimum.
+ */
+export async function startHub(args: string[] = [], timeoutMs?: number): Promise<HubProcess> {
   if (!existsSync(HUBS_BIN)) throw new Error(`${HUBS_BIN} is missing: run node build/build.mjs first`);
   const hasAddress = args.some((a) => a === "--address" || a.startsWith("--address="));
-  const proc = spawn(
-    process.execPath,
-    [HUBS_BIN, "server", ...(hasAddress ? [] : ["--address", "tcp://127.0.0.1:0"]), "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
-    { stdio: ["ignore", "pipe", "pipe"] },
+  const daemon = await startDaemon<Listeners>(
+    HUBS_BIN,
+    ["server", ...(hasAddress ? [] : ["--address", "tcp://127.0.0.1:0"]), "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
+    LISTENING,
+    timeoutMs,
   );
-  let out = "";
-  proc.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  proc.stderr!.on("data", (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));
-  const listeners = await new Promise<Listeners>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`hubs did not start within ${timeoutMs} ms:\n${out}`)), timeoutMs);
-    const poll = () => {
-      const line = out.split("\n").find((l) => l.startsWith(LISTENING));
-      if (line) {
-        clearTimeout(timer);
-        resolve(JSON.parse(line.slice(LISTENING.length)) as Listeners);
-      }
-    };
-    proc.stdout!.on("data", poll);
-    exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`hubs exited with ${code} before listening:\n${out}`));
-    });
-  });
+  const listeners = daemon.listening;
   const client = new HubClient(listeners.grpc);
   return {
-    proc,
+    proc: daemon.proc,
     listeners,
-    output: () => out,
+    output: daemon.output,
     monitoringUrl: `http://127.0.0.1:${listeners.monitoringPort}`,
     ctrlzUrl: `http://127.0.0.1:${listeners.ctrlzPort}`,
     client,
     stop: async () => {
       client.close();
-      if (proc.exitCode === null) proc.kill("SIGTERM");
-      return exited;
+      return daemon.stop("SIGTERM");
     },
   };
 }
@@ -126,7 +113,7 @@ export class HubClient {
 
   callRaw(method: "Check" | "Report", bytes: Buffer): Promise<CallResult<Buffer>> {
     return new Promise((resolve) => {
-      this.stub[method](bytes, { deadline: Date.now() + 10_000 }, (err: grpc.ServiceError | null, res: Buffer) => {
+      this.stub[method](bytes, { deadline: Date.now() + 60_000 }, (err: grpc.ServiceError | null, res: Buffer) => {
         resolve(err ? { code: err.code, details: err.details } : { code: 0, details: "", response: res });
       });
     });
@@ -180,19 +167,9 @@ export function reportRequest(entries: Array<Record<string, Plain>>): object {
   return { attributes, defaultWords: words.words, globalWordCount: DICTIONARY.size, repeatedAttributesSemantics: 1 };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 5000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+/** Polls until `fn` returns something other than undefined or false (test/support/processes.ts `waitFor`; limits of at least 60 s). */
+export function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs?: number, everyMs = 50): Promise<T> {
+  return pollFor(what, fn, timeoutMs, everyMs);
 }
 
 export async function metricsText(hub: HubProcess): Promise<string> {

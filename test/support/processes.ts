@@ -1,0 +1,98 @@
+// Test support: the one owner of the processes and temporary folders tests make.
+//
+// Every process a test starts goes through host/demo/processes.ts (its own
+// process group, killed on exit and on signals); importing this module also
+// registers a root `after` hook in the test file, so whatever a suite could
+// not stop (a failed `before`, a thrown assertion before `stop()`) is killed
+// with its group and the file's temporary folders are removed before the
+// runner moves on. Readiness is awaited by polling with limits a loaded
+// machine can meet.
+import type { SpawnOptions } from "node:child_process";
+import { after } from "node:test";
+import {
+  type Daemon,
+  DEFAULT_READY_TIMEOUT_MS,
+  killOwnedProcesses,
+  lastLines,
+  ownedTempDir,
+  spawnOwned,
+  startDaemon as startOwnedDaemon,
+  stopOwned,
+} from "../../host/demo/processes.ts";
+
+export { type Daemon, killOwnedProcesses, lastLines, spawnOwned, stopOwned };
+
+/** No readiness wait in a test is shorter than this, whatever a caller asks: a busy 2-core machine is slow to start a process. */
+export const MIN_READY_TIMEOUT_MS = 60_000;
+
+/** A readiness limit of at least MIN_READY_TIMEOUT_MS (default: DEFAULT_READY_TIMEOUT_MS). */
+export function readyTimeout(requestedMs?: number): number {
+  return Math.max(requestedMs ?? DEFAULT_READY_TIMEOUT_MS, MIN_READY_TIMEOUT_MS);
+}
+
+if (process.env.NODE_TEST_CONTEXT !== undefined) {
+  // Runs once all suites of the file are done, whatever their outcome.
+  after(() => killOwnedProcesses("SIGKILL"));
+}
+
+/** A temporary folder removed when the test file's process exits. */
+export function tempDir(prefix = "mesh-test-"): string {
+  return ownedTempDir(prefix);
+}
+
+/** `startDaemon` with a test's readiness limit (at least MIN_READY_TIMEOUT_MS). */
+export function startDaemon<T>(script: string, args: string[], prefix: string, timeoutMs?: number, env: NodeJS.ProcessEnv = process.env): Promise<Daemon<T>> {
+  return startOwnedDaemon<T>(script, args, prefix, readyTimeout(timeoutMs), env);
+}
+
+/**
+ * Polls `probe` until it returns something other than undefined or false,
+ * and returns that. A probe that throws is tried again; the error names
+ * what was awaited, the limit and the last failure.
+ */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs?: number, everyMs = 50): Promise<T> {
+  const limit = readyTimeout(timeoutMs);
+  const deadline = Date.now() + limit;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(limit / 1000)} s waiting for ${what}${last ? `: ${(last as Error).message ?? last}` : ""}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface ProcessRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to its end without blocking the event loop (a test may
+ * serve something meanwhile), as an owned process: killed with its group if
+ * the test file ends first.
+ */
+export function runProcess(command: string, args: readonly string[], options: SpawnOptions & { input?: string } = {}): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const { input, ...spawnOptions } = options;
+    const child = spawnOwned(command, args, { ...spawnOptions, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+    child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+    child.stdin!.on("error", () => undefined);
+    child.stdin!.end(input);
+  });
+}
+
+/** The last lines of a process's output, for an assertion message. */
+export function tail(text: string, n = 20): string {
+  return lastLines(text, n);
+}
