@@ -10,7 +10,7 @@ import { WorkloadTls } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
-import { LISTENING_LINE_PREFIX, Sidecar } from "./sidecar.ts";
+import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
 
 export const SIDECAR_LOG_SCOPES = ["default", "filter", "hub", "config"] as const;
 
@@ -83,23 +83,67 @@ export function securitySettings(opts: Record<string, unknown>, env: AgentEnviro
   };
 }
 
+/** A sidecar started by `startProxy`, in this process. */
+export interface RunningProxy {
+  addresses: SidecarAddresses;
+  /** Stops accepting, drains requests in flight (up to `drainMs`), closes the hub transport and the certificate rotation. */
+  stop(drainMs: number): Promise<void>;
+}
+
 /**
  * `disco-agent proxy`: starts the sidecar, prints the listening line, and on
  * SIGTERM/SIGINT stops accepting, drains requests in flight and exits 0.
  */
 export async function runProxyCommand(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment): Promise<number> {
   const log = logger.scope("default");
+  const proxy = await startProxy(opts, logger, env);
+  if ("exitCode" in proxy) return proxy.exitCode;
+  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(proxy.addresses)}\n`);
+  const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
+  const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info(`${signal}: draining for up to ${drainMs} ms`);
+      const hardStop = setTimeout(() => resolve(EXIT_FAILURE), Math.max(drainMs, opts.parentShutdownDuration as number) + 5000);
+      hardStop.unref();
+      proxy.stop(drainMs).then(
+        () => {
+          log.info("drained; exiting");
+          resolve(EXIT_OK);
+        },
+        (e) => {
+          log.error(`shutdown failed: ${(e as Error).message}`);
+          resolve(EXIT_FAILURE);
+        },
+      );
+    };
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
+  });
+}
+
+/**
+ * Starts the sidecar `disco-agent proxy` would run, from the same options
+ * (commander's values), in this process; `meshctl x simulate` runs its
+ * sidecars this way. Problems are logged and answered with the exit code
+ * the command would have.
+ */
+export async function startProxy(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment): Promise<RunningProxy | { exitCode: number }> {
+  const log = logger.scope("default");
   const configDir = opts.configDir as string | undefined;
   if (!configDir || !existsSync(configDir)) {
     log.error(`--configDir: expected an existing directory, got ${JSON.stringify(configDir ?? "")}`);
-    return EXIT_BAD_CONFIG;
+    return { exitCode: EXIT_BAD_CONFIG };
   }
   let clusters;
   try {
     clusters = parseClusters(opts.cluster as string[]);
   } catch (e) {
     log.error((e as Error).message);
-    return EXIT_BAD_CONFIG;
+    return { exitCode: EXIT_BAD_CONFIG };
   }
   const namespace = env.POD_NAMESPACE ?? "default";
   let security: SidecarSecurityOptions | undefined;
@@ -120,7 +164,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     }
   } catch (e) {
     log.error((e as Error).message);
-    return EXIT_BAD_CONFIG;
+    return { exitCode: EXIT_BAD_CONFIG };
   }
   if (workloadTls) {
     try {
@@ -129,7 +173,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     } catch (e) {
       log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}`);
       workloadTls.stop();
-      return EXIT_FAILURE;
+      return { exitCode: EXIT_FAILURE };
     }
   }
   const identity = {
@@ -194,33 +238,14 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     log.error((e as Error).message);
     transport.close();
     workloadTls?.stop();
-    return EXIT_BAD_CONFIG;
+    return { exitCode: EXIT_BAD_CONFIG };
   }
-  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(addresses)}\n`);
-  const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
-  const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
-  return await new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info(`${signal}: draining for up to ${drainMs} ms`);
-      const hardStop = setTimeout(() => resolve(EXIT_FAILURE), Math.max(drainMs, opts.parentShutdownDuration as number) + 5000);
-      hardStop.unref();
-      sidecar.drain(drainMs).then(
-        () => {
-          transport.close();
-          workloadTls?.stop();
-          log.info("drained; exiting");
-          resolve(EXIT_OK);
-        },
-        (e) => {
-          log.error(`shutdown failed: ${(e as Error).message}`);
-          resolve(EXIT_FAILURE);
-        },
-      );
-    };
-    process.on("SIGTERM", () => stop("SIGTERM"));
-    process.on("SIGINT", () => stop("SIGINT"));
-  });
+  return {
+    addresses,
+    async stop(drainMs) {
+      await sidecar.drain(drainMs);
+      transport.close();
+      workloadTls?.stop();
+    },
+  };
 }

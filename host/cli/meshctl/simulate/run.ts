@@ -4,9 +4,9 @@ import { join } from "node:path";
 import type { Writable } from "node:stream";
 import { type CatalogChecks, filterChecks } from "../../../config/catalog.ts";
 import { ConfigError } from "../../../config/errors.ts";
-import { startMeshCa } from "../../../demo/secure_mesh.ts";
 import { FilterModule } from "../../../wasm/filter_module.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { type SimulateCa, startSimulateCa } from "./ca.ts";
 import { type SimulateResult, buildRequest, resolveConnection, send } from "./request.ts";
 import { scenarioDocuments } from "./resources.ts";
 import { type Scenario, decodeScenarioFile } from "./scenario.ts";
@@ -27,7 +27,10 @@ export interface SimulateOptions {
 /** Default of `--parallel`: scenarios of one file started at once. */
 export const DEFAULT_PARALLEL_SCENARIOS = 8;
 
-type Ca = Awaited<ReturnType<typeof startMeshCa>>;
+/** Files with at least this many scenarios get a progress line on stderr per scenario done. */
+export const PROGRESS_MIN_SCENARIOS = 10;
+
+type Ca = SimulateCa;
 
 /**
  * `meshctl x simulate -f FILE`: decodes every scenario first (a bad one: exit
@@ -92,11 +95,19 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   process.once("exit", killAll);
   const caFor = (trustDomain: string) => {
     let ca = cas.get(trustDomain);
-    if (!ca) cas.set(trustDomain, (ca = startMeshCa(["--trust-domain", trustDomain])));
+    if (!ca) cas.set(trustDomain, (ca = startSimulateCa(trustDomain)));
     return ca;
   };
 
+  // The CAs start while the first scenarios prepare their configuration.
+  for (const s of scenarios) caFor(s.mesh.trustDomain).catch(() => undefined);
   const limit = startLimit();
+  let done = 0;
+  const progress = (i: number, r: SimulateResult | undefined) => {
+    if (scenarios.length < PROGRESS_MIN_SCENARIOS || aborted) return;
+    const what = r === undefined ? "error" : r.outcome === "http" ? String(r.status) : r.outcome;
+    o.errors.write(`[${++done}/${scenarios.length}] ${scenarios[i].id} ${what}\n`);
+  };
   let failed = false;
   let next = 0;
   const runOne = async (i: number): Promise<SimulateResult | undefined> => {
@@ -135,6 +146,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
           inflight.add(p);
           settled[i] = await p;
           inflight.delete(p);
+          progress(i, settled[i] ?? undefined);
           flush();
         }
       })(),

@@ -2,11 +2,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { startEchoApp } from "../../../demo/echo_app.ts";
-import { type SecureWorkload, startSecureWorkload } from "../../../demo/secure_mesh.ts";
 import { closeServer } from "../../../telemetry/http_listen.ts";
 import { startJwksServer } from "./jwks_server.ts";
 import { mapJwksUris, serviceFqdn } from "./resources.ts";
 import type { Scenario, WorkloadSpec } from "./scenario.ts";
+import { type SimulatedSidecar, startSimulatedSidecar } from "./sidecar.ts";
 import type { StartLimit } from "./start_limit.ts";
 import type { TokenKeys } from "./tokens.ts";
 
@@ -21,7 +21,7 @@ export interface RunningWorkload {
   /** The echo app (apps and external servers): what the destination received. */
   readonly app?: EchoApp;
   /** One sidecar per container port. */
-  readonly sidecars: ReadonlyMap<number, SecureWorkload>;
+  readonly sidecars: ReadonlyMap<number, SimulatedSidecar>;
   /** The loopback port standing for a container port: the sidecar's inbound listener, else the server itself. */
   address(containerPort: number): number | undefined;
 }
@@ -50,7 +50,7 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
   writeFileSync(meshFile, `${JSON.stringify(scenario.mesh)}\n`);
   const running = new Map<string, RunningWorkload>();
   const servers: Server[] = [];
-  const sidecars: SecureWorkload[] = [];
+  const sidecars: SimulatedSidecar[] = [];
   const endpoints: string[] = [];
   let stopped: Promise<void> | undefined;
   const stop = () =>
@@ -63,8 +63,10 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
   try {
     // Phase 1: jwks servers (their URIs go into the configuration), then the configuration.
     const origins = new Map<string, string>();
-    for (const w of scenario.workloads.filter((x) => x.kind === "jwks-server")) {
-      const jwks = await startJwksServer(keys.jwks("key-1"));
+    const jwksWorkloads = scenario.workloads.filter((x) => x.kind === "jwks-server");
+    const jwksServers = await Promise.all(jwksWorkloads.map(() => startJwksServer(keys.jwks("key-1"))));
+    for (const [i, w] of jwksWorkloads.entries()) {
+      const jwks = jwksServers[i];
       servers.push(jwks.server);
       const local = `http://127.0.0.1:${jwks.port}`;
       origins.set(JWKS_ORIGIN, local);
@@ -89,11 +91,14 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
       const proxied = w.sidecar && (w.kind === "app" || w.kind === "ingress-gateway");
       const app = w.kind === "ingress-gateway" ? undefined : await startEchoApp();
       if (app) servers.push(app.server);
-      const byPort = new Map<number, SecureWorkload>();
+      // A gateway routes by Host and never forwards to an app of its own; it still gets one to stand behind, as a sidecar does.
+      const behind = app ?? (proxied ? await startEchoApp() : undefined);
+      if (behind && behind !== app) servers.push(behind.server);
+      const byPort = new Map<number, SimulatedSidecar>();
       if (proxied) {
         const started = await Promise.all(
           w.ports.map((p) =>
-            limit(() => (stopped ? Promise.reject(new Error("scenario stopped")) : startSecureWorkload({
+            limit(() => (stopped ? Promise.reject(new Error("scenario stopped")) : startSimulatedSidecar({
               name: w.name,
               namespace: w.namespace,
               configDir,
@@ -101,11 +106,11 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
               serviceAccount: w.serviceAccount,
               labels: { ...w.labels },
               containerPort: p.containerPort,
+              appPort: behind!.port,
               endpoints: [...endpoints],
               meshConfigFile: meshFile,
+              trustDomain: scenario.mesh.trustDomain,
               gateway: w.kind === "ingress-gateway",
-              app,
-              extraArgs: ["--trustDomain", scenario.mesh.trustDomain],
             }))).then((s) => {
               sidecars.push(s);
               if (stopped) void s.stop();

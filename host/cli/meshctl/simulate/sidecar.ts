@@ -1,0 +1,96 @@
+import { SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
+import { type LogFields, Logger, type LogLevel } from "../../../telemetry/logger.ts";
+
+/** One sidecar of a scenario: what `disco-agent proxy` would be started with (docs/sidecar.md "Security"). */
+export interface SidecarSpec {
+  name: string;
+  namespace: string;
+  configDir: string;
+  caAddress: string;
+  serviceAccount: string;
+  labels: Record<string, string>;
+  /** The container port the inbound listener stands for (gateway: the Gateway server port). */
+  containerPort: number;
+  appPort: number;
+  /** `--endpoint` values. */
+  endpoints: string[];
+  meshConfigFile: string;
+  trustDomain: string;
+  gateway: boolean;
+}
+
+export interface SimulatedSidecar {
+  inbound: number;
+  outbound: number;
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Keeps a sidecar's log lines in memory: a scenario's sidecars would otherwise all write to meshctl's stderr. */
+class MemoryLogger extends Logger {
+  readonly lines: string[] = [];
+
+  constructor() {
+    super(SIDECAR_LOG_SCOPES, { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "warn"]]), stacktraceLevels: new Map(), targets: [] });
+  }
+
+  override emit(scope: string, level: LogLevel, msg: string, fields?: LogFields): void {
+    if (!this.enabled(scope, level)) return;
+    this.lines.push(`${level}\t${scope === "default" ? "" : `${scope}\t`}${msg}${fields ? `\t${JSON.stringify(fields)}` : ""}`);
+    if (this.lines.length > 200) this.lines.shift();
+  }
+}
+
+/**
+ * Starts a scenario's sidecar inside meshctl: the sidecar `disco-agent proxy`
+ * runs (agent_command.ts `startProxy`, the same code and settings), without
+ * the cost of a Node process per sidecar. Every listener is on an ephemeral
+ * loopback port. A sidecar that cannot start throws with its log lines.
+ */
+export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSidecar> {
+  const logger = new MemoryLogger();
+  // The values `disco-agent proxy --inboundPort 0 --outboundPort 0 --proxyAdminPort 0 --appPort … --containerPort … --configDir …
+  // --caAddress … --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
+  // parses to; the others are the command's defaults.
+  const opts: Record<string, unknown> = {
+    proxyAdminPort: 0,
+    statusPort: 0,
+    inboundPort: 0,
+    outboundPort: 0,
+    appPort: s.appPort,
+    appHost: "127.0.0.1",
+    bindAddress: "127.0.0.1",
+    configDir: s.configDir,
+    cluster: [],
+    inboundService: "",
+    concurrency: 0,
+    drainDuration: 0,
+    parentShutdownDuration: 60_000,
+    id: "",
+    ip: "",
+    domain: "",
+    serviceCluster: "mesh-proxy",
+    proxyLogLevel: "warning",
+    caAddress: s.caAddress,
+    trustDomain: s.trustDomain,
+    serviceAccount: s.serviceAccount,
+    labels: Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(","),
+    meshConfigFile: s.meshConfigFile,
+    endpoint: s.endpoints,
+    containerPort: s.containerPort,
+    gateway: s.gateway,
+    jwtClockSkewSeconds: 0,
+    workloadCertTtl: 0,
+    // Fast keys: a scenario is about policy, not key strength.
+    workloadKeyAlgorithm: "ECDSA",
+  };
+  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace });
+  if ("exitCode" in started) throw new Error(`the sidecar of ${s.namespace}/${s.name} (port ${s.containerPort}) did not start:\n${logger.lines.join("\n")}`);
+  let stopping: Promise<void> | undefined;
+  return {
+    inbound: started.addresses.inbound,
+    outbound: started.addresses.outbound,
+    adminUrl: `http://127.0.0.1:${started.addresses.admin}`,
+    stop: () => (stopping ??= started.stop(0)),
+  };
+}
