@@ -5,6 +5,7 @@ import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
 import { runSecurityBench } from "./security.ts";
 import { runSidecarBench } from "./sidecar.ts";
+import { runSimulateBench } from "./simulate.ts";
 
 for (const line of runHotPathBench()) console.log(line);
 console.log();
@@ -13,3 +14,5 @@ console.log();
 for (const line of await runSidecarBench()) console.log(line);
 console.log();
 for (const line of await runSecurityBench()) console.log(line);
+console.log();
+for (const line of await runSimulateBench()) console.log(line);
