@@ -4,7 +4,8 @@
 //
 // Every test file preloads test/support/processes.ts, which kills the process
 // groups the file started and removes its temporary folders when the file
-// ends, whatever its outcome. As a last resort, once the run is over (or
+// ends, whatever its outcome; a file whose tests are done exits even if a
+// server it opened is still listening (--test-force-exit), instead of hanging. As a last resort, once the run is over (or
 // interrupted), any process still carrying this run's marker in its
 // environment is named and killed: a run leaves nothing behind.
 import { spawn } from "node:child_process";
@@ -76,7 +77,7 @@ if (files.length === 0) {
 const run = randomUUID();
 const child = spawn(
   process.execPath,
-  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", "--test-concurrency=2", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
+  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", "--test-concurrency=2", "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
   { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run } },
 );
 // Ctrl-C reaches the runner and the test files (one process group); the files stop their processes, then this sweeps.
