@@ -46,6 +46,15 @@ export function killOwnedProcesses(signal: NodeJS.Signals = "SIGKILL"): void {
   for (const proc of owned.values()) signalGroup(proc, signal);
 }
 
+/**
+ * Stops every owned child: SIGTERM to each process group (a child that owns
+ * processes of its own stops them), then SIGKILL to the groups still running
+ * after `graceMs`.
+ */
+export async function stopOwnedProcesses(graceMs = 10_000): Promise<void> {
+  await Promise.all([...owned.values()].map((proc) => stopOwned(proc, "SIGTERM", graceMs)));
+}
+
 /** A new folder under the system's temporary folder, removed (with its contents) when this process exits. */
 export function ownedTempDir(prefix: string): string {
   installExitHooks();

@@ -18,9 +18,10 @@ import {
   spawnOwned,
   startDaemon as startOwnedDaemon,
   stopOwned,
+  stopOwnedProcesses,
 } from "../../host/demo/processes.ts";
 
-export { type Daemon, killOwnedProcesses, lastLines, spawnOwned, stopOwned };
+export { type Daemon, killOwnedProcesses, lastLines, spawnOwned, stopOwned, stopOwnedProcesses };
 
 /** No readiness wait in a test is shorter than this, whatever a caller asks: a busy 2-core machine is slow to start a process. */
 export const MIN_READY_TIMEOUT_MS = 60_000;
@@ -32,7 +33,7 @@ export function readyTimeout(requestedMs?: number): number {
 
 if (process.env.NODE_TEST_CONTEXT !== undefined) {
   // Runs once all suites of the file are done, whatever their outcome.
-  after(() => killOwnedProcesses("SIGKILL"));
+  after(() => stopOwnedProcesses());
 }
 
 /** A temporary folder removed when the test file's process exits. */
