@@ -69,6 +69,7 @@ export class Plugin {
       host.log(LogLevel.Error, "hub client configuration rejected: " + result.error);
       return false;
     }
+    for (let i = 0; i < result.warnings.length; i++) host.log(LogLevel.Warn, "hub client configuration: " + result.warnings[i]);
     const config = result.config as ClientConfig;
     const t = config.transport;
     this.flushReports();
