@@ -3,11 +3,10 @@
 // the first 4 of them again, through the built CLI. Prints the wall time of
 // the whole run, per scenario, and the load average around it.
 //   npm run build && node --import tsx test/bench/simulate.ts
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { ownedTempDir, removeOwnedTempDir } from "../../host/demo/processes.ts";
+import { ownedTempDir, removeOwnedTempDir, spawnOwned } from "../../host/demo/processes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const MESHCTL = join(ROOT, "build", "out", "meshctl.mjs");
@@ -30,11 +29,11 @@ export async function runSimulateBench(): Promise<string[]> {
     const loadBefore = loadavg()[0];
     const started = performance.now();
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [MESHCTL, "x", "simulate", "-f", file], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawnOwned(process.execPath, [MESHCTL, "x", "simulate", "-f", file], { stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
       let stderr = "";
-      child.stdout.on("data", (c) => (stdout += c));
-      child.stderr.on("data", (c) => (stderr += c));
+      child.stdout!.on("data", (c) => (stdout += c));
+      child.stderr!.on("data", (c) => (stderr += c));
       child.on("close", (status) => resolve({ status, stdout, stderr }));
     });
     const seconds = (performance.now() - started) / 1000;
