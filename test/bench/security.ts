@@ -168,7 +168,7 @@ export async function runSecurityBench(): Promise<string[]> {
     writeFileSync(join(configDir, "security.yaml"), securityConfig(jwks.jwksUri));
     // Every secure sidecar runs the same filter with the same hub as (a).
     const filterArgs = ["--cluster", `hub_server=127.0.0.1:${mesh.hub.listening.grpcPort}`, "--inboundService", DEMO_SERVICE];
-    const base = { configDir, caAddress: ca.address, namespace: NS, app: mesh.app, extraArgs: filterArgs };
+    const base = { configDir, ca, namespace: NS, app: mesh.app, extraArgs: filterArgs };
     const server = (name: string, labels: Record<string, string>) =>
       startSecureWorkload({ ...base, name, serviceAccount: "petstore", labels: { app: "petstore", ...labels } });
     const [plain, mtls, jwt, authz] = await Promise.all([
