@@ -11,6 +11,8 @@ export const DEMO_SERVICE = "petstore.demo.svc.cluster.local";
 
 export interface HubListening {
   grpcPort: number;
+  /** true when the hub serves mutual TLS. */
+  grpcTls?: boolean;
   monitoringPort: number;
 }
 
