@@ -180,7 +180,8 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
       await workloadTls.start();
       log.info(`workload certificate for ${workloadTls.options.identity} from ${workloadTls.options.caAddress} (${auth.policy === "MUTUAL_TLS" ? "TLS" : "plain text"}, token ${auth.tokenPath}): expires ${workloadTls.current.expiresAt.toISOString()}, renewal at ${workloadTls.current.rotateAt.toISOString()}`);
     } catch (e) {
-      log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}`);
+      const hint = auth.policy === "NONE" && (e as { code?: number }).code === grpc.status.UNAVAILABLE ? " (with --controlPlaneAuthPolicy NONE the CA is dialled in plain text: mesh_ca serves TLS unless --grpc-plaintext; use MUTUAL_TLS)" : "";
+      log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}${hint}`);
       workloadTls.stop();
       return EXIT_FAILURE;
     }
