@@ -160,7 +160,9 @@ const f = (x: number, digits: number, width: number) => (Number.isFinite(x) ? x.
 export async function runSecurityBench(): Promise<string[]> {
   const mesh = await startLocalMesh({ hubConfig: "" });
   const jwks = await startJwks();
-  const ca = await startMeshCa();
+  // The hub of (a) is plain text, so the secure sidecars use --controlPlaneAuthPolicy NONE, which
+  // needs a plain-text mesh_ca; the request path measured here is the same either way.
+  const ca = await startMeshCa(["--grpc-plaintext"]);
   const workloads: SecureWorkload[] = [];
   try {
     const configDir = mkdtempSync(join(tmpdir(), "mesh-bench-sec-"));
