@@ -1,17 +1,17 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { startEchoApp, startTcpEchoApp } from "./echo_app.ts";
+import { AGENT_BIN, DEMO_DIR, HUBS_BIN } from "./binaries.ts";
 import { type Daemon, ownedTempDir, removeOwnedTempDir, startDaemon } from "./processes.ts";
+import { type MeshCa, startMeshCa, writeWorkloadCertFiles } from "./secure_mesh.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const HUBS_BIN = join(ROOT, "build", "out", "hubs.mjs");
-export const AGENT_BIN = join(ROOT, "build", "out", "disco-agent.mjs");
-export const DEMO_DIR = join(ROOT, "host", "demo");
+export { AGENT_BIN, DEMO_DIR, HUBS_BIN } from "./binaries.ts";
 export const DEMO_SERVICE = "petstore.demo.svc.cluster.local";
 
 export interface HubListening {
   grpcPort: number;
+  /** true when the hub serves mutual TLS. */
+  grpcTls?: boolean;
   monitoringPort: number;
 }
 
@@ -33,10 +33,23 @@ export interface LocalMeshOptions {
   agentEnv?: NodeJS.ProcessEnv;
   /** Also run a TCP echo app behind a TCP listener (the filter's TCP mode). */
   tcp?: boolean;
+  /**
+   * Run mesh_ca too and secure the control plane: the sidecar obtains its
+   * certificate with a service-account token (`--caAddress`, `--tokenPath`)
+   * and reaches mesh_ca and the hub over mutual TLS
+   * (`--controlPlaneAuthPolicy MUTUAL_TLS`); the hub serves mutual TLS with
+   * a certificate of its own (`--caCertFile/--certFile/--keyFile`).
+   */
+  secure?: boolean;
 }
+
+/** The hub's service account in the secure local mesh (namespace mesh-system). */
+export const HUB_SERVICE_ACCOUNT = "mesh-hub-service-account";
 
 export interface LocalMesh {
   hub: Daemon<HubListening>;
+  /** With `secure`. */
+  ca?: MeshCa;
   app: Awaited<ReturnType<typeof startEchoApp>>;
   tcpApp?: Awaited<ReturnType<typeof startTcpEchoApp>>;
   sidecar: Daemon<SidecarListening>;
@@ -51,11 +64,11 @@ export interface LocalMesh {
 /**
  * A mesh on loopback: a `hubs server` process with rules, the echo app, and
  * a `disco-agent proxy` process in front of it running build/filter.wasm.
- * Every port is ephemeral; the configuration folders are temporary (removed
- * by `stop`, and on exit or a signal). Used by `npm start`, the end-to-end
- * tests and the sidecar benchmark.
+ * Every port is ephemeral. Used by `npm start`, the end-to-end tests and the
+ * sidecar benchmark.
  */
 export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<LocalMesh> {
+  // Temporary: removed by stop, on a failed start, and on exit or a signal.
   const hubConfigDir = ownedTempDir("mesh-hub-");
   const sidecarConfigDir = ownedTempDir("mesh-sidecar-");
   const removeDirs = () => [hubConfigDir, sidecarConfigDir].forEach(removeOwnedTempDir);
@@ -64,23 +77,38 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   writeFileSync(join(hubConfigDir, "access-log.yaml"), `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
   writeFileSync(join(sidecarConfigDir, "config.yaml"), options.sidecarConfig ?? readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
 
-  // The hub and the apps start side by side; the sidecar needs their ports.
-  const hubStarting = startDaemon<HubListening>(
-    HUBS_BIN,
-    ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system"],
-    "hubs listening ",
-  );
-  const app = await startEchoApp();
-  const tcpApp = options.tcp ? await startTcpEchoApp() : undefined;
+  const ca = options.secure ? await startMeshCa() : undefined;
   let hub: Daemon<HubListening>;
+  const secureAgentArgs: string[] = [];
   try {
-    hub = await hubStarting;
+    const hubTls = ca ? await writeWorkloadCertFiles(ca, "mesh-system", HUB_SERVICE_ACCOUNT, join(hubConfigDir, "certs")) : undefined;
+    hub = await startDaemon<HubListening>(
+      HUBS_BIN,
+      [
+        "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system",
+        ...(hubTls ? ["--caCertFile", hubTls.caCertFile, "--certFile", hubTls.certFile, "--keyFile", hubTls.keyFile] : []),
+      ],
+      "hubs listening ",
+      undefined,
+    );
+    if (ca) {
+      secureAgentArgs.push(
+        "--caAddress", ca.address,
+        "--caRootCert", ca.rootCertFile,
+        "--tokenPath", await ca.tokenFile("demo", "petstore"),
+        "--serviceAccount", "petstore",
+        "--controlPlaneAuthPolicy", "MUTUAL_TLS",
+        "--hubIdentity", HUB_SERVICE_ACCOUNT,
+        "--workloadKeyAlgorithm", "ECDSA",
+      );
+    }
   } catch (e) {
-    tcpApp?.server.close();
-    app.server.close();
+    await ca?.stop();
     removeDirs();
     throw e;
   }
+  const app = await startEchoApp();
+  const tcpApp = options.tcp ? await startTcpEchoApp() : undefined;
   let sidecar: Daemon<SidecarListening>;
   try {
     sidecar = await startDaemon<SidecarListening>(
@@ -95,6 +123,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
         "--cluster", `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
         "--inboundService", DEMO_SERVICE,
         ...(tcpApp ? ["--tcpPort", "0", "--tcpAppPort", String(tcpApp.port)] : []),
+        ...secureAgentArgs,
         ...(options.agentArgs ?? []),
       ],
       "disco-agent listening ",
@@ -103,6 +132,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     );
   } catch (e) {
     await hub.stop();
+    await ca?.stop();
     tcpApp?.server.close();
     app.server.close();
     removeDirs();
@@ -110,6 +140,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   }
   return {
     hub,
+    ca,
     app,
     tcpApp,
     sidecar,
@@ -121,6 +152,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     async stop() {
       await sidecar.stop();
       await hub.stop();
+      await ca?.stop();
       tcpApp?.server.close();
       app.server.closeAllConnections();
       await new Promise<void>((resolve) => app.server.close(() => resolve()));

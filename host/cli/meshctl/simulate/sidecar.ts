@@ -1,3 +1,4 @@
+import type { MeshCa } from "../../../demo/secure_mesh.ts";
 import { SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
 import { type LogFields, Logger, type LogLevel } from "../../../telemetry/logger.ts";
 
@@ -6,7 +7,8 @@ export interface SidecarSpec {
   name: string;
   namespace: string;
   configDir: string;
-  caAddress: string;
+  /** The CA: the sidecar gets a token for its service account, the CA's root, and MUTUAL_TLS (NONE against a plain-text CA), as startSecureWorkload gives a process. */
+  ca: MeshCa;
   serviceAccount: string;
   labels: Record<string, string>;
   /** The container port the inbound listener stands for (gateway: the Gateway server port). */
@@ -49,8 +51,9 @@ class MemoryLogger extends Logger {
  */
 export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSidecar> {
   const logger = new MemoryLogger();
+  const tokenPath = await s.ca.tokenFile(s.namespace, s.serviceAccount);
   // The values `disco-agent proxy --inboundPort 0 --outboundPort 0 --proxyAdminPort 0 --appPort … --containerPort … --configDir …
-  // --caAddress … --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
+  // --caAddress … --tokenPath … --caRootCert … --controlPlaneAuthPolicy … --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
   // parses to; the others are the command's defaults.
   const opts: Record<string, unknown> = {
     proxyAdminPort: 0,
@@ -71,7 +74,11 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     domain: "",
     serviceCluster: "mesh-proxy",
     proxyLogLevel: "warning",
-    caAddress: s.caAddress,
+    caAddress: s.ca.address,
+    tokenPath,
+    caRootCert: s.ca.rootCertFile,
+    controlPlaneAuthPolicy: s.ca.listening.grpcTls ? "MUTUAL_TLS" : "NONE",
+    hubIdentity: "",
     trustDomain: s.trustDomain,
     serviceAccount: s.serviceAccount,
     labels: Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(","),
