@@ -4,14 +4,14 @@
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { type CaCallAuth, CertificateRequestError, createCertificate, requestWorkloadCertificate, type WorkloadCertificate } from "../../host/anchor/client.ts";
 import { loadOrCreateIssuerKey, mintServiceAccountToken } from "../../host/anchor/token_issuer.ts";
 import { type CaProcess, csrFor, MESH_CA_BIN, metricsText, metricValue, startCa } from "./support/ca_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 const run = promisify(execFile);
 const id = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;
@@ -60,7 +60,7 @@ describe("mesh_ca authenticated issuance (process, TLS)", () => {
   });
 
   it("refuses tokens that do not verify with UNAUTHENTICATED, naming why", async () => {
-    const stranger = await loadOrCreateIssuerKey(mkdtempSync(join(tmpdir(), "stranger-issuer-")));
+    const stranger = await loadOrCreateIssuerKey(tempDir("stranger-issuer-"));
     const cases: Array<[string, Promise<string>, RegExp]> = [
       ["signed by a key the CA does not know", mintServiceAccountToken(stranger, { namespace: "foo", serviceAccount: "bar" }), /no configured key matches|signature does not verify/],
       ["expired", ca.token("foo", "bar", { now: Date.now() - 3 * 3_600_000, ttlMs: 3_600_000 }), /token is expired/],
@@ -127,7 +127,7 @@ describe("mesh_ca authenticated issuance (process, TLS)", () => {
   });
 
   it("`mesh_ca token` mints a token the CA accepts, from the same issuer directory", async () => {
-    const out = join(mkdtempSync(join(tmpdir(), "mesh-token-")), "token");
+    const out = join(tempDir("mesh-token-"), "token");
     await run(process.execPath, [MESH_CA_BIN, "token", "--issuer-dir", ca.issuerDir, "--namespace", "shop", "--service-account", "web", "--ttl", "10m", "--out", out]);
     const token = readFileSync(out, "utf8").trim();
     const wc = await ask(id("shop", "web"), { tls: { rootPem: ca.rootPem() }, token });

@@ -1,8 +1,6 @@
 // Who may have which identity (caller_authentication.ts) and how tokens are read and checked
 // (service_account_token.ts), in-process with real jose keys and an injected clock.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { authorizeCaller, bearerTokenOf } from "../../host/anchor/caller_authentication.ts";
@@ -10,6 +8,7 @@ import { AnchorConfigError, AnchorError } from "../../host/anchor/errors.ts";
 import { ServiceAccountTokenVerifier, serviceAccountOfSubject, tokenSettingsFrom } from "../../host/anchor/service_account_token.ts";
 import { parseSpiffeIdentity } from "../../host/anchor/spiffe.ts";
 import { loadOrCreateIssuerKey, mintServiceAccountToken } from "../../host/anchor/token_issuer.ts";
+import { tempDir } from "../support/processes.ts";
 
 const NOW = Date.UTC(2026, 0, 1);
 const fooBar = parseSpiffeIdentity("spiffe://cluster.local/ns/foo/sa/bar");
@@ -44,7 +43,7 @@ describe("bearer tokens and subjects", () => {
 });
 
 describe("authorizeCaller", async () => {
-  const issuer = await loadOrCreateIssuerKey(mkdtempSync(join(tmpdir(), "authz-caller-")));
+  const issuer = await loadOrCreateIssuerKey(tempDir("authz-caller-"));
   const verifier = new ServiceAccountTokenVerifier({ policy: "third-party-jwt", issuer: "mesh-token-issuer", audiences: ["mesh-ca"], jwks: issuer.jwksFile }, () => NOW);
   const token = (ns: string, sa: string, extra: object = {}) => mintServiceAccountToken(issuer, { namespace: ns, serviceAccount: sa, now: NOW, ...extra });
 

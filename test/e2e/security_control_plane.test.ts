@@ -5,13 +5,13 @@
 // available (NONE) and says so.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AGENT_BIN, type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type MeshCa, type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { get, sidecarConfig, stats, waitFor } from "./sidecar_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 const LONG = 90_000;
 
@@ -71,7 +71,7 @@ describe("secure control plane: workload certificate renewal over mutual TLS", (
   before(async () => {
     // 20 s certificates renewed at half-life: two renewals within the test.
     ca = await startMeshCa(["--workload-cert-ttl", "20s"], { ANCHOR_WORKLOAD_CERT_MIN_GRACE_PERIOD: "0s" });
-    w = await startSecureWorkload({ ca, name: "sleep", namespace: "foo", configDir: mkdtempSync(join(tmpdir(), "mesh-cp-renew-")) });
+    w = await startSecureWorkload({ ca, name: "sleep", namespace: "foo", configDir: tempDir("mesh-cp-renew-") });
   });
   after(async () => {
     await w?.stop();
@@ -108,7 +108,7 @@ describe("secure control plane: start-up refusals and plain text", () => {
   });
 
   const agent = (args: string[]) =>
-    spawnSync(process.execPath, [AGENT_BIN, "proxy", "--configDir", mkdtempSync(join(tmpdir(), "mesh-cp-")), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", ...args], {
+    spawnSync(process.execPath, [AGENT_BIN, "proxy", "--configDir", tempDir("mesh-cp-"), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", ...args], {
       encoding: "utf8",
       timeout: 120_000,
       env: { ...process.env, POD_NAME: "sleep", POD_NAMESPACE: "foo" },
@@ -137,7 +137,7 @@ describe("secure control plane: start-up refusals and plain text", () => {
     const plain = await startMeshCa(["--grpc-plaintext"]);
     let w: SecureWorkload | undefined;
     try {
-      w = await startSecureWorkload({ ca: plain, name: "sleep", namespace: "foo", configDir: mkdtempSync(join(tmpdir(), "mesh-cp-plain-")) });
+      w = await startSecureWorkload({ ca: plain, name: "sleep", namespace: "foo", configDir: tempDir("mesh-cp-plain-") });
       assert.match(w.sidecar.output(), /control plane traffic is plain text \(--controlPlaneAuthPolicy NONE\)/);
       assert.match(plain.output(), /authenticatedBy=token/);
       assert.equal((await get(`http://127.0.0.1:${w.inbound}/`)).status, 200);

@@ -1,16 +1,16 @@
 // --controlPlaneAuthPolicy and friends (agent_command.ts, workload_tls.ts) and the hub's side of
 // mutual TLS (hubs/mutual_tls.ts): the pure decisions, without processes.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { WorkloadCertificate } from "../../host/anchor/client.ts";
 import { chooseHubTls, clientSanProblem } from "../../host/hubs/mutual_tls.ts";
 import { controlPlaneAuth, hubIdentityMatches } from "../../host/proxy/agent_command.ts";
 import { caCallAuth } from "../../host/proxy/workload_tls.ts";
+import { tempDir } from "../support/processes.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "cp-auth-"));
+const dir = tempDir("cp-auth-");
 const tokenPath = join(dir, "token");
 const rootFile = join(dir, "root-cert.pem");
 writeFileSync(tokenPath, "header.payload.signature\n");
