@@ -1,7 +1,6 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
-import { buildInfo } from "../cli/version.ts";
-import { registerBuildMetric } from "../telemetry/build_metric.ts";
+import type { Counter, Gauge, Registry } from "prom-client";
 import { GrpcServerMetrics } from "../telemetry/grpc_metrics.ts";
+import { daemonRegistry, specCounter, specGauge } from "../telemetry/spec_metrics.ts";
 import type { AnchorErrorCode } from "./errors.ts";
 
 /** `error` label values of anchor_server_csr_sign_err_count (upstream's CA error types). */
@@ -9,34 +8,33 @@ export const SIGN_ERROR_LABELS = ["ttl_error", "ca_not_ready", "cert_generation_
 
 /**
  * Every counter mesh_ca exports (spec 2, "Authority counters", the
- * anchor_server_* rows), plus mesh_build, gRPC and process metrics.
+ * anchor_server_* rows, counters exported with `_total` appended: see
+ * docs/metrics.md), plus mesh_build, gRPC and process metrics.
  */
 export class AnchorMetrics {
-  readonly registry = new Registry();
-  readonly grpc = new GrpcServerMetrics(this.registry);
-  readonly csrs = new Counter({ name: "anchor_server_csr_count", help: "CSRs received", registers: [this.registry] });
-  readonly authenticationFailures = new Counter({
-    name: "anchor_server_authentication_failure_count",
-    help: "Authentication failures: requests for an identity the caller may not have (--allowed-namespaces)",
-    registers: [this.registry],
-  });
-  readonly csrParsingErrors = new Counter({ name: "anchor_server_csr_parsing_err_count", help: "CSR parse errors (including bad CSR signatures)", registers: [this.registry] });
-  readonly idExtractionErrors = new Counter({ name: "anchor_server_id_extraction_err_count", help: "Errors extracting the ID from a CSR", registers: [this.registry] });
-  readonly signErrors = new Counter({ name: "anchor_server_csr_sign_err_count", help: "CSR signing errors", labelNames: ["error"], registers: [this.registry] });
-  readonly issued = new Counter({ name: "anchor_server_success_cert_issuance_count", help: "Successful issuances", registers: [this.registry] });
-  readonly rootCertExpiry = new Gauge({
-    name: "anchor_server_root_cert_expiry_timestamp",
-    help: "Unix time in seconds when the root cert expires; negative on internal error",
-    registers: [this.registry],
-  });
+  readonly registry: Registry;
+  readonly grpc: GrpcServerMetrics;
+  readonly csrs: Counter;
+  readonly authenticationFailures: Counter;
+  readonly csrParsingErrors: Counter;
+  readonly idExtractionErrors: Counter;
+  readonly signErrors: Counter<"error">;
+  readonly issued: Counter;
+  readonly rootCertExpiry: Gauge;
 
   constructor(component = "mesh_ca") {
-    collectDefaultMetrics({ register: this.registry });
-    registerBuildMetric(this.registry, component, buildInfo());
+    const r = (this.registry = daemonRegistry(component));
+    this.grpc = new GrpcServerMetrics(r);
+    this.csrs = specCounter(r, "anchor_server_csr_count", "CSRs received");
+    this.authenticationFailures = specCounter(r, "anchor_server_authentication_failure_count", "Authentication failures: requests for an identity the caller may not have (--allowed-namespaces)");
+    this.csrParsingErrors = specCounter(r, "anchor_server_csr_parsing_err_count", "CSR parse errors (including bad CSR signatures)");
+    this.idExtractionErrors = specCounter(r, "anchor_server_id_extraction_err_count", "Errors extracting the ID from a CSR");
+    this.signErrors = specCounter(r, "anchor_server_csr_sign_err_count", "CSR signing errors", ["error"]);
+    this.issued = specCounter(r, "anchor_server_success_cert_issuance_count", "Successful issuances");
+    this.rootCertExpiry = specGauge(r, "anchor_server_root_cert_expiry_timestamp", "Unix time in seconds when the root cert expires; negative on internal error");
     for (const error of SIGN_ERROR_LABELS) this.signErrors.labels({ error }).inc(0);
     this.rootCertExpiry.set(-1);
   }
-
   /** Counts one refused request in the counter its error code belongs to. */
   refused(code: AnchorErrorCode): void {
     switch (code) {

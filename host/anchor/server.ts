@@ -1,5 +1,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
+import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
+import { CERTIFICATE_SERVICE } from "./protocol.ts";
 import { formatGoDuration } from "../cli/duration.ts";
 import { buildInfo } from "../cli/version.ts";
 import { ProbeFile } from "../hubs/probes.ts";
@@ -179,9 +181,14 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     }
 
     const server: grpc.Server = createCertificateServer(ca, metrics, servingLog);
+    const health = addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
     const grpcPort = await bindInsecure(server, grpcHostPort(options.grpcAddress, options.grpcPort));
-    closers.push(() => shutdownGrpcServer(server, SHUTDOWN_GRACE_MS));
+    closers.push(() => {
+      health.setServing(false);
+      return shutdownGrpcServer(server, SHUTDOWN_GRACE_MS);
+    });
     serving = true;
+    health.setServing(true);
 
     const listeners: AnchorListeners = {
       grpc: grpcHostPort(options.grpcAddress, grpcPort),

@@ -11,6 +11,12 @@ import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar } from "./sidecar.ts";
+import { AgentMetrics } from "./agent_metrics.ts";
+
+/** The parsed flags as /server_info's `command_line_options` (JSON values only). */
+function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(opts).filter(([, v]) => ["string", "number", "boolean"].includes(typeof v) || Array.isArray(v)));
+}
 
 export const SIDECAR_LOG_SCOPES = ["default", "filter", "hub", "config"] as const;
 
@@ -102,6 +108,13 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     return EXIT_BAD_CONFIG;
   }
   const namespace = env.POD_NAMESPACE ?? "default";
+  let sidecar: Sidecar | undefined;
+  let jwks: JwksCache | undefined;
+  const metrics = new AgentMetrics({
+    rejectedConfigs: () => sidecar?.rejectedConfigs ?? 0,
+    virtualServices: () => sidecar?.virtualServices ?? 0,
+    jwksFetches: () => jwks?.fetchStats() ?? { successes: 0, failures: 0 },
+  });
   let security: SidecarSecurityOptions | undefined;
   let workloadTls: WorkloadTls | undefined;
   try {
@@ -114,9 +127,16 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
         trustDomain: settings.trustDomain,
         ttlMs: settings.ttlMs,
         keyAlgorithm: settings.keyAlgorithm,
-        onError: (e, retryInMs) => log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`),
+        onError: (e, retryInMs) => {
+          metrics.secretUpdateFailed();
+          metrics.outgoingRetry("csr");
+          log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
+        },
+        onRequest: (ok, latencyMs) => metrics.outgoingRequest("csr", ok, latencyMs),
+        onRotated: () => metrics.certificatePushed(),
       });
-      security = { ...settings, tls: workloadTls, jwks: new JwksCache() };
+      jwks = new JwksCache();
+      security = { ...settings, tls: workloadTls, jwks };
     }
   } catch (e) {
     log.error((e as Error).message);
@@ -164,7 +184,8 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
   };
   const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
   const checks = FilterModule.load(wasm);
-  const sidecar = new Sidecar({
+  let quit: (() => void) | undefined;
+  sidecar = new Sidecar({
     wasm,
     configDir,
     bindAddress: opts.bindAddress as string,
@@ -182,6 +203,9 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     inboundService: opts.inboundService as string,
     hub,
     extraStats: () => transportStats,
+    metricsRegistry: metrics.registry,
+    commandLineOptions: commandLineOptions(opts),
+    onQuit: () => quit?.(),
     checks: { template: (t) => checks.checkTemplate(t), regex: (p) => checks.checkRegex(p) },
     logger,
     identity: security ? { ...identity, spiffeId: workloadTls!.options.identity, serviceAccount: security.serviceAccount, ...(security.labels ? { labels: security.labels } : {}) } as typeof identity : identity,
@@ -207,7 +231,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
       log.info(`${signal}: draining for up to ${drainMs} ms`);
       const hardStop = setTimeout(() => resolve(EXIT_FAILURE), Math.max(drainMs, opts.parentShutdownDuration as number) + 5000);
       hardStop.unref();
-      sidecar.drain(drainMs).then(
+      sidecar!.drain(drainMs).then(
         () => {
           transport.close();
           workloadTls?.stop();
@@ -220,6 +244,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
         },
       );
     };
+    quit = () => stop("/quitquitquit");
     process.on("SIGTERM", () => stop("SIGTERM"));
     process.on("SIGINT", () => stop("SIGINT"));
   });

@@ -23,6 +23,8 @@ export interface WorkloadTlsOptions {
   keyAlgorithm: KeyAlgorithm;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
+  /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
+  onRequest?: (ok: boolean, latencyMs: number) => void;
 }
 
 /** What /config_dump shows of a certificate. */
@@ -53,7 +55,17 @@ export class WorkloadTls {
 
   constructor(readonly options: WorkloadTlsOptions) {
     this.rotator = new CertificateRotator({
-      fetch: () => requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm }),
+      fetch: async () => {
+        const started = performance.now();
+        try {
+          const c = await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm });
+          options.onRequest?.(true, performance.now() - started);
+          return c;
+        } catch (e) {
+          options.onRequest?.(false, performance.now() - started);
+          throw e;
+        }
+      },
       onCertificate: (c) => {
         this.cert = c;
         this.leaf = new X509Certificate(splitPem(c.certChainPem)[0]);

@@ -199,7 +199,7 @@ export async function metricsText(hub: HubProcess): Promise<string> {
   return (await fetch(`${hub.monitoringUrl}/metrics`)).text();
 }
 
-/** The value of one sample line, e.g. metricValue(text, 'hub_config_rule_configs_total'). */
+/** The value of one sample line, e.g. metricValue(text, 'hub_config_rule_configs'). */
 export function metricValue(text: string, series: string): number | undefined {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
