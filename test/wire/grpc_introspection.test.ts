@@ -82,7 +82,7 @@ for (const d of daemons) {
     before(async () => {
       daemon = await startDaemon<Listening>(d.bin, d.args, d.prefix, START_MS, { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" });
       address = `127.0.0.1:${daemon.listening.grpcPort}`;
-      client = new Health(address, grpc.credentials.createInsecure()) as HealthClient;
+      client = new Health(address, grpc.credentials.createInsecure()) as unknown as HealthClient;
     });
     after(async () => {
       client?.close();
