@@ -1,4 +1,4 @@
-import type { Counter, Gauge, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { GrpcServerMetrics } from "../telemetry/grpc_metrics.ts";
 import { daemonRegistry, specCounter, specGauge } from "../telemetry/spec_metrics.ts";
 import type { AnchorErrorCode } from "./errors.ts";
@@ -12,29 +12,21 @@ export const SIGN_ERROR_LABELS = ["ttl_error", "ca_not_ready", "cert_generation_
  * docs/metrics.md), plus mesh_build, gRPC and process metrics.
  */
 export class AnchorMetrics {
-  readonly registry: Registry;
-  readonly grpc: GrpcServerMetrics;
-  readonly csrs: Counter;
-  readonly authenticationFailures: Counter;
-  readonly csrParsingErrors: Counter;
-  readonly idExtractionErrors: Counter;
-  readonly signErrors: Counter<"error">;
-  readonly issued: Counter;
-  readonly rootCertExpiry: Gauge;
+  readonly registry: Registry = daemonRegistry("mesh_ca");
+  readonly grpc = new GrpcServerMetrics(this.registry);
+  readonly csrs = specCounter(this.registry, "anchor_server_csr_count", "CSRs received");
+  readonly authenticationFailures = specCounter(this.registry, "anchor_server_authentication_failure_count", "Authentication failures: requests for an identity the caller may not have (--allowed-namespaces)");
+  readonly csrParsingErrors = specCounter(this.registry, "anchor_server_csr_parsing_err_count", "CSR parse errors (including bad CSR signatures)");
+  readonly idExtractionErrors = specCounter(this.registry, "anchor_server_id_extraction_err_count", "Errors extracting the ID from a CSR");
+  readonly signErrors = specCounter(this.registry, "anchor_server_csr_sign_err_count", "CSR signing errors", ["error"]);
+  readonly issued = specCounter(this.registry, "anchor_server_success_cert_issuance_count", "Successful issuances");
+  readonly rootCertExpiry = specGauge(this.registry, "anchor_server_root_cert_expiry_timestamp", "Unix time in seconds when the root cert expires; negative on internal error");
 
-  constructor(component = "mesh_ca") {
-    const r = (this.registry = daemonRegistry(component));
-    this.grpc = new GrpcServerMetrics(r);
-    this.csrs = specCounter(r, "anchor_server_csr_count", "CSRs received");
-    this.authenticationFailures = specCounter(r, "anchor_server_authentication_failure_count", "Authentication failures: requests for an identity the caller may not have (--allowed-namespaces)");
-    this.csrParsingErrors = specCounter(r, "anchor_server_csr_parsing_err_count", "CSR parse errors (including bad CSR signatures)");
-    this.idExtractionErrors = specCounter(r, "anchor_server_id_extraction_err_count", "Errors extracting the ID from a CSR");
-    this.signErrors = specCounter(r, "anchor_server_csr_sign_err_count", "CSR signing errors", ["error"]);
-    this.issued = specCounter(r, "anchor_server_success_cert_issuance_count", "Successful issuances");
-    this.rootCertExpiry = specGauge(r, "anchor_server_root_cert_expiry_timestamp", "Unix time in seconds when the root cert expires; negative on internal error");
+  constructor() {
     for (const error of SIGN_ERROR_LABELS) this.signErrors.labels({ error }).inc(0);
     this.rootCertExpiry.set(-1);
   }
+
   /** Counts one refused request in the counter its error code belongs to. */
   refused(code: AnchorErrorCode): void {
     switch (code) {

@@ -1,4 +1,4 @@
-import type { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
 import { GrpcServerMetrics } from "../telemetry/grpc_metrics.ts";
 import { daemonRegistry, specCounter, specGauge, specHistogram } from "../telemetry/spec_metrics.ts";
 import type { DispatchVariety } from "./check.ts";
@@ -25,74 +25,45 @@ const DURATION_BUCKETS = [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 
  * go-grpc-prometheus counters and the Node process metrics.
  */
 export class HubMetrics {
-  readonly registry: Registry;
-  readonly grpc: GrpcServerMetrics;
-  private readonly dispatches: Counter<"handler" | "variety">;
+  readonly registry: Registry = daemonRegistry("hubs");
+  readonly grpc = new GrpcServerMetrics(this.registry);
+  private readonly dispatches = specCounter(this.registry, "hub_runtime_dispatches_total", "Total adapter dispatches: deny/allowList actions applied, quota allocations, access-log entries written", ["handler", "variety"]);
+  readonly dispatchDuration = specHistogram(this.registry, "hub_runtime_dispatch_duration_seconds", "Duration of adapter dispatches: precondition evaluation, quota allocation, access-log write", DURATION_BUCKETS, ["variety"]);
+  readonly destinationsPerRequest = specHistogram(this.registry, "hub_dispatcher_destinations_per_request", "Handlers dispatched per request (Check or Report)", PER_REQUEST_BUCKETS);
+  readonly instancesPerRequest = specHistogram(this.registry, "hub_dispatcher_instances_per_request", "Instances created per request: actions applied and access-log entries", PER_REQUEST_BUCKETS);
+  readonly destinationsPerVariety = specGauge(this.registry, "hub_dispatcher_destinations_per_variety_total", "Handlers configured per template variety (check, quota, report)", ["variety"]);
+  readonly throttled = specCounter(this.registry, "hub_loadshedding_requests_throttled", "Requests dropped by the load shedder");
+  readonly predictedCostShed = specCounter(this.registry, "hub_loadshedding_predicted_cost_shed_total", "Total predicted cost of dropped requests (the rate limiter costs each request one token)");
+  readonly adapterInfoConfigs = specGauge(this.registry, "hub_config_adapter_info_configs_total", "Known adapters (built in: deny, allowList, memquota, accessLog)");
+  readonly adapterInfoConfigErrors = specGauge(this.registry, "hub_config_adapter_info_config_errors_total", "Errors processing adapter info config (built-in adapters: always 0)");
+  readonly attributes = specGauge(this.registry, "hub_config_attributes_total", "Known attributes (global word list)");
+  readonly handlerConfigs = specGauge(this.registry, "hub_config_handler_configs_total", "Known handlers (HubQuota and HubAccessLog)");
+  readonly handlerValidationErrors = specGauge(this.registry, "hub_config_handler_validation_error_total", "Handler validation errors: HubQuota and HubAccessLog documents currently kept out");
+  readonly instanceConfigs = specGauge(this.registry, "hub_config_instance_configs_total", "Known instances: actions of the known rules");
+  readonly instanceConfigErrors = specGauge(this.registry, "hub_config_instance_config_errors_total", "Errors processing instance config: HubRule documents kept out for a bad action (spec.actions)");
+  readonly ruleConfigs = specGauge(this.registry, "hub_config_rule_configs_total", "Known rules (HubRule)");
+  readonly ruleConfigErrors = specGauge(this.registry, "hub_config_rule_config_errors_total", "Errors processing rule config: files and HubRule documents currently kept out");
+  readonly ruleMatchErrors = specGauge(this.registry, "hub_config_rule_config_match_error_total", "Rule conditions not parseable (bad regex)");
+  readonly templateConfigs = specGauge(this.registry, "hub_config_template_configs_total", "Known templates (built in: checknothing, listentry, quota, logentry)");
+  readonly templateConfigErrors = specGauge(this.registry, "hub_config_template_config_errors_total", "Errors processing template config (built-in templates: always 0)");
+  readonly unsatisfiedActionHandlers = specGauge(this.registry, "hub_config_unsatisfied_action_handler_total", "Actions that cannot be carried out because their handler is unavailable: quota actions naming no HubQuota");
+  readonly closedHandlers = specGauge(this.registry, "hub_handler_closed_handlers_total", "Handlers closed during the last config transition");
+  readonly daemons = specGauge(this.registry, "hub_handler_daemons_total", "Active daemon routines per adapter environment (none: handlers run no background routines)");
+  readonly handlerBuildFailures = specGauge(this.registry, "hub_handler_handler_build_failures_total", "Handlers that failed creation since the last config transition (access-log files that cannot be opened)");
+  readonly handlerCloseFailures = specGauge(this.registry, "hub_handler_handler_close_failures_total", "Errors closing handlers since the last config transition (always 0: closing an access log ends its stream, and a failing stream counts as a build failure)");
+  readonly newHandlers = specGauge(this.registry, "hub_handler_new_handlers_total", "Handlers newly created in the last config transition");
+  readonly reusedHandlers = specGauge(this.registry, "hub_handler_reused_handlers_total", "Handlers re-used in the last config transition");
+  readonly workers = specGauge(this.registry, "hub_handler_workers_total", "Active worker routines per adapter environment (none: every call runs on the one JavaScript thread)");
   private readonly dispatchChildren = new Map<string, Counter.Internal>();
-  readonly dispatchDuration: Histogram<"variety">;
-  readonly destinationsPerRequest: Histogram;
-  readonly instancesPerRequest: Histogram;
-  readonly destinationsPerVariety: Gauge<"variety">;
-  readonly throttled: Counter;
-  readonly predictedCostShed: Counter;
-  readonly adapterInfoConfigs: Gauge;
-  readonly adapterInfoConfigErrors: Gauge;
-  readonly attributes: Gauge;
-  readonly handlerConfigs: Gauge;
-  readonly handlerValidationErrors: Gauge;
-  readonly instanceConfigs: Gauge;
-  readonly instanceConfigErrors: Gauge;
-  readonly ruleConfigs: Gauge;
-  readonly ruleConfigErrors: Gauge;
-  readonly ruleMatchErrors: Gauge;
-  readonly templateConfigs: Gauge;
-  readonly templateConfigErrors: Gauge;
-  readonly unsatisfiedActionHandlers: Gauge;
-  readonly closedHandlers: Gauge;
-  readonly daemons: Gauge;
-  readonly handlerBuildFailures: Gauge;
-  readonly handlerCloseFailures: Gauge;
-  readonly newHandlers: Gauge;
-  readonly reusedHandlers: Gauge;
-  readonly workers: Gauge;
+  /** The handlers (HubQuota, HubAccessLog) of the configuration in force: id → content. */
+  private handlers = new Map<string, string>();
+  private readonly failedHandlers = new Set<string>();
 
-  constructor(component = "hubs") {
-    const r = (this.registry = daemonRegistry(component));
-    this.grpc = new GrpcServerMetrics(r);
-    this.dispatches = specCounter(r, "hub_runtime_dispatches_total", "Total adapter dispatches: deny/allowList actions applied, quota allocations, access-log entries written", ["handler", "variety"]);
-    this.dispatchDuration = specHistogram(r, "hub_runtime_dispatch_duration_seconds", "Duration of adapter dispatches: precondition evaluation, quota allocation, access-log write", DURATION_BUCKETS, ["variety"]);
-    this.destinationsPerRequest = specHistogram(r, "hub_dispatcher_destinations_per_request", "Handlers dispatched per request (Check or Report)", PER_REQUEST_BUCKETS);
-    this.instancesPerRequest = specHistogram(r, "hub_dispatcher_instances_per_request", "Instances created per request: actions applied and access-log entries", PER_REQUEST_BUCKETS);
-    this.destinationsPerVariety = specGauge(r, "hub_dispatcher_destinations_per_variety_total", "Handlers configured per template variety (check, quota, report)", ["variety"]);
-    this.throttled = specCounter(r, "hub_loadshedding_requests_throttled", "Requests dropped by the load shedder");
-    this.predictedCostShed = specCounter(r, "hub_loadshedding_predicted_cost_shed_total", "Total predicted cost of dropped requests (the rate limiter costs each request one token)");
-    this.adapterInfoConfigs = specGauge(r, "hub_config_adapter_info_configs_total", "Known adapters (built in: deny, allowList, memquota, accessLog)");
-    this.adapterInfoConfigErrors = specGauge(r, "hub_config_adapter_info_config_errors_total", "Errors processing adapter info config (built-in adapters: always 0)");
-    this.attributes = specGauge(r, "hub_config_attributes_total", "Known attributes (global word list)");
-    this.handlerConfigs = specGauge(r, "hub_config_handler_configs_total", "Known handlers (HubQuota and HubAccessLog)");
-    this.handlerValidationErrors = specGauge(r, "hub_config_handler_validation_error_total", "Handler validation errors: HubQuota and HubAccessLog documents currently kept out");
-    this.instanceConfigs = specGauge(r, "hub_config_instance_configs_total", "Known instances: actions of the known rules");
-    this.instanceConfigErrors = specGauge(r, "hub_config_instance_config_errors_total", "Errors processing instance config: HubRule documents kept out for a bad action (spec.actions)");
-    this.ruleConfigs = specGauge(r, "hub_config_rule_configs_total", "Known rules (HubRule)");
-    this.ruleConfigErrors = specGauge(r, "hub_config_rule_config_errors_total", "Errors processing rule config: files and HubRule documents currently kept out");
-    this.ruleMatchErrors = specGauge(r, "hub_config_rule_config_match_error_total", "Rule conditions not parseable (bad regex)");
-    this.templateConfigs = specGauge(r, "hub_config_template_configs_total", "Known templates (built in: checknothing, listentry, quota, logentry)");
-    this.templateConfigErrors = specGauge(r, "hub_config_template_config_errors_total", "Errors processing template config (built-in templates: always 0)");
-    this.unsatisfiedActionHandlers = specGauge(r, "hub_config_unsatisfied_action_handler_total", "Actions that cannot be carried out because their handler is unavailable: quota actions naming no HubQuota");
-    this.closedHandlers = specGauge(r, "hub_handler_closed_handlers_total", "Handlers closed during the last config transition");
-    this.daemons = specGauge(r, "hub_handler_daemons_total", "Active daemon routines per adapter environment (none: handlers run no background routines)");
-    this.handlerBuildFailures = specGauge(r, "hub_handler_handler_build_failures_total", "Handlers that failed creation since the last config transition (access-log files that cannot be opened)");
-    this.handlerCloseFailures = specGauge(r, "hub_handler_handler_close_failures_total", "Errors closing handlers since the last config transition (always 0: closing an access log ends its stream, and a failing stream counts as a build failure)");
-    this.newHandlers = specGauge(r, "hub_handler_new_handlers_total", "Handlers newly created in the last config transition");
-    this.reusedHandlers = specGauge(r, "hub_handler_reused_handlers_total", "Handlers re-used in the last config transition");
-    this.workers = specGauge(r, "hub_handler_workers_total", "Active worker routines per adapter environment (none: every call runs on the one JavaScript thread)");
+  constructor() {
     this.adapterInfoConfigs.set(BUILT_IN_ADAPTERS.length);
     this.templateConfigs.set(BUILT_IN_TEMPLATES.length);
     for (const variety of ["check", "quota", "report"] as const) this.destinationsPerVariety.set({ variety }, 0);
   }
-
-  private handlers = new Map<string, string>();
-  private readonly failedHandlers = new Set<string>();
 
   /** Sets the config gauges from a newly applied configuration, comparing its handlers with the previous one's. */
   configApplied(loaded: LoadedConfig): void {
