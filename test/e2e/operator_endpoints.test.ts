@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { AGENT_BIN, type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
@@ -60,6 +61,18 @@ async function post(url: string): Promise<{ status: number; body: string }> {
 
 let ca: Daemon<{ grpcPort: number; monitoringPort: number }>;
 let mesh: LocalMesh;
+/** The status port (`--statusPort` has no "pick a free port" value: 0 turns it off). */
+let statusUrl: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
 
 before(async () => {
   ca = await startDaemon(MESH_CA_BIN, ["--self-signed-ca", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "mesh_ca listening ", 60_000, {
@@ -67,10 +80,12 @@ before(async () => {
     ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false",
   });
   try {
+    const statusPort = await freePort();
+    statusUrl = `http://127.0.0.1:${statusPort}`;
     mesh = await startLocalMesh({
       hubConfig: HUB_RULES,
       sidecarConfig: sidecarConfig("FAIL_OPEN"),
-      agentArgs: ["--caAddress", `127.0.0.1:${ca.listening.grpcPort}`, "--workloadKeyAlgorithm", "ECDSA"],
+      agentArgs: ["--caAddress", `127.0.0.1:${ca.listening.grpcPort}`, "--workloadKeyAlgorithm", "ECDSA", "--statusPort", String(statusPort)],
     });
   } catch (e) {
     await ca.stop();
@@ -121,9 +136,12 @@ describe("promtool check metrics on every endpoint", { timeout: 600_000 }, () =>
     assert.equal(families(text).get("listener_inbound_active"), "gauge");
     const viaStats = await (await fetch(`${mesh.adminUrl}/stats?format=prometheus`)).text();
     assert.ok(families(viaStats).has("hub_client_total_check_calls_total"));
+    const viaStatus = await (await fetch(`${statusUrl}/stats/prometheus`)).text();
+    assert.ok(families(viaStatus).has("num_outgoing_requests_total"));
     if (!needPromtool(t)) return;
     assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
     assert.deepEqual(promtoolCheck(viaStats), { status: 0, problems: "" });
+    assert.deepEqual(promtoolCheck(viaStatus), { status: 0, problems: "" });
   });
 });
 
@@ -181,9 +199,11 @@ describe("sidecar admin: Envoy's endpoints", { timeout: 600_000 }, () => {
     assert.equal((await post(`${mesh.adminUrl}/healthcheck/fail`)).status, 200);
     assert.deepEqual(await get(`${mesh.adminUrl}/ready`).then((r) => [r.status, r.body]), [503, "DRAINING\n"]);
     assert.equal(JSON.parse((await get(`${mesh.adminUrl}/server_info`)).body).state, "DRAINING");
+    assert.equal((await get(`${statusUrl}/healthz/ready`)).status, 503);
     assert.equal((await get(`${mesh.inboundUrl}/pets/3`)).status, 200);
     assert.equal((await post(`${mesh.adminUrl}/healthcheck/ok`)).status, 200);
     assert.deepEqual(await get(`${mesh.adminUrl}/ready`).then((r) => [r.status, r.body]), [200, "LIVE\n"]);
+    assert.equal((await get(`${statusUrl}/healthz/ready`)).status, 200);
   });
 
   it("POST /quitquitquit drains and exits 0", async () => {
