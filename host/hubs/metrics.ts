@@ -28,7 +28,7 @@ export class HubMetrics {
   readonly registry: Registry = daemonRegistry("hubs");
   readonly grpc = new GrpcServerMetrics(this.registry);
   private readonly dispatches = specCounter(this.registry, "hub_runtime_dispatches_total", "Total adapter dispatches: deny/allowList actions applied, quota allocations, access-log entries written", ["handler", "variety"]);
-  readonly dispatchDuration = specHistogram(this.registry, "hub_runtime_dispatch_duration_seconds", "Duration of adapter dispatches: precondition evaluation, quota allocation, access-log write", DURATION_BUCKETS, ["variety"]);
+  readonly dispatchDuration = specHistogram(this.registry, "hub_runtime_dispatch_duration_seconds", "Duration of adapter dispatches: rule and quota evaluation of a Check (variety check), access-log writes of a Report (variety report)", DURATION_BUCKETS, ["variety"]);
   readonly destinationsPerRequest = specHistogram(this.registry, "hub_dispatcher_destinations_per_request", "Handlers dispatched per request (Check or Report)", PER_REQUEST_BUCKETS);
   readonly instancesPerRequest = specHistogram(this.registry, "hub_dispatcher_instances_per_request", "Instances created per request: actions applied and access-log entries", PER_REQUEST_BUCKETS);
   readonly destinationsPerVariety = specGauge(this.registry, "hub_dispatcher_destinations_per_variety_total", "Handlers configured per template variety (check, quota, report)", ["variety"]);
