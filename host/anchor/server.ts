@@ -90,6 +90,11 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     now,
   );
 
+  // Built before the root: loading the descriptors for reflection takes a moment that must not
+  // count against a freshly generated root's lifetime.
+  const server: grpc.Server = createCertificateServer(ca, metrics, servingLog);
+  const health = addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
+
   let selfSigned: SelfSignedCa | undefined;
   if (options.selfSignedCa) {
     selfSigned = await SelfSignedCa.start({
@@ -180,8 +185,6 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
       });
     }
 
-    const server: grpc.Server = createCertificateServer(ca, metrics, servingLog);
-    const health = addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
     const grpcPort = await bindInsecure(server, grpcHostPort(options.grpcAddress, options.grpcPort));
     closers.push(() => {
       health.setServing(false);
