@@ -87,7 +87,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
         ...(options.agentArgs ?? []),
       ],
       "disco-agent listening ",
-      20_000,
+      60_000,
       { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo", ...(options.agentEnv ?? {}) },
     );
   } catch (e) {

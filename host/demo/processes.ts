@@ -13,7 +13,7 @@ export interface Daemon<T> {
  * Starts `node <script> <args>` and waits for the line `<prefix>{json}` on
  * stdout, which the project's daemons print once every listener is bound.
  */
-export function startDaemon<T>(script: string, args: string[], prefix: string, timeoutMs = 20_000, env: NodeJS.ProcessEnv = process.env): Promise<Daemon<T>> {
+export function startDaemon<T>(script: string, args: string[], prefix: string, timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<Daemon<T>> {
   const proc = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"], env });
   let out = "";
   const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)));

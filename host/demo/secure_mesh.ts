@@ -26,7 +26,7 @@ export async function startMeshCa(args: string[] = []): Promise<Daemon<CaListeni
     MESH_CA_BIN,
     ["--self-signed-ca", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
     "mesh_ca listening ",
-    20_000,
+    60_000,
     { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" },
   );
   return { ...ca, address: `127.0.0.1:${ca.listening.grpcPort}` };
@@ -84,7 +84,7 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
   ];
   let sidecar: Daemon<SidecarListening>;
   try {
-    sidecar = await startDaemon<SidecarListening>(AGENT_BIN, args, "disco-agent listening ", 20_000, { ...process.env, POD_NAME: o.name, POD_NAMESPACE: o.namespace, ...(o.env ?? {}) });
+    sidecar = await startDaemon<SidecarListening>(AGENT_BIN, args, "disco-agent listening ", 60_000, { ...process.env, POD_NAME: o.name, POD_NAMESPACE: o.namespace, ...(o.env ?? {}) });
   } catch (e) {
     if (ownApp) app.server.close();
     throw e;

@@ -63,7 +63,7 @@ function check(results: Map<string | number, Line>, table: Record<string, Expect
   }
 }
 
-describe("meshctl x simulate", { timeout: 120_000 }, () => {
+describe("meshctl x simulate", { timeout: 600_000 }, () => {
   const runs: Record<string, Promise<Run>> = {};
   before(() => {
     for (const f of ["mtls.json", "jwt.json", "authz_gateway.json", "single.json"]) runs[f] = simulate(f);

@@ -41,7 +41,7 @@ spec:
 
 const status = (o: Outcome) => (o.outcome === "http" ? o.status : o.outcome);
 
-describe("security: authorization (rules 12–13)", { timeout: 60_000 }, () => {
+describe("security: authorization (rules 12–13)", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "mesh-sec-authz-"));
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;

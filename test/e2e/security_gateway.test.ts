@@ -54,7 +54,7 @@ spec:
 
 const status = (o: Outcome) => (o.outcome === "http" ? o.status : o.outcome);
 
-describe("security: ingress gateway and registry-only", { timeout: 60_000 }, () => {
+describe("security: ingress gateway and registry-only", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "mesh-sec-gw-"));
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;

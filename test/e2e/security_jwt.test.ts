@@ -33,7 +33,7 @@ spec:
 
 const status = (o: Outcome) => (o.outcome === "http" ? o.status : o.outcome);
 
-describe("security: JWT (rules 8–11)", { timeout: 60_000 }, () => {
+describe("security: JWT (rules 8–11)", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "mesh-sec-jwt-"));
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;

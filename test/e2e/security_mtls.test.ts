@@ -64,7 +64,7 @@ spec:
 
 const XFCC = /^By=spiffe:\/\/cluster\.local\/ns\/([a-z-]+)\/sa\/([a-z-]+);Hash=[0-9a-f]{64};Subject="";URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep$/;
 
-describe("security: mutual TLS (rules 1–7)", { timeout: 60_000 }, () => {
+describe("security: mutual TLS (rules 1–7)", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "mesh-sec-mtls-"));
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let legacy: Awaited<ReturnType<typeof startEchoApp>>;

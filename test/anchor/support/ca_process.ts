@@ -19,7 +19,7 @@ export async function startCa(args: string[] = [], env: NodeJS.ProcessEnv = {}):
     MESH_CA_BIN,
     ["--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
     "mesh_ca listening ",
-    20_000,
+    60_000,
     { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false", ...env },
   );
   return {

@@ -45,7 +45,7 @@ export function writeConfig(dir: string, file: string, yaml: string): void {
 }
 
 /** Starts `node build/out/hubs.mjs server` with every listener on an ephemeral loopback port. */
-export async function startHub(args: string[] = [], timeoutMs = 15_000): Promise<HubProcess> {
+export async function startHub(args: string[] = [], timeoutMs = 60_000): Promise<HubProcess> {
   if (!existsSync(HUBS_BIN)) throw new Error(`${HUBS_BIN} is missing: run node build/build.mjs first`);
   const hasAddress = args.some((a) => a === "--address" || a.startsWith("--address="));
   const proc = spawn(
