@@ -15,7 +15,7 @@ export class AnchorMetrics {
   readonly registry: Registry = daemonRegistry("mesh_ca");
   readonly grpc = new GrpcServerMetrics(this.registry);
   readonly csrs = specCounter(this.registry, "anchor_server_csr_count", "CSRs received");
-  readonly authenticationFailures = specCounter(this.registry, "anchor_server_authentication_failure_count", "Authentication failures: requests for an identity the caller may not have (--allowed-namespaces)");
+  readonly authenticationFailures = specCounter(this.registry, "anchor_server_authentication_failure_count", "Authentication failures: no or a bad credential (token, client certificate), or a request for an identity the caller may not have (another identity than it proved, --allowed-namespaces)");
   readonly csrParsingErrors = specCounter(this.registry, "anchor_server_csr_parsing_err_count", "CSR parse errors (including bad CSR signatures)");
   readonly idExtractionErrors = specCounter(this.registry, "anchor_server_id_extraction_err_count", "Errors extracting the ID from a CSR");
   readonly signErrors = specCounter(this.registry, "anchor_server_csr_sign_err_count", "CSR signing errors", ["error"]);
@@ -35,6 +35,8 @@ export class AnchorMetrics {
       case "IDENTITY_INVALID":
         return this.idExtractionErrors.inc();
       case "NAMESPACE_NOT_ALLOWED":
+      case "UNAUTHENTICATED":
+      case "IDENTITY_NOT_AUTHORIZED":
         return this.authenticationFailures.inc();
       case "TTL_INVALID":
         return this.signErrors.labels({ error: "ttl_error" }).inc();

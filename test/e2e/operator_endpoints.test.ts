@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { AGENT_BIN, type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
-import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
+import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import type { MeshCa } from "../../host/demo/secure_mesh.ts";
 import { needPromtool, promtoolCheck } from "../telemetry/promtool.ts";
 import { HUB_RULES, get, sidecarConfig, stats, waitFor } from "./sidecar_support.ts";
 
@@ -12,7 +12,6 @@ import { HUB_RULES, get, sidecarConfig, stats, waitFor } from "./sidecar_support
 // (`promtool check metrics`); the sidecar's admin port answers Envoy's admin
 // endpoints in Envoy's shapes.
 
-const MESH_CA_BIN = AGENT_BIN.replace(/disco-agent\.mjs$/, "mesh_ca.mjs");
 const HUB_SPEC_METRICS = [
   "hub_config_adapter_info_config_errors",
   "hub_config_adapter_info_configs",
@@ -59,7 +58,7 @@ async function post(url: string): Promise<{ status: number; body: string }> {
   return { status: res.status, body: await res.text() };
 }
 
-let ca: Daemon<{ grpcPort: number; monitoringPort: number }>;
+let ca: MeshCa;
 let mesh: LocalMesh;
 /** The status port (`--statusPort` has no "pick a free port" value: 0 turns it off). */
 let statusUrl: string;
@@ -75,22 +74,11 @@ function freePort(): Promise<number> {
 }
 
 before(async () => {
-  ca = await startDaemon(MESH_CA_BIN, ["--self-signed-ca", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "mesh_ca listening ", 60_000, {
-    ...process.env,
-    ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false",
-  });
-  try {
-    const statusPort = await freePort();
-    statusUrl = `http://127.0.0.1:${statusPort}`;
-    mesh = await startLocalMesh({
-      hubConfig: HUB_RULES,
-      sidecarConfig: sidecarConfig("FAIL_OPEN"),
-      agentArgs: ["--caAddress", `127.0.0.1:${ca.listening.grpcPort}`, "--workloadKeyAlgorithm", "ECDSA", "--statusPort", String(statusPort)],
-    });
-  } catch (e) {
-    await ca.stop();
-    throw e;
-  }
+  const statusPort = await freePort();
+  statusUrl = `http://127.0.0.1:${statusPort}`;
+  // secure: mesh_ca with tokens, the hub over mutual TLS, the sidecar's certificate from mesh_ca
+  mesh = await startLocalMesh({ hubConfig: HUB_RULES, sidecarConfig: sidecarConfig("FAIL_OPEN"), secure: true, agentArgs: ["--statusPort", String(statusPort)] });
+  ca = mesh.ca!;
   // traffic: allowed, denied by the hub, charged to a quota
   for (const path of ["/pets/1", "/admin/x", "/limited/1", "/pets/2"]) await get(`${mesh.inboundUrl}${path}`);
   await waitFor("published filter counters", async () => ((await stats(mesh.adminUrl)).get("hub_client.total_check_calls") ?? 0) >= 3 || undefined, 60_000);
@@ -98,7 +86,6 @@ before(async () => {
 
 after(async () => {
   await mesh?.stop();
-  await ca?.stop();
 });
 
 describe("promtool check metrics on every endpoint", { timeout: 600_000 }, () => {
@@ -115,10 +102,10 @@ describe("promtool check metrics on every endpoint", { timeout: 600_000 }, () =>
     assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
   });
 
-  it("mesh_ca /metrics: the anchor_server_* counters count the sidecar's CSR, clean", async (t) => {
+  it("mesh_ca /metrics: the anchor_server_* counters count the hub's and the sidecar's CSRs, clean", async (t) => {
     const text = await (await fetch(`http://127.0.0.1:${ca.listening.monitoringPort}/metrics`)).text();
-    assert.equal(sample(text, "anchor_server_csr_count_total"), 1);
-    assert.equal(sample(text, "anchor_server_success_cert_issuance_count_total"), 1);
+    assert.equal(sample(text, "anchor_server_csr_count_total"), 2);
+    assert.equal(sample(text, "anchor_server_success_cert_issuance_count_total"), 2);
     assert.equal(families(text).get("anchor_server_root_cert_expiry_timestamp"), "gauge");
     if (!needPromtool(t)) return;
     assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
@@ -152,7 +139,7 @@ describe("sidecar admin: Envoy's endpoints", { timeout: 600_000 }, () => {
     assert.match(info.version, /^\d+\.\d+\.\d+/);
     assert.match(info.uptime_current_epoch, /^\d+s$/);
     assert.equal(info.node.id, "petstore-v1.demo");
-    assert.equal(info.command_line_options.caAddress, `127.0.0.1:${ca.listening.grpcPort}`);
+    assert.equal(info.command_line_options.caAddress, ca.address);
   });
 
   it("/clusters (text and ?format=json) and /listeners", async () => {
@@ -171,7 +158,7 @@ describe("sidecar admin: Envoy's endpoints", { timeout: 600_000 }, () => {
   it("/certs: the workload certificate from mesh_ca and its root", async () => {
     const certs = JSON.parse((await get(`${mesh.adminUrl}/certs`)).body);
     const [entry] = certs.certificates;
-    assert.deepEqual(entry.cert_chain[0].subject_alt_names, [{ uri: "spiffe://cluster.local/ns/demo/sa/default" }]);
+    assert.deepEqual(entry.cert_chain[0].subject_alt_names, [{ uri: "spiffe://cluster.local/ns/demo/sa/petstore" }]);
     assert.match(entry.cert_chain[0].serial_number, /^[0-9a-f]+$/);
     assert.match(entry.cert_chain[0].days_until_expiration, /^\d+$/);
     assert.ok(Date.parse(entry.cert_chain[0].expiration_time) > Date.now());
