@@ -187,7 +187,8 @@ describe("sidecar admin: Envoy's endpoints", { timeout: 600_000 }, () => {
     assert.deepEqual(await get(`${mesh.adminUrl}/ready`).then((r) => [r.status, r.body]), [503, "DRAINING\n"]);
     assert.equal(JSON.parse((await get(`${mesh.adminUrl}/server_info`)).body).state, "DRAINING");
     assert.equal((await get(`${statusUrl}/healthz/ready`)).status, 503);
-    assert.equal((await get(`${mesh.inboundUrl}/pets/3`)).status, 200);
+    const served = await get(`${mesh.inboundUrl}/pets/3`);
+    assert.equal(served.status, 200, served.body);
     assert.equal((await post(`${mesh.adminUrl}/healthcheck/ok`)).status, 200);
     assert.deepEqual(await get(`${mesh.adminUrl}/ready`).then((r) => [r.status, r.body]), [200, "LIVE\n"]);
     assert.equal((await get(`${statusUrl}/healthz/ready`)).status, 200);
