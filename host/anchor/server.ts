@@ -1,5 +1,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
+import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
+import { CERTIFICATE_SERVICE } from "./protocol.ts";
 import { formatGoDuration } from "../cli/duration.ts";
 import { buildInfo } from "../cli/version.ts";
 import { ProbeFile } from "../hubs/probes.ts";
@@ -96,6 +98,18 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     now,
   );
 
+  const tokens = options.tokens.jwks ? new ServiceAccountTokenVerifier(options.tokens, now) : undefined;
+  if (tokens) {
+    servingLog.info("first certificates need a service-account token", { jwtPolicy: options.tokens.policy, issuer: options.tokens.issuer || "(any issuer of the key set)", audiences: options.tokens.audiences, jwks: options.tokens.jwks });
+  } else {
+    log.warn("no token keys configured (--token-jwks / TOKEN_JWKS): first certificates are refused; only renewals by certificate are possible");
+  }
+
+  // Built before the root: loading the descriptors for reflection takes a moment that must not
+  // count against a freshly generated root's lifetime.
+  const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens);
+  const health = addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
+
   let selfSigned: SelfSignedCa | undefined;
   if (options.selfSignedCa) {
     selfSigned = await SelfSignedCa.start({
@@ -114,13 +128,6 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     const bundle = await loadPluggedBundle({ signingCert: options.signingCert, signingKey: options.signingKey, certChain: options.certChain, rootCert: options.rootCert });
     ca.setBundle(bundle);
     pkiLog.info("loaded the signing certificate", { subject: bundle.signingCert.subject, notAfter: bundle.signingCert.notAfter.toISOString(), roots: bundle.roots.length, intermediates: bundle.chain.length });
-  }
-
-  const tokens = options.tokens.jwks ? new ServiceAccountTokenVerifier(options.tokens, now) : undefined;
-  if (tokens) {
-    servingLog.info("first certificates need a service-account token", { jwtPolicy: options.tokens.policy, issuer: options.tokens.issuer || "(any issuer of the key set)", audiences: options.tokens.audiences, jwks: options.tokens.jwks });
-  } else {
-    log.warn("no token keys configured (--token-jwks / TOKEN_JWKS): first certificates are refused; only renewals by certificate are possible");
   }
 
   // The CA's own TLS certificate, reissued on root changes and at half its lifetime.
@@ -220,12 +227,15 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
       closers.push(() => timers.clearTimeout(handle));
     }
 
-    const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens);
     const hostPort = grpcHostPort(options.grpcAddress, options.grpcPort);
     const grpcPort = servingCert ? await bindTls(server, hostPort, servingCert) : await bindInsecure(server, hostPort);
     if (!servingCert) log.warn("gRPC is plain text (--grpc-plaintext): tokens travel in clear and renewals cannot be authenticated by certificate; for local development only");
-    closers.push(() => shutdownGrpcServer(server, SHUTDOWN_GRACE_MS));
+    closers.push(() => {
+      health.setServing(false);
+      return shutdownGrpcServer(server, SHUTDOWN_GRACE_MS);
+    });
     serving = true;
+    health.setServing(true);
 
     const listeners: AnchorListeners = {
       grpc: grpcHostPort(options.grpcAddress, grpcPort),

@@ -16,7 +16,11 @@ export function accessLogLine(time: Date, attributes: AttributeMap): string {
 export class AccessLogWriter {
   private readonly streams = new Map<string, WriteStream>();
 
-  constructor(private readonly log: ScopedLogger) {}
+  /** `onOpenFailed` hears of each path that cannot be opened or written (hub_handler_handler_build_failures). */
+  constructor(
+    private readonly log: ScopedLogger,
+    private readonly onOpenFailed?: (path: string) => void,
+  ) {}
 
   private stream(path: string): WriteStream {
     let s = this.streams.get(path);
@@ -25,6 +29,7 @@ export class AccessLogWriter {
       const opened = s;
       opened.on("error", (e) => {
         this.log.error(`access log ${path}: ${e.message}`);
+        this.onOpenFailed?.(path);
         if (this.streams.get(path) === opened) this.streams.delete(path);
       });
       this.streams.set(path, s);

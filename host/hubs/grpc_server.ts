@@ -60,6 +60,7 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
       }
       if (!options.shedder.allow()) {
         metrics.throttled.inc();
+        metrics.predictedCostShed.inc();
         // one line per second at most: a flood of refusals must not become a flood of logs
         const now = Date.now();
         if (now - throttledLogged >= 1000) {

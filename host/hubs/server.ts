@@ -1,5 +1,6 @@
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
+import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
 import { buildInfo } from "../cli/version.ts";
 import { startCtrlz, type CtrlzServer } from "../telemetry/ctrlz.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -11,7 +12,7 @@ import { GRPC_CODES } from "../wire/status_codes.ts";
 import { AccessLogWriter, accessLogLine } from "./access_log.ts";
 import { check, type CheckRequestMessage } from "./check.ts";
 import { FsConfigStore, fsStoreDir, type LoadedConfig } from "./config_store.ts";
-import { bindGrpc, createHubGrpcServer, grpcBindAddress } from "./grpc_server.ts";
+import { bindGrpc, createHubGrpcServer, grpcBindAddress, HUB_SERVICE } from "./grpc_server.ts";
 import { clientSanProblem, hubServerCredentials, loadHubTls } from "./mutual_tls.ts";
 import { emptyHubConfig } from "./hub_config.ts";
 import { LoadShedder } from "./load_shedder.ts";
@@ -84,7 +85,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
   const metrics = new HubMetrics();
   metrics.attributes.set(dictionary.size);
   const quotas = new MemQuotaStore(now);
-  const accessLogs = new AccessLogWriter(adaptersLog);
+  const accessLogs = new AccessLogWriter(adaptersLog, (path) => metrics.handlerFailed(path));
   let loaded: LoadedConfig = { config: emptyHubConfig(options.configDefaultNamespace), resources: [], errors: [], matchErrors: 0 };
   let serving = false;
   let closing = false;
@@ -94,10 +95,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
 
   const apply = (next: LoadedConfig) => {
     loaded = next;
-    metrics.ruleConfigs.set(next.config.rules.length);
-    metrics.handlerConfigs.set(next.config.quotas.size + next.config.accessLogs.length);
-    metrics.ruleConfigErrors.set(next.errors.length);
-    metrics.ruleMatchErrors.set(next.matchErrors);
+    metrics.configApplied(next);
     accessLogs.retain(new Set(next.config.accessLogs.map((a) => a.path)));
     const quotaIds = new Set([...next.config.quotas.values()].map((q) => q.id));
     quotas.retain((key) => quotaIds.has(key.split("\u0000")[0]));
@@ -166,7 +164,19 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     }
 
     const shedder = new LoadShedder(options.maxRequestsPerSecond, options.burstSize);
-    const onDispatch = (handler: string, variety: "check" | "quota" | "report") => metrics.dispatched(handler, variety);
+    /** Counts each dispatch, and per request the distinct handlers and the dispatches (spec 2 hub_dispatcher_*). */
+    const fanOut = () => {
+      const handlers = new Set<string>();
+      let instances = 0;
+      return {
+        onDispatch: (handler: string, variety: "check" | "quota" | "report") => {
+          metrics.dispatched(handler, variety);
+          handlers.add(handler);
+          instances++;
+        },
+        done: () => metrics.request(handlers.size, instances),
+      };
+    };
     const server: grpc.Server = createHubGrpcServer({
       maxMessageSize: options.maxMessageSize,
       maxConcurrentStreams: options.maxConcurrentStreams,
@@ -178,7 +188,14 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       handlers: {
         Check: (bytes) => {
           const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
-          return encodeMessage("mesh.hub.v1.CheckResponse", check({ config: loaded.config, quotas, dictionary, onDispatch }, request));
+          const counting = fanOut();
+          const stop = metrics.dispatchDuration.startTimer({ variety: "check" });
+          try {
+            return encodeMessage("mesh.hub.v1.CheckResponse", check({ config: loaded.config, quotas, dictionary, onDispatch: counting.onDispatch }, request));
+          } finally {
+            stop();
+            counting.done();
+          }
         },
         Report: async (bytes) => {
           const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", bytes);
@@ -187,18 +204,32 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
           if (entries.length > 0 && logs.length > 0) {
             const time = new Date(now());
             const text = entries.map((e) => accessLogLine(time, e)).join("");
-            await Promise.all(logs.map((l) => accessLogs.append(l.path, text)));
+            await Promise.all(
+              logs.map(async (l) => {
+                const stop = metrics.dispatchDuration.startTimer({ variety: "report" });
+                await accessLogs.append(l.path, text);
+                stop();
+              }),
+            );
             for (const l of logs) metrics.dispatched(l.id, "report", entries.length);
+            metrics.request(logs.length, logs.length * entries.length);
+          } else {
+            metrics.request(0, 0);
           }
           return Buffer.alloc(0);
         },
       },
     });
+    const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);
     const grpcPort = await bindGrpc(server, bindAddress, options.tls ? hubServerCredentials(options.tls) : undefined);
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
-    closers.push(() => shutdownGrpcServer(server, SHUTDOWN_GRACE_MS));
+    closers.push(() => {
+      health.setServing(false);
+      return shutdownGrpcServer(server, SHUTDOWN_GRACE_MS);
+    });
     serving = true;
+    health.setServing(true);
 
     if (options.readinessProbePath && options.readinessProbeIntervalMs > 0) {
       const readiness = new ProbeFile(options.readinessProbePath, options.readinessProbeIntervalMs, () => serving && !closing, now);

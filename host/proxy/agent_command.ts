@@ -12,6 +12,12 @@ import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
+import { AgentMetrics } from "./agent_metrics.ts";
+
+/** The parsed flags as /server_info's `command_line_options` (JSON values only). */
+function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(opts).filter(([, v]) => ["string", "number", "boolean"].includes(typeof v) || Array.isArray(v)));
+}
 
 export const SIDECAR_LOG_SCOPES = ["default", "filter", "hub", "config"] as const;
 
@@ -135,6 +141,8 @@ export interface RunningProxy {
   addresses: SidecarAddresses;
   /** Stops accepting, drains requests in flight (up to `drainMs`), closes the hub transport and the certificate rotation. */
   stop(drainMs: number): Promise<void>;
+  /** What the admin port's `/quitquitquit` does (by default nothing). */
+  onQuit(handler: () => void): void;
 }
 
 /**
@@ -167,6 +175,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
         },
       );
     };
+    proxy.onQuit(() => stop("/quitquitquit"));
     process.on("SIGTERM", () => stop("SIGTERM"));
     process.on("SIGINT", () => stop("SIGINT"));
   });
@@ -193,6 +202,13 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     return { exitCode: EXIT_BAD_CONFIG };
   }
   const namespace = env.POD_NAMESPACE ?? "default";
+  let sidecar: Sidecar | undefined;
+  let jwks: JwksCache | undefined;
+  const metrics = new AgentMetrics({
+    rejectedConfigs: () => sidecar?.rejectedConfigs ?? 0,
+    virtualServices: () => sidecar?.virtualServices ?? 0,
+    jwksFetches: () => jwks?.fetchStats() ?? { successes: 0, failures: 0 },
+  });
   let security: SidecarSecurityOptions | undefined;
   let workloadTls: WorkloadTls | undefined;
   let auth: ControlPlaneAuth;
@@ -210,10 +226,19 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         ttlMs: settings.ttlMs,
         keyAlgorithm: settings.keyAlgorithm,
         auth,
-        onRotated: () => transport?.renewCredentials(),
-        onError: (e, retryInMs) => log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`),
+        onRotated: () => {
+          transport?.renewCredentials();
+          metrics.certificatePushed();
+        },
+        onError: (e, retryInMs) => {
+          metrics.secretUpdateFailed();
+          metrics.outgoingRetry("csr");
+          log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
+        },
+        onRequest: (ok, latencyMs) => metrics.outgoingRequest("csr", ok, latencyMs),
       });
-      security = { ...settings, tls: workloadTls, jwks: new JwksCache() };
+      jwks = new JwksCache();
+      security = { ...settings, tls: workloadTls, jwks };
     }
   } catch (e) {
     log.error((e as Error).message);
@@ -269,7 +294,8 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   };
   const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
   const checks = FilterModule.load(wasm);
-  const sidecar = new Sidecar({
+  let quit: (() => void) | undefined;
+  sidecar = new Sidecar({
     wasm,
     configDir,
     bindAddress: opts.bindAddress as string,
@@ -287,6 +313,9 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     inboundService: opts.inboundService as string,
     hub,
     extraStats: () => transportStats,
+    metricsRegistry: metrics.registry,
+    commandLineOptions: commandLineOptions(opts),
+    onQuit: () => quit?.(),
     checks: { template: (t) => checks.checkTemplate(t), regex: (p) => checks.checkRegex(p) },
     logger,
     identity: security ? { ...identity, spiffeId: workloadTls!.options.identity, serviceAccount: security.serviceAccount, ...(security.labels ? { labels: security.labels } : {}) } as typeof identity : identity,
@@ -303,8 +332,11 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   }
   return {
     addresses,
+    onQuit(handler) {
+      quit = handler;
+    },
     async stop(drainMs) {
-      await sidecar.drain(drainMs);
+      await sidecar!.drain(drainMs);
       transport.close();
       workloadTls?.stop();
     },

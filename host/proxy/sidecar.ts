@@ -21,6 +21,11 @@ import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { HeaderList } from "../wasm/abi_types.ts";
 import type { RouteDecision, SecurityStageResult } from "./http_proxy.ts";
+import type { Registry } from "prom-client";
+import { buildInfo } from "../cli/version.ts";
+import { splitPem } from "../anchor/client.ts";
+import type { ClusterInfo, ListenerInfo, ServerState } from "./admin_envoy.ts";
+import { statsToPrometheus } from "./stats_exposition.ts";
 
 /** Default ports, as the seed's agent and upstream meshes use them. */
 export const DEFAULT_ADMIN_PORT = 15000;
@@ -54,6 +59,12 @@ export interface SidecarOptions {
   identity: Record<string, string>;
   /** More counters for /stats (e.g. the hub transport's). */
   extraStats?: () => Map<string, number>;
+  /** The agent's own metrics (spec 2), appended to /stats/prometheus on the admin and status ports. */
+  metricsRegistry?: Registry;
+  /** What /server_info shows as `command_line_options`. */
+  commandLineOptions?: Record<string, unknown>;
+  /** POST /quitquitquit on the admin port: the agent drains and exits. */
+  onQuit?: () => void;
   /** The security path (mTLS, JWT, authorization, gateway routing); absent = the sidecar as before, resources shown but not enforced. */
   security?: SidecarSecurityOptions;
 }
@@ -103,6 +114,9 @@ export class Sidecar {
   private configErrors = 0;
   private configApplied = 0;
   private draining = false;
+  /** POST /healthcheck/fail: readiness fails (Envoy's DRAINING) while traffic is still served. */
+  private healthCheckFailed = false;
+  private readonly startedAt = Date.now();
   private readonly tcp: TcpProxy | undefined;
   private readonly mtls: MtlsListener | undefined;
   private policy: SecurityPolicy | undefined;
@@ -177,7 +191,28 @@ export class Sidecar {
     this.admin = createAdminServer({
       configDump: () => this.configDump(),
       stats: () => this.stats(),
-      ready: () => this.loaded !== undefined && !this.draining,
+      gauges: () => GAUGE_STATS,
+      registry: options.metricsRegistry,
+      ready: () => this.ready(),
+      serverInfo: () => ({
+        version: buildInfo().version,
+        state: this.state(),
+        startedAt: this.startedAt,
+        node: { id: options.identity.id ?? "", cluster: options.identity.serviceCluster ?? "", metadata: { ...options.identity } },
+        commandLineOptions: options.commandLineOptions ?? {},
+      }),
+      clusters: () => this.clusterInfo(),
+      listeners: () => this.listenerInfo(),
+      certificates: () => {
+        if (!options.security) return undefined;
+        const c = options.security.tls.current;
+        return { certChainPem: splitPem(c.certChainPem), rootPems: splitPem(c.rootPem) };
+      },
+      quit: () => options.onQuit?.(),
+      setHealthCheckFailed: (failed) => {
+        if (failed !== this.healthCheckFailed) this.log.info(failed ? "/healthcheck/fail: readiness now fails" : "/healthcheck/ok: readiness restored");
+        this.healthCheckFailed = failed;
+      },
       logLevels: () => options.logger.currentLevels(),
       setLogLevel: (scope, level) => {
         try {
@@ -190,8 +225,16 @@ export class Sidecar {
     });
     if (options.statusPort > 0) {
       this.status = createServer((req, res) => {
-        const ok = this.loaded !== undefined && !this.draining;
-        res.writeHead(req.url === "/healthz/ready" && ok ? 200 : req.url === "/healthz/ready" ? 503 : 404).end();
+        const path = (req.url ?? "/").split("?")[0];
+        if (path === "/stats/prometheus") {
+          // upstream's agent serves the merged proxy and agent metrics here for scrapers
+          statsToPrometheus(this.stats(), GAUGE_STATS, options.metricsRegistry).then(
+            (body) => res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(body),
+            (e: Error) => res.writeHead(500).end(e.message),
+          );
+          return;
+        }
+        res.writeHead(path === "/healthz/ready" && this.ready() ? 200 : path === "/healthz/ready" ? 503 : 404).end();
       });
     }
     this.watcher = new ConfigDirWatcher(options.configDir, options.checks, (c) => this.apply(c), (problem) => {
@@ -321,6 +364,49 @@ export class Sidecar {
     return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)) };
   }
 
+  private ready(): boolean {
+    return this.loaded !== undefined && !this.draining && !this.healthCheckFailed;
+  }
+
+  /** envoy.admin.v3.ServerInfo.State: a failed health check reads DRAINING, as in Envoy. */
+  private state(): ServerState {
+    if (this.loaded === undefined) return "INITIALIZING";
+    return this.draining || this.healthCheckFailed ? "DRAINING" : "LIVE";
+  }
+
+  /** Configurations refused since start (`config.errors`). */
+  get rejectedConfigs(): number {
+    return this.configErrors;
+  }
+
+  /** VirtualServices of the applied configuration. */
+  get virtualServices(): number {
+    return this.loaded?.mesh.byKind.VirtualService?.length ?? 0;
+  }
+
+  /** Upstream clusters with Envoy's names: `inbound|<port>||` for the app, `--cluster` names, `outbound|<port>||<host>` per `--endpoint`. */
+  private clusterInfo(): ClusterInfo[] {
+    const o = this.options;
+    return [
+      { name: `inbound|${o.appPort}||`, hosts: [{ address: o.appHost, port: o.appPort }] },
+      ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
+      ...[...o.clusters].map(([name, c]) => ({ name, hosts: [{ address: c.host, port: c.port }] })),
+      ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({ name: `outbound|${e.servicePort}||${e.host}`, hosts: [{ address: e.address.host, port: e.address.port }] })),
+    ];
+  }
+
+  private listenerInfo(): ListenerInfo[] {
+    const a = this.addresses;
+    const at = (name: string, port: number) => ({ name, address: this.options.bindAddress, port });
+    return [
+      at("inbound", a.inbound),
+      at("outbound", a.outbound),
+      ...(this.tcp ? [at("tcp", a.tcp)] : []),
+      at("admin", a.admin),
+      ...(this.status ? [at("status", a.status)] : []),
+    ];
+  }
+
   /** The admin `/config_dump` (config_dump.ts). */
   private configDump(): unknown {
     return buildConfigDump({ options: this.options, addresses: this.addresses, loaded: this.loaded, hasTcp: this.tcp !== undefined, hasStatus: this.status !== undefined, policy: this.policy });
@@ -356,6 +442,9 @@ export class Sidecar {
     return out;
   }
 }
+
+/** Stats that go up and down (exported as gauges; every other stat is a counter). */
+const GAUGE_STATS: ReadonlySet<string> = new Set(["listener.inbound.active", "listener.outbound.active", "listener.tcp.active"]);
 
 function listenTcp(proxy: Pick<TcpProxy, "server">, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -26,6 +26,8 @@ export interface WorkloadTlsOptions {
   auth?: ControlPlaneAuth;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
+  /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
+  onRequest?: (ok: boolean, latencyMs: number) => void;
 }
 
 /** What /config_dump shows of a certificate. */
@@ -105,14 +107,17 @@ export class WorkloadTls {
 
   constructor(readonly options: WorkloadTlsOptions) {
     const fetch = async () => {
+      const started = performance.now();
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
         const cert = await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth });
         this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";
         this.lastAttemptFailed = false;
+        options.onRequest?.(true, performance.now() - started);
         return cert;
       } catch (e) {
         this.lastAttemptFailed = true;
+        options.onRequest?.(false, performance.now() - started);
         throw e;
       }
     };

@@ -118,10 +118,10 @@ describe("mesh_ca authenticated issuance (process, TLS)", () => {
     assert.equal(wrongName.code, grpc.status.UNAVAILABLE, "the CA's certificate does not name impostor");
   });
 
-  it("counts every refusal in anchor_server_authentication_failure_count", async () => {
+  it("counts every refusal in anchor_server_authentication_failure_count_total", async () => {
     const text = await metricsText(ca);
-    assert.equal(metricValue(text, "anchor_server_authentication_failure_count"), failures);
-    assert.equal(metricValue(text, "anchor_server_success_cert_issuance_count"), 2);
+    assert.equal(metricValue(text, "anchor_server_authentication_failure_count_total"), failures);
+    assert.equal(metricValue(text, "anchor_server_success_cert_issuance_count_total"), 2);
     assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="UNAUTHENTICATED"}'), failures - 3);
     assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="PERMISSION_DENIED"}'), 3);
   });

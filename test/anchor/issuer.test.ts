@@ -63,8 +63,8 @@ describe("issuing workload certificates", () => {
     assert.equal(res.gracePeriodRatio, 0.5);
     assert.equal(res.minGracePeriodSeconds, 600);
     const text = await metrics.registry.metrics();
-    assert.equal(metricValue(text, "anchor_server_csr_count"), 1);
-    assert.equal(metricValue(text, "anchor_server_success_cert_issuance_count"), 1);
+    assert.equal(metricValue(text, "anchor_server_csr_count_total"), 1);
+    assert.equal(metricValue(text, "anchor_server_success_cert_issuance_count_total"), 1);
   });
 
   it("marks the SAN critical only when the subject is empty; --org fills subject O", async () => {
@@ -87,7 +87,7 @@ describe("issuing workload certificates", () => {
     assert.equal(e.code, "TTL_INVALID");
     assert.match(e.message, /requested TTL 48h0m1s is greater than the max allowed TTL 48h0m0s/);
     assert.equal((await refusal(ca.createCertificate(await csrFor([ID]), -5))).code, "TTL_INVALID");
-    assert.equal(metricValue(await metrics.registry.metrics(), 'anchor_server_csr_sign_err_count{error="ttl_error"}'), 2);
+    assert.equal(metricValue(await metrics.registry.metrics(), 'anchor_server_csr_sign_err_count_total{error="ttl_error"}'), 2);
     const late = newCa({ maxTtlMs: 1000 * 24 * HOUR }, NOW + 9 * 24 * HOUR).ca;
     assert.equal(validTo(await late.createCertificate(await csrFor([ID]), 5 * 24 * 3600)), bundle.signingCert.notAfter.getTime(), "clamped to the root's notAfter");
   });
@@ -119,7 +119,7 @@ describe("issuing workload certificates", () => {
     const e = await refusal(ca.createCertificate(tampered, 60));
     assert.equal(e.code, "CSR_INVALID");
     assert.match(e.message, /signature/);
-    assert.equal(metricValue(await metrics.registry.metrics(), "anchor_server_csr_parsing_err_count"), 2);
+    assert.equal(metricValue(await metrics.registry.metrics(), "anchor_server_csr_parsing_err_count_total"), 2);
   });
 
   it("refuses with CA_NOT_READY before a signing bundle is set", async () => {

@@ -97,12 +97,12 @@ describe("mesh_ca process", () => {
 
   it("exports the anchor_server_* counters, gRPC counters and the root expiry on /metrics", async () => {
     const text = await metricsText(ca);
-    assert.equal(metricValue(text, "anchor_server_csr_count"), 6);
-    assert.equal(metricValue(text, "anchor_server_success_cert_issuance_count"), 2);
-    assert.equal(metricValue(text, "anchor_server_id_extraction_err_count"), 1);
-    assert.equal(metricValue(text, 'anchor_server_csr_sign_err_count{error="ttl_error"}'), 1);
-    assert.equal(metricValue(text, "anchor_server_csr_parsing_err_count"), 2);
-    assert.equal(metricValue(text, "anchor_server_authentication_failure_count"), 0);
+    assert.equal(metricValue(text, "anchor_server_csr_count_total"), 6);
+    assert.equal(metricValue(text, "anchor_server_success_cert_issuance_count_total"), 2);
+    assert.equal(metricValue(text, "anchor_server_id_extraction_err_count_total"), 1);
+    assert.equal(metricValue(text, 'anchor_server_csr_sign_err_count_total{error="ttl_error"}'), 1);
+    assert.equal(metricValue(text, "anchor_server_csr_parsing_err_count_total"), 2);
+    assert.equal(metricValue(text, "anchor_server_authentication_failure_count_total"), 0);
     const expiry = metricValue(text, "anchor_server_root_cert_expiry_timestamp")!;
     assert.ok(Math.abs(expiry - (Date.now() / 1000 + 87600 * 3600)) < 120, "ANCHOR_SELF_SIGNED_CA_CERT_TTL default 87600h");
     assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="OK"}'), 2);

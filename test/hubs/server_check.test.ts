@@ -173,12 +173,12 @@ describe("hubs server: Check", () => {
     assert.ok((metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="OK"}') ?? 0) >= 10, text);
     assert.ok((metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="INVALID_ARGUMENT"}') ?? 0) >= 3);
     assert.ok((metricValue(text, 'grpc_server_msg_received_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check"}') ?? 0) >= 10);
-    assert.equal(metricValue(text, "hub_config_rule_configs_total"), 4);
-    assert.equal(metricValue(text, "hub_config_rule_config_errors_total"), 0);
-    assert.equal(metricValue(text, "hub_config_handler_configs_total"), 1);
+    assert.equal(metricValue(text, "hub_config_rule_configs"), 4);
+    assert.equal(metricValue(text, "hub_config_rule_config_errors"), 0);
+    assert.equal(metricValue(text, "hub_config_handler_configs"), 1);
     assert.ok((metricValue(text, 'hub_runtime_dispatches_total{handler="HubQuota mesh-system/requests",variety="quota"}') ?? 0) >= 5);
     assert.ok((metricValue(text, 'hub_runtime_dispatches_total{handler="HubRule mesh-system/deny-admin",variety="check"}') ?? 0) >= 2);
-    assert.equal(metricValue(text, "hub_loadshedding_requests_throttled"), 0);
+    assert.equal(metricValue(text, "hub_loadshedding_requests_throttled_total"), 0);
     assert.match(text, /^mesh_build\{component="hubs",tag="[^"]+",revision="[^"]+"\} 1$/m);
     assert.match(text, /^process_cpu_seconds_total /m);
   });

@@ -70,6 +70,8 @@ export interface KeySet {
 export interface KeySetStats {
   fetches: number;
   fetchFailures: number;
+  /** Fetches that yielded a key set (fetches in flight are in neither). */
+  fetchSuccesses: number;
 }
 
 function snapshot(jwks: unknown, fetchedAt: number, source: string): KeySnapshot {
@@ -94,7 +96,7 @@ export class InlineKeySet implements KeySet {
 }
 
 export class RemoteKeySet implements KeySet {
-  readonly stats: KeySetStats = { fetches: 0, fetchFailures: 0 };
+  readonly stats: KeySetStats = { fetches: 0, fetchFailures: 0, fetchSuccesses: 0 };
   private current: KeySnapshot | undefined;
   private pending: Promise<KeySnapshot> | undefined;
   private lastAttemptAt = -Infinity;
@@ -169,6 +171,7 @@ export class RemoteKeySet implements KeySet {
       const keys = snapshot(json, this.now(), this.source);
       this.current = keys;
       this.lastError = undefined;
+      this.stats.fetchSuccesses++;
       return keys;
     } catch (e) {
       this.stats.fetchFailures++;
@@ -208,5 +211,18 @@ export class JwksCache {
       this.sets.set(key, set);
     }
     return set;
+  }
+
+  /** Network fetches of every jwksUri key set so far (the agent's disco_jwks_resolver_network_fetch_* counters). */
+  fetchStats(): { successes: number; failures: number } {
+    let successes = 0;
+    let failures = 0;
+    for (const set of this.sets.values()) {
+      if (set instanceof RemoteKeySet) {
+        successes += set.stats.fetchSuccesses;
+        failures += set.stats.fetchFailures;
+      }
+    }
+    return { successes, failures };
   }
 }

@@ -1,0 +1,57 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { buildInfo } from "../cli/version.ts";
+import { registerBuildMetric } from "./build_metric.ts";
+
+/**
+ * Spec 2 names metrics by their OpenCensus view (`Sum`, `Count`,
+ * `LastValue`, `Distribution`); Prometheus's conventions (what `promtool
+ * check metrics` lints) reserve `_total` for counters and `_count` for
+ * histograms. The exposed name follows the OpenMetrics rule that prom-client
+ * applies to counters (a counter's sample is `<family>_total`) and that the
+ * OpenTelemetry Prometheus exporter applies to monotonic sums:
+ * - Sum/Count → a counter named the spec name plus `_total` unless it ends
+ *   so already (`anchor_server_csr_count` → `anchor_server_csr_count_total`);
+ * - LastValue → a gauge without a trailing `_total`
+ *   (`hub_config_rule_configs_total` → `hub_config_rule_configs`);
+ * - Distribution → a histogram of the spec name.
+ * docs/metrics.md lists every spec name with the name it is exported under.
+ */
+export function counterName(specName: string): string {
+  return specName.endsWith("_total") ? specName : `${specName}_total`;
+}
+
+export function gaugeName(specName: string): string {
+  return specName.replace(/_total$/, "");
+}
+
+/** prom-client's default metrics that are gauges named `_total` (their per-type siblings stay, and `sum()` gives the total). */
+const DEFAULT_GAUGES_NAMED_TOTAL = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
+
+/**
+ * A daemon's registry: Node process metrics (less the three gauges that
+ * break the `_total` convention) and `mesh_build`.
+ */
+export function daemonRegistry(component: string): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  for (const name of DEFAULT_GAUGES_NAMED_TOTAL) registry.removeSingleMetric(name);
+  registerBuildMetric(registry, component, buildInfo());
+  return registry;
+}
+
+/** A spec `Sum`/`Count` as a counter (one line per counter: `specCounter(registry, "hub_…", "help")`). */
+export function specCounter<L extends string = string>(registry: Registry, specName: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+  return new Counter<L>({ name: counterName(specName), help, labelNames, registers: [registry] });
+}
+
+/** A spec `LastValue` as a gauge, starting at 0. */
+export function specGauge<L extends string = string>(registry: Registry, specName: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+  const g = new Gauge<L>({ name: gaugeName(specName), help, labelNames, registers: [registry] });
+  if (labelNames.length === 0) (g as Gauge<string>).set(0);
+  return g;
+}
+
+/** A spec `Distribution` as a histogram. */
+export function specHistogram<L extends string = string>(registry: Registry, specName: string, help: string, buckets: number[], labelNames: readonly L[] = []): Histogram<L> {
+  return new Histogram<L>({ name: specName, help, buckets, labelNames, registers: [registry] });
+}
