@@ -7,6 +7,8 @@ import { propertyValue } from "../wasm/abi_host.ts";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
 import { endToEndHeaders, toOutgoing } from "./hop_by_hop.ts";
 import type { FilterHost } from "./filter_host.ts";
+import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
+import type { PathNormalization } from "../security/authz/path.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
@@ -26,6 +28,8 @@ export interface HttpProxyOptions {
   beforeFilter?: (req: IncomingMessage, headers: HeaderList) => Promise<SecurityStageResult>;
   /** Routing with client TLS (security path on): replaces `upstream` when it returns a value. */
   route?: (authority: string) => RouteDecision;
+  /** Mesh `pathNormalization` for the request target (read per request); default BASE. */
+  pathNormalization?: () => PathNormalization;
 }
 
 export type SecurityStageResult =
@@ -43,6 +47,8 @@ export interface ListenerStats {
   localReplies: number;
   upstreamErrors: number;
   active: number;
+  /** Requests refused with 400 at the edge, by reason (request_target.ts). */
+  rejectedTargets: Partial<Record<TargetRefusal, number>>;
 }
 
 // Property names the module reads (assembly/proxy/http_filter.ts), by path.
@@ -58,7 +64,7 @@ function resolver(values: Map<string, Uint8Array>): PropertyResolver {
  */
 export class HttpProxy {
   readonly server: Server;
-  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0 };
+  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {} };
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
   constructor(private readonly options: HttpProxyOptions) {
@@ -83,10 +89,19 @@ export class HttpProxy {
     const o = this.options;
     const started = process.hrtime.bigint();
     const socket = req.socket as Socket;
-    const authority = req.headers.host ?? "";
+    // The one normalization of the target: every later stage, and the upstream, see this path.
+    const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", req.headers.host, o.pathNormalization?.());
+    if (!requestTarget.ok) {
+      this.stats.rejectedTargets[requestTarget.reason] = (this.stats.rejectedTargets[requestTarget.reason] ?? 0) + 1;
+      o.onLog("debug", `${o.name}: 400 for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${requestTarget.message}`);
+      this.reply(res, { status: 400, details: requestTarget.reason, body: "Bad Request", headers: [["connection", "close"]], grpcStatus: -1 });
+      req.resume();
+      return;
+    }
+    const authority = requestTarget.authority;
     let headers: HeaderList = [
       [":method", req.method ?? "GET"],
-      [":path", req.url ?? "/"],
+      [":path", requestTarget.path],
       [":authority", authority],
       [":scheme", "http"],
       ...endToEndHeaders(req.rawHeaders, req.headers.connection).filter(([k]) => k !== "host"),
@@ -124,7 +139,7 @@ export class HttpProxy {
     }
     const id = decision.kind === "continue" ? decision.id : 0;
     const forwarded = decision.kind === "continue" ? decision.headers : headers;
-    const path = forwarded.find(([k]) => k === ":path")?.[1] ?? req.url ?? "/";
+    const path = forwarded.find(([k]) => k === ":path")?.[1] ?? requestTarget.path;
     const method = forwarded.find(([k]) => k === ":method")?.[1] ?? req.method ?? "GET";
     const routed = o.route?.(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
     if (routed?.kind === "reply") {

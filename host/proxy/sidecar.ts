@@ -14,6 +14,7 @@ import type { ServiceEndpoint } from "../hub/clusters.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Workload } from "../security/workload.ts";
 import type { MeshSettings } from "./mesh_config.ts";
+import { DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
 import { MtlsListener } from "./mtls_listener.ts";
 import { SecurityPolicy } from "./security_policy.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
@@ -124,12 +125,15 @@ export class Sidecar {
       failOpenOnTrap: () => this.loaded?.bundle.clientConfig?.transport?.networkFailPolicy?.policy !== "FAIL_CLOSE",
     });
     const proxyLog = (level: "debug" | "info" | "warn" | "error", message: string) => this.log[level](message);
+    // Mesh settings are read once at start (--meshConfigFile); without the security path, the upstream default.
+    const pathNormalization = () => options.security?.mesh.pathNormalization ?? DEFAULT_PATH_NORMALIZATION;
     this.inbound = new HttpProxy({
       name: "inbound",
       filter: this.filter,
       upstream: () => ({ host: options.appHost, port: options.appPort }),
       properties: (): Record<string, string> => (options.inboundService ? { "mesh.destination_service": options.inboundService } : {}),
       onLog: proxyLog,
+      pathNormalization,
       ...(options.security
         ? {
             beforeFilter: (req, headers) => this.inboundStage(req, headers),
@@ -149,6 +153,7 @@ export class Sidecar {
       },
       properties: (authority) => ({ "mesh.destination_service": hostOf(authority) }),
       onLog: proxyLog,
+      pathNormalization,
       ...(options.security
         ? {
             beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
@@ -302,7 +307,6 @@ export class Sidecar {
     }
     if (r.kind === "reply") {
       if (r.stage === "authn" && r.authn?.outcome === "denied") this.log.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
-      if (r.stage === "path") this.bump("http.invalid_path");
       return { kind: "reply", reply: r.reply };
     }
     this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
@@ -334,6 +338,7 @@ export class Sidecar {
       out.set(`listener.${name}.local_replies`, proxy.stats.localReplies);
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
       out.set(`listener.${name}.active`, proxy.stats.active);
+      for (const [reason, n] of Object.entries(proxy.stats.rejectedTargets)) out.set(`listener.${name}.rejected_targets.${reason}`, n);
     }
     if (this.tcp) {
       out.set("listener.tcp.connections", this.tcp.stats.connections);
