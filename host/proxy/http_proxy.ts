@@ -9,6 +9,7 @@ import { endToEndHeaders, toOutgoing } from "./hop_by_hop.ts";
 import type { FilterHost } from "./filter_host.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
 import type { PathNormalization } from "../security/authz/path.ts";
+import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
@@ -30,6 +31,10 @@ export interface HttpProxyOptions {
   route?: (authority: string) => RouteDecision;
   /** Mesh `pathNormalization` for the request target (read per request); default BASE. */
   pathNormalization?: () => PathNormalization;
+  /** Timeouts and connection/request limits (listener_limits.ts); default DEFAULT_LISTENER_LIMITS. */
+  limits?: ListenerLimits;
+  /** True when another listener accepts the connections and hands them to `server` (mtls_listener.ts); it must then `guard.guardAccepts` that listener. */
+  acceptedElsewhere?: boolean;
 }
 
 export type SecurityStageResult =
@@ -64,21 +69,30 @@ function resolver(values: Map<string, Uint8Array>): PropertyResolver {
  */
 export class HttpProxy {
   readonly server: Server;
+  readonly guard: ListenerGuard;
   readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {} };
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
   constructor(private readonly options: HttpProxyOptions) {
-    this.server = createServer((req, res) => {
+    this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
+    this.server = createServer(this.guard.httpServerOptions(), (req, res) => {
       this.stats.requests++;
       this.stats.active++;
       res.on("close", () => this.stats.active--);
+      if (!this.guard.admitRequest(req, res)) {
+        // Over the concurrent-request limit: refused before the filter, as an overloaded Envoy does.
+        this.reply(res, { status: 503, details: "overload", body: "proxy overloaded", headers: [], grpcStatus: -1 });
+        req.resume();
+        return;
+      }
       this.handle(req, res).catch((e) => {
         options.onLog("error", `${options.name}: ${(e as Error).message}`);
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
     });
-    this.server.keepAliveTimeout = 65_000;
+    this.guard.guardHttp(this.server, options.acceptedElsewhere === true);
+    if (!options.acceptedElsewhere) this.guard.guardAccepts(this.server);
   }
 
   close(): void {
