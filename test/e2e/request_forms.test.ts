@@ -101,7 +101,7 @@ describe("request forms against a DENY under every pathNormalization (issue 15)"
     for (const mode of MODES) {
       const meshConfigFile = join(dir, `mesh-${mode}.yaml`);
       writeFileSync(meshConfigFile, `pathNormalization: {normalization: ${mode}}\n`);
-      sidecars.set(mode, await startSecureWorkload({ name: "httpbin", namespace: "foo", configDir, caAddress: ca.address, meshConfigFile }));
+      sidecars.set(mode, await startSecureWorkload({ name: "httpbin", namespace: "foo", configDir, ca, meshConfigFile }));
     }
   });
   after(async () => {
