@@ -51,9 +51,11 @@ class Parser {
   pos: i32 = 0;
   error: string = "";
   depth: i32 = 0;
-  // Outputs of parseBraces.
-  braceMin: i32 = 0;
-  braceMax: i32 = 0;
+  // Outputs of parseBraces. Counts are clamped to MAX_REPEAT_COUNT + 1, so a
+  // count of 2^32 or more can never wrap into range.
+  braceMin: i64 = 0;
+  braceMax: i64 = 0;
+  braceOutOfOrder: bool = false;
   braceEnd: i32 = 0;
   // Output of parseClassAtom: a code unit, or a set for a class escape.
   atomChar: i32 = 0;
@@ -162,34 +164,35 @@ class Parser {
   }
 
   /**
-   * Reads `{n}`, `{n,}` or `{n,m}` at `pos` into braceMin/braceMax/braceEnd.
-   * Returns false (and consumes nothing) if the text is not a quantifier.
+   * Reads `{n}`, `{n,}` or `{n,m}` at `pos` into braceMin/braceMax/braceEnd
+   * (and braceOutOfOrder). Returns false (and consumes nothing) if the text
+   * is not a quantifier.
    */
   parseBraces(pos: i32): bool {
     if (this.at(pos) != 0x7b) return false;
-    let i = pos + 1;
-    if (!isDigit(this.at(i))) return false;
-    let min: i64 = 0;
-    while (isDigit(this.at(i))) {
-      if (min < 1000000000) min = min * 10 + (this.at(i) - 0x30);
-      i++;
-    }
-    let max: i64 = min;
+    const minStart = pos + 1;
+    if (!isDigit(this.at(minStart))) return false;
+    let i = minStart;
+    while (isDigit(this.at(i))) i++;
+    const minEnd = i;
+    let maxStart = minStart;
+    let maxEnd = minEnd;
+    let unbounded = false;
     if (this.at(i) == 0x2c /* , */) {
       i++;
       if (isDigit(this.at(i))) {
-        max = 0;
-        while (isDigit(this.at(i))) {
-          if (max < 1000000000) max = max * 10 + (this.at(i) - 0x30);
-          i++;
-        }
+        maxStart = i;
+        while (isDigit(this.at(i))) i++;
+        maxEnd = i;
       } else {
-        max = UNBOUNDED;
+        unbounded = true;
       }
     }
     if (this.at(i) != 0x7d /* } */) return false;
-    this.braceMin = <i32>min;
-    this.braceMax = <i32>max;
+    this.braceMin = clampedCount(this.src, minStart, minEnd);
+    this.braceMax = unbounded ? <i64>UNBOUNDED : clampedCount(this.src, maxStart, maxEnd);
+    // Compared on the digits, so order is exact at any size (ECMA-262 compares mathematical values).
+    this.braceOutOfOrder = !unbounded && compareDigits(this.src, minStart, minEnd, maxStart, maxEnd) > 0;
     this.braceEnd = i + 1;
     return true;
   }
@@ -210,18 +213,21 @@ class Parser {
       min = 0;
       max = 1;
     } else if (c == 0x7b && this.parseBraces(start)) {
-      min = this.braceMin;
-      max = this.braceMax;
+      const braceMin = this.braceMin;
+      const braceMax = this.braceMax;
       end = this.braceEnd;
       const text = this.src.substring(start, end);
-      if (max != UNBOUNDED && min > max) {
+      if (this.braceOutOfOrder) {
         return this.fail(invalid('numbers out of order in quantifier "' + text + '"', start));
       }
-      if (min > MAX_REPEAT_COUNT || max > MAX_REPEAT_COUNT) {
+      // Compared before narrowing to i32: `x{4294967296}` must not read as `x{0}`.
+      if (braceMin > <i64>MAX_REPEAT_COUNT || braceMax > <i64>MAX_REPEAT_COUNT) {
         return this.fail(
           unsupported('repeat count above ' + MAX_REPEAT_COUNT.toString() + ' in quantifier "' + text + '"', start),
         );
       }
+      min = <i32>braceMin;
+      max = <i32>braceMax;
     } else {
       return atom;
     }
@@ -374,6 +380,31 @@ class Parser {
     this.atomChar = this.escape.value;
     return true;
   }
+}
+
+/** The decimal count in src[start, end), or MAX_REPEAT_COUNT + 1 for anything larger. */
+function clampedCount(src: string, start: i32, end: i32): i64 {
+  let n: i64 = 0;
+  for (let i = start; i < end; i++) {
+    n = n * 10 + <i64>(src.charCodeAt(i) - 0x30);
+    if (n > <i64>MAX_REPEAT_COUNT) return <i64>MAX_REPEAT_COUNT + 1;
+  }
+  return n;
+}
+
+/** Compares two runs of decimal digits by value (leading zeros ignored): -1, 0 or 1. */
+function compareDigits(src: string, aStart: i32, aEnd: i32, bStart: i32, bEnd: i32): i32 {
+  while (aStart < aEnd - 1 && src.charCodeAt(aStart) == 0x30) aStart++;
+  while (bStart < bEnd - 1 && src.charCodeAt(bStart) == 0x30) bStart++;
+  const aLength = aEnd - aStart;
+  const bLength = bEnd - bStart;
+  if (aLength != bLength) return aLength > bLength ? 1 : -1;
+  for (let k = 0; k < aLength; k++) {
+    const a = src.charCodeAt(aStart + k);
+    const b = src.charCodeAt(bStart + k);
+    if (a != b) return a > b ? 1 : -1;
+  }
+  return 0;
 }
 
 function incompleteEscape(pos: i32): string {

@@ -12,6 +12,8 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import { runProxyCommand, SIDECAR_LOG_SCOPES } from "../proxy/agent_command.ts";
 import { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "../proxy/sidecar.ts";
 import { adminRequest } from "../proxy/admin_client.ts";
+import { DEFAULT_LISTENER_LIMITS } from "../proxy/listener_limits.ts";
+import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks.ts";
 
 const UINT16 = intFlag(0, 65535);
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -43,6 +45,11 @@ addLoggingFlags(
     .option("--serviceCluster <name>", "service cluster", "mesh-proxy")
     .addOption(new Option("--proxyLogLevel <level>", "filter log level").choices(["trace", "debug", "info", "warning", "error", "critical", "off"]).default("warning"))
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
+    // Listener limits (docs/sidecar.md "Listener limits"), per HTTP listener; 0 turns one off.
+    .addOption(new Option("--headerReadTimeout <duration>", "close a connection (408) whose request headers are not complete this long after it opened or its request began").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs)))
+    .addOption(new Option("--idleTimeout <duration>", "close a kept-alive connection with no request in flight after this long").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.idleTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.idleTimeoutMs)))
+    .option("--maxConnections <n>", "open connections per listener; at the limit a new one replaces the longest without a request in flight, else it is closed", intFlag(0, 1_000_000), DEFAULT_LISTENER_LIMITS.maxConnections)
+    .option("--maxConcurrentRequests <n>", "requests in flight per listener; over it: 503", intFlag(0, 1_000_000), DEFAULT_LISTENER_LIMITS.maxConcurrentRequests)
     // The security path (docs/sidecar.md "Security"): on with --caAddress.
     .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address: turns on mutual TLS, JWT, authorization and routing with workload certificates")
     .addOption(new Option("--controlPlaneAuthPolicy <policy>", "how mesh_ca and the hub are reached: MUTUAL_TLS (TLS; the workload certificate for the hub and for renewals) or NONE (plain text, local development)").choices(["NONE", "MUTUAL_TLS"]).default("NONE"))
@@ -57,6 +64,7 @@ addLoggingFlags(
     .option("--containerPort <port>", "container port the inbound listener stands for (PeerAuthentication portLevelMtls, authorization ports; gateway: the Gateway server port); default --appPort", intFlag(1, 65535))
     .option("--gateway", "run as an ingress gateway: the inbound listener routes by Host to VirtualService destinations", false)
     .option("--jwtClockSkewSeconds <n>", "allowance on JWT exp/nbf in seconds (upstream uses 60)", intFlag(0, 86_400), 0)
+    .addOption(new Option("--jwksRefetchCooldown <duration>", "a JWT whose kid is not in the fetched key set refetches it at most this often per jwksUri").argParser(durationFlag).default(DEFAULT_JWKS_COOLDOWN_MS, formatGoDuration(DEFAULT_JWKS_COOLDOWN_MS)))
     .addOption(new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default").argParser(durationFlag).default(0, "0s"))
     .addOption(new Option("--workloadKeyAlgorithm <alg>", "workload key type").choices(["RSA", "ECDSA"]).default("RSA")),
 ).action(async (opts: Record<string, unknown>, cmd: Command) => {

@@ -3,7 +3,8 @@ import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
-import { JwksCache } from "../security/jwt/jwks.ts";
+import { DEFAULT_JWKS_COOLDOWN_MS, JwksCache } from "../security/jwt/jwks.ts";
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener_limits.ts";
 import { spiffeId } from "../security/workload.ts";
 import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig } from "./mesh_config.ts";
 import * as grpc from "@grpc/grpc-js";
@@ -237,7 +238,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         },
         onRequest: (ok, latencyMs) => metrics.outgoingRequest("csr", ok, latencyMs),
       });
-      jwks = new JwksCache();
+      jwks = new JwksCache({ cooldownMs: (opts.jwksRefetchCooldown as number | undefined) ?? DEFAULT_JWKS_COOLDOWN_MS });
       security = { ...settings, tls: workloadTls, jwks };
     }
   } catch (e) {
@@ -292,6 +293,12 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
       return result;
     },
   };
+  const limits: ListenerLimits = Object.freeze({
+    headerReadTimeoutMs: (opts.headerReadTimeout as number | undefined) ?? DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs,
+    idleTimeoutMs: (opts.idleTimeout as number | undefined) ?? DEFAULT_LISTENER_LIMITS.idleTimeoutMs,
+    maxConnections: (opts.maxConnections as number | undefined) ?? DEFAULT_LISTENER_LIMITS.maxConnections,
+    maxConcurrentRequests: (opts.maxConcurrentRequests as number | undefined) ?? DEFAULT_LISTENER_LIMITS.maxConcurrentRequests,
+  });
   const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
   const checks = FilterModule.load(wasm);
   let quit: (() => void) | undefined;
@@ -320,6 +327,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     logger,
     identity: security ? { ...identity, spiffeId: workloadTls!.options.identity, serviceAccount: security.serviceAccount, ...(security.labels ? { labels: security.labels } : {}) } as typeof identity : identity,
     security,
+    limits,
   });
   let addresses;
   try {

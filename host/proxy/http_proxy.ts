@@ -7,6 +7,9 @@ import { propertyValue } from "../wasm/abi_host.ts";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
 import { endToEndHeaders, toOutgoing } from "./hop_by_hop.ts";
 import type { FilterHost } from "./filter_host.ts";
+import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
+import type { PathNormalization } from "../security/authz/path.ts";
+import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
@@ -26,6 +29,12 @@ export interface HttpProxyOptions {
   beforeFilter?: (req: IncomingMessage, headers: HeaderList) => Promise<SecurityStageResult>;
   /** Routing with client TLS (security path on): replaces `upstream` when it returns a value. */
   route?: (authority: string) => RouteDecision;
+  /** Mesh `pathNormalization` for the request target (read per request); default BASE. */
+  pathNormalization?: () => PathNormalization;
+  /** Timeouts and connection/request limits (listener_limits.ts); default DEFAULT_LISTENER_LIMITS. */
+  limits?: ListenerLimits;
+  /** True when another listener accepts the connections and hands them to `server` (mtls_listener.ts); it must then `guard.guardAccepts` that listener. */
+  acceptedElsewhere?: boolean;
 }
 
 export type SecurityStageResult =
@@ -43,6 +52,8 @@ export interface ListenerStats {
   localReplies: number;
   upstreamErrors: number;
   active: number;
+  /** Requests refused with 400 at the edge, by reason (request_target.ts). */
+  rejectedTargets: Partial<Record<TargetRefusal, number>>;
 }
 
 // Property names the module reads (assembly/proxy/http_filter.ts), by path.
@@ -58,21 +69,30 @@ function resolver(values: Map<string, Uint8Array>): PropertyResolver {
  */
 export class HttpProxy {
   readonly server: Server;
-  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0 };
+  readonly guard: ListenerGuard;
+  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {} };
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
   constructor(private readonly options: HttpProxyOptions) {
-    this.server = createServer((req, res) => {
+    this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
+    this.server = createServer(this.guard.httpServerOptions(), (req, res) => {
       this.stats.requests++;
       this.stats.active++;
       res.on("close", () => this.stats.active--);
+      if (!this.guard.admitRequest(req, res)) {
+        // Over the concurrent-request limit: refused before the filter, as an overloaded Envoy does.
+        this.reply(res, { status: 503, details: "overload", body: "proxy overloaded", headers: [], grpcStatus: -1 });
+        req.resume();
+        return;
+      }
       this.handle(req, res).catch((e) => {
         options.onLog("error", `${options.name}: ${(e as Error).message}`);
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
     });
-    this.server.keepAliveTimeout = 65_000;
+    this.guard.guardHttp(this.server, options.acceptedElsewhere === true);
+    if (!options.acceptedElsewhere) this.guard.guardAccepts(this.server);
   }
 
   close(): void {
@@ -83,10 +103,19 @@ export class HttpProxy {
     const o = this.options;
     const started = process.hrtime.bigint();
     const socket = req.socket as Socket;
-    const authority = req.headers.host ?? "";
+    // The one normalization of the target: every later stage, and the upstream, see this path.
+    const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", req.headers.host, o.pathNormalization?.());
+    if (!requestTarget.ok) {
+      this.stats.rejectedTargets[requestTarget.reason] = (this.stats.rejectedTargets[requestTarget.reason] ?? 0) + 1;
+      o.onLog("debug", `${o.name}: 400 for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${requestTarget.message}`);
+      this.reply(res, { status: 400, details: requestTarget.reason, body: "Bad Request", headers: [["connection", "close"]], grpcStatus: -1 });
+      req.resume();
+      return;
+    }
+    const authority = requestTarget.authority;
     let headers: HeaderList = [
       [":method", req.method ?? "GET"],
-      [":path", req.url ?? "/"],
+      [":path", requestTarget.path],
       [":authority", authority],
       [":scheme", "http"],
       ...endToEndHeaders(req.rawHeaders, req.headers.connection).filter(([k]) => k !== "host"),
@@ -124,7 +153,7 @@ export class HttpProxy {
     }
     const id = decision.kind === "continue" ? decision.id : 0;
     const forwarded = decision.kind === "continue" ? decision.headers : headers;
-    const path = forwarded.find(([k]) => k === ":path")?.[1] ?? req.url ?? "/";
+    const path = forwarded.find(([k]) => k === ":path")?.[1] ?? requestTarget.path;
     const method = forwarded.find(([k]) => k === ":method")?.[1] ?? req.method ?? "GET";
     const routed = o.route?.(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
     if (routed?.kind === "reply") {

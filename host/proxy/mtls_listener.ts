@@ -30,6 +30,10 @@ export interface MtlsListenerOptions {
   /** Key, chain and the mesh roots the client certificate must chain to. */
   tls: () => { key: string; cert: string; ca: string };
   onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
+  /** Deadline for the first byte (PERMISSIVE) and for the TLS handshake; 0 = none. The HTTP server's header deadline follows. */
+  firstBytesTimeoutMs?: number;
+  /** Called when that deadline closes a connection. */
+  onTimeout?: () => void;
 }
 
 export class MtlsListener {
@@ -38,13 +42,15 @@ export class MtlsListener {
   private readonly tlsServer: TlsServer;
 
   constructor(private readonly options: MtlsListenerOptions) {
-    this.tlsServer = createTlsServer({ ...options.tls(), requestCert: true, rejectUnauthorized: true, minVersion: "TLSv1.2" });
+    const deadline = options.firstBytesTimeoutMs ?? 0;
+    this.tlsServer = createTlsServer({ ...options.tls(), requestCert: true, rejectUnauthorized: true, minVersion: "TLSv1.2", ...(deadline > 0 ? { handshakeTimeout: deadline } : {}) });
     this.tlsServer.on("secureConnection", (s: TLSSocket) => {
       this.stats.tls++;
       options.http.emit("connection", s);
     });
-    this.tlsServer.on("tlsClientError", (e, s) => {
+    this.tlsServer.on("tlsClientError", (e: NodeJS.ErrnoException, s) => {
       this.stats.handshakeFailures++;
+      if (e.code === "ERR_TLS_HANDSHAKE_TIMEOUT") options.onTimeout?.();
       options.onLog("debug", `inbound TLS handshake from ${s.remoteAddress}:${s.remotePort} failed: ${e.message}`);
       s.destroy();
     });
@@ -61,7 +67,15 @@ export class MtlsListener {
     const mode = this.options.mode();
     if (mode === "DISABLE") return this.plain(socket);
     if (mode === "STRICT") return this.secure(socket);
+    const deadline = this.options.firstBytesTimeoutMs ?? 0;
+    const onDeadline = () => {
+      this.options.onTimeout?.();
+      socket.destroy();
+    };
+    if (deadline > 0) socket.setTimeout(deadline, onDeadline);
     socket.once("readable", () => {
+      // Removes the listener too: the HTTP server sets its own timeouts on this socket later.
+      if (deadline > 0) socket.setTimeout(0, onDeadline);
       const first = socket.read(1) as Buffer | null;
       if (first === null) return socket.destroy();
       socket.unshift(first);

@@ -3,7 +3,6 @@ import type { ServiceEndpoint } from "../hub/clusters.ts";
 import { type AuthnResult, AUTHN_PAYLOAD_PROPERTY, Authenticator, jwtRulesFor } from "../security/jwt/authenticator.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import { AuthorizationEngine, type Decision, authorizationPoliciesFor } from "../security/authz/engine.ts";
-import { normalizePath } from "../security/authz/path.ts";
 import { type ClientTls, clientTls, serviceNamespace } from "../security/mtls/destination_rule.ts";
 import { type ServerMtls, namespaceMtls, serverMtls } from "../security/mtls/peer_authn.ts";
 import { XFCC_HEADER, applyXfcc, xfccFor } from "../security/mtls/xfcc.ts";
@@ -39,7 +38,7 @@ export type RouteResult =
 
 /** The inbound stage's answer: a local reply, or the headers (and properties) to go on with. */
 export type InboundResult =
-  | { kind: "reply"; reply: LocalReply; stage: "path" | "authn" | "authz"; decision?: Decision; authn?: AuthnResult }
+  | { kind: "reply"; reply: LocalReply; stage: "authn" | "authz"; decision?: Decision; authn?: AuthnResult }
   | { kind: "continue"; headers: Array<[string, string]>; properties: Record<string, string>; decision: Decision; authn: AuthnResult };
 
 export interface InboundRequest {
@@ -87,7 +86,7 @@ export class SecurityPolicy {
       ? Object.freeze({ mode: "DISABLE", scope: "default", policy: null })
       : serverMtls(k.PeerAuthentication, w, identity.containerPort, k.Service, mesh.rootNamespace);
     this.authenticator = Authenticator.create(jwtRulesFor(k.RequestAuthentication, w, mesh.rootNamespace), { jwks, clockSkewSeconds });
-    this.authz = AuthorizationEngine.create(authorizationPoliciesFor(k.AuthorizationPolicy, w, mesh.rootNamespace), { pathNormalization: mesh.pathNormalization });
+    this.authz = AuthorizationEngine.create(authorizationPoliciesFor(k.AuthorizationPolicy, w, mesh.rootNamespace));
   }
 
   /** What /config_dump shows of the decisions. */
@@ -97,7 +96,9 @@ export class SecurityPolicy {
 
   /**
    * Inbound (and gateway) request stage, before the filter: XFCC
-   * (SANITIZE_SET), path normalization, JWT, authorization.
+   * (SANITIZE_SET), JWT, authorization. `:path` arrives normalized (the
+   * listener edge, request_target.ts); what authorization checks is what is
+   * forwarded.
    */
   async inbound(request: InboundRequest, socket: TLSSocket | { encrypted?: undefined }, local: X509Certificate | undefined): Promise<InboundResult> {
     const tlsSocket = socket.encrypted ? (socket as TLSSocket) : undefined;
@@ -115,9 +116,7 @@ export class SecurityPolicy {
     // XFCC: never pass a client-supplied one; on mutual TLS set our element (security.md §3).
     const pseudo = request.headers.filter(([k]) => k.startsWith(":"));
     let headers = applyXfcc(request.headers.filter(([k]) => !k.startsWith(":")), mtls ? xfccFor(local!, peer!) : undefined);
-    const normalized = normalizePath(get(":path") || "/", this.mesh.pathNormalization);
-    if (!normalized.ok) return { kind: "reply", stage: "path", reply: { status: 400, details: "invalid_path", body: "Bad Request", headers: [], grpcStatus: -1 } };
-    const path = normalized.path;
+    const path = get(":path") || "/";
     const authority = get(":authority");
     const authn = await this.authenticator.authenticate({ method: get(":method"), path, host: authority, scheme: "http", headers });
     if (authn.outcome === "denied") {
@@ -140,7 +139,7 @@ export class SecurityPolicy {
       authPayload: authn.outcome === "authenticated" ? authn.payload : undefined,
     });
     if (!decision.allowed) {
-      return { kind: "reply", stage: "authz", decision, authn, reply: { status: decision.status ?? 403, details: decision.reason === "invalid_path" ? "invalid_path" : "rbac_access_denied", body: decision.body ?? "RBAC: access denied", headers: [], grpcStatus: -1 } };
+      return { kind: "reply", stage: "authz", decision, authn, reply: { status: decision.status ?? 403, details: "rbac_access_denied", body: decision.body ?? "RBAC: access denied", headers: [], grpcStatus: -1 } };
     }
     if (authn.outcome === "authenticated") properties[AUTHN_PAYLOAD_PROPERTY.join(".")] = authn.payloadJson;
     const outPseudo = pseudo.map(([k, v]) => [k, k === ":path" ? forwardPath : v] as [string, string]);

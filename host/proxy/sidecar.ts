@@ -14,6 +14,8 @@ import type { ServiceEndpoint } from "../hub/clusters.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Workload } from "../security/workload.ts";
 import type { MeshSettings } from "./mesh_config.ts";
+import { DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
+import type { ListenerLimits } from "./listener_limits.ts";
 import { MtlsListener } from "./mtls_listener.ts";
 import { SecurityPolicy } from "./security_policy.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
@@ -67,6 +69,8 @@ export interface SidecarOptions {
   onQuit?: () => void;
   /** The security path (mTLS, JWT, authorization, gateway routing); absent = the sidecar as before, resources shown but not enforced. */
   security?: SidecarSecurityOptions;
+  /** Timeouts and limits of the inbound and outbound listeners, each (`--headerReadTimeout`, `--idleTimeout`, `--maxConnections`, `--maxConcurrentRequests`). */
+  limits?: ListenerLimits;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -138,12 +142,17 @@ export class Sidecar {
       failOpenOnTrap: () => this.loaded?.bundle.clientConfig?.transport?.networkFailPolicy?.policy !== "FAIL_CLOSE",
     });
     const proxyLog = (level: "debug" | "info" | "warn" | "error", message: string) => this.log[level](message);
+    // Mesh settings are read once at start (--meshConfigFile); without the security path, the upstream default.
+    const pathNormalization = () => options.security?.mesh.pathNormalization ?? DEFAULT_PATH_NORMALIZATION;
     this.inbound = new HttpProxy({
       name: "inbound",
       filter: this.filter,
       upstream: () => ({ host: options.appHost, port: options.appPort }),
       properties: (): Record<string, string> => (options.inboundService ? { "mesh.destination_service": options.inboundService } : {}),
       onLog: proxyLog,
+      pathNormalization,
+      limits: options.limits,
+      acceptedElsewhere: options.security !== undefined && !options.security.gateway,
       ...(options.security
         ? {
             beforeFilter: (req, headers) => this.inboundStage(req, headers),
@@ -163,6 +172,8 @@ export class Sidecar {
       },
       properties: (authority) => ({ "mesh.destination_service": hostOf(authority) }),
       onLog: proxyLog,
+      pathNormalization,
+      limits: options.limits,
       ...(options.security
         ? {
             beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
@@ -177,7 +188,10 @@ export class Sidecar {
         mode: () => this.policy?.serverMode.mode ?? "STRICT",
         tls: () => sec.tls.serverOptions(),
         onLog: proxyLog,
+        firstBytesTimeoutMs: this.inbound.guard.limits.headerReadTimeoutMs,
+        onTimeout: () => this.inbound.guard.headerTimeout(),
       });
+      this.inbound.guard.guardAccepts(this.mtls.server);
       const previous = sec.tls.options.onRotated;
       sec.tls.options.onRotated = (c) => {
         previous?.(c);
@@ -345,7 +359,6 @@ export class Sidecar {
     }
     if (r.kind === "reply") {
       if (r.stage === "authn" && r.authn?.outcome === "denied") this.log.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
-      if (r.stage === "path") this.bump("http.invalid_path");
       return { kind: "reply", reply: r.reply };
     }
     this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
@@ -420,6 +433,15 @@ export class Sidecar {
       out.set(`listener.${name}.local_replies`, proxy.stats.localReplies);
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
       out.set(`listener.${name}.active`, proxy.stats.active);
+      for (const [reason, n] of Object.entries(proxy.stats.rejectedTargets)) out.set(`listener.${name}.rejected_targets.${reason}`, n);
+      const g = proxy.guard;
+      out.set(`listener.${name}.connections`, g.open.connections);
+      out.set(`listener.${name}.connections_refused`, g.stats.connectionsRefused);
+      out.set(`listener.${name}.connections_evicted`, g.stats.connectionsEvicted);
+      out.set(`listener.${name}.header_timeouts`, g.stats.headerTimeouts);
+      out.set(`listener.${name}.idle_timeouts`, g.stats.idleTimeouts);
+      out.set(`listener.${name}.requests_refused`, g.stats.requestsRefused);
+      out.set(`listener.${name}.malformed_requests`, g.stats.malformedRequests);
     }
     if (this.tcp) {
       out.set("listener.tcp.connections", this.tcp.stats.connections);

@@ -41,6 +41,12 @@ const LIMITS: Refusal[] = [
   refusal("a{1001}", 'unsupported regex construct: repeat count above 1000 in quantifier "{1001}" at position 1'),
   refusal("a{2,5000}", 'unsupported regex construct: repeat count above 1000 in quantifier "{2,5000}" at position 1'),
   refusal("a{99999999999999}", 'unsupported regex construct: repeat count above 1000 in quantifier "{99999999999999}" at position 1'),
+  // 2^32 and 2^32 + 1 once wrapped to {0} and {1}.
+  refusal("/admin/x{4294967296}", 'unsupported regex construct: repeat count above 1000 in quantifier "{4294967296}" at position 8'),
+  refusal("x{4294967297}", 'unsupported regex construct: repeat count above 1000 in quantifier "{4294967297}" at position 1'),
+  refusal("x{0,4294967296}", 'unsupported regex construct: repeat count above 1000 in quantifier "{0,4294967296}" at position 1'),
+  refusal("x{4294967296,}", 'unsupported regex construct: repeat count above 1000 in quantifier "{4294967296,}" at position 1'),
+  refusal("x{2147483648}", 'unsupported regex construct: repeat count above 1000 in quantifier "{2147483648}" at position 1'),
   refusal(
     "(a{1000}){1000}",
     "unsupported regex construct: pattern too large: it compiles to about 1000000 automaton states, above the limit of 20000 (counted repetition such as {n,m} copies the repeated part n to m times)",
@@ -72,6 +78,8 @@ const INVALID: Refusal[] = [
   refusal("\\b?", 'invalid regex: nothing to repeat before quantifier "?" at position 2'),
   refusal("\\B{1,2}", 'invalid regex: nothing to repeat before quantifier "{1,2}" at position 2'),
   refusal("a{3,1}", 'invalid regex: numbers out of order in quantifier "{3,1}" at position 1'),
+  refusal("a{100000000001,100000000000}", 'invalid regex: numbers out of order in quantifier "{100000000001,100000000000}" at position 1'),
+  refusal("a{4294967297,4294967296}", 'invalid regex: numbers out of order in quantifier "{4294967297,4294967296}" at position 1'),
   refusal("[z-a]", 'invalid regex: range out of order in character class "z-a" at position 1'),
   refusal("x[b-a0]", 'invalid regex: range out of order in character class "b-a" at position 2'),
   refusal("[\\x42-\\x41]", 'invalid regex: range out of order in character class "\\x42-\\x41" at position 1'),

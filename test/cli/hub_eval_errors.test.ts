@@ -39,6 +39,8 @@ const rows: Array<[string, string, string[]]> = [
   ["empty segments", spec("{ httpMethod: GET, uriTemplate: '/a//b' }"), ["spec.patterns[1].uriTemplate", "empty segment"]],
   ["lookahead needs backtracking", spec("{ httpMethod: GET, regex: '/a(?=b)' }"), ["spec.patterns[1].regex", "lookahead"]],
   ["backreferences need backtracking", spec("{ httpMethod: GET, regex: '(a)\\1' }"), ["spec.patterns[1].regex", "backreference"]],
+  // 2^32 once wrapped to {0}: /admin/x{4294967296} matched /admin/.
+  ["repeat counts above the limit are refused, never wrapped", spec("{ httpMethod: GET, regex: '/admin/x{4294967296}' }"), ["spec.patterns[1].regex", 'repeat count above 1000 in quantifier "{4294967296}"']],
   ["a pattern needs exactly one of uriTemplate and regex", spec("{ httpMethod: GET, uriTemplate: /a, regex: /a }"), ["spec.patterns[1]", "exactly one of uriTemplate, regex"]],
   ["a pattern needs a template or regex", spec("{ httpMethod: GET }"), ["spec.patterns[1]", "got none"]],
   ["attribute values are typed", spec("{ uriTemplate: /b, attributes: { attributes: { api.operation: { stringValue: 7 } } } }"), ["spec.patterns[1].attributes.attributes[api.operation].stringValue", "expected a string"]],
@@ -51,6 +53,7 @@ const rows: Array<[string, string, string[]]> = [
   ["quota charges are positive integers", QUOTA("charge: -1"), ["QuotaSpec shop/q", "spec.rules[0].quotas[0].charge", "integer from 1"]],
   ["a StringMatch is exactly one of exact, prefix, regex", QUOTA("charge: 1", "{ exact: a, prefix: b }"), ["spec.rules[0].match[0].clause[request.path]", "exactly one of exact, prefix, regex"]],
   ["StringMatch regexes use the filter's engine", QUOTA("charge: 1", "{ regex: '(?<=a)b' }"), ["spec.rules[0].match[0].clause[request.path].regex", "lookbehind"]],
+  ["StringMatch repeat counts are not wrapped", QUOTA("charge: 1", "{ regex: '/admin/x{4294967297}' }"), ["spec.rules[0].match[0].clause[request.path].regex", 'repeat count above 1000 in quantifier "{4294967297}"']],
   [
     "fail policy waits must not be inverted",
     `apiVersion: config.mesh.io/v1alpha2

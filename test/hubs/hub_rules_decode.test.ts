@@ -31,6 +31,7 @@ const rows: Array<{ name: string; yaml: string; error?: RegExp; check?: (r: HubR
   { name: "two StringMatch kinds", yaml: doc("HubRule", "  match:\n  - clause:\n      a: {exact: x, prefix: y}"), error: /spec\.match\[0\]\.clause\[a\]: expected exactly one of exact, prefix, regex, got exact and prefix/ },
   { name: "misspelt StringMatch", yaml: doc("HubRule", "  match:\n  - clause:\n      a: {exakt: x}"), error: /spec\.match\[0\]\.clause\[a\]\.exakt: unknown field in a StringMatch/ },
   { name: "bad regex", yaml: doc("HubRule", "  match:\n  - clause:\n      a: {regex: '(('}"), error: /spec\.match\[0\]\.clause\[a\]\.regex: regex "\(\(" is not supported/ },
+  { name: "repeat count of 2^32 (once wrapped to {0})", yaml: doc("HubRule", "  match:\n  - clause:\n      a: {regex: '/admin/x{4294967296}'}"), error: /spec\.match\[0\]\.clause\[a\]\.regex: .*repeat count above 1000 in quantifier "\{4294967296\}"/ },
   { name: "backreference", yaml: doc("HubRule", "  match:\n  - clause:\n      a: {regex: '(a)\\1'}"), error: /unsupported regex construct: backreference "\\1"/ },
   { name: "bad clause key", yaml: doc("HubRule", "  match:\n  - clause:\n      'a[b': {exact: x}"), error: /clause\[a\[b\]: expected name or name\[key\]/ },
   { name: "allowList without attribute", yaml: doc("HubRule", "  actions:\n  - allowList: {values: [a]}"), error: /spec\.actions\[0\]\.allowList\.attribute: expected a string, got nothing/ },

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Authenticator, jwtRulesFor } from "../../host/security/jwt/authenticator.ts";
-import { type FetchLike, JwksCache, JwksError, RemoteKeySet } from "../../host/security/jwt/jwks.ts";
+import { DEFAULT_JWKS_COOLDOWN_MS, type FetchLike, JwksCache, JwksError, RemoteKeySet } from "../../host/security/jwt/jwks.ts";
 import { type SigningKey, Clock, JwksServer, catalogOf, jwksOf, mint, signingKey } from "./support.ts";
 
 // Key-set fetching, caching and refetch on an unknown kid, against a real HTTP server; time is an injected clock.
@@ -59,6 +59,20 @@ describe("RemoteKeySet", () => {
     await set.keysFor({ kid: "key-9" });
     await set.keysFor({ kid: "key-9" });
     assert.equal(server.requests - start, 2, "unknown kid again inside the new cooldown: no refetch");
+  });
+
+  it("tokens arriving while a refetch is under way wait for it instead of being refused", async () => {
+    fresh();
+    const clock = new Clock();
+    const set = new RemoteKeySet(server.url, { now: clock.now, cooldownMs: 1_000 });
+    await set.keysFor({ kid: "key-1" });
+    const start = server.requests;
+    server.body = jwksOf(key1, key3);
+    clock.advance(1);
+    const all = await Promise.all(Array.from({ length: 5 }, () => set.keysFor({ kid: "key-3" })));
+    assert.equal(server.requests - start, 1, "one refetch for all of them");
+    assert.ok(all.every((k) => k.jwks.keys.some((j) => j.kid === "key-3")));
+    assert.equal(set.stats.kidRefetches, 1);
   });
 
   it("a failed refresh keeps the last good set and is retried once per cooldown", async () => {
@@ -130,6 +144,40 @@ describe("RemoteKeySet", () => {
 });
 
 describe("JwksCache and the authenticator", () => {
+  it("key rotation with the default cooldown: the new key passes within seconds, the removed key stops at that refetch", async () => {
+    assert.ok(DEFAULT_JWKS_COOLDOWN_MS >= 1_000 && DEFAULT_JWKS_COOLDOWN_MS <= 5_000, "a short cooldown by default");
+    fresh();
+    const clock = new Clock();
+    const yaml = `
+apiVersion: security.mesh.io/v1beta1
+kind: RequestAuthentication
+metadata: { name: jwt, namespace: foo }
+spec:
+  jwtRules: [{ issuer: "${ISS}", jwksUri: "${server.url}" }]
+`;
+    const rules = jwtRulesFor(catalogOf(yaml).byKind.RequestAuthentication, { namespace: "foo", labels: {} });
+    const cache = new JwksCache({ now: clock.now });
+    const authn = Authenticator.create(rules, { jwks: cache, now: clock.now });
+    const req = (t: string) => ({ method: "GET", path: "/", host: "h", scheme: "http", headers: [["authorization", `Bearer ${t}`]] as Array<[string, string]> });
+    const claims = () => ({ iss: ISS, sub: "alice", exp: clock.seconds + 600 });
+    const outcome = async (key: SigningKey) => {
+      const r = await authn.authenticate(req(await mint(key, claims(), clock)));
+      return r.outcome === "denied" ? `${r.status} ${r.body}` : r.outcome;
+    };
+    const start = server.requests;
+    assert.equal(await outcome(key1), "authenticated");
+    server.body = jwksOf(key3); // key-3 published, key-1 withdrawn
+    assert.equal(await outcome(key3), "401 Jwks doesn't have key to match kid or alg from Jwt", "inside the cooldown of the first fetch");
+    assert.equal(await outcome(key1), "authenticated", "the cached set still holds key-1");
+    clock.advance(DEFAULT_JWKS_COOLDOWN_MS / 1000);
+    assert.equal(await outcome(key3), "authenticated", "the unknown kid refetched the set");
+    assert.equal(await outcome(key1), "401 Jwks doesn't have key to match kid or alg from Jwt", "the withdrawn key is gone with the refetch");
+    assert.equal(server.requests - start, 2);
+    for (let i = 0; i < 20; i++) assert.match(await outcome(key2), /^401 /);
+    assert.equal(server.requests - start, 2, "made-up kids inside the cooldown cost no fetch");
+  });
+
+
   it("rules naming one URI share one key set", () => {
     const cache = new JwksCache();
     const a = cache.keySetFor({ jwksUri: "https://k/jwks.json" });

@@ -2,7 +2,6 @@ import type { Resource } from "../../config/catalog.ts";
 import type { AuthzAction } from "../../config/resources/security.ts";
 import { DEFAULT_ROOT_NAMESPACE, type Workload, policyName, selectingPolicies } from "../workload.ts";
 import { type AuthzRequest, compileRule } from "./matcher.ts";
-import { DEFAULT_PATH_NORMALIZATION, type PathNormalization, normalizePath } from "./path.ts";
 
 /**
  * The authorization engine of one workload (Envoy RBAC engine; security.md
@@ -24,9 +23,7 @@ export type DecisionReason =
   /** No ALLOW policy applies and no DENY matched. */
   | "no_allow_policy"
   /** ALLOW policies apply but none matched. */
-  | "no_allow_policy_matched"
-  /** The path could not be normalized (encoded NUL): 400 before any policy. */
-  | "invalid_path";
+  | "no_allow_policy_matched";
 
 export interface Decision {
   readonly allowed: boolean;
@@ -37,7 +34,7 @@ export interface Decision {
   /** Action of the deciding policy; null when none. */
   readonly action: AuthzAction | null;
   readonly reason: DecisionReason;
-  /** Local reply for a denial: 403 `RBAC: access denied` (400 for an invalid path). */
+  /** Local reply for a denial: 403 `RBAC: access denied`. */
   readonly status?: number;
   readonly body?: string;
 }
@@ -46,11 +43,6 @@ interface CompiledPolicy {
   readonly name: string;
   readonly action: AuthzAction;
   readonly rules: ReadonlyArray<(r: AuthzRequest) => boolean>;
-}
-
-export interface AuthorizationOptions {
-  /** Mesh `pathNormalization`; default BASE. */
-  readonly pathNormalization?: PathNormalization;
 }
 
 /** The AuthorizationPolicies that apply to a workload: its namespace and the root namespace, by selector. */
@@ -76,10 +68,9 @@ export class AuthorizationEngine {
   private constructor(
     private readonly deny: readonly CompiledPolicy[],
     private readonly allow: readonly CompiledPolicy[],
-    private readonly pathNormalization: PathNormalization,
   ) {}
 
-  static create(policies: readonly Resource<"AuthorizationPolicy">[], options: AuthorizationOptions = {}): AuthorizationEngine {
+  static create(policies: readonly Resource<"AuthorizationPolicy">[]): AuthorizationEngine {
     const compiled = policies.map((p): CompiledPolicy => Object.freeze({
       name: policyName(p),
       action: p.spec.action,
@@ -88,7 +79,6 @@ export class AuthorizationEngine {
     return new AuthorizationEngine(
       Object.freeze(compiled.filter((p) => p.action === "DENY")),
       Object.freeze(compiled.filter((p) => p.action === "ALLOW")),
-      options.pathNormalization ?? DEFAULT_PATH_NORMALIZATION,
     );
   }
 
@@ -97,13 +87,12 @@ export class AuthorizationEngine {
     return { deny: this.deny.length, allow: this.allow.length };
   }
 
-  /** Decides a request. Its `path` is normalized with the engine's mode first; the query is ignored. */
-  evaluate(request: AuthzRequest): Decision {
-    const normalized = normalizePath(request.path, this.pathNormalization);
-    if (!normalized.ok) {
-      return freeze({ allowed: false, policy: null, ruleIndex: null, action: null, reason: "invalid_path", status: 400, body: "Bad Request" });
-    }
-    const r: AuthzRequest = { ...request, path: normalized.matchPath };
+  /**
+   * Decides a request. Its `path` must already be normalized (the sidecar
+   * does it once, at the listener edge: `normalizeRequestTarget`, so the
+   * policies see the path the app receives); the query is ignored.
+   */
+  evaluate(r: AuthzRequest): Decision {
     for (const p of this.deny) {
       const i = p.rules.findIndex((rule) => rule(r));
       if (i >= 0) {

@@ -1,7 +1,11 @@
 /**
- * Path normalization before authorization (security.md §5.3; mesh config
- * `pathNormalization`). The normalized path is also what the sidecar should
- * forward, so `/public/../private` is both checked and served as `/private`.
+ * Path normalization (security.md §5.3; mesh config `pathNormalization`),
+ * Envoy's `normalize_path`, `merge_slashes` and
+ * `path_with_escaped_slashes_action` as the mesh sets them per mode. The
+ * sidecar applies it once, at the listener edge
+ * (`host/proxy/request_target.ts`), so every policy decides on the path the
+ * app receives: `/public/../private` is both checked and served as
+ * `/private`.
  */
 
 /** Upstream mesh setting values; BASE is the mesh default. */
@@ -17,10 +21,11 @@ export type NormalizedPath =
 // RFC 3986 §2.3 unreserved characters: decoded wherever they appear percent-encoded.
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
+// Other escapes are kept as sent, hex case included (Envoy forwards `/a/%2f` unchanged).
 function decodeUnreserved(path: string): string {
   return path.replace(/%([0-9A-Fa-f]{2})/g, (whole, hex: string) => {
     const ch = String.fromCharCode(parseInt(hex, 16));
-    return UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;
+    return UNRESERVED.test(ch) ? ch : whole;
   });
 }
 
@@ -47,9 +52,17 @@ export function removeDotSegments(path: string): string {
 /**
  * Normalizes `:path` under a mode. BASE: backslashes become slashes,
  * percent-encoded unreserved characters are decoded (so `%2E%2E` is `..`)
- * and dot segments removed; `//` kept. MERGE_SLASHES also merges slashes;
- * DECODE_AND_MERGE_SLASHES first decodes `%2F` and `%5C`. The fragment is
- * dropped; the query is kept in `path` and left out of `matchPath`.
+ * and dot segments removed; `//`, `%2F` and `%5C` kept. MERGE_SLASHES also
+ * merges slashes; DECODE_AND_MERGE_SLASHES first decodes `%2F` to `/` and
+ * `%5C` to `\` (which then becomes `/`), as Envoy's UNESCAPE_AND_FORWARD. The
+ * fragment is dropped; the query is kept in `path`, unchanged, and left out
+ * of `matchPath`.
+ *
+ * One pass can create a new escape (`%%32%65` decodes to `%2e`, which an app
+ * decoding once reads as `.`), so the steps repeat until nothing changes: the
+ * result is a fixed point, and no spelling uncovers a dot segment (or, under
+ * DECODE_AND_MERGE_SLASHES, a slash) that the policies did not see. A path
+ * still changing after MAX_PASSES is refused like an encoded NUL.
  */
 export function normalizePath(raw: string, mode: PathNormalization = DEFAULT_PATH_NORMALIZATION): NormalizedPath {
   const hash = raw.indexOf("#");
@@ -58,10 +71,24 @@ export function normalizePath(raw: string, mode: PathNormalization = DEFAULT_PAT
   let path = q < 0 ? noFragment : noFragment.slice(0, q);
   const query = q < 0 ? "" : noFragment.slice(q);
   if (mode !== "NONE") {
-    if (/%00/.test(path)) return { ok: false, status: 400, reason: "invalid_path" };
-    if (mode === "DECODE_AND_MERGE_SLASHES") path = path.replace(/%2F/gi, "/").replace(/%5C/gi, "\\");
-    path = removeDotSegments(decodeUnreserved(path.replace(/\\/g, "/")));
-    if (mode === "MERGE_SLASHES" || mode === "DECODE_AND_MERGE_SLASHES") path = path.replace(/\/{2,}/g, "/");
+    for (let pass = 1; ; pass++) {
+      if (/%00/.test(path)) return INVALID;
+      const next = normalizeOnce(path, mode);
+      if (next === path) break;
+      if (pass === MAX_PASSES) return INVALID;
+      path = next;
+    }
   }
   return { ok: true, path: path + query, matchPath: path };
+}
+
+/** Enough for any path a client means; each pass undoes one level of nested escapes. */
+const MAX_PASSES = 4;
+const INVALID: NormalizedPath = Object.freeze({ ok: false, status: 400, reason: "invalid_path" });
+
+function normalizeOnce(path: string, mode: Exclude<PathNormalization, "NONE">): string {
+  if (mode === "DECODE_AND_MERGE_SLASHES") path = path.replace(/%2F/gi, "/").replace(/%5C/gi, "\\");
+  path = removeDotSegments(decodeUnreserved(path.replace(/\\/g, "/")));
+  if (mode === "MERGE_SLASHES" || mode === "DECODE_AND_MERGE_SLASHES") path = path.replace(/\/{2,}/g, "/");
+  return path;
 }

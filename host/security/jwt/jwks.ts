@@ -8,7 +8,11 @@ import type { JwtRule } from "../../config/resources/security.ts";
  * - the first token that needs the set fetches it; concurrent callers share one fetch;
  * - the set is refreshed after `maxAgeMs`; when a refresh fails the last
  *   good set is kept (up to `maxStaleMs`), as the mesh's control plane does;
- * - a token whose `kid` is not in the set triggers a refetch, at most once per `cooldownMs`;
+ * - a token whose `kid` is not in the set triggers a refetch, at most once per
+ *   `cooldownMs` (per URI, so per issuer); a token that arrives while a fetch
+ *   is under way waits for it, so a key published before the refetch is
+ *   accepted by every request from then on; the refetched set replaces the
+ *   old one whole, so a removed key stops verifying at once;
  * - failed fetches are retried at most once per `cooldownMs`.
  * jose's createRemoteJWKSet does most of this but reads `Date.now()` itself
  * and discards a good set when a refresh fails, so the clock could not be
@@ -17,8 +21,13 @@ import type { JwtRule } from "../../config/resources/security.ts";
 
 /** The mesh caches fetched key sets for 5 min (security.md §4.4, proxy-fetch mode). */
 export const DEFAULT_JWKS_MAX_AGE_MS = 5 * 60_000;
-/** Refetch on an unknown `kid` at most this often (jose's remote key set default). */
-export const DEFAULT_JWKS_COOLDOWN_MS = 30_000;
+/**
+ * Refetch on an unknown `kid` at most this often. Short, so that a rotated-in
+ * key is refused for at most this long after the set was last fetched, yet a
+ * flood of made-up `kid`s costs the key server one request per period
+ * (`disco-agent proxy --jwksRefetchCooldown`; jose's remote key set uses 30 s).
+ */
+export const DEFAULT_JWKS_COOLDOWN_MS = 2_000;
 /** Upstream `jwtRules[].timeout` default. */
 export const DEFAULT_JWKS_TIMEOUT_MS = 5_000;
 /** How long a set whose refreshes keep failing is still used (upstream: 7 days). */
@@ -72,6 +81,8 @@ export interface KeySetStats {
   fetchFailures: number;
   /** Fetches that yielded a key set (fetches in flight are in neither). */
   fetchSuccesses: number;
+  /** Fetches triggered by a token whose `kid` was not in the set. */
+  kidRefetches: number;
 }
 
 function snapshot(jwks: unknown, fetchedAt: number, source: string): KeySnapshot {
@@ -96,7 +107,7 @@ export class InlineKeySet implements KeySet {
 }
 
 export class RemoteKeySet implements KeySet {
-  readonly stats: KeySetStats = { fetches: 0, fetchFailures: 0, fetchSuccesses: 0 };
+  readonly stats: KeySetStats = { fetches: 0, fetchFailures: 0, fetchSuccesses: 0, kidRefetches: 0 };
   private current: KeySnapshot | undefined;
   private pending: Promise<KeySnapshot> | undefined;
   private lastAttemptAt = -Infinity;
@@ -133,8 +144,13 @@ export class RemoteKeySet implements KeySet {
     }
     if (now >= keys.fetchedAt + this.maxAgeMs + this.maxStaleMs) throw this.lastError ?? new JwksError("JWKS_FETCH_FAILED", `${this.source}: key set expired`);
     const kid = header.kid;
-    if (typeof kid === "string" && !keys.jwks.keys.some((k) => k.kid === kid) && now >= this.lastAttemptAt + this.cooldownMs) {
-      keys = await this.reload().catch(() => this.current!);
+    if (typeof kid === "string" && !keys.jwks.keys.some((k) => k.kid === kid)) {
+      // A fetch under way may bring the key: wait for it rather than refuse.
+      if (this.pending) keys = await this.pending.catch(() => this.current!);
+      else if (now >= this.lastAttemptAt + this.cooldownMs) {
+        this.stats.kidRefetches++;
+        keys = await this.reload().catch(() => this.current!);
+      }
     }
     return keys;
   }

@@ -1,0 +1,186 @@
+import type { IncomingMessage, Server as HttpServer, ServerOptions, ServerResponse } from "node:http";
+import type { Server as NetServer, Socket } from "node:net";
+
+/**
+ * Bounded resources of one HTTP listener (issue 15 item 4; docs/sidecar.md
+ * "Listener limits"): a slow or idle client cannot hold the listener, and a
+ * flood of connections or requests is cut at a configured size while
+ * requests already admitted keep being served.
+ *
+ * - header read timeout (Envoy `request_headers_timeout`): a connection that
+ *   has not sent complete request headers this long after it opened, or after
+ *   its next request began, gets 408 and is closed (slowloris);
+ * - idle timeout (Envoy `common_http_protocol_options.idle_timeout`): a
+ *   kept-alive connection with no request in flight is closed;
+ * - maximum connections: at the limit, a new connection takes the place of
+ *   the connection that has been without a request in flight the longest
+ *   (idle, or still sending its headers); when every connection has a request
+ *   in flight, the new one is closed at once;
+ * - maximum concurrent requests (Envoy's circuit-breaker `max_requests`): a
+ *   request over the limit is answered 503 without reaching the filter or
+ *   the app.
+ * 0 turns a limit off. Every enforcement is counted (`ListenerLimitStats`).
+ */
+
+export interface ListenerLimits {
+  readonly headerReadTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly maxConnections: number;
+  readonly maxConcurrentRequests: number;
+}
+
+/** Defaults: Envoy's edge recommendations and defaults (docs/sidecar.md "Listener limits"). */
+export const DEFAULT_LISTENER_LIMITS: ListenerLimits = Object.freeze({
+  headerReadTimeoutMs: 10_000,
+  idleTimeoutMs: 3_600_000,
+  maxConnections: 4096,
+  maxConcurrentRequests: 1024,
+});
+
+export interface ListenerLimitStats {
+  /** Connections closed on arrival: the limit was reached and every connection had a request in flight. */
+  connectionsRefused: number;
+  /** Connections without a request in flight closed to make room for a new one. */
+  connectionsEvicted: number;
+  /** Connections answered 408: headers not complete within the header read timeout (also TLS handshakes and first bytes that never came). */
+  headerTimeouts: number;
+  /** Kept-alive connections closed after the idle timeout. */
+  idleTimeouts: number;
+  /** Requests answered 503: the concurrent-request limit was reached. */
+  requestsRefused: number;
+  /** Requests that did not parse (answered 400 or 431 by the HTTP server). */
+  malformedRequests: number;
+}
+
+interface HttpConnection {
+  /** Requests in flight on the connection. */
+  active: number;
+  /** When it last had no request in flight (connected or finished a response). */
+  idleSince: number;
+}
+
+const RESPONSES: Record<string, string> = {
+  ERR_HTTP_REQUEST_TIMEOUT: "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+  HPE_HEADER_OVERFLOW: "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+};
+const BAD_REQUEST = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+
+export class ListenerGuard {
+  readonly stats: ListenerLimitStats = { connectionsRefused: 0, connectionsEvicted: 0, headerTimeouts: 0, idleTimeouts: 0, requestsRefused: 0, malformedRequests: 0 };
+  /** Accepted sockets (the accepting server's), open or closing. */
+  private readonly accepted = new Set<Socket>();
+  /** Sockets the HTTP server serves (a TLS socket when the listener speaks TLS), in arrival order. */
+  private readonly connections = new Map<Socket, HttpConnection>();
+  private requestsInFlight = 0;
+
+  constructor(
+    readonly limits: ListenerLimits = DEFAULT_LISTENER_LIMITS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Options for `http.createServer`: Node's header timeout and keep-alive timeout carry the two timeouts. */
+  httpServerOptions(): ServerOptions {
+    const header = this.limits.headerReadTimeoutMs;
+    return {
+      headersTimeout: header,
+      // No deadline on a whole request (Envoy's request_timeout is off by default); slow bodies hold a request slot, which is bounded.
+      requestTimeout: 0,
+      // How often Node looks for connections past the header deadline: the deadline is met within this.
+      connectionsCheckingInterval: header > 0 ? Math.max(100, Math.min(1000, Math.floor(header / 4))) : 30_000,
+      keepAliveTimeout: this.limits.idleTimeoutMs,
+    };
+  }
+
+  /** The number of open connections and requests in flight (for /stats). */
+  get open(): { connections: number; requests: number } {
+    return { connections: this.accepted.size, requests: this.requestsInFlight };
+  }
+
+  /**
+   * Counts and limits the connections of the server that accepts them (the
+   * HTTP server itself, or the TLS/plain-text listener in front of it).
+   */
+  guardAccepts(server: NetServer): void {
+    server.on("connection", (socket: Socket) => this.admitConnection(socket));
+  }
+
+  /** Header read and idle timeouts on the HTTP server, counted; per-connection request tracking for eviction. */
+  guardHttp(server: HttpServer, fedByAnotherListener: boolean): void {
+    server.on("connection", (socket: Socket) => {
+      this.connections.set(socket, { active: 0, idleSince: this.now() });
+      socket.once("close", () => this.connections.delete(socket));
+    });
+    server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+      const code = error.code ?? "";
+      if (code === "ERR_HTTP_REQUEST_TIMEOUT") this.stats.headerTimeouts++;
+      else if (code.startsWith("HPE_")) this.stats.malformedRequests++;
+      // As Node's own handler: answer only when nothing was sent on the connection yet.
+      const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (socket.writable && code !== "ECONNRESET" && (!pending || !pending.headersSent)) socket.end(RESPONSES[code] ?? BAD_REQUEST);
+      socket.destroy();
+    });
+    // Emitted only by the keep-alive timeout (no socket inactivity timeout is set): the idle timeout.
+    server.on("timeout", (socket: Socket) => {
+      this.stats.idleTimeouts++;
+      socket.destroy();
+    });
+    // Node runs its header-deadline check once the server is listening; a server fed by another listener never is.
+    if (fedByAnotherListener) server.emit("listening");
+  }
+
+  /** Counts a header deadline met outside the HTTP server (a TLS handshake, the first byte of a sniffed connection). */
+  headerTimeout(): void {
+    this.stats.headerTimeouts++;
+  }
+
+  /**
+   * Registers a request; false when it is over the concurrent-request limit
+   * (answer 503). The request is released when its response closes.
+   */
+  admitRequest(req: IncomingMessage, res: ServerResponse): boolean {
+    const connection = this.connections.get(req.socket);
+    if (connection) connection.active++;
+    this.requestsInFlight++;
+    res.once("close", () => {
+      this.requestsInFlight--;
+      if (connection && --connection.active === 0) connection.idleSince = this.now();
+    });
+    const max = this.limits.maxConcurrentRequests;
+    if (max > 0 && this.requestsInFlight > max) {
+      this.stats.requestsRefused++;
+      return false;
+    }
+    return true;
+  }
+
+  private admitConnection(socket: Socket): void {
+    const max = this.limits.maxConnections;
+    if (max > 0 && this.accepted.size >= max) {
+      const victim = this.longestWithoutRequest();
+      if (victim === undefined) {
+        this.stats.connectionsRefused++;
+        socket.destroy();
+        return;
+      }
+      this.stats.connectionsEvicted++;
+      this.connections.delete(victim);
+      // A plain-text victim is an accepted socket itself; a TLS one frees its socket when it closes.
+      this.accepted.delete(victim);
+      victim.destroy();
+    }
+    this.accepted.add(socket);
+    socket.once("close", () => this.accepted.delete(socket));
+  }
+
+  private longestWithoutRequest(): Socket | undefined {
+    let best: Socket | undefined;
+    let since = Infinity;
+    for (const [socket, c] of this.connections) {
+      if (c.active === 0 && c.idleSince < since && !socket.destroyed) {
+        best = socket;
+        since = c.idleSince;
+      }
+    }
+    return best;
+  }
+}
