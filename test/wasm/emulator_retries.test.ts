@@ -230,3 +230,20 @@ for (const [build, wasm] of BUILDS) {
     });
   });
 }
+
+for (const [build, wasm] of BUILDS) {
+  describe(`filter report size bound (${build})`, () => {
+    it("a batch over 512 KiB goes as several Report calls, none over the bound", () => {
+      const emu = new FilterEmulator(pluginConfig({ disableCheckCalls: true, transport: { reportBatchMaxEntries: 40 } }), wasm);
+      for (let i = 0; i < 40; i++) {
+        // 40 requests with 30 KB of headers each: about 1.2 MB as one batch, over the hub's default 1 MiB limit.
+        const big = `${i}-`.padEnd(30_000, "x");
+        emu.finish(emu.request({ ...REQUEST, ":path": `/orders/${i}`, "x-big": big }, PROPERTIES).id, 200);
+      }
+      const sent = reports(emu);
+      assert.ok(sent.length >= 3, `${sent.length} calls`);
+      for (const c of sent) assert.ok(c.message.length <= 512 * 1024, `${c.message.length} bytes`);
+      assert.equal(sent.reduce((n, c) => n + c.decoded.attributes.length, 0), 40, "every report, once");
+    });
+  });
+}
