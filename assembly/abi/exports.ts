@@ -68,15 +68,15 @@ export function proxy_on_tick(rootId: u32): void {
 
 // A call whose backoff has passed goes out again, if what it serves is still there.
 function retry(plugin: Plugin, call: PendingCall): void {
-  plugin.countersFor(call.kind).recordRemoteCallRetry();
   if (call.kind == CallKind.Check) {
     const stream = streamFor(call.streamId);
     retryCheck(plugin, call, stream !== null && host.setEffectiveContext(call.streamId) ? stream : null);
   } else if (call.kind == CallKind.ConnectionCheck) {
     const conn = connectionFor(call.streamId);
     retryConnectionCheck(plugin, call, conn !== null && host.setEffectiveContext(call.streamId) ? conn : null);
-  } else if (plugin.dispatch(call) < 0) {
-    plugin.countersFor(call.kind).recordRemoteCallDone(TransportOutcome.SendError);
+  } else {
+    plugin.countersFor(call.kind).recordRemoteCallRetry();
+    if (plugin.dispatch(call) < 0) plugin.countersFor(call.kind).recordRemoteCallDone(TransportOutcome.SendError);
   }
   host.setEffectiveContext(plugin.rootId);
 }

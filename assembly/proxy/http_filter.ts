@@ -155,6 +155,7 @@ export function retryCheck(plugin: Plugin, call: PendingCall, stream: HttpStream
     plugin.counters.recordRemoteCallCancelled();
     return;
   }
+  plugin.counters.recordRemoteCallRetry();
   if (plugin.dispatch(call) >= 0) return;
   plugin.counters.recordRemoteCallDone(TransportOutcome.SendError);
   if (applyTransportFailure(plugin, stream, call.lastCode, call.lastMessage)) host.continueRequest();

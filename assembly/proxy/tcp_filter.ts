@@ -181,6 +181,7 @@ export function retryConnectionCheck(plugin: Plugin, call: PendingCall, conn: Tc
     tcp.counters.recordRemoteCallCancelled();
     return;
   }
+  tcp.counters.recordRemoteCallRetry();
   const token = plugin.dispatch(call);
   if (token >= 0) {
     conn.checkToken = token;

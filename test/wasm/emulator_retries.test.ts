@@ -97,6 +97,7 @@ for (const [build, wasm] of BUILDS) {
       emu.advance(2000);
       assert.equal(checks(emu).length, 1);
       assert.equal(emu.counter("total_remote_call_cancellations"), 1);
+      assert.equal(emu.counter("total_remote_call_retries"), 0, "nothing was sent again");
     });
 
     it("a host that declares mesh.host_retries gets the policy as metadata and no module retries", () => {
