@@ -1,7 +1,7 @@
 import { type PropertyResolver, ProxyWasmVm, WasmTrap } from "../wasm/abi_host.ts";
 import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "../wasm/abi_types.ts";
 import type { LogSink } from "../wasm/filter_module.ts";
-import { type AnswerSink, connectVm } from "../hub/dispatch.ts";
+import { type AnswerSink, connectVm, hostRetriesProperty } from "../hub/dispatch.ts";
 import type { HubCaller } from "../hub/transport.ts";
 
 export interface FilterHostOptions {
@@ -191,7 +191,7 @@ export class FilterHost {
       grpcCall: (call) => grpcCall(call),
       tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
       // The hub transport executes each call's NetworkFailPolicy retries: the module must not retry too.
-      rootProperties: (path) => (path.join(".") === "mesh.host_retries" ? Uint8Array.of(1) : undefined),
+      rootProperties: hostRetriesProperty,
       rootDone: () => this.onRootDone?.(),
     });
     // Answers reach only the current VM; after delivering one, the streams it
