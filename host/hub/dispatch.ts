@@ -16,6 +16,16 @@ import type { GrpcCall } from "../wasm/abi_types.ts";
 import { GRPC_CODES } from "../wire/status_codes.ts";
 import type { HubCallResult, HubCaller } from "./transport.ts";
 
+/**
+ * The root property a VM wired to the HubTransport must answer
+ * (HostEnvironment.rootProperties): `mesh.host_retries` = true tells the
+ * module that the transport executes the NetworkFailPolicy's retries, so it
+ * sends the policy as `x-mesh-retry-policy` metadata and does not retry on
+ * its own timer as well.
+ */
+export const hostRetriesProperty = (path: string[]): Uint8Array | undefined =>
+  path.length === 2 && path[0] === "mesh" && path[1] === "host_retries" ? Uint8Array.of(1) : undefined;
+
 /** The part of ProxyWasmVm that receives hub answers. */
 export type AnswerSink = Pick<ProxyWasmVm, "failed" | "grpcReceive" | "grpcClose">;
 
@@ -40,7 +50,7 @@ export interface ConnectOptions {
  *
  * @example
  * let grpcCall: (call: GrpcCall) => void = () => {};
- * const vm = new ProxyWasmVm(RELEASE_WASM, { log, now, tickPeriod, grpcCall: (c) => grpcCall(c) });
+ * const vm = new ProxyWasmVm(RELEASE_WASM, { log, now, tickPeriod, grpcCall: (c) => grpcCall(c), rootProperties: hostRetriesProperty });
  * grpcCall = connectVm(vm, transport);
  */
 export function connectVm(vm: AnswerSink, transport: HubCaller, options: ConnectOptions = {}): (call: GrpcCall) => void {

@@ -58,6 +58,7 @@ export class HubMetrics {
   /** The handlers (HubQuota, HubAccessLog) of the configuration in force: id → content. */
   private handlers = new Map<string, string>();
   private readonly failedHandlers = new Set<string>();
+  readonly reportEntriesRefused = specCounter(this.registry, "hub_report_entries_refused_total", "Reported requests refused alone (unknown word, invalid UTF-8) while the rest of their batch was taken");
 
   constructor() {
     this.adapterInfoConfigs.set(BUILT_IN_ADAPTERS.length);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseClusters } from "../../host/hub/clusters.ts";
-import { type AnswerSink, connectVm, type Undelivered } from "../../host/hub/dispatch.ts";
+import { type AnswerSink, connectVm, hostRetriesProperty, type Undelivered } from "../../host/hub/dispatch.ts";
 import { type FailedAttempt, type HubCallResult, HubTransport } from "../../host/hub/transport.ts";
 import { type PropertyResolver, ProxyWasmVm, propertyValue } from "../../host/wasm/abi_host.ts";
 import { Action, type GrpcCall } from "../../host/wasm/abi_types.ts";
@@ -146,6 +146,8 @@ describe("the filter module, the transport and a real hubs server", () => {
       now: () => BigInt(Date.now()) * 1_000_000n,
       tickPeriod: () => {},
       grpcCall: (call) => grpcCall(call),
+      // The transport retries: the module must not (it has no timer here either).
+      rootProperties: hostRetriesProperty,
     });
     grpcCall = connectVm(vm, transport);
     const config = pluginConfig({ failPolicy: { policy: "FAIL_CLOSE", maxRetry: 2, baseRetryWait: "0.050s", maxRetryWait: "0.1s" }, transport: { disableCheckCache: true } });
