@@ -4,9 +4,14 @@
 //   disco-agent version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
 import { formatGoDuration } from "../cli/duration.ts";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
+import { EXIT_FAILURE } from "../cli/exit_codes.ts";
 import { durationFlag, intFlag } from "../cli/flags.ts";
+import { standardProgram, usageError } from "../cli/program.ts";
 import { addVersionCommand } from "../cli/version.ts";
+import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
+import {
+  AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS, PROXY_LOG_LEVELS, type ProxyLogLevel, agentVariables, loggerLevelOf, parseProxyComponentLevels,
+} from "../cli/spec_surface/disco_agent.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import { runProxyCommand, SIDECAR_LOG_SCOPES } from "../proxy/agent_command.ts";
@@ -16,9 +21,9 @@ import { adminRequest } from "../proxy/admin_client.ts";
 const UINT16 = intFlag(0, 65535);
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-const program = new Command("disco-agent").description("Mesh sidecar agent").showHelpAfterError();
+const program = standardProgram(new Command("disco-agent").description("Mesh sidecar agent"));
 
-addLoggingFlags(
+const proxy = addLoggingFlags(
   program
     .command("proxy")
     .description("Runs the sidecar: inbound and outbound listeners with the policy filter, and the admin port")
@@ -34,18 +39,20 @@ addLoggingFlags(
     .option("--configDir <dir>", "directory of resource YAML/JSON (watched; a bad file keeps the last good configuration)")
     .option("--cluster <NAME=HOST:PORT>", "a named upstream, repeatable (hub_server for the hub; service FQDNs for outbound calls)", collect, [])
     .option("--inboundService <fqdn>", "service the inbound listener fronts (selects its ServiceConfig)", "")
-    .option("--concurrency <n>", "worker threads (accepted; Node serves all connections on one event loop)", intFlag(0, 1024), 0)
     .addOption(new Option("--drainDuration <duration>", "time to let requests in flight finish on shutdown").argParser(durationFlag).default(45_000, formatGoDuration(45_000)))
     .addOption(new Option("--parentShutdownDuration <duration>", "hard limit of a shutdown").argParser(durationFlag).default(60_000, formatGoDuration(60_000)))
     .option("--id <id>", "proxy ID; empty uses ${POD_NAME}.${POD_NAMESPACE}", "")
     .option("--ip <ip>", "proxy IP; empty uses ${INSTANCE_IP}", "")
     .option("--domain <suffix>", "DNS suffix; empty uses ${POD_NAMESPACE}.svc.cluster.local", "")
     .option("--serviceCluster <name>", "service cluster", "mesh-proxy")
-    .addOption(new Option("--proxyLogLevel <level>", "filter log level").choices(["trace", "debug", "info", "warning", "error", "critical", "off"]).default("warning"))
+    .addOption(new Option("--proxyLogLevel <level>", "log level of the data path (the `filter` scope) unless --log_output_level names it").choices(PROXY_LOG_LEVELS).default("warning"))
+    .option("--proxyComponentLogLevel <levels>", "comma list <component>:<level> of Envoy logger names; wasm/filter → filter, grpc → hub, config, jwt → authn, rbac, secret → anchorclient, main → default", "misc:error")
+    .addOption(new Option("--connectTimeout <duration>", "deadline of each request to supporting services (mesh_ca)").argParser(durationFlag).default(10_000, "10s"))
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // The security path (docs/sidecar.md "Security"): on with --caAddress.
-    .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address: turns on mutual TLS, JWT, authorization and routing with workload certificates")
-    .option("--trustDomain <domain>", "trust domain of the workload identity (default: the mesh config's, cluster.local)")
+    .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address (default: CA_ADDR): turns on mutual TLS, JWT, authorization and routing with workload certificates")
+    .option("--trust-domain <domain>", "trust domain of the workload identity (default: TRUST_DOMAIN, else the mesh config's, cluster.local)")
+    .addOption(new Option("--trustDomain <domain>", "deprecated spelling of --trust-domain").hideHelp())
     .option("--serviceAccount <name>", "service account of the workload identity spiffe://<td>/ns/<POD_NAMESPACE>/sa/<sa>", "default")
     .option("--labels <k=v,...>", "workload labels (policy selectors, Gateway selector); default ${POD_LABELS}, else the Pod document's")
     .option("--meshConfigFile <file>", "mesh settings YAML: rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization")
@@ -53,22 +60,48 @@ addLoggingFlags(
     .option("--containerPort <port>", "container port the inbound listener stands for (PeerAuthentication portLevelMtls, authorization ports; gateway: the Gateway server port); default --appPort", intFlag(1, 65535))
     .option("--gateway", "run as an ingress gateway: the inbound listener routes by Host to VirtualService destinations", false)
     .option("--jwtClockSkewSeconds <n>", "allowance on JWT exp/nbf in seconds (upstream uses 60)", intFlag(0, 86_400), 0)
-    .addOption(new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default").argParser(durationFlag).default(0, "0s"))
+    .addOption(new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default (default: SECRET_TTL, else 24h0m0s)").argParser(durationFlag))
     .addOption(new Option("--workloadKeyAlgorithm <alg>", "workload key type").choices(["RSA", "ECDSA"]).default("RSA")),
-).action(async (opts: Record<string, unknown>, cmd: Command) => {
+);
+addNotApplicableFlags(proxy, AGENT_NOT_APPLICABLE_FLAGS, "disco-agent proxy");
+addNotApplicableFlags(proxy, [na("--concurrency", "value", "0", "the sidecar serves every connection on one event loop")], "disco-agent proxy");
+// --trust-domain and its old spelling share the option value `trustDomain`.
+let deprecatedTrustDomain = false;
+proxy.on("option:trustDomain", () => (deprecatedTrustDomain = true));
+proxy.action(async (opts: Record<string, unknown>) => {
+  refuseNotApplicableEnvironment(AGENT_NOT_APPLICABLE_ENV, "disco-agent proxy");
+  let vars;
   let logger: Logger;
   try {
+    vars = agentVariables(process.env);
+    const componentLevels = parseProxyComponentLevels(opts.proxyComponentLogLevel as string);
     logger = new Logger(SIDECAR_LOG_SCOPES, loggingOptionsFrom(opts, SIDECAR_LOG_SCOPES));
+    // --proxyLogLevel and --proxyComponentLogLevel set the scopes --log_output_level leaves unnamed.
+    const named = new Set(String(opts.log_output_level).split(",").map((i) => (i.includes(":") ? i.slice(0, i.lastIndexOf(":")) : "default").trim()));
+    if (!named.has("all")) {
+      if (!named.has("filter")) logger.setLevel("filter", loggerLevelOf(opts.proxyLogLevel as ProxyLogLevel));
+      for (const [scope, level] of componentLevels) if (!named.has(scope)) logger.setLevel(scope, loggerLevelOf(level));
+    }
   } catch (e) {
-    cmd.error(`error: ${(e as Error).message}`);
+    usageError("disco-agent proxy", (e as Error).message);
   }
-  process.exitCode = await runProxyCommand(opts, logger, process.env);
+  if (deprecatedTrustDomain) logger.scope("default").warn("--trustDomain is deprecated: use --trust-domain");
+  const settings: Record<string, unknown> = {
+    ...opts,
+    caAddress: opts.caAddress ?? vars.caAddress,
+    trustDomain: opts.trustDomain ?? vars.trustDomain,
+    workloadCertTtl: opts.workloadCertTtl ?? vars.secretTtlMs,
+    connectTimeout: opts.connectTimeout,
+  };
+  const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
+  const env = { ...rest, ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}), ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}) };
+  process.exitCode = await runProxyCommand(settings, logger, env);
 });
 
-program
+addLoggingFlags(program
   .command("request <method> <path> [body]")
   .description("Makes an HTTP request to the admin API of a running sidecar")
-  .option("--proxyAdminPort <port>", "admin port", UINT16, DEFAULT_ADMIN_PORT)
+  .option("--proxyAdminPort <port>", "admin port", UINT16, DEFAULT_ADMIN_PORT))
   .action(async (method: string, path: string, body: string | undefined, opts: { proxyAdminPort: number }) => {
     try {
       const res = await adminRequest(opts.proxyAdminPort, method, path, body);
@@ -80,7 +113,6 @@ program
     }
   });
 
-addVersionCommand(program);
+addLoggingFlags(addVersionCommand(program));
 
-program.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : EXIT_BAD_CONFIG));
 await program.parseAsync(process.argv);

@@ -1,18 +1,30 @@
-import { existsSync } from "node:fs";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
+import { createPrivateKey } from "node:crypto";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { WorkloadCertificate } from "../anchor/client.ts";
+import type { ScopedLogger } from "../telemetry/logger.ts";
+import { announceListening, handleSignals } from "../cli/daemon.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
 import { JwksCache } from "../security/jwt/jwks.ts";
 import { spiffeId } from "../security/workload.ts";
-import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig } from "./mesh_config.ts";
+import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig, parseMeshConfig } from "./mesh_config.ts";
 import { WorkloadTls } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar } from "./sidecar.ts";
 
-export const SIDECAR_LOG_SCOPES = ["default", "filter", "hub", "config"] as const;
+/**
+ * The agent's log scopes: spec 2's list for disco-agent, then the sidecar's
+ * own (`filter`: the filter's messages; `hub`: hub transport; `config`).
+ */
+export const SIDECAR_LOG_SCOPES = [
+  "all", "authn", "cache", "anchorclient", "configmapcontroller", "default", "cloudca", "model", "rbac", "sds", "secretfetcher",
+  "stsclient", "stsserver", "token", "validation", "vault", "filter", "hub", "config",
+] as const;
 
 /** Environment variables of the seed that apply to the sidecar. */
 export interface AgentEnvironment {
@@ -25,6 +37,14 @@ export interface AgentEnvironment {
   POD_LABELS?: string;
   /** `true`/`false`: overrides the mesh config's enableFallthroughRoute. */
   DISCO_ENABLE_FALLTHROUGH_ROUTE?: string;
+  /** Mesh settings YAML when --meshConfigFile is not given. */
+  MESH_CONFIG?: string;
+  /** `true`/`false`: overrides the mesh settings' enableAutoMtls. */
+  MESH_AUTO_MTLS_ENABLED?: string;
+  /** Directory that receives key.pem, cert-chain.pem and root-cert.pem on each rotation. */
+  OUTPUT_KEY_CERT_TO_DIRECTORY?: string;
+  /** `true`: keys written to OUTPUT_KEY_CERT_TO_DIRECTORY are PKCS#8. */
+  PKCS8_KEY?: string;
 }
 
 /** `k=v,k=v` → labels; throws naming the bad entry. */
@@ -48,11 +68,20 @@ export function securitySettings(opts: Record<string, unknown>, env: AgentEnviro
   const anySecurityFlag = opts.meshConfigFile !== undefined || opts.gateway === true || ((opts.endpoint as string[] | undefined) ?? []).length > 0;
   if (!caAddress) {
     if (anySecurityFlag) throw new Error("--meshConfigFile, --gateway and --endpoint need --caAddress (the security path runs with workload certificates)");
+    for (const name of ["MESH_CONFIG", "MESH_AUTO_MTLS_ENABLED", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY"] as const) {
+      if (env[name]) throw new Error(`${name} needs --caAddress or CA_ADDR (the security path runs with workload certificates)`);
+    }
     return undefined;
   }
   if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(caAddress)) throw new Error(`--caAddress: expected HOST:PORT, got ${JSON.stringify(caAddress)}`);
   let mesh: MeshSettings = DEFAULT_MESH_SETTINGS;
   if (opts.meshConfigFile !== undefined) mesh = loadMeshConfig(opts.meshConfigFile as string);
+  else if (env.MESH_CONFIG) mesh = parseMeshConfig(env.MESH_CONFIG, "MESH_CONFIG");
+  const autoMtls = env.MESH_AUTO_MTLS_ENABLED;
+  if (autoMtls) {
+    if (autoMtls !== "true" && autoMtls !== "false") throw new Error(`MESH_AUTO_MTLS_ENABLED: expected true or false, got ${JSON.stringify(autoMtls)}`);
+    mesh = Object.freeze({ ...mesh, enableAutoMtls: autoMtls === "true" });
+  }
   const fallthrough = env.DISCO_ENABLE_FALLTHROUGH_ROUTE;
   if (fallthrough !== undefined) {
     if (fallthrough !== "true" && fallthrough !== "false") throw new Error(`DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(fallthrough)}`);
@@ -81,6 +110,25 @@ export function securitySettings(opts: Record<string, unknown>, env: AgentEnviro
     labels,
     clockSkewSeconds: clockSkew,
   };
+}
+
+/**
+ * OUTPUT_KEY_CERT_TO_DIRECTORY (spec 2): the workload key, certificate chain
+ * and roots as files (`key.pem`, `cert-chain.pem`, `root-cert.pem`, the key
+ * mode 0600), rewritten on each rotation. Keys are PKCS#1 (RSA) or SEC1 (EC)
+ * unless PKCS8_KEY is true. A failed write is logged; serving goes on.
+ */
+export function writeKeyAndCertificates(dir: string, c: WorkloadCertificate, pkcs8: boolean, log: ScopedLogger): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    const key = createPrivateKey(c.keyPem);
+    const keyPem = pkcs8 ? c.keyPem : (key.export({ format: "pem", type: key.asymmetricKeyType === "ec" ? "sec1" : "pkcs1" }) as string);
+    writeFileSync(join(dir, "key.pem"), keyPem, { mode: 0o600 });
+    writeFileSync(join(dir, "cert-chain.pem"), c.certChainPem);
+    writeFileSync(join(dir, "root-cert.pem"), c.rootPem);
+  } catch (e) {
+    log.error(`OUTPUT_KEY_CERT_TO_DIRECTORY ${dir}: ${(e as Error).message}`);
+  }
 }
 
 /**
@@ -114,7 +162,11 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
         trustDomain: settings.trustDomain,
         ttlMs: settings.ttlMs,
         keyAlgorithm: settings.keyAlgorithm,
+        ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
         onError: (e, retryInMs) => log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`),
+        ...(env.OUTPUT_KEY_CERT_TO_DIRECTORY
+          ? { onRotated: (c: WorkloadCertificate) => writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY!, c, env.PKCS8_KEY === "true", log) }
+          : {}),
       });
       security = { ...settings, tls: workloadTls, jwks: new JwksCache() };
     }
@@ -196,31 +248,22 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     workloadTls?.stop();
     return EXIT_BAD_CONFIG;
   }
-  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(addresses)}\n`);
+  announceListening(LISTENING_LINE_PREFIX, addresses, logger);
   const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
   const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
-  return await new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info(`${signal}: draining for up to ${drainMs} ms`);
-      const hardStop = setTimeout(() => resolve(EXIT_FAILURE), Math.max(drainMs, opts.parentShutdownDuration as number) + 5000);
-      hardStop.unref();
-      sidecar.drain(drainMs).then(
-        () => {
-          transport.close();
-          workloadTls?.stop();
-          log.info("drained; exiting");
-          resolve(EXIT_OK);
-        },
-        (e) => {
-          log.error(`shutdown failed: ${(e as Error).message}`);
-          resolve(EXIT_FAILURE);
-        },
-      );
-    };
-    process.on("SIGTERM", () => stop("SIGTERM"));
-    process.on("SIGINT", () => stop("SIGINT"));
-  });
+  return await handleSignals(
+    {
+      stop: async (signal) => {
+        log.info(`${signal}: draining for up to ${drainMs} ms`);
+        const hardLimit = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("drain did not finish within --parentShutdownDuration")), Math.max(drainMs, opts.parentShutdownDuration as number) + 5000).unref());
+        await Promise.race([sidecar.drain(drainMs), hardLimit]);
+        transport.close();
+        workloadTls?.stop();
+        log.info("drained; exiting");
+      },
+      // The configuration directory is watched anyway; SIGHUP rereads it at once.
+      reload: () => sidecar.reloadConfiguration(),
+    },
+    log,
+  );
 }

@@ -21,6 +21,8 @@ export interface WorkloadTlsOptions {
   /** Requested lifetime in ms; 0 = the CA's default. */
   ttlMs: number;
   keyAlgorithm: KeyAlgorithm;
+  /** Deadline of each request to mesh_ca (`--connectTimeout`); default the client's. */
+  timeoutMs?: number;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
 }
@@ -53,7 +55,7 @@ export class WorkloadTls {
 
   constructor(readonly options: WorkloadTlsOptions) {
     this.rotator = new CertificateRotator({
-      fetch: () => requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm }),
+      fetch: () => requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
       onCertificate: (c) => {
         this.cert = c;
         this.leaf = new X509Certificate(splitPem(c.certChainPem)[0]);
