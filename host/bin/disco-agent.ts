@@ -46,7 +46,7 @@ const proxy = addLoggingFlags(
     .option("--domain <suffix>", "DNS suffix; empty uses ${POD_NAMESPACE}.svc.cluster.local", "")
     .option("--serviceCluster <name>", "service cluster", "mesh-proxy")
     .addOption(new Option("--proxyLogLevel <level>", "log level of the data path (the `filter` scope) unless --log_output_level names it").choices(PROXY_LOG_LEVELS).default("warning"))
-    .option("--proxyComponentLogLevel <levels>", "comma list <component>:<level> of Envoy logger names; wasm/filter → filter, grpc → hub, config, jwt → authn, rbac, secret → anchorclient, main → default", "misc:error")
+    .option("--proxyComponentLogLevel <levels>", "comma list <component>:<level> of Envoy logger names, applied to the scope each maps to (as `meshctl proxy-config log`: wasm, jwt, rbac → filter; grpc → hub; file, init, secret → config; others → default); the default leaves levels alone", "misc:error")
     .addOption(new Option("--connectTimeout <duration>", "deadline of each request to supporting services (mesh_ca)").argParser(durationFlag).default(10_000, "10s"))
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // The security path (docs/sidecar.md "Security"): on with --caAddress.
@@ -74,7 +74,9 @@ proxy.action(async (opts: Record<string, unknown>) => {
   let logger: Logger;
   try {
     vars = agentVariables(process.env);
+    // The spec's default (misc:error) names a logger folded into `default` here: only given values apply.
     const componentLevels = parseProxyComponentLevels(opts.proxyComponentLogLevel as string);
+    if (proxy.getOptionValueSource("proxyComponentLogLevel") !== "cli") componentLevels.clear();
     logger = new Logger(SIDECAR_LOG_SCOPES, loggingOptionsFrom(opts, SIDECAR_LOG_SCOPES));
     // --proxyLogLevel and --proxyComponentLogLevel set the scopes --log_output_level leaves unnamed.
     const named = new Set(String(opts.log_output_level).split(",").map((i) => (i.includes(":") ? i.slice(0, i.lastIndexOf(":")) : "default").trim()));

@@ -163,7 +163,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
         ttlMs: settings.ttlMs,
         keyAlgorithm: settings.keyAlgorithm,
         ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
-        onError: (e, retryInMs) => log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`),
+        onError: (e, retryInMs) => logger.scope("anchorclient").warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`),
         ...(env.OUTPUT_KEY_CERT_TO_DIRECTORY
           ? { onRotated: (c: WorkloadCertificate) => writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY!, c, env.PKCS8_KEY === "true", log) }
           : {}),

@@ -1,3 +1,4 @@
+import { PROXY_LOGGER_SCOPES } from "../../proxy/proxy_loggers.ts";
 import { parseGoDuration } from "../duration.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
@@ -173,18 +174,6 @@ export function loggerLevelOf(level: ProxyLogLevel): "debug" | "info" | "warn" |
 }
 
 /**
- * Envoy logger names (spec 3, proxy-config log) and the agent's log scope
- * each stands for; names without a counterpart log nothing here.
- */
-export const PROXY_COMPONENTS: Readonly<Record<string, string | undefined>> = Object.freeze({
-  admin: undefined, assert: undefined, backtrace: undefined, client: undefined, config: "config", connection: undefined,
-  conn_handler: undefined, file: undefined, filter: "filter", forward_proxy: undefined, grpc: "hub", hc: undefined,
-  health_checker: undefined, http: undefined, http2: undefined, init: undefined, io: undefined, jwt: "authn", main: "default",
-  misc: undefined, pool: undefined, rbac: "rbac", router: undefined, runtime: undefined, stats: undefined, secret: "anchorclient",
-  tap: undefined, testing: undefined, tracing: undefined, upstream: undefined, udp: undefined, wasm: "filter",
-});
-
-/**
  * `--proxyComponentLogLevel comp:level,…` → scope → Envoy level. Throws
  * naming the flag on an unknown component or level.
  */
@@ -194,10 +183,10 @@ export function parseProxyComponentLevels(text: string): Map<string, ProxyLogLev
     const colon = item.indexOf(":");
     const name = item.slice(0, colon);
     const level = item.slice(colon + 1) as ProxyLogLevel;
-    if (colon <= 0 || !(name in PROXY_COMPONENTS)) throw new Error(`--proxyComponentLogLevel: unknown component in ${JSON.stringify(item)} (expected <component>:<level>; components: ${Object.keys(PROXY_COMPONENTS).join(", ")})`);
+    const scope = colon > 0 && Object.hasOwn(PROXY_LOGGER_SCOPES, name) ? PROXY_LOGGER_SCOPES[name] : undefined;
+    if (scope === undefined) throw new Error(`--proxyComponentLogLevel: unknown component in ${JSON.stringify(item)} (expected <component>:<level>; components: ${Object.keys(PROXY_LOGGER_SCOPES).join(", ")})`);
     if (!PROXY_LOG_LEVELS.includes(level)) throw new Error(`--proxyComponentLogLevel: unknown level in ${JSON.stringify(item)} (levels: ${PROXY_LOG_LEVELS.join(", ")})`);
-    const scope = PROXY_COMPONENTS[name];
-    if (scope !== undefined) out.set(scope, level);
+    out.set(scope, level);
   }
   return out;
 }
