@@ -63,8 +63,10 @@ export function handleSignals(handlers: SignalHandlers, log: ScopedLogger): Prom
  * fails); SIGHUP calls `reload` when given.
  */
 export function serveUntilSignal(prefix: string, listeners: unknown, close: () => Promise<void>, log: ScopedLogger, logger: Logger, reload?: () => boolean): void {
+  // Handlers first: a signal sent as soon as the listening line is read must find them.
+  const stopped = handleSignals({ stop: close, ...(reload ? { reload } : {}) }, log);
   announceListening(prefix, listeners, logger);
-  void handleSignals({ stop: close, ...(reload ? { reload } : {}) }, log).then((code) => {
+  void stopped.then((code) => {
     if (code === EXIT_OK) log.info("stopped");
     logger.close();
     process.exit(code);

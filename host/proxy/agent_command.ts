@@ -248,10 +248,9 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     workloadTls?.stop();
     return EXIT_BAD_CONFIG;
   }
-  announceListening(LISTENING_LINE_PREFIX, addresses, logger);
   const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
   const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
-  return await handleSignals(
+  const stopped = handleSignals(
     {
       stop: async (signal) => {
         log.info(`${signal}: draining for up to ${drainMs} ms`);
@@ -266,4 +265,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     },
     log,
   );
+  // After the handlers: a signal sent as soon as the listening line is read must find them.
+  announceListening(LISTENING_LINE_PREFIX, addresses, logger);
+  return await stopped;
 }
