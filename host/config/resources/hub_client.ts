@@ -17,6 +17,7 @@ export interface StringMatch {
 export interface ApiKey {
   query?: string;
   header?: string;
+  cookie?: string;
 }
 
 export interface HttpApiSpecPattern {
@@ -149,8 +150,8 @@ export function decodeHttpApiSpec(spec: Field, checks: PatternChecks): HttpApiSp
     return { attributes: attempt(p.get("attributes"), decodeAttributes), httpMethod: method, [which]: text } as HttpApiSpecPattern;
   });
   const apiKeys = attemptEach(spec.get("apiKeys"), (k) => {
-    k.allowOnly(["query", "header"]);
-    const which = k.oneOf(["query", "header"] as const) as "query" | "header";
+    k.allowOnly(["query", "header", "cookie"]);
+    const which = k.oneOf(["query", "header", "cookie"] as const) as "query" | "header" | "cookie";
     return { [which]: k.get(which).nonEmptyString() } as ApiKey;
   });
   return { attributes: attempt(spec.get("attributes"), decodeAttributes), patterns, apiKeys };
