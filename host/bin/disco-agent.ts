@@ -4,9 +4,14 @@
 //   disco-agent version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
 import { formatGoDuration } from "../cli/duration.ts";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
+import { EXIT_FAILURE } from "../cli/exit_codes.ts";
 import { durationFlag, intFlag } from "../cli/flags.ts";
+import { standardProgram, usageError } from "../cli/program.ts";
 import { addVersionCommand } from "../cli/version.ts";
+import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
+import {
+  AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS, PROXY_LOG_LEVELS, type ProxyLogLevel, agentVariables, loggerLevelOf, parseProxyComponentLevels,
+} from "../cli/spec_surface/disco_agent.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import { runProxyCommand, SIDECAR_LOG_SCOPES } from "../proxy/agent_command.ts";
@@ -18,9 +23,9 @@ import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks.ts";
 const UINT16 = intFlag(0, 65535);
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-const program = new Command("disco-agent").description("Mesh sidecar agent").showHelpAfterError();
+const program = standardProgram(new Command("disco-agent").description("Mesh sidecar agent"));
 
-addLoggingFlags(
+const proxy = addLoggingFlags(
   program
     .command("proxy")
     .description("Runs the sidecar: inbound and outbound listeners with the policy filter, and the admin port")
@@ -36,14 +41,15 @@ addLoggingFlags(
     .option("--configDir <dir>", "directory of resource YAML/JSON (watched; a bad file keeps the last good configuration)")
     .option("--cluster <NAME=HOST:PORT>", "a named upstream, repeatable (hub_server for the hub; service FQDNs for outbound calls)", collect, [])
     .option("--inboundService <fqdn>", "service the inbound listener fronts (selects its ServiceConfig)", "")
-    .option("--concurrency <n>", "worker threads (accepted; Node serves all connections on one event loop)", intFlag(0, 1024), 0)
     .addOption(new Option("--drainDuration <duration>", "time to let requests in flight finish on shutdown").argParser(durationFlag).default(45_000, formatGoDuration(45_000)))
     .addOption(new Option("--parentShutdownDuration <duration>", "hard limit of a shutdown").argParser(durationFlag).default(60_000, formatGoDuration(60_000)))
     .option("--id <id>", "proxy ID; empty uses ${POD_NAME}.${POD_NAMESPACE}", "")
     .option("--ip <ip>", "proxy IP; empty uses ${INSTANCE_IP}", "")
     .option("--domain <suffix>", "DNS suffix; empty uses ${POD_NAMESPACE}.svc.cluster.local", "")
     .option("--serviceCluster <name>", "service cluster", "mesh-proxy")
-    .addOption(new Option("--proxyLogLevel <level>", "filter log level").choices(["trace", "debug", "info", "warning", "error", "critical", "off"]).default("warning"))
+    .addOption(new Option("--proxyLogLevel <level>", "log level of the data path (the `filter` scope) unless --log_output_level names it").choices(PROXY_LOG_LEVELS).default("warning"))
+    .option("--proxyComponentLogLevel <levels>", "comma list <component>:<level> of Envoy logger names, applied to the scope each maps to (as `meshctl proxy-config log`: wasm, jwt, rbac → filter; grpc → hub; file, init, secret → config; others → default); the default leaves levels alone", "misc:error")
+    .addOption(new Option("--connectTimeout <duration>", "deadline of each request to supporting services (mesh_ca)").argParser(durationFlag).default(10_000, "10s"))
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // Listener limits (docs/sidecar.md "Listener limits"), per HTTP listener; 0 turns one off.
     .addOption(new Option("--headerReadTimeout <duration>", "close a connection (408) whose request headers are not complete this long after it opened or its request began").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs)))
@@ -51,12 +57,13 @@ addLoggingFlags(
     .option("--maxConnections <n>", "open connections per listener; at the limit a new one replaces the longest without a request in flight, else it is closed", intFlag(0, 1_000_000), DEFAULT_LISTENER_LIMITS.maxConnections)
     .option("--maxConcurrentRequests <n>", "requests in flight per listener; over it: 503", intFlag(0, 1_000_000), DEFAULT_LISTENER_LIMITS.maxConcurrentRequests)
     // The security path (docs/sidecar.md "Security"): on with --caAddress.
-    .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address: turns on mutual TLS, JWT, authorization and routing with workload certificates")
+    .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address (default: CA_ADDR): turns on mutual TLS, JWT, authorization and routing with workload certificates")
     .addOption(new Option("--controlPlaneAuthPolicy <policy>", "how mesh_ca and the hub are reached: MUTUAL_TLS (TLS; the workload certificate for the hub and for renewals) or NONE (plain text, local development)").choices(["NONE", "MUTUAL_TLS"]).default("NONE"))
     .option("--tokenPath <file>", "service-account token presented to mesh_ca (mint one with mesh_ca token); default per JWT_POLICY: ./var/run/secrets/tokens/mesh-token")
     .option("--caRootCert <file>", "roots that sign mesh_ca's TLS certificate (MUTUAL_TLS)", "/etc/certs/root-cert.pem")
     .option("--hubIdentity <suffix>", "suffix the hub's SPIFFE identity must end with (MUTUAL_TLS); empty = any identity of the trust domain", "")
-    .option("--trustDomain <domain>", "trust domain of the workload identity (default: the mesh config's, cluster.local)")
+    .option("--trust-domain <domain>", "trust domain of the workload identity (default: TRUST_DOMAIN, else the mesh config's, cluster.local)")
+    .addOption(new Option("--trustDomain <domain>", "deprecated spelling of --trust-domain").hideHelp())
     .option("--serviceAccount <name>", "service account of the workload identity spiffe://<td>/ns/<POD_NAMESPACE>/sa/<sa>", "default")
     .option("--labels <k=v,...>", "workload labels (policy selectors, Gateway selector); default ${POD_LABELS}, else the Pod document's")
     .option("--meshConfigFile <file>", "mesh settings YAML: rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization")
@@ -65,22 +72,50 @@ addLoggingFlags(
     .option("--gateway", "run as an ingress gateway: the inbound listener routes by Host to VirtualService destinations", false)
     .option("--jwtClockSkewSeconds <n>", "allowance on JWT exp/nbf in seconds (upstream uses 60)", intFlag(0, 86_400), 0)
     .addOption(new Option("--jwksRefetchCooldown <duration>", "a JWT whose kid is not in the fetched key set refetches it at most this often per jwksUri").argParser(durationFlag).default(DEFAULT_JWKS_COOLDOWN_MS, formatGoDuration(DEFAULT_JWKS_COOLDOWN_MS)))
-    .addOption(new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default").argParser(durationFlag).default(0, "0s"))
+    .addOption(new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default (default: SECRET_TTL, else 24h0m0s)").argParser(durationFlag))
     .addOption(new Option("--workloadKeyAlgorithm <alg>", "workload key type").choices(["RSA", "ECDSA"]).default("RSA")),
-).action(async (opts: Record<string, unknown>, cmd: Command) => {
+);
+addNotApplicableFlags(proxy, AGENT_NOT_APPLICABLE_FLAGS, "disco-agent proxy");
+addNotApplicableFlags(proxy, [na("--concurrency", "value", "0", "the sidecar serves every connection on one event loop")], "disco-agent proxy");
+// --trust-domain and its old spelling share the option value `trustDomain`.
+let deprecatedTrustDomain = false;
+proxy.on("option:trustDomain", () => (deprecatedTrustDomain = true));
+proxy.action(async (opts: Record<string, unknown>) => {
+  refuseNotApplicableEnvironment(AGENT_NOT_APPLICABLE_ENV, "disco-agent proxy");
+  let vars;
   let logger: Logger;
   try {
+    vars = agentVariables(process.env);
+    // The spec's default (misc:error) names a logger folded into `default` here: only given values apply.
+    const componentLevels = parseProxyComponentLevels(opts.proxyComponentLogLevel as string);
+    if (proxy.getOptionValueSource("proxyComponentLogLevel") !== "cli") componentLevels.clear();
     logger = new Logger(SIDECAR_LOG_SCOPES, loggingOptionsFrom(opts, SIDECAR_LOG_SCOPES));
+    // --proxyLogLevel and --proxyComponentLogLevel set the scopes --log_output_level leaves unnamed.
+    const named = new Set(String(opts.log_output_level).split(",").map((i) => (i.includes(":") ? i.slice(0, i.lastIndexOf(":")) : "default").trim()));
+    if (!named.has("all")) {
+      if (!named.has("filter")) logger.setLevel("filter", loggerLevelOf(opts.proxyLogLevel as ProxyLogLevel));
+      for (const [scope, level] of componentLevels) if (!named.has(scope)) logger.setLevel(scope, loggerLevelOf(level));
+    }
   } catch (e) {
-    cmd.error(`error: ${(e as Error).message}`);
+    usageError("disco-agent proxy", (e as Error).message);
   }
-  process.exitCode = await runProxyCommand(opts, logger, process.env);
+  if (deprecatedTrustDomain) logger.scope("default").warn("--trustDomain is deprecated: use --trust-domain");
+  const settings: Record<string, unknown> = {
+    ...opts,
+    caAddress: opts.caAddress ?? vars.caAddress,
+    trustDomain: opts.trustDomain ?? vars.trustDomain,
+    workloadCertTtl: opts.workloadCertTtl ?? vars.secretTtlMs,
+    connectTimeout: opts.connectTimeout,
+  };
+  const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
+  const env = { ...rest, ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}), ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}) };
+  process.exitCode = await runProxyCommand(settings, logger, env);
 });
 
-program
+addLoggingFlags(program
   .command("request <method> <path> [body]")
   .description("Makes an HTTP request to the admin API of a running sidecar")
-  .option("--proxyAdminPort <port>", "admin port", UINT16, DEFAULT_ADMIN_PORT)
+  .option("--proxyAdminPort <port>", "admin port", UINT16, DEFAULT_ADMIN_PORT))
   .action(async (method: string, path: string, body: string | undefined, opts: { proxyAdminPort: number }) => {
     try {
       const res = await adminRequest(opts.proxyAdminPort, method, path, body);
@@ -92,7 +127,6 @@ program
     }
   });
 
-addVersionCommand(program);
+addLoggingFlags(addVersionCommand(program));
 
-program.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : EXIT_BAD_CONFIG));
 await program.parseAsync(process.argv);

@@ -4,8 +4,13 @@
 //   hubs version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
 import { formatGoDuration } from "../cli/duration.ts";
-import { durationFlag, intFlag, parseBoolFlag, rateFlag } from "../cli/flags.ts";
+import { EXIT_FAILURE } from "../cli/exit_codes.ts";
+import { durationFlag, intFlag, rateFlag } from "../cli/flags.ts";
 import { serveUntilSignal } from "../cli/daemon.ts";
+import { standardProgram, usageError } from "../cli/program.ts";
+import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
+import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/hubs.ts";
+import { fsStoreDir } from "../hubs/config_store.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
@@ -19,9 +24,9 @@ const UINT16 = intFlag(0, 65535);
 const UINT32 = intFlag(0, 2 ** 32 - 1);
 const INT32 = intFlag(0, 2 ** 31 - 1);
 
-const program = new Command("hubs").description("Mesh policy and telemetry hub").showHelpAfterError();
+const program = standardProgram(new Command("hubs").description("Mesh policy and telemetry hub"));
 
-addLoggingFlags(
+const serverCommand = addLoggingFlags(
   program
     .command("server")
     .description("Starts the hub as a server")
@@ -33,36 +38,39 @@ addLoggingFlags(
     .option("--monitoringPort <port>", "self-monitoring HTTP port (/metrics, /version, /healthz)", UINT16, d.DEFAULT_MONITORING_PORT)
     .option("--maxMessageSize <bytes>", "max gRPC message size; larger messages get RESOURCE_EXHAUSTED", UINT32, d.DEFAULT_MAX_MESSAGE_SIZE_BYTES)
     .option("--maxConcurrentStreams <n>", "outstanding RPCs per connection", UINT32, d.DEFAULT_MAX_CONCURRENT_STREAMS)
-    .option("--apiWorkerPoolSize <n>", "accepted for compatibility; no effect (see docs/hubs.md)", INT32, d.DEFAULT_API_WORKER_POOL_SIZE)
-    .option("--numCheckCacheEntries <n>", "accepted for compatibility; no effect (see docs/hubs.md)", INT32, d.DEFAULT_NUM_CHECK_CACHE_ENTRIES)
     .option("--maxRequestsPerSecond <rate>", "requests per second above which requests are dropped (UNAVAILABLE); 0 = off", rateFlag, 0)
     .option("--burstSize <n>", "requests permitted beyond the max for a period; only with --maxRequestsPerSecond", INT32, 0)
-    .option("--configStoreURL <url>", "fs://DIR: rules, quotas and access logs (watched)", "")
-    .option("--configDefaultNamespace <namespace>", "namespace of mesh-wide config and of documents without one", d.DEFAULT_CONFIG_NAMESPACE)
+    .option("--configStoreURL <url>", "fs://DIR: rules, quotas and access logs (watched; SIGHUP rereads it); orch:// and mcps:// need an orchestrator API / MCP", "")
+    .option("--configDefaultNamespace <namespace>", "namespace of mesh-wide config and of documents without one (default: POD_NAMESPACE, else mesh-system)")
     .addOption(new Option("--configWaitTimeout <duration>", "wait for the initial config before serving").argParser(durationFlag).default(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS, formatGoDuration(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS)))
     .addOption(new Option("--livenessProbeInterval <duration>", "liveness file update interval").argParser(durationFlag).default(0, "0s"))
     .option("--livenessProbePath <path>", "liveness file", "")
     .addOption(new Option("--readinessProbeInterval <duration>", "readiness file update interval").argParser(durationFlag).default(0, "0s"))
     .option("--readinessProbePath <path>", "readiness file", "")
-    .addOption(new Option("--singleThreaded [bool]", "accepted for compatibility; no effect (see docs/hubs.md)").argParser(parseBoolFlag).default(false))
-    .addOption(new Option("--profile [bool]", "accepted for compatibility; no effect (see docs/hubs.md)").argParser(parseBoolFlag).default(false))
     .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
-).action(async (opts: Record<string, unknown>, cmd: Command) => {
+);
+addNotApplicableFlags(serverCommand, HUB_NOT_APPLICABLE_FLAGS, "hubs server");
+serverCommand.action(async (opts: Record<string, unknown>) => {
+  refuseNotApplicableEnvironment(HUB_NOT_APPLICABLE_ENV, "hubs server");
   let logger: Logger;
   try {
     logger = new Logger(d.HUB_LOG_SCOPES, loggingOptionsFrom(opts, d.HUB_LOG_SCOPES));
   } catch (e) {
-    cmd.error(`error: ${(e as Error).message}`);
+    usageError("hubs server", (e as Error).message);
+  }
+  const storeURL = opts.configStoreURL as string;
+  if (storeURL && fsStoreDir(storeURL) === undefined) {
+    usageError("hubs server", `--configStoreURL ${JSON.stringify(storeURL)}: this hub supports fs://DIR only (orch:// needs an orchestrator API, mcps:// an MCP server)`);
   }
   const log = logger.scope("default");
   process.on("uncaughtException", (e) => {
     log.fatal(`uncaught exception: ${e.stack ?? e.message}`);
     process.exit(1);
   });
-  const explicitTls = ["caCertFile", "certFile", "keyFile"].some((k) => cmd.getOptionValueSource(k) !== "default");
+  const explicitTls = ["caCertFile", "certFile", "keyFile"].some((k) => serverCommand.getOptionValueSource(k) !== "default");
   const bypass = process.env.BYPASS_OOP_MTLS_SAN_VERIFICATION ?? "";
-  if (!["", "true", "false", "1", "0"].includes(bypass)) cmd.error(`error: BYPASS_OOP_MTLS_SAN_VERIFICATION=${JSON.stringify(bypass)}: expected true or false`);
+  if (!["", "true", "false", "1", "0"].includes(bypass)) usageError("hubs server", `BYPASS_OOP_MTLS_SAN_VERIFICATION=${JSON.stringify(bypass)}: expected true or false`);
   let server;
   try {
     server = await startHubServer(
@@ -74,19 +82,19 @@ addLoggingFlags(
         monitoringPort: opts.monitoringPort as number,
         maxMessageSize: opts.maxMessageSize as number,
         maxConcurrentStreams: opts.maxConcurrentStreams as number,
-        apiWorkerPoolSize: opts.apiWorkerPoolSize as number,
-        numCheckCacheEntries: opts.numCheckCacheEntries as number,
+        apiWorkerPoolSize: d.DEFAULT_API_WORKER_POOL_SIZE,
+        numCheckCacheEntries: d.DEFAULT_NUM_CHECK_CACHE_ENTRIES,
         maxRequestsPerSecond: opts.maxRequestsPerSecond as number,
         burstSize: opts.burstSize as number,
         configStoreURL: opts.configStoreURL as string,
-        configDefaultNamespace: opts.configDefaultNamespace as string,
+        configDefaultNamespace: (opts.configDefaultNamespace as string | undefined) ?? (process.env.POD_NAMESPACE || d.DEFAULT_CONFIG_NAMESPACE),
         configWaitTimeoutMs: opts.configWaitTimeout as number,
         livenessProbePath: opts.livenessProbePath as string,
         livenessProbeIntervalMs: opts.livenessProbeInterval as number,
         readinessProbePath: opts.readinessProbePath as string,
         readinessProbeIntervalMs: opts.readinessProbeInterval as number,
-        singleThreaded: opts.singleThreaded as boolean,
-        profile: opts.profile as boolean,
+        singleThreaded: false,
+        profile: false,
         ctrlzPort: opts.ctrlz_port as number,
         ctrlzAddress: opts.ctrlz_address as string,
       },
@@ -95,9 +103,9 @@ addLoggingFlags(
   } catch (e) {
     log.error(`failed to start: ${(e as Error).message}`);
     logger.close();
-    process.exit(1);
+    process.exit(EXIT_FAILURE);
   }
-  serveUntilSignal(LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger);
+  serveUntilSignal(LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger, () => server.reload());
 });
 
 addLoggingFlags(
@@ -110,7 +118,7 @@ addLoggingFlags(
   const problem = checkProbeFile(opts.probePath, opts.interval);
   if (problem !== undefined) {
     process.stderr.write(`probe failed: ${problem}\n`);
-    process.exit(1);
+    process.exit(EXIT_FAILURE);
   }
 });
 

@@ -8,6 +8,9 @@ import { formatGoDuration } from "../cli/duration.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
 import { durationFlag, intFlag, parseBoolFlag } from "../cli/flags.ts";
 import { serveUntilSignal } from "../cli/daemon.ts";
+import { standardProgram, usageError } from "../cli/program.ts";
+import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
+import { ANCHOR_CTRLZ_ONLY_FLAGS, ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/mesh_ca.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
@@ -31,13 +34,11 @@ function ratioFlag(value: string): number {
 
 const bool = (flags: string, help: string) => new Option(flags, help).argParser(parseBoolFlag).default(false);
 const duration = (flags: string, help: string, ms: number) => new Option(flags, help).argParser(durationFlag).default(ms, formatGoDuration(ms));
-const I = d.IGNORED_FLAGS;
-const noEffect = (help: string) => `${help}; accepted, no effect (see docs/mesh_ca.md)`;
-
 const program = addLoggingFlags(
-  new Command("mesh_ca")
+  standardProgram(new Command("mesh_ca"))
+    // The root's flags go before a subcommand; after `probe`/`version` they are the subcommand's.
+    .enablePositionalOptions()
     .description("Mesh certificate authority: issues workload certificates with SPIFFE identities over gRPC")
-    .showHelpAfterError()
     .addOption(bool("--self-signed-ca [bool]", "use an auto-generated self-signed CA; --signing-cert and --signing-key are then ignored"))
     .option("--self-signed-ca-cert-dir <dir>", "keep the self-signed CA (ca-key.pem, ca-cert.pem, root-cert.pem) here across restarts; empty = memory only", "")
     .addOption(bool("--read-signing-cert-only [bool]", "only read the self-signed CA from --self-signed-ca-cert-dir, never generate or rotate it; exactly one instance must have it off"))
@@ -63,25 +64,16 @@ const program = addLoggingFlags(
     .addOption(duration("--liveness-probe-interval <duration>", "liveness file update interval", 0))
     .addOption(duration("--probe-check-interval <duration>", "CA liveness check interval (a throwaway CSR signed in-process)", d.DEFAULT_PROBE_CHECK_INTERVAL_MS))
     .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
-    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS)
-    .addOption(bool("--append-dns-names [bool]", noEffect(I.appendDnsNames.help)))
-    .option("--anchor-storage-namespace <namespace>", noEffect(I.anchorStorageNamespace.help), I.anchorStorageNamespace.default)
-    .option("--custom-dns-names <list>", noEffect(I.customDnsNames.help), "")
-    .addOption(bool("--enable-profiling [bool]", noEffect(I.enableProfiling.help)))
-    .addOption(bool("--experimental-dual-use [bool]", noEffect(I.experimentalDualUse.help)))
-    .option("--orch-config <file>", noEffect(I.orchConfig.help), "")
-    .option("--listened-namespaces <list>", noEffect(I.listenedNamespaces.help), "")
-    .addOption(duration("--requested-ca-cert-ttl <duration>", noEffect(I.requestedCaCertTtlMs.help), d.DEFAULT_REQUESTED_CA_CERT_TTL_MS))
-    .addOption(bool("--sds-enabled [bool]", noEffect(I.sdsEnabled.help)))
-    .addOption(bool("--server-only [bool]", noEffect(I.serverOnly.help)))
-    .addOption(bool("--sign-ca-certs [bool]", noEffect(I.signCaCerts.help)))
-    .option("--upstream-ca-address <address>", noEffect(I.upstreamCaAddress.help), ""),
-).action(async (opts: Record<string, unknown>, cmd: Command) => {
+    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
+);
+addNotApplicableFlags(program, ANCHOR_NOT_APPLICABLE_FLAGS, "mesh_ca");
+program.action(async (opts: Record<string, unknown>) => {
+  refuseNotApplicableEnvironment(ANCHOR_NOT_APPLICABLE_ENV, "mesh_ca");
   let logger: Logger;
   try {
     logger = new Logger(d.ANCHOR_LOG_SCOPES, loggingOptionsFrom(opts, d.ANCHOR_LOG_SCOPES));
   } catch (e) {
-    cmd.error(`error: ${(e as Error).message}`, { exitCode: EXIT_BAD_CONFIG });
+    usageError("mesh_ca", (e as Error).message);
   }
   const log = logger.scope("default");
   process.on("uncaughtException", (e) => {
@@ -120,20 +112,8 @@ const program = addLoggingFlags(
         probeCheckIntervalMs: opts.probeCheckInterval as number,
         ctrlzPort: opts.ctrlz_port as number,
         ctrlzAddress: str("ctrlz_address"),
-        ignored: {
-          appendDnsNames: flag("appendDnsNames"),
-          anchorStorageNamespace: str("anchorStorageNamespace"),
-          customDnsNames: str("customDnsNames"),
-          enableProfiling: flag("enableProfiling"),
-          experimentalDualUse: flag("experimentalDualUse"),
-          orchConfig: str("orchConfig"),
-          listenedNamespaces: str("listenedNamespaces"),
-          requestedCaCertTtlMs: opts.requestedCaCertTtl as number,
-          sdsEnabled: flag("sdsEnabled"),
-          serverOnly: flag("serverOnly"),
-          signCaCerts: flag("signCaCerts"),
-          upstreamCaAddress: str("upstreamCaAddress"),
-        },
+        // Refused above unless given their defaults (docs/daemon-reference.md).
+        ignored: Object.fromEntries(Object.entries(d.IGNORED_FLAGS).map(([k, v]) => [k, v.default])) as unknown as d.IgnoredFlags,
         env: anchorEnvironment(),
       },
       { logger },
@@ -147,14 +127,16 @@ const program = addLoggingFlags(
   serveUntilSignal(LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger);
 });
 
-addLoggingFlags(
-  program
-    .command("probe")
-    .description("Checks the liveness or readiness of a locally-running server")
-    .option("--probe-path <path>", "path of the file to check", "")
-    .addOption(new Option("--interval <duration>", "the file must have been updated within this duration").argParser(durationFlag).default(0, "0s"))
-    .option("--ctrlz_port <port>", "accepted for compatibility; no effect", UINT16, DEFAULT_CTRLZ_PORT)
-    .option("--ctrlz_address <address>", "accepted for compatibility; no effect", DEFAULT_CTRLZ_ADDRESS),
+addNotApplicableFlags(
+  addLoggingFlags(
+    program
+      .command("probe")
+      .description("Checks the liveness or readiness of a locally-running server")
+      .option("--probe-path <path>", "path of the file to check", "")
+      .addOption(new Option("--interval <duration>", "the file must have been updated within this duration").argParser(durationFlag).default(0, "0s")),
+  ),
+  ANCHOR_CTRLZ_ONLY_FLAGS("probe"),
+  "mesh_ca probe",
 ).action((opts: { probePath: string; interval: number }) => {
   const problem = checkProbeFile(opts.probePath, opts.interval);
   if (problem !== undefined) {
@@ -195,10 +177,6 @@ program
     else process.stdout.write(`${token}\n`);
   });
 
-addLoggingFlags(
-  addVersionCommand(program)
-    .option("--ctrlz_port <port>", "accepted for compatibility; no effect", UINT16, DEFAULT_CTRLZ_PORT)
-    .option("--ctrlz_address <address>", "accepted for compatibility; no effect", DEFAULT_CTRLZ_ADDRESS),
-);
+addNotApplicableFlags(addLoggingFlags(addVersionCommand(program)), ANCHOR_CTRLZ_ONLY_FLAGS("version"), "mesh_ca version");
 
 await program.parseAsync(process.argv);

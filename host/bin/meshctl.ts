@@ -1,13 +1,10 @@
 // meshctl: offline analysis and debugging of mesh configuration (spec 3).
 import { Command } from "commander";
-import { EXIT_BAD_CONFIG } from "../cli/exit_codes.ts";
+import { standardProgram } from "../cli/program.ts";
 import { registerCommands } from "../cli/meshctl/commands/index.ts";
 import { addGlobalFlags } from "../cli/meshctl/global_flags.ts";
 
-const program = new Command("meshctl")
-  .description("Operate the mesh: validate and debug configuration, inspect sidecars")
-  .showHelpAfterError()
-  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : EXIT_BAD_CONFIG));
+const program = standardProgram(new Command("meshctl")).description("Operate the mesh: validate and debug configuration, inspect sidecars");
 // Spec 3 global flags, accepted before or after the command name.
 addGlobalFlags(program);
 

@@ -226,8 +226,8 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   Deployment: (root) => decodeDeployment(spec(root)),
 };
 
-function hubDecoder(_root: Field, doc: SourceDocument, namespace: string, _id: string, checks: CatalogChecks, _o: Required<CatalogOptions>, warnings: string[]): unknown {
-  return decodeHubDocument({ ...doc, namespace }, { defaultNamespace: namespace, compileRegex: checks.compileRegex ?? filterCompileRegex }, warnings);
+function hubDecoder(root: Field, doc: SourceDocument, namespace: string, _id: string, checks: CatalogChecks, _o: Required<CatalogOptions>, warnings: string[]): unknown {
+  return decodeHubDocument({ ...doc, namespace }, { defaultNamespace: namespace, compileRegex: checks.compileRegex ?? filterCompileRegex }, warnings, (root.context as CollectingContext).errors);
 }
 
 /**

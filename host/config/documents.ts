@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parseAllDocuments } from "yaml";
+import { yamlDocuments } from "./yaml.ts";
 import { ConfigError } from "./errors.ts";
 
 /** One resource document as read from a file, before decoding. */
@@ -39,13 +39,10 @@ export function resourceName(doc: Pick<SourceDocument, "kind" | "name" | "namesp
  */
 export function parseDocuments(text: string, file: string): SourceDocument[] {
   const out: SourceDocument[] = [];
-  const yamlDocs = parseAllDocuments(text, { prettyErrors: true });
   const roots: unknown[] = [];
-  for (const d of Array.isArray(yamlDocs) ? yamlDocs : [yamlDocs]) {
-    if (d.errors.length > 0) {
-      throw new ConfigError({ file }, `document ${roots.length + 1}`, "valid YAML or JSON", d.errors[0].message.split("\n")[0]);
-    }
-    roots.push(d.toJS());
+  for (const d of yamlDocuments(text)) {
+    if (!d.ok) throw new ConfigError({ file }, `document ${roots.length + 1}`, "valid YAML or JSON", d.message);
+    roots.push(d.value);
   }
   for (const raw of roots.flatMap(flattenDocuments)) {
     const position = `document ${out.length + 1}`;

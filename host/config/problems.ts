@@ -48,7 +48,8 @@ export function attempt<T>(field: Field, decode: (f: Field) => T): T {
 
 /** `attempt` for every item of a list (absent = empty); each bad item is its own problem and is left out. */
 export function attemptEach<T>(list: Field, decode: (item: Field, index: number) => T, nonEmpty = false): T[] {
-  const items = nonEmpty ? list.nonEmptyList() : list.list();
+  // A value that is not a list is one problem; the rest of the document is still checked.
+  const items = attempt(list, (l) => (nonEmpty ? l.nonEmptyList() : l.list())) ?? [];
   const out: T[] = [];
   items.forEach((item, i) => {
     const before = errorCount(item);

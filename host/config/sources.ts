@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { yamlDocuments } from "./yaml.ts";
 import { type SourceDocument, flattenDocuments } from "./documents.ts";
 import type { ConfigProblem } from "./problems.ts";
 
@@ -97,14 +97,13 @@ export function parseSourceText(text: string, file: string): { documents: Source
 
 function addText(out: LoadedSources, text: string, file: string): void {
   let position = 0;
-  const yamlDocs = parseAllDocuments(text, { prettyErrors: true });
-  for (const [i, d] of (Array.isArray(yamlDocs) ? yamlDocs : [yamlDocs]).entries()) {
-    if (d.errors.length > 0) {
-      out.problems.push(problem(file, `YAML document ${i + 1}`, "(document)", `expected valid YAML or JSON, got ${d.errors[0].message.split("\n")[0]}`));
+  for (const [i, d] of yamlDocuments(text).entries()) {
+    if (!d.ok) {
+      out.problems.push(problem(file, `YAML document ${i + 1}`, "(document)", `expected valid YAML or JSON, got ${d.message}`));
       continue;
     }
     let index = 0;
-    for (const raw of flattenDocuments(d.toJS())) {
+    for (const raw of flattenDocuments(d.value)) {
       index = position++;
       const where = `document ${index + 1}`;
       if (typeof raw !== "object" || raw === null) {

@@ -45,6 +45,8 @@ export interface HubServer {
   metrics: HubMetrics;
   /** Stops accepting calls, lets calls in flight finish (up to SHUTDOWN_GRACE_MS), closes every listener and file. */
   close(): Promise<void>;
+  /** Rescans the --configStoreURL directory now (SIGHUP); a bad file keeps the last good configuration. False without a store. */
+  reload(): boolean;
 }
 
 export interface HubServerDeps {
@@ -153,6 +155,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       closers.push(() => liveness.stop());
     }
 
+    let rescan: (() => void) | undefined;
     if (options.configStoreURL) {
       const dir = fsStoreDir(options.configStoreURL);
       if (dir === undefined) throw new Error(`--configStoreURL ${options.configStoreURL}: this hub supports fs://DIR only`);
@@ -161,6 +164,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       store.scan();
       store.watch();
       closers.push(() => store.close());
+      rescan = () => store.scan();
     } else {
       apply(loaded);
     }
@@ -267,6 +271,11 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     return {
       listeners,
       metrics,
+      reload: () => {
+        if (!rescan || closing) return false;
+        rescan();
+        return true;
+      },
       close: async () => {
         if (closing) return;
         closing = true;

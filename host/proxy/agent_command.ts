@@ -1,12 +1,17 @@
-import { existsSync } from "node:fs";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
+import { createPrivateKey } from "node:crypto";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { WorkloadCertificate } from "../anchor/client.ts";
+import type { ScopedLogger } from "../telemetry/logger.ts";
+import { announceListening, handleSignals } from "../cli/daemon.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS, JwksCache } from "../security/jwt/jwks.ts";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener_limits.ts";
 import { spiffeId } from "../security/workload.ts";
-import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig } from "./mesh_config.ts";
+import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig, parseMeshConfig } from "./mesh_config.ts";
 import * as grpc from "@grpc/grpc-js";
 import { type ControlPlaneAuth, type ControlPlaneAuthPolicy, WorkloadTls, uriSans } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
@@ -20,7 +25,14 @@ function commandLineOptions(opts: Record<string, unknown>): Record<string, unkno
   return Object.fromEntries(Object.entries(opts).filter(([, v]) => ["string", "number", "boolean"].includes(typeof v) || Array.isArray(v)));
 }
 
-export const SIDECAR_LOG_SCOPES = ["default", "filter", "hub", "config"] as const;
+/**
+ * The agent's log scopes: spec 2's list for disco-agent, then the sidecar's
+ * own (`filter`: the filter's messages; `hub`: hub transport; `config`).
+ */
+export const SIDECAR_LOG_SCOPES = [
+  "all", "authn", "cache", "anchorclient", "configmapcontroller", "default", "cloudca", "model", "rbac", "sds", "secretfetcher",
+  "stsclient", "stsserver", "token", "validation", "vault", "filter", "hub", "config",
+] as const;
 
 /** Environment variables of the seed that apply to the sidecar. */
 export interface AgentEnvironment {
@@ -35,6 +47,14 @@ export interface AgentEnvironment {
   DISCO_ENABLE_FALLTHROUGH_ROUTE?: string;
   /** `third-party-jwt` (default) or `first-party-jwt`: picks the default --tokenPath. */
   JWT_POLICY?: string;
+  /** Mesh settings YAML when --meshConfigFile is not given. */
+  MESH_CONFIG?: string;
+  /** `true`/`false`: overrides the mesh settings' enableAutoMtls. */
+  MESH_AUTO_MTLS_ENABLED?: string;
+  /** Directory that receives key.pem, cert-chain.pem and root-cert.pem on each rotation. */
+  OUTPUT_KEY_CERT_TO_DIRECTORY?: string;
+  /** `true`: keys written to OUTPUT_KEY_CERT_TO_DIRECTORY are PKCS#8. */
+  PKCS8_KEY?: string;
 }
 
 /** Upstream's token paths per JWT_POLICY (renamed): a projected token, or the legacy service-account token. */
@@ -102,11 +122,20 @@ export function securitySettings(opts: Record<string, unknown>, env: AgentEnviro
   const anySecurityFlag = opts.meshConfigFile !== undefined || opts.gateway === true || ((opts.endpoint as string[] | undefined) ?? []).length > 0;
   if (!caAddress) {
     if (anySecurityFlag) throw new Error("--meshConfigFile, --gateway and --endpoint need --caAddress (the security path runs with workload certificates)");
+    for (const name of ["MESH_CONFIG", "MESH_AUTO_MTLS_ENABLED", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY"] as const) {
+      if (env[name]) throw new Error(`${name} needs --caAddress or CA_ADDR (the security path runs with workload certificates)`);
+    }
     return undefined;
   }
   if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(caAddress)) throw new Error(`--caAddress: expected HOST:PORT, got ${JSON.stringify(caAddress)}`);
   let mesh: MeshSettings = DEFAULT_MESH_SETTINGS;
   if (opts.meshConfigFile !== undefined) mesh = loadMeshConfig(opts.meshConfigFile as string);
+  else if (env.MESH_CONFIG) mesh = parseMeshConfig(env.MESH_CONFIG, "MESH_CONFIG");
+  const autoMtls = env.MESH_AUTO_MTLS_ENABLED;
+  if (autoMtls) {
+    if (autoMtls !== "true" && autoMtls !== "false") throw new Error(`MESH_AUTO_MTLS_ENABLED: expected true or false, got ${JSON.stringify(autoMtls)}`);
+    mesh = Object.freeze({ ...mesh, enableAutoMtls: autoMtls === "true" });
+  }
   const fallthrough = env.DISCO_ENABLE_FALLTHROUGH_ROUTE;
   if (fallthrough !== undefined) {
     if (fallthrough !== "true" && fallthrough !== "false") throw new Error(`DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(fallthrough)}`);
@@ -144,6 +173,27 @@ export interface RunningProxy {
   stop(drainMs: number): Promise<void>;
   /** What the admin port's `/quitquitquit` does (by default nothing). */
   onQuit(handler: () => void): void;
+  /** Rereads the configuration directory now (SIGHUP); false when it did not apply. */
+  reload(): boolean;
+}
+
+/**
+ * OUTPUT_KEY_CERT_TO_DIRECTORY (spec 2): the workload key, certificate chain
+ * and roots as files (`key.pem`, `cert-chain.pem`, `root-cert.pem`, the key
+ * mode 0600), rewritten on each rotation. Keys are PKCS#1 (RSA) or SEC1 (EC)
+ * unless PKCS8_KEY is true. A failed write is logged; serving goes on.
+ */
+export function writeKeyAndCertificates(dir: string, c: WorkloadCertificate, pkcs8: boolean, log: ScopedLogger): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    const key = createPrivateKey(c.keyPem);
+    const keyPem = pkcs8 ? c.keyPem : (key.export({ format: "pem", type: key.asymmetricKeyType === "ec" ? "sec1" : "pkcs1" }) as string);
+    writeFileSync(join(dir, "key.pem"), keyPem, { mode: 0o600 });
+    writeFileSync(join(dir, "cert-chain.pem"), c.certChainPem);
+    writeFileSync(join(dir, "root-cert.pem"), c.rootPem);
+  } catch (e) {
+    log.error(`OUTPUT_KEY_CERT_TO_DIRECTORY ${dir}: ${(e as Error).message}`);
+  }
 }
 
 /**
@@ -154,32 +204,27 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
   const log = logger.scope("default");
   const proxy = await startProxy(opts, logger, env);
   if ("exitCode" in proxy) return proxy.exitCode;
-  process.stdout.write(`${LISTENING_LINE_PREFIX}${JSON.stringify(proxy.addresses)}\n`);
   const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
   const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
-  return await new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info(`${signal}: draining for up to ${drainMs} ms`);
-      const hardStop = setTimeout(() => resolve(EXIT_FAILURE), Math.max(drainMs, opts.parentShutdownDuration as number) + 5000);
-      hardStop.unref();
-      proxy.stop(drainMs).then(
-        () => {
-          log.info("drained; exiting");
-          resolve(EXIT_OK);
-        },
-        (e) => {
-          log.error(`shutdown failed: ${(e as Error).message}`);
-          resolve(EXIT_FAILURE);
-        },
-      );
-    };
-    proxy.onQuit(() => stop("/quitquitquit"));
-    process.on("SIGTERM", () => stop("SIGTERM"));
-    process.on("SIGINT", () => stop("SIGINT"));
-  });
+  const stopped = handleSignals(
+    {
+      stop: async (signal) => {
+        log.info(`${signal}: draining for up to ${drainMs} ms`);
+        const limitMs = Math.max(drainMs, opts.parentShutdownDuration as number) + 5000;
+        const hardLimit = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("drain did not finish within --parentShutdownDuration")), limitMs).unref());
+        await Promise.race([proxy.stop(drainMs), hardLimit]);
+        log.info("drained; exiting");
+      },
+      // The configuration directory is watched anyway; SIGHUP rereads it at once.
+      reload: () => proxy.reload(),
+    },
+    log,
+  );
+  // /quitquitquit drains and exits as SIGTERM does.
+  proxy.onQuit(() => process.kill(process.pid, "SIGTERM"));
+  // After the handlers: a signal sent as soon as the listening line is read must find them.
+  announceListening(LISTENING_LINE_PREFIX, proxy.addresses, logger);
+  return await stopped;
 }
 
 /**
@@ -227,14 +272,16 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         ttlMs: settings.ttlMs,
         keyAlgorithm: settings.keyAlgorithm,
         auth,
-        onRotated: () => {
+        ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
+        onRotated: (c: WorkloadCertificate) => {
           transport?.renewCredentials();
           metrics.certificatePushed();
+          if (env.OUTPUT_KEY_CERT_TO_DIRECTORY) writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY, c, env.PKCS8_KEY === "true", log);
         },
         onError: (e, retryInMs) => {
           metrics.secretUpdateFailed();
           metrics.outgoingRetry("csr");
-          log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
+          logger.scope("anchorclient").warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
         },
         onRequest: (ok, latencyMs) => metrics.outgoingRequest("csr", ok, latencyMs),
       });
@@ -343,6 +390,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     onQuit(handler) {
       quit = handler;
     },
+    reload: () => sidecar!.reloadConfiguration(),
     async stop(drainMs) {
       await sidecar!.drain(drainMs);
       transport.close();

@@ -98,6 +98,11 @@ export class ConfigDirWatcher {
     }
   }
 
+  /** Reads the directory now, changed or not (SIGHUP); false when it was refused. */
+  reloadNow(): boolean {
+    return this.reload();
+  }
+
   private reloadIfChanged(): void {
     if (this.currentFingerprint() !== this.fingerprint) this.reload();
   }

@@ -32,7 +32,7 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
   return {
     identity: { ...o.identity, ...(labels ? { labels } : {}) },
     listeners: {
-      inbound: { ...listener("inbound", a.inbound, "HTTP", "INBOUND", ["mesh.hub_client", "mesh.router"], app), ...(o.inboundService ? { service: o.inboundService } : {}), route: "inbound" },
+      inbound: { ...listener("inbound", a.inbound, "HTTP", "INBOUND", ["mesh.hub_client", "mesh.router"], app), ...(o.inboundService ? { service: o.inboundService } : {}), ...(o.security ? { containerPort: o.security.containerPort } : {}), route: "inbound" },
       outbound: { ...listener("outbound", a.outbound, "HTTP", "OUTBOUND", ["mesh.hub_client", "mesh.router"]), upstream: "per authority: the --cluster named by the Host header, else the Host itself", route: "outbound" },
       ...(input.hasTcp ? { tcp: listener("tcp", a.tcp, "TCP", "INBOUND", ["mesh.hub_client", "mesh.tcp_proxy"], `${o.appHost}:${o.tcpAppPort}`) } : {}),
       admin: listener("admin", a.admin, "HTTP", "ADMIN", ["mesh.admin"]),

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parse } from "yaml";
+import { parseYaml } from "../config/yaml.ts";
 import { PATH_NORMALIZATIONS, type PathNormalization, DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
 import { DEFAULT_ROOT_NAMESPACE, DEFAULT_TRUST_DOMAIN } from "../security/workload.ts";
 
@@ -57,7 +57,7 @@ const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
 export function parseMeshConfig(text: string, file: string): MeshSettings {
   let doc: unknown;
   try {
-    doc = parse(text);
+    doc = parseYaml(text);
   } catch (e) {
     throw new MeshConfigError(file, "", `not YAML: ${(e as Error).message.split("\n")[0]}`);
   }

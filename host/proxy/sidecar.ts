@@ -271,6 +271,11 @@ export class Sidecar {
   }
 
   /** Stops accepting, lets requests in flight finish (up to `drainMs`), flushes reports, closes. */
+  /** Rereads the configuration directory now (SIGHUP); a bad file keeps the last good configuration. */
+  reloadConfiguration(): boolean {
+    return this.watcher.reloadNow();
+  }
+
   async drain(drainMs: number): Promise<void> {
     this.draining = true;
     // server.close stops accepting but lets requests in flight finish.

@@ -24,6 +24,8 @@ export interface WorkloadTlsOptions {
   keyAlgorithm: KeyAlgorithm;
   /** How the sidecar proves its identity to mesh_ca; absent = no credential (the CA refuses). */
   auth?: ControlPlaneAuth;
+  /** Deadline of each request to mesh_ca (`--connectTimeout`); default the client's. */
+  timeoutMs?: number;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
   /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
@@ -110,7 +112,7 @@ export class WorkloadTls {
       const started = performance.now();
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
-        const cert = await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth });
+        const cert = await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
         this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";
         this.lastAttemptFailed = false;
         options.onRequest?.(true, performance.now() - started);

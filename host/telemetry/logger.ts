@@ -62,6 +62,11 @@ export class Logger {
     if (options.rotate) this.sinks.push(new RotatingFile(options.rotate, () => this.clock().getTime()));
   }
 
+  /** Whether log lines are JSON and go to stdout (then every line on stdout must be JSON). */
+  get jsonOnStdout(): boolean {
+    return this.options.asJson && this.options.targets.includes("stdout");
+  }
+
   levelOf(scope: string): LogLevel {
     return this.levels.get(scope) ?? this.levels.get(DEFAULT_SCOPE) ?? "info";
   }

@@ -2,7 +2,12 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { intFlag, parseBoolFlag } from "../cli/flags.ts";
 import { DEFAULT_SCOPE, LOG_LEVELS, type LogLevel, type LoggingOptions } from "./logger.ts";
 
-const DEFAULT_TARGETS: readonly string[] = Object.freeze(["stdout"]);
+/**
+ * Logs go to stderr by default (upstream: stdout): stdout carries the
+ * programs' data (the listening line, `version`, `request` answers), so the
+ * two never mix (docs/daemon-reference.md "Conventions").
+ */
+const DEFAULT_TARGETS: readonly string[] = Object.freeze(["stderr"]);
 
 /** Adds the common logging flags of every daemon subcommand (spec 2, "Common logging flags"). */
 export function addLoggingFlags(cmd: Command): Command {
@@ -18,7 +23,7 @@ export function addLoggingFlags(cmd: Command): Command {
     .addOption(
       new Option("--log_target <path>", "output paths (repeatable); stdout and stderr are special values")
         .argParser((v: string, prev: string[]) => (prev === DEFAULT_TARGETS ? [v] : [...prev, v]))
-        .default(DEFAULT_TARGETS, "[stdout]"),
+        .default(DEFAULT_TARGETS, "[stderr]"),
     );
 }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { LocalMesh } from "../../host/demo/local_mesh.ts";
 import { meshctl, tempFile } from "./cli_golden_support.ts";
-import { meshctlAsync, startPolicyMesh } from "./sidecar_cli_support.ts";
+import { SIDECAR_POLICIES, meshctlAsync, startPolicyMesh } from "./sidecar_cli_support.ts";
 
 // `meshctl experimental authz check`: which AuthorizationPolicy and
 // RequestAuthentication resources select a workload (security.md §4.1, §5.1).
@@ -106,7 +106,7 @@ describe("experimental authz check against files", () => {
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /pod nope\.foo not found/);
     const none = meshctl(["x", "authz", "check", "httpbin-1.foo"]);
-    assert.equal(none.status, 1);
+    assert.equal(none.status, 69);
     assert.match(none.stderr, /needs an orchestrator API.*`-f config_dump\.json` or `--admin URL`/);
     const nopod = meshctl(["x", "authz", "check", "-f", tempFile(POD)]);
     assert.equal(nopod.status, 2);
@@ -132,7 +132,8 @@ describe("experimental authz check against a running sidecar and its config dump
     assert.deepEqual(r.authorizationPolicies.map((p: { name: string; action: string }) => `${p.action} ${p.name}`), ["DENY require-jwt-admin"]);
     assert.deepEqual(r.authorizationPolicies[0].rules, [{ from: [{ notRequestPrincipals: ["*"] }], to: [{ paths: ["/admin*"] }], when: [] }]);
     assert.deepEqual(r.requestAuthentications.map((a: { name: string }) => a.name), ["jwt"]);
-    assert.ok(r.notes.includes("the sidecar exposes these policies but does not enforce them yet"));
+    // This sidecar runs without --caAddress: the note says so (with the security path there is no such note).
+    assert.ok(r.notes.includes("the sidecar runs without --caAddress (no security path): it shows these policies but does not enforce them"));
   });
 
   test("-f config_dump.json saved from the admin port, with the pod named", async () => {
@@ -148,5 +149,29 @@ describe("experimental authz check against a running sidecar and its config dump
     const wrong = await meshctlAsync(["x", "authz", "check", "reviews-v1.demo", "-f", file]);
     assert.equal(wrong.status, 1);
     assert.match(wrong.stderr, /pod reviews-v1\.demo not found in config dump/);
+  });
+  test("a dump of a sidecar that enforces its policies carries no 'not enforced' note", async () => {
+    const dump = JSON.parse(await (await fetch(`${mesh.adminUrl}/config_dump`)).text()) as { configuration: { enforced: boolean } };
+    dump.configuration.enforced = true;
+    const file = join(tempFile("", "x.txt"), "..", "config_dump.json");
+    writeFileSync(file, JSON.stringify(dump));
+    const run = await meshctlAsync(["x", "authz", "check", "petstore-v1.demo", "-f", file]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.doesNotMatch(run.stdout, /enforce/);
+  });
+});
+
+describe("experimental authz check -f a -f b", () => {
+  test("reads every file given (workload in one, policies in the other)", () => {
+    const [pod, policies] = SIDECAR_POLICIES.split("---\napiVersion: v1\nkind: Service");
+    const a = tempFile(pod, "pod.yaml");
+    const b = tempFile(`apiVersion: v1\nkind: Service${policies}`, "policies.yaml");
+    for (const args of [["-f", a, "-f", b], ["-f", `${a},${b}`]]) {
+      const run = meshctl(["x", "authz", "check", "petstore-v1.demo", ...args, "-o", "json"]);
+      assert.equal(run.status, 0, run.stderr);
+      const r = JSON.parse(run.stdout) as { workload: { from: string }; authorizationPolicies: Array<{ name: string }> };
+      assert.equal(r.workload.from, "Pod demo/petstore-v1");
+      assert.deepEqual(r.authorizationPolicies.map((p) => p.name), ["require-jwt-admin"]);
+    }
   });
 });

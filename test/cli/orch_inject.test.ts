@@ -179,9 +179,9 @@ describe("orch-inject: input and output", () => {
   });
 });
 
-test("orch-inject: a ConfigMap name without its file needs an orchestrator API: exit 1", () => {
+test("orch-inject: a ConfigMap name without its file needs an orchestrator API: exit 69", () => {
   const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--meshConfigMapName", "mesh"]);
-  assert.equal(r.status, 1);
+  assert.equal(r.status, 69);
   assert.equal(r.stdout, "");
   assert.match(r.stderr, /meshctl orch-inject --meshConfigMapName: this command needs an orchestrator API, which is not available here; use --meshConfigFile offline instead/);
 });

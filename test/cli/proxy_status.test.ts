@@ -79,9 +79,9 @@ describe("proxy-status", () => {
     assert.match(run.stdout, /\nSDS: the sidecars hold no certificates yet and there are no node agents: nothing to compare\n$/);
   });
 
-  test("without --admin it needs an orchestrator (exit 1); a bad --admin is a usage error (exit 2)", () => {
+  test("without --admin it needs an orchestrator (exit 69); a bad --admin is a usage error (exit 2)", () => {
     const run = meshctl(["proxy-status"]);
-    assert.equal(run.status, 1);
+    assert.equal(run.status, 69);
     assert.equal(run.stderr, "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `--admin URL` for each sidecar (repeatable) offline instead\n");
     const bad = meshctl(["proxy-status", "--admin", "ftp://x"]);
     assert.equal(bad.status, 2);

@@ -231,9 +231,9 @@ spec: {selector: {app: ratings}, ports: [{port: 9080, targetPort: 8080}]}
     assert.match(bad.stderr, /Warning: ignored: .*PeerAuthentication foo\/bad: spec\.mtls\.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"/);
   });
 
-  test("without -f or a sidecar it needs an orchestrator (exit 1); a missing file is a usage error (exit 2)", () => {
+  test("without -f or a sidecar it needs an orchestrator (exit 69); a missing file is a usage error (exit 2)", () => {
     const run = meshctl(["authn", "tls-check", "httpbin-1.foo"]);
-    assert.equal(run.status, 1);
+    assert.equal(run.status, 69);
     assert.match(run.stderr, /meshctl authn tls-check: this command needs an orchestrator API, which is not available here; use `-f FILE…`/);
     const missing = meshctl(["authn", "tls-check", "httpbin-1.foo", "-f", "/nonexistent.yaml"]);
     assert.equal(missing.status, 2);

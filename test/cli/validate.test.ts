@@ -138,7 +138,7 @@ describe("meshctl validate", () => {
 });
 
 describe("meshctl version", () => {
-  it("prints the version offline; --remote says no control plane is reachable and exits 1", () => {
+  it("prints the version offline; --remote says no control plane is reachable and exits 69", () => {
     const short = meshctl(["version", "-s"]);
     assert.equal(short.status, 0);
     assert.match(short.stdout, /^\d+\.\d+\.\d+\n$/);
@@ -146,7 +146,7 @@ describe("meshctl version", () => {
     const json = meshctl(["-n", "x", "version", "-o", "json"]);
     assert.equal(JSON.parse(json.stdout).version, short.stdout.trim());
     const remote = meshctl(["version", "--remote"]);
-    assert.equal(remote.status, 1);
+    assert.equal(remote.status, 69);
     assert.match(remote.stdout, /^version: /);
     assert.match(remote.stderr, /no control plane is reachable/);
   });

@@ -151,13 +151,13 @@ describe("hubs server: operations", () => {
 
   it("refuses bad flags and an unsupported config store", async () => {
     const badLevel = await hubsCommand(["server", "--log_output_level", "api:loud"]);
-    assert.equal(badLevel.code, 1);
+    assert.equal(badLevel.code, 2);
     assert.match(badLevel.stderr, /unknown level "loud"/);
     const store = await hubsCommand(["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--configStoreURL", "mcps://x"]);
-    assert.equal(store.code, 1);
-    assert.match(store.stdout, /this hub supports fs:\/\/DIR only/);
+    assert.equal(store.code, 2);
+    assert.match(store.stderr, /^hubs server: --configStoreURL "mcps:\/\/x": this hub supports fs:\/\/DIR only/);
     const wait = await hubsCommand(["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--configStoreURL", "fs:///nonexistent/dir", "--configWaitTimeout", "200ms"]);
     assert.equal(wait.code, 1);
-    assert.match(wait.stdout, /did not appear within the config wait timeout/);
+    assert.match(wait.stderr, /did not appear within the config wait timeout/);
   });
 });

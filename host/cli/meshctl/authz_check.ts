@@ -85,7 +85,7 @@ export function authzCheck(view: MeshView, pod: string, namespace: string, rootN
     jwtRules: r.spec.jwtRules,
   }));
   if (undecided.length > 0) notes.push(`${w.from} reports no workload labels: whether ${undecided.join(", ")} apply cannot be decided`);
-  if (view.sidecar) notes.push("the sidecar exposes these policies but does not enforce them yet");
+  if (view.sidecar?.enforced === false) notes.push("the sidecar runs without --caAddress (no security path): it shows these policies but does not enforce them");
   return { source: view.source, workload: { pod: w.pod, namespace: w.namespace, labels: w.labels, from: w.from }, authorizationPolicies: ordered, requestAuthentications: authn, summary: summarize(ordered, authn), notes };
 }
 

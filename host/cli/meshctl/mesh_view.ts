@@ -30,6 +30,10 @@ export interface SidecarFacts {
   /** The inbound listener: the service it fronts (`--inboundService`) and the app port behind it. */
   readonly inboundService?: string;
   readonly appPort?: number;
+  /** The container port the inbound listener stands for (`--containerPort`; the app port when not told). */
+  readonly containerPort?: number;
+  /** False when the sidecar shows its policies without enforcing them (no security path); undefined in older dumps. */
+  readonly enforced?: boolean;
 }
 
 export interface ViewOptions {
@@ -112,6 +116,8 @@ export function viewFromDump(dump: ConfigDump, source: string): MeshView {
       labels: dump.identity.labels,
       inboundService: inbound?.service,
       appPort: Number.isInteger(appPort) ? appPort : undefined,
+      containerPort: inbound?.containerPort ?? (Number.isInteger(appPort) ? appPort : undefined),
+      enforced: dump.configuration.enforced,
     },
   };
 }

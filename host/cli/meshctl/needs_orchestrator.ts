@@ -1,15 +1,27 @@
 import type { Writable } from "node:stream";
-import { EXIT_FAILURE } from "../exit_codes.ts";
+import { EXIT_UNAVAILABLE } from "../exit_codes.ts";
 
 /**
  * For commands (or modes such as `analyze --use-kube`, `version --remote`)
  * that need a live orchestrator API or control plane: this build of meshctl
  * works on files and on running sidecars only, so it says so plainly and
- * returns a non-zero exit code for the command to use.
+ * returns EXIT_UNAVAILABLE (69) for the command to use.
  *
  * @example process.exitCode = needsOrchestrator("proxy-status", "`meshctl proxy-status --file config_dump.json`");
  */
 export function needsOrchestrator(command: string, offline: string, errors: Writable = process.stderr): number {
   errors.write(`meshctl ${command}: this command needs an orchestrator API, which is not available here; use ${offline} offline instead\n`);
-  return EXIT_FAILURE;
+  return EXIT_UNAVAILABLE;
+}
+
+/**
+ * For commands that cannot work at all without an orchestrator API (spec 3:
+ * install, upgrade, dashboards, registration …): one line saying what the
+ * command would need, exit EXIT_UNAVAILABLE (69); nothing is done.
+ *
+ * @example process.exitCode = unavailableCommand("manifest apply", "to apply the install manifests to a cluster");
+ */
+export function unavailableCommand(command: string, would: string, errors: Writable = process.stderr): number {
+  errors.write(`meshctl ${command}: needs an orchestrator API ${would}; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#commands-that-need-an-orchestrator)\n`);
+  return EXIT_UNAVAILABLE;
 }

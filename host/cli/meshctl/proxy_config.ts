@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { PROXY_LOGGER_SCOPES } from "../../proxy/proxy_loggers.ts";
 import type { LogLevel } from "../../telemetry/logger.ts";
 import { type ConfigDump, type DumpCluster, type DumpListener, type DumpRoute, AdminError, adminRequest } from "./sidecar_admin.ts";
 import { formatTable } from "./table.ts";
@@ -141,24 +142,8 @@ export const PROXY_LOG_LEVELS: Readonly<Record<string, LogLevel>> = Object.freez
 /** The sidecar's levels shown with upstream's names. */
 const SHOWN_LEVEL: Readonly<Record<string, string>> = Object.freeze({ debug: "debug", info: "info", warn: "warning", error: "error", fatal: "critical", none: "off" });
 
-/** The sidecar's log scopes (host/proxy/agent_command.ts SIDECAR_LOG_SCOPES). */
-export const SIDECAR_SCOPES = ["default", "filter", "hub", "config"] as const;
-
-/**
- * Upstream logger names (spec 3) → the sidecar scope that covers them:
- * filter work (the wasm module, JWT, RBAC, tap) → `filter`; gRPC (the hub
- * transport) → `hub`; configuration loading → `config`; the rest →
- * `default`. The scope names themselves are accepted too.
- */
-export const LOGGER_SCOPES: Readonly<Record<string, (typeof SIDECAR_SCOPES)[number]>> = Object.freeze({
-  default: "default", filter: "filter", hub: "hub", config: "config",
-  jwt: "filter", rbac: "filter", tap: "filter", wasm: "filter",
-  grpc: "hub",
-  file: "config", init: "config", runtime: "config", secret: "config",
-  admin: "default", assert: "default", backtrace: "default", client: "default", connection: "default", conn_handler: "default",
-  forward_proxy: "default", hc: "default", health_checker: "default", http: "default", http2: "default", io: "default", main: "default",
-  misc: "default", pool: "default", router: "default", stats: "default", testing: "default", tracing: "default", upstream: "default", udp: "default",
-});
+/** Upstream logger names → the sidecar's scopes (one mapping, host/proxy/proxy_loggers.ts). */
+export const LOGGER_SCOPES = PROXY_LOGGER_SCOPES;
 
 /** The reset level of `--reset` (spec 3: "reset all loggers to default, warning"). */
 export const RESET_LEVEL: LogLevel = "warn";

@@ -73,6 +73,8 @@ export interface DumpListener {
   filters: string[];
   upstream?: string;
   service?: string;
+  /** Inbound: the container port the listener stands for (`--containerPort`), with the security path. */
+  containerPort?: number;
   route?: string;
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { parseAllDocuments } from "yaml";
+import { yamlDocuments } from "../../config/yaml.ts";
 import { ConfigError } from "../../config/errors.ts";
 
 /** What `-f -` reads; error messages name it like a file. */
@@ -22,12 +22,11 @@ export function readSourceText(file: string, stdin: () => string = () => readFil
  */
 export function readSettingsObject(file: string): Record<string, unknown> {
   const { name, text } = readSourceText(file);
-  const docs = parseAllDocuments(text, { prettyErrors: true });
-  const list = Array.isArray(docs) ? docs : [docs];
-  for (const d of list) {
-    if (d.errors.length > 0) throw new ConfigError({ file: name }, "(document)", "valid YAML or JSON", d.errors[0].message.split("\n")[0]);
+  const values: unknown[] = [];
+  for (const d of yamlDocuments(text)) {
+    if (!d.ok) throw new ConfigError({ file: name }, "(document)", "valid YAML or JSON", d.message);
+    if (d.value !== null && d.value !== undefined) values.push(d.value);
   }
-  const values = list.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined);
   if (values.length > 1) throw new ConfigError({ file: name }, "(file)", "one YAML document", `${values.length} documents`);
   const value = values[0] ?? {};
   if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError({ file: name }, "(document)", "an object", Array.isArray(value) ? "a list" : JSON.stringify(value));

@@ -258,12 +258,12 @@ function workloadRows(view: MeshView, w: Workload, o: TlsCheckOptions, notes: st
   const services = servicesOf(view, w);
   if (services.length > 0) return services.flatMap((svc) => serviceRows(view, w, svc, o, notes));
   const s = view.sidecar;
-  if (s && s.id === `${w.pod}.${w.namespace}` && s.inboundService && s.appPort !== undefined) {
-    // No Service documents: the service the inbound listener fronts, on the app port (service port = container port).
-    notes.push(`no Service document selects ${s.id}: checking the sidecar's inbound service ${s.inboundService} on its app port ${s.appPort}`);
-    const bound = new Set([s.appPort]);
+  if (s && s.id === `${w.pod}.${w.namespace}` && s.inboundService && s.containerPort !== undefined) {
+    // No Service documents: the service the inbound listener fronts, on the container port it stands for (service port = container port).
+    notes.push(`no Service document selects ${s.id}: checking the sidecar's inbound service ${s.inboundService} on its container port ${s.containerPort}`);
+    const bound = new Set([s.containerPort]);
     workloadNotes(view, w, o, notes, bound);
-    return [row(view, w, s.inboundService, s.inboundService.split(".").slice(0, 2).join("."), w.namespace, s.appPort, s.appPort, bound, o, [])];
+    return [row(view, w, s.inboundService, s.inboundService.split(".").slice(0, 2).join("."), w.namespace, s.containerPort, s.containerPort, bound, o, [])];
   }
   notes.push(`no service selects ${w.pod}.${w.namespace} (labels ${formatLabels(w.labels)}): nothing to check`);
   return [];

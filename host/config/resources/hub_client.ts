@@ -1,4 +1,5 @@
 import type { Field } from "../decode.ts";
+import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { type Attributes, decodeAttributes, encodeAttributes } from "./attributes.ts";
 
 /** The regex engine and template parser the filter itself uses, so config load refuses exactly what the filter would. */
@@ -135,22 +136,29 @@ export function decodeStringMatch(f: Field, checks: PatternChecks): StringMatch 
 
 export function decodeHttpApiSpec(spec: Field, checks: PatternChecks): HttpApiSpec {
   spec.allowOnly(["attributes", "patterns", "apiKeys"]);
-  const patterns = spec.get("patterns").list().map((p) => {
-    p.allowOnly(["attributes", "httpMethod", "uriTemplate", "regex"]);
+  // Each part is attempted on its own, so `meshctl validate` reports every error of a document.
+  const patterns = attemptEach(spec.get("patterns"), (p) => {
+    attempt(p, (f) => f.allowOnly(["attributes", "httpMethod", "uriTemplate", "regex"]));
     const which = p.oneOf(["uriTemplate", "regex"] as const) as "uriTemplate" | "regex";
-    const text = p.get(which).nonEmptyString();
-    const problem = which === "uriTemplate" ? checks.template(text) : checks.regex(text);
-    if (problem) p.get(which).invalid(problem);
-    const method = p.get("httpMethod").optionalString();
-    if (method !== undefined && !/^(\*|[!#$%&'*+.^_`|~0-9A-Za-z-]+)$/.test(method)) p.get("httpMethod").fail("an HTTP method name such as GET, or *");
-    return { attributes: decodeAttributes(p.get("attributes")), httpMethod: method, [which]: text } as HttpApiSpecPattern;
+    const text = attempt(p, () => {
+      const t = p.get(which).nonEmptyString();
+      const problem = which === "uriTemplate" ? checks.template(t) : checks.regex(t);
+      if (problem) p.get(which).invalid(problem);
+      return t;
+    });
+    const method = attempt(p.get("httpMethod"), (f) => {
+      const m = f.optionalString();
+      if (m !== undefined && !/^(\*|[!#$%&'*+.^_`|~0-9A-Za-z-]+)$/.test(m)) f.fail("an HTTP method name such as GET, or *");
+      return m;
+    });
+    return { attributes: attempt(p.get("attributes"), decodeAttributes), httpMethod: method, [which]: text } as HttpApiSpecPattern;
   });
-  const apiKeys = spec.get("apiKeys").list().map((k) => {
+  const apiKeys = attemptEach(spec.get("apiKeys"), (k) => {
     k.allowOnly(["query", "header", "cookie"]);
     const which = k.oneOf(["query", "header", "cookie"] as const) as "query" | "header" | "cookie";
     return { [which]: k.get(which).nonEmptyString() } as ApiKey;
   });
-  return { attributes: decodeAttributes(spec.get("attributes")), patterns, apiKeys };
+  return { attributes: attempt(spec.get("attributes"), decodeAttributes), patterns, apiKeys };
 }
 
 export function decodeMeshService(f: Field): MeshService {
@@ -178,28 +186,32 @@ function decodeReferences(f: Field): SpecReference[] {
 
 export function decodeHttpApiSpecBinding(spec: Field): HttpApiSpecBinding {
   spec.allowOnly(["services", "apiSpecs"]);
-  return { services: spec.get("services").nonEmptyList().map(decodeMeshService), apiSpecs: decodeReferences(spec.get("apiSpecs")) };
+  return { services: attemptEach(spec.get("services"), decodeMeshService, true), apiSpecs: attempt(spec.get("apiSpecs"), decodeReferences) };
 }
 
 export function decodeQuotaSpecBinding(spec: Field): QuotaSpecBinding {
   spec.allowOnly(["services", "quotaSpecs"]);
-  return { services: spec.get("services").nonEmptyList().map(decodeMeshService), quotaSpecs: decodeReferences(spec.get("quotaSpecs")) };
+  return { services: attemptEach(spec.get("services"), decodeMeshService, true), quotaSpecs: attempt(spec.get("quotaSpecs"), decodeReferences) };
 }
 
 export function decodeQuotaSpec(spec: Field, checks: PatternChecks): QuotaSpec {
   spec.allowOnly(["rules"]);
-  const rules = spec.get("rules").list().map((rule) => {
-    rule.allowOnly(["match", "quotas"]);
-    const match = rule.get("match").list().map((m) => {
+  const rules = attemptEach(spec.get("rules"), (rule) => {
+    attempt(rule, (f) => f.allowOnly(["match", "quotas"]));
+    const match = attemptEach(rule.get("match"), (m) => {
       m.allowOnly(["clause"]);
       const clause: Record<string, StringMatch> = {};
       for (const [name, sm] of m.get("clause").entries()) clause[name] = decodeStringMatch(sm, checks);
       return { clause };
     });
-    const quotas = rule.get("quotas").nonEmptyList().map((q) => {
-      q.allowOnly(["quota", "charge"]);
-      return { quota: q.get("quota").nonEmptyString(), charge: q.get("charge").integer(1, MAX_INT32, 1) };
-    });
+    const quotas = attemptEach(
+      rule.get("quotas"),
+      (q) => {
+        attempt(q, (f) => f.allowOnly(["quota", "charge"]));
+        return { quota: attempt(q.get("quota"), (f) => f.nonEmptyString()), charge: attempt(q.get("charge"), (f) => f.integer(1, MAX_INT32, 1)) };
+      },
+      true,
+    );
     return { match, quotas };
   });
   return { rules };
@@ -207,13 +219,14 @@ export function decodeQuotaSpec(spec: Field, checks: PatternChecks): QuotaSpec {
 
 export function decodeNetworkFailPolicy(f: Field): NetworkFailPolicy | undefined {
   if (!f.present) return undefined;
-  f.allowOnly(["policy", "maxRetry", "baseRetryWait", "maxRetryWait"]);
+  attempt(f, (x) => x.allowOnly(["policy", "maxRetry", "baseRetryWait", "maxRetryWait"]));
   const p: NetworkFailPolicy = {
-    policy: f.get("policy").enumOf(["FAIL_OPEN", "FAIL_CLOSE"] as const, "FAIL_OPEN"),
-    maxRetry: f.get("maxRetry").integer(0, MAX_UINT32, 0),
-    baseRetryWaitMs: f.get("baseRetryWait").present ? f.get("baseRetryWait").durationMs() : undefined,
-    maxRetryWaitMs: f.get("maxRetryWait").present ? f.get("maxRetryWait").durationMs() : undefined,
+    policy: attempt(f.get("policy"), (x) => x.enumOf(["FAIL_OPEN", "FAIL_CLOSE"] as const, "FAIL_OPEN")),
+    maxRetry: attempt(f.get("maxRetry"), (x) => x.integer(0, MAX_UINT32, 0)),
+    baseRetryWaitMs: attempt(f.get("baseRetryWait"), (x) => (x.present ? x.durationMs() : undefined)),
+    maxRetryWaitMs: attempt(f.get("maxRetryWait"), (x) => (x.present ? x.durationMs() : undefined)),
   };
+  if (!noErrorsYet(f)) return p;
   if ((p.baseRetryWaitMs ?? 80) < 0) f.get("baseRetryWait").fail("a non-negative duration");
   if ((p.baseRetryWaitMs ?? 80) > (p.maxRetryWaitMs ?? 1000)) f.get("maxRetryWait").invalid("expected a duration no shorter than baseRetryWait");
   return p;
@@ -221,38 +234,41 @@ export function decodeNetworkFailPolicy(f: Field): NetworkFailPolicy | undefined
 
 export function decodeTransportConfig(f: Field): TransportConfig | undefined {
   if (!f.present) return undefined;
-  f.allowOnly([
-    "disableCheckCache", "disableQuotaCache", "disableReportBatch", "networkFailPolicy", "statsUpdateInterval",
-    "checkCluster", "reportCluster", "attributesForHubProxy", "reportBatchMaxEntries", "reportBatchMaxTime",
-    "reportBufferMaxEntries", "reportBufferMaxBytes",
-  ]);
-  const optionalMs = (name: string) => (f.get(name).present ? f.get(name).durationMs() : undefined);
+  attempt(f, (x) =>
+    x.allowOnly([
+      "disableCheckCache", "disableQuotaCache", "disableReportBatch", "networkFailPolicy", "statsUpdateInterval",
+      "checkCluster", "reportCluster", "attributesForHubProxy", "reportBatchMaxEntries", "reportBatchMaxTime",
+      "reportBufferMaxEntries", "reportBufferMaxBytes",
+    ]),
+  );
+  const optionalMs = (name: string) => attempt(f.get(name), (x) => (x.present ? x.durationMs() : undefined));
+  const optionalName = (name: string) => attempt(f.get(name), (x) => (x.present ? x.nonEmptyString() : undefined));
   return {
-    disableCheckCache: f.get("disableCheckCache").bool(),
-    disableQuotaCache: f.get("disableQuotaCache").bool(),
-    disableReportBatch: f.get("disableReportBatch").bool(),
+    disableCheckCache: attempt(f.get("disableCheckCache"), (x) => x.bool()),
+    disableQuotaCache: attempt(f.get("disableQuotaCache"), (x) => x.bool()),
+    disableReportBatch: attempt(f.get("disableReportBatch"), (x) => x.bool()),
     networkFailPolicy: decodeNetworkFailPolicy(f.get("networkFailPolicy")),
     statsUpdateIntervalMs: optionalMs("statsUpdateInterval"),
-    checkCluster: f.get("checkCluster").present ? f.get("checkCluster").nonEmptyString() : undefined,
-    reportCluster: f.get("reportCluster").present ? f.get("reportCluster").nonEmptyString() : undefined,
-    attributesForHubProxy: decodeAttributes(f.get("attributesForHubProxy")),
-    reportBatchMaxEntries: f.get("reportBatchMaxEntries").present ? f.get("reportBatchMaxEntries").integer(0, MAX_UINT32) : undefined,
+    checkCluster: optionalName("checkCluster"),
+    reportCluster: optionalName("reportCluster"),
+    attributesForHubProxy: attempt(f.get("attributesForHubProxy"), decodeAttributes),
+    reportBatchMaxEntries: attempt(f.get("reportBatchMaxEntries"), (x) => (x.present ? x.integer(0, MAX_UINT32) : undefined)),
     reportBatchMaxTimeMs: optionalMs("reportBatchMaxTime"),
-    reportBufferMaxEntries: f.get("reportBufferMaxEntries").present ? f.get("reportBufferMaxEntries").integer(0, MAX_UINT32) : undefined,
-    reportBufferMaxBytes: f.get("reportBufferMaxBytes").present ? f.get("reportBufferMaxBytes").integer(0, MAX_UINT32) : undefined,
+    reportBufferMaxEntries: attempt(f.get("reportBufferMaxEntries"), (x) => (x.present ? x.integer(0, MAX_UINT32) : undefined)),
+    reportBufferMaxBytes: attempt(f.get("reportBufferMaxBytes"), (x) => (x.present ? x.integer(0, MAX_UINT32) : undefined)),
   };
 }
 
 export function decodeServiceConfig(f: Field, checks: PatternChecks): ServiceConfig {
-  f.allowOnly(["disableCheckCalls", "disableReportCalls", "hubAttributes", "mixerAttributes", "httpApiSpec", "quotaSpec", "networkFailPolicy", "forwardAttributes"]);
+  attempt(f, (x) => x.allowOnly(["disableCheckCalls", "disableReportCalls", "hubAttributes", "mixerAttributes", "httpApiSpec", "quotaSpec", "networkFailPolicy", "forwardAttributes"]));
   return {
-    disableCheckCalls: f.get("disableCheckCalls").bool(),
-    disableReportCalls: f.get("disableReportCalls").bool(),
-    hubAttributes: decodeAttributes(hubAttributesField(f)),
-    httpApiSpec: f.get("httpApiSpec").list().map((s) => decodeHttpApiSpec(s, checks)),
-    quotaSpec: f.get("quotaSpec").list().map((s) => decodeQuotaSpec(s, checks)),
+    disableCheckCalls: attempt(f.get("disableCheckCalls"), (x) => x.bool()),
+    disableReportCalls: attempt(f.get("disableReportCalls"), (x) => x.bool()),
+    hubAttributes: attempt(hubAttributesField(f), decodeAttributes),
+    httpApiSpec: attemptEach(f.get("httpApiSpec"), (s) => decodeHttpApiSpec(s, checks)),
+    quotaSpec: attemptEach(f.get("quotaSpec"), (s) => decodeQuotaSpec(s, checks)),
     networkFailPolicy: decodeNetworkFailPolicy(f.get("networkFailPolicy")),
-    forwardAttributes: decodeAttributes(f.get("forwardAttributes")),
+    forwardAttributes: attempt(f.get("forwardAttributes"), decodeAttributes),
   };
 }
 
@@ -263,29 +279,29 @@ function hubAttributesField(f: Field): Field {
 }
 
 export function decodeHttpClientConfig(f: Field, checks: PatternChecks): HttpClientConfig {
-  f.allowOnly(["transport", "serviceConfigs", "defaultDestinationService", "hubAttributes", "mixerAttributes", "forwardAttributes", "ignoreForwardedAttributes"]);
+  attempt(f, (x) => x.allowOnly(["transport", "serviceConfigs", "defaultDestinationService", "hubAttributes", "mixerAttributes", "forwardAttributes", "ignoreForwardedAttributes"]));
   const serviceConfigs: Record<string, ServiceConfig> = {};
-  for (const [name, s] of f.get("serviceConfigs").entries()) serviceConfigs[name] = decodeServiceConfig(s, checks);
+  for (const [name, s] of attempt(f.get("serviceConfigs"), (x) => x.entries()) ?? []) serviceConfigs[name] = attempt(s, (x) => decodeServiceConfig(x, checks));
   return {
-    transport: decodeTransportConfig(f.get("transport")),
+    transport: attempt(f.get("transport"), decodeTransportConfig),
     serviceConfigs,
-    defaultDestinationService: f.get("defaultDestinationService").optionalString(),
-    hubAttributes: decodeAttributes(hubAttributesField(f)),
-    forwardAttributes: decodeAttributes(f.get("forwardAttributes")),
-    ignoreForwardedAttributes: f.get("ignoreForwardedAttributes").bool(),
+    defaultDestinationService: attempt(f.get("defaultDestinationService"), (x) => x.optionalString()),
+    hubAttributes: attempt(hubAttributesField(f), decodeAttributes),
+    forwardAttributes: attempt(f.get("forwardAttributes"), decodeAttributes),
+    ignoreForwardedAttributes: attempt(f.get("ignoreForwardedAttributes"), (x) => x.bool()),
   };
 }
 
 export function decodeTcpClientConfig(f: Field, checks: PatternChecks): TcpClientConfig {
-  f.allowOnly(["transport", "hubAttributes", "mixerAttributes", "disableCheckCalls", "disableReportCalls", "connectionQuotaSpec", "reportInterval"]);
+  attempt(f, (x) => x.allowOnly(["transport", "hubAttributes", "mixerAttributes", "disableCheckCalls", "disableReportCalls", "connectionQuotaSpec", "reportInterval"]));
   return {
-    transport: decodeTransportConfig(f.get("transport")),
-    hubAttributes: decodeAttributes(hubAttributesField(f)),
-    disableCheckCalls: f.get("disableCheckCalls").bool(),
-    disableReportCalls: f.get("disableReportCalls").bool(),
-    connectionQuotaSpec: f.get("connectionQuotaSpec").present ? decodeQuotaSpec(f.get("connectionQuotaSpec"), checks) : undefined,
+    transport: attempt(f.get("transport"), decodeTransportConfig),
+    hubAttributes: attempt(hubAttributesField(f), decodeAttributes),
+    disableCheckCalls: attempt(f.get("disableCheckCalls"), (x) => x.bool()),
+    disableReportCalls: attempt(f.get("disableReportCalls"), (x) => x.bool()),
+    connectionQuotaSpec: attempt(f.get("connectionQuotaSpec"), (x) => (x.present ? decodeQuotaSpec(x, checks) : undefined)),
     // Under 1 s is raised to 1 s by the filter (the spec's floor).
-    reportIntervalMs: f.get("reportInterval").present ? f.get("reportInterval").durationMs() : undefined,
+    reportIntervalMs: attempt(f.get("reportInterval"), (x) => (x.present ? x.durationMs() : undefined)),
   };
 }
 

@@ -1,7 +1,9 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { CompileRegex, RegexMatcher } from "../../hubs/regex.ts";
 import { GRPC_CODES, GRPC_CODE_NAMES, type GrpcCodeName } from "../../wire/status_codes.ts";
-import { Field, type DecodeContext } from "../decode.ts";
+import { Field } from "../decode.ts";
+import type { ConfigError } from "../errors.ts";
+import { type CollectingContext, attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { resourceName, type SourceDocument } from "../documents.ts";
 
 /** The group and version of the hub's configuration documents. */
@@ -115,8 +117,9 @@ function stringMatch(field: Field, compileRegex: CompileRegex): StringMatch {
 }
 
 function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions): HubRule {
+  // Parts are attempted one by one so `meshctl validate` reports every error (problems.ts).
   spec.allowOnly(["match", "actions", "validDuration", "validUseCount"]);
-  const match = spec.get("match").list().map((m): AttributeMatch => {
+  const match = attemptEach(spec.get("match"), (m): AttributeMatch => {
     m.allowOnly(["clause"]);
     const clauses = m.get("clause").entries().map(([key, f]): Clause => ({
       attribute: attributeRef(f, key),
@@ -125,7 +128,7 @@ function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions):
     return Object.freeze({ clauses: Object.freeze(clauses) });
   });
   const actionsField = spec.get("actions");
-  const actions = actionsField.list().map((a): HubAction => {
+  const actions = attemptEach(actionsField, (a): HubAction => {
     a.allowOnly(["deny", "allowList", "quota"]);
     const which = a.oneOf(["deny", "allowList", "quota"] as const)!;
     const f = a.get(which);
@@ -147,23 +150,30 @@ function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions):
     f.allowOnly(["name"]);
     return Object.freeze({ kind: "quota", name: f.get("name").nonEmptyString() });
   });
-  if (actions.length === 0) actionsField.warn("no actions: the rule has no effect");
-  const vd = spec.get("validDuration");
-  const validDurationMs = vd.present ? vd.durationMs() : undefined;
-  if (validDurationMs !== undefined && validDurationMs <= 0) vd.fail("a positive duration");
-  const validUseCount = spec.get("validUseCount").present ? spec.get("validUseCount").integer(1, 2_147_483_647) : undefined;
+  if (actions.length === 0 && noErrorsYet(actionsField)) actionsField.warn("no actions: the rule has no effect");
+  const validDurationMs = attempt(spec.get("validDuration"), (vd) => {
+    const ms = vd.present ? vd.durationMs() : undefined;
+    if (ms !== undefined && ms <= 0) vd.fail("a positive duration");
+    return ms;
+  });
+  const validUseCount = attempt(spec.get("validUseCount"), (f) => (f.present ? f.integer(1, 2_147_483_647) : undefined));
   return Object.freeze({ kind: "HubRule", ...base, match: Object.freeze(match), actions: Object.freeze(actions), validDurationMs, validUseCount });
 }
 
 function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): HubQuota {
   spec.allowOnly(["name", "maxAmount", "validDuration", "overrides"]);
-  const quotaName = spec.get("name").optionalString() ?? metadataName;
-  if (quotaName.length === 0) spec.get("name").fail("a non-empty string");
-  const maxAmount = spec.get("maxAmount").integer(0, MAX_AMOUNT);
-  const vd = spec.get("validDuration");
-  const validDurationMs = vd.durationMs();
-  if (validDurationMs < 1) vd.fail("a duration of at least 1ms");
-  const overrides = spec.get("overrides").list().map((o): QuotaOverride => {
+  const quotaName = attempt(spec.get("name"), (f) => {
+    const name = f.optionalString() ?? metadataName;
+    if (name.length === 0) f.fail("a non-empty string");
+    return name;
+  });
+  const maxAmount = attempt(spec.get("maxAmount"), (f) => f.integer(0, MAX_AMOUNT));
+  const validDurationMs = attempt(spec.get("validDuration"), (vd) => {
+    const ms = vd.durationMs();
+    if (ms < 1) vd.fail("a duration of at least 1ms");
+    return ms;
+  });
+  const overrides = attemptEach(spec.get("overrides"), (o): QuotaOverride => {
     o.allowOnly(["dimensions", "maxAmount"]);
     const dims = o.get("dimensions").entries();
     if (dims.length === 0) o.get("dimensions").fail("a non-empty map of attribute to value");
@@ -186,10 +196,11 @@ function decodeAccessLog(spec: Field, base: ResourceBase): HubAccessLog {
  *
  * @example decodeHubDocument(readDocuments("rules.yaml")[0], { defaultNamespace: "mesh-system", compileRegex }, [])
  */
-export function decodeHubDocument(doc: SourceDocument, options: HubDecodeOptions, warnings: string[]): HubResource {
+export function decodeHubDocument(doc: SourceDocument, options: HubDecodeOptions, warnings: string[], errors?: ConfigError[]): HubResource {
   const namespace = doc.namespace ?? options.defaultNamespace;
   const id = resourceName({ kind: doc.kind, name: doc.name, namespace });
-  const context: DecodeContext = { file: doc.file, resource: id, warnings };
+  // With `errors`, every error of the document is collected there (the value is then incomplete and must be dropped).
+  const context: CollectingContext = { file: doc.file, resource: id, warnings, ...(errors ? { errors } : {}) };
   const root = Field.root(doc.body, context);
   root.allowOnly(["apiVersion", "kind", "metadata", "spec"]);
   const spec = root.get("spec");

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { type Node, isMap, isPair, isScalar, isSeq, parseAllDocuments } from "yaml";
+import { YAML_OPTIONS } from "../../../config/yaml.ts";
 
 /**
  * Line numbers for message references (`file.yaml:12`): the line of a
@@ -53,7 +54,7 @@ class FileLines {
 
   constructor(text: string) {
     for (let i = 0; i < text.length; i++) if (text[i] === "\n") this.lineStarts.push(i + 1);
-    const docs = parseAllDocuments(text);
+    const docs = parseAllDocuments(text, YAML_OPTIONS);
     for (const d of Array.isArray(docs) ? docs : [docs]) {
       const contents = d.contents as Node | null;
       this.yamlStarts.push(contents?.range?.[0] ?? d.range?.[0] ?? 0);

@@ -8,7 +8,7 @@ import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { AdminError, DumpError, podMatchesIdentity, splitPodName } from "../sidecar_admin.ts";
 
 interface AuthzCheckFlags {
-  file?: string;
+  file: string[];
   all: boolean;
   admin?: string;
   proxyAdminPort?: string;
@@ -34,7 +34,12 @@ export function registerAuthz(program: Command, experimental: Command): void {
     .command("check")
     .description("Show which AuthorizationPolicy and RequestAuthentication policies apply to a pod, and their rules (under active development)")
     .argument("[pod]", "<pod-name[.namespace]>; with a sidecar or a config dump, defaults to the sidecar's own identity")
-    .option("-f, --file <file>", "a sidecar /config_dump JSON file, or resource documents (Pod/Deployment and policies; file or directory)")
+    .option(
+      "-f, --file <file>",
+      "a sidecar /config_dump JSON file, or resource documents (Pod/Deployment and policies; files or directories, repeatable or comma-separated)",
+      (value: string, previous: string[]) => [...previous, ...value.split(",").filter((s) => s.length > 0)],
+      [] as string[],
+    )
     .option("-a, --all", "show every rule in full (sources, operations, conditions) and the JWT rules (issuers, key sets, token locations)", false);
   addAdminOptions(check)
     .addOption(outputOption())
@@ -46,13 +51,13 @@ export function registerAuthz(program: Command, experimental: Command): void {
 async function runAuthzCheck(podArg: string | undefined, opts: AuthzCheckFlags, command: Command): Promise<number> {
   const g = globalFlags(command);
   const admin = adminFrom(opts);
-  if (!admin && !opts.file) return needsOrchestrator("experimental authz check", "`-f config_dump.json` or `--admin URL` (a running sidecar)");
+  if (!admin && opts.file.length === 0) return needsOrchestrator("experimental authz check", "`-f config_dump.json` or `--admin URL` (a running sidecar)");
   const fail = (message: string, code = EXIT_FAILURE) => {
     process.stderr.write(`Error: meshctl experimental authz check: ${message}\n`);
     return code;
   };
   try {
-    const view = await loadView({ files: opts.file ? [opts.file] : undefined, admin, namespace: g.namespace }, process.stderr);
+    const view = await loadView({ files: opts.file.length > 0 ? opts.file : undefined, admin, namespace: g.namespace }, process.stderr);
     let pod = podArg;
     if (pod === undefined) {
       if (!view.sidecar) return fail("a pod is required with resource files (<pod-name[.namespace]>)", EXIT_BAD_CONFIG);

@@ -10,6 +10,7 @@ import { registerAuthz } from "./authz.ts";
 import { registerProxyConfig } from "./proxy_config.ts";
 import { registerProxyStatus } from "./proxy_status.ts";
 import { registerSimulate } from "./simulate.ts";
+import { registerUnavailableCommands } from "./orchestrator_only.ts";
 
 /**
  * Every meshctl command, registered on the program (top-level commands) or on
@@ -28,4 +29,6 @@ export function registerCommands(program: Command, experimental: Command): void 
   registerProxyConfig(program);
   registerProxyStatus(program);
   registerSimulate(experimental);
+  // Last: they join groups registered above (`x authz`).
+  registerUnavailableCommands(program, experimental);
 }

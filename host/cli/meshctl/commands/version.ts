@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { EXIT_FAILURE } from "../../exit_codes.ts";
+import { EXIT_UNAVAILABLE } from "../../exit_codes.ts";
 import { parseBoolFlag } from "../../flags.ts";
 import { addVersionCommand } from "../../version.ts";
 
@@ -14,7 +14,7 @@ export function registerVersion(program: Command): void {
     .hook("postAction", (command) => {
       if ((command.opts() as { remote: boolean }).remote) {
         process.stderr.write(`${NO_CONTROL_PLANE}\n`);
-        process.exitCode = EXIT_FAILURE;
+        process.exitCode = EXIT_UNAVAILABLE;
       }
     });
 }

@@ -1,5 +1,6 @@
 import type { Writable } from "node:stream";
 import { type Document, isCollection, parseAllDocuments } from "yaml";
+import { YAML_OPTIONS, documentValue } from "../../../config/yaml.ts";
 import { Field } from "../../../config/decode.ts";
 import { resourceName } from "../../../config/documents.ts";
 import { ConfigError, formatProblem } from "../../../config/errors.ts";
@@ -59,12 +60,13 @@ function readSettingsSources(o: OrchInjectOptions): SettingsSources {
  * comments and key order survive. Messages (`skipped:`, `warning:`) are for stderr.
  */
 export function injectText(text: string, file: string, settings: InjectionSettings): { text: string; messages: string[] } {
-  const docs = parseAllDocuments(text, { prettyErrors: true });
+  const docs = parseAllDocuments(text, YAML_OPTIONS);
   const list = Array.isArray(docs) ? docs : [docs];
   const messages: string[] = [];
   const pieces: string[] = [];
   list.forEach((doc, i) => {
-    if (doc.errors.length > 0) throw new ConfigError({ file }, `document ${i + 1}`, "valid YAML or JSON", doc.errors[0].message.split("\n")[0]);
+    const read = documentValue(doc);
+    if (!read.ok) throw new ConfigError({ file }, `document ${i + 1}`, "valid YAML or JSON", read.message);
     const start = i === 0 ? 0 : doc.range[0];
     const end = i + 1 < list.length ? list[i + 1].range[0] : text.length;
     const original = text.slice(start, end);

@@ -1,4 +1,4 @@
-import { parse } from "yaml";
+import { parseYaml } from "../../../config/yaml.ts";
 import { Field } from "../../../config/decode.ts";
 import { ConfigError } from "../../../config/errors.ts";
 import { type MeshSettings, MeshConfigError, parseMeshConfig } from "../../../proxy/mesh_config.ts";
@@ -115,7 +115,7 @@ export function decodeScenarioFile(text: string, file: string, warnings: string[
   const context = { file, warnings };
   let doc: unknown;
   try {
-    doc = parse(text, { prettyErrors: false });
+    doc = parseYaml(text);
   } catch (e) {
     throw new ConfigError(context, "(file)", "valid JSON or YAML", JSON.stringify((e as Error).message.split("\n")[0]));
   }

@@ -1,0 +1,57 @@
+import { type Command, CommanderError } from "commander";
+import { EXIT_BAD_CONFIG, EXIT_OK } from "./exit_codes.ts";
+import { buildInfo } from "./version.ts";
+
+/**
+ * Exit code when stdout's reader went away (`meshctl … | head`): the status
+ * of a Unix program killed by SIGPIPE, which is what upstream's Go programs
+ * end with. Nothing is printed.
+ */
+export const EXIT_BROKEN_PIPE = 141;
+
+/**
+ * The conventions every program of the project follows (docs/daemon-reference.md
+ * "Conventions"), applied to a commander program before its commands are
+ * added (subcommands inherit them):
+ * - a usage error or a bad flag value prints one line naming the flag on
+ *   stderr and exits 2 (`EXIT_BAD_CONFIG`); `--help` exits 0;
+ * - `--version` prints the version (as `version -s` does);
+ * - a closed stdout (EPIPE) ends the program quietly with 141.
+ */
+export function standardProgram(program: Command): Command {
+  handleBrokenPipe();
+  return program
+    .version(buildInfo().version, "--version", "print the version and exit")
+    .showHelpAfterError(false)
+    .configureOutput({
+      // commander's messages are one line already; the hint keeps it one line
+      outputError: (text, write) => write(`${text.trimEnd()} (see --help)\n`),
+    })
+    .exitOverride((err: CommanderError) => {
+      const ok = err.exitCode === 0 || err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help";
+      process.exit(ok ? EXIT_OK : EXIT_BAD_CONFIG);
+    });
+}
+
+let pipeHandled = false;
+
+/** Installs (once) the quiet end on EPIPE for stdout and stderr. */
+export function handleBrokenPipe(): void {
+  if (pipeHandled) return;
+  pipeHandled = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(EXIT_BROKEN_PIPE);
+      throw e;
+    });
+  }
+}
+
+/**
+ * A usage error found after parsing (a flag's value that only makes sense
+ * with others, a variable that is not applicable): one line on stderr, exit 2.
+ */
+export function usageError(program: string, message: string): never {
+  process.stderr.write(`${program}: ${message}\n`);
+  process.exit(EXIT_BAD_CONFIG);
+}

@@ -1,0 +1,35 @@
+import { type NotApplicable, na } from "./not_applicable.ts";
+
+/**
+ * mesh_ca flags of spec 2 this build does not apply, with the reason
+ * (docs/daemon-reference.md). This CA signs CSRs over gRPC; it writes no
+ * orchestrator secrets and watches no namespaces.
+ */
+const NO_ORCH = "needs an orchestrator API (secrets, service accounts, namespaces)";
+
+export const ANCHOR_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
+  na("--append-dns-names", "bool", "false", `webhook service names come from the orchestrator: ${NO_ORCH}`),
+  na("--anchor-storage-namespace", "value", "mesh-system", `the CA is kept in --self-signed-ca-cert-dir, not a secret: ${NO_ORCH}`),
+  na("--custom-dns-names", "value", "", `DNS names per service account: ${NO_ORCH}`),
+  na("--enable-profiling", "bool", "false", "no profiling endpoint"),
+  na("--experimental-dual-use", "bool", "false", "workload certificates carry a SPIFFE URI SAN and no CommonName"),
+  na("--orch-config", "value", "", NO_ORCH),
+  na("--listened-namespaces", "value", "", `${NO_ORCH}; --allowed-namespaces limits the identities issued`),
+  na("--requested-ca-cert-ttl", "value", "8760h0m0s", "there is no upstream CA mode (--upstream-ca-address)"),
+  na("--sds-enabled", "bool", "false", "workload certificates are requested over gRPC, not SDS"),
+  na("--server-only", "bool", "false", "no orchestrator secrets are ever written: the CA serves only", ["true"]),
+  na("--sign-ca-certs", "bool", "false", "the CA issues workload certificates only"),
+  na("--upstream-ca-address", "value", "", "there is no upstream CA mode: the CA is self-signed or given --signing-cert/--signing-key"),
+];
+
+/** Spec 2 variables of mesh_ca (CA) this build does not apply. */
+export const ANCHOR_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
+  na("ANCHOR_ENABLE_NAMESPACES_BY_DEFAULT", "bool", "true", NO_ORCH),
+  na("NAMESPACE", "value", "mesh-system", `${NO_ORCH}; --allowed-namespaces limits the identities issued`),
+];
+
+/** Flags of `probe` and `version` that start nothing there (they exist for compatibility with the spec). */
+export const ANCHOR_CTRLZ_ONLY_FLAGS = (command: string): readonly NotApplicable[] => [
+  na("--ctrlz_port", "value", "9876", `\`mesh_ca ${command}\` starts no introspection listener`),
+  na("--ctrlz_address", "value", "localhost", `\`mesh_ca ${command}\` starts no introspection listener`),
+];

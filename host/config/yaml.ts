@@ -1,0 +1,55 @@
+import { type Document, parse, parseAllDocuments, visit } from "yaml";
+
+/**
+ * How every YAML reader of the project parses, as the orchestrator's tools
+ * do (go-yaml behind `kubectl`): anchors and aliases, and merge keys
+ * (`<<: *base`, `<<: [*a, *b]`; keys written in the mapping win over merged
+ * ones). JSON is YAML and reads the same.
+ */
+export const YAML_OPTIONS = Object.freeze({ merge: true, prettyErrors: true } as const);
+
+/** One YAML document's value, or the first problem in it as one line. */
+export type YamlValue = { ok: true; value: unknown } | { ok: false; message: string };
+
+/**
+ * The documents of a multi-document text (`---`), each converted to plain
+ * data or to a one-line problem: a syntax error, or an alias whose anchor
+ * is not defined before it (`undefined alias *base`).
+ */
+export function yamlDocuments(text: string): YamlValue[] {
+  const docs = parseAllDocuments(text, YAML_OPTIONS);
+  return (Array.isArray(docs) ? docs : [docs]).map(documentValue);
+}
+
+/** One parsed document as a YamlValue. */
+export function documentValue(doc: Document.Parsed): YamlValue {
+  // An undefined alias first: a merge key on one otherwise reads as "merge sources must be maps".
+  let undefinedAlias: string | undefined;
+  visit(doc, {
+    Alias(_, node) {
+      if (undefinedAlias === undefined && node.resolve(doc) === undefined) undefinedAlias = node.source;
+    },
+  });
+  if (undefinedAlias !== undefined) return { ok: false, message: aliasMessage(new Error(`Unresolved alias: ${undefinedAlias}`)) };
+  if (doc.errors.length > 0) return { ok: false, message: doc.errors[0].message.split("\n")[0] };
+  try {
+    return { ok: true, value: doc.toJS({ maxAliasCount: 10_000 }) };
+  } catch (e) {
+    return { ok: false, message: aliasMessage(e as Error) };
+  }
+}
+
+/** A single-document text (`parse`), throwing Error with the one-line problem. */
+export function parseYaml(text: string): unknown {
+  try {
+    return parse(text, YAML_OPTIONS);
+  } catch (e) {
+    throw new Error(aliasMessage(e as Error));
+  }
+}
+
+function aliasMessage(e: Error): string {
+  const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(e.message.split("\n")[0]);
+  if (unresolved) return `undefined alias *${unresolved[1]} (an anchor &${unresolved[1]} must come before it)`;
+  return e.message.split("\n")[0];
+}

@@ -1,0 +1,55 @@
+// disco-agent's spec 2 variables with a real mesh_ca: CA_ADDR, TRUST_DOMAIN,
+// SECRET_TTL, OUTPUT_KEY_CERT_TO_DIRECTORY and PKCS8_KEY.
+import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type CaProcess, startCa } from "../anchor/support/ca_process.ts";
+import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
+
+const AGENT = join(import.meta.dirname, "..", "..", "build", "out", "disco-agent.mjs");
+
+describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, OUTPUT_KEY_CERT_TO_DIRECTORY, PKCS8_KEY", () => {
+  let ca: CaProcess | undefined;
+  const agents: Array<Daemon<unknown>> = [];
+  before(async () => {
+    ca = await startCa(["--self-signed-ca", "--trust-domain", "example.org"]);
+  });
+  after(async () => {
+    for (const a of agents) await a.stop("SIGKILL");
+    await ca?.stop("SIGKILL");
+  });
+
+  const startAgent = async (env: NodeJS.ProcessEnv) => {
+    const agent = await startDaemon(AGENT, ["proxy", "--configDir", mkdtempSync(join(tmpdir(), "agent-env-")), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0"], "disco-agent listening ", 60_000, {
+      ...process.env,
+      POD_NAMESPACE: "foo",
+      POD_NAME: "app",
+      ...env,
+    });
+    agents.push(agent);
+    return agent;
+  };
+
+  it("gets its certificate from CA_ADDR for TRUST_DOMAIN with the SECRET_TTL lifetime, and writes key and certificates (PKCS#1 by default)", async () => {
+    const out = mkdtempSync(join(tmpdir(), "agent-certs-"));
+    const agent = await startAgent({ CA_ADDR: ca!.address, TRUST_DOMAIN: "example.org", SECRET_TTL: "2h", OUTPUT_KEY_CERT_TO_DIRECTORY: out });
+    const leaf = new X509Certificate(readFileSync(join(out, "cert-chain.pem"), "utf8"));
+    assert.equal(leaf.subjectAltName, "URI:spiffe://example.org/ns/foo/sa/default");
+    const lifetimeMs = Date.parse(leaf.validTo) - Date.parse(leaf.validFrom);
+    assert.ok(Math.abs(lifetimeMs - 2 * 3_600_000) <= 5 * 60_000, `lifetime ${lifetimeMs} ms`);
+    assert.match(readFileSync(join(out, "key.pem"), "utf8"), /^-----BEGIN RSA PRIVATE KEY-----\n/);
+    const root = new X509Certificate(readFileSync(join(out, "root-cert.pem"), "utf8"));
+    assert.ok(leaf.verify(root.publicKey), "the leaf chains to the written root");
+    assert.equal(await agent.stop(), 0);
+  });
+
+  it("PKCS8_KEY=true writes a PKCS#8 key", async () => {
+    const out = mkdtempSync(join(tmpdir(), "agent-certs-"));
+    const agent = await startAgent({ CA_ADDR: ca!.address, TRUST_DOMAIN: "example.org", OUTPUT_KEY_CERT_TO_DIRECTORY: out, PKCS8_KEY: "true" });
+    assert.match(readFileSync(join(out, "key.pem"), "utf8"), /^-----BEGIN PRIVATE KEY-----\n/);
+    assert.equal(await agent.stop(), 0);
+  });
+});
