@@ -1,0 +1,77 @@
+// `npm run conformance`: the filter module's scenarios on a real proxy-wasm host.
+//  1. builds the host (proxy-wasm-cpp-host on WAMR + the pwdriver driver) with
+//     ../shared/tools/pwhost/build.sh into PWHOST_DIR (default /tmp/pwhost), reusing
+//     an earlier build there: only the driver is relinked when its source changed;
+//  2. builds the modules when assembly/ is newer than them (npm test has built them in CI);
+//  3. runs test/conformance/*.conformance.ts on it (release and debug modules).
+// Environment: PWHOST_DIR, PWHOST_BUILD (path of build.sh, found by walking up from the repo otherwise).
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const started = Date.now();
+const say = (text) => console.error(`conformance: ${text} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+
+/** ../shared/tools/pwhost/build.sh relative to the repository, or to a folder above it (worktrees). */
+function findBuildScript() {
+  if (process.env.PWHOST_BUILD) return resolve(process.env.PWHOST_BUILD);
+  for (let dir = resolve(root, ".."); ; dir = dirname(dir)) {
+    const candidate = join(dir, "shared", "tools", "pwhost", "build.sh");
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) break;
+  }
+  console.error("conformance: ../shared/tools/pwhost/build.sh not found (set PWHOST_BUILD)");
+  process.exit(1);
+}
+
+const mtime = (path) => (existsSync(path) ? statSync(path).mtimeMs : 0);
+function newest(dir) {
+  let t = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    t = Math.max(t, statSync(path).isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }
+  return t;
+}
+
+// 1. The host. The build runs under a lock: several checkouts on one machine share PWHOST_DIR.
+const buildScript = findBuildScript();
+const outDir = resolve(process.env.PWHOST_DIR ?? "/tmp/pwhost");
+const driver = join(outDir, "pwdriver");
+const librariesBuilt = existsSync(join(outDir, "libproxy_wasm.a")) && existsSync(join(outDir, "wamr-build", "libiwasm.a"));
+const driverSource = join(dirname(buildScript), "pwdriver.cc");
+const upToDate = librariesBuilt && mtime(driver) > Math.max(mtime(driverSource), mtime(buildScript)) && existsSync(join(outDir, "hubmsg.mjs"));
+if (upToDate) {
+  say(`reusing the host built in ${outDir}`);
+} else {
+  say(librariesBuilt ? `relinking the driver in ${outDir}` : `building the host in ${outDir} (about 80 s on idle cores)`);
+  const lock = `${outDir}.lock`;
+  const env = { ...process.env, PWHOST_DIR: outDir, ...(librariesBuilt ? { DRIVER_ONLY: "1" } : {}) };
+  const build = spawnSync("flock", [lock, "bash", buildScript], { cwd: root, env, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+  if (build.status !== 0) {
+    console.error(`conformance: the host build failed (exit ${build.status})`);
+    process.exit(1);
+  }
+  say("host built");
+}
+
+// 2. The modules.
+const modules = ["filter.wasm", "filter.debug.wasm"].map((f) => join(root, "build", f));
+if (modules.some((m) => mtime(m) < newest(join(root, "assembly"))) || !existsSync(join(root, "build", "deploy", "plugin-config.json"))) {
+  say("building the modules and deploy artifacts");
+  execFileSync(process.execPath, [join(root, "build", "build.mjs")], { cwd: root, stdio: "inherit" });
+}
+
+// 3. The scenarios.
+const scenarios = readdirSync(join(root, "test", "conformance"))
+  .filter((f) => f.endsWith(".conformance.ts"))
+  .map((f) => join("test", "conformance", f));
+const run = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...scenarios], {
+  cwd: root,
+  env: { ...process.env, PWDRIVER: driver },
+  stdio: "inherit",
+});
+say(`scenarios finished with exit ${run.status}`);
+process.exit(run.status ?? 1);
