@@ -36,26 +36,28 @@ function newest(dir) {
   return t;
 }
 
-// 1. The host. The build runs under a lock: several checkouts on one machine share PWHOST_DIR.
+// 1. The host, under a lock (several checkouts on one machine may share PWHOST_DIR), deciding
+//    inside it: a full build when the libraries are missing or build.sh changed, a relink when
+//    only pwdriver.cc changed, nothing otherwise.
 const buildScript = findBuildScript();
 const outDir = resolve(process.env.PWHOST_DIR ?? "/tmp/pwhost");
 const driver = join(outDir, "pwdriver");
-const librariesBuilt = existsSync(join(outDir, "libproxy_wasm.a")) && existsSync(join(outDir, "wamr-build", "libiwasm.a"));
-const driverSource = join(dirname(buildScript), "pwdriver.cc");
-const upToDate = librariesBuilt && mtime(driver) > Math.max(mtime(driverSource), mtime(buildScript)) && existsSync(join(outDir, "hubmsg.mjs"));
-if (upToDate) {
-  say(`reusing the host built in ${outDir}`);
-} else {
-  say(librariesBuilt ? `relinking the driver in ${outDir}` : `building the host in ${outDir} (about 80 s on idle cores)`);
-  const lock = `${outDir}.lock`;
-  const env = { ...process.env, PWHOST_DIR: outDir, ...(librariesBuilt ? { DRIVER_ONLY: "1" } : {}) };
-  const build = spawnSync("flock", [lock, "bash", buildScript], { cwd: root, env, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
-  if (build.status !== 0) {
-    console.error(`conformance: the host build failed (exit ${build.status})`);
-    process.exit(1);
-  }
-  say("host built");
+const decide = `
+  out=$PWHOST_DIR
+  if [ -f "$out/libproxy_wasm.a" ] && [ -f "$out/wamr-build/libiwasm.a" ] && [ "$out/libproxy_wasm.a" -nt "$BUILD_SH" ]; then
+    if [ -x "$out/pwdriver" ] && [ "$out/pwdriver" -nt "$DRIVER_CC" ] && [ -f "$out/hubmsg.mjs" ]; then echo "reusing the host built in $out" >&2; exit 0; fi
+    echo "relinking the driver in $out" >&2; export DRIVER_ONLY=1
+  else
+    echo "building the host in $out (about 80 s on idle cores)" >&2
+  fi
+  exec bash "$BUILD_SH" >/dev/null`;
+const env = { ...process.env, PWHOST_DIR: outDir, BUILD_SH: buildScript, DRIVER_CC: join(dirname(buildScript), "pwdriver.cc") };
+const build = spawnSync("flock", [`${outDir}.lock`, "bash", "-c", decide], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+if (build.status !== 0 || !existsSync(driver)) {
+  console.error(`conformance: the host build failed (exit ${build.status})`);
+  process.exit(1);
 }
+say("host ready");
 
 // 2. The modules.
 const modules = ["filter.wasm", "filter.debug.wasm"].map((f) => join(root, "build", f));

@@ -4,7 +4,7 @@
 //
 //   build/deploy/envoy-bootstrap.yaml  Envoy v3 bootstrap: the module in envoy.filters.http.wasm
 //                                      (and envoy.filters.network.wasm), the hub_server cluster
-//   build/deploy/wasm-plugin.yaml      WasmPlugin (extensions.mesh.io/v1alpha1) pulling the OCI image
+//   build/deploy/wasm-plugin.yaml      WasmPlugins (extensions.mesh.io/v1alpha1, HTTP and NETWORK) pulling the OCI image
 //   build/deploy/envoy-filter.yaml     the EnvoyFilter (networking.mesh.io/v1alpha3) alternative
 //   build/deploy/plugin-config.json    the plugin configuration all three carry
 //   build/deploy/oci/                  OCI image layout of the module (Wasm image, "oci" variant)
@@ -32,6 +32,12 @@ export const MODULE_PATH = "/etc/mesh/filter.wasm";
 /** The hub as the mesh names it (spec 2: hubs listens on gRPC port 9091). */
 export const HUB_HOST = "hubs.mesh-system.svc.cluster.local";
 export const HUB_PORT = 9091;
+/**
+ * Under a WasmPlugin the hub is reached through the cluster the mesh already
+ * has for its service (upstream's `outbound|PORT||HOST` naming), since a
+ * WasmPlugin cannot add clusters.
+ */
+export const HUB_OUTBOUND_CLUSTER = `outbound|${HUB_PORT}||${HUB_HOST}`;
 /** The image reference the WasmPlugin pulls; push build/deploy/oci there (docs/deploy.md). */
 export const IMAGE_REPOSITORY = "localhost:5000/mesh/filter";
 
@@ -192,12 +198,20 @@ export function envoyBootstrap(configJson: string) {
 
 const SELECTOR = { matchLabels: { app: "petstore" } };
 
-/** Istio-style WasmPlugin, renamed API group (extensions.mesh.io), pulling the OCI image by tag and digest. */
-export function wasmPlugin(configJson: string, imageTag: string, manifestDigest: string) {
-  return {
+/**
+ * Istio-style WasmPlugins, renamed API group (extensions.mesh.io), pulling the
+ * OCI image by tag with its manifest digest pinned: one for HTTP streams, one
+ * (`type: NETWORK`) for the TCP mode.
+ */
+export function wasmPlugins(configJson: string, imageTag: string, manifestDigest: string) {
+  const pluginConfig = JSON.parse(configJson);
+  for (const client of [pluginConfig.httpClientConfig, pluginConfig.tcpClientConfig]) {
+    if (client) client.transport = { ...client.transport, checkCluster: HUB_OUTBOUND_CLUSTER, reportCluster: HUB_OUTBOUND_CLUSTER };
+  }
+  const plugin = (name: string, type: "HTTP" | "NETWORK") => ({
     apiVersion: "extensions.mesh.io/v1alpha1",
     kind: "WasmPlugin",
-    metadata: { name: "hub-client", namespace: "demo" },
+    metadata: { name, namespace: "demo" },
     spec: {
       selector: SELECTOR,
       url: `oci://${IMAGE_REPOSITORY}:${imageTag}`,
@@ -205,11 +219,13 @@ export function wasmPlugin(configJson: string, imageTag: string, manifestDigest:
       sha256: manifestDigest,
       imagePullPolicy: "IfNotPresent",
       pluginName: PLUGIN_NAME,
+      type,
       // No phase: the filter goes last before the router, after authentication and authorization.
       failStrategy: "FAIL_CLOSE",
-      pluginConfig: JSON.parse(configJson),
+      pluginConfig,
     },
-  };
+  });
+  return [plugin("hub-client", "HTTP"), plugin("hub-client-tcp", "NETWORK")];
 }
 
 /**
@@ -296,7 +312,7 @@ export function generate(): OciImage {
   const hex = (d: string) => d.slice("sha256:".length);
   writeFileSync(join(DEPLOY_DIR, "plugin-config.json"), `${JSON.stringify(JSON.parse(configJson), null, 2)}\n`);
   writeFileSync(join(DEPLOY_DIR, "envoy-bootstrap.yaml"), HEADER("Envoy v3 bootstrap: the filter module in front of an app, the hub_server cluster.") + stringify(envoyBootstrap(configJson)));
-  writeFileSync(join(DEPLOY_DIR, "wasm-plugin.yaml"), HEADER(`WasmPlugin pulling oci://${IMAGE_REPOSITORY}:${version}.`) + stringify(wasmPlugin(configJson, version, hex(image.manifestDigest))));
+  writeFileSync(join(DEPLOY_DIR, "wasm-plugin.yaml"), HEADER(`WasmPlugin pulling oci://${IMAGE_REPOSITORY}:${version}.`) + wasmPlugins(configJson, version, hex(image.manifestDigest)).map((d) => stringify(d)).join("---\n"));
   writeFileSync(join(DEPLOY_DIR, "envoy-filter.yaml"), HEADER(`EnvoyFilter alternative: the module mounted at ${MODULE_PATH}.`) + stringify(envoyFilter(configJson)));
   writeFileSync(
     join(DEPLOY_DIR, "DIGESTS"),

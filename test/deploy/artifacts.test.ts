@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import type protobuf from "protobufjs";
-import { parse } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { DEPLOY_DIR, MEDIA_TYPES, OCI_DIR, PLUGIN_NAME } from "../../build/deploy_artifacts.ts";
 import { FilterModule, RELEASE_WASM } from "../../host/wasm/filter_module.ts";
 import { decodeStrict, envoyRoot } from "./support/envoy_protos.ts";
@@ -167,21 +167,27 @@ describe("OCI image layout (build/deploy/oci)", () => {
     assert.deepEqual(checked(manifest.layers[0]), readFileSync(RELEASE_WASM));
   });
 
-  it("the WasmPlugin pulls that image and pins its manifest digest; DIGESTS lists both digests", () => {
+  it("the WasmPlugins (HTTP and NETWORK) pull that image and pins its manifest digest; DIGESTS lists both digests", () => {
     const index = JSON.parse(readFileSync(join(OCI_DIR, "index.json"), "utf8"));
     const manifestDigest: string = index.manifests[0].digest;
     const tag = index.manifests[0].annotations["org.opencontainers.image.ref.name"];
-    const plugin = yamlFile("wasm-plugin.yaml");
-    assert.equal(plugin.apiVersion, "extensions.mesh.io/v1alpha1");
-    assert.equal(plugin.kind, "WasmPlugin");
-    assert.match(plugin.spec.url, new RegExp(`^oci://[^ ]+:${tag.replace(/\./g, "\\.")}$`));
-    assert.equal(`sha256:${plugin.spec.sha256}`, manifestDigest);
-    assert.equal(plugin.spec.pluginName, PLUGIN_NAME);
-    assert.equal(plugin.spec.failStrategy, "FAIL_CLOSE");
-    // Istio hands pluginConfig to the module as its JSON text.
-    assertModuleAccepts(JSON.stringify(plugin.spec.pluginConfig));
+    const plugins = parseAllDocuments(readFileSync(join(DEPLOY_DIR, "wasm-plugin.yaml"), "utf8")).map((d) => d.toJS() as Record<string, any>);
+    assert.deepEqual(plugins.map((p) => p.spec.type), ["HTTP", "NETWORK"]);
+    for (const plugin of plugins) {
+      assert.equal(plugin.apiVersion, "extensions.mesh.io/v1alpha1");
+      assert.equal(plugin.kind, "WasmPlugin");
+      assert.match(plugin.spec.url, new RegExp(`^oci://[^ ]+:${tag.replace(/\./g, "\\.")}$`));
+      assert.equal(`sha256:${plugin.spec.sha256}`, manifestDigest);
+      assert.equal(plugin.spec.pluginName, PLUGIN_NAME);
+      assert.equal(plugin.spec.failStrategy, "FAIL_CLOSE");
+      // Istio hands pluginConfig to the module as its JSON text; hub calls use the mesh's cluster for the hub service.
+      assertModuleAccepts(JSON.stringify(plugin.spec.pluginConfig));
+      assert.equal(plugin.spec.pluginConfig.httpClientConfig.transport.checkCluster, "outbound|9091||hubs.mesh-system.svc.cluster.local");
+      assert.equal(plugin.spec.pluginConfig.tcpClientConfig.transport.reportCluster, "outbound|9091||hubs.mesh-system.svc.cluster.local");
+    }
+    const url = plugins[0].spec.url as string;
     const digests = readFileSync(join(DEPLOY_DIR, "DIGESTS"), "utf8");
     assert.ok(digests.includes(`filter.wasm sha256:${sha256(readFileSync(RELEASE_WASM))}`));
-    assert.ok(digests.includes(`${plugin.spec.url.slice("oci://".length)} ${manifestDigest}`));
+    assert.ok(digests.includes(`${url.slice("oci://".length)} ${manifestDigest}`));
   });
 });
