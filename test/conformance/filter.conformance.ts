@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ALLOW, type DriverRun, EXIT, type Variant, checkAnswer, decodeCheck, decodeReport, request, runDriver, text } from "./support/driver.ts";
+import { ALLOW, type DriverRun, EXIT, type Variant, checkAnswer, decodeCheck, decodeReport, forwardedAttributeHeader, invalidUtf8Strings, request, runDriver, text } from "./support/driver.ts";
 
 const SHIPPED = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "build", "deploy", "plugin-config.json"), "utf8")) as {
   httpClientConfig: { transport: Record<string, unknown> };
@@ -196,6 +196,21 @@ for (const variant of ["release", "debug"] as Variant[]) {
       assert.equal(m("total_report_calls"), 2n);
       assert.equal(m("total_remote_report_calls"), 1n);
       assert.ok(run.indexOf(/increment_metric id=\d+ "hub_client\.total_check_calls" delta=2 -> OK/) > 0);
+    });
+
+    it("a client's x-mesh-attributes with invalid UTF-8 (a lone surrogate, ED BF BF) never reaches the hub; a deny stays a deny under FAIL_OPEN", () => {
+      const header = forwardedAttributeHeader("source.uid", Buffer.from([0x61, 0x62, 0xed, 0xbf, 0xbf]));
+      const deny = checkAnswer({ precondition: { status: { code: 7, message: "no" }, validDuration: { seconds: 5 }, validUseCount: 10 } });
+      const transport = { networkFailPolicy: { policy: "FAIL_OPEN" }, reportBatchMaxTime: "1s" };
+      const run = runDriver(variant, ["--config", httpConfig({ transport, noQuotas: true }), ...request("GET", "/pets/1", { "x-mesh-attributes": header }), "--ticks", "1", "--grpc-response", deny]);
+      served(run);
+      const [check] = checks(run);
+      assert.ok(check, "no Check call");
+      assert.deepEqual(invalidUtf8Strings("mesh.hub.v1.CheckRequest", check.message), []);
+      assert.deepEqual(run.outcomes, ['local reply 403 "PERMISSION_DENIED:no"']);
+      const [report] = reports(run);
+      assert.ok(report, "no Report call");
+      assert.deepEqual(invalidUtf8Strings("mesh.hub.v1.ReportRequest", report.message), []);
     });
 
     it("a refused plugin configuration: proxy_on_configure returns false naming the field, the host rejects the plugin", () => {
