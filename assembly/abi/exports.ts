@@ -1,10 +1,11 @@
+import { TransportOutcome } from "../client/counters";
 import { BufferType, LogLevel } from "./enums";
 import { collectGarbageIfDue } from "./gc";
 import * as host from "./host";
 import { becomeConnection, connectionFor, connections, pluginFor, plugins, streamFor, streams } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
-import { CallKind, Plugin } from "../proxy/plugin";
-import { onCallAnswered, onCallFailed, onLog, onRequestHeaders, onResponseHeaders } from "../proxy/http_filter";
+import { CallKind, PendingCall, Plugin } from "../proxy/plugin";
+import { onCallAnswered, onCallFailed, onLog, onRequestHeaders, onResponseHeaders, retryCheck } from "../proxy/http_filter";
 import { TcpConnection } from "../proxy/tcp_connection";
 import {
   onConnectionCallAnswered,
@@ -14,6 +15,7 @@ import {
   onDownstreamData,
   onNewConnection,
   onUpstreamData,
+  retryConnectionCheck,
 } from "../proxy/tcp_filter";
 
 // The proxy-wasm 0.2.1 entry points. Each finds its context and delegates;
@@ -56,8 +58,27 @@ export function proxy_on_tick(rootId: u32): void {
   collectGarbageIfDue();
   const plugin = pluginFor(rootId);
   if (plugin === null) return;
+  const now = host.nowNanos();
+  const due = plugin.retries.takeDue(now);
+  for (let i = 0; i < due.length; i++) retry(plugin, due[i]);
   plugin.onTick();
-  onConnectionsTick(plugin);
+  if (!plugin.draining) onConnectionsTick(plugin);
+  plugin.armTimer(now);
+}
+
+// A call whose backoff has passed goes out again, if what it serves is still there.
+function retry(plugin: Plugin, call: PendingCall): void {
+  plugin.countersFor(call.kind).recordRemoteCallRetry();
+  if (call.kind == CallKind.Check) {
+    const stream = streamFor(call.streamId);
+    retryCheck(plugin, call, stream !== null && host.setEffectiveContext(call.streamId) ? stream : null);
+  } else if (call.kind == CallKind.ConnectionCheck) {
+    const conn = connectionFor(call.streamId);
+    retryConnectionCheck(plugin, call, conn !== null && host.setEffectiveContext(call.streamId) ? conn : null);
+  } else if (plugin.dispatch(call) < 0) {
+    plugin.countersFor(call.kind).recordRemoteCallDone(TransportOutcome.SendError);
+  }
+  host.setEffectiveContext(plugin.rootId);
 }
 
 export function proxy_on_request_headers(id: u32, headerCount: u32, endOfStream: bool): u32 {
@@ -81,14 +102,13 @@ export function proxy_on_grpc_receive(rootId: u32, token: u32, messageSize: u32)
   if (plugin === null || !plugin.pending.has(token)) return;
   const call = plugin.pending.get(token);
   plugin.pending.delete(token);
-  if (isConnectionCall(call.kind)) {
-    let bytes: Uint8Array | null = null;
-    if (call.kind != CallKind.ConnectionReport) bytes = host.bufferBytes(BufferType.GrpcReceiveBuffer, messageSize);
-    onConnectionCallAnswered(plugin, call, bytes !== null ? bytes : new Uint8Array(0), effectiveConnection(call.streamId, call.kind));
+  if (call.channel !== null) {
+    plugin.onReportAnswered(call);
     return;
   }
-  if (call.kind == CallKind.Report) {
-    plugin.onReportDone(0, "");
+  if (isConnectionCall(call.kind)) {
+    const bytes = host.bufferBytes(BufferType.GrpcReceiveBuffer, messageSize);
+    onConnectionCallAnswered(plugin, call, bytes !== null ? bytes : new Uint8Array(0), effectiveConnection(call.streamId, call.kind));
     return;
   }
   const bytes = host.bufferBytes(BufferType.GrpcReceiveBuffer, messageSize);
@@ -103,6 +123,10 @@ export function proxy_on_grpc_close(rootId: u32, token: u32, statusCode: u32): v
   const call = plugin.pending.get(token);
   plugin.pending.delete(token);
   const message = host.lastStatusMessage();
+  if (call.channel !== null) {
+    plugin.onReportFailed(call, <i32>statusCode, message);
+    return;
+  }
   if (isConnectionCall(call.kind)) {
     onConnectionCallFailed(plugin, call, <i32>statusCode, message, effectiveConnection(call.streamId, call.kind));
     return;
@@ -152,12 +176,10 @@ export function proxy_on_upstream_connection_close(id: u32, peerType: u32): void
 
 export function proxy_on_done(id: u32): bool {
   collectGarbageIfDue();
+  // A root going away sends what its batches and retry buffers still hold,
+  // and answers false (proxy_done later) while that is in flight.
   const plugin = pluginFor(id);
-  // A root going away sends what its batches still hold.
-  if (plugin !== null) {
-    plugin.flushReports();
-    plugin.flushTcpReports();
-  }
+  if (plugin !== null) return plugin.onDone();
   // A connection ending without a close callback still gets its close report.
   connectionClosed(id);
   return true;

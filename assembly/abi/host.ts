@@ -135,6 +135,11 @@ export function lastStatusMessage(): string {
   return takeHostString();
 }
 
+/** Tells the host a root context that answered false from proxy_on_done has finished; false when it was not pending. */
+export function done(): bool {
+  return abi.proxy_done() == Status.Ok;
+}
+
 export function setEffectiveContext(id: u32): bool {
   return abi.proxy_set_effective_context(id) == Status.Ok;
 }

@@ -78,3 +78,6 @@ export declare function proxy_define_metric(metricType: u32, namePtr: usize, nam
 
 @external("env", "proxy_increment_metric")
 export declare function proxy_increment_metric(metricId: u32, delta: i64): u32;
+
+@external("env", "proxy_done")
+export declare function proxy_done(): u32;

@@ -24,3 +24,14 @@ export function retryDelayNanos(retriesMade: u32, baseNanos: i64, maxNanos: i64,
   if (offset > span) offset = span;
   return baseNanos + offset;
 }
+
+/**
+ * gRPC codes of a failed hub call that say nothing final about the request
+ * and are worth another attempt: CANCELLED (not by us), UNKNOWN,
+ * DEADLINE_EXCEEDED, ABORTED, INTERNAL, UNAVAILABLE — the same set the Node
+ * host's transport retries (host/hub/attempt_status.ts). Anything else is
+ * the hub's verdict on these exact bytes; re-sending them gets the same one.
+ */
+export function isRetryableStatus(code: i32): bool {
+  return code == 1 || code == 2 || code == 4 || code == 10 || code == 13 || code == 14;
+}

@@ -69,9 +69,11 @@ const COUNTER_NAMES: StaticArray<string> = [
   "total_remote_report_timeouts",
   "total_remote_report_send_errors",
   "total_remote_report_other_errors",
+  "report_dropped",
+  "forwarded_attributes_dropped",
 ];
 
-export const COUNTER_COUNT: i32 = 30;
+export const COUNTER_COUNT: i32 = 32;
 
 export class ClientCounters {
   totalCheckCalls: i64 = 0;
@@ -104,6 +106,10 @@ export class ClientCounters {
   totalRemoteReportTimeouts: i64 = 0;
   totalRemoteReportSendErrors: i64 = 0;
   totalRemoteReportOtherErrors: i64 = 0;
+  /** Reports lost: the retry buffer overflowed, the hub refused them, or shutdown ended before they were sent. */
+  reportDropped: i64 = 0;
+  /** Forwarded attributes (or whole x-mesh-attributes headers) ignored as malformed, invalid UTF-8 or over the bounds. */
+  forwardedAttributesDropped: i64 = 0;
 
   /** Values at the last `takeDelta`/`markPublished`, by index. */
   private readonly published: StaticArray<i64> = new StaticArray<i64>(COUNTER_COUNT);
@@ -179,6 +185,10 @@ export class ClientCounters {
         return this.totalRemoteReportSendErrors;
       case 29:
         return this.totalRemoteReportOtherErrors;
+      case 30:
+        return this.reportDropped;
+      case 31:
+        return this.forwardedAttributesDropped;
       default:
         return 0;
     }
@@ -313,5 +323,13 @@ export class ClientCounters {
       default:
         this.totalRemoteReportOtherErrors++;
     }
+  }
+
+  recordReportsDropped(n: i64): void {
+    if (n > 0) this.reportDropped += n;
+  }
+
+  recordForwardedAttributesDropped(n: i64): void {
+    if (n > 0) this.forwardedAttributesDropped += n;
   }
 }

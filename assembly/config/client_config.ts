@@ -10,6 +10,9 @@ export const DEFAULT_MAX_RETRY_WAIT_NS: i64 = 1_000_000_000;
 export const DEFAULT_STATS_UPDATE_INTERVAL_NS: i64 = 10_000_000_000;
 export const DEFAULT_REPORT_BATCH_MAX_ENTRIES: u32 = 100;
 export const DEFAULT_REPORT_BATCH_MAX_TIME_NS: i64 = 1_000_000_000;
+/** Report retry buffer (not upstream: upstream dropped failed reports): reports and encoded bytes kept while the hub is unreachable. */
+export const DEFAULT_REPORT_BUFFER_MAX_ENTRIES: u32 = 10_000;
+export const DEFAULT_REPORT_BUFFER_MAX_BYTES: u32 = 8 * 1024 * 1024;
 export const DEFAULT_MESH_DOMAIN_SUFFIX = "svc.cluster.local";
 
 /** NetworkFailPolicy with defaults applied. */
@@ -31,6 +34,9 @@ export class TransportConfig {
   attributesForHubProxy: AttributeBag = new AttributeBag();
   reportBatchMaxEntries: u32 = DEFAULT_REPORT_BATCH_MAX_ENTRIES;
   reportBatchMaxTimeNanos: i64 = DEFAULT_REPORT_BATCH_MAX_TIME_NS;
+  /** 0 = keep nothing: a failed batch is dropped (and counted) at once. */
+  reportBufferMaxEntries: u32 = DEFAULT_REPORT_BUFFER_MAX_ENTRIES;
+  reportBufferMaxBytes: u32 = DEFAULT_REPORT_BUFFER_MAX_BYTES;
 }
 
 /** Per-service settings, with its bound API specs and quota specs compiled. */

@@ -28,6 +28,11 @@ export function readTransport(r: ConfigReader, obj: JsonValue | null, p: string)
   if (entries > 0) t.reportBatchMaxEntries = entries;
   const maxTime = r.durationNanos(r.member(obj, "reportBatchMaxTime"), p + ".reportBatchMaxTime", 0);
   if (maxTime > 0) t.reportBatchMaxTimeNanos = maxTime;
+  // Unlike the batch sizes, an explicit 0 means "keep nothing".
+  const bufferEntries = r.member(obj, "reportBufferMaxEntries");
+  if (bufferEntries !== null) t.reportBufferMaxEntries = <u32>r.integer(bufferEntries, p + ".reportBufferMaxEntries", 0, 4294967295);
+  const bufferBytes = r.member(obj, "reportBufferMaxBytes");
+  if (bufferBytes !== null) t.reportBufferMaxBytes = <u32>r.integer(bufferBytes, p + ".reportBufferMaxBytes", 0, 4294967295);
   return t;
 }
 

@@ -93,6 +93,7 @@ function quotaFromCache(plugin: Plugin, stream: HttpStream, quotas: Array<QuotaC
 export function onCallAnswered(plugin: Plugin, call: PendingCall, bytes: Uint8Array, stream: HttpStream | null): void {
   const now = host.nowNanos();
   plugin.counters.recordRemoteCallDone(TransportOutcome.Success);
+  plugin.onHubReachable();
   const response = decodeCheckResponse(bytes);
   if (call.kind == CallKind.Prefetch) {
     applyPrefetchAnswer(plugin.counters, plugin.quotaCache, call.prefetch!, response, now);
@@ -121,21 +122,37 @@ export function onCallAnswered(plugin: Plugin, call: PendingCall, bytes: Uint8Ar
   finishWaiting(plugin, stream, verdict, precondition.routeDirective);
 }
 
-/** proxy_on_grpc_close: the call failed after the host's retries. */
+/**
+ * proxy_on_grpc_close: an attempt failed. A check of a stream still waiting
+ * is retried under its NetworkFailPolicy (unless the host retries itself);
+ * the final failure goes to the fail policy.
+ */
 export function onCallFailed(plugin: Plugin, call: PendingCall, code: i32, message: string, stream: HttpStream | null): void {
-  const outcome = transportOutcome(code, message);
-  if (call.kind == CallKind.Report) {
-    plugin.onReportDone(code, message);
-    return;
-  }
-  plugin.counters.recordRemoteCallDone(outcome);
   if (call.kind == CallKind.Prefetch) {
+    plugin.counters.recordRemoteCallDone(transportOutcome(code, message));
     // A failed prefetch grants in full: quota fails open on its own.
     plugin.quotaCache.onPrefetchResponse(call.prefetch!, 0, -1, true, host.nowNanos());
     return;
   }
-  if (stream === null || stream.state != CheckState.Waiting) return;
-  if (applyTransportFailure(plugin, stream, code, message)) host.continueRequest();
+  const waiting = stream !== null && stream.state == CheckState.Waiting;
+  if (waiting && plugin.retryLater(call, code, message)) return;
+  plugin.counters.recordRemoteCallDone(transportOutcome(code, message));
+  if (!waiting) return;
+  if (applyTransportFailure(plugin, stream!, code, message)) host.continueRequest();
+}
+
+/**
+ * A check's backoff has passed: sent again while its stream still waits
+ * (`stream` null when the client went away: the call is abandoned).
+ */
+export function retryCheck(plugin: Plugin, call: PendingCall, stream: HttpStream | null): void {
+  if (stream === null || stream.state != CheckState.Waiting) {
+    plugin.counters.recordRemoteCallCancelled();
+    return;
+  }
+  if (plugin.dispatch(call) >= 0) return;
+  plugin.counters.recordRemoteCallDone(TransportOutcome.SendError);
+  if (applyTransportFailure(plugin, stream, call.lastCode, call.lastMessage)) host.continueRequest();
 }
 
 // NetworkFailPolicy: FAIL_OPEN lets the request through (nothing cached);

@@ -6,6 +6,7 @@ import { TcpClientConfig } from "../config/tcp_client_config";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { encodeReportRequest } from "../hub/report_request";
 import * as host from "../abi/host";
+import { ReportChannel } from "./report_channel";
 import { TcpConnection } from "./tcp_connection";
 
 /** Metric names of the TCP client: the HTTP client's names under their own prefix (upstream: tcp_mixer_filter.). */
@@ -22,6 +23,8 @@ export class TcpClient {
   quotaCache: QuotaCache;
   reports: ReportBatch;
   counters: ClientCounters = new ClientCounters();
+  /** Where the report batches go, with the retry buffer of those the hub could not take. */
+  reportChannel: ReportChannel = new ReportChannel("", new ClientCounters(), true);
   /** Allowed connections still open: the tick sends their `continue` reports. */
   open: Map<u32, TcpConnection> = new Map();
   /** connection.id prefix, drawn once per configuration (upstream: a uuid). */
@@ -41,6 +44,8 @@ export class TcpClient {
     // No random source in the module: root id and configuration time are unique per proxy worker.
     this.connectionIdPrefix = "tcp-" + rootId.toString() + "-" + nowNanos.toString(16);
     this.lastStatsNanos = nowNanos;
+    this.reportChannel.cluster = t.reportCluster;
+    this.reportChannel.counters = this.counters;
   }
 
   /** Takes over what must survive a reconfiguration from the client it replaces. */
@@ -50,7 +55,12 @@ export class TcpClient {
       this.metricIds = previous.metricIds;
       this.lastStatsNanos = previous.lastStatsNanos;
       this.open = previous.open;
+      const channel = previous.reportChannel;
+      channel.cluster = this.config.transport.reportCluster;
+      this.reportChannel = channel;
     }
+    const t = this.config.transport;
+    this.counters.recordReportsDropped(this.reportChannel.buffer.resize(t.reportBufferMaxEntries, t.reportBufferMaxBytes));
     if (this.metricIds.length == 0) {
       const names = this.counters.names();
       for (let i = 0; i < COUNTER_COUNT; i++) this.metricIds.push(host.defineCounter(TCP_COUNTER_PREFIX + names[i]));
@@ -75,7 +85,10 @@ export class TcpClient {
   }
 
   publishCountersIfDue(now: i64): void {
-    if (now - this.lastStatsNanos < this.config.transport.statsUpdateIntervalNanos) return;
+    if (now - this.lastStatsNanos >= this.config.transport.statsUpdateIntervalNanos) this.publishCounters(now);
+  }
+
+  publishCounters(now: i64): void {
     for (let i = 0; i < COUNTER_COUNT; i++) {
       const id = this.metricIds[i];
       const delta = this.counters.takeDelta(i);

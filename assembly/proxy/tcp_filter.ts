@@ -120,12 +120,9 @@ export function onConnectionCallAnswered(plugin: Plugin, call: PendingCall, byte
     resumeUnserved(conn);
     return;
   }
-  if (call.kind == CallKind.ConnectionReport) {
-    tcp.counters.recordRemoteReportDone(TransportOutcome.Success);
-    return;
-  }
   const now = host.nowNanos();
   tcp.counters.recordRemoteCallDone(TransportOutcome.Success);
+  plugin.onHubReachable();
   const response = decodeCheckResponse(bytes);
   if (call.kind == CallKind.ConnectionPrefetch) {
     applyPrefetchAnswer(tcp.counters, tcp.quotaCache, call.prefetch!, response, now);
@@ -157,21 +154,40 @@ export function onConnectionCallFailed(plugin: Plugin, call: PendingCall, code: 
     return;
   }
   const outcome = transportOutcome(code, message);
-  if (call.kind == CallKind.ConnectionReport) {
-    tcp.counters.recordRemoteReportDone(outcome);
-    if (outcome != TransportOutcome.Success) host.log(LogLevel.Warn, "hub report failed: " + code.toString() + " " + message);
-    return;
-  }
-  tcp.counters.recordRemoteCallDone(outcome);
   const now = host.nowNanos();
   if (call.kind == CallKind.ConnectionPrefetch) {
+    tcp.counters.recordRemoteCallDone(outcome);
     // A failed prefetch grants in full: quota fails open on its own.
     tcp.quotaCache.onPrefetchResponse(call.prefetch!, 0, -1, true, now);
     return;
   }
-  if (conn === null || conn.state != ConnectionState.Checking) return;
-  conn.checkToken = -1;
-  transportFailure(plugin, tcp, conn, code, message, now, true);
+  const waiting = conn !== null && conn.state == ConnectionState.Checking;
+  if (waiting) conn!.checkToken = -1;
+  // Under its NetworkFailPolicy the check is tried again (unless the host retries itself).
+  if (waiting && plugin.retryLater(call, code, message)) return;
+  tcp.counters.recordRemoteCallDone(outcome);
+  if (!waiting) return;
+  transportFailure(plugin, tcp, conn!, code, message, now, true);
+}
+
+/** A connection check's backoff has passed: sent again while the connection still waits for it. */
+export function retryConnectionCheck(plugin: Plugin, call: PendingCall, conn: TcpConnection | null): void {
+  const tcp = plugin.tcp;
+  if (tcp === null) {
+    resumeUnserved(conn);
+    return;
+  }
+  if (conn === null || conn.state != ConnectionState.Checking) {
+    tcp.counters.recordRemoteCallCancelled();
+    return;
+  }
+  const token = plugin.dispatch(call);
+  if (token >= 0) {
+    conn.checkToken = token;
+    return;
+  }
+  tcp.counters.recordRemoteCallDone(TransportOutcome.SendError);
+  transportFailure(plugin, tcp, conn, call.lastCode, call.lastMessage, host.nowNanos(), true);
 }
 
 function startCheck(plugin: Plugin, conn: TcpConnection): Action {

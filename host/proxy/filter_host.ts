@@ -34,6 +34,12 @@ export interface ConnectionUpdate {
 }
 
 const TRAP_REPLY: LocalReply = { status: 503, details: "wasm_fail_stream", body: "filter failed", headers: [], grpcStatus: -1 };
+/**
+ * Longest wait at shutdown for the module to finish sending its last report
+ * batches (it bounds its own wait at 5 s; this is the host's backstop).
+ */
+export const SHUTDOWN_FLUSH_WAIT_MS = 6000;
+
 
 /**
  * Runs build/filter.wasm for a sidecar: one VM and root context, hub calls
@@ -146,12 +152,36 @@ export class FilterHost {
     return { forward: this.vm.takeDownstream(id), close: signals.closeDownstream };
   }
 
-  close(): void {
-    if (this.tickTimer) clearInterval(this.tickTimer);
-    this.guard(() => this.vm?.shutdownRoot(this.rootId), undefined);
+  /**
+   * Releases the plugin as a proxy does: proxy_on_done on the root context.
+   * When the module answers false (its last report batches are in flight)
+   * ticks and hub answers keep reaching it until it calls proxy_done, or at
+   * most SHUTDOWN_FLUSH_WAIT_MS; then the root is deleted. Resolves when it is.
+   */
+  async close(): Promise<void> {
     for (const [id, w] of this.waiting) w.resolve({ kind: "reply", id, reply: TRAP_REPLY });
     this.waiting.clear();
+    const vm = this.vm;
+    if (!vm) return;
+    const done = new Promise<void>((resolve) => {
+      this.onRootDone = resolve;
+    });
+    const immediate = this.guard(() => vm.shutdownRoot(this.rootId), true);
+    if (!immediate && !vm.failed) {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, SHUTDOWN_FLUSH_WAIT_MS);
+      });
+      await Promise.race([done, waited]);
+      clearTimeout(timer);
+      if (vm.isRootPendingDone(this.rootId)) this.options.log("warn", "the filter did not finish its last report batches in time");
+    }
+    this.onRootDone = undefined;
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.tickTimer = undefined;
   }
+
+  private onRootDone: (() => void) | undefined;
 
   private start(configuration: string): boolean {
     let grpcCall: (call: GrpcCall) => void = () => {};
@@ -160,6 +190,9 @@ export class FilterHost {
       now: this.options.now ?? (() => BigInt(Date.now()) * 1_000_000n),
       grpcCall: (call) => grpcCall(call),
       tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
+      // The hub transport executes each call's NetworkFailPolicy retries: the module must not retry too.
+      rootProperties: (path) => (path.join(".") === "mesh.host_retries" ? Uint8Array.of(1) : undefined),
+      rootDone: () => this.onRootDone?.(),
     });
     // Answers reach only the current VM; after delivering one, the streams it
     // released are woken. A trap while delivering re-creates the VM.

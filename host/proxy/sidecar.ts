@@ -226,9 +226,8 @@ export class Sidecar {
     for (const server of [this.inbound.server, this.outbound.server]) server.closeAllConnections();
     await closing;
     this.watcher.stop();
-    this.filter.close();
-    // Give the last report batch a moment to reach the hub.
-    await new Promise((r) => setTimeout(r, 200));
+    // The filter sends its last report batches and waits (bounded) for the hub to take them.
+    await this.filter.close();
     this.inbound.close();
     this.outbound.close();
     this.admin.closeAllConnections();

@@ -20,6 +20,15 @@ export interface HostEnvironment {
   logLevel?: number;
   /** The module gave up on a call (a TCP connection closed while its check was in flight); no answer is expected. */
   grpcCancel?(token: number): void;
+  /**
+   * Properties of root contexts: facts about the host itself. The Node host
+   * answers `mesh.host_retries` (true: it executes the NetworkFailPolicy's
+   * retries from the call's `x-mesh-retry-policy` metadata, so the module
+   * does not retry); a proxy such as Envoy has no such property.
+   */
+  rootProperties?: PropertyResolver;
+  /** A root context that answered false from proxy_on_done called proxy_done and was deleted. */
+  rootDone?(rootId: number): void;
 }
 
 /**
@@ -118,6 +127,10 @@ export class ProxyWasmVm {
   private readonly exports: Exports;
   private readonly streams = new Map<number, StreamState>();
   private readonly roots = new Set<number>();
+  /** Roots whose proxy_on_done answered false: deleted when the module calls proxy_done. */
+  private readonly pendingDone = new Set<number>();
+  /** Effects to run once the current callback has returned (as cpp-host defers a root's deletion after proxy_done). */
+  private afterCallback: Array<() => void> = [];
   private nextContextId = 1;
   private nextToken = 1;
   private current = 0;
@@ -289,10 +302,34 @@ export class ProxyWasmVm {
     this.call(rootId, () => this.exports.proxy_on_grpc_close?.(rootId, token, status));
   }
 
-  shutdownRoot(rootId: number): void {
-    this.call(rootId, () => this.exports.proxy_on_done?.(rootId));
-    this.call(rootId, () => this.exports.proxy_on_delete?.(rootId));
-    this.roots.delete(rootId);
+  /**
+   * The root context goes away: proxy_on_done, then proxy_on_delete. Returns
+   * true when it is gone; false when the module answered false (it is still
+   * sending something): the root keeps its ticks and callouts until the
+   * module calls proxy_done, which deletes it and calls `rootDone`.
+   */
+  shutdownRoot(rootId: number): boolean {
+    const done = this.call(rootId, () => this.exports.proxy_on_done?.(rootId) ?? 1);
+    if (done === 0) {
+      this.pendingDone.add(rootId);
+      return false;
+    }
+    this.deleteRoot(rootId);
+    return true;
+  }
+
+  /** True while a root context answered false from proxy_on_done and has not called proxy_done yet. */
+  isRootPendingDone(rootId: number): boolean {
+    return this.pendingDone.has(rootId);
+  }
+
+  private deleteRoot(rootId: number): void {
+    try {
+      this.call(rootId, () => this.exports.proxy_on_delete?.(rootId));
+    } finally {
+      this.roots.delete(rootId);
+      this.env.tickPeriod(rootId, 0);
+    }
   }
 
   // ---------- what the embedder reads back
@@ -314,6 +351,10 @@ export class ProxyWasmVm {
     const continued = s.continued;
     s.continued = false;
     return continued;
+  }
+
+  hasRoot(rootId: number): boolean {
+    return this.roots.has(rootId);
   }
 
   hasStream(id: number): boolean {
@@ -374,6 +415,11 @@ export class ProxyWasmVm {
       throw e;
     } finally {
       this.current = previous;
+      if (previous === 0 && this.afterCallback.length > 0 && !this.failed) {
+        const actions = this.afterCallback;
+        this.afterCallback = [];
+        for (const action of actions) action();
+      }
     }
   }
 
@@ -502,7 +548,7 @@ export class ProxyWasmVm {
       proxy_get_property(pathPtr: number, pathLen: number, outPtr: number, outLen: number) {
         const path = vm.text(pathPtr, pathLen).split("\0");
         const s = vm.effectiveStream();
-        const value = s?.properties(path);
+        const value = s ? s.properties(path) : vm.roots.has(vm.current) ? vm.env.rootProperties?.(path) : undefined;
         if (value === undefined) return WasmStatus.NotFound;
         return vm.give(value, outPtr, outLen);
       },
@@ -579,7 +625,13 @@ export class ProxyWasmVm {
         return WasmStatus.Ok;
       },
       proxy_done() {
-        return WasmStatus.NotFound;
+        const rootId = vm.rootOf(vm.current);
+        if (!vm.pendingDone.delete(rootId)) return WasmStatus.NotFound;
+        vm.afterCallback.push(() => {
+          vm.deleteRoot(rootId);
+          vm.env.rootDone?.(rootId);
+        });
+        return WasmStatus.Ok;
       },
       proxy_define_metric(kind: number, nPtr: number, nLen: number, outId: number) {
         const name = vm.text(nPtr, nLen);

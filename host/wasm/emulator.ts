@@ -1,5 +1,5 @@
 import { messageType } from "../wire/protos.ts";
-import { type RetryPolicy, retryDelayMs, retryPolicyFrom } from "../hub/retry_policy.ts";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs, retryPolicyFrom } from "../hub/retry_policy.ts";
 import { type ConnectionSignals, type PropertyResolver, ProxyWasmVm, propertyValue } from "./abi_host.ts";
 import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "./abi_types.ts";
 import { RELEASE_WASM } from "./filter_module.ts";
@@ -9,10 +9,13 @@ export type HubAnswer =
   | { respond: Record<string, unknown> }
   | { fail: { code: number; message: string } };
 
-/** A hub call as the emulator saw it, with every attempt the retry policy made. */
+/** A hub call as the emulator saw it, with every attempt the host's retry policy made. */
 export interface EmulatedCall extends GrpcCall {
   decoded: Record<string, any>;
+  /** The retry policy the host executes (only with `hostRetries`; none otherwise). */
   policy: RetryPolicy;
+  /** The emulator's clock when the module made the call (ns). */
+  atNanos: bigint;
   attempts: number;
   /** Waits drawn before each retry, ms. */
   backoffMs: number[];
@@ -36,12 +39,24 @@ export interface DataResult extends ConnectionSignals {
   forwarded: Uint8Array;
 }
 
+export interface EmulatorOptions {
+  /**
+   * Emulate a host that executes the NetworkFailPolicy's retries itself, as
+   * our Node host does: the root property `mesh.host_retries` is true and each
+   * call's `x-mesh-retry-policy` metadata is executed against the script.
+   * Default false: a host like Envoy, where the module retries on its timer.
+   */
+  hostRetries?: boolean;
+}
+
 /**
  * An in-process proxy-wasm host for tests, in the manner of
  * proxy-wasm-go-sdk's proxytest: it loads the built module, configures it,
- * feeds HTTP streams and TCP connections, answers hub calls from a script (executing the call's retry
- * policy as the Node host does), fires ticks on an injected clock, and exposes
- * local replies, header changes, logs and counters.
+ * feeds HTTP streams and TCP connections, answers hub calls from a script
+ * (executing the call's retry policy when it emulates a host that retries),
+ * fires ticks on an injected clock, shuts the root context down as a proxy
+ * does (proxy_on_done / proxy_done), and exposes local replies, header
+ * changes, logs and counters.
  */
 export class FilterEmulator {
   readonly vm: ProxyWasmVm;
@@ -51,19 +66,32 @@ export class FilterEmulator {
   configured = false;
   nowNanos = 1_763_800_000_000_000_000n;
   tickMs = 0;
+  /** When the tick timer fires next (meaningful while tickMs > 0). */
+  private nextTickNanos = 0n;
   /** Answers for the next hub call attempts, in order; when empty, calls stay pending. */
   script: HubAnswer[] = [];
   private readonly streamProperties = new Map<number, Record<string, PropertyValue>>();
   /** Random source for backoff jitter. */
   random: () => number = () => 0.5;
+  readonly hostRetries: boolean;
+  /** The root context called proxy_done after answering false from proxy_on_done. */
+  rootDone = false;
 
-  constructor(config: object | string, wasm: string = RELEASE_WASM) {
+  constructor(config: object | string, wasm: string = RELEASE_WASM, options: EmulatorOptions = {}) {
+    this.hostRetries = options.hostRetries ?? false;
+    const rootProperties = this.resolver(this.hostRetries ? { "mesh.host_retries": true } : {});
     this.vm = new ProxyWasmVm(wasm, {
+      rootProperties,
+      rootDone: () => {
+        this.rootDone = true;
+      },
       log: (level, message) => this.logs.push({ level, message }),
       now: () => this.nowNanos,
       grpcCall: (call) => this.onCall(call),
+      // Setting the period re-arms the timer from now, as Envoy's Wasm::setTickPeriod does.
       tickPeriod: (_root, ms) => {
         this.tickMs = ms;
+        this.nextTickNanos = this.nowNanos + BigInt(ms) * 1_000_000n;
       },
       grpcCancel: (token) => {
         const call = this.calls.find((c) => c.token === token);
@@ -162,16 +190,30 @@ export class FilterEmulator {
     return out;
   }
 
-  /** Moves the clock and fires the tick timer as often as it would have fired. */
+  /** Moves the clock by `ms`, firing the tick timer each time it falls due (the module may re-arm it from a tick). */
   advance(ms: number): void {
-    let left = ms;
-    while (left > 0) {
-      const step = this.tickMs > 0 ? Math.min(this.tickMs, left) : left;
-      this.nowNanos += BigInt(step) * 1_000_000n;
-      left -= step;
-      if (this.tickMs > 0) this.vm.tick(this.rootId);
+    const target = this.nowNanos + BigInt(ms) * 1_000_000n;
+    while (this.tickMs > 0 && this.nextTickNanos <= target) {
+      this.nowNanos = this.nextTickNanos > this.nowNanos ? this.nextTickNanos : this.nowNanos;
+      this.nextTickNanos = this.nowNanos + BigInt(this.tickMs) * 1_000_000n;
+      if (this.vm.hasRoot(this.rootId)) this.vm.tick(this.rootId);
       this.drain();
     }
+    this.nowNanos = target;
+    this.drain();
+  }
+
+  /**
+   * The proxy releases the plugin: proxy_on_done on the root, then (when it
+   * answered true) proxy_on_delete. Returns true when the root is gone at
+   * once; false when the module is still sending — it calls proxy_done later
+   * (`rootDone`), after its calls are answered or its wait is over
+   * (`advance` fires its ticks meanwhile).
+   */
+  shutdown(): boolean {
+    const done = this.vm.shutdownRoot(this.rootId);
+    this.drain();
+    return done;
   }
 
   counter(name: string): number {
@@ -196,7 +238,8 @@ export class FilterEmulator {
   private onCall(call: GrpcCall): void {
     const type = call.method === "Report" ? "mesh.hub.v1.ReportRequest" : "mesh.hub.v1.CheckRequest";
     const decoded = messageType(type).toObject(messageType(type).decode(call.message), { longs: Number, defaults: false }) as Record<string, any>;
-    this.calls.push({ ...call, decoded, policy: retryPolicyFrom(call.metadata), attempts: 0, backoffMs: [], answered: false });
+    const policy = this.hostRetries ? retryPolicyFrom(call.metadata) : { ...DEFAULT_RETRY_POLICY, maxRetry: 0 };
+    this.calls.push({ ...call, decoded, policy, atNanos: this.nowNanos, attempts: 0, backoffMs: [], answered: false });
   }
 
   // Runs the call's attempts against the script as the host transport would:

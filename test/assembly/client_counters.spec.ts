@@ -70,8 +70,13 @@ describe("ClientCounters", () => {
   it("publishes every §6.5 counter by name, index-aligned with valueAt", () => {
     const c = new ClientCounters();
     expect(c.names().length).toBe(COUNTER_COUNT);
-    expect(COUNTER_COUNT).toBe(30);
+    expect(COUNTER_COUNT).toBe(32);
     c.totalCheckCalls = 11;
+    c.recordReportsDropped(7);
+    c.recordReportsDropped(0);
+    c.recordForwardedAttributesDropped(2);
+    expect(value(c, "report_dropped")).toBe(7);
+    expect(value(c, "forwarded_attributes_dropped")).toBe(2);
     c.totalRemoteReportOtherErrors = 29;
     c.totalRemoteQuotaPrefetchCalls = 16;
     expect(value(c, "total_check_calls")).toBe(11);

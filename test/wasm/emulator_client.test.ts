@@ -8,11 +8,13 @@ import { BUILDS, PROPERTIES, REQUEST, SERVICE, allow, pluginConfig } from "./emu
 const UNAVAILABLE = { fail: { code: 14, message: "upstream connect error or disconnect/reset before headers" } };
 
 for (const [build, wasm] of BUILDS) {
-  describe(`filter in a proxy-wasm host (${build}): fail policy`, () => {
+  describe(`filter in a host that executes retries (${build}): fail policy`, () => {
+    // The Node host declares mesh.host_retries: the module sends the policy as
+    // call metadata and never retries itself (emulator_retries.test.ts: the module's own).
     const policy = { maxRetry: 2, baseRetryWait: "0.080s", maxRetryWait: "1s" };
 
     it("FAIL_OPEN delivers the request after the retries are spent", () => {
-      const emu = new FilterEmulator(pluginConfig({ failPolicy: { policy: "FAIL_OPEN", ...policy } }), wasm);
+      const emu = new FilterEmulator(pluginConfig({ failPolicy: { policy: "FAIL_OPEN", ...policy } }), wasm, { hostRetries: true });
       emu.script.push(UNAVAILABLE, UNAVAILABLE, UNAVAILABLE);
       const r = emu.request(REQUEST, PROPERTIES);
       const call = emu.calls[0];
@@ -27,9 +29,12 @@ for (const [build, wasm] of BUILDS) {
     });
 
     it("FAIL_CLOSE rejects with 503 after the retries are spent", () => {
-      const emu = new FilterEmulator(pluginConfig({ failPolicy: { policy: "FAIL_CLOSE", ...policy } }), wasm);
+      const emu = new FilterEmulator(pluginConfig({ failPolicy: { policy: "FAIL_CLOSE", ...policy } }), wasm, { hostRetries: true });
       emu.script.push(UNAVAILABLE, UNAVAILABLE, UNAVAILABLE);
       const r = emu.request(REQUEST, PROPERTIES);
+      assert.equal(emu.calls.length, 1, "the module does not retry on top of the host");
+      emu.advance(5000);
+      assert.equal(emu.calls.filter((c) => c.method === "Check").length, 1);
       assert.equal(emu.calls[0].attempts, 3);
       const reply = emu.vm.takeLocalReply(r.id) ?? r.localReply;
       assert.equal(reply?.status, 503);
@@ -38,7 +43,7 @@ for (const [build, wasm] of BUILDS) {
     });
 
     it("a retry that succeeds delivers the hub's answer", () => {
-      const emu = new FilterEmulator(pluginConfig({ failPolicy: { policy: "FAIL_CLOSE", ...policy } }), wasm);
+      const emu = new FilterEmulator(pluginConfig({ failPolicy: { policy: "FAIL_CLOSE", ...policy } }), wasm, { hostRetries: true });
       emu.script.push(UNAVAILABLE, { respond: allow() });
       const r = emu.request(REQUEST, PROPERTIES);
       assert.equal(emu.calls[0].attempts, 2);
@@ -48,7 +53,7 @@ for (const [build, wasm] of BUILDS) {
     it("the service-level policy overrides the mesh-level one", () => {
       const config = pluginConfig({ failPolicy: { policy: "FAIL_OPEN" } }) as any;
       config.httpClientConfig.serviceConfigs[SERVICE].networkFailPolicy = { policy: "FAIL_CLOSE", maxRetry: 1 };
-      const emu = new FilterEmulator(config, wasm);
+      const emu = new FilterEmulator(config, wasm, { hostRetries: true });
       emu.script.push(UNAVAILABLE, UNAVAILABLE);
       const r = emu.request(REQUEST, PROPERTIES);
       assert.equal(emu.calls[0].policy.maxRetry, 1);

@@ -189,8 +189,13 @@ for (const [build, wasm] of BUILDS) {
       const emu = new FilterEmulator(tcpConfig({ failPolicy: { policy: "FAIL_OPEN", maxRetry: 1 } }), wasm);
       emu.script.push(UNAVAILABLE, UNAVAILABLE);
       const id = emu.connect(CONNECTION);
-      const r = emu.downstream(id, "abc");
-      assert.equal(emu.calls[0].attempts, 2, "one attempt and one retry");
+      const held = emu.downstream(id, "abc");
+      assert.equal(held.continued, false, "held while the module's retry waits");
+      emu.advance(80);
+      const checks = emu.calls.filter((c) => c.method === "Check");
+      assert.equal(checks.length, 2, "one attempt and one retry, by the module");
+      assert.equal(checks[1].atNanos - checks[0].atNanos, 80_000_000n, "the first retry waits baseRetryWait");
+      const r = emu.connectionSignals(id);
       assert.equal(r.continued, true);
       assert.equal(r.closeDownstream, false);
       assert.equal(text(r.forwarded), "abc");
@@ -202,7 +207,10 @@ for (const [build, wasm] of BUILDS) {
       const emu = new FilterEmulator(tcpConfig({ failPolicy: { policy: "FAIL_CLOSE", maxRetry: 1 } }), wasm);
       emu.script.push(UNAVAILABLE, UNAVAILABLE);
       const id = emu.connect(CONNECTION);
-      const r = emu.downstream(id, "abc");
+      assert.equal(emu.downstream(id, "abc").closeDownstream, false, "not before the retry failed too");
+      emu.advance(80);
+      assert.equal(emu.calls.filter((c) => c.method === "Check").length, 2);
+      const r = emu.connectionSignals(id);
       assert.equal(r.closeDownstream, true);
       assert.equal(r.forwarded.length, 0);
       const close = reports(emu)[0];

@@ -83,6 +83,10 @@ export interface TransportConfig {
   attributesForHubProxy?: Attributes;
   reportBatchMaxEntries?: number;
   reportBatchMaxTimeMs?: number;
+  /** Reports kept for resending while the hub is unreachable (filter default 10 000; 0 = keep none). */
+  reportBufferMaxEntries?: number;
+  /** Bytes of encoded report batches kept for resending (filter default 8 MiB; 0 = keep none). */
+  reportBufferMaxBytes?: number;
 }
 
 export interface ServiceConfig {
@@ -219,6 +223,7 @@ export function decodeTransportConfig(f: Field): TransportConfig | undefined {
   f.allowOnly([
     "disableCheckCache", "disableQuotaCache", "disableReportBatch", "networkFailPolicy", "statsUpdateInterval",
     "checkCluster", "reportCluster", "attributesForHubProxy", "reportBatchMaxEntries", "reportBatchMaxTime",
+    "reportBufferMaxEntries", "reportBufferMaxBytes",
   ]);
   const optionalMs = (name: string) => (f.get(name).present ? f.get(name).durationMs() : undefined);
   return {
@@ -232,6 +237,8 @@ export function decodeTransportConfig(f: Field): TransportConfig | undefined {
     attributesForHubProxy: decodeAttributes(f.get("attributesForHubProxy")),
     reportBatchMaxEntries: f.get("reportBatchMaxEntries").present ? f.get("reportBatchMaxEntries").integer(0, MAX_UINT32) : undefined,
     reportBatchMaxTimeMs: optionalMs("reportBatchMaxTime"),
+    reportBufferMaxEntries: f.get("reportBufferMaxEntries").present ? f.get("reportBufferMaxEntries").integer(0, MAX_UINT32) : undefined,
+    reportBufferMaxBytes: f.get("reportBufferMaxBytes").present ? f.get("reportBufferMaxBytes").integer(0, MAX_UINT32) : undefined,
   };
 }
 
@@ -305,6 +312,8 @@ function encodeTransport(t: TransportConfig | undefined): object | undefined {
       attributesForHubProxy: encodeAttributes(t.attributesForHubProxy),
       reportBatchMaxEntries: t.reportBatchMaxEntries,
       reportBatchMaxTime: durationText(t.reportBatchMaxTimeMs),
+      reportBufferMaxEntries: t.reportBufferMaxEntries,
+      reportBufferMaxBytes: t.reportBufferMaxBytes,
     }
   );
 }
