@@ -223,10 +223,11 @@ export class Plugin {
    * re-arms the timer from now, so it is set only when it changes.
    */
   armTimer(now: i64): void {
-    let period = this.periodicTickMs;
+    // A finished root needs no timer; a proxy deletes it anyway.
+    let period = this.finished ? 0 : this.periodicTickMs;
     let next = this.retries.nextDue();
     if (this.draining && (next < 0 || this.drainDeadlineNanos < next)) next = this.drainDeadlineNanos;
-    if (next >= 0) {
+    if (next >= 0 && !this.finished) {
       const waitMs = max<i64>(1, (next - now + 999_999) / 1_000_000);
       if (waitMs < <i64>period) period = <u32>waitMs;
     }
