@@ -2,6 +2,8 @@
 //  1. builds the host (proxy-wasm-cpp-host on WAMR + the pwdriver driver) with
 //     ../shared/tools/pwhost/build.sh into PWHOST_DIR (default /tmp/pwhost), reusing
 //     an earlier build there: only the driver is relinked when its source changed;
+//     then the driver with test/pwhost/pwdriver-waits.patch (test/pwhost/build-driver.sh),
+//     which lets the proxy's timer fire while a stream waits and while a root drains;
 //  2. builds the modules when assembly/ is newer than them (npm test has built them in CI);
 //  3. runs test/conformance/*.conformance.ts on it (release and debug modules).
 // Environment: PWHOST_DIR, PWHOST_BUILD (path of build.sh, found by walking up from the repo otherwise).
@@ -38,21 +40,34 @@ function newest(dir) {
 
 // 1. The host, under a lock (several checkouts on one machine may share PWHOST_DIR), deciding
 //    inside it: a full build when the libraries are missing or build.sh changed, a relink when
-//    only pwdriver.cc changed, nothing otherwise.
+//    only pwdriver.cc changed, nothing otherwise; the same for pwdriver-waits.
 const buildScript = findBuildScript();
 const outDir = resolve(process.env.PWHOST_DIR ?? "/tmp/pwhost");
-const driver = join(outDir, "pwdriver");
+const driver = join(outDir, "pwdriver-waits");
 const decide = `
   out=$PWHOST_DIR
   if [ -f "$out/libproxy_wasm.a" ] && [ -f "$out/wamr-build/libiwasm.a" ] && [ "$out/libproxy_wasm.a" -nt "$BUILD_SH" ]; then
-    if [ -x "$out/pwdriver" ] && [ "$out/pwdriver" -nt "$DRIVER_CC" ] && [ -f "$out/hubmsg.mjs" ]; then echo "reusing the host built in $out" >&2; exit 0; fi
-    echo "relinking the driver in $out" >&2; export DRIVER_ONLY=1
+    if [ -x "$out/pwdriver" ] && [ "$out/pwdriver" -nt "$DRIVER_CC" ] && [ -f "$out/hubmsg.mjs" ]; then echo "reusing the host built in $out" >&2; else
+      echo "relinking the driver in $out" >&2; DRIVER_ONLY=1 bash "$BUILD_SH" >/dev/null; fi
   else
     echo "building the host in $out (about 80 s on idle cores)" >&2
-  fi
-  exec bash "$BUILD_SH" >/dev/null`;
-const env = { ...process.env, PWHOST_DIR: outDir, BUILD_SH: buildScript, DRIVER_CC: join(dirname(buildScript), "pwdriver.cc") };
-const build = spawnSync("flock", [`${outDir}.lock`, "bash", "-c", decide], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+    bash "$BUILD_SH" >/dev/null
+  fi`;
+const waits = `
+  out=$PWHOST_DIR
+  if [ -x "$out/pwdriver-waits" ] && [ "$out/pwdriver-waits" -nt "$WAITS_PATCH" ] && [ "$out/pwdriver-waits" -nt "$DRIVER_CC" ] && [ "$out/pwdriver-waits" -nt "$out/libproxy_wasm.a" ]; then exit 0; fi
+  echo "building pwdriver-waits in $out" >&2
+  bash "$WAITS_BUILD" >/dev/null`;
+const env = {
+  ...process.env,
+  PWHOST_DIR: outDir,
+  PWHOST_TOOLS: dirname(buildScript),
+  BUILD_SH: buildScript,
+  DRIVER_CC: join(dirname(buildScript), "pwdriver.cc"),
+  WAITS_BUILD: join(root, "test", "pwhost", "build-driver.sh"),
+  WAITS_PATCH: join(root, "test", "pwhost", "pwdriver-waits.patch"),
+};
+const build = spawnSync("flock", [`${outDir}.lock`, "bash", "-ec", `${decide}\n${waits}`], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 if (build.status !== 0 || !existsSync(driver)) {
   console.error(`conformance: the host build failed (exit ${build.status})`);
   process.exit(1);

@@ -1,7 +1,9 @@
 // The filter module on a real proxy-wasm host (proxy-wasm-cpp-host, the ABI
 // library Envoy links, on WAMR), release and debug builds. Run by
 // `npm run conformance`; the host prints every ABI call and these scenarios
-// assert on those calls and on its exit status. The plugin configuration is the
+// assert on those calls and on its exit status. The driver carries
+// test/pwhost/pwdriver-waits.patch: `--wait-ticks` lets the proxy's timer fire
+// while a stream waits and while a root drains, as Envoy's event loop does. The plugin configuration is the
 // one the deploy artifacts ship (build/deploy/plugin-config.json), with the
 // transport settings each scenario needs.
 import assert from "node:assert/strict";
@@ -109,7 +111,7 @@ for (const variant of ["release", "debug"] as Variant[]) {
     for (const policy of ["FAIL_CLOSE", "FAIL_OPEN"] as const) {
       it(`${policy} with maxRetry 2: exactly 3 Check attempts spaced by the backoff, then ${policy === "FAIL_CLOSE" ? "503" : "the request continues"}`, () => {
         const transport = { networkFailPolicy: { policy, maxRetry: 2, baseRetryWait: "0.08s", maxRetryWait: "1s" } };
-        const run = runDriver(variant, ["--config", httpConfig({ transport, noQuotas: true }), ...GET_PET, "--grpc-response-for", "Check=UNAVAILABLE:hub down", "--grpc-response", "0:"]);
+        const run = runDriver(variant, ["--config", httpConfig({ transport, noQuotas: true }), ...GET_PET, "--grpc-response-for", "Check=UNAVAILABLE:hub down", "--grpc-response", "0:", "--wait-ticks", "20"]);
         served(run);
         const attempts = checks(run);
         assert.equal(attempts.length, 3, `Check attempts:\n${attempts.map((a) => run.lines[a.line]).join("\n")}`);
@@ -120,7 +122,7 @@ for (const variant of ["release", "debug"] as Variant[]) {
         }
         for (let i = 1; i < attempts.length; i++) {
           const waited = tickedMs(run, attempts[i - 1].line, attempts[i].line);
-          assert.ok(waited >= 80, `attempt ${i + 1} after ${waited} ms of timer ticks (base wait 80 ms)`);
+          assert.ok(waited >= 80 && waited <= 1000, `attempt ${i + 1} after ${waited} ms of timer ticks (base wait 80 ms, at most 1 s)`);
         }
         const end = run.indexOf(/--> outcome/);
         assert.ok(end > attempts[2].line, "the decision comes after the last attempt");
@@ -170,18 +172,51 @@ for (const variant of ["release", "debug"] as Variant[]) {
       assert.equal(decodeReport(report.message).length, 3);
     });
 
-    it("flush at shutdown: the last batch is sent and the root context stays until it is answered", () => {
-      const run = runDriver(variant, ["--config", httpConfig({ transport: { reportBatchMaxTime: "1h" }, noQuotas: true }), ...GET_PET, "--grpc-response", ALLOW()]);
+    it("flush at shutdown: the last batch is sent from proxy_on_done, the root stays until the hub answers, then proxy_done", () => {
+      const run = runDriver(variant, ["--config", httpConfig({ transport: { reportBatchMaxTime: "1h" }, noQuotas: true }), ...GET_PET, "--grpc-response", ALLOW(), "--answer-at-shutdown", "--wait-ticks", "20"]);
       served(run);
       const done = run.indexOf(/>> proxy_on_done\(1\) \(root\)/);
-      const answered = run.indexOf(/<< proxy_on_done = /, done);
-      assert.ok(done > 0 && answered > done);
-      const [report] = reports(run);
+      const returned = run.indexOf(/<< proxy_on_done = /, done);
+      assert.ok(done > 0 && returned > done);
+      const [report, ...more] = reports(run);
       assert.ok(report, "no Report call");
-      assert.ok(report.line > done && report.line < answered, "the batch is sent from proxy_on_done");
+      assert.equal(more.length, 0);
+      assert.ok(report.line > done && report.line < returned, "the batch is sent from proxy_on_done");
       assert.equal(decodeReport(report.message).length, 1);
       // Returning true would let the host delete the root and cancel the call in flight.
-      assert.match(run.lines[answered], /<< proxy_on_done = false/);
+      assert.match(run.lines[returned], /<< proxy_on_done = false/);
+      const answered = run.indexOf(new RegExp(`>> proxy_on_grpc_receive token=${report.token} `), returned);
+      const proxyDone = run.indexOf(/\[worker ctx 1\] done -> OK/, returned);
+      assert.ok(answered > 0 && proxyDone > answered, "proxy_done once the batch is answered");
+      assert.ok(run.indexOf(/-- shutdown: root context done/) > proxyDone);
+    });
+
+    it("shutdown with a hub that never answers: the root calls proxy_done after a bounded wait on its timer", () => {
+      const run = runDriver(variant, ["--config", httpConfig({ transport: { reportBatchMaxTime: "1h" }, noQuotas: true }), ...GET_PET, "--grpc-response", ALLOW(), "--wait-ticks", "100"]);
+      served(run);
+      const returned = run.indexOf(/\[worker ctx 1\] << proxy_on_done = false/);
+      const proxyDone = run.indexOf(/\[worker ctx 1\] done -> OK/, returned);
+      assert.ok(returned > 0 && proxyDone > returned, run.output);
+      const waited = tickedMs(run, returned, proxyDone);
+      assert.ok(waited > 0 && waited <= 30_000, `waited ${waited} ms of timer ticks`);
+      assert.ok(run.indexOf(/-- shutdown: root context done/) > proxyDone);
+    });
+
+    it("reports survive a hub outage: a batch refused with UNAVAILABLE is sent again on the timer, entries intact", () => {
+      const run = runDriver(variant, [
+        "--config", httpConfig({ transport: { reportBatchMaxEntries: 2, reportBatchMaxTime: "1h" }, noQuotas: true }),
+        ...GET_PET, "--requests", "2", "--ticks", "5",
+        "--grpc-response-for", "Report=UNAVAILABLE:hub down", "--grpc-response-for", "Report=0:", "--grpc-response", ALLOW(),
+      ]);
+      served(run);
+      const [first, second, ...more] = reports(run);
+      assert.ok(first && second, "the refused batch was not sent again");
+      assert.equal(more.length, 0, "sent again after the hub accepted it");
+      assert.ok(run.indexOf(/>> proxy_on_tick\(/, first.line) < second.line, "resent on the timer");
+      const texts = (m: Buffer) => decodeReport(m).map((e) => `${text(e, "request.path")} ${text(e, "response.code")}`);
+      assert.deepEqual(texts(second.message), texts(first.message));
+      assert.equal(texts(first.message).length, 2);
+      assert.ok(second.line < run.indexOf(/-- shutdown/));
     });
 
     it("counters: the hub client's counters reach the proxy's metrics every statsUpdateInterval", () => {
