@@ -4,7 +4,9 @@
 // WasmPlugin and the OCI image layout agree with the module that was built.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import type protobuf from "protobufjs";
@@ -165,6 +167,21 @@ describe("OCI image layout (build/deploy/oci)", () => {
     assert.equal(manifest.layers.length, 1);
     assert.equal(manifest.layers[0].mediaType, "application/vnd.module.wasm.content.layer.v1+wasm");
     assert.deepEqual(checked(manifest.layers[0]), readFileSync(RELEASE_WASM));
+  });
+
+  it("a real OCI client (skopeo) reads the layout by tag, verifies every digest and gets the module back", () => {
+    const tag = JSON.parse(readFileSync(join(OCI_DIR, "index.json"), "utf8")).manifests[0].annotations["org.opencontainers.image.ref.name"];
+    const out = mkdtempSync(join(tmpdir(), "mesh-oci-"));
+    try {
+      const copy = spawnSync("skopeo", ["copy", "--quiet", `oci:${OCI_DIR}:${tag}`, `dir:${out}`], { encoding: "utf8" });
+      assert.ifError(copy.error); // ENOENT: install skopeo (apt-get install skopeo; .ci/run does)
+      assert.equal(copy.status, 0, copy.stderr);
+      const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+      assert.equal(manifest.config.mediaType, MEDIA_TYPES.config);
+      assert.deepEqual(readFileSync(join(out, manifest.layers[0].digest.replace(/^sha256:/, ""))), readFileSync(RELEASE_WASM));
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 
   it("the WasmPlugins (HTTP and NETWORK) pull that image and pins its manifest digest; DIGESTS lists both digests", () => {
