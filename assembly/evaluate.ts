@@ -20,6 +20,8 @@ export class Evaluation {
   quotas: Array<QuotaCharge> = [];
   /** Value for the outgoing forwarded-attributes header; "" means send none. */
   forwardHeader: string = "";
+  /** Forwarded attributes dropped as unusable (ForwardedAttributes.dropped). */
+  forwardedDropped: i32 = 0;
 }
 
 /**
@@ -38,7 +40,11 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
 
   bag.merge(config.hubAttributes);
   if (service !== null) bag.merge(service.hubAttributes);
-  if (!config.ignoreForwardedAttributes) bag.merge(readForwardedAttributes(req.forwarded));
+  if (!config.ignoreForwardedAttributes && req.forwarded !== null) {
+    const forwarded = readForwardedAttributes(req.forwarded);
+    bag.merge(forwarded.bag);
+    e.forwardedDropped = forwarded.dropped;
+  }
   addRequestAttributes(bag, req);
 
   if (service !== null) {

@@ -1,3 +1,4 @@
+import { decodeUtf8, encodeUtf8Unsafe } from "./utf8";
 import { StringMap } from "./attributes/string_map";
 
 // The proxy-wasm serialized map: u32 count, then count (key length, value
@@ -50,9 +51,9 @@ export function decodePairs(ptr: usize, len: usize): StringMap | null {
     // Compare against the room left, never a sum that could wrap around.
     if (data > end || keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) return null;
     const common = commonName(data, keyLen);
-    const key = common !== null ? common : String.UTF8.decodeUnsafe(data, keyLen);
+    const key = common !== null ? common : decodeUtf8(data, keyLen);
     data += keyLen + 1;
-    const value = String.UTF8.decodeUnsafe(data, valueLen);
+    const value = decodeUtf8(data, valueLen);
     data += valueLen + 1;
     // Repeated names (e.g. two `cookie` headers): the last one wins, as the
     // upstream client's header map did.
@@ -77,11 +78,11 @@ export function encodePairs(keys: Array<string>, values: Array<string>): Uint8Ar
   for (let i = 0; i < n; i++) {
     const k = keys[i];
     const v = values[i];
-    const kl = String.UTF8.encodeUnsafe(changetype<usize>(k), k.length, data);
+    const kl = encodeUtf8Unsafe(k, data);
     store<u32>(base + 4 + <usize>i * 8, <u32>kl);
     data += kl;
     store<u8>(data++, 0);
-    const vl = String.UTF8.encodeUnsafe(changetype<usize>(v), v.length, data);
+    const vl = encodeUtf8Unsafe(v, data);
     store<u32>(base + 8 + <usize>i * 8, <u32>vl);
     data += vl;
     store<u8>(data++, 0);

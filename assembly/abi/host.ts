@@ -3,6 +3,7 @@ import { decodePairs, encodePairs } from "../pairs";
 import { BufferType, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";
 import * as abi from "./imports";
 import { propertyPath, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
+import { decodeUtf8 } from "../utf8";
 
 // Typed wrappers over the host functions. Failures come back as values (null,
 // false, a status): a trap would take the whole VM down.
@@ -70,7 +71,7 @@ export function property(segments: StaticArray<string>): Uint8Array | null {
 export function propertyString(segments: StaticArray<string>): string {
   const b = property(segments);
   if (b === null || b.length == 0) return "";
-  return String.UTF8.decodeUnsafe(b.dataStart, <usize>b.length);
+  return decodeUtf8(b.dataStart, <usize>b.length);
 }
 
 /** Integer properties are 8 bytes little-endian; -1 when absent. */

@@ -1,6 +1,8 @@
 // Moving bytes across the ABI: out-parameters, host-allocated buffers and
 // UTF-8 strings. The only code besides host.ts that handles raw pointers.
 
+import { decodeUtf8, encodeUtf8 } from "../utf8";
+
 // Out-parameters land here: pointer at +0, length at +4, u64 results at +8.
 const SCRATCH: usize = memory.data(16);
 
@@ -34,13 +36,13 @@ export function takeHostBytes(): Uint8Array {
 export function takeHostString(): string {
   const ptr = <usize>load<u32>(SCRATCH);
   const len = <usize>load<u32>(SCRATCH + 4);
-  const out = len > 0 ? String.UTF8.decodeUnsafe(ptr, len) : "";
+  const out = len > 0 ? decodeUtf8(ptr, len) : "";
   if (ptr != 0) heap.free(ptr);
   return out;
 }
 
 export function utf8(s: string): ArrayBuffer {
-  return String.UTF8.encode(s);
+  return encodeUtf8(s);
 }
 
 /** A property path: segments joined by NUL bytes, as hosts expect. */

@@ -1,6 +1,7 @@
 import { base64Decode, base64Encode } from "../proto/base64";
 import { decodeAttributes, encodeAttributes } from "../proto/attributes_codec";
 import { AttributeBag } from "./bag";
+import { REPLACEMENT } from "../utf8";
 import { ValueKind } from "./value";
 
 /**
@@ -26,17 +27,59 @@ function accepted(name: string): bool {
   return false;
 }
 
-/** The allow-listed attributes of an incoming header value; empty when absent or malformed. */
-export function readForwardedAttributes(headerValue: string | null): AttributeBag {
-  const out = new AttributeBag();
+/**
+ * Bounds on what a client can make the filter decode and forward: the header
+ * (base64 text), the attribute entries read from it, and each accepted
+ * value. Identities and service names are far shorter than these.
+ */
+export const MAX_FORWARDED_HEADER_BYTES: i32 = 8192;
+export const MAX_FORWARDED_ENTRIES: i32 = 64;
+export const MAX_FORWARDED_VALUE_BYTES: i32 = 1024;
+
+/** What an incoming header yields: the accepted attributes and how many were dropped. */
+export class ForwardedAttributes {
+  bag: AttributeBag = new AttributeBag();
+  /**
+   * Dropped for being unusable: the whole header when it is too long or not
+   * base64 of an Attributes message (1), each allow-listed name whose value
+   * is not a non-empty, valid-UTF-8 string of at most
+   * MAX_FORWARDED_VALUE_BYTES, and every entry past MAX_FORWARDED_ENTRIES.
+   * Names off the allow-list are ignored by design, not counted.
+   */
+  dropped: i32 = 0;
+}
+
+/**
+ * The allow-listed attributes of an incoming header value. Whatever is wrong
+ * with the header only removes attributes: a malformed one is ignored whole
+ * and never changes anything else about the request.
+ */
+export function readForwardedAttributes(headerValue: string | null): ForwardedAttributes {
+  const out = new ForwardedAttributes();
   if (headerValue === null) return out;
-  const bytes = base64Decode(headerValue as string);
-  if (bytes === null) return out;
-  const bag = decodeAttributes(bytes);
-  if (bag === null) return out;
-  for (let i = 0; i < bag.names.length; i++) {
+  const text = headerValue as string;
+  if (text.length > MAX_FORWARDED_HEADER_BYTES) {
+    out.dropped = 1;
+    return out;
+  }
+  const bytes = base64Decode(text);
+  const bag = bytes !== null ? decodeAttributes(bytes) : null;
+  if (bag === null) {
+    out.dropped = 1;
+    return out;
+  }
+  const n = bag.names.length;
+  if (n > MAX_FORWARDED_ENTRIES) out.dropped += n - MAX_FORWARDED_ENTRIES;
+  for (let i = 0; i < n && i < MAX_FORWARDED_ENTRIES; i++) {
+    const name = bag.names[i];
+    if (!accepted(name)) continue;
     const v = bag.values[i];
-    if (accepted(bag.names[i]) && v.kind == ValueKind.String && v.str.length > 0) out.set(bag.names[i], v);
+    // Invalid UTF-8 was decoded to U+FFFD: such an identity is not the one the client meant, so drop it.
+    if (v.kind == ValueKind.String && v.str.length > 0 && !v.str.includes(REPLACEMENT) && String.UTF8.byteLength(v.str) <= MAX_FORWARDED_VALUE_BYTES) {
+      out.bag.set(name, v);
+    } else {
+      out.dropped++;
+    }
   }
   return out;
 }

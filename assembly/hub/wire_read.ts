@@ -1,5 +1,6 @@
 import { ProtoReader } from "../proto/reader";
 import { WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "../proto/writer";
+import { decodeUtf8 } from "../utf8";
 
 // Reads for hub answers. A reader of a submessage takes the parent reader,
 // positioned on the field, and carries a failure inside back to it.
@@ -28,7 +29,7 @@ function payloadLength(r: ProtoReader): i32 {
 export function readString(r: ProtoReader): string {
   const n = payloadLength(r);
   if (n <= 0) return "";
-  const s = String.UTF8.decodeUnsafe(r.buf.dataStart + <usize>r.pos, <usize>n);
+  const s = decodeUtf8(r.buf.dataStart + <usize>r.pos, <usize>n);
   r.pos += n;
   return s;
 }

@@ -1,3 +1,4 @@
+import { decodeUtf8 } from "../utf8";
 import { WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "./writer";
 
 const WIRE_FIXED32: u32 = 5;
@@ -80,7 +81,7 @@ export class ProtoReader {
   string(): string {
     const start = this.lengthDelimited();
     if (this.failed) return "";
-    return String.UTF8.decodeUnsafe(this.buf.dataStart + <usize>start, <usize>(this.pos - start));
+    return decodeUtf8(this.buf.dataStart + <usize>start, <usize>(this.pos - start));
   }
 
   bytes(): Uint8Array {

@@ -1,3 +1,5 @@
+import { encodeUtf8Unsafe } from "../utf8";
+
 // Protocol-buffers wire encoding (varint, zigzag, length-delimited), enough
 // for the hub messages. Nested messages are written into a child writer and
 // copied in with their length, which keeps the encoder simple and exact.
@@ -84,7 +86,8 @@ export class ProtoWriter {
     const n = String.UTF8.byteLength(s);
     this.varint(<u64>n);
     this.ensure(n);
-    String.UTF8.encodeUnsafe(changetype<usize>(s), s.length, this.buf.dataStart + <usize>this.len);
+    // A lone surrogate is written as U+FFFD (same length): the wire only ever carries valid UTF-8.
+    encodeUtf8Unsafe(s, this.buf.dataStart + <usize>this.len);
     this.len += n;
   }
 

@@ -47,6 +47,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
 
   const e = evaluateRequest(config, request, false);
   stream.evaluation = e;
+  plugin.counters.recordForwardedAttributesDropped(e.forwardedDropped);
   if (e.forwardHeader.length > 0) host.replaceHeader(MapType.RequestHeaders, FORWARDED_HEADER, e.forwardHeader);
 
   const service = e.service;

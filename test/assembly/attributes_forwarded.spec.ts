@@ -2,7 +2,14 @@
 // src/istio/control/http/attributes_builder.cc): the header carries a base64
 // (standard, padded) mesh.hub.v1.Attributes; only six names, and only as
 // non-empty strings, are accepted; a malformed header is ignored.
-import { encodeForwardedAttributes, FORWARDED_HEADER, readForwardedAttributes } from "../../assembly/attributes/forwarded";
+import {
+  encodeForwardedAttributes,
+  FORWARDED_HEADER,
+  MAX_FORWARDED_ENTRIES,
+  MAX_FORWARDED_HEADER_BYTES,
+  MAX_FORWARDED_VALUE_BYTES,
+  readForwardedAttributes,
+} from "../../assembly/attributes/forwarded";
 import { AttributeBag } from "../../assembly/attributes/bag";
 import { AttributeValue } from "../../assembly/attributes/value";
 import { StringMap } from "../../assembly/attributes/string_map";
@@ -32,7 +39,7 @@ describe("forwarded attributes header", () => {
     for (let i = 0; i < ALLOWED.length; i++) bag.setString(ALLOWED[i], "v" + i.toString());
     const text = encodeForwardedAttributes(bag);
     expect(text).toBe(header(bag));
-    const back = readForwardedAttributes(text);
+    const back = readForwardedAttributes(text).bag;
     expect(back.names).toStrictEqual(ALLOWED);
     for (let i = 0; i < ALLOWED.length; i++) expect(back.getString(ALLOWED[i])).toBe("v" + i.toString());
   });
@@ -46,7 +53,7 @@ describe("forwarded attributes header", () => {
       const bag = new AttributeBag();
       bag.setString(rows[i], "spoof");
       bag.setString("source.uid", "kubernetes://a.b");
-      const back = readForwardedAttributes(header(bag));
+      const back = readForwardedAttributes(header(bag)).bag;
       expect(back.has(rows[i])).toBe(false, rows[i]);
       expect(back.getString("source.uid")).toBe("kubernetes://a.b", rows[i]);
     }
@@ -62,19 +69,19 @@ describe("forwarded attributes header", () => {
     bag.set("destination.service.uid", AttributeValue.ofBool(true));
     bag.set("destination.service.host", AttributeValue.ofMap(m));
     bag.set("destination.service.namespace", AttributeValue.ofDurationNanos(5));
-    expect(readForwardedAttributes(header(bag)).size).toBe(0);
+    expect(readForwardedAttributes(header(bag)).bag.size).toBe(0);
   });
 
   it("ignores an absent, empty or malformed header", () => {
-    expect(readForwardedAttributes(null).size).toBe(0);
-    expect(readForwardedAttributes("").size).toBe(0);
+    expect(readForwardedAttributes(null).bag.size).toBe(0);
+    expect(readForwardedAttributes("").bag.size).toBe(0);
     const rows: string[] = [
       "not base64!", // not base64
       "Zg", // unpadded
       "CgoKAWE=", // base64 of truncated protobuf
       "////", // bytes ff ff ff: bad protobuf key
     ];
-    for (let i = 0; i < rows.length; i++) expect(readForwardedAttributes(rows[i]).size).toBe(0, rows[i]);
+    for (let i = 0; i < rows.length; i++) expect(readForwardedAttributes(rows[i]).bag.size).toBe(0, rows[i]);
   });
 
   // A header whose protobuf does not parse is ignored as a whole (upstream:
@@ -90,18 +97,52 @@ describe("forwarded attributes header", () => {
     const all = new Uint8Array(bad.length + goodBytes.length);
     all.set(bad, 0);
     all.set(goodBytes, bad.length);
-    expect(readForwardedAttributes(base64Encode(all)).size).toBe(0);
+    expect(readForwardedAttributes(base64Encode(all)).bag.size).toBe(0);
   });
 
   it("encodes nothing for an empty bag", () => {
     expect(encodeForwardedAttributes(new AttributeBag())).toBe("");
   });
 
-  it("round-trips long values", () => {
+  it("round-trips values up to MAX_FORWARDED_VALUE_BYTES and drops (counts) longer ones", () => {
     let v = "";
-    for (let i = 0; i < 5000; i++) v += "u";
+    for (let i = 0; i < MAX_FORWARDED_VALUE_BYTES; i++) v += "u";
     const bag = new AttributeBag();
     bag.setString("source.uid", v);
-    expect(readForwardedAttributes(encodeForwardedAttributes(bag)).getString("source.uid")).toBe(v);
+    bag.setString("source.namespace", v + "u");
+    const back = readForwardedAttributes(encodeForwardedAttributes(bag));
+    expect(back.bag.getString("source.uid")).toBe(v);
+    expect(back.bag.has("source.namespace")).toBe(false);
+    expect(back.dropped).toBe(1);
+  });
+
+  it("drops (counts) a value that is not valid UTF-8, keeps the others", () => {
+    // Attributes{ "source.uid": string "a" ED BF BF (a lone surrogate's WTF-8), "source.namespace": "web" }
+    const hex = "0a140a0a736f757263652e75696412061204" + "61edbfbf" + "0a190a10736f757263652e6e616d65737061636512051203776562";
+    const bytes = new Uint8Array(hex.length / 2);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = <u8>I32.parseInt(hex.substr(i * 2, 2), 16);
+    const back = readForwardedAttributes(base64Encode(bytes));
+    expect(back.bag.has("source.uid")).toBe(false);
+    expect(back.bag.getString("source.namespace")).toBe("web");
+    expect(back.dropped).toBe(1);
+  });
+
+  it("drops (counts) a header over MAX_FORWARDED_HEADER_BYTES and a malformed one", () => {
+    let big = "";
+    for (let i = 0; i < MAX_FORWARDED_HEADER_BYTES / 4 + 1; i++) big += "AAAA";
+    const r = readForwardedAttributes(big);
+    expect(r.bag.size).toBe(0);
+    expect(r.dropped).toBe(1);
+    expect(readForwardedAttributes("not base64!").dropped).toBe(1);
+    expect(readForwardedAttributes(null).dropped).toBe(0);
+  });
+
+  it("reads at most MAX_FORWARDED_ENTRIES entries and counts the rest", () => {
+    const bag = new AttributeBag();
+    for (let i = 0; i < MAX_FORWARDED_ENTRIES + 3; i++) bag.setString("x" + i.toString(), "v");
+    bag.setString("source.uid", "kubernetes://late.ns");
+    const r = readForwardedAttributes(encodeForwardedAttributes(bag));
+    expect(r.dropped).toBe(4);
+    expect(r.bag.has("source.uid")).toBe(false);
   });
 });

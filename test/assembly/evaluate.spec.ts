@@ -242,13 +242,13 @@ describe("evaluateRequest forwarded header out", () => {
       "'forwardAttributes':{'attributes':{" + s("source.uid", "kubernetes://me.ns") + "," + s("destination.service.host", "filter") + "}}," +
       "'serviceConfigs':{'" + PETSTORE + "':{'forwardAttributes':{'attributes':{" + s("destination.service.host", "svc") + "}}}}}}");
     const e = evaluateRequest(c, request("GET", "/", []), false);
-    const back = readForwardedAttributes(e.forwardHeader);
+    const back = readForwardedAttributes(e.forwardHeader).bag;
     expect(back.getString("source.uid")).toBe("kubernetes://me.ns");
     expect(back.getString("destination.service.host")).toBe("svc");
     // an incoming header is never passed through as is
     const incoming = forwarded(["source.uid", "kubernetes://other.ns"]);
     const e2 = evaluateRequest(c, request("GET", "/", ["x-mesh-attributes", incoming]), false);
-    expect(readForwardedAttributes(e2.forwardHeader).getString("source.uid")).toBe("kubernetes://me.ns");
+    expect(readForwardedAttributes(e2.forwardHeader).bag.getString("source.uid")).toBe("kubernetes://me.ns");
   });
 
   it("sends no header when nothing is configured to forward", () => {
