@@ -34,6 +34,12 @@ export const RETRY_POLICY_METADATA = "x-mesh-retry-policy";
  * one of the two.
  */
 export const HOST_RETRIES_PROPERTY: StaticArray<string> = ["mesh", "host_retries"];
+/**
+ * Largest ReportRequest the module sends (bigger batches are split): half the
+ * hub's default --maxMessageSize (1 MiB), so a batch of requests with large
+ * headers is never refused for its size.
+ */
+export const REPORT_MESSAGE_MAX_BYTES: i32 = 512 * 1024;
 /** How long a root context going away waits for its last report batches to be answered. */
 export const SHUTDOWN_REPORT_WAIT_NANOS: i64 = 5_000_000_000;
 const COUNTER_PREFIX = "hub_client.";
@@ -244,8 +250,21 @@ export class Plugin {
   flushReports(): void {
     if (this.config === null) return;
     const batch = this.reports.take();
-    if (batch.length == 0) return;
-    this.sendReport(this.httpReports, encodeReportRequest(batch, GLOBAL_WORD_COUNT), batch.length, false);
+    if (batch.length > 0) this.sendReportBatch(batch);
+  }
+
+  // A batch whose encoding exceeds REPORT_MESSAGE_MAX_BYTES goes as halves
+  // (recursively): large request headers must not make a message the hub
+  // refuses for its size. One report alone always goes as it is.
+  private sendReportBatch(batch: Array<AttributeBag>): void {
+    const message = encodeReportRequest(batch, GLOBAL_WORD_COUNT);
+    if (message.length <= REPORT_MESSAGE_MAX_BYTES || batch.length == 1) {
+      this.sendReport(this.httpReports, message, batch.length, false);
+      return;
+    }
+    const half = batch.length >> 1;
+    this.sendReportBatch(batch.slice(0, half));
+    this.sendReportBatch(batch.slice(half));
   }
 
   /** Sends what the TCP client's report batch holds. */

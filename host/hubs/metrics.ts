@@ -27,6 +27,11 @@ export class HubMetrics {
   });
   readonly ruleMatchErrors = new Gauge({ name: "hub_config_rule_config_match_error_total", help: "Rule conditions not parseable (bad regex)", registers: [this.registry] });
   readonly handlerConfigs = new Gauge({ name: "hub_config_handler_configs_total", help: "Known handlers (HubQuota and HubAccessLog)", registers: [this.registry] });
+  readonly reportEntriesRefused = new Counter({
+    name: "hub_report_entries_refused_total",
+    help: "Reported requests refused alone (unknown word, invalid UTF-8) while the rest of their batch was taken",
+    registers: [this.registry],
+  });
   readonly attributes = new Gauge({ name: "hub_config_attributes_total", help: "Known attributes (global word list)", registers: [this.registry] });
 
   constructor(component = "hubs") {

@@ -19,6 +19,7 @@ import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
 import { ProbeFile } from "./probes.ts";
 import { MemQuotaStore } from "./quota_store.ts";
 import { compileRegex, type CompileRegex } from "./regex.ts";
+import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
 import { decodeReport, type ReportRequestMessage } from "./report.ts";
 import { RpcError } from "./rpc_error.ts";
 
@@ -57,11 +58,19 @@ function typeOf(name: string): ReturnType<typeof messageType> {
 }
 
 function decodeMessage<T>(type: string, bytes: Buffer): T {
+  let message: T;
   try {
-    return typeOf(type).decode(bytes) as unknown as T;
+    message = typeOf(type).decode(bytes) as unknown as T;
   } catch (e) {
     throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${(e as Error).message}`);
   }
+  return message;
+}
+
+/** A message whose strings are not all valid UTF-8 is refused, as proto3 runtimes refuse it, naming the field. */
+function checkStrings(type: string, bytes: Buffer): void {
+  const bad = invalidStrings(typeOf(type), bytes);
+  if (bad.length > 0) throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${bad[0].path} is not valid UTF-8`);
 }
 
 function encodeMessage(type: string, value: object): Buffer {
@@ -166,12 +175,19 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       sheddingLog: logger.scope("loadshedding"),
       handlers: {
         Check: (bytes) => {
+          checkStrings("mesh.hub.v1.CheckRequest", bytes);
           const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
           return encodeMessage("mesh.hub.v1.CheckResponse", check({ config: loaded.config, quotas, dictionary, onDispatch }, request));
         },
         Report: async (bytes) => {
-          const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", bytes);
-          const entries = decodeReport(request, dictionary);
+          // One bad entry does not cost the others: only it is refused (logged and counted).
+          const invalid = invalidStrings(typeOf("mesh.hub.v1.ReportRequest"), bytes);
+          const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", invalid.length > 0 ? blankInvalid(bytes, invalid) : bytes);
+          const { entries, refused } = decodeReport(request, dictionary, reportInvalidity(invalid));
+          if (refused.length > 0) {
+            metrics.reportEntriesRefused.inc(refused.length);
+            apiLog.warn("report entries refused", { refused: refused.length, taken: entries.length, first: refused[0].reason });
+          }
           const logs = loaded.config.accessLogs;
           if (entries.length > 0 && logs.length > 0) {
             const time = new Date(now());

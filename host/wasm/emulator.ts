@@ -187,6 +187,7 @@ export class FilterEmulator {
     const out = this.vm.headers(id, MapType.ResponseHeaders);
     this.vm.finishStream(id);
     this.streamProperties.delete(id);
+    this.drain();
     return out;
   }
 
