@@ -18,6 +18,11 @@ CXX=${CXX:-g++}
 if [[ ! -f $OUT/libproxy_wasm.a || ! -f $OUT/wamr-build/libiwasm.a ]]; then
   PWHOST_DIR=$OUT bash "$TOOLS/build.sh" >&2
 fi
+# Up to date: nothing to do.
+if [[ -x $OUT/pwdriver-waits && $OUT/pwdriver-waits -nt $HERE/pwdriver-waits.patch && $OUT/pwdriver-waits -nt $TOOLS/pwdriver.cc && $OUT/pwdriver-waits -nt $OUT/libproxy_wasm.a ]]; then
+  echo "$OUT/pwdriver-waits"
+  exit 0
+fi
 cp "$TOOLS/pwdriver.cc" "$OUT/pwdriver-waits.cc"
 patch -s "$OUT/pwdriver-waits.cc" < "$HERE/pwdriver-waits.patch"
 SRC=$OUT/src
