@@ -5,10 +5,10 @@
 // that output into values the scenarios assert on.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import protobuf from "protobufjs";
 import { type AttributeMap, GlobalDictionary, attributeText, decodeAttributes } from "../../../host/wire/compressed.ts";
 import { GLOBAL_WORDS } from "../../../host/wire/global_words.ts";
 import { messageType } from "../../../host/wire/protos.ts";
+import { invalidStrings } from "../../../host/wire/utf8_strings.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..", "..");
 export const MODULES = {
@@ -141,52 +141,12 @@ export function request(method: string, path: string, headers: Record<string, st
   return Object.entries(all).flatMap(([k, v]) => ["--header", `${k}=${v}`]);
 }
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-
 /**
- * Every `string` field of a message of `typeName` (nested messages and map
- * keys and values included) that is not valid UTF-8, as `path: hex`. The hub's
- * protobuf runtime refuses such a message as a whole (INVALID_ARGUMENT).
+ * The `string` fields of a message of `typeName` that are not valid UTF-8
+ * (their paths): the hub refuses such a message (host/wire/utf8_strings.ts).
  */
 export function invalidUtf8Strings(typeName: string, bytes: Uint8Array): string[] {
-  const bad: string[] = [];
-  const check = (path: string, b: Uint8Array) => {
-    try {
-      UTF8.decode(b);
-    } catch {
-      bad.push(`${path}: ${Buffer.from(b).toString("hex")}`);
-    }
-  };
-  const walk = (type: protobuf.Type, b: Uint8Array, path: string) => {
-    const reader = protobuf.Reader.create(b);
-    while (reader.pos < reader.len) {
-      const tag = reader.uint32();
-      const field = type.fieldsById[tag >>> 3];
-      if ((tag & 7) !== 2 || !field) {
-        reader.skipType(tag & 7);
-        continue;
-      }
-      const value = reader.bytes();
-      const at = `${path}.${field.name}`;
-      if (field instanceof protobuf.MapField) {
-        const entry = protobuf.Reader.create(value);
-        while (entry.pos < entry.len) {
-          const t = entry.uint32();
-          if ((t & 7) !== 2) {
-            entry.skipType(t & 7);
-            continue;
-          }
-          const part = entry.bytes();
-          if ((t >>> 3) === 1 && field.keyType === "string") check(`${at}[key]`, part);
-          else if ((t >>> 3) === 2 && field.type === "string") check(`${at}[value]`, part);
-          else if ((t >>> 3) === 2 && field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, part, `${at}[value]`);
-        }
-      } else if (field.type === "string") check(at, value);
-      else if (field.resolvedType instanceof protobuf.Type) walk(field.resolvedType, value, at);
-    }
-  };
-  walk(messageType(typeName), bytes, typeName.slice(typeName.lastIndexOf(".") + 1));
-  return bad;
+  return invalidStrings(messageType(typeName), bytes).map((s) => s.path);
 }
 
 /** `x-mesh-attributes` (base64 of mesh.hub.v1.Attributes) with one string attribute given as raw bytes. */
