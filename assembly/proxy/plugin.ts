@@ -1,4 +1,5 @@
 import { AttributeBag } from "../attributes/bag";
+import { FORWARDED_HEADER } from "../attributes/forwarded";
 import { isRetryableStatus, retryDelayNanos } from "../client/backoff";
 import { CheckCache } from "../client/check_cache";
 import { ClientCounters, COUNTER_COUNT, TransportOutcome, transportOutcome } from "../client/counters";
@@ -7,7 +8,7 @@ import { PrefetchRequest, QuotaCache } from "../client/quota_cache";
 import { BufferedReport } from "../client/report_buffer";
 import { ReportBatch } from "../client/report_batch";
 import { RetryQueue } from "../client/retry_queue";
-import { ClientConfig, NetworkFailPolicy } from "../config/client_config";
+import { ClientConfig, NetworkFailPolicy, TransportConfig } from "../config/client_config";
 import { compileConfig } from "../config/compile";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { encodeReportRequest } from "../hub/report_request";
@@ -124,6 +125,7 @@ export class Plugin {
       host.log(LogLevel.Error, "hub client configuration rejected: " + result.error);
       return false;
     }
+    for (let i = 0; i < result.warnings.length; i++) host.log(LogLevel.Warn, "hub client configuration: " + result.warnings[i]);
     const config = result.config as ClientConfig;
     const t = config.transport;
     this.flushReports();
@@ -188,17 +190,23 @@ export class Plugin {
   /** Puts a call on the wire (first attempt or retry); files it under its token, or returns -1. */
   dispatch(call: PendingCall): i64 {
     const policy = call.policy;
+    const names = new Array<string>();
+    const values = new Array<string>();
     // Retry metadata only for a host that executes it; Envoy would forward it to the hub as a header.
-    const metadata = this.hostRetries && policy.maxRetry > 0
-      ? encodePairs(
-          [RETRY_POLICY_METADATA],
-          [
-            "max-retry=" + policy.maxRetry.toString() +
-              ";base-retry-wait-ms=" + (policy.baseRetryWaitNanos / 1_000_000).toString() +
-              ";max-retry-wait-ms=" + (policy.maxRetryWaitNanos / 1_000_000).toString(),
-          ],
-        )
-      : NO_METADATA;
+    if (this.hostRetries && policy.maxRetry > 0) {
+      names.push(RETRY_POLICY_METADATA);
+      values.push(
+        "max-retry=" + policy.maxRetry.toString() +
+          ";base-retry-wait-ms=" + (policy.baseRetryWaitNanos / 1_000_000).toString() +
+          ";max-retry-wait-ms=" + (policy.maxRetryWaitNanos / 1_000_000).toString(),
+      );
+    }
+    const hubProxyHeader = this.transportFor(call.kind).hubProxyHeader;
+    if (hubProxyHeader.length > 0) {
+      names.push(FORWARDED_HEADER);
+      values.push(hubProxyHeader);
+    }
+    const metadata = names.length > 0 ? encodePairs(names, values) : NO_METADATA;
     const token = host.grpcCall(call.cluster, HUB_SERVICE, call.method, metadata, call.message, HUB_CALL_TIMEOUT_MS);
     if (token >= 0) this.pending.set(<u32>token, call);
     return token;
@@ -240,6 +248,15 @@ export class Plugin {
     if (period == this.armedTickMs) return;
     this.armedTickMs = period;
     host.setTickPeriodMs(period);
+  }
+
+  // The transport a call belongs to: the TCP client's for connection calls.
+  private transportFor(kind: CallKind): TransportConfig {
+    const tcp = this.tcp;
+    const connectionCall = kind == CallKind.ConnectionCheck || kind == CallKind.ConnectionPrefetch || kind == CallKind.ConnectionReport;
+    if (connectionCall && tcp !== null) return tcp.config.transport;
+    const config = this.config;
+    return config !== null ? config.transport : new TransportConfig();
   }
 
   addReport(bag: AttributeBag, now: i64): void {
