@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join, sep } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startEchoApp } from "../../host/demo/echo_app.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
@@ -13,6 +13,12 @@ import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 const ROOT = join(import.meta.dirname, "..", "..");
 const DEMO = join(ROOT, "host", "demo");
 const READY_MS = 60_000;
+
+/**
+ * The machine's npm: inside `npm test` PATH starts with node_modules/.bin,
+ * where a dependency of @as-pect/cli installs npm 6 (no --pack-destination).
+ */
+const NPM_ENV = { ...process.env, PATH: (process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes(`node_modules${sep}.bin`)).join(delimiter) };
 
 interface PackedFile {
   path: string;
@@ -25,12 +31,12 @@ describe("npm pack, installed into an empty folder", () => {
   let pkg = "";
 
   before(() => {
-    const out = execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8", maxBuffer: 64 << 20 });
+    const out = execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT, env: NPM_ENV, encoding: "utf8", maxBuffer: 64 << 20 });
     const [info] = JSON.parse(out) as Array<{ filename: string; files: PackedFile[] }>;
     packed = info.files;
     mkdirSync(app);
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "pack-check", version: "1.0.0", private: true }));
-    execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, info.filename)], { cwd: app, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, info.filename)], { cwd: app, env: NPM_ENV, stdio: ["ignore", "ignore", "inherit"] });
     pkg = join(app, "node_modules", "mesh-policy-filter");
   });
 
