@@ -2,6 +2,7 @@
 //   build/filter.wasm         release module (what proxies and the Node host load)
 //   build/filter.debug.wasm   debug module (runtime checks on, for tests)
 //   build/out/*.mjs           the host's command-line programs, bundled with esbuild
+//   build/deploy/             Envoy bootstrap, WasmPlugin, EnvoyFilter, OCI image layout (build/deploy_artifacts.ts)
 // Usage: node build/build.mjs [--wasm-only]
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, existsSync } from "node:fs";
@@ -35,4 +36,9 @@ if (!process.argv.includes("--wasm-only")) {
     banner: { js: "#!/usr/bin/env node" },
     logLevel: "warning",
   });
+}
+
+if (!process.argv.includes("--wasm-only")) {
+  // The deployable artifacts need the module and the host's configuration decoding (TypeScript, run by tsx).
+  execFileSync(process.execPath, ["--import", "tsx", join(root, "build", "deploy_artifacts.ts")], { cwd: root, stdio: "inherit" });
 }
