@@ -26,6 +26,7 @@ import {
   type VirtualServiceSpec,
   MESH_GATEWAY,
   NETWORKING_API_VERSION,
+  NETWORKING_API_VERSIONS,
   decodeDestinationRule,
   decodeGateway,
   decodeVirtualService,
@@ -47,6 +48,7 @@ import {
   type PeerAuthenticationSpec,
   type RequestAuthenticationSpec,
   SECURITY_API_VERSION,
+  SECURITY_API_VERSIONS,
   decodeAuthorizationPolicy,
   decodePeerAuthentication,
   decodeRequestAuthentication,
@@ -85,7 +87,7 @@ export interface KindSpecs {
 }
 export type Kind = keyof KindSpecs;
 
-/** The apiVersion each kind must carry. */
+/** The preferred apiVersion of each kind (what generated documents carry). */
 export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   PeerAuthentication: SECURITY_API_VERSION,
   RequestAuthentication: SECURITY_API_VERSION,
@@ -107,6 +109,15 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   Pod: ORCH_CORE_API_VERSION,
   Deployment: ORCH_APPS_API_VERSION,
 });
+/** Every apiVersion a kind is served in (upstream serves several versions of one schema); the preferred one first. */
+export const KIND_SERVED_VERSIONS: Readonly<Record<Kind, readonly string[]>> = Object.freeze(
+  Object.fromEntries(
+    Object.entries(KIND_API_VERSIONS).map(([kind, preferred]) => [
+      kind,
+      preferred === NETWORKING_API_VERSION ? NETWORKING_API_VERSIONS : preferred === SECURITY_API_VERSION ? SECURITY_API_VERSIONS : Object.freeze([preferred]),
+    ]),
+  ) as Record<Kind, readonly string[]>,
+);
 export const KINDS = Object.freeze(Object.keys(KIND_API_VERSIONS) as Kind[]);
 const HUB_KINDS_SET: ReadonlySet<string> = new Set(HUB_KINDS);
 const ORCH_KINDS: ReadonlySet<string> = new Set(["Service", "Namespace", "Pod", "Deployment"]);
@@ -264,7 +275,8 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
     const kind = doc.kind as Kind;
     let value: AnyResource | undefined;
     try {
-      if (doc.apiVersion !== KIND_API_VERSIONS[kind]) root.get("apiVersion").fail(`${KIND_API_VERSIONS[kind]} for kind ${kind}`);
+      const served = KIND_SERVED_VERSIONS[kind];
+      if (!served.includes(doc.apiVersion)) root.get("apiVersion").fail(`${served.length > 1 ? "one of " : ""}${served.join(", ")} for kind ${kind}`);
       // Orchestrator documents carry many fields the mesh does not model; hub kinds check their own root.
       if (!ORCH_KINDS.has(kind) && !HUB_KINDS_SET.has(kind)) root.allowOnly(["apiVersion", "kind", "metadata", "spec"]);
       const meta = decodeMetadata(root.get("metadata"), kind, clusterScoped);

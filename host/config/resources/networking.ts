@@ -3,11 +3,12 @@ import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { dns1123Label, isDns1123Label, isDns1123Subdomain, labelMap, port, resolveHost, wildcardHost } from "./syntax.ts";
 
 /**
- * The networking resources (spec 1; apiVersion `networking.mesh.io/v1alpha3`):
- * DestinationRule, Gateway, VirtualService. Only the traffic-security and
- * routing fields the mesh uses are modelled; anything else is warned about.
+ * The networking resources (spec 1): DestinationRule, Gateway, VirtualService.
+ * As upstream, `networking.mesh.io` serves `v1alpha3`, `v1beta1` and `v1`
+ * with one schema: a document may carry any of them.
  */
 export const NETWORKING_API_VERSION = "networking.mesh.io/v1alpha3";
+export const NETWORKING_API_VERSIONS = Object.freeze(["networking.mesh.io/v1alpha3", "networking.mesh.io/v1beta1", "networking.mesh.io/v1"]);
 
 // ---- DestinationRule
 
