@@ -23,12 +23,14 @@ import { type HubAccessLog, type HubQuota, type HubRule, HUB_API_VERSION, HUB_KI
 import {
   type DestinationRuleSpec,
   type GatewaySpec,
+  type ServiceEntrySpec,
   type VirtualServiceSpec,
   MESH_GATEWAY,
   NETWORKING_API_VERSION,
   NETWORKING_API_VERSIONS,
   decodeDestinationRule,
   decodeGateway,
+  decodeServiceEntry,
   decodeVirtualService,
 } from "./resources/networking.ts";
 import {
@@ -71,6 +73,7 @@ export interface KindSpecs {
   DestinationRule: DestinationRuleSpec;
   Gateway: GatewaySpec;
   VirtualService: VirtualServiceSpec;
+  ServiceEntry: ServiceEntrySpec;
   HTTPAPISpec: HttpApiSpec;
   HTTPAPISpecBinding: HttpApiSpecBinding;
   QuotaSpec: QuotaSpec;
@@ -95,6 +98,7 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   DestinationRule: NETWORKING_API_VERSION,
   Gateway: NETWORKING_API_VERSION,
   VirtualService: NETWORKING_API_VERSION,
+  ServiceEntry: NETWORKING_API_VERSION,
   HTTPAPISpec: HUB_API_VERSION,
   HTTPAPISpecBinding: HUB_API_VERSION,
   QuotaSpec: HUB_API_VERSION,
@@ -215,6 +219,7 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   DestinationRule: (root, _d, ns) => decodeDestinationRule(spec(root), ns),
   Gateway: (root) => decodeGateway(spec(root)),
   VirtualService: (root, _d, ns) => decodeVirtualService(spec(root), ns),
+  ServiceEntry: (root) => decodeServiceEntry(spec(root)),
   HTTPAPISpec: (root, _d, _n, _i, checks) => decodeHttpApiSpec(spec(root), checks),
   HTTPAPISpecBinding: (root) => decodeHttpApiSpecBinding(spec(root)),
   QuotaSpec: (root, _d, _n, _i, checks) => decodeQuotaSpec(spec(root), checks),

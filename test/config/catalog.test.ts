@@ -64,7 +64,7 @@ metadata: { name: w, namespace: foo }
 apiVersion: networking.mesh.io/v1alpha3
 kind: DestinationRule
 metadata: { name: d, namespace: foo }
-spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE }, loadBalancer: { simple: ROUND_ROBIN } } }
+spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE }, loadBalancr: { simple: ROUND_ROBIN } } }
 status: {}
 `);
     assert.deepEqual(c.errors, []);
@@ -73,7 +73,7 @@ status: {}
       [
         ["Widget foo/w", "kind", 'unknown kind "Widget"'],
         ["DestinationRule foo/d", "status", "unknown field"],
-        ["DestinationRule foo/d", "spec.trafficPolicy.loadBalancer", "unknown field"],
+        ["DestinationRule foo/d", "spec.trafficPolicy.loadBalancr", "unknown field"],
       ],
     );
     assert.equal(c.byKind.DestinationRule.length, 1);
