@@ -6,7 +6,9 @@ import { AuthorizationEngine, type Decision, authorizationPoliciesFor } from "..
 import { normalizePath } from "../security/authz/path.ts";
 import type { HeaderOperations, HttpRetry, HttpRoute } from "../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
+import { destinationFor } from "../mesh/destination_rules.ts";
 import { serviceNamespace, splitAuthority } from "../mesh/hosts.ts";
+import { labelsMatch } from "../mesh/labels.ts";
 import { type MeshRegistry, buildRegistry, containerPortForServicePort, resolveAuthority } from "../mesh/registry.ts";
 import { type RequestFacts, fires, gatewayServersFor, routeRequest, serverAdmits } from "../mesh/routing.ts";
 import { type ClientTls, clientTls } from "../security/mtls/destination_rule.ts";
@@ -189,7 +191,7 @@ export class SecurityPolicy {
     const resolved = resolveAuthority(this.registry, req.authority, this.identity.workload.namespace);
     const routed = this.routeByVirtualService(req, resolved.host, resolved.port, MESH_GATEWAY);
     if (routed) return routed;
-    const ep = this.endpoints.get(`${resolved.host}:${resolved.port}`);
+    const ep = this.endpointFor(resolved.host, resolved.port);
     if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
     const host = splitAuthority(req.authority).host;
     const cluster = clusters.get(host) ?? clusters.get(req.authority);
@@ -293,7 +295,11 @@ export class SecurityPolicy {
     }
     if (!d) return { kind: "reply", reply: empty(404, "route_not_found"), route: routeName, served };
     const destPort = d.port ?? this.servicePort(d.fqdn, port);
-    const ep = this.endpoints.get(`${d.fqdn}:${destPort}`);
+    const ep = this.endpointFor(d.fqdn, destPort, d.subset);
+    if (d.subset && !ep && this.endpointFor(d.fqdn, destPort)) {
+      // The subset is undefined or selects no endpoint: upstream's 503 (no healthy upstream).
+      return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route: `${routeName}|${d.fqdn}:${destPort}|${d.subset}`, served, delayMs };
+    }
     const destRoute = `${routeName}|${d.fqdn}:${destPort}${d.subset ? `|${d.subset}` : ""}`;
     let result: RouteResult;
     if (ep) result = this.toEndpoint(ep, destRoute, d.subset);
@@ -304,7 +310,7 @@ export class SecurityPolicy {
     } else return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route: destRoute, served, delayMs };
     if (result.kind === "reply") return { ...result, served };
     const ops = [r.headers.request, choice.destination!.headers.request];
-    const mirror = r.mirror && fires(r.mirrorPercentage, this.random) ? this.endpoints.get(`${r.mirror.fqdn}:${r.mirror.port ?? this.servicePort(r.mirror.fqdn, port)}`) : undefined;
+    const mirror = r.mirror && fires(r.mirrorPercentage, this.random) ? this.endpointFor(r.mirror.fqdn, r.mirror.port ?? this.servicePort(r.mirror.fqdn, port), r.mirror.subset) : undefined;
     return {
       ...result,
       served,
@@ -321,6 +327,22 @@ export class SecurityPolicy {
         mirror: mirror ? { host: mirror.address.host, port: mirror.address.port } : undefined,
       },
     };
+  }
+
+  /**
+   * An endpoint of a service port; with a subset, one whose labels the
+   * DestinationRule subset selects (none when the subset is not defined).
+   * Several candidates: one at random, as a load balancer would.
+   */
+  private endpointFor(fqdn: string, port: number, subset?: string): ServiceEndpoint | undefined {
+    let candidates = [...this.endpoints.values()].filter((e) => e.host === fqdn && e.servicePort === port);
+    if (subset !== undefined) {
+      const applied = destinationFor(this.catalog.byKind.DestinationRule, fqdn, port, subset, this.identity.workload.namespace, this.mesh.rootNamespace);
+      if (!applied.subset) return undefined;
+      candidates = candidates.filter((e) => labelsMatch(applied.subset!.labels, e.labels ?? {}));
+    }
+    if (candidates.length <= 1) return candidates[0];
+    return candidates[Math.min(candidates.length - 1, Math.floor(this.random() * candidates.length))];
   }
 
   /** The port of a Service named by its FQDN: the one matching `preferred`, else its only port, else 80. */
