@@ -29,6 +29,12 @@ export class TransportConfig {
   checkCluster: string = DEFAULT_CLUSTER;
   reportCluster: string = DEFAULT_CLUSTER;
   attributesForHubProxy: AttributeBag = new AttributeBag();
+  /**
+   * `attributesForHubProxy` as the `x-mesh-attributes` metadata value of every
+   * hub call (base64 of mesh.hub.v1.Attributes), for the proxy in front of
+   * the hub, as upstream's transport sent them; "" = none.
+   */
+  hubProxyHeader: string = "";
   reportBatchMaxEntries: u32 = DEFAULT_REPORT_BATCH_MAX_ENTRIES;
   reportBatchMaxTimeNanos: i64 = DEFAULT_REPORT_BATCH_MAX_TIME_NS;
 }

@@ -1,4 +1,4 @@
-import { ApiKeyLocation } from "../api_key";
+import { ApiKeyIn, ApiKeyLocation } from "../api_key";
 import { ApiPattern, CompiledApiSpec } from "../api_spec";
 import { encodeForwardedAttributes } from "../attributes/forwarded";
 import { JsonValue, parseJson } from "../json";
@@ -22,11 +22,14 @@ import { readFailPolicy, readTransport } from "./transport_json";
 // into a read-only ClientConfig. Bindings attach their specs to the services
 // they name (creating a ServiceConfig where none is configured). The first
 // problem is returned with its field path; nothing is partially applied.
+// Warnings (accepted as upstream accepts them) come back beside the config.
 
 export class CompileResult {
   constructor(
     public config: ClientConfig | null,
     public error: string,
+    /** Accepted but worth telling the operator (e.g. a duplicate pattern that never matches). */
+    public warnings: Array<string> = [],
   ) {}
 }
 
@@ -85,8 +88,8 @@ export function compileConfig(text: string): CompileResult {
     compileApiSpec(r, src.apiSpecs, service.apiSpec);
     for (let j = 0; j < src.quotaSpecs.length; j++) readQuotaSpec(r, src.quotaSpecs[j].body, src.quotaSpecs[j].path, service.quotaRules);
   }
-  if (r.failed) return new CompileResult(null, r.error);
-  return new CompileResult(config, "");
+  if (r.failed) return new CompileResult(null, r.error, r.warnings);
+  return new CompileResult(config, "", r.warnings);
 }
 
 function ensureService(config: ClientConfig, sources: Map<string, ServiceSources>, name: string): ServiceConfig {
@@ -267,8 +270,10 @@ function compileApiSpec(r: ConfigReader, specs: Array<SpecSource>, out: Compiled
           r.fail(pp + ".uriTemplate", parsed.error);
           continue;
         }
+        // Upstream's matcher keeps the first registration of a (method,
+        // template shape) and skips later ones with a warning.
         if (!out.templates.insert(method, parsed.template as UriTemplate, index)) {
-          r.fail(pp + ".uriTemplate", "\"" + text + "\" with method " + method + " overlaps an earlier pattern with the same method and template shape");
+          r.warn(pp + ".uriTemplate", "\"" + text + "\" with method " + method + " duplicates an earlier pattern with the same method and template shape; the earlier one wins and this one never matches");
           continue;
         }
         out.patterns.push(new ApiPattern(attributes, method, text, false));
@@ -287,12 +292,15 @@ function compileApiSpec(r: ConfigReader, specs: Array<SpecSource>, out: Compiled
       if (key === null) continue;
       const query = r.member(key, "query");
       const header = r.member(key, "header");
-      if ((query === null) == (header === null) || key.keys.length != 1) {
-        r.fail(kp, "expected exactly one of query, header");
+      const cookie = r.member(key, "cookie");
+      const given = (query !== null ? 1 : 0) + (header !== null ? 1 : 0) + (cookie !== null ? 1 : 0);
+      if (given != 1 || key.keys.length != 1) {
+        r.fail(kp, "expected exactly one of query, header, cookie");
         continue;
       }
-      if (query !== null) out.apiKeys.push(new ApiKeyLocation(true, r.string(query, kp + ".query")));
-      else out.apiKeys.push(new ApiKeyLocation(false, r.string(header, kp + ".header").toLowerCase()));
+      if (query !== null) out.apiKeys.push(new ApiKeyLocation(ApiKeyIn.Query, r.string(query, kp + ".query")));
+      else if (header !== null) out.apiKeys.push(new ApiKeyLocation(ApiKeyIn.Header, r.string(header, kp + ".header").toLowerCase()));
+      else out.apiKeys.push(new ApiKeyLocation(ApiKeyIn.Cookie, r.string(cookie, kp + ".cookie")));
     }
   }
   if (regexTexts.length > 0 && !r.failed) {

@@ -8,6 +8,8 @@ import { JsonKind, JsonValue } from "../json";
  */
 export class ConfigReader {
   error: string = "";
+  /** Problems that do not refuse the configuration, each "path: message". */
+  warnings: Array<string> = [];
 
   get failed(): bool {
     return this.error.length > 0;
@@ -15,6 +17,10 @@ export class ConfigReader {
 
   fail(path: string, message: string): void {
     if (this.error.length == 0) this.error = path + ": " + message;
+  }
+
+  warn(path: string, message: string): void {
+    this.warnings.push(path + ": " + message);
   }
 
   member(obj: JsonValue | null, name: string): JsonValue | null {

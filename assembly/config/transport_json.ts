@@ -1,3 +1,4 @@
+import { encodeForwardedAttributes } from "../attributes/forwarded";
 import { JsonValue } from "../json";
 import { readAttributes } from "./attributes_json";
 import { NetworkFailPolicy, TransportConfig } from "./client_config";
@@ -24,6 +25,7 @@ export function readTransport(r: ConfigReader, obj: JsonValue | null, p: string)
   if (t.checkCluster.length == 0) r.fail(p + ".checkCluster", "expected a non-empty cluster name");
   if (t.reportCluster.length == 0) r.fail(p + ".reportCluster", "expected a non-empty cluster name");
   t.attributesForHubProxy = readAttributes(r, r.member(obj, "attributesForHubProxy"), p + ".attributesForHubProxy");
+  t.hubProxyHeader = encodeForwardedAttributes(t.attributesForHubProxy);
   const entries = <u32>r.integer(r.member(obj, "reportBatchMaxEntries"), p + ".reportBatchMaxEntries", 0, 4294967295);
   if (entries > 0) t.reportBatchMaxEntries = entries;
   const maxTime = r.durationNanos(r.member(obj, "reportBatchMaxTime"), p + ".reportBatchMaxTime", 0);

@@ -15,6 +15,7 @@ import { StringMap } from "../attributes/string_map";
 const configs = new Map<i32, ClientConfig>();
 let nextHandle: i32 = 1;
 let lastError: string = "";
+let lastWarnings: string = "";
 
 export const FILTER_VERSION = "0.1.0";
 
@@ -25,6 +26,7 @@ export function filter_version(): string {
 /** Compiles a plugin configuration; returns a handle > 0, or 0 (see filter_configure_error). */
 export function filter_configure(configJson: string): i32 {
   const result = compileConfig(configJson);
+  lastWarnings = result.warnings.join("\n");
   if (result.config === null) {
     lastError = result.error;
     return 0;
@@ -37,6 +39,11 @@ export function filter_configure(configJson: string): i32 {
 
 export function filter_configure_error(): string {
   return lastError;
+}
+
+/** The warnings of the last filter_configure, one per line ("" when none). */
+export function filter_configure_warnings(): string {
+  return lastWarnings;
 }
 
 export function filter_release(handle: i32): void {

@@ -14,7 +14,7 @@ import { RequestView, requestWithHeaders } from "../request";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
 import { decideCheck, Verdict } from "./check_decision";
-import { applyPrefetchAnswer, decideQuotasFromCache, toShape } from "./quota_from_cache";
+import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CheckState, HttpStream } from "./http_stream";
 import { CallKind, PendingCall, Plugin } from "./plugin";
 
@@ -53,8 +53,12 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   if (service === null || service.disableCheckCalls) return Action.Continue;
 
   const cached = plugin.checkCache.lookup(e.attributes, now);
-  if (cached !== null) return answerFromCache(plugin, stream, cached, now);
-  plugin.counters.recordCheckCacheMiss();
+  if (cached !== null) {
+    if (!quotasNeedHub(plugin.quotaCache, cached.statusCode, e.quotas.length)) return answerFromCache(plugin, stream, cached, now);
+    plugin.counters.recordCheckCacheHit(true);
+  } else {
+    plugin.counters.recordCheckCacheMiss();
+  }
   if (e.quotas.length > 0) plugin.counters.recordQuotaCacheMiss();
 
   const message = encodeCheckRequest(e.attributes, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), e.quotas, false);

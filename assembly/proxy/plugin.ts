@@ -1,9 +1,10 @@
 import { AttributeBag } from "../attributes/bag";
+import { FORWARDED_HEADER } from "../attributes/forwarded";
 import { CheckCache } from "../client/check_cache";
 import { ClientCounters, COUNTER_COUNT, TransportOutcome, transportOutcome } from "../client/counters";
 import { PrefetchRequest, QuotaCache } from "../client/quota_cache";
 import { ReportBatch } from "../client/report_batch";
-import { ClientConfig, NetworkFailPolicy } from "../config/client_config";
+import { ClientConfig, NetworkFailPolicy, TransportConfig } from "../config/client_config";
 import { compileConfig } from "../config/compile";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { encodeReportRequest } from "../hub/report_request";
@@ -69,6 +70,7 @@ export class Plugin {
       host.log(LogLevel.Error, "hub client configuration rejected: " + result.error);
       return false;
     }
+    for (let i = 0; i < result.warnings.length; i++) host.log(LogLevel.Warn, "hub client configuration: " + result.warnings[i]);
     const config = result.config as ClientConfig;
     const t = config.transport;
     this.flushReports();
@@ -113,17 +115,30 @@ export class Plugin {
 
   /** Same, to a named cluster (the TCP client has its own transport). */
   callCluster(cluster: string, kind: CallKind, method: string, message: Uint8Array, policy: NetworkFailPolicy, streamId: u32, prefetch: PrefetchRequest | null): i64 {
-    const metadata = encodePairs(
-      [RETRY_POLICY_METADATA],
-      [
-        "max-retry=" + policy.maxRetry.toString() +
-          ";base-retry-wait-ms=" + (policy.baseRetryWaitNanos / 1_000_000).toString() +
-          ";max-retry-wait-ms=" + (policy.maxRetryWaitNanos / 1_000_000).toString(),
-      ],
-    );
+    const names: Array<string> = [RETRY_POLICY_METADATA];
+    const values: Array<string> = [
+      "max-retry=" + policy.maxRetry.toString() +
+        ";base-retry-wait-ms=" + (policy.baseRetryWaitNanos / 1_000_000).toString() +
+        ";max-retry-wait-ms=" + (policy.maxRetryWaitNanos / 1_000_000).toString(),
+    ];
+    const hubProxyHeader = this.transportFor(kind).hubProxyHeader;
+    if (hubProxyHeader.length > 0) {
+      names.push(FORWARDED_HEADER);
+      values.push(hubProxyHeader);
+    }
+    const metadata = encodePairs(names, values);
     const token = host.grpcCall(cluster, HUB_SERVICE, method, metadata, message, HUB_CALL_TIMEOUT_MS);
     if (token >= 0) this.pending.set(<u32>token, new PendingCall(kind, streamId, prefetch));
     return token;
+  }
+
+  // The transport a call belongs to: the TCP client's for connection calls.
+  private transportFor(kind: CallKind): TransportConfig {
+    const tcp = this.tcp;
+    const connectionCall = kind == CallKind.ConnectionCheck || kind == CallKind.ConnectionPrefetch || kind == CallKind.ConnectionReport;
+    if (connectionCall && tcp !== null) return tcp.config.transport;
+    const config = this.config;
+    return config !== null ? config.transport : new TransportConfig();
   }
 
   addReport(bag: AttributeBag, now: i64): void {

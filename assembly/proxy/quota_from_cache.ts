@@ -53,11 +53,20 @@ export class CachedQuotaVerdict {
 }
 
 /**
+ * Whether a policy-cache hit still needs the hub: an accepted check with
+ * quotas to charge while the quota cache is disabled. Upstream then sends the
+ * quotas exactly in a remote check, so `disableQuotaCache` turns off caching
+ * of quota, never its enforcement.
+ */
+export function quotasNeedHub(cache: QuotaCache, cachedStatus: i32, quotaCount: i32): bool {
+  return cachedStatus == StatusCode.OK && quotaCount > 0 && !cache.enabled;
+}
+
+/**
  * After a policy-cache hit (HTTP request or TCP connection alike) the quota
  * cache decides the quotas locally; prefetches it asks for go out in the
- * background as best-effort quota checks on `cluster`. With the quota cache
- * disabled, quotas are not enforced on policy-cache hits (as upstream, whose
- * exact quota requests ride only on remote checks).
+ * background as best-effort quota checks on `cluster`. The caller has ruled
+ * out a disabled quota cache (quotasNeedHub).
  */
 export function decideQuotasFromCache(
   plugin: Plugin,

@@ -11,7 +11,7 @@ import { quotaCharges } from "../quota";
 import { Action, LogLevel } from "../abi/enums";
 import * as host from "../abi/host";
 import { decideCheck, Verdict } from "./check_decision";
-import { applyPrefetchAnswer, decideQuotasFromCache, toShape } from "./quota_from_cache";
+import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CallKind, PendingCall, Plugin } from "./plugin";
 import { TcpClient } from "./tcp_client";
 import { ConnectionState, TcpConnection } from "./tcp_connection";
@@ -188,14 +188,18 @@ function startCheck(plugin: Plugin, conn: TcpConnection): Action {
 
   const cached = tcp.checkCache.lookup(conn.attributes, now);
   if (cached !== null) {
-    conn.outcome.known = true;
-    conn.outcome.checkCacheHit = true;
-    tcp.counters.recordCheckCacheHit(cached.statusCode == StatusCode.OK);
-    let verdict = new Verdict(cached.statusCode, cached.statusMessage);
-    if (verdict.ok && conn.quotas.length > 0) verdict = quotaFromCache(plugin, tcp, conn, now);
-    return decide(plugin, tcp, conn, verdict, now, false);
+    if (!quotasNeedHub(tcp.quotaCache, cached.statusCode, conn.quotas.length)) {
+      conn.outcome.known = true;
+      conn.outcome.checkCacheHit = true;
+      tcp.counters.recordCheckCacheHit(cached.statusCode == StatusCode.OK);
+      let verdict = new Verdict(cached.statusCode, cached.statusMessage);
+      if (verdict.ok && conn.quotas.length > 0) verdict = quotaFromCache(plugin, tcp, conn, now);
+      return decide(plugin, tcp, conn, verdict, now, false);
+    }
+    tcp.counters.recordCheckCacheHit(true);
+  } else {
+    tcp.counters.recordCheckCacheMiss();
   }
-  tcp.counters.recordCheckCacheMiss();
   if (conn.quotas.length > 0) tcp.counters.recordQuotaCacheMiss();
 
   const message = encodeCheckRequest(conn.attributes, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), conn.quotas, false);

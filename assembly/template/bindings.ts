@@ -36,7 +36,7 @@ export function bindVariables(template: UriTemplate, patternIndex: i32, request:
         request.path,
         request.start(first),
         request.end(last - 1),
-        variable.coversManySegments ? PercentDecoding.UnreservedOnly : PercentDecoding.All,
+        variable.coversManySegments ? PercentDecoding.AllButReserved : PercentDecoding.All,
       );
     }
     unchecked((names[i] = variable.name));

@@ -2,11 +2,11 @@
 // used by the older istio/proxy matcher before bindings were dropped).
 //
 // A variable covering one segment is fully decoded, so `%2F` becomes `/`.
-// A variable covering several segments, or `**`, only decodes the RFC 3986
-// unreserved characters (A-Z a-z 0-9 - . _ ~): a decoded `/` would be
-// indistinguishable from a segment separator, so reserved characters, and
-// everything else, stay encoded. (Upstream decoded all non-reserved
-// characters there, e.g. `%20`; the project decodes only unreserved ones.)
+// A variable covering several segments, or `**`, decodes every escape except
+// those of RFC 6570's reserved characters (`:/?#[]@!$&'()*+,;=`), as
+// upstream's UrlUnescapeString(unescape_reserved=false) did: `%20` becomes a
+// space and `%C3%A9` an `é`, but a decoded `/` would be indistinguishable
+// from a segment separator, so `%2F` (and the other reserved ones) stay.
 //
 // Escapes that are malformed (`%2`, `%zz`) stay as they are, and so do
 // escapes whose bytes are not valid UTF-8: a string cannot hold raw bytes.
@@ -14,8 +14,8 @@
 export const enum PercentDecoding {
   /** Decode every well-formed escape (one-segment variables). */
   All = 0,
-  /** Decode only unreserved ASCII characters (multi-segment variables). */
-  UnreservedOnly = 1,
+  /** Decode every escape but reserved characters' (multi-segment variables). */
+  AllButReserved = 1,
 }
 
 const PERCENT: i32 = 0x25; // '%'
@@ -34,12 +34,12 @@ export function percentDecode(text: string, start: i32, end: i32, mode: PercentD
     if (c == PERCENT) {
       const byte = escapedByte(text, i, end);
       if (byte >= 0 && byte < 0x80) {
-        if (mode == PercentDecoding.All || isUnreserved(byte)) {
+        if (mode == PercentDecoding.All || !isReserved(byte)) {
           unchecked((out[written++] = <u16>byte));
           i += 3;
           continue;
         }
-      } else if (byte >= 0x80 && mode == PercentDecoding.All) {
+      } else if (byte >= 0x80) {
         const codePoint = utf8CodePoint(text, i, end, byte);
         if (codePoint >= 0) {
           if (codePoint < 0x10000) {
@@ -77,17 +77,16 @@ function hexValue(c: i32): i32 {
   return -1;
 }
 
-// RFC 3986 section 2.3.
-function isUnreserved(c: i32): bool {
-  return (
-    (c >= 0x41 && c <= 0x5a) ||
-    (c >= 0x61 && c <= 0x7a) ||
-    (c >= 0x30 && c <= 0x39) ||
-    c == 0x2d || // '-'
-    c == 0x2e || // '.'
-    c == 0x5f || // '_'
-    c == 0x7e // '~'
-  );
+// RFC 6570 section 1.5 (RFC 3986 gen-delims and sub-delims):
+// ! # $ & ' ( ) * + , / : ; = ? @ [ ]
+function isReserved(c: i32): bool {
+  switch (c) {
+    case 0x21: case 0x23: case 0x24: case 0x26: case 0x27: case 0x28: case 0x29: case 0x2a:
+    case 0x2b: case 0x2c: case 0x2f: case 0x3a: case 0x3b: case 0x3d: case 0x3f: case 0x40:
+    case 0x5b: case 0x5d:
+      return true;
+  }
+  return false;
 }
 
 // Length of the UTF-8 sequence a lead byte starts, or 0 if it cannot start

@@ -30,6 +30,7 @@ interface RawExports extends Record<string, unknown> {
   filter_version(): number;
   filter_configure(configPtr: number): number;
   filter_configure_error(): number;
+  filter_configure_warnings(): number;
   filter_release(handle: number): void;
   filter_evaluate(handle: number, headers: number, properties: number, time: bigint, bindings: number): number;
   filter_evaluate_repeat(handle: number, headers: number, properties: number, time: bigint, times: number): number;
@@ -41,7 +42,8 @@ interface RawExports extends Record<string, unknown> {
   regex_release(handle: number): void;
 }
 
-export type ConfigureResult = { handle: number } | { error: string };
+/** A compiled configuration's handle and what was accepted with a warning, or why it was refused. */
+export type ConfigureResult = { handle: number; warnings: string[] } | { error: string };
 
 /**
  * The filter module instantiated for direct calls to its pure exports, as
@@ -86,7 +88,10 @@ export class FilterModule {
   /** Compiles a plugin configuration (JSON text); see assembly/config/compile.ts for its shape. */
   configure(configJson: string): ConfigureResult {
     const handle = this.withString(configJson, (p) => this.raw.filter_configure(p));
-    if (handle > 0) return { handle };
+    if (handle > 0) {
+      const warnings = this.raw.__getString(this.raw.filter_configure_warnings());
+      return { handle, warnings: warnings ? warnings.split("\n") : [] };
+    }
     return { error: this.raw.__getString(this.raw.filter_configure_error()) };
   }
 

@@ -2,7 +2,7 @@
 // configured locations in order, else query `key`, query `api_key`, header
 // `x-api-key`; the first *present* location wins, even with an empty value;
 // query values are not percent-decoded.
-import { ApiKeyLocation, DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "../../assembly/api_key";
+import { ApiKeyIn, ApiKeyLocation, cookieValue, DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "../../assembly/api_key";
 import { RequestView } from "../../assembly/request";
 
 function request(path: string, headers: string[]): RequestView {
@@ -29,11 +29,11 @@ function expectRows(locations: ApiKeyLocation[], rows: Row[]): void {
 describe("extractApiKey with the default locations", () => {
   it("lists query key, query api_key, header x-api-key in that order", () => {
     expect(DEFAULT_API_KEY_LOCATIONS.length).toBe(3);
-    expect(DEFAULT_API_KEY_LOCATIONS[0].inQuery).toBe(true);
+    expect(DEFAULT_API_KEY_LOCATIONS[0].kind).toBe(ApiKeyIn.Query);
     expect(DEFAULT_API_KEY_LOCATIONS[0].name).toBe("key");
-    expect(DEFAULT_API_KEY_LOCATIONS[1].inQuery).toBe(true);
+    expect(DEFAULT_API_KEY_LOCATIONS[1].kind).toBe(ApiKeyIn.Query);
     expect(DEFAULT_API_KEY_LOCATIONS[1].name).toBe("api_key");
-    expect(DEFAULT_API_KEY_LOCATIONS[2].inQuery).toBe(false);
+    expect(DEFAULT_API_KEY_LOCATIONS[2].kind).toBe(ApiKeyIn.Header);
     expect(DEFAULT_API_KEY_LOCATIONS[2].name).toBe("x-api-key");
   });
 
@@ -71,13 +71,42 @@ describe("extractApiKey with the default locations", () => {
 
 describe("extractApiKey with configured locations", () => {
   it("replaces the defaults and keeps configured order", () => {
-    const locations = [new ApiKeyLocation(false, "x-custom-key"), new ApiKeyLocation(true, "token")];
+    const locations = [new ApiKeyLocation(ApiKeyIn.Header, "x-custom-key"), new ApiKeyLocation(ApiKeyIn.Query, "token")];
     expectRows(locations, [
       new Row("/a?token=q", ["x-custom-key", "h"], "h"),
       new Row("/a?token=q", [], "q"),
       new Row("/a?key=default", ["x-api-key", "default"], null),
       new Row("/a?token=", [], ""),
     ]);
+  });
+
+  it("reads cookies as Envoy's cookie helper: first pair, names case-sensitive, empty is absent", () => {
+    const locations = [new ApiKeyLocation(ApiKeyIn.Cookie, "sid"), new ApiKeyLocation(ApiKeyIn.Header, "x-api-key")];
+    expectRows(locations, [
+      new Row("/a", ["cookie", "sid=abc"], "abc"),
+      new Row("/a", ["cookie", "theme=dark; sid=abc; lang=en"], "abc"),
+      new Row("/a", ["cookie", "theme=dark;sid=abc"], "abc"),
+      new Row("/a", ["cookie", "sid=first; sid=second"], "first"),
+      new Row("/a", ["cookie", "sid=\"quoted value\""], "quoted value"),
+      new Row("/a", ["cookie", "sid=a=b"], "a=b"),
+      // the cookie is tried first, whatever the header says
+      new Row("/a", ["cookie", "sid=c", "x-api-key", "h"], "c"),
+      // absent, empty, other case, or a pair without `=`: the next location decides
+      new Row("/a", ["x-api-key", "h"], "h"),
+      new Row("/a", ["cookie", "sid=", "x-api-key", "h"], "h"),
+      new Row("/a", ["cookie", "sid=\"\"", "x-api-key", "h"], "h"),
+      new Row("/a", ["cookie", "SID=abc", "x-api-key", "h"], "h"),
+      new Row("/a", ["cookie", "sid; x=1", "x-api-key", "h"], "h"),
+      new Row("/a", ["cookie", "xsid=abc; sidx=abc"], null),
+      new Row("/a?sid=query", [], null),
+    ]);
+  });
+
+  it("cookieValue walks every pair", () => {
+    expect(cookieValue("a=1; b=2;  c=3", "c")).toBe("3");
+    expect(cookieValue("a=1; b=2", "d")).toBeNull();
+    expect(cookieValue("", "a")).toBeNull();
+    expect(cookieValue(";;; a=1", "a")).toBe("1");
   });
 
   it("reads a very long key", () => {

@@ -2,6 +2,8 @@
 // HTTPAPISpec/QuotaSpec resources) into a ClientConfig. Defaults from
 // hub-client §8; binding rules from the control plane (§3.8, §10); every
 // error names its field path.
+import { ApiKeyIn } from "../../assembly/api_key";
+import { AttributeBag } from "../../assembly/attributes/bag";
 import { compileConfig } from "../../assembly/config/compile";
 import {
   ClientConfig, DEFAULT_BASE_RETRY_WAIT_NS, DEFAULT_CLUSTER, DEFAULT_MAX_RETRY_WAIT_NS,
@@ -394,17 +396,31 @@ describe("compileConfig HTTPAPISpec patterns", () => {
     }
   });
 
-  it("refuses a duplicate (method, template shape), naming the later pattern", () => {
+  it("accepts a duplicate (method, template shape) with a warning naming the later pattern; the first wins", () => {
     const rows: string[] = [
       "{'httpMethod':'GET','uriTemplate':'/pets/{id}'},{'httpMethod':'GET','uriTemplate':'/pets/{name}'}",
       "{'httpMethod':'GET','uriTemplate':'/pets/{id}'},{'httpMethod':'GET','uriTemplate':'/pets/*'}",
-      "{'uriTemplate':'/a'},{'httpMethod':'*','uriTemplate':'/a'}",
+      "{'uriTemplate':'/pets/{id}'},{'httpMethod':'*','uriTemplate':'/pets/{id}'}",
     ];
     for (let i = 0; i < rows.length; i++) {
-      const e = compileError(apiSpecConfig(rows[i]));
-      expect(e.startsWith("resources[0] (HTTPAPISpec default/x).spec.patterns[1].uriTemplate: ")).toBe(true, e);
-      expect(e.includes("overlaps")).toBe(true, e);
+      const r = compileConfig(q(apiSpecConfig(rows[i])));
+      expect(r.error).toBe("", rows[i]);
+      expect(r.warnings.length).toBe(1, rows[i]);
+      const w = r.warnings[0];
+      expect(w.startsWith("resources[0] (HTTPAPISpec default/x).spec.patterns[1].uriTemplate: ")).toBe(true, w);
+      expect(w.includes("duplicates an earlier pattern")).toBe(true, w);
+      const spec = service(r.config!, PETSTORE).apiSpec;
+      expect(spec.patterns.length).toBe(1, rows[i]);
+      const match = spec.apply("GET", "/pets/7", new AttributeBag(), true);
+      expect(match.winner).toBe(0, rows[i]);
+      expect(match.bindingNames.length).toBe(1, rows[i]);
     }
+  });
+
+  it("has no warnings for distinct patterns", () => {
+    const r = compileConfig(q(apiSpecConfig("{'httpMethod':'GET','uriTemplate':'/pets/{id}'},{'httpMethod':'POST','uriTemplate':'/pets/{id}'}")));
+    expect(r.error).toBe("");
+    expect(r.warnings.length).toBe(0);
   });
 
   it("refuses regexes that need backtracking or do not parse, naming the field", () => {
@@ -429,19 +445,30 @@ describe("compileConfig HTTPAPISpec patterns", () => {
     ]));
     const keys = service(c, PETSTORE).apiSpec.apiKeys;
     expect(keys.length).toBe(2);
-    expect(keys[0].inQuery).toBe(true);
+    expect(keys[0].kind).toBe(ApiKeyIn.Query);
     expect(keys[0].name).toBe("Api_Key");
-    expect(keys[1].inQuery).toBe(false);
+    expect(keys[1].kind).toBe(ApiKeyIn.Header);
     expect(keys[1].name).toBe("x-custom-key");
   });
 
-  it("refuses an API key with neither or both locations (or the upstream-only cookie)", () => {
-    const rows: string[] = ["{}", "{'query':'a','header':'b'}", "{'cookie':'sid'}", "{'query':'a','cookie':'b'}"];
+  it("reads a cookie API key location as written", () => {
+    const c = compiled(withResources([
+      doc("HTTPAPISpec", "default", "x", "{'patterns':[],'apiKeys':[{'cookie':'Sid'}]}"),
+      doc("HTTPAPISpecBinding", "default", "b", "{'services':[{'name':'petstore'}],'apiSpecs':[{'name':'x'}]}"),
+    ]));
+    const keys = service(c, PETSTORE).apiSpec.apiKeys;
+    expect(keys.length).toBe(1);
+    expect(keys[0].kind).toBe(ApiKeyIn.Cookie);
+    expect(keys[0].name).toBe("Sid");
+  });
+
+  it("refuses an API key with no location or more than one", () => {
+    const rows: string[] = ["{}", "{'query':'a','header':'b'}", "{'header':'sid','cookie':'sid'}", "{'query':'a','cookie':'b'}"];
     for (let i = 0; i < rows.length; i++) {
       expectError(withResources([
         doc("HTTPAPISpec", "default", "x", "{'apiKeys':[" + rows[i] + "]}"),
         doc("HTTPAPISpecBinding", "default", "b", "{'services':[{'name':'petstore'}],'apiSpecs':[{'name':'x'}]}"),
-      ]), "resources[0] (HTTPAPISpec default/x).spec.apiKeys[0]: expected exactly one of query, header");
+      ]), "resources[0] (HTTPAPISpec default/x).spec.apiKeys[0]: expected exactly one of query, header, cookie");
     }
   });
 });

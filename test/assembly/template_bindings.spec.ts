@@ -1,6 +1,6 @@
 // Variable bindings of a matched template (research note hub-client §3.9 and
-// project rule: one-segment variables fully decoded, multi-segment and `**`
-// variables decode only unreserved characters).
+// upstream's UrlUnescapeString: one-segment variables fully decoded,
+// multi-segment and `**` variables decode all but reserved characters).
 import { parseUriTemplate, PathMatcher, TemplateMatch } from "../../assembly/template";
 
 // "name=value name=value" in template order, or "no match".
@@ -90,14 +90,18 @@ describe("PathMatcher.bindings", () => {
     ]);
   });
 
-  it("decodes only unreserved characters of multi-segment and `**` variables", () => {
+  it("decodes all but reserved characters of multi-segment and `**` variables", () => {
     expectRows([
       new Row("/f/{path=**}", "/f/a%2Fb/c", "path=a%2Fb/c"),
       new Row("/f/{path=**}", "/f/a%2Fb", "path=a%2Fb"),
       new Row("/f/{path=**}", "/f/%41%5a%61%7A%30%39%2D%2E%5F%7E", "path=AZaz09-._~"),
-      new Row("/f/{path=**}", "/f/%3F%23%25%20%2C", "path=%3F%23%25%20%2C"),
-      new Row("/f/{path=**}", "/f/caf%C3%A9", "path=caf%C3%A9"),
+      // Reserved (RFC 6570 gen-delims and sub-delims) stay encoded; `%25` and `%20` are not reserved.
+      new Row("/f/{path=**}", "/f/%3F%23%25%20%2C", "path=%3F%23% %2C"),
+      new Row("/f/{path=**}", "/f/%21%24%26%27%28%29%2A%2B%3A%3B%3D%40%5B%5D", "path=%21%24%26%27%28%29%2A%2B%3A%3B%3D%40%5B%5D"),
+      new Row("/f/{path=**}", "/f/%22%3C%3E%5C%5E%60%7B%7C%7D", "path=\"<>\\^`{|}"),
+      new Row("/f/{path=**}", "/f/caf%C3%A9", "path=café"),
       new Row("/f/{path=x/*}", "/f/x/a%2Fb%41", "path=x/a%2FbA"),
+      new Row("/v1/{name=shelves/*/books/*}", "/v1/shelves/my%20shelf/books/a%2Fb", "name=shelves/my shelf/books/a%2Fb"),
     ]);
   });
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Action } from "../../host/wasm/abi_types.ts";
 import { FilterEmulator } from "../../host/wasm/emulator.ts";
+import { decodeForwardHeader } from "../../host/filter/evaluation.ts";
 import { GLOBAL_WORDS } from "../../host/wire/global_words.ts";
 import { BUILDS, PROPERTIES, REQUEST, SERVICE, allow, deny, pluginConfig } from "./emulator_support.ts";
 
@@ -121,6 +122,33 @@ for (const [build, wasm] of BUILDS) {
       const emu = new FilterEmulator(pluginConfig({ disableCheckCalls: true }), wasm);
       assert.equal(emu.request(REQUEST, PROPERTIES).action, Action.Continue);
       assert.equal(emu.calls.length, 0);
+    });
+
+    it("sends attributesForHubProxy as x-mesh-attributes metadata on Check and Report, for the proxy in front of the hub", () => {
+      const transport = {
+        disableReportBatch: true,
+        attributesForHubProxy: { attributes: { "source.uid": { stringValue: "kubernetes://orders-v1.shop" }, "source.ip": { bytesValue: "CgAABQ==" } } },
+      };
+      const emu = new FilterEmulator(pluginConfig({ transport }), wasm);
+      emu.script.push({ respond: allow() });
+      const r = emu.request(REQUEST, PROPERTIES);
+      emu.vm.finishStream(r.id);
+      const methods = emu.calls.map((c) => c.method);
+      assert.deepEqual(methods, ["Check", "Report"]);
+      for (const call of emu.calls) {
+        const values = call.metadata.filter(([k]) => k === "x-mesh-attributes").map(([, v]) => v);
+        assert.equal(values.length, 1, call.method);
+        assert.deepEqual(decodeForwardHeader(values[0]), {
+          "source.ip": { bytesValue: "CgAABQ==" },
+          "source.uid": { stringValue: "kubernetes://orders-v1.shop" },
+        });
+      }
+    });
+
+    it("sends no x-mesh-attributes metadata without attributesForHubProxy", () => {
+      const emu = new FilterEmulator(pluginConfig(), wasm);
+      emu.request(REQUEST, PROPERTIES);
+      assert.equal(emu.calls[0].metadata.some(([k]) => k === "x-mesh-attributes"), false);
     });
 
     it("removes a client-supplied x-mesh-attributes header and sets its own", () => {

@@ -36,6 +36,7 @@ export async function runHubEval(o: HubEvalOptions): Promise<number> {
       o.errors.write(`error: ${describeFilterProblem(bundle, configured.error)}\n`);
       return EXIT_BAD_CONFIG;
     }
+    for (const w of configured.warnings) o.errors.write(`warning: ${describeFilterProblem(bundle, w)}\n`);
     handle = configured.handle;
   } catch (e) {
     if (e instanceof ConfigError) {

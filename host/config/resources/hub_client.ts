@@ -16,6 +16,7 @@ export interface StringMatch {
 export interface ApiKey {
   query?: string;
   header?: string;
+  cookie?: string;
 }
 
 export interface HttpApiSpecPattern {
@@ -141,8 +142,8 @@ export function decodeHttpApiSpec(spec: Field, checks: PatternChecks): HttpApiSp
     return { attributes: decodeAttributes(p.get("attributes")), httpMethod: method, [which]: text } as HttpApiSpecPattern;
   });
   const apiKeys = spec.get("apiKeys").list().map((k) => {
-    k.allowOnly(["query", "header"]);
-    const which = k.oneOf(["query", "header"] as const) as "query" | "header";
+    k.allowOnly(["query", "header", "cookie"]);
+    const which = k.oneOf(["query", "header", "cookie"] as const) as "query" | "header" | "cookie";
     return { [which]: k.get(which).nonEmptyString() } as ApiKey;
   });
   return { attributes: decodeAttributes(spec.get("attributes")), patterns, apiKeys };
