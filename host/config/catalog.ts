@@ -287,7 +287,8 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
       const meta = decodeMetadata(root.get("metadata"), kind, clusterScoped);
       const key = `${kind}/${namespace}/${doc.name}`;
       const earlier = seen.get(key);
-      if (earlier) root.get("metadata").get("name").invalid(`duplicate ${id} (first defined in ${earlier.file}, document ${earlier.index + 1})`);
+      // As applying the files in order would: the later definition replaces the earlier one.
+      if (earlier) root.get("metadata").get("name").warn(`${id} is defined again: this definition (${doc.file}, document ${doc.index + 1}) replaces the one in ${earlier.file}, document ${earlier.index + 1}`);
       const decoded = DECODERS[kind](root, doc, namespace, id, checks, opts, context.warnings);
       if (context.errors!.length === 0) {
         seen.set(key, doc);
@@ -310,8 +311,11 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
     // Problems of one document in field order: errors first, then warnings.
     problems.push(...context.errors!.map((e) => problemFromError(e, origin)));
     problems.push(...context.warnings.map((w) => problemFromWarning(w, origin)));
-    if (value) resources.push(value);
-    else invalid++;
+    if (value) {
+      const replaced = resources.findIndex((r) => r.kind === value!.kind && r.namespace === value!.namespace && r.name === value!.name);
+      if (replaced >= 0) resources.splice(replaced, 1);
+      resources.push(value);
+    } else invalid++;
   }
   if (opts.referential) problems.push(...checkReferences(resources));
   return freezeCatalog(resources, problems, docs.length, invalid);

@@ -107,13 +107,15 @@ spec: {}
     assert.equal(c.errors[0].message, 'expected one of networking.mesh.io/v1alpha3, networking.mesh.io/v1beta1, networking.mesh.io/v1 for kind VirtualService, got "networking.mesh.io/v2"');
   });
 
-  it("refuses a duplicate and keeps the first", () => {
-    const doc = `apiVersion: v1\nkind: Namespace\nmetadata: { name: foo }\n`;
-    const c = decode(`${doc}---\n${doc}`);
-    assert.equal(c.byKind.Namespace.length, 1);
-    assert.equal(c.errors.length, 1);
-    assert.equal(c.errors[0].fieldPath, "metadata.name");
-    assert.match(c.errors[0].message, /duplicate Namespace foo \(first defined in table.yaml, document 1\)/);
+  it("a second definition of the same kind/namespace/name replaces the first, with a warning naming both", () => {
+    const v = (mode: string) => `apiVersion: security.mesh.io/v1\nkind: PeerAuthentication\nmetadata: { name: default, namespace: foo }\nspec: { mtls: { mode: ${mode} } }\n`;
+    const c = decode(`${v("STRICT")}---\n${v("PERMISSIVE")}`);
+    assert.deepEqual(c.errors, []);
+    assert.equal(c.byKind.PeerAuthentication.length, 1);
+    assert.equal(c.byKind.PeerAuthentication[0].spec.mtlsMode, "PERMISSIVE");
+    assert.equal(c.warnings.length, 1);
+    assert.equal(c.warnings[0].fieldPath, "metadata.name");
+    assert.match(c.warnings[0].message, /PeerAuthentication foo\/default is defined again: this definition \(table.yaml, document 2\) replaces the one in table.yaml, document 1/);
   });
 
   it("names namespaced resources by the default namespace (-n) and Namespaces by name alone", () => {

@@ -122,6 +122,8 @@ const TLS_FIELDS = ["mode", "clientCertificate", "privateKey", "caCertificates",
 function clientTls(f: Field): ClientTlsSettings {
   f.object();
   f.allowOnly(TLS_FIELDS);
+  // Upstream's name for the mesh's own mutual TLS, pasted from its samples: say what it is called here.
+  if (f.get("mode").value === "ISTIO_MUTUAL") f.get("mode").invalid('expected one of DISABLE, SIMPLE, MUTUAL, MESH_MUTUAL, got "ISTIO_MUTUAL" (upstream\'s ISTIO_MUTUAL is MESH_MUTUAL in this mesh)');
   const mode = f.get("mode").enumOf(CLIENT_TLS_MODES, "DISABLE");
   const opt = (name: string) => f.get(name).optionalString();
   const tls: ClientTlsSettings = Object.freeze({
@@ -304,6 +306,9 @@ export function decodeGateway(spec: Field): GatewaySpec {
   spec.object();
   spec.allowOnly(["selector", "servers"]);
   const selector = attempt(spec.get("selector"), labelMap);
+  if (selector && selector.istio !== undefined) {
+    spec.get("selector").get("istio").warn(`upstream's gateway label: this mesh's gateways carry "mesh: ${selector.istio}" (e.g. mesh: ingressgateway)`);
+  }
   const servers = attemptEach(spec.get("servers"), decodeServer, true);
   // Upstream validation: port names are unique across a Gateway's servers (a repeated name must mean the same port).
   const names = new Map<string, number>();
