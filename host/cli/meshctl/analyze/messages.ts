@@ -89,7 +89,6 @@ export const NoServerCertificateVerificationPortLevel = type("MSH0129", "NoServe
 export const VirtualServiceHostNotFoundInGateway = type("MSH0132", "VirtualServiceHostNotFoundInGateway", "Warning", "A VirtualService host is not among the hosts of a Gateway it is bound to: that Gateway does not route it");
 export const ConflictingGateways = type("MSH0145", "ConflictingGateways", "Error", "Gateways selecting the same workloads define the same port and host: one of them is ignored");
 export const DestinationRuleSubsetNoPods = type("MSH0230", "DestinationRuleSubsetNoPods", "Warning", "A DestinationRule subset's labels select no workload of the service: routes to it get no healthy upstream (503)");
-export const AuthorizationPolicyNamespaceNotFound = type("MSH0231", "AuthorizationPolicyNamespaceNotFound", "Warning", "An AuthorizationPolicy source names a namespace that does not exist: that value matches nothing");
 
 export const ALL_MESSAGE_TYPES: readonly MessageType[] = Object.freeze([
   InternalError,
@@ -118,7 +117,6 @@ export const ALL_MESSAGE_TYPES: readonly MessageType[] = Object.freeze([
   VirtualServiceHostNotFoundInGateway,
   ConflictingGateways,
   DestinationRuleSubsetNoPods,
-  AuthorizationPolicyNamespaceNotFound,
 ]);
 
 export function messageTypeByCode(code: string): MessageType | undefined {

@@ -15,7 +15,6 @@ import { specBindingOverlapAnalyzer } from "./analyzers/spec_binding_overlap.ts"
 import { virtualServiceDestinationsAnalyzer } from "./analyzers/virtual_service_destinations.ts";
 import { virtualServiceGatewaysAnalyzer } from "./analyzers/virtual_service_gateways.ts";
 import { workloadSelectorAnalyzer } from "./analyzers/workload_selector.ts";
-import { authzNamespacesAnalyzer } from "./analyzers/authz_namespaces.ts";
 import { conflictingGatewaysAnalyzer } from "./analyzers/conflicting_gateways.ts";
 import { conflictingMeshHostsAnalyzer } from "./analyzers/conflicting_mesh_hosts.ts";
 import { destinationRuleSubsetsAnalyzer } from "./analyzers/destination_rule_subsets.ts";
@@ -49,7 +48,6 @@ export const ANALYZERS: readonly Analyzer[] = Object.freeze([
   destinationRuleSubsetsAnalyzer,
   destinationRuleTlsAnalyzer,
   portNameAnalyzer,
-  authzNamespacesAnalyzer,
 ]);
 
 /** What `-L` prints: one block per analyzer with its codes and their severities. */
