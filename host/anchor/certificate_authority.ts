@@ -1,8 +1,9 @@
 import { AnchorError } from "./errors.ts";
-import { issueWorkloadCertificate, parseCsr, type IssuePolicy } from "./issuer.ts";
+import { identityOfCsr, issueWorkloadCertificate, parseCsr, type IssuePolicy } from "./issuer.ts";
 import type { AnchorMetrics } from "./metrics.ts";
 import type { CreateCertificateResponse } from "./protocol.ts";
 import { pemOf, rootBundlePem, type SigningBundle } from "./signing_bundle.ts";
+import type { SpiffeIdentity } from "./spiffe.ts";
 
 export interface GracePolicy {
   /** `--workload-cert-grace-period-ratio`. */
@@ -43,16 +44,19 @@ export class CertificateAuthority {
   }
 
   /**
-   * CreateCertificate: counts the CSR, verifies it, issues, and answers
-   * `[leaf, …intermediates, root bundle]` with the rotation hints. Throws
-   * AnchorError (already counted).
+   * CreateCertificate: counts the CSR, verifies it, lets `authorize` decide
+   * whether the caller may have the CSR's identity (it throws AnchorError
+   * UNAUTHENTICATED or IDENTITY_NOT_AUTHORIZED; the gRPC service always
+   * passes one), issues, and answers `[leaf, …intermediates, root bundle]`
+   * with the rotation hints. Throws AnchorError (already counted).
    */
-  async createCertificate(csrPem: string, validitySeconds: number): Promise<CreateCertificateResponse & { issued: IssueEvent }> {
+  async createCertificate(csrPem: string, validitySeconds: number, authorize?: (identity: SpiffeIdentity) => Promise<void>): Promise<CreateCertificateResponse & { issued: IssueEvent }> {
     this.metrics.csrs.inc();
     try {
       const bundle = this.bundle;
       if (!bundle) throw new AnchorError("CA_NOT_READY", "the CA has no signing key yet");
       const csr = await parseCsr(csrPem);
+      if (authorize) await authorize(identityOfCsr(csr, this.policy));
       const issued = await issueWorkloadCertificate(bundle, this.policy, csr, validitySeconds, this.now());
       this.metrics.issued.inc();
       const event = { identity: issued.identity.uri, serial: issued.cert.serialNumber, notAfter: issued.notAfter };

@@ -9,6 +9,24 @@ import { x509 } from "./x509.ts";
 export { CertificateRotator, type CertificateRotatorOptions } from "./certificate_rotator.ts";
 
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
+/** The TLS server name clients check mesh_ca's certificate against (the first of its default --grpc-host-identities). */
+export const DEFAULT_CA_SERVER_NAME = "mesh-ca";
+
+/** How a client authenticates to mesh_ca and checks it (docs/mesh_ca.md "Authentication"). */
+export interface CaCallAuth {
+  /** A service-account token, sent as `authorization: Bearer <token>` (a first certificate). */
+  token?: string;
+  /** TLS to the CA; absent = plain text (mesh_ca --grpc-plaintext). */
+  tls?: {
+    /** Roots that must sign the CA's TLS certificate. */
+    rootPem: string;
+    /** The name its certificate must carry; default `mesh-ca`. */
+    serverName?: string;
+    /** The current workload certificate, presented for a renewal over mutual TLS. */
+    clientKeyPem?: string;
+    clientCertChainPem?: string;
+  };
+}
 
 /** A refusal or transport failure of CreateCertificate, with the gRPC status. */
 export class CertificateRequestError extends Error {
@@ -33,6 +51,8 @@ export interface WorkloadCertificateRequest {
   /** RSA modulus bits; default 2048. */
   keySize?: number;
   timeoutMs?: number;
+  /** Token and/or TLS settings; without any, the CA refuses the request (UNAUTHENTICATED). */
+  auth?: CaCallAuth;
 }
 
 export interface WorkloadCertificate {
@@ -67,7 +87,7 @@ export async function requestWorkloadCertificate(request: WorkloadCertificateReq
     signingAlgorithm: signingAlgorithmOf(keys.privateKey),
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: "url", value: request.identity }], true)],
   });
-  const response = await createCertificate(request.address, csr.toString("pem"), Math.ceil((request.ttl ?? 0) / 1000), request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS);
+  const response = await createCertificate(request.address, csr.toString("pem"), Math.ceil((request.ttl ?? 0) / 1000), request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS, request.auth);
   if (response.certChain.length < 2) throw new Error(`CreateCertificate answered ${response.certChain.length} PEM strings; expected the certificate and the root at least`);
   const chain = response.certChain.slice(0, -1);
   const rootPem = response.certChain[response.certChain.length - 1];
@@ -99,16 +119,32 @@ export function splitPem(pem: string): string[] {
 
 const Stub = grpc.makeGenericClientConstructor({ CreateCertificate: CREATE_CERTIFICATE_METHOD }, "CertificateService");
 
+/** Channel credentials and options for a call to mesh_ca. */
+function channelFor(auth: CaCallAuth | undefined): { credentials: grpc.ChannelCredentials; options: grpc.ChannelOptions } {
+  const tls = auth?.tls;
+  if (!tls) return { credentials: grpc.credentials.createInsecure(), options: {} };
+  const serverName = tls.serverName ?? DEFAULT_CA_SERVER_NAME;
+  const clientCert = tls.clientKeyPem && tls.clientCertChainPem;
+  return {
+    credentials: grpc.credentials.createSsl(Buffer.from(tls.rootPem), clientCert ? Buffer.from(tls.clientKeyPem!) : null, clientCert ? Buffer.from(tls.clientCertChainPem!) : null),
+    options: { "grpc.ssl_target_name_override": serverName, "grpc.default_authority": serverName },
+  };
+}
+
 /** One CreateCertificate call on a connection of its own; throws CertificateRequestError. */
-export function createCertificate(address: string, csrPem: string, validitySeconds: number, timeoutMs = DEFAULT_CLIENT_TIMEOUT_MS): Promise<CreateCertificateResponse> {
-  const client = new Stub(address, grpc.credentials.createInsecure());
+export function createCertificate(address: string, csrPem: string, validitySeconds: number, timeoutMs = DEFAULT_CLIENT_TIMEOUT_MS, auth?: CaCallAuth): Promise<CreateCertificateResponse> {
+  const channel = channelFor(auth);
+  const client = new Stub(address, channel.credentials, channel.options);
   const request = encodeCreateCertificateRequest({ csr: csrPem, validityDuration: validitySeconds });
+  const metadata = new grpc.Metadata();
+  if (auth?.token) metadata.set("authorization", `Bearer ${auth.token}`);
   return new Promise<CreateCertificateResponse>((resolve, reject) => {
     client.makeUnaryRequest<Buffer, Buffer>(
       CREATE_CERTIFICATE_METHOD.path,
       CREATE_CERTIFICATE_METHOD.requestSerialize,
       CREATE_CERTIFICATE_METHOD.responseDeserialize,
       request,
+      metadata,
       { deadline: Date.now() + timeoutMs },
       (err, bytes) => {
         if (err) reject(new CertificateRequestError(err.code ?? grpc.status.UNKNOWN, err.details ?? err.message));

@@ -9,6 +9,10 @@ export type AnchorErrorCode =
   | "IDENTITY_INVALID"
   /** The identity's namespace is not in --allowed-namespaces. */
   | "NAMESPACE_NOT_ALLOWED"
+  /** The caller presented no credential, or one that does not verify (token, client certificate). */
+  | "UNAUTHENTICATED"
+  /** The caller proved an identity other than the one its CSR asks for. */
+  | "IDENTITY_NOT_AUTHORIZED"
   /** The requested TTL is negative or above --max-workload-cert-ttl. */
   | "TTL_INVALID"
   /** No signing key is loaded (yet). */

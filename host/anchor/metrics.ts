@@ -17,7 +17,7 @@ export class AnchorMetrics {
   readonly csrs = new Counter({ name: "anchor_server_csr_count", help: "CSRs received", registers: [this.registry] });
   readonly authenticationFailures = new Counter({
     name: "anchor_server_authentication_failure_count",
-    help: "Authentication failures: requests for an identity the caller may not have (--allowed-namespaces)",
+    help: "Authentication failures: no or a bad credential (token, client certificate), or a request for an identity the caller may not have (another identity than it proved, --allowed-namespaces)",
     registers: [this.registry],
   });
   readonly csrParsingErrors = new Counter({ name: "anchor_server_csr_parsing_err_count", help: "CSR parse errors (including bad CSR signatures)", registers: [this.registry] });
@@ -45,6 +45,8 @@ export class AnchorMetrics {
       case "IDENTITY_INVALID":
         return this.idExtractionErrors.inc();
       case "NAMESPACE_NOT_ALLOWED":
+      case "UNAUTHENTICATED":
+      case "IDENTITY_NOT_AUTHORIZED":
         return this.authenticationFailures.inc();
       case "TTL_INVALID":
         return this.signErrors.labels({ error: "ttl_error" }).inc();

@@ -1,3 +1,5 @@
+import type { TokenSettings } from "./service_account_token.ts";
+
 /** Defaults of `mesh_ca` (spec 2: mesh_ca, Authentication, Listeners and ports). */
 export const DEFAULT_GRPC_PORT = 8060;
 export const DEFAULT_MONITORING_PORT = 15014;
@@ -35,7 +37,6 @@ export interface IgnoredFlags {
   customDnsNames: string;
   enableProfiling: boolean;
   experimentalDualUse: boolean;
-  grpcHostIdentities: string;
   orchConfig: string;
   listenedNamespaces: string;
   requestedCaCertTtlMs: number;
@@ -67,6 +68,12 @@ export interface AnchorServerOptions {
   grpcPort: number;
   /** Ours: the address the gRPC port binds to; default every address. */
   grpcAddress: string;
+  /** DNS names of the CA's own TLS certificate (`--grpc-host-identities`). */
+  grpcHostIdentities: readonly string[];
+  /** Ours: serve gRPC in plain text (local development: no renewal by certificate, tokens travel in clear). */
+  grpcPlaintext: boolean;
+  /** How service-account tokens are verified (JWT_POLICY, TOKEN_ISSUER, AUDIENCE, --token-jwks). */
+  tokens: TokenSettings;
   monitoringPort: number;
   livenessProbePath: string;
   livenessProbeIntervalMs: number;
@@ -84,7 +91,6 @@ export const IGNORED_FLAGS: { readonly [K in keyof IgnoredFlags]: { flag: string
   customDnsNames: { flag: "--custom-dns-names", default: "", help: "comma list of account.namespace:customdns" },
   enableProfiling: { flag: "--enable-profiling", default: false, help: "profiling" },
   experimentalDualUse: { flag: "--experimental-dual-use", default: false, help: "certificates with CommonName equal to the SAN" },
-  grpcHostIdentities: { flag: "--grpc-host-identities", default: DEFAULT_GRPC_HOST_IDENTITIES, help: "host names of the CA server" },
   orchConfig: { flag: "--orch-config", default: "", help: "orchestrator config file path" },
   listenedNamespaces: { flag: "--listened-namespaces", default: "", help: "namespaces the secret controller watches" },
   requestedCaCertTtlMs: { flag: "--requested-ca-cert-ttl", default: DEFAULT_REQUESTED_CA_CERT_TTL_MS, help: "requested CA cert TTL (upstream CA mode)" },

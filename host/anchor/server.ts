@@ -8,12 +8,14 @@ import type { Logger } from "../telemetry/logger.ts";
 import { startMonitoring } from "../telemetry/monitoring_server.ts";
 import { CertificateAuthority } from "./certificate_authority.ts";
 import { AnchorConfigError } from "./errors.ts";
-import { bindInsecure, createCertificateServer, grpcHostPort } from "./grpc_service.ts";
+import { bindInsecure, bindTls, createCertificateServer, grpcHostPort } from "./grpc_service.ts";
+import { ServiceAccountTokenVerifier } from "./service_account_token.ts";
+import { SERVING_CERT_TTL_MS, ServingCertificateProvider } from "./serving_certificate.ts";
 import { CaSelfCheck } from "./liveness.ts";
 import { AnchorMetrics } from "./metrics.ts";
 import { IGNORED_FLAGS, SHUTDOWN_GRACE_MS, type AnchorServerOptions, type IgnoredFlags } from "./options.ts";
 import { RootRotator } from "./root_rotation.ts";
-import type { Timers } from "./timers.ts";
+import { NODE_TIMERS, type Timers } from "./timers.ts";
 import { SelfSignedCa } from "./self_signed_ca.ts";
 import { loadPluggedBundle } from "./signing_bundle.ts";
 import { isValidTrustDomain } from "./spiffe.ts";
@@ -24,6 +26,8 @@ export const LISTENING_LINE_PREFIX = "mesh_ca listening ";
 export interface AnchorListeners {
   grpc: string;
   grpcPort: number;
+  /** false with --grpc-plaintext. */
+  grpcTls: boolean;
   monitoring: string;
   monitoringPort: number;
   ctrlz: string;
@@ -55,6 +59,10 @@ export function validateOptions(o: AnchorServerOptions): void {
   }
   if (!(o.workloadCertGracePeriodRatio >= 0 && o.workloadCertGracePeriodRatio <= 1)) throw new AnchorConfigError("--workload-cert-grace-period-ratio must be from 0 to 1");
   if (!o.selfSignedCa && (!o.signingCert || !o.signingKey)) throw new AnchorConfigError("either --self-signed-ca or both --signing-cert and --signing-key are required");
+  if (!o.grpcPlaintext && o.grpcHostIdentities.length === 0) throw new AnchorConfigError("--grpc-host-identities: at least one host name is needed for the CA's TLS certificate");
+  for (const name of o.grpcHostIdentities) {
+    if (!/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(name)) throw new AnchorConfigError(`--grpc-host-identities: ${JSON.stringify(name)} is not a DNS name`);
+  }
 }
 
 /** Starts mesh_ca: the CA first (a bad key or file stops everything), then monitoring, ControlZ, the rotator, probes and gRPC. */
@@ -108,10 +116,26 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     pkiLog.info("loaded the signing certificate", { subject: bundle.signingCert.subject, notAfter: bundle.signingCert.notAfter.toISOString(), roots: bundle.roots.length, intermediates: bundle.chain.length });
   }
 
+  const tokens = options.tokens.jwks ? new ServiceAccountTokenVerifier(options.tokens, now) : undefined;
+  if (tokens) {
+    servingLog.info("first certificates need a service-account token", { jwtPolicy: options.tokens.policy, issuer: options.tokens.issuer || "(any issuer of the key set)", audiences: options.tokens.audiences, jwks: options.tokens.jwks });
+  } else {
+    log.warn("no token keys configured (--token-jwks / TOKEN_JWKS): first certificates are refused; only renewals by certificate are possible");
+  }
+
+  // The CA's own TLS certificate, reissued on root changes and at half its lifetime.
+  const servingCert = options.grpcPlaintext ? undefined : new ServingCertificateProvider();
+  const renewServing = async () => {
+    const bundle = ca.current();
+    if (servingCert && bundle) await servingCert.update(bundle, options.grpcHostIdentities, now());
+  };
+  await renewServing();
+
   const checkRoot = async () => {
     if (!selfSigned) return false;
     const changed = await selfSigned.checkAndRotate();
     ca.setBundle(selfSigned.bundle);
+    if (changed) await renewServing();
     return changed;
   };
 
@@ -178,14 +202,35 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
       });
     }
 
-    const server: grpc.Server = createCertificateServer(ca, metrics, servingLog);
-    const grpcPort = await bindInsecure(server, grpcHostPort(options.grpcAddress, options.grpcPort));
+    if (servingCert) {
+      const timers = deps.timers ?? NODE_TIMERS;
+      let handle: unknown;
+      const schedule = () => {
+        handle = timers.setTimeout(() => {
+          renewServing().then(
+            () => !closing && schedule(),
+            (e: Error) => {
+              pkiLog.error(`reissuing the CA's TLS certificate failed: ${e.message}`);
+              if (!closing) schedule();
+            },
+          );
+        }, SERVING_CERT_TTL_MS / 2);
+      };
+      schedule();
+      closers.push(() => timers.clearTimeout(handle));
+    }
+
+    const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens);
+    const hostPort = grpcHostPort(options.grpcAddress, options.grpcPort);
+    const grpcPort = servingCert ? await bindTls(server, hostPort, servingCert) : await bindInsecure(server, hostPort);
+    if (!servingCert) log.warn("gRPC is plain text (--grpc-plaintext): tokens travel in clear and renewals cannot be authenticated by certificate; for local development only");
     closers.push(() => shutdownGrpcServer(server, SHUTDOWN_GRACE_MS));
     serving = true;
 
     const listeners: AnchorListeners = {
       grpc: grpcHostPort(options.grpcAddress, grpcPort),
       grpcPort,
+      grpcTls: servingCert !== undefined,
       monitoring: monitoring.address,
       monitoringPort: monitoring.port,
       ctrlz: ctrlz.address,

@@ -45,6 +45,10 @@ addLoggingFlags(
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // The security path (docs/sidecar.md "Security"): on with --caAddress.
     .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address: turns on mutual TLS, JWT, authorization and routing with workload certificates")
+    .addOption(new Option("--controlPlaneAuthPolicy <policy>", "how mesh_ca and the hub are reached: MUTUAL_TLS (TLS; the workload certificate for the hub and for renewals) or NONE (plain text, local development)").choices(["NONE", "MUTUAL_TLS"]).default("NONE"))
+    .option("--tokenPath <file>", "service-account token presented to mesh_ca (mint one with mesh_ca token); default per JWT_POLICY: ./var/run/secrets/tokens/mesh-token")
+    .option("--caRootCert <file>", "roots that sign mesh_ca's TLS certificate (MUTUAL_TLS)", "/etc/certs/root-cert.pem")
+    .option("--hubIdentity <suffix>", "suffix the hub's SPIFFE identity must end with (MUTUAL_TLS); empty = any identity of the trust domain", "")
     .option("--trustDomain <domain>", "trust domain of the workload identity (default: the mesh config's, cluster.local)")
     .option("--serviceAccount <name>", "service account of the workload identity spiffe://<td>/ns/<POD_NAMESPACE>/sa/<sa>", "default")
     .option("--labels <k=v,...>", "workload labels (policy selectors, Gateway selector); default ${POD_LABELS}, else the Pod document's")

@@ -13,6 +13,7 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import * as d from "../hubs/options.ts";
 import { checkProbeFile } from "../hubs/probes.ts";
 import { LISTENING_LINE_PREFIX, startHubServer } from "../hubs/server.ts";
+import { chooseHubTls, DEFAULT_CA_CERT_FILE, DEFAULT_CERT_FILE, DEFAULT_KEY_FILE } from "../hubs/mutual_tls.ts";
 
 const UINT16 = intFlag(0, 65535);
 const UINT32 = intFlag(0, 2 ** 32 - 1);
@@ -26,6 +27,9 @@ addLoggingFlags(
     .description("Starts the hub as a server")
     .option("-p, --port <port>", "gRPC TCP port when --address is unset", UINT16, d.DEFAULT_GRPC_PORT)
     .option("--address <address>", "gRPC API address: tcp://HOST:PORT or unix://PATH; overrides --port", "")
+    .option("--caCertFile <file>", "root CA cert: client certificates must chain to it (mutual TLS)", DEFAULT_CA_CERT_FILE)
+    .option("--certFile <file>", "mutual TLS cert (the hub's certificate chain)", DEFAULT_CERT_FILE)
+    .option("--keyFile <file>", "mutual TLS key", DEFAULT_KEY_FILE)
     .option("--monitoringPort <port>", "self-monitoring HTTP port (/metrics, /version, /healthz)", UINT16, d.DEFAULT_MONITORING_PORT)
     .option("--maxMessageSize <bytes>", "max gRPC message size; larger messages get RESOURCE_EXHAUSTED", UINT32, d.DEFAULT_MAX_MESSAGE_SIZE_BYTES)
     .option("--maxConcurrentStreams <n>", "outstanding RPCs per connection", UINT32, d.DEFAULT_MAX_CONCURRENT_STREAMS)
@@ -56,10 +60,15 @@ addLoggingFlags(
     log.fatal(`uncaught exception: ${e.stack ?? e.message}`);
     process.exit(1);
   });
+  const explicitTls = ["caCertFile", "certFile", "keyFile"].some((k) => cmd.getOptionValueSource(k) !== "default");
+  const bypass = process.env.BYPASS_OOP_MTLS_SAN_VERIFICATION ?? "";
+  if (!["", "true", "false", "1", "0"].includes(bypass)) cmd.error(`error: BYPASS_OOP_MTLS_SAN_VERIFICATION=${JSON.stringify(bypass)}: expected true or false`);
   let server;
   try {
     server = await startHubServer(
       {
+        tls: chooseHubTls({ caCertFile: opts.caCertFile as string, certFile: opts.certFile as string, keyFile: opts.keyFile as string }, explicitTls),
+        bypassSanVerification: bypass === "true" || bypass === "1",
         port: opts.port as number,
         address: opts.address as string,
         monitoringPort: opts.monitoringPort as number,

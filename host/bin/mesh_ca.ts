@@ -1,6 +1,7 @@
 // mesh_ca: the mesh certificate authority (spec 2, "mesh_ca"; docs/mesh_ca.md).
 //   mesh_ca [flags]                                  run the CA: CSR signing over gRPC
 //   mesh_ca probe --probe-path P --interval D        exit 0 while P was touched within D
+//   mesh_ca token --issuer-dir DIR --namespace NS --service-account SA   mint a workload token
 //   mesh_ca version [-o json|yaml] [-s]
 import { Command, InvalidArgumentError, Option } from "commander";
 import { formatGoDuration } from "../cli/duration.ts";
@@ -16,6 +17,8 @@ import { anchorEnvironment } from "../anchor/environment.ts";
 import { AnchorConfigError } from "../anchor/errors.ts";
 import * as d from "../anchor/options.ts";
 import { LISTENING_LINE_PREFIX, startAnchorServer } from "../anchor/server.ts";
+import { tokenSettingsFrom } from "../anchor/service_account_token.ts";
+import { DEFAULT_LOCAL_ISSUER, DEFAULT_TOKEN_TTL_MS, loadOrCreateIssuerKey, mintServiceAccountToken, writeTokenFile } from "../anchor/token_issuer.ts";
 
 const UINT16 = intFlag(0, 65535);
 const KEY_SIZE = intFlag(1024, 16384);
@@ -52,6 +55,9 @@ const program = addLoggingFlags(
     .option("--allowed-namespaces <list>", "comma list of namespaces whose identities may be issued; empty = all", "")
     .option("--grpc-port <port>", "gRPC port; 0 = any free port", UINT16, d.DEFAULT_GRPC_PORT)
     .option("--grpc-address <address>", "address the gRPC port binds to", "0.0.0.0")
+    .option("--grpc-host-identities <names>", "comma list of DNS names of the CA's TLS certificate; clients dial with one of them as the server name", d.DEFAULT_GRPC_HOST_IDENTITIES)
+    .addOption(bool("--grpc-plaintext [bool]", "serve gRPC in plain text (local development only: tokens travel in clear, no renewal by certificate)"))
+    .option("--token-jwks <file|url>", "keys of the service-account token issuer (JWKS file or http(s) URL); default ${TOKEN_JWKS}; see JWT_POLICY, TOKEN_ISSUER, AUDIENCE")
     .option("--monitoring-port <port>", "monitoring port (/metrics, /version, /healthz); 0 = any free port", UINT16, d.DEFAULT_MONITORING_PORT)
     .option("--liveness-probe-path <path>", "liveness file", "")
     .addOption(duration("--liveness-probe-interval <duration>", "liveness file update interval", 0))
@@ -63,7 +69,6 @@ const program = addLoggingFlags(
     .option("--custom-dns-names <list>", noEffect(I.customDnsNames.help), "")
     .addOption(bool("--enable-profiling [bool]", noEffect(I.enableProfiling.help)))
     .addOption(bool("--experimental-dual-use [bool]", noEffect(I.experimentalDualUse.help)))
-    .option("--grpc-host-identities <names>", noEffect(I.grpcHostIdentities.help), I.grpcHostIdentities.default)
     .option("--orch-config <file>", noEffect(I.orchConfig.help), "")
     .option("--listened-namespaces <list>", noEffect(I.listenedNamespaces.help), "")
     .addOption(duration("--requested-ca-cert-ttl <duration>", noEffect(I.requestedCaCertTtlMs.help), d.DEFAULT_REQUESTED_CA_CERT_TTL_MS))
@@ -106,6 +111,9 @@ const program = addLoggingFlags(
         allowedNamespaces: str("allowedNamespaces").split(",").map((s) => s.trim()).filter(Boolean),
         grpcPort: opts.grpcPort as number,
         grpcAddress: str("grpcAddress"),
+        grpcHostIdentities: str("grpcHostIdentities").split(",").map((s) => s.trim()).filter(Boolean),
+        grpcPlaintext: flag("grpcPlaintext"),
+        tokens: tokenSettingsFrom(process.env, str("tokenJwks")),
         monitoringPort: opts.monitoringPort as number,
         livenessProbePath: str("livenessProbePath"),
         livenessProbeIntervalMs: opts.livenessProbeInterval as number,
@@ -118,7 +126,6 @@ const program = addLoggingFlags(
           customDnsNames: str("customDnsNames"),
           enableProfiling: flag("enableProfiling"),
           experimentalDualUse: flag("experimentalDualUse"),
-          grpcHostIdentities: str("grpcHostIdentities"),
           orchConfig: str("orchConfig"),
           listenedNamespaces: str("listenedNamespaces"),
           requestedCaCertTtlMs: opts.requestedCaCertTtl as number,
@@ -155,6 +162,38 @@ addLoggingFlags(
     process.exit(EXIT_FAILURE);
   }
 });
+
+program
+  .command("token")
+  .description("Mints a service-account token for a workload (a mesh without an orchestrator); creates the issuer key in --issuer-dir on first use")
+  .requiredOption("--issuer-dir <dir>", "the issuer's directory: issuer-key.pem (created when absent, mode 0600) and jwks.json (mesh_ca --token-jwks)")
+  .requiredOption("--namespace <ns>", "namespace of the workload")
+  .requiredOption("--service-account <sa>", "service account of the workload")
+  .option("--issuer <iss>", "the token's iss (mesh_ca's TOKEN_ISSUER)", DEFAULT_LOCAL_ISSUER)
+  .option("--audience <aud>", "the token's aud, comma list (mesh_ca's AUDIENCE)", "mesh-ca")
+  .addOption(duration("--ttl <duration>", "token lifetime", DEFAULT_TOKEN_TTL_MS))
+  .option("--out <file>", "write the token to this file (mode 0600) instead of stdout")
+  .action(async (opts: { issuerDir: string; namespace: string; serviceAccount: string; issuer: string; audience: string; ttl: number; out?: string }) => {
+    const name = /^[A-Za-z0-9._-]+$/;
+    if (!name.test(opts.namespace) || !name.test(opts.serviceAccount)) {
+      process.stderr.write("error: --namespace and --service-account must be letters, digits, '.', '-' or '_'\n");
+      process.exit(EXIT_BAD_CONFIG);
+    }
+    if (opts.ttl <= 0) {
+      process.stderr.write("error: --ttl must be positive\n");
+      process.exit(EXIT_BAD_CONFIG);
+    }
+    const key = await loadOrCreateIssuerKey(opts.issuerDir);
+    const token = await mintServiceAccountToken(key, {
+      namespace: opts.namespace,
+      serviceAccount: opts.serviceAccount,
+      issuer: opts.issuer,
+      audiences: opts.audience.split(",").map((a) => a.trim()).filter(Boolean),
+      ttlMs: opts.ttl,
+    });
+    if (opts.out) writeTokenFile(opts.out, token);
+    else process.stdout.write(`${token}\n`);
+  });
 
 addLoggingFlags(
   addVersionCommand(program)

@@ -1,18 +1,18 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { startEchoApp, startTcpEchoApp } from "./echo_app.ts";
+import { AGENT_BIN, DEMO_DIR, HUBS_BIN } from "./binaries.ts";
 import { type Daemon, startDaemon } from "./processes.ts";
+import { type MeshCa, startMeshCa, writeWorkloadCertFiles } from "./secure_mesh.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const HUBS_BIN = join(ROOT, "build", "out", "hubs.mjs");
-export const AGENT_BIN = join(ROOT, "build", "out", "disco-agent.mjs");
-export const DEMO_DIR = join(ROOT, "host", "demo");
+export { AGENT_BIN, DEMO_DIR, HUBS_BIN } from "./binaries.ts";
 export const DEMO_SERVICE = "petstore.demo.svc.cluster.local";
 
 export interface HubListening {
   grpcPort: number;
+  /** true when the hub serves mutual TLS. */
+  grpcTls?: boolean;
   monitoringPort: number;
 }
 
@@ -34,10 +34,23 @@ export interface LocalMeshOptions {
   agentEnv?: NodeJS.ProcessEnv;
   /** Also run a TCP echo app behind a TCP listener (the filter's TCP mode). */
   tcp?: boolean;
+  /**
+   * Run mesh_ca too and secure the control plane: the sidecar obtains its
+   * certificate with a service-account token (`--caAddress`, `--tokenPath`)
+   * and reaches mesh_ca and the hub over mutual TLS
+   * (`--controlPlaneAuthPolicy MUTUAL_TLS`); the hub serves mutual TLS with
+   * a certificate of its own (`--caCertFile/--certFile/--keyFile`).
+   */
+  secure?: boolean;
 }
+
+/** The hub's service account in the secure local mesh (namespace mesh-system). */
+export const HUB_SERVICE_ACCOUNT = "mesh-hub-service-account";
 
 export interface LocalMesh {
   hub: Daemon<HubListening>;
+  /** With `secure`. */
+  ca?: MeshCa;
   app: Awaited<ReturnType<typeof startEchoApp>>;
   tcpApp?: Awaited<ReturnType<typeof startTcpEchoApp>>;
   sidecar: Daemon<SidecarListening>;
@@ -63,11 +76,35 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   writeFileSync(join(hubConfigDir, "access-log.yaml"), `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
   writeFileSync(join(sidecarConfigDir, "config.yaml"), options.sidecarConfig ?? readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
 
-  const hub = await startDaemon<HubListening>(
-    HUBS_BIN,
-    ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system"],
-    "hubs listening ",
-  );
+  const ca = options.secure ? await startMeshCa() : undefined;
+  let hub: Daemon<HubListening>;
+  const secureAgentArgs: string[] = [];
+  try {
+    const hubTls = ca ? await writeWorkloadCertFiles(ca, "mesh-system", HUB_SERVICE_ACCOUNT, join(hubConfigDir, "certs")) : undefined;
+    hub = await startDaemon<HubListening>(
+      HUBS_BIN,
+      [
+        "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system",
+        ...(hubTls ? ["--caCertFile", hubTls.caCertFile, "--certFile", hubTls.certFile, "--keyFile", hubTls.keyFile] : []),
+      ],
+      "hubs listening ",
+      60_000,
+    );
+    if (ca) {
+      secureAgentArgs.push(
+        "--caAddress", ca.address,
+        "--caRootCert", ca.rootCertFile,
+        "--tokenPath", await ca.tokenFile("demo", "petstore"),
+        "--serviceAccount", "petstore",
+        "--controlPlaneAuthPolicy", "MUTUAL_TLS",
+        "--hubIdentity", HUB_SERVICE_ACCOUNT,
+        "--workloadKeyAlgorithm", "ECDSA",
+      );
+    }
+  } catch (e) {
+    await ca?.stop();
+    throw e;
+  }
   const app = await startEchoApp();
   const tcpApp = options.tcp ? await startTcpEchoApp() : undefined;
   let sidecar: Daemon<SidecarListening>;
@@ -84,19 +121,22 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
         "--cluster", `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
         "--inboundService", DEMO_SERVICE,
         ...(tcpApp ? ["--tcpPort", "0", "--tcpAppPort", String(tcpApp.port)] : []),
+        ...secureAgentArgs,
         ...(options.agentArgs ?? []),
       ],
       "disco-agent listening ",
-      20_000,
+      60_000,
       { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo", ...(options.agentEnv ?? {}) },
     );
   } catch (e) {
     await hub.stop();
+    await ca?.stop();
     app.server.close();
     throw e;
   }
   return {
     hub,
+    ca,
     app,
     tcpApp,
     sidecar,
@@ -108,6 +148,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     async stop() {
       await sidecar.stop();
       await hub.stop();
+      await ca?.stop();
       tcpApp?.server.close();
       app.server.closeAllConnections();
       await new Promise<void>((resolve) => app.server.close(() => resolve()));

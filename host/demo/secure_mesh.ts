@@ -1,7 +1,12 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type CaCallAuth, requestWorkloadCertificate } from "../anchor/client.ts";
+import { spiffeUri } from "../anchor/spiffe.ts";
+import { DEFAULT_LOCAL_ISSUER, loadOrCreateIssuerKey, mintServiceAccountToken, writeTokenFile } from "../anchor/token_issuer.ts";
 import { startEchoApp } from "./echo_app.ts";
-import { AGENT_BIN, type SidecarListening } from "./local_mesh.ts";
+import { AGENT_BIN, MESH_CA_BIN } from "./binaries.ts";
+import type { SidecarListening } from "./local_mesh.ts";
 import { type Daemon, startDaemon } from "./processes.ts";
 
 /**
@@ -11,32 +16,116 @@ import { type Daemon, startDaemon } from "./processes.ts";
  * and meant for a scenario runner: every sidecar setting is a flag.
  */
 
-export const MESH_CA_BIN = join(AGENT_BIN, "..", "mesh_ca.mjs");
+export { MESH_CA_BIN } from "./binaries.ts";
 
 export interface CaListening {
   grpc: string;
   grpcPort: number;
+  grpcTls: boolean;
   monitoringPort: number;
 }
 
-/** `mesh_ca --self-signed-ca` on ephemeral loopback ports. */
-export async function startMeshCa(args: string[] = []): Promise<Daemon<CaListening> & { address: string }> {
+/** A running mesh_ca with its own token issuer (docs/mesh_ca.md "Workload tokens"). */
+export interface MeshCa extends Daemon<CaListening> {
+  address: string;
+  /** The CA's directory (`--self-signed-ca-cert-dir`): `root-cert.pem` is what clients trust. */
+  certDir: string;
+  rootCertFile: string;
+  /** The token issuer's directory (issuer-key.pem, jwks.json = the CA's --token-jwks). */
+  issuerDir: string;
+  /** A token for `system:serviceaccount:<namespace>:<serviceAccount>`, as `mesh_ca token` mints it. */
+  mintToken(namespace: string, serviceAccount: string, ttlMs?: number): Promise<string>;
+  /** Mints a token into a file (mode 0600) and returns its path (disco-agent --tokenPath). */
+  tokenFile(namespace: string, serviceAccount: string): Promise<string>;
+  /** Token plus TLS settings for an in-process `requestWorkloadCertificate` (the first certificate). */
+  firstRequestAuth(namespace: string, serviceAccount: string): Promise<CaCallAuth>;
+}
+
+/**
+ * `mesh_ca --self-signed-ca` on ephemeral loopback ports, with TLS on its
+ * gRPC port and token authentication by a key of its own (a temporary issuer
+ * directory); the root is kept in a temporary directory so clients can trust
+ * it. Both directories are removed by `stop()`.
+ */
+export async function startMeshCa(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<MeshCa> {
   if (!existsSync(MESH_CA_BIN)) throw new Error(`${MESH_CA_BIN} is missing: run node build/build.mjs first`);
-  const ca = await startDaemon<CaListening>(
-    MESH_CA_BIN,
-    ["--self-signed-ca", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
-    "mesh_ca listening ",
-    20_000,
-    { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" },
-  );
-  return { ...ca, address: `127.0.0.1:${ca.listening.grpcPort}` };
+  const base = mkdtempSync(join(tmpdir(), "mesh-ca-"));
+  const certDir = join(base, "ca");
+  const issuerDir = join(base, "issuer");
+  const tokensDir = join(base, "tokens");
+  mkdirSync(tokensDir);
+  let ca: Daemon<CaListening>;
+  try {
+    const issuer = await loadOrCreateIssuerKey(issuerDir);
+    ca = await startDaemon<CaListening>(
+      MESH_CA_BIN,
+      [
+        "--self-signed-ca", "--self-signed-ca-cert-dir", certDir,
+        "--token-jwks", issuer.jwksFile,
+        "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1",
+        ...args,
+      ],
+      "mesh_ca listening ",
+      60_000,
+      { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false", TOKEN_ISSUER: DEFAULT_LOCAL_ISSUER, ...env },
+    );
+  } catch (e) {
+    rmSync(base, { recursive: true, force: true });
+    throw e;
+  }
+  const rootCertFile = join(certDir, "root-cert.pem");
+  const mintToken = async (namespace: string, serviceAccount: string, ttlMs?: number) => mintServiceAccountToken(await loadOrCreateIssuerKey(issuerDir), { namespace, serviceAccount, ttlMs });
+  let n = 0;
+  return {
+    ...ca,
+    address: `127.0.0.1:${ca.listening.grpcPort}`,
+    certDir,
+    rootCertFile,
+    issuerDir,
+    mintToken,
+    async tokenFile(namespace, serviceAccount) {
+      const path = join(tokensDir, `${namespace}.${serviceAccount}.${n++}.jwt`);
+      writeTokenFile(path, await mintToken(namespace, serviceAccount));
+      return path;
+    },
+    async firstRequestAuth(namespace, serviceAccount) {
+      const token = await mintToken(namespace, serviceAccount);
+      return ca.listening.grpcTls ? { token, tls: { rootPem: readFileSync(rootCertFile, "utf8") } } : { token };
+    },
+    async stop(signal) {
+      const code = await ca.stop(signal);
+      rmSync(base, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
+
+/**
+ * Obtains a workload certificate in-process (with a token) and writes it as
+ * the files a control-plane daemon reads: `cert-chain.pem`, `key.pem` (0600),
+ * `root-cert.pem` (upstream's /etc/certs layout). For the hub's --certFile etc.
+ */
+export async function writeWorkloadCertFiles(ca: MeshCa, namespace: string, serviceAccount: string, dir: string, trustDomain = "cluster.local"): Promise<{ caCertFile: string; certFile: string; keyFile: string; identity: string }> {
+  const identity = spiffeUri(trustDomain, namespace, serviceAccount);
+  const wc = await requestWorkloadCertificate({ address: ca.address, identity, keyAlgorithm: "ECDSA", auth: await ca.firstRequestAuth(namespace, serviceAccount) });
+  mkdirSync(dir, { recursive: true });
+  const files = { caCertFile: join(dir, "root-cert.pem"), certFile: join(dir, "cert-chain.pem"), keyFile: join(dir, "key.pem") };
+  writeFileSync(files.caCertFile, wc.rootPem);
+  writeFileSync(files.certFile, wc.certChainPem);
+  writeFileSync(files.keyFile, wc.keyPem, { mode: 0o600 });
+  return { ...files, identity };
 }
 
 export interface WorkloadOptions {
   name: string;
   namespace: string;
   configDir: string;
-  caAddress: string;
+  /**
+   * The CA: the sidecar gets a token for its service account (--tokenPath),
+   * the CA's root (--caRootCert) and `--controlPlaneAuthPolicy MUTUAL_TLS`
+   * (or NONE when the CA runs --grpc-plaintext).
+   */
+  ca: MeshCa;
   serviceAccount?: string;
   labels?: Record<string, string>;
   /** Container port the sidecar's inbound listener stands for (default 80). */
@@ -65,6 +154,14 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
   const ownApp = o.app === undefined;
   const app = o.app ?? (await startEchoApp());
   const labels = Object.entries(o.labels ?? { app: o.name }).map(([k, v]) => `${k}=${v}`).join(",");
+  const serviceAccount = o.serviceAccount ?? o.name;
+  let tokenPath: string;
+  try {
+    tokenPath = await o.ca.tokenFile(o.namespace, serviceAccount);
+  } catch (e) {
+    if (ownApp) app.server.close();
+    throw e;
+  }
   const args = [
     "proxy",
     "--inboundPort", "0",
@@ -73,8 +170,11 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
     "--appPort", String(app.port),
     "--containerPort", String(o.containerPort ?? 80),
     "--configDir", o.configDir,
-    "--caAddress", o.caAddress,
-    "--serviceAccount", o.serviceAccount ?? o.name,
+    "--caAddress", o.ca.address,
+    "--tokenPath", tokenPath,
+    "--caRootCert", o.ca.rootCertFile,
+    "--controlPlaneAuthPolicy", o.ca.listening.grpcTls ? "MUTUAL_TLS" : "NONE",
+    "--serviceAccount", serviceAccount,
     "--labels", labels,
     "--workloadKeyAlgorithm", "ECDSA",
     ...(o.meshConfigFile ? ["--meshConfigFile", o.meshConfigFile] : []),
@@ -84,7 +184,7 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
   ];
   let sidecar: Daemon<SidecarListening>;
   try {
-    sidecar = await startDaemon<SidecarListening>(AGENT_BIN, args, "disco-agent listening ", 20_000, { ...process.env, POD_NAME: o.name, POD_NAMESPACE: o.namespace, ...(o.env ?? {}) });
+    sidecar = await startDaemon<SidecarListening>(AGENT_BIN, args, "disco-agent listening ", 60_000, { ...process.env, POD_NAME: o.name, POD_NAMESPACE: o.namespace, ...(o.env ?? {}) });
   } catch (e) {
     if (ownApp) app.server.close();
     throw e;

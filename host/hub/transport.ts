@@ -73,7 +73,16 @@ export interface HubTransportOptions {
   onAttemptFailed?: (attempt: FailedAttempt) => void;
   /** Extra grpc-js channel options, merged over the transport's. */
   channelOptions?: grpc.ChannelOptions;
+  /**
+   * Credentials of new channels (`--controlPlaneAuthPolicy MUTUAL_TLS`: the
+   * workload certificate); default plain text. Read whenever a channel is
+   * created, so `renewCredentials()` after a certificate rotation takes effect.
+   */
+  credentials?: () => grpc.ChannelCredentials;
 }
+
+/** How long a channel replaced by renewCredentials() keeps serving calls already on it. */
+export const REPLACED_CHANNEL_GRACE_MS = 10_000;
 
 const identity = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 const asBytes = (buffer: Buffer): Uint8Array => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
@@ -97,6 +106,7 @@ export class HubTransport implements HubCaller {
   private readonly random: RandomSource;
   private readonly onAttemptFailed: (attempt: FailedAttempt) => void;
   private readonly channelOptions: grpc.ChannelOptions;
+  private readonly credentials: () => grpc.ChannelCredentials;
   private readonly channels = new Map<string, grpc.Client>();
   private readonly inFlight = new Set<InFlight>();
   private closed = false;
@@ -106,6 +116,7 @@ export class HubTransport implements HubCaller {
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? realRandom;
     this.onAttemptFailed = options.onAttemptFailed ?? (() => {});
+    this.credentials = options.credentials ?? (() => grpc.credentials.createInsecure());
     this.channelOptions = {
       "grpc.keepalive_time_ms": KEEPALIVE_TIME_MS,
       "grpc.keepalive_timeout_ms": KEEPALIVE_TIMEOUT_MS,
@@ -168,10 +179,21 @@ export class HubTransport implements HubCaller {
     this.channels.clear();
   }
 
+  /**
+   * New calls go out on new channels made with fresh credentials (after the
+   * workload certificate rotated); the old channels are closed once the calls
+   * on them had time to finish.
+   */
+  renewCredentials(): void {
+    const old = [...this.channels.values()];
+    this.channels.clear();
+    if (old.length > 0) setTimeout(() => old.forEach((c) => c.close()), REPLACED_CHANNEL_GRACE_MS).unref();
+  }
+
   private channel(cluster: Cluster): grpc.Client {
     let channel = this.channels.get(cluster.name);
     if (!channel) {
-      channel = new grpc.Client(cluster.target, grpc.credentials.createInsecure(), this.channelOptions);
+      channel = new grpc.Client(cluster.target, this.credentials(), this.channelOptions);
       this.channels.set(cluster.name, channel);
     }
     return channel;

@@ -19,6 +19,8 @@ export interface HubGrpcOptions {
   metrics: HubMetrics;
   log: ScopedLogger;
   sheddingLog: ScopedLogger;
+  /** Mutual TLS: why a call's client certificate is refused (PERMISSION_DENIED), or undefined to let it through. */
+  peerProblem?: (peerSubjectAltName: string | undefined) => string | undefined;
 }
 
 function method(name: string): grpc.MethodDefinition<Buffer, Buffer> {
@@ -48,6 +50,14 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
         metrics.grpc.handled(HUB_SERVICE, name, grpcCodeName(code));
         callback({ code, details });
       };
+      if (options.peerProblem) {
+        const problem = options.peerProblem(call.getAuthContext()?.sslPeerCertificate?.subjectaltname);
+        if (problem !== undefined) {
+          log.warn(`${name} refused: ${problem}`, { peer: call.getPeer() });
+          fail(GRPC_CODES.PERMISSION_DENIED, problem);
+          return;
+        }
+      }
       if (!options.shedder.allow()) {
         metrics.throttled.inc();
         // one line per second at most: a flood of refusals must not become a flood of logs
@@ -98,8 +108,8 @@ export function grpcBindAddress(address: string, port: number): string {
   throw new Error(`--address ${address}: expected tcp://HOST:PORT or unix://PATH`);
 }
 
-export function bindGrpc(server: grpc.Server, bindAddress: string): Promise<number> {
+export function bindGrpc(server: grpc.Server, bindAddress: string, credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(bindAddress, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+    server.bindAsync(bindAddress, credentials, (err, port) => (err ? reject(err) : resolve(port)));
   });
 }

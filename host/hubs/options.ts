@@ -1,3 +1,5 @@
+import type { HubTlsFiles } from "./mutual_tls.ts";
+
 /** Defaults of `hubs server` (spec 2: hubs, Listeners and ports, Limits). */
 export const DEFAULT_GRPC_PORT = 9091;
 export const DEFAULT_MONITORING_PORT = 15014;
@@ -15,6 +17,10 @@ export const HUB_LOG_SCOPES = ["adapters", "all", "api", "attributes", "default"
 
 /** Everything `hubs server` was told, typed. */
 export interface HubServerOptions {
+  /** Mutual TLS files (mutual_tls.ts `chooseHubTls`); undefined = plain text. */
+  tls?: HubTlsFiles;
+  /** BYPASS_OOP_MTLS_SAN_VERIFICATION: accept any client certificate that chains to the roots. */
+  bypassSanVerification?: boolean;
   port: number;
   /** `tcp://HOST:PORT` or `unix://PATH`; overrides `port` when set. */
   address: string;

@@ -12,6 +12,7 @@ import { AccessLogWriter, accessLogLine } from "./access_log.ts";
 import { check, type CheckRequestMessage } from "./check.ts";
 import { FsConfigStore, fsStoreDir, type LoadedConfig } from "./config_store.ts";
 import { bindGrpc, createHubGrpcServer, grpcBindAddress } from "./grpc_server.ts";
+import { clientSanProblem, hubServerCredentials, loadHubTls } from "./mutual_tls.ts";
 import { emptyHubConfig } from "./hub_config.ts";
 import { LoadShedder } from "./load_shedder.ts";
 import { HubMetrics } from "./metrics.ts";
@@ -29,6 +30,8 @@ export interface HubListeners {
   /** `HOST:PORT` or `unix:PATH`. */
   grpc: string;
   grpcPort: number;
+  /** true when gRPC is mutual TLS. */
+  grpcTls: boolean;
   monitoring: string;
   monitoringPort: number;
   ctrlz: string;
@@ -155,6 +158,13 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       apply(loaded);
     }
 
+    const tlsIdentity = options.tls ? loadHubTls(options.tls) : undefined;
+    if (tlsIdentity) {
+      log.info("gRPC is mutual TLS", { ...options.tls, identity: tlsIdentity.uris.join(" "), clientTrustDomain: options.bypassSanVerification ? "(any: BYPASS_OOP_MTLS_SAN_VERIFICATION)" : (tlsIdentity.trustDomain ?? "(any SPIFFE identity)") });
+    } else {
+      log.warn("gRPC is plain text: no --caCertFile/--certFile/--keyFile given and no certificates at /etc/certs; callers are not authenticated (local development only)");
+    }
+
     const shedder = new LoadShedder(options.maxRequestsPerSecond, options.burstSize);
     const onDispatch = (handler: string, variety: "check" | "quota" | "report") => metrics.dispatched(handler, variety);
     const server: grpc.Server = createHubGrpcServer({
@@ -164,6 +174,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       metrics,
       log: apiLog,
       sheddingLog: logger.scope("loadshedding"),
+      peerProblem: tlsIdentity && !options.bypassSanVerification ? (san) => clientSanProblem(san, tlsIdentity) : undefined,
       handlers: {
         Check: (bytes) => {
           const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
@@ -184,7 +195,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       },
     });
     const bindAddress = grpcBindAddress(options.address, options.port);
-    const grpcPort = await bindGrpc(server, bindAddress);
+    const grpcPort = await bindGrpc(server, bindAddress, options.tls ? hubServerCredentials(options.tls) : undefined);
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
     closers.push(() => shutdownGrpcServer(server, SHUTDOWN_GRACE_MS));
     serving = true;
@@ -199,6 +210,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     const listeners: HubListeners = {
       grpc: grpcAddress,
       grpcPort,
+      grpcTls: tlsIdentity !== undefined,
       monitoring: monitoring.address,
       monitoringPort: monitoring.port,
       ctrlz: ctrlz.address,

@@ -6,7 +6,8 @@ import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
 import { JwksCache } from "../security/jwt/jwks.ts";
 import { spiffeId } from "../security/workload.ts";
 import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig } from "./mesh_config.ts";
-import { WorkloadTls } from "./workload_tls.ts";
+import * as grpc from "@grpc/grpc-js";
+import { type ControlPlaneAuth, type ControlPlaneAuthPolicy, WorkloadTls, uriSans } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
@@ -25,6 +26,52 @@ export interface AgentEnvironment {
   POD_LABELS?: string;
   /** `true`/`false`: overrides the mesh config's enableFallthroughRoute. */
   DISCO_ENABLE_FALLTHROUGH_ROUTE?: string;
+  /** `third-party-jwt` (default) or `first-party-jwt`: picks the default --tokenPath. */
+  JWT_POLICY?: string;
+}
+
+/** Upstream's token paths per JWT_POLICY (renamed): a projected token, or the legacy service-account token. */
+export const DEFAULT_TOKEN_PATHS = { "third-party-jwt": "./var/run/secrets/tokens/mesh-token", "first-party-jwt": "/var/run/secrets/orch.io/serviceaccount/token" } as const;
+/** Spec 2, "Authentication": the root certificate path of disco-agent. */
+export const DEFAULT_CA_ROOT_CERT = "/etc/certs/root-cert.pem";
+
+/**
+ * `--controlPlaneAuthPolicy`, `--tokenPath`, `--caRootCert` (docs/sidecar.md
+ * "Control-plane authentication"); throws naming the flag or variable.
+ */
+export function controlPlaneAuth(opts: Record<string, unknown>, env: AgentEnvironment): ControlPlaneAuth {
+  const policy = ((opts.controlPlaneAuthPolicy as string | undefined) ?? "NONE") as ControlPlaneAuthPolicy;
+  if (policy !== "NONE" && policy !== "MUTUAL_TLS") throw new Error(`--controlPlaneAuthPolicy: expected NONE or MUTUAL_TLS, got ${JSON.stringify(policy)}`);
+  const jwtPolicy = env.JWT_POLICY || "third-party-jwt";
+  if (jwtPolicy !== "third-party-jwt" && jwtPolicy !== "first-party-jwt") throw new Error(`JWT_POLICY: expected third-party-jwt or first-party-jwt, got ${JSON.stringify(jwtPolicy)}`);
+  return {
+    policy,
+    tokenPath: (opts.tokenPath as string | undefined) || DEFAULT_TOKEN_PATHS[jwtPolicy],
+    caRootCertFile: (opts.caRootCert as string | undefined) || DEFAULT_CA_ROOT_CERT,
+  };
+}
+
+/** `--hubIdentity` is a suffix of the hub's SPIFFE ID on a path boundary (`mesh-hub-service-account`, `sa/hub`, `/ns/mesh-system/sa/hub`) or the whole ID. */
+export function hubIdentityMatches(uri: string, suffix: string): boolean {
+  return uri === suffix || uri.endsWith(`/${suffix.replace(/^\/+/, "")}`);
+}
+
+/**
+ * Credentials of the hub channels under MUTUAL_TLS: the current workload
+ * certificate, the mesh roots as the only trust anchors, and the hub's URI
+ * SAN checked instead of its host name: it must end with `--hubIdentity`
+ * when given, else be any identity of the trust domain.
+ */
+export function hubChannelCredentials(tls: WorkloadTls, hubIdentity: string): grpc.ChannelCredentials {
+  const c = tls.current;
+  const td = tls.options.trustDomain;
+  return grpc.credentials.createSsl(Buffer.from(c.rootPem), Buffer.from(c.keyPem), Buffer.from(c.certChainPem), {
+    checkServerIdentity: (_host, peer) => {
+      const uris = uriSans(peer.subjectaltname);
+      const ok = uris.some((u) => u.startsWith(`spiffe://${td}/`) && (!hubIdentity || hubIdentityMatches(u, hubIdentity)));
+      return ok ? undefined : new Error(`hub identity: the hub presented ${uris.join(" ") || "no URI SAN"}, expected ${hubIdentity ? `an identity of ${td} ending with ${hubIdentity}` : `an identity of trust domain ${td}`}`);
+    },
+  });
 }
 
 /** `k=v,k=v` → labels; throws naming the bad entry. */
@@ -104,8 +151,12 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
   const namespace = env.POD_NAMESPACE ?? "default";
   let security: SidecarSecurityOptions | undefined;
   let workloadTls: WorkloadTls | undefined;
+  let auth: ControlPlaneAuth;
+  let transport: HubTransport | undefined;
   try {
+    auth = controlPlaneAuth(opts, env);
     const settings = securitySettings(opts, env, namespace);
+    if (auth.policy === "MUTUAL_TLS" && !settings) throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
     if (settings) {
       const identity = spiffeId({ namespace, serviceAccount: settings.serviceAccount }, settings.trustDomain);
       workloadTls = new WorkloadTls({
@@ -114,6 +165,8 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
         trustDomain: settings.trustDomain,
         ttlMs: settings.ttlMs,
         keyAlgorithm: settings.keyAlgorithm,
+        auth,
+        onRotated: () => transport?.renewCredentials(),
         onError: (e, retryInMs) => log.warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`),
       });
       security = { ...settings, tls: workloadTls, jwks: new JwksCache() };
@@ -125,9 +178,10 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
   if (workloadTls) {
     try {
       await workloadTls.start();
-      log.info(`workload certificate for ${workloadTls.options.identity} from ${workloadTls.options.caAddress}: expires ${workloadTls.current.expiresAt.toISOString()}, renewal at ${workloadTls.current.rotateAt.toISOString()}`);
+      log.info(`workload certificate for ${workloadTls.options.identity} from ${workloadTls.options.caAddress} (${auth.policy === "MUTUAL_TLS" ? "TLS" : "plain text"}, token ${auth.tokenPath}): expires ${workloadTls.current.expiresAt.toISOString()}, renewal at ${workloadTls.current.rotateAt.toISOString()}`);
     } catch (e) {
-      log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}`);
+      const hint = auth.policy === "NONE" && (e as { code?: number }).code === grpc.status.UNAVAILABLE ? " (with --controlPlaneAuthPolicy NONE the CA is dialled in plain text: mesh_ca serves TLS unless --grpc-plaintext; use MUTUAL_TLS)" : "";
+      log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}${hint}`);
       workloadTls.stop();
       return EXIT_FAILURE;
     }
@@ -146,8 +200,15 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
     ["hub_transport.failed_calls", 0],
   ]);
   const bump = (name: string) => transportStats.set(name, (transportStats.get(name) ?? 0) + 1);
-  const transport = new HubTransport({
+  if (auth.policy === "NONE") {
+    log.warn(`control plane traffic is plain text (--controlPlaneAuthPolicy NONE)${workloadTls ? ": mesh_ca gets the token on every request" : ""}; hub calls are not authenticated. For local development only; use MUTUAL_TLS otherwise`);
+  } else {
+    log.info(`control plane traffic is mutual TLS with ${workloadTls!.options.identity}${opts.hubIdentity ? `; the hub must prove an identity ending with ${String(opts.hubIdentity)}` : ""}`);
+  }
+  const mtls = auth.policy === "MUTUAL_TLS" ? workloadTls : undefined;
+  transport = new HubTransport({
     clusters,
+    credentials: mtls ? () => hubChannelCredentials(mtls, (opts.hubIdentity as string | undefined) ?? "") : undefined,
     onAttemptFailed: (a) => {
       bump("hub_transport.failed_attempts");
       if (a.retryInMs !== undefined) bump("hub_transport.retries");
@@ -157,7 +218,7 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
   const hub = {
     async call(call: GrpcCall) {
       bump("hub_transport.calls");
-      const result = await transport.call(call);
+      const result = await transport!.call(call);
       if (!result.ok) bump("hub_transport.failed_calls");
       return result;
     },

@@ -1,7 +1,8 @@
 import { X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { Agent as HttpsAgent } from "node:https";
 import type { PeerCertificate } from "node:tls";
-import { CertificateRotator, type WorkloadCertificate, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
+import { type CaCallAuth, CertificateRotator, type WorkloadCertificate, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
 import type { KeyAlgorithm } from "../anchor/keys.ts";
 
 /**
@@ -21,6 +22,8 @@ export interface WorkloadTlsOptions {
   /** Requested lifetime in ms; 0 = the CA's default. */
   ttlMs: number;
   keyAlgorithm: KeyAlgorithm;
+  /** How the sidecar proves its identity to mesh_ca; absent = no credential (the CA refuses). */
+  auth?: ControlPlaneAuth;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
 }
@@ -44,16 +47,77 @@ export function uriSans(subjectAltName: string | undefined): string[] {
   return (subjectAltName ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
 }
 
+/** `--controlPlaneAuthPolicy` (spec 2, disco-agent): how the sidecar reaches mesh_ca and the hub. */
+export type ControlPlaneAuthPolicy = "NONE" | "MUTUAL_TLS";
+
+export interface ControlPlaneAuth {
+  /** NONE: plain text, the token on every request; MUTUAL_TLS: TLS, the token for the first certificate, the certificate for renewals. */
+  policy: ControlPlaneAuthPolicy;
+  /** The service-account token file, re-read on each use (tokens are rotated by whoever writes them). */
+  tokenPath: string;
+  /** Roots that sign mesh_ca's TLS certificate (MUTUAL_TLS). */
+  caRootCertFile: string;
+}
+
+function readTokenFile(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8").trim();
+  } catch (e) {
+    throw new Error(`service-account token ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file (--tokenPath; mint one with mesh_ca token)" : (e as Error).message}`);
+  }
+  if (!text) throw new Error(`service-account token ${path}: the file is empty`);
+  return text;
+}
+
+/**
+ * The credentials of one CreateCertificate call: with MUTUAL_TLS a renewal
+ * presents the current, unexpired certificate (and no token); a first
+ * request, or a retry after a failed renewal, sends the token. The CA's
+ * certificate must chain to the root file or to the roots of the current
+ * certificate.
+ */
+export function caCallAuth(auth: ControlPlaneAuth, current: WorkloadCertificate | undefined, lastAttemptFailed: boolean, now: number): CaCallAuth {
+  if (auth.policy === "NONE") return { token: readTokenFile(auth.tokenPath) };
+  const renewing = current !== undefined && current.expiresAt.getTime() > now && !lastAttemptFailed ? current : undefined;
+  let fileRoots = "";
+  try {
+    fileRoots = readFileSync(auth.caRootCertFile, "utf8");
+  } catch (e) {
+    if (!current) throw new Error(`--caRootCert ${auth.caRootCertFile}: ${(e as Error).message}`);
+  }
+  const rootPem = [fileRoots.trim(), current?.rootPem.trim() ?? ""].filter(Boolean).join("\n") + "\n";
+  return {
+    token: renewing ? undefined : readTokenFile(auth.tokenPath),
+    tls: { rootPem, clientKeyPem: renewing?.keyPem, clientCertChainPem: renewing?.certChainPem },
+  };
+}
+
 export class WorkloadTls {
   private rotator: CertificateRotator;
   private cert: WorkloadCertificate | undefined;
   private leaf: X509Certificate | undefined;
   private agent: HttpsAgent | undefined;
   rotations = 0;
+  /** How the last certificate was asked for (`token` or `certificate`), for /config_dump. */
+  lastAuthenticatedBy = "";
+  private lastAttemptFailed = false;
 
   constructor(readonly options: WorkloadTlsOptions) {
+    const fetch = async () => {
+      try {
+        const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
+        const cert = await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth });
+        this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";
+        this.lastAttemptFailed = false;
+        return cert;
+      } catch (e) {
+        this.lastAttemptFailed = true;
+        throw e;
+      }
+    };
     this.rotator = new CertificateRotator({
-      fetch: () => requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm }),
+      fetch,
       onCertificate: (c) => {
         this.cert = c;
         this.leaf = new X509Certificate(splitPem(c.certChainPem)[0]);
@@ -134,6 +198,8 @@ export class WorkloadTls {
         ...splitPem(c.rootPem).map((p, i) => ({ name: i === 0 ? "ROOTCA" : `ROOTCA.${i}`, ...summarize(p) })),
       ],
       caAddress: this.options.caAddress,
+      controlPlaneAuthPolicy: this.options.auth?.policy ?? "NONE",
+      lastAuthenticatedBy: this.lastAuthenticatedBy,
       rotations: this.rotations,
     };
   }

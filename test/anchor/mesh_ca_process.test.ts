@@ -57,7 +57,7 @@ describe("mesh_ca process", () => {
   });
 
   it("issues an RSA 2048 workload certificate whose chain verifies against the root, with the SPIFFE SAN and the requested TTL", async () => {
-    const wc = await requestWorkloadCertificate({ address: ca.address, identity: identity("foo", "bar"), ttl: 2 * H, keySize: 2048 });
+    const wc = await requestWorkloadCertificate({ address: ca.address, identity: identity("foo", "bar"), ttl: 2 * H, keySize: 2048, auth: await ca.auth("foo", "bar") });
     const leaf = new X509Certificate(wc.certChainPem);
     const [root] = splitPem(wc.rootPem).map((p) => new X509Certificate(p));
     assert.equal(leaf.subjectAltName, `URI:${identity("foo", "bar")}`);
@@ -71,22 +71,22 @@ describe("mesh_ca process", () => {
   });
 
   it("uses --workload-cert-ttl when the request asks for 0", async () => {
-    const wc = await requestWorkloadCertificate({ address: ca.address, identity: identity("foo", "bar"), keyAlgorithm: "ECDSA" });
+    const wc = await requestWorkloadCertificate({ address: ca.address, identity: identity("foo", "bar"), keyAlgorithm: "ECDSA", auth: await ca.auth("foo", "bar") });
     assert.equal(wc.expiresAt.getTime() - wc.notBefore.getTime(), H);
   });
 
   it("refuses with INVALID_ARGUMENT: another trust domain, a TTL above the max, garbage", async () => {
-    const foreign = await refused(requestWorkloadCertificate({ address: ca.address, identity: "spiffe://other.example/ns/foo/sa/bar", keyAlgorithm: "ECDSA" }));
+    const foreign = await refused(requestWorkloadCertificate({ address: ca.address, identity: "spiffe://other.example/ns/foo/sa/bar", keyAlgorithm: "ECDSA", auth: await ca.auth("foo", "bar") }));
     assert.equal(foreign.code, grpc.status.INVALID_ARGUMENT);
     assert.match(foreign.details, /trust domain "other.example", not this CA's trust domain "cluster.local"/);
-    const long = await refused(createCertificate(ca.address, await csrFor([identity("foo", "bar")]), 25 * 3600));
+    const long = await refused(createCertificate(ca.address, await csrFor([identity("foo", "bar")]), 25 * 3600, undefined, await ca.auth("foo", "bar")));
     assert.equal(long.code, grpc.status.INVALID_ARGUMENT);
     assert.match(long.details, /requested TTL 25h0m0s is greater than the max allowed TTL 24h0m0s/);
-    const junk = await refused(createCertificate(ca.address, "not a csr", 0));
+    const junk = await refused(createCertificate(ca.address, "not a csr", 0, undefined, await ca.auth("foo", "bar")));
     assert.equal(junk.code, grpc.status.INVALID_ARGUMENT);
     // Bytes that are no CreateCertificateRequest at all.
     const Stub = grpc.makeGenericClientConstructor({ CreateCertificate: CREATE_CERTIFICATE_METHOD }, "S");
-    const client = new Stub(ca.address, grpc.credentials.createInsecure());
+    const client = new Stub(ca.address, grpc.credentials.createSsl(Buffer.from(ca.rootPem())), { "grpc.ssl_target_name_override": "mesh-ca" });
     const status = await new Promise<grpc.ServiceError>((resolve) =>
       client.makeUnaryRequest(CREATE_CERTIFICATE_METHOD.path, (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff, 0xff]), (err) => resolve(err!)),
     );
@@ -125,8 +125,8 @@ describe("mesh_ca process", () => {
 
   it("certificates it issues carry a mutual TLS handshake between two workloads (and a client without one is refused)", async () => {
     const [server, client] = await Promise.all([
-      requestWorkloadCertificate({ address: ca.address, identity: identity("shop", "httpbin"), keyAlgorithm: "ECDSA" }),
-      requestWorkloadCertificate({ address: ca.address, identity: identity("shop", "sleep"), keyAlgorithm: "ECDSA" }),
+      requestWorkloadCertificate({ address: ca.address, identity: identity("shop", "httpbin"), keyAlgorithm: "ECDSA", auth: await ca.auth("shop", "httpbin") }),
+      requestWorkloadCertificate({ address: ca.address, identity: identity("shop", "sleep"), keyAlgorithm: "ECDSA", auth: await ca.auth("shop", "sleep") }),
     ]);
     const seenByServer: string[] = [];
     const srv = tls.createServer({ key: server.keyPem, cert: server.certChainPem, ca: server.rootPem, requestCert: true, rejectUnauthorized: true }, (socket) => {
@@ -177,7 +177,7 @@ describe("mesh_ca root rotation (process)", () => {
       ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "75",
     });
     try {
-      const before = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA" });
+      const before = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA", auth: await ca.auth("a", "b") });
       assert.equal(splitPem(before.rootPem).length, 1);
       assert.ok(before.expiresAt.getTime() - before.notBefore.getTime() <= 8000, "a leaf never outlives its root");
       const expiryBefore = metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")!;
@@ -189,7 +189,7 @@ describe("mesh_ca root rotation (process)", () => {
         expiry = metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")!;
       }
       assert.ok(expiry > expiryBefore, "the root expiry gauge moved to the new root");
-      const after = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA" });
+      const after = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA", auth: await ca.auth("a", "b") });
       const roots = splitPem(after.rootPem).map((p) => new X509Certificate(p));
       assert.equal(roots.length, 2, "new and previous root served during the overlap");
       const leaf = new X509Certificate(after.certChainPem);

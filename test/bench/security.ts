@@ -160,7 +160,9 @@ const f = (x: number, digits: number, width: number) => (Number.isFinite(x) ? x.
 export async function runSecurityBench(): Promise<string[]> {
   const mesh = await startLocalMesh({ hubConfig: "" });
   const jwks = await startJwks();
-  const ca = await startMeshCa();
+  // The hub of (a) is plain text, so the secure sidecars use --controlPlaneAuthPolicy NONE, which
+  // needs a plain-text mesh_ca; the request path measured here is the same either way.
+  const ca = await startMeshCa(["--grpc-plaintext"]);
   const workloads: SecureWorkload[] = [];
   try {
     const configDir = mkdtempSync(join(tmpdir(), "mesh-bench-sec-"));
@@ -168,7 +170,7 @@ export async function runSecurityBench(): Promise<string[]> {
     writeFileSync(join(configDir, "security.yaml"), securityConfig(jwks.jwksUri));
     // Every secure sidecar runs the same filter with the same hub as (a).
     const filterArgs = ["--cluster", `hub_server=127.0.0.1:${mesh.hub.listening.grpcPort}`, "--inboundService", DEMO_SERVICE];
-    const base = { configDir, caAddress: ca.address, namespace: NS, app: mesh.app, extraArgs: filterArgs };
+    const base = { configDir, ca, namespace: NS, app: mesh.app, extraArgs: filterArgs };
     const server = (name: string, labels: Record<string, string>) =>
       startSecureWorkload({ ...base, name, serviceAccount: "petstore", labels: { app: "petstore", ...labels } });
     const [plain, mtls, jwt, authz] = await Promise.all([

@@ -152,7 +152,7 @@ describe("proxy-config secret against a secure sidecar (--caAddress)", () => {
   let workload: SecureWorkload | undefined;
   before(async () => {
     ca = await startMeshCa();
-    workload = await startSecureWorkload({ name: "httpbin", namespace: "foo", configDir: mkdtempSync(join(tmpdir(), "pc-secret-")), caAddress: ca.address });
+    workload = await startSecureWorkload({ name: "httpbin", namespace: "foo", configDir: mkdtempSync(join(tmpdir(), "pc-secret-")), ca });
   });
   after(async () => {
     await workload?.stop();

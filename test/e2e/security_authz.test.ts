@@ -51,7 +51,7 @@ describe("security: authorization (rules 12–13)", { timeout: 60_000 }, () => {
     kit = await startJwtKit();
     writeFileSync(join(dir, "policies.yaml"), config(kit.jwksUri));
     ca = await startMeshCa();
-    const base = { configDir: dir, caAddress: ca.address, namespace: "foo" };
+    const base = { configDir: dir, ca, namespace: "foo" };
     [w.secure, w.httpbin] = await Promise.all([startSecureWorkload({ ...base, name: "secure" }), startSecureWorkload({ ...base, name: "httpbin" })]);
     w.sleep = await startSecureWorkload({ ...base, name: "sleep", endpoints: [`httpbin.foo.svc.cluster.local:8000=127.0.0.1:${w.httpbin.inbound},sidecar,sa=httpbin`] });
   });

@@ -67,7 +67,7 @@ describe("security: ingress gateway and registry-only", { timeout: 60_000 }, () 
     const meshFile = join(dir, "..", `${dir.split("/").pop()}-mesh.yaml`);
     writeFileSync(meshFile, "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n");
     ca = await startMeshCa();
-    const base = { configDir: dir, caAddress: ca.address };
+    const base = { configDir: dir, ca };
     w.httpbin = await startSecureWorkload({ ...base, name: "httpbin", namespace: "foo" });
     const endpoint = `httpbin.foo.svc.cluster.local:8000=127.0.0.1:${w.httpbin.inbound},sidecar,sa=httpbin`;
     [w.gateway, w.registryOnly, w.noFallthrough] = await Promise.all([

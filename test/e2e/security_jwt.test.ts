@@ -44,7 +44,7 @@ describe("security: JWT (rules 8–11)", { timeout: 60_000 }, () => {
     kit = await startJwtKit();
     writeFileSync(join(dir, "policies.yaml"), config(kit.jwksUri));
     ca = await startMeshCa();
-    httpbin = await startSecureWorkload({ configDir: dir, caAddress: ca.address, name: "httpbin", namespace: "foo" });
+    httpbin = await startSecureWorkload({ configDir: dir, ca, name: "httpbin", namespace: "foo" });
   });
   after(async () => {
     await httpbin?.stop();

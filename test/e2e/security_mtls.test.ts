@@ -77,7 +77,7 @@ describe("security: mutual TLS (rules 1–7)", { timeout: 60_000 }, () => {
     ca = await startMeshCa();
     legacy = await startEchoApp();
     multiApp = await startEchoApp();
-    const base = { configDir: dir, caAddress: ca.address };
+    const base = { configDir: dir, ca };
     const [httpbinFoo, httpbinStrict, httpbinBar, multi80, multi9090, multi7070] = await Promise.all([
       startSecureWorkload({ ...base, name: "httpbin", namespace: "foo" }),
       startSecureWorkload({ ...base, name: "httpbin", namespace: "strict-ns" }),

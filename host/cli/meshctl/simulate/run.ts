@@ -105,7 +105,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
     let stop: (() => Promise<void>) | undefined;
     try {
       const ca = await caFor(s.mesh.trustDomain);
-      const mesh = await startScenarioMesh(s, prepared[i], keys, ca.address, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
+      const mesh = await startScenarioMesh(s, prepared[i], keys, ca, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
       if (aborted) return undefined;
       return await simulateRequest(s, mesh, keys);
     } catch (e) {

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { startEchoApp } from "../../../demo/echo_app.ts";
-import { type SecureWorkload, startSecureWorkload } from "../../../demo/secure_mesh.ts";
+import { type MeshCa, type SecureWorkload, startSecureWorkload } from "../../../demo/secure_mesh.ts";
 import { closeServer } from "../../../telemetry/http_listen.ts";
 import { startJwksServer } from "./jwks_server.ts";
 import { mapJwksUris, serviceFqdn } from "./resources.ts";
@@ -43,7 +43,7 @@ export interface ScenarioMesh {
  * is stopped before the error is rethrown. `adopt` receives the stop
  * function before anything starts.
  */
-export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, caAddress: string, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
+export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, ca: MeshCa, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
   const configDir = join(dir, "config");
   mkdirSync(configDir, { recursive: true });
   const meshFile = join(dir, "mesh.yaml");
@@ -97,7 +97,7 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
               name: w.name,
               namespace: w.namespace,
               configDir,
-              caAddress,
+              ca,
               serviceAccount: w.serviceAccount,
               labels: { ...w.labels },
               containerPort: p.containerPort,
