@@ -120,7 +120,7 @@ describe("mesh routing as upstream (issue 11)", { timeout: 600_000 }, () => {
     });
     await new Promise<void>((r) => slow.listen(0, "127.0.0.1", () => r()));
     ca = await startMeshCa();
-    const base = { configDir: dir, caAddress: ca.address };
+    const base = { configDir: dir, ca };
     [w.httpbin, w.v1, w.v2] = await Promise.all([
       startSecureWorkload({ ...base, name: "httpbin", namespace: "foo", labels: { app: "httpbin" } }),
       startSecureWorkload({ ...base, name: "reviews-v1", namespace: "default", serviceAccount: "reviews", labels: { app: "reviews", version: "v1" } }),
