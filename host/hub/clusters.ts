@@ -3,7 +3,7 @@
 // (`checkCluster` / `reportCluster`, default `hub_server`); `hub_server` is
 // an ordinary name here, with no address of its own.
 
-import { serviceNamespace } from "../security/mtls/destination_rule.ts";
+import { serviceNamespace } from "../mesh/hosts.ts";
 
 /** Where a cluster's hub listens: TCP host and port, or a Unix domain socket path. */
 export type ClusterAddress =
@@ -111,11 +111,13 @@ export interface ServiceEndpoint {
   readonly sidecar: boolean;
   /** Service account the destination must prove (secure naming); undefined = any identity of the trust domain. */
   readonly serviceAccount?: string;
+  /** The endpoint's workload labels (`label=k=v`, repeatable): DestinationRule subsets select endpoints by them. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** As `--serviceAccount` (host/proxy/agent_command.ts). */
 const SERVICE_ACCOUNT = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const ENDPOINT_FORMS = "expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCOUNT]";
+const ENDPOINT_FORMS = "expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCOUNT][,label=KEY=VALUE…]";
 
 /**
  * Parses one `--endpoint` value. The address part is read like a `--cluster`
@@ -151,8 +153,15 @@ export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
   }
   let sidecar = false;
   let serviceAccount: string | undefined;
+  const labels: Record<string, string> = {};
   for (const o of options) {
     if (o === "sidecar") sidecar = true;
+    else if (o.startsWith("label=")) {
+      const kv = o.slice("label=".length);
+      const at = kv.indexOf("=");
+      if (at <= 0) bad(`label option ${JSON.stringify(o)} is not label=KEY=VALUE`);
+      labels[kv.slice(0, at)] = kv.slice(at + 1);
+    }
     else if (o.startsWith("sa=") && o.length > 3) {
       serviceAccount = o.slice(3);
       if (!SERVICE_ACCOUNT.test(serviceAccount)) bad(`sa=${JSON.stringify(serviceAccount)} is not a service account name`);
@@ -161,10 +170,12 @@ export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
   // Secure naming checks spiffe://<td>/ns/<service namespace>/sa/<sa>: without a namespace in the host, sa= could not be enforced.
   if (serviceAccount !== undefined && serviceNamespace(host) === undefined) bad(`sa= needs a service host <service>.<namespace>.svc[.…] to name the identity, got ${JSON.stringify(host)}`);
   const servicePort = Number(portText);
-  return Object.freeze({ host, servicePort, name: `${host}:${servicePort}`, address: Object.freeze(address), sidecar, serviceAccount });
+  // Endpoints of one service port differ by their labels (subsets): the registry key says them.
+  const labelText = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",");
+  return Object.freeze({ host, servicePort, name: `${host}:${servicePort}${labelText ? `;${labelText}` : ""}`, address: Object.freeze(address), sidecar, serviceAccount, labels: Object.freeze(labels) });
 }
 
-/** Every `--endpoint`, keyed by `host:servicePort`; a key given twice is an error. */
+/** Every `--endpoint`, keyed by `host:servicePort` (plus `;labels` when it has labels); a key given twice is an error. */
 export function parseServiceEndpoints(specs: readonly string[]): ReadonlyMap<string, ServiceEndpoint> {
   const out = new Map<string, ServiceEndpoint>();
   for (const spec of specs) {

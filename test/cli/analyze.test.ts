@@ -24,6 +24,13 @@ const CASES: Array<{ analyzer: string; bad: string[]; codes: string[]; good: str
   { analyzer: "spec-binding-overlap", bad: ["spec-binding-overlap.bad.yaml"], codes: ["MSH0210", "MSH0210", "MSH0211"], good: "spec-binding-overlap.good.yaml" },
   { analyzer: "namespace-references", bad: ["namespace-references.bad.yaml"], codes: ["MSH0101"], good: "namespace-references.good.yaml" },
   { analyzer: "namespace-injection", bad: ["namespace-injection.bad.yaml"], codes: ["MSH0102"], good: "namespace-injection.good.yaml" },
+  { analyzer: "gateway-port", bad: ["gateway-port.bad.yaml"], codes: ["MSH0104"], good: "gateway-port.good.yaml" },
+  { analyzer: "conflicting-gateways", bad: ["conflicting-gateways.bad.yaml"], codes: ["MSH0145"], good: "conflicting-gateways.good.yaml" },
+  { analyzer: "virtualservice-gateway-hosts", bad: ["virtualservice-gateway-hosts.bad.yaml"], codes: ["MSH0132"], good: "virtualservice-gateway-hosts.good.yaml" },
+  { analyzer: "conflicting-mesh-virtualservice-hosts", bad: ["conflicting-mesh-virtualservice-hosts.bad.yaml"], codes: ["MSH0109", "MSH0109"], good: "conflicting-mesh-virtualservice-hosts.good.yaml" },
+  { analyzer: "destinationrule-subsets", bad: ["destinationrule-subsets.bad.yaml"], codes: ["MSH0230"], good: "destinationrule-subsets.good.yaml" },
+  { analyzer: "destinationrule-tls-verification", bad: ["destinationrule-tls-verification.bad.yaml"], codes: ["MSH0128", "MSH0129"], good: "destinationrule-tls-verification.good.yaml" },
+  { analyzer: "service-port-name", bad: ["service-port-name.bad.yaml"], codes: ["MSH0118"], good: "service-port-name.good.yaml" },
 ];
 
 describe("meshctl analyze: each analyzer on its golden pair", () => {

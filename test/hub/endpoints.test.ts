@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { ClusterSpecError, type ServiceEndpoint, parseServiceEndpointSpec, parseServiceEndpoints } from "../../host/hub/clusters.ts";
 
 const HTTPBIN = "httpbin.foo.svc.cluster.local";
-const FORMS = " (expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCOUNT])";
+const FORMS = " (expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCOUNT][,label=KEY=VALUE…])";
 
 describe("parseServiceEndpointSpec", () => {
   const accepted: Array<[string, Omit<ServiceEndpoint, "name"> & { name?: string }]> = [
@@ -22,6 +22,8 @@ describe("parseServiceEndpointSpec", () => {
     [`${HTTPBIN}:8000=[::1]:15006,sidecar`, { host: HTTPBIN, servicePort: 8000, address: { host: "::1", port: 15006 }, sidecar: true, serviceAccount: undefined }],
     ["www.example.org:443=93.184.216.34:443", { host: "www.example.org", servicePort: 443, address: { host: "93.184.216.34", port: 443 }, sidecar: false, serviceAccount: undefined }],
     ["api:80=api.internal:8080,sidecar", { host: "api", servicePort: 80, address: { host: "api.internal", port: 8080 }, sidecar: true, serviceAccount: undefined }],
+    // Endpoints of one service port told apart by their workload labels (DestinationRule subsets select them).
+    ["reviews.default.svc.cluster.local:9080=127.0.0.1:1,sidecar,label=version=v2", { host: "reviews.default.svc.cluster.local", servicePort: 9080, name: "reviews.default.svc.cluster.local:9080;version=v2", address: { host: "127.0.0.1", port: 1 }, sidecar: true, serviceAccount: undefined }],
   ];
   for (const [spec, expected] of accepted) {
     it(`accepts ${JSON.stringify(spec)}`, () => {

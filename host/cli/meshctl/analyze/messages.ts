@@ -81,6 +81,14 @@ export const VirtualServiceDestinationLabels = type(
   "Error",
   "MeshService labels on a VirtualService destination (they must be empty there); the VirtualService is refused",
 );
+export const GatewayPortNotOnWorkload = type("MSH0104", "GatewayPortNotOnWorkload", "Warning", "A Gateway server port is not a port of the Service of the gateway workloads it selects: nothing listens for it");
+export const ConflictingMeshGatewayVirtualServiceHosts = type("MSH0109", "ConflictingMeshGatewayVirtualServiceHosts", "Error", "Several VirtualServices bound to the mesh gateway name the same host: only one of them is used");
+export const PortNameIsNotUnderNamingConvention = type("MSH0118", "PortNameIsNotUnderNamingConvention", "Info", "A Service port name does not follow <protocol>[-<suffix>] and has no appProtocol: its protocol is not known");
+export const NoServerCertificateVerificationDestinationLevel = type("MSH0128", "NoServerCertificateVerificationDestinationLevel", "Error", "A DestinationRule originates TLS (SIMPLE or MUTUAL) without caCertificates: the server certificate is not verified");
+export const NoServerCertificateVerificationPortLevel = type("MSH0129", "NoServerCertificateVerificationPortLevel", "Warning", "A DestinationRule port-level setting originates TLS without caCertificates: the server certificate is not verified");
+export const VirtualServiceHostNotFoundInGateway = type("MSH0132", "VirtualServiceHostNotFoundInGateway", "Warning", "A VirtualService host is not among the hosts of a Gateway it is bound to: that Gateway does not route it");
+export const ConflictingGateways = type("MSH0145", "ConflictingGateways", "Error", "Gateways selecting the same workloads define the same port and host: one of them is ignored");
+export const DestinationRuleSubsetNoPods = type("MSH0230", "DestinationRuleSubsetNoPods", "Warning", "A DestinationRule subset's labels select no workload of the service: routes to it get no healthy upstream (503)");
 
 export const ALL_MESSAGE_TYPES: readonly MessageType[] = Object.freeze([
   InternalError,
@@ -101,6 +109,14 @@ export const ALL_MESSAGE_TYPES: readonly MessageType[] = Object.freeze([
   OverlappingApiSpecBindings,
   OverlappingQuotaSpecBindings,
   VirtualServiceDestinationLabels,
+  GatewayPortNotOnWorkload,
+  ConflictingMeshGatewayVirtualServiceHosts,
+  PortNameIsNotUnderNamingConvention,
+  NoServerCertificateVerificationDestinationLevel,
+  NoServerCertificateVerificationPortLevel,
+  VirtualServiceHostNotFoundInGateway,
+  ConflictingGateways,
+  DestinationRuleSubsetNoPods,
 ]);
 
 export function messageTypeByCode(code: string): MessageType | undefined {

@@ -15,6 +15,13 @@ import { specBindingOverlapAnalyzer } from "./analyzers/spec_binding_overlap.ts"
 import { virtualServiceDestinationsAnalyzer } from "./analyzers/virtual_service_destinations.ts";
 import { virtualServiceGatewaysAnalyzer } from "./analyzers/virtual_service_gateways.ts";
 import { workloadSelectorAnalyzer } from "./analyzers/workload_selector.ts";
+import { conflictingGatewaysAnalyzer } from "./analyzers/conflicting_gateways.ts";
+import { conflictingMeshHostsAnalyzer } from "./analyzers/conflicting_mesh_hosts.ts";
+import { destinationRuleSubsetsAnalyzer } from "./analyzers/destination_rule_subsets.ts";
+import { destinationRuleTlsAnalyzer } from "./analyzers/destination_rule_tls.ts";
+import { gatewayPortAnalyzer } from "./analyzers/gateway_port.ts";
+import { portNameAnalyzer } from "./analyzers/port_name.ts";
+import { virtualServiceGatewayHostsAnalyzer } from "./analyzers/virtual_service_gateway_hosts.ts";
 
 /** Every analyzer `meshctl analyze` runs, in the order `-L` lists them. Add a new one here. */
 export const ANALYZERS: readonly Analyzer[] = Object.freeze([
@@ -34,6 +41,13 @@ export const ANALYZERS: readonly Analyzer[] = Object.freeze([
   specBindingOverlapAnalyzer,
   namespaceReferencesAnalyzer,
   namespaceInjectionAnalyzer,
+  gatewayPortAnalyzer,
+  conflictingGatewaysAnalyzer,
+  virtualServiceGatewayHostsAnalyzer,
+  conflictingMeshHostsAnalyzer,
+  destinationRuleSubsetsAnalyzer,
+  destinationRuleTlsAnalyzer,
+  portNameAnalyzer,
 ]);
 
 /** What `-L` prints: one block per analyzer with its codes and their severities. */
