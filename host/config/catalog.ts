@@ -23,11 +23,14 @@ import { type HubAccessLog, type HubQuota, type HubRule, HUB_API_VERSION, HUB_KI
 import {
   type DestinationRuleSpec,
   type GatewaySpec,
+  type ServiceEntrySpec,
   type VirtualServiceSpec,
   MESH_GATEWAY,
   NETWORKING_API_VERSION,
+  NETWORKING_API_VERSIONS,
   decodeDestinationRule,
   decodeGateway,
+  decodeServiceEntry,
   decodeVirtualService,
 } from "./resources/networking.ts";
 import {
@@ -47,6 +50,7 @@ import {
   type PeerAuthenticationSpec,
   type RequestAuthenticationSpec,
   SECURITY_API_VERSION,
+  SECURITY_API_VERSIONS,
   decodeAuthorizationPolicy,
   decodePeerAuthentication,
   decodeRequestAuthentication,
@@ -69,6 +73,7 @@ export interface KindSpecs {
   DestinationRule: DestinationRuleSpec;
   Gateway: GatewaySpec;
   VirtualService: VirtualServiceSpec;
+  ServiceEntry: ServiceEntrySpec;
   HTTPAPISpec: HttpApiSpec;
   HTTPAPISpecBinding: HttpApiSpecBinding;
   QuotaSpec: QuotaSpec;
@@ -85,7 +90,7 @@ export interface KindSpecs {
 }
 export type Kind = keyof KindSpecs;
 
-/** The apiVersion each kind must carry. */
+/** The preferred apiVersion of each kind (what generated documents carry). */
 export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   PeerAuthentication: SECURITY_API_VERSION,
   RequestAuthentication: SECURITY_API_VERSION,
@@ -93,6 +98,7 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   DestinationRule: NETWORKING_API_VERSION,
   Gateway: NETWORKING_API_VERSION,
   VirtualService: NETWORKING_API_VERSION,
+  ServiceEntry: NETWORKING_API_VERSION,
   HTTPAPISpec: HUB_API_VERSION,
   HTTPAPISpecBinding: HUB_API_VERSION,
   QuotaSpec: HUB_API_VERSION,
@@ -107,6 +113,15 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   Pod: ORCH_CORE_API_VERSION,
   Deployment: ORCH_APPS_API_VERSION,
 });
+/** Every apiVersion a kind is served in (upstream serves several versions of one schema); the preferred one first. */
+export const KIND_SERVED_VERSIONS: Readonly<Record<Kind, readonly string[]>> = Object.freeze(
+  Object.fromEntries(
+    Object.entries(KIND_API_VERSIONS).map(([kind, preferred]) => [
+      kind,
+      preferred === NETWORKING_API_VERSION ? NETWORKING_API_VERSIONS : preferred === SECURITY_API_VERSION ? SECURITY_API_VERSIONS : Object.freeze([preferred]),
+    ]),
+  ) as Record<Kind, readonly string[]>,
+);
 export const KINDS = Object.freeze(Object.keys(KIND_API_VERSIONS) as Kind[]);
 const HUB_KINDS_SET: ReadonlySet<string> = new Set(HUB_KINDS);
 const ORCH_KINDS: ReadonlySet<string> = new Set(["Service", "Namespace", "Pod", "Deployment"]);
@@ -204,6 +219,7 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   DestinationRule: (root, _d, ns) => decodeDestinationRule(spec(root), ns),
   Gateway: (root) => decodeGateway(spec(root)),
   VirtualService: (root, _d, ns) => decodeVirtualService(spec(root), ns),
+  ServiceEntry: (root) => decodeServiceEntry(spec(root)),
   HTTPAPISpec: (root, _d, _n, _i, checks) => decodeHttpApiSpec(spec(root), checks),
   HTTPAPISpecBinding: (root) => decodeHttpApiSpecBinding(spec(root)),
   QuotaSpec: (root, _d, _n, _i, checks) => decodeQuotaSpec(spec(root), checks),
@@ -264,7 +280,8 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
     const kind = doc.kind as Kind;
     let value: AnyResource | undefined;
     try {
-      if (doc.apiVersion !== KIND_API_VERSIONS[kind]) root.get("apiVersion").fail(`${KIND_API_VERSIONS[kind]} for kind ${kind}`);
+      const served = KIND_SERVED_VERSIONS[kind];
+      if (!served.includes(doc.apiVersion)) root.get("apiVersion").fail(`${served.length > 1 ? "one of " : ""}${served.join(", ")} for kind ${kind}`);
       // Orchestrator documents carry many fields the mesh does not model; hub kinds check their own root.
       if (!ORCH_KINDS.has(kind) && !HUB_KINDS_SET.has(kind)) root.allowOnly(["apiVersion", "kind", "metadata", "spec"]);
       const meta = decodeMetadata(root.get("metadata"), kind, clusterScoped);

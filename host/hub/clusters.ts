@@ -3,7 +3,7 @@
 // (`checkCluster` / `reportCluster`, default `hub_server`); `hub_server` is
 // an ordinary name here, with no address of its own.
 
-import { serviceNamespace } from "../security/mtls/destination_rule.ts";
+import { serviceNamespace } from "../mesh/hosts.ts";
 
 /** Where a cluster's hub listens: TCP host and port, or a Unix domain socket path. */
 export type ClusterAddress =

@@ -10,6 +10,8 @@ export interface ConfigDumpInput {
   hasTcp: boolean;
   hasStatus: boolean;
   policy: SecurityPolicy | undefined;
+  /** Routes VirtualServices chose recently: VirtualService, route index, destination, how often (newest last). */
+  servedRoutes?: ReadonlyArray<{ virtualService: string; routeIndex: number; destination: string; count: number }>;
 }
 
 /**
@@ -49,6 +51,7 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
         ],
       },
     ],
+    servedRoutes: input.servedRoutes ?? [],
     clusters: Object.fromEntries([...o.clusters].map(([k, v]) => [k, `${v.host}:${v.port}`])),
     endpoints: [
       { cluster: "inbound|app", endpoints: [{ address: o.appHost, port: o.appPort, health: "UNKNOWN" }] },

@@ -25,17 +25,34 @@ export interface HttpProxyOptions {
    */
   beforeFilter?: (req: IncomingMessage, headers: HeaderList) => Promise<SecurityStageResult>;
   /** Routing with client TLS (security path on): replaces `upstream` when it returns a value. */
-  route?: (authority: string) => RouteDecision;
+  route?: (request: { authority: string; method: string; path: string; headers: HeaderList }) => RouteDecision;
 }
 
 export type SecurityStageResult =
   | { kind: "reply"; reply: LocalReply }
   | { kind: "continue"; headers: HeaderList; properties: Record<string, string>; mtls: boolean };
 
-/** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply. */
+/** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
 export type RouteDecision =
-  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions }
-  | { kind: "reply"; reply: LocalReply };
+  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions; actions?: ForwardActions }
+  | { kind: "reply"; reply: LocalReply; delayMs?: number };
+
+/** What a VirtualService route does to a forwarded request (host/proxy/security_policy.ts RouteActions). */
+export interface ForwardActions {
+  readonly path?: string;
+  readonly authority?: string;
+  readonly setHeaders: ReadonlyArray<readonly [string, string]>;
+  readonly addHeaders: ReadonlyArray<readonly [string, string]>;
+  readonly removeHeaders: readonly string[];
+  readonly responseHeaders: ReadonlyArray<{ readonly set: Readonly<Record<string, string>>; readonly add: Readonly<Record<string, string>>; readonly remove: readonly string[] }>;
+  readonly timeoutMs?: number;
+  /** Retries of a request without a body on connection failure and on the 5xx/gateway-error/retriable codes retryOn names. */
+  readonly retries?: { readonly attempts: number; readonly perTryTimeoutMs?: number; readonly retryOn: readonly string[] };
+  readonly delayMs?: number;
+  readonly mirror?: { readonly host: string; readonly port: number };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Counters of one listener, for /stats. */
 export interface ListenerStats {
@@ -126,22 +143,28 @@ export class HttpProxy {
     const forwarded = decision.kind === "continue" ? decision.headers : headers;
     const path = forwarded.find(([k]) => k === ":path")?.[1] ?? req.url ?? "/";
     const method = forwarded.find(([k]) => k === ":method")?.[1] ?? req.method ?? "GET";
-    const routed = o.route?.(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
+    const routedAuthority = forwarded.find(([k]) => k === ":authority")?.[1] ?? authority;
+    const routed = o.route?.({ authority: routedAuthority, method, path, headers: forwarded });
+    const delayMs = routed?.kind === "reply" ? routed.delayMs : routed?.actions?.delayMs;
+    if (delayMs) await sleep(delayMs);
     if (routed?.kind === "reply") {
       this.reply(res, routed.reply);
       req.resume();
       if (id) this.complete(id, props, routed.reply.status, 0, 0, started);
       return;
     }
-    const target = routed ?? o.upstream(forwarded.find(([k]) => k === ":authority")?.[1] ?? authority);
+    const target = routed ?? o.upstream(routedAuthority);
     if (!target) {
       this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
       req.resume();
       if (id) this.complete(id, props, 502, 0, 0, started);
       return;
     }
+    const actions = routed?.kind === "forward" ? routed.actions : undefined;
     const outgoing = toOutgoing(forwarded);
-    outgoing.host = authority;
+    outgoing.host = actions?.authority ?? authority;
+    if (actions) applyRequestHeaders(outgoing, actions);
+    const upstreamPath = actions?.path ?? path;
     let requestBytes = 0;
     let responseBytes = 0;
     req.on("data", (chunk: Buffer) => {
@@ -149,28 +172,70 @@ export class HttpProxy {
     });
     const tlsOptions = routed?.kind === "forward" ? routed.tls : undefined;
     const send = tlsOptions ? httpsRequest : httpRequest;
-    const upstream = send({ ...(tlsOptions ?? { agent: this.agent }), host: target.host, port: target.port, method, path, headers: outgoing }, (up) => {
-      props.set("upstream.address", propertyValue.string(`${target.host}:${target.port}`));
-      const responseHeaders = endToEndHeaders(up.rawHeaders, up.headers.connection);
-      const filtered = id ? o.filter.onResponseHeaders(id, [[":status", String(up.statusCode ?? 502)], ...responseHeaders]) : responseHeaders;
-      res.writeHead(up.statusCode ?? 502, toOutgoing(filtered));
-      up.on("data", (chunk: Buffer) => {
-        responseBytes += chunk.length;
+    const bodiless = !req.headers["transfer-encoding"] && (req.headers["content-length"] === undefined || req.headers["content-length"] === "0");
+    if (actions?.mirror && bodiless) {
+      // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
+      const m = actions.mirror;
+      const shadow = httpRequest({ agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing.host}-shadow` } }, (r) => r.resume());
+      shadow.on("error", () => undefined);
+      shadow.end();
+    }
+    let answered = false;
+    const timer = actions?.timeoutMs !== undefined && actions.timeoutMs > 0
+      ? setTimeout(() => {
+          if (answered) return;
+          answered = true;
+          current?.destroy();
+          this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
+          if (id) this.complete(id, props, 504, requestBytes, 0, started);
+        }, actions.timeoutMs)
+      : undefined;
+    let current: ReturnType<typeof httpRequest> | undefined;
+    const retryOn = new Set(actions?.retries?.retryOn ?? []);
+    const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
+    const attempt = (left: number) => {
+      const upstream = send({ ...(tlsOptions ?? { agent: this.agent }), host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing }, (up) => {
+        if (answered) return void up.resume();
+        if (bodiless && left > 0 && retriableStatus(up.statusCode ?? 502)) {
+          up.resume();
+          return attempt(left - 1);
+        }
+        answered = true;
+        if (timer) clearTimeout(timer);
+        props.set("upstream.address", propertyValue.string(`${target.host}:${target.port}`));
+        let responseHeaders = endToEndHeaders(up.rawHeaders, up.headers.connection);
+        if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
+        const filtered = id ? o.filter.onResponseHeaders(id, [[":status", String(up.statusCode ?? 502)], ...responseHeaders]) : responseHeaders;
+        res.writeHead(up.statusCode ?? 502, toOutgoing(filtered));
+        up.on("data", (chunk: Buffer) => {
+          responseBytes += chunk.length;
+        });
+        up.pipe(res);
+        up.on("end", () => {
+          if (id) this.complete(id, props, up.statusCode ?? 502, requestBytes, responseBytes, started);
+        });
+        up.on("error", () => res.destroy());
       });
-      up.pipe(res);
-      up.on("end", () => {
-        if (id) this.complete(id, props, up.statusCode ?? 502, requestBytes, responseBytes, started);
+      current = upstream;
+      if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
+      upstream.on("error", (e) => {
+        if (answered) return;
+        if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
+        answered = true;
+        if (timer) clearTimeout(timer);
+        this.stats.upstreamErrors++;
+        o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
+        if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
+        else res.destroy();
+        if (id) this.complete(id, props, 503, requestBytes, 0, started);
       });
-      up.on("error", () => res.destroy());
+      if (bodiless) upstream.end();
+      else req.pipe(upstream);
+    };
+    res.on("close", () => {
+      if (timer) clearTimeout(timer);
     });
-    upstream.on("error", (e) => {
-      this.stats.upstreamErrors++;
-      o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
-      if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
-      else res.destroy();
-      if (id) this.complete(id, props, 503, requestBytes, 0, started);
-    });
-    req.pipe(upstream);
+    attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
   }
 
   private reply(res: ServerResponse, reply: LocalReply): void {
@@ -191,4 +256,26 @@ export class HttpProxy {
     props.set("request.duration", propertyValue.int64(process.hrtime.bigint() - started));
     this.options.filter.finish(id);
   }
+}
+
+/** A route's request header operations: set replaces, add appends, remove drops. */
+function applyRequestHeaders(outgoing: Record<string, string | string[] | number | undefined>, a: ForwardActions): void {
+  for (const name of a.removeHeaders) delete outgoing[name.toLowerCase()];
+  for (const [k, v] of a.setHeaders) outgoing[k.toLowerCase()] = v;
+  for (const [k, v] of a.addHeaders) {
+    const name = k.toLowerCase();
+    const prev = outgoing[name];
+    outgoing[name] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [String(prev)]), v];
+  }
+}
+
+function applyResponseHeaders(headers: HeaderList, a: ForwardActions): HeaderList {
+  let out = [...headers];
+  for (const ops of a.responseHeaders) {
+    const removed = new Set(ops.remove.map((n) => n.toLowerCase()));
+    const set = new Map(Object.entries(ops.set).map(([k, v]) => [k.toLowerCase(), v]));
+    out = out.filter(([k]) => !removed.has(k.toLowerCase()) && !set.has(k.toLowerCase()));
+    out.push(...set.entries(), ...Object.entries(ops.add).map(([k, v]) => [k.toLowerCase(), v] as [string, string]));
+  }
+  return out;
 }

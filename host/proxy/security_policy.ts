@@ -4,10 +4,15 @@ import { type AuthnResult, AUTHN_PAYLOAD_PROPERTY, Authenticator, jwtRulesFor } 
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import { AuthorizationEngine, type Decision, authorizationPoliciesFor } from "../security/authz/engine.ts";
 import { normalizePath } from "../security/authz/path.ts";
-import { type ClientTls, clientTls, serviceNamespace } from "../security/mtls/destination_rule.ts";
+import type { HeaderOperations, HttpRetry, HttpRoute } from "../config/resources/networking.ts";
+import { MESH_GATEWAY } from "../config/resources/networking.ts";
+import { serviceNamespace, splitAuthority } from "../mesh/hosts.ts";
+import { type MeshRegistry, buildRegistry, containerPortForServicePort, resolveAuthority } from "../mesh/registry.ts";
+import { type RequestFacts, fires, gatewayServersFor, routeRequest, serverAdmits } from "../mesh/routing.ts";
+import { type ClientTls, clientTls } from "../security/mtls/destination_rule.ts";
 import { type ServerMtls, namespaceMtls, serverMtls } from "../security/mtls/peer_authn.ts";
 import { XFCC_HEADER, applyXfcc, xfccFor } from "../security/mtls/xfcc.ts";
-import { type Workload, labelsMatch, spiffeId } from "../security/workload.ts";
+import { type Workload, spiffeId } from "../security/workload.ts";
 import type { LocalReply } from "../wasm/abi_types.ts";
 import type { MeshSettings } from "./mesh_config.ts";
 import type { TLSSocket } from "node:tls";
@@ -32,10 +37,39 @@ export interface SecurityIdentity {
   gateway: boolean;
 }
 
+/** The request facts routing looks at (header names lower case, pseudo-headers included or not). */
+export interface RouteRequest {
+  readonly authority: string;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+}
+
+/** Which VirtualService, route index and destination served a request (simulate's `route`, /config_dump). */
+export interface ServedRoute {
+  readonly virtualService: string;
+  readonly routeIndex: number;
+  readonly destination: string;
+}
+
+/** What a VirtualService route does to a forwarded request. */
+export interface RouteActions {
+  readonly path?: string;
+  readonly authority?: string;
+  readonly setHeaders: ReadonlyArray<readonly [string, string]>;
+  readonly addHeaders: ReadonlyArray<readonly [string, string]>;
+  readonly removeHeaders: readonly string[];
+  readonly responseHeaders: readonly HeaderOperations[];
+  readonly timeoutMs?: number;
+  readonly retries?: HttpRetry;
+  readonly delayMs?: number;
+  readonly mirror?: { readonly host: string; readonly port: number };
+}
+
 /** Where an outbound or gateway request goes; `tls` set = mutual TLS with the mesh certificate. */
 export type RouteResult =
-  | { kind: "forward"; host: string; port: number; mtls: ClientTls | null; endpoint: ServiceEndpoint | null; route: string }
-  | { kind: "reply"; reply: LocalReply; route: string };
+  | { kind: "forward"; host: string; port: number; mtls: ClientTls | null; endpoint: ServiceEndpoint | null; route: string; served?: ServedRoute; actions?: RouteActions }
+  | { kind: "reply"; reply: LocalReply; route: string; served?: ServedRoute; delayMs?: number };
 
 /** The inbound stage's answer: a local reply, or the headers (and properties) to go on with. */
 export type InboundResult =
@@ -49,28 +83,12 @@ export interface InboundRequest {
 
 const empty = (status: number, details: string): LocalReply => ({ status, details, body: "", headers: [], grpcStatus: -1 });
 
-function hostOnly(authority: string): string {
-  if (authority.startsWith("[")) return authority.slice(0, authority.indexOf("]") + 1);
-  const colon = authority.lastIndexOf(":");
-  return (colon >= 0 ? authority.slice(0, colon) : authority).toLowerCase();
-}
-
-function portOf(authority: string, fallback: number): number {
-  const m = /:(\d+)$/.exec(authority);
-  return m && !authority.endsWith("]") ? Number(m[1]) : fallback;
-}
-
-/** Gateway/VirtualService host match: exact, `*`, or `*.suffix` (case-insensitive). */
-export function hostMatches(pattern: string, host: string): boolean {
-  const p = pattern.toLowerCase();
-  if (p === "*" || p === host) return true;
-  return p.startsWith("*.") && host.endsWith(p.slice(1));
-}
-
 export class SecurityPolicy {
   readonly serverMode: ServerMtls;
   private readonly authenticator: Authenticator;
   private readonly authz: AuthorizationEngine;
+  /** Services and workloads: the catalog's, plus the `--endpoint` registry's hosts. */
+  readonly registry: MeshRegistry;
 
   constructor(
     readonly catalog: Catalog,
@@ -79,9 +97,11 @@ export class SecurityPolicy {
     private readonly endpoints: ReadonlyMap<string, ServiceEndpoint>,
     jwks: JwksCache,
     clockSkewSeconds: number,
+    private readonly random: () => number = Math.random,
   ) {
     const k = catalog.byKind;
     const w = identity.workload;
+    this.registry = registryWithEndpoints(catalog, endpoints);
     // A gateway's listener speaks the Gateway server's protocol (HTTP): no mesh mTLS on it.
     this.serverMode = identity.gateway
       ? Object.freeze({ mode: "DISABLE", scope: "default", policy: null })
@@ -153,30 +173,39 @@ export class SecurityPolicy {
   }
 
   /**
-   * Where a sidecar's outbound request goes (security.md §2, §6): a
-   * registered `--endpoint` (`host:servicePort`) with the client TLS the
-   * DestinationRule or auto mutual TLS decides; else a `--cluster` named by
-   * the host (plain, as before); else ALLOW_ANY passes through to the host
-   * itself, REGISTRY_ONLY answers 502 from the fallthrough route (404 with
-   * the fallthrough route disabled).
+   * Where a sidecar's outbound request goes (security.md §2, §6): the host
+   * in any of upstream's forms is resolved by the mesh model; a
+   * VirtualService bound to `mesh` for it routes the request (match, weighted
+   * split, rewrite, redirect, directResponse, headers, timeout, retries,
+   * fault, mirror); the destination is a registered `--endpoint`
+   * (`host:servicePort`) with the client TLS the DestinationRule or auto
+   * mutual TLS decides; else a `--cluster` named by the host (plain); else
+   * ALLOW_ANY passes through to the host itself, REGISTRY_ONLY answers 502
+   * from the fallthrough route (404 with it disabled) unless a ServiceEntry
+   * registers the host.
    */
-  outbound(authority: string, clusters: ReadonlyMap<string, { host: string; port: number }>): RouteResult {
-    const host = hostOnly(authority);
-    const port = portOf(authority, 80);
-    const ep = this.endpoints.get(`${host}:${port}`);
-    if (ep) return this.toEndpoint(ep, `outbound|${port}||${host}`);
-    const cluster = clusters.get(host) ?? clusters.get(authority);
+  outbound(request: RouteRequest | string, clusters: ReadonlyMap<string, { host: string; port: number }>): RouteResult {
+    const req = typeof request === "string" ? { authority: request, method: "GET", path: "/", headers: [] } : request;
+    const resolved = resolveAuthority(this.registry, req.authority, this.identity.workload.namespace);
+    const routed = this.routeByVirtualService(req, resolved.host, resolved.port, MESH_GATEWAY);
+    if (routed) return routed;
+    const ep = this.endpoints.get(`${resolved.host}:${resolved.port}`);
+    if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
+    const host = splitAuthority(req.authority).host;
+    const cluster = clusters.get(host) ?? clusters.get(req.authority);
     if (cluster) return { kind: "forward", host: cluster.host, port: cluster.port, mtls: null, endpoint: null, route: `cluster|${host}` };
-    if (this.mesh.outboundTrafficPolicy === "REGISTRY_ONLY") {
+    if (this.mesh.outboundTrafficPolicy === "REGISTRY_ONLY" && !resolved.service) {
       return this.mesh.enableFallthroughRoute
         ? { kind: "reply", reply: empty(502, "registry_only_fallthrough"), route: "BlackHoleCluster" }
         : { kind: "reply", reply: empty(404, "route_not_found"), route: "none" };
     }
     if (!host) return { kind: "reply", reply: empty(404, "route_not_found"), route: "none" };
-    return { kind: "forward", host, port, mtls: null, endpoint: null, route: "PassthroughCluster" };
+    const port = splitAuthority(req.authority).port ?? resolved.service?.ports[0]?.port ?? 80;
+    const target = resolved.service?.source === "ServiceEntry" ? entryTarget(resolved.service.resource as Resource<"ServiceEntry">, port) : undefined;
+    return { kind: "forward", host: target?.host ?? host, port: target?.port ?? port, mtls: null, endpoint: null, route: resolved.service ? `outbound|${port}||${resolved.host}` : "PassthroughCluster" };
   }
 
-  private toEndpoint(ep: ServiceEndpoint, route: string): RouteResult {
+  private toEndpoint(ep: ServiceEndpoint, route: string, subset?: string): RouteResult {
     const k = this.catalog.byKind;
     const ns = serviceNamespace(ep.host);
     const tls = clientTls({
@@ -188,6 +217,7 @@ export class SecurityPolicy {
       destinationNamespaceMode: ns ? namespaceMtls(k.PeerAuthentication, ns, this.mesh.rootNamespace).mode : undefined,
       enableAutoMtls: this.mesh.enableAutoMtls,
       rootNamespace: this.mesh.rootNamespace,
+      subset,
     });
     if (tls.mode !== "DISABLE" && tls.mode !== "MESH_MUTUAL") {
       return { kind: "reply", reply: { status: 503, details: "unsupported_tls_mode", body: `tls mode ${tls.mode} is not supported by this sidecar`, headers: [], grpcStatus: -1 }, route };
@@ -202,44 +232,147 @@ export class SecurityPolicy {
   }
 
   /**
-   * Gateway routing (issue 6 item 5; security.md §6): the Gateways selecting
-   * this workload's labels with a server on the gateway port whose hosts
-   * match the Host; the VirtualServices bound to one of them whose hosts
-   * match; the first http route's destination (the heaviest when weighted).
-   * No match → 404 with an empty body; a destination not in the registry → 503.
+   * Gateway routing (issue 6 item 5, issue 11; security.md §6): Gateways in
+   * any namespace selecting this workload with a server whose port — a port
+   * of the gateway's Service, translated to the container port this
+   * listener stands for — is ours and whose hosts cover the Host; then the
+   * VirtualServices bound to one of them, routed as a sidecar routes. No
+   * match → 404 with an empty body; a destination not in the registry → 503.
    */
-  gatewayRoute(authority: string): RouteResult {
-    const host = hostOnly(authority);
-    const k = this.catalog.byKind;
+  gatewayRoute(request: RouteRequest | string): RouteResult {
+    const req = typeof request === "string" ? { authority: request, method: "GET", path: "/", headers: [] } : request;
+    const { host } = splitAuthority(req.authority);
     const w = this.identity.workload;
-    const stripNs = (h: string) => (h.includes("/") ? h.slice(h.indexOf("/") + 1) : h);
-    const gateways = k.Gateway.filter(
-      (g) =>
-        Object.keys(g.spec.selector).length > 0 &&
-        labelsMatch(g.spec.selector, w.labels) &&
-        g.spec.servers.some((s) => s.port.number === this.identity.containerPort && s.hosts.some((h) => hostMatches(stripNs(h), host))),
+    const servers = gatewayServersFor(this.catalog.byKind.Gateway, w.labels, this.identity.containerPort, host, (servicePort) =>
+      containerPortForServicePort(this.registry, w, servicePort),
     );
-    const bound = (vs: Resource<"VirtualService">, g: Resource<"Gateway">) =>
-      vs.spec.gateways.some((ref) => ref === `${g.namespace}/${g.name}` || (ref === g.name && vs.namespace === g.namespace));
-    for (const vs of k.VirtualService) {
-      const g = gateways.find((gw) => bound(vs, gw));
-      if (!g || !vs.spec.hosts.some((h) => hostMatches(h, host))) continue;
-      const http = vs.spec.http.find((r) => r.route.length > 0);
-      if (!http) continue;
-      const dest = [...http.route].sort((a, b) => (b.weight ?? 100) - (a.weight ?? 100))[0].destination;
-      const port = dest.port ?? this.servicePort(dest.fqdn);
-      const route = `${g.namespace}/${g.name}|${vs.namespace}/${vs.name}|${dest.fqdn}:${port}`;
-      const ep = this.endpoints.get(`${dest.fqdn}:${port}`);
-      if (!ep) return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route };
-      return this.toEndpoint(ep, route);
+    for (const { gateway, server } of servers) {
+      const key = `${gateway.namespace}/${gateway.name}`;
+      const admitted = this.catalog.byKind.VirtualService.filter((vs) => serverAdmits(server, gateway.namespace, vs));
+      const routed = this.routeByVirtualService(req, host, server.port.number, key, admitted, `${key}|`);
+      if (routed) return routed;
     }
     return { kind: "reply", reply: empty(404, "route_not_found"), route: "none" };
   }
 
-  /** The only port of a Service named by its FQDN, else 80. */
-  private servicePort(fqdn: string): number {
-    const [name, ns] = fqdn.split(".");
-    const svc = this.catalog.byKind.Service.find((s) => s.name === name && s.namespace === ns);
-    return svc && svc.spec.ports.length === 1 ? svc.spec.ports[0].port : 80;
+  /** Routes by the VirtualServices for a host on a gateway (`mesh` for the sidecar); undefined when none applies. */
+  private routeByVirtualService(req: RouteRequest, host: string, port: number, gateway: string, candidates = this.catalog.byKind.VirtualService, prefix = ""): RouteResult | undefined {
+    const facts: RequestFacts = {
+      method: req.method,
+      path: req.path,
+      authority: req.authority,
+      host,
+      port,
+      headers: req.headers,
+      sourceLabels: this.identity.workload.labels,
+      sourceNamespace: this.identity.workload.namespace,
+      gateway,
+    };
+    const { choice, hasVirtualService } = routeRequest(candidates, facts, this.random);
+    if (!choice) {
+      // A VirtualService covers the host but no route matches: upstream answers 404.
+      return hasVirtualService ? { kind: "reply", reply: empty(404, "route_not_found"), route: `${prefix}none` } : undefined;
+    }
+    const r = choice.route;
+    const d = choice.destination?.destination;
+    const served = { virtualService: choice.virtualService, routeIndex: choice.routeIndex, destination: d ? `${d.fqdn}${d.port ? `:${d.port}` : ""}${d.subset ? `|${d.subset}` : ""}` : r.redirect ? "redirect" : "directResponse" };
+    const routeName = `${prefix}${choice.virtualService}|${choice.routeIndex}`;
+    const delayMs = r.fault?.delay && fires(r.fault.delay.percentage, this.random) ? r.fault.delay.fixedDelayMs : undefined;
+    if (r.fault?.abort && fires(r.fault.abort.percentage, this.random)) {
+      return { kind: "reply", reply: { status: r.fault.abort.httpStatus, details: "fault_filter_abort", body: "fault filter abort", headers: [], grpcStatus: -1 }, route: routeName, served, delayMs };
+    }
+    if (r.directResponse) {
+      return { kind: "reply", reply: { status: r.directResponse.status, details: "direct_response", body: r.directResponse.body ?? "", headers: [], grpcStatus: -1 }, route: routeName, served, delayMs };
+    }
+    if (r.redirect) {
+      const rd = r.redirect;
+      const { host: h, port: p } = splitAuthority(req.authority);
+      const authority = rd.authority ?? (rd.port ? `${h}:${rd.port}` : p ? `${h}:${p}` : h);
+      const location = `${rd.scheme ?? "http"}://${authority}${rd.uri ?? req.path}`;
+      return { kind: "reply", reply: { status: rd.redirectCode, details: "redirect", body: "", headers: [["location", location]], grpcStatus: -1 }, route: routeName, served, delayMs };
+    }
+    if (!d) return { kind: "reply", reply: empty(404, "route_not_found"), route: routeName, served };
+    const destPort = d.port ?? this.servicePort(d.fqdn, port);
+    const ep = this.endpoints.get(`${d.fqdn}:${destPort}`);
+    const destRoute = `${routeName}|${d.fqdn}:${destPort}${d.subset ? `|${d.subset}` : ""}`;
+    let result: RouteResult;
+    if (ep) result = this.toEndpoint(ep, destRoute, d.subset);
+    else if (this.registry.services.some((s) => s.source === "ServiceEntry" && s.fqdn === d.fqdn)) {
+      const entry = this.registry.services.find((s) => s.fqdn === d.fqdn)!.resource as Resource<"ServiceEntry">;
+      const t = entryTarget(entry, destPort);
+      result = { kind: "forward", host: t.host, port: t.port, mtls: null, endpoint: null, route: destRoute };
+    } else return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route: destRoute, served, delayMs };
+    if (result.kind === "reply") return { ...result, served };
+    const ops = [r.headers.request, choice.destination!.headers.request];
+    const mirror = r.mirror && fires(r.mirrorPercentage, this.random) ? this.endpoints.get(`${r.mirror.fqdn}:${r.mirror.port ?? this.servicePort(r.mirror.fqdn, port)}`) : undefined;
+    return {
+      ...result,
+      served,
+      actions: {
+        path: r.rewrite?.uri !== undefined ? rewritePath(req.path, r.rewrite.uri, matchedPrefix(r, facts)) : undefined,
+        authority: r.rewrite?.authority,
+        setHeaders: ops.flatMap((o) => Object.entries(o.set)),
+        addHeaders: ops.flatMap((o) => Object.entries(o.add)),
+        removeHeaders: ops.flatMap((o) => o.remove),
+        responseHeaders: [r.headers.response, choice.destination!.headers.response],
+        timeoutMs: r.timeoutMs,
+        retries: r.retries,
+        delayMs,
+        mirror: mirror ? { host: mirror.address.host, port: mirror.address.port } : undefined,
+      },
+    };
   }
+
+  /** The port of a Service named by its FQDN: the one matching `preferred`, else its only port, else 80. */
+  private servicePort(fqdn: string, preferred?: number): number {
+    const svc = this.registry.services.find((s) => s.fqdn === fqdn);
+    if (svc && preferred !== undefined && svc.ports.some((p) => p.port === preferred)) return preferred;
+    if (svc && svc.ports.length === 1) return svc.ports[0].port;
+    const eps = [...this.endpoints.values()].filter((e) => e.host === fqdn);
+    if (eps.length === 1) return eps[0].servicePort;
+    return preferred ?? 80;
+  }
+}
+
+/** The prefix a route's uri match matched, for a prefix rewrite (upstream replaces only that part). */
+function matchedPrefix(r: HttpRoute, facts: RequestFacts): string | undefined {
+  const path = facts.path.split("?")[0];
+  for (const m of r.match) if (m.uri && "prefix" in m.uri && path.startsWith(m.uri.prefix)) return m.uri.prefix;
+  return undefined;
+}
+
+/** A `rewrite.uri`: replaces the matched prefix (or the whole path when the match was not a prefix); the query string stays. */
+export function rewritePath(path: string, uri: string, prefix: string | undefined): string {
+  const q = path.indexOf("?");
+  const p = q < 0 ? path : path.slice(0, q);
+  const query = q < 0 ? "" : path.slice(q);
+  const rewritten = prefix !== undefined ? uri + p.slice(prefix.length) : uri;
+  return (rewritten === "" ? "/" : rewritten) + query;
+}
+
+/** Where a ServiceEntry host is reached: its first STATIC endpoint (port by the port's name), else the host itself (DNS). */
+function entryTarget(entry: Resource<"ServiceEntry">, port: number): { host: string; port: number } {
+  const p = entry.spec.ports.find((x) => x.number === port);
+  const ep = entry.spec.endpoints[0];
+  if (entry.spec.resolution === "STATIC" && ep) return { host: ep.address, port: (p && ep.ports[p.name]) ?? p?.targetPort ?? port };
+  return { host: entry.spec.hosts[0], port: p?.targetPort ?? port };
+}
+
+/** The catalog's registry plus a service for every `--endpoint` host not described by a Service document. */
+function registryWithEndpoints(catalog: Catalog, endpoints: ReadonlyMap<string, ServiceEndpoint>): MeshRegistry {
+  const byHost = new Map<string, number[]>();
+  for (const ep of endpoints.values()) byHost.set(ep.host, [...(byHost.get(ep.host) ?? []), ep.servicePort]);
+  const services = [...byHost].map(([fqdn, ports]) => {
+    const ns = serviceNamespace(fqdn);
+    return Object.freeze({
+      name: fqdn.split(".")[0],
+      namespace: ns ?? "",
+      fqdn,
+      addresses: Object.freeze([]),
+      ports: Object.freeze(ports.map((p) => Object.freeze({ port: p, targetPort: p }))),
+      source: "registry" as const,
+      external: ns === undefined,
+    });
+  });
+  return buildRegistry(catalog.byKind, { services });
 }

@@ -15,7 +15,7 @@ import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Workload } from "../security/workload.ts";
 import type { MeshSettings } from "./mesh_config.ts";
 import { MtlsListener } from "./mtls_listener.ts";
-import { SecurityPolicy } from "./security_policy.ts";
+import { SecurityPolicy, type ServedRoute } from "./security_policy.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
@@ -133,7 +133,7 @@ export class Sidecar {
       ...(options.security
         ? {
             beforeFilter: (req, headers) => this.inboundStage(req, headers),
-            ...(options.security.gateway ? { route: (authority: string) => this.routeOf(this.policy!.gatewayRoute(authority)) } : {}),
+            ...(options.security.gateway ? { route: (request) => this.routeOf(this.policy!.gatewayRoute(request)) } : {}),
           }
         : {}),
     });
@@ -152,7 +152,7 @@ export class Sidecar {
       ...(options.security
         ? {
             beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
-            route: (authority: string) => this.routeOf(this.policy!.outbound(authority, options.clusters)),
+            route: (request) => this.routeOf(this.policy!.outbound(request, options.clusters)),
           }
         : {}),
     });
@@ -311,19 +311,31 @@ export class Sidecar {
 
   private routeOf(r: ReturnType<SecurityPolicy["outbound"]>): RouteDecision {
     this.bump(`route.${r.kind === "reply" ? `local_reply_${r.reply.status}` : r.route.split("|")[0] || "forward"}`);
-    if (r.kind === "reply") return r;
+    if (r.served) this.recordServed(r.served);
+    if (r.kind === "reply") return { kind: "reply", reply: r.reply, delayMs: r.delayMs };
     if (!r.mtls) {
       if (r.endpoint) this.bump("outbound.plaintext");
-      return { kind: "forward", host: r.host, port: r.port };
+      return { kind: "forward", host: r.host, port: r.port, actions: r.actions };
     }
     this.bump("outbound.mtls");
     const ep = r.endpoint!;
-    return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)) };
+    return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)), actions: r.actions };
+  }
+
+  /** The last routes VirtualServices chose (newest last), for /config_dump and simulate. */
+  readonly servedRoutes: Array<ServedRoute & { count: number }> = [];
+
+  private recordServed(s: ServedRoute): void {
+    const key = (x: ServedRoute) => `${x.virtualService}|${x.routeIndex}|${x.destination}`;
+    const i = this.servedRoutes.findIndex((x) => key(x) === key(s));
+    const count = i >= 0 ? this.servedRoutes.splice(i, 1)[0].count + 1 : 1;
+    this.servedRoutes.push({ ...s, count });
+    if (this.servedRoutes.length > 64) this.servedRoutes.shift();
   }
 
   /** The admin `/config_dump` (config_dump.ts). */
   private configDump(): unknown {
-    return buildConfigDump({ options: this.options, addresses: this.addresses, loaded: this.loaded, hasTcp: this.tcp !== undefined, hasStatus: this.status !== undefined, policy: this.policy });
+    return buildConfigDump({ options: this.options, addresses: this.addresses, loaded: this.loaded, hasTcp: this.tcp !== undefined, hasStatus: this.status !== undefined, policy: this.policy, servedRoutes: this.servedRoutes });
   }
 
   private stats(): Map<string, number | bigint> {

@@ -1,6 +1,5 @@
 import type { Resource } from "../config/catalog.ts";
 import type { ContainerPort, PodSpec } from "../config/resources/orch.ts";
-import type { WorkloadSelector } from "../config/resources/syntax.ts";
 
 /**
  * The workload a security decision is made for, and which policies select
@@ -9,7 +8,7 @@ import type { WorkloadSelector } from "../config/resources/syntax.ts";
  */
 
 /** Spec 1: the root namespace; policies without selector there are mesh-wide. */
-export const DEFAULT_ROOT_NAMESPACE = "mesh-system";
+export { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
 export const DEFAULT_TRUST_DOMAIN = "cluster.local";
 
 export interface Workload {
@@ -53,31 +52,4 @@ export function spiffeId(workload: Pick<Workload, "namespace" | "serviceAccount"
 /** `ns/name` of a resource, as decisions and logs name policies. */
 export function policyName(r: Pick<Resource, "namespace" | "name">): string {
   return `${r.namespace}/${r.name}`;
-}
-
-export function labelsMatch(matchLabels: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
-  for (const [k, v] of Object.entries(matchLabels)) if (labels[k] !== v) return false;
-  return true;
-}
-
-function hasSelector(selector: WorkloadSelector | undefined): selector is WorkloadSelector {
-  return selector !== undefined && Object.keys(selector.matchLabels).length > 0;
-}
-
-/**
- * The RequestAuthentication / AuthorizationPolicy resources that apply to a
- * workload (security.md §4.1, §5.1): those of the workload's namespace and of
- * the root namespace; no selector = every workload of that namespace (root:
- * the whole mesh); a selector in the root namespace matches workloads of
- * every namespace. Input order is kept.
- */
-export function selectingPolicies<R extends Resource<"RequestAuthentication"> | Resource<"AuthorizationPolicy">>(
-  policies: readonly R[],
-  workload: Pick<Workload, "namespace" | "labels">,
-  rootNamespace = DEFAULT_ROOT_NAMESPACE,
-): R[] {
-  return policies.filter((p) => {
-    if (p.namespace !== workload.namespace && p.namespace !== rootNamespace) return false;
-    return !hasSelector(p.spec.selector) || labelsMatch(p.spec.selector.matchLabels, workload.labels);
-  });
 }

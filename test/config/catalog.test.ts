@@ -64,7 +64,7 @@ metadata: { name: w, namespace: foo }
 apiVersion: networking.mesh.io/v1alpha3
 kind: DestinationRule
 metadata: { name: d, namespace: foo }
-spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE }, loadBalancer: { simple: ROUND_ROBIN } } }
+spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE }, loadBalancr: { simple: ROUND_ROBIN } } }
 status: {}
 `);
     assert.deepEqual(c.errors, []);
@@ -73,7 +73,7 @@ status: {}
       [
         ["Widget foo/w", "kind", 'unknown kind "Widget"'],
         ["DestinationRule foo/d", "status", "unknown field"],
-        ["DestinationRule foo/d", "spec.trafficPolicy.loadBalancer", "unknown field"],
+        ["DestinationRule foo/d", "spec.trafficPolicy.loadBalancr", "unknown field"],
       ],
     );
     assert.equal(c.byKind.DestinationRule.length, 1);
@@ -87,7 +87,24 @@ metadata: { name: a, namespace: foo }
 spec: {}
 `);
     assert.equal(c.errors[0].fieldPath, "apiVersion");
-    assert.equal(c.errors[0].message, 'expected security.mesh.io/v1beta1 for kind PeerAuthentication, got "security.istio.io/v1beta1"');
+    assert.equal(c.errors[0].message, 'expected one of security.mesh.io/v1beta1, security.mesh.io/v1 for kind PeerAuthentication, got "security.istio.io/v1beta1"');
+  });
+
+  it("accepts every version upstream serves (networking v1alpha3, v1beta1, v1; security v1beta1, v1) with one schema", () => {
+    const docs = ["v1alpha3", "v1beta1", "v1"].map(
+      (v) => `apiVersion: networking.mesh.io/${v}\nkind: DestinationRule\nmetadata: { name: d-${v}, namespace: foo }\nspec: { host: reviews, subsets: [{ name: v1, labels: { version: v1 } }] }\n`,
+    );
+    docs.push(...["v1beta1", "v1"].map((v) => `apiVersion: security.mesh.io/${v}\nkind: PeerAuthentication\nmetadata: { name: p-${v}, namespace: foo }\nspec: { mtls: { mode: STRICT } }\n`));
+    const c = decode(docs.join("---\n"));
+    assert.deepEqual(c.problems, []);
+    assert.deepEqual(c.resources.map((r) => r.apiVersion), ["networking.mesh.io/v1alpha3", "networking.mesh.io/v1beta1", "networking.mesh.io/v1", "security.mesh.io/v1beta1", "security.mesh.io/v1"]);
+    assert.ok(c.byKind.DestinationRule.every((d) => d.spec.subsets[0].labels.version === "v1"));
+  });
+
+  it("names the served versions when a networking version is unknown", () => {
+    const c = decode(`apiVersion: networking.mesh.io/v2\nkind: VirtualService\nmetadata: { name: v, namespace: foo }\nspec: { hosts: [a] }\n`);
+    assert.equal(c.errors[0].fieldPath, "apiVersion");
+    assert.equal(c.errors[0].message, 'expected one of networking.mesh.io/v1alpha3, networking.mesh.io/v1beta1, networking.mesh.io/v1 for kind VirtualService, got "networking.mesh.io/v2"');
   });
 
   it("refuses a duplicate and keeps the first", () => {

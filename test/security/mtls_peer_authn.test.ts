@@ -54,7 +54,7 @@ describe("PeerAuthentication: effective server mode", () => {
     ["no policy: PERMISSIVE", [], httpbin, 80, "PERMISSIVE", "default", null],
     ["rule 3: mesh STRICT covers every namespace", [pa("default", "mesh-system", STRICT)], barWorkload, 80, "STRICT", "mesh", "mesh-system/default"],
     ["rule 3: mesh STRICT covers foo", [pa("default", "mesh-system", STRICT)], httpbin, 80, "STRICT", "mesh", "mesh-system/default"],
-    ["mesh UNSET is PERMISSIVE", [pa("default", "mesh-system", {})], httpbin, 80, "PERMISSIVE", "default", null],
+    ["mesh UNSET is PERMISSIVE, set by the mesh policy (as tls-check reports it)", [pa("default", "mesh-system", {})], httpbin, 80, "PERMISSIVE", "mesh", "mesh-system/default"],
     ["a selector policy in the root namespace is ignored for other namespaces", [pa("x", "mesh-system", { selector: sel("httpbin"), ...STRICT })], httpbin, 80, "PERMISSIVE", "default", null],
     ["rule 4: namespace STRICT applies in its namespace", [pa("default", "foo", STRICT)], sleep, 80, "STRICT", "namespace", "foo/default"],
     ["rule 4: … and not in another", [pa("default", "foo", STRICT)], barWorkload, 80, "PERMISSIVE", "default", null],

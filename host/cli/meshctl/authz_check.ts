@@ -1,6 +1,7 @@
 import type { Resource } from "../../config/catalog.ts";
 import type { AuthzAction, AuthzCondition, AuthzOperation, AuthzRule, AuthzSource, JwtRule } from "../../config/resources/security.ts";
-import { type MeshView, type Workload, findWorkload, hasSelector, labelsSelect, shortName } from "./mesh_view.ts";
+import { type PolicyScope, policyApplies as meshPolicyApplies, policyScope } from "../../mesh/policies.ts";
+import { type MeshView, type Workload, findWorkload, shortName } from "./mesh_view.ts";
 import { formatLabels, formatTable } from "./table.ts";
 
 /**
@@ -12,7 +13,7 @@ import { formatLabels, formatTable } from "./table.ts";
  * root-namespace selector matches in every namespace.
  */
 
-export type PolicyScope = "mesh" | "mesh-selector" | "namespace" | "workload";
+export type { PolicyScope };
 
 export interface AppliedAuthorization {
   readonly name: string;
@@ -44,17 +45,11 @@ export interface AuthzReport {
 
 export class AuthzCheckError extends Error {}
 
-function scopeOf(r: Resource<"AuthorizationPolicy"> | Resource<"RequestAuthentication">, root: string): PolicyScope {
-  if (r.namespace === root) return hasSelector(r) ? "mesh-selector" : "mesh";
-  return hasSelector(r) ? "workload" : "namespace";
-}
+const scopeOf = policyScope;
 
-/** Whether a policy applies to the workload; undefined when that depends on labels nobody knows. */
+/** Whether a policy applies to the workload (the mesh model's answer); undefined when that depends on labels nobody knows. */
 export function policyApplies(r: Resource<"AuthorizationPolicy"> | Resource<"RequestAuthentication">, w: Pick<Workload, "namespace" | "labels" | "labelsKnown">, root: string): boolean | undefined {
-  if (r.namespace !== root && r.namespace !== w.namespace) return false;
-  if (!hasSelector(r)) return true;
-  if (!w.labelsKnown) return undefined;
-  return labelsSelect(r.spec.selector?.matchLabels, w.labels);
+  return meshPolicyApplies(r, { namespace: w.namespace, labels: w.labelsKnown ? w.labels : undefined }, root);
 }
 
 export function authzCheck(view: MeshView, pod: string, namespace: string, rootNamespace: string): AuthzReport {

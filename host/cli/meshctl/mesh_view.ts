@@ -1,7 +1,8 @@
 import type { Writable } from "node:stream";
+import { buildRegistry, type MeshRegistry, servicesOfWorkload } from "../../mesh/registry.ts";
 import { type AnyResource, type CatalogChecks, KINDS, KIND_API_VERSIONS, type Resource, type ResourcesByKind, decodeDocuments, filterChecks } from "../../config/catalog.ts";
 import { formatConfigProblem } from "../../config/problems.ts";
-import { type ContainerPort, selectorMatches } from "../../config/resources/orch.ts";
+import type { ContainerPort } from "../../config/resources/orch.ts";
 import { loadSources } from "../../config/sources.ts";
 import { FilterModule } from "../../wasm/filter_module.ts";
 import { type ConfigDump, fetchDump, readDumpFile } from "./sidecar_admin.ts";
@@ -158,21 +159,15 @@ export function allWorkloads(view: MeshView): Workload[] {
   return out;
 }
 
-/** Services of the workload's namespace whose selector matches its labels. */
+/** The mesh model's registry of the view (services, workloads), for the mesh questions the commands ask. */
+export function registryOf(view: MeshView): MeshRegistry {
+  return buildRegistry(view.byKind);
+}
+
+/** Services of the workload's namespace whose selector matches its labels (none while its labels are unknown). */
 export function servicesOf(view: MeshView, w: Workload): Resource<"Service">[] {
-  return view.byKind.Service.filter(
-    (s) => s.namespace === w.namespace && s.spec.selector !== undefined && Object.keys(s.spec.selector).length > 0 && w.labelsKnown &&
-      selectorMatches({ matchLabels: s.spec.selector, matchExpressions: [] }, w.labels),
-  );
-}
-
-/** Whether `matchLabels` (absent or empty: every workload) selects these labels. */
-export function labelsSelect(matchLabels: Readonly<Record<string, string>> | undefined, labels: Readonly<Record<string, string>>): boolean {
-  return Object.entries(matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-}
-
-export function hasSelector(r: { spec: { selector?: { matchLabels?: Readonly<Record<string, string>> } } }): boolean {
-  return Object.keys(r.spec.selector?.matchLabels ?? {}).length > 0;
+  if (!w.labelsKnown) return [];
+  return servicesOfWorkload(registryOf(view), w).map((s) => s.resource as Resource<"Service">);
 }
 
 /** `name.namespace`, how upstream's debug commands name resources. */

@@ -1,7 +1,12 @@
 import type { Resource } from "../../config/catalog.ts";
 import type { ClientTlsMode, ClientTlsSettings } from "../../config/resources/networking.ts";
 import type { MtlsMode } from "../../config/resources/security.ts";
-import { type MeshView, type Workload, allWorkloads, findWorkload, hasSelector, labelsSelect, servicesOf } from "./mesh_view.ts";
+import { findDestinationRule as meshFindDestinationRule } from "../../mesh/destination_rules.ts";
+import { serviceFqdn } from "../../mesh/hosts.ts";
+import { selectorSelects } from "../../mesh/labels.ts";
+import { effectiveMtls, peerAuthenticationLevels } from "../../mesh/policies.ts";
+import { boundContainerPorts, targetContainerPort } from "../../mesh/registry.ts";
+import { type MeshView, type Workload, allWorkloads, findWorkload, registryOf, servicesOf } from "./mesh_view.ts";
 import { formatLabels, formatTable } from "./table.ts";
 
 /**
@@ -79,106 +84,22 @@ export function resolveServerMode(
   containerPort?: number,
   boundPorts?: ReadonlySet<number>,
 ): ServerDecision {
-  const levels = policyLevels(policies, w, rootNamespace);
-  let mode: ServerMode = "PERMISSIVE";
-  let scope: ServerScope = "default";
-  let policy: string | undefined;
-  if (levels.mesh) {
-    mode = levels.mesh.spec.mtlsMode === "UNSET" ? "PERMISSIVE" : levels.mesh.spec.mtlsMode;
-    scope = "mesh";
-    policy = ref(levels.mesh);
-  }
-  if (levels.namespace && levels.namespace.spec.mtlsMode !== "UNSET") {
-    mode = levels.namespace.spec.mtlsMode;
-    scope = "namespace";
-    policy = ref(levels.namespace);
-  }
-  const namespaceMode = mode;
-  if (levels.workload) {
-    if (levels.workload.spec.mtlsMode !== "UNSET") {
-      mode = levels.workload.spec.mtlsMode;
-      scope = "workload";
-      policy = ref(levels.workload);
-    }
-    const entry = levels.workload.spec.portLevelMtls.find((p) => p.port === containerPort);
-    if (entry && entry.mode !== "UNSET" && (boundPorts === undefined || boundPorts.has(entry.port))) {
-      mode = entry.mode;
-      scope = "port";
-      policy = ref(levels.workload);
-    }
-  }
+  const m = effectiveMtls(policies, selected(w), rootNamespace, containerPort, containerPort === undefined || boundPorts === undefined ? undefined : boundPorts.has(containerPort));
+  const ref = (r: Resource<"PeerAuthentication"> | undefined) => (r ? `${r.name}/${r.namespace}` : null);
   return {
-    mode,
-    scope,
-    policy,
-    namespaceMode,
-    applied: {
-      mesh: levels.mesh ? ref(levels.mesh) : null,
-      namespace: levels.namespace ? ref(levels.namespace) : null,
-      workload: levels.workload ? ref(levels.workload) : null,
-    },
+    mode: m.mode,
+    scope: m.scope,
+    policy: m.policy === null ? undefined : m.policy.split("/").reverse().join("/"),
+    namespaceMode: m.namespaceMode,
+    applied: { mesh: ref(m.levels.mesh), namespace: ref(m.levels.namespace), workload: ref(m.levels.workload) },
   };
 }
 
-interface Levels {
-  mesh?: Resource<"PeerAuthentication">;
-  namespace?: Resource<"PeerAuthentication">;
-  workload?: Resource<"PeerAuthentication">;
-  /** Policies that would apply but lose: `name/namespace` → why. */
-  ignored: Array<{ policy: string; why: string }>;
-}
+const selected = (w: Pick<Workload, "namespace" | "labels" | "labelsKnown">) => ({ namespace: w.namespace, labels: w.labelsKnown ? w.labels : undefined });
 
-function policyLevels(policies: readonly Resource<"PeerAuthentication">[], w: Pick<Workload, "namespace" | "labels" | "labelsKnown">, root: string): Levels {
-  const out: Levels = { ignored: [] };
-  const take = (level: "mesh" | "namespace" | "workload", p: Resource<"PeerAuthentication">) => {
-    const first = out[level];
-    if (first) out.ignored.push({ policy: ref(p), why: `only one ${level}-wide policy is honoured: ${ref(first)} comes first (upstream keeps the oldest)` });
-    else out[level] = p;
-  };
-  for (const p of policies) {
-    if (p.namespace === root) {
-      if (!hasSelector(p)) take("mesh", p);
-      else if (w.labelsKnown && labelsSelect(p.spec.selector?.matchLabels, w.labels)) {
-        out.ignored.push({ policy: ref(p), why: `a PeerAuthentication with a selector in the root namespace ${root} is ignored` });
-      }
-    } else if (p.namespace === w.namespace) {
-      if (!hasSelector(p)) take("namespace", p);
-      else if (w.labelsKnown && labelsSelect(p.spec.selector?.matchLabels, w.labels)) take("workload", p);
-    }
-  }
-  return out;
-}
-
-/** How specific a DestinationRule host is for `fqdn`: -1 no match, else larger is more specific (exact beats any wildcard). */
-export function hostSpecificity(host: string, fqdn: string): number {
-  if (host === fqdn) return Number.MAX_SAFE_INTEGER;
-  if (host === "*") return 0;
-  if (host.startsWith("*.") && fqdn.endsWith(host.slice(1))) return host.length;
-  return -1;
-}
-
-/**
- * The DestinationRule a client uses for `fqdn`: the most specific host match
- * in the client's namespace (taken to be the service's), else the root
- * namespace (exported there); the first in input order among equals
- * (security.md §2.2).
- */
+/** The DestinationRule a client in the service's namespace uses for `fqdn` (the mesh model's lookup). */
 export function findDestinationRule(rules: readonly Resource<"DestinationRule">[], fqdn: string, serviceNamespace: string, root: string): Resource<"DestinationRule"> | undefined {
-  for (const ns of serviceNamespace === root ? [root] : [serviceNamespace, root]) {
-    let best: Resource<"DestinationRule"> | undefined;
-    let bestScore = -1;
-    for (const r of rules) {
-      if (r.namespace !== ns) continue;
-      if (ns !== serviceNamespace && r.spec.exportTo.length > 0 && !r.spec.exportTo.includes("*") && !r.spec.exportTo.includes(serviceNamespace)) continue;
-      const score = hostSpecificity(r.spec.fqdn, fqdn);
-      if (score > bestScore) {
-        best = r;
-        bestScore = score;
-      }
-    }
-    if (best) return best;
-  }
-  return undefined;
+  return meshFindDestinationRule(rules, fqdn, serviceNamespace, root);
 }
 
 /**
@@ -236,7 +157,7 @@ export function tlsCheck(view: MeshView, o: TlsCheckOptions): TlsCheckReport {
     for (const svc of view.byKind.Service) {
       const selector = svc.spec.selector ?? {};
       const w: Workload =
-        allWorkloads(view).find((x) => x.namespace === svc.namespace && Object.keys(selector).length > 0 && labelsSelect(selector, x.labels)) ??
+        allWorkloads(view).find((x) => x.namespace === svc.namespace && selectorSelects(selector, x.labels)) ??
         { pod: "", namespace: svc.namespace, labels: selector, labelsKnown: Object.keys(selector).length > 0, containerPorts: [], from: `${svc.id} selector` };
       rows.push(...serviceRows(view, w, svc, o, notes));
     }
@@ -270,8 +191,8 @@ function workloadRows(view: MeshView, w: Workload, o: TlsCheckOptions, notes: st
 }
 
 function serviceRows(view: MeshView, w: Workload, svc: Resource<"Service">, o: TlsCheckOptions, notes: string[]): TlsCheckRow[] {
-  const fqdn = `${svc.name}.${svc.namespace}.svc.cluster.local`;
-  const bound = boundContainerPorts(view, w);
+  const fqdn = serviceFqdn(svc.name, svc.namespace);
+  const bound = boundPorts(view, w);
   workloadNotes(view, w, o, notes, bound);
   return svc.spec.ports.map((p) => {
     const containerPort = resolveTargetPort(p.targetPort, w);
@@ -285,9 +206,10 @@ function serviceRows(view: MeshView, w: Workload, svc: Resource<"Service">, o: T
 
 /** Records (once) the policies that apply but lose, and the port-level entries ignored because no service targets their port. */
 function workloadNotes(view: MeshView, w: Workload, o: TlsCheckOptions, notes: string[], bound: ReadonlySet<number>): void {
-  const levels = policyLevels(view.byKind.PeerAuthentication, w, o.rootNamespace);
+  const levels = peerAuthenticationLevels(view.byKind.PeerAuthentication, selected(w), o.rootNamespace);
+  const ref = (r: Resource<"PeerAuthentication">) => `${r.name}/${r.namespace}`;
   for (const i of levels.ignored) {
-    const text = `PeerAuthentication ${i.policy} ignored: ${i.why}`;
+    const text = `PeerAuthentication ${i.policy.split("/").reverse().join("/")} ignored: ${i.why}`;
     if (!notes.includes(text)) notes.push(text);
   }
   for (const e of levels.workload?.spec.portLevelMtls ?? []) {
@@ -298,21 +220,16 @@ function workloadNotes(view: MeshView, w: Workload, o: TlsCheckOptions, notes: s
 }
 
 function resolveTargetPort(target: number | string, w: Workload): number | undefined {
-  if (typeof target === "number") return target;
-  return w.containerPorts.find((c) => c.name === target)?.containerPort;
+  return targetContainerPort({ targetPort: target }, { ports: w.containerPorts });
 }
 
-function boundContainerPorts(view: MeshView, w: Workload): Set<number> {
+function boundPorts(view: MeshView, w: Workload): Set<number> {
+  const registry = registryOf(view);
+  if (w.pod !== "" || !w.labelsKnown) return w.labelsKnown ? boundContainerPorts(registry, { namespace: w.namespace, labels: w.labels, ports: w.containerPorts }) : new Set();
+  // A service's selector stands in for its pods: its own numeric target ports are the bound ones.
   const out = new Set<number>();
-  for (const svc of servicesOf(view, w)) for (const p of svc.spec.ports) {
-    const n = resolveTargetPort(p.targetPort, w);
-    if (n !== undefined) out.add(n);
-  }
-  if (out.size === 0 && w.pod === "") {
-    // A service's selector stands in for its pods: its own target ports are the bound ones.
-    for (const svc of view.byKind.Service) if (svc.namespace === w.namespace && labelsSelect(svc.spec.selector ?? {}, w.labels)) {
-      for (const p of svc.spec.ports) if (typeof p.targetPort === "number") out.add(p.targetPort);
-    }
+  for (const svc of registry.services) if (svc.namespace === w.namespace && selectorSelects(svc.selector, w.labels)) {
+    for (const p of svc.ports) if (typeof p.targetPort === "number") out.add(p.targetPort);
   }
   return out;
 }

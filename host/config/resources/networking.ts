@@ -1,13 +1,14 @@
 import type { Field } from "../decode.ts";
 import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
-import { dns1123Label, isDns1123Label, isDns1123Subdomain, labelMap, port, resolveHost, wildcardHost } from "./syntax.ts";
+import { dns1123Label, isDns1123Label, isDns1123Subdomain, isIpOrCidr, labelMap, port, resolveHost, wildcardHost } from "./syntax.ts";
 
 /**
- * The networking resources (spec 1; apiVersion `networking.mesh.io/v1alpha3`):
- * DestinationRule, Gateway, VirtualService. Only the traffic-security and
- * routing fields the mesh uses are modelled; anything else is warned about.
+ * The networking resources (spec 1): DestinationRule, Gateway, VirtualService.
+ * As upstream, `networking.mesh.io` serves `v1alpha3`, `v1beta1` and `v1`
+ * with one schema: a document may carry any of them.
  */
 export const NETWORKING_API_VERSION = "networking.mesh.io/v1alpha3";
+export const NETWORKING_API_VERSIONS = Object.freeze(["networking.mesh.io/v1alpha3", "networking.mesh.io/v1beta1", "networking.mesh.io/v1"]);
 
 // ---- DestinationRule
 
@@ -23,6 +24,7 @@ export interface ClientTlsSettings {
   readonly credentialName?: string;
   readonly subjectAltNames: readonly string[];
   readonly sni?: string;
+  readonly insecureSkipVerify?: boolean;
 }
 
 export interface PortTrafficPolicy {
@@ -35,6 +37,68 @@ export interface PortTrafficPolicy {
 export interface TrafficPolicy {
   readonly tls?: ClientTlsSettings;
   readonly portLevelSettings: readonly PortTrafficPolicy[];
+  /** `connectionPool.http.http1MaxPendingRequests` + `tcp.maxConnections`, `http.maxRequestsPerConnection`: what the Node data path honours (docs/sidecar.md). */
+  readonly connectionPool?: ConnectionPool;
+  /** `outlierDetection`: kept as decoded; see docs/sidecar.md for what is honoured. */
+  readonly outlierDetection?: OutlierDetection;
+}
+
+export interface ConnectionPool {
+  readonly maxConnections?: number;
+  readonly connectTimeoutMs?: number;
+  readonly http1MaxPendingRequests?: number;
+  readonly maxRequestsPerConnection?: number;
+  readonly maxRetries?: number;
+}
+
+export interface OutlierDetection {
+  readonly consecutive5xxErrors?: number;
+  readonly consecutiveGatewayErrors?: number;
+  readonly intervalMs?: number;
+  readonly baseEjectionTimeMs?: number;
+  readonly maxEjectionPercent?: number;
+}
+
+/** Upstream's DestinationRule TrafficPolicy fields the mesh accepts without modelling (no "unknown field" for them). */
+const TRAFFIC_POLICY_FIELDS = ["tls", "portLevelSettings", "loadBalancer", "connectionPool", "outlierDetection", "tunnel", "proxyProtocol"];
+
+function positiveDuration(f: Field): number | undefined {
+  if (!f.present) return undefined;
+  const ms = f.durationMs();
+  if (ms < 0) f.invalid("expected a duration that is not negative");
+  return ms;
+}
+
+function optionalCount(f: Field): number | undefined {
+  return f.present ? f.integer(0, 2 ** 31 - 1) : undefined;
+}
+
+function connectionPool(f: Field): ConnectionPool {
+  f.object();
+  f.allowOnly(["tcp", "http"]);
+  const tcp = f.get("tcp");
+  const http = f.get("http");
+  tcp.allowOnly(["maxConnections", "connectTimeout", "tcpKeepalive", "maxConnectionDuration", "idleTimeout"]);
+  http.allowOnly(["http1MaxPendingRequests", "http2MaxRequests", "maxRequestsPerConnection", "maxRetries", "idleTimeout", "h2UpgradePolicy", "useClientProtocol", "maxConcurrentStreams"]);
+  return Object.freeze({
+    maxConnections: optionalCount(tcp.get("maxConnections")),
+    connectTimeoutMs: positiveDuration(tcp.get("connectTimeout")),
+    http1MaxPendingRequests: optionalCount(http.get("http1MaxPendingRequests")),
+    maxRequestsPerConnection: optionalCount(http.get("maxRequestsPerConnection")),
+    maxRetries: optionalCount(http.get("maxRetries")),
+  });
+}
+
+function outlierDetection(f: Field): OutlierDetection {
+  f.object();
+  f.allowOnly(["consecutiveErrors", "consecutive5xxErrors", "consecutiveGatewayErrors", "consecutiveLocalOriginFailures", "splitExternalLocalOriginErrors", "interval", "baseEjectionTime", "maxEjectionPercent", "minHealthPercent"]);
+  return Object.freeze({
+    consecutive5xxErrors: optionalCount(f.get("consecutive5xxErrors")) ?? optionalCount(f.get("consecutiveErrors")),
+    consecutiveGatewayErrors: optionalCount(f.get("consecutiveGatewayErrors")),
+    intervalMs: positiveDuration(f.get("interval")),
+    baseEjectionTimeMs: positiveDuration(f.get("baseEjectionTime")),
+    maxEjectionPercent: f.get("maxEjectionPercent").present ? f.get("maxEjectionPercent").integer(0, 100) : undefined,
+  });
 }
 
 export interface Subset {
@@ -53,7 +117,7 @@ export interface DestinationRuleSpec {
   readonly exportTo: readonly string[];
 }
 
-const TLS_FIELDS = ["mode", "clientCertificate", "privateKey", "caCertificates", "credentialName", "subjectAltNames", "sni"];
+const TLS_FIELDS = ["mode", "clientCertificate", "privateKey", "caCertificates", "credentialName", "subjectAltNames", "sni", "insecureSkipVerify", "caCrl"];
 
 function clientTls(f: Field): ClientTlsSettings {
   f.object();
@@ -68,6 +132,7 @@ function clientTls(f: Field): ClientTlsSettings {
     credentialName: opt("credentialName"),
     subjectAltNames: Object.freeze(f.get("subjectAltNames").list().map((s) => s.nonEmptyString())),
     sni: opt("sni"),
+    insecureSkipVerify: f.get("insecureSkipVerify").present ? f.get("insecureSkipVerify").bool() : undefined,
   });
   // Upstream: MUTUAL needs the client's own certificate and key unless they come from a credential.
   if (mode === "MUTUAL" && !tls.credentialName && (!tls.clientCertificate || !tls.privateKey)) {
@@ -78,13 +143,12 @@ function clientTls(f: Field): ClientTlsSettings {
 
 function trafficPolicy(f: Field): TrafficPolicy {
   f.object();
-  // loadBalancer, connectionPool and outlierDetection are not modelled: warned about as unknown.
-  f.allowOnly(["tls", "portLevelSettings"]);
+  f.allowOnly(TRAFFIC_POLICY_FIELDS);
   const tls = f.get("tls").present ? attempt(f.get("tls"), clientTls) : undefined;
   const seen = new Set<number>();
   const portLevelSettings = attemptEach(f.get("portLevelSettings"), (p): PortTrafficPolicy => {
     p.object();
-    p.allowOnly(["port", "tls"]);
+    p.allowOnly(["port", ...TRAFFIC_POLICY_FIELDS.filter((n) => n !== "portLevelSettings")]);
     const portField = p.get("port");
     portField.object();
     portField.allowOnly(["number"]);
@@ -93,7 +157,12 @@ function trafficPolicy(f: Field): TrafficPolicy {
     seen.add(number);
     return Object.freeze({ port: number, tls: p.get("tls").present ? clientTls(p.get("tls")) : undefined });
   });
-  return Object.freeze({ tls, portLevelSettings: Object.freeze(portLevelSettings) });
+  return Object.freeze({
+    tls,
+    portLevelSettings: Object.freeze(portLevelSettings),
+    connectionPool: f.get("connectionPool").present ? attempt(f.get("connectionPool"), connectionPool) : undefined,
+    outlierDetection: f.get("outlierDetection").present ? attempt(f.get("outlierDetection"), outlierDetection) : undefined,
+  });
 }
 
 function exportTo(f: Field): readonly string[] {
@@ -108,7 +177,7 @@ function exportTo(f: Field): readonly string[] {
 
 export function decodeDestinationRule(spec: Field, namespace: string): DestinationRuleSpec {
   spec.object();
-  spec.allowOnly(["host", "trafficPolicy", "subsets", "exportTo"]);
+  spec.allowOnly(["host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"]);
   const host = attempt(spec.get("host"), (f) => wildcardHost(f));
   const tp = spec.get("trafficPolicy").present ? attempt(spec.get("trafficPolicy"), trafficPolicy) : undefined;
   const names = new Set<string>();
@@ -190,7 +259,7 @@ function isHostText(s: string): boolean {
 
 function serverTls(f: Field): ServerTlsSettings {
   f.object();
-  f.allowOnly(["mode", "httpsRedirect", "credentialName", "serverCertificate", "privateKey", "caCertificates"]);
+  f.allowOnly(["mode", "httpsRedirect", "credentialName", "credentialNames", "serverCertificate", "privateKey", "caCertificates", "caCrl", "subjectAltNames", "verifyCertificateSpki", "verifyCertificateHash", "minProtocolVersion", "maxProtocolVersion", "cipherSuites"]);
   const tls: ServerTlsSettings = Object.freeze({
     mode: f.get("mode").enumOf(SERVER_TLS_MODES, "PASSTHROUGH"),
     httpsRedirect: f.get("httpsRedirect").bool(false),
@@ -207,10 +276,10 @@ function serverTls(f: Field): ServerTlsSettings {
 
 function decodeServer(s: Field): GatewayServer {
   s.object();
-  s.allowOnly(["port", "hosts", "tls", "name", "bind"]);
+  s.allowOnly(["port", "hosts", "tls", "name", "bind", "defaultEndpoint"]);
   const p = s.get("port");
   p.object();
-  p.allowOnly(["number", "name", "protocol"]);
+  p.allowOnly(["number", "name", "protocol", "targetPort"]);
   const number = attempt(p.get("number"), port);
   const name = attempt(p.get("name"), (f) => f.nonEmptyString());
   const protocol = attempt(p.get("protocol"), (f) => {
@@ -236,6 +305,15 @@ export function decodeGateway(spec: Field): GatewaySpec {
   spec.allowOnly(["selector", "servers"]);
   const selector = attempt(spec.get("selector"), labelMap);
   const servers = attemptEach(spec.get("servers"), decodeServer, true);
+  // Upstream validation: port names are unique across a Gateway's servers (a repeated name must mean the same port).
+  const names = new Map<string, number>();
+  for (const [i, server] of servers.entries()) {
+    const prev = names.get(server.port.name);
+    if (prev !== undefined && prev !== server.port.number) {
+      attempt(spec.get("servers").list()[i].get("port").get("name"), (f) => f.invalid(`expected port names unique across servers: ${JSON.stringify(server.port.name)} already names port ${prev}`));
+    }
+    names.set(server.port.name, server.port.number);
+  }
   return Object.freeze({ selector, servers: Object.freeze(servers) });
 }
 
@@ -254,11 +332,247 @@ export interface HttpRouteDestination {
   readonly destination: RouteDestination;
   /** Percentage; undefined when not given (a single destination takes all traffic). */
   readonly weight?: number;
+  readonly headers: { readonly request: HeaderOperations; readonly response: HeaderOperations };
+}
+
+/** Upstream's StringMatch: one of exact, prefix, regex (RE2, full match). */
+export type StringMatch = { readonly exact: string } | { readonly prefix: string } | { readonly regex: string };
+
+export interface HttpMatchRequest {
+  readonly name?: string;
+  readonly uri?: StringMatch;
+  readonly scheme?: StringMatch;
+  readonly method?: StringMatch;
+  readonly authority?: StringMatch;
+  /** Header name (lower case) → match. */
+  readonly headers: Readonly<Record<string, StringMatch>>;
+  readonly withoutHeaders: Readonly<Record<string, StringMatch>>;
+  readonly queryParams: Readonly<Record<string, StringMatch>>;
+  readonly port?: number;
+  readonly sourceLabels: Readonly<Record<string, string>>;
+  readonly sourceNamespace?: string;
+  readonly gateways: readonly string[];
+  readonly ignoreUriCase: boolean;
+}
+
+export interface HttpRewrite {
+  readonly uri?: string;
+  readonly authority?: string;
+}
+
+export interface HttpRedirect {
+  readonly uri?: string;
+  readonly authority?: string;
+  readonly scheme?: string;
+  readonly port?: number;
+  readonly redirectCode: number;
+}
+
+export interface HeaderOperations {
+  readonly set: Readonly<Record<string, string>>;
+  readonly add: Readonly<Record<string, string>>;
+  readonly remove: readonly string[];
+}
+
+export interface HttpFault {
+  readonly delay?: { readonly fixedDelayMs: number; readonly percentage: number };
+  readonly abort?: { readonly httpStatus: number; readonly percentage: number };
+}
+
+export interface HttpRetry {
+  readonly attempts: number;
+  readonly perTryTimeoutMs?: number;
+  readonly retryOn: readonly string[];
 }
 
 export interface HttpRoute {
   readonly name?: string;
+  /** Empty: matches every request. */
+  readonly match: readonly HttpMatchRequest[];
   readonly route: readonly HttpRouteDestination[];
+  readonly redirect?: HttpRedirect;
+  readonly directResponse?: { readonly status: number; readonly body?: string };
+  readonly rewrite?: HttpRewrite;
+  readonly timeoutMs?: number;
+  readonly retries?: HttpRetry;
+  readonly fault?: HttpFault;
+  readonly mirror?: RouteDestination;
+  /** Percentage of requests mirrored (default 100 with a mirror). */
+  readonly mirrorPercentage: number;
+  readonly headers: { readonly request: HeaderOperations; readonly response: HeaderOperations };
+}
+
+const HTTP_ROUTE_FIELDS = ["name", "match", "route", "redirect", "directResponse", "delegate", "rewrite", "timeout", "retries", "fault", "mirror", "mirrors", "mirrorPercentage", "mirrorPercent", "mirror_percent", "corsPolicy", "headers"];
+const MATCH_FIELDS = ["name", "uri", "scheme", "method", "authority", "headers", "port", "sourceLabels", "gateways", "queryParams", "ignoreUriCase", "withoutHeaders", "sourceNamespace", "statPrefix"];
+
+function stringMatch(f: Field): StringMatch {
+  f.object();
+  const kind = f.oneOf(["exact", "prefix", "regex"] as const)!;
+  const value = f.get(kind).string();
+  if (kind === "regex") {
+    try {
+      new RegExp(`^(?:${value})$`, "u");
+    } catch (e) {
+      f.get("regex").invalid(`expected a regular expression, got ${JSON.stringify(value)}: ${(e as Error).message}`);
+    }
+  }
+  return Object.freeze({ [kind]: value } as StringMatch);
+}
+
+function matchMap(f: Field, lower: boolean): Readonly<Record<string, StringMatch>> {
+  const out: Record<string, StringMatch> = {};
+  for (const [k, v] of f.entries()) out[lower ? k.toLowerCase() : k] = stringMatch(v);
+  return Object.freeze(out);
+}
+
+function decodeMatch(m: Field): HttpMatchRequest {
+  m.object();
+  m.allowOnly(MATCH_FIELDS);
+  const opt = (name: string) => (m.get(name).present ? attempt(m.get(name), stringMatch) : undefined);
+  return Object.freeze({
+    name: m.get("name").optionalString(),
+    uri: opt("uri"),
+    scheme: opt("scheme"),
+    method: opt("method"),
+    authority: opt("authority"),
+    headers: attempt(m.get("headers"), (f) => matchMap(f, true)) ?? Object.freeze({}),
+    withoutHeaders: attempt(m.get("withoutHeaders"), (f) => matchMap(f, true)) ?? Object.freeze({}),
+    queryParams: attempt(m.get("queryParams"), (f) => matchMap(f, false)) ?? Object.freeze({}),
+    port: m.get("port").present ? attempt(m.get("port"), port) : undefined,
+    sourceLabels: attempt(m.get("sourceLabels"), labelMap) ?? Object.freeze({}),
+    sourceNamespace: m.get("sourceNamespace").optionalString(),
+    gateways: attempt(m.get("gateways"), (f) => Object.freeze(f.list().map(gatewayRef))) ?? Object.freeze([]),
+    ignoreUriCase: m.get("ignoreUriCase").bool(false),
+  });
+}
+
+function percentage(f: Field, fallback: number): number {
+  if (!f.present) return fallback;
+  f.object();
+  f.allowOnly(["value"]);
+  const v = f.get("value").value;
+  if (typeof v !== "number" || v < 0 || v > 100) return f.get("value").fail("a number from 0 to 100");
+  return v;
+}
+
+function headerOps(f: Field): HeaderOperations {
+  if (!f.present) return EMPTY_OPS;
+  f.object();
+  f.allowOnly(["set", "add", "remove"]);
+  return Object.freeze({
+    set: Object.freeze(f.get("set").stringMap()),
+    add: Object.freeze(f.get("add").stringMap()),
+    remove: Object.freeze(f.get("remove").list().map((x) => x.nonEmptyString().toLowerCase())),
+  });
+}
+const EMPTY_OPS: HeaderOperations = Object.freeze({ set: Object.freeze({}), add: Object.freeze({}), remove: Object.freeze([]) });
+
+function decodeFault(f: Field): HttpFault {
+  f.object();
+  f.allowOnly(["delay", "abort"]);
+  const d = f.get("delay");
+  const a = f.get("abort");
+  let delay: HttpFault["delay"];
+  if (d.present) {
+    d.object();
+    d.allowOnly(["fixedDelay", "exponentialDelay", "percentage", "percent"]);
+    const fixed = positiveDuration(d.get("fixedDelay")) ?? d.get("fixedDelay").fail('a duration such as "5s"');
+    delay = Object.freeze({ fixedDelayMs: fixed, percentage: d.get("percent").present ? d.get("percent").integer(0, 100) : percentage(d.get("percentage"), 100) });
+  }
+  let abort: HttpFault["abort"];
+  if (a.present) {
+    a.object();
+    a.allowOnly(["httpStatus", "grpcStatus", "http2Error", "percentage"]);
+    abort = Object.freeze({ httpStatus: a.get("httpStatus").integer(200, 599), percentage: percentage(a.get("percentage"), 100) });
+  }
+  if (!delay && !abort) f.invalid("expected delay or abort");
+  return Object.freeze({ delay, abort });
+}
+
+function decodeHttpRoute(h: Field, namespace: string): HttpRoute {
+  h.object();
+  h.allowOnly(HTTP_ROUTE_FIELDS);
+  for (const name of ["delegate", "corsPolicy", "mirrors"]) if (h.get(name).present) h.get(name).warn(`not enforced by this mesh's data path (accepted for compatibility)`);
+  const match = attemptEach(h.get("match"), decodeMatch);
+  if (h.get("route").present && h.get("route").list().length === 0) h.get("route").fail("a non-empty list");
+  const route = attemptEach(h.get("route"), (r): HttpRouteDestination => {
+    r.object();
+    r.allowOnly(["destination", "weight", "headers"]);
+    const destination = attempt(r.get("destination"), (d) => {
+      if (!d.present) d.fail("an object with host");
+      return decodeDestination(d, namespace);
+    });
+    const weight = r.get("weight").present ? attempt(r.get("weight"), (f) => f.integer(0, 100)) : undefined;
+    return Object.freeze({ destination, weight, headers: Object.freeze({ request: headerOps(r.get("headers").get("request")), response: headerOps(r.get("headers").get("response")) }) });
+  });
+  const weights = route.map((r) => r.weight);
+  if (noErrorsYet(h) && route.length > 1 && weights.every((w) => w !== undefined) && weights.reduce((a, b) => a! + b!, 0) !== 100) {
+    h.get("route").invalid("expected the weights of the destinations to add up to 100");
+  }
+  const redirectField = h.get("redirect");
+  const redirect = redirectField.present
+    ? attempt(redirectField, (f): HttpRedirect => {
+        f.object();
+        f.allowOnly(["uri", "authority", "port", "derivePort", "scheme", "redirectCode"]);
+        return Object.freeze({
+          uri: f.get("uri").optionalString(),
+          authority: f.get("authority").optionalString(),
+          scheme: f.get("scheme").optionalString(),
+          port: f.get("port").present ? port(f.get("port")) : undefined,
+          redirectCode: f.get("redirectCode").integer(300, 399, 301),
+        });
+      })
+    : undefined;
+  const direct = h.get("directResponse");
+  const directResponse = direct.present
+    ? attempt(direct, (f) => {
+        f.object();
+        f.allowOnly(["status", "body"]);
+        const body = f.get("body");
+        body.allowOnly(["string", "bytes"]);
+        const text = body.present ? (body.get("string").optionalString() ?? (body.get("bytes").present ? Buffer.from(body.get("bytes").string(), "base64").toString() : undefined)) : undefined;
+        return Object.freeze({ status: f.get("status").integer(200, 599), body: text });
+      })
+    : undefined;
+  const actions = [route.length > 0 && "route", redirect && "redirect", directResponse && "directResponse"].filter(Boolean);
+  if (noErrorsYet(h) && actions.length > 1) h.invalid(`expected one of route, redirect or directResponse, got ${actions.join(" and ")}`);
+  if (noErrorsYet(h) && actions.length === 0 && !h.get("delegate").present) h.invalid("expected a route, redirect or directResponse");
+  const rw = h.get("rewrite");
+  const rewrite = rw.present
+    ? attempt(rw, (f) => {
+        f.object();
+        f.allowOnly(["uri", "authority", "uriRegexRewrite"]);
+        return Object.freeze({ uri: f.get("uri").optionalString(), authority: f.get("authority").optionalString() });
+      })
+    : undefined;
+  const rt = h.get("retries");
+  const retries = rt.present
+    ? attempt(rt, (f): HttpRetry => {
+        f.object();
+        f.allowOnly(["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities"]);
+        const retryOn = f.get("retryOn").optionalString();
+        return Object.freeze({ attempts: f.get("attempts").integer(0, 2 ** 31 - 1, 2), perTryTimeoutMs: positiveDuration(f.get("perTryTimeout")), retryOn: Object.freeze(retryOn ? retryOn.split(",").map((x) => x.trim()).filter(Boolean) : ["connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"]) });
+      })
+    : undefined;
+  const mirrorField = h.get("mirror");
+  const mirror = mirrorField.present ? attempt(mirrorField, (d) => decodeDestination(d, namespace)) : undefined;
+  const mirrorPercentage = h.get("mirrorPercent").present ? h.get("mirrorPercent").integer(0, 100) : percentage(h.get("mirrorPercentage"), 100);
+  const hd = h.get("headers");
+  hd.allowOnly(["request", "response"]);
+  return Object.freeze({
+    name: h.get("name").optionalString(),
+    match: Object.freeze(match),
+    route: Object.freeze(route),
+    redirect,
+    directResponse,
+    rewrite,
+    timeoutMs: attempt(h.get("timeout"), positiveDuration),
+    retries,
+    fault: h.get("fault").present ? attempt(h.get("fault"), decodeFault) : undefined,
+    mirror,
+    mirrorPercentage,
+    headers: Object.freeze({ request: attempt(hd.get("request"), headerOps) ?? EMPTY_OPS, response: attempt(hd.get("response"), headerOps) ?? EMPTY_OPS }),
+  });
 }
 
 export interface VirtualServiceSpec {
@@ -304,27 +618,6 @@ function decodeDestination(d: Field, namespace: string): RouteDestination {
   });
 }
 
-function decodeHttpRoute(h: Field, namespace: string): HttpRoute {
-  h.object();
-  // match, rewrite, retries, timeout, headers… are not modelled: warned about as unknown.
-  h.allowOnly(["name", "route"]);
-  const route = attemptEach(h.get("route"), (r): HttpRouteDestination => {
-    r.object();
-    r.allowOnly(["destination", "weight"]);
-    const destination = attempt(r.get("destination"), (d) => {
-      if (!d.present) d.fail("an object with host");
-      return decodeDestination(d, namespace);
-    });
-    const weight = r.get("weight").present ? attempt(r.get("weight"), (f) => f.integer(0, 100)) : undefined;
-    return Object.freeze({ destination, weight });
-  }, true);
-  const weights = route.map((r) => r.weight);
-  if (noErrorsYet(h) && route.length > 1 && weights.every((w) => w !== undefined) && weights.reduce((a, b) => a! + b!, 0) !== 100) {
-    h.get("route").invalid("expected the weights of the destinations to add up to 100");
-  }
-  return Object.freeze({ name: h.get("name").optionalString(), route: Object.freeze(route) });
-}
-
 export function decodeVirtualService(spec: Field, namespace: string): VirtualServiceSpec {
   spec.object();
   spec.allowOnly(["hosts", "gateways", "http", "exportTo", "tcp", "tls"]);
@@ -339,4 +632,101 @@ export function decodeVirtualService(spec: Field, namespace: string): VirtualSer
   }
   const http = attemptEach(spec.get("http"), (h) => decodeHttpRoute(h, namespace));
   return Object.freeze({ hosts, gateways, http: Object.freeze(http), exportTo: attempt(spec.get("exportTo"), exportTo) });
+}
+
+// ---- ServiceEntry
+
+export const SERVICE_ENTRY_LOCATIONS = ["MESH_EXTERNAL", "MESH_INTERNAL"] as const;
+export const SERVICE_ENTRY_RESOLUTIONS = ["NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN"] as const;
+/** Upstream's port protocols (case-insensitive, stored upper case). */
+export const SERVICE_PROTOCOLS = ["HTTP", "HTTPS", "GRPC", "GRPC-WEB", "HTTP2", "MONGO", "REDIS", "MYSQL", "TCP", "TLS", "UDP"] as const;
+
+export interface ServiceEntryPort {
+  readonly number: number;
+  readonly protocol: string;
+  readonly name: string;
+  readonly targetPort?: number;
+}
+
+export interface ServiceEntryEndpoint {
+  readonly address: string;
+  /** Port name → endpoint port. */
+  readonly ports: Readonly<Record<string, number>>;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly serviceAccount?: string;
+  readonly weight?: number;
+}
+
+export interface ServiceEntrySpec {
+  readonly hosts: readonly string[];
+  readonly addresses: readonly string[];
+  readonly ports: readonly ServiceEntryPort[];
+  readonly location: (typeof SERVICE_ENTRY_LOCATIONS)[number];
+  readonly resolution: (typeof SERVICE_ENTRY_RESOLUTIONS)[number];
+  readonly endpoints: readonly ServiceEntryEndpoint[];
+  readonly workloadSelector?: Readonly<Record<string, string>>;
+  readonly exportTo: readonly string[];
+  readonly subjectAltNames: readonly string[];
+}
+
+/** A ServiceEntry (upstream's fields); short hosts are not resolved: upstream takes them as written. */
+export function decodeServiceEntry(spec: Field): ServiceEntrySpec {
+  spec.object();
+  spec.allowOnly(["hosts", "addresses", "ports", "location", "resolution", "endpoints", "workloadSelector", "exportTo", "subjectAltNames"]);
+  const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.nonEmptyList().map((h) => wildcardHost(h, false).toLowerCase())));
+  const addresses = attempt(spec.get("addresses"), (f) => Object.freeze(f.list().map((a) => {
+    const s = a.nonEmptyString();
+    if (!isIpOrCidrText(s)) a.fail("an IP address or CIDR block");
+    return s;
+  })));
+  const names = new Set<string>();
+  const ports = attemptEach(spec.get("ports"), (p): ServiceEntryPort => {
+    p.object();
+    p.allowOnly(["number", "protocol", "name", "targetPort"]);
+    const name = p.get("name").nonEmptyString();
+    if (names.has(name)) p.get("name").invalid(`duplicate port name ${JSON.stringify(name)}`);
+    names.add(name);
+    const protocol = p.get("protocol").present ? p.get("protocol").string().toUpperCase() : "TCP";
+    if (!(SERVICE_PROTOCOLS as readonly string[]).includes(protocol)) p.get("protocol").fail(`one of ${SERVICE_PROTOCOLS.join(", ")}`);
+    return Object.freeze({ number: port(p.get("number")), protocol, name, targetPort: p.get("targetPort").present ? port(p.get("targetPort")) : undefined });
+  });
+  const resolution = spec.get("resolution").enumOf(SERVICE_ENTRY_RESOLUTIONS, "NONE");
+  const endpoints = attemptEach(spec.get("endpoints"), (e): ServiceEntryEndpoint => {
+    e.object();
+    e.allowOnly(["address", "ports", "labels", "network", "locality", "weight", "serviceAccount"]);
+    const epPorts: Record<string, number> = {};
+    for (const [k, v] of e.get("ports").entries()) epPorts[k] = port(v);
+    return Object.freeze({
+      address: e.get("address").nonEmptyString(),
+      ports: Object.freeze(epPorts),
+      labels: labelMap(e.get("labels")),
+      serviceAccount: e.get("serviceAccount").optionalString(),
+      weight: e.get("weight").present ? e.get("weight").integer(0, 2 ** 32 - 1) : undefined,
+    });
+  });
+  if (noErrorsYet(spec) && resolution === "STATIC" && endpoints.length === 0 && !spec.get("workloadSelector").present) {
+    spec.get("endpoints").invalid("expected endpoints (or a workloadSelector) with resolution STATIC");
+  }
+  const ws = spec.get("workloadSelector");
+  let workloadSelector: Readonly<Record<string, string>> | undefined;
+  if (ws.present) {
+    ws.object();
+    ws.allowOnly(["labels"]);
+    workloadSelector = attempt(ws.get("labels"), labelMap);
+  }
+  return Object.freeze({
+    hosts,
+    addresses,
+    ports: Object.freeze(ports),
+    location: spec.get("location").enumOf(SERVICE_ENTRY_LOCATIONS, "MESH_EXTERNAL"),
+    resolution,
+    endpoints: Object.freeze(endpoints),
+    workloadSelector,
+    exportTo: attempt(spec.get("exportTo"), exportTo),
+    subjectAltNames: Object.freeze(spec.get("subjectAltNames").list().map((s) => s.nonEmptyString())),
+  });
+}
+
+function isIpOrCidrText(s: string): boolean {
+  return isIpOrCidr(s);
 }

@@ -29,6 +29,8 @@ export interface ServiceSpec {
   readonly selector?: Readonly<Record<string, string>>;
   readonly ports: readonly ServicePort[];
   readonly type: string;
+  /** `clusterIP`/`clusterIPs` when given (not `None`): the addresses clients may call the service on. */
+  readonly addresses: readonly string[];
 }
 
 export interface ContainerPort {
@@ -92,7 +94,7 @@ function targetPort(f: Field, fallback: number | undefined): number | string {
 }
 
 export function decodeService(spec: Field): ServiceSpec {
-  if (!spec.present) return Object.freeze({ ports: Object.freeze([]), type: "ClusterIP" });
+  if (!spec.present) return Object.freeze({ ports: Object.freeze([]), type: "ClusterIP", addresses: Object.freeze([]) });
   spec.object();
   const selector = spec.get("selector").present ? attempt(spec.get("selector"), labelMap) : undefined;
   const portsField = spec.get("ports");
@@ -118,7 +120,11 @@ export function decodeService(spec: Field): ServiceSpec {
       appProtocol: p.get("appProtocol").optionalString(),
     });
   });
-  return Object.freeze({ selector, ports: Object.freeze(ports), type: spec.get("type").optionalString() ?? "ClusterIP" });
+  const addresses = new Set<string>();
+  for (const ip of [spec.get("clusterIP").value, ...(Array.isArray(spec.get("clusterIPs").value) ? (spec.get("clusterIPs").value as unknown[]) : [])]) {
+    if (typeof ip === "string" && ip !== "" && ip !== "None") addresses.add(ip);
+  }
+  return Object.freeze({ selector, ports: Object.freeze(ports), type: spec.get("type").optionalString() ?? "ClusterIP", addresses: Object.freeze([...addresses]) });
 }
 
 export function decodeNamespace(): NamespaceSpec {

@@ -12,12 +12,14 @@ import {
 } from "./syntax.ts";
 
 /**
- * The security resources (spec 1; apiVersion `security.mesh.io/v1beta1`):
+ * The security resources (spec 1; apiVersion `security.mesh.io/v1beta1`, or
+ * `security.mesh.io/v1`, which upstream serves with the same schema):
  * PeerAuthentication, RequestAuthentication, AuthorizationPolicy. Fields the
  * spec leaves "not shown" follow upstream v1beta1 (shared/research/security.md).
  * Each decoder takes the document's `spec` field and returns a frozen value.
  */
 export const SECURITY_API_VERSION = "security.mesh.io/v1beta1";
+export const SECURITY_API_VERSIONS = Object.freeze(["security.mesh.io/v1beta1", "security.mesh.io/v1"]);
 
 // ---- PeerAuthentication
 

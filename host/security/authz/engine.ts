@@ -1,6 +1,7 @@
 import type { Resource } from "../../config/catalog.ts";
 import type { AuthzAction } from "../../config/resources/security.ts";
-import { DEFAULT_ROOT_NAMESPACE, type Workload, policyName, selectingPolicies } from "../workload.ts";
+import { selectingPolicies } from "../../mesh/policies.ts";
+import { DEFAULT_ROOT_NAMESPACE, type Workload, policyName } from "../workload.ts";
 import { type AuthzRequest, compileRule } from "./matcher.ts";
 import { DEFAULT_PATH_NORMALIZATION, type PathNormalization, normalizePath } from "./path.ts";
 

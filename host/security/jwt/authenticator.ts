@@ -1,7 +1,8 @@
 import type { JWTPayload } from "jose";
 import type { Resource } from "../../config/catalog.ts";
 import type { ClaimToHeader, JwtRule } from "../../config/resources/security.ts";
-import { DEFAULT_ROOT_NAMESPACE, type Workload, policyName, selectingPolicies } from "../workload.ts";
+import { selectingPolicies } from "../../mesh/policies.ts";
+import { DEFAULT_ROOT_NAMESPACE, type Workload, policyName } from "../workload.ts";
 import { type HeaderPairs, type TokenLocation, extractTokens, locationKey, removeQueryParams, tokenLocations } from "./extractor.ts";
 import type { JwksCache } from "./jwks.ts";
 import { type JwtFailure, type VerifierRule, verifyToken } from "./verifier.ts";

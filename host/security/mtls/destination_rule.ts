@@ -1,5 +1,6 @@
 import type { Resource } from "../../config/catalog.ts";
 import type { ClientTlsMode, ClientTlsSettings } from "../../config/resources/networking.ts";
+import { destinationFor, findDestinationRule as findRule } from "../../mesh/destination_rules.ts";
 import { DEFAULT_ROOT_NAMESPACE, policyName } from "../workload.ts";
 import type { ServerMtlsMode } from "./peer_authn.ts";
 
@@ -48,34 +49,13 @@ export interface ClientTlsInput {
   /** Mesh `enableAutoMtls`; default true. */
   readonly enableAutoMtls?: boolean;
   readonly rootNamespace?: string;
-}
-
-/** `reviews.shop.svc.cluster.local` → `shop`. */
-export function serviceNamespace(host: string): string | undefined {
-  const m = /^[^.]+\.([^.]+)\.svc(\.|$)/.exec(host);
-  return m ? m[1] : undefined;
-}
-
-/** Exact hosts beat wildcards; longer wildcards beat shorter ones. -1 = no match. */
-function hostScore(pattern: string, host: string): number {
-  const p = pattern.toLowerCase();
-  const h = host.toLowerCase();
-  if (p === h) return Number.MAX_SAFE_INTEGER;
-  if (p === "*") return 0;
-  if (p.startsWith("*.") && h.endsWith(p.slice(1))) return p.length;
-  return -1;
-}
-
-function visibleFrom(dr: Resource<"DestinationRule">, clientNamespace: string): boolean {
-  const to = dr.spec.exportTo;
-  if (to.length === 0 || to.includes("*") || to.includes(clientNamespace)) return true;
-  return to.includes(".") && dr.namespace === clientNamespace;
+  /** The route's subset: its traffic policy replaces the rule's (upstream). */
+  readonly subset?: string;
 }
 
 /**
- * The DestinationRule for a host as seen from a client namespace: the
- * client's namespace first, then the service's, then the root namespace;
- * within one namespace the most specific host wins, then the first given.
+ * The DestinationRule for a host as seen from a client namespace: the mesh
+ * model's lookup (host/mesh/destination_rules.ts).
  */
 export function findDestinationRule(
   rules: readonly Resource<"DestinationRule">[],
@@ -83,21 +63,7 @@ export function findDestinationRule(
   clientNamespace: string,
   rootNamespace = DEFAULT_ROOT_NAMESPACE,
 ): Resource<"DestinationRule"> | undefined {
-  const order = [clientNamespace, serviceNamespace(host), rootNamespace].filter((n): n is string => n !== undefined);
-  for (const ns of order) {
-    let best: Resource<"DestinationRule"> | undefined;
-    let bestScore = -1;
-    for (const dr of rules) {
-      if (dr.namespace !== ns || !visibleFrom(dr, clientNamespace)) continue;
-      const score = hostScore(dr.spec.fqdn, host);
-      if (score > bestScore) {
-        best = dr;
-        bestScore = score;
-      }
-    }
-    if (best) return best;
-  }
-  return undefined;
+  return findRule(rules, host, clientNamespace, rootNamespace);
 }
 
 /**
@@ -107,9 +73,10 @@ export function findDestinationRule(
  * tls.mode; // "MESH_MUTUAL"
  */
 export function clientTls(input: ClientTlsInput): ClientTls {
-  const dr = findDestinationRule(input.destinationRules, input.host, input.clientNamespace, input.rootNamespace);
+  const applied = destinationFor(input.destinationRules, input.host, input.servicePort, input.subset, input.clientNamespace, input.rootNamespace ?? DEFAULT_ROOT_NAMESPACE);
+  const dr = applied.rule;
   const name = dr ? policyName(dr) : null;
-  const tp = dr?.spec.trafficPolicy;
+  const tp = applied.trafficPolicy;
   const portLevel = tp?.portLevelSettings.find((p) => p.port === input.servicePort);
   // A port-level entry replaces the whole destination-level policy for its port.
   const settings = portLevel ? portLevel.tls : tp?.tls;

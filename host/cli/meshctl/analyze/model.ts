@@ -2,6 +2,10 @@ import type { Catalog, Resource } from "../../../config/catalog.ts";
 import type { SourceDocument } from "../../../config/documents.ts";
 import type { ContainerPort, ServicePort } from "../../../config/resources/orch.ts";
 import type { MtlsMode } from "../../../config/resources/security.ts";
+import { DOMAIN_SUFFIX, hostMatches as meshHostMatches } from "../../../mesh/hosts.ts";
+import { formatLabels, selectorSelects } from "../../../mesh/labels.ts";
+import { effectiveMtls as meshEffectiveMtls, workloadsSelectedBy } from "../../../mesh/policies.ts";
+import { targetContainerPort as meshTargetContainerPort } from "../../../mesh/registry.ts";
 import type { AnalyzeMeshConfig } from "./mesh_config.ts";
 
 /**
@@ -10,7 +14,7 @@ import type { AnalyzeMeshConfig } from "./mesh_config.ts";
  * inputs (as upstream's analyzer does with files), plus the default ingress
  * gateway that upstream also assumes when analyzing files only.
  */
-export const DOMAIN_SUFFIX = "svc.cluster.local";
+export { DOMAIN_SUFFIX };
 
 export interface Workload {
   readonly kind: "Pod" | "Deployment";
@@ -88,7 +92,7 @@ export function buildModel(catalog: Catalog, documents: readonly SourceDocument[
       });
     }
   }
-  const gatewaySelected = workloads.filter((w) => catalog.byKind.Gateway.some((g) => Object.keys(g.spec.selector).length > 0 && labelsMatch(g.spec.selector, w.labels)));
+  const gatewaySelected = workloads.filter((w) => catalog.byKind.Gateway.some((g) => selectorSelects(g.spec.selector, w.labels)));
   const namespaces = new Set<string>([config.rootNamespace, defaultNamespace]);
   for (const n of catalog.byKind.Namespace) namespaces.add(n.name);
   for (const d of documents) namespaces.add(d.namespace ?? defaultNamespace);
@@ -102,49 +106,32 @@ export function buildModel(catalog: Catalog, documents: readonly SourceDocument[
   });
 }
 
-/** Every `selector` label is on the workload (an empty selector matches everything). */
-export function labelsMatch(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
-  return Object.entries(selector).every(([k, v]) => labels[k] === v);
-}
-
 /** `k=v, k2=v2`, sorted, as messages show selectors. */
-export function formatLabels(labels: Readonly<Record<string, string>>): string {
-  return Object.entries(labels)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",");
-}
+export { formatLabels };
 
 /** Whether a mesh host (`reviews.foo.svc.cluster.local`, `*.foo.svc.cluster.local`, `*`) covers an FQDN. */
 export function hostMatches(host: string, fqdn: string): boolean {
-  const h = host.toLowerCase();
-  const f = fqdn.toLowerCase();
-  if (h === "*") return true;
-  if (h.startsWith("*.")) return f.endsWith(h.slice(1));
-  return h === f;
+  return meshHostMatches(host, fqdn);
 }
 
 /** Services a host (already resolved to an FQDN when short) stands for. */
 export function servicesForHost(model: MeshModel, host: string): KnownService[] {
-  return model.services.filter((s) => hostMatches(host, s.fqdn));
+  return model.services.filter((s) => meshHostMatches(host, s.fqdn));
 }
 
 /** Workloads of the service's namespace its selector picks (none for a service without selector). */
 export function workloadsOfService(model: MeshModel, service: KnownService): Workload[] {
-  const selector = service.selector;
-  if (!selector || Object.keys(selector).length === 0) return [];
-  return model.workloads.filter((w) => w.namespace === service.namespace && labelsMatch(selector, w.labels));
+  return model.workloads.filter((w) => w.namespace === service.namespace && selectorSelects(service.selector, w.labels));
 }
 
 /** Services of the workload's namespace whose selector picks the workload. */
 export function servicesOfWorkload(model: MeshModel, workload: Workload): KnownService[] {
-  return model.services.filter((s) => s.namespace === workload.namespace && s.selector && Object.keys(s.selector).length > 0 && labelsMatch(s.selector, workload.labels));
+  return model.services.filter((s) => s.namespace === workload.namespace && selectorSelects(s.selector, workload.labels));
 }
 
 /** The container port a service port reaches on a workload (a named targetPort is looked up in its container ports). */
 export function targetContainerPort(port: ServicePort, workload?: Workload): number | undefined {
-  if (typeof port.targetPort === "number") return port.targetPort;
-  return workload?.ports.find((p) => p.name === port.targetPort)?.containerPort;
+  return meshTargetContainerPort(port, workload);
 }
 
 /**
@@ -153,8 +140,7 @@ export function targetContainerPort(port: ServicePort, workload?: Workload): num
  * AuthorizationPolicy and RequestAuthentication in the root namespace.
  */
 export function selectedWorkloads(model: MeshModel, kind: string, namespace: string, matchLabels: Readonly<Record<string, string>>): Workload[] {
-  const anyNamespace = namespace === model.config.rootNamespace && kind !== "PeerAuthentication";
-  return model.workloads.filter((w) => (anyNamespace || w.namespace === namespace) && labelsMatch(matchLabels, w.labels));
+  return workloadsSelectedBy(model.workloads, { kind, namespace, spec: { selector: { matchLabels } } } as unknown as Resource<"AuthorizationPolicy">, model.config.rootNamespace);
 }
 
 // ---- effective server-side mutual TLS mode (security.md §1.1)
@@ -171,31 +157,10 @@ export interface EffectiveMtls {
   readonly inherited: Exclude<MtlsMode, "UNSET">;
 }
 
-/**
- * The mode a workload's container port accepts: mesh → namespace → workload →
- * port, each level overriding only when its mode is set. Of several policies
- * at one level the first in the input wins (upstream: the oldest).
- */
+/** The mode a workload's container port accepts: the mesh model's answer (host/mesh/policies.ts). */
 export function effectiveMtls(catalog: Catalog, config: AnalyzeMeshConfig, namespace: string, labels: Readonly<Record<string, string>> | undefined, containerPort: number | undefined): EffectiveMtls {
   const pas = catalog.byKind.PeerAuthentication;
-  const isWide = (p: Resource<"PeerAuthentication">) => !p.spec.selector || Object.keys(p.spec.selector.matchLabels).length === 0;
-  const mesh = pas.find((p) => p.namespace === config.rootNamespace && isWide(p));
-  const ns = namespace === config.rootNamespace ? undefined : pas.find((p) => p.namespace === namespace && isWide(p));
-  const workload =
-    labels === undefined || namespace === config.rootNamespace
-      ? undefined
-      : pas.find((p) => p.namespace === namespace && !isWide(p) && labelsMatch(p.spec.selector!.matchLabels, labels));
-  let mode: Exclude<MtlsMode, "UNSET"> = "PERMISSIVE";
-  let scope: MtlsScope | undefined;
-  let policy: Resource<"PeerAuthentication"> | undefined;
-  for (const [s, p] of [["mesh", mesh], ["namespace", ns]] as const) {
-    if (p && p.spec.mtlsMode !== "UNSET") [mode, scope, policy] = [p.spec.mtlsMode, s, p];
-  }
-  const inherited = mode;
-  if (workload) {
-    if (workload.spec.mtlsMode !== "UNSET") [mode, scope, policy] = [workload.spec.mtlsMode, "workload", workload];
-    const port = containerPort === undefined ? undefined : workload.spec.portLevelMtls.find((p) => p.port === containerPort);
-    if (port && port.mode !== "UNSET") [mode, scope, policy] = [port.mode, "port", workload];
-  }
-  return { mode, scope, policy, inherited };
+  const m = meshEffectiveMtls(pas, { namespace, labels: labels ?? {} }, config.rootNamespace, containerPort);
+  const policy = m.policy === null ? undefined : pas.find((p) => `${p.namespace}/${p.name}` === m.policy);
+  return { mode: m.mode, scope: m.scope === "default" ? undefined : m.scope, policy, inherited: m.namespaceMode };
 }

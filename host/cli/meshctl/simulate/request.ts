@@ -17,6 +17,8 @@ export interface SimulateResult {
   via?: string;
   /** Added: the socket error of a connection failure. */
   error?: string;
+  /** Added (issue 11): the VirtualService, route index and destination that served the request, and which sidecar routed it. */
+  route?: { by: string; virtualService: string; routeIndex: number; destination: string };
 }
 
 /** How long one request may take before it counts as a connection failure. */

@@ -1,4 +1,5 @@
 import { type CatalogChecks, decodeDocuments } from "../../../config/catalog.ts";
+import { serviceFqdn } from "../../../mesh/hosts.ts";
 import { Field } from "../../../config/decode.ts";
 import type { SourceDocument } from "../../../config/documents.ts";
 import { ConfigError } from "../../../config/errors.ts";
@@ -17,8 +18,8 @@ import type { TokenKeys } from "./tokens.ts";
 
 const PLACEHOLDER = /\$\{JWKS:([^}]*)\}/g;
 
-/** The FQDN a workload's service answers on. */
-export const serviceFqdn = (service: string, namespace: string) => `${service}.${namespace}.svc.cluster.local`;
+/** The FQDN a workload's service answers on (the mesh model's). */
+export { serviceFqdn };
 
 /** Replaces `${JWKS:key-1}` in every string of a document; an unknown key is an error at its field path. */
 export function substitutePlaceholders(f: Field, keys: TokenKeys): unknown {

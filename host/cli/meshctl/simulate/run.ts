@@ -10,6 +10,7 @@ import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
 import { type SimulateResult, buildRequest, resolveConnection, send } from "./request.ts";
 import { scenarioDocuments } from "./resources.ts";
 import { type Scenario, decodeScenarioFile } from "./scenario.ts";
+import { routeTaken, snapshotRoutes } from "./route_taken.ts";
 import { type ScenarioMesh, startScenarioMesh } from "./scenario_mesh.ts";
 import { startLimit } from "./start_limit.ts";
 import { type TokenKeys, createTokenKeys } from "./tokens.ts";
@@ -158,7 +159,9 @@ async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys)
   const before = new Map([...mesh.workloads.values()].filter((w) => w.app).map((w) => [w.spec.id, w.app!.seen.length]));
   if ("error" in target) return { id: s.id, outcome: "connection-failure", status: null, body: null, responseHeaders: {}, sent, upstream: null, error: target.error };
   if (sent.headers.host === undefined) sent.headers = { host: `127.0.0.1:${target.port}`, ...sent.headers };
+  const routesBefore = await snapshotRoutes(mesh);
   const answer = await send(target.port, s.request.method, sent);
+  const route = await routeTaken(mesh, routesBefore);
   let upstream: SimulateResult["upstream"] = null;
   for (const w of mesh.workloads.values()) {
     const n = before.get(w.spec.id);
@@ -168,5 +171,5 @@ async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys)
     upstream = { workload: w.spec.id, headers };
     break;
   }
-  return { id: s.id, outcome: answer.outcome, status: answer.status, body: answer.body, responseHeaders: answer.responseHeaders, sent, upstream, via: target.via, ...(answer.error ? { error: answer.error } : {}) };
+  return { id: s.id, outcome: answer.outcome, status: answer.status, body: answer.body, responseHeaders: answer.responseHeaders, sent, upstream, via: target.via, ...(answer.error ? { error: answer.error } : {}), ...(route ? { route } : {}) };
 }

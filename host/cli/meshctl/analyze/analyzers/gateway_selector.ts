@@ -1,6 +1,7 @@
 import type { Analyzer } from "../analyzer.ts";
 import { ReferencedResourceNotFound } from "../messages.ts";
-import { formatLabels, labelsMatch } from "../model.ts";
+import { labelsMatch } from "../../../../mesh/labels.ts";
+import { formatLabels } from "../model.ts";
 
 /** Upstream's gateway analyzer: a Gateway whose selector matches no workload in any namespace is served by nobody. */
 export const gatewaySelectorAnalyzer: Analyzer = {

@@ -1,7 +1,8 @@
 import type { Resource } from "../../../../config/catalog.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { NoMatchingWorkloadsFound } from "../messages.ts";
-import { type MeshModel, formatLabels, labelsMatch, selectedWorkloads } from "../model.ts";
+import { labelsMatch } from "../../../../mesh/labels.ts";
+import { type MeshModel, formatLabels, selectedWorkloads } from "../model.ts";
 
 type Policy = Resource<"AuthorizationPolicy"> | Resource<"RequestAuthentication"> | Resource<"PeerAuthentication">;
 

@@ -1,0 +1,72 @@
+import type { Resource } from "../config/catalog.ts";
+import type { Subset, TrafficPolicy } from "../config/resources/networking.ts";
+import { hostSpecificity, serviceNamespace } from "./hosts.ts";
+
+/**
+ * Which DestinationRule and subset apply to a call, as upstream looks them
+ * up: the client's namespace first, then the service's namespace, then the
+ * root namespace (each only for rules exported to the client); within one
+ * namespace the most specific host wins, then the first given.
+ */
+
+type DestinationRule = Resource<"DestinationRule">;
+
+/** Whether a rule's `exportTo` makes it visible in the client namespace (`.`: its own namespace; empty: everywhere). */
+export function visibleFrom(r: Pick<DestinationRule, "namespace" | "spec">, clientNamespace: string): boolean {
+  const to = r.spec.exportTo;
+  if (to.length === 0 || to.includes("*") || to.includes(clientNamespace)) return true;
+  return to.includes(".") && r.namespace === clientNamespace;
+}
+
+/** The namespaces looked at, in order. */
+export function lookupNamespaces(host: string, clientNamespace: string, rootNamespace: string): string[] {
+  const out: string[] = [];
+  for (const ns of [clientNamespace, serviceNamespace(host), rootNamespace]) if (ns !== undefined && !out.includes(ns)) out.push(ns);
+  return out;
+}
+
+export function findDestinationRule(rules: readonly DestinationRule[], host: string, clientNamespace: string, rootNamespace: string): DestinationRule | undefined {
+  for (const ns of lookupNamespaces(host, clientNamespace, rootNamespace)) {
+    let best: DestinationRule | undefined;
+    let bestScore = -1;
+    for (const r of rules) {
+      if (r.namespace !== ns || !visibleFrom(r, clientNamespace)) continue;
+      const score = hostSpecificity(r.spec.fqdn, host);
+      if (score > bestScore) {
+        best = r;
+        bestScore = score;
+      }
+    }
+    if (best) return best;
+  }
+  return undefined;
+}
+
+export interface AppliedDestination {
+  readonly rule?: DestinationRule;
+  /** The subset named by the route, when the rule defines it. */
+  readonly subset?: Subset;
+  /** Set when a route names a subset the rule does not define (upstream: the route gets no healthy upstream, 503). */
+  readonly missingSubset?: string;
+  /** The traffic policy in force for the port: subset's over rule's, port-level over host-level. */
+  readonly trafficPolicy?: TrafficPolicy;
+}
+
+/**
+ * The rule, subset and traffic policy for a destination host, service port
+ * and optional subset name, seen from a client namespace.
+ */
+export function destinationFor(rules: readonly DestinationRule[], host: string, servicePort: number, subsetName: string | undefined, clientNamespace: string, rootNamespace: string): AppliedDestination {
+  const rule = findDestinationRule(rules, host, clientNamespace, rootNamespace);
+  if (subsetName === undefined) return { rule, trafficPolicy: rule?.spec.trafficPolicy };
+  const subset = rule?.spec.subsets.find((s) => s.name === subsetName);
+  if (!subset) return { rule, missingSubset: subsetName, trafficPolicy: rule?.spec.trafficPolicy };
+  return { rule, subset, trafficPolicy: mergePolicy(rule?.spec.trafficPolicy, subset.trafficPolicy, servicePort) };
+}
+
+/** A subset's policy replaces the rule's field by field (upstream merges at the top level). */
+function mergePolicy(base: TrafficPolicy | undefined, over: TrafficPolicy | undefined, _port: number): TrafficPolicy | undefined {
+  if (!over) return base;
+  if (!base) return over;
+  return Object.freeze({ ...base, ...Object.fromEntries(Object.entries(over).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))) }) as TrafficPolicy;
+}

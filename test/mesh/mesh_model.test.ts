@@ -1,0 +1,141 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { findDestinationRule, destinationFor } from "../../host/mesh/destination_rules.ts";
+import { canonicalHost, hostsIntersect, splitAuthority } from "../../host/mesh/hosts.ts";
+import { labelsMatch, labelsMatchKnown, selectorSelects } from "../../host/mesh/labels.ts";
+import { effectiveMtls, policyApplies, selectingPolicies } from "../../host/mesh/policies.ts";
+import { buildRegistry, containerPortForServicePort, resolveAuthority } from "../../host/mesh/registry.ts";
+import { decode } from "../config/table.ts";
+
+const ROOT = "mesh-system";
+
+// Upstream's httpbin sample (renamed): Service port 8000 → container port 80, with a cluster address.
+const HTTPBIN = `
+apiVersion: v1
+kind: Service
+metadata: { name: httpbin, namespace: foo, labels: { app: httpbin } }
+spec: { clusterIP: 10.96.0.20, selector: { app: httpbin }, ports: [{ name: http, port: 8000, targetPort: 80 }] }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: httpbin, namespace: foo }
+spec:
+  selector: { matchLabels: { app: httpbin, version: v1 } }
+  template:
+    metadata: { labels: { app: httpbin, version: v1 } }
+    spec: { serviceAccountName: httpbin, containers: [{ name: httpbin, image: kennethreitz/httpbin, ports: [{ containerPort: 80 }] }] }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: mesh-ingressgateway, namespace: mesh-system }
+spec: { selector: { mesh: ingressgateway }, ports: [{ name: http2, port: 80, targetPort: 8080 }, { name: https, port: 443, targetPort: 8443 }] }
+`;
+
+describe("mesh model: host names in upstream's forms", () => {
+  const registry = buildRegistry(decode(HTTPBIN).byKind);
+  const forms: Array<[string, string | undefined, number]> = [
+    ["httpbin", "foo", 80],
+    ["httpbin:8000", "foo", 8000],
+    ["httpbin.foo", "bar", 80],
+    ["httpbin.foo:8000", "bar", 8000],
+    ["httpbin.foo.svc", "bar", 80],
+    ["httpbin.foo.svc:8000", "bar", 8000],
+    ["httpbin.foo.svc.cluster.local", "bar", 80],
+    ["HTTPBIN.foo.svc.cluster.local:8000", "bar", 8000],
+    ["10.96.0.20:8000", "bar", 8000],
+  ];
+  for (const [authority, clientNs, port] of forms) {
+    it(`${authority} from namespace ${clientNs} names httpbin.foo.svc.cluster.local:${port}`, () => {
+      const r = resolveAuthority(registry, authority, clientNs);
+      assert.equal(r.host, "httpbin.foo.svc.cluster.local");
+      assert.equal(r.port, port);
+      assert.equal(r.service?.name, "httpbin");
+    });
+  }
+
+  it("a bare name from another namespace is a service of that namespace (the client's DNS search path), not httpbin.foo", () => {
+    const r = resolveAuthority(registry, "httpbin:8000", "bar");
+    assert.equal(r.host, "httpbin.bar.svc.cluster.local");
+    assert.equal(r.service, undefined);
+  });
+
+  it("external names stay as written, lower case", () => {
+    assert.equal(canonicalHost("Edition.CNN.com", "foo"), "edition.cnn.com");
+    assert.deepEqual(splitAuthority("[::1]:8080"), { host: "[::1]", port: 8080 });
+  });
+
+  it("wildcard hosts intersect as upstream's gateway binding does", () => {
+    assert.equal(hostsIntersect("*.example.com", "httpbin.example.com"), true);
+    assert.equal(hostsIntersect("*", "anything"), true);
+    assert.equal(hostsIntersect("a.example.com", "b.example.com"), false);
+  });
+
+  it("translates a gateway Service port to the gateway's container port", () => {
+    const gw = { namespace: ROOT, labels: { mesh: "ingressgateway" }, ports: [] };
+    assert.equal(containerPortForServicePort(registry, gw, 80), 8080);
+    assert.equal(containerPortForServicePort(registry, gw, 443), 8443);
+    assert.equal(containerPortForServicePort(registry, gw, 8080), undefined);
+  });
+});
+
+describe("mesh model: one selector matcher", () => {
+  it("an empty policy selector selects everything; an empty Service selector selects nothing", () => {
+    assert.equal(labelsMatch(undefined, { app: "a" }), true);
+    assert.equal(labelsMatch({}, { app: "a" }), true);
+    assert.equal(selectorSelects({}, { app: "a" }), false);
+    assert.equal(selectorSelects({ app: "a" }, { app: "a", v: "1" }), true);
+    assert.equal(labelsMatchKnown({ app: "a" }, undefined), undefined);
+  });
+});
+
+describe("mesh model: DestinationRule lookup (client namespace, then service namespace, then root)", () => {
+  const dr = (name: string, ns: string, host: string, extra = "") => `---\napiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: { name: ${name}, namespace: ${ns} }\nspec: { host: "${host}"${extra} }\n`;
+  const rules = decode(
+    dr("root", ROOT, "*.local") + dr("svc", "foo", "httpbin") + dr("client", "bar", "httpbin.foo.svc.cluster.local") + dr("hidden", "baz", "httpbin.foo.svc.cluster.local", ", exportTo: ['.']") +
+      dr("subsets", "qux", "httpbin.foo.svc.cluster.local", ", subsets: [{ name: v1, labels: { version: v1 }, trafficPolicy: { tls: { mode: DISABLE } } }]"),
+  ).byKind.DestinationRule;
+  const host = "httpbin.foo.svc.cluster.local";
+  it("the client's own namespace first", () => assert.equal(findDestinationRule(rules, host, "bar", ROOT)?.name, "client"));
+  it("then the service's namespace", () => assert.equal(findDestinationRule(rules, host, "other", ROOT)?.name, "svc"));
+  it("then the root namespace", () => assert.equal(findDestinationRule(rules, "reviews.x.svc.cluster.local", "other", ROOT)?.name, "root"));
+  it("a rule exported only to its own namespace is not seen from elsewhere", () => assert.equal(findDestinationRule(rules.filter((r) => r.name === "hidden"), host, "other", ROOT), undefined));
+  it("a subset's traffic policy replaces the rule's; an unknown subset is named", () => {
+    assert.equal(destinationFor(rules, host, 8000, "v1", "qux", ROOT).trafficPolicy?.tls?.mode, "DISABLE");
+    assert.equal(destinationFor(rules, host, 8000, "v9", "qux", ROOT).missingSubset, "v9");
+  });
+});
+
+describe("mesh model: policy selection", () => {
+  const c = decode(`
+apiVersion: security.mesh.io/v1
+kind: AuthorizationPolicy
+metadata: { name: root-wide, namespace: mesh-system }
+spec: { selector: { matchLabels: { app: httpbin } } }
+---
+apiVersion: security.mesh.io/v1beta1
+kind: AuthorizationPolicy
+metadata: { name: other-ns, namespace: bar }
+spec: {}
+---
+apiVersion: security.mesh.io/v1
+kind: PeerAuthentication
+metadata: { name: default, namespace: mesh-system }
+spec: { mtls: { mode: STRICT } }
+---
+apiVersion: security.mesh.io/v1
+kind: PeerAuthentication
+metadata: { name: httpbin, namespace: foo }
+spec: { selector: { matchLabels: { app: httpbin } }, portLevelMtls: { "80": { mode: DISABLE } } }
+`);
+  const w = { namespace: "foo", labels: { app: "httpbin" } };
+  it("AuthorizationPolicy: a root-namespace selector matches in every namespace; another namespace's policy does not", () => {
+    assert.deepEqual(selectingPolicies(c.byKind.AuthorizationPolicy, w, ROOT).map((p) => p.name), ["root-wide"]);
+    assert.equal(policyApplies(c.byKind.AuthorizationPolicy[0], { namespace: "foo", labels: undefined }, ROOT), undefined);
+  });
+  it("PeerAuthentication: port level beats the mesh, only when a Service binds the port", () => {
+    const bound = effectiveMtls(c.byKind.PeerAuthentication, w, ROOT, 80, true);
+    assert.deepEqual([bound.mode, bound.scope, bound.policy, bound.namespaceMode], ["DISABLE", "port", "foo/httpbin", "STRICT"]);
+    const unbound = effectiveMtls(c.byKind.PeerAuthentication, w, ROOT, 80, false);
+    assert.deepEqual([unbound.mode, unbound.scope, unbound.ignoredPortLevel], ["STRICT", "mesh", "foo/httpbin"]);
+  });
+});
