@@ -49,7 +49,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     ads.push();
   });
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded.mesh, o.rootNamespace);
+    current = meshSnapshot(++version, loaded, o.rootNamespace);
     o.observer?.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     if (version > 1) push.add(`version ${version}`);
