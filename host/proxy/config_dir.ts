@@ -1,7 +1,7 @@
 import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
 import { type Catalog, decodeDocuments } from "../config/catalog.ts";
-import { readDocuments } from "../config/documents.ts";
+import { readDocuments, type SourceDocument } from "../config/documents.ts";
 import { ConfigError } from "../config/errors.ts";
 import { type ConfigProblem, formatConfigProblem } from "../config/problems.ts";
 import { type HubClientBundle, decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "../config/hub_client_bundle.ts";
@@ -12,6 +12,8 @@ export interface LoadedConfig {
   plugin: string;
   bundle: HubClientBundle;
   files: string[];
+  /** Every document read, in order (what the control plane distributes). */
+  documents: SourceDocument[];
   /**
    * The other documents of the directory (security, networking, orchestrator
    * kinds) decoded by the catalog. Exposed on /config_dump for meshctl;
@@ -41,11 +43,15 @@ export const RESCAN_INTERVAL_MS = 1000;
  */
 export function loadConfigDir(dir: string, checks: PatternChecks): LoadedConfig {
   const files = readdirSync(dir).filter((f) => CONFIG_FILE.test(f)).sort().map((f) => join(dir, f));
-  const docs = files.flatMap((f) => readDocuments(f));
+  return loadDocuments(files.flatMap((f) => readDocuments(f)), files, checks);
+}
+
+/** The same from documents already read (a directory's, or those the control plane sent); throws ConfigError. */
+export function loadDocuments(docs: SourceDocument[], files: string[], checks: PatternChecks): LoadedConfig {
   const bundle = decodeHubClientDocuments(docs.filter((d) => HUB_CLIENT_KINDS.has(d.kind)), checks);
   const mesh = decodeDocuments(docs.filter((d) => !HUB_CLIENT_KINDS.has(d.kind)), checks);
   if (mesh.errors.length > 0) throw new CatalogErrors(mesh.errors);
-  return { plugin: JSON.stringify(pluginConfig(bundle)), bundle, files, mesh };
+  return { plugin: JSON.stringify(pluginConfig(bundle)), bundle, files, documents: docs, mesh };
 }
 
 /**

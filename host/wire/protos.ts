@@ -6,7 +6,7 @@ import protobuf from "protobufjs";
 /** The project's .proto files, shared by the filter, the Node host and the hub server. */
 export const PROTO_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "proto");
 
-const FILES = ["mesh/hub/v1/hub.proto", "mesh/filter/v1/evaluation.proto"];
+const FILES = ["mesh/hub/v1/hub.proto", "mesh/filter/v1/evaluation.proto", "mesh/config/v1/config.proto"];
 
 let loaded: protobuf.Root | undefined;
 

@@ -1,0 +1,15 @@
+// Defaults of disco-discovery (spec 2: "disco-discovery", "Listeners and ports", "Limits").
+export const DEFAULT_GRPC_ADDR = ":15010";
+export const DEFAULT_SECURE_GRPC_ADDR = ":15012";
+export const DEFAULT_HTTP_ADDR = ":8080";
+export const DEFAULT_HTTPS_ADDR = ":15017";
+export const DEFAULT_MONITORING_ADDR = ":15014";
+export const DEFAULT_DOMAIN = "cluster.local";
+export const DEFAULT_MESH_CONFIG = "/etc/mesh/config/mesh";
+export const DEFAULT_KEEPALIVE_INTERVAL_MS = 30_000;
+export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
+export const DEFAULT_DEBOUNCE_AFTER_MS = 100;
+export const DEFAULT_DEBOUNCE_MAX_MS = 10_000;
+export const DEFAULT_PUSH_THROTTLE = 100;
+export const DISCOVERY_LOG_SCOPES = ["all", "default", "ads", "model", "validation"] as const;
+export const LISTENING_LINE_PREFIX = "disco-discovery listening: ";

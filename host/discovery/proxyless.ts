@@ -1,0 +1,117 @@
+import { packAny } from "../wire/envoy_protos.ts";
+import { CLUSTER, ENDPOINT, LISTENER, ROUTE } from "./type_urls.ts";
+import type { Resource, ResourceSet } from "./resource_set.ts";
+
+/**
+ * xDS resources for gRPC's proxyless clients (`xds:///<host>:<port>`), built
+ * from the services and endpoints the mesh model knows. Pure.
+ *
+ * Per service host H and port P: an API listener `H:P` (HttpConnectionManager
+ * with RDS over ADS and the router filter last), a RouteConfiguration `H:P`,
+ * an EDS cluster `outbound|P||H` (and `outbound|P|<subset>|H` per subset) and
+ * its ClusterLoadAssignment, every locality with a load-balancing weight:
+ * gRPC drops a locality without one.
+ */
+
+export interface XdsEndpoint {
+  readonly address: string;
+  readonly port: number;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Endpoint weight (ServiceEntry `weight`); 1 when absent. */
+  readonly weight?: number;
+  readonly locality?: { readonly region?: string; readonly zone?: string; readonly subZone?: string };
+}
+
+export interface XdsSubset {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface XdsService {
+  /** The service's host name (FQDN, or a ServiceEntry host as written). */
+  readonly host: string;
+  readonly port: number;
+  readonly endpoints: readonly XdsEndpoint[];
+  readonly subsets?: readonly XdsSubset[];
+}
+
+/** Upstream's cluster name: `outbound|<port>|<subset>|<host>`. */
+export function clusterName(host: string, port: number, subset = ""): string {
+  return `outbound|${port}|${subset}|${host}`;
+}
+
+const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+const ROUTER = "envoy.extensions.filters.http.router.v3.Router";
+
+function apiListener(name: string): Resource {
+  const hcm = packAny(HCM, {
+    rds: { route_config_name: name, config_source: { ads: {}, resource_api_version: "V3" } },
+    http_filters: [{ name: "envoy.filters.http.router", typed_config: packAny(ROUTER, {}) }],
+  });
+  return { name, any: packAny("envoy.config.listener.v3.Listener", { name, api_listener: { api_listener: hcm } }) };
+}
+
+function routeConfiguration(name: string, cluster: string): Resource {
+  return {
+    name,
+    any: packAny("envoy.config.route.v3.RouteConfiguration", {
+      name,
+      virtual_hosts: [{ name, domains: [name], routes: [{ match: { prefix: "" }, route: { cluster } }] }],
+    }),
+  };
+}
+
+function edsCluster(name: string): Resource {
+  return {
+    name,
+    any: packAny("envoy.config.cluster.v3.Cluster", {
+      name,
+      type: "EDS",
+      lb_policy: "ROUND_ROBIN",
+      eds_cluster_config: { service_name: name, eds_config: { ads: {}, resource_api_version: "V3" } },
+    }),
+  };
+}
+
+function loadAssignment(name: string, endpoints: readonly XdsEndpoint[]): Resource {
+  // One locality group per distinct locality, weighted by its endpoints.
+  const groups = new Map<string, XdsEndpoint[]>();
+  for (const e of endpoints) {
+    const key = JSON.stringify([e.locality?.region ?? "", e.locality?.zone ?? "", e.locality?.subZone ?? ""]);
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  const localities = [...groups.values()].map((group) => ({
+    locality: { region: group[0].locality?.region ?? "", zone: group[0].locality?.zone ?? "", sub_zone: group[0].locality?.subZone ?? "" },
+    load_balancing_weight: { value: group.reduce((sum, e) => sum + (e.weight ?? 1), 0) },
+    lb_endpoints: group.map((e) => ({
+      endpoint: { address: { socket_address: { address: e.address, port_value: e.port } } },
+      health_status: "HEALTHY",
+      load_balancing_weight: { value: e.weight ?? 1 },
+    })),
+  }));
+  return { name, any: packAny("envoy.config.endpoint.v3.ClusterLoadAssignment", { cluster_name: name, endpoints: localities }) };
+}
+
+function selects(labels: Readonly<Record<string, string>>, endpoint: XdsEndpoint): boolean {
+  return Object.entries(labels).every(([k, v]) => endpoint.labels?.[k] === v);
+}
+
+/** The resources a proxyless client may ask for, for every service port. */
+export function proxylessResources(services: readonly XdsService[]): ResourceSet {
+  const set: ResourceSet = new Map([[LISTENER, new Map()], [ROUTE, new Map()], [CLUSTER, new Map()], [ENDPOINT, new Map()]]);
+  const add = (type: string, r: Resource) => set.get(type)!.set(r.name, r);
+  for (const s of services) {
+    const name = `${s.host}:${s.port}`;
+    const cluster = clusterName(s.host, s.port);
+    add(LISTENER, apiListener(name));
+    add(ROUTE, routeConfiguration(name, cluster));
+    add(CLUSTER, edsCluster(cluster));
+    add(ENDPOINT, loadAssignment(cluster, s.endpoints));
+    for (const subset of s.subsets ?? []) {
+      const subsetCluster = clusterName(s.host, s.port, subset.name);
+      add(CLUSTER, edsCluster(subsetCluster));
+      add(ENDPOINT, loadAssignment(subsetCluster, s.endpoints.filter((e) => selects(subset.labels, e))));
+    }
+  }
+  return set;
+}

@@ -1,0 +1,32 @@
+import type { MeshService, MeshServicePort } from "./registry.ts";
+import type { Labels } from "./labels.ts";
+
+/**
+ * The instances a service port is served by, as a proxy is told about them:
+ * the `endpoints` of a ServiceEntry (resolution STATIC or DNS), each on the
+ * port its `ports` map gives for the port's name, else the port's
+ * `targetPort`, else the port itself (upstream's rule).
+ */
+export interface ServiceEndpoint {
+  readonly address: string;
+  readonly port: number;
+  readonly labels: Labels;
+  readonly serviceAccount?: string;
+  /** Upstream's endpoint weight; 1 when unset. */
+  readonly weight: number;
+}
+
+export function endpointsOf(service: MeshService, port: MeshServicePort): ServiceEndpoint[] {
+  const entry = service.source === "ServiceEntry" ? service.resource : undefined;
+  if (!entry || entry.kind !== "ServiceEntry") return [];
+  const spec = entry.spec;
+  if (spec.resolution !== "STATIC" && spec.resolution !== "DNS" && spec.resolution !== "DNS_ROUND_ROBIN") return [];
+  const fallback = typeof port.targetPort === "number" ? port.targetPort : port.port;
+  return spec.endpoints.map((e) => ({
+    address: e.address,
+    port: (port.name !== undefined ? e.ports[port.name] : undefined) ?? fallback,
+    labels: e.labels,
+    serviceAccount: e.serviceAccount,
+    weight: e.weight ?? 1,
+  }));
+}

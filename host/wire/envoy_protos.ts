@@ -1,0 +1,85 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import protobuf from "protobufjs";
+
+// Envoy's v3 API as @grpc/grpc-js-xds ships it (deps/envoy-api with xds,
+// googleapis and protoc-gen-validate beside it): the real protos, so what
+// the control plane serves is what Envoy and gRPC clients decode.
+const require = createRequire(import.meta.url);
+const DEPS = join(dirname(require.resolve("@grpc/grpc-js-xds/package.json")), "deps");
+// google/protobuf/*.proto (descriptor, any, duration, …) come with protobufjs.
+const INCLUDE = [join(DEPS, "envoy-api"), join(DEPS, "xds"), join(DEPS, "googleapis"), join(DEPS, "protoc-gen-validate"), dirname(require.resolve("protobufjs/package.json"))];
+
+/** The files whose messages the control plane builds; their imports come along. */
+const SERVED_FILES = [
+  "envoy/service/discovery/v3/discovery.proto",
+  "envoy/config/listener/v3/listener.proto",
+  "envoy/config/route/v3/route.proto",
+  "envoy/config/cluster/v3/cluster.proto",
+  "envoy/config/endpoint/v3/endpoint.proto",
+  "envoy/config/core/v3/extension.proto",
+  "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
+  "envoy/extensions/filters/http/router/v3/router.proto",
+  "envoy/extensions/filters/http/wasm/v3/wasm.proto",
+  "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  "envoy/extensions/transport_sockets/tls/v3/secret.proto",
+  "envoy/config/bootstrap/v3/bootstrap.proto",
+];
+
+function locate(target: string): string {
+  for (const dir of INCLUDE) if (existsSync(join(dir, target))) return join(dir, target);
+  return target;
+}
+
+let root: protobuf.Root | undefined;
+
+/** Envoy's v3 messages the control plane serves (loaded once, about a second). */
+export function envoyProtos(): protobuf.Root {
+  if (root) return root;
+  const r = new protobuf.Root();
+  r.resolvePath = (_origin, target) => locate(target);
+  r.loadSync(SERVED_FILES, { keepCase: true });
+  r.resolveAll();
+  root = r;
+  return r;
+}
+
+export const TYPE_URL_PREFIX = "type.googleapis.com/";
+
+/** The message type named `name` (e.g. `envoy.config.listener.v3.Listener`). */
+export function envoyType(name: string): protobuf.Type {
+  return envoyProtos().lookupType(name);
+}
+
+/**
+ * `value` (snake_case object form; enums by name) encoded as a
+ * google.protobuf.Any of type `name`. A field the type does not have throws,
+ * naming its path: protobufjs would drop it silently, and a proxy would then
+ * run without it.
+ */
+export function packAny(name: string, value: Record<string, unknown>): { type_url: string; value: Uint8Array } {
+  const type = envoyType(name);
+  checkFields(type, value, name);
+  return { type_url: TYPE_URL_PREFIX + name, value: type.encode(type.fromObject(value)).finish() };
+}
+
+function checkFields(type: protobuf.Type, value: unknown, path: string): void {
+  if (value === null || typeof value !== "object" || value instanceof Uint8Array) return;
+  if (type.fullName === ".google.protobuf.Any" || type.fullName === ".google.protobuf.Struct") return;
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    const field = type.fields[key];
+    if (!field) throw new Error(`${path}.${key}: not a field of ${type.fullName.slice(1)}`);
+    const resolved = field.resolve().resolvedType;
+    if (!(resolved instanceof protobuf.Type)) continue;
+    if (field.map) for (const [k, item] of Object.entries(v as Record<string, unknown>)) checkFields(resolved, item, `${path}.${key}[${k}]`);
+    else if (Array.isArray(v)) v.forEach((item, i) => checkFields(resolved, item, `${path}.${key}[${i}]`));
+    else checkFields(resolved, v, `${path}.${key}`);
+  }
+}
+
+/** Decodes an Any of a known Envoy type back to its object form (for debug pages and tests). */
+export function unpackAny(any: { type_url: string; value: Uint8Array }): Record<string, unknown> {
+  const type = envoyType(any.type_url.slice(TYPE_URL_PREFIX.length));
+  return type.toObject(type.decode(any.value), { longs: String, enums: String, defaults: false }) as Record<string, unknown>;
+}

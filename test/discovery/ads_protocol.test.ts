@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import * as grpc from "@grpc/grpc-js";
+import { type AdsObserver, AggregatedDiscoveryService } from "../../host/discovery/ads_server.ts";
+import { proxylessResources } from "../../host/discovery/proxyless.ts";
+import { CLUSTER, ENDPOINT, LISTENER } from "../../host/discovery/type_urls.ts";
+import { envoyType, unpackAny } from "../../host/wire/envoy_protos.ts";
+import { shutdownGrpcServer } from "../../host/wire/raw_grpc.ts";
+
+// The state-of-the-world protocol, spoken by hand over a real gRPC stream:
+// subscriptions, ACK, NACK (the proxy keeps its last good version), stale
+// nonces, pushes of changed resources only.
+
+const identity = (b: Buffer) => b;
+const ADS = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
+const request = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
+const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
+
+interface Response {
+  version_info: string;
+  nonce: string;
+  type_url: string;
+  resources: Array<{ type_url: string; value: Uint8Array }>;
+}
+
+class RawAdsClient {
+  private readonly received: Response[] = [];
+  private readonly waiting: Array<(r: Response) => void> = [];
+  readonly stream: grpc.ClientDuplexStream<Buffer, Buffer>;
+  constructor(client: grpc.Client) {
+    this.stream = client.makeBidiStreamRequest(ADS, identity, identity);
+    this.stream.on("data", (b: Buffer) => {
+      const r = response.toObject(response.decode(b), { defaults: true }) as Response;
+      const w = this.waiting.shift();
+      if (w) w(r);
+      else this.received.push(r);
+    });
+    this.stream.on("error", () => {});
+  }
+  send(fields: Record<string, unknown>): void {
+    this.stream.write(Buffer.from(request.encode(request.fromObject({ node: { id: "sidecar~10.0.0.1~a.foo~foo.svc.cluster.local" }, ...fields })).finish()));
+  }
+  next(): Promise<Response> {
+    const r = this.received.shift();
+    if (r) return Promise.resolve(r);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  pending(): number {
+    return this.received.length;
+  }
+}
+
+const services = (port: number) => [
+  { host: "a.foo.svc.cluster.local", port: 80, endpoints: [{ address: "10.0.0.1", port }] },
+  { host: "b.foo.svc.cluster.local", port: 80, endpoints: [{ address: "10.0.0.2", port: 8080 }] },
+];
+
+describe("ADS state-of-the-world protocol", { timeout: 600_000 }, () => {
+  let server: grpc.Server;
+  let client: grpc.Client;
+  let ads: AggregatedDiscoveryService;
+  const nacks: string[] = [];
+  const observer: AdsObserver = { nacked: (_n, type, version, message) => nacks.push(`${type} ${version} ${message}`) };
+
+  before(async () => {
+    ads = new AggregatedDiscoveryService(() => proxylessResources(services(8080)), observer);
+    server = new grpc.Server();
+    ads.addTo(server);
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client?.close();
+    if (server) await shutdownGrpcServer(server, 1000);
+  });
+
+  it("a wildcard cluster subscription gets every cluster; a named endpoint subscription gets the named ones", async () => {
+    const c = new RawAdsClient(client);
+    c.send({ type_url: CLUSTER });
+    const clusters = await c.next();
+    assert.equal(clusters.type_url, CLUSTER);
+    assert.deepEqual(clusters.resources.map((r) => unpackAny(r).name), ["outbound|80||a.foo.svc.cluster.local", "outbound|80||b.foo.svc.cluster.local"]);
+    c.send({ type_url: ENDPOINT, resource_names: ["outbound|80||b.foo.svc.cluster.local", "outbound|80||unknown"] });
+    const endpoints = await c.next();
+    assert.deepEqual(endpoints.resources.map((r) => unpackAny(r).cluster_name), ["outbound|80||b.foo.svc.cluster.local"]);
+    c.stream.end();
+  });
+
+  it("an ACK is not answered; a NACK is counted and the last good version stands until the resources change", async () => {
+    const c = new RawAdsClient(client);
+    c.send({ type_url: LISTENER, resource_names: ["a.foo.svc.cluster.local:80"] });
+    const first = await c.next();
+    c.send({ type_url: LISTENER, resource_names: ["a.foo.svc.cluster.local:80"], version_info: first.version_info, response_nonce: first.nonce });
+    ads.push(() => proxylessResources(services(8080))); // same content: nothing to send
+    ads.push(() => proxylessResources(services(9090))); // listeners unchanged: nothing either
+    c.send({ type_url: ENDPOINT, resource_names: ["outbound|80||a.foo.svc.cluster.local"] });
+    const eds = await c.next();
+    assert.equal(eds.type_url, ENDPOINT, "only the endpoint subscription was answered");
+    c.send({ type_url: ENDPOINT, resource_names: ["outbound|80||a.foo.svc.cluster.local"], version_info: "", response_nonce: eds.nonce, error_detail: { code: 3, message: "bad endpoint" } });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(c.pending(), 0, "nothing resent after a NACK");
+    assert.ok(nacks.some((n) => n.startsWith(`${ENDPOINT} ${eds.version_info} bad endpoint`)), nacks.join("; "));
+    const state = ads.state().find((s) => s.subscriptions.get(ENDPOINT)?.nacked);
+    assert.equal(state?.subscriptions.get(LISTENER)?.ackedVersion, first.version_info);
+    ads.push(() => proxylessResources(services(7070)));
+    const fixed = await c.next();
+    assert.equal(fixed.type_url, ENDPOINT);
+    assert.notEqual(fixed.version_info, eds.version_info);
+    const port = (unpackAny(fixed.resources[0]) as any).endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value;
+    assert.equal(port, 7070);
+    c.stream.end();
+  });
+
+  it("a request with a stale nonce is ignored; a changed subscription is answered", async () => {
+    const c = new RawAdsClient(client);
+    c.send({ type_url: CLUSTER });
+    const first = await c.next();
+    ads.push(() => proxylessResources(services(6060).slice(0, 1)));
+    const second = await c.next();
+    assert.equal(second.resources.length, 1);
+    c.send({ type_url: CLUSTER, version_info: first.version_info, response_nonce: first.nonce, error_detail: { message: "stale" } });
+    c.send({ type_url: ENDPOINT, resource_names: ["outbound|80||a.foo.svc.cluster.local"] });
+    const eds = await c.next();
+    assert.equal(eds.type_url, ENDPOINT, "the stale NACK was not answered");
+    c.send({ type_url: ENDPOINT, resource_names: [], version_info: eds.version_info, response_nonce: eds.nonce });
+    const none = await c.next();
+    assert.equal(none.resources.length, 0, "unsubscribing from every name answers an empty set");
+    c.stream.end();
+  });
+});
