@@ -5,7 +5,8 @@ import { ConfigDirWatcher, type LoadedConfig } from "../proxy/config_dir.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
-import { envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
+import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
+import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
 import { type AdsObserver, AggregatedDiscoveryService } from "./ads_server.ts";
 import { Debouncer } from "./debounce.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
@@ -31,6 +32,8 @@ export interface DiscoveryServer {
   readonly listeners: { grpc?: string; http?: string };
   snapshot(): MeshSnapshot;
   ads: AggregatedDiscoveryService;
+  /** Rereads the configuration folder now (SIGHUP); false when it did not decode. */
+  reload(): boolean;
   close(): Promise<void>;
 }
 
@@ -63,17 +66,24 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
 
   const listeners: { grpc?: string; http?: string } = {};
   let grpcServer: grpc.Server | undefined;
+  let health: ServingHealth | undefined;
   if (o.grpc) {
     grpcServer = new grpc.Server({
       "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
       "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
     });
     ads.addTo(grpcServer);
+    health = addGrpcIntrospection(grpcServer, {
+      services: ["envoy.service.discovery.v3.AggregatedDiscoveryService"],
+      protoFiles: ["envoy/service/discovery/v3/ads.proto"],
+      includeDirs: ENVOY_PROTO_INCLUDE_DIRS,
+    });
     const bind = grpcBindAddress(o.grpc);
     const port = await new Promise<number>((resolve, reject) =>
       grpcServer!.bindAsync(bind, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
     );
     listeners.grpc = bind.replace(/:\d+$/, `:${port}`);
+    health.setServing(true);
     o.log.info(`xDS (plain text) on ${listeners.grpc}`);
   }
   let http: HttpServer | undefined;
@@ -85,7 +95,9 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     listeners,
     ads,
     snapshot: () => current!,
+    reload: () => watcher.reloadNow(),
     close: async () => {
+      health?.setServing(false);
       watcher.stop();
       push.fire();
       await Promise.all([grpcServer ? shutdownGrpcServer(grpcServer, 2000) : undefined, http ? closeServer(http) : undefined]);

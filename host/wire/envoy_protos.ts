@@ -9,7 +9,7 @@ import protobuf from "protobufjs";
 const require = createRequire(import.meta.url);
 const DEPS = join(dirname(require.resolve("@grpc/grpc-js-xds/package.json")), "deps");
 // google/protobuf/*.proto (descriptor, any, duration, …) come with protobufjs.
-const INCLUDE = [join(DEPS, "envoy-api"), join(DEPS, "xds"), join(DEPS, "googleapis"), join(DEPS, "protoc-gen-validate"), dirname(require.resolve("protobufjs/package.json"))];
+export const ENVOY_PROTO_INCLUDE_DIRS: readonly string[] = [join(DEPS, "envoy-api"), join(DEPS, "xds"), join(DEPS, "googleapis"), join(DEPS, "protoc-gen-validate"), dirname(require.resolve("protobufjs/package.json"))];
 
 /** The files whose messages the control plane builds; their imports come along. */
 const SERVED_FILES = [
@@ -28,7 +28,7 @@ const SERVED_FILES = [
 ];
 
 function locate(target: string): string {
-  for (const dir of INCLUDE) if (existsSync(join(dir, target))) return join(dir, target);
+  for (const dir of ENVOY_PROTO_INCLUDE_DIRS) if (existsSync(join(dir, target))) return join(dir, target);
   return target;
 }
 

@@ -11,8 +11,10 @@ export const HEALTH_SERVICE = "grpc.health.v1.Health";
 export interface GrpcIntrospectionOptions {
   /** Fully-qualified names of the daemon's own services, e.g. `mesh.hub.v1.Hub`. */
   services: readonly string[];
-  /** Their .proto files, relative to proto/ (e.g. `mesh/hub/v1/hub.proto`), for reflection. */
+  /** Their .proto files, relative to proto/ or to `includeDirs` (e.g. `mesh/hub/v1/hub.proto`), for reflection. */
   protoFiles: readonly string[];
+  /** Where else .proto files and their imports are found (Envoy's API for disco-discovery). */
+  includeDirs?: readonly string[];
 }
 
 /** What a daemon tells the health service as its readiness changes. */
@@ -33,8 +35,8 @@ export function addGrpcIntrospection(server: grpc.Server, options: GrpcIntrospec
   const names = ["", ...options.services];
   const health = new HealthImplementation(Object.fromEntries(names.map((n) => [n, "NOT_SERVING" as const])));
   health.addToServer(server);
-  const definition = loadSync([...options.protoFiles.map((f) => join(PROTO_DIR, f)), healthProtoPath], {
-    includeDirs: [PROTO_DIR, join(dirname(healthProtoPath), "..", "..")],
+  const definition = loadSync([...options.protoFiles, healthProtoPath], {
+    includeDirs: [PROTO_DIR, ...(options.includeDirs ?? []), join(dirname(healthProtoPath), "..", "..")],
   });
   new ReflectionService(definition, { services: [...options.services, HEALTH_SERVICE] }).addToServer(server);
   return {

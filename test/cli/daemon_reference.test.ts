@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_agent.ts";
 import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/hubs.ts";
+import { DISCOVERY_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_discovery.ts";
 import { ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/mesh_ca.ts";
 import type { NotApplicable } from "../../host/cli/spec_surface/not_applicable.ts";
 
@@ -40,6 +41,7 @@ describe("docs/daemon-reference.md and the code agree", () => {
     ["disco-agent", AGENT_NOT_APPLICABLE_FLAGS],
     ["mesh_ca", ANCHOR_NOT_APPLICABLE_FLAGS],
     ["hubs", HUB_NOT_APPLICABLE_FLAGS],
+    ["disco-discovery", DISCOVERY_NOT_APPLICABLE_FLAGS],
   ];
   for (const [title, entries] of flagSections) {
     it(`every not-applicable flag of ${title} is in its section with the program's reason, and no other row says not applicable`, () => {

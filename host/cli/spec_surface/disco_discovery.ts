@@ -1,0 +1,31 @@
+import { type NotApplicable, na } from "./not_applicable.ts";
+
+/**
+ * disco-discovery's part of spec 2 that this build does not apply (yet),
+ * with the reason; docs/daemon-reference.md lists every flag.
+ */
+const NO_ORCH = "needs an orchestrator API: the mesh comes from --configDir";
+const NO_MCP = "there is no MCP client: the configuration comes from --configDir";
+const NOT_YET = "not built yet (issue 12); an empty value (listener off) is accepted";
+
+export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
+  na("--appNamespace", "value", "", NO_ORCH),
+  na("--clusterRegistriesNamespace", "value", "", NO_ORCH),
+  na("--catalogserverURL", "value", "", "there is no catalog registry server"),
+  na("--orchconfig", "value", "", NO_ORCH),
+  na("--mcpInitialConnWindowSize", "value", "1048576", NO_MCP),
+  na("--mcpInitialWindowSize", "value", "1048576", NO_MCP),
+  na("--mcpMaxMsgSize", "value", "4194304", NO_MCP),
+  na("--namespace", "value", "", NO_ORCH),
+  na("--networksConfig", "value", "/etc/mesh/config/meshNetworks", "one network: every endpoint is reachable"),
+  na("--plugins", "value", "authn,authz,health,hub", "the networking plugins are fixed: every proxy gets the mesh's documents and applies them itself"),
+  na("--profile", "bool", "false", "no profiling endpoint"),
+  na("--resync", "value", "1m0s", "the folder is watched: there is no controller to resync"),
+  na("--meshConfig", "value", "/etc/mesh/config/mesh", "not read yet (issue 12): the root namespace is mesh-system"),
+  na("--httpsAddr", "value", ":15017", NOT_YET, [""]),
+  na("--secureGrpcAddr", "value", ":15012", NOT_YET, [""]),
+  na("--monitoringAddr", "value", ":15014", NOT_YET, [""]),
+  na("--keepaliveMaxServerConnectionAge", "value", "2562047h47m16.854775807s", "connections are not aged out"),
+  na("--ctrlz_address", "value", "localhost", "no ControlZ page yet (issue 12)"),
+  na("--ctrlz_port", "value", "9876", "no ControlZ page yet (issue 12)"),
+];
