@@ -236,8 +236,13 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
 export async function startProxy(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment): Promise<RunningProxy | { exitCode: number }> {
   const log = logger.scope("default");
   const configDir = opts.configDir as string | undefined;
-  if (!configDir || !existsSync(configDir)) {
-    log.error(`--configDir: expected an existing directory, got ${JSON.stringify(configDir ?? "")}`);
+  const discoveryAddress = (opts.discoveryAddress as string | undefined) || undefined;
+  if (discoveryAddress && configDir) {
+    log.error("--discoveryAddress and --configDir: give one (the control plane, or a directory for standalone use)");
+    return { exitCode: EXIT_BAD_CONFIG };
+  }
+  if (!discoveryAddress && (!configDir || !existsSync(configDir))) {
+    log.error(`--configDir: expected an existing directory (or --discoveryAddress), got ${JSON.stringify(configDir ?? "")}`);
     return { exitCode: EXIT_BAD_CONFIG };
   }
   let clusters;
@@ -349,9 +354,14 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
   const checks = FilterModule.load(wasm);
   let quit: (() => void) | undefined;
+  const proxyId = (opts.id as string) || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
   sidecar = new Sidecar({
     wasm,
-    configDir,
+    configDir: configDir ?? "",
+    // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<namespace>.svc.<domain suffix>.
+    ...(discoveryAddress
+      ? { discovery: { address: discoveryAddress, node: { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${env.POD_NAMESPACE ?? "default"}.svc.cluster.local`, cluster: opts.serviceCluster as string } } }
+      : {}),
     bindAddress: opts.bindAddress as string,
     inboundPort: opts.inboundPort as number,
     outboundPort: opts.outboundPort as number,

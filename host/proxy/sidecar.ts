@@ -5,6 +5,7 @@ import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { createAdminServer } from "./admin.ts";
 import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "./config_dir.ts";
+import { type XdsNode, XdsConfigSource } from "./xds_config.ts";
 import { FilterHost } from "./filter_host.ts";
 import type { HubCaller } from "../hub/transport.ts";
 import { HttpProxy } from "./http_proxy.ts";
@@ -38,7 +39,10 @@ export const LISTENING_LINE_PREFIX = "disco-agent listening ";
 
 export interface SidecarOptions {
   wasm: string;
+  /** Where the configuration comes from: this directory (watched), unless `discovery` is given. */
   configDir: string;
+  /** The control plane (`--discoveryAddress`): configuration over ADS instead of `configDir`. */
+  discovery?: { address: string; node: XdsNode };
   bindAddress: string;
   inboundPort: number;
   outboundPort: number;
@@ -113,7 +117,7 @@ export class Sidecar {
   private readonly outbound: HttpProxy;
   private readonly admin: Server;
   private readonly status: Server | undefined;
-  private readonly watcher: ConfigDirWatcher;
+  private readonly watcher: ConfigDirWatcher | XdsConfigSource;
   private loaded: LoadedConfig | undefined;
   private configErrors = 0;
   private configApplied = 0;
@@ -251,15 +255,18 @@ export class Sidecar {
         res.writeHead(path === "/healthz/ready" && this.ready() ? 200 : path === "/healthz/ready" ? 503 : 404).end();
       });
     }
-    this.watcher = new ConfigDirWatcher(options.configDir, options.checks, (c) => this.apply(c), (problem) => {
+    const reject = (problem: string) => {
       this.configErrors++;
       this.log.error(problem);
-    });
+    };
+    this.watcher = options.discovery
+      ? new XdsConfigSource(options.discovery.address, options.discovery.node, options.checks, (c) => this.apply(c), reject, this.log)
+      : new ConfigDirWatcher(options.configDir, options.checks, (c) => this.apply(c), reject);
   }
 
   /** Loads the configuration and opens every listener; throws when the first configuration is unusable. */
   async start(): Promise<SidecarAddresses> {
-    if (!this.watcher.start()) throw new Error(`no usable configuration in ${this.options.configDir}`);
+    if (!(await this.watcher.start())) throw new Error(`no usable configuration from ${this.options.discovery ? `the control plane at ${this.options.discovery.address}` : this.options.configDir}`);
     const o = this.options;
     const admin = await listen(this.admin, o.adminPort, o.bindAddress);
     const inbound = this.mtls ? { port: await listenTcp(this.mtls, o.inboundPort, o.bindAddress) } : await listen(this.inbound.server, o.inboundPort, o.bindAddress);
@@ -273,6 +280,10 @@ export class Sidecar {
   /** Stops accepting, lets requests in flight finish (up to `drainMs`), flushes reports, closes. */
   /** Rereads the configuration directory now (SIGHUP); a bad file keeps the last good configuration. */
   reloadConfiguration(): boolean {
+    if (this.watcher instanceof XdsConfigSource) {
+      this.log.info("the configuration comes from the control plane, which pushes every change: nothing to reread");
+      return true;
+    }
     return this.watcher.reloadNow();
   }
 
