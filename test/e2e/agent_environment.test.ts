@@ -2,7 +2,7 @@
 // SECRET_TTL, OUTPUT_KEY_CERT_TO_DIRECTORY and PKCS8_KEY.
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -22,8 +22,16 @@ describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, OUTPUT_KEY_CERT_T
     await ca?.stop("SIGKILL");
   });
 
+  // The CA issues only to a caller proving its identity: a token for foo/default, over TLS.
+  const credentials = async () => {
+    const dir = mkdtempSync(join(tmpdir(), "agent-env-creds-"));
+    writeFileSync(join(dir, "token"), await ca!.token("foo", "default"));
+    writeFileSync(join(dir, "root-cert.pem"), ca!.rootPem());
+    return ["--tokenPath", join(dir, "token"), "--caRootCert", join(dir, "root-cert.pem"), "--controlPlaneAuthPolicy", "MUTUAL_TLS"];
+  };
+
   const startAgent = async (env: NodeJS.ProcessEnv) => {
-    const agent = await startDaemon(AGENT, ["proxy", "--configDir", mkdtempSync(join(tmpdir(), "agent-env-")), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0"], "disco-agent listening ", 60_000, {
+    const agent = await startDaemon(AGENT, ["proxy", "--configDir", mkdtempSync(join(tmpdir(), "agent-env-")), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", ...(await credentials())], "disco-agent listening ", 60_000, {
       ...process.env,
       POD_NAMESPACE: "foo",
       POD_NAME: "app",
