@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark of the project, each printing figures
 // measured side by side in this one run (machines here are shared and noisy,
 // so only ratios within a run are meaningful).
+import { runDiscoveryBench } from "./discovery.ts";
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
 import { runSecurityBench } from "./security.ts";
@@ -16,3 +17,5 @@ console.log();
 for (const line of await runSecurityBench()) console.log(line);
 console.log();
 for (const line of await runSimulateBench()) console.log(line);
+console.log();
+for (const line of await runDiscoveryBench()) console.log(line);
