@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
@@ -9,7 +11,8 @@ import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 
 // grpc.health.v1.Health (grpc-health-check's own service definition as the
 // client) and server reflection (the reflection proto shipped with
-// @grpc/reflection) against real `hubs server` and `mesh_ca` processes.
+// @grpc/reflection) against real `hubs server`, `mesh_ca` and
+// `disco-discovery discovery` processes.
 
 const OUT = join(AGENT_BIN, "..");
 const START_MS = 60_000;
@@ -19,7 +22,10 @@ const reflectionProto = join(OUT, "..", "..", "node_modules", "@grpc", "reflecti
 const reflectionPkg = grpc.loadPackageDefinition(loadSync(reflectionProto, { keepCase: true })) as any;
 
 interface Listening {
-  grpcPort: number;
+  /** hubs and mesh_ca */
+  grpcPort?: number;
+  /** disco-discovery: `host:port` */
+  grpc?: string;
 }
 
 type HealthClient = grpc.Client & {
@@ -72,6 +78,13 @@ const daemons: Array<{ name: string; bin: string; args: string[]; prefix: string
     prefix: "mesh_ca listening ",
     service: "mesh.anchor.v1.CertificateService",
   },
+  {
+    name: "disco-discovery",
+    bin: join(OUT, "disco-discovery.mjs"),
+    args: ["discovery", "--configDir", mkdtempSync(join(tmpdir(), "disco-introspection-")), "--grpcAddr", "127.0.0.1:0", "--httpAddr", ""],
+    prefix: "disco-discovery listening: ",
+    service: "envoy.service.discovery.v3.AggregatedDiscoveryService",
+  },
 ];
 
 for (const d of daemons) {
@@ -81,7 +94,7 @@ for (const d of daemons) {
     let client: HealthClient;
     before(async () => {
       daemon = await startDaemon<Listening>(d.bin, d.args, d.prefix, START_MS, { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" });
-      address = `127.0.0.1:${daemon.listening.grpcPort}`;
+      address = daemon.listening.grpc ?? `127.0.0.1:${daemon.listening.grpcPort}`;
       client = new Health(address, grpc.credentials.createInsecure()) as unknown as HealthClient;
     });
     after(async () => {

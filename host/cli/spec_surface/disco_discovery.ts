@@ -21,6 +21,8 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--plugins", "value", "authn,authz,health,hub", "the networking plugins are fixed: every proxy gets the mesh's documents and applies them itself"),
   na("--profile", "bool", "false", "no profiling endpoint"),
   na("--resync", "value", "1m0s", "the folder is watched: there is no controller to resync"),
+  na("--domain", "value", "cluster.local", "the mesh model's DNS suffix is cluster.local (issue 12)"),
+  na("--trust-domain", "value", "", "not read yet (issue 12): disco-discovery checks no identities"),
   na("--meshConfig", "value", "/etc/mesh/config/mesh", "not read yet (issue 12): the root namespace is mesh-system"),
   na("--httpsAddr", "value", ":15017", NOT_YET, [""]),
   na("--secureGrpcAddr", "value", ":15012", NOT_YET, [""]),
