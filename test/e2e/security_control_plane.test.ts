@@ -69,9 +69,9 @@ describe("secure control plane: workload certificate renewal over mutual TLS", (
   let ca: MeshCa;
   let w: SecureWorkload;
   before(async () => {
-    // 20 s certificates renewed at half-life: two renewals within the test.
+    // 20 s certificates (the agent asks for SECRET_TTL) renewed at half-life: two renewals within the test.
     ca = await startMeshCa(["--workload-cert-ttl", "20s"], { ANCHOR_WORKLOAD_CERT_MIN_GRACE_PERIOD: "0s" });
-    w = await startSecureWorkload({ ca, name: "sleep", namespace: "foo", configDir: tempDir("mesh-cp-renew-") });
+    w = await startSecureWorkload({ ca, name: "sleep", namespace: "foo", configDir: tempDir("mesh-cp-renew-"), env: { SECRET_TTL: "20s" } });
   });
   after(async () => {
     await w?.stop();
