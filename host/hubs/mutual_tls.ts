@@ -69,14 +69,24 @@ export function loadHubTls(files: HubTlsFiles): HubTlsIdentity {
   return { uris, trustDomain: td };
 }
 
-/** Server credentials: the files, watched; a client certificate chaining to the roots is required. */
-export function hubServerCredentials(files: HubTlsFiles): grpc.ServerCredentials {
+/**
+ * Server credentials: the files, watched; a client certificate chaining to
+ * the roots is required. Resolves once the files have been read: the
+ * provider reads them asynchronously, and a hub that listened before that
+ * would fail its first handshakes (UNAVAILABLE to its first callers).
+ */
+export async function hubServerCredentials(files: HubTlsFiles): Promise<grpc.ServerCredentials> {
   const provider = new grpc.experimental.FileWatcherCertificateProvider({
     certificateFile: files.certFile,
     privateKeyFile: files.keyFile,
     caCertificateFile: files.caCertFile,
     refreshIntervalMs: CERT_FILE_REFRESH_MS,
   });
+  // The listeners stay: removing the last one would stop the provider's watch.
+  await Promise.all([
+    new Promise<void>((resolve) => provider.addIdentityCertificateListener((update) => update && resolve())),
+    new Promise<void>((resolve) => provider.addCaCertificateListener((update) => update && resolve())),
+  ]);
   return grpc.experimental.createCertificateProviderServerCredentials(provider, provider, true);
 }
 

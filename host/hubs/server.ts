@@ -242,7 +242,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     });
     const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);
-    const grpcPort = await bindGrpc(server, bindAddress, options.tls ? hubServerCredentials(options.tls) : undefined);
+    const grpcPort = await bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined);
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
     closers.push(() => {
       health.setServing(false);
