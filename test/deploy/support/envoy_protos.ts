@@ -1,14 +1,12 @@
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join, relative } from "node:path";
+import { join, relative } from "node:path";
 import protobuf from "protobufjs";
+import { ENVOY_PROTO_INCLUDE_DIRS } from "../../../host/wire/envoy_protos.ts";
 
-// Envoy's v3 API as @grpc/grpc-js-xds ships it, with its dependencies; the
-// google/protobuf files come with protobufjs.
-const require = createRequire(import.meta.url);
-const DEPS = join(dirname(require.resolve("@grpc/grpc-js-xds/package.json")), "deps");
-const ENVOY_API = join(DEPS, "envoy-api");
-const INCLUDE = [ENVOY_API, join(DEPS, "xds"), join(DEPS, "googleapis"), join(DEPS, "protoc-gen-validate"), dirname(require.resolve("protobufjs/package.json"))];
+// Every file of Envoy's v3 API (the control plane's loader, host/wire/envoy_protos.ts,
+// loads only the files it serves), from the same folders, for strict decoding.
+const INCLUDE = ENVOY_PROTO_INCLUDE_DIRS;
+const ENVOY_API = INCLUDE[0];
 
 function protoFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
