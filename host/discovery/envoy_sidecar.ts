@@ -3,7 +3,7 @@ import type { Labels } from "../mesh/labels.ts";
 import { type MeshRegistry, type MeshWorkload, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { serviceDomains } from "../mesh/hosts.ts";
 import { packJson } from "../wire/envoy_protos.ts";
-import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
+import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, http2ProtocolOptions, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
 import { virtualServiceRoutes } from "./envoy_routes.ts";
 import type { NodeIdentity } from "./proxy_kind.ts";
 import { clusterName, type XdsService } from "./proxyless.ts";
@@ -142,15 +142,6 @@ function virtualOutbound(): Json {
   };
 }
 
-function h2Options(): Json {
-  return {
-    "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
-      "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-      explicit_http_config: { http2_protocol_options: {} },
-    },
-  };
-}
-
 function outboundCluster(name: string, protocol: string | undefined): Json {
   return {
     name,
@@ -158,7 +149,7 @@ function outboundCluster(name: string, protocol: string | undefined): Json {
     connect_timeout: "10s",
     lb_policy: "ROUND_ROBIN",
     eds_cluster_config: { service_name: name, eds_config: ADS },
-    ...(protocol && H2_PROTOCOLS.has(protocol) ? { typed_extension_protocol_options: h2Options() } : {}),
+    ...(protocol && H2_PROTOCOLS.has(protocol) ? { typed_extension_protocol_options: http2ProtocolOptions() } : {}),
   };
 }
 

@@ -77,6 +77,16 @@ export function httpWasmFilter(configJson: string, source: ModuleSource = LOCAL_
   return { name: "envoy.filters.http.wasm", typed_config: wasmFilterConfig(configJson, source) };
 }
 
+/** A cluster's typed_extension_protocol_options for HTTP/2 upstreams (gRPC). */
+export function http2ProtocolOptions() {
+  return {
+    "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+      "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+      explicit_http_config: { http2_protocol_options: {} },
+    },
+  };
+}
+
 /** The `hub_server` cluster: gRPC (HTTP/2) to the hub service, resolved by DNS. */
 export function hubCluster(name = HUB_CLUSTER, host = HUB_HOST, port = HUB_PORT) {
   return {
@@ -84,12 +94,7 @@ export function hubCluster(name = HUB_CLUSTER, host = HUB_HOST, port = HUB_PORT)
     type: "STRICT_DNS",
     connect_timeout: "1s",
     lb_policy: "ROUND_ROBIN",
-    typed_extension_protocol_options: {
-      "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
-        "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-        explicit_http_config: { http2_protocol_options: {} },
-      },
-    },
+    typed_extension_protocol_options: http2ProtocolOptions(),
     load_assignment: {
       cluster_name: name,
       endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }] }],

@@ -10,6 +10,7 @@ import { registerAuthz } from "./authz.ts";
 import { registerProxyConfig } from "./proxy_config.ts";
 import { registerProxyStatus } from "./proxy_status.ts";
 import { registerSimulate } from "./simulate.ts";
+import { registerEnvoyBootstrap } from "./envoy_bootstrap.ts";
 import { registerUnavailableCommands } from "./orchestrator_only.ts";
 
 /**
@@ -29,6 +30,7 @@ export function registerCommands(program: Command, experimental: Command): void 
   registerProxyConfig(program);
   registerProxyStatus(program);
   registerSimulate(experimental);
+  registerEnvoyBootstrap(experimental);
   // Last: they join groups registered above (`x authz`).
   registerUnavailableCommands(program, experimental);
 }
