@@ -216,7 +216,8 @@ function routeConfiguration(port: number, services: readonly XdsService[], mesh:
     ];
     virtualHosts.push({ name: `${s.host}:${port}`, domains, routes });
   }
-  virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
+  // Unknown hosts go through, unless a ServiceEntry already answers on every name.
+  if (!used.has("*")) virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
   return { name: String(port), virtual_hosts: virtualHosts, validate_clusters: false };
 }
 
