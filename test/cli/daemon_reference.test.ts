@@ -109,7 +109,7 @@ describe("not-applicable flags and variables are refused by the real programs", 
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--configDir: expected an existing directory/);
     assert.doesNotMatch(r.stderr, /not applicable/);
-    const hub = run("hubs", ["server", "--loadsheddingMode", "enforce", "--configStoreURL", "mcps://x"]);
+    const hub = run("hubs", ["server", "--singleThreaded", "true", "--configStoreURL", "mcps://x"]);
     assert.equal(hub.status, 2);
     assert.match(hub.stderr, /^hubs server: --configStoreURL "mcps:\/\/x": this hub supports fs:\/\/DIR only/);
   });
