@@ -76,7 +76,7 @@ describe("not-applicable flags and variables are refused by the real programs", 
     ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--stsPort")!],
     ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--tracerBSecure")!],
     ["hubs", ["server"], HUB_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--numCheckCacheEntries")!],
-    ["mesh_ca", [], ANCHOR_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--upstream-ca-address")!],
+    ["mesh_ca", [], ANCHOR_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--custom-dns-names")!],
   ];
   for (const [bin, sub, e] of flagCases) {
     it(`${bin} ${sub.join(" ")} ${e.name} ${nonDefault(e)}: exit 2, one line with the reason`, () => {
