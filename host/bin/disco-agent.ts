@@ -100,12 +100,17 @@ proxy.action(async (opts: Record<string, unknown>) => {
   } catch (e) {
     usageError("disco-agent proxy", (e as Error).message);
   }
+  const requestedTtl = (opts.workloadCertTtl as number | undefined) ?? vars.secretTtlMs;
+  if (vars.secretGraceMs !== undefined && requestedTtl > 0 && vars.secretGraceMs >= requestedTtl) {
+    usageError("disco-agent proxy", `SECRET_GRACE_DURATION=${formatGoDuration(vars.secretGraceMs)} is not shorter than the requested certificate lifetime ${formatGoDuration(requestedTtl)} (SECRET_TTL / --workloadCertTtl): every certificate would be renewed at once`);
+  }
   if (deprecatedTrustDomain) logger.scope("default").warn("--trustDomain is deprecated: use --trust-domain");
   const settings: Record<string, unknown> = {
     ...opts,
     caAddress: opts.caAddress ?? vars.caAddress,
     trustDomain: opts.trustDomain ?? vars.trustDomain,
     workloadCertTtl: opts.workloadCertTtl ?? vars.secretTtlMs,
+    ...(vars.secretGraceMs !== undefined ? { secretGraceDuration: vars.secretGraceMs } : {}),
     connectTimeout: opts.connectTimeout,
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;

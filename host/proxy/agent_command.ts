@@ -278,6 +278,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         keyAlgorithm: settings.keyAlgorithm,
         auth,
         ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
+        ...(typeof opts.secretGraceDuration === "number" ? { graceMs: opts.secretGraceDuration } : {}),
         onRotated: (c: WorkloadCertificate) => {
           transport?.renewCredentials();
           metrics.certificatePushed();

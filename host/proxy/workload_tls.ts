@@ -26,6 +26,8 @@ export interface WorkloadTlsOptions {
   auth?: ControlPlaneAuth;
   /** Deadline of each request to mesh_ca (`--connectTimeout`); default the client's. */
   timeoutMs?: number;
+  /** SECRET_GRACE_DURATION: renew this long before expiry; absent = at the grace period mesh_ca states. */
+  graceMs?: number;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
   /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
@@ -97,6 +99,16 @@ export function caCallAuth(auth: ControlPlaneAuth, current: WorkloadCertificate 
   };
 }
 
+/**
+ * SECRET_GRACE_DURATION as upstream's SDS agent applies it: a certificate is
+ * renewed that long before it expires. A certificate the CA made shorter than
+ * the grace keeps the CA's renewal time (renewing at once would loop).
+ */
+export function withGraceDuration(cert: WorkloadCertificate, graceMs: number | undefined): WorkloadCertificate {
+  if (graceMs === undefined || graceMs >= cert.expiresAt.getTime() - cert.notBefore.getTime()) return cert;
+  return { ...cert, rotateAt: new Date(cert.expiresAt.getTime() - graceMs) };
+}
+
 export class WorkloadTls {
   private rotator: CertificateRotator;
   private cert: WorkloadCertificate | undefined;
@@ -112,7 +124,10 @@ export class WorkloadTls {
       const started = performance.now();
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
-        const cert = await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+        const cert = withGraceDuration(
+          await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
+          options.graceMs,
+        );
         this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";
         this.lastAttemptFailed = false;
         options.onRequest?.(true, performance.now() - started);

@@ -63,7 +63,6 @@ export const AGENT_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("PLUGINS", "value", "", "no cloud credential plugins"),
   na("SDS_ENABLED", "bool", "false", NO_SDS),
   na("SDS_UDS_PATH", "value", "unix:/var/run/sds/uds_path", NO_SDS),
-  na("SECRET_GRACE_DURATION", "value", "12h0m0s", "renewal follows the grace period mesh_ca states (--workload-cert-grace-period-ratio)"),
   na("SECRET_JOB_RUN_INTERVAL", "value", "10m0s", "renewal is timed to the certificate, not polled"),
   na("SECRET_WATCHER_RESYNC_PERIOD", "value", "", NO_ORCH),
   na("STALED_CONNECTION_RECYCLE_RUN_INTERVAL", "value", "5m0s", NO_SDS),
@@ -119,6 +118,8 @@ export interface AgentVariables {
   trustDomain?: string;
   /** SECRET_TTL (default 24h0m0s): the requested workload certificate lifetime when --workloadCertTtl is not given. */
   secretTtlMs: number;
+  /** SECRET_GRACE_DURATION, when set: renew that long before expiry instead of at the grace period mesh_ca states. */
+  secretGraceMs?: number;
   /** PKCS8_KEY: keys written by OUTPUT_KEY_CERT_TO_DIRECTORY are PKCS#8 (else PKCS#1 for RSA, SEC1 for EC). */
   pkcs8Key: boolean;
   /** OUTPUT_KEY_CERT_TO_DIRECTORY: where key.pem, cert-chain.pem and root-cert.pem are written on each rotation; empty = nowhere. */
@@ -148,6 +149,12 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
     if (ms === undefined || ms <= 0) throw new Error(`SECRET_TTL=${JSON.stringify(ttlText)}: expected a positive duration such as "24h0m0s"`);
     secretTtlMs = ms;
   }
+  const graceText = set("SECRET_GRACE_DURATION");
+  let secretGraceMs: number | undefined;
+  if (graceText !== undefined) {
+    secretGraceMs = parseGoDuration(graceText);
+    if (secretGraceMs === undefined || secretGraceMs <= 0) throw new Error(`SECRET_GRACE_DURATION=${JSON.stringify(graceText)}: expected a positive duration such as "12h0m0s"`);
+  }
   const caAddress = set("CA_ADDR");
   const trustDomain = set("TRUST_DOMAIN");
   const meshConfig = set("MESH_CONFIG");
@@ -156,6 +163,7 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
     ...(caAddress !== undefined ? { caAddress } : {}),
     ...(trustDomain !== undefined ? { trustDomain } : {}),
     secretTtlMs,
+    ...(secretGraceMs !== undefined ? { secretGraceMs } : {}),
     pkcs8Key: bool("PKCS8_KEY") ?? false,
     outputKeyCertDirectory: set("OUTPUT_KEY_CERT_TO_DIRECTORY") ?? "",
     ...(meshConfig !== undefined ? { meshConfig } : {}),
