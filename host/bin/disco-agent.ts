@@ -51,6 +51,7 @@ const proxy = addLoggingFlags(
     .addOption(new Option("--proxyLogLevel <level>", "log level of the data path (the `filter` scope) unless --log_output_level names it").choices(PROXY_LOG_LEVELS).default("warning"))
     .option("--proxyComponentLogLevel <levels>", "comma list <component>:<level> of Envoy logger names, applied to the scope each maps to (as `meshctl proxy-config log`: wasm, jwt, rbac → filter; grpc → hub; file, init, secret → config; others → default); the default leaves levels alone", "misc:error")
     .addOption(new Option("--connectTimeout <duration>", "deadline of each request to supporting services (mesh_ca)").argParser(durationFlag).default(10_000, "10s"))
+    .option("--metricsdUdpAddress <IP:port>", "send the sidecar's stats to a metrics daemon (statsd) over UDP every 5 s, as Envoy's statsd sink", "")
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // Listener limits (docs/sidecar.md "Listener limits"), per HTTP listener; 0 turns one off.
     .addOption(new Option("--headerReadTimeout <duration>", "close a connection (408) whose request headers are not complete this long after it opened or its request began").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs)))

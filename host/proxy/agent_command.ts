@@ -19,6 +19,7 @@ import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
 import { AgentMetrics } from "./agent_metrics.ts";
+import { parseStatsdAddress, STATSD_FLUSH_INTERVAL_MS, StatsdSink } from "../telemetry/statsd_sink.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
@@ -263,9 +264,11 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   let security: SidecarSecurityOptions | undefined;
   let workloadTls: WorkloadTls | undefined;
   let auth: ControlPlaneAuth;
+  let statsdAddress: { host: string; port: number } | undefined;
   let transport: HubTransport | undefined;
   try {
     auth = controlPlaneAuth(opts, env);
+    if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress as string);
     const settings = securitySettings(opts, env, namespace);
     if (auth.policy === "MUTUAL_TLS" && !settings) throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
     if (settings) {
@@ -396,6 +399,10 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     workloadTls?.stop();
     return { exitCode: EXIT_BAD_CONFIG };
   }
+  const statsd = statsdAddress
+    ? new StatsdSink({ ...statsdAddress, snapshot: () => sidecar!.statsSnapshot(), onError: (e) => logger.scope("default").warn(`--metricsdUdpAddress: sending stats failed: ${e.message}`) })
+    : undefined;
+  if (statsd) log.info(`stats sent to the metrics daemon at ${opts.metricsdUdpAddress as string} (statsd over UDP) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
   return {
     addresses,
     onQuit(handler) {
@@ -404,6 +411,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     reload: () => sidecar!.reloadConfiguration(),
     async stop(drainMs) {
       await sidecar!.drain(drainMs);
+      await statsd?.close();
       transport.close();
       workloadTls?.stop();
     },

@@ -452,6 +452,11 @@ export class Sidecar {
     return buildConfigDump({ options: this.options, addresses: this.addresses, loaded: this.loaded, hasTcp: this.tcp !== undefined, hasStatus: this.status !== undefined, policy: this.policy, servedRoutes: this.servedRoutes });
   }
 
+  /** Every stat of /stats and which are gauges (the statsd sink's source). */
+  statsSnapshot(): { values: Map<string, number | bigint>; gauges: ReadonlySet<string> } {
+    return { values: this.stats(), gauges: GAUGE_STATS };
+  }
+
   private stats(): Map<string, number | bigint> {
     const out = new Map<string, number | bigint>();
     for (const [name, value] of this.filter.metrics()) out.set(name, value);

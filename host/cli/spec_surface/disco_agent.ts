@@ -25,7 +25,6 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--discoIdentity", "value", "", "needs disco-discovery (issue 12)"),
   na("--proxyAccessLogService", "value", "", "no gRPC access log service client"),
   na("--proxyMetricsService", "value", "", "no gRPC metrics service client"),
-  na("--metricsdUdpAddress", "value", "", "no metrics daemon (statsd) sink"),
   na("--outlierLogPath", "value", "", "the sidecar does no outlier detection"),
   na("--serviceregistry", "value", "Orch", "the registry is the documents of --configDir and --endpoint"),
   na("--stsPort", "value", "0", "no token exchange service"),
