@@ -19,6 +19,7 @@ import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
 import { AgentMetrics } from "./agent_metrics.ts";
+import { DEFAULT_TOKEN_MANAGER_PLUGIN, startStsServer } from "./sts_server.ts";
 import { parseStatsdAddress, STATSD_FLUSH_INTERVAL_MS, StatsdSink } from "../telemetry/statsd_sink.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
@@ -402,14 +403,28 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   const statsd = statsdAddress
     ? new StatsdSink({ ...statsdAddress, snapshot: () => sidecar!.statsSnapshot(), onError: (e) => logger.scope("default").warn(`--metricsdUdpAddress: sending stats failed: ${e.message}`) })
     : undefined;
+  let sts: Awaited<ReturnType<typeof startStsServer>> | undefined;
+  if (typeof opts.stsPort === "number" && opts.stsPort > 0) {
+    try {
+      sts = await startStsServer({ port: opts.stsPort, plugin: (opts.tokenManagerPlugin as string | undefined) ?? DEFAULT_TOKEN_MANAGER_PLUGIN, log: logger.scope("stsserver") });
+    } catch (e) {
+      log.error(`--stsPort ${opts.stsPort}: ${(e as Error).message}`);
+      await sidecar.drain(0);
+      await statsd?.close();
+      transport.close();
+      workloadTls?.stop();
+      return { exitCode: EXIT_FAILURE };
+    }
+  }
   if (statsd) log.info(`stats sent to the metrics daemon at ${opts.metricsdUdpAddress as string} (statsd over UDP) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
   return {
-    addresses,
+    addresses: sts ? { ...addresses, sts: sts.port } : addresses,
     onQuit(handler) {
       quit = handler;
     },
     reload: () => sidecar!.reloadConfiguration(),
     async stop(drainMs) {
+      await sts?.close();
       await sidecar!.drain(drainMs);
       await statsd?.close();
       transport.close();

@@ -103,6 +103,8 @@ export interface SidecarAddresses {
   status: number;
   /** -1 when there is no TCP listener. */
   tcp: number;
+  /** The agent's token exchange service (`--stsPort`), when served. */
+  sts?: number;
 }
 
 /**

@@ -27,8 +27,6 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--proxyMetricsService", "value", "", "no gRPC metrics service client"),
   na("--outlierLogPath", "value", "", "the sidecar does no outlier detection"),
   na("--serviceregistry", "value", "Orch", "the registry is the documents of --configDir and --endpoint"),
-  na("--stsPort", "value", "0", "no token exchange service"),
-  na("--tokenManagerPlugin", "value", "CloudTokenExchange", "no token exchange service"),
   na("--tracerAAgentAddress", "value", "", NO_TRACING),
   na("--tracerBAccessToken", "value", "", NO_TRACING),
   na("--tracerBAddress", "value", "", NO_TRACING),
