@@ -11,7 +11,7 @@ import { type NotApplicable, na } from "./not_applicable.ts";
 const IN_PROCESS = "the sidecar runs in this process: there is no proxy binary or bootstrap file to generate";
 const NO_TRACING = "the sidecar emits no traces (no tracer)";
 const NO_ORCH = "needs an orchestrator API";
-const DISCOVERY = "discovery behaviour: comes with disco-discovery (issue 12)";
+const DISCOVERY = "shapes what discovery pushes: not the agent's to apply";
 const NO_SDS = "workload certificates are held in-process: there is no SDS server";
 
 export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
@@ -22,7 +22,7 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--templateFile", "value", "", IN_PROCESS),
   na("--dnsRefreshRate", "value", "300s", "upstream addresses are resolved per connection: there are no STRICT_DNS bootstrap clusters"),
   na("--disableInternalTelemetry", "bool", "false", "the sidecar's own statistics (/stats) cannot be turned off"),
-  na("--discoIdentity", "value", "", "needs disco-discovery (issue 12)"),
+  na("--discoIdentity", "value", "", "the connection to disco-discovery (--discoveryAddress) is plain text: there is no discovery certificate whose identity to check"),
   na("--proxyAccessLogService", "value", "", "no gRPC access log service client"),
   na("--proxyMetricsService", "value", "", "no gRPC metrics service client"),
   na("--outlierLogPath", "value", "", "the sidecar does no outlier detection"),
