@@ -115,6 +115,7 @@ proxy.action(async (opts: Record<string, unknown>) => {
     trustDomain: opts.trustDomain ?? vars.trustDomain,
     workloadCertTtl: opts.workloadCertTtl ?? vars.secretTtlMs,
     ...(vars.secretGraceMs !== undefined ? { secretGraceDuration: vars.secretGraceMs } : {}),
+    initialBackoffMs: vars.initialBackoffMs,
     connectTimeout: opts.connectTimeout,
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;

@@ -283,6 +283,8 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         auth,
         ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
         ...(typeof opts.secretGraceDuration === "number" ? { graceMs: opts.secretGraceDuration } : {}),
+        ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),
+        onJitter: (ms) => logger.scope("anchorclient").info(`waiting ${ms} ms before the certificate request (INITIAL_BACKOFF_MSEC)`),
         onRotated: (c: WorkloadCertificate) => {
           transport?.renewCredentials();
           metrics.certificatePushed();

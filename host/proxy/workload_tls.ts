@@ -28,6 +28,11 @@ export interface WorkloadTlsOptions {
   timeoutMs?: number;
   /** SECRET_GRACE_DURATION: renew this long before expiry; absent = at the grace period mesh_ca states. */
   graceMs?: number;
+  /** INITIAL_BACKOFF_MSEC: each request to mesh_ca first waits a random 0 … this many ms, so many sidecars started together do not reach the CA at once. */
+  initialBackoffMs?: number;
+  /** Injected for tests; default Math.random. */
+  random?: () => number;
+  onJitter?: (ms: number) => void;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
   /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
@@ -99,6 +104,11 @@ export function caCallAuth(auth: ControlPlaneAuth, current: WorkloadCertificate 
   };
 }
 
+/** INITIAL_BACKOFF_MSEC as upstream's secret cache applies it before each CSR: a random wait in [0, max) ms. */
+export function initialJitterMs(maxMs: number, random: () => number): number {
+  return maxMs > 0 ? Math.floor(random() * maxMs) : 0;
+}
+
 /**
  * SECRET_GRACE_DURATION as upstream's SDS agent applies it: a certificate is
  * renewed that long before it expires. A certificate the CA made shorter than
@@ -121,6 +131,11 @@ export class WorkloadTls {
 
   constructor(readonly options: WorkloadTlsOptions) {
     const fetch = async () => {
+      const jitter = initialJitterMs(options.initialBackoffMs ?? 0, options.random ?? Math.random);
+      if (jitter > 0) {
+        options.onJitter?.(jitter);
+        await new Promise((resolve) => setTimeout(resolve, jitter));
+      }
       const started = performance.now();
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;

@@ -65,7 +65,7 @@ describe("docs/daemon-reference.md and the code agree", () => {
     for (const e of AGENT_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 3), "not applicable", e.name);
     for (const e of ANCHOR_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 4), "not applicable", e.name);
     for (const e of HUB_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 5), "not applicable", e.name);
-    for (const name of ["CA_ADDR", "TRUST_DOMAIN", "SECRET_TTL", "SECRET_GRACE_DURATION", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY", "MESH_CONFIG"]) assert.equal(column(name, 3), "yes", name);
+    for (const name of ["CA_ADDR", "TRUST_DOMAIN", "SECRET_TTL", "SECRET_GRACE_DURATION", "INITIAL_BACKOFF_MSEC", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY", "MESH_CONFIG"]) assert.equal(column(name, 3), "yes", name);
   });
 });
 

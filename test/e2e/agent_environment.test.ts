@@ -1,5 +1,5 @@
 // disco-agent's spec 2 variables with a real mesh_ca: CA_ADDR, TRUST_DOMAIN,
-// SECRET_TTL, SECRET_GRACE_DURATION, OUTPUT_KEY_CERT_TO_DIRECTORY and PKCS8_KEY.
+// SECRET_TTL, SECRET_GRACE_DURATION, INITIAL_BACKOFF_MSEC, OUTPUT_KEY_CERT_TO_DIRECTORY and PKCS8_KEY.
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { type CaProcess, startCa } from "../anchor/support/ca_process.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { waitFor } from "../support/processes.ts";
+import { initialJitterMs } from "../../host/proxy/workload_tls.ts";
 import { spawnSync } from "node:child_process";
 
 const AGENT = join(import.meta.dirname, "..", "..", "build", "out", "disco-agent.mjs");
@@ -77,6 +78,18 @@ describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, SECRET_GRACE_DURA
     const bad = run({ SECRET_GRACE_DURATION: "soon" });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /SECRET_GRACE_DURATION="soon": expected a positive duration/);
+  });
+
+  it("INITIAL_BACKOFF_MSEC: the certificate request waits a random 0 … that many ms first; a bad value is exit 2", async () => {
+    assert.deepEqual([initialJitterMs(1500, () => 0), initialJitterMs(1500, () => 0.9999), initialJitterMs(0, () => 0.5)], [0, 1499, 0]);
+    const agent = await startAgent({ CA_ADDR: ca!.address, TRUST_DOMAIN: "example.org", INITIAL_BACKOFF_MSEC: "1500" });
+    const m = /waiting (\d+) ms before the certificate request \(INITIAL_BACKOFF_MSEC\)/.exec(agent.output());
+    // Math.random may pick 0 (no wait, no line): then the first request went out at once, as asked.
+    if (m) assert.ok(Number(m[1]) < 1500, m[0]);
+    assert.equal(await agent.stop(), 0);
+    const bad = spawnSync(process.execPath, [AGENT, "proxy", "--configDir", mkdtempSync(join(tmpdir(), "agent-env-"))], { encoding: "utf8", env: { ...process.env, INITIAL_BACKOFF_MSEC: "1s" }, timeout: 600_000 });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /INITIAL_BACKOFF_MSEC="1s": expected a non-negative integer of milliseconds/);
   });
 
   it("PKCS8_KEY=true writes a PKCS#8 key", async () => {

@@ -42,7 +42,6 @@ export const AGENT_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("HOSTED_CLUSTER_URL", "value", "", NO_ORCH),
   na("INGRESS_GATEWAY_FALLBACK_SECRET", "value", "gateway-fallback", `${NO_SDS}; gateway secrets need an orchestrator API`),
   na("INGRESS_GATEWAY_NAMESPACE", "value", "", `${NO_SDS}; gateway secrets need an orchestrator API`),
-  na("INITIAL_BACKOFF_MSEC", "value", "0", "the first certificate request is sent at once; renewals retry after 1 s, 2 s … 30 s"),
   na("MESHD_ADDR", "value", "", "there is no combined control plane"),
   na("MESH_BOOTSTRAP", "value", "", IN_PROCESS),
   na("MESH_BOOTSTRAP_OVERRIDE", "value", "", IN_PROCESS),
@@ -117,6 +116,8 @@ export interface AgentVariables {
   secretTtlMs: number;
   /** SECRET_GRACE_DURATION, when set: renew that long before expiry instead of at the grace period mesh_ca states. */
   secretGraceMs?: number;
+  /** INITIAL_BACKOFF_MSEC (default 0): each certificate request waits a random 0 … that many ms first (thundering herd). */
+  initialBackoffMs: number;
   /** PKCS8_KEY: keys written by OUTPUT_KEY_CERT_TO_DIRECTORY are PKCS#8 (else PKCS#1 for RSA, SEC1 for EC). */
   pkcs8Key: boolean;
   /** OUTPUT_KEY_CERT_TO_DIRECTORY: where key.pem, cert-chain.pem and root-cert.pem are written on each rotation; empty = nowhere. */
@@ -152,6 +153,9 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
     secretGraceMs = parseGoDuration(graceText);
     if (secretGraceMs === undefined || secretGraceMs <= 0) throw new Error(`SECRET_GRACE_DURATION=${JSON.stringify(graceText)}: expected a positive duration such as "12h0m0s"`);
   }
+  const backoffText = set("INITIAL_BACKOFF_MSEC");
+  const initialBackoffMs = backoffText === undefined ? 0 : Number(backoffText);
+  if (!/^\d+$/.test(backoffText ?? "0") || !Number.isSafeInteger(initialBackoffMs)) throw new Error(`INITIAL_BACKOFF_MSEC=${JSON.stringify(backoffText)}: expected a non-negative integer of milliseconds`);
   const caAddress = set("CA_ADDR");
   const trustDomain = set("TRUST_DOMAIN");
   const meshConfig = set("MESH_CONFIG");
@@ -161,6 +165,7 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
     ...(trustDomain !== undefined ? { trustDomain } : {}),
     secretTtlMs,
     ...(secretGraceMs !== undefined ? { secretGraceMs } : {}),
+    initialBackoffMs,
     pkcs8Key: bool("PKCS8_KEY") ?? false,
     outputKeyCertDirectory: set("OUTPUT_KEY_CERT_TO_DIRECTORY") ?? "",
     ...(meshConfig !== undefined ? { meshConfig } : {}),
