@@ -3,20 +3,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { requestWorkloadCertificate } from "../../host/anchor/client.ts";
 import { AGENT_BIN, type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { freePort } from "./sidecar_support.ts";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 const GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
 const JWT = "urn:ietf:params:oauth:token-type:jwt";
