@@ -160,6 +160,8 @@ export class ProxyWasmVm {
   private memoryBuffer: ArrayBuffer | undefined;
   private memoryView!: DataView;
   private memoryBytes!: Buffer;
+  /** Property paths seen, NUL-separated → dotted (at most MAX_DOTTED_NAMES). */
+  private readonly dottedNames = new Map<string, string>();
   private lastStatus: { code: number; message: string } = { code: 0, message: "" };
 
   constructor(
@@ -477,7 +479,8 @@ export class ProxyWasmVm {
 
   /**
    * A property path as the module passes it (segments separated by NUL) in
-   * dotted form; ASCII paths, all of Envoy's, skip the UTF-8 decoder.
+   * dotted form. The module asks for the same few paths in every request:
+   * their dotted forms are kept, so a read costs one short decode.
    */
   private propertyName(ptr: number, len: number): string {
     const mem = this.bytes;
@@ -488,7 +491,14 @@ export class ProxyWasmVm {
         break;
       }
     }
-    return (ascii ? mem.toString("latin1", ptr, ptr + len) : this.text(ptr, len)).replaceAll("\0", ".");
+    if (!ascii) return this.text(ptr, len).replaceAll("\0", ".");
+    const raw = mem.toString("latin1", ptr, ptr + len);
+    let dotted = this.dottedNames.get(raw);
+    if (dotted === undefined) {
+      dotted = raw.replaceAll("\0", ".");
+      if (this.dottedNames.size < MAX_DOTTED_NAMES) this.dottedNames.set(raw, dotted);
+    }
+    return dotted;
   }
 
   /** Allocates `size` bytes with the module's allocator and writes pointer and length to the out slots; 0 when it failed. */
@@ -747,6 +757,8 @@ export class ProxyWasmVm {
 }
 
 const NO_BYTES = new Uint8Array();
+/** Envoy has a few dozen properties; a module asking for more names than this gets them converted each time. */
+const MAX_DOTTED_NAMES = 256;
 
 /** Writes an int64 (little-endian) without a BigInt for the safe non-negative integers sizes and codes are. */
 function writeInt64(view: DataView, at: number, value: number | bigint): void {

@@ -52,7 +52,12 @@ export class HeaderMap {
   replace(name: string, value: string): void {
     const at = this.entries.findIndex(([k]) => k === name);
     if (at < 0) return this.add(name, value);
-    this.setAll(this.entries.flatMap(([k, v], i): HeaderList => (i === at ? [[name, value]] : k === name ? [] : [[k, v]])));
+    const out: HeaderList = [];
+    for (let i = 0; i < this.entries.length; i++) {
+      if (i === at) out.push([name, value]);
+      else if (this.entries[i][0] !== name) out.push(this.entries[i]);
+    }
+    this.setAll(out);
   }
 
   remove(name: string): void {

@@ -14,6 +14,7 @@ const ROUNDS = Number(process.env.SIDECAR_BENCH_ROUNDS ?? 3);
 /** The fixed request rate at which added latency is compared (issue 13). */
 const FIXED_RATE = 300;
 const FIXED_RATE_CONNECTIONS = 8;
+const WARM_UP_S = Number(process.env.SIDECAR_BENCH_WARM_UP_SECONDS ?? 8);
 
 /** Issue 13's sidecar targets, as ratios to the bare proxy measured in the same run. */
 export const SIDECAR_TARGETS = {
@@ -116,8 +117,9 @@ export async function runSidecarBench(): Promise<string[]> {
       { name: "sidecar (no-op module)", url: `${noop.inboundUrl}${path}`, pid: noop.sidecar.proc.pid! },
       { name: "bare Node proxy", url: `http://127.0.0.1:${bare.listening.port}${path}`, pid: bare.proc.pid! },
     ];
-    // Warm up each (JIT, the check cache, keep-alive pools).
-    for (const t of targets) await autocannon({ url: t.url, connections: 4, amount: 3000 });
+    // Warm up each (JIT, the check cache, keep-alive pools): the sidecar's
+    // CPU per request keeps falling for several thousand requests.
+    for (const t of targets) await autocannon({ url: t.url, connections: CONNECTIONS, duration: WARM_UP_S });
     const saturated = targets.map(() => [] as Saturated[]);
     const rated = targets.map(() => [] as AtRate[]);
     for (let round = 0; round < ROUNDS; round++) {
