@@ -80,12 +80,16 @@ async function atFixedRate(t: Target): Promise<AtRate> {
   return { p90: percentile(times, 90), cpuMsPerRequest: n > 0 ? (cpu / n) * 1000 : Number.NaN, errors: r.errors + r.non2xx };
 }
 
-/** Compiles test/bench/fixtures/noop_filter.ts with the project's compiler into `dir`. */
+/**
+ * Compiles test/bench/fixtures/noop_filter.ts with the project's compiler
+ * into `dir`. It runs in the fixture's folder: in the repository root asc
+ * would read asconfig.json and compile the filter's entry in as well.
+ */
 function buildNoopModule(dir: string): string {
   const out = join(dir, "noop.wasm");
+  const fixtures = join(import.meta.dirname, "fixtures");
   const asc = join(import.meta.dirname, "..", "..", "node_modules", "assemblyscript", "bin", "asc.js");
-  const source = join(import.meta.dirname, "fixtures", "noop_filter.ts");
-  execFileSync(process.execPath, [asc, source, "-o", out, "--exportStart", "_initialize", "--exportRuntime", "--runtime", "minimal", "--use", "abort=", "-O3"], { stdio: "pipe" });
+  execFileSync(process.execPath, [asc, "noop_filter.ts", "-o", out, "--exportStart", "_initialize", "--exportRuntime", "--runtime", "minimal", "--use", "abort=", "-O3"], { cwd: fixtures, stdio: "pipe" });
   return out;
 }
 
