@@ -1,4 +1,4 @@
-import { type PropertyResolver, ProxyWasmVm, WasmTrap } from "../wasm/abi_host.ts";
+import { ProxyWasmVm, type StreamProperties, WasmTrap } from "../wasm/abi_host.ts";
 import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "../wasm/abi_types.ts";
 import type { LogSink } from "../wasm/filter_module.ts";
 import { type AnswerSink, connectVm, hostRetriesProperty } from "../hub/dispatch.ts";
@@ -79,15 +79,18 @@ export class FilterHost {
     return out;
   }
 
-  /** Runs request headers through the filter, waiting for the hub when the filter pauses. */
-  async onRequestHeaders(headers: HeaderList, properties: PropertyResolver): Promise<RequestDecision> {
-    let id = 0;
+  /**
+   * Runs request headers through the filter. A decision the filter made at
+   * once is returned as it is, so the caller goes on in the same turn; a
+   * promise when the filter paused for the hub.
+   */
+  onRequestHeaders(headers: HeaderList, properties: StreamProperties): RequestDecision | Promise<RequestDecision> {
     try {
-      id = this.vm.createStream(this.rootId, properties);
+      const id = this.vm.createStream(this.rootId, properties);
       const action = this.vm.requestHeaders(id, headers, false);
       const immediate = this.settled(id, action === Action.Continue);
       if (immediate) return immediate;
-      return await new Promise<RequestDecision>((resolve) => this.waiting.set(id, { resolve }));
+      return new Promise<RequestDecision>((resolve) => this.waiting.set(id, { resolve }));
     } catch (e) {
       return this.trapped(e);
     }
@@ -113,7 +116,7 @@ export class FilterHost {
   // ---------- TCP connections (TcpClientConfig)
 
   /** A new client connection; `onUpdate` hears of bytes released or a close decided later (after the hub answers). */
-  openConnection(properties: PropertyResolver, onUpdate: (update: ConnectionUpdate) => void): number | undefined {
+  openConnection(properties: StreamProperties, onUpdate: (update: ConnectionUpdate) => void): number | undefined {
     return this.guard(() => {
       const id = this.vm.newConnection(this.rootId, properties);
       this.watchedConnections.set(id, onUpdate);

@@ -2,11 +2,10 @@ import { Agent, type IncomingMessage, type ServerResponse, createServer, request
 import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from "node:https";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
-import type { PropertyResolver } from "../wasm/abi_host.ts";
-import { propertyValue } from "../wasm/abi_host.ts";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
-import { endToEndHeaders, toOutgoing } from "./hop_by_hop.ts";
-import type { FilterHost } from "./filter_host.ts";
+import { endToEndHeaders, toOutgoing, toRawHeaders } from "./hop_by_hop.ts";
+import type { FilterHost, RequestDecision } from "./filter_host.ts";
+import { RequestProperties } from "./request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
 import type { PathNormalization } from "../security/authz/path.ts";
 import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
@@ -73,16 +72,25 @@ export interface ListenerStats {
   rejectedTargets: Partial<Record<TargetRefusal, number>>;
 }
 
-// Property names the module reads (assembly/proxy/http_filter.ts), by path.
-function resolver(values: Map<string, Uint8Array>): PropertyResolver {
-  return (path) => values.get(path.join("."));
+/** One request on its way through the listener. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  props: RequestProperties;
+  /** The normalized request target's path and authority. */
+  path: string;
+  authority: string;
+  /** Content-Length or Transfer-Encoding say the request has a body. */
+  hasBody: boolean;
+  started: bigint;
 }
 
 /**
  * An HTTP/1.1 listener that runs each request through the filter and
  * forwards it over keep-alive connections, streaming both bodies (nothing is
  * buffered whole), dropping hop-by-hop headers, and counting the sizes the
- * report needs.
+ * report needs. A request the filter decides at once goes on in the same
+ * turn of the event loop; properties are answered when the filter reads them.
  */
 export class HttpProxy {
   readonly server: Server;
@@ -92,22 +100,7 @@ export class HttpProxy {
 
   constructor(private readonly options: HttpProxyOptions) {
     this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
-    this.server = createServer(this.guard.httpServerOptions(), (req, res) => {
-      this.stats.requests++;
-      this.stats.active++;
-      res.on("close", () => this.stats.active--);
-      if (!this.guard.admitRequest(req, res)) {
-        // Over the concurrent-request limit: refused before the filter, as an overloaded Envoy does.
-        this.reply(res, { status: 503, details: "overload", body: "proxy overloaded", headers: [], grpcStatus: -1 });
-        req.resume();
-        return;
-      }
-      this.handle(req, res).catch((e) => {
-        options.onLog("error", `${options.name}: ${(e as Error).message}`);
-        if (!res.headersSent) res.writeHead(500).end();
-        else res.destroy();
-      });
-    });
+    this.server = createServer(this.guard.httpServerOptions(), (req, res) => this.onRequest(req, res));
     this.guard.guardHttp(this.server, options.acceptedElsewhere === true);
     if (!options.acceptedElsewhere) this.guard.guardAccepts(this.server);
   }
@@ -116,12 +109,48 @@ export class HttpProxy {
     this.agent.destroy();
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.stats.requests++;
+    this.stats.active++;
+    const admitted = this.guard.admitRequest(req);
+    res.once("close", () => {
+      this.stats.active--;
+      this.guard.requestDone(req);
+    });
+    if (!admitted) {
+      // Over the concurrent-request limit: refused before the filter, as an overloaded Envoy does.
+      this.reply(res, { status: 503, details: "overload", body: "proxy overloaded", headers: [], grpcStatus: -1 });
+      req.resume();
+      return;
+    }
+    const failed = (e: unknown) => {
+      this.options.onLog("error", `${this.options.name}: ${(e as Error).message}`);
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    };
+    try {
+      this.handle(req, res)?.catch(failed);
+    } catch (e) {
+      failed(e);
+    }
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
     const o = this.options;
     const started = process.hrtime.bigint();
     const socket = req.socket as Socket;
+    const raw = req.rawHeaders;
+    let host: string | undefined;
+    let contentLength: string | undefined;
+    let chunked = false;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i].toLowerCase();
+      if (name === "host") host ??= raw[i + 1];
+      else if (name === "content-length") contentLength ??= raw[i + 1];
+      else if (name === "transfer-encoding") chunked ||= raw[i + 1] !== "";
+    }
     // The one normalization of the target: every later stage, and the upstream, see this path.
-    const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", req.headers.host, o.pathNormalization?.());
+    const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", host, o.pathNormalization?.());
     if (!requestTarget.ok) {
       this.stats.rejectedTargets[requestTarget.reason] = (this.stats.rejectedTargets[requestTarget.reason] ?? 0) + 1;
       o.onLog("debug", `${o.name}: 400 for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${requestTarget.message}`);
@@ -130,37 +159,48 @@ export class HttpProxy {
       return;
     }
     const authority = requestTarget.authority;
-    let headers: HeaderList = [
-      [":method", req.method ?? "GET"],
-      [":path", requestTarget.path],
-      [":authority", authority],
-      [":scheme", "http"],
-      ...endToEndHeaders(req.rawHeaders, req.headers.connection).filter(([k]) => k !== "host"),
-    ];
-    const props = new Map<string, Uint8Array>([
-      ["source.address", propertyValue.string(`${socket.remoteAddress}:${socket.remotePort}`)],
-      ["destination.address", propertyValue.string(`${socket.localAddress}:${socket.localPort}`)],
-      ["connection.mtls", propertyValue.bool(false)],
-      ["request.protocol", propertyValue.string(`HTTP/${req.httpVersion}`)],
-    ]);
-    for (const [k, v] of Object.entries(o.properties?.(authority) ?? {})) props.set(k, propertyValue.string(v));
-    if (o.beforeFilter) {
-      const stage = await o.beforeFilter(req, headers);
-      if (stage.kind === "reply") {
-        this.reply(res, stage.reply);
-        req.resume();
-        return;
-      }
-      headers = stage.headers;
-      props.set("connection.mtls", propertyValue.bool(stage.mtls));
-      for (const [k, v] of Object.entries(stage.properties)) props.set(k, propertyValue.string(v));
-    }
+    const headers = endToEndHeaders(
+      raw,
+      [
+        [":method", req.method ?? "GET"],
+        [":path", requestTarget.path],
+        [":authority", authority],
+        [":scheme", "http"],
+      ],
+      "host",
+    );
+    const props = new RequestProperties(`${socket.remoteAddress}:${socket.remotePort}`, `${socket.localAddress}:${socket.localPort}`, `HTTP/${req.httpVersion}`);
+    props.route = o.properties?.(authority);
+    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, hasBody: chunked || (contentLength !== undefined && contentLength !== "0"), started };
+    if (o.beforeFilter) return this.securityStage(exchange, headers, o.beforeFilter);
+    return this.filter(exchange, headers);
+  }
 
-    const decision = await o.filter.onRequestHeaders(headers, resolver(props));
+  private async securityStage(x: Exchange, headers: HeaderList, stage: NonNullable<HttpProxyOptions["beforeFilter"]>): Promise<void> {
+    const result = await stage(x.req, headers);
+    if (result.kind === "reply") {
+      this.reply(x.res, result.reply);
+      x.req.resume();
+      return;
+    }
+    x.props.mtls = result.mtls;
+    x.props.stage = result.properties;
+    return this.filter(x, result.headers);
+  }
+
+  private filter(x: Exchange, headers: HeaderList): Promise<void> | undefined {
+    const decision = this.options.filter.onRequestHeaders(headers, x.props);
+    if (decision instanceof Promise) return decision.then((d) => this.afterFilter(x, headers, d));
+    return this.afterFilter(x, headers, decision);
+  }
+
+  private afterFilter(x: Exchange, headers: HeaderList, decision: RequestDecision): Promise<void> | undefined {
+    const { req, res } = x;
+    const o = this.options;
     if (decision.kind === "reply") {
       this.reply(res, decision.reply);
       req.resume();
-      this.complete(decision.id, props, decision.reply.status, 0, Buffer.byteLength(decision.reply.body), started);
+      this.complete(decision.id, x, decision.reply.status, 0, Buffer.byteLength(decision.reply.body));
       return;
     }
     if (decision.kind === "failed" && !decision.failOpen) {
@@ -170,38 +210,47 @@ export class HttpProxy {
     }
     const id = decision.kind === "continue" ? decision.id : 0;
     const forwarded = decision.kind === "continue" ? decision.headers : headers;
-    const path = forwarded.find(([k]) => k === ":path")?.[1] ?? requestTarget.path;
-    const method = forwarded.find(([k]) => k === ":method")?.[1] ?? req.method ?? "GET";
-    const routedAuthority = forwarded.find(([k]) => k === ":authority")?.[1] ?? authority;
+    const path = headerValue(forwarded, ":path") ?? x.path;
+    const method = headerValue(forwarded, ":method") ?? req.method ?? "GET";
+    const routedAuthority = headerValue(forwarded, ":authority") ?? x.authority;
     const routed = o.route?.({ authority: routedAuthority, method, path, headers: forwarded });
     const delayMs = routed?.kind === "reply" ? routed.delayMs : routed?.actions?.delayMs;
-    if (delayMs) await sleep(delayMs);
+    if (delayMs) return sleep(delayMs).then(() => this.route(x, id, forwarded, method, path, routedAuthority, routed));
+    this.route(x, id, forwarded, method, path, routedAuthority, routed);
+    return undefined;
+  }
+
+  private route(x: Exchange, id: number, forwarded: HeaderList, method: string, path: string, routedAuthority: string, routed: RouteDecision | undefined): void {
+    const { req, res } = x;
+    const o = this.options;
     if (routed?.kind === "reply") {
       this.reply(res, routed.reply);
       req.resume();
-      if (id) this.complete(id, props, routed.reply.status, 0, 0, started);
+      if (id) this.complete(id, x, routed.reply.status, 0, 0);
       return;
     }
     const target = routed ?? o.upstream(routedAuthority);
     if (!target) {
       this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
       req.resume();
-      if (id) this.complete(id, props, 502, 0, 0, started);
+      if (id) this.complete(id, x, 502, 0, 0);
       return;
     }
     const actions = routed?.kind === "forward" ? routed.actions : undefined;
     const outgoing = toOutgoing(forwarded);
-    outgoing.host = actions?.authority ?? authority;
+    outgoing.host = actions?.authority ?? x.authority;
     if (actions) applyRequestHeaders(outgoing, actions);
     const upstreamPath = actions?.path ?? path;
     let requestBytes = 0;
     let responseBytes = 0;
-    req.on("data", (chunk: Buffer) => {
-      requestBytes += chunk.length;
-    });
+    const bodiless = !x.hasBody;
+    if (!bodiless) {
+      req.on("data", (chunk: Buffer) => {
+        requestBytes += chunk.length;
+      });
+    }
     const tlsOptions = routed?.kind === "forward" ? routed.tls : undefined;
     const send = tlsOptions ? httpsRequest : httpRequest;
-    const bodiless = !req.headers["transfer-encoding"] && (req.headers["content-length"] === undefined || req.headers["content-length"] === "0");
     if (actions?.mirror && bodiless) {
       // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
       const m = actions.mirror;
@@ -216,32 +265,37 @@ export class HttpProxy {
           answered = true;
           current?.destroy();
           this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
-          if (id) this.complete(id, props, 504, requestBytes, 0, started);
+          if (id) this.complete(id, x, 504, requestBytes, 0);
         }, actions.timeoutMs)
       : undefined;
+    if (timer) res.once("close", () => clearTimeout(timer));
     let current: ReturnType<typeof httpRequest> | undefined;
-    const retryOn = new Set(actions?.retries?.retryOn ?? []);
+    const retryOn: ReadonlySet<string> = actions?.retries ? new Set(actions.retries.retryOn) : NO_RETRIES;
     const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
     const attempt = (left: number) => {
-      const upstream = send({ ...(tlsOptions ?? { agent: this.agent }), host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing }, (up) => {
+      const options = tlsOptions
+        ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing }
+        : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing };
+      const upstream = send(options, (up) => {
         if (answered) return void up.resume();
-        if (bodiless && left > 0 && retriableStatus(up.statusCode ?? 502)) {
+        const status = up.statusCode ?? 502;
+        if (bodiless && left > 0 && retriableStatus(status)) {
           up.resume();
           return attempt(left - 1);
         }
         answered = true;
         if (timer) clearTimeout(timer);
-        props.set("upstream.address", propertyValue.string(`${target.host}:${target.port}`));
-        let responseHeaders = endToEndHeaders(up.rawHeaders, up.headers.connection);
+        x.props.upstreamAddress = `${target.host}:${target.port}`;
+        let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
         if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
-        const filtered = id ? o.filter.onResponseHeaders(id, [[":status", String(up.statusCode ?? 502)], ...responseHeaders]) : responseHeaders;
-        res.writeHead(up.statusCode ?? 502, toOutgoing(filtered));
+        const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
+        res.writeHead(status, toRawHeaders(filtered));
         up.on("data", (chunk: Buffer) => {
           responseBytes += chunk.length;
         });
         up.pipe(res);
         up.on("end", () => {
-          if (id) this.complete(id, props, up.statusCode ?? 502, requestBytes, responseBytes, started);
+          if (id) this.complete(id, x, status, requestBytes, responseBytes);
         });
         up.on("error", () => res.destroy());
       });
@@ -256,14 +310,11 @@ export class HttpProxy {
         o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
         if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
         else res.destroy();
-        if (id) this.complete(id, props, 503, requestBytes, 0, started);
+        if (id) this.complete(id, x, 503, requestBytes, 0);
       });
       if (bodiless) upstream.end();
       else req.pipe(upstream);
     };
-    res.on("close", () => {
-      if (timer) clearTimeout(timer);
-    });
     attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
   }
 
@@ -275,16 +326,18 @@ export class HttpProxy {
     res.writeHead(reply.status, headers).end(reply.body);
   }
 
-  // The report needs the outcome: response.code and sizes answer from here on.
-  private complete(id: number, props: Map<string, Uint8Array>, code: number, requestBytes: number, responseBytes: number, started: bigint): void {
-    props.set("response.code", propertyValue.int64(code));
-    props.set("request.size", propertyValue.int64(requestBytes));
-    props.set("response.size", propertyValue.int64(responseBytes));
-    props.set("request.total_size", propertyValue.int64(requestBytes));
-    props.set("response.total_size", propertyValue.int64(responseBytes));
-    props.set("request.duration", propertyValue.int64(process.hrtime.bigint() - started));
+  // The report needs the outcome: response.code, sizes and duration answer from here on.
+  private complete(id: number, x: Exchange, code: number, requestBytes: number, responseBytes: number): void {
+    x.props.outcome = { code, requestBytes, responseBytes, durationNs: process.hrtime.bigint() - x.started };
     this.options.filter.finish(id);
   }
+}
+
+const NO_RETRIES: ReadonlySet<string> = new Set();
+
+function headerValue(headers: HeaderList, name: string): string | undefined {
+  for (const [k, v] of headers) if (k === name) return v;
+  return undefined;
 }
 
 /** A route's request header operations: set replaces, add appends, remove drops. */

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server as HttpServer, ServerOptions, ServerResponse } from "node:http";
+import type { IncomingMessage, Server as HttpServer, ServerOptions } from "node:http";
 import type { Server as NetServer, Socket } from "node:net";
 
 /**
@@ -135,22 +135,26 @@ export class ListenerGuard {
 
   /**
    * Registers a request; false when it is over the concurrent-request limit
-   * (answer 503). The request is released when its response closes.
+   * (answer 503). The caller releases it with `requestDone` when its response
+   * closes (one close listener per request serves the listener's counters too).
    */
-  admitRequest(req: IncomingMessage, res: ServerResponse): boolean {
+  admitRequest(req: IncomingMessage): boolean {
     const connection = this.connections.get(req.socket);
     if (connection) connection.active++;
     this.requestsInFlight++;
-    res.once("close", () => {
-      this.requestsInFlight--;
-      if (connection && --connection.active === 0) connection.idleSince = this.now();
-    });
     const max = this.limits.maxConcurrentRequests;
     if (max > 0 && this.requestsInFlight > max) {
       this.stats.requestsRefused++;
       return false;
     }
     return true;
+  }
+
+  /** The response of an admitted request closed. */
+  requestDone(req: IncomingMessage): void {
+    this.requestsInFlight--;
+    const connection = this.connections.get(req.socket);
+    if (connection && --connection.active === 0) connection.idleSince = this.now();
   }
 
   private admitConnection(socket: Socket): void {

@@ -2,10 +2,30 @@ import { readFileSync } from "node:fs";
 import { instantiateSync } from "@assemblyscript/loader";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
-import { decodePairs, encodePairs } from "./pairs.ts";
+import { HeaderMap } from "./header_map.ts";
+import { decodePairs } from "./pairs.ts";
 
 /** Looks up a property (path segments, e.g. ["source", "address"]) for a stream; undefined = NOT_FOUND. */
 export type PropertyResolver = (path: string[]) => Uint8Array | undefined;
+
+/**
+ * A property value in Envoy's encodings (proxy-wasm.md §1.5): bytes as they
+ * are, a string as UTF-8, a number or bigint as a little-endian int64, a
+ * boolean as one byte.
+ */
+export type PropertyValue = Uint8Array | string | number | bigint | boolean;
+
+/**
+ * Properties looked up by dotted name ("source.address"), answered in any
+ * PropertyValue form: the value is written straight into module memory, with
+ * no path array and no intermediate bytes (the sidecar's data path).
+ */
+export interface PropertySource {
+  property(name: string): PropertyValue | undefined;
+}
+
+/** What a stream's properties are read from. */
+export type StreamProperties = PropertyResolver | PropertySource;
 
 /** What the embedder provides to the module besides the stream data. */
 export interface HostEnvironment {
@@ -63,8 +83,9 @@ export interface ConnectionSignals {
 interface StreamState {
   id: number;
   rootId: number;
-  maps: Map<MapType, HeaderList>;
-  properties: PropertyResolver;
+  /** Header maps by MapType, created when first given or touched. */
+  maps: Array<HeaderMap | undefined>;
+  properties: StreamProperties;
   localReply?: LocalReply;
   /** Set when the module called proxy_continue_stream(request). */
   continued: boolean;
@@ -135,6 +156,12 @@ export class ProxyWasmVm {
   private nextToken = 1;
   private current = 0;
   private buffers = new Map<BufferType, Uint8Array>();
+  /** Views of module memory, re-made when the memory grows (its old buffer is then detached). */
+  private memoryBuffer: ArrayBuffer | undefined;
+  private memoryView!: DataView;
+  private memoryBytes!: Buffer;
+  /** Property paths seen, NUL-separated → dotted (at most MAX_DOTTED_NAMES). */
+  private readonly dottedNames = new Map<string, string>();
   private lastStatus: { code: number; message: string } = { code: 0, message: "" };
 
   constructor(
@@ -173,27 +200,27 @@ export class ProxyWasmVm {
     }
   }
 
-  createStream(rootId: number, properties: PropertyResolver): number {
+  createStream(rootId: number, properties: StreamProperties): number {
     const id = this.nextContextId++;
-    this.streams.set(id, { id, rootId, maps: new Map(), properties, continued: false });
+    this.streams.set(id, { id, rootId, maps: [], properties, continued: false });
     this.call(id, () => this.exports.proxy_on_context_create(id, rootId));
     return id;
   }
 
   requestHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
     const s = this.stream(id);
-    s.maps.set(MapType.RequestHeaders, headers.map(([k, v]) => [k.toLowerCase(), v]));
+    s.maps[MapType.RequestHeaders] = HeaderMap.of(headers);
     return this.call(id, () => this.exports.proxy_on_request_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
   }
 
   responseHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
     const s = this.stream(id);
-    s.maps.set(MapType.ResponseHeaders, headers.map(([k, v]) => [k.toLowerCase(), v]));
+    s.maps[MapType.ResponseHeaders] = HeaderMap.of(headers);
     return this.call(id, () => this.exports.proxy_on_response_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
   }
 
   responseTrailers(id: number, trailers: HeaderList): void {
-    this.stream(id).maps.set(MapType.ResponseTrailers, trailers);
+    this.stream(id).maps[MapType.ResponseTrailers] = new HeaderMap(trailers);
   }
 
   /** Stream end in Envoy's order: log, done, delete. */
@@ -210,7 +237,7 @@ export class ProxyWasmVm {
   // ---------- TCP connections
 
   /** Creates a context under `rootId` and announces it as a TCP connection (proxy_on_new_connection); returns its id. */
-  newConnection(rootId: number, properties: PropertyResolver): number {
+  newConnection(rootId: number, properties: StreamProperties): number {
     const id = this.nextContextId++;
     const connection: ConnectionState = {
       downstream: { held: new Uint8Array(), released: [] },
@@ -219,7 +246,7 @@ export class ProxyWasmVm {
       closeDownstream: false,
       closeUpstream: false,
     };
-    this.streams.set(id, { id, rootId, maps: new Map(), properties, continued: false, connection });
+    this.streams.set(id, { id, rootId, maps: [], properties, continued: false, connection });
     this.call(id, () => this.exports.proxy_on_context_create(id, rootId));
     this.call(id, () => this.exports.proxy_on_new_connection?.(id) ?? Action.Continue);
     return id;
@@ -335,7 +362,7 @@ export class ProxyWasmVm {
   // ---------- what the embedder reads back
 
   headers(id: number, map: MapType): HeaderList {
-    return this.stream(id).maps.get(map) ?? [];
+    return this.stream(id).maps[map]?.pairs ?? [];
   }
 
   takeLocalReply(id: number): LocalReply | undefined {
@@ -423,8 +450,23 @@ export class ProxyWasmVm {
     }
   }
 
+  private refreshMemoryViews(): void {
+    const buffer = this.exports.memory.buffer;
+    if (buffer === this.memoryBuffer) return;
+    this.memoryBuffer = buffer;
+    this.memoryView = new DataView(buffer);
+    this.memoryBytes = Buffer.from(buffer);
+  }
+
   private get memory(): DataView {
-    return new DataView(this.exports.memory.buffer);
+    this.refreshMemoryViews();
+    return this.memoryView;
+  }
+
+  /** All of module memory as a Buffer (no copy). */
+  private get bytes(): Buffer {
+    this.refreshMemoryViews();
+    return this.memoryBytes;
   }
 
   private bytesAt(ptr: number, len: number): Uint8Array {
@@ -435,18 +477,77 @@ export class ProxyWasmVm {
     return decoder.decode(this.bytesAt(ptr, len));
   }
 
-  /** Copies bytes into module memory (its allocator) and writes pointer and length to the out slots. */
-  private give(bytes: Uint8Array, outPtr: number, outLen: number): WasmStatus {
-    let ptr = 0;
-    if (bytes.length > 0) {
-      ptr = this.exports.proxy_on_memory_allocate(bytes.length);
-      if (ptr === 0) return WasmStatus.InternalFailure;
-      this.bytesAt(ptr, bytes.length).set(bytes);
+  /**
+   * A property path as the module passes it (segments separated by NUL) in
+   * dotted form. The module asks for the same few paths in every request:
+   * their dotted forms are kept, so a read costs one short decode.
+   */
+  private propertyName(ptr: number, len: number): string {
+    const mem = this.bytes;
+    let ascii = true;
+    for (let i = ptr; i < ptr + len; i++) {
+      if (mem[i] >= 0x80) {
+        ascii = false;
+        break;
+      }
     }
+    if (!ascii) return this.text(ptr, len).replaceAll("\0", ".");
+    const raw = mem.toString("latin1", ptr, ptr + len);
+    let dotted = this.dottedNames.get(raw);
+    if (dotted === undefined) {
+      dotted = raw.replaceAll("\0", ".");
+      if (this.dottedNames.size < MAX_DOTTED_NAMES) this.dottedNames.set(raw, dotted);
+    }
+    return dotted;
+  }
+
+  /** Allocates `size` bytes with the module's allocator and writes pointer and length to the out slots; 0 when it failed. */
+  private allocateOut(size: number, outPtr: number, outLen: number): number {
+    const ptr = size > 0 ? this.exports.proxy_on_memory_allocate(size) : 0;
+    if (size > 0 && ptr === 0) return 0;
     const view = this.memory;
     view.setUint32(outPtr, ptr, true);
-    view.setUint32(outLen, bytes.length, true);
+    view.setUint32(outLen, size, true);
+    return size > 0 ? ptr : -1;
+  }
+
+  /** Copies bytes into module memory (its allocator) and writes pointer and length to the out slots. */
+  private give(bytes: Uint8Array, outPtr: number, outLen: number): WasmStatus {
+    const ptr = this.allocateOut(bytes.length, outPtr, outLen);
+    if (ptr === 0) return WasmStatus.InternalFailure;
+    if (ptr > 0) this.bytes.set(bytes, ptr);
     return WasmStatus.Ok;
+  }
+
+  /** A property value, encoded as Envoy encodes it, written straight into module memory. */
+  private giveValue(value: PropertyValue, outPtr: number, outLen: number): WasmStatus {
+    if (value instanceof Uint8Array) return this.give(value, outPtr, outLen);
+    if (typeof value === "string") {
+      const size = Buffer.byteLength(value, "utf8");
+      const ptr = this.allocateOut(size, outPtr, outLen);
+      if (ptr === 0) return WasmStatus.InternalFailure;
+      if (ptr > 0) this.bytes.write(value, ptr, size, "utf8");
+      return WasmStatus.Ok;
+    }
+    if (typeof value === "boolean") {
+      const ptr = this.allocateOut(1, outPtr, outLen);
+      if (ptr === 0) return WasmStatus.InternalFailure;
+      this.bytes[ptr] = value ? 1 : 0;
+      return WasmStatus.Ok;
+    }
+    const ptr = this.allocateOut(8, outPtr, outLen);
+    if (ptr === 0) return WasmStatus.InternalFailure;
+    writeInt64(this.memory, ptr, value);
+    return WasmStatus.Ok;
+  }
+
+  /** A stream's property, or a root context's (facts about the host). */
+  private lookUpProperty(pathPtr: number, pathLen: number): PropertyValue | undefined {
+    const s = this.effectiveStream();
+    const source = s ? s.properties : this.roots.has(this.current) ? this.env.rootProperties : undefined;
+    if (source === undefined) return undefined;
+    if (typeof source === "function") return source(this.text(pathPtr, pathLen).split("\0"));
+    return source.property(this.propertyName(pathPtr, pathLen));
   }
 
   /** The stream the module currently acts on (the effective context). */
@@ -460,11 +561,10 @@ export class ProxyWasmVm {
 
   private imports(): Record<string, (...args: never[]) => number> {
     const vm = this;
-    const mapOf = (type: MapType): HeaderList | undefined => {
+    const mapOf = (type: MapType): HeaderMap | undefined => {
       const s = vm.effectiveStream();
       if (!s) return undefined;
-      if (!s.maps.has(type)) s.maps.set(type, []);
-      return s.maps.get(type);
+      return (s.maps[type] ??= new HeaderMap([]));
     };
     return {
       proxy_log(level: number, ptr: number, len: number) {
@@ -499,58 +599,48 @@ export class ProxyWasmVm {
       proxy_get_header_map_pairs(type: number, outPtr: number, outLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        return vm.give(map.length === 0 ? new Uint8Array() : encodePairs(map), outPtr, outLen);
+        return vm.give(map.size === 0 ? NO_BYTES : map.serialized(), outPtr, outLen);
       },
       proxy_set_header_map_pairs(type: number, ptr: number, len: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        map.splice(0, map.length, ...decodePairs(vm.bytesAt(ptr, len)).map(([k, v]) => [k.toLowerCase(), v] as [string, string]));
+        map.setAll(decodePairs(vm.bytesAt(ptr, len)).map(([k, v]) => [k.toLowerCase(), v] as [string, string]));
         return WasmStatus.Ok;
       },
       proxy_get_header_map_value(type: number, kPtr: number, kLen: number, outPtr: number, outLen: number) {
         const map = mapOf(type as MapType);
-        const key = vm.text(kPtr, kLen).toLowerCase();
-        const found = map?.find(([k]) => k === key);
-        if (!found) return WasmStatus.NotFound;
-        return vm.give(encoder.encode(found[1]), outPtr, outLen);
+        const found = map?.get(vm.text(kPtr, kLen).toLowerCase());
+        if (found === undefined) return WasmStatus.NotFound;
+        return vm.giveValue(found, outPtr, outLen);
       },
       proxy_add_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        map.push([vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen)]);
+        map.add(vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen));
         return WasmStatus.Ok;
       },
       proxy_replace_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        const key = vm.text(kPtr, kLen).toLowerCase();
-        const value = vm.text(vPtr, vLen);
-        const at = map.findIndex(([k]) => k === key);
-        const rest = map.filter(([k], i) => k !== key || i === at);
-        if (at < 0) rest.push([key, value]);
-        else rest[rest.findIndex(([k]) => k === key)] = [key, value];
-        map.splice(0, map.length, ...rest);
+        map.replace(vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen));
         return WasmStatus.Ok;
       },
       proxy_remove_header_map_value(type: number, kPtr: number, kLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        const key = vm.text(kPtr, kLen).toLowerCase();
-        map.splice(0, map.length, ...map.filter(([k]) => k !== key));
+        map.remove(vm.text(kPtr, kLen).toLowerCase());
         return WasmStatus.Ok;
       },
       proxy_get_header_map_size(type: number, out: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        vm.memory.setUint32(out, encodePairs(map).length, true);
+        vm.memory.setUint32(out, map.serialized().length, true);
         return WasmStatus.Ok;
       },
       proxy_get_property(pathPtr: number, pathLen: number, outPtr: number, outLen: number) {
-        const path = vm.text(pathPtr, pathLen).split("\0");
-        const s = vm.effectiveStream();
-        const value = s ? s.properties(path) : vm.roots.has(vm.current) ? vm.env.rootProperties?.(path) : undefined;
+        const value = vm.lookUpProperty(pathPtr, pathLen);
         if (value === undefined) return WasmStatus.NotFound;
-        return vm.give(value, outPtr, outLen);
+        return vm.giveValue(value, outPtr, outLen);
       },
       proxy_continue_stream(type: number) {
         const s = vm.effectiveStream();
@@ -617,7 +707,7 @@ export class ProxyWasmVm {
       },
       proxy_get_status(outCode: number, outPtr: number, outLen: number) {
         vm.memory.setUint32(outCode, vm.lastStatus.code, true);
-        return vm.give(encoder.encode(vm.lastStatus.message), outPtr, outLen);
+        return vm.giveValue(vm.lastStatus.message, outPtr, outLen);
       },
       proxy_set_effective_context(id: number) {
         if (!vm.streams.has(id) && !vm.roots.has(id)) return WasmStatus.BadArgument;
@@ -663,6 +753,20 @@ export class ProxyWasmVm {
         return WasmStatus.Ok;
       },
     } as unknown as Record<string, (...args: never[]) => number>;
+  }
+}
+
+const NO_BYTES = new Uint8Array();
+/** Envoy has a few dozen properties; a module asking for more names than this gets them converted each time. */
+const MAX_DOTTED_NAMES = 256;
+
+/** Writes an int64 (little-endian) without a BigInt for the safe non-negative integers sizes and codes are. */
+function writeInt64(view: DataView, at: number, value: number | bigint): void {
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
+    view.setUint32(at, value % 0x1_0000_0000, true);
+    view.setUint32(at + 4, Math.floor(value / 0x1_0000_0000), true);
+  } else {
+    view.setBigInt64(at, BigInt(value), true);
   }
 }
 

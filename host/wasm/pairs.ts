@@ -1,24 +1,47 @@
 /**
  * The proxy-wasm serialized map (u32 count, u32 key/value lengths, then each
  * key and value NUL-terminated; little-endian): how headers and properties
- * cross into the module.
+ * cross into the module. Written in one buffer, without a copy per string;
+ * short ASCII strings (most header names and values) are copied by hand,
+ * which is cheaper than a call into the UTF-8 encoder each.
  */
 export function encodePairs(entries: ReadonlyArray<readonly [string, string]>): Uint8Array {
-  const encoded = entries.map(([k, v]) => [Buffer.from(k, "utf8"), Buffer.from(v, "utf8")] as const);
   let size = 4 + entries.length * 8;
-  for (const [k, v] of encoded) size += k.length + v.length + 2;
-  const out = Buffer.alloc(size);
+  for (const [k, v] of entries) size += utf8Length(k) + utf8Length(v) + 2;
+  const out = Buffer.allocUnsafe(size);
   out.writeUInt32LE(entries.length, 0);
   let data = 4 + entries.length * 8;
-  encoded.forEach(([k, v], i) => {
-    out.writeUInt32LE(k.length, 4 + i * 8);
-    out.writeUInt32LE(v.length, 8 + i * 8);
-    k.copy(out, data);
-    data += k.length + 1;
-    v.copy(out, data);
-    data += v.length + 1;
-  });
+  for (let i = 0; i < entries.length; i++) {
+    const [k, v] = entries[i];
+    const kl = writeString(out, k, data);
+    out[data + kl] = 0;
+    data += kl + 1;
+    const vl = writeString(out, v, data);
+    out[data + vl] = 0;
+    data += vl + 1;
+    out.writeUInt32LE(kl, 4 + i * 8);
+    out.writeUInt32LE(vl, 8 + i * 8);
+  }
   return out;
+}
+
+const SHORT = 64;
+
+function isShortAscii(s: string): boolean {
+  if (s.length > SHORT) return false;
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return false;
+  return true;
+}
+
+function utf8Length(s: string): number {
+  return isShortAscii(s) ? s.length : Buffer.byteLength(s, "utf8");
+}
+
+/** Writes `s` as UTF-8 at `at`; returns the bytes written. */
+function writeString(out: Buffer, s: string, at: number): number {
+  if (!isShortAscii(s)) return out.write(s, at, "utf8");
+  for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
+  return s.length;
 }
 
 export function decodePairs(bytes: Uint8Array): Array<[string, string]> {

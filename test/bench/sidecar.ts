@@ -1,33 +1,47 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { startLocalMesh } from "../../host/demo/local_mesh.ts";
-import { startDaemon } from "../../host/demo/processes.ts";
+import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { cpuSeconds, rssMiB } from "./process_usage.ts";
 
 const DURATION_S = Number(process.env.SIDECAR_BENCH_SECONDS ?? 5);
 const CONNECTIONS = 16;
-const ROUNDS = 2;
+const ROUNDS = Number(process.env.SIDECAR_BENCH_ROUNDS ?? 3);
+/** The fixed request rate at which added latency is compared (issue 13). */
+const FIXED_RATE = 300;
+const FIXED_RATE_CONNECTIONS = 8;
+const WARM_UP_S = Number(process.env.SIDECAR_BENCH_WARM_UP_SECONDS ?? 8);
 
-interface Run {
+/** Issue 13's sidecar targets, as ratios to the bare proxy measured in the same run. */
+export const SIDECAR_TARGETS = {
+  throughputOfBare: 0.85,
+  cpuPerRequestOfBare: 1.5,
+  addedP90Ms: 1,
+  vcpuPer1000Rps: 0.2,
+} as const;
+
+interface Target {
+  name: string;
+  url: string;
+  pid: number;
+}
+
+/** One closed-loop run (CONNECTIONS connections as fast as the target answers). */
+interface Saturated {
   rps: number;
-  p50: number;
-  p99: number;
-  cpuPer1000: number;
+  cpuMsPerRequest: number;
   errors: number;
 }
 
-async function load(url: string, pid: number): Promise<Run> {
-  const cpuBefore = cpuSeconds(pid);
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, pipelining: 1 });
-  const cpu = cpuSeconds(pid) - cpuBefore;
-  const requests = result.requests.total;
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    cpuPer1000: requests > 0 ? (cpu / requests) * 1000 : Number.NaN,
-    errors: result.errors + result.non2xx,
-  };
+/** One run at FIXED_RATE requests per second. */
+interface AtRate {
+  p90: number;
+  cpuMsPerRequest: number;
+  errors: number;
 }
 
 function median(xs: number[]): number {
@@ -35,41 +49,122 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function saturate(t: Target): Promise<Saturated> {
+  const before = cpuSeconds(t.pid);
+  const r = await autocannon({ url: t.url, connections: CONNECTIONS, duration: DURATION_S });
+  const cpu = cpuSeconds(t.pid) - before;
+  const n = r.requests.total;
+  return { rps: r.requests.average, cpuMsPerRequest: n > 0 ? (cpu / n) * 1000 : Number.NaN, errors: r.errors + r.non2xx };
+}
+
+// autocannon's own histogram keeps whole milliseconds; the p90 comparison
+// needs sub-millisecond resolution, so every response time is kept here.
+async function atFixedRate(t: Target): Promise<AtRate> {
+  const before = cpuSeconds(t.pid);
+  const times: number[] = [];
+  const run = autocannon({ url: t.url, connections: FIXED_RATE_CONNECTIONS, overallRate: FIXED_RATE, duration: DURATION_S }) as ReturnType<typeof autocannon> & {
+    on(event: "response", listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+  };
+  run.on("response", (_client, status, _bytes, ms) => {
+    if (status >= 200 && status < 300) times.push(ms);
+  });
+  const r = await run;
+  const cpu = cpuSeconds(t.pid) - before;
+  const n = r.requests.total;
+  times.sort((a, b) => a - b);
+  return { p90: percentile(times, 90), cpuMsPerRequest: n > 0 ? (cpu / n) * 1000 : Number.NaN, errors: r.errors + r.non2xx };
+}
+
 /**
- * Requests per second, latency percentiles, CPU seconds per 1000 requests and
- * RSS through the sidecar (filter on, answers from the check cache) and
- * through a bare Node forwarding proxy to the same app, interleaved in one run.
+ * Compiles test/bench/fixtures/noop_filter.ts with the project's compiler
+ * into `dir`. It runs in the fixture's folder: in the repository root asc
+ * would read asconfig.json and compile the filter's entry in as well.
+ */
+function buildNoopModule(dir: string): string {
+  const out = join(dir, "noop.wasm");
+  const fixtures = join(import.meta.dirname, "fixtures");
+  const asc = join(import.meta.dirname, "..", "..", "node_modules", "assemblyscript", "bin", "asc.js");
+  execFileSync(process.execPath, [asc, "noop_filter.ts", "-o", out, "--exportStart", "_initialize", "--exportRuntime", "--runtime", "minimal", "--use", "abort=", "-O3"], { cwd: fixtures, stdio: "pipe" });
+  return out;
+}
+
+const verdict = (met: boolean, distance: string) => (met ? "met" : `not met (${distance})`);
+
+/**
+ * The sidecar with the filter, the sidecar with a module that does nothing,
+ * and a bare keep-alive Node proxy, in front of the same kind of echo app and
+ * measured side by side in one run (interleaved rounds, medians): throughput
+ * and CPU per request with CONNECTIONS connections as fast as each answers,
+ * then p90 latency and CPU per request at a fixed FIXED_RATE req/s; RSS at the
+ * end. Ends with issue 13's targets, met or the remaining distance.
  */
 export async function runSidecarBench(): Promise<string[]> {
+  const scratch = mkdtempSync(join(tmpdir(), "sidecar-bench-"));
   // No hub rules: every check is allowed (and unknown quotas granted), so
   // what is measured is the filter and the proxy, not denials.
-  const mesh = await startLocalMesh({ hubConfig: "" });
-  const bare = await startDaemon<{ port: number }>(join(import.meta.dirname, "bare_proxy.mjs"), [String(mesh.app.port)], "bare-proxy listening ");
+  let filtered: LocalMesh | undefined;
+  let noop: LocalMesh | undefined;
+  let bare: Daemon<{ port: number }> | undefined;
   try {
-    const sidecarUrl = `${mesh.inboundUrl}/pets/42?key=bench`;
-    const bareUrl = `http://127.0.0.1:${bare.listening.port}/pets/42?key=bench`;
-    // Warm up both (JIT, the check cache, keep-alive pools).
-    await autocannon({ url: sidecarUrl, connections: 4, amount: 2000 });
-    await autocannon({ url: bareUrl, connections: 4, amount: 2000 });
-    const sidecar: Run[] = [];
-    const baseline: Run[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      sidecar.push(await load(sidecarUrl, mesh.sidecar.proc.pid!));
-      baseline.push(await load(bareUrl, bare.proc.pid!));
+    const noopWasm = buildNoopModule(scratch);
+    filtered = await startLocalMesh({ hubConfig: "" });
+    noop = await startLocalMesh({ hubConfig: "", agentArgs: ["--wasm", noopWasm] });
+    bare = await startDaemon<{ port: number }>(join(import.meta.dirname, "bare_proxy.mjs"), [String(filtered.app.port)], "bare-proxy listening ");
+    const path = "/pets/42?key=bench";
+    const targets: Target[] = [
+      { name: "sidecar (filter)", url: `${filtered.inboundUrl}${path}`, pid: filtered.sidecar.proc.pid! },
+      { name: "sidecar (no-op module)", url: `${noop.inboundUrl}${path}`, pid: noop.sidecar.proc.pid! },
+      { name: "bare Node proxy", url: `http://127.0.0.1:${bare.listening.port}${path}`, pid: bare.proc.pid! },
+    ];
+    // Warm up each (JIT, the check cache, keep-alive pools): the sidecar's
+    // CPU per request keeps falling for several thousand requests.
+    for (const t of targets) await autocannon({ url: t.url, connections: CONNECTIONS, duration: WARM_UP_S });
+    const saturated = targets.map(() => [] as Saturated[]);
+    const rated = targets.map(() => [] as AtRate[]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, t] of targets.entries()) saturated[i].push(await saturate(t));
+      for (const [i, t] of targets.entries()) rated[i].push(await atFixedRate(t));
     }
-    const row = (name: string, runs: Run[], rss: number) =>
-      `${name.padEnd(22)} ${median(runs.map((r) => r.rps)).toFixed(0).padStart(8)}  ${median(runs.map((r) => r.p50)).toFixed(1).padStart(7)}  ${median(runs.map((r) => r.p99)).toFixed(1).padStart(7)}  ${median(runs.map((r) => r.cpuPer1000)).toFixed(3).padStart(14)}  ${rss.toFixed(0).padStart(7)}  ${runs.reduce((a, r) => a + r.errors, 0)}`;
-    const s = median(sidecar.map((r) => r.rps));
-    const b = median(baseline.map((r) => r.rps));
+    const rows = targets.map((t, i) => ({
+      name: t.name,
+      rps: median(saturated[i].map((r) => r.rps)),
+      cpu: median(saturated[i].map((r) => r.cpuMsPerRequest)),
+      p90: median(rated[i].map((r) => r.p90)),
+      cpuAtRate: median(rated[i].map((r) => r.cpuMsPerRequest)),
+      rss: rssMiB(t.pid),
+      errors: [...saturated[i], ...rated[i]].reduce((a, r) => a + r.errors, 0),
+    }));
+    const [withFilter, withNoop, baseline] = rows;
+    const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+    const line = (r: (typeof rows)[number]) =>
+      `${r.name.padEnd(24)} ${r.rps.toFixed(0).padStart(7)}  ${r.cpu.toFixed(3).padStart(10)}  ${r.rss.toFixed(0).padStart(7)}  ${r.p90.toFixed(2).padStart(12)}  ${r.cpuAtRate.toFixed(3).padStart(15)}  ${r.errors}`;
+    const throughput = withFilter.rps / baseline.rps;
+    const cpuRatio = withFilter.cpu / baseline.cpu;
+    const addedP90 = withFilter.p90 - baseline.p90;
+    // CPU seconds per second at 1000 req/s = CPU ms per request.
+    const vcpu = withFilter.cpuAtRate;
+    const T = SIDECAR_TARGETS;
     return [
-      `sidecar vs bare Node proxy: ${CONNECTIONS} connections, ${DURATION_S} s x ${ROUNDS} interleaved rounds (medians)`,
-      `${"".padEnd(22)} ${"req/s".padStart(8)}  ${"p50 ms".padStart(7)}  ${"p99 ms".padStart(7)}  ${"CPU s/1000 req".padStart(14)}  ${"RSS MiB".padStart(7)}  non-2xx+errors`,
-      row("sidecar (filter on)", sidecar, rssMiB(mesh.sidecar.proc.pid!)),
-      row("bare Node proxy", baseline, rssMiB(bare.proc.pid!)),
-      `sidecar throughput / bare proxy: ${(s / b).toFixed(2)}; CPU per request sidecar / bare: ${(median(sidecar.map((r) => r.cpuPer1000)) / median(baseline.map((r) => r.cpuPer1000))).toFixed(2)}`,
+      `sidecar vs bare Node proxy: ${CONNECTIONS} connections for ${DURATION_S} s, then ${FIXED_RATE} req/s for ${DURATION_S} s; ${ROUNDS} interleaved rounds (medians); load average ${load}`,
+      `${"".padEnd(24)} ${"req/s".padStart(7)}  ${"CPU ms/req".padStart(10)}  ${"RSS MiB".padStart(7)}  ${`p90 ms @${FIXED_RATE}/s`.padStart(12)}  ${`CPU ms/req @${FIXED_RATE}`.padStart(15)}  non-2xx+errors`,
+      ...rows.map(line),
+      `host around the filter (no-op module): throughput ${(withNoop.rps / baseline.rps).toFixed(2)} of bare, CPU per request ${(withNoop.cpu / baseline.cpu).toFixed(2)}x bare, p90 +${(withNoop.p90 - baseline.p90).toFixed(2)} ms`,
+      `target throughput >= ${T.throughputOfBare} of bare: ${throughput.toFixed(2)}, ${verdict(throughput >= T.throughputOfBare, `${(T.throughputOfBare - throughput).toFixed(2)} short`)}`,
+      `target CPU per request <= ${T.cpuPerRequestOfBare}x bare: ${cpuRatio.toFixed(2)}x, ${verdict(cpuRatio <= T.cpuPerRequestOfBare, `${((withFilter.cpu - T.cpuPerRequestOfBare * baseline.cpu)).toFixed(3)} ms/req over`)}`,
+      `target added p90 at ${FIXED_RATE} req/s <= ${T.addedP90Ms} ms: +${addedP90.toFixed(2)} ms, ${verdict(addedP90 <= T.addedP90Ms, `${(addedP90 - T.addedP90Ms).toFixed(2)} ms over`)}`,
+      `target <= ${T.vcpuPer1000Rps} vCPU per 1000 req/s: ${vcpu.toFixed(3)}, ${verdict(vcpu <= T.vcpuPer1000Rps, `${(vcpu - T.vcpuPer1000Rps).toFixed(3)} over; the bare proxy here: ${baseline.cpuAtRate.toFixed(3)}`)}`,
     ];
   } finally {
-    await bare.stop();
-    await mesh.stop();
+    await bare?.stop();
+    await noop?.stop();
+    await filtered?.stop();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) for (const line of await runSidecarBench()) console.log(line);

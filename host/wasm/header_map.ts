@@ -1,0 +1,66 @@
+import type { HeaderList } from "./abi_types.ts";
+import { encodePairs } from "./pairs.ts";
+
+/**
+ * One header map of a stream (request or response headers, trailers) as the
+ * module sees it: names lower-case, order and repeats kept. Its proxy-wasm
+ * serialization is built once and reused until the module changes the map,
+ * so a map read several times in a request is encoded once. Changes replace
+ * the pair list rather than edit it: a list the embedder handed in or read
+ * back is never modified under it.
+ */
+export class HeaderMap {
+  private encoded: Uint8Array | undefined;
+
+  constructor(private entries: HeaderList) {}
+
+  /** Pairs as given, when every name is already lower-case (no copy); lower-cased otherwise. */
+  static of(pairs: HeaderList): HeaderMap {
+    for (const [name] of pairs) if (name !== name.toLowerCase()) return new HeaderMap(pairs.map(([k, v]) => [k.toLowerCase(), v]));
+    return new HeaderMap(pairs);
+  }
+
+  get pairs(): HeaderList {
+    return this.entries;
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** The serialized map (proxy-wasm pairs). */
+  serialized(): Uint8Array {
+    return (this.encoded ??= encodePairs(this.entries));
+  }
+
+  /** The first value of `name` (lower-case). */
+  get(name: string): string | undefined {
+    for (const [k, v] of this.entries) if (k === name) return v;
+    return undefined;
+  }
+
+  setAll(pairs: HeaderList): void {
+    this.entries = pairs;
+    this.encoded = undefined;
+  }
+
+  add(name: string, value: string): void {
+    this.setAll([...this.entries, [name, value]]);
+  }
+
+  /** The first `name` takes `value` and later ones go; appended when absent. */
+  replace(name: string, value: string): void {
+    const at = this.entries.findIndex(([k]) => k === name);
+    if (at < 0) return this.add(name, value);
+    const out: HeaderList = [];
+    for (let i = 0; i < this.entries.length; i++) {
+      if (i === at) out.push([name, value]);
+      else if (this.entries[i][0] !== name) out.push(this.entries[i]);
+    }
+    this.setAll(out);
+  }
+
+  remove(name: string): void {
+    this.setAll(this.entries.filter(([k]) => k !== name));
+  }
+}
