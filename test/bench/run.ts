@@ -1,6 +1,8 @@
 // `npm run bench`: every benchmark of the project, each printing figures
 // measured side by side in this one run (machines here are shared and noisy,
-// so only ratios within a run are meaningful).
+// so only ratios within a run are meaningful). `npm run bench -- <part>...`
+// runs only the named parts (hot-path, hub, sidecar, security, simulate,
+// discovery).
 import { runDiscoveryBench } from "./discovery.ts";
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
@@ -8,14 +10,23 @@ import { runSecurityBench } from "./security.ts";
 import { runSidecarBench } from "./sidecar.ts";
 import { runSimulateBench } from "./simulate.ts";
 
-for (const line of runHotPathBench()) console.log(line);
-console.log();
-console.log(await runHubBench());
-console.log();
-for (const line of await runSidecarBench()) console.log(line);
-console.log();
-for (const line of await runSecurityBench()) console.log(line);
-console.log();
-for (const line of await runSimulateBench()) console.log(line);
-console.log();
-for (const line of await runDiscoveryBench()) console.log(line);
+const PARTS: Record<string, () => Promise<string[]>> = {
+  "hot-path": async () => runHotPathBench(),
+  hub: async () => [await runHubBench()],
+  sidecar: runSidecarBench,
+  security: runSecurityBench,
+  simulate: runSimulateBench,
+  discovery: runDiscoveryBench,
+};
+
+const asked = process.argv.slice(2);
+const unknown = asked.filter((name) => !(name in PARTS));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark ${unknown.join(", ")}; the parts are: ${Object.keys(PARTS).join(", ")}`);
+  process.exit(2);
+}
+const chosen = asked.length > 0 ? Object.keys(PARTS).filter((name) => asked.includes(name)) : Object.keys(PARTS);
+for (const [i, name] of chosen.entries()) {
+  if (i > 0) console.log();
+  for (const line of await PARTS[name]()) console.log(line);
+}
