@@ -91,7 +91,7 @@ function allocationsPer(counter: () => bigint, run: (times: number) => void): nu
  * evaluation the timing measures, and a proxy's request-headers callback
  * answered from the check cache, then the whole stream with its report.
  */
-function allocationLines(): string[] {
+export function allocationLines(): string[] {
   const c = config(SUMMARY_PATTERNS);
   const debug = FilterModule.load(DEBUG_WASM);
   const configured = debug.configure(pluginConfig(c));
