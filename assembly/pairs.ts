@@ -1,4 +1,4 @@
-import { knownName } from "./known_names";
+import { knownString } from "./known_strings";
 import { decodeUtf8, encodeUtf8Unsafe } from "./utf8";
 import { StringMap } from "./attributes/string_map";
 
@@ -33,11 +33,13 @@ export function forEachPair<T>(ptr: usize, len: usize, target: T, visit: (target
 }
 
 function addPair(m: StringMap, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
-  const known = knownName(keyPtr, keyLen);
-  const key = known !== null ? known : decodeUtf8(keyPtr, keyLen);
+  const knownKey = knownString(keyPtr, keyLen);
+  const key = knownKey !== null ? knownKey : decodeUtf8(keyPtr, keyLen);
+  const knownValue = knownString(valuePtr, valueLen);
+  const value = knownValue !== null ? knownValue : decodeUtf8(valuePtr, valueLen);
   // Repeated names (e.g. two `cookie` headers): the last one wins, as the
   // upstream client's header map did.
-  m.set(key, decodeUtf8(valuePtr, valueLen));
+  m.set(key, value);
 }
 
 /** Decodes a serialized map; null if the bytes are not well-formed. */

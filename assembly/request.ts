@@ -1,6 +1,6 @@
 import { FORWARDED_HEADER } from "./attributes/forwarded";
 import { StringMap } from "./attributes/string_map";
-import { knownName } from "./known_names";
+import { knownString } from "./known_strings";
 import { forEachPair } from "./pairs";
 import { decodeUtf8 } from "./utf8";
 
@@ -96,9 +96,9 @@ export function requestFromPairs(headers: StringMap, propertiesPtr: usize, prope
   return r;
 }
 
-// Every PROP_* name is a known name (known_names.ts), so one hash finds it.
+// Every PROP_* name is a known string (known_strings.ts), so one hash finds it.
 function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
-  const name = knownName(keyPtr, keyLen);
+  const name = knownString(keyPtr, keyLen);
   if (name === null) return;
   if (name == PROP_MTLS) {
     r.mtls = valueLen == 4 && load<u32>(valuePtr) == 0x65757274; // "true"

@@ -5,6 +5,7 @@ import { addAuthAttributes } from "./auth_claims";
 import { AttributeBag } from "./bag";
 import { namespaceOfPrincipal, principalFromSan } from "./principal";
 import { queryParams, urlPath } from "./query";
+import { sameKey } from "./string_map";
 import { AttributeValue } from "./value";
 
 // Content types that make context.protocol "grpc" (exact match, as upstream).
@@ -14,9 +15,24 @@ function isGrpcContentType(ct: string | null): bool {
 }
 
 // Values most requests share, built once (attribute values are never mutated).
-const HTTP_PROTOCOL = AttributeValue.ofString("http");
-const GRPC_PROTOCOL = AttributeValue.ofString("grpc");
+const HTTP_TEXT = AttributeValue.ofString("http");
+const GRPC_TEXT = AttributeValue.ofString("grpc");
 const NO_SIZE = AttributeValue.ofInt64(0);
+// Methods and schemes decode to shared strings (known_strings.ts); their
+// values are shared as well.
+const SHARED_STRING_VALUES: StaticArray<AttributeValue> = [
+  HTTP_TEXT, AttributeValue.ofString("https"), AttributeValue.ofString("GET"), AttributeValue.ofString("POST"),
+  AttributeValue.ofString("PUT"), AttributeValue.ofString("DELETE"), AttributeValue.ofString("PATCH"),
+  AttributeValue.ofString("HEAD"), AttributeValue.ofString("OPTIONS"),
+];
+
+function stringValue(s: string): AttributeValue {
+  for (let i = 0; i < SHARED_STRING_VALUES.length; i++) {
+    const shared = unchecked(SHARED_STRING_VALUES[i]);
+    if (sameKey(shared.str, s)) return shared;
+  }
+  return AttributeValue.ofString(s);
+}
 
 /** The attribute values of one socket address text. */
 class AddressValues {
@@ -76,7 +92,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   bag.setString("request.host", host !== null ? host : "");
 
   const method = h.get(":method");
-  if (method !== null) bag.setString("request.method", method);
+  if (method !== null) bag.set("request.method", stringValue(method));
 
   const path = h.get(":path");
   bag.setString("request.path", path !== null ? path : "");
@@ -89,7 +105,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   const referer = h.get("referer");
   if (referer !== null) bag.setString("request.referer", referer);
   const scheme = h.get(":scheme");
-  bag.setString("request.scheme", scheme !== null ? scheme : "http");
+  bag.set("request.scheme", scheme !== null ? stringValue(scheme) : HTTP_TEXT);
   const userAgent = h.get("user-agent");
   if (userAgent !== null) bag.setString("request.useragent", userAgent);
   const requestId = h.get("x-request-id");
@@ -106,7 +122,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
 
   bag.set("connection.mtls", AttributeValue.ofBool(req.mtls));
   if (req.requestedServerName.length > 0) bag.setString("connection.requested_server_name", req.requestedServerName);
-  bag.set("context.protocol", isGrpcContentType(h.get("content-type")) ? GRPC_PROTOCOL : HTTP_PROTOCOL);
+  bag.set("context.protocol", isGrpcContentType(h.get("content-type")) ? GRPC_TEXT : HTTP_TEXT);
 
   if (req.peerPrincipal.length > 0) {
     const peer = principalFromSan(req.peerPrincipal);

@@ -1,10 +1,11 @@
-// Header and property names nearly every request carries, matched by a
-// perfect hash built once: decoding a map then returns these shared strings
-// instead of allocating a copy per request, at the cost of one hash of the
-// name's bytes and one compare. The hash's seed is searched at start until
-// every known name has a slot of its own, so a lookup never probes further.
+// Header and property names nearly every request carries, and the most
+// common header values, matched by a perfect hash built once: decoding a map
+// then returns these shared strings instead of allocating a copy per
+// request, at the cost of one hash of a few bytes and one compare. The
+// hash's seed is searched at start until every known string has a slot of
+// its own, so a lookup never probes further.
 
-const KNOWN_NAMES: StaticArray<string> = [
+const KNOWN_STRINGS: StaticArray<string> = [
   // Request pseudo-headers and common request headers.
   ":authority", ":method", ":path", ":scheme", ":status", "accept", "accept-encoding", "accept-language",
   "authorization", "cache-control", "connection", "content-length", "content-type", "cookie", "host",
@@ -17,6 +18,9 @@ const KNOWN_NAMES: StaticArray<string> = [
   "source.address", "destination.address", "connection.mtls", "connection.uri_san_peer_certificate",
   "connection.uri_san_local_certificate", "connection.requested_server_name", "mesh.destination_service",
   "mesh.authn.payload",
+  // Common values: methods, schemes, content types, flags.
+  "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "http", "https", "*/*", "application/json",
+  "application/grpc", "text/plain", "gzip", "no-cache", "keep-alive", "trailers", "true", "false", "0",
 ];
 
 const SLOTS: u32 = 512;
@@ -27,8 +31,8 @@ const seed: u32 = chooseSeed();
 
 // The slot hashes the length and five bytes spread over the name (first,
 // last, middle, quarters): cheaper than every byte, and enough to tell the
-// known names apart (the seed search below proves it at start; the compare
-// in knownName rejects every other name).
+// known strings apart (the seed search below proves it at start; the
+// compare in knownString rejects every other string).
 function slotOf(ptr: usize, len: usize, start: u32): u32 {
   let h = (start ^ <u32>len) * 0x9e3779b1;
   h = (h ^ <u32>load<u8>(ptr)) * 0x85ebca6b;
@@ -45,20 +49,21 @@ function slotOfName(name: string, start: u32): u32 {
 }
 
 function chooseSeed(): u32 {
-  for (let i = 0; i < KNOWN_NAMES.length; i++) longest = max(longest, <usize>unchecked(KNOWN_NAMES[i]).length);
-  // With ~50 names in 512 slots about one seed in ten succeeds; a list with
-  // two names alike in every hashed byte never would, and aborts at start.
+  for (let i = 0; i < KNOWN_STRINGS.length; i++) longest = max(longest, <usize>unchecked(KNOWN_STRINGS[i]).length);
+  // With ~70 strings in 512 slots about one seed in a hundred succeeds; a
+  // list with two strings alike in every hashed byte never would, and
+  // aborts at start.
   for (let candidate: u32 = 1; candidate <= 100_000; candidate++) {
     if (placeAll(candidate)) return candidate;
   }
-  throw new Error("known_names: no seed separates the names");
+  throw new Error("known_strings: no seed separates the strings");
 }
 
-/** Fills the slots under `candidate`; false when two names would share one. */
+/** Fills the slots under `candidate`; false when two strings would share one. */
 function placeAll(candidate: u32): bool {
   for (let s: u32 = 0; s < SLOTS; s++) unchecked((slots[s] = null));
-  for (let i = 0; i < KNOWN_NAMES.length; i++) {
-    const name = unchecked(KNOWN_NAMES[i]);
+  for (let i = 0; i < KNOWN_STRINGS.length; i++) {
+    const name = unchecked(KNOWN_STRINGS[i]);
     const slot = slotOfName(name, candidate);
     if (unchecked(slots[slot]) !== null) return false;
     unchecked((slots[slot] = name));
@@ -66,8 +71,8 @@ function placeAll(candidate: u32): bool {
   return true;
 }
 
-/** The shared string for a known name given as bytes, or null. */
-export function knownName(ptr: usize, len: usize): string | null {
+/** The shared string for a known string given as UTF-8 bytes, or null. */
+export function knownString(ptr: usize, len: usize): string | null {
   if (len == 0 || len > longest) return null;
   const name = unchecked(slots[slotOf(ptr, len, seed)]);
   if (name === null || <usize>name.length != len) return null;
