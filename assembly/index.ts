@@ -11,3 +11,4 @@ export * from "./embed/exports";
 export * from "./embed/regex_exports";
 export * from "./embed/template_exports";
 export * from "./embed/wire_exports";
+export * from "./embed/allocations";

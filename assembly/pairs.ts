@@ -1,3 +1,4 @@
+import { knownString } from "./known_strings";
 import { decodeUtf8, encodeUtf8Unsafe } from "./utf8";
 import { StringMap } from "./attributes/string_map";
 
@@ -6,60 +7,47 @@ import { StringMap } from "./attributes/string_map";
 // little-endian. Proxies hand headers over in this form, and the pure
 // embedding exports take requests in it too, so both paths share one decoder.
 
-// Header names nearly every request carries. Decoding returns these shared
-// strings instead of allocating a copy per request: allocation dominates the
-// cost of the hot path in AssemblyScript.
-const COMMON_NAMES: StaticArray<string> = [
-  ":authority", ":method", ":path", ":scheme", ":status", "accept", "accept-encoding", "accept-language",
-  "authorization", "cache-control", "content-length", "content-type", "cookie", "host", "user-agent",
-  "referer", "x-api-key", "x-b3-parentspanid", "x-b3-sampled", "x-b3-spanid", "x-b3-traceid",
-  "x-forwarded-for", "x-forwarded-proto", "x-mesh-attributes", "x-request-id", "date", "server",
-];
-
-/** The shared string for an ASCII name in `COMMON_NAMES`, or null. */
-function commonName(ptr: usize, len: usize): string | null {
-  for (let i = 0; i < COMMON_NAMES.length; i++) {
-    const name = unchecked(COMMON_NAMES[i]);
-    if (<usize>name.length != len) continue;
-    const chars = changetype<usize>(name);
-    let same = true;
-    for (let j: usize = 0; j < len; j++) {
-      if (<u32>load<u8>(ptr + j) != <u32>load<u16>(chars + (j << 1))) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return name;
+/**
+ * Calls `visit` with each pair's key and value bytes, in place and in order.
+ * False when the bytes are not well-formed (pairs before the fault have been
+ * visited: callers drop what they built).
+ */
+export function forEachPair<T>(ptr: usize, len: usize, target: T, visit: (target: T, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize) => void): bool {
+  if (len == 0) return true;
+  if (len < 4) return false;
+  const count = <usize>load<u32>(ptr);
+  let sizes = ptr + 4;
+  let data = sizes + count * 8;
+  const end = ptr + len;
+  if (count > len || data > end) return false;
+  for (let i: usize = 0; i < count; i++) {
+    const keyLen = <usize>load<u32>(sizes);
+    const valueLen = <usize>load<u32>(sizes + 4);
+    sizes += 8;
+    // Compare against the room left, never a sum that could wrap around.
+    if (data > end || keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) return false;
+    visit(target, data, keyLen, data + keyLen + 1, valueLen);
+    data += keyLen + valueLen + 2;
   }
-  return null;
+  return true;
+}
+
+function addPair(m: StringMap, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+  const knownKey = knownString(keyPtr, keyLen);
+  const key = knownKey !== null ? knownKey : decodeUtf8(keyPtr, keyLen);
+  const knownValue = knownString(valuePtr, valueLen);
+  const value = knownValue !== null ? knownValue : decodeUtf8(valuePtr, valueLen);
+  // Repeated names (e.g. two `cookie` headers): the last one wins, as the
+  // upstream client's header map did.
+  m.set(key, value);
 }
 
 /** Decodes a serialized map; null if the bytes are not well-formed. */
 export function decodePairs(ptr: usize, len: usize): StringMap | null {
   if (len == 0) return new StringMap(0);
   if (len < 4) return null;
-  const count = <usize>load<u32>(ptr);
-  const m = new StringMap(<i32>min(count, 64));
-  let sizes = ptr + 4;
-  let data = sizes + count * 8;
-  const end = ptr + len;
-  if (count > len || data > end) return null;
-  for (let i: usize = 0; i < count; i++) {
-    const keyLen = <usize>load<u32>(sizes);
-    const valueLen = <usize>load<u32>(sizes + 4);
-    sizes += 8;
-    // Compare against the room left, never a sum that could wrap around.
-    if (data > end || keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) return null;
-    const common = commonName(data, keyLen);
-    const key = common !== null ? common : decodeUtf8(data, keyLen);
-    data += keyLen + 1;
-    const value = decodeUtf8(data, valueLen);
-    data += valueLen + 1;
-    // Repeated names (e.g. two `cookie` headers): the last one wins, as the
-    // upstream client's header map did.
-    m.set(key, value);
-  }
-  return m;
+  const m = new StringMap(<i32>min(<usize>load<u32>(ptr), 64));
+  return forEachPair(ptr, len, m, addPair) ? m : null;
 }
 
 export function decodePairsBuffer(buf: Uint8Array): StringMap | null {

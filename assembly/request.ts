@@ -1,5 +1,8 @@
 import { FORWARDED_HEADER } from "./attributes/forwarded";
 import { StringMap } from "./attributes/string_map";
+import { knownString } from "./known_strings";
+import { forEachPair } from "./pairs";
+import { decodeUtf8 } from "./utf8";
 
 /**
  * Everything the hub client needs to know about one HTTP request, as plain
@@ -80,6 +83,35 @@ export function requestFromMaps(headers: StringMap, properties: StringMap, timeN
   r.authPayload = orEmpty(properties.get(PROP_AUTH_PAYLOAD));
   r.timeNanos = timeNanos;
   return r;
+}
+
+/**
+ * The same view with the properties read in place from their serialized map
+ * (only the PROP_* values are decoded); null if that map is malformed.
+ */
+export function requestFromPairs(headers: StringMap, propertiesPtr: usize, propertiesLen: usize, timeNanos: i64): RequestView | null {
+  const r = requestWithHeaders(headers);
+  if (!forEachPair(propertiesPtr, propertiesLen, r, setProperty)) return null;
+  r.timeNanos = timeNanos;
+  return r;
+}
+
+// Every PROP_* name is a known string (known_strings.ts), so one hash finds it.
+function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+  const name = knownString(keyPtr, keyLen);
+  if (name === null) return;
+  if (name == PROP_MTLS) {
+    r.mtls = valueLen == 4 && load<u32>(valuePtr) == 0x65757274; // "true"
+    return;
+  }
+  const value = decodeUtf8(valuePtr, valueLen);
+  if (name == PROP_SOURCE_ADDRESS) r.sourceAddress = value;
+  else if (name == PROP_DESTINATION_ADDRESS) r.destinationAddress = value;
+  else if (name == PROP_PEER_PRINCIPAL) r.peerPrincipal = value;
+  else if (name == PROP_LOCAL_PRINCIPAL) r.localPrincipal = value;
+  else if (name == PROP_REQUESTED_SERVER_NAME) r.requestedServerName = value;
+  else if (name == PROP_DESTINATION_SERVICE) r.destinationService = value;
+  else if (name == PROP_AUTH_PAYLOAD) r.authPayload = value;
 }
 
 function orEmpty(s: string | null): string {

@@ -58,9 +58,38 @@ export function isValidUtf8(ptr: usize, len: usize): bool {
   return true;
 }
 
+// Header names and values, addresses and paths are nearly always ASCII:
+// checked eight bytes at a time, then widened into a string allocated at its
+// exact size (the general decoder allocates for the worst case and shrinks).
+function isAscii(ptr: usize, len: usize): bool {
+  const end = ptr + len;
+  let p = ptr;
+  while (end - p >= 8) {
+    if ((load<u64>(p) & 0x8080808080808080) != 0) return false;
+    p += 8;
+  }
+  while (p < end) {
+    if ((load<u8>(p) & 0x80) != 0) return false;
+    p++;
+  }
+  return true;
+}
+
+function widenAscii(ptr: usize, len: usize): string {
+  const out = __new(len << 1, idof<String>());
+  let i: usize = 0;
+  for (; len - i >= 4; i += 4) {
+    const b = <u64>load<u32>(ptr + i);
+    store<u64>(out + (i << 1), (b & 0xff) | ((b & 0xff00) << 8) | ((b & 0xff0000) << 16) | ((b & 0xff000000) << 24));
+  }
+  for (; i < len; i++) store<u16>(out + (i << 1), load<u8>(ptr + i));
+  return changetype<string>(out);
+}
+
 /** Decodes `len` bytes at `ptr`; invalid sequences become U+FFFD. */
 export function decodeUtf8(ptr: usize, len: usize): string {
   if (len == 0) return "";
+  if (isAscii(ptr, len)) return widenAscii(ptr, len);
   if (isValidUtf8(ptr, len)) return String.UTF8.decodeUnsafe(ptr, len);
   // Rewrite into valid UTF-8 first (EF BF BD for each invalid subpart): at most 3 bytes per input byte.
   const out = new Uint8Array(<i32>len * 3);

@@ -13,8 +13,12 @@ import { build } from "esbuild";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const asc = join(root, "node_modules", "assemblyscript", "bin", "asc.js");
 
+// The debug build counts its allocations (build/count_allocations.mjs); asc
+// resolves a transform named in asconfig.json as a package, so it is passed here.
+const debugTransform = ["--transform", join(root, "build", "count_allocations.mjs")];
 for (const target of ["release", "debug"]) {
-  execFileSync(process.execPath, [asc, "assembly/index.ts", "--target", target], { cwd: root, stdio: "inherit" });
+  const extra = target === "debug" ? debugTransform : [];
+  execFileSync(process.execPath, [asc, "assembly/index.ts", "--target", target, ...extra], { cwd: root, stdio: "inherit" });
 }
 
 if (!process.argv.includes("--wasm-only")) {

@@ -2,8 +2,7 @@ import { StringMap } from "../attributes/string_map";
 import { decodePairs, encodePairs } from "../pairs";
 import { BufferType, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";
 import * as abi from "./imports";
-import { propertyPath, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
-import { decodeUtf8 } from "../utf8";
+import { dropHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
 
 // Typed wrappers over the host functions. Failures come back as values (null,
 // false, a status): a trap would take the whole VM down.
@@ -61,29 +60,37 @@ export function removeHeader(map: MapType, name: string): void {
   abi.proxy_remove_header_map_value(map, changetype<usize>(k), <usize>k.byteLength);
 }
 
-/** A property's raw bytes, or null when the host does not have it. */
-export function property(segments: StaticArray<string>): Uint8Array | null {
-  const path = propertyPath(segments);
-  if (abi.proxy_get_property(changetype<usize>(path), <usize>path.byteLength, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return null;
-  return takeHostBytes();
+// Properties are read straight from the block the host hands over (then
+// freed): a string costs one allocation, its own; an integer or a flag none.
+// Paths come encoded (abi/properties.ts).
+
+function askProperty(path: ArrayBuffer): bool {
+  return abi.proxy_get_property(changetype<usize>(path), <usize>path.byteLength, scratchPtrSlot(), scratchLenSlot()) == Status.Ok;
 }
 
-export function propertyString(segments: StaticArray<string>): string {
-  const b = property(segments);
-  if (b === null || b.length == 0) return "";
-  return decodeUtf8(b.dataStart, <usize>b.length);
+/** A property's raw bytes, or null when the host does not have it. */
+export function property(path: ArrayBuffer): Uint8Array | null {
+  return askProperty(path) ? takeHostBytes() : null;
+}
+
+/** A property as text, "" when absent. */
+export function propertyString(path: ArrayBuffer): string {
+  return askProperty(path) ? takeHostString() : "";
 }
 
 /** Integer properties are 8 bytes little-endian; -1 when absent. */
-export function propertyInt(segments: StaticArray<string>): i64 {
-  const b = property(segments);
-  if (b === null || b.length < 8) return -1;
-  return load<i64>(b.dataStart);
+export function propertyInt(path: ArrayBuffer): i64 {
+  if (!askProperty(path)) return -1;
+  const value = hostBlockLength() >= 8 ? load<i64>(hostBlockPtr()) : -1;
+  dropHostBlock();
+  return value;
 }
 
-export function propertyBool(segments: StaticArray<string>): bool {
-  const b = property(segments);
-  return b !== null && b.length > 0 && b[0] != 0;
+export function propertyBool(path: ArrayBuffer): bool {
+  if (!askProperty(path)) return false;
+  const value = hostBlockLength() > 0 && load<u8>(hostBlockPtr()) != 0;
+  dropHostBlock();
+  return value;
 }
 
 export function continueRequest(): void {

@@ -32,6 +32,21 @@ export function takeHostBytes(): Uint8Array {
   return out;
 }
 
+/** The host-allocated block in the scratch slots, read in place. */
+export function hostBlockPtr(): usize {
+  return <usize>load<u32>(SCRATCH);
+}
+
+export function hostBlockLength(): usize {
+  return <usize>load<u32>(SCRATCH + 4);
+}
+
+/** Frees the host-allocated block once it has been read in place. */
+export function dropHostBlock(): void {
+  const ptr = <usize>load<u32>(SCRATCH);
+  if (ptr != 0) heap.free(ptr);
+}
+
 /** Same, decoded as UTF-8 text. */
 export function takeHostString(): string {
   const ptr = <usize>load<u32>(SCRATCH);

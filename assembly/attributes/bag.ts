@@ -1,5 +1,5 @@
 import { AttributeValue, ValueKind } from "./value";
-import { StringMap } from "./string_map";
+import { sameKey, StringMap } from "./string_map";
 
 /**
  * The attribute bag of one request: names to typed values, in the order they
@@ -28,10 +28,8 @@ export class AttributeBag {
 
   indexOf(name: string): i32 {
     const names = this.names;
-    const length = name.length;
     for (let i = 0, n = names.length; i < n; i++) {
-      const candidate = unchecked(names[i]);
-      if (candidate.length == length && candidate == name) return i;
+      if (sameKey(unchecked(names[i]), name)) return i;
     }
     return -1;
   }

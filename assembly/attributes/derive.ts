@@ -1,9 +1,11 @@
+import { FNV64_OFFSET_BASIS, fnv64Bytes } from "../client/fnv64";
 import { RequestView } from "../request";
 import { parseSocketAddress } from "./address";
 import { addAuthAttributes } from "./auth_claims";
 import { AttributeBag } from "./bag";
 import { namespaceOfPrincipal, principalFromSan } from "./principal";
 import { queryParams, urlPath } from "./query";
+import { sameKey } from "./string_map";
 import { AttributeValue } from "./value";
 
 // Content types that make context.protocol "grpc" (exact match, as upstream).
@@ -12,14 +14,66 @@ function isGrpcContentType(ct: string | null): bool {
   return ct == "application/grpc" || ct == "application/grpc+proto" || ct == "application/grpc+json";
 }
 
+// Values most requests share, built once (attribute values are never mutated).
+const HTTP_TEXT = AttributeValue.ofString("http");
+const GRPC_TEXT = AttributeValue.ofString("grpc");
+const NO_SIZE = AttributeValue.ofInt64(0);
+// Methods and schemes decode to shared strings (known_strings.ts); their
+// values are shared as well.
+const SHARED_STRING_VALUES: StaticArray<AttributeValue> = [
+  HTTP_TEXT, AttributeValue.ofString("https"), AttributeValue.ofString("GET"), AttributeValue.ofString("POST"),
+  AttributeValue.ofString("PUT"), AttributeValue.ofString("DELETE"), AttributeValue.ofString("PATCH"),
+  AttributeValue.ofString("HEAD"), AttributeValue.ofString("OPTIONS"),
+];
+
+function stringValue(s: string): AttributeValue {
+  for (let i = 0; i < SHARED_STRING_VALUES.length; i++) {
+    const shared = unchecked(SHARED_STRING_VALUES[i]);
+    if (sameKey(shared.str, s)) return shared;
+  }
+  return AttributeValue.ofString(s);
+}
+
+/** The attribute values of one socket address text. */
+class AddressValues {
+  constructor(
+    public text: string,
+    public ip: AttributeValue | null,
+    public port: AttributeValue | null,
+  ) {}
+}
+
+// Keep-alive connections send many requests from one peer to one local
+// address. The values of recently seen address texts are kept (attribute
+// values are never mutated once built), so a repeat costs a hash and a
+// compare instead of a parse and five allocations. Direct-mapped: bounded.
+const ADDRESS_SLOTS: u64 = 64;
+const recentAddresses = new StaticArray<AddressValues | null>(<i32>ADDRESS_SLOTS);
+
+function addressValues(text: string): AddressValues {
+  const slot = <i32>(fnv64Bytes(FNV64_OFFSET_BASIS, changetype<usize>(text), <usize>text.length << 1) & (ADDRESS_SLOTS - 1));
+  const recent = unchecked(recentAddresses[slot]);
+  if (recent !== null && recent.text == text) return recent;
+  const addr = parseSocketAddress(text);
+  const values = new AddressValues(
+    text,
+    addr.ip !== null ? AttributeValue.ofBytes(addr.ip as Uint8Array) : null,
+    addr.port >= 0 ? AttributeValue.ofInt64(addr.port) : null,
+  );
+  unchecked((recentAddresses[slot] = values));
+  return values;
+}
+
 function setAddress(bag: AttributeBag, text: string, ipName: string, portName: string, alsoIp: string): void {
   if (text.length == 0) return;
-  const addr = parseSocketAddress(text);
-  if (addr.ip !== null) {
-    bag.set(ipName, AttributeValue.ofBytes(addr.ip as Uint8Array));
-    if (alsoIp.length > 0) bag.set(alsoIp, AttributeValue.ofBytes(addr.ip as Uint8Array));
+  const addr = addressValues(text);
+  const ip = addr.ip;
+  if (ip !== null) {
+    bag.set(ipName, ip);
+    if (alsoIp.length > 0) bag.set(alsoIp, ip);
   }
-  if (addr.port >= 0) bag.set(portName, AttributeValue.ofInt64(addr.port));
+  const port = addr.port;
+  if (port !== null) bag.set(portName, port);
 }
 
 /**
@@ -38,7 +92,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   bag.setString("request.host", host !== null ? host : "");
 
   const method = h.get(":method");
-  if (method !== null) bag.setString("request.method", method);
+  if (method !== null) bag.set("request.method", stringValue(method));
 
   const path = h.get(":path");
   bag.setString("request.path", path !== null ? path : "");
@@ -51,7 +105,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   const referer = h.get("referer");
   if (referer !== null) bag.setString("request.referer", referer);
   const scheme = h.get(":scheme");
-  bag.setString("request.scheme", scheme !== null ? scheme : "http");
+  bag.set("request.scheme", scheme !== null ? stringValue(scheme) : HTTP_TEXT);
   const userAgent = h.get("user-agent");
   if (userAgent !== null) bag.setString("request.useragent", userAgent);
   const requestId = h.get("x-request-id");
@@ -60,7 +114,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   // At check time the body has not been read: the size the client announced.
   const contentLength = h.get("content-length");
   const size = contentLength !== null ? I64.parseInt(contentLength) : 0;
-  bag.set("request.size", AttributeValue.ofInt64(size > 0 ? size : 0));
+  bag.set("request.size", size > 0 ? AttributeValue.ofInt64(size) : NO_SIZE);
   bag.set("request.time", AttributeValue.ofTimestampNanos(req.timeNanos));
 
   setAddress(bag, req.sourceAddress, "source.ip", "source.port", "origin.ip");
@@ -68,7 +122,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
 
   bag.set("connection.mtls", AttributeValue.ofBool(req.mtls));
   if (req.requestedServerName.length > 0) bag.setString("connection.requested_server_name", req.requestedServerName);
-  bag.setString("context.protocol", isGrpcContentType(h.get("content-type")) ? "grpc" : "http");
+  bag.set("context.protocol", isGrpcContentType(h.get("content-type")) ? GRPC_TEXT : HTTP_TEXT);
 
   if (req.peerPrincipal.length > 0) {
     const peer = principalFromSan(req.peerPrincipal);

@@ -1,4 +1,24 @@
 /**
+ * Key equality for the linear scans of maps and bags. Keys are mostly the
+ * same shared strings (literals, known names), caught by the pointer
+ * compare; of the rest, names of one length mostly share a prefix
+ * (`request.path`, `request.host`), so the last code unit settles most
+ * mismatches before a full compare.
+ */
+// @ts-ignore: decorator
+@inline
+export function sameKey(candidate: string, key: string): bool {
+  const a = changetype<usize>(candidate);
+  const b = changetype<usize>(key);
+  if (a == b) return true;
+  const length = <usize>key.length;
+  if (<usize>candidate.length != length) return false;
+  if (length == 0) return true;
+  const last = (length - 1) << 1;
+  return load<u16>(a + last) == load<u16>(b + last) && candidate == key;
+}
+
+/**
  * An ordered string map for headers, query parameters and string-map
  * attributes. Small maps dominate (a request has tens of headers), so a
  * linear scan beats hashing and keeps insertion order for stable output.
@@ -22,10 +42,8 @@ export class StringMap {
 
   indexOf(key: string): i32 {
     const keys = this.keys;
-    const length = key.length;
     for (let i = 0, n = keys.length; i < n; i++) {
-      const candidate = unchecked(keys[i]);
-      if (candidate.length == length && candidate == key) return i;
+      if (sameKey(unchecked(keys[i]), key)) return i;
     }
     return -1;
   }

@@ -1,9 +1,9 @@
 import { ClientConfig } from "../config/client_config";
 import { compileConfig } from "../config/compile";
 import { evaluateRequest } from "../evaluate";
-import { decodePairsBuffer } from "../pairs";
+import { decodePairs } from "../pairs";
 import { encodeEvaluation } from "../proto/evaluation_codec";
-import { requestFromMaps } from "../request";
+import { requestFromPairs, RequestView } from "../request";
 import { StringMap } from "../attributes/string_map";
 
 // The pure core, exported for embedders that call the module directly rather
@@ -58,12 +58,18 @@ export function filter_release(handle: i32): void {
  */
 export function filter_evaluate(handle: i32, headers: ArrayBuffer, properties: ArrayBuffer, timeNanos: i64, wantBindings: bool): ArrayBuffer {
   if (!configs.has(handle)) return new ArrayBuffer(0);
-  const h = decodePairsBuffer(Uint8Array.wrap(headers));
-  const p = decodePairsBuffer(Uint8Array.wrap(properties));
-  if (h === null || p === null) return new ArrayBuffer(0);
-  const req = requestFromMaps(h as StringMap, p as StringMap, timeNanos);
-  const e = evaluateRequest(configs.get(handle), req, wantBindings);
+  const req = requestInPlace(headers, properties, timeNanos);
+  if (req === null) return new ArrayBuffer(0);
+  const e = evaluateRequest(configs.get(handle), req as RequestView, wantBindings);
   return encodeEvaluation(e).buffer;
+}
+
+// The maps are read where the caller put them: the headers decoded into
+// the request's map, the properties straight into the view's fields.
+function requestInPlace(headers: ArrayBuffer, properties: ArrayBuffer, timeNanos: i64): RequestView | null {
+  const h = decodePairs(changetype<usize>(headers), <usize>headers.byteLength);
+  if (h === null) return null;
+  return requestFromPairs(h as StringMap, changetype<usize>(properties), <usize>properties.byteLength, timeNanos);
 }
 
 const COLLECT_EVERY_REPEATS = 256;
@@ -82,12 +88,9 @@ export function filter_evaluate_repeat(handle: i32, headers: ArrayBuffer, proper
     // the pinned arguments after the collection.
     if (i % COLLECT_EVERY_REPEATS == 0) __collect();
     const config = configs.get(handle);
-    const headerBytes = Uint8Array.wrap(headers);
-    const propertyBytes = Uint8Array.wrap(properties);
-    const h = decodePairsBuffer(headerBytes);
-    const p = decodePairsBuffer(propertyBytes);
-    if (h === null || p === null) return -1;
-    const e = evaluateRequest(config, requestFromMaps(h as StringMap, p as StringMap, timeNanos), false);
+    const req = requestInPlace(headers, properties, timeNanos);
+    if (req === null) return -1;
+    const e = evaluateRequest(config, req as RequestView, false);
     count = e.attributes.size;
   }
   return count;

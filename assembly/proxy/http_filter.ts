@@ -13,6 +13,7 @@ import { QuotaCharge } from "../quota";
 import { RequestView, requestWithHeaders } from "../request";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
+import * as property from "../abi/properties";
 import { decideCheck, Verdict } from "./check_decision";
 import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CheckState, HttpStream } from "./http_stream";
@@ -244,14 +245,14 @@ export function onLog(plugin: Plugin, stream: HttpStream): void {
   if (service === null || service.disableReportCalls) return;
   const now = host.nowNanos();
   const response = new ResponseView();
-  response.code = host.propertyInt(["response", "code"]);
+  response.code = host.propertyInt(property.RESPONSE_CODE);
   response.headers = host.headerMap(MapType.ResponseHeaders);
   response.trailers = host.headerMap(MapType.ResponseTrailers);
-  response.requestBodySize = max<i64>(0, host.propertyInt(["request", "size"]));
-  response.responseBodySize = max<i64>(0, host.propertyInt(["response", "size"]));
-  response.requestTotalSize = max<i64>(0, host.propertyInt(["request", "total_size"]));
-  response.responseTotalSize = max<i64>(0, host.propertyInt(["response", "total_size"]));
-  response.upstreamAddress = host.propertyString(["upstream", "address"]);
+  response.requestBodySize = max<i64>(0, host.propertyInt(property.REQUEST_SIZE));
+  response.responseBodySize = max<i64>(0, host.propertyInt(property.RESPONSE_SIZE));
+  response.requestTotalSize = max<i64>(0, host.propertyInt(property.REQUEST_TOTAL_SIZE));
+  response.responseTotalSize = max<i64>(0, host.propertyInt(property.RESPONSE_TOTAL_SIZE));
+  response.upstreamAddress = host.propertyString(property.UPSTREAM_ADDRESS);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
   const bag = e.attributes.clone();
@@ -260,14 +261,14 @@ export function onLog(plugin: Plugin, stream: HttpStream): void {
 }
 
 function readConnection(r: RequestView): void {
-  r.sourceAddress = host.propertyString(["source", "address"]);
-  r.destinationAddress = host.propertyString(["destination", "address"]);
-  r.mtls = host.propertyBool(["connection", "mtls"]);
-  r.peerPrincipal = host.propertyString(["connection", "uri_san_peer_certificate"]);
-  r.localPrincipal = host.propertyString(["connection", "uri_san_local_certificate"]);
-  r.requestedServerName = host.propertyString(["connection", "requested_server_name"]);
-  r.destinationService = host.propertyString(["mesh", "destination_service"]);
-  r.authPayload = host.propertyString(["mesh", "authn_payload"]);
+  r.sourceAddress = host.propertyString(property.SOURCE_ADDRESS);
+  r.destinationAddress = host.propertyString(property.DESTINATION_ADDRESS);
+  r.mtls = host.propertyBool(property.CONNECTION_MTLS);
+  r.peerPrincipal = host.propertyString(property.PEER_URI_SAN);
+  r.localPrincipal = host.propertyString(property.LOCAL_URI_SAN);
+  r.requestedServerName = host.propertyString(property.REQUESTED_SERVER_NAME);
+  r.destinationService = host.propertyString(property.MESH_DESTINATION_SERVICE);
+  r.authPayload = host.propertyString(property.MESH_AUTHN_PAYLOAD);
 }
 
 // Without a destination-service property (a proxy that sets none), the

@@ -15,6 +15,7 @@ import { encodeReportRequest } from "../hub/report_request";
 import { encodePairs } from "../pairs";
 import { LogLevel } from "../abi/enums";
 import * as host from "../abi/host";
+import { MESH_HOST_RETRIES } from "../abi/properties";
 import { ReportChannel } from "./report_channel";
 import { TcpClient } from "./tcp_client";
 
@@ -34,7 +35,7 @@ export const RETRY_POLICY_METADATA = "x-mesh-retry-policy";
  * proxy's timer, and sends no retry metadata: a call is retried by exactly
  * one of the two.
  */
-export const HOST_RETRIES_PROPERTY: StaticArray<string> = ["mesh", "host_retries"];
+export const HOST_RETRIES_PROPERTY = MESH_HOST_RETRIES;
 /**
  * Largest ReportRequest the module sends (bigger batches are split): half the
  * hub's default --maxMessageSize (1 MiB), so a batch of requests with large

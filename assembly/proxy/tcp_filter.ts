@@ -10,6 +10,7 @@ import { StatusCode } from "../hub/status";
 import { quotaCharges } from "../quota";
 import { Action, LogLevel } from "../abi/enums";
 import * as host from "../abi/host";
+import * as property from "../abi/properties";
 import { decideCheck, Verdict } from "./check_decision";
 import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CallKind, PendingCall, Plugin } from "./plugin";
@@ -296,7 +297,7 @@ function report(plugin: Plugin, tcp: TcpClient, conn: TcpConnection, event: Conn
   r.event = event;
   r.timeNanos = now;
   r.durationNanos = now - conn.startNanos;
-  r.upstreamAddress = host.propertyString(["upstream", "address"]);
+  r.upstreamAddress = host.propertyString(property.UPSTREAM_ADDRESS);
   const bag = conn.attributes.clone();
   addConnectionReportAttributes(bag, r, conn.traffic, conn.outcome);
   tcp.counters.recordReportCall();
@@ -312,11 +313,11 @@ function resumeUnserved(conn: TcpConnection | null): void {
 
 function readConnection(): ConnectionView {
   const v = new ConnectionView();
-  v.sourceAddress = host.propertyString(["source", "address"]);
-  v.destinationAddress = host.propertyString(["destination", "address"]);
-  v.mtls = host.propertyBool(["connection", "mtls"]);
-  v.peerPrincipal = host.propertyString(["connection", "uri_san_peer_certificate"]);
-  v.localPrincipal = host.propertyString(["connection", "uri_san_local_certificate"]);
-  v.requestedServerName = host.propertyString(["connection", "requested_server_name"]);
+  v.sourceAddress = host.propertyString(property.SOURCE_ADDRESS);
+  v.destinationAddress = host.propertyString(property.DESTINATION_ADDRESS);
+  v.mtls = host.propertyBool(property.CONNECTION_MTLS);
+  v.peerPrincipal = host.propertyString(property.PEER_URI_SAN);
+  v.localPrincipal = host.propertyString(property.LOCAL_URI_SAN);
+  v.requestedServerName = host.propertyString(property.REQUESTED_SERVER_NAME);
   return v;
 }

@@ -125,6 +125,7 @@ interface Exports extends Record<string, unknown> {
   proxy_on_log?(id: number): void;
   proxy_on_done?(id: number): number;
   proxy_on_delete?(id: number): void;
+  filter_allocations?(): bigint;
 }
 
 const decoder = new TextDecoder();
@@ -172,6 +173,11 @@ export class ProxyWasmVm {
     const instance = instantiateSync<Exports>(bytes, { env: this.imports() });
     this.exports = instance.exports as unknown as Exports;
     this.exports._initialize?.();
+  }
+
+  /** The module's allocation counter (our debug build counts; 0 for a module that does not). */
+  allocations(): bigint {
+    return this.exports.filter_allocations?.() ?? 0n;
   }
 
   // ---------- driving the module

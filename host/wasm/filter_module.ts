@@ -34,6 +34,7 @@ interface RawExports extends Record<string, unknown> {
   filter_release(handle: number): void;
   filter_evaluate(handle: number, headers: number, properties: number, time: bigint, bindings: number): number;
   filter_evaluate_repeat(handle: number, headers: number, properties: number, time: bigint, times: number): number;
+  filter_allocations(): bigint;
   template_check(textPtr: number): number;
   regex_check(patternPtr: number): number;
   regex_compile(patternPtr: number): number;
@@ -129,6 +130,11 @@ export class FilterModule {
       r.__unpin(headers);
       r.__unpin(props);
     }
+  }
+
+  /** Allocations the module has made so far: counted by the debug build only, always 0 in release. */
+  allocations(): bigint {
+    return this.raw.filter_allocations();
   }
 
   /** "" when the uriTemplate is valid, else why not. */

@@ -2,9 +2,10 @@
 // embedding exports receive (request.ts PROP_*).
 import {
   PROP_AUTH_PAYLOAD, PROP_DESTINATION_ADDRESS, PROP_DESTINATION_SERVICE, PROP_LOCAL_PRINCIPAL, PROP_MTLS,
-  PROP_PEER_PRINCIPAL, PROP_REQUESTED_SERVER_NAME, PROP_SOURCE_ADDRESS, requestFromMaps, requestWithHeaders, RequestView,
+  PROP_PEER_PRINCIPAL, PROP_REQUESTED_SERVER_NAME, PROP_SOURCE_ADDRESS, requestFromMaps, requestFromPairs, requestWithHeaders, RequestView,
 } from "../../assembly/request";
 import { StringMap } from "../../assembly/attributes/string_map";
+import { encodePairs } from "../../assembly/pairs";
 
 describe("requestFromMaps", () => {
   it("copies every property into the view", () => {
@@ -88,5 +89,47 @@ describe("requestWithHeaders", () => {
     const r = requestFromMaps(h, new StringMap(), 0);
     expect(r.forwarded).toBe("CgA=");
     expect(r.headers.has("x-mesh-attributes")).toBe(false);
+  });
+});
+
+function sameView(a: RequestView, b: RequestView): void {
+  expect(a.sourceAddress).toBe(b.sourceAddress);
+  expect(a.destinationAddress).toBe(b.destinationAddress);
+  expect(a.mtls).toBe(b.mtls);
+  expect(a.peerPrincipal).toBe(b.peerPrincipal);
+  expect(a.localPrincipal).toBe(b.localPrincipal);
+  expect(a.requestedServerName).toBe(b.requestedServerName);
+  expect(a.destinationService).toBe(b.destinationService);
+  expect(a.authPayload).toBe(b.authPayload);
+  expect(a.timeNanos).toBe(b.timeNanos);
+}
+
+describe("requestFromPairs", () => {
+  it("reads the properties in place into the view requestFromMaps builds, the last of a repeated name winning", () => {
+    const keys = [PROP_SOURCE_ADDRESS, "x-unknown", PROP_DESTINATION_ADDRESS, PROP_MTLS, PROP_PEER_PRINCIPAL, PROP_LOCAL_PRINCIPAL,
+      PROP_REQUESTED_SERVER_NAME, PROP_DESTINATION_SERVICE, PROP_AUTH_PAYLOAD, PROP_SOURCE_ADDRESS];
+    const values = ["1.2.3.4:5", "ignored", "10.0.0.1:8080", "true", "spiffe://cluster.local/ns/a/sa/b", "spiffe://cluster.local/ns/c/sa/d",
+      "sni.example", "svc.ns.svc.cluster.local", "{\"sub\":\"é\"}", "5.6.7.8:9"];
+    const p = new StringMap();
+    for (let i = 0; i < keys.length; i++) p.set(keys[i], values[i]);
+    const bytes = encodePairs(keys, values);
+    const r = requestFromPairs(new StringMap(), bytes.dataStart, <usize>bytes.length, 7)!;
+    sameView(r, requestFromMaps(new StringMap(), p, 7));
+    expect(r.sourceAddress).toBe("5.6.7.8:9");
+  });
+
+  it("treats only the exact text \"true\" as mTLS, and an empty map as no properties", () => {
+    const rows: string[] = ["true", "false", "TRUE", "truex", "tru", ""];
+    for (let i = 0; i < rows.length; i++) {
+      const bytes = encodePairs([PROP_MTLS], [rows[i]]);
+      expect(requestFromPairs(new StringMap(), bytes.dataStart, <usize>bytes.length, 0)!.mtls).toBe(i == 0, rows[i]);
+    }
+    sameView(requestFromPairs(new StringMap(), 0, 0, 0)!, requestFromMaps(new StringMap(), new StringMap(), 0));
+  });
+
+  it("refuses a malformed map", () => {
+    const bytes = encodePairs([PROP_SOURCE_ADDRESS], ["1.2.3.4:5"]);
+    expect(requestFromPairs(new StringMap(), bytes.dataStart, <usize>bytes.length - 1, 0)).toBeNull();
+    expect(requestFromPairs(new StringMap(), bytes.dataStart, 3, 0)).toBeNull();
   });
 });

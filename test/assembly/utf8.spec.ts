@@ -63,3 +63,16 @@ describe("encodeUtf8", () => {
     expect(out).toStrictEqual(bytesOf("0a0778efbfbdefbfbd"));
   });
 });
+
+describe("decodeUtf8 on ASCII", () => {
+  it("decodes every length around the eight-byte and four-byte steps, and a non-ASCII byte after them", () => {
+    const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?";
+    for (let n = 0; n <= alphabet.length; n++) {
+      const text = alphabet.substring(0, n);
+      expect(decodeUtf8Bytes(Uint8Array.wrap(String.UTF8.encode(text)))).toBe(text);
+      const accented = text + "\u00e9" + text;
+      expect(decodeUtf8Bytes(Uint8Array.wrap(String.UTF8.encode(accented)))).toBe(accented);
+    }
+    expect(decodeUtf8Bytes(bytesOf("41424344454647484980"))).toBe("ABCDEFGHI\uFFFD");
+  });
+});

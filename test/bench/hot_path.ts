@@ -1,4 +1,6 @@
-import { FilterModule, type RequestInput } from "../../host/wasm/filter_module.ts";
+import { Action } from "../../host/wasm/abi_types.ts";
+import { FilterEmulator } from "../../host/wasm/emulator.ts";
+import { DEBUG_WASM, FilterModule, type RequestInput } from "../../host/wasm/filter_module.ts";
 import { type BaselineConfig, type BaselineRequest, compileBaseline, evaluateBaseline } from "./baseline.ts";
 
 const SERVICE = "bench.default.svc.cluster.local";
@@ -6,6 +8,9 @@ const PATTERN_COUNTS = [1, 10, 50, 200];
 const ROUNDS = 5;
 const WASM_ITERATIONS = 20_000;
 const TS_ITERATIONS = 20_000;
+/** The pattern count of the summary line and of the allocation figures. */
+const SUMMARY_PATTERNS = 50;
+const ALLOCATION_SAMPLES = 100;
 
 /** N patterns over N/4 resources: collection GET/POST, item GET, and a `**` file route. */
 function patterns(n: number): BaselineConfig["patterns"] {
@@ -31,8 +36,12 @@ function config(n: number): BaselineConfig {
 }
 
 function pluginConfig(c: BaselineConfig): string {
+  return JSON.stringify(pluginConfigObject(c));
+}
+
+function pluginConfigObject(c: BaselineConfig): object {
   const attrs = (r: Record<string, string>) => ({ attributes: Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { stringValue: v }])) });
-  return JSON.stringify({
+  return {
     httpClientConfig: {
       serviceConfigs: {
         [SERVICE]: {
@@ -41,7 +50,7 @@ function pluginConfig(c: BaselineConfig): string {
         },
       },
     },
-  });
+  };
 }
 
 /** The request mix: a hit on the last resource, on the first, a `**` route, and a miss. */
@@ -63,6 +72,62 @@ function requests(n: number): Array<Array<[string, string]>> {
   ];
 }
 
+function requestInputs(n: number): RequestInput[] {
+  return requests(n).map((headers) => ({ headers, properties: [["source.address", "10.1.2.3:51000"], ["mesh.destination_service", SERVICE]], timeNanos: 1_763_800_000_000_000_000n }));
+}
+
+/** Allocations per call of `run`: the counter's growth over many calls less one call's, so per-call setup cancels out. */
+function allocationsPer(counter: () => bigint, run: (times: number) => void): number {
+  const a0 = counter();
+  run(1);
+  const a1 = counter();
+  run(1 + ALLOCATION_SAMPLES);
+  const a2 = counter();
+  return Number(a2 - a1 - (a1 - a0)) / ALLOCATION_SAMPLES;
+}
+
+/**
+ * Allocations per request in the debug build (which counts them): the pure
+ * evaluation the timing measures, and a proxy's request-headers callback
+ * answered from the check cache, then the whole stream with its report.
+ */
+export function allocationLines(): string[] {
+  const c = config(SUMMARY_PATTERNS);
+  const debug = FilterModule.load(DEBUG_WASM);
+  const configured = debug.configure(pluginConfig(c));
+  if ("error" in configured) throw new Error(configured.error);
+  const inputs = requestInputs(SUMMARY_PATTERNS);
+  let evaluate = 0;
+  for (const input of inputs) evaluate += allocationsPer(() => debug.allocations(), (times) => debug.evaluateRepeatedly(configured.handle, input, times));
+  debug.release(configured.handle);
+
+  const emu = new FilterEmulator(pluginConfigObject(c), DEBUG_WASM);
+  const headers = requests(SUMMARY_PATTERNS)[1];
+  const properties = { "source.address": "10.1.2.3:51000", "mesh.destination_service": SERVICE };
+  // Allowed, cacheable by request.path (global word 17) for longer than the measurement.
+  const precondition = { status: { code: 0 }, validDuration: { seconds: 3600 }, validUseCount: 1_000_000, referencedAttributes: { attributeMatches: [{ name: 17, condition: 2 }] } };
+  emu.script.push({ respond: { precondition } });
+  emu.finish(emu.request(headers, properties).id);
+  if (emu.calls.length !== 1) throw new Error("the first request should have asked the hub");
+  const ids: number[] = [];
+  // Answered at once means answered from the caches (policy and quota); a miss would wait for the hub.
+  const answered = (r: { id: number; action: Action }): number => {
+    if (r.action !== Action.Continue) throw new Error("a later request was not answered from the check cache");
+    return r.id;
+  };
+  const cacheHit = allocationsPer(() => emu.vm.allocations(), (times) => {
+    for (let i = 0; i < times; i++) ids.push(answered(emu.request(headers, properties)));
+  });
+  const stream = allocationsPer(() => emu.vm.allocations(), (times) => {
+    for (let i = 0; i < times; i++) emu.finish(answered(emu.request(headers, properties)));
+  });
+  for (const id of ids) emu.finish(id);
+  return [
+    `allocations per request (debug build, ${SUMMARY_PATTERNS} patterns): evaluation ${(evaluate / inputs.length).toFixed(1)}; ` +
+      `request headers on a check-cache hit ${cacheHit.toFixed(1)}; whole stream with its report ${stream.toFixed(1)}`,
+  ];
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -74,6 +139,24 @@ function nsPer(iterations: number, run: () => void): number {
   return Number(process.hrtime.bigint() - start) / iterations;
 }
 
+// Issue 13's targets: at most 1 µs per request at 50 patterns (on an idle
+// machine), at least 3x the baseline at every pattern count.
+const TARGET_NS_AT_50 = 1000;
+const TARGET_RATIO = 3;
+
+/** Each target as met, or the distance that remains. */
+function targetLines(at50: number, ratios: number[]): string[] {
+  const worst = Math.min(...ratios);
+  return [
+    at50 <= TARGET_NS_AT_50
+      ? `target <= ${TARGET_NS_AT_50} ns/request at ${SUMMARY_PATTERNS} patterns: met`
+      : `target <= ${TARGET_NS_AT_50} ns/request at ${SUMMARY_PATTERNS} patterns: not met, ${(at50 - TARGET_NS_AT_50).toFixed(0)} ns (${(at50 / TARGET_NS_AT_50).toFixed(1)}x) to go`,
+    worst >= TARGET_RATIO
+      ? `target baseline/wasm >= ${TARGET_RATIO} at every count: met`
+      : `target baseline/wasm >= ${TARGET_RATIO} at every count: not met, worst ${worst.toFixed(2)} (wasm needs ${(TARGET_RATIO / worst).toFixed(1)}x less time there)`,
+  ];
+}
+
 /** Measures the hot path in the module and in the TS baseline, side by side. */
 export function runHotPathBench(): string[] {
   const filter = FilterModule.load();
@@ -82,13 +165,14 @@ export function runHotPathBench(): string[] {
     "patterns   filter.wasm   TS baseline   baseline/wasm",
   ];
   const wasmByCount: number[] = [];
+  const ratios: number[] = [];
   for (const n of PATTERN_COUNTS) {
     const c = config(n);
     const configured = filter.configure(pluginConfig(c));
     if ("error" in configured) throw new Error(configured.error);
     const baseline = compileBaseline(c);
     const mix = requests(n);
-    const inputs: RequestInput[] = mix.map((headers) => ({ headers, properties: [["source.address", "10.1.2.3:51000"], ["mesh.destination_service", SERVICE]], timeNanos: 1_763_800_000_000_000_000n }));
+    const inputs = requestInputs(n);
     const tsInputs: BaselineRequest[] = mix.map((headers) => ({ headers, sourceAddress: "10.1.2.3:51000", timeMs: 1_763_800_000_000 }));
     const wasm: number[] = [];
     const ts: number[] = [];
@@ -104,8 +188,13 @@ export function runHotPathBench(): string[] {
     const w = median(wasm);
     const t = median(ts);
     wasmByCount.push(w);
+    ratios.push(t / w);
     lines.push(`${String(n).padStart(8)}   ${w.toFixed(0).padStart(11)}   ${t.toFixed(0).padStart(11)}   ${(t / w).toFixed(2).padStart(13)}`);
   }
   lines.push(`filter.wasm cost at ${PATTERN_COUNTS.at(-1)} patterns / at ${PATTERN_COUNTS[0]} pattern: ${(wasmByCount.at(-1)! / wasmByCount[0]).toFixed(2)}`);
+  lines.push(...allocationLines());
+  const at50 = wasmByCount[PATTERN_COUNTS.indexOf(SUMMARY_PATTERNS)];
+  lines.push(...targetLines(at50, ratios));
+  lines.push(`hot path: wasm ${at50.toFixed(0)} ns/request at ${SUMMARY_PATTERNS} patterns; baseline/wasm ${PATTERN_COUNTS.map((n, i) => `${n}:${ratios[i].toFixed(2)}`).join(" ")}`);
   return lines;
 }

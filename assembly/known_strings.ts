@@ -1,0 +1,84 @@
+// Header and property names nearly every request carries, and the most
+// common header values, matched by a perfect hash built once: decoding a map
+// then returns these shared strings instead of allocating a copy per
+// request, at the cost of one hash of a few bytes and one compare. The
+// hash's seed is searched at start until every known string has a slot of
+// its own, so a lookup never probes further.
+
+const KNOWN_STRINGS: StaticArray<string> = [
+  // Request pseudo-headers and common request headers.
+  ":authority", ":method", ":path", ":scheme", ":status", "accept", "accept-encoding", "accept-language",
+  "authorization", "cache-control", "connection", "content-length", "content-type", "cookie", "host",
+  "origin", "pragma", "referer", "te", "user-agent", "x-api-key", "x-forwarded-for", "x-forwarded-host",
+  "x-forwarded-proto", "x-mesh-attributes", "x-request-id", "x-b3-parentspanid", "x-b3-sampled",
+  "x-b3-spanid", "x-b3-traceid", "traceparent", "tracestate",
+  // Common response headers and trailers.
+  "date", "server", "content-encoding", "etag", "location", "set-cookie", "vary", "grpc-status", "grpc-message",
+  // The property names the embedding exports receive (request.ts).
+  "source.address", "destination.address", "connection.mtls", "connection.uri_san_peer_certificate",
+  "connection.uri_san_local_certificate", "connection.requested_server_name", "mesh.destination_service",
+  "mesh.authn.payload",
+  // Common values: methods, schemes, content types, flags.
+  "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "http", "https", "*/*", "application/json",
+  "application/grpc", "text/plain", "gzip", "no-cache", "keep-alive", "trailers", "true", "false", "0",
+];
+
+const SLOTS: u32 = 512;
+const MASK: u32 = SLOTS - 1;
+let longest: usize = 0;
+const slots = new StaticArray<string | null>(SLOTS);
+const seed: u32 = chooseSeed();
+
+// The slot hashes the length and five bytes spread over the name (first,
+// last, middle, quarters): cheaper than every byte, and enough to tell the
+// known strings apart (the seed search below proves it at start; the
+// compare in knownString rejects every other string).
+function slotOf(ptr: usize, len: usize, start: u32): u32 {
+  let h = (start ^ <u32>len) * 0x9e3779b1;
+  h = (h ^ <u32>load<u8>(ptr)) * 0x85ebca6b;
+  h = (h ^ <u32>load<u8>(ptr + len - 1)) * 0xc2b2ae35;
+  h = (h ^ <u32>load<u8>(ptr + (len >> 1))) * 0x27d4eb2f;
+  h = (h ^ <u32>load<u8>(ptr + (len >> 2))) * 0x165667b1;
+  h = (h ^ <u32>load<u8>(ptr + len - 1 - (len >> 2))) * 0x9e3779b1;
+  return (h ^ (h >>> 16)) & MASK;
+}
+
+function slotOfName(name: string, start: u32): u32 {
+  const bytes = String.UTF8.encode(name);
+  return slotOf(changetype<usize>(bytes), <usize>bytes.byteLength, start);
+}
+
+function chooseSeed(): u32 {
+  for (let i = 0; i < KNOWN_STRINGS.length; i++) longest = max(longest, <usize>unchecked(KNOWN_STRINGS[i]).length);
+  // With ~70 strings in 512 slots about one seed in a hundred succeeds; a
+  // list with two strings alike in every hashed byte never would, and
+  // aborts at start.
+  for (let candidate: u32 = 1; candidate <= 100_000; candidate++) {
+    if (placeAll(candidate)) return candidate;
+  }
+  throw new Error("known_strings: no seed separates the strings");
+}
+
+/** Fills the slots under `candidate`; false when two strings would share one. */
+function placeAll(candidate: u32): bool {
+  for (let s: u32 = 0; s < SLOTS; s++) unchecked((slots[s] = null));
+  for (let i = 0; i < KNOWN_STRINGS.length; i++) {
+    const name = unchecked(KNOWN_STRINGS[i]);
+    const slot = slotOfName(name, candidate);
+    if (unchecked(slots[slot]) !== null) return false;
+    unchecked((slots[slot] = name));
+  }
+  return true;
+}
+
+/** The shared string for a known string given as UTF-8 bytes, or null. */
+export function knownString(ptr: usize, len: usize): string | null {
+  if (len == 0 || len > longest) return null;
+  const name = unchecked(slots[slotOf(ptr, len, seed)]);
+  if (name === null || <usize>name.length != len) return null;
+  const chars = changetype<usize>(name);
+  for (let i: usize = 0; i < len; i++) {
+    if (<u32>load<u8>(ptr + i) != <u32>load<u16>(chars + (i << 1))) return null;
+  }
+  return name;
+}
