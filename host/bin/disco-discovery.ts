@@ -12,6 +12,7 @@ import { addVersionCommand } from "../cli/version.ts";
 import { filterChecks } from "../config/catalog.ts";
 import { parseListenAddress } from "../discovery/listen_address.ts";
 import * as d from "../discovery/options.ts";
+import { type SecureXdsSettings, secureXdsAvailable, secureXdsSettings } from "../discovery/secure_xds.ts";
 import { startDiscovery } from "../discovery/server.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
 import { Logger } from "../telemetry/logger.ts";
@@ -53,6 +54,7 @@ const discovery = addLoggingFlags(
     .description("Starts the discovery service")
     .option("--configDir <dir>", "directory watched for config files: the mesh's resources, ServiceEntries and orchestrator documents (the registry here)", "")
     .option("--grpcAddr <address>", "plain-text xDS address; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_GRPC_ADDR)
+    .option("--secureGrpcAddr <address>", "xDS over mutual TLS with disco-discovery's mesh_ca certificate (DISCO_CERT_DIR, default /etc/certs); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_SECURE_GRPC_ADDR)
     .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
     .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))
     .addOption(new Option("--keepaliveInterval <duration>", "ping when idle").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)))
@@ -70,11 +72,21 @@ discovery.action(async (opts: Record<string, unknown>) => {
   const log = logger.scope("default");
   const debounceAfterMs = durationVariable("DISCO_DEBOUNCE_AFTER", d.DEFAULT_DEBOUNCE_AFTER_MS);
   const debounceMaxMs = durationVariable("DISCO_DEBOUNCE_MAX", d.DEFAULT_DEBOUNCE_MAX_MS);
+  const secureAddress = parseListenAddress(opts.secureGrpcAddr as string);
+  let secureSettings: SecureXdsSettings;
+  try {
+    secureSettings = secureXdsSettings(process.env, discovery.getOptionValueSource("secureGrpcAddr") === "cli");
+  } catch (e) {
+    usageError(PROGRAM, (e as Error).message);
+  }
+  const secureGrpc = secureAddress && secureXdsAvailable(secureSettings) ? { address: secureAddress, tls: secureSettings } : undefined;
+  if (secureAddress && !secureGrpc) log.warn(`--secureGrpcAddr ${opts.secureGrpcAddr as string}: no certificate at ${secureSettings.files.certFile} (DISCO_CERT_DIR): the mutual TLS xDS listener is off`);
   let server;
   try {
     server = await startDiscovery({
       configDir: opts.configDir as string,
       grpc: parseListenAddress(opts.grpcAddr as string),
+      ...(secureGrpc ? { secureGrpc } : {}),
       http: parseListenAddress(opts.httpAddr as string),
       rootNamespace: DEFAULT_ROOT_NAMESPACE,
       debounceAfterMs,

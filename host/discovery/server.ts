@@ -7,16 +7,21 @@ import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
-import { type AdsObserver, AggregatedDiscoveryService } from "./ads_server.ts";
+import { type AdsObserver, AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
 import { Debouncer } from "./debounce.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
+import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
 import { SHORT_TYPE } from "./type_urls.ts";
 
 export interface DiscoveryOptions {
   configDir: string;
   grpc?: ListenAddress;
+  /** `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca certificate. */
+  secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings };
   http?: ListenAddress;
+  /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
+  trustDomain?: string;
   rootNamespace: string;
   debounceAfterMs: number;
   debounceMaxMs: number;
@@ -27,9 +32,16 @@ export interface DiscoveryOptions {
   observer?: AdsObserver & { pushed?(reason: string, changes: number): void; rejected?(problem: string): void; snapshot?(s: MeshSnapshot): void };
 }
 
+/** Bound `host:port` of each listener that is on (the listening line). */
+export interface DiscoveryListeners {
+  grpc?: string;
+  secureGrpc?: string;
+  http?: string;
+}
+
 export interface DiscoveryServer {
   /** Bound addresses, `host:port`, of the listeners that are on. */
-  readonly listeners: { grpc?: string; http?: string };
+  readonly listeners: DiscoveryListeners;
   snapshot(): MeshSnapshot;
   ads: AggregatedDiscoveryService;
   /** Rereads the configuration folder now (SIGHUP); false when it did not decode. */
@@ -64,27 +76,27 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   });
   if (!watcher.start()) throw new Error(`no usable configuration in ${o.configDir}`);
 
-  const listeners: { grpc?: string; http?: string } = {};
-  let grpcServer: grpc.Server | undefined;
-  let health: ServingHealth | undefined;
-  if (o.grpc) {
-    grpcServer = new grpc.Server({
-      "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
-      "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
-    });
-    ads.addTo(grpcServer);
-    health = addGrpcIntrospection(grpcServer, {
-      services: ["envoy.service.discovery.v3.AggregatedDiscoveryService"],
-      protoFiles: ["envoy/service/discovery/v3/ads.proto"],
-      includeDirs: ENVOY_PROTO_INCLUDE_DIRS,
-    });
-    const bind = grpcBindAddress(o.grpc);
-    const port = await new Promise<number>((resolve, reject) =>
-      grpcServer!.bindAsync(bind, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
-    );
-    listeners.grpc = bind.replace(/:\d+$/, `:${port}`);
-    health.setServing(true);
-    o.log.info(`xDS (plain text) on ${listeners.grpc}`);
+  const listeners: DiscoveryListeners = {};
+  const grpcServers: Array<{ server: grpc.Server; health: ServingHealth }> = [];
+  const xdsServerOptions = { "grpc.keepalive_time_ms": o.keepaliveIntervalMs, "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs };
+  try {
+    if (o.grpc) {
+      const served = await serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions);
+      grpcServers.push(served);
+      listeners.grpc = served.address;
+      o.log.info(`xDS (plain text) on ${listeners.grpc}`);
+    }
+    if (o.secureGrpc) {
+      const secure = await secureXds(o.secureGrpc.tls, o.trustDomain);
+      const served = await serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access);
+      grpcServers.push(served);
+      listeners.secureGrpc = served.address;
+      o.log.info(`xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`);
+    }
+  } catch (e) {
+    watcher.stop();
+    await Promise.all(grpcServers.map((g) => shutdownGrpcServer(g.server, 0)));
+    throw e;
   }
   let http: HttpServer | undefined;
   if (o.http) {
@@ -97,12 +109,27 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     snapshot: () => current!,
     reload: () => watcher.reloadNow(),
     close: async () => {
-      health?.setServing(false);
+      for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([grpcServer ? shutdownGrpcServer(grpcServer, 2000) : undefined, http ? closeServer(http) : undefined]);
+      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined]);
     },
   };
+}
+
+/** One xDS gRPC listener: ADS, health and reflection; SERVING once bound. */
+async function serveXds(ads: AggregatedDiscoveryService, address: ListenAddress, credentials: grpc.ServerCredentials, options: grpc.ServerOptions, access?: StreamAccess): Promise<{ server: grpc.Server; health: ServingHealth; address: string }> {
+  const server = new grpc.Server(options);
+  ads.addTo(server, access);
+  const health = addGrpcIntrospection(server, {
+    services: ["envoy.service.discovery.v3.AggregatedDiscoveryService"],
+    protoFiles: ["envoy/service/discovery/v3/ads.proto"],
+    includeDirs: ENVOY_PROTO_INCLUDE_DIRS,
+  });
+  const bind = grpcBindAddress(address);
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync(bind, credentials, (e, p) => (e ? reject(e) : resolve(p))));
+  health.setServing(true);
+  return { server, health, address: bind.replace(/:\d+$/, `:${port}`) };
 }
 
 type Res = import("node:http").ServerResponse;

@@ -22,7 +22,6 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--templateFile", "value", "", IN_PROCESS),
   na("--dnsRefreshRate", "value", "300s", "upstream addresses are resolved per connection: there are no STRICT_DNS bootstrap clusters"),
   na("--disableInternalTelemetry", "bool", "false", "the sidecar's own statistics (/stats) cannot be turned off"),
-  na("--discoIdentity", "value", "", "needs disco-discovery (issue 12)"),
   na("--proxyAccessLogService", "value", "", "no gRPC access log service client"),
   na("--proxyMetricsService", "value", "", "no gRPC metrics service client"),
   na("--metricsdUdpAddress", "value", "", "no metrics daemon (statsd) sink"),
