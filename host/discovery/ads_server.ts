@@ -36,6 +36,10 @@ export interface AdsObserver {
   converged?(node: ProxyNode, sinceChangeMs: number): void;
   /** A stream refused before any response (its caller's certificate), with the reason. */
   refused?(peer: string, problem: string): void;
+  /** A request answering a response that was already superseded (an expired nonce): ignored. */
+  expiredNonce?(node: ProxyNode, type: string): void;
+  /** A request that could not be handled: the stream is closed with the error. */
+  internalError?(error: Error): void;
 }
 
 /** Who may open a stream on one gRPC server (the secure port checks the caller's certificate). */
@@ -152,6 +156,7 @@ export class AggregatedDiscoveryService {
       try {
         this.onRequest(connection, bytes);
       } catch (e) {
+        this.observer.internalError?.(e as Error);
         call.destroy(e as Error);
         close();
       }
@@ -182,7 +187,10 @@ export class AggregatedDiscoveryService {
     const node = c.node;
     const names: ReadonlySet<string> | "*" = req.resource_names.length === 0 && WILDCARD_TYPES.has(req.type_url) ? "*" : new Set(req.resource_names);
     let sub = c.subscriptions.get(req.type_url);
-    if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) return; // answers an older response: superseded
+    if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) {
+      this.observer.expiredNonce?.(node, req.type_url); // answers an older response: superseded
+      return;
+    }
     if (sub && req.response_nonce) {
       sub.answered = true;
       if (req.error_detail) {

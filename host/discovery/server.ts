@@ -2,13 +2,16 @@ import { createServer, type Server as HttpServer } from "node:http";
 import * as grpc from "@grpc/grpc-js";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 import { ConfigDirWatcher, type LoadedConfig } from "../proxy/config_dir.ts";
+import { buildInfo } from "../cli/version.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
+import { type MonitoringServer, startMonitoring } from "../telemetry/monitoring_server.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
 import { type AdsObserver, AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
 import { Debouncer } from "./debounce.ts";
+import { DiscoveryMetrics } from "./metrics.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
@@ -20,6 +23,8 @@ export interface DiscoveryOptions {
   /** `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca certificate. */
   secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings };
   http?: ListenAddress;
+  /** `--monitoringAddr`: `/metrics` (the disco_* counters), `/ready`, `/version`. */
+  monitoring?: ListenAddress;
   /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
   trustDomain?: string;
   rootNamespace: string;
@@ -29,7 +34,18 @@ export interface DiscoveryOptions {
   keepaliveTimeoutMs: number;
   checks: PatternChecks;
   log: ScopedLogger;
-  observer?: AdsObserver & { pushed?(reason: string, changes: number): void; rejected?(problem: string): void; snapshot?(s: MeshSnapshot): void };
+  /** Told of every stream event and configuration change, besides the daemon's own counters. */
+  observer?: DiscoveryObserver;
+}
+
+/** What happens in the control plane: stream events, and the configuration's changes and refusals. */
+export interface DiscoveryObserver extends AdsObserver {
+  /** A push was triggered (`reason`: `config`) for `changes` configuration versions. */
+  pushed?(reason: string, changes: number): void;
+  /** A configuration change was refused (the last good one stays). */
+  rejected?(problem: string): void;
+  /** A new configuration version. */
+  snapshot?(s: MeshSnapshot): void;
 }
 
 /** Bound `host:port` of each listener that is on (the listening line). */
@@ -37,6 +53,7 @@ export interface DiscoveryListeners {
   grpc?: string;
   secureGrpc?: string;
   http?: string;
+  monitoring?: string;
 }
 
 export interface DiscoveryServer {
@@ -44,6 +61,7 @@ export interface DiscoveryServer {
   readonly listeners: DiscoveryListeners;
   snapshot(): MeshSnapshot;
   ads: AggregatedDiscoveryService;
+  metrics: DiscoveryMetrics;
   /** Rereads the configuration folder now (SIGHUP); false when it did not decode. */
   reload(): boolean;
   close(): Promise<void>;
@@ -58,23 +76,30 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   envoyProtos(); // load once, before the first stream
   let version = 0;
   let current: MeshSnapshot | undefined;
-  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node), o.observer);
-  const push = new Debouncer<string>(o.debounceAfterMs, o.debounceMaxMs, (changes) => {
-    o.observer?.pushed?.("config", changes.length);
-    ads.push();
+  let ready = false;
+  const metrics = new DiscoveryMetrics();
+  const observer = bothObservers(metrics.observer, o.observer ?? {});
+  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node), observer);
+  // Each change is timed from when it was applied, for disco_proxy_convergence_time.
+  const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => {
+    observer.pushed?.("config", changedAt.length);
+    ads.push(undefined, changedAt[0]);
   });
   const apply = (loaded: LoadedConfig): boolean => {
     current = meshSnapshot(++version, loaded, o.rootNamespace);
-    o.observer?.snapshot?.(current);
+    observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
-    if (version > 1) push.add(`version ${version}`);
+    if (version > 1) push.add(performance.now());
     return true;
   };
   const watcher = new ConfigDirWatcher(o.configDir, o.checks, apply, (problem) => {
-    o.observer?.rejected?.(problem);
+    observer.rejected?.(problem);
     o.log.error(problem);
   });
-  if (!watcher.start()) throw new Error(`no usable configuration in ${o.configDir}`);
+  if (!watcher.start()) {
+    watcher.stop();
+    throw new Error(`no usable configuration in ${o.configDir}`);
+  }
 
   const listeners: DiscoveryListeners = {};
   const grpcServers: Array<{ server: grpc.Server; health: ServingHealth }> = [];
@@ -103,18 +128,38 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     http = createServer((req, res) => debugPage(req.url ?? "/", current!, ads, res));
     listeners.http = (await listen(http, o.http.port, o.http.host)).address;
   }
+  let monitoring: MonitoringServer | undefined;
+  if (o.monitoring) {
+    monitoring = await startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] });
+    listeners.monitoring = monitoring.address;
+  }
+  ready = true;
   return {
     listeners,
     ads,
+    metrics,
     snapshot: () => current!,
     reload: () => watcher.reloadNow(),
     close: async () => {
+      ready = false;
       for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined]);
+      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close()]);
     },
   };
+}
+
+/** Both observers told of every event (the daemon's counters, and a caller's). */
+function bothObservers(a: DiscoveryObserver, b: DiscoveryObserver): DiscoveryObserver {
+  const out: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof DiscoveryObserver>) {
+    out[key] = (...args: unknown[]) => {
+      (a[key] as ((...x: unknown[]) => void) | undefined)?.(...args);
+      (b[key] as ((...x: unknown[]) => void) | undefined)?.(...args);
+    };
+  }
+  return out as DiscoveryObserver;
 }
 
 /** One xDS gRPC listener: ADS, health and reflection; SERVING once bound. */

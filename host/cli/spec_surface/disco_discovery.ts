@@ -25,7 +25,6 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--trust-domain", "value", "", "not read yet (issue 12): disco-discovery checks no identities"),
   na("--meshConfig", "value", "/etc/mesh/config/mesh", "not read yet (issue 12): the root namespace is mesh-system"),
   na("--httpsAddr", "value", ":15017", NOT_YET, [""]),
-  na("--monitoringAddr", "value", ":15014", NOT_YET, [""]),
   na("--keepaliveMaxServerConnectionAge", "value", "2562047h47m16.854775807s", "connections are not aged out"),
   na("--ctrlz_address", "value", "localhost", "no ControlZ page yet (issue 12)"),
   na("--ctrlz_port", "value", "9876", "no ControlZ page yet (issue 12)"),
