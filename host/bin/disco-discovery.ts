@@ -1,5 +1,6 @@
 // disco-discovery: the control plane, serving the mesh over xDS (spec 2, "disco-discovery"; docs/discovery.md).
 //   disco-discovery discovery [flags]     serve ADS from --configDir
+//   disco-discovery request <method> <path> [<body>]   call a running daemon's debug or monitoring port
 //   disco-discovery version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
 import { serveUntilSignal } from "../cli/daemon.ts";
@@ -10,7 +11,9 @@ import { DISCOVERY_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/disco_discov
 import { addNotApplicableFlags } from "../cli/spec_surface/not_applicable.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { filterChecks } from "../config/catalog.ts";
-import { parseListenAddress } from "../discovery/listen_address.ts";
+import { dialAddress, parseListenAddress } from "../discovery/listen_address.ts";
+import { adminRequest } from "../proxy/admin_client.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
 import * as d from "../discovery/options.ts";
 import { type SecureXdsSettings, secureXdsAvailable, secureXdsSettings } from "../discovery/secure_xds.ts";
 import { startDiscovery } from "../discovery/server.ts";
@@ -104,6 +107,27 @@ discovery.action(async (opts: Record<string, unknown>) => {
     process.exit(1);
   }
   serveUntilSignal(d.LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger, () => server.reload());
+});
+
+addLoggingFlags(
+  program
+    .command("request <method> <path> [body]")
+    .description("Makes an HTTP request to a running disco-discovery: /debug/* to its debug port, other paths (/metrics, /ready, /version) to its monitoring port")
+    .option("--httpAddr <address>", "the daemon's --httpAddr (debug pages)", addressFlag, d.DEFAULT_HTTP_ADDR)
+    .option("--monitoringAddr <address>", "the daemon's --monitoringAddr (/metrics, /ready, /version)", addressFlag, d.DEFAULT_MONITORING_ADDR),
+).action(async (method: string, path: string, body: string | undefined, opts: { httpAddr: string; monitoringAddr: string }) => {
+  const flag = path.replace(/^\/?/, "/").startsWith("/debug/") ? "--httpAddr" : "--monitoringAddr";
+  const address = parseListenAddress(flag === "--httpAddr" ? opts.httpAddr : opts.monitoringAddr);
+  if (!address) usageError("disco-discovery request", `${flag}: expected the address of the daemon's listener for ${path}, got an empty value`);
+  const target = dialAddress(address);
+  try {
+    const res = await adminRequest(target.port, method, path, body, target.host);
+    process.stdout.write(res.body);
+    process.exitCode = res.status < 400 ? EXIT_OK : EXIT_FAILURE;
+  } catch (e) {
+    process.stderr.write(`error: ${flag} ${target.host}:${target.port}: ${(e as Error).message}\n`);
+    process.exitCode = EXIT_FAILURE;
+  }
 });
 
 addLoggingFlags(addVersionCommand(program));

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -92,6 +93,22 @@ describe("disco-discovery: sidecars configured over ADS", () => {
     assert.match(text, /^mesh_build\{component="disco-discovery"/m);
     if (!needPromtool(t)) return;
     assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
+  });
+
+  it("disco-discovery request reaches the debug and monitoring ports of the running daemon; version", () => {
+    const run = (args: string[]) => spawnSync(process.execPath, [DISCOVERY_BIN, ...args], { encoding: "utf8", timeout: 120_000 });
+    const syncz = run(["request", "GET", "/debug/syncz", "--httpAddr", disco.listening.http]);
+    assert.equal(syncz.status, 0, syncz.stderr);
+    const rows = JSON.parse(syncz.stdout) as Array<{ proxy: string; type: string }>;
+    assert.equal(rows.filter((r) => r.type === "config").length, 2, "both sidecars");
+    const metrics = run(["request", "GET", "/metrics", "--monitoringAddr", disco.listening.monitoring]);
+    assert.equal(metrics.status, 0, metrics.stderr);
+    assert.match(metrics.stdout, /^disco_xds 2$/m);
+    const missing = run(["request", "GET", "/debug/nothing-here", "--httpAddr", disco.listening.http]);
+    assert.equal(missing.status, 1, "a 404 exits 1");
+    const version = run(["version", "-o", "json"]);
+    assert.equal(version.status, 0, version.stderr);
+    assert.match((JSON.parse(version.stdout) as { version: string }).version, /^\d+\.\d+\.\d+/);
   });
 });
 
