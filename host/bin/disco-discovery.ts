@@ -17,6 +17,7 @@ import { EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
 import * as d from "../discovery/options.ts";
 import { type SecureXdsSettings, secureXdsAvailable, secureXdsSettings } from "../discovery/secure_xds.ts";
 import { startDiscovery } from "../discovery/server.ts";
+import { decodeInjectionSettings } from "../cli/meshctl/inject/settings.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
@@ -58,6 +59,7 @@ const discovery = addLoggingFlags(
     .option("--configDir <dir>", "directory watched for config files: the mesh's resources, ServiceEntries and orchestrator documents (the registry here)", "")
     .option("--grpcAddr <address>", "plain-text xDS address; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_GRPC_ADDR)
     .option("--secureGrpcAddr <address>", "xDS over mutual TLS with disco-discovery's mesh_ca certificate (DISCO_CERT_DIR, default /etc/certs); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_SECURE_GRPC_ADDR)
+    .option("--httpsAddr <address>", "HTTPS address of the admission webhooks (/validate, /inject; AdmissionReview v1), served with the DISCO_CERT_DIR certificate; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_HTTPS_ADDR)
     .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
     .option("--monitoringAddr <address>", "self-monitoring HTTP address (/metrics, /ready, /version); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_MONITORING_ADDR)
     .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))
@@ -76,21 +78,33 @@ discovery.action(async (opts: Record<string, unknown>) => {
   const log = logger.scope("default");
   const debounceAfterMs = durationVariable("DISCO_DEBOUNCE_AFTER", d.DEFAULT_DEBOUNCE_AFTER_MS);
   const debounceMaxMs = durationVariable("DISCO_DEBOUNCE_MAX", d.DEFAULT_DEBOUNCE_MAX_MS);
-  const secureAddress = parseListenAddress(opts.secureGrpcAddr as string);
-  let secureSettings: SecureXdsSettings;
-  try {
-    secureSettings = secureXdsSettings(process.env, discovery.getOptionValueSource("secureGrpcAddr") === "cli");
-  } catch (e) {
-    usageError(PROGRAM, (e as Error).message);
-  }
-  const secureGrpc = secureAddress && secureXdsAvailable(secureSettings) ? { address: secureAddress, tls: secureSettings } : undefined;
-  if (secureAddress && !secureGrpc) log.warn(`--secureGrpcAddr ${opts.secureGrpcAddr as string}: no certificate at ${secureSettings.files.certFile} (DISCO_CERT_DIR): the mutual TLS xDS listener is off`);
+  // --secureGrpcAddr and --httpsAddr serve disco-discovery's mesh_ca certificate (DISCO_CERT_DIR).
+  const certified = (flag: "secureGrpcAddr" | "httpsAddr") => {
+    const address = parseListenAddress(opts[flag] as string);
+    let settings: SecureXdsSettings;
+    try {
+      settings = secureXdsSettings(process.env, discovery.getOptionValueSource(flag) === "cli");
+    } catch (e) {
+      usageError(PROGRAM, (e as Error).message);
+    }
+    if (address && !secureXdsAvailable(settings)) {
+      log.warn(`--${flag} ${opts[flag] as string}: no certificate at ${settings.files.certFile} (DISCO_CERT_DIR): this listener is off`);
+      return undefined;
+    }
+    return address ? { address, tls: settings } : undefined;
+  };
+  const secureGrpc = certified("secureGrpcAddr");
+  const webhooks = certified("httpsAddr");
+  const injectionWarnings: string[] = [];
+  const injection = decodeInjectionSettings({}, injectionWarnings);
   let server;
   try {
     server = await startDiscovery({
       configDir: opts.configDir as string,
       grpc: parseListenAddress(opts.grpcAddr as string),
       ...(secureGrpc ? { secureGrpc } : {}),
+      ...(webhooks ? { https: { address: webhooks.address, tls: webhooks.tls.files, injection } } : {}),
+      webhookLog: logger.scope("validationServer"),
       http: parseListenAddress(opts.httpAddr as string),
       monitoring: parseListenAddress(opts.monitoringAddr as string),
       rootNamespace: DEFAULT_ROOT_NAMESPACE,

@@ -1,4 +1,4 @@
-import type { Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
 import { daemonRegistry, specCounter, specGauge, specHistogram } from "../telemetry/spec_metrics.ts";
 import { unpackAny } from "../wire/envoy_protos.ts";
 import type { ProxyNode } from "./ads_server.ts";
@@ -6,6 +6,19 @@ import { meshConflicts } from "./conflicts.ts";
 import type { MeshSnapshot } from "./mesh_snapshot.ts";
 import type { DiscoveryObserver } from "./server.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE, SHORT_TYPE } from "./type_urls.ts";
+
+/** The webhooks' counters, incremented by host/discovery/webhook_server.ts. */
+export interface WebhookCounters {
+  injectionRequests: Counter;
+  injectionSuccess: Counter;
+  injectionSkip: Counter;
+  injectionFailure: Counter;
+  validationPassed: Counter;
+  validationFailed: Counter;
+  validationHttpError: Counter;
+  certKeyUpdates: Counter;
+  certKeyUpdateErrors: Counter;
+}
 
 /** Upstream's buckets for push and convergence times, seconds. */
 const PUSH_TIME_BUCKETS = [0.01, 0.1, 0.5, 1, 3, 5];
@@ -39,6 +52,8 @@ export class DiscoveryMetrics {
   private readonly duplicateClusters;
   private readonly duplicateSubsets;
   private readonly duplicateDomains;
+  /** The admission webhooks' counters (`--httpsAddr`). */
+  readonly webhooks: WebhookCounters;
   /** Per rejectable type, the streams whose last response of it was NACKed. */
   private readonly nacking = new Map<string, Set<ProxyNode>>();
 
@@ -69,6 +84,17 @@ export class DiscoveryMetrics {
     this.duplicateClusters = specGauge(r, "disco_duplicate_proxy_clusters", "Service ports declared again (same host and port) by another ServiceEntry or Service: the later declaration is dropped");
     this.duplicateSubsets = specGauge(r, "disco_destrule_subsets", "Subsets defined again by another DestinationRule for the same host in the same namespace");
     this.duplicateDomains = specGauge(r, "disco_vservice_dup_domain", "Hosts claimed by more than one VirtualService on the same gateway in the same namespace");
+    this.webhooks = {
+      injectionRequests: specCounter(r, "sidecar_injection_requests_total", "Sidecar injection requests (AdmissionReview on /inject)"),
+      injectionSuccess: specCounter(r, "sidecar_injection_success_total", "Injection requests answered with the sidecar (a JSONPatch)"),
+      injectionSkip: specCounter(r, "sidecar_injection_skip_total", "Injection requests skipped (already injected, hostNetwork, system namespace, annotation false, not a Pod)"),
+      injectionFailure: specCounter(r, "sidecar_injection_failure_total", "Injection requests refused (a bad Pod or review)"),
+      validationPassed: specCounter(r, "collector_validation_passed", "Resources the validation webhook accepted"),
+      validationFailed: specCounter(r, "collector_validation_failed", "Resources the validation webhook refused"),
+      validationHttpError: specCounter(r, "collector_validation_http_error", "Validation requests that were not an AdmissionReview v1 (answered 400)"),
+      certKeyUpdates: specCounter(r, "collector_validation_cert_key_updates", "Webhook certificate and key reloads (DISCO_CERT_DIR files changed)"),
+      certKeyUpdateErrors: specCounter(r, "collector_validation_cert_key_update_errors", "Webhook certificate reloads that failed (the previous certificate stays)"),
+    };
     for (const type of ["lds", "rds", "cds", "eds"]) {
       this.pushes.labels({ type }).inc(0);
       this.rejects.labels({ type }).inc(0);

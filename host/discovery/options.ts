@@ -11,5 +11,5 @@ export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
 export const DEFAULT_DEBOUNCE_AFTER_MS = 100;
 export const DEFAULT_DEBOUNCE_MAX_MS = 10_000;
 export const DEFAULT_PUSH_THROTTLE = 100;
-export const DISCOVERY_LOG_SCOPES = ["all", "default", "ads", "model", "validation"] as const;
+export const DISCOVERY_LOG_SCOPES = ["all", "default", "ads", "model", "validation", "validationServer"] as const;
 export const LISTENING_LINE_PREFIX = "disco-discovery listening: ";

@@ -1,6 +1,8 @@
 import { createServer, type Server as HttpServer } from "node:http";
 import * as grpc from "@grpc/grpc-js";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
+import type { InjectionSettings } from "../cli/meshctl/inject/settings.ts";
+import type { TlsFiles } from "../security/mtls/cert_files.ts";
 import { ConfigDirWatcher, type LoadedConfig } from "../proxy/config_dir.ts";
 import { buildInfo } from "../cli/version.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
@@ -12,6 +14,7 @@ import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspec
 import { type AdsObserver, AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
 import { Debouncer } from "./debounce.ts";
 import { DiscoveryMetrics } from "./metrics.ts";
+import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
@@ -25,6 +28,8 @@ export interface DiscoveryOptions {
   http?: ListenAddress;
   /** `--monitoringAddr`: `/metrics` (the disco_* counters), `/ready`, `/version`. */
   monitoring?: ListenAddress;
+  /** `--httpsAddr`: the validation and injection webhooks, served with disco-discovery's certificate. */
+  https?: { address: ListenAddress; tls: TlsFiles; injection: InjectionSettings };
   /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
   trustDomain?: string;
   rootNamespace: string;
@@ -34,6 +39,8 @@ export interface DiscoveryOptions {
   keepaliveTimeoutMs: number;
   checks: PatternChecks;
   log: ScopedLogger;
+  /** The webhooks' log scope (`validationServer`); default `log`. */
+  webhookLog?: ScopedLogger;
   /** Told of every stream event and configuration change, besides the daemon's own counters. */
   observer?: DiscoveryObserver;
 }
@@ -54,6 +61,7 @@ export interface DiscoveryListeners {
   secureGrpc?: string;
   http?: string;
   monitoring?: string;
+  https?: string;
 }
 
 export interface DiscoveryServer {
@@ -128,6 +136,12 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     http = createServer((req, res) => debugPage(req.url ?? "/", current!, ads, res));
     listeners.http = (await listen(http, o.http.port, o.http.host)).address;
   }
+  let webhooks: WebhookServer | undefined;
+  if (o.https) {
+    webhooks = await startWebhooks({ ...o.https, checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
+    listeners.https = webhooks.address;
+    o.log.info(`admission webhooks (/validate, /inject) on https://${webhooks.address}`);
+  }
   let monitoring: MonitoringServer | undefined;
   if (o.monitoring) {
     monitoring = await startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] });
@@ -145,7 +159,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close()]);
+      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close()]);
     },
   };
 }
