@@ -5,7 +5,7 @@
 import { Command, Option } from "commander";
 import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
-import { durationFlag } from "../cli/flags.ts";
+import { durationFlag, intFlag } from "../cli/flags.ts";
 import { standardProgram, usageError } from "../cli/program.ts";
 import { DISCOVERY_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/disco_discovery.ts";
 import { addNotApplicableFlags } from "../cli/spec_surface/not_applicable.ts";
@@ -17,8 +17,10 @@ import { EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
 import * as d from "../discovery/options.ts";
 import { type SecureXdsSettings, secureXdsAvailable, secureXdsSettings } from "../discovery/secure_xds.ts";
 import { startDiscovery } from "../discovery/server.ts";
-import { decodeInjectionSettings } from "../cli/meshctl/inject/settings.ts";
-import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
+import { type InjectionSettings, decodeInjectionSettings } from "../cli/meshctl/inject/settings.ts";
+import { type DiscoveryMeshConfig, readDiscoveryMeshConfig } from "../discovery/mesh_config.ts";
+import { ConfigError } from "../config/errors.ts";
+import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import { FilterModule } from "../wasm/filter_module.ts";
@@ -64,7 +66,12 @@ const discovery = addLoggingFlags(
     .option("--monitoringAddr <address>", "self-monitoring HTTP address (/metrics, /ready, /version); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_MONITORING_ADDR)
     .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))
     .addOption(new Option("--keepaliveInterval <duration>", "ping when idle").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)))
-    .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS))),
+    .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS)))
+    .addOption(new Option("--keepaliveMaxServerConnectionAge <duration>", "close a connection gracefully after this long (proxies reconnect, e.g. to another replica); the default is never").argParser(durationFlag).default(undefined, d.DEFAULT_MAX_CONNECTION_AGE))
+    .option("--meshConfig <file>", "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain; also the injection webhook's mesh config; a missing file at the default path is the default mesh", d.DEFAULT_MESH_CONFIG)
+    .option("--trust-domain <domain>", "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate)")
+    .option("--ctrlz_port <port>", "ControlZ introspection port; 0 picks a free one", intFlag(0, 65535), DEFAULT_CTRLZ_PORT)
+    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
 addNotApplicableFlags(discovery, DISCOVERY_NOT_APPLICABLE_FLAGS, PROGRAM);
 discovery.action(async (opts: Record<string, unknown>) => {
@@ -78,6 +85,18 @@ discovery.action(async (opts: Record<string, unknown>) => {
   const log = logger.scope("default");
   const debounceAfterMs = durationVariable("DISCO_DEBOUNCE_AFTER", d.DEFAULT_DEBOUNCE_AFTER_MS);
   const debounceMaxMs = durationVariable("DISCO_DEBOUNCE_MAX", d.DEFAULT_DEBOUNCE_MAX_MS);
+  let mesh: DiscoveryMeshConfig;
+  let injection: InjectionSettings;
+  const injectionWarnings: string[] = [];
+  try {
+    mesh = readDiscoveryMeshConfig(opts.meshConfig as string, discovery.getOptionValueSource("meshConfig") === "cli");
+    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    usageError(PROGRAM, `--meshConfig: ${e.message}`);
+  }
+  const trustDomain = (opts.trustDomain as string | undefined) || mesh.trustDomain;
+  if (trustDomain !== undefined && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(trustDomain)) usageError(PROGRAM, `--trust-domain: expected a trust domain (a DNS name), got ${JSON.stringify(trustDomain)}`);
   // --secureGrpcAddr and --httpsAddr serve disco-discovery's mesh_ca certificate (DISCO_CERT_DIR).
   const certified = (flag: "secureGrpcAddr" | "httpsAddr") => {
     const address = parseListenAddress(opts[flag] as string);
@@ -95,8 +114,9 @@ discovery.action(async (opts: Record<string, unknown>) => {
   };
   const secureGrpc = certified("secureGrpcAddr");
   const webhooks = certified("httpsAddr");
-  const injectionWarnings: string[] = [];
-  const injection = decodeInjectionSettings({}, injectionWarnings);
+  if (mesh.file) log.info(`mesh config ${mesh.file}: rootNamespace ${mesh.rootNamespace}${mesh.trustDomain ? `, trustDomain ${mesh.trustDomain}` : ""}`);
+  if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace and trustDomain; defaultConfig goes to the injection webhook)`);
+  for (const w of injectionWarnings) log.warn(`--meshConfig: ${w}`);
   let server;
   try {
     server = await startDiscovery({
@@ -107,7 +127,10 @@ discovery.action(async (opts: Record<string, unknown>) => {
       webhookLog: logger.scope("validationServer"),
       http: parseListenAddress(opts.httpAddr as string),
       monitoring: parseListenAddress(opts.monitoringAddr as string),
-      rootNamespace: DEFAULT_ROOT_NAMESPACE,
+      rootNamespace: mesh.rootNamespace,
+      ...(trustDomain ? { trustDomain } : {}),
+      ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number } : {}),
+      ctrlz: { address: opts.ctrlz_address as string, port: opts.ctrlz_port as number, logger },
       debounceAfterMs,
       debounceMaxMs,
       keepaliveIntervalMs: opts.keepaliveInterval as number,

@@ -5,7 +5,8 @@ import type { InjectionSettings } from "../cli/meshctl/inject/settings.ts";
 import type { TlsFiles } from "../security/mtls/cert_files.ts";
 import { ConfigDirWatcher, type LoadedConfig } from "../proxy/config_dir.ts";
 import { buildInfo } from "../cli/version.ts";
-import type { ScopedLogger } from "../telemetry/logger.ts";
+import { type CtrlzServer, startCtrlz } from "../telemetry/ctrlz.ts";
+import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
 import { type MonitoringServer, startMonitoring } from "../telemetry/monitoring_server.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
@@ -37,6 +38,10 @@ export interface DiscoveryOptions {
   debounceMaxMs: number;
   keepaliveIntervalMs: number;
   keepaliveTimeoutMs: number;
+  /** `--keepaliveMaxServerConnectionAge`: connections are closed gracefully after this long; undefined: never. */
+  maxConnectionAgeMs?: number;
+  /** `--ctrlz_address`, `--ctrlz_port`: the ControlZ introspection page (log levels, connections, configuration). */
+  ctrlz?: { address: string; port: number; logger: Logger };
   checks: PatternChecks;
   log: ScopedLogger;
   /** The webhooks' log scope (`validationServer`); default `log`. */
@@ -55,6 +60,9 @@ export interface DiscoveryObserver extends AdsObserver {
   snapshot?(s: MeshSnapshot): void;
 }
 
+/** Upstream's `--keepaliveMaxServerConnectionAgeGrace` default. */
+const MAX_CONNECTION_AGE_GRACE_MS = 10_000;
+
 /** Bound `host:port` of each listener that is on (the listening line). */
 export interface DiscoveryListeners {
   grpc?: string;
@@ -62,6 +70,7 @@ export interface DiscoveryListeners {
   http?: string;
   monitoring?: string;
   https?: string;
+  ctrlz?: string;
 }
 
 export interface DiscoveryServer {
@@ -111,7 +120,12 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
 
   const listeners: DiscoveryListeners = {};
   const grpcServers: Array<{ server: grpc.Server; health: ServingHealth }> = [];
-  const xdsServerOptions = { "grpc.keepalive_time_ms": o.keepaliveIntervalMs, "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs };
+  const xdsServerOptions: grpc.ServerOptions = {
+    "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
+    "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
+    // Streams of an aged connection get upstream's grace (10 s) to finish, then the proxy reconnects.
+    ...(o.maxConnectionAgeMs !== undefined ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs, "grpc.max_connection_age_grace_ms": MAX_CONNECTION_AGE_GRACE_MS } : {}),
+  };
   try {
     if (o.grpc) {
       const served = await serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions);
@@ -147,6 +161,19 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     monitoring = await startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] });
     listeners.monitoring = monitoring.address;
   }
+  let ctrlz: CtrlzServer | undefined;
+  if (o.ctrlz) {
+    ctrlz = await startCtrlz({
+      ...o.ctrlz,
+      component: "disco-discovery",
+      info: buildInfo,
+      sections: {
+        configuration: () => ({ version: current!.version, services: current!.services.length, resources: current!.catalog.resources.length }),
+        connections: () => ads.state().map((c) => ({ id: c.id, node: c.node.id, connectedAt: c.connectedAt.toISOString(), types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t) })),
+      },
+    });
+    listeners.ctrlz = ctrlz.address;
+  }
   ready = true;
   return {
     listeners,
@@ -159,7 +186,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close()]);
+      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close(), ctrlz?.close()]);
     },
   };
 }

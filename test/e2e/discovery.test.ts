@@ -27,7 +27,7 @@ interface DiscoveryListening {
 const CHECKS_OFF = `  serviceConfigs:\n    ${DEMO_SERVICE}: {disableCheckCalls: true}\n`;
 
 async function startDiscovery(dir: string): Promise<Daemon<DiscoveryListening>> {
-  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--secureGrpcAddr", "", "--httpsAddr", ""], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
+  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--secureGrpcAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
 }
 
 describe("disco-discovery: sidecars configured over ADS", () => {

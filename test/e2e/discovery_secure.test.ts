@@ -44,7 +44,7 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
     writeFileSync(join(configDir, "config.yaml"), sidecarConfig("FAIL_OPEN"));
     disco = await startDaemon<Listening>(
       DISCOVERY_BIN,
-      ["discovery", "--configDir", configDir, "--grpcAddr", "", "--secureGrpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0"],
+      ["discovery", "--configDir", configDir, "--grpcAddr", "", "--secureGrpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
       "disco-discovery listening: ",
       undefined,
       { ...process.env, DISCO_CERT_DIR: certDir },
