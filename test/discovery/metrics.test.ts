@@ -7,14 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { filterChecks } from "../../host/config/catalog.ts";
-import { startDiscovery, type DiscoveryServer } from "../../host/discovery/server.ts";
+import type { DiscoveryServer } from "../../host/discovery/server.ts";
 import type { LoadedConfig } from "../../host/proxy/config_dir.ts";
 import { XdsConfigSource } from "../../host/proxy/xds_config.ts";
-import { FilterModule } from "../../host/wasm/filter_module.ts";
+import { denyPolicy, silent, startTestDiscovery, testChecks, until } from "./support/in_process.ts";
 import { needPromtool, promtoolCheck } from "../telemetry/promtool.ts";
-
-const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} } as never;
 
 const MESH = `apiVersion: networking.mesh.io/v1
 kind: ServiceEntry
@@ -62,24 +59,6 @@ spec:
   http: [{route: [{destination: {host: petstore.demo.svc.cluster.local}}]}]
 `;
 
-const policy = (path: string) => `apiVersion: security.mesh.io/v1
-kind: AuthorizationPolicy
-metadata: {name: deny, namespace: foo}
-spec:
-  action: DENY
-  rules: [{to: [{operation: {paths: ["${path}"]}}]}]
-`;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** One sample's value from the exposition (`name{labels}`), or undefined. */
 function sample(text: string, series: string): number | undefined {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
@@ -88,26 +67,15 @@ function sample(text: string, series: string): number | undefined {
 
 describe("disco-discovery --monitoringAddr", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "disco-metrics-"));
-  const checks = filterChecks(FilterModule.load());
+  const checks = testChecks();
   let discovery: DiscoveryServer;
   let base: string;
   const scrape = async () => (await fetch(`${base}/metrics`)).text();
 
   before(async () => {
     writeFileSync(join(dir, "mesh.yaml"), MESH);
-    writeFileSync(join(dir, "policy.yaml"), policy("/admin"));
-    discovery = await startDiscovery({
-      configDir: dir,
-      grpc: { host: "127.0.0.1", port: 0 },
-      monitoring: { host: "127.0.0.1", port: 0 },
-      rootNamespace: "mesh-system",
-      debounceAfterMs: 10,
-      debounceMaxMs: 1000,
-      keepaliveIntervalMs: 30_000,
-      keepaliveTimeoutMs: 10_000,
-      checks,
-      log: silent,
-    });
+    writeFileSync(join(dir, "policy.yaml"), denyPolicy("/admin"));
+    discovery = await startTestDiscovery(dir, { monitoring: { host: "127.0.0.1", port: 0 } });
     base = `http://${discovery.listeners.monitoring}`;
   });
   after(async () => {
@@ -147,7 +115,7 @@ describe("disco-discovery --monitoringAddr", { timeout: 600_000 }, () => {
       let text = await scrape();
       assert.equal(sample(text, "disco_xds"), 2);
       assert.ok(sample(text, 'disco_xds_pushes_total{type="config"}')! >= 2, text);
-      writeFileSync(join(dir, "policy.yaml"), policy("/refuse-me"));
+      writeFileSync(join(dir, "policy.yaml"), denyPolicy("/refuse-me"));
       text = await until("the NACK counted", async () => {
         const t = await scrape();
         return sample(t, 'disco_total_xds_rejects_total{type="config"}') === 1 ? t : undefined;

@@ -6,45 +6,20 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { filterChecks } from "../../host/config/catalog.ts";
-import { startDiscovery, type DiscoveryServer } from "../../host/discovery/server.ts";
+import type { DiscoveryServer } from "../../host/discovery/server.ts";
 import { XdsConfigSource } from "../../host/proxy/xds_config.ts";
 import { Logger } from "../../host/telemetry/logger.ts";
-import { FilterModule } from "../../host/wasm/filter_module.ts";
-
-const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} } as never;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { startTestDiscovery, testChecks, until } from "./support/in_process.ts";
 
 describe("disco-discovery: connection age and ControlZ", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "disco-options-"));
-  const checks = filterChecks(FilterModule.load());
+  const checks = testChecks();
   const logger = new Logger(["all", "default"], { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "none"]]), stacktraceLevels: new Map(), targets: ["stderr"] });
   let discovery: DiscoveryServer;
 
   before(async () => {
     writeFileSync(join(dir, "empty.yaml"), "");
-    discovery = await startDiscovery({
-      configDir: dir,
-      grpc: { host: "127.0.0.1", port: 0 },
-      rootNamespace: "mesh-system",
-      debounceAfterMs: 10,
-      debounceMaxMs: 1000,
-      keepaliveIntervalMs: 30_000,
-      keepaliveTimeoutMs: 10_000,
-      maxConnectionAgeMs: 500,
-      ctrlz: { address: "127.0.0.1", port: 0, logger },
-      checks,
-      log: silent,
-    });
+    discovery = await startTestDiscovery(dir, { maxConnectionAgeMs: 500, ctrlz: { address: "127.0.0.1", port: 0, logger } });
   });
   after(async () => {
     await discovery?.close();
