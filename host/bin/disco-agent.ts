@@ -67,6 +67,7 @@ const proxy = addLoggingFlags(
     .option("--tokenPath <file>", "service-account token presented to mesh_ca (mint one with mesh_ca token); default per JWT_POLICY: ./var/run/secrets/tokens/mesh-token")
     .option("--caRootCert <file>", "roots that sign mesh_ca's TLS certificate (MUTUAL_TLS)", "/etc/certs/root-cert.pem")
     .option("--hubIdentity <suffix>", "suffix the hub's SPIFFE identity must end with (MUTUAL_TLS); empty = any identity of the trust domain", "")
+    .option("--discoIdentity <suffix>", "suffix disco-discovery's SPIFFE identity must end with (MUTUAL_TLS with --discoveryAddress); empty = any identity of the trust domain", "")
     .option("--trust-domain <domain>", "trust domain of the workload identity (default: TRUST_DOMAIN, else the mesh config's, cluster.local)")
     .addOption(new Option("--trustDomain <domain>", "deprecated spelling of --trust-domain").hideHelp())
     .option("--serviceAccount <name>", "service account of the workload identity spiffe://<td>/ns/<POD_NAMESPACE>/sa/<sa>", "default")

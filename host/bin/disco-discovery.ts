@@ -1,22 +1,29 @@
 // disco-discovery: the control plane, serving the mesh over xDS (spec 2, "disco-discovery"; docs/discovery.md).
 //   disco-discovery discovery [flags]     serve ADS from --configDir
+//   disco-discovery request <method> <path> [<body>]   call a running daemon's debug or monitoring port
 //   disco-discovery version [-o json|yaml] [-s]
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
-import { durationFlag } from "../cli/flags.ts";
+import { durationFlag, intFlag } from "../cli/flags.ts";
 import { standardProgram, usageError } from "../cli/program.ts";
 import { DISCOVERY_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/disco_discovery.ts";
 import { addNotApplicableFlags } from "../cli/spec_surface/not_applicable.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { filterChecks } from "../config/catalog.ts";
 import { MODULE_PATH, moduleSource } from "../discovery/envoy_wasm.ts";
-import { parseListenAddress } from "../discovery/listen_address.ts";
+import { dialAddress, parseListenAddress } from "../discovery/listen_address.ts";
+import { adminRequest } from "../proxy/admin_client.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
 import * as d from "../discovery/options.ts";
+import { type SecureXdsSettings, secureXdsAvailable, secureXdsSettings } from "../discovery/secure_xds.ts";
 import { startDiscovery } from "../discovery/server.ts";
-import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
+import { type InjectionSettings, decodeInjectionSettings } from "../cli/meshctl/inject/settings.ts";
+import { type DiscoveryMeshConfig, readDiscoveryMeshConfig } from "../discovery/mesh_config.ts";
+import { ConfigError } from "../config/errors.ts";
+import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
@@ -57,10 +64,18 @@ const discovery = addLoggingFlags(
     .option("--configDir <dir>", "directory watched for config files: the mesh's resources, ServiceEntries and orchestrator documents (the registry here)", "")
     .option("--grpcAddr <address>", "plain-text xDS address; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_GRPC_ADDR)
     .option("--filterModule <path|url>", "where Envoy sidecars load the filter from: a path on the proxy, or an http(s) URL serving this build's filter.wasm (checked by its sha256)", MODULE_PATH)
+    .option("--secureGrpcAddr <address>", "xDS over mutual TLS with disco-discovery's mesh_ca certificate (DISCO_CERT_DIR, default /etc/certs); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_SECURE_GRPC_ADDR)
+    .option("--httpsAddr <address>", "HTTPS address of the admission webhooks (/validate, /inject; AdmissionReview v1), served with the DISCO_CERT_DIR certificate; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_HTTPS_ADDR)
     .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
+    .option("--monitoringAddr <address>", "self-monitoring HTTP address (/metrics, /ready, /version); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_MONITORING_ADDR)
     .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))
     .addOption(new Option("--keepaliveInterval <duration>", "ping when idle").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)))
-    .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS))),
+    .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS)))
+    .addOption(new Option("--keepaliveMaxServerConnectionAge <duration>", "close a connection gracefully after this long (proxies reconnect, e.g. to another replica); the default is never").argParser(durationFlag).default(undefined, d.DEFAULT_MAX_CONNECTION_AGE))
+    .option("--meshConfig <file>", "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain; also the injection webhook's mesh config; a missing file at the default path is the default mesh", d.DEFAULT_MESH_CONFIG)
+    .option("--trust-domain <domain>", "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate)")
+    .option("--ctrlz_port <port>", "ControlZ introspection port; 0 picks a free one", intFlag(0, 65535), DEFAULT_CTRLZ_PORT)
+    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
 addNotApplicableFlags(discovery, DISCOVERY_NOT_APPLICABLE_FLAGS, PROGRAM);
 discovery.action(async (opts: Record<string, unknown>) => {
@@ -74,13 +89,52 @@ discovery.action(async (opts: Record<string, unknown>) => {
   const log = logger.scope("default");
   const debounceAfterMs = durationVariable("DISCO_DEBOUNCE_AFTER", d.DEFAULT_DEBOUNCE_AFTER_MS);
   const debounceMaxMs = durationVariable("DISCO_DEBOUNCE_MAX", d.DEFAULT_DEBOUNCE_MAX_MS);
+  let mesh: DiscoveryMeshConfig;
+  let injection: InjectionSettings;
+  const injectionWarnings: string[] = [];
+  try {
+    mesh = readDiscoveryMeshConfig(opts.meshConfig as string, discovery.getOptionValueSource("meshConfig") === "cli");
+    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    usageError(PROGRAM, `--meshConfig: ${e.message}`);
+  }
+  const trustDomain = (opts.trustDomain as string | undefined) || mesh.trustDomain;
+  if (trustDomain !== undefined && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(trustDomain)) usageError(PROGRAM, `--trust-domain: expected a trust domain (a DNS name), got ${JSON.stringify(trustDomain)}`);
+  // --secureGrpcAddr and --httpsAddr serve disco-discovery's mesh_ca certificate (DISCO_CERT_DIR).
+  const certified = (flag: "secureGrpcAddr" | "httpsAddr") => {
+    const address = parseListenAddress(opts[flag] as string);
+    let settings: SecureXdsSettings;
+    try {
+      settings = secureXdsSettings(process.env, discovery.getOptionValueSource(flag) === "cli");
+    } catch (e) {
+      usageError(PROGRAM, (e as Error).message);
+    }
+    if (address && !secureXdsAvailable(settings)) {
+      log.warn(`--${flag} ${opts[flag] as string}: no certificate at ${settings.files.certFile} (DISCO_CERT_DIR): this listener is off`);
+      return undefined;
+    }
+    return address ? { address, tls: settings } : undefined;
+  };
+  const secureGrpc = certified("secureGrpcAddr");
+  const webhooks = certified("httpsAddr");
+  if (mesh.file) log.info(`mesh config ${mesh.file}: rootNamespace ${mesh.rootNamespace}${mesh.trustDomain ? `, trustDomain ${mesh.trustDomain}` : ""}`);
+  if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace and trustDomain; defaultConfig goes to the injection webhook)`);
+  for (const w of injectionWarnings) log.warn(`--meshConfig: ${w}`);
   let server;
   try {
     server = await startDiscovery({
       configDir: opts.configDir as string,
       grpc: parseListenAddress(opts.grpcAddr as string),
+      ...(secureGrpc ? { secureGrpc } : {}),
+      ...(webhooks ? { https: { address: webhooks.address, tls: webhooks.tls.files, injection } } : {}),
+      webhookLog: logger.scope("validationServer"),
       http: parseListenAddress(opts.httpAddr as string),
-      rootNamespace: DEFAULT_ROOT_NAMESPACE,
+      monitoring: parseListenAddress(opts.monitoringAddr as string),
+      rootNamespace: mesh.rootNamespace,
+      ...(trustDomain ? { trustDomain } : {}),
+      ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number } : {}),
+      ctrlz: { address: opts.ctrlz_address as string, port: opts.ctrlz_port as number, logger },
       debounceAfterMs,
       debounceMaxMs,
       keepaliveIntervalMs: opts.keepaliveInterval as number,
@@ -95,6 +149,27 @@ discovery.action(async (opts: Record<string, unknown>) => {
     process.exit(1);
   }
   serveUntilSignal(d.LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger, () => server.reload());
+});
+
+addLoggingFlags(
+  program
+    .command("request <method> <path> [body]")
+    .description("Makes an HTTP request to a running disco-discovery: /debug/* to its debug port, other paths (/metrics, /ready, /version) to its monitoring port")
+    .option("--httpAddr <address>", "the daemon's --httpAddr (debug pages)", addressFlag, d.DEFAULT_HTTP_ADDR)
+    .option("--monitoringAddr <address>", "the daemon's --monitoringAddr (/metrics, /ready, /version)", addressFlag, d.DEFAULT_MONITORING_ADDR),
+).action(async (method: string, path: string, body: string | undefined, opts: { httpAddr: string; monitoringAddr: string }) => {
+  const flag = path.replace(/^\/?/, "/").startsWith("/debug/") ? "--httpAddr" : "--monitoringAddr";
+  const address = parseListenAddress(flag === "--httpAddr" ? opts.httpAddr : opts.monitoringAddr);
+  if (!address) usageError("disco-discovery request", `${flag}: expected the address of the daemon's listener for ${path}, got an empty value`);
+  const target = dialAddress(address);
+  try {
+    const res = await adminRequest(target.port, method, path, body, target.host);
+    process.stdout.write(res.body);
+    process.exitCode = res.status < 400 ? EXIT_OK : EXIT_FAILURE;
+  } catch (e) {
+    process.stderr.write(`error: ${flag} ${target.host}:${target.port}: ${(e as Error).message}\n`);
+    process.exitCode = EXIT_FAILURE;
+  }
 });
 
 addLoggingFlags(addVersionCommand(program));

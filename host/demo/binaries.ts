@@ -9,3 +9,4 @@ export const AGENT_BIN = join(ROOT, "build", "out", "disco-agent.mjs");
 export const MESH_CA_BIN = join(ROOT, "build", "out", "mesh_ca.mjs");
 export const DEMO_DIR = join(ROOT, "host", "demo");
 export const DISCOVERY_BIN = join(ROOT, "build", "out", "disco-discovery.mjs");
+export const MESHCTL_BIN = join(ROOT, "build", "out", "meshctl.mjs");

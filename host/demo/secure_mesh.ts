@@ -118,7 +118,10 @@ export async function writeWorkloadCertFiles(ca: MeshCa, namespace: string, serv
 export interface WorkloadOptions {
   name: string;
   namespace: string;
+  /** The sidecar's configuration folder; ignored with `discoveryAddress`. */
   configDir: string;
+  /** disco-discovery's address: the configuration over ADS instead of `configDir` (mutual TLS when the CA serves TLS). */
+  discoveryAddress?: string;
   /**
    * The CA: the sidecar gets a token for its service account (--tokenPath),
    * the CA's root (--caRootCert) and `--controlPlaneAuthPolicy MUTUAL_TLS`
@@ -168,7 +171,7 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
     "--proxyAdminPort", "0",
     "--appPort", String(app.port),
     "--containerPort", String(o.containerPort ?? 80),
-    "--configDir", o.configDir,
+    ...(o.discoveryAddress ? ["--discoveryAddress", o.discoveryAddress] : ["--configDir", o.configDir]),
     "--caAddress", o.ca.address,
     "--tokenPath", tokenPath,
     "--caRootCert", o.ca.rootCertFile,

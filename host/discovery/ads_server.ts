@@ -1,4 +1,4 @@
-import type * as grpc from "@grpc/grpc-js";
+import * as grpc from "@grpc/grpc-js";
 import { envoyType } from "../wire/envoy_protos.ts";
 import { type ResourceSet, contentVersion, selectResources } from "./resource_set.ts";
 import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
@@ -28,10 +28,26 @@ export interface ProxyNode {
 export interface AdsObserver {
   connected?(node: ProxyNode): void;
   disconnected?(node: ProxyNode): void;
-  /** A response was written; `sinceChangeMs` is the time since the change that caused it (pushes only). */
-  sent?(node: ProxyNode, type: string, version: string, resources: number, push: boolean): void;
+  /** A response was written (`push`: caused by a change, not by a request); `buildMs`: selecting, encoding and writing it. */
+  sent?(node: ProxyNode, type: string, version: string, resources: number, push: boolean, buildMs: number): void;
+  /** Writing a response failed (the stream is closed). */
+  sendFailed?(node: ProxyNode, type: string, error: Error): void;
   acked?(node: ProxyNode, type: string, version: string): void;
   nacked?(node: ProxyNode, type: string, version: string, message: string): void;
+  /** A proxy has acknowledged or refused every response of a push: `sinceChangeMs` after the change that caused it. */
+  converged?(node: ProxyNode, sinceChangeMs: number): void;
+  /** A stream refused before any response (its caller's certificate), with the reason. */
+  refused?(peer: string, problem: string): void;
+  /** A request answering a response that was already superseded (an expired nonce): ignored. */
+  expiredNonce?(node: ProxyNode, type: string): void;
+  /** A request that could not be handled: the stream is closed with the error. */
+  internalError?(error: Error): void;
+}
+
+/** Who may open a stream on one gRPC server (the secure port checks the caller's certificate). */
+export interface StreamAccess {
+  /** Why a caller with this certificate SAN is refused (PERMISSION_DENIED), or undefined to let it in. */
+  peerProblem(peerSubjectAltName: string | undefined): string | undefined;
 }
 
 interface Subscription {
@@ -40,6 +56,8 @@ interface Subscription {
   sentNonce?: string;
   ackedVersion?: string;
   nacked?: { version: string; message: string };
+  /** The proxy ACKed or NACKed the last response. */
+  answered?: boolean;
 }
 
 /** One connected proxy (for the debug pages). */
@@ -54,6 +72,8 @@ class Connection {
   readonly subscriptions = new Map<string, Subscription>();
   readonly connectedAt = new Date();
   node: ProxyNode | undefined;
+  /** When the change this proxy has not yet fully answered was made (performance.now()), for convergence. */
+  changedAt: number | undefined;
   private nonce = 0;
 
   constructor(
@@ -83,8 +103,8 @@ export class AggregatedDiscoveryService {
     private readonly observer: AdsObserver = {},
   ) {}
 
-  /** Registers the service on a gRPC server. */
-  addTo(server: grpc.Server): void {
+  /** Registers the service on a gRPC server; `access` checks each caller first. */
+  addTo(server: grpc.Server, access?: StreamAccess): void {
     const definition = {
       StreamAggregatedResources: {
         path: ADS_PATH,
@@ -97,7 +117,12 @@ export class AggregatedDiscoveryService {
       },
     };
     server.addService(definition as unknown as grpc.ServiceDefinition, {
-      StreamAggregatedResources: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => this.serve(call),
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+        const problem = access?.peerProblem(call.getAuthContext()?.sslPeerCertificate?.subjectaltname);
+        if (problem === undefined) return this.serve(call);
+        this.observer.refused?.(call.getPeer(), problem);
+        call.emit("error", { code: grpc.status.PERMISSION_DENIED, details: problem });
+      },
     });
   }
 
@@ -106,13 +131,19 @@ export class AggregatedDiscoveryService {
     return [...this.connections].filter((c) => c.node).map((c) => ({ id: c.id, node: c.node!, connectedAt: c.connectedAt, subscriptions: c.subscriptions }));
   }
 
-  /** New resources for every proxy: each subscription whose content changed is sent again. */
-  push(resourcesFor?: (node: ProxyNode) => ResourceSet): void {
+  /**
+   * New resources for every proxy: each subscription whose content changed
+   * is sent again. `changedAt` (performance.now() of the change) times each
+   * proxy's convergence: until it has answered every response of the push.
+   */
+  push(resourcesFor?: (node: ProxyNode) => ResourceSet, changedAt = performance.now()): void {
     if (resourcesFor) this.resourcesFor = resourcesFor;
     for (const c of this.connections) {
       if (!c.node) continue;
       const set = this.resourcesFor(c.node);
-      for (const [type, sub] of c.subscriptions) this.respond(c, type, sub, set, true);
+      let sent = false;
+      for (const [type, sub] of c.subscriptions) sent = this.respond(c, type, sub, set, true) || sent;
+      if (sent && c.changedAt === undefined) c.changedAt = changedAt;
     }
   }
 
@@ -127,6 +158,7 @@ export class AggregatedDiscoveryService {
       try {
         this.onRequest(connection, bytes);
       } catch (e) {
+        this.observer.internalError?.(e as Error);
         call.destroy(e as Error);
         close();
       }
@@ -157,8 +189,12 @@ export class AggregatedDiscoveryService {
     const node = c.node;
     const names: ReadonlySet<string> | "*" = req.resource_names.length === 0 && WILDCARD_TYPES.has(req.type_url) ? "*" : new Set(req.resource_names);
     let sub = c.subscriptions.get(req.type_url);
-    if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) return; // answers an older response: superseded
+    if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) {
+      this.observer.expiredNonce?.(node, req.type_url); // answers an older response: superseded
+      return;
+    }
     if (sub && req.response_nonce) {
+      sub.answered = true;
       if (req.error_detail) {
         sub.nacked = { version: sub.sentVersion ?? "", message: req.error_detail.message ?? "" };
         this.observer.nacked?.(node, req.type_url, sub.nacked.version, sub.nacked.message);
@@ -167,6 +203,7 @@ export class AggregatedDiscoveryService {
         sub.nacked = undefined;
         this.observer.acked?.(node, req.type_url, req.version_info);
       }
+      this.checkConverged(c);
       if (sameNames(sub.names, names)) return;
     }
     if (!sub) {
@@ -178,13 +215,30 @@ export class AggregatedDiscoveryService {
     this.respond(c, req.type_url, sub, this.resourcesFor(node), false);
   }
 
-  private respond(c: Connection, type: string, sub: Subscription, set: ResourceSet, push: boolean): void {
+  /** Whether a response was sent (the subscription's content changed). */
+  private respond(c: Connection, type: string, sub: Subscription, set: ResourceSet, push: boolean): boolean {
+    const started = performance.now();
     const resources = selectResources(set, type, sub.names);
     const version = contentVersion(resources);
-    if (version === sub.sentVersion) return;
-    sub.sentNonce = c.send(type, version, resources);
+    if (version === sub.sentVersion) return false;
+    try {
+      sub.sentNonce = c.send(type, version, resources);
+    } catch (e) {
+      this.observer.sendFailed?.(c.node!, type, e as Error);
+      return false;
+    }
     sub.sentVersion = version;
-    this.observer.sent?.(c.node!, type, version, resources.length, push);
+    sub.answered = false;
+    this.observer.sent?.(c.node!, type, version, resources.length, push, performance.now() - started);
+    return true;
+  }
+
+  /** After an ACK or NACK: a proxy that has answered every response of a push has converged. */
+  private checkConverged(c: Connection): void {
+    if (c.changedAt === undefined) return;
+    for (const sub of c.subscriptions.values()) if (sub.sentVersion !== undefined && !sub.answered) return;
+    this.observer.converged?.(c.node!, performance.now() - c.changedAt);
+    c.changedAt = undefined;
   }
 }
 

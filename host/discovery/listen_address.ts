@@ -24,3 +24,9 @@ export function grpcBindAddress(a: ListenAddress): string {
   const host = a.host ?? "0.0.0.0";
   return host.includes(":") ? `[${host}]:${a.port}` : `${host}:${a.port}`;
 }
+
+/** Where a client on this machine reaches a listener: every address (`:8080`, `0.0.0.0`, `[::]`) is reached on loopback. */
+export function dialAddress(a: ListenAddress): { host: string; port: number } {
+  const host = a.host === undefined || a.host === "0.0.0.0" ? "127.0.0.1" : a.host === "::" ? "::1" : a.host;
+  return { host, port: a.port };
+}

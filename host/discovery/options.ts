@@ -8,8 +8,12 @@ export const DEFAULT_DOMAIN = "cluster.local";
 export const DEFAULT_MESH_CONFIG = "/etc/mesh/config/mesh";
 export const DEFAULT_KEEPALIVE_INTERVAL_MS = 30_000;
 export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;
+/** Upstream's default connection age: Go's largest duration, i.e. never. */
+export const DEFAULT_MAX_CONNECTION_AGE = "2562047h47m16.854775807s";
+/** Ages from this one on mean never (a timer cannot run longer: Node caps timers at 2^31-1 ms, about 24.8 days). */
+export const NEVER_MS = 2 ** 31 - 1;
 export const DEFAULT_DEBOUNCE_AFTER_MS = 100;
 export const DEFAULT_DEBOUNCE_MAX_MS = 10_000;
 export const DEFAULT_PUSH_THROTTLE = 100;
-export const DISCOVERY_LOG_SCOPES = ["all", "default", "ads", "model", "validation"] as const;
+export const DISCOVERY_LOG_SCOPES = ["all", "default", "ads", "model", "validation", "validationServer"] as const;
 export const LISTENING_LINE_PREFIX = "disco-discovery listening: ";

@@ -1,40 +1,87 @@
 import { createServer, type Server as HttpServer } from "node:http";
 import * as grpc from "@grpc/grpc-js";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
+import type { InjectionSettings } from "../cli/meshctl/inject/settings.ts";
+import type { TlsFiles } from "../security/mtls/cert_files.ts";
 import { ConfigDirWatcher, type LoadedConfig } from "../proxy/config_dir.ts";
-import type { ScopedLogger } from "../telemetry/logger.ts";
+import { buildInfo } from "../cli/version.ts";
+import { type CtrlzServer, startCtrlz } from "../telemetry/ctrlz.ts";
+import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
+import { type MonitoringServer, startMonitoring } from "../telemetry/monitoring_server.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
-import { type AdsObserver, AggregatedDiscoveryService } from "./ads_server.ts";
+import { type AdsObserver, AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
 import { Debouncer } from "./debounce.ts";
 import type { ModuleSource } from "./envoy_wasm.ts";
+import { DiscoveryMetrics } from "./metrics.ts";
+import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
+import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
 import { SHORT_TYPE } from "./type_urls.ts";
 
 export interface DiscoveryOptions {
   configDir: string;
   grpc?: ListenAddress;
+  /** `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca certificate. */
+  secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings };
   http?: ListenAddress;
+  /** `--monitoringAddr`: `/metrics` (the disco_* counters), `/ready`, `/version`. */
+  monitoring?: ListenAddress;
+  /** `--httpsAddr`: the validation and injection webhooks, served with disco-discovery's certificate. */
+  https?: { address: ListenAddress; tls: TlsFiles; injection: InjectionSettings };
+  /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
+  trustDomain?: string;
   rootNamespace: string;
   debounceAfterMs: number;
   debounceMaxMs: number;
   keepaliveIntervalMs: number;
   keepaliveTimeoutMs: number;
+  /** `--keepaliveMaxServerConnectionAge`: connections are closed gracefully after this long; undefined: never. */
+  maxConnectionAgeMs?: number;
+  /** `--ctrlz_address`, `--ctrlz_port`: the ControlZ introspection page (log levels, connections, configuration). */
+  ctrlz?: { address: string; port: number; logger: Logger };
   checks: PatternChecks;
   /** Where Envoy sidecars load the filter module from (default: the local file /etc/mesh/filter.wasm). */
   filterModule?: ModuleSource;
   log: ScopedLogger;
-  observer?: AdsObserver & { pushed?(reason: string, changes: number): void; rejected?(problem: string): void; snapshot?(s: MeshSnapshot): void };
+  /** The webhooks' log scope (`validationServer`); default `log`. */
+  webhookLog?: ScopedLogger;
+  /** Told of every stream event and configuration change, besides the daemon's own counters. */
+  observer?: DiscoveryObserver;
+}
+
+/** What happens in the control plane: stream events, and the configuration's changes and refusals. */
+export interface DiscoveryObserver extends AdsObserver {
+  /** A push was triggered (`reason`: `config`) for `changes` configuration versions. */
+  pushed?(reason: string, changes: number): void;
+  /** A configuration change was refused (the last good one stays). */
+  rejected?(problem: string): void;
+  /** A new configuration version. */
+  snapshot?(s: MeshSnapshot): void;
+}
+
+/** Upstream's `--keepaliveMaxServerConnectionAgeGrace` default. */
+const MAX_CONNECTION_AGE_GRACE_MS = 10_000;
+
+/** Bound `host:port` of each listener that is on (the listening line). */
+export interface DiscoveryListeners {
+  grpc?: string;
+  secureGrpc?: string;
+  http?: string;
+  monitoring?: string;
+  https?: string;
+  ctrlz?: string;
 }
 
 export interface DiscoveryServer {
   /** Bound addresses, `host:port`, of the listeners that are on. */
-  readonly listeners: { grpc?: string; http?: string };
+  readonly listeners: DiscoveryListeners;
   snapshot(): MeshSnapshot;
   ads: AggregatedDiscoveryService;
+  metrics: DiscoveryMetrics;
   /** Rereads the configuration folder now (SIGHUP); false when it did not decode. */
   reload(): boolean;
   close(): Promise<void>;
@@ -49,63 +96,129 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   envoyProtos(); // load once, before the first stream
   let version = 0;
   let current: MeshSnapshot | undefined;
-  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node), o.observer);
-  const push = new Debouncer<string>(o.debounceAfterMs, o.debounceMaxMs, (changes) => {
-    o.observer?.pushed?.("config", changes.length);
-    ads.push();
+  let ready = false;
+  const metrics = new DiscoveryMetrics();
+  const observer = bothObservers(metrics.observer, o.observer ?? {});
+  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node), observer);
+  // Each change is timed from when it was applied, for disco_proxy_convergence_time.
+  const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => {
+    observer.pushed?.("config", changedAt.length);
+    ads.push(undefined, changedAt[0]);
   });
   const apply = (loaded: LoadedConfig): boolean => {
     current = meshSnapshot(++version, loaded, o.rootNamespace, o.filterModule);
-    o.observer?.snapshot?.(current);
+    observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
-    if (version > 1) push.add(`version ${version}`);
+    if (version > 1) push.add(performance.now());
     return true;
   };
   const watcher = new ConfigDirWatcher(o.configDir, o.checks, apply, (problem) => {
-    o.observer?.rejected?.(problem);
+    observer.rejected?.(problem);
     o.log.error(problem);
   });
-  if (!watcher.start()) throw new Error(`no usable configuration in ${o.configDir}`);
+  if (!watcher.start()) {
+    watcher.stop();
+    throw new Error(`no usable configuration in ${o.configDir}`);
+  }
 
-  const listeners: { grpc?: string; http?: string } = {};
-  let grpcServer: grpc.Server | undefined;
-  let health: ServingHealth | undefined;
-  if (o.grpc) {
-    grpcServer = new grpc.Server({
-      "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
-      "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
-    });
-    ads.addTo(grpcServer);
-    health = addGrpcIntrospection(grpcServer, {
-      services: ["envoy.service.discovery.v3.AggregatedDiscoveryService"],
-      protoFiles: ["envoy/service/discovery/v3/ads.proto"],
-      includeDirs: ENVOY_PROTO_INCLUDE_DIRS,
-    });
-    const bind = grpcBindAddress(o.grpc);
-    const port = await new Promise<number>((resolve, reject) =>
-      grpcServer!.bindAsync(bind, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
-    );
-    listeners.grpc = bind.replace(/:\d+$/, `:${port}`);
-    health.setServing(true);
-    o.log.info(`xDS (plain text) on ${listeners.grpc}`);
+  const listeners: DiscoveryListeners = {};
+  const grpcServers: Array<{ server: grpc.Server; health: ServingHealth }> = [];
+  const xdsServerOptions: grpc.ServerOptions = {
+    "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
+    "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
+    // Streams of an aged connection get upstream's grace (10 s) to finish, then the proxy reconnects.
+    ...(o.maxConnectionAgeMs !== undefined ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs, "grpc.max_connection_age_grace_ms": MAX_CONNECTION_AGE_GRACE_MS } : {}),
+  };
+  try {
+    if (o.grpc) {
+      const served = await serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions);
+      grpcServers.push(served);
+      listeners.grpc = served.address;
+      o.log.info(`xDS (plain text) on ${listeners.grpc}`);
+    }
+    if (o.secureGrpc) {
+      const secure = await secureXds(o.secureGrpc.tls, o.trustDomain);
+      const served = await serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access);
+      grpcServers.push(served);
+      listeners.secureGrpc = served.address;
+      o.log.info(`xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`);
+    }
+  } catch (e) {
+    watcher.stop();
+    await Promise.all(grpcServers.map((g) => shutdownGrpcServer(g.server, 0)));
+    throw e;
   }
   let http: HttpServer | undefined;
   if (o.http) {
     http = createServer((req, res) => debugPage(req.url ?? "/", current!, ads, res));
     listeners.http = (await listen(http, o.http.port, o.http.host)).address;
   }
+  let webhooks: WebhookServer | undefined;
+  if (o.https) {
+    webhooks = await startWebhooks({ ...o.https, checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
+    listeners.https = webhooks.address;
+    o.log.info(`admission webhooks (/validate, /inject) on https://${webhooks.address}`);
+  }
+  let monitoring: MonitoringServer | undefined;
+  if (o.monitoring) {
+    monitoring = await startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] });
+    listeners.monitoring = monitoring.address;
+  }
+  let ctrlz: CtrlzServer | undefined;
+  if (o.ctrlz) {
+    ctrlz = await startCtrlz({
+      ...o.ctrlz,
+      component: "disco-discovery",
+      info: buildInfo,
+      sections: {
+        configuration: () => ({ version: current!.version, services: current!.services.length, resources: current!.catalog.resources.length }),
+        connections: () => ads.state().map((c) => ({ id: c.id, node: c.node.id, connectedAt: c.connectedAt.toISOString(), types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t) })),
+      },
+    });
+    listeners.ctrlz = ctrlz.address;
+  }
+  ready = true;
   return {
     listeners,
     ads,
+    metrics,
     snapshot: () => current!,
     reload: () => watcher.reloadNow(),
     close: async () => {
-      health?.setServing(false);
+      ready = false;
+      for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([grpcServer ? shutdownGrpcServer(grpcServer, 2000) : undefined, http ? closeServer(http) : undefined]);
+      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close(), ctrlz?.close()]);
     },
   };
+}
+
+/** Both observers told of every event (the daemon's counters, and a caller's). */
+function bothObservers(a: DiscoveryObserver, b: DiscoveryObserver): DiscoveryObserver {
+  const out: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof DiscoveryObserver>) {
+    out[key] = (...args: unknown[]) => {
+      (a[key] as ((...x: unknown[]) => void) | undefined)?.(...args);
+      (b[key] as ((...x: unknown[]) => void) | undefined)?.(...args);
+    };
+  }
+  return out as DiscoveryObserver;
+}
+
+/** One xDS gRPC listener: ADS, health and reflection; SERVING once bound. */
+async function serveXds(ads: AggregatedDiscoveryService, address: ListenAddress, credentials: grpc.ServerCredentials, options: grpc.ServerOptions, access?: StreamAccess): Promise<{ server: grpc.Server; health: ServingHealth; address: string }> {
+  const server = new grpc.Server(options);
+  ads.addTo(server, access);
+  const health = addGrpcIntrospection(server, {
+    services: ["envoy.service.discovery.v3.AggregatedDiscoveryService"],
+    protoFiles: ["envoy/service/discovery/v3/ads.proto"],
+    includeDirs: ENVOY_PROTO_INCLUDE_DIRS,
+  });
+  const bind = grpcBindAddress(address);
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync(bind, credentials, (e, p) => (e ? reject(e) : resolve(p))));
+  health.setServing(true);
+  return { server, health, address: bind.replace(/:\d+$/, `:${port}`) };
 }
 
 type Res = import("node:http").ServerResponse;

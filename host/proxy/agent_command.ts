@@ -86,21 +86,27 @@ export function hubIdentityMatches(uri: string, suffix: string): boolean {
 }
 
 /**
- * Credentials of the hub channels under MUTUAL_TLS: the current workload
- * certificate, the mesh roots as the only trust anchors, and the hub's URI
- * SAN checked instead of its host name: it must end with `--hubIdentity`
- * when given, else be any identity of the trust domain.
+ * Credentials of a control-plane channel under MUTUAL_TLS (the hub, disco-discovery):
+ * the current workload certificate, the mesh roots as the only trust
+ * anchors, and the peer's URI SAN checked instead of its host name: it must
+ * end with `identitySuffix` (`--hubIdentity`, `--discoIdentity`) when given,
+ * else be any identity of the trust domain. `peer` names it in errors.
  */
-export function hubChannelCredentials(tls: WorkloadTls, hubIdentity: string): grpc.ChannelCredentials {
+export function controlPlaneChannelCredentials(tls: WorkloadTls, identitySuffix: string, peer: "hub" | "discovery"): grpc.ChannelCredentials {
   const c = tls.current;
   const td = tls.options.trustDomain;
   return grpc.credentials.createSsl(Buffer.from(c.rootPem), Buffer.from(c.keyPem), Buffer.from(c.certChainPem), {
-    checkServerIdentity: (_host, peer) => {
-      const uris = uriSans(peer.subjectaltname);
-      const ok = uris.some((u) => u.startsWith(`spiffe://${td}/`) && (!hubIdentity || hubIdentityMatches(u, hubIdentity)));
-      return ok ? undefined : new Error(`hub identity: the hub presented ${uris.join(" ") || "no URI SAN"}, expected ${hubIdentity ? `an identity of ${td} ending with ${hubIdentity}` : `an identity of trust domain ${td}`}`);
+    checkServerIdentity: (_host, cert) => {
+      const uris = uriSans(cert.subjectaltname);
+      const ok = uris.some((u) => u.startsWith(`spiffe://${td}/`) && (!identitySuffix || hubIdentityMatches(u, identitySuffix)));
+      return ok ? undefined : new Error(`${peer} identity: the ${peer} presented ${uris.join(" ") || "no URI SAN"}, expected ${identitySuffix ? `an identity of ${td} ending with ${identitySuffix}` : `an identity of trust domain ${td}`}`);
     },
   });
+}
+
+/** The hub channels' credentials under MUTUAL_TLS (`--hubIdentity`). */
+export function hubChannelCredentials(tls: WorkloadTls, hubIdentity: string): grpc.ChannelCredentials {
+  return controlPlaneChannelCredentials(tls, hubIdentity, "hub");
 }
 
 /** `k=v,k=v` → labels; throws naming the bad entry. */
@@ -332,7 +338,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   if (auth.policy === "NONE") {
     log.warn(`control plane traffic is plain text (--controlPlaneAuthPolicy NONE)${workloadTls ? ": mesh_ca gets the token on every request" : ""}; hub calls are not authenticated. For local development only; use MUTUAL_TLS otherwise`);
   } else {
-    log.info(`control plane traffic is mutual TLS with ${workloadTls!.options.identity}${opts.hubIdentity ? `; the hub must prove an identity ending with ${String(opts.hubIdentity)}` : ""}`);
+    log.info(`control plane traffic is mutual TLS with ${workloadTls!.options.identity}${opts.hubIdentity ? `; the hub must prove an identity ending with ${String(opts.hubIdentity)}` : ""}${discoveryAddress && opts.discoIdentity ? `; disco-discovery must prove an identity ending with ${String(opts.discoIdentity)}` : ""}`);
   }
   const mtls = auth.policy === "MUTUAL_TLS" ? workloadTls : undefined;
   transport = new HubTransport({
@@ -367,7 +373,14 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     configDir: configDir ?? "",
     // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<namespace>.svc.<domain suffix>.
     ...(discoveryAddress
-      ? { discovery: { address: discoveryAddress, node: { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${env.POD_NAMESPACE ?? "default"}.svc.cluster.local`, cluster: opts.serviceCluster as string } } }
+      ? {
+          discovery: {
+            address: discoveryAddress,
+            node: { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${env.POD_NAMESPACE ?? "default"}.svc.cluster.local`, cluster: opts.serviceCluster as string },
+            // MUTUAL_TLS: disco-discovery's --secureGrpcAddr, its identity checked (--discoIdentity).
+            ...(mtls ? { credentials: () => controlPlaneChannelCredentials(mtls, (opts.discoIdentity as string | undefined) ?? "", "discovery") } : {}),
+          },
+        }
       : {}),
     bindAddress: opts.bindAddress as string,
     inboundPort: opts.inboundPort as number,

@@ -1,3 +1,4 @@
+import type * as grpc from "@grpc/grpc-js";
 import { createServer, type Server } from "node:http";
 import { formatConfigProblem } from "../config/problems.ts";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
@@ -42,7 +43,7 @@ export interface SidecarOptions {
   /** Where the configuration comes from: this directory (watched), unless `discovery` is given. */
   configDir: string;
   /** The control plane (`--discoveryAddress`): configuration over ADS instead of `configDir`. */
-  discovery?: { address: string; node: XdsNode };
+  discovery?: { address: string; node: XdsNode; credentials?: () => grpc.ChannelCredentials };
   bindAddress: string;
   inboundPort: number;
   outboundPort: number;
@@ -262,7 +263,7 @@ export class Sidecar {
       this.log.error(problem);
     };
     this.watcher = options.discovery
-      ? new XdsConfigSource(options.discovery.address, options.discovery.node, options.checks, (c) => this.apply(c), reject, this.log)
+      ? new XdsConfigSource(options.discovery.address, options.discovery.node, options.checks, (c) => this.apply(c), reject, this.log, options.discovery.credentials)
       : new ConfigDirWatcher(options.configDir, options.checks, (c) => this.apply(c), reject);
   }
 

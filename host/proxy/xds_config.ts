@@ -41,13 +41,13 @@ export class XdsConfigSource {
     private readonly apply: (config: LoadedConfig) => boolean,
     private readonly reject: (problem: string) => void,
     private readonly log: { info(m: string): void; warn(m: string): void },
-    private readonly credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+    /** Asked again on each (re)connection: under mutual TLS, the current workload certificate. */
+    private readonly credentials: () => grpc.ChannelCredentials = () => grpc.credentials.createInsecure(),
   ) {}
 
   /** Connects; resolves once the first configuration was received and applied. */
   start(): Promise<boolean> {
     const first = new Promise<boolean>((resolve) => (this.firstApplied = resolve));
-    this.client = new grpc.Client(this.address, this.credentials);
     this.open();
     return first;
   }
@@ -62,19 +62,34 @@ export class XdsConfigSource {
 
   private open(): void {
     if (this.stopped) return;
-    const stream = this.client!.makeBidiStreamRequest(ADS_PATH, identity, identity);
+    // A new channel per stream: a renewed certificate is presented on the next connection.
+    this.client?.close();
+    let credentials: grpc.ChannelCredentials;
+    try {
+      credentials = this.credentials();
+    } catch (e) {
+      this.log.warn(`control plane credentials: ${(e as Error).message}; retrying in ${this.retryMs} ms`);
+      this.retryLater();
+      return;
+    }
+    this.client = new grpc.Client(this.address, credentials);
+    const stream = this.client.makeBidiStreamRequest(ADS_PATH, identity, identity);
     this.stream = stream;
     stream.on("data", (bytes: Buffer) => this.onResponse(bytes));
     const reopen = (why: string) => {
       if (this.stopped || this.stream !== stream) return;
       this.stream = undefined;
       this.log.warn(`control plane stream closed (${why}); reconnecting in ${this.retryMs} ms`);
-      this.retryTimer = setTimeout(() => this.open(), this.retryMs);
-      this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+      this.retryLater();
     };
     stream.on("error", (e: Error) => reopen(e.message));
     stream.on("end", () => reopen("ended by the server"));
     this.send({ type_url: CONFIG_DOCUMENT, version_info: this.ackedVersion });
+  }
+
+  private retryLater(): void {
+    this.retryTimer = setTimeout(() => this.open(), this.retryMs);
+    this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
   }
 
   private send(fields: Record<string, unknown>): void {

@@ -10,6 +10,8 @@ export interface MonitoringOptions {
   registry: Registry;
   info: () => BuildInfo;
   healthy: () => boolean;
+  /** Paths answering `healthy` (200 `ok` / 503 `not ready`); default `/healthz` (disco-discovery: `/ready`). */
+  healthPaths?: readonly string[];
 }
 
 export interface MonitoringServer {
@@ -23,6 +25,7 @@ export interface MonitoringServer {
  * (BuildInfo as JSON) and `/healthz` (200 `ok`, or 503 `not ready`).
  */
 export async function startMonitoring(options: MonitoringOptions): Promise<MonitoringServer> {
+  const healthPaths = options.healthPaths ?? ["/healthz"];
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -36,11 +39,11 @@ export async function startMonitoring(options: MonitoringOptions): Promise<Monit
       );
     } else if (path === "/version") {
       res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(options.info())}\n`);
-    } else if (path === "/healthz") {
+    } else if (healthPaths.includes(path)) {
       const ok = options.healthy();
       res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
     } else {
-      res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /metrics, /version or /healthz\n");
+      res.writeHead(404, { "content-type": "text/plain" }).end(`not found: try /metrics, /version or ${healthPaths.join(", ")}\n`);
     }
   });
   const bound = await listen(server, options.port, options.host);

@@ -156,7 +156,7 @@ async function measure(proc: ChildProcess, address: string, dir: string, sidecar
 export async function runDiscoveryBench(counts = [1, 100, 1000]): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "bench-discovery-"));
   folder(dir, "initial");
-  const proc = spawn(process.execPath, [BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", ""], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" } });
+  const proc = spawn(process.execPath, [BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", "--secureGrpcAddr", "", "--monitoringAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" } });
   let out = "";
   proc.stdout!.on("data", (c: Buffer) => (out += c));
   proc.stderr!.on("data", (c: Buffer) => (out += c));

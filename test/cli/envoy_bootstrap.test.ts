@@ -61,7 +61,7 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     before(async () => {
       const dir = tempDir("envoy-bootstrap-");
       for (const f of ["bookinfo.yaml", "bookinfo-networking.yaml"]) copyFileSync(join(import.meta.dirname, "fixtures", "upstream", f), join(dir, f));
-      disco = await startDaemon(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", ""], "disco-discovery listening: ");
+      disco = await startDaemon(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", "--secureGrpcAddr", "", "--monitoringAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "disco-discovery listening: ");
       channel = new grpc.Client(disco.listening.grpc, grpc.credentials.createInsecure());
     });
     after(async () => {

@@ -55,7 +55,7 @@ interface DiscoveryListening {
 }
 
 function startDiscovery(dir: string, extra: string[] = []): Promise<Daemon<DiscoveryListening>> {
-  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...extra], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
+  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", "--secureGrpcAddr", "", "--monitoringAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...extra], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
 }
 
 function folder(): string {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -7,6 +8,7 @@ import { AGENT_BIN, DISCOVERY_BIN } from "../../host/demo/binaries.ts";
 import { startEchoApp } from "../../host/demo/echo_app.ts";
 import { startHub, type HubProcess } from "../hubs/support/hub_process.ts";
 import { type Daemon, spawnOwned, startDaemon, tempDir, waitFor } from "../support/processes.ts";
+import { needPromtool, promtoolCheck } from "../telemetry/promtool.ts";
 import { DEMO_SERVICE, HUB_RULES, get, sidecarConfig } from "./sidecar_support.ts";
 
 // disco-discovery end to end, real processes on loopback: sidecars configured
@@ -19,12 +21,13 @@ import { DEMO_SERVICE, HUB_RULES, get, sidecarConfig } from "./sidecar_support.t
 interface DiscoveryListening {
   grpc: string;
   http: string;
+  monitoring: string;
 }
 
 const CHECKS_OFF = `  serviceConfigs:\n    ${DEMO_SERVICE}: {disableCheckCalls: true}\n`;
 
 async function startDiscovery(dir: string): Promise<Daemon<DiscoveryListening>> {
-  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
+  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--secureGrpcAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
 }
 
 describe("disco-discovery: sidecars configured over ADS", () => {
@@ -77,6 +80,35 @@ describe("disco-discovery: sidecars configured over ADS", () => {
     writeFileSync(join(discoDir, "broken.yaml"), "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: deny, namespace: demo}\nspec: {action: MAYBE}\n");
     await waitFor("the refusal logged", () => (disco.output().includes("spec.action") ? true : undefined));
     for (const s of sidecars) assert.equal((await admin(s)).status, 200, "still the last good configuration");
+  });
+
+  it("the monitoring port counts the sidecars, the push and the refusal; promtool finds nothing to lint", async (t) => {
+    const base = `http://${disco.listening.monitoring}`;
+    assert.equal((await get(`${base}/ready`)).status, 200);
+    const text = (await get(`${base}/metrics`)).body;
+    assert.match(text, /^disco_xds 2$/m, "two sidecars connected");
+    assert.match(text, /^disco_push_triggers_total\{type="config"\} [1-9]/m);
+    assert.match(text, /^disco_total_rejected_configs_total [1-9]/m);
+    assert.match(text, /^disco_proxy_convergence_time_count [2-9]/m, "both sidecars acknowledged the change");
+    assert.match(text, /^mesh_build\{component="disco-discovery"/m);
+    if (!needPromtool(t)) return;
+    assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
+  });
+
+  it("disco-discovery request reaches the debug and monitoring ports of the running daemon; version", () => {
+    const run = (args: string[]) => spawnSync(process.execPath, [DISCOVERY_BIN, ...args], { encoding: "utf8", timeout: 120_000 });
+    const syncz = run(["request", "GET", "/debug/syncz", "--httpAddr", disco.listening.http]);
+    assert.equal(syncz.status, 0, syncz.stderr);
+    const rows = JSON.parse(syncz.stdout) as Array<{ proxy: string; type: string }>;
+    assert.equal(rows.filter((r) => r.type === "config").length, 2, "both sidecars");
+    const metrics = run(["request", "GET", "/metrics", "--monitoringAddr", disco.listening.monitoring]);
+    assert.equal(metrics.status, 0, metrics.stderr);
+    assert.match(metrics.stdout, /^disco_xds 2$/m);
+    const missing = run(["request", "GET", "/debug/nothing-here", "--httpAddr", disco.listening.http]);
+    assert.equal(missing.status, 1, "a 404 exits 1");
+    const version = run(["version", "-o", "json"]);
+    assert.equal(version.status, 0, version.stderr);
+    assert.match((JSON.parse(version.stdout) as { version: string }).version, /^\d+\.\d+\.\d+/);
   });
 });
 

@@ -3,57 +3,25 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { filterChecks } from "../../host/config/catalog.ts";
-import { startDiscovery, type DiscoveryServer } from "../../host/discovery/server.ts";
+import type { DiscoveryServer } from "../../host/discovery/server.ts";
 import type { LoadedConfig } from "../../host/proxy/config_dir.ts";
 import { XdsConfigSource } from "../../host/proxy/xds_config.ts";
-import { FilterModule } from "../../host/wasm/filter_module.ts";
+import { denyPolicy, silent, startTestDiscovery, testChecks, until } from "../discovery/support/in_process.ts";
 
 // The sidecar's configuration over ADS: the control plane's folder, decoded
 // by the sidecar as it decodes its own --configDir; changes arrive without a
 // restart; a version the sidecar cannot apply is NACKed and the last good
 // configuration stays.
 
-const policy = (path: string) => `apiVersion: security.mesh.io/v1
-kind: AuthorizationPolicy
-metadata: {name: deny, namespace: foo}
-spec:
-  action: DENY
-  rules: [{to: [{operation: {paths: ["${path}"]}}]}]
-`;
-
-const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} } as never;
-
-async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe("sidecar configuration over ADS", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "xds-config-"));
-  const checks = filterChecks(FilterModule.load());
+  const checks = testChecks();
   let discovery: DiscoveryServer;
   const nacks: string[] = [];
 
   before(async () => {
-    writeFileSync(join(dir, "policy.yaml"), policy("/admin"));
-    discovery = await startDiscovery({
-      configDir: dir,
-      grpc: { host: "127.0.0.1", port: 0 },
-      rootNamespace: "mesh-system",
-      debounceAfterMs: 10,
-      debounceMaxMs: 1000,
-      keepaliveIntervalMs: 30_000,
-      keepaliveTimeoutMs: 10_000,
-      checks,
-      log: silent,
-      observer: { nacked: (_n, _t, _v, message) => nacks.push(message) },
-    });
+    writeFileSync(join(dir, "policy.yaml"), denyPolicy("/admin"));
+    discovery = await startTestDiscovery(dir, { observer: { nacked: (_n, _t, _v, message) => nacks.push(message) } });
   });
   after(async () => {
     await discovery?.close();
@@ -68,7 +36,7 @@ describe("sidecar configuration over ADS", { timeout: 600_000 }, () => {
     try {
       assert.equal(await source.start(), true);
       assert.deepEqual(deniedPaths(applied[0]), ["/admin"]);
-      writeFileSync(join(dir, "policy.yaml"), policy("/secret"));
+      writeFileSync(join(dir, "policy.yaml"), denyPolicy("/secret"));
       const next = await until("the change", () => applied.find((c) => deniedPaths(c).includes("/secret")));
       assert.deepEqual(deniedPaths(next), ["/secret"]);
     } finally {
@@ -82,7 +50,7 @@ describe("sidecar configuration over ADS", { timeout: 600_000 }, () => {
     try {
       await source.start();
       const before = discovery.snapshot().version;
-      writeFileSync(join(dir, "broken.yaml"), policy("/x").replace("action: DENY", "action: MAYBE"));
+      writeFileSync(join(dir, "broken.yaml"), denyPolicy("/x").replace("action: DENY", "action: MAYBE"));
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(discovery.snapshot().version, before, "the control plane kept its version");
       assert.equal(applied.length, 1);
@@ -98,7 +66,7 @@ describe("sidecar configuration over ADS", { timeout: 600_000 }, () => {
     const source = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~c.foo~foo.svc.cluster.local", cluster: "c.foo" }, checks, refusing, (p) => (rejected = p), silent);
     try {
       await source.start();
-      writeFileSync(join(dir, "policy.yaml"), policy("/refuse-me"));
+      writeFileSync(join(dir, "policy.yaml"), denyPolicy("/refuse-me"));
       await until("a NACK", () => (nacks.length > 0 ? true : undefined));
       assert.match(rejected, /refused: the configuration was not applied; keeping the last good configuration/);
       assert.ok(discovery.ads.state().some((c) => c.node.id.includes("c.foo") && [...c.subscriptions.values()].some((s) => s.nacked)));

@@ -81,7 +81,7 @@ const daemons: Array<{ name: string; bin: string; args: string[]; prefix: string
   {
     name: "disco-discovery",
     bin: join(OUT, "disco-discovery.mjs"),
-    args: ["discovery", "--configDir", mkdtempSync(join(tmpdir(), "disco-introspection-")), "--grpcAddr", "127.0.0.1:0", "--httpAddr", ""],
+    args: ["discovery", "--configDir", mkdtempSync(join(tmpdir(), "disco-introspection-")), "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", "--secureGrpcAddr", "", "--httpsAddr", "", "--monitoringAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
     prefix: "disco-discovery listening: ",
     service: "envoy.service.discovery.v3.AggregatedDiscoveryService",
   },

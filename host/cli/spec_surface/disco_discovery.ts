@@ -6,7 +6,6 @@ import { type NotApplicable, na } from "./not_applicable.ts";
  */
 const NO_ORCH = "needs an orchestrator API: the mesh comes from --configDir";
 const NO_MCP = "there is no MCP client: the configuration comes from --configDir";
-const NOT_YET = "not built yet (issue 12); an empty value (listener off) is accepted";
 
 export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--appNamespace", "value", "", NO_ORCH),
@@ -21,13 +20,5 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--plugins", "value", "authn,authz,health,hub", "the networking plugins are fixed: every proxy gets the mesh's documents and applies them itself"),
   na("--profile", "bool", "false", "no profiling endpoint"),
   na("--resync", "value", "1m0s", "the folder is watched: there is no controller to resync"),
-  na("--domain", "value", "cluster.local", "the mesh model's DNS suffix is cluster.local (issue 12)"),
-  na("--trust-domain", "value", "", "not read yet (issue 12): disco-discovery checks no identities"),
-  na("--meshConfig", "value", "/etc/mesh/config/mesh", "not read yet (issue 12): the root namespace is mesh-system"),
-  na("--httpsAddr", "value", ":15017", NOT_YET, [""]),
-  na("--secureGrpcAddr", "value", ":15012", NOT_YET, [""]),
-  na("--monitoringAddr", "value", ":15014", NOT_YET, [""]),
-  na("--keepaliveMaxServerConnectionAge", "value", "2562047h47m16.854775807s", "connections are not aged out"),
-  na("--ctrlz_address", "value", "localhost", "no ControlZ page yet (issue 12)"),
-  na("--ctrlz_port", "value", "9876", "no ControlZ page yet (issue 12)"),
+  na("--domain", "value", "cluster.local", "the mesh model's DNS suffix is fixed: service hosts are <name>.<namespace>.svc.cluster.local (host/mesh/hosts.ts)"),
 ];

@@ -1,0 +1,46 @@
+import { existsSync } from "node:fs";
+import { Field } from "../config/decode.ts";
+import { readSettingsObject } from "../cli/meshctl/source_text.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
+
+/**
+ * `disco-discovery --meshConfig FILE` (upstream's MeshConfig YAML): the
+ * fields that change what disco-discovery serves are read; the file is also
+ * the injection webhook's mesh config, as `meshctl orch-inject
+ * --meshConfigFile` reads it (`rootNamespace`, `defaultConfig` proxy
+ * settings). Every other field present is named in `ignored`, so the daemon
+ * can say it has no effect here.
+ */
+export interface DiscoveryMeshConfig {
+  /** The file read, or undefined for the default mesh. */
+  readonly file?: string;
+  /** The parsed file, for the injection settings. */
+  readonly value: Record<string, unknown>;
+  /** Root namespace: mesh-wide DestinationRules (and the injected sidecar's hub address). */
+  readonly rootNamespace: string;
+  /** Trust domain callers of `--secureGrpcAddr` must belong to (unless `--trust-domain` says otherwise). */
+  readonly trustDomain?: string;
+  /** Top-level fields present that disco-discovery does not use. */
+  readonly ignored: readonly string[];
+}
+
+/** What disco-discovery reads: rootNamespace, trustDomain; defaultConfig goes to injection. */
+const READ = ["rootNamespace", "trustDomain", "defaultConfig"];
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+
+/**
+ * Reads the mesh config. A missing file at the default path is the default
+ * mesh (upstream: "unset uses a default mesh"); a missing file given
+ * explicitly, or a bad field, throws ConfigError naming the file and field.
+ */
+export function readDiscoveryMeshConfig(file: string, explicit: boolean): DiscoveryMeshConfig {
+  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: DEFAULT_ROOT_NAMESPACE, ignored: [] };
+  const value = readSettingsObject(file);
+  const root = Field.root(value, { file, warnings: [] });
+  const rootNamespace = root.get("rootNamespace").optionalString() ?? DEFAULT_ROOT_NAMESPACE;
+  if (!DNS_LABEL.test(rootNamespace)) root.get("rootNamespace").fail("a namespace name (a DNS label)");
+  const trustDomain = root.get("trustDomain").optionalString();
+  if (trustDomain !== undefined && !DOMAIN.test(trustDomain)) root.get("trustDomain").fail("a trust domain (a DNS name)");
+  return { file, value, rootNamespace, ...(trustDomain !== undefined ? { trustDomain } : {}), ignored: Object.keys(value).filter((k) => !READ.includes(k)) };
+}
