@@ -19,25 +19,15 @@ import { stringify } from "yaml";
 import { filterChecks } from "../host/config/catalog.ts";
 import { parseDocuments } from "../host/config/documents.ts";
 import { decodeHubClientDocuments, pluginConfig } from "../host/config/hub_client_bundle.ts";
+import { HUB_OUTBOUND_CLUSTER, MODULE_PATH, PLUGIN_NAME, envoyPluginConfig, httpWasmFilter, hubCluster } from "../host/discovery/envoy_wasm.ts";
 import { FilterModule } from "../host/wasm/filter_module.ts";
+
+export { PLUGIN_NAME, MODULE_PATH };
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DEPLOY_DIR = join(ROOT, "build", "deploy");
 export const OCI_DIR = join(DEPLOY_DIR, "oci");
 
-/** The plugin's name, root id and VM id in every artifact (Istio: `pluginName` = root id). */
-export const PLUGIN_NAME = "mesh.hub_client";
-/** Where the bootstrap and the EnvoyFilter expect the module on the proxy's file system. */
-export const MODULE_PATH = "/etc/mesh/filter.wasm";
-/** The hub as the mesh names it (spec 2: hubs listens on gRPC port 9091). */
-export const HUB_HOST = "hubs.mesh-system.svc.cluster.local";
-export const HUB_PORT = 9091;
-/**
- * Under a WasmPlugin the hub is reached through the cluster the mesh already
- * has for its service (upstream's `outbound|PORT||HOST` naming), since a
- * WasmPlugin cannot add clusters.
- */
-export const HUB_OUTBOUND_CLUSTER = `outbound|${HUB_PORT}||${HUB_HOST}`;
 /** The image reference the WasmPlugin pulls; push build/deploy/oci there (docs/deploy.md). */
 export const IMAGE_REPOSITORY = "localhost:5000/mesh/filter";
 
@@ -75,43 +65,6 @@ export function defaultPluginConfig(module: FilterModule): string {
   return json;
 }
 
-/** Envoy's PluginConfig for the module (used by the bootstrap and the EnvoyFilter). */
-export function envoyPluginConfig(configJson: string) {
-  return {
-    name: PLUGIN_NAME,
-    root_id: PLUGIN_NAME,
-    vm_config: {
-      vm_id: PLUGIN_NAME,
-      runtime: "envoy.wasm.runtime.v8",
-      code: { local: { filename: MODULE_PATH } },
-    },
-    // Istio passes a WasmPlugin's pluginConfig the same way: JSON text in a StringValue.
-    configuration: { "@type": "type.googleapis.com/google.protobuf.StringValue", value: configJson },
-    // A trapped module answers 503 (wasm_fail_stream); the hub fail policy is the module's own.
-    fail_open: false,
-  };
-}
-
-/** The hub_server cluster: gRPC (HTTP/2) to the hub service. */
-export function hubCluster(name = "hub_server") {
-  return {
-    name,
-    type: "STRICT_DNS",
-    connect_timeout: "1s",
-    lb_policy: "ROUND_ROBIN",
-    typed_extension_protocol_options: {
-      "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
-        "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-        explicit_http_config: { http2_protocol_options: {} },
-      },
-    },
-    load_assignment: {
-      cluster_name: name,
-      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: HUB_HOST, port_value: HUB_PORT } } } }] }],
-    },
-  };
-}
-
 function staticCluster(name: string, port: number) {
   return {
     name,
@@ -120,16 +73,6 @@ function staticCluster(name: string, port: number) {
     load_assignment: {
       cluster_name: name,
       endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: "127.0.0.1", port_value: port } } } }] }],
-    },
-  };
-}
-
-export function httpWasmFilter(configJson: string) {
-  return {
-    name: "envoy.filters.http.wasm",
-    typed_config: {
-      "@type": "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm",
-      config: envoyPluginConfig(configJson),
     },
   };
 }

@@ -1,5 +1,5 @@
 import { AnchorError } from "./errors.ts";
-import { identityOfCsr, issueWorkloadCertificate, parseCsr, type IssuePolicy } from "./issuer.ts";
+import { identityOfCsr, issueCertificate, parseCsr, type IssuePolicy } from "./issuer.ts";
 import type { AnchorMetrics } from "./metrics.ts";
 import type { CreateCertificateResponse } from "./protocol.ts";
 import { pemOf, rootBundlePem, type SigningBundle } from "./signing_bundle.ts";
@@ -57,7 +57,7 @@ export class CertificateAuthority {
       if (!bundle) throw new AnchorError("CA_NOT_READY", "the CA has no signing key yet");
       const csr = await parseCsr(csrPem);
       if (authorize) await authorize(identityOfCsr(csr, this.policy));
-      const issued = await issueWorkloadCertificate(bundle, this.policy, csr, validitySeconds, this.now());
+      const issued = await issueCertificate(bundle, this.policy, csr, validitySeconds, this.now());
       this.metrics.issued.inc();
       const event = { identity: issued.identity.uri, serial: issued.cert.serialNumber, notAfter: issued.notAfter };
       this.lastIssued = event;

@@ -53,6 +53,8 @@ export interface WorkloadCertificateRequest {
   timeoutMs?: number;
   /** Token and/or TLS settings; without any, the CA refuses the request (UNAUTHENTICATED). */
   auth?: CaCallAuth;
+  /** Ask for a CA certificate (CSR with CA:TRUE; the CA must run with --sign-ca-certs): a chained mesh_ca's intermediate. */
+  forCa?: boolean;
 }
 
 export interface WorkloadCertificate {
@@ -85,7 +87,10 @@ export async function requestWorkloadCertificate(request: WorkloadCertificateReq
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     keys,
     signingAlgorithm: signingAlgorithmOf(keys.privateKey),
-    extensions: [new x509.SubjectAlternativeNameExtension([{ type: "url", value: request.identity }], true)],
+    extensions: [
+      new x509.SubjectAlternativeNameExtension([{ type: "url", value: request.identity }], true),
+      ...(request.forCa ? [new x509.BasicConstraintsExtension(true, undefined, true)] : []),
+    ],
   });
   const response = await createCertificate(request.address, csr.toString("pem"), Math.ceil((request.ttl ?? 0) / 1000), request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS, request.auth);
   if (response.certChain.length < 2) throw new Error(`CreateCertificate answered ${response.certChain.length} PEM strings; expected the certificate and the root at least`);
@@ -95,6 +100,7 @@ export async function requestWorkloadCertificate(request: WorkloadCertificateReq
   const spki = Buffer.from(csr.publicKey.rawData);
   if (!leaf.publicKey.export({ type: "spki", format: "der" }).equals(spki)) throw new Error("the issued certificate does not hold the key this request sent");
   if (!(leaf.subjectAltName ?? "").split(", ").includes(`URI:${request.identity}`)) throw new Error(`the issued certificate does not name ${request.identity} (SAN ${leaf.subjectAltName})`);
+  if (request.forCa && !leaf.ca) throw new Error("the issued certificate is not a CA certificate (does the CA run with --sign-ca-certs?)");
   const issuers = [...chain.slice(1).map((p) => new X509Certificate(p)), ...splitPem(rootPem).map((p) => new X509Certificate(p))];
   if (!issuers.some((c) => leaf.checkIssued(c) && leaf.verify(c.publicKey))) throw new Error("the issued certificate is not signed by the chain or root the CA sent");
   const notBefore = new Date(leaf.validFrom);

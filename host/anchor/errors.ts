@@ -13,6 +13,8 @@ export type AnchorErrorCode =
   | "UNAUTHENTICATED"
   /** The caller proved an identity other than the one its CSR asks for. */
   | "IDENTITY_NOT_AUTHORIZED"
+  /** The CSR asks for a CA certificate and this CA does not sign them (--sign-ca-certs off). */
+  | "CA_CERT_NOT_ALLOWED"
   /** The requested TTL is negative or above --max-workload-cert-ttl. */
   | "TTL_INVALID"
   /** No signing key is loaded (yet). */

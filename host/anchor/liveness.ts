@@ -1,6 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import type { ScopedLogger } from "../telemetry/logger.ts";
-import { issueWorkloadCertificate } from "./issuer.ts";
+import { issueCertificate } from "./issuer.ts";
 import { generateKeyPair } from "./keys.ts";
 import { nodeCert, pemOf, type SigningBundle } from "./signing_bundle.ts";
 import { spiffeUri } from "./spiffe.ts";
@@ -42,9 +42,9 @@ export class CaSelfCheck {
         });
       }
       const ttl = Math.max(1, Math.min(LIVENESS_TTL_SECONDS, Math.floor((bundle.signingCert.notAfter.getTime() - this.now()) / 1000)));
-      const issued = await issueWorkloadCertificate(
+      const issued = await issueCertificate(
         bundle,
-        { trustDomain: this.trustDomain, org: "", defaultTtlMs: ttl * 1000, maxTtlMs: ttl * 1000, allowedNamespaces: new Set() },
+        { trustDomain: this.trustDomain, org: "", defaultTtlMs: ttl * 1000, maxTtlMs: ttl * 1000, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false },
         this.csr,
         ttl,
         this.now(),

@@ -37,6 +37,7 @@ export class AnchorMetrics {
       case "NAMESPACE_NOT_ALLOWED":
       case "UNAUTHENTICATED":
       case "IDENTITY_NOT_AUTHORIZED":
+      case "CA_CERT_NOT_ALLOWED":
         return this.authenticationFailures.inc();
       case "TTL_INVALID":
         return this.signErrors.labels({ error: "ttl_error" }).inc();

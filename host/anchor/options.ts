@@ -36,14 +36,10 @@ export interface IgnoredFlags {
   anchorStorageNamespace: string;
   customDnsNames: string;
   enableProfiling: boolean;
-  experimentalDualUse: boolean;
   orchConfig: string;
   listenedNamespaces: string;
-  requestedCaCertTtlMs: number;
   sdsEnabled: boolean;
   serverOnly: boolean;
-  signCaCerts: boolean;
-  upstreamCaAddress: string;
 }
 
 /** Everything the root command of mesh_ca was told, typed. */
@@ -80,6 +76,18 @@ export interface AnchorServerOptions {
   probeCheckIntervalMs: number;
   ctrlzPort: number;
   ctrlzAddress: string;
+  /** `--experimental-dual-use`: workload certificates carry their identity as subject CommonName too. */
+  dualUse: boolean;
+  /** `--sign-ca-certs`: CSRs asking for CA:TRUE get CA certificates (chained mesh_ca instances). */
+  signCaCerts: boolean;
+  /** `--upstream-ca-address`: get this CA's certificate from that mesh_ca instead of holding a root; empty = off. */
+  upstreamCaAddress: string;
+  /** Ours `--upstream-ca-token`: the service-account token file this CA presents upstream. */
+  upstreamCaToken: string;
+  /** Ours `--upstream-ca-server-name`: the name the upstream's TLS certificate carries. */
+  upstreamCaServerName: string;
+  /** `--requested-ca-cert-ttl`: the lifetime asked of the upstream for this CA's certificate. */
+  requestedCaCertTtlMs: number;
   ignored: IgnoredFlags;
   env: AnchorEnvironment;
 }
@@ -90,12 +98,8 @@ export const IGNORED_FLAGS: { readonly [K in keyof IgnoredFlags]: { flag: string
   anchorStorageNamespace: { flag: "--anchor-storage-namespace", default: DEFAULT_STORAGE_NAMESPACE, help: "authority pod namespace" },
   customDnsNames: { flag: "--custom-dns-names", default: "", help: "comma list of account.namespace:customdns" },
   enableProfiling: { flag: "--enable-profiling", default: false, help: "profiling" },
-  experimentalDualUse: { flag: "--experimental-dual-use", default: false, help: "certificates with CommonName equal to the SAN" },
   orchConfig: { flag: "--orch-config", default: "", help: "orchestrator config file path" },
   listenedNamespaces: { flag: "--listened-namespaces", default: "", help: "namespaces the secret controller watches" },
-  requestedCaCertTtlMs: { flag: "--requested-ca-cert-ttl", default: DEFAULT_REQUESTED_CA_CERT_TTL_MS, help: "requested CA cert TTL (upstream CA mode)" },
   sdsEnabled: { flag: "--sds-enabled", default: false, help: "SDS enabled" },
   serverOnly: { flag: "--server-only", default: false, help: "serve only, write no orchestrator secrets" },
-  signCaCerts: { flag: "--sign-ca-certs", default: false, help: "sign certificates for other CAs" },
-  upstreamCaAddress: { flag: "--upstream-ca-address", default: "", help: "IP:port of an upstream authority" },
 };

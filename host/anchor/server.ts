@@ -20,6 +20,7 @@ import { RootRotator } from "./root_rotation.ts";
 import { NODE_TIMERS, type Timers } from "./timers.ts";
 import { SelfSignedCa } from "./self_signed_ca.ts";
 import { loadPluggedBundle } from "./signing_bundle.ts";
+import { startUpstreamCa } from "./upstream_ca.ts";
 import { isValidTrustDomain } from "./spiffe.ts";
 
 /** The prefix of the one stdout line that tells where every listener is bound (docs/mesh_ca.md). */
@@ -60,7 +61,10 @@ export function validateOptions(o: AnchorServerOptions): void {
     throw new AnchorConfigError(`--workload-cert-ttl ${formatGoDuration(o.workloadCertTtlMs)} is greater than --max-workload-cert-ttl ${formatGoDuration(o.maxWorkloadCertTtlMs)}: every default request would be refused`);
   }
   if (!(o.workloadCertGracePeriodRatio >= 0 && o.workloadCertGracePeriodRatio <= 1)) throw new AnchorConfigError("--workload-cert-grace-period-ratio must be from 0 to 1");
-  if (!o.selfSignedCa && (!o.signingCert || !o.signingKey)) throw new AnchorConfigError("either --self-signed-ca or both --signing-cert and --signing-key are required");
+  if (o.upstreamCaAddress && o.selfSignedCa) throw new AnchorConfigError("--upstream-ca-address and --self-signed-ca exclude each other: the CA's certificate comes from the upstream CA or is self-signed");
+  if (o.upstreamCaAddress && (o.signingCert || o.signingKey)) throw new AnchorConfigError("--upstream-ca-address and --signing-cert/--signing-key exclude each other: the CA's key and certificate come from the upstream CA");
+  if (!o.selfSignedCa && !o.upstreamCaAddress && (!o.signingCert || !o.signingKey)) throw new AnchorConfigError("one of --self-signed-ca, --upstream-ca-address, or both --signing-cert and --signing-key is required");
+  if (o.requestedCaCertTtlMs <= 0) throw new AnchorConfigError("--requested-ca-cert-ttl must be positive");
   if (!o.grpcPlaintext && o.grpcHostIdentities.length === 0) throw new AnchorConfigError("--grpc-host-identities: at least one host name is needed for the CA's TLS certificate");
   for (const name of o.grpcHostIdentities) {
     if (!/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(name)) throw new AnchorConfigError(`--grpc-host-identities: ${JSON.stringify(name)} is not a DNS name`);
@@ -92,6 +96,8 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
       defaultTtlMs: options.workloadCertTtlMs,
       maxTtlMs: options.maxWorkloadCertTtlMs,
       allowedNamespaces: new Set(options.allowedNamespaces),
+      dualUse: options.dualUse,
+      signCaCerts: options.signCaCerts,
     },
     { ratio: options.workloadCertGracePeriodRatio, minGraceMs: options.env.workloadCertMinGracePeriodMs },
     metrics,
@@ -110,8 +116,33 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
   const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens);
   const health = addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
 
+  // The CA's own TLS certificate, reissued on root changes and at half its lifetime.
+  const servingCert = options.grpcPlaintext ? undefined : new ServingCertificateProvider();
+  const renewServing = async () => {
+    const bundle = ca.current();
+    if (servingCert && bundle) await servingCert.update(bundle, options.grpcHostIdentities, now());
+  };
+
   let selfSigned: SelfSignedCa | undefined;
-  if (options.selfSignedCa) {
+  let upstream: { stop(): void } | undefined;
+  if (options.upstreamCaAddress) {
+    upstream = await startUpstreamCa({
+      address: options.upstreamCaAddress,
+      rootCertFile: options.rootCert,
+      tokenFile: options.upstreamCaToken,
+      serverName: options.upstreamCaServerName,
+      trustDomain: options.trustDomain,
+      requestedTtlMs: options.requestedCaCertTtlMs,
+      keySize: options.keySize,
+      log: pkiLog,
+      timers: deps.timers,
+      now,
+      onBundle: async (bundle) => {
+        ca.setBundle(bundle);
+        await renewServing();
+      },
+    });
+  } else if (options.selfSignedCa) {
     selfSigned = await SelfSignedCa.start({
       org: options.org || options.trustDomain,
       keySize: options.keySize,
@@ -130,12 +161,6 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     pkiLog.info("loaded the signing certificate", { subject: bundle.signingCert.subject, notAfter: bundle.signingCert.notAfter.toISOString(), roots: bundle.roots.length, intermediates: bundle.chain.length });
   }
 
-  // The CA's own TLS certificate, reissued on root changes and at half its lifetime.
-  const servingCert = options.grpcPlaintext ? undefined : new ServingCertificateProvider();
-  const renewServing = async () => {
-    const bundle = ca.current();
-    if (servingCert && bundle) await servingCert.update(bundle, options.grpcHostIdentities, now());
-  };
   await renewServing();
 
   const checkRoot = async () => {
@@ -147,6 +172,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
   };
 
   const closers: Array<() => Promise<void> | void> = [];
+  if (upstream) closers.push(() => upstream.stop());
   const closeAll = async () => {
     for (const c of closers.reverse()) await c();
   };
@@ -166,7 +192,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
           const b = ca.current();
           return {
             trustDomain: options.trustDomain,
-            mode: options.selfSignedCa ? "self-signed" : "signing-cert",
+            mode: options.upstreamCaAddress ? `upstream CA ${options.upstreamCaAddress}` : options.selfSignedCa ? "self-signed" : "signing-cert",
             signingCert: b && { subject: b.signingCert.subject, serial: b.signingCert.serialNumber, notAfter: b.signingCert.notAfter.toISOString() },
             roots: b?.roots.map((r) => ({ serial: r.serialNumber, notBefore: r.notBefore.toISOString(), notAfter: r.notAfter.toISOString() })),
             intermediates: b?.chain.length,

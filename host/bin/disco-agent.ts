@@ -17,6 +17,7 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import { runProxyCommand, SIDECAR_LOG_SCOPES } from "../proxy/agent_command.ts";
 import { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "../proxy/sidecar.ts";
 import { adminRequest } from "../proxy/admin_client.ts";
+import { DEFAULT_TOKEN_MANAGER_PLUGIN } from "../proxy/sts_server.ts";
 import { DEFAULT_LISTENER_LIMITS } from "../proxy/listener_limits.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks.ts";
 
@@ -51,6 +52,9 @@ const proxy = addLoggingFlags(
     .addOption(new Option("--proxyLogLevel <level>", "log level of the data path (the `filter` scope) unless --log_output_level names it").choices(PROXY_LOG_LEVELS).default("warning"))
     .option("--proxyComponentLogLevel <levels>", "comma list <component>:<level> of Envoy logger names, applied to the scope each maps to (as `meshctl proxy-config log`: wasm, jwt, rbac → filter; grpc → hub; file, init, secret → config; others → default); the default leaves levels alone", "misc:error")
     .addOption(new Option("--connectTimeout <duration>", "deadline of each request to supporting services (mesh_ca)").argParser(durationFlag).default(10_000, "10s"))
+    .option("--stsPort <port>", "token exchange service (OAuth 2.0 token exchange, RFC 8693) on 127.0.0.1:<port>/token; 0 = not served", UINT16, 0)
+    .addOption(new Option("--tokenManagerPlugin <plugin>", "token manager of --stsPort for requests with a scope (a cloud access token)").choices([DEFAULT_TOKEN_MANAGER_PLUGIN]).default(DEFAULT_TOKEN_MANAGER_PLUGIN))
+    .option("--metricsdUdpAddress <IP:port>", "send the sidecar's stats to a metrics daemon (statsd) over UDP every 5 s, as Envoy's statsd sink", "")
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // Listener limits (docs/sidecar.md "Listener limits"), per HTTP listener; 0 turns one off.
     .addOption(new Option("--headerReadTimeout <duration>", "close a connection (408) whose request headers are not complete this long after it opened or its request began").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs)))
@@ -100,12 +104,18 @@ proxy.action(async (opts: Record<string, unknown>) => {
   } catch (e) {
     usageError("disco-agent proxy", (e as Error).message);
   }
+  const requestedTtl = (opts.workloadCertTtl as number | undefined) ?? vars.secretTtlMs;
+  if (vars.secretGraceMs !== undefined && requestedTtl > 0 && vars.secretGraceMs >= requestedTtl) {
+    usageError("disco-agent proxy", `SECRET_GRACE_DURATION=${formatGoDuration(vars.secretGraceMs)} is not shorter than the requested certificate lifetime ${formatGoDuration(requestedTtl)} (SECRET_TTL / --workloadCertTtl): every certificate would be renewed at once`);
+  }
   if (deprecatedTrustDomain) logger.scope("default").warn("--trustDomain is deprecated: use --trust-domain");
   const settings: Record<string, unknown> = {
     ...opts,
     caAddress: opts.caAddress ?? vars.caAddress,
     trustDomain: opts.trustDomain ?? vars.trustDomain,
     workloadCertTtl: opts.workloadCertTtl ?? vars.secretTtlMs,
+    ...(vars.secretGraceMs !== undefined ? { secretGraceDuration: vars.secretGraceMs } : {}),
+    initialBackoffMs: vars.initialBackoffMs,
     connectTimeout: opts.connectTimeout,
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;

@@ -1,6 +1,8 @@
 // disco-discovery: the control plane, serving the mesh over xDS (spec 2, "disco-discovery"; docs/discovery.md).
 //   disco-discovery discovery [flags]     serve ADS from --configDir
 //   disco-discovery version [-o json|yaml] [-s]
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
@@ -10,13 +12,14 @@ import { DISCOVERY_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/disco_discov
 import { addNotApplicableFlags } from "../cli/spec_surface/not_applicable.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { filterChecks } from "../config/catalog.ts";
+import { MODULE_PATH, moduleSource } from "../discovery/envoy_wasm.ts";
 import { parseListenAddress } from "../discovery/listen_address.ts";
 import * as d from "../discovery/options.ts";
 import { startDiscovery } from "../discovery/server.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
-import { FilterModule } from "../wasm/filter_module.ts";
+import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 
 const PROGRAM = "disco-discovery discovery";
 const program = standardProgram(new Command("disco-discovery").description("Mesh control plane: serves the mesh over xDS"));
@@ -53,6 +56,7 @@ const discovery = addLoggingFlags(
     .description("Starts the discovery service")
     .option("--configDir <dir>", "directory watched for config files: the mesh's resources, ServiceEntries and orchestrator documents (the registry here)", "")
     .option("--grpcAddr <address>", "plain-text xDS address; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_GRPC_ADDR)
+    .option("--filterModule <path|url>", "where Envoy sidecars load the filter from: a path on the proxy, or an http(s) URL serving this build's filter.wasm (checked by its sha256)", MODULE_PATH)
     .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
     .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))
     .addOption(new Option("--keepaliveInterval <duration>", "ping when idle").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)))
@@ -82,6 +86,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
       keepaliveIntervalMs: opts.keepaliveInterval as number,
       keepaliveTimeoutMs: opts.keepaliveTimeout as number,
       checks: filterChecks(FilterModule.load()),
+      filterModule: moduleSource(opts.filterModule as string, () => createHash("sha256").update(readFileSync(RELEASE_WASM)).digest("hex")),
       log: logger.scope("ads"),
     });
   } catch (e) {

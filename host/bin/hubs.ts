@@ -17,6 +17,7 @@ import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import * as d from "../hubs/options.ts";
 import { checkProbeFile } from "../hubs/probes.ts";
+import { DEFAULT_LOAD_SHEDDING, LOAD_SHEDDING_MODES, type LoadSheddingMode } from "../hubs/load_shedder.ts";
 import { LISTENING_LINE_PREFIX, startHubServer } from "../hubs/server.ts";
 import { chooseHubTls, DEFAULT_CA_CERT_FILE, DEFAULT_CERT_FILE, DEFAULT_KEY_FILE } from "../hubs/mutual_tls.ts";
 
@@ -38,8 +39,13 @@ const serverCommand = addLoggingFlags(
     .option("--monitoringPort <port>", "self-monitoring HTTP port (/metrics, /version, /healthz)", UINT16, d.DEFAULT_MONITORING_PORT)
     .option("--maxMessageSize <bytes>", "max gRPC message size; larger messages get RESOURCE_EXHAUSTED", UINT32, d.DEFAULT_MAX_MESSAGE_SIZE_BYTES)
     .option("--maxConcurrentStreams <n>", "outstanding RPCs per connection", UINT32, d.DEFAULT_MAX_CONCURRENT_STREAMS)
+    .addOption(new Option("--loadsheddingMode <mode>", "load shedding: disabled (thresholds inert), logonly (log and count, serve), enforce (drop with UNAVAILABLE)").choices(LOAD_SHEDDING_MODES).default("disabled"))
     .option("--maxRequestsPerSecond <rate>", "requests per second above which requests are dropped (UNAVAILABLE); 0 = off", rateFlag, 0)
     .option("--burstSize <n>", "requests permitted beyond the max for a period; only with --maxRequestsPerSecond", INT32, 0)
+    .addOption(new Option("--averageLatencyThreshold <duration>", "average call duration above which calls are dropped; 0s = off").argParser(durationFlag).default(0, "0s"))
+    .option("--latencyEnforcementThreshold <rate>", "calls per second above which --averageLatencyThreshold is enforced", rateFlag, DEFAULT_LOAD_SHEDDING.latencyEnforcementThreshold)
+    .addOption(new Option("--latencySampleHalflife <duration>", "half-life of a latency sample in the average").argParser(durationFlag).default(DEFAULT_LOAD_SHEDDING.latencySampleHalflifeMs, "1s"))
+    .addOption(new Option("--latencySamplesPerSecond <rate>", "latency samples taken per second at most (the default: every call)").argParser(rateFlag).default(Number.MAX_VALUE, "1.7976931348623157e+308"))
     .option("--configStoreURL <url>", "fs://DIR: rules, quotas and access logs (watched; SIGHUP rereads it); orch:// and mcps:// need an orchestrator API / MCP", "")
     .option("--configDefaultNamespace <namespace>", "namespace of mesh-wide config and of documents without one (default: POD_NAMESPACE, else mesh-system)")
     .addOption(new Option("--configWaitTimeout <duration>", "wait for the initial config before serving").argParser(durationFlag).default(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS, formatGoDuration(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS)))
@@ -84,8 +90,15 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
         maxConcurrentStreams: opts.maxConcurrentStreams as number,
         apiWorkerPoolSize: d.DEFAULT_API_WORKER_POOL_SIZE,
         numCheckCacheEntries: d.DEFAULT_NUM_CHECK_CACHE_ENTRIES,
-        maxRequestsPerSecond: opts.maxRequestsPerSecond as number,
-        burstSize: opts.burstSize as number,
+        loadShedding: {
+          mode: opts.loadsheddingMode as LoadSheddingMode,
+          maxRequestsPerSecond: opts.maxRequestsPerSecond as number,
+          burstSize: opts.burstSize as number,
+          averageLatencyThresholdMs: opts.averageLatencyThreshold as number,
+          latencyEnforcementThreshold: opts.latencyEnforcementThreshold as number,
+          latencySampleHalflifeMs: opts.latencySampleHalflife as number,
+          latencySamplesPerSecond: opts.latencySamplesPerSecond as number,
+        },
         configStoreURL: opts.configStoreURL as string,
         configDefaultNamespace: (opts.configDefaultNamespace as string | undefined) ?? (process.env.POD_NAMESPACE || d.DEFAULT_CONFIG_NAMESPACE),
         configWaitTimeoutMs: opts.configWaitTimeout as number,

@@ -17,6 +17,7 @@ import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import { checkProbeFile } from "../hubs/probes.ts";
 import { anchorEnvironment } from "../anchor/environment.ts";
+import { DEFAULT_CA_SERVER_NAME } from "../anchor/client.ts";
 import { AnchorConfigError } from "../anchor/errors.ts";
 import * as d from "../anchor/options.ts";
 import { LISTENING_LINE_PREFIX, startAnchorServer } from "../anchor/server.ts";
@@ -53,6 +54,12 @@ const program = addLoggingFlags(
     .option("--key-size <bits>", "size of the generated RSA CA key", KEY_SIZE, d.DEFAULT_KEY_SIZE_BITS)
     .addOption(bool("--pkcs8-keys [bool]", "write keys as PKCS#8 instead of PKCS#1"))
     .option("--org <org>", "certificate organization (subject O of workload certs; of the self-signed root, default the trust domain)", "")
+    .addOption(bool("--experimental-dual-use [bool]", "workload certificates carry their identity (the first SAN) as subject CommonName too"))
+    .addOption(bool("--sign-ca-certs [bool]", "sign CA certificates for CSRs that ask for CA:TRUE (other mesh_ca instances with --upstream-ca-address)"))
+    .option("--upstream-ca-address <host:port>", "get this CA's certificate from that mesh_ca (running --sign-ca-certs) instead of holding a root; needs --root-cert and --upstream-ca-token", "")
+    .option("--upstream-ca-token <file>", "service-account token file this CA presents to the upstream CA (its identity)", "")
+    .option("--upstream-ca-server-name <name>", "name the upstream CA's TLS certificate carries (one of its --grpc-host-identities)", DEFAULT_CA_SERVER_NAME)
+    .addOption(duration("--requested-ca-cert-ttl <duration>", "lifetime asked of the upstream CA for this CA's certificate", d.DEFAULT_REQUESTED_CA_CERT_TTL_MS))
     .option("--allowed-namespaces <list>", "comma list of namespaces whose identities may be issued; empty = all", "")
     .option("--grpc-port <port>", "gRPC port; 0 = any free port", UINT16, d.DEFAULT_GRPC_PORT)
     .option("--grpc-address <address>", "address the gRPC port binds to", "0.0.0.0")
@@ -112,6 +119,12 @@ program.action(async (opts: Record<string, unknown>) => {
         probeCheckIntervalMs: opts.probeCheckInterval as number,
         ctrlzPort: opts.ctrlz_port as number,
         ctrlzAddress: str("ctrlz_address"),
+        dualUse: flag("experimentalDualUse"),
+        signCaCerts: flag("signCaCerts"),
+        upstreamCaAddress: str("upstreamCaAddress"),
+        upstreamCaToken: str("upstreamCaToken"),
+        upstreamCaServerName: str("upstreamCaServerName"),
+        requestedCaCertTtlMs: opts.requestedCaCertTtl as number,
         // Refused above unless given their defaults (docs/daemon-reference.md).
         ignored: Object.fromEntries(Object.entries(d.IGNORED_FLAGS).map(([k, v]) => [k, v.default])) as unknown as d.IgnoredFlags,
         env: anchorEnvironment(),

@@ -20,6 +20,8 @@ export interface ProxyNode {
   readonly id: string;
   readonly cluster: string;
   readonly metadata: Readonly<Record<string, unknown>>;
+  /** Node.user_agent_name: `envoy`, `gRPC Node Pure JS`, `disco-agent`, … (host/discovery/proxy_kind.ts). */
+  readonly userAgentName: string;
 }
 
 /** What happened on the streams, for counters and logs (all optional). */
@@ -141,7 +143,7 @@ export class AggregatedDiscoveryService {
     const type = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
     const req = type.toObject(type.decode(bytes), { defaults: true, longs: String }) as {
       version_info: string;
-      node?: { id?: string; cluster?: string; metadata?: unknown };
+      node?: { id?: string; cluster?: string; metadata?: unknown; user_agent_name?: string };
       resource_names: string[];
       type_url: string;
       response_nonce: string;
@@ -149,7 +151,7 @@ export class AggregatedDiscoveryService {
     };
     if (!c.node) {
       const n = req.node ?? {};
-      c.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata) };
+      c.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata), userAgentName: n.user_agent_name ?? "" };
       this.observer.connected?.(c.node);
     }
     const node = c.node;

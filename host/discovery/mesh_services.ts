@@ -18,6 +18,7 @@ export function xdsServices(registry: MeshRegistry, catalog: Catalog, rootNamesp
       return {
         host: service.fqdn,
         port: port.port,
+        protocol: port.protocol,
         endpoints: endpointsOf(service, port),
         subsets: rule?.spec.subsets.map((s) => ({ name: s.name, labels: s.labels })) ?? [],
       };

@@ -31,6 +31,8 @@ export interface XdsService {
   /** The service's host name (FQDN, or a ServiceEntry host as written). */
   readonly host: string;
   readonly port: number;
+  /** `http`, `grpc`, … as the mesh model infers it; undefined when the port does not say. */
+  readonly protocol?: string;
   readonly endpoints: readonly XdsEndpoint[];
   readonly subsets?: readonly XdsSubset[];
 }

@@ -9,6 +9,7 @@ import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
 import { type AdsObserver, AggregatedDiscoveryService } from "./ads_server.ts";
 import { Debouncer } from "./debounce.ts";
+import type { ModuleSource } from "./envoy_wasm.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
 import { SHORT_TYPE } from "./type_urls.ts";
@@ -23,6 +24,8 @@ export interface DiscoveryOptions {
   keepaliveIntervalMs: number;
   keepaliveTimeoutMs: number;
   checks: PatternChecks;
+  /** Where Envoy sidecars load the filter module from (default: the local file /etc/mesh/filter.wasm). */
+  filterModule?: ModuleSource;
   log: ScopedLogger;
   observer?: AdsObserver & { pushed?(reason: string, changes: number): void; rejected?(problem: string): void; snapshot?(s: MeshSnapshot): void };
 }
@@ -52,7 +55,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     ads.push();
   });
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded, o.rootNamespace);
+    current = meshSnapshot(++version, loaded, o.rootNamespace, o.filterModule);
     o.observer?.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     if (version > 1) push.add(`version ${version}`);

@@ -29,7 +29,8 @@ function method(name: string): grpc.MethodDefinition<Buffer, Buffer> {
 
 /**
  * The gRPC server of `mesh.hub.v1.Hub`. Every call passes the load shedder
- * first (UNAVAILABLE, counted in hub_loadshedding_requests_throttled), then
+ * first (enforce: UNAVAILABLE, counted in hub_loadshedding_requests_throttled;
+ * logonly: logged, counted, served) and its duration feeds the shedder's latency average; then
  * the handler; RpcErrors become their status, anything else INTERNAL.
  * Messages above maxMessageSize are refused by grpc-js with RESOURCE_EXHAUSTED
  * before any handler runs.
@@ -58,17 +59,26 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
           return;
         }
       }
-      if (!options.shedder.allow()) {
-        metrics.throttled.inc();
-        metrics.predictedCostShed.inc();
+      const began = performance.now();
+      const verdict = options.shedder.judge();
+      if (verdict.action !== "serve") {
+        const shed = verdict.action === "shed";
+        if (shed) {
+          metrics.throttled.inc();
+          metrics.predictedCostShed.inc();
+        } else metrics.loggedOnly.inc();
         // one line per second at most: a flood of refusals must not become a flood of logs
         const now = Date.now();
         if (now - throttledLogged >= 1000) {
           throttledLogged = now;
-          options.sheddingLog.warn(`throttling: more than ${options.shedder.ratePerSecond} requests per second (burst ${options.shedder.burst})`);
+          if (shed) options.sheddingLog.warn(`throttled (${verdict.evaluator}): ${verdict.reason}`);
+          else options.sheddingLog.info(`logonly: would throttle (${verdict.evaluator}): ${verdict.reason}; served`);
         }
-        fail(GRPC_CODES.UNAVAILABLE, `hub is overloaded: more than ${options.shedder.ratePerSecond} requests per second; request dropped by load shedding`);
-        return;
+        if (shed) {
+          fail(GRPC_CODES.UNAVAILABLE, `hub is overloaded: ${verdict.reason}; request dropped by load shedding`);
+          options.shedder.observe(performance.now() - began);
+          return;
+        }
       }
       Promise.resolve()
         .then(() => handler(call.request))
@@ -76,6 +86,7 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
           (response) => {
             metrics.grpc.handled(HUB_SERVICE, name, "OK");
             callback(null, response);
+            options.shedder.observe(performance.now() - began);
           },
           (e: unknown) => {
             if (e instanceof RpcError) {
@@ -85,6 +96,7 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
               log.error(`${name} failed: ${(e as Error)?.stack ?? String(e)}`);
               fail(GRPC_CODES.INTERNAL, `internal error: ${(e as Error)?.message ?? String(e)}`);
             }
+            options.shedder.observe(performance.now() - began);
           },
         );
     };

@@ -33,7 +33,9 @@ export class HubMetrics {
   readonly instancesPerRequest = specHistogram(this.registry, "hub_dispatcher_instances_per_request", "Instances created per request: actions applied and access-log entries", PER_REQUEST_BUCKETS);
   readonly destinationsPerVariety = specGauge(this.registry, "hub_dispatcher_destinations_per_variety_total", "Handlers configured per template variety (check, quota, report)", ["variety"]);
   readonly throttled = specCounter(this.registry, "hub_loadshedding_requests_throttled", "Requests dropped by the load shedder");
-  readonly predictedCostShed = specCounter(this.registry, "hub_loadshedding_predicted_cost_shed_total", "Total predicted cost of dropped requests (the rate limiter costs each request one token)");
+  /** Ours (not in spec 2): calls --loadsheddingMode logonly would have dropped, served. */
+  readonly loggedOnly = specCounter(this.registry, "hub_loadshedding_requests_logged_only", "Calls over a load shedding threshold that --loadsheddingMode logonly logged and served");
+  readonly predictedCostShed = specCounter(this.registry, "hub_loadshedding_predicted_cost_shed_total", "Total predicted cost of dropped requests (each call costs 1)");
   readonly adapterInfoConfigs = specGauge(this.registry, "hub_config_adapter_info_configs_total", "Known adapters (built in: deny, allowList, memquota, accessLog)");
   readonly adapterInfoConfigErrors = specGauge(this.registry, "hub_config_adapter_info_config_errors_total", "Errors processing adapter info config (built-in adapters: always 0)");
   readonly attributes = specGauge(this.registry, "hub_config_attributes_total", "Known attributes (global word list)");

@@ -1,3 +1,4 @@
+import type { LoadSheddingOptions } from "./load_shedder.ts";
 import type { HubTlsFiles } from "./mutual_tls.ts";
 
 /** Defaults of `hubs server` (spec 2: hubs, Listeners and ports, Limits). */
@@ -31,9 +32,8 @@ export interface HubServerOptions {
   apiWorkerPoolSize: number;
   /** Accepted for compatibility; see docs/hubs.md. */
   numCheckCacheEntries: number;
-  /** 0 = no load shedding. */
-  maxRequestsPerSecond: number;
-  burstSize: number;
+  /** --loadsheddingMode and its evaluators' thresholds (load_shedder.ts). */
+  loadShedding: LoadSheddingOptions;
   /** `fs://DIR` or empty (no rules: every check passes, quotas are unlimited). */
   configStoreURL: string;
   configDefaultNamespace: string;

@@ -176,7 +176,8 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       log.warn("gRPC is plain text: no --caCertFile/--certFile/--keyFile given and no certificates at /etc/certs; callers are not authenticated (local development only)");
     }
 
-    const shedder = new LoadShedder(options.maxRequestsPerSecond, options.burstSize);
+    const shedder = new LoadShedder(options.loadShedding);
+    for (const flag of shedder.inertThresholds) logger.scope("loadshedding").warn(`${flag} has no effect: --loadsheddingMode is disabled (the default); give --loadsheddingMode enforce (or logonly)`);
     /** Counts each dispatch, and per request the distinct handlers and the dispatches (spec 2 hub_dispatcher_*). */
     const fanOut = () => {
       const handlers = new Set<string>();

@@ -19,6 +19,8 @@ import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
 import { AgentMetrics } from "./agent_metrics.ts";
+import { DEFAULT_TOKEN_MANAGER_PLUGIN, startStsServer } from "./sts_server.ts";
+import { parseStatsdAddress, STATSD_FLUSH_INTERVAL_MS, StatsdSink } from "../telemetry/statsd_sink.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
@@ -263,9 +265,11 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   let security: SidecarSecurityOptions | undefined;
   let workloadTls: WorkloadTls | undefined;
   let auth: ControlPlaneAuth;
+  let statsdAddress: { host: string; port: number } | undefined;
   let transport: HubTransport | undefined;
   try {
     auth = controlPlaneAuth(opts, env);
+    if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress as string);
     const settings = securitySettings(opts, env, namespace);
     if (auth.policy === "MUTUAL_TLS" && !settings) throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
     if (settings) {
@@ -278,6 +282,9 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         keyAlgorithm: settings.keyAlgorithm,
         auth,
         ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
+        ...(typeof opts.secretGraceDuration === "number" ? { graceMs: opts.secretGraceDuration } : {}),
+        ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),
+        onJitter: (ms) => logger.scope("anchorclient").info(`waiting ${ms} ms before the certificate request (INITIAL_BACKOFF_MSEC)`),
         onRotated: (c: WorkloadCertificate) => {
           transport?.renewCredentials();
           metrics.certificatePushed();
@@ -395,14 +402,33 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     workloadTls?.stop();
     return { exitCode: EXIT_BAD_CONFIG };
   }
+  const statsd = statsdAddress
+    ? new StatsdSink({ ...statsdAddress, snapshot: () => sidecar!.statsSnapshot(), onError: (e) => logger.scope("default").warn(`--metricsdUdpAddress: sending stats failed: ${e.message}`) })
+    : undefined;
+  let sts: Awaited<ReturnType<typeof startStsServer>> | undefined;
+  if (typeof opts.stsPort === "number" && opts.stsPort > 0) {
+    try {
+      sts = await startStsServer({ port: opts.stsPort, plugin: (opts.tokenManagerPlugin as string | undefined) ?? DEFAULT_TOKEN_MANAGER_PLUGIN, log: logger.scope("stsserver") });
+    } catch (e) {
+      log.error(`--stsPort ${opts.stsPort}: ${(e as Error).message}`);
+      await sidecar.drain(0);
+      await statsd?.close();
+      transport.close();
+      workloadTls?.stop();
+      return { exitCode: EXIT_FAILURE };
+    }
+  }
+  if (statsd) log.info(`stats sent to the metrics daemon at ${opts.metricsdUdpAddress as string} (statsd over UDP) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
   return {
-    addresses,
+    addresses: sts ? { ...addresses, sts: sts.port } : addresses,
     onQuit(handler) {
       quit = handler;
     },
     reload: () => sidecar!.reloadConfiguration(),
     async stop(drainMs) {
+      await sts?.close();
       await sidecar!.drain(drainMs);
+      await statsd?.close();
       transport.close();
       workloadTls?.stop();
     },

@@ -103,6 +103,8 @@ export interface SidecarAddresses {
   status: number;
   /** -1 when there is no TCP listener. */
   tcp: number;
+  /** The agent's token exchange service (`--stsPort`), when served. */
+  sts?: number;
 }
 
 /**
@@ -450,6 +452,11 @@ export class Sidecar {
   /** The admin `/config_dump` (config_dump.ts). */
   private configDump(): unknown {
     return buildConfigDump({ options: this.options, addresses: this.addresses, loaded: this.loaded, hasTcp: this.tcp !== undefined, hasStatus: this.status !== undefined, policy: this.policy, servedRoutes: this.servedRoutes });
+  }
+
+  /** Every stat of /stats and which are gauges (the statsd sink's source). */
+  statsSnapshot(): { values: Map<string, number | bigint>; gauges: ReadonlySet<string> } {
+    return { values: this.stats(), gauges: GAUGE_STATS };
   }
 
   private stats(): Map<string, number | bigint> {

@@ -26,6 +26,13 @@ export interface WorkloadTlsOptions {
   auth?: ControlPlaneAuth;
   /** Deadline of each request to mesh_ca (`--connectTimeout`); default the client's. */
   timeoutMs?: number;
+  /** SECRET_GRACE_DURATION: renew this long before expiry; absent = at the grace period mesh_ca states. */
+  graceMs?: number;
+  /** INITIAL_BACKOFF_MSEC: each request to mesh_ca first waits a random 0 … this many ms, so many sidecars started together do not reach the CA at once. */
+  initialBackoffMs?: number;
+  /** Injected for tests; default Math.random. */
+  random?: () => number;
+  onJitter?: (ms: number) => void;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
   /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
@@ -97,6 +104,21 @@ export function caCallAuth(auth: ControlPlaneAuth, current: WorkloadCertificate 
   };
 }
 
+/** INITIAL_BACKOFF_MSEC as upstream's secret cache applies it before each CSR: a random wait in [0, max) ms. */
+export function initialJitterMs(maxMs: number, random: () => number): number {
+  return maxMs > 0 ? Math.floor(random() * maxMs) : 0;
+}
+
+/**
+ * SECRET_GRACE_DURATION as upstream's SDS agent applies it: a certificate is
+ * renewed that long before it expires. A certificate the CA made shorter than
+ * the grace keeps the CA's renewal time (renewing at once would loop).
+ */
+export function withGraceDuration(cert: WorkloadCertificate, graceMs: number | undefined): WorkloadCertificate {
+  if (graceMs === undefined || graceMs >= cert.expiresAt.getTime() - cert.notBefore.getTime()) return cert;
+  return { ...cert, rotateAt: new Date(cert.expiresAt.getTime() - graceMs) };
+}
+
 export class WorkloadTls {
   private rotator: CertificateRotator;
   private cert: WorkloadCertificate | undefined;
@@ -109,10 +131,18 @@ export class WorkloadTls {
 
   constructor(readonly options: WorkloadTlsOptions) {
     const fetch = async () => {
+      const jitter = initialJitterMs(options.initialBackoffMs ?? 0, options.random ?? Math.random);
+      if (jitter > 0) {
+        options.onJitter?.(jitter);
+        await new Promise((resolve) => setTimeout(resolve, jitter));
+      }
       const started = performance.now();
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
-        const cert = await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+        const cert = withGraceDuration(
+          await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
+          options.graceMs,
+        );
         this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";
         this.lastAttemptFailed = false;
         options.onRequest?.(true, performance.now() - started);

@@ -79,7 +79,7 @@ export class XdsConfigSource {
 
   private send(fields: Record<string, unknown>): void {
     const type = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
-    const message = type.fromObject({ node: { id: this.node.id, cluster: this.node.cluster, metadata: structOf(this.node.metadata ?? {}) }, ...fields });
+    const message = type.fromObject({ node: { id: this.node.id, cluster: this.node.cluster, user_agent_name: "disco-agent", metadata: structOf(this.node.metadata ?? {}) }, ...fields });
     this.stream?.write(Buffer.from(type.encode(message).finish()));
   }
 

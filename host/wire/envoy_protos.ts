@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import protobuf from "protobufjs";
+import { encodeProto3Json } from "./proto_json.ts";
 
 // Envoy's v3 API as @grpc/grpc-js-xds ships it (deps/envoy-api with xds,
 // googleapis and protoc-gen-validate beside it): the real protos, so what
@@ -25,6 +26,9 @@ const SERVED_FILES = [
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
   "envoy/extensions/transport_sockets/tls/v3/secret.proto",
   "envoy/config/bootstrap/v3/bootstrap.proto",
+  "envoy/extensions/filters/listener/original_dst/v3/original_dst.proto",
+  "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
+  "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
 ];
 
 function locate(target: string): string {
@@ -76,6 +80,14 @@ function checkFields(type: protobuf.Type, value: unknown, path: string): void {
     else if (Array.isArray(v)) v.forEach((item, i) => checkFields(resolved, item, `${path}.${key}[${i}]`));
     else checkFields(resolved, v, `${path}.${key}`);
   }
+}
+
+/**
+ * Proto3 JSON (the form of Envoy's YAML configuration: `@type`, "1s") encoded
+ * as a google.protobuf.Any of type `name`, strictly (host/wire/proto_json.ts).
+ */
+export function packJson(name: string, json: Record<string, unknown>): { type_url: string; value: Uint8Array } {
+  return { type_url: TYPE_URL_PREFIX + name, value: encodeProto3Json(envoyProtos(), name, json).bytes };
 }
 
 /** Decodes an Any of a known Envoy type back to its object form (for debug pages and tests). */

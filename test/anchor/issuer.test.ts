@@ -20,7 +20,7 @@ let bundle: SigningBundle;
 function newCa(over: Partial<ConstructorParameters<typeof CertificateAuthority>[0]> = {}, now = NOW) {
   const metrics = new AnchorMetrics();
   const ca = new CertificateAuthority(
-    { trustDomain: "cluster.local", org: "", defaultTtlMs: 24 * HOUR, maxTtlMs: 48 * HOUR, allowedNamespaces: new Set(), ...over },
+    { trustDomain: "cluster.local", org: "", defaultTtlMs: 24 * HOUR, maxTtlMs: 48 * HOUR, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false, ...over },
     { ratio: 0.5, minGraceMs: 600_000 },
     metrics,
     () => now,
@@ -92,6 +92,34 @@ describe("issuing workload certificates", () => {
     assert.equal(validTo(await late.createCertificate(await csrFor([ID]), 5 * 24 * 3600)), bundle.signingCert.notAfter.getTime(), "clamped to the root's notAfter");
   });
 
+  it("--experimental-dual-use: the subject CommonName is the identity (the first SAN), as upstream; over 64 characters it is refused", async () => {
+    const res = await newCa({ dualUse: true, org: "Acme" }).ca.createCertificate(await csrFor([ID]), 60);
+    const leaf = new X509Certificate(res.certChain[0]);
+    assert.equal(leaf.subject, `O=Acme\nCN=${ID}`);
+    assert.equal(leaf.subjectAltName, `URI:${ID}`);
+    assert.equal(new x509.X509Certificate(res.certChain[0]).getExtension(x509.SubjectAlternativeNameExtension)!.critical, false, "the subject is not empty");
+    const long = `spiffe://cluster.local/ns/${"n".repeat(30)}/sa/${"s".repeat(20)}`;
+    const e = await refusal(newCa({ dualUse: true }).ca.createCertificate(await csrFor([long]), 60));
+    assert.equal(e.code, "IDENTITY_INVALID");
+    assert.match(e.message, /--experimental-dual-use: identity .* is longer than the 64 characters a CommonName may have/);
+  });
+
+  it("--sign-ca-certs: a CSR asking for CA:TRUE gets a CA certificate for its requested TTL; without the flag it is refused", async () => {
+    const refused = await refusal(newCa().ca.createCertificate(await csrFor([ID], undefined, true), 60));
+    assert.equal(refused.code, "CA_CERT_NOT_ALLOWED");
+    assert.match(refused.message, /asks for a CA certificate; this CA signs CA certificates only with --sign-ca-certs/);
+    const { ca } = newCa({ signCaCerts: true });
+    const res = await ca.createCertificate(await csrFor([ID], undefined, true), 72 * 3600);
+    const cert = new X509Certificate(res.certChain[0]);
+    assert.equal(cert.ca, true);
+    assert.equal(cert.subjectAltName, `URI:${ID}`);
+    assert.equal(new Date(cert.validTo).getTime(), NOW + 72 * HOUR, "not bounded by --max-workload-cert-ttl (48h here), only by the issuer");
+    const ku = new x509.X509Certificate(res.certChain[0]).getExtension(x509.KeyUsagesExtension)!;
+    assert.equal(ku.usages, x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature);
+    const workload = new X509Certificate((await ca.createCertificate(await csrFor([ID]), 60)).certChain[0]);
+    assert.equal(workload.ca, false, "a CSR without CA:TRUE still gets a workload certificate");
+  });
+
   const identityRows: Array<{ name: string; uris: string[]; code: string; message: RegExp; allowed?: string[] }> = [
     { name: "no URI SAN", uris: [], code: "IDENTITY_INVALID", message: /no URI subject alternative name/ },
     { name: "another trust domain", uris: ["spiffe://evil.example/ns/foo/sa/bar"], code: "IDENTITY_INVALID", message: /trust domain "evil.example", not this CA's trust domain "cluster.local"/ },
@@ -123,7 +151,7 @@ describe("issuing workload certificates", () => {
   });
 
   it("refuses with CA_NOT_READY before a signing bundle is set", async () => {
-    const ca = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: HOUR, maxTtlMs: HOUR, allowedNamespaces: new Set() }, { ratio: 0.5, minGraceMs: 0 }, new AnchorMetrics());
+    const ca = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: HOUR, maxTtlMs: HOUR, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false }, { ratio: 0.5, minGraceMs: 0 }, new AnchorMetrics());
     assert.equal((await refusal(ca.createCertificate(await csrFor([ID]), 0))).code, "CA_NOT_READY");
   });
 });

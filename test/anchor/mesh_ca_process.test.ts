@@ -209,7 +209,7 @@ describe("mesh_ca command line", () => {
   });
 
   const bad: Array<[string, string[], NodeJS.ProcessEnv, RegExp]> = [
-    ["no signing mode", [], {}, /either --self-signed-ca or both --signing-cert and --signing-key are required/],
+    ["no signing mode", [], {}, /one of --self-signed-ca, --upstream-ca-address, or both --signing-cert and --signing-key is required/],
     ["a default TTL above the max", ["--self-signed-ca", "--workload-cert-ttl", "48h", "--max-workload-cert-ttl", "24h"], {}, /--workload-cert-ttl 48h0m0s is greater than --max-workload-cert-ttl 24h0m0s/],
     ["a bad trust domain", ["--self-signed-ca", "--trust-domain", "Bad Domain"], {}, /--trust-domain "Bad Domain"/],
     ["a bad ANCHOR_* variable", ["--self-signed-ca"], { ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "x" }, /ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE="x"/],

@@ -41,7 +41,7 @@ describe("self-signed root rotation", () => {
 
     // A leaf issued under the new root verifies with the old root too (same subject and key), and vice versa.
     const metrics = new AnchorMetrics();
-    const authority = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set() }, { ratio: 0.5, minGraceMs: 0 }, metrics, clock.now);
+    const authority = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false }, { ratio: 0.5, minGraceMs: 0 }, metrics, clock.now);
     authority.setBundle(ca.bundle);
     const res = await authority.createCertificate(await csrFor(["spiffe://cluster.local/ns/a/sa/b"]), 0);
     const [leaf, ...roots] = [res.certChain[0], ...res.certChain[1].match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!].map((p) => new X509Certificate(p));

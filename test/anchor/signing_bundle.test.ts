@@ -57,7 +57,7 @@ describe("plugged-in signing certificate", () => {
   it("issues [leaf, intermediate, root]: the root is not repeated in the chain", async () => {
     const bundle = await loadPluggedBundle({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: files.certChain, rootCert: files.rootCert });
     assert.equal(bundle.chain.length, 1);
-    const ca = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set() }, { ratio: 0.5, minGraceMs: 0 }, new AnchorMetrics());
+    const ca = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false }, { ratio: 0.5, minGraceMs: 0 }, new AnchorMetrics());
     ca.setBundle(bundle);
     const res = await ca.createCertificate(await csrFor(["spiffe://cluster.local/ns/a/sa/b"]), 0);
     const [leaf, inter, root] = res.certChain.map((p) => new X509Certificate(p));

@@ -65,7 +65,7 @@ describe("docs/daemon-reference.md and the code agree", () => {
     for (const e of AGENT_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 3), "not applicable", e.name);
     for (const e of ANCHOR_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 4), "not applicable", e.name);
     for (const e of HUB_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 5), "not applicable", e.name);
-    for (const name of ["CA_ADDR", "TRUST_DOMAIN", "SECRET_TTL", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY", "MESH_CONFIG"]) assert.equal(column(name, 3), "yes", name);
+    for (const name of ["CA_ADDR", "TRUST_DOMAIN", "SECRET_TTL", "SECRET_GRACE_DURATION", "INITIAL_BACKOFF_MSEC", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY", "MESH_CONFIG"]) assert.equal(column(name, 3), "yes", name);
   });
 });
 
@@ -73,10 +73,10 @@ describe("not-applicable flags and variables are refused by the real programs", 
   const empty = mkdtempSync(join(tmpdir(), "daemon-ref-"));
   // Each program once per entry would take minutes on a loaded machine: a sample per kind and program.
   const flagCases: Array<[string, string[], NotApplicable]> = [
-    ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--stsPort")!],
+    ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--outlierLogPath")!],
     ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--tracerBSecure")!],
     ["hubs", ["server"], HUB_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--numCheckCacheEntries")!],
-    ["mesh_ca", [], ANCHOR_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--upstream-ca-address")!],
+    ["mesh_ca", [], ANCHOR_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--custom-dns-names")!],
   ];
   for (const [bin, sub, e] of flagCases) {
     it(`${bin} ${sub.join(" ")} ${e.name} ${nonDefault(e)}: exit 2, one line with the reason`, () => {
@@ -104,12 +104,12 @@ describe("not-applicable flags and variables are refused by the real programs", 
   }
 
   it("a default value is accepted: the program goes on to its next check", () => {
-    // --stsPort 0 is the spec default; the run then stops at the missing --configDir.
-    const r = run("disco-agent", ["proxy", "--stsPort", "0", "--tracerBSecure=false", "--configDir", join(empty, "missing")], { SDS_ENABLED: "false" });
+    // --outlierLogPath "" is the spec default; the run then stops at the missing --configDir.
+    const r = run("disco-agent", ["proxy", "--outlierLogPath=", "--tracerBSecure=false", "--configDir", join(empty, "missing")], { SDS_ENABLED: "false" });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--configDir: expected an existing directory/);
     assert.doesNotMatch(r.stderr, /not applicable/);
-    const hub = run("hubs", ["server", "--loadsheddingMode", "enforce", "--configStoreURL", "mcps://x"]);
+    const hub = run("hubs", ["server", "--singleThreaded", "true", "--configStoreURL", "mcps://x"]);
     assert.equal(hub.status, 2);
     assert.match(hub.stderr, /^hubs server: --configStoreURL "mcps:\/\/x": this hub supports fs:\/\/DIR only/);
   });

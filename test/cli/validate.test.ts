@@ -121,13 +121,26 @@ describe("meshctl validate", () => {
   });
 
   it("accepts the global flags before and after the command; -n sets the default namespace", () => {
-    for (const args of [["validate", "-f", BAD, "-i", "foo"], ["-i", "foo", "validate", "-f", BAD], ["--context", "c", "-c", "/dev/null", "validate", "-f", BAD, "--log_output_level", "default:debug,validation:none"]]) {
+    for (const args of [["validate", "-f", BAD, "-i", "foo"], ["-i", "foo", "validate", "-f", BAD], ["--context", "", "validate", "-f", BAD, "--log_output_level", "default:debug,validation:none"]]) {
       const run = meshctl(args);
       assert.equal(run.status, 1, `${args.join(" ")}: ${run.stderr}`);
       assert.ok(run.lines.some((l) => l.includes("Gateway default/gw")));
     }
     assert.ok(meshctl(["validate", "-f", BAD, "-n", "shop"]).lines.some((l) => l.includes("Gateway shop/gw")));
     assert.ok(meshctl(["--namespace", "shop", "validate", "-f", BAD]).lines.some((l) => l.includes("Gateway shop/gw")));
+  });
+
+  it("--context and -c/--orchconfig with a value: they need an orchestrator API, so nothing is done (exit 69, as orchestrator-bound commands)", () => {
+    for (const [args, flag, command] of [
+      [["--context", "prod", "validate", "-f", GOOD], "--context", "validate"],
+      [["validate", "-f", GOOD, "-c", "/dev/null"], "--orchconfig", "validate"],
+      [["proxy-config", "listener", "--orchconfig=/root/.kube/config", "--file", GOOD], "--orchconfig", "proxy-config listener"],
+    ] as const) {
+      const run = meshctl([...args]);
+      assert.equal(run.status, 69, `${args.join(" ")}: ${run.stderr}`);
+      assert.equal(run.stdout, "");
+      assert.equal(run.stderr, `meshctl ${command}: ${flag}: needs an orchestrator API to read that cluster's configuration; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#global-flags)\n`);
+    }
   });
 
   it("refuses a bad --log_output_level as a usage error", () => {

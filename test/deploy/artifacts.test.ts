@@ -13,7 +13,7 @@ import type protobuf from "protobufjs";
 import { parse, parseAllDocuments } from "yaml";
 import { DEPLOY_DIR, MEDIA_TYPES, OCI_DIR, PLUGIN_NAME } from "../../build/deploy_artifacts.ts";
 import { FilterModule, RELEASE_WASM } from "../../host/wasm/filter_module.ts";
-import { decodeStrict, envoyRoot } from "./support/envoy_protos.ts";
+import { decodeStrict, envoyRoot } from "../support/envoy_protos.ts";
 
 const BOOTSTRAP = "envoy.config.bootstrap.v3.Bootstrap";
 const yamlFile = (name: string) => parse(readFileSync(join(DEPLOY_DIR, name), "utf8")) as Record<string, any>;

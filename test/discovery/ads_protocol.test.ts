@@ -4,51 +4,13 @@ import * as grpc from "@grpc/grpc-js";
 import { type AdsObserver, AggregatedDiscoveryService } from "../../host/discovery/ads_server.ts";
 import { proxylessResources } from "../../host/discovery/proxyless.ts";
 import { CLUSTER, ENDPOINT, LISTENER } from "../../host/discovery/type_urls.ts";
-import { envoyType, unpackAny } from "../../host/wire/envoy_protos.ts";
+import { unpackAny } from "../../host/wire/envoy_protos.ts";
 import { shutdownGrpcServer } from "../../host/wire/raw_grpc.ts";
+import { RawAdsClient } from "./support/raw_ads_client.ts";
 
 // The state-of-the-world protocol, spoken by hand over a real gRPC stream:
 // subscriptions, ACK, NACK (the proxy keeps its last good version), stale
 // nonces, pushes of changed resources only.
-
-const identity = (b: Buffer) => b;
-const ADS = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
-const request = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
-const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
-
-interface Response {
-  version_info: string;
-  nonce: string;
-  type_url: string;
-  resources: Array<{ type_url: string; value: Uint8Array }>;
-}
-
-class RawAdsClient {
-  private readonly received: Response[] = [];
-  private readonly waiting: Array<(r: Response) => void> = [];
-  readonly stream: grpc.ClientDuplexStream<Buffer, Buffer>;
-  constructor(client: grpc.Client) {
-    this.stream = client.makeBidiStreamRequest(ADS, identity, identity);
-    this.stream.on("data", (b: Buffer) => {
-      const r = response.toObject(response.decode(b), { defaults: true }) as Response;
-      const w = this.waiting.shift();
-      if (w) w(r);
-      else this.received.push(r);
-    });
-    this.stream.on("error", () => {});
-  }
-  send(fields: Record<string, unknown>): void {
-    this.stream.write(Buffer.from(request.encode(request.fromObject({ node: { id: "sidecar~10.0.0.1~a.foo~foo.svc.cluster.local" }, ...fields })).finish()));
-  }
-  next(): Promise<Response> {
-    const r = this.received.shift();
-    if (r) return Promise.resolve(r);
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  pending(): number {
-    return this.received.length;
-  }
-}
 
 const services = (port: number) => [
   { host: "a.foo.svc.cluster.local", port: 80, endpoints: [{ address: "10.0.0.1", port }] },

@@ -1,5 +1,5 @@
 // disco-agent's spec 2 variables with a real mesh_ca: CA_ADDR, TRUST_DOMAIN,
-// SECRET_TTL, OUTPUT_KEY_CERT_TO_DIRECTORY and PKCS8_KEY.
+// SECRET_TTL, SECRET_GRACE_DURATION, INITIAL_BACKOFF_MSEC, OUTPUT_KEY_CERT_TO_DIRECTORY and PKCS8_KEY.
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -8,10 +8,13 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type CaProcess, startCa } from "../anchor/support/ca_process.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
+import { waitFor } from "../support/processes.ts";
+import { initialJitterMs } from "../../host/proxy/workload_tls.ts";
+import { spawnSync } from "node:child_process";
 
 const AGENT = join(import.meta.dirname, "..", "..", "build", "out", "disco-agent.mjs");
 
-describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, OUTPUT_KEY_CERT_TO_DIRECTORY, PKCS8_KEY", () => {
+describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, SECRET_GRACE_DURATION, OUTPUT_KEY_CERT_TO_DIRECTORY, PKCS8_KEY", () => {
   let ca: CaProcess | undefined;
   const agents: Array<Daemon<unknown>> = [];
   before(async () => {
@@ -52,6 +55,41 @@ describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, OUTPUT_KEY_CERT_T
     const root = new X509Certificate(readFileSync(join(out, "root-cert.pem"), "utf8"));
     assert.ok(leaf.verify(root.publicKey), "the leaf chains to the written root");
     assert.equal(await agent.stop(), 0);
+  });
+
+  it("SECRET_GRACE_DURATION: the certificate is renewed that long before it expires (not at the CA's half-life)", async () => {
+    const out = mkdtempSync(join(tmpdir(), "agent-certs-"));
+    // 30 s certificates: the CA's grace ratio (0.5) would renew after 15 s; a 25 s grace renews after 5 s.
+    const agent = await startAgent({ CA_ADDR: ca!.address, TRUST_DOMAIN: "example.org", SECRET_TTL: "30s", SECRET_GRACE_DURATION: "25s", OUTPUT_KEY_CERT_TO_DIRECTORY: out });
+    const m = /expires (\S+), renewal at (\S+)/.exec(agent.output());
+    assert.ok(m, agent.output());
+    assert.equal(Date.parse(m[1]) - Date.parse(m[2]), 25_000, "renewal at expiry minus SECRET_GRACE_DURATION");
+    const serial = () => new X509Certificate(readFileSync(join(out, "cert-chain.pem"), "utf8")).serialNumber;
+    const first = serial();
+    await waitFor("a renewed certificate", () => (serial() !== first ? true : undefined), 120_000);
+    assert.equal(await agent.stop(), 0);
+  });
+
+  it("SECRET_GRACE_DURATION not shorter than the requested lifetime: exit 2 naming it; a bad value too", () => {
+    const run = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [AGENT, "proxy", "--configDir", mkdtempSync(join(tmpdir(), "agent-env-"))], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 600_000 });
+    const long = run({ SECRET_TTL: "1h", SECRET_GRACE_DURATION: "2h" });
+    assert.equal(long.status, 2);
+    assert.match(long.stderr, /SECRET_GRACE_DURATION=2h0m0s is not shorter than the requested certificate lifetime 1h0m0s/);
+    const bad = run({ SECRET_GRACE_DURATION: "soon" });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /SECRET_GRACE_DURATION="soon": expected a positive duration/);
+  });
+
+  it("INITIAL_BACKOFF_MSEC: the certificate request waits a random 0 … that many ms first; a bad value is exit 2", async () => {
+    assert.deepEqual([initialJitterMs(1500, () => 0), initialJitterMs(1500, () => 0.9999), initialJitterMs(0, () => 0.5)], [0, 1499, 0]);
+    const agent = await startAgent({ CA_ADDR: ca!.address, TRUST_DOMAIN: "example.org", INITIAL_BACKOFF_MSEC: "1500" });
+    const m = /waiting (\d+) ms before the certificate request \(INITIAL_BACKOFF_MSEC\)/.exec(agent.output());
+    // Math.random may pick 0 (no wait, no line): then the first request went out at once, as asked.
+    if (m) assert.ok(Number(m[1]) < 1500, m[0]);
+    assert.equal(await agent.stop(), 0);
+    const bad = spawnSync(process.execPath, [AGENT, "proxy", "--configDir", mkdtempSync(join(tmpdir(), "agent-env-"))], { encoding: "utf8", env: { ...process.env, INITIAL_BACKOFF_MSEC: "1s" }, timeout: 600_000 });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /INITIAL_BACKOFF_MSEC="1s": expected a non-negative integer of milliseconds/);
   });
 
   it("PKCS8_KEY=true writes a PKCS#8 key", async () => {

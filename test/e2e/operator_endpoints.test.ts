@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import type { MeshCa } from "../../host/demo/secure_mesh.ts";
 import { needPromtool, promtoolCheck } from "../telemetry/promtool.ts";
-import { HUB_RULES, get, sidecarConfig, stats, waitFor } from "./sidecar_support.ts";
+import { HUB_RULES, freePort, get, sidecarConfig, stats, waitFor } from "./sidecar_support.ts";
 
 // The operator's HTTP surface on real processes: mesh_ca, `hubs server`, the
 // echo app and a `disco-agent proxy` with the filter and a workload
@@ -62,16 +61,6 @@ let ca: MeshCa;
 let mesh: LocalMesh;
 /** The status port (`--statusPort` has no "pick a free port" value: 0 turns it off). */
 let statusUrl: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 before(async () => {
   const statusPort = await freePort();

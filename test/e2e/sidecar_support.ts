@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
+import { createServer } from "node:net";
 import { DEMO_SERVICE } from "../../host/demo/local_mesh.ts";
 import { waitFor as pollFor } from "../support/processes.ts";
 
@@ -110,4 +111,15 @@ export function accessLogLines(path: string): Array<{ attributes: Record<string,
   } catch {
     return [];
   }
+}
+
+/** A TCP port free on 127.0.0.1 right now, for flags where 0 means "off" rather than "any free port" (`--statusPort`, `--stsPort`). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
 }

@@ -31,8 +31,8 @@ spec:
 `;
 
 describe("hubs server: operations", () => {
-  it("sheds load above --maxRequestsPerSecond + --burstSize with UNAVAILABLE, counted", async () => {
-    const hub = await startHub(["--maxRequestsPerSecond", "5", "--burstSize", "10"]);
+  it("--loadsheddingMode enforce: sheds load above --maxRequestsPerSecond + --burstSize with UNAVAILABLE, counted", async () => {
+    const hub = await startHub(["--loadsheddingMode", "enforce", "--maxRequestsPerSecond", "5", "--burstSize", "10"]);
     try {
       await hub.client.check(checkRequest({ "request.path": "/" })); // connect first; this call takes one token
       const start = performance.now();
@@ -49,6 +49,50 @@ describe("hubs server: operations", () => {
     } finally {
       await hub.stop();
     }
+  });
+
+  it("--loadsheddingMode logonly: what enforce would drop is logged and counted, and served", async () => {
+    const hub = await startHub(["--loadsheddingMode", "logonly", "--maxRequestsPerSecond", "1"]);
+    try {
+      const results = [];
+      for (let i = 0; i < 5; i++) results.push(await hub.client.check(checkRequest({ "request.path": "/" })));
+      assert.deepEqual(results.map((r) => r.code), [0, 0, 0, 0, 0]);
+      const text = await metricsText(hub);
+      assert.ok(metricValue(text, "hub_loadshedding_requests_logged_only_total")! >= 3, text);
+      assert.equal(metricValue(text, "hub_loadshedding_requests_throttled_total"), 0);
+      assert.match(hub.output(), /loadshedding\tlogonly: would throttle \(rateLimit\): more than 1 requests per second/);
+    } finally {
+      await hub.stop();
+    }
+  });
+
+  it("--averageLatencyThreshold: enforce drops calls once the average call duration reaches it; disabled (the default) warns that it is inert", async () => {
+    // 1ns: any measured call duration is above it; --latencyEnforcementThreshold 0: enforced at any volume.
+    const hub = await startHub(["--loadsheddingMode", "enforce", "--averageLatencyThreshold", "1ns", "--latencyEnforcementThreshold", "0"]);
+    try {
+      const first = await hub.client.check(checkRequest({ "request.path": "/" }));
+      assert.equal(first.code, 0, "no call measured yet: the average is 0");
+      const next = await hub.client.check(checkRequest({ "request.path": "/" }));
+      assert.equal(next.code, 14);
+      assert.match(next.details, /^hub is overloaded: observed average latency [\d.]+s exceeds the threshold 0\.000000s; request dropped by load shedding$/);
+      assert.equal(metricValue(await metricsText(hub), "hub_loadshedding_requests_throttled_total"), 1);
+    } finally {
+      await hub.stop();
+    }
+    const inert = await startHub(["--averageLatencyThreshold", "1ns", "--latencyEnforcementThreshold", "0", "--maxRequestsPerSecond", "1"]);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await inert.client.check(checkRequest({ "request.path": "/" }))).code, 0);
+      assert.match(inert.output(), /--maxRequestsPerSecond has no effect: --loadsheddingMode is disabled/);
+      assert.match(inert.output(), /--averageLatencyThreshold has no effect: --loadsheddingMode is disabled/);
+    } finally {
+      await inert.stop();
+    }
+  });
+
+  it("--loadsheddingMode with another value: exit 2 naming the flag", async () => {
+    const r = await hubsCommand(["server", "--loadsheddingMode", "on"]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--loadsheddingMode/);
   });
 
   it("reloads changed config and keeps a bad file out (its last good version stays)", async () => {

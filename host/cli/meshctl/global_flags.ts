@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { orchestratorFlagGiven } from "./needs_orchestrator.ts";
 
 /**
  * The global flags of spec 3, accepted by every meshctl command before or
@@ -7,12 +8,8 @@ import { type Command, InvalidArgumentError, Option } from "commander";
  * (-i, -c, -n); read them with `globalFlags(command)`.
  */
 export interface GlobalFlags {
-  /** Orchestrator config context name (accepted; there is no orchestrator API here). */
-  context: string;
   /** Mesh system namespace (root namespace of mesh-wide policies). */
   meshNamespace: string;
-  /** Orchestrator config file (accepted; there is no orchestrator API here). */
-  orchconfig: string;
   /** Scope → level, after `--log_output_level`. */
   logOutputLevel: Readonly<Record<LogScope, LogLevel>>;
   /** Config namespace; "" when not given (commands then use their own default, e.g. `default`). */
@@ -49,12 +46,24 @@ export function parseLogOutputLevel(text: string): Readonly<Record<LogScope, Log
   return Object.freeze(Object.fromEntries(LOG_SCOPES.map((s) => [s, named[s] ?? base]))) as Record<LogScope, LogLevel>;
 }
 
+/** The global flags that select an orchestrator: a value given is refused (exit 69, needs_orchestrator.ts). */
+const ORCHESTRATOR_FLAGS = [
+  ["context", "--context"],
+  ["orchconfig", "--orchconfig"],
+] as const;
+
 /** Adds the global flags to the root program. */
 export function addGlobalFlags(program: Command): Command {
+  program.hook("preAction", (_root, action) => {
+    const o = action.optsWithGlobals() as Record<string, string | undefined>;
+    for (const [key, flag] of ORCHESTRATOR_FLAGS) {
+      if (o[key]) process.exit(orchestratorFlagGiven(commandPath(action), flag));
+    }
+  });
   return program
-    .addOption(new Option("--context <name>", "orchestrator config context name").default(""))
+    .addOption(new Option("--context <name>", "orchestrator config context name (needs an orchestrator API: refused, exit 69)").default(""))
     .addOption(new Option("-i, --meshNamespace <namespace>", "mesh system namespace").default(DEFAULT_MESH_NAMESPACE))
-    .addOption(new Option("-c, --orchconfig <file>", "orchestrator config file").default(""))
+    .addOption(new Option("-c, --orchconfig <file>", "orchestrator config file (needs an orchestrator API: refused, exit 69)").default(""))
     .addOption(
       new Option("--log_output_level <levels>", `comma list of <scope>:<level>; levels: ${LOG_LEVELS.join(", ")}`)
         .default(DEFAULT_LOG_OUTPUT_LEVEL)
@@ -70,10 +79,15 @@ export function addGlobalFlags(program: Command): Command {
 export function globalFlags(command: Command): GlobalFlags {
   const o = command.optsWithGlobals() as Record<string, string>;
   return {
-    context: o.context ?? "",
     meshNamespace: o.meshNamespace || DEFAULT_MESH_NAMESPACE,
-    orchconfig: o.orchconfig ?? "",
     logOutputLevel: parseLogOutputLevel(o.log_output_level ?? DEFAULT_LOG_OUTPUT_LEVEL),
     namespace: o.namespace ?? "",
   };
+}
+
+/** `proxy-config cluster`, `x authz check`: the command's words below the program. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
 }

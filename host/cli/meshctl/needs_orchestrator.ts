@@ -25,3 +25,14 @@ export function unavailableCommand(command: string, would: string, errors: Writa
   errors.write(`meshctl ${command}: needs an orchestrator API ${would}; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#commands-that-need-an-orchestrator)\n`);
   return EXIT_UNAVAILABLE;
 }
+
+/**
+ * For the global flags that select an orchestrator (`--context`, `-c/--orchconfig`):
+ * given with a value, they would ask for a cluster this build cannot reach, so
+ * the command says so and does nothing (exit EXIT_UNAVAILABLE, 69), as the
+ * orchestrator-bound commands do, rather than ignore them.
+ */
+export function orchestratorFlagGiven(command: string, flag: string, errors: Writable = process.stderr): number {
+  errors.write(`meshctl ${command}: ${flag}: needs an orchestrator API to read that cluster's configuration; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#global-flags)\n`);
+  return EXIT_UNAVAILABLE;
+}

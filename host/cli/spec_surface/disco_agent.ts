@@ -11,7 +11,7 @@ import { type NotApplicable, na } from "./not_applicable.ts";
 const IN_PROCESS = "the sidecar runs in this process: there is no proxy binary or bootstrap file to generate";
 const NO_TRACING = "the sidecar emits no traces (no tracer)";
 const NO_ORCH = "needs an orchestrator API";
-const DISCOVERY = "discovery behaviour: comes with disco-discovery (issue 12)";
+const DISCOVERY = "shapes what discovery pushes: not the agent's to apply";
 const NO_SDS = "workload certificates are held in-process: there is no SDS server";
 
 export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
@@ -22,14 +22,11 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--templateFile", "value", "", IN_PROCESS),
   na("--dnsRefreshRate", "value", "300s", "upstream addresses are resolved per connection: there are no STRICT_DNS bootstrap clusters"),
   na("--disableInternalTelemetry", "bool", "false", "the sidecar's own statistics (/stats) cannot be turned off"),
-  na("--discoIdentity", "value", "", "needs disco-discovery (issue 12)"),
-  na("--proxyAccessLogService", "value", "", "no gRPC access log service client"),
-  na("--proxyMetricsService", "value", "", "no gRPC metrics service client"),
-  na("--metricsdUdpAddress", "value", "", "no metrics daemon (statsd) sink"),
+  na("--discoIdentity", "value", "", "the connection to disco-discovery (--discoveryAddress) is plain text: there is no discovery certificate whose identity to check"),
+  na("--proxyAccessLogService", "value", "", "not built: the sidecar has no gRPC access log service (Envoy ALS) client"),
+  na("--proxyMetricsService", "value", "", "not built: the sidecar has no gRPC metrics service client (its stats: /stats, /stats/prometheus, --metricsdUdpAddress)"),
   na("--outlierLogPath", "value", "", "the sidecar does no outlier detection"),
-  na("--serviceregistry", "value", "Orch", "the registry is the documents of --configDir and --endpoint"),
-  na("--stsPort", "value", "0", "no token exchange service"),
-  na("--tokenManagerPlugin", "value", "CloudTokenExchange", "no token exchange service"),
+  na("--serviceregistry", "value", "Orch", "the registry is the documents of --configDir and --endpoint", ["Mock"]),
   na("--tracerAAgentAddress", "value", "", NO_TRACING),
   na("--tracerBAccessToken", "value", "", NO_TRACING),
   na("--tracerBAddress", "value", "", NO_TRACING),
@@ -45,7 +42,6 @@ export const AGENT_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("HOSTED_CLUSTER_URL", "value", "", NO_ORCH),
   na("INGRESS_GATEWAY_FALLBACK_SECRET", "value", "gateway-fallback", `${NO_SDS}; gateway secrets need an orchestrator API`),
   na("INGRESS_GATEWAY_NAMESPACE", "value", "", `${NO_SDS}; gateway secrets need an orchestrator API`),
-  na("INITIAL_BACKOFF_MSEC", "value", "0", "the first certificate request is sent at once; renewals retry after 1 s, 2 s … 30 s"),
   na("MESHD_ADDR", "value", "", "there is no combined control plane"),
   na("MESH_BOOTSTRAP", "value", "", IN_PROCESS),
   na("MESH_BOOTSTRAP_OVERRIDE", "value", "", IN_PROCESS),
@@ -63,7 +59,6 @@ export const AGENT_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("PLUGINS", "value", "", "no cloud credential plugins"),
   na("SDS_ENABLED", "bool", "false", NO_SDS),
   na("SDS_UDS_PATH", "value", "unix:/var/run/sds/uds_path", NO_SDS),
-  na("SECRET_GRACE_DURATION", "value", "12h0m0s", "renewal follows the grace period mesh_ca states (--workload-cert-grace-period-ratio)"),
   na("SECRET_JOB_RUN_INTERVAL", "value", "10m0s", "renewal is timed to the certificate, not polled"),
   na("SECRET_WATCHER_RESYNC_PERIOD", "value", "", NO_ORCH),
   na("STALED_CONNECTION_RECYCLE_RUN_INTERVAL", "value", "5m0s", NO_SDS),
@@ -119,6 +114,10 @@ export interface AgentVariables {
   trustDomain?: string;
   /** SECRET_TTL (default 24h0m0s): the requested workload certificate lifetime when --workloadCertTtl is not given. */
   secretTtlMs: number;
+  /** SECRET_GRACE_DURATION, when set: renew that long before expiry instead of at the grace period mesh_ca states. */
+  secretGraceMs?: number;
+  /** INITIAL_BACKOFF_MSEC (default 0): each certificate request waits a random 0 … that many ms first (thundering herd). */
+  initialBackoffMs: number;
   /** PKCS8_KEY: keys written by OUTPUT_KEY_CERT_TO_DIRECTORY are PKCS#8 (else PKCS#1 for RSA, SEC1 for EC). */
   pkcs8Key: boolean;
   /** OUTPUT_KEY_CERT_TO_DIRECTORY: where key.pem, cert-chain.pem and root-cert.pem are written on each rotation; empty = nowhere. */
@@ -148,6 +147,15 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
     if (ms === undefined || ms <= 0) throw new Error(`SECRET_TTL=${JSON.stringify(ttlText)}: expected a positive duration such as "24h0m0s"`);
     secretTtlMs = ms;
   }
+  const graceText = set("SECRET_GRACE_DURATION");
+  let secretGraceMs: number | undefined;
+  if (graceText !== undefined) {
+    secretGraceMs = parseGoDuration(graceText);
+    if (secretGraceMs === undefined || secretGraceMs <= 0) throw new Error(`SECRET_GRACE_DURATION=${JSON.stringify(graceText)}: expected a positive duration such as "12h0m0s"`);
+  }
+  const backoffText = set("INITIAL_BACKOFF_MSEC");
+  const initialBackoffMs = backoffText === undefined ? 0 : Number(backoffText);
+  if (!/^\d+$/.test(backoffText ?? "0") || !Number.isSafeInteger(initialBackoffMs)) throw new Error(`INITIAL_BACKOFF_MSEC=${JSON.stringify(backoffText)}: expected a non-negative integer of milliseconds`);
   const caAddress = set("CA_ADDR");
   const trustDomain = set("TRUST_DOMAIN");
   const meshConfig = set("MESH_CONFIG");
@@ -156,6 +164,8 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
     ...(caAddress !== undefined ? { caAddress } : {}),
     ...(trustDomain !== undefined ? { trustDomain } : {}),
     secretTtlMs,
+    ...(secretGraceMs !== undefined ? { secretGraceMs } : {}),
+    initialBackoffMs,
     pkcs8Key: bool("PKCS8_KEY") ?? false,
     outputKeyCertDirectory: set("OUTPUT_KEY_CERT_TO_DIRECTORY") ?? "",
     ...(meshConfig !== undefined ? { meshConfig } : {}),

@@ -11,15 +11,11 @@ export const ANCHOR_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--append-dns-names", "bool", "false", `webhook service names come from the orchestrator: ${NO_ORCH}`),
   na("--anchor-storage-namespace", "value", "mesh-system", `the CA is kept in --self-signed-ca-cert-dir, not a secret: ${NO_ORCH}`),
   na("--custom-dns-names", "value", "", `DNS names per service account: ${NO_ORCH}`),
-  na("--enable-profiling", "bool", "false", "no profiling endpoint"),
-  na("--experimental-dual-use", "bool", "false", "workload certificates carry a SPIFFE URI SAN and no CommonName"),
+  na("--enable-profiling", "bool", "false", "not built: no pprof endpoint (profile with node --cpu-prof)"),
   na("--orch-config", "value", "", NO_ORCH),
   na("--listened-namespaces", "value", "", `${NO_ORCH}; --allowed-namespaces limits the identities issued`),
-  na("--requested-ca-cert-ttl", "value", "8760h0m0s", "there is no upstream CA mode (--upstream-ca-address)"),
   na("--sds-enabled", "bool", "false", "workload certificates are requested over gRPC, not SDS"),
   na("--server-only", "bool", "false", "no orchestrator secrets are ever written: the CA serves only", ["true"]),
-  na("--sign-ca-certs", "bool", "false", "the CA issues workload certificates only"),
-  na("--upstream-ca-address", "value", "", "there is no upstream CA mode: the CA is self-signed or given --signing-cert/--signing-key"),
 ];
 
 /** Spec 2 variables of mesh_ca (CA) this build does not apply. */

@@ -75,10 +75,11 @@ export function metricValue(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-/** A PEM CSR with the given URI SANs, on a fast ECDSA key. */
-export async function csrFor(uris: string[], keys?: CryptoKeyPair): Promise<string> {
+/** A PEM CSR with the given URI SANs, on a fast ECDSA key; `forCa` asks for CA:TRUE. */
+export async function csrFor(uris: string[], keys?: CryptoKeyPair, forCa = false): Promise<string> {
   const k = keys ?? (await generateKeyPair("ECDSA"));
-  const extensions = uris.length > 0 ? [new x509.SubjectAlternativeNameExtension(uris.map((value) => ({ type: "url" as const, value })))] : [];
+  const extensions: InstanceType<typeof x509.Extension>[] = uris.length > 0 ? [new x509.SubjectAlternativeNameExtension(uris.map((value) => ({ type: "url" as const, value })))] : [];
+  if (forCa) extensions.push(new x509.BasicConstraintsExtension(true, undefined, true));
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({ keys: k, signingAlgorithm: { name: "ECDSA", hash: "SHA-256" }, extensions });
   return csr.toString("pem");
 }

@@ -37,6 +37,10 @@ export const COMMANDS: Readonly<Record<string, Load>> = {
     const { registerSimulate } = await import("./simulate.ts");
     return (_, experimental) => registerSimulate(experimental);
   },
+  "envoy-bootstrap": async () => {
+    const { registerEnvoyBootstrap } = await import("./envoy_bootstrap.ts");
+    return (_, experimental) => registerEnvoyBootstrap(experimental);
+  },
 };
 
 /**

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { DEFAULT_CA_SERVER_NAME } from "../../../anchor/client.ts";
 import { anchorEnvironment } from "../../../anchor/environment.ts";
 import * as d from "../../../anchor/options.ts";
 import { startAnchorServer } from "../../../anchor/server.ts";
@@ -55,6 +56,12 @@ export async function startSimulateCa(trustDomain: string, dir: string): Promise
         pkcs8Keys: false,
         org: "",
         allowedNamespaces: [],
+        dualUse: false,
+        signCaCerts: false,
+        upstreamCaAddress: "",
+        upstreamCaToken: "",
+        upstreamCaServerName: DEFAULT_CA_SERVER_NAME,
+        requestedCaCertTtlMs: d.DEFAULT_REQUESTED_CA_CERT_TTL_MS,
         grpcPort: 0,
         grpcAddress: "127.0.0.1",
         grpcHostIdentities: d.DEFAULT_GRPC_HOST_IDENTITIES.split(","),

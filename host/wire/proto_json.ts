@@ -1,73 +1,25 @@
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
 import protobuf from "protobufjs";
-import { ENVOY_PROTO_INCLUDE_DIRS } from "../../../host/wire/envoy_protos.ts";
 
-// Every file of Envoy's v3 API (the control plane's loader, host/wire/envoy_protos.ts,
-// loads only the files it serves), from the same folders, for strict decoding.
-const INCLUDE = ENVOY_PROTO_INCLUDE_DIRS;
-const ENVOY_API = INCLUDE[0];
-
-function protoFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? protoFiles(path) : name.endsWith(".proto") ? [path] : [];
-  });
-}
-
-function locate(target: string): string | undefined {
-  for (const dir of INCLUDE) if (existsSync(join(dir, target))) return join(dir, target);
-  if (target.startsWith("google/protobuf/")) return target; // protobufjs's built-in well-known types
-  return undefined;
-}
-
-const IMPORT = /^import\s+(?:public\s+|weak\s+)?"([^"]+)";/gm;
-
-/** Whether a file's imports all exist, transitively (a few v2-era files import protos that are not shipped). */
-function complete(target: string, memo: Map<string, boolean>): boolean {
-  const known = memo.get(target);
-  if (known !== undefined) return known;
-  memo.set(target, true);
-  const path = locate(target);
-  let ok = path !== undefined;
-  if (path && !target.startsWith("google/protobuf/")) {
-    for (const m of readFileSync(path, "utf8").matchAll(IMPORT)) if (!complete(m[1], memo)) ok = false;
-  }
-  memo.set(target, ok);
-  return ok;
-}
-
-let cached: protobuf.Root | undefined;
-
-/** Every .proto of Envoy's API whose imports are shipped, so any type an `Any` names can be resolved. */
-export function envoyRoot(): protobuf.Root {
-  if (cached) return cached;
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => locate(target) ?? target;
-  const memo = new Map<string, boolean>();
-  const files = protoFiles(join(ENVOY_API, "envoy")).map((f) => relative(ENVOY_API, f)).filter((f) => complete(f, memo));
-  root.loadSync(files, { keepCase: true });
-  root.resolveAll();
-  cached = root;
-  return root;
-}
+// Proto3 JSON, the form Envoy reads its YAML/JSON configuration in, turned
+// into protobuf messages with nothing dropped: protobufjs's own fromObject
+// ignores unknown fields and knows neither the JSON form of Duration nor of
+// wrappers, so a typo would reach a proxy as a missing setting.
 
 const camel = (name: string) => name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 const INT = /^-?\d+$/;
 
 /**
- * Decodes proto3 JSON (as Envoy reads YAML/JSON configuration) into `type`,
+ * Encodes proto3 JSON (as Envoy reads YAML/JSON configuration: `@type` in an
+ * `Any`, durations as "1.5s", wrappers as plain values) as `typeName`,
  * strictly: an unknown field, a wrongly typed value, two members of one oneof
- * or an `Any` naming a type that is not in Envoy's API throw, naming the path.
- * Returns the message re-decoded from its binary encoding, and the type URLs
- * of every `Any` met on the way.
+ * or an `Any` naming a type `root` does not have throw, naming the path.
+ * Returns the bytes and the type URLs of every `Any` met on the way.
  */
-export function decodeStrict(root: protobuf.Root, typeName: string, json: unknown): { message: protobuf.Message; anyTypes: string[] } {
+export function encodeProto3Json(root: protobuf.Root, typeName: string, json: unknown): { bytes: Uint8Array; anyTypes: string[] } {
   const anyTypes: string[] = [];
   const type = root.lookupType(typeName);
   const plain = toObject(root, type, json, typeName, anyTypes);
-  const bytes = type.encode(type.fromObject(plain)).finish();
-  return { message: type.decode(bytes), anyTypes };
+  return { bytes: type.encode(type.fromObject(plain)).finish(), anyTypes };
 }
 
 function fail(path: string, expected: string, got: unknown): never {
@@ -150,7 +102,7 @@ function scalar(kind: string, value: unknown, path: string): unknown {
   }
 }
 
-const WRAPPERS: Record<string, string> = {
+export const WRAPPERS: Readonly<Record<string, string>> = {
   ".google.protobuf.DoubleValue": "double",
   ".google.protobuf.FloatValue": "float",
   ".google.protobuf.Int64Value": "int64",
@@ -188,7 +140,7 @@ function wellKnown(root: protobuf.Root, type: protobuf.Type, json: unknown, path
       try {
         innerType = root.lookupType(inner);
       } catch {
-        throw new Error(`${path}.@type: ${inner} is not a message of Envoy's v3 API`);
+        throw new Error(`${path}.@type: ${inner} is not a message of Envoy's v3 API (or not loaded)`);
       }
       anyTypes.push(typeUrl);
       // Well-known types inside an Any carry their JSON form in "value".

@@ -1,0 +1,77 @@
+import { isIP } from "node:net";
+import { http2ProtocolOptions } from "./envoy_wasm.ts";
+
+/**
+ * The bootstrap of an Envoy sidecar configured by `disco-discovery` over ADS
+ * (`meshctl x envoy-bootstrap`): its node (upstream's id
+ * `<type>~<ip>~<pod>.<namespace>~<namespace>.svc.cluster.local`, metadata
+ * `NAMESPACE` and `LABELS` as upstream's agent writes them), the admin
+ * listener, the `xds-grpc` cluster to the control plane (HTTP/2) and
+ * `dynamic_resources` taking listeners and clusters, and through them
+ * routes, endpoints and the filter's extension config, from one ADS stream.
+ * Proto3 JSON, the form Envoy reads with `-c`.
+ */
+
+export const XDS_CLUSTER = "xds-grpc";
+export const DEFAULT_DISCOVERY_ADDRESS = "mesh-disco:15010";
+
+export interface BootstrapOptions {
+  /** `host:port` of disco-discovery's plain-text xDS listener. */
+  readonly discoveryAddress: string;
+  readonly type: "sidecar" | "router";
+  readonly pod: string;
+  readonly namespace: string;
+  readonly ip: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Node.cluster (upstream: the service cluster); default `<pod>.<namespace>`. */
+  readonly cluster?: string;
+  readonly adminPort: number;
+}
+
+/** `host:port` split; throws naming what was expected. */
+export function splitHostPort(address: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:[\]]+):(\d+)$/.exec(address);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port < 1 || port > 65535) throw new Error(`expected host:port (e.g. ${DEFAULT_DISCOVERY_ADDRESS}), got ${JSON.stringify(address)}`);
+  return { host: m[1].replace(/^\[|\]$/g, ""), port };
+}
+
+export function nodeId(o: Pick<BootstrapOptions, "type" | "ip" | "pod" | "namespace">): string {
+  return `${o.type}~${o.ip}~${o.pod}.${o.namespace}~${o.namespace}.svc.cluster.local`;
+}
+
+export function envoyBootstrap(o: BootstrapOptions): Record<string, unknown> {
+  const { host, port } = splitHostPort(o.discoveryAddress);
+  const ads = { ads: {}, resource_api_version: "V3" };
+  return {
+    node: {
+      id: nodeId(o),
+      cluster: o.cluster ?? `${o.pod}.${o.namespace}`,
+      metadata: { NAMESPACE: o.namespace, ...(Object.keys(o.labels).length > 0 ? { LABELS: o.labels } : {}) },
+    },
+    admin: { address: { socket_address: { address: "127.0.0.1", port_value: o.adminPort } } },
+    dynamic_resources: {
+      ads_config: {
+        api_type: "GRPC",
+        transport_api_version: "V3",
+        grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }],
+        set_node_on_first_message_only: true,
+      },
+      lds_config: ads,
+      cds_config: ads,
+    },
+    static_resources: {
+      clusters: [
+        {
+          name: XDS_CLUSTER,
+          // A name is resolved by DNS; an address is used as given.
+          type: isIP(host) ? "STATIC" : "STRICT_DNS",
+          connect_timeout: "1s",
+          lb_policy: "ROUND_ROBIN",
+          typed_extension_protocol_options: http2ProtocolOptions(),
+          load_assignment: { cluster_name: XDS_CLUSTER, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }] }] },
+        },
+      ],
+    },
+  };
+}

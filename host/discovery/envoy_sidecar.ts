@@ -1,0 +1,256 @@
+import type { Catalog } from "../config/catalog.ts";
+import type { Labels } from "../mesh/labels.ts";
+import { type MeshRegistry, type MeshWorkload, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
+import { serviceDomains } from "../mesh/hosts.ts";
+import { packJson } from "../wire/envoy_protos.ts";
+import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, http2ProtocolOptions, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
+import { virtualServiceRoutes } from "./envoy_routes.ts";
+import type { NodeIdentity } from "./proxy_kind.ts";
+import { clusterName, type XdsService } from "./proxyless.ts";
+import type { Resource, ResourceSet } from "./resource_set.ts";
+import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_urls.ts";
+
+/**
+ * What an Envoy sidecar is served, computed from the mesh model for the
+ * workload its node names, laid out as upstream's sidecars are:
+ *
+ * - `virtualInbound` (0.0.0.0:15006, original destination): one filter chain
+ *   per HTTP port a Service of the workload targets, its HttpConnectionManager
+ *   running the filter then the router to `inbound|<port>||` (127.0.0.1).
+ * - `virtualOutbound` (0.0.0.0:15001, `use_original_dst`) handing each
+ *   connection to the listener of its port, else to `PassthroughCluster`;
+ *   `0.0.0.0_<port>` per HTTP service port of the mesh (not bound), its
+ *   HttpConnectionManager running the filter then the router, routes by RDS
+ *   `<port>` over ADS.
+ * - RouteConfiguration `<port>`: a virtual host per service on that port
+ *   (every name a client in the proxy's namespace may use, with and without
+ *   `:<port>`), routes from the VirtualServices, else to
+ *   `outbound|<port>||<host>`; `allow_any` sends unknown hosts through.
+ * - Clusters: `outbound|<port>|<subset>|<host>` over EDS (the same load
+ *   assignments proxyless clients get), HTTP/2 for grpc and http2 ports;
+ *   `inbound|<port>||`; `hub_server`; the passthrough and black-hole clusters.
+ * - The filter, `envoy.filters.http.wasm` with the module and the hub client
+ *   configuration, as the TypedExtensionConfig `mesh.hub_client` (ECDS): the
+ *   listeners name it through `config_discovery` over ADS, so a policy
+ *   change re-sends that one resource and no listener.
+ *
+ * Non-HTTP ports (tcp, tls, mongo, …) get no HTTP listener: their traffic
+ * goes through the passthrough chains. Pure.
+ */
+
+export interface EnvoyMesh {
+  readonly registry: MeshRegistry;
+  readonly catalog: Catalog;
+  readonly services: readonly XdsService[];
+  /** The filter's plugin configuration (JSON), from the folder's hub client resources. */
+  readonly pluginConfig: string;
+  readonly module: ModuleSource;
+  /** The load assignments already built for proxyless clients (the same names and content). */
+  readonly endpoints: ReadonlyMap<string, Resource>;
+}
+
+export const INBOUND_PORT = 15006;
+export const OUTBOUND_PORT = 15001;
+export const PASSTHROUGH = "PassthroughCluster";
+export const INBOUND_PASSTHROUGH = "InboundPassthroughClusterIpv4";
+export const BLACKHOLE = "BlackHoleCluster";
+
+const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+const ADS = { ads: {}, resource_api_version: "V3" };
+const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "grpc", "grpc-web"]);
+const H2_PROTOCOLS: ReadonlySet<string> = new Set(["http2", "grpc"]);
+
+/** Upstream sniffs a port that names no protocol; we serve it as HTTP. */
+const isHttp = (protocol: string | undefined) => protocol === undefined || HTTP_PROTOCOLS.has(protocol);
+
+type Json = Record<string, unknown>;
+
+/** The HTTP filters of every listener: the module by ECDS, then the router. */
+function httpFilters(): Json[] {
+  return [
+    { name: PLUGIN_NAME, config_discovery: { config_source: ADS, type_urls: [WASM_TYPE] } },
+    { name: "envoy.filters.http.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router" } },
+  ];
+}
+
+function tcpProxy(statPrefix: string, cluster: string): Json {
+  return {
+    name: "envoy.filters.network.tcp_proxy",
+    typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy", stat_prefix: statPrefix, cluster },
+  };
+}
+
+function address(ip: string, port: number): Json {
+  return { socket_address: { address: ip, port_value: port } };
+}
+
+function inboundListener(ports: readonly number[]): Json {
+  const chains = ports.map((port) => ({
+    name: `inbound|${port}||`,
+    filter_chain_match: { destination_port: port },
+    filters: [
+      {
+        name: "envoy.filters.network.http_connection_manager",
+        typed_config: {
+          "@type": HCM_TYPE,
+          stat_prefix: `inbound_0.0.0.0_${port}`,
+          route_config: {
+            name: `inbound|${port}||`,
+            virtual_hosts: [{ name: `inbound|http|${port}`, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: `inbound|${port}||`, timeout: "0s" } }] }],
+          },
+          http_filters: httpFilters(),
+        },
+      },
+    ],
+  }));
+  return {
+    name: "virtualInbound",
+    address: address("0.0.0.0", INBOUND_PORT),
+    traffic_direction: "INBOUND",
+    listener_filters: [{ name: "envoy.filters.listener.original_dst", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst" } }],
+    filter_chains: chains,
+    default_filter_chain: { name: "inbound-passthrough", filters: [tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)] },
+  };
+}
+
+function outboundListener(port: number): Json {
+  return {
+    name: `0.0.0.0_${port}`,
+    address: address("0.0.0.0", port),
+    bind_to_port: false,
+    traffic_direction: "OUTBOUND",
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: "envoy.filters.network.http_connection_manager",
+            typed_config: { "@type": HCM_TYPE, stat_prefix: `outbound_0.0.0.0_${port}`, rds: { route_config_name: String(port), config_source: ADS }, http_filters: httpFilters() },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function virtualOutbound(): Json {
+  return {
+    name: "virtualOutbound",
+    address: address("0.0.0.0", OUTBOUND_PORT),
+    use_original_dst: true,
+    traffic_direction: "OUTBOUND",
+    filter_chains: [{ name: "virtualOutbound-catchall-tcp", filters: [tcpProxy(PASSTHROUGH, PASSTHROUGH)] }],
+  };
+}
+
+function outboundCluster(name: string, protocol: string | undefined): Json {
+  return {
+    name,
+    type: "EDS",
+    connect_timeout: "10s",
+    lb_policy: "ROUND_ROBIN",
+    eds_cluster_config: { service_name: name, eds_config: ADS },
+    ...(protocol && H2_PROTOCOLS.has(protocol) ? { typed_extension_protocol_options: http2ProtocolOptions() } : {}),
+  };
+}
+
+function staticCluster(name: string, ip: string, port: number): Json {
+  return { name, type: "STATIC", connect_timeout: "10s", load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: address(ip, port) } }] }] } };
+}
+
+function passthrough(name: string): Json {
+  return { name, type: "ORIGINAL_DST", connect_timeout: "10s", lb_policy: "CLUSTER_PROVIDED" };
+}
+
+/** The cluster Envoy fetches a remote module through: the URL's host, TLS for https. */
+function moduleCluster(uri: string): Json {
+  const url = new URL(uri);
+  const tls = url.protocol === "https:";
+  const port = url.port ? Number(url.port) : tls ? 443 : 80;
+  return {
+    name: MODULE_CLUSTER,
+    type: "STRICT_DNS",
+    connect_timeout: "10s",
+    load_assignment: { cluster_name: MODULE_CLUSTER, endpoints: [{ lb_endpoints: [{ endpoint: { address: address(url.hostname, port) } }] }] },
+    ...(tls
+      ? {
+          transport_socket: {
+            name: "envoy.transport_sockets.tls",
+            typed_config: { "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext", sni: url.hostname },
+          },
+        }
+      : {}),
+  };
+}
+
+/** The workload a node names: its pod, else the Deployment its pod name was made from. */
+export function findWorkload(registry: MeshRegistry, who: NodeIdentity): MeshWorkload | undefined {
+  const inNamespace = registry.workloads.filter((w) => w.namespace === who.namespace);
+  return inNamespace.find((w) => w.kind === "Pod" && w.name === who.pod) ?? inNamespace.find((w) => w.kind === "Deployment" && who.pod.startsWith(`${w.name}-`));
+}
+
+/** The HTTP container ports Services of the workload target, sorted. */
+function inboundPorts(registry: MeshRegistry, namespace: string, labels: Labels | undefined, workload: MeshWorkload | undefined): number[] {
+  if (!labels) return [];
+  const out = new Set<number>();
+  for (const s of servicesOfWorkload(registry, { namespace, labels })) {
+    for (const p of s.ports) {
+      const n = targetContainerPort(p, workload);
+      if (n !== undefined && isHttp(p.protocol)) out.add(n);
+    }
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+function routeConfiguration(port: number, services: readonly XdsService[], mesh: EnvoyMesh, namespace: string, labels: Labels | undefined): Json {
+  const used = new Set<string>();
+  const virtualHosts: Json[] = [];
+  const portsOf = (host: string) => mesh.services.filter((s) => s.host === host).map((s) => s.port);
+  for (const s of services) {
+    const addresses = mesh.registry.services.find((m) => m.fqdn === s.host)?.addresses ?? [];
+    // A name two services answer on goes to the first (Envoy refuses a domain twice in one route configuration).
+    const domains = serviceDomains(s.host, namespace, addresses).flatMap((d) => [d, `${d}:${port}`]).filter((d) => !used.has(d));
+    if (domains.length === 0) continue;
+    for (const d of domains) used.add(d);
+    const routes = virtualServiceRoutes(s.host, { virtualServices: mesh.catalog.byKind.VirtualService, clientNamespace: namespace, clientLabels: labels, port, portsOf }) ?? [
+      { name: "default", match: { prefix: "/" }, route: { cluster: clusterName(s.host, port), timeout: "0s" } },
+    ];
+    virtualHosts.push({ name: `${s.host}:${port}`, domains, routes });
+  }
+  // Unknown hosts go through, unless a ServiceEntry already answers on every name.
+  if (!used.has("*")) virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
+  return { name: String(port), virtual_hosts: virtualHosts, validate_clusters: false };
+}
+
+/** The proxy's view of the mesh: who it is (namespace, labels, workload) and what it is served. */
+export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet {
+  const workload = findWorkload(mesh.registry, who);
+  const namespace = who.namespace;
+  const labels = who.labels ?? workload?.labels;
+  const set: ResourceSet = new Map([[LISTENER, new Map()], [ROUTE, new Map()], [CLUSTER, new Map()], [ENDPOINT, new Map(mesh.endpoints)], [EXTENSION_CONFIG, new Map()]]);
+  const add = (type: string, typeName: string, name: string, json: Json) => set.get(type)!.set(name, { name, any: packJson(typeName, json) });
+  const listener = (json: Json) => add(LISTENER, "envoy.config.listener.v3.Listener", json.name as string, json);
+  const cluster = (json: Json) => add(CLUSTER, "envoy.config.cluster.v3.Cluster", json.name as string, json);
+
+  const inbound = inboundPorts(mesh.registry, namespace, labels, workload);
+  listener(inboundListener(inbound));
+  for (const port of inbound) cluster(staticCluster(`inbound|${port}||`, "127.0.0.1", port));
+
+  listener(virtualOutbound());
+  const http = mesh.services.filter((s) => isHttp(s.protocol));
+  for (const port of [...new Set(http.map((s) => s.port))].sort((a, b) => a - b)) {
+    listener(outboundListener(port));
+    add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, http.filter((s) => s.port === port), mesh, namespace, labels));
+  }
+  for (const s of mesh.services) {
+    cluster(outboundCluster(clusterName(s.host, s.port), s.protocol));
+    for (const subset of s.subsets ?? []) cluster(outboundCluster(clusterName(s.host, s.port, subset.name), s.protocol));
+  }
+  cluster(hubCluster());
+  cluster(passthrough(PASSTHROUGH));
+  cluster(passthrough(INBOUND_PASSTHROUGH));
+  cluster({ name: BLACKHOLE, type: "STATIC", connect_timeout: "10s" });
+  if ("remote" in mesh.module) cluster(moduleCluster(mesh.module.remote.uri));
+
+  add(EXTENSION_CONFIG, "envoy.config.core.v3.TypedExtensionConfig", PLUGIN_NAME, { name: PLUGIN_NAME, typed_config: wasmFilterConfig(mesh.pluginConfig, mesh.module) });
+  return set;
+}
