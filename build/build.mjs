@@ -1,11 +1,11 @@
 // Builds everything the project ships:
 //   build/filter.wasm         release module (what proxies and the Node host load)
 //   build/filter.debug.wasm   debug module (runtime checks on, for tests)
-//   build/out/*.mjs           the host's command-line programs, bundled with esbuild
+//   build/out/*.mjs           the host's command-line programs, bundled with esbuild (and their shared chunks)
 //   build/deploy/             Envoy bootstrap, WasmPlugin, EnvoyFilter, OCI image layout (build/deploy_artifacts.ts)
 // Usage: node build/build.mjs [--wasm-only]
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, existsSync } from "node:fs";
+import { mkdirSync, readdirSync, existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -25,7 +25,10 @@ if (!process.argv.includes("--wasm-only")) {
   // Each file in host/bin is one program; it becomes build/out/<name>.mjs.
   const binDir = join(root, "host", "bin");
   const entries = existsSync(binDir) ? readdirSync(binDir).filter((f) => f.endsWith(".ts")) : [];
-  mkdirSync(join(root, "build", "out"), { recursive: true });
+  const outDir = join(root, "build", "out");
+  mkdirSync(outDir, { recursive: true });
+  // Chunk names change with their content: drop the previous build's.
+  for (const f of readdirSync(outDir)) if (f.startsWith("chunk-")) rmSync(join(outDir, f));
   await build({
     absWorkingDir: root,
     entryPoints: entries.map((f) => join("host", "bin", f)),
@@ -36,6 +39,12 @@ if (!process.argv.includes("--wasm-only")) {
     format: "esm",
     target: "node20",
     packages: "external",
+    // Code shared by programs, and each module a program imports only when needed
+    // (meshctl's commands), goes to build/out/chunk-*.mjs: a program loads only
+    // what the command it runs uses. Chunks sit beside the programs, so code that
+    // finds files from import.meta.url (build/filter.wasm, proto/) finds them.
+    splitting: true,
+    chunkNames: "chunk-[hash]",
     sourcemap: "linked",
     banner: { js: "#!/usr/bin/env node" },
     logLevel: "warning",

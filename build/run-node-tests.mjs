@@ -75,9 +75,16 @@ if (files.length === 0) {
   process.exit(1);
 }
 const run = randomUUID();
+// Node's own choice of reporter (spec on a terminal, else TAP), then the slowest files (build/test-durations.mjs).
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? "spec" : "tap"}`,
+  "--test-reporter-destination=stdout",
+  "--test-reporter=./build/test-durations.mjs",
+  "--test-reporter-destination=stdout",
+];
 const child = spawn(
   process.execPath,
-  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", "--test-concurrency=2", "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
+  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", ...reporters, "--test-concurrency=2", "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
   { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run } },
 );
 // Ctrl-C reaches the runner and the test files (one process group); the files stop their processes, then this sweeps.

@@ -10,6 +10,7 @@ addGlobalFlags(program);
 
 const experimental = program.command("experimental").alias("x").description("Experimental commands that may be modified or deprecated");
 
-registerCommands(program, experimental);
+// Only the modules of the command being run are loaded (see COMMANDS).
+await registerCommands(program, experimental, process.argv.slice(2));
 
 await program.parseAsync(process.argv);

@@ -178,7 +178,8 @@ describe("mesh_ca root rotation (process)", () => {
     });
     try {
       const before = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA", auth: await ca.auth("a", "b") });
-      assert.equal(splitPem(before.rootPem).length, 1);
+      // The first rotation is due 2 s after start: on a loaded machine it may come before this first request.
+      assert.ok(splitPem(before.rootPem).length >= 1);
       assert.ok(before.expiresAt.getTime() - before.notBefore.getTime() <= 8000, "a leaf never outlives its root");
       const expiryBefore = metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")!;
       // 75% of 8s is grace: the first rotation comes 2s after start, at the first check after that.

@@ -5,9 +5,9 @@ import { runProcess } from "../support/processes.ts";
 import { FIXTURES, MESHCTL } from "./cli_golden_support.ts";
 
 // Issue 6 item 6: `meshctl x simulate -f FILE` through the built CLI, one
-// process per fixture file (mesh_ca started once per file, scenarios run
+// process per fixture file (the CA started once per file, scenarios run
 // side by side). Covers the 13 request-handling rules of spec 1 and the
-// Errors rows that apply, on real processes, certificates and signed tokens.
+// Errors rows that apply, on the real CA and sidecars, certificates and signed tokens.
 
 interface Line {
   id: string | number;

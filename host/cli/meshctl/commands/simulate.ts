@@ -7,7 +7,7 @@ export function registerSimulate(experimental: Command): void {
   experimental
     .command("simulate")
     .description(
-      "Run security scenarios on loopback with real processes (mesh_ca, sidecars, echo apps), certificates and signed tokens; prints one JSON line per scenario with the outcome, what the client sent and what the destination received",
+      "Run security scenarios on loopback with the real CA, sidecars and echo apps, certificates and signed tokens; prints one JSON line per scenario with the outcome, what the client sent and what the destination received",
     )
     .requiredOption("-f, --file <file>", "a scenario, or {\"scenarios\": [...]}, as JSON or YAML (`-` for stdin)")
     .option("--parallel <n>", "scenarios run at the same time", String(DEFAULT_PARALLEL_SCENARIOS))

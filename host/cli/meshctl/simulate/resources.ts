@@ -16,7 +16,8 @@ import type { TokenKeys } from "./tokens.ts";
  * `scenarios[i].resources[j]`, the resource and the field path (exit 2).
  */
 
-const PLACEHOLDER = /\$\{JWKS:([^}]*)\}/g;
+/** `${JWKS:key-1}`: that key's JSON Web Key Set, in any string of a resource. */
+export const PLACEHOLDER = /\$\{JWKS:([^}]*)\}/g;
 
 /** The FQDN a workload's service answers on (the mesh model's). */
 export { serviceFqdn };

@@ -13,7 +13,7 @@ import { type Scenario, decodeScenarioFile } from "./scenario.ts";
 import { routeTaken, snapshotRoutes } from "./route_taken.ts";
 import { type ScenarioMesh, startScenarioMesh } from "./scenario_mesh.ts";
 import { startLimit } from "./start_limit.ts";
-import { type TokenKeys, createTokenKeys } from "./tokens.ts";
+import { type TokenKeys, createTokenKeys, tokenKeysNeeded } from "./tokens.ts";
 
 export interface SimulateOptions {
   file: string;
@@ -31,14 +31,12 @@ export const DEFAULT_PARALLEL_SCENARIOS = 8;
 /** Files with at least this many scenarios get a progress line on stderr per scenario done. */
 export const PROGRESS_MIN_SCENARIOS = 10;
 
-type Ca = SimulateCa;
-
 /**
  * `meshctl x simulate -f FILE`: decodes every scenario first (a bad one: exit
- * 2, nothing started), then runs them on loopback — one mesh_ca per trust
- * domain for the whole file, each scenario's own workloads — and prints one
- * JSON line per scenario in file order. Every process is stopped at the end,
- * also on errors and on SIGINT/SIGTERM.
+ * 2, nothing started), then runs them on loopback — one CA (mesh_ca's
+ * server, in-process) per trust domain for the whole file, each scenario's
+ * own workloads — and prints one JSON line per scenario in file order.
+ * Everything is stopped at the end, also on errors and on SIGINT/SIGTERM.
  */
 export async function runSimulate(o: SimulateOptions): Promise<number> {
   let text: string;
@@ -55,7 +53,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   let prepared: Array<Record<string, unknown>[]>;
   try {
     scenarios = decodeScenarioFile(text, label, warnings);
-    keys = await createTokenKeys();
+    keys = await createTokenKeys(tokenKeysNeeded(scenarios));
     const checks: CatalogChecks = filterChecks(FilterModule.load());
     prepared = scenarios.map((s) => scenarioDocuments(s, keys, checks, label, warnings));
   } catch (e) {
@@ -68,7 +66,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
 
   const root = mkdtempSync(join(tmpdir(), "meshctl-simulate-"));
   if (o.keep) o.errors.write(`meshctl x simulate: keeping ${root}\n`);
-  const cas = new Map<string, Promise<Ca>>();
+  const cas = new Map<string, Promise<SimulateCa>>();
   // Every scenario's stop function, from before its first process starts (stop is idempotent).
   const stoppers = new Set<() => Promise<void>>();
   const inflight = new Set<Promise<unknown>>();
@@ -81,7 +79,6 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   // A signal or an abrupt exit must not leave sidecars behind.
   const killAll = () => {
     for (const stop of stoppers) void stop();
-    for (const c of cas.values()) void c.then((ca) => ca.proc.kill("SIGTERM"), () => undefined);
   };
   const onSignal = (signal: NodeJS.Signals) => {
     aborted = true;
@@ -96,7 +93,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   process.once("exit", killAll);
   const caFor = (trustDomain: string) => {
     let ca = cas.get(trustDomain);
-    if (!ca) cas.set(trustDomain, (ca = startSimulateCa(trustDomain)));
+    if (!ca) cas.set(trustDomain, (ca = startSimulateCa(trustDomain, join(root, `ca-${cas.size}`))));
     return ca;
   };
 

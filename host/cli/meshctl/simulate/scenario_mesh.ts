@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { startEchoApp } from "../../../demo/echo_app.ts";
-import type { MeshCa } from "../../../demo/secure_mesh.ts";
 import { closeServer } from "../../../telemetry/http_listen.ts";
+import type { SimulateCa } from "./ca.ts";
 import { startJwksServer } from "./jwks_server.ts";
 import { mapJwksUris, serviceFqdn } from "./resources.ts";
 import type { Scenario, WorkloadSpec } from "./scenario.ts";
@@ -44,7 +44,7 @@ export interface ScenarioMesh {
  * is stopped before the error is rethrown. `adopt` receives the stop
  * function before anything starts.
  */
-export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, ca: MeshCa, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
+export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, ca: SimulateCa, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
   const configDir = join(dir, "config");
   mkdirSync(configDir, { recursive: true });
   const meshFile = join(dir, "mesh.yaml");

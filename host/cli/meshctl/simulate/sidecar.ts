@@ -1,6 +1,6 @@
-import type { MeshCa } from "../../../demo/secure_mesh.ts";
+import type { SimulateCa } from "./ca.ts";
 import { SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
-import { type LogFields, Logger, type LogLevel } from "../../../telemetry/logger.ts";
+import { MemoryLogger } from "./memory_logger.ts";
 
 /** One sidecar of a scenario: what `disco-agent proxy` would be started with (docs/sidecar.md "Security"). */
 export interface SidecarSpec {
@@ -8,7 +8,7 @@ export interface SidecarSpec {
   namespace: string;
   configDir: string;
   /** The CA: the sidecar gets a token for its service account, the CA's root, and MUTUAL_TLS (NONE against a plain-text CA), as startSecureWorkload gives a process. */
-  ca: MeshCa;
+  ca: SimulateCa;
   serviceAccount: string;
   labels: Record<string, string>;
   /** The container port the inbound listener stands for (gateway: the Gateway server port). */
@@ -24,23 +24,9 @@ export interface SidecarSpec {
 export interface SimulatedSidecar {
   inbound: number;
   outbound: number;
-  adminUrl: string;
+  /** The admin listener's loopback port (/config_dump). */
+  adminPort: number;
   stop(): Promise<void>;
-}
-
-/** Keeps a sidecar's log lines in memory: a scenario's sidecars would otherwise all write to meshctl's stderr. */
-class MemoryLogger extends Logger {
-  readonly lines: string[] = [];
-
-  constructor() {
-    super(SIDECAR_LOG_SCOPES, { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "warn"]]), stacktraceLevels: new Map(), targets: [] });
-  }
-
-  override emit(scope: string, level: LogLevel, msg: string, fields?: LogFields): void {
-    if (!this.enabled(scope, level)) return;
-    this.lines.push(`${level}\t${scope === "default" ? "" : `${scope}\t`}${msg}${fields ? `\t${JSON.stringify(fields)}` : ""}`);
-    if (this.lines.length > 200) this.lines.shift();
-  }
 }
 
 /**
@@ -50,7 +36,7 @@ class MemoryLogger extends Logger {
  * loopback port. A sidecar that cannot start throws with its log lines.
  */
 export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSidecar> {
-  const logger = new MemoryLogger();
+  const logger = new MemoryLogger(SIDECAR_LOG_SCOPES);
   const tokenPath = await s.ca.tokenFile(s.namespace, s.serviceAccount);
   // The values `disco-agent proxy --inboundPort 0 --outboundPort 0 --proxyAdminPort 0 --appPort … --containerPort … --configDir …
   // --caAddress … --tokenPath … --caRootCert … --controlPlaneAuthPolicy … --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
@@ -97,7 +83,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
   return {
     inbound: started.addresses.inbound,
     outbound: started.addresses.outbound,
-    adminUrl: `http://127.0.0.1:${started.addresses.admin}`,
+    adminPort: started.addresses.admin,
     stop: () => (stopping ??= started.stop(0)),
   };
 }

@@ -1,0 +1,37 @@
+// A reporter for Node's test runner (build/run-node-tests.mjs adds it): at the
+// end of the run, the test files that took longest, so whoever keeps
+// `npm test` short knows where its time goes.
+//
+// A file's time is the sum of its top-level tests and suites (they run one
+// after the other inside the file); the file's own start (loading its imports)
+// is not counted. Files run two at a time, so the sum over files is about
+// twice the run's wall time.
+import { writeSync } from "node:fs";
+import { relative } from "node:path";
+
+const SHOWN = 15;
+
+export default async function* durations(source) {
+  const byFile = new Map();
+  // The runner may end the process as soon as the last file ends
+  // (--test-force-exit), before a reporter's stream is read to its end: the
+  // table is written when the process exits.
+  process.once("exit", () => writeSync(process.stdout.fd, table(byFile)));
+  for await (const event of source) {
+    if (event.type !== "test:pass" && event.type !== "test:fail") continue;
+    const { nesting, file, details } = event.data;
+    if (nesting !== 0 || !file || typeof details?.duration_ms !== "number") continue;
+    const name = relative(process.cwd(), file);
+    const entry = byFile.get(name) ?? { ms: 0, tests: 0 };
+    entry.ms += details.duration_ms;
+    entry.tests += 1;
+    byFile.set(name, entry);
+  }
+}
+
+function table(byFile) {
+  const files = [...byFile].sort((a, b) => b[1].ms - a[1].ms);
+  const total = files.reduce((sum, [, e]) => sum + e.ms, 0);
+  const lines = files.slice(0, SHOWN).map(([name, e]) => `${(e.ms / 1000).toFixed(1).padStart(8)} s  ${name}`);
+  return `\nslowest test files (of ${files.length}, ${(total / 1000).toFixed(0)} s in all; two run at a time):\n${lines.join("\n")}\n`;
+}
