@@ -117,14 +117,13 @@ export function buildRegistry(byKind: Pick<ResourcesByKind, "Service" | "Pod" | 
   return Object.freeze({ services: Object.freeze(services), workloads: Object.freeze(workloads), namespaces });
 }
 
-/** Workloads of the service's namespace its selector picks (none for a service without selector). */
-export function workloadsOfService(registry: MeshRegistry, service: MeshService): MeshWorkload[] {
-  if (service.source === "ServiceEntry") return registry.workloads.filter((w) => w.namespace === service.namespace && selectorSelects(service.selector, w.labels));
+/** Workloads of the service's namespace its selector picks (none for a service without selector). Any registry-shaped value will do (the analyzer's too). */
+export function workloadsOfService<W extends Pick<MeshWorkload, "namespace" | "labels">>(registry: { readonly workloads: readonly W[] }, service: Pick<MeshService, "namespace" | "selector">): W[] {
   return registry.workloads.filter((w) => w.namespace === service.namespace && selectorSelects(service.selector, w.labels));
 }
 
-/** Services of the workload's namespace whose selector picks the workload. */
-export function servicesOfWorkload(registry: MeshRegistry, workload: Pick<MeshWorkload, "namespace" | "labels">): MeshService[] {
+/** Services of the workload's namespace whose selector picks the workload (ServiceEntries select WorkloadEntries, not pods). */
+export function servicesOfWorkload<S extends Pick<MeshService, "namespace" | "selector"> & { readonly source?: MeshService["source"] }>(registry: { readonly services: readonly S[] }, workload: Pick<MeshWorkload, "namespace" | "labels">): S[] {
   return registry.services.filter((s) => s.source !== "ServiceEntry" && s.namespace === workload.namespace && selectorSelects(s.selector, workload.labels));
 }
 
