@@ -10,6 +10,8 @@ import type { FilterHost } from "./filter_host.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
 import type { PathNormalization } from "../security/authz/path.ts";
 import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
+import type { UpstreamOutcome } from "./outlier_detection.ts";
+import { countRequestOnConnection } from "./requests_per_connection.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
@@ -43,7 +45,7 @@ export type SecurityStageResult =
 
 /** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
 export type RouteDecision =
-  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions; actions?: ForwardActions }
+  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions; actions?: ForwardActions; upstream?: UpstreamControl }
   | { kind: "reply"; reply: LocalReply; delayMs?: number };
 
 /** What a VirtualService route does to a forwarded request (host/proxy/security_policy.ts RouteActions). */
@@ -59,6 +61,18 @@ export interface ForwardActions {
   readonly retries?: { readonly attempts: number; readonly perTryTimeoutMs?: number; readonly retryOn: readonly string[] };
   readonly delayMs?: number;
   readonly mirror?: { readonly host: string; readonly port: number };
+}
+
+/**
+ * The DestinationRule limits of the request's upstream cluster: admission
+ * (connection-pool limits; a local reply when over them) and, once the
+ * exchange is over, its outcome (outlier detection). `cancelled`: the
+ * client went away before an answer; the slot is freed, nothing recorded.
+ */
+export interface UpstreamControl {
+  admit(): Promise<(outcome: UpstreamOutcome | "cancelled") => void> | LocalReply;
+  /** `connectionPool.http.maxRequestsPerConnection`: a connection is closed after serving this many. */
+  readonly maxRequestsPerConnection?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -189,6 +203,29 @@ export class HttpProxy {
       if (id) this.complete(id, props, 502, 0, 0, started);
       return;
     }
+    const control = routed?.kind === "forward" ? routed.upstream : undefined;
+    let finish: (outcome: UpstreamOutcome | "cancelled") => void = () => undefined;
+    if (control) {
+      const admitted = control.admit();
+      if (!(admitted instanceof Promise)) {
+        this.reply(res, admitted);
+        req.resume();
+        if (id) this.complete(id, props, admitted.status, 0, 0, started);
+        return;
+      }
+      let closed = false;
+      res.once("close", () => (closed = true));
+      const done = await admitted;
+      let finished = false;
+      finish = (outcome) => {
+        if (finished) return;
+        finished = true;
+        done(outcome);
+      };
+      res.once("close", () => finish("cancelled"));
+      // The client left while the request waited for a connection.
+      if (closed) return finish("cancelled");
+    }
     const actions = routed?.kind === "forward" ? routed.actions : undefined;
     const outgoing = toOutgoing(forwarded);
     outgoing.host = actions?.authority ?? authority;
@@ -215,6 +252,7 @@ export class HttpProxy {
           if (answered) return;
           answered = true;
           current?.destroy();
+          finish(504);
           this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
           if (id) this.complete(id, props, 504, requestBytes, 0, started);
         }, actions.timeoutMs)
@@ -241,17 +279,27 @@ export class HttpProxy {
         });
         up.pipe(res);
         up.on("end", () => {
+          finish(up.statusCode ?? 502);
           if (id) this.complete(id, props, up.statusCode ?? 502, requestBytes, responseBytes, started);
         });
-        up.on("error", () => res.destroy());
+        up.on("error", () => {
+          finish(up.statusCode ?? 502);
+          res.destroy();
+        });
       });
       current = upstream;
+      if (control?.maxRequestsPerConnection) {
+        const limit = control.maxRequestsPerConnection;
+        const agent = (tlsOptions ? tlsOptions.agent : this.agent) as Agent | undefined;
+        upstream.on("socket", (socket) => countRequestOnConnection(agent, socket as Socket, limit));
+      }
       if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
       upstream.on("error", (e) => {
         if (answered) return;
         if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
         answered = true;
         if (timer) clearTimeout(timer);
+        finish("connect-failure");
         this.stats.upstreamErrors++;
         o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
         if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
