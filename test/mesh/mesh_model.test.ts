@@ -4,6 +4,7 @@ import { findDestinationRule, destinationFor } from "../../host/mesh/destination
 import { canonicalHost, hostsIntersect, splitAuthority } from "../../host/mesh/hosts.ts";
 import { labelsMatch, labelsMatchKnown, selectorSelects } from "../../host/mesh/labels.ts";
 import { effectiveMtls, policyApplies, selectingPolicies } from "../../host/mesh/policies.ts";
+import { endpointsOf } from "../../host/mesh/endpoints.ts";
 import { buildRegistry, containerPortForServicePort, resolveAuthority } from "../../host/mesh/registry.ts";
 import { decode } from "../config/table.ts";
 
@@ -137,5 +138,65 @@ spec: { selector: { matchLabels: { app: httpbin } }, portLevelMtls: { "80": { mo
     assert.deepEqual([bound.mode, bound.scope, bound.policy, bound.namespaceMode], ["DISABLE", "port", "foo/httpbin", "STRICT"]);
     const unbound = effectiveMtls(c.byKind.PeerAuthentication, w, ROOT, 80, false);
     assert.deepEqual([unbound.mode, unbound.scope, unbound.ignoredPortLevel], ["STRICT", "mesh", "foo/httpbin"]);
+  });
+});
+
+describe("mesh model: orchestrator Endpoints as a source of endpoints", () => {
+  // A Service without selector and its hand-made Endpoints (upstream's way to put an outside database behind a Service),
+  // and a selected Service whose Endpoints name their Pods.
+  const DOCS = `
+apiVersion: v1
+kind: Service
+metadata: { name: db, namespace: foo }
+spec: { ports: [{ name: tcp-postgres, port: 5432 }, { name: http-admin, port: 8080 }] }
+---
+apiVersion: v1
+kind: Endpoints
+metadata: { name: db, namespace: foo }
+subsets:
+- addresses: [{ ip: 10.1.2.3 }, { ip: 10.1.2.4 }]
+  notReadyAddresses: [{ ip: 10.1.2.9 }]
+  ports: [{ name: tcp-postgres, port: 15432 }, { name: http-admin, port: 18080 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: reviews, namespace: default }
+spec: { selector: { app: reviews }, ports: [{ port: 9080 }] }
+---
+apiVersion: v1
+kind: Endpoints
+metadata: { name: reviews, namespace: default }
+subsets:
+- addresses: [{ ip: 10.2.0.1, targetRef: { kind: Pod, name: reviews-v2-abc } }, { ip: 10.2.0.2 }]
+  ports: [{ port: 9080 }]
+---
+apiVersion: v1
+kind: Pod
+metadata: { name: reviews-v2-abc, namespace: default, labels: { app: reviews, version: v2 } }
+spec: { serviceAccountName: bookinfo-reviews, containers: [{ name: reviews, ports: [{ containerPort: 9080 }] }] }
+`;
+  const registry = buildRegistry(decode(DOCS).byKind);
+  const service = (fqdn: string) => registry.services.find((s) => s.fqdn === fqdn)!;
+
+  it("ready addresses on the endpoint port named like the service port; not-ready ones left out", () => {
+    const db = service("db.foo.svc.cluster.local");
+    assert.deepEqual(endpointsOf(db, db.ports[0]).map((e) => `${e.address}:${e.port}`), ["10.1.2.3:15432", "10.1.2.4:15432"]);
+    assert.deepEqual(endpointsOf(db, db.ports[1]).map((e) => `${e.address}:${e.port}`), ["10.1.2.3:18080", "10.1.2.4:18080"]);
+  });
+
+  it("a targetRef Pod lends its labels and service account (subsets select by them); unnamed single ports match", () => {
+    const reviews = service("reviews.default.svc.cluster.local");
+    const eps = endpointsOf(reviews, reviews.ports[0]);
+    assert.deepEqual(eps.map((e) => [e.address, e.port, e.labels, e.serviceAccount]), [
+      ["10.2.0.1", 9080, { app: "reviews", version: "v2" }, "bookinfo-reviews"],
+      ["10.2.0.2", 9080, {}, undefined],
+    ]);
+  });
+
+  it("a Service without an Endpoints document has none; a bad address names its field", () => {
+    const bare = buildRegistry(decode(HTTPBIN).byKind).services.find((s) => s.name === "httpbin")!;
+    assert.deepEqual(endpointsOf(bare, bare.ports[0]), []);
+    const bad = decode("apiVersion: v1\nkind: Endpoints\nmetadata: { name: db, namespace: foo }\nsubsets: [{ addresses: [{ ip: not-an-ip }], ports: [{ port: 1 }] }]\n");
+    assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /subsets\[0\]\.addresses\[0\]\.ip.*IPv4 or IPv6/);
   });
 });
