@@ -6,6 +6,7 @@ import { AuthorizationEngine, type Decision, authorizationPoliciesFor } from "..
 import type { ConnectionPool, HeaderOperations, HttpRetry, HttpRoute, OutlierDetection } from "../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
 import { destinationFor } from "../mesh/destination_rules.ts";
+import { type GatewayTlsServer, gatewayTlsServers } from "../mesh/gateway_tls.ts";
 import { serviceNamespace, splitAuthority } from "../mesh/hosts.ts";
 import { labelsMatch } from "../mesh/labels.ts";
 import { type MeshRegistry, buildRegistry, containerPortForServicePort, resolveAuthority } from "../mesh/registry.ts";
@@ -272,6 +273,13 @@ export class SecurityPolicy {
    * VirtualServices bound to one of them, routed as a sidecar routes. No
    * match → 404 with an empty body; a destination not in the registry → 503.
    */
+  /** The HTTPS (tls.mode SIMPLE) Gateway servers this gateway terminates on its port, with their credentials; empty: plain HTTP. */
+  gatewayTls(): GatewayTlsServer[] {
+    if (!this.identity.gateway) return [];
+    const w = this.identity.workload;
+    return gatewayTlsServers(this.catalog.byKind.Gateway, this.catalog.byKind.Secret, w, this.identity.containerPort, (servicePort) => containerPortForServicePort(this.registry, w, servicePort));
+  }
+
   gatewayRoute(request: RouteRequest | string): RouteResult {
     const req = typeof request === "string" ? { authority: request, method: "GET", path: "/", headers: [] } : request;
     const { host } = splitAuthority(req.authority);

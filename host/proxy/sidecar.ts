@@ -26,6 +26,7 @@ import type { HeaderList } from "../wasm/abi_types.ts";
 import type { RouteDecision, SecurityStageResult, UpstreamControl } from "./http_proxy.ts";
 import { ConnectionPools, OVERFLOW_REPLY } from "./connection_pool.ts";
 import { OutlierDetector } from "./outlier_detection.ts";
+import { serverForSni } from "../mesh/gateway_tls.ts";
 import type { Registry } from "prom-client";
 import { buildInfo } from "../cli/version.ts";
 import { splitPem } from "../anchor/client.ts";
@@ -158,7 +159,7 @@ export class Sidecar {
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,
-      acceptedElsewhere: options.security !== undefined && !options.security.gateway,
+      acceptedElsewhere: options.security !== undefined,
       ...(options.security
         ? {
             beforeFilter: (req, headers) => this.inboundStage(req, headers),
@@ -187,7 +188,23 @@ export class Sidecar {
           }
         : {}),
     });
-    if (options.security && !options.security.gateway) {
+    if (options.security?.gateway) {
+      // A gateway port speaks what its Gateway servers say: HTTPS (tls.mode SIMPLE, the credential by SNI) or plain HTTP; read per connection.
+      const servers = () => this.policy?.gatewayTls().filter((s) => s.cert !== undefined) ?? [];
+      this.mtls = new MtlsListener({
+        http: this.inbound.server,
+        mode: () => (servers().length > 0 ? "STRICT" : "DISABLE"),
+        tls: () => ({ key: "", cert: "", ca: "" }),
+        serverCertificate: (sni) => {
+          const s = serverForSni(servers(), sni);
+          return s ? { cert: s.cert!, key: s.key! } : null;
+        },
+        onLog: proxyLog,
+        firstBytesTimeoutMs: this.inbound.guard.limits.headerReadTimeoutMs,
+        onTimeout: () => this.inbound.guard.headerTimeout(),
+      });
+      this.inbound.guard.guardAccepts(this.mtls.server);
+    } else if (options.security) {
       const sec = options.security;
       this.mtls = new MtlsListener({
         http: this.inbound.server,
@@ -379,7 +396,8 @@ export class Sidecar {
       return { kind: "reply", reply: r.reply };
     }
     this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
-    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true };
+    // A gateway's HTTPS is server-only TLS, not mesh mutual TLS.
+    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true && !this.options.security!.gateway };
   }
 
   private routeOf(r: ReturnType<SecurityPolicy["outbound"]>): RouteDecision {

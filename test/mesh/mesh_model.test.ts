@@ -5,6 +5,7 @@ import { canonicalHost, hostsIntersect, splitAuthority } from "../../host/mesh/h
 import { labelsMatch, labelsMatchKnown, selectorSelects } from "../../host/mesh/labels.ts";
 import { effectiveMtls, policyApplies, selectingPolicies } from "../../host/mesh/policies.ts";
 import { endpointsOf } from "../../host/mesh/endpoints.ts";
+import { gatewayTlsServers, serverForSni } from "../../host/mesh/gateway_tls.ts";
 import { buildRegistry, containerPortForServicePort, resolveAuthority } from "../../host/mesh/registry.ts";
 import { decode } from "../config/table.ts";
 
@@ -198,5 +199,52 @@ spec: { serviceAccountName: bookinfo-reviews, containers: [{ name: reviews, port
     assert.deepEqual(endpointsOf(bare, bare.ports[0]), []);
     const bad = decode("apiVersion: v1\nkind: Endpoints\nmetadata: { name: db, namespace: foo }\nsubsets: [{ addresses: [{ ip: not-an-ip }], ports: [{ port: 1 }] }]\n");
     assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /subsets\[0\]\.addresses\[0\]\.ip.*IPv4 or IPv6/);
+  });
+});
+
+describe("mesh model: HTTPS gateway servers and their credentials", () => {
+  const DOCS = `
+apiVersion: v1
+kind: Service
+metadata: { name: mesh-ingressgateway, namespace: mesh-system }
+spec: { selector: { mesh: ingressgateway }, ports: [{ name: https, port: 443, targetPort: 8443 }] }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: httpbin-credential, namespace: mesh-system }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from("CERT").toString("base64")}, tls.key: ${Buffer.from("KEY").toString("base64")} }
+---
+apiVersion: networking.mesh.io/v1
+kind: Gateway
+metadata: { name: mygateway, namespace: mesh-system }
+spec:
+  selector: { mesh: ingressgateway }
+  servers:
+  - { port: { number: 443, name: https, protocol: HTTPS }, tls: { mode: SIMPLE, credentialName: httpbin-credential }, hosts: [httpbin.example.com] }
+  - { port: { number: 443, name: https-other, protocol: HTTPS }, tls: { mode: SIMPLE, credentialName: missing }, hosts: ["*.example.org"] }
+`;
+  const catalog = decode(DOCS);
+  const registry = buildRegistry(catalog.byKind);
+  const w = { namespace: "mesh-system", labels: { mesh: "ingressgateway" } };
+  const servers = gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8443, (p) => containerPortForServicePort(registry, { ...w, ports: [] }, p));
+
+  it("a SIMPLE server on the Service port translated to the container port gets its Secret's certificate and key", () => {
+    assert.deepEqual(servers.map((s) => [s.hosts, s.cert, s.key, s.problem]), [
+      [["httpbin.example.com"], "CERT", "KEY", undefined],
+      [["*.example.org"], undefined, undefined, "no Secret mesh-system/missing"],
+    ]);
+    assert.deepEqual(gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8080, () => undefined), []);
+  });
+
+  it("SNI picks the server; a name none covers gets none; no SNI gets the first usable one", () => {
+    assert.equal(serverForSni(servers, "httpbin.example.com")?.credentialName, "httpbin-credential");
+    assert.equal(serverForSni(servers, "other.example.com"), undefined);
+    assert.equal(serverForSni(servers, undefined)?.credentialName, "httpbin-credential");
+  });
+
+  it("a kubernetes.io/tls Secret without tls.key is refused naming the field", () => {
+    const bad = decode("apiVersion: v1\nkind: Secret\nmetadata: { name: s, namespace: x }\ntype: kubernetes.io/tls\nstringData: { tls.crt: c }\n");
+    assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /data\.tls\.key: .*tls\.crt and tls\.key/);
   });
 });

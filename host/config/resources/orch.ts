@@ -103,6 +103,17 @@ export interface EndpointsSpec {
   readonly subsets: readonly EndpointSubset[];
 }
 
+/**
+ * `v1` Secret (no `spec`: `type`, `data` base64, `stringData` at the root),
+ * read for the certificates a Gateway server's `credentialName` names: type
+ * `kubernetes.io/tls` with `tls.crt` and `tls.key` (as `kubectl create
+ * secret tls` writes it). `data` holds the decoded values, `stringData` wins.
+ */
+export interface SecretSpec {
+  readonly type: string;
+  readonly data: Readonly<Record<string, string>>;
+}
+
 /** Namespaces carry only metadata (labels such as `mesh-injection: enabled`). */
 export type NamespaceSpec = Readonly<Record<string, never>>;
 
@@ -185,6 +196,21 @@ export function decodeEndpoints(root: Field): EndpointsSpec {
     return Object.freeze({ addresses: Object.freeze(addresses), notReadyAddresses: Object.freeze(notReadyAddresses), ports: Object.freeze(ports) });
   });
   return Object.freeze({ subsets: Object.freeze(subsets) });
+}
+
+export function decodeSecret(root: Field): SecretSpec {
+  const type = root.get("type").optionalString() ?? "Opaque";
+  const data: Record<string, string> = {};
+  for (const [key, f] of root.get("data").entries()) {
+    const v = f.string();
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v.replace(/\s/g, ""))) f.fail("base64 text");
+    data[key] = Buffer.from(v, "base64").toString("utf8");
+  }
+  for (const [key, f] of root.get("stringData").entries()) data[key] = f.string();
+  if (type === "kubernetes.io/tls") {
+    for (const key of ["tls.crt", "tls.key"]) if (!data[key]) root.get("data").get(key).fail("a PEM value (type kubernetes.io/tls needs tls.crt and tls.key)");
+  }
+  return Object.freeze({ type, data: Object.freeze(data) });
 }
 
 export function decodeNamespace(): NamespaceSpec {
