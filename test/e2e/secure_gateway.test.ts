@@ -55,7 +55,7 @@ function httpsGet(port: number, o: { ca: string; servername: string; path: strin
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (c) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, peer: (res.socket as import("node:tls").TLSSocket).getPeerCertificate().subject?.CN ?? "" }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, peer: String((res.socket as import("node:tls").TLSSocket).getPeerCertificate().subject?.CN ?? "") }));
     });
     req.on("error", (e) => resolve({ error: e.message }));
     req.end();
