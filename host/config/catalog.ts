@@ -35,13 +35,17 @@ import {
 } from "./resources/networking.ts";
 import {
   type DeploymentSpec,
+  type EndpointsSpec,
   type NamespaceSpec,
+  type SecretSpec,
   type PodSpec,
   type ServiceSpec,
   ORCH_APPS_API_VERSION,
   ORCH_CORE_API_VERSION,
   decodeDeployment,
+  decodeEndpoints,
   decodeNamespace,
+  decodeSecret,
   decodePodSpec,
   decodeService,
 } from "./resources/orch.ts";
@@ -84,6 +88,8 @@ export interface KindSpecs {
   HubQuota: HubQuota;
   HubAccessLog: HubAccessLog;
   Service: ServiceSpec;
+  Endpoints: EndpointsSpec;
+  Secret: SecretSpec;
   Namespace: NamespaceSpec;
   Pod: PodSpec;
   Deployment: DeploymentSpec;
@@ -109,6 +115,8 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   HubQuota: HUB_API_VERSION,
   HubAccessLog: HUB_API_VERSION,
   Service: ORCH_CORE_API_VERSION,
+  Endpoints: ORCH_CORE_API_VERSION,
+  Secret: ORCH_CORE_API_VERSION,
   Namespace: ORCH_CORE_API_VERSION,
   Pod: ORCH_CORE_API_VERSION,
   Deployment: ORCH_APPS_API_VERSION,
@@ -124,7 +132,7 @@ export const KIND_SERVED_VERSIONS: Readonly<Record<Kind, readonly string[]>> = O
 );
 export const KINDS = Object.freeze(Object.keys(KIND_API_VERSIONS) as Kind[]);
 const HUB_KINDS_SET: ReadonlySet<string> = new Set(HUB_KINDS);
-const ORCH_KINDS: ReadonlySet<string> = new Set(["Service", "Namespace", "Pod", "Deployment"]);
+const ORCH_KINDS: ReadonlySet<string> = new Set(["Service", "Endpoints", "Secret", "Namespace", "Pod", "Deployment"]);
 /** Kinds without a namespace: their id is `Kind name` and `namespace` is "". */
 const CLUSTER_SCOPED: ReadonlySet<string> = new Set(["Namespace"]);
 
@@ -237,6 +245,8 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   HubQuota: hubDecoder,
   HubAccessLog: hubDecoder,
   Service: (root) => decodeService(root.get("spec")),
+  Endpoints: (root) => decodeEndpoints(root),
+  Secret: (root) => decodeSecret(root),
   Namespace: () => decodeNamespace(),
   Pod: (root) => decodePodSpec(spec(root)),
   Deployment: (root) => decodeDeployment(spec(root)),

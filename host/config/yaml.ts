@@ -42,7 +42,8 @@ export function documentValue(doc: Document.Parsed): YamlValue {
 /** A single-document text (`parse`), throwing Error with the one-line problem. */
 export function parseYaml(text: string): unknown {
   try {
-    return parse(text, YAML_OPTIONS);
+    // Aliases as documentValue allows them (a scenario file repeats its anchors many times).
+    return parse(text, { ...YAML_OPTIONS, maxAliasCount: 10_000 });
   } catch (e) {
     throw new Error(aliasMessage(e as Error));
   }

@@ -1,5 +1,5 @@
 import type { Resource } from "../config/catalog.ts";
-import type { Subset, TrafficPolicy } from "../config/resources/networking.ts";
+import type { ClientTlsSettings, Subset, TrafficPolicy } from "../config/resources/networking.ts";
 import { hostSpecificity, serviceNamespace } from "./hosts.ts";
 
 /**
@@ -40,6 +40,31 @@ export function findDestinationRule(rules: readonly DestinationRule[], host: str
     if (best) return best;
   }
   return undefined;
+}
+
+/**
+ * The rule a service's clients use when the client's namespace is not
+ * known (the analyzer reads files): as seen from the service's own
+ * namespace, else from the first other namespace (by name) that sees one.
+ */
+export function destinationRuleForAnyClient(rules: readonly DestinationRule[], host: string, serviceNamespace: string, rootNamespace: string): DestinationRule | undefined {
+  const others = [...new Set(rules.map((r) => r.namespace))].filter((ns) => ns !== serviceNamespace).sort();
+  for (const ns of [serviceNamespace, ...others]) {
+    const rule = findDestinationRule(rules, host, ns, rootNamespace);
+    if (rule) return rule;
+  }
+  return undefined;
+}
+
+/**
+ * The TLS settings a traffic policy gives a service port: its
+ * `portLevelSettings` entry for the port replaces the destination-level
+ * policy (security.md §2.2), so an entry without `tls` means none.
+ * `portLevelIndex` is that entry's index, -1 when the host level decided.
+ */
+export function tlsForPort(policy: TrafficPolicy | undefined, servicePort: number): { tls?: ClientTlsSettings; portLevelIndex: number } {
+  const i = policy?.portLevelSettings.findIndex((p) => p.port === servicePort) ?? -1;
+  return i >= 0 ? { tls: policy!.portLevelSettings[i].tls, portLevelIndex: i } : { tls: policy?.tls, portLevelIndex: -1 };
 }
 
 export interface AppliedDestination {

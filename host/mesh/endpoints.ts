@@ -3,9 +3,12 @@ import type { Labels } from "./labels.ts";
 
 /**
  * The instances a service port is served by, as a proxy is told about them:
- * the `endpoints` of a ServiceEntry (resolution STATIC or DNS), each on the
- * port its `ports` map gives for the port's name, else the port's
- * `targetPort`, else the port itself (upstream's rule).
+ * for a Service, the ready addresses of its `Endpoints` document, on the
+ * endpoint port whose name is the service port's (the orchestrator's rule;
+ * both unnamed for a single-port Service); for a ServiceEntry, its
+ * `endpoints` (resolution STATIC or DNS), each on the port its `ports` map
+ * gives for the port's name, else the port's `targetPort`, else the port
+ * itself (upstream's rule).
  */
 export interface ServiceEndpoint {
   readonly address: string;
@@ -17,6 +20,12 @@ export interface ServiceEndpoint {
 }
 
 export function endpointsOf(service: MeshService, port: MeshServicePort): ServiceEndpoint[] {
+  if (service.source === "Service") {
+    return (service.instances ?? []).flatMap((i) => {
+      const p = i.ports.find((x) => x.name === port.name);
+      return p ? [{ address: i.address, port: p.port, labels: i.labels, serviceAccount: i.serviceAccount, weight: 1 }] : [];
+    });
+  }
   const entry = service.source === "ServiceEntry" ? service.resource : undefined;
   if (!entry || entry.kind !== "ServiceEntry") return [];
   const spec = entry.spec;

@@ -21,6 +21,18 @@ export interface MeshServicePort {
   readonly protocol?: string;
 }
 
+/**
+ * A ready address of the `Endpoints` document of a Service, with the ports
+ * it serves (by name) and the labels and service account of the Pod its
+ * `targetRef` names (empty when the Pod is not among the documents).
+ */
+export interface EndpointInstance {
+  readonly address: string;
+  readonly ports: readonly { readonly name?: string; readonly port: number }[];
+  readonly labels: Labels;
+  readonly serviceAccount?: string;
+}
+
 export interface MeshService {
   readonly name: string;
   readonly namespace: string;
@@ -35,6 +47,8 @@ export interface MeshService {
   /** ServiceEntry `location`: MESH_EXTERNAL services are outside the mesh. */
   readonly external: boolean;
   readonly resource?: Resource<"Service"> | Resource<"ServiceEntry">;
+  /** From the Service's `Endpoints` document, when the configuration has one. */
+  readonly instances?: readonly EndpointInstance[];
 }
 
 export interface MeshWorkload {
@@ -109,22 +123,37 @@ export function servicesFromEntry(e: Resource<"ServiceEntry">): MeshService[] {
 }
 
 /** The registry of a decoded configuration (and whatever the caller knows besides). */
-export function buildRegistry(byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> & Partial<Pick<ResourcesByKind, "ServiceEntry">>, extras: RegistryExtras = {}): MeshRegistry {
-  const services = [...byKind.Service.map(serviceFromResource), ...(byKind.ServiceEntry ?? []).flatMap(servicesFromEntry)];
-  for (const s of extras.services ?? []) if (!services.some((x) => x.fqdn === s.fqdn)) services.push(s);
+export function buildRegistry(byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> & Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints">>, extras: RegistryExtras = {}): MeshRegistry {
   const workloads = [...byKind.Pod.map(workloadFromPod), ...byKind.Deployment.map(workloadFromDeployment), ...(extras.workloads ?? [])];
+  const withInstances = (s: Resource<"Service">): MeshService => {
+    const doc = (byKind.Endpoints ?? []).find((e) => e.name === s.name && e.namespace === s.namespace);
+    const service = serviceFromResource(s);
+    return doc ? Object.freeze({ ...service, instances: endpointInstances(doc, workloads) }) : service;
+  };
+  const services = [...byKind.Service.map(withInstances), ...(byKind.ServiceEntry ?? []).flatMap(servicesFromEntry)];
+  for (const s of extras.services ?? []) if (!services.some((x) => x.fqdn === s.fqdn)) services.push(s);
   const namespaces = new Set<string>([...byKind.Namespace.map((n) => n.name), ...services.map((s) => s.namespace), ...workloads.map((w) => w.namespace), ...(extras.namespaces ?? [])]);
   return Object.freeze({ services: Object.freeze(services), workloads: Object.freeze(workloads), namespaces });
 }
 
-/** Workloads of the service's namespace its selector picks (none for a service without selector). */
-export function workloadsOfService(registry: MeshRegistry, service: MeshService): MeshWorkload[] {
-  if (service.source === "ServiceEntry") return registry.workloads.filter((w) => w.namespace === service.namespace && selectorSelects(service.selector, w.labels));
+/** The ready addresses of an Endpoints document; a `targetRef` Pod among the workloads lends its labels and service account. */
+export function endpointInstances(doc: Resource<"Endpoints">, workloads: readonly MeshWorkload[]): EndpointInstance[] {
+  return doc.spec.subsets.flatMap((subset) =>
+    subset.addresses.map((a) => {
+      const ref = a.targetRef;
+      const pod = ref?.kind === "Pod" ? workloads.find((w) => w.kind === "Pod" && w.name === ref.name && w.namespace === (ref.namespace ?? doc.namespace)) : undefined;
+      return Object.freeze({ address: a.ip, ports: subset.ports.map((p) => ({ name: p.name, port: p.port })), labels: pod?.labels ?? {}, serviceAccount: pod?.serviceAccount });
+    }),
+  );
+}
+
+/** Workloads of the service's namespace its selector picks (none for a service without selector). Any registry-shaped value will do (the analyzer's too). */
+export function workloadsOfService<W extends Pick<MeshWorkload, "namespace" | "labels">>(registry: { readonly workloads: readonly W[] }, service: Pick<MeshService, "namespace" | "selector">): W[] {
   return registry.workloads.filter((w) => w.namespace === service.namespace && selectorSelects(service.selector, w.labels));
 }
 
-/** Services of the workload's namespace whose selector picks the workload. */
-export function servicesOfWorkload(registry: MeshRegistry, workload: Pick<MeshWorkload, "namespace" | "labels">): MeshService[] {
+/** Services of the workload's namespace whose selector picks the workload (ServiceEntries select WorkloadEntries, not pods). */
+export function servicesOfWorkload<S extends Pick<MeshService, "namespace" | "selector"> & { readonly source?: MeshService["source"] }>(registry: { readonly services: readonly S[] }, workload: Pick<MeshWorkload, "namespace" | "labels">): S[] {
   return registry.services.filter((s) => s.source !== "ServiceEntry" && s.namespace === workload.namespace && selectorSelects(s.selector, workload.labels));
 }
 

@@ -202,13 +202,15 @@ export interface GatewayServerMatch {
  * whose hosts cover the host.
  */
 export function gatewayServersFor(gateways: readonly Gateway[], workloadLabels: Labels, containerPort: number, host: string, toContainerPort: (servicePort: number) => number | undefined): GatewayServerMatch[] {
+  return gatewayServersOnPort(gateways, workloadLabels, containerPort, toContainerPort).filter(({ gateway, server }) => server.hosts.some((h) => hostMatches(serverHost(h, gateway.namespace).host, host)));
+}
+
+/** Every server of the Gateways selecting the workload whose port is this container port (whatever the host). */
+export function gatewayServersOnPort(gateways: readonly Gateway[], workloadLabels: Labels, containerPort: number, toContainerPort: (servicePort: number) => number | undefined): GatewayServerMatch[] {
   const out: GatewayServerMatch[] = [];
   for (const g of gateways) {
     if (!selectorSelects(g.spec.selector, workloadLabels)) continue;
-    for (const server of g.spec.servers) {
-      if ((toContainerPort(server.port.number) ?? server.port.number) !== containerPort) continue;
-      if (server.hosts.some((h) => hostMatches(serverHost(h, g.namespace).host, host))) out.push({ gateway: g, server });
-    }
+    for (const server of g.spec.servers) if ((toContainerPort(server.port.number) ?? server.port.number) === containerPort) out.push({ gateway: g, server });
   }
   return out;
 }

@@ -67,7 +67,8 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
       resources: Object.fromEntries(
         Object.entries(mesh?.byKind ?? {})
           .filter(([, list]) => list.length > 0)
-          .map(([kind, list]) => [kind, list.map((r) => ({ name: r.name, namespace: r.namespace, labels: r.labels, annotations: r.annotations, file: r.origin.file, spec: r.spec }))]),
+          // Secret values (gateway private keys) never leave the process: their keys only, as `kubectl describe secret` shows them.
+          .map(([kind, list]) => [kind, list.map((r) => ({ name: r.name, namespace: r.namespace, labels: r.labels, annotations: r.annotations, file: r.origin.file, spec: kind === "Secret" ? { type: (r.spec as { type: string }).type, keys: Object.keys((r.spec as { data: object }).data) } : r.spec }))]),
       ),
       enforced: o.security !== undefined,
     },

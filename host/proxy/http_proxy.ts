@@ -9,6 +9,8 @@ import { RequestProperties } from "./request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
 import type { PathNormalization } from "../security/authz/path.ts";
 import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
+import type { UpstreamOutcome } from "./outlier_detection.ts";
+import { countRequestOnConnection } from "./requests_per_connection.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
@@ -42,7 +44,7 @@ export type SecurityStageResult =
 
 /** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
 export type RouteDecision =
-  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions; actions?: ForwardActions }
+  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions; actions?: ForwardActions; upstream?: UpstreamControl }
   | { kind: "reply"; reply: LocalReply; delayMs?: number };
 
 /** What a VirtualService route does to a forwarded request (host/proxy/security_policy.ts RouteActions). */
@@ -58,6 +60,18 @@ export interface ForwardActions {
   readonly retries?: { readonly attempts: number; readonly perTryTimeoutMs?: number; readonly retryOn: readonly string[] };
   readonly delayMs?: number;
   readonly mirror?: { readonly host: string; readonly port: number };
+}
+
+/**
+ * The DestinationRule limits of the request's upstream cluster: admission
+ * (connection-pool limits; a local reply when over them) and, once the
+ * exchange is over, its outcome (outlier detection). `cancelled`: the
+ * client went away before an answer; the slot is freed, nothing recorded.
+ */
+export interface UpstreamControl {
+  admit(): Promise<(outcome: UpstreamOutcome | "cancelled") => void> | LocalReply;
+  /** `connectionPool.http.maxRequestsPerConnection`: a connection is closed after serving this many. */
+  readonly maxRequestsPerConnection?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -236,86 +250,126 @@ export class HttpProxy {
       if (id) this.complete(id, x, 502, 0, 0);
       return;
     }
-    const actions = routed?.kind === "forward" ? routed.actions : undefined;
-    const outgoing = toOutgoing(forwarded);
-    outgoing.host = actions?.authority ?? x.authority;
-    if (actions) applyRequestHeaders(outgoing, actions);
-    const upstreamPath = actions?.path ?? path;
-    let requestBytes = 0;
-    let responseBytes = 0;
-    const bodiless = !x.hasBody;
-    if (!bodiless) {
-      req.on("data", (chunk: Buffer) => {
-        requestBytes += chunk.length;
-      });
-    }
-    const tlsOptions = routed?.kind === "forward" ? routed.tls : undefined;
-    const send = tlsOptions ? httpsRequest : httpRequest;
-    if (actions?.mirror && bodiless) {
-      // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
-      const m = actions.mirror;
-      const shadow = httpRequest({ agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing.host}-shadow` } }, (r) => r.resume());
-      shadow.on("error", () => undefined);
-      shadow.end();
-    }
-    let answered = false;
-    const timer = actions?.timeoutMs !== undefined && actions.timeoutMs > 0
-      ? setTimeout(() => {
-          if (answered) return;
+    const control = routed?.kind === "forward" ? routed.upstream : undefined;
+    // Sends the request upstream; `finish` tells the connection pool how the request ended.
+    const forward = (finish: (outcome: UpstreamOutcome | "cancelled") => void): void => {
+      const actions = routed?.kind === "forward" ? routed.actions : undefined;
+      const outgoing = toOutgoing(forwarded);
+      outgoing.host = actions?.authority ?? x.authority;
+      if (actions) applyRequestHeaders(outgoing, actions);
+      const upstreamPath = actions?.path ?? path;
+      let requestBytes = 0;
+      let responseBytes = 0;
+      const bodiless = !x.hasBody;
+      if (!bodiless) {
+        req.on("data", (chunk: Buffer) => {
+          requestBytes += chunk.length;
+        });
+      }
+      const tlsOptions = routed?.kind === "forward" ? routed.tls : undefined;
+      const send = tlsOptions ? httpsRequest : httpRequest;
+      if (actions?.mirror && bodiless) {
+        // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
+        const m = actions.mirror;
+        const shadow = httpRequest({ agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing.host}-shadow` } }, (r) => r.resume());
+        shadow.on("error", () => undefined);
+        shadow.end();
+      }
+      let answered = false;
+      const timer = actions?.timeoutMs !== undefined && actions.timeoutMs > 0
+        ? setTimeout(() => {
+            if (answered) return;
+            answered = true;
+            current?.destroy();
+            finish(504);
+            this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
+            if (id) this.complete(id, x, 504, requestBytes, 0);
+          }, actions.timeoutMs)
+        : undefined;
+      if (timer) res.once("close", () => clearTimeout(timer));
+      let current: ReturnType<typeof httpRequest> | undefined;
+      const retryOn: ReadonlySet<string> = actions?.retries ? new Set(actions.retries.retryOn) : NO_RETRIES;
+      const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
+      const attempt = (left: number) => {
+        const options = tlsOptions
+          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing }
+          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing };
+        const upstream = send(options, (up) => {
+          if (answered) return void up.resume();
+          const status = up.statusCode ?? 502;
+          if (bodiless && left > 0 && retriableStatus(status)) {
+            up.resume();
+            return attempt(left - 1);
+          }
           answered = true;
-          current?.destroy();
-          this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
-          if (id) this.complete(id, x, 504, requestBytes, 0);
-        }, actions.timeoutMs)
-      : undefined;
-    if (timer) res.once("close", () => clearTimeout(timer));
-    let current: ReturnType<typeof httpRequest> | undefined;
-    const retryOn: ReadonlySet<string> = actions?.retries ? new Set(actions.retries.retryOn) : NO_RETRIES;
-    const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
-    const attempt = (left: number) => {
-      const options = tlsOptions
-        ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing }
-        : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing };
-      const upstream = send(options, (up) => {
-        if (answered) return void up.resume();
-        const status = up.statusCode ?? 502;
-        if (bodiless && left > 0 && retriableStatus(status)) {
-          up.resume();
-          return attempt(left - 1);
+          if (timer) clearTimeout(timer);
+          x.props.upstreamAddress = `${target.host}:${target.port}`;
+          let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
+          if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
+          const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
+          res.writeHead(status, toRawHeaders(filtered));
+          up.on("data", (chunk: Buffer) => {
+            responseBytes += chunk.length;
+          });
+          up.pipe(res);
+          up.on("end", () => {
+            finish(status);
+            if (id) this.complete(id, x, status, requestBytes, responseBytes);
+          });
+          up.on("error", () => {
+            finish(up.statusCode ?? 502);
+            res.destroy();
+          });
+        });
+        current = upstream;
+        if (control?.maxRequestsPerConnection) {
+          const limit = control.maxRequestsPerConnection;
+          const agent = (tlsOptions ? tlsOptions.agent : this.agent) as Agent | undefined;
+          upstream.on("socket", (socket) => countRequestOnConnection(agent, socket as Socket, limit));
         }
-        answered = true;
-        if (timer) clearTimeout(timer);
-        x.props.upstreamAddress = `${target.host}:${target.port}`;
-        let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
-        if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
-        const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
-        res.writeHead(status, toRawHeaders(filtered));
-        up.on("data", (chunk: Buffer) => {
-          responseBytes += chunk.length;
+        if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
+        upstream.on("error", (e) => {
+          if (answered) return;
+          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
+          answered = true;
+          if (timer) clearTimeout(timer);
+          finish("connect-failure");
+          this.stats.upstreamErrors++;
+          o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
+          if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
+          else res.destroy();
+          if (id) this.complete(id, x, 503, requestBytes, 0);
         });
-        up.pipe(res);
-        up.on("end", () => {
-          if (id) this.complete(id, x, status, requestBytes, responseBytes);
-        });
-        up.on("error", () => res.destroy());
-      });
-      current = upstream;
-      if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
-      upstream.on("error", (e) => {
-        if (answered) return;
-        if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
-        answered = true;
-        if (timer) clearTimeout(timer);
-        this.stats.upstreamErrors++;
-        o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
-        if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
-        else res.destroy();
-        if (id) this.complete(id, x, 503, requestBytes, 0);
-      });
-      if (bodiless) upstream.end();
-      else req.pipe(upstream);
+        if (bodiless) upstream.end();
+        else req.pipe(upstream);
+      };
+      attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
     };
-    attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
+    if (control) {
+      const admitted = control.admit();
+      if (!(admitted instanceof Promise)) {
+        this.reply(res, admitted);
+        req.resume();
+        if (id) this.complete(id, x, admitted.status, 0, 0);
+        return;
+      }
+      let closed = false;
+      res.once("close", () => (closed = true));
+      void admitted.then((done) => {
+        let finished = false;
+        const finish = (outcome: UpstreamOutcome | "cancelled") => {
+          if (finished) return;
+          finished = true;
+          done(outcome);
+        };
+        res.once("close", () => finish("cancelled"));
+        // The client left while the request waited for a connection.
+        if (closed) return finish("cancelled");
+        forward(finish);
+      });
+      return;
+    }
+    forward(() => undefined);
   }
 
   private reply(res: ServerResponse, reply: LocalReply): void {

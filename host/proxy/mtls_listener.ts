@@ -1,6 +1,6 @@
 import { type Server as HttpServer } from "node:http";
 import { type Server as NetServer, type Socket, createServer as createNetServer } from "node:net";
-import { type Server as TlsServer, type TLSSocket, createServer as createTlsServer } from "node:tls";
+import { type Server as TlsServer, type TLSSocket, createSecureContext, createServer as createTlsServer } from "node:tls";
 import type { ServerMtlsMode } from "../security/mtls/peer_authn.ts";
 
 /**
@@ -34,6 +34,13 @@ export interface MtlsListenerOptions {
   firstBytesTimeoutMs?: number;
   /** Called when that deadline closes a connection. */
   onTimeout?: () => void;
+  /**
+   * A gateway's HTTPS servers instead of mesh mutual TLS: no client
+   * certificate asked, the certificate chosen per handshake by SNI (null:
+   * none to offer, the handshake fails). `mode` then says STRICT (TLS) or
+   * DISABLE (plain HTTP).
+   */
+  serverCertificate?: (servername: string | undefined) => { key: string; cert: string } | null;
 }
 
 export class MtlsListener {
@@ -43,7 +50,22 @@ export class MtlsListener {
 
   constructor(private readonly options: MtlsListenerOptions) {
     const deadline = options.firstBytesTimeoutMs ?? 0;
-    this.tlsServer = createTlsServer({ ...options.tls(), requestCert: true, rejectUnauthorized: true, minVersion: "TLSv1.2", ...(deadline > 0 ? { handshakeTimeout: deadline } : {}) });
+    const pick = options.serverCertificate;
+    this.tlsServer = pick
+      ? createTlsServer({
+          minVersion: "TLSv1.2",
+          ...(deadline > 0 ? { handshakeTimeout: deadline } : {}),
+          SNICallback: (servername, cb) => {
+            const c = pick(servername || undefined);
+            if (!c) return cb(new Error(`no certificate for ${JSON.stringify(servername)}`));
+            try {
+              cb(null, createSecureContext({ ...c, minVersion: "TLSv1.2" }));
+            } catch (e) {
+              cb(e as Error);
+            }
+          },
+        })
+      : createTlsServer({ ...options.tls(), requestCert: true, rejectUnauthorized: true, minVersion: "TLSv1.2", ...(deadline > 0 ? { handshakeTimeout: deadline } : {}) });
     this.tlsServer.on("secureConnection", (s: TLSSocket) => {
       this.stats.tls++;
       options.http.emit("connection", s);
@@ -59,7 +81,7 @@ export class MtlsListener {
 
   /** Takes a new certificate (rotation); new handshakes use it. */
   refresh(): void {
-    this.tlsServer.setSecureContext(this.options.tls());
+    if (!this.options.serverCertificate) this.tlsServer.setSecureContext(this.options.tls());
   }
 
   private accept(socket: Socket): void {

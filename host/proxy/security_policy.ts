@@ -3,9 +3,10 @@ import type { ServiceEndpoint } from "../hub/clusters.ts";
 import { type AuthnResult, AUTHN_PAYLOAD_PROPERTY, Authenticator, jwtRulesFor } from "../security/jwt/authenticator.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import { AuthorizationEngine, type Decision, authorizationPoliciesFor } from "../security/authz/engine.ts";
-import type { HeaderOperations, HttpRetry, HttpRoute } from "../config/resources/networking.ts";
+import type { ConnectionPool, HeaderOperations, HttpRetry, HttpRoute, OutlierDetection } from "../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
 import { destinationFor } from "../mesh/destination_rules.ts";
+import { type GatewayTlsServer, gatewayTlsServers } from "../mesh/gateway_tls.ts";
 import { serviceNamespace, splitAuthority } from "../mesh/hosts.ts";
 import { labelsMatch } from "../mesh/labels.ts";
 import { type MeshRegistry, buildRegistry, containerPortForServicePort, resolveAuthority } from "../mesh/registry.ts";
@@ -68,8 +69,27 @@ export interface RouteActions {
 }
 
 /** Where an outbound or gateway request goes; `tls` set = mutual TLS with the mesh certificate. */
+/**
+ * The upstream cluster a forwarded request joins (Envoy's
+ * `outbound|port|subset|host`), which endpoint of it, and the
+ * DestinationRule limits in force: what the data path enforces
+ * (connection_pool.ts, outlier_detection.ts).
+ */
+export interface UpstreamCluster {
+  readonly cluster: string;
+  /** `address:port` of the chosen endpoint. */
+  readonly endpoint: string;
+  /** How many endpoints the cluster has (ejected ones included). */
+  readonly size: number;
+  readonly connectionPool?: ConnectionPool;
+  readonly outlierDetection?: OutlierDetection;
+}
+
+/** Which endpoints are out of the load-balancing pool (outlier detection); none by default. */
+export type EjectedEndpoints = (cluster: string, endpoint: string) => boolean;
+
 export type RouteResult =
-  | { kind: "forward"; host: string; port: number; mtls: ClientTls | null; endpoint: ServiceEndpoint | null; route: string; served?: ServedRoute; actions?: RouteActions }
+  | { kind: "forward"; host: string; port: number; mtls: ClientTls | null; endpoint: ServiceEndpoint | null; route: string; served?: ServedRoute; actions?: RouteActions; upstream?: UpstreamCluster }
   | { kind: "reply"; reply: LocalReply; route: string; served?: ServedRoute; delayMs?: number };
 
 /** The inbound stage's answer: a local reply, or the headers (and properties) to go on with. */
@@ -99,6 +119,7 @@ export class SecurityPolicy {
     jwks: JwksCache,
     clockSkewSeconds: number,
     private readonly random: () => number = Math.random,
+    private readonly ejected: EjectedEndpoints = () => false,
   ) {
     const k = catalog.byKind;
     const w = identity.workload;
@@ -192,6 +213,10 @@ export class SecurityPolicy {
     if (routed) return routed;
     const ep = this.endpointFor(resolved.host, resolved.port);
     if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
+    if (this.clusterEndpoints(resolved.host, resolved.port).length > 0) {
+      // Every endpoint is ejected by outlier detection (no panic mode, upstream's minHealthPercent 0).
+      return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route: `outbound|${resolved.port}||${resolved.host}` };
+    }
     const host = splitAuthority(req.authority).host;
     const cluster = clusters.get(host) ?? clusters.get(req.authority);
     if (cluster) return { kind: "forward", host: cluster.host, port: cluster.port, mtls: null, endpoint: null, route: `cluster|${host}` };
@@ -223,7 +248,15 @@ export class SecurityPolicy {
     if (tls.mode !== "DISABLE" && tls.mode !== "MESH_MUTUAL") {
       return { kind: "reply", reply: { status: 503, details: "unsupported_tls_mode", body: `tls mode ${tls.mode} is not supported by this sidecar`, headers: [], grpcStatus: -1 }, route };
     }
-    return { kind: "forward", host: ep.address.host, port: ep.address.port, mtls: tls.mode === "MESH_MUTUAL" ? tls : null, endpoint: ep, route };
+    const policy = destinationFor(k.DestinationRule, ep.host, ep.servicePort, subset, this.identity.workload.namespace, this.mesh.rootNamespace).trafficPolicy;
+    const upstream: UpstreamCluster = {
+      cluster: clusterName(ep.host, ep.servicePort, subset),
+      endpoint: endpointKey(ep),
+      size: this.clusterEndpoints(ep.host, ep.servicePort, subset).length,
+      connectionPool: policy?.connectionPool,
+      outlierDetection: policy?.outlierDetection,
+    };
+    return { kind: "forward", host: ep.address.host, port: ep.address.port, mtls: tls.mode === "MESH_MUTUAL" ? tls : null, endpoint: ep, route, upstream };
   }
 
   /** The SPIFFE identity an endpoint must present, when `sa=` names one. */
@@ -240,6 +273,13 @@ export class SecurityPolicy {
    * VirtualServices bound to one of them, routed as a sidecar routes. No
    * match → 404 with an empty body; a destination not in the registry → 503.
    */
+  /** The HTTPS (tls.mode SIMPLE) Gateway servers this gateway terminates on its port, with their credentials; empty: plain HTTP. */
+  gatewayTls(): GatewayTlsServer[] {
+    if (!this.identity.gateway) return [];
+    const w = this.identity.workload;
+    return gatewayTlsServers(this.catalog.byKind.Gateway, this.catalog.byKind.Secret, w, this.identity.containerPort, (servicePort) => containerPortForServicePort(this.registry, w, servicePort));
+  }
+
   gatewayRoute(request: RouteRequest | string): RouteResult {
     const req = typeof request === "string" ? { authority: request, method: "GET", path: "/", headers: [] } : request;
     const { host } = splitAuthority(req.authority);
@@ -334,14 +374,19 @@ export class SecurityPolicy {
    * Several candidates: one at random, as a load balancer would.
    */
   private endpointFor(fqdn: string, port: number, subset?: string): ServiceEndpoint | undefined {
-    let candidates = [...this.endpoints.values()].filter((e) => e.host === fqdn && e.servicePort === port);
-    if (subset !== undefined) {
-      const applied = destinationFor(this.catalog.byKind.DestinationRule, fqdn, port, subset, this.identity.workload.namespace, this.mesh.rootNamespace);
-      if (!applied.subset) return undefined;
-      candidates = candidates.filter((e) => labelsMatch(applied.subset!.labels, e.labels ?? {}));
-    }
+    const cluster = clusterName(fqdn, port, subset);
+    const candidates = this.clusterEndpoints(fqdn, port, subset).filter((e) => !this.ejected(cluster, endpointKey(e)));
     if (candidates.length <= 1) return candidates[0];
     return candidates[Math.min(candidates.length - 1, Math.floor(this.random() * candidates.length))];
+  }
+
+  /** Every endpoint of a service port (and subset), ejected or not; none when the subset is not defined. */
+  private clusterEndpoints(fqdn: string, port: number, subset?: string): ServiceEndpoint[] {
+    const candidates = [...this.endpoints.values()].filter((e) => e.host === fqdn && e.servicePort === port);
+    if (subset === undefined) return candidates;
+    const applied = destinationFor(this.catalog.byKind.DestinationRule, fqdn, port, subset, this.identity.workload.namespace, this.mesh.rootNamespace);
+    if (!applied.subset) return [];
+    return candidates.filter((e) => labelsMatch(applied.subset!.labels, e.labels ?? {}));
   }
 
   /** The port of a Service named by its FQDN: the one matching `preferred`, else its only port, else 80. */
@@ -353,6 +398,16 @@ export class SecurityPolicy {
     if (eps.length === 1) return eps[0].servicePort;
     return preferred ?? 80;
   }
+}
+
+/** Envoy's name of the cluster of a service port and subset: `outbound|9080|v1|reviews.default.svc.cluster.local`. */
+export function clusterName(host: string, port: number, subset?: string): string {
+  return `outbound|${port}|${subset ?? ""}|${host}`;
+}
+
+/** An endpoint's address as outlier detection keys it. */
+export function endpointKey(ep: Pick<ServiceEndpoint, "address">): string {
+  return `${ep.address.host}:${ep.address.port}`;
 }
 
 /** The prefix a route's uri match matched, for a prefix rewrite (upstream replaces only that part). */

@@ -19,12 +19,15 @@ import type { MeshSettings } from "./mesh_config.ts";
 import { DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
 import type { ListenerLimits } from "./listener_limits.ts";
 import { MtlsListener } from "./mtls_listener.ts";
-import { SecurityPolicy, type ServedRoute } from "./security_policy.ts";
+import { SecurityPolicy, type ServedRoute, type UpstreamCluster } from "./security_policy.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { HeaderList } from "../wasm/abi_types.ts";
-import type { RouteDecision, SecurityStageResult } from "./http_proxy.ts";
+import type { RouteDecision, SecurityStageResult, UpstreamControl } from "./http_proxy.ts";
+import { ConnectionPools, OVERFLOW_REPLY } from "./connection_pool.ts";
+import { OutlierDetector } from "./outlier_detection.ts";
+import { serverForSni } from "../mesh/gateway_tls.ts";
 import type { Registry } from "prom-client";
 import { buildInfo } from "../cli/version.ts";
 import { splitPem } from "../anchor/client.ts";
@@ -159,7 +162,7 @@ export class Sidecar {
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,
-      acceptedElsewhere: options.security !== undefined && !options.security.gateway,
+      acceptedElsewhere: options.security !== undefined,
       ...(options.security
         ? {
             beforeFilter: (req, headers) => this.inboundStage(req, headers),
@@ -188,7 +191,23 @@ export class Sidecar {
           }
         : {}),
     });
-    if (options.security && !options.security.gateway) {
+    if (options.security?.gateway) {
+      // A gateway port speaks what its Gateway servers say: HTTPS (tls.mode SIMPLE, the credential by SNI) or plain HTTP; read per connection.
+      const servers = () => this.policy?.gatewayTls().filter((s) => s.cert !== undefined) ?? [];
+      this.mtls = new MtlsListener({
+        http: this.inbound.server,
+        mode: () => (servers().length > 0 ? "STRICT" : "DISABLE"),
+        tls: () => ({ key: "", cert: "", ca: "" }),
+        serverCertificate: (sni) => {
+          const s = serverForSni(servers(), sni);
+          return s ? { cert: s.cert!, key: s.key! } : null;
+        },
+        onLog: proxyLog,
+        firstBytesTimeoutMs: this.inbound.guard.limits.headerReadTimeoutMs,
+        onTimeout: () => this.inbound.guard.headerTimeout(),
+      });
+      this.inbound.guard.guardAccepts(this.mtls.server);
+    } else if (options.security) {
       const sec = options.security;
       this.mtls = new MtlsListener({
         http: this.inbound.server,
@@ -352,7 +371,7 @@ export class Sidecar {
       ports: ports.some((p) => p.containerPort === sec.containerPort) ? ports : [...ports, { containerPort: sec.containerPort, protocol: "TCP" as const }],
       sidecar: true,
     });
-    return new SecurityPolicy(config.mesh, sec.mesh, { workload, containerPort: sec.containerPort, gateway: sec.gateway }, sec.endpoints, sec.jwks, sec.clockSkewSeconds);
+    return new SecurityPolicy(config.mesh, sec.mesh, { workload, containerPort: sec.containerPort, gateway: sec.gateway }, sec.endpoints, sec.jwks, sec.clockSkewSeconds, Math.random, (cluster, endpoint) => this.outliers.ejected(cluster, endpoint));
   }
 
   private bump(name: string): void {
@@ -380,21 +399,50 @@ export class Sidecar {
       return { kind: "reply", reply: r.reply };
     }
     this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
-    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true };
+    // A gateway's HTTPS is server-only TLS, not mesh mutual TLS.
+    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true && !this.options.security!.gateway };
   }
 
   private routeOf(r: ReturnType<SecurityPolicy["outbound"]>): RouteDecision {
     this.bump(`route.${r.kind === "reply" ? `local_reply_${r.reply.status}` : r.route.split("|")[0] || "forward"}`);
     if (r.served) this.recordServed(r.served);
     if (r.kind === "reply") return { kind: "reply", reply: r.reply, delayMs: r.delayMs };
+    const upstream = r.upstream && this.upstreamControl(r.upstream);
     if (!r.mtls) {
       if (r.endpoint) this.bump("outbound.plaintext");
-      return { kind: "forward", host: r.host, port: r.port, actions: r.actions };
+      return { kind: "forward", host: r.host, port: r.port, actions: r.actions, upstream };
     }
     this.bump("outbound.mtls");
     const ep = r.endpoint!;
-    return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)), actions: r.actions };
+    return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)), actions: r.actions, upstream };
   }
+
+  /** Connection-pool admission and outlier detection for one request to a cluster (docs/sidecar.md "Circuit breaking"). */
+  private upstreamControl(u: UpstreamCluster): UpstreamControl | undefined {
+    if (!u.connectionPool && !u.outlierDetection) return undefined;
+    return {
+      maxRequestsPerConnection: u.connectionPool?.maxRequestsPerConnection || undefined,
+      admit: () => {
+        const slot = this.pools.admit(u.cluster, u.connectionPool);
+        if (slot === "overflow") {
+          this.bump("upstream_rq_pending_overflow");
+          return OVERFLOW_REPLY;
+        }
+        return slot.then((release) => (outcome) => {
+          release();
+          if (outcome === "cancelled") return;
+          if (this.outliers.record(u.cluster, u.endpoint, u.size, u.outlierDetection, outcome)) {
+            this.bump("outlier_detection.ejections_enforced_total");
+            this.log.warn(`outlier detection: ${u.endpoint} of ${u.cluster} ejected after consecutive errors`);
+          }
+        });
+      },
+    };
+  }
+
+  /** Connection-pool counters and outlier state of the upstream clusters: kept across configuration reloads. */
+  readonly pools = new ConnectionPools();
+  readonly outliers = new OutlierDetector();
 
   /** The last routes VirtualServices chose (newest last), for /config_dump and simulate. */
   readonly servedRoutes: Array<ServedRoute & { count: number }> = [];

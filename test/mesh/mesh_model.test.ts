@@ -4,6 +4,8 @@ import { findDestinationRule, destinationFor } from "../../host/mesh/destination
 import { canonicalHost, hostsIntersect, splitAuthority } from "../../host/mesh/hosts.ts";
 import { labelsMatch, labelsMatchKnown, selectorSelects } from "../../host/mesh/labels.ts";
 import { effectiveMtls, policyApplies, selectingPolicies } from "../../host/mesh/policies.ts";
+import { endpointsOf } from "../../host/mesh/endpoints.ts";
+import { gatewayTlsServers, serverForSni } from "../../host/mesh/gateway_tls.ts";
 import { buildRegistry, containerPortForServicePort, resolveAuthority } from "../../host/mesh/registry.ts";
 import { decode } from "../config/table.ts";
 
@@ -137,5 +139,112 @@ spec: { selector: { matchLabels: { app: httpbin } }, portLevelMtls: { "80": { mo
     assert.deepEqual([bound.mode, bound.scope, bound.policy, bound.namespaceMode], ["DISABLE", "port", "foo/httpbin", "STRICT"]);
     const unbound = effectiveMtls(c.byKind.PeerAuthentication, w, ROOT, 80, false);
     assert.deepEqual([unbound.mode, unbound.scope, unbound.ignoredPortLevel], ["STRICT", "mesh", "foo/httpbin"]);
+  });
+});
+
+describe("mesh model: orchestrator Endpoints as a source of endpoints", () => {
+  // A Service without selector and its hand-made Endpoints (upstream's way to put an outside database behind a Service),
+  // and a selected Service whose Endpoints name their Pods.
+  const DOCS = `
+apiVersion: v1
+kind: Service
+metadata: { name: db, namespace: foo }
+spec: { ports: [{ name: tcp-postgres, port: 5432 }, { name: http-admin, port: 8080 }] }
+---
+apiVersion: v1
+kind: Endpoints
+metadata: { name: db, namespace: foo }
+subsets:
+- addresses: [{ ip: 10.1.2.3 }, { ip: 10.1.2.4 }]
+  notReadyAddresses: [{ ip: 10.1.2.9 }]
+  ports: [{ name: tcp-postgres, port: 15432 }, { name: http-admin, port: 18080 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: reviews, namespace: default }
+spec: { selector: { app: reviews }, ports: [{ port: 9080 }] }
+---
+apiVersion: v1
+kind: Endpoints
+metadata: { name: reviews, namespace: default }
+subsets:
+- addresses: [{ ip: 10.2.0.1, targetRef: { kind: Pod, name: reviews-v2-abc } }, { ip: 10.2.0.2 }]
+  ports: [{ port: 9080 }]
+---
+apiVersion: v1
+kind: Pod
+metadata: { name: reviews-v2-abc, namespace: default, labels: { app: reviews, version: v2 } }
+spec: { serviceAccountName: bookinfo-reviews, containers: [{ name: reviews, ports: [{ containerPort: 9080 }] }] }
+`;
+  const registry = buildRegistry(decode(DOCS).byKind);
+  const service = (fqdn: string) => registry.services.find((s) => s.fqdn === fqdn)!;
+
+  it("ready addresses on the endpoint port named like the service port; not-ready ones left out", () => {
+    const db = service("db.foo.svc.cluster.local");
+    assert.deepEqual(endpointsOf(db, db.ports[0]).map((e) => `${e.address}:${e.port}`), ["10.1.2.3:15432", "10.1.2.4:15432"]);
+    assert.deepEqual(endpointsOf(db, db.ports[1]).map((e) => `${e.address}:${e.port}`), ["10.1.2.3:18080", "10.1.2.4:18080"]);
+  });
+
+  it("a targetRef Pod lends its labels and service account (subsets select by them); unnamed single ports match", () => {
+    const reviews = service("reviews.default.svc.cluster.local");
+    const eps = endpointsOf(reviews, reviews.ports[0]);
+    assert.deepEqual(eps.map((e) => [e.address, e.port, e.labels, e.serviceAccount]), [
+      ["10.2.0.1", 9080, { app: "reviews", version: "v2" }, "bookinfo-reviews"],
+      ["10.2.0.2", 9080, {}, undefined],
+    ]);
+  });
+
+  it("a Service without an Endpoints document has none; a bad address names its field", () => {
+    const bare = buildRegistry(decode(HTTPBIN).byKind).services.find((s) => s.name === "httpbin")!;
+    assert.deepEqual(endpointsOf(bare, bare.ports[0]), []);
+    const bad = decode("apiVersion: v1\nkind: Endpoints\nmetadata: { name: db, namespace: foo }\nsubsets: [{ addresses: [{ ip: not-an-ip }], ports: [{ port: 1 }] }]\n");
+    assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /subsets\[0\]\.addresses\[0\]\.ip.*IPv4 or IPv6/);
+  });
+});
+
+describe("mesh model: HTTPS gateway servers and their credentials", () => {
+  const DOCS = `
+apiVersion: v1
+kind: Service
+metadata: { name: mesh-ingressgateway, namespace: mesh-system }
+spec: { selector: { mesh: ingressgateway }, ports: [{ name: https, port: 443, targetPort: 8443 }] }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: httpbin-credential, namespace: mesh-system }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from("CERT").toString("base64")}, tls.key: ${Buffer.from("KEY").toString("base64")} }
+---
+apiVersion: networking.mesh.io/v1
+kind: Gateway
+metadata: { name: mygateway, namespace: mesh-system }
+spec:
+  selector: { mesh: ingressgateway }
+  servers:
+  - { port: { number: 443, name: https, protocol: HTTPS }, tls: { mode: SIMPLE, credentialName: httpbin-credential }, hosts: [httpbin.example.com] }
+  - { port: { number: 443, name: https-other, protocol: HTTPS }, tls: { mode: SIMPLE, credentialName: missing }, hosts: ["*.example.org"] }
+`;
+  const catalog = decode(DOCS);
+  const registry = buildRegistry(catalog.byKind);
+  const w = { namespace: "mesh-system", labels: { mesh: "ingressgateway" } };
+  const servers = gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8443, (p) => containerPortForServicePort(registry, { ...w, ports: [] }, p));
+
+  it("a SIMPLE server on the Service port translated to the container port gets its Secret's certificate and key", () => {
+    assert.deepEqual(servers.map((s) => [s.hosts, s.cert, s.key, s.problem]), [
+      [["httpbin.example.com"], "CERT", "KEY", undefined],
+      [["*.example.org"], undefined, undefined, "no Secret mesh-system/missing"],
+    ]);
+    assert.deepEqual(gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8080, () => undefined), []);
+  });
+
+  it("SNI picks the server; a name none covers gets none; no SNI gets the first usable one", () => {
+    assert.equal(serverForSni(servers, "httpbin.example.com")?.credentialName, "httpbin-credential");
+    assert.equal(serverForSni(servers, "other.example.com"), undefined);
+    assert.equal(serverForSni(servers, undefined)?.credentialName, "httpbin-credential");
+  });
+
+  it("a kubernetes.io/tls Secret without tls.key is refused naming the field", () => {
+    const bad = decode("apiVersion: v1\nkind: Secret\nmetadata: { name: s, namespace: x }\ntype: kubernetes.io/tls\nstringData: { tls.crt: c }\n");
+    assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /data\.tls\.key: .*tls\.crt and tls\.key/);
   });
 });

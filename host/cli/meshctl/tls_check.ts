@@ -1,11 +1,10 @@
 import type { Resource } from "../../config/catalog.ts";
-import type { ClientTlsMode, ClientTlsSettings } from "../../config/resources/networking.ts";
+import type { ClientTlsMode } from "../../config/resources/networking.ts";
 import type { MtlsMode } from "../../config/resources/security.ts";
-import { findDestinationRule as meshFindDestinationRule } from "../../mesh/destination_rules.ts";
 import { serviceFqdn } from "../../mesh/hosts.ts";
-import { selectorSelects } from "../../mesh/labels.ts";
 import { effectiveMtls, peerAuthenticationLevels } from "../../mesh/policies.ts";
-import { boundContainerPorts, targetContainerPort } from "../../mesh/registry.ts";
+import { boundContainerPorts, servicesOfWorkload, targetContainerPort, workloadsOfService } from "../../mesh/registry.ts";
+import { clientTls } from "../../security/mtls/destination_rule.ts";
 import { type MeshView, type Workload, allWorkloads, findWorkload, registryOf, servicesOf } from "./mesh_view.ts";
 import { formatLabels, formatTable } from "./table.ts";
 
@@ -97,23 +96,17 @@ export function resolveServerMode(
 
 const selected = (w: Pick<Workload, "namespace" | "labels" | "labelsKnown">) => ({ namespace: w.namespace, labels: w.labelsKnown ? w.labels : undefined });
 
-/** The DestinationRule a client in the service's namespace uses for `fqdn` (the mesh model's lookup). */
-export function findDestinationRule(rules: readonly Resource<"DestinationRule">[], fqdn: string, serviceNamespace: string, root: string): Resource<"DestinationRule"> | undefined {
-  return meshFindDestinationRule(rules, fqdn, serviceNamespace, root);
-}
-
 /**
- * The client side for one service port: `portLevelSettings` for the port
- * (which replaces the host-level policy, security.md §2.2), else the host
- * level `tls`, else auto mutual TLS: MESH_MUTUAL unless the destination's
- * mesh/namespace mode is DISABLE (the spec-era inference, which ignores
+ * The client side for one service port, as the sidecar decides it
+ * (host/security/mtls/destination_rule.ts `clientTls`): a client in the
+ * service's namespace, a destination with a sidecar, auto mutual TLS
+ * following the mesh/namespace mode (the spec-era inference, which ignores
  * workload and port policies: why rules 5–7 ask for DestinationRules).
  */
-export function resolveClientMode(rule: Resource<"DestinationRule"> | undefined, servicePort: number, namespaceMode: ServerMode): ClientDecision {
-  const autoMode: ClientTlsMode = namespaceMode === "DISABLE" ? "DISABLE" : "MESH_MUTUAL";
-  const portSettings = rule?.spec.trafficPolicy?.portLevelSettings.find((p) => p.port === servicePort);
-  const tls: ClientTlsSettings | undefined = portSettings ? portSettings.tls : rule?.spec.trafficPolicy?.tls;
-  return { mode: tls?.mode ?? autoMode, auto: tls === undefined, rule: rule && ref(rule), portLevel: portSettings?.tls !== undefined };
+export function clientDecision(rules: readonly Resource<"DestinationRule">[], host: string, serviceNamespace: string, servicePort: number, namespaceMode: ServerMode, rootNamespace: string): ClientDecision {
+  const tls = clientTls({ host, servicePort, clientNamespace: serviceNamespace, destinationRules: rules, destinationHasSidecar: true, destinationNamespaceMode: namespaceMode, rootNamespace });
+  const rule = tls.destinationRule === null ? undefined : tls.destinationRule.split("/").reverse().join("/");
+  return { mode: tls.mode, auto: tls.source === "auto-mtls", rule, portLevel: tls.source === "port-level" };
 }
 
 /** Whether what the client sends is what the server accepts (SIMPLE and MUTUAL carry no mesh client certificate). */
@@ -157,7 +150,7 @@ export function tlsCheck(view: MeshView, o: TlsCheckOptions): TlsCheckReport {
     for (const svc of view.byKind.Service) {
       const selector = svc.spec.selector ?? {};
       const w: Workload =
-        allWorkloads(view).find((x) => x.namespace === svc.namespace && selectorSelects(selector, x.labels)) ??
+        workloadsOfService({ workloads: allWorkloads(view) }, { namespace: svc.namespace, selector })[0] ??
         { pod: "", namespace: svc.namespace, labels: selector, labelsKnown: Object.keys(selector).length > 0, containerPorts: [], from: `${svc.id} selector` };
       rows.push(...serviceRows(view, w, svc, o, notes));
     }
@@ -228,9 +221,7 @@ function boundPorts(view: MeshView, w: Workload): Set<number> {
   if (w.pod !== "" || !w.labelsKnown) return w.labelsKnown ? boundContainerPorts(registry, { namespace: w.namespace, labels: w.labels, ports: w.containerPorts }) : new Set();
   // A service's selector stands in for its pods: its own numeric target ports are the bound ones.
   const out = new Set<number>();
-  for (const svc of registry.services) if (svc.namespace === w.namespace && selectorSelects(svc.selector, w.labels)) {
-    for (const p of svc.ports) if (typeof p.targetPort === "number") out.add(p.targetPort);
-  }
+  for (const svc of servicesOfWorkload(registry, w)) for (const p of svc.ports) if (typeof p.targetPort === "number") out.add(p.targetPort);
   return out;
 }
 
@@ -239,8 +230,7 @@ function row(
   bound: ReadonlySet<number>, o: TlsCheckOptions, extra: string[],
 ): TlsCheckRow {
   const server = resolveServerMode(view.byKind.PeerAuthentication, w, o.rootNamespace, containerPort, bound);
-  const rule = findDestinationRule(view.byKind.DestinationRule, host, serviceNamespace, o.rootNamespace);
-  const client = resolveClientMode(rule, port, server.namespaceMode);
+  const client = clientDecision(view.byKind.DestinationRule, host, serviceNamespace, port, server.namespaceMode, o.rootNamespace);
   const status: Status = compatible(server.mode, client.mode) ? "OK" : "CONFLICT";
   const notes = [...extra, ...explain(server, client, status, host)];
   return { host, port, service, containerPort, status, server, client, notes };

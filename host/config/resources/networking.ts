@@ -37,9 +37,9 @@ export interface PortTrafficPolicy {
 export interface TrafficPolicy {
   readonly tls?: ClientTlsSettings;
   readonly portLevelSettings: readonly PortTrafficPolicy[];
-  /** `connectionPool.http.http1MaxPendingRequests` + `tcp.maxConnections`, `http.maxRequestsPerConnection`: what the Node data path honours (docs/sidecar.md). */
+  /** `tcp.maxConnections`, `http.http1MaxPendingRequests`, `http.maxRequestsPerConnection`: what the Node data path honours (docs/sidecar.md "Circuit breaking"). */
   readonly connectionPool?: ConnectionPool;
-  /** `outlierDetection`: kept as decoded; see docs/sidecar.md for what is honoured. */
+  /** `outlierDetection`: consecutive 5xx/gateway errors, baseEjectionTime, maxEjectionPercent are honoured (docs/sidecar.md). */
   readonly outlierDetection?: OutlierDetection;
 }
 

@@ -3,8 +3,8 @@ import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { isDns1123Label, isIanaServiceName, labelMap, port, MAX_PORT, MIN_PORT } from "./syntax.ts";
 
 /**
- * Orchestrator documents (`v1` Service, Namespace, Pod; `apps/v1`
- * Deployment), read offline so the analyzer learns services, ports, namespaces
+ * Orchestrator documents (`v1` Service, Endpoints, Namespace, Pod;
+ * `apps/v1` Deployment), read offline so the analyzer learns services, ports, namespaces
  * and workload labels from the same files as the mesh resources. Only the
  * fields the mesh needs are modelled; other fields are the orchestrator's
  * business and are neither checked nor warned about.
@@ -77,6 +77,43 @@ export interface DeploymentSpec {
   readonly template: PodTemplate;
 }
 
+/** One address of an `Endpoints` subset; `targetRef` names the Pod behind it when the orchestrator knows it. */
+export interface EndpointAddress {
+  readonly ip: string;
+  readonly hostname?: string;
+  readonly targetRef?: { readonly kind: string; readonly name: string; readonly namespace?: string };
+}
+
+export interface EndpointPort {
+  readonly name?: string;
+  readonly port: number;
+  readonly protocol: OrchProtocol;
+  readonly appProtocol?: string;
+}
+
+export interface EndpointSubset {
+  /** Ready addresses: the ones traffic goes to. */
+  readonly addresses: readonly EndpointAddress[];
+  readonly notReadyAddresses: readonly EndpointAddress[];
+  readonly ports: readonly EndpointPort[];
+}
+
+/** `v1` Endpoints (named after its Service): the addresses the Service's ports are served on. No `spec`: `subsets` is at the root. */
+export interface EndpointsSpec {
+  readonly subsets: readonly EndpointSubset[];
+}
+
+/**
+ * `v1` Secret (no `spec`: `type`, `data` base64, `stringData` at the root),
+ * read for the certificates a Gateway server's `credentialName` names: type
+ * `kubernetes.io/tls` with `tls.crt` and `tls.key` (as `kubectl create
+ * secret tls` writes it). `data` holds the decoded values, `stringData` wins.
+ */
+export interface SecretSpec {
+  readonly type: string;
+  readonly data: Readonly<Record<string, string>>;
+}
+
 /** Namespaces carry only metadata (labels such as `mesh-injection: enabled`). */
 export type NamespaceSpec = Readonly<Record<string, never>>;
 
@@ -125,6 +162,55 @@ export function decodeService(spec: Field): ServiceSpec {
     if (typeof ip === "string" && ip !== "" && ip !== "None") addresses.add(ip);
   }
   return Object.freeze({ selector, ports: Object.freeze(ports), type: spec.get("type").optionalString() ?? "ClusterIP", addresses: Object.freeze([...addresses]) });
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+function endpointAddress(a: Field): EndpointAddress {
+  a.object();
+  const ip = a.get("ip").nonEmptyString();
+  if (!IPV4.test(ip) && !/^[0-9a-fA-F:]+$/.test(ip)) a.get("ip").fail("an IPv4 or IPv6 address");
+  const ref = a.get("targetRef");
+  const targetRef = ref.present
+    ? attempt(ref, (r) => {
+        r.object();
+        return Object.freeze({ kind: r.get("kind").nonEmptyString(), name: r.get("name").nonEmptyString(), namespace: r.get("namespace").optionalString() });
+      })
+    : undefined;
+  return Object.freeze({ ip, hostname: a.get("hostname").optionalString(), targetRef });
+}
+
+/** `subsets[]` of an Endpoints document (`root`: the document itself). */
+export function decodeEndpoints(root: Field): EndpointsSpec {
+  const subsets = attemptEach(root.get("subsets"), (s): EndpointSubset => {
+    s.object();
+    const addresses = attemptEach(s.get("addresses"), endpointAddress);
+    const notReadyAddresses = attemptEach(s.get("notReadyAddresses"), endpointAddress);
+    const many = s.get("ports").list().length > 1;
+    const ports = attemptEach(s.get("ports"), (p): EndpointPort => {
+      p.object();
+      // The orchestrator's rule, as for Service ports: several ports need names.
+      if (many && !p.get("name").present) p.get("name").fail("a port name (required when a subset has more than one port)");
+      return Object.freeze({ name: p.get("name").optionalString(), port: port(p.get("port")), protocol: protocol(p.get("protocol")), appProtocol: p.get("appProtocol").optionalString() });
+    });
+    return Object.freeze({ addresses: Object.freeze(addresses), notReadyAddresses: Object.freeze(notReadyAddresses), ports: Object.freeze(ports) });
+  });
+  return Object.freeze({ subsets: Object.freeze(subsets) });
+}
+
+export function decodeSecret(root: Field): SecretSpec {
+  const type = root.get("type").optionalString() ?? "Opaque";
+  const data: Record<string, string> = {};
+  for (const [key, f] of root.get("data").entries()) {
+    const v = f.string();
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v.replace(/\s/g, ""))) f.fail("base64 text");
+    data[key] = Buffer.from(v, "base64").toString("utf8");
+  }
+  for (const [key, f] of root.get("stringData").entries()) data[key] = f.string();
+  if (type === "kubernetes.io/tls") {
+    for (const key of ["tls.crt", "tls.key"]) if (!data[key]) root.get("data").get(key).fail("a PEM value (type kubernetes.io/tls needs tls.crt and tls.key)");
+  }
+  return Object.freeze({ type, data: Object.freeze(data) });
 }
 
 export function decodeNamespace(): NamespaceSpec {

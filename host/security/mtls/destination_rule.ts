@@ -1,6 +1,6 @@
 import type { Resource } from "../../config/catalog.ts";
 import type { ClientTlsMode, ClientTlsSettings } from "../../config/resources/networking.ts";
-import { destinationFor, findDestinationRule as findRule } from "../../mesh/destination_rules.ts";
+import { destinationFor, findDestinationRule as findRule, tlsForPort } from "../../mesh/destination_rules.ts";
 import { DEFAULT_ROOT_NAMESPACE, policyName } from "../workload.ts";
 import type { ServerMtlsMode } from "./peer_authn.ts";
 
@@ -77,11 +77,9 @@ export function clientTls(input: ClientTlsInput): ClientTls {
   const dr = applied.rule;
   const name = dr ? policyName(dr) : null;
   const tp = applied.trafficPolicy;
-  const portLevel = tp?.portLevelSettings.find((p) => p.port === input.servicePort);
-  // A port-level entry replaces the whole destination-level policy for its port.
-  const settings = portLevel ? portLevel.tls : tp?.tls;
+  const { tls: settings, portLevelIndex } = tlsForPort(tp, input.servicePort);
   if (settings) {
-    return Object.freeze({ mode: settings.mode, source: portLevel ? "port-level" : "destination-rule", destinationRule: name, settings });
+    return Object.freeze({ mode: settings.mode, source: portLevelIndex >= 0 ? "port-level" : "destination-rule", destinationRule: name, settings });
   }
   const plain = (plainTextReason: NonNullable<ClientTls["plainTextReason"]>): ClientTls =>
     Object.freeze({ mode: "DISABLE", source: "auto-mtls", destinationRule: name, plainTextReason });

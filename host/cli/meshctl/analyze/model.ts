@@ -5,7 +5,7 @@ import type { MtlsMode } from "../../../config/resources/security.ts";
 import { DOMAIN_SUFFIX, hostMatches as meshHostMatches } from "../../../mesh/hosts.ts";
 import { formatLabels, selectorSelects } from "../../../mesh/labels.ts";
 import { effectiveMtls as meshEffectiveMtls, workloadsSelectedBy } from "../../../mesh/policies.ts";
-import { targetContainerPort as meshTargetContainerPort } from "../../../mesh/registry.ts";
+import { servicesOfWorkload as meshServicesOfWorkload, targetContainerPort as meshTargetContainerPort, workloadsOfService as meshWorkloadsOfService } from "../../../mesh/registry.ts";
 import type { AnalyzeMeshConfig } from "./mesh_config.ts";
 
 /**
@@ -119,14 +119,14 @@ export function servicesForHost(model: MeshModel, host: string): KnownService[] 
   return model.services.filter((s) => meshHostMatches(host, s.fqdn));
 }
 
-/** Workloads of the service's namespace its selector picks (none for a service without selector). */
+/** Workloads of the service's namespace its selector picks: the mesh model's query. */
 export function workloadsOfService(model: MeshModel, service: KnownService): Workload[] {
-  return model.workloads.filter((w) => w.namespace === service.namespace && selectorSelects(service.selector, w.labels));
+  return meshWorkloadsOfService(model, service);
 }
 
-/** Services of the workload's namespace whose selector picks the workload. */
+/** Services of the workload's namespace whose selector picks the workload: the mesh model's query. */
 export function servicesOfWorkload(model: MeshModel, workload: Workload): KnownService[] {
-  return model.services.filter((s) => s.namespace === workload.namespace && selectorSelects(s.selector, workload.labels));
+  return meshServicesOfWorkload(model, workload);
 }
 
 /** The container port a service port reaches on a workload (a named targetPort is looked up in its container ports). */

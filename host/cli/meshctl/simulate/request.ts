@@ -1,4 +1,5 @@
 import { type OutgoingHttpHeaders, request } from "node:http";
+import { serviceDomains } from "../../../mesh/hosts.ts";
 import { serviceFqdn } from "./resources.ts";
 import type { RequestSpec } from "./scenario.ts";
 import type { ScenarioMesh } from "./scenario_mesh.ts";
@@ -19,6 +20,8 @@ export interface SimulateResult {
   error?: string;
   /** Added (issue 11): the VirtualService, route index and destination that served the request, and which sidecar routed it. */
   route?: { by: string; virtualService: string; routeIndex: number; destination: string };
+  /** Added: milliseconds from sending the request to the end of the answer (an injected delay shows here). */
+  elapsedMs?: number;
 }
 
 /** How long one request may take before it counts as a connection failure. */
@@ -59,9 +62,11 @@ export function resolveConnection(spec: RequestSpec, mesh: ScenarioMesh): { port
   const outbound = [...client.sidecars.values()][0];
   if (outbound && client.spec.kind === "app") return { port: outbound.outbound, via: `outbound sidecar of ${client.spec.id}` };
   const { host, port } = spec.to;
+  // Cluster DNS as upstream's clients see it: every host form of a service (`httpbin`, `httpbin.foo`, …) from the client's namespace.
+  const clientNamespace = client.spec.namespace;
   for (const w of mesh.workloads.values()) {
     for (const p of w.spec.ports) {
-      const byService = w.spec.service !== undefined && p.servicePort === port && host === serviceFqdn(w.spec.service, w.spec.namespace);
+      const byService = w.spec.service !== undefined && p.servicePort === port && serviceDomains(serviceFqdn(w.spec.service, w.spec.namespace), clientNamespace).includes(host);
       const byHostname = w.spec.hostname !== undefined && host === w.spec.hostname.toLowerCase() && (p.servicePort ?? p.containerPort) === port;
       const at = byService || byHostname ? w.address(p.containerPort) : undefined;
       if (at !== undefined) return { port: at, via: `${w.spec.id}:${p.containerPort}` };

@@ -169,7 +169,9 @@ async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys)
   if ("error" in target) return { id: s.id, outcome: "connection-failure", status: null, body: null, responseHeaders: {}, sent, upstream: null, error: target.error };
   if (sent.headers.host === undefined) sent.headers = { host: `127.0.0.1:${target.port}`, ...sent.headers };
   const routesBefore = await snapshotRoutes(mesh);
+  const started = performance.now();
   const answer = await send(target.port, s.request.method, sent);
+  const elapsedMs = Math.round(performance.now() - started);
   const route = await routeTaken(mesh, routesBefore);
   let upstream: SimulateResult["upstream"] = null;
   for (const w of mesh.workloads.values()) {
@@ -180,5 +182,5 @@ async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys)
     upstream = { workload: w.spec.id, headers };
     break;
   }
-  return { id: s.id, outcome: answer.outcome, status: answer.status, body: answer.body, responseHeaders: answer.responseHeaders, sent, upstream, via: target.via, ...(answer.error ? { error: answer.error } : {}), ...(route ? { route } : {}) };
+  return { id: s.id, outcome: answer.outcome, status: answer.status, body: answer.body, responseHeaders: answer.responseHeaders, sent, upstream, via: target.via, ...(answer.error ? { error: answer.error } : {}), ...(route ? { route } : {}), elapsedMs };
 }

@@ -83,7 +83,9 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
         const at = r.address(p.containerPort);
         if (at === undefined) continue;
         const proxied = r.sidecars.size > 0 && w.kind !== "ingress-gateway" ? `,sidecar,sa=${w.serviceAccount}` : "";
-        if (w.service && p.servicePort !== null) endpoints.push(`${serviceFqdn(w.service, w.namespace)}:${p.servicePort}=127.0.0.1:${at}${proxied}`);
+        // The workload's labels travel with its endpoint: DestinationRule subsets select endpoints by them.
+        const labels = Object.entries(w.labels).map(([k, v]) => `,label=${k}=${v}`).join("");
+        if (w.service && p.servicePort !== null) endpoints.push(`${serviceFqdn(w.service, w.namespace)}:${p.servicePort}=127.0.0.1:${at}${proxied}${labels}`);
         // An external server's own name stands in for DNS only where the mesh passes unknown hosts through.
         if (w.hostname && w.kind === "external-server" && scenario.mesh.outboundTrafficPolicy === "ALLOW_ANY") endpoints.push(`${w.hostname}:${p.servicePort ?? p.containerPort}=127.0.0.1:${at}`);
       }

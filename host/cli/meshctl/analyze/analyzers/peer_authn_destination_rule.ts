@@ -2,7 +2,8 @@ import type { Catalog, Resource } from "../../../../config/catalog.ts";
 import type { ClientTlsMode } from "../../../../config/resources/networking.ts";
 import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { DisabledWorkloadNeedsDestinationRule, type MessageType, MtlsPolicyConflict, StrictWorkloadNeedsDestinationRule } from "../messages.ts";
-import { type KnownService, type MeshModel, effectiveMtls, hostMatches, targetContainerPort, workloadsOfService } from "../model.ts";
+import { destinationRuleForAnyClient, tlsForPort } from "../../../../mesh/destination_rules.ts";
+import { type KnownService, type MeshModel, effectiveMtls, targetContainerPort, workloadsOfService } from "../model.ts";
 
 /**
  * Spec 1, rules 5–7, in the spec's (1.5/1.6-era) semantics: auto mutual TLS
@@ -88,38 +89,14 @@ function report(ctx: AnalysisContext, f: Finding): void {
   ctx.report(f.type, f.on, text, f.fieldPath);
 }
 
-/**
- * The DestinationRule clients use for a service: an exact host before a
- * wildcard (longer wildcard first); then one in the service's namespace,
- * then the root namespace, then any other (the client's namespace is not
- * known offline); then input order.
- */
+/** The DestinationRule a service's clients use (the mesh model's lookup; the client's namespace is not known offline). */
 export function destinationRuleFor(catalog: Catalog, model: MeshModel, service: KnownService): Resource<"DestinationRule"> | undefined {
-  const rank = (dr: Resource<"DestinationRule">): [number, number, number] => [
-    dr.spec.fqdn.toLowerCase() === service.fqdn ? 0 : 1,
-    -dr.spec.fqdn.length,
-    dr.namespace === service.namespace ? 0 : dr.namespace === model.config.rootNamespace ? 1 : 2,
-  ];
-  const candidates = catalog.byKind.DestinationRule.filter((dr) => hostMatches(dr.spec.fqdn, service.fqdn));
-  let best: Resource<"DestinationRule"> | undefined;
-  for (const dr of candidates) {
-    if (!best) best = dr;
-    else {
-      const [a, b] = [rank(dr), rank(best)];
-      const cmp = a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
-      if (cmp < 0) best = dr;
-    }
-  }
-  return best;
+  return destinationRuleForAnyClient(catalog.byKind.DestinationRule, service.fqdn, service.namespace, model.config.rootNamespace);
 }
 
-/** The tls mode the rule gives a service port: its portLevelSettings entry replaces the destination-level policy. */
+/** The tls mode the rule gives a service port (the mesh model's answer) and the field that says it. */
 export function clientTls(dr: Resource<"DestinationRule"> | undefined, servicePort: number): { mode?: ClientTlsMode; fieldPath: string } {
-  const tp = dr?.spec.trafficPolicy;
-  const i = tp?.portLevelSettings.findIndex((p) => p.port === servicePort) ?? -1;
-  if (tp && i >= 0) {
-    const tls = tp.portLevelSettings[i].tls;
-    return { mode: tls?.mode, fieldPath: `spec.trafficPolicy.portLevelSettings[${i}]${tls ? ".tls.mode" : ""}` };
-  }
-  return { mode: tp?.tls?.mode, fieldPath: tp?.tls ? "spec.trafficPolicy.tls.mode" : "spec.host" };
+  const { tls, portLevelIndex: i } = tlsForPort(dr?.spec.trafficPolicy, servicePort);
+  if (i >= 0) return { mode: tls?.mode, fieldPath: `spec.trafficPolicy.portLevelSettings[${i}]${tls ? ".tls.mode" : ""}` };
+  return { mode: tls?.mode, fieldPath: tls ? "spec.trafficPolicy.tls.mode" : "spec.host" };
 }
