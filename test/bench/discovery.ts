@@ -24,6 +24,7 @@ import { clusterName } from "../../host/discovery/proxyless.ts";
 import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "../../host/discovery/type_urls.ts";
 import { envoyType } from "../../host/wire/envoy_protos.ts";
 import { cpuSeconds, rssMiB } from "./process_usage.ts";
+import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BIN = join(ROOT, "build", "out", "disco-discovery.mjs");
@@ -156,7 +157,7 @@ async function measure(proc: ChildProcess, address: string, dir: string, sidecar
 export async function runDiscoveryBench(counts = [1, 100, 1000]): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "bench-discovery-"));
   folder(dir, "initial");
-  const proc = spawn(process.execPath, [BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", "--secureGrpcAddr", "", "--monitoringAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" } });
+  const proc = spawn(process.execPath, [BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" } });
   let out = "";
   proc.stdout!.on("data", (c: Buffer) => (out += c));
   proc.stderr!.on("data", (c: Buffer) => (out += c));

@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DISCOVERY_BIN } from "../../host/demo/binaries.ts";
 import { startDaemon, tempDir } from "../support/processes.ts";
+import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 
-const OFF = ["--grpcAddr", "", "--httpAddr", "", "--monitoringAddr", "", "--httpsAddr", "", "--secureGrpcAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"];
+const OFF = ["--grpcAddr", "", "--httpAddr", "", ...SIDE_LISTENERS_OFF];
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}) {
   const r = spawnSync(process.execPath, [DISCOVERY_BIN, "discovery", "--configDir", tempDir("disco-flags-"), ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 });

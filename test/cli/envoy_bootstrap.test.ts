@@ -11,6 +11,7 @@ import { RawAdsClient } from "../discovery/support/raw_ads_client.ts";
 import { decodeAnyStrict, decodeStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { type Daemon, startDaemon, tempDir } from "../support/processes.ts";
 import { meshctl } from "./cli_golden_support.ts";
+import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 
 // `meshctl x envoy-bootstrap`: the bootstrap decodes as Envoy's
 // envoy.config.bootstrap.v3.Bootstrap (strictly, every Any known), and the
@@ -61,7 +62,7 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     before(async () => {
       const dir = tempDir("envoy-bootstrap-");
       for (const f of ["bookinfo.yaml", "bookinfo-networking.yaml"]) copyFileSync(join(import.meta.dirname, "fixtures", "upstream", f), join(dir, f));
-      disco = await startDaemon(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", "--secureGrpcAddr", "", "--monitoringAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "disco-discovery listening: ");
+      disco = await startDaemon(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF], "disco-discovery listening: ");
       channel = new grpc.Client(disco.listening.grpc, grpc.credentials.createInsecure());
     });
     after(async () => {

@@ -11,6 +11,7 @@ import { FilterModule, RELEASE_WASM } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { type Daemon, startDaemon, tempDir } from "../support/processes.ts";
 import { type AdsResponse, RawAdsClient } from "./support/raw_ads_client.ts";
+import { SIDE_LISTENERS_OFF } from "./support/daemon_args.ts";
 
 // disco-discovery serving an Envoy sidecar (real daemon, real gRPC on
 // loopback, the ADS client an Envoy would be): upstream's bookinfo sample and
@@ -55,7 +56,7 @@ interface DiscoveryListening {
 }
 
 function startDiscovery(dir: string, extra: string[] = []): Promise<Daemon<DiscoveryListening>> {
-  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", "--secureGrpcAddr", "", "--monitoringAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...extra], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
+  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF, ...extra], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
 }
 
 function folder(): string {
