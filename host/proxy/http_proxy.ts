@@ -353,19 +353,24 @@ export class HttpProxy {
         if (id) this.complete(id, x, admitted.status, 0, 0);
         return;
       }
+      // One close listener: before admission it marks the client gone, after it frees the slot.
       let closed = false;
-      res.once("close", () => (closed = true));
+      let finish: ((outcome: UpstreamOutcome | "cancelled") => void) | undefined;
+      res.once("close", () => {
+        closed = true;
+        finish?.("cancelled");
+      });
       void admitted.then((done) => {
         let finished = false;
-        const finish = (outcome: UpstreamOutcome | "cancelled") => {
+        const once = (outcome: UpstreamOutcome | "cancelled") => {
           if (finished) return;
           finished = true;
           done(outcome);
         };
-        res.once("close", () => finish("cancelled"));
+        finish = once;
         // The client left while the request waited for a connection.
-        if (closed) return finish("cancelled");
-        forward(finish);
+        if (closed) return once("cancelled");
+        forward(once);
       });
       return;
     }
