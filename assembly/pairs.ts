@@ -50,6 +50,14 @@ export function decodePairs(ptr: usize, len: usize): StringMap | null {
   return forEachPair(ptr, len, m, addPair) ? m : null;
 }
 
+/** Decodes a serialized map into `m` (emptied first, storage kept); false if malformed. */
+export function decodePairsInto(ptr: usize, len: usize, m: StringMap): bool {
+  m.clear();
+  if (len == 0) return true;
+  if (len < 4) return false;
+  return forEachPair(ptr, len, m, addPair);
+}
+
 export function decodePairsBuffer(buf: Uint8Array): StringMap | null {
   return decodePairs(buf.dataStart, <usize>buf.length);
 }

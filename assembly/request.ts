@@ -39,6 +39,21 @@ export class RequestView {
     this.headers = headers;
   }
 
+  /** Back to an empty view over `headers`, for a request read into the same objects. */
+  reset(headers: StringMap): void {
+    this.headers = headers;
+    this.forwarded = null;
+    this.sourceAddress = "";
+    this.destinationAddress = "";
+    this.mtls = false;
+    this.peerPrincipal = "";
+    this.localPrincipal = "";
+    this.requestedServerName = "";
+    this.destinationService = "";
+    this.authPayload = "";
+    this.timeNanos = 0;
+  }
+
   header(name: string): string | null {
     return this.headers.get(name);
   }
@@ -49,8 +64,14 @@ export class RequestView {
  * is removed from the map and kept apart, since it must never reach the
  * application nor the `request.headers` attribute.
  */
-export function requestWithHeaders(headers: StringMap): RequestView {
-  const r = new RequestView(headers);
+export function requestWithHeaders(headers: StringMap, into: RequestView | null = null): RequestView {
+  let r: RequestView;
+  if (into !== null) {
+    r = into;
+    r.reset(headers);
+  } else {
+    r = new RequestView(headers);
+  }
   const forwarded = headers.get(FORWARDED_HEADER);
   if (forwarded !== null) {
     r.forwarded = forwarded;
@@ -89,8 +110,8 @@ export function requestFromMaps(headers: StringMap, properties: StringMap, timeN
  * The same view with the properties read in place from their serialized map
  * (only the PROP_* values are decoded); null if that map is malformed.
  */
-export function requestFromPairs(headers: StringMap, propertiesPtr: usize, propertiesLen: usize, timeNanos: i64): RequestView | null {
-  const r = requestWithHeaders(headers);
+export function requestFromPairs(headers: StringMap, propertiesPtr: usize, propertiesLen: usize, timeNanos: i64, into: RequestView | null = null): RequestView | null {
+  const r = requestWithHeaders(headers, into);
   if (!forEachPair(propertiesPtr, propertiesLen, r, setProperty)) return null;
   r.timeNanos = timeNanos;
   return r;

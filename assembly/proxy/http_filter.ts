@@ -38,7 +38,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const config = plugin.config as ClientConfig;
   const now = host.nowNanos();
   stream.startNanos = now;
-  const request = requestWithHeaders(host.headerMap(MapType.RequestHeaders));
+  const request = requestWithHeaders(host.headerMap(MapType.RequestHeaders), plugin.streamPool.request());
   // The incoming forwarded header must never reach the application.
   if (request.forwarded !== null) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
   readConnection(request);
@@ -46,7 +46,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   if (request.destinationService.length == 0) request.destinationService = serviceFromAuthority(config, request.header(":authority"));
   stream.request = request;
 
-  const e = evaluateRequest(config, request, false);
+  const e = evaluateRequest(config, request, false, plugin.streamPool.evaluation());
   stream.evaluation = e;
   plugin.counters.recordForwardedAttributesDropped(e.forwardedDropped);
   if (e.forwardHeader.length > 0) host.replaceHeader(MapType.RequestHeaders, FORWARDED_HEADER, e.forwardHeader);
@@ -239,6 +239,11 @@ export function onResponseHeaders(stream: HttpStream): Action {
 
 /** proxy_on_log: the report of a finished request joins the batch. */
 export function onLog(plugin: Plugin, stream: HttpStream): void {
+  report(plugin, stream);
+  plugin.streamPool.release(stream);
+}
+
+function report(plugin: Plugin, stream: HttpStream): void {
   const e = stream.evaluation;
   if (plugin.config === null || e === null) return;
   const service = e.service;
