@@ -14,7 +14,7 @@ import { RequestView, requestWithHeaders } from "../request";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
 import * as property from "../abi/properties";
-import { decideCheck, Verdict } from "./check_decision";
+import { decideCheck, OK_VERDICT, Verdict } from "./check_decision";
 import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CheckState, HttpStream } from "./http_stream";
 import { CallKind, PendingCall, Plugin } from "./plugin";
@@ -82,7 +82,7 @@ function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck
   outcome.known = true;
   outcome.checkCacheHit = true;
   plugin.counters.recordCheckCacheHit(cached.statusCode == StatusCode.OK);
-  let verdict = new Verdict(cached.statusCode, cached.statusMessage);
+  let verdict = cached.statusCode == StatusCode.OK && cached.statusMessage.length == 0 ? OK_VERDICT : new Verdict(cached.statusCode, cached.statusMessage);
   if (verdict.ok && e.quotas.length > 0) verdict = quotaFromCache(plugin, stream, e.quotas, now);
   const directive = cached instanceof RoutedCheck ? (cached as RoutedCheck).directive : null;
   return finish(plugin, stream, verdict, directive, false);
@@ -90,9 +90,7 @@ function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck
 
 function quotaFromCache(plugin: Plugin, stream: HttpStream, quotas: Array<QuotaCharge>, now: i64): Verdict {
   const cluster = (plugin.config as ClientConfig).transport.checkCluster;
-  const result = decideQuotasFromCache(plugin, plugin.counters, plugin.quotaCache, cluster, CallKind.Prefetch, stream.id, stream.evaluation!.attributes, quotas, now);
-  stream.outcome.quotaCacheHit = result.allFromCache;
-  return result.verdict;
+  return decideQuotasFromCache(plugin, plugin.counters, plugin.quotaCache, cluster, CallKind.Prefetch, stream.id, stream.evaluation!.attributes, quotas, now, stream.outcome);
 }
 
 /** proxy_on_grpc_receive for a check or prefetch. */
