@@ -1,4 +1,5 @@
 import { knownString } from "./known_strings";
+import { recentString } from "./recent_strings";
 import { decodeUtf8, encodeUtf8Unsafe } from "./utf8";
 import { StringMap } from "./attributes/string_map";
 
@@ -32,11 +33,16 @@ export function forEachPair<T>(ptr: usize, len: usize, target: T, visit: (target
   return true;
 }
 
+// Headers whose values mostly repeat from request to request (recent_strings.ts).
+function repeats(name: string): bool {
+  return name == ":authority" || name == "host" || name == "user-agent" || name == "accept-language" || name == "origin";
+}
+
 function addPair(m: StringMap, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
   const knownKey = knownString(keyPtr, keyLen);
   const key = knownKey !== null ? knownKey : decodeUtf8(keyPtr, keyLen);
   const knownValue = knownString(valuePtr, valueLen);
-  const value = knownValue !== null ? knownValue : decodeUtf8(valuePtr, valueLen);
+  const value = knownValue !== null ? knownValue : knownKey !== null && repeats(knownKey) ? recentString(valuePtr, valueLen) : decodeUtf8(valuePtr, valueLen);
   // Repeated names (e.g. two `cookie` headers): the last one wins, as the
   // upstream client's header map did.
   m.set(key, value);

@@ -2,6 +2,7 @@ import { FORWARDED_HEADER } from "./attributes/forwarded";
 import { StringMap } from "./attributes/string_map";
 import { knownString } from "./known_strings";
 import { forEachPair } from "./pairs";
+import { recentString } from "./recent_strings";
 import { decodeUtf8 } from "./utf8";
 
 /**
@@ -125,7 +126,9 @@ function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usi
     r.mtls = valueLen == 4 && load<u32>(valuePtr) == 0x65757274; // "true"
     return;
   }
-  const value = decodeUtf8(valuePtr, valueLen);
+  // A connection's addresses and identities, and the destination service,
+  // repeat across its requests.
+  const value = name == PROP_AUTH_PAYLOAD ? decodeUtf8(valuePtr, valueLen) : recentString(valuePtr, valueLen);
   if (name == PROP_SOURCE_ADDRESS) r.sourceAddress = value;
   else if (name == PROP_DESTINATION_ADDRESS) r.destinationAddress = value;
   else if (name == PROP_PEER_PRINCIPAL) r.peerPrincipal = value;

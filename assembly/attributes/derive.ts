@@ -22,6 +22,7 @@ function isGrpcContentType(ct: string | null): bool {
 
 // Values most requests share, built once (attribute values are never mutated).
 const HTTP_TEXT = AttributeValue.ofString("http");
+const EMPTY_TEXT = AttributeValue.ofString("");
 const GRPC_TEXT = AttributeValue.ofString("grpc");
 const NO_SIZE = AttributeValue.ofInt64(0);
 // Methods and schemes decode to shared strings (known_strings.ts); their
@@ -32,12 +33,23 @@ const SHARED_STRING_VALUES: StaticArray<AttributeValue> = [
   AttributeValue.ofString("HEAD"), AttributeValue.ofString("OPTIONS"),
 ];
 
+// The values of recent strings, by the string's address: a shared string
+// (known_strings.ts, recent_strings.ts) keeps its value too. A slot's value
+// holds its string, so an equal address is the same string.
+const VALUE_SLOTS: usize = 64;
+const recentValues = new StaticArray<AttributeValue | null>(<i32>VALUE_SLOTS);
+
 function stringValue(s: string): AttributeValue {
   for (let i = 0; i < SHARED_STRING_VALUES.length; i++) {
     const shared = unchecked(SHARED_STRING_VALUES[i]);
     if (sameKey(shared.str, s)) return shared;
   }
-  return AttributeValue.ofString(s);
+  const slot = <i32>((changetype<usize>(s) >> 4) & (VALUE_SLOTS - 1));
+  const recent = unchecked(recentValues[slot]);
+  if (recent !== null && changetype<usize>(recent.str) == changetype<usize>(s)) return recent;
+  const value = AttributeValue.ofString(s);
+  unchecked((recentValues[slot] = value));
+  return value;
 }
 
 /** The attribute values of one socket address text. */
@@ -95,7 +107,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
 
   const authority = h.get(":authority");
   const host = authority !== null ? authority : h.get("host");
-  bag.setIdString(REQUEST_HOST, host !== null ? host : "");
+  bag.setId(REQUEST_HOST, host !== null ? stringValue(host) : EMPTY_TEXT);
 
   const method = h.get(":method");
   if (method !== null) bag.setId(REQUEST_METHOD, stringValue(method));
@@ -113,7 +125,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   const scheme = h.get(":scheme");
   bag.setId(REQUEST_SCHEME, scheme !== null ? stringValue(scheme) : HTTP_TEXT);
   const userAgent = h.get("user-agent");
-  if (userAgent !== null) bag.setIdString(REQUEST_USERAGENT, userAgent);
+  if (userAgent !== null) bag.setId(REQUEST_USERAGENT, stringValue(userAgent));
   const requestId = h.get("x-request-id");
   if (requestId !== null) bag.setIdString(REQUEST_ID, requestId);
 
@@ -127,7 +139,7 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   setAddress(bag, req.destinationAddress, DESTINATION_IP, DESTINATION_PORT, NO_ATTRIBUTE_ID);
 
   bag.setId(CONNECTION_MTLS, AttributeValue.ofBool(req.mtls));
-  if (req.requestedServerName.length > 0) bag.setIdString(CONNECTION_REQUESTED_SERVER_NAME, req.requestedServerName);
+  if (req.requestedServerName.length > 0) bag.setId(CONNECTION_REQUESTED_SERVER_NAME, stringValue(req.requestedServerName));
   bag.setId(CONTEXT_PROTOCOL, isGrpcContentType(h.get("content-type")) ? GRPC_TEXT : HTTP_TEXT);
 
   if (req.peerPrincipal.length > 0) {

@@ -91,9 +91,9 @@ function allocationsPer(counter: () => bigint, run: (times: number) => void): nu
  * evaluation the timing measures, and a proxy's request-headers callback
  * answered from the check cache, then the whole stream with its report.
  */
-export function allocationLines(): string[] {
+export function allocationLines(debugWasm = DEBUG_WASM): string[] {
   const c = config(SUMMARY_PATTERNS);
-  const debug = FilterModule.load(DEBUG_WASM);
+  const debug = FilterModule.load(debugWasm);
   const configured = debug.configure(pluginConfig(c));
   if ("error" in configured) throw new Error(configured.error);
   const inputs = requestInputs(SUMMARY_PATTERNS);
@@ -101,7 +101,7 @@ export function allocationLines(): string[] {
   for (const input of inputs) evaluate += allocationsPer(() => debug.allocations(), (times) => debug.evaluateRepeatedly(configured.handle, input, times));
   debug.release(configured.handle);
 
-  const emu = new FilterEmulator(pluginConfigObject(c), DEBUG_WASM);
+  const emu = new FilterEmulator(pluginConfigObject(c), debugWasm);
   const headers = requests(SUMMARY_PATTERNS)[1];
   const properties = { "source.address": "10.1.2.3:51000", "mesh.destination_service": SERVICE };
   // Allowed, cacheable by request.path (global word 17) for longer than the measurement.
