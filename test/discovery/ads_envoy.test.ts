@@ -134,7 +134,11 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     assert.deepEqual(listeners.map((l) => l.name).sort(), ["0.0.0.0_9080", "0.0.0.0_9091", "virtualInbound", "virtualOutbound"]);
     // Inbound: reviews-v2 is selected by the reviews Service (port 9080): the filter by ECDS, then the router, to the app on 127.0.0.1.
     const inbound = listeners.find((l) => l.name === "virtualInbound")!;
-    assert.deepEqual(inbound.filter_chains.map((fc: any) => fc.filter_chain_match.destination_port), [9080]);
+    // No PeerAuthentication in the folder: PERMISSIVE, mutual TLS and plain text on 9080, mutual TLS or not for the passthrough.
+    assert.deepEqual(
+      inbound.filter_chains.map((fc: any) => [fc.filter_chain_match.destination_port, fc.filter_chain_match.transport_protocol]),
+      [[9080, "tls"], [9080, "raw_buffer"], [undefined, "tls"]],
+    );
     const inboundHcm = inbound.filter_chains[0].filters[0].typed_config;
     assert.deepEqual(inboundHcm.http_filters.map((f: any) => f.name), ["mesh.hub_client", "envoy.filters.http.router"]);
     assert.deepEqual(inboundHcm.http_filters[0].config_discovery.type_urls, ["type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"]);
