@@ -21,9 +21,13 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  * What an Envoy sidecar is served, computed from the mesh model for the
  * workload its node names, laid out as upstream's sidecars are:
  *
- * - `virtualInbound` (0.0.0.0:15006, original destination): one filter chain
- *   per HTTP port a Service of the workload targets, its HttpConnectionManager
- *   running the filter then the router to `inbound|<port>||` (127.0.0.1).
+ * - `virtualInbound` (0.0.0.0:15006, original destination): filter chains
+ *   per HTTP port a Service of the workload targets, by the port's mutual TLS
+ *   mode (envoy_mtls.ts), their HttpConnectionManager running jwt_authn
+ *   (envoy_jwt.ts), the RBAC filters (envoy_rbac.ts), the filter, then the
+ *   router to `inbound|<port>||` (127.0.0.1); other ports pass through
+ *   behind network RBAC. Policies are the ones the mesh model selects for
+ *   the workload, as for the Node sidecar.
  * - `virtualOutbound` (0.0.0.0:15001, `use_original_dst`) handing each
  *   connection to the listener of its port, else to `PassthroughCluster`;
  *   `0.0.0.0_<port>` per HTTP service port of the mesh (not bound), its
@@ -35,7 +39,8 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  *   `outbound|<port>||<host>`; `allow_any` sends unknown hosts through.
  * - Clusters: `outbound|<port>|<subset>|<host>` over EDS (the same load
  *   assignments proxyless clients get), HTTP/2 for grpc and http2 ports;
- *   `inbound|<port>||`; `hub_server`; the passthrough and black-hole clusters.
+ *   `inbound|<port>||`; `hub_server`; the passthrough and black-hole
+ *   clusters; `jwks|<host>|<port>` per remote JWT key set.
  * - The filter, `envoy.filters.http.wasm` with the module and the hub client
  *   configuration, as the TypedExtensionConfig `mesh.hub_client` (ECDS): the
  *   listeners name it through `config_discovery` over ADS, so a policy
