@@ -113,18 +113,16 @@ function requestPrincipal(pattern: string): Json {
   const iss = (m: Json) => payloadId(["iss"], { string_match: m });
   const sub = (m: Json) => payloadId(["sub"], { string_match: m });
   if (pattern === "*") return payloadId(["iss"], { present_match: true });
-  const slashes = [...pattern].flatMap((c, i) => (c === "/" ? [i] : []));
+  const kind = pattern.endsWith("*") ? "prefix" : pattern.startsWith("*") ? "suffix" : "exact";
+  const text = kind === "prefix" ? pattern.slice(0, -1) : kind === "suffix" ? pattern.slice(1) : pattern;
+  const slashes = [...text].flatMap((c, i) => (c === "/" ? [i] : []));
   const ids: Json[] = [];
-  if (pattern.endsWith("*")) {
-    const text = pattern.slice(0, -1);
-    ids.push(iss(part("prefix", text)));
-    for (const i of slashes) ids.push({ and_ids: { ids: [iss(part("exact", text.slice(0, i))), sub(part("prefix", text.slice(i + 1)))] } });
-  } else if (pattern.startsWith("*")) {
-    const text = pattern.slice(1);
-    ids.push(sub(part("suffix", text)));
-    for (const i of slashes) ids.push({ and_ids: { ids: [iss(part("suffix", text.slice(0, i))), sub(part("exact", text.slice(i + 1)))] } });
-  } else {
-    for (const i of slashes) ids.push({ and_ids: { ids: [iss(part("exact", pattern.slice(0, i))), sub(part("exact", pattern.slice(i + 1)))] } });
+  // A prefix may end inside the issuer, a suffix start inside the subject.
+  if (kind === "prefix") ids.push(iss(part("prefix", text)));
+  if (kind === "suffix") ids.push(sub(part("suffix", text)));
+  for (const i of slashes) {
+    const [issuer, subject] = [text.slice(0, i), text.slice(i + 1)];
+    ids.push({ and_ids: { ids: [iss(part(kind === "suffix" ? "suffix" : "exact", issuer)), sub(part(kind === "prefix" ? "prefix" : "exact", subject))] } });
   }
   return ids.length === 0 ? NEVER_ID : orIds(ids);
 }

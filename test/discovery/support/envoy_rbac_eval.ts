@@ -65,7 +65,7 @@ function metadataMatch(m: Json, r: AuthzRequest): boolean {
   return valueMatch(m.value, cur);
 }
 
-const cidr = (c: Json) => ipMatcher([`${c.address_prefix}/${c.prefix_len ?? 32}`]);
+const cidr = (c: Json) => ipMatcher([`${c.address_prefix}/${c.prefix_len?.value ?? c.prefix_len ?? 0}`]);
 const pathOnly = (p: string) => p.split(/[?#]/)[0];
 
 function permission(p: Json, r: AuthzRequest): boolean {
