@@ -209,6 +209,31 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     c.stream.end();
   });
 
+  it("an AuthorizationPolicy written to the folder is pushed to the Envoy as RBAC filters before the module on its inbound listener", async () => {
+    const c = new RawAdsClient(channel, ENVOY_NODE);
+    await subscribeAll(c);
+    writeFileSync(
+      join(dir, "reviews-viewer.yaml"),
+      `apiVersion: security.mesh.io/v1
+kind: AuthorizationPolicy
+metadata: {name: reviews-viewer, namespace: default}
+spec:
+  selector: {matchLabels: {app: reviews}}
+  rules:
+  - from: [{source: {principals: ["cluster.local/ns/default/sa/bookinfo-productpage"]}}]
+    to: [{operation: {methods: ["GET"]}}]
+`,
+    );
+    let pushed: AdsResponse;
+    do pushed = await c.next();
+    while (pushed.type_url !== LISTENER);
+    const inbound = decodeAll(root, pushed).map((l) => l.object).find((l) => l.name === "virtualInbound")!;
+    const filters = inbound.filter_chains[0].filters[0].typed_config.http_filters;
+    assert.deepEqual(filters.map((f: any) => f.name), ["envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(Object.keys(filters[0].typed_config.rules.policies), ["ns[default]-policy[reviews-viewer]-rule[0]"]);
+    c.stream.end();
+  });
+
   it("tells Envoy from a proxyless gRPC client by the node: the proxyless one gets API listeners", async () => {
     const c = new RawAdsClient(channel, { id: "sidecar~10.1.0.9~client.default~default.svc.cluster.local", user_agent_name: "gRPC Node Pure JS", metadata: { fields: { GENERATOR: { string_value: "grpc" } } } });
     c.send({ type_url: LISTENER });
