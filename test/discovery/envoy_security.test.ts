@@ -133,8 +133,8 @@ const HTTPBIN_NODE = { id: "sidecar~10.1.0.8~httpbin-7d9f6b8c5-abcde.foo~foo.svc
 type Json = Record<string, any>;
 
 function served(yaml: string, node: typeof BOOKINFO_NODE) {
+  // Throws naming the field of any document that does not decode.
   const loaded = loadDocuments(parseDocuments(yaml, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()));
-  assert.deepEqual(loaded.problems ?? [], []);
   const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system"), node);
   const root = envoyRoot();
   const anyTypes = new Set<string>();
