@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { SDS_CLUSTER } from "./envoy_mtls.ts";
 import { http2ProtocolOptions } from "./envoy_wasm.ts";
 
 /**
@@ -8,12 +9,17 @@ import { http2ProtocolOptions } from "./envoy_wasm.ts";
  * `NAMESPACE` and `LABELS` as upstream's agent writes them), the admin
  * listener, the `xds-grpc` cluster to the control plane (HTTP/2) and
  * `dynamic_resources` taking listeners and clusters, and through them
- * routes, endpoints and the filter's extension config, from one ADS stream.
+ * routes, endpoints and the filter's extension config, from one ADS stream;
+ * the `sds-grpc` cluster to the node agent's socket, where the served
+ * inbound listeners ask for the SDS secrets `default` and `ROOTCA` (upstream's
+ * agent path).
  * Proto3 JSON, the form Envoy reads with `-c`.
  */
 
 export const XDS_CLUSTER = "xds-grpc";
 export const DEFAULT_DISCOVERY_ADDRESS = "mesh-disco:15010";
+/** Where upstream's agent serves SDS to its Envoy (relative to Envoy's working directory). */
+export const SDS_SOCKET = "./var/run/secrets/workload-spiffe-uds/socket";
 
 export interface BootstrapOptions {
   /** `host:port` of disco-discovery's plain-text xDS listener. */
@@ -70,6 +76,13 @@ export function envoyBootstrap(o: BootstrapOptions): Record<string, unknown> {
           lb_policy: "ROUND_ROBIN",
           typed_extension_protocol_options: http2ProtocolOptions(),
           load_assignment: { cluster_name: XDS_CLUSTER, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }] }] },
+        },
+        {
+          name: SDS_CLUSTER,
+          type: "STATIC",
+          connect_timeout: "1s",
+          typed_extension_protocol_options: http2ProtocolOptions(),
+          load_assignment: { cluster_name: SDS_CLUSTER, endpoints: [{ lb_endpoints: [{ endpoint: { address: { pipe: { path: SDS_SOCKET } } } }] }] },
         },
       ],
     },

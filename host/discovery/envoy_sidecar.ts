@@ -1,9 +1,16 @@
-import type { Catalog } from "../config/catalog.ts";
+import type { Catalog, Resource as MeshResource } from "../config/catalog.ts";
 import type { Labels } from "../mesh/labels.ts";
+import { type ServerMtlsMode, effectiveMtls } from "../mesh/policies.ts";
+import { authorizationPoliciesFor } from "../security/authz/engine.ts";
+import { jwtRulesFor } from "../security/jwt/authenticator.ts";
 import { type MeshRegistry, type MeshWorkload, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { serviceDomains } from "../mesh/hosts.ts";
 import { packJson } from "../wire/envoy_protos.ts";
 import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, http2ProtocolOptions, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
+import { address, remoteHttpCluster } from "./envoy_clusters.ts";
+import { jwtAuthn } from "./envoy_jwt.ts";
+import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
+import { httpRbacFilters, networkRbacFilters } from "./envoy_rbac.ts";
 import { virtualServiceRoutes } from "./envoy_routes.ts";
 import type { NodeIdentity } from "./proxy_kind.ts";
 import { clusterName, type XdsService } from "./proxyless.ts";
@@ -14,9 +21,13 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  * What an Envoy sidecar is served, computed from the mesh model for the
  * workload its node names, laid out as upstream's sidecars are:
  *
- * - `virtualInbound` (0.0.0.0:15006, original destination): one filter chain
- *   per HTTP port a Service of the workload targets, its HttpConnectionManager
- *   running the filter then the router to `inbound|<port>||` (127.0.0.1).
+ * - `virtualInbound` (0.0.0.0:15006, original destination): filter chains
+ *   per HTTP port a Service of the workload targets, by the port's mutual TLS
+ *   mode (envoy_mtls.ts), their HttpConnectionManager running jwt_authn
+ *   (envoy_jwt.ts), the RBAC filters (envoy_rbac.ts), the filter, then the
+ *   router to `inbound|<port>||` (127.0.0.1); other ports pass through
+ *   behind network RBAC. Policies are the ones the mesh model selects for
+ *   the workload, as for the Node sidecar.
  * - `virtualOutbound` (0.0.0.0:15001, `use_original_dst`) handing each
  *   connection to the listener of its port, else to `PassthroughCluster`;
  *   `0.0.0.0_<port>` per HTTP service port of the mesh (not bound), its
@@ -28,7 +39,8 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  *   `outbound|<port>||<host>`; `allow_any` sends unknown hosts through.
  * - Clusters: `outbound|<port>|<subset>|<host>` over EDS (the same load
  *   assignments proxyless clients get), HTTP/2 for grpc and http2 ports;
- *   `inbound|<port>||`; `hub_server`; the passthrough and black-hole clusters.
+ *   `inbound|<port>||`; `hub_server`; the passthrough and black-hole
+ *   clusters; `jwks|<host>|<port>` per remote JWT key set.
  * - The filter, `envoy.filters.http.wasm` with the module and the hub client
  *   configuration, as the TypedExtensionConfig `mesh.hub_client` (ECDS): the
  *   listeners name it through `config_discovery` over ADS, so a policy
@@ -47,6 +59,8 @@ export interface EnvoyMesh {
   readonly module: ModuleSource;
   /** The load assignments already built for proxyless clients (the same names and content). */
   readonly endpoints: ReadonlyMap<string, Resource>;
+  /** Where mesh-wide policies live (PeerAuthentication, RequestAuthentication, AuthorizationPolicy). */
+  readonly rootNamespace: string;
 }
 
 export const INBOUND_PORT = 15006;
@@ -80,36 +94,48 @@ function tcpProxy(statPrefix: string, cluster: string): Json {
   };
 }
 
-function address(ip: string, port: number): Json {
-  return { socket_address: { address: ip, port_value: port } };
+/** What the inbound side enforces before the app: per-port mutual TLS, then JWT authentication and authorization. */
+interface InboundSecurity {
+  /** The mode of a bound container port; `undefined` = the workload's own (the passthrough). */
+  readonly mtls: (port: number | undefined) => ServerMtlsMode;
+  /** jwt_authn and the RBAC filters (DENY first), in order, before the module. */
+  readonly httpFilters: readonly Json[];
+  readonly authorizationPolicies: readonly MeshResource<"AuthorizationPolicy">[];
 }
 
-function inboundListener(ports: readonly number[]): Json {
-  const chains = ports.map((port) => ({
-    name: `inbound|${port}||`,
-    filter_chain_match: { destination_port: port },
-    filters: [
-      {
-        name: "envoy.filters.network.http_connection_manager",
-        typed_config: {
-          "@type": HCM_TYPE,
-          stat_prefix: `inbound_0.0.0.0_${port}`,
-          route_config: {
-            name: `inbound|${port}||`,
-            virtual_hosts: [{ name: `inbound|http|${port}`, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: `inbound|${port}||`, timeout: "0s" } }] }],
-          },
-          http_filters: httpFilters(),
-        },
+function inboundChain(port: number, security: InboundSecurity): Json[] {
+  const hcm = {
+    name: "envoy.filters.network.http_connection_manager",
+    typed_config: {
+      "@type": HCM_TYPE,
+      stat_prefix: `inbound_0.0.0.0_${port}`,
+      // Upstream's BASE path normalization: policies see the path the app gets.
+      normalize_path: true,
+      route_config: {
+        name: `inbound|${port}||`,
+        virtual_hosts: [{ name: `inbound|http|${port}`, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: `inbound|${port}||`, timeout: "0s" } }] }],
       },
-    ],
-  }));
+      http_filters: [...security.httpFilters, ...httpFilters()],
+    },
+  };
+  return mtlsChains(security.mtls(port), { destination_port: port }, (tls) => ({ name: `inbound|${port}||${tls ? "mtls" : ""}`, filters: [hcm] }), HTTP_ALPN);
+}
+
+function inboundListener(ports: readonly number[], security: InboundSecurity): Json {
+  // Traffic to other ports is passed through under the workload's mode and the policies a TCP connection can be held to.
+  const passthroughFilters = [...networkRbacFilters(security.authorizationPolicies, INBOUND_PASSTHROUGH), tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)];
+  const passthrough = mtlsChains(security.mtls(undefined), {}, (tls) => ({ name: `inbound-passthrough${tls ? "-mtls" : ""}`, filters: passthroughFilters }), []);
+  const { filter_chain_match: _, ...fallback } = passthrough.pop()!;
   return {
     name: "virtualInbound",
     address: address("0.0.0.0", INBOUND_PORT),
     traffic_direction: "INBOUND",
-    listener_filters: [{ name: "envoy.filters.listener.original_dst", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst" } }],
-    filter_chains: chains,
-    default_filter_chain: { name: "inbound-passthrough", filters: [tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)] },
+    listener_filters: [
+      { name: "envoy.filters.listener.original_dst", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst" } },
+      TLS_INSPECTOR,
+    ],
+    filter_chains: [...ports.flatMap((port) => inboundChain(port, security)), ...passthrough],
+    default_filter_chain: fallback,
   };
 }
 
@@ -161,27 +187,6 @@ function passthrough(name: string): Json {
   return { name, type: "ORIGINAL_DST", connect_timeout: "10s", lb_policy: "CLUSTER_PROVIDED" };
 }
 
-/** The cluster Envoy fetches a remote module through: the URL's host, TLS for https. */
-function moduleCluster(uri: string): Json {
-  const url = new URL(uri);
-  const tls = url.protocol === "https:";
-  const port = url.port ? Number(url.port) : tls ? 443 : 80;
-  return {
-    name: MODULE_CLUSTER,
-    type: "STRICT_DNS",
-    connect_timeout: "10s",
-    load_assignment: { cluster_name: MODULE_CLUSTER, endpoints: [{ lb_endpoints: [{ endpoint: { address: address(url.hostname, port) } }] }] },
-    ...(tls
-      ? {
-          transport_socket: {
-            name: "envoy.transport_sockets.tls",
-            typed_config: { "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext", sni: url.hostname },
-          },
-        }
-      : {}),
-  };
-}
-
 /** The workload a node names: its pod, else the Deployment its pod name was made from. */
 export function findWorkload(registry: MeshRegistry, who: NodeIdentity): MeshWorkload | undefined {
   const inNamespace = registry.workloads.filter((w) => w.namespace === who.namespace);
@@ -221,6 +226,21 @@ function routeConfiguration(port: number, services: readonly XdsService[], mesh:
   return { name: String(port), virtual_hosts: virtualHosts, validate_clusters: false };
 }
 
+/** The policies of the mesh model that select the workload, as Envoy's native filters and filter chains. */
+function inboundSecurity(mesh: EnvoyMesh, workload: { namespace: string; labels: Labels }): InboundSecurity & { clusters: Json[] } {
+  const byKind = mesh.catalog.byKind;
+  const root = mesh.rootNamespace;
+  const authorizationPolicies = authorizationPoliciesFor(byKind.AuthorizationPolicy, workload, root);
+  const jwt = jwtAuthn(jwtRulesFor(byKind.RequestAuthentication, workload, root));
+  return {
+    // The ports served here are the ones Services bind, so port-level settings apply to each of them.
+    mtls: (port) => effectiveMtls(byKind.PeerAuthentication, workload, root, port, port === undefined ? undefined : true).mode,
+    httpFilters: [...(jwt ? [jwt.filter] : []), ...httpRbacFilters(authorizationPolicies)],
+    authorizationPolicies,
+    clusters: jwt?.clusters ?? [],
+  };
+}
+
 /** The proxy's view of the mesh: who it is (namespace, labels, workload) and what it is served. */
 export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet {
   const workload = findWorkload(mesh.registry, who);
@@ -232,7 +252,9 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
   const cluster = (json: Json) => add(CLUSTER, "envoy.config.cluster.v3.Cluster", json.name as string, json);
 
   const inbound = inboundPorts(mesh.registry, namespace, labels, workload);
-  listener(inboundListener(inbound));
+  const security = inboundSecurity(mesh, { namespace, labels: labels ?? {} });
+  listener(inboundListener(inbound, security));
+  for (const c of security.clusters) cluster(c);
   for (const port of inbound) cluster(staticCluster(`inbound|${port}||`, "127.0.0.1", port));
 
   listener(virtualOutbound());
@@ -249,7 +271,7 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
   cluster(passthrough(PASSTHROUGH));
   cluster(passthrough(INBOUND_PASSTHROUGH));
   cluster({ name: BLACKHOLE, type: "STATIC", connect_timeout: "10s" });
-  if ("remote" in mesh.module) cluster(moduleCluster(mesh.module.remote.uri));
+  if ("remote" in mesh.module) cluster(remoteHttpCluster(MODULE_CLUSTER, mesh.module.remote.uri));
 
   add(EXTENSION_CONFIG, "envoy.config.core.v3.TypedExtensionConfig", PLUGIN_NAME, { name: PLUGIN_NAME, typed_config: wasmFilterConfig(mesh.pluginConfig, mesh.module) });
   return set;

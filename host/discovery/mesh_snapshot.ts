@@ -37,7 +37,7 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>() };
+  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace };
   return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map() };
 }
 

@@ -29,6 +29,10 @@ const SERVED_FILES = [
   "envoy/extensions/filters/listener/original_dst/v3/original_dst.proto",
   "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
+  "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
+  "envoy/extensions/filters/http/jwt_authn/v3/config.proto",
+  "envoy/extensions/filters/http/rbac/v3/rbac.proto",
+  "envoy/extensions/filters/network/rbac/v3/rbac.proto",
 ];
 
 function locate(target: string): string {

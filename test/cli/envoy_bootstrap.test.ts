@@ -80,7 +80,8 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
       c.send({ type_url: LISTENER });
       const r = await c.next();
       const inbound = r.resources.map((x) => decodeAnyStrict(root, x).object).find((l) => l.name === "virtualInbound")!;
-      assert.deepEqual(inbound.filter_chains.map((fc: any) => fc.filter_chain_match.destination_port), [9080], "productpage's Deployment, found from the pod name, serves 9080");
+      const ports = inbound.filter_chains.flatMap((fc: any) => fc.filter_chain_match.destination_port ?? []);
+      assert.deepEqual([...new Set(ports)], [9080], "productpage's Deployment, found from the pod name, serves 9080");
       c.stream.end();
     });
   });

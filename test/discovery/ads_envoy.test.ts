@@ -134,7 +134,11 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     assert.deepEqual(listeners.map((l) => l.name).sort(), ["0.0.0.0_9080", "0.0.0.0_9091", "virtualInbound", "virtualOutbound"]);
     // Inbound: reviews-v2 is selected by the reviews Service (port 9080): the filter by ECDS, then the router, to the app on 127.0.0.1.
     const inbound = listeners.find((l) => l.name === "virtualInbound")!;
-    assert.deepEqual(inbound.filter_chains.map((fc: any) => fc.filter_chain_match.destination_port), [9080]);
+    // No PeerAuthentication in the folder: PERMISSIVE, mutual TLS and plain text on 9080, mutual TLS or not for the passthrough.
+    assert.deepEqual(
+      inbound.filter_chains.map((fc: any) => [fc.filter_chain_match.destination_port, fc.filter_chain_match.transport_protocol]),
+      [[9080, "tls"], [9080, "raw_buffer"], [undefined, "tls"]],
+    );
     const inboundHcm = inbound.filter_chains[0].filters[0].typed_config;
     assert.deepEqual(inboundHcm.http_filters.map((f: any) => f.name), ["mesh.hub_client", "envoy.filters.http.router"]);
     assert.deepEqual(inboundHcm.http_filters[0].config_discovery.type_urls, ["type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"]);
@@ -202,6 +206,31 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     c.send({ type_url: ENDPOINT, resource_names: ["outbound|9091||hubs.mesh-system.svc.cluster.local"] });
     const probe = await c.next();
     assert.equal(probe.type_url, ENDPOINT, "no listener, route or cluster was re-sent");
+    c.stream.end();
+  });
+
+  it("an AuthorizationPolicy written to the folder is pushed to the Envoy as RBAC filters before the module on its inbound listener", async () => {
+    const c = new RawAdsClient(channel, ENVOY_NODE);
+    await subscribeAll(c);
+    writeFileSync(
+      join(dir, "reviews-viewer.yaml"),
+      `apiVersion: security.mesh.io/v1
+kind: AuthorizationPolicy
+metadata: {name: reviews-viewer, namespace: default}
+spec:
+  selector: {matchLabels: {app: reviews}}
+  rules:
+  - from: [{source: {principals: ["cluster.local/ns/default/sa/bookinfo-productpage"]}}]
+    to: [{operation: {methods: ["GET"]}}]
+`,
+    );
+    let pushed: AdsResponse;
+    do pushed = await c.next();
+    while (pushed.type_url !== LISTENER);
+    const inbound = decodeAll(root, pushed).map((l) => l.object).find((l) => l.name === "virtualInbound")!;
+    const filters = inbound.filter_chains[0].filters[0].typed_config.http_filters;
+    assert.deepEqual(filters.map((f: any) => f.name), ["envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(Object.keys(filters[0].typed_config.rules.policies), ["ns[default]-policy[reviews-viewer]-rule[0]"]);
     c.stream.end();
   });
 
