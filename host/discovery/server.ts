@@ -1,4 +1,5 @@
 import { createServer, type Server as HttpServer } from "node:http";
+import { hostname } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { InjectionSettings } from "../cli/meshctl/inject/settings.ts";
@@ -20,7 +21,8 @@ import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
-import { SHORT_TYPE } from "./type_urls.ts";
+import { changedKinds, isEndpointChange } from "./push_scope.ts";
+import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
 
 export interface DiscoveryOptions {
   configDir: string;
@@ -37,6 +39,22 @@ export interface DiscoveryOptions {
   rootNamespace: string;
   debounceAfterMs: number;
   debounceMaxMs: number;
+  /** DISCO_ENABLE_EDS_DEBOUNCE (default true): false pushes an endpoint-only change at once. */
+  edsDebounce?: boolean;
+  /** DISCO_PUSH_THROTTLE (default 100): proxies pushed to per turn of the event loop. */
+  pushThrottle?: number;
+  /** DISCO_SCOPE_PUSHES (default true): push only to proxies whose view a change affects. */
+  scopePushes?: boolean;
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true): Envoy's route configurations end with the passthrough route. */
+  fallthroughRoute?: boolean;
+  /** TERMINATION_DRAIN_DURATION_SECONDS as ms (default 5 s): how long open xDS streams may stay after close() before they are cut. */
+  drainMs?: number;
+  /** POD_NAME, POD_NAMESPACE: this instance, named in every response's control_plane identifier. */
+  podName?: string;
+  podNamespace?: string;
+  /** MESH_GPRC_MAXRECVMSGSIZE, MESH_GPRC_MAXSTREAMS: limits of the xDS gRPC servers. */
+  maxRecvMessageBytes?: number;
+  maxStreams?: number;
   keepaliveIntervalMs: number;
   keepaliveTimeoutMs: number;
   /** `--keepaliveMaxServerConnectionAge`: connections are closed gracefully after this long; undefined: never. */
@@ -62,6 +80,9 @@ export interface DiscoveryObserver extends AdsObserver {
   /** A new configuration version. */
   snapshot?(s: MeshSnapshot): void;
 }
+
+/** TERMINATION_DRAIN_DURATION_SECONDS' default. */
+const DEFAULT_DRAIN_MS = 5000;
 
 /** Upstream's `--keepaliveMaxServerConnectionAgeGrace` default. */
 const MAX_CONNECTION_AGE_GRACE_MS = 10_000;
@@ -99,17 +120,25 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   let ready = false;
   const metrics = new DiscoveryMetrics();
   const observer = bothObservers(metrics.observer, o.observer ?? {});
-  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node), observer);
+  const scoped = o.scopePushes ?? true;
+  const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
+  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node, scoped), observer, { throttle: o.pushThrottle ?? 100, scoped, identifier });
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => {
     observer.pushed?.("config", changedAt.length);
     ads.push(undefined, changedAt[0]);
   });
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded, o.rootNamespace, o.filterModule);
+    const previous = current;
+    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true });
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
-    if (version > 1) push.add(performance.now());
+    if (!previous) return true;
+    // Upstream's EDS updates skip the debounce unless DISCO_ENABLE_EDS_DEBOUNCE.
+    if (o.edsDebounce === false && isEndpointChange(changedKinds(previous.all.get(CONFIG_DOCUMENT)!, current.all.get(CONFIG_DOCUMENT)!))) {
+      observer.pushed?.("endpoint", 1);
+      ads.push(undefined, performance.now());
+    } else push.add(performance.now());
     return true;
   };
   const watcher = new ConfigDirWatcher(o.configDir, o.checks, apply, (problem) => {
@@ -124,6 +153,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   const listeners: DiscoveryListeners = {};
   const grpcServers: Array<{ server: grpc.Server; health: ServingHealth }> = [];
   const xdsServerOptions: grpc.ServerOptions = {
+    "grpc.max_receive_message_length": o.maxRecvMessageBytes ?? 4_194_304,
+    "grpc.max_concurrent_streams": o.maxStreams ?? 100_000,
     "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
     "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
     // Streams of an aged connection get upstream's grace (10 s) to finish, then the proxy reconnects.
@@ -172,6 +203,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       info: buildInfo,
       sections: {
         configuration: () => ({ version: current!.version, services: current!.services.length, resources: current!.catalog.resources.length }),
+        instance: () => ({ name: o.podName ?? hostname(), ...(o.podNamespace ? { namespace: o.podNamespace } : {}) }),
         connections: () => ads.state().map((c) => ({ id: c.id, node: c.node.id, connectedAt: c.connectedAt.toISOString(), types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t) })),
       },
     });
@@ -189,7 +221,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close(), ctrlz?.close()]);
+      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, o.drainMs ?? DEFAULT_DRAIN_MS)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close(), ctrlz?.close()]);
     },
   };
 }
