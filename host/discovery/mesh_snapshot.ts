@@ -29,7 +29,7 @@ export interface MeshSnapshot {
   readonly envoy: EnvoyMesh;
   /** Envoy resource sets already computed, by workload view (namespace, labels, ports, scoped). */
   readonly envoyViews: Map<string, ResourceSet>;
-  /** Our sidecars' resource sets already computed, by namespace (documents in its view). */
+  /** Our sidecars' resource sets already computed, by namespace and scope (documents in its view). */
   readonly namespaceViews: Map<string, ResourceSet>;
   readonly rootNamespace: string;
 }
@@ -69,16 +69,17 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   const documents = (namespace: string) => (scoped ? documentsInView(snapshot.all.get(CONFIG_DOCUMENT)!, namespace, snapshot.rootNamespace) : snapshot.all.get(CONFIG_DOCUMENT)!);
   if (kind === "disco-agent") {
     if (!identity) return snapshot.all;
-    let set = snapshot.namespaceViews.get(identity.namespace);
+    const key = JSON.stringify([identity.namespace, scoped]);
+    let set = snapshot.namespaceViews.get(key);
     if (!set) {
       set = new Map([...snapshot.all, [CONFIG_DOCUMENT, documents(identity.namespace)]]);
-      snapshot.namespaceViews.set(identity.namespace, set);
+      snapshot.namespaceViews.set(key, set);
     }
     return set;
   }
   const who = identity ?? { type: "sidecar", ip: "", pod: node.id, namespace: "default" };
   const workload = findWorkload(snapshot.registry, who);
-  const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null]);
+  const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped]);
   let set = snapshot.envoyViews.get(key);
   if (!set) {
     set = new Map([...envoyResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);
