@@ -38,6 +38,30 @@ export interface MeshConflicts {
   inbound: number;
 }
 
+/**
+ * What the orchestrator `Endpoints` documents of the configuration say
+ * about their addresses (upstream's registry gauges). Pure.
+ */
+export interface EndpointCounts {
+  /** `disco_endpoint_not_ready`: `notReadyAddresses` (left out of the load assignments). */
+  notReady: number;
+  /** `endpoint_no_pod`: ready addresses whose `targetRef` names no Pod of the configuration (or that have none). */
+  noPod: number;
+}
+
+export function endpointCounts(catalog: Catalog): EndpointCounts {
+  const pods = new Set(catalog.byKind.Pod.map((p) => `${p.namespace}/${p.name}`));
+  let notReady = 0;
+  let noPod = 0;
+  for (const doc of catalog.byKind.Endpoints) {
+    for (const subset of doc.spec.subsets) {
+      notReady += subset.notReadyAddresses.length;
+      for (const a of subset.addresses) if (a.targetRef?.kind !== "Pod" || !pods.has(`${a.targetRef.namespace ?? doc.namespace}/${a.targetRef.name}`)) noPod++;
+    }
+  }
+  return { notReady, noPod };
+}
+
 const HTTPS_PORT = 443;
 
 export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services: readonly XdsService[]): MeshConflicts {

@@ -2,7 +2,7 @@ import type { Counter, Registry } from "prom-client";
 import { daemonRegistry, specCounter, specGauge, specHistogram } from "../telemetry/spec_metrics.ts";
 import { unpackAny } from "../wire/envoy_protos.ts";
 import type { ProxyNode } from "./ads_server.ts";
-import { meshConflicts } from "./conflicts.ts";
+import { endpointCounts, meshConflicts } from "./conflicts.ts";
 import type { MeshSnapshot } from "./mesh_snapshot.ts";
 import type { DiscoveryObserver } from "./server.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE, SHORT_TYPE } from "./type_urls.ts";
@@ -57,6 +57,8 @@ export class DiscoveryMetrics {
   private readonly conflictTcpOverHttp;
   private readonly conflictHttpOverHttps;
   private readonly queueTime;
+  private readonly endpointNotReady;
+  private readonly endpointNoPod;
   /** The admission webhooks' counters (`--httpsAddr`). */
   readonly webhooks: WebhookCounters;
   /** Per rejectable type, the streams whose last response of it was NACKed. */
@@ -92,6 +94,8 @@ export class DiscoveryMetrics {
     this.conflictInbound = specGauge(r, "disco_conflict_inbound_listener", "Container ports of a workload that an HTTP and a non-HTTP service port both target (the HTTP inbound chain takes them)");
     this.conflictTcpOverHttp = specGauge(r, "disco_conflict_outbound_listener_tcp_over_current_http", "Non-HTTP service ports on a port whose outbound listener is HTTP (that listener takes their traffic)");
     this.conflictHttpOverHttps = specGauge(r, "disco_conflict_outbound_listener_http_over_https", "HTTP service ports on 443, whose outbound listener takes every connection to port 443");
+    this.endpointNotReady = specGauge(r, "disco_endpoint_not_ready", "Addresses of Endpoints documents listed as not ready (left out of the load assignments)");
+    this.endpointNoPod = specGauge(r, "endpoint_no_pod", "Ready addresses of Endpoints documents whose targetRef names no Pod of the configuration");
     this.queueTime = specHistogram(r, "disco_proxy_queue_time", "Seconds a proxy waited in the push queue (DISCO_PUSH_THROTTLE proxies are pushed to per turn)", QUEUE_BUCKETS);
     this.webhooks = {
       injectionRequests: specCounter(r, "sidecar_injection_requests_total", "Sidecar injection requests (AdmissionReview on /inject)"),
@@ -159,6 +163,9 @@ export class DiscoveryMetrics {
     this.conflictInbound.set(conflicts.inbound);
     this.conflictTcpOverHttp.set(conflicts.outboundTcpOverHttp);
     this.conflictHttpOverHttps.set(conflicts.outboundHttpOverHttps);
+    const endpoints = endpointCounts(s.catalog);
+    this.endpointNotReady.set(endpoints.notReady);
+    this.endpointNoPod.set(endpoints.noPod);
     this.duplicateSubsets.set(conflicts.duplicateSubsets);
     this.duplicateDomains.set(conflicts.duplicateVirtualServiceDomains);
     // What is served: each ClusterLoadAssignment of this version, decoded.

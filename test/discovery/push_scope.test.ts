@@ -2,12 +2,12 @@
 // proxy's view (DISCO_SCOPE_PUSHES), endpoint-only changes
 // (DISCO_ENABLE_EDS_DEBOUNCE), the fallthrough route
 // (DISCO_ENABLE_FALLTHROUGH_ROUTE) and the listener conflicts counted by
-// disco_conflict_*.
+// disco_conflict_*, disco_endpoint_not_ready and endpoint_no_pod.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { filterChecks } from "../../host/config/catalog.ts";
 import { parseDocuments } from "../../host/config/documents.ts";
-import { meshConflicts } from "../../host/discovery/conflicts.ts";
+import { endpointCounts, meshConflicts } from "../../host/discovery/conflicts.ts";
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import { changedKinds, isEndpointChange } from "../../host/discovery/push_scope.ts";
 import { CONFIG_DOCUMENT, ROUTE } from "../../host/discovery/type_urls.ts";
@@ -96,5 +96,28 @@ describe("push scope and listener conflicts from the mesh model", () => {
     assert.equal(c.inbound, 1, "web-1:8080 is targeted by http (80) and tcp-raw (81)");
     const clean = meshSnapshot(1, load(policy("p", "foo")), "mesh-system");
     assert.deepEqual(meshConflicts(clean.catalog, clean.registry, clean.services), { duplicateClusters: 0, duplicateSubsets: 0, duplicateVirtualServiceDomains: 0, outboundTcpOverHttp: 0, outboundHttpOverHttps: 0, inbound: 0 });
+  });
+
+  it("Endpoints addresses: not ready ones, and ready ones without a known Pod", () => {
+    const docs = `apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: foo}
+spec: {ports: [{name: tcp-postgres, port: 5432}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: db, namespace: foo}
+subsets:
+- addresses: [{ip: 10.1.2.3}, {ip: 10.1.2.4, targetRef: {kind: Pod, name: db-0}}, {ip: 10.1.2.5, targetRef: {kind: Pod, name: gone}}]
+  notReadyAddresses: [{ip: 10.1.2.9}, {ip: 10.1.2.10}]
+  ports: [{name: tcp-postgres, port: 5432}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db-0, namespace: foo, labels: {app: db}}
+spec: {containers: [{name: db, ports: [{containerPort: 5432}]}]}
+`;
+    assert.deepEqual(endpointCounts(load(docs).mesh), { notReady: 2, noPod: 2 });
+    assert.deepEqual(endpointCounts(load(MESH).mesh), { notReady: 0, noPod: 0 });
   });
 });
