@@ -4,7 +4,8 @@
 // proxy of foo; off, everyone is pushed), DISCO_PUSH_THROTTLE (every proxy is
 // still reached through the push queue), DISCO_ENABLE_EDS_DEBOUNCE=false (an
 // Endpoints change is pushed at once while a 10-minute debounce holds a
-// policy change), POD_NAME/POD_NAMESPACE in control_plane. Pushes are counted
+// policy change), POD_NAME/POD_NAMESPACE in control_plane,
+// TERMINATION_DRAIN_DURATION_SECONDS (open streams kept while draining). Pushes are counted
 // from the daemon's /metrics and /debug/syncz.
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -134,5 +135,15 @@ describe("disco-discovery push variables (real daemon)", { timeout: 600_000 }, (
     await until("the policy change applied (a new configuration version)", async () => ((await metric(d, 'disco_inbound_updates_total{type="config"}')) === 3 ? true : undefined));
     assert.equal(await metric(d, 'disco_push_triggers_total{type="config"}'), 0, "the policy change waits for the debounce");
     assert.equal(foo.client.pending(), 0);
+  });
+
+  it("TERMINATION_DRAIN_DURATION_SECONDS: after SIGTERM an open xDS stream is kept for the drain; when it ends, the daemon exits 0", async () => {
+    const { d, channel } = await start({ TERMINATION_DRAIN_DURATION_SECONDS: "600" });
+    const foo = await sidecar(channel, "foo");
+    const stopped = d.stop("SIGTERM");
+    await new Promise((r) => setTimeout(r, 2000)); // far inside the 600 s drain
+    assert.equal(d.proc.exitCode, null, "still draining while the proxy's stream is open");
+    foo.client.stream.end();
+    assert.equal(await stopped, 0, d.output());
   });
 });
