@@ -22,6 +22,7 @@ import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
 import { changedKinds, isEndpointChange } from "./push_scope.ts";
+import type { Resource } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
 
 export interface DiscoveryOptions {
@@ -123,22 +124,27 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   const scoped = o.scopePushes ?? true;
   const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
   const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node, scoped), observer, { throttle: o.pushThrottle ?? 100, scoped, identifier });
+  // The documents as of the last push: an endpoint-only change is judged against what proxies were last sent,
+  // so a file caught half-written (an intermediate version) does not turn it into a config change.
+  let pushedDocuments: ReadonlyMap<string, Resource> | undefined;
+  const pushNow = (reason: string, changes: number, changedAt: number) => {
+    observer.pushed?.(reason, changes);
+    pushedDocuments = current!.all.get(CONFIG_DOCUMENT)!;
+    ads.push(undefined, changedAt);
+  };
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
-  const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => {
-    observer.pushed?.("config", changedAt.length);
-    ads.push(undefined, changedAt[0]);
-  });
+  const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const apply = (loaded: LoadedConfig): boolean => {
-    const previous = current;
     current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true });
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
-    if (!previous) return true;
+    if (!pushedDocuments) {
+      pushedDocuments = current.all.get(CONFIG_DOCUMENT)!;
+      return true;
+    }
     // Upstream's EDS updates skip the debounce unless DISCO_ENABLE_EDS_DEBOUNCE.
-    if (o.edsDebounce === false && isEndpointChange(changedKinds(previous.all.get(CONFIG_DOCUMENT)!, current.all.get(CONFIG_DOCUMENT)!))) {
-      observer.pushed?.("endpoint", 1);
-      ads.push(undefined, performance.now());
-    } else push.add(performance.now());
+    if (o.edsDebounce === false && isEndpointChange(changedKinds(pushedDocuments, current.all.get(CONFIG_DOCUMENT)!))) pushNow("endpoint", 1, performance.now());
+    else push.add(performance.now());
     return true;
   };
   const watcher = new ConfigDirWatcher(o.configDir, o.checks, apply, (problem) => {

@@ -8,7 +8,7 @@
 // TERMINATION_DRAIN_DURATION_SECONDS (open streams kept while draining). Pushes are counted
 // from the daemon's /metrics and /debug/syncz.
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
@@ -40,6 +40,13 @@ kind: Endpoints
 metadata: {name: db, namespace: foo}
 subsets: [{addresses: [{ip: ${ip}}], ports: [{name: tcp-db, port: 5432}]}]
 `;
+
+/** Replaces a file of the watched folder in one step (the watcher never reads it half-written). */
+function replaceFile(path: string, text: string): void {
+  const staged = join(tempDir("disco-push-staged-"), "next.yaml");
+  writeFileSync(staged, text);
+  renameSync(staged, path);
+}
 
 const daemons: Daemon<Listening>[] = [];
 const channels: grpc.Client[] = [];
@@ -96,7 +103,7 @@ describe("disco-discovery push variables (real daemon)", { timeout: 600_000 }, (
     const fooVersion = foo.first.version_info;
     assert.equal(await metric(d, PUSHES), 2);
 
-    writeFileSync(join(dir, "bar.yaml"), policy("bar", "/bar-changed"));
+    replaceFile(join(dir, "bar.yaml"), policy("bar", "/bar-changed"));
     const pushed = await bar.client.next();
     assert.ok(names(pushed).includes("/bar-changed"));
     bar.client.ack(pushed);
@@ -115,7 +122,7 @@ describe("disco-discovery push variables (real daemon)", { timeout: 600_000 }, (
     const foo = await sidecar(channel, "foo");
     const bar = await sidecar(channel, "bar");
     assert.ok(names(foo.first).includes("/bar"), "unscoped: every document");
-    writeFileSync(join(dir, "bar.yaml"), policy("bar", "/bar-changed"));
+    replaceFile(join(dir, "bar.yaml"), policy("bar", "/bar-changed"));
     const [toFoo, toBar] = await Promise.all([foo.client.next(), bar.client.next()]);
     assert.ok(names(toFoo).includes("/bar-changed"));
     assert.ok(names(toBar).includes("/bar-changed"));
@@ -126,12 +133,12 @@ describe("disco-discovery push variables (real daemon)", { timeout: 600_000 }, (
   it("DISCO_ENABLE_EDS_DEBOUNCE=false: an Endpoints change is pushed at once while a 10-minute debounce holds a policy change", async () => {
     const { dir, d, channel } = await start({ DISCO_ENABLE_EDS_DEBOUNCE: "false", DISCO_DEBOUNCE_AFTER: "10m", DISCO_DEBOUNCE_MAX: "10m" });
     const foo = await sidecar(channel, "foo");
-    writeFileSync(join(dir, "endpoints.yaml"), endpoints("10.0.0.2"));
+    replaceFile(join(dir, "endpoints.yaml"), endpoints("10.0.0.2"));
     const pushed = await foo.client.next();
     assert.ok(names(pushed).includes("10.0.0.2"));
     foo.client.ack(pushed);
     assert.equal(await metric(d, 'disco_push_triggers_total{type="endpoint"}'), 1);
-    writeFileSync(join(dir, "foo.yaml"), policy("foo", "/foo-changed"));
+    replaceFile(join(dir, "foo.yaml"), policy("foo", "/foo-changed"));
     await until("the policy change applied (a new configuration version)", async () => ((await metric(d, 'disco_inbound_updates_total{type="config"}')) === 3 ? true : undefined));
     assert.equal(await metric(d, 'disco_push_triggers_total{type="config"}'), 0, "the policy change waits for the debounce");
     assert.equal(foo.client.pending(), 0);
