@@ -172,11 +172,6 @@ export class AggregatedDiscoveryService {
     if (!this.draining) this.drain();
   }
 
-  /** Proxies waiting in the push queue. */
-  queued(): number {
-    return this.queue.size;
-  }
-
   private drain(): void {
     this.draining = true;
     let n = 0;
