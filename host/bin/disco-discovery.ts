@@ -9,8 +9,8 @@ import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
 import { durationFlag, intFlag } from "../cli/flags.ts";
 import { standardProgram, usageError } from "../cli/program.ts";
-import { DISCOVERY_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/disco_discovery.ts";
-import { addNotApplicableFlags } from "../cli/spec_surface/not_applicable.ts";
+import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS, type DiscoveryVariables, discoveryVariables } from "../cli/spec_surface/disco_discovery.ts";
+import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
 import { addVersionCommand } from "../cli/version.ts";
 import { filterChecks } from "../config/catalog.ts";
 import { MODULE_PATH, moduleSource } from "../discovery/envoy_wasm.ts";
@@ -34,17 +34,6 @@ const program = standardProgram(new Command("disco-discovery").description("Mesh
 function addressFlag(value: string): string {
   parseListenAddress(value); // throws the expectation; commander names the flag
   return value;
-}
-
-/** DISCO_DEBOUNCE_AFTER and kin: a duration, or the default when unset. */
-function durationVariable(name: string, fallbackMs: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === "") return fallbackMs;
-  try {
-    return durationFlag(text);
-  } catch (e) {
-    usageError(PROGRAM, `${name}=${JSON.stringify(text)}: ${(e as Error).message}`);
-  }
 }
 
 function registries(value: string): string[] {
@@ -87,8 +76,13 @@ discovery.action(async (opts: Record<string, unknown>) => {
   }
   if (!opts.configDir) usageError(PROGRAM, "--configDir: expected the directory of the mesh's configuration (no orchestrator API is reachable here)");
   const log = logger.scope("default");
-  const debounceAfterMs = durationVariable("DISCO_DEBOUNCE_AFTER", d.DEFAULT_DEBOUNCE_AFTER_MS);
-  const debounceMaxMs = durationVariable("DISCO_DEBOUNCE_MAX", d.DEFAULT_DEBOUNCE_MAX_MS);
+  refuseNotApplicableEnvironment(DISCOVERY_NOT_APPLICABLE_ENV, PROGRAM);
+  let vars: DiscoveryVariables;
+  try {
+    vars = discoveryVariables(process.env);
+  } catch (e) {
+    usageError(PROGRAM, (e as Error).message);
+  }
   let mesh: DiscoveryMeshConfig;
   let injection: InjectionSettings;
   const injectionWarnings: string[] = [];
@@ -132,11 +126,10 @@ discovery.action(async (opts: Record<string, unknown>) => {
       http: parseListenAddress(opts.httpAddr as string),
       monitoring: parseListenAddress(opts.monitoringAddr as string),
       rootNamespace: mesh.rootNamespace,
+      ...vars,
       ...(trustDomain ? { trustDomain } : {}),
       ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number } : {}),
       ctrlz: { address: opts.ctrlz_address as string, port: opts.ctrlz_port as number, logger },
-      debounceAfterMs,
-      debounceMaxMs,
       keepaliveIntervalMs: opts.keepaliveInterval as number,
       keepaliveTimeoutMs: opts.keepaliveTimeout as number,
       checks: filterChecks(FilterModule.load()),

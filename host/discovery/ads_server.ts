@@ -42,6 +42,26 @@ export interface AdsObserver {
   expiredNonce?(node: ProxyNode, type: string): void;
   /** A request that could not be handled: the stream is closed with the error. */
   internalError?(error: Error): void;
+  /** A proxy's turn in the push queue came, `waitedMs` after the push that queued it. */
+  dequeued?(node: ProxyNode, waitedMs: number): void;
+}
+
+/** How pushes reach the proxies (DISCO_PUSH_THROTTLE, DISCO_SCOPE_PUSHES). */
+export interface PushPolicy {
+  /** Proxies pushed to per turn of the event loop; the others wait in the push queue for the next turns. */
+  readonly throttle: number;
+  /** true: a proxy is sent only what changed for it; false: every push re-sends every subscription of every proxy. */
+  readonly scoped: boolean;
+  /** DiscoveryResponse.control_plane.identifier: who answers (upstream's JSON: component, instance, build). */
+  readonly identifier?: string;
+}
+
+const DEFAULT_PUSH_POLICY: PushPolicy = { throttle: Number.MAX_SAFE_INTEGER, scoped: true };
+
+/** A proxy waiting for its turn in the push queue. */
+interface QueuedPush {
+  readonly enqueuedAt: number;
+  readonly changedAt: number;
 }
 
 /** Who may open a stream on one gRPC server (the secure port checks the caller's certificate). */
@@ -81,10 +101,11 @@ class Connection {
     private readonly call: grpc.ServerDuplexStream<Buffer, Buffer>,
   ) {}
 
-  send(type: string, version: string, resources: ReturnType<typeof selectResources>): string {
+  send(type: string, version: string, resources: ReturnType<typeof selectResources>, identifier: string | undefined): string {
     const nonce = String(++this.nonce);
     const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
-    const message = response.encode(response.fromObject({ version_info: version, type_url: type, nonce, resources: resources.map((r) => r.any) })).finish();
+    const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
+    const message = response.encode(response.fromObject({ version_info: version, type_url: type, nonce, resources: resources.map((r) => r.any), ...controlPlane })).finish();
     this.call.write(Buffer.from(message));
     return nonce;
   }
@@ -92,6 +113,9 @@ class Connection {
 
 export class AggregatedDiscoveryService {
   private readonly connections = new Set<Connection>();
+  /** Proxies a push has not reached yet, in push order (DISCO_PUSH_THROTTLE). */
+  private readonly queue = new Map<Connection, QueuedPush>();
+  private draining = false;
   private nextId = 0;
 
   /**
@@ -101,6 +125,7 @@ export class AggregatedDiscoveryService {
   constructor(
     private resourcesFor: (node: ProxyNode) => ResourceSet,
     private readonly observer: AdsObserver = {},
+    private readonly policy: PushPolicy = DEFAULT_PUSH_POLICY,
   ) {}
 
   /** Registers the service on a gRPC server; `access` checks each caller first. */
@@ -133,18 +158,34 @@ export class AggregatedDiscoveryService {
 
   /**
    * New resources for every proxy: each subscription whose content changed
-   * is sent again. `changedAt` (performance.now() of the change) times each
-   * proxy's convergence: until it has answered every response of the push.
+   * for it is sent again (every subscription when pushes are not scoped).
+   * `changedAt` (performance.now() of the change) times each proxy's
+   * convergence: until it has answered every response of the push. The
+   * first `throttle` proxies are pushed to now, the others in the next
+   * turns of the event loop; a proxy still queued from an earlier push is
+   * pushed once, with the newest resources.
    */
   push(resourcesFor?: (node: ProxyNode) => ResourceSet, changedAt = performance.now()): void {
     if (resourcesFor) this.resourcesFor = resourcesFor;
-    for (const c of this.connections) {
-      if (!c.node) continue;
-      const set = this.resourcesFor(c.node);
+    const enqueuedAt = performance.now();
+    for (const c of this.connections) if (c.node && !this.queue.has(c)) this.queue.set(c, { enqueuedAt, changedAt });
+    if (!this.draining) this.drain();
+  }
+
+  private drain(): void {
+    this.draining = true;
+    let n = 0;
+    for (const [c, q] of this.queue) {
+      if (n++ >= this.policy.throttle) break;
+      this.queue.delete(c);
+      this.observer.dequeued?.(c.node!, performance.now() - q.enqueuedAt);
+      const set = this.resourcesFor(c.node!);
       let sent = false;
       for (const [type, sub] of c.subscriptions) sent = this.respond(c, type, sub, set, true) || sent;
-      if (sent && c.changedAt === undefined) c.changedAt = changedAt;
+      if (sent && c.changedAt === undefined) c.changedAt = q.changedAt;
     }
+    if (this.queue.size === 0) this.draining = false;
+    else setImmediate(() => this.drain());
   }
 
   private serve(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
@@ -152,6 +193,7 @@ export class AggregatedDiscoveryService {
     this.connections.add(connection);
     const close = () => {
       if (!this.connections.delete(connection)) return;
+      this.queue.delete(connection);
       if (connection.node) this.observer.disconnected?.(connection.node);
     };
     call.on("data", (bytes: Buffer) => {
@@ -220,9 +262,10 @@ export class AggregatedDiscoveryService {
     const started = performance.now();
     const resources = selectResources(set, type, sub.names);
     const version = contentVersion(resources);
-    if (version === sub.sentVersion) return false;
+    // Unscoped pushes re-send what the proxy already has (upstream's full push to every proxy).
+    if (version === sub.sentVersion && !(push && !this.policy.scoped)) return false;
     try {
-      sub.sentNonce = c.send(type, version, resources);
+      sub.sentNonce = c.send(type, version, resources, this.policy.identifier);
     } catch (e) {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;

@@ -1,7 +1,9 @@
 import type { Catalog } from "../config/catalog.ts";
 import { resolveResourceHost } from "../mesh/hosts.ts";
-import type { MeshRegistry } from "../mesh/registry.ts";
+import { type MeshRegistry, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { boundGateways, virtualServiceHosts } from "../mesh/routing.ts";
+import { isHttp } from "./envoy_sidecar.ts";
+import type { XdsService } from "./proxyless.ts";
 
 /**
  * The configuration conflicts the control plane counts (spec 2 gauges;
@@ -16,14 +18,78 @@ export interface MeshConflicts {
   duplicateSubsets: number;
   /** `disco_vservice_dup_domain`: hosts claimed by more than one VirtualService on the same gateway and namespace (the extra claims). */
   duplicateVirtualServiceDomains: number;
+  /**
+   * `disco_conflict_outbound_listener_tcp_over_current_http`: non-HTTP
+   * service ports on a port whose outbound listener is HTTP (an Envoy
+   * sidecar's `0.0.0.0_<port>`): that listener takes their traffic.
+   */
+  outboundTcpOverHttp: number;
+  /**
+   * `disco_conflict_outbound_listener_http_over_https`: HTTP service ports
+   * on 443, whose outbound listener takes every connection to port 443,
+   * TLS to external hosts included.
+   */
+  outboundHttpOverHttps: number;
+  /**
+   * `disco_conflict_inbound_listener`: container ports of a workload that an
+   * HTTP and a non-HTTP service port both target (its `virtualInbound` HTTP
+   * chain takes the port).
+   */
+  inbound: number;
 }
 
-export function meshConflicts(catalog: Catalog, registry: MeshRegistry): MeshConflicts {
+/**
+ * What the orchestrator `Endpoints` documents of the configuration say
+ * about their addresses (upstream's registry gauges). Pure.
+ */
+export interface EndpointCounts {
+  /** `disco_endpoint_not_ready`: `notReadyAddresses` (left out of the load assignments). */
+  notReady: number;
+  /** `endpoint_no_pod`: ready addresses whose `targetRef` names no Pod of the configuration (or that have none). */
+  noPod: number;
+}
+
+export function endpointCounts(catalog: Catalog): EndpointCounts {
+  const pods = new Set(catalog.byKind.Pod.map((p) => `${p.namespace}/${p.name}`));
+  let notReady = 0;
+  let noPod = 0;
+  for (const doc of catalog.byKind.Endpoints) {
+    for (const subset of doc.spec.subsets) {
+      notReady += subset.notReadyAddresses.length;
+      for (const a of subset.addresses) if (a.targetRef?.kind !== "Pod" || !pods.has(`${a.targetRef.namespace ?? doc.namespace}/${a.targetRef.name}`)) noPod++;
+    }
+  }
+  return { notReady, noPod };
+}
+
+const HTTPS_PORT = 443;
+
+export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services: readonly XdsService[]): MeshConflicts {
+  const httpPorts = new Set(services.filter((s) => isHttp(s.protocol)).map((s) => s.port));
   return {
     duplicateClusters: extraClaims(registry.services.flatMap((s) => s.ports.map((p) => `${s.fqdn}:${p.port}`))),
     duplicateSubsets: extraClaims(catalog.byKind.DestinationRule.flatMap((r) => r.spec.subsets.map((s) => `${r.namespace}\0${resolveResourceHost(r.spec.host, r.namespace)}\0${s.name}`))),
     duplicateVirtualServiceDomains: extraClaims(catalog.byKind.VirtualService.flatMap((vs) => boundGateways(vs).flatMap((g) => virtualServiceHosts(vs).map((h) => `${vs.namespace}\0${g}\0${h}`)))),
+    outboundTcpOverHttp: services.filter((s) => !isHttp(s.protocol) && httpPorts.has(s.port)).length,
+    outboundHttpOverHttps: services.filter((s) => isHttp(s.protocol) && s.port === HTTPS_PORT).length,
+    inbound: inboundConflicts(registry),
   };
+}
+
+function inboundConflicts(registry: MeshRegistry): number {
+  let conflicts = 0;
+  for (const w of registry.workloads) {
+    const http = new Set<number>();
+    const other = new Set<number>();
+    for (const s of servicesOfWorkload(registry, w)) {
+      for (const p of s.ports) {
+        const n = targetContainerPort(p, w);
+        if (n !== undefined) (isHttp(p.protocol) ? http : other).add(n);
+      }
+    }
+    for (const n of other) if (http.has(n)) conflicts++;
+  }
+  return conflicts;
 }
 
 /** How many claims come after the first claim of the same key. */

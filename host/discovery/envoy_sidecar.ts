@@ -61,6 +61,8 @@ export interface EnvoyMesh {
   readonly endpoints: ReadonlyMap<string, Resource>;
   /** Where mesh-wide policies live (PeerAuthentication, RequestAuthentication, AuthorizationPolicy). */
   readonly rootNamespace: string;
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true): false leaves out the `allow_any` route, so unknown hosts get 404. */
+  readonly fallthroughRoute?: boolean;
 }
 
 export const INBOUND_PORT = 15006;
@@ -75,7 +77,7 @@ const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "grpc", "g
 const H2_PROTOCOLS: ReadonlySet<string> = new Set(["http2", "grpc"]);
 
 /** Upstream sniffs a port that names no protocol; we serve it as HTTP. */
-const isHttp = (protocol: string | undefined) => protocol === undefined || HTTP_PROTOCOLS.has(protocol);
+export const isHttp = (protocol: string | undefined) => protocol === undefined || HTTP_PROTOCOLS.has(protocol);
 
 type Json = Record<string, unknown>;
 
@@ -222,7 +224,7 @@ function routeConfiguration(port: number, services: readonly XdsService[], mesh:
     virtualHosts.push({ name: `${s.host}:${port}`, domains, routes });
   }
   // Unknown hosts go through, unless a ServiceEntry already answers on every name.
-  if (!used.has("*")) virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
+  if (!used.has("*") && mesh.fallthroughRoute !== false) virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
   return { name: String(port), virtual_hosts: virtualHosts, validate_clusters: false };
 }
 

@@ -7,6 +7,7 @@ import { envoyResources, findWorkload, type EnvoyMesh } from "./envoy_sidecar.ts
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
 import { xdsServices } from "./mesh_services.ts";
 import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
+import { documentsInView } from "./push_scope.ts";
 import { proxylessResources, type XdsService } from "./proxyless.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, ENDPOINT } from "./type_urls.ts";
@@ -26,19 +27,30 @@ export interface MeshSnapshot {
   /** Proxyless resources plus the configuration documents our sidecars subscribe to. */
   readonly all: ResourceSet;
   readonly envoy: EnvoyMesh;
-  /** Envoy resource sets already computed, by workload view (namespace, labels, ports). */
+  /** Envoy resource sets already computed, by workload view (namespace, labels, ports, scoped). */
   readonly envoyViews: Map<string, ResourceSet>;
+  /** Our sidecars' resource sets already computed, by namespace and scope (documents in its view). */
+  readonly namespaceViews: Map<string, ResourceSet>;
+  readonly rootNamespace: string;
 }
 
-export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, module: ModuleSource = LOCAL_MODULE): MeshSnapshot {
+/** What shapes the served resources beyond the configuration (the daemon's variables). */
+export interface SnapshotOptions {
+  /** Where Envoy sidecars load the filter module from. */
+  module?: ModuleSource;
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true). */
+  fallthroughRoute?: boolean;
+}
+
+export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
   const catalog = loaded.mesh;
   const registry = buildRegistry(catalog.byKind);
   const services = xdsServices(registry, catalog, rootNamespace);
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace };
-  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map() };
+  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, fallthroughRoute: options.fallthroughRoute ?? true };
+  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), namespaceViews: new Map(), rootNamespace };
 }
 
 /**
@@ -46,16 +58,31 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
  * proxyless clients and our sidecars get the API listeners and the
  * configuration documents; Envoy gets listeners, routes and clusters for its
  * workload and the filter's extension configuration (plus the documents,
- * which it never asks for).
+ * which it never asks for). `scoped` (DISCO_SCOPE_PUSHES): a proxy whose
+ * namespace is known is served the documents in its view only
+ * (host/discovery/push_scope.ts), so a change outside it pushes nothing.
  */
-export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode): ResourceSet {
-  if (proxyKind(node) !== "envoy") return snapshot.all;
-  const who = nodeIdentity(node) ?? { type: "sidecar", ip: "", pod: node.id, namespace: "default" };
+export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = true): ResourceSet {
+  const kind = proxyKind(node);
+  if (kind === "proxyless") return snapshot.all;
+  const identity = nodeIdentity(node);
+  const documents = (namespace: string) => (scoped ? documentsInView(snapshot.all.get(CONFIG_DOCUMENT)!, namespace, snapshot.rootNamespace) : snapshot.all.get(CONFIG_DOCUMENT)!);
+  if (kind === "disco-agent") {
+    if (!identity) return snapshot.all;
+    const key = JSON.stringify([identity.namespace, scoped]);
+    let set = snapshot.namespaceViews.get(key);
+    if (!set) {
+      set = new Map([...snapshot.all, [CONFIG_DOCUMENT, documents(identity.namespace)]]);
+      snapshot.namespaceViews.set(key, set);
+    }
+    return set;
+  }
+  const who = identity ?? { type: "sidecar", ip: "", pod: node.id, namespace: "default" };
   const workload = findWorkload(snapshot.registry, who);
-  const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null]);
+  const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped]);
   let set = snapshot.envoyViews.get(key);
   if (!set) {
-    set = new Map([...envoyResources(snapshot.envoy, who), [CONFIG_DOCUMENT, snapshot.all.get(CONFIG_DOCUMENT)!]]);
+    set = new Map([...envoyResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);
     snapshot.envoyViews.set(key, set);
   }
   return set;

@@ -2,7 +2,7 @@ import type { Counter, Registry } from "prom-client";
 import { daemonRegistry, specCounter, specGauge, specHistogram } from "../telemetry/spec_metrics.ts";
 import { unpackAny } from "../wire/envoy_protos.ts";
 import type { ProxyNode } from "./ads_server.ts";
-import { meshConflicts } from "./conflicts.ts";
+import { endpointCounts, meshConflicts } from "./conflicts.ts";
 import type { MeshSnapshot } from "./mesh_snapshot.ts";
 import type { DiscoveryObserver } from "./server.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE, SHORT_TYPE } from "./type_urls.ts";
@@ -23,6 +23,7 @@ export interface WebhookCounters {
 /** Upstream's buckets for push and convergence times, seconds. */
 const PUSH_TIME_BUCKETS = [0.01, 0.1, 0.5, 1, 3, 5];
 const CONVERGENCE_BUCKETS = [0.1, 0.5, 1, 3, 5, 10, 20, 30];
+const QUEUE_BUCKETS = [0.1, 0.5, 1, 3, 5, 10, 20, 30];
 
 const short = (type: string) => SHORT_TYPE[type] ?? type;
 
@@ -52,6 +53,12 @@ export class DiscoveryMetrics {
   private readonly duplicateClusters;
   private readonly duplicateSubsets;
   private readonly duplicateDomains;
+  private readonly conflictInbound;
+  private readonly conflictTcpOverHttp;
+  private readonly conflictHttpOverHttps;
+  private readonly queueTime;
+  private readonly endpointNotReady;
+  private readonly endpointNoPod;
   /** The admission webhooks' counters (`--httpsAddr`). */
   readonly webhooks: WebhookCounters;
   /** Per rejectable type, the streams whose last response of it was NACKed. */
@@ -64,7 +71,7 @@ export class DiscoveryMetrics {
     this.pushes = specCounter(r, "disco_xds_pushes", "xDS responses sent, by type (lds, rds, cds, eds, ecds, config); <type>_senderr: a response that could not be written", ["type"]);
     this.pushTime = specHistogram(r, "disco_xds_push_time", "Seconds to select, encode and write one xDS response, by type", PUSH_TIME_BUCKETS, ["type"]);
     this.convergence = specHistogram(r, "disco_proxy_convergence_time", "Seconds between a configuration change and a proxy having acknowledged (or refused) every response it caused", CONVERGENCE_BUCKETS);
-    this.triggers = specCounter(r, "disco_push_triggers", "Pushes triggered, by type: config (a change of the configuration folder)", ["type"]);
+    this.triggers = specCounter(r, "disco_push_triggers", "Pushes triggered, by type: config (a change of the configuration folder), endpoint (only Endpoints documents changed, pushed at once: DISCO_ENABLE_EDS_DEBOUNCE=false)", ["type"]);
     this.rejects = specCounter(r, "disco_total_xds_rejects", "xDS responses rejected (NACKed) by a proxy, by type", ["type"]);
     this.typeRejects = new Map([
       [CLUSTER, specGauge(r, "disco_xds_cds_reject", "Proxies whose last CDS response was rejected")],
@@ -84,6 +91,12 @@ export class DiscoveryMetrics {
     this.duplicateClusters = specGauge(r, "disco_duplicate_proxy_clusters", "Service ports declared again (same host and port) by another ServiceEntry or Service: the later declaration is dropped");
     this.duplicateSubsets = specGauge(r, "disco_destrule_subsets", "Subsets defined again by another DestinationRule for the same host in the same namespace");
     this.duplicateDomains = specGauge(r, "disco_vservice_dup_domain", "Hosts claimed by more than one VirtualService on the same gateway in the same namespace");
+    this.conflictInbound = specGauge(r, "disco_conflict_inbound_listener", "Container ports of a workload that an HTTP and a non-HTTP service port both target (the HTTP inbound chain takes them)");
+    this.conflictTcpOverHttp = specGauge(r, "disco_conflict_outbound_listener_tcp_over_current_http", "Non-HTTP service ports on a port whose outbound listener is HTTP (that listener takes their traffic)");
+    this.conflictHttpOverHttps = specGauge(r, "disco_conflict_outbound_listener_http_over_https", "HTTP service ports on 443, whose outbound listener takes every connection to port 443");
+    this.endpointNotReady = specGauge(r, "disco_endpoint_not_ready", "Addresses of Endpoints documents listed as not ready (left out of the load assignments)");
+    this.endpointNoPod = specGauge(r, "endpoint_no_pod", "Ready addresses of Endpoints documents whose targetRef names no Pod of the configuration");
+    this.queueTime = specHistogram(r, "disco_proxy_queue_time", "Seconds a proxy waited in the push queue (DISCO_PUSH_THROTTLE proxies are pushed to per turn)", QUEUE_BUCKETS);
     this.webhooks = {
       injectionRequests: specCounter(r, "sidecar_injection_requests_total", "Sidecar injection requests (AdmissionReview on /inject)"),
       injectionSuccess: specCounter(r, "sidecar_injection_success_total", "Injection requests answered with the sidecar (a JSONPatch)"),
@@ -100,6 +113,7 @@ export class DiscoveryMetrics {
       this.rejects.labels({ type }).inc(0);
     }
     this.triggers.labels({ type: "config" }).inc(0);
+    this.triggers.labels({ type: "endpoint" }).inc(0);
     this.inboundUpdates.labels({ type: "config" }).inc(0);
   }
 
@@ -124,6 +138,7 @@ export class DiscoveryMetrics {
       if (type === ROUTE) this.expiredNonces.inc();
     },
     internalError: () => this.internalErrors.inc(),
+    dequeued: (_node, ms) => this.queueTime.observe(ms / 1000),
     pushed: (reason) => this.triggers.labels({ type: reason }).inc(),
     rejected: () => this.rejectedConfigs.inc(),
     snapshot: (s) => this.snapshot(s),
@@ -143,8 +158,14 @@ export class DiscoveryMetrics {
     this.inboundUpdates.labels({ type: "config" }).inc();
     this.services.set(s.registry.services.length);
     this.virtualServices.set(s.catalog.byKind.VirtualService.length);
-    const conflicts = meshConflicts(s.catalog, s.registry);
+    const conflicts = meshConflicts(s.catalog, s.registry, s.services);
     this.duplicateClusters.set(conflicts.duplicateClusters);
+    this.conflictInbound.set(conflicts.inbound);
+    this.conflictTcpOverHttp.set(conflicts.outboundTcpOverHttp);
+    this.conflictHttpOverHttps.set(conflicts.outboundHttpOverHttps);
+    const endpoints = endpointCounts(s.catalog);
+    this.endpointNotReady.set(endpoints.notReady);
+    this.endpointNoPod.set(endpoints.noPod);
     this.duplicateSubsets.set(conflicts.duplicateSubsets);
     this.duplicateDomains.set(conflicts.duplicateVirtualServiceDomains);
     // What is served: each ClusterLoadAssignment of this version, decoded.

@@ -1,4 +1,5 @@
 import { createServer, type Server as HttpServer } from "node:http";
+import { hostname } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { InjectionSettings } from "../cli/meshctl/inject/settings.ts";
@@ -20,7 +21,9 @@ import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
-import { SHORT_TYPE } from "./type_urls.ts";
+import { changedKinds, isEndpointChange } from "./push_scope.ts";
+import type { Resource } from "./resource_set.ts";
+import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
 
 export interface DiscoveryOptions {
   configDir: string;
@@ -37,6 +40,22 @@ export interface DiscoveryOptions {
   rootNamespace: string;
   debounceAfterMs: number;
   debounceMaxMs: number;
+  /** DISCO_ENABLE_EDS_DEBOUNCE (default true): false pushes an endpoint-only change at once. */
+  edsDebounce?: boolean;
+  /** DISCO_PUSH_THROTTLE (default 100): proxies pushed to per turn of the event loop. */
+  pushThrottle?: number;
+  /** DISCO_SCOPE_PUSHES (default true): push only to proxies whose view a change affects. */
+  scopePushes?: boolean;
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true): Envoy's route configurations end with the passthrough route. */
+  fallthroughRoute?: boolean;
+  /** TERMINATION_DRAIN_DURATION_SECONDS as ms (default 5 s): how long open xDS streams may stay after close() before they are cut. */
+  drainMs?: number;
+  /** POD_NAME, POD_NAMESPACE: this instance, named in every response's control_plane identifier. */
+  podName?: string;
+  podNamespace?: string;
+  /** MESH_GPRC_MAXRECVMSGSIZE, MESH_GPRC_MAXSTREAMS: limits of the xDS gRPC servers. */
+  maxRecvMessageBytes?: number;
+  maxStreams?: number;
   keepaliveIntervalMs: number;
   keepaliveTimeoutMs: number;
   /** `--keepaliveMaxServerConnectionAge`: connections are closed gracefully after this long; undefined: never. */
@@ -62,6 +81,9 @@ export interface DiscoveryObserver extends AdsObserver {
   /** A new configuration version. */
   snapshot?(s: MeshSnapshot): void;
 }
+
+/** TERMINATION_DRAIN_DURATION_SECONDS' default. */
+const DEFAULT_DRAIN_MS = 5000;
 
 /** Upstream's `--keepaliveMaxServerConnectionAgeGrace` default. */
 const MAX_CONNECTION_AGE_GRACE_MS = 10_000;
@@ -99,17 +121,30 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   let ready = false;
   const metrics = new DiscoveryMetrics();
   const observer = bothObservers(metrics.observer, o.observer ?? {});
-  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node), observer);
+  const scoped = o.scopePushes ?? true;
+  const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
+  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node, scoped), observer, { throttle: o.pushThrottle ?? 100, scoped, identifier });
+  // The documents as of the last push: an endpoint-only change is judged against what proxies were last sent,
+  // so a file caught half-written (an intermediate version) does not turn it into a config change.
+  let pushedDocuments: ReadonlyMap<string, Resource> | undefined;
+  const pushNow = (reason: string, changes: number, changedAt: number) => {
+    observer.pushed?.(reason, changes);
+    pushedDocuments = current!.all.get(CONFIG_DOCUMENT)!;
+    ads.push(undefined, changedAt);
+  };
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
-  const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => {
-    observer.pushed?.("config", changedAt.length);
-    ads.push(undefined, changedAt[0]);
-  });
+  const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded, o.rootNamespace, o.filterModule);
+    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true });
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
-    if (version > 1) push.add(performance.now());
+    if (!pushedDocuments) {
+      pushedDocuments = current.all.get(CONFIG_DOCUMENT)!;
+      return true;
+    }
+    // Upstream's EDS updates skip the debounce unless DISCO_ENABLE_EDS_DEBOUNCE.
+    if (o.edsDebounce === false && isEndpointChange(changedKinds(pushedDocuments, current.all.get(CONFIG_DOCUMENT)!))) pushNow("endpoint", 1, performance.now());
+    else push.add(performance.now());
     return true;
   };
   const watcher = new ConfigDirWatcher(o.configDir, o.checks, apply, (problem) => {
@@ -124,6 +159,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   const listeners: DiscoveryListeners = {};
   const grpcServers: Array<{ server: grpc.Server; health: ServingHealth }> = [];
   const xdsServerOptions: grpc.ServerOptions = {
+    "grpc.max_receive_message_length": o.maxRecvMessageBytes ?? 4_194_304,
+    "grpc.max_concurrent_streams": o.maxStreams ?? 100_000,
     "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
     "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
     // Streams of an aged connection get upstream's grace (10 s) to finish, then the proxy reconnects.
@@ -172,6 +209,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       info: buildInfo,
       sections: {
         configuration: () => ({ version: current!.version, services: current!.services.length, resources: current!.catalog.resources.length }),
+        instance: () => ({ name: o.podName ?? hostname(), ...(o.podNamespace ? { namespace: o.podNamespace } : {}) }),
         connections: () => ads.state().map((c) => ({ id: c.id, node: c.node.id, connectedAt: c.connectedAt.toISOString(), types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t) })),
       },
     });
@@ -189,7 +227,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, 2000)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close(), ctrlz?.close()]);
+      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, o.drainMs ?? DEFAULT_DRAIN_MS)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close(), ctrlz?.close()]);
     },
   };
 }

@@ -9,11 +9,13 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_agent.ts";
 import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/hubs.ts";
-import { DISCOVERY_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_discovery.ts";
+import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_discovery.ts";
 import { ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/mesh_ca.ts";
 import type { NotApplicable } from "../../host/cli/spec_surface/not_applicable.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
+/** The DI variables disco-discovery applies (host/cli/spec_surface/disco_discovery.ts discoveryVariables, host/discovery/secure_xds.ts). */
+const DISCOVERY_VARIABLES = ["DISCO_DEBOUNCE_AFTER", "DISCO_DEBOUNCE_MAX", "DISCO_ENABLE_EDS_DEBOUNCE", "DISCO_PUSH_THROTTLE", "DISCO_SCOPE_PUSHES", "DISCO_ENABLE_FALLTHROUGH_ROUTE", "TERMINATION_DRAIN_DURATION_SECONDS", "POD_NAME", "POD_NAMESPACE", "MESH_GPRC_MAXRECVMSGSIZE", "MESH_GPRC_MAXSTREAMS", "DISCO_CERT_DIR", "DISCO_CERT_PROVIDER", "DISCO_SKIP_VALIDATE_TRUST_DOMAIN"];
 const OUT = join(ROOT, "build", "out");
 const DOC = readFileSync(join(ROOT, "docs", "daemon-reference.md"), "utf8");
 
@@ -66,6 +68,20 @@ describe("docs/daemon-reference.md and the code agree", () => {
     for (const e of ANCHOR_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 4), "not applicable", e.name);
     for (const e of HUB_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 5), "not applicable", e.name);
     for (const name of ["CA_ADDR", "TRUST_DOMAIN", "SECRET_TTL", "SECRET_GRACE_DURATION", "INITIAL_BACKOFF_MSEC", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY", "MESH_CONFIG"]) assert.equal(column(name, 3), "yes", name);
+    for (const e of DISCOVERY_NOT_APPLICABLE_ENV) {
+      assert.equal(column(e.name, 6), "not applicable", e.name);
+      assert.ok(column(e.name, 7).includes(`disco-discovery: ${e.reason}`), `${e.name}: the program's reason`);
+    }
+    for (const name of DISCOVERY_VARIABLES) assert.equal(column(name, 6), "yes", name);
+  });
+
+  it("every variable spec 2 lists for disco-discovery (DI) has its decision in the disco-discovery column", () => {
+    const rows = section("Environment variables").split("\n").filter((l) => /^\| `/.test(l));
+    const di = rows.filter((l) => l.split("|")[2].split(",").map((b) => b.trim()).includes("DI"));
+    // Spec 2: the 34 shared discovery-behaviour variables and 23 other variables naming DI.
+    assert.equal(di.length, 57, `${di.length} DI rows`);
+    for (const row of di) assert.match(row.split("|")[6].trim(), /^(yes|not applicable|not read)$/, row);
+    for (const row of rows.filter((l) => !di.includes(l))) assert.equal(row.split("|")[6].trim(), "—", row);
   });
 });
 
@@ -92,6 +108,8 @@ describe("not-applicable flags and variables are refused by the real programs", 
     ["disco-agent", ["proxy", "--configDir", empty], AGENT_NOT_APPLICABLE_ENV.find((e) => e.name === "DISCO_PUSH_THROTTLE")!],
     ["hubs", ["server"], HUB_NOT_APPLICABLE_ENV.find((e) => e.name === "ORCHCONFIG")!],
     ["mesh_ca", ["--self-signed-ca"], ANCHOR_NOT_APPLICABLE_ENV.find((e) => e.name === "ANCHOR_ENABLE_NAMESPACES_BY_DEFAULT")!],
+    ["disco-discovery", ["discovery", "--configDir", empty], DISCOVERY_NOT_APPLICABLE_ENV.find((e) => e.name === "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND")!],
+    ["disco-discovery", ["discovery", "--configDir", empty], DISCOVERY_NOT_APPLICABLE_ENV.find((e) => e.name === "TOKEN_ISSUER")!],
   ];
   for (const [bin, args, e] of envCases) {
     it(`${bin} with ${e.name}=${nonDefault(e)}: exit 2 naming the variable and the reason`, () => {
@@ -109,6 +127,12 @@ describe("not-applicable flags and variables are refused by the real programs", 
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--configDir: expected an existing directory/);
     assert.doesNotMatch(r.stderr, /not applicable/);
+    const disco = run("disco-discovery", ["discovery"], { DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND: "false", JWT_POLICY: "third-party-jwt", ORCH_SERVICE_HOST: "10.96.0.1" });
+    assert.equal(disco.status, 2);
+    assert.match(disco.stderr, /--configDir: expected the directory/);
+    const badValue = run("disco-discovery", ["discovery", "--configDir", empty], { DISCO_PUSH_THROTTLE: "0" });
+    assert.equal(badValue.status, 2);
+    assert.equal(badValue.stderr, 'disco-discovery discovery: DISCO_PUSH_THROTTLE="0": expected an integer from 1 to 9007199254740991\n');
     const hub = run("hubs", ["server", "--singleThreaded", "true", "--configStoreURL", "mcps://x"]);
     assert.equal(hub.status, 2);
     assert.match(hub.stderr, /^hubs server: --configStoreURL "mcps:\/\/x": this hub supports fs:\/\/DIR only/);

@@ -19,7 +19,7 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe("disco-discovery discovery: flags and variables", () => {
-  it("refuses a bad --meshConfig, --trust-domain, DISCO_CERT_PROVIDER and --domain with one line, before serving", () => {
+  it("refuses a bad --meshConfig, --trust-domain, DISCO_CERT_PROVIDER, --domain and push variables with one line, before serving", () => {
     const mesh = join(tempDir("disco-mesh-"), "mesh.yaml");
     writeFileSync(mesh, "rootNamespace: Bad_NS\n");
     const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
@@ -27,7 +27,9 @@ describe("disco-discovery discovery: flags and variables", () => {
       [["--meshConfig", mesh], {}, /^disco-discovery discovery: --meshConfig: .*mesh\.yaml: rootNamespace: expected a namespace name \(a DNS label\), got "Bad_NS"\n$/],
       [["--trust-domain", "bad domain"], {}, /^disco-discovery discovery: --trust-domain: expected a trust domain \(a DNS name\), got "bad domain"\n$/],
       [[], { DISCO_CERT_PROVIDER: "orch" }, /^disco-discovery discovery: DISCO_CERT_PROVIDER="orch": expected anchor /],
-      [["--domain", "example.com"], {}, /^disco-discovery discovery: --domain: not applicable here: the mesh model's DNS suffix is fixed/],
+      [["--domain", "example.com"], {}, /^disco-discovery discovery: --domain: not applicable here: not built: the suffix cluster.local is part of the one mesh model/],
+      [[], { DISCO_SCOPE_PUSHES: "maybe" }, /^disco-discovery discovery: DISCO_SCOPE_PUSHES="maybe": expected true or false\n$/],
+      [[], { TERMINATION_DRAIN_DURATION_SECONDS: "5s" }, /^disco-discovery discovery: TERMINATION_DRAIN_DURATION_SECONDS="5s": expected an integer from 0 to 2147483\n$/],
     ];
     for (const [args, env, expected] of cases) {
       const r = run([...OFF, ...args], env);

@@ -64,7 +64,7 @@ function reflect(address: string, symbol: string): Promise<{ services: string[];
   });
 }
 
-const daemons: Array<{ name: string; bin: string; args: string[]; prefix: string; service: string }> = [
+const daemons: Array<{ name: string; bin: string; args: string[]; prefix: string; service: string; env?: NodeJS.ProcessEnv }> = [
   {
     name: "hubs",
     bin: join(OUT, "hubs.mjs"),
@@ -78,6 +78,8 @@ const daemons: Array<{ name: string; bin: string; args: string[]; prefix: string
     args: ["--self-signed-ca", "--grpc-plaintext", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
     prefix: "mesh_ca listening ",
     service: "mesh.anchor.v1.CertificateService",
+    // mesh_ca's own variable: the other daemons refuse it (they run no CA).
+    env: { ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" },
   },
   {
     name: "disco-discovery",
@@ -94,7 +96,7 @@ for (const d of daemons) {
     let address: string;
     let client: HealthClient;
     before(async () => {
-      daemon = await startDaemon<Listening>(d.bin, d.args, d.prefix, START_MS, { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" });
+      daemon = await startDaemon<Listening>(d.bin, d.args, d.prefix, START_MS, { ...process.env, ...d.env });
       address = daemon.listening.grpc ?? `127.0.0.1:${daemon.listening.grpcPort}`;
       client = new Health(address, grpc.credentials.createInsecure()) as unknown as HealthClient;
     });

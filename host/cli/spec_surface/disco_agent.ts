@@ -1,5 +1,6 @@
 import { PROXY_LOGGER_SCOPES } from "../../proxy/proxy_loggers.ts";
 import { parseGoDuration } from "../duration.ts";
+import { envReader } from "./env_values.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
 /**
@@ -131,14 +132,9 @@ export const DEFAULT_SECRET_TTL_MS = 24 * 3_600_000;
 
 /** Reads the AG variables this build applies; throws naming the variable on a bad value. */
 export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
-  const set = (name: string) => (env[name] === undefined || env[name] === "" ? undefined : env[name]);
-  const bool = (name: string): boolean | undefined => {
-    const v = set(name);
-    if (v === undefined) return undefined;
-    if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
-    if (["0", "f", "F", "FALSE", "false", "False"].includes(v)) return false;
-    throw new Error(`${name}=${JSON.stringify(v)}: expected true or false`);
-  };
+  const read = envReader(env);
+  const set = read.text;
+  const bool = (name: string): boolean | undefined => (set(name) === undefined ? undefined : read.bool(name, false));
   const ttlText = set("SECRET_TTL");
   let secretTtlMs = DEFAULT_SECRET_TTL_MS;
   if (ttlText !== undefined) {

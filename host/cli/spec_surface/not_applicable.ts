@@ -25,14 +25,15 @@ export interface NotApplicable {
 export const na = (name: string, type: "bool" | "value", dflt: string, reason: string, alsoAccepted?: readonly string[]): NotApplicable =>
   Object.freeze({ name, type, default: dflt, reason, ...(alsoAccepted ? { alsoAccepted } : {}) });
 
-const TRUE = ["1", "t", "T", "TRUE", "true", "True"];
-const FALSE = ["0", "f", "F", "FALSE", "false", "False"];
+/** Go's strconv.ParseBool spellings. */
+export const GO_TRUE: readonly string[] = ["1", "t", "T", "TRUE", "true", "True"];
+export const GO_FALSE: readonly string[] = ["0", "f", "F", "FALSE", "false", "False"];
 
 /** Whether a given value asks for the default (booleans as Go's strconv.ParseBool reads them). */
 export function isDefaultValue(entry: NotApplicable, value: string): boolean {
   if (entry.type === "bool") {
     const accepted = [entry.default, ...(entry.alsoAccepted ?? [])];
-    return (accepted.includes("true") && TRUE.includes(value)) || (accepted.includes("false") && FALSE.includes(value));
+    return (accepted.includes("true") && GO_TRUE.includes(value)) || (accepted.includes("false") && GO_FALSE.includes(value));
   }
   return value === entry.default || (entry.alsoAccepted ?? []).includes(value);
 }

@@ -20,7 +20,7 @@ function port(value: string): number {
   return n;
 }
 
-/** `meshctl experimental envoy-bootstrap` (alias `x envoy-bootstrap`; issue 12 item 3). */
+/** `meshctl experimental envoy-bootstrap` (alias `x envoy-bootstrap`). */
 export function registerEnvoyBootstrap(experimental: Command): void {
   experimental
     .command("envoy-bootstrap")

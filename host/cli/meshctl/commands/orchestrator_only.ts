@@ -53,7 +53,7 @@ export const UNAVAILABLE_COMMANDS: readonly Unavailable[] = [
   { path: ["post-install", "webhook", "enable"], experimental: true, summary: "Enable the injection and validation webhooks", would: "to patch the webhook configurations" },
   { path: ["post-install", "webhook", "disable"], experimental: true, summary: "Disable the injection and validation webhooks", would: "to patch the webhook configurations" },
   { path: ["post-install", "webhook", "status"], experimental: true, summary: "Show the webhooks' status", would: "to read the webhook configurations" },
-  { path: ["wait"], experimental: true, summary: "Wait until a resource is distributed to the proxies (or deleted)", would: "and a control plane that tracks configuration distribution (disco-discovery, issue 12)" },
+  { path: ["wait"], experimental: true, summary: "Wait until a resource is distributed to the proxies (or deleted)", would: "to read the resource's generation (disco-discovery's `/debug/syncz` shows which version each proxy acknowledged)" },
   { path: ["metrics"], experimental: true, summary: "Show a workload's request metrics", would: "and a metrics database to query (here: read a sidecar's `/stats/prometheus`)" },
 ];
 

@@ -1,0 +1,123 @@
+// What shapes a push, computed from the mesh model (pure): the documents in a
+// proxy's view (DISCO_SCOPE_PUSHES), endpoint-only changes
+// (DISCO_ENABLE_EDS_DEBOUNCE), the fallthrough route
+// (DISCO_ENABLE_FALLTHROUGH_ROUTE) and the listener conflicts counted by
+// disco_conflict_*, disco_endpoint_not_ready and endpoint_no_pod.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { filterChecks } from "../../host/config/catalog.ts";
+import { parseDocuments } from "../../host/config/documents.ts";
+import { endpointCounts, meshConflicts } from "../../host/discovery/conflicts.ts";
+import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
+import { changedKinds, isEndpointChange } from "../../host/discovery/push_scope.ts";
+import { CONFIG_DOCUMENT, ROUTE } from "../../host/discovery/type_urls.ts";
+import { loadDocuments } from "../../host/proxy/config_dir.ts";
+import { FilterModule } from "../../host/wasm/filter_module.ts";
+import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
+
+const checks = filterChecks(FilterModule.load());
+const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks);
+const policy = (name: string, namespace: string, path = "/admin") => `apiVersion: security.mesh.io/v1
+kind: AuthorizationPolicy
+metadata: {name: ${name}, namespace: ${namespace}}
+spec: {action: DENY, rules: [{to: [{operation: {paths: ["${path}"]}}]}]}
+`;
+const mesh = (barPath = "/admin") => `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80, name: http, targetPort: 8080}, {port: 81, name: tcp-raw, targetPort: 8080}], selector: {app: web}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: shop, labels: {app: web}}
+spec: {containers: [{name: web, ports: [{containerPort: 8080}]}]}
+---
+apiVersion: networking.mesh.io/v1
+kind: ServiceEntry
+metadata: {name: db, namespace: shop}
+spec: {hosts: [db.example.com], ports: [{number: 80, name: tcp, protocol: TCP}], resolution: DNS}
+---
+apiVersion: networking.mesh.io/v1
+kind: ServiceEntry
+metadata: {name: plain-443, namespace: shop}
+spec: {hosts: [plain.example.com], ports: [{number: 443, name: http, protocol: HTTP}], resolution: DNS}
+---
+apiVersion: security.mesh.io/v1
+kind: PeerAuthentication
+metadata: {name: strict, namespace: bar}
+spec: {mtls: {mode: STRICT}}
+---
+${policy("deny-foo", "foo")}---
+${policy("deny-bar", "bar", barPath)}---
+${policy("deny-all", "mesh-system")}`;
+const MESH = mesh();
+
+const agent = (namespace: string) => ({ id: `sidecar~10.0.0.1~a.${namespace}~${namespace}.svc.cluster.local`, cluster: "", metadata: {}, userAgentName: "disco-agent" });
+
+describe("push scope and listener conflicts from the mesh model", () => {
+  const snapshot = meshSnapshot(1, load(MESH), "mesh-system");
+
+  it("a sidecar is served the policies of its namespace and the root namespace, and every other kind", () => {
+    const names = [...resourcesFor(snapshot, agent("foo")).get(CONFIG_DOCUMENT)!.keys()].sort();
+    assert.ok(names.includes("AuthorizationPolicy/foo/deny-foo"));
+    assert.ok(names.includes("AuthorizationPolicy/mesh-system/deny-all"));
+    assert.ok(!names.includes("AuthorizationPolicy/bar/deny-bar"), "another namespace's policy is out of foo's view");
+    assert.ok(names.includes("PeerAuthentication/bar/strict"), "a destination's PeerAuthentication stays (client auto mTLS)");
+    const unscoped = [...resourcesFor(snapshot, agent("foo"), false).get(CONFIG_DOCUMENT)!.keys()];
+    assert.ok(unscoped.includes("AuthorizationPolicy/bar/deny-bar"), "unscoped: every document");
+  });
+
+  it("only a change of Endpoints documents is an endpoint change", () => {
+    const docs = (text: string) => meshSnapshot(2, load(text), "mesh-system").all.get(CONFIG_DOCUMENT)!;
+    const endpoints = (ip: string) => `---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: web, namespace: shop}\nsubsets: [{addresses: [{ip: ${ip}}], ports: [{port: 8080}]}]\n`;
+    const before = docs(MESH + endpoints("10.0.0.1"));
+    assert.deepEqual([...changedKinds(before, docs(MESH + endpoints("10.0.0.2")))], ["Endpoints"]);
+    assert.equal(isEndpointChange(changedKinds(before, docs(MESH + endpoints("10.0.0.2")))), true);
+    const policyChanged = changedKinds(before, docs(mesh("/other") + endpoints("10.0.0.2")));
+    assert.equal(isEndpointChange(policyChanged), false);
+    assert.equal(isEndpointChange(new Set()), false, "no change is no endpoint change");
+  });
+
+  it("DISCO_ENABLE_FALLTHROUGH_ROUTE=false leaves out Envoy's allow_any route", () => {
+    const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
+    const hosts = (fallthroughRoute: boolean) => {
+      const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", { fallthroughRoute }), envoy);
+      return (decodeAnyStrict(envoyRoot(), set.get(ROUTE)!.get("80")!.any).object.virtual_hosts as Array<{ name: string }>).map((v) => v.name);
+    };
+    assert.ok(hosts(true).includes("allow_any"));
+    assert.ok(!hosts(false).includes("allow_any"));
+    assert.ok(hosts(false).includes("web.shop.svc.cluster.local:80"));
+  });
+
+  it("listener conflicts: a TCP port under an HTTP listener, HTTP on 443, a container port both HTTP and TCP", () => {
+    const c = meshConflicts(snapshot.catalog, snapshot.registry, snapshot.services);
+    assert.equal(c.outboundTcpOverHttp, 1, "db.example.com:80 (TCP) under the HTTP listener 0.0.0.0_80");
+    assert.equal(c.outboundHttpOverHttps, 1, "plain.example.com:443 is HTTP");
+    assert.equal(c.inbound, 1, "web-1:8080 is targeted by http (80) and tcp-raw (81)");
+    const clean = meshSnapshot(1, load(policy("p", "foo")), "mesh-system");
+    assert.deepEqual(meshConflicts(clean.catalog, clean.registry, clean.services), { duplicateClusters: 0, duplicateSubsets: 0, duplicateVirtualServiceDomains: 0, outboundTcpOverHttp: 0, outboundHttpOverHttps: 0, inbound: 0 });
+  });
+
+  it("Endpoints addresses: not ready ones, and ready ones without a known Pod", () => {
+    const docs = `apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: foo}
+spec: {ports: [{name: tcp-postgres, port: 5432}]}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: db, namespace: foo}
+subsets:
+- addresses: [{ip: 10.1.2.3}, {ip: 10.1.2.4, targetRef: {kind: Pod, name: db-0}}, {ip: 10.1.2.5, targetRef: {kind: Pod, name: gone}}]
+  notReadyAddresses: [{ip: 10.1.2.9}, {ip: 10.1.2.10}]
+  ports: [{name: tcp-postgres, port: 5432}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db-0, namespace: foo, labels: {app: db}}
+spec: {containers: [{name: db, ports: [{containerPort: 5432}]}]}
+`;
+    assert.deepEqual(endpointCounts(load(docs).mesh), { notReady: 2, noPod: 2 });
+    assert.deepEqual(endpointCounts(load(MESH).mesh), { notReady: 0, noPod: 0 });
+  });
+});
