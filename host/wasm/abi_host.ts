@@ -570,7 +570,7 @@ export class ProxyWasmVm {
 
   /**
    * The names of a batched read (path `mesh` `properties` name…,
-   * docs/filter.md "Properties"), undefined for any other path. The module
+   * docs/filter.md "Properties the filter reads"), undefined for any other path. The module
    * asks for the same few sets from the same addresses in every request:
    * each is decoded once and recognized by a byte compare afterwards.
    */
