@@ -61,8 +61,9 @@ export function removeHeader(map: MapType, name: string): void {
 }
 
 // Properties are read straight from the block the host hands over (then
-// freed): a string costs one allocation, its own; an integer or a flag none.
-// Paths come encoded (abi/properties.ts).
+// freed): a string costs one allocation, its own; a flag none. Paths come
+// encoded (abi/properties.ts); an HTTP stream's are read as sets
+// (abi/stream_properties.ts).
 
 function askProperty(path: ArrayBuffer): bool {
   return abi.proxy_get_property(changetype<usize>(path), <usize>path.byteLength, scratchPtrSlot(), scratchLenSlot()) == Status.Ok;
@@ -76,14 +77,6 @@ export function property(path: ArrayBuffer): Uint8Array | null {
 /** A property as text, "" when absent. */
 export function propertyString(path: ArrayBuffer): string {
   return askProperty(path) ? takeHostString() : "";
-}
-
-/** Integer properties are 8 bytes little-endian; -1 when absent. */
-export function propertyInt(path: ArrayBuffer): i64 {
-  if (!askProperty(path)) return -1;
-  const value = hostBlockLength() >= 8 ? load<i64>(hostBlockPtr()) : -1;
-  dropHostBlock();
-  return value;
 }
 
 export function propertyBool(path: ArrayBuffer): bool {

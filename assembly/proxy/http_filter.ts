@@ -10,10 +10,10 @@ import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { HeaderOperation, HeaderOperationKind, RouteDirective } from "../hub/route_directive";
 import { httpStatusForCode, StatusCode, statusCodeName } from "../hub/status";
 import { QuotaCharge } from "../quota";
-import { RequestView, requestWithHeaders } from "../request";
+import { requestWithHeaders } from "../request";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
-import * as property from "../abi/properties";
+import { readRequestProperties, readResponseProperties } from "../abi/stream_properties";
 import { decideCheck, OK_VERDICT, Verdict } from "./check_decision";
 import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CheckState, HttpStream } from "./http_stream";
@@ -41,7 +41,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const request = requestWithHeaders(host.headerMap(MapType.RequestHeaders), plugin.streamPool.request());
   // The incoming forwarded header must never reach the application.
   if (request.forwarded !== null) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
-  readConnection(request);
+  readRequestProperties(request);
   request.timeNanos = now;
   if (request.destinationService.length == 0) request.destinationService = serviceFromAuthority(config, request.header(":authority"));
   stream.request = request;
@@ -248,30 +248,14 @@ function report(plugin: Plugin, stream: HttpStream): void {
   if (service === null || service.disableReportCalls) return;
   const now = host.nowNanos();
   const response = new ResponseView();
-  response.code = host.propertyInt(property.RESPONSE_CODE);
+  readResponseProperties(response);
   response.headers = host.headerMap(MapType.ResponseHeaders);
   response.trailers = host.headerMap(MapType.ResponseTrailers);
-  response.requestBodySize = max<i64>(0, host.propertyInt(property.REQUEST_SIZE));
-  response.responseBodySize = max<i64>(0, host.propertyInt(property.RESPONSE_SIZE));
-  response.requestTotalSize = max<i64>(0, host.propertyInt(property.REQUEST_TOTAL_SIZE));
-  response.responseTotalSize = max<i64>(0, host.propertyInt(property.RESPONSE_TOTAL_SIZE));
-  response.upstreamAddress = host.propertyString(property.UPSTREAM_ADDRESS);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
   const bag = e.attributes.clone();
   addReportAttributes(bag, response, stream.outcome, stream.request!.headers);
   plugin.addReport(bag, now);
-}
-
-function readConnection(r: RequestView): void {
-  r.sourceAddress = host.propertyString(property.SOURCE_ADDRESS);
-  r.destinationAddress = host.propertyString(property.DESTINATION_ADDRESS);
-  r.mtls = host.propertyBool(property.CONNECTION_MTLS);
-  r.peerPrincipal = host.propertyString(property.PEER_URI_SAN);
-  r.localPrincipal = host.propertyString(property.LOCAL_URI_SAN);
-  r.requestedServerName = host.propertyString(property.REQUESTED_SERVER_NAME);
-  r.destinationService = host.propertyString(property.MESH_DESTINATION_SERVICE);
-  r.authPayload = host.propertyString(property.MESH_AUTHN_PAYLOAD);
 }
 
 // Without a destination-service property (a proxy that sets none), the

@@ -3,7 +3,7 @@ import { instantiateSync } from "@assemblyscript/loader";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
 import { HeaderMap } from "./header_map.ts";
-import { decodePairs } from "./pairs.ts";
+import { decodePairs, utf8Length, writeString } from "./pairs.ts";
 
 /** Looks up a property (path segments, e.g. ["source", "address"]) for a stream; undefined = NOT_FOUND. */
 export type PropertyResolver = (path: string[]) => Uint8Array | undefined;
@@ -49,6 +49,12 @@ export interface HostEnvironment {
   rootProperties?: PropertyResolver;
   /** A root context that answered false from proxy_on_done called proxy_done and was deleted. */
   rootDone?(rootId: number): void;
+  /**
+   * Whether batched property reads (`mesh` `properties` name…) are answered
+   * (default true). False answers them NOT_FOUND, as Envoy does: the module
+   * then reads each property with a call of its own.
+   */
+  propertyBatches?: boolean;
 }
 
 /**
@@ -128,7 +134,6 @@ interface Exports extends Record<string, unknown> {
   filter_allocations?(): bigint;
 }
 
-const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /**
@@ -163,6 +168,8 @@ export class ProxyWasmVm {
   private memoryBytes!: Buffer;
   /** Property paths seen, NUL-separated → dotted (at most MAX_DOTTED_NAMES). */
   private readonly dottedNames = new Map<string, string>();
+  /** Batched reads seen, by the address of their path (at most MAX_DOTTED_NAMES). */
+  private readonly batches = new Map<number, PropertyBatch>();
   private lastStatus: { code: number; message: string } = { code: 0, message: "" };
 
   constructor(
@@ -479,8 +486,9 @@ export class ProxyWasmVm {
     return new Uint8Array(this.exports.memory.buffer, ptr, len);
   }
 
+  /** UTF-8 text from module memory (malformed bytes become U+FFFD, as with TextDecoder); no view is made. */
   private text(ptr: number, len: number): string {
-    return decoder.decode(this.bytesAt(ptr, len));
+    return len === 0 ? "" : this.bytes.toString("utf8", ptr, ptr + len);
   }
 
   /**
@@ -547,13 +555,78 @@ export class ProxyWasmVm {
     return WasmStatus.Ok;
   }
 
-  /** A stream's property, or a root context's (facts about the host). */
-  private lookUpProperty(pathPtr: number, pathLen: number): PropertyValue | undefined {
+  /** What the current context's properties are read from: a stream's, or a root context's (facts about the host). */
+  private propertySource(): StreamProperties | undefined {
     const s = this.effectiveStream();
-    const source = s ? s.properties : this.roots.has(this.current) ? this.env.rootProperties : undefined;
+    return s ? s.properties : this.roots.has(this.current) ? this.env.rootProperties : undefined;
+  }
+
+  private lookUpProperty(pathPtr: number, pathLen: number): PropertyValue | undefined {
+    const source = this.propertySource();
     if (source === undefined) return undefined;
     if (typeof source === "function") return source(this.text(pathPtr, pathLen).split("\0"));
     return source.property(this.propertyName(pathPtr, pathLen));
+  }
+
+  /**
+   * The names of a batched read (path `mesh` `properties` name…,
+   * docs/filter.md "Properties the filter reads"), undefined for any other path. The module
+   * asks for the same few sets from the same addresses in every request:
+   * each is decoded once and recognized by a byte compare afterwards.
+   */
+  private batchNames(pathPtr: number, pathLen: number): PropertyBatch | undefined {
+    if (pathLen < BATCH_PREFIX.length) return undefined;
+    const mem = this.bytes;
+    const seen = this.batches.get(pathPtr);
+    if (seen && seen.path.length === pathLen && mem.compare(seen.path, 0, pathLen, pathPtr, pathPtr + pathLen) === 0) return seen;
+    if (mem.compare(BATCH_PREFIX, 0, BATCH_PREFIX.length, pathPtr, pathPtr + BATCH_PREFIX.length) !== 0) return undefined;
+    const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0);
+    const batch: PropertyBatch = { path: Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen)), names, keys: names.map((n) => Buffer.from(n, "utf8")) };
+    if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
+    return batch;
+  }
+
+  /**
+   * A batched read's answer: the proxy-wasm pairs map of the properties the
+   * context has (dotted name → the value in Envoy's encoding, as a single
+   * read gives it), absent ones left out; written straight into module memory.
+   */
+  private giveProperties({ names, keys }: PropertyBatch, outPtr: number, outLen: number): WasmStatus {
+    const source = this.propertySource();
+    const values = new Array<PropertyValue | undefined>(names.length);
+    let count = 0;
+    let size = 4;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      const value = source === undefined ? undefined : typeof source === "function" ? source(name.split(".")) : source.property(name);
+      values[i] = value;
+      if (value === undefined) continue;
+      count++;
+      size += 8 + keys[i].length + encodedLength(value) + 2;
+    }
+    const ptr = this.allocateOut(size, outPtr, outLen);
+    if (ptr === 0) return WasmStatus.InternalFailure;
+    const mem = this.bytes;
+    const view = this.memory;
+    view.setUint32(ptr, count, true);
+    let sizes = ptr + 4;
+    let data = sizes + count * 8;
+    for (let i = 0; i < names.length; i++) {
+      const value = values[i];
+      if (value === undefined) continue;
+      const key = keys[i];
+      mem.set(key, data);
+      const kl = key.length;
+      mem[data + kl] = 0;
+      data += kl + 1;
+      const vl = writeValue(mem, view, value, data);
+      mem[data + vl] = 0;
+      data += vl + 1;
+      view.setUint32(sizes, kl, true);
+      view.setUint32(sizes + 4, vl, true);
+      sizes += 8;
+    }
+    return WasmStatus.Ok;
   }
 
   /** The stream the module currently acts on (the effective context). */
@@ -605,7 +678,12 @@ export class ProxyWasmVm {
       proxy_get_header_map_pairs(type: number, outPtr: number, outLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        return vm.give(map.size === 0 ? NO_BYTES : map.serialized(), outPtr, outLen);
+        if (map.size === 0) return vm.give(NO_BYTES, outPtr, outLen);
+        const size = map.serializedLength();
+        const ptr = vm.allocateOut(size, outPtr, outLen);
+        if (ptr === 0) return WasmStatus.InternalFailure;
+        map.writeTo(vm.bytes, ptr);
+        return WasmStatus.Ok;
       },
       proxy_set_header_map_pairs(type: number, ptr: number, len: number) {
         const map = mapOf(type as MapType);
@@ -640,10 +718,12 @@ export class ProxyWasmVm {
       proxy_get_header_map_size(type: number, out: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        vm.memory.setUint32(out, map.serialized().length, true);
+        vm.memory.setUint32(out, map.serializedLength(), true);
         return WasmStatus.Ok;
       },
       proxy_get_property(pathPtr: number, pathLen: number, outPtr: number, outLen: number) {
+        const batch = vm.env.propertyBatches === false ? undefined : vm.batchNames(pathPtr, pathLen);
+        if (batch) return vm.giveProperties(batch, outPtr, outLen);
         const value = vm.lookUpProperty(pathPtr, pathLen);
         if (value === undefined) return WasmStatus.NotFound;
         return vm.giveValue(value, outPtr, outLen);
@@ -763,6 +843,37 @@ export class ProxyWasmVm {
 }
 
 const NO_BYTES = new Uint8Array();
+
+/** A batched property read as the module asks it: its path, the dotted names, and each name as UTF-8. */
+interface PropertyBatch {
+  path: Buffer;
+  names: readonly string[];
+  keys: readonly Buffer[];
+}
+/** `mesh` NUL `properties` NUL: the path prefix of a batched property read. */
+const BATCH_PREFIX = Buffer.from("mesh\0properties\0", "latin1");
+
+/** Bytes of a property value in Envoy's encoding (giveValue). */
+function encodedLength(value: PropertyValue): number {
+  if (value instanceof Uint8Array) return value.length;
+  if (typeof value === "string") return utf8Length(value);
+  return typeof value === "boolean" ? 1 : 8;
+}
+
+/** Writes a property value in Envoy's encoding at `at`; returns the bytes written. */
+function writeValue(mem: Buffer, view: DataView, value: PropertyValue, at: number): number {
+  if (value instanceof Uint8Array) {
+    mem.set(value, at);
+    return value.length;
+  }
+  if (typeof value === "string") return writeString(mem, value, at);
+  if (typeof value === "boolean") {
+    mem[at] = value ? 1 : 0;
+    return 1;
+  }
+  writeInt64(view, at, value);
+  return 8;
+}
 /** Envoy has a few dozen properties; a module asking for more names than this gets them converted each time. */
 const MAX_DOTTED_NAMES = 256;
 

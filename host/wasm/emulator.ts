@@ -47,6 +47,8 @@ export interface EmulatorOptions {
    * Default false: a host like Envoy, where the module retries on its timer.
    */
   hostRetries?: boolean;
+  /** Answer batched property reads, as our Node host does (default true); false: NOT_FOUND, as Envoy. */
+  propertyBatches?: boolean;
 }
 
 /**
@@ -82,6 +84,7 @@ export class FilterEmulator {
     const rootProperties = this.resolver(this.hostRetries ? { "mesh.host_retries": true } : {});
     this.vm = new ProxyWasmVm(wasm, {
       rootProperties,
+      propertyBatches: options.propertyBatches ?? true,
       rootDone: () => {
         this.rootDone = true;
       },

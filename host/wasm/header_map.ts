@@ -1,17 +1,15 @@
 import type { HeaderList } from "./abi_types.ts";
-import { encodePairs } from "./pairs.ts";
+import { pairsLength, writePairs } from "./pairs.ts";
 
 /**
  * One header map of a stream (request or response headers, trailers) as the
- * module sees it: names lower-case, order and repeats kept. Its proxy-wasm
- * serialization is built once and reused until the module changes the map,
- * so a map read several times in a request is encoded once. Changes replace
+ * module sees it: names lower-case, order and repeats kept. A read writes its
+ * proxy-wasm serialization straight into module memory (the module reads
+ * each map once per request: nothing is kept). Changes replace
  * the pair list rather than edit it: a list the embedder handed in or read
  * back is never modified under it.
  */
 export class HeaderMap {
-  private encoded: Uint8Array | undefined;
-
   constructor(private entries: HeaderList) {}
 
   /** Pairs as given, when every name is already lower-case (no copy); lower-cased otherwise. */
@@ -28,9 +26,14 @@ export class HeaderMap {
     return this.entries.length;
   }
 
-  /** The serialized map (proxy-wasm pairs). */
-  serialized(): Uint8Array {
-    return (this.encoded ??= encodePairs(this.entries));
+  /** The size of the serialized map (proxy-wasm pairs). */
+  serializedLength(): number {
+    return pairsLength(this.entries);
+  }
+
+  /** Writes the serialized map into `out` at `at` (serializedLength bytes): straight into module memory, with no buffer in between. */
+  writeTo(out: Buffer, at: number): void {
+    writePairs(out, at, this.entries);
   }
 
   /** The first value of `name` (lower-case). */
@@ -41,7 +44,6 @@ export class HeaderMap {
 
   setAll(pairs: HeaderList): void {
     this.entries = pairs;
-    this.encoded = undefined;
   }
 
   add(name: string, value: string): void {

@@ -6,11 +6,22 @@
  * which is cheaper than a call into the UTF-8 encoder each.
  */
 export function encodePairs(entries: ReadonlyArray<readonly [string, string]>): Uint8Array {
+  const out = Buffer.allocUnsafe(pairsLength(entries));
+  writePairs(out, 0, entries);
+  return out;
+}
+
+/** The size of `entries` serialized (encodePairs). */
+export function pairsLength(entries: ReadonlyArray<readonly [string, string]>): number {
   let size = 4 + entries.length * 8;
-  for (const [k, v] of entries) size += utf8Length(k) + utf8Length(v) + 2;
-  const out = Buffer.allocUnsafe(size);
-  out.writeUInt32LE(entries.length, 0);
-  let data = 4 + entries.length * 8;
+  for (let i = 0; i < entries.length; i++) size += utf8Length(entries[i][0]) + utf8Length(entries[i][1]) + 2;
+  return size;
+}
+
+/** Serializes `entries` into `out` at `at` (pairsLength bytes): straight into module memory, with no buffer in between. */
+export function writePairs(out: Buffer, at: number, entries: ReadonlyArray<readonly [string, string]>): void {
+  out.writeUInt32LE(entries.length, at);
+  let data = at + 4 + entries.length * 8;
   for (let i = 0; i < entries.length; i++) {
     const [k, v] = entries[i];
     const kl = writeString(out, k, data);
@@ -19,10 +30,9 @@ export function encodePairs(entries: ReadonlyArray<readonly [string, string]>): 
     const vl = writeString(out, v, data);
     out[data + vl] = 0;
     data += vl + 1;
-    out.writeUInt32LE(kl, 4 + i * 8);
-    out.writeUInt32LE(vl, 8 + i * 8);
+    out.writeUInt32LE(kl, at + 4 + i * 8);
+    out.writeUInt32LE(vl, at + 8 + i * 8);
   }
-  return out;
 }
 
 const SHORT = 64;
@@ -33,12 +43,13 @@ function isShortAscii(s: string): boolean {
   return true;
 }
 
-function utf8Length(s: string): number {
+/** UTF-8 length of `s` (its length for short ASCII, without calling the encoder). */
+export function utf8Length(s: string): number {
   return isShortAscii(s) ? s.length : Buffer.byteLength(s, "utf8");
 }
 
 /** Writes `s` as UTF-8 at `at`; returns the bytes written. */
-function writeString(out: Buffer, s: string, at: number): number {
+export function writeString(out: Buffer, s: string, at: number): number {
   if (!isShortAscii(s)) return out.write(s, at, "utf8");
   for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
   return s.length;

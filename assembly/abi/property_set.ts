@@ -1,0 +1,102 @@
+import { forEachPair } from "../pairs";
+import { Status } from "./enums";
+import * as abi from "./imports";
+import { dropHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot } from "./marshal";
+
+// Several properties read at one point of a request, in as few host calls as
+// the host allows. A host that answers batches (our Node host) takes the path
+// `mesh` `properties` <dotted name>… and answers, in one call, a proxy-wasm
+// pairs map of the names it has (absent ones left out), each value in the
+// encoding a single read would give. Any other host (Envoy) does not know
+// that path: NOT_FOUND on the first try, and from then on the VM reads the
+// properties one call each, as before. Whether the host batches is a fact
+// about the host, learnt once per VM.
+
+const UNKNOWN: i32 = -1;
+let hostBatches: i32 = UNKNOWN;
+
+/**
+ * Receives one property of a set: `index` is its position in the set's
+ * names, the value's bytes are the host's block, read in place (copy what
+ * must outlive the call).
+ */
+export type PropertyVisit<T> = (target: T, index: i32, valuePtr: usize, valueLen: usize) => void;
+
+/** A fixed list of properties (dotted names), encoded once at start. */
+export class PropertySet<T> {
+  /** Each property's own path (segments joined by NUL), for a host that does not batch. */
+  private readonly paths: StaticArray<ArrayBuffer>;
+  /** Each dotted name as UTF-8, to recognize the keys of a batch answer. */
+  private readonly keys: StaticArray<ArrayBuffer>;
+  /** `mesh` `properties` and every dotted name, NUL-separated. */
+  private readonly batchPath: ArrayBuffer;
+  // The target of the read in progress (a read is never re-entered).
+  private target: T | null = null;
+
+  constructor(
+    names: StaticArray<string>,
+    private readonly visit: PropertyVisit<T>,
+  ) {
+    const paths = new StaticArray<ArrayBuffer>(names.length);
+    const keys = new StaticArray<ArrayBuffer>(names.length);
+    let batch = "mesh\0properties";
+    for (let i = 0; i < names.length; i++) {
+      paths[i] = String.UTF8.encode(names[i].replaceAll(".", "\0"));
+      keys[i] = String.UTF8.encode(names[i]);
+      batch += "\0" + names[i];
+    }
+    this.paths = paths;
+    this.keys = keys;
+    this.batchPath = String.UTF8.encode(batch);
+  }
+
+  /** Reads every property of the set the host has into `target`. */
+  read(target: T): void {
+    if (hostBatches != 0) {
+      if (ask(this.batchPath)) {
+        hostBatches = 1;
+        this.target = target;
+        // A malformed answer is taken as far as it is well-formed; the rest stay at their defaults.
+        forEachPair(hostBlockPtr(), hostBlockLength(), this, (set: PropertySet<T>, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void => {
+          const index = set.indexOf(keyPtr, keyLen);
+          if (index >= 0) set.deliver(index, valuePtr, valueLen);
+        });
+        this.target = null;
+        dropHostBlock();
+        return;
+      }
+      if (hostBatches == UNKNOWN) hostBatches = 0;
+    }
+    for (let i = 0; i < this.paths.length; i++) {
+      if (!ask(unchecked(this.paths[i]))) continue;
+      this.visit(target, i, hostBlockPtr(), hostBlockLength());
+      dropHostBlock();
+    }
+  }
+
+  indexOf(keyPtr: usize, keyLen: usize): i32 {
+    for (let i = 0; i < this.keys.length; i++) {
+      const key = unchecked(this.keys[i]);
+      if (<usize>key.byteLength == keyLen && memory.compare(changetype<usize>(key), keyPtr, keyLen) == 0) return i;
+    }
+    return -1;
+  }
+
+  deliver(index: i32, valuePtr: usize, valueLen: usize): void {
+    this.visit(this.target!, index, valuePtr, valueLen);
+  }
+}
+
+function ask(path: ArrayBuffer): bool {
+  return abi.proxy_get_property(changetype<usize>(path), <usize>path.byteLength, scratchPtrSlot(), scratchLenSlot()) == Status.Ok;
+}
+
+/** An integer property's value (8 bytes little-endian); -1 when shorter. */
+export function int64At(ptr: usize, len: usize): i64 {
+  return len >= 8 ? load<i64>(ptr) : -1;
+}
+
+/** A flag property's value (one byte, non-zero = true). */
+export function boolAt(ptr: usize, len: usize): bool {
+  return len > 0 && load<u8>(ptr) != 0;
+}

@@ -1,0 +1,80 @@
+import { ResponseView } from "../attributes/report";
+import { recentString } from "../recent_strings";
+import { RequestView } from "../request";
+import { decodeUtf8 } from "../utf8";
+import { boolAt, int64At, PropertySet } from "./property_set";
+
+// The properties an HTTP stream's hub client reads, in two sets: the
+// connection and routing facts when the request headers arrive, the outcome
+// at log time. Every one of them feeds an attribute the hub receives (the
+// check and the report carry all attributes, as the upstream client's did),
+// so each set is read whole: one host call on a host that batches
+// (property_set.ts), one per property on any other.
+
+function text(ptr: usize, len: usize): string {
+  return len > 0 ? decodeUtf8(ptr, len) : "";
+}
+
+// A connection's addresses and identities, and the destination service,
+// repeat across its requests: decoded once (recent_strings.ts).
+function repeated(ptr: usize, len: usize): string {
+  return recentString(ptr, len);
+}
+
+const REQUEST_NAMES: StaticArray<string> = [
+  "source.address",
+  "destination.address",
+  "connection.mtls",
+  "connection.uri_san_peer_certificate",
+  "connection.uri_san_local_certificate",
+  "connection.requested_server_name",
+  "mesh.destination_service",
+  "mesh.authn_payload",
+];
+
+function visitRequest(r: RequestView, index: i32, ptr: usize, len: usize): void {
+  switch (index) {
+    case 0: r.sourceAddress = repeated(ptr, len); break;
+    case 1: r.destinationAddress = repeated(ptr, len); break;
+    case 2: r.mtls = boolAt(ptr, len); break;
+    case 3: r.peerPrincipal = repeated(ptr, len); break;
+    case 4: r.localPrincipal = repeated(ptr, len); break;
+    case 5: r.requestedServerName = repeated(ptr, len); break;
+    case 6: r.destinationService = repeated(ptr, len); break;
+    case 7: r.authPayload = text(ptr, len); break;
+  }
+}
+
+const REQUEST_PROPERTIES = new PropertySet<RequestView>(REQUEST_NAMES, visitRequest);
+
+/** The connection facts of a request (addresses, mutual TLS, principals, service, JWT payload); absent ones keep their defaults. */
+export function readRequestProperties(r: RequestView): void {
+  REQUEST_PROPERTIES.read(r);
+}
+
+const RESPONSE_NAMES: StaticArray<string> = [
+  "response.code",
+  "request.size",
+  "response.size",
+  "request.total_size",
+  "response.total_size",
+  "upstream.address",
+];
+
+function visitResponse(v: ResponseView, index: i32, ptr: usize, len: usize): void {
+  switch (index) {
+    case 0: v.code = int64At(ptr, len); break;
+    case 1: v.requestBodySize = max<i64>(0, int64At(ptr, len)); break;
+    case 2: v.responseBodySize = max<i64>(0, int64At(ptr, len)); break;
+    case 3: v.requestTotalSize = max<i64>(0, int64At(ptr, len)); break;
+    case 4: v.responseTotalSize = max<i64>(0, int64At(ptr, len)); break;
+    case 5: v.upstreamAddress = text(ptr, len); break;
+  }
+}
+
+const RESPONSE_PROPERTIES = new PropertySet<ResponseView>(RESPONSE_NAMES, visitResponse);
+
+/** The outcome of a finished request (status, sizes, upstream address); absent ones keep their defaults (code -1, sizes 0). */
+export function readResponseProperties(v: ResponseView): void {
+  RESPONSE_PROPERTIES.read(v);
+}
