@@ -21,6 +21,23 @@ for (const target of ["release", "debug"]) {
   execFileSync(process.execPath, [asc, "assembly/index.ts", "--target", target, ...extra], { cwd: root, stdio: "inherit" });
 }
 
+/** Packages bundled into build/out (see the esbuild call). */
+const BUNDLED_PACKAGES = ["@peculiar/x509", "jose", "yaml", "prom-client"];
+
+/** An esbuild plugin: every package import is external, except those of `bundled` and whatever a bundled package imports. */
+function externalExcept(bundled) {
+  return {
+    name: "external-except",
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith("node:") || args.importer.includes("/node_modules/")) return undefined;
+        const name = args.path.split("/").slice(0, args.path.startsWith("@") ? 2 : 1).join("/");
+        return bundled.includes(name) ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
+}
+
 if (!process.argv.includes("--wasm-only")) {
   // Each file in host/bin is one program; it becomes build/out/<name>.mjs.
   const binDir = join(root, "host", "bin");
@@ -38,7 +55,13 @@ if (!process.argv.includes("--wasm-only")) {
     platform: "node",
     format: "esm",
     target: "node20",
-    packages: "external",
+    // Libraries stay in node_modules, except the few below (and what they import):
+    // bundled, each is one file to read and compile instead of tens to hundreds
+    // (@peculiar/x509 and its ASN.1 schemas: over 200), which halves their load
+    // time at every start of a program (docs/benchmarks.md "meshctl x simulate").
+    // Bundled packages must not find files of their own (__dirname): gRPC's
+    // packages and commander stay outside for that reason.
+    plugins: [externalExcept(BUNDLED_PACKAGES)],
     // Code shared by programs, and each module a program imports only when needed
     // (meshctl's commands), goes to build/out/chunk-*.mjs: a program loads only
     // what the command it runs uses. Chunks sit beside the programs, so code that
@@ -46,7 +69,8 @@ if (!process.argv.includes("--wasm-only")) {
     splitting: true,
     chunkNames: "chunk-[hash]",
     sourcemap: "linked",
-    banner: { js: "#!/usr/bin/env node" },
+    // A bundled CommonJS package requires Node's modules through \`require\`, which an ES module lacks.
+    banner: { js: '#!/usr/bin/env node\nimport { createRequire as __bundledCreateRequire } from "node:module";\nconst require = __bundledCreateRequire(import.meta.url);' },
     logLevel: "warning",
   });
 }

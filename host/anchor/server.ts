@@ -1,6 +1,5 @@
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
-import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
 import { CERTIFICATE_SERVICE } from "./protocol.ts";
 import { formatGoDuration } from "../cli/duration.ts";
 import { buildInfo } from "../cli/version.ts";
@@ -51,6 +50,12 @@ export interface AnchorServerDeps {
   now?: () => number;
   timers?: Timers;
   random?: () => number;
+  /**
+   * false: no gRPC health and reflection services, and their libraries are
+   * never loaded (a quarter of a second of CPU): for a CA embedded where
+   * nothing probes or lists it (`meshctl x simulate`). Default true.
+   */
+  introspection?: boolean;
 }
 
 /** Flag values that make no sense here and must not pass unnoticed. */
@@ -114,7 +119,8 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
   // Built before the root: loading the descriptors for reflection takes a moment that must not
   // count against a freshly generated root's lifetime.
   const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens);
-  const health = addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
+  const health =
+    deps.introspection === false ? undefined : (await import("../wire/grpc_introspection.ts")).addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
 
   // The CA's own TLS certificate, reissued on root changes and at half its lifetime.
   const servingCert = options.grpcPlaintext ? undefined : new ServingCertificateProvider();
@@ -257,11 +263,11 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     const grpcPort = servingCert ? await bindTls(server, hostPort, servingCert) : await bindInsecure(server, hostPort);
     if (!servingCert) log.warn("gRPC is plain text (--grpc-plaintext): tokens travel in clear and renewals cannot be authenticated by certificate; for local development only");
     closers.push(() => {
-      health.setServing(false);
+      health?.setServing(false);
       return shutdownGrpcServer(server, SHUTDOWN_GRACE_MS);
     });
     serving = true;
-    health.setServing(true);
+    health?.setServing(true);
 
     const listeners: AnchorListeners = {
       grpc: grpcHostPort(options.grpcAddress, grpcPort),

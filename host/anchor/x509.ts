@@ -6,6 +6,11 @@ import { installReflectMetadata } from "./reflect_metadata.ts";
 // hoists external imports to the top of the bundle), hence the dynamic import.
 installReflectMetadata();
 
-/** @peculiar/x509, loaded after the Reflect metadata shim, on Node's WebCrypto. */
-export const x509: typeof import("@peculiar/x509") = await import("@peculiar/x509");
+const loaded: typeof import("@peculiar/x509") & { default?: typeof import("@peculiar/x509") } = await import("@peculiar/x509");
+/**
+ * @peculiar/x509, loaded after the Reflect metadata shim, on Node's WebCrypto.
+ * A CommonJS package: Node's import gives its exports by name and as
+ * `default`; bundled into build/out, it gives them as `default` only.
+ */
+export const x509: typeof import("@peculiar/x509") = loaded.default ?? loaded;
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);

@@ -239,9 +239,11 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
  * Starts the sidecar `disco-agent proxy` would run, from the same options
  * (commander's values), in this process; `meshctl x simulate` runs its
  * sidecars this way. Problems are logged and answered with the exit code
- * the command would have.
+ * the command would have. `shared.checks`: the filter module a caller
+ * running many sidecars already loaded (it only checks templates and
+ * patterns), instead of one more instance per sidecar.
  */
-export async function startProxy(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment): Promise<RunningProxy | { exitCode: number }> {
+export async function startProxy(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment, shared: { checks?: FilterModule } = {}): Promise<RunningProxy | { exitCode: number }> {
   const log = logger.scope("default");
   const configDir = opts.configDir as string | undefined;
   const discoveryAddress = (opts.discoveryAddress as string | undefined) || undefined;
@@ -365,7 +367,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     maxConcurrentRequests: (opts.maxConcurrentRequests as number | undefined) ?? DEFAULT_LISTENER_LIMITS.maxConcurrentRequests,
   });
   const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
-  const checks = FilterModule.load(wasm);
+  const checks = shared.checks ?? FilterModule.load(wasm);
   let quit: (() => void) | undefined;
   const proxyId = (opts.id as string) || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
   sidecar = new Sidecar({

@@ -1,8 +1,12 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CA_SERVER_NAME } from "../../../anchor/client.ts";
 import { anchorEnvironment } from "../../../anchor/environment.ts";
+import { exportPrivateKeyPem, generateKeyPair } from "../../../anchor/keys.ts";
 import * as d from "../../../anchor/options.ts";
+import { CA_CERT_FILE, CA_KEY_FILE, ROOT_CERT_FILE } from "../../../anchor/self_signed_ca.ts";
+import { createSelfSignedRoot } from "../../../anchor/self_signed_root.ts";
+import { pemOf } from "../../../anchor/signing_bundle.ts";
 import { startAnchorServer } from "../../../anchor/server.ts";
 import { tokenSettingsFrom } from "../../../anchor/service_account_token.ts";
 import { DEFAULT_LOCAL_ISSUER, loadOrCreateIssuerKey, mintServiceAccountToken, writeTokenFile } from "../../../anchor/token_issuer.ts";
@@ -30,12 +34,19 @@ export interface SimulateCa {
  * process is started. In-process, it costs no Node start and no second load
  * of gRPC and the X.509 library; the sidecars reach it over gRPC with TLS
  * all the same.
+ *
+ * Its root is an EC P-256 key written to the certificate directory before
+ * the CA starts, which mesh_ca loads as it loads any root it finds there
+ * (docs/mesh_ca.md, `--self-signed-ca-cert-dir`): mesh_ca generates RSA (`--key-size`), whose key costs
+ * 0.1–0.3 s of CPU and whose signatures cost more than P-256's on every
+ * workload certificate; a scenario is about policy, not the root's key type.
  */
 export async function startSimulateCa(trustDomain: string, dir: string): Promise<SimulateCa> {
   const certDir = join(dir, "ca");
   const tokensDir = join(dir, "tokens");
   mkdirSync(tokensDir, { recursive: true });
-  const issuer = await loadOrCreateIssuerKey(join(dir, "issuer"));
+  const env = anchorEnvironment({ ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" });
+  const [issuer] = await Promise.all([loadOrCreateIssuerKey(join(dir, "issuer")), writeEcRoot(certDir, trustDomain, env.selfSignedCaCertTtlMs)]);
   const logger = new MemoryLogger(d.ANCHOR_LOG_SCOPES);
   let server;
   try {
@@ -74,9 +85,10 @@ export async function startSimulateCa(trustDomain: string, dir: string): Promise
         ctrlzPort: 0,
         ctrlzAddress: "127.0.0.1",
         ignored: Object.fromEntries(Object.entries(d.IGNORED_FLAGS).map(([k, v]) => [k, v.default])) as unknown as d.IgnoredFlags,
-        env: anchorEnvironment({ ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false" }),
+        env,
       },
-      { logger },
+      // Nothing probes or lists this CA: no health and reflection services (their libraries cost a quarter of a second to load).
+      { logger, introspection: false },
     );
   } catch (e) {
     throw new Error(`the CA of trust domain ${trustDomain} did not start: ${(e as Error).message}${logger.lines.length > 0 ? `\n${logger.lines.join("\n")}` : ""}`);
@@ -94,4 +106,14 @@ export async function startSimulateCa(trustDomain: string, dir: string): Promise
     },
     stop: () => (stopping ??= server.close()),
   };
+}
+
+/** What mesh_ca --self-signed-ca writes to its certificate directory, for a new P-256 root of the trust domain (subject O, as mesh_ca's). */
+async function writeEcRoot(certDir: string, trustDomain: string, ttlMs: number): Promise<void> {
+  const keys = await generateKeyPair("ECDSA");
+  const root = await createSelfSignedRoot({ keys, org: trustDomain, ttlMs, now: Date.now() });
+  mkdirSync(certDir, { recursive: true });
+  writeFileSync(join(certDir, CA_KEY_FILE), await exportPrivateKeyPem(keys.privateKey, false), { mode: 0o600 });
+  writeFileSync(join(certDir, CA_CERT_FILE), pemOf(root));
+  writeFileSync(join(certDir, ROOT_CERT_FILE), pemOf(root));
 }

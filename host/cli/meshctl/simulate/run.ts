@@ -33,7 +33,7 @@ export const PROGRESS_MIN_SCENARIOS = 10;
 
 /**
  * `meshctl x simulate -f FILE`: decodes every scenario first (a bad one: exit
- * 2, nothing started), then runs them on loopback — one CA (mesh_ca's
+ * 2, no scenario runs), then runs them on loopback — one CA (mesh_ca's
  * server, in-process) per trust domain for the whole file, each scenario's
  * own workloads — and prints one JSON line per scenario in file order.
  * Everything is stopped at the end, also on errors and on SIGINT/SIGTERM.
@@ -48,21 +48,18 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   }
   const warnings: string[] = [];
   const label = o.file === "-" ? "<stdin>" : o.file;
-  let scenarios: Scenario[];
-  let keys: TokenKeys;
-  let prepared: Array<Record<string, unknown>[]>;
-  try {
-    scenarios = decodeScenarioFile(text, label, warnings);
-    keys = await createTokenKeys(tokenKeysNeeded(scenarios));
-    const checks: CatalogChecks = filterChecks(FilterModule.load());
-    prepared = scenarios.map((s) => scenarioDocuments(s, keys, checks, label, warnings));
-  } catch (e) {
+  const badConfig = (e: unknown) => {
     for (const w of warnings) o.errors.write(`${w.startsWith("Warning: ") ? w : `Warning: ${w}`}\n`);
     if (!(e instanceof ConfigError)) throw e;
     o.errors.write(`Error: meshctl x simulate: ${e.message}\n`);
     return EXIT_BAD_CONFIG;
+  };
+  let scenarios: Scenario[];
+  try {
+    scenarios = decodeScenarioFile(text, label, warnings);
+  } catch (e) {
+    return badConfig(e);
   }
-  for (const w of warnings) o.errors.write(`${w.startsWith("Warning: ") ? w : `Warning: ${w}`}\n`);
 
   const root = mkdtempSync(join(tmpdir(), "meshctl-simulate-"));
   if (o.keep) o.errors.write(`meshctl x simulate: keeping ${root}\n`);
@@ -91,14 +88,36 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   process.once("exit", killAll);
+  const forget = () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    process.off("exit", killAll);
+  };
   const caFor = (trustDomain: string) => {
     let ca = cas.get(trustDomain);
     if (!ca) cas.set(trustDomain, (ca = startSimulateCa(trustDomain, join(root, `ca-${cas.size}`))));
     return ca;
   };
 
-  // The CAs start while the first scenarios prepare their configuration.
+  // The CAs start while the token keys are generated (other threads) and the resources are checked.
   for (const s of scenarios) caFor(s.mesh.trustDomain).catch(() => undefined);
+  let keys: TokenKeys;
+  let prepared: Array<Record<string, unknown>[]>;
+  let filter: FilterModule;
+  try {
+    const keysMade = createTokenKeys(tokenKeysNeeded(scenarios));
+    keysMade.catch(() => undefined);
+    filter = FilterModule.load();
+    const checks: CatalogChecks = filterChecks(filter);
+    keys = await keysMade;
+    prepared = scenarios.map((s) => scenarioDocuments(s, keys, checks, label, warnings));
+  } catch (e) {
+    await cleanup();
+    forget();
+    return badConfig(e);
+  }
+  for (const w of warnings) o.errors.write(`${w.startsWith("Warning: ") ? w : `Warning: ${w}`}\n`);
+
   const limit = startLimit();
   let done = 0;
   const progress = (i: number, r: SimulateResult | undefined) => {
@@ -113,7 +132,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
     let stop: (() => Promise<void>) | undefined;
     try {
       const ca = await caFor(s.mesh.trustDomain);
-      const mesh = await startScenarioMesh(s, prepared[i], keys, ca, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
+      const mesh = await startScenarioMesh(s, prepared[i], keys, { ca, checks: filter }, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
       if (aborted) return undefined;
       return await simulateRequest(s, mesh, keys);
     } catch (e) {
@@ -154,9 +173,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
     await Promise.all(slots);
   } finally {
     await cleanup();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    process.off("exit", killAll);
+    forget();
   }
   return failed ? EXIT_FAILURE : EXIT_OK;
 }

@@ -3,6 +3,7 @@ import type { Server } from "node:http";
 import { join } from "node:path";
 import { startEchoApp } from "../../../demo/echo_app.ts";
 import { closeServer } from "../../../telemetry/http_listen.ts";
+import type { FilterModule } from "../../../wasm/filter_module.ts";
 import type { SimulateCa } from "./ca.ts";
 import { startJwksServer } from "./jwks_server.ts";
 import { mapJwksUris, serviceFqdn } from "./resources.ts";
@@ -42,9 +43,10 @@ export interface ScenarioMesh {
  * ingress gateways and then the client (`request.from`) start last, with the
  * registry of everything started before them. On failure, whatever started
  * is stopped before the error is rethrown. `adopt` receives the stop
- * function before anything starts.
+ * function before anything starts. `shared`: what the run's scenarios share
+ * (the CA of the scenario's trust domain, the filter module for checks).
  */
-export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, ca: SimulateCa, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
+export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, shared: { ca: SimulateCa; checks: FilterModule }, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
   const configDir = join(dir, "config");
   mkdirSync(configDir, { recursive: true });
   const meshFile = join(dir, "mesh.yaml");
@@ -105,7 +107,8 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
               name: w.name,
               namespace: w.namespace,
               configDir,
-              ca,
+              ca: shared.ca,
+              checks: shared.checks,
               serviceAccount: w.serviceAccount,
               labels: { ...w.labels },
               containerPort: p.containerPort,

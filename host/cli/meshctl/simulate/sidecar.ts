@@ -1,3 +1,4 @@
+import type { FilterModule } from "../../../wasm/filter_module.ts";
 import type { SimulateCa } from "./ca.ts";
 import { SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
 import { MemoryLogger } from "./memory_logger.ts";
@@ -19,6 +20,8 @@ export interface SidecarSpec {
   meshConfigFile: string;
   trustDomain: string;
   gateway: boolean;
+  /** The run's filter module, shared by its sidecars for their configuration checks. */
+  checks: FilterModule;
 }
 
 export interface SimulatedSidecar {
@@ -77,7 +80,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     // Fast keys: a scenario is about policy, not key strength.
     workloadKeyAlgorithm: "ECDSA",
   };
-  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace });
+  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks });
   if ("exitCode" in started) throw new Error(`the sidecar of ${s.namespace}/${s.name} (port ${s.containerPort}) did not start:\n${logger.lines.join("\n")}`);
   let stopping: Promise<void> | undefined;
   return {
