@@ -21,6 +21,7 @@ import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar
 import { AgentMetrics } from "./agent_metrics.ts";
 import { DEFAULT_TOKEN_MANAGER_PLUGIN, startStsServer } from "./sts_server.ts";
 import { parseStatsdAddress, STATSD_FLUSH_INTERVAL_MS, StatsdSink } from "../telemetry/statsd_sink.ts";
+import { OutlierEventLog } from "./outlier_event_log.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
@@ -273,9 +274,17 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   let auth: ControlPlaneAuth;
   let statsdAddress: { host: string; port: number } | undefined;
   let transport: HubTransport | undefined;
+  let outlierLog: OutlierEventLog | undefined;
   try {
     auth = controlPlaneAuth(opts, env);
     if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress as string);
+    if (opts.outlierLogPath) {
+      try {
+        outlierLog = new OutlierEventLog(opts.outlierLogPath as string, (e) => log.warn(`--outlierLogPath: writing an event failed: ${e.message}`));
+      } catch (e) {
+        throw new Error(`--outlierLogPath ${JSON.stringify(opts.outlierLogPath)}: cannot open the file for appending: ${(e as Error).message}`);
+      }
+    }
     const settings = securitySettings(opts, env, namespace);
     if (auth.policy === "MUTUAL_TLS" && !settings) throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
     if (settings) {
@@ -405,6 +414,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     identity: security ? { ...identity, spiffeId: workloadTls!.options.identity, serviceAccount: security.serviceAccount, ...(security.labels ? { labels: security.labels } : {}) } as typeof identity : identity,
     security,
     limits,
+    ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
   });
   let addresses;
   try {
@@ -413,6 +423,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     log.error((e as Error).message);
     transport.close();
     workloadTls?.stop();
+    outlierLog?.close();
     return { exitCode: EXIT_BAD_CONFIG };
   }
   const statsd = statsdAddress
@@ -428,6 +439,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
       await statsd?.close();
       transport.close();
       workloadTls?.stop();
+      outlierLog?.close();
       return { exitCode: EXIT_FAILURE };
     }
   }
@@ -444,6 +456,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
       await statsd?.close();
       transport.close();
       workloadTls?.stop();
+      outlierLog?.close();
     },
   };
 }

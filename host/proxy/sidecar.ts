@@ -26,7 +26,7 @@ import type { TLSSocket } from "node:tls";
 import type { HeaderList } from "../wasm/abi_types.ts";
 import type { RouteDecision, SecurityStageResult, UpstreamControl } from "./http_proxy.ts";
 import { ConnectionPools, OVERFLOW_REPLY } from "./connection_pool.ts";
-import { OutlierDetector } from "./outlier_detection.ts";
+import { OutlierDetector, type OutlierEvent } from "./outlier_detection.ts";
 import { serverForSni } from "../mesh/gateway_tls.ts";
 import type { Registry } from "prom-client";
 import { buildInfo } from "../cli/version.ts";
@@ -79,6 +79,8 @@ export interface SidecarOptions {
   security?: SidecarSecurityOptions;
   /** Timeouts and limits of the inbound and outbound listeners, each (`--headerReadTimeout`, `--idleTimeout`, `--maxConnections`, `--maxConcurrentRequests`). */
   limits?: ListenerLimits;
+  /** Every ejection and return of an endpoint by outlier detection (`--outlierLogPath`). */
+  onOutlierEvent?: (event: OutlierEvent) => void;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -139,6 +141,7 @@ export class Sidecar {
 
   constructor(private readonly options: SidecarOptions) {
     this.log = options.logger.scope("default");
+    this.outliers = new OutlierDetector(options.onOutlierEvent ? { onEvent: options.onOutlierEvent } : {});
     const filterLog = options.logger.scope("filter");
     this.filter = new FilterHost({
       wasm: options.wasm,
@@ -325,6 +328,7 @@ export class Sidecar {
     await this.filter.close();
     this.inbound.close();
     this.outbound.close();
+    this.outliers.close();
     this.admin.closeAllConnections();
     await closeServer(this.admin);
     if (this.status) await closeServer(this.status);
@@ -442,7 +446,7 @@ export class Sidecar {
 
   /** Connection-pool counters and outlier state of the upstream clusters: kept across configuration reloads. */
   readonly pools = new ConnectionPools();
-  readonly outliers = new OutlierDetector();
+  readonly outliers: OutlierDetector;
 
   /** The last routes VirtualServices chose (newest last), for /config_dump and simulate. */
   readonly servedRoutes: Array<ServedRoute & { count: number }> = [];
