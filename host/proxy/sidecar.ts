@@ -24,7 +24,7 @@ import type { WorkloadTls } from "./workload_tls.ts";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { HeaderList } from "../wasm/abi_types.ts";
-import type { RouteDecision, SecurityStageResult, UpstreamControl } from "./http_proxy.ts";
+import type { AccessRecord, RouteDecision, SecurityStageResult, UpstreamControl } from "./http_proxy.ts";
 import { ConnectionPools, OVERFLOW_REPLY } from "./connection_pool.ts";
 import { OutlierDetector, type OutlierEvent } from "./outlier_detection.ts";
 import { serverForSni } from "../mesh/gateway_tls.ts";
@@ -81,6 +81,8 @@ export interface SidecarOptions {
   limits?: ListenerLimits;
   /** Every ejection and return of an endpoint by outlier detection (`--outlierLogPath`). */
   onOutlierEvent?: (event: OutlierEvent) => void;
+  /** Every request of the inbound and outbound listeners once it is over (`--proxyAccessLogService`). */
+  onAccess?: (record: AccessRecord) => void;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -165,6 +167,7 @@ export class Sidecar {
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,
+      onAccess: options.onAccess,
       acceptedElsewhere: options.security !== undefined,
       ...(options.security
         ? {
@@ -187,6 +190,7 @@ export class Sidecar {
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,
+      onAccess: options.onAccess,
       ...(options.security
         ? {
             beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),

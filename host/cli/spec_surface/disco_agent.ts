@@ -22,8 +22,6 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--templateFile", "value", "", IN_PROCESS),
   na("--dnsRefreshRate", "value", "300s", "upstream addresses are resolved per connection: there are no STRICT_DNS bootstrap clusters"),
   na("--disableInternalTelemetry", "bool", "false", "the sidecar's own statistics (/stats) cannot be turned off"),
-  na("--proxyAccessLogService", "value", "", "not built: the sidecar has no gRPC access log service (Envoy ALS) client"),
-  na("--proxyMetricsService", "value", "", "not built: the sidecar has no gRPC metrics service client (its stats: /stats, /stats/prometheus, --metricsdUdpAddress)"),
   na("--serviceregistry", "value", "Orch", "the registry is the documents of --configDir and --endpoint", ["Mock"]),
   na("--tracerAAgentAddress", "value", "", NO_TRACING),
   na("--tracerBAccessToken", "value", "", NO_TRACING),
