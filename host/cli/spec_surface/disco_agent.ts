@@ -21,7 +21,7 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--customConfigFile", "value", "", IN_PROCESS),
   na("--templateFile", "value", "", IN_PROCESS),
   na("--dnsRefreshRate", "value", "300s", "upstream addresses are resolved per connection: there are no STRICT_DNS bootstrap clusters"),
-  na("--disableInternalTelemetry", "bool", "false", "the sidecar's own statistics (/stats) cannot be turned off"),
+  na("--disableInternalTelemetry", "bool", "false", "upstream it sets disable_report_calls in the generated bootstrap (the hub reports of the proxy's own bootstrap listeners, as control-plane components run them); this sidecar generates no bootstrap: reports are turned off with the hub client's disableReportCalls (HttpClientConfig, ServiceConfig)"),
   na("--serviceregistry", "value", "Orch", "the registry is the documents of --configDir and --endpoint", ["Mock"]),
   na("--tracerAAgentAddress", "value", "", NO_TRACING),
   na("--tracerBAccessToken", "value", "", NO_TRACING),
