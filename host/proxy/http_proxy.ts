@@ -128,8 +128,6 @@ interface Exchange {
   started: bigint;
 }
 
-/** A request's local reply reason, kept for its access record. */
-const localReplyDetails = new WeakMap<ServerResponse, string>();
 
 /**
  * An HTTP/1.1 listener that runs each request through the filter and
@@ -145,6 +143,8 @@ export class HttpProxy {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   /** Each request's exchange, once it has one (its access record reads the outcome). */
   private readonly exchanges = new WeakMap<ServerResponse, Exchange>();
+  /** Each local reply's reason, for its access record. */
+  private readonly localReplyDetails = new WeakMap<ServerResponse, string>();
 
   constructor(private readonly options: HttpProxyOptions) {
     this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
@@ -417,7 +417,7 @@ export class HttpProxy {
 
   private reply(res: ServerResponse, reply: LocalReply): void {
     this.stats.localReplies++;
-    if (reply.details) localReplyDetails.set(res, reply.details);
+    if (reply.details && this.options.onAccess) this.localReplyDetails.set(res, reply.details);
     const headers = toOutgoing(reply.headers);
     headers["content-length"] = Buffer.byteLength(reply.body);
     if (!headers["content-type"]) headers["content-type"] = "text/plain";
@@ -434,7 +434,7 @@ export class HttpProxy {
     const x = this.exchanges.get(res);
     const socket = req.socket;
     const outcome = x?.props.outcome;
-    const details = localReplyDetails.get(res);
+    const details = this.localReplyDetails.get(res);
     const url = req.url ?? "/";
     return {
       listener: this.options.name,

@@ -3,6 +3,7 @@
 // (envoy.service.accesslog.v3 / envoy.service.metrics.v3, from the protos @grpc/grpc-js-xds ships).
 import * as grpc from "@grpc/grpc-js";
 import assert from "node:assert/strict";
+import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { ACCESS_LOG_SERVICE, METRICS_SERVICE, envoyService } from "../../host/wire/envoy_grpc.ts";
@@ -72,6 +73,23 @@ describe("disco-agent --proxyAccessLogService, --proxyMetricsService", () => {
 
     assert.equal(denied.response.response_code.value, 403);
     assert.equal(denied.common_properties.upstream_remote_address, undefined, "the hub denied it: no upstream was called");
+  });
+
+  it("the proxy's own answers carry Envoy's response flags and details (outbound listener, upstream refusing connections)", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, "127.0.0.1", () => {
+        const port = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(port));
+      });
+    });
+    assert.equal((await get(`http://127.0.0.1:${mesh.sidecar.listening.outbound}/refused`, { host: `127.0.0.1:${closed}` })).status, 503);
+    const entry = await waitFor("the entry of GET /refused", () => entries().find((e) => e.request?.path === "/refused"));
+    assert.equal(entry.response.response_code.value, 503);
+    assert.equal(entry.response.response_code_details, "upstream_connect_error");
+    assert.deepEqual(entry.common_properties.response_flags, { upstream_connection_failure: true });
+    assert.equal(entry.request.authority, `127.0.0.1:${closed}`);
+    assert.equal(entry.request.port.value, closed);
   });
 
   it("streams the sidecar's stats as Prometheus-model MetricFamily messages every flush", async () => {
