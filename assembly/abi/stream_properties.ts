@@ -15,12 +15,6 @@ function text(ptr: usize, len: usize): string {
   return len > 0 ? decodeUtf8(ptr, len) : "";
 }
 
-// A connection's addresses and identities, and the destination service,
-// repeat across its requests: decoded once (recent_strings.ts).
-function repeated(ptr: usize, len: usize): string {
-  return recentString(ptr, len);
-}
-
 const REQUEST_NAMES: StaticArray<string> = [
   "source.address",
   "destination.address",
@@ -32,15 +26,17 @@ const REQUEST_NAMES: StaticArray<string> = [
   "mesh.authn_payload",
 ];
 
+// A connection's addresses and identities, and the destination service,
+// repeat across its requests: decoded once (recent_strings.ts).
 function visitRequest(r: RequestView, index: i32, ptr: usize, len: usize): void {
   switch (index) {
-    case 0: r.sourceAddress = repeated(ptr, len); break;
-    case 1: r.destinationAddress = repeated(ptr, len); break;
+    case 0: r.sourceAddress = recentString(ptr, len); break;
+    case 1: r.destinationAddress = recentString(ptr, len); break;
     case 2: r.mtls = boolAt(ptr, len); break;
-    case 3: r.peerPrincipal = repeated(ptr, len); break;
-    case 4: r.localPrincipal = repeated(ptr, len); break;
-    case 5: r.requestedServerName = repeated(ptr, len); break;
-    case 6: r.destinationService = repeated(ptr, len); break;
+    case 3: r.peerPrincipal = recentString(ptr, len); break;
+    case 4: r.localPrincipal = recentString(ptr, len); break;
+    case 5: r.requestedServerName = recentString(ptr, len); break;
+    case 6: r.destinationService = recentString(ptr, len); break;
     case 7: r.authPayload = text(ptr, len); break;
   }
 }

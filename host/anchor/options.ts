@@ -35,7 +35,6 @@ export interface IgnoredFlags {
   appendDnsNames: boolean;
   anchorStorageNamespace: string;
   customDnsNames: string;
-  enableProfiling: boolean;
   orchConfig: string;
   listenedNamespaces: string;
   sdsEnabled: boolean;
@@ -71,6 +70,8 @@ export interface AnchorServerOptions {
   /** How service-account tokens are verified (JWT_POLICY, TOKEN_ISSUER, AUDIENCE, --token-jwks). */
   tokens: TokenSettings;
   monitoringPort: number;
+  /** `--enable-profiling`: V8 CPU profiles and heap snapshots at /debug/pprof/ on the monitoring port. */
+  enableProfiling: boolean;
   livenessProbePath: string;
   livenessProbeIntervalMs: number;
   probeCheckIntervalMs: number;
@@ -97,7 +98,6 @@ export const IGNORED_FLAGS: { readonly [K in keyof IgnoredFlags]: { flag: string
   appendDnsNames: { flag: "--append-dns-names", default: false, help: "append DNS names to certificates for webhook services" },
   anchorStorageNamespace: { flag: "--anchor-storage-namespace", default: DEFAULT_STORAGE_NAMESPACE, help: "authority pod namespace" },
   customDnsNames: { flag: "--custom-dns-names", default: "", help: "comma list of account.namespace:customdns" },
-  enableProfiling: { flag: "--enable-profiling", default: false, help: "profiling" },
   orchConfig: { flag: "--orch-config", default: "", help: "orchestrator config file path" },
   listenedNamespaces: { flag: "--listened-namespaces", default: "", help: "namespaces the secret controller watches" },
   sdsEnabled: { flag: "--sds-enabled", default: false, help: "SDS enabled" },

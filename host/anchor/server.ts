@@ -183,7 +183,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     for (const c of closers.reverse()) await c();
   };
   try {
-    const monitoring = await startMonitoring({ port: options.monitoringPort, registry: metrics.registry, info: buildInfo, healthy: () => serving && !closing });
+    const monitoring = await startMonitoring({ port: options.monitoringPort, registry: metrics.registry, info: buildInfo, healthy: () => serving && !closing, profiling: options.enableProfiling });
     closers.push(() => monitoring.close());
 
     const ctrlz = await startCtrlz({

@@ -55,6 +55,9 @@ const proxy = addLoggingFlags(
     .option("--stsPort <port>", "token exchange service (OAuth 2.0 token exchange, RFC 8693) on 127.0.0.1:<port>/token; 0 = not served", UINT16, 0)
     .addOption(new Option("--tokenManagerPlugin <plugin>", "token manager of --stsPort for requests with a scope (a cloud access token)").choices([DEFAULT_TOKEN_MANAGER_PLUGIN]).default(DEFAULT_TOKEN_MANAGER_PLUGIN))
     .option("--metricsdUdpAddress <IP:port>", "send the sidecar's stats to a metrics daemon (statsd) over UDP every 5 s, as Envoy's statsd sink", "")
+    .option("--proxyAccessLogService <address>", "stream an access log entry per request to this Envoy access log service (envoy.service.accesslog.v3 StreamAccessLogs, plain-text gRPC): host:port or {\"address\":\"host:port\"}", "")
+    .option("--proxyMetricsService <address>", "stream the sidecar's stats every 5 s to this Envoy metrics service (envoy.service.metrics.v3 StreamMetrics, plain-text gRPC): host:port or {\"address\":\"host:port\"}", "")
+    .option("--outlierLogPath <path>", "append Envoy's outlier detection events (OutlierDetectionEvent JSON lines: every ejection and return of an endpoint) to this file; empty = none", "")
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // Listener limits (docs/sidecar.md "Listener limits"), per HTTP listener; 0 turns one off.
     .addOption(new Option("--headerReadTimeout <duration>", "close a connection (408) whose request headers are not complete this long after it opened or its request began").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs)))

@@ -5,7 +5,7 @@
 import { Command, Option } from "commander";
 import { formatGoDuration } from "../cli/duration.ts";
 import { EXIT_FAILURE } from "../cli/exit_codes.ts";
-import { durationFlag, intFlag, rateFlag } from "../cli/flags.ts";
+import { durationFlag, intFlag, parseBoolFlag, rateFlag } from "../cli/flags.ts";
 import { serveUntilSignal } from "../cli/daemon.ts";
 import { standardProgram, usageError } from "../cli/program.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
@@ -53,6 +53,7 @@ const serverCommand = addLoggingFlags(
     .option("--livenessProbePath <path>", "liveness file", "")
     .addOption(new Option("--readinessProbeInterval <duration>", "readiness file update interval").argParser(durationFlag).default(0, "0s"))
     .option("--readinessProbePath <path>", "readiness file", "")
+    .addOption(new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoringPort").argParser(parseBoolFlag).default(false))
     .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
@@ -107,7 +108,7 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
         readinessProbePath: opts.readinessProbePath as string,
         readinessProbeIntervalMs: opts.readinessProbeInterval as number,
         singleThreaded: false,
-        profile: false,
+        profile: opts.profile as boolean,
         ctrlzPort: opts.ctrlz_port as number,
         ctrlzAddress: opts.ctrlz_address as string,
       },

@@ -67,6 +67,7 @@ const program = addLoggingFlags(
     .addOption(bool("--grpc-plaintext [bool]", "serve gRPC in plain text (local development only: tokens travel in clear, no renewal by certificate)"))
     .option("--token-jwks <file|url>", "keys of the service-account token issuer (JWKS file or http(s) URL); default ${TOKEN_JWKS}; see JWT_POLICY, TOKEN_ISSUER, AUDIENCE")
     .option("--monitoring-port <port>", "monitoring port (/metrics, /version, /healthz); 0 = any free port", UINT16, d.DEFAULT_MONITORING_PORT)
+    .addOption(bool("--enable-profiling [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoring-port"))
     .option("--liveness-probe-path <path>", "liveness file", "")
     .addOption(duration("--liveness-probe-interval <duration>", "liveness file update interval", 0))
     .addOption(duration("--probe-check-interval <duration>", "CA liveness check interval (a throwaway CSR signed in-process)", d.DEFAULT_PROBE_CHECK_INTERVAL_MS))
@@ -114,6 +115,7 @@ program.action(async (opts: Record<string, unknown>) => {
         grpcPlaintext: flag("grpcPlaintext"),
         tokens: tokenSettingsFrom(process.env, str("tokenJwks")),
         monitoringPort: opts.monitoringPort as number,
+        enableProfiling: flag("enableProfiling"),
         livenessProbePath: str("livenessProbePath"),
         livenessProbeIntervalMs: opts.livenessProbeInterval as number,
         probeCheckIntervalMs: opts.probeCheckInterval as number,

@@ -102,7 +102,6 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
   let closing = false;
 
   if (options.singleThreaded) log.info("--singleThreaded has no effect: JavaScript runs every request on one thread");
-  if (options.profile) log.info("--profile has no effect: profile with node --cpu-prof or --inspect instead");
 
   const apply = (next: LoadedConfig) => {
     loaded = next;
@@ -128,6 +127,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       registry: metrics.registry,
       info: buildInfo,
       healthy: () => serving && !closing,
+      profiling: options.profile,
     });
     closers.push(() => monitoring.close());
 

@@ -21,6 +21,10 @@ import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar
 import { AgentMetrics } from "./agent_metrics.ts";
 import { DEFAULT_TOKEN_MANAGER_PLUGIN, startStsServer } from "./sts_server.ts";
 import { parseStatsdAddress, STATSD_FLUSH_INTERVAL_MS, StatsdSink } from "../telemetry/statsd_sink.ts";
+import { OutlierEventLog } from "./outlier_event_log.ts";
+import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_log_service.ts";
+import { MetricsServiceClient } from "./metrics_service.ts";
+import { parseRemoteService } from "./remote_service.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
@@ -275,9 +279,21 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   let auth: ControlPlaneAuth;
   let statsdAddress: { host: string; port: number } | undefined;
   let transport: HubTransport | undefined;
+  let outlierLog: OutlierEventLog | undefined;
+  let accessLogService: { address: string } | undefined;
+  let metricsService: { address: string } | undefined;
   try {
+    if (opts.proxyAccessLogService) accessLogService = parseRemoteService("--proxyAccessLogService", opts.proxyAccessLogService as string);
+    if (opts.proxyMetricsService) metricsService = parseRemoteService("--proxyMetricsService", opts.proxyMetricsService as string);
     auth = controlPlaneAuth(opts, env);
     if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress as string);
+    if (opts.outlierLogPath) {
+      try {
+        outlierLog = new OutlierEventLog(opts.outlierLogPath as string, (e) => log.warn(`--outlierLogPath: writing an event failed: ${e.message}`));
+      } catch (e) {
+        throw new Error(`--outlierLogPath ${JSON.stringify(opts.outlierLogPath)}: cannot open the file for appending: ${(e as Error).message}`);
+      }
+    }
     const settings = securitySettings(opts, env, namespace);
     if (auth.policy === "MUTUAL_TLS" && !settings) throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
     if (settings) {
@@ -370,15 +386,32 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   const checks = shared.checks ?? FilterModule.load(wasm);
   let quit: (() => void) | undefined;
   const proxyId = (opts.id as string) || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
+  // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<namespace>.svc.<domain suffix>.
+  const node = { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${env.POD_NAMESPACE ?? "default"}.svc.cluster.local`, cluster: opts.serviceCluster as string };
+  const sinkError = (flag: string) => {
+    let lastWarnedAt = -Infinity;
+    // A service that stays down fails every stream: one warning a minute, the rest at debug.
+    return (e: Error) => {
+      const now = Date.now();
+      if (now - lastWarnedAt >= 60_000) {
+        lastWarnedAt = now;
+        log.warn(`${flag}: ${e.message}; retrying with the next batch`);
+      } else log.debug(`${flag}: ${e.message}`);
+    };
+  };
+  const als = accessLogService ? new AccessLogServiceClient({ address: accessLogService.address, node, onError: sinkError("--proxyAccessLogService") }) : undefined;
+  if (als) {
+    transportStats.set("access_logs.grpc_access_log.logs_written", 0);
+    transportStats.set("access_logs.grpc_access_log.logs_dropped", 0);
+  }
   sidecar = new Sidecar({
     wasm,
     configDir: configDir ?? "",
-    // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<namespace>.svc.<domain suffix>.
     ...(discoveryAddress
       ? {
           discovery: {
             address: discoveryAddress,
-            node: { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${env.POD_NAMESPACE ?? "default"}.svc.cluster.local`, cluster: opts.serviceCluster as string },
+            node,
             // MUTUAL_TLS: disco-discovery's --secureGrpcAddr, its identity checked (--discoIdentity).
             ...(mtls ? { credentials: () => controlPlaneChannelCredentials(mtls, (opts.discoIdentity as string | undefined) ?? "", "discovery") } : {}),
           },
@@ -398,7 +431,13 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     ),
     inboundService: opts.inboundService as string,
     hub,
-    extraStats: () => transportStats,
+    extraStats: () => {
+      if (als) {
+        transportStats.set("access_logs.grpc_access_log.logs_written", als.stats.written);
+        transportStats.set("access_logs.grpc_access_log.logs_dropped", als.stats.dropped);
+      }
+      return transportStats;
+    },
     metricsRegistry: metrics.registry,
     commandLineOptions: commandLineOptions(opts),
     onQuit: () => quit?.(),
@@ -407,16 +446,23 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     identity: security ? { ...identity, spiffeId: workloadTls!.options.identity, serviceAccount: security.serviceAccount, ...(security.labels ? { labels: security.labels } : {}) } as typeof identity : identity,
     security,
     limits,
+    ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
+    ...(als ? { onAccess: (r) => als.log(r) } : {}),
   });
   let addresses;
   try {
     addresses = await sidecar.start();
   } catch (e) {
     log.error((e as Error).message);
+    await als?.close();
     transport.close();
     workloadTls?.stop();
+    outlierLog?.close();
     return { exitCode: EXIT_BAD_CONFIG };
   }
+  const metricsSink = metricsService
+    ? new MetricsServiceClient({ address: metricsService.address, node, snapshot: () => sidecar!.statsSnapshot(), onError: sinkError("--proxyMetricsService") })
+    : undefined;
   const statsd = statsdAddress
     ? new StatsdSink({ ...statsdAddress, snapshot: () => sidecar!.statsSnapshot(), onError: (e) => logger.scope("default").warn(`--metricsdUdpAddress: sending stats failed: ${e.message}`) })
     : undefined;
@@ -428,11 +474,15 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
       log.error(`--stsPort ${opts.stsPort}: ${(e as Error).message}`);
       await sidecar.drain(0);
       await statsd?.close();
+      await Promise.all([als?.close(), metricsSink?.close()]);
       transport.close();
       workloadTls?.stop();
+      outlierLog?.close();
       return { exitCode: EXIT_FAILURE };
     }
   }
+  if (als) log.info(`access log entries sent to the access log service at ${accessLogService!.address} (envoy.service.accesslog.v3 StreamAccessLogs) every ${ACCESS_LOG_FLUSH_INTERVAL_MS / 1000} s`);
+  if (metricsSink) log.info(`stats sent to the metrics service at ${metricsService!.address} (envoy.service.metrics.v3 StreamMetrics) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
   if (statsd) log.info(`stats sent to the metrics daemon at ${opts.metricsdUdpAddress as string} (statsd over UDP) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
   return {
     addresses: sts ? { ...addresses, sts: sts.port } : addresses,
@@ -444,8 +494,10 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
       await sts?.close();
       await sidecar!.drain(drainMs);
       await statsd?.close();
+      await Promise.all([als?.close(), metricsSink?.close()]);
       transport.close();
       workloadTls?.stop();
+      outlierLog?.close();
     },
   };
 }

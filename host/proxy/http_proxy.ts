@@ -36,6 +36,35 @@ export interface HttpProxyOptions {
   limits?: ListenerLimits;
   /** True when another listener accepts the connections and hands them to `server` (mtls_listener.ts); it must then `guard.guardAccepts` that listener. */
   acceptedElsewhere?: boolean;
+  /** Each request once its response is over or the client left (access logs, `--proxyAccessLogService`). */
+  onAccess?: (record: AccessRecord) => void;
+}
+
+/** What an access log needs of one request, gathered when it is over. */
+export interface AccessRecord {
+  listener: "inbound" | "outbound";
+  /** When the request came in (ms since the epoch) and how long until its response was over. */
+  startedAt: number;
+  durationNs: bigint;
+  downstreamRemote: { address: string; port: number };
+  downstreamLocal: { address: string; port: number };
+  /** `1.0` or `1.1`. */
+  httpVersion: string;
+  method: string;
+  /** The normalized path and authority the listener routed by (the request as received, when it was refused at the edge). */
+  path: string;
+  authority: string;
+  /** The request target as received, when normalization changed it. */
+  originalPath?: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** 0 when the client left before a response began. */
+  status: number;
+  requestBodyBytes: number;
+  responseBodyBytes: number;
+  /** `host:port` of the upstream that answered. */
+  upstream?: string;
+  /** Why the proxy answered itself (`overload`, `upstream_connect_error`, `no_healthy_upstream`, …). */
+  localReplyDetails?: string;
 }
 
 export type SecurityStageResult =
@@ -99,6 +128,7 @@ interface Exchange {
   started: bigint;
 }
 
+
 /**
  * An HTTP/1.1 listener that runs each request through the filter and
  * forwards it over keep-alive connections, streaming both bodies (nothing is
@@ -111,6 +141,10 @@ export class HttpProxy {
   readonly guard: ListenerGuard;
   readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {} };
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  /** Each request's exchange, once it has one (its access record reads the outcome). */
+  private readonly exchanges = new WeakMap<ServerResponse, Exchange>();
+  /** Each local reply's reason, for its access record. */
+  private readonly localReplyDetails = new WeakMap<ServerResponse, string>();
 
   constructor(private readonly options: HttpProxyOptions) {
     this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
@@ -127,9 +161,12 @@ export class HttpProxy {
     this.stats.requests++;
     this.stats.active++;
     const admitted = this.guard.admitRequest(req);
+    const startedAt = Date.now();
+    const startNs = process.hrtime.bigint();
     res.once("close", () => {
       this.stats.active--;
       this.guard.requestDone(req);
+      this.options.onAccess?.(this.accessRecord(req, res, startedAt, startNs));
     });
     if (!admitted) {
       // Over the concurrent-request limit: refused before the filter, as an overloaded Envoy does.
@@ -186,6 +223,7 @@ export class HttpProxy {
     const props = new RequestProperties(`${socket.remoteAddress}:${socket.remotePort}`, `${socket.localAddress}:${socket.localPort}`, `HTTP/${req.httpVersion}`);
     props.route = o.properties?.(authority);
     const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, hasBody: chunked || (contentLength !== undefined && contentLength !== "0"), started };
+    if (o.onAccess) this.exchanges.set(res, exchange);
     if (o.beforeFilter) return this.securityStage(exchange, headers, o.beforeFilter);
     return this.filter(exchange, headers);
   }
@@ -240,14 +278,14 @@ export class HttpProxy {
     if (routed?.kind === "reply") {
       this.reply(res, routed.reply);
       req.resume();
-      if (id) this.complete(id, x, routed.reply.status, 0, 0);
+      this.complete(id, x, routed.reply.status, 0, 0);
       return;
     }
     const target = routed ?? o.upstream(routedAuthority);
     if (!target) {
       this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
       req.resume();
-      if (id) this.complete(id, x, 502, 0, 0);
+      this.complete(id, x, 502, 0, 0);
       return;
     }
     const control = routed?.kind === "forward" ? routed.upstream : undefined;
@@ -283,7 +321,7 @@ export class HttpProxy {
             current?.destroy();
             finish(504);
             this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
-            if (id) this.complete(id, x, 504, requestBytes, 0);
+            this.complete(id, x, 504, requestBytes, 0);
           }, actions.timeoutMs)
         : undefined;
       if (timer) res.once("close", () => clearTimeout(timer));
@@ -314,7 +352,7 @@ export class HttpProxy {
           up.pipe(res);
           up.on("end", () => {
             finish(status);
-            if (id) this.complete(id, x, status, requestBytes, responseBytes);
+            this.complete(id, x, status, requestBytes, responseBytes);
           });
           up.on("error", () => {
             finish(up.statusCode ?? 502);
@@ -338,7 +376,7 @@ export class HttpProxy {
           o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
           if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
           else res.destroy();
-          if (id) this.complete(id, x, 503, requestBytes, 0);
+          this.complete(id, x, 503, requestBytes, 0);
         });
         if (bodiless) upstream.end();
         else req.pipe(upstream);
@@ -350,7 +388,7 @@ export class HttpProxy {
       if (!(admitted instanceof Promise)) {
         this.reply(res, admitted);
         req.resume();
-        if (id) this.complete(id, x, admitted.status, 0, 0);
+        this.complete(id, x, admitted.status, 0, 0);
         return;
       }
       // One close listener: before admission it marks the client gone, after it frees the slot.
@@ -379,16 +417,43 @@ export class HttpProxy {
 
   private reply(res: ServerResponse, reply: LocalReply): void {
     this.stats.localReplies++;
+    if (reply.details && this.options.onAccess) this.localReplyDetails.set(res, reply.details);
     const headers = toOutgoing(reply.headers);
     headers["content-length"] = Buffer.byteLength(reply.body);
     if (!headers["content-type"]) headers["content-type"] = "text/plain";
     res.writeHead(reply.status, headers).end(reply.body);
   }
 
-  // The report needs the outcome: response.code, sizes and duration answer from here on.
+  // The report needs the outcome: response.code, sizes and duration answer from here on (the access record reads it too).
   private complete(id: number, x: Exchange, code: number, requestBytes: number, responseBytes: number): void {
     x.props.outcome = { code, requestBytes, responseBytes, durationNs: process.hrtime.bigint() - x.started };
-    this.options.filter.finish(id);
+    if (id) this.options.filter.finish(id);
+  }
+
+  private accessRecord(req: IncomingMessage, res: ServerResponse, startedAt: number, startNs: bigint): AccessRecord {
+    const x = this.exchanges.get(res);
+    const socket = req.socket;
+    const outcome = x?.props.outcome;
+    const details = this.localReplyDetails.get(res);
+    const url = req.url ?? "/";
+    return {
+      listener: this.options.name,
+      startedAt,
+      durationNs: process.hrtime.bigint() - startNs,
+      downstreamRemote: { address: socket.remoteAddress ?? "", port: socket.remotePort ?? 0 },
+      downstreamLocal: { address: socket.localAddress ?? "", port: socket.localPort ?? 0 },
+      httpVersion: req.httpVersion,
+      method: req.method ?? "GET",
+      path: x?.path ?? url,
+      authority: x?.authority ?? req.headers.host ?? "",
+      ...(x && x.path !== url ? { originalPath: url } : {}),
+      headers: req.headers,
+      status: res.headersSent ? res.statusCode : 0,
+      requestBodyBytes: outcome?.requestBytes ?? 0,
+      responseBodyBytes: outcome?.responseBytes ?? (details !== undefined ? Number(res.getHeader("content-length") ?? 0) : 0),
+      ...(x?.props.upstreamAddress ? { upstream: x.props.upstreamAddress } : {}),
+      ...(details !== undefined ? { localReplyDetails: details } : {}),
+    };
   }
 }
 

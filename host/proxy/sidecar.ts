@@ -24,9 +24,9 @@ import type { WorkloadTls } from "./workload_tls.ts";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { HeaderList } from "../wasm/abi_types.ts";
-import type { RouteDecision, SecurityStageResult, UpstreamControl } from "./http_proxy.ts";
+import type { AccessRecord, RouteDecision, SecurityStageResult, UpstreamControl } from "./http_proxy.ts";
 import { ConnectionPools, OVERFLOW_REPLY } from "./connection_pool.ts";
-import { OutlierDetector } from "./outlier_detection.ts";
+import { OutlierDetector, type OutlierEvent } from "./outlier_detection.ts";
 import { serverForSni } from "../mesh/gateway_tls.ts";
 import type { Registry } from "prom-client";
 import { buildInfo } from "../cli/version.ts";
@@ -79,6 +79,10 @@ export interface SidecarOptions {
   security?: SidecarSecurityOptions;
   /** Timeouts and limits of the inbound and outbound listeners, each (`--headerReadTimeout`, `--idleTimeout`, `--maxConnections`, `--maxConcurrentRequests`). */
   limits?: ListenerLimits;
+  /** Every ejection and return of an endpoint by outlier detection (`--outlierLogPath`). */
+  onOutlierEvent?: (event: OutlierEvent) => void;
+  /** Every request of the inbound and outbound listeners once it is over (`--proxyAccessLogService`). */
+  onAccess?: (record: AccessRecord) => void;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -139,6 +143,7 @@ export class Sidecar {
 
   constructor(private readonly options: SidecarOptions) {
     this.log = options.logger.scope("default");
+    this.outliers = new OutlierDetector(options.onOutlierEvent ? { onEvent: options.onOutlierEvent } : {});
     const filterLog = options.logger.scope("filter");
     this.filter = new FilterHost({
       wasm: options.wasm,
@@ -162,6 +167,7 @@ export class Sidecar {
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,
+      onAccess: options.onAccess,
       acceptedElsewhere: options.security !== undefined,
       ...(options.security
         ? {
@@ -184,6 +190,7 @@ export class Sidecar {
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,
+      onAccess: options.onAccess,
       ...(options.security
         ? {
             beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
@@ -325,6 +332,7 @@ export class Sidecar {
     await this.filter.close();
     this.inbound.close();
     this.outbound.close();
+    this.outliers.close();
     this.admin.closeAllConnections();
     await closeServer(this.admin);
     if (this.status) await closeServer(this.status);
@@ -442,7 +450,7 @@ export class Sidecar {
 
   /** Connection-pool counters and outlier state of the upstream clusters: kept across configuration reloads. */
   readonly pools = new ConnectionPools();
-  readonly outliers = new OutlierDetector();
+  readonly outliers: OutlierDetector;
 
   /** The last routes VirtualServices chose (newest last), for /config_dump and simulate. */
   readonly servedRoutes: Array<ServedRoute & { count: number }> = [];

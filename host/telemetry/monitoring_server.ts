@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { Registry } from "prom-client";
 import type { BuildInfo } from "../cli/version.ts";
 import { closeServer, listen } from "./http_listen.ts";
+import { serveProfiling } from "./profiling.ts";
 
 export interface MonitoringOptions {
   port: number;
@@ -12,6 +13,8 @@ export interface MonitoringOptions {
   healthy: () => boolean;
   /** Paths answering `healthy` (200 `ok` / 503 `not ready`); default `/healthz` (disco-discovery: `/ready`). */
   healthPaths?: readonly string[];
+  /** `/debug/pprof/…` (profiling.ts): hubs `--profile`, mesh_ca `--enable-profiling`. */
+  profiling?: boolean;
 }
 
 export interface MonitoringServer {
@@ -22,7 +25,8 @@ export interface MonitoringServer {
 
 /**
  * The self-monitoring port: `/metrics` (Prometheus text), `/version`
- * (BuildInfo as JSON) and `/healthz` (200 `ok`, or 503 `not ready`).
+ * (BuildInfo as JSON) and `/healthz` (200 `ok`, or 503 `not ready`); with
+ * `profiling`, the `/debug/pprof/` endpoints too.
  */
 export async function startMonitoring(options: MonitoringOptions): Promise<MonitoringServer> {
   const healthPaths = options.healthPaths ?? ["/healthz"];
@@ -32,6 +36,7 @@ export async function startMonitoring(options: MonitoringOptions): Promise<Monit
       res.writeHead(405, { allow: "GET" }).end();
       return;
     }
+    if (options.profiling && serveProfiling(req, res)) return;
     if (path === "/metrics") {
       options.registry.metrics().then(
         (text) => res.writeHead(200, { "content-type": options.registry.contentType }).end(text),
@@ -43,7 +48,7 @@ export async function startMonitoring(options: MonitoringOptions): Promise<Monit
       const ok = options.healthy();
       res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
     } else {
-      res.writeHead(404, { "content-type": "text/plain" }).end(`not found: try /metrics, /version or ${healthPaths.join(", ")}\n`);
+      res.writeHead(404, { "content-type": "text/plain" }).end(`not found: try /metrics, /version${options.profiling ? ", /debug/pprof/" : ""} or ${healthPaths.join(", ")}\n`);
     }
   });
   const bound = await listen(server, options.port, options.host);

@@ -114,6 +114,8 @@ export const WRAPPERS: Readonly<Record<string, string>> = {
   ".google.protobuf.BytesValue": "bytes",
 };
 const DURATION = /^(-?)(\d+)(?:\.(\d{1,9}))?s$/;
+/** RFC 3339 in UTC or with an offset, as proto3 JSON writes a Timestamp ("2017-01-15T01:30:15.01Z"). */
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 
 /** Well-known types with their own JSON forms; undefined for ordinary messages. */
 function wellKnown(root: protobuf.Root, type: protobuf.Type, json: unknown, path: string, anyTypes: string[]): Record<string, unknown> | undefined {
@@ -125,6 +127,12 @@ function wellKnown(root: protobuf.Root, type: protobuf.Type, json: unknown, path
       if (!m) fail(path, 'a duration such as "1.5s"', json);
       const sign = m[1] === "-" ? -1 : 1;
       return { seconds: String(sign * Number(m[2])), nanos: sign * Number((m[3] ?? "").padEnd(9, "0")) };
+    }
+    case ".google.protobuf.Timestamp": {
+      const m = typeof json === "string" ? TIMESTAMP.exec(json) : null;
+      const ms = m ? Date.parse(`${m[1]}${m[3]}`) : Number.NaN;
+      if (!m || Number.isNaN(ms)) fail(path, 'an RFC 3339 time such as "2017-01-15T01:30:15.01Z"', json);
+      return { seconds: String(Math.floor(ms / 1000)), nanos: Number((m[2] ?? "").padEnd(9, "0")) };
     }
     case ".google.protobuf.Struct":
       if (typeof json !== "object" || json === null || Array.isArray(json)) fail(path, "an object (Struct)", json);

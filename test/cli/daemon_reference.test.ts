@@ -89,7 +89,7 @@ describe("not-applicable flags and variables are refused by the real programs", 
   const empty = mkdtempSync(join(tmpdir(), "daemon-ref-"));
   // Each program once per entry would take minutes on a loaded machine: a sample per kind and program.
   const flagCases: Array<[string, string[], NotApplicable]> = [
-    ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--outlierLogPath")!],
+    ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--customConfigFile")!],
     ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--tracerBSecure")!],
     ["hubs", ["server"], HUB_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--numCheckCacheEntries")!],
     ["mesh_ca", [], ANCHOR_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--custom-dns-names")!],
@@ -122,8 +122,8 @@ describe("not-applicable flags and variables are refused by the real programs", 
   }
 
   it("a default value is accepted: the program goes on to its next check", () => {
-    // --outlierLogPath "" is the spec default; the run then stops at the missing --configDir.
-    const r = run("disco-agent", ["proxy", "--outlierLogPath=", "--tracerBSecure=false", "--configDir", join(empty, "missing")], { SDS_ENABLED: "false" });
+    // --customConfigFile "" is the spec default; the run then stops at the missing --configDir.
+    const r = run("disco-agent", ["proxy", "--customConfigFile=", "--tracerBSecure=false", "--configDir", join(empty, "missing")], { SDS_ENABLED: "false" });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--configDir: expected an existing directory/);
     assert.doesNotMatch(r.stderr, /not applicable/);

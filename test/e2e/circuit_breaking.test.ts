@@ -1,18 +1,22 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { closeServer } from "../../host/telemetry/http_listen.ts";
+import { encodeProto3Json } from "../../host/wire/proto_json.ts";
+import { envoyRoot } from "../support/envoy_protos.ts";
+import { waitFor } from "../support/processes.ts";
 import { type Outcome, send } from "./security_support.ts";
 
 // Issue 11: DestinationRule connectionPool and outlierDetection in the Node
 // data path, after upstream's circuit-breaking task (a fortio-like burst of
 // concurrent requests from sleep to httpbin through real sidecars with
 // mutual TLS), plus outlier ejection against failing plain-text endpoints
-// and maxRequestsPerConnection counted by the server's connections.
+// and maxRequestsPerConnection counted by the server's connections. The
+// sleep sidecar writes Envoy's outlier detection event log (--outlierLogPath).
 
 const config = `apiVersion: networking.mesh.io/v1
 kind: DestinationRule
@@ -48,7 +52,21 @@ spec:
   host: counted.foo.svc.cluster.local
   trafficPolicy:
     connectionPool: {http: {maxRequestsPerConnection: 2}}
+---
+apiVersion: networking.mesh.io/v1
+kind: DestinationRule
+metadata: {name: returning, namespace: foo}
+spec:
+  host: returning.foo.svc.cluster.local
+  trafficPolicy:
+    outlierDetection: {consecutiveGatewayErrors: 1, baseEjectionTime: 1s, maxEjectionPercent: 100}
 `;
+
+/** The lines of the outlier event log so far, parsed. */
+function outlierEvents(path: string): Array<Record<string, unknown>> {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
 
 /** A plain HTTP server answering `status` and counting requests by client connection. */
 async function startServer(status: number): Promise<{ server: Server; port: number; hits: number; byConnection: Map<string, number> }> {
@@ -79,11 +97,13 @@ describe("circuit breaking and outlier detection (DestinationRule connectionPool
   let bad: Awaited<ReturnType<typeof startServer>>;
   let gateway: Awaited<ReturnType<typeof startServer>>;
   let counted: Awaited<ReturnType<typeof startServer>>;
+  let returning: Awaited<ReturnType<typeof startServer>>;
+  const outlierLog = join(dir, "outlier.log");
 
   before(async () => {
     writeFileSync(join(dir, "resources.yaml"), config);
-    [good, bad, gateway, counted] = await Promise.all([startServer(200), startServer(500), startServer(502), startServer(200)]);
-    servers.push(good, bad, gateway, counted);
+    [good, bad, gateway, counted, returning] = await Promise.all([startServer(200), startServer(500), startServer(502), startServer(200), startServer(503)]);
+    servers.push(good, bad, gateway, counted, returning);
     ca = await startMeshCa();
     httpbin = await startSecureWorkload({ configDir: dir, ca, name: "httpbin", namespace: "foo", labels: { app: "httpbin" } });
     sleep = await startSecureWorkload({
@@ -98,7 +118,9 @@ describe("circuit breaking and outlier detection (DestinationRule connectionPool
         `flaky.foo.svc.cluster.local:8000=127.0.0.1:${bad.port},label=instance=bad`,
         `broken.foo.svc.cluster.local:8000=127.0.0.1:${gateway.port}`,
         `counted.foo.svc.cluster.local:8000=127.0.0.1:${counted.port}`,
+        `returning.foo.svc.cluster.local:8000=127.0.0.1:${returning.port}`,
       ],
+      extraArgs: ["--outlierLogPath", outlierLog],
     });
   });
   after(async () => {
@@ -148,5 +170,25 @@ describe("circuit breaking and outlier detection (DestinationRule connectionPool
     assert.equal(counted.hits, 6);
     assert.ok([...counted.byConnection.values()].every((n) => n <= 2), JSON.stringify([...counted.byConnection]));
     assert.ok(counted.byConnection.size >= 3);
+  });
+  it("--outlierLogPath: Envoy's OutlierDetectionEvent JSON lines for each ejection and, once the ejection time is over, the return", async () => {
+    assert.equal(http(await send(sleep.outbound, { host: "returning.foo.svc.cluster.local:8000" })).status, 503);
+    const cluster = "outbound|8000||returning.foo.svc.cluster.local";
+    const ofCluster = () => outlierEvents(outlierLog).filter((e) => e.cluster_name === cluster);
+    const [eject, uneject] = await waitFor("the ejection and the return in the log", () => (ofCluster().length >= 2 ? ofCluster() : undefined));
+    assert.deepEqual(Object.keys(eject), ["type", "timestamp", "cluster_name", "upstream_url", "action", "num_ejections", "enforced", "eject_consecutive_event"]);
+    assert.equal(eject.type, "CONSECUTIVE_GATEWAY_FAILURE");
+    assert.equal(eject.upstream_url, `127.0.0.1:${returning.port}`);
+    assert.equal(eject.action, "EJECT");
+    assert.equal(eject.num_ejections, 1);
+    assert.equal(eject.enforced, true);
+    assert.equal(uneject.action, "UNEJECT");
+    assert.equal(uneject.num_ejections, 1);
+    assert.equal(uneject.secs_since_last_action, "1", "the 1 s ejection");
+    assert.equal(Date.parse(uneject.timestamp as string) - Date.parse(eject.timestamp as string), 1000);
+    // Earlier ejections of the other tests are there too; every line is a valid envoy.data.cluster.v3.OutlierDetectionEvent.
+    const all = outlierEvents(outlierLog);
+    assert.ok(all.some((e) => e.cluster_name === "outbound|8000||broken.foo.svc.cluster.local" && e.action === "EJECT"), JSON.stringify(all));
+    for (const e of all) encodeProto3Json(envoyRoot(), "envoy.data.cluster.v3.OutlierDetectionEvent", e);
   });
 });

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConnectionPools, OVERFLOW_REPLY } from "../../host/proxy/connection_pool.ts";
-import { OutlierDetector } from "../../host/proxy/outlier_detection.ts";
+import { type OutlierEvent, OutlierDetector } from "../../host/proxy/outlier_detection.ts";
 
 describe("connection pool limits (Envoy circuit breakers for HTTP/1.1)", () => {
   it("maxConnections requests go at once, http1MaxPendingRequests wait, the next one overflows", async () => {
@@ -55,7 +55,7 @@ describe("outlier detection", () => {
 
   it("consecutive5xxErrors eject for baseEjectionTime times the number of ejections; a success resets the count", () => {
     const c = clock();
-    const d = new OutlierDetector(c.now);
+    const d = new OutlierDetector({ now: c.now });
     const policy = { consecutive5xxErrors: 2, baseEjectionTimeMs: 1000, maxEjectionPercent: 100 };
     assert.equal(d.record("c", "e1", 2, policy, 500), false);
     assert.equal(d.record("c", "e1", 2, policy, 200), false, "a success resets");
@@ -76,19 +76,19 @@ describe("outlier detection", () => {
   });
 
   it("consecutiveGatewayErrors count only 502, 503 and 504; upstream's default 5xx threshold is 5", () => {
-    const d = new OutlierDetector(() => 0);
+    const d = new OutlierDetector({ now: () => 0 });
     const policy = { consecutiveGatewayErrors: 2, maxEjectionPercent: 100 };
     d.record("c", "e", 1, policy, 502);
     assert.equal(d.record("c", "e", 1, policy, 500), false, "a 500 breaks the gateway-error run");
     d.record("c", "e", 1, policy, 504);
     assert.equal(d.record("c", "e", 1, policy, 503), true);
-    const byDefault = new OutlierDetector(() => 0);
+    const byDefault = new OutlierDetector({ now: () => 0 });
     for (let i = 0; i < 4; i++) assert.equal(byDefault.record("c", "e", 1, { maxEjectionPercent: 100 }, 500), false);
     assert.equal(byDefault.record("c", "e", 1, { maxEjectionPercent: 100 }, 500), true);
   });
 
   it("maxEjectionPercent caps how many endpoints are out; without a policy nothing is recorded", () => {
-    const d = new OutlierDetector(() => 0);
+    const d = new OutlierDetector({ now: () => 0 });
     const policy = { consecutive5xxErrors: 1, maxEjectionPercent: 50 };
     assert.equal(d.record("c", "e1", 4, policy, 500), true);
     assert.equal(d.record("c", "e2", 4, policy, 500), true);
@@ -96,6 +96,29 @@ describe("outlier detection", () => {
     assert.equal(d.ejected("c", "e3"), false);
     assert.equal(d.record("c", "e4", 4, undefined, 500), false);
     // Upstream's default 10%: the first endpoint of even a one-endpoint cluster can go (0% < 10%).
-    assert.equal(new OutlierDetector(() => 0).record("c", "only", 1, { consecutive5xxErrors: 1 }, 500), true);
+    assert.equal(new OutlierDetector({ now: () => 0 }).record("c", "only", 1, { consecutive5xxErrors: 1 }, 500), true);
+  });
+  it("tells every ejection and return (--outlierLogPath): the detector, the count, seconds since the last action", () => {
+    const c = clock();
+    const events: OutlierEvent[] = [];
+    const timers: Array<{ fn: () => void; at: number }> = [];
+    const d = new OutlierDetector({ now: c.now, onEvent: (e) => events.push(e), schedule: (fn, ms) => (timers.push({ fn, at: c.now() + ms }), { cancel: () => undefined }) });
+    const policy = { consecutiveGatewayErrors: 1, consecutive5xxErrors: 3, baseEjectionTimeMs: 2000, maxEjectionPercent: 100 };
+    const start = c.now();
+    assert.equal(d.record("outbound|80||a", "10.0.0.1:80", 1, policy, 502), true);
+    assert.deepEqual(events, [{ action: "EJECT", type: "CONSECUTIVE_GATEWAY_FAILURE", cluster: "outbound|80||a", endpoint: "10.0.0.1:80", numEjections: 1, enforced: true, at: start }]);
+    assert.equal(timers[0].at, start + 2000, "the return is scheduled for the end of the ejection");
+    c.advance(2500);
+    timers[0].fn();
+    assert.deepEqual(events[1], { action: "UNEJECT", cluster: "outbound|80||a", endpoint: "10.0.0.1:80", numEjections: 1, enforced: false, at: start + 2000, secsSinceLastAction: 2 });
+    timers[0].fn();
+    assert.equal(events.length, 2, "a return is told once");
+    c.advance(3000);
+    d.record("outbound|80||a", "10.0.0.1:80", 1, policy, 500);
+    d.record("outbound|80||a", "10.0.0.1:80", 1, policy, 500);
+    assert.equal(d.record("outbound|80||a", "10.0.0.1:80", 1, policy, 500), true);
+    assert.equal(events[2].type, "CONSECUTIVE_5XX");
+    assert.equal(events[2].numEjections, 2);
+    assert.equal(events[2].secsSinceLastAction, 3, "seconds since it returned");
   });
 });

@@ -12,7 +12,6 @@ export const HUB_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--apiWorkerPoolSize", "value", "1024", "calls are served on one event loop"),
   na("--numCheckCacheEntries", "value", "1500000", "the hub keeps no check cache (the filter caches check results)"),
   na("--singleThreaded", "bool", "false", "calls are served on one event loop either way", ["true"]),
-  na("--profile", "bool", "false", "not built: no pprof endpoint (profile with node --cpu-prof)"),
   na("--trace_tracerD_url", "value", "", NO_TRACING),
   na("--trace_tracerC_url", "value", "", NO_TRACING),
   na("--trace_log_spans", "bool", "false", NO_TRACING),

@@ -11,7 +11,6 @@ export const ANCHOR_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--append-dns-names", "bool", "false", `webhook service names come from the orchestrator: ${NO_ORCH}`),
   na("--anchor-storage-namespace", "value", "mesh-system", `the CA is kept in --self-signed-ca-cert-dir, not a secret: ${NO_ORCH}`),
   na("--custom-dns-names", "value", "", `DNS names per service account: ${NO_ORCH}`),
-  na("--enable-profiling", "bool", "false", "not built: no pprof endpoint (profile with node --cpu-prof)"),
   na("--orch-config", "value", "", NO_ORCH),
   na("--listened-namespaces", "value", "", `${NO_ORCH}; --allowed-namespaces limits the identities issued`),
   na("--sds-enabled", "bool", "false", "workload certificates are requested over gRPC, not SDS"),

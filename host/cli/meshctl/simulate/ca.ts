@@ -79,6 +79,7 @@ export async function startSimulateCa(trustDomain: string, dir: string): Promise
         grpcPlaintext: false,
         tokens: tokenSettingsFrom({ TOKEN_ISSUER: DEFAULT_LOCAL_ISSUER }, issuer.jwksFile),
         monitoringPort: 0,
+        enableProfiling: false,
         livenessProbePath: "",
         livenessProbeIntervalMs: 0,
         probeCheckIntervalMs: d.DEFAULT_PROBE_CHECK_INTERVAL_MS,

@@ -1,0 +1,22 @@
+import * as grpc from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { ENVOY_PROTO_INCLUDE_DIRS } from "./envoy_protos.ts";
+import { PROTO_DIR } from "./protos.ts";
+
+/**
+ * A gRPC service of Envoy's v3 API (the sinks Envoy streams to: access log
+ * service, metrics service), from the protos @grpc/grpc-js-xds ships and
+ * ours for what it leaves out (io/prometheus/client/metrics.proto). Messages
+ * are plain objects with the protos' field names (snake_case), enums by
+ * name, 64-bit integers as strings; oneofs name their member.
+ */
+export function envoyService(file: string, service: string): grpc.ServiceClientConstructor {
+  const definition = loadSync(file, { includeDirs: [...ENVOY_PROTO_INCLUDE_DIRS, PROTO_DIR], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
+  let node: unknown = grpc.loadPackageDefinition(definition);
+  for (const part of service.split(".")) node = (node as Record<string, unknown>)[part];
+  if (typeof node !== "function") throw new Error(`${service} is not a service of ${file}`);
+  return node as grpc.ServiceClientConstructor;
+}
+
+export const ACCESS_LOG_SERVICE = { file: "envoy/service/accesslog/v3/als.proto", service: "envoy.service.accesslog.v3.AccessLogService" } as const;
+export const METRICS_SERVICE = { file: "envoy/service/metrics/v3/metrics_service.proto", service: "envoy.service.metrics.v3.MetricsService" } as const;
