@@ -44,6 +44,8 @@ const results = await Promise.all(
   first.map(async (script) => {
     const result = await run(script, true);
     for (const [stream, chunk] of result.output) stream.write(chunk);
+    const last = result.output.at(-1)?.[1];
+    if (last && !last.toString().endsWith("\n")) result.output.at(-1)[0].write("\n");
     process.stdout.write(`npm test: ${script} ${result.status === 0 ? "passed" : `failed (exit ${result.status})`} after ${Math.round((Date.now() - start) / 1000)} s\n`);
     return result;
   }),
