@@ -1,5 +1,5 @@
-// Defaults of `disco-agent proxy`'s flags, in a module that imports nothing:
-// the program defines its flags from them without loading the sidecar
+// Defaults of `disco-agent proxy`'s flags and its log scopes, in a module that
+// imports nothing: the program defines its flags from them without loading the sidecar
 // (gRPC, protobufjs, jose, prom-client, the filter module): `--help`,
 // `version` and a usage error load none of them.
 
