@@ -1,5 +1,6 @@
 import { addRequestAttributes } from "./attributes/derive";
 import { AttributeBag } from "./attributes/bag";
+import { REQUEST_API_KEY } from "./attributes/names";
 import { readForwardedAttributes } from "./attributes/forwarded";
 import { DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "./api_key";
 import { ApiMatch, NO_API_MATCH } from "./api_spec";
@@ -22,6 +23,18 @@ export class Evaluation {
   forwardHeader: string = "";
   /** Forwarded attributes dropped as unusable (ForwardedAttributes.dropped). */
   forwardedDropped: i32 = 0;
+
+  /** Back to a fresh evaluation, keeping the bag's and quota list's storage. */
+  reset(): void {
+    this.attributes.clear();
+    this.service = null;
+    this.api = NO_API_MATCH;
+    this.apiPattern = "";
+    this.apiKey = null;
+    this.quotas.length = 0;
+    this.forwardHeader = "";
+    this.forwardedDropped = 0;
+  }
 }
 
 /**
@@ -31,9 +44,18 @@ export class Evaluation {
  * proxy (read from FORWARDED_HEADER unless ignored; only allow-listed names),
  * (5) attributes derived from the request, including API attributes and
  * `request.api_key`. Quotas are then matched on the final bag.
+ *
+ * `into`, when given, is an evaluation no one holds any more: it is reset and
+ * filled, so its bag and lists are reused instead of allocated.
  */
-export function evaluateRequest(config: ClientConfig, req: RequestView, wantBindings: bool): Evaluation {
-  const e = new Evaluation();
+export function evaluateRequest(config: ClientConfig, req: RequestView, wantBindings: bool, into: Evaluation | null = null): Evaluation {
+  let e: Evaluation;
+  if (into !== null) {
+    e = into;
+    e.reset();
+  } else {
+    e = new Evaluation();
+  }
   const service = config.serviceFor(req.destinationService);
   e.service = service;
   const bag = e.attributes;
@@ -58,7 +80,7 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
     // Upstream looked for a key whenever a ServiceConfig existed, so the
     // default locations apply even to services without API specs.
     e.apiKey = extractApiKey(spec.apiKeys.length > 0 ? spec.apiKeys : DEFAULT_API_KEY_LOCATIONS, req);
-    if (e.apiKey !== null) bag.setString("request.api_key", e.apiKey as string);
+    if (e.apiKey !== null) bag.setIdString(REQUEST_API_KEY, e.apiKey as string);
     quotaCharges(service.quotaRules, bag, e.quotas);
   }
 

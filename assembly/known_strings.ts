@@ -26,6 +26,9 @@ const KNOWN_STRINGS: StaticArray<string> = [
 const SLOTS: u32 = 512;
 const MASK: u32 = SLOTS - 1;
 let longest: usize = 0;
+// Bit n set when some known string has n code units (all are shorter than
+// 64): most unknown values are rejected by their length alone, unhashed.
+let lengths: u64 = 0;
 const slots = new StaticArray<string | null>(SLOTS);
 const seed: u32 = chooseSeed();
 
@@ -49,7 +52,12 @@ function slotOfName(name: string, start: u32): u32 {
 }
 
 function chooseSeed(): u32 {
-  for (let i = 0; i < KNOWN_STRINGS.length; i++) longest = max(longest, <usize>unchecked(KNOWN_STRINGS[i]).length);
+  for (let i = 0; i < KNOWN_STRINGS.length; i++) {
+    const length = <usize>unchecked(KNOWN_STRINGS[i]).length;
+    assert(length < 64, "known_strings: a known string must be shorter than 64");
+    longest = max(longest, length);
+    lengths |= (<u64>1) << <u64>length;
+  }
   // With ~70 strings in 512 slots about one seed in a hundred succeeds; a
   // list with two strings alike in every hashed byte never would, and
   // aborts at start.
@@ -73,7 +81,7 @@ function placeAll(candidate: u32): bool {
 
 /** The shared string for a known string given as UTF-8 bytes, or null. */
 export function knownString(ptr: usize, len: usize): string | null {
-  if (len == 0 || len > longest) return null;
+  if (len == 0 || len > longest || (lengths & ((<u64>1) << <u64>len)) == 0) return null;
   const name = unchecked(slots[slotOf(ptr, len, seed)]);
   if (name === null || <usize>name.length != len) return null;
   const chars = changetype<usize>(name);

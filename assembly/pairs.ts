@@ -1,4 +1,5 @@
 import { knownString } from "./known_strings";
+import { recentString } from "./recent_strings";
 import { decodeUtf8, encodeUtf8Unsafe } from "./utf8";
 import { StringMap } from "./attributes/string_map";
 
@@ -32,11 +33,16 @@ export function forEachPair<T>(ptr: usize, len: usize, target: T, visit: (target
   return true;
 }
 
+// Headers whose values mostly repeat from request to request (recent_strings.ts).
+function repeats(name: string): bool {
+  return name == ":authority" || name == "host" || name == "user-agent" || name == "accept-language" || name == "origin";
+}
+
 function addPair(m: StringMap, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
   const knownKey = knownString(keyPtr, keyLen);
   const key = knownKey !== null ? knownKey : decodeUtf8(keyPtr, keyLen);
   const knownValue = knownString(valuePtr, valueLen);
-  const value = knownValue !== null ? knownValue : decodeUtf8(valuePtr, valueLen);
+  const value = knownValue !== null ? knownValue : knownKey !== null && repeats(knownKey) ? recentString(valuePtr, valueLen) : decodeUtf8(valuePtr, valueLen);
   // Repeated names (e.g. two `cookie` headers): the last one wins, as the
   // upstream client's header map did.
   m.set(key, value);
@@ -48,6 +54,14 @@ export function decodePairs(ptr: usize, len: usize): StringMap | null {
   if (len < 4) return null;
   const m = new StringMap(<i32>min(<usize>load<u32>(ptr), 64));
   return forEachPair(ptr, len, m, addPair) ? m : null;
+}
+
+/** Decodes a serialized map into `m` (emptied first, storage kept); false if malformed. */
+export function decodePairsInto(ptr: usize, len: usize, m: StringMap): bool {
+  m.clear();
+  if (len == 0) return true;
+  if (len < 4) return false;
+  return forEachPair(ptr, len, m, addPair);
 }
 
 export function decodePairsBuffer(buf: Uint8Array): StringMap | null {

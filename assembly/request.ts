@@ -2,6 +2,7 @@ import { FORWARDED_HEADER } from "./attributes/forwarded";
 import { StringMap } from "./attributes/string_map";
 import { knownString } from "./known_strings";
 import { forEachPair } from "./pairs";
+import { recentString } from "./recent_strings";
 import { decodeUtf8 } from "./utf8";
 
 /**
@@ -39,6 +40,21 @@ export class RequestView {
     this.headers = headers;
   }
 
+  /** Back to an empty view over `headers`, for a request read into the same objects. */
+  reset(headers: StringMap): void {
+    this.headers = headers;
+    this.forwarded = null;
+    this.sourceAddress = "";
+    this.destinationAddress = "";
+    this.mtls = false;
+    this.peerPrincipal = "";
+    this.localPrincipal = "";
+    this.requestedServerName = "";
+    this.destinationService = "";
+    this.authPayload = "";
+    this.timeNanos = 0;
+  }
+
   header(name: string): string | null {
     return this.headers.get(name);
   }
@@ -49,8 +65,14 @@ export class RequestView {
  * is removed from the map and kept apart, since it must never reach the
  * application nor the `request.headers` attribute.
  */
-export function requestWithHeaders(headers: StringMap): RequestView {
-  const r = new RequestView(headers);
+export function requestWithHeaders(headers: StringMap, into: RequestView | null = null): RequestView {
+  let r: RequestView;
+  if (into !== null) {
+    r = into;
+    r.reset(headers);
+  } else {
+    r = new RequestView(headers);
+  }
   const forwarded = headers.get(FORWARDED_HEADER);
   if (forwarded !== null) {
     r.forwarded = forwarded;
@@ -89,8 +111,8 @@ export function requestFromMaps(headers: StringMap, properties: StringMap, timeN
  * The same view with the properties read in place from their serialized map
  * (only the PROP_* values are decoded); null if that map is malformed.
  */
-export function requestFromPairs(headers: StringMap, propertiesPtr: usize, propertiesLen: usize, timeNanos: i64): RequestView | null {
-  const r = requestWithHeaders(headers);
+export function requestFromPairs(headers: StringMap, propertiesPtr: usize, propertiesLen: usize, timeNanos: i64, into: RequestView | null = null): RequestView | null {
+  const r = requestWithHeaders(headers, into);
   if (!forEachPair(propertiesPtr, propertiesLen, r, setProperty)) return null;
   r.timeNanos = timeNanos;
   return r;
@@ -104,7 +126,9 @@ function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usi
     r.mtls = valueLen == 4 && load<u32>(valuePtr) == 0x65757274; // "true"
     return;
   }
-  const value = decodeUtf8(valuePtr, valueLen);
+  // A connection's addresses and identities, and the destination service,
+  // repeat across its requests.
+  const value = name == PROP_AUTH_PAYLOAD ? decodeUtf8(valuePtr, valueLen) : recentString(valuePtr, valueLen);
   if (name == PROP_SOURCE_ADDRESS) r.sourceAddress = value;
   else if (name == PROP_DESTINATION_ADDRESS) r.destinationAddress = value;
   else if (name == PROP_PEER_PRINCIPAL) r.peerPrincipal = value;

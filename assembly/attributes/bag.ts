@@ -1,65 +1,226 @@
 import { AttributeValue, ValueKind } from "./value";
 import { sameKey, StringMap } from "./string_map";
+import { attributeId, attributeName, internAttribute, internedAttributeCount, NO_ATTRIBUTE_ID } from "./names";
 
 /**
  * The attribute bag of one request: names to typed values, in the order they
  * were first set. Later writes replace earlier values of the same name, which
  * is how the spec's order of application is realized.
+ *
+ * Attributes are found by their interned id (names.ts): `positions[id]` is
+ * the entry's index plus one, so the hot path's lookups (`getId`, `setId`)
+ * are one indexed load with no string compare. A name without an id (one
+ * read from the wire, past the registry's ceiling) is found by a scan of the
+ * entries that have none, usually zero. A bag can be cleared and refilled
+ * without allocating (the evaluation scratch reuses its bag).
  */
 export class AttributeBag {
-  names: Array<string>;
-  values: Array<AttributeValue>;
+  // Entries in the order first set: plain slots with a count, so a set is
+  // a store (no array growth check per push).
+  private nameSlots: StaticArray<string>;
+  private valueSlots: StaticArray<AttributeValue>;
+  /** Each entry's id, NO_ATTRIBUTE_ID for a name without one. */
+  private idSlots: StaticArray<i32>;
+  private count: i32 = 0;
+  private positions: StaticArray<i32>;
+  private withoutId: i32 = 0;
 
-  // A request's bag holds a few dozen names: a scan that compares lengths
-  // first beats hashing, and allocates nothing (allocation is what costs most
-  // in AssemblyScript). Arrays start with room for a typical request.
+  // Slots start with room for a typical request; the position table with
+  // room for every id interned so far.
   constructor(capacity: i32 = 32) {
-    const names = new Array<string>(capacity);
-    const values = new Array<AttributeValue>(capacity);
-    names.length = 0;
-    values.length = 0;
-    this.names = names;
-    this.values = values;
+    this.nameSlots = new StaticArray<string>(capacity);
+    this.valueSlots = new StaticArray<AttributeValue>(capacity);
+    this.idSlots = new StaticArray<i32>(capacity);
+    this.positions = new StaticArray<i32>(capacity > 0 ? internedAttributeCount() + 8 : 0);
   }
 
   get size(): i32 {
-    return this.names.length;
+    return this.count;
+  }
+
+  /** The name of entry `i` (0 <= i < size). */
+  // @ts-ignore: decorator
+  @inline nameAt(i: i32): string {
+    return unchecked(this.nameSlots[i]);
+  }
+
+  /** The value of entry `i` (0 <= i < size). */
+  // @ts-ignore: decorator
+  @inline valueAt(i: i32): AttributeValue {
+    return unchecked(this.valueSlots[i]);
+  }
+
+  /** The names in order, as a new array. */
+  get names(): Array<string> {
+    const out = new Array<string>(this.count);
+    for (let i = 0; i < this.count; i++) unchecked((out[i] = this.nameAt(i)));
+    return out;
+  }
+
+  /** The values in order, as a new array. */
+  get values(): Array<AttributeValue> {
+    const out = new Array<AttributeValue>(this.count);
+    for (let i = 0; i < this.count; i++) unchecked((out[i] = this.valueAt(i)));
+    return out;
+  }
+
+  /** Empties the bag, keeping its storage for the next request. */
+  clear(): void {
+    const ids = this.idSlots;
+    const positions = this.positions;
+    const values = this.valueSlots;
+    for (let i = 0, n = this.count; i < n; i++) {
+      const id = unchecked(ids[i]);
+      if (id >= 0) unchecked((positions[id] = 0));
+      // Let go of the request's values (slots are overwritten, not cleared, otherwise).
+      unchecked((values[i] = changetype<AttributeValue>(0)));
+    }
+    this.count = 0;
+    this.withoutId = 0;
+  }
+
+  indexOfId(id: i32): i32 {
+    const positions = this.positions;
+    if (<u32>id >= <u32>positions.length) return -1;
+    return unchecked(positions[id]) - 1;
   }
 
   indexOf(name: string): i32 {
-    const names = this.names;
-    for (let i = 0, n = names.length; i < n; i++) {
-      if (sameKey(unchecked(names[i]), name)) return i;
+    const id = attributeId(name);
+    if (id >= 0) {
+      const i = this.indexOfId(id);
+      if (i >= 0 || this.withoutId == 0) return i;
+    }
+    return this.indexWithoutId(name);
+  }
+
+  // Entries set while their name had no id (it may have one by now).
+  private indexWithoutId(name: string): i32 {
+    if (this.withoutId == 0) return -1;
+    const names = this.nameSlots;
+    const ids = this.idSlots;
+    for (let i = 0, n = this.count; i < n; i++) {
+      if (unchecked(ids[i]) < 0 && sameKey(unchecked(names[i]), name)) return i;
     }
     return -1;
   }
 
   get(name: string): AttributeValue | null {
     const i = this.indexOf(name);
-    return i < 0 ? null : unchecked(this.values[i]);
+    return i < 0 ? null : this.valueAt(i);
+  }
+
+  getId(id: i32): AttributeValue | null {
+    const i = this.indexOfId(id);
+    return i < 0 ? null : this.valueAt(i);
   }
 
   has(name: string): bool {
     return this.indexOf(name) >= 0;
   }
 
+  hasId(id: i32): bool {
+    return this.indexOfId(id) >= 0;
+  }
+
+  /** Sets `name` (interned if it has no id yet). */
   set(name: string, value: AttributeValue): void {
-    const i = this.indexOf(name);
+    const id = internAttribute(name);
+    if (id >= 0) this.setId(id, value);
+    else this.setWithoutId(name, value);
+  }
+
+  /** Sets a name read from the wire: looked up, never interned. */
+  setTransient(name: string, value: AttributeValue): void {
+    const id = attributeId(name);
+    if (id >= 0) this.setId(id, value);
+    else this.setWithoutId(name, value);
+  }
+
+  setId(id: i32, value: AttributeValue): void {
+    let positions = this.positions;
+    if (<u32>id < <u32>positions.length) {
+      const at = unchecked(positions[id]);
+      if (at > 0) {
+        unchecked((this.valueSlots[at - 1] = value));
+        return;
+      }
+    } else {
+      positions = this.growPositions(id);
+    }
+    if (this.withoutId > 0) {
+      // Set earlier under the same name before it had an id.
+      const i = this.indexWithoutId(attributeName(id));
+      if (i >= 0) {
+        unchecked((this.valueSlots[i] = value));
+        return;
+      }
+    }
+    unchecked((positions[id] = this.append(attributeName(id), value, id) + 1));
+  }
+
+  private setWithoutId(name: string, value: AttributeValue): void {
+    const i = this.indexWithoutId(name);
     if (i >= 0) {
-      unchecked((this.values[i] = value));
+      unchecked((this.valueSlots[i] = value));
       return;
     }
-    this.names.push(name);
-    this.values.push(value);
+    this.append(name, value, NO_ATTRIBUTE_ID);
+    this.withoutId++;
+  }
+
+  /** Adds an entry at the end; returns its index. */
+  private append(name: string, value: AttributeValue, id: i32): i32 {
+    const i = this.count;
+    if (i == this.idSlots.length) this.growSlots();
+    unchecked((this.nameSlots[i] = name));
+    unchecked((this.valueSlots[i] = value));
+    unchecked((this.idSlots[i] = id));
+    this.count = i + 1;
+    return i;
+  }
+
+  private growSlots(): void {
+    const n = this.count;
+    const room = max(8, n << 1);
+    const names = new StaticArray<string>(room);
+    const values = new StaticArray<AttributeValue>(room);
+    const ids = new StaticArray<i32>(room);
+    for (let i = 0; i < n; i++) {
+      unchecked((names[i] = this.nameAt(i)));
+      unchecked((values[i] = this.valueAt(i)));
+      unchecked((ids[i] = this.idSlots[i]));
+    }
+    this.nameSlots = names;
+    this.valueSlots = values;
+    this.idSlots = ids;
+  }
+
+  // Ids interned after this bag was made (a later configuration's names).
+  private growPositions(id: i32): StaticArray<i32> {
+    const old = this.positions;
+    const grown = new StaticArray<i32>(max(id + 1, internedAttributeCount()) + 8);
+    memory.copy(changetype<usize>(grown), changetype<usize>(old), <usize>old.length << 2);
+    this.positions = grown;
+    return grown;
   }
 
   setString(name: string, s: string): void {
     this.set(name, AttributeValue.ofString(s));
   }
 
+  setIdString(id: i32, s: string): void {
+    this.setId(id, AttributeValue.ofString(s));
+  }
+
   /** Copies every attribute of `other` over this bag (later wins). */
   merge(other: AttributeBag): void {
-    for (let i = 0; i < other.names.length; i++) this.set(other.names[i], other.values[i]);
+    const ids = other.idSlots;
+    for (let i = 0, n = other.count; i < n; i++) {
+      const id = unchecked(ids[i]);
+      if (id >= 0) this.setId(id, other.valueAt(i));
+      else this.setWithoutId(other.nameAt(i), other.valueAt(i));
+    }
   }
 
   /** A string attribute's value, or null if absent or not a string. */
@@ -85,7 +246,7 @@ export class AttributeBag {
   }
 
   clone(): AttributeBag {
-    const b = new AttributeBag(this.names.length);
+    const b = new AttributeBag(this.count);
     b.merge(this);
     return b;
   }

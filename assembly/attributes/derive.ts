@@ -7,6 +7,12 @@ import { namespaceOfPrincipal, principalFromSan } from "./principal";
 import { queryParams, urlPath } from "./query";
 import { sameKey } from "./string_map";
 import { AttributeValue } from "./value";
+import {
+  CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL, DESTINATION_IP, DESTINATION_PORT, DESTINATION_PRINCIPAL,
+  NO_ATTRIBUTE_ID, ORIGIN_IP, REQUEST_HEADERS, REQUEST_HOST, REQUEST_ID, REQUEST_METHOD, REQUEST_PATH, REQUEST_QUERY_PARAMS,
+  REQUEST_REFERER, REQUEST_SCHEME, REQUEST_SIZE, REQUEST_TIME, REQUEST_URL_PATH, REQUEST_USERAGENT, SOURCE_IP, SOURCE_NAMESPACE,
+  SOURCE_PORT, SOURCE_PRINCIPAL, SOURCE_USER,
+} from "./names";
 
 // Content types that make context.protocol "grpc" (exact match, as upstream).
 function isGrpcContentType(ct: string | null): bool {
@@ -16,6 +22,7 @@ function isGrpcContentType(ct: string | null): bool {
 
 // Values most requests share, built once (attribute values are never mutated).
 const HTTP_TEXT = AttributeValue.ofString("http");
+const EMPTY_TEXT = AttributeValue.ofString("");
 const GRPC_TEXT = AttributeValue.ofString("grpc");
 const NO_SIZE = AttributeValue.ofInt64(0);
 // Methods and schemes decode to shared strings (known_strings.ts); their
@@ -26,12 +33,23 @@ const SHARED_STRING_VALUES: StaticArray<AttributeValue> = [
   AttributeValue.ofString("HEAD"), AttributeValue.ofString("OPTIONS"),
 ];
 
+// The values of recent strings, by the string's address: a shared string
+// (known_strings.ts, recent_strings.ts) keeps its value too. A slot's value
+// holds its string, so an equal address is the same string.
+const VALUE_SLOTS: usize = 64;
+const recentValues = new StaticArray<AttributeValue | null>(<i32>VALUE_SLOTS);
+
 function stringValue(s: string): AttributeValue {
   for (let i = 0; i < SHARED_STRING_VALUES.length; i++) {
     const shared = unchecked(SHARED_STRING_VALUES[i]);
     if (sameKey(shared.str, s)) return shared;
   }
-  return AttributeValue.ofString(s);
+  const slot = <i32>((changetype<usize>(s) >> 4) & (VALUE_SLOTS - 1));
+  const recent = unchecked(recentValues[slot]);
+  if (recent !== null && changetype<usize>(recent.str) == changetype<usize>(s)) return recent;
+  const value = AttributeValue.ofString(s);
+  unchecked((recentValues[slot] = value));
+  return value;
 }
 
 /** The attribute values of one socket address text. */
@@ -64,16 +82,16 @@ function addressValues(text: string): AddressValues {
   return values;
 }
 
-function setAddress(bag: AttributeBag, text: string, ipName: string, portName: string, alsoIp: string): void {
+function setAddress(bag: AttributeBag, text: string, ipId: i32, portId: i32, alsoIpId: i32): void {
   if (text.length == 0) return;
   const addr = addressValues(text);
   const ip = addr.ip;
   if (ip !== null) {
-    bag.set(ipName, ip);
-    if (alsoIp.length > 0) bag.set(alsoIp, ip);
+    bag.setId(ipId, ip);
+    if (alsoIpId >= 0) bag.setId(alsoIpId, ip);
   }
   const port = addr.port;
-  if (port !== null) bag.set(portName, port);
+  if (port !== null) bag.setId(portId, port);
 }
 
 /**
@@ -85,53 +103,53 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
 
   // The request's own map: the forwarded-attributes header was already taken
   // out of it (requestWithHeaders), so no copy is needed.
-  if (h.size > 0) bag.set("request.headers", AttributeValue.ofMap(h));
+  if (h.size > 0) bag.setId(REQUEST_HEADERS, AttributeValue.ofMap(h));
 
   const authority = h.get(":authority");
   const host = authority !== null ? authority : h.get("host");
-  bag.setString("request.host", host !== null ? host : "");
+  bag.setId(REQUEST_HOST, host !== null ? stringValue(host) : EMPTY_TEXT);
 
   const method = h.get(":method");
-  if (method !== null) bag.set("request.method", stringValue(method));
+  if (method !== null) bag.setId(REQUEST_METHOD, stringValue(method));
 
   const path = h.get(":path");
-  bag.setString("request.path", path !== null ? path : "");
+  bag.setIdString(REQUEST_PATH, path !== null ? path : "");
   if (path !== null) {
-    bag.setString("request.url_path", urlPath(path));
+    bag.setIdString(REQUEST_URL_PATH, urlPath(path));
     const query = queryParams(path);
-    if (query !== null) bag.set("request.query_params", AttributeValue.ofMap(query));
+    if (query !== null) bag.setId(REQUEST_QUERY_PARAMS, AttributeValue.ofMap(query));
   }
 
   const referer = h.get("referer");
-  if (referer !== null) bag.setString("request.referer", referer);
+  if (referer !== null) bag.setIdString(REQUEST_REFERER, referer);
   const scheme = h.get(":scheme");
-  bag.set("request.scheme", scheme !== null ? stringValue(scheme) : HTTP_TEXT);
+  bag.setId(REQUEST_SCHEME, scheme !== null ? stringValue(scheme) : HTTP_TEXT);
   const userAgent = h.get("user-agent");
-  if (userAgent !== null) bag.setString("request.useragent", userAgent);
+  if (userAgent !== null) bag.setId(REQUEST_USERAGENT, stringValue(userAgent));
   const requestId = h.get("x-request-id");
-  if (requestId !== null) bag.setString("request.id", requestId);
+  if (requestId !== null) bag.setIdString(REQUEST_ID, requestId);
 
   // At check time the body has not been read: the size the client announced.
   const contentLength = h.get("content-length");
   const size = contentLength !== null ? I64.parseInt(contentLength) : 0;
-  bag.set("request.size", size > 0 ? AttributeValue.ofInt64(size) : NO_SIZE);
-  bag.set("request.time", AttributeValue.ofTimestampNanos(req.timeNanos));
+  bag.setId(REQUEST_SIZE, size > 0 ? AttributeValue.ofInt64(size) : NO_SIZE);
+  bag.setId(REQUEST_TIME, AttributeValue.ofTimestampNanos(req.timeNanos));
 
-  setAddress(bag, req.sourceAddress, "source.ip", "source.port", "origin.ip");
-  setAddress(bag, req.destinationAddress, "destination.ip", "destination.port", "");
+  setAddress(bag, req.sourceAddress, SOURCE_IP, SOURCE_PORT, ORIGIN_IP);
+  setAddress(bag, req.destinationAddress, DESTINATION_IP, DESTINATION_PORT, NO_ATTRIBUTE_ID);
 
-  bag.set("connection.mtls", AttributeValue.ofBool(req.mtls));
-  if (req.requestedServerName.length > 0) bag.setString("connection.requested_server_name", req.requestedServerName);
-  bag.set("context.protocol", isGrpcContentType(h.get("content-type")) ? GRPC_TEXT : HTTP_TEXT);
+  bag.setId(CONNECTION_MTLS, AttributeValue.ofBool(req.mtls));
+  if (req.requestedServerName.length > 0) bag.setId(CONNECTION_REQUESTED_SERVER_NAME, stringValue(req.requestedServerName));
+  bag.setId(CONTEXT_PROTOCOL, isGrpcContentType(h.get("content-type")) ? GRPC_TEXT : HTTP_TEXT);
 
   if (req.peerPrincipal.length > 0) {
     const peer = principalFromSan(req.peerPrincipal);
-    bag.setString("source.principal", peer);
-    bag.setString("source.user", peer);
+    bag.setIdString(SOURCE_PRINCIPAL, peer);
+    bag.setIdString(SOURCE_USER, peer);
     const ns = namespaceOfPrincipal(peer);
-    if (ns !== null) bag.setString("source.namespace", ns);
+    if (ns !== null) bag.setIdString(SOURCE_NAMESPACE, ns);
   }
-  if (req.localPrincipal.length > 0) bag.setString("destination.principal", principalFromSan(req.localPrincipal));
+  if (req.localPrincipal.length > 0) bag.setIdString(DESTINATION_PRINCIPAL, principalFromSan(req.localPrincipal));
 
   addAuthAttributes(bag, req.authPayload);
 }

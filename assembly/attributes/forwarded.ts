@@ -68,12 +68,12 @@ export function readForwardedAttributes(headerValue: string | null): ForwardedAt
     out.dropped = 1;
     return out;
   }
-  const n = bag.names.length;
+  const n = bag.size;
   if (n > MAX_FORWARDED_ENTRIES) out.dropped += n - MAX_FORWARDED_ENTRIES;
   for (let i = 0; i < n && i < MAX_FORWARDED_ENTRIES; i++) {
-    const name = bag.names[i];
+    const name = bag.nameAt(i);
     if (!accepted(name)) continue;
-    const v = bag.values[i];
+    const v = bag.valueAt(i);
     // Invalid UTF-8 was decoded to U+FFFD: such an identity is not the one the client meant, so drop it.
     if (v.kind == ValueKind.String && v.str.length > 0 && !v.str.includes(REPLACEMENT) && String.UTF8.byteLength(v.str) <= MAX_FORWARDED_VALUE_BYTES) {
       out.bag.set(name, v);

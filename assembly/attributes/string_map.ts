@@ -77,6 +77,12 @@ export class StringMap {
     }
   }
 
+  /** Empties the map, keeping its storage for reuse. */
+  clear(): void {
+    this.keys.length = 0;
+    this.values.length = 0;
+  }
+
   remove(key: string): void {
     const i = this.indexOf(key);
     if (i < 0) return;

@@ -137,7 +137,9 @@ export class QuotaCache {
     decision.cacheUsed = true;
     decision.allowed = pool.check(amount, nowNanos);
     if (pool.prefetchAmount > 0) {
-      decision.prefetch = new PrefetchRequest(quotaName, pool.prefetchAmount, bag, pool, pool.prefetchSlotId, pending);
+      // The prefetch keeps its own copy of the bag: the caller's may be
+      // refilled by another request before the answer comes (StreamPool).
+      decision.prefetch = new PrefetchRequest(quotaName, pool.prefetchAmount, bag !== null ? bag.clone() : null, pool, pool.prefetchSlotId, pending);
     }
     return decision;
   }

@@ -22,6 +22,7 @@
 //   (`sameValues`), so a hash collision can never serve another request's
 //   answer.
 import { AttributeBag } from "../attributes/bag";
+import { internAttribute } from "../attributes/names";
 import { StringMap } from "../attributes/string_map";
 import { AttributeValue, ValueKind } from "../attributes/value";
 import { FNV64_OFFSET_BASIS, fnv64Byte, fnv64Bytes, fnv64String, fnv64U32, fnv64U64 } from "./fnv64";
@@ -35,11 +36,24 @@ export const enum Condition {
 
 /** One attribute match of a shape: `name`, or the entry `mapKey` of a string map. */
 export class ReferencedAttribute {
+  /** The name's interned id (names.ts): shapes look attributes up by it. */
+  readonly id: i32;
+
   constructor(
     public name: string,
     public condition: i32,
     public mapKey: string | null = null,
-  ) {}
+  ) {
+    this.id = internAttribute(name);
+  }
+
+  /** The attribute's value in `bag`, or null. */
+  // @ts-ignore: decorator
+  @inline
+  valueIn(bag: AttributeBag): AttributeValue | null {
+    const id = this.id;
+    return id >= 0 ? bag.getId(id) : bag.get(this.name);
+  }
 }
 
 function compareReferences(a: ReferencedAttribute, b: ReferencedAttribute): i32 {
@@ -228,7 +242,7 @@ export class ReferencedShape {
     const absence = this.absence;
     for (let i = 0, n = absence.length; i < n; i++) {
       const r = unchecked(absence[i]);
-      const v = bag.get(r.name);
+      const v = r.valueIn(bag);
       if (v === null) continue;
       const key = r.mapKey;
       if (key === null || v.kind != ValueKind.StringMap) return false;
@@ -238,7 +252,7 @@ export class ReferencedShape {
     const exact = this.exact;
     for (let i = 0, n = exact.length; i < n; i++) {
       const r = unchecked(exact[i]);
-      const v = bag.get(r.name);
+      const v = r.valueIn(bag);
       if (v === null) return false;
       const key = r.mapKey;
       if (key === null) continue;
@@ -265,7 +279,7 @@ export class ReferencedShape {
     for (let i = 0, n = exact.length; i < n; i++) {
       const r = unchecked(exact[i]);
       h = fnv64String(h, r.name);
-      const v = bag.get(r.name);
+      const v = r.valueIn(bag);
       if (v === null) {
         h = fnv64Byte(h, 0);
         continue;
@@ -293,7 +307,7 @@ export class ReferencedShape {
     const out = new Array<AttributeValue>(exact.length);
     for (let i = 0; i < exact.length; i++) {
       const r = exact[i];
-      const v = bag.get(r.name);
+      const v = r.valueIn(bag);
       const key = r.mapKey;
       if (v === null) {
         const missing = new AttributeValue(); // never equal: applies() already failed
@@ -317,7 +331,7 @@ export class ReferencedShape {
     for (let i = 0, n = exact.length; i < n; i++) {
       const r = unchecked(exact[i]);
       const c = unchecked(captured[i]);
-      const v = bag.get(r.name);
+      const v = r.valueIn(bag);
       if (v === null) return false;
       const key = r.mapKey;
       if (key === null) {

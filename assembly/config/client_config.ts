@@ -78,10 +78,20 @@ export class ClientConfig {
   forwardHeader: string = "";
   /** TcpClientConfig: present when the plugin serves TCP connections. */
   tcp: TcpClientConfig | null = null;
+  private lastServiceName: string = "";
+  private lastService: ServiceConfig | null = null;
 
   /** The ServiceConfig for a destination service, falling back to the default; null if neither exists. */
   serviceFor(destinationService: string): ServiceConfig | null {
-    if (destinationService.length > 0 && this.services.has(destinationService)) return this.services.get(destinationService);
+    // Consecutive requests mostly name the same service: a compare of the
+    // last name answers without hashing it.
+    if (destinationService.length > 0 && destinationService == this.lastServiceName) return this.lastService;
+    if (destinationService.length > 0 && this.services.has(destinationService)) {
+      const found = this.services.get(destinationService);
+      this.lastServiceName = destinationService;
+      this.lastService = found;
+      return found;
+    }
     const d = this.defaultDestinationService;
     if (d.length > 0 && this.services.has(d)) return this.services.get(d);
     return null;

@@ -1,7 +1,7 @@
 import { ClientConfig } from "../config/client_config";
 import { compileConfig } from "../config/compile";
-import { evaluateRequest } from "../evaluate";
-import { decodePairs } from "../pairs";
+import { Evaluation, evaluateRequest } from "../evaluate";
+import { decodePairsInto } from "../pairs";
 import { encodeEvaluation } from "../proto/evaluation_codec";
 import { requestFromPairs, RequestView } from "../request";
 import { StringMap } from "../attributes/string_map";
@@ -60,16 +60,21 @@ export function filter_evaluate(handle: i32, headers: ArrayBuffer, properties: A
   if (!configs.has(handle)) return new ArrayBuffer(0);
   const req = requestInPlace(headers, properties, timeNanos);
   if (req === null) return new ArrayBuffer(0);
-  const e = evaluateRequest(configs.get(handle), req as RequestView, wantBindings);
+  const e = evaluateRequest(configs.get(handle), req as RequestView, wantBindings, scratchEvaluation);
   return encodeEvaluation(e).buffer;
 }
 
+// The objects one evaluation fills, reused by the next: an export's result
+// is encoded (or counted) before it returns, so nothing outlives the call.
+const scratchHeaders = new StringMap(32);
+const scratchRequest = new RequestView(scratchHeaders);
+const scratchEvaluation = new Evaluation();
+
 // The maps are read where the caller put them: the headers decoded into
-// the request's map, the properties straight into the view's fields.
+// the scratch request's map, the properties straight into its fields.
 function requestInPlace(headers: ArrayBuffer, properties: ArrayBuffer, timeNanos: i64): RequestView | null {
-  const h = decodePairs(changetype<usize>(headers), <usize>headers.byteLength);
-  if (h === null) return null;
-  return requestFromPairs(h as StringMap, changetype<usize>(properties), <usize>properties.byteLength, timeNanos);
+  if (!decodePairsInto(changetype<usize>(headers), <usize>headers.byteLength, scratchHeaders)) return null;
+  return requestFromPairs(scratchHeaders, changetype<usize>(properties), <usize>properties.byteLength, timeNanos, scratchRequest);
 }
 
 const COLLECT_EVERY_REPEATS = 256;
@@ -90,7 +95,7 @@ export function filter_evaluate_repeat(handle: i32, headers: ArrayBuffer, proper
     const config = configs.get(handle);
     const req = requestInPlace(headers, properties, timeNanos);
     if (req === null) return -1;
-    const e = evaluateRequest(config, req as RequestView, false);
+    const e = evaluateRequest(config, req as RequestView, false, scratchEvaluation);
     count = e.attributes.size;
   }
   return count;

@@ -39,14 +39,12 @@ export class CompressedAttributesWriter {
    * leave them to the batch's `default_words`, so the caller writes those.
    */
   write(out: ProtoWriter, bag: AttributeBag, dictionary: MessageDictionary, withWords: bool): void {
-    const names = bag.names;
-    const values = bag.values;
     const entry = this.entry;
-    for (let i = 0, n = names.length; i < n; i++) {
-      const v = unchecked(values[i]);
+    for (let i = 0, n = bag.size; i < n; i++) {
+      const v = bag.valueAt(i);
       // Name before value: indexes are handed out in first-use order.
       entry.reset();
-      entry.sint32Field(KEY, dictionary.index(unchecked(names[i])));
+      entry.sint32Field(KEY, dictionary.index(bag.nameAt(i)));
       const field = this.writeValue(entry, v, dictionary);
       if (field != 0) out.messageField(field, entry);
     }

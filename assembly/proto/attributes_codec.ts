@@ -54,11 +54,11 @@ export function writeAttributeValue(w: ProtoWriter, v: AttributeValue): void {
 }
 
 export function writeAttributes(w: ProtoWriter, bag: AttributeBag): void {
-  for (let i = 0; i < bag.names.length; i++) {
+  for (let i = 0, n = bag.size; i < n; i++) {
     const entry = new ProtoWriter(64);
-    entry.stringField(1, bag.names[i]);
+    entry.stringField(1, bag.nameAt(i));
     const value = new ProtoWriter(32);
-    writeAttributeValue(value, bag.values[i]);
+    writeAttributeValue(value, bag.valueAt(i));
     entry.messageField(2, value);
     w.messageField(1, entry);
   }
@@ -165,7 +165,8 @@ export function decodeAttributes(buf: Uint8Array): AttributeBag | null {
       } else entry.skip();
     }
     if (entry.failed) return null;
-    if (value !== null) bag.set(name, value as AttributeValue);
+    // Names off the wire are not interned: a peer cannot grow the registry.
+    if (value !== null) bag.setTransient(name, value as AttributeValue);
   }
   return r.failed ? null : bag;
 }

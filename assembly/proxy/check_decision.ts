@@ -14,6 +14,9 @@ export class Verdict {
   }
 }
 
+/** The OK verdict of every request the caches allow: shared, never mutated. */
+export const OK_VERDICT = new Verdict(StatusCode.OK, "");
+
 /** Quota names merged as CheckRequest.quotas merges them (a map). */
 export function distinctQuotaNames(charges: Array<QuotaCharge>): Array<string> {
   const names = new Array<string>();

@@ -14,7 +14,7 @@ import { RequestView, requestWithHeaders } from "../request";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
 import * as property from "../abi/properties";
-import { decideCheck, Verdict } from "./check_decision";
+import { decideCheck, OK_VERDICT, Verdict } from "./check_decision";
 import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CheckState, HttpStream } from "./http_stream";
 import { CallKind, PendingCall, Plugin } from "./plugin";
@@ -38,7 +38,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const config = plugin.config as ClientConfig;
   const now = host.nowNanos();
   stream.startNanos = now;
-  const request = requestWithHeaders(host.headerMap(MapType.RequestHeaders));
+  const request = requestWithHeaders(host.headerMap(MapType.RequestHeaders), plugin.streamPool.request());
   // The incoming forwarded header must never reach the application.
   if (request.forwarded !== null) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
   readConnection(request);
@@ -46,7 +46,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   if (request.destinationService.length == 0) request.destinationService = serviceFromAuthority(config, request.header(":authority"));
   stream.request = request;
 
-  const e = evaluateRequest(config, request, false);
+  const e = evaluateRequest(config, request, false, plugin.streamPool.evaluation());
   stream.evaluation = e;
   plugin.counters.recordForwardedAttributesDropped(e.forwardedDropped);
   if (e.forwardHeader.length > 0) host.replaceHeader(MapType.RequestHeaders, FORWARDED_HEADER, e.forwardHeader);
@@ -82,7 +82,7 @@ function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck
   outcome.known = true;
   outcome.checkCacheHit = true;
   plugin.counters.recordCheckCacheHit(cached.statusCode == StatusCode.OK);
-  let verdict = new Verdict(cached.statusCode, cached.statusMessage);
+  let verdict = cached.statusCode == StatusCode.OK && cached.statusMessage.length == 0 ? OK_VERDICT : new Verdict(cached.statusCode, cached.statusMessage);
   if (verdict.ok && e.quotas.length > 0) verdict = quotaFromCache(plugin, stream, e.quotas, now);
   const directive = cached instanceof RoutedCheck ? (cached as RoutedCheck).directive : null;
   return finish(plugin, stream, verdict, directive, false);
@@ -90,9 +90,7 @@ function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck
 
 function quotaFromCache(plugin: Plugin, stream: HttpStream, quotas: Array<QuotaCharge>, now: i64): Verdict {
   const cluster = (plugin.config as ClientConfig).transport.checkCluster;
-  const result = decideQuotasFromCache(plugin, plugin.counters, plugin.quotaCache, cluster, CallKind.Prefetch, stream.id, stream.evaluation!.attributes, quotas, now);
-  stream.outcome.quotaCacheHit = result.allFromCache;
-  return result.verdict;
+  return decideQuotasFromCache(plugin, plugin.counters, plugin.quotaCache, cluster, CallKind.Prefetch, stream.id, stream.evaluation!.attributes, quotas, now, stream.outcome);
 }
 
 /** proxy_on_grpc_receive for a check or prefetch. */
@@ -239,6 +237,11 @@ export function onResponseHeaders(stream: HttpStream): Action {
 
 /** proxy_on_log: the report of a finished request joins the batch. */
 export function onLog(plugin: Plugin, stream: HttpStream): void {
+  report(plugin, stream);
+  plugin.streamPool.release(stream);
+}
+
+function report(plugin: Plugin, stream: HttpStream): void {
   const e = stream.evaluation;
   if (plugin.config === null || e === null) return;
   const service = e.service;

@@ -1,4 +1,5 @@
 import { AttributeBag } from "../attributes/bag";
+import { StreamPool } from "./stream_pool";
 import { FORWARDED_HEADER } from "../attributes/forwarded";
 import { isRetryableStatus, retryDelayNanos } from "../client/backoff";
 import { CheckCache } from "../client/check_cache";
@@ -100,6 +101,8 @@ export class Plugin {
   /** True when the host declared it executes retries (HOST_RETRIES_PROPERTY). */
   hostRetries: bool = false;
   httpReports: ReportChannel = new ReportChannel("", new ClientCounters(), false);
+  /** Objects of finished streams reused by the next requests. */
+  streamPool: StreamPool = new StreamPool();
   /** The hub client of TCP connections; null when the configuration has no tcpClientConfig. */
   tcp: TcpClient | null = null;
   /** proxy_on_done answered false: the last report batches are in flight. */

@@ -5,7 +5,8 @@ import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { StatusCode } from "../hub/status";
 import { QuotaCharge } from "../quota";
-import { distinctQuotaNames, Verdict } from "./check_decision";
+import { OK_VERDICT, Verdict } from "./check_decision";
+import { CheckOutcome } from "../attributes/report";
 import { CallKind, Plugin } from "./plugin";
 import { PrefetchRequest, QuotaCache } from "../client/quota_cache";
 import { ReferencedAttribute, ReferencedShape } from "../client/referenced";
@@ -44,14 +45,6 @@ export function applyPrefetchAnswer(counters: ClientCounters, cache: QuotaCache,
   cache.onPrefetchResponse(prefetch, granted, validity, response === null, now, shape);
 }
 
-/** The verdict on quotas decided from the quota cache, and whether the cache decided all of them. */
-export class CachedQuotaVerdict {
-  constructor(
-    public verdict: Verdict,
-    public allFromCache: bool,
-  ) {}
-}
-
 /**
  * Whether a policy-cache hit still needs the hub: an accepted check with
  * quotas to charge while the quota cache is disabled. Upstream then sends the
@@ -66,7 +59,9 @@ export function quotasNeedHub(cache: QuotaCache, cachedStatus: i32, quotaCount: 
  * After a policy-cache hit (HTTP request or TCP connection alike) the quota
  * cache decides the quotas locally; prefetches it asks for go out in the
  * background as best-effort quota checks on `cluster`. The caller has ruled
- * out a disabled quota cache (quotasNeedHub).
+ * out a disabled quota cache (quotasNeedHub). `outcome.quotaCacheHit` says
+ * whether the cache decided every quota. Allocates nothing unless a quota is
+ * exhausted or a prefetch goes out.
  */
 export function decideQuotasFromCache(
   plugin: Plugin,
@@ -78,29 +73,41 @@ export function decideQuotasFromCache(
   bag: AttributeBag,
   quotas: Array<QuotaCharge>,
   now: i64,
-): CachedQuotaVerdict {
-  const names = distinctQuotaNames(quotas);
-  const exhausted = new Array<string>();
+  outcome: CheckOutcome,
+): Verdict {
+  let exhausted: Array<string> | null = null;
   let allFromCache = true;
-  for (let i = 0; i < names.length; i++) {
+  for (let i = 0, n = quotas.length; i < n; i++) {
+    // Each quota name once, at its first charge, with every charge of the
+    // name summed (CheckRequest.quotas is a map).
+    const name = unchecked(quotas[i]).quota;
+    if (chargedEarlier(quotas, i, name)) continue;
     let amount: i64 = 0;
-    for (let j = 0; j < quotas.length; j++) if (quotas[j].quota == names[i]) amount += quotas[j].charge;
-    const decision = cache.check(names[i], bag, amount, now);
+    for (let j = i; j < n; j++) if (unchecked(quotas[j]).quota == name) amount += unchecked(quotas[j]).charge;
+    const decision = cache.check(name, bag, amount, now);
     if (!decision.cacheUsed) {
       allFromCache = false;
       continue;
     }
     counters.recordQuotaCacheHit(decision.allowed);
-    if (!decision.allowed) exhausted.push(names[i]);
+    if (!decision.allowed) {
+      if (exhausted === null) exhausted = new Array<string>();
+      exhausted.push(name);
+    }
     const prefetch = decision.prefetch;
     if (prefetch !== null) {
-      const message = encodeCheckRequest(bag, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), [new QuotaCharge(names[i], prefetch.amount)], true);
+      const message = encodeCheckRequest(bag, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), [new QuotaCharge(name, prefetch.amount)], true);
       counters.recordRemoteCall(false, false, true);
       if (plugin.callCluster(cluster, prefetchKind, "Check", message, new NetworkFailPolicy(), contextId, prefetch) < 0) {
         cache.onPrefetchResponse(prefetch, 0, -1, true, now);
       }
     }
   }
-  const verdict = exhausted.length > 0 ? new Verdict(StatusCode.RESOURCE_EXHAUSTED, "Quota is exhausted for: " + exhausted.join(",")) : new Verdict(StatusCode.OK, "");
-  return new CachedQuotaVerdict(verdict, allFromCache);
+  outcome.quotaCacheHit = allFromCache;
+  return exhausted !== null ? new Verdict(StatusCode.RESOURCE_EXHAUSTED, "Quota is exhausted for: " + exhausted.join(",")) : OK_VERDICT;
+}
+
+function chargedEarlier(quotas: Array<QuotaCharge>, i: i32, name: string): bool {
+  for (let j = 0; j < i; j++) if (unchecked(quotas[j]).quota == name) return true;
+  return false;
 }

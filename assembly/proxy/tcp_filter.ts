@@ -235,9 +235,7 @@ function startCheck(plugin: Plugin, conn: TcpConnection): Action {
 // After a policy-cache hit the quota cache decides the connection quota
 // locally, prefetching in the background (as for HTTP requests).
 function quotaFromCache(plugin: Plugin, tcp: TcpClient, conn: TcpConnection, now: i64): Verdict {
-  const result = decideQuotasFromCache(plugin, tcp.counters, tcp.quotaCache, tcp.config.transport.checkCluster, CallKind.ConnectionPrefetch, conn.id, conn.attributes, conn.quotas, now);
-  conn.outcome.quotaCacheHit = result.allFromCache;
-  return result.verdict;
+  return decideQuotasFromCache(plugin, tcp.counters, tcp.quotaCache, tcp.config.transport.checkCluster, CallKind.ConnectionPrefetch, conn.id, conn.attributes, conn.quotas, now, conn.outcome);
 }
 
 // NetworkFailPolicy of the TCP transport: FAIL_OPEN lets the connection

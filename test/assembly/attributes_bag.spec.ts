@@ -3,6 +3,7 @@
 import { AttributeBag } from "../../assembly/attributes/bag";
 import { StringMap } from "../../assembly/attributes/string_map";
 import { AttributeValue, ValueKind } from "../../assembly/attributes/value";
+import { attributeId, NO_ATTRIBUTE_ID, REQUEST_HOST, REQUEST_PATH } from "../../assembly/attributes/names";
 
 describe("StringMap", () => {
   it("keeps insertion order; set replaces in place", () => {
@@ -176,5 +177,46 @@ describe("AttributeValue", () => {
     expect(AttributeValue.ofMap(new StringMap()).kind).toBe(ValueKind.StringMap);
     expect(AttributeValue.ofDouble(1.5).kind).toBe(ValueKind.Double);
     expect(AttributeValue.ofBool(false).kind).toBe(ValueKind.Bool);
+  });
+});
+
+describe("AttributeBag by interned id", () => {
+  it("finds by id what was set by name, and by name what was set by id", () => {
+    const bag = new AttributeBag();
+    bag.setString("request.path", "/a");
+    expect(bag.getId(REQUEST_PATH)!.str).toBe("/a");
+    bag.setIdString(REQUEST_HOST, "h");
+    expect(bag.getString("request.host")).toBe("h");
+    expect(bag.names).toStrictEqual(["request.path", "request.host"]);
+  });
+
+  it("a name read from the wire is not interned, yet found, replaced and merged", () => {
+    const name = "wire.only.attribute.name";
+    const bag = new AttributeBag();
+    bag.setTransient(name, AttributeValue.ofString("1"));
+    expect(attributeId(name)).toBe(NO_ATTRIBUTE_ID, "setTransient interns nothing");
+    bag.setTransient(name, AttributeValue.ofString("2"));
+    expect(bag.size).toBe(1);
+    expect(bag.getString(name)).toBe("2");
+    const copy = new AttributeBag();
+    copy.merge(bag);
+    expect(copy.getString(name)).toBe("2");
+    // Interned later (a configuration naming it): the entry is still the one found and replaced.
+    bag.set(name, AttributeValue.ofString("3"));
+    expect(bag.size).toBe(1);
+    expect(bag.getString(name)).toBe("3");
+  });
+
+  it("clear empties the bag for reuse, and it refills in the new order", () => {
+    const bag = new AttributeBag(2);
+    for (let i = 0; i < 40; i++) bag.setString("grow." + i.toString(), i.toString());
+    expect(bag.size).toBe(40);
+    bag.clear();
+    expect(bag.size).toBe(0);
+    expect(bag.get("grow.3")).toBeNull();
+    bag.setString("grow.7", "x");
+    bag.setString("grow.3", "y");
+    expect(bag.names).toStrictEqual(["grow.7", "grow.3"]);
+    expect(bag.getString("grow.3")).toBe("y");
   });
 });

@@ -85,6 +85,24 @@ describe("QuotaCache", () => {
     expect(cache.check("bytes", bag("alice"), 1, T0 + 5 * MS).allowed).toBe(true);
   });
 
+  it("an answer is filed under the bag of the check that asked, even if that bag was refilled meanwhile", () => {
+    const cache = new QuotaCache();
+    const b = bag("alice");
+    const p = prefetchOf(cache.check("requests", b, 1, T0));
+    // The proxy reuses a finished request's bag for the next request (StreamPool).
+    b.clear();
+    b.setString("source.user", "mallory");
+    cache.onPrefetchResponse(p, 2, 10 * S, false, T0 + MS, byUser()); // 1 token left after the optimistic one
+    expect(cache.size).toBe(1);
+    // Filed under alice: her checks draw the filed pool's one token, then are refused.
+    expect(cache.check("requests", bag("alice"), 1, T0 + 2 * MS).allowed).toBe(true);
+    expect(cache.check("requests", bag("alice"), 1, T0 + 3 * MS).allowed).toBe(false);
+    // mallory's values find no pool: a fresh pending pool passes optimistically.
+    const mallory = cache.check("requests", bag("mallory"), 1, T0 + 4 * MS);
+    expect(mallory.allowed).toBe(true);
+    expect(prefetchOf(mallory).amount).toBe(10);
+  });
+
   it("the first answer files the pool; a later answer of the same pool files nothing", () => {
     const cache = new QuotaCache();
     const first = prefetchOf(cache.check("requests", bag("alice"), 1, T0)); // 10, optimistic

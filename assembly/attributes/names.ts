@@ -1,0 +1,72 @@
+// Attribute names interned to small integer ids. A bag finds an attribute by
+// its id in one indexed load, so the hot path never compares name strings:
+// the names the module derives have their ids fixed at start (below), and
+// the names a configuration mentions (static attributes, API-spec patterns,
+// quota clauses, the hub's referenced attributes) are interned when it is
+// compiled or decoded. Names read from the wire (a forwarded-attributes
+// header) are only looked up, never interned, and the registry has a
+// ceiling: a client cannot make it grow. A name without an id still works
+// in a bag, found by a string compare (see AttributeBag).
+
+/** Id of a name the registry does not hold. */
+export const NO_ATTRIBUTE_ID: i32 = -1;
+
+// Far above the ~60 well-known attributes plus a large configuration's own.
+const MAX_INTERNED: i32 = 4096;
+const MAX_INTERNED_NAME_LENGTH: i32 = 256;
+
+const idsByName = new Map<string, i32>();
+const namesById = new Array<string>();
+
+/** The name's id, interning it if it has none (NO_ATTRIBUTE_ID past the ceiling). */
+export function internAttribute(name: string): i32 {
+  if (idsByName.has(name)) return idsByName.get(name);
+  const id = namesById.length;
+  if (id >= MAX_INTERNED || name.length > MAX_INTERNED_NAME_LENGTH) return NO_ATTRIBUTE_ID;
+  namesById.push(name);
+  idsByName.set(name, id);
+  return id;
+}
+
+/** The name's id, or NO_ATTRIBUTE_ID if it was never interned. */
+export function attributeId(name: string): i32 {
+  return idsByName.has(name) ? idsByName.get(name) : NO_ATTRIBUTE_ID;
+}
+
+/** The interned name of `id`. */
+export function attributeName(id: i32): string {
+  return namesById[id];
+}
+
+/** Ids handed out so far (ids run from 0 to this less one). */
+export function internedAttributeCount(): i32 {
+  return namesById.length;
+}
+
+// The attributes the module derives from a request and its response, with
+// ids fixed at start.
+export const REQUEST_HEADERS = internAttribute("request.headers");
+export const REQUEST_HOST = internAttribute("request.host");
+export const REQUEST_METHOD = internAttribute("request.method");
+export const REQUEST_PATH = internAttribute("request.path");
+export const REQUEST_URL_PATH = internAttribute("request.url_path");
+export const REQUEST_QUERY_PARAMS = internAttribute("request.query_params");
+export const REQUEST_REFERER = internAttribute("request.referer");
+export const REQUEST_SCHEME = internAttribute("request.scheme");
+export const REQUEST_USERAGENT = internAttribute("request.useragent");
+export const REQUEST_ID = internAttribute("request.id");
+export const REQUEST_SIZE = internAttribute("request.size");
+export const REQUEST_TIME = internAttribute("request.time");
+export const REQUEST_API_KEY = internAttribute("request.api_key");
+export const SOURCE_IP = internAttribute("source.ip");
+export const SOURCE_PORT = internAttribute("source.port");
+export const ORIGIN_IP = internAttribute("origin.ip");
+export const DESTINATION_IP = internAttribute("destination.ip");
+export const DESTINATION_PORT = internAttribute("destination.port");
+export const CONNECTION_MTLS = internAttribute("connection.mtls");
+export const CONNECTION_REQUESTED_SERVER_NAME = internAttribute("connection.requested_server_name");
+export const CONTEXT_PROTOCOL = internAttribute("context.protocol");
+export const SOURCE_PRINCIPAL = internAttribute("source.principal");
+export const SOURCE_USER = internAttribute("source.user");
+export const SOURCE_NAMESPACE = internAttribute("source.namespace");
+export const DESTINATION_PRINCIPAL = internAttribute("destination.principal");

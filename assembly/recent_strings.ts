@@ -1,0 +1,39 @@
+import { decodeUtf8 } from "./utf8";
+
+// Header and property values that repeat from request to request (the
+// authority, the user agent, a connection's addresses and identities, the
+// destination service) are decoded once and shared while they keep coming:
+// a direct-mapped table of recent strings, found by a hash of the bytes and
+// confirmed by a compare, so a repeat costs no allocation. Strings are
+// immutable, so sharing one is safe; a miss decodes and takes the slot.
+
+const SLOTS: u32 = 128;
+// Longer values are seldom repeated headers; they are decoded as they come.
+const LONGEST: usize = 256;
+const recent = new StaticArray<string | null>(<i32>SLOTS);
+
+/** The value's string: a recent one with the same bytes, or a fresh decode that replaces the slot's. */
+export function recentString(ptr: usize, len: usize): string {
+  if (len == 0) return "";
+  if (len > LONGEST) return decodeUtf8(ptr, len);
+  let h: u32 = 0x811c9dc5 ^ <u32>len;
+  for (let i: usize = 0; i < len; i++) h = (h ^ <u32>load<u8>(ptr + i)) * 0x01000193;
+  const slot = <i32>((h ^ (h >>> 15)) & (SLOTS - 1));
+  const known = unchecked(recent[slot]);
+  if (known !== null && sameAscii(known, ptr, len)) return known;
+  const fresh = decodeUtf8(ptr, len);
+  unchecked((recent[slot] = fresh));
+  return fresh;
+}
+
+// ASCII only: a non-ASCII string never equals the bytes code unit by code
+// unit, so other text always takes the decoder (and its U+FFFD rules).
+function sameAscii(s: string, ptr: usize, len: usize): bool {
+  if (<usize>s.length != len) return false;
+  const chars = changetype<usize>(s);
+  for (let i: usize = 0; i < len; i++) {
+    const unit = <u32>load<u16>(chars + (i << 1));
+    if (unit >= 0x80 || unit != <u32>load<u8>(ptr + i)) return false;
+  }
+  return true;
+}

@@ -1,0 +1,37 @@
+// Recent header and property values are shared across requests: a repeat
+// returns the same string, and different bytes never get another's string.
+import { recentString } from "../../assembly/recent_strings";
+
+function bytes(values: Array<u8>): Uint8Array {
+  const b = new Uint8Array(values.length);
+  for (let i = 0; i < values.length; i++) b[i] = values[i];
+  return b;
+}
+
+function recent(b: Uint8Array): string {
+  return recentString(b.dataStart, <usize>b.length);
+}
+
+describe("recentString", () => {
+  it("returns the same string for the same bytes, decoded once", () => {
+    const a = recent(Uint8Array.wrap(String.UTF8.encode("bench.default.svc.cluster.local")));
+    const b = recent(Uint8Array.wrap(String.UTF8.encode("bench.default.svc.cluster.local")));
+    expect(a).toBe("bench.default.svc.cluster.local");
+    expect(changetype<usize>(a)).toBe(changetype<usize>(b), "a repeat shares the string");
+  });
+
+  it("other bytes in the same place get their own string", () => {
+    const first = recent(Uint8Array.wrap(String.UTF8.encode("10.1.2.3:51000")));
+    const other = recent(Uint8Array.wrap(String.UTF8.encode("10.1.2.3:51001")));
+    expect(first).toBe("10.1.2.3:51000");
+    expect(other).toBe("10.1.2.3:51001");
+  });
+
+  it("non-ASCII text goes through the decoder: invalid UTF-8 is never mistaken for a recent string", () => {
+    expect(recent(Uint8Array.wrap(String.UTF8.encode("é")))).toBe("é");
+    // 0xE9 alone is not UTF-8: U+FFFD, not the "é" (U+00E9) seen just before.
+    expect(recent(bytes([0xe9]))).toBe("\uFFFD");
+    expect(recent(bytes([0xe9]))).toBe("\uFFFD");
+    expect(recent(bytes([]))).toBe("");
+  });
+});
