@@ -304,7 +304,7 @@ describe("authn tls-check against a running sidecar", () => {
     await waitFor("the config error to be counted", async () => (((await stats(mesh.adminUrl)).get("config.errors") ?? 0) > errors ? true : undefined));
     // The log line reaches this process through a pipe, possibly after the counter moved: awaited too.
     const logged = /zz-bad\.yaml: PeerAuthentication demo\/broken: spec\.mtls\.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"; keeping the last good configuration/;
-    await waitFor(`the sidecar's log to name the bad file (${logged.source})`, () => logged.test(mesh.sidecar.output()));
+    await waitFor(`the sidecar's log to name the bad file (${logged.source})`, () => (logged.test(mesh.sidecar.output()) ? true : undefined));
     const again = await meshctlAsync(["authn", "tls-check", "--admin", mesh.adminUrl, "-o", "json"]);
     assert.deepEqual(JSON.parse(again.stdout).results.map((r: JsonResult) => r.status), ["OK", "CONFLICT"]);
   });
