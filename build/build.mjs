@@ -4,7 +4,7 @@
 //   build/out/*.mjs           the host's command-line programs, bundled with esbuild (and their shared chunks)
 //   build/deploy/             Envoy bootstrap, WasmPlugin, EnvoyFilter, OCI image layout (build/deploy_artifacts.ts)
 // Usage: node build/build.mjs [--wasm-only]
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,9 +16,16 @@ const asc = join(root, "node_modules", "assemblyscript", "bin", "asc.js");
 // The debug build counts its allocations (build/count_allocations.mjs); asc
 // resolves a transform named in asconfig.json as a package, so it is passed here.
 const debugTransform = ["--transform", join(root, "build", "count_allocations.mjs")];
-for (const target of ["release", "debug"]) {
+
+/** Compiles one asc target; resolves with its { stdout, stderr }, rejects naming the target (asc's messages included). */
+function compileWasm(target) {
   const extra = target === "debug" ? debugTransform : [];
-  execFileSync(process.execPath, [asc, "assembly/index.ts", "--target", target, ...extra], { cwd: root, stdio: "inherit" });
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [asc, "assembly/index.ts", "--target", target, ...extra], { cwd: root, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`asc --target ${target} failed (${error.code ?? error.signal}):\n${stdout}${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
 }
 
 /** Packages bundled into build/out (see the esbuild call). */
@@ -38,7 +45,9 @@ function externalExcept(bundled) {
   };
 }
 
-if (!process.argv.includes("--wasm-only")) {
+/** The programs in build/out (esbuild), unless --wasm-only. */
+async function bundlePrograms() {
+  if (process.argv.includes("--wasm-only")) return;
   // Each file in host/bin is one program; it becomes build/out/<name>.mjs.
   const binDir = join(root, "host", "bin");
   const entries = existsSync(binDir) ? readdirSync(binDir).filter((f) => f.endsWith(".ts")) : [];
@@ -74,6 +83,19 @@ if (!process.argv.includes("--wasm-only")) {
     logLevel: "warning",
   });
 }
+
+// The two modules and the bundles do not depend on each other: built side by
+// side (asc is single-threaded and the release build takes most of the time).
+// Every step runs to its end; any failure fails the build after all are reported.
+const steps = await Promise.allSettled([compileWasm("release"), compileWasm("debug"), bundlePrograms()]);
+for (const step of steps) {
+  if (step.status !== "fulfilled" || !step.value) continue;
+  process.stdout.write(step.value.stdout);
+  process.stderr.write(step.value.stderr);
+}
+const failed = steps.filter((step) => step.status === "rejected");
+for (const step of failed) process.stderr.write(`${step.reason instanceof Error ? step.reason.message : step.reason}\n`);
+if (failed.length > 0) process.exit(1);
 
 if (!process.argv.includes("--wasm-only")) {
   // The deployable artifacts need the module and the host's configuration decoding (TypeScript, run by tsx).

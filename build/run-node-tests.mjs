@@ -19,6 +19,13 @@ const only = process.argv.slice(2);
 /** No test, suite or file may run longer: a hang is cancelled, never waited on forever (a file of CLI runs took over 10 min at load average 34). */
 const TEST_TIMEOUT_MS = 30 * 60_000;
 const MARKER = "MESH_TEST_RUN";
+/**
+ * Test files run at a time (MESH_TEST_CONCURRENCY overrides). Files mostly wait
+ * on the processes they start, and on a busy machine the scheduler shares the
+ * cores by process: test/e2e took 688 s four at a time, 896 s two at a time
+ * (load average 22-30, 2 cores).
+ */
+const CONCURRENCY = Number(process.env.MESH_TEST_CONCURRENCY) || 4;
 
 function find(dir) {
   const out = [];
@@ -84,7 +91,7 @@ const reporters = [
 ];
 const child = spawn(
   process.execPath,
-  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", ...reporters, "--test-concurrency=2", "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
+  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", ...reporters, `--test-concurrency=${CONCURRENCY}`, "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
   { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run } },
 );
 // Ctrl-C reaches the runner and the test files (one process group); the files stop their processes, then this sweeps.

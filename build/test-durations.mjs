@@ -4,8 +4,8 @@
 //
 // A file's time is the sum of its top-level tests and suites (they run one
 // after the other inside the file); the file's own start (loading its imports)
-// is not counted. Files run two at a time, so the sum over files is about
-// twice the run's wall time.
+// is not counted. Files run several at a time (build/run-node-tests.mjs), so
+// the sum over files is several times the run's wall time.
 import { writeSync } from "node:fs";
 import { relative } from "node:path";
 
@@ -33,5 +33,5 @@ function table(byFile) {
   const files = [...byFile].sort((a, b) => b[1].ms - a[1].ms);
   const total = files.reduce((sum, [, e]) => sum + e.ms, 0);
   const lines = files.slice(0, SHOWN).map(([name, e]) => `${(e.ms / 1000).toFixed(1).padStart(8)} s  ${name}`);
-  return `\nslowest test files (of ${files.length}, ${(total / 1000).toFixed(0)} s in all; two run at a time):\n${lines.join("\n")}\n`;
+  return `\nslowest test files (of ${files.length}, ${(total / 1000).toFixed(0)} s in all; several run at a time):\n${lines.join("\n")}\n`;
 }

@@ -2,6 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import { X509Certificate } from "node:crypto";
 import { exportPrivateKeyPem, generateKeyPair, signingAlgorithmOf, type KeyAlgorithm } from "./keys.ts";
 import { CREATE_CERTIFICATE_METHOD, decodeCreateCertificateResponse, encodeCreateCertificateRequest, type CreateCertificateResponse } from "./protocol.ts";
+import { DEFAULT_CA_SERVER_NAME } from "./options.ts";
 import { parseSpiffeIdentity } from "./spiffe.ts";
 import { rotationTime } from "./workload_ttl.ts";
 import { x509 } from "./x509.ts";
@@ -9,8 +10,7 @@ import { x509 } from "./x509.ts";
 export { CertificateRotator, type CertificateRotatorOptions } from "./certificate_rotator.ts";
 
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
-/** The TLS server name clients check mesh_ca's certificate against (the first of its default --grpc-host-identities). */
-export const DEFAULT_CA_SERVER_NAME = "mesh-ca";
+export { DEFAULT_CA_SERVER_NAME };
 
 /** How a client authenticates to mesh_ca and checks it (docs/mesh_ca.md "Authentication"). */
 export interface CaCallAuth {

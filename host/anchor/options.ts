@@ -12,6 +12,11 @@ export const DEFAULT_PROBE_CHECK_INTERVAL_MS = 30_000;
 export const DEFAULT_REQUESTED_CA_CERT_TTL_MS = 8760 * 3_600_000;
 export const DEFAULT_STORAGE_NAMESPACE = "mesh-system";
 export const DEFAULT_GRPC_HOST_IDENTITIES = "mesh-ca,mesh-anchor";
+/** The TLS server name clients check mesh_ca's certificate against (the first of its default --grpc-host-identities). */
+export const DEFAULT_CA_SERVER_NAME = "mesh-ca";
+/** The `iss` of tokens `mesh_ca token` mints unless told otherwise, and their lifetime. */
+export const DEFAULT_LOCAL_ISSUER = "mesh-token-issuer";
+export const DEFAULT_TOKEN_TTL_MS = 24 * 3_600_000;
 /** How long a graceful shutdown waits for calls in flight before closing connections. */
 export const SHUTDOWN_GRACE_MS = 5000;
 

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, SignJWT } from "jose";
+import { DEFAULT_LOCAL_ISSUER, DEFAULT_TOKEN_TTL_MS } from "./options.ts";
 import { DEFAULT_TOKEN_AUDIENCE } from "./service_account_token.ts";
 
 /**
@@ -13,9 +14,7 @@ import { DEFAULT_TOKEN_AUDIENCE } from "./service_account_token.ts";
 
 export const ISSUER_KEY_FILE = "issuer-key.pem";
 export const ISSUER_JWKS_FILE = "jwks.json";
-/** The `iss` of tokens this issuer mints unless told otherwise. */
-export const DEFAULT_LOCAL_ISSUER = "mesh-token-issuer";
-export const DEFAULT_TOKEN_TTL_MS = 24 * 3_600_000;
+export { DEFAULT_LOCAL_ISSUER, DEFAULT_TOKEN_TTL_MS };
 const ALG = "ES256";
 
 export interface TokenIssuerKey {

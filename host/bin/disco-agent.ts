@@ -14,12 +14,10 @@ import {
 } from "../cli/spec_surface/disco_agent.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
-import { runProxyCommand, SIDECAR_LOG_SCOPES } from "../proxy/agent_command.ts";
-import { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "../proxy/sidecar.ts";
+import { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT, DEFAULT_TOKEN_MANAGER_PLUGIN, SIDECAR_LOG_SCOPES } from "../proxy/defaults.ts";
 import { adminRequest } from "../proxy/admin_client.ts";
-import { DEFAULT_TOKEN_MANAGER_PLUGIN } from "../proxy/sts_server.ts";
 import { DEFAULT_LISTENER_LIMITS } from "../proxy/listener_limits.ts";
-import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks.ts";
+import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks_defaults.ts";
 
 const UINT16 = intFlag(0, 65535);
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -124,6 +122,8 @@ proxy.action(async (opts: Record<string, unknown>) => {
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
   const env = { ...rest, ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}), ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}) };
+  // The sidecar (gRPC, protobufjs, jose, the filter module) loads only now that the flags are good.
+  const { runProxyCommand } = await import("../proxy/agent_command.ts");
   process.exitCode = await runProxyCommand(settings, logger, env);
 });
 

@@ -12,21 +12,18 @@ import { standardProgram, usageError } from "../cli/program.ts";
 import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS, type DiscoveryVariables, discoveryVariables } from "../cli/spec_surface/disco_discovery.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
 import { addVersionCommand } from "../cli/version.ts";
-import { filterChecks } from "../config/catalog.ts";
 import { MODULE_PATH, moduleSource } from "../discovery/envoy_wasm.ts";
 import { dialAddress, parseListenAddress } from "../discovery/listen_address.ts";
 import { adminRequest } from "../proxy/admin_client.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../cli/exit_codes.ts";
 import * as d from "../discovery/options.ts";
 import { type SecureXdsSettings, secureXdsAvailable, secureXdsSettings } from "../discovery/secure_xds.ts";
-import { startDiscovery } from "../discovery/server.ts";
 import { type InjectionSettings, decodeInjectionSettings } from "../cli/meshctl/inject/settings.ts";
 import { type DiscoveryMeshConfig, readDiscoveryMeshConfig } from "../discovery/mesh_config.ts";
 import { ConfigError } from "../config/errors.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
-import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 
 const PROGRAM = "disco-discovery discovery";
 const program = standardProgram(new Command("disco-discovery").description("Mesh control plane: serves the mesh over xDS"));
@@ -115,6 +112,8 @@ discovery.action(async (opts: Record<string, unknown>) => {
   if (mesh.file) log.info(`mesh config ${mesh.file}: rootNamespace ${mesh.rootNamespace}${mesh.trustDomain ? `, trustDomain ${mesh.trustDomain}` : ""}`);
   if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace and trustDomain; defaultConfig goes to the injection webhook)`);
   for (const w of injectionWarnings) log.warn(`--meshConfig: ${w}`);
+  // The control plane (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
+  const [{ startDiscovery }, { filterChecks }, { FilterModule, RELEASE_WASM }] = await Promise.all([import("../discovery/server.ts"), import("../config/catalog.ts"), import("../wasm/filter_module.ts")]);
   let server;
   try {
     server = await startDiscovery({

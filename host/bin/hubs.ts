@@ -18,7 +18,6 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import * as d from "../hubs/options.ts";
 import { checkProbeFile } from "../hubs/probes.ts";
 import { DEFAULT_LOAD_SHEDDING, LOAD_SHEDDING_MODES, type LoadSheddingMode } from "../hubs/load_shedder.ts";
-import { LISTENING_LINE_PREFIX, startHubServer } from "../hubs/server.ts";
 import { chooseHubTls, DEFAULT_CA_CERT_FILE, DEFAULT_CERT_FILE, DEFAULT_KEY_FILE } from "../hubs/mutual_tls.ts";
 
 const UINT16 = intFlag(0, 65535);
@@ -78,6 +77,8 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
   const explicitTls = ["caCertFile", "certFile", "keyFile"].some((k) => serverCommand.getOptionValueSource(k) !== "default");
   const bypass = process.env.BYPASS_OOP_MTLS_SAN_VERIFICATION ?? "";
   if (!["", "true", "false", "1", "0"].includes(bypass)) usageError("hubs server", `BYPASS_OOP_MTLS_SAN_VERIFICATION=${JSON.stringify(bypass)}: expected true or false`);
+  // The server (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
+  const { LISTENING_LINE_PREFIX, startHubServer } = await import("../hubs/server.ts");
   let server;
   try {
     server = await startHubServer(

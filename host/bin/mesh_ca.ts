@@ -17,12 +17,8 @@ import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import { checkProbeFile } from "../hubs/probes.ts";
 import { anchorEnvironment } from "../anchor/environment.ts";
-import { DEFAULT_CA_SERVER_NAME } from "../anchor/client.ts";
 import { AnchorConfigError } from "../anchor/errors.ts";
 import * as d from "../anchor/options.ts";
-import { LISTENING_LINE_PREFIX, startAnchorServer } from "../anchor/server.ts";
-import { tokenSettingsFrom } from "../anchor/service_account_token.ts";
-import { DEFAULT_LOCAL_ISSUER, DEFAULT_TOKEN_TTL_MS, loadOrCreateIssuerKey, mintServiceAccountToken, writeTokenFile } from "../anchor/token_issuer.ts";
 
 const UINT16 = intFlag(0, 65535);
 const KEY_SIZE = intFlag(1024, 16384);
@@ -58,7 +54,7 @@ const program = addLoggingFlags(
     .addOption(bool("--sign-ca-certs [bool]", "sign CA certificates for CSRs that ask for CA:TRUE (other mesh_ca instances with --upstream-ca-address)"))
     .option("--upstream-ca-address <host:port>", "get this CA's certificate from that mesh_ca (running --sign-ca-certs) instead of holding a root; needs --root-cert and --upstream-ca-token", "")
     .option("--upstream-ca-token <file>", "service-account token file this CA presents to the upstream CA (its identity)", "")
-    .option("--upstream-ca-server-name <name>", "name the upstream CA's TLS certificate carries (one of its --grpc-host-identities)", DEFAULT_CA_SERVER_NAME)
+    .option("--upstream-ca-server-name <name>", "name the upstream CA's TLS certificate carries (one of its --grpc-host-identities)", d.DEFAULT_CA_SERVER_NAME)
     .addOption(duration("--requested-ca-cert-ttl <duration>", "lifetime asked of the upstream CA for this CA's certificate", d.DEFAULT_REQUESTED_CA_CERT_TTL_MS))
     .option("--allowed-namespaces <list>", "comma list of namespaces whose identities may be issued; empty = all", "")
     .option("--grpc-port <port>", "gRPC port; 0 = any free port", UINT16, d.DEFAULT_GRPC_PORT)
@@ -90,6 +86,8 @@ program.action(async (opts: Record<string, unknown>) => {
   });
   const str = (k: string) => opts[k] as string;
   const flag = (k: string) => opts[k] as boolean;
+  // The CA (gRPC, protobufjs, @peculiar/x509, jose, prom-client) loads only now that the flags are good.
+  const [{ LISTENING_LINE_PREFIX, startAnchorServer }, { tokenSettingsFrom }] = await Promise.all([import("../anchor/server.ts"), import("../anchor/service_account_token.ts")]);
   let server;
   try {
     server = await startAnchorServer(
@@ -166,9 +164,9 @@ program
   .requiredOption("--issuer-dir <dir>", "the issuer's directory: issuer-key.pem (created when absent, mode 0600) and jwks.json (mesh_ca --token-jwks)")
   .requiredOption("--namespace <ns>", "namespace of the workload")
   .requiredOption("--service-account <sa>", "service account of the workload")
-  .option("--issuer <iss>", "the token's iss (mesh_ca's TOKEN_ISSUER)", DEFAULT_LOCAL_ISSUER)
+  .option("--issuer <iss>", "the token's iss (mesh_ca's TOKEN_ISSUER)", d.DEFAULT_LOCAL_ISSUER)
   .option("--audience <aud>", "the token's aud, comma list (mesh_ca's AUDIENCE)", "mesh-ca")
-  .addOption(duration("--ttl <duration>", "token lifetime", DEFAULT_TOKEN_TTL_MS))
+  .addOption(duration("--ttl <duration>", "token lifetime", d.DEFAULT_TOKEN_TTL_MS))
   .option("--out <file>", "write the token to this file (mode 0600) instead of stdout")
   .action(async (opts: { issuerDir: string; namespace: string; serviceAccount: string; issuer: string; audience: string; ttl: number; out?: string }) => {
     const name = /^[A-Za-z0-9._-]+$/;
@@ -180,6 +178,7 @@ program
       process.stderr.write("error: --ttl must be positive\n");
       process.exit(EXIT_BAD_CONFIG);
     }
+    const { loadOrCreateIssuerKey, mintServiceAccountToken, writeTokenFile } = await import("../anchor/token_issuer.ts");
     const key = await loadOrCreateIssuerKey(opts.issuerDir);
     const token = await mintServiceAccountToken(key, {
       namespace: opts.namespace,

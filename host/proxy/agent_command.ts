@@ -20,6 +20,7 @@ import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
 import { AgentMetrics } from "./agent_metrics.ts";
 import { DEFAULT_TOKEN_MANAGER_PLUGIN, startStsServer } from "./sts_server.ts";
+export { SIDECAR_LOG_SCOPES } from "./defaults.ts";
 import { parseStatsdAddress, STATSD_FLUSH_INTERVAL_MS, StatsdSink } from "../telemetry/statsd_sink.ts";
 import { OutlierEventLog } from "./outlier_event_log.ts";
 import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_log_service.ts";
@@ -31,14 +32,6 @@ function commandLineOptions(opts: Record<string, unknown>): Record<string, unkno
   return Object.fromEntries(Object.entries(opts).filter(([, v]) => ["string", "number", "boolean"].includes(typeof v) || Array.isArray(v)));
 }
 
-/**
- * The agent's log scopes: spec 2's list for disco-agent, then the sidecar's
- * own (`filter`: the filter's messages; `hub`: hub transport; `config`).
- */
-export const SIDECAR_LOG_SCOPES = [
-  "all", "authn", "cache", "anchorclient", "configmapcontroller", "default", "cloudca", "model", "rbac", "sds", "secretfetcher",
-  "stsclient", "stsserver", "token", "validation", "vault", "filter", "hub", "config",
-] as const;
 
 /** Environment variables of the seed that apply to the sidecar. */
 export interface AgentEnvironment {

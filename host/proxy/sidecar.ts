@@ -34,10 +34,7 @@ import { splitPem } from "../anchor/client.ts";
 import type { ClusterInfo, ListenerInfo, ServerState } from "./admin_envoy.ts";
 import { statsToPrometheus } from "./stats_exposition.ts";
 
-/** Default ports, as the seed's agent and upstream meshes use them. */
-export const DEFAULT_ADMIN_PORT = 15000;
-export const DEFAULT_INBOUND_PORT = 15006;
-export const DEFAULT_OUTBOUND_PORT = 15001;
+export { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "./defaults.ts";
 /** The stable first stdout line tests and tools read the bound ports from. */
 export const LISTENING_LINE_PREFIX = "disco-agent listening ";
 

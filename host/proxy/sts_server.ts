@@ -22,8 +22,7 @@ export const STS_TOKEN_PATH = "/token";
 export const STS_STATUS_PATH = "/stsStatus";
 export const TOKEN_EXCHANGE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange";
 export const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
-/** Spec 2's only token manager plugin (upstream: GoogleTokenExchange). */
-export const DEFAULT_TOKEN_MANAGER_PLUGIN = "CloudTokenExchange";
+export { DEFAULT_TOKEN_MANAGER_PLUGIN } from "./defaults.ts";
 /** Largest request body read (a token exchange request carries one or two JWTs). */
 const MAX_BODY_BYTES = 64 * 1024;
 

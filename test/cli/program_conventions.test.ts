@@ -3,7 +3,7 @@
 // stdout/stderr, --log_as_json, a closed stdout, YAML merge keys and aliases.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -77,6 +77,35 @@ describe("--version and version", () => {
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /^error: admin port 1: /);
   });
+});
+
+/** The packages a built program imports before it runs anything: its static imports and theirs, across chunks. */
+function packagesLoadedAtStart(name: string): Set<string> {
+  const packages = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    // esbuild writes static imports as `import ... from "x";` or `import "x";` at the start of a line; `import("x")` is dynamic.
+    for (const m of readFileSync(join(OUT, file), "utf8").matchAll(/^import\s*(?:[^;"'()]*?\sfrom\s*)?"([^"]+)";/gm)) {
+      const target = m[1];
+      if (target.startsWith("./")) visit(target.slice(2));
+      else if (!target.startsWith("node:")) packages.add(target);
+    }
+  };
+  visit(`${name}.mjs`);
+  return packages;
+}
+
+describe("daemons load their server only to serve: version, --help and usage errors stay light", () => {
+  const SERVER_ONLY = ["@grpc/grpc-js", "@grpc/proto-loader", "@grpc/reflection", "grpc-health-check", "protobufjs", "jose", "@peculiar/x509", "prom-client", "@assemblyscript/loader"];
+  for (const name of ["disco-agent", "disco-discovery", "hubs", "mesh_ca"]) {
+    it(`${name} imports none of ${SERVER_ONLY.length} server packages at start`, () => {
+      const loaded = packagesLoadedAtStart(name);
+      assert.ok(loaded.has("commander"), `the walk finds ${name}'s imports: ${[...loaded].join(", ")}`);
+      assert.deepEqual(SERVER_ONLY.filter((p) => loaded.has(p)), []);
+    });
+  }
 });
 
 describe("daemons: signals, logs on stderr, --log_as_json", () => {

@@ -107,6 +107,9 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
       const [host, port] = [disco.listening.https!.split(":")[0], Number(disco.listening.https!.split(":")[1])];
       const req = request(
         {
+          // A new connection per request: with the default kept-alive agent, a socket the server closed after its
+          // 5 s idle timeout (a loaded machine gets there between two tests) fails the next request with a hang-up.
+          agent: false,
           host, port, path, method: "POST", ca: readFileSync(ca.rootCertFile), headers: { "content-type": contentType },
           checkServerIdentity: (_h: string, cert: PeerCertificate) => ((cert.subjectaltname ?? "").includes(`URI:${DISCO_IDENTITY}`) ? undefined : new Error(`unexpected ${cert.subjectaltname}`)),
         },

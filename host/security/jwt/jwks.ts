@@ -1,5 +1,6 @@
 import { type JSONWebKeySet, type JWSHeaderParameters, createLocalJWKSet } from "jose";
 import type { JwtRule } from "../../config/resources/security.ts";
+import { DEFAULT_JWKS_COOLDOWN_MS, DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_JWKS_MAX_STALE_MS, DEFAULT_JWKS_TIMEOUT_MS } from "./jwks_defaults.ts";
 
 /**
  * JSON Web Key Sets for the JWT rules: inline (`jwks`) or fetched
@@ -19,19 +20,7 @@ import type { JwtRule } from "../../config/resources/security.ts";
  * injected and a key server outage would reject every token.
  */
 
-/** The mesh caches fetched key sets for 5 min (security.md §4.4, proxy-fetch mode). */
-export const DEFAULT_JWKS_MAX_AGE_MS = 5 * 60_000;
-/**
- * Refetch on an unknown `kid` at most this often. Short, so that a rotated-in
- * key is refused for at most this long after the set was last fetched, yet a
- * flood of made-up `kid`s costs the key server one request per period
- * (`disco-agent proxy --jwksRefetchCooldown`; jose's remote key set uses 30 s).
- */
-export const DEFAULT_JWKS_COOLDOWN_MS = 2_000;
-/** Upstream `jwtRules[].timeout` default. */
-export const DEFAULT_JWKS_TIMEOUT_MS = 5_000;
-/** How long a set whose refreshes keep failing is still used (upstream: 7 days). */
-export const DEFAULT_JWKS_MAX_STALE_MS = 7 * 24 * 3_600_000;
+export { DEFAULT_JWKS_COOLDOWN_MS, DEFAULT_JWKS_MAX_AGE_MS, DEFAULT_JWKS_MAX_STALE_MS, DEFAULT_JWKS_TIMEOUT_MS };
 
 export type JwksErrorCode = "JWKS_FETCH_FAILED" | "JWKS_INVALID" | "JWKS_MISSING";
 

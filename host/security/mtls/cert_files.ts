@@ -1,7 +1,7 @@
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as grpc from "@grpc/grpc-js";
+import type * as grpc from "@grpc/grpc-js";
 
 /**
  * A control-plane daemon's own mutual TLS certificate, as files in
@@ -80,6 +80,8 @@ export function loadTlsFiles(files: TlsFiles, names: TlsFileNames): TlsIdentity 
  * would fail its first handshakes (UNAVAILABLE to its first callers).
  */
 export async function fileServerCredentials(files: TlsFiles): Promise<grpc.ServerCredentials> {
+  // Loaded here, not with the module: a daemon reads its default file names from it before it knows it will serve.
+  const grpc = await import("@grpc/grpc-js");
   const provider = new grpc.experimental.FileWatcherCertificateProvider({
     certificateFile: files.certFile,
     privateKeyFile: files.keyFile,
