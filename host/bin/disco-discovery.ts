@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
-import { durationFlag, intFlag } from "../cli/flags.ts";
+import { durationFlag, intFlag, parseBoolFlag } from "../cli/flags.ts";
 import { standardProgram, usageError } from "../cli/program.ts";
 import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS, type DiscoveryVariables, discoveryVariables } from "../cli/spec_surface/disco_discovery.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
@@ -54,6 +54,7 @@ const discovery = addLoggingFlags(
     .option("--httpsAddr <address>", "HTTPS address of the admission webhooks (/validate, /inject; AdmissionReview v1), served with the DISCO_CERT_DIR certificate; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_HTTPS_ADDR)
     .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
     .option("--monitoringAddr <address>", "self-monitoring HTTP address (/metrics, /ready, /version); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_MONITORING_ADDR)
+    .addOption(new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --httpAddr").argParser(parseBoolFlag).default(false))
     .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))
     .addOption(new Option("--keepaliveInterval <duration>", "ping when idle").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)))
     .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS)))
@@ -123,6 +124,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
       ...(webhooks ? { https: { address: webhooks.address, tls: webhooks.tls.files, injection } } : {}),
       webhookLog: logger.scope("validationServer"),
       http: parseListenAddress(opts.httpAddr as string),
+      profiling: opts.profile as boolean,
       monitoring: parseListenAddress(opts.monitoringAddr as string),
       rootNamespace: mesh.rootNamespace,
       ...vars,

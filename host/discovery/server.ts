@@ -9,6 +9,7 @@ import { buildInfo } from "../cli/version.ts";
 import { type CtrlzServer, startCtrlz } from "../telemetry/ctrlz.ts";
 import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
 import { type MonitoringServer, startMonitoring } from "../telemetry/monitoring_server.ts";
+import { serveProfiling } from "../telemetry/profiling.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
@@ -31,6 +32,8 @@ export interface DiscoveryOptions {
   /** `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca certificate. */
   secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings };
   http?: ListenAddress;
+  /** `--profile`: `/debug/pprof/` (V8 CPU profiles, heap snapshots) on the `--httpAddr` debug port, as upstream serves it. */
+  profiling?: boolean;
   /** `--monitoringAddr`: `/metrics` (the disco_* counters), `/ready`, `/version`. */
   monitoring?: ListenAddress;
   /** `--httpsAddr`: the validation and injection webhooks, served with disco-discovery's certificate. */
@@ -187,7 +190,10 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   }
   let http: HttpServer | undefined;
   if (o.http) {
-    http = createServer((req, res) => debugPage(req.url ?? "/", current!, ads, res));
+    http = createServer((req, res) => {
+      if (o.profiling && serveProfiling(req, res)) return;
+      debugPage(req.url ?? "/", current!, ads, res);
+    });
     listeners.http = (await listen(http, o.http.port, o.http.host)).address;
   }
   let webhooks: WebhookServer | undefined;

@@ -1,8 +1,14 @@
-// hubs --profile and mesh_ca --enable-profiling on real processes: the /debug/pprof/ endpoints of the
-// monitoring port hand out real V8 profiles (a .cpuprofile of the requested seconds, a .heapsnapshot).
+// hubs --profile, mesh_ca --enable-profiling and disco-discovery --profile on real processes: the
+// /debug/pprof/ endpoints hand out real V8 profiles (a .cpuprofile of the requested seconds, a .heapsnapshot).
 import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { AGENT_BIN } from "../../host/demo/local_mesh.ts";
+import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { type CaProcess, startCa } from "../anchor/support/ca_process.ts";
+import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 import { type HubProcess, startHub } from "../hubs/support/hub_process.ts";
 
 interface CpuProfile {
@@ -71,5 +77,26 @@ describe("profiling endpoints (/debug/pprof/ on the monitoring port)", () => {
     const heap = await fetch(`${ca.monitoringUrl}/debug/pprof/heap`);
     assert.equal(heap.status, 200);
     assert.ok(((await heap.json()) as { snapshot: { node_count: number } }).snapshot.node_count > 1000);
+  });
+});
+
+describe("disco-discovery --profile: /debug/pprof/ on the --httpAddr debug port", { timeout: 600_000 }, () => {
+  let discovery: Daemon<{ http: string }>;
+  before(async () => {
+    const args = ["discovery", "--configDir", mkdtempSync(join(tmpdir(), "disco-profile-")), "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--profile", ...SIDE_LISTENERS_OFF];
+    discovery = await startDaemon<{ http: string }>(join(AGENT_BIN, "..", "disco-discovery.mjs"), args, "disco-discovery listening: ", 60_000);
+  });
+  after(async () => {
+    await discovery?.stop();
+  });
+
+  it("serves a CPU profile and a heap snapshot beside the debug pages", async () => {
+    const base = `http://${discovery.listening.http}`;
+    const profile = await cpuProfile(base, 1);
+    assert.ok(profile.nodes.some((n) => n.callFrame.functionName === "(root)"));
+    const heap = await fetch(`${base}/debug/pprof/heap`);
+    assert.equal(heap.status, 200);
+    assert.ok(((await heap.json()) as { snapshot: { node_count: number } }).snapshot.node_count > 1000);
+    assert.equal((await fetch(`${base}/debug/syncz`)).status, 200);
   });
 });

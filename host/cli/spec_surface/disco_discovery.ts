@@ -27,7 +27,6 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--namespace", "value", "", NO_ORCH),
   na("--networksConfig", "value", "/etc/mesh/config/meshNetworks", "one network: every endpoint is reachable"),
   na("--plugins", "value", "authn,authz,health,hub", "the networking plugins are fixed: every proxy gets the mesh's documents and applies them itself"),
-  na("--profile", "bool", "false", "not built yet for disco-discovery: upstream serves /debug/pprof/ on the --httpAddr debug port (host/telemetry/profiling.ts, which serves hubs --profile and mesh_ca --enable-profiling, is not wired to it); meanwhile profile it with node --cpu-prof or --heap-prof"),
   na("--resync", "value", "1m0s", "the folder is watched: there is no controller to resync"),
   na(
     "--domain",
