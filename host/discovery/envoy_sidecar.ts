@@ -63,6 +63,10 @@ export interface EnvoyMesh {
   readonly rootNamespace: string;
   /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true): false leaves out the `allow_any` route, so unknown hosts get 404. */
   readonly fallthroughRoute?: boolean;
+  /** DISCO_HTTP10 (default false): the outbound HTTP listeners accept HTTP/1.0. */
+  readonly acceptHttp10?: boolean;
+  /** DISCO_INITIAL_FETCH_TIMEOUT in ms (default 0: Envoy waits for the first answer as long as it takes). */
+  readonly initialFetchTimeoutMs?: number;
 }
 
 export const INBOUND_PORT = 15006;
@@ -72,7 +76,17 @@ export const INBOUND_PASSTHROUGH = "InboundPassthroughClusterIpv4";
 export const BLACKHOLE = "BlackHoleCluster";
 
 const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
-const ADS = { ads: {}, resource_api_version: "V3" };
+type ConfigSource = Json;
+
+/**
+ * Every resource served over ADS is named through this config source. Its
+ * `initial_fetch_timeout` is set even at 0 (wait as long as it takes), since
+ * Envoy's own default when absent is 15 s.
+ */
+function adsSource(mesh: Pick<EnvoyMesh, "initialFetchTimeoutMs">): ConfigSource {
+  const ms = mesh.initialFetchTimeoutMs ?? 0;
+  return { ads: {}, resource_api_version: "V3", initial_fetch_timeout: `${ms / 1000}s` };
+}
 const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "grpc", "grpc-web"]);
 const H2_PROTOCOLS: ReadonlySet<string> = new Set(["http2", "grpc"]);
 
@@ -82,9 +96,9 @@ export const isHttp = (protocol: string | undefined) => protocol === undefined |
 type Json = Record<string, unknown>;
 
 /** The HTTP filters of every listener: the module by ECDS, then the router. */
-function httpFilters(): Json[] {
+function httpFilters(ads: ConfigSource): Json[] {
   return [
-    { name: PLUGIN_NAME, config_discovery: { config_source: ADS, type_urls: [WASM_TYPE] } },
+    { name: PLUGIN_NAME, config_discovery: { config_source: ads, type_urls: [WASM_TYPE] } },
     { name: "envoy.filters.http.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router" } },
   ];
 }
@@ -105,7 +119,7 @@ interface InboundSecurity {
   readonly authorizationPolicies: readonly MeshResource<"AuthorizationPolicy">[];
 }
 
-function inboundChain(port: number, security: InboundSecurity): Json[] {
+function inboundChain(port: number, security: InboundSecurity, ads: ConfigSource): Json[] {
   const hcm = {
     name: "envoy.filters.network.http_connection_manager",
     typed_config: {
@@ -117,13 +131,13 @@ function inboundChain(port: number, security: InboundSecurity): Json[] {
         name: `inbound|${port}||`,
         virtual_hosts: [{ name: `inbound|http|${port}`, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: `inbound|${port}||`, timeout: "0s" } }] }],
       },
-      http_filters: [...security.httpFilters, ...httpFilters()],
+      http_filters: [...security.httpFilters, ...httpFilters(ads)],
     },
   };
   return mtlsChains(security.mtls(port), { destination_port: port }, (tls) => ({ name: `inbound|${port}||${tls ? "mtls" : ""}`, filters: [hcm] }), HTTP_ALPN);
 }
 
-function inboundListener(ports: readonly number[], security: InboundSecurity): Json {
+function inboundListener(ports: readonly number[], security: InboundSecurity, ads: ConfigSource): Json {
   // Traffic to other ports is passed through under the workload's mode and the policies a TCP connection can be held to.
   const passthroughFilters = [...networkRbacFilters(security.authorizationPolicies, INBOUND_PASSTHROUGH), tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)];
   const passthrough = mtlsChains(security.mtls(undefined), {}, (tls) => ({ name: `inbound-passthrough${tls ? "-mtls" : ""}`, filters: passthroughFilters }), []);
@@ -136,12 +150,12 @@ function inboundListener(ports: readonly number[], security: InboundSecurity): J
       { name: "envoy.filters.listener.original_dst", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst" } },
       TLS_INSPECTOR,
     ],
-    filter_chains: [...ports.flatMap((port) => inboundChain(port, security)), ...passthrough],
+    filter_chains: [...ports.flatMap((port) => inboundChain(port, security, ads)), ...passthrough],
     default_filter_chain: fallback,
   };
 }
 
-function outboundListener(port: number): Json {
+function outboundListener(port: number, ads: ConfigSource, acceptHttp10: boolean): Json {
   return {
     name: `0.0.0.0_${port}`,
     address: address("0.0.0.0", port),
@@ -152,7 +166,13 @@ function outboundListener(port: number): Json {
         filters: [
           {
             name: "envoy.filters.network.http_connection_manager",
-            typed_config: { "@type": HCM_TYPE, stat_prefix: `outbound_0.0.0.0_${port}`, rds: { route_config_name: String(port), config_source: ADS }, http_filters: httpFilters() },
+            typed_config: {
+              "@type": HCM_TYPE,
+              stat_prefix: `outbound_0.0.0.0_${port}`,
+              rds: { route_config_name: String(port), config_source: ads },
+              http_filters: httpFilters(ads),
+              ...(acceptHttp10 ? { http_protocol_options: { accept_http_10: true } } : {}),
+            },
           },
         ],
       },
@@ -170,13 +190,13 @@ function virtualOutbound(): Json {
   };
 }
 
-function outboundCluster(name: string, protocol: string | undefined): Json {
+function outboundCluster(name: string, protocol: string | undefined, ads: ConfigSource): Json {
   return {
     name,
     type: "EDS",
     connect_timeout: "10s",
     lb_policy: "ROUND_ROBIN",
-    eds_cluster_config: { service_name: name, eds_config: ADS },
+    eds_cluster_config: { service_name: name, eds_config: ads },
     ...(protocol && H2_PROTOCOLS.has(protocol) ? { typed_extension_protocol_options: http2ProtocolOptions() } : {}),
   };
 }
@@ -255,19 +275,20 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
 
   const inbound = inboundPorts(mesh.registry, namespace, labels, workload);
   const security = inboundSecurity(mesh, { namespace, labels: labels ?? {} });
-  listener(inboundListener(inbound, security));
+  const ads = adsSource(mesh);
+  listener(inboundListener(inbound, security, ads));
   for (const c of security.clusters) cluster(c);
   for (const port of inbound) cluster(staticCluster(`inbound|${port}||`, "127.0.0.1", port));
 
   listener(virtualOutbound());
   const http = mesh.services.filter((s) => isHttp(s.protocol));
   for (const port of [...new Set(http.map((s) => s.port))].sort((a, b) => a - b)) {
-    listener(outboundListener(port));
+    listener(outboundListener(port, ads, mesh.acceptHttp10 ?? false));
     add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, http.filter((s) => s.port === port), mesh, namespace, labels));
   }
   for (const s of mesh.services) {
-    cluster(outboundCluster(clusterName(s.host, s.port), s.protocol));
-    for (const subset of s.subsets ?? []) cluster(outboundCluster(clusterName(s.host, s.port, subset.name), s.protocol));
+    cluster(outboundCluster(clusterName(s.host, s.port), s.protocol, ads));
+    for (const subset of s.subsets ?? []) cluster(outboundCluster(clusterName(s.host, s.port, subset.name), s.protocol, ads));
   }
   cluster(hubCluster());
   cluster(passthrough(PASSTHROUGH));

@@ -40,6 +40,10 @@ export interface SnapshotOptions {
   module?: ModuleSource;
   /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true). */
   fallthroughRoute?: boolean;
+  /** DISCO_HTTP10 (default false). */
+  acceptHttp10?: boolean;
+  /** DISCO_INITIAL_FETCH_TIMEOUT in ms (default 0). */
+  initialFetchTimeoutMs?: number;
 }
 
 export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
@@ -49,7 +53,7 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, fallthroughRoute: options.fallthroughRoute ?? true };
+  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, fallthroughRoute: options.fallthroughRoute ?? true, acceptHttp10: options.acceptHttp10 ?? false, initialFetchTimeoutMs: options.initialFetchTimeoutMs ?? 0 };
   return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), namespaceViews: new Map(), rootNamespace };
 }
 

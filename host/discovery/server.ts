@@ -51,6 +51,10 @@ export interface DiscoveryOptions {
   scopePushes?: boolean;
   /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true): Envoy's route configurations end with the passthrough route. */
   fallthroughRoute?: boolean;
+  /** DISCO_HTTP10 (default false): Envoy's outbound HTTP listeners accept HTTP/1.0. */
+  acceptHttp10?: boolean;
+  /** DISCO_INITIAL_FETCH_TIMEOUT as ms (default 0): the initial_fetch_timeout of every config source served to Envoy. */
+  initialFetchTimeoutMs?: number;
   /** TERMINATION_DRAIN_DURATION_SECONDS as ms (default 5 s): how long open xDS streams may stay after close() before they are cut. */
   drainMs?: number;
   /** POD_NAME, POD_NAMESPACE: this instance, named in every response's control_plane identifier. */
@@ -138,7 +142,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true });
+    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true, acceptHttp10: o.acceptHttp10 ?? false, initialFetchTimeoutMs: o.initialFetchTimeoutMs ?? 0 });
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     if (!pushedDocuments) {

@@ -1,7 +1,8 @@
 // What shapes a push, computed from the mesh model (pure): the documents in a
 // proxy's view (DISCO_SCOPE_PUSHES), endpoint-only changes
 // (DISCO_ENABLE_EDS_DEBOUNCE), the fallthrough route
-// (DISCO_ENABLE_FALLTHROUGH_ROUTE) and the listener conflicts counted by
+// (DISCO_ENABLE_FALLTHROUGH_ROUTE), HTTP/1.0 and the initial fetch timeout
+// (DISCO_HTTP10, DISCO_INITIAL_FETCH_TIMEOUT) and the listener conflicts counted by
 // disco_conflict_*, disco_endpoint_not_ready and endpoint_no_pod.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -10,7 +11,7 @@ import { parseDocuments } from "../../host/config/documents.ts";
 import { endpointCounts, meshConflicts } from "../../host/discovery/conflicts.ts";
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import { changedKinds, isEndpointChange } from "../../host/discovery/push_scope.ts";
-import { CONFIG_DOCUMENT, ROUTE } from "../../host/discovery/type_urls.ts";
+import { CLUSTER, CONFIG_DOCUMENT, LISTENER, ROUTE } from "../../host/discovery/type_urls.ts";
 import { loadDocuments } from "../../host/proxy/config_dir.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
@@ -87,6 +88,22 @@ describe("push scope and listener conflicts from the mesh model", () => {
     assert.ok(hosts(true).includes("allow_any"));
     assert.ok(!hosts(false).includes("allow_any"));
     assert.ok(hosts(false).includes("web.shop.svc.cluster.local:80"));
+  });
+
+  it("DISCO_HTTP10 lets Envoy's outbound HTTP listeners accept HTTP/1.0; DISCO_INITIAL_FETCH_TIMEOUT sets every served config source's initial_fetch_timeout", () => {
+    const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
+    const served = (options: { acceptHttp10?: boolean; initialFetchTimeoutMs?: number }) => {
+      const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", options), envoy);
+      const listener = decodeAnyStrict(envoyRoot(), set.get(LISTENER)!.get("0.0.0.0_80")!.any).object as { filter_chains: Array<{ filters: Array<{ typed_config: Record<string, unknown> }> }> };
+      const hcm = listener.filter_chains[0]!.filters[0]!.typed_config as { http_protocol_options?: { accept_http_10?: boolean }; rds: { config_source: { initial_fetch_timeout?: string } } };
+      const clusterJson = decodeAnyStrict(envoyRoot(), set.get(CLUSTER)!.get("outbound|80||web.shop.svc.cluster.local")!.any).object as { eds_cluster_config: { eds_config: { initial_fetch_timeout?: string } } };
+      // The strict decoder gives a Duration back in its JSON form ("1.5s").
+      const ms = (d: string | undefined) => (d === undefined ? undefined : Number(d.replace(/s$/, "")) * 1000);
+      return { http10: hcm.http_protocol_options?.accept_http_10 === true, rdsTimeout: ms(hcm.rds.config_source.initial_fetch_timeout), edsTimeout: ms(clusterJson.eds_cluster_config.eds_config.initial_fetch_timeout) };
+    };
+    // The spec's defaults: no HTTP/1.0, and 0s (wait for the first answer as long as it takes) written out, since Envoy's own default is 15 s.
+    assert.deepEqual(served({}), { http10: false, rdsTimeout: 0, edsTimeout: 0 });
+    assert.deepEqual(served({ acceptHttp10: true, initialFetchTimeoutMs: 1500 }), { http10: true, rdsTimeout: 1500, edsTimeout: 1500 });
   });
 
   it("listener conflicts: a TCP port under an HTTP listener, HTTP on 443, a container port both HTTP and TCP", () => {

@@ -52,9 +52,7 @@ export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("DISCO_ENABLE_TCP_METADATA_EXCHANGE", "bool", "false", "not built: no metadata exchange filters are served"),
   na("DISCO_ENABLE_RPC_FILTER", "bool", "false", NO_NETWORK_FILTER),
   na("DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", "bool", "false", "not built: gateways are served every cluster of the mesh"),
-  na("DISCO_HTTP10", "bool", "false", "not built: the served HTTP listeners take Envoy's default (no HTTP/1.0)"),
   na("DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT", "value", "1s", NO_SNIFFING),
-  na("DISCO_INITIAL_FETCH_TIMEOUT", "value", "15s", "not built: the served config sources set no initial_fetch_timeout (Envoy's default, 15s, applies)"),
   na("DISCO_RESPECT_DNS_TTL", "bool", "false", "not built: the one DNS cluster served (a remote --filterModule's host) takes Envoy's default"),
   na("DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", "bool", "false", "not built: inbound traffic is not checked against the outbound listeners"),
   na("DISCO_SCOPE_GATEWAY_TO_NAMESPACE", "bool", "false", "not built: a gateway workload selects Gateway resources of every namespace"),
@@ -96,6 +94,10 @@ export interface DiscoveryVariables {
   scopePushes: boolean;
   /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true): Envoy's route configurations end with the passthrough route. */
   fallthroughRoute: boolean;
+  /** DISCO_HTTP10 (false): Envoy's outbound HTTP listeners accept HTTP/1.0. */
+  acceptHttp10: boolean;
+  /** DISCO_INITIAL_FETCH_TIMEOUT (0s): initial_fetch_timeout of the config sources served to Envoy; 0 waits as long as it takes. */
+  initialFetchTimeoutMs: number;
   /** TERMINATION_DRAIN_DURATION_SECONDS (5): how long open xDS streams may stay after SIGTERM before they are cut. */
   drainMs: number;
   /** POD_NAME (default: the host name): this instance, in every response's control_plane identifier. */
@@ -121,6 +123,8 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
     pushThrottle: read.int("DISCO_PUSH_THROTTLE", 100, 1),
     scopePushes: read.bool("DISCO_SCOPE_PUSHES", true),
     fallthroughRoute: read.bool("DISCO_ENABLE_FALLTHROUGH_ROUTE", true),
+    acceptHttp10: read.bool("DISCO_HTTP10", false),
+    initialFetchTimeoutMs: read.duration("DISCO_INITIAL_FETCH_TIMEOUT", 0),
     drainMs: read.int("TERMINATION_DRAIN_DURATION_SECONDS", DEFAULT_DRAIN_SECONDS, 0, 2_147_483) * 1000,
     podName: read.text("POD_NAME") ?? hostname(),
     ...(podNamespace !== undefined ? { podNamespace } : {}),
