@@ -2,7 +2,7 @@ import type { Catalog } from "../config/catalog.ts";
 import { resolveResourceHost } from "../mesh/hosts.ts";
 import { type MeshRegistry, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { boundGateways, virtualServiceHosts } from "../mesh/routing.ts";
-import { isHttp } from "./envoy_sidecar.ts";
+import { HTTPS_PORT, isHttp } from "./envoy_sidecar.ts";
 import type { XdsService } from "./proxyless.ts";
 
 /**
@@ -61,8 +61,6 @@ export function endpointCounts(catalog: Catalog): EndpointCounts {
   }
   return { notReady, noPod };
 }
-
-const HTTPS_PORT = 443;
 
 export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services: readonly XdsService[]): MeshConflicts {
   const httpPorts = new Set(services.filter((s) => isHttp(s.protocol)).map((s) => s.port));

@@ -67,6 +67,8 @@ export interface EnvoyMesh {
   readonly acceptHttp10?: boolean;
   /** DISCO_INITIAL_FETCH_TIMEOUT in ms (default 0: Envoy waits for the first answer as long as it takes). */
   readonly initialFetchTimeoutMs?: number;
+  /** DISCO_BLOCK_HTTP_ON_443 (default true): HTTP services on port 443 get no outbound HTTP listener (it would take every TLS connection to 443). */
+  readonly blockHttpOn443?: boolean;
 }
 
 export const INBOUND_PORT = 15006;
@@ -91,6 +93,9 @@ const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "grpc", "g
 const H2_PROTOCOLS: ReadonlySet<string> = new Set(["http2", "grpc"]);
 
 /** Upstream sniffs a port that names no protocol; we serve it as HTTP. */
+/** The port TLS to external hosts goes to: an HTTP listener there would take all of it. */
+export const HTTPS_PORT = 443;
+
 export const isHttp = (protocol: string | undefined) => protocol === undefined || HTTP_PROTOCOLS.has(protocol);
 
 type Json = Record<string, unknown>;
@@ -281,7 +286,8 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
   for (const port of inbound) cluster(staticCluster(`inbound|${port}||`, "127.0.0.1", port));
 
   listener(virtualOutbound());
-  const http = mesh.services.filter((s) => isHttp(s.protocol));
+  const blocked = (s: XdsService) => mesh.blockHttpOn443 !== false && s.port === HTTPS_PORT;
+  const http = mesh.services.filter((s) => isHttp(s.protocol) && !blocked(s));
   for (const port of [...new Set(http.map((s) => s.port))].sort((a, b) => a - b)) {
     listener(outboundListener(port, ads, mesh.acceptHttp10 ?? false));
     add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, http.filter((s) => s.port === port), mesh, namespace, labels));

@@ -44,6 +44,8 @@ export interface SnapshotOptions {
   acceptHttp10?: boolean;
   /** DISCO_INITIAL_FETCH_TIMEOUT in ms (default 0). */
   initialFetchTimeoutMs?: number;
+  /** DISCO_BLOCK_HTTP_ON_443 (default true). */
+  blockHttpOn443?: boolean;
 }
 
 export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
@@ -53,7 +55,7 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, fallthroughRoute: options.fallthroughRoute ?? true, acceptHttp10: options.acceptHttp10 ?? false, initialFetchTimeoutMs: options.initialFetchTimeoutMs ?? 0 };
+  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, fallthroughRoute: options.fallthroughRoute ?? true, acceptHttp10: options.acceptHttp10 ?? false, initialFetchTimeoutMs: options.initialFetchTimeoutMs ?? 0, blockHttpOn443: options.blockHttpOn443 ?? true };
   return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), namespaceViews: new Map(), rootNamespace };
 }
 

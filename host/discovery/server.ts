@@ -55,6 +55,8 @@ export interface DiscoveryOptions {
   acceptHttp10?: boolean;
   /** DISCO_INITIAL_FETCH_TIMEOUT as ms (default 0): the initial_fetch_timeout of every config source served to Envoy. */
   initialFetchTimeoutMs?: number;
+  /** DISCO_BLOCK_HTTP_ON_443 (default true): HTTP services on 443 get no outbound HTTP listener on Envoy. */
+  blockHttpOn443?: boolean;
   /** TERMINATION_DRAIN_DURATION_SECONDS as ms (default 5 s): how long open xDS streams may stay after close() before they are cut. */
   drainMs?: number;
   /** POD_NAME, POD_NAMESPACE: this instance, named in every response's control_plane identifier. */
@@ -142,7 +144,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true, acceptHttp10: o.acceptHttp10 ?? false, initialFetchTimeoutMs: o.initialFetchTimeoutMs ?? 0 });
+    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true, acceptHttp10: o.acceptHttp10 ?? false, initialFetchTimeoutMs: o.initialFetchTimeoutMs ?? 0, blockHttpOn443: o.blockHttpOn443 ?? true });
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     if (!pushedDocuments) {

@@ -2,7 +2,8 @@
 // proxy's view (DISCO_SCOPE_PUSHES), endpoint-only changes
 // (DISCO_ENABLE_EDS_DEBOUNCE), the fallthrough route
 // (DISCO_ENABLE_FALLTHROUGH_ROUTE), HTTP/1.0 and the initial fetch timeout
-// (DISCO_HTTP10, DISCO_INITIAL_FETCH_TIMEOUT) and the listener conflicts counted by
+// (DISCO_HTTP10, DISCO_INITIAL_FETCH_TIMEOUT), HTTP on 443
+// (DISCO_BLOCK_HTTP_ON_443) and the listener conflicts counted by
 // disco_conflict_*, disco_endpoint_not_ready and endpoint_no_pod.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -104,6 +105,14 @@ describe("push scope and listener conflicts from the mesh model", () => {
     // The spec's defaults: no HTTP/1.0, and 0s (wait for the first answer as long as it takes) written out, since Envoy's own default is 15 s.
     assert.deepEqual(served({}), { http10: false, rdsTimeout: 0, edsTimeout: 0 });
     assert.deepEqual(served({ acceptHttp10: true, initialFetchTimeoutMs: 1500 }), { http10: true, rdsTimeout: 1500, edsTimeout: 1500 });
+  });
+
+  it("DISCO_BLOCK_HTTP_ON_443 (default true): an HTTP service on 443 gets no outbound HTTP listener; false serves it", () => {
+    const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
+    const listeners = (blockHttpOn443?: boolean) => [...resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", blockHttpOn443 === undefined ? {} : { blockHttpOn443 }), envoy).get(LISTENER)!.keys()];
+    assert.ok(!listeners().includes("0.0.0.0_443"), "TLS to any external host on 443 keeps going through the passthrough");
+    assert.ok(listeners().includes("0.0.0.0_80"));
+    assert.ok(listeners(false).includes("0.0.0.0_443"), "plain.example.com:443 is HTTP");
   });
 
   it("listener conflicts: a TCP port under an HTTP listener, HTTP on 443, a container port both HTTP and TCP", () => {

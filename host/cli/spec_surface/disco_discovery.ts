@@ -38,7 +38,6 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
 
 /** Spec 2 variables of disco-discovery (DI) this build does not apply. */
 export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
-  na("DISCO_BLOCK_HTTP_ON_443", "bool", "false", "not built: an HTTP service on port 443 gets its outbound listener like any other port"),
   na("DISCO_DEBUG_ADSZ_CONFIG", "bool", "false", "not built: /debug/adsz shows each connection's node and watches; what was sent is in /debug/syncz and /debug/resourcesz"),
   na("DISCO_DISTRIBUTION_HISTORY_RETENTION", "value", "1m0s", "no history of distributed versions is kept: /debug/syncz shows what each proxy was last sent and acknowledged"),
   na("DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", "bool", "true", "what each proxy was sent and acknowledged is always tracked (/debug/syncz)"),
@@ -98,6 +97,8 @@ export interface DiscoveryVariables {
   acceptHttp10: boolean;
   /** DISCO_INITIAL_FETCH_TIMEOUT (0s): initial_fetch_timeout of the config sources served to Envoy; 0 waits as long as it takes. */
   initialFetchTimeoutMs: number;
+  /** DISCO_BLOCK_HTTP_ON_443 (true): HTTP services on 443 get no outbound HTTP listener on Envoy. */
+  blockHttpOn443: boolean;
   /** TERMINATION_DRAIN_DURATION_SECONDS (5): how long open xDS streams may stay after SIGTERM before they are cut. */
   drainMs: number;
   /** POD_NAME (default: the host name): this instance, in every response's control_plane identifier. */
@@ -125,6 +126,7 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
     fallthroughRoute: read.bool("DISCO_ENABLE_FALLTHROUGH_ROUTE", true),
     acceptHttp10: read.bool("DISCO_HTTP10", false),
     initialFetchTimeoutMs: read.duration("DISCO_INITIAL_FETCH_TIMEOUT", 0),
+    blockHttpOn443: read.bool("DISCO_BLOCK_HTTP_ON_443", true),
     drainMs: read.int("TERMINATION_DRAIN_DURATION_SECONDS", DEFAULT_DRAIN_SECONDS, 0, 2_147_483) * 1000,
     podName: read.text("POD_NAME") ?? hostname(),
     ...(podNamespace !== undefined ? { podNamespace } : {}),
