@@ -61,15 +61,23 @@ export interface EnvoyMesh {
   readonly endpoints: ReadonlyMap<string, Resource>;
   /** Where mesh-wide policies live (PeerAuthentication, RequestAuthentication, AuthorizationPolicy). */
   readonly rootNamespace: string;
-  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true): false leaves out the `allow_any` route, so unknown hosts get 404. */
-  readonly fallthroughRoute?: boolean;
-  /** DISCO_HTTP10 (default false): the outbound HTTP listeners accept HTTP/1.0. */
-  readonly acceptHttp10?: boolean;
-  /** DISCO_INITIAL_FETCH_TIMEOUT in ms (default 0: Envoy waits for the first answer as long as it takes). */
-  readonly initialFetchTimeoutMs?: number;
-  /** DISCO_BLOCK_HTTP_ON_443 (default true): HTTP services on port 443 get no outbound HTTP listener (it would take every TLS connection to 443). */
-  readonly blockHttpOn443?: boolean;
+  readonly serving: EnvoyServing;
 }
+
+/** What spec 2's variables change in what Envoy is served (docs/discovery.md). */
+export interface EnvoyServing {
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true): false leaves out the `allow_any` route, so unknown hosts get 404. */
+  readonly fallthroughRoute: boolean;
+  /** DISCO_HTTP10 (false): the outbound HTTP listeners accept HTTP/1.0. */
+  readonly acceptHttp10: boolean;
+  /** DISCO_INITIAL_FETCH_TIMEOUT in ms (0: Envoy waits for the first answer as long as it takes). */
+  readonly initialFetchTimeoutMs: number;
+  /** DISCO_BLOCK_HTTP_ON_443 (true): HTTP services on port 443 get no outbound HTTP listener (it would take every TLS connection to 443). */
+  readonly blockHttpOn443: boolean;
+}
+
+/** Spec 2's defaults. */
+export const DEFAULT_ENVOY_SERVING: EnvoyServing = { fallthroughRoute: true, acceptHttp10: false, initialFetchTimeoutMs: 0, blockHttpOn443: true };
 
 export const INBOUND_PORT = 15006;
 export const OUTBOUND_PORT = 15001;
@@ -85,9 +93,8 @@ type ConfigSource = Json;
  * `initial_fetch_timeout` is set even at 0 (wait as long as it takes), since
  * Envoy's own default when absent is 15 s.
  */
-function adsSource(mesh: Pick<EnvoyMesh, "initialFetchTimeoutMs">): ConfigSource {
-  const ms = mesh.initialFetchTimeoutMs ?? 0;
-  return { ads: {}, resource_api_version: "V3", initial_fetch_timeout: `${ms / 1000}s` };
+function adsSource(serving: EnvoyServing): ConfigSource {
+  return { ads: {}, resource_api_version: "V3", initial_fetch_timeout: `${serving.initialFetchTimeoutMs / 1000}s` };
 }
 const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "grpc", "grpc-web"]);
 const H2_PROTOCOLS: ReadonlySet<string> = new Set(["http2", "grpc"]);
@@ -249,7 +256,7 @@ function routeConfiguration(port: number, services: readonly XdsService[], mesh:
     virtualHosts.push({ name: `${s.host}:${port}`, domains, routes });
   }
   // Unknown hosts go through, unless a ServiceEntry already answers on every name.
-  if (!used.has("*") && mesh.fallthroughRoute !== false) virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
+  if (!used.has("*") && mesh.serving.fallthroughRoute) virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
   return { name: String(port), virtual_hosts: virtualHosts, validate_clusters: false };
 }
 
@@ -280,16 +287,16 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
 
   const inbound = inboundPorts(mesh.registry, namespace, labels, workload);
   const security = inboundSecurity(mesh, { namespace, labels: labels ?? {} });
-  const ads = adsSource(mesh);
+  const ads = adsSource(mesh.serving);
   listener(inboundListener(inbound, security, ads));
   for (const c of security.clusters) cluster(c);
   for (const port of inbound) cluster(staticCluster(`inbound|${port}||`, "127.0.0.1", port));
 
   listener(virtualOutbound());
-  const blocked = (s: XdsService) => mesh.blockHttpOn443 !== false && s.port === HTTPS_PORT;
+  const blocked = (s: XdsService) => mesh.serving.blockHttpOn443 && s.port === HTTPS_PORT;
   const http = mesh.services.filter((s) => isHttp(s.protocol) && !blocked(s));
   for (const port of [...new Set(http.map((s) => s.port))].sort((a, b) => a - b)) {
-    listener(outboundListener(port, ads, mesh.acceptHttp10 ?? false));
+    listener(outboundListener(port, ads, mesh.serving.acceptHttp10));
     add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, http.filter((s) => s.port === port), mesh, namespace, labels));
   }
   for (const s of mesh.services) {

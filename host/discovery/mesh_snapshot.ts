@@ -3,7 +3,7 @@ import type { LoadedConfig } from "../proxy/config_dir.ts";
 import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
-import { envoyResources, findWorkload, type EnvoyMesh } from "./envoy_sidecar.ts";
+import { DEFAULT_ENVOY_SERVING, envoyResources, type EnvoyMesh, type EnvoyServing, findWorkload } from "./envoy_sidecar.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
 import { xdsServices } from "./mesh_services.ts";
 import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
@@ -38,14 +38,8 @@ export interface MeshSnapshot {
 export interface SnapshotOptions {
   /** Where Envoy sidecars load the filter module from. */
   module?: ModuleSource;
-  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true). */
-  fallthroughRoute?: boolean;
-  /** DISCO_HTTP10 (default false). */
-  acceptHttp10?: boolean;
-  /** DISCO_INITIAL_FETCH_TIMEOUT in ms (default 0). */
-  initialFetchTimeoutMs?: number;
-  /** DISCO_BLOCK_HTTP_ON_443 (default true). */
-  blockHttpOn443?: boolean;
+  /** What spec 2's variables change in what Envoy is served; unset ones take the spec's defaults. */
+  serving?: Partial<EnvoyServing>;
 }
 
 export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
@@ -55,7 +49,7 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, fallthroughRoute: options.fallthroughRoute ?? true, acceptHttp10: options.acceptHttp10 ?? false, initialFetchTimeoutMs: options.initialFetchTimeoutMs ?? 0, blockHttpOn443: options.blockHttpOn443 ?? true };
+  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving } };
   return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), namespaceViews: new Map(), rootNamespace };
 }
 

@@ -16,6 +16,7 @@ import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
 import { type AdsObserver, AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
 import { Debouncer } from "./debounce.ts";
+import type { EnvoyServing } from "./envoy_sidecar.ts";
 import type { ModuleSource } from "./envoy_wasm.ts";
 import { DiscoveryMetrics } from "./metrics.ts";
 import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
@@ -49,14 +50,8 @@ export interface DiscoveryOptions {
   pushThrottle?: number;
   /** DISCO_SCOPE_PUSHES (default true): push only to proxies whose view a change affects. */
   scopePushes?: boolean;
-  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (default true): Envoy's route configurations end with the passthrough route. */
-  fallthroughRoute?: boolean;
-  /** DISCO_HTTP10 (default false): Envoy's outbound HTTP listeners accept HTTP/1.0. */
-  acceptHttp10?: boolean;
-  /** DISCO_INITIAL_FETCH_TIMEOUT as ms (default 0): the initial_fetch_timeout of every config source served to Envoy. */
-  initialFetchTimeoutMs?: number;
-  /** DISCO_BLOCK_HTTP_ON_443 (default true): HTTP services on 443 get no outbound HTTP listener on Envoy. */
-  blockHttpOn443?: boolean;
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE, DISCO_HTTP10, DISCO_INITIAL_FETCH_TIMEOUT, DISCO_BLOCK_HTTP_ON_443: what Envoy is served (spec 2's defaults when unset). */
+  serving?: Partial<EnvoyServing>;
   /** TERMINATION_DRAIN_DURATION_SECONDS as ms (default 5 s): how long open xDS streams may stay after close() before they are cut. */
   drainMs?: number;
   /** POD_NAME, POD_NAMESPACE: this instance, named in every response's control_plane identifier. */
@@ -144,7 +139,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), fallthroughRoute: o.fallthroughRoute ?? true, acceptHttp10: o.acceptHttp10 ?? false, initialFetchTimeoutMs: o.initialFetchTimeoutMs ?? 0, blockHttpOn443: o.blockHttpOn443 ?? true });
+    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}) });
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     if (!pushedDocuments) {

@@ -83,7 +83,7 @@ describe("push scope and listener conflicts from the mesh model", () => {
   it("DISCO_ENABLE_FALLTHROUGH_ROUTE=false leaves out Envoy's allow_any route", () => {
     const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
     const hosts = (fallthroughRoute: boolean) => {
-      const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", { fallthroughRoute }), envoy);
+      const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", { serving: { fallthroughRoute } }), envoy);
       return (decodeAnyStrict(envoyRoot(), set.get(ROUTE)!.get("80")!.any).object.virtual_hosts as Array<{ name: string }>).map((v) => v.name);
     };
     assert.ok(hosts(true).includes("allow_any"));
@@ -93,8 +93,8 @@ describe("push scope and listener conflicts from the mesh model", () => {
 
   it("DISCO_HTTP10 lets Envoy's outbound HTTP listeners accept HTTP/1.0; DISCO_INITIAL_FETCH_TIMEOUT sets every served config source's initial_fetch_timeout", () => {
     const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
-    const served = (options: { acceptHttp10?: boolean; initialFetchTimeoutMs?: number }) => {
-      const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", options), envoy);
+    const served = (serving: { acceptHttp10?: boolean; initialFetchTimeoutMs?: number }) => {
+      const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", { serving }), envoy);
       const listener = decodeAnyStrict(envoyRoot(), set.get(LISTENER)!.get("0.0.0.0_80")!.any).object as { filter_chains: Array<{ filters: Array<{ typed_config: Record<string, unknown> }> }> };
       const hcm = listener.filter_chains[0]!.filters[0]!.typed_config as { http_protocol_options?: { accept_http_10?: boolean }; rds: { config_source: { initial_fetch_timeout?: string } } };
       const clusterJson = decodeAnyStrict(envoyRoot(), set.get(CLUSTER)!.get("outbound|80||web.shop.svc.cluster.local")!.any).object as { eds_cluster_config: { eds_config: { initial_fetch_timeout?: string } } };
@@ -109,7 +109,7 @@ describe("push scope and listener conflicts from the mesh model", () => {
 
   it("DISCO_BLOCK_HTTP_ON_443 (default true): an HTTP service on 443 gets no outbound HTTP listener; false serves it", () => {
     const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
-    const listeners = (blockHttpOn443?: boolean) => [...resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", blockHttpOn443 === undefined ? {} : { blockHttpOn443 }), envoy).get(LISTENER)!.keys()];
+    const listeners = (blockHttpOn443?: boolean) => [...resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", blockHttpOn443 === undefined ? {} : { serving: { blockHttpOn443 } }), envoy).get(LISTENER)!.keys()];
     assert.ok(!listeners().includes("0.0.0.0_443"), "TLS to any external host on 443 keeps going through the passthrough");
     assert.ok(listeners().includes("0.0.0.0_80"));
     assert.ok(listeners(false).includes("0.0.0.0_443"), "plain.example.com:443 is HTTP");

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import type { EnvoyServing } from "../../discovery/envoy_sidecar.ts";
 import { envReader } from "./env_values.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
@@ -91,14 +92,8 @@ export interface DiscoveryVariables {
   pushThrottle: number;
   /** DISCO_SCOPE_PUSHES (true): push only to proxies whose view a change affects. */
   scopePushes: boolean;
-  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true): Envoy's route configurations end with the passthrough route. */
-  fallthroughRoute: boolean;
-  /** DISCO_HTTP10 (false): Envoy's outbound HTTP listeners accept HTTP/1.0. */
-  acceptHttp10: boolean;
-  /** DISCO_INITIAL_FETCH_TIMEOUT (0s): initial_fetch_timeout of the config sources served to Envoy; 0 waits as long as it takes. */
-  initialFetchTimeoutMs: number;
-  /** DISCO_BLOCK_HTTP_ON_443 (true): HTTP services on 443 get no outbound HTTP listener on Envoy. */
-  blockHttpOn443: boolean;
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true), DISCO_HTTP10 (false), DISCO_INITIAL_FETCH_TIMEOUT (0s), DISCO_BLOCK_HTTP_ON_443 (true): what Envoy is served. */
+  serving: EnvoyServing;
   /** TERMINATION_DRAIN_DURATION_SECONDS (5): how long open xDS streams may stay after SIGTERM before they are cut. */
   drainMs: number;
   /** POD_NAME (default: the host name): this instance, in every response's control_plane identifier. */
@@ -123,10 +118,12 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
     edsDebounce: read.bool("DISCO_ENABLE_EDS_DEBOUNCE", true),
     pushThrottle: read.int("DISCO_PUSH_THROTTLE", 100, 1),
     scopePushes: read.bool("DISCO_SCOPE_PUSHES", true),
-    fallthroughRoute: read.bool("DISCO_ENABLE_FALLTHROUGH_ROUTE", true),
-    acceptHttp10: read.bool("DISCO_HTTP10", false),
-    initialFetchTimeoutMs: read.duration("DISCO_INITIAL_FETCH_TIMEOUT", 0),
-    blockHttpOn443: read.bool("DISCO_BLOCK_HTTP_ON_443", true),
+    serving: {
+      fallthroughRoute: read.bool("DISCO_ENABLE_FALLTHROUGH_ROUTE", true),
+      acceptHttp10: read.bool("DISCO_HTTP10", false),
+      initialFetchTimeoutMs: read.duration("DISCO_INITIAL_FETCH_TIMEOUT", 0),
+      blockHttpOn443: read.bool("DISCO_BLOCK_HTTP_ON_443", true),
+    },
     drainMs: read.int("TERMINATION_DRAIN_DURATION_SECONDS", DEFAULT_DRAIN_SECONDS, 0, 2_147_483) * 1000,
     podName: read.text("POD_NAME") ?? hostname(),
     ...(podNamespace !== undefined ? { podNamespace } : {}),
