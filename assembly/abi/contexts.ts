@@ -13,6 +13,33 @@ export const plugins = new Map<u32, Plugin>();
 export const streams = new Map<u32, HttpStream>();
 export const connections = new Map<u32, TcpConnection>();
 
+// Streams of deleted contexts, handed to the next contexts created: a
+// stream's objects are only reachable through this table (hub calls name
+// their stream by id), so once deleted it can start over. Beyond this many
+// spares the collector takes them.
+const MAX_SPARE_STREAMS: i32 = 64;
+const spareStreams = new Array<HttpStream>();
+
+/** Files a new HTTP stream `id` under root `rootId`, reusing a deleted one's object when there is one. */
+export function createStream(id: u32, rootId: u32): void {
+  let stream: HttpStream;
+  if (spareStreams.length > 0) {
+    stream = spareStreams.pop();
+    stream.reuse(id, rootId);
+  } else {
+    stream = new HttpStream(id, rootId);
+  }
+  streams.set(id, stream);
+}
+
+/** Takes stream `id` out of the table (no-op when unknown); its object becomes a spare. */
+export function deleteStream(id: u32): void {
+  if (!streams.has(id)) return;
+  const stream = streams.get(id);
+  streams.delete(id);
+  if (spareStreams.length < MAX_SPARE_STREAMS) spareStreams.push(stream);
+}
+
 export function pluginFor(rootId: u32): Plugin | null {
   return plugins.has(rootId) ? plugins.get(rootId) : null;
 }
@@ -30,8 +57,9 @@ export function becomeConnection(id: u32): TcpConnection | null {
   if (connections.has(id)) return connections.get(id);
   const stream = streamFor(id);
   if (stream === null) return null;
-  streams.delete(id);
-  const conn = new TcpConnection(id, stream.rootId);
+  const rootId = stream.rootId;
+  deleteStream(id);
+  const conn = new TcpConnection(id, rootId);
   connections.set(id, conn);
   return conn;
 }

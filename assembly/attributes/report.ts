@@ -48,9 +48,10 @@ export function addReportAttributes(bag: AttributeBag, response: ResponseView, c
   for (let i = 0; i < response.trailers.keys.length; i++) responseHeaders.set(response.trailers.keys[i], response.trailers.values[i]);
   bag.set("response.headers", AttributeValue.ofMap(responseHeaders));
 
-  // Tracing headers may have been added after the check; put them in the request map.
+  // Tracing headers may have been added after the check; put them in the
+  // request map (a copy: the check-time map stays as it was).
   const existing = bag.get("request.headers");
-  if (existing !== null && existing.map !== null) {
+  if (existing !== null && existing.map !== null && tracingHeadersDiffer(existing.map as StringMap, requestHeaders)) {
     const headers = (existing.map as StringMap).clone();
     for (let i = 0; i < B3_HEADERS.length; i++) {
       const v = requestHeaders.get(B3_HEADERS[i]);
@@ -83,4 +84,15 @@ export function addReportAttributes(bag: AttributeBag, response: ResponseView, c
     bag.set("check.cache_hit", AttributeValue.ofBool(check.checkCacheHit));
     bag.set("quota.cache_hit", AttributeValue.ofBool(check.quotaCacheHit));
   }
+}
+
+// Some tracing header of `requestHeaders` is missing from `map` or has another value there.
+function tracingHeadersDiffer(map: StringMap, requestHeaders: StringMap): bool {
+  for (let i = 0; i < B3_HEADERS.length; i++) {
+    const v = requestHeaders.get(B3_HEADERS[i]);
+    if (v === null) continue;
+    const known = map.get(B3_HEADERS[i]);
+    if (known === null || known != v) return true;
+  }
+  return false;
 }
