@@ -31,9 +31,18 @@ const envoy = (ip = "10.0.0.9", type = "sidecar", labels?: Record<string, string
 });
 const gateway = envoy("10.0.0.20", "router", { app: "ingress" });
 
-function served(serving: Partial<EnvoyServing> = {}, node = envoy(), options: SnapshotOptions = {}): ResourceSet {
-  return resourcesFor(meshSnapshot(1, load(CLUSTER_MESH), "mesh-system", { ...options, serving }), node);
+function served(serving: Partial<EnvoyServing> = {}, node = envoy(), options: SnapshotOptions = {}, extra = ""): ResourceSet {
+  return resourcesFor(meshSnapshot(1, load(CLUSTER_MESH + extra), "mesh-system", { ...options, serving }), node);
 }
+
+/** A mesh-wide RequestAuthentication whose keys Envoy fetches from a remote JWKS (through a DNS cluster). */
+const REMOTE_JWKS = `---
+apiVersion: security.mesh.io/v1
+kind: RequestAuthentication
+metadata: {name: jwt, namespace: mesh-system}
+spec: {jwtRules: [{issuer: "https://issuer.example.com", jwksUri: "https://issuer.example.com/jwks.json"}]}
+`;
+const JWKS_CLUSTER = "jwks|issuer.example.com|443";
 
 /** Every resource of a type, decoded strictly (throws on any field or Any type Envoy's protos do not have), by name. */
 function decoded(set: ResourceSet, type: string): Map<string, Record<string, any>> {
@@ -112,14 +121,14 @@ describe("Envoy's outbound clusters by service resolution, and the gateway's clu
     assert.deepEqual(endpoints(legacy), ["legacy.example.com:9000/1"]);
   });
 
-  it("DISCO_RESPECT_DNS_TTL (default true): every DNS cluster (ServiceEntry DNS, a remote filter module's host) has respect_dns_ttl; false leaves it out; EDS clusters never", () => {
+  it("DISCO_RESPECT_DNS_TTL (default true): every DNS cluster (ServiceEntry DNS, a remote filter module's host, a remote JWKS host) has respect_dns_ttl; false leaves it out; EDS clusters never", () => {
     const remote = { module: { remote: { uri: "https://modules.example.com/filter.wasm", sha256: "0".repeat(64), cluster: MODULE_CLUSTER } } };
     const ttl = (respectDnsTtl?: boolean) => {
-      const byName = clusters(served(respectDnsTtl === undefined ? {} : { respectDnsTtl }, envoy(), remote));
-      return ["outbound|443||api.example.com", "outbound|9000||legacy.example.com", MODULE_CLUSTER, "outbound|80||web.shop.svc.cluster.local"].map((n) => byName.get(n)!.respect_dns_ttl === true);
+      const byName = clusters(served(respectDnsTtl === undefined ? {} : { respectDnsTtl }, envoy(), remote, REMOTE_JWKS));
+      return ["outbound|443||api.example.com", "outbound|9000||legacy.example.com", MODULE_CLUSTER, JWKS_CLUSTER, "outbound|80||web.shop.svc.cluster.local"].map((n) => byName.get(n)!.respect_dns_ttl === true);
     };
-    assert.deepEqual(ttl(), [true, true, true, false]);
-    assert.deepEqual(ttl(false), [false, false, false, false]);
+    assert.deepEqual(ttl(), [true, true, true, true, false]);
+    assert.deepEqual(ttl(false), [false, false, false, false, false]);
     assert.equal(clusters(served({}, envoy(), remote)).get(MODULE_CLUSTER)!.type, "STRICT_DNS");
   });
 
