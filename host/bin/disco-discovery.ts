@@ -111,7 +111,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
   const secureGrpc = certified("secureGrpcAddr");
   const webhooks = certified("httpsAddr");
   if (mesh.file) log.info(`mesh config ${mesh.file}: rootNamespace ${mesh.rootNamespace}${mesh.trustDomain ? `, trustDomain ${mesh.trustDomain}` : ""}`);
-  if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace and trustDomain; defaultConfig goes to the injection webhook)`);
+  if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace, trustDomain and extensionProviders; defaultConfig goes to the injection webhook)`);
   for (const w of injectionWarnings) log.warn(`--meshConfig: ${w}`);
   // The control plane (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
   const [{ startDiscovery }, { filterChecks }, { FilterModule, RELEASE_WASM }] = await Promise.all([import("../discovery/server.ts"), import("../config/catalog.ts"), import("../wasm/filter_module.ts")]);
@@ -127,6 +127,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
       profiling: opts.profile as boolean,
       monitoring: parseListenAddress(opts.monitoringAddr as string),
       rootNamespace: mesh.rootNamespace,
+      extensionProviders: mesh.extensionProviders,
       ...vars,
       ...(trustDomain ? { trustDomain } : {}),
       ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number } : {}),
