@@ -25,6 +25,8 @@ interface ExtAuthzCommon {
   readonly timeoutMs: number;
   /** Allow the request when the authorizer cannot be reached or errs (default false). */
   readonly failOpen: boolean;
+  /** Envoy re-selects the route after the authorizer changed headers (the Node host routes after authorization anyway). */
+  readonly clearRouteCache: boolean;
   /** Status of the reply when the authorizer errs and failOpen is false (default 403). */
   readonly statusOnError: number;
   /** includeRequestBodyInCheck: the request body, up to this many bytes, goes to the authorizer. */
@@ -66,6 +68,11 @@ const OTHER_KINDS = [
 export const DEFAULT_EXT_AUTHZ_TIMEOUT_MS = 600_000;
 const DEFAULT_STATUS_ON_ERROR = 403;
 
+/** Upstream decodes a mesh config strictly: an unknown field (a typo) is an error, not a warning. */
+function only(f: Field, known: readonly string[]): void {
+  for (const key of Object.keys(f.object())) if (!known.includes(key)) f.get(key).invalid(`unknown field (known: ${known.join(", ")})`);
+}
+
 function headerList(f: Field): readonly string[] {
   return Object.freeze(
     f.list().map((item) => {
@@ -93,21 +100,19 @@ function common(name: string, f: Field): ExtAuthzCommon {
   const body = f.get("includeRequestBodyInCheck");
   let requestBody: ExtAuthzCommon["requestBody"];
   if (body.present) {
-    body.object();
-    body.allowOnly(["maxRequestBytes", "allowPartialMessage", "packAsBytes"]);
+    only(body, ["maxRequestBytes", "allowPartialMessage", "packAsBytes"]);
     requestBody = Object.freeze({
       maxRequestBytes: body.get("maxRequestBytes").integer(0, 2 ** 32 - 1, 0),
       allowPartialMessage: body.get("allowPartialMessage").bool(false),
       packAsBytes: body.get("packAsBytes").bool(false),
     });
   }
-  return { name, service, port, timeoutMs, failOpen: f.get("failOpen").bool(false), statusOnError, ...(requestBody ? { requestBody } : {}) };
+  return { name, service, port, timeoutMs, failOpen: f.get("failOpen").bool(false), clearRouteCache: f.get("clearRouteCache").bool(false), statusOnError, ...(requestBody ? { requestBody } : {}) };
 }
 
 function decodeHttp(name: string, f: Field): ExtAuthzHttpProvider {
-  f.object();
-  f.allowOnly([
-    "service", "port", "timeout", "pathPrefix", "failOpen", "statusOnError", "includeRequestHeadersInCheck", "includeHeadersInCheck",
+  only(f, [
+    "service", "port", "timeout", "pathPrefix", "failOpen", "clearRouteCache", "statusOnError", "includeRequestHeadersInCheck", "includeHeadersInCheck",
     "includeAdditionalHeadersInCheck", "includeRequestBodyInCheck", "headersToUpstreamOnAllow", "headersToDownstreamOnDeny", "headersToDownstreamOnAllow",
   ]);
   const pathPrefix = f.get("pathPrefix").optionalString() ?? "";
@@ -127,8 +132,7 @@ function decodeHttp(name: string, f: Field): ExtAuthzHttpProvider {
 }
 
 function decodeGrpc(name: string, f: Field): ExtAuthzGrpcProvider {
-  f.object();
-  f.allowOnly(["service", "port", "timeout", "failOpen", "statusOnError", "includeRequestBodyInCheck"]);
+  only(f, ["service", "port", "timeout", "failOpen", "clearRouteCache", "statusOnError", "includeRequestBodyInCheck"]);
   return Object.freeze({ kind: "envoyExtAuthzGrpc" as const, ...common(name, f) });
 }
 
@@ -143,11 +147,11 @@ export function decodeExtensionProviders(list: Field): ExtensionProviders {
   const other = new Map<string, string>();
   for (const item of list.list()) {
     item.object();
+    const kinds = [...AUTHZ_KINDS, ...OTHER_KINDS];
+    only(item, ["name", ...kinds]);
     const nameField = item.get("name");
     const name = nameField.nonEmptyString();
     if (authorizers.has(name) || other.has(name)) nameField.invalid(`duplicate extension provider name ${JSON.stringify(name)}`);
-    const kinds = [...AUTHZ_KINDS, ...OTHER_KINDS];
-    item.allowOnly(["name", ...kinds]);
     const kind = item.oneOf(kinds);
     if (kind === "envoyExtAuthzHttp") authorizers.set(name, decodeHttp(name, item.get(kind)));
     else if (kind === "envoyExtAuthzGrpc") authorizers.set(name, decodeGrpc(name, item.get(kind)));
@@ -173,7 +177,7 @@ export function unknownProviderProblems(catalog: Pick<Catalog, "byKind">, provid
     if (p.spec.action !== "CUSTOM" || name === undefined || providers.authorizers.has(name)) return [];
     const kind = providers.other.get(name);
     const why = kind
-      ? `extension provider ${JSON.stringify(name)} is a ${kind} provider, not an external authorizer (envoyExtAuthzHttp or envoyExtAuthzGrpc)`
+      ? `extension provider ${JSON.stringify(name)} is a provider of kind ${kind}, not an external authorizer (envoyExtAuthzHttp or envoyExtAuthzGrpc)`
       : `unknown extension provider ${JSON.stringify(name)} (meshConfig extensionProviders has ${known.length > 0 ? known.map((k) => JSON.stringify(k)).join(", ") : "no external authorizer"})`;
     return [{ severity: "error", file: p.origin.file, resource: p.id, fieldPath: "spec.provider.name", message: why }];
   });

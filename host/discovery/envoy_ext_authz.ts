@@ -52,6 +52,7 @@ export function httpExtAuthz(p: ExtAuthzProvider): Json {
     status_on_error: { code: p.statusOnError },
     failure_mode_allow: p.failOpen,
     transport_api_version: "V3",
+    ...(p.clearRouteCache ? { clear_route_cache: true } : {}),
     filter_enabled_metadata: enabledBy(HTTP_RBAC),
     ...withBody(p),
   };
