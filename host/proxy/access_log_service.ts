@@ -53,8 +53,8 @@ export function httpAccessLogEntry(r: AccessRecord): Record<string, unknown> {
       duration: duration(r.durationNs),
       ...(r.upstream ? { upstream_remote_address: upstreamAddress(r.upstream) } : {}),
       ...(flags ? { response_flags: flags } : {}),
-      // An AUDIT policy matched: upstream's RBAC LOG filter sets this dynamic metadata.
-      ...(r.accessLogHint ? { metadata: { filter_metadata: { "envoy.common": { access_log_hint: true } } } } : {}),
+      // An AUDIT policy matched: upstream's RBAC LOG filter sets this dynamic metadata (a google.protobuf.Struct in its message form; protobufjs names Value's fields in camelCase).
+      ...(r.accessLogHint ? { metadata: { filter_metadata: { "envoy.common": { fields: { access_log_hint: { boolValue: true } } } } } } : {}),
       access_log_type: "DownstreamEnd",
     },
     protocol_version: r.httpVersion === "1.0" ? "HTTP10" : "HTTP11",
