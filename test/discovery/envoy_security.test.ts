@@ -15,6 +15,7 @@ import { matchingPolicy, rbacAllows } from "./support/envoy_rbac_eval.ts";
 import { type ExtensionProviders, decodeExtensionProviders } from "../../host/config/extension_providers.ts";
 import { Field } from "../../host/config/decode.ts";
 import { parseYaml } from "../../host/config/yaml.ts";
+import { EXT_AUTHZ_MESH_CONFIG } from "../support/ext_authz_sample.ts";
 
 // Authentication and authorization as an Envoy sidecar is served them:
 // upstream's samples (renamed) become Envoy's native jwt_authn and RBAC
@@ -293,19 +294,8 @@ describe("authentication and authorization served to Envoy", () => {
     assert.equal(sds.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.pipe.path, "./var/run/secrets/workload-spiffe-uds/socket");
   });
 
-  // Upstream's ext-authz task (samples/extauthz), renamed: the mesh config's providers and a CUSTOM policy on httpbin's /headers.
-  const EXT_AUTHZ_MESH = `extensionProviders:
-- name: "sample-ext-authz-grpc"
-  envoyExtAuthzGrpc:
-    service: "ext-authz.foo.svc.cluster.local"
-    port: "9000"
-- name: "sample-ext-authz-http"
-  envoyExtAuthzHttp:
-    service: "ext-authz.foo.svc.cluster.local"
-    port: "8000"
-    includeRequestHeadersInCheck: ["x-ext-authz"]
-`;
-  const providers = () => decodeExtensionProviders(Field.root(parseYaml(EXT_AUTHZ_MESH), { file: "mesh.yaml", warnings: [] }).get("extensionProviders"));
+  // Upstream's ext-authz task (samples/extauthz), renamed: its mesh config's providers and a CUSTOM policy on httpbin's /headers.
+  const providers = () => decodeExtensionProviders(Field.root(parseYaml(EXT_AUTHZ_MESH_CONFIG), { file: "mesh.yaml", warnings: [] }).get("extensionProviders"));
   const extAuthzPolicies = (provider: string) => `${HTTPBIN}---
 apiVersion: security.mesh.io/v1beta1
 kind: AuthorizationPolicy

@@ -9,6 +9,7 @@ import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../hos
 import { AUTHORIZATION_SERVICE, envoyService } from "../../host/wire/envoy_grpc.ts";
 import { type Outcome, send, stats, upstreamHeaders, waitFor } from "./security_support.ts";
 import { tempDir } from "../support/processes.ts";
+import { EXT_AUTHZ_MESH_CONFIG } from "../support/ext_authz_sample.ts";
 
 // CUSTOM and AUDIT AuthorizationPolicies in real sidecars (security.md §5.1):
 // upstream's ext-authz task renamed — its mesh config providers, its CUSTOM
@@ -48,19 +49,6 @@ async function startGrpcAuthorizer(): Promise<{ server: grpc.Server; port: numbe
   return { server, port, seen };
 }
 
-const MESH = `extensionProviders:
-- name: "sample-ext-authz-grpc"
-  envoyExtAuthzGrpc:
-    service: "ext-authz.foo.svc.cluster.local"
-    port: "9000"
-- name: "sample-ext-authz-http"
-  envoyExtAuthzHttp:
-    service: "ext-authz.foo.svc.cluster.local"
-    port: "8000"
-    includeRequestHeadersInCheck: ["x-ext-authz"]
-    headersToUpstreamOnAllow: ["x-ext-authz-check-result"]
-    headersToDownstreamOnDeny: ["x-ext-authz-check-result"]
-`;
 
 const policies = (httpProvider: string) => `apiVersion: security.mesh.io/v1beta1
 kind: AuthorizationPolicy
@@ -113,7 +101,7 @@ describe("security: CUSTOM (external authorizers) and AUDIT policies", () => {
     [httpAuthz, grpcAuthz, ca] = await Promise.all([startHttpAuthorizer(), startGrpcAuthorizer(), startMeshCa()]);
     writeFileSync(join(dir, "policies.yaml"), policies("sample-ext-authz-http"));
     const meshConfigFile = join(aside, "mesh.yaml");
-    writeFileSync(meshConfigFile, MESH);
+    writeFileSync(meshConfigFile, EXT_AUTHZ_MESH_CONFIG);
     const endpoints = [`ext-authz.foo.svc.cluster.local:8000=127.0.0.1:${httpAuthz.port}`, `ext-authz.foo.svc.cluster.local:9000=127.0.0.1:${grpcAuthz.port}`];
     const base = { configDir: dir, ca, namespace: "foo", meshConfigFile, endpoints };
     [w.httpbin, w.grpcbin] = await Promise.all([startSecureWorkload({ ...base, name: "httpbin" }), startSecureWorkload({ ...base, name: "grpcbin" })]);
