@@ -8,10 +8,12 @@ import { JWT_FILTER, JWT_PAYLOAD_KEY } from "./envoy_jwt.ts";
  * policy per rule, named `ns[<ns>]-policy[<name>]-rule[<i>]`; the entries
  * of `to` become the permissions (ORed), the entries of `from` the
  * principals (ORed), `when` conditions are ANDed into each of them; values
- * of one field are ORed, `notX` is `not(or(...))`. DENY policies go to a
- * filter of their own, placed before the ALLOW one; a workload without ALLOW
- * policy gets no ALLOW filter (allowed), one whose ALLOW policies have no
- * rule gets an ALLOW filter with no policy (denied).
+ * of one field are ORed, `notX` is `not(or(...))`. Each action gets a
+ * filter of its own, in upstream's order: AUDIT (RBAC action LOG: sets
+ * `envoy.common` `access_log_hint`, never denies), DENY, ALLOW; CUSTOM
+ * policies go before them all (envoy_ext_authz.ts). A workload without
+ * ALLOW policy gets no ALLOW filter (allowed), one whose ALLOW policies have
+ * no rule gets an ALLOW filter with no policy (denied).
  *
  * The matchers follow what host/security/authz/matcher.ts decides for the
  * Node sidecar, so the two enforce the same thing (the test compares their
@@ -247,11 +249,18 @@ export function rulePolicy(rule: AuthzRule): Json {
 
 export const rbacPolicyName = (p: { namespace: string; name: string }, i: number) => `ns[${p.namespace}]-policy[${p.name}]-rule[${i}]`;
 
-/** The RBAC rules (`envoy.config.rbac.v3.RBAC`) of the policies with one action; undefined when that action has nothing to enforce. */
-function rbacRules(policies: readonly Resource<"AuthorizationPolicy">[], action: AuthzAction, tcp: boolean): Json | undefined {
+/** Envoy's RBAC action for a policy action (CUSTOM's shadow rules deny what the authorizer must see). */
+const RBAC_ACTION: Readonly<Record<AuthzAction, string>> = { ALLOW: "ALLOW", DENY: "DENY", AUDIT: "LOG", CUSTOM: "DENY" };
+
+/**
+ * The RBAC rules (`envoy.config.rbac.v3.RBAC`) of the policies with one
+ * action; undefined when that action has nothing to enforce. `namePrefix`
+ * goes before each policy name (CUSTOM's shadow rules).
+ */
+export function rbacRules(policies: readonly Resource<"AuthorizationPolicy">[], action: AuthzAction, tcp: boolean, namePrefix = ""): Json | undefined {
   const mine = policies.filter((p) => p.spec.action === action);
-  // Without DENY rules there is nothing to deny; without ALLOW policies everything is allowed.
-  if (mine.length === 0 || (action === "DENY" && mine.every((p) => p.spec.rules.length === 0))) return undefined;
+  // Without DENY (AUDIT, CUSTOM) rules there is nothing to deny (mark, ask); without ALLOW policies everything is allowed.
+  if (mine.length === 0 || (action !== "ALLOW" && mine.every((p) => p.spec.rules.length === 0))) return undefined;
   const rbacPolicies: Record<string, Json> = {};
   for (const p of mine) {
     p.spec.rules.forEach((rule, i) => {
@@ -259,27 +268,30 @@ function rbacRules(policies: readonly Resource<"AuthorizationPolicy">[], action:
         if (action === "ALLOW") return;
         rule = withoutHttp(rule);
       }
-      rbacPolicies[rbacPolicyName(p, i)] = rulePolicy(rule);
+      rbacPolicies[namePrefix + rbacPolicyName(p, i)] = rulePolicy(rule);
     });
   }
-  return { action, policies: rbacPolicies };
+  return { action: RBAC_ACTION[action], policies: rbacPolicies };
 }
 
 /**
- * The HTTP RBAC filters of an inbound HttpConnectionManager, DENY first:
- * zero, one or two filters (to go after jwt_authn and before the module).
+ * The HTTP RBAC filters of an inbound HttpConnectionManager, AUDIT, DENY,
+ * ALLOW: zero to three filters (to go after jwt_authn and the CUSTOM
+ * filters, before the module).
  */
 export function httpRbacFilters(policies: readonly Resource<"AuthorizationPolicy">[]): Json[] {
-  return (["DENY", "ALLOW"] as const).flatMap((action) => {
+  return (["AUDIT", "DENY", "ALLOW"] as const).flatMap((action) => {
     const rules = rbacRules(policies, action, false);
     return rules ? [{ name: HTTP_RBAC, typed_config: { "@type": HTTP_RBAC_TYPE, rules } }] : [];
   });
 }
 
-/** The network RBAC filters of a TCP filter chain (before tcp_proxy), DENY first. */
+/** The network RBAC filters of a TCP filter chain (after the CUSTOM ones, before tcp_proxy): AUDIT, DENY, ALLOW. */
 export function networkRbacFilters(policies: readonly Resource<"AuthorizationPolicy">[], statPrefix: string): Json[] {
-  return (["DENY", "ALLOW"] as const).flatMap((action) => {
+  return (["AUDIT", "DENY", "ALLOW"] as const).flatMap((action) => {
     const rules = rbacRules(policies, action, true);
     return rules ? [{ name: NETWORK_RBAC, typed_config: { "@type": NETWORK_RBAC_TYPE, stat_prefix: statPrefix, rules } }] : [];
   });
 }
+
+export { HTTP_RBAC_TYPE, NETWORK_RBAC_TYPE };

@@ -12,6 +12,8 @@ import { type ClusterServing, DEFAULT_CLUSTER_SERVING, headlessPodListeners, out
 import { jwtAuthn } from "./envoy_jwt.ts";
 import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
 import { httpRbacFilters, networkRbacFilters } from "./envoy_rbac.ts";
+import { httpCustomFilters, networkCustomFilters } from "./envoy_ext_authz.ts";
+import { type ExtensionProviders, NO_EXTENSION_PROVIDERS } from "../config/extension_providers.ts";
 import { virtualServiceRoutes } from "./envoy_routes.ts";
 import type { NodeIdentity } from "./proxy_kind.ts";
 import { clusterName, type XdsService } from "./proxyless.ts";
@@ -66,6 +68,8 @@ export interface EnvoyMesh {
   /** Where mesh-wide policies live (PeerAuthentication, RequestAuthentication, AuthorizationPolicy). */
   readonly rootNamespace: string;
   readonly serving: EnvoyServing;
+  /** meshConfig `extensionProviders`: the authorizers CUSTOM AuthorizationPolicies name (none when absent). */
+  readonly extensionProviders?: ExtensionProviders;
 }
 
 /** What spec 2's variables change in what Envoy is served (docs/discovery.md); the cluster side in envoy_outbound_clusters.ts. */
@@ -129,8 +133,10 @@ function tcpProxy(statPrefix: string, cluster: string): Json {
 interface InboundSecurity {
   /** The mode of a bound container port; `undefined` = the workload's own (the passthrough). */
   readonly mtls: (port: number | undefined) => ServerMtlsMode;
-  /** jwt_authn and the RBAC filters (DENY first), in order, before the module. */
+  /** jwt_authn, the CUSTOM filters and the RBAC filters (AUDIT, DENY, ALLOW), in order, before the module. */
   readonly httpFilters: readonly Json[];
+  /** The CUSTOM and RBAC network filters of a TCP chain, before tcp_proxy. */
+  readonly networkFilters: (statPrefix: string) => Json[];
   readonly authorizationPolicies: readonly MeshResource<"AuthorizationPolicy">[];
 }
 
@@ -154,7 +160,7 @@ function inboundChain(port: number, security: InboundSecurity, ads: ConfigSource
 
 function inboundListener(ports: readonly number[], security: InboundSecurity, ads: ConfigSource): Json {
   // Traffic to other ports is passed through under the workload's mode and the policies a TCP connection can be held to.
-  const passthroughFilters = [...networkRbacFilters(security.authorizationPolicies, INBOUND_PASSTHROUGH), tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)];
+  const passthroughFilters = [...security.networkFilters(INBOUND_PASSTHROUGH), tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)];
   const passthrough = mtlsChains(security.mtls(undefined), {}, (tls) => ({ name: `inbound-passthrough${tls ? "-mtls" : ""}`, filters: passthroughFilters }), []);
   const { filter_chain_match: _, ...fallback } = passthrough.pop()!;
   return {
@@ -268,11 +274,14 @@ function inboundSecurity(mesh: EnvoyMesh, workload: { namespace: string; labels:
   const byKind = mesh.catalog.byKind;
   const root = mesh.rootNamespace;
   const authorizationPolicies = authorizationPoliciesFor(byKind.AuthorizationPolicy, workload, root);
+  const providers = mesh.extensionProviders ?? NO_EXTENSION_PROVIDERS;
   const jwt = jwtAuthn(jwtRulesFor(byKind.RequestAuthentication, workload, root));
   return {
     // The ports served here are the ones Services bind, so port-level settings apply to each of them.
     mtls: (port) => effectiveMtls(byKind.PeerAuthentication, workload, root, port, port === undefined ? undefined : true).mode,
-    httpFilters: [...(jwt ? [jwt.filter] : []), ...httpRbacFilters(authorizationPolicies)],
+    // Upstream's order: jwt_authn, CUSTOM (shadow RBAC + ext_authz), then the AUDIT, DENY, ALLOW RBAC filters.
+    httpFilters: [...(jwt ? [jwt.filter] : []), ...httpCustomFilters(authorizationPolicies, providers), ...httpRbacFilters(authorizationPolicies)],
+    networkFilters: (statPrefix) => [...networkCustomFilters(authorizationPolicies, providers, statPrefix), ...networkRbacFilters(authorizationPolicies, statPrefix)],
     authorizationPolicies,
     clusters: jwt?.clusters ?? [],
   };

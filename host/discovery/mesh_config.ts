@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { Field } from "../config/decode.ts";
 import { readSettingsObject } from "../cli/meshctl/source_text.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
+import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, decodeExtensionProviders } from "../config/extension_providers.ts";
 
 /**
  * `disco-discovery --meshConfig FILE` (upstream's MeshConfig YAML): the
@@ -20,12 +21,14 @@ export interface DiscoveryMeshConfig {
   readonly rootNamespace: string;
   /** Trust domain callers of `--secureGrpcAddr` must belong to (unless `--trust-domain` says otherwise). */
   readonly trustDomain?: string;
+  /** `extensionProviders`: the external authorizers CUSTOM AuthorizationPolicies name. */
+  readonly extensionProviders: ExtensionProviders;
   /** Top-level fields present that disco-discovery does not use. */
   readonly ignored: readonly string[];
 }
 
-/** What disco-discovery reads: rootNamespace, trustDomain; defaultConfig goes to injection. */
-const READ = ["rootNamespace", "trustDomain", "defaultConfig"];
+/** What disco-discovery reads: rootNamespace, trustDomain, extensionProviders; defaultConfig goes to injection. */
+const READ = ["rootNamespace", "trustDomain", "extensionProviders", "defaultConfig"];
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
 
@@ -35,12 +38,13 @@ const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
  * explicitly, or a bad field, throws ConfigError naming the file and field.
  */
 export function readDiscoveryMeshConfig(file: string, explicit: boolean): DiscoveryMeshConfig {
-  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: DEFAULT_ROOT_NAMESPACE, ignored: [] };
+  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: DEFAULT_ROOT_NAMESPACE, extensionProviders: NO_EXTENSION_PROVIDERS, ignored: [] };
   const value = readSettingsObject(file);
   const root = Field.root(value, { file, warnings: [] });
   const rootNamespace = root.get("rootNamespace").optionalString() ?? DEFAULT_ROOT_NAMESPACE;
   if (!DNS_LABEL.test(rootNamespace)) root.get("rootNamespace").fail("a namespace name (a DNS label)");
   const trustDomain = root.get("trustDomain").optionalString();
   if (trustDomain !== undefined && !DOMAIN.test(trustDomain)) root.get("trustDomain").fail("a trust domain (a DNS name)");
-  return { file, value, rootNamespace, ...(trustDomain !== undefined ? { trustDomain } : {}), ignored: Object.keys(value).filter((k) => !READ.includes(k)) };
+  const extensionProviders = decodeExtensionProviders(root.get("extensionProviders"));
+  return { file, value, rootNamespace, extensionProviders, ...(trustDomain !== undefined ? { trustDomain } : {}), ignored: Object.keys(value).filter((k) => !READ.includes(k)) };
 }

@@ -3,6 +3,7 @@ import type { LoadedConfig } from "../proxy/config_dir.ts";
 import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
+import type { ExtensionProviders } from "../config/extension_providers.ts";
 import { DEFAULT_ENVOY_SERVING, envoyResources, type EnvoyMesh, type EnvoyServing, findWorkload } from "./envoy_sidecar.ts";
 import { isHeadlessEndpoint } from "./envoy_outbound_clusters.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
@@ -41,6 +42,8 @@ export interface SnapshotOptions {
   module?: ModuleSource;
   /** What spec 2's variables change in what Envoy is served; unset ones take the spec's defaults. */
   serving?: Partial<EnvoyServing>;
+  /** meshConfig `extensionProviders` (CUSTOM AuthorizationPolicies' authorizers). */
+  extensionProviders?: ExtensionProviders;
 }
 
 export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
@@ -50,7 +53,7 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving } };
+  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving }, ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}) };
   return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), namespaceViews: new Map(), rootNamespace };
 }
 

@@ -27,6 +27,9 @@ import { changedKinds, isEndpointChange } from "./push_scope.ts";
 import type { Resource } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
 
+import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, unknownProviderProblems } from "../config/extension_providers.ts";
+import { formatConfigProblem } from "../config/problems.ts";
+
 export interface DiscoveryOptions {
   configDir: string;
   grpc?: ListenAddress;
@@ -42,6 +45,8 @@ export interface DiscoveryOptions {
   /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
   trustDomain?: string;
   rootNamespace: string;
+  /** meshConfig `extensionProviders`: a CUSTOM policy naming none of its authorizers is refused (default: none). */
+  extensionProviders?: ExtensionProviders;
   debounceAfterMs: number;
   debounceMaxMs: number;
   /** DISCO_ENABLE_EDS_DEBOUNCE (default true): false pushes an endpoint-only change at once. */
@@ -138,8 +143,16 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   };
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
+  const providers = o.extensionProviders ?? NO_EXTENSION_PROVIDERS;
   const apply = (loaded: LoadedConfig): boolean => {
-    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}) });
+    const unknown = unknownProviderProblems(loaded.mesh, providers);
+    if (unknown.length > 0) {
+      const problem = `${unknown.map(formatConfigProblem).join("; ")}; keeping the last good configuration`;
+      observer.rejected?.(problem);
+      o.log.error(problem);
+      return false;
+    }
+    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}), extensionProviders: providers });
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     if (!pushedDocuments) {

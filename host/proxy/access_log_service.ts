@@ -28,6 +28,8 @@ const RESPONSE_FLAGS: Readonly<Record<string, Record<string, unknown>>> = {
   no_upstream: { no_route_found: true },
   fault_filter_abort: { fault_injected: true },
   rbac_access_denied: { unauthorized_details: { reason: "EXTERNAL_SERVICE" } },
+  ext_authz_denied: { unauthorized_details: { reason: "EXTERNAL_SERVICE" } },
+  ext_authz_error: { unauthorized_details: { reason: "EXTERNAL_SERVICE" } },
 };
 
 const REQUEST_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
@@ -51,6 +53,8 @@ export function httpAccessLogEntry(r: AccessRecord): Record<string, unknown> {
       duration: duration(r.durationNs),
       ...(r.upstream ? { upstream_remote_address: upstreamAddress(r.upstream) } : {}),
       ...(flags ? { response_flags: flags } : {}),
+      // An AUDIT policy matched: upstream's RBAC LOG filter sets this dynamic metadata (a google.protobuf.Struct in its message form; protobufjs names Value's fields in camelCase).
+      ...(r.accessLogHint ? { metadata: { filter_metadata: { "envoy.common": { fields: { access_log_hint: { boolValue: true } } } } } } : {}),
       access_log_type: "DownstreamEnd",
     },
     protocol_version: r.httpVersion === "1.0" ? "HTTP10" : "HTTP11",

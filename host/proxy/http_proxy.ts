@@ -65,11 +65,14 @@ export interface AccessRecord {
   upstream?: string;
   /** Why the proxy answered itself (`overload`, `upstream_connect_error`, `no_healthy_upstream`, …). */
   localReplyDetails?: string;
+  /** An AUDIT AuthorizationPolicy matched the request. */
+  accessLogHint?: boolean;
 }
 
+/** `accessLogHint`: an AUDIT policy matched (upstream's RBAC LOG: dynamic metadata `envoy.common` `access_log_hint`). */
 export type SecurityStageResult =
-  | { kind: "reply"; reply: LocalReply }
-  | { kind: "continue"; headers: HeaderList; properties: Record<string, string>; mtls: boolean };
+  | { kind: "reply"; reply: LocalReply; accessLogHint?: boolean }
+  | { kind: "continue"; headers: HeaderList; properties: Record<string, string>; mtls: boolean; accessLogHint?: boolean };
 
 /** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
 export type RouteDecision =
@@ -126,6 +129,7 @@ interface Exchange {
   /** Content-Length or Transfer-Encoding say the request has a body. */
   hasBody: boolean;
   started: bigint;
+  accessLogHint?: boolean;
 }
 
 
@@ -230,6 +234,7 @@ export class HttpProxy {
 
   private async securityStage(x: Exchange, headers: HeaderList, stage: NonNullable<HttpProxyOptions["beforeFilter"]>): Promise<void> {
     const result = await stage(x.req, headers);
+    if (result.accessLogHint) x.accessLogHint = true;
     if (result.kind === "reply") {
       this.reply(x.res, result.reply);
       x.req.resume();
@@ -453,6 +458,7 @@ export class HttpProxy {
       responseBodyBytes: outcome?.responseBytes ?? (details !== undefined ? Number(res.getHeader("content-length") ?? 0) : 0),
       ...(x?.props.upstreamAddress ? { upstream: x.props.upstreamAddress } : {}),
       ...(details !== undefined ? { localReplyDetails: details } : {}),
+      ...(x?.accessLogHint ? { accessLogHint: true } : {}),
     };
   }
 }

@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseYaml } from "../config/yaml.ts";
+import { ConfigError } from "../config/errors.ts";
+import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, extensionProvidersOf } from "../config/extension_providers.ts";
 import { PATH_NORMALIZATIONS, type PathNormalization, DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
 import { DEFAULT_ROOT_NAMESPACE, DEFAULT_TRUST_DOMAIN } from "../security/workload.ts";
 
@@ -20,6 +22,8 @@ export interface MeshSettings {
   /** REGISTRY_ONLY: an unknown host gets the catch-all 502 (true) or no route, 404 (false). */
   readonly enableFallthroughRoute: boolean;
   readonly pathNormalization: PathNormalization;
+  /** The external authorizers CUSTOM AuthorizationPolicies name (`extensionProviders`). */
+  readonly extensionProviders: ExtensionProviders;
 }
 
 export const DEFAULT_MESH_SETTINGS: MeshSettings = Object.freeze({
@@ -29,6 +33,7 @@ export const DEFAULT_MESH_SETTINGS: MeshSettings = Object.freeze({
   outboundTrafficPolicy: "ALLOW_ANY",
   enableFallthroughRoute: true,
   pathNormalization: DEFAULT_PATH_NORMALIZATION,
+  extensionProviders: NO_EXTENSION_PROVIDERS,
 });
 
 /** A mesh configuration that cannot be used; the message names the file and field path. */
@@ -43,7 +48,7 @@ export class MeshConfigError extends Error {
   }
 }
 
-const FIELDS = ["rootNamespace", "trustDomain", "enableAutoMtls", "outboundTrafficPolicy", "enableFallthroughRoute", "pathNormalization"];
+const FIELDS = ["rootNamespace", "trustDomain", "enableAutoMtls", "outboundTrafficPolicy", "enableFallthroughRoute", "pathNormalization", "extensionProviders"];
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
 
@@ -94,7 +99,18 @@ export function parseMeshConfig(text: string, file: string): MeshSettings {
     outboundTrafficPolicy: wrapped("outboundTrafficPolicy", "mode", OUTBOUND_TRAFFIC_POLICIES, "ALLOW_ANY"),
     enableFallthroughRoute: m.enableFallthroughRoute === undefined ? true : bool("enableFallthroughRoute", m.enableFallthroughRoute),
     pathNormalization: wrapped("pathNormalization", "normalization", PATH_NORMALIZATIONS, DEFAULT_PATH_NORMALIZATION),
+    extensionProviders: providers(m, file),
   });
+}
+
+function providers(m: Record<string, unknown>, file: string): ExtensionProviders {
+  try {
+    return extensionProvidersOf(m, file);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    const prefix = `${file}: ${e.fieldPath}: `;
+    throw new MeshConfigError(file, e.fieldPath, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
+  }
 }
 
 /** Reads and decodes `--meshConfigFile`. */

@@ -2,7 +2,8 @@ import type { Catalog, Resource } from "../config/catalog.ts";
 import type { ServiceEndpoint } from "../hub/clusters.ts";
 import { type AuthnResult, AUTHN_PAYLOAD_PROPERTY, Authenticator, jwtRulesFor } from "../security/jwt/authenticator.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
-import { AuthorizationEngine, type Decision, authorizationPoliciesFor } from "../security/authz/engine.ts";
+import { AuthorizationEngine, type Decision, RBAC_DENIED_BODY, RBAC_DENIED_STATUS, authorizationPoliciesFor } from "../security/authz/engine.ts";
+import type { ExtAuthzClient, ExtAuthzVerdict } from "../security/authz/ext_authz.ts";
 import type { ConnectionPool, HeaderOperations, HttpRetry, HttpRoute, OutlierDetection } from "../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
 import { destinationFor } from "../mesh/destination_rules.ts";
@@ -93,13 +94,21 @@ export type RouteResult =
   | { kind: "reply"; reply: LocalReply; route: string; served?: ServedRoute; delayMs?: number };
 
 /** The inbound stage's answer: a local reply, or the headers (and properties) to go on with. */
+/** What the external authorizer of a CUSTOM policy answered (Envoy's ext_authz stats: ok, denied, error, failure_mode_allowed). */
+export interface ExtAuthzOutcome {
+  readonly provider: string;
+  readonly outcome: "ok" | "denied" | "error" | "failure_mode_allowed";
+  /** Why it erred (transport error, timeout, 5xx). */
+  readonly error?: string;
+}
+
 export type InboundResult =
-  | { kind: "reply"; reply: LocalReply; stage: "authn" | "authz"; decision?: Decision; authn?: AuthnResult }
-  | { kind: "continue"; headers: Array<[string, string]>; properties: Record<string, string>; decision: Decision; authn: AuthnResult };
+  | { kind: "reply"; reply: LocalReply; stage: "authn" | "authz"; decision?: Decision; authn?: AuthnResult; extAuthz?: ExtAuthzOutcome }
+  | { kind: "continue"; headers: Array<[string, string]>; properties: Record<string, string>; decision: Decision; authn: AuthnResult; extAuthz?: ExtAuthzOutcome };
 
 export interface InboundRequest {
   headers: ReadonlyArray<readonly [string, string]>;
-  socket: { remoteAddress?: string; localAddress?: string };
+  socket: { remoteAddress?: string; remotePort?: number; localAddress?: string };
 }
 
 const empty = (status: number, details: string): LocalReply => ({ status, details, body: "", headers: [], grpcStatus: -1 });
@@ -120,6 +129,8 @@ export class SecurityPolicy {
     clockSkewSeconds: number,
     private readonly random: () => number = Math.random,
     private readonly ejected: EjectedEndpoints = () => false,
+    /** Calls the external authorizers of CUSTOM policies; without it a CUSTOM policy that matches denies. */
+    private readonly extAuthz?: ExtAuthzClient,
   ) {
     const k = catalog.byKind;
     const w = identity.workload;
@@ -134,7 +145,8 @@ export class SecurityPolicy {
 
   /** What /config_dump shows of the decisions. */
   describe(): unknown {
-    return { serverMtls: this.serverMode, authorization: this.authz.size, mesh: this.mesh, workload: this.identity.workload, containerPort: this.identity.containerPort, gateway: this.identity.gateway };
+    const { extensionProviders, ...mesh } = this.mesh;
+    return { serverMtls: this.serverMode, authorization: { ...this.authz.size, providers: this.authz.customProviders }, mesh: { ...mesh, extensionProviders: [...extensionProviders.authorizers.values(), ...[...extensionProviders.other].map(([name, kind]) => ({ name, kind }))] }, workload: this.identity.workload, containerPort: this.identity.containerPort, gateway: this.identity.gateway };
   }
 
   /**
@@ -168,7 +180,8 @@ export class SecurityPolicy {
     const removed = new Set(authn.effects.removeHeaders.map((h) => h.toLowerCase()));
     headers = [...headers.filter(([k]) => !removed.has(k)), ...authn.effects.setHeaders.map(([k, v]) => [k, v] as [string, string])];
     const forwardPath = authn.effects.path;
-    const decision = this.authz.evaluate({
+    const peerPrincipal = mtls && peerUri.startsWith("spiffe://") ? peerUri.slice("spiffe://".length) : undefined;
+    const authzRequest = {
       method: get(":method"),
       path: forwardPath,
       host: authority,
@@ -177,16 +190,45 @@ export class SecurityPolicy {
       destinationIp: request.socket.localAddress,
       destinationPort: this.identity.containerPort,
       sni: properties["connection.requested_server_name"],
-      peerPrincipal: mtls && peerUri.startsWith("spiffe://") ? peerUri.slice("spiffe://".length) : undefined,
+      peerPrincipal,
       requestPrincipal: authn.outcome === "authenticated" ? authn.principal : undefined,
       authPayload: authn.outcome === "authenticated" ? authn.payload : undefined,
-    });
+    };
+    // CUSTOM first (upstream's ext_authz filter before the RBAC filters): the authorizer may deny, or add headers the rest sees.
+    const custom = this.authz.custom(authzRequest);
+    let extAuthz: ExtAuthzOutcome | undefined;
+    if (custom.kind !== "none") {
+      const provider = custom.kind === "ask" ? this.mesh.extensionProviders.authorizers.get(custom.provider) : undefined;
+      const verdict: ExtAuthzVerdict = custom.kind === "invalid" || !provider || !this.extAuthz
+        ? { kind: "deny", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY, headers: [], error: custom.kind === "invalid" ? custom.why : `no external authorizer ${custom.provider}` }
+        : await this.extAuthz.check(provider, {
+          method: authzRequest.method,
+          path: forwardPath,
+          authority,
+          scheme: "http",
+          headers,
+          source: { address: request.socket.remoteAddress ?? "", port: request.socket.remotePort ?? 0, ...(peerPrincipal ? { principal: `spiffe://${peerPrincipal}` } : {}) },
+          destination: { address: request.socket.localAddress ?? "", port: this.identity.containerPort, ...(mtls ? { principal: properties["connection.uri_san_local_certificate"] } : {}) },
+          requestId: get("x-request-id") || undefined,
+        });
+      const name = custom.kind === "ask" ? custom.provider : "-";
+      if (verdict.kind === "deny") {
+        extAuthz = { provider: name, outcome: verdict.error ? "error" : "denied", ...(verdict.error ? { error: verdict.error } : {}) };
+        const match = custom.kind === "ask" ? custom.match : undefined;
+        const decision: Decision = Object.freeze({ allowed: false, policy: match?.policy ?? null, ruleIndex: match?.ruleIndex ?? null, action: "CUSTOM", reason: "denied_by_ext_authz", status: verdict.status, body: verdict.body });
+        return { kind: "reply", stage: "authz", decision, authn, extAuthz, reply: { status: verdict.status, details: verdict.error ? "ext_authz_error" : "ext_authz_denied", body: verdict.body, headers: verdict.headers.map(([k, v]) => [k, v]), grpcStatus: -1 } };
+      }
+      extAuthz = { provider: name, outcome: verdict.failedOpen ? "failure_mode_allowed" : "ok", ...(verdict.failedOpen ? { error: verdict.failedOpen } : {}) };
+      const replaced = new Set([...verdict.removeHeaders, ...verdict.setHeaders.map(([k]) => k)]);
+      headers = [...headers.filter(([k]) => !replaced.has(k)), ...verdict.setHeaders.map(([k, v]) => [k, v] as [string, string])];
+    }
+    const decision = this.authz.evaluate({ ...authzRequest, headers });
     if (!decision.allowed) {
-      return { kind: "reply", stage: "authz", decision, authn, reply: { status: decision.status ?? 403, details: "rbac_access_denied", body: decision.body ?? "RBAC: access denied", headers: [], grpcStatus: -1 } };
+      return { kind: "reply", stage: "authz", decision, authn, extAuthz, reply: { status: decision.status ?? 403, details: "rbac_access_denied", body: decision.body ?? "RBAC: access denied", headers: [], grpcStatus: -1 } };
     }
     if (authn.outcome === "authenticated") properties[AUTHN_PAYLOAD_PROPERTY.join(".")] = authn.payloadJson;
     const outPseudo = pseudo.map(([k, v]) => [k, k === ":path" ? forwardPath : v] as [string, string]);
-    return { kind: "continue", headers: [...outPseudo, ...headers], properties, decision, authn };
+    return { kind: "continue", headers: [...outPseudo, ...headers], properties, decision, authn, extAuthz };
   }
 
   /** Outbound requests: the app's XFCC is always dropped (SANITIZE). */

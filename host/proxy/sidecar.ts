@@ -33,6 +33,8 @@ import { buildInfo } from "../cli/version.ts";
 import { splitPem } from "../anchor/client.ts";
 import type { ClusterInfo, ListenerInfo, ServerState } from "./admin_envoy.ts";
 import { statsToPrometheus } from "./stats_exposition.ts";
+import { checkProviders } from "../config/extension_providers.ts";
+import { ExtAuthzClient } from "../security/authz/ext_authz.ts";
 
 export { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "./defaults.ts";
 /** The stable first stdout line tests and tools read the bound ports from. */
@@ -136,6 +138,11 @@ export class Sidecar {
   private readonly mtls: MtlsListener | undefined;
   private policy: SecurityPolicy | undefined;
   private readonly securityStats = new Map<string, number>();
+  /** The external authorizers of CUSTOM policies, reached through the `--endpoint` registry (the service name itself otherwise). */
+  private readonly extAuthz = new ExtAuthzClient((service, port) => {
+    const ep = [...(this.options.security?.endpoints.values() ?? [])].find((e) => e.host === service && e.servicePort === port);
+    return ep ? { host: ep.address.host, port: ep.address.port } : { host: service, port };
+  });
   addresses: SidecarAddresses = { inbound: 0, outbound: 0, admin: 0, status: 0, tcp: -1 };
 
   constructor(private readonly options: SidecarOptions) {
@@ -330,6 +337,7 @@ export class Sidecar {
     this.inbound.close();
     this.outbound.close();
     this.outliers.close();
+    this.extAuthz.close();
     this.admin.closeAllConnections();
     await closeServer(this.admin);
     if (this.status) await closeServer(this.status);
@@ -376,7 +384,9 @@ export class Sidecar {
       ports: ports.some((p) => p.containerPort === sec.containerPort) ? ports : [...ports, { containerPort: sec.containerPort, protocol: "TCP" as const }],
       sidecar: true,
     });
-    return new SecurityPolicy(config.mesh, sec.mesh, { workload, containerPort: sec.containerPort, gateway: sec.gateway }, sec.endpoints, sec.jwks, sec.clockSkewSeconds, Math.random, (cluster, endpoint) => this.outliers.ejected(cluster, endpoint));
+    // A CUSTOM policy naming no external authorizer of the mesh config is refused, naming spec.provider.name.
+    checkProviders(config.mesh, sec.mesh.extensionProviders);
+    return new SecurityPolicy(config.mesh, sec.mesh, { workload, containerPort: sec.containerPort, gateway: sec.gateway }, sec.endpoints, sec.jwks, sec.clockSkewSeconds, Math.random, (cluster, endpoint) => this.outliers.ejected(cluster, endpoint), this.extAuthz);
   }
 
   private bump(name: string): void {
@@ -390,6 +400,17 @@ export class Sidecar {
     const r = await policy.inbound({ headers, socket }, socket, socket.encrypted ? this.options.security!.tls.localCertificate : undefined);
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
     if (r.authn) this.bump(`jwt_authn.${r.authn.outcome}`);
+    if (r.extAuthz) {
+      const x = r.extAuthz;
+      this.bump(`ext_authz.${x.outcome}`);
+      if (x.error) this.log.warn(`ext_authz ${x.provider} ${x.outcome} for ${req.method} ${req.url} from ${peer}: ${x.error}`);
+    }
+    if (r.decision?.audited) {
+      const a = r.decision.audited;
+      this.bump("rbac.audited");
+      this.log.info(`rbac audited ${req.method} ${req.url} from ${peer}: policy=${a.policy} rule=${a.ruleIndex}`);
+    }
+    const accessLogHint = r.decision?.audited !== undefined;
     if (r.decision) {
       const d = r.decision;
       this.bump(`rbac.${d.allowed ? "allowed" : "denied"}`);
@@ -401,11 +422,11 @@ export class Sidecar {
     }
     if (r.kind === "reply") {
       if (r.stage === "authn" && r.authn?.outcome === "denied") this.log.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
-      return { kind: "reply", reply: r.reply };
+      return { kind: "reply", reply: r.reply, accessLogHint };
     }
     this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
     // A gateway's HTTPS is server-only TLS, not mesh mutual TLS.
-    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true && !this.options.security!.gateway };
+    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true && !this.options.security!.gateway, accessLogHint };
   }
 
   private routeOf(r: ReturnType<SecurityPolicy["outbound"]>): RouteDecision {

@@ -10,8 +10,8 @@ import { PROTO_DIR } from "./protos.ts";
  * are plain objects with the protos' field names (snake_case), enums by
  * name, 64-bit integers as strings; oneofs name their member.
  */
-export function envoyService(file: string, service: string): grpc.ServiceClientConstructor {
-  const definition = loadSync(file, { includeDirs: [...ENVOY_PROTO_INCLUDE_DIRS, PROTO_DIR], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
+export function envoyService(file: string, service: string, enums: typeof String | typeof Number = String): grpc.ServiceClientConstructor {
+  const definition = loadSync(file, { includeDirs: [...ENVOY_PROTO_INCLUDE_DIRS, PROTO_DIR], keepCase: true, longs: String, enums, defaults: false, oneofs: true });
   let node: unknown = grpc.loadPackageDefinition(definition);
   for (const part of service.split(".")) node = (node as Record<string, unknown>)[part];
   if (typeof node !== "function") throw new Error(`${service} is not a service of ${file}`);
@@ -19,4 +19,6 @@ export function envoyService(file: string, service: string): grpc.ServiceClientC
 }
 
 export const ACCESS_LOG_SERVICE = { file: "envoy/service/accesslog/v3/als.proto", service: "envoy.service.accesslog.v3.AccessLogService" } as const;
+/** Enums by number: `HttpStatus.code` is the HTTP status itself. */
+export const AUTHORIZATION_SERVICE = { file: "envoy/service/auth/v3/external_auth.proto", service: "envoy.service.auth.v3.Authorization" } as const;
 export const METRICS_SERVICE = { file: "envoy/service/metrics/v3/metrics_service.proto", service: "envoy.service.metrics.v3.MetricsService" } as const;

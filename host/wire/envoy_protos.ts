@@ -33,6 +33,8 @@ const SERVED_FILES = [
   "envoy/extensions/filters/http/jwt_authn/v3/config.proto",
   "envoy/extensions/filters/http/rbac/v3/rbac.proto",
   "envoy/extensions/filters/network/rbac/v3/rbac.proto",
+  "envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto",
+  "envoy/extensions/filters/network/ext_authz/v3/ext_authz.proto",
 ];
 
 function locate(target: string): string {

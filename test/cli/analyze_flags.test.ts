@@ -199,6 +199,14 @@ describe("meshctl analyze: namespaces, stdin, mesh config, timeout", () => {
     assert.deepEqual(codes(analyze([OFFLINE, "-A", "-o", "json", "-i", "default", "analyze/gateway-policy-namespace.bad.yaml"])), []);
   });
 
+  it("--meshConfigFile extensionProviders: a CUSTOM policy naming no declared authorizer is MSH0101 on spec.provider.name; AUDIT and CUSTOM are accepted", () => {
+    assert.deepEqual(codes(analyze([OFFLINE, "-A", "-o", "json", "analyze/authorizationpolicy-provider.yaml"])), [], "without a mesh config the providers are unknown: nothing reported");
+    const run = analyze([OFFLINE, "-A", "-o", "json", "--meshConfigFile", "analyze/mesh-config.ext-authz.yaml", "analyze/authorizationpolicy-provider.yaml"]);
+    assert.deepEqual(codes(run), ["MSH0101"]);
+    assert.match(run.stdout, /"origin": "AuthorizationPolicy foo\/ext-authz-typo"/);
+    assert.match(run.stdout, /"message": "unknown extension provider \\"sample-ext-authz-htp\\" \(meshConfig extensionProviders has/);
+  });
+
   it("a bad mesh config value is a usage error", () => {
     const run = analyze([OFFLINE, "--meshConfigFile", "analyze/mesh-config.bad.yaml", ERROR_ONLY]);
     assert.equal(run.status, 2);

@@ -14,7 +14,7 @@ import { AuthorizationEngine } from "../../host/security/authz/engine.ts";
 import type { AuthzRequest } from "../../host/security/authz/matcher.ts";
 import { packJson } from "../../host/wire/envoy_protos.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
-import { rbacAllows } from "./support/envoy_rbac_eval.ts";
+import { matchingPolicy, rbacAllows } from "./support/envoy_rbac_eval.ts";
 
 const PRINCIPALS = ["cluster.local/ns/a/sa/x", "cluster.local/ns/a/*", "*/sa/x", "*"];
 const NAMESPACES = ["a", "ab", "a*", "*b", "*"];
@@ -92,7 +92,7 @@ const rule: fc.Arbitrary<AuthzRule> = fc.record({
 });
 
 const policy = (i: number) =>
-  fc.record({ action: fc.constantFrom("ALLOW" as const, "DENY" as const), rules: fc.array(rule, { maxLength: 2 }) }).map(
+  fc.record({ action: fc.constantFrom("ALLOW" as const, "DENY" as const, "AUDIT" as const), rules: fc.array(rule, { maxLength: 2 }) }).map(
     (spec) => ({ kind: "AuthorizationPolicy", name: `p${i}`, namespace: "a", spec }) as unknown as Resource<"AuthorizationPolicy">,
   );
 
@@ -131,6 +131,7 @@ describe("RBAC served to Envoy against our authorization engine", () => {
   it("allows exactly what the engine allows, for policies over every field and condition key", () => {
     const root = envoyRoot();
     const reasons = new Set<string>();
+    let audits = 0;
     fc.assert(
       fc.property(policies, fc.array(request, { minLength: 1, maxLength: 8 }), (ps, requests) => {
         const engine = AuthorizationEngine.create(ps);
@@ -140,15 +141,24 @@ describe("RBAC served to Envoy against our authorization engine", () => {
           const any = packJson(type.slice(type.lastIndexOf("/") + 1), config);
           return { name: f.name, typed_config: decodeAnyStrict(root, any).object };
         });
+        // AUDIT never changes a decision: the same policies without them decide the same.
+        const withoutAudit = AuthorizationEngine.create(ps.filter((p) => p.spec.action !== "AUDIT"));
+        const log = filters.find((f) => f.typed_config.rules?.action === "LOG");
         for (const r of requests) {
           const decision = engine.evaluate(r);
           reasons.add(decision.reason);
           assert.equal(rbacAllows(filters, r), decision.allowed, JSON.stringify(r));
+          const { audited, ...rest } = decision;
+          assert.deepEqual(rest, withoutAudit.evaluate(r), JSON.stringify(r));
+          // Envoy's LOG filter marks exactly the requests the engine audits.
+          assert.equal(log !== undefined && matchingPolicy(log.typed_config.rules, r) !== undefined, audited !== undefined, JSON.stringify(r));
+          if (audited) audits++;
         }
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 400) },
     );
     // The draw reaches every kind of decision: denied by a DENY rule, allowed by an ALLOW rule, no ALLOW rule matching, no ALLOW policy.
     assert.deepEqual([...reasons].sort(), ["allowed_by_policy", "denied_by_policy", "no_allow_policy", "no_allow_policy_matched"]);
+    assert.ok(audits > 0, "some requests were audited");
   });
 });

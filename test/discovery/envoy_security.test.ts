@@ -11,7 +11,11 @@ import { AuthorizationEngine, authorizationPoliciesFor } from "../../host/securi
 import type { AuthzRequest } from "../../host/security/authz/matcher.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, decodeStrict, envoyRoot } from "../support/envoy_protos.ts";
-import { rbacAllows } from "./support/envoy_rbac_eval.ts";
+import { matchingPolicy, rbacAllows } from "./support/envoy_rbac_eval.ts";
+import { type ExtensionProviders, decodeExtensionProviders } from "../../host/config/extension_providers.ts";
+import { Field } from "../../host/config/decode.ts";
+import { parseYaml } from "../../host/config/yaml.ts";
+import { EXT_AUTHZ_MESH_CONFIG } from "../support/ext_authz_sample.ts";
 
 // Authentication and authorization as an Envoy sidecar is served them:
 // upstream's samples (renamed) become Envoy's native jwt_authn and RBAC
@@ -132,10 +136,10 @@ const HTTPBIN_NODE = { id: "sidecar~10.1.0.8~httpbin-7d9f6b8c5-abcde.foo~foo.svc
 
 type Json = Record<string, any>;
 
-function served(yaml: string, node: typeof BOOKINFO_NODE) {
+function served(yaml: string, node: typeof BOOKINFO_NODE, extensionProviders?: ExtensionProviders) {
   // Throws naming the field of any document that does not decode.
   const loaded = loadDocuments(parseDocuments(yaml, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()));
-  const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system"), node);
+  const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system", extensionProviders ? { extensionProviders } : {}), node);
   const root = envoyRoot();
   const anyTypes = new Set<string>();
   const decode = (type: string) =>
@@ -288,5 +292,67 @@ describe("authentication and authorization served to Envoy", () => {
     decodeStrict(root, "envoy.config.bootstrap.v3.Bootstrap", b);
     const sds = (b.static_resources as Json).clusters.find((c: Json) => c.name === "sds-grpc");
     assert.equal(sds.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.pipe.path, "./var/run/secrets/workload-spiffe-uds/socket");
+  });
+
+  // Upstream's ext-authz task (samples/extauthz), renamed: its mesh config's providers and a CUSTOM policy on httpbin's /headers.
+  const providers = () => decodeExtensionProviders(Field.root(parseYaml(EXT_AUTHZ_MESH_CONFIG), { file: "mesh.yaml", warnings: [] }).get("extensionProviders"));
+  const extAuthzPolicies = (provider: string) => `${HTTPBIN}---
+apiVersion: security.mesh.io/v1beta1
+kind: AuthorizationPolicy
+metadata: {name: ext-authz, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  action: CUSTOM
+  provider: {name: ${provider}}
+  rules:
+  - to: [{operation: {paths: ["/headers"]}}]
+---
+apiVersion: security.mesh.io/v1beta1
+kind: AuthorizationPolicy
+metadata: {name: audit-admin, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  action: AUDIT
+  rules:
+  - to: [{operation: {paths: ["/admin*"]}}]
+`;
+
+  it("CUSTOM (HTTP authorizer) and AUDIT: shadow RBAC + ext_authz enabled by its metadata, then RBAC LOG, DENY?, ALLOW; all of Envoy's types", () => {
+    const { listeners, anyTypes, loaded } = served(extAuthzPolicies("sample-ext-authz-http"), HTTPBIN_NODE, providers());
+    for (const t of ["type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz"]) assert.ok(anyTypes.has(t), t);
+    const filters = httpFiltersOf(inbound(listeners).filter_chains.find((c: Json) => c.filter_chain_match.destination_port === 8080)!);
+    assert.deepEqual(filters.map((f) => f.name), ["envoy.filters.http.jwt_authn", "envoy.filters.http.rbac", "envoy.filters.http.ext_authz", "envoy.filters.http.rbac", "envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"]);
+    const [shadow, extAuthz, log, allow] = filters.slice(1, 5).map((f) => f.typed_config);
+    assert.equal(shadow.rules, undefined, "the CUSTOM RBAC filter enforces nothing itself");
+    assert.equal(shadow.shadow_rules_stat_prefix, "mesh_ext_authz_");
+    assert.deepEqual(Object.keys(shadow.shadow_rules.policies), ["mesh-ext-authz-ns[foo]-policy[ext-authz]-rule[0]"]);
+    assert.deepEqual(extAuthz.filter_enabled_metadata, { filter: "envoy.filters.http.rbac", path: [{ key: "mesh_ext_authz_shadow_effective_policy_id" }], value: { string_match: { prefix: "mesh-ext-authz" } } });
+    assert.deepEqual(extAuthz.http_service.server_uri, { uri: "http://ext-authz.foo.svc.cluster.local", cluster: "outbound|8000||ext-authz.foo.svc.cluster.local", timeout: "600s" });
+    assert.deepEqual(extAuthz.http_service.authorization_request.allowed_headers, { patterns: [{ exact: "x-ext-authz", ignore_case: true }] });
+    assert.deepEqual(extAuthz.status_on_error, { code: "Forbidden" });
+    assert.equal(extAuthz.transport_api_version, "V3");
+    assert.equal(log.rules.action, "LOG");
+    assert.deepEqual(Object.keys(log.rules.policies), ["ns[foo]-policy[audit-admin]-rule[0]"]);
+    assert.equal(allow.rules.action ?? "ALLOW", "ALLOW");
+    // The shadow rules match exactly what our engine sends to the authorizer; the LOG filter what it audits; neither decides.
+    const engine = AuthorizationEngine.create(authorizationPoliciesFor(loaded.mesh.byKind.AuthorizationPolicy, { namespace: "foo", labels: { app: "httpbin" } }));
+    const base: AuthzRequest = { method: "GET", path: "/headers", host: "httpbin.foo:8000", headers: [], sourceIp: "10.1.0.3", destinationPort: 8080, requestPrincipal: "i/s", authPayload: { iss: "i", sub: "s" } };
+    for (const path of ["/headers", "/headers?x=1", "/ip", "/admin/users"]) {
+      const r = { ...base, path };
+      assert.equal(matchingPolicy(shadow.shadow_rules, r) !== undefined, engine.custom(r).kind === "ask", `CUSTOM ${path}`);
+      assert.equal(matchingPolicy(log.rules, r) !== undefined, engine.evaluate(r).audited !== undefined, `AUDIT ${path}`);
+      assert.equal(rbacAllows(filters.filter((f) => f.name === "envoy.filters.http.rbac"), r), engine.evaluate(r).allowed, `decision ${path}`);
+    }
+  });
+
+  it("CUSTOM with a gRPC authorizer: envoy_grpc to the provider's cluster; on TCP chains a network ext_authz behind network shadow rules", () => {
+    const { listeners, anyTypes } = served(extAuthzPolicies("sample-ext-authz-grpc"), HTTPBIN_NODE, providers());
+    assert.ok(anyTypes.has("type.googleapis.com/envoy.extensions.filters.network.ext_authz.v3.ExtAuthz"));
+    const filters = httpFiltersOf(inbound(listeners).filter_chains.find((c: Json) => c.filter_chain_match.destination_port === 8080)!);
+    const extAuthz = filters.find((f) => f.name === "envoy.filters.http.ext_authz")!.typed_config;
+    assert.deepEqual(extAuthz.grpc_service, { envoy_grpc: { cluster_name: "outbound|9000||ext-authz.foo.svc.cluster.local", authority: "ext-authz.foo.svc.cluster.local" }, timeout: "600s" });
+    const tcp = inbound(listeners).default_filter_chain.filters.map((f: Json) => f.name);
+    assert.deepEqual(tcp.slice(0, 2), ["envoy.filters.network.rbac", "envoy.filters.network.ext_authz"]);
+    assert.equal(tcp.at(-1), "envoy.filters.network.tcp_proxy");
   });
 });

@@ -119,6 +119,6 @@ describe("security: JWT (rules 8–11)", () => {
   it("the JWT and authorization state shows on /config_dump", async () => {
     const dump = JSON.parse((await get(`${httpbin.adminUrl}/config_dump`)).body);
     assert.equal(dump.configuration.enforced, true);
-    assert.deepEqual(dump.security.authorization, { deny: 1, allow: 0 });
+    assert.deepEqual(dump.security.authorization, { custom: 0, audit: 0, deny: 1, allow: 0, providers: [] });
   });
 });

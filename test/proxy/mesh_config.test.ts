@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { NO_EXTENSION_PROVIDERS } from "../../host/config/extension_providers.ts";
 import { DEFAULT_MESH_SETTINGS, type MeshSettings, MeshConfigError, loadMeshConfig, parseMeshConfig } from "../../host/proxy/mesh_config.ts";
 import { securitySettings } from "../../host/proxy/agent_command.ts";
 import { tempDir } from "../support/processes.ts";
@@ -21,6 +22,7 @@ describe("parseMeshConfig", () => {
       outboundTrafficPolicy: "ALLOW_ANY",
       enableFallthroughRoute: true,
       pathNormalization: "BASE",
+      extensionProviders: NO_EXTENSION_PROVIDERS,
     });
     assert.ok(Object.isFrozen(DEFAULT_MESH_SETTINGS));
   });
@@ -65,7 +67,7 @@ describe("parseMeshConfig", () => {
     ["several YAML documents", "trustDomain: a\n---\ntrustDomain: b\n", "", /^not YAML: /],
     ["a list", "- rootNamespace: x\n", "", /^expected a mapping of mesh settings$/],
     ["a scalar", "REGISTRY_ONLY\n", "", /^expected a mapping of mesh settings$/],
-    ["an unknown field", "outboundTrafficPolicyMode: REGISTRY_ONLY\n", "outboundTrafficPolicyMode", /^unknown field \(expected one of rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization\)$/],
+    ["an unknown field", "outboundTrafficPolicyMode: REGISTRY_ONLY\n", "outboundTrafficPolicyMode", /^unknown field \(expected one of rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization, extensionProviders\)$/],
     ["a field of another MeshConfig version (wrong case)", "trustdomain: x\n", "trustdomain", /^unknown field/],
     ["__proto__ as a field", "__proto__: {rootNamespace: x}\n", "__proto__", /^unknown field/],
     ["rootNamespace with capitals", "rootNamespace: Mesh-System\n", "rootNamespace", /^expected a namespace name \(DNS label\), got "Mesh-System"$/],
@@ -90,6 +92,10 @@ describe("parseMeshConfig", () => {
     ["pathNormalization.normalization unknown", "pathNormalization: {normalization: DECODE}\n", "pathNormalization.normalization", /^expected one of NONE, BASE, MERGE_SLASHES, DECODE_AND_MERGE_SLASHES, got "DECODE"$/],
     ["the bare pathNormalization unknown", "pathNormalization: base\n", "pathNormalization", /got "base"$/],
     ["an unknown field under pathNormalization", "pathNormalization: {mode: BASE}\n", "pathNormalization.mode", /^unknown field \(expected normalization\)$/],
+    ["an extension provider without a kind", "extensionProviders: [{name: a}]\n", "extensionProviders[0]", /^expected exactly one of envoyExtAuthzHttp, envoyExtAuthzGrpc, zipkin/],
+    ["an extension provider port out of range", "extensionProviders: [{name: a, envoyExtAuthzGrpc: {service: x, port: 0}}]\n", "extensionProviders[0].envoyExtAuthzGrpc.port", /^expected an integer from 1 to 65535, got 0$/],
+    ["a typo in an extension provider", "extensionProviders: [{name: a, envoyExtAuthzHttp: {service: x, port: 80, includeHeadersInChek: [a]}}]\n", "extensionProviders[0].envoyExtAuthzHttp.includeHeadersInChek", /^unknown field \(known: service, port/],
+    ["two extension providers with one name", "extensionProviders: [{name: a, envoyExtAuthzGrpc: {service: x, port: 1}}, {name: a, prometheus: {}}]\n", "extensionProviders[1].name", /^duplicate extension provider name "a"$/],
   ];
   for (const [what, yaml, fieldPath, why] of refused) {
     it(`refuses ${what}${fieldPath ? ` at ${fieldPath}` : ""}`, () => {
@@ -108,6 +114,35 @@ describe("parseMeshConfig", () => {
       );
     });
   }
+});
+
+describe("extensionProviders (upstream's ext-authz task mesh config)", () => {
+  it("decodes both authorizer kinds with upstream's defaults; other provider kinds are kept by name", () => {
+    const m = parseMeshConfig(`extensionProviders:
+- name: "sample-ext-authz-grpc"
+  envoyExtAuthzGrpc: {service: "ext-authz.foo.svc.cluster.local", port: "9000"}
+- name: "sample-ext-authz-http"
+  envoyExtAuthzHttp:
+    service: "ext-authz.foo.svc.cluster.local"
+    port: "8000"
+    timeout: 2s
+    pathPrefix: /check
+    failOpen: true
+    statusOnError: "503"
+    includeRequestHeadersInCheck: ["X-Ext-Authz", "x-b3-*"]
+    includeAdditionalHeadersInCheck: {x-mesh: "1"}
+    headersToUpstreamOnAllow: ["x-user"]
+- name: prom
+  prometheus: {}
+`, FILE);
+    const p = m.extensionProviders;
+    assert.deepEqual(p.authorizers.get("sample-ext-authz-grpc"), { kind: "envoyExtAuthzGrpc", name: "sample-ext-authz-grpc", service: "ext-authz.foo.svc.cluster.local", port: 9000, timeoutMs: 600_000, failOpen: false, clearRouteCache: false, statusOnError: 403 });
+    assert.deepEqual(p.authorizers.get("sample-ext-authz-http"), {
+      kind: "envoyExtAuthzHttp", name: "sample-ext-authz-http", service: "ext-authz.foo.svc.cluster.local", port: 8000, timeoutMs: 2000, failOpen: true, clearRouteCache: false, statusOnError: 503,
+      pathPrefix: "/check", includeRequestHeadersInCheck: ["x-ext-authz", "x-b3-*"], includeAdditionalHeadersInCheck: { "x-mesh": "1" }, headersToUpstreamOnAllow: ["x-user"], headersToDownstreamOnDeny: [], headersToDownstreamOnAllow: [],
+    });
+    assert.deepEqual([...p.other], [["prom", "prometheus"]]);
+  });
 });
 
 describe("loadMeshConfig", () => {

@@ -221,3 +221,38 @@ describe("matching forms", () => {
     });
   }
 });
+
+describe("AUDIT and CUSTOM (security.md §5.1: CUSTOM → DENY → ALLOW; AUDIT only marks)", () => {
+  const audit = policy("audit-admin", { selector, action: "AUDIT", rules: [{ to: [{ operation: { paths: ["/admin*"] } }] }] });
+  const deny = policy("deny-admin-delete", { selector, action: "DENY", rules: [{ to: [{ operation: { methods: ["DELETE"], paths: ["/admin*"] } }] }] });
+  const allowGet = policy("allow-get", { selector, action: "ALLOW", rules: [{ to: [{ operation: { methods: ["GET"] } }] }] });
+
+  it("an AUDIT match marks the decision and never changes it", () => {
+    const e = engine(audit, deny, allowGet);
+    assert.deepEqual(e.evaluate(req({ path: "/admin/x" })), { allowed: true, policy: "foo/allow-get", ruleIndex: 0, action: "ALLOW", reason: "allowed_by_policy", audited: { policy: "foo/audit-admin", ruleIndex: 0 } });
+    assert.deepEqual(e.evaluate(req({ method: "DELETE", path: "/admin/x" })), { allowed: false, policy: "foo/deny-admin-delete", ruleIndex: 0, action: "DENY", reason: "denied_by_policy", status: 403, body: RBAC_DENIED_BODY, audited: { policy: "foo/audit-admin", ruleIndex: 0 } });
+    assert.equal(e.evaluate(req({ method: "POST", path: "/admin" })).allowed, false, "no ALLOW matched: denied, and audited");
+    assert.equal(e.evaluate(req({ path: "/ip" })).audited, undefined);
+    // A workload with only AUDIT policies: everything allowed, as without policies.
+    assert.deepEqual(engine(audit).evaluate(req({ method: "DELETE", path: "/admin" })), { allowed: true, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy", audited: { policy: "foo/audit-admin", ruleIndex: 0 } });
+    assert.deepEqual(engine(audit).size, { custom: 0, audit: 1, deny: 0, allow: 0 });
+  });
+
+  const custom = (name: string, provider: string, paths: string[]) => policy(name, { selector, action: "CUSTOM", provider: { name: provider }, rules: [{ to: [{ operation: { paths } }] }] });
+
+  it("CUSTOM: only the requests its rules match go to the provider; CUSTOM never takes part in evaluate", () => {
+    const e = engine(custom("ext-authz", "sample-ext-authz-http", ["/headers"]), deny);
+    assert.deepEqual(e.custom(req({ path: "/headers" })), { kind: "ask", provider: "sample-ext-authz-http", match: { policy: "foo/ext-authz", ruleIndex: 0 } });
+    assert.deepEqual(e.custom(req({ path: "/ip" })), { kind: "none" });
+    assert.deepEqual(e.evaluate(req({ path: "/headers" })), { allowed: true, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy" });
+    assert.deepEqual(e.customProviders, ["sample-ext-authz-http"]);
+  });
+
+  it("CUSTOM policies naming two providers for one workload: what they match is denied (upstream's deny-all), the rest is not", () => {
+    const e = engine(custom("a", "one", ["/a"]), custom("b", "two", ["/b"]));
+    const c = e.custom(req({ path: "/b" }));
+    assert.equal(c.kind, "invalid");
+    assert.match(c.kind === "invalid" ? c.why : "", /only one extension provider .* one, two/);
+    assert.deepEqual(e.custom(req({ path: "/c" })), { kind: "none" });
+  });
+});

@@ -19,6 +19,8 @@ export interface AppliedAuthorization {
   readonly name: string;
   readonly namespace: string;
   readonly action: AuthzAction;
+  /** CUSTOM: the extension provider that decides. */
+  readonly provider?: string;
   readonly scope: PolicyScope;
   readonly selector?: Readonly<Record<string, string>>;
   readonly rules: readonly AuthzRule[];
@@ -35,7 +37,7 @@ export interface AppliedAuthentication {
 export interface AuthzReport {
   readonly source: string;
   readonly workload: { readonly pod: string; readonly namespace: string; readonly labels: Readonly<Record<string, string>>; readonly from: string };
-  /** DENY policies first (they are evaluated first), then ALLOW; input order within each. */
+  /** In evaluation order: CUSTOM, AUDIT, DENY, then ALLOW; input order within each. */
   readonly authorizationPolicies: readonly AppliedAuthorization[];
   readonly requestAuthentications: readonly AppliedAuthentication[];
   /** What a request meets, in words. */
@@ -67,11 +69,12 @@ export function authzCheck(view: MeshView, pod: string, namespace: string, rootN
     name: r.name,
     namespace: r.namespace,
     action: r.spec.action,
+    ...(r.spec.provider !== undefined ? { provider: r.spec.provider } : {}),
     scope: scopeOf(r, rootNamespace),
     selector: r.spec.selector?.matchLabels,
     rules: r.spec.rules,
   }));
-  const ordered = [...authz.filter((p) => p.action === "DENY"), ...authz.filter((p) => p.action === "ALLOW")];
+  const ordered = (["CUSTOM", "AUDIT", "DENY", "ALLOW"] as const).flatMap((action) => authz.filter((p) => p.action === action));
   const authn = pick(view.byKind.RequestAuthentication).map((r) => ({
     name: r.name,
     namespace: r.namespace,
@@ -93,8 +96,17 @@ function summarize(authz: readonly AppliedAuthorization[], authn: readonly Appli
   } else {
     out.push("JWT: no RequestAuthentication applies: no request has a request principal");
   }
+  const custom = authz.filter((p) => p.action === "CUSTOM");
+  const audit = authz.filter((p) => p.action === "AUDIT");
   const deny = authz.filter((p) => p.action === "DENY");
   const allow = authz.filter((p) => p.action === "ALLOW");
+  const providers = [...new Set(custom.map((p) => p.provider))];
+  if (custom.length > 0) {
+    out.push(providers.length === 1
+      ? `CUSTOM: a request matching a rule of ${custom.length === 1 ? "the CUSTOM policy" : `${custom.length} CUSTOM policies`} is first sent to the external authorizer ${providers[0]}, which may deny it`
+      : `CUSTOM: the CUSTOM policies name several providers (${providers.join(", ")}); only one is allowed per workload, so every request they match is denied (403)`);
+  }
+  if (audit.length > 0) out.push(`AUDIT: a request matching a rule of ${audit.length === 1 ? "the AUDIT policy" : `${audit.length} AUDIT policies`} is marked as audited; AUDIT never allows or denies`);
   if (deny.length > 0) out.push(`DENY: ${deny.length} polic${deny.length === 1 ? "y is" : "ies are"} checked first; a request matching any rule is denied (403)`);
   if (allow.length > 0) out.push(`ALLOW: a request not denied must match a rule of ${allow.length === 1 ? "the ALLOW policy" : `one of ${allow.length} ALLOW policies`}, else it is denied (403)${allow.every((p) => p.rules.length === 0) ? "; no ALLOW policy has rules, so every request is denied" : ""}`);
   else out.push("ALLOW: no ALLOW policy applies: a request no DENY rule matches is allowed");
@@ -152,7 +164,7 @@ export function formatAuthzCheck(r: AuthzReport, all: boolean): string {
   const out: string[] = [`Workload ${r.workload.pod}.${r.workload.namespace} (labels ${formatLabels(r.workload.labels)}; ${r.workload.from})`, ""];
   if (r.authorizationPolicies.length === 0) out.push("No AuthorizationPolicy applies.");
   else {
-    const rows = [["ACTION", "AuthorizationPolicy", "SCOPE", "RULES"], ...r.authorizationPolicies.map((p) => [p.action, `${p.name}.${p.namespace}`, scopeColumn(p.scope, p.selector), String(p.rules.length)])];
+    const rows = [["ACTION", "AuthorizationPolicy", "SCOPE", "RULES"], ...r.authorizationPolicies.map((p) => [p.provider ? `${p.action} ${p.provider}` : p.action, `${p.name}.${p.namespace}`, scopeColumn(p.scope, p.selector), String(p.rules.length)])];
     out.push(formatTable(rows).trimEnd());
   }
   if (all) for (const p of r.authorizationPolicies) out.push("", `${p.action} ${p.name}.${p.namespace}:`, ...formatRules(p.rules));

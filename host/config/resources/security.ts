@@ -210,8 +210,12 @@ export function decodeRequestAuthentication(spec: Field): RequestAuthenticationS
 
 // ---- AuthorizationPolicy
 
-/** Upstream also has AUDIT and CUSTOM; this mesh enforces ALLOW and DENY only, so the others are refused rather than ignored. */
-export const AUTHZ_ACTIONS = ["ALLOW", "DENY"] as const;
+/**
+ * Upstream's actions: CUSTOM delegates to an external authorizer (meshConfig
+ * `extensionProviders`), DENY and ALLOW decide, AUDIT only marks the request
+ * as audited (security.md §5.1).
+ */
+export const AUTHZ_ACTIONS = ["ALLOW", "DENY", "AUDIT", "CUSTOM"] as const;
 export type AuthzAction = (typeof AUTHZ_ACTIONS)[number];
 
 export interface AuthzSource {
@@ -261,6 +265,8 @@ export interface AuthzRule {
 export interface AuthorizationPolicySpec {
   readonly selector?: WorkloadSelector;
   readonly action: AuthzAction;
+  /** CUSTOM only: the meshConfig extension provider (`provider.name`) that decides the requests the rules match. */
+  readonly provider?: string;
   /** Empty: the policy matches nothing (ALLOW without rules denies all; DENY without rules does nothing). */
   readonly rules: readonly AuthzRule[];
 }
@@ -401,14 +407,18 @@ function decodeAuthzRule(r: Field): AuthzRule {
 
 export function decodeAuthorizationPolicy(spec: Field): AuthorizationPolicySpec {
   spec.object();
-  spec.allowOnly(["selector", "action", "rules"]);
+  spec.allowOnly(["selector", "action", "provider", "rules"]);
   const selector = attempt(spec.get("selector"), workloadSelector);
-  const action = attempt(spec.get("action"), (f) => {
-    if (f.present && (f.value === "AUDIT" || f.value === "CUSTOM")) {
-      f.invalid(`expected one of ${AUTHZ_ACTIONS.join(", ")}, got ${JSON.stringify(f.value)} (AUDIT and CUSTOM are not supported by this mesh)`);
-    }
-    return f.enumOf(AUTHZ_ACTIONS, "ALLOW");
+  const action = attempt(spec.get("action"), (f) => f.enumOf(AUTHZ_ACTIONS, "ALLOW"));
+  // Upstream's validation: a provider with CUSTOM and only with CUSTOM.
+  const provider = attempt(spec.get("provider"), (f) => {
+    if (action === "CUSTOM" && !f.present) f.fail("a provider ({name: <meshConfig extensionProviders name>}) for action CUSTOM");
+    if (action !== "CUSTOM" && f.present) f.invalid("provider is only allowed with action CUSTOM");
+    if (!f.present) return undefined;
+    f.object();
+    f.allowOnly(["name"]);
+    return f.get("name").nonEmptyString();
   });
   const rules = attemptEach(spec.get("rules"), decodeAuthzRule);
-  return Object.freeze({ selector, action, rules: Object.freeze(rules) });
+  return Object.freeze({ selector, action, ...(provider !== undefined ? { provider } : {}), rules: Object.freeze(rules) });
 }

@@ -6,9 +6,11 @@ import { type AuthzRequest, compileRule } from "./matcher.ts";
 
 /**
  * The authorization engine of one workload (Envoy RBAC engine; security.md
- * §5.1): DENY policies first, then ALLOW; a workload without ALLOW policy is
- * allowed; with ALLOW policies a request is allowed only when one matches.
- * Every decision names the policy and rule that decided.
+ * §5.1): CUSTOM policies first (`custom`: which external authorizer must
+ * be asked, the caller does the I/O), then AUDIT (marks, never decides),
+ * DENY, ALLOW; a workload without ALLOW policy is allowed; with ALLOW
+ * policies a request is allowed only when one matches. Every decision names
+ * the policy and rule that decided.
  */
 
 /** Upstream's plain-text body for an RBAC denial (spec rules 12–13). */
@@ -24,7 +26,21 @@ export type DecisionReason =
   /** No ALLOW policy applies and no DENY matched. */
   | "no_allow_policy"
   /** ALLOW policies apply but none matched. */
-  | "no_allow_policy_matched";
+  | "no_allow_policy_matched"
+  /** A CUSTOM policy matched and its external authorizer denied (or failed, closed). */
+  | "denied_by_ext_authz";
+
+/** A rule of a policy that matched: `ns/name` and the index in `spec.rules`. */
+export interface RuleMatch {
+  readonly policy: string;
+  readonly ruleIndex: number;
+}
+
+/** What the CUSTOM policies say of a request: nothing, ask this provider, or deny (invalid CUSTOM setup, upstream's deny-all). */
+export type CustomCheck =
+  | { readonly kind: "none" }
+  | { readonly kind: "ask"; readonly provider: string; readonly match: RuleMatch }
+  | { readonly kind: "invalid"; readonly why: string };
 
 export interface Decision {
   readonly allowed: boolean;
@@ -38,12 +54,24 @@ export interface Decision {
   /** Local reply for a denial: 403 `RBAC: access denied`. */
   readonly status?: number;
   readonly body?: string;
+  /** The first AUDIT rule that matched (upstream's RBAC LOG: `envoy.common` `access_log_hint`); never changes `allowed`. */
+  readonly audited?: RuleMatch;
 }
 
 interface CompiledPolicy {
   readonly name: string;
   readonly action: AuthzAction;
+  readonly provider?: string;
   readonly rules: ReadonlyArray<(r: AuthzRequest) => boolean>;
+}
+
+/** The first rule of the first policy that matches. */
+function firstMatch(policies: readonly CompiledPolicy[], r: AuthzRequest): (RuleMatch & { provider?: string }) | undefined {
+  for (const p of policies) {
+    const i = p.rules.findIndex((rule) => rule(r));
+    if (i >= 0) return { policy: p.name, ruleIndex: i, ...(p.provider !== undefined ? { provider: p.provider } : {}) };
+  }
+  return undefined;
 }
 
 /** The AuthorizationPolicies that apply to a workload: its namespace and the root namespace, by selector. */
@@ -67,25 +95,43 @@ function freeze(d: Decision): Decision {
  */
 export class AuthorizationEngine {
   private constructor(
-    private readonly deny: readonly CompiledPolicy[],
-    private readonly allow: readonly CompiledPolicy[],
+    private readonly byAction: Readonly<Record<AuthzAction, readonly CompiledPolicy[]>>,
   ) {}
 
   static create(policies: readonly Resource<"AuthorizationPolicy">[]): AuthorizationEngine {
     const compiled = policies.map((p): CompiledPolicy => Object.freeze({
       name: policyName(p),
       action: p.spec.action,
+      ...(p.spec.provider !== undefined ? { provider: p.spec.provider } : {}),
       rules: Object.freeze(p.spec.rules.map(compileRule)),
     }));
-    return new AuthorizationEngine(
-      Object.freeze(compiled.filter((p) => p.action === "DENY")),
-      Object.freeze(compiled.filter((p) => p.action === "ALLOW")),
-    );
+    const of = (action: AuthzAction) => Object.freeze(compiled.filter((p) => p.action === action));
+    return new AuthorizationEngine(Object.freeze({ CUSTOM: of("CUSTOM"), AUDIT: of("AUDIT"), DENY: of("DENY"), ALLOW: of("ALLOW") }));
   }
 
-  /** Number of DENY and ALLOW policies (for logs). */
-  get size(): { deny: number; allow: number } {
-    return { deny: this.deny.length, allow: this.allow.length };
+  /** Number of policies per action (for logs and /config_dump). */
+  get size(): { custom: number; audit: number; deny: number; allow: number } {
+    const b = this.byAction;
+    return { custom: b.CUSTOM.length, audit: b.AUDIT.length, deny: b.DENY.length, allow: b.ALLOW.length };
+  }
+
+  /** The external authorizers the CUSTOM policies name (one at most is valid, as upstream). */
+  get customProviders(): readonly string[] {
+    return [...new Set(this.byAction.CUSTOM.map((p) => p.provider!))];
+  }
+
+  /**
+   * The CUSTOM stage, before `evaluate`: whether an external authorizer
+   * must decide this request. Upstream allows one provider per workload;
+   * CUSTOM policies naming several make every request they match denied
+   * (upstream's deny-all for an unusable CUSTOM configuration).
+   */
+  custom(r: AuthzRequest): CustomCheck {
+    const m = firstMatch(this.byAction.CUSTOM, r);
+    if (!m) return { kind: "none" };
+    const providers = this.customProviders;
+    if (providers.length > 1) return { kind: "invalid", why: `only one extension provider may be used per workload, CUSTOM policies name ${providers.join(", ")}` };
+    return { kind: "ask", provider: m.provider!, match: { policy: m.policy, ruleIndex: m.ruleIndex } };
   }
 
   /**
@@ -94,17 +140,15 @@ export class AuthorizationEngine {
    * policies see the path the app receives); the query is ignored.
    */
   evaluate(r: AuthzRequest): Decision {
-    for (const p of this.deny) {
-      const i = p.rules.findIndex((rule) => rule(r));
-      if (i >= 0) {
-        return freeze({ allowed: false, policy: p.name, ruleIndex: i, action: "DENY", reason: "denied_by_policy", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY });
-      }
+    const a = firstMatch(this.byAction.AUDIT, r);
+    const audited = a ? { audited: Object.freeze({ policy: a.policy, ruleIndex: a.ruleIndex }) } : {};
+    const deny = firstMatch(this.byAction.DENY, r);
+    if (deny) {
+      return freeze({ allowed: false, policy: deny.policy, ruleIndex: deny.ruleIndex, action: "DENY", reason: "denied_by_policy", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY, ...audited });
     }
-    if (this.allow.length === 0) return freeze({ allowed: true, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy" });
-    for (const p of this.allow) {
-      const i = p.rules.findIndex((rule) => rule(r));
-      if (i >= 0) return freeze({ allowed: true, policy: p.name, ruleIndex: i, action: "ALLOW", reason: "allowed_by_policy" });
-    }
-    return freeze({ allowed: false, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy_matched", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY });
+    if (this.byAction.ALLOW.length === 0) return freeze({ allowed: true, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy", ...audited });
+    const allow = firstMatch(this.byAction.ALLOW, r);
+    if (allow) return freeze({ allowed: true, policy: allow.policy, ruleIndex: allow.ruleIndex, action: "ALLOW", reason: "allowed_by_policy", ...audited });
+    return freeze({ allowed: false, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy_matched", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY, ...audited });
   }
 }

@@ -104,6 +104,8 @@ export function matchingPolicy(rules: Json, r: AuthzRequest): string | undefined
 export function rbacAllows(filters: readonly Json[], r: AuthzRequest): boolean {
   for (const f of filters) {
     const rules = f.typed_config.rules;
+    // A filter with shadow rules only (CUSTOM's) and a LOG one (AUDIT's) never deny.
+    if (!rules || rules.action === "LOG") continue;
     const hit = matchingPolicy(rules, r) !== undefined;
     if ((rules.action ?? "ALLOW") === "DENY" ? hit : !hit) return false;
   }

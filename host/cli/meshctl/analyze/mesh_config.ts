@@ -1,5 +1,6 @@
 import { ConfigError } from "../../../config/errors.ts";
 import { readSettingsObject } from "../source_text.ts";
+import { type ExtensionProviders, extensionProvidersOf } from "../../../config/extension_providers.ts";
 
 /**
  * The mesh config values the analyzers use (`--meshConfigFile`, upstream's
@@ -17,6 +18,8 @@ export interface AnalyzeMeshConfig {
   readonly ingressService: string;
   /** Its workloads carry the label `mesh: <ingressSelector>`. */
   readonly ingressSelector: string;
+  /** `extensionProviders`, known only with --meshConfigFile (CUSTOM AuthorizationPolicies' authorizers). */
+  readonly extensionProviders?: ExtensionProviders;
 }
 
 export const DEFAULT_INGRESS_SERVICE = "mesh-ingressgateway";
@@ -55,5 +58,6 @@ export function readMeshConfig(file: string, rootNamespace: string): AnalyzeMesh
     ingressControllerMode: mode as AnalyzeMeshConfig["ingressControllerMode"],
     ingressService: str("ingressService", base.ingressService),
     ingressSelector: str("ingressSelector", base.ingressSelector),
+    extensionProviders: extensionProvidersOf(values, file),
   });
 }

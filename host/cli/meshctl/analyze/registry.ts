@@ -1,4 +1,5 @@
 import type { Analyzer } from "./analyzer.ts";
+import { authzProviderAnalyzer } from "./analyzers/authz_provider.ts";
 import { bindingReferencesAnalyzer } from "./analyzers/binding_references.ts";
 import { destinationLabelsAnalyzer } from "./analyzers/destination_labels.ts";
 import { destinationRuleHostAnalyzer } from "./analyzers/destination_rule_host.ts";
@@ -32,6 +33,7 @@ export const ANALYZERS: readonly Analyzer[] = Object.freeze([
   portLevelMtlsAnalyzer,
   peerAuthnRootSelectorAnalyzer,
   workloadSelectorAnalyzer,
+  authzProviderAnalyzer,
   gatewayPolicyNamespaceAnalyzer,
   gatewaySelectorAnalyzer,
   destinationRuleHostAnalyzer,

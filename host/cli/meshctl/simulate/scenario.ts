@@ -83,6 +83,8 @@ export interface Scenario {
   /** Field path prefix of this scenario (`scenarios[2]`, or "" for a single scenario). */
   readonly path: string;
   readonly mesh: MeshSettings;
+  /** `meshConfig` as written (what the sidecars are given); `{}` when absent. */
+  readonly meshConfig: Readonly<Record<string, unknown>>;
   readonly workloads: readonly WorkloadSpec[];
   /** The resource documents as written (placeholders not yet substituted). */
   readonly resources: readonly Field[];
@@ -150,7 +152,8 @@ function decodeScenario(f: Field, index: number): Scenario {
   const resources = resourcesField.list();
   for (const r of resources) r.object();
   const request = decodeRequest(f.get("request"), workloads);
-  return Object.freeze({ id, path: f.path, mesh, workloads: Object.freeze(workloads), resources: Object.freeze(resources), request });
+  const meshConfig = (f.get("meshConfig").present ? f.get("meshConfig").value : {}) as Record<string, unknown>;
+  return Object.freeze({ id, path: f.path, mesh, meshConfig, workloads: Object.freeze(workloads), resources: Object.freeze(resources), request });
 }
 
 function decodeMesh(f: Field): MeshSettings {

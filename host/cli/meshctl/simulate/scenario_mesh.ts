@@ -50,7 +50,7 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
   const configDir = join(dir, "config");
   mkdirSync(configDir, { recursive: true });
   const meshFile = join(dir, "mesh.yaml");
-  writeFileSync(meshFile, `${JSON.stringify(scenario.mesh)}\n`);
+  writeFileSync(meshFile, `${JSON.stringify(scenario.meshConfig)}\n`);
   const running = new Map<string, RunningWorkload>();
   const servers: Server[] = [];
   const sidecars: SimulatedSidecar[] = [];
