@@ -39,9 +39,6 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
 
 /** Spec 2 variables of disco-discovery (DI) this build does not apply. */
 export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
-  na("DISCO_DEBUG_ADSZ_CONFIG", "bool", "false", "not built: /debug/adsz shows each connection's node and watches; what was sent is in /debug/syncz and /debug/resourcesz"),
-  na("DISCO_DISTRIBUTION_HISTORY_RETENTION", "value", "1m0s", "no history of distributed versions is kept: /debug/syncz shows what each proxy was last sent and acknowledged"),
-  na("DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", "bool", "true", "what each proxy was sent and acknowledged is always tracked (/debug/syncz)"),
   na("DISCO_ENABLE_CRD_VALIDATION", "bool", "true", "every document of --configDir is always validated as it is read (there is no orchestrator cache)"),
   na("DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", "bool", "true", "not built: every service's endpoints are served over EDS, headless or not"),
   na("DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", "bool", "false", "not built: there are no per-pod listeners of headless services"),
@@ -100,6 +97,12 @@ export interface DiscoveryVariables {
   podName: string;
   /** POD_NAMESPACE: the namespace this instance runs in, in the control_plane identifier too. */
   podNamespace?: string;
+  /** DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING (true): /debug/config_distribution says which proxy has which version of a resource. */
+  distributionTracking: boolean;
+  /** DISCO_DISTRIBUTION_HISTORY_RETENTION (1m0s): how long a superseded configuration version can still be looked up. */
+  distributionRetentionMs: number;
+  /** DISCO_DEBUG_ADSZ_CONFIG (false): /debug/adsz also shows what each connection was last sent. */
+  debugAdszConfig: boolean;
   /** MESH_GPRC_MAXRECVMSGSIZE (4194304): largest xDS request accepted, bytes. */
   maxRecvMessageBytes: number;
   /** MESH_GPRC_MAXSTREAMS (100000): concurrent streams per xDS connection. */
@@ -127,6 +130,9 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
     drainMs: read.int("TERMINATION_DRAIN_DURATION_SECONDS", DEFAULT_DRAIN_SECONDS, 0, 2_147_483) * 1000,
     podName: read.text("POD_NAME") ?? hostname(),
     ...(podNamespace !== undefined ? { podNamespace } : {}),
+    distributionTracking: read.bool("DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", true),
+    distributionRetentionMs: read.duration("DISCO_DISTRIBUTION_HISTORY_RETENTION", 60_000),
+    debugAdszConfig: read.bool("DISCO_DEBUG_ADSZ_CONFIG", false),
     maxRecvMessageBytes: read.int("MESH_GPRC_MAXRECVMSGSIZE", 4_194_304, 1, 2 ** 31 - 1),
     maxStreams: read.int("MESH_GPRC_MAXSTREAMS", 100_000, 1, 2 ** 31 - 1),
   };
