@@ -29,24 +29,32 @@ export function resourceKey(r: { kind: string; namespace: string; name: string }
 const digest = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("base64url").slice(0, 12);
 
 /**
- * The version of every valid resource of a configuration; `previous` (the
- * last configuration's) carries generations forward.
+ * The versions of every valid resource of each configuration, one
+ * configuration after the other. Generations are remembered for the
+ * daemon's life, also across a resource's absence (a file caught while it
+ * is rewritten must not restart them at 1).
  */
-export function resourceVersions(catalog: Pick<Catalog, "resources">, documents: readonly SourceDocument[], previous?: ReadonlyMap<string, ResourceVersion & { specDigest?: string }>): Map<string, ResourceVersion & { specDigest: string }> {
-  const byOrigin = new Map(documents.map((d) => [`${d.file}#${d.index}`, d]));
-  const out = new Map<string, ResourceVersion & { specDigest: string }>();
-  for (const r of catalog.resources) {
-    const body = byOrigin.get(`${r.origin.file}#${r.origin.index}`)?.body ?? {};
-    const metadata = (body.metadata ?? {}) as { resourceVersion?: unknown; generation?: unknown };
-    const { metadata: _metadata, status: _status, ...spec } = body;
-    const specDigest = digest(spec);
-    const key = resourceKey(r);
-    const before = previous?.get(key);
-    const generation = Number.isSafeInteger(metadata.generation) ? (metadata.generation as number) : before === undefined ? 1 : before.specDigest === specDigest ? before.generation : before.generation + 1;
-    const resourceVersion = typeof metadata.resourceVersion === "string" && metadata.resourceVersion !== "" ? metadata.resourceVersion : digest(body);
-    out.set(key, { resourceVersion, generation, specDigest });
+export class ResourceVersioning {
+  private readonly seen = new Map<string, { generation: number; specDigest: string }>();
+
+  next(catalog: Pick<Catalog, "resources">, documents: readonly SourceDocument[]): Map<string, ResourceVersion> {
+    const byOrigin = new Map(documents.map((d) => [`${d.file}#${d.index}`, d]));
+    const out = new Map<string, ResourceVersion>();
+    for (const r of catalog.resources) {
+      const body = byOrigin.get(`${r.origin.file}#${r.origin.index}`)?.body ?? {};
+      const metadata = (body.metadata ?? {}) as { resourceVersion?: unknown; generation?: unknown };
+      const { metadata: _metadata, status: _status, ...spec } = body;
+      const specDigest = digest(spec);
+      const key = resourceKey(r);
+      const before = this.seen.get(key);
+      const counted = before === undefined ? 1 : before.specDigest === specDigest ? before.generation : before.generation + 1;
+      const generation = Number.isSafeInteger(metadata.generation) ? (metadata.generation as number) : counted;
+      this.seen.set(key, { generation, specDigest });
+      const resourceVersion = typeof metadata.resourceVersion === "string" && metadata.resourceVersion !== "" ? metadata.resourceVersion : digest(body);
+      out.set(key, { resourceVersion, generation });
+    }
+    return out;
   }
-  return out;
 }
 
 /** What a configuration version says of one resource. */

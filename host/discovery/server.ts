@@ -24,7 +24,7 @@ import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
 import { documentsFromResources } from "./config_distribution.ts";
-import { type ResourceVersion, DistributionLedger, configDistribution, resourceKey, resourceVersions } from "./distribution.ts";
+import { type ResourceVersion, DistributionLedger, ResourceVersioning, configDistribution, resourceKey } from "./distribution.ts";
 import { nodeIdentity } from "./proxy_kind.ts";
 import { changedKinds, isEndpointChange } from "./push_scope.ts";
 import type { Resource } from "./resource_set.ts";
@@ -63,6 +63,8 @@ export interface DiscoveryOptions {
   distributionRetentionMs?: number;
   /** DISCO_DEBUG_ADSZ_CONFIG (default false): /debug/adsz also shows what each connection was last sent. */
   debugAdszConfig?: boolean;
+  /** REVISION: the injection webhook injects only the pods labelled `mesh.io/rev: <revision>` (none: the pods without that label). */
+  revision?: string;
   /** POD_NAME, POD_NAMESPACE: this instance, named in every response's control_plane identifier. */
   podName?: string;
   podNamespace?: string;
@@ -141,7 +143,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
   const tracking = o.distributionTracking ?? true;
   const ledger = new DistributionLedger(o.distributionRetentionMs ?? DEFAULT_DISTRIBUTION_RETENTION_MS);
-  let versions: ReturnType<typeof resourceVersions> | undefined;
+  const versioning = new ResourceVersioning();
+  let versions: ReadonlyMap<string, ResourceVersion> | undefined;
   const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node, scoped), observer, {
     throttle: o.pushThrottle ?? 100,
     scoped,
@@ -161,7 +164,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const apply = (loaded: LoadedConfig): boolean => {
     current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}) });
-    versions = resourceVersions(current.catalog, loaded.documents, versions);
+    versions = versioning.next(current.catalog, loaded.documents);
     if (tracking) ledger.record(current.version, versions);
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
@@ -222,7 +225,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   }
   let webhooks: WebhookServer | undefined;
   if (o.https) {
-    webhooks = await startWebhooks({ ...o.https, checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
+    webhooks = await startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
     listeners.https = webhooks.address;
     o.log.info(`admission webhooks (/validate, /inject) on https://${webhooks.address}`);
   }

@@ -91,7 +91,10 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
   it("a change in the folder is waited for until both sidecars ACK it (namespace from -n, kind with dashes)", async () => {
     const before = await currentVersion();
     writeFileSync(join(dir, "policy.yaml"), policy("/secret"));
-    const changed = await waitFor("the change in disco-discovery's configuration", async () => ((await currentVersion()) !== before ? currentVersion() : undefined));
+    const changed = await waitFor("the change in disco-discovery's configuration", async () => {
+      const now = await currentVersion();
+      return now !== before ? now : undefined;
+    });
     const run = await wait("authorization-policy", "deny", "-n", "demo", "--timeout", "60s");
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout, `Resource ${RESOURCE} present on 2 out of 2 sidecars\n`);
@@ -120,7 +123,10 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
     nacking = true;
     const old = await currentVersion();
     writeFileSync(join(dir, "policy.yaml"), policy("/private"));
-    await waitFor("the change in disco-discovery's configuration", async () => (await currentVersion()) !== old);
+    await waitFor("the change in disco-discovery's configuration", async () => {
+      const now = await currentVersion();
+      return now !== undefined && now !== old;
+    });
 
     const started = Date.now();
     const timedOut = await wait("authorizationpolicy", "deny.demo", "--timeout", "3s");

@@ -124,7 +124,7 @@ export async function runWait(r: WaitRequest, out: Writable, err: Writable): Pro
     err.write(`Error: unable to query disco-discovery for distribution (is it running with DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING on, and --debugAddress its --httpAddr?): ${e.message}\n`);
     return EXIT_FAILURE;
   }
-  if (!seen) {
+  if (r.for === "distribution" && !seen) {
     err.write(`Error: unable to retrieve resource ${key}: disco-discovery's configuration (/debug/configz) has no such resource\n`);
     return EXIT_FAILURE;
   }
