@@ -35,7 +35,7 @@ const digest = (value: unknown) => createHash("sha256").update(JSON.stringify(va
  * is rewritten must not restart them at 1).
  */
 export class ResourceVersioning {
-  private readonly seen = new Map<string, { generation: number; specDigest: string }>();
+  private readonly seen = new Map<string, { generation: number; specDigest: string; version: ResourceVersion }>();
 
   next(catalog: Pick<Catalog, "resources">, documents: readonly SourceDocument[]): Map<string, ResourceVersion> {
     const byOrigin = new Map(documents.map((d) => [`${d.file}#${d.index}`, d]));
@@ -49,9 +49,11 @@ export class ResourceVersioning {
       const before = this.seen.get(key);
       const counted = before === undefined ? 1 : before.specDigest === specDigest ? before.generation : before.generation + 1;
       const generation = Number.isSafeInteger(metadata.generation) ? (metadata.generation as number) : counted;
-      this.seen.set(key, { generation, specDigest });
       const resourceVersion = typeof metadata.resourceVersion === "string" && metadata.resourceVersion !== "" ? metadata.resourceVersion : digest(body);
-      out.set(key, { resourceVersion, generation });
+      // An unchanged resource shares its value with the versions before it: the ledger holds many versions.
+      const version = before?.version.resourceVersion === resourceVersion && before.version.generation === generation ? before.version : { resourceVersion, generation };
+      this.seen.set(key, { generation, specDigest, version });
+      out.set(key, version);
     }
     return out;
   }
