@@ -52,7 +52,7 @@ const discovery = addLoggingFlags(
     .option("--filterModule <path|url>", "where Envoy sidecars load the filter from: a path on the proxy, or an http(s) URL serving this build's filter.wasm (checked by its sha256)", MODULE_PATH)
     .option("--secureGrpcAddr <address>", "xDS over mutual TLS with disco-discovery's mesh_ca certificate (DISCO_CERT_DIR, default /etc/certs); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_SECURE_GRPC_ADDR)
     .option("--httpsAddr <address>", "HTTPS address of the admission webhooks (/validate, /inject; AdmissionReview v1), served with the DISCO_CERT_DIR certificate; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_HTTPS_ADDR)
-    .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
+    .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
     .option("--monitoringAddr <address>", "self-monitoring HTTP address (/metrics, /ready, /version); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_MONITORING_ADDR)
     .addOption(new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --httpAddr").argParser(parseBoolFlag).default(false))
     .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))

@@ -134,7 +134,7 @@ export const KINDS = Object.freeze(Object.keys(KIND_API_VERSIONS) as Kind[]);
 const HUB_KINDS_SET: ReadonlySet<string> = new Set(HUB_KINDS);
 const ORCH_KINDS: ReadonlySet<string> = new Set(["Service", "Endpoints", "Secret", "Namespace", "Pod", "Deployment"]);
 /** Kinds without a namespace: their id is `Kind name` and `namespace` is "". */
-const CLUSTER_SCOPED: ReadonlySet<string> = new Set(["Namespace"]);
+export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set(["Namespace"]);
 
 /** Where a resource was read: its file and its 0-based position among the file's documents. */
 export interface ResourceOrigin {
@@ -275,7 +275,7 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
   const seen = new Map<string, SourceDocument>();
   let invalid = 0;
   for (const doc of docs) {
-    const clusterScoped = CLUSTER_SCOPED.has(doc.kind);
+    const clusterScoped = CLUSTER_SCOPED_KINDS.has(doc.kind);
     const namespace = clusterScoped ? "" : (doc.namespace ?? opts.defaultNamespace);
     const id = clusterScoped ? `${doc.kind} ${doc.name}` : resourceName({ kind: doc.kind, name: doc.name, namespace });
     const origin = { file: doc.file, resource: id };

@@ -91,13 +91,33 @@ export function validate(request: AdmissionRequest, checks: CatalogChecks): { re
   return { response: { uid: request.uid, allowed: false, status: { code: 400, message } }, outcome: "failed" };
 }
 
-/** `success`/`skip`/`failure` (sidecar_injection_*). */
-export function inject(request: AdmissionRequest, settings: InjectionSettings): { response: AdmissionResponse; outcome: "success" | "skip" | "failure"; reason?: string } {
+/** The label a workload names its control plane's revision with (upstream's `istio.io/rev`). */
+export const REVISION_LABEL = "mesh.io/rev";
+
+/**
+ * Why a control plane of `revision` (REVISION; "" for none) does not inject a
+ * pod with these labels, or undefined when it does. Upstream's orchestrator
+ * picks the revision's webhook by the `istio.io/rev` label of the namespace
+ * or pod; the review carries the pod's labels only, so they are matched here:
+ * a revision injects the pods labelled with it, the control plane without one
+ * the pods labelled with none.
+ */
+export function revisionMismatch(labels: Readonly<Record<string, unknown>>, revision: string): string | undefined {
+  const wanted = typeof labels[REVISION_LABEL] === "string" ? (labels[REVISION_LABEL] as string) : "";
+  if (wanted === revision) return undefined;
+  if (revision === "") return `the pod selects revision ${JSON.stringify(wanted)} (label ${REVISION_LABEL}); this control plane has none (REVISION unset)`;
+  return wanted === "" ? `the pod has no label ${REVISION_LABEL}: ${revision} (REVISION=${revision} injects its revision's pods only)` : `the pod selects revision ${JSON.stringify(wanted)} (label ${REVISION_LABEL}), not this control plane's ${JSON.stringify(revision)}`;
+}
+
+/** `success`/`skip`/`failure` (sidecar_injection_*); `revision`: REVISION (host/discovery/admission.ts revisionMismatch). */
+export function inject(request: AdmissionRequest, settings: InjectionSettings, revision = ""): { response: AdmissionResponse; outcome: "success" | "skip" | "failure"; reason?: string } {
   const pod = request.object;
   if (pod === undefined || (request.kind?.kind !== undefined && request.kind.kind !== "Pod")) {
     return { response: { uid: request.uid, allowed: true }, outcome: "skip", reason: "not a Pod" };
   }
   const metadata = (pod.metadata ?? {}) as Record<string, unknown>;
+  const mismatch = revisionMismatch((metadata.labels ?? {}) as Record<string, unknown>, revision);
+  if (mismatch) return { response: { uid: request.uid, allowed: true }, outcome: "skip", reason: mismatch };
   // A Pod being created often has no namespace yet: the request's applies (system namespaces are never injected).
   const working = structuredClone(pod);
   const namespaceGiven = typeof metadata.namespace === "string";

@@ -54,6 +54,16 @@ export interface PushPolicy {
   readonly scoped: boolean;
   /** DiscoveryResponse.control_plane.identifier: who answers (upstream's JSON: component, instance, build). */
   readonly identifier?: string;
+  /**
+   * DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING: the configuration version the
+   * resources are computed from right now. When given, nonces start with it
+   * (`<version>-<n>`, upstream's meaningful nonces) and each subscription
+   * records the version it acknowledged: that of its last response, or of a
+   * later push that found nothing changed for it (host/discovery/distribution.ts).
+   */
+  readonly configVersion?: () => number;
+  /** DISCO_DEBUG_ADSZ_CONFIG: keep what was last sent on each subscription, for /debug/adsz. */
+  readonly keepSent?: boolean;
 }
 
 const DEFAULT_PUSH_POLICY: PushPolicy = { throttle: Number.MAX_SAFE_INTEGER, scoped: true };
@@ -78,6 +88,11 @@ interface Subscription {
   nacked?: { version: string; message: string };
   /** The proxy ACKed or NACKed the last response. */
   answered?: boolean;
+  /** Configuration version of what was last sent, and of what the proxy acknowledged (distribution tracking). */
+  sentConfig?: number;
+  ackedConfig?: number;
+  /** The resources last sent (DISCO_DEBUG_ADSZ_CONFIG only). */
+  sentResources?: ReturnType<typeof selectResources>;
 }
 
 /** One connected proxy (for the debug pages). */
@@ -101,8 +116,8 @@ class Connection {
     private readonly call: grpc.ServerDuplexStream<Buffer, Buffer>,
   ) {}
 
-  send(type: string, version: string, resources: ReturnType<typeof selectResources>, identifier: string | undefined): string {
-    const nonce = String(++this.nonce);
+  send(type: string, version: string, resources: ReturnType<typeof selectResources>, identifier: string | undefined, config: number | undefined): string {
+    const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
     const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
     const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
     const message = response.encode(response.fromObject({ version_info: version, type_url: type, nonce, resources: resources.map((r) => r.any), ...controlPlane })).finish();
@@ -242,6 +257,7 @@ export class AggregatedDiscoveryService {
         this.observer.nacked?.(node, req.type_url, sub.nacked.version, sub.nacked.message);
       } else {
         sub.ackedVersion = req.version_info;
+        sub.ackedConfig = sub.sentConfig;
         sub.nacked = undefined;
         this.observer.acked?.(node, req.type_url, req.version_info);
       }
@@ -262,15 +278,25 @@ export class AggregatedDiscoveryService {
     const started = performance.now();
     const resources = selectResources(set, type, sub.names);
     const version = contentVersion(resources);
+    const config = this.policy.configVersion?.();
     // Unscoped pushes re-send what the proxy already has (upstream's full push to every proxy).
-    if (version === sub.sentVersion && !(push && !this.policy.scoped)) return false;
+    if (version === sub.sentVersion && !(push && !this.policy.scoped)) {
+      // Nothing changed for this proxy: what it has (or will ACK) is also this configuration's.
+      if (config !== undefined) {
+        sub.sentConfig = config;
+        if (sub.answered && !sub.nacked) sub.ackedConfig = config;
+      }
+      return false;
+    }
     try {
-      sub.sentNonce = c.send(type, version, resources, this.policy.identifier);
+      sub.sentNonce = c.send(type, version, resources, this.policy.identifier, config);
     } catch (e) {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;
     }
     sub.sentVersion = version;
+    sub.sentConfig = config;
+    if (this.policy.keepSent) sub.sentResources = resources;
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, resources.length, push, performance.now() - started);
     return true;

@@ -23,6 +23,9 @@ import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
+import { documentsFromResources } from "./config_distribution.ts";
+import { type ResourceVersion, DistributionLedger, ResourceVersioning, configDistribution, resourceKey } from "./distribution.ts";
+import { nodeIdentity } from "./proxy_kind.ts";
 import { changedKinds, isEndpointChange } from "./push_scope.ts";
 import type { Resource } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
@@ -59,6 +62,14 @@ export interface DiscoveryOptions {
   serving?: Partial<EnvoyServing>;
   /** TERMINATION_DRAIN_DURATION_SECONDS as ms (default 5 s): how long open xDS streams may stay after close() before they are cut. */
   drainMs?: number;
+  /** DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING (default true): which proxy has which version of each resource (/debug/config_distribution, `meshctl x wait`). */
+  distributionTracking?: boolean;
+  /** DISCO_DISTRIBUTION_HISTORY_RETENTION as ms (default 1 min): how long a superseded configuration version can still be looked up. */
+  distributionRetentionMs?: number;
+  /** DISCO_DEBUG_ADSZ_CONFIG (default false): /debug/adsz also shows what each connection was last sent. */
+  debugAdszConfig?: boolean;
+  /** REVISION: the injection webhook injects only the pods labelled `mesh.io/rev: <revision>` (none: the pods without that label). */
+  revision?: string;
   /** POD_NAME, POD_NAMESPACE: this instance, named in every response's control_plane identifier. */
   podName?: string;
   podNamespace?: string;
@@ -90,6 +101,9 @@ export interface DiscoveryObserver extends AdsObserver {
   /** A new configuration version. */
   snapshot?(s: MeshSnapshot): void;
 }
+
+/** DISCO_DISTRIBUTION_HISTORY_RETENTION's default (1m0s). */
+const DEFAULT_DISTRIBUTION_RETENTION_MS = 60_000;
 
 /** TERMINATION_DRAIN_DURATION_SECONDS' default. */
 const DEFAULT_DRAIN_MS = 5000;
@@ -132,7 +146,17 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   const observer = bothObservers(metrics.observer, o.observer ?? {});
   const scoped = o.scopePushes ?? true;
   const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
-  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node, scoped), observer, { throttle: o.pushThrottle ?? 100, scoped, identifier });
+  const tracking = o.distributionTracking ?? true;
+  const ledger = new DistributionLedger(o.distributionRetentionMs ?? DEFAULT_DISTRIBUTION_RETENTION_MS);
+  const versioning = new ResourceVersioning();
+  let versions: ReadonlyMap<string, ResourceVersion> | undefined;
+  const ads = new AggregatedDiscoveryService((node) => resourcesFor(current!, node, scoped), observer, {
+    throttle: o.pushThrottle ?? 100,
+    scoped,
+    identifier,
+    ...(tracking ? { configVersion: () => current!.version } : {}),
+    keepSent: o.debugAdszConfig ?? false,
+  });
   // The documents as of the last push: an endpoint-only change is judged against what proxies were last sent,
   // so a file caught half-written (an intermediate version) does not turn it into a config change.
   let pushedDocuments: ReadonlyMap<string, Resource> | undefined;
@@ -153,6 +177,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       return false;
     }
     current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}), extensionProviders: providers });
+    versions = versioning.next(current.catalog, loaded.documents);
+    if (tracking) ledger.record(current.version, versions);
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     if (!pushedDocuments) {
@@ -206,13 +232,13 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   if (o.http) {
     http = createServer((req, res) => {
       if (o.profiling && serveProfiling(req, res)) return;
-      debugPage(req.url ?? "/", current!, ads, res);
+      debugPage(req.url ?? "/", { snapshot: current!, ads, versions: versions!, ledger: tracking ? ledger : undefined, adszConfig: o.debugAdszConfig ?? false }, res);
     });
     listeners.http = (await listen(http, o.http.port, o.http.host)).address;
   }
   let webhooks: WebhookServer | undefined;
   if (o.https) {
-    webhooks = await startWebhooks({ ...o.https, checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
+    webhooks = await startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
     listeners.https = webhooks.address;
     o.log.info(`admission webhooks (/validate, /inject) on https://${webhooks.address}`);
   }
@@ -281,10 +307,26 @@ async function serveXds(ads: AggregatedDiscoveryService, address: ListenAddress,
 
 type Res = import("node:http").ServerResponse;
 
+/** What the debug pages read. */
+interface DebugState {
+  snapshot: MeshSnapshot;
+  ads: AggregatedDiscoveryService;
+  versions: ReadonlyMap<string, ResourceVersion>;
+  /** Undefined when distribution tracking is off. */
+  ledger: DistributionLedger | undefined;
+  adszConfig: boolean;
+}
+
+/** Upstream's answer when tracking is off, with our variable's name. */
+export const TRACKING_OFF = "config distribution tracking is off: set DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING=true to query which proxy has which config\n";
+
 // The debug port (upstream's /debug/*): what each proxy was sent and acknowledged, the configuration, the ADS connections.
-function debugPage(url: string, snapshot: MeshSnapshot, ads: AggregatedDiscoveryService, res: Res): void {
-  const path = url.split("?")[0];
+function debugPage(url: string, d: DebugState, res: Res): void {
+  const { snapshot, ads } = d;
+  const [path, query = ""] = url.split("?", 2);
+  const params = new URLSearchParams(query);
   const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
+  const text = (status: number, body: string) => res.writeHead(status, { "content-type": "text/plain" }).end(body);
   if (path === "/debug/syncz") {
     json(ads.state().flatMap((c) => [...c.subscriptions].map(([type, s]) => ({
       proxy: c.node.id,
@@ -292,14 +334,40 @@ function debugPage(url: string, snapshot: MeshSnapshot, ads: AggregatedDiscovery
       sent: s.sentVersion ?? null,
       acked: s.ackedVersion ?? null,
       nacked: s.nacked ?? null,
+      ...(d.ledger ? { sentConfig: s.sentConfig ?? null, ackedConfig: s.ackedConfig ?? null } : {}),
     }))));
   } else if (path === "/debug/adsz") {
-    json(ads.state().map((c) => ({ connectionId: c.id, node: c.node, connectedAt: c.connectedAt.toISOString(), watches: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, s.names === "*" ? ["*"] : [...s.names]])) })));
+    json(ads.state().map((c) => ({
+      connectionId: c.id,
+      node: c.node,
+      connectedAt: c.connectedAt.toISOString(),
+      watches: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, s.names === "*" ? ["*"] : [...s.names]])),
+      ...(d.adszConfig ? { config: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, (s.sentResources ?? []).map((r) => ({ name: r.name, value: decodeSent(r.any) }))])) } : {}),
+    })));
   } else if (path === "/debug/configz") {
-    json({ version: snapshot.version, resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, spec: r.spec })) });
+    const versionOf = (r: (typeof snapshot.catalog.resources)[number]) => {
+      const v = d.versions.get(resourceKey(r));
+      return v ? { resourceVersion: v.resourceVersion, generation: v.generation } : {};
+    };
+    json({ version: snapshot.version, resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, ...versionOf(r), spec: r.spec })) });
+  } else if (path === "/debug/config_distribution") {
+    if (!d.ledger) return void text(409, TRACKING_OFF);
+    const key = params.get("resource");
+    if (!key) return void text(422, "querystring parameter 'resource' is required\n");
+    const namespace = params.get("proxy_namespace");
+    const proxies = ads
+      .state()
+      .filter((c) => !namespace || nodeIdentity(c.node)?.namespace === namespace)
+      .map((c) => ({ id: c.node.id, acked: new Map([...c.subscriptions].map(([t, s]) => [t, s.ackedConfig])) }));
+    json(configDistribution(d.ledger, proxies, key));
   } else if (path === "/debug/resourcesz") {
     json(Object.fromEntries([...snapshot.proxyless].map(([type, m]) => [SHORT_TYPE[type] ?? type, [...m.values()].map((r) => unpackAny(r.any))])));
   } else {
-    res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /debug/syncz, /debug/adsz, /debug/configz, /debug/resourcesz\n");
+    text(404, "not found: try /debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/resourcesz\n");
   }
+}
+
+/** A sent resource as JSON: Envoy's types by their protos, our configuration documents as their source. */
+function decodeSent(any: { type_url: string; value: Uint8Array }): unknown {
+  return any.type_url === CONFIG_DOCUMENT ? documentsFromResources([any])[0].body : unpackAny(any);
 }

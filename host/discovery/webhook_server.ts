@@ -19,6 +19,8 @@ export interface WebhookOptions {
   tls: TlsFiles;
   checks: CatalogChecks;
   injection: InjectionSettings;
+  /** REVISION: inject only the pods labelled with it (host/discovery/admission.ts revisionMismatch); default "". */
+  revision?: string;
   counters: WebhookCounters;
   log: ScopedLogger;
 }
@@ -101,7 +103,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, o: WebhookOptio
     if (v.outcome === "failed") o.log.info(`validation refused ${request.kind?.kind ?? ""} ${request.namespace ?? ""}/${request.name ?? ""}: ${v.response.status?.message}`);
     answer = v.response;
   } else {
-    const i = inject(request, o.injection);
+    const i = inject(request, o.injection, o.revision);
     ({ success: o.counters.injectionSuccess, skip: o.counters.injectionSkip, failure: o.counters.injectionFailure })[i.outcome].inc();
     if (i.reason) o.log.info(`injection ${i.outcome} for ${request.namespace ?? ""}/${request.name ?? ""}: ${i.reason}`);
     answer = i.response;

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import type { EnvoyServing } from "../../discovery/envoy_sidecar.ts";
+import { isDns1123Label } from "../../config/resources/syntax.ts";
 import { envReader } from "./env_values.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
@@ -39,9 +40,6 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
 
 /** Spec 2 variables of disco-discovery (DI) this build does not apply. */
 export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
-  na("DISCO_DEBUG_ADSZ_CONFIG", "bool", "false", "not built: /debug/adsz shows each connection's node and watches; what was sent is in /debug/syncz and /debug/resourcesz"),
-  na("DISCO_DISTRIBUTION_HISTORY_RETENTION", "value", "1m0s", "no history of distributed versions is kept: /debug/syncz shows what each proxy was last sent and acknowledged"),
-  na("DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", "bool", "true", "what each proxy was sent and acknowledged is always tracked (/debug/syncz)"),
   na("DISCO_ENABLE_CRD_VALIDATION", "bool", "true", "every document of --configDir is always validated as it is read (there is no orchestrator cache)"),
   na("DISCO_ENABLE_SQLDB_FILTER", "bool", "false", NO_NETWORK_FILTER),
   na("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND", "bool", "false", NO_SNIFFING),
@@ -64,7 +62,6 @@ export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("INJECTION_WEBHOOK_CONFIG_NAME", "value", "mesh-sidecar-injector", "patching the mutating webhook configuration needs an orchestrator API (the webhook itself is served on --httpsAddr)"),
   na("VALIDATION_WEBHOOK_CONFIG_NAME", "value", "meshd-${namespace}", "patching the validating webhook configuration needs an orchestrator API (the webhook itself is served on --httpsAddr)"),
   na("ORCH_INGRESS_NS", "value", "", NO_ORCH),
-  na("REVISION", "value", "", "not built: one control plane per mesh; injection matches no revision labels"),
   na("SERVICE_ACCOUNT", "value", "", NO_ORCH),
   na("MAX_WORKLOAD_CERT_TTL", "value", "2160h0m0s", `${NO_CA} (its --max-workload-cert-ttl)`),
   na("WORKLOAD_CERT_TTL", "value", "2160h0m0s", `${NO_CA} (its --workload-cert-ttl)`),
@@ -95,6 +92,14 @@ export interface DiscoveryVariables {
   podName: string;
   /** POD_NAMESPACE: the namespace this instance runs in, in the control_plane identifier too. */
   podNamespace?: string;
+  /** DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING (true): /debug/config_distribution says which proxy has which version of a resource. */
+  distributionTracking: boolean;
+  /** DISCO_DISTRIBUTION_HISTORY_RETENTION (1m0s): how long a superseded configuration version can still be looked up. */
+  distributionRetentionMs: number;
+  /** DISCO_DEBUG_ADSZ_CONFIG (false): /debug/adsz also shows what each connection was last sent. */
+  debugAdszConfig: boolean;
+  /** REVISION (empty): the injection webhook injects only the pods labelled `mesh.io/rev: <revision>`; empty: those without the label. */
+  revision?: string;
   /** MESH_GPRC_MAXRECVMSGSIZE (4194304): largest xDS request accepted, bytes. */
   maxRecvMessageBytes: number;
   /** MESH_GPRC_MAXSTREAMS (100000): concurrent streams per xDS connection. */
@@ -107,6 +112,9 @@ export const DEFAULT_DRAIN_SECONDS = 5;
 export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
   const read = envReader(env);
   const podNamespace = read.text("POD_NAMESPACE");
+  const revision = read.text("REVISION");
+  // A label value and part of names upstream: a DNS-1123 label.
+  if (revision !== undefined && !isDns1123Label(revision)) throw new Error(`REVISION=${JSON.stringify(revision)}: expected a revision name (a DNS-1123 label: lower-case letters, digits and '-')`);
   return {
     debounceAfterMs: read.duration("DISCO_DEBOUNCE_AFTER", 100),
     debounceMaxMs: read.duration("DISCO_DEBOUNCE_MAX", 10_000),
@@ -127,6 +135,10 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
     drainMs: read.int("TERMINATION_DRAIN_DURATION_SECONDS", DEFAULT_DRAIN_SECONDS, 0, 2_147_483) * 1000,
     podName: read.text("POD_NAME") ?? hostname(),
     ...(podNamespace !== undefined ? { podNamespace } : {}),
+    ...(revision !== undefined ? { revision } : {}),
+    distributionTracking: read.bool("DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", true),
+    distributionRetentionMs: read.duration("DISCO_DISTRIBUTION_HISTORY_RETENTION", 60_000),
+    debugAdszConfig: read.bool("DISCO_DEBUG_ADSZ_CONFIG", false),
     maxRecvMessageBytes: read.int("MESH_GPRC_MAXRECVMSGSIZE", 4_194_304, 1, 2 ** 31 - 1),
     maxStreams: read.int("MESH_GPRC_MAXSTREAMS", 100_000, 1, 2 ** 31 - 1),
   };

@@ -37,6 +37,10 @@ export const COMMANDS: Readonly<Record<string, Load>> = {
     const { registerSimulate } = await import("./simulate.ts");
     return (_, experimental) => registerSimulate(experimental);
   },
+  wait: async () => {
+    const { registerWait } = await import("./wait.ts");
+    return (_, experimental) => registerWait(experimental);
+  },
   "envoy-bootstrap": async () => {
     const { registerEnvoyBootstrap } = await import("./envoy_bootstrap.ts");
     return (_, experimental) => registerEnvoyBootstrap(experimental);

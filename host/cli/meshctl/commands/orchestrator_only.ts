@@ -53,7 +53,6 @@ export const UNAVAILABLE_COMMANDS: readonly Unavailable[] = [
   { path: ["post-install", "webhook", "enable"], experimental: true, summary: "Enable the injection and validation webhooks", would: "to patch the webhook configurations" },
   { path: ["post-install", "webhook", "disable"], experimental: true, summary: "Disable the injection and validation webhooks", would: "to patch the webhook configurations" },
   { path: ["post-install", "webhook", "status"], experimental: true, summary: "Show the webhooks' status", would: "to read the webhook configurations" },
-  { path: ["wait"], experimental: true, summary: "Wait until a resource is distributed to the proxies (or deleted)", would: "to read the resource's generation, and a control plane that tracks which generation of each resource every proxy acknowledged (upstream's /debug/config_distribution): disco-discovery's /debug/syncz shows each proxy's acknowledged version per resource type, a content hash that does not say which resources it holds, so a push still in the debounce cannot be told from a finished one" },
   { path: ["metrics"], experimental: true, summary: "Show a workload's request metrics", would: "and a metrics database to query (here: read a sidecar's `/stats/prometheus`)" },
 ];
 
