@@ -3,7 +3,7 @@ import type { LoadedConfig } from "../proxy/config_dir.ts";
 import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
-import { DEFAULT_ENVOY_SERVING, envoyResources, type EnvoyMesh, type EnvoyServing, findWorkload } from "./envoy_sidecar.ts";
+import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, withOutboundListeners, workloadResources } from "./envoy_sidecar.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
 import { xdsServices } from "./mesh_services.ts";
 import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
@@ -27,8 +27,10 @@ export interface MeshSnapshot {
   /** Proxyless resources plus the configuration documents our sidecars subscribe to. */
   readonly all: ResourceSet;
   readonly envoy: EnvoyMesh;
-  /** Envoy resource sets already computed, by workload view (namespace, labels, ports, scoped). */
+  /** Envoy resource sets already computed, by workload view (namespace, labels, ports, scoped), without outbound listeners. */
   readonly envoyViews: Map<string, ResourceSet>;
+  /** The same with the outbound listeners of one pod address (the one set of a view when DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP is off). */
+  readonly envoyPodViews: Map<string, ResourceSet>;
   /** Our sidecars' resource sets already computed, by namespace and scope (documents in its view). */
   readonly namespaceViews: Map<string, ResourceSet>;
   readonly rootNamespace: string;
@@ -50,7 +52,7 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
   const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving } };
-  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), namespaceViews: new Map(), rootNamespace };
+  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), envoyPodViews: new Map(), namespaceViews: new Map(), rootNamespace };
 }
 
 /**
@@ -80,10 +82,18 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   const who = identity ?? { type: "sidecar", ip: "", pod: node.id, namespace: "default" };
   const workload = findWorkload(snapshot.registry, who);
   const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped]);
-  let set = snapshot.envoyViews.get(key);
+  let view = snapshot.envoyViews.get(key);
+  if (!view) {
+    view = new Map([...workloadResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);
+    snapshot.envoyViews.set(key, view);
+  }
+  // The outbound listeners depend on the pod's address only when they drop traffic to it.
+  const podAddress = snapshot.envoy.serving.restrictPodTrafficLoop ? who.ip : "";
+  const podKey = JSON.stringify([key, podAddress]);
+  let set = snapshot.envoyPodViews.get(podKey);
   if (!set) {
-    set = new Map([...envoyResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);
-    snapshot.envoyViews.set(key, set);
+    set = withOutboundListeners(view, snapshot.envoy, podAddress ? [podAddress] : []);
+    snapshot.envoyPodViews.set(podKey, set);
   }
   return set;
 }
