@@ -117,7 +117,7 @@ const H2_PROTOCOLS: ReadonlySet<string> = new Set(["http2", "grpc"]);
 /** The port TLS to external hosts goes to: an HTTP listener there would take all of it. */
 export const HTTPS_PORT = 443;
 
-/** Whether a port is served HTTP chains: a named HTTP protocol, or none named (sniffed, or TCP when sniffing is off). */
+/** Whether a port may carry HTTP, as listener conflicts are counted (conflicts.ts): a named HTTP protocol, or none named. */
 export const isHttp = (protocol: string | undefined) => protocol === undefined || HTTP_PROTOCOLS.has(protocol);
 
 type Json = Record<string, unknown>;
@@ -264,17 +264,13 @@ function inboundSecurity(mesh: EnvoyMesh, workload: { namespace: string; labels:
   };
 }
 
-/** The proxy's view of the mesh: who it is (namespace, labels, workload, address) and what it is served. */
-export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet {
-  return withOutboundListeners(workloadResources(mesh, who), mesh, [who.ip]);
-}
-
 const LISTENER_TYPE = "envoy.config.listener.v3.Listener";
 
 /**
- * What every proxy of one workload view (namespace, labels, ports) is
- * served, all but the outbound listeners, which also depend on the pod's
- * own addresses (`withOutboundListeners`).
+ * The proxy's view of the mesh: what every proxy of one workload view
+ * (namespace, labels, ports) is served, all but the outbound listeners,
+ * which also depend on the pod's own addresses (`withOutboundListeners`;
+ * host/discovery/mesh_snapshot.ts caches both).
  */
 export function workloadResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet {
   const workload = findWorkload(mesh.registry, who);

@@ -15,7 +15,7 @@ import type { NotApplicable } from "../../host/cli/spec_surface/not_applicable.t
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** The DI variables disco-discovery applies (host/cli/spec_surface/disco_discovery.ts discoveryVariables, host/discovery/secure_xds.ts). */
-const DISCOVERY_VARIABLES = ["DISCO_DEBOUNCE_AFTER", "DISCO_DEBOUNCE_MAX", "DISCO_ENABLE_EDS_DEBOUNCE", "DISCO_PUSH_THROTTLE", "DISCO_SCOPE_PUSHES", "DISCO_ENABLE_FALLTHROUGH_ROUTE", "TERMINATION_DRAIN_DURATION_SECONDS", "POD_NAME", "POD_NAMESPACE", "MESH_GPRC_MAXRECVMSGSIZE", "MESH_GPRC_MAXSTREAMS", "DISCO_CERT_DIR", "DISCO_CERT_PROVIDER", "DISCO_SKIP_VALIDATE_TRUST_DOMAIN"];
+const DISCOVERY_VARIABLES = ["DISCO_DEBOUNCE_AFTER", "DISCO_DEBOUNCE_MAX", "DISCO_ENABLE_EDS_DEBOUNCE", "DISCO_PUSH_THROTTLE", "DISCO_SCOPE_PUSHES", "DISCO_ENABLE_FALLTHROUGH_ROUTE", "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND", "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND", "DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT", "DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", "DISCO_SIDECAR_USE_REMOTE_ADDRESS", "DISCO_ENABLE_KVSTORE_FILTER", "DISCO_ENABLE_RPC_FILTER", "TERMINATION_DRAIN_DURATION_SECONDS", "POD_NAME", "POD_NAMESPACE", "MESH_GPRC_MAXRECVMSGSIZE", "MESH_GPRC_MAXSTREAMS", "DISCO_CERT_DIR", "DISCO_CERT_PROVIDER", "DISCO_SKIP_VALIDATE_TRUST_DOMAIN"];
 const OUT = join(ROOT, "build", "out");
 const DOC = readFileSync(join(ROOT, "docs", "daemon-reference.md"), "utf8");
 
@@ -108,7 +108,7 @@ describe("not-applicable flags and variables are refused by the real programs", 
     ["disco-agent", ["proxy", "--configDir", empty], AGENT_NOT_APPLICABLE_ENV.find((e) => e.name === "DISCO_PUSH_THROTTLE")!],
     ["hubs", ["server"], HUB_NOT_APPLICABLE_ENV.find((e) => e.name === "ORCHCONFIG")!],
     ["mesh_ca", ["--self-signed-ca"], ANCHOR_NOT_APPLICABLE_ENV.find((e) => e.name === "ANCHOR_ENABLE_NAMESPACES_BY_DEFAULT")!],
-    ["disco-discovery", ["discovery", "--configDir", empty], DISCOVERY_NOT_APPLICABLE_ENV.find((e) => e.name === "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND")!],
+    ["disco-discovery", ["discovery", "--configDir", empty], DISCOVERY_NOT_APPLICABLE_ENV.find((e) => e.name === "DISCO_ENABLE_TCP_METADATA_EXCHANGE")!],
     ["disco-discovery", ["discovery", "--configDir", empty], DISCOVERY_NOT_APPLICABLE_ENV.find((e) => e.name === "TOKEN_ISSUER")!],
   ];
   for (const [bin, args, e] of envCases) {
