@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { envoyType, packAny, packJson } from "../wire/envoy_protos.ts";
 import { address } from "./envoy_clusters.ts";
 import { redisProxy, tcpProxy, thriftProxy } from "./envoy_network_filters.ts";
 import { HTTP_INSPECTOR, OUTBOUND_DETECTION_TIMEOUT_MS, isUnnamedProtocol, plaintextHttpAlpn, sniffingListenerFields } from "./envoy_sniffing.ts";
@@ -24,9 +25,9 @@ import { clusterName, type XdsService } from "./proxyless.ts";
  *   through `virtualOutbound`.
  * - DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP (true): every one of them starts with
  *   a chain that sends connections to the pod's own address to
- *   `BlackHoleCluster`. Inbound traffic for a port no inbound chain serves
- *   would otherwise come back out through these listeners to the pod's
- *   address, and loop.
+ *   `BlackHoleCluster` (`podLoopGuard`). Inbound traffic for a port no
+ *   inbound chain serves would otherwise come back out through these
+ *   listeners to the pod's address, and loop.
  *
  * Pure.
  */
@@ -76,7 +77,7 @@ export interface PortService {
 }
 
 /** Envoy's CIDR range for an address (`10.0.0.1`, `10.0.0.0/24`, `fd00::1`); undefined when it is not one. */
-function cidr(a: string): Json | undefined {
+function cidr(a: string): Range | undefined {
   const [ip, len] = a.split("/");
   const family = isIP(ip);
   if (family === 0) return undefined;
@@ -85,18 +86,59 @@ function cidr(a: string): Json | undefined {
   return Number.isInteger(prefix) && prefix >= 0 && prefix <= max ? { address_prefix: ip, prefix_len: prefix } : undefined;
 }
 
-function ranges(addresses: readonly string[]): Json[] {
+function ranges(addresses: readonly string[]): Range[] {
   return addresses.flatMap((a) => {
     const range = cidr(a);
     return range ? [range] : [];
   });
 }
 
-/** The chain that drops connections to the pod's own addresses (none when the feature is off or no address is known). */
-function loopChain(name: string, podAddresses: readonly string[], serving: OutboundServing): Json[] {
+const LISTENER = "envoy.config.listener.v3.Listener";
+
+/**
+ * The encoded first filter chain of listener `name` for a pod: connections
+ * to its own addresses go to BlackHoleCluster. Undefined when the guard is
+ * off or no address is known. Encoded as a Listener holding only that chain
+ * (field 3), so it can be spliced between an encoded listener's name and
+ * address (fields 1, 2) and the rest (`spliceFirstChain`): every pod differs
+ * by this chain only, and the rest is encoded once per version of the mesh.
+ */
+export function podLoopGuard(name: string, podAddresses: readonly string[], serving: OutboundServing): Uint8Array | undefined {
   const own = serving.restrictPodTrafficLoop ? ranges(podAddresses) : [];
-  return own.length === 0 ? [] : [{ name: `${name}-blackhole`, filter_chain_match: { prefix_ranges: own }, filters: [tcpProxy(BLACKHOLE, BLACKHOLE)] }];
+  if (own.length === 0) return undefined;
+  const blackhole = packAny("envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy", { stat_prefix: BLACKHOLE, cluster: BLACKHOLE });
+  const type = envoyType(LISTENER);
+  // protobufjs's object form (wrappers as {value}, an Any as type_url and bytes): a few encodes per pod, no JSON walk.
+  const chain = {
+    name: `${name}-blackhole`,
+    filter_chain_match: { prefix_ranges: own.map((r) => ({ address_prefix: r.address_prefix, prefix_len: { value: r.prefix_len } })) },
+    filters: [{ name: "envoy.filters.network.tcp_proxy", typed_config: blackhole }],
+  };
+  return type.encode(type.fromObject({ filter_chains: [chain] })).finish();
 }
+
+/** An encoded listener split after its name and address, so a first filter chain can go between. */
+export interface SplitListener {
+  readonly name: string;
+  readonly head: Uint8Array;
+  readonly tail: Uint8Array;
+}
+
+export function splitListener(json: Json): SplitListener {
+  const { name, address: at, ...rest } = json;
+  return { name: name as string, head: packJson(LISTENER, { name, address: at }).value, tail: packJson(LISTENER, rest).value };
+}
+
+/**
+ * The listener with `first` (an encoded Listener holding one filter chain) as
+ * its first filter chain: protobuf keeps a repeated field's elements in the
+ * order they come, and fields 1, 2 | 3 | 3, 4… stay in canonical order.
+ */
+export function spliceFirstChain(listener: SplitListener, first: Uint8Array | undefined): { type_url: string; value: Uint8Array } {
+  return { type_url: `type.googleapis.com/${LISTENER}`, value: Buffer.concat([listener.head, ...(first ? [first] : []), listener.tail]) };
+}
+
+type Range = { address_prefix: string; prefix_len: number };
 
 function outboundHcm(port: number, httpFilters: readonly Json[], ads: Json, serving: OutboundServing): Json {
   return {
@@ -144,31 +186,30 @@ function sniffedHttpChains(port: number, services: readonly PortService[], hcm: 
  * The listener of one outbound port, or undefined when none of its services
  * gets one. `httpFilters`: the HTTP filters of its connection managers.
  */
-export function outboundPortListener(port: number, services: readonly PortService[], podAddresses: readonly string[], httpFilters: readonly Json[], ads: Json, serving: OutboundServing): Json | undefined {
+export function outboundPortListener(port: number, services: readonly PortService[], httpFilters: readonly Json[], ads: Json, serving: OutboundServing): Json | undefined {
   if (services.length === 0) return undefined;
   const name = `0.0.0.0_${port}`;
   const common = { name, address: address("0.0.0.0", port), bind_to_port: false, traffic_direction: "OUTBOUND" };
-  const loop = loopChain(name, podAddresses, serving);
   const hcm = outboundHcm(port, httpFilters, ads, serving);
   if (services.some((s) => s.kind === "sniffed")) {
     return {
       ...common,
       listener_filters: [HTTP_INSPECTOR],
       ...sniffingListenerFields(OUTBOUND_DETECTION_TIMEOUT_MS),
-      filter_chains: [...loop, ...sniffedHttpChains(port, services, hcm, serving.acceptHttp10), ...tcpChains(port, services)],
+      filter_chains: [...sniffedHttpChains(port, services, hcm, serving.acceptHttp10), ...tcpChains(port, services)],
     };
   }
   // A named HTTP service keeps the port for HTTP (TCP services beside it are counted as conflicts, conflicts.ts).
-  if (services.some((s) => s.kind === "http")) return { ...common, filter_chains: [...loop, { filters: [hcm] }] };
-  return { ...common, filter_chains: [...loop, ...tcpChains(port, services)] };
+  if (services.some((s) => s.kind === "http")) return { ...common, filter_chains: [{ filters: [hcm] }] };
+  return { ...common, filter_chains: [...tcpChains(port, services)] };
 }
 
-export function virtualOutbound(podAddresses: readonly string[], serving: OutboundServing): Json {
+export function virtualOutbound(): Json {
   return {
     name: "virtualOutbound",
     address: address("0.0.0.0", OUTBOUND_PORT),
     use_original_dst: true,
     traffic_direction: "OUTBOUND",
-    filter_chains: [...loopChain("virtualOutbound", podAddresses, serving), { name: "virtualOutbound-catchall-tcp", filters: [tcpProxy(PASSTHROUGH, PASSTHROUGH)] }],
+    filter_chains: [{ name: "virtualOutbound-catchall-tcp", filters: [tcpProxy(PASSTHROUGH, PASSTHROUGH)] }],
   };
 }

@@ -11,7 +11,20 @@ import { address, remoteHttpCluster } from "./envoy_clusters.ts";
 import { jwtAuthn } from "./envoy_jwt.ts";
 import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
 import { tcpProxy } from "./envoy_network_filters.ts";
-import { BLACKHOLE, type OutboundServing, PASSTHROUGH, type PortService, outboundKind, outboundPortListener, routedAsHttp, virtualOutbound } from "./envoy_outbound.ts";
+import {
+  BLACKHOLE,
+  type OutboundServing,
+  PASSTHROUGH,
+  type PortService,
+  type SplitListener,
+  outboundKind,
+  outboundPortListener,
+  podLoopGuard,
+  routedAsHttp,
+  spliceFirstChain,
+  splitListener,
+  virtualOutbound,
+} from "./envoy_outbound.ts";
 import { HTTP_INSPECTOR, isUnnamedProtocol, sniffedInboundChains, sniffingListenerFields } from "./envoy_sniffing.ts";
 import { httpRbacFilters, networkRbacFilters } from "./envoy_rbac.ts";
 import { virtualServiceRoutes } from "./envoy_routes.ts";
@@ -318,15 +331,19 @@ function outboundPorts(mesh: EnvoyMesh): Map<number, PortService[]> {
   return new Map([...byPort].sort(([a], [b]) => a - b));
 }
 
-/** `set` with the outbound listeners of a pod whose addresses are `podAddresses` (the rest shared, not copied). */
-export function withOutboundListeners(set: ResourceSet, mesh: EnvoyMesh, podAddresses: readonly string[]): ResourceSet {
-  const listeners = new Map(set.get(LISTENER));
-  const listener = (json: Json) => listeners.set(json.name as string, { name: json.name as string, any: packJson(LISTENER_TYPE, json) });
-  listener(virtualOutbound(podAddresses, mesh.serving));
+/** The outbound listeners of the mesh, encoded once per version of it and split to take each pod's loop guard (`withOutboundListeners`). */
+export function outboundListenerTemplates(mesh: EnvoyMesh): SplitListener[] {
   const ads = adsSource(mesh.serving);
-  for (const [port, services] of outboundPorts(mesh)) {
-    const json = outboundPortListener(port, services, podAddresses, httpFilters(ads), ads, mesh.serving);
-    if (json) listener(json);
-  }
+  const ports = [...outboundPorts(mesh)].flatMap(([port, services]): Json[] => {
+    const json = outboundPortListener(port, services, httpFilters(ads), ads, mesh.serving);
+    return json ? [json] : [];
+  });
+  return [virtualOutbound(), ...ports].map(splitListener);
+}
+
+/** `set` with the outbound listeners of a pod whose addresses are `podAddresses` (the rest shared, not copied). */
+export function withOutboundListeners(set: ResourceSet, templates: readonly SplitListener[], serving: EnvoyServing, podAddresses: readonly string[]): ResourceSet {
+  const listeners = new Map(set.get(LISTENER));
+  for (const t of templates) listeners.set(t.name, { name: t.name, any: spliceFirstChain(t, podLoopGuard(t.name, podAddresses, serving)) });
   return new Map([...set, [LISTENER, listeners]]);
 }

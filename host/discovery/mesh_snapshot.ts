@@ -3,7 +3,8 @@ import type { LoadedConfig } from "../proxy/config_dir.ts";
 import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
-import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, withOutboundListeners, workloadResources } from "./envoy_sidecar.ts";
+import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, outboundListenerTemplates, withOutboundListeners, workloadResources } from "./envoy_sidecar.ts";
+import type { SplitListener } from "./envoy_outbound.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
 import { xdsServices } from "./mesh_services.ts";
 import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
@@ -31,6 +32,8 @@ export interface MeshSnapshot {
   readonly envoyViews: Map<string, ResourceSet>;
   /** The same with the outbound listeners of one pod address (the one set of a view when DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP is off). */
   readonly envoyPodViews: Map<string, ResourceSet>;
+  /** The outbound listeners every Envoy gets, encoded once (on first use), each pod's loop guard spliced in. */
+  readonly envoyOutbound: () => readonly SplitListener[];
   /** Our sidecars' resource sets already computed, by namespace and scope (documents in its view). */
   readonly namespaceViews: Map<string, ResourceSet>;
   readonly rootNamespace: string;
@@ -52,7 +55,9 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
   const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving } };
-  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), envoyPodViews: new Map(), namespaceViews: new Map(), rootNamespace };
+  let outbound: readonly SplitListener[] | undefined;
+  const envoyOutbound = () => (outbound ??= outboundListenerTemplates(envoy));
+  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), envoyPodViews: new Map(), envoyOutbound, namespaceViews: new Map(), rootNamespace };
 }
 
 /**
@@ -92,7 +97,7 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   const podKey = JSON.stringify([key, podAddress]);
   let set = snapshot.envoyPodViews.get(podKey);
   if (!set) {
-    set = withOutboundListeners(view, snapshot.envoy, podAddress ? [podAddress] : []);
+    set = withOutboundListeners(view, snapshot.envoyOutbound(), snapshot.envoy.serving, podAddress ? [podAddress] : []);
     snapshot.envoyPodViews.set(podKey, set);
   }
   return set;
