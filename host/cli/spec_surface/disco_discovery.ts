@@ -41,8 +41,6 @@ export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("DISCO_DISTRIBUTION_HISTORY_RETENTION", "value", "1m0s", "no history of distributed versions is kept: /debug/syncz shows what each proxy was last sent and acknowledged"),
   na("DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", "bool", "true", "what each proxy was sent and acknowledged is always tracked (/debug/syncz)"),
   na("DISCO_ENABLE_CRD_VALIDATION", "bool", "true", "every document of --configDir is always validated as it is read (there is no orchestrator cache)"),
-  na("DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", "bool", "true", "not built: every service's endpoints are served over EDS, headless or not"),
-  na("DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", "bool", "false", "not built: there are no per-pod listeners of headless services"),
   na(
     "DISCO_ENABLE_SQLDB_FILTER",
     "bool",
@@ -55,9 +53,6 @@ export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
     "false",
     "not built: upstream's TCP metadata exchange is its own proxy's filter (istio.metadata_exchange, ALPN istio-peer-exchange), whose configuration type is not among Envoy's v3 protos; no metadata exchange filter is served",
   ),
-  na("DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", "bool", "false", "not built: gateways are served every cluster of the mesh"),
-  na("DISCO_RESPECT_DNS_TTL", "bool", "false", "not built: the one DNS cluster served (a remote --filterModule's host) takes Envoy's default"),
-  na("DISCO_SCOPE_GATEWAY_TO_NAMESPACE", "bool", "false", "not built: a gateway workload selects Gateway resources of every namespace"),
   na("DISCO_TRACE_SAMPLING", "value", "100", "the served listeners configure no tracer"),
   na("DISCO_USE_ENDPOINT_SLICE", "bool", "false", NO_ORCH),
   na("USE_MESH_JWT_FILTER", "bool", "false", "there is no mesh JWT filter: tokens are verified by each proxy's own JWT engine"),
@@ -95,9 +90,10 @@ export interface DiscoveryVariables {
   scopePushes: boolean;
   /**
    * What Envoy is served: DISCO_ENABLE_FALLTHROUGH_ROUTE (true), DISCO_HTTP10 (false), DISCO_INITIAL_FETCH_TIMEOUT (0s),
-   * DISCO_BLOCK_HTTP_ON_443 (true), DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND / _FOR_INBOUND (true),
+   * DISCO_BLOCK_HTTP_ON_443 (true), the listener side (DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND / _FOR_INBOUND (true),
    * DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT (1s), DISCO_SIDECAR_USE_REMOTE_ADDRESS (false),
-   * DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP (true), DISCO_ENABLE_KVSTORE_FILTER (false), DISCO_ENABLE_RPC_FILTER (false).
+   * DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP (true), DISCO_ENABLE_KVSTORE_FILTER (false), DISCO_ENABLE_RPC_FILTER (false))
+   * and the cluster side (host/discovery/envoy_outbound_clusters.ts).
    */
   serving: EnvoyServing;
   /** TERMINATION_DRAIN_DURATION_SECONDS (5): how long open xDS streams may stay after SIGTERM before they are cut. */
@@ -136,6 +132,11 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
       restrictPodTrafficLoop: read.bool("DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", true),
       kvstoreFilter: read.bool("DISCO_ENABLE_KVSTORE_FILTER", false),
       rpcFilter: read.bool("DISCO_ENABLE_RPC_FILTER", false),
+      edsForHeadless: read.bool("DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", false),
+      headlessPodListeners: read.bool("DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", true),
+      filterGatewayClusters: read.bool("DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", false),
+      scopeGatewayToNamespace: read.bool("DISCO_SCOPE_GATEWAY_TO_NAMESPACE", false),
+      respectDnsTtl: read.bool("DISCO_RESPECT_DNS_TTL", true),
     },
     drainMs: read.int("TERMINATION_DRAIN_DURATION_SECONDS", DEFAULT_DRAIN_SECONDS, 0, 2_147_483) * 1000,
     podName: read.text("POD_NAME") ?? hostname(),
