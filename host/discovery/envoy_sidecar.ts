@@ -11,6 +11,22 @@ import { address, remoteHttpCluster } from "./envoy_clusters.ts";
 import { type ClusterServing, DEFAULT_CLUSTER_SERVING, headlessPodListeners, outboundClusters, type PodListener, withDnsTtl } from "./envoy_outbound_clusters.ts";
 import { jwtAuthn } from "./envoy_jwt.ts";
 import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
+import { tcpProxy } from "./envoy_network_filters.ts";
+import {
+  BLACKHOLE,
+  type OutboundServing,
+  PASSTHROUGH,
+  type PortService,
+  type SplitListener,
+  outboundKind,
+  outboundPortListener,
+  podLoopGuard,
+  routedAsHttp,
+  spliceFirstChain,
+  splitListener,
+  virtualOutbound,
+} from "./envoy_outbound.ts";
+import { HTTP_INSPECTOR, isUnnamedProtocol, sniffedInboundChains, sniffingListenerFields } from "./envoy_sniffing.ts";
 import { httpRbacFilters, networkRbacFilters } from "./envoy_rbac.ts";
 import { httpCustomFilters, networkCustomFilters } from "./envoy_ext_authz.ts";
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS } from "../config/extension_providers.ts";
@@ -28,14 +44,15 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  *   per HTTP port a Service of the workload targets, by the port's mutual TLS
  *   mode (envoy_mtls.ts), their HttpConnectionManager running jwt_authn
  *   (envoy_jwt.ts), the RBAC filters (envoy_rbac.ts), the filter, then the
- *   router to `inbound|<port>||` (127.0.0.1); other ports pass through
- *   behind network RBAC. Policies are the ones the mesh model selects for
- *   the workload, as for the Node sidecar.
- * - `virtualOutbound` (0.0.0.0:15001, `use_original_dst`) handing each
- *   connection to the listener of its port, else to `PassthroughCluster`;
- *   `0.0.0.0_<port>` per HTTP service port of the mesh (not bound), its
- *   HttpConnectionManager running the filter then the router, routes by RDS
- *   `<port>` over ADS.
+ *   router to `inbound|<port>||` (127.0.0.1); a port that names no protocol
+ *   gets those and TCP chains behind network RBAC, told apart by sniffing
+ *   (envoy_sniffing.ts); other ports pass through behind network RBAC.
+ *   Policies are the ones the mesh model selects for the workload, as for
+ *   the Node sidecar.
+ * - The outbound listeners (envoy_outbound.ts): `virtualOutbound` and
+ *   `0.0.0.0_<port>` per service port served as HTTP, sniffed or TCP, the
+ *   HTTP connection managers running the filter then the router, routes by
+ *   RDS `<port>` over ADS.
  * - RouteConfiguration `<port>`: a virtual host per service on that port
  *   (every name a client in the proxy's namespace may use, with and without
  *   `:<port>`), routes from the VirtualServices, else to
@@ -52,8 +69,8 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  *   listeners name it through `config_discovery` over ADS, so a policy
  *   change re-sends that one resource and no listener.
  *
- * Non-HTTP ports (tcp, tls, mongo, …) get no HTTP listener: their traffic
- * goes through the passthrough chains. Pure.
+ * Other ports (tcp, tls, mongo, …) get no listener of their own: their
+ * traffic goes through the passthrough chains. Pure.
  */
 
 export interface EnvoyMesh {
@@ -72,12 +89,14 @@ export interface EnvoyMesh {
   readonly extensionProviders?: ExtensionProviders;
 }
 
-/** What spec 2's variables change in what Envoy is served (docs/discovery.md); the cluster side in envoy_outbound_clusters.ts. */
-export interface EnvoyServing extends ClusterServing {
+/** What spec 2's variables change in what Envoy is served (docs/discovery.md); the outbound listeners' in envoy_outbound.ts, the clusters' in envoy_outbound_clusters.ts. */
+export interface EnvoyServing extends OutboundServing, ClusterServing {
   /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true): false leaves out the `allow_any` route, so unknown hosts get 404. */
   readonly fallthroughRoute: boolean;
-  /** DISCO_HTTP10 (false): the outbound HTTP listeners accept HTTP/1.0. */
-  readonly acceptHttp10: boolean;
+  /** DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND (true): unnamed inbound ports are sniffed; false: passed through as TCP. */
+  readonly sniffInbound: boolean;
+  /** DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT in ms (1s): how long virtualInbound's inspectors wait for a first byte. */
+  readonly inboundDetectionTimeoutMs: number;
   /** DISCO_INITIAL_FETCH_TIMEOUT in ms (0: Envoy waits for the first answer as long as it takes). */
   readonly initialFetchTimeoutMs: number;
   /** DISCO_BLOCK_HTTP_ON_443 (true): HTTP services on port 443 get no outbound HTTP listener (it would take every TLS connection to 443). */
@@ -85,13 +104,23 @@ export interface EnvoyServing extends ClusterServing {
 }
 
 /** Spec 2's defaults. */
-export const DEFAULT_ENVOY_SERVING: EnvoyServing = { ...DEFAULT_CLUSTER_SERVING, fallthroughRoute: true, acceptHttp10: false, initialFetchTimeoutMs: 0, blockHttpOn443: true };
+export const DEFAULT_ENVOY_SERVING: EnvoyServing = {
+  ...DEFAULT_CLUSTER_SERVING,
+  fallthroughRoute: true,
+  acceptHttp10: false,
+  initialFetchTimeoutMs: 0,
+  blockHttpOn443: true,
+  sniffOutbound: true,
+  sniffInbound: true,
+  inboundDetectionTimeoutMs: 1000,
+  useRemoteAddress: false,
+  restrictPodTrafficLoop: true,
+  kvstoreFilter: false,
+  rpcFilter: false,
+};
 
 export const INBOUND_PORT = 15006;
-export const OUTBOUND_PORT = 15001;
-export const PASSTHROUGH = "PassthroughCluster";
 export const INBOUND_PASSTHROUGH = "InboundPassthroughClusterIpv4";
-export const BLACKHOLE = "BlackHoleCluster";
 
 const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 type ConfigSource = Json;
@@ -106,10 +135,10 @@ function adsSource(serving: EnvoyServing): ConfigSource {
 }
 const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "grpc", "grpc-web"]);
 
-/** Upstream sniffs a port that names no protocol; we serve it as HTTP. */
 /** The port TLS to external hosts goes to: an HTTP listener there would take all of it. */
 export const HTTPS_PORT = 443;
 
+/** Whether a port may carry HTTP, as listener conflicts are counted (conflicts.ts): a named HTTP protocol, or none named. */
 export const isHttp = (protocol: string | undefined) => protocol === undefined || HTTP_PROTOCOLS.has(protocol);
 
 type Json = Record<string, unknown>;
@@ -120,13 +149,6 @@ function httpFilters(ads: ConfigSource): Json[] {
     { name: PLUGIN_NAME, config_discovery: { config_source: ads, type_urls: [WASM_TYPE] } },
     { name: "envoy.filters.http.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router" } },
   ];
-}
-
-function tcpProxy(statPrefix: string, cluster: string): Json {
-  return {
-    name: "envoy.filters.network.tcp_proxy",
-    typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy", stat_prefix: statPrefix, cluster },
-  };
 }
 
 /** What the inbound side enforces before the app: per-port mutual TLS, then JWT authentication and authorization. */
@@ -140,7 +162,8 @@ interface InboundSecurity {
   readonly authorizationPolicies: readonly MeshResource<"AuthorizationPolicy">[];
 }
 
-function inboundChain(port: number, security: InboundSecurity, ads: ConfigSource): Json[] {
+/** The chains of a bound port: HTTP, or HTTP and TCP told apart by sniffing when the port names no protocol. */
+function inboundChain(port: number, sniffed: boolean, security: InboundSecurity, ads: ConfigSource): Json[] {
   const hcm = {
     name: "envoy.filters.network.http_connection_manager",
     typed_config: {
@@ -155,10 +178,15 @@ function inboundChain(port: number, security: InboundSecurity, ads: ConfigSource
       http_filters: [...security.httpFilters, ...httpFilters(ads)],
     },
   };
+  if (sniffed) {
+    const cluster = `inbound|${port}||`;
+    // The inbound connection managers do not accept HTTP/1.0: such a request goes on as TCP.
+    return sniffedInboundChains(security.mtls(port), port, [hcm], [...networkRbacFilters(security.authorizationPolicies, cluster), tcpProxy(cluster, cluster)], false);
+  }
   return mtlsChains(security.mtls(port), { destination_port: port }, (tls) => ({ name: `inbound|${port}||${tls ? "mtls" : ""}`, filters: [hcm] }), HTTP_ALPN);
 }
 
-function inboundListener(ports: readonly number[], security: InboundSecurity, ads: ConfigSource): Json {
+function inboundListener(ports: ReadonlyMap<number, boolean>, security: InboundSecurity, ads: ConfigSource, serving: EnvoyServing): Json {
   // Traffic to other ports is passed through under the workload's mode and the policies a TCP connection can be held to.
   const passthroughFilters = [...security.networkFilters(INBOUND_PASSTHROUGH), tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)];
   const passthrough = mtlsChains(security.mtls(undefined), {}, (tls) => ({ name: `inbound-passthrough${tls ? "-mtls" : ""}`, filters: passthroughFilters }), []);
@@ -170,44 +198,12 @@ function inboundListener(ports: readonly number[], security: InboundSecurity, ad
     listener_filters: [
       { name: "envoy.filters.listener.original_dst", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst" } },
       TLS_INSPECTOR,
+      // Upstream's virtualInbound: with inbound sniffing on, the HTTP inspector, and a connection silent for the timeout goes on as TCP.
+      ...(serving.sniffInbound ? [HTTP_INSPECTOR] : []),
     ],
-    filter_chains: [...ports.flatMap((port) => inboundChain(port, security, ads)), ...passthrough],
+    ...(serving.sniffInbound ? sniffingListenerFields(serving.inboundDetectionTimeoutMs) : {}),
+    filter_chains: [...[...ports].flatMap(([port, sniffed]) => inboundChain(port, sniffed, security, ads)), ...passthrough],
     default_filter_chain: fallback,
-  };
-}
-
-function outboundListener(port: number, ads: ConfigSource, acceptHttp10: boolean): Json {
-  return {
-    name: `0.0.0.0_${port}`,
-    address: address("0.0.0.0", port),
-    bind_to_port: false,
-    traffic_direction: "OUTBOUND",
-    filter_chains: [
-      {
-        filters: [
-          {
-            name: "envoy.filters.network.http_connection_manager",
-            typed_config: {
-              "@type": HCM_TYPE,
-              stat_prefix: `outbound_0.0.0.0_${port}`,
-              rds: { route_config_name: String(port), config_source: ads },
-              http_filters: httpFilters(ads),
-              ...(acceptHttp10 ? { http_protocol_options: { accept_http_10: true } } : {}),
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
-
-function virtualOutbound(): Json {
-  return {
-    name: "virtualOutbound",
-    address: address("0.0.0.0", OUTBOUND_PORT),
-    use_original_dst: true,
-    traffic_direction: "OUTBOUND",
-    filter_chains: [{ name: "virtualOutbound-catchall-tcp", filters: [tcpProxy(PASSTHROUGH, PASSTHROUGH)] }],
   };
 }
 
@@ -236,17 +232,24 @@ export function findWorkload(registry: MeshRegistry, who: NodeIdentity): MeshWor
   return inNamespace.find((w) => w.kind === "Pod" && w.name === who.pod) ?? inNamespace.find((w) => w.kind === "Deployment" && who.pod.startsWith(`${w.name}-`));
 }
 
-/** The HTTP container ports Services of the workload target, sorted. */
-function inboundPorts(registry: MeshRegistry, namespace: string, labels: Labels | undefined, workload: MeshWorkload | undefined): number[] {
-  if (!labels) return [];
-  const out = new Set<number>();
+/**
+ * The container ports Services of the workload target that get HTTP chains,
+ * sorted, each with whether it is sniffed (no protocol named, and
+ * `sniffInbound`): a port named HTTP by one Service is HTTP. Unnamed ports
+ * with sniffing off pass through as TCP.
+ */
+function inboundPorts(registry: MeshRegistry, namespace: string, labels: Labels | undefined, workload: MeshWorkload | undefined, sniffInbound: boolean): Map<number, boolean> {
+  const out = new Map<number, boolean>();
+  if (!labels) return out;
   for (const s of servicesOfWorkload(registry, { namespace, labels })) {
     for (const p of s.ports) {
       const n = targetContainerPort(p, workload);
-      if (n !== undefined && isHttp(p.protocol)) out.add(n);
+      if (n === undefined) continue;
+      if (p.protocol !== undefined && HTTP_PROTOCOLS.has(p.protocol)) out.set(n, false);
+      else if (isUnnamedProtocol(p.protocol) && sniffInbound && !out.has(n)) out.set(n, true);
     }
   }
-  return [...out].sort((a, b) => a - b);
+  return new Map([...out].sort(([a], [b]) => a - b));
 }
 
 function routeConfiguration(port: number, services: readonly XdsService[], mesh: EnvoyMesh, namespace: string, labels: Labels | undefined): Json {
@@ -287,29 +290,33 @@ function inboundSecurity(mesh: EnvoyMesh, workload: { namespace: string; labels:
   };
 }
 
-/** The proxy's view of the mesh: who it is (namespace, labels, workload) and what it is served. */
-export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet {
+const LISTENER_TYPE = "envoy.config.listener.v3.Listener";
+
+/**
+ * The proxy's view of the mesh: what every proxy of one workload view
+ * (namespace, labels, ports) is served, all but the outbound listeners,
+ * which also depend on the pod's own addresses (`withOutboundListeners`;
+ * host/discovery/mesh_snapshot.ts caches both).
+ */
+export function workloadResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet {
   const workload = findWorkload(mesh.registry, who);
   const namespace = who.namespace;
   const labels = who.labels ?? workload?.labels;
   const set: ResourceSet = new Map([[LISTENER, new Map()], [ROUTE, new Map()], [CLUSTER, new Map()], [ENDPOINT, new Map(mesh.endpoints)], [EXTENSION_CONFIG, new Map()]]);
   const add = (type: string, typeName: string, name: string, json: Json) => set.get(type)!.set(name, { name, any: packJson(typeName, json) });
-  const listener = (json: Json) => add(LISTENER, "envoy.config.listener.v3.Listener", json.name as string, json);
+  const listener = (json: Json) => add(LISTENER, LISTENER_TYPE, json.name as string, json);
   const cluster = (json: Json) => add(CLUSTER, "envoy.config.cluster.v3.Cluster", json.name as string, withDnsTtl(json, mesh.serving));
 
-  const inbound = inboundPorts(mesh.registry, namespace, labels, workload);
+  const inbound = inboundPorts(mesh.registry, namespace, labels, workload, mesh.serving.sniffInbound);
   const security = inboundSecurity(mesh, { namespace, labels: labels ?? {} });
   const ads = adsSource(mesh.serving);
-  listener(inboundListener(inbound, security, ads));
+  listener(inboundListener(inbound, security, ads, mesh.serving));
   for (const c of security.clusters) cluster(c);
-  for (const port of inbound) cluster(staticCluster(`inbound|${port}||`, "127.0.0.1", port));
+  for (const port of inbound.keys()) cluster(staticCluster(`inbound|${port}||`, "127.0.0.1", port));
 
-  listener(virtualOutbound());
-  const blocked = (s: XdsService) => mesh.serving.blockHttpOn443 && s.port === HTTPS_PORT;
-  const http = mesh.services.filter((s) => isHttp(s.protocol) && !blocked(s));
-  for (const port of [...new Set(http.map((s) => s.port))].sort((a, b) => a - b)) {
-    listener(outboundListener(port, ads, mesh.serving.acceptHttp10));
-    add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, http.filter((s) => s.port === port), mesh, namespace, labels));
+  for (const [port, services] of outboundPorts(mesh)) {
+    const routed = services.filter((s) => routedAsHttp(s.kind)).map((s) => s.service);
+    if (routed.length > 0) add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, routed, mesh, namespace, labels));
   }
   for (const pod of headlessPodListeners(mesh, mesh.serving, who.ip, isHttp)) listener(podListener(pod));
   for (const c of outboundClusters(mesh, { type: who.type, namespace, labels }, mesh.serving, ads)) cluster(c);
@@ -321,4 +328,33 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
 
   add(EXTENSION_CONFIG, "envoy.config.core.v3.TypedExtensionConfig", PLUGIN_NAME, { name: PLUGIN_NAME, typed_config: wasmFilterConfig(mesh.pluginConfig, mesh.module) });
   return set;
+}
+
+/** The service ports that get an outbound listener, sorted, with their services (HTTP on 443 left out when DISCO_BLOCK_HTTP_ON_443). */
+function outboundPorts(mesh: EnvoyMesh): Map<number, PortService[]> {
+  const byPort = new Map<number, PortService[]>();
+  for (const service of mesh.services) {
+    const kind = outboundKind(service.protocol, mesh.serving);
+    if (kind === undefined || (routedAsHttp(kind) && mesh.serving.blockHttpOn443 && service.port === HTTPS_PORT)) continue;
+    const addresses = mesh.registry.services.find((m) => m.fqdn === service.host)?.addresses ?? [];
+    byPort.set(service.port, [...(byPort.get(service.port) ?? []), { service, kind, addresses }]);
+  }
+  return new Map([...byPort].sort(([a], [b]) => a - b));
+}
+
+/** The outbound listeners of the mesh, encoded once per version of it and split to take each pod's loop guard (`withOutboundListeners`). */
+export function outboundListenerTemplates(mesh: EnvoyMesh): SplitListener[] {
+  const ads = adsSource(mesh.serving);
+  const ports = [...outboundPorts(mesh)].flatMap(([port, services]): Json[] => {
+    const json = outboundPortListener(port, services, httpFilters(ads), ads, mesh.serving);
+    return json ? [json] : [];
+  });
+  return [virtualOutbound(), ...ports].map(splitListener);
+}
+
+/** `set` with the outbound listeners of a pod whose addresses are `podAddresses` (the rest shared, not copied). */
+export function withOutboundListeners(set: ResourceSet, templates: readonly SplitListener[], serving: EnvoyServing, podAddresses: readonly string[]): ResourceSet {
+  const listeners = new Map(set.get(LISTENER));
+  for (const t of templates) listeners.set(t.name, { name: t.name, any: spliceFirstChain(t, podLoopGuard(t.name, podAddresses, serving)) });
+  return new Map([...set, [LISTENER, listeners]]);
 }

@@ -4,7 +4,8 @@ import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import type { ExtensionProviders } from "../config/extension_providers.ts";
-import { DEFAULT_ENVOY_SERVING, envoyResources, type EnvoyMesh, type EnvoyServing, findWorkload } from "./envoy_sidecar.ts";
+import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, outboundListenerTemplates, withOutboundListeners, workloadResources } from "./envoy_sidecar.ts";
+import type { SplitListener } from "./envoy_outbound.ts";
 import { isHeadlessEndpoint } from "./envoy_outbound_clusters.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
 import { xdsServices } from "./mesh_services.ts";
@@ -29,8 +30,12 @@ export interface MeshSnapshot {
   /** Proxyless resources plus the configuration documents our sidecars subscribe to. */
   readonly all: ResourceSet;
   readonly envoy: EnvoyMesh;
-  /** Envoy resource sets already computed, by workload view (namespace, labels, ports, scoped). */
+  /** Envoy resource sets already computed, by workload view (namespace, labels, ports, scoped), without outbound listeners. */
   readonly envoyViews: Map<string, ResourceSet>;
+  /** The same with the outbound listeners of one pod address (the one set of a view when DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP is off). */
+  readonly envoyPodViews: Map<string, ResourceSet>;
+  /** The outbound listeners every Envoy gets, encoded once (on first use), each pod's loop guard spliced in. */
+  readonly envoyOutbound: () => readonly SplitListener[];
   /** Our sidecars' resource sets already computed, by namespace and scope (documents in its view). */
   readonly namespaceViews: Map<string, ResourceSet>;
   readonly rootNamespace: string;
@@ -54,7 +59,9 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
   const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving }, ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}) };
-  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), namespaceViews: new Map(), rootNamespace };
+  let outbound: readonly SplitListener[] | undefined;
+  const envoyOutbound = () => (outbound ??= outboundListenerTemplates(envoy));
+  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), envoyPodViews: new Map(), envoyOutbound, namespaceViews: new Map(), rootNamespace };
 }
 
 /**
@@ -86,10 +93,18 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   // A gateway may be served fewer clusters; a pod of a headless service one pod listener fewer (its own).
   const ownPod = snapshot.envoy.serving.headlessPodListeners && isHeadlessEndpoint(snapshot.registry, who.ip) ? who.ip : null;
   const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped, who.type, ownPod]);
-  let set = snapshot.envoyViews.get(key);
+  let view = snapshot.envoyViews.get(key);
+  if (!view) {
+    view = new Map([...workloadResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);
+    snapshot.envoyViews.set(key, view);
+  }
+  // The outbound listeners depend on the pod's address only when they drop traffic to it.
+  const podAddress = snapshot.envoy.serving.restrictPodTrafficLoop ? who.ip : "";
+  const podKey = JSON.stringify([key, podAddress]);
+  let set = snapshot.envoyPodViews.get(podKey);
   if (!set) {
-    set = new Map([...envoyResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);
-    snapshot.envoyViews.set(key, set);
+    set = withOutboundListeners(view, snapshot.envoyOutbound(), snapshot.envoy.serving, podAddress ? [podAddress] : []);
+    snapshot.envoyPodViews.set(podKey, set);
   }
   return set;
 }

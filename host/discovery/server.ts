@@ -58,7 +58,7 @@ export interface DiscoveryOptions {
   pushThrottle?: number;
   /** DISCO_SCOPE_PUSHES (default true): push only to proxies whose view a change affects. */
   scopePushes?: boolean;
-  /** DISCO_ENABLE_FALLTHROUGH_ROUTE, DISCO_HTTP10, DISCO_INITIAL_FETCH_TIMEOUT, DISCO_BLOCK_HTTP_ON_443: what Envoy is served (spec 2's defaults when unset). */
+  /** What Envoy is served: the DI variables of EnvoyServing (DISCO_HTTP10, DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_*, …; spec 2's defaults when unset). */
   serving?: Partial<EnvoyServing>;
   /** TERMINATION_DRAIN_DURATION_SECONDS as ms (default 5 s): how long open xDS streams may stay after close() before they are cut. */
   drainMs?: number;

@@ -82,7 +82,7 @@ export function portProtocol(p: { name?: string; appProtocol?: string }): string
   const prefix = p.name?.split("-")[0].toLowerCase();
   return prefix && KNOWN_PROTOCOLS.has(prefix) ? prefix : undefined;
 }
-export const KNOWN_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "https", "grpc", "grpc-web", "tcp", "tls", "mongo", "mysql", "redis", "udp"]);
+export const KNOWN_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "https", "grpc", "grpc-web", "tcp", "tls", "mongo", "mysql", "redis", "thrift", "udp"]);
 
 export function workloadFromPod(p: Resource<"Pod">): MeshWorkload {
   return Object.freeze({ kind: "Pod", name: p.name, namespace: p.namespace, labels: p.labels, serviceAccount: p.spec.serviceAccountName, ports: Object.freeze(p.spec.containers.flatMap((c) => c.ports)), resource: p });

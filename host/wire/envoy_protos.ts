@@ -35,6 +35,10 @@ const SERVED_FILES = [
   "envoy/extensions/filters/network/rbac/v3/rbac.proto",
   "envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto",
   "envoy/extensions/filters/network/ext_authz/v3/ext_authz.proto",
+  "envoy/extensions/filters/listener/http_inspector/v3/http_inspector.proto",
+  "envoy/extensions/filters/network/redis_proxy/v3/redis_proxy.proto",
+  "envoy/extensions/filters/network/thrift_proxy/v3/thrift_proxy.proto",
+  "envoy/extensions/filters/network/thrift_proxy/router/v3/router.proto",
 ];
 
 function locate(target: string): string {

@@ -144,8 +144,11 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     assert.deepEqual(inboundHcm.http_filters[0].config_discovery.type_urls, ["type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"]);
     assert.ok(inboundHcm.http_filters[0].config_discovery.config_source.ads);
     assert.equal(inboundHcm.route_config.virtual_hosts[0].routes[0].route.cluster, "inbound|9080||");
-    // Outbound 9080: RDS over ADS, the same filters.
-    const outboundHcm = listeners.find((l) => l.name === "0.0.0.0_9080")!.filter_chains[0].filters[0].typed_config;
+    // Outbound 9080: first upstream's loop guard (connections to the pod's own address are dropped), then RDS over ADS, the same filters.
+    const outbound = listeners.find((l) => l.name === "0.0.0.0_9080")!;
+    assert.deepEqual(outbound.filter_chains[0].filter_chain_match.prefix_ranges, [{ address_prefix: "10.1.0.7", prefix_len: 32 }]);
+    assert.equal(outbound.filter_chains[0].filters[0].typed_config.cluster, "BlackHoleCluster");
+    const outboundHcm = outbound.filter_chains[1].filters[0].typed_config;
     assert.equal(outboundHcm.rds.route_config_name, "9080");
     assert.deepEqual(outboundHcm.http_filters.map((f: any) => f.name), ["mesh.hub_client", "envoy.filters.http.router"]);
 

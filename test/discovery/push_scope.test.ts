@@ -95,8 +95,9 @@ describe("push scope and listener conflicts from the mesh model", () => {
     const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
     const served = (serving: { acceptHttp10?: boolean; initialFetchTimeoutMs?: number }) => {
       const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", { serving }), envoy);
-      const listener = decodeAnyStrict(envoyRoot(), set.get(LISTENER)!.get("0.0.0.0_80")!.any).object as { filter_chains: Array<{ filters: Array<{ typed_config: Record<string, unknown> }> }> };
-      const hcm = listener.filter_chains[0]!.filters[0]!.typed_config as { http_protocol_options?: { accept_http_10?: boolean }; rds: { config_source: { initial_fetch_timeout?: string } } };
+      const listener = decodeAnyStrict(envoyRoot(), set.get(LISTENER)!.get("0.0.0.0_80")!.any).object as { filter_chains: Array<{ filters: Array<{ name: string; typed_config: Record<string, unknown> }> }> };
+      // The chain of the connection manager (the first one drops traffic to the pod's own address).
+      const hcm = listener.filter_chains.find((c) => c.filters[0]!.name === "envoy.filters.network.http_connection_manager")!.filters[0]!.typed_config as { http_protocol_options?: { accept_http_10?: boolean }; rds: { config_source: { initial_fetch_timeout?: string } } };
       const clusterJson = decodeAnyStrict(envoyRoot(), set.get(CLUSTER)!.get("outbound|80||web.shop.svc.cluster.local")!.any).object as { eds_cluster_config: { eds_config: { initial_fetch_timeout?: string } } };
       // The strict decoder gives a Duration back in its JSON form ("1.5s").
       const ms = (d: string | undefined) => (d === undefined ? undefined : Number(d.replace(/s$/, "")) * 1000);

@@ -15,8 +15,6 @@ const NO_ORCH = "needs an orchestrator API: the mesh comes from --configDir";
 const NO_MCP = "there is no MCP client: the configuration comes from --configDir";
 const NO_CA = "disco-discovery runs no CA: mesh_ca issues every certificate";
 const NO_TOKENS = "xDS callers are authenticated by their mesh_ca certificate on --secureGrpcAddr: no tokens are read";
-const NO_SNIFFING = "not built: a port that names no protocol is served as HTTP (no protocol sniffing)";
-const NO_NETWORK_FILTER = "not built: no such network filter is served";
 
 export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--appNamespace", "value", "", NO_ORCH),
@@ -41,15 +39,18 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
 /** Spec 2 variables of disco-discovery (DI) this build does not apply. */
 export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("DISCO_ENABLE_CRD_VALIDATION", "bool", "true", "every document of --configDir is always validated as it is read (there is no orchestrator cache)"),
-  na("DISCO_ENABLE_SQLDB_FILTER", "bool", "false", NO_NETWORK_FILTER),
-  na("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND", "bool", "false", NO_SNIFFING),
-  na("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND", "bool", "false", NO_SNIFFING),
-  na("DISCO_ENABLE_KVSTORE_FILTER", "bool", "false", NO_NETWORK_FILTER),
-  na("DISCO_ENABLE_TCP_METADATA_EXCHANGE", "bool", "false", "not built: no metadata exchange filters are served"),
-  na("DISCO_ENABLE_RPC_FILTER", "bool", "false", NO_NETWORK_FILTER),
-  na("DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT", "value", "1s", NO_SNIFFING),
-  na("DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", "bool", "false", "not built: inbound traffic is not checked against the outbound listeners"),
-  na("DISCO_SIDECAR_USE_REMOTE_ADDRESS", "bool", "false", "not built: the served outbound listeners leave use_remote_address unset"),
+  na(
+    "DISCO_ENABLE_SQLDB_FILTER",
+    "bool",
+    "false",
+    "not built: Envoy's v3 MySQL proxy (envoy.extensions.filters.network.mysql_proxy.v3.MySQLProxy, a contrib extension) is not among the Envoy v3 protos served configuration is decoded with (@grpc/grpc-js-xds deps/envoy-api ships only the v2-era v1alpha1 one), so mysql ports get no mysql_proxy",
+  ),
+  na(
+    "DISCO_ENABLE_TCP_METADATA_EXCHANGE",
+    "bool",
+    "false",
+    "not built: upstream's TCP metadata exchange is its own proxy's filter (istio.metadata_exchange, ALPN istio-peer-exchange), whose configuration type is not among Envoy's v3 protos; no metadata exchange filter is served",
+  ),
   na("DISCO_TRACE_SAMPLING", "value", "100", "the served listeners configure no tracer"),
   na("DISCO_USE_ENDPOINT_SLICE", "bool", "false", NO_ORCH),
   na("USE_MESH_JWT_FILTER", "bool", "false", "there is no mesh JWT filter: tokens are verified by each proxy's own JWT engine"),
@@ -84,7 +85,13 @@ export interface DiscoveryVariables {
   pushThrottle: number;
   /** DISCO_SCOPE_PUSHES (true): push only to proxies whose view a change affects. */
   scopePushes: boolean;
-  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true), DISCO_HTTP10 (false), DISCO_INITIAL_FETCH_TIMEOUT (0s), DISCO_BLOCK_HTTP_ON_443 (true), and the cluster side (host/discovery/envoy_outbound_clusters.ts): what Envoy is served. */
+  /**
+   * What Envoy is served: DISCO_ENABLE_FALLTHROUGH_ROUTE (true), DISCO_HTTP10 (false), DISCO_INITIAL_FETCH_TIMEOUT (0s),
+   * DISCO_BLOCK_HTTP_ON_443 (true), the listener side (DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND / _FOR_INBOUND (true),
+   * DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT (1s), DISCO_SIDECAR_USE_REMOTE_ADDRESS (false),
+   * DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP (true), DISCO_ENABLE_KVSTORE_FILTER (false), DISCO_ENABLE_RPC_FILTER (false))
+   * and the cluster side (host/discovery/envoy_outbound_clusters.ts).
+   */
   serving: EnvoyServing;
   /** TERMINATION_DRAIN_DURATION_SECONDS (5): how long open xDS streams may stay after SIGTERM before they are cut. */
   drainMs: number;
@@ -126,6 +133,13 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
       acceptHttp10: read.bool("DISCO_HTTP10", false),
       initialFetchTimeoutMs: read.duration("DISCO_INITIAL_FETCH_TIMEOUT", 0),
       blockHttpOn443: read.bool("DISCO_BLOCK_HTTP_ON_443", true),
+      sniffOutbound: read.bool("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND", true),
+      sniffInbound: read.bool("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND", true),
+      inboundDetectionTimeoutMs: read.duration("DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT", 1000),
+      useRemoteAddress: read.bool("DISCO_SIDECAR_USE_REMOTE_ADDRESS", false),
+      restrictPodTrafficLoop: read.bool("DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", true),
+      kvstoreFilter: read.bool("DISCO_ENABLE_KVSTORE_FILTER", false),
+      rpcFilter: read.bool("DISCO_ENABLE_RPC_FILTER", false),
       edsForHeadless: read.bool("DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", false),
       headlessPodListeners: read.bool("DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", true),
       filterGatewayClusters: read.bool("DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", false),

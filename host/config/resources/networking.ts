@@ -644,7 +644,7 @@ export function decodeVirtualService(spec: Field, namespace: string): VirtualSer
 export const SERVICE_ENTRY_LOCATIONS = ["MESH_EXTERNAL", "MESH_INTERNAL"] as const;
 export const SERVICE_ENTRY_RESOLUTIONS = ["NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN"] as const;
 /** Upstream's port protocols (case-insensitive, stored upper case). */
-export const SERVICE_PROTOCOLS = ["HTTP", "HTTPS", "GRPC", "GRPC-WEB", "HTTP2", "MONGO", "REDIS", "MYSQL", "TCP", "TLS", "UDP"] as const;
+export const SERVICE_PROTOCOLS = ["HTTP", "HTTPS", "GRPC", "GRPC-WEB", "HTTP2", "MONGO", "REDIS", "MYSQL", "THRIFT", "TCP", "TLS", "UDP"] as const;
 
 export interface ServiceEntryPort {
   readonly number: number;
