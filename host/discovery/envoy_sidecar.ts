@@ -159,7 +159,6 @@ interface InboundSecurity {
   readonly httpFilters: readonly Json[];
   /** The CUSTOM and RBAC network filters of a TCP chain, before tcp_proxy. */
   readonly networkFilters: (statPrefix: string) => Json[];
-  readonly authorizationPolicies: readonly MeshResource<"AuthorizationPolicy">[];
 }
 
 /** The chains of a bound port: HTTP, or HTTP and TCP told apart by sniffing when the port names no protocol. */
@@ -181,7 +180,7 @@ function inboundChain(port: number, sniffed: boolean, security: InboundSecurity,
   if (sniffed) {
     const cluster = `inbound|${port}||`;
     // The inbound connection managers do not accept HTTP/1.0: such a request goes on as TCP.
-    return sniffedInboundChains(security.mtls(port), port, [hcm], [...networkRbacFilters(security.authorizationPolicies, cluster), tcpProxy(cluster, cluster)], false);
+    return sniffedInboundChains(security.mtls(port), port, [hcm], [...security.networkFilters(cluster), tcpProxy(cluster, cluster)], false);
   }
   return mtlsChains(security.mtls(port), { destination_port: port }, (tls) => ({ name: `inbound|${port}||${tls ? "mtls" : ""}`, filters: [hcm] }), HTTP_ALPN);
 }
@@ -285,7 +284,6 @@ function inboundSecurity(mesh: EnvoyMesh, workload: { namespace: string; labels:
     // Upstream's order: jwt_authn, CUSTOM (shadow RBAC + ext_authz), then the AUDIT, DENY, ALLOW RBAC filters.
     httpFilters: [...(jwt ? [jwt.filter] : []), ...httpCustomFilters(authorizationPolicies, providers), ...httpRbacFilters(authorizationPolicies)],
     networkFilters: (statPrefix) => [...networkCustomFilters(authorizationPolicies, providers, statPrefix), ...networkRbacFilters(authorizationPolicies, statPrefix)],
-    authorizationPolicies,
     clusters: jwt?.clusters ?? [],
   };
 }
