@@ -6,7 +6,7 @@ import { jwtRulesFor } from "../security/jwt/authenticator.ts";
 import { type MeshRegistry, type MeshWorkload, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { serviceDomains } from "../mesh/hosts.ts";
 import { packJson } from "../wire/envoy_protos.ts";
-import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, http2ProtocolOptions, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
+import { HUB_CLUSTER, MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, http2ProtocolOptions, hubCluster, hubHost, wasmFilterConfig } from "./envoy_wasm.ts";
 import { address, remoteHttpCluster } from "./envoy_clusters.ts";
 import { jwtAuthn } from "./envoy_jwt.ts";
 import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
@@ -247,7 +247,7 @@ function routeConfiguration(port: number, services: readonly XdsService[], mesh:
   for (const s of services) {
     const addresses = mesh.registry.services.find((m) => m.fqdn === s.host)?.addresses ?? [];
     // A name two services answer on goes to the first (Envoy refuses a domain twice in one route configuration).
-    const domains = serviceDomains(s.host, namespace, addresses).flatMap((d) => [d, `${d}:${port}`]).filter((d) => !used.has(d));
+    const domains = serviceDomains(s.host, namespace, mesh.registry.domain, addresses).flatMap((d) => [d, `${d}:${port}`]).filter((d) => !used.has(d));
     if (domains.length === 0) continue;
     for (const d of domains) used.add(d);
     const routes = virtualServiceRoutes(s.host, { virtualServices: mesh.catalog.byKind.VirtualService, clientNamespace: namespace, clientLabels: labels, port, portsOf }) ?? [
@@ -303,7 +303,7 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
     cluster(outboundCluster(clusterName(s.host, s.port), s.protocol, ads));
     for (const subset of s.subsets ?? []) cluster(outboundCluster(clusterName(s.host, s.port, subset.name), s.protocol, ads));
   }
-  cluster(hubCluster());
+  cluster(hubCluster(HUB_CLUSTER, hubHost(mesh.registry.domain)));
   cluster(passthrough(PASSTHROUGH));
   cluster(passthrough(INBOUND_PASSTHROUGH));
   cluster({ name: BLACKHOLE, type: "STATIC", connect_timeout: "10s" });

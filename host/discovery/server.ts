@@ -41,6 +41,8 @@ export interface DiscoveryOptions {
   https?: { address: ListenAddress; tls: TlsFiles; injection: InjectionSettings };
   /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
   trustDomain?: string;
+  /** `--domain`: the mesh's DNS domain (`cluster.local`); service hosts, clusters and API listeners are named `<svc>.<ns>.svc.<domain>`. */
+  domain: string;
   rootNamespace: string;
   debounceAfterMs: number;
   debounceMaxMs: number;
@@ -151,7 +153,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     else push.add(performance.now());
     return true;
   };
-  const watcher = new ConfigDirWatcher(o.configDir, o.checks, apply, (problem) => {
+  const watcher = new ConfigDirWatcher(o.configDir, o.checks, o.domain, apply, (problem) => {
     observer.rejected?.(problem);
     o.log.error(problem);
   });
