@@ -83,18 +83,18 @@ discovery.action(async (opts: Record<string, unknown>) => {
   } catch (e) {
     usageError(PROGRAM, (e as Error).message);
   }
+  const domain = (opts.domain as string).toLowerCase();
+  if (!isDnsDomain(domain)) usageError(PROGRAM, `--domain: expected a DNS domain such as cluster.local (dot-separated labels of letters, digits and '-'), got ${JSON.stringify(opts.domain)}`);
   let mesh: DiscoveryMeshConfig;
   let injection: InjectionSettings;
   const injectionWarnings: string[] = [];
   try {
     mesh = readDiscoveryMeshConfig(opts.meshConfig as string, discovery.getOptionValueSource("meshConfig") === "cli");
-    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings);
+    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings, domain);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     usageError(PROGRAM, `--meshConfig: ${e.message}`);
   }
-  const domain = (opts.domain as string).toLowerCase();
-  if (!isDnsDomain(domain)) usageError(PROGRAM, `--domain: expected a DNS domain such as cluster.local (dot-separated labels of letters, digits and '-'), got ${JSON.stringify(opts.domain)}`);
   const trustDomain = (opts.trustDomain as string | undefined) || mesh.trustDomain;
   if (trustDomain !== undefined && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(trustDomain)) usageError(PROGRAM, `--trust-domain: expected a trust domain (a DNS name), got ${JSON.stringify(trustDomain)}`);
   // --secureGrpcAddr and --httpsAddr serve disco-discovery's mesh_ca certificate (DISCO_CERT_DIR).

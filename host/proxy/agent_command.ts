@@ -1,7 +1,7 @@
-import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
 import { createPrivateKey } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
 import type { WorkloadCertificate } from "../anchor/client.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../cli/daemon.ts";
