@@ -9,6 +9,7 @@ import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
 import { durationFlag, intFlag, parseBoolFlag } from "../cli/flags.ts";
 import { standardProgram, usageError } from "../cli/program.ts";
+import { isDnsDomain } from "../mesh/hosts.ts";
 import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS, type DiscoveryVariables, discoveryVariables } from "../cli/spec_surface/disco_discovery.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
 import { addVersionCommand } from "../cli/version.ts";
@@ -60,6 +61,7 @@ const discovery = addLoggingFlags(
     .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS)))
     .addOption(new Option("--keepaliveMaxServerConnectionAge <duration>", "close a connection gracefully after this long (proxies reconnect, e.g. to another replica); the default is never").argParser(durationFlag).default(undefined, d.DEFAULT_MAX_CONNECTION_AGE))
     .option("--meshConfig <file>", "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain, extensionProviders; also the injection webhook's mesh config; a missing file at the default path is the default mesh", d.DEFAULT_MESH_CONFIG)
+    .option("--domain <suffix>", "DNS domain suffix of the mesh: service hosts, clusters and API listeners are <service>.<namespace>.svc.<suffix>, and short hosts of the mesh's resources resolve in it (not the SPIFFE trust domain: see --trust-domain)", d.DEFAULT_DOMAIN)
     .option("--trust-domain <domain>", "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate)")
     .option("--ctrlz_port <port>", "ControlZ introspection port; 0 picks a free one", intFlag(0, 65535), DEFAULT_CTRLZ_PORT)
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
@@ -81,12 +83,14 @@ discovery.action(async (opts: Record<string, unknown>) => {
   } catch (e) {
     usageError(PROGRAM, (e as Error).message);
   }
+  const domain = (opts.domain as string).toLowerCase();
+  if (!isDnsDomain(domain)) usageError(PROGRAM, `--domain: expected a DNS domain such as cluster.local (dot-separated labels of letters, digits and '-'), got ${JSON.stringify(opts.domain)}`);
   let mesh: DiscoveryMeshConfig;
   let injection: InjectionSettings;
   const injectionWarnings: string[] = [];
   try {
     mesh = readDiscoveryMeshConfig(opts.meshConfig as string, discovery.getOptionValueSource("meshConfig") === "cli");
-    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings);
+    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings, domain);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     usageError(PROGRAM, `--meshConfig: ${e.message}`);
@@ -128,6 +132,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
       monitoring: parseListenAddress(opts.monitoringAddr as string),
       rootNamespace: mesh.rootNamespace,
       extensionProviders: mesh.extensionProviders,
+      domain,
       ...vars,
       ...(trustDomain ? { trustDomain } : {}),
       ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number } : {}),

@@ -1,3 +1,4 @@
+import { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
 import type { CompileRegex } from "../hubs/regex.ts";
 import { compileRegex as filterCompileRegex } from "../hubs/regex.ts";
 import { Field } from "./decode.ts";
@@ -172,6 +173,8 @@ export interface Catalog {
   /** How many documents were given and how many of them were refused. */
   readonly documents: number;
   readonly invalidDocuments: number;
+  /** The mesh's DNS domain short hosts were resolved in (CatalogOptions.domain): the registry built from this catalog uses the same. */
+  readonly domain: string;
 }
 
 /** The filter's own template parser and regex engine, so config load refuses exactly what the filter and hub would. */
@@ -189,6 +192,8 @@ export interface CatalogOptions {
    * error on the referring resource, which stays in `resources`.
    */
   referential?: boolean;
+  /** The mesh's DNS domain, in which short hosts of DestinationRules and VirtualService destinations resolve (`reviews` → `reviews.<ns>.svc.<domain>`); default `cluster.local`. */
+  domain?: string;
 }
 
 export const DEFAULT_NAMESPACE = "default";
@@ -224,9 +229,9 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   PeerAuthentication: (root) => decodePeerAuthentication(spec(root)),
   RequestAuthentication: (root) => decodeRequestAuthentication(spec(root)),
   AuthorizationPolicy: (root) => (root.get("spec").present ? decodeAuthorizationPolicy(root.get("spec")) : decodeAuthorizationPolicy(Field.root({}, root.context, "spec"))),
-  DestinationRule: (root, _d, ns) => decodeDestinationRule(spec(root), ns),
+  DestinationRule: (root, _d, ns, _i, _c, options) => decodeDestinationRule(spec(root), ns, options.domain),
   Gateway: (root) => decodeGateway(spec(root)),
-  VirtualService: (root, _d, ns) => decodeVirtualService(spec(root), ns),
+  VirtualService: (root, _d, ns, _i, _c, options) => decodeVirtualService(spec(root), ns, options.domain),
   ServiceEntry: (root) => decodeServiceEntry(spec(root)),
   HTTPAPISpec: (root, _d, _n, _i, checks) => decodeHttpApiSpec(spec(root), checks),
   HTTPAPISpecBinding: (root) => decodeHttpApiSpecBinding(spec(root)),
@@ -269,7 +274,7 @@ function hubDecoder(root: Field, doc: SourceDocument, namespace: string, _id: st
  * for (const pa of catalog.byKind.PeerAuthentication) console.log(pa.id, pa.spec.mtlsMode);
  */
 export function decodeDocuments(docs: readonly SourceDocument[], checks: CatalogChecks, options: CatalogOptions = {}): Catalog {
-  const opts: Required<CatalogOptions> = { defaultNamespace: options.defaultNamespace || DEFAULT_NAMESPACE, referential: options.referential ?? false };
+  const opts: Required<CatalogOptions> = { defaultNamespace: options.defaultNamespace || DEFAULT_NAMESPACE, referential: options.referential ?? false, domain: options.domain || DEFAULT_DOMAIN };
   const resources: AnyResource[] = [];
   const problems: ConfigProblem[] = [];
   const seen = new Map<string, SourceDocument>();
@@ -328,7 +333,7 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
     } else invalid++;
   }
   if (opts.referential) problems.push(...checkReferences(resources));
-  return freezeCatalog(resources, problems, docs.length, invalid);
+  return freezeCatalog(resources, problems, docs.length, invalid, opts.domain);
 }
 
 function decodeMetadata(md: Field, kind: Kind, clusterScoped: boolean): { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> } {
@@ -392,7 +397,7 @@ export function findResource<K extends Kind>(catalog: Catalog, kind: K, namespac
   return (catalog.byKind[kind] as readonly Resource<K>[]).find((r) => r.namespace === namespace && r.name === name);
 }
 
-function freezeCatalog(resources: AnyResource[], problems: ConfigProblem[], documents: number, invalidDocuments: number): Catalog {
+function freezeCatalog(resources: AnyResource[], problems: ConfigProblem[], documents: number, invalidDocuments: number, domain: string): Catalog {
   const byKind = Object.fromEntries(KINDS.map((k) => [k, Object.freeze(resources.filter((r) => r.kind === k))])) as unknown as ResourcesByKind;
   return Object.freeze({
     resources: Object.freeze(resources),
@@ -402,6 +407,7 @@ function freezeCatalog(resources: AnyResource[], problems: ConfigProblem[], docu
     warnings: Object.freeze(problems.filter((p) => p.severity === "warning")),
     documents,
     invalidDocuments,
+    domain,
   });
 }
 

@@ -1,5 +1,4 @@
 import type { Catalog } from "../config/catalog.ts";
-import { resolveResourceHost } from "../mesh/hosts.ts";
 import { type MeshRegistry, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { boundGateways, virtualServiceHosts } from "../mesh/routing.ts";
 import { HTTPS_PORT, isHttp } from "./envoy_sidecar.ts";
@@ -66,7 +65,7 @@ export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services
   const httpPorts = new Set(services.filter((s) => isHttp(s.protocol)).map((s) => s.port));
   return {
     duplicateClusters: extraClaims(registry.services.flatMap((s) => s.ports.map((p) => `${s.fqdn}:${p.port}`))),
-    duplicateSubsets: extraClaims(catalog.byKind.DestinationRule.flatMap((r) => r.spec.subsets.map((s) => `${r.namespace}\0${resolveResourceHost(r.spec.host, r.namespace)}\0${s.name}`))),
+    duplicateSubsets: extraClaims(catalog.byKind.DestinationRule.flatMap((r) => r.spec.subsets.map((s) => `${r.namespace}\0${r.spec.fqdn}\0${s.name}`))),
     duplicateVirtualServiceDomains: extraClaims(catalog.byKind.VirtualService.flatMap((vs) => boundGateways(vs).flatMap((g) => virtualServiceHosts(vs).map((h) => `${vs.namespace}\0${g}\0${h}`)))),
     outboundTcpOverHttp: services.filter((s) => !isHttp(s.protocol) && httpPorts.has(s.port)).length,
     outboundHttpOverHttps: services.filter((s) => isHttp(s.protocol) && s.port === HTTPS_PORT).length,

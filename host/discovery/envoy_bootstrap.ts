@@ -1,11 +1,12 @@
 import { isIP } from "node:net";
+import { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
 import { SDS_CLUSTER } from "./envoy_mtls.ts";
 import { http2ProtocolOptions } from "./envoy_wasm.ts";
 
 /**
  * The bootstrap of an Envoy sidecar configured by `disco-discovery` over ADS
  * (`meshctl x envoy-bootstrap`): its node (upstream's id
- * `<type>~<ip>~<pod>.<namespace>~<namespace>.svc.cluster.local`, metadata
+ * `<type>~<ip>~<pod>.<namespace>~<namespace>.svc.<domain>`, metadata
  * `NAMESPACE` and `LABELS` as upstream's agent writes them), the admin
  * listener, the `xds-grpc` cluster to the control plane (HTTP/2) and
  * `dynamic_resources` taking listeners and clusters, and through them
@@ -32,6 +33,8 @@ export interface BootstrapOptions {
   /** Node.cluster (upstream: the service cluster); default `<pod>.<namespace>`. */
   readonly cluster?: string;
   readonly adminPort: number;
+  /** The mesh's DNS domain (disco-discovery's `--domain`), the node id's last part; default `cluster.local`. */
+  readonly domain?: string;
 }
 
 /** `host:port` split; throws naming what was expected. */
@@ -42,8 +45,8 @@ export function splitHostPort(address: string): { host: string; port: number } {
   return { host: m[1].replace(/^\[|\]$/g, ""), port };
 }
 
-export function nodeId(o: Pick<BootstrapOptions, "type" | "ip" | "pod" | "namespace">): string {
-  return `${o.type}~${o.ip}~${o.pod}.${o.namespace}~${o.namespace}.svc.cluster.local`;
+export function nodeId(o: Pick<BootstrapOptions, "type" | "ip" | "pod" | "namespace" | "domain">): string {
+  return `${o.type}~${o.ip}~${o.pod}.${o.namespace}~${o.namespace}.svc.${o.domain ?? DEFAULT_DOMAIN}`;
 }
 
 export function envoyBootstrap(o: BootstrapOptions): Record<string, unknown> {

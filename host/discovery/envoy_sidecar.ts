@@ -6,7 +6,7 @@ import { jwtRulesFor } from "../security/jwt/authenticator.ts";
 import { type MeshRegistry, type MeshWorkload, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { serviceDomains } from "../mesh/hosts.ts";
 import { packJson } from "../wire/envoy_protos.ts";
-import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
+import { HUB_CLUSTER, MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, hubCluster, hubHost, wasmFilterConfig } from "./envoy_wasm.ts";
 import { address, remoteHttpCluster } from "./envoy_clusters.ts";
 import { type ClusterServing, DEFAULT_CLUSTER_SERVING, headlessPodListeners, outboundClusters, type PodListener, withDnsTtl } from "./envoy_outbound_clusters.ts";
 import { jwtAuthn } from "./envoy_jwt.ts";
@@ -258,7 +258,7 @@ function routeConfiguration(port: number, services: readonly XdsService[], mesh:
   for (const s of services) {
     const addresses = mesh.registry.services.find((m) => m.fqdn === s.host)?.addresses ?? [];
     // A name two services answer on goes to the first (Envoy refuses a domain twice in one route configuration).
-    const domains = serviceDomains(s.host, namespace, addresses).flatMap((d) => [d, `${d}:${port}`]).filter((d) => !used.has(d));
+    const domains = serviceDomains(s.host, namespace, mesh.registry.domain, addresses).flatMap((d) => [d, `${d}:${port}`]).filter((d) => !used.has(d));
     if (domains.length === 0) continue;
     for (const d of domains) used.add(d);
     const routes = virtualServiceRoutes(s.host, { virtualServices: mesh.catalog.byKind.VirtualService, clientNamespace: namespace, clientLabels: labels, port, portsOf }) ?? [
@@ -318,7 +318,7 @@ export function workloadResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceS
   }
   for (const pod of headlessPodListeners(mesh, mesh.serving, who.ip, isHttp)) listener(podListener(pod));
   for (const c of outboundClusters(mesh, { type: who.type, namespace, labels }, mesh.serving, ads)) cluster(c);
-  cluster(hubCluster());
+  cluster(hubCluster(HUB_CLUSTER, hubHost(mesh.registry.domain)));
   cluster(passthrough(PASSTHROUGH));
   cluster(passthrough(INBOUND_PASSTHROUGH));
   cluster({ name: BLACKHOLE, type: "STATIC", connect_timeout: "10s" });

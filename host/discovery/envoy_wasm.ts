@@ -8,12 +8,18 @@
  * host/wire/proto_json.ts where it is served.
  */
 
+import { DEFAULT_DOMAIN, serviceFqdn } from "../mesh/hosts.ts";
+
 /** The plugin's name, root id and VM id everywhere (Istio: `pluginName` = root id); also the ECDS resource name. */
 export const PLUGIN_NAME = "mesh.hub_client";
 /** Where the bootstrap, the EnvoyFilter and the served listeners expect the module on the proxy's file system. */
 export const MODULE_PATH = "/etc/mesh/filter.wasm";
-/** The hub as the mesh names it (spec 2: hubs listens on gRPC port 9091). */
-export const HUB_HOST = "hubs.mesh-system.svc.cluster.local";
+/** The hub as a mesh of DNS domain `domain` names it (spec 2: hubs listens on gRPC port 9091). */
+export function hubHost(domain: string): string {
+  return serviceFqdn("hubs", "mesh-system", domain);
+}
+/** The hub's host in the default domain: the static artifacts (bootstrap, EnvoyFilter) are written for it. */
+export const HUB_HOST = hubHost(DEFAULT_DOMAIN);
 export const HUB_PORT = 9091;
 /**
  * Under a WasmPlugin the hub is reached through the cluster the mesh already

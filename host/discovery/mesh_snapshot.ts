@@ -53,7 +53,7 @@ export interface SnapshotOptions {
 
 export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
   const catalog = loaded.mesh;
-  const registry = buildRegistry(catalog.byKind);
+  const registry = buildRegistry(catalog.byKind, { domain: catalog.domain });
   const services = xdsServices(registry, catalog, rootNamespace);
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);

@@ -4,7 +4,7 @@ export const DEFAULT_SECURE_GRPC_ADDR = ":15012";
 export const DEFAULT_HTTP_ADDR = ":8080";
 export const DEFAULT_HTTPS_ADDR = ":15017";
 export const DEFAULT_MONITORING_ADDR = ":15014";
-export const DEFAULT_DOMAIN = "cluster.local";
+export { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
 export const DEFAULT_MESH_CONFIG = "/etc/mesh/config/mesh";
 export const DEFAULT_KEEPALIVE_INTERVAL_MS = 30_000;
 export const DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000;

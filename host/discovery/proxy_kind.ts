@@ -13,7 +13,7 @@ import type { ProxyNode } from "./ads_server.ts";
  *   Served listeners with real addresses, routes, clusters and the filter's
  *   extension configuration, computed for the workload its node id names.
  *
- * The node id is upstream's `<type>~<ip>~<pod>.<namespace>~<namespace>.svc.cluster.local`
+ * The node id is upstream's `<type>~<ip>~<pod>.<namespace>~<namespace>.svc.<domain>`
  * (`type` is `sidecar`, or `router` for a gateway). Node metadata `NAMESPACE`
  * and `LABELS` (upstream's keys) win over what the id says, so an Envoy whose
  * pod the registry does not list still gets its inbound listeners.

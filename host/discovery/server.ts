@@ -47,6 +47,8 @@ export interface DiscoveryOptions {
   https?: { address: ListenAddress; tls: TlsFiles; injection: InjectionSettings };
   /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
   trustDomain?: string;
+  /** `--domain`: the mesh's DNS domain (`cluster.local`); service hosts, clusters and API listeners are named `<svc>.<ns>.svc.<domain>`. */
+  domain: string;
   rootNamespace: string;
   /** meshConfig `extensionProviders`: a CUSTOM policy naming none of its authorizers is refused (default: none). */
   extensionProviders?: ExtensionProviders;
@@ -190,7 +192,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     else push.add(performance.now());
     return true;
   };
-  const watcher = new ConfigDirWatcher(o.configDir, o.checks, apply, (problem) => {
+  const watcher = new ConfigDirWatcher(o.configDir, o.checks, o.domain, apply, (problem) => {
     observer.rejected?.(problem);
     o.log.error(problem);
   });

@@ -64,6 +64,8 @@ export interface MeshWorkload {
 }
 
 export interface MeshRegistry {
+  /** The mesh's DNS domain (`cluster.local` by default): service hosts are `<name>.<namespace>.svc.<domain>`. */
+  readonly domain: string;
   readonly services: readonly MeshService[];
   readonly workloads: readonly MeshWorkload[];
   /** Namespaces known to exist (documents, Namespace resources, services). */
@@ -71,6 +73,8 @@ export interface MeshRegistry {
 }
 
 export interface RegistryExtras {
+  /** The mesh's DNS domain (host/mesh/hosts.ts DEFAULT_DOMAIN when the program has no setting for it). */
+  readonly domain: string;
   readonly services?: readonly MeshService[];
   readonly workloads?: readonly MeshWorkload[];
   readonly namespaces?: readonly string[];
@@ -93,11 +97,11 @@ export function workloadFromDeployment(d: Resource<"Deployment">): MeshWorkload 
   return Object.freeze({ kind: "Deployment", name: d.name, namespace: d.namespace, labels: t.labels, serviceAccount: t.spec.serviceAccountName, ports: Object.freeze(t.spec.containers.flatMap((c) => c.ports)), resource: d });
 }
 
-export function serviceFromResource(s: Resource<"Service">): MeshService {
+export function serviceFromResource(s: Resource<"Service">, domain: string): MeshService {
   return Object.freeze({
     name: s.name,
     namespace: s.namespace,
-    fqdn: serviceFqdn(s.name, s.namespace),
+    fqdn: serviceFqdn(s.name, s.namespace, domain),
     addresses: Object.freeze([...(s.spec.addresses ?? [])]),
     ...(s.spec.headless ? { headless: true } : {}),
     selector: s.spec.selector,
@@ -125,18 +129,18 @@ export function servicesFromEntry(e: Resource<"ServiceEntry">): MeshService[] {
   );
 }
 
-/** The registry of a decoded configuration (and whatever the caller knows besides). */
-export function buildRegistry(byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> & Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints">>, extras: RegistryExtras = {}): MeshRegistry {
+/** The registry of a decoded configuration in a mesh of DNS domain `extras.domain` (and whatever the caller knows besides). */
+export function buildRegistry(byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> & Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints">>, extras: RegistryExtras): MeshRegistry {
   const workloads = [...byKind.Pod.map(workloadFromPod), ...byKind.Deployment.map(workloadFromDeployment), ...(extras.workloads ?? [])];
   const withInstances = (s: Resource<"Service">): MeshService => {
     const doc = (byKind.Endpoints ?? []).find((e) => e.name === s.name && e.namespace === s.namespace);
-    const service = serviceFromResource(s);
+    const service = serviceFromResource(s, extras.domain);
     return doc ? Object.freeze({ ...service, instances: endpointInstances(doc, workloads) }) : service;
   };
   const services = [...byKind.Service.map(withInstances), ...(byKind.ServiceEntry ?? []).flatMap(servicesFromEntry)];
   for (const s of extras.services ?? []) if (!services.some((x) => x.fqdn === s.fqdn)) services.push(s);
   const namespaces = new Set<string>([...byKind.Namespace.map((n) => n.name), ...services.map((s) => s.namespace), ...workloads.map((w) => w.namespace), ...(extras.namespaces ?? [])]);
-  return Object.freeze({ services: Object.freeze(services), workloads: Object.freeze(workloads), namespaces });
+  return Object.freeze({ domain: extras.domain, services: Object.freeze(services), workloads: Object.freeze(workloads), namespaces });
 }
 
 /** The ready addresses of an Endpoints document; a `targetRef` Pod among the workloads lends its labels and service account. */
@@ -204,9 +208,9 @@ export interface ResolvedHost {
 export function resolveAuthority(registry: MeshRegistry, authority: string, clientNamespace: string | undefined, defaultPort = 80): ResolvedHost {
   const { host, port } = splitAuthority(authority);
   const p = port ?? defaultPort;
-  const byDomain = registry.services.find((s) => serviceDomains(s.fqdn, clientNamespace, s.addresses).includes(host));
+  const byDomain = registry.services.find((s) => serviceDomains(s.fqdn, clientNamespace, registry.domain, s.addresses).includes(host));
   if (byDomain) return { host: byDomain.fqdn, port: p, service: byDomain };
-  const canonical = canonicalHost(host, clientNamespace, (ns) => registry.namespaces.has(ns));
+  const canonical = canonicalHost(host, clientNamespace, registry.domain, (ns) => registry.namespaces.has(ns));
   const service = registry.services.find((s) => s.fqdn === canonical || (s.source === "ServiceEntry" && hostMatchesEntry(s.fqdn, canonical)));
   return { host: canonical, port: p, service };
 }

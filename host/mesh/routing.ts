@@ -1,7 +1,7 @@
 import type { Resource } from "../config/catalog.ts";
 import type { GatewayServer, HttpMatchRequest, HttpRoute, HttpRouteDestination, StringMatch } from "../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
-import { hostMatches, hostSpecificity, hostsIntersect, resolveResourceHost } from "./hosts.ts";
+import { hostMatches, hostSpecificity, hostsIntersect } from "./hosts.ts";
 import { type Labels, labelsMatch, selectorSelects } from "./labels.ts";
 
 /**
@@ -60,9 +60,9 @@ function visible(vs: VirtualService, namespace: string): boolean {
   return to.length === 0 || to.includes("*") || to.includes(namespace) || (to.includes(".") && vs.namespace === namespace);
 }
 
-/** A VirtualService host resolved in its namespace (`reviews` → FQDN). */
-export function virtualServiceHosts(vs: VirtualService): string[] {
-  return vs.spec.hosts.map((h) => resolveResourceHost(h, vs.namespace));
+/** A VirtualService's hosts resolved in its namespace and the mesh's DNS domain (`reviews` → FQDN; done as the resource is decoded). */
+export function virtualServiceHosts(vs: VirtualService): readonly string[] {
+  return vs.spec.fqdns;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createPrivateKey } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
 import type { WorkloadCertificate } from "../anchor/client.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../cli/daemon.ts";
@@ -260,6 +261,13 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     return { exitCode: EXIT_BAD_CONFIG };
   }
   const namespace = env.POD_NAMESPACE ?? "default";
+  // Upstream's proxy DNS domain `<namespace>.svc.<mesh domain>`: the mesh's DNS domain is its tail.
+  const dnsDomain = (opts.domain as string) || `${namespace}.svc.${DEFAULT_DOMAIN}`;
+  const meshDomain = splitProxyDnsDomain(dnsDomain)?.domain;
+  if (meshDomain === undefined) {
+    log.error(`--domain: expected the proxy's DNS domain <namespace>.svc.<mesh domain> (e.g. ${namespace}.svc.cluster.local), got ${JSON.stringify(opts.domain)}`);
+    return { exitCode: EXIT_BAD_CONFIG };
+  }
   let sidecar: Sidecar | undefined;
   let jwks: JwksCache | undefined;
   const metrics = new AgentMetrics({
@@ -335,7 +343,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   const identity = {
     id: (opts.id as string) || `${env.POD_NAME ?? "sidecar"}.${namespace}`,
     ip: (opts.ip as string) || (env.INSTANCE_IP ?? ""),
-    domain: (opts.domain as string) || `${namespace}.svc.cluster.local`,
+    domain: dnsDomain,
     serviceCluster: opts.serviceCluster as string,
   };
   const hubLog = logger.scope("hub");
@@ -379,8 +387,8 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
   const checks = shared.checks ?? FilterModule.load(wasm);
   let quit: (() => void) | undefined;
   const proxyId = (opts.id as string) || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
-  // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<namespace>.svc.<domain suffix>.
-  const node = { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${env.POD_NAMESPACE ?? "default"}.svc.cluster.local`, cluster: opts.serviceCluster as string };
+  // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<the proxy's DNS domain, <namespace>.svc.<mesh domain>>.
+  const node = { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${dnsDomain}`, cluster: opts.serviceCluster as string };
   const sinkError = (flag: string) => {
     let lastWarnedAt = -Infinity;
     // A service that stays down fails every stream: one warning a minute, the rest at debug.
@@ -435,6 +443,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
     commandLineOptions: commandLineOptions(opts),
     onQuit: () => quit?.(),
     checks: { template: (t) => checks.checkTemplate(t), regex: (p) => checks.checkRegex(p) },
+    meshDomain,
     logger,
     identity: security ? { ...identity, spiffeId: workloadTls!.options.identity, serviceAccount: security.serviceAccount, ...(security.labels ? { labels: security.labels } : {}) } as typeof identity : identity,
     security,

@@ -41,15 +41,15 @@ export const RESCAN_INTERVAL_MS = 1000;
  * Reads every YAML/JSON file of `dir` (sorted) into one plugin configuration
  * plus the catalog of the other documents; throws ConfigError for a bad file.
  */
-export function loadConfigDir(dir: string, checks: PatternChecks): LoadedConfig {
+export function loadConfigDir(dir: string, checks: PatternChecks, domain: string): LoadedConfig {
   const files = readdirSync(dir).filter((f) => CONFIG_FILE.test(f)).sort().map((f) => join(dir, f));
-  return loadDocuments(files.flatMap((f) => readDocuments(f)), files, checks);
+  return loadDocuments(files.flatMap((f) => readDocuments(f)), files, checks, domain);
 }
 
-/** The same from documents already read (a directory's, or those the control plane sent); throws ConfigError. */
-export function loadDocuments(docs: SourceDocument[], files: string[], checks: PatternChecks): LoadedConfig {
+/** The same from documents already read (a directory's, or those the control plane sent), short hosts resolved in the mesh's DNS domain; throws ConfigError. */
+export function loadDocuments(docs: SourceDocument[], files: string[], checks: PatternChecks, domain: string): LoadedConfig {
   const bundle = decodeHubClientDocuments(docs.filter((d) => HUB_CLIENT_KINDS.has(d.kind)), checks);
-  const mesh = decodeDocuments(docs.filter((d) => !HUB_CLIENT_KINDS.has(d.kind)), checks);
+  const mesh = decodeDocuments(docs.filter((d) => !HUB_CLIENT_KINDS.has(d.kind)), checks, { domain });
   if (mesh.errors.length > 0) throw new CatalogErrors(mesh.errors);
   return { plugin: JSON.stringify(pluginConfig(bundle)), bundle, files, documents: docs, mesh };
 }
@@ -67,6 +67,8 @@ export class ConfigDirWatcher {
   constructor(
     private readonly dir: string,
     private readonly checks: PatternChecks,
+    /** The mesh's DNS domain (host/mesh/hosts.ts). */
+    private readonly domain: string,
     private readonly apply: (config: LoadedConfig) => boolean,
     private readonly reject: (problem: string) => void,
   ) {}
@@ -117,7 +119,7 @@ export class ConfigDirWatcher {
     this.fingerprint = this.currentFingerprint();
     let loaded: LoadedConfig;
     try {
-      loaded = loadConfigDir(this.dir, this.checks);
+      loaded = loadConfigDir(this.dir, this.checks, this.domain);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       this.reject(`${e.message}; keeping the last good configuration`);

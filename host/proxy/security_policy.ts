@@ -492,5 +492,5 @@ function registryWithEndpoints(catalog: Catalog, endpoints: ReadonlyMap<string, 
       external: ns === undefined,
     });
   });
-  return buildRegistry(catalog.byKind, { services });
+  return buildRegistry(catalog.byKind, { domain: catalog.domain, services });
 }

@@ -63,6 +63,8 @@ export interface SidecarOptions {
   inboundService: string;
   hub: HubCaller;
   checks: PatternChecks;
+  /** The mesh's DNS domain (`cluster.local` unless `--domain` says otherwise): service hosts are `<name>.<namespace>.svc.<domain>`. */
+  meshDomain: string;
   logger: Logger;
   /** What /config_dump shows besides the filter configuration. */
   identity: Record<string, string>;
@@ -293,8 +295,8 @@ export class Sidecar {
       this.log.error(problem);
     };
     this.watcher = options.discovery
-      ? new XdsConfigSource(options.discovery.address, options.discovery.node, options.checks, (c) => this.apply(c), reject, this.log, options.discovery.credentials)
-      : new ConfigDirWatcher(options.configDir, options.checks, (c) => this.apply(c), reject);
+      ? new XdsConfigSource(options.discovery.address, options.discovery.node, options.checks, options.meshDomain, (c) => this.apply(c), reject, this.log, options.discovery.credentials)
+      : new ConfigDirWatcher(options.configDir, options.checks, options.meshDomain, (c) => this.apply(c), reject);
   }
 
   /** Loads the configuration and opens every listener; throws when the first configuration is unusable. */

@@ -38,6 +38,8 @@ export class XdsConfigSource {
     private readonly address: string,
     private readonly node: XdsNode,
     private readonly checks: PatternChecks,
+    /** The mesh's DNS domain the documents' short hosts resolve in (host/mesh/hosts.ts). */
+    private readonly domain: string,
     private readonly apply: (config: LoadedConfig) => boolean,
     private readonly reject: (problem: string) => void,
     private readonly log: { info(m: string): void; warn(m: string): void },
@@ -107,7 +109,7 @@ export class XdsConfigSource {
     try {
       const documents = documentsFromResources(r.resources);
       const files = [...new Set(documents.map((d) => d.file))];
-      if (!this.apply(loadDocuments(documents, files, this.checks))) problem = "the configuration was not applied";
+      if (!this.apply(loadDocuments(documents, files, this.checks, this.domain))) problem = "the configuration was not applied";
     } catch (e) {
       if (!(e instanceof ConfigError) && !(e instanceof SyntaxError)) throw e;
       problem = e.message;

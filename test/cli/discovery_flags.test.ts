@@ -27,7 +27,8 @@ describe("disco-discovery discovery: flags and variables", () => {
       [["--meshConfig", mesh], {}, /^disco-discovery discovery: --meshConfig: .*mesh\.yaml: rootNamespace: expected a namespace name \(a DNS label\), got "Bad_NS"\n$/],
       [["--trust-domain", "bad domain"], {}, /^disco-discovery discovery: --trust-domain: expected a trust domain \(a DNS name\), got "bad domain"\n$/],
       [[], { DISCO_CERT_PROVIDER: "orch" }, /^disco-discovery discovery: DISCO_CERT_PROVIDER="orch": expected anchor /],
-      [["--domain", "example.com"], {}, /^disco-discovery discovery: --domain: not applicable here: not built: the suffix cluster.local is part of the one mesh model/],
+      [["--domain", "bad_domain.local"], {}, /^disco-discovery discovery: --domain: expected a DNS domain such as cluster\.local .*, got "bad_domain\.local"\n$/],
+      [["--domain", ".example.com"], {}, /^disco-discovery discovery: --domain: expected a DNS domain/],
       [[], { DISCO_SCOPE_PUSHES: "maybe" }, /^disco-discovery discovery: DISCO_SCOPE_PUSHES="maybe": expected true or false\n$/],
       [[], { TERMINATION_DRAIN_DURATION_SECONDS: "5s" }, /^disco-discovery discovery: TERMINATION_DRAIN_DURATION_SECONDS="5s": expected an integer from 0 to 2147483\n$/],
     ];

@@ -141,6 +141,17 @@ describe("orch-inject: settings files", () => {
   });
 });
 
+test("orch-inject: values' global.proxy.clusterDomain (upstream's) gives the agent --domain <namespace>.svc.<domain> and the hub's address in it", () => {
+  const values = tempFile("global:\n  proxy:\n    clusterDomain: example.internal\n", "values.yaml");
+  const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--valuesFile", values]);
+  assert.equal(r.status, 0, r.stderr);
+  const args: string[] = template(docs(r.stdout)[0]).spec.containers.at(-1).args;
+  assert.equal(args[args.indexOf("--domain") + 1], "$(POD_NAMESPACE).svc.example.internal");
+  assert.ok(args.includes("hub_server=mesh-hub.mesh-system.svc.example.internal:9091"), args.join(" "));
+  const plain = meshctl(["orch-inject", "-f", "inject_settings.in.yaml"]);
+  assert.equal(template(docs(plain.stdout)[0]).spec.containers.at(-1).args.includes("--domain"), false, "the default domain adds no flag (the agent's default)");
+});
+
 test("orch-inject: the mesh config's defaultConfig.image names the repository; one with a tag is used as is", () => {
   for (const [image, expected] of [["mirror.example.com/agent", "mirror.example.com/agent:1.4.2"], ["mirror.example.com:5000/agent:pinned", "mirror.example.com:5000/agent:pinned"]]) {
     const mesh = tempFile(`defaultConfig:\n  image: ${image}\n`, "mesh.yaml");
@@ -196,6 +207,7 @@ describe("orch-inject: bad input exits 2, names file and field, writes nothing",
     { name: "containerPort not a number", args: () => ["-f", tempFile(deployment("      containers:\n      - name: web\n        ports:\n        - containerPort: http\n"), "d.yaml")], error: /Deployment shop\/web: spec\.template\.spec\.containers\[0\]\.ports\[0\]\.containerPort: expected an integer from 1 to 65535, got "http"/ },
     { name: "annotation value not a string", args: () => ["-f", tempFile(deployment("      containers:\n      - name: web\n", "      annotations:\n        sidecar.mesh.io/inject: false\n"), "d.yaml")], error: /spec\.template\.metadata\.annotations\[sidecar\.mesh\.io\/inject\]: expected a string, got false/ },
     { name: "bad values field", args: () => ["-f", "inject_settings.in.yaml", "--valuesFile", tempFile("global:\n  proxy:\n    statusPort: status\n", "values.yaml")], error: /values\.yaml: global\.proxy\.statusPort: expected an integer from 1 to 65535, got "status"/ },
+    { name: "bad values clusterDomain", args: () => ["-f", "inject_settings.in.yaml", "--valuesFile", tempFile("global:\n  proxy:\n    clusterDomain: .local\n", "values.yaml")], error: /values\.yaml: global\.proxy\.clusterDomain: expected a DNS domain such as cluster\.local, got "\.local"/ },
     { name: "bad mesh config duration", args: () => ["-f", "inject_settings.in.yaml", "--meshConfigFile", tempFile("defaultConfig:\n  drainDuration: soon\n", "mesh.yaml")], error: /mesh\.yaml: defaultConfig\.drainDuration: expected a duration such as "45s" or "1m0s", got "soon"/ },
     { name: "settings file that is a list", args: () => ["-f", "inject_settings.in.yaml", "--injectConfigFile", tempFile("- a\n", "inject.yaml")], error: /inject\.yaml: \(document\): expected an object, got a list/ },
     { name: "missing input file", args: () => ["-f", "no-such-file.yaml"], error: /no-such-file\.yaml: \(file\): expected a readable file, got ENOENT/ },

@@ -49,6 +49,8 @@ describe("usage errors: exit 2, one line naming the flag", () => {
   it("a bad flag value names the flag (each daemon)", () => {
     for (const [name, args, flag] of [
       ["disco-agent", ["proxy", "--proxyAdminPort", "x"], "--proxyAdminPort"],
+      // Upstream's proxy DNS domain is <namespace>.svc.<mesh domain>: a bare mesh domain is refused before anything is read.
+      ["disco-agent", ["proxy", "--configDir", import.meta.dirname, "--domain", "example.internal"], "--domain"],
       ["hubs", ["server", "--maxMessageSize", "-1"], "--maxMessageSize"],
       ["mesh_ca", ["--workload-cert-ttl", "soon"], "--workload-cert-ttl"],
       ["hubs", ["server", "--log_output_level", "api:loud"], "--log_output_level"],

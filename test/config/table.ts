@@ -15,7 +15,7 @@ export function filterPatternChecks(): CatalogChecks {
 export const FILE = "table.yaml";
 
 /** Decodes YAML text (one or more documents) through the catalog. */
-export function decode(yaml: string, options: { referential?: boolean; defaultNamespace?: string } = {}): Catalog {
+export function decode(yaml: string, options: { referential?: boolean; defaultNamespace?: string; domain?: string } = {}): Catalog {
   const { documents, problems } = parseSourceText(yaml, FILE);
   assert.deepEqual(problems, [], "test documents must parse");
   return decodeDocuments(documents, filterPatternChecks(), options);

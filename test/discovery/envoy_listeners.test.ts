@@ -8,6 +8,7 @@
 // proxy and TCP metadata exchange are refused. Each in its default and
 // changed shape, every listener decoded strictly with Envoy's v3 protos;
 // then the real daemon with the variables set, over a real ADS stream.
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -70,7 +71,7 @@ const WEB_1 = { id: "sidecar~10.0.0.9~web-1.shop~shop.svc.cluster.local", cluste
 const LEGACY = "outbound|9000||legacy.shop.svc.cluster.local";
 
 const checks = filterChecks(FilterModule.load());
-const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks);
+const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks, DEFAULT_DOMAIN);
 
 type Obj = Record<string, any>;
 

@@ -14,13 +14,14 @@ import { MODULE_CLUSTER } from "../../host/discovery/envoy_wasm.ts";
 import { meshSnapshot, resourcesFor, type SnapshotOptions } from "../../host/discovery/mesh_snapshot.ts";
 import type { ResourceSet } from "../../host/discovery/resource_set.ts";
 import { CLUSTER, ENDPOINT, LISTENER } from "../../host/discovery/type_urls.ts";
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import { loadDocuments } from "../../host/proxy/config_dir.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { CLUSTER_MESH, DB } from "./support/cluster_mesh.ts";
 
 const checks = filterChecks(FilterModule.load());
-const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks);
+const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks, DEFAULT_DOMAIN);
 
 
 const envoy = (ip = "10.0.0.9", type = "sidecar", labels?: Record<string, string>) => ({

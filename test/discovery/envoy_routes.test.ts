@@ -5,6 +5,7 @@ import { filterChecks } from "../../host/config/catalog.ts";
 import { parseDocuments } from "../../host/config/documents.ts";
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import { ROUTE } from "../../host/discovery/type_urls.ts";
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import { loadDocuments } from "../../host/proxy/config_dir.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
@@ -49,7 +50,7 @@ describe("VirtualService routes served to Envoy", () => {
 
   before(() => {
     root = envoyRoot();
-    const loaded = loadDocuments(parseDocuments(MESH, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()));
+    const loaded = loadDocuments(parseDocuments(MESH, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()), DEFAULT_DOMAIN);
     const snapshot = meshSnapshot(1, loaded, "mesh-system");
     const set = resourcesFor(snapshot, { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: { LABELS: { app: "other" } }, userAgentName: "envoy" });
     const config = decodeAnyStrict(root, set.get(ROUTE)!.get("80")!.any).object;
@@ -83,7 +84,7 @@ describe("VirtualService routes served to Envoy", () => {
   });
 
   it("a host without a VirtualService goes to its own cluster; unknown hosts through allow_any", () => {
-    const loaded = loadDocuments(parseDocuments(MESH, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()));
+    const loaded = loadDocuments(parseDocuments(MESH, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()), DEFAULT_DOMAIN);
     const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system"), { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" });
     const config = decodeAnyStrict(root, set.get(ROUTE)!.get("80")!.any).object;
     const api = config.virtual_hosts.find((v: any) => v.name === "api.shop.svc.cluster.local:80");

@@ -6,6 +6,7 @@ import { parseDocuments } from "../../host/config/documents.ts";
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import { CLUSTER, LISTENER } from "../../host/discovery/type_urls.ts";
 import { envoyBootstrap } from "../../host/discovery/envoy_bootstrap.ts";
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import { loadDocuments } from "../../host/proxy/config_dir.ts";
 import { AuthorizationEngine, authorizationPoliciesFor } from "../../host/security/authz/engine.ts";
 import type { AuthzRequest } from "../../host/security/authz/matcher.ts";
@@ -138,7 +139,7 @@ type Json = Record<string, any>;
 
 function served(yaml: string, node: typeof BOOKINFO_NODE, extensionProviders?: ExtensionProviders) {
   // Throws naming the field of any document that does not decode.
-  const loaded = loadDocuments(parseDocuments(yaml, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()));
+  const loaded = loadDocuments(parseDocuments(yaml, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()), DEFAULT_DOMAIN);
   const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system", extensionProviders ? { extensionProviders } : {}), node);
   const root = envoyRoot();
   const anyTypes = new Set<string>();

@@ -1,3 +1,4 @@
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -29,7 +30,7 @@ const providers = decodeExtensionProviders(Field.root({ extensionProviders: [{ n
 
 describe("extension providers for CUSTOM policies", () => {
   it("a provider the mesh config lacks, or one that is not an authorizer, is an error on spec.provider.name", () => {
-    const catalog = (p: string) => loadDocuments(parseDocuments(custom(p), "authz.yaml"), ["authz.yaml"], testChecks()).mesh;
+    const catalog = (p: string) => loadDocuments(parseDocuments(custom(p), "authz.yaml"), ["authz.yaml"], testChecks(), DEFAULT_DOMAIN).mesh;
     assert.deepEqual(unknownProviderProblems(catalog("sample-ext-authz-http"), providers), []);
     assert.deepEqual(unknownProviderProblems(catalog("nope"), providers), [
       { severity: "error", file: "authz.yaml", resource: "AuthorizationPolicy foo/ext-authz", fieldPath: "spec.provider.name", message: 'unknown extension provider "nope" (meshConfig extensionProviders has "sample-ext-authz-http")' },

@@ -2,6 +2,7 @@
 // scraper reads them from /metrics (checked by promtool), updated by real ADS
 // streams (an XdsConfigSource ACKing and NACKing), the configuration's
 // refusals and its conflicts; /ready and /version.
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -107,8 +108,8 @@ describe("disco-discovery --monitoringAddr", { timeout: 600_000 }, () => {
 
   it("connections, pushes, ACK convergence, NACKs and refused configurations are counted", async () => {
     const applied: LoadedConfig[] = [];
-    const accepting = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" }, checks, (c) => (applied.push(c), true), () => {}, silent);
-    const refusing = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~b.foo~foo.svc.cluster.local", cluster: "b.foo" }, checks, (c) => !JSON.stringify(c.mesh.byKind.AuthorizationPolicy).includes("/refuse-me"), () => {}, silent);
+    const accepting = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" }, checks, DEFAULT_DOMAIN, (c) => (applied.push(c), true), () => {}, silent);
+    const refusing = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~b.foo~foo.svc.cluster.local", cluster: "b.foo" }, checks, DEFAULT_DOMAIN, (c) => !JSON.stringify(c.mesh.byKind.AuthorizationPolicy).includes("/refuse-me"), () => {}, silent);
     try {
       await accepting.start();
       await refusing.start();

@@ -13,12 +13,13 @@ import { endpointCounts, meshConflicts } from "../../host/discovery/conflicts.ts
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import { changedKinds, isEndpointChange } from "../../host/discovery/push_scope.ts";
 import { CLUSTER, CONFIG_DOCUMENT, LISTENER, ROUTE } from "../../host/discovery/type_urls.ts";
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import { loadDocuments } from "../../host/proxy/config_dir.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 
 const checks = filterChecks(FilterModule.load());
-const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks);
+const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks, DEFAULT_DOMAIN);
 const policy = (name: string, namespace: string, path = "/admin") => `apiVersion: security.mesh.io/v1
 kind: AuthorizationPolicy
 metadata: {name: ${name}, namespace: ${namespace}}

@@ -1,6 +1,7 @@
 // disco-discovery's server options that shape connections and introspection:
 // --keepaliveMaxServerConnectionAge ends a proxy's connection (it reconnects
 // and is served again), ControlZ shows the connections and the configuration.
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,7 +32,7 @@ describe("disco-discovery: connection age and ControlZ", { timeout: 600_000 }, (
     const warnings: string[] = [];
     let applied = 0;
     const log = { info: () => {}, warn: (m: string) => warnings.push(m) };
-    const source = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" }, checks, () => (applied++, true), () => {}, log);
+    const source = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" }, checks, DEFAULT_DOMAIN, () => (applied++, true), () => {}, log);
     try {
       assert.equal(await source.start(), true);
       await until("the stream closed by the server", () => (warnings.some((w) => w.startsWith("control plane stream closed")) ? true : undefined));

@@ -1,15 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { findDestinationRule, destinationFor } from "../../host/mesh/destination_rules.ts";
-import { canonicalHost, hostsIntersect, splitAuthority } from "../../host/mesh/hosts.ts";
+import type { Catalog } from "../../host/config/catalog.ts";
+import { DEFAULT_DOMAIN, canonicalHost, hostsIntersect, serviceDomains, splitAuthority, splitProxyDnsDomain } from "../../host/mesh/hosts.ts";
 import { labelsMatch, labelsMatchKnown, selectorSelects } from "../../host/mesh/labels.ts";
 import { effectiveMtls, policyApplies, selectingPolicies } from "../../host/mesh/policies.ts";
 import { endpointsOf } from "../../host/mesh/endpoints.ts";
 import { gatewayTlsServers, serverForSni } from "../../host/mesh/gateway_tls.ts";
 import { buildRegistry, containerPortForServicePort, resolveAuthority } from "../../host/mesh/registry.ts";
+import { virtualServiceHosts } from "../../host/mesh/routing.ts";
 import { decode } from "../config/table.ts";
 
 const ROOT = "mesh-system";
+
+/** The mesh model's registry of a decoded configuration, in the DNS domain it was decoded in. */
+const registryOf = (catalog: Catalog) => buildRegistry(catalog.byKind, { domain: catalog.domain });
 
 // Upstream's httpbin sample (renamed): Service port 8000 → container port 80, with a cluster address.
 const HTTPBIN = `
@@ -34,7 +39,7 @@ spec: { selector: { mesh: ingressgateway }, ports: [{ name: http2, port: 80, tar
 `;
 
 describe("mesh model: host names in upstream's forms", () => {
-  const registry = buildRegistry(decode(HTTPBIN).byKind);
+  const registry = registryOf(decode(HTTPBIN));
   const forms: Array<[string, string | undefined, number]> = [
     ["httpbin", "foo", 80],
     ["httpbin:8000", "foo", 8000],
@@ -62,7 +67,7 @@ describe("mesh model: host names in upstream's forms", () => {
   });
 
   it("external names stay as written, lower case", () => {
-    assert.equal(canonicalHost("Edition.CNN.com", "foo"), "edition.cnn.com");
+    assert.equal(canonicalHost("Edition.CNN.com", "foo", DEFAULT_DOMAIN), "edition.cnn.com");
     assert.deepEqual(splitAuthority("[::1]:8080"), { host: "[::1]", port: 8080 });
   });
 
@@ -77,6 +82,80 @@ describe("mesh model: host names in upstream's forms", () => {
     assert.equal(containerPortForServicePort(registry, gw, 80), 8080);
     assert.equal(containerPortForServicePort(registry, gw, 443), 8443);
     assert.equal(containerPortForServicePort(registry, gw, 8080), undefined);
+  });
+});
+
+describe("mesh model: a DNS domain other than cluster.local (disco-discovery --domain)", () => {
+  const DOMAIN = "example.internal";
+  const SHORT_HOSTS = `
+---
+apiVersion: networking.mesh.io/v1
+kind: DestinationRule
+metadata: { name: httpbin, namespace: foo }
+spec: { host: httpbin, subsets: [{ name: v1, labels: { version: v1 } }] }
+---
+apiVersion: networking.mesh.io/v1
+kind: VirtualService
+metadata: { name: httpbin, namespace: foo }
+spec:
+  hosts: [httpbin]
+  http: [{ route: [{ destination: { host: httpbin, subset: v1 } }], mirror: { host: reviews } }]
+`;
+  const catalog = decode(HTTPBIN + SHORT_HOSTS, { domain: DOMAIN });
+  const registry = registryOf(catalog);
+
+  it("the model is built with the domain: services are <name>.<namespace>.svc.<domain>", () => {
+    assert.equal(catalog.domain, DOMAIN);
+    assert.equal(registry.domain, DOMAIN);
+    assert.deepEqual(registry.services.map((s) => s.fqdn).sort(), ["httpbin.foo.svc.example.internal", "mesh-ingressgateway.mesh-system.svc.example.internal"]);
+  });
+
+  for (const [authority, clientNs] of [["httpbin", "foo"], ["httpbin.foo", "bar"], ["httpbin.foo.svc", "bar"], ["httpbin.foo.svc.example.internal:8000", "bar"], ["10.96.0.20:8000", "bar"]] as const) {
+    it(`${authority} from namespace ${clientNs} names httpbin.foo.svc.example.internal`, () => {
+      const r = resolveAuthority(registry, authority, clientNs);
+      assert.equal(r.host, "httpbin.foo.svc.example.internal");
+      assert.equal(r.service?.name, "httpbin");
+    });
+  }
+
+  it("a short name from another namespace resolves in the client's namespace, in the mesh's domain", () => {
+    assert.deepEqual(resolveAuthority(registry, "reviews", "bar"), { host: "reviews.bar.svc.example.internal", port: 80, service: undefined });
+  });
+
+  it("the cluster.local name of the service is not the service in this mesh: it is an external host", () => {
+    const r = resolveAuthority(registry, "httpbin.foo.svc.cluster.local", "bar");
+    assert.equal(r.host, "httpbin.foo.svc.cluster.local");
+    assert.equal(r.service, undefined);
+  });
+
+  it("short hosts of DestinationRules and VirtualServices resolve in the resource's namespace and the domain", () => {
+    const [rule] = catalog.byKind.DestinationRule;
+    const [vs] = catalog.byKind.VirtualService;
+    assert.equal(rule.spec.fqdn, "httpbin.foo.svc.example.internal");
+    assert.deepEqual(virtualServiceHosts(vs), ["httpbin.foo.svc.example.internal"]);
+    assert.equal(vs.spec.http[0].route[0].destination.fqdn, "httpbin.foo.svc.example.internal");
+    assert.equal(vs.spec.http[0].mirror?.fqdn, "reviews.foo.svc.example.internal");
+    assert.equal(findDestinationRule(catalog.byKind.DestinationRule, "httpbin.foo.svc.example.internal", "bar", ROOT)?.name, "httpbin");
+  });
+
+  it("the names a service answers on are those of its domain", () => {
+    assert.deepEqual(serviceDomains("httpbin.foo.svc.example.internal", "foo", DOMAIN), ["httpbin.foo.svc.example.internal", "httpbin.foo.svc", "httpbin.foo", "httpbin"]);
+    assert.deepEqual(serviceDomains("httpbin.foo.svc.cluster.local", "foo", DOMAIN), ["httpbin.foo.svc.cluster.local"]);
+  });
+
+  it("without a domain the model is upstream's default cluster.local, unchanged", () => {
+    const plain = decode(HTTPBIN + SHORT_HOSTS);
+    assert.equal(plain.domain, DEFAULT_DOMAIN);
+    assert.equal(plain.byKind.DestinationRule[0].spec.fqdn, "httpbin.foo.svc.cluster.local");
+    assert.deepEqual(virtualServiceHosts(plain.byKind.VirtualService[0]), ["httpbin.foo.svc.cluster.local"]);
+    assert.equal(resolveAuthority(registryOf(plain), "httpbin", "foo").host, "httpbin.foo.svc.cluster.local");
+  });
+
+  it("a proxy's DNS domain <namespace>.svc.<domain> (disco-agent --domain) gives the mesh's domain", () => {
+    assert.deepEqual(splitProxyDnsDomain("foo.svc.example.internal"), { namespace: "foo", domain: DOMAIN });
+    assert.deepEqual(splitProxyDnsDomain("foo.svc.cluster.local"), { namespace: "foo", domain: DEFAULT_DOMAIN });
+    assert.equal(splitProxyDnsDomain("example.internal"), undefined);
+    assert.equal(splitProxyDnsDomain("foo.svc."), undefined);
   });
 });
 
@@ -176,7 +255,7 @@ kind: Pod
 metadata: { name: reviews-v2-abc, namespace: default, labels: { app: reviews, version: v2 } }
 spec: { serviceAccountName: bookinfo-reviews, containers: [{ name: reviews, ports: [{ containerPort: 9080 }] }] }
 `;
-  const registry = buildRegistry(decode(DOCS).byKind);
+  const registry = registryOf(decode(DOCS));
   const service = (fqdn: string) => registry.services.find((s) => s.fqdn === fqdn)!;
 
   it("ready addresses on the endpoint port named like the service port; not-ready ones left out", () => {
@@ -195,7 +274,7 @@ spec: { serviceAccountName: bookinfo-reviews, containers: [{ name: reviews, port
   });
 
   it("a Service without an Endpoints document has none; a bad address names its field", () => {
-    const bare = buildRegistry(decode(HTTPBIN).byKind).services.find((s) => s.name === "httpbin")!;
+    const bare = registryOf(decode(HTTPBIN)).services.find((s) => s.name === "httpbin")!;
     assert.deepEqual(endpointsOf(bare, bare.ports[0]), []);
     const bad = decode("apiVersion: v1\nkind: Endpoints\nmetadata: { name: db, namespace: foo }\nsubsets: [{ addresses: [{ ip: not-an-ip }], ports: [{ port: 1 }] }]\n");
     assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /subsets\[0\]\.addresses\[0\]\.ip.*IPv4 or IPv6/);
@@ -225,7 +304,7 @@ spec:
   - { port: { number: 443, name: https-other, protocol: HTTPS }, tls: { mode: SIMPLE, credentialName: missing }, hosts: ["*.example.org"] }
 `;
   const catalog = decode(DOCS);
-  const registry = buildRegistry(catalog.byKind);
+  const registry = registryOf(catalog);
   const w = { namespace: "mesh-system", labels: { mesh: "ingressgateway" } };
   const servers = gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8443, (p) => containerPortForServicePort(registry, { ...w, ports: [] }, p));
 

@@ -1,4 +1,5 @@
 import type { Writable } from "node:stream";
+import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../../mesh/hosts.ts";
 import { buildRegistry, type MeshRegistry, servicesOfWorkload } from "../../mesh/registry.ts";
 import { type AnyResource, type CatalogChecks, KINDS, KIND_API_VERSIONS, type Resource, type ResourcesByKind, decodeDocuments, filterChecks } from "../../config/catalog.ts";
 import { formatConfigProblem } from "../../config/problems.ts";
@@ -17,6 +18,8 @@ export interface MeshView {
   /** What was read, for messages: `files a.yaml, b.yaml`, `sidecar http://…`, `config dump x.json`. */
   readonly source: string;
   readonly byKind: ResourcesByKind;
+  /** The mesh's DNS domain the resources were decoded in (meshctl has no `--domain`, as upstream's CLI: `cluster.local` for files; a sidecar's own). */
+  readonly domain: string;
   readonly sidecar?: SidecarFacts;
 }
 
@@ -79,7 +82,7 @@ export async function loadView(o: ViewOptions, errors: Writable): Promise<MeshVi
   }
   const catalog = decodeDocuments(loaded.documents, o.checks ?? filterChecks(FilterModule.load()), { defaultNamespace: o.namespace || undefined });
   for (const p of [...loaded.problems, ...catalog.errors]) errors.write(`Warning: ignored: ${formatConfigProblem(p)}\n`);
-  return { source: `files ${files.join(", ")}`, byKind: catalog.byKind };
+  return { source: `files ${files.join(", ")}`, byKind: catalog.byKind, domain: catalog.domain };
 }
 
 /** The resources a sidecar decoded from its configuration directory, as catalog resources. */
@@ -110,6 +113,8 @@ export function viewFromDump(dump: ConfigDump, source: string): MeshView {
   return {
     source,
     byKind,
+    // The sidecar's DNS domain `<namespace>.svc.<mesh domain>` (its --domain) says in which mesh domain it decoded them.
+    domain: splitProxyDnsDomain(dump.identity.domain ?? "")?.domain ?? DEFAULT_DOMAIN,
     sidecar: {
       id,
       pod: dot > 0 ? id.slice(0, dot) : id,
@@ -167,7 +172,7 @@ export function allWorkloads(view: MeshView): Workload[] {
 
 /** The mesh model's registry of the view (services, workloads), for the mesh questions the commands ask. */
 export function registryOf(view: MeshView): MeshRegistry {
-  return buildRegistry(view.byKind);
+  return buildRegistry(view.byKind, { domain: view.domain });
 }
 
 /** Services of the workload's namespace whose selector matches its labels (none while its labels are unknown). */

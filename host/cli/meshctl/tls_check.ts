@@ -184,7 +184,7 @@ function workloadRows(view: MeshView, w: Workload, o: TlsCheckOptions, notes: st
 }
 
 function serviceRows(view: MeshView, w: Workload, svc: Resource<"Service">, o: TlsCheckOptions, notes: string[]): TlsCheckRow[] {
-  const fqdn = serviceFqdn(svc.name, svc.namespace);
+  const fqdn = serviceFqdn(svc.name, svc.namespace, view.domain);
   const bound = boundPorts(view, w);
   workloadNotes(view, w, o, notes, bound);
   return svc.spec.ports.map((p) => {

@@ -28,12 +28,6 @@ export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--networksConfig", "value", "/etc/mesh/config/meshNetworks", "one network: every endpoint is reachable"),
   na("--plugins", "value", "authn,authz,health,hub", "the networking plugins are fixed: every proxy gets the mesh's documents and applies them itself"),
   na("--resync", "value", "1m0s", "the folder is watched: there is no controller to resync"),
-  na(
-    "--domain",
-    "value",
-    "cluster.local",
-    "not built: the suffix cluster.local is part of the one mesh model every program shares (host/mesh/hosts.ts: service hosts, node ids, SPIFFE and DNS names), not a setting of one daemon",
-  ),
 ];
 
 /** Spec 2 variables of disco-discovery (DI) this build does not apply. */

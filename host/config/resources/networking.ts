@@ -1,6 +1,7 @@
 import type { Field } from "../decode.ts";
 import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
-import { dns1123Label, isDns1123Label, isDns1123Subdomain, isIpOrCidr, labelMap, port, resolveHost, wildcardHost } from "./syntax.ts";
+import { resolveResourceHost } from "../../mesh/hosts.ts";
+import { dns1123Label, isDns1123Label, isDns1123Subdomain, isIpOrCidr, labelMap, port, wildcardHost } from "./syntax.ts";
 
 /**
  * The networking resources (spec 1): DestinationRule, Gateway, VirtualService.
@@ -110,7 +111,7 @@ export interface Subset {
 export interface DestinationRuleSpec {
   /** As written. */
   readonly host: string;
-  /** `host` with a short name resolved in the rule's namespace (`reviews` → `reviews.<ns>.svc.cluster.local`). */
+  /** `host` with a short name resolved in the rule's namespace and the mesh's DNS domain (`reviews` → `reviews.<ns>.svc.<domain>`). */
   readonly fqdn: string;
   readonly trafficPolicy?: TrafficPolicy;
   readonly subsets: readonly Subset[];
@@ -177,7 +178,7 @@ function exportTo(f: Field): readonly string[] {
   );
 }
 
-export function decodeDestinationRule(spec: Field, namespace: string): DestinationRuleSpec {
+export function decodeDestinationRule(spec: Field, namespace: string, domain: string): DestinationRuleSpec {
   spec.object();
   spec.allowOnly(["host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"]);
   const host = attempt(spec.get("host"), (f) => wildcardHost(f));
@@ -197,7 +198,7 @@ export function decodeDestinationRule(spec: Field, namespace: string): Destinati
   });
   return Object.freeze({
     host,
-    fqdn: host === undefined ? host : resolveHost(host, namespace),
+    fqdn: host === undefined ? host : resolveResourceHost(host, namespace, domain),
     trafficPolicy: tp,
     subsets: Object.freeze(subsets),
     exportTo: attempt(spec.get("exportTo"), exportTo),
@@ -494,7 +495,7 @@ function decodeFault(f: Field): HttpFault {
   return Object.freeze({ delay, abort });
 }
 
-function decodeHttpRoute(h: Field, namespace: string): HttpRoute {
+function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute {
   h.object();
   h.allowOnly(HTTP_ROUTE_FIELDS);
   for (const name of ["delegate", "corsPolicy", "mirrors"]) if (h.get(name).present) h.get(name).warn(`not enforced by this mesh's data path (accepted for compatibility)`);
@@ -505,7 +506,7 @@ function decodeHttpRoute(h: Field, namespace: string): HttpRoute {
     r.allowOnly(["destination", "weight", "headers"]);
     const destination = attempt(r.get("destination"), (d) => {
       if (!d.present) d.fail("an object with host");
-      return decodeDestination(d, namespace);
+      return decodeDestination(d, namespace, domain);
     });
     const weight = r.get("weight").present ? attempt(r.get("weight"), (f) => f.integer(0, 100)) : undefined;
     return Object.freeze({ destination, weight, headers: Object.freeze({ request: headerOps(r.get("headers").get("request")), response: headerOps(r.get("headers").get("response")) }) });
@@ -560,7 +561,7 @@ function decodeHttpRoute(h: Field, namespace: string): HttpRoute {
       })
     : undefined;
   const mirrorField = h.get("mirror");
-  const mirror = mirrorField.present ? attempt(mirrorField, (d) => decodeDestination(d, namespace)) : undefined;
+  const mirror = mirrorField.present ? attempt(mirrorField, (d) => decodeDestination(d, namespace, domain)) : undefined;
   const mirrorPercentage = h.get("mirrorPercent").present ? h.get("mirrorPercent").integer(0, 100) : percentage(h.get("mirrorPercentage"), 100);
   const hd = h.get("headers");
   hd.allowOnly(["request", "response"]);
@@ -581,7 +582,10 @@ function decodeHttpRoute(h: Field, namespace: string): HttpRoute {
 }
 
 export interface VirtualServiceSpec {
+  /** As written. */
   readonly hosts: readonly string[];
+  /** `hosts` with short names resolved in the VirtualService's namespace and the mesh's DNS domain, lower case. */
+  readonly fqdns: readonly string[];
   /** `mesh` (all sidecars), `name` (in the VirtualService's namespace) or `namespace/name`; empty means `mesh`. */
   readonly gateways: readonly string[];
   readonly http: readonly HttpRoute[];
@@ -601,7 +605,7 @@ function gatewayRef(f: Field): string {
   return s;
 }
 
-function decodeDestination(d: Field, namespace: string): RouteDestination {
+function decodeDestination(d: Field, namespace: string, domain: string): RouteDestination {
   d.object();
   d.allowOnly(["host", "subset", "port", "labels"]);
   // Spec 1 (MeshService): labels MUST be empty when used as a VirtualService destination; versions are chosen by subset.
@@ -617,13 +621,13 @@ function decodeDestination(d: Field, namespace: string): RouteDestination {
   }
   return Object.freeze({
     host,
-    fqdn: resolveHost(host, namespace),
+    fqdn: resolveResourceHost(host, namespace, domain),
     subset: d.get("subset").present ? dns1123Label(d.get("subset")) : undefined,
     port: portNumber,
   });
 }
 
-export function decodeVirtualService(spec: Field, namespace: string): VirtualServiceSpec {
+export function decodeVirtualService(spec: Field, namespace: string, domain: string): VirtualServiceSpec {
   spec.object();
   spec.allowOnly(["hosts", "gateways", "http", "exportTo", "tcp", "tls"]);
   for (const unsupported of ["tcp", "tls"]) {
@@ -635,8 +639,9 @@ export function decodeVirtualService(spec: Field, namespace: string): VirtualSer
   if (noErrorsYet(spec) && hosts.includes("*") && (gateways.length === 0 || gateways.includes(MESH_GATEWAY))) {
     spec.get("hosts").invalid('expected no "*" host on a VirtualService bound to the mesh gateway (give gateways, without "mesh")');
   }
-  const http = attemptEach(spec.get("http"), (h) => decodeHttpRoute(h, namespace));
-  return Object.freeze({ hosts, gateways, http: Object.freeze(http), exportTo: attempt(spec.get("exportTo"), exportTo) });
+  const http = attemptEach(spec.get("http"), (h) => decodeHttpRoute(h, namespace, domain));
+  const fqdns = Object.freeze((hosts ?? []).map((h) => resolveResourceHost(h, namespace, domain)));
+  return Object.freeze({ hosts, fqdns, gateways, http: Object.freeze(http), exportTo: attempt(spec.get("exportTo"), exportTo) });
 }
 
 // ---- ServiceEntry

@@ -125,16 +125,6 @@ export function wildcardHost(f: Field, allowStar = true): string {
   return s;
 }
 
-/**
- * The FQDN a host stands for: a name without dots is a short service name,
- * resolved in the resource's namespace (`reviews` in `shop` →
- * `reviews.shop.svc.cluster.local`), as upstream resolves short names.
- */
-export function resolveHost(host: string, namespace: string): string {
-  if (host === "*" || host.includes(".")) return host;
-  return `${host}.${namespace}.svc.cluster.local`;
-}
-
 /** A list of non-empty strings. */
 export function stringList(f: Field): readonly string[] {
   return Object.freeze(f.list().map((item) => item.nonEmptyString()));

@@ -1,5 +1,6 @@
 import type { Resource } from "../../config/catalog.ts";
 import { effectiveMtls, namespaceMtls as meshNamespaceMtls, peerAuthenticationLevels } from "../../mesh/policies.ts";
+import { DEFAULT_DOMAIN } from "../../mesh/hosts.ts";
 import { boundContainerPorts, buildRegistry } from "../../mesh/registry.ts";
 import { DEFAULT_ROOT_NAMESPACE, type Workload } from "../workload.ts";
 
@@ -44,7 +45,8 @@ export function peerAuthenticationFor(
 
 /** Whether some Service of the workload's namespace selects the workload and targets this container port (by number or port name). */
 export function isPortBound(workload: Pick<Workload, "namespace" | "labels" | "ports">, containerPort: number, services: readonly Svc[]): boolean {
-  const registry = buildRegistry({ Service: services, Pod: [], Deployment: [], Namespace: [] });
+  // Which ports a Service binds does not depend on the DNS domain.
+  const registry = buildRegistry({ Service: services, Pod: [], Deployment: [], Namespace: [] }, { domain: DEFAULT_DOMAIN });
   return boundContainerPorts(registry, workload).has(containerPort);
 }
 

@@ -3,6 +3,7 @@
 // debounce, a silent log. Callers add the listeners and options under test.
 import { filterChecks } from "../../../host/config/catalog.ts";
 import { type DiscoveryOptions, type DiscoveryServer, startDiscovery } from "../../../host/discovery/server.ts";
+import { DEFAULT_DOMAIN } from "../../../host/mesh/hosts.ts";
 import { FilterModule } from "../../../host/wasm/filter_module.ts";
 
 export const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} } as never;
@@ -19,6 +20,7 @@ export function startTestDiscovery(configDir: string, extra: Partial<DiscoveryOp
     configDir,
     grpc: { host: "127.0.0.1", port: 0 },
     rootNamespace: "mesh-system",
+    domain: DEFAULT_DOMAIN,
     debounceAfterMs: 10,
     debounceMaxMs: 1000,
     keepaliveIntervalMs: 30_000,

@@ -2,7 +2,7 @@ import type { Catalog, Resource } from "../../../config/catalog.ts";
 import type { SourceDocument } from "../../../config/documents.ts";
 import type { ContainerPort, ServicePort } from "../../../config/resources/orch.ts";
 import type { MtlsMode } from "../../../config/resources/security.ts";
-import { DOMAIN_SUFFIX, hostMatches as meshHostMatches } from "../../../mesh/hosts.ts";
+import { hostMatches as meshHostMatches, serviceFqdn } from "../../../mesh/hosts.ts";
 import { formatLabels, selectorSelects } from "../../../mesh/labels.ts";
 import { effectiveMtls as meshEffectiveMtls, workloadsSelectedBy } from "../../../mesh/policies.ts";
 import { servicesOfWorkload as meshServicesOfWorkload, targetContainerPort as meshTargetContainerPort, workloadsOfService as meshWorkloadsOfService } from "../../../mesh/registry.ts";
@@ -14,8 +14,6 @@ import type { AnalyzeMeshConfig } from "./mesh_config.ts";
  * inputs (as upstream's analyzer does with files), plus the default ingress
  * gateway that upstream also assumes when analyzing files only.
  */
-export { DOMAIN_SUFFIX };
-
 export interface Workload {
   readonly kind: "Pod" | "Deployment";
   readonly name: string;
@@ -60,7 +58,7 @@ export function buildModel(catalog: Catalog, documents: readonly SourceDocument[
   const services: KnownService[] = catalog.byKind.Service.map((s) => ({
     name: s.name,
     namespace: s.namespace,
-    fqdn: `${s.name}.${s.namespace}.${DOMAIN_SUFFIX}`,
+    fqdn: serviceFqdn(s.name, s.namespace, catalog.domain),
     selector: s.spec.selector,
     ports: s.spec.ports,
     resource: s,
@@ -86,7 +84,7 @@ export function buildModel(catalog: Catalog, documents: readonly SourceDocument[
       services.push({
         name,
         namespace: ns,
-        fqdn: `${name}.${ns}.${DOMAIN_SUFFIX}`,
+        fqdn: serviceFqdn(name, ns, catalog.domain),
         selector: labels,
         ports: Object.freeze([{ name: "http2", port: 80, targetPort: 8080, protocol: "TCP" }, { name: "https", port: 443, targetPort: 8443, protocol: "TCP" }]),
       });

@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { stringify } from "yaml";
 import { DEFAULT_DISCOVERY_ADDRESS, envoyBootstrap, splitHostPort } from "../../../discovery/envoy_bootstrap.ts";
+import { DEFAULT_DOMAIN, isDnsDomain } from "../../../mesh/hosts.ts";
 import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
 import { globalFlags } from "../global_flags.ts";
 
@@ -32,12 +33,18 @@ export function registerEnvoyBootstrap(experimental: Command): void {
     .option("--serviceCluster <name>", "node cluster (default <pod>.<namespace>)")
     .addOption(new Option("--type <type>", "sidecar, or router for a gateway").choices(["sidecar", "router"]).default("sidecar"))
     .option("--adminPort <port>", "Envoy admin port on 127.0.0.1", port, 15000)
+    .option("--domain <suffix>", "the mesh's DNS domain (disco-discovery's --domain): the node id's last part <namespace>.svc.<suffix>", DEFAULT_DOMAIN)
     .addOption(new Option("-o, --output <format>", "output format").choices(["yaml", "json"]).default("yaml"))
-    .action((opts: { discoveryAddress: string; pod: string; ip: string; labels: Record<string, string>; serviceCluster?: string; type: "sidecar" | "router"; adminPort: number; output: string }, cmd: Command) => {
+    .action((opts: { discoveryAddress: string; pod: string; ip: string; labels: Record<string, string>; serviceCluster?: string; type: "sidecar" | "router"; adminPort: number; domain: string; output: string }, cmd: Command) => {
       try {
         splitHostPort(opts.discoveryAddress);
       } catch (e) {
         process.stderr.write(`Error: meshctl x envoy-bootstrap: --discoveryAddress: ${(e as Error).message}\n`);
+        process.exitCode = EXIT_BAD_CONFIG;
+        return;
+      }
+      if (!isDnsDomain(opts.domain)) {
+        process.stderr.write(`Error: meshctl x envoy-bootstrap: --domain: expected a DNS domain such as cluster.local, got ${JSON.stringify(opts.domain)}\n`);
         process.exitCode = EXIT_BAD_CONFIG;
         return;
       }
@@ -50,6 +57,7 @@ export function registerEnvoyBootstrap(experimental: Command): void {
         namespace: globalFlags(cmd).namespace || "default",
         cluster: opts.serviceCluster,
         adminPort: opts.adminPort,
+        domain: opts.domain,
       });
       process.stdout.write(opts.output === "json" ? `${JSON.stringify(bootstrap, null, 2)}\n` : stringify(bootstrap));
     });

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { DEFAULT_DOMAIN, isDnsDomain, serviceFqdn } from "../../../mesh/hosts.ts";
 import { Field, type DecodeContext } from "../../../config/decode.ts";
 import pkg from "../../../../package.json" with { type: "json" };
 import { formatGoDuration, parseGoDuration } from "../../duration.ts";
@@ -46,6 +47,8 @@ export interface InjectionSettings {
   parentShutdownDuration: string;
   concurrency?: number;
   hubAddress: string;
+  /** Values' `global.proxy.clusterDomain` (upstream's), when not `cluster.local`: the agent gets `--domain $(POD_NAMESPACE).svc.<it>`. */
+  clusterDomain?: string;
   logLevel: string;
   configMapName: string;
   configDir: string;
@@ -94,9 +97,10 @@ function resolveImage(meshImage: string | undefined, hub: string, proxyImage: st
 /**
  * Decodes the three settings files of `orch-inject` (formats in
  * docs/meshctl.md#orch-inject). Unknown fields are warned about; wrong types
- * throw ConfigError naming the file and field.
+ * throw ConfigError naming the file and field. `meshDomain`: the mesh's DNS
+ * domain when values do not name one (disco-discovery's `--domain`).
  */
-export function decodeInjectionSettings(sources: SettingsSources, warnings: string[]): InjectionSettings {
+export function decodeInjectionSettings(sources: SettingsSources, warnings: string[], meshDomain = DEFAULT_DOMAIN): InjectionSettings {
   const inject = root(sources.injectConfig, warnings).allowOnly(["containerName", "configMapName", "configDir", "bindAddress", "extraArgs", "env", "readinessProbe"]);
   const mesh = root(sources.meshConfig, warnings);
   // A mesh config carries many upstream fields meshctl does not use: no unknown-field warnings at its top level.
@@ -109,6 +113,8 @@ export function decodeInjectionSettings(sources: SettingsSources, warnings: stri
   const valuesProxy = global.get("proxy");
 
   const rootNamespace = mesh.get("rootNamespace").optionalString() ?? DEFAULT_ROOT_NAMESPACE;
+  const clusterDomain = valuesProxy.get("clusterDomain").optionalString() ?? meshDomain;
+  if (!isDnsDomain(clusterDomain)) valuesProxy.get("clusterDomain").fail("a DNS domain such as cluster.local");
   const probe = inject.get("readinessProbe").allowOnly(["initialDelaySeconds", "periodSeconds", "failureThreshold"]);
   const concurrency = proxy.get("concurrency");
   const resources = valuesProxy.get("resources");
@@ -132,7 +138,9 @@ export function decodeInjectionSettings(sources: SettingsSources, warnings: stri
     drainDuration: duration(proxy.get("drainDuration"), DEFAULT_DRAIN_DURATION_MS),
     parentShutdownDuration: duration(proxy.get("parentShutdownDuration"), DEFAULT_PARENT_SHUTDOWN_DURATION_MS),
     concurrency: concurrency.present ? concurrency.integer(0, 1024) : undefined,
-    hubAddress: proxy.get("hubAddress").optionalString() ?? `${DEFAULT_HUB_SERVICE}.${rootNamespace}.svc.cluster.local:${DEFAULT_HUB_PORT}`,
+    hubAddress: proxy.get("hubAddress").optionalString() ?? `${serviceFqdn(DEFAULT_HUB_SERVICE, rootNamespace, clusterDomain)}:${DEFAULT_HUB_PORT}`,
+    // Only a domain other than the default shows (and changes the settings' version): injected pods of the default mesh stay as they were.
+    ...(clusterDomain === DEFAULT_DOMAIN ? {} : { clusterDomain }),
     logLevel: valuesProxy.get("logLevel").enumOf(PROXY_LOG_LEVELS, DEFAULT_LOG_LEVEL),
     configMapName: inject.get("configMapName").optionalString() ?? DEFAULT_CONFIG_MAP_NAME,
     configDir: inject.get("configDir").optionalString() ?? DEFAULT_CONFIG_DIR,

@@ -30,6 +30,7 @@ export function sidecarContainer(s: InjectionSettings, pod: PodFacts): Record<st
     "--configDir", s.configDir,
     "--cluster", `hub_server=${s.hubAddress}`,
     "--serviceCluster", `${pod.app}.$(POD_NAMESPACE)`,
+    ...(s.clusterDomain === undefined ? [] : ["--domain", `$(POD_NAMESPACE).svc.${s.clusterDomain}`]),
     "--drainDuration", s.drainDuration,
     "--parentShutdownDuration", s.parentShutdownDuration,
     ...(s.concurrency === undefined ? [] : ["--concurrency", String(s.concurrency)]),

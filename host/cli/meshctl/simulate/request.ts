@@ -1,6 +1,6 @@
 import { type OutgoingHttpHeaders, request } from "node:http";
 import { serviceDomains } from "../../../mesh/hosts.ts";
-import { serviceFqdn } from "./resources.ts";
+import { SCENARIO_DOMAIN, workloadServiceFqdn } from "./resources.ts";
 import type { RequestSpec } from "./scenario.ts";
 import type { ScenarioMesh } from "./scenario_mesh.ts";
 import type { TokenKeys } from "./tokens.ts";
@@ -66,7 +66,7 @@ export function resolveConnection(spec: RequestSpec, mesh: ScenarioMesh): { port
   const clientNamespace = client.spec.namespace;
   for (const w of mesh.workloads.values()) {
     for (const p of w.spec.ports) {
-      const byService = w.spec.service !== undefined && p.servicePort === port && serviceDomains(serviceFqdn(w.spec.service, w.spec.namespace), clientNamespace).includes(host);
+      const byService = w.spec.service !== undefined && p.servicePort === port && serviceDomains(workloadServiceFqdn(w.spec.service, w.spec.namespace), clientNamespace, SCENARIO_DOMAIN).includes(host);
       const byHostname = w.spec.hostname !== undefined && host === w.spec.hostname.toLowerCase() && (p.servicePort ?? p.containerPort) === port;
       const at = byService || byHostname ? w.address(p.containerPort) : undefined;
       if (at !== undefined) return { port: at, via: `${w.spec.id}:${p.containerPort}` };

@@ -1,5 +1,5 @@
 import { type CatalogChecks, decodeDocuments } from "../../../config/catalog.ts";
-import { serviceFqdn } from "../../../mesh/hosts.ts";
+import { DEFAULT_DOMAIN, serviceFqdn } from "../../../mesh/hosts.ts";
 import { Field } from "../../../config/decode.ts";
 import type { SourceDocument } from "../../../config/documents.ts";
 import { ConfigError } from "../../../config/errors.ts";
@@ -19,8 +19,13 @@ import type { TokenKeys } from "./tokens.ts";
 /** `${JWKS:key-1}`: that key's JSON Web Key Set, in any string of a resource. */
 export const PLACEHOLDER = /\$\{JWKS:([^}]*)\}/g;
 
-/** The FQDN a workload's service answers on (the mesh model's). */
-export { serviceFqdn };
+/** The mesh's DNS domain in a scenario: its sidecars run with the default (`cluster.local`). */
+export const SCENARIO_DOMAIN = DEFAULT_DOMAIN;
+
+/** The FQDN a workload's service answers on (the mesh model's, in the scenario's domain). */
+export function workloadServiceFqdn(service: string, namespace: string): string {
+  return serviceFqdn(service, namespace, SCENARIO_DOMAIN);
+}
 
 /** Replaces `${JWKS:key-1}` in every string of a document; an unknown key is an error at its field path. */
 export function substitutePlaceholders(f: Field, keys: TokenKeys): unknown {

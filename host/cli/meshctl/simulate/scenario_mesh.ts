@@ -6,7 +6,7 @@ import { closeServer } from "../../../telemetry/http_listen.ts";
 import type { FilterModule } from "../../../wasm/filter_module.ts";
 import type { SimulateCa } from "./ca.ts";
 import { startJwksServer } from "./jwks_server.ts";
-import { mapJwksUris, serviceFqdn } from "./resources.ts";
+import { mapJwksUris, workloadServiceFqdn } from "./resources.ts";
 import type { Scenario, WorkloadSpec } from "./scenario.ts";
 import { type SimulatedSidecar, startSimulatedSidecar } from "./sidecar.ts";
 import type { StartLimit } from "./start_limit.ts";
@@ -73,7 +73,7 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
       servers.push(jwks.server);
       const local = `http://127.0.0.1:${jwks.port}`;
       origins.set(JWKS_ORIGIN, local);
-      for (const p of w.ports) if (w.service && p.servicePort !== null) origins.set(`http://${serviceFqdn(w.service, w.namespace)}:${p.servicePort}`, local);
+      for (const p of w.ports) if (w.service && p.servicePort !== null) origins.set(`http://${workloadServiceFqdn(w.service, w.namespace)}:${p.servicePort}`, local);
       running.set(w.id, { spec: w, sidecars: new Map(), address: () => jwks.port });
     }
     writeFileSync(join(configDir, "resources.json"), `${JSON.stringify(mapJwksUris(documents, origins), null, 1)}\n`);
@@ -87,7 +87,7 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
         const proxied = r.sidecars.size > 0 && w.kind !== "ingress-gateway" ? `,sidecar,sa=${w.serviceAccount}` : "";
         // The workload's labels travel with its endpoint: DestinationRule subsets select endpoints by them.
         const labels = Object.entries(w.labels).map(([k, v]) => `,label=${k}=${v}`).join("");
-        if (w.service && p.servicePort !== null) endpoints.push(`${serviceFqdn(w.service, w.namespace)}:${p.servicePort}=127.0.0.1:${at}${proxied}${labels}`);
+        if (w.service && p.servicePort !== null) endpoints.push(`${workloadServiceFqdn(w.service, w.namespace)}:${p.servicePort}=127.0.0.1:${at}${proxied}${labels}`);
         // An external server's own name stands in for DNS only where the mesh passes unknown hosts through.
         if (w.hostname && w.kind === "external-server" && scenario.mesh.outboundTrafficPolicy === "ALLOW_ANY") endpoints.push(`${w.hostname}:${p.servicePort ?? p.containerPort}=127.0.0.1:${at}`);
       }

@@ -2,7 +2,10 @@ import { type Resource, findResource } from "../../../../config/catalog.ts";
 import type { HttpApiSpecPattern, MeshService, QuotaRule, StringMatch } from "../../../../config/resources/hub_client.ts";
 import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { type MessageType, OverlappingApiSpecBindings, OverlappingQuotaSpecBindings } from "../messages.ts";
-import { DOMAIN_SUFFIX } from "../model.ts";
+import { DEFAULT_DOMAIN } from "../../../../mesh/hosts.ts";
+
+/** The filter's default MeshService `domain` (assembly/config/client_config.ts DEFAULT_MESH_DOMAIN_SUFFIX): fixed in the module, whatever the mesh's DNS domain. */
+const FILTER_SERVICE_DOMAIN = `svc.${DEFAULT_DOMAIN}`;
 
 /**
  * Spec 1: the match conditions of all specs bound to a service must not
@@ -44,7 +47,7 @@ interface Bound {
 /** `service` FQDN of a MeshService, else `<name>.<namespace>.<domain>` (namespace: the binding's), as the filter computes it. */
 export function meshServiceFqdn(s: MeshService, defaultNamespace: string): string {
   if (s.service) return s.service;
-  return `${s.name}.${s.namespace || defaultNamespace}.${s.domain ?? DOMAIN_SUFFIX}`;
+  return `${s.name}.${s.namespace || defaultNamespace}.${s.domain ?? FILTER_SERVICE_DOMAIN}`;
 }
 
 function checkOverlaps(ctx: AnalysisContext, bindingKind: "HTTPAPISpecBinding" | "QuotaSpecBinding", type: MessageType, overlap: (a: Spec, b: Spec) => string | undefined): void {
