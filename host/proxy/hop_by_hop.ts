@@ -105,7 +105,7 @@ export function toRawHeaders(pairs: ReadonlyArray<readonly [string, string]>): s
  * looked up on the way. Undefined when a Cookie repeats: Node's header object
  * joins those into one field, as HTTP/1.1 wants (toOutgoing).
  */
-export function toRequestRawHeaders(pairs: ReadonlyArray<readonly [string, string]>, host: string): string[] | undefined {
+function toRequestRawHeaders(pairs: ReadonlyArray<readonly [string, string]>, host: string): string[] | undefined {
   const out: string[] = [];
   let cookie = false;
   for (const [name, value] of pairs) {
@@ -118,6 +118,21 @@ export function toRequestRawHeaders(pairs: ReadonlyArray<readonly [string, strin
   }
   out.push("host", host);
   return out;
+}
+
+// Methods Node sends without chunked framing when no length is given: for
+// them, as for a request with a Content-Length, a flat header list frames the
+// request exactly as a header object would (Node fixes framing when it writes
+// the head: at once for a list, at the first write or end for an object).
+const UNCHUNKED_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
+
+/** A forwarded request's headers for Node's request(): a flat list where it frames the request as a header object would, the object otherwise. */
+export function upstreamHeaders(forwarded: HeaderList, method: string, authority: string): string[] | OutgoingHttpHeaders {
+  const flat = UNCHUNKED_METHODS.has(method) || forwarded.some(([name]) => name === "content-length") ? toRequestRawHeaders(forwarded, authority) : undefined;
+  if (flat) return flat;
+  const outgoing = toOutgoing(forwarded);
+  outgoing.host = authority;
+  return outgoing;
 }
 
 export type { IncomingHttpHeaders };

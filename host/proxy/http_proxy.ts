@@ -1,9 +1,9 @@
-import { Agent, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse, createServer, request as httpRequest } from "node:http";
+import { Agent, type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
 import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from "node:https";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
-import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, toRequestRawHeaders } from "./hop_by_hop.ts";
+import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, upstreamHeaders } from "./hop_by_hop.ts";
 import type { FilterHost, RequestDecision } from "./filter_host.ts";
 import { RequestProperties } from "./request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
@@ -446,21 +446,6 @@ export class HttpProxy {
 }
 
 const NO_RETRIES: ReadonlySet<string> = new Set();
-
-// Methods Node sends without chunked framing when no length is given: for
-// them, as for a request with a Content-Length, a flat header list frames the
-// request exactly as a header object would (Node fixes framing when it writes
-// the head: at once for a list, at the first write or end for an object).
-const UNCHUNKED_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
-
-/** A forwarded request's headers for Node's request(): a flat list where it frames the request as a header object would, the object otherwise. */
-function upstreamHeaders(forwarded: HeaderList, method: string, authority: string): string[] | OutgoingHttpHeaders {
-  const flat = UNCHUNKED_METHODS.has(method) || headerValue(forwarded, "content-length") !== undefined ? toRequestRawHeaders(forwarded, authority) : undefined;
-  if (flat) return flat;
-  const outgoing = toOutgoing(forwarded);
-  outgoing.host = authority;
-  return outgoing;
-}
 
 function headerValue(headers: HeaderList, name: string): string | undefined {
   for (const [k, v] of headers) if (k === name) return v;
