@@ -6,17 +6,30 @@ import type { HeaderList } from "../wasm/abi_types.ts";
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"]);
 const NONE: ReadonlySet<string> = new Set();
 
+// What the usual Connection values name: nothing beyond themselves.
+const KEEP_ALIVE: ReadonlySet<string> = new Set(["keep-alive"]);
+const CLOSE: ReadonlySet<string> = new Set(["close"]);
+
 // The fields every Connection header of a message names (lower-case), read from its raw headers.
 function connectionTokens(raw: string[]): ReadonlySet<string> {
   let named: Set<string> | undefined;
+  let only: ReadonlySet<string> | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     if (raw[i].length !== 10 || raw[i].toLowerCase() !== "connection") continue;
-    for (const token of raw[i + 1].split(",")) {
+    const value = raw[i + 1];
+    // Nearly every request says just keep-alive or close: no split, no set of its own.
+    const common = value === "keep-alive" ? KEEP_ALIVE : value === "close" ? CLOSE : undefined;
+    if (common && !named && !only) {
+      only = common;
+      continue;
+    }
+    named ??= new Set(only);
+    for (const token of value.split(",")) {
       const name = token.trim().toLowerCase();
-      if (name) (named ??= new Set()).add(name);
+      if (name) named.add(name);
     }
   }
-  return named ?? NONE;
+  return named ?? only ?? NONE;
 }
 
 /**
@@ -31,6 +44,37 @@ export function endToEndHeaders(raw: string[], into: HeaderList = [], skip?: str
     if (!HOP_BY_HOP.has(name) && !named.has(name) && name !== skip) into.push([name, raw[i + 1]]);
   }
   return into;
+}
+
+/** A request head read in one pass over its raw headers. */
+export interface RequestHead {
+  /** End-to-end pairs (lower-case names); Host left out (it travels as `:authority`). */
+  headers: HeaderList;
+  /** The first Host header. */
+  host: string | undefined;
+  /** Content-Length (other than 0) or Transfer-Encoding say the request has a body. */
+  hasBody: boolean;
+}
+
+/**
+ * The request's end-to-end headers (as endToEndHeaders, Host left out) and
+ * the framing facts the listener needs, with each name lower-cased once.
+ */
+export function requestHead(raw: string[]): RequestHead {
+  const into: HeaderList = [];
+  const named = connectionTokens(raw);
+  let host: string | undefined;
+  let contentLength: string | undefined;
+  let chunked = false;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    const value = raw[i + 1];
+    if (name === "host") host ??= value;
+    else if (name === "content-length") contentLength ??= value;
+    else if (name === "transfer-encoding") chunked ||= value !== "";
+    if (name !== "host" && !HOP_BY_HOP.has(name) && !named.has(name)) into.push([name, value]);
+  }
+  return { headers: into, host, hasBody: chunked || (contentLength !== undefined && contentLength !== "0") };
 }
 
 /** Pairs (pseudo-headers excluded) as Node's outgoing header object; repeated names become arrays. */
@@ -53,6 +97,42 @@ export function toRawHeaders(pairs: ReadonlyArray<readonly [string, string]>): s
     out.push(name, value);
   }
   return out;
+}
+
+/**
+ * A forwarded request's headers (pseudo-headers excluded, then `host`) as
+ * the flat list Node's request() takes: no header object is built and
+ * looked up on the way. Undefined when a Cookie repeats: Node's header object
+ * joins those into one field, as HTTP/1.1 wants (toOutgoing).
+ */
+function toRequestRawHeaders(pairs: ReadonlyArray<readonly [string, string]>, host: string): string[] | undefined {
+  const out: string[] = [];
+  let cookie = false;
+  for (const [name, value] of pairs) {
+    if (name.charCodeAt(0) === 0x3a || name === "host") continue;
+    if (name === "cookie") {
+      if (cookie) return undefined;
+      cookie = true;
+    }
+    out.push(name, value);
+  }
+  out.push("host", host);
+  return out;
+}
+
+// Methods Node sends without chunked framing when no length is given: for
+// them, as for a request with a Content-Length, a flat header list frames the
+// request exactly as a header object would (Node fixes framing when it writes
+// the head: at once for a list, at the first write or end for an object).
+const UNCHUNKED_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
+
+/** A forwarded request's headers for Node's request(): a flat list where it frames the request as a header object would, the object otherwise. */
+export function upstreamHeaders(forwarded: HeaderList, method: string, authority: string): string[] | OutgoingHttpHeaders {
+  const flat = UNCHUNKED_METHODS.has(method) || forwarded.some(([name]) => name === "content-length") ? toRequestRawHeaders(forwarded, authority) : undefined;
+  if (flat) return flat;
+  const outgoing = toOutgoing(forwarded);
+  outgoing.host = authority;
+  return outgoing;
 }
 
 export type { IncomingHttpHeaders };

@@ -3,7 +3,7 @@ import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } f
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
-import { endToEndHeaders, toOutgoing, toRawHeaders } from "./hop_by_hop.ts";
+import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, upstreamHeaders } from "./hop_by_hop.ts";
 import type { FilterHost, RequestDecision } from "./filter_host.ts";
 import { RequestProperties } from "./request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
@@ -20,7 +20,7 @@ export interface HttpProxyOptions {
   filter: FilterHost;
   upstream: UpstreamResolver;
   /** Extra properties the filter may read (e.g. the destination service). */
-  properties?: (authority: string) => Record<string, string>;
+  properties?: (authority: string) => Readonly<Record<string, string>>;
   onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
   /**
    * Security stage before the filter (only with the security path on,
@@ -194,18 +194,9 @@ export class HttpProxy {
     const o = this.options;
     const started = process.hrtime.bigint();
     const socket = req.socket as Socket;
-    const raw = req.rawHeaders;
-    let host: string | undefined;
-    let contentLength: string | undefined;
-    let chunked = false;
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const name = raw[i].toLowerCase();
-      if (name === "host") host ??= raw[i + 1];
-      else if (name === "content-length") contentLength ??= raw[i + 1];
-      else if (name === "transfer-encoding") chunked ||= raw[i + 1] !== "";
-    }
+    const head = requestHead(req.rawHeaders);
     // The one normalization of the target: every later stage, and the upstream, see this path.
-    const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", host, o.pathNormalization?.());
+    const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", head.host, o.pathNormalization?.());
     if (!requestTarget.ok) {
       this.stats.rejectedTargets[requestTarget.reason] = (this.stats.rejectedTargets[requestTarget.reason] ?? 0) + 1;
       o.onLog("debug", `${o.name}: 400 for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${requestTarget.message}`);
@@ -214,19 +205,12 @@ export class HttpProxy {
       return;
     }
     const authority = requestTarget.authority;
-    const headers = endToEndHeaders(
-      raw,
-      [
-        [":method", req.method ?? "GET"],
-        [":path", requestTarget.path],
-        [":authority", authority],
-        [":scheme", "http"],
-      ],
-      "host",
-    );
+    // Every later stage reads the request through this one list.
+    const headers: HeaderList = [[":method", req.method ?? "GET"], [":path", requestTarget.path], [":authority", authority], [":scheme", "http"]];
+    for (const pair of head.headers) headers.push(pair);
     const props = new RequestProperties(`${socket.remoteAddress}:${socket.remotePort}`, `${socket.localAddress}:${socket.localPort}`, `HTTP/${req.httpVersion}`);
     props.route = o.properties?.(authority);
-    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, hasBody: chunked || (contentLength !== undefined && contentLength !== "0"), started };
+    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, hasBody: head.hasBody, started };
     if (o.onAccess) this.exchanges.set(res, exchange);
     if (o.beforeFilter) return this.securityStage(exchange, headers, o.beforeFilter);
     return this.filter(exchange, headers);
@@ -297,9 +281,13 @@ export class HttpProxy {
     // Sends the request upstream; `finish` tells the connection pool how the request ended.
     const forward = (finish: (outcome: UpstreamOutcome | "cancelled") => void): void => {
       const actions = routed?.kind === "forward" ? routed.actions : undefined;
-      const outgoing = toOutgoing(forwarded);
-      outgoing.host = actions?.authority ?? x.authority;
-      if (actions) applyRequestHeaders(outgoing, actions);
+      const outgoing = actions ? toOutgoing(forwarded) : undefined;
+      if (outgoing && actions) {
+        outgoing.host = actions.authority ?? x.authority;
+        applyRequestHeaders(outgoing, actions);
+      }
+      // Without route actions the headers go to Node as a flat list where that frames the request as a header object would.
+      const headerList = outgoing ?? upstreamHeaders(forwarded, method, x.authority);
       const upstreamPath = actions?.path ?? path;
       let requestBytes = 0;
       let responseBytes = 0;
@@ -314,7 +302,7 @@ export class HttpProxy {
       if (actions?.mirror && bodiless) {
         // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
         const m = actions.mirror;
-        const shadow = httpRequest({ agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing.host}-shadow` } }, (r) => r.resume());
+        const shadow = httpRequest({ agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing!.host}-shadow` } }, (r) => r.resume());
         shadow.on("error", () => undefined);
         shadow.end();
       }
@@ -335,8 +323,8 @@ export class HttpProxy {
       const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
       const attempt = (left: number) => {
         const options = tlsOptions
-          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing }
-          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: outgoing };
+          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList }
+          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList };
         const upstream = send(options, (up) => {
           if (answered) return void up.resume();
           const status = up.statusCode ?? 502;

@@ -165,11 +165,15 @@ export class Sidecar {
     const proxyLog = (level: "debug" | "info" | "warn" | "error", message: string) => this.log[level](message);
     // Mesh settings are read once at start (--meshConfigFile); without the security path, the upstream default.
     const pathNormalization = () => options.security?.mesh.pathNormalization ?? DEFAULT_PATH_NORMALIZATION;
+    // The same for every inbound request: one frozen object, not one per request.
+    const inboundProperties: Readonly<Record<string, string>> = Object.freeze(
+      options.inboundService ? { "mesh.destination_service": options.inboundService } : ({} as Record<string, string>),
+    );
     this.inbound = new HttpProxy({
       name: "inbound",
       filter: this.filter,
       upstream: () => ({ host: options.appHost, port: options.appPort }),
-      properties: (): Record<string, string> => (options.inboundService ? { "mesh.destination_service": options.inboundService } : {}),
+      properties: () => inboundProperties,
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,

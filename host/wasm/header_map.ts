@@ -5,11 +5,14 @@ import { pairsLength, writePairs } from "./pairs.ts";
  * One header map of a stream (request or response headers, trailers) as the
  * module sees it: names lower-case, order and repeats kept. A read writes its
  * proxy-wasm serialization straight into module memory (the module reads
- * each map once per request: nothing is kept). Changes replace
- * the pair list rather than edit it: a list the embedder handed in or read
- * back is never modified under it.
+ * each map once per request: nothing is kept). A list the embedder handed in
+ * or read back is never modified under it: the first change copies it, and
+ * later changes edit that copy in place until the embedder reads it.
  */
 export class HeaderMap {
+  /** True while `entries` is this map's own copy, which no embedder holds. */
+  private owned = false;
+
   constructor(private entries: HeaderList) {}
 
   /** Pairs as given, when every name is already lower-case (no copy); lower-cased otherwise. */
@@ -19,6 +22,7 @@ export class HeaderMap {
   }
 
   get pairs(): HeaderList {
+    this.owned = false;
     return this.entries;
   }
 
@@ -44,25 +48,33 @@ export class HeaderMap {
 
   setAll(pairs: HeaderList): void {
     this.entries = pairs;
+    this.owned = false;
   }
 
   add(name: string, value: string): void {
-    this.setAll([...this.entries, [name, value]]);
+    this.own().push([name, value]);
   }
 
   /** The first `name` takes `value` and later ones go; appended when absent. */
   replace(name: string, value: string): void {
     const at = this.entries.findIndex(([k]) => k === name);
     if (at < 0) return this.add(name, value);
-    const out: HeaderList = [];
-    for (let i = 0; i < this.entries.length; i++) {
-      if (i === at) out.push([name, value]);
-      else if (this.entries[i][0] !== name) out.push(this.entries[i]);
-    }
-    this.setAll(out);
+    const entries = this.own();
+    entries[at] = [name, value];
+    for (let i = entries.length - 1; i > at; i--) if (entries[i][0] === name) entries.splice(i, 1);
   }
 
   remove(name: string): void {
-    this.setAll(this.entries.filter(([k]) => k !== name));
+    if (!this.entries.some(([k]) => k === name)) return;
+    this.entries = this.entries.filter(([k]) => k !== name);
+    this.owned = true;
+  }
+
+  private own(): HeaderList {
+    if (!this.owned) {
+      this.entries = this.entries.slice();
+      this.owned = true;
+    }
+    return this.entries;
   }
 }

@@ -15,6 +15,13 @@ const ROUNDS = Number(process.env.SIDECAR_BENCH_ROUNDS ?? 3);
 const FIXED_RATE = 300;
 const FIXED_RATE_CONNECTIONS = 8;
 const WARM_UP_S = Number(process.env.SIDECAR_BENCH_WARM_UP_SECONDS ?? 8);
+/**
+ * Another checkout of the project, built (e.g. `git archive <commit> | tar -x -C dir`,
+ * node_modules linked, `npm run build`): its sidecar with the filter and with
+ * the no-op module join the rounds as two more rows, so a change is measured
+ * before and after under the same load.
+ */
+const COMPARE_DIR = process.env.SIDECAR_BENCH_COMPARE;
 
 /** Issue 13's sidecar targets, as ratios to the bare proxy measured in the same run. */
 export const SIDECAR_TARGETS = {
@@ -110,6 +117,7 @@ export async function runSidecarBench(): Promise<string[]> {
   let filtered: LocalMesh | undefined;
   let noop: LocalMesh | undefined;
   let bare: Daemon<{ port: number }> | undefined;
+  const compared: LocalMesh[] = [];
   try {
     const noopWasm = buildNoopModule(scratch);
     filtered = await startLocalMesh({ hubConfig: "" });
@@ -121,6 +129,15 @@ export async function runSidecarBench(): Promise<string[]> {
       { name: "sidecar (no-op module)", url: `${noop.inboundUrl}${path}`, pid: noop.sidecar.proc.pid! },
       { name: "bare Node proxy", url: `http://127.0.0.1:${bare.listening.port}${path}`, pid: bare.proc.pid! },
     ];
+    if (COMPARE_DIR) {
+      // That checkout's own mesh code starts its own agent and filter.wasm.
+      const other = (await import(join(COMPARE_DIR, "host", "demo", "local_mesh.ts"))) as { startLocalMesh: typeof startLocalMesh };
+      for (const [name, agentArgs] of [["filter", []], ["no-op module", ["--wasm", noopWasm]]] as const) {
+        const mesh = await other.startLocalMesh({ hubConfig: "", agentArgs: [...agentArgs] });
+        compared.push(mesh);
+        targets.push({ name: `compared (${name})`, url: `${mesh.inboundUrl}${path}`, pid: mesh.sidecar.proc.pid! });
+      }
+    }
     // Warm up each (JIT, the check cache, keep-alive pools): the sidecar's
     // CPU per request keeps falling for several thousand requests.
     for (const t of targets) await autocannon({ url: t.url, connections: CONNECTIONS, duration: WARM_UP_S });
@@ -150,6 +167,7 @@ export async function runSidecarBench(): Promise<string[]> {
     const vcpu = withFilter.cpuAtRate;
     const T = SIDECAR_TARGETS;
     return [
+      ...(COMPARE_DIR ? [`compared: the sidecar of ${COMPARE_DIR}`] : []),
       `sidecar vs bare Node proxy: ${CONNECTIONS} connections for ${DURATION_S} s, then ${FIXED_RATE} req/s for ${DURATION_S} s; ${ROUNDS} interleaved rounds (medians); load average ${load}`,
       `${"".padEnd(24)} ${"req/s".padStart(7)}  ${"CPU ms/req".padStart(10)}  ${"RSS MiB".padStart(7)}  ${`p90 ms @${FIXED_RATE}/s`.padStart(12)}  ${`CPU ms/req @${FIXED_RATE}`.padStart(15)}  non-2xx+errors`,
       ...rows.map(line),
@@ -160,6 +178,7 @@ export async function runSidecarBench(): Promise<string[]> {
       `target <= ${T.vcpuPer1000Rps} vCPU per 1000 req/s: ${vcpu.toFixed(3)}, ${verdict(vcpu <= T.vcpuPer1000Rps, `${(vcpu - T.vcpuPer1000Rps).toFixed(3)} over; the bare proxy here: ${baseline.cpuAtRate.toFixed(3)}`)}`,
     ];
   } finally {
+    for (const mesh of compared) await mesh.stop();
     await bare?.stop();
     await noop?.stop();
     await filtered?.stop();
