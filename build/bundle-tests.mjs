@@ -1,5 +1,5 @@
 // Bundles test files for build/run-node-tests.mjs: each test/**/*.test.ts
-// becomes build/out/tests/test/**/*.test.mjs, with our TypeScript (test
+// becomes build/out/tests/<run>/test/**/*.test.mjs, with our TypeScript (test
 // helpers, host/) compiled in and the code files share split into chunks;
 // packages stay external (loaded from node_modules, as before).
 //
@@ -12,11 +12,11 @@
 // are replaced by the source file's, so fixtures, build/filter.wasm and proto/
 // are found as when tsx runs the file. A test can still be run on its own
 // from source: `node --import tsx --test test/x/y.test.ts`.
-import { rmSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-/** Where the bundles go (build/out is not tracked). */
+/** Where the bundles go, a folder per run, so runs side by side never remove each other's (build/out is not tracked). */
 export const TESTS_OUT = join("build", "out", "tests");
 
 /** Each source's `import.meta` values, as string literals. */
@@ -35,26 +35,25 @@ function ownImportMeta() {
   };
 }
 
-/** The bundle of a source file (relative to root): test/a/b.test.ts → build/out/tests/test/a/b.test.mjs. */
-export function bundledPath(source) {
-  return join(TESTS_OUT, source.replace(/\.ts$/, ".mjs"));
-}
-
-/** The source of a bundle's path (relative to root), or the path itself when it is not a bundle. */
+/** The source of a bundle's path (relative to root): build/out/tests/<run>/test/a/b.test.mjs → test/a/b.test.ts; any other path as it is. */
 export function sourcePath(path) {
-  const prefix = `${TESTS_OUT}/`;
-  return path.startsWith(prefix) ? path.slice(prefix.length).replace(/\.mjs$/, ".ts") : path;
+  const m = /^build\/out\/tests\/[^/]+\/(.*)\.mjs$/.exec(path);
+  return m ? `${m[1]}.ts` : path;
 }
 
-/** Bundles the given sources (paths relative to root) into TESTS_OUT, replacing what was there. */
-export async function bundleTests(root, sources) {
+/**
+ * Bundles the given sources (paths relative to root) into build/out/tests/<run>
+ * and returns the bundles' paths in the same order (test/a/b.test.ts →
+ * build/out/tests/<run>/test/a/b.test.mjs). The caller removes the folder.
+ */
+export async function bundleTests(root, sources, run) {
   // Loaded here only: the durations reporter imports this file for sourcePath.
-  const { build } = await import("esbuild");
-  rmSync(join(root, TESTS_OUT), { recursive: true, force: true });
+  const { build, stop } = await import("esbuild");
+  const outdir = join(TESTS_OUT, run);
   await build({
     absWorkingDir: root,
     entryPoints: sources,
-    outdir: TESTS_OUT,
+    outdir,
     outbase: ".",
     outExtension: { ".js": ".mjs" },
     bundle: true,
@@ -69,5 +68,7 @@ export async function bundleTests(root, sources) {
     plugins: [ownImportMeta()],
     logLevel: "warning",
   });
-  return sources.map(bundledPath);
+  // esbuild's service process would otherwise live as long as the runner.
+  await stop();
+  return sources.map((source) => join(outdir, source.replace(/\.ts$/, ".mjs")));
 }

@@ -12,10 +12,10 @@
 // environment is named and killed: a run leaves nothing behind.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { bundleTests } from "./bundle-tests.mjs";
+import { TESTS_OUT, bundleTests } from "./bundle-tests.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const only = process.argv.slice(2);
@@ -108,7 +108,17 @@ const reporters = [
   "--test-reporter=./build/test-durations.mjs",
   "--test-reporter-destination=stdout",
 ];
-const [preload, ...bundles] = await bundleTests(root, ["test/support/processes.ts", ...files]);
+const bundled = join(root, TESTS_OUT, run);
+const removeBundles = () => rmSync(bundled, { recursive: true, force: true });
+let preload;
+let bundles;
+try {
+  [preload, ...bundles] = await bundleTests(root, ["test/support/processes.ts", ...files], run);
+} catch (error) {
+  removeBundles();
+  console.error(`run-node-tests: bundling the test files failed: ${error.message}`);
+  process.exit(1);
+}
 const child = spawn(
   process.execPath,
   ["--import", `./${preload}`, "--test", ...reporters, `--test-concurrency=${CONCURRENCY}`, "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...bundles],
@@ -118,5 +128,6 @@ const child = spawn(
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => {
   killLeftovers(run);
+  removeBundles();
   process.exit(code ?? (signal ? 1 : 0));
 });
