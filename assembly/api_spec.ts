@@ -56,8 +56,10 @@ export class CompiledApiSpec {
    * spec-level attributes (only when some pattern matched — the spec's rule),
    * then the template winner's, then every matching regex pattern's in order.
    * Templates ignore the query string; regexes see the whole `:path`.
+   * A match is written into `into` when given (storage the caller reuses),
+   * else into a new ApiMatch.
    */
-  apply(method: string, path: string, bag: AttributeBag, wantBindings: bool): ApiMatch {
+  apply(method: string, path: string, bag: AttributeBag, wantBindings: bool, into: ApiMatch | null = null): ApiMatch {
     if (this.patterns.length == 0) return NO_API_MATCH;
     let templateWinner = -1;
     let bound: TemplateMatch | null = null;
@@ -82,12 +84,10 @@ export class CompiledApiSpec {
       hits.length = kept;
     }
     if (templateWinner < 0 && hits.length == 0) return NO_API_MATCH;
-    const result = new ApiMatch();
+    const result = into !== null ? into : new ApiMatch();
     result.matched = true;
-    if (bound !== null) {
-      result.bindingNames = bound.names;
-      result.bindingValues = bound.values;
-    }
+    result.bindingNames = bound !== null ? bound.names : NO_BINDINGS;
+    result.bindingValues = bound !== null ? bound.values : NO_BINDINGS;
     result.winner = templateWinner >= 0 ? templateWinner : hits[0];
     bag.merge(this.specAttributes);
     if (templateWinner >= 0) bag.merge(this.patterns[templateWinner].attributes);

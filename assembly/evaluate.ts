@@ -1,5 +1,6 @@
 import { addRequestAttributes } from "./attributes/derive";
 import { AttributeBag } from "./attributes/bag";
+import { RequestValues } from "./attributes/request_values";
 import { REQUEST_API_KEY } from "./attributes/names";
 import { readForwardedAttributes } from "./attributes/forwarded";
 import { DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "./api_key";
@@ -23,6 +24,10 @@ export class Evaluation {
   forwardHeader: string = "";
   /** Forwarded attributes dropped as unusable (ForwardedAttributes.dropped). */
   forwardedDropped: i32 = 0;
+  /** Storage of the values only this request has, reused by the next evaluation. */
+  readonly values: RequestValues = new RequestValues();
+  /** Storage of `api` when a pattern matched, reused likewise. */
+  readonly matchedApi: ApiMatch = new ApiMatch();
 
   /** Back to a fresh evaluation, keeping the bag's and quota list's storage. */
   reset(): void {
@@ -34,6 +39,7 @@ export class Evaluation {
     this.quotas.length = 0;
     this.forwardHeader = "";
     this.forwardedDropped = 0;
+    this.values.reset();
   }
 }
 
@@ -67,20 +73,20 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
     bag.merge(forwarded.bag);
     e.forwardedDropped = forwarded.dropped;
   }
-  addRequestAttributes(bag, req);
+  addRequestAttributes(bag, req, e.values);
 
   if (service !== null) {
     const method = req.header(":method");
     const path = req.header(":path");
     const spec = service.apiSpec;
     if (method !== null && path !== null) {
-      e.api = spec.apply(method as string, path as string, bag, wantBindings);
+      e.api = spec.apply(method as string, path as string, bag, wantBindings, e.matchedApi);
       if (e.api.matched) e.apiPattern = spec.patterns[e.api.winner].text;
     }
     // Upstream looked for a key whenever a ServiceConfig existed, so the
     // default locations apply even to services without API specs.
     e.apiKey = extractApiKey(spec.apiKeys.length > 0 ? spec.apiKeys : DEFAULT_API_KEY_LOCATIONS, req);
-    if (e.apiKey !== null) bag.setIdString(REQUEST_API_KEY, e.apiKey as string);
+    if (e.apiKey !== null) bag.setId(REQUEST_API_KEY, e.values.string(e.apiKey as string));
     quotaCharges(service.quotaRules, bag, e.quotas);
   }
 

@@ -37,12 +37,26 @@ const seed: u32 = chooseSeed();
 // known strings apart (the seed search below proves it at start; the
 // compare in knownString rejects every other string).
 function slotOf(ptr: usize, len: usize, start: u32): u32 {
+  return mix(start, len, load<u8>(ptr), load<u8>(ptr + len - 1), load<u8>(ptr + (len >> 1)), load<u8>(ptr + (len >> 2)), load<u8>(ptr + len - 1 - (len >> 2)));
+}
+
+// The same five units of a string's code units (its bytes, for ASCII).
+function slotOfUnits(chars: usize, len: usize, start: u32): u32 {
+  return mix(
+    start, len, load<u16>(chars), load<u16>(chars + ((len - 1) << 1)), load<u16>(chars + ((len >> 1) << 1)),
+    load<u16>(chars + ((len >> 2) << 1)), load<u16>(chars + ((len - 1 - (len >> 2)) << 1)),
+  );
+}
+
+// @ts-ignore: decorator
+@inline
+function mix(start: u32, len: usize, first: u32, last: u32, middle: u32, quarter: u32, threeQuarters: u32): u32 {
   let h = (start ^ <u32>len) * 0x9e3779b1;
-  h = (h ^ <u32>load<u8>(ptr)) * 0x85ebca6b;
-  h = (h ^ <u32>load<u8>(ptr + len - 1)) * 0xc2b2ae35;
-  h = (h ^ <u32>load<u8>(ptr + (len >> 1))) * 0x27d4eb2f;
-  h = (h ^ <u32>load<u8>(ptr + (len >> 2))) * 0x165667b1;
-  h = (h ^ <u32>load<u8>(ptr + len - 1 - (len >> 2))) * 0x9e3779b1;
+  h = (h ^ first) * 0x85ebca6b;
+  h = (h ^ last) * 0xc2b2ae35;
+  h = (h ^ middle) * 0x27d4eb2f;
+  h = (h ^ quarter) * 0x165667b1;
+  h = (h ^ threeQuarters) * 0x9e3779b1;
   return (h ^ (h >>> 16)) & MASK;
 }
 
@@ -81,12 +95,45 @@ function placeAll(candidate: u32): bool {
 
 /** The shared string for a known string given as UTF-8 bytes, or null. */
 export function knownString(ptr: usize, len: usize): string | null {
-  if (len == 0 || len > longest || (lengths & ((<u64>1) << <u64>len)) == 0) return null;
-  const name = unchecked(slots[slotOf(ptr, len, seed)]);
-  if (name === null || <usize>name.length != len) return null;
+  const slot = knownSlot(ptr, len);
+  return slot < 0 ? null : unchecked(slots[slot]);
+}
+
+/** Slots a known string can have: 0 <= knownSlot(...) < KNOWN_SLOTS. */
+export const KNOWN_SLOTS: i32 = <i32>SLOTS;
+
+/** The slot of a known string given as UTF-8 bytes, or -1. */
+export function knownSlot(ptr: usize, len: usize): i32 {
+  if (len == 0 || len > longest || (lengths & ((<u64>1) << <u64>len)) == 0) return -1;
+  const slot = slotOf(ptr, len, seed);
+  const name = unchecked(slots[slot]);
+  if (name === null || <usize>name.length != len) return -1;
   const chars = changetype<usize>(name);
   for (let i: usize = 0; i < len; i++) {
-    if (<u32>load<u8>(ptr + i) != <u32>load<u16>(chars + (i << 1))) return null;
+    if (<u32>load<u8>(ptr + i) != <u32>load<u16>(chars + (i << 1))) return -1;
   }
-  return name;
+  return <i32>slot;
+}
+
+/** The known string in `slot` (from knownSlot). */
+// @ts-ignore: decorator
+@inline
+export function knownAt(slot: i32): string {
+  return changetype<string>(unchecked(slots[slot]));
+}
+
+/**
+ * The slot of a known string given as a string, or -1: the same hash over
+ * its code units (known strings are ASCII, so a unit is its byte), settled
+ * by identity when `s` is the shared string itself, else by a compare.
+ */
+export function knownSlotOfString(s: string): i32 {
+  const len = <usize>s.length;
+  if (len == 0 || len > longest || (lengths & ((<u64>1) << <u64>len)) == 0) return -1;
+  const chars = changetype<usize>(s);
+  const slot = slotOfUnits(chars, len, seed);
+  const name = unchecked(slots[slot]);
+  if (name === null) return -1;
+  if (changetype<usize>(name) == chars) return <i32>slot;
+  return name == s ? <i32>slot : -1;
 }

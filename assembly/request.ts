@@ -118,24 +118,25 @@ export function requestFromPairs(headers: StringMap, propertiesPtr: usize, prope
   return r;
 }
 
-// Every PROP_* name is a known string (known_strings.ts), so one hash finds it.
+// Every PROP_* name is a known string (known_strings.ts), so one hash finds
+// it and identity tells them apart.
 function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
   const name = knownString(keyPtr, keyLen);
   if (name === null) return;
-  if (name == PROP_MTLS) {
+  if (name === PROP_MTLS) {
     r.mtls = valueLen == 4 && load<u32>(valuePtr) == 0x65757274; // "true"
     return;
   }
   // A connection's addresses and identities, and the destination service,
   // repeat across its requests.
-  const value = name == PROP_AUTH_PAYLOAD ? decodeUtf8(valuePtr, valueLen) : recentString(valuePtr, valueLen);
-  if (name == PROP_SOURCE_ADDRESS) r.sourceAddress = value;
-  else if (name == PROP_DESTINATION_ADDRESS) r.destinationAddress = value;
-  else if (name == PROP_PEER_PRINCIPAL) r.peerPrincipal = value;
-  else if (name == PROP_LOCAL_PRINCIPAL) r.localPrincipal = value;
-  else if (name == PROP_REQUESTED_SERVER_NAME) r.requestedServerName = value;
-  else if (name == PROP_DESTINATION_SERVICE) r.destinationService = value;
-  else if (name == PROP_AUTH_PAYLOAD) r.authPayload = value;
+  const value = name === PROP_AUTH_PAYLOAD ? decodeUtf8(valuePtr, valueLen) : recentString(valuePtr, valueLen);
+  if (name === PROP_SOURCE_ADDRESS) r.sourceAddress = value;
+  else if (name === PROP_DESTINATION_ADDRESS) r.destinationAddress = value;
+  else if (name === PROP_PEER_PRINCIPAL) r.peerPrincipal = value;
+  else if (name === PROP_LOCAL_PRINCIPAL) r.localPrincipal = value;
+  else if (name === PROP_REQUESTED_SERVER_NAME) r.requestedServerName = value;
+  else if (name === PROP_DESTINATION_SERVICE) r.destinationService = value;
+  else if (name === PROP_AUTH_PAYLOAD) r.authPayload = value;
 }
 
 function orEmpty(s: string | null): string {

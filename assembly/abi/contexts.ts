@@ -1,6 +1,7 @@
 import { HttpStream } from "../proxy/http_stream";
 import { Plugin } from "../proxy/plugin";
 import { TcpConnection } from "../proxy/tcp_connection";
+import { ContextTable } from "./context_table";
 
 // The context table: root contexts (one plugin each), HTTP streams and TCP
 // connections by the ids the host assigns. The only module-level state of the
@@ -10,28 +11,59 @@ import { TcpConnection } from "../proxy/tcp_connection";
 // two apart only by the callbacks that follow).
 
 export const plugins = new Map<u32, Plugin>();
-export const streams = new Map<u32, HttpStream>();
-export const connections = new Map<u32, TcpConnection>();
+// Streams and connections come and go with requests: tables that allocate
+// only to grow (context_table.ts).
+export const streams = new ContextTable<HttpStream>();
+export const connections = new ContextTable<TcpConnection>();
+
+// Streams of deleted contexts, handed to the next contexts created: a
+// stream's objects are only reachable through this table (hub calls name
+// their stream by id), so once deleted it can start over. Beyond this many
+// spares the collector takes them.
+const MAX_SPARE_STREAMS: i32 = 64;
+const spareStreams = new Array<HttpStream>();
+
+/** Files a new HTTP stream `id` under root `rootId`, reusing a deleted one's object when there is one. */
+export function createStream(id: u32, rootId: u32): void {
+  let stream: HttpStream;
+  if (spareStreams.length > 0) {
+    stream = spareStreams.pop();
+    stream.reuse(id, rootId);
+  } else {
+    stream = new HttpStream(id, rootId);
+  }
+  streams.set(id, stream);
+}
+
+/** Takes stream `id` out of the table (no-op when unknown); its object becomes a spare. */
+export function deleteStream(id: u32): void {
+  const stream = streams.find(id);
+  if (stream === null) return;
+  streams.delete(id);
+  if (spareStreams.length < MAX_SPARE_STREAMS) spareStreams.push(stream);
+}
 
 export function pluginFor(rootId: u32): Plugin | null {
   return plugins.has(rootId) ? plugins.get(rootId) : null;
 }
 
 export function streamFor(id: u32): HttpStream | null {
-  return streams.has(id) ? streams.get(id) : null;
+  return streams.find(id);
 }
 
 export function connectionFor(id: u32): TcpConnection | null {
-  return connections.has(id) ? connections.get(id) : null;
+  return connections.find(id);
 }
 
 /** Turns the stream context `id` into a TCP connection; null when the id is unknown. */
 export function becomeConnection(id: u32): TcpConnection | null {
-  if (connections.has(id)) return connections.get(id);
+  const known = connections.find(id);
+  if (known !== null) return known;
   const stream = streamFor(id);
   if (stream === null) return null;
-  streams.delete(id);
-  const conn = new TcpConnection(id, stream.rootId);
+  const rootId = stream.rootId;
+  deleteStream(id);
+  const conn = new TcpConnection(id, rootId);
   connections.set(id, conn);
   return conn;
 }

@@ -2,7 +2,7 @@ import { TransportOutcome } from "../client/counters";
 import { BufferType, LogLevel } from "./enums";
 import { collectGarbageIfDue } from "./gc";
 import * as host from "./host";
-import { becomeConnection, connectionFor, connections, pluginFor, plugins, streamFor, streams } from "./contexts";
+import { becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, plugins, streamFor } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
 import { CallKind, PendingCall, Plugin } from "../proxy/plugin";
 import { onCallAnswered, onCallFailed, onLog, onRequestHeaders, onResponseHeaders, retryCheck } from "../proxy/http_filter";
@@ -35,7 +35,7 @@ export function proxy_on_context_create(id: u32, parentId: u32): void {
     plugins.set(id, new Plugin(id));
     return;
   }
-  streams.set(id, new HttpStream(id, parentId));
+  createStream(id, parentId);
 }
 
 export function proxy_on_vm_start(rootId: u32, vmConfigurationSize: u32): bool {
@@ -188,7 +188,7 @@ export function proxy_on_done(id: u32): bool {
 export function proxy_on_delete(id: u32): void {
   collectGarbageIfDue();
   connectionClosed(id);
-  streams.delete(id);
+  deleteStream(id);
   connections.delete(id);
   plugins.delete(id);
 }

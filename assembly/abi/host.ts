@@ -1,5 +1,6 @@
 import { StringMap } from "../attributes/string_map";
-import { decodePairs, encodePairs } from "../pairs";
+import { HeaderMap } from "../attributes/header_map";
+import { decodeHeadersInto, decodePairs, encodePairs } from "../pairs";
 import { BufferType, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";
 import * as abi from "./imports";
 import { dropHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
@@ -41,6 +42,17 @@ export function headerMap(map: MapType): StringMap {
   const decoded = decodePairs(ptr, len);
   if (ptr != 0) heap.free(ptr);
   return decoded !== null ? decoded : new StringMap(0);
+}
+
+/** The same, decoded into `m` (emptied first, its storage reused); `m` is left empty on a failure. */
+export function headerMapInto(map: MapType, m: HeaderMap): HeaderMap {
+  m.clear();
+  if (abi.proxy_get_header_map_pairs(map, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return m;
+  const ptr = <usize>load<u32>(scratchPtrSlot());
+  const len = <usize>load<u32>(scratchLenSlot());
+  if (!decodeHeadersInto(ptr, len, m)) m.clear();
+  if (ptr != 0) heap.free(ptr);
+  return m;
 }
 
 export function replaceHeader(map: MapType, name: string, value: string): void {

@@ -245,9 +245,20 @@ export class AttributeBag {
     return this.getString(clauseKey);
   }
 
+  /**
+   * A bag that may outlive the request: values shared, except the request's
+   * own (RequestValues), which its next use would rewrite: those are copied.
+   */
   clone(): AttributeBag {
     const b = new AttributeBag(this.count);
-    b.merge(this);
+    const ids = this.idSlots;
+    for (let i = 0, n = this.count; i < n; i++) {
+      const value = this.valueAt(i);
+      const kept = value.requestOwned ? value.copy() : value;
+      const id = unchecked(ids[i]);
+      if (id >= 0) b.setId(id, kept);
+      else b.setWithoutId(this.nameAt(i), kept);
+    }
     return b;
   }
 }

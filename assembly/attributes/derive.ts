@@ -4,7 +4,8 @@ import { parseSocketAddress } from "./address";
 import { addAuthAttributes } from "./auth_claims";
 import { AttributeBag } from "./bag";
 import { namespaceOfPrincipal, principalFromSan } from "./principal";
-import { queryParams, urlPath } from "./query";
+import { queryParamsInto, urlPath } from "./query";
+import { RequestValues } from "./request_values";
 import { sameKey } from "./string_map";
 import { AttributeValue } from "./value";
 import {
@@ -97,13 +98,15 @@ function setAddress(bag: AttributeBag, text: string, ipId: i32, portId: i32, als
 /**
  * Step 5 of the order of application: the attributes derived from the request
  * itself, written over whatever the static and forwarded steps put in `bag`.
+ * The values only this request has are made in `values` (its evaluation's
+ * reused storage), the ones requests share come from the tables above.
  */
-export function addRequestAttributes(bag: AttributeBag, req: RequestView): void {
+export function addRequestAttributes(bag: AttributeBag, req: RequestView, values: RequestValues = new RequestValues()): void {
   const h = req.headers;
 
   // The request's own map: the forwarded-attributes header was already taken
   // out of it (requestWithHeaders), so no copy is needed.
-  if (h.size > 0) bag.setId(REQUEST_HEADERS, AttributeValue.ofMap(h));
+  if (h.size > 0) bag.setId(REQUEST_HEADERS, values.map(h));
 
   const authority = h.get(":authority");
   const host = authority !== null ? authority : h.get("host");
@@ -113,27 +116,31 @@ export function addRequestAttributes(bag: AttributeBag, req: RequestView): void 
   if (method !== null) bag.setId(REQUEST_METHOD, stringValue(method));
 
   const path = h.get(":path");
-  bag.setIdString(REQUEST_PATH, path !== null ? path : "");
-  if (path !== null) {
-    bag.setIdString(REQUEST_URL_PATH, urlPath(path));
-    const query = queryParams(path);
-    if (query !== null) bag.setId(REQUEST_QUERY_PARAMS, AttributeValue.ofMap(query));
+  if (path === null) {
+    bag.setId(REQUEST_PATH, EMPTY_TEXT);
+  } else {
+    const pathValue = values.string(path);
+    bag.setId(REQUEST_PATH, pathValue);
+    // Without a query the URL path is the path itself: one value for both.
+    const url = urlPath(path);
+    bag.setId(REQUEST_URL_PATH, changetype<usize>(url) == changetype<usize>(path) ? pathValue : values.string(url));
+    if (queryParamsInto(path, values.query)) bag.setId(REQUEST_QUERY_PARAMS, values.map(values.query));
   }
 
   const referer = h.get("referer");
-  if (referer !== null) bag.setIdString(REQUEST_REFERER, referer);
+  if (referer !== null) bag.setId(REQUEST_REFERER, values.string(referer));
   const scheme = h.get(":scheme");
   bag.setId(REQUEST_SCHEME, scheme !== null ? stringValue(scheme) : HTTP_TEXT);
   const userAgent = h.get("user-agent");
   if (userAgent !== null) bag.setId(REQUEST_USERAGENT, stringValue(userAgent));
   const requestId = h.get("x-request-id");
-  if (requestId !== null) bag.setIdString(REQUEST_ID, requestId);
+  if (requestId !== null) bag.setId(REQUEST_ID, values.string(requestId));
 
   // At check time the body has not been read: the size the client announced.
   const contentLength = h.get("content-length");
   const size = contentLength !== null ? I64.parseInt(contentLength) : 0;
-  bag.setId(REQUEST_SIZE, size > 0 ? AttributeValue.ofInt64(size) : NO_SIZE);
-  bag.setId(REQUEST_TIME, AttributeValue.ofTimestampNanos(req.timeNanos));
+  bag.setId(REQUEST_SIZE, size > 0 ? values.int64(size) : NO_SIZE);
+  bag.setId(REQUEST_TIME, values.timestampNanos(req.timeNanos));
 
   setAddress(bag, req.sourceAddress, SOURCE_IP, SOURCE_PORT, ORIGIN_IP);
   setAddress(bag, req.destinationAddress, DESTINATION_IP, DESTINATION_PORT, NO_ATTRIBUTE_ID);

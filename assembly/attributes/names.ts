@@ -70,3 +70,17 @@ export const SOURCE_PRINCIPAL = internAttribute("source.principal");
 export const SOURCE_USER = internAttribute("source.user");
 export const SOURCE_NAMESPACE = internAttribute("source.namespace");
 export const DESTINATION_PRINCIPAL = internAttribute("destination.principal");
+// Report-time attributes (report.ts).
+export const RESPONSE_HEADERS = internAttribute("response.headers");
+export const RESPONSE_TIME = internAttribute("response.time");
+export const RESPONSE_SIZE = internAttribute("response.size");
+export const RESPONSE_CODE = internAttribute("response.code");
+export const RESPONSE_DURATION = internAttribute("response.duration");
+export const RESPONSE_GRPC_STATUS = internAttribute("response.grpc_status");
+export const RESPONSE_GRPC_MESSAGE = internAttribute("response.grpc_message");
+export const REQUEST_TOTAL_SIZE = internAttribute("request.total_size");
+export const RESPONSE_TOTAL_SIZE = internAttribute("response.total_size");
+export const CHECK_ERROR_CODE = internAttribute("check.error_code");
+export const CHECK_ERROR_MESSAGE = internAttribute("check.error_message");
+export const CHECK_CACHE_HIT = internAttribute("check.cache_hit");
+export const QUOTA_CACHE_HIT = internAttribute("quota.cache_hit");

@@ -37,9 +37,15 @@ export function urlPath(path: string): string {
  * has no query or an empty one.
  */
 export function queryParams(path: string): StringMap | null {
-  const q = indexOfUnit(path, QUESTION);
-  if (q < 0 || q + 1 >= path.length) return null;
   const m = new StringMap();
+  return queryParamsInto(path, m) ? m : null;
+}
+
+/** The same parameters written into `m` (emptied first, storage kept); false when there are none. */
+export function queryParamsInto(path: string, m: StringMap): bool {
+  m.clear();
+  const q = indexOfUnit(path, QUESTION);
+  if (q < 0 || q + 1 >= path.length) return false;
   let start = q + 1;
   const n = path.length;
   while (start <= n) {
@@ -52,7 +58,7 @@ export function queryParams(path: string): StringMap | null {
     }
     start = end + 1;
   }
-  return m.size > 0 ? m : null;
+  return m.size > 0;
 }
 
 /**

@@ -24,6 +24,28 @@ export class AttributeValue {
   bool: bool = false;
   bytes: Uint8Array | null = null;
   map: StringMap | null = null;
+  /**
+   * Storage of a request's own values (RequestValues), rewritten by the
+   * evaluation that reuses it: a bag that outlives the request copies such a
+   * value (AttributeBag.clone) instead of sharing it.
+   */
+  requestOwned: bool = false;
+
+  /** A copy that later writes to the request's objects cannot change (bytes and map copied too). */
+  copy(): AttributeValue {
+    const c = new AttributeValue();
+    c.kind = this.kind;
+    c.str = this.str;
+    c.int = this.int;
+    c.nanos = this.nanos;
+    c.double = this.double;
+    c.bool = this.bool;
+    const bytes = this.bytes;
+    if (bytes !== null) c.bytes = bytes.slice(0);
+    const map = this.map;
+    if (map !== null) c.map = map.clone();
+    return c;
+  }
 
   static ofString(s: string): AttributeValue {
     const v = new AttributeValue();
@@ -89,6 +111,13 @@ export class AttributeValue {
   }
 
   private static ofTime(kind: ValueKind, nanos: i64): AttributeValue {
+    const v = new AttributeValue();
+    v.setTime(kind, nanos);
+    return v;
+  }
+
+  /** Makes this a timestamp or duration of `nanos`, split into seconds and nanos. */
+  setTime(kind: ValueKind, nanos: i64): void {
     let seconds = nanos / 1_000_000_000;
     let rest = <i32>(nanos % 1_000_000_000);
     // Timestamps keep nanos non-negative (protobuf's rule for Timestamp).
@@ -96,7 +125,9 @@ export class AttributeValue {
       seconds -= 1;
       rest += 1_000_000_000;
     }
-    return AttributeValue.ofSecondsNanos(kind, seconds, rest);
+    this.kind = kind;
+    this.int = seconds;
+    this.nanos = rest;
   }
 }
 

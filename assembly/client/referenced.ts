@@ -93,22 +93,6 @@ function appendReference(parts: Array<string>, r: ReferencedAttribute): void {
   }
 }
 
-/** A copy of a value that later writes to the request's objects cannot change. */
-function copyValue(v: AttributeValue): AttributeValue {
-  const c = new AttributeValue();
-  c.kind = v.kind;
-  c.str = v.str;
-  c.int = v.int;
-  c.nanos = v.nanos;
-  c.double = v.double;
-  c.bool = v.bool;
-  const bytes = v.bytes;
-  if (bytes !== null) c.bytes = bytes.slice(0);
-  const map = v.map;
-  if (map !== null) c.map = map.clone();
-  return c;
-}
-
 function sameMap(a: StringMap, b: StringMap): bool {
   if (a.size != b.size) return false;
   for (let i = 0, n = a.keys.length; i < n; i++) {
@@ -314,7 +298,7 @@ export class ReferencedShape {
         missing.kind = <ValueKind>0;
         out[i] = missing;
       } else if (key === null) {
-        out[i] = copyValue(v);
+        out[i] = v.copy();
       } else {
         const map = v.map;
         const entry = v.kind == ValueKind.StringMap && map !== null ? map.get(key) : null;

@@ -1,10 +1,10 @@
 import { ClientConfig } from "../config/client_config";
 import { compileConfig } from "../config/compile";
 import { Evaluation, evaluateRequest } from "../evaluate";
-import { decodePairsInto } from "../pairs";
+import { decodeHeadersInto } from "../pairs";
 import { encodeEvaluation } from "../proto/evaluation_codec";
 import { requestFromPairs, RequestView } from "../request";
-import { StringMap } from "../attributes/string_map";
+import { HeaderMap } from "../attributes/header_map";
 
 // The pure core, exported for embedders that call the module directly rather
 // than through the proxy-wasm ABI: `meshctl x hub-eval`, configuration
@@ -66,18 +66,20 @@ export function filter_evaluate(handle: i32, headers: ArrayBuffer, properties: A
 
 // The objects one evaluation fills, reused by the next: an export's result
 // is encoded (or counted) before it returns, so nothing outlives the call.
-const scratchHeaders = new StringMap(32);
+const scratchHeaders = new HeaderMap(32);
 const scratchRequest = new RequestView(scratchHeaders);
 const scratchEvaluation = new Evaluation();
 
 // The maps are read where the caller put them: the headers decoded into
 // the scratch request's map, the properties straight into its fields.
 function requestInPlace(headers: ArrayBuffer, properties: ArrayBuffer, timeNanos: i64): RequestView | null {
-  if (!decodePairsInto(changetype<usize>(headers), <usize>headers.byteLength, scratchHeaders)) return null;
+  if (!decodeHeadersInto(changetype<usize>(headers), <usize>headers.byteLength, scratchHeaders)) return null;
   return requestFromPairs(scratchHeaders, changetype<usize>(properties), <usize>properties.byteLength, timeNanos, scratchRequest);
 }
 
-const COLLECT_EVERY_REPEATS = 256;
+// About as often as the proxy path collects (abi/gc.ts: every 4096
+// callbacks, about four per request).
+const COLLECT_EVERY_REPEATS = 1024;
 
 /**
  * For benchmarks: decodes and evaluates the same request `times` times, as

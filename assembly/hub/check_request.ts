@@ -99,5 +99,10 @@ export function encodeCheckRequest(
   quotas: Array<QuotaCharge>,
   bestEffort: bool,
 ): Uint8Array {
-  return new CheckRequestEncoder().encode(bag, globalWordCount, deduplicationId, quotas, bestEffort);
+  return sharedEncoder.encode(bag, globalWordCount, deduplicationId, quotas, bestEffort);
 }
+
+// One encoder for every check and prefetch: encode() is never re-entered and
+// returns a copy of its buffer, so its writers and dictionary keep their
+// storage from message to message.
+const sharedEncoder = new CheckRequestEncoder();

@@ -11,6 +11,7 @@ import { HeaderOperation, HeaderOperationKind, RouteDirective } from "../hub/rou
 import { httpStatusForCode, StatusCode, statusCodeName } from "../hub/status";
 import { QuotaCharge } from "../quota";
 import { requestWithHeaders } from "../request";
+import { HeaderMap } from "../attributes/header_map";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
 import { readRequestProperties, readResponseProperties } from "../abi/stream_properties";
@@ -38,7 +39,11 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const config = plugin.config as ClientConfig;
   const now = host.nowNanos();
   stream.startNanos = now;
-  const request = requestWithHeaders(host.headerMap(MapType.RequestHeaders), plugin.streamPool.request());
+  // A finished request's view and header map are refilled (stream_pool.ts).
+  const spare = plugin.streamPool.request();
+  const spareHeaders = spare !== null ? spare.headers : null;
+  const headers = host.headerMapInto(MapType.RequestHeaders, spareHeaders instanceof HeaderMap ? <HeaderMap>spareHeaders : new HeaderMap(32));
+  const request = requestWithHeaders(headers, spare);
   // The incoming forwarded header must never reach the application.
   if (request.forwarded !== null) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
   readRequestProperties(request);

@@ -24,7 +24,25 @@ export class HttpStream {
   repliedLocally: bool = false;
 
   constructor(
-    public readonly id: u32,
-    public readonly rootId: u32,
+    public id: u32,
+    public rootId: u32,
   ) {}
+
+  /** Back to a fresh stream `id` under `rootId` (contexts.ts reuses deleted streams). */
+  reuse(id: u32, rootId: u32): void {
+    this.id = id;
+    this.rootId = rootId;
+    this.request = null;
+    this.evaluation = null;
+    this.state = CheckState.NotStarted;
+    const outcome = this.outcome;
+    outcome.known = false;
+    outcome.code = 0;
+    outcome.message = "";
+    outcome.checkCacheHit = false;
+    outcome.quotaCacheHit = false;
+    this.responseHeaderOps = null;
+    this.startNanos = 0;
+    this.repliedLocally = false;
+  }
 }

@@ -6,8 +6,9 @@ import { jwtRulesFor } from "../security/jwt/authenticator.ts";
 import { type MeshRegistry, type MeshWorkload, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { serviceDomains } from "../mesh/hosts.ts";
 import { packJson } from "../wire/envoy_protos.ts";
-import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, http2ProtocolOptions, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
+import { MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, hubCluster, wasmFilterConfig } from "./envoy_wasm.ts";
 import { address, remoteHttpCluster } from "./envoy_clusters.ts";
+import { type ClusterServing, DEFAULT_CLUSTER_SERVING, headlessPodListeners, outboundClusters, type PodListener, withDnsTtl } from "./envoy_outbound_clusters.ts";
 import { jwtAuthn } from "./envoy_jwt.ts";
 import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
 import { httpRbacFilters, networkRbacFilters } from "./envoy_rbac.ts";
@@ -37,8 +38,11 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  *   (every name a client in the proxy's namespace may use, with and without
  *   `:<port>`), routes from the VirtualServices, else to
  *   `outbound|<port>||<host>`; `allow_any` sends unknown hosts through.
- * - Clusters: `outbound|<port>|<subset>|<host>` over EDS (the same load
- *   assignments proxyless clients get), HTTP/2 for grpc and http2 ports;
+ * - `<pod ip>_<port>` per endpoint of a headless Service's TCP ports
+ *   (envoy_outbound_clusters.ts).
+ * - Clusters: `outbound|<port>|<subset>|<host>`, over EDS (the same load
+ *   assignments proxyless clients get), ORIGINAL_DST or DNS as the service
+ *   resolves (envoy_outbound_clusters.ts), HTTP/2 for grpc and http2 ports;
  *   `inbound|<port>||`; `hub_server`; the passthrough and black-hole
  *   clusters; `jwks|<host>|<port>` per remote JWT key set.
  * - The filter, `envoy.filters.http.wasm` with the module and the hub client
@@ -64,8 +68,8 @@ export interface EnvoyMesh {
   readonly serving: EnvoyServing;
 }
 
-/** What spec 2's variables change in what Envoy is served (docs/discovery.md). */
-export interface EnvoyServing {
+/** What spec 2's variables change in what Envoy is served (docs/discovery.md); the cluster side in envoy_outbound_clusters.ts. */
+export interface EnvoyServing extends ClusterServing {
   /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true): false leaves out the `allow_any` route, so unknown hosts get 404. */
   readonly fallthroughRoute: boolean;
   /** DISCO_HTTP10 (false): the outbound HTTP listeners accept HTTP/1.0. */
@@ -77,7 +81,7 @@ export interface EnvoyServing {
 }
 
 /** Spec 2's defaults. */
-export const DEFAULT_ENVOY_SERVING: EnvoyServing = { fallthroughRoute: true, acceptHttp10: false, initialFetchTimeoutMs: 0, blockHttpOn443: true };
+export const DEFAULT_ENVOY_SERVING: EnvoyServing = { ...DEFAULT_CLUSTER_SERVING, fallthroughRoute: true, acceptHttp10: false, initialFetchTimeoutMs: 0, blockHttpOn443: true };
 
 export const INBOUND_PORT = 15006;
 export const OUTBOUND_PORT = 15001;
@@ -97,7 +101,6 @@ function adsSource(serving: EnvoyServing): ConfigSource {
   return { ads: {}, resource_api_version: "V3", initial_fetch_timeout: `${serving.initialFetchTimeoutMs / 1000}s` };
 }
 const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "grpc", "grpc-web"]);
-const H2_PROTOCOLS: ReadonlySet<string> = new Set(["http2", "grpc"]);
 
 /** Upstream sniffs a port that names no protocol; we serve it as HTTP. */
 /** The port TLS to external hosts goes to: an HTTP listener there would take all of it. */
@@ -202,14 +205,14 @@ function virtualOutbound(): Json {
   };
 }
 
-function outboundCluster(name: string, protocol: string | undefined, ads: ConfigSource): Json {
+/** A pod's own address and port: its TCP traffic to the headless service's cluster. */
+function podListener(pod: PodListener): Json {
   return {
-    name,
-    type: "EDS",
-    connect_timeout: "10s",
-    lb_policy: "ROUND_ROBIN",
-    eds_cluster_config: { service_name: name, eds_config: ads },
-    ...(protocol && H2_PROTOCOLS.has(protocol) ? { typed_extension_protocol_options: http2ProtocolOptions() } : {}),
+    name: pod.name,
+    address: address(pod.ip, pod.port),
+    bind_to_port: false,
+    traffic_direction: "OUTBOUND",
+    filter_chains: [{ filters: [tcpProxy(pod.cluster, pod.cluster)] }],
   };
 }
 
@@ -283,7 +286,7 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
   const set: ResourceSet = new Map([[LISTENER, new Map()], [ROUTE, new Map()], [CLUSTER, new Map()], [ENDPOINT, new Map(mesh.endpoints)], [EXTENSION_CONFIG, new Map()]]);
   const add = (type: string, typeName: string, name: string, json: Json) => set.get(type)!.set(name, { name, any: packJson(typeName, json) });
   const listener = (json: Json) => add(LISTENER, "envoy.config.listener.v3.Listener", json.name as string, json);
-  const cluster = (json: Json) => add(CLUSTER, "envoy.config.cluster.v3.Cluster", json.name as string, json);
+  const cluster = (json: Json) => add(CLUSTER, "envoy.config.cluster.v3.Cluster", json.name as string, withDnsTtl(json, mesh.serving));
 
   const inbound = inboundPorts(mesh.registry, namespace, labels, workload);
   const security = inboundSecurity(mesh, { namespace, labels: labels ?? {} });
@@ -299,10 +302,8 @@ export function envoyResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceSet 
     listener(outboundListener(port, ads, mesh.serving.acceptHttp10));
     add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, http.filter((s) => s.port === port), mesh, namespace, labels));
   }
-  for (const s of mesh.services) {
-    cluster(outboundCluster(clusterName(s.host, s.port), s.protocol, ads));
-    for (const subset of s.subsets ?? []) cluster(outboundCluster(clusterName(s.host, s.port, subset.name), s.protocol, ads));
-  }
+  for (const pod of headlessPodListeners(mesh, mesh.serving, who.ip, isHttp)) listener(podListener(pod));
+  for (const c of outboundClusters(mesh, { type: who.type, namespace, labels }, mesh.serving, ads)) cluster(c);
   cluster(hubCluster());
   cluster(passthrough(PASSTHROUGH));
   cluster(passthrough(INBOUND_PASSTHROUGH));

@@ -4,6 +4,7 @@ import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import { DEFAULT_ENVOY_SERVING, envoyResources, type EnvoyMesh, type EnvoyServing, findWorkload } from "./envoy_sidecar.ts";
+import { isHeadlessEndpoint } from "./envoy_outbound_clusters.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
 import { xdsServices } from "./mesh_services.ts";
 import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
@@ -79,7 +80,9 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   }
   const who = identity ?? { type: "sidecar", ip: "", pod: node.id, namespace: "default" };
   const workload = findWorkload(snapshot.registry, who);
-  const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped]);
+  // A gateway may be served fewer clusters; a pod of a headless service one pod listener fewer (its own).
+  const ownPod = snapshot.envoy.serving.headlessPodListeners && isHeadlessEndpoint(snapshot.registry, who.ip) ? who.ip : null;
+  const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped, who.type, ownPod]);
   let set = snapshot.envoyViews.get(key);
   if (!set) {
     set = new Map([...envoyResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);

@@ -94,7 +94,8 @@ function loadAssignment(name: string, endpoints: readonly XdsEndpoint[]): Resour
   return { name, any: packAny("envoy.config.endpoint.v3.ClusterLoadAssignment", { cluster_name: name, endpoints: localities }) };
 }
 
-function selects(labels: Readonly<Record<string, string>>, endpoint: XdsEndpoint): boolean {
+/** Whether a subset's labels pick an endpoint. */
+export function selects(labels: Readonly<Record<string, string>>, endpoint: XdsEndpoint): boolean {
   return Object.entries(labels).every(([k, v]) => endpoint.labels?.[k] === v);
 }
 

@@ -39,6 +39,8 @@ export interface MeshService {
   readonly fqdn: string;
   /** Addresses clients may call it on (clusterIP, ServiceEntry addresses). */
   readonly addresses: readonly string[];
+  /** A Service with `clusterIP: None`: clients call its pods' own addresses. */
+  readonly headless?: boolean;
   /** Absent: no selector (endpoints managed elsewhere, or an external service). */
   readonly selector?: Labels;
   readonly ports: readonly MeshServicePort[];
@@ -97,6 +99,7 @@ export function serviceFromResource(s: Resource<"Service">): MeshService {
     namespace: s.namespace,
     fqdn: serviceFqdn(s.name, s.namespace),
     addresses: Object.freeze([...(s.spec.addresses ?? [])]),
+    ...(s.spec.headless ? { headless: true } : {}),
     selector: s.spec.selector,
     ports: Object.freeze(s.spec.ports.map((p: ServicePort) => Object.freeze({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: portProtocol(p) }))),
     source: "Service" as const,

@@ -223,3 +223,27 @@ export function serverAdmits(server: GatewayServer, gatewayNamespace: string, vs
     return virtualServiceHosts(vs).some((h) => hostsIntersect(h, host));
   });
 }
+
+/**
+ * The Gateways a gateway workload is configured by: those whose selector
+ * picks its labels, of any namespace, or of its own only when
+ * `ownNamespaceOnly` (upstream's PILOT_SCOPE_GATEWAY_TO_NAMESPACE), as
+ * `ns/name` keys VirtualServices bind to.
+ */
+export function gatewaysSelecting(gateways: readonly Gateway[], workload: { readonly namespace: string; readonly labels: Labels }, ownNamespaceOnly: boolean): string[] {
+  return gateways.filter((g) => (!ownNamespaceOnly || g.namespace === workload.namespace) && selectorSelects(g.spec.selector, workload.labels)).map((g) => `${g.namespace}/${g.name}`);
+}
+
+/** The hosts (FQDNs) the routes and mirrors of VirtualServices bound to any of these gateways send to. */
+export function gatewayDestinationHosts(services: readonly VirtualService[], gatewayKeys: readonly string[]): Set<string> {
+  const keys = new Set(gatewayKeys);
+  const hosts = new Set<string>();
+  for (const vs of services) {
+    if (!boundGateways(vs).some((g) => keys.has(g))) continue;
+    for (const route of vs.spec.http) {
+      for (const d of route.route) hosts.add(d.destination.fqdn);
+      if (route.mirror) hosts.add(route.mirror.fqdn);
+    }
+  }
+  return hosts;
+}

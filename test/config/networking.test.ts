@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { describe } from "node:test";
-import { tableTest } from "./table.ts";
+import { describe, it } from "node:test";
+import { decode, tableTest } from "./table.ts";
 
 describe("DestinationRule", () => {
   // Spec rules 5 and 6: MESH_MUTUAL for the service, a port-level override on the service port.
@@ -132,4 +132,37 @@ spec:
       assert.deepEqual(s.http[0].route[0].destination, { host: "httpbin.foo.svc.cluster.local", fqdn: "httpbin.foo.svc.cluster.local", subset: undefined, port: 8000 });
     },
   );
+});
+
+describe("ServiceEntry", () => {
+  const baseline = `
+apiVersion: networking.mesh.io/v1
+kind: ServiceEntry
+metadata: { name: api, namespace: foo }
+spec:
+  hosts: [api.example.com]
+  ports: [{ number: 443, name: tls, protocol: TLS }]
+  resolution: DNS
+`;
+  tableTest(
+    baseline,
+    [
+      ["DNS with endpoints named by DNS", { "spec.endpoints": [{ address: "a.example.com" }, { address: "b.example.com", weight: 2 }] }, "ok", (s) => assert.deepEqual(s.endpoints.map((e: any) => e.address), ["a.example.com", "b.example.com"])],
+      ["DNS_ROUND_ROBIN", { "spec.resolution": "DNS_ROUND_ROBIN" }, "ok", (s) => assert.equal(s.resolution, "DNS_ROUND_ROBIN")],
+      ["a wildcard host with DNS and endpoints", { "spec.hosts": ["*.example.com"], "spec.endpoints": [{ address: "gw.example.com" }] }, "ok"],
+      ["a wildcard host with NONE", { "spec.hosts": ["*.example.com"], "spec.resolution": "NONE" }, "ok"],
+      ["a wildcard host with DNS and no endpoints (upstream: hosts must be FQDN)", { "spec.hosts": ["*.example.com"] }, ["spec.hosts", /without wildcards with resolution DNS and no endpoints/]],
+      ["a wildcard host with DNS_ROUND_ROBIN and no endpoints", { "spec.hosts": ["*.example.com"], "spec.resolution": "DNS_ROUND_ROBIN" }, ["spec.hosts", /resolution DNS_ROUND_ROBIN and no endpoints/]],
+    ],
+    (s) => assert.equal(s.resolution, "DNS"),
+  );
+
+  it("DNS_ROUND_ROBIN with several endpoints is accepted with a warning: only the first is resolved", () => {
+    const c = decode(baseline.replace("resolution: DNS", "resolution: DNS_ROUND_ROBIN\n  endpoints: [{ address: a.example.com }, { address: b.example.com }]"));
+    assert.deepEqual(c.errors, []);
+    assert.equal(c.resources.length, 1);
+    assert.equal(c.warnings.length, 1);
+    assert.equal(c.warnings[0].fieldPath, "spec.endpoints");
+    assert.match(c.warnings[0].message, /only the first endpoint is used with resolution DNS_ROUND_ROBIN/);
+  });
 });

@@ -21,6 +21,8 @@ spec:
       ["UDP", { "spec.ports.0.protocol": "UDP" }, "ok", (s) => assert.equal(s.ports[0].protocol, "UDP")],
       ["one port without a name", { "spec.ports.0.name": undefined }, "ok"],
       ["no selector", { "spec.selector": undefined }, "ok", (s) => assert.equal(s.selector, undefined)],
+      ["headless (clusterIP None): no address, marked headless", { "spec.clusterIP": "None" }, "ok", (s) => assert.deepEqual([s.headless, s.addresses], [true, []])],
+      ["a cluster IP is not headless", { "spec.clusterIP": "10.96.0.7" }, "ok", (s) => assert.deepEqual([s.headless, s.addresses], [undefined, ["10.96.0.7"]])],
       ["fields the mesh does not model are not warned about", { "spec.clusterIP": "None", "spec.sessionAffinity": "None", status: {} }, "ok"],
       ["port 0", { "spec.ports.0.port": 0 }, ["spec.ports[0].port", /integer from 1 to 65535/]],
       ["two ports, one without a name", { "spec.ports.1": { port: 9000 } }, ["spec.ports[1].name", /required when a Service has more than one port/]],

@@ -43,19 +43,14 @@ export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("DISCO_DISTRIBUTION_HISTORY_RETENTION", "value", "1m0s", "no history of distributed versions is kept: /debug/syncz shows what each proxy was last sent and acknowledged"),
   na("DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", "bool", "true", "what each proxy was sent and acknowledged is always tracked (/debug/syncz)"),
   na("DISCO_ENABLE_CRD_VALIDATION", "bool", "true", "every document of --configDir is always validated as it is read (there is no orchestrator cache)"),
-  na("DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", "bool", "true", "not built: every service's endpoints are served over EDS, headless or not"),
-  na("DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", "bool", "false", "not built: there are no per-pod listeners of headless services"),
   na("DISCO_ENABLE_SQLDB_FILTER", "bool", "false", NO_NETWORK_FILTER),
   na("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND", "bool", "false", NO_SNIFFING),
   na("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND", "bool", "false", NO_SNIFFING),
   na("DISCO_ENABLE_KVSTORE_FILTER", "bool", "false", NO_NETWORK_FILTER),
   na("DISCO_ENABLE_TCP_METADATA_EXCHANGE", "bool", "false", "not built: no metadata exchange filters are served"),
   na("DISCO_ENABLE_RPC_FILTER", "bool", "false", NO_NETWORK_FILTER),
-  na("DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", "bool", "false", "not built: gateways are served every cluster of the mesh"),
   na("DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT", "value", "1s", NO_SNIFFING),
-  na("DISCO_RESPECT_DNS_TTL", "bool", "false", "not built: the one DNS cluster served (a remote --filterModule's host) takes Envoy's default"),
   na("DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", "bool", "false", "not built: inbound traffic is not checked against the outbound listeners"),
-  na("DISCO_SCOPE_GATEWAY_TO_NAMESPACE", "bool", "false", "not built: a gateway workload selects Gateway resources of every namespace"),
   na("DISCO_SIDECAR_USE_REMOTE_ADDRESS", "bool", "false", "not built: the served outbound listeners leave use_remote_address unset"),
   na("DISCO_TRACE_SAMPLING", "value", "100", "the served listeners configure no tracer"),
   na("DISCO_USE_ENDPOINT_SLICE", "bool", "false", NO_ORCH),
@@ -92,7 +87,7 @@ export interface DiscoveryVariables {
   pushThrottle: number;
   /** DISCO_SCOPE_PUSHES (true): push only to proxies whose view a change affects. */
   scopePushes: boolean;
-  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true), DISCO_HTTP10 (false), DISCO_INITIAL_FETCH_TIMEOUT (0s), DISCO_BLOCK_HTTP_ON_443 (true): what Envoy is served. */
+  /** DISCO_ENABLE_FALLTHROUGH_ROUTE (true), DISCO_HTTP10 (false), DISCO_INITIAL_FETCH_TIMEOUT (0s), DISCO_BLOCK_HTTP_ON_443 (true), and the cluster side (host/discovery/envoy_outbound_clusters.ts): what Envoy is served. */
   serving: EnvoyServing;
   /** TERMINATION_DRAIN_DURATION_SECONDS (5): how long open xDS streams may stay after SIGTERM before they are cut. */
   drainMs: number;
@@ -123,6 +118,11 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
       acceptHttp10: read.bool("DISCO_HTTP10", false),
       initialFetchTimeoutMs: read.duration("DISCO_INITIAL_FETCH_TIMEOUT", 0),
       blockHttpOn443: read.bool("DISCO_BLOCK_HTTP_ON_443", true),
+      edsForHeadless: read.bool("DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", false),
+      headlessPodListeners: read.bool("DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", true),
+      filterGatewayClusters: read.bool("DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", false),
+      scopeGatewayToNamespace: read.bool("DISCO_SCOPE_GATEWAY_TO_NAMESPACE", false),
+      respectDnsTtl: read.bool("DISCO_RESPECT_DNS_TTL", true),
     },
     drainMs: read.int("TERMINATION_DRAIN_DURATION_SECONDS", DEFAULT_DRAIN_SECONDS, 0, 2_147_483) * 1000,
     podName: read.text("POD_NAME") ?? hostname(),

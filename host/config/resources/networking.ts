@@ -712,6 +712,11 @@ export function decodeServiceEntry(spec: Field): ServiceEntrySpec {
   if (noErrorsYet(spec) && resolution === "STATIC" && endpoints.length === 0 && !spec.get("workloadSelector").present) {
     spec.get("endpoints").invalid("expected endpoints (or a workloadSelector) with resolution STATIC");
   }
+  // Upstream's rules for DNS: without endpoints the hosts themselves are resolved, so none may be a wildcard.
+  if (noErrorsYet(spec) && (resolution === "DNS" || resolution === "DNS_ROUND_ROBIN") && endpoints.length === 0 && hosts?.some((h) => h.startsWith("*"))) {
+    spec.get("hosts").invalid(`expected hosts without wildcards with resolution ${resolution} and no endpoints (the hosts themselves are resolved)`);
+  }
+  if (resolution === "DNS_ROUND_ROBIN" && endpoints.length > 1) spec.get("endpoints").warn("only the first endpoint is used with resolution DNS_ROUND_ROBIN (one name resolved, as Envoy's LOGICAL_DNS)");
   const ws = spec.get("workloadSelector");
   let workloadSelector: Readonly<Record<string, string>> | undefined;
   if (ws.present) {

@@ -31,6 +31,8 @@ export interface ServiceSpec {
   readonly type: string;
   /** `clusterIP`/`clusterIPs` when given (not `None`): the addresses clients may call the service on. */
   readonly addresses: readonly string[];
+  /** `clusterIP: None`: a headless service (clients reach its pods' own addresses). */
+  readonly headless?: boolean;
 }
 
 export interface ContainerPort {
@@ -161,7 +163,8 @@ export function decodeService(spec: Field): ServiceSpec {
   for (const ip of [spec.get("clusterIP").value, ...(Array.isArray(spec.get("clusterIPs").value) ? (spec.get("clusterIPs").value as unknown[]) : [])]) {
     if (typeof ip === "string" && ip !== "" && ip !== "None") addresses.add(ip);
   }
-  return Object.freeze({ selector, ports: Object.freeze(ports), type: spec.get("type").optionalString() ?? "ClusterIP", addresses: Object.freeze([...addresses]) });
+  const headless = spec.get("clusterIP").value === "None";
+  return Object.freeze({ selector, ports: Object.freeze(ports), type: spec.get("type").optionalString() ?? "ClusterIP", addresses: Object.freeze([...addresses]), ...(headless ? { headless } : {}) });
 }
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;

@@ -1,0 +1,71 @@
+import { StringMap } from "./string_map";
+import { AttributeValue, ValueKind } from "./value";
+
+/**
+ * The attribute values one request derives for itself (its path, id, time,
+ * header map, query parameters, API key), kept in storage its evaluation
+ * reuses: the next request rewrites the same objects instead of allocating
+ * new ones. Each value is marked `requestOwned`, so a bag that outlives the
+ * request (a report, a quota prefetch) copies it (AttributeBag.clone), and
+ * the check cache keeps copies of what it captures. Anything else reads them
+ * only while the request is being evaluated.
+ */
+export class RequestValues {
+  private slots: Array<AttributeValue> = [];
+  private used: i32 = 0;
+  /** The query parameters' map, refilled per request (see `map`). */
+  readonly query: StringMap = new StringMap();
+
+  /** Every value free again, for the next request. */
+  reset(): void {
+    this.used = 0;
+  }
+
+  string(s: string): AttributeValue {
+    const v = this.next(ValueKind.String);
+    v.str = s;
+    return v;
+  }
+
+  int64(n: i64): AttributeValue {
+    const v = this.next(ValueKind.Int64);
+    v.int = n;
+    return v;
+  }
+
+  timestampNanos(unixNanos: i64): AttributeValue {
+    const v = this.next(ValueKind.Timestamp);
+    v.setTime(ValueKind.Timestamp, unixNanos);
+    return v;
+  }
+
+  /** A string-map value over `m`, which must live as long as the request (its own map or `query`). */
+  map(m: StringMap): AttributeValue {
+    const v = this.next(ValueKind.StringMap);
+    v.map = m;
+    return v;
+  }
+
+  // A value with every field back to its default but `kind`.
+  private next(kind: ValueKind): AttributeValue {
+    const slots = this.slots;
+    const i = this.used++;
+    let v: AttributeValue;
+    if (i < slots.length) {
+      v = unchecked(slots[i]);
+      v.str = "";
+      v.int = 0;
+      v.nanos = 0;
+      v.double = 0;
+      v.bool = false;
+      v.bytes = null;
+      v.map = null;
+    } else {
+      v = new AttributeValue();
+      v.requestOwned = true;
+      slots.push(v);
+    }
+    v.kind = kind;
+    return v;
+  }
+}
