@@ -1,4 +1,6 @@
-// Runs every test/**/*.test.ts with Node's test runner, TypeScript loaded by tsx.
+// Runs every test/**/*.test.ts with Node's test runner, from bundles of the
+// files made by esbuild (build/bundle-tests.mjs: one plain ES module each
+// instead of tsx compiling and loading hundreds of modules in every file).
 // (Node 20's --test does not expand globs or pick up .ts files by itself.)
 //   node build/run-node-tests.mjs [path-substring…]
 //
@@ -10,9 +12,10 @@
 // environment is named and killed: a run leaves nothing behind.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { TESTS_OUT, bundleTests } from "./bundle-tests.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const only = process.argv.slice(2);
@@ -74,9 +77,25 @@ function killLeftovers(run) {
   return left.length;
 }
 
+/**
+ * Seconds each file took in a recorded run (build/test-durations.json; a full
+ * run writes fresh figures to build/out/test-durations.json, copy them over to
+ * refresh it). Files start longest first, so the long ones do not start last
+ * and run on alone at the end: a file not recorded yet counts as longest.
+ */
+function recordedSeconds() {
+  try {
+    return JSON.parse(readFileSync(join(root, "build", "test-durations.json"), "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+const seconds = recordedSeconds();
 const files = find(join(root, "test"))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
-  .sort();
+  .sort()
+  .sort((a, b) => (seconds[b] ?? Infinity) - (seconds[a] ?? Infinity));
 if (files.length === 0) {
   console.error("no test files matched");
   process.exit(1);
@@ -89,14 +108,26 @@ const reporters = [
   "--test-reporter=./build/test-durations.mjs",
   "--test-reporter-destination=stdout",
 ];
+const bundled = join(root, TESTS_OUT, run);
+const removeBundles = () => rmSync(bundled, { recursive: true, force: true });
+let preload;
+let bundles;
+try {
+  [preload, ...bundles] = await bundleTests(root, ["test/support/processes.ts", ...files], run);
+} catch (error) {
+  removeBundles();
+  console.error(`run-node-tests: bundling the test files failed: ${error.message}`);
+  process.exit(1);
+}
 const child = spawn(
   process.execPath,
-  ["--import", "tsx", "--import", "./test/support/processes.ts", "--test", ...reporters, `--test-concurrency=${CONCURRENCY}`, "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
+  ["--import", `./${preload}`, "--test", ...reporters, `--test-concurrency=${CONCURRENCY}`, "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...bundles],
   { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run } },
 );
 // Ctrl-C reaches the runner and the test files (one process group); the files stop their processes, then this sweeps.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => {
   killLeftovers(run);
+  removeBundles();
   process.exit(code ?? (signal ? 1 : 0));
 });

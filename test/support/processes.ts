@@ -34,6 +34,12 @@ export function readyTimeout(requestedMs?: number): number {
 if (process.env.NODE_TEST_CONTEXT !== undefined) {
   // Runs once all suites of the file are done, whatever their outcome.
   after(() => stopOwnedProcesses());
+  // The runner ends a test file's process as soon as its tests are done
+  // (--test-force-exit). Reports still queued behind a full stdout pipe (the
+  // runner busy on a loaded machine) went with it, and the run counted fewer
+  // tests than ran (nodejs/node#64833): with blocking writes every report is
+  // in the pipe before the process can exit.
+  (process.stdout as unknown as { _handle?: { setBlocking?: (blocking: boolean) => number } })._handle?.setBlocking?.(true);
 }
 
 /** A temporary folder removed when the test file's process exits. */
