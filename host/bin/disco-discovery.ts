@@ -60,7 +60,7 @@ const discovery = addLoggingFlags(
     .addOption(new Option("--keepaliveInterval <duration>", "ping when idle").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)))
     .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS)))
     .addOption(new Option("--keepaliveMaxServerConnectionAge <duration>", "close a connection gracefully after this long (proxies reconnect, e.g. to another replica); the default is never").argParser(durationFlag).default(undefined, d.DEFAULT_MAX_CONNECTION_AGE))
-    .option("--meshConfig <file>", "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain, extensionProviders; also the injection webhook's mesh config; a missing file at the default path is the default mesh", d.DEFAULT_MESH_CONFIG)
+    .option("--meshConfig <file>", "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain, extensionProviders, enableAutoMtls; also the injection webhook's mesh config; a missing file at the default path is the default mesh", d.DEFAULT_MESH_CONFIG)
     .option("--domain <suffix>", "DNS domain suffix of the mesh: service hosts, clusters and API listeners are <service>.<namespace>.svc.<suffix>, and short hosts of the mesh's resources resolve in it (not the SPIFFE trust domain: see --trust-domain)", d.DEFAULT_DOMAIN)
     .option("--trust-domain <domain>", "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate)")
     .option("--ctrlz_port <port>", "ControlZ introspection port; 0 picks a free one", intFlag(0, 65535), DEFAULT_CTRLZ_PORT)
@@ -115,7 +115,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
   const secureGrpc = certified("secureGrpcAddr");
   const webhooks = certified("httpsAddr");
   if (mesh.file) log.info(`mesh config ${mesh.file}: rootNamespace ${mesh.rootNamespace}${mesh.trustDomain ? `, trustDomain ${mesh.trustDomain}` : ""}`);
-  if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace, trustDomain and extensionProviders; defaultConfig goes to the injection webhook)`);
+  if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace, trustDomain, extensionProviders and enableAutoMtls; defaultConfig goes to the injection webhook)`);
   for (const w of injectionWarnings) log.warn(`--meshConfig: ${w}`);
   // The control plane (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
   const [{ startDiscovery }, { filterChecks }, { FilterModule, RELEASE_WASM }] = await Promise.all([import("../discovery/server.ts"), import("../config/catalog.ts"), import("../wasm/filter_module.ts")]);
@@ -132,6 +132,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
       monitoring: parseListenAddress(opts.monitoringAddr as string),
       rootNamespace: mesh.rootNamespace,
       extensionProviders: mesh.extensionProviders,
+      enableAutoMtls: mesh.enableAutoMtls,
       domain,
       ...vars,
       ...(trustDomain ? { trustDomain } : {}),

@@ -30,7 +30,7 @@ export const TLS_INSPECTOR = {
 const DOWNSTREAM_TLS_TYPE = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext";
 
 /** An SDS secret fetched from the agent over gRPC (upstream's sds-grpc). */
-function sdsSecret(name: string): Json {
+export function sdsSecret(name: string): Json {
   return {
     name,
     sds_config: {

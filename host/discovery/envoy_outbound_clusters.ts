@@ -2,9 +2,12 @@ import type { Catalog } from "../config/catalog.ts";
 import type { Labels } from "../mesh/labels.ts";
 import type { MeshRegistry, MeshService } from "../mesh/registry.ts";
 import { gatewayDestinationHosts, gatewaysSelecting } from "../mesh/routing.ts";
+import { endpointHasSidecar, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
+import { autoMtlsFacts, clientTls } from "../security/mtls/destination_rule.ts";
+import { spiffeId } from "../security/workload.ts";
 import { address } from "./envoy_clusters.ts";
-import { http2ProtocolOptions } from "./envoy_wasm.ts";
-import { clusterName, selects, type XdsEndpoint, type XdsService } from "./proxyless.ts";
+import { type UpstreamTls, transportSocketMetadata, upstreamTls } from "./envoy_upstream_tls.ts";
+import { clusterName, selects, type XdsEndpoint, type XdsService, type XdsSubset } from "./proxyless.ts";
 
 /**
  * The outbound clusters Envoy is served, one per service port and subset,
@@ -20,6 +23,10 @@ import { clusterName, selects, type XdsEndpoint, type XdsService } from "./proxy
  *   address, else every host, resolved and all answers used) and
  *   `LOGICAL_DNS` for `DNS_ROUND_ROBIN` (one name, one answer at a time),
  *   their endpoints inline.
+ *
+ * Each cluster originates the TLS the mesh model decides for the client's
+ * namespace (a DestinationRule's `tls`, else auto mutual TLS:
+ * host/discovery/envoy_upstream_tls.ts), as the Node sidecar does.
  *
  * A gateway (node type `router`) is served, under
  * DISCO_FILTER_GATEWAY_CLUSTER_CONFIG, only the clusters of the hosts the
@@ -82,7 +89,7 @@ function dnsLoadAssignment(name: string, type: ClusterDiscovery, endpoints: read
     endpoints: [
       {
         load_balancing_weight: used.reduce((sum, e) => sum + weight(e), 0),
-        lb_endpoints: used.map((e) => ({ endpoint: { address: address(e.address, e.port) }, load_balancing_weight: weight(e) })),
+        lb_endpoints: used.map((e) => ({ endpoint: { address: address(e.address, e.port) }, load_balancing_weight: weight(e), ...transportSocketMetadata(e.labels?.[TLS_MODE_LABEL]) })),
       },
     ],
   };
@@ -93,7 +100,18 @@ function dnsEndpoints(service: XdsService): readonly XdsEndpoint[] {
   return service.endpoints.length > 0 ? service.endpoints : [{ address: service.host, port: service.port }];
 }
 
-function outboundCluster(name: string, service: XdsService, type: ClusterDiscovery, ads: Json, subset?: Labels): Json {
+/** Upstream's HttpProtocolOptions of a cluster: HTTP/2 for grpc and http2 ports, auto SNI and SAN validation when its TLS asks; none when neither. */
+function httpProtocolOptions(http2: boolean, tls: UpstreamTls | undefined): Json {
+  if (!http2 && !tls?.httpOptions) return {};
+  const options = {
+    "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+    ...(tls?.httpOptions ? { upstream_http_protocol_options: tls.httpOptions } : {}),
+    explicit_http_config: http2 ? { http2_protocol_options: {} } : { http_protocol_options: {} },
+  };
+  return { typed_extension_protocol_options: { "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": options } };
+}
+
+function outboundCluster(name: string, service: XdsService, type: ClusterDiscovery, ads: Json, tls: UpstreamTls | undefined, subset?: Labels): Json {
   const shape: Json =
     type === "EDS"
       ? { type, lb_policy: "ROUND_ROBIN", eds_cluster_config: { service_name: name, eds_config: ads } }
@@ -109,15 +127,24 @@ function outboundCluster(name: string, service: XdsService, type: ClusterDiscove
     name,
     connect_timeout: "10s",
     ...shape,
-    ...(service.protocol && H2_PROTOCOLS.has(service.protocol) ? { typed_extension_protocol_options: http2ProtocolOptions() } : {}),
+    ...tls?.fields,
+    ...httpProtocolOptions(isHttp2(service), tls),
   };
 }
+
+const isHttp2 = (service: XdsService) => service.protocol !== undefined && H2_PROTOCOLS.has(service.protocol);
 
 /** What a proxy's outbound clusters depend on. */
 export interface OutboundMesh {
   readonly registry: MeshRegistry;
   readonly catalog: Catalog;
   readonly services: readonly XdsService[];
+  /** Where mesh-wide DestinationRules and PeerAuthentications live. */
+  readonly rootNamespace: string;
+  /** The SPIFFE trust domain of the destinations' identities (`--trust-domain`, the mesh config's `trustDomain`). */
+  readonly trustDomain: string;
+  /** Mesh config `enableAutoMtls` (true). */
+  readonly enableAutoMtls: boolean;
 }
 
 /** Who asks: a gateway (node type `router`) may get fewer clusters than a sidecar. */
@@ -142,12 +169,55 @@ function servicesByHost(registry: MeshRegistry): Map<string, MeshService> {
   return out;
 }
 
+/**
+ * The identities a client checks a destination's certificate against, as
+ * upstream collects them: a ServiceEntry's `subjectAltNames`, and the SPIFFE
+ * identity of each endpoint's service account (in the service's namespace).
+ */
+function destinationIdentities(service: XdsService, meshService: MeshService | undefined, trustDomain: string): string[] {
+  const entry = meshService?.resource?.kind === "ServiceEntry" ? meshService.resource : undefined;
+  const namespace = meshService?.namespace;
+  const accounts = namespace === undefined ? [] : service.endpoints.flatMap((e) => (e.serviceAccount ? [spiffeId({ namespace, serviceAccount: e.serviceAccount }, trustDomain)] : []));
+  return [...new Set([...(entry?.spec.subjectAltNames ?? []), ...accounts])].sort();
+}
+
+/** The TLS one outbound cluster originates for the client: the mesh model's decision (the Node sidecar's), as Envoy's sockets. */
+function clusterTls(mesh: OutboundMesh, client: OutboundClient, service: XdsService, meshService: MeshService | undefined, type: ClusterDiscovery, ads: Json, subset?: XdsSubset): UpstreamTls | undefined {
+  const originalDst = type === "ORIGINAL_DST";
+  const endpoints = subset ? service.endpoints.filter((e) => selects(subset.labels, e)) : service.endpoints;
+  const decision = clientTls({
+    host: service.host,
+    servicePort: service.port,
+    clientNamespace: client.namespace,
+    destinationRules: mesh.catalog.byKind.DestinationRule,
+    // Envoy tells endpoints apart by their metadata; a cluster without endpoints (ORIGINAL_DST) has a sidecar when every known instance does (upstream).
+    destinationHasSidecar: originalDst ? endpoints.length > 0 && endpoints.every((e) => endpointHasSidecar(e.labels)) : true,
+    ...autoMtlsFacts(mesh.registry, mesh.catalog.byKind.PeerAuthentication, service.host, mesh.rootNamespace),
+    enableAutoMtls: mesh.enableAutoMtls,
+    rootNamespace: mesh.rootNamespace,
+    ...(subset ? { subset: subset.name } : {}),
+  });
+  return upstreamTls(decision, {
+    host: service.host,
+    port: service.port,
+    ...(subset ? { subset: subset.name } : {}),
+    http2: isHttp2(service),
+    originalDst,
+    identities: destinationIdentities(service, meshService, mesh.trustDomain),
+    serviceEntry: meshService?.source === "ServiceEntry",
+    gateway: client.type === "router",
+    ads,
+  });
+}
+
 /** `outbound|<port>|<subset>|<host>` for every service port (and DestinationRule subset) the client is served. */
 export function outboundClusters(mesh: OutboundMesh, client: OutboundClient, serving: ClusterServing, ads: Json): Json[] {
   const byHost = servicesByHost(mesh.registry);
   return servedServices(mesh, client, serving).flatMap((s) => {
-    const type = clusterDiscovery(byHost.get(s.host), serving);
-    return [outboundCluster(clusterName(s.host, s.port), s, type, ads), ...(s.subsets ?? []).map((subset) => outboundCluster(clusterName(s.host, s.port, subset.name), s, type, ads, subset.labels))];
+    const meshService = byHost.get(s.host);
+    const type = clusterDiscovery(meshService, serving);
+    const cluster = (subset?: XdsSubset) => outboundCluster(clusterName(s.host, s.port, subset?.name), s, type, ads, clusterTls(mesh, client, s, meshService, type, ads, subset), subset?.labels);
+    return [cluster(), ...(s.subsets ?? []).map((subset) => cluster(subset))];
   });
 }
 

@@ -61,7 +61,9 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
  *   (envoy_outbound_clusters.ts).
  * - Clusters: `outbound|<port>|<subset>|<host>`, over EDS (the same load
  *   assignments proxyless clients get), ORIGINAL_DST or DNS as the service
- *   resolves (envoy_outbound_clusters.ts), HTTP/2 for grpc and http2 ports;
+ *   resolves (envoy_outbound_clusters.ts), HTTP/2 for grpc and http2 ports,
+ *   originating the client TLS the mesh model decides (DestinationRule
+ *   `tls`, else auto mutual TLS: envoy_upstream_tls.ts);
  *   `inbound|<port>||`; `hub_server`; the passthrough and black-hole
  *   clusters; `jwks|<host>|<port>` per remote JWT key set.
  * - The filter, `envoy.filters.http.wasm` with the module and the hub client
@@ -87,6 +89,10 @@ export interface EnvoyMesh {
   readonly serving: EnvoyServing;
   /** meshConfig `extensionProviders`: the authorizers CUSTOM AuthorizationPolicies name (none when absent). */
   readonly extensionProviders?: ExtensionProviders;
+  /** The SPIFFE trust domain of the mesh's identities (the SANs outbound mutual TLS checks). */
+  readonly trustDomain: string;
+  /** meshConfig `enableAutoMtls` (true): clusters without a DestinationRule `tls` originate mutual TLS to endpoints with a sidecar. */
+  readonly enableAutoMtls: boolean;
 }
 
 /** What spec 2's variables change in what Envoy is served (docs/discovery.md); the outbound listeners' in envoy_outbound.ts, the clusters' in envoy_outbound_clusters.ts. */

@@ -23,12 +23,14 @@ export interface DiscoveryMeshConfig {
   readonly trustDomain?: string;
   /** `extensionProviders`: the external authorizers CUSTOM AuthorizationPolicies name. */
   readonly extensionProviders: ExtensionProviders;
+  /** `enableAutoMtls` (true): Envoy's outbound clusters without a DestinationRule `tls` originate mutual TLS to endpoints with a sidecar. */
+  readonly enableAutoMtls: boolean;
   /** Top-level fields present that disco-discovery does not use. */
   readonly ignored: readonly string[];
 }
 
-/** What disco-discovery reads: rootNamespace, trustDomain, extensionProviders; defaultConfig goes to injection. */
-const READ = ["rootNamespace", "trustDomain", "extensionProviders", "defaultConfig"];
+/** What disco-discovery reads: rootNamespace, trustDomain, extensionProviders, enableAutoMtls; defaultConfig goes to injection. */
+const READ = ["rootNamespace", "trustDomain", "extensionProviders", "enableAutoMtls", "defaultConfig"];
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
 
@@ -38,7 +40,7 @@ const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
  * explicitly, or a bad field, throws ConfigError naming the file and field.
  */
 export function readDiscoveryMeshConfig(file: string, explicit: boolean): DiscoveryMeshConfig {
-  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: DEFAULT_ROOT_NAMESPACE, extensionProviders: NO_EXTENSION_PROVIDERS, ignored: [] };
+  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: DEFAULT_ROOT_NAMESPACE, extensionProviders: NO_EXTENSION_PROVIDERS, enableAutoMtls: true, ignored: [] };
   const value = readSettingsObject(file);
   const root = Field.root(value, { file, warnings: [] });
   const rootNamespace = root.get("rootNamespace").optionalString() ?? DEFAULT_ROOT_NAMESPACE;
@@ -46,5 +48,6 @@ export function readDiscoveryMeshConfig(file: string, explicit: boolean): Discov
   const trustDomain = root.get("trustDomain").optionalString();
   if (trustDomain !== undefined && !DOMAIN.test(trustDomain)) root.get("trustDomain").fail("a trust domain (a DNS name)");
   const extensionProviders = decodeExtensionProviders(root.get("extensionProviders"));
-  return { file, value, rootNamespace, extensionProviders, ...(trustDomain !== undefined ? { trustDomain } : {}), ignored: Object.keys(value).filter((k) => !READ.includes(k)) };
+  const enableAutoMtls = root.get("enableAutoMtls").bool(true);
+  return { file, value, rootNamespace, extensionProviders, enableAutoMtls, ...(trustDomain !== undefined ? { trustDomain } : {}), ignored: Object.keys(value).filter((k) => !READ.includes(k)) };
 }

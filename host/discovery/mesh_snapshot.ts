@@ -14,6 +14,7 @@ import { documentsInView } from "./push_scope.ts";
 import { proxylessResources, type XdsService } from "./proxyless.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, ENDPOINT } from "./type_urls.ts";
+import { DEFAULT_TRUST_DOMAIN } from "../security/workload.ts";
 
 /**
  * One version of the mesh as the control plane serves it: the decoded
@@ -49,6 +50,10 @@ export interface SnapshotOptions {
   serving?: Partial<EnvoyServing>;
   /** meshConfig `extensionProviders` (CUSTOM AuthorizationPolicies' authorizers). */
   extensionProviders?: ExtensionProviders;
+  /** The mesh's SPIFFE trust domain (default `cluster.local`): the identities outbound mutual TLS checks. */
+  trustDomain?: string;
+  /** meshConfig `enableAutoMtls` (default true). */
+  enableAutoMtls?: boolean;
 }
 
 export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
@@ -58,7 +63,7 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const proxyless = proxylessResources(services);
   const documents = configResources(loaded.documents);
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving }, ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}) };
+  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, trustDomain: options.trustDomain ?? DEFAULT_TRUST_DOMAIN, enableAutoMtls: options.enableAutoMtls ?? true, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving }, ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}) };
   let outbound: readonly SplitListener[] | undefined;
   const envoyOutbound = () => (outbound ??= outboundListenerTemplates(envoy));
   return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), envoyPodViews: new Map(), envoyOutbound, namespaceViews: new Map(), rootNamespace };

@@ -1,4 +1,6 @@
 import { packAny } from "../wire/envoy_protos.ts";
+import { TLS_MODE_LABEL } from "../mesh/endpoints.ts";
+import { TLS_MODE_KEY, TRANSPORT_SOCKET_MATCH } from "./envoy_upstream_tls.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE } from "./type_urls.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 
@@ -10,13 +12,18 @@ import type { Resource, ResourceSet } from "./resource_set.ts";
  * with RDS over ADS and the router filter last), a RouteConfiguration `H:P`,
  * an EDS cluster `outbound|P||H` (and `outbound|P|<subset>|H` per subset) and
  * its ClusterLoadAssignment, every locality with a load-balancing weight:
- * gRPC drops a locality without one.
+ * gRPC drops a locality without one. An endpoint labelled
+ * `security.mesh.io/tlsMode` carries it as upstream's metadata
+ * (`envoy.transport_socket_match`), which Envoy's auto mutual TLS matches
+ * (host/discovery/envoy_upstream_tls.ts); gRPC ignores it.
  */
 
 export interface XdsEndpoint {
   readonly address: string;
   readonly port: number;
   readonly labels?: Readonly<Record<string, string>>;
+  /** The workload's service account (a Pod's, a ServiceEntry endpoint's `serviceAccount`). */
+  readonly serviceAccount?: string;
   /** Endpoint weight (ServiceEntry `weight`); 1 when absent. */
   readonly weight?: number;
   readonly locality?: { readonly region?: string; readonly zone?: string; readonly subZone?: string };
@@ -89,9 +96,17 @@ function loadAssignment(name: string, endpoints: readonly XdsEndpoint[]): Resour
       endpoint: { address: { socket_address: { address: e.address, port_value: e.port } } },
       health_status: "HEALTHY",
       load_balancing_weight: { value: e.weight ?? 1 },
+      ...tlsModeMetadata(e),
     })),
   }));
   return { name, any: packAny("envoy.config.endpoint.v3.ClusterLoadAssignment", { cluster_name: name, endpoints: localities }) };
+}
+
+/** An endpoint's `tlsMode` label as Envoy endpoint metadata (protobufjs object form of the Struct); none for `disabled` or no label. */
+function tlsModeMetadata(e: XdsEndpoint): Record<string, unknown> {
+  const mode = e.labels?.[TLS_MODE_LABEL];
+  if (mode === undefined || mode === "disabled") return {};
+  return { metadata: { filter_metadata: { [TRANSPORT_SOCKET_MATCH]: { fields: { [TLS_MODE_KEY]: { stringValue: mode } } } } } };
 }
 
 /** Whether a subset's labels pick an endpoint. */

@@ -45,13 +45,15 @@ export interface DiscoveryOptions {
   monitoring?: ListenAddress;
   /** `--httpsAddr`: the validation and injection webhooks, served with disco-discovery's certificate. */
   https?: { address: ListenAddress; tls: TlsFiles; injection: InjectionSettings };
-  /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate). */
+  /** `--trust-domain`: callers of the secure port must belong to it (default: the trust domain of disco-discovery's certificate); the trust domain of the identities Envoy's outbound mutual TLS checks (default `cluster.local`). */
   trustDomain?: string;
   /** `--domain`: the mesh's DNS domain (`cluster.local`); service hosts, clusters and API listeners are named `<svc>.<ns>.svc.<domain>`. */
   domain: string;
   rootNamespace: string;
   /** meshConfig `extensionProviders`: a CUSTOM policy naming none of its authorizers is refused (default: none). */
   extensionProviders?: ExtensionProviders;
+  /** meshConfig `enableAutoMtls` (default true): Envoy's clusters originate mutual TLS to endpoints with a sidecar unless a DestinationRule says otherwise. */
+  enableAutoMtls?: boolean;
   debounceAfterMs: number;
   debounceMaxMs: number;
   /** DISCO_ENABLE_EDS_DEBOUNCE (default true): false pushes an endpoint-only change at once. */
@@ -178,7 +180,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       o.log.error(problem);
       return false;
     }
-    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}), extensionProviders: providers });
+    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}), extensionProviders: providers, ...(o.trustDomain ? { trustDomain: o.trustDomain } : {}), ...(o.enableAutoMtls !== undefined ? { enableAutoMtls: o.enableAutoMtls } : {}) });
     versions = versioning.next(current.catalog, loaded.documents);
     if (tracking) ledger.record(current.version, versions);
     observer.snapshot?.(current);

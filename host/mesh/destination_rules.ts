@@ -89,9 +89,20 @@ export function destinationFor(rules: readonly DestinationRule[], host: string, 
   return { rule, subset, trafficPolicy: mergePolicy(rule?.spec.trafficPolicy, subset.trafficPolicy, servicePort) };
 }
 
-/** A subset's policy replaces the rule's field by field (upstream merges at the top level). */
-function mergePolicy(base: TrafficPolicy | undefined, over: TrafficPolicy | undefined, _port: number): TrafficPolicy | undefined {
+/**
+ * A subset's policy over the rule's for one service port, as upstream
+ * merges them: the rule's port-level entry for the port first replaces its
+ * `tls`, then the subset's fields replace the result's, and the subset's own
+ * port-level entry for the port replaces its `tls` last (an entry without
+ * `tls` means none). The result has no port-level entries left.
+ */
+function mergePolicy(base: TrafficPolicy | undefined, over: TrafficPolicy | undefined, port: number): TrafficPolicy | undefined {
   if (!over) return base;
-  if (!base) return over;
-  return Object.freeze({ ...base, ...Object.fromEntries(Object.entries(over).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))) }) as TrafficPolicy;
+  const entry = over.portLevelSettings.find((p) => p.port === port);
+  return Object.freeze({
+    tls: entry ? entry.tls : (over.tls ?? tlsForPort(base, port).tls),
+    portLevelSettings: Object.freeze([]),
+    connectionPool: over.connectionPool ?? base?.connectionPool,
+    outlierDetection: over.outlierDetection ?? base?.outlierDetection,
+  });
 }

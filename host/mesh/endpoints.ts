@@ -10,6 +10,20 @@ import type { Labels } from "./labels.ts";
  * gives for the port's name, else the port's `targetPort`, else the port
  * itself (upstream's rule).
  */
+/**
+ * Upstream's `security.istio.io/tlsMode` label, renamed: injection sets it to
+ * `mesh` on every pod it gives a sidecar, and an endpoint carrying it tells a
+ * client's auto mutual TLS that mutual TLS reaches it (any other value, or
+ * none, means plain text).
+ */
+export const TLS_MODE_LABEL = "security.mesh.io/tlsMode";
+export const MESH_TLS_MODE = "mesh";
+
+/** Whether an endpoint's labels say a sidecar of the mesh runs in front of it. */
+export function endpointHasSidecar(labels: Labels | undefined): boolean {
+  return labels?.[TLS_MODE_LABEL] === MESH_TLS_MODE;
+}
+
 export interface ServiceEndpoint {
   readonly address: string;
   readonly port: number;

@@ -12,8 +12,8 @@ import { serviceNamespace, splitAuthority } from "../mesh/hosts.ts";
 import { labelsMatch } from "../mesh/labels.ts";
 import { type MeshRegistry, buildRegistry, containerPortForServicePort, resolveAuthority } from "../mesh/registry.ts";
 import { type RequestFacts, fires, gatewayServersFor, routeRequest, serverAdmits } from "../mesh/routing.ts";
-import { type ClientTls, clientTls } from "../security/mtls/destination_rule.ts";
-import { type ServerMtls, namespaceMtls, serverMtls } from "../security/mtls/peer_authn.ts";
+import { type ClientTls, autoMtlsFacts, clientTls } from "../security/mtls/destination_rule.ts";
+import { type ServerMtls, serverMtls } from "../security/mtls/peer_authn.ts";
 import { XFCC_HEADER, applyXfcc, xfccFor } from "../security/mtls/xfcc.ts";
 import { type Workload, spiffeId } from "../security/workload.ts";
 import type { LocalReply } from "../wasm/abi_types.ts";
@@ -275,14 +275,13 @@ export class SecurityPolicy {
 
   private toEndpoint(ep: ServiceEndpoint, route: string, subset?: string): RouteResult {
     const k = this.catalog.byKind;
-    const ns = serviceNamespace(ep.host);
     const tls = clientTls({
       host: ep.host,
       servicePort: ep.servicePort,
       clientNamespace: this.identity.workload.namespace,
       destinationRules: k.DestinationRule,
       destinationHasSidecar: ep.sidecar,
-      destinationNamespaceMode: ns ? namespaceMtls(k.PeerAuthentication, ns, this.mesh.rootNamespace).mode : undefined,
+      ...autoMtlsFacts(this.registry, k.PeerAuthentication, ep.host, this.mesh.rootNamespace),
       enableAutoMtls: this.mesh.enableAutoMtls,
       rootNamespace: this.mesh.rootNamespace,
       subset,

@@ -25,6 +25,7 @@ const SERVED_FILES = [
   "envoy/extensions/filters/http/wasm/v3/wasm.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
   "envoy/extensions/transport_sockets/tls/v3/secret.proto",
+  "envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto",
   "envoy/config/bootstrap/v3/bootstrap.proto",
   "envoy/extensions/filters/listener/original_dst/v3/original_dst.proto",
   "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",

@@ -161,11 +161,12 @@ function wellKnown(root: protobuf.Root, type: protobuf.Type, json: unknown, path
   }
 }
 
+// protobufjs defines the well-known types itself, with camelCase field names whatever `keepCase` says.
 function structValue(v: unknown): Record<string, unknown> {
-  if (v === null) return { null_value: 0 };
-  if (typeof v === "number") return { number_value: v };
-  if (typeof v === "string") return { string_value: v };
-  if (typeof v === "boolean") return { bool_value: v };
-  if (Array.isArray(v)) return { list_value: { values: v.map(structValue) } };
-  return { struct_value: { fields: Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, structValue(x)])) } };
+  if (v === null) return { nullValue: 0 };
+  if (typeof v === "number") return { numberValue: v };
+  if (typeof v === "string") return { stringValue: v };
+  if (typeof v === "boolean") return { boolValue: v };
+  if (Array.isArray(v)) return { listValue: { values: v.map(structValue) } };
+  return { structValue: { fields: Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, structValue(x)])) } };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { findDestinationRule, destinationFor } from "../../host/mesh/destination_rules.ts";
+import { findDestinationRule, destinationFor, tlsForPort } from "../../host/mesh/destination_rules.ts";
 import type { Catalog } from "../../host/config/catalog.ts";
 import { DEFAULT_DOMAIN, canonicalHost, hostsIntersect, serviceDomains, splitAuthority, splitProxyDnsDomain } from "../../host/mesh/hosts.ts";
 import { labelsMatch, labelsMatchKnown, selectorSelects } from "../../host/mesh/labels.ts";
@@ -183,6 +183,16 @@ describe("mesh model: DestinationRule lookup (client namespace, then service nam
   it("a subset's traffic policy replaces the rule's; an unknown subset is named", () => {
     assert.equal(destinationFor(rules, host, 8000, "v1", "qux", ROOT).trafficPolicy?.tls?.mode, "DISABLE");
     assert.equal(destinationFor(rules, host, 8000, "v9", "qux", ROOT).missingSubset, "v9");
+  });
+  it("for one port, as upstream merges: the rule's port-level tls, then the subset's tls, then the subset's own port-level entry", () => {
+    const merged = decode(
+      dr("m", "qux", host, `, trafficPolicy: { tls: { mode: DISABLE }, portLevelSettings: [{ port: { number: 9000 }, tls: { mode: SIMPLE } }] }, subsets: [` +
+        `{ name: plain, labels: { v: p } }, { name: own, labels: { v: o }, trafficPolicy: { tls: { mode: MESH_MUTUAL } } }, { name: port, labels: { v: q }, trafficPolicy: { tls: { mode: MESH_MUTUAL }, portLevelSettings: [{ port: { number: 8000 } }] } }]`),
+    ).byKind.DestinationRule;
+    const tls = (subset: string, port: number) => tlsForPort(destinationFor(merged, host, port, subset, "qux", ROOT).trafficPolicy, port).tls?.mode;
+    assert.deepEqual([tls("plain", 9000), tls("plain", 8000)], ["SIMPLE", "DISABLE"], "a subset without a policy keeps the rule's, port level included");
+    assert.deepEqual([tls("own", 9000), tls("own", 8000)], ["MESH_MUTUAL", "MESH_MUTUAL"], "the subset's tls replaces the rule's, its port-level entry too");
+    assert.deepEqual([tls("port", 9000), tls("port", 8000)], ["MESH_MUTUAL", undefined], "the subset's own entry for the port, without tls, leaves none");
   });
 });
 

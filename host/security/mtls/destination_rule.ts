@@ -1,8 +1,10 @@
 import type { Resource } from "../../config/catalog.ts";
 import type { ClientTlsMode, ClientTlsSettings } from "../../config/resources/networking.ts";
 import { destinationFor, findDestinationRule as findRule, tlsForPort } from "../../mesh/destination_rules.ts";
+import { serviceNamespace } from "../../mesh/hosts.ts";
+import type { MeshRegistry } from "../../mesh/registry.ts";
 import { DEFAULT_ROOT_NAMESPACE, policyName } from "../workload.ts";
-import type { ServerMtlsMode } from "./peer_authn.ts";
+import { type ServerMtlsMode, namespaceMtls } from "./peer_authn.ts";
 
 /**
  * Client-side TLS for a call to a service host and service port (spec rules
@@ -10,7 +12,8 @@ import type { ServerMtlsMode } from "./peer_authn.ts";
  * keyed by service port, replacing the host level for that port) wins;
  * without one, auto mutual TLS: mutual TLS with the mesh certificate when
  * the destination has a sidecar and its mesh/namespace mode is not DISABLE,
- * plain text otherwise. As in the spec's era, auto mutual TLS does not look
+ * plain text otherwise, and always for a service outside the mesh (a
+ * ServiceEntry `MESH_EXTERNAL`). As in the spec's era, auto mutual TLS does not look
  * at workload- or port-level PeerAuthentication: a workload DISABLE needs a
  * DestinationRule DISABLE (rule 5).
  */
@@ -31,8 +34,8 @@ export interface ClientTls {
   readonly destinationRule: string | null;
   /** The TLS settings that decided (SIMPLE/MUTUAL need them); undefined under auto mutual TLS. */
   readonly settings?: ClientTlsSettings;
-  /** Why auto mutual TLS chose plain text: `auto_mtls_off`, `no_sidecar` or `destination_disable`. */
-  readonly plainTextReason?: "auto_mtls_off" | "no_sidecar" | "destination_disable";
+  /** Why auto mutual TLS chose plain text: `auto_mtls_off`, `mesh_external`, `no_sidecar` or `destination_disable`. */
+  readonly plainTextReason?: "auto_mtls_off" | "mesh_external" | "no_sidecar" | "destination_disable";
 }
 
 export interface ClientTlsInput {
@@ -46,6 +49,8 @@ export interface ClientTlsInput {
   readonly destinationHasSidecar: boolean;
   /** The destination service's mesh/namespace-level mode (peer_authn.ts `namespaceMtls`); default PERMISSIVE. */
   readonly destinationNamespaceMode?: ServerMtlsMode;
+  /** The destination is a ServiceEntry `location: MESH_EXTERNAL`: no auto mutual TLS (upstream). */
+  readonly destinationExternal?: boolean;
   /** Mesh `enableAutoMtls`; default true. */
   readonly enableAutoMtls?: boolean;
   readonly rootNamespace?: string;
@@ -84,7 +89,32 @@ export function clientTls(input: ClientTlsInput): ClientTls {
   const plain = (plainTextReason: NonNullable<ClientTls["plainTextReason"]>): ClientTls =>
     Object.freeze({ mode: "DISABLE", source: "auto-mtls", destinationRule: name, plainTextReason });
   if (input.enableAutoMtls === false) return plain("auto_mtls_off");
+  if (input.destinationExternal) return plain("mesh_external");
   if (!input.destinationHasSidecar) return plain("no_sidecar");
   if (input.destinationNamespaceMode === "DISABLE") return plain("destination_disable");
   return Object.freeze({ mode: "MESH_MUTUAL", source: "auto-mtls", destinationRule: name });
+}
+
+/** What auto mutual TLS knows of a destination host besides its endpoints (ClientTlsInput's `destination*` fields). */
+export interface AutoMtlsFacts {
+  readonly destinationNamespaceMode?: ServerMtlsMode;
+  readonly destinationExternal: boolean;
+}
+
+/**
+ * The destination facts auto mutual TLS reads, from the mesh model: the
+ * mesh/namespace-level PeerAuthentication mode of the namespace the host's
+ * service lives in (a ServiceEntry's own namespace; a service host's
+ * `<svc>.<ns>.svc.<domain>`; none for another external name), and whether a
+ * ServiceEntry places it outside the mesh. The Node sidecar and the Envoy
+ * clusters disco-discovery serves ask this same question.
+ */
+export function autoMtlsFacts(registry: Pick<MeshRegistry, "services">, peerAuthentications: readonly Resource<"PeerAuthentication">[], host: string, rootNamespace: string): AutoMtlsFacts {
+  const service = registry.services.find((s) => s.fqdn === host);
+  const entry = service?.source === "ServiceEntry";
+  const namespace = entry ? service.namespace : serviceNamespace(host);
+  return {
+    ...(namespace !== undefined ? { destinationNamespaceMode: namespaceMtls(peerAuthentications, namespace, rootNamespace).mode } : {}),
+    destinationExternal: entry && service.external,
+  };
 }

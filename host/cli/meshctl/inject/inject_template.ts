@@ -3,6 +3,7 @@ import { Field } from "../../../config/decode.ts";
 import { INJECT_ANNOTATION, STATUS_ANNOTATION, sidecarContainer, sidecarVolume, statusAnnotation } from "./sidecar.ts";
 import type { InjectionSettings } from "./settings.ts";
 import { IGNORED_NAMESPACES, type PodTemplatePath } from "./workloads.ts";
+import { MESH_TLS_MODE, TLS_MODE_LABEL } from "../../../mesh/endpoints.ts";
 
 /** What happened to one pod template. */
 export type InjectOutcome = { injected: true; notes: string[] } | { injected: false; reason: string; warning: boolean };
@@ -11,8 +12,9 @@ const YES = ["y", "yes", "true", "on"];
 const NO = ["n", "no", "false", "off"];
 
 /**
- * Injects the sidecar into the pod template at `base` + `path` of `doc`,
- * editing the YAML tree in place (comments and key order stay). `workload` is
+ * Injects the sidecar into the pod template at `base` + `path` of `doc`
+ * (the container, its volume, the status annotation and upstream's
+ * `tlsMode` label, host/mesh/endpoints.ts), editing the YAML tree in place (comments and key order stay). `workload` is
  * the decoded object at `base` and names fields in errors. Skips (leaving the
  * tree untouched) as upstream does: already injected, hostNetwork, system
  * namespaces, annotation `sidecar.mesh.io/inject` not true.
@@ -63,6 +65,9 @@ export function injectPodTemplate(doc: Document, base: readonly (string | number
   ensureMap(doc, metaPath);
   ensureMap(doc, [...metaPath, "annotations"]);
   doc.setIn([...metaPath, "annotations", STATUS_ANNOTATION], statusAnnotation(s));
+  // As upstream's injector: the label that tells clients' auto mutual TLS a sidecar answers on this pod's endpoints.
+  ensureMap(doc, [...metaPath, "labels"]);
+  doc.setIn([...metaPath, "labels", TLS_MODE_LABEL], MESH_TLS_MODE);
   return { injected: true, notes };
 }
 
