@@ -2,6 +2,7 @@ import type { Catalog } from "../config/catalog.ts";
 import type { Labels } from "../mesh/labels.ts";
 import type { MeshRegistry, MeshService } from "../mesh/registry.ts";
 import { gatewayDestinationHosts, gatewaysSelecting } from "../mesh/routing.ts";
+import { findDestinationRule } from "../mesh/destination_rules.ts";
 import { endpointHasSidecar, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
 import { autoMtlsFacts, clientTls } from "../security/mtls/destination_rule.ts";
 import { spiffeId } from "../security/workload.ts";
@@ -154,12 +155,24 @@ export interface OutboundClient {
   readonly labels?: Labels;
 }
 
-/** The service ports a client is served clusters for: all of them, or a gateway's own destinations under DISCO_FILTER_GATEWAY_CLUSTER_CONFIG. */
-function servedServices(mesh: OutboundMesh, client: OutboundClient, serving: ClusterServing): readonly XdsService[] {
-  if (client.type !== "router" || !serving.filterGatewayClusters) return mesh.services;
-  const gateways = gatewaysSelecting(mesh.catalog.byKind.Gateway, { namespace: client.namespace, labels: client.labels ?? {} }, serving.scopeGatewayToNamespace);
-  const hosts = gatewayDestinationHosts(mesh.catalog.byKind.VirtualService, gateways);
-  return mesh.services.filter((s) => hosts.has(s.host));
+/**
+ * The service ports a client is served clusters for (all of them, or a
+ * gateway's own destinations under DISCO_FILTER_GATEWAY_CLUSTER_CONFIG), each
+ * with the subsets of the DestinationRule the client's namespace sees, as
+ * upstream builds subset clusters per proxy.
+ */
+export function servedServices(mesh: OutboundMesh, client: OutboundClient, serving: ClusterServing): XdsService[] {
+  let services = mesh.services;
+  if (client.type === "router" && serving.filterGatewayClusters) {
+    const gateways = gatewaysSelecting(mesh.catalog.byKind.Gateway, { namespace: client.namespace, labels: client.labels ?? {} }, serving.scopeGatewayToNamespace);
+    const hosts = gatewayDestinationHosts(mesh.catalog.byKind.VirtualService, gateways);
+    services = services.filter((s) => hosts.has(s.host));
+  }
+  const rules = mesh.catalog.byKind.DestinationRule;
+  return services.map((s) => {
+    const rule = findDestinationRule(rules, s.host, client.namespace, mesh.rootNamespace);
+    return { ...s, subsets: rule?.spec.subsets.map((x) => ({ name: x.name, labels: x.labels })) ?? [] };
+  });
 }
 
 /** The registry's services by host (ServiceEntry hosts as written). */
@@ -210,10 +223,10 @@ function clusterTls(mesh: OutboundMesh, client: OutboundClient, service: XdsServ
   });
 }
 
-/** `outbound|<port>|<subset>|<host>` for every service port (and DestinationRule subset) the client is served. */
-export function outboundClusters(mesh: OutboundMesh, client: OutboundClient, serving: ClusterServing, ads: Json): Json[] {
+/** `outbound|<port>|<subset>|<host>` for every service port (and DestinationRule subset) the client is served (`servedServices`). */
+export function outboundClusters(mesh: OutboundMesh, client: OutboundClient, services: readonly XdsService[], serving: ClusterServing, ads: Json): Json[] {
   const byHost = servicesByHost(mesh.registry);
-  return servedServices(mesh, client, serving).flatMap((s) => {
+  return services.flatMap((s) => {
     const meshService = byHost.get(s.host);
     const type = clusterDiscovery(meshService, serving);
     const cluster = (subset?: XdsSubset) => outboundCluster(clusterName(s.host, s.port, subset?.name), s, type, ads, clusterTls(mesh, client, s, meshService, type, ads, subset), subset?.labels);

@@ -8,7 +8,7 @@ import { serviceDomains } from "../mesh/hosts.ts";
 import { packJson } from "../wire/envoy_protos.ts";
 import { HUB_CLUSTER, MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, hubCluster, hubHost, wasmFilterConfig } from "./envoy_wasm.ts";
 import { address, remoteHttpCluster } from "./envoy_clusters.ts";
-import { type ClusterServing, DEFAULT_CLUSTER_SERVING, headlessPodListeners, outboundClusters, type PodListener, withDnsTtl } from "./envoy_outbound_clusters.ts";
+import { type ClusterServing, DEFAULT_CLUSTER_SERVING, headlessPodListeners, outboundClusters, type PodListener, servedServices, withDnsTtl } from "./envoy_outbound_clusters.ts";
 import { jwtAuthn } from "./envoy_jwt.ts";
 import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
 import { tcpProxy } from "./envoy_network_filters.ts";
@@ -32,7 +32,7 @@ import { httpCustomFilters, networkCustomFilters } from "./envoy_ext_authz.ts";
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS } from "../config/extension_providers.ts";
 import { virtualServiceRoutes } from "./envoy_routes.ts";
 import type { NodeIdentity } from "./proxy_kind.ts";
-import { clusterName, type XdsService } from "./proxyless.ts";
+import { clusterName, subsetLoadAssignments, type XdsService } from "./proxyless.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_urls.ts";
 
@@ -323,7 +323,12 @@ export function workloadResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceS
     if (routed.length > 0) add(ROUTE, "envoy.config.route.v3.RouteConfiguration", String(port), routeConfiguration(port, routed, mesh, namespace, labels));
   }
   for (const pod of headlessPodListeners(mesh, mesh.serving, who.ip, isHttp)) listener(podListener(pod));
-  for (const c of outboundClusters(mesh, { type: who.type, namespace, labels }, mesh.serving, ads)) cluster(c);
+  const client = { type: who.type, namespace, labels };
+  const served = servedServices(mesh, client, mesh.serving);
+  for (const c of outboundClusters(mesh, client, served, mesh.serving, ads)) cluster(c);
+  // A subset only the client's namespace defines has no load assignment among the mesh-wide ones yet.
+  const assignments = set.get(ENDPOINT)!;
+  for (const r of subsetLoadAssignments(served, assignments)) assignments.set(r.name, r);
   cluster(hubCluster(HUB_CLUSTER, hubHost(mesh.registry.domain)));
   cluster(passthrough(PASSTHROUGH));
   cluster(passthrough(INBOUND_PASSTHROUGH));

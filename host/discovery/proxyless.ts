@@ -114,6 +114,16 @@ export function selects(labels: Readonly<Record<string, string>>, endpoint: XdsE
   return Object.entries(labels).every(([k, v]) => endpoint.labels?.[k] === v);
 }
 
+/** The load assignments of the subsets of these service ports (each with the subsets one client sees) that `known` does not hold yet. */
+export function subsetLoadAssignments(services: readonly XdsService[], known: ReadonlyMap<string, Resource>): Resource[] {
+  return services.flatMap((s) =>
+    (s.subsets ?? []).flatMap((subset) => {
+      const name = clusterName(s.host, s.port, subset.name);
+      return known.has(name) ? [] : [loadAssignment(name, s.endpoints.filter((e) => selects(subset.labels, e)))];
+    }),
+  );
+}
+
 /** The resources a proxyless client may ask for, for every service port. */
 export function proxylessResources(services: readonly XdsService[]): ResourceSet {
   const set: ResourceSet = new Map([[LISTENER, new Map()], [ROUTE, new Map()], [CLUSTER, new Map()], [ENDPOINT, new Map()]]);
