@@ -22,6 +22,8 @@ export interface ProxyNode {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** Node.user_agent_name: `envoy`, `gRPC Node Pure JS`, `disco-agent`, … (host/discovery/proxy_kind.ts). */
   readonly userAgentName: string;
+  /** The workload identity the caller's certificate proved on the secure port (`spiffe://<td>/ns/<ns>/sa/<sa>`); none on the plain-text one. */
+  readonly identity?: { readonly uri: string; readonly namespace: string; readonly serviceAccount: string };
 }
 
 /** What happened on the streams, for counters and logs (all optional). */
@@ -78,6 +80,8 @@ interface QueuedPush {
 export interface StreamAccess {
   /** Why a caller with this certificate SAN is refused (PERMISSION_DENIED), or undefined to let it in. */
   peerProblem(peerSubjectAltName: string | undefined): string | undefined;
+  /** The workload identity of a caller let in. */
+  peerIdentity(peerSubjectAltName: string | undefined): ProxyNode["identity"];
 }
 
 interface Subscription {
@@ -114,6 +118,7 @@ class Connection {
   constructor(
     readonly id: string,
     private readonly call: grpc.ServerDuplexStream<Buffer, Buffer>,
+    readonly identity: ProxyNode["identity"],
   ) {}
 
   send(type: string, version: string, resources: ReturnType<typeof selectResources>, identifier: string | undefined, config: number | undefined): string {
@@ -158,8 +163,9 @@ export class AggregatedDiscoveryService {
     };
     server.addService(definition as unknown as grpc.ServiceDefinition, {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
-        const problem = access?.peerProblem(call.getAuthContext()?.sslPeerCertificate?.subjectaltname);
-        if (problem === undefined) return this.serve(call);
+        const san = call.getAuthContext()?.sslPeerCertificate?.subjectaltname;
+        const problem = access?.peerProblem(san);
+        if (problem === undefined) return this.serve(call, access?.peerIdentity(san));
         this.observer.refused?.(call.getPeer(), problem);
         call.emit("error", { code: grpc.status.PERMISSION_DENIED, details: problem });
       },
@@ -203,8 +209,8 @@ export class AggregatedDiscoveryService {
     else setImmediate(() => this.drain());
   }
 
-  private serve(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
-    const connection = new Connection(`${call.getPeer()}-${++this.nextId}`, call);
+  private serve(call: grpc.ServerDuplexStream<Buffer, Buffer>, identity: ProxyNode["identity"]): void {
+    const connection = new Connection(`${call.getPeer()}-${++this.nextId}`, call, identity);
     this.connections.add(connection);
     const close = () => {
       if (!this.connections.delete(connection)) return;
@@ -240,7 +246,7 @@ export class AggregatedDiscoveryService {
     };
     if (!c.node) {
       const n = req.node ?? {};
-      c.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata), userAgentName: n.user_agent_name ?? "" };
+      c.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata), userAgentName: n.user_agent_name ?? "", ...(c.identity ? { identity: c.identity } : {}) };
       this.observer.connected?.(c.node);
     }
     const node = c.node;

@@ -13,7 +13,8 @@ import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
 import { documentsInView } from "./push_scope.ts";
 import { proxylessResources, type XdsService } from "./proxyless.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
-import { CONFIG_DOCUMENT, ENDPOINT } from "./type_urls.ts";
+import { CONFIG_DOCUMENT, ENDPOINT, SECRET } from "./type_urls.ts";
+import { sdsSecrets, secretDocumentNamespace, secretNamespace } from "./secrets.ts";
 import { DEFAULT_TRUST_DOMAIN } from "../security/workload.ts";
 
 /**
@@ -28,8 +29,12 @@ export interface MeshSnapshot {
   readonly registry: MeshRegistry;
   readonly services: readonly XdsService[];
   readonly proxyless: ResourceSet;
-  /** Proxyless resources plus the configuration documents our sidecars subscribe to. */
+  /** Proxyless resources plus the configuration documents our sidecars subscribe to (no Secret among them). */
   readonly all: ResourceSet;
+  /** The Secret documents, by namespace: served only to proxies that proved an identity there (host/discovery/secrets.ts). */
+  readonly secretDocuments: ReadonlyMap<string, ReadonlyMap<string, Resource>>;
+  /** Envoy's SDS resources of the Secrets of a namespace, computed on first use. */
+  readonly sdsViews: Map<string, Map<string, Resource>>;
   readonly envoy: EnvoyMesh;
   /** Envoy resource sets already computed, by workload view (namespace, labels, ports, scoped), without outbound listeners. */
   readonly envoyViews: Map<string, ResourceSet>;
@@ -61,12 +66,18 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
   const registry = buildRegistry(catalog.byKind, { domain: catalog.domain });
   const services = xdsServices(registry, catalog, rootNamespace);
   const proxyless = proxylessResources(services);
-  const documents = configResources(loaded.documents);
+  const documents = new Map<string, Resource>();
+  const secretDocuments = new Map<string, Map<string, Resource>>();
+  for (const [name, r] of configResources(loaded.documents)) {
+    const ns = secretDocumentNamespace(name);
+    if (ns === undefined) documents.set(name, r);
+    else secretDocuments.set(ns, (secretDocuments.get(ns) ?? new Map()).set(name, r));
+  }
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
   const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, trustDomain: options.trustDomain ?? DEFAULT_TRUST_DOMAIN, enableAutoMtls: options.enableAutoMtls ?? true, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving }, ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}) };
   let outbound: readonly SplitListener[] | undefined;
   const envoyOutbound = () => (outbound ??= outboundListenerTemplates(envoy));
-  return { version, catalog, registry, services, proxyless, all, envoy, envoyViews: new Map(), envoyPodViews: new Map(), envoyOutbound, namespaceViews: new Map(), rootNamespace };
+  return { version, catalog, registry, services, proxyless, all, secretDocuments, sdsViews: new Map(), envoy, envoyViews: new Map(), envoyPodViews: new Map(), envoyOutbound, namespaceViews: new Map(), rootNamespace };
 }
 
 /**
@@ -77,18 +88,23 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
  * which it never asks for). `scoped` (DISCO_SCOPE_PUSHES): a proxy whose
  * namespace is known is served the documents in its view only
  * (host/discovery/push_scope.ts), so a change outside it pushes nothing.
+ * Secrets go only to a proxy that proved an identity of their namespace on
+ * the secure port (host/discovery/secrets.ts): as documents to our sidecars,
+ * as SDS resources to Envoy.
  */
 export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = true): ResourceSet {
   const kind = proxyKind(node);
   if (kind === "proxyless") return snapshot.all;
   const identity = nodeIdentity(node);
+  const trusted = secretNamespace(node, identity?.namespace);
   const documents = (namespace: string) => (scoped ? documentsInView(snapshot.all.get(CONFIG_DOCUMENT)!, namespace, snapshot.rootNamespace) : snapshot.all.get(CONFIG_DOCUMENT)!);
   if (kind === "disco-agent") {
     if (!identity) return snapshot.all;
-    const key = JSON.stringify([identity.namespace, scoped]);
+    const key = JSON.stringify([identity.namespace, scoped, trusted ?? null]);
     let set = snapshot.namespaceViews.get(key);
     if (!set) {
-      set = new Map([...snapshot.all, [CONFIG_DOCUMENT, documents(identity.namespace)]]);
+      const secrets = trusted === undefined ? [] : [...(snapshot.secretDocuments.get(trusted) ?? [])];
+      set = new Map([...snapshot.all, [CONFIG_DOCUMENT, secrets.length > 0 ? new Map([...documents(identity.namespace), ...secrets]) : documents(identity.namespace)]]);
       snapshot.namespaceViews.set(key, set);
     }
     return set;
@@ -105,11 +121,22 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   }
   // The outbound listeners depend on the pod's address only when they drop traffic to it.
   const podAddress = snapshot.envoy.serving.restrictPodTrafficLoop ? who.ip : "";
-  const podKey = JSON.stringify([key, podAddress]);
+  const podKey = JSON.stringify([key, podAddress, trusted ?? null]);
   let set = snapshot.envoyPodViews.get(podKey);
   if (!set) {
     set = withOutboundListeners(view, snapshot.envoyOutbound(), snapshot.envoy.serving, podAddress ? [podAddress] : []);
+    if (trusted !== undefined) set.set(SECRET, sdsView(snapshot, trusted));
     snapshot.envoyPodViews.set(podKey, set);
   }
   return set;
+}
+
+/** Envoy's SDS resources of one namespace's Secrets (computed once per version). */
+function sdsView(snapshot: MeshSnapshot, namespace: string): Map<string, Resource> {
+  let view = snapshot.sdsViews.get(namespace);
+  if (!view) {
+    view = sdsSecrets(snapshot.catalog.byKind.Secret, namespace);
+    snapshot.sdsViews.set(namespace, view);
+  }
+  return view;
 }

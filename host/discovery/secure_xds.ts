@@ -1,5 +1,5 @@
 import type * as grpc from "@grpc/grpc-js";
-import { DEFAULT_CERT_DIR, type TlsFiles, type TlsIdentity, allExist, certDirFiles, fileServerCredentials, loadTlsFiles, workloadIdentityProblem } from "../security/mtls/cert_files.ts";
+import { DEFAULT_CERT_DIR, type TlsFiles, type TlsIdentity, allExist, certDirFiles, fileServerCredentials, loadTlsFiles, uriSansOf, workloadIdentityProblem } from "../security/mtls/cert_files.ts";
 import type { StreamAccess } from "./ads_server.ts";
 
 /**
@@ -10,10 +10,13 @@ import type { StreamAccess } from "./ads_server.ts";
  * layout and re-read as it is renewed (the same file handling as the hub's).
  * A caller must present a certificate chaining to its roots, carrying a
  * SPIFFE workload identity of the trust domain (any trust domain with
- * `DISCO_SKIP_VALIDATE_TRUST_DOMAIN`).
+ * `DISCO_SKIP_VALIDATE_TRUST_DOMAIN`); that identity is the proxy's for
+ * what only it may be served (its namespace's Secrets: mesh_snapshot.ts).
  */
 
 export const CERT_PROVIDER = "anchor";
+/** The path of a workload identity: `/ns/<namespace>/sa/<service-account>`. */
+const WORKLOAD_PATH = /^spiffe:\/\/[^/]+\/ns\/([^/]+)\/sa\/([^/]+)$/;
 
 /** What the variables say, read at start. */
 export interface SecureXdsSettings {
@@ -62,6 +65,14 @@ export async function secureXds(s: SecureXdsSettings, trustDomain?: string): Pro
     credentials: await fileServerCredentials(s.files),
     identity,
     clientTrustDomain,
-    access: { peerProblem: (san) => workloadIdentityProblem(san, clientTrustDomain, "DISCO_SKIP_VALIDATE_TRUST_DOMAIN") },
+    access: {
+      peerProblem: (san) => workloadIdentityProblem(san, clientTrustDomain, "DISCO_SKIP_VALIDATE_TRUST_DOMAIN"),
+      peerIdentity: (san) => {
+        const prefix = clientTrustDomain ? `spiffe://${clientTrustDomain}/` : "spiffe://";
+        const uri = uriSansOf(san).find((u) => u.startsWith(prefix) && WORKLOAD_PATH.test(u));
+        const m = uri === undefined ? null : WORKLOAD_PATH.exec(uri);
+        return uri && m ? { uri, namespace: m[1], serviceAccount: m[2] } : undefined;
+      },
+    },
   };
 }

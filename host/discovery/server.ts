@@ -28,7 +28,8 @@ import { type ResourceVersion, DistributionLedger, ResourceVersioning, configDis
 import { nodeIdentity } from "./proxy_kind.ts";
 import { changedKinds, isEndpointChange } from "./push_scope.ts";
 import type { Resource } from "./resource_set.ts";
-import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
+import { CONFIG_DOCUMENT, SECRET, SHORT_TYPE } from "./type_urls.ts";
+import { redactedSecret } from "./secrets.ts";
 
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, unknownProviderProblems } from "../config/extension_providers.ts";
 import { formatConfigProblem } from "../config/problems.ts";
@@ -353,7 +354,9 @@ function debugPage(url: string, d: DebugState, res: Res): void {
       const v = d.versions.get(resourceKey(r));
       return v ? { resourceVersion: v.resourceVersion, generation: v.generation } : {};
     };
-    json({ version: snapshot.version, resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, ...versionOf(r), spec: r.spec })) });
+    // A Secret's values never leave through the debug port (host/discovery/secrets.ts).
+    const spec = (r: (typeof snapshot.catalog.resources)[number]) => (r.kind === "Secret" ? redactedSecret(r.spec as unknown as Record<string, unknown>) : r.spec);
+    json({ version: snapshot.version, resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, ...versionOf(r), spec: spec(r) })) });
   } else if (path === "/debug/config_distribution") {
     if (!d.ledger) return void text(409, TRACKING_OFF);
     const key = params.get("resource");
@@ -371,7 +374,10 @@ function debugPage(url: string, d: DebugState, res: Res): void {
   }
 }
 
-/** A sent resource as JSON: Envoy's types by their protos, our configuration documents as their source. */
+/** A sent resource as JSON: Envoy's types by their protos, our configuration documents as their source; Secrets without their values. */
 function decodeSent(any: { type_url: string; value: Uint8Array }): unknown {
-  return any.type_url === CONFIG_DOCUMENT ? documentsFromResources([any])[0].body : unpackAny(any);
+  if (any.type_url === SECRET) return { name: unpackAny(any).name, redacted: true };
+  if (any.type_url !== CONFIG_DOCUMENT) return unpackAny(any);
+  const body = documentsFromResources([any])[0].body;
+  return body.kind === "Secret" ? redactedSecret(body) : body;
 }
