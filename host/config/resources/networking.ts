@@ -181,6 +181,8 @@ function exportTo(f: Field): readonly string[] {
 export function decodeDestinationRule(spec: Field, namespace: string, domain: string): DestinationRuleSpec {
   spec.object();
   spec.allowOnly(["host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"]);
+  // Upstream (1.14+) applies such a rule only to the workloads of its namespace that it selects; the mesh model does not read it.
+  if (spec.get("workloadSelector").present) spec.get("workloadSelector").warn("not read: the rule applies to every client that sees it (upstream applies it only to the workloads of its namespace it selects)");
   const host = attempt(spec.get("host"), (f) => wildcardHost(f));
   const tp = spec.get("trafficPolicy").present ? attempt(spec.get("trafficPolicy"), trafficPolicy) : undefined;
   const names = new Set<string>();
