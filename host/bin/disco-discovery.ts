@@ -3,7 +3,7 @@
 //   disco-discovery request <method> <path> [<body>]   call a running daemon's debug or monitoring port
 //   disco-discovery version [-o json|yaml] [-s]
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { Command, Option } from "commander";
 import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
@@ -62,7 +62,7 @@ const discovery = addLoggingFlags(
     .addOption(new Option("--keepaliveMaxServerConnectionAge <duration>", "close a connection gracefully after this long (proxies reconnect, e.g. to another replica); the default is never").argParser(durationFlag).default(undefined, d.DEFAULT_MAX_CONNECTION_AGE))
     .option("--meshConfig <file>", "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain, extensionProviders, enableAutoMtls; also the injection webhook's mesh config; a missing file at the default path is the default mesh", d.DEFAULT_MESH_CONFIG)
     .option("--domain <suffix>", "DNS domain suffix of the mesh: service hosts, clusters and API listeners are <service>.<namespace>.svc.<suffix>, and short hosts of the mesh's resources resolve in it (not the SPIFFE trust domain: see --trust-domain)", d.DEFAULT_DOMAIN)
-    .option("--trust-domain <domain>", "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate)")
+    .option("--trust-domain <domain>", "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate); also that of the identities Envoy's outbound mutual TLS checks (default there cluster.local)")
     .option("--ctrlz_port <port>", "ControlZ introspection port; 0 picks a free one", intFlag(0, 65535), DEFAULT_CTRLZ_PORT)
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
@@ -75,6 +75,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
     usageError(PROGRAM, (e as Error).message);
   }
   if (!opts.configDir) usageError(PROGRAM, "--configDir: expected the directory of the mesh's configuration (no orchestrator API is reachable here)");
+  if (!statSync(opts.configDir as string, { throwIfNoEntry: false })?.isDirectory()) usageError(PROGRAM, `--configDir: no such directory: ${opts.configDir as string}`);
   const log = logger.scope("default");
   refuseNotApplicableEnvironment(DISCOVERY_NOT_APPLICABLE_ENV, PROGRAM);
   let vars: DiscoveryVariables;
@@ -152,13 +153,29 @@ discovery.action(async (opts: Record<string, unknown>) => {
   serveUntilSignal(d.LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger, () => server.reload());
 });
 
+/**
+ * Spec 2's flags common to the root and every subcommand (upstream's
+ * persistent flags): `request` and `version` accept them, with no effect
+ * there, so a command line that works upstream works here.
+ */
+function addPersistentFlags(cmd: Command): Command {
+  const noEffect = "accepted on every subcommand, as upstream; no effect on this one";
+  return cmd
+    .addOption(new Option("--ctrlz_port <port>", noEffect).argParser(intFlag(0, 65535)))
+    .addOption(new Option("--ctrlz_address <address>", noEffect))
+    .addOption(new Option("--keepaliveInterval <duration>", noEffect).argParser(durationFlag))
+    .addOption(new Option("--keepaliveTimeout <duration>", noEffect).argParser(durationFlag))
+    .addOption(new Option("--keepaliveMaxServerConnectionAge <duration>", noEffect).argParser(durationFlag));
+}
+
 addLoggingFlags(
   program
     .command("request <method> <path> [body]")
     .description("Makes an HTTP request to a running disco-discovery: /debug/* to its debug port, other paths (/metrics, /ready, /version) to its monitoring port")
     .option("--httpAddr <address>", "the daemon's --httpAddr (debug pages)", addressFlag, d.DEFAULT_HTTP_ADDR)
     .option("--monitoringAddr <address>", "the daemon's --monitoringAddr (/metrics, /ready, /version)", addressFlag, d.DEFAULT_MONITORING_ADDR),
-).action(async (method: string, path: string, body: string | undefined, opts: { httpAddr: string; monitoringAddr: string }) => {
+);
+addPersistentFlags(program.commands.find((c) => c.name() === "request")!).action(async (method: string, path: string, body: string | undefined, opts: { httpAddr: string; monitoringAddr: string }) => {
   const flag = path.replace(/^\/?/, "/").startsWith("/debug/") ? "--httpAddr" : "--monitoringAddr";
   const address = parseListenAddress(flag === "--httpAddr" ? opts.httpAddr : opts.monitoringAddr);
   if (!address) usageError("disco-discovery request", `${flag}: expected the address of the daemon's listener for ${path}, got an empty value`);
@@ -174,5 +191,6 @@ addLoggingFlags(
 });
 
 addLoggingFlags(addVersionCommand(program));
+addPersistentFlags(program.commands.find((c) => c.name() === "version")!);
 
 await program.parseAsync(process.argv);

@@ -22,6 +22,8 @@ describe("disco-discovery discovery: flags and variables", () => {
   it("refuses a bad --meshConfig, --trust-domain, DISCO_CERT_PROVIDER, --domain and push variables with one line, before serving", () => {
     const mesh = join(tempDir("disco-mesh-"), "mesh.yaml");
     writeFileSync(mesh, "rootNamespace: Bad_NS\n");
+    const autoMtls = join(tempDir("disco-mesh-"), "auto.yaml");
+    writeFileSync(autoMtls, "enableAutoMtls: maybe\n");
     const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
       [["--meshConfig", "/nonexistent/mesh"], {}, /^disco-discovery discovery: --meshConfig: \/nonexistent\/mesh: .*ENOENT\n$/],
       [["--meshConfig", mesh], {}, /^disco-discovery discovery: --meshConfig: .*mesh\.yaml: rootNamespace: expected a namespace name \(a DNS label\), got "Bad_NS"\n$/],
@@ -31,6 +33,10 @@ describe("disco-discovery discovery: flags and variables", () => {
       [["--domain", ".example.com"], {}, /^disco-discovery discovery: --domain: expected a DNS domain/],
       [[], { DISCO_SCOPE_PUSHES: "maybe" }, /^disco-discovery discovery: DISCO_SCOPE_PUSHES="maybe": expected true or false\n$/],
       [[], { TERMINATION_DRAIN_DURATION_SECONDS: "5s" }, /^disco-discovery discovery: TERMINATION_DRAIN_DURATION_SECONDS="5s": expected an integer from 0 to 2147483\n$/],
+      [["--configDir", "/nonexistent/mesh-config"], {}, /^disco-discovery discovery: --configDir: no such directory: \/nonexistent\/mesh-config\n$/],
+      [["-n", "mesh-system"], {}, /^disco-discovery discovery: --namespace: not applicable here: needs an orchestrator API/],
+      [["-a", "shop"], {}, /^disco-discovery discovery: --appNamespace: not applicable here: needs an orchestrator API/],
+      [["--meshConfig", autoMtls], {}, /^disco-discovery discovery: --meshConfig: .*auto\.yaml: enableAutoMtls: expected true or false/],
     ];
     for (const [args, env, expected] of cases) {
       const r = run([...OFF, ...args], env);
@@ -38,6 +44,15 @@ describe("disco-discovery discovery: flags and variables", () => {
       assert.match(r.stderr, expected);
       assert.equal(r.stdout, "", "nothing served");
     }
+  });
+
+  it("request and version accept spec 2's flags common to every subcommand (no effect there)", () => {
+    const r = spawnSync(process.execPath, [DISCOVERY_BIN, "version", "-s", "--ctrlz_port", "9876", "--ctrlz_address", "localhost", "--keepaliveInterval", "30s", "--keepaliveTimeout", "10s", "--keepaliveMaxServerConnectionAge", "1h"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^\d+\.\d+\.\d+/);
+    const q = spawnSync(process.execPath, [DISCOVERY_BIN, "request", "GET", "/debug/syncz", "--httpAddr", "127.0.0.1:1", "--ctrlz_port", "9876"], { encoding: "utf8" });
+    assert.equal(q.status, 1, "the flag is accepted; the request fails only for want of a daemon");
+    assert.match(q.stderr, /^error: --httpAddr 127\.0\.0\.1:1: connect ECONNREFUSED/);
   });
 
   it("a certificate asked for (--secureGrpcAddr given) but missing stops the start, naming the file", () => {

@@ -17,14 +17,14 @@ const NO_CA = "disco-discovery runs no CA: mesh_ca issues every certificate";
 const NO_TOKENS = "xDS callers are authenticated by their mesh_ca certificate on --secureGrpcAddr: no tokens are read";
 
 export const DISCOVERY_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
-  na("--appNamespace", "value", "", NO_ORCH),
+  { ...na("--appNamespace", "value", "", NO_ORCH), short: "-a" },
   na("--clusterRegistriesNamespace", "value", "", NO_ORCH),
   na("--catalogserverURL", "value", "", "there is no catalog registry server"),
   na("--orchconfig", "value", "", NO_ORCH),
   na("--mcpInitialConnWindowSize", "value", "1048576", NO_MCP),
   na("--mcpInitialWindowSize", "value", "1048576", NO_MCP),
   na("--mcpMaxMsgSize", "value", "4194304", NO_MCP),
-  na("--namespace", "value", "", NO_ORCH),
+  { ...na("--namespace", "value", "", NO_ORCH), short: "-n" },
   na("--networksConfig", "value", "/etc/mesh/config/meshNetworks", "one network: every endpoint is reachable"),
   na("--plugins", "value", "authn,authz,health,hub", "the networking plugins are fixed: every proxy gets the mesh's documents and applies them itself"),
   na("--resync", "value", "1m0s", "the folder is watched: there is no controller to resync"),

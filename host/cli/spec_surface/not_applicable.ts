@@ -20,6 +20,8 @@ export interface NotApplicable {
   readonly reason: string;
   /** Other values that ask for what this build does anyway (accepted too). */
   readonly alsoAccepted?: readonly string[];
+  /** The spec's one-letter form of the flag (`-n`), refused the same way. */
+  readonly short?: string;
 }
 
 export const na = (name: string, type: "bool" | "value", dflt: string, reason: string, alsoAccepted?: readonly string[]): NotApplicable =>
@@ -51,10 +53,11 @@ export function refusal(entry: NotApplicable): string {
 export function addNotApplicableFlags(cmd: Command, entries: readonly NotApplicable[], program: string): Command {
   const options = new Map<string, NotApplicable>();
   for (const e of entries) {
+    const flags = e.short ? `${e.short}, ${e.name}` : e.name;
     const option =
       e.type === "bool"
-        ? new Option(`${e.name} [bool]`, `not applicable: ${e.reason}`).argParser(parseBoolFlag)
-        : new Option(`${e.name} <value>`, `not applicable: ${e.reason}`);
+        ? new Option(`${flags} [bool]`, `not applicable: ${e.reason}`).argParser(parseBoolFlag)
+        : new Option(`${flags} <value>`, `not applicable: ${e.reason}`);
     cmd.addOption(option);
     options.set(option.attributeName(), e);
   }
