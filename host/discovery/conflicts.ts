@@ -2,6 +2,7 @@ import type { Catalog } from "../config/catalog.ts";
 import { type MeshRegistry, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { boundGateways, virtualServiceHosts } from "../mesh/routing.ts";
 import { HTTPS_PORT, isHttp } from "./envoy_sidecar.ts";
+import { type OutboundServing, outboundKind } from "./envoy_outbound.ts";
 import type { XdsService } from "./proxyless.ts";
 
 /**
@@ -23,6 +24,14 @@ export interface MeshConflicts {
    * sidecar's `0.0.0.0_<port>`): that listener takes their traffic.
    */
   outboundTcpOverHttp: number;
+  /**
+   * `disco_conflict_outbound_listener_tcp_over_current_tcp`: services
+   * without an address served by the TCP chains of one outbound port
+   * (unnamed ports, Redis or Thrift with their filters on), beyond the
+   * first: the port's wildcard chain cannot tell them apart and passes their
+   * TCP traffic through (envoy_outbound.ts).
+   */
+  outboundTcpOverTcp: number;
   /**
    * `disco_conflict_outbound_listener_http_over_https`: HTTP service ports
    * on 443, whose outbound listener takes every connection to port 443,
@@ -61,9 +70,10 @@ export function endpointCounts(catalog: Catalog): EndpointCounts {
   return { notReady, noPod };
 }
 
-export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services: readonly XdsService[]): MeshConflicts {
+export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services: readonly XdsService[], serving: OutboundServing): MeshConflicts {
   const httpPorts = new Set(services.filter((s) => isHttp(s.protocol)).map((s) => s.port));
   return {
+    outboundTcpOverTcp: tcpOverTcp(registry, services, serving),
     duplicateClusters: extraClaims(registry.services.flatMap((s) => s.ports.map((p) => `${s.fqdn}:${p.port}`))),
     duplicateSubsets: extraClaims(catalog.byKind.DestinationRule.flatMap((r) => r.spec.subsets.map((s) => `${r.namespace}\0${r.spec.fqdn}\0${s.name}`))),
     duplicateVirtualServiceDomains: extraClaims(catalog.byKind.VirtualService.flatMap((vs) => boundGateways(vs).flatMap((g) => virtualServiceHosts(vs).map((h) => `${vs.namespace}\0${g}\0${h}`)))),
@@ -71,6 +81,17 @@ export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services
     outboundHttpOverHttps: services.filter((s) => isHttp(s.protocol) && s.port === HTTPS_PORT).length,
     inbound: inboundConflicts(registry),
   };
+}
+
+function tcpOverTcp(registry: MeshRegistry, services: readonly XdsService[], serving: OutboundServing): number {
+  const addressless = new Map<number, number>();
+  const named = new Set(services.filter((s) => outboundKind(s.protocol, serving) === "http").map((s) => s.port));
+  for (const s of services) {
+    const kind = outboundKind(s.protocol, serving);
+    if (kind === undefined || kind === "http" || named.has(s.port)) continue;
+    if ((registry.services.find((m) => m.fqdn === s.host)?.addresses ?? []).length === 0) addressless.set(s.port, (addressless.get(s.port) ?? 0) + 1);
+  }
+  return [...addressless.values()].reduce((sum, n) => sum + n - 1, 0);
 }
 
 function inboundConflicts(registry: MeshRegistry): number {

@@ -55,6 +55,7 @@ export class DiscoveryMetrics {
   private readonly duplicateDomains;
   private readonly conflictInbound;
   private readonly conflictTcpOverHttp;
+  private readonly conflictTcpOverTcp;
   private readonly conflictHttpOverHttps;
   private readonly queueTime;
   private readonly endpointNotReady;
@@ -93,6 +94,7 @@ export class DiscoveryMetrics {
     this.duplicateDomains = specGauge(r, "disco_vservice_dup_domain", "Hosts claimed by more than one VirtualService on the same gateway in the same namespace");
     this.conflictInbound = specGauge(r, "disco_conflict_inbound_listener", "Container ports of a workload that an HTTP and a non-HTTP service port both target (the HTTP inbound chain takes them)");
     this.conflictTcpOverHttp = specGauge(r, "disco_conflict_outbound_listener_tcp_over_current_http", "Non-HTTP service ports on a port whose outbound listener is HTTP (that listener takes their traffic)");
+    this.conflictTcpOverTcp = specGauge(r, "disco_conflict_outbound_listener_tcp_over_current_tcp", "Services without an address beyond the first on one outbound TCP port (its wildcard chain passes their traffic through)");
     this.conflictHttpOverHttps = specGauge(r, "disco_conflict_outbound_listener_http_over_https", "HTTP service ports on 443, whose outbound listener takes every connection to port 443");
     this.endpointNotReady = specGauge(r, "disco_endpoint_not_ready", "Addresses of Endpoints documents listed as not ready (left out of the load assignments)");
     this.endpointNoPod = specGauge(r, "endpoint_no_pod", "Ready addresses of Endpoints documents whose targetRef names no Pod of the configuration");
@@ -158,10 +160,11 @@ export class DiscoveryMetrics {
     this.inboundUpdates.labels({ type: "config" }).inc();
     this.services.set(s.registry.services.length);
     this.virtualServices.set(s.catalog.byKind.VirtualService.length);
-    const conflicts = meshConflicts(s.catalog, s.registry, s.services);
+    const conflicts = meshConflicts(s.catalog, s.registry, s.services, s.envoy.serving);
     this.duplicateClusters.set(conflicts.duplicateClusters);
     this.conflictInbound.set(conflicts.inbound);
     this.conflictTcpOverHttp.set(conflicts.outboundTcpOverHttp);
+    this.conflictTcpOverTcp.set(conflicts.outboundTcpOverTcp);
     this.conflictHttpOverHttps.set(conflicts.outboundHttpOverHttps);
     const endpoints = endpointCounts(s.catalog);
     this.endpointNotReady.set(endpoints.notReady);

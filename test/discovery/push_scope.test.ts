@@ -118,12 +118,25 @@ describe("push scope and listener conflicts from the mesh model", () => {
   });
 
   it("listener conflicts: a TCP port under an HTTP listener, HTTP on 443, a container port both HTTP and TCP", () => {
-    const c = meshConflicts(snapshot.catalog, snapshot.registry, snapshot.services);
+    const c = meshConflicts(snapshot.catalog, snapshot.registry, snapshot.services, snapshot.envoy.serving);
     assert.equal(c.outboundTcpOverHttp, 1, "db.example.com:80 (TCP) under the HTTP listener 0.0.0.0_80");
     assert.equal(c.outboundHttpOverHttps, 1, "plain.example.com:443 is HTTP");
     assert.equal(c.inbound, 1, "web-1:8080 is targeted by http (80) and tcp-raw (81)");
     const clean = meshSnapshot(1, load(policy("p", "foo")), "mesh-system");
-    assert.deepEqual(meshConflicts(clean.catalog, clean.registry, clean.services), { duplicateClusters: 0, duplicateSubsets: 0, duplicateVirtualServiceDomains: 0, outboundTcpOverHttp: 0, outboundHttpOverHttps: 0, inbound: 0 });
+    assert.deepEqual(meshConflicts(clean.catalog, clean.registry, clean.services, clean.envoy.serving), { duplicateClusters: 0, duplicateSubsets: 0, duplicateVirtualServiceDomains: 0, outboundTcpOverHttp: 0, outboundTcpOverTcp: 0, outboundHttpOverHttps: 0, inbound: 0 });
+  });
+
+  it("listener conflicts: address-less services on one outbound TCP port beyond the first (their wildcard chain passes through)", () => {
+    const entry = (name: string, protocol: string) => `---
+apiVersion: networking.mesh.io/v1
+kind: ServiceEntry
+metadata: {name: ${name}, namespace: shop}
+spec: {hosts: [${name}.example.com], ports: [{number: 6379, name: p, protocol: ${protocol}}], resolution: DNS}
+`;
+    const three = meshSnapshot(1, load(entry("a", "REDIS") + entry("b", "REDIS") + entry("c", "REDIS")), "mesh-system", { serving: { kvstoreFilter: true } });
+    assert.equal(meshConflicts(three.catalog, three.registry, three.services, three.envoy.serving).outboundTcpOverTcp, 2);
+    const off = meshSnapshot(1, load(entry("a", "REDIS") + entry("b", "REDIS")), "mesh-system");
+    assert.equal(meshConflicts(off.catalog, off.registry, off.services, off.envoy.serving).outboundTcpOverTcp, 0, "without the Redis filter no listener: the passthrough carries them");
   });
 
   it("Endpoints addresses: not ready ones, and ready ones without a known Pod", () => {
