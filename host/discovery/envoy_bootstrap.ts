@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
-import { SDS_CLUSTER } from "./envoy_mtls.ts";
+import { ROOT_SECRET, SDS_CLUSTER, WORKLOAD_SECRET, sdsSecret } from "./envoy_mtls.ts";
 import { http2ProtocolOptions } from "./envoy_wasm.ts";
 
 /**
@@ -13,7 +13,8 @@ import { http2ProtocolOptions } from "./envoy_wasm.ts";
  * routes, endpoints and the filter's extension config, from one ADS stream;
  * the `sds-grpc` cluster to the node agent's socket, where the served
  * inbound listeners ask for the SDS secrets `default` and `ROOTCA` (upstream's
- * agent path).
+ * agent path); with `MUTUAL_TLS`, `xds-grpc` speaks mutual TLS with them to
+ * disco-discovery's secure port.
  * Proto3 JSON, the form Envoy reads with `-c`.
  */
 
@@ -35,6 +36,10 @@ export interface BootstrapOptions {
   readonly adminPort: number;
   /** The mesh's DNS domain (disco-discovery's `--domain`), the node id's last part; default `cluster.local`. */
   readonly domain?: string;
+  /** `MUTUAL_TLS`: ADS to disco-discovery's `--secureGrpcAddr`, with the workload certificate (as the agent's flag of that name); default plain text. */
+  readonly controlPlaneAuthPolicy?: "NONE" | "MUTUAL_TLS";
+  /** With MUTUAL_TLS: the suffix disco-discovery's URI SAN must end with (the agent's `--discoIdentity`), e.g. `sa/disco-discovery`. */
+  readonly discoIdentity?: string;
 }
 
 /** `host:port` split; throws naming what was expected. */
@@ -47,6 +52,29 @@ export function splitHostPort(address: string): { host: string; port: number } {
 
 export function nodeId(o: Pick<BootstrapOptions, "type" | "ip" | "pod" | "namespace" | "domain">): string {
   return `${o.type}~${o.ip}~${o.pod}.${o.namespace}~${o.namespace}.svc.${o.domain ?? DEFAULT_DOMAIN}`;
+}
+
+/**
+ * Mutual TLS to the control plane: the workload certificate and the mesh
+ * roots from the node agent (SDS `default`, `ROOTCA`), the server's URI SAN
+ * ending with `discoIdentity` when given. The identity this proves is what
+ * disco-discovery serves a proxy's namespace's Secrets against.
+ */
+function controlPlaneTls(discoIdentity: string | undefined): Record<string, unknown> {
+  return {
+    name: "envoy.transport_sockets.tls",
+    typed_config: {
+      "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
+      common_tls_context: {
+        alpn_protocols: ["h2"],
+        tls_certificate_sds_secret_configs: [sdsSecret(WORKLOAD_SECRET)],
+        combined_validation_context: {
+          default_validation_context: discoIdentity ? { match_subject_alt_names: [{ suffix: discoIdentity }] } : {},
+          validation_context_sds_secret_config: sdsSecret(ROOT_SECRET),
+        },
+      },
+    },
+  };
 }
 
 export function envoyBootstrap(o: BootstrapOptions): Record<string, unknown> {
@@ -78,6 +106,7 @@ export function envoyBootstrap(o: BootstrapOptions): Record<string, unknown> {
           connect_timeout: "1s",
           lb_policy: "ROUND_ROBIN",
           typed_extension_protocol_options: http2ProtocolOptions(),
+          ...(o.controlPlaneAuthPolicy === "MUTUAL_TLS" ? { transport_socket: controlPlaneTls(o.discoIdentity) } : {}),
           load_assignment: { cluster_name: XDS_CLUSTER, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }] }] },
         },
         {

@@ -45,6 +45,20 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     assert.ok(b.dynamic_resources.lds_config.ads && b.dynamic_resources.cds_config.ads, "listeners and clusters over ADS");
   });
 
+  it("--controlPlaneAuthPolicy MUTUAL_TLS: xds-grpc speaks mutual TLS with the agent's SDS certificate and roots, checking disco-discovery's identity suffix", () => {
+    const run = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15012", "--controlPlaneAuthPolicy", "MUTUAL_TLS", "--discoIdentity", "sa/disco-discovery", "--type", "router", "--pod", "egress-1", "-n", "shop", "-o", "json"]);
+    assert.equal(run.status, 0, run.stderr);
+    const { message, anyTypes } = decodeStrict(root, BOOTSTRAP, JSON.parse(run.stdout));
+    assert.ok(anyTypes.includes("type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"));
+    const b = root.lookupType(BOOTSTRAP).toObject(message, { longs: String, enums: String }) as Record<string, any>;
+    const tls = JSON.parse(run.stdout).static_resources.clusters.find((c: { name: string }) => c.name === "xds-grpc").transport_socket.typed_config.common_tls_context;
+    assert.deepEqual(tls.tls_certificate_sds_secret_configs.map((x: { name: string }) => x.name), ["default"]);
+    assert.equal(tls.combined_validation_context.validation_context_sds_secret_config.name, "ROOTCA");
+    assert.deepEqual(tls.combined_validation_context.default_validation_context.match_subject_alt_names, [{ suffix: "sa/disco-discovery" }]);
+    assert.equal(b.node.id, "router~127.0.0.1~egress-1.shop~shop.svc.cluster.local");
+    assert.equal(meshctl(["x", "envoy-bootstrap", "--controlPlaneAuthPolicy", "TLS"]).status, 2, "an unknown policy is a usage error");
+  });
+
   it("-o json prints the same bootstrap as JSON; a bad address is refused naming the flag", () => {
     const yaml = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010"]);
     const json = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010", "-o", "json"]);
