@@ -12,6 +12,8 @@ import { startDaemon, tempDir } from "../support/processes.ts";
 import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 
 const OFF = ["--grpcAddr", "", "--httpAddr", "", ...SIDE_LISTENERS_OFF];
+/** Spec 2, "Common logging flags": disco-discovery's scopes. */
+const SPEC_SCOPES = ["ads", "all", "attributes", "authn", "configmapcontroller", "default", "grpcAdapter", "mcp", "model", "pkica", "rbac", "rootcertrotator", "secretcontroller", "serverca", "validation", "validationController", "validationServer"];
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}) {
   const r = spawnSync(process.execPath, [DISCOVERY_BIN, "discovery", "--configDir", tempDir("disco-flags-"), ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 });
@@ -34,6 +36,8 @@ describe("disco-discovery discovery: flags and variables", () => {
       [[], { DISCO_SCOPE_PUSHES: "maybe" }, /^disco-discovery discovery: DISCO_SCOPE_PUSHES="maybe": expected true or false\n$/],
       [[], { TERMINATION_DRAIN_DURATION_SECONDS: "5s" }, /^disco-discovery discovery: TERMINATION_DRAIN_DURATION_SECONDS="5s": expected an integer from 0 to 2147483\n$/],
       [["--configDir", "/nonexistent/mesh-config"], {}, /^disco-discovery discovery: --configDir: no such directory: \/nonexistent\/mesh-config\n$/],
+      // Every log scope spec 2 lists for disco-discovery is accepted (the folder is what is refused).
+      [["--configDir", "/nonexistent/mesh-config", "--log_output_level", SPEC_SCOPES.map((s) => `${s}:debug`).join(",")], {}, /^disco-discovery discovery: --configDir: no such directory/],
       [["-n", "mesh-system"], {}, /^disco-discovery discovery: --namespace: not applicable here: needs an orchestrator API/],
       [["-a", "shop"], {}, /^disco-discovery discovery: --appNamespace: not applicable here: needs an orchestrator API/],
       [["--meshConfig", autoMtls], {}, /^disco-discovery discovery: --meshConfig: .*auto\.yaml: enableAutoMtls: expected true or false/],
