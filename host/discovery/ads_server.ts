@@ -1,18 +1,26 @@
 import * as grpc from "@grpc/grpc-js";
 import { envoyType } from "../wire/envoy_protos.ts";
-import { type ResourceSet, contentVersion, selectResources } from "./resource_set.ts";
+import { createHash } from "node:crypto";
+import { type Resource, type ResourceSet, contentVersion, selectResources } from "./resource_set.ts";
 import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
 
 /**
- * The Aggregated Discovery Service (envoy.service.discovery.v3, state of the
- * world) over one gRPC method: each proxy opens a stream, subscribes per
- * resource type, and is sent that type's resources whenever they change for
- * it. ACKs and NACKs are honoured: a NACKed version is logged and counted and
- * nothing is resent until the resources change again, so the proxy keeps its
- * last good configuration.
+ * The Aggregated Discovery Service (envoy.service.discovery.v3): each proxy
+ * opens a stream, subscribes per resource type, and is sent that type's
+ * resources whenever they change for it. State of the world
+ * (`StreamAggregatedResources`): every response holds all of the type's
+ * resources the proxy asked for. Incremental (`DeltaAggregatedResources`,
+ * Envoy's `DELTA_GRPC`): a response holds only the resources whose version
+ * changed for the proxy and the names of those removed; subscriptions change
+ * name by name, and a reconnecting proxy's `initial_resource_versions` spare
+ * it what it already has. ACKs and NACKs are honoured: a NACKed version is
+ * logged and counted and nothing is resent until the resources change again,
+ * so the proxy keeps its last good configuration (on incremental streams the
+ * resources a refused response carried are sent again with the next push).
  */
 
 const ADS_PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
+const DELTA_PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources";
 const identity = (b: Buffer): Buffer => b;
 
 /** The proxy on the other end of a stream, as its Node message says. */
@@ -97,7 +105,14 @@ interface Subscription {
   ackedConfig?: number;
   /** The resources last sent (DISCO_DEBUG_ADSZ_CONFIG only). */
   sentResources?: ReturnType<typeof selectResources>;
+  /** Incremental streams: the version of each resource the proxy holds, as far as it was sent and not refused ("": some version we do not know). */
+  held?: Map<string, string>;
+  /** Incremental streams: the names each recent response carried, by nonce, so that a refusal (even of a superseded response) is taken back. */
+  carried?: Map<string, readonly string[]>;
 }
+
+/** How many recent incremental responses are remembered for their refusal. */
+const CARRIED_KEPT = 16;
 
 /** One connected proxy (for the debug pages). */
 export interface ConnectionState {
@@ -119,7 +134,21 @@ class Connection {
     readonly id: string,
     private readonly call: grpc.ServerDuplexStream<Buffer, Buffer>,
     readonly identity: ProxyNode["identity"],
+    /** An incremental (Delta) stream. */
+    readonly delta = false,
   ) {}
+
+  /** One incremental response: the resources that changed (each with its version) and the names removed. */
+  sendDelta(type: string, version: string, resources: ReadonlyArray<{ resource: Resource; version: string }>, removed: readonly string[], identifier: string | undefined, config: number | undefined): string {
+    const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
+    const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
+    const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
+    const message = response.encode(
+      response.fromObject({ system_version_info: version, type_url: type, nonce, resources: resources.map((r) => ({ name: r.resource.name, version: r.version, resource: r.resource.any })), removed_resources: [...removed], ...controlPlane }),
+    ).finish();
+    this.call.write(Buffer.from(message));
+    return nonce;
+  }
 
   send(type: string, version: string, resources: ReturnType<typeof selectResources>, identifier: string | undefined, config: number | undefined): string {
     const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
@@ -160,16 +189,24 @@ export class AggregatedDiscoveryService {
         responseSerialize: identity,
         responseDeserialize: identity,
       },
-    };
-    server.addService(definition as unknown as grpc.ServiceDefinition, {
-      StreamAggregatedResources: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
-        const san = call.getAuthContext()?.sslPeerCertificate?.subjectaltname;
-        const problem = access?.peerProblem(san);
-        if (problem === undefined) return this.serve(call, access?.peerIdentity(san));
-        this.observer.refused?.(call.getPeer(), problem);
-        call.emit("error", { code: grpc.status.PERMISSION_DENIED, details: problem });
+      DeltaAggregatedResources: {
+        path: DELTA_PATH,
+        requestStream: true,
+        responseStream: true,
+        requestSerialize: identity,
+        requestDeserialize: identity,
+        responseSerialize: identity,
+        responseDeserialize: identity,
       },
-    });
+    };
+    const open = (delta: boolean) => (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+      const san = call.getAuthContext()?.sslPeerCertificate?.subjectaltname;
+      const problem = access?.peerProblem(san);
+      if (problem === undefined) return this.serve(call, access?.peerIdentity(san), delta);
+      this.observer.refused?.(call.getPeer(), problem);
+      call.emit("error", { code: grpc.status.PERMISSION_DENIED, details: problem });
+    };
+    server.addService(definition as unknown as grpc.ServiceDefinition, { StreamAggregatedResources: open(false), DeltaAggregatedResources: open(true) });
   }
 
   /** The connected proxies and what each was sent and acknowledged. */
@@ -209,8 +246,8 @@ export class AggregatedDiscoveryService {
     else setImmediate(() => this.drain());
   }
 
-  private serve(call: grpc.ServerDuplexStream<Buffer, Buffer>, identity: ProxyNode["identity"]): void {
-    const connection = new Connection(`${call.getPeer()}-${++this.nextId}`, call, identity);
+  private serve(call: grpc.ServerDuplexStream<Buffer, Buffer>, identity: ProxyNode["identity"], delta: boolean): void {
+    const connection = new Connection(`${call.getPeer()}-${++this.nextId}`, call, identity, delta);
     this.connections.add(connection);
     const close = () => {
       if (!this.connections.delete(connection)) return;
@@ -219,7 +256,8 @@ export class AggregatedDiscoveryService {
     };
     call.on("data", (bytes: Buffer) => {
       try {
-        this.onRequest(connection, bytes);
+        if (delta) this.onDeltaRequest(connection, bytes);
+        else this.onRequest(connection, bytes);
       } catch (e) {
         this.observer.internalError?.(e as Error);
         call.destroy(e as Error);
@@ -244,12 +282,7 @@ export class AggregatedDiscoveryService {
       response_nonce: string;
       error_detail?: { code?: number; message?: string };
     };
-    if (!c.node) {
-      const n = req.node ?? {};
-      c.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata), userAgentName: n.user_agent_name ?? "", ...(c.identity ? { identity: c.identity } : {}) };
-      this.observer.connected?.(c.node);
-    }
-    const node = c.node;
+    const node = this.nodeOf(c, req.node);
     const names: ReadonlySet<string> | "*" = req.resource_names.length === 0 && WILDCARD_TYPES.has(req.type_url) ? "*" : new Set(req.resource_names);
     let sub = c.subscriptions.get(req.type_url);
     if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) {
@@ -279,8 +312,115 @@ export class AggregatedDiscoveryService {
     this.respond(c, req.type_url, sub, this.resourcesFor(node), false);
   }
 
+  /** The proxy of a stream, from its first request's Node. */
+  private nodeOf(c: Connection, n: { id?: string; cluster?: string; metadata?: unknown; user_agent_name?: string } | undefined): ProxyNode {
+    if (!c.node) {
+      c.node = { id: n?.id ?? "", cluster: n?.cluster ?? "", metadata: structToJson(n?.metadata), userAgentName: n?.user_agent_name ?? "", ...(c.identity ? { identity: c.identity } : {}) };
+      this.observer.connected?.(c.node);
+    }
+    return c.node;
+  }
+
+  /**
+   * An incremental request: an ACK or NACK of the last response (what a
+   * NACKed one carried is sent again with the next push), and subscriptions changed
+   * name by name. The first request of a type with no names subscribes to
+   * all of a wildcard type (as `*` does); `initial_resource_versions` is what
+   * a reconnecting proxy already holds. A new or widened subscription is
+   * always answered, if only with nothing, so the proxy can finish warming.
+   */
+  private onDeltaRequest(c: Connection, bytes: Buffer): void {
+    const type = envoyType("envoy.service.discovery.v3.DeltaDiscoveryRequest");
+    const req = type.toObject(type.decode(bytes), { defaults: true, longs: String }) as {
+      node?: { id?: string; cluster?: string; metadata?: unknown; user_agent_name?: string };
+      type_url: string;
+      resource_names_subscribe: string[];
+      resource_names_unsubscribe: string[];
+      initial_resource_versions?: Record<string, string>;
+      response_nonce: string;
+      error_detail?: { code?: number; message?: string };
+    };
+    const node = this.nodeOf(c, req.node);
+    let sub = c.subscriptions.get(req.type_url);
+    // A refused response, even a superseded one: what it carried is held in a version we do not know, so it is sent again.
+    if (sub && req.response_nonce && req.error_detail) for (const n of sub.carried?.get(req.response_nonce) ?? []) sub.held!.set(n, "");
+    if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) this.observer.expiredNonce?.(node, req.type_url);
+    else if (sub && req.response_nonce) {
+      sub.answered = true;
+      if (req.error_detail) {
+        sub.nacked = { version: sub.sentVersion ?? "", message: req.error_detail.message ?? "" };
+        this.observer.nacked?.(node, req.type_url, sub.nacked.version, sub.nacked.message);
+      } else {
+        sub.ackedVersion = sub.sentVersion;
+        sub.ackedConfig = sub.sentConfig;
+        sub.nacked = undefined;
+        this.observer.acked?.(node, req.type_url, sub.sentVersion ?? "");
+      }
+      this.checkConverged(c);
+    }
+    const first = !sub;
+    if (!sub) {
+      sub = { names: new Set<string>(), held: new Map(Object.entries(req.initial_resource_versions ?? {})), carried: new Map() };
+      c.subscriptions.set(req.type_url, sub);
+    }
+    const wanted = new Set(sub.names === "*" ? ["*"] : sub.names);
+    if (first && req.resource_names_subscribe.length === 0 && WILDCARD_TYPES.has(req.type_url)) wanted.add("*");
+    for (const n of req.resource_names_subscribe) wanted.add(n);
+    for (const n of req.resource_names_unsubscribe) {
+      wanted.delete(n);
+      sub.held!.delete(n); // the proxy forgets what it unsubscribes from
+    }
+    const widened = req.resource_names_subscribe.some((n) => sub.names === "*" ? false : !sub.names.has(n));
+    sub.names = wanted.has("*") ? "*" : wanted;
+    if (first || widened) this.respondDelta(c, req.type_url, sub, this.resourcesFor(node), false, true);
+  }
+
+  /**
+   * What changed for an incremental subscription since what the proxy
+   * holds: the resources whose version differs (all of them on an unscoped
+   * push) and the names it holds that are gone. Whether a response was sent.
+   */
+  private respondDelta(c: Connection, type: string, sub: Subscription, set: ResourceSet, push: boolean, answerAnyway: boolean): boolean {
+    const started = performance.now();
+    const held = sub.held!;
+    const selected = selectResources(set, type, sub.names).map((resource) => ({ resource, version: resourceVersion(resource) }));
+    const present = new Set(selected.map((r) => r.resource.name));
+    const changed = push && !this.policy.scoped ? selected : selected.filter((r) => held.get(r.resource.name) !== r.version);
+    const gone = [...held.keys()].filter((n) => !present.has(n));
+    // Answering a new subscription, a name asked for that does not exist is said to be absent (so the proxy need not wait for it).
+    const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !present.has(n) && !held.has(n)) : [];
+    const removed = [...gone, ...absent];
+    const version = combinedVersion(selected);
+    const config = this.policy.configVersion?.();
+    if (changed.length === 0 && removed.length === 0 && !answerAnyway) {
+      if (config !== undefined) {
+        sub.sentConfig = config;
+        if (sub.answered && !sub.nacked) sub.ackedConfig = config;
+      }
+      return false;
+    }
+    try {
+      sub.sentNonce = c.sendDelta(type, version, changed, removed, this.policy.identifier, config);
+    } catch (e) {
+      this.observer.sendFailed?.(c.node!, type, e as Error);
+      return false;
+    }
+    for (const r of changed) held.set(r.resource.name, r.version);
+    for (const n of removed) held.delete(n);
+    const carried = sub.carried!;
+    carried.set(sub.sentNonce, changed.map((r) => r.resource.name));
+    if (carried.size > CARRIED_KEPT) carried.delete(carried.keys().next().value!);
+    sub.sentVersion = version;
+    sub.sentConfig = config;
+    if (this.policy.keepSent) sub.sentResources = changed.map((r) => r.resource);
+    sub.answered = false;
+    this.observer.sent?.(c.node!, type, version, changed.length, push, performance.now() - started);
+    return true;
+  }
+
   /** Whether a response was sent (the subscription's content changed). */
   private respond(c: Connection, type: string, sub: Subscription, set: ResourceSet, push: boolean): boolean {
+    if (c.delta) return this.respondDelta(c, type, sub, set, push, false);
     const started = performance.now();
     const resources = selectResources(set, type, sub.names);
     const version = contentVersion(resources);
@@ -315,6 +455,25 @@ export class AggregatedDiscoveryService {
     this.observer.converged?.(c.node!, performance.now() - c.changedAt);
     c.changedAt = undefined;
   }
+}
+
+const versions = new WeakMap<Resource, string>();
+
+/** A resource's version for incremental streams: a digest of its encoding (computed once per resource object). */
+function resourceVersion(r: Resource): string {
+  let v = versions.get(r);
+  if (v === undefined) {
+    v = createHash("sha256").update(r.any.value).digest("hex").slice(0, 16);
+    versions.set(r, v);
+  }
+  return v;
+}
+
+/** The version of a whole incremental subscription (its `system_version_info`): a digest of its names and resource versions. */
+function combinedVersion(resources: ReadonlyArray<{ resource: Resource; version: string }>): string {
+  const hash = createHash("sha256");
+  for (const r of resources) hash.update(`${r.resource.name}\0${r.version}\0`);
+  return hash.digest("hex").slice(0, 16);
 }
 
 function sameNames(a: ReadonlySet<string> | "*", b: ReadonlySet<string> | "*"): boolean {

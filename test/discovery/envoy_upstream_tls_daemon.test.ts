@@ -18,6 +18,7 @@ import { DISCOVERY_BIN } from "../../host/demo/binaries.ts";
 import { type MeshCa, startMeshCa, writeWorkloadCertFiles } from "../../host/demo/secure_mesh.ts";
 import { documentsFromResources } from "../../host/discovery/config_distribution.ts";
 import { CLUSTER, CONFIG_DOCUMENT, ENDPOINT, SECRET } from "../../host/discovery/type_urls.ts";
+import { envoyType } from "../../host/wire/envoy_protos.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { type Daemon, startDaemon, tempDir, waitFor } from "../support/processes.ts";
 import { lbEndpoints, originated, socketFor } from "./support/envoy_upstream_eval.ts";
@@ -170,6 +171,28 @@ data: {tls.crt: ${Buffer.from(secretPem.cert).toString("base64")}, tls.key: ${Bu
     const overSecure = await fetch(secure(gatewayCert), AGENT, CONFIG_DOCUMENT);
     overSecure.client.stream.end();
     assert.equal(overSecure.byName.get("api-client")?.kind, "Secret", "a sidecar of the namespace, over the secure port, gets it");
+  });
+
+  it("an Envoy on an incremental (Delta) stream is served the same clusters, and the gateway its Secret over the secure port", async () => {
+    const delta = (channel: grpc.Client, node: Record<string, unknown>, type: string, names: string[] = []) =>
+      new Promise<Array<{ name: string; resource: { type_url: string; value: Uint8Array } }>>((resolve, reject) => {
+        const stream = channel.makeBidiStreamRequest("/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources", (b: Buffer) => b, (b: Buffer) => b);
+        const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
+        stream.on("data", (b: Buffer) => {
+          resolve((response.toObject(response.decode(b), { defaults: true }) as { resources: Array<{ name: string; resource: { type_url: string; value: Uint8Array } }> }).resources);
+          stream.end();
+        });
+        stream.on("error", reject);
+        const request = envoyType("envoy.service.discovery.v3.DeltaDiscoveryRequest");
+        stream.write(Buffer.from(request.encode(request.fromObject({ node, type_url: type, resource_names_subscribe: names })).finish()));
+      });
+    const sotw = await fetch(plain(), SIDECAR, CLUSTER);
+    sotw.client.stream.end();
+    const clusters = await delta(plain(), SIDECAR, CLUSTER);
+    assert.deepEqual(clusters.map((r) => r.name).sort(), [...sotw.byName.keys()].sort());
+    for (const r of clusters) assert.equal(decodeAnyStrict(envoyRoot(), r.resource).object.name, r.name);
+    const secrets = await delta(secure(gatewayCert), GATEWAY, SECRET, ["kubernetes://api-client"]);
+    assert.deepEqual(secrets.map((r) => r.name), ["kubernetes://api-client"]);
   });
 
   it("the debug page shows the Secret's keys, not their values", async () => {
