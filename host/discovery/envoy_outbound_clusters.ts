@@ -197,14 +197,16 @@ function destinationIdentities(service: XdsService, meshService: MeshService | u
 /** The TLS one outbound cluster originates for the client: the mesh model's decision (the Node sidecar's), as Envoy's sockets. */
 function clusterTls(mesh: OutboundMesh, client: OutboundClient, service: XdsService, meshService: MeshService | undefined, type: ClusterDiscovery, ads: Json, subset?: XdsSubset): UpstreamTls | undefined {
   const originalDst = type === "ORIGINAL_DST";
+  // Upstream's passthrough resolution (a headless Service, a ServiceEntry NONE), whatever the cluster's type.
+  const passthrough = Boolean(meshService?.headless) || (meshService?.resource?.kind === "ServiceEntry" && meshService.resource.spec.resolution === "NONE");
   const endpoints = subset ? service.endpoints.filter((e) => selects(subset.labels, e)) : service.endpoints;
   const decision = clientTls({
     host: service.host,
     servicePort: service.port,
     clientNamespace: client.namespace,
     destinationRules: mesh.catalog.byKind.DestinationRule,
-    // Envoy tells endpoints apart by their metadata; a cluster without endpoints (ORIGINAL_DST) has a sidecar when every known instance does (upstream).
-    destinationHasSidecar: originalDst ? endpoints.length > 0 && endpoints.every((e) => endpointHasSidecar(e.labels)) : true,
+    // Envoy tells endpoints apart by their metadata; a passthrough service has a sidecar when every known instance does (upstream's inference).
+    destinationHasSidecar: passthrough ? endpoints.length > 0 && endpoints.every((e) => endpointHasSidecar(e.labels)) : true,
     ...autoMtlsFacts(mesh.registry, mesh.catalog.byKind.PeerAuthentication, service.host, mesh.rootNamespace),
     enableAutoMtls: mesh.enableAutoMtls,
     rootNamespace: mesh.rootNamespace,

@@ -150,7 +150,7 @@ spec: {selector: {matchLabels: {app: web}}, mtls: {mode: DISABLE}}
     assert.equal(perEndpoint(served(workloadDisable + dr("web", "{tls: {mode: DISABLE}}")), `outbound|80||${WEB}`)["10.0.1.1"], "DISABLE");
   });
 
-  it("an ORIGINAL_DST cluster (headless Service) gets the socket itself when every instance has a sidecar; EDS for headless matches per endpoint", () => {
+  it("a headless Service: mutual TLS only when every instance has a sidecar, the ORIGINAL_DST cluster holding the socket itself", () => {
     const db = decoded(served(), CLUSTER).get(`outbound|5432||${DB}`)!;
     assert.equal(db.type, "ORIGINAL_DST");
     assert.equal(db.transport_socket_matches, undefined);
@@ -164,6 +164,8 @@ subsets: [{addresses: [{ip: 10.0.2.1, targetRef: {kind: Pod, name: db-0}}, {ip: 
     assert.equal(decoded(served(mixed), CLUSTER).get(`outbound|5432||${DB}`)!.transport_socket, undefined, "an instance without sidecar: plain text");
     const eds = decoded(served("", sidecar, { serving: { edsForHeadless: true } }), CLUSTER).get(`outbound|5432||${DB}`)!;
     assert.deepEqual(eds.transport_socket_matches.map((m: any) => m.name), ["tlsMode-mesh", "tlsMode-disabled"]);
+    const mixedEds = decoded(served(mixed, sidecar, { serving: { edsForHeadless: true } }), CLUSTER).get(`outbound|5432||${DB}`)!;
+    assert.equal(mixedEds.transport_socket_matches, undefined, "upstream's inference for a headless Service holds whatever the cluster's type");
   });
 });
 
