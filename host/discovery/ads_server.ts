@@ -1,7 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import { envoyType } from "../wire/envoy_protos.ts";
-import { createHash } from "node:crypto";
-import { type Resource, type ResourceSet, contentVersion, selectResources } from "./resource_set.ts";
+import { type Resource, type ResourceSet, contentVersion, resourceVersion, selectResources } from "./resource_set.ts";
 import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
 
 /**
@@ -390,7 +389,7 @@ export class AggregatedDiscoveryService {
     // Answering a new subscription, a name asked for that does not exist is said to be absent (so the proxy need not wait for it).
     const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !present.has(n) && !held.has(n)) : [];
     const removed = [...gone, ...absent];
-    const version = combinedVersion(selected);
+    const version = contentVersion(selected.map((r) => r.resource));
     const config = this.policy.configVersion?.();
     if (changed.length === 0 && removed.length === 0 && !answerAnyway) {
       if (config !== undefined) {
@@ -455,25 +454,6 @@ export class AggregatedDiscoveryService {
     this.observer.converged?.(c.node!, performance.now() - c.changedAt);
     c.changedAt = undefined;
   }
-}
-
-const versions = new WeakMap<Resource, string>();
-
-/** A resource's version for incremental streams: a digest of its encoding (computed once per resource object). */
-function resourceVersion(r: Resource): string {
-  let v = versions.get(r);
-  if (v === undefined) {
-    v = createHash("sha256").update(r.any.value).digest("hex").slice(0, 16);
-    versions.set(r, v);
-  }
-  return v;
-}
-
-/** The version of a whole incremental subscription (its `system_version_info`): a digest of its names and resource versions. */
-function combinedVersion(resources: ReadonlyArray<{ resource: Resource; version: string }>): string {
-  const hash = createHash("sha256");
-  for (const r of resources) hash.update(`${r.resource.name}\0${r.version}\0`);
-  return hash.digest("hex").slice(0, 16);
 }
 
 function sameNames(a: ReadonlySet<string> | "*", b: ReadonlySet<string> | "*"): boolean {

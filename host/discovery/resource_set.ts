@@ -20,16 +20,26 @@ export function selectResources(set: ResourceSet, type: string, names: ReadonlyS
   return picked.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** A version that changes exactly when the resources sent would change. */
+const digests = new WeakMap<Resource, string>();
+
+/** A resource's digest (its name, type and encoding), computed once per resource object: a version of it. */
+export function resourceVersion(r: Resource): string {
+  let v = digests.get(r);
+  if (v === undefined) {
+    v = createHash("sha256").update(r.name).update("\0").update(r.any.type_url).update("\0").update(r.any.value).digest("hex").slice(0, 16);
+    digests.set(r, v);
+  }
+  return v;
+}
+
+/**
+ * A version that changes exactly when the resources sent would change: a
+ * digest of their names and digests. Every proxy of one workload view is
+ * sent the same resource objects, so each resource is hashed once per
+ * configuration version, not once per proxy.
+ */
 export function contentVersion(resources: readonly Resource[]): string {
   const hash = createHash("sha256");
-  for (const r of resources) {
-    hash.update(r.name);
-    hash.update("\0");
-    hash.update(r.any.type_url);
-    hash.update("\0");
-    hash.update(r.any.value);
-    hash.update("\0");
-  }
+  for (const r of resources) hash.update(`${r.name}\0${resourceVersion(r)}\0`);
   return hash.digest("hex").slice(0, 16);
 }
