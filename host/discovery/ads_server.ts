@@ -289,17 +289,7 @@ export class AggregatedDiscoveryService {
       return;
     }
     if (sub && req.response_nonce) {
-      sub.answered = true;
-      if (req.error_detail) {
-        sub.nacked = { version: sub.sentVersion ?? "", message: req.error_detail.message ?? "" };
-        this.observer.nacked?.(node, req.type_url, sub.nacked.version, sub.nacked.message);
-      } else {
-        sub.ackedVersion = req.version_info;
-        sub.ackedConfig = sub.sentConfig;
-        sub.nacked = undefined;
-        this.observer.acked?.(node, req.type_url, req.version_info);
-      }
-      this.checkConverged(c);
+      this.answered(c, req.type_url, sub, req.error_detail, req.version_info);
       if (sameNames(sub.names, names)) return;
     }
     if (!sub) {
@@ -309,6 +299,21 @@ export class AggregatedDiscoveryService {
     sub.names = names;
     sub.sentVersion = undefined; // a new subscription is answered even when nothing changed
     this.respond(c, req.type_url, sub, this.resourcesFor(node), false);
+  }
+
+  /** The proxy answered the last response of a subscription: a NACK (`error`) or an ACK of `version`. */
+  private answered(c: Connection, type: string, sub: Subscription, error: { message?: string } | undefined, version: string): void {
+    sub.answered = true;
+    if (error) {
+      sub.nacked = { version: sub.sentVersion ?? "", message: error.message ?? "" };
+      this.observer.nacked?.(c.node!, type, sub.nacked.version, sub.nacked.message);
+    } else {
+      sub.ackedVersion = version;
+      sub.ackedConfig = sub.sentConfig;
+      sub.nacked = undefined;
+      this.observer.acked?.(c.node!, type, version);
+    }
+    this.checkConverged(c);
   }
 
   /** The proxy of a stream, from its first request's Node. */
@@ -344,19 +349,7 @@ export class AggregatedDiscoveryService {
     // A refused response, even a superseded one: what it carried is held in a version we do not know, so it is sent again.
     if (sub && req.response_nonce && req.error_detail) for (const n of sub.carried?.get(req.response_nonce) ?? []) sub.held!.set(n, "");
     if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) this.observer.expiredNonce?.(node, req.type_url);
-    else if (sub && req.response_nonce) {
-      sub.answered = true;
-      if (req.error_detail) {
-        sub.nacked = { version: sub.sentVersion ?? "", message: req.error_detail.message ?? "" };
-        this.observer.nacked?.(node, req.type_url, sub.nacked.version, sub.nacked.message);
-      } else {
-        sub.ackedVersion = sub.sentVersion;
-        sub.ackedConfig = sub.sentConfig;
-        sub.nacked = undefined;
-        this.observer.acked?.(node, req.type_url, sub.sentVersion ?? "");
-      }
-      this.checkConverged(c);
-    }
+    else if (sub && req.response_nonce) this.answered(c, req.type_url, sub, req.error_detail, sub.sentVersion ?? "");
     const first = !sub;
     if (!sub) {
       sub = { names: new Set<string>(), held: new Map(Object.entries(req.initial_resource_versions ?? {})), carried: new Map() };

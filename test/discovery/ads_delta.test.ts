@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { type AdsObserver, AggregatedDiscoveryService } from "../../host/discovery/ads_server.ts";
+import type { AdsObserver, AggregatedDiscoveryService } from "../../host/discovery/ads_server.ts";
+import { type AdsHarness, startAdsHarness } from "./support/ads_harness.ts";
 import { proxylessResources, type XdsService } from "../../host/discovery/proxyless.ts";
 import { CLUSTER, ENDPOINT } from "../../host/discovery/type_urls.ts";
 import { envoyType, unpackAny } from "../../host/wire/envoy_protos.ts";
-import { shutdownGrpcServer } from "../../host/wire/raw_grpc.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 
 // The incremental (Delta) protocol, Envoy's DELTA_GRPC, spoken by hand over
@@ -70,23 +70,17 @@ async function until(done: () => boolean): Promise<void> {
 }
 
 describe("ADS incremental (Delta) protocol", { timeout: 600_000 }, () => {
-  let server: grpc.Server;
+  let harness: AdsHarness;
   let client: grpc.Client;
   let ads: AggregatedDiscoveryService;
   const events: string[] = [];
   const observer: AdsObserver = { acked: (_n, type) => events.push(`ack ${type}`), nacked: (_n, type, _v, message) => events.push(`nack ${type} ${message}`) };
 
   before(async () => {
-    ads = new AggregatedDiscoveryService(() => proxylessResources(services(8080)), observer);
-    server = new grpc.Server();
-    ads.addTo(server);
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-    client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    harness = await startAdsHarness(() => proxylessResources(services(8080)), observer);
+    ({ ads, client } = harness);
   });
-  after(async () => {
-    client?.close();
-    if (server) await shutdownGrpcServer(server, 1000);
-  });
+  after(() => harness?.stop());
 
   it("subscriptions, changed resources only, removals, and what a NACKed response carried sent again", async () => {
     const c = new DeltaClient(client);

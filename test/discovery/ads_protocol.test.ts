@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { type AdsObserver, AggregatedDiscoveryService } from "../../host/discovery/ads_server.ts";
+import type { AdsObserver, AggregatedDiscoveryService } from "../../host/discovery/ads_server.ts";
+import { type AdsHarness, startAdsHarness } from "./support/ads_harness.ts";
 import { proxylessResources } from "../../host/discovery/proxyless.ts";
 import { CLUSTER, ENDPOINT, LISTENER } from "../../host/discovery/type_urls.ts";
 import { unpackAny } from "../../host/wire/envoy_protos.ts";
-import { shutdownGrpcServer } from "../../host/wire/raw_grpc.ts";
 import { RawAdsClient } from "./support/raw_ads_client.ts";
 
 // The state-of-the-world protocol, spoken by hand over a real gRPC stream:
@@ -18,23 +18,17 @@ const services = (port: number) => [
 ];
 
 describe("ADS state-of-the-world protocol", { timeout: 600_000 }, () => {
-  let server: grpc.Server;
+  let harness: AdsHarness;
   let client: grpc.Client;
   let ads: AggregatedDiscoveryService;
   const nacks: string[] = [];
   const observer: AdsObserver = { nacked: (_n, type, version, message) => nacks.push(`${type} ${version} ${message}`) };
 
   before(async () => {
-    ads = new AggregatedDiscoveryService(() => proxylessResources(services(8080)), observer);
-    server = new grpc.Server();
-    ads.addTo(server);
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-    client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    harness = await startAdsHarness(() => proxylessResources(services(8080)), observer);
+    ({ ads, client } = harness);
   });
-  after(async () => {
-    client?.close();
-    if (server) await shutdownGrpcServer(server, 1000);
-  });
+  after(() => harness?.stop());
 
   it("a wildcard cluster subscription gets every cluster; a named endpoint subscription gets the named ones", async () => {
     const c = new RawAdsClient(client);
