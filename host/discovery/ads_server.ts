@@ -178,26 +178,8 @@ export class AggregatedDiscoveryService {
 
   /** Registers the service on a gRPC server; `access` checks each caller first. */
   addTo(server: grpc.Server, access?: StreamAccess): void {
-    const definition = {
-      StreamAggregatedResources: {
-        path: ADS_PATH,
-        requestStream: true,
-        responseStream: true,
-        requestSerialize: identity,
-        requestDeserialize: identity,
-        responseSerialize: identity,
-        responseDeserialize: identity,
-      },
-      DeltaAggregatedResources: {
-        path: DELTA_PATH,
-        requestStream: true,
-        responseStream: true,
-        requestSerialize: identity,
-        requestDeserialize: identity,
-        responseSerialize: identity,
-        responseDeserialize: identity,
-      },
-    };
+    const bidi = (path: string) => ({ path, requestStream: true, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity });
+    const definition = { StreamAggregatedResources: bidi(ADS_PATH), DeltaAggregatedResources: bidi(DELTA_PATH) };
     const open = (delta: boolean) => (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
       const san = call.getAuthContext()?.sslPeerCertificate?.subjectaltname;
       const problem = access?.peerProblem(san);
