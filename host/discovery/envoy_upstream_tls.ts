@@ -16,7 +16,8 @@ import { ROOT_SECRET, WORKLOAD_SECRET, sdsSecret } from "./envoy_mtls.ts";
  *   unless `sni` says otherwise, the server's URI SAN one of `subjectAltNames`,
  *   else of the destination's service accounts; SIMPLE and MUTUAL the files the
  *   rule names, served by the node agent as upstream's `file-root:`/`file-cert:`
- *   SDS secrets (no `caCertificates`: the system roots, `file-root:system`), or
+ *   SDS secrets (no `caCertificates`: the system roots, `file-root:system`;
+ *   `caCrl` as a file), or
  *   on a gateway the orchestrator Secret `credentialName` names
  *   (`kubernetes://<name>`, its CA `kubernetes://<name>-cacert`, over ADS).
  * - Without one, auto mutual TLS: `transport_socket_matches` that give the
@@ -112,9 +113,10 @@ function originatedTls(settings: ClientTlsSettings, target: UpstreamTlsTarget): 
     if (!skipVerify) common.combined_validation_context = { default_validation_context: { match_subject_alt_names: exact(sans) }, validation_context_sds_secret_config: credentialSecret(`${settings.credentialName}-cacert`, target.ads) };
   } else {
     if (mutual) common.tls_certificate_sds_secret_configs = [sdsSecret(`file-cert:${settings.clientCertificate}~${settings.privateKey}`)];
+    const checks = { match_subject_alt_names: exact(sans), ...(settings.caCrl ? { crl: { filename: settings.caCrl } } : {}) };
     common[skipVerify ? "validation_context" : "combined_validation_context"] = skipVerify
       ? {}
-      : { default_validation_context: { match_subject_alt_names: exact(sans) }, validation_context_sds_secret_config: sdsSecret(`file-root:${settings.caCertificates ?? "system"}`) };
+      : { default_validation_context: checks, validation_context_sds_secret_config: sdsSecret(`file-root:${settings.caCertificates ?? "system"}`) };
   }
   if (target.http2) common.alpn_protocols = ["h2"];
   // No `sni`: Envoy takes each request's host (auto SNI) and, unless names or trust are given otherwise, checks the certificate against it.
@@ -128,8 +130,8 @@ function originatedTls(settings: ClientTlsSettings, target: UpstreamTlsTarget): 
 
 /**
  * The TLS of one outbound cluster for the client TLS decided for it
- * (`decision` from `clientTls` with `destinationHasSidecar` true, or for an
- * ORIGINAL_DST cluster whether every instance has one); undefined: plain text.
+ * (`decision` from `clientTls` with `destinationHasSidecar` true, or for a
+ * passthrough service whether every instance has one); undefined: plain text.
  */
 export function upstreamTls(decision: ClientTls, target: UpstreamTlsTarget): UpstreamTls | undefined {
   const sni = meshSni(target.host, target.port, target.subset);

@@ -202,8 +202,10 @@ describe("Envoy's outbound clusters: DestinationRule tls", () => {
     const skip = decoded(served(dr("web", "{tls: {mode: SIMPLE, insecureSkipVerify: true}}")), CLUSTER).get(`outbound|80||${WEB}`)!;
     assert.deepEqual(skip.transport_socket.typed_config.common_tls_context.validation_context, {});
     assert.deepEqual(skip.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"].upstream_http_protocol_options, { auto_sni: true });
-    const mutual = originated(decoded(served(dr("web", "{tls: {mode: MUTUAL, clientCertificate: /etc/c.pem, privateKey: /etc/k.pem, caCertificates: /etc/ca.pem}}")), CLUSTER).get(`outbound|80||${WEB}`)!.transport_socket);
+    const socket = decoded(served(dr("web", "{tls: {mode: MUTUAL, clientCertificate: /etc/c.pem, privateKey: /etc/k.pem, caCertificates: /etc/ca.pem, caCrl: /etc/crl.pem}}")), CLUSTER).get(`outbound|80||${WEB}`)!.transport_socket;
+    const mutual = originated(socket);
     assert.deepEqual([mutual.mode, mutual.certificate, mutual.roots], ["MUTUAL", "file-cert:/etc/c.pem~/etc/k.pem", "file-root:/etc/ca.pem"]);
+    assert.deepEqual(socket.typed_config.common_tls_context.combined_validation_context.default_validation_context.crl, { filename: "/etc/crl.pem" });
   });
 
   it("credentialName: a gateway fetches the orchestrator Secret over ADS (and its -cacert); a sidecar originates nothing, as upstream", () => {

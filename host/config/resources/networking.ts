@@ -26,6 +26,8 @@ export interface ClientTlsSettings {
   readonly subjectAltNames: readonly string[];
   readonly sni?: string;
   readonly insecureSkipVerify?: boolean;
+  /** A certificate revocation list file the server's certificate is checked against (SIMPLE, MUTUAL). */
+  readonly caCrl?: string;
 }
 
 export interface PortTrafficPolicy {
@@ -136,6 +138,7 @@ function clientTls(f: Field): ClientTlsSettings {
     subjectAltNames: Object.freeze(f.get("subjectAltNames").list().map((s) => s.nonEmptyString())),
     sni: opt("sni"),
     insecureSkipVerify: f.get("insecureSkipVerify").present ? f.get("insecureSkipVerify").bool() : undefined,
+    caCrl: opt("caCrl"),
   });
   // Upstream: MUTUAL needs the client's own certificate and key unless they come from a credential.
   if (mode === "MUTUAL" && !tls.credentialName && (!tls.clientCertificate || !tls.privateKey)) {
