@@ -65,9 +65,12 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
   it("a MUTUAL_TLS sidecar gets its configuration there, checking disco-discovery's identity", async () => {
     sidecar = await startSecureWorkload({ ca, name: "petstore", namespace: "demo", configDir: "", discoveryAddress: disco.listening.secureGrpc, extraArgs: ["--discoIdentity", "sa/disco-discovery"] });
     assert.match(sidecar.sidecar.output(), /disco-discovery must prove an identity ending with sa\/disco-discovery/);
-    const sync = JSON.parse((await get(`http://${disco.listening.http}/debug/syncz`)).body) as Array<{ proxy: string; type: string; sent: string; acked: string }>;
-    const row = sync.find((r) => r.proxy.includes("petstore.demo") && r.type === "config");
-    assert.ok(row, JSON.stringify(sync));
+    // The sidecar serves once it has applied its configuration; its ACK may still be on the way: polled.
+    const row = await waitFor("the sidecar's ACK on /debug/syncz", async () => {
+      const sync = JSON.parse((await get(`http://${disco.listening.http}/debug/syncz`)).body) as Array<{ proxy: string; type: string; sent: string; acked: string | null }>;
+      const r = sync.find((x) => x.proxy.includes("petstore.demo") && x.type === "config");
+      return r?.acked ? r : undefined;
+    });
     assert.equal(row.acked, row.sent, "the sidecar acknowledged the configuration it was sent");
   });
 
