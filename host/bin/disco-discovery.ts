@@ -4,7 +4,7 @@
 //   disco-discovery version [-o json|yaml] [-s]
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { serveUntilSignal } from "../cli/daemon.ts";
 import { formatGoDuration } from "../cli/duration.ts";
 import { durationFlag, intFlag, parseBoolFlag } from "../cli/flags.ts";
@@ -30,16 +30,20 @@ const PROGRAM = "disco-discovery discovery";
 const program = standardProgram(new Command("disco-discovery").description("Mesh control plane: serves the mesh over xDS"));
 
 function addressFlag(value: string): string {
-  parseListenAddress(value); // throws the expectation; commander names the flag
+  try {
+    parseListenAddress(value);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message); // commander names the flag, one line, exit 2
+  }
   return value;
 }
 
 function registries(value: string): string[] {
   const list = value.split(",").map((r) => r.trim());
   for (const r of list) {
-    if (r === "Orch") throw new Error("the Orch registry needs an orchestrator API, which is not reachable here: services come from --configDir (--registries Mock)");
-    if (r === "Catalog") throw new Error("there is no catalog registry server: services come from --configDir (--registries Mock)");
-    if (r !== "Mock") throw new Error(`expected Mock (Orch and Catalog need servers not reachable here), got ${JSON.stringify(r)}`);
+    if (r === "Orch") throw new InvalidArgumentError("the Orch registry needs an orchestrator API, which is not reachable here: services come from --configDir (--registries Mock)");
+    if (r === "Catalog") throw new InvalidArgumentError("there is no catalog registry server: services come from --configDir (--registries Mock)");
+    if (r !== "Mock") throw new InvalidArgumentError(`expected Mock (Orch and Catalog need servers not reachable here), got ${JSON.stringify(r)}`);
   }
   return list;
 }

@@ -39,6 +39,8 @@ describe("disco-discovery discovery: flags and variables", () => {
       // Every log scope spec 2 lists for disco-discovery is accepted (the folder is what is refused).
       [["--configDir", "/nonexistent/mesh-config", "--log_output_level", SPEC_SCOPES.map((s) => `${s}:debug`).join(",")], {}, /^disco-discovery discovery: --configDir: no such directory/],
       [["-n", "mesh-system"], {}, /^disco-discovery discovery: --namespace: not applicable here: needs an orchestrator API/],
+      [["--registries", "Orch"], {}, /^error: option '--registries <list>' argument 'Orch' is invalid\. the Orch registry needs an orchestrator API, which is not reachable here/],
+      [["--grpcAddr", "nonsense"], {}, /^error: option '--grpcAddr <address>' argument 'nonsense' is invalid\. expected HOST:PORT or :PORT/],
       [["-a", "shop"], {}, /^disco-discovery discovery: --appNamespace: not applicable here: needs an orchestrator API/],
       [["--meshConfig", autoMtls], {}, /^disco-discovery discovery: --meshConfig: .*auto\.yaml: enableAutoMtls: expected true or false/],
     ];

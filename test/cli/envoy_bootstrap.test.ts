@@ -68,6 +68,11 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     const bad = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery"]);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--discoveryAddress: expected host:port/);
+    for (const [flag, value] of [["--labels", "app"], ["--adminPort", "0"]]) {
+      const refused = meshctl(["x", "envoy-bootstrap", flag, value]);
+      assert.equal(refused.status, 2, refused.stderr);
+      assert.match(refused.stderr, new RegExp(`^Error: option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected `, "i"), "one line naming the flag, no stack trace");
+    }
   });
 
   describe("the node it describes, connected to disco-discovery", () => {

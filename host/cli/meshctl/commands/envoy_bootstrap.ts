@@ -1,4 +1,4 @@
-import { type Command, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "yaml";
 import { DEFAULT_DISCOVERY_ADDRESS, envoyBootstrap, splitHostPort } from "../../../discovery/envoy_bootstrap.ts";
 import { DEFAULT_DOMAIN, isDnsDomain } from "../../../mesh/hosts.ts";
@@ -9,7 +9,7 @@ function labelList(value: string, previous: Record<string, string>): Record<stri
   const out = { ...previous };
   for (const pair of value.split(",").filter((p) => p.length > 0)) {
     const eq = pair.indexOf("=");
-    if (eq <= 0) throw new Error(`expected key=value[,key=value], got ${JSON.stringify(pair)}`);
+    if (eq <= 0) throw new InvalidArgumentError(`expected key=value[,key=value], got ${JSON.stringify(pair)}`);
     out[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return out;
@@ -17,7 +17,7 @@ function labelList(value: string, previous: Record<string, string>): Record<stri
 
 function port(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`expected a port (1-65535), got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new InvalidArgumentError(`expected a port (1-65535), got ${JSON.stringify(value)}`);
   return n;
 }
 
