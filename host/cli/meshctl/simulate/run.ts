@@ -21,6 +21,8 @@ export interface SimulateOptions {
   parallel: number;
   output: Writable;
   errors: Writable;
+  /** Text of `-`; read from file descriptor 0 when not given. */
+  stdin?: () => string;
   /** Keep the temporary directories (configuration, mesh settings) for inspection. */
   keep?: boolean;
 }
@@ -41,7 +43,7 @@ export const PROGRESS_MIN_SCENARIOS = 10;
 export async function runSimulate(o: SimulateOptions): Promise<number> {
   let text: string;
   try {
-    text = o.file === "-" ? readFileSync(0, "utf8") : readFileSync(o.file, "utf8");
+    text = o.file === "-" ? (o.stdin ?? (() => readFileSync(0, "utf8")))() : readFileSync(o.file, "utf8");
   } catch (e) {
     o.errors.write(`Error: meshctl x simulate: cannot read ${JSON.stringify(o.file)}: ${(e as Error).message}\n`);
     return EXIT_BAD_CONFIG;
