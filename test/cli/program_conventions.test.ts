@@ -82,19 +82,26 @@ describe("--version and version", () => {
   });
 });
 
-/** The packages a built program imports before it runs anything: its static imports and theirs, across chunks. */
+/**
+ * The packages a built program loads before it runs anything: its static
+ * imports and theirs, across chunks; a package bundled into a chunk
+ * (build/build.mjs BUNDLED_PACKAGES) counts when that chunk is loaded.
+ */
 function packagesLoadedAtStart(name: string): Set<string> {
   const packages = new Set<string>();
   const seen = new Set<string>();
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
+    const text = readFileSync(join(OUT, file), "utf8");
     // esbuild writes static imports as `import ... from "x";` or `import "x";` at the start of a line; `import("x")` is dynamic.
-    for (const m of readFileSync(join(OUT, file), "utf8").matchAll(/^import\s*(?:[^;"'()]*?\sfrom\s*)?"([^"]+)";/gm)) {
+    for (const m of text.matchAll(/^import\s*(?:[^;"'()]*?\sfrom\s*)?"([^"]+)";/gm)) {
       const target = m[1];
       if (target.startsWith("./")) visit(target.slice(2));
       else if (!target.startsWith("node:")) packages.add(target);
     }
+    // Bundled code keeps its source's path in a comment: `// node_modules/<package>/…`.
+    for (const m of text.matchAll(/^\/\/ node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\//gm)) packages.add(m[1]);
   };
   visit(`${name}.mjs`);
   return packages;
