@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import { OFFLINE, analyze, codes } from "./analyze_support.ts";
 
 // Golden pairs under fixtures/analyze/: for each analyzer a minimal bad example
-// that fires with its codes, and a good twin that stays silent. Runs the real
-// built CLI (node build/build.mjs first).
+// that fires with its codes, and a good twin that stays silent. Runs meshctl's
+// command line in-process (test/cli/in_process.ts).
 const CASES: Array<{ analyzer: string; bad: string[]; codes: string[]; good: string }> = [
   { analyzer: "schema", bad: ["schema.bad.yaml"], codes: ["MSH0106", "MSH0133"], good: "schema.good.yaml" },
   { analyzer: "regex", bad: ["regex.bad.yaml"], codes: ["MSH0122"], good: "regex.good.yaml" },

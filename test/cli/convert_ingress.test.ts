@@ -1,4 +1,4 @@
-// `meshctl convert-ingress`: golden tests against the built CLI (build first: node build/build.mjs).
+// `meshctl convert-ingress`: golden tests of its command line, run in-process (test/cli/in_process.ts).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

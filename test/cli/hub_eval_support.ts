@@ -3,8 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { meshctlInProcess } from "./in_process.ts";
 
-export const MESHCTL = join(import.meta.dirname, "..", "..", "build", "out", "meshctl.mjs");
-
 /** Writes YAML text to a fresh temp file and returns its path. */
 export function configFile(yaml: string, name = "config.yaml"): string {
   const dir = mkdtempSync(join(tmpdir(), "hub-eval-"));

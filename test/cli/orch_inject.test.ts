@@ -1,4 +1,4 @@
-// `meshctl orch-inject`: golden tests against the built CLI (build first: node build/build.mjs).
+// `meshctl orch-inject`: golden tests of its command line, run in-process (test/cli/in_process.ts).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
