@@ -20,8 +20,8 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe("disco-discovery discovery: flags and variables", () => {
-  it("refuses a bad --meshConfig, --trust-domain, DISCO_CERT_PROVIDER, --domain and push variables with one line, before serving", () => {
+describe("disco-discovery discovery: flags and variables", async () => {
+  it("refuses a bad --meshConfig, --trust-domain, DISCO_CERT_PROVIDER, --domain and push variables with one line, before serving", async () => {
     const mesh = join(tempDir("disco-mesh-"), "mesh.yaml");
     writeFileSync(mesh, "rootNamespace: Bad_NS\n");
     const autoMtls = join(tempDir("disco-mesh-"), "auto.yaml");
@@ -52,7 +52,7 @@ describe("disco-discovery discovery: flags and variables", () => {
     }
   });
 
-  it("request and version accept spec 2's flags common to every subcommand (no effect there)", () => {
+  it("request and version accept spec 2's flags common to every subcommand (no effect there)", async () => {
     const r = spawnSync(process.execPath, [DISCOVERY_BIN, "version", "-s", "--ctrlz_port", "9876", "--ctrlz_address", "localhost", "--keepaliveInterval", "30s", "--keepaliveTimeout", "10s", "--keepaliveMaxServerConnectionAge", "1h"], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^\d+\.\d+\.\d+/);
@@ -61,7 +61,7 @@ describe("disco-discovery discovery: flags and variables", () => {
     assert.match(q.stderr, /^error: --httpAddr 127\.0\.0\.1:1: connect ECONNREFUSED/);
   });
 
-  it("a certificate asked for (--secureGrpcAddr given) but missing stops the start, naming the file", () => {
+  it("a certificate asked for (--secureGrpcAddr given) but missing stops the start, naming the file", async () => {
     const r = run([...OFF, "--secureGrpcAddr", "127.0.0.1:0"], { DISCO_CERT_DIR: "/nonexistent/certs" });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /failed to start: DISCO_CERT_DIR root-cert\.pem \/nonexistent\/certs\/root-cert\.pem: ENOENT/);

@@ -26,8 +26,8 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     root = envoyRoot();
   });
 
-  it("prints YAML that decodes as envoy.config.bootstrap.v3.Bootstrap: node, admin, the xds-grpc cluster, everything dynamic over ADS", () => {
-    const run = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15010", "--pod", "reviews-v1-7d4b9c7f9-abcde", "-n", "bookinfo", "--ip", "10.1.2.3", "--labels", "app=reviews,version=v1"]);
+  it("prints YAML that decodes as envoy.config.bootstrap.v3.Bootstrap: node, admin, the xds-grpc cluster, everything dynamic over ADS", async () => {
+    const run = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15010", "--pod", "reviews-v1-7d4b9c7f9-abcde", "-n", "bookinfo", "--ip", "10.1.2.3", "--labels", "app=reviews,version=v1"]);
     assert.equal(run.status, 0, run.stderr);
     const { message, anyTypes } = decodeStrict(root, BOOTSTRAP, parse(run.stdout));
     assert.deepEqual([...new Set(anyTypes)], ["type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]);
@@ -45,8 +45,8 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     assert.ok(b.dynamic_resources.lds_config.ads && b.dynamic_resources.cds_config.ads, "listeners and clusters over ADS");
   });
 
-  it("--controlPlaneAuthPolicy MUTUAL_TLS: xds-grpc speaks mutual TLS with the agent's SDS certificate and roots, checking disco-discovery's identity suffix", () => {
-    const run = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15012", "--controlPlaneAuthPolicy", "MUTUAL_TLS", "--discoIdentity", "sa/disco-discovery", "--type", "router", "--pod", "egress-1", "-n", "shop", "-o", "json"]);
+  it("--controlPlaneAuthPolicy MUTUAL_TLS: xds-grpc speaks mutual TLS with the agent's SDS certificate and roots, checking disco-discovery's identity suffix", async () => {
+    const run = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15012", "--controlPlaneAuthPolicy", "MUTUAL_TLS", "--discoIdentity", "sa/disco-discovery", "--type", "router", "--pod", "egress-1", "-n", "shop", "-o", "json"]);
     assert.equal(run.status, 0, run.stderr);
     const { message, anyTypes } = decodeStrict(root, BOOTSTRAP, JSON.parse(run.stdout));
     assert.ok(anyTypes.includes("type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"));
@@ -56,26 +56,26 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     assert.equal(tls.combined_validation_context.validation_context_sds_secret_config.name, "ROOTCA");
     assert.deepEqual(tls.combined_validation_context.default_validation_context.match_subject_alt_names, [{ suffix: "sa/disco-discovery" }]);
     assert.equal(b.node.id, "router~127.0.0.1~egress-1.shop~shop.svc.cluster.local");
-    assert.equal(meshctl(["x", "envoy-bootstrap", "--controlPlaneAuthPolicy", "TLS"]).status, 2, "an unknown policy is a usage error");
+    assert.equal((await meshctl(["x", "envoy-bootstrap", "--controlPlaneAuthPolicy", "TLS"])).status, 2, "an unknown policy is a usage error");
   });
 
-  it("-o json prints the same bootstrap as JSON; a bad address is refused naming the flag", () => {
-    const yaml = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010"]);
-    const json = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010", "-o", "json"]);
+  it("-o json prints the same bootstrap as JSON; a bad address is refused naming the flag", async () => {
+    const yaml = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010"]);
+    const json = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010", "-o", "json"]);
     assert.equal(json.status, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), parse(yaml.stdout));
     assert.equal(JSON.parse(json.stdout).static_resources.clusters[0].type, "STATIC", "an address needs no DNS");
-    const bad = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery"]);
+    const bad = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery"]);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--discoveryAddress: expected host:port/);
     for (const [flag, value] of [["--labels", "app"], ["--adminPort", "0"]]) {
-      const refused = meshctl(["x", "envoy-bootstrap", flag, value]);
+      const refused = await meshctl(["x", "envoy-bootstrap", flag, value]);
       assert.equal(refused.status, 2, refused.stderr);
       assert.match(refused.stderr, new RegExp(`^Error: option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected `, "i"), "one line naming the flag, no stack trace");
     }
   });
 
-  describe("the node it describes, connected to disco-discovery", () => {
+  describe("the node it describes, connected to disco-discovery", async () => {
     let disco: Daemon<{ grpc: string }>;
     let channel: grpc.Client;
     before(async () => {
@@ -90,7 +90,7 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     });
 
     it("is served the inbound listener of its workload", async () => {
-      const run = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", disco.listening.grpc, "--pod", "productpage-v1-6b746f74dc-9stvs", "-o", "json"]);
+      const run = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", disco.listening.grpc, "--pod", "productpage-v1-6b746f74dc-9stvs", "-o", "json"]);
       assert.equal(run.status, 0, run.stderr);
       const node = JSON.parse(run.stdout).node;
       // Envoy sends the node as the bootstrap gives it, with its user agent.
