@@ -34,6 +34,14 @@ export class MessageDictionary {
     }
   }
 
+  /** Forgets the message words after the first `count` (an entry that was taken back). */
+  truncate(count: i32): void {
+    const words = this.words;
+    const local = this.local;
+    for (let i = words.length - 1; i >= count; i--) local.delete(unchecked(words[i]));
+    words.length = count;
+  }
+
   index(s: string): i32 {
     const g = globalWordIndex(s);
     if (g >= 0 && g < this.globalWordCount) return g;

@@ -252,14 +252,17 @@ function report(plugin: Plugin, stream: HttpStream): void {
   const service = e.service;
   if (service === null || service.disableReportCalls) return;
   const now = host.nowNanos();
-  const response = new ResponseView();
+  const response = plugin.responseView;
+  response.reset();
   readResponseProperties(response);
-  response.headers = host.headerMap(MapType.ResponseHeaders);
-  response.trailers = host.headerMap(MapType.ResponseTrailers);
+  host.headerMapInto(MapType.ResponseHeaders, response.headers as HeaderMap);
+  host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
-  const bag = e.attributes.clone();
-  addReportAttributes(bag, response, stream.outcome, stream.request!.headers);
+  // The check's own bag and values become the report's: it is encoded into
+  // the batch at once, before the stream gives them back (onLog).
+  const bag = e.attributes;
+  addReportAttributes(bag, response, stream.outcome, stream.request!.headers, e.values);
   plugin.addReport(bag, now);
 }
 
