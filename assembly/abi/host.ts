@@ -61,6 +61,11 @@ export function replaceHeader(map: MapType, name: string, value: string): void {
   abi.proxy_replace_header_map_value(map, changetype<usize>(k), <usize>k.byteLength, changetype<usize>(v), <usize>v.byteLength);
 }
 
+/** replaceHeader with the name and value already in UTF-8 (a header set on every request, encoded once). */
+export function replaceHeaderUtf8(map: MapType, name: ArrayBuffer, value: ArrayBuffer): void {
+  abi.proxy_replace_header_map_value(map, changetype<usize>(name), <usize>name.byteLength, changetype<usize>(value), <usize>value.byteLength);
+}
+
 export function addHeader(map: MapType, name: string, value: string): void {
   const k = utf8(name);
   const v = utf8(value);

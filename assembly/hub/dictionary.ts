@@ -1,5 +1,14 @@
 import { GLOBAL_WORD_COUNT, globalWordIndex } from "./global_words";
 
+const RECENT_SLOTS: i32 = 256;
+
+// Objects are 16-byte aligned: the address above those bits, mixed.
+// @ts-ignore: decorator
+@inline
+function recentSlot(s: string): i32 {
+  return <i32>(((<u32>changetype<usize>(s) >> 4) * 0x9e3779b1) >> 24);
+}
+
 /**
  * The word table of one hub message (hub-client.md §9.2): a string that is a
  * global word below the peer's `globalWordCount` encodes as its global index;
@@ -20,6 +29,16 @@ export class MessageDictionary {
   // Message words -> their (negative) index. A report batch can hold
   // thousands of distinct words, so a scan of `words` would be quadratic.
   private local: Map<string, i32> = new Map<string, i32>();
+  // Strings indexed since the last reset, by address: a report batch encodes
+  // the same string objects over and over (interned attribute names, known
+  // header names, shared values), so most lookups are one compare instead
+  // of up to four hashes of the text. A slot holds its string, keeping it
+  // alive, so an equal address is the same string; a slot counts only while
+  // its stamp is the current one.
+  private recent: StaticArray<string | null> = new StaticArray<string | null>(RECENT_SLOTS);
+  private recentIndex: StaticArray<i32> = new StaticArray<i32>(RECENT_SLOTS);
+  private recentStamp: StaticArray<u32> = new StaticArray<u32>(RECENT_SLOTS);
+  private stamp: u32 = 1;
 
   constructor(globalWordCount: i32 = GLOBAL_WORD_COUNT) {
     this.reset(globalWordCount);
@@ -32,6 +51,7 @@ export class MessageDictionary {
       this.words.length = 0;
       this.local.clear();
     }
+    this.forgetRecent();
   }
 
   /** Forgets the message words after the first `count` (an entry that was taken back). */
@@ -40,9 +60,30 @@ export class MessageDictionary {
     const local = this.local;
     for (let i = words.length - 1; i >= count; i--) local.delete(unchecked(words[i]));
     words.length = count;
+    this.forgetRecent();
   }
 
   index(s: string): i32 {
+    const slot = recentSlot(s);
+    if (unchecked(this.recentStamp[slot]) == this.stamp && changetype<usize>(unchecked(this.recent[slot])) == changetype<usize>(s)) {
+      return unchecked(this.recentIndex[slot]);
+    }
+    const i = this.lookUp(s);
+    unchecked((this.recent[slot] = s));
+    unchecked((this.recentIndex[slot] = i));
+    unchecked((this.recentStamp[slot] = this.stamp));
+    return i;
+  }
+
+  private forgetRecent(): void {
+    if (++this.stamp != 0) return;
+    // Wrapped around: old stamps could match again.
+    const stamps = this.recentStamp;
+    for (let i = 0; i < RECENT_SLOTS; i++) unchecked((stamps[i] = 0));
+    this.stamp = 1;
+  }
+
+  private lookUp(s: string): i32 {
     const g = globalWordIndex(s);
     if (g >= 0 && g < this.globalWordCount) return g;
     const local = this.local;

@@ -42,6 +42,24 @@ export const SHUTDOWN_FLUSH_WAIT_MS = 6000;
 
 
 /**
+ * The wall clock in Unix nanoseconds, at Date.now()'s millisecond
+ * resolution: the module reads it several times per request, and within a
+ * millisecond the same bigint serves (no new one per read).
+ */
+function wallClockNanos(): () => bigint {
+  let ms = -1;
+  let ns = 0n;
+  return () => {
+    const now = Date.now();
+    if (now !== ms) {
+      ms = now;
+      ns = BigInt(now) * 1_000_000n;
+    }
+    return ns;
+  };
+}
+
+/**
  * Runs build/filter.wasm for a sidecar: one VM and root context, hub calls
  * carried by the transport, ticks on real timers, and a VM re-created when
  * the module traps — the process never dies of it; requests caught in the
@@ -190,7 +208,7 @@ export class FilterHost {
     let grpcCall: (call: GrpcCall) => void = () => {};
     const vm = new ProxyWasmVm(this.options.wasm, {
       log: this.options.log,
-      now: this.options.now ?? (() => BigInt(Date.now()) * 1_000_000n),
+      now: this.options.now ?? wallClockNanos(),
       grpcCall: (call) => grpcCall(call),
       tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
       // The hub transport executes each call's NetworkFailPolicy retries: the module must not retry too.

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { instantiateSync } from "@assemblyscript/loader";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
 import { HeaderMap } from "./header_map.ts";
@@ -177,7 +176,9 @@ export class ProxyWasmVm {
     private readonly env: HostEnvironment,
   ) {
     const bytes = typeof wasm === "string" ? readFileSync(wasm) : wasm;
-    const instance = instantiateSync<Exports>(bytes, { env: this.imports() });
+    // Plain WebAssembly, as a proxy links a module: only the env.proxy_* imports, and the exports
+    // called as they are (a wrapper per call would cost on every callback).
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: this.imports() });
     this.exports = instance.exports as unknown as Exports;
     this.exports._initialize?.();
   }
