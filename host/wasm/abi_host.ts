@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
 import { HeaderMap } from "./header_map.ts";
-import { decodePairs, utf8Length, writeString } from "./pairs.ts";
+import { decodePairs, writeString, writeU32 } from "./pairs.ts";
 
 /** Looks up a property (path segments, e.g. ["source", "address"]) for a stream; undefined = NOT_FOUND. */
 export type PropertyResolver = (path: string[]) => Uint8Array | undefined;
@@ -178,7 +178,7 @@ export class ProxyWasmVm {
     const bytes = typeof wasm === "string" ? readFileSync(wasm) : wasm;
     // Plain WebAssembly, as a proxy links a module: only the env.proxy_* imports, and the exports
     // called as they are (a wrapper per call would cost on every callback).
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: this.imports() });
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>), { env: this.imports() });
     this.exports = instance.exports as unknown as Exports;
     this.exports._initialize?.();
   }
@@ -582,7 +582,7 @@ export class ProxyWasmVm {
     if (seen && seen.path.length === pathLen && mem.compare(seen.path, 0, pathLen, pathPtr, pathPtr + pathLen) === 0) return seen;
     if (mem.compare(BATCH_PREFIX, 0, BATCH_PREFIX.length, pathPtr, pathPtr + BATCH_PREFIX.length) !== 0) return undefined;
     const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0);
-    const batch: PropertyBatch = { path: Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen)), names, keys: names.map((n) => Buffer.from(n, "utf8")) };
+    const batch: PropertyBatch = { path: Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen)), names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
   }
@@ -592,29 +592,28 @@ export class ProxyWasmVm {
    * context has (dotted name → the value in Envoy's encoding, as a single
    * read gives it), absent ones left out; written straight into module memory.
    */
-  private giveProperties({ names, keys }: PropertyBatch, outPtr: number, outLen: number): WasmStatus {
+  private giveProperties({ names, keys, values }: PropertyBatch, outPtr: number, outLen: number): WasmStatus {
     const source = this.propertySource();
-    const values = new Array<PropertyValue | undefined>(names.length);
     let count = 0;
-    let size = 4;
+    let capacity = 4;
     for (let i = 0; i < names.length; i++) {
-      const name = names[i];
-      const value = source === undefined ? undefined : typeof source === "function" ? source(name.split(".")) : source.property(name);
+      const value = source === undefined ? undefined : typeof source === "function" ? source(names[i].split(".")) : source.property(names[i]);
       values[i] = value;
       if (value === undefined) continue;
       count++;
-      size += 8 + keys[i].length + encodedLength(value) + 2;
+      capacity += 10 + keys[i].length + valueCapacity(value);
     }
-    const ptr = this.allocateOut(size, outPtr, outLen);
+    const ptr = this.allocateOut(capacity, outPtr, outLen);
     if (ptr === 0) return WasmStatus.InternalFailure;
     const mem = this.bytes;
     const view = this.memory;
-    view.setUint32(ptr, count, true);
+    writeU32(mem, ptr, count);
     let sizes = ptr + 4;
     let data = sizes + count * 8;
     for (let i = 0; i < names.length; i++) {
       const value = values[i];
       if (value === undefined) continue;
+      values[i] = undefined;
       const key = keys[i];
       mem.set(key, data);
       const kl = key.length;
@@ -623,10 +622,11 @@ export class ProxyWasmVm {
       const vl = writeValue(mem, view, value, data);
       mem[data + vl] = 0;
       data += vl + 1;
-      view.setUint32(sizes, kl, true);
-      view.setUint32(sizes + 4, vl, true);
+      writeU32(mem, sizes, kl);
+      writeU32(mem, sizes + 4, vl);
       sizes += 8;
     }
+    view.setUint32(outLen, data - ptr, true);
     return WasmStatus.Ok;
   }
 
@@ -677,13 +677,15 @@ export class ProxyWasmVm {
         return vm.give(b.subarray(Math.min(start, b.length), Math.min(b.length, start + max)), outPtr, outLen);
       },
       proxy_get_header_map_pairs(type: number, outPtr: number, outLen: number) {
-        const map = mapOf(type as MapType);
-        if (!map) return WasmStatus.NotFound;
-        if (map.size === 0) return vm.give(NO_BYTES, outPtr, outLen);
-        const size = map.serializedLength();
-        const ptr = vm.allocateOut(size, outPtr, outLen);
+        const s = vm.effectiveStream();
+        if (!s) return WasmStatus.NotFound;
+        // A map never given (no trailers) reads as empty, without being made.
+        const map = s.maps[type];
+        if (!map || map.size === 0) return vm.give(NO_BYTES, outPtr, outLen);
+        // One pass: room for the longest encoding, then the length written.
+        const ptr = vm.allocateOut(map.serializedCapacity(), outPtr, outLen);
         if (ptr === 0) return WasmStatus.InternalFailure;
-        map.writeTo(vm.bytes, ptr);
+        vm.memory.setUint32(outLen, map.writeTo(vm.bytes, ptr), true);
         return WasmStatus.Ok;
       },
       proxy_set_header_map_pairs(type: number, ptr: number, len: number) {
@@ -845,35 +847,37 @@ export class ProxyWasmVm {
 
 const NO_BYTES = new Uint8Array();
 
-/** A batched property read as the module asks it: its path, the dotted names, and each name as UTF-8. */
+/** A batched property read as the module asks it: its path, the dotted names, each name as UTF-8, and room for the values of one read. */
 interface PropertyBatch {
   path: Buffer;
   names: readonly string[];
   keys: readonly Buffer[];
+  values: Array<PropertyValue | undefined>;
 }
 /** `mesh` NUL `properties` NUL: the path prefix of a batched property read. */
 const BATCH_PREFIX = Buffer.from("mesh\0properties\0", "latin1");
 
-/** Bytes of a property value in Envoy's encoding (giveValue). */
-function encodedLength(value: PropertyValue): number {
-  if (value instanceof Uint8Array) return value.length;
-  if (typeof value === "string") return utf8Length(value);
-  return typeof value === "boolean" ? 1 : 8;
+/** Room enough for a property value in Envoy's encoding (giveValue): UTF-8 is at most 3 bytes per UTF-16 unit. */
+function valueCapacity(value: PropertyValue): number {
+  if (typeof value === "string") return value.length * 3;
+  if (typeof value === "boolean") return 1;
+  if (typeof value === "number" || typeof value === "bigint") return 8;
+  return value.length;
 }
 
 /** Writes a property value in Envoy's encoding at `at`; returns the bytes written. */
 function writeValue(mem: Buffer, view: DataView, value: PropertyValue, at: number): number {
-  if (value instanceof Uint8Array) {
-    mem.set(value, at);
-    return value.length;
-  }
   if (typeof value === "string") return writeString(mem, value, at);
   if (typeof value === "boolean") {
     mem[at] = value ? 1 : 0;
     return 1;
   }
-  writeInt64(view, at, value);
-  return 8;
+  if (typeof value === "number" || typeof value === "bigint") {
+    writeInt64(view, at, value);
+    return 8;
+  }
+  mem.set(value, at);
+  return value.length;
 }
 /** Envoy has a few dozen properties; a module asking for more names than this gets them converted each time. */
 const MAX_DOTTED_NAMES = 256;
