@@ -510,7 +510,7 @@ export class ProxyWasmVm {
     const raw = mem.toString("latin1", ptr, ptr + len);
     let dotted = this.dottedNames.get(raw);
     if (dotted === undefined) {
-      dotted = raw.replaceAll("\0", ".");
+      dotted = internalized(raw.replaceAll("\0", "."));
       if (this.dottedNames.size < MAX_DOTTED_NAMES) this.dottedNames.set(raw, dotted);
     }
     return dotted;
@@ -579,9 +579,9 @@ export class ProxyWasmVm {
     if (pathLen < BATCH_PREFIX.length) return undefined;
     const mem = this.bytes;
     const seen = this.batches.get(pathPtr);
-    if (seen && seen.path.length === pathLen && mem.compare(seen.path, 0, pathLen, pathPtr, pathPtr + pathLen) === 0) return seen;
-    if (mem.compare(BATCH_PREFIX, 0, BATCH_PREFIX.length, pathPtr, pathPtr + BATCH_PREFIX.length) !== 0) return undefined;
-    const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0);
+    if (seen && seen.path.length === pathLen && sameBytes(mem, pathPtr, seen.path)) return seen;
+    if (!sameBytes(mem, pathPtr, BATCH_PREFIX)) return undefined;
+    const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0).map(internalized);
     const batch: PropertyBatch = { path: Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen)), names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
@@ -854,6 +854,22 @@ interface PropertyBatch {
   keys: readonly Buffer[];
   values: Array<PropertyValue | undefined>;
 }
+/** Whether module memory at `at` starts with `bytes` (a few dozen bytes: a loop costs less than Buffer#compare's native call). */
+function sameBytes(mem: Uint8Array, at: number, bytes: Uint8Array): boolean {
+  if (at + bytes.length > mem.length) return false;
+  for (let i = 0; i < bytes.length; i++) if (mem[at + i] !== bytes[i]) return false;
+  return true;
+}
+
+/**
+ * The same text as a string V8 keeps once (a property key's form): property
+ * sources compare names with literals and look them up as object keys in
+ * every request, which then costs a pointer compare instead of reading the text.
+ */
+function internalized(s: string): string {
+  return Object.keys({ [s]: 0 })[0];
+}
+
 /** `mesh` NUL `properties` NUL: the path prefix of a batched property read. */
 const BATCH_PREFIX = Buffer.from("mesh\0properties\0", "latin1");
 
