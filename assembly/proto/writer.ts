@@ -24,9 +24,14 @@ export class ProtoWriter {
     this.len = 0;
   }
 
-  private ensure(extra: i32): void {
+  // @ts-ignore: decorator
+  @inline private ensure(extra: i32): void {
     if (this.len + extra <= this.buf.length) return;
-    let cap = this.buf.length * 2;
+    this.grow(extra);
+  }
+
+  private grow(extra: i32): void {
+    let cap = max(this.buf.length * 2, 16);
     while (cap < this.len + extra) cap *= 2;
     const next = new Uint8Array(cap);
     memory.copy(next.dataStart, this.buf.dataStart, <usize>this.len);
@@ -35,16 +40,27 @@ export class ProtoWriter {
 
   varint(v: u64): void {
     this.ensure(10);
-    const b = this.buf;
+    // Room is ensured: plain stores, no bounds check per byte.
+    let at = this.buf.dataStart + <usize>this.len;
+    const start = at;
     while (v >= 0x80) {
-      b[this.len++] = <u8>(v | 0x80);
+      store<u8>(at++, <u8>(v | 0x80));
       v >>= 7;
     }
-    b[this.len++] = <u8>v;
+    store<u8>(at++, <u8>v);
+    this.len += <i32>(at - start);
   }
 
   tag(field: u32, wire: u32): void {
-    this.varint(<u64>((field << 3) | wire));
+    const key = (field << 3) | wire;
+    // Every field number the hub messages use fits a one-byte tag.
+    if (key < 0x80) {
+      this.ensure(1);
+      store<u8>(this.buf.dataStart + <usize>this.len, <u8>key);
+      this.len++;
+      return;
+    }
+    this.varint(<u64>key);
   }
 
   uint64Field(field: u32, v: u64): void {
