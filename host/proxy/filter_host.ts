@@ -98,14 +98,15 @@ export class FilterHost {
   }
 
   /**
-   * Runs request headers through the filter. A decision the filter made at
-   * once is returned as it is, so the caller goes on in the same turn; a
-   * promise when the filter paused for the hub.
+   * Runs request headers through the filter (`namesLowerCase`: the caller
+   * vouches that every name is, and they are not checked again). A decision
+   * the filter made at once is returned as it is, so the caller goes on in
+   * the same turn; a promise when the filter paused for the hub.
    */
-  onRequestHeaders(headers: HeaderList, properties: StreamProperties): RequestDecision | Promise<RequestDecision> {
+  onRequestHeaders(headers: HeaderList, properties: StreamProperties, namesLowerCase = false): RequestDecision | Promise<RequestDecision> {
     try {
       const id = this.vm.createStream(this.rootId, properties);
-      const action = this.vm.requestHeaders(id, headers, false);
+      const action = this.vm.requestHeaders(id, headers, false, namesLowerCase);
       const immediate = this.settled(id, action === Action.Continue);
       if (immediate) return immediate;
       return new Promise<RequestDecision>((resolve) => this.waiting.set(id, { resolve }));
@@ -114,11 +115,11 @@ export class FilterHost {
     }
   }
 
-  /** Response headers through the filter (route-directive header operations). */
+  /** Response headers (names lower-case) through the filter (route-directive header operations). */
   onResponseHeaders(id: number, headers: HeaderList): HeaderList {
     return this.guard(() => {
       if (!this.vm.hasStream(id)) return headers;
-      this.vm.responseHeaders(id, headers, false);
+      this.vm.responseHeaders(id, headers, false, true);
       return this.vm.headers(id, MapType.ResponseHeaders);
     }, headers);
   }

@@ -1,4 +1,27 @@
+import type { Socket } from "node:net";
 import type { PropertySource, PropertyValue } from "../wasm/abi_host.ts";
+
+/** A connection's `source.address` and `destination.address` (`ip:port`). */
+export interface ConnectionAddresses {
+  readonly source: string;
+  readonly destination: string;
+}
+
+const addressesOf = new WeakMap<Socket, ConnectionAddresses>();
+
+/**
+ * The addresses of a connection, made once per connection: its keep-alive
+ * requests share the strings instead of building them each time (and the
+ * filter writes them into module memory from a string already flat).
+ */
+export function connectionAddresses(socket: Socket): ConnectionAddresses {
+  let known = addressesOf.get(socket);
+  if (known === undefined) {
+    known = { source: `${socket.remoteAddress}:${socket.remotePort}`, destination: `${socket.localAddress}:${socket.localPort}` };
+    addressesOf.set(socket, known);
+  }
+  return known;
+}
 
 /** What a stream's report needs once it is over, recorded in one step. */
 export interface StreamOutcome {

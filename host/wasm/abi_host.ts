@@ -221,15 +221,16 @@ export class ProxyWasmVm {
     return id;
   }
 
-  requestHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
+  /** `namesLowerCase`: the caller vouches that every name already is (the sidecar's listener lower-cases them once). */
+  requestHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
-    s.maps[MapType.RequestHeaders] = HeaderMap.of(headers);
+    s.maps[MapType.RequestHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
     return this.call(id, () => this.exports.proxy_on_request_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
   }
 
-  responseHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
+  responseHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
-    s.maps[MapType.ResponseHeaders] = HeaderMap.of(headers);
+    s.maps[MapType.ResponseHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
     return this.call(id, () => this.exports.proxy_on_response_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
   }
 
@@ -464,9 +465,12 @@ export class ProxyWasmVm {
     }
   }
 
+  // Asking the memory for its buffer is a call into V8's API on every
+  // access; the views are kept instead, and made again only once the memory
+  // grew (which detaches the old buffer: its length drops to 0).
   private refreshMemoryViews(): void {
+    if (this.memoryBuffer !== undefined && this.memoryBuffer.byteLength !== 0) return;
     const buffer = this.exports.memory.buffer;
-    if (buffer === this.memoryBuffer) return;
     this.memoryBuffer = buffer;
     this.memoryView = new DataView(buffer);
     this.memoryBytes = Buffer.from(buffer);
@@ -484,7 +488,7 @@ export class ProxyWasmVm {
   }
 
   private bytesAt(ptr: number, len: number): Uint8Array {
-    return new Uint8Array(this.exports.memory.buffer, ptr, len);
+    return this.bytes.subarray(ptr, ptr + len);
   }
 
   /** UTF-8 text from module memory (malformed bytes become U+FFFD, as with TextDecoder); no view is made. */
@@ -854,7 +858,7 @@ interface PropertyBatch {
   keys: readonly Buffer[];
   values: Array<PropertyValue | undefined>;
 }
-/** Whether module memory at `at` starts with `bytes` (a few dozen bytes: a loop costs less than Buffer#compare's native call). */
+/** Whether module memory at `at` starts with `bytes` (a few hundred bytes at most: a loop costs less than Buffer#compare's native call). */
 function sameBytes(mem: Uint8Array, at: number, bytes: Uint8Array): boolean {
   if (at + bytes.length > mem.length) return false;
   for (let i = 0; i < bytes.length; i++) if (mem[at + i] !== bytes[i]) return false;
