@@ -1,4 +1,5 @@
-import { GLOBAL_WORD_COUNT, globalWordIndex } from "./global_words";
+import { GLOBAL_WORD_COUNT, GLOBAL_WORDS } from "./global_words";
+import { NO_WORD, WordTable, wordHash } from "./word_table";
 
 const RECENT_SLOTS: i32 = 256;
 
@@ -28,7 +29,7 @@ export class MessageDictionary {
   globalWordCount: i32 = GLOBAL_WORD_COUNT;
   // Message words -> their (negative) index. A report batch can hold
   // thousands of distinct words, so a scan of `words` would be quadratic.
-  private local: Map<string, i32> = new Map<string, i32>();
+  private local: WordTable = new WordTable(64);
   // Strings indexed since the last reset, by address: a report batch encodes
   // the same string objects over and over (interned attribute names, known
   // header names, shared values), so most lookups are one compare instead
@@ -58,7 +59,10 @@ export class MessageDictionary {
   truncate(count: i32): void {
     const words = this.words;
     const local = this.local;
-    for (let i = words.length - 1; i >= count; i--) local.delete(unchecked(words[i]));
+    for (let i = words.length - 1; i >= count; i--) {
+      const w = unchecked(words[i]);
+      local.remove(w, wordHash(w));
+    }
     words.length = count;
     this.forgetRecent();
   }
@@ -83,15 +87,36 @@ export class MessageDictionary {
     this.stamp = 1;
   }
 
+  // One hash of the text serves both tables.
   private lookUp(s: string): i32 {
-    const g = globalWordIndex(s);
-    if (g >= 0 && g < this.globalWordCount) return g;
+    const h = wordHash(s);
+    const g = globalWords().find(s, h);
+    if (g != NO_WORD && g < this.globalWordCount) return g;
     const local = this.local;
-    if (local.has(s)) return local.get(s);
+    const known = local.find(s, h);
+    if (known != NO_WORD) return known;
     const words = this.words;
     words.push(s);
     const i = -words.length;
-    local.set(s, i);
+    local.add(s, h, i);
     return i;
   }
+}
+
+// The global words by text, built on first use; a word listed twice keeps
+// its first index (as globalWordIndex).
+let globalTable: WordTable | null = null;
+
+function globalWords(): WordTable {
+  let table = globalTable;
+  if (table === null) {
+    table = new WordTable(GLOBAL_WORDS.length);
+    for (let i = 0; i < GLOBAL_WORDS.length; i++) {
+      const w = unchecked(GLOBAL_WORDS[i]);
+      const h = wordHash(w);
+      if (table.find(w, h) == NO_WORD) table.add(w, h, i);
+    }
+    globalTable = table;
+  }
+  return table;
 }
