@@ -21,6 +21,12 @@ export type PropertyValue = Uint8Array | string | number | bigint | boolean;
  */
 export interface PropertySource {
   property(name: string): PropertyValue | undefined;
+  /**
+   * An object standing for this source's answers as they are now: sources
+   * that give the same object answer every property alike, so the host may
+   * keep a batched read's serialized answer under it. Undefined: no such promise.
+   */
+  answersKey?(): object | undefined;
 }
 
 /** What a stream's properties are read from. */
@@ -169,6 +175,8 @@ export class ProxyWasmVm {
   private readonly dottedNames = new Map<string, string>();
   /** Batched reads seen, by the address of their path (at most MAX_DOTTED_NAMES). */
   private readonly batches = new Map<number, PropertyBatch>();
+  /** Serialized batch answers by the answersKey of the sources that gave them (kept as long as the key is). */
+  private readonly savedAnswers = new WeakMap<object, Map<PropertyBatch, Uint8Array>>();
   private lastStatus: { code: number; message: string } = { code: 0, message: "" };
 
   constructor(
@@ -596,8 +604,15 @@ export class ProxyWasmVm {
    * context has (dotted name → the value in Envoy's encoding, as a single
    * read gives it), absent ones left out; written straight into module memory.
    */
-  private giveProperties({ names, keys, values }: PropertyBatch, outPtr: number, outLen: number): WasmStatus {
+  private giveProperties(batch: PropertyBatch, outPtr: number, outLen: number): WasmStatus {
     const source = this.propertySource();
+    // A source that vouches its answers are those of an earlier one gets them as they were serialized then.
+    const key = source !== undefined && typeof source !== "function" ? source.answersKey?.() : undefined;
+    if (key !== undefined) {
+      const saved = this.savedAnswers.get(key)?.get(batch);
+      if (saved !== undefined) return this.give(saved, outPtr, outLen);
+    }
+    const { names, keys, values } = batch;
     let count = 0;
     let capacity = 4;
     for (let i = 0; i < names.length; i++) {
@@ -631,6 +646,11 @@ export class ProxyWasmVm {
       sizes += 8;
     }
     view.setUint32(outLen, data - ptr, true);
+    if (key !== undefined) {
+      let saved = this.savedAnswers.get(key);
+      if (saved === undefined) this.savedAnswers.set(key, (saved = new Map()));
+      saved.set(batch, Buffer.from(mem.subarray(ptr, data)));
+    }
     return WasmStatus.Ok;
   }
 
