@@ -65,12 +65,10 @@ const DECODE: u8 = 0;
 const KNOWN_VALUE: u8 = 1;
 const REPEATED_VALUE: u8 = 2;
 const KNOWN_VALUE_NAMES: StaticArray<string> = [
-  ":method", ":scheme", "accept", "accept-encoding", "cache-control", "connection", "content-encoding",
+  ":method", ":scheme", ":status", "accept", "accept-encoding", "cache-control", "connection", "content-encoding",
   "content-length", "content-type", "pragma", "te", "x-forwarded-proto", "x-b3-sampled", "grpc-status",
 ];
-// A response's status and date repeat too (the date for a second): the
-// report encodes them, and a shared string is found again by address.
-const REPEATED_VALUE_NAMES: StaticArray<string> = [":authority", "host", "user-agent", "accept-language", "origin", ":status", "date"];
+const REPEATED_VALUE_NAMES: StaticArray<string> = [":authority", "host", "user-agent", "accept-language", "origin"];
 const valueDecoding = valueDecodingBySlot();
 
 function valueDecodingBySlot(): StaticArray<u8> {
