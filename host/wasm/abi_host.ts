@@ -171,6 +171,8 @@ export class ProxyWasmVm {
   private memoryBuffer: ArrayBuffer | undefined;
   private memoryView!: DataView;
   private memoryBytes!: Buffer;
+  /** Module memory as 32-bit words, for comparing an aligned path a word at a time. */
+  private memoryWords!: Int32Array;
   /** Property paths seen, NUL-separated → dotted (at most MAX_DOTTED_NAMES). */
   private readonly dottedNames = new Map<string, string>();
   /** Batched reads seen, by the address of their path (at most MAX_DOTTED_NAMES). */
@@ -482,6 +484,7 @@ export class ProxyWasmVm {
     this.memoryBuffer = buffer;
     this.memoryView = new DataView(buffer);
     this.memoryBytes = Buffer.from(buffer);
+    this.memoryWords = new Int32Array(buffer, 0, buffer.byteLength >>> 2);
   }
 
   private get memory(): DataView {
@@ -591,12 +594,30 @@ export class ProxyWasmVm {
     if (pathLen < BATCH_PREFIX.length) return undefined;
     const mem = this.bytes;
     const seen = this.batches.get(pathPtr);
-    if (seen && seen.path.length === pathLen && sameBytes(mem, pathPtr, seen.path)) return seen;
+    if (seen && seen.path.length === pathLen && this.isPath(pathPtr, seen)) return seen;
     if (!sameBytes(mem, pathPtr, BATCH_PREFIX)) return undefined;
     const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0).map(internalized);
-    const batch: PropertyBatch = { path: Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen)), names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
+    const path = Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen));
+    const words = new Int32Array(pathLen >>> 2);
+    Buffer.from(words.buffer).set(path.subarray(0, words.length << 2));
+    const batch: PropertyBatch = { path, words, names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
+  }
+
+  // The module asks for the same batches from the same (aligned) addresses
+  // in every request: their paths are compared a 32-bit word at a time.
+  private isPath(at: number, batch: PropertyBatch): boolean {
+    if ((at & 3) !== 0) return sameBytes(this.bytes, at, batch.path);
+    const mem = this.memoryWords;
+    const words = batch.words;
+    const first = at >>> 2;
+    if (first + words.length > mem.length) return false;
+    for (let i = 0; i < words.length; i++) if (mem[first + i] !== words[i]) return false;
+    const bytes = this.memoryBytes;
+    const path = batch.path;
+    for (let i = words.length << 2; i < path.length; i++) if (bytes[at + i] !== path[i]) return false;
+    return true;
   }
 
   /**
@@ -874,6 +895,8 @@ const NO_BYTES = new Uint8Array();
 /** A batched property read as the module asks it: its path, the dotted names, each name as UTF-8, and room for the values of one read. */
 interface PropertyBatch {
   path: Buffer;
+  /** The path's whole 32-bit words (little-endian), for isPath. */
+  words: Int32Array;
   names: readonly string[];
   keys: readonly Buffer[];
   values: Array<PropertyValue | undefined>;
