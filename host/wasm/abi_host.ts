@@ -177,6 +177,12 @@ export class ProxyWasmVm {
   private readonly dottedNames = new Map<string, string>();
   /** Batched reads seen, by the address of their path (at most MAX_DOTTED_NAMES). */
   private readonly batches = new Map<number, PropertyBatch>();
+  /** Header texts the module passed, by address (headerText). */
+  private readonly keptTexts = new Map<number, KeptText>();
+  /** The clock's last value and its 32-bit halves (proxy_get_current_time_nanoseconds). */
+  private lastNow = -1n;
+  private lastNowLow = 0;
+  private lastNowHigh = 0;
   /** Serialized batch answers by the answersKey of the sources that gave them (kept as long as the key is). */
   private readonly savedAnswers = new WeakMap<object, Map<PropertyBatch, Uint8Array>>();
   private lastStatus: { code: number; message: string } = { code: 0, message: "" };
@@ -594,30 +600,58 @@ export class ProxyWasmVm {
     if (pathLen < BATCH_PREFIX.length) return undefined;
     const mem = this.bytes;
     const seen = this.batches.get(pathPtr);
-    if (seen && seen.path.length === pathLen && this.isPath(pathPtr, seen)) return seen;
+    if (seen && seen.bytes.length === pathLen && this.holds(pathPtr, seen)) return seen;
     if (!sameBytes(mem, pathPtr, BATCH_PREFIX)) return undefined;
     const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0).map(internalized);
-    const path = Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen));
-    const words = new Int32Array(pathLen >>> 2);
-    Buffer.from(words.buffer).set(path.subarray(0, words.length << 2));
-    const batch: PropertyBatch = { path, words, names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
+    const batch: PropertyBatch = { ...this.snapshot(pathPtr, pathLen), names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
   }
 
-  // The module asks for the same batches from the same (aligned) addresses
-  // in every request: their paths are compared a 32-bit word at a time.
-  private isPath(at: number, batch: PropertyBatch): boolean {
-    if ((at & 3) !== 0) return sameBytes(this.bytes, at, batch.path);
+  /** The bytes at `ptr` kept, with their whole 32-bit words for `holds`. */
+  private snapshot(ptr: number, len: number): Snapshot {
+    const bytes = Buffer.from(this.bytes.subarray(ptr, ptr + len));
+    const words = new Int32Array(len >>> 2);
+    Buffer.from(words.buffer).set(bytes.subarray(0, words.length << 2));
+    return { bytes, words };
+  }
+
+  // The module passes the same paths and header names from the same
+  // (aligned) addresses in every request: whether memory at `at` still
+  // holds them is a compare of a 32-bit word at a time.
+  private holds(at: number, { bytes, words }: Snapshot): boolean {
+    if ((at & 3) !== 0) return sameBytes(this.bytes, at, bytes);
     const mem = this.memoryWords;
-    const words = batch.words;
     const first = at >>> 2;
     if (first + words.length > mem.length) return false;
     for (let i = 0; i < words.length; i++) if (mem[first + i] !== words[i]) return false;
-    const bytes = this.memoryBytes;
-    const path = batch.path;
-    for (let i = words.length << 2; i < path.length; i++) if (bytes[at + i] !== path[i]) return false;
+    const all = this.memoryBytes;
+    for (let i = words.length << 2; i < bytes.length; i++) if (all[at + i] !== bytes[i]) return false;
     return true;
+  }
+
+  /**
+   * A header name or value the module passes, as text: the module sets the
+   * same few (its forwarded-attributes header) from the same addresses in
+   * every request, so the last texts seen at each address are kept and
+   * found again by a compare of their bytes, without decoding.
+   */
+  private headerText(ptr: number, len: number): string {
+    if (len > MAX_KEPT_TEXT) return this.text(ptr, len);
+    const kept = this.keptTexts.get(ptr);
+    if (kept !== undefined && kept.bytes.length === len && this.holds(ptr, kept)) return kept.text;
+    const text = this.text(ptr, len);
+    if (this.keptTexts.size >= MAX_KEPT_TEXTS) this.keptTexts.clear();
+    this.keptTexts.set(ptr, { ...this.snapshot(ptr, len), text, lower: undefined });
+    return text;
+  }
+
+  /** A header name the module passes, lower-cased (kept as headerText is). */
+  private headerName(ptr: number, len: number): string {
+    const text = this.headerText(ptr, len);
+    const kept = this.keptTexts.get(ptr);
+    if (kept === undefined || kept.text !== text) return text.toLowerCase();
+    return (kept.lower ??= text.toLowerCase());
   }
 
   /**
@@ -702,7 +736,17 @@ export class ProxyWasmVm {
         return WasmStatus.Ok;
       },
       proxy_get_current_time_nanoseconds(out: number) {
-        vm.memory.setBigUint64(out, vm.env.now(), true);
+        // The clock repeats its value (the sidecar's per millisecond): its
+        // two 32-bit halves are kept, a store each, with no bigint write.
+        const now = vm.env.now();
+        if (now !== vm.lastNow) {
+          vm.lastNow = now;
+          vm.lastNowLow = Number(BigInt.asUintN(32, now));
+          vm.lastNowHigh = Number(BigInt.asUintN(32, now >> 32n));
+        }
+        const view = vm.memory;
+        view.setUint32(out, vm.lastNowLow, true);
+        view.setUint32(out + 4, vm.lastNowHigh, true);
         return WasmStatus.Ok;
       },
       proxy_set_tick_period_milliseconds(ms: number) {
@@ -748,13 +792,13 @@ export class ProxyWasmVm {
       proxy_add_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        map.add(vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen));
+        map.add(vm.headerName(kPtr, kLen), vm.headerText(vPtr, vLen));
         return WasmStatus.Ok;
       },
       proxy_replace_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        map.replace(vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen));
+        map.replace(vm.headerName(kPtr, kLen), vm.headerText(vPtr, vLen));
         return WasmStatus.Ok;
       },
       proxy_remove_header_map_value(type: number, kPtr: number, kLen: number) {
@@ -892,11 +936,24 @@ export class ProxyWasmVm {
 
 const NO_BYTES = new Uint8Array();
 
-/** A batched property read as the module asks it: its path, the dotted names, each name as UTF-8, and room for the values of one read. */
-interface PropertyBatch {
-  path: Buffer;
-  /** The path's whole 32-bit words (little-endian), for isPath. */
+/** Bytes of module memory as they were, for recognizing them again (ProxyWasmVm.holds). */
+interface Snapshot {
+  bytes: Buffer;
+  /** The whole 32-bit words of `bytes`. */
   words: Int32Array;
+}
+
+/** A text decoded from module memory, kept for its address (headerText). */
+interface KeptText extends Snapshot {
+  text: string;
+  lower: string | undefined;
+}
+/** Texts longer than this are decoded each time; at most this many are kept. */
+const MAX_KEPT_TEXT = 256;
+const MAX_KEPT_TEXTS = 64;
+
+/** A batched property read as the module asks it: its path, the dotted names, each name as UTF-8, and room for the values of one read. */
+interface PropertyBatch extends Snapshot {
   names: readonly string[];
   keys: readonly Buffer[];
   values: Array<PropertyValue | undefined>;
