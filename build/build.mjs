@@ -29,7 +29,7 @@ function compileWasm(target) {
 }
 
 /** Packages bundled into build/out (see the esbuild call). */
-const BUNDLED_PACKAGES = ["@peculiar/x509", "jose", "yaml", "prom-client"];
+const BUNDLED_PACKAGES = ["@peculiar/x509", "jose", "yaml", "prom-client", "@grpc/grpc-js", "protobufjs", "commander"];
 
 /** An esbuild plugin: every package import is external, except those of `bundled` and whatever a bundled package imports. */
 function externalExcept(bundled) {
@@ -67,9 +67,12 @@ async function bundlePrograms() {
     // Libraries stay in node_modules, except the few below (and what they import):
     // bundled, each is one file to read and compile instead of tens to hundreds
     // (@peculiar/x509 and its ASN.1 schemas: over 200), which halves their load
-    // time at every start of a program (docs/benchmarks.md "meshctl x simulate").
-    // Bundled packages must not find files of their own (__dirname): gRPC's
-    // packages and commander stay outside for that reason.
+    // time at every start of a program (docs/benchmarks.md "meshctl x simulate";
+    // @grpc/grpc-js, protobufjs and commander: 0.18 → 0.09 s of CPU). Bundled
+    // packages must not find files of their own (__dirname) on the paths we use:
+    // @grpc/grpc-js reads its .proto files only for channelz and ORCA, which no
+    // program serves; @grpc/proto-loader, @grpc/reflection and grpc-health-check
+    // (which read theirs) stay in node_modules and are loaded when used.
     plugins: [externalExcept(BUNDLED_PACKAGES)],
     // Code shared by programs, and each module a program imports only when needed
     // (meshctl's commands), goes to build/out/chunk-*.mjs: a program loads only

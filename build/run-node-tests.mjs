@@ -122,7 +122,8 @@ try {
 const child = spawn(
   process.execPath,
   ["--import", `./${preload}`, "--test", ...reporters, `--test-concurrency=${CONCURRENCY}`, "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...bundles],
-  { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run } },
+  // Each file appends its CPU seconds to MESH_TEST_CPU_LOG (test/support/processes.ts); the durations reporter lists them.
+  { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run, MESH_TEST_CPU_LOG: join(bundled, "cpu.jsonl") } },
 );
 // Ctrl-C reaches the runner and the test files (one process group); the files stop their processes, then this sweeps.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));

@@ -9,6 +9,20 @@ import { buildInfo } from "./version.ts";
  */
 export const EXIT_BROKEN_PIPE = 141;
 
+/** Thrown by a program's `exit` when it runs inside another process (meshctl's `runMeshctl`): the status it would exit with. */
+export class ProgramExit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Where a program writes and how it ends: the process's streams and `process.exit` unless a caller runs it in-process. */
+export interface ProgramOutput {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  exit(code: number): never;
+}
+
 /**
  * The conventions every program of the project follows (docs/daemon-reference.md
  * "Conventions"), applied to a commander program before its commands are
@@ -16,20 +30,24 @@ export const EXIT_BROKEN_PIPE = 141;
  * - a usage error or a bad flag value prints one line naming the flag on
  *   stderr and exits 2 (`EXIT_BAD_CONFIG`); `--help` exits 0;
  * - `--version` prints the version (as `version -s` does);
- * - a closed stdout (EPIPE) ends the program quietly with 141.
+ * - a closed stdout (EPIPE) ends the program quietly with 141 (when it
+ *   writes to the process's own streams).
  */
-export function standardProgram(program: Command): Command {
-  handleBrokenPipe();
+export function standardProgram(program: Command, output?: ProgramOutput): Command {
+  if (!output) handleBrokenPipe();
+  const out = output ?? { stdout: process.stdout, stderr: process.stderr, exit: (code: number): never => process.exit(code) };
   return program
     .version(buildInfo().version, "--version", "print the version and exit")
     .showHelpAfterError(false)
     .configureOutput({
+      writeOut: (text) => void out.stdout.write(text),
+      writeErr: (text) => void out.stderr.write(text),
       // commander's messages are one line already; the hint keeps it one line
       outputError: (text, write) => write(`${text.trimEnd()} (see --help)\n`),
     })
     .exitOverride((err: CommanderError) => {
       const ok = err.exitCode === 0 || err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help";
-      process.exit(ok ? EXIT_OK : EXIT_BAD_CONFIG);
+      return out.exit(ok ? EXIT_OK : EXIT_BAD_CONFIG);
     });
 }
 

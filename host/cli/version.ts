@@ -36,13 +36,13 @@ export function formatVersion(info: BuildInfo, output: string, short: boolean): 
 }
 
 /** Adds `version` (`--output/-o yaml|json`, `--short/-s`, `--short=false`) to a program. */
-export function addVersionCommand(program: Command, info: () => BuildInfo = buildInfo): Command {
+export function addVersionCommand(program: Command, info: () => BuildInfo = buildInfo, out: { write(text: string): unknown } = process.stdout): Command {
   return program
     .command("version")
     .description("Prints out build version information")
     .addOption(new Option("-o, --output <format>", "one of 'yaml' or 'json'").choices(["yaml", "json", ""]).default(""))
     .addOption(new Option("-s, --short [bool]", "print only the version; use --short=false for full information").argParser(parseBoolFlag).default(false))
     .action((opts: { output: string; short: boolean }) => {
-      process.stdout.write(formatVersion(info(), opts.output, opts.short));
+      out.write(formatVersion(info(), opts.output, opts.short));
     });
 }

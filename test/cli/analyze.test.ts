@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import { OFFLINE, analyze, codes } from "./analyze_support.ts";
 
 // Golden pairs under fixtures/analyze/: for each analyzer a minimal bad example
-// that fires with its codes, and a good twin that stays silent. Runs the real
-// built CLI (node build/build.mjs first).
+// that fires with its codes, and a good twin that stays silent. Runs meshctl's
+// command line in-process (test/cli/in_process.ts).
 const CASES: Array<{ analyzer: string; bad: string[]; codes: string[]; good: string }> = [
   { analyzer: "schema", bad: ["schema.bad.yaml"], codes: ["MSH0106", "MSH0133"], good: "schema.good.yaml" },
   { analyzer: "regex", bad: ["regex.bad.yaml"], codes: ["MSH0122"], good: "regex.good.yaml" },
@@ -33,29 +33,29 @@ const CASES: Array<{ analyzer: string; bad: string[]; codes: string[]; good: str
   { analyzer: "service-port-name", bad: ["service-port-name.bad.yaml"], codes: ["MSH0118"], good: "service-port-name.good.yaml" },
 ];
 
-describe("meshctl analyze: each analyzer on its golden pair", () => {
+describe("meshctl analyze: each analyzer on its golden pair", async () => {
   for (const c of CASES) {
-    it(`${c.analyzer}: fires ${c.codes.join(", ")} on the bad example`, () => {
-      const run = analyze([OFFLINE, "-A", "-o", "json", "--failure-threshold", "Info", ...c.bad.map((f) => `analyze/${f}`)]);
+    it(`${c.analyzer}: fires ${c.codes.join(", ")} on the bad example`, async () => {
+      const run = await analyze([OFFLINE, "-A", "-o", "json", "--failure-threshold", "Info", ...c.bad.map((f) => `analyze/${f}`)]);
       assert.deepEqual(codes(run), c.codes, run.stdout + run.stderr);
       assert.equal(run.status, 79, run.stderr);
     });
-    it(`${c.analyzer}: silent on the good twin`, () => {
-      const run = analyze([OFFLINE, "-A", "-o", "json", "--failure-threshold", "Info", `analyze/${c.good}`]);
+    it(`${c.analyzer}: silent on the good twin`, async () => {
+      const run = await analyze([OFFLINE, "-A", "-o", "json", "--failure-threshold", "Info", `analyze/${c.good}`]);
       assert.deepEqual(codes(run), [], run.stdout);
       assert.equal(run.status, 0, run.stderr);
     });
   }
 
-  it("every code -L lists is exercised by a bad example", () => {
-    const listed = [...analyze(["-L"]).stdout.matchAll(/\b(MSH\d{4})\b/g)].map((m) => m[1]);
+  it("every code -L lists is exercised by a bad example", async () => {
+    const listed = [...(await analyze(["-L"])).stdout.matchAll(/\b(MSH\d{4})\b/g)].map((m) => m[1]);
     const fired = new Set(CASES.flatMap((c) => c.codes));
     assert.ok(listed.length >= 17);
     assert.deepEqual([...new Set(listed)].filter((code) => !fired.has(code)), []);
   });
 
-  it("messages name the resource and file:line of the offending field", () => {
-    const run = analyze([OFFLINE, "analyze/virtualservice-gateways.bad.yaml"]);
+  it("messages name the resource and file:line of the offending field", async () => {
+    const run = await analyze([OFFLINE, "analyze/virtualservice-gateways.bad.yaml"]);
     assert.equal(
       run.stdout,
       'Error [MSH0101] (VirtualService default/bookinfo analyze/virtualservice-gateways.bad.yaml:14) Referenced gateway not found: "default/bookinfo-gateway"\n',

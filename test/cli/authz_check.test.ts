@@ -30,9 +30,9 @@ const POLICIES =
   ra("mesh-jwt", "mesh-system", "{jwtRules: [{issuer: issuer-2, jwksUri: 'https://example.com/2.json'}]}") +
   ra("other", "foo", "{selector: {matchLabels: {app: reviews}}, jwtRules: [{issuer: nope}]}");
 
-describe("experimental authz check against files", () => {
-  test("selects by namespace, root namespace and selector; DENY before ALLOW", () => {
-    const run = meshctl(["x", "authz", "check", "httpbin-1.foo", "-f", tempFile(POLICIES), "-o", "json"]);
+describe("experimental authz check against files", async () => {
+  test("selects by namespace, root namespace and selector; DENY before ALLOW", async () => {
+    const run = await meshctl(["x", "authz", "check", "httpbin-1.foo", "-f", tempFile(POLICIES), "-o", "json"]);
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stderr, "");
     const r = JSON.parse(run.stdout);
@@ -49,9 +49,9 @@ describe("experimental authz check against files", () => {
     assert.deepEqual(r.workload, { pod: "httpbin-1", namespace: "foo", labels: { app: "httpbin", version: "v1" }, from: "Pod foo/httpbin-1" });
   });
 
-  test("the table lists policies and rule counts; -a shows every rule and the JWT rules", () => {
+  test("the table lists policies and rule counts; -a shows every rule and the JWT rules", async () => {
     const file = tempFile(POLICIES);
-    const short = meshctl(["experimental", "authz", "check", "httpbin-1", "-n", "foo", "-f", file]);
+    const short = await meshctl(["experimental", "authz", "check", "httpbin-1", "-n", "foo", "-f", file]);
     assert.equal(short.status, 0, short.stderr);
     assert.equal(
       short.stdout,
@@ -74,7 +74,7 @@ describe("experimental authz check against files", () => {
         "",
       ].join("\n"),
     );
-    const all = meshctl(["x", "authz", "check", "httpbin-1.foo", "-f", file, "-a"]);
+    const all = await meshctl(["x", "authz", "check", "httpbin-1.foo", "-f", file, "-a"]);
     assert.equal(all.status, 0, all.stderr);
     for (const line of [
       "DENY deny-ns.foo:",
@@ -95,28 +95,28 @@ describe("experimental authz check against files", () => {
     }
   });
 
-  test("nothing applies: every request is allowed", () => {
-    const run = meshctl(["x", "authz", "check", "httpbin-1.foo", "-f", tempFile(POD + ap("x", "bar", "{action: DENY, rules: [{}]}"))]);
+  test("nothing applies: every request is allowed", async () => {
+    const run = await meshctl(["x", "authz", "check", "httpbin-1.foo", "-f", tempFile(POD + ap("x", "bar", "{action: DENY, rules: [{}]}"))]);
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /No AuthorizationPolicy applies\.\n\nNo RequestAuthentication applies\.\n\nJWT: no RequestAuthentication applies: no request has a request principal\nALLOW: no ALLOW policy applies: a request no DENY rule matches is allowed\n$/);
   });
 
-  test("errors: unknown pod (1), no source (1), a pod is required with resource files (2); `meshctl authz` points to experimental (2)", () => {
-    const unknown = meshctl(["x", "authz", "check", "nope.foo", "-f", tempFile(POD)]);
+  test("errors: unknown pod (1), no source (1), a pod is required with resource files (2); `meshctl authz` points to experimental (2)", async () => {
+    const unknown = await meshctl(["x", "authz", "check", "nope.foo", "-f", tempFile(POD)]);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /pod nope\.foo not found/);
-    const none = meshctl(["x", "authz", "check", "httpbin-1.foo"]);
+    const none = await meshctl(["x", "authz", "check", "httpbin-1.foo"]);
     assert.equal(none.status, 69);
     assert.match(none.stderr, /needs an orchestrator API.*`-f config_dump\.json` or `--admin URL`/);
-    const nopod = meshctl(["x", "authz", "check", "-f", tempFile(POD)]);
+    const nopod = await meshctl(["x", "authz", "check", "-f", tempFile(POD)]);
     assert.equal(nopod.status, 2);
-    const moved = meshctl(["authz", "check", "httpbin-1"]);
+    const moved = await meshctl(["authz", "check", "httpbin-1"]);
     assert.equal(moved.status, 2);
     assert.match(moved.stderr, /use `meshctl experimental authz check <pod> -f config_dump\.json`/);
   });
 });
 
-describe("experimental authz check against a running sidecar and its config dump", () => {
+describe("experimental authz check against a running sidecar and its config dump", async () => {
   let mesh: LocalMesh;
   before(async () => {
     mesh = await startPolicyMesh();
@@ -161,13 +161,13 @@ describe("experimental authz check against a running sidecar and its config dump
   });
 });
 
-describe("experimental authz check -f a -f b", () => {
-  test("reads every file given (workload in one, policies in the other)", () => {
+describe("experimental authz check -f a -f b", async () => {
+  test("reads every file given (workload in one, policies in the other)", async () => {
     const [pod, policies] = SIDECAR_POLICIES.split("---\napiVersion: v1\nkind: Service");
     const a = tempFile(pod, "pod.yaml");
     const b = tempFile(`apiVersion: v1\nkind: Service${policies}`, "policies.yaml");
     for (const args of [["-f", a, "-f", b], ["-f", `${a},${b}`]]) {
-      const run = meshctl(["x", "authz", "check", "petstore-v1.demo", ...args, "-o", "json"]);
+      const run = await meshctl(["x", "authz", "check", "petstore-v1.demo", ...args, "-o", "json"]);
       assert.equal(run.status, 0, run.stderr);
       const r = JSON.parse(run.stdout) as { workload: { from: string }; authorizationPolicies: Array<{ name: string }> };
       assert.equal(r.workload.from, "Pod demo/petstore-v1");

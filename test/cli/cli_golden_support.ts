@@ -1,22 +1,17 @@
-import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Run, meshctlInProcess } from "./in_process.ts";
+
+export type { Run };
 
 export const MESHCTL = join(import.meta.dirname, "..", "..", "build", "out", "meshctl.mjs");
 export const FIXTURES = join(import.meta.dirname, "fixtures");
 
-export interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built meshctl in the fixtures folder, so messages name fixture files by their short names. */
-export function meshctl(args: string[], input?: string): Run {
-  const run = spawnSync(process.execPath, [MESHCTL, ...args], { cwd: FIXTURES, input, encoding: "utf8" });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+/** Runs meshctl (in-process: in_process.ts) in the fixtures folder, so messages name fixture files by their short names. */
+export function meshctl(args: string[], input?: string): Promise<Run> {
+  return meshctlInProcess(args, { cwd: FIXTURES, input });
 }
 
 export function fixture(name: string): string {

@@ -5,11 +5,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Command } from "commander";
 import { COMMANDS, loadersFor, registerCommands } from "../../host/cli/meshctl/commands/index.ts";
+import { processIo } from "../../host/cli/meshctl/io.ts";
 
 async function programFor(args: string[]): Promise<{ program: Command; experimental: Command }> {
   const program = new Command("meshctl");
   const experimental = program.command("experimental").alias("x");
-  await registerCommands(program, experimental, args);
+  await registerCommands(program, experimental, args, processIo());
   return { program, experimental };
 }
 

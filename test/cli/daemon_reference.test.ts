@@ -38,7 +38,7 @@ function nonDefault(e: NotApplicable): string {
   return e.default === "" ? "x" : `${e.default}1`;
 }
 
-describe("docs/daemon-reference.md and the code agree", () => {
+describe("docs/daemon-reference.md and the code agree", async () => {
   const flagSections: Array<[string, readonly NotApplicable[]]> = [
     ["disco-agent", AGENT_NOT_APPLICABLE_FLAGS],
     ["mesh_ca", ANCHOR_NOT_APPLICABLE_FLAGS],
@@ -46,7 +46,7 @@ describe("docs/daemon-reference.md and the code agree", () => {
     ["disco-discovery", DISCOVERY_NOT_APPLICABLE_FLAGS],
   ];
   for (const [title, entries] of flagSections) {
-    it(`every not-applicable flag of ${title} is in its section with the program's reason, and no other row says not applicable`, () => {
+    it(`every not-applicable flag of ${title} is in its section with the program's reason, and no other row says not applicable`, async () => {
       const text = section(title);
       for (const e of entries) assert.ok(text.includes(`| \`${e.name}\` | not applicable | ${e.reason}`), `${title}: ${e.name}`);
       const documented = [...text.matchAll(/^\| `([^`]+)` \| not applicable \|/gm)].map((m) => m[1]).sort();
@@ -55,7 +55,7 @@ describe("docs/daemon-reference.md and the code agree", () => {
     });
   }
 
-  it("every not-applicable variable is in the environment table, under its daemon", () => {
+  it("every not-applicable variable is in the environment table, under its daemon", async () => {
     const text = section("Environment variables");
     const column = (name: string, index: number) => {
       const lines = text.split("\n");
@@ -75,7 +75,7 @@ describe("docs/daemon-reference.md and the code agree", () => {
     for (const name of DISCOVERY_VARIABLES) assert.equal(column(name, 6), "yes", name);
   });
 
-  it("every variable spec 2 lists for disco-discovery (DI) has its decision in the disco-discovery column", () => {
+  it("every variable spec 2 lists for disco-discovery (DI) has its decision in the disco-discovery column", async () => {
     const rows = section("Environment variables").split("\n").filter((l) => /^\| `/.test(l));
     const di = rows.filter((l) => l.split("|")[2].split(",").map((b) => b.trim()).includes("DI"));
     // Spec 2: the 34 shared discovery-behaviour variables and 23 other variables naming DI.
@@ -85,7 +85,7 @@ describe("docs/daemon-reference.md and the code agree", () => {
   });
 });
 
-describe("not-applicable flags and variables are refused by the real programs", () => {
+describe("not-applicable flags and variables are refused by the real programs", async () => {
   const empty = mkdtempSync(join(tmpdir(), "daemon-ref-"));
   // Each program once per entry would take minutes on a loaded machine: a sample per kind and program.
   const flagCases: Array<[string, string[], NotApplicable]> = [
@@ -95,7 +95,7 @@ describe("not-applicable flags and variables are refused by the real programs", 
     ["mesh_ca", [], ANCHOR_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--custom-dns-names")!],
   ];
   for (const [bin, sub, e] of flagCases) {
-    it(`${bin} ${sub.join(" ")} ${e.name} ${nonDefault(e)}: exit 2, one line with the reason`, () => {
+    it(`${bin} ${sub.join(" ")} ${e.name} ${nonDefault(e)}: exit 2, one line with the reason`, async () => {
       const r = run(bin, [...sub, `${e.name}=${nonDefault(e)}`]);
       assert.equal(r.status, 2, r.stderr);
       assert.equal(r.stderr, `${[bin, ...sub].join(" ")}: ${e.name}: not applicable here: ${e.reason} (docs/daemon-reference.md)\n`);
@@ -112,7 +112,7 @@ describe("not-applicable flags and variables are refused by the real programs", 
     ["disco-discovery", ["discovery", "--configDir", empty], DISCOVERY_NOT_APPLICABLE_ENV.find((e) => e.name === "TOKEN_ISSUER")!],
   ];
   for (const [bin, args, e] of envCases) {
-    it(`${bin} with ${e.name}=${nonDefault(e)}: exit 2 naming the variable and the reason`, () => {
+    it(`${bin} with ${e.name}=${nonDefault(e)}: exit 2 naming the variable and the reason`, async () => {
       const r = run(bin, args, { [e.name]: nonDefault(e) });
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, new RegExp(`^${bin}[^:]*: ${e.name}="${nonDefault(e)}": not applicable here: `));
@@ -121,7 +121,7 @@ describe("not-applicable flags and variables are refused by the real programs", 
     });
   }
 
-  it("a default value is accepted: the program goes on to its next check", () => {
+  it("a default value is accepted: the program goes on to its next check", async () => {
     // --customConfigFile "" is the spec default; the run then stops at the missing --configDir.
     const r = run("disco-agent", ["proxy", "--customConfigFile=", "--tracerBSecure=false", "--configDir", join(empty, "missing")], { SDS_ENABLED: "false" });
     assert.equal(r.status, 2);

@@ -18,8 +18,8 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe("disco-discovery discovery: flags and variables", () => {
-  it("refuses a bad --meshConfig, --trust-domain, DISCO_CERT_PROVIDER, --domain and push variables with one line, before serving", () => {
+describe("disco-discovery discovery: flags and variables", async () => {
+  it("refuses a bad --meshConfig, --trust-domain, DISCO_CERT_PROVIDER, --domain and push variables with one line, before serving", async () => {
     const mesh = join(tempDir("disco-mesh-"), "mesh.yaml");
     writeFileSync(mesh, "rootNamespace: Bad_NS\n");
     const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
@@ -40,7 +40,7 @@ describe("disco-discovery discovery: flags and variables", () => {
     }
   });
 
-  it("a certificate asked for (--secureGrpcAddr given) but missing stops the start, naming the file", () => {
+  it("a certificate asked for (--secureGrpcAddr given) but missing stops the start, naming the file", async () => {
     const r = run([...OFF, "--secureGrpcAddr", "127.0.0.1:0"], { DISCO_CERT_DIR: "/nonexistent/certs" });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /failed to start: DISCO_CERT_DIR root-cert\.pem \/nonexistent\/certs\/root-cert\.pem: ENOENT/);

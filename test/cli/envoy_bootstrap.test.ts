@@ -26,8 +26,8 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     root = envoyRoot();
   });
 
-  it("prints YAML that decodes as envoy.config.bootstrap.v3.Bootstrap: node, admin, the xds-grpc cluster, everything dynamic over ADS", () => {
-    const run = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15010", "--pod", "reviews-v1-7d4b9c7f9-abcde", "-n", "bookinfo", "--ip", "10.1.2.3", "--labels", "app=reviews,version=v1"]);
+  it("prints YAML that decodes as envoy.config.bootstrap.v3.Bootstrap: node, admin, the xds-grpc cluster, everything dynamic over ADS", async () => {
+    const run = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15010", "--pod", "reviews-v1-7d4b9c7f9-abcde", "-n", "bookinfo", "--ip", "10.1.2.3", "--labels", "app=reviews,version=v1"]);
     assert.equal(run.status, 0, run.stderr);
     const { message, anyTypes } = decodeStrict(root, BOOTSTRAP, parse(run.stdout));
     assert.deepEqual([...new Set(anyTypes)], ["type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]);
@@ -45,18 +45,18 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     assert.ok(b.dynamic_resources.lds_config.ads && b.dynamic_resources.cds_config.ads, "listeners and clusters over ADS");
   });
 
-  it("-o json prints the same bootstrap as JSON; a bad address is refused naming the flag", () => {
-    const yaml = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010"]);
-    const json = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010", "-o", "json"]);
+  it("-o json prints the same bootstrap as JSON; a bad address is refused naming the flag", async () => {
+    const yaml = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010"]);
+    const json = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "127.0.0.1:15010", "-o", "json"]);
     assert.equal(json.status, 0, json.stderr);
     assert.deepEqual(JSON.parse(json.stdout), parse(yaml.stdout));
     assert.equal(JSON.parse(json.stdout).static_resources.clusters[0].type, "STATIC", "an address needs no DNS");
-    const bad = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery"]);
+    const bad = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery"]);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--discoveryAddress: expected host:port/);
   });
 
-  describe("the node it describes, connected to disco-discovery", () => {
+  describe("the node it describes, connected to disco-discovery", async () => {
     let disco: Daemon<{ grpc: string }>;
     let channel: grpc.Client;
     before(async () => {
@@ -71,7 +71,7 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     });
 
     it("is served the inbound listener of its workload", async () => {
-      const run = meshctl(["x", "envoy-bootstrap", "--discoveryAddress", disco.listening.grpc, "--pod", "productpage-v1-6b746f74dc-9stvs", "-o", "json"]);
+      const run = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", disco.listening.grpc, "--pod", "productpage-v1-6b746f74dc-9stvs", "-o", "json"]);
       assert.equal(run.status, 0, run.stderr);
       const node = JSON.parse(run.stdout).node;
       // Envoy sends the node as the bootstrap gives it, with its user agent.

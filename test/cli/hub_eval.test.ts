@@ -27,7 +27,7 @@ spec:
 const SERVICE = "books.shop.svc.cluster.local";
 const get = (path: string, extra: object = {}) => ({ method: "GET", path, destinationService: SERVICE, time: T0, ...extra });
 
-describe("meshctl x hub-eval: HTTPAPISpec matching", () => {
+describe("meshctl x hub-eval: HTTPAPISpec matching", async () => {
   const file = configFile(SPEC);
   const rows: Array<[string, object, string | null, string | null, Record<string, string>]> = [
     ["variables bind whole segments", get("/shelves/s1/books/b2"), "/shelves/{shelf}/books/{book}", "getBook", { shelf: "s1", book: "b2" }],
@@ -43,8 +43,8 @@ describe("meshctl x hub-eval: HTTPAPISpec matching", () => {
     ["a method that fits no pattern matches nothing", { ...get("/shelves/s1/books/b2"), method: "DELETE" }, null, null, {}],
     ["templates must consume the whole path", get("/shelves/s1"), null, null, {}],
   ];
-  const run = hubEval([file], rows.map((r) => r[1]));
-  it("exits 0", () => assert.equal(run.status, 0, run.stderr));
+  const run = await hubEval([file], rows.map((r) => r[1]));
+  it("exits 0", async () => assert.equal(run.status, 0, run.stderr));
   rows.forEach(([name, , pattern, operation, bindings], i) => {
     it(name, () => {
       const out = run.lines[i];
@@ -64,13 +64,13 @@ describe("meshctl x hub-eval: HTTPAPISpec matching", () => {
   });
 });
 
-describe("meshctl x hub-eval: API keys", () => {
+describe("meshctl x hub-eval: API keys", async () => {
   const defaults = configFile(SPEC);
   const configured = configFile(
     SPEC.replace("  patterns:\n", "  apiKeys: [{ header: X-Custom-Key }, { query: token }]\n  patterns:\n"),
   );
-  it("uses query key, then query api_key, then header x-api-key by default", () => {
-    const run = hubEval([defaults], [
+  it("uses query key, then query api_key, then header x-api-key by default", async () => {
+    const run = await hubEval([defaults], [
       get("/x?api_key=b&key=a", { headers: { "x-api-key": "c" } }),
       get("/x?api_key=b", { headers: { "x-api-key": "c" } }),
       get("/x", { headers: { "x-api-key": "c" } }),
@@ -82,23 +82,23 @@ describe("meshctl x hub-eval: API keys", () => {
     assert.deepEqual(run.lines[0].attributes["request.api_key"], { stringValue: "a" });
     assert.equal(run.lines[5].attributes["request.api_key"], undefined);
   });
-  it("configured locations replace the defaults and apply in list order", () => {
-    const run = hubEval([configured], [
+  it("configured locations replace the defaults and apply in list order", async () => {
+    const run = await hubEval([configured], [
       get("/x?token=t&key=k", { headers: { "x-custom-key": "h" } }),
       get("/x?token=t&key=k"),
       get("/x?key=k", { headers: { "x-api-key": "c" } }),
     ]);
     assert.deepEqual(run.lines.map((l) => l.apiKey), ["h", "t", null]);
   });
-  it("services without a ServiceConfig get no key, API match or quota", () => {
-    const run = hubEval([defaults], [{ ...get("/shelves/a/books/b?key=k"), destinationService: "other.shop.svc.cluster.local" }]);
+  it("services without a ServiceConfig get no key, API match or quota", async () => {
+    const run = await hubEval([defaults], [{ ...get("/shelves/a/books/b?key=k"), destinationService: "other.shop.svc.cluster.local" }]);
     assert.equal(run.lines[0].apiKey, null);
     assert.equal(run.lines[0].apiSpec.matched, false);
     assert.deepEqual(run.lines[0].quotas, []);
   });
 });
 
-describe("meshctl x hub-eval: quotas", () => {
+describe("meshctl x hub-eval: quotas", async () => {
   const file = configFile(`${SPEC}
 ---
 apiVersion: config.mesh.io/v1alpha2
@@ -121,8 +121,8 @@ spec:
   services: [{ service: ${SERVICE} }]
   quotaSpecs: [{ name: limits, namespace: shop }]
 `);
-  it("charges every matching rule's quotas in rule order, then quota order", () => {
-    const run = hubEval([file], [
+  it("charges every matching rule's quotas in rule order, then quota order", async () => {
+    const run = await hubEval([file], [
       get("/a"),
       { ...get("/shelves/1"), method: "POST" },
       { ...get("/other"), method: "POST" },

@@ -59,50 +59,50 @@ const request = (extra: object = {}) => ({
   ...extra,
 });
 
-describe("meshctl x hub-eval: order of application of attributes", () => {
-  const honoured = hubEval([configFile(clientConfig(false))], [
+describe("meshctl x hub-eval: order of application of attributes", async () => {
+  const honoured = await hubEval([configFile(clientConfig(false))], [
     request(),
     request({ connection: { mtls: true, peerPrincipal: "spiffe://cluster.local/ns/reviews/sa/reviews" } }),
     request({ headers: { "x-mesh-attributes": "not base64!", "user-agent": "curl/8" } }),
   ]);
-  const ignored = hubEval([configFile(clientConfig(true))], [request()]);
+  const ignored = await hubEval([configFile(clientConfig(true))], [request()]);
   const [plain, withPeer, malformed] = honoured.lines;
 
-  it("route attributes replace filter attributes", () => {
+  it("route attributes replace filter attributes", async () => {
     assert.equal(honoured.status, 0, honoured.stderr);
     assert.deepEqual(plain.attributes["destination.uid"], { stringValue: "route-uid" });
     assert.deepEqual(plain.attributes["context.reporter.kind"], { stringValue: "inbound" });
   });
-  it("forwarded attributes replace static ones", () => {
+  it("forwarded attributes replace static ones", async () => {
     assert.deepEqual(plain.attributes["source.namespace"], { stringValue: "forwarded-ns" });
     assert.deepEqual(plain.attributes["source.uid"], { stringValue: "kubernetes://caller.other" });
     assert.deepEqual(plain.attributes["destination.service.host"], { stringValue: "forwarded-host" });
   });
-  it("only allow-listed, non-empty string attributes are taken from the header", () => {
+  it("only allow-listed, non-empty string attributes are taken from the header", async () => {
     assert.equal(plain.attributes["source.principal"], undefined);
     assert.equal(plain.attributes["destination.service.name"], undefined);
     assert.equal(plain.attributes["destination.service.uid"], undefined);
   });
-  it("request-derived attributes replace forwarded and static ones", () => {
+  it("request-derived attributes replace forwarded and static ones", async () => {
     assert.deepEqual(plain.attributes["request.host"], { stringValue: "ratings" });
     assert.deepEqual(withPeer.attributes["source.namespace"], { stringValue: "reviews" });
     assert.deepEqual(withPeer.attributes["source.principal"], { stringValue: "cluster.local/ns/reviews/sa/reviews" });
   });
-  it("a malformed header is ignored", () => {
+  it("a malformed header is ignored", async () => {
     assert.deepEqual(malformed.attributes["source.namespace"], { stringValue: "static-filter" });
   });
-  it("ignoreForwardedAttributes keeps the header out of the bag", () => {
+  it("ignoreForwardedAttributes keeps the header out of the bag", async () => {
     assert.deepEqual(ignored.lines[0].attributes["source.namespace"], { stringValue: "static-filter" });
     assert.deepEqual(ignored.lines[0].attributes["destination.service.host"], { stringValue: SERVICE });
   });
-  it("the header never reaches request.headers", () => {
+  it("the header never reaches request.headers", async () => {
     for (const line of [plain, ignored.lines[0]]) {
       const headers = line.attributes["request.headers"].stringMapValue.entries;
       assert.equal(headers["x-mesh-attributes"], undefined);
       assert.equal(headers["user-agent"], "curl/8");
     }
   });
-  it("outgoing forwarded attributes merge filter and route forwardAttributes, route winning", () => {
+  it("outgoing forwarded attributes merge filter and route forwardAttributes, route winning", async () => {
     assert.deepEqual(plain.forwardedAttributes, {
       "destination.service.name": { stringValue: "ratings" },
       "source.uid": { stringValue: "kubernetes://ratings-v2.shop" },
@@ -110,8 +110,8 @@ describe("meshctl x hub-eval: order of application of attributes", () => {
   });
 });
 
-describe("meshctl x hub-eval: request-derived attributes", () => {
-  const run = hubEval([configFile(clientConfig(false))], [
+describe("meshctl x hub-eval: request-derived attributes", async () => {
+  const run = await hubEval([configFile(clientConfig(false))], [
     {
       method: "POST",
       path: "/a/b?x=1&y&x=2",
@@ -163,10 +163,10 @@ describe("meshctl x hub-eval: request-derived attributes", () => {
     ["request.auth.claims", { stringMapValue: { entries: { aud: "web,api", azp: "spa", iss: "https://issuer", scope: "read,write", sub: "alice" } } }],
   ];
   for (const [name, expected] of rows) it(name, () => assert.deepEqual(a[name], expected));
-  it("request.auth.raw_claims is the payload text", () => {
+  it("request.auth.raw_claims is the payload text", async () => {
     assert.deepEqual(JSON.parse(a["request.auth.raw_claims"].stringValue).sub, "alice");
   });
-  it("every attribute has exactly one typed value", () => {
+  it("every attribute has exactly one typed value", async () => {
     for (const [name, value] of Object.entries(a)) assert.equal(Object.keys(value as object).length, 1, name);
   });
 });

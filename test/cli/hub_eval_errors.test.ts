@@ -75,37 +75,37 @@ spec: { serviceConfigs: { a: { networkFailPolicy: { policy: FAIL_SOMETIMES } } }
 ];
 
 
-describe("meshctl x hub-eval: bad configuration exits 2 naming file, resource and field", () => {
+describe("meshctl x hub-eval: bad configuration exits 2 naming file, resource and field", async () => {
   for (const [name, yaml, expected] of rows) {
-    it(name, () => {
+    it(name, async () => {
       const file = configFile(yaml, `bad-${name.replace(/\W+/g, "-")}.yaml`);
-      const run = hubEval([file], [{ method: "GET", path: "/", time: T0 }]);
+      const run = await hubEval([file], [{ method: "GET", path: "/", time: T0 }]);
       assert.equal(run.status, 2, `stdout: ${JSON.stringify(run.lines)} stderr: ${run.stderr}`);
       assert.deepEqual(run.lines, [], "no request is evaluated");
       assert.ok(run.stderr.includes(basename(file)), run.stderr);
       for (const text of expected) assert.ok(run.stderr.includes(text), `missing ${JSON.stringify(text)} in: ${run.stderr}`);
     });
   }
-  it("a missing file exits 2", () => {
-    const run = hubEval(["/nonexistent/x.yaml"], []);
+  it("a missing file exits 2", async () => {
+    const run = await hubEval(["/nonexistent/x.yaml"], []);
     assert.equal(run.status, 2);
     assert.match(run.stderr, /\/nonexistent\/x\.yaml.*ENOENT/);
   });
 });
 
-describe("meshctl x hub-eval: bad input lines", () => {
-  it("print an error line and the run goes on", () => {
+describe("meshctl x hub-eval: bad input lines", async () => {
+  it("print an error line and the run goes on", async () => {
     const file = configFile(spec("{ uriTemplate: /b }"));
-    const run = hubEval([file], ["not json", { path: "/a" }, { method: "GET", path: "/a", headers: { a: 1 } }, { method: "GET", path: "/b", time: T0 }]);
+    const run = await hubEval([file], ["not json", { path: "/a" }, { method: "GET", path: "/a", headers: { a: 1 } }, { method: "GET", path: "/b", time: T0 }]);
     assert.equal(run.status, 0);
     assert.match(run.lines[0].error, /not JSON/);
     assert.match(run.lines[1].error, /method: expected a string/);
     assert.match(run.lines[2].error, /headers\.a: expected a string/);
     assert.deepEqual(run.lines[3].attributes["request.path"], { stringValue: "/b" });
   });
-  it("unknown fields are warned about, not fatal", () => {
+  it("unknown fields are warned about, not fatal", async () => {
     const file = configFile(spec("{ uriTemplate: /b, httpMethd: GET }"));
-    const run = hubEval([file], [{ method: "GET", path: "/b", time: T0 }]);
+    const run = await hubEval([file], [{ method: "GET", path: "/b", time: T0 }]);
     assert.equal(run.status, 0);
     assert.match(run.stderr, /warning: .*spec\.patterns\[1\]\.httpMethd: unknown field/);
   });

@@ -18,7 +18,7 @@ spec:
 const SERVICE = "books.shop.svc.cluster.local";
 const get = (path: string, extra: object = {}) => ({ method: "GET", path, destinationService: SERVICE, time: T0, ...extra });
 
-describe("meshctl x hub-eval: a duplicate (method, template shape) is accepted, the first registration wins", () => {
+describe("meshctl x hub-eval: a duplicate (method, template shape) is accepted, the first registration wins", async () => {
   const file = configFile(`
 apiVersion: config.mesh.io/v1alpha2
 kind: HTTPAPISpec
@@ -29,9 +29,9 @@ spec:
     - { httpMethod: GET, uriTemplate: "/shelves/{name}", attributes: { attributes: { api.operation: { stringValue: second } } } }
     - { httpMethod: POST, uriTemplate: "/shelves/{name}", attributes: { attributes: { api.operation: { stringValue: post } } } }
 ${binding("books")}`);
-  const run = hubEval([file], [get("/shelves/s1"), { ...get("/shelves/s1"), method: "POST" }]);
+  const run = await hubEval([file], [get("/shelves/s1"), { ...get("/shelves/s1"), method: "POST" }]);
 
-  it("exits 0 and warns, naming file, resource, field path and the rule", () => {
+  it("exits 0 and warns, naming file, resource, field path and the rule", async () => {
     assert.equal(run.status, 0, run.stderr);
     const warnings = run.stderr.split("\n").filter((l) => l.startsWith("warning: "));
     assert.equal(warnings.length, 1, run.stderr);
@@ -39,18 +39,18 @@ ${binding("books")}`);
     assert.match(warnings[0], /the earlier one wins/);
   });
 
-  it("the first registration answers, with its own variable name", () => {
+  it("the first registration answers, with its own variable name", async () => {
     assert.equal(run.lines[0].apiSpec.pattern, "/shelves/{shelf}");
     assert.deepEqual(run.lines[0].apiSpec.bindings, { shelf: "s1" });
     assert.deepEqual(run.lines[0].attributes["api.operation"], { stringValue: "first" });
   });
 
-  it("the same shape with another method is no duplicate", () => {
+  it("the same shape with another method is no duplicate", async () => {
     assert.deepEqual(run.lines[1].attributes["api.operation"], { stringValue: "post" });
   });
 });
 
-describe("meshctl x hub-eval: binding decoding as upstream's path matcher", () => {
+describe("meshctl x hub-eval: binding decoding as upstream's path matcher", async () => {
   const file = configFile(`
 apiVersion: config.mesh.io/v1alpha2
 kind: HTTPAPISpec
@@ -68,14 +68,14 @@ ${binding("books")}`);
     ["a single-segment binding decodes everything", "/one/a%2Fb%3Fc%20d", { x: "a/b?c d" }],
     ["a ** binding decodes all but reserved", "/rest/a%20b/c%2Fd/%7E", { path: "a b/c%2Fd/~" }],
   ];
-  const run = hubEval([file], rows.map((r) => get(r[1])));
-  it("exits 0", () => assert.equal(run.status, 0, run.stderr));
+  const run = await hubEval([file], rows.map((r) => get(r[1])));
+  it("exits 0", async () => assert.equal(run.status, 0, run.stderr));
   rows.forEach(([name, , bindings], i) => {
     it(name, () => assert.deepEqual(run.lines[i].apiSpec.bindings, bindings));
   });
 });
 
-describe("meshctl x hub-eval: APIKey.cookie", () => {
+describe("meshctl x hub-eval: APIKey.cookie", async () => {
   const file = configFile(`
 apiVersion: config.mesh.io/v1alpha2
 kind: HTTPAPISpec
@@ -93,8 +93,8 @@ ${binding("books")}`);
     ["the cookie comes first in the configured order", get("/books?key=k", { headers: { cookie: "session=c" } }), "c"],
     ["no cookie and no query: no key", get("/books"), null],
   ];
-  const run = hubEval([file], rows.map((r) => r[1]));
-  it("exits 0 with no warning", () => {
+  const run = await hubEval([file], rows.map((r) => r[1]));
+  it("exits 0 with no warning", async () => {
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stderr, "");
   });

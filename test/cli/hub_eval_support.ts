@@ -1,9 +1,7 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-export const MESHCTL = join(import.meta.dirname, "..", "..", "build", "out", "meshctl.mjs");
+import { meshctlInProcess } from "./in_process.ts";
 
 /** Writes YAML text to a fresh temp file and returns its path. */
 export function configFile(yaml: string, name = "config.yaml"): string {
@@ -19,10 +17,10 @@ export interface HubEvalRun {
   stderr: string;
 }
 
-/** Runs the real `meshctl x hub-eval` process with request lines on stdin. */
-export function hubEval(files: string[], requests: Array<object | string>): HubEvalRun {
+/** Runs `meshctl x hub-eval` (in-process) with request lines on stdin. */
+export async function hubEval(files: string[], requests: Array<object | string>): Promise<HubEvalRun> {
   const input = requests.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n");
-  const run = spawnSync(process.execPath, [MESHCTL, "x", "hub-eval", ...files.flatMap((f) => ["-f", f])], { input, encoding: "utf8" });
+  const run = await meshctlInProcess(["x", "hub-eval", ...files.flatMap((f) => ["-f", f])], { input });
   const lines = run.stdout.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
   return { status: run.status, lines, stderr: run.stderr };
 }

@@ -1,4 +1,4 @@
-// `meshctl orch-inject`: golden tests against the built CLI (build first: node build/build.mjs).
+// `meshctl orch-inject`: golden tests of its command line, run in-process (test/cli/in_process.ts).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,10 +20,10 @@ function template(doc: Obj): { metadata: Obj; spec: Obj } {
   return doc.spec.template;
 }
 
-describe("orch-inject: workloads", () => {
-  const run = meshctl(["orch-inject", "-f", "inject_workloads.in.yaml", ...VALUES]);
+describe("orch-inject: workloads", async () => {
+  const run = await meshctl(["orch-inject", "-f", "inject_workloads.in.yaml", ...VALUES]);
 
-  test("every pod-template kind is injected; output matches the golden file", () => {
+  test("every pod-template kind is injected; output matches the golden file", async () => {
     assert.equal(run.status, 0, run.stderr);
     assertGolden(run.stdout, "inject_workloads.out.yaml");
     assert.equal(
@@ -36,7 +36,7 @@ describe("orch-inject: workloads", () => {
     Deployment: "8080", Pod: "9000", StatefulSet: "5432", DaemonSet: "2020", ReplicaSet: "6379", Job: undefined, CronJob: "8081", ReplicationController: "3000",
   };
   for (const [kind, appPort] of Object.entries(expectedAppPort)) {
-    test(`${kind}: sidecar container, volume and status annotation`, () => {
+    test(`${kind}: sidecar container, volume and status annotation`, async () => {
       const doc = docs(run.stdout).find((d) => d.kind === kind && d.apiVersion !== "example.com/v1")!;
       const { metadata, spec } = template(doc);
       const sidecar = spec.containers.at(-1);
@@ -61,7 +61,7 @@ describe("orch-inject: workloads", () => {
     });
   }
 
-  test("other kinds pass through byte for byte and in order", () => {
+  test("other kinds pass through byte for byte and in order", async () => {
     const kinds = docs(run.stdout).map((d) => `${d.apiVersion}/${d.kind}`);
     assert.deepEqual(kinds, docs(fixture("inject_workloads.in.yaml")).map((d) => `${d.apiVersion}/${d.kind}`));
     const input = fixture("inject_workloads.in.yaml");
@@ -75,26 +75,26 @@ describe("orch-inject: workloads", () => {
     assert.ok(run.stdout.includes("app: web # routed by the Service below"), "comment in an injected document kept");
   });
 
-  test("idempotent: injecting the output again changes nothing", () => {
-    const again = meshctl(["orch-inject", "-f", "inject_workloads.out.yaml", ...VALUES]);
+  test("idempotent: injecting the output again changes nothing", async () => {
+    const again = await meshctl(["orch-inject", "-f", "inject_workloads.out.yaml", ...VALUES]);
     assert.equal(again.status, 0, again.stderr);
     assert.equal(again.stdout, fixture("inject_workloads.out.yaml"));
     const skipped = again.stderr.split("\n").filter((l) => l.includes(`skipping injection: already injected (annotation ${STATUS})`));
     assert.equal(skipped.length, 8);
   });
 
-  test("a template that already has the sidecar container (no annotation) is left alone", () => {
+  test("a template that already has the sidecar container (no annotation) is left alone", async () => {
     const doc = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: hand-made\nspec:\n  containers:\n  - name: app\n  - name: mesh-proxy\n    image: mine\n`;
-    const r = meshctl(["orch-inject", "-f", "-"], doc);
+    const r = await meshctl(["orch-inject", "-f", "-"], doc);
     assert.equal(r.status, 0);
     assert.equal(r.stdout, doc);
     assert.equal(r.stderr, "skipped: <stdin>: Pod hand-made: skipping injection: already has a container named mesh-proxy\n");
   });
 });
 
-describe("orch-inject: skipped templates", () => {
-  test("opt-out annotation, hostNetwork, kube-system and unrecognized annotation values are skipped; inject: \"true\" is injected", () => {
-    const r = meshctl(["orch-inject", "-f", "inject_skips.in.yaml", ...VALUES]);
+describe("orch-inject: skipped templates", async () => {
+  test("opt-out annotation, hostNetwork, kube-system and unrecognized annotation values are skipped; inject: \"true\" is injected", async () => {
+    const r = await meshctl(["orch-inject", "-f", "inject_skips.in.yaml", ...VALUES]);
     assert.equal(r.status, 0, r.stderr);
     assertGolden(r.stdout, "inject_skips.out.yaml");
     assert.deepEqual(r.stderr.trimEnd().split("\n"), [
@@ -110,16 +110,16 @@ describe("orch-inject: skipped templates", () => {
   });
 });
 
-describe("orch-inject: settings files", () => {
-  test("--injectConfigFile, --meshConfigFile and --valuesFile shape the sidecar", () => {
-    const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml", ...VALUES, "--meshConfigFile", "inject_mesh_config.yaml", "--injectConfigFile", "inject_config.yaml"]);
+describe("orch-inject: settings files", async () => {
+  test("--injectConfigFile, --meshConfigFile and --valuesFile shape the sidecar", async () => {
+    const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", ...VALUES, "--meshConfigFile", "inject_mesh_config.yaml", "--injectConfigFile", "inject_config.yaml"]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stderr, "");
     assertGolden(r.stdout, "inject_settings.out.yaml");
   });
 
-  test("without settings files the built-in defaults apply", () => {
-    const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml"]);
+  test("without settings files the built-in defaults apply", async () => {
+    const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml"]);
     assert.equal(r.status, 0, r.stderr);
     const sidecar = template(docs(r.stdout)[0]).spec.containers.at(-1);
     assert.equal(sidecar.image, `docker.io/mesh/disco-agent:${pkg.version}`);
@@ -129,10 +129,10 @@ describe("orch-inject: settings files", () => {
     assert.deepEqual(sidecar.readinessProbe, { httpGet: { path: "/healthz/ready", port: 15020 }, initialDelaySeconds: 1, periodSeconds: 2, failureThreshold: 30 });
   });
 
-  test("a values image with a registry path is used as is; unknown settings fields are warned about", () => {
+  test("a values image with a registry path is used as is; unknown settings fields are warned about", async () => {
     const values = tempFile("global:\n  tag: 9.9\n  proxy:\n    image: other.example.com/team/agent\n    imagge: typo\n", "values.yaml");
     const inject = tempFile("containerName: side\nextraArg: [--x]\n", "inject.yaml");
-    const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--valuesFile", values, "--injectConfigFile", inject]);
+    const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--valuesFile", values, "--injectConfigFile", inject]);
     assert.equal(r.status, 0, r.stderr);
     const sidecar = template(docs(r.stdout)[0]).spec.containers.at(-1);
     assert.equal(sidecar.name, "side");
@@ -141,37 +141,37 @@ describe("orch-inject: settings files", () => {
   });
 });
 
-test("orch-inject: values' global.proxy.clusterDomain (upstream's) gives the agent --domain <namespace>.svc.<domain> and the hub's address in it", () => {
+test("orch-inject: values' global.proxy.clusterDomain (upstream's) gives the agent --domain <namespace>.svc.<domain> and the hub's address in it", async () => {
   const values = tempFile("global:\n  proxy:\n    clusterDomain: example.internal\n", "values.yaml");
-  const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--valuesFile", values]);
+  const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--valuesFile", values]);
   assert.equal(r.status, 0, r.stderr);
   const args: string[] = template(docs(r.stdout)[0]).spec.containers.at(-1).args;
   assert.equal(args[args.indexOf("--domain") + 1], "$(POD_NAMESPACE).svc.example.internal");
   assert.ok(args.includes("hub_server=mesh-hub.mesh-system.svc.example.internal:9091"), args.join(" "));
-  const plain = meshctl(["orch-inject", "-f", "inject_settings.in.yaml"]);
+  const plain = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml"]);
   assert.equal(template(docs(plain.stdout)[0]).spec.containers.at(-1).args.includes("--domain"), false, "the default domain adds no flag (the agent's default)");
 });
 
-test("orch-inject: the mesh config's defaultConfig.image names the repository; one with a tag is used as is", () => {
+test("orch-inject: the mesh config's defaultConfig.image names the repository; one with a tag is used as is", async () => {
   for (const [image, expected] of [["mirror.example.com/agent", "mirror.example.com/agent:1.4.2"], ["mirror.example.com:5000/agent:pinned", "mirror.example.com:5000/agent:pinned"]]) {
     const mesh = tempFile(`defaultConfig:\n  image: ${image}\n`, "mesh.yaml");
-    const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml", ...VALUES, "--meshConfigFile", mesh]);
+    const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", ...VALUES, "--meshConfigFile", mesh]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(template(docs(r.stdout)[0]).spec.containers.at(-1).image, expected);
   }
 });
 
-describe("orch-inject: input and output", () => {
-  test("-f - reads stdin; -o writes a file", () => {
+describe("orch-inject: input and output", async () => {
+  test("-f - reads stdin; -o writes a file", async () => {
     const out = join(tempFile(""), "..", "out.yaml");
-    const r = meshctl(["orch-inject", "-f", "-", "-o", out, ...VALUES], fixture("inject_workloads.in.yaml"));
+    const r = await meshctl(["orch-inject", "-f", "-", "-o", out, ...VALUES], fixture("inject_workloads.in.yaml"));
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, "");
     assert.equal(readFileSync(out, "utf8"), fixture("inject_workloads.out.yaml"));
     assert.match(r.stderr, /^warning: <stdin>: Job shop\/migrate: /);
   });
 
-  test("JSON input and kind: List items are injected; the result is YAML", () => {
+  test("JSON input and kind: List items are injected; the result is YAML", async () => {
     const list = JSON.stringify({
       apiVersion: "v1",
       kind: "List",
@@ -180,7 +180,7 @@ describe("orch-inject: input and output", () => {
         { apiVersion: "v1", kind: "Service", metadata: { name: "a" }, spec: { ports: [{ port: 80 }] } },
       ],
     });
-    const r = meshctl(["orch-inject", "-f", "-", ...VALUES], list);
+    const r = await meshctl(["orch-inject", "-f", "-", ...VALUES], list);
     assert.equal(r.status, 0, r.stderr);
     assert.ok(!r.stdout.trimStart().startsWith("{"), "printed as block YAML");
     const out = parse(r.stdout);
@@ -190,14 +190,14 @@ describe("orch-inject: input and output", () => {
   });
 });
 
-test("orch-inject: a ConfigMap name without its file needs an orchestrator API: exit 69", () => {
-  const r = meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--meshConfigMapName", "mesh"]);
+test("orch-inject: a ConfigMap name without its file needs an orchestrator API: exit 69", async () => {
+  const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--meshConfigMapName", "mesh"]);
   assert.equal(r.status, 69);
   assert.equal(r.stdout, "");
   assert.match(r.stderr, /meshctl orch-inject --meshConfigMapName: this command needs an orchestrator API, which is not available here; use --meshConfigFile offline instead/);
 });
 
-describe("orch-inject: bad input exits 2, names file and field, writes nothing", () => {
+describe("orch-inject: bad input exits 2, names file and field, writes nothing", async () => {
   const deployment = (podSpec: string, annotations = "") =>
     `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  template:\n    metadata:\n${annotations || "      labels: {app: web}\n"}    spec:\n${podSpec}`;
   const rows: Array<{ name: string; args: () => string[]; error: RegExp }> = [
@@ -215,8 +215,8 @@ describe("orch-inject: bad input exits 2, names file and field, writes nothing",
     { name: "no -f", args: () => [], error: /required option '-f, --filename <file>' not specified/ },
   ];
   for (const row of rows) {
-    test(row.name, () => {
-      const r = meshctl(["orch-inject", ...row.args()]);
+    test(row.name, async () => {
+      const r = await meshctl(["orch-inject", ...row.args()]);
       assert.equal(r.status, 2, r.stderr);
       assert.equal(r.stdout, "");
       assert.match(r.stderr, row.error);

@@ -9,12 +9,13 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import pkg from "../../package.json" with { type: "json" };
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
+import { COMMANDS } from "../../host/cli/meshctl/commands/index.ts";
 
 const OUT = join(import.meta.dirname, "..", "..", "build", "out");
 const bin = (name: string) => join(OUT, `${name}.mjs`);
 
-function run(name: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const r = spawnSync(process.execPath, [bin(name), ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 600_000 });
+function run(name: string, args: string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; input?: string } = {}) {
+  const r = spawnSync(process.execPath, [bin(name), ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 600_000, ...options });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -81,19 +82,26 @@ describe("--version and version", () => {
   });
 });
 
-/** The packages a built program imports before it runs anything: its static imports and theirs, across chunks. */
+/**
+ * The packages a built program loads before it runs anything: its static
+ * imports and theirs, across chunks; a package bundled into a chunk
+ * (build/build.mjs BUNDLED_PACKAGES) counts when that chunk is loaded.
+ */
 function packagesLoadedAtStart(name: string): Set<string> {
   const packages = new Set<string>();
   const seen = new Set<string>();
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
+    const text = readFileSync(join(OUT, file), "utf8");
     // esbuild writes static imports as `import ... from "x";` or `import "x";` at the start of a line; `import("x")` is dynamic.
-    for (const m of readFileSync(join(OUT, file), "utf8").matchAll(/^import\s*(?:[^;"'()]*?\sfrom\s*)?"([^"]+)";/gm)) {
+    for (const m of text.matchAll(/^import\s*(?:[^;"'()]*?\sfrom\s*)?"([^"]+)";/gm)) {
       const target = m[1];
       if (target.startsWith("./")) visit(target.slice(2));
       else if (!target.startsWith("node:")) packages.add(target);
     }
+    // Bundled code keeps its source's path in a comment: `// node_modules/<package>/…`.
+    for (const m of text.matchAll(/^\/\/ node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\//gm)) packages.add(m[1]);
   };
   visit(`${name}.mjs`);
   return packages;
@@ -181,6 +189,38 @@ describe("daemons: signals, logs on stderr, --log_as_json", () => {
     } finally {
       if (proc.exitCode === null) proc.kill("SIGKILL");
     }
+  });
+});
+
+// The other meshctl tests run its command line in-process (test/cli/in_process.ts);
+// these check what only the built program shows: each command's module loads
+// from its chunk of build/out, stdin is the process's, and the command's status
+// is the process's exit status.
+describe("the built meshctl: every command module, stdin and exit status", () => {
+  const FIXTURES = join(import.meta.dirname, "fixtures");
+  const EXPERIMENTAL = new Set(["hub-eval", "simulate", "wait", "envoy-bootstrap"]);
+  for (const word of Object.keys(COMMANDS)) {
+    const args = [...(EXPERIMENTAL.has(word) ? ["x"] : []), word, "--help"];
+    it(`meshctl ${args.join(" ")}: its module loads, exit 0`, () => {
+      const r = run("meshctl", args);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^Usage: meshctl /);
+    });
+  }
+
+  it("analyze reads - from stdin and exits 79 on an Error", () => {
+    const r = run("meshctl", ["analyze", "--use-kube=false", "-"], {}, { cwd: FIXTURES, input: readFileSync(join(FIXTURES, "analyze", "regex.bad.yaml"), "utf8") });
+    assert.equal(r.status, 79, r.stderr);
+    assert.match(r.stdout, /^Error \[MSH0122\] .*<stdin>/);
+  });
+
+  it("x hub-eval reads request lines from stdin, one JSON line each", () => {
+    const file = join(tmp(), "spec.yaml");
+    writeFileSync(file, "apiVersion: config.mesh.io/v1alpha2\nkind: HTTPAPISpec\nmetadata: {name: books, namespace: shop}\nspec:\n  patterns: [{httpMethod: GET, uriTemplate: \"/books/{id}\"}]\n");
+    const request = JSON.stringify({ method: "GET", path: "/books/7", time: "2026-11-22T10:00:00Z" });
+    const r = run("meshctl", ["x", "hub-eval", "-f", file], {}, { input: `${request}\n${request}\n` });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trimEnd().split("\n").length, 2, r.stdout);
   });
 });
 

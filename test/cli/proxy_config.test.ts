@@ -16,7 +16,7 @@ import { tempDir } from "../support/processes.ts";
 
 const REVIEWS = "reviews.demo.svc.cluster.local";
 
-describe("proxy-config against a running sidecar", () => {
+describe("proxy-config against a running sidecar", async () => {
   let mesh: LocalMesh;
   let admin: string;
   let dumpFile: string;
@@ -97,18 +97,18 @@ describe("proxy-config against a running sidecar", () => {
     assert.deepEqual(JSON.parse((await meshctlAsync(["pc", "s", "--admin", admin, "-o", "json"])).stdout).certificates, []);
   });
 
-  test("--file reads a saved /config_dump; the pod argument must name its sidecar", () => {
-    const run = meshctl(["proxy-config", "listener", "petstore-v1.demo", "--file", dumpFile, "--type", "HTTP", "-o", "json"]);
+  test("--file reads a saved /config_dump; the pod argument must name its sidecar", async () => {
+    const run = await meshctl(["proxy-config", "listener", "petstore-v1.demo", "--file", dumpFile, "--type", "HTTP", "-o", "json"]);
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(JSON.parse(run.stdout).map((l: { name: string }) => l.name), ["inbound", "outbound", "admin"]);
-    assert.equal(meshctl(["proxy-config", "route", "petstore-v1", "-f", dumpFile]).status, 0);
-    const wrong = meshctl(["proxy-config", "route", "reviews-v1.demo", "-f", dumpFile]);
+    assert.equal((await meshctl(["proxy-config", "route", "petstore-v1", "-f", dumpFile])).status, 0);
+    const wrong = await meshctl(["proxy-config", "route", "reviews-v1.demo", "-f", dumpFile]);
     assert.equal(wrong.status, 1);
     assert.match(wrong.stderr, /is the sidecar petstore-v1\.demo, not reviews-v1\.demo/);
-    const notDump = meshctl(["proxy-config", "listener", "-f", tempFile("{}", "x.json")]);
+    const notDump = await meshctl(["proxy-config", "listener", "-f", tempFile("{}", "x.json")]);
     assert.equal(notDump.status, 1);
     assert.match(notDump.stderr, /expected a sidecar \/config_dump JSON document, without identity\.id/);
-    const none = meshctl(["proxy-config", "listener"]);
+    const none = await meshctl(["proxy-config", "listener"]);
     assert.equal(none.status, 69);
     assert.match(none.stderr, /meshctl proxy-config listener: this command needs an orchestrator API.*`--admin URL` \(a running sidecar\) or `--file config_dump\.json`/);
   });
@@ -149,7 +149,7 @@ describe("proxy-config against a running sidecar", () => {
   });
 });
 
-describe("proxy-config secret against a secure sidecar (--caAddress)", () => {
+describe("proxy-config secret against a secure sidecar (--caAddress)", async () => {
   let ca: Awaited<ReturnType<typeof startMeshCa>> | undefined;
   let workload: SecureWorkload | undefined;
   before(async () => {
@@ -182,7 +182,7 @@ describe("proxy-config secret against a secure sidecar (--caAddress)", () => {
   });
 });
 
-describe("formatSecrets (a saved dump, a fixed time)", () => {
+describe("formatSecrets (a saved dump, a fixed time)", async () => {
   const dump = (certificates: unknown[], note?: string) => ({ secrets: { certificates, ...(note ? { note } : {}) } }) as unknown as ConfigDump;
   const certs = [
     { name: "default", identity: "spiffe://td/ns/a/sa/b", subject: "", subjectAltName: "URI:spiffe://td/ns/a/sa/b", serialNumber: "0A", notBefore: "2024-01-01T00:00:00.000Z", notAfter: "2024-01-02T00:00:00.000Z" },
@@ -191,7 +191,7 @@ describe("formatSecrets (a saved dump, a fixed time)", () => {
     { name: "ROOTCA.2", subjectAltName: "URI:spiffe://td, DNS:ca.td" },
   ];
 
-  test("VALID CERT against now; decimal serials; times to the second; identity, URI SAN or subject; '-' for what is missing", () => {
+  test("VALID CERT against now; decimal serials; times to the second; identity, URI SAN or subject; '-' for what is missing", async () => {
     assert.equal(
       formatSecrets(dump(certs), new Date("2024-01-01T12:00:00Z")),
       [
@@ -206,7 +206,7 @@ describe("formatSecrets (a saved dump, a fixed time)", () => {
     assert.match(formatSecrets(dump(certs), new Date("2024-01-03T00:00:00Z")).split("\n")[1], /^default\s+Cert Chain\s+ACTIVE\s+false\s/, "expired");
   });
 
-  test("no certificates: the header and the dump's note", () => {
+  test("no certificates: the header and the dump's note", async () => {
     assert.equal(formatSecrets(dump([], "none: no TLS")), "RESOURCE NAME   TYPE   STATUS   VALID CERT   SERIAL NUMBER   NOT AFTER   NOT BEFORE   IDENTITY\n\nNo certificates: none: no TLS\n");
     assert.match(formatSecrets({} as ConfigDump), /\nNo certificates: none reported\n$/);
   });

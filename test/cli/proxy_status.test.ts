@@ -12,7 +12,7 @@ function listen(server: Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
 }
 
-describe("proxy-status", () => {
+describe("proxy-status", async () => {
   let mesh: LocalMesh;
   /** An admin port that answers /ready with 503 (a sidecar draining or without configuration). */
   let notReady: Server;
@@ -79,11 +79,11 @@ describe("proxy-status", () => {
     assert.match(run.stdout, /\nSDS: the sidecars hold no certificates yet and there are no node agents: nothing to compare\n$/);
   });
 
-  test("without --admin it needs an orchestrator (exit 69); a bad --admin is a usage error (exit 2)", () => {
-    const run = meshctl(["proxy-status"]);
+  test("without --admin it needs an orchestrator (exit 69); a bad --admin is a usage error (exit 2)", async () => {
+    const run = await meshctl(["proxy-status"]);
     assert.equal(run.status, 69);
     assert.equal(run.stderr, "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `--admin URL` for each sidecar (repeatable) offline instead\n");
-    const bad = meshctl(["proxy-status", "--admin", "ftp://x"]);
+    const bad = await meshctl(["proxy-status", "--admin", "ftp://x"]);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /expected an admin URL/);
   });

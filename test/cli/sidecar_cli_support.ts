@@ -1,7 +1,7 @@
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { sidecarConfig } from "../e2e/sidecar_support.ts";
-import { runProcess } from "../support/processes.ts";
-import { FIXTURES, MESHCTL, type Run } from "./cli_golden_support.ts";
+import { FIXTURES, type Run } from "./cli_golden_support.ts";
+import { meshctlInProcess } from "./in_process.ts";
 
 /**
  * Security, networking and orchestrator documents for a sidecar started by a
@@ -79,10 +79,7 @@ export function startPolicyMesh(): Promise<LocalMesh> {
   return startLocalMesh({ sidecarConfig: `${sidecarConfig("FAIL_OPEN")}---\n${SIDECAR_POLICIES}` });
 }
 
-/**
- * Runs the built meshctl without blocking the event loop (a test may serve
- * something meanwhile), in the fixtures folder.
- */
+/** Runs meshctl in-process (in_process.ts), in the fixtures folder; the sidecar it asks keeps serving meanwhile. */
 export function meshctlAsync(args: string[]): Promise<Run> {
-  return runProcess(process.execPath, [MESHCTL, ...args], { cwd: FIXTURES });
+  return meshctlInProcess(args, { cwd: FIXTURES });
 }

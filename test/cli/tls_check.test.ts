@@ -168,7 +168,7 @@ async function tlsCheckJsonOf(file: string): Promise<{ stderr: string; report: {
   return { stderr, report: JSON.parse(tlsCheckJson(report)) };
 }
 
-describe("authn tls-check against files: precedence, port-level settings, conflicts", () => {
+describe("authn tls-check against files: precedence, port-level settings, conflicts", async () => {
   for (const row of ROWS) {
     test(row.name, async () => {
       const file = tempFile(WORKLOAD + row.docs);
@@ -185,11 +185,11 @@ describe("authn tls-check against files: precedence, port-level settings, confli
   }
 });
 
-describe("authn tls-check: output and arguments", () => {
+describe("authn tls-check: output and arguments", async () => {
   const docs = WORKLOAD + pa("default", "foo", "{mtls: {mode: STRICT}}") + pa("httpbin", "foo", `{${SELECT}, mtls: {mode: DISABLE}}`) + dr("httpbin", "foo", HOST, "{tls: {mode: DISABLE}, portLevelSettings: [{port: {number: 9001}, tls: {mode: MESH_MUTUAL}}]}");
 
-  test("the table has upstream's columns, then notes", () => {
-    const run = meshctl(["authn", "tls-check", "httpbin-1", "-n", "foo", "-f", tempFile(docs)]);
+  test("the table has upstream's columns, then notes", async () => {
+    const run = await meshctl(["authn", "tls-check", "httpbin-1", "-n", "foo", "-f", tempFile(docs)]);
     assert.equal(run.status, 0, run.stderr);
     assert.equal(
       run.stdout,
@@ -204,7 +204,7 @@ describe("authn tls-check: output and arguments", () => {
     );
   });
 
-  test("the service argument keeps that service only; a Deployment's pod is found by its name prefix", () => {
+  test("the service argument keeps that service only; a Deployment's pod is found by its name prefix", async () => {
     const deployment = `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: ratings, namespace: foo}
@@ -220,43 +220,43 @@ metadata: {name: ratings, namespace: foo}
 spec: {selector: {app: ratings}, ports: [{port: 9080, targetPort: 8080}]}
 `;
     const file = tempFile(`${docs}---\n${deployment}`);
-    const one = JSON.parse(meshctl(["authn", "tls-check", "httpbin-1.foo", "httpbin", "-f", file, "-o", "json"]).stdout);
+    const one = JSON.parse((await meshctl(["authn", "tls-check", "httpbin-1.foo", "httpbin", "-f", file, "-o", "json"])).stdout);
     assert.deepEqual(one.results.map((r: JsonResult) => r.port), [8000, 9001]);
-    const none = JSON.parse(meshctl(["authn", "tls-check", "httpbin-1.foo", "ratings.foo", "-f", file, "-o", "json"]).stdout);
+    const none = JSON.parse((await meshctl(["authn", "tls-check", "httpbin-1.foo", "ratings.foo", "-f", file, "-o", "json"])).stdout);
     assert.deepEqual(none.results, []);
-    const ratings = JSON.parse(meshctl(["authn", "tls-check", "ratings-5d8f7-x2x9k.foo", "-f", file, "-o", "json"]).stdout);
+    const ratings = JSON.parse((await meshctl(["authn", "tls-check", "ratings-5d8f7-x2x9k.foo", "-f", file, "-o", "json"])).stdout);
     assert.deepEqual(ratings.results.map((r: JsonResult) => [r.host, r.port, r.status, r.server.mode]), [["ratings.foo.svc.cluster.local", 9080, "OK", "STRICT"]]);
     assert.equal(ratings.workload.from, "Deployment foo/ratings");
   });
 
-  test("without a pod every service of the files is checked", () => {
-    const run = meshctl(["authn", "tls-check", "-f", tempFile(docs), "-o", "json"]);
+  test("without a pod every service of the files is checked", async () => {
+    const run = await meshctl(["authn", "tls-check", "-f", tempFile(docs), "-o", "json"]);
     assert.equal(run.status, 0, run.stderr);
     const report = JSON.parse(run.stdout);
     assert.equal(report.workload, null);
     assert.deepEqual(report.results.map((r: JsonResult) => `${r.port} ${r.status}`), ["8000 OK", "9001 CONFLICT"]);
   });
 
-  test("an unknown pod is an error (exit 1); invalid resources are ignored with a warning", () => {
-    const run = meshctl(["authn", "tls-check", "nope.foo", "-f", tempFile(docs)]);
+  test("an unknown pod is an error (exit 1); invalid resources are ignored with a warning", async () => {
+    const run = await meshctl(["authn", "tls-check", "nope.foo", "-f", tempFile(docs)]);
     assert.equal(run.status, 1);
     assert.match(run.stderr, /Error: meshctl authn tls-check: pod nope\.foo not found in files .* \(known: httpbin-1\.foo\)/);
-    const bad = meshctl(["authn", "tls-check", "httpbin-1.foo", "-f", tempFile(WORKLOAD + pa("bad", "foo", "{mtls: {mode: strict}}"))]);
+    const bad = await meshctl(["authn", "tls-check", "httpbin-1.foo", "-f", tempFile(WORKLOAD + pa("bad", "foo", "{mtls: {mode: strict}}"))]);
     assert.equal(bad.status, 0);
     assert.match(bad.stderr, /Warning: ignored: .*PeerAuthentication foo\/bad: spec\.mtls\.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"/);
   });
 
-  test("without -f or a sidecar it needs an orchestrator (exit 69); a missing file is a usage error (exit 2)", () => {
-    const run = meshctl(["authn", "tls-check", "httpbin-1.foo"]);
+  test("without -f or a sidecar it needs an orchestrator (exit 69); a missing file is a usage error (exit 2)", async () => {
+    const run = await meshctl(["authn", "tls-check", "httpbin-1.foo"]);
     assert.equal(run.status, 69);
     assert.match(run.stderr, /meshctl authn tls-check: this command needs an orchestrator API, which is not available here; use `-f FILE…`/);
-    const missing = meshctl(["authn", "tls-check", "httpbin-1.foo", "-f", "/nonexistent.yaml"]);
+    const missing = await meshctl(["authn", "tls-check", "httpbin-1.foo", "-f", "/nonexistent.yaml"]);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /cannot read "\/nonexistent\.yaml"/);
   });
 });
 
-describe("authn tls-check against a running sidecar", () => {
+describe("authn tls-check against a running sidecar", async () => {
   let mesh: LocalMesh;
   before(async () => {
     mesh = await startPolicyMesh();

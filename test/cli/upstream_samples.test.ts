@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { OFFLINE, analyze } from "./analyze_support.ts";
-import { FIXTURES, MESHCTL } from "./cli_golden_support.ts";
+import { FIXTURES } from "./cli_golden_support.ts";
+import { meshctlInProcess } from "./in_process.ts";
 
 // Issue 11, "Done when": upstream's bookinfo, httpbin and security-task samples,
 // renamed (group domain mesh.io, root namespace mesh-system), are accepted by
@@ -20,19 +20,19 @@ const VERSIONS: Record<string, readonly string[]> = {
 };
 
 function validate(file: string) {
-  return spawnSync(process.execPath, [MESHCTL, "validate", "-f", file], { encoding: "utf8" });
+  return meshctlInProcess(["validate", "-f", file]);
 }
 
-describe("upstream samples (renamed)", () => {
+describe("upstream samples (renamed)", async () => {
   const tmp = mkdtempSync(join(tmpdir(), "mesh-upstream-"));
   for (const [group, versions] of Object.entries(VERSIONS)) {
     for (const version of versions) {
-      it(`meshctl validate accepts every sample with ${group} as ${version}`, () => {
+      it(`meshctl validate accepts every sample with ${group} as ${version}`, async () => {
         for (const f of FILES) {
           const text = readFileSync(join(DIR, f), "utf8").replace(new RegExp(`apiVersion: ${group.replace(/\./g, "\\.")}/v[0-9a-z]+`, "g"), `apiVersion: ${group}/${version}`);
           const file = join(tmp, `${group}-${version}-${f}`);
           writeFileSync(file, text);
-          const run = validate(file);
+          const run = await validate(file);
           assert.equal(run.status, 0, `${f}: ${run.stderr}`);
           assert.match(run.stdout + run.stderr, /is valid/);
         }
@@ -40,8 +40,8 @@ describe("upstream samples (renamed)", () => {
     }
   }
 
-  it("meshctl analyze --use-kube=false: no Error and no unknown field on the samples", () => {
-    const run = analyze([OFFLINE, "-A", "-o", "json", ...FILES.map((f) => join("upstream", f))]);
+  it("meshctl analyze --use-kube=false: no Error and no unknown field on the samples", async () => {
+    const run = await analyze([OFFLINE, "-A", "-o", "json", ...FILES.map((f) => join("upstream", f))]);
     const messages = JSON.parse(run.stdout) as Array<{ code: string; level: string; message: string }>;
     assert.deepEqual(messages.filter((m) => m.level === "Error"), []);
     assert.deepEqual(messages.filter((m) => /unknown field/.test(m.message)), []);
@@ -49,13 +49,13 @@ describe("upstream samples (renamed)", () => {
     assert.equal(messages.filter((m) => /is defined again/.test(m.message)).length, 3);
   });
 
-  it("rename hints for upstream's names users paste: ISTIO_MUTUAL and the istio: ingressgateway selector", () => {
+  it("rename hints for upstream's names users paste: ISTIO_MUTUAL and the istio: ingressgateway selector", async () => {
     const file = join(tmp, "renames.yaml");
     writeFileSync(
       file,
       `apiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: {name: r, namespace: default}\nspec: {host: reviews, trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}}\n---\napiVersion: networking.mesh.io/v1\nkind: Gateway\nmetadata: {name: g, namespace: default}\nspec: {selector: {istio: ingressgateway}, servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]}\n`,
     );
-    const run = validate(file);
+    const run = await validate(file);
     assert.notEqual(run.status, 0);
     assert.match(run.stderr, /upstream's ISTIO_MUTUAL is MESH_MUTUAL in this mesh/);
     assert.match(run.stderr, /upstream's gateway label: this mesh's gateways carry "mesh: ingressgateway"/);

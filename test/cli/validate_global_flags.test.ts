@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { DEFAULT_LOG_OUTPUT_LEVEL, parseLogOutputLevel } from "../../host/cli/meshctl/global_flags.ts";
 import { needsOrchestrator } from "../../host/cli/meshctl/needs_orchestrator.ts";
 
-describe("global flags: --log_output_level", () => {
+describe("global flags: --log_output_level", async () => {
   const rows: Array<[string, Record<string, string> | RegExp]> = [
     [DEFAULT_LOG_OUTPUT_LEVEL, { default: "info", validation: "error", analysis: "warn", authn: "info" }],
     ["debug", { default: "debug", validation: "debug" }],
@@ -22,8 +22,8 @@ describe("global flags: --log_output_level", () => {
   }
 });
 
-describe("needsOrchestrator", () => {
-  it("says plainly that no orchestrator API is available and returns a non-zero exit code", () => {
+describe("needsOrchestrator", async () => {
+  it("says plainly that no orchestrator API is available and returns a non-zero exit code", async () => {
     let text = "";
     const sink = new Writable({ write: (chunk, _e, done) => ((text += chunk), done()) });
     const code = needsOrchestrator("proxy-status", "`meshctl proxy-status --file dump.json`", sink);

@@ -38,7 +38,7 @@ interface DiscoveryListening {
   http: string;
 }
 
-describe("meshctl x wait: distribution of a resource to the proxies of disco-discovery", () => {
+describe("meshctl x wait: distribution of a resource to the proxies of disco-discovery", async () => {
   const dir = tempDir("wait-config-");
   let disco: Daemon<DiscoveryListening>;
   const sidecars: Array<Daemon<unknown>> = [];

@@ -8,6 +8,7 @@
 // runner moves on. Readiness is awaited by polling with limits a loaded
 // machine can meet.
 import type { SpawnOptions } from "node:child_process";
+import { appendFileSync, readFileSync } from "node:fs";
 import { after } from "node:test";
 import {
   type Daemon,
@@ -40,6 +41,27 @@ if (process.env.NODE_TEST_CONTEXT !== undefined) {
   // tests than ran (nodejs/node#64833): with blocking writes every report is
   // in the pipe before the process can exit.
   (process.stdout as unknown as { _handle?: { setBlocking?: (blocking: boolean) => number } })._handle?.setBlocking?.(true);
+  const cpuLog = process.env.MESH_TEST_CPU_LOG;
+  if (cpuLog) process.once("exit", () => recordCpu(cpuLog));
+}
+
+/**
+ * Appends this test file's CPU seconds to `log` (one JSON line): its own and
+ * that of the children it waited for (the programs it ran and the daemons it
+ * stopped), from Linux's /proc/self/stat; elsewhere nothing is written. The
+ * runner's durations reporter lists the files that cost most CPU: on a shared
+ * 2-core machine that, more than wall time, is what makes `npm test` long.
+ */
+function recordCpu(log: string): void {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // After the command: state is field 3, so utime (14), stime (15), cutime (16) and cstime (17) are at 11–14; clock ticks of 1/100 s.
+    const [utime, stime, cutime, cstime] = fields.slice(11, 15).map((f) => Number(f) / 100);
+    appendFileSync(log, `${JSON.stringify({ file: process.argv[1], own: utime + stime, children: cutime + cstime })}\n`);
+  } catch {
+    // Not Linux, or the log is gone: the figures are a report, not a result.
+  }
 }
 
 /** A temporary folder removed when the test file's process exits. */

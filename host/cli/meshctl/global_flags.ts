@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
+import type { MeshctlIo } from "./io.ts";
 import { orchestratorFlagGiven } from "./needs_orchestrator.ts";
 
 /**
@@ -52,12 +53,12 @@ const ORCHESTRATOR_FLAGS = [
   ["orchconfig", "--orchconfig"],
 ] as const;
 
-/** Adds the global flags to the root program. */
-export function addGlobalFlags(program: Command): Command {
+/** Adds the global flags to the root program; `exit` ends the run (a flag that needs an orchestrator: 69, nothing done). */
+export function addGlobalFlags(program: Command, io: MeshctlIo, exit: (code: number) => never): Command {
   program.hook("preAction", (_root, action) => {
     const o = action.optsWithGlobals() as Record<string, string | undefined>;
     for (const [key, flag] of ORCHESTRATOR_FLAGS) {
-      if (o[key]) process.exit(orchestratorFlagGiven(commandPath(action), flag));
+      if (o[key]) exit(orchestratorFlagGiven(commandPath(action), flag, io.stderr));
     }
   });
   return program

@@ -7,9 +7,9 @@ import { EXIT_UNAVAILABLE } from "../exit_codes.ts";
  * works on files and on running sidecars only, so it says so plainly and
  * returns EXIT_UNAVAILABLE (69) for the command to use.
  *
- * @example process.exitCode = needsOrchestrator("proxy-status", "`meshctl proxy-status --file config_dump.json`");
+ * @example io.exitCode = needsOrchestrator("proxy-status", "`meshctl proxy-status --file config_dump.json`", io.stderr);
  */
-export function needsOrchestrator(command: string, offline: string, errors: Writable = process.stderr): number {
+export function needsOrchestrator(command: string, offline: string, errors: Writable): number {
   errors.write(`meshctl ${command}: this command needs an orchestrator API, which is not available here; use ${offline} offline instead\n`);
   return EXIT_UNAVAILABLE;
 }
@@ -19,9 +19,9 @@ export function needsOrchestrator(command: string, offline: string, errors: Writ
  * install, upgrade, dashboards, registration …): one line saying what the
  * command would need, exit EXIT_UNAVAILABLE (69); nothing is done.
  *
- * @example process.exitCode = unavailableCommand("manifest apply", "to apply the install manifests to a cluster");
+ * @example io.exitCode = unavailableCommand("manifest apply", "to apply the install manifests to a cluster", io.stderr);
  */
-export function unavailableCommand(command: string, would: string, errors: Writable = process.stderr): number {
+export function unavailableCommand(command: string, would: string, errors: Writable): number {
   errors.write(`meshctl ${command}: needs an orchestrator API ${would}; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#commands-that-need-an-orchestrator)\n`);
   return EXIT_UNAVAILABLE;
 }
@@ -32,7 +32,7 @@ export function unavailableCommand(command: string, would: string, errors: Writa
  * the command says so and does nothing (exit EXIT_UNAVAILABLE, 69), as the
  * orchestrator-bound commands do, rather than ignore them.
  */
-export function orchestratorFlagGiven(command: string, flag: string, errors: Writable = process.stderr): number {
+export function orchestratorFlagGiven(command: string, flag: string, errors: Writable): number {
   errors.write(`meshctl ${command}: ${flag}: needs an orchestrator API to read that cluster's configuration; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#global-flags)\n`);
   return EXIT_UNAVAILABLE;
 }

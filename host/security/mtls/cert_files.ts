@@ -81,7 +81,9 @@ export function loadTlsFiles(files: TlsFiles, names: TlsFileNames): TlsIdentity 
  */
 export async function fileServerCredentials(files: TlsFiles): Promise<grpc.ServerCredentials> {
   // Loaded here, not with the module: a daemon reads its default file names from it before it knows it will serve.
-  const grpc = await import("@grpc/grpc-js");
+  // A CommonJS package: `default` is its exports where it is bundled (build/out, whose chunk has no named exports for it).
+  const loaded: typeof import("@grpc/grpc-js") & { default?: typeof import("@grpc/grpc-js") } = await import("@grpc/grpc-js");
+  const grpc = loaded.default ?? loaded;
   const provider = new grpc.experimental.FileWatcherCertificateProvider({
     certificateFile: files.certFile,
     privateKeyFile: files.keyFile,

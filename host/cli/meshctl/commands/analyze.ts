@@ -4,6 +4,7 @@ import { DEFAULT_TIMEOUT_MS, runAnalyze } from "../analyze/run.ts";
 import { type Level, parseLevel } from "../analyze/levels.ts";
 import { OUTPUT_FORMATS, type OutputFormat, colorEnabled } from "../analyze/output.ts";
 import { globalFlags } from "../global_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 
 interface AnalyzeFlags {
   allNamespaces: boolean;
@@ -57,7 +58,7 @@ Examples:
 `;
 
 /** `meshctl analyze` and `meshctl experimental analyze` (spec 3; graduated, identical). */
-export function registerAnalyze(program: Command, experimental: Command): void {
+export function registerAnalyze(program: Command, experimental: Command, io: MeshctlIo): void {
   for (const parent of [program, experimental]) {
     parent
       .command("analyze")
@@ -92,10 +93,10 @@ export function registerAnalyze(program: Command, experimental: Command): void {
         const color = flag(opts.color);
         const useKube = flag(opts.useKube) ?? true;
         const globals = globalFlags(cmd);
-        process.exitCode = runAnalyze({
+        io.exitCode = runAnalyze({
           files: args,
           allNamespaces: opts.allNamespaces,
-          color: colorEnabled(color, process.env, Boolean(process.stdout.isTTY)),
+          color: colorEnabled(color, io.env, Boolean(io.stdout.isTTY)),
           failureThreshold: opts.failureThreshold,
           outputThreshold: opts.outputThreshold,
           listAnalyzers: opts.listAnalyzers,
@@ -108,8 +109,9 @@ export function registerAnalyze(program: Command, experimental: Command): void {
           verbose: opts.verbose,
           namespace: globals.namespace,
           meshNamespace: globals.meshNamespace,
-          stdout: process.stdout,
-          stderr: process.stderr,
+          stdout: io.stdout,
+          stderr: io.stderr,
+          stdin: io.stdinText,
         });
       });
   }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
 import { addAdminOptions, adminFrom, collectFiles, outputOption } from "../admin_flags.ts";
 import { globalFlags } from "../global_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 import { ViewError, loadView } from "../mesh_view.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { AdminError, DumpError, podMatchesIdentity, splitPodName } from "../sidecar_admin.ts";
@@ -15,7 +16,7 @@ interface TlsCheckFlags {
 }
 
 /** `meshctl authn tls-check [<pod[.ns]>] [<service>]` against files (`-f`) or a running sidecar (`--admin`). */
-export function registerAuthn(program: Command): void {
+export function registerAuthn(program: Command, _experimental: Command, io: MeshctlIo): void {
   const authn = program.command("authn").description("Authentication policy commands");
   const check = authn
     .command("tls-check")
@@ -26,35 +27,35 @@ export function registerAuthn(program: Command): void {
   addAdminOptions(check)
     .addOption(outputOption())
     .action(async (pod: string | undefined, service: string | undefined, opts: TlsCheckFlags, command: Command) => {
-      process.exitCode = await runTlsCheck(pod, service, opts, command);
+      io.exitCode = await runTlsCheck(pod, service, opts, command, io);
     });
 }
 
-async function runTlsCheck(podArg: string | undefined, service: string | undefined, opts: TlsCheckFlags, command: Command): Promise<number> {
+async function runTlsCheck(podArg: string | undefined, service: string | undefined, opts: TlsCheckFlags, command: Command, io: MeshctlIo): Promise<number> {
   const g = globalFlags(command);
   const admin = adminFrom(opts);
-  if (!admin && !opts.filename?.length) return needsOrchestrator("authn tls-check", "`-f FILE…` (Pod/Service and policy documents) or `--admin URL` (a running sidecar)");
+  if (!admin && !opts.filename?.length) return needsOrchestrator("authn tls-check", "`-f FILE…` (Pod/Service and policy documents) or `--admin URL` (a running sidecar)", io.stderr);
   try {
-    const view = await loadView({ files: opts.filename, admin, namespace: g.namespace }, process.stderr);
+    const view = await loadView({ files: opts.filename, admin, namespace: g.namespace }, io.stderr);
     let pod = podArg;
     if (view.sidecar) {
       if (pod !== undefined && !podMatchesIdentity(pod, view.sidecar.id)) {
-        process.stderr.write(`Error: meshctl authn tls-check: the sidecar at ${admin} is ${view.sidecar.id}, not ${pod}\n`);
+        io.stderr.write(`Error: meshctl authn tls-check: the sidecar at ${admin} is ${view.sidecar.id}, not ${pod}\n`);
         return EXIT_FAILURE;
       }
       pod = view.sidecar.id;
     }
     const where = pod === undefined ? undefined : splitPodName(pod, g.namespace || "default");
     const report = tlsCheck(view, { pod: where?.pod, namespace: where?.namespace ?? "", service, rootNamespace: g.meshNamespace });
-    process.stdout.write(opts.output === "json" ? tlsCheckJson(report) : formatTlsCheck(report));
+    io.stdout.write(opts.output === "json" ? tlsCheckJson(report) : formatTlsCheck(report));
     return EXIT_OK;
   } catch (e) {
     if (e instanceof ViewError) {
-      process.stderr.write(`Error: meshctl authn tls-check: ${e.message}\n`);
+      io.stderr.write(`Error: meshctl authn tls-check: ${e.message}\n`);
       return e.exitCode;
     }
     if (e instanceof TlsCheckError || e instanceof AdminError || e instanceof DumpError) {
-      process.stderr.write(`Error: meshctl authn tls-check: ${e.message}\n`);
+      io.stderr.write(`Error: meshctl authn tls-check: ${e.message}\n`);
       return EXIT_FAILURE;
     }
     throw e;

@@ -3,6 +3,7 @@ import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
 import { addAdminOptions, adminFrom, outputOption } from "../admin_flags.ts";
 import { AuthzCheckError, authzCheck, authzCheckJson, formatAuthzCheck } from "../authz_check.ts";
 import { globalFlags } from "../global_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 import { ViewError, loadView } from "../mesh_view.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { AdminError, DumpError, podMatchesIdentity, splitPodName } from "../sidecar_admin.ts";
@@ -19,15 +20,15 @@ interface AuthzCheckFlags {
  * `meshctl experimental authz check <pod[.ns]>` (`-f config_dump.json`, or
  * `--admin` for a running sidecar); `meshctl authz` points there (spec 3).
  */
-export function registerAuthz(program: Command, experimental: Command): void {
+export function registerAuthz(program: Command, experimental: Command, io: MeshctlIo): void {
   program
     .command("authz")
     .description("Moved: use `meshctl experimental authz`")
     .argument("[args...]")
     .allowUnknownOption()
     .action(() => {
-      process.stderr.write("meshctl authz: authz commands are experimental: use `meshctl experimental authz check <pod> -f config_dump.json` (or `meshctl x authz check …`)\n");
-      process.exitCode = EXIT_BAD_CONFIG;
+      io.stderr.write("meshctl authz: authz commands are experimental: use `meshctl experimental authz check <pod> -f config_dump.json` (or `meshctl x authz check …`)\n");
+      io.exitCode = EXIT_BAD_CONFIG;
     });
   const authz = experimental.command("authz").description("Authorization policy commands (experimental)");
   const check = authz
@@ -44,20 +45,20 @@ export function registerAuthz(program: Command, experimental: Command): void {
   addAdminOptions(check)
     .addOption(outputOption())
     .action(async (pod: string | undefined, opts: AuthzCheckFlags, command: Command) => {
-      process.exitCode = await runAuthzCheck(pod, opts, command);
+      io.exitCode = await runAuthzCheck(pod, opts, command, io);
     });
 }
 
-async function runAuthzCheck(podArg: string | undefined, opts: AuthzCheckFlags, command: Command): Promise<number> {
+async function runAuthzCheck(podArg: string | undefined, opts: AuthzCheckFlags, command: Command, io: MeshctlIo): Promise<number> {
   const g = globalFlags(command);
   const admin = adminFrom(opts);
-  if (!admin && opts.file.length === 0) return needsOrchestrator("experimental authz check", "`-f config_dump.json` or `--admin URL` (a running sidecar)");
+  if (!admin && opts.file.length === 0) return needsOrchestrator("experimental authz check", "`-f config_dump.json` or `--admin URL` (a running sidecar)", io.stderr);
   const fail = (message: string, code = EXIT_FAILURE) => {
-    process.stderr.write(`Error: meshctl experimental authz check: ${message}\n`);
+    io.stderr.write(`Error: meshctl experimental authz check: ${message}\n`);
     return code;
   };
   try {
-    const view = await loadView({ files: opts.file.length > 0 ? opts.file : undefined, admin, namespace: g.namespace }, process.stderr);
+    const view = await loadView({ files: opts.file.length > 0 ? opts.file : undefined, admin, namespace: g.namespace }, io.stderr);
     let pod = podArg;
     if (pod === undefined) {
       if (!view.sidecar) return fail("a pod is required with resource files (<pod-name[.namespace]>)", EXIT_BAD_CONFIG);
@@ -67,7 +68,7 @@ async function runAuthzCheck(podArg: string | undefined, opts: AuthzCheckFlags, 
     }
     const where = splitPodName(pod, g.namespace || "default");
     const report = authzCheck(view, where.pod, where.namespace, g.meshNamespace);
-    process.stdout.write(opts.output === "json" ? authzCheckJson(report) : formatAuthzCheck(report, opts.all));
+    io.stdout.write(opts.output === "json" ? authzCheckJson(report) : formatAuthzCheck(report, opts.all));
     return EXIT_OK;
   } catch (e) {
     if (e instanceof ViewError) return fail(e.message, e.exitCode);

@@ -4,6 +4,7 @@ import { DEFAULT_DISCOVERY_ADDRESS, envoyBootstrap, splitHostPort } from "../../
 import { DEFAULT_DOMAIN, isDnsDomain } from "../../../mesh/hosts.ts";
 import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
 import { globalFlags } from "../global_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 
 function labelList(value: string, previous: Record<string, string>): Record<string, string> {
   const out = { ...previous };
@@ -22,7 +23,7 @@ function port(value: string): number {
 }
 
 /** `meshctl experimental envoy-bootstrap` (alias `x envoy-bootstrap`). */
-export function registerEnvoyBootstrap(experimental: Command): void {
+export function registerEnvoyBootstrap(experimental: Command, io: MeshctlIo): void {
   experimental
     .command("envoy-bootstrap")
     .description("Print the bootstrap of an Envoy sidecar that takes its configuration (listeners, routes, clusters, the filter by ECDS) from disco-discovery over ADS")
@@ -39,13 +40,13 @@ export function registerEnvoyBootstrap(experimental: Command): void {
       try {
         splitHostPort(opts.discoveryAddress);
       } catch (e) {
-        process.stderr.write(`Error: meshctl x envoy-bootstrap: --discoveryAddress: ${(e as Error).message}\n`);
-        process.exitCode = EXIT_BAD_CONFIG;
+        io.stderr.write(`Error: meshctl x envoy-bootstrap: --discoveryAddress: ${(e as Error).message}\n`);
+        io.exitCode = EXIT_BAD_CONFIG;
         return;
       }
       if (!isDnsDomain(opts.domain)) {
-        process.stderr.write(`Error: meshctl x envoy-bootstrap: --domain: expected a DNS domain such as cluster.local, got ${JSON.stringify(opts.domain)}\n`);
-        process.exitCode = EXIT_BAD_CONFIG;
+        io.stderr.write(`Error: meshctl x envoy-bootstrap: --domain: expected a DNS domain such as cluster.local, got ${JSON.stringify(opts.domain)}\n`);
+        io.exitCode = EXIT_BAD_CONFIG;
         return;
       }
       const bootstrap = envoyBootstrap({
@@ -59,6 +60,6 @@ export function registerEnvoyBootstrap(experimental: Command): void {
         adminPort: opts.adminPort,
         domain: opts.domain,
       });
-      process.stdout.write(opts.output === "json" ? `${JSON.stringify(bootstrap, null, 2)}\n` : stringify(bootstrap));
+      io.stdout.write(opts.output === "json" ? `${JSON.stringify(bootstrap, null, 2)}\n` : stringify(bootstrap));
     });
 }

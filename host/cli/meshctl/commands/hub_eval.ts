@@ -1,8 +1,9 @@
 import type { Command } from "commander";
 import { runHubEval } from "../hub_eval.ts";
+import type { MeshctlIo } from "../io.ts";
 
 /** `meshctl experimental hub-eval` (alias `x hub-eval`). */
-export function registerHubEval(experimental: Command): void {
+export function registerHubEval(experimental: Command, io: MeshctlIo): void {
   experimental
     .command("hub-eval")
     .description(
@@ -10,6 +11,6 @@ export function registerHubEval(experimental: Command): void {
     )
     .requiredOption("-f, --filename <file...>", "YAML or JSON files with HTTPAPISpec, HTTPAPISpecBinding, QuotaSpec, QuotaSpecBinding and HttpClientConfig documents")
     .action(async (opts: { filename: string[] }) => {
-      process.exitCode = await runHubEval({ files: opts.filename, input: process.stdin, output: process.stdout, errors: process.stderr });
+      io.exitCode = await runHubEval({ files: opts.filename, input: io.stdin(), output: io.stdout, errors: io.stderr });
     });
 }

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
+import type { MeshctlIo } from "../io.ts";
 import { registerUnavailableCommands } from "./orchestrator_only.ts";
 
-/** Adds one command module's commands to the program or to `experimental` (alias `x`). */
-export type RegisterCommands = (program: Command, experimental: Command) => void;
+/** Adds one command module's commands to the program or to `experimental` (alias `x`); they read and write through `io`. */
+export type RegisterCommands = (program: Command, experimental: Command, io: MeshctlIo) => void;
 type Load = () => Promise<RegisterCommands>;
 
 const proxyConfig: Load = async () => (await import("./proxy_config.ts")).registerProxyConfig;
@@ -15,12 +16,12 @@ const proxyStatus: Load = async () => (await import("./proxy_status.ts")).regist
  * filter module that `x simulate` uses (each module's imports go to its own
  * chunk of build/out). One file per command under this folder; add a line
  * here to register a new one. A loader returns a function of (program,
- * experimental): wrap a register function that takes `experimental` only.
+ * experimental, io): wrap a register function that takes `experimental` only.
  */
 export const COMMANDS: Readonly<Record<string, Load>> = {
   "hub-eval": async () => {
     const { registerHubEval } = await import("./hub_eval.ts");
-    return (_, experimental) => registerHubEval(experimental);
+    return (_, experimental, io) => registerHubEval(experimental, io);
   },
   validate: async () => (await import("./validate.ts")).registerValidate,
   version: async () => (await import("./version.ts")).registerVersion,
@@ -35,15 +36,15 @@ export const COMMANDS: Readonly<Record<string, Load>> = {
   ps: proxyStatus,
   simulate: async () => {
     const { registerSimulate } = await import("./simulate.ts");
-    return (_, experimental) => registerSimulate(experimental);
+    return (_, experimental, io) => registerSimulate(experimental, io);
   },
   wait: async () => {
     const { registerWait } = await import("./wait.ts");
-    return (_, experimental) => registerWait(experimental);
+    return (_, experimental, io) => registerWait(experimental, io);
   },
   "envoy-bootstrap": async () => {
     const { registerEnvoyBootstrap } = await import("./envoy_bootstrap.ts");
-    return (_, experimental) => registerEnvoyBootstrap(experimental);
+    return (_, experimental, io) => registerEnvoyBootstrap(experimental, io);
   },
 };
 
@@ -63,9 +64,9 @@ export function loadersFor(args: readonly string[]): Load[] {
  * Registers the meshctl commands that `args` (the command line after the
  * program) can run on the program (top-level commands) or on `experimental`.
  */
-export async function registerCommands(program: Command, experimental: Command, args: readonly string[]): Promise<void> {
+export async function registerCommands(program: Command, experimental: Command, args: readonly string[], io: MeshctlIo): Promise<void> {
   const registers = await Promise.all(loadersFor(args).map((load) => load()));
-  for (const register of registers) register(program, experimental);
+  for (const register of registers) register(program, experimental, io);
   // Last: they join groups registered above (`x authz`). They cost nothing to load.
-  registerUnavailableCommands(program, experimental);
+  registerUnavailableCommands(program, experimental, io);
 }

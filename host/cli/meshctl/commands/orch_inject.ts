@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
 import { runOrchInject } from "../inject/orch_inject.ts";
+import type { MeshctlIo } from "../io.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { INJECTABLE_KINDS } from "../inject/workloads.ts";
 
@@ -15,7 +16,7 @@ interface OrchInjectFlags {
 }
 
 /** `meshctl orch-inject` (upstream `kube-inject`): offline sidecar injection. */
-export function registerOrchInject(program: Command): void {
+export function registerOrchInject(program: Command, _experimental: Command, io: MeshctlIo): void {
   program
     .command("orch-inject")
     .description(
@@ -32,19 +33,19 @@ export function registerOrchInject(program: Command): void {
       // The ConfigMaps live in a cluster; this meshctl has no orchestrator API, so naming one is an error, not a silent default.
       const fromCli = (flag: string) => cmd.getOptionValueSource(flag) === "cli";
       if (fromCli("injectConfigMapName") && opts.injectConfigFile !== undefined) {
-        return fail("--injectConfigFile cannot be used with --injectConfigMapName");
+        return fail(io, "--injectConfigFile cannot be used with --injectConfigMapName");
       }
       for (const [mapFlag, fileFlag] of [["injectConfigMapName", "injectConfigFile"], ["meshConfigMapName", "meshConfigFile"]] as const) {
         if (fromCli(mapFlag) && opts[fileFlag] === undefined) {
-          process.exitCode = needsOrchestrator(`orch-inject --${mapFlag}`, `--${fileFlag}`);
+          io.exitCode = needsOrchestrator(`orch-inject --${mapFlag}`, `--${fileFlag}`, io.stderr);
           return;
         }
       }
-      process.exitCode = runOrchInject({ ...opts, stdout: process.stdout, stderr: process.stderr });
+      io.exitCode = runOrchInject({ ...opts, stdout: io.stdout, stderr: io.stderr, stdin: io.stdinText });
     });
 }
 
-function fail(message: string): void {
-  process.stderr.write(`error: ${message}\n`);
-  process.exitCode = EXIT_BAD_CONFIG;
+function fail(io: MeshctlIo, message: string): void {
+  io.stderr.write(`error: ${message}\n`);
+  io.exitCode = EXIT_BAD_CONFIG;
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { MeshctlIo } from "../io.ts";
 import { unavailableCommand } from "../needs_orchestrator.ts";
 
 /**
@@ -72,7 +73,7 @@ const GROUPS: Readonly<Record<string, string>> = {
  * reusing a group command (`authz`, `dashboard` …) when one already exists.
  * Any arguments and flags are taken, so the answer is always the plain one.
  */
-export function registerUnavailableCommands(program: Command, experimental: Command): void {
+export function registerUnavailableCommands(program: Command, experimental: Command, io: MeshctlIo): void {
   for (const u of UNAVAILABLE_COMMANDS) {
     let parent = u.experimental ? experimental : program;
     u.path.forEach((word, i) => {
@@ -91,7 +92,7 @@ export function registerUnavailableCommands(program: Command, experimental: Comm
           .allowUnknownOption()
           .allowExcessArguments()
           .action(() => {
-            process.exitCode = unavailableCommand(full, u.would);
+            io.exitCode = unavailableCommand(full, u.would, io.stderr);
           });
       }
       parent = cmd;

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
 import { addAdminOptions, adminFrom, outputOption } from "../admin_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
 import {
   formatEndpoints,
@@ -32,22 +33,22 @@ function portFilter(value: string): number {
   return Number(value);
 }
 
-function fail(sub: string, message: string, code = EXIT_FAILURE): number {
-  process.stderr.write(`Error: meshctl proxy-config ${sub}: ${message}\n`);
+function fail(io: MeshctlIo, sub: string, message: string, code = EXIT_FAILURE): number {
+  io.stderr.write(`Error: meshctl proxy-config ${sub}: ${message}\n`);
   return code;
 }
 
 /** Reads the dump named by `--file`, or fetches it from `--admin`; checks `[pod]` against the sidecar's identity. */
-async function withDump(sub: string, pod: string | undefined, opts: SourceFlags, run: (dump: ConfigDump) => string): Promise<number> {
+async function withDump(io: MeshctlIo, sub: string, pod: string | undefined, opts: SourceFlags, run: (dump: ConfigDump) => string): Promise<number> {
   const admin = adminFrom(opts);
-  if (!admin && !opts.file) return needsOrchestrator(`proxy-config ${sub}`, "`--admin URL` (a running sidecar) or `--file config_dump.json`");
+  if (!admin && !opts.file) return needsOrchestrator(`proxy-config ${sub}`, "`--admin URL` (a running sidecar) or `--file config_dump.json`", io.stderr);
   try {
     const dump = admin ? await fetchDump(admin) : readDumpFile(opts.file!);
-    if (pod !== undefined && !podMatchesIdentity(pod, dump.identity.id)) return fail(sub, `${admin ?? opts.file} is the sidecar ${dump.identity.id}, not ${pod}`);
-    process.stdout.write(run(dump));
+    if (pod !== undefined && !podMatchesIdentity(pod, dump.identity.id)) return fail(io, sub, `${admin ?? opts.file} is the sidecar ${dump.identity.id}, not ${pod}`);
+    io.stdout.write(run(dump));
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof AdminError || e instanceof DumpError) return fail(sub, e.message);
+    if (e instanceof AdminError || e instanceof DumpError) return fail(io, sub, e.message);
     throw e;
   }
 }
@@ -58,9 +59,9 @@ function subcommand(group: Command, name: string, aliases: string[], description
   return addAdminOptions(c).addOption(outputOption("output format: short (tables) or json"));
 }
 
-function action(name: string, run: Run) {
+function action(io: MeshctlIo, name: string, run: Run) {
   return async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>) => {
-    process.exitCode = await withDump(name, pod, opts, (dump) => run(dump, opts));
+    io.exitCode = await withDump(io, name, pod, opts, (dump) => run(dump, opts));
   };
 }
 
@@ -68,34 +69,34 @@ function action(name: string, run: Run) {
  * `meshctl proxy-config listener|route|endpoints|secret|log [pod]` against a
  * running sidecar (`--admin`, `--proxyAdminPort`) or a saved dump (`--file`).
  */
-export function registerProxyConfig(program: Command): void {
+export function registerProxyConfig(program: Command, _experimental: Command, io: MeshctlIo): void {
   const group = program.command("proxy-config").alias("pc").description("Show a sidecar's configuration (listeners, routes, endpoints, secrets) or change its log levels");
 
   subcommand(group, "listener", ["listeners", "l"], "Listeners: address, port, type, filters in order, destination")
     .addOption(new Option("--port <port>", "only listeners on this port (0: any)").argParser(portFilter).default(0))
     .option("--address <address>", "only listeners bound to this address")
     .option("--type <type>", "only listeners of this type (HTTP or TCP)")
-    .action(action("listener", (dump, o) => {
+    .action(action(io, "listener", (dump, o) => {
       const list = selectListeners(dump, { port: o.port as number, address: o.address as string | undefined, type: o.type as string | undefined });
       return o.output === "json" ? json(list) : formatListeners(list);
     }));
 
   subcommand(group, "route", ["routes", "r"], "Routes: virtual hosts and their upstream per authority")
     .option("--name <name>", "only the route of this name")
-    .action(action("route", (dump, o) => {
+    .action(action(io, "route", (dump, o) => {
       const list = selectRoutes(dump, o.name as string | undefined);
       return o.output === "json" ? json(list) : formatRoutes(list);
     }));
 
   subcommand(group, "endpoints", ["endpoint", "ep"], "Endpoints of each cluster (health is not checked: UNKNOWN)")
     .option("--name <name>", "only the endpoints of this cluster")
-    .action(action("endpoints", (dump, o) => {
+    .action(action(io, "endpoints", (dump, o) => {
       const list = selectEndpoints(dump, o.name as string | undefined);
       return o.output === "json" ? json(list) : formatEndpoints(list);
     }));
 
   subcommand(group, "secret", ["s"], "Certificates the sidecar holds: its workload certificate and the mesh roots (with --caAddress)")
-    .action(action("secret", (dump, o) => (o.output === "json" ? json(dump.secrets ?? { certificates: [] }) : formatSecrets(dump))));
+    .action(action(io, "secret", (dump, o) => (o.output === "json" ? json(dump.secrets ?? { certificates: [] }) : formatSecrets(dump))));
 
   const log = group
     .command("log")
@@ -107,29 +108,29 @@ export function registerProxyConfig(program: Command): void {
   addAdminOptions(log)
     .addOption(outputOption())
     .action(async (pod: string | undefined, opts: SourceFlags & { level?: string; reset: boolean }) => {
-      process.exitCode = await runLog(pod, opts);
+      io.exitCode = await runLog(pod, opts, io);
     });
 }
 
-async function runLog(pod: string | undefined, opts: SourceFlags & { level?: string; reset: boolean }): Promise<number> {
+async function runLog(pod: string | undefined, opts: SourceFlags & { level?: string; reset: boolean }, io: MeshctlIo): Promise<number> {
   const admin = adminFrom(opts);
-  if (!admin) return needsOrchestrator("proxy-config log", "`--admin URL` (a running sidecar; log levels cannot be changed in a file)");
+  if (!admin) return needsOrchestrator("proxy-config log", "`--admin URL` (a running sidecar; log levels cannot be changed in a file)", io.stderr);
   let levels;
   try {
     levels = opts.level === undefined ? [] : parseLogLevels(opts.level);
   } catch (e) {
-    return fail("log", `--level: ${(e as Error).message}`, EXIT_BAD_CONFIG);
+    return fail(io, "log", `--level: ${(e as Error).message}`, EXIT_BAD_CONFIG);
   }
   try {
     if (pod !== undefined) {
       const dump = await fetchDump(admin);
-      if (!podMatchesIdentity(pod, dump.identity.id)) return fail("log", `${admin} is the sidecar ${dump.identity.id}, not ${pod}`);
+      if (!podMatchesIdentity(pod, dump.identity.id)) return fail(io, "log", `${admin} is the sidecar ${dump.identity.id}, not ${pod}`);
     }
     const result = await setLogLevels(admin, opts.reset, levels);
-    process.stdout.write(opts.output === "json" ? json(result) : formatLogLevels(result));
+    io.stdout.write(opts.output === "json" ? json(result) : formatLogLevels(result));
     return EXIT_OK;
   } catch (e) {
-    if (e instanceof AdminError || e instanceof DumpError) return fail("log", e.message);
+    if (e instanceof AdminError || e instanceof DumpError) return fail(io, "log", e.message);
     throw e;
   }
 }

@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
 import { outputOption } from "../admin_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { formatProxyStatus, proxyStatus, proxyStatusJson, selectPods } from "../proxy_status.ts";
 import { parseAdminTarget } from "../sidecar_admin.ts";
@@ -16,7 +17,7 @@ interface ProxyStatusFlags {
 }
 
 /** `meshctl proxy-status [<pod[.ns]>…] --admin URL…` (alias `ps`). */
-export function registerProxyStatus(program: Command): void {
+export function registerProxyStatus(program: Command, _experimental: Command, io: MeshctlIo): void {
   program
     .command("proxy-status")
     .alias("ps")
@@ -31,16 +32,16 @@ export function registerProxyStatus(program: Command): void {
     .option("-s, --sds", "compare active secrets with node agents (experimental)", false)
     .option("--sds-json", "the SDS comparison as JSON", false)
     .action(async (pods: string[], opts: ProxyStatusFlags) => {
-      process.exitCode = await runProxyStatus(pods, opts);
+      io.exitCode = await runProxyStatus(pods, opts, io);
     });
 }
 
-async function runProxyStatus(pods: string[], opts: ProxyStatusFlags): Promise<number> {
-  if (opts.admin.length === 0) return needsOrchestrator("proxy-status", "`--admin URL` for each sidecar (repeatable)");
+async function runProxyStatus(pods: string[], opts: ProxyStatusFlags, io: MeshctlIo): Promise<number> {
+  if (opts.admin.length === 0) return needsOrchestrator("proxy-status", "`--admin URL` for each sidecar (repeatable)", io.stderr);
   const all = await proxyStatus(opts.admin);
   const { rows, missing } = selectPods(all, pods);
-  process.stdout.write(opts.output === "json" ? proxyStatusJson(rows) : formatProxyStatus(rows));
-  if (opts.sds || opts.sdsJson) process.stdout.write(opts.sdsJson ? `${JSON.stringify({ sds: [], note: NO_SDS }, null, 2)}\n` : `${NO_SDS}\n`);
-  for (const p of missing) process.stderr.write(`Error: meshctl proxy-status: no sidecar among --admin is ${p}\n`);
+  io.stdout.write(opts.output === "json" ? proxyStatusJson(rows) : formatProxyStatus(rows));
+  if (opts.sds || opts.sdsJson) io.stdout.write(opts.sdsJson ? `${JSON.stringify({ sds: [], note: NO_SDS }, null, 2)}\n` : `${NO_SDS}\n`);
+  for (const p of missing) io.stderr.write(`Error: meshctl proxy-status: no sidecar among --admin is ${p}\n`);
   return missing.length > 0 || rows.some((r) => r.status !== "SYNCED") ? EXIT_FAILURE : EXIT_OK;
 }

@@ -1,9 +1,10 @@
 import type { Command } from "commander";
 import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
+import type { MeshctlIo } from "../io.ts";
 import { DEFAULT_PARALLEL_SCENARIOS, runSimulate } from "../simulate/run.ts";
 
 /** `meshctl experimental simulate -f FILE` (alias `x simulate`; issue 6 item 6). */
-export function registerSimulate(experimental: Command): void {
+export function registerSimulate(experimental: Command, io: MeshctlIo): void {
   experimental
     .command("simulate")
     .description(
@@ -15,10 +16,10 @@ export function registerSimulate(experimental: Command): void {
     .action(async (opts: { file: string; parallel: string; keep: boolean }) => {
       const parallel = Number(opts.parallel);
       if (!Number.isInteger(parallel) || parallel < 1) {
-        process.stderr.write(`Error: meshctl x simulate: --parallel: expected a positive integer, got ${JSON.stringify(opts.parallel)}\n`);
-        process.exitCode = EXIT_BAD_CONFIG;
+        io.stderr.write(`Error: meshctl x simulate: --parallel: expected a positive integer, got ${JSON.stringify(opts.parallel)}\n`);
+        io.exitCode = EXIT_BAD_CONFIG;
         return;
       }
-      process.exitCode = await runSimulate({ file: opts.file, parallel, keep: opts.keep, output: process.stdout, errors: process.stderr });
+      io.exitCode = await runSimulate({ file: opts.file, parallel, keep: opts.keep, output: io.stdout, errors: io.stderr, stdin: io.stdinText });
     });
 }

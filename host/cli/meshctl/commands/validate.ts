@@ -1,9 +1,10 @@
 import type { Command } from "commander";
 import { globalFlags } from "../global_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 import { runValidate } from "../validate.ts";
 
 /** `meshctl validate -f FILE… [-x]` (deprecated in favour of `analyze`). */
-export function registerValidate(program: Command): void {
+export function registerValidate(program: Command, _experimental: Command, io: MeshctlIo): void {
   program
     .command("validate")
     .description("Validate mesh policy and rules files (deprecated: use `meshctl analyze`)")
@@ -14,12 +15,13 @@ export function registerValidate(program: Command): void {
     )
     .option("-x, --referential", "also check references between resources (bindings to specs, virtual services to gateways)", false)
     .action((opts: { filename: string[]; referential: boolean }, command: Command) => {
-      process.exitCode = runValidate({
+      io.exitCode = runValidate({
         files: opts.filename,
         referential: opts.referential,
         namespace: globalFlags(command).namespace,
-        output: process.stdout,
-        errors: process.stderr,
+        output: io.stdout,
+        errors: io.stderr,
+        stdin: io.stdinText,
       });
     });
 }

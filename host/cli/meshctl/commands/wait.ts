@@ -6,6 +6,7 @@ import { formatGoDuration } from "../../duration.ts";
 import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
 import { durationFlag } from "../../flags.ts";
 import { globalFlags } from "../global_flags.ts";
+import type { MeshctlIo } from "../io.ts";
 import { matchKind, runWait, splitNameNamespace } from "../wait.ts";
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -46,7 +47,7 @@ interface WaitFlags {
 }
 
 /** `meshctl experimental wait <type> <name>[.<namespace>]` (docs/meshctl.md#x-wait). */
-export function registerWait(experimental: Command): void {
+export function registerWait(experimental: Command, io: MeshctlIo): void {
   experimental
     .command("wait")
     .description("Wait until a resource is distributed to the proxies connected to disco-discovery (or removed from them)")
@@ -61,15 +62,15 @@ export function registerWait(experimental: Command): void {
     .addOption(new Option("-v, --verbose", "print each poll's result").default(false).hideHelp())
     .action(async (type: string, nameArg: string, opts: WaitFlags, cmd: Command) => {
       const usage = (message: string) => {
-        process.stderr.write(`Error: meshctl x wait: ${message}\n`);
-        process.exitCode = EXIT_BAD_CONFIG;
+        io.stderr.write(`Error: meshctl x wait: ${message}\n`);
+        io.exitCode = EXIT_BAD_CONFIG;
       };
       if (opts.for !== "distribution" && opts.for !== "delete") return usage(`--for must be 'delete' or 'distribution', got: ${opts.for}`);
       const kind = matchKind(type);
       if (!kind) return usage(`type ${type} is not recognized`);
       const fallback = globalFlags(cmd).namespace || "default";
       const { name, namespace } = splitNameNamespace(nameArg, fallback);
-      process.exitCode = await runWait(
+      io.exitCode = await runWait(
         {
           for: opts.for,
           kind,
@@ -83,8 +84,8 @@ export function registerWait(experimental: Command): void {
           pollMs: POLL_MS,
           verbose: opts.verbose,
         },
-        process.stdout,
-        process.stderr,
+        io.stdout,
+        io.stderr,
       );
     });
 }

@@ -21,6 +21,8 @@ export interface SimulateOptions {
   parallel: number;
   output: Writable;
   errors: Writable;
+  /** Text of `-`; read from file descriptor 0 when not given. */
+  stdin?: () => string;
   /** Keep the temporary directories (configuration, mesh settings) for inspection. */
   keep?: boolean;
 }
@@ -41,7 +43,7 @@ export const PROGRESS_MIN_SCENARIOS = 10;
 export async function runSimulate(o: SimulateOptions): Promise<number> {
   let text: string;
   try {
-    text = o.file === "-" ? readFileSync(0, "utf8") : readFileSync(o.file, "utf8");
+    text = o.file === "-" ? (o.stdin ?? (() => readFileSync(0, "utf8")))() : readFileSync(o.file, "utf8");
   } catch (e) {
     o.errors.write(`Error: meshctl x simulate: cannot read ${JSON.stringify(o.file)}: ${(e as Error).message}\n`);
     return EXIT_BAD_CONFIG;
@@ -134,7 +136,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
       const ca = await caFor(s.mesh.trustDomain);
       const mesh = await startScenarioMesh(s, prepared[i], keys, { ca, checks: filter }, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
       if (aborted) return undefined;
-      return await simulateRequest(s, mesh, keys);
+      return await simulateRequest(s, mesh, keys, prepared[i].some((d) => d.kind === "VirtualService"));
     } catch (e) {
       failed = true;
       if (!aborted) o.errors.write(`Error: meshctl x simulate: ${s.path || "scenario"} (id ${JSON.stringify(s.id)}): ${(e as Error).message}\n`);
@@ -178,18 +180,24 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   return failed ? EXIT_FAILURE : EXIT_OK;
 }
 
-/** Sends the scenario's request and reads what the destination app received. */
-async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys): Promise<SimulateResult> {
+/**
+ * Sends the scenario's request and reads what the destination app received.
+ * `routed`: the scenario has VirtualServices, so a route may be taken (the
+ * sidecars record only the routes VirtualServices choose); without any, the
+ * sidecars' /config_dump is not read before and after (a full dump per
+ * sidecar, twice, for a `route` field that cannot be there).
+ */
+async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys, routed: boolean): Promise<SimulateResult> {
   const sent = await buildRequest(s.request, keys);
   const target = resolveConnection(s.request, mesh);
   const before = new Map([...mesh.workloads.values()].filter((w) => w.app).map((w) => [w.spec.id, w.app!.seen.length]));
   if ("error" in target) return { id: s.id, outcome: "connection-failure", status: null, body: null, responseHeaders: {}, sent, upstream: null, error: target.error };
   if (sent.headers.host === undefined) sent.headers = { host: `127.0.0.1:${target.port}`, ...sent.headers };
-  const routesBefore = await snapshotRoutes(mesh);
+  const routesBefore = routed ? await snapshotRoutes(mesh) : undefined;
   const started = performance.now();
   const answer = await send(target.port, s.request.method, sent);
   const elapsedMs = Math.round(performance.now() - started);
-  const route = await routeTaken(mesh, routesBefore);
+  const route = routesBefore ? await routeTaken(mesh, routesBefore) : undefined;
   let upstream: SimulateResult["upstream"] = null;
   for (const w of mesh.workloads.values()) {
     const n = before.get(w.spec.id);
