@@ -25,7 +25,6 @@ const TRAILER_BYTES: i32 = 8;
  */
 export class ReportRequestEncoder {
   private out: ProtoWriter = new ProtoWriter(2048);
-  private entry: ProtoWriter = new ProtoWriter(512);
   private compressed: CompressedAttributesWriter = new CompressedAttributesWriter();
   private dictionary: MessageDictionary = new MessageDictionary();
   private count: i32 = 0;
@@ -54,18 +53,20 @@ export class ReportRequestEncoder {
   append(bag: AttributeBag, maxBytes: i32): bool {
     const dictionary = this.dictionary;
     const wordsBefore = dictionary.words.length;
-    const entry = this.entry;
-    entry.reset();
-    this.compressed.write(entry, bag, dictionary, false);
+    const out = this.out;
+    const before = out.length;
+    const entry = out.begin(ATTRIBUTES);
+    this.compressed.write(out, bag, dictionary, false);
+    out.end(entry);
     const words = dictionary.words;
     let addedWordBytes = 0;
     for (let i = wordsBefore, n = words.length; i < n; i++) addedWordBytes += stringFieldLength(unchecked(words[i]));
-    const size = this.out.length + fieldLength(entry.length) + this.wordBytes + addedWordBytes + TRAILER_BYTES;
-    if (this.count > 0 && size > maxBytes) {
+    if (this.count > 0 && out.length + this.wordBytes + addedWordBytes + TRAILER_BYTES > maxBytes) {
+      // Taken back whole: the entry and the words it added.
+      out.rewind(before);
       dictionary.truncate(wordsBefore);
       return false;
     }
-    this.out.messageField(ATTRIBUTES, entry);
     this.wordBytes += addedWordBytes;
     this.count++;
     return true;
