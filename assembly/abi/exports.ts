@@ -1,6 +1,7 @@
 import { TransportOutcome } from "../client/counters";
 import { BufferType, LogLevel } from "./enums";
 import { collectGarbageIfDue } from "./gc";
+import { allocateForHost } from "./marshal";
 import * as host from "./host";
 import { becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, plugins, streamFor } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
@@ -24,9 +25,9 @@ import {
 /** Marks the ABI version; never called. */
 export function proxy_abi_version_0_2_1(): void {}
 
-/** The allocator the host uses to hand bytes over; raw TLSF blocks, outside the GC, freed by the module. */
+/** The allocator the host uses to hand bytes over; raw blocks outside the GC, freed by the module (marshal.ts). */
 export function proxy_on_memory_allocate(size: usize): usize {
-  return heap.alloc(size);
+  return allocateForHost(size);
 }
 
 export function proxy_on_context_create(id: u32, parentId: u32): void {

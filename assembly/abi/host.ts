@@ -3,7 +3,7 @@ import { HeaderMap } from "../attributes/header_map";
 import { decodeHeadersInto, decodePairs, encodePairs } from "../pairs";
 import { BufferType, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";
 import * as abi from "./imports";
-import { dropHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
+import { dropHostBlock, freeHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
 
 // Typed wrappers over the host functions. Failures come back as values (null,
 // false, a status): a trap would take the whole VM down.
@@ -40,7 +40,7 @@ export function headerMap(map: MapType): StringMap {
   const ptr = <usize>load<u32>(scratchPtrSlot());
   const len = <usize>load<u32>(scratchLenSlot());
   const decoded = decodePairs(ptr, len);
-  if (ptr != 0) heap.free(ptr);
+  freeHostBlock(ptr);
   return decoded !== null ? decoded : new StringMap(0);
 }
 
@@ -51,7 +51,7 @@ export function headerMapInto(map: MapType, m: HeaderMap): HeaderMap {
   const ptr = <usize>load<u32>(scratchPtrSlot());
   const len = <usize>load<u32>(scratchLenSlot());
   if (!decodeHeadersInto(ptr, len, m)) m.clear();
-  if (ptr != 0) heap.free(ptr);
+  freeHostBlock(ptr);
   return m;
 }
 
@@ -59,6 +59,11 @@ export function replaceHeader(map: MapType, name: string, value: string): void {
   const k = utf8(name);
   const v = utf8(value);
   abi.proxy_replace_header_map_value(map, changetype<usize>(k), <usize>k.byteLength, changetype<usize>(v), <usize>v.byteLength);
+}
+
+/** replaceHeader with the name and value already in UTF-8 (a header set on every request, encoded once). */
+export function replaceHeaderUtf8(map: MapType, name: ArrayBuffer, value: ArrayBuffer): void {
+  abi.proxy_replace_header_map_value(map, changetype<usize>(name), <usize>name.byteLength, changetype<usize>(value), <usize>value.byteLength);
 }
 
 export function addHeader(map: MapType, name: string, value: string): void {

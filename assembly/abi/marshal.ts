@@ -18,6 +18,30 @@ export function scratchU64Slot(): usize {
   return SCRATCH + 8;
 }
 
+// Blocks the host hands over (proxy_on_memory_allocate) are read and freed
+// by the module before its next host call, and most are small (a header
+// map, a set of properties). One static area serves them while it is free,
+// so a request's host blocks cost no allocator work; the allocator serves a
+// block larger than the area, or one asked for while the area is taken.
+const HOST_AREA_SIZE: usize = 16384;
+const HOST_AREA: usize = memory.data(<i32>HOST_AREA_SIZE, 16);
+let hostAreaTaken = false;
+
+/** proxy_on_memory_allocate: room for `size` bytes the host writes and the module frees (freeHostBlock). */
+export function allocateForHost(size: usize): usize {
+  if (!hostAreaTaken && size <= HOST_AREA_SIZE) {
+    hostAreaTaken = true;
+    return HOST_AREA;
+  }
+  return heap.alloc(size);
+}
+
+/** Frees a block from allocateForHost (0: none). */
+export function freeHostBlock(ptr: usize): void {
+  if (ptr == HOST_AREA) hostAreaTaken = false;
+  else if (ptr != 0) heap.free(ptr);
+}
+
 /**
  * Takes ownership of the block the host allocated through
  * proxy_on_memory_allocate (pointer and length in the scratch slots): copies
@@ -28,7 +52,7 @@ export function takeHostBytes(): Uint8Array {
   const len = <i32>load<u32>(SCRATCH + 4);
   const out = new Uint8Array(len);
   if (len > 0) memory.copy(out.dataStart, ptr, <usize>len);
-  if (ptr != 0) heap.free(ptr);
+  freeHostBlock(ptr);
   return out;
 }
 
@@ -43,8 +67,7 @@ export function hostBlockLength(): usize {
 
 /** Frees the host-allocated block once it has been read in place. */
 export function dropHostBlock(): void {
-  const ptr = <usize>load<u32>(SCRATCH);
-  if (ptr != 0) heap.free(ptr);
+  freeHostBlock(<usize>load<u32>(SCRATCH));
 }
 
 /** Same, decoded as UTF-8 text. */
@@ -52,7 +75,7 @@ export function takeHostString(): string {
   const ptr = <usize>load<u32>(SCRATCH);
   const len = <usize>load<u32>(SCRATCH + 4);
   const out = len > 0 ? decodeUtf8(ptr, len) : "";
-  if (ptr != 0) heap.free(ptr);
+  freeHostBlock(ptr);
   return out;
 }
 

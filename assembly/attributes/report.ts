@@ -7,6 +7,7 @@ import {
   REQUEST_TOTAL_SIZE, RESPONSE_CODE, RESPONSE_DURATION, RESPONSE_GRPC_MESSAGE, RESPONSE_GRPC_STATUS, RESPONSE_HEADERS, RESPONSE_SIZE,
   RESPONSE_TIME, RESPONSE_TOTAL_SIZE,
 } from "./names";
+import { RequestValues } from "./request_values";
 import { AttributeValue } from "./value";
 
 /** What the proxy knows about a request once it is complete. */
@@ -24,6 +25,20 @@ export class ResponseView {
   timeNanos: i64 = 0;
   /** Upstream host address `ip:port`, "" when there was none. */
   upstreamAddress: string = "";
+
+  /** Back to an unknown outcome, keeping the header maps' storage (emptied) for the next request. */
+  reset(): void {
+    this.code = -1;
+    this.headers.clear();
+    this.trailers.clear();
+    this.requestBodySize = 0;
+    this.responseBodySize = 0;
+    this.requestTotalSize = 0;
+    this.responseTotalSize = 0;
+    this.durationNanos = 0;
+    this.timeNanos = 0;
+    this.upstreamAddress = "";
+  }
 }
 
 /** How the check of this request ended, for check.* and response.code. */
@@ -39,19 +54,26 @@ export class CheckOutcome {
 const B3_HEADERS: StaticArray<string> = ["x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid", "x-b3-sampled"];
 
 /**
- * Adds the report-time attributes to a copy of the check-time bag, as the
- * upstream client did at stream end (hub-client.md §2.6).
+ * Adds the report-time attributes to the check-time bag, as the upstream
+ * client did at stream end (hub-client.md §2.6). The new values are made in
+ * `values`, the request's own storage, and `response.headers` becomes the
+ * value of `response.headers` (the trailers merged into it): the report is
+ * encoded before the request's storage or the response view are reused.
  */
-export function addReportAttributes(bag: AttributeBag, response: ResponseView, check: CheckOutcome, requestHeaders: StringMap): void {
-  if (response.upstreamAddress.length > 0) {
+export function addReportAttributes(bag: AttributeBag, response: ResponseView, check: CheckOutcome, requestHeaders: StringMap, values: RequestValues): void {
+  // Only when not already present: inbound static attributes may set them.
+  const needIp = !bag.hasId(DESTINATION_IP);
+  const needPort = !bag.hasId(DESTINATION_PORT);
+  if (response.upstreamAddress.length > 0 && (needIp || needPort)) {
     const addr = parseSocketAddress(response.upstreamAddress);
-    // Only when not already present: inbound static attributes may set them.
-    if (addr.ip !== null && !bag.hasId(DESTINATION_IP)) bag.setId(DESTINATION_IP, AttributeValue.ofBytes(addr.ip as Uint8Array));
-    if (addr.port >= 0 && !bag.hasId(DESTINATION_PORT)) bag.setId(DESTINATION_PORT, AttributeValue.ofInt64(addr.port));
+    if (addr.ip !== null && needIp) bag.setId(DESTINATION_IP, AttributeValue.ofBytes(addr.ip as Uint8Array));
+    if (addr.port >= 0 && needPort) bag.setId(DESTINATION_PORT, values.int64(addr.port));
   }
-  const responseHeaders = response.headers.clone();
-  for (let i = 0; i < response.trailers.keys.length; i++) responseHeaders.set(response.trailers.keys[i], response.trailers.values[i]);
-  bag.setId(RESPONSE_HEADERS, AttributeValue.ofMap(responseHeaders));
+  // Same-name trailers win.
+  const responseHeaders = response.headers;
+  const trailers = response.trailers;
+  for (let i = 0; i < trailers.keys.length; i++) responseHeaders.set(trailers.keys[i], trailers.values[i]);
+  bag.setId(RESPONSE_HEADERS, values.map(responseHeaders));
 
   // Tracing headers may have been added after the check; put them in the
   // request map (a copy: the check-time map stays as it was).
@@ -65,25 +87,26 @@ export function addReportAttributes(bag: AttributeBag, response: ResponseView, c
     bag.setId(REQUEST_HEADERS, AttributeValue.ofMap(headers));
   }
 
-  bag.setId(RESPONSE_TIME, AttributeValue.ofTimestampNanos(response.timeNanos));
-  bag.setId(REQUEST_SIZE, AttributeValue.ofInt64(response.requestBodySize));
-  bag.setId(RESPONSE_SIZE, AttributeValue.ofInt64(response.responseBodySize));
-  bag.setId(REQUEST_TOTAL_SIZE, AttributeValue.ofInt64(response.requestTotalSize));
-  bag.setId(RESPONSE_TOTAL_SIZE, AttributeValue.ofInt64(response.responseTotalSize));
-  bag.setId(RESPONSE_DURATION, AttributeValue.ofDurationNanos(response.durationNanos));
+  bag.setId(RESPONSE_TIME, values.timestampNanos(response.timeNanos));
+  bag.setId(REQUEST_SIZE, values.int64(response.requestBodySize));
+  bag.setId(RESPONSE_SIZE, values.int64(response.responseBodySize));
+  bag.setId(REQUEST_TOTAL_SIZE, values.int64(response.requestTotalSize));
+  bag.setId(RESPONSE_TOTAL_SIZE, values.int64(response.responseTotalSize));
+  bag.setId(RESPONSE_DURATION, values.durationNanos(response.durationNanos));
 
   let code = response.code >= 0 ? response.code : 500;
   if (check.known && check.code != 0) {
     code = httpStatusForCode(check.code);
-    bag.setId(CHECK_ERROR_CODE, AttributeValue.ofInt64(check.code));
-    bag.setIdString(CHECK_ERROR_MESSAGE, statusCodeName(check.code) + ":" + check.message);
+    bag.setId(CHECK_ERROR_CODE, values.int64(check.code));
+    bag.setId(CHECK_ERROR_MESSAGE, values.string(statusCodeName(check.code) + ":" + check.message));
   }
-  bag.setId(RESPONSE_CODE, AttributeValue.ofInt64(code));
+  bag.setId(RESPONSE_CODE, values.int64(code));
 
-  const grpcStatus = response.trailers.has("grpc-status") ? response.trailers.get("grpc-status") : response.headers.get("grpc-status");
-  if (grpcStatus !== null) bag.setIdString(RESPONSE_GRPC_STATUS, grpcStatus as string);
-  const grpcMessage = response.trailers.has("grpc-message") ? response.trailers.get("grpc-message") : response.headers.get("grpc-message");
-  if (grpcMessage !== null) bag.setIdString(RESPONSE_GRPC_MESSAGE, grpcMessage as string);
+  // The trailers were merged over the headers above.
+  const grpcStatus = responseHeaders.get("grpc-status");
+  if (grpcStatus !== null) bag.setId(RESPONSE_GRPC_STATUS, values.string(grpcStatus));
+  const grpcMessage = responseHeaders.get("grpc-message");
+  if (grpcMessage !== null) bag.setId(RESPONSE_GRPC_MESSAGE, values.string(grpcMessage));
 
   if (check.known) {
     bag.setId(CHECK_CACHE_HIT, AttributeValue.ofBool(check.checkCacheHit));

@@ -39,6 +39,12 @@ export class RequestValues {
     return v;
   }
 
+  durationNanos(nanos: i64): AttributeValue {
+    const v = this.next(ValueKind.Duration);
+    v.setTime(ValueKind.Duration, nanos);
+    return v;
+  }
+
   /** A string-map value over `m`, which must live as long as the request (its own map or `query`). */
   map(m: StringMap): AttributeValue {
     const v = this.next(ValueKind.StringMap);

@@ -23,98 +23,109 @@ const VALUE: u32 = 2;
  * (name, string value, string-map key and value) goes through the dictionary;
  * numbers, bools, bytes and times stay literal (hub-client.md §9.2).
  *
- * Keeps its scratch writers between calls: a check or a report batch writes
- * hundreds of small map entries, and allocation is what costs in AS.
+ * Every map entry (and a string map's pairs, a time's seconds and nanos) is
+ * written in place in `out` (ProtoWriter.begin/end): no scratch writer to
+ * copy from, and no allocation.
  *
  *   new CompressedAttributesWriter().write(out, bag, new MessageDictionary(), true);
  */
 export class CompressedAttributesWriter {
-  private entry: ProtoWriter = new ProtoWriter(64);
-  private value: ProtoWriter = new ProtoWriter(64);
-  private pair: ProtoWriter = new ProtoWriter(16);
-
   /**
    * Appends the fields of one CompressedAttributes message to `out`.
    * `withWords`: a check request carries its own `words`; report entries
    * leave them to the batch's `default_words`, so the caller writes those.
    */
   write(out: ProtoWriter, bag: AttributeBag, dictionary: MessageDictionary, withWords: bool): void {
-    const entry = this.entry;
     for (let i = 0, n = bag.size; i < n; i++) {
       const v = bag.valueAt(i);
+      const field = mapFieldOf(v);
+      if (field == 0) continue;
       // Name before value: indexes are handed out in first-use order.
-      entry.reset();
-      entry.sint32Field(KEY, dictionary.index(bag.nameAt(i)));
-      const field = this.writeValue(entry, v, dictionary);
-      if (field != 0) out.messageField(field, entry);
+      const entry = out.begin(field);
+      out.sint32Field(KEY, dictionary.index(bag.nameAt(i)));
+      writeValue(out, v, dictionary);
+      out.end(entry);
     }
     // Written after the maps because the words are only known once every
     // string went through the dictionary; field order is free in protobuf.
     if (withWords) writeWords(out, WORDS, dictionary.words);
   }
+}
 
-  /** Writes the entry's value; the CompressedAttributes map field it belongs to, 0 for none. */
-  private writeValue(entry: ProtoWriter, v: AttributeValue, dictionary: MessageDictionary): u32 {
-    switch (v.kind) {
-      case ValueKind.String:
-        entry.sint32Field(VALUE, dictionary.index(v.str));
-        return STRINGS;
-      case ValueKind.Int64:
-        entry.int64Field(VALUE, v.int);
-        return INT64S;
-      case ValueKind.Double:
-        entry.doubleField(VALUE, v.double);
-        return DOUBLES;
-      case ValueKind.Bool:
-        entry.boolField(VALUE, v.bool);
-        return BOOLS;
-      case ValueKind.Bytes: {
-        const bytes = v.bytes;
-        if (bytes !== null) entry.bytesField(VALUE, bytes);
-        else {
-          entry.tag(VALUE, WIRE_LEN);
-          entry.varint(0);
-        }
-        return BYTES;
-      }
-      case ValueKind.Timestamp:
-        this.writeSecondsNanos(entry, v);
-        return TIMESTAMPS;
-      case ValueKind.Duration:
-        this.writeSecondsNanos(entry, v);
-        return DURATIONS;
-      case ValueKind.StringMap: {
-        // CompressedStringMap {entries = 1: map<sint32, sint32>}.
-        const inner = this.value;
-        const pair = this.pair;
-        inner.reset();
-        const m = v.map;
-        if (m !== null) {
-          const map = m as StringMap;
-          const keys = map.keys;
-          const mapValues = map.values;
-          for (let i = 0, n = keys.length; i < n; i++) {
-            pair.reset();
-            pair.sint32Field(KEY, dictionary.index(unchecked(keys[i])));
-            pair.sint32Field(VALUE, dictionary.index(unchecked(mapValues[i])));
-            inner.messageField(1, pair);
-          }
-        }
-        entry.messageField(VALUE, inner);
-        return STRING_MAPS;
-      }
-    }
-    return 0;
+/** The CompressedAttributes map field a value belongs to, 0 for none. */
+function mapFieldOf(v: AttributeValue): u32 {
+  switch (v.kind) {
+    case ValueKind.String:
+      return STRINGS;
+    case ValueKind.Int64:
+      return INT64S;
+    case ValueKind.Double:
+      return DOUBLES;
+    case ValueKind.Bool:
+      return BOOLS;
+    case ValueKind.Bytes:
+      return BYTES;
+    case ValueKind.Timestamp:
+      return TIMESTAMPS;
+    case ValueKind.Duration:
+      return DURATIONS;
+    case ValueKind.StringMap:
+      return STRING_MAPS;
   }
+  return 0;
+}
 
-  /** google.protobuf.Timestamp and Duration share {seconds = 1, nanos = 2}. */
-  private writeSecondsNanos(entry: ProtoWriter, v: AttributeValue): void {
-    const inner = this.value;
-    inner.reset();
-    // proto3 leaves zero scalars out.
-    if (v.int != 0) inner.int64Field(1, v.int);
-    if (v.nanos != 0) inner.int64Field(2, <i64>v.nanos);
-    entry.messageField(VALUE, inner);
+/** Writes a map entry's value field. */
+function writeValue(out: ProtoWriter, v: AttributeValue, dictionary: MessageDictionary): void {
+  switch (v.kind) {
+    case ValueKind.String:
+      out.sint32Field(VALUE, dictionary.index(v.str));
+      return;
+    case ValueKind.Int64:
+      out.int64Field(VALUE, v.int);
+      return;
+    case ValueKind.Double:
+      out.doubleField(VALUE, v.double);
+      return;
+    case ValueKind.Bool:
+      out.boolField(VALUE, v.bool);
+      return;
+    case ValueKind.Bytes: {
+      const bytes = v.bytes;
+      if (bytes !== null) out.bytesField(VALUE, bytes);
+      else {
+        out.tag(VALUE, WIRE_LEN);
+        out.varint(0);
+      }
+      return;
+    }
+    case ValueKind.Timestamp:
+    case ValueKind.Duration: {
+      // google.protobuf.Timestamp and Duration share {seconds = 1, nanos = 2}; proto3 leaves zero scalars out.
+      const time = out.begin(VALUE);
+      if (v.int != 0) out.int64Field(1, v.int);
+      if (v.nanos != 0) out.int64Field(2, <i64>v.nanos);
+      out.end(time);
+      return;
+    }
+    case ValueKind.StringMap: {
+      // CompressedStringMap {entries = 1: map<sint32, sint32>}.
+      const inner = out.begin(VALUE);
+      const m = v.map;
+      if (m !== null) {
+        const map = m as StringMap;
+        const keys = map.keys;
+        const mapValues = map.values;
+        for (let i = 0, n = keys.length; i < n; i++) {
+          const pair = out.begin(1);
+          out.sint32Field(KEY, dictionary.index(unchecked(keys[i])));
+          out.sint32Field(VALUE, dictionary.index(unchecked(mapValues[i])));
+          out.end(pair);
+        }
+      }
+      out.end(inner);
+      return;
+    }
   }
 }
 

@@ -1,4 +1,14 @@
-import { GLOBAL_WORD_COUNT, globalWordIndex } from "./global_words";
+import { GLOBAL_WORD_COUNT, GLOBAL_WORDS } from "./global_words";
+import { NO_WORD, WordTable, wordHash } from "./word_table";
+
+const RECENT_SLOTS: i32 = 256;
+
+// Objects are 16-byte aligned: the address above those bits, mixed.
+// @ts-ignore: decorator
+@inline
+function recentSlot(s: string): i32 {
+  return <i32>(((<u32>changetype<usize>(s) >> 4) * 0x9e3779b1) >> 24);
+}
 
 /**
  * The word table of one hub message (hub-client.md §9.2): a string that is a
@@ -19,7 +29,17 @@ export class MessageDictionary {
   globalWordCount: i32 = GLOBAL_WORD_COUNT;
   // Message words -> their (negative) index. A report batch can hold
   // thousands of distinct words, so a scan of `words` would be quadratic.
-  private local: Map<string, i32> = new Map<string, i32>();
+  private local: WordTable = new WordTable(64);
+  // Strings indexed since the last reset, by address: a report batch encodes
+  // the same string objects over and over (interned attribute names, known
+  // header names, shared values), so most lookups are one compare instead
+  // of up to four hashes of the text. A slot holds its string, keeping it
+  // alive, so an equal address is the same string; a slot counts only while
+  // its stamp is the current one.
+  private recent: StaticArray<string | null> = new StaticArray<string | null>(RECENT_SLOTS);
+  private recentIndex: StaticArray<i32> = new StaticArray<i32>(RECENT_SLOTS);
+  private recentStamp: StaticArray<u32> = new StaticArray<u32>(RECENT_SLOTS);
+  private stamp: u32 = 1;
 
   constructor(globalWordCount: i32 = GLOBAL_WORD_COUNT) {
     this.reset(globalWordCount);
@@ -32,17 +52,71 @@ export class MessageDictionary {
       this.words.length = 0;
       this.local.clear();
     }
+    this.forgetRecent();
+  }
+
+  /** Forgets the message words after the first `count` (an entry that was taken back). */
+  truncate(count: i32): void {
+    const words = this.words;
+    const local = this.local;
+    for (let i = words.length - 1; i >= count; i--) {
+      const w = unchecked(words[i]);
+      local.remove(w, wordHash(w));
+    }
+    words.length = count;
+    this.forgetRecent();
   }
 
   index(s: string): i32 {
-    const g = globalWordIndex(s);
-    if (g >= 0 && g < this.globalWordCount) return g;
+    const slot = recentSlot(s);
+    if (unchecked(this.recentStamp[slot]) == this.stamp && changetype<usize>(unchecked(this.recent[slot])) == changetype<usize>(s)) {
+      return unchecked(this.recentIndex[slot]);
+    }
+    const i = this.lookUp(s);
+    unchecked((this.recent[slot] = s));
+    unchecked((this.recentIndex[slot] = i));
+    unchecked((this.recentStamp[slot] = this.stamp));
+    return i;
+  }
+
+  private forgetRecent(): void {
+    if (++this.stamp != 0) return;
+    // Wrapped around: old stamps could match again.
+    const stamps = this.recentStamp;
+    for (let i = 0; i < RECENT_SLOTS; i++) unchecked((stamps[i] = 0));
+    this.stamp = 1;
+  }
+
+  // One hash of the text serves both tables.
+  private lookUp(s: string): i32 {
+    const h = wordHash(s);
+    const g = globalWords().find(s, h);
+    if (g != NO_WORD && g < this.globalWordCount) return g;
     const local = this.local;
-    if (local.has(s)) return local.get(s);
+    const known = local.find(s, h);
+    if (known != NO_WORD) return known;
     const words = this.words;
     words.push(s);
     const i = -words.length;
-    local.set(s, i);
+    local.add(s, h, i);
     return i;
   }
+}
+
+// The global words by text, built on first use; a word listed twice keeps
+// its first index (as globalWordIndex).
+let globalTable: WordTable | null = null;
+
+function globalWords(): WordTable {
+  let table = globalTable;
+  if (table === null) {
+    table = new WordTable(GLOBAL_WORDS.length);
+    for (let i = 0; i < GLOBAL_WORDS.length; i++) {
+      const w = unchecked(GLOBAL_WORDS[i]);
+      const h = wordHash(w);
+      if (table.find(w, h) == NO_WORD) table.add(w, h, i);
+    }
+    globalTable = table;
+  }
+  return table;
 }

@@ -9,34 +9,106 @@ const DEFAULT_WORDS: u32 = 2;
 const GLOBAL_WORD_COUNT: u32 = 3;
 const REPEATED_ATTRIBUTES_SEMANTICS: u32 = 4;
 const INDEPENDENT_ENCODING: u64 = 1;
+// What follows the words: global_word_count and repeated_attributes_semantics (tags and varints).
+const TRAILER_BYTES: i32 = 8;
 
 /**
- * Encodes mesh.hub.v1.ReportRequest batches, keeping its writers and its
- * dictionary between batches.
+ * Encodes mesh.hub.v1.ReportRequest messages one entry at a time, keeping its
+ * writers and its dictionary between messages: a report is encoded when the
+ * request ends (`append`), and the batch only adds its words and trailer
+ * when it is sent (`finish`), so no attribute bag has to outlive its request.
+ *
+ *   const encoder = new ReportRequestEncoder();
+ *   encoder.begin(GLOBAL_WORD_COUNT);
+ *   encoder.append(bag, 512 * 1024); // true: the entry is in the message
+ *   const bytes = encoder.finish();
  */
 export class ReportRequestEncoder {
   private out: ProtoWriter = new ProtoWriter(2048);
-  private entry: ProtoWriter = new ProtoWriter(512);
   private compressed: CompressedAttributesWriter = new CompressedAttributesWriter();
   private dictionary: MessageDictionary = new MessageDictionary();
+  private count: i32 = 0;
+  // The encoded size of the message words so far (`default_words` fields).
+  private wordBytes: i32 = 0;
 
-  /** See encodeReportRequest. */
-  encode(bags: Array<AttributeBag>, globalWordCount: i32): Uint8Array {
+  /** Entries in the message being built. */
+  get entries(): i32 {
+    return this.count;
+  }
+
+  /** Starts a new message (its dictionary empty) for a peer that knows `globalWordCount` global words. */
+  begin(globalWordCount: i32): void {
+    this.dictionary.reset(globalWordCount);
+    this.out.reset();
+    this.count = 0;
+    this.wordBytes = 0;
+  }
+
+  /**
+   * Appends `bag` as one entry. When the message already has entries and
+   * this one would make it longer than `maxBytes`, nothing is appended (the
+   * dictionary is left as it was) and false is returned: finish the message
+   * and append the entry to the next. A first entry always goes in.
+   */
+  append(bag: AttributeBag, maxBytes: i32): bool {
     const dictionary = this.dictionary;
-    dictionary.reset(globalWordCount);
+    const wordsBefore = dictionary.words.length;
     const out = this.out;
-    out.reset();
-    const entry = this.entry;
-    for (let i = 0, n = bags.length; i < n; i++) {
-      entry.reset();
-      this.compressed.write(entry, unchecked(bags[i]), dictionary, false);
-      out.messageField(ATTRIBUTES, entry);
+    const before = out.length;
+    const entry = out.begin(ATTRIBUTES);
+    this.compressed.write(out, bag, dictionary, false);
+    out.end(entry);
+    const words = dictionary.words;
+    let addedWordBytes = 0;
+    for (let i = wordsBefore, n = words.length; i < n; i++) addedWordBytes += stringFieldLength(unchecked(words[i]));
+    if (this.count > 0 && out.length + this.wordBytes + addedWordBytes + TRAILER_BYTES > maxBytes) {
+      // Taken back whole: the entry and the words it added.
+      out.rewind(before);
+      dictionary.truncate(wordsBefore);
+      return false;
     }
+    this.wordBytes += addedWordBytes;
+    this.count++;
+    return true;
+  }
+
+  /** The bytes of the message built since `begin`; the encoder then needs a `begin` again. */
+  finish(): Uint8Array {
+    const out = this.out;
+    const dictionary = this.dictionary;
     writeWords(out, DEFAULT_WORDS, dictionary.words);
     if (dictionary.globalWordCount != 0) out.uint64Field(GLOBAL_WORD_COUNT, <u64>dictionary.globalWordCount);
     out.uint64Field(REPEATED_ATTRIBUTES_SEMANTICS, INDEPENDENT_ENCODING);
-    return out.finish();
+    const bytes = out.finish();
+    out.reset();
+    this.count = 0;
+    return bytes;
   }
+
+  /** A whole batch at once: see encodeReportRequest. */
+  encode(bags: Array<AttributeBag>, globalWordCount: i32): Uint8Array {
+    this.begin(globalWordCount);
+    for (let i = 0, n = bags.length; i < n; i++) this.append(unchecked(bags[i]), i32.MAX_VALUE);
+    return this.finish();
+  }
+}
+
+// Bytes of a length-delimited field (tag of a field below 16, length varint, payload).
+function fieldLength(payload: i32): i32 {
+  return 1 + varintLength(<u32>payload) + payload;
+}
+
+function stringFieldLength(s: string): i32 {
+  return fieldLength(String.UTF8.byteLength(s));
+}
+
+function varintLength(v: u32): i32 {
+  let n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
 }
 
 /**

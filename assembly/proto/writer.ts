@@ -24,9 +24,19 @@ export class ProtoWriter {
     this.len = 0;
   }
 
-  private ensure(extra: i32): void {
+  /** Drops what was written after the first `length` bytes (length <= this.length). */
+  rewind(length: i32): void {
+    this.len = length;
+  }
+
+  // @ts-ignore: decorator
+  @inline private ensure(extra: i32): void {
     if (this.len + extra <= this.buf.length) return;
-    let cap = this.buf.length * 2;
+    this.grow(extra);
+  }
+
+  private grow(extra: i32): void {
+    let cap = max(this.buf.length * 2, 16);
     while (cap < this.len + extra) cap *= 2;
     const next = new Uint8Array(cap);
     memory.copy(next.dataStart, this.buf.dataStart, <usize>this.len);
@@ -35,16 +45,27 @@ export class ProtoWriter {
 
   varint(v: u64): void {
     this.ensure(10);
-    const b = this.buf;
+    // Room is ensured: plain stores, no bounds check per byte.
+    let at = this.buf.dataStart + <usize>this.len;
+    const start = at;
     while (v >= 0x80) {
-      b[this.len++] = <u8>(v | 0x80);
+      store<u8>(at++, <u8>(v | 0x80));
       v >>= 7;
     }
-    b[this.len++] = <u8>v;
+    store<u8>(at++, <u8>v);
+    this.len += <i32>(at - start);
   }
 
   tag(field: u32, wire: u32): void {
-    this.varint(<u64>((field << 3) | wire));
+    const key = (field << 3) | wire;
+    // Every field number the hub messages use fits a one-byte tag.
+    if (key < 0x80) {
+      this.ensure(1);
+      store<u8>(this.buf.dataStart + <usize>this.len, <u8>key);
+      this.len++;
+      return;
+    }
+    this.varint(<u64>key);
   }
 
   uint64Field(field: u32, v: u64): void {
@@ -88,6 +109,40 @@ export class ProtoWriter {
     this.ensure(n);
     // A lone surrogate is written as U+FFFD (same length): the wire only ever carries valid UTF-8.
     encodeUtf8Unsafe(s, this.buf.dataStart + <usize>this.len);
+    this.len += n;
+  }
+
+  /**
+   * Starts a length-delimited submessage written in place: its fields follow
+   * in this writer, and `end` with the returned mark sets its length. One
+   * byte is kept for the length (submessages are mostly shorter than 128
+   * bytes); a longer one is moved up to make room for its length's varint.
+   *
+   *   const m = w.begin(2); w.sint32Field(1, key); w.sint32Field(2, value); w.end(m);
+   */
+  begin(field: u32): i32 {
+    this.tag(field, WIRE_LEN);
+    this.ensure(1);
+    const mark = this.len;
+    this.len = mark + 1;
+    return mark;
+  }
+
+  /** Ends the submessage `begin` returned `mark` for. */
+  end(mark: i32): void {
+    const start = this.buf.dataStart + <usize>mark;
+    const n = this.len - mark - 1;
+    if (n < 0x80) {
+      store<u8>(start, <u8>n);
+      return;
+    }
+    let extra = 1;
+    for (let v = <u32>n >>> 14; v != 0; v >>>= 7) extra++;
+    this.ensure(extra);
+    const moved = this.buf.dataStart + <usize>mark;
+    memory.copy(moved + 1 + <usize>extra, moved + 1, <usize>n);
+    this.len = mark;
+    this.varint(<u64>n);
     this.len += n;
   }
 

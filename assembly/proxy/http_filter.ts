@@ -12,6 +12,7 @@ import { httpStatusForCode, StatusCode, statusCodeName } from "../hub/status";
 import { QuotaCharge } from "../quota";
 import { requestWithHeaders } from "../request";
 import { HeaderMap } from "../attributes/header_map";
+import { encodeUtf8 } from "../utf8";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
 import { readRequestProperties, readResponseProperties } from "../abi/stream_properties";
@@ -25,6 +26,21 @@ import { CallKind, PendingCall, Plugin } from "./plugin";
 // sequences them and carries out their effects through the host.
 
 const EMPTY: Array<string> = [];
+
+// The outgoing forwarded header's value is the configuration's (one string
+// per service config, the same object from request to request): its UTF-8
+// is kept for as long as the same string comes.
+const FORWARDED_HEADER_UTF8 = encodeUtf8(FORWARDED_HEADER);
+let lastForwarded: string = "";
+let lastForwardedUtf8: ArrayBuffer = new ArrayBuffer(0);
+
+function forwardedUtf8(value: string): ArrayBuffer {
+  if (changetype<usize>(value) != changetype<usize>(lastForwarded)) {
+    lastForwarded = value;
+    lastForwardedUtf8 = encodeUtf8(value);
+  }
+  return lastForwardedUtf8;
+}
 
 /** A cached check answer that carries the hub's route directive with its status. */
 class RoutedCheck extends CachedCheck {
@@ -54,7 +70,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const e = evaluateRequest(config, request, false, plugin.streamPool.evaluation());
   stream.evaluation = e;
   plugin.counters.recordForwardedAttributesDropped(e.forwardedDropped);
-  if (e.forwardHeader.length > 0) host.replaceHeader(MapType.RequestHeaders, FORWARDED_HEADER, e.forwardHeader);
+  if (e.forwardHeader.length > 0) host.replaceHeaderUtf8(MapType.RequestHeaders, FORWARDED_HEADER_UTF8, forwardedUtf8(e.forwardHeader));
 
   const service = e.service;
   if (service === null || service.disableCheckCalls) return Action.Continue;
@@ -252,14 +268,17 @@ function report(plugin: Plugin, stream: HttpStream): void {
   const service = e.service;
   if (service === null || service.disableReportCalls) return;
   const now = host.nowNanos();
-  const response = new ResponseView();
+  const response = plugin.responseView;
+  response.reset();
   readResponseProperties(response);
-  response.headers = host.headerMap(MapType.ResponseHeaders);
-  response.trailers = host.headerMap(MapType.ResponseTrailers);
+  host.headerMapInto(MapType.ResponseHeaders, response.headers as HeaderMap);
+  host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
-  const bag = e.attributes.clone();
-  addReportAttributes(bag, response, stream.outcome, stream.request!.headers);
+  // The check's own bag and values become the report's: it is encoded into
+  // the batch at once, before the stream gives them back (onLog).
+  const bag = e.attributes;
+  addReportAttributes(bag, response, stream.outcome, stream.request!.headers, e.values);
   plugin.addReport(bag, now);
 }
 

@@ -1,4 +1,6 @@
 import { AttributeBag } from "../attributes/bag";
+import { HeaderMap } from "../attributes/header_map";
+import { ResponseView } from "../attributes/report";
 import { StreamPool } from "./stream_pool";
 import { FORWARDED_HEADER } from "../attributes/forwarded";
 import { isRetryableStatus, retryDelayNanos } from "../client/backoff";
@@ -11,8 +13,6 @@ import { ReportBatch } from "../client/report_batch";
 import { RetryQueue } from "../client/retry_queue";
 import { ClientConfig, NetworkFailPolicy, TransportConfig } from "../config/client_config";
 import { compileConfig } from "../config/compile";
-import { GLOBAL_WORD_COUNT } from "../hub/global_words";
-import { encodeReportRequest } from "../hub/report_request";
 import { encodePairs } from "../pairs";
 import { LogLevel } from "../abi/enums";
 import * as host from "../abi/host";
@@ -21,6 +21,14 @@ import { ReportChannel } from "./report_channel";
 import { TcpClient } from "./tcp_client";
 
 export const HUB_SERVICE = "mesh.hub.v1.Hub";
+
+// Header maps that keep their storage from report to report.
+function newResponseView(): ResponseView {
+  const view = new ResponseView();
+  view.headers = new HeaderMap(16);
+  view.trailers = new HeaderMap(0);
+  return view;
+}
 /** Per-attempt deadline of a hub call (upstream's gRPC timeout). */
 export const HUB_CALL_TIMEOUT_MS: u32 = 5000;
 /**
@@ -37,12 +45,6 @@ export const RETRY_POLICY_METADATA = "x-mesh-retry-policy";
  * one of the two.
  */
 export const HOST_RETRIES_PROPERTY = MESH_HOST_RETRIES;
-/**
- * Largest ReportRequest the module sends (bigger batches are split): half the
- * hub's default --maxMessageSize (1 MiB), so a batch of requests with large
- * headers is never refused for its size.
- */
-export const REPORT_MESSAGE_MAX_BYTES: i32 = 512 * 1024;
 /** How long a root context going away waits for its last report batches to be answered. */
 export const SHUTDOWN_REPORT_WAIT_NANOS: i64 = 5_000_000_000;
 const COUNTER_PREFIX = "hub_client.";
@@ -103,6 +105,8 @@ export class Plugin {
   httpReports: ReportChannel = new ReportChannel("", new ClientCounters(), false);
   /** Objects of finished streams reused by the next requests. */
   streamPool: StreamPool = new StreamPool();
+  /** The outcome of the request being reported (one report at a time), refilled each time. */
+  responseView: ResponseView = newResponseView();
   /** The hub client of TCP connections; null when the configuration has no tcpClientConfig. */
   tcp: TcpClient | null = null;
   /** proxy_on_done answered false: the last report batches are in flight. */
@@ -268,34 +272,21 @@ export class Plugin {
     if (this.reports.add(bag, now)) this.flushReports();
   }
 
+  /** Sends what the report batch holds (its messages are already encoded, each within REPORT_MESSAGE_MAX_BYTES). */
   flushReports(): void {
     if (this.config === null) return;
-    const batch = this.reports.take();
-    if (batch.length > 0) this.sendReportBatch(batch);
-  }
-
-  // A batch whose encoding exceeds REPORT_MESSAGE_MAX_BYTES goes as halves
-  // (recursively): large request headers must not make a message the hub
-  // refuses for its size. One report alone always goes as it is.
-  private sendReportBatch(batch: Array<AttributeBag>): void {
-    const message = encodeReportRequest(batch, GLOBAL_WORD_COUNT);
-    if (message.length <= REPORT_MESSAGE_MAX_BYTES || batch.length == 1) {
-      this.sendReport(this.httpReports, message, batch.length, false);
-      return;
-    }
-    const half = batch.length >> 1;
-    this.sendReportBatch(batch.slice(0, half));
-    this.sendReportBatch(batch.slice(half));
+    this.sendReports(this.httpReports, this.reports.take());
   }
 
   /** Sends what the TCP client's report batch holds. */
   flushTcpReports(): void {
     const tcp = this.tcp;
     if (tcp === null) return;
-    const entries = tcp.reports.size;
-    const message = tcp.takeReportRequest();
-    if (message === null) return;
-    this.sendReport(tcp.reportChannel, message, entries, false);
+    this.sendReports(tcp.reportChannel, tcp.reports.take());
+  }
+
+  private sendReports(channel: ReportChannel, messages: Array<BufferedReport>): void {
+    for (let i = 0; i < messages.length; i++) this.sendReport(channel, messages[i].message, messages[i].entries, false);
   }
 
   /**

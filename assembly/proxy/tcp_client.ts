@@ -3,8 +3,6 @@ import { ClientCounters, COUNTER_COUNT } from "../client/counters";
 import { QuotaCache } from "../client/quota_cache";
 import { ReportBatch } from "../client/report_batch";
 import { TcpClientConfig } from "../config/tcp_client_config";
-import { GLOBAL_WORD_COUNT } from "../hub/global_words";
-import { encodeReportRequest } from "../hub/report_request";
 import * as host from "../abi/host";
 import { ReportChannel } from "./report_channel";
 import { TcpConnection } from "./tcp_connection";
@@ -69,13 +67,6 @@ export class TcpClient {
 
   connectionId(contextId: u32): string {
     return this.connectionIdPrefix + "-" + contextId.toString();
-  }
-
-  /** The batched reports as one ReportRequest, or null when there are none. */
-  takeReportRequest(): Uint8Array | null {
-    const batch = this.reports.take();
-    if (batch.length == 0) return null;
-    return encodeReportRequest(batch, GLOBAL_WORD_COUNT);
   }
 
   /** Shortest period the tick must run at for this client (report batch, stats, continue reports). */

@@ -42,6 +42,24 @@ export const SHUTDOWN_FLUSH_WAIT_MS = 6000;
 
 
 /**
+ * The wall clock in Unix nanoseconds, at Date.now()'s millisecond
+ * resolution: the module reads it several times per request, and within a
+ * millisecond the same bigint serves (no new one per read).
+ */
+function wallClockNanos(): () => bigint {
+  let ms = -1;
+  let ns = 0n;
+  return () => {
+    const now = Date.now();
+    if (now !== ms) {
+      ms = now;
+      ns = BigInt(now) * 1_000_000n;
+    }
+    return ns;
+  };
+}
+
+/**
  * Runs build/filter.wasm for a sidecar: one VM and root context, hub calls
  * carried by the transport, ticks on real timers, and a VM re-created when
  * the module traps — the process never dies of it; requests caught in the
@@ -80,14 +98,15 @@ export class FilterHost {
   }
 
   /**
-   * Runs request headers through the filter. A decision the filter made at
-   * once is returned as it is, so the caller goes on in the same turn; a
-   * promise when the filter paused for the hub.
+   * Runs request headers through the filter (`namesLowerCase`: the caller
+   * vouches that every name is, and they are not checked again). A decision
+   * the filter made at once is returned as it is, so the caller goes on in
+   * the same turn; a promise when the filter paused for the hub.
    */
-  onRequestHeaders(headers: HeaderList, properties: StreamProperties): RequestDecision | Promise<RequestDecision> {
+  onRequestHeaders(headers: HeaderList, properties: StreamProperties, namesLowerCase = false): RequestDecision | Promise<RequestDecision> {
     try {
       const id = this.vm.createStream(this.rootId, properties);
-      const action = this.vm.requestHeaders(id, headers, false);
+      const action = this.vm.requestHeaders(id, headers, false, namesLowerCase);
       const immediate = this.settled(id, action === Action.Continue);
       if (immediate) return immediate;
       return new Promise<RequestDecision>((resolve) => this.waiting.set(id, { resolve }));
@@ -96,11 +115,11 @@ export class FilterHost {
     }
   }
 
-  /** Response headers through the filter (route-directive header operations). */
+  /** Response headers (names lower-case) through the filter (route-directive header operations). */
   onResponseHeaders(id: number, headers: HeaderList): HeaderList {
     return this.guard(() => {
       if (!this.vm.hasStream(id)) return headers;
-      this.vm.responseHeaders(id, headers, false);
+      this.vm.responseHeaders(id, headers, false, true);
       return this.vm.headers(id, MapType.ResponseHeaders);
     }, headers);
   }
@@ -190,7 +209,7 @@ export class FilterHost {
     let grpcCall: (call: GrpcCall) => void = () => {};
     const vm = new ProxyWasmVm(this.options.wasm, {
       log: this.options.log,
-      now: this.options.now ?? (() => BigInt(Date.now()) * 1_000_000n),
+      now: this.options.now ?? wallClockNanos(),
       grpcCall: (call) => grpcCall(call),
       tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
       // The hub transport executes each call's NetworkFailPolicy retries: the module must not retry too.

@@ -5,7 +5,7 @@ import type { Socket } from "node:net";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
 import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, upstreamHeaders } from "./hop_by_hop.ts";
 import type { FilterHost, RequestDecision } from "./filter_host.ts";
-import { RequestProperties } from "./request_properties.ts";
+import { connectionFacts, RequestProperties } from "./request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
 import type { PathNormalization } from "../security/authz/path.ts";
 import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
@@ -208,7 +208,7 @@ export class HttpProxy {
     // Every later stage reads the request through this one list.
     const headers: HeaderList = [[":method", req.method ?? "GET"], [":path", requestTarget.path], [":authority", authority], [":scheme", "http"]];
     for (const pair of head.headers) headers.push(pair);
-    const props = new RequestProperties(`${socket.remoteAddress}:${socket.remotePort}`, `${socket.localAddress}:${socket.localPort}`, `HTTP/${req.httpVersion}`);
+    const props = new RequestProperties(connectionFacts(socket), req.httpVersion === "1.1" ? "HTTP/1.1" : `HTTP/${req.httpVersion}`);
     props.route = o.properties?.(authority);
     const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, hasBody: head.hasBody, started };
     if (o.onAccess) this.exchanges.set(res, exchange);
@@ -230,7 +230,8 @@ export class HttpProxy {
   }
 
   private filter(x: Exchange, headers: HeaderList): Promise<void> | undefined {
-    const decision = this.options.filter.onRequestHeaders(headers, x.props);
+    // The listener's own list has lower-case names (requestHead); a security stage's is checked.
+    const decision = this.options.filter.onRequestHeaders(headers, x.props, this.options.beforeFilter === undefined);
     if (decision instanceof Promise) return decision.then((d) => this.afterFilter(x, headers, d));
     return this.afterFilter(x, headers, decision);
   }

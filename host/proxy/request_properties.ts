@@ -1,4 +1,46 @@
+import type { Socket } from "node:net";
 import type { PropertySource, PropertyValue } from "../wasm/abi_host.ts";
+
+/**
+ * What the requests of one connection share: its `source.address` and
+ * `destination.address` (`ip:port`), made once and shared by its keep-alive
+ * requests (the filter writes them into module memory from strings already
+ * flat), and the identity of their request-time answers (answersKey).
+ */
+export class ConnectionFacts {
+  readonly source: string;
+  readonly destination: string;
+  private route: Readonly<Record<string, string>> | undefined;
+  private protocol = "";
+  private key: object | undefined;
+
+  constructor(socket: Socket) {
+    this.source = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.destination = `${socket.localAddress}:${socket.localPort}`;
+  }
+
+  /** One object for as long as the connection's requests go to the same route properties with the same protocol. */
+  keyFor(route: Readonly<Record<string, string>> | undefined, protocol: string): object {
+    if (this.key === undefined || route !== this.route || protocol !== this.protocol) {
+      this.route = route;
+      this.protocol = protocol;
+      this.key = {};
+    }
+    return this.key;
+  }
+}
+
+const factsOf = new WeakMap<Socket, ConnectionFacts>();
+
+/** The facts of the connection `socket` is, made on its first request. */
+export function connectionFacts(socket: Socket): ConnectionFacts {
+  let known = factsOf.get(socket);
+  if (known === undefined) {
+    known = new ConnectionFacts(socket);
+    factsOf.set(socket, known);
+  }
+  return known;
+}
 
 /** What a stream's report needs once it is over, recorded in one step. */
 export interface StreamOutcome {
@@ -27,10 +69,19 @@ export class RequestProperties implements PropertySource {
   outcome: StreamOutcome | undefined;
 
   constructor(
-    private readonly sourceAddress: string,
-    private readonly destinationAddress: string,
+    private readonly connection: ConnectionFacts,
     private readonly protocol: string,
   ) {}
+
+  /**
+   * Before the security stage, the outcome and the upstream are known, a
+   * request answers as every request of its connection to the same route
+   * does: the host may keep the serialized answer under this key.
+   */
+  answersKey(): object | undefined {
+    if (this.stage !== undefined || this.outcome !== undefined || this.upstreamAddress !== undefined || this.mtls) return undefined;
+    return this.connection.keyFor(this.route, this.protocol);
+  }
 
   property(name: string): PropertyValue | undefined {
     const o = this.outcome;
@@ -56,9 +107,9 @@ export class RequestProperties implements PropertySource {
     if (this.route && Object.hasOwn(this.route, name)) return this.route[name];
     switch (name) {
       case "source.address":
-        return this.sourceAddress;
+        return this.connection.source;
       case "destination.address":
-        return this.destinationAddress;
+        return this.connection.destination;
       case "connection.mtls":
         return false;
       case "request.protocol":

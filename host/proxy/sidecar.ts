@@ -196,7 +196,7 @@ export class Sidecar {
         const port = Number(authority.slice(host.length + 1)) || 80;
         return host ? { host, port } : null;
       },
-      properties: (authority) => ({ "mesh.destination_service": hostOf(authority) }),
+      properties: (authority) => this.outboundProperties(hostOf(authority)),
       onLog: proxyLog,
       pathNormalization,
       limits: options.limits,
@@ -400,6 +400,21 @@ export class Sidecar {
   }
 
   /** The inbound security stage: mTLS identity, XFCC, JWT, authorization; every denial logged with its reason and counted. */
+  // The outbound listener's properties per destination host: one frozen
+  // object for all of a host's requests, which also lets the filter's host
+  // reuse their serialized answers (RequestProperties.answersKey); past the
+  // bound a new host gets an object of its own each time.
+  private readonly outboundPropertiesByHost = new Map<string, Readonly<Record<string, string>>>();
+
+  private outboundProperties(host: string): Readonly<Record<string, string>> {
+    let known = this.outboundPropertiesByHost.get(host);
+    if (known === undefined) {
+      known = Object.freeze({ "mesh.destination_service": host });
+      if (this.outboundPropertiesByHost.size < OUTBOUND_PROPERTIES_KEPT) this.outboundPropertiesByHost.set(host, known);
+    }
+    return known;
+  }
+
   private async inboundStage(req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> {
     const policy = this.policy!;
     const socket = req.socket as TLSSocket;
@@ -589,6 +604,9 @@ function listenTcp(proxy: Pick<TcpProxy, "server">, port: number, host: string):
     proxy.server.listen(port, host, () => resolve((proxy.server.address() as { port: number }).port));
   });
 }
+
+/** Destination hosts whose outbound properties object is kept (outboundProperties). */
+const OUTBOUND_PROPERTIES_KEPT = 1024;
 
 function hostOf(authority: string): string {
   if (authority.startsWith("[")) return authority.slice(0, authority.indexOf("]") + 1);

@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
-import { instantiateSync } from "@assemblyscript/loader";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
 import { HeaderMap } from "./header_map.ts";
-import { decodePairs, utf8Length, writeString } from "./pairs.ts";
+import { decodePairs, writeString, writeU32 } from "./pairs.ts";
 
 /** Looks up a property (path segments, e.g. ["source", "address"]) for a stream; undefined = NOT_FOUND. */
 export type PropertyResolver = (path: string[]) => Uint8Array | undefined;
@@ -22,6 +21,12 @@ export type PropertyValue = Uint8Array | string | number | bigint | boolean;
  */
 export interface PropertySource {
   property(name: string): PropertyValue | undefined;
+  /**
+   * An object standing for this source's answers as they are now: sources
+   * that give the same object answer every property alike, so the host may
+   * keep a batched read's serialized answer under it. Undefined: no such promise.
+   */
+  answersKey?(): object | undefined;
 }
 
 /** What a stream's properties are read from. */
@@ -166,10 +171,20 @@ export class ProxyWasmVm {
   private memoryBuffer: ArrayBuffer | undefined;
   private memoryView!: DataView;
   private memoryBytes!: Buffer;
+  /** Module memory as 32-bit words, for comparing an aligned path a word at a time. */
+  private memoryWords!: Int32Array;
   /** Property paths seen, NUL-separated → dotted (at most MAX_DOTTED_NAMES). */
   private readonly dottedNames = new Map<string, string>();
   /** Batched reads seen, by the address of their path (at most MAX_DOTTED_NAMES). */
   private readonly batches = new Map<number, PropertyBatch>();
+  /** Header texts the module passed, by address (headerText). */
+  private readonly keptTexts = new Map<number, KeptText>();
+  /** The clock's last value and its 32-bit halves (proxy_get_current_time_nanoseconds). */
+  private lastNow = -1n;
+  private lastNowLow = 0;
+  private lastNowHigh = 0;
+  /** Serialized batch answers by the answersKey of the sources that gave them (kept as long as the key is). */
+  private readonly savedAnswers = new WeakMap<object, Map<PropertyBatch, Uint8Array>>();
   private lastStatus: { code: number; message: string } = { code: 0, message: "" };
 
   constructor(
@@ -177,7 +192,9 @@ export class ProxyWasmVm {
     private readonly env: HostEnvironment,
   ) {
     const bytes = typeof wasm === "string" ? readFileSync(wasm) : wasm;
-    const instance = instantiateSync<Exports>(bytes, { env: this.imports() });
+    // Plain WebAssembly, as a proxy links a module: only the env.proxy_* imports, and the exports
+    // called as they are (a wrapper per call would cost on every callback).
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>), { env: this.imports() });
     this.exports = instance.exports as unknown as Exports;
     this.exports._initialize?.();
   }
@@ -220,15 +237,16 @@ export class ProxyWasmVm {
     return id;
   }
 
-  requestHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
+  /** `namesLowerCase`: the caller vouches that every name already is (the sidecar's listener lower-cases them once). */
+  requestHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
-    s.maps[MapType.RequestHeaders] = HeaderMap.of(headers);
+    s.maps[MapType.RequestHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
     return this.call(id, () => this.exports.proxy_on_request_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
   }
 
-  responseHeaders(id: number, headers: HeaderList, endOfStream: boolean): Action {
+  responseHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
-    s.maps[MapType.ResponseHeaders] = HeaderMap.of(headers);
+    s.maps[MapType.ResponseHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
     return this.call(id, () => this.exports.proxy_on_response_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
   }
 
@@ -463,12 +481,16 @@ export class ProxyWasmVm {
     }
   }
 
+  // Asking the memory for its buffer is a call into V8's API on every
+  // access; the views are kept instead, and made again only once the memory
+  // grew (which detaches the old buffer: its length drops to 0).
   private refreshMemoryViews(): void {
+    if (this.memoryBuffer !== undefined && this.memoryBuffer.byteLength !== 0) return;
     const buffer = this.exports.memory.buffer;
-    if (buffer === this.memoryBuffer) return;
     this.memoryBuffer = buffer;
     this.memoryView = new DataView(buffer);
     this.memoryBytes = Buffer.from(buffer);
+    this.memoryWords = new Int32Array(buffer, 0, buffer.byteLength >>> 2);
   }
 
   private get memory(): DataView {
@@ -483,7 +505,7 @@ export class ProxyWasmVm {
   }
 
   private bytesAt(ptr: number, len: number): Uint8Array {
-    return new Uint8Array(this.exports.memory.buffer, ptr, len);
+    return this.bytes.subarray(ptr, ptr + len);
   }
 
   /** UTF-8 text from module memory (malformed bytes become U+FFFD, as with TextDecoder); no view is made. */
@@ -509,7 +531,7 @@ export class ProxyWasmVm {
     const raw = mem.toString("latin1", ptr, ptr + len);
     let dotted = this.dottedNames.get(raw);
     if (dotted === undefined) {
-      dotted = raw.replaceAll("\0", ".");
+      dotted = internalized(raw.replaceAll("\0", "."));
       if (this.dottedNames.size < MAX_DOTTED_NAMES) this.dottedNames.set(raw, dotted);
     }
     return dotted;
@@ -578,12 +600,58 @@ export class ProxyWasmVm {
     if (pathLen < BATCH_PREFIX.length) return undefined;
     const mem = this.bytes;
     const seen = this.batches.get(pathPtr);
-    if (seen && seen.path.length === pathLen && mem.compare(seen.path, 0, pathLen, pathPtr, pathPtr + pathLen) === 0) return seen;
-    if (mem.compare(BATCH_PREFIX, 0, BATCH_PREFIX.length, pathPtr, pathPtr + BATCH_PREFIX.length) !== 0) return undefined;
-    const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0);
-    const batch: PropertyBatch = { path: Buffer.from(mem.subarray(pathPtr, pathPtr + pathLen)), names, keys: names.map((n) => Buffer.from(n, "utf8")) };
+    if (seen && seen.bytes.length === pathLen && this.holds(pathPtr, seen)) return seen;
+    if (!sameBytes(mem, pathPtr, BATCH_PREFIX)) return undefined;
+    const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0).map(internalized);
+    const batch: PropertyBatch = { ...this.snapshot(pathPtr, pathLen), names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
+  }
+
+  /** The bytes at `ptr` kept, with their whole 32-bit words for `holds`. */
+  private snapshot(ptr: number, len: number): Snapshot {
+    const bytes = Buffer.from(this.bytes.subarray(ptr, ptr + len));
+    const words = new Int32Array(len >>> 2);
+    Buffer.from(words.buffer).set(bytes.subarray(0, words.length << 2));
+    return { bytes, words };
+  }
+
+  // The module passes the same paths and header names from the same
+  // (aligned) addresses in every request: whether memory at `at` still
+  // holds them is a compare of a 32-bit word at a time.
+  private holds(at: number, { bytes, words }: Snapshot): boolean {
+    if ((at & 3) !== 0) return sameBytes(this.bytes, at, bytes);
+    const mem = this.memoryWords;
+    const first = at >>> 2;
+    if (first + words.length > mem.length) return false;
+    for (let i = 0; i < words.length; i++) if (mem[first + i] !== words[i]) return false;
+    const all = this.memoryBytes;
+    for (let i = words.length << 2; i < bytes.length; i++) if (all[at + i] !== bytes[i]) return false;
+    return true;
+  }
+
+  /**
+   * A header name or value the module passes, as text: the module sets the
+   * same few (its forwarded-attributes header) from the same addresses in
+   * every request, so the last texts seen at each address are kept and
+   * found again by a compare of their bytes, without decoding.
+   */
+  private headerText(ptr: number, len: number): string {
+    if (len > MAX_KEPT_TEXT) return this.text(ptr, len);
+    const kept = this.keptTexts.get(ptr);
+    if (kept !== undefined && kept.bytes.length === len && this.holds(ptr, kept)) return kept.text;
+    const text = this.text(ptr, len);
+    if (this.keptTexts.size >= MAX_KEPT_TEXTS) this.keptTexts.clear();
+    this.keptTexts.set(ptr, { ...this.snapshot(ptr, len), text, lower: undefined });
+    return text;
+  }
+
+  /** A header name the module passes, lower-cased (kept as headerText is). */
+  private headerName(ptr: number, len: number): string {
+    const text = this.headerText(ptr, len);
+    const kept = this.keptTexts.get(ptr);
+    if (kept === undefined || kept.text !== text) return text.toLowerCase();
+    return (kept.lower ??= text.toLowerCase());
   }
 
   /**
@@ -591,29 +659,35 @@ export class ProxyWasmVm {
    * context has (dotted name → the value in Envoy's encoding, as a single
    * read gives it), absent ones left out; written straight into module memory.
    */
-  private giveProperties({ names, keys }: PropertyBatch, outPtr: number, outLen: number): WasmStatus {
+  private giveProperties(batch: PropertyBatch, outPtr: number, outLen: number): WasmStatus {
     const source = this.propertySource();
-    const values = new Array<PropertyValue | undefined>(names.length);
+    // A source that vouches its answers are those of an earlier one gets them as they were serialized then.
+    const key = source !== undefined && typeof source !== "function" ? source.answersKey?.() : undefined;
+    if (key !== undefined) {
+      const saved = this.savedAnswers.get(key)?.get(batch);
+      if (saved !== undefined) return this.give(saved, outPtr, outLen);
+    }
+    const { names, keys, values } = batch;
     let count = 0;
-    let size = 4;
+    let capacity = 4;
     for (let i = 0; i < names.length; i++) {
-      const name = names[i];
-      const value = source === undefined ? undefined : typeof source === "function" ? source(name.split(".")) : source.property(name);
+      const value = source === undefined ? undefined : typeof source === "function" ? source(names[i].split(".")) : source.property(names[i]);
       values[i] = value;
       if (value === undefined) continue;
       count++;
-      size += 8 + keys[i].length + encodedLength(value) + 2;
+      capacity += 10 + keys[i].length + valueCapacity(value);
     }
-    const ptr = this.allocateOut(size, outPtr, outLen);
+    const ptr = this.allocateOut(capacity, outPtr, outLen);
     if (ptr === 0) return WasmStatus.InternalFailure;
     const mem = this.bytes;
     const view = this.memory;
-    view.setUint32(ptr, count, true);
+    writeU32(mem, ptr, count);
     let sizes = ptr + 4;
     let data = sizes + count * 8;
     for (let i = 0; i < names.length; i++) {
       const value = values[i];
       if (value === undefined) continue;
+      values[i] = undefined;
       const key = keys[i];
       mem.set(key, data);
       const kl = key.length;
@@ -622,9 +696,15 @@ export class ProxyWasmVm {
       const vl = writeValue(mem, view, value, data);
       mem[data + vl] = 0;
       data += vl + 1;
-      view.setUint32(sizes, kl, true);
-      view.setUint32(sizes + 4, vl, true);
+      writeU32(mem, sizes, kl);
+      writeU32(mem, sizes + 4, vl);
       sizes += 8;
+    }
+    view.setUint32(outLen, data - ptr, true);
+    if (key !== undefined) {
+      let saved = this.savedAnswers.get(key);
+      if (saved === undefined) this.savedAnswers.set(key, (saved = new Map()));
+      saved.set(batch, Buffer.from(mem.subarray(ptr, data)));
     }
     return WasmStatus.Ok;
   }
@@ -656,7 +736,17 @@ export class ProxyWasmVm {
         return WasmStatus.Ok;
       },
       proxy_get_current_time_nanoseconds(out: number) {
-        vm.memory.setBigUint64(out, vm.env.now(), true);
+        // The clock repeats its value (the sidecar's per millisecond): its
+        // two 32-bit halves are kept, a store each, with no bigint write.
+        const now = vm.env.now();
+        if (now !== vm.lastNow) {
+          vm.lastNow = now;
+          vm.lastNowLow = Number(BigInt.asUintN(32, now));
+          vm.lastNowHigh = Number(BigInt.asUintN(32, now >> 32n));
+        }
+        const view = vm.memory;
+        view.setUint32(out, vm.lastNowLow, true);
+        view.setUint32(out + 4, vm.lastNowHigh, true);
         return WasmStatus.Ok;
       },
       proxy_set_tick_period_milliseconds(ms: number) {
@@ -676,13 +766,15 @@ export class ProxyWasmVm {
         return vm.give(b.subarray(Math.min(start, b.length), Math.min(b.length, start + max)), outPtr, outLen);
       },
       proxy_get_header_map_pairs(type: number, outPtr: number, outLen: number) {
-        const map = mapOf(type as MapType);
-        if (!map) return WasmStatus.NotFound;
-        if (map.size === 0) return vm.give(NO_BYTES, outPtr, outLen);
-        const size = map.serializedLength();
-        const ptr = vm.allocateOut(size, outPtr, outLen);
+        const s = vm.effectiveStream();
+        if (!s) return WasmStatus.NotFound;
+        // A map never given (no trailers) reads as empty, without being made.
+        const map = s.maps[type];
+        if (!map || map.size === 0) return vm.give(NO_BYTES, outPtr, outLen);
+        // One pass: room for the longest encoding, then the length written.
+        const ptr = vm.allocateOut(map.serializedCapacity(), outPtr, outLen);
         if (ptr === 0) return WasmStatus.InternalFailure;
-        map.writeTo(vm.bytes, ptr);
+        vm.memory.setUint32(outLen, map.writeTo(vm.bytes, ptr), true);
         return WasmStatus.Ok;
       },
       proxy_set_header_map_pairs(type: number, ptr: number, len: number) {
@@ -700,13 +792,13 @@ export class ProxyWasmVm {
       proxy_add_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        map.add(vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen));
+        map.add(vm.headerName(kPtr, kLen), vm.headerText(vPtr, vLen));
         return WasmStatus.Ok;
       },
       proxy_replace_header_map_value(type: number, kPtr: number, kLen: number, vPtr: number, vLen: number) {
         const map = mapOf(type as MapType);
         if (!map) return WasmStatus.NotFound;
-        map.replace(vm.text(kPtr, kLen).toLowerCase(), vm.text(vPtr, vLen));
+        map.replace(vm.headerName(kPtr, kLen), vm.headerText(vPtr, vLen));
         return WasmStatus.Ok;
       },
       proxy_remove_header_map_value(type: number, kPtr: number, kLen: number) {
@@ -844,35 +936,68 @@ export class ProxyWasmVm {
 
 const NO_BYTES = new Uint8Array();
 
-/** A batched property read as the module asks it: its path, the dotted names, and each name as UTF-8. */
-interface PropertyBatch {
-  path: Buffer;
+/** Bytes of module memory as they were, for recognizing them again (ProxyWasmVm.holds). */
+interface Snapshot {
+  bytes: Buffer;
+  /** The whole 32-bit words of `bytes`. */
+  words: Int32Array;
+}
+
+/** A text decoded from module memory, kept for its address (headerText). */
+interface KeptText extends Snapshot {
+  text: string;
+  lower: string | undefined;
+}
+/** Texts longer than this are decoded each time; at most this many are kept. */
+const MAX_KEPT_TEXT = 256;
+const MAX_KEPT_TEXTS = 64;
+
+/** A batched property read as the module asks it: its path, the dotted names, each name as UTF-8, and room for the values of one read. */
+interface PropertyBatch extends Snapshot {
   names: readonly string[];
   keys: readonly Buffer[];
+  values: Array<PropertyValue | undefined>;
 }
+/** Whether module memory at `at` starts with `bytes` (a few hundred bytes at most: a loop costs less than Buffer#compare's native call). */
+function sameBytes(mem: Uint8Array, at: number, bytes: Uint8Array): boolean {
+  if (at + bytes.length > mem.length) return false;
+  for (let i = 0; i < bytes.length; i++) if (mem[at + i] !== bytes[i]) return false;
+  return true;
+}
+
+/**
+ * The same text as a string V8 keeps once (a property key's form): property
+ * sources compare names with literals and look them up as object keys in
+ * every request, which then costs a pointer compare instead of reading the text.
+ */
+function internalized(s: string): string {
+  return Object.keys({ [s]: 0 })[0];
+}
+
 /** `mesh` NUL `properties` NUL: the path prefix of a batched property read. */
 const BATCH_PREFIX = Buffer.from("mesh\0properties\0", "latin1");
 
-/** Bytes of a property value in Envoy's encoding (giveValue). */
-function encodedLength(value: PropertyValue): number {
-  if (value instanceof Uint8Array) return value.length;
-  if (typeof value === "string") return utf8Length(value);
-  return typeof value === "boolean" ? 1 : 8;
+/** Room enough for a property value in Envoy's encoding (giveValue): UTF-8 is at most 3 bytes per UTF-16 unit. */
+function valueCapacity(value: PropertyValue): number {
+  if (typeof value === "string") return value.length * 3;
+  if (typeof value === "boolean") return 1;
+  if (typeof value === "number" || typeof value === "bigint") return 8;
+  return value.length;
 }
 
 /** Writes a property value in Envoy's encoding at `at`; returns the bytes written. */
 function writeValue(mem: Buffer, view: DataView, value: PropertyValue, at: number): number {
-  if (value instanceof Uint8Array) {
-    mem.set(value, at);
-    return value.length;
-  }
   if (typeof value === "string") return writeString(mem, value, at);
   if (typeof value === "boolean") {
     mem[at] = value ? 1 : 0;
     return 1;
   }
-  writeInt64(view, at, value);
-  return 8;
+  if (typeof value === "number" || typeof value === "bigint") {
+    writeInt64(view, at, value);
+    return 8;
+  }
+  mem.set(value, at);
+  return value.length;
 }
 /** Envoy has a few dozen properties; a module asking for more names than this gets them converted each time. */
 const MAX_DOTTED_NAMES = 256;

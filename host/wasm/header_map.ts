@@ -1,5 +1,5 @@
 import type { HeaderList } from "./abi_types.ts";
-import { pairsLength, writePairs } from "./pairs.ts";
+import { pairsCapacity, pairsLength, writePairs } from "./pairs.ts";
 
 /**
  * One header map of a stream (request or response headers, trailers) as the
@@ -30,14 +30,19 @@ export class HeaderMap {
     return this.entries.length;
   }
 
-  /** The size of the serialized map (proxy-wasm pairs). */
+  /** The exact size of the serialized map (proxy-wasm pairs). */
   serializedLength(): number {
     return pairsLength(this.entries);
   }
 
-  /** Writes the serialized map into `out` at `at` (serializedLength bytes): straight into module memory, with no buffer in between. */
-  writeTo(out: Buffer, at: number): void {
-    writePairs(out, at, this.entries);
+  /** Room enough for the serialized map: what writeTo may write. */
+  serializedCapacity(): number {
+    return pairsCapacity(this.entries);
+  }
+
+  /** Writes the serialized map into `out` at `at` (room for serializedCapacity bytes): straight into module memory, with no buffer in between. Returns the bytes written. */
+  writeTo(out: Buffer, at: number): number {
+    return writePairs(out, at, this.entries);
   }
 
   /** The first value of `name` (lower-case). */

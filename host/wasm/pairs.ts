@@ -1,38 +1,60 @@
 /**
  * The proxy-wasm serialized map (u32 count, u32 key/value lengths, then each
  * key and value NUL-terminated; little-endian): how headers and properties
- * cross into the module. Written in one buffer, without a copy per string;
- * short ASCII strings (most header names and values) are copied by hand,
- * which is cheaper than a call into the UTF-8 encoder each.
+ * cross into the module. Written in one pass straight into the destination,
+ * without a copy per string; short ASCII strings (most header names and
+ * values) are copied by hand, which is cheaper than a call into the UTF-8
+ * encoder each.
  */
 export function encodePairs(entries: ReadonlyArray<readonly [string, string]>): Uint8Array {
-  const out = Buffer.allocUnsafe(pairsLength(entries));
-  writePairs(out, 0, entries);
-  return out;
+  const out = Buffer.allocUnsafe(pairsCapacity(entries));
+  return out.subarray(0, writePairs(out, 0, entries));
 }
 
-/** The size of `entries` serialized (encodePairs). */
+/** The exact size of `entries` serialized (proxy_get_header_map_size). */
 export function pairsLength(entries: ReadonlyArray<readonly [string, string]>): number {
   let size = 4 + entries.length * 8;
   for (let i = 0; i < entries.length; i++) size += utf8Length(entries[i][0]) + utf8Length(entries[i][1]) + 2;
   return size;
 }
 
-/** Serializes `entries` into `out` at `at` (pairsLength bytes): straight into module memory, with no buffer in between. */
-export function writePairs(out: Buffer, at: number, entries: ReadonlyArray<readonly [string, string]>): void {
-  out.writeUInt32LE(entries.length, at);
-  let data = at + 4 + entries.length * 8;
+/** Room enough for `entries` serialized (UTF-8 is at most 3 bytes per UTF-16 unit): what writePairs may write. */
+export function pairsCapacity(entries: ReadonlyArray<readonly [string, string]>): number {
+  let units = 0;
   for (let i = 0; i < entries.length; i++) {
-    const [k, v] = entries[i];
-    const kl = writeString(out, k, data);
+    const e = entries[i];
+    units += e[0].length + e[1].length;
+  }
+  return 4 + entries.length * 10 + units * 3;
+}
+
+/** Serializes `entries` into `out` at `at` (room for pairsCapacity bytes); returns the bytes written. */
+export function writePairs(out: Buffer, at: number, entries: ReadonlyArray<readonly [string, string]>): number {
+  const n = entries.length;
+  writeU32(out, at, n);
+  let sizes = at + 4;
+  let data = sizes + n * 8;
+  for (let i = 0; i < n; i++) {
+    const e = entries[i];
+    const kl = writeString(out, e[0], data);
     out[data + kl] = 0;
     data += kl + 1;
-    const vl = writeString(out, v, data);
+    const vl = writeString(out, e[1], data);
     out[data + vl] = 0;
     data += vl + 1;
-    out.writeUInt32LE(kl, at + 4 + i * 8);
-    out.writeUInt32LE(vl, at + 8 + i * 8);
+    writeU32(out, sizes, kl);
+    writeU32(out, sizes + 4, vl);
+    sizes += 8;
   }
+  return data - at;
+}
+
+/** A little-endian u32, byte by byte (cheaper than Buffer#writeUInt32LE's checks). */
+export function writeU32(out: Uint8Array, at: number, v: number): void {
+  out[at] = v;
+  out[at + 1] = v >>> 8;
+  out[at + 2] = v >>> 16;
+  out[at + 3] = v >>> 24;
 }
 
 const SHORT = 64;
@@ -48,11 +70,19 @@ export function utf8Length(s: string): number {
   return isShortAscii(s) ? s.length : Buffer.byteLength(s, "utf8");
 }
 
-/** Writes `s` as UTF-8 at `at`; returns the bytes written. */
+/** Writes `s` as UTF-8 at `at` (room for 3 bytes per unit); returns the bytes written. Short ASCII is copied as it is checked. */
 export function writeString(out: Buffer, s: string, at: number): number {
-  if (!isShortAscii(s)) return out.write(s, at, "utf8");
-  for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
-  return s.length;
+  const n = s.length;
+  if (n <= SHORT) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      out[at + i] = c;
+    }
+    if (i === n) return n;
+  }
+  return out.write(s, at, "utf8");
 }
 
 export function decodePairs(bytes: Uint8Array): Array<[string, string]> {

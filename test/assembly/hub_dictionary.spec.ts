@@ -3,6 +3,7 @@
 // Indexes from hub-client.md §9.2: request.headers = 15, authorization = 50.
 import { GLOBAL_WORDS, GLOBAL_WORD_COUNT, globalWordIndex } from "../../assembly/hub/global_words";
 import { MessageDictionary } from "../../assembly/hub/dictionary";
+import { NO_WORD, WordTable, wordHash } from "../../assembly/hub/word_table";
 
 describe("global words", () => {
   it("holds the 222 words of istio/api@31d0489, index = position", () => {
@@ -90,5 +91,59 @@ describe("MessageDictionary", () => {
     for (let i = 0; i < 3000; i++) expect(d.index("w" + i.toString())).toBe(-1 - i);
     for (let i = 0; i < 3000; i += 7) expect(d.index("w" + i.toString())).toBe(-1 - i);
     expect(d.words.length).toBe(3000);
+  });
+});
+
+describe("WordTable", () => {
+  it("finds what was added, by equal text as well as by the same string", () => {
+    const t = new WordTable(4);
+    t.add("alpha", wordHash("alpha"), 1);
+    t.add("beta", wordHash("beta"), -2);
+    const copy = "al" + "pha";
+    expect(t.find(copy, wordHash(copy))).toBe(1);
+    expect(t.find("beta", wordHash("beta"))).toBe(-2);
+    expect(t.find("gamma", wordHash("gamma"))).toBe(NO_WORD);
+    expect(t.size).toBe(2);
+  });
+
+  it("grows past its capacity and keeps every entry", () => {
+    const t = new WordTable(2);
+    for (let i = 0; i < 1000; i++) t.add("w" + i.toString(), wordHash("w" + i.toString()), -i - 1);
+    for (let i = 0; i < 1000; i++) expect(t.find("w" + i.toString(), wordHash("w" + i.toString()))).toBe(-i - 1);
+    expect(t.size).toBe(1000);
+  });
+
+  it("removes an entry without losing the ones filed after it", () => {
+    const t = new WordTable(64);
+    // Every key under one hash: a single probe run, the worst case for removal.
+    for (let i = 0; i < 10; i++) t.add("k" + i.toString(), 7, i);
+    t.remove("k3", 7);
+    expect(t.find("k3", 7)).toBe(NO_WORD);
+    for (let i = 0; i < 10; i++) if (i != 3) expect(t.find("k" + i.toString(), 7)).toBe(i);
+    expect(t.size).toBe(9);
+  });
+
+  it("clear empties it, and it fills again", () => {
+    const t = new WordTable(8);
+    t.add("x", wordHash("x"), 1);
+    t.clear();
+    expect(t.find("x", wordHash("x"))).toBe(NO_WORD);
+    expect(t.size).toBe(0);
+    t.add("x", wordHash("x"), 2);
+    expect(t.find("x", wordHash("x"))).toBe(2);
+  });
+});
+
+describe("MessageDictionary after a truncate", () => {
+  it("forgets the words taken back, keeps the others, and numbers the next word after the kept ones", () => {
+    const d = new MessageDictionary();
+    d.index("a1");
+    d.index("a2");
+    d.index("a3");
+    d.truncate(1);
+    expect(d.words.join(",")).toBe("a1");
+    expect(d.index("a1")).toBe(-1);
+    expect(d.index("a3")).toBe(-2);
+    expect(d.words.join(",")).toBe("a1,a3");
   });
 });

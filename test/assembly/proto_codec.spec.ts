@@ -29,6 +29,38 @@ function ascii(s: string): Uint8Array {
 }
 
 describe("ProtoWriter (protobuf encoding guide)", () => {
+  it("writes a submessage in place with begin/end, whatever its length, as messageField would", () => {
+    for (let size = 0; size < 20000; size = size * 3 + 1) {
+      const inner = new ProtoWriter(1);
+      for (let i = 0; i < size; i++) inner.uint64Field(1, <u64>(i & 0x7f));
+      const copied = new ProtoWriter(1);
+      copied.uint64Field(5, 7);
+      copied.messageField(2, inner);
+      copied.uint64Field(6, 8);
+      const inPlace = new ProtoWriter(1);
+      inPlace.uint64Field(5, 7);
+      const mark = inPlace.begin(2);
+      for (let i = 0; i < size; i++) inPlace.uint64Field(1, <u64>(i & 0x7f));
+      inPlace.end(mark);
+      inPlace.uint64Field(6, 8);
+      expect(hex(inPlace.finish())).toBe(hex(copied.finish()), size.toString());
+    }
+  });
+
+  it("nests in-place submessages, and rewinds what was written after a point", () => {
+    const w = new ProtoWriter(1);
+    const outer = w.begin(1);
+    const inner = w.begin(2);
+    w.uint64Field(1, 150);
+    w.end(inner);
+    w.end(outer);
+    expect(hex(w.finish())).toBe("0a0512030896" + "01");
+    const kept = w.length;
+    w.uint64Field(3, 1);
+    w.rewind(kept);
+    expect(hex(w.finish())).toBe("0a05120308960" + "1");
+  });
+
   it("writes varints, zigzag and sign-extended negatives", () => {
     let w = new ProtoWriter(1);
     w.uint64Field(1, 150);

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,12 +36,16 @@ interface Target {
   name: string;
   url: string;
   pid: number;
+  /** The hub the target reports to, when it has one. */
+  hubPid?: number;
 }
 
 /** One closed-loop run (CONNECTIONS connections as fast as the target answers). */
 interface Saturated {
   rps: number;
   cpuMsPerRequest: number;
+  /** The hub's CPU per request of the target meanwhile (NaN without a hub). */
+  hubCpuMsPerRequest: number;
   errors: number;
 }
 
@@ -48,7 +53,38 @@ interface Saturated {
 interface AtRate {
   p90: number;
   cpuMsPerRequest: number;
+  hubCpuMsPerRequest: number;
   errors: number;
+}
+
+/** CPU seconds used by `pid` and, when there is one, the target's hub, so far. */
+function cpuNow(t: Target): { own: number; hub: number } {
+  return { own: cpuSeconds(t.pid), hub: t.hubPid === undefined ? Number.NaN : cpuSeconds(t.hubPid) };
+}
+
+function perRequest(t: Target, before: { own: number; hub: number }, n: number): { cpuMsPerRequest: number; hubCpuMsPerRequest: number } {
+  const after = cpuNow(t);
+  return n > 0 ? { cpuMsPerRequest: ((after.own - before.own) / n) * 1000, hubCpuMsPerRequest: ((after.hub - before.hub) / n) * 1000 } : { cpuMsPerRequest: Number.NaN, hubCpuMsPerRequest: Number.NaN };
+}
+
+/** Longest wait for a hub to reload its configuration (readiness is polled). */
+const HUB_RELOAD_WAIT_MS = 60_000;
+
+/**
+ * The bench's hub has no handler ("hub rules none"): the local mesh gives
+ * its hub an access log (for the demo and the end-to-end tests), which is
+ * taken away here, and the hub's metrics are polled until it has reloaded
+ * without it. The hub still receives and decodes every report; what that
+ * costs it is printed (it shares the machine's cores with the sidecar).
+ */
+async function withoutHubHandlers(mesh: LocalMesh): Promise<void> {
+  rmSync(join(mesh.hubConfigDir, "access-log.yaml"), { force: true });
+  const metrics = `http://127.0.0.1:${mesh.hub.listening.monitoringPort}/metrics`;
+  const deadline = Date.now() + HUB_RELOAD_WAIT_MS;
+  while (!/^hub_config_handler_configs 0$/m.test(await (await fetch(metrics)).text())) {
+    if (Date.now() > deadline) throw new Error(`the hub at ${metrics} still has handlers ${HUB_RELOAD_WAIT_MS / 1000} s after its access log was removed`);
+    await sleep(100);
+  }
 }
 
 function median(xs: number[]): number {
@@ -62,17 +98,15 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function saturate(t: Target): Promise<Saturated> {
-  const before = cpuSeconds(t.pid);
+  const before = cpuNow(t);
   const r = await autocannon({ url: t.url, connections: CONNECTIONS, duration: DURATION_S });
-  const cpu = cpuSeconds(t.pid) - before;
-  const n = r.requests.total;
-  return { rps: r.requests.average, cpuMsPerRequest: n > 0 ? (cpu / n) * 1000 : Number.NaN, errors: r.errors + r.non2xx };
+  return { rps: r.requests.average, ...perRequest(t, before, r.requests.total), errors: r.errors + r.non2xx };
 }
 
 // autocannon's own histogram keeps whole milliseconds; the p90 comparison
 // needs sub-millisecond resolution, so every response time is kept here.
 async function atFixedRate(t: Target): Promise<AtRate> {
-  const before = cpuSeconds(t.pid);
+  const before = cpuNow(t);
   const times: number[] = [];
   const run = autocannon({ url: t.url, connections: FIXED_RATE_CONNECTIONS, overallRate: FIXED_RATE, duration: DURATION_S }) as ReturnType<typeof autocannon> & {
     on(event: "response", listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
@@ -81,10 +115,8 @@ async function atFixedRate(t: Target): Promise<AtRate> {
     if (status >= 200 && status < 300) times.push(ms);
   });
   const r = await run;
-  const cpu = cpuSeconds(t.pid) - before;
-  const n = r.requests.total;
   times.sort((a, b) => a - b);
-  return { p90: percentile(times, 90), cpuMsPerRequest: n > 0 ? (cpu / n) * 1000 : Number.NaN, errors: r.errors + r.non2xx };
+  return { p90: percentile(times, 90), ...perRequest(t, before, r.requests.total), errors: r.errors + r.non2xx };
 }
 
 /**
@@ -112,8 +144,9 @@ const verdict = (met: boolean, distance: string) => (met ? "met" : `not met (${d
  */
 export async function runSidecarBench(): Promise<string[]> {
   const scratch = mkdtempSync(join(tmpdir(), "sidecar-bench-"));
-  // No hub rules: every check is allowed (and unknown quotas granted), so
-  // what is measured is the filter and the proxy, not denials.
+  // No hub rules and no hub handlers (withoutHubHandlers): every check is
+  // allowed (and unknown quotas granted), so what is measured is the filter
+  // and the proxy, not denials; every report still reaches the hub.
   let filtered: LocalMesh | undefined;
   let noop: LocalMesh | undefined;
   let bare: Daemon<{ port: number }> | undefined;
@@ -125,7 +158,7 @@ export async function runSidecarBench(): Promise<string[]> {
     bare = await startDaemon<{ port: number }>(join(import.meta.dirname, "bare_proxy.mjs"), [String(filtered.app.port)], "bare-proxy listening ");
     const path = "/pets/42?key=bench";
     const targets: Target[] = [
-      { name: "sidecar (filter)", url: `${filtered.inboundUrl}${path}`, pid: filtered.sidecar.proc.pid! },
+      { name: "sidecar (filter)", url: `${filtered.inboundUrl}${path}`, pid: filtered.sidecar.proc.pid!, hubPid: filtered.hub.proc.pid! },
       { name: "sidecar (no-op module)", url: `${noop.inboundUrl}${path}`, pid: noop.sidecar.proc.pid! },
       { name: "bare Node proxy", url: `http://127.0.0.1:${bare.listening.port}${path}`, pid: bare.proc.pid! },
     ];
@@ -135,17 +168,33 @@ export async function runSidecarBench(): Promise<string[]> {
       for (const [name, agentArgs] of [["filter", []], ["no-op module", ["--wasm", noopWasm]]] as const) {
         const mesh = await other.startLocalMesh({ hubConfig: "", agentArgs: [...agentArgs] });
         compared.push(mesh);
-        targets.push({ name: `compared (${name})`, url: `${mesh.inboundUrl}${path}`, pid: mesh.sidecar.proc.pid! });
+        targets.push({ name: `compared (${name})`, url: `${mesh.inboundUrl}${path}`, pid: mesh.sidecar.proc.pid!, ...(name === "filter" ? { hubPid: mesh.hub.proc.pid! } : {}) });
       }
     }
+    for (const mesh of [filtered, noop, ...compared]) await withoutHubHandlers(mesh);
+    // The echo apps remember every request they serve (for the tests); they
+    // run in this process, next to the load generator, which must not grow
+    // by a hundred thousand requests' worth of them: forgotten after each run.
+    const forgetSeen = () => {
+      for (const mesh of [filtered!, noop!, ...compared]) mesh.app.seen.length = 0;
+    };
     // Warm up each (JIT, the check cache, keep-alive pools): the sidecar's
     // CPU per request keeps falling for several thousand requests.
-    for (const t of targets) await autocannon({ url: t.url, connections: CONNECTIONS, duration: WARM_UP_S });
+    for (const t of targets) {
+      await autocannon({ url: t.url, connections: CONNECTIONS, duration: WARM_UP_S });
+      forgetSeen();
+    }
     const saturated = targets.map(() => [] as Saturated[]);
     const rated = targets.map(() => [] as AtRate[]);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, t] of targets.entries()) saturated[i].push(await saturate(t));
-      for (const [i, t] of targets.entries()) rated[i].push(await atFixedRate(t));
+      for (const [i, t] of targets.entries()) {
+        saturated[i].push(await saturate(t));
+        forgetSeen();
+      }
+      for (const [i, t] of targets.entries()) {
+        rated[i].push(await atFixedRate(t));
+        forgetSeen();
+      }
     }
     const rows = targets.map((t, i) => ({
       name: t.name,
@@ -153,6 +202,8 @@ export async function runSidecarBench(): Promise<string[]> {
       cpu: median(saturated[i].map((r) => r.cpuMsPerRequest)),
       p90: median(rated[i].map((r) => r.p90)),
       cpuAtRate: median(rated[i].map((r) => r.cpuMsPerRequest)),
+      hubCpu: median(saturated[i].map((r) => r.hubCpuMsPerRequest)),
+      hubCpuAtRate: median(rated[i].map((r) => r.hubCpuMsPerRequest)),
       rss: rssMiB(t.pid),
       errors: [...saturated[i], ...rated[i]].reduce((a, r) => a + r.errors, 0),
     }));
@@ -172,6 +223,7 @@ export async function runSidecarBench(): Promise<string[]> {
       `${"".padEnd(24)} ${"req/s".padStart(7)}  ${"CPU ms/req".padStart(10)}  ${"RSS MiB".padStart(7)}  ${`p90 ms @${FIXED_RATE}/s`.padStart(12)}  ${`CPU ms/req @${FIXED_RATE}`.padStart(15)}  non-2xx+errors`,
       ...rows.map(line),
       `host around the filter (no-op module): throughput ${(withNoop.rps / baseline.rps).toFixed(2)} of bare, CPU per request ${(withNoop.cpu / baseline.cpu).toFixed(2)}x bare, p90 +${(withNoop.p90 - baseline.p90).toFixed(2)} ms`,
+      ...rows.filter((r) => !Number.isNaN(r.hubCpu)).map((r) => `the hub of ${r.name} (no handlers, on the same cores): CPU ms per reported request ${r.hubCpu.toFixed(3)}, ${r.hubCpuAtRate.toFixed(3)} @${FIXED_RATE}`),
       `target throughput >= ${T.throughputOfBare} of bare: ${throughput.toFixed(2)}, ${verdict(throughput >= T.throughputOfBare, `${(T.throughputOfBare - throughput).toFixed(2)} short`)}`,
       `target CPU per request <= ${T.cpuPerRequestOfBare}x bare: ${cpuRatio.toFixed(2)}x, ${verdict(cpuRatio <= T.cpuPerRequestOfBare, `${((withFilter.cpu - T.cpuPerRequestOfBare * baseline.cpu)).toFixed(3)} ms/req over`)}`,
       `target added p90 at ${FIXED_RATE} req/s <= ${T.addedP90Ms} ms: +${addedP90.toFixed(2)} ms, ${verdict(addedP90 <= T.addedP90Ms, `${(addedP90 - T.addedP90Ms).toFixed(2)} ms over`)}`,
