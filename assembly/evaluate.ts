@@ -1,9 +1,10 @@
 import { addRequestAttributes } from "./attributes/derive";
 import { AttributeBag } from "./attributes/bag";
+import { AttributeValue } from "./attributes/value";
 import { RequestValues } from "./attributes/request_values";
 import { REQUEST_API_KEY } from "./attributes/names";
 import { readForwardedAttributes } from "./attributes/forwarded";
-import { DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "./api_key";
+import { apiKeyInto, DEFAULT_API_KEY_LOCATIONS } from "./api_key";
 import { ApiMatch, NO_API_MATCH } from "./api_spec";
 import { ClientConfig, ServiceConfig } from "./config/client_config";
 import { QuotaCharge, quotaCharges } from "./quota";
@@ -18,7 +19,8 @@ export class Evaluation {
   api: ApiMatch = NO_API_MATCH;
   /** The winning pattern's uriTemplate or regex, "" if none matched. */
   apiPattern: string = "";
-  apiKey: string | null = null;
+  /** The API key (`request.api_key`), a view of the request's bytes; null when none was found. */
+  apiKeyValue: AttributeValue | null = null;
   quotas: Array<QuotaCharge> = [];
   /** Value for the outgoing forwarded-attributes header; "" means send none. */
   forwardHeader: string = "";
@@ -29,13 +31,19 @@ export class Evaluation {
   /** Storage of `api` when a pattern matched, reused likewise. */
   readonly matchedApi: ApiMatch = new ApiMatch();
 
+  /** The API key's text, null when none was found. */
+  get apiKey(): string | null {
+    const key = this.apiKeyValue;
+    return key !== null ? key.str : null;
+  }
+
   /** Back to a fresh evaluation, keeping the bag's and quota list's storage. */
   reset(): void {
     this.attributes.clear();
     this.service = null;
     this.api = NO_API_MATCH;
     this.apiPattern = "";
-    this.apiKey = null;
+    this.apiKeyValue = null;
     this.quotas.length = 0;
     this.forwardHeader = "";
     this.forwardedDropped = 0;
@@ -76,17 +84,22 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
   addRequestAttributes(bag, req, e.values);
 
   if (service !== null) {
-    const method = req.header(":method");
-    const path = req.header(":path");
+    // Read in place from the request's bytes, as addRequestAttributes found them.
+    const values = e.values;
+    const method = values.method;
+    const path = values.path;
     const spec = service.apiSpec;
-    if (method !== null && path !== null) {
-      e.api = spec.apply(method as string, path as string, bag, wantBindings, e.matchedApi);
+    if (method !== null && path !== null && !spec.isEmpty) {
+      e.api = spec.applyValue(method.str, path, bag, wantBindings, e.matchedApi);
       if (e.api.matched) e.apiPattern = spec.patterns[e.api.winner].text;
     }
     // Upstream looked for a key whenever a ServiceConfig existed, so the
     // default locations apply even to services without API specs.
-    e.apiKey = extractApiKey(spec.apiKeys.length > 0 ? spec.apiKeys : DEFAULT_API_KEY_LOCATIONS, req);
-    if (e.apiKey !== null) bag.setId(REQUEST_API_KEY, e.values.string(e.apiKey as string));
+    const key = values.spare();
+    if (apiKeyInto(spec.apiKeys.length > 0 ? spec.apiKeys : DEFAULT_API_KEY_LOCATIONS, values.headers!, path, key, values.spare())) {
+      e.apiKeyValue = key;
+      bag.setId(REQUEST_API_KEY, key);
+    }
     quotaCharges(service.quotaRules, bag, e.quotas);
   }
 

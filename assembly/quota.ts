@@ -1,6 +1,8 @@
 import { AttributeBag } from "./attributes/bag";
 import { internAttribute } from "./attributes/names";
-import { ValueKind } from "./attributes/value";
+import { HeaderMap } from "./attributes/header_map";
+import { AttributeValue, ValueKind } from "./attributes/value";
+import { knownSlotOfString } from "./known_strings";
 import { StringMatch } from "./string_match";
 
 /**
@@ -13,6 +15,8 @@ export class Clause {
   readonly id: i32;
   /** The entry of a string-map attribute, or null for the attribute itself. */
   readonly mapKey: string | null;
+  /** The entry's known-string slot, for a header map (header_map.ts); -1 when it has none. */
+  readonly entrySlot: i32;
 
   constructor(
     public key: string,
@@ -21,21 +25,37 @@ export class Clause {
     const open = key.indexOf("[");
     const entry = open > 0 && key.endsWith("]");
     this.id = internAttribute(entry ? key.substring(0, open) : key);
-    this.mapKey = entry ? key.substring(open + 1, key.length - 1) : null;
+    const mapKey = entry ? key.substring(open + 1, key.length - 1) : null;
+    this.mapKey = mapKey;
+    this.entrySlot = mapKey !== null ? knownSlotOfString(mapKey) : -1;
   }
 
-  /** The string the clause tests in `bag`; null when absent or not a string. */
-  valueIn(bag: AttributeBag): string | null {
+  /**
+   * The clause holds in `bag`: the attribute (or map entry) is a string the
+   * match accepts, read in place when it is a view of the request's bytes.
+   */
+  holds(bag: AttributeBag): bool {
     const id = this.id;
-    if (id < 0) return bag.lookupString(this.key); // past the registry's ceiling
+    if (id < 0) {
+      // Past the registry's ceiling: found by name.
+      const s = bag.lookupString(this.key);
+      return s !== null && this.match.matches(s);
+    }
     const v = bag.getId(id);
-    if (v === null) return null;
+    if (v === null) return false;
     const mapKey = this.mapKey;
-    if (mapKey === null) return v.kind == ValueKind.String ? v.str : null;
+    if (mapKey === null) return v.kind == ValueKind.String && this.match.matchesValue(v);
     const map = v.map;
-    return v.kind == ValueKind.StringMap && map !== null ? map.get(mapKey) : null;
+    if (v.kind != ValueKind.StringMap || map === null) return false;
+    const i = this.entrySlot >= 0 && map instanceof HeaderMap ? changetype<HeaderMap>(map).indexOfSlot(this.entrySlot) : map.indexOf(mapKey);
+    if (i < 0) return false;
+    map.valueInto(i, entryValue);
+    return this.match.matchesValue(entryValue);
   }
 }
+
+// The map entry a clause is testing (never kept past the test).
+const entryValue = new AttributeValue();
 
 /** Holds when every clause holds (an empty clause map holds for every request). */
 export class AttributeMatch {
@@ -45,8 +65,7 @@ export class AttributeMatch {
     for (let i = 0; i < this.clauses.length; i++) {
       const c = this.clauses[i];
       // Only string values (or string-map entries) can satisfy a clause.
-      const value = c.valueIn(bag);
-      if (value === null || !c.match.matches(value as string)) return false;
+      if (!c.holds(bag)) return false;
     }
     return true;
   }

@@ -1,4 +1,5 @@
 import { FORWARDED_HEADER } from "./attributes/forwarded";
+import { HeaderMap } from "./attributes/header_map";
 import { StringMap } from "./attributes/string_map";
 import { knownString } from "./known_strings";
 import { forEachPair } from "./pairs";
@@ -35,6 +36,7 @@ export class RequestView {
   authPayload: string = "";
   /** Wall clock when the request was seen, Unix nanoseconds. */
   timeNanos: i64 = 0;
+  private copied: HeaderMap | null = null;
 
   constructor(headers: StringMap = new StringMap()) {
     this.headers = headers;
@@ -57,6 +59,24 @@ export class RequestView {
 
   header(name: string): string | null {
     return this.headers.get(name);
+  }
+
+  /**
+   * The headers as a HeaderMap, the form the derivation reads in place:
+   * `headers` itself when it is one (the proxy and the embedding exports
+   * fill one from the request's bytes), else a copy refilled from it at each
+   * call (a view built by hand), so read it once per evaluation.
+   */
+  headerMap(): HeaderMap {
+    const h = this.headers;
+    if (h instanceof HeaderMap) return changetype<HeaderMap>(h);
+    let copy = this.copied;
+    if (copy === null) {
+      copy = new HeaderMap(16);
+      this.copied = copy;
+    }
+    copy.fillFrom(h);
+    return copy;
   }
 }
 

@@ -4,9 +4,9 @@ import { parseSocketAddress } from "./address";
 import { addAuthAttributes } from "./auth_claims";
 import { AttributeBag } from "./bag";
 import { namespaceOfPrincipal, principalFromSan } from "./principal";
-import { queryParamsInto, urlPath } from "./query";
+import { urlPathLength } from "./query";
 import { RequestValues } from "./request_values";
-import { sameKey } from "./string_map";
+import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
 import { AttributeValue } from "./value";
 import {
   CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL, DESTINATION_IP, DESTINATION_PORT, DESTINATION_PRINCIPAL,
@@ -15,10 +15,27 @@ import {
   SOURCE_PORT, SOURCE_PRINCIPAL, SOURCE_USER,
 } from "./names";
 
+// The headers the derivation reads, by their known-string slot (header_map.ts).
+const AUTHORITY = headerSlot(":authority");
+const HOST = headerSlot("host");
+const METHOD = headerSlot(":method");
+const PATH = headerSlot(":path");
+const REFERER = headerSlot("referer");
+const SCHEME = headerSlot(":scheme");
+const USER_AGENT = headerSlot("user-agent");
+const X_REQUEST_ID = headerSlot("x-request-id");
+const CONTENT_LENGTH = headerSlot("content-length");
+const CONTENT_TYPE = headerSlot("content-type");
+
+function headerSlot(name: string): i32 {
+  const slot = knownSlotOfString(name);
+  assert(slot >= 0, "derive: a header the derivation reads must be a known string");
+  return slot;
+}
+
 // Content types that make context.protocol "grpc" (exact match, as upstream).
-function isGrpcContentType(ct: string | null): bool {
-  if (ct === null) return false;
-  return ct == "application/grpc" || ct == "application/grpc+proto" || ct == "application/grpc+json";
+function isGrpcContentType(ct: AttributeValue): bool {
+  return ct.textEquals("application/grpc") || ct.textEquals("application/grpc+proto") || ct.textEquals("application/grpc+json");
 }
 
 // Values most requests share, built once (attribute values are never mutated).
@@ -26,31 +43,47 @@ const HTTP_TEXT = AttributeValue.ofString("http");
 const EMPTY_TEXT = AttributeValue.ofString("");
 const GRPC_TEXT = AttributeValue.ofString("grpc");
 const NO_SIZE = AttributeValue.ofInt64(0);
-// Methods and schemes decode to shared strings (known_strings.ts); their
-// values are shared as well.
-const SHARED_STRING_VALUES: StaticArray<AttributeValue> = [
-  HTTP_TEXT, AttributeValue.ofString("https"), AttributeValue.ofString("GET"), AttributeValue.ofString("POST"),
-  AttributeValue.ofString("PUT"), AttributeValue.ofString("DELETE"), AttributeValue.ofString("PATCH"),
-  AttributeValue.ofString("HEAD"), AttributeValue.ofString("OPTIONS"),
-];
+// Methods are known strings (known_strings.ts): a known one gets a shared
+// value whose text is the shared string, so the API-spec matcher compares
+// it by identity and never decodes it.
+const METHODS: StaticArray<string> = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+const methodValues = methodValuesBySlot();
 
-// The values of recent strings, by the string's address: a shared string
-// (known_strings.ts, recent_strings.ts) keeps its value too. A slot's value
-// holds its string, so an equal address is the same string.
-const VALUE_SLOTS: usize = 64;
-const recentValues = new StaticArray<AttributeValue | null>(<i32>VALUE_SLOTS);
-
-function stringValue(s: string): AttributeValue {
-  for (let i = 0; i < SHARED_STRING_VALUES.length; i++) {
-    const shared = unchecked(SHARED_STRING_VALUES[i]);
-    if (sameKey(shared.str, s)) return shared;
+function methodValuesBySlot(): StaticArray<AttributeValue | null> {
+  const table = new StaticArray<AttributeValue | null>(KNOWN_SLOTS);
+  for (let i = 0; i < METHODS.length; i++) {
+    const name = unchecked(METHODS[i]);
+    const slot = knownSlotOfString(name);
+    assert(slot >= 0, "derive: a method must be a known string");
+    unchecked((table[slot] = AttributeValue.ofString(knownAt(slot))));
   }
-  const slot = <i32>((changetype<usize>(s) >> 4) & (VALUE_SLOTS - 1));
-  const recent = unchecked(recentValues[slot]);
-  if (recent !== null && changetype<usize>(recent.str) == changetype<usize>(s)) return recent;
-  const value = AttributeValue.ofString(s);
-  unchecked((recentValues[slot] = value));
-  return value;
+  return table;
+}
+
+// The method's shared value when it is a known one, else the request's own.
+function methodValue(own: AttributeValue): AttributeValue {
+  const slot = knownSlot(own.textPtr(), own.textLen());
+  if (slot < 0) return own;
+  const shared = unchecked(methodValues[slot]);
+  return shared !== null ? shared : own;
+}
+
+// The announced body size: decimal digits are read in place; anything else
+// is read as I64.parseInt reads it (whitespace, signs, radix prefixes).
+function contentLength(v: AttributeValue): i64 {
+  const ptr = v.textPtr();
+  const len = v.textLen();
+  if (len > 0 && len <= 18) {
+    let n: i64 = 0;
+    let i: usize = 0;
+    for (; i < len; i++) {
+      const d = <u32>load<u8>(ptr + i) - 0x30;
+      if (d > 9) break;
+      n = n * 10 + <i64>d;
+    }
+    if (i == len) return n;
+  }
+  return I64.parseInt(v.str);
 }
 
 /** The attribute values of one socket address text. */
@@ -66,10 +99,16 @@ class AddressValues {
 // address. The values of recently seen address texts are kept (attribute
 // values are never mutated once built), so a repeat costs a hash and a
 // compare instead of a parse and five allocations. Direct-mapped: bounded.
+// The properties' texts are themselves shared while they repeat
+// (recent_strings.ts), so the same text is mostly the same string: the last
+// one found is tried first, by identity.
 const ADDRESS_SLOTS: u64 = 64;
 const recentAddresses = new StaticArray<AddressValues | null>(<i32>ADDRESS_SLOTS);
+let lastSourceAddress: AddressValues | null = null;
+let lastDestinationAddress: AddressValues | null = null;
 
-function addressValues(text: string): AddressValues {
+function addressValues(text: string, last: AddressValues | null): AddressValues {
+  if (last !== null && changetype<usize>(last.text) == changetype<usize>(text)) return last;
   const slot = <i32>(fnv64Bytes(FNV64_OFFSET_BASIS, changetype<usize>(text), <usize>text.length << 1) & (ADDRESS_SLOTS - 1));
   const recent = unchecked(recentAddresses[slot]);
   if (recent !== null && recent.text == text) return recent;
@@ -83,9 +122,7 @@ function addressValues(text: string): AddressValues {
   return values;
 }
 
-function setAddress(bag: AttributeBag, text: string, ipId: i32, portId: i32, alsoIpId: i32): void {
-  if (text.length == 0) return;
-  const addr = addressValues(text);
+function setAddress(bag: AttributeBag, addr: AddressValues, ipId: i32, portId: i32, alsoIpId: i32): void {
   const ip = addr.ip;
   if (ip !== null) {
     bag.setId(ipId, ip);
@@ -95,68 +132,115 @@ function setAddress(bag: AttributeBag, text: string, ipId: i32, portId: i32, als
   if (port !== null) bag.setId(portId, port);
 }
 
+/** The identity attribute values of one peer or local certificate SAN. */
+class PrincipalValues {
+  principal: AttributeValue;
+  namespace: AttributeValue | null;
+
+  constructor(public san: string) {
+    const principal = principalFromSan(san);
+    this.principal = AttributeValue.ofString(principal);
+    const ns = namespaceOfPrincipal(principal);
+    this.namespace = ns !== null ? AttributeValue.ofString(ns) : null;
+  }
+}
+
+// A connection's identities repeat across its requests, shared strings
+// (recent_strings.ts) the same way as its addresses: the last one's values
+// are kept, by the SAN's identity.
+let lastPeer: PrincipalValues | null = null;
+let lastLocal: PrincipalValues | null = null;
+
+function principalValues(san: string, last: PrincipalValues | null): PrincipalValues {
+  return last !== null && (changetype<usize>(last.san) == changetype<usize>(san) || last.san == san) ? last : new PrincipalValues(san);
+}
+
 /**
  * Step 5 of the order of application: the attributes derived from the request
  * itself, written over whatever the static and forwarded steps put in `bag`.
- * The values only this request has are made in `values` (its evaluation's
- * reused storage), the ones requests share come from the tables above.
+ * The request's own values are views of its header bytes, made in `values`
+ * (its evaluation's reused storage); the ones requests share come from the
+ * tables above. `values` also keeps the header map, `:method` and `:path`
+ * for the steps that follow (API spec, API key).
  */
 export function addRequestAttributes(bag: AttributeBag, req: RequestView, values: RequestValues = new RequestValues()): void {
-  const h = req.headers;
+  const h = req.headerMap();
+  values.headers = h;
 
   // The request's own map: the forwarded-attributes header was already taken
   // out of it (requestWithHeaders), so no copy is needed.
   if (h.size > 0) bag.setId(REQUEST_HEADERS, values.map(h));
 
-  const authority = h.get(":authority");
-  const host = authority !== null ? authority : h.get("host");
-  bag.setId(REQUEST_HOST, host !== null ? stringValue(host) : EMPTY_TEXT);
+  let at = h.indexOfSlot(AUTHORITY);
+  if (at < 0) at = h.indexOfSlot(HOST);
+  bag.setId(REQUEST_HOST, at >= 0 ? values.header(h, at) : EMPTY_TEXT);
 
-  const method = h.get(":method");
-  if (method !== null) bag.setId(REQUEST_METHOD, stringValue(method));
-
-  const path = h.get(":path");
-  if (path === null) {
-    bag.setId(REQUEST_PATH, EMPTY_TEXT);
-  } else {
-    const pathValue = values.string(path);
-    bag.setId(REQUEST_PATH, pathValue);
-    // Without a query the URL path is the path itself: one value for both.
-    const url = urlPath(path);
-    bag.setId(REQUEST_URL_PATH, changetype<usize>(url) == changetype<usize>(path) ? pathValue : values.string(url));
-    if (queryParamsInto(path, values.query)) bag.setId(REQUEST_QUERY_PARAMS, values.map(values.query));
+  at = h.indexOfSlot(METHOD);
+  if (at >= 0) {
+    const method = methodValue(values.header(h, at));
+    values.method = method;
+    bag.setId(REQUEST_METHOD, method);
   }
 
-  const referer = h.get("referer");
-  if (referer !== null) bag.setId(REQUEST_REFERER, values.string(referer));
-  const scheme = h.get(":scheme");
-  bag.setId(REQUEST_SCHEME, scheme !== null ? stringValue(scheme) : HTTP_TEXT);
-  const userAgent = h.get("user-agent");
-  if (userAgent !== null) bag.setId(REQUEST_USERAGENT, stringValue(userAgent));
-  const requestId = h.get("x-request-id");
-  if (requestId !== null) bag.setId(REQUEST_ID, values.string(requestId));
+  at = h.indexOfSlot(PATH);
+  if (at < 0) {
+    bag.setId(REQUEST_PATH, EMPTY_TEXT);
+  } else {
+    const path = values.header(h, at);
+    values.path = path;
+    bag.setId(REQUEST_PATH, path);
+    // Without a query the URL path is the path itself: one value for both.
+    const ptr = path.textPtr();
+    const len = path.textLen();
+    const urlLength = urlPathLength(ptr, len);
+    bag.setId(REQUEST_URL_PATH, urlLength == len ? path : values.view(ptr, urlLength));
+    if (urlLength < len && values.query.parse(ptr, len)) bag.setId(REQUEST_QUERY_PARAMS, values.map(values.query));
+  }
+
+  at = h.indexOfSlot(REFERER);
+  if (at >= 0) bag.setId(REQUEST_REFERER, values.header(h, at));
+  at = h.indexOfSlot(SCHEME);
+  bag.setId(REQUEST_SCHEME, at >= 0 ? values.header(h, at) : HTTP_TEXT);
+  at = h.indexOfSlot(USER_AGENT);
+  if (at >= 0) bag.setId(REQUEST_USERAGENT, values.header(h, at));
+  at = h.indexOfSlot(X_REQUEST_ID);
+  if (at >= 0) bag.setId(REQUEST_ID, values.header(h, at));
 
   // At check time the body has not been read: the size the client announced.
-  const contentLength = h.get("content-length");
-  const size = contentLength !== null ? I64.parseInt(contentLength) : 0;
+  at = h.indexOfSlot(CONTENT_LENGTH);
+  const size = at >= 0 ? contentLength(values.header(h, at)) : 0;
   bag.setId(REQUEST_SIZE, size > 0 ? values.int64(size) : NO_SIZE);
   bag.setId(REQUEST_TIME, values.timestampNanos(req.timeNanos));
 
-  setAddress(bag, req.sourceAddress, SOURCE_IP, SOURCE_PORT, ORIGIN_IP);
-  setAddress(bag, req.destinationAddress, DESTINATION_IP, DESTINATION_PORT, NO_ATTRIBUTE_ID);
+  if (req.sourceAddress.length > 0) {
+    const source = addressValues(req.sourceAddress, lastSourceAddress);
+    lastSourceAddress = source;
+    setAddress(bag, source, SOURCE_IP, SOURCE_PORT, ORIGIN_IP);
+  }
+  if (req.destinationAddress.length > 0) {
+    const destination = addressValues(req.destinationAddress, lastDestinationAddress);
+    lastDestinationAddress = destination;
+    setAddress(bag, destination, DESTINATION_IP, DESTINATION_PORT, NO_ATTRIBUTE_ID);
+  }
 
   bag.setId(CONNECTION_MTLS, AttributeValue.ofBool(req.mtls));
-  if (req.requestedServerName.length > 0) bag.setId(CONNECTION_REQUESTED_SERVER_NAME, stringValue(req.requestedServerName));
-  bag.setId(CONTEXT_PROTOCOL, isGrpcContentType(h.get("content-type")) ? GRPC_TEXT : HTTP_TEXT);
+  if (req.requestedServerName.length > 0) bag.setId(CONNECTION_REQUESTED_SERVER_NAME, values.string(req.requestedServerName));
+  at = h.indexOfSlot(CONTENT_TYPE);
+  bag.setId(CONTEXT_PROTOCOL, at >= 0 && isGrpcContentType(values.header(h, at)) ? GRPC_TEXT : HTTP_TEXT);
 
   if (req.peerPrincipal.length > 0) {
-    const peer = principalFromSan(req.peerPrincipal);
-    bag.setIdString(SOURCE_PRINCIPAL, peer);
-    bag.setIdString(SOURCE_USER, peer);
-    const ns = namespaceOfPrincipal(peer);
-    if (ns !== null) bag.setIdString(SOURCE_NAMESPACE, ns);
+    const peer = principalValues(req.peerPrincipal, lastPeer);
+    lastPeer = peer;
+    bag.setId(SOURCE_PRINCIPAL, peer.principal);
+    bag.setId(SOURCE_USER, peer.principal);
+    const ns = peer.namespace;
+    if (ns !== null) bag.setId(SOURCE_NAMESPACE, ns);
   }
-  if (req.localPrincipal.length > 0) bag.setIdString(DESTINATION_PRINCIPAL, principalFromSan(req.localPrincipal));
+  if (req.localPrincipal.length > 0) {
+    const local = principalValues(req.localPrincipal, lastLocal);
+    lastLocal = local;
+    bag.setId(DESTINATION_PRINCIPAL, local.principal);
+  }
 
   addAuthAttributes(bag, req.authPayload);
 }

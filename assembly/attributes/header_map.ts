@@ -1,75 +1,175 @@
-import { KNOWN_SLOTS, knownSlotOfString } from "../known_strings";
+import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
+import { forEachPair } from "../pairs";
+import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
+import { ViewMap } from "./view_map";
+
+/** The tag of a header whose name is not a known string. */
+const UNKNOWN: i32 = -1;
+const INITIAL_BYTES: i32 = 1024;
 
 /**
- * A header map: a StringMap that also finds the known header names
- * (known_strings.ts) by their perfect-hash slot. The dozen lookups a request
- * makes (`:path`, `:authority`, `x-request-id`…) then cost one hash each
- * instead of a scan, and a decode files each known name without comparing it
- * to the names before it. Names not known are scanned for as before, and only
- * when the map holds some. Order and the last-one-wins rule are StringMap's.
+ * A request's header map: its names and values are UTF-8 bytes in the map's
+ * own buffer (copied in once per request, made valid UTF-8 on the way, so a
+ * view of them always decodes to itself), found without a string per header.
+ * A name that is a known string (known_strings.ts) is resolved to its
+ * perfect-hash slot while the map is filled, once: the dozen lookups a
+ * request makes (`:path`, `:authority`, `x-request-id`…) are then an indexed
+ * load each (`indexOfSlot`), with no name hashed again. Other names are
+ * found by a scan of the entries that have no slot, usually none.
  *
- * The slot table is invalidated by a stamp, so clearing the map for the next
- * request costs nothing per slot.
+ * The buffer and the entry table are kept for the next request (a stream's
+ * map goes back to the pool with its request: stream_pool.ts); the slot
+ * table is invalidated by a stamp, so clearing costs nothing per slot.
  */
-export class HeaderMap extends StringMap {
+export class HeaderMap extends ViewMap {
+  private bytes: ArrayBuffer = new ArrayBuffer(INITIAL_BYTES);
+  private used: i32 = 0;
   // Per known slot: the entry's index plus one, valid while stamps[slot] == stamp.
   private positions: StaticArray<i32> = new StaticArray<i32>(KNOWN_SLOTS);
   private stamps: StaticArray<u32> = new StaticArray<u32>(KNOWN_SLOTS);
   private stamp: u32 = 1;
   /** Entries whose name is not a known string. */
   private unknown: i32 = 0;
+  // The block `fill` is copying from (offsets into it are offsets into `bytes`).
+  private source: usize = 0;
 
-  indexOf(key: string): i32 {
-    return this.indexAt(knownSlotOfString(key), key);
+  constructor(capacity: i32 = 32) {
+    super(capacity);
+    this.base = changetype<usize>(this.bytes);
   }
 
-  /** indexOf for a key whose slot is already known (-1 when it has none). */
-  indexAt(slot: i32, key: string): i32 {
-    if (slot >= 0) return unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
-    return this.unknown == 0 ? -1 : super.indexOf(key);
+  /** The entry of the header in known-string slot `slot`, or -1. */
+  indexOfSlot(slot: i32): i32 {
+    if (!this.viewing) return super.indexOf(knownAt(slot));
+    return unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
   }
 
-  set(key: string, value: string): void {
-    this.setAt(knownSlotOfString(key), key, value);
-  }
-
-  /** set for a key whose slot is already known (-1 when it has none): the decoder's path. */
-  setAt(slot: i32, key: string, value: string): void {
-    const i = this.indexAt(slot, key);
-    if (i >= 0) unchecked((this.values[i] = value));
-    else this.append(slot, key, value);
-  }
-
-  setIfAbsent(key: string, value: string): void {
+  protected scanFor(key: string): i32 {
     const slot = knownSlotOfString(key);
-    if (this.indexAt(slot, key) < 0) this.append(slot, key, value);
+    if (slot >= 0) return unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
+    return this.unknown == 0 ? -1 : super.scanFor(key);
+  }
+
+  keyAt(i: i32): string {
+    if (this.viewing) {
+      const slot = this.tagAt(i);
+      if (slot != UNKNOWN) return knownAt(slot);
+    }
+    return super.keyAt(i);
   }
 
   clear(): void {
     super.clear();
+    this.used = 0;
     this.unknown = 0;
     this.nextStamp();
   }
 
-  remove(key: string): void {
-    super.remove(key);
-    // Later entries moved down one place: file them again.
-    this.nextStamp();
-    this.unknown = 0;
-    const keys = this.keys;
-    for (let i = 0, n = keys.length; i < n; i++) this.index(knownSlotOfString(unchecked(keys[i])), i);
+  /**
+   * Fills the map from a proxy-wasm serialized map (pairs.ts) at `ptr`: the
+   * block is copied in whole and its names and values are viewed where they
+   * landed (one that is not valid UTF-8 is rewritten after it, with U+FFFD
+   * for each invalid part). A repeated name keeps its first place and takes
+   * the last value, as the upstream client's header map did. False when the
+   * block is not well-formed (the map is then left empty).
+   */
+  fill(ptr: usize, len: usize): bool {
+    this.clear();
+    if (len == 0) return true;
+    if (len < 4) return false;
+    if (<i32>len > this.bytes.byteLength) this.growBytes(<i32>len);
+    memory.copy(this.base, ptr, len);
+    this.used = <i32>len;
+    this.source = ptr;
+    if (forEachPair(ptr, len, this, addFromBlock)) return true;
+    this.clear();
+    return false;
   }
 
-  private append(slot: i32, key: string, value: string): void {
-    const i = this.keys.length;
-    this.keys.push(key);
-    this.values.push(value);
-    this.index(slot, i);
+  /** Adds a header given as UTF-8 bytes, copied in (made valid UTF-8); a repeated name as in `fill`. */
+  add(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+    if (!this.viewing) {
+      this.set(decodeUtf8(keyPtr, keyLen), decodeUtf8(valuePtr, valueLen));
+      return;
+    }
+    const keyAt = this.used;
+    const keyLength = this.copyIn(keyPtr, keyLen);
+    const valueAt = this.used;
+    const valueLength = this.copyIn(valuePtr, valueLen);
+    this.place(knownSlot(keyPtr, keyLen), keyAt, keyLength, valueAt, valueLength);
+  }
+
+  /** Fills the map with the entries of `other` (a map of strings), the way `add` would. */
+  fillFrom(other: StringMap): void {
+    this.clear();
+    const n = other.size;
+    for (let i = 0; i < n; i++) {
+      const key = String.UTF8.encode(other.keyAt(i));
+      const value = String.UTF8.encode(other.valueAt(i));
+      this.add(changetype<usize>(key), <usize>key.byteLength, changetype<usize>(value), <usize>value.byteLength);
+    }
+  }
+
+  /** A pair of the block being filled, at `keyPtr` and `valuePtr` in the caller's copy. */
+  addFromSource(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+    let keyAt = <i32>(keyPtr - this.source);
+    let keyLength = <i32>keyLen;
+    if (!isCleanUtf8(keyPtr, keyLen)) {
+      keyAt = this.used;
+      keyLength = this.copyIn(keyPtr, keyLen);
+    }
+    let valueAt = <i32>(valuePtr - this.source);
+    let valueLength = <i32>valueLen;
+    if (!isCleanUtf8(valuePtr, valueLen)) {
+      valueAt = this.used;
+      valueLength = this.copyIn(valuePtr, valueLen);
+    }
+    this.place(knownSlot(keyPtr, keyLen), keyAt, keyLength, valueAt, valueLength);
+  }
+
+  private place(slot: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): void {
+    let i: i32;
+    if (slot != UNKNOWN) {
+      i = unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
+    } else {
+      i = this.unknown == 0 ? -1 : this.scanForBytes(this.base + <usize>keyAt, <usize>keyLength, UNKNOWN);
+    }
+    if (i >= 0) {
+      this.replaceValue(i, valueAt, valueLength);
+      return;
+    }
+    this.index(slot, this.append(slot, keyAt, keyLength, valueAt, valueLength));
+  }
+
+  protected entriesMoved(): void {
+    this.nextStamp();
+    this.unknown = 0;
+    for (let i = 0, n = this.count; i < n; i++) this.index(this.tagAt(i), i);
+  }
+
+  // Copies `len` bytes in after what is there, as valid UTF-8; returns how many were written.
+  private copyIn(ptr: usize, len: usize): i32 {
+    const clean = isCleanUtf8(ptr, len);
+    const room = clean ? <i32>len : <i32>len * 3;
+    if (this.used + room > this.bytes.byteLength) this.growBytes(this.used + room);
+    const at = this.base + <usize>this.used;
+    let written = len;
+    if (clean) memory.copy(at, ptr, len);
+    else written = writeValidUtf8(ptr, len, at);
+    this.used += <i32>written;
+    return <i32>written;
+  }
+
+  private growBytes(needed: i32): void {
+    const grown = new ArrayBuffer(max(needed, this.bytes.byteLength << 1));
+    memory.copy(changetype<usize>(grown), this.base, <usize>this.used);
+    this.bytes = grown;
+    this.base = changetype<usize>(grown);
   }
 
   private index(slot: i32, i: i32): void {
-    if (slot < 0) {
+    if (slot == UNKNOWN) {
       this.unknown++;
       return;
     }
@@ -84,4 +184,8 @@ export class HeaderMap extends StringMap {
     for (let s = 0; s < stamps.length; s++) unchecked((stamps[s] = 0));
     this.stamp = 1;
   }
+}
+
+function addFromBlock(m: HeaderMap, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+  m.addFromSource(keyPtr, keyLen, valuePtr, valueLen);
 }

@@ -125,6 +125,7 @@ export class TrieSearch {
 // @ts-ignore: decorator
 @inline
 function literalChild(edges: LiteralTable<TrieNode>, node: TrieNode, request: RequestSegments, index: i32): TrieNode | null {
-  const slot = edges.find(node.id, request.path, request.start(index), request.end(index), request.hash(index));
+  const start = request.start(index);
+  const slot = edges.find(node.id, request.ptr + <usize>start, <usize>(request.end(index) - start), request.hash(index));
   return slot < 0 ? null : edges.valueAt(slot);
 }

@@ -23,7 +23,7 @@ function patterns(n: number): BaselineConfig["patterns"] {
   return Array.from({ length: n }, (_, i) => ({ ...kinds[i % 4](Math.floor(i / 4)), attributes: { "api.operation": `op${i}` } }));
 }
 
-function config(n: number): BaselineConfig {
+export function config(n: number): BaselineConfig {
   return {
     specAttributes: { "api.service": "bench", "api.version": "v1" },
     patterns: patterns(n),
@@ -35,7 +35,7 @@ function config(n: number): BaselineConfig {
   };
 }
 
-function pluginConfig(c: BaselineConfig): string {
+export function pluginConfig(c: BaselineConfig): string {
   return JSON.stringify(pluginConfigObject(c));
 }
 
@@ -72,7 +72,7 @@ function requests(n: number): Array<Array<[string, string]>> {
   ];
 }
 
-function requestInputs(n: number): RequestInput[] {
+export function requestInputs(n: number): RequestInput[] {
   return requests(n).map((headers) => ({ headers, properties: [["source.address", "10.1.2.3:51000"], ["mesh.destination_service", SERVICE]], timeNanos: 1_763_800_000_000_000_000n }));
 }
 
