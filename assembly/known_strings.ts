@@ -31,6 +31,18 @@ let longest: usize = 0;
 let lengths: u64 = 0;
 const slots = new StaticArray<string | null>(SLOTS);
 const seed: u32 = chooseSeed();
+// Each slot's string as UTF-8 bytes (they are ASCII), so a lookup by bytes
+// confirms its candidate eight bytes at a time.
+const slotBytes = bytesOfSlots();
+
+function bytesOfSlots(): StaticArray<ArrayBuffer | null> {
+  const table = new StaticArray<ArrayBuffer | null>(SLOTS);
+  for (let s: u32 = 0; s < SLOTS; s++) {
+    const name = unchecked(slots[s]);
+    if (name !== null) unchecked((table[s] = String.UTF8.encode(name)));
+  }
+  return table;
+}
 
 // The slot hashes the length and five bytes spread over the name (first,
 // last, middle, quarters): cheaper than every byte, and enough to tell the
@@ -106,11 +118,15 @@ export const KNOWN_SLOTS: i32 = <i32>SLOTS;
 export function knownSlot(ptr: usize, len: usize): i32 {
   if (len == 0 || len > longest || (lengths & ((<u64>1) << <u64>len)) == 0) return -1;
   const slot = slotOf(ptr, len, seed);
-  const name = unchecked(slots[slot]);
-  if (name === null || <usize>name.length != len) return -1;
-  const chars = changetype<usize>(name);
-  for (let i: usize = 0; i < len; i++) {
-    if (<u32>load<u8>(ptr + i) != <u32>load<u16>(chars + (i << 1))) return -1;
+  const bytes = unchecked(slotBytes[slot]);
+  if (bytes === null || <usize>bytes.byteLength != len) return -1;
+  const known = changetype<usize>(bytes);
+  let i: usize = 0;
+  for (; i + 8 <= len; i += 8) {
+    if (load<u64>(ptr + i) != load<u64>(known + i)) return -1;
+  }
+  for (; i < len; i++) {
+    if (load<u8>(ptr + i) != load<u8>(known + i)) return -1;
   }
   return <i32>slot;
 }

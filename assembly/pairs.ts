@@ -12,8 +12,11 @@ import { StringMap } from "./attributes/string_map";
 /**
  * Calls `visit` with each pair's key and value bytes, in place and in order.
  * False when the bytes are not well-formed (pairs before the fault have been
- * visited: callers drop what they built).
+ * visited: callers drop what they built). Inlined, so the visitor is a
+ * direct call.
  */
+// @ts-ignore: decorator
+@inline
 export function forEachPair<T>(ptr: usize, len: usize, target: T, visit: (target: T, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize) => void): bool {
   if (len == 0) return true;
   if (len < 4) return false;

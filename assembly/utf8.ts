@@ -61,7 +61,8 @@ export function isValidUtf8(ptr: usize, len: usize): bool {
 // Header names and values, addresses and paths are nearly always ASCII:
 // checked eight bytes at a time, then widened into a string allocated at its
 // exact size (the general decoder allocates for the worst case and shrinks).
-function isAscii(ptr: usize, len: usize): bool {
+/** True when the `len` bytes at `ptr` are all ASCII (checked eight at a time). */
+export function isAscii(ptr: usize, len: usize): bool {
   const end = ptr + len;
   let p = ptr;
   while (end - p >= 8) {

@@ -16,7 +16,8 @@ import { attributeId, attributeName, internAttribute, internedAttributeCount, NO
  */
 export class AttributeBag {
   // Entries in the order first set: plain slots with a count, so a set is
-  // a store (no array growth check per push).
+  // a store (no array growth check per push). An entry with an id has its
+  // name in the registry (names.ts); only the others keep theirs here.
   private nameSlots: StaticArray<string>;
   private valueSlots: StaticArray<AttributeValue>;
   /** Each entry's id, NO_ATTRIBUTE_ID for a name without one. */
@@ -39,9 +40,9 @@ export class AttributeBag {
   }
 
   /** The name of entry `i` (0 <= i < size). */
-  // @ts-ignore: decorator
-  @inline nameAt(i: i32): string {
-    return unchecked(this.nameSlots[i]);
+  nameAt(i: i32): string {
+    const id = unchecked(this.idSlots[i]);
+    return id >= 0 ? attributeName(id) : unchecked(this.nameSlots[i]);
   }
 
   /** The value of entry `i` (0 <= i < size). */
@@ -156,7 +157,7 @@ export class AttributeBag {
         return;
       }
     }
-    unchecked((positions[id] = this.append(attributeName(id), value, id) + 1));
+    unchecked((positions[id] = this.append("", value, id) + 1));
   }
 
   private setWithoutId(name: string, value: AttributeValue): void {
@@ -169,11 +170,11 @@ export class AttributeBag {
     this.withoutId++;
   }
 
-  /** Adds an entry at the end; returns its index. */
+  /** Adds an entry at the end (`name` only for one without an id); returns its index. */
   private append(name: string, value: AttributeValue, id: i32): i32 {
     const i = this.count;
     if (i == this.idSlots.length) this.growSlots();
-    unchecked((this.nameSlots[i] = name));
+    if (id < 0) unchecked((this.nameSlots[i] = name));
     unchecked((this.valueSlots[i] = value));
     unchecked((this.idSlots[i] = id));
     this.count = i + 1;
@@ -187,7 +188,7 @@ export class AttributeBag {
     const values = new StaticArray<AttributeValue>(room);
     const ids = new StaticArray<i32>(room);
     for (let i = 0; i < n; i++) {
-      unchecked((names[i] = this.nameAt(i)));
+      unchecked((names[i] = unchecked(this.nameSlots[i])));
       unchecked((values[i] = this.valueAt(i)));
       unchecked((ids[i] = this.idSlots[i]));
     }

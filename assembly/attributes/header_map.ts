@@ -1,6 +1,6 @@
 import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
 import { forEachPair } from "../pairs";
-import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
+import { decodeUtf8, isAscii, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
 import { ViewMap } from "./view_map";
 
@@ -33,6 +33,7 @@ export class HeaderMap extends ViewMap {
   private unknown: i32 = 0;
   // The block `fill` is copying from (offsets into it are offsets into `bytes`).
   private source: usize = 0;
+  private sourceIsAscii: bool = false;
 
   constructor(capacity: i32 = 32) {
     super(capacity);
@@ -82,6 +83,8 @@ export class HeaderMap extends ViewMap {
     memory.copy(this.base, ptr, len);
     this.used = <i32>len;
     this.source = ptr;
+    // Headers are nearly always ASCII: one check of the block spares one per name and value.
+    this.sourceIsAscii = isAscii(ptr, len);
     if (forEachPair(ptr, len, this, addFromBlock)) return true;
     this.clear();
     return false;
@@ -115,13 +118,14 @@ export class HeaderMap extends ViewMap {
   addFromSource(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
     let keyAt = <i32>(keyPtr - this.source);
     let keyLength = <i32>keyLen;
-    if (!isCleanUtf8(keyPtr, keyLen)) {
+    const ascii = this.sourceIsAscii;
+    if (!ascii && !isCleanUtf8(keyPtr, keyLen)) {
       keyAt = this.used;
       keyLength = this.copyIn(keyPtr, keyLen);
     }
     let valueAt = <i32>(valuePtr - this.source);
     let valueLength = <i32>valueLen;
-    if (!isCleanUtf8(valuePtr, valueLen)) {
+    if (!ascii && !isCleanUtf8(valuePtr, valueLen)) {
       valueAt = this.used;
       valueLength = this.copyIn(valuePtr, valueLen);
     }

@@ -74,21 +74,20 @@ export class RequestValues {
 
   /** A string value to fill (a view or text), for a reader that finds out whether it has one. */
   spare(): AttributeValue {
-    return this.next(ValueKind.String);
+    const v = this.next(ValueKind.String);
+    v.str = "";
+    return v;
   }
 
-  // A value with every field back to its default but `kind`.
+  // A value of `kind` to fill: the fields its kind reads are set by the
+  // caller; of the others, only the references (which a copy would follow)
+  // are cleared.
   private next(kind: ValueKind): AttributeValue {
     const slots = this.slots;
     const i = this.used++;
     let v: AttributeValue;
     if (i < slots.length) {
       v = unchecked(slots[i]);
-      v.str = "";
-      v.int = 0;
-      v.nanos = 0;
-      v.double = 0;
-      v.bool = false;
       v.bytes = null;
       v.map = null;
     } else {

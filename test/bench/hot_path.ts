@@ -1,6 +1,7 @@
 import { Action } from "../../host/wasm/abi_types.ts";
 import { FilterEmulator } from "../../host/wasm/emulator.ts";
-import { DEBUG_WASM, FilterModule, type RequestInput } from "../../host/wasm/filter_module.ts";
+import { DEBUG_WASM, FilterModule, type RequestInput, serializeRequest } from "../../host/wasm/filter_module.ts";
+import { pairsLength, writePairs } from "../../host/wasm/pairs.ts";
 import { type BaselineConfig, type BaselineRequest, compileBaseline, evaluateBaseline } from "./baseline.ts";
 
 const SERVICE = "bench.default.svc.cluster.local";
@@ -76,14 +77,12 @@ export function requestInputs(n: number): RequestInput[] {
   return requests(n).map((headers) => ({ headers, properties: [["source.address", "10.1.2.3:51000"], ["mesh.destination_service", SERVICE]], timeNanos: 1_763_800_000_000_000_000n }));
 }
 
-/** Allocations per call of `run`: the counter's growth over many calls less one call's, so per-call setup cancels out. */
+/** Allocations per call of `run`, counted over many calls after a first one (which may fill caches and grow storage). */
 function allocationsPer(counter: () => bigint, run: (times: number) => void): number {
-  const a0 = counter();
   run(1);
-  const a1 = counter();
-  run(1 + ALLOCATION_SAMPLES);
-  const a2 = counter();
-  return Number(a2 - a1 - (a1 - a0)) / ALLOCATION_SAMPLES;
+  const before = counter();
+  run(ALLOCATION_SAMPLES);
+  return Number(counter() - before) / ALLOCATION_SAMPLES;
 }
 
 /**
@@ -98,7 +97,12 @@ export function allocationLines(debugWasm = DEBUG_WASM): string[] {
   if ("error" in configured) throw new Error(configured.error);
   const inputs = requestInputs(SUMMARY_PATTERNS);
   let evaluate = 0;
-  for (const input of inputs) evaluate += allocationsPer(() => debug.allocations(), (times) => debug.evaluateRepeatedly(configured.handle, input, times));
+  for (const input of inputs) {
+    const serialized = serializeRequest(input);
+    evaluate += allocationsPer(() => debug.allocations(), (times) => {
+      for (let i = 0; i < times; i++) debug.evaluateSerialized(configured.handle, serialized);
+    });
+  }
   debug.release(configured.handle);
 
   const emu = new FilterEmulator(pluginConfigObject(c), debugWasm);
@@ -164,12 +168,28 @@ function targetLines(at50: number, ratios: number[]): string[] {
   ];
 }
 
-/** Measures the hot path in the module and in the TS baseline, side by side. */
-export function runHotPathBench(): string[] {
+/**
+ * ns per request of `filter` evaluating the mix, one call per request as a
+ * proxy's request-headers callback is one: the request's serialized maps are
+ * copied into module memory and evaluated there.
+ */
+function wasmNsPerRequest(filter: FilterModule, handle: number, serialized: Uint8Array[]): number {
+  return nsPer(WASM_ITERATIONS * serialized.length, () => {
+    for (let i = 0; i < WASM_ITERATIONS; i++) for (const request of serialized) filter.evaluateSerialized(handle, request);
+  });
+}
+
+/**
+ * Measures the hot path in the module and in the TS baseline, side by side;
+ * with `compareWasm` (HOT_PATH_COMPARE_WASM=path), a second module is timed in
+ * the same rounds, for before/after figures.
+ */
+export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM): string[] {
   const filter = FilterModule.load();
+  const other = compareWasm ? FilterModule.load(compareWasm) : undefined;
   const lines = [
     "hot path: attributes + API spec + API key + quotas, ns per request (median of 5 interleaved rounds, 4-request mix)",
-    "patterns   filter.wasm   TS baseline   baseline/wasm",
+    `patterns   filter.wasm   TS baseline   baseline/wasm${other ? `   compared (${compareWasm})   compared/filter.wasm` : ""}`,
   ];
   const wasmByCount: number[] = [];
   const ratios: number[] = [];
@@ -177,31 +197,55 @@ export function runHotPathBench(): string[] {
     const c = config(n);
     const configured = filter.configure(pluginConfig(c));
     if ("error" in configured) throw new Error(configured.error);
+    const compared = other?.configure(pluginConfig(c));
+    if (compared && "error" in compared) throw new Error(compared.error);
     const baseline = compileBaseline(c);
     const mix = requests(n);
-    const inputs = requestInputs(n);
+    const serialized = requestInputs(n).map(serializeRequest);
     const tsInputs: BaselineRequest[] = mix.map((headers) => ({ headers, sourceAddress: "10.1.2.3:51000", timeMs: 1_763_800_000_000 }));
     const wasm: number[] = [];
     const ts: number[] = [];
+    const before: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      wasm.push(nsPer(WASM_ITERATIONS * inputs.length, () => {
-        for (const input of inputs) filter.evaluateRepeatedly(configured.handle, input, WASM_ITERATIONS);
-      }));
+      wasm.push(wasmNsPerRequest(filter, configured.handle, serialized));
       ts.push(nsPer(TS_ITERATIONS * tsInputs.length, () => {
         for (let i = 0; i < TS_ITERATIONS; i++) for (const input of tsInputs) evaluateBaseline(baseline, input);
       }));
+      if (other && compared) before.push(wasmNsPerRequest(other, compared.handle, serialized));
     }
     filter.release(configured.handle);
+    if (other && compared) other.release(compared.handle);
     const w = median(wasm);
     const t = median(ts);
     wasmByCount.push(w);
     ratios.push(t / w);
-    lines.push(`${String(n).padStart(8)}   ${w.toFixed(0).padStart(11)}   ${t.toFixed(0).padStart(11)}   ${(t / w).toFixed(2).padStart(13)}`);
+    const b = before.length > 0 ? `   ${median(before).toFixed(0).padStart(11 + compareWasm!.length)}   ${(median(before) / w).toFixed(2).padStart(20)}` : "";
+    lines.push(`${String(n).padStart(8)}   ${w.toFixed(0).padStart(11)}   ${t.toFixed(0).padStart(11)}   ${(t / w).toFixed(2).padStart(13)}${b}`);
   }
   lines.push(`filter.wasm cost at ${PATTERN_COUNTS.at(-1)} patterns / at ${PATTERN_COUNTS[0]} pattern: ${(wasmByCount.at(-1)! / wasmByCount[0]).toFixed(2)}`);
+  lines.push(hostSerializationLine());
   lines.push(...allocationLines());
   const at50 = wasmByCount[PATTERN_COUNTS.indexOf(SUMMARY_PATTERNS)];
   lines.push(...targetLines(at50, ratios));
   lines.push(`hot path: wasm ${at50.toFixed(0)} ns/request at ${SUMMARY_PATTERNS} patterns; baseline/wasm ${PATTERN_COUNTS.map((n, i) => `${n}:${ratios[i].toFixed(2)}`).join(" ")}`);
   return lines;
+}
+
+/**
+ * What the figures above leave to the host: serializing a request's header
+ * and property maps from JS strings (the Node host's share; a proxy does it
+ * in its own code), for scale.
+ */
+function hostSerializationLine(): string {
+  const inputs = requestInputs(SUMMARY_PATTERNS);
+  const out = Buffer.alloc(64 * 1024);
+  const ns = median(Array.from({ length: ROUNDS }, () => nsPer(TS_ITERATIONS * inputs.length, () => {
+    for (let i = 0; i < TS_ITERATIONS; i++) {
+      for (const input of inputs) {
+        writePairs(out, 0, input.headers);
+        writePairs(out, pairsLength(input.headers), input.properties);
+      }
+    }
+  })));
+  return `not counted above, the host's share: serializing a request's maps from JS strings ${ns.toFixed(0)} ns/request`;
 }
