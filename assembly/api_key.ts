@@ -1,5 +1,5 @@
 import { HeaderMap } from "./attributes/header_map";
-import { queryParamInto } from "./attributes/query";
+import { queryParamAfter } from "./attributes/query";
 import { AttributeValue } from "./attributes/value";
 import { knownSlotOfString } from "./known_strings";
 import { RequestView } from "./request";
@@ -59,10 +59,19 @@ export function extractApiKey(locations: Array<ApiKeyLocation>, req: RequestView
  * `cookie` is scratch space for the cookie header.
  */
 export function apiKeyInto(locations: Array<ApiKeyLocation>, headers: HeaderMap, path: AttributeValue | null, into: AttributeValue, cookie: AttributeValue): bool {
+  // Where the path's query starts, found once for every query location (-1: none).
+  let query: isize = -1;
+  let pathPtr: usize = 0;
+  let pathLen: usize = 0;
+  if (path !== null) {
+    pathPtr = path.textPtr();
+    pathLen = path.textLen();
+    query = indexOfByte(pathPtr, 0, pathLen, 0x3f); // '?'
+  }
   for (let i = 0, n = locations.length; i < n; i++) {
     const at = unchecked(locations[i]);
     if (at.kind == ApiKeyIn.Query) {
-      if (path !== null && queryParamInto(path.textPtr(), path.textLen(), at.name, into)) return true;
+      if (query >= 0 && queryParamAfter(pathPtr, pathLen, <usize>query + 1, at.name, into)) return true;
     } else if (at.kind == ApiKeyIn.Header) {
       const slot = at.headerSlot;
       const found = slot >= 0 ? headers.indexOfSlot(slot) : headers.indexOf(at.name);

@@ -99,7 +99,7 @@ export class CompiledApiSpec {
     result.bindingValues = bound !== null ? bound.values : NO_BINDINGS;
     result.winner = templateWinner >= 0 ? templateWinner : hits[0];
     bag.merge(this.specAttributes);
-    if (templateWinner >= 0) bag.merge(this.patterns[templateWinner].attributes);
+    if (templateWinner >= 0) bag.merge(unchecked(this.patterns[templateWinner]).attributes);
     for (let i = 0; i < hits.length; i++) bag.merge(this.patterns[hits[i]].attributes);
     return result;
   }

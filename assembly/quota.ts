@@ -1,4 +1,4 @@
-import { AttributeBag } from "./attributes/bag";
+import { AttributeSource } from "./attributes/source";
 import { internAttribute } from "./attributes/names";
 import { HeaderMap } from "./attributes/header_map";
 import { AttributeValue, ValueKind } from "./attributes/value";
@@ -34,7 +34,7 @@ export class Clause {
    * The clause holds in `bag`: the attribute (or map entry) is a string the
    * match accepts, read in place when it is a view of the request's bytes.
    */
-  holds(bag: AttributeBag): bool {
+  holds(bag: AttributeSource): bool {
     const id = this.id;
     if (id < 0) {
       // Past the registry's ceiling: found by name.
@@ -61,9 +61,10 @@ const entryValue = new AttributeValue();
 export class AttributeMatch {
   clauses: Array<Clause> = [];
 
-  holds(bag: AttributeBag): bool {
-    for (let i = 0; i < this.clauses.length; i++) {
-      const c = this.clauses[i];
+  holds(bag: AttributeSource): bool {
+    const clauses = this.clauses;
+    for (let i = 0, n = clauses.length; i < n; i++) {
+      const c = unchecked(clauses[i]);
       // Only string values (or string-map entries) can satisfy a clause.
       if (!c.holds(bag)) return false;
     }
@@ -83,9 +84,11 @@ export class QuotaRule {
   matches: Array<AttributeMatch> = [];
   quotas: Array<QuotaCharge> = [];
 
-  holds(bag: AttributeBag): bool {
-    if (this.matches.length == 0) return true;
-    for (let i = 0; i < this.matches.length; i++) if (this.matches[i].holds(bag)) return true;
+  holds(bag: AttributeSource): bool {
+    const matches = this.matches;
+    const n = matches.length;
+    if (n == 0) return true;
+    for (let i = 0; i < n; i++) if (unchecked(matches[i]).holds(bag)) return true;
     return false;
   }
 }
@@ -95,10 +98,11 @@ export class QuotaRule {
  * evaluated on the final attribute bag, and the quotas of each rule that holds
  * are appended in rule order, then quota order (no de-duplication, as upstream).
  */
-export function quotaCharges(rules: Array<QuotaRule>, bag: AttributeBag, out: Array<QuotaCharge>): void {
-  for (let i = 0; i < rules.length; i++) {
-    const rule = rules[i];
+export function quotaCharges(rules: Array<QuotaRule>, bag: AttributeSource, out: Array<QuotaCharge>): void {
+  for (let i = 0, n = rules.length; i < n; i++) {
+    const rule = unchecked(rules[i]);
     if (!rule.holds(bag)) continue;
-    for (let j = 0; j < rule.quotas.length; j++) out.push(rule.quotas[j]);
+    const quotas = rule.quotas;
+    for (let j = 0, m = quotas.length; j < m; j++) out.push(unchecked(quotas[j]));
   }
 }

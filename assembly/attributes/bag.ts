@@ -1,3 +1,4 @@
+import { AttributeSource } from "./source";
 import { AttributeValue, ValueKind } from "./value";
 import { sameKey, StringMap } from "./string_map";
 import { attributeId, attributeName, internAttribute, internedAttributeCount, NO_ATTRIBUTE_ID } from "./names";
@@ -14,7 +15,7 @@ import { attributeId, attributeName, internAttribute, internedAttributeCount, NO
  * entries that have none, usually zero. A bag can be cleared and refilled
  * without allocating (the evaluation scratch reuses its bag).
  */
-export class AttributeBag {
+export class AttributeBag extends AttributeSource {
   // Entries in the order first set: plain slots with a count, so a set is
   // a store (no array growth check per push). An entry with an id has its
   // name in the registry (names.ts); only the others keep theirs here.
@@ -29,6 +30,7 @@ export class AttributeBag {
   // Slots start with room for a typical request; the position table with
   // room for every id interned so far.
   constructor(capacity: i32 = 32) {
+    super();
     this.nameSlots = new StaticArray<string>(capacity);
     this.valueSlots = new StaticArray<AttributeValue>(capacity);
     this.idSlots = new StaticArray<i32>(capacity);
@@ -63,6 +65,10 @@ export class AttributeBag {
     const out = new Array<AttributeValue>(this.count);
     for (let i = 0; i < this.count; i++) unchecked((out[i] = this.valueAt(i)));
     return out;
+  }
+
+  asBag(): AttributeBag {
+    return this;
   }
 
   /** Empties the bag, keeping its storage for the next request. */
@@ -229,21 +235,6 @@ export class AttributeBag {
     const v = this.get(name);
     if (v === null || v.kind != ValueKind.String) return null;
     return v.str;
-  }
-
-  /**
-   * The value addressed by a clause key: `name` for a string attribute, or
-   * `name[key]` for one entry of a string-map attribute
-   * (`request.headers[x-user]`). Null when absent or not a string.
-   */
-  lookupString(clauseKey: string): string | null {
-    const open = clauseKey.indexOf("[");
-    if (open > 0 && clauseKey.endsWith("]")) {
-      const v = this.get(clauseKey.substring(0, open));
-      if (v === null || v.kind != ValueKind.StringMap) return null;
-      return (v.map as StringMap).get(clauseKey.substring(open + 1, clauseKey.length - 1));
-    }
-    return this.getString(clauseKey);
   }
 
   /**

@@ -8,11 +8,12 @@ import { urlPathLength } from "./query";
 import { RequestValues } from "./request_values";
 import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
 import { AttributeValue } from "./value";
+import { HeaderMap } from "./header_map";
 import {
   CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL, DESTINATION_IP, DESTINATION_PORT, DESTINATION_PRINCIPAL,
   NO_ATTRIBUTE_ID, ORIGIN_IP, REQUEST_HEADERS, REQUEST_HOST, REQUEST_ID, REQUEST_METHOD, REQUEST_PATH, REQUEST_QUERY_PARAMS,
   REQUEST_REFERER, REQUEST_SCHEME, REQUEST_SIZE, REQUEST_TIME, REQUEST_URL_PATH, REQUEST_USERAGENT, SOURCE_IP, SOURCE_NAMESPACE,
-  SOURCE_PORT, SOURCE_PRINCIPAL, SOURCE_USER,
+  SOURCE_PORT, SOURCE_PRINCIPAL, SOURCE_USER, LAST_DERIVED_ID,
 } from "./names";
 
 // The headers the derivation reads, by their known-string slot (header_map.ts).
@@ -122,16 +123,6 @@ function addressValues(text: string, last: AddressValues | null): AddressValues 
   return values;
 }
 
-function setAddress(bag: AttributeBag, addr: AddressValues, ipId: i32, portId: i32, alsoIpId: i32): void {
-  const ip = addr.ip;
-  if (ip !== null) {
-    bag.setId(ipId, ip);
-    if (alsoIpId >= 0) bag.setId(alsoIpId, ip);
-  }
-  const port = addr.port;
-  if (port !== null) bag.setId(portId, port);
-}
-
 /** The identity attribute values of one peer or local certificate SAN. */
 class PrincipalValues {
   principal: AttributeValue;
@@ -155,92 +146,270 @@ function principalValues(san: string, last: PrincipalValues | null): PrincipalVa
   return last !== null && (changetype<usize>(last.san) == changetype<usize>(san) || last.san == san) ? last : new PrincipalValues(san);
 }
 
+// The attributes a request derives, in the order they are set (a bag lists
+// its attributes in the order first set, and encoders follow it), then the
+// end-user JWT's (auth_claims.ts, in its own order).
+const DERIVED_ORDER: StaticArray<i32> = [
+  REQUEST_HEADERS, REQUEST_HOST, REQUEST_METHOD, REQUEST_PATH, REQUEST_URL_PATH, REQUEST_QUERY_PARAMS, REQUEST_REFERER,
+  REQUEST_SCHEME, REQUEST_USERAGENT, REQUEST_ID, REQUEST_SIZE, REQUEST_TIME, SOURCE_IP, ORIGIN_IP, SOURCE_PORT,
+  DESTINATION_IP, DESTINATION_PORT, CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL,
+  SOURCE_PRINCIPAL, SOURCE_USER, SOURCE_NAMESPACE, DESTINATION_PRINCIPAL,
+];
+
+// What a derivation is bound to before its first request.
+const NO_REQUEST = new RequestView();
+const NO_VALUES = new RequestValues();
+const NO_HEADERS = new HeaderMap(1);
+
+/**
+ * The attributes one request derives for itself (step 5 of the order of
+ * application), each found when it is first asked for: a request's quota
+ * rules and cached answers read a few by id (`value`), and only a check or
+ * report that encodes them all has them all derived (`addTo`). String values
+ * are views of the request's header bytes, made in the request's own value
+ * storage; the ones requests share come from the tables above.
+ *
+ * Reused: `reset` binds it to the next request.
+ */
+export class RequestDerivation {
+  private req: RequestView = NO_REQUEST;
+  private values: RequestValues = NO_VALUES;
+  private headers: HeaderMap = NO_HEADERS;
+  // Per derived id: its value, valid while found[id] == stamp (null: the request has none).
+  private readonly memo: StaticArray<AttributeValue | null> = new StaticArray<AttributeValue | null>(LAST_DERIVED_ID + 1);
+  private readonly found: StaticArray<u32> = new StaticArray<u32>(LAST_DERIVED_ID + 1);
+  private stamp: u32 = 1;
+  private pathValue: AttributeValue | null = null;
+  private pathRead: bool = false;
+  private source: AddressValues | null = null;
+  private destination: AddressValues | null = null;
+  private peer: PrincipalValues | null = null;
+  private local: PrincipalValues | null = null;
+  private readonly auth: AttributeBag = new AttributeBag(8);
+  private authRead: bool = false;
+
+  /** Binds to `req`, whose own values are made in `values` (both reset by the caller). */
+  reset(req: RequestView, values: RequestValues): void {
+    this.req = req;
+    this.values = values;
+    this.headers = req.headerMap();
+    if (++this.stamp == 0) {
+      // Wrapped around: old stamps could match again.
+      const found = this.found;
+      for (let i = 0; i < found.length; i++) unchecked((found[i] = 0));
+      this.stamp = 1;
+    }
+    this.pathRead = false;
+    this.pathValue = null;
+    this.source = null;
+    this.destination = null;
+    this.peer = null;
+    this.local = null;
+    this.authRead = false;
+  }
+
+  /** The request's header map (its `headers`, or a copy of a map of strings). */
+  get headerMap(): HeaderMap {
+    return this.headers;
+  }
+
+  /** The request's `:method` value (shared for a known method), or null. */
+  method(): AttributeValue | null {
+    return this.value(REQUEST_METHOD);
+  }
+
+  /** The request's `:path` value, or null. */
+  path(): AttributeValue | null {
+    if (!this.pathRead) {
+      const at = this.headers.indexOfSlot(PATH);
+      this.pathValue = at >= 0 ? this.values.header(this.headers, at) : null;
+      this.pathRead = true;
+    }
+    return this.pathValue;
+  }
+
+  /** The value the request derives for attribute `id`, or null when it derives none (then the earlier steps' value stands). */
+  value(id: i32): AttributeValue | null {
+    if (<u32>id > <u32>LAST_DERIVED_ID) return null;
+    if (unchecked(this.found[id]) == this.stamp) return unchecked(this.memo[id]);
+    const v = this.derive(id);
+    unchecked((this.memo[id] = v));
+    unchecked((this.found[id] = this.stamp));
+    return v;
+  }
+
+  /** Writes every derived attribute into `bag`, over what the earlier steps put there, in the order above. */
+  addTo(bag: AttributeBag): void {
+    for (let i = 0; i < DERIVED_ORDER.length; i++) {
+      const id = unchecked(DERIVED_ORDER[i]);
+      const v = this.value(id);
+      if (v !== null) bag.setId(id, v);
+    }
+    bag.merge(this.authAttributes());
+  }
+
+  private derive(id: i32): AttributeValue | null {
+    const h = this.headers;
+    const values = this.values;
+    const req = this.req;
+    switch (id) {
+      // The request's own map: the forwarded-attributes header was already
+      // taken out of it (requestWithHeaders), so no copy is needed.
+      case REQUEST_HEADERS:
+        return h.size > 0 ? values.map(h) : null;
+      case REQUEST_HOST: {
+        let at = h.indexOfSlot(AUTHORITY);
+        if (at < 0) at = h.indexOfSlot(HOST);
+        return at >= 0 ? values.header(h, at) : EMPTY_TEXT;
+      }
+      case REQUEST_METHOD: {
+        const at = h.indexOfSlot(METHOD);
+        return at >= 0 ? methodValue(values.header(h, at)) : null;
+      }
+      case REQUEST_PATH: {
+        const path = this.path();
+        return path !== null ? path : EMPTY_TEXT;
+      }
+      // Without a query the URL path is the path itself: one value for both.
+      case REQUEST_URL_PATH: {
+        const path = this.path();
+        if (path === null) return null;
+        const len = path.textLen();
+        const urlLength = urlPathLength(path.textPtr(), len);
+        return urlLength == len ? path : values.view(path.textPtr(), urlLength);
+      }
+      case REQUEST_QUERY_PARAMS: {
+        const path = this.path();
+        if (path === null) return null;
+        const ptr = path.textPtr();
+        const len = path.textLen();
+        return urlPathLength(ptr, len) < len && values.query.parse(ptr, len) ? values.map(values.query) : null;
+      }
+      case REQUEST_REFERER:
+        return this.header(REFERER);
+      case REQUEST_SCHEME: {
+        const scheme = this.header(SCHEME);
+        return scheme !== null ? scheme : HTTP_TEXT;
+      }
+      case REQUEST_USERAGENT:
+        return this.header(USER_AGENT);
+      case REQUEST_ID:
+        return this.header(X_REQUEST_ID);
+      // At check time the body has not been read: the size the client announced.
+      case REQUEST_SIZE: {
+        const length = this.header(CONTENT_LENGTH);
+        const size = length !== null ? contentLength(length) : 0;
+        return size > 0 ? values.int64(size) : NO_SIZE;
+      }
+      case REQUEST_TIME:
+        return values.timestampNanos(req.timeNanos);
+      case SOURCE_IP:
+      case ORIGIN_IP:
+      case SOURCE_PORT: {
+        const addr = this.sourceAddress();
+        return addr === null ? null : id == SOURCE_PORT ? addr.port : addr.ip;
+      }
+      case DESTINATION_IP:
+      case DESTINATION_PORT: {
+        const addr = this.destinationAddress();
+        return addr === null ? null : id == DESTINATION_PORT ? addr.port : addr.ip;
+      }
+      case CONNECTION_MTLS:
+        return AttributeValue.ofBool(req.mtls);
+      case CONNECTION_REQUESTED_SERVER_NAME:
+        return req.requestedServerName.length > 0 ? values.string(req.requestedServerName) : null;
+      case CONTEXT_PROTOCOL: {
+        const contentType = this.header(CONTENT_TYPE);
+        return contentType !== null && isGrpcContentType(contentType) ? GRPC_TEXT : HTTP_TEXT;
+      }
+      case SOURCE_PRINCIPAL:
+      case SOURCE_USER:
+      case SOURCE_NAMESPACE: {
+        const peer = this.peerPrincipal();
+        return peer === null ? null : id == SOURCE_NAMESPACE ? peer.namespace : peer.principal;
+      }
+      case DESTINATION_PRINCIPAL: {
+        const local = this.localPrincipal();
+        return local !== null ? local.principal : null;
+      }
+    }
+    return this.authAttributes().getId(id);
+  }
+
+  // The value of the header in known-string slot `slot`, or null.
+  private header(slot: i32): AttributeValue | null {
+    const at = this.headers.indexOfSlot(slot);
+    return at >= 0 ? this.values.header(this.headers, at) : null;
+  }
+
+  private sourceAddress(): AddressValues | null {
+    const text = this.req.sourceAddress;
+    if (text.length == 0) return null;
+    let addr = this.source;
+    if (addr === null) {
+      addr = addressValues(text, lastSourceAddress);
+      lastSourceAddress = addr;
+      this.source = addr;
+    }
+    return addr;
+  }
+
+  private destinationAddress(): AddressValues | null {
+    const text = this.req.destinationAddress;
+    if (text.length == 0) return null;
+    let addr = this.destination;
+    if (addr === null) {
+      addr = addressValues(text, lastDestinationAddress);
+      lastDestinationAddress = addr;
+      this.destination = addr;
+    }
+    return addr;
+  }
+
+  private peerPrincipal(): PrincipalValues | null {
+    const san = this.req.peerPrincipal;
+    if (san.length == 0) return null;
+    let peer = this.peer;
+    if (peer === null) {
+      peer = principalValues(san, lastPeer);
+      lastPeer = peer;
+      this.peer = peer;
+    }
+    return peer;
+  }
+
+  private localPrincipal(): PrincipalValues | null {
+    const san = this.req.localPrincipal;
+    if (san.length == 0) return null;
+    let local = this.local;
+    if (local === null) {
+      local = principalValues(san, lastLocal);
+      lastLocal = local;
+      this.local = local;
+    }
+    return local;
+  }
+
+  // The request.auth.* attributes of the request's JWT payload, read once.
+  private authAttributes(): AttributeBag {
+    const auth = this.auth;
+    if (!this.authRead) {
+      auth.clear();
+      addAuthAttributes(auth, this.req.authPayload);
+      this.authRead = true;
+    }
+    return auth;
+  }
+}
+
 /**
  * Step 5 of the order of application: the attributes derived from the request
- * itself, written over whatever the static and forwarded steps put in `bag`.
- * The request's own values are views of its header bytes, made in `values`
- * (its evaluation's reused storage); the ones requests share come from the
- * tables above. `values` also keeps the header map, `:method` and `:path`
- * for the steps that follow (API spec, API key).
+ * itself (RequestDerivation), all written over whatever the static and
+ * forwarded steps put in `bag`. The request's own values are made in
+ * `values` (its evaluation's reused storage).
  */
 export function addRequestAttributes(bag: AttributeBag, req: RequestView, values: RequestValues = new RequestValues()): void {
-  const h = req.headerMap();
-  values.headers = h;
-
-  // The request's own map: the forwarded-attributes header was already taken
-  // out of it (requestWithHeaders), so no copy is needed.
-  if (h.size > 0) bag.setId(REQUEST_HEADERS, values.map(h));
-
-  let at = h.indexOfSlot(AUTHORITY);
-  if (at < 0) at = h.indexOfSlot(HOST);
-  bag.setId(REQUEST_HOST, at >= 0 ? values.header(h, at) : EMPTY_TEXT);
-
-  at = h.indexOfSlot(METHOD);
-  if (at >= 0) {
-    const method = methodValue(values.header(h, at));
-    values.method = method;
-    bag.setId(REQUEST_METHOD, method);
-  }
-
-  at = h.indexOfSlot(PATH);
-  if (at < 0) {
-    bag.setId(REQUEST_PATH, EMPTY_TEXT);
-  } else {
-    const path = values.header(h, at);
-    values.path = path;
-    bag.setId(REQUEST_PATH, path);
-    // Without a query the URL path is the path itself: one value for both.
-    const ptr = path.textPtr();
-    const len = path.textLen();
-    const urlLength = urlPathLength(ptr, len);
-    bag.setId(REQUEST_URL_PATH, urlLength == len ? path : values.view(ptr, urlLength));
-    if (urlLength < len && values.query.parse(ptr, len)) bag.setId(REQUEST_QUERY_PARAMS, values.map(values.query));
-  }
-
-  at = h.indexOfSlot(REFERER);
-  if (at >= 0) bag.setId(REQUEST_REFERER, values.header(h, at));
-  at = h.indexOfSlot(SCHEME);
-  bag.setId(REQUEST_SCHEME, at >= 0 ? values.header(h, at) : HTTP_TEXT);
-  at = h.indexOfSlot(USER_AGENT);
-  if (at >= 0) bag.setId(REQUEST_USERAGENT, values.header(h, at));
-  at = h.indexOfSlot(X_REQUEST_ID);
-  if (at >= 0) bag.setId(REQUEST_ID, values.header(h, at));
-
-  // At check time the body has not been read: the size the client announced.
-  at = h.indexOfSlot(CONTENT_LENGTH);
-  const size = at >= 0 ? contentLength(values.header(h, at)) : 0;
-  bag.setId(REQUEST_SIZE, size > 0 ? values.int64(size) : NO_SIZE);
-  bag.setId(REQUEST_TIME, values.timestampNanos(req.timeNanos));
-
-  if (req.sourceAddress.length > 0) {
-    const source = addressValues(req.sourceAddress, lastSourceAddress);
-    lastSourceAddress = source;
-    setAddress(bag, source, SOURCE_IP, SOURCE_PORT, ORIGIN_IP);
-  }
-  if (req.destinationAddress.length > 0) {
-    const destination = addressValues(req.destinationAddress, lastDestinationAddress);
-    lastDestinationAddress = destination;
-    setAddress(bag, destination, DESTINATION_IP, DESTINATION_PORT, NO_ATTRIBUTE_ID);
-  }
-
-  bag.setId(CONNECTION_MTLS, AttributeValue.ofBool(req.mtls));
-  if (req.requestedServerName.length > 0) bag.setId(CONNECTION_REQUESTED_SERVER_NAME, values.string(req.requestedServerName));
-  at = h.indexOfSlot(CONTENT_TYPE);
-  bag.setId(CONTEXT_PROTOCOL, at >= 0 && isGrpcContentType(values.header(h, at)) ? GRPC_TEXT : HTTP_TEXT);
-
-  if (req.peerPrincipal.length > 0) {
-    const peer = principalValues(req.peerPrincipal, lastPeer);
-    lastPeer = peer;
-    bag.setId(SOURCE_PRINCIPAL, peer.principal);
-    bag.setId(SOURCE_USER, peer.principal);
-    const ns = peer.namespace;
-    if (ns !== null) bag.setId(SOURCE_NAMESPACE, ns);
-  }
-  if (req.localPrincipal.length > 0) {
-    const local = principalValues(req.localPrincipal, lastLocal);
-    lastLocal = local;
-    bag.setId(DESTINATION_PRINCIPAL, local.principal);
-  }
-
-  addAuthAttributes(bag, req.authPayload);
+  const derivation = new RequestDerivation();
+  derivation.reset(req, values);
+  derivation.addTo(bag);
 }

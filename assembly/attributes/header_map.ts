@@ -1,5 +1,4 @@
 import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
-import { forEachPair } from "../pairs";
 import { decodeUtf8, isAscii, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
 import { ViewMap } from "./view_map";
@@ -85,7 +84,26 @@ export class HeaderMap extends ViewMap {
     this.source = ptr;
     // Headers are nearly always ASCII: one check of the block spares one per name and value.
     this.sourceIsAscii = isAscii(ptr, len);
-    if (forEachPair(ptr, len, this, addFromBlock)) return true;
+    // The proxy-wasm serialized map (pairs.ts), walked here rather than
+    // through forEachPair's visitor: this is every request's first step.
+    const count = <usize>load<u32>(ptr);
+    let sizes = ptr + 4;
+    let data = sizes + count * 8;
+    const end = ptr + len;
+    if (count > len || data > end) return this.refuse();
+    for (let i: usize = 0; i < count; i++) {
+      const keyLen = <usize>load<u32>(sizes);
+      const valueLen = <usize>load<u32>(sizes, 4);
+      sizes += 8;
+      // Compare against the room left, never a sum that could wrap around.
+      if (data > end || keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) return this.refuse();
+      this.addFromSource(data, keyLen, data + keyLen + 1, valueLen);
+      data += keyLen + valueLen + 2;
+    }
+    return true;
+  }
+
+  private refuse(): bool {
     this.clear();
     return false;
   }
@@ -114,8 +132,9 @@ export class HeaderMap extends ViewMap {
     }
   }
 
-  /** A pair of the block being filled, at `keyPtr` and `valuePtr` in the caller's copy. */
-  addFromSource(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+  // A pair of the block being filled, at `keyPtr` and `valuePtr` in the caller's copy.
+  // @ts-ignore: decorator
+  @inline private addFromSource(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
     let keyAt = <i32>(keyPtr - this.source);
     let keyLength = <i32>keyLen;
     const ascii = this.sourceIsAscii;
@@ -132,7 +151,8 @@ export class HeaderMap extends ViewMap {
     this.place(knownSlot(keyPtr, keyLen), keyAt, keyLength, valueAt, valueLength);
   }
 
-  private place(slot: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): void {
+  // @ts-ignore: decorator
+  @inline private place(slot: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): void {
     let i: i32;
     if (slot != UNKNOWN) {
       i = unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
@@ -188,8 +208,4 @@ export class HeaderMap extends ViewMap {
     for (let s = 0; s < stamps.length; s++) unchecked((stamps[s] = 0));
     this.stamp = 1;
   }
-}
-
-function addFromBlock(m: HeaderMap, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
-  m.addFromSource(keyPtr, keyLen, valuePtr, valueLen);
 }

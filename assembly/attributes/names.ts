@@ -77,6 +77,14 @@ export const SOURCE_PRINCIPAL = internAttribute("source.principal");
 export const SOURCE_USER = internAttribute("source.user");
 export const SOURCE_NAMESPACE = internAttribute("source.namespace");
 export const DESTINATION_PRINCIPAL = internAttribute("destination.principal");
+// From the end-user JWT's payload (auth_claims.ts).
+export const REQUEST_AUTH_PRINCIPAL = internAttribute("request.auth.principal");
+export const REQUEST_AUTH_AUDIENCES = internAttribute("request.auth.audiences");
+export const REQUEST_AUTH_PRESENTER = internAttribute("request.auth.presenter");
+export const REQUEST_AUTH_CLAIMS = internAttribute("request.auth.claims");
+export const REQUEST_AUTH_RAW_CLAIMS = internAttribute("request.auth.raw_claims");
+/** Every attribute derived from a request has an id from 0 to this (derive.ts). */
+export const LAST_DERIVED_ID = REQUEST_AUTH_RAW_CLAIMS;
 // Report-time attributes (report.ts).
 export const RESPONSE_HEADERS = internAttribute("response.headers");
 export const RESPONSE_TIME = internAttribute("response.time");

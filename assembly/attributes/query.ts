@@ -71,8 +71,11 @@ export function queryParams(path: string): StringMap | null {
  */
 export function queryParamInto(ptr: usize, len: usize, name: string, into: AttributeValue): bool {
   const q = indexOfByte(ptr, 0, len, QUESTION);
-  if (q < 0) return false;
-  let start = <usize>q + 1;
+  return q >= 0 && queryParamAfter(ptr, len, <usize>q + 1, name, into);
+}
+
+/** queryParamInto for a path whose query starts at byte `start` (just after its `?`). */
+export function queryParamAfter(ptr: usize, len: usize, start: usize, name: string, into: AttributeValue): bool {
   while (start < len) {
     let end = indexOfByte(ptr, start, len, AMPERSAND);
     if (end < 0) end = <isize>len;

@@ -1,4 +1,3 @@
-import { HeaderMap } from "./header_map";
 import { QueryMap } from "./query";
 import { StringMap } from "./string_map";
 import { AttributeValue, ValueKind } from "./value";
@@ -19,18 +18,10 @@ export class RequestValues {
   private used: i32 = 0;
   /** The query parameters' map, refilled per request (see `map`). */
   readonly query: QueryMap = new QueryMap();
-  /** The header map the values were read from (addRequestAttributes). */
-  headers: HeaderMap | null = null;
-  /** The request's `:method` and `:path`, null when absent (addRequestAttributes). */
-  method: AttributeValue | null = null;
-  path: AttributeValue | null = null;
 
   /** Every value free again, for the next request. */
   reset(): void {
     this.used = 0;
-    this.headers = null;
-    this.method = null;
-    this.path = null;
   }
 
   string(s: string): AttributeValue {

@@ -157,7 +157,8 @@ export class ViewMap extends StringMap {
   }
 
   /** Adds an entry (offsets from `base`); returns its index. */
-  protected append(tag: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): i32 {
+  // @ts-ignore: decorator
+  @inline protected append(tag: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): i32 {
     const i = this.count;
     let at = i * STRIDE;
     if (at == this.entries.length) this.growEntries();

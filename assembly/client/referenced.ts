@@ -21,7 +21,7 @@
 //   MD5 with NUL delimiters), and a cache hit also compares the captured values
 //   (`sameValues`), so a hash collision can never serve another request's
 //   answer.
-import { AttributeBag } from "../attributes/bag";
+import { AttributeSource } from "../attributes/source";
 import { internAttribute } from "../attributes/names";
 import { StringMap } from "../attributes/string_map";
 import { AttributeValue, ValueKind } from "../attributes/value";
@@ -50,7 +50,7 @@ export class ReferencedAttribute {
   /** The attribute's value in `bag`, or null. */
   // @ts-ignore: decorator
   @inline
-  valueIn(bag: AttributeBag): AttributeValue | null {
+  valueIn(bag: AttributeSource): AttributeValue | null {
     const id = this.id;
     return id >= 0 ? bag.getId(id) : bag.get(this.name);
   }
@@ -236,7 +236,7 @@ export class ReferencedShape {
   }
 
   /** Every ABSENCE reference absent and every EXACT reference present in `bag`. */
-  applies(bag: AttributeBag): bool {
+  applies(bag: AttributeSource): bool {
     const absence = this.absence;
     for (let i = 0, n = absence.length; i < n; i++) {
       const r = unchecked(absence[i]);
@@ -262,7 +262,7 @@ export class ReferencedShape {
   }
 
   /** Supported and consistent with the bag that produced the answer. */
-  cacheableFor(bag: AttributeBag): bool {
+  cacheableFor(bag: AttributeSource): bool {
     return this.supported && this.applies(bag);
   }
 
@@ -271,7 +271,7 @@ export class ReferencedShape {
    * `extra` (the quota cache passes the quota name). Meaningful only where
    * `applies(bag)`; allocates nothing.
    */
-  signature(bag: AttributeBag, extra: string = ""): u64 {
+  signature(bag: AttributeSource, extra: string = ""): u64 {
     let h = FNV64_OFFSET_BASIS;
     const exact = this.exact;
     for (let i = 0, n = exact.length; i < n; i++) {
@@ -298,7 +298,7 @@ export class ReferencedShape {
    * a map entry is captured as a string value), kept with a cache entry so a
    * hit can be confirmed by `sameValues`. Allocates: call at insert only.
    */
-  capture(bag: AttributeBag): Array<AttributeValue> {
+  capture(bag: AttributeSource): Array<AttributeValue> {
     const exact = this.exact;
     const out = new Array<AttributeValue>(exact.length);
     for (let i = 0; i < exact.length; i++) {
@@ -319,7 +319,7 @@ export class ReferencedShape {
   }
 
   /** The EXACT values of `bag` equal `captured` (from `capture`). No allocation. */
-  sameValues(bag: AttributeBag, captured: Array<AttributeValue>): bool {
+  sameValues(bag: AttributeSource, captured: Array<AttributeValue>): bool {
     const exact = this.exact;
     if (captured.length != exact.length) return false;
     for (let i = 0, n = exact.length; i < n; i++) {

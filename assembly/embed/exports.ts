@@ -81,16 +81,17 @@ export function filter_evaluate(handle: i32, wantBindings: bool): ArrayBuffer {
 
 /**
  * Evaluates the request in the request buffer as a proxy's request-headers
- * callback does before it consults the caches (header map, attributes, API
- * spec, key, quotas), without encoding a result: the benchmark's per-request
- * call. Returns the number of attributes, or -1 for an unknown handle or a
- * malformed request.
+ * callback does before it consults the caches (header map, attributes as
+ * the API spec, key and quota rules read them, API spec, key, quotas),
+ * without encoding a result: the benchmark's per-request call. Returns the
+ * number of quota charges, or -1 for an unknown handle or a malformed
+ * request.
  */
 export function filter_evaluate_count(handle: i32): i32 {
   if (!configs.has(handle)) return -1;
   const req = requestInPlace();
   if (req === null) return -1;
-  return evaluateRequest(configs.get(handle), req as RequestView, false, scratchEvaluation).attributes.size;
+  return evaluateRequest(configs.get(handle), req as RequestView, false, scratchEvaluation).quotas.length;
 }
 
 // The objects one evaluation fills, reused by the next: an export's result

@@ -10,6 +10,7 @@
 // children are found by one hash probe, not by scanning siblings.
 
 import { bindVariables, TemplateMatch } from "./bindings";
+import { knownAt, knownSlotOfString } from "../known_strings";
 import { LiteralTable } from "./literal_table";
 import { RequestSegments, VERB_OWNER } from "./request_path";
 import { RegisteredPattern, TrieNode } from "./trie_node";
@@ -59,7 +60,9 @@ export class PathMatcher {
     if (template.verb.length > 0) node = this.literalChild(node, template.verb);
 
     if (node.hasMethod(method)) return false;
-    node.patterns.push(new RegisteredPattern(method, patternIndex, template));
+    // A known method is kept as the shared string a request's method is (known_strings.ts).
+    const known = knownSlotOfString(method);
+    node.patterns.push(new RegisteredPattern(known >= 0 ? knownAt(known) : method, patternIndex, template));
     // Upstream records the verb only once the registration succeeded.
     if (template.verb.length > 0) this.verbs.getOrInsert(VERB_OWNER, template.verb, true);
     return true;

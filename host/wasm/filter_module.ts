@@ -151,7 +151,7 @@ export class FilterModule {
    * (serializeRequest, as a proxy's host serializes its header map) into
    * module memory and evaluates it there as the request-headers callback does
    * before consulting the caches (header map, attributes, API spec, key,
-   * quotas; no result encoding). Returns the number of attributes, -1 for an
+   * quotas; no result encoding). Returns the number of quota charges, -1 for an
    * unknown handle or a malformed request.
    */
   evaluateSerialized(handle: number, request: Uint8Array): number {
