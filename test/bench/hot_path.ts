@@ -12,6 +12,10 @@ const TS_ITERATIONS = 20_000;
 /** The pattern count of the summary line and of the allocation figures. */
 const SUMMARY_PATTERNS = 50;
 const ALLOCATION_SAMPLES = 100;
+// Requests on a check-cache hit: a first second of them (the quota cache
+// learns the rate), then two seconds counted.
+const HIT_WARMUP = 1000;
+const HIT_SAMPLES = 2000;
 
 /** N patterns over N/4 resources: collection GET/POST, item GET, and a `**` file route. */
 function patterns(n: number): BaselineConfig["patterns"] {
@@ -90,7 +94,7 @@ function allocationsPer(counter: () => bigint, run: (times: number) => void): nu
  * evaluation the timing measures, and a proxy's request-headers callback
  * answered from the check cache, then the whole stream with its report.
  */
-export function allocationLines(debugWasm = DEBUG_WASM): string[] {
+export function allocationFigures(debugWasm = DEBUG_WASM): { cacheHit: number; lines: string[] } {
   const c = config(SUMMARY_PATTERNS);
   const debug = FilterModule.load(debugWasm);
   const configured = debug.configure(pluginConfig(c));
@@ -118,25 +122,62 @@ export function allocationLines(debugWasm = DEBUG_WASM): string[] {
     if (r.action !== Action.Continue) throw new Error("a later request was not answered from the check cache");
     return r.id;
   };
-  // A request's own allocations (context creation and request headers), each
-  // stream finished outside the count before the next starts, as in a proxy:
-  // finished streams hand their objects to the next ones.
-  let hitAllocations = 0n;
-  for (let i = 0; i <= ALLOCATION_SAMPLES; i++) {
+  // The hub answers each call after the callback that made it, outside the
+  // counts: a quota prefetch is granted what it asked for, a report accepted.
+  const answerCalls = (): number => {
+    let made = 0;
+    for (const call of emu.calls) {
+      if (call.answered || call.cancelled) continue;
+      made++;
+      const quotas = Object.fromEntries(Object.entries((call.decoded.quotas ?? {}) as Record<string, { amount?: number }>)
+        .map(([name, q]) => [name, { grantedAmount: q.amount ?? 0, validDuration: { seconds: 60 } }]));
+      emu.answer(call, { respond: call.method === "Report" ? {} : { precondition: { status: { code: 0 } }, quotas } });
+    }
+    return made;
+  };
+  // A steady stream of a thousand requests per second on the emulated clock
+  // (the quota cache prefetches ahead of that rate), each stream finished
+  // before the next starts, as in a proxy: finished streams hand their
+  // objects to the next ones. A request's own allocations are its context's
+  // creation and its request headers.
+  const request = (): { allocations: bigint; id: number; calls: number } => {
+    emu.advance(1);
+    answerCalls();
     const before = emu.vm.allocations();
     const id = answered(emu.request(headers, properties));
-    const after = emu.vm.allocations();
-    emu.finish(id);
-    if (i > 0) hitAllocations += after - before;
+    return { allocations: emu.vm.allocations() - before, id, calls: answerCalls() };
+  };
+  for (let i = 0; i < HIT_WARMUP; i++) emu.finish(request().id);
+  // Apart: the requests that also sent a quota prefetch (a hub call, with its message).
+  let hitAllocations = 0n;
+  let prefetchAllocations = 0n;
+  let prefetching = 0;
+  for (let i = 0; i < HIT_SAMPLES; i++) {
+    const r = request();
+    if (r.calls > 0) {
+      prefetching++;
+      prefetchAllocations += r.allocations;
+    } else {
+      hitAllocations += r.allocations;
+    }
+    emu.finish(r.id);
+    answerCalls();
   }
-  const cacheHit = Number(hitAllocations) / ALLOCATION_SAMPLES;
+  const cacheHit = Number(hitAllocations) / (HIT_SAMPLES - prefetching);
+  const withPrefetch = prefetching > 0 ? `; the ${prefetching} of ${HIT_SAMPLES} that also sent a quota prefetch ${(Number(prefetchAllocations) / prefetching).toFixed(0)} each, ${(Number(hitAllocations + prefetchAllocations) / HIT_SAMPLES).toFixed(2)} averaged over all` : "";
   const stream = allocationsPer(() => emu.vm.allocations(), (times) => {
-    for (let i = 0; i < times; i++) emu.finish(answered(emu.request(headers, properties)));
+    for (let i = 0; i < times; i++) {
+      emu.finish(request().id);
+      answerCalls();
+    }
   });
-  return [
-    `allocations per request (debug build, ${SUMMARY_PATTERNS} patterns): evaluation ${(evaluate / inputs.length).toFixed(1)}; ` +
-      `request headers on a check-cache hit ${cacheHit.toFixed(1)}; whole stream with its report ${stream.toFixed(1)}`,
-  ];
+  return {
+    cacheHit,
+    lines: [
+      `allocations per request (debug build, ${SUMMARY_PATTERNS} patterns): evaluation ${(evaluate / inputs.length).toFixed(1)}; ` +
+        `request headers on a check-cache hit ${cacheHit.toFixed(1)} (a steady 1000 requests/s${withPrefetch}); whole stream with its report ${stream.toFixed(1)}`,
+    ],
+  };
 }
 
 function median(xs: number[]): number {
@@ -156,9 +197,12 @@ const TARGET_NS_AT_50 = 1000;
 const TARGET_RATIO = 3;
 
 /** Each target as met, or the distance that remains. */
-function targetLines(at50: number, ratios: number[]): string[] {
+function targetLines(at50: number, ratios: number[], cacheHitAllocations: number): string[] {
   const worst = Math.min(...ratios);
   return [
+    cacheHitAllocations === 0
+      ? "target zero allocations per request on a check-cache hit: met (a request that also sends a quota prefetch allocates its hub call)"
+      : `target zero allocations per request on a check-cache hit: not met, ${cacheHitAllocations.toFixed(1)} to go`,
     at50 <= TARGET_NS_AT_50
       ? `target <= ${TARGET_NS_AT_50} ns/request at ${SUMMARY_PATTERNS} patterns: met`
       : `target <= ${TARGET_NS_AT_50} ns/request at ${SUMMARY_PATTERNS} patterns: not met, ${(at50 - TARGET_NS_AT_50).toFixed(0)} ns (${(at50 / TARGET_NS_AT_50).toFixed(1)}x) to go`,
@@ -224,9 +268,10 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
   }
   lines.push(`filter.wasm cost at ${PATTERN_COUNTS.at(-1)} patterns / at ${PATTERN_COUNTS[0]} pattern: ${(wasmByCount.at(-1)! / wasmByCount[0]).toFixed(2)}`);
   lines.push(hostSerializationLine());
-  lines.push(...allocationLines());
+  const allocations = allocationFigures();
+  lines.push(...allocations.lines);
   const at50 = wasmByCount[PATTERN_COUNTS.indexOf(SUMMARY_PATTERNS)];
-  lines.push(...targetLines(at50, ratios));
+  lines.push(...targetLines(at50, ratios, allocations.cacheHit));
   lines.push(`hot path: wasm ${at50.toFixed(0)} ns/request at ${SUMMARY_PATTERNS} patterns; baseline/wasm ${PATTERN_COUNTS.map((n, i) => `${n}:${ratios[i].toFixed(2)}`).join(" ")}`);
   return lines;
 }
