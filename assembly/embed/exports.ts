@@ -5,6 +5,7 @@ import { decodeHeadersInto } from "../pairs";
 import { encodeEvaluation } from "../proto/evaluation_codec";
 import { requestFromPairs, RequestView } from "../request";
 import { HeaderMap } from "../attributes/header_map";
+import { collectGarbageIfDue } from "../collection";
 
 // The pure core, exported for embedders that call the module directly rather
 // than through the proxy-wasm ABI: `meshctl x hub-eval`, configuration
@@ -25,6 +26,7 @@ export function filter_version(): string {
 
 /** Compiles a plugin configuration; returns a handle > 0, or 0 (see filter_configure_error). */
 export function filter_configure(configJson: string): i32 {
+  collectGarbageIfDue();
   const result = compileConfig(configJson);
   lastWarnings = result.warnings.join("\n");
   if (result.config === null) {
@@ -47,6 +49,7 @@ export function filter_configure_warnings(): string {
 }
 
 export function filter_release(handle: i32): void {
+  collectGarbageIfDue();
   configs.delete(handle);
 }
 
@@ -72,6 +75,7 @@ export function filter_request_buffer(size: i32): usize {
  * malformed request.
  */
 export function filter_evaluate(handle: i32, wantBindings: bool): ArrayBuffer {
+  collectGarbageIfDue();
   if (!configs.has(handle)) return new ArrayBuffer(0);
   const req = requestInPlace();
   if (req === null) return new ArrayBuffer(0);
@@ -88,6 +92,7 @@ export function filter_evaluate(handle: i32, wantBindings: bool): ArrayBuffer {
  * request.
  */
 export function filter_evaluate_count(handle: i32): i32 {
+  collectGarbageIfDue();
   if (!configs.has(handle)) return -1;
   const req = requestInPlace();
   if (req === null) return -1;

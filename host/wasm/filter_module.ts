@@ -12,7 +12,6 @@ export const DEBUG_WASM = join(BUILD_DIR, "filter.debug.wasm");
 /** proxy-wasm log levels, as the module passes them to proxy_log. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "critical"] as const;
 const UNIMPLEMENTED = 12;
-const COLLECT_EVERY_CALLS = 4096;
 // A request in the module's request buffer (assembly/embed/exports.ts): u64
 // time, u32 headers length, u32 properties length, then the two serialized maps.
 const REQUEST_HEADER_BYTES = 16;
@@ -53,32 +52,31 @@ export type ConfigureResult = { handle: number; warnings: string[] } | { error: 
 /**
  * The filter module instantiated for direct calls to its pure exports, as
  * `meshctl x hub-eval`, configuration validation and the benchmark use it.
- * Strings and buffers cross the boundary through AssemblyScript's loader.
+ * Strings cross the boundary through AssemblyScript's loader (pinned while a
+ * call reads them); a request is written into module memory. The module runs
+ * its collector itself, at the start of an export, when it has garbage
+ * (assembly/collection.ts).
  */
 export class FilterModule {
-  private calls = 0;
   private requestPtr = 0;
   private requestRoom = 0;
   // Module memory as a Buffer. Memory grows only when the module's heap did,
   // which detaches the old buffer (its length reads 0): that is how growth shows.
   private memoryView: Buffer;
 
-  private constructor(private readonly raw: ASUtil & RawExports) {
-    this.memoryView = Buffer.from(raw.memory.buffer);
-  }
+  // The evaluate exports called without the loader's wrapper, which counts
+  // every call's arguments into the module (a rest array and a second call
+  // across the boundary) for optional parameters these exports do not have.
+  private readonly evaluateCount: (handle: number) => number;
+  private readonly evaluateEncoded: (handle: number, bindings: number) => number;
 
-  // The module uses AssemblyScript's minimal runtime, whose collector runs
-  // only when asked. Before a call starts, the previous call's results have
-  // been copied out and nothing of ours is held unpinned, so collecting there
-  // is safe. An evaluation allocates nothing, so the collector (which walks
-  // every live object, configuration included) runs only when the heap grew,
-  // and every COLLECT_EVERY_CALLS calls to keep what other exports leave small.
-  private beforeCall(): void {
-    const grown = this.memoryView.length === 0;
-    if (++this.calls < COLLECT_EVERY_CALLS && !grown) return;
-    this.raw.__collect();
-    this.calls = 0;
-    this.memoryView = Buffer.from(this.raw.memory.buffer);
+  private constructor(
+    private readonly raw: ASUtil & RawExports,
+    direct: RawExports,
+  ) {
+    this.memoryView = Buffer.from(raw.memory.buffer);
+    this.evaluateCount = direct.filter_evaluate_count;
+    this.evaluateEncoded = direct.filter_evaluate;
   }
 
   // Module memory, renewed when it grew.
@@ -111,7 +109,7 @@ export class FilterModule {
     const instance = instantiateSync<RawExports>(bytes, withUnimplementedImports(bytes, imports));
     memory = instance.exports.memory;
     (instance.exports as unknown as { _initialize?: () => void })._initialize?.();
-    return new FilterModule(instance.exports as ASUtil & RawExports);
+    return new FilterModule(instance.exports as ASUtil & RawExports, instance.instance.exports as unknown as RawExports);
   }
 
   version(): string {
@@ -134,7 +132,6 @@ export class FilterModule {
 
   /** Evaluates one request; returns mesh.filter.v1.Evaluation bytes (empty for an unknown handle). */
   evaluate(handle: number, request: RequestInput, wantBindings: boolean): Uint8Array {
-    this.beforeCall();
     const headersLength = pairsLength(request.headers);
     const size = REQUEST_HEADER_BYTES + headersLength + pairsLength(request.properties);
     const at = this.requestAt(size);
@@ -142,7 +139,7 @@ export class FilterModule {
     writeRequestHeader(memory, at, request.timeNanos, headersLength, size - REQUEST_HEADER_BYTES - headersLength);
     writePairs(memory, at + REQUEST_HEADER_BYTES, request.headers);
     writePairs(memory, at + REQUEST_HEADER_BYTES + headersLength, request.properties);
-    const out = this.raw.filter_evaluate(handle, wantBindings ? 1 : 0);
+    const out = this.evaluateEncoded(handle, wantBindings ? 1 : 0);
     return new Uint8Array(this.raw.__getArrayBuffer(out));
   }
 
@@ -155,10 +152,9 @@ export class FilterModule {
    * unknown handle or a malformed request.
    */
   evaluateSerialized(handle: number, request: Uint8Array): number {
-    this.beforeCall();
     const at = this.requestAt(request.length);
     this.memory().set(request, at);
-    return this.raw.filter_evaluate_count(handle);
+    return this.evaluateCount(handle);
   }
 
   /** Allocations the module has made so far: counted by the debug build only, always 0 in release. */
@@ -189,7 +185,6 @@ export class FilterModule {
   }
 
   private withString<T>(s: string, call: (ptr: number) => T): T {
-    this.beforeCall();
     const ptr = this.raw.__pin(this.raw.__newString(s));
     try {
       return call(ptr);
