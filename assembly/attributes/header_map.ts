@@ -1,5 +1,5 @@
 import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
-import { decodeUtf8, isAscii, isCleanUtf8, writeValidUtf8 } from "../utf8";
+import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
 import { ViewMap } from "./view_map";
 
@@ -9,8 +9,7 @@ const INITIAL_BYTES: i32 = 1024;
 
 /**
  * A request's header map: its names and values are UTF-8 bytes in the map's
- * own buffer (copied in once per request, made valid UTF-8 on the way, so a
- * view of them always decodes to itself), found without a string per header.
+ * own buffer (copied in once per request), found without a string per header.
  * A name that is a known string (known_strings.ts) is resolved to its
  * perfect-hash slot while the map is filled, once: the dozen lookups a
  * request makes (`:path`, `:authority`, `x-request-id`…) are then an indexed
@@ -30,9 +29,6 @@ export class HeaderMap extends ViewMap {
   private stamp: u32 = 1;
   /** Entries whose name is not a known string. */
   private unknown: i32 = 0;
-  // The block `fill` is copying from (offsets into it are offsets into `bytes`).
-  private source: usize = 0;
-  private sourceIsAscii: bool = false;
 
   constructor(capacity: i32 = 32) {
     super(capacity);
@@ -69,10 +65,14 @@ export class HeaderMap extends ViewMap {
   /**
    * Fills the map from a proxy-wasm serialized map (pairs.ts) at `ptr`: the
    * block is copied in whole and its names and values are viewed where they
-   * landed (one that is not valid UTF-8 is rewritten after it, with U+FFFD
-   * for each invalid part). A repeated name keeps its first place and takes
-   * the last value, as the upstream client's header map did. False when the
-   * block is not well-formed (the map is then left empty).
+   * landed. A repeated name keeps its first place and takes the last value,
+   * as the upstream client's header map did. False when the block is not
+   * well-formed (the map is then left empty).
+   *
+   * Bytes are not checked here: a value read as a view is checked when it
+   * becomes one (AttributeValue.setView: text that is not valid UTF-8 is
+   * decoded with U+FFFD), and a string made of an entry is decoded the same
+   * way.
    */
   fill(ptr: usize, len: usize): bool {
     this.clear();
@@ -81,9 +81,6 @@ export class HeaderMap extends ViewMap {
     if (<i32>len > this.bytes.byteLength) this.growBytes(<i32>len);
     memory.copy(this.base, ptr, len);
     this.used = <i32>len;
-    this.source = ptr;
-    // Headers are nearly always ASCII: one check of the block spares one per name and value.
-    this.sourceIsAscii = isAscii(ptr, len);
     // The proxy-wasm serialized map (pairs.ts), walked here rather than
     // through forEachPair's visitor: this is every request's first step.
     const count = <usize>load<u32>(ptr);
@@ -91,13 +88,28 @@ export class HeaderMap extends ViewMap {
     let data = sizes + count * 8;
     const end = ptr + len;
     if (count > len || data > end) return this.refuse();
+    const stamps = this.stamps;
+    const positions = this.positions;
+    const stamp = this.stamp;
     for (let i: usize = 0; i < count; i++) {
       const keyLen = <usize>load<u32>(sizes);
       const valueLen = <usize>load<u32>(sizes, 4);
       sizes += 8;
       // Compare against the room left, never a sum that could wrap around.
       if (data > end || keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) return this.refuse();
-      this.addFromSource(data, keyLen, data + keyLen + 1, valueLen);
+      const keyAt = <i32>(data - ptr);
+      const valueAt = keyAt + <i32>keyLen + 1;
+      const slot = knownSlot(data, keyLen);
+      if (slot != UNKNOWN) {
+        if (unchecked(stamps[slot]) == stamp) {
+          this.replaceValue(unchecked(positions[slot]) - 1, valueAt, <i32>valueLen);
+        } else {
+          unchecked((stamps[slot] = stamp));
+          unchecked((positions[slot] = this.append(slot, keyAt, <i32>keyLen, valueAt, <i32>valueLen) + 1));
+        }
+      } else {
+        this.placeUnknown(keyAt, <i32>keyLen, valueAt, <i32>valueLen);
+      }
       data += keyLen + valueLen + 2;
     }
     return true;
@@ -106,6 +118,17 @@ export class HeaderMap extends ViewMap {
   private refuse(): bool {
     this.clear();
     return false;
+  }
+
+  // A name that is not a known string: found by a scan of the others like it.
+  private placeUnknown(keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): void {
+    const i = this.unknown == 0 ? -1 : this.scanForBytes(this.base + <usize>keyAt, <usize>keyLength, UNKNOWN);
+    if (i >= 0) {
+      this.replaceValue(i, valueAt, valueLength);
+      return;
+    }
+    this.append(UNKNOWN, keyAt, keyLength, valueAt, valueLength);
+    this.unknown++;
   }
 
   /** Adds a header given as UTF-8 bytes, copied in (made valid UTF-8); a repeated name as in `fill`. */
@@ -118,7 +141,14 @@ export class HeaderMap extends ViewMap {
     const keyLength = this.copyIn(keyPtr, keyLen);
     const valueAt = this.used;
     const valueLength = this.copyIn(valuePtr, valueLen);
-    this.place(knownSlot(keyPtr, keyLen), keyAt, keyLength, valueAt, valueLength);
+    const slot = knownSlot(keyPtr, keyLen);
+    if (slot == UNKNOWN) {
+      this.placeUnknown(keyAt, keyLength, valueAt, valueLength);
+    } else if (unchecked(this.stamps[slot]) == this.stamp) {
+      this.replaceValue(unchecked(this.positions[slot]) - 1, valueAt, valueLength);
+    } else {
+      this.index(slot, this.append(slot, keyAt, keyLength, valueAt, valueLength));
+    }
   }
 
   /** Fills the map with the entries of `other` (a map of strings), the way `add` would. */
@@ -130,40 +160,6 @@ export class HeaderMap extends ViewMap {
       const value = String.UTF8.encode(other.valueAt(i));
       this.add(changetype<usize>(key), <usize>key.byteLength, changetype<usize>(value), <usize>value.byteLength);
     }
-  }
-
-  // A pair of the block being filled, at `keyPtr` and `valuePtr` in the caller's copy.
-  // @ts-ignore: decorator
-  @inline private addFromSource(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
-    let keyAt = <i32>(keyPtr - this.source);
-    let keyLength = <i32>keyLen;
-    const ascii = this.sourceIsAscii;
-    if (!ascii && !isCleanUtf8(keyPtr, keyLen)) {
-      keyAt = this.used;
-      keyLength = this.copyIn(keyPtr, keyLen);
-    }
-    let valueAt = <i32>(valuePtr - this.source);
-    let valueLength = <i32>valueLen;
-    if (!ascii && !isCleanUtf8(valuePtr, valueLen)) {
-      valueAt = this.used;
-      valueLength = this.copyIn(valuePtr, valueLen);
-    }
-    this.place(knownSlot(keyPtr, keyLen), keyAt, keyLength, valueAt, valueLength);
-  }
-
-  // @ts-ignore: decorator
-  @inline private place(slot: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): void {
-    let i: i32;
-    if (slot != UNKNOWN) {
-      i = unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
-    } else {
-      i = this.unknown == 0 ? -1 : this.scanForBytes(this.base + <usize>keyAt, <usize>keyLength, UNKNOWN);
-    }
-    if (i >= 0) {
-      this.replaceValue(i, valueAt, valueLength);
-      return;
-    }
-    this.index(slot, this.append(slot, keyAt, keyLength, valueAt, valueLength));
   }
 
   protected entriesMoved(): void {

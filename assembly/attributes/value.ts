@@ -1,5 +1,5 @@
 import { bytesEqualString, fnv64Text, fnv64TextOfString, sameBytes } from "../text";
-import { decodeUtf8, encodeUtf8Unsafe } from "../utf8";
+import { decodeUtf8, encodeUtf8Unsafe, isCleanUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
 
 // Value kinds numbered as the AttributeValue oneof fields of
@@ -65,12 +65,19 @@ export class AttributeValue {
   }
 
   /**
-   * Makes this a string value over `len` bytes of valid UTF-8 at `ptr`, which
-   * must stay as they are while the value is read (a request's own bytes:
-   * the value is then `requestOwned`, and copied before it outlives them).
+   * Makes this a string value over the `len` UTF-8 bytes at `ptr`, which must
+   * stay as they are while the value is read (a request's own bytes: the
+   * value is then `requestOwned`, and copied before it outlives them). Bytes
+   * that are not valid UTF-8 (a client's, never checked before) make it their
+   * text instead, decoded with U+FFFD, so a view is always text that decodes
+   * to itself.
    */
   setView(ptr: usize, len: usize): void {
     this.kind = ValueKind.String;
+    if (!isCleanUtf8(ptr, len)) {
+      this.str = decodeUtf8(ptr, len);
+      return;
+    }
     this.text = "";
     this.textBytes = ptr;
     this.textLength = len;
