@@ -79,7 +79,7 @@ export class CompiledApiSpec {
       templateWinner = this.templates.lookupBytes(method, path.textPtr(), path.textLen());
     }
     const hits = this.regexHits;
-    hits.length = 0;
+    if (hits.length != 0) hits.length = 0;
     if (this.regexes !== null) {
       const set = this.regexes as RegexSet;
       set.matchAll(path.str, hits);

@@ -59,11 +59,13 @@ function slotOf(first: u64, last: u64, len: usize, seed: u64): u32 {
   return <u32>((h * 0x9e3779b97f4a7c15) >> SLOT_SHIFT);
 }
 
-// Per slot: the string, its length (-1 for an empty slot), its key words and its bytes.
+// Per slot: the string, and in one 24-byte record read together by a
+// lookup, its length (0 for an empty slot), where its bytes are and its two
+// key words.
 const slots = new StaticArray<string | null>(SLOTS);
-const slotLengths = new StaticArray<i32>(SLOTS);
-const slotFirsts = new StaticArray<u64>(SLOTS);
-const slotLasts = new StaticArray<u64>(SLOTS);
+const RECORD: usize = 24;
+const records: usize = memory.data(<i32>(SLOTS * <u32>RECORD), 8);
+// Keeps each slot's bytes (the records point into them).
 const slotBytes = new StaticArray<ArrayBuffer | null>(SLOTS);
 let longest: usize = 0;
 const seed: u64 = chooseSeed();
@@ -85,10 +87,8 @@ function chooseSeed(): u64 {
 
 /** Fills the slots under `trial`; false when two strings would share one. */
 function placeAll(trial: u64): bool {
-  for (let s: u32 = 0; s < SLOTS; s++) {
-    unchecked((slots[s] = null));
-    unchecked((slotLengths[s] = -1));
-  }
+  for (let s: u32 = 0; s < SLOTS; s++) unchecked((slots[s] = null));
+  memory.fill(records, 0, <usize>SLOTS * RECORD);
   for (let i = 0; i < KNOWN_STRINGS.length; i++) {
     const name = unchecked(KNOWN_STRINGS[i]);
     const bytes = String.UTF8.encode(name);
@@ -99,10 +99,12 @@ function placeAll(trial: u64): bool {
     const slot = slotOf(first, last, len, trial);
     if (unchecked(slots[slot]) !== null) return false;
     unchecked((slots[slot] = name));
-    unchecked((slotLengths[slot] = <i32>len));
-    unchecked((slotFirsts[slot] = first));
-    unchecked((slotLasts[slot] = last));
     unchecked((slotBytes[slot] = bytes));
+    const record = records + <usize>slot * RECORD;
+    store<u32>(record, <u32>len);
+    store<u32>(record, <u32>ptr, 4);
+    store<u64>(record, first, 8);
+    store<u64>(record, last, 16);
   }
   return true;
 }
@@ -115,19 +117,29 @@ export function knownString(ptr: usize, len: usize): string | null {
 
 /** The slot of a known string given as UTF-8 bytes, or -1. */
 export function knownSlot(ptr: usize, len: usize): i32 {
-  if (len == 0 || len > longest) return -1;
+  return knownSlotInline(ptr, len);
+}
+
+/** knownSlot, inlined where a request's every header name is looked up (header_map.ts). */
+// @ts-ignore: decorator
+@inline
+export function knownSlotInline(ptr: usize, len: usize): i32 {
+  if (len - 1 >= longest) return -1; // also rejects 0
   const first = firstWord(ptr, len);
   const last = lastWord(ptr, len);
   const slot = slotOf(first, last, len, seed);
-  if (unchecked(slotLengths[slot]) != <i32>len || unchecked(slotFirsts[slot]) != first || unchecked(slotLasts[slot]) != last) return -1;
-  if (len > 16) {
-    // The middle, eight bytes at a time (the last word overlaps the rest).
-    const known = changetype<usize>(unchecked(slotBytes[slot]));
-    for (let i: usize = 8; i < len - 8; i += 8) {
-      if (load<u64>(ptr + i) != load<u64>(known + i)) return -1;
-    }
-  }
+  const record = records + <usize>slot * RECORD;
+  if (<usize>load<u32>(record) != len || load<u64>(record, 8) != first || load<u64>(record, 16) != last) return -1;
+  if (len > 16 && !sameMiddle(ptr, <usize>load<u32>(record, 4), len)) return -1;
   return <i32>slot;
+}
+
+// The bytes between the first and last eight of two strings of `len` > 16 bytes are equal.
+function sameMiddle(a: usize, b: usize, len: usize): bool {
+  for (let i: usize = 8; i < len - 8; i += 8) {
+    if (load<u64>(a + i) != load<u64>(b + i)) return false;
+  }
+  return true;
 }
 
 /** The known string in `slot` (from knownSlot). */

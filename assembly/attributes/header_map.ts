@@ -1,4 +1,4 @@
-import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
+import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotInline, knownSlotOfString } from "../known_strings";
 import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
 import { ViewMap } from "./view_map";
@@ -99,7 +99,7 @@ export class HeaderMap extends ViewMap {
       if (data > end || keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) return this.refuse();
       const keyAt = <i32>(data - ptr);
       const valueAt = keyAt + <i32>keyLen + 1;
-      const slot = knownSlot(data, keyLen);
+      const slot = knownSlotInline(data, keyLen);
       if (slot != UNKNOWN) {
         if (unchecked(stamps[slot]) == stamp) {
           this.replaceValue(unchecked(positions[slot]) - 1, valueAt, <i32>valueLen);

@@ -14,6 +14,18 @@ import { collectGarbageIfDue } from "../collection";
 // be evaluated side by side without recompiling.
 
 const configs = new Map<i32, ClientConfig>();
+// The last handle evaluated and its configuration: an embedder mostly evaluates one.
+let lastHandle: i32 = 0;
+let lastConfig: ClientConfig | null = null;
+
+function configFor(handle: i32): ClientConfig | null {
+  if (handle == lastHandle) return lastConfig;
+  if (!configs.has(handle)) return null;
+  const config = configs.get(handle);
+  lastHandle = handle;
+  lastConfig = config;
+  return config;
+}
 let nextHandle: i32 = 1;
 let lastError: string = "";
 let lastWarnings: string = "";
@@ -51,6 +63,7 @@ export function filter_configure_warnings(): string {
 export function filter_release(handle: i32): void {
   collectGarbageIfDue();
   configs.delete(handle);
+  if (handle == lastHandle) lastHandle = 0;
 }
 
 // The request an embedder evaluates is written into module memory by the
@@ -76,10 +89,11 @@ export function filter_request_buffer(size: i32): usize {
  */
 export function filter_evaluate(handle: i32, wantBindings: bool): ArrayBuffer {
   collectGarbageIfDue();
-  if (!configs.has(handle)) return new ArrayBuffer(0);
+  const config = configFor(handle);
+  if (config === null) return new ArrayBuffer(0);
   const req = requestInPlace();
   if (req === null) return new ArrayBuffer(0);
-  const e = evaluateRequest(configs.get(handle), req as RequestView, wantBindings, scratchEvaluation);
+  const e = evaluateRequest(config, req as RequestView, wantBindings, scratchEvaluation);
   return encodeEvaluation(e).buffer;
 }
 
@@ -93,10 +107,11 @@ export function filter_evaluate(handle: i32, wantBindings: bool): ArrayBuffer {
  */
 export function filter_evaluate_count(handle: i32): i32 {
   collectGarbageIfDue();
-  if (!configs.has(handle)) return -1;
+  const config = configFor(handle);
+  if (config === null) return -1;
   const req = requestInPlace();
   if (req === null) return -1;
-  return evaluateRequest(configs.get(handle), req as RequestView, false, scratchEvaluation).quotas.length;
+  return evaluateRequest(config, req as RequestView, false, scratchEvaluation).quotas.length;
 }
 
 // The objects one evaluation fills, reused by the next: an export's result
