@@ -1,4 +1,5 @@
 import { AttributeBag } from "./attributes/bag";
+import { AttributeValue } from "./attributes/value";
 import { ApiKeyLocation } from "./api_key";
 import { RegexSet } from "./regex/index";
 import { PathMatcher, TemplateMatch } from "./template/index";
@@ -60,20 +61,28 @@ export class CompiledApiSpec {
    * else into a new ApiMatch.
    */
   apply(method: string, path: string, bag: AttributeBag, wantBindings: bool, into: ApiMatch | null = null): ApiMatch {
+    return this.applyValue(method, AttributeValue.ofString(path), bag, wantBindings, into);
+  }
+
+  /**
+   * apply for a `:path` given as a string value: a request's own, read in
+   * place (templates match its UTF-8 bytes; only regexes need it decoded).
+   */
+  applyValue(method: string, path: AttributeValue, bag: AttributeBag, wantBindings: bool, into: ApiMatch | null = null): ApiMatch {
     if (this.patterns.length == 0) return NO_API_MATCH;
     let templateWinner = -1;
     let bound: TemplateMatch | null = null;
     if (wantBindings) {
-      bound = this.templates.bindings(method, path);
+      bound = this.templates.bindingsBytes(method, path.textPtr(), path.textLen());
       if (bound !== null) templateWinner = bound.patternIndex;
     } else {
-      templateWinner = this.templates.lookup(method, path);
+      templateWinner = this.templates.lookupBytes(method, path.textPtr(), path.textLen());
     }
     const hits = this.regexHits;
-    hits.length = 0;
+    if (hits.length != 0) hits.length = 0;
     if (this.regexes !== null) {
       const set = this.regexes as RegexSet;
-      set.matchAll(path, hits);
+      set.matchAll(path.str, hits);
       // Drop regex hits whose method does not fit, keeping set order.
       let kept = 0;
       for (let i = 0; i < hits.length; i++) {
@@ -90,7 +99,7 @@ export class CompiledApiSpec {
     result.bindingValues = bound !== null ? bound.values : NO_BINDINGS;
     result.winner = templateWinner >= 0 ? templateWinner : hits[0];
     bag.merge(this.specAttributes);
-    if (templateWinner >= 0) bag.merge(this.patterns[templateWinner].attributes);
+    if (templateWinner >= 0) bag.merge(unchecked(this.patterns[templateWinner]).attributes);
     for (let i = 0; i < hits.length; i++) bag.merge(this.patterns[hits[i]].attributes);
     return result;
   }

@@ -1,9 +1,10 @@
-import { addRequestAttributes } from "./attributes/derive";
+import { RequestAttributes } from "./attributes/request_attributes";
 import { AttributeBag } from "./attributes/bag";
+import { AttributeValue } from "./attributes/value";
 import { RequestValues } from "./attributes/request_values";
 import { REQUEST_API_KEY } from "./attributes/names";
 import { readForwardedAttributes } from "./attributes/forwarded";
-import { DEFAULT_API_KEY_LOCATIONS, extractApiKey } from "./api_key";
+import { apiKeyInto, DEFAULT_API_KEY_LOCATIONS } from "./api_key";
 import { ApiMatch, NO_API_MATCH } from "./api_spec";
 import { ClientConfig, ServiceConfig } from "./config/client_config";
 import { QuotaCharge, quotaCharges } from "./quota";
@@ -11,14 +12,19 @@ import { RequestView } from "./request";
 
 /** Everything the hub client decides about a request before calling the hub. */
 export class Evaluation {
-  /** The check-time attribute bag. */
-  attributes: AttributeBag = new AttributeBag();
+  /**
+   * The check-time attributes, looked up by id through their layers (static
+   * and forwarded, the request's own, API): what the caches and quota rules
+   * read. `attributes` is the same as one bag.
+   */
+  readonly view: RequestAttributes = new RequestAttributes();
   /** Null when neither the destination service nor the default has a ServiceConfig. */
   service: ServiceConfig | null = null;
   api: ApiMatch = NO_API_MATCH;
   /** The winning pattern's uriTemplate or regex, "" if none matched. */
   apiPattern: string = "";
-  apiKey: string | null = null;
+  /** The API key (`request.api_key`), a view of the request's bytes; null when none was found. */
+  apiKeyValue: AttributeValue | null = null;
   quotas: Array<QuotaCharge> = [];
   /** Value for the outgoing forwarded-attributes header; "" means send none. */
   forwardHeader: string = "";
@@ -28,18 +34,32 @@ export class Evaluation {
   readonly values: RequestValues = new RequestValues();
   /** Storage of `api` when a pattern matched, reused likewise. */
   readonly matchedApi: ApiMatch = new ApiMatch();
+  /** Storage of the static and forwarded attributes, when a request forwards some. */
+  readonly forwardedEarly: AttributeBag = new AttributeBag();
 
-  /** Back to a fresh evaluation, keeping the bag's and quota list's storage. */
-  reset(): void {
-    this.attributes.clear();
+  /** The check-time attribute bag (built from `view` when first read: encoders and reports read it). */
+  get attributes(): AttributeBag {
+    return this.view.asBag();
+  }
+
+  /** The API key's text, null when none was found. */
+  get apiKey(): string | null {
+    const key = this.apiKeyValue;
+    return key !== null ? key.str : null;
+  }
+
+  /** Back to a fresh evaluation of `req`, keeping the storage of its attributes and lists. */
+  reset(req: RequestView): void {
+    this.values.reset();
+    this.view.reset(req, this.values);
     this.service = null;
     this.api = NO_API_MATCH;
     this.apiPattern = "";
-    this.apiKey = null;
-    this.quotas.length = 0;
+    this.apiKeyValue = null;
+    // Array's length setter always calls into the runtime: only when there is something to drop.
+    if (this.quotas.length != 0) this.quotas.length = 0;
     this.forwardHeader = "";
     this.forwardedDropped = 0;
-    this.values.reset();
   }
 }
 
@@ -55,39 +75,44 @@ export class Evaluation {
  * filled, so its bag and lists are reused instead of allocated.
  */
 export function evaluateRequest(config: ClientConfig, req: RequestView, wantBindings: bool, into: Evaluation | null = null): Evaluation {
-  let e: Evaluation;
-  if (into !== null) {
-    e = into;
-    e.reset();
-  } else {
-    e = new Evaluation();
-  }
+  const e = into !== null ? into : new Evaluation();
+  e.reset(req);
   const service = config.serviceFor(req.destinationService);
   e.service = service;
-  const bag = e.attributes;
+  const view = e.view;
 
-  bag.merge(config.hubAttributes);
-  if (service !== null) bag.merge(service.hubAttributes);
+  view.early = config.staticAttributesFor(service);
   if (!config.ignoreForwardedAttributes && req.forwarded !== null) {
     const forwarded = readForwardedAttributes(req.forwarded);
-    bag.merge(forwarded.bag);
+    const early = e.forwardedEarly;
+    early.clear();
+    early.merge(view.early);
+    early.merge(forwarded.bag);
+    view.early = early;
     e.forwardedDropped = forwarded.dropped;
   }
-  addRequestAttributes(bag, req, e.values);
+  // The request's own attributes are derived when first read (view.derivation).
 
   if (service !== null) {
-    const method = req.header(":method");
-    const path = req.header(":path");
+    const derivation = view.derivation;
+    const late = view.late;
+    const path = derivation.path();
     const spec = service.apiSpec;
-    if (method !== null && path !== null) {
-      e.api = spec.apply(method as string, path as string, bag, wantBindings, e.matchedApi);
-      if (e.api.matched) e.apiPattern = spec.patterns[e.api.winner].text;
+    if (path !== null && !spec.isEmpty) {
+      const method = derivation.method();
+      if (method !== null) {
+        e.api = spec.applyValue(method.str, path, late, wantBindings, e.matchedApi);
+        if (e.api.matched) e.apiPattern = unchecked(spec.patterns[e.api.winner]).text;
+      }
     }
     // Upstream looked for a key whenever a ServiceConfig existed, so the
     // default locations apply even to services without API specs.
-    e.apiKey = extractApiKey(spec.apiKeys.length > 0 ? spec.apiKeys : DEFAULT_API_KEY_LOCATIONS, req);
-    if (e.apiKey !== null) bag.setId(REQUEST_API_KEY, e.values.string(e.apiKey as string));
-    quotaCharges(service.quotaRules, bag, e.quotas);
+    const key = e.values.spare();
+    if (apiKeyInto(spec.apiKeys.length > 0 ? spec.apiKeys : DEFAULT_API_KEY_LOCATIONS, derivation.headerMap, path, key, e.values.spare())) {
+      e.apiKeyValue = key;
+      late.setId(REQUEST_API_KEY, key);
+    }
+    quotaCharges(service.quotaRules, view, e.quotas);
   }
 
   e.forwardHeader = service !== null ? service.forwardHeader : config.forwardHeader;

@@ -24,71 +24,87 @@ const KNOWN_STRINGS: StaticArray<string> = [
 ];
 
 const SLOTS: u32 = 512;
-const MASK: u32 = SLOTS - 1;
-let longest: usize = 0;
-// Bit n set when some known string has n code units (all are shorter than
-// 64): most unknown values are rejected by their length alone, unhashed.
-let lengths: u64 = 0;
-const slots = new StaticArray<string | null>(SLOTS);
-const seed: u32 = chooseSeed();
+/** Slots a known string can have: 0 <= knownSlot(...) < KNOWN_SLOTS. */
+export const KNOWN_SLOTS: i32 = <i32>SLOTS;
+const SLOT_SHIFT: u64 = 55; // 64 - log2(SLOTS)
 
-// The slot hashes the length and five bytes spread over the name (first,
-// last, middle, quarters): cheaper than every byte, and enough to tell the
-// known strings apart (the seed search below proves it at start; the
-// compare in knownString rejects every other string).
-function slotOf(ptr: usize, len: usize, start: u32): u32 {
-  return mix(start, len, load<u8>(ptr), load<u8>(ptr + len - 1), load<u8>(ptr + (len >> 1)), load<u8>(ptr + (len >> 2)), load<u8>(ptr + len - 1 - (len >> 2)));
-}
-
-// The same five units of a string's code units (its bytes, for ASCII).
-function slotOfUnits(chars: usize, len: usize, start: u32): u32 {
-  return mix(
-    start, len, load<u16>(chars), load<u16>(chars + ((len - 1) << 1)), load<u16>(chars + ((len >> 1) << 1)),
-    load<u16>(chars + ((len >> 2) << 1)), load<u16>(chars + ((len - 1 - (len >> 2)) << 1)),
-  );
+// A string's key: its length and two 64-bit words of its bytes, the first
+// and the last eight (overlapping when shorter; for fewer than eight bytes,
+// the first and last four, or the bytes themselves), so a string of up to 16
+// bytes is all in its key. The slot hashes the key; a lookup confirms it by
+// comparing the key (and, past 16 bytes, the middle).
+// @ts-ignore: decorator
+@inline
+function firstWord(ptr: usize, len: usize): u64 {
+  if (len >= 8) return load<u64>(ptr);
+  if (len >= 4) return <u64>load<u32>(ptr) | (<u64>load<u32>(ptr + len - 4) << 32);
+  let w: u64 = <u64>load<u8>(ptr);
+  if (len > 1) w |= <u64>load<u8>(ptr + 1) << 8;
+  if (len > 2) w |= <u64>load<u8>(ptr + 2) << 16;
+  return w;
 }
 
 // @ts-ignore: decorator
 @inline
-function mix(start: u32, len: usize, first: u32, last: u32, middle: u32, quarter: u32, threeQuarters: u32): u32 {
-  let h = (start ^ <u32>len) * 0x9e3779b1;
-  h = (h ^ first) * 0x85ebca6b;
-  h = (h ^ last) * 0xc2b2ae35;
-  h = (h ^ middle) * 0x27d4eb2f;
-  h = (h ^ quarter) * 0x165667b1;
-  h = (h ^ threeQuarters) * 0x9e3779b1;
-  return (h ^ (h >>> 16)) & MASK;
+function lastWord(ptr: usize, len: usize): u64 {
+  return len >= 8 ? load<u64>(ptr + len - 8) : 0;
 }
 
-function slotOfName(name: string, start: u32): u32 {
-  const bytes = String.UTF8.encode(name);
-  return slotOf(changetype<usize>(bytes), <usize>bytes.byteLength, start);
+// @ts-ignore: decorator
+@inline
+function slotOf(first: u64, last: u64, len: usize, seed: u64): u32 {
+  let h = (first ^ seed) * 0xbf58476d1ce4e5b9;
+  h ^= (last + <u64>len) * 0x94d049bb133111eb;
+  h ^= h >> 29;
+  return <u32>((h * 0x9e3779b97f4a7c15) >> SLOT_SHIFT);
 }
 
-function chooseSeed(): u32 {
+// Per slot: the string, and in one 24-byte record read together by a
+// lookup, its length (0 for an empty slot), where its bytes are and its two
+// key words.
+const slots = new StaticArray<string | null>(SLOTS);
+const RECORD: usize = 24;
+const records: usize = memory.data(<i32>(SLOTS * <u32>RECORD), 8);
+// Keeps each slot's bytes (the records point into them).
+const slotBytes = new StaticArray<ArrayBuffer | null>(SLOTS);
+let longest: usize = 0;
+const seed: u64 = chooseSeed();
+
+function chooseSeed(): u64 {
   for (let i = 0; i < KNOWN_STRINGS.length; i++) {
-    const length = <usize>unchecked(KNOWN_STRINGS[i]).length;
-    assert(length < 64, "known_strings: a known string must be shorter than 64");
-    longest = max(longest, length);
-    lengths |= (<u64>1) << <u64>length;
+    const name = unchecked(KNOWN_STRINGS[i]);
+    assert(name.length > 0 && String.UTF8.byteLength(name) == name.length, "known_strings: a known string must be non-empty ASCII");
+    longest = max(longest, <usize>name.length);
   }
   // With ~70 strings in 512 slots about one seed in a hundred succeeds; a
-  // list with two strings alike in every hashed byte never would, and
-  // aborts at start.
-  for (let candidate: u32 = 1; candidate <= 100_000; candidate++) {
-    if (placeAll(candidate)) return candidate;
+  // list with a string twice never would, and aborts at start.
+  for (let candidate: u64 = 1; candidate <= 100_000; candidate++) {
+    const trial = candidate * 0x9e3779b97f4a7c15;
+    if (placeAll(trial)) return trial;
   }
   throw new Error("known_strings: no seed separates the strings");
 }
 
-/** Fills the slots under `candidate`; false when two strings would share one. */
-function placeAll(candidate: u32): bool {
+/** Fills the slots under `trial`; false when two strings would share one. */
+function placeAll(trial: u64): bool {
   for (let s: u32 = 0; s < SLOTS; s++) unchecked((slots[s] = null));
+  memory.fill(records, 0, <usize>SLOTS * RECORD);
   for (let i = 0; i < KNOWN_STRINGS.length; i++) {
     const name = unchecked(KNOWN_STRINGS[i]);
-    const slot = slotOfName(name, candidate);
+    const bytes = String.UTF8.encode(name);
+    const ptr = changetype<usize>(bytes);
+    const len = <usize>bytes.byteLength;
+    const first = firstWord(ptr, len);
+    const last = lastWord(ptr, len);
+    const slot = slotOf(first, last, len, trial);
     if (unchecked(slots[slot]) !== null) return false;
     unchecked((slots[slot] = name));
+    unchecked((slotBytes[slot] = bytes));
+    const record = records + <usize>slot * RECORD;
+    store<u32>(record, <u32>len);
+    store<u32>(record, <u32>ptr, 4);
+    store<u64>(record, first, 8);
+    store<u64>(record, last, 16);
   }
   return true;
 }
@@ -99,20 +115,31 @@ export function knownString(ptr: usize, len: usize): string | null {
   return slot < 0 ? null : unchecked(slots[slot]);
 }
 
-/** Slots a known string can have: 0 <= knownSlot(...) < KNOWN_SLOTS. */
-export const KNOWN_SLOTS: i32 = <i32>SLOTS;
-
 /** The slot of a known string given as UTF-8 bytes, or -1. */
 export function knownSlot(ptr: usize, len: usize): i32 {
-  if (len == 0 || len > longest || (lengths & ((<u64>1) << <u64>len)) == 0) return -1;
-  const slot = slotOf(ptr, len, seed);
-  const name = unchecked(slots[slot]);
-  if (name === null || <usize>name.length != len) return -1;
-  const chars = changetype<usize>(name);
-  for (let i: usize = 0; i < len; i++) {
-    if (<u32>load<u8>(ptr + i) != <u32>load<u16>(chars + (i << 1))) return -1;
-  }
+  return knownSlotInline(ptr, len);
+}
+
+/** knownSlot, inlined where a request's every header name is looked up (header_map.ts). */
+// @ts-ignore: decorator
+@inline
+export function knownSlotInline(ptr: usize, len: usize): i32 {
+  if (len - 1 >= longest) return -1; // also rejects 0
+  const first = firstWord(ptr, len);
+  const last = lastWord(ptr, len);
+  const slot = slotOf(first, last, len, seed);
+  const record = records + <usize>slot * RECORD;
+  if (<usize>load<u32>(record) != len || load<u64>(record, 8) != first || load<u64>(record, 16) != last) return -1;
+  if (len > 16 && !sameMiddle(ptr, <usize>load<u32>(record, 4), len)) return -1;
   return <i32>slot;
+}
+
+// The bytes between the first and last eight of two strings of `len` > 16 bytes are equal.
+function sameMiddle(a: usize, b: usize, len: usize): bool {
+  for (let i: usize = 8; i < len - 8; i += 8) {
+    if (load<u64>(a + i) != load<u64>(b + i)) return false;
+  }
+  return true;
 }
 
 /** The known string in `slot` (from knownSlot). */
@@ -123,17 +150,22 @@ export function knownAt(slot: i32): string {
 }
 
 /**
- * The slot of a known string given as a string, or -1: the same hash over
- * its code units (known strings are ASCII, so a unit is its byte), settled
- * by identity when `s` is the shared string itself, else by a compare.
+ * The slot of a known string given as a string, or -1: the same key, read
+ * from its code units (known strings are ASCII, so a unit is its byte).
  */
 export function knownSlotOfString(s: string): i32 {
   const len = <usize>s.length;
-  if (len == 0 || len > longest || (lengths & ((<u64>1) << <u64>len)) == 0) return -1;
+  if (len == 0 || len > longest) return -1;
   const chars = changetype<usize>(s);
-  const slot = slotOfUnits(chars, len, seed);
-  const name = unchecked(slots[slot]);
-  if (name === null) return -1;
-  if (changetype<usize>(name) == chars) return <i32>slot;
-  return name == s ? <i32>slot : -1;
+  // Its bytes, if it has only ASCII units: a known string's would be them.
+  const room = scratchBytes;
+  for (let i: usize = 0; i < len; i++) {
+    const unit = <u32>load<u16>(chars + (i << 1));
+    if (unit >= 0x80) return -1;
+    store<u8>(room + i, <u8>unit);
+  }
+  return knownSlot(room, len);
 }
+
+// Room for the bytes of the longest known string (knownSlotOfString).
+const scratchBytes: usize = memory.data(64);

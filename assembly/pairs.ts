@@ -1,4 +1,4 @@
-import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString, knownString } from "./known_strings";
+import { knownString } from "./known_strings";
 import { HeaderMap } from "./attributes/header_map";
 import { recentString } from "./recent_strings";
 import { decodeUtf8, encodeUtf8Unsafe } from "./utf8";
@@ -12,8 +12,11 @@ import { StringMap } from "./attributes/string_map";
 /**
  * Calls `visit` with each pair's key and value bytes, in place and in order.
  * False when the bytes are not well-formed (pairs before the fault have been
- * visited: callers drop what they built).
+ * visited: callers drop what they built). Inlined, so the visitor is a
+ * direct call.
  */
+// @ts-ignore: decorator
+@inline
 export function forEachPair<T>(ptr: usize, len: usize, target: T, visit: (target: T, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize) => void): bool {
   if (len == 0) return true;
   if (len < 4) return false;
@@ -58,58 +61,9 @@ export function decodePairs(ptr: usize, len: usize): StringMap | null {
   return forEachPair(ptr, len, m, addPair) ? m : null;
 }
 
-// How a known header's value is read: looked up among the known strings
-// (methods, schemes, content types…), shared while it repeats
-// (recent_strings.ts), or decoded. By the name's known-string slot.
-const DECODE: u8 = 0;
-const KNOWN_VALUE: u8 = 1;
-const REPEATED_VALUE: u8 = 2;
-const KNOWN_VALUE_NAMES: StaticArray<string> = [
-  ":method", ":scheme", ":status", "accept", "accept-encoding", "cache-control", "connection", "content-encoding",
-  "content-length", "content-type", "pragma", "te", "x-forwarded-proto", "x-b3-sampled", "grpc-status",
-];
-const REPEATED_VALUE_NAMES: StaticArray<string> = [":authority", "host", "user-agent", "accept-language", "origin"];
-const valueDecoding = valueDecodingBySlot();
-
-function valueDecodingBySlot(): StaticArray<u8> {
-  const table = new StaticArray<u8>(KNOWN_SLOTS);
-  for (let i = 0; i < KNOWN_VALUE_NAMES.length; i++) markSlot(table, unchecked(KNOWN_VALUE_NAMES[i]), KNOWN_VALUE);
-  for (let i = 0; i < REPEATED_VALUE_NAMES.length; i++) markSlot(table, unchecked(REPEATED_VALUE_NAMES[i]), REPEATED_VALUE);
-  return table;
-}
-
-function markSlot(table: StaticArray<u8>, name: string, how: u8): void {
-  const slot = knownSlotOfString(name);
-  assert(slot >= 0, "pairs: a header whose value decoding is chosen must be a known string");
-  unchecked((table[slot] = how));
-}
-
-// A known name is filed by its slot, found once here.
-function addHeader(m: HeaderMap, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
-  const slot = knownSlot(keyPtr, keyLen);
-  if (slot < 0) {
-    m.setAt(-1, decodeUtf8(keyPtr, keyLen), decodeUtf8(valuePtr, valueLen));
-    return;
-  }
-  const how = unchecked(valueDecoding[slot]);
-  let value: string;
-  if (how == KNOWN_VALUE) {
-    const known = knownString(valuePtr, valueLen);
-    value = known !== null ? known : decodeUtf8(valuePtr, valueLen);
-  } else if (how == REPEATED_VALUE) {
-    value = recentString(valuePtr, valueLen);
-  } else {
-    value = decodeUtf8(valuePtr, valueLen);
-  }
-  m.setAt(slot, knownAt(slot), value);
-}
-
 /** Decodes a serialized header map into `m` (emptied first, storage kept); false if malformed. */
 export function decodeHeadersInto(ptr: usize, len: usize, m: HeaderMap): bool {
-  m.clear();
-  if (len == 0) return true;
-  if (len < 4) return false;
-  return forEachPair(ptr, len, m, addHeader);
+  return m.fill(ptr, len);
 }
 
 export function decodePairsBuffer(buf: Uint8Array): StringMap | null {

@@ -1,6 +1,8 @@
-import { AttributeBag } from "./attributes/bag";
+import { AttributeSource } from "./attributes/source";
 import { internAttribute } from "./attributes/names";
-import { ValueKind } from "./attributes/value";
+import { HeaderMap } from "./attributes/header_map";
+import { AttributeValue, ValueKind } from "./attributes/value";
+import { knownSlotOfString } from "./known_strings";
 import { StringMatch } from "./string_match";
 
 /**
@@ -13,6 +15,8 @@ export class Clause {
   readonly id: i32;
   /** The entry of a string-map attribute, or null for the attribute itself. */
   readonly mapKey: string | null;
+  /** The entry's known-string slot, for a header map (header_map.ts); -1 when it has none. */
+  readonly entrySlot: i32;
 
   constructor(
     public key: string,
@@ -21,32 +25,48 @@ export class Clause {
     const open = key.indexOf("[");
     const entry = open > 0 && key.endsWith("]");
     this.id = internAttribute(entry ? key.substring(0, open) : key);
-    this.mapKey = entry ? key.substring(open + 1, key.length - 1) : null;
+    const mapKey = entry ? key.substring(open + 1, key.length - 1) : null;
+    this.mapKey = mapKey;
+    this.entrySlot = mapKey !== null ? knownSlotOfString(mapKey) : -1;
   }
 
-  /** The string the clause tests in `bag`; null when absent or not a string. */
-  valueIn(bag: AttributeBag): string | null {
+  /**
+   * The clause holds in `bag`: the attribute (or map entry) is a string the
+   * match accepts, read in place when it is a view of the request's bytes.
+   */
+  holds(bag: AttributeSource): bool {
     const id = this.id;
-    if (id < 0) return bag.lookupString(this.key); // past the registry's ceiling
+    if (id < 0) {
+      // Past the registry's ceiling: found by name.
+      const s = bag.lookupString(this.key);
+      return s !== null && this.match.matches(s);
+    }
     const v = bag.getId(id);
-    if (v === null) return null;
+    if (v === null) return false;
     const mapKey = this.mapKey;
-    if (mapKey === null) return v.kind == ValueKind.String ? v.str : null;
+    if (mapKey === null) return v.kind == ValueKind.String && this.match.matchesValue(v);
     const map = v.map;
-    return v.kind == ValueKind.StringMap && map !== null ? map.get(mapKey) : null;
+    if (v.kind != ValueKind.StringMap || map === null) return false;
+    const i = this.entrySlot >= 0 && map instanceof HeaderMap ? changetype<HeaderMap>(map).indexOfSlot(this.entrySlot) : map.indexOf(mapKey);
+    if (i < 0) return false;
+    map.valueInto(i, entryValue);
+    return this.match.matchesValue(entryValue);
   }
 }
+
+// The map entry a clause is testing (never kept past the test).
+const entryValue = new AttributeValue();
 
 /** Holds when every clause holds (an empty clause map holds for every request). */
 export class AttributeMatch {
   clauses: Array<Clause> = [];
 
-  holds(bag: AttributeBag): bool {
-    for (let i = 0; i < this.clauses.length; i++) {
-      const c = this.clauses[i];
+  holds(bag: AttributeSource): bool {
+    const clauses = this.clauses;
+    for (let i = 0, n = clauses.length; i < n; i++) {
+      const c = unchecked(clauses[i]);
       // Only string values (or string-map entries) can satisfy a clause.
-      const value = c.valueIn(bag);
-      if (value === null || !c.match.matches(value as string)) return false;
+      if (!c.holds(bag)) return false;
     }
     return true;
   }
@@ -64,9 +84,11 @@ export class QuotaRule {
   matches: Array<AttributeMatch> = [];
   quotas: Array<QuotaCharge> = [];
 
-  holds(bag: AttributeBag): bool {
-    if (this.matches.length == 0) return true;
-    for (let i = 0; i < this.matches.length; i++) if (this.matches[i].holds(bag)) return true;
+  holds(bag: AttributeSource): bool {
+    const matches = this.matches;
+    const n = matches.length;
+    if (n == 0) return true;
+    for (let i = 0; i < n; i++) if (unchecked(matches[i]).holds(bag)) return true;
     return false;
   }
 }
@@ -76,10 +98,11 @@ export class QuotaRule {
  * evaluated on the final attribute bag, and the quotas of each rule that holds
  * are appended in rule order, then quota order (no de-duplication, as upstream).
  */
-export function quotaCharges(rules: Array<QuotaRule>, bag: AttributeBag, out: Array<QuotaCharge>): void {
-  for (let i = 0; i < rules.length; i++) {
-    const rule = rules[i];
+export function quotaCharges(rules: Array<QuotaRule>, bag: AttributeSource, out: Array<QuotaCharge>): void {
+  for (let i = 0, n = rules.length; i < n; i++) {
+    const rule = unchecked(rules[i]);
     if (!rule.holds(bag)) continue;
-    for (let j = 0; j < rule.quotas.length; j++) out.push(rule.quotas[j]);
+    const quotas = rule.quotas;
+    for (let j = 0, m = quotas.length; j < m; j++) out.push(unchecked(quotas[j]));
   }
 }

@@ -31,12 +31,30 @@ export function recentString(ptr: usize, len: usize): string {
   return fresh;
 }
 
+/**
+ * `previous` when it is the text of the `len` bytes at `ptr` (a value that
+ * repeats from one request to the next, compared without hashing), else
+ * recentString's.
+ */
+export function repeatedString(previous: string, ptr: usize, len: usize): string {
+  return sameAscii(previous, ptr, len) ? previous : recentString(ptr, len);
+}
+
 // ASCII only: a non-ASCII string never equals the bytes code unit by code
 // unit, so other text always takes the decoder (and its U+FFFD rules).
+// Four units at a time: the bytes widened to units must equal them, and
+// an ASCII unit never has its high byte or bit 7 set.
 function sameAscii(s: string, ptr: usize, len: usize): bool {
   if (<usize>s.length != len) return false;
   const chars = changetype<usize>(s);
-  for (let i: usize = 0; i < len; i++) {
+  let i: usize = 0;
+  for (; i + 4 <= len; i += 4) {
+    const b = <u64>load<u32>(ptr + i);
+    const wide = (b & 0xff) | ((b & 0xff00) << 8) | ((b & 0xff0000) << 16) | ((b & 0xff000000) << 24);
+    const units = load<u64>(chars + (i << 1));
+    if (units != wide || (units & 0xff80ff80ff80ff80) != 0) return false;
+  }
+  for (; i < len; i++) {
     const unit = <u32>load<u16>(chars + (i << 1));
     if (unit >= 0x80 || unit != <u32>load<u8>(ptr + i)) return false;
   }

@@ -1,8 +1,9 @@
 import { FORWARDED_HEADER } from "./attributes/forwarded";
+import { HeaderMap } from "./attributes/header_map";
 import { StringMap } from "./attributes/string_map";
-import { knownString } from "./known_strings";
+import { KNOWN_SLOTS, knownSlot, knownSlotOfString } from "./known_strings";
 import { forEachPair } from "./pairs";
-import { recentString } from "./recent_strings";
+import { repeatedString } from "./recent_strings";
 import { decodeUtf8 } from "./utf8";
 
 /**
@@ -35,6 +36,7 @@ export class RequestView {
   authPayload: string = "";
   /** Wall clock when the request was seen, Unix nanoseconds. */
   timeNanos: i64 = 0;
+  private copied: HeaderMap | null = null;
 
   constructor(headers: StringMap = new StringMap()) {
     this.headers = headers;
@@ -58,6 +60,24 @@ export class RequestView {
   header(name: string): string | null {
     return this.headers.get(name);
   }
+
+  /**
+   * The headers as a HeaderMap, the form the derivation reads in place:
+   * `headers` itself when it is one (the proxy and the embedding exports
+   * fill one from the request's bytes), else a copy refilled from it at each
+   * call (a view built by hand), so read it once per evaluation.
+   */
+  headerMap(): HeaderMap {
+    const h = this.headers;
+    if (h instanceof HeaderMap) return changetype<HeaderMap>(h);
+    let copy = this.copied;
+    if (copy === null) {
+      copy = new HeaderMap(16);
+      this.copied = copy;
+    }
+    copy.fillFrom(h);
+    return copy;
+  }
 }
 
 /**
@@ -73,12 +93,21 @@ export function requestWithHeaders(headers: StringMap, into: RequestView | null 
   } else {
     r = new RequestView(headers);
   }
-  const forwarded = headers.get(FORWARDED_HEADER);
-  if (forwarded !== null) {
-    r.forwarded = forwarded;
+  // A request's own header map finds the header by its slot, unhashed.
+  const at = headers instanceof HeaderMap ? changetype<HeaderMap>(headers).indexOfSlot(FORWARDED_SLOT) : headers.indexOf(FORWARDED_HEADER);
+  if (at >= 0) {
+    r.forwarded = headers.valueAt(at);
     headers.remove(FORWARDED_HEADER);
   }
   return r;
+}
+
+const FORWARDED_SLOT = forwardedSlot();
+
+function forwardedSlot(): i32 {
+  const slot = knownSlotOfString(FORWARDED_HEADER);
+  assert(slot >= 0, "request: the forwarded-attributes header must be a known string");
+  return slot;
 }
 
 // Property names under which the pure embedding exports receive the
@@ -118,25 +147,49 @@ export function requestFromPairs(headers: StringMap, propertiesPtr: usize, prope
   return r;
 }
 
-// Every PROP_* name is a known string (known_strings.ts), so one hash finds
-// it and identity tells them apart.
-function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
-  const name = knownString(keyPtr, keyLen);
-  if (name === null) return;
-  if (name === PROP_MTLS) {
-    r.mtls = valueLen == 4 && load<u32>(valuePtr) == 0x65757274; // "true"
-    return;
+// Every PROP_* name is a known string (known_strings.ts): one hash finds its
+// slot, and the slot its place in PROPERTY_NAMES (0 for none).
+const PROPERTY_NAMES: StaticArray<string> = [
+  "", PROP_SOURCE_ADDRESS, PROP_DESTINATION_ADDRESS, PROP_MTLS, PROP_PEER_PRINCIPAL, PROP_LOCAL_PRINCIPAL,
+  PROP_REQUESTED_SERVER_NAME, PROP_DESTINATION_SERVICE, PROP_AUTH_PAYLOAD,
+];
+const propertyBySlot = propertiesBySlot();
+
+function propertiesBySlot(): StaticArray<u8> {
+  const table = new StaticArray<u8>(KNOWN_SLOTS);
+  for (let i = 1; i < PROPERTY_NAMES.length; i++) {
+    const slot = knownSlotOfString(unchecked(PROPERTY_NAMES[i]));
+    assert(slot >= 0, "request: a property name must be a known string");
+    unchecked((table[slot] = <u8>i));
   }
-  // A connection's addresses and identities, and the destination service,
-  // repeat across its requests.
-  const value = name === PROP_AUTH_PAYLOAD ? decodeUtf8(valuePtr, valueLen) : recentString(valuePtr, valueLen);
-  if (name === PROP_SOURCE_ADDRESS) r.sourceAddress = value;
-  else if (name === PROP_DESTINATION_ADDRESS) r.destinationAddress = value;
-  else if (name === PROP_PEER_PRINCIPAL) r.peerPrincipal = value;
-  else if (name === PROP_LOCAL_PRINCIPAL) r.localPrincipal = value;
-  else if (name === PROP_REQUESTED_SERVER_NAME) r.requestedServerName = value;
-  else if (name === PROP_DESTINATION_SERVICE) r.destinationService = value;
-  else if (name === PROP_AUTH_PAYLOAD) r.authPayload = value;
+  return table;
+}
+
+// A connection's addresses and identities, and the destination service,
+// repeat across its requests: the last value of each is tried first, then
+// the recent strings.
+const lastValues: StaticArray<string> = ["", "", "", "", "", "", "", "", ""]; // one per PROPERTY_NAMES
+
+function repeated(property: i32, ptr: usize, len: usize): string {
+  const value = repeatedString(unchecked(lastValues[property]), ptr, len);
+  unchecked((lastValues[property] = value));
+  return value;
+}
+
+function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+  const slot = knownSlot(keyPtr, keyLen);
+  if (slot < 0) return;
+  const property = <i32>unchecked(propertyBySlot[slot]);
+  switch (property) {
+    case 1: r.sourceAddress = repeated(property, valuePtr, valueLen); break;
+    case 2: r.destinationAddress = repeated(property, valuePtr, valueLen); break;
+    case 3: r.mtls = valueLen == 4 && load<u32>(valuePtr) == 0x65757274; break; // "true"
+    case 4: r.peerPrincipal = repeated(property, valuePtr, valueLen); break;
+    case 5: r.localPrincipal = repeated(property, valuePtr, valueLen); break;
+    case 6: r.requestedServerName = repeated(property, valuePtr, valueLen); break;
+    case 7: r.destinationService = repeated(property, valuePtr, valueLen); break;
+    case 8: r.authPayload = decodeUtf8(valuePtr, valueLen); break;
+  }
 }
 
 function orEmpty(s: string | null): string {

@@ -61,7 +61,8 @@ export function isValidUtf8(ptr: usize, len: usize): bool {
 // Header names and values, addresses and paths are nearly always ASCII:
 // checked eight bytes at a time, then widened into a string allocated at its
 // exact size (the general decoder allocates for the worst case and shrinks).
-function isAscii(ptr: usize, len: usize): bool {
+/** True when the `len` bytes at `ptr` are all ASCII (checked eight at a time). */
+export function isAscii(ptr: usize, len: usize): bool {
   const end = ptr + len;
   let p = ptr;
   while (end - p >= 8) {
@@ -93,9 +94,24 @@ export function decodeUtf8(ptr: usize, len: usize): string {
   if (isValidUtf8(ptr, len)) return String.UTF8.decodeUnsafe(ptr, len);
   // Rewrite into valid UTF-8 first (EF BF BD for each invalid subpart): at most 3 bytes per input byte.
   const out = new Uint8Array(<i32>len * 3);
+  const written = writeValidUtf8(ptr, len, out.dataStart);
+  return String.UTF8.decodeUnsafe(out.dataStart, written);
+}
+
+/** True when the `len` bytes at `ptr` are ASCII or valid UTF-8: copied as they are, they decode to themselves. */
+export function isCleanUtf8(ptr: usize, len: usize): bool {
+  return isAscii(ptr, len) || isValidUtf8(ptr, len);
+}
+
+/**
+ * Writes the `len` bytes at `ptr` to `out` as valid UTF-8 (EF BF BD for
+ * each maximal invalid subpart, as decodeUtf8 reads them); `out` has room
+ * for 3 × `len` bytes. Returns the bytes written.
+ */
+export function writeValidUtf8(ptr: usize, len: usize, out: usize): usize {
   const end = ptr + len;
   let p = ptr;
-  let w: usize = out.dataStart;
+  let w = out;
   while (p < end) {
     const n = sequenceAt(p, end);
     if (n > 0) {
@@ -110,7 +126,7 @@ export function decodeUtf8(ptr: usize, len: usize): string {
       p += <usize>-n;
     }
   }
-  return String.UTF8.decodeUnsafe(out.dataStart, w - out.dataStart);
+  return w - out;
 }
 
 export function decodeUtf8Bytes(bytes: Uint8Array): string {

@@ -13,13 +13,15 @@ import { build } from "esbuild";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const asc = join(root, "node_modules", "assemblyscript", "bin", "asc.js");
 
-// The debug build counts its allocations (build/count_allocations.mjs); asc
-// resolves a transform named in asconfig.json as a package, so it is passed here.
-const debugTransform = ["--transform", join(root, "build", "count_allocations.mjs")];
+// Both builds count their allocations (build/count_allocations.mjs): the
+// collector runs when there is garbage (assembly/collection.ts) and the
+// benchmark reads the count. asc resolves a transform named in asconfig.json
+// as a package, so it is passed here.
+const countAllocations = ["--transform", join(root, "build", "count_allocations.mjs")];
 
 /** Compiles one asc target; resolves with its { stdout, stderr }, rejects naming the target (asc's messages included). */
 function compileWasm(target) {
-  const extra = target === "debug" ? debugTransform : [];
+  const extra = countAllocations;
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [asc, "assembly/index.ts", "--target", target, ...extra], { cwd: root, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`asc --target ${target} failed (${error.code ?? error.signal}):\n${stdout}${stderr}`));

@@ -1,11 +1,12 @@
-// An asc transform for the debug build: every call of the runtime's __new and
-// __renew adds one to assembly/embed/allocations.ts's counter, so the
-// benchmark and tests can see how many allocations a request costs. The
-// counter lives in the program's own global, read through an ordinary export:
-// the module's imports and exports stay the ones a proxy links.
+// An asc transform for both builds: every call of the runtime's __new and
+// __renew adds one to assembly/collection.ts's counter, so the collector runs
+// only when there is garbage and the benchmark and tests can see how many
+// allocations a request costs. The counter lives in the program's own global,
+// read through an ordinary export: the module's imports and exports stay the
+// ones a proxy links.
 import { Transform } from "assemblyscript/transform";
 
-const COUNTER = "assembly/embed/allocations/allocationCount";
+const COUNTER = "assembly/collection/allocationCount";
 const COUNTED = ["~lib/rt/tcms/__new", "~lib/rt/tcms/__renew"];
 
 export default class CountAllocations extends Transform {

@@ -1,6 +1,6 @@
 import { TransportOutcome } from "../client/counters";
 import { BufferType, LogLevel } from "./enums";
-import { collectGarbageIfDue } from "./gc";
+import { collectGarbageIfDue } from "../collection";
 import { allocateForHost } from "./marshal";
 import * as host from "./host";
 import { becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, plugins, streamFor } from "./contexts";

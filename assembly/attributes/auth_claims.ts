@@ -2,6 +2,7 @@ import { JsonKind, JsonValue, parseJson } from "../json";
 import { AttributeValue } from "./value";
 import { AttributeBag } from "./bag";
 import { StringMap } from "./string_map";
+import { REQUEST_AUTH_AUDIENCES, REQUEST_AUTH_CLAIMS, REQUEST_AUTH_PRESENTER, REQUEST_AUTH_PRINCIPAL, REQUEST_AUTH_RAW_CLAIMS } from "./names";
 
 // `request.auth.*` attributes from the payload of a JWT the host has already
 // verified, derived as the upstream authentication filter did: every claim
@@ -37,16 +38,16 @@ export function addAuthAttributes(bag: AttributeBag, payloadJson: string): void 
   if (payload.kind != JsonKind.Object) return;
   const iss = first(payload, "iss");
   const sub = first(payload, "sub");
-  if (iss !== null && sub !== null) bag.setString("request.auth.principal", iss + "/" + sub);
+  if (iss !== null && sub !== null) bag.setIdString(REQUEST_AUTH_PRINCIPAL, iss + "/" + sub);
   const aud = first(payload, "aud");
-  if (aud !== null) bag.setString("request.auth.audiences", aud);
+  if (aud !== null) bag.setIdString(REQUEST_AUTH_AUDIENCES, aud);
   const azp = first(payload, "azp");
-  if (azp !== null) bag.setString("request.auth.presenter", azp);
+  if (azp !== null) bag.setIdString(REQUEST_AUTH_PRESENTER, azp);
   const claims = new StringMap();
   for (let i = 0; i < payload.keys.length; i++) {
     const list = claimList(payload.values[i]);
     if (list.length > 0) claims.set(payload.keys[i], list.join(","));
   }
-  if (claims.size > 0) bag.set("request.auth.claims", AttributeValue.ofMap(claims));
-  bag.setString("request.auth.raw_claims", payloadJson);
+  if (claims.size > 0) bag.setId(REQUEST_AUTH_CLAIMS, AttributeValue.ofMap(claims));
+  bag.setIdString(REQUEST_AUTH_RAW_CLAIMS, payloadJson);
 }

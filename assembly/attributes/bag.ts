@@ -1,3 +1,4 @@
+import { AttributeSource } from "./source";
 import { AttributeValue, ValueKind } from "./value";
 import { sameKey, StringMap } from "./string_map";
 import { attributeId, attributeName, internAttribute, internedAttributeCount, NO_ATTRIBUTE_ID } from "./names";
@@ -14,9 +15,10 @@ import { attributeId, attributeName, internAttribute, internedAttributeCount, NO
  * entries that have none, usually zero. A bag can be cleared and refilled
  * without allocating (the evaluation scratch reuses its bag).
  */
-export class AttributeBag {
+export class AttributeBag extends AttributeSource {
   // Entries in the order first set: plain slots with a count, so a set is
-  // a store (no array growth check per push).
+  // a store (no array growth check per push). An entry with an id has its
+  // name in the registry (names.ts); only the others keep theirs here.
   private nameSlots: StaticArray<string>;
   private valueSlots: StaticArray<AttributeValue>;
   /** Each entry's id, NO_ATTRIBUTE_ID for a name without one. */
@@ -28,6 +30,7 @@ export class AttributeBag {
   // Slots start with room for a typical request; the position table with
   // room for every id interned so far.
   constructor(capacity: i32 = 32) {
+    super();
     this.nameSlots = new StaticArray<string>(capacity);
     this.valueSlots = new StaticArray<AttributeValue>(capacity);
     this.idSlots = new StaticArray<i32>(capacity);
@@ -39,9 +42,9 @@ export class AttributeBag {
   }
 
   /** The name of entry `i` (0 <= i < size). */
-  // @ts-ignore: decorator
-  @inline nameAt(i: i32): string {
-    return unchecked(this.nameSlots[i]);
+  nameAt(i: i32): string {
+    const id = unchecked(this.idSlots[i]);
+    return id >= 0 ? attributeName(id) : unchecked(this.nameSlots[i]);
   }
 
   /** The value of entry `i` (0 <= i < size). */
@@ -62,6 +65,10 @@ export class AttributeBag {
     const out = new Array<AttributeValue>(this.count);
     for (let i = 0; i < this.count; i++) unchecked((out[i] = this.valueAt(i)));
     return out;
+  }
+
+  asBag(): AttributeBag {
+    return this;
   }
 
   /** Empties the bag, keeping its storage for the next request. */
@@ -156,7 +163,7 @@ export class AttributeBag {
         return;
       }
     }
-    unchecked((positions[id] = this.append(attributeName(id), value, id) + 1));
+    unchecked((positions[id] = this.append("", value, id) + 1));
   }
 
   private setWithoutId(name: string, value: AttributeValue): void {
@@ -169,11 +176,11 @@ export class AttributeBag {
     this.withoutId++;
   }
 
-  /** Adds an entry at the end; returns its index. */
+  /** Adds an entry at the end (`name` only for one without an id); returns its index. */
   private append(name: string, value: AttributeValue, id: i32): i32 {
     const i = this.count;
     if (i == this.idSlots.length) this.growSlots();
-    unchecked((this.nameSlots[i] = name));
+    if (id < 0) unchecked((this.nameSlots[i] = name));
     unchecked((this.valueSlots[i] = value));
     unchecked((this.idSlots[i] = id));
     this.count = i + 1;
@@ -187,7 +194,7 @@ export class AttributeBag {
     const values = new StaticArray<AttributeValue>(room);
     const ids = new StaticArray<i32>(room);
     for (let i = 0; i < n; i++) {
-      unchecked((names[i] = this.nameAt(i)));
+      unchecked((names[i] = unchecked(this.nameSlots[i])));
       unchecked((values[i] = this.valueAt(i)));
       unchecked((ids[i] = this.idSlots[i]));
     }
@@ -228,21 +235,6 @@ export class AttributeBag {
     const v = this.get(name);
     if (v === null || v.kind != ValueKind.String) return null;
     return v.str;
-  }
-
-  /**
-   * The value addressed by a clause key: `name` for a string attribute, or
-   * `name[key]` for one entry of a string-map attribute
-   * (`request.headers[x-user]`). Null when absent or not a string.
-   */
-  lookupString(clauseKey: string): string | null {
-    const open = clauseKey.indexOf("[");
-    if (open > 0 && clauseKey.endsWith("]")) {
-      const v = this.get(clauseKey.substring(0, open));
-      if (v === null || v.kind != ValueKind.StringMap) return null;
-      return (v.map as StringMap).get(clauseKey.substring(open + 1, clauseKey.length - 1));
-    }
-    return this.getString(clauseKey);
   }
 
   /**

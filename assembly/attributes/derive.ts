@@ -4,21 +4,39 @@ import { parseSocketAddress } from "./address";
 import { addAuthAttributes } from "./auth_claims";
 import { AttributeBag } from "./bag";
 import { namespaceOfPrincipal, principalFromSan } from "./principal";
-import { queryParamsInto, urlPath } from "./query";
+import { urlPathLength } from "./query";
 import { RequestValues } from "./request_values";
-import { sameKey } from "./string_map";
+import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
 import { AttributeValue } from "./value";
+import { HeaderMap } from "./header_map";
 import {
   CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL, DESTINATION_IP, DESTINATION_PORT, DESTINATION_PRINCIPAL,
   NO_ATTRIBUTE_ID, ORIGIN_IP, REQUEST_HEADERS, REQUEST_HOST, REQUEST_ID, REQUEST_METHOD, REQUEST_PATH, REQUEST_QUERY_PARAMS,
   REQUEST_REFERER, REQUEST_SCHEME, REQUEST_SIZE, REQUEST_TIME, REQUEST_URL_PATH, REQUEST_USERAGENT, SOURCE_IP, SOURCE_NAMESPACE,
-  SOURCE_PORT, SOURCE_PRINCIPAL, SOURCE_USER,
+  SOURCE_PORT, SOURCE_PRINCIPAL, SOURCE_USER, LAST_DERIVED_ID,
 } from "./names";
 
+// The headers the derivation reads, by their known-string slot (header_map.ts).
+const AUTHORITY = headerSlot(":authority");
+const HOST = headerSlot("host");
+const METHOD = headerSlot(":method");
+const PATH = headerSlot(":path");
+const REFERER = headerSlot("referer");
+const SCHEME = headerSlot(":scheme");
+const USER_AGENT = headerSlot("user-agent");
+const X_REQUEST_ID = headerSlot("x-request-id");
+const CONTENT_LENGTH = headerSlot("content-length");
+const CONTENT_TYPE = headerSlot("content-type");
+
+function headerSlot(name: string): i32 {
+  const slot = knownSlotOfString(name);
+  assert(slot >= 0, "derive: a header the derivation reads must be a known string");
+  return slot;
+}
+
 // Content types that make context.protocol "grpc" (exact match, as upstream).
-function isGrpcContentType(ct: string | null): bool {
-  if (ct === null) return false;
-  return ct == "application/grpc" || ct == "application/grpc+proto" || ct == "application/grpc+json";
+function isGrpcContentType(ct: AttributeValue): bool {
+  return ct.textEquals("application/grpc") || ct.textEquals("application/grpc+proto") || ct.textEquals("application/grpc+json");
 }
 
 // Values most requests share, built once (attribute values are never mutated).
@@ -26,31 +44,47 @@ const HTTP_TEXT = AttributeValue.ofString("http");
 const EMPTY_TEXT = AttributeValue.ofString("");
 const GRPC_TEXT = AttributeValue.ofString("grpc");
 const NO_SIZE = AttributeValue.ofInt64(0);
-// Methods and schemes decode to shared strings (known_strings.ts); their
-// values are shared as well.
-const SHARED_STRING_VALUES: StaticArray<AttributeValue> = [
-  HTTP_TEXT, AttributeValue.ofString("https"), AttributeValue.ofString("GET"), AttributeValue.ofString("POST"),
-  AttributeValue.ofString("PUT"), AttributeValue.ofString("DELETE"), AttributeValue.ofString("PATCH"),
-  AttributeValue.ofString("HEAD"), AttributeValue.ofString("OPTIONS"),
-];
+// Methods are known strings (known_strings.ts): a known one gets a shared
+// value whose text is the shared string, so the API-spec matcher compares
+// it by identity and never decodes it.
+const METHODS: StaticArray<string> = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+const methodValues = methodValuesBySlot();
 
-// The values of recent strings, by the string's address: a shared string
-// (known_strings.ts, recent_strings.ts) keeps its value too. A slot's value
-// holds its string, so an equal address is the same string.
-const VALUE_SLOTS: usize = 64;
-const recentValues = new StaticArray<AttributeValue | null>(<i32>VALUE_SLOTS);
-
-function stringValue(s: string): AttributeValue {
-  for (let i = 0; i < SHARED_STRING_VALUES.length; i++) {
-    const shared = unchecked(SHARED_STRING_VALUES[i]);
-    if (sameKey(shared.str, s)) return shared;
+function methodValuesBySlot(): StaticArray<AttributeValue | null> {
+  const table = new StaticArray<AttributeValue | null>(KNOWN_SLOTS);
+  for (let i = 0; i < METHODS.length; i++) {
+    const name = unchecked(METHODS[i]);
+    const slot = knownSlotOfString(name);
+    assert(slot >= 0, "derive: a method must be a known string");
+    unchecked((table[slot] = AttributeValue.ofString(knownAt(slot))));
   }
-  const slot = <i32>((changetype<usize>(s) >> 4) & (VALUE_SLOTS - 1));
-  const recent = unchecked(recentValues[slot]);
-  if (recent !== null && changetype<usize>(recent.str) == changetype<usize>(s)) return recent;
-  const value = AttributeValue.ofString(s);
-  unchecked((recentValues[slot] = value));
-  return value;
+  return table;
+}
+
+// The method's shared value when it is a known one, else the request's own.
+function methodValue(own: AttributeValue): AttributeValue {
+  const slot = knownSlot(own.textPtr(), own.textLen());
+  if (slot < 0) return own;
+  const shared = unchecked(methodValues[slot]);
+  return shared !== null ? shared : own;
+}
+
+// The announced body size: decimal digits are read in place; anything else
+// is read as I64.parseInt reads it (whitespace, signs, radix prefixes).
+function contentLength(v: AttributeValue): i64 {
+  const ptr = v.textPtr();
+  const len = v.textLen();
+  if (len > 0 && len <= 18) {
+    let n: i64 = 0;
+    let i: usize = 0;
+    for (; i < len; i++) {
+      const d = <u32>load<u8>(ptr + i) - 0x30;
+      if (d > 9) break;
+      n = n * 10 + <i64>d;
+    }
+    if (i == len) return n;
+  }
+  return I64.parseInt(v.str);
 }
 
 /** The attribute values of one socket address text. */
@@ -66,10 +100,16 @@ class AddressValues {
 // address. The values of recently seen address texts are kept (attribute
 // values are never mutated once built), so a repeat costs a hash and a
 // compare instead of a parse and five allocations. Direct-mapped: bounded.
+// The properties' texts are themselves shared while they repeat
+// (recent_strings.ts), so the same text is mostly the same string: the last
+// one found is tried first, by identity.
 const ADDRESS_SLOTS: u64 = 64;
 const recentAddresses = new StaticArray<AddressValues | null>(<i32>ADDRESS_SLOTS);
+let lastSourceAddress: AddressValues | null = null;
+let lastDestinationAddress: AddressValues | null = null;
 
-function addressValues(text: string): AddressValues {
+function addressValues(text: string, last: AddressValues | null): AddressValues {
+  if (last !== null && changetype<usize>(last.text) == changetype<usize>(text)) return last;
   const slot = <i32>(fnv64Bytes(FNV64_OFFSET_BASIS, changetype<usize>(text), <usize>text.length << 1) & (ADDRESS_SLOTS - 1));
   const recent = unchecked(recentAddresses[slot]);
   if (recent !== null && recent.text == text) return recent;
@@ -83,80 +123,293 @@ function addressValues(text: string): AddressValues {
   return values;
 }
 
-function setAddress(bag: AttributeBag, text: string, ipId: i32, portId: i32, alsoIpId: i32): void {
-  if (text.length == 0) return;
-  const addr = addressValues(text);
-  const ip = addr.ip;
-  if (ip !== null) {
-    bag.setId(ipId, ip);
-    if (alsoIpId >= 0) bag.setId(alsoIpId, ip);
+/** The identity attribute values of one peer or local certificate SAN. */
+class PrincipalValues {
+  principal: AttributeValue;
+  namespace: AttributeValue | null;
+
+  constructor(public san: string) {
+    const principal = principalFromSan(san);
+    this.principal = AttributeValue.ofString(principal);
+    const ns = namespaceOfPrincipal(principal);
+    this.namespace = ns !== null ? AttributeValue.ofString(ns) : null;
   }
-  const port = addr.port;
-  if (port !== null) bag.setId(portId, port);
+}
+
+// A connection's identities repeat across its requests, shared strings
+// (recent_strings.ts) the same way as its addresses: the last one's values
+// are kept, by the SAN's identity.
+let lastPeer: PrincipalValues | null = null;
+let lastLocal: PrincipalValues | null = null;
+
+function principalValues(san: string, last: PrincipalValues | null): PrincipalValues {
+  return last !== null && (changetype<usize>(last.san) == changetype<usize>(san) || last.san == san) ? last : new PrincipalValues(san);
+}
+
+// The attributes a request derives, in the order they are set (a bag lists
+// its attributes in the order first set, and encoders follow it), then the
+// end-user JWT's (auth_claims.ts, in its own order).
+const DERIVED_ORDER: StaticArray<i32> = [
+  REQUEST_HEADERS, REQUEST_HOST, REQUEST_METHOD, REQUEST_PATH, REQUEST_URL_PATH, REQUEST_QUERY_PARAMS, REQUEST_REFERER,
+  REQUEST_SCHEME, REQUEST_USERAGENT, REQUEST_ID, REQUEST_SIZE, REQUEST_TIME, SOURCE_IP, ORIGIN_IP, SOURCE_PORT,
+  DESTINATION_IP, DESTINATION_PORT, CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL,
+  SOURCE_PRINCIPAL, SOURCE_USER, SOURCE_NAMESPACE, DESTINATION_PRINCIPAL,
+];
+
+// What a derivation is bound to before its first request.
+const NO_REQUEST = new RequestView();
+const NO_VALUES = new RequestValues();
+const NO_HEADERS = new HeaderMap(1);
+
+/**
+ * The attributes one request derives for itself (step 5 of the order of
+ * application), each found when it is first asked for: a request's quota
+ * rules and cached answers read a few by id (`value`), and only a check or
+ * report that encodes them all has them all derived (`addTo`). String values
+ * are views of the request's header bytes, made in the request's own value
+ * storage; the ones requests share come from the tables above.
+ *
+ * Reused: `reset` binds it to the next request.
+ */
+export class RequestDerivation {
+  private req: RequestView = NO_REQUEST;
+  private values: RequestValues = NO_VALUES;
+  private headers: HeaderMap = NO_HEADERS;
+  // Per derived id: its value, valid while found[id] == stamp (null: the request has none).
+  private readonly memo: StaticArray<AttributeValue | null> = new StaticArray<AttributeValue | null>(LAST_DERIVED_ID + 1);
+  private readonly found: StaticArray<u32> = new StaticArray<u32>(LAST_DERIVED_ID + 1);
+  private stamp: u32 = 1;
+  private pathValue: AttributeValue | null = null;
+  private pathRead: bool = false;
+  private source: AddressValues | null = null;
+  private destination: AddressValues | null = null;
+  private peer: PrincipalValues | null = null;
+  private local: PrincipalValues | null = null;
+  private readonly auth: AttributeBag = new AttributeBag(8);
+  private authRead: bool = false;
+
+  /** Binds to `req`, whose own values are made in `values` (both reset by the caller). */
+  reset(req: RequestView, values: RequestValues): void {
+    this.req = req;
+    this.values = values;
+    this.headers = req.headerMap();
+    if (++this.stamp == 0) {
+      // Wrapped around: old stamps could match again.
+      const found = this.found;
+      for (let i = 0; i < found.length; i++) unchecked((found[i] = 0));
+      this.stamp = 1;
+    }
+    this.pathRead = false;
+    this.pathValue = null;
+    this.source = null;
+    this.destination = null;
+    this.peer = null;
+    this.local = null;
+    this.authRead = false;
+  }
+
+  /** The request's header map (its `headers`, or a copy of a map of strings). */
+  get headerMap(): HeaderMap {
+    return this.headers;
+  }
+
+  /** The request's `:method` value (shared for a known method), or null. */
+  method(): AttributeValue | null {
+    return this.value(REQUEST_METHOD);
+  }
+
+  /** The request's `:path` value, or null. */
+  path(): AttributeValue | null {
+    if (!this.pathRead) {
+      const at = this.headers.indexOfSlot(PATH);
+      this.pathValue = at >= 0 ? this.values.header(this.headers, at) : null;
+      this.pathRead = true;
+    }
+    return this.pathValue;
+  }
+
+  /** The value the request derives for attribute `id`, or null when it derives none (then the earlier steps' value stands). */
+  value(id: i32): AttributeValue | null {
+    if (<u32>id > <u32>LAST_DERIVED_ID) return null;
+    if (unchecked(this.found[id]) == this.stamp) return unchecked(this.memo[id]);
+    const v = this.derive(id);
+    unchecked((this.memo[id] = v));
+    unchecked((this.found[id] = this.stamp));
+    return v;
+  }
+
+  /** Writes every derived attribute into `bag`, over what the earlier steps put there, in the order above. */
+  addTo(bag: AttributeBag): void {
+    for (let i = 0; i < DERIVED_ORDER.length; i++) {
+      const id = unchecked(DERIVED_ORDER[i]);
+      const v = this.value(id);
+      if (v !== null) bag.setId(id, v);
+    }
+    bag.merge(this.authAttributes());
+  }
+
+  private derive(id: i32): AttributeValue | null {
+    const h = this.headers;
+    const values = this.values;
+    const req = this.req;
+    switch (id) {
+      // The request's own map: the forwarded-attributes header was already
+      // taken out of it (requestWithHeaders), so no copy is needed.
+      case REQUEST_HEADERS:
+        return h.size > 0 ? values.map(h) : null;
+      case REQUEST_HOST: {
+        let at = h.indexOfSlot(AUTHORITY);
+        if (at < 0) at = h.indexOfSlot(HOST);
+        return at >= 0 ? values.header(h, at) : EMPTY_TEXT;
+      }
+      case REQUEST_METHOD: {
+        const at = h.indexOfSlot(METHOD);
+        return at >= 0 ? methodValue(values.header(h, at)) : null;
+      }
+      case REQUEST_PATH: {
+        const path = this.path();
+        return path !== null ? path : EMPTY_TEXT;
+      }
+      // Without a query the URL path is the path itself: one value for both.
+      case REQUEST_URL_PATH: {
+        const path = this.path();
+        if (path === null) return null;
+        const len = path.textLen();
+        const urlLength = urlPathLength(path.textPtr(), len);
+        return urlLength == len ? path : values.view(path.textPtr(), urlLength);
+      }
+      case REQUEST_QUERY_PARAMS: {
+        const path = this.path();
+        if (path === null) return null;
+        const ptr = path.textPtr();
+        const len = path.textLen();
+        return urlPathLength(ptr, len) < len && values.query.parse(ptr, len) ? values.map(values.query) : null;
+      }
+      case REQUEST_REFERER:
+        return this.header(REFERER);
+      case REQUEST_SCHEME: {
+        const scheme = this.header(SCHEME);
+        return scheme !== null ? scheme : HTTP_TEXT;
+      }
+      case REQUEST_USERAGENT:
+        return this.header(USER_AGENT);
+      case REQUEST_ID:
+        return this.header(X_REQUEST_ID);
+      // At check time the body has not been read: the size the client announced.
+      case REQUEST_SIZE: {
+        const length = this.header(CONTENT_LENGTH);
+        const size = length !== null ? contentLength(length) : 0;
+        return size > 0 ? values.int64(size) : NO_SIZE;
+      }
+      case REQUEST_TIME:
+        return values.timestampNanos(req.timeNanos);
+      case SOURCE_IP:
+      case ORIGIN_IP:
+      case SOURCE_PORT: {
+        const addr = this.sourceAddress();
+        return addr === null ? null : id == SOURCE_PORT ? addr.port : addr.ip;
+      }
+      case DESTINATION_IP:
+      case DESTINATION_PORT: {
+        const addr = this.destinationAddress();
+        return addr === null ? null : id == DESTINATION_PORT ? addr.port : addr.ip;
+      }
+      case CONNECTION_MTLS:
+        return AttributeValue.ofBool(req.mtls);
+      case CONNECTION_REQUESTED_SERVER_NAME:
+        return req.requestedServerName.length > 0 ? values.string(req.requestedServerName) : null;
+      case CONTEXT_PROTOCOL: {
+        const contentType = this.header(CONTENT_TYPE);
+        return contentType !== null && isGrpcContentType(contentType) ? GRPC_TEXT : HTTP_TEXT;
+      }
+      case SOURCE_PRINCIPAL:
+      case SOURCE_USER:
+      case SOURCE_NAMESPACE: {
+        const peer = this.peerPrincipal();
+        return peer === null ? null : id == SOURCE_NAMESPACE ? peer.namespace : peer.principal;
+      }
+      case DESTINATION_PRINCIPAL: {
+        const local = this.localPrincipal();
+        return local !== null ? local.principal : null;
+      }
+    }
+    return this.authAttributes().getId(id);
+  }
+
+  // The value of the header in known-string slot `slot`, or null.
+  private header(slot: i32): AttributeValue | null {
+    const at = this.headers.indexOfSlot(slot);
+    return at >= 0 ? this.values.header(this.headers, at) : null;
+  }
+
+  private sourceAddress(): AddressValues | null {
+    const text = this.req.sourceAddress;
+    if (text.length == 0) return null;
+    let addr = this.source;
+    if (addr === null) {
+      addr = addressValues(text, lastSourceAddress);
+      lastSourceAddress = addr;
+      this.source = addr;
+    }
+    return addr;
+  }
+
+  private destinationAddress(): AddressValues | null {
+    const text = this.req.destinationAddress;
+    if (text.length == 0) return null;
+    let addr = this.destination;
+    if (addr === null) {
+      addr = addressValues(text, lastDestinationAddress);
+      lastDestinationAddress = addr;
+      this.destination = addr;
+    }
+    return addr;
+  }
+
+  private peerPrincipal(): PrincipalValues | null {
+    const san = this.req.peerPrincipal;
+    if (san.length == 0) return null;
+    let peer = this.peer;
+    if (peer === null) {
+      peer = principalValues(san, lastPeer);
+      lastPeer = peer;
+      this.peer = peer;
+    }
+    return peer;
+  }
+
+  private localPrincipal(): PrincipalValues | null {
+    const san = this.req.localPrincipal;
+    if (san.length == 0) return null;
+    let local = this.local;
+    if (local === null) {
+      local = principalValues(san, lastLocal);
+      lastLocal = local;
+      this.local = local;
+    }
+    return local;
+  }
+
+  // The request.auth.* attributes of the request's JWT payload, read once.
+  private authAttributes(): AttributeBag {
+    const auth = this.auth;
+    if (!this.authRead) {
+      auth.clear();
+      addAuthAttributes(auth, this.req.authPayload);
+      this.authRead = true;
+    }
+    return auth;
+  }
 }
 
 /**
  * Step 5 of the order of application: the attributes derived from the request
- * itself, written over whatever the static and forwarded steps put in `bag`.
- * The values only this request has are made in `values` (its evaluation's
- * reused storage), the ones requests share come from the tables above.
+ * itself (RequestDerivation), all written over whatever the static and
+ * forwarded steps put in `bag`. The request's own values are made in
+ * `values` (its evaluation's reused storage).
  */
 export function addRequestAttributes(bag: AttributeBag, req: RequestView, values: RequestValues = new RequestValues()): void {
-  const h = req.headers;
-
-  // The request's own map: the forwarded-attributes header was already taken
-  // out of it (requestWithHeaders), so no copy is needed.
-  if (h.size > 0) bag.setId(REQUEST_HEADERS, values.map(h));
-
-  const authority = h.get(":authority");
-  const host = authority !== null ? authority : h.get("host");
-  bag.setId(REQUEST_HOST, host !== null ? stringValue(host) : EMPTY_TEXT);
-
-  const method = h.get(":method");
-  if (method !== null) bag.setId(REQUEST_METHOD, stringValue(method));
-
-  const path = h.get(":path");
-  if (path === null) {
-    bag.setId(REQUEST_PATH, EMPTY_TEXT);
-  } else {
-    const pathValue = values.string(path);
-    bag.setId(REQUEST_PATH, pathValue);
-    // Without a query the URL path is the path itself: one value for both.
-    const url = urlPath(path);
-    bag.setId(REQUEST_URL_PATH, changetype<usize>(url) == changetype<usize>(path) ? pathValue : values.string(url));
-    if (queryParamsInto(path, values.query)) bag.setId(REQUEST_QUERY_PARAMS, values.map(values.query));
-  }
-
-  const referer = h.get("referer");
-  if (referer !== null) bag.setId(REQUEST_REFERER, values.string(referer));
-  const scheme = h.get(":scheme");
-  bag.setId(REQUEST_SCHEME, scheme !== null ? stringValue(scheme) : HTTP_TEXT);
-  const userAgent = h.get("user-agent");
-  if (userAgent !== null) bag.setId(REQUEST_USERAGENT, stringValue(userAgent));
-  const requestId = h.get("x-request-id");
-  if (requestId !== null) bag.setId(REQUEST_ID, values.string(requestId));
-
-  // At check time the body has not been read: the size the client announced.
-  const contentLength = h.get("content-length");
-  const size = contentLength !== null ? I64.parseInt(contentLength) : 0;
-  bag.setId(REQUEST_SIZE, size > 0 ? values.int64(size) : NO_SIZE);
-  bag.setId(REQUEST_TIME, values.timestampNanos(req.timeNanos));
-
-  setAddress(bag, req.sourceAddress, SOURCE_IP, SOURCE_PORT, ORIGIN_IP);
-  setAddress(bag, req.destinationAddress, DESTINATION_IP, DESTINATION_PORT, NO_ATTRIBUTE_ID);
-
-  bag.setId(CONNECTION_MTLS, AttributeValue.ofBool(req.mtls));
-  if (req.requestedServerName.length > 0) bag.setId(CONNECTION_REQUESTED_SERVER_NAME, stringValue(req.requestedServerName));
-  bag.setId(CONTEXT_PROTOCOL, isGrpcContentType(h.get("content-type")) ? GRPC_TEXT : HTTP_TEXT);
-
-  if (req.peerPrincipal.length > 0) {
-    const peer = principalFromSan(req.peerPrincipal);
-    bag.setIdString(SOURCE_PRINCIPAL, peer);
-    bag.setIdString(SOURCE_USER, peer);
-    const ns = namespaceOfPrincipal(peer);
-    if (ns !== null) bag.setIdString(SOURCE_NAMESPACE, ns);
-  }
-  if (req.localPrincipal.length > 0) bag.setIdString(DESTINATION_PRINCIPAL, principalFromSan(req.localPrincipal));
-
-  addAuthAttributes(bag, req.authPayload);
+  const derivation = new RequestDerivation();
+  derivation.reset(req, values);
+  derivation.addTo(bag);
 }

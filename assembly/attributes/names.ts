@@ -16,14 +16,21 @@ const MAX_INTERNED: i32 = 4096;
 const MAX_INTERNED_NAME_LENGTH: i32 = 256;
 
 const idsByName = new Map<string, i32>();
-const namesById = new Array<string>();
+let namesById = new StaticArray<string>(64);
+let interned: i32 = 0;
 
 /** The name's id, interning it if it has none (NO_ATTRIBUTE_ID past the ceiling). */
 export function internAttribute(name: string): i32 {
   if (idsByName.has(name)) return idsByName.get(name);
-  const id = namesById.length;
+  const id = interned;
   if (id >= MAX_INTERNED || name.length > MAX_INTERNED_NAME_LENGTH) return NO_ATTRIBUTE_ID;
-  namesById.push(name);
+  if (id == namesById.length) {
+    const grown = new StaticArray<string>(id << 1);
+    for (let i = 0; i < id; i++) unchecked((grown[i] = namesById[i]));
+    namesById = grown;
+  }
+  unchecked((namesById[id] = name));
+  interned = id + 1;
   idsByName.set(name, id);
   return id;
 }
@@ -33,14 +40,14 @@ export function attributeId(name: string): i32 {
   return idsByName.has(name) ? idsByName.get(name) : NO_ATTRIBUTE_ID;
 }
 
-/** The interned name of `id`. */
+/** The interned name of `id` (0 <= id < internedAttributeCount()). */
 export function attributeName(id: i32): string {
-  return namesById[id];
+  return unchecked(namesById[id]);
 }
 
 /** Ids handed out so far (ids run from 0 to this less one). */
 export function internedAttributeCount(): i32 {
-  return namesById.length;
+  return interned;
 }
 
 // The attributes the module derives from a request and its response, with
@@ -70,6 +77,14 @@ export const SOURCE_PRINCIPAL = internAttribute("source.principal");
 export const SOURCE_USER = internAttribute("source.user");
 export const SOURCE_NAMESPACE = internAttribute("source.namespace");
 export const DESTINATION_PRINCIPAL = internAttribute("destination.principal");
+// From the end-user JWT's payload (auth_claims.ts).
+export const REQUEST_AUTH_PRINCIPAL = internAttribute("request.auth.principal");
+export const REQUEST_AUTH_AUDIENCES = internAttribute("request.auth.audiences");
+export const REQUEST_AUTH_PRESENTER = internAttribute("request.auth.presenter");
+export const REQUEST_AUTH_CLAIMS = internAttribute("request.auth.claims");
+export const REQUEST_AUTH_RAW_CLAIMS = internAttribute("request.auth.raw_claims");
+/** Every attribute derived from a request has an id from 0 to this (derive.ts). */
+export const LAST_DERIVED_ID = REQUEST_AUTH_RAW_CLAIMS;
 // Report-time attributes (report.ts).
 export const RESPONSE_HEADERS = internAttribute("response.headers");
 export const RESPONSE_TIME = internAttribute("response.time");

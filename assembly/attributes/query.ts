@@ -1,84 +1,100 @@
+import { bytesEqualString, indexOfByte } from "../text";
+import { decodeUtf8, encodeUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
+import { AttributeValue } from "./value";
+import { ViewMap } from "./view_map";
 
-const QUESTION: u16 = 0x3f; // '?'
-const AMPERSAND: u16 = 0x26; // '&'
-const EQUALS: u16 = 0x3d; // '='
+const QUESTION: u8 = 0x3f; // '?'
+const AMPERSAND: u8 = 0x26; // '&'
+const EQUALS: u8 = 0x3d; // '='
 
-/**
- * The first index at or after `from` of the code unit `unit`, or -1. A plain
- * scan: `String#indexOf` compares a whole needle at every position.
- */
-export function indexOfUnit(s: string, unit: u16, from: i32 = 0, end: i32 = -1): i32 {
-  const n = end < 0 ? s.length : end;
-  const base = changetype<usize>(s);
-  for (let i = max(from, 0); i < n; i++) {
-    if (load<u16>(base + (<usize>i << 1)) == unit) return i;
-  }
-  return -1;
-}
-
-/** `s[start, end)` equals `name`, compared in place. */
-function sliceEquals(s: string, start: i32, end: i32, name: string): bool {
-  const length = end - start;
-  if (length != name.length) return false;
-  return memory.compare(changetype<usize>(s) + (<usize>start << 1), changetype<usize>(name), <usize>length << 1) == 0;
+/** The length in bytes of the part of a `:path` (UTF-8 at `ptr`) before the first `?`. */
+export function urlPathLength(ptr: usize, len: usize): usize {
+  const q = indexOfByte(ptr, 0, len, QUESTION);
+  return q < 0 ? len : <usize>q;
 }
 
 /** The part of a `:path` before the first `?`. */
 export function urlPath(path: string): string {
-  const q = indexOfUnit(path, QUESTION);
+  const q = path.indexOf("?");
   return q < 0 ? path : path.substring(0, q);
 }
 
 /**
- * Query parameters of a `:path`, as the upstream client read them: split on
- * `&`, name and value split at the first `=`, a bare name gets "", no
- * percent-decoding, the first occurrence of a name wins. Null when the path
- * has no query or an empty one.
+ * The query parameters of a request's `:path`, as the upstream client read
+ * them: split on `&`, name and value split at the first `=`, a bare name
+ * gets "", no percent-decoding, the first occurrence of a name wins. Its
+ * entries are views into the path's bytes, which must outlive it (the
+ * request's own header bytes).
  */
-export function queryParams(path: string): StringMap | null {
-  const m = new StringMap();
-  return queryParamsInto(path, m) ? m : null;
-}
-
-/** The same parameters written into `m` (emptied first, storage kept); false when there are none. */
-export function queryParamsInto(path: string, m: StringMap): bool {
-  m.clear();
-  const q = indexOfUnit(path, QUESTION);
-  if (q < 0 || q + 1 >= path.length) return false;
-  let start = q + 1;
-  const n = path.length;
-  while (start <= n) {
-    let end = indexOfUnit(path, AMPERSAND, start);
-    if (end < 0) end = n;
-    if (end > start) {
-      const eq = indexOfUnit(path, EQUALS, start, end);
-      if (eq >= 0) m.setIfAbsent(path.substring(start, eq), path.substring(eq + 1, end));
-      else m.setIfAbsent(path.substring(start, end), "");
+export class QueryMap extends ViewMap {
+  /** Reads the query of the path whose UTF-8 is at `ptr`; false when it has no parameters (no query, or an empty one). */
+  parse(ptr: usize, len: usize): bool {
+    this.clear();
+    this.base = ptr;
+    const q = indexOfByte(ptr, 0, len, QUESTION);
+    if (q < 0) return false;
+    let start = <usize>q + 1;
+    while (start <= len) {
+      let end = indexOfByte(ptr, start, len, AMPERSAND);
+      if (end < 0) end = <isize>len;
+      const stop = <usize>end;
+      if (stop > start) {
+        const eq = indexOfByte(ptr, start, stop, EQUALS);
+        const keyEnd = eq >= 0 ? <usize>eq : stop;
+        const valueStart = eq >= 0 ? <usize>eq + 1 : stop;
+        if (this.scanForBytes(ptr + start, keyEnd - start, 0) < 0) {
+          this.append(0, <i32>start, <i32>(keyEnd - start), <i32>valueStart, <i32>(stop - valueStart));
+        }
+      }
+      start = stop + 1;
     }
-    start = end + 1;
+    return this.count > 0;
   }
-  return m.size > 0;
 }
 
 /**
- * One query parameter without building the whole map (the API-key lookup
- * runs on every request). Null when absent; "" when present without a value.
+ * Query parameters of a `:path`, as QueryMap reads them, as a map of
+ * strings. Null when the path has no query or an empty one.
  */
-export function queryParam(path: string, name: string): string | null {
-  const q = indexOfUnit(path, QUESTION);
-  if (q < 0) return null;
-  const n = path.length;
-  let start = q + 1;
-  while (start < n) {
-    let end = indexOfUnit(path, AMPERSAND, start);
-    if (end < 0) end = n;
-    const nameEnd = indexOfUnit(path, EQUALS, start, end);
-    const keyEnd = nameEnd >= 0 ? nameEnd : end;
-    if (sliceEquals(path, start, keyEnd, name)) {
-      return keyEnd < end ? path.substring(keyEnd + 1, end) : "";
+export function queryParams(path: string): StringMap | null {
+  const bytes = encodeUtf8(path);
+  const m = new QueryMap();
+  return m.parse(changetype<usize>(bytes), <usize>bytes.byteLength) ? m.clone() : null;
+}
+
+/**
+ * One query parameter of a `:path` (UTF-8 at `ptr`) without reading the
+ * whole query (the API-key lookup runs on every request): `into` becomes a
+ * view of its value and the answer is true, or it is absent and the answer
+ * false. A name present without `=` has the value "".
+ */
+export function queryParamInto(ptr: usize, len: usize, name: string, into: AttributeValue): bool {
+  const q = indexOfByte(ptr, 0, len, QUESTION);
+  return q >= 0 && queryParamAfter(ptr, len, <usize>q + 1, name, into);
+}
+
+/** queryParamInto for a path whose query starts at byte `start` (just after its `?`). */
+export function queryParamAfter(ptr: usize, len: usize, start: usize, name: string, into: AttributeValue): bool {
+  while (start < len) {
+    let end = indexOfByte(ptr, start, len, AMPERSAND);
+    if (end < 0) end = <isize>len;
+    const stop = <usize>end;
+    const eq = indexOfByte(ptr, start, stop, EQUALS);
+    const keyEnd = eq >= 0 ? <usize>eq : stop;
+    if (bytesEqualString(ptr + start, keyEnd - start, name)) {
+      const valueStart = keyEnd < stop ? keyEnd + 1 : stop;
+      into.setView(ptr + valueStart, stop - valueStart);
+      return true;
     }
-    start = end + 1;
+    start = stop + 1;
   }
-  return null;
+  return false;
+}
+
+/** One query parameter of a `:path` (see queryParamInto); null when absent, "" when present without a value. */
+export function queryParam(path: string, name: string): string | null {
+  const bytes = encodeUtf8(path);
+  const found = new AttributeValue();
+  return queryParamInto(changetype<usize>(bytes), <usize>bytes.byteLength, name, found) ? decodeUtf8(found.textPtr(), found.textLen()) : null;
 }

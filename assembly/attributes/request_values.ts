@@ -1,20 +1,23 @@
+import { QueryMap } from "./query";
 import { StringMap } from "./string_map";
 import { AttributeValue, ValueKind } from "./value";
 
 /**
- * The attribute values one request derives for itself (its path, id, time,
- * header map, query parameters, API key), kept in storage its evaluation
- * reuses: the next request rewrites the same objects instead of allocating
- * new ones. Each value is marked `requestOwned`, so a bag that outlives the
- * request (a report, a quota prefetch) copies it (AttributeBag.clone), and
- * the check cache keeps copies of what it captures. Anything else reads them
- * only while the request is being evaluated.
+ * The attribute values one request derives for itself (its host, path, id,
+ * time, header map, query parameters, API key…), kept in storage its
+ * evaluation reuses: the next request rewrites the same objects instead of
+ * allocating new ones. String values are views of the request's own bytes
+ * (its header map's buffer), so none of them is a string until something
+ * reads `str`. Each value is marked `requestOwned`, so a bag that outlives
+ * the request (a report, a quota prefetch) copies it (AttributeBag.clone),
+ * and the check cache keeps copies of what it captures. Anything else reads
+ * them only while the request is being evaluated.
  */
 export class RequestValues {
   private slots: Array<AttributeValue> = [];
   private used: i32 = 0;
   /** The query parameters' map, refilled per request (see `map`). */
-  readonly query: StringMap = new StringMap();
+  readonly query: QueryMap = new QueryMap();
 
   /** Every value free again, for the next request. */
   reset(): void {
@@ -24,6 +27,20 @@ export class RequestValues {
   string(s: string): AttributeValue {
     const v = this.next(ValueKind.String);
     v.str = s;
+    return v;
+  }
+
+  /** A string value over `len` bytes of valid UTF-8 at `ptr`, which live as long as the request. */
+  view(ptr: usize, len: usize): AttributeValue {
+    const v = this.next(ValueKind.String);
+    v.setView(ptr, len);
+    return v;
+  }
+
+  /** The value of header entry `i` of `h`, in place. */
+  header(h: StringMap, i: i32): AttributeValue {
+    const v = this.next(ValueKind.String);
+    h.valueInto(i, v);
     return v;
   }
 
@@ -52,18 +69,22 @@ export class RequestValues {
     return v;
   }
 
-  // A value with every field back to its default but `kind`.
+  /** A string value to fill (a view or text), for a reader that finds out whether it has one. */
+  spare(): AttributeValue {
+    const v = this.next(ValueKind.String);
+    v.str = "";
+    return v;
+  }
+
+  // A value of `kind` to fill: the fields its kind reads are set by the
+  // caller; of the others, only the references (which a copy would follow)
+  // are cleared.
   private next(kind: ValueKind): AttributeValue {
     const slots = this.slots;
     const i = this.used++;
     let v: AttributeValue;
     if (i < slots.length) {
       v = unchecked(slots[i]);
-      v.str = "";
-      v.int = 0;
-      v.nanos = 0;
-      v.double = 0;
-      v.bool = false;
       v.bytes = null;
       v.map = null;
     } else {

@@ -1,3 +1,5 @@
+import { bytesEqualString, fnv64Text, fnv64TextOfString, sameBytes } from "../text";
+import { decodeUtf8, encodeUtf8Unsafe, isCleanUtf8 } from "../utf8";
 import { StringMap } from "./string_map";
 
 // Value kinds numbered as the AttributeValue oneof fields of
@@ -13,10 +15,26 @@ export const enum ValueKind {
   StringMap = 9,
 }
 
-/** One typed attribute value. Timestamps and durations are seconds + nanos. */
+/**
+ * One typed attribute value. Timestamps and durations are seconds + nanos.
+ *
+ * A string value is either text (an AssemblyScript string) or a view: valid
+ * UTF-8 bytes in place, in storage its request owns (the request's header
+ * bytes, view_map.ts). A view becomes a string only when something reads
+ * `str` (an encoder, a copy that outlives the request); matching, hashing and
+ * comparing read its bytes (`textPtr`, `textEquals`, `hashText`).
+ */
 export class AttributeValue {
   kind: ValueKind = ValueKind.String;
-  str: string = "";
+  private text: string = "";
+  // The view's bytes (viewed), or text's UTF-8 once asked for (encoded).
+  private textBytes: usize = 0;
+  private textLength: usize = 0;
+  private viewed: bool = false;
+  private decoded: bool = false;
+  private encoded: bool = false;
+  // Where text's UTF-8 is kept for textPtr (reused while it is large enough).
+  private encoding: ArrayBuffer | null = null;
   /** int64 value, or seconds of a timestamp/duration. */
   int: i64 = 0;
   nanos: i32 = 0;
@@ -31,11 +49,96 @@ export class AttributeValue {
    */
   requestOwned: bool = false;
 
+  /** The string: the text, or the view decoded (once) when first read. */
+  get str(): string {
+    if (this.viewed && !this.decoded) {
+      this.text = decodeUtf8(this.textBytes, this.textLength);
+      this.decoded = true;
+    }
+    return this.text;
+  }
+
+  set str(s: string) {
+    this.text = s;
+    this.viewed = false;
+    this.encoded = false;
+  }
+
+  /**
+   * Makes this a string value over the `len` UTF-8 bytes at `ptr`, which must
+   * stay as they are while the value is read (a request's own bytes: the
+   * value is then `requestOwned`, and copied before it outlives them). Bytes
+   * that are not valid UTF-8 (a client's, never checked before) make it their
+   * text instead, decoded with U+FFFD, so a view is always text that decodes
+   * to itself.
+   */
+  setView(ptr: usize, len: usize): void {
+    this.kind = ValueKind.String;
+    if (!isCleanUtf8(ptr, len)) {
+      this.str = decodeUtf8(ptr, len);
+      return;
+    }
+    this.text = "";
+    this.textBytes = ptr;
+    this.textLength = len;
+    this.viewed = true;
+    this.decoded = false;
+  }
+
+  /** A string value that is a view (its text not yet decoded, or decoded from it). */
+  get isView(): bool {
+    return this.viewed;
+  }
+
+  /** Where the UTF-8 of a string value is (the view, or the text encoded once). */
+  textPtr(): usize {
+    if (!this.viewed && !this.encoded) this.encodeText();
+    return this.textBytes;
+  }
+
+  /** How many bytes are at textPtr(). */
+  textLen(): usize {
+    if (!this.viewed && !this.encoded) this.encodeText();
+    return this.textLength;
+  }
+
+  /** The string value's text equals `s` (compared as UTF-8, nothing decoded). */
+  textEquals(s: string): bool {
+    return this.viewed ? bytesEqualString(this.textBytes, this.textLength, s) : this.text == s;
+  }
+
+  /** Two string values have the same text. */
+  sameText(other: AttributeValue): bool {
+    if (this.viewed) {
+      if (other.viewed) return sameBytes(this.textBytes, this.textLength, other.textBytes, other.textLength);
+      return bytesEqualString(this.textBytes, this.textLength, other.text);
+    }
+    return other.viewed ? bytesEqualString(other.textBytes, other.textLength, this.text) : this.text == other.text;
+  }
+
+  /** fnv64Text of the string value's UTF-8, equal for a view and the text decoded from it. */
+  hashText(hash: u64): u64 {
+    return this.viewed ? fnv64Text(hash, this.textBytes, this.textLength) : fnv64TextOfString(hash, this.text);
+  }
+
+  private encodeText(): void {
+    const s = this.text;
+    const room = s.length * 3;
+    let buffer = this.encoding;
+    if (buffer === null || buffer.byteLength < room) {
+      buffer = new ArrayBuffer(room);
+      this.encoding = buffer;
+    }
+    this.textBytes = changetype<usize>(buffer);
+    this.textLength = encodeUtf8Unsafe(s, this.textBytes);
+    this.encoded = true;
+  }
+
   /** A copy that later writes to the request's objects cannot change (bytes and map copied too). */
   copy(): AttributeValue {
     const c = new AttributeValue();
     c.kind = this.kind;
-    c.str = this.str;
+    if (this.kind == ValueKind.String) c.str = this.str;
     c.int = this.int;
     c.nanos = this.nanos;
     c.double = this.double;

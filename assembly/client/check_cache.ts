@@ -23,7 +23,7 @@
 // - Denials are cached like accepts; the route directive is kept with the status.
 // Not upstream: a hit is confirmed by comparing the request's values with the
 // values captured at insert, so a 64-bit signature collision is a miss.
-import { AttributeBag } from "../attributes/bag";
+import { AttributeSource } from "../attributes/source";
 import { AttributeValue } from "../attributes/value";
 import { Lru, lruKey } from "./lru";
 import { ReferencedShape } from "./referenced";
@@ -119,7 +119,7 @@ export class CheckCache {
    * `validUseCount` is 0 (which also drops the entry it would replace).
    */
   insert(
-    bag: AttributeBag,
+    bag: AttributeSource,
     shape: ReferencedShape,
     result: CachedCheck,
     validDurationNanos: i64,
@@ -165,7 +165,7 @@ export class CheckCache {
    * The cached answer for `bag`, or null (ask the hub). A hit consumes one use.
    * Allocates nothing.
    */
-  lookup(bag: AttributeBag, nowNanos: i64): CachedCheck | null {
+  lookup(bag: AttributeSource, nowNanos: i64): CachedCheck | null {
     if (!this.enabled) return null;
     const slots = this.shapes.slots;
     for (let i = 0, n = slots.length; i < n; i++) {

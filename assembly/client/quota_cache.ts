@@ -21,6 +21,7 @@
 //   Without a bag, checks always use the pending pool: one pool per name.
 // - Capacity 10 000 pools, idle expiry 600 s; `disableQuotaCache` = capacity 0.
 import { AttributeBag } from "../attributes/bag";
+import { AttributeSource } from "../attributes/source";
 import { AttributeValue } from "../attributes/value";
 import { Lru, lruKey } from "./lru";
 import { QuotaPrefetch } from "./quota_prefetch";
@@ -106,7 +107,7 @@ export class QuotaCache {
    * Decides `amount` of `quotaName` locally (call only after a check-cache
    * hit). Allocates only a prefetch request, and the first time a name is seen.
    */
-  check(quotaName: string, bag: AttributeBag | null, amount: i64, nowNanos: i64): QuotaDecision {
+  check(quotaName: string, bag: AttributeSource | null, amount: i64, nowNanos: i64): QuotaDecision {
     const decision = this.decision;
     decision.prefetch = null;
     decision.allowed = false;
@@ -139,7 +140,7 @@ export class QuotaCache {
     if (pool.prefetchAmount > 0) {
       // The prefetch keeps its own copy of the bag: the caller's may be
       // refilled by another request before the answer comes (StreamPool).
-      decision.prefetch = new PrefetchRequest(quotaName, pool.prefetchAmount, bag !== null ? bag.clone() : null, pool, pool.prefetchSlotId, pending);
+      decision.prefetch = new PrefetchRequest(quotaName, pool.prefetchAmount, bag !== null ? bag.asBag().clone() : null, pool, pool.prefetchSlotId, pending);
     }
     return decision;
   }
@@ -207,7 +208,7 @@ export class QuotaCache {
     return per;
   }
 
-  private find(per: PerQuota, bag: AttributeBag, nowNanos: i64): QuotaEntry | null {
+  private find(per: PerQuota, bag: AttributeSource, nowNanos: i64): QuotaEntry | null {
     const slots = per.shapes.slots;
     for (let i = 0, n = slots.length; i < n; i++) {
       const slot = unchecked(slots[i]);
@@ -225,7 +226,7 @@ export class QuotaCache {
     return null;
   }
 
-  private matches(entry: QuotaEntry, per: PerQuota, slot: ShapeSlot, signature: u64, bag: AttributeBag): bool {
+  private matches(entry: QuotaEntry, per: PerQuota, slot: ShapeSlot, signature: u64, bag: AttributeSource): bool {
     return (
       entry.owner === per &&
       entry.slot === slot &&

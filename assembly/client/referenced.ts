@@ -21,7 +21,7 @@
 //   MD5 with NUL delimiters), and a cache hit also compares the captured values
 //   (`sameValues`), so a hash collision can never serve another request's
 //   answer.
-import { AttributeBag } from "../attributes/bag";
+import { AttributeSource } from "../attributes/source";
 import { internAttribute } from "../attributes/names";
 import { StringMap } from "../attributes/string_map";
 import { AttributeValue, ValueKind } from "../attributes/value";
@@ -50,7 +50,7 @@ export class ReferencedAttribute {
   /** The attribute's value in `bag`, or null. */
   // @ts-ignore: decorator
   @inline
-  valueIn(bag: AttributeBag): AttributeValue | null {
+  valueIn(bag: AttributeSource): AttributeValue | null {
     const id = this.id;
     return id >= 0 ? bag.getId(id) : bag.get(this.name);
   }
@@ -94,11 +94,29 @@ function appendReference(parts: Array<string>, r: ReferencedAttribute): void {
 }
 
 function sameMap(a: StringMap, b: StringMap): bool {
-  if (a.size != b.size) return false;
-  for (let i = 0, n = a.keys.length; i < n; i++) {
-    const other = b.get(unchecked(a.keys[i]));
-    if (other === null || other != unchecked(a.values[i])) return false;
+  const n = a.size;
+  if (n != b.size) return false;
+  for (let i = 0; i < n; i++) {
+    const j = b.indexOf(a.keyAt(i));
+    if (j < 0) return false;
+    a.valueInto(i, leftEntry);
+    b.valueInto(j, rightEntry);
+    if (!leftEntry.sameText(rightEntry)) return false;
   }
+  return true;
+}
+
+// Map entries being compared or hashed (never kept past the call).
+const leftEntry = new AttributeValue();
+const rightEntry = new AttributeValue();
+
+// The string-map entry `key` of `v` into `into`; false when absent or `v` is no map.
+function entryInto(v: AttributeValue, key: string, into: AttributeValue): bool {
+  const map = v.map;
+  if (v.kind != ValueKind.StringMap || map === null) return false;
+  const i = map.indexOf(key);
+  if (i < 0) return false;
+  map.valueInto(i, into);
   return true;
 }
 
@@ -107,7 +125,7 @@ export function sameValue(a: AttributeValue, b: AttributeValue): bool {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case ValueKind.String:
-      return a.str == b.str;
+      return a.sameText(b);
     case ValueKind.Int64:
       return a.int == b.int;
     case ValueKind.Double:
@@ -141,7 +159,7 @@ function hashValue(h: u64, v: AttributeValue): u64 {
   h = fnv64Byte(h, <u32>v.kind);
   switch (v.kind) {
     case ValueKind.String:
-      return fnv64String(h, v.str);
+      return v.hashText(h);
     case ValueKind.Int64:
       return fnv64U64(h, <u64>v.int);
     case ValueKind.Double:
@@ -162,11 +180,7 @@ function hashValue(h: u64, v: AttributeValue): u64 {
       // not matter (two requests with the same headers in another order match).
       const map = v.map;
       if (map === null) return fnv64U32(h, 0);
-      let sum: u64 = 0;
-      for (let i = 0, n = map.keys.length; i < n; i++) {
-        sum += fnv64String(fnv64String(FNV64_OFFSET_BASIS, unchecked(map.keys[i])), unchecked(map.values[i]));
-      }
-      return fnv64U64(fnv64U32(h, <u32>map.size), sum);
+      return fnv64U64(fnv64U32(h, <u32>map.size), map.unorderedHash());
     }
     default:
       return h;
@@ -222,7 +236,7 @@ export class ReferencedShape {
   }
 
   /** Every ABSENCE reference absent and every EXACT reference present in `bag`. */
-  applies(bag: AttributeBag): bool {
+  applies(bag: AttributeSource): bool {
     const absence = this.absence;
     for (let i = 0, n = absence.length; i < n; i++) {
       const r = unchecked(absence[i]);
@@ -248,7 +262,7 @@ export class ReferencedShape {
   }
 
   /** Supported and consistent with the bag that produced the answer. */
-  cacheableFor(bag: AttributeBag): bool {
+  cacheableFor(bag: AttributeSource): bool {
     return this.supported && this.applies(bag);
   }
 
@@ -257,7 +271,7 @@ export class ReferencedShape {
    * `extra` (the quota cache passes the quota name). Meaningful only where
    * `applies(bag)`; allocates nothing.
    */
-  signature(bag: AttributeBag, extra: string = ""): u64 {
+  signature(bag: AttributeSource, extra: string = ""): u64 {
     let h = FNV64_OFFSET_BASIS;
     const exact = this.exact;
     for (let i = 0, n = exact.length; i < n; i++) {
@@ -274,9 +288,7 @@ export class ReferencedShape {
         continue;
       }
       h = fnv64String(fnv64Byte(h, 2), key);
-      const map = v.map;
-      const entry = v.kind == ValueKind.StringMap && map !== null ? map.get(key) : null;
-      h = entry === null ? fnv64Byte(h, 0) : fnv64String(fnv64Byte(h, 1), entry);
+      h = entryInto(v, key, leftEntry) ? leftEntry.hashText(fnv64Byte(h, 1)) : fnv64Byte(h, 0);
     }
     return fnv64String(h, extra);
   }
@@ -286,7 +298,7 @@ export class ReferencedShape {
    * a map entry is captured as a string value), kept with a cache entry so a
    * hit can be confirmed by `sameValues`. Allocates: call at insert only.
    */
-  capture(bag: AttributeBag): Array<AttributeValue> {
+  capture(bag: AttributeSource): Array<AttributeValue> {
     const exact = this.exact;
     const out = new Array<AttributeValue>(exact.length);
     for (let i = 0; i < exact.length; i++) {
@@ -300,16 +312,14 @@ export class ReferencedShape {
       } else if (key === null) {
         out[i] = v.copy();
       } else {
-        const map = v.map;
-        const entry = v.kind == ValueKind.StringMap && map !== null ? map.get(key) : null;
-        out[i] = AttributeValue.ofString(entry === null ? "" : entry);
+        out[i] = AttributeValue.ofString(entryInto(v, key, leftEntry) ? leftEntry.str : "");
       }
     }
     return out;
   }
 
   /** The EXACT values of `bag` equal `captured` (from `capture`). No allocation. */
-  sameValues(bag: AttributeBag, captured: Array<AttributeValue>): bool {
+  sameValues(bag: AttributeSource, captured: Array<AttributeValue>): bool {
     const exact = this.exact;
     if (captured.length != exact.length) return false;
     for (let i = 0, n = exact.length; i < n; i++) {
@@ -322,10 +332,7 @@ export class ReferencedShape {
         if (!sameValue(v, c)) return false;
         continue;
       }
-      const map = v.map;
-      if (v.kind != ValueKind.StringMap || map === null) return false;
-      const entry = map.get(key);
-      if (entry === null || entry != c.str) return false;
+      if (!entryInto(v, key, leftEntry) || !leftEntry.sameText(c)) return false;
     }
     return true;
   }

@@ -60,6 +60,8 @@ export class ServiceConfig {
   forwardHeader: string = "";
   /** Service-level policy; overrides the transport's (the spec's rule). */
   networkFailPolicy: NetworkFailPolicy | null = null;
+  // The filter's hub attributes with this service's over them (ClientConfig.staticAttributesFor).
+  merged: AttributeBag | null = null;
 }
 
 /**
@@ -85,7 +87,8 @@ export class ClientConfig {
   serviceFor(destinationService: string): ServiceConfig | null {
     // Consecutive requests mostly name the same service: a compare of the
     // last name answers without hashing it.
-    if (destinationService.length > 0 && destinationService == this.lastServiceName) return this.lastService;
+    const last = this.lastServiceName;
+    if (destinationService.length > 0 && (changetype<usize>(destinationService) == changetype<usize>(last) || destinationService == last)) return this.lastService;
     if (destinationService.length > 0 && this.services.has(destinationService)) {
       const found = this.services.get(destinationService);
       this.lastServiceName = destinationService;
@@ -95,6 +98,23 @@ export class ClientConfig {
     const d = this.defaultDestinationService;
     if (d.length > 0 && this.services.has(d)) return this.services.get(d);
     return null;
+  }
+
+  /**
+   * Steps 1 and 2 of the order of application: the filter's static hub
+   * attributes, with the service's over them; merged once per service and
+   * shared by its requests (read-only).
+   */
+  staticAttributesFor(service: ServiceConfig | null): AttributeBag {
+    if (service === null) return this.hubAttributes;
+    let merged = service.merged;
+    if (merged === null) {
+      merged = new AttributeBag();
+      merged.merge(this.hubAttributes);
+      merged.merge(service.hubAttributes);
+      service.merged = merged;
+    }
+    return merged;
   }
 
   failPolicyFor(service: ServiceConfig | null): NetworkFailPolicy {

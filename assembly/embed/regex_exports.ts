@@ -7,6 +7,7 @@
 // reachable for the garbage collector) between two host calls. Released
 // slots are reused; handle 0 means "none".
 import { Regex } from "../regex/index";
+import { collectGarbageIfDue } from "../collection";
 
 const handles = new Array<Regex | null>();
 const freeSlots = new Array<i32>();
@@ -19,11 +20,13 @@ function lookup(handle: i32): Regex | null {
 
 /** "" if `pattern` is accepted, otherwise the reason it is refused. */
 export function regex_check(pattern: string): string {
+  collectGarbageIfDue();
   return Regex.compile(pattern).error;
 }
 
 /** A handle (> 0) to the compiled pattern, or 0 if refused (see regex_check). */
 export function regex_compile(pattern: string): i32 {
+  collectGarbageIfDue();
   const result = Regex.compile(pattern);
   if (result.regex === null) return 0;
   if (freeSlots.length > 0) {
@@ -37,12 +40,14 @@ export function regex_compile(pattern: string): i32 {
 
 /** Whole-input match; false for an unknown handle. */
 export function regex_full_match(handle: i32, input: string): bool {
+  collectGarbageIfDue();
   const regex = lookup(handle);
   return regex !== null && regex.fullMatch(input);
 }
 
 /** Match anywhere in the input (RegExp.prototype.test); false for an unknown handle. */
 export function regex_search(handle: i32, input: string): bool {
+  collectGarbageIfDue();
   const regex = lookup(handle);
   return regex !== null && regex.search(input);
 }

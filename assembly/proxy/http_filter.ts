@@ -75,7 +75,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const service = e.service;
   if (service === null || service.disableCheckCalls) return Action.Continue;
 
-  const cached = plugin.checkCache.lookup(e.attributes, now);
+  const cached = plugin.checkCache.lookup(e.view, now);
   if (cached !== null) {
     if (!quotasNeedHub(plugin.quotaCache, cached.statusCode, e.quotas.length)) return answerFromCache(plugin, stream, cached, now);
     plugin.counters.recordCheckCacheHit(true);
@@ -111,7 +111,7 @@ function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck
 
 function quotaFromCache(plugin: Plugin, stream: HttpStream, quotas: Array<QuotaCharge>, now: i64): Verdict {
   const cluster = (plugin.config as ClientConfig).transport.checkCluster;
-  return decideQuotasFromCache(plugin, plugin.counters, plugin.quotaCache, cluster, CallKind.Prefetch, stream.id, stream.evaluation!.attributes, quotas, now, stream.outcome);
+  return decideQuotasFromCache(plugin, plugin.counters, plugin.quotaCache, cluster, CallKind.Prefetch, stream.id, stream.evaluation!.view, quotas, now, stream.outcome);
 }
 
 /** proxy_on_grpc_receive for a check or prefetch. */

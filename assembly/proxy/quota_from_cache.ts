@@ -1,5 +1,5 @@
 import { ClientCounters } from "../client/counters";
-import { AttributeBag } from "../attributes/bag";
+import { AttributeSource } from "../attributes/source";
 import { NetworkFailPolicy } from "../config/client_config";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
@@ -70,7 +70,7 @@ export function decideQuotasFromCache(
   cluster: string,
   prefetchKind: CallKind,
   contextId: u32,
-  bag: AttributeBag,
+  bag: AttributeSource,
   quotas: Array<QuotaCharge>,
   now: i64,
   outcome: CheckOutcome,
@@ -96,7 +96,7 @@ export function decideQuotasFromCache(
     }
     const prefetch = decision.prefetch;
     if (prefetch !== null) {
-      const message = encodeCheckRequest(bag, GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), [new QuotaCharge(name, prefetch.amount)], true);
+      const message = encodeCheckRequest(bag.asBag(), GLOBAL_WORD_COUNT, plugin.nextDeduplicationId(), [new QuotaCharge(name, prefetch.amount)], true);
       counters.recordRemoteCall(false, false, true);
       if (plugin.callCluster(cluster, prefetchKind, "Check", message, new NetworkFailPolicy(), contextId, prefetch) < 0) {
         cache.onPrefetchResponse(prefetch, 0, -1, true, now);

@@ -3,6 +3,7 @@
 // percent-decoded as percent_decode.ts explains. Computed only on request,
 // after a successful match: the match itself never builds strings.
 
+import { decodeUtf8 } from "../utf8";
 import { PercentDecoding, percentDecode } from "./percent_decode";
 import { RequestSegments } from "./request_path";
 import { UriTemplate } from "./uri_template";
@@ -32,12 +33,9 @@ export function bindVariables(template: UriTemplate, patternIndex: i32, request:
     if (last > first) {
       // Segments are contiguous in the path and separated by single `/`s, so
       // the raw text from the first to the last is already `/`-joined.
-      value = percentDecode(
-        request.path,
-        request.start(first),
-        request.end(last - 1),
-        variable.coversManySegments ? PercentDecoding.AllButReserved : PercentDecoding.All,
-      );
+      const start = request.start(first);
+      const text = decodeUtf8(request.ptr + <usize>start, <usize>(request.end(last - 1) - start));
+      value = percentDecode(text, 0, text.length, variable.coversManySegments ? PercentDecoding.AllButReserved : PercentDecoding.All);
     }
     unchecked((names[i] = variable.name));
     unchecked((values[i] = value));

@@ -1,5 +1,5 @@
-// A hash table from (owner id, literal text) to a value, looked up by a slice
-// of another string so that matching a request path allocates nothing.
+// A hash table from (owner id, literal text) to a value, looked up by a
+// range of UTF-8 bytes so that matching a request path allocates nothing.
 //
 // The path matcher keeps all literal edges of its trie in one table keyed by
 // (parent node id, segment text): finding a literal child costs one hash
@@ -11,24 +11,24 @@
 
 const INITIAL_CAPACITY: i32 = 16;
 
-// FNV-1a (32-bit) over UTF-16 code units: one multiply per code unit, and
-// path segments are short.
+// FNV-1a (32-bit) over UTF-8 bytes: one multiply per byte, and path
+// segments are short. Literals and request paths are compared as UTF-8, the
+// form a request's path arrives in (attributes/header_map.ts).
 export const FNV_OFFSET_BASIS: u32 = 0x811c9dc5;
 export const FNV_PRIME: u32 = 0x01000193;
 // Fibonacci hashing constant (2^32 / golden ratio), spreads owner ids.
 const OWNER_MULTIPLIER: u32 = 0x9e3779b1;
 
 /**
- * Hash of `text[start, end)`. Callers hash each request segment once and
- * reuse the value for every probe along the trie walk.
+ * Hash of the `len` bytes at `ptr`. Callers hash each request segment once
+ * and reuse the value for every probe along the trie walk.
  */
-export function hashCodeUnits(text: string, start: i32, end: i32): u32 {
+export function hashBytes(ptr: usize, len: usize): u32 {
   let hash = FNV_OFFSET_BASIS;
-  let pointer = changetype<usize>(text) + (<usize>start << 1);
-  const stop = changetype<usize>(text) + (<usize>end << 1);
-  while (pointer < stop) {
-    hash = (hash ^ <u32>load<u16>(pointer)) * FNV_PRIME;
-    pointer += 2;
+  const stop = ptr + len;
+  while (ptr < stop) {
+    hash = (hash ^ <u32>load<u8>(ptr)) * FNV_PRIME;
+    ptr++;
   }
   return hash;
 }
@@ -36,7 +36,8 @@ export function hashCodeUnits(text: string, start: i32, end: i32): u32 {
 class LiteralEntry<T> {
   constructor(
     public readonly owner: i32,
-    public readonly text: string,
+    /** The literal's UTF-8. */
+    public readonly text: ArrayBuffer,
     public readonly hash: u32,
     public readonly value: T,
   ) {}
@@ -47,22 +48,16 @@ export class LiteralTable<T> {
   private count: i32 = 0;
 
   /**
-   * Index of the entry for (owner, `source[start, end)`), or -1. `hash` must
-   * be `hashCodeUnits(source, start, end)`.
+   * Index of the entry for (owner, the `len` UTF-8 bytes at `ptr`), or -1.
+   * `hash` must be `hashBytes(ptr, len)`.
    */
-  find(owner: i32, source: string, start: i32, end: i32, hash: u32): i32 {
+  find(owner: i32, ptr: usize, len: usize, hash: u32): i32 {
     const slots = this.slots;
     const mask = slots.length - 1;
-    const length = end - start;
     let index = slotOf(owner, hash) & mask;
     let entry = unchecked(slots[index]);
     while (entry !== null) {
-      if (
-        entry.hash == hash &&
-        entry.owner == owner &&
-        entry.text.length == length &&
-        sameCodeUnits(changetype<usize>(entry.text), changetype<usize>(source) + (<usize>start << 1), length)
-      ) {
+      if (entry.hash == hash && entry.owner == owner && <usize>entry.text.byteLength == len && sameBytes(changetype<usize>(entry.text), ptr, len)) {
         return index;
       }
       index = (index + 1) & mask;
@@ -82,18 +77,27 @@ export class LiteralTable<T> {
    * otherwise `value`, which is stored.
    */
   getOrInsert(owner: i32, text: string, value: T): T {
-    const hash = hashCodeUnits(text, 0, text.length);
-    const found = this.find(owner, text, 0, text.length, hash);
+    const bytes = String.UTF8.encode(text);
+    const ptr = changetype<usize>(bytes);
+    const len = <usize>bytes.byteLength;
+    const hash = hashBytes(ptr, len);
+    const found = this.find(owner, ptr, len, hash);
     if (found >= 0) return this.valueAt(found);
     if ((this.count + 1) * 2 > this.slots.length) this.grow();
-    this.place(new LiteralEntry<T>(owner, text, hash, value));
+    this.place(new LiteralEntry<T>(owner, bytes, hash, value));
     this.count++;
     return value;
   }
 
-  /** True if (owner, `source[start, end)`) is present. */
-  has(owner: i32, source: string, start: i32, end: i32): bool {
-    return this.find(owner, source, start, end, hashCodeUnits(source, start, end)) >= 0;
+  /** Index of the entry for (owner, text), or -1. */
+  findText(owner: i32, text: string): i32 {
+    const bytes = String.UTF8.encode(text);
+    return this.find(owner, changetype<usize>(bytes), <usize>bytes.byteLength, hashBytes(changetype<usize>(bytes), <usize>bytes.byteLength));
+  }
+
+  /** True if (owner, the `len` bytes at `ptr`) is present. */
+  has(owner: i32, ptr: usize, len: usize): bool {
+    return this.find(owner, ptr, len, hashBytes(ptr, len)) >= 0;
   }
 
   private place(entry: LiteralEntry<T>): void {
@@ -114,16 +118,16 @@ export class LiteralTable<T> {
   }
 }
 
-// True if the `length` code units at `a` and `b` are equal. Segments are
-// short and rarely aligned alike, so a plain loop beats memory.compare.
+// True if the `length` bytes at `a` and `b` are equal. Segments are short
+// and rarely aligned alike, so a plain loop beats memory.compare.
 // @ts-ignore: decorator
 @inline
-function sameCodeUnits(a: usize, b: usize, length: i32): bool {
-  const stop = a + (<usize>length << 1);
+function sameBytes(a: usize, b: usize, length: usize): bool {
+  const stop = a + length;
   while (a < stop) {
-    if (load<u16>(a) != load<u16>(b)) return false;
-    a += 2;
-    b += 2;
+    if (load<u8>(a) != load<u8>(b)) return false;
+    a++;
+    b++;
   }
   return true;
 }

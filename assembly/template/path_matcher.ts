@@ -10,7 +10,8 @@
 // children are found by one hash probe, not by scanning siblings.
 
 import { bindVariables, TemplateMatch } from "./bindings";
-import { hashCodeUnits, LiteralTable } from "./literal_table";
+import { knownAt, knownSlotOfString } from "../known_strings";
+import { LiteralTable } from "./literal_table";
 import { RequestSegments, VERB_OWNER } from "./request_path";
 import { RegisteredPattern, TrieNode } from "./trie_node";
 import { TrieSearch } from "./trie_search";
@@ -59,7 +60,9 @@ export class PathMatcher {
     if (template.verb.length > 0) node = this.literalChild(node, template.verb);
 
     if (node.hasMethod(method)) return false;
-    node.patterns.push(new RegisteredPattern(method, patternIndex, template));
+    // A known method is kept as the shared string a request's method is (known_strings.ts).
+    const known = knownSlotOfString(method);
+    node.patterns.push(new RegisteredPattern(known >= 0 ? knownAt(known) : method, patternIndex, template));
     // Upstream records the verb only once the registration succeeded.
     if (template.verb.length > 0) this.verbs.getOrInsert(VERB_OWNER, template.verb, true);
     return true;
@@ -67,7 +70,13 @@ export class PathMatcher {
 
   /** The index of the pattern `path` matches for `method`, or -1. */
   lookup(method: string, path: string): i32 {
-    const pattern = this.find(method, path);
+    const bytes = String.UTF8.encode(path);
+    return this.lookupBytes(method, changetype<usize>(bytes), <usize>bytes.byteLength);
+  }
+
+  /** lookup for a path given as its `len` UTF-8 bytes at `ptr` (a request's own, read in place). */
+  lookupBytes(method: string, ptr: usize, len: usize): i32 {
+    const pattern = this.find(method, ptr, len);
     return pattern === null ? NO_PATTERN : pattern.patternIndex;
   }
 
@@ -76,19 +85,25 @@ export class PathMatcher {
    * nothing matches.
    */
   bindings(method: string, path: string): TemplateMatch | null {
-    const pattern = this.find(method, path);
+    const bytes = String.UTF8.encode(path);
+    return this.bindingsBytes(method, changetype<usize>(bytes), <usize>bytes.byteLength);
+  }
+
+  /** bindings for a path given as UTF-8 bytes, as lookupBytes. */
+  bindingsBytes(method: string, ptr: usize, len: usize): TemplateMatch | null {
+    const pattern = this.find(method, ptr, len);
     if (pattern === null) return null;
     // `find` left the split request in `this.request`.
     return bindVariables(pattern.template, pattern.patternIndex, this.request);
   }
 
-  private find(method: string, path: string): RegisteredPattern | null {
-    this.request.split(path, this.verbs);
+  private find(method: string, ptr: usize, len: usize): RegisteredPattern | null {
+    this.request.split(ptr, len, this.verbs);
     return this.search.run(this.nodes, this.edges, this.request, method);
   }
 
   private literalChild(node: TrieNode, text: string): TrieNode {
-    const slot = this.edges.find(node.id, text, 0, text.length, hashCodeUnits(text, 0, text.length));
+    const slot = this.edges.findText(node.id, text);
     if (slot >= 0) return this.edges.valueAt(slot);
     return this.edges.getOrInsert(node.id, text, this.newNode(false));
   }

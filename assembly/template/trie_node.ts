@@ -33,7 +33,8 @@ export class TrieNode {
     let wildcard: RegisteredPattern | null = null;
     for (let i = 0, n = patterns.length; i < n; i++) {
       const pattern = unchecked(patterns[i]);
-      if (pattern.method == method) return pattern;
+      // A request's known method is the shared string a configuration's is: identity settles most.
+      if (changetype<usize>(pattern.method) == changetype<usize>(method) || pattern.method == method) return pattern;
       if (pattern.method == ANY_METHOD) wildcard = pattern;
     }
     return wildcard;

@@ -36,82 +36,93 @@ const INITIAL_FRAMES: i32 = 32;
 /** Reusable search state; one per matcher (it is scratch space). */
 export class TrieSearch {
   private frames: StaticArray<i32> = new StaticArray<i32>(INITIAL_FRAMES * FRAME);
-  private depth: i32 = 0;
 
   /**
    * The pattern `request` matches for `method`, searching from node 0;
    * `nodes[id]` is the node with that id.
+   *
+   * The frame being worked on is kept in locals; a frame is saved on the
+   * stack only when it has something left to try once its child's branch
+   * fails (a `*` or `**` child not tried yet, a `**` node's further tail
+   * starts), so a walk down literal edges alone saves none.
    */
   run(nodes: Array<TrieNode>, edges: LiteralTable<TrieNode>, request: RequestSegments, method: string): RegisteredPattern | null {
     const count = request.count;
-    this.depth = 0;
-    this.push(0, 0, TRY_LITERAL);
-    while (this.depth > 0) {
-      const at = (this.depth - 1) * FRAME;
-      const frames = this.frames;
-      const node = unchecked(nodes[unchecked(frames[at])]);
-      const position = unchecked(frames[at + 1]);
-
+    let depth = 0;
+    let node = unchecked(nodes[0]);
+    let position = 0;
+    let progress = TRY_LITERAL;
+    while (true) {
       if (node.isDoubleStar) {
-        let cursor = unchecked(frames[at + 2]);
+        let cursor = progress;
         let tail: TrieNode | null = null;
         while (tail === null && cursor < count) {
           tail = literalChild(edges, node, request, cursor);
           cursor++;
         }
         if (tail !== null) {
-          unchecked((frames[at + 2] = cursor));
-          this.push(tail.id, cursor, TRY_LITERAL);
+          depth = this.save(depth, node.id, position, cursor);
+          node = tail;
+          position = cursor;
+          progress = TRY_LITERAL;
           continue;
         }
         // Every remaining segment is swallowed by the `**`.
         const pattern = node.patternFor(method);
         if (pattern !== null) return pattern;
-        this.depth--;
-        continue;
-      }
-
-      if (position == count) {
+      } else if (position == count) {
         let pattern = node.patternFor(method);
         if (pattern === null) {
           const doubleStar = node.doubleStar;
           if (doubleStar !== null) pattern = doubleStar.patternFor(method);
         }
         if (pattern !== null) return pattern;
-        this.depth--;
-        continue;
-      }
-
-      const stage = unchecked(frames[at + 2]);
-      let next: TrieNode | null = null;
-      if (stage == TRY_LITERAL) {
-        unchecked((frames[at + 2] = TRY_STAR));
-        next = literalChild(edges, node, request, position);
-      } else if (stage == TRY_STAR) {
-        unchecked((frames[at + 2] = TRY_DOUBLE_STAR));
-        next = node.star;
-      } else if (stage == TRY_DOUBLE_STAR) {
-        unchecked((frames[at + 2] = EXHAUSTED));
-        next = node.doubleStar;
       } else {
-        this.depth--;
-        continue;
+        let next: TrieNode | null = null;
+        if (progress == TRY_LITERAL) {
+          next = literalChild(edges, node, request, position);
+          progress = TRY_STAR;
+        }
+        if (next === null && progress == TRY_STAR) {
+          next = node.star;
+          progress = TRY_DOUBLE_STAR;
+        }
+        if (next === null && progress == TRY_DOUBLE_STAR) {
+          next = node.doubleStar;
+          progress = EXHAUSTED;
+        }
+        if (next !== null) {
+          const more = (progress == TRY_STAR && node.star !== null) || (progress != EXHAUSTED && node.doubleStar !== null);
+          if (more) depth = this.save(depth, node.id, position, progress);
+          position++;
+          // A `**` node starts trying its literal tail at the segment after the one it consumed.
+          progress = next.isDoubleStar ? position : TRY_LITERAL;
+          node = next;
+          continue;
+        }
       }
-      // A `**` node starts trying its literal tail at the segment after the
-      // one it consumed.
-      if (next !== null) this.push(next.id, position + 1, next.isDoubleStar ? position + 1 : TRY_LITERAL);
+      // This frame's branches all failed: back to the last saved one.
+      if (depth == 0) return null;
+      depth--;
+      const at = depth * FRAME;
+      const frames = this.frames;
+      node = unchecked(nodes[unchecked(frames[at])]);
+      position = unchecked(frames[at + 1]);
+      progress = unchecked(frames[at + 2]);
     }
     return null;
   }
 
-  private push(id: i32, position: i32, progress: i32): void {
-    const at = this.depth * FRAME;
+  // Saves a frame at `depth`; returns the new depth.
+  // @ts-ignore: decorator
+  @inline private save(depth: i32, id: i32, position: i32, progress: i32): i32 {
+    const at = depth * FRAME;
     if (at == this.frames.length) this.grow();
     const frames = this.frames;
     unchecked((frames[at] = id));
     unchecked((frames[at + 1] = position));
     unchecked((frames[at + 2] = progress));
-    this.depth++;
+    return depth + 1;
   }
 
   private grow(): void {
@@ -125,6 +136,7 @@ export class TrieSearch {
 // @ts-ignore: decorator
 @inline
 function literalChild(edges: LiteralTable<TrieNode>, node: TrieNode, request: RequestSegments, index: i32): TrieNode | null {
-  const slot = edges.find(node.id, request.path, request.start(index), request.end(index), request.hash(index));
+  const start = request.start(index);
+  const slot = edges.find(node.id, request.ptr + <usize>start, <usize>(request.end(index) - start), request.hash(index));
   return slot < 0 ? null : edges.valueAt(slot);
 }

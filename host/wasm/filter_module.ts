@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ASUtil, instantiateSync } from "@assemblyscript/loader";
-import { encodePairs } from "./pairs.ts";
+import { pairsLength, writePairs } from "./pairs.ts";
 
 /** build/filter.wasm (release) and build/filter.debug.wasm. */
 export const BUILD_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "build");
@@ -12,7 +12,9 @@ export const DEBUG_WASM = join(BUILD_DIR, "filter.debug.wasm");
 /** proxy-wasm log levels, as the module passes them to proxy_log. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "critical"] as const;
 const UNIMPLEMENTED = 12;
-const COLLECT_EVERY_CALLS = 256;
+// A request in the module's request buffer (assembly/embed/exports.ts): u64
+// time, u32 headers length, u32 properties length, then the two serialized maps.
+const REQUEST_HEADER_BYTES = 16;
 
 export type LogSink = (level: (typeof LOG_LEVELS)[number], message: string) => void;
 
@@ -32,8 +34,9 @@ interface RawExports extends Record<string, unknown> {
   filter_configure_error(): number;
   filter_configure_warnings(): number;
   filter_release(handle: number): void;
-  filter_evaluate(handle: number, headers: number, properties: number, time: bigint, bindings: number): number;
-  filter_evaluate_repeat(handle: number, headers: number, properties: number, time: bigint, times: number): number;
+  filter_request_buffer(size: number): number;
+  filter_evaluate(handle: number, bindings: number): number;
+  filter_evaluate_count(handle: number): number;
   filter_allocations(): bigint;
   template_check(textPtr: number): number;
   regex_check(patternPtr: number): number;
@@ -49,19 +52,46 @@ export type ConfigureResult = { handle: number; warnings: string[] } | { error: 
 /**
  * The filter module instantiated for direct calls to its pure exports, as
  * `meshctl x hub-eval`, configuration validation and the benchmark use it.
- * Strings and buffers cross the boundary through AssemblyScript's loader.
+ * Strings cross the boundary through AssemblyScript's loader (pinned while a
+ * call reads them); a request is written into module memory. The module runs
+ * its collector itself, at the start of an export, when it has garbage
+ * (assembly/collection.ts).
  */
 export class FilterModule {
-  private calls = 0;
+  private requestPtr = 0;
+  private requestRoom = 0;
+  // Module memory as a Buffer. Memory grows only when the module's heap did,
+  // which detaches the old buffer (its length reads 0): that is how growth shows.
+  private memoryView: Buffer;
 
-  private constructor(private readonly raw: ASUtil & RawExports) {}
+  // The evaluate exports called without the loader's wrapper, which counts
+  // every call's arguments into the module (a rest array and a second call
+  // across the boundary) for optional parameters these exports do not have.
+  private readonly evaluateCount: (handle: number) => number;
+  private readonly evaluateEncoded: (handle: number, bindings: number) => number;
 
-  // The module uses AssemblyScript's minimal runtime, whose collector runs
-  // only when asked. Before a call starts, the previous call's results have
-  // been copied out and nothing of ours is held unpinned, so collecting there
-  // is safe; every COLLECT_EVERY_CALLS calls keeps the heap small.
-  private beforeCall(): void {
-    if (++this.calls % COLLECT_EVERY_CALLS === 0) this.raw.__collect();
+  private constructor(
+    private readonly raw: ASUtil & RawExports,
+    direct: RawExports,
+  ) {
+    this.memoryView = Buffer.from(raw.memory.buffer);
+    this.evaluateCount = direct.filter_evaluate_count;
+    this.evaluateEncoded = direct.filter_evaluate;
+  }
+
+  // Module memory, renewed when it grew.
+  private memory(): Buffer {
+    if (this.memoryView.length === 0) this.memoryView = Buffer.from(this.raw.memory.buffer);
+    return this.memoryView;
+  }
+
+  // Where a request of `size` bytes is written: the module's request buffer.
+  private requestAt(size: number): number {
+    if (size > this.requestRoom) {
+      this.requestPtr = this.raw.filter_request_buffer(size);
+      this.requestRoom = size;
+    }
+    return this.requestPtr;
   }
 
   static load(path = RELEASE_WASM, log: LogSink = () => {}): FilterModule {
@@ -79,7 +109,7 @@ export class FilterModule {
     const instance = instantiateSync<RawExports>(bytes, withUnimplementedImports(bytes, imports));
     memory = instance.exports.memory;
     (instance.exports as unknown as { _initialize?: () => void })._initialize?.();
-    return new FilterModule(instance.exports as ASUtil & RawExports);
+    return new FilterModule(instance.exports as ASUtil & RawExports, instance.instance.exports as unknown as RawExports);
   }
 
   version(): string {
@@ -102,34 +132,29 @@ export class FilterModule {
 
   /** Evaluates one request; returns mesh.filter.v1.Evaluation bytes (empty for an unknown handle). */
   evaluate(handle: number, request: RequestInput, wantBindings: boolean): Uint8Array {
-    this.beforeCall();
-    const r = this.raw;
-    const headers = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.headers))));
-    const props = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.properties))));
-    try {
-      const out = r.filter_evaluate(handle, headers, props, request.timeNanos, wantBindings ? 1 : 0);
-      return new Uint8Array(r.__getArrayBuffer(out));
-    } finally {
-      r.__unpin(headers);
-      r.__unpin(props);
-    }
+    const headersLength = pairsLength(request.headers);
+    const size = REQUEST_HEADER_BYTES + headersLength + pairsLength(request.properties);
+    const at = this.requestAt(size);
+    const memory = this.memory();
+    writeRequestHeader(memory, at, request.timeNanos, headersLength, size - REQUEST_HEADER_BYTES - headersLength);
+    writePairs(memory, at + REQUEST_HEADER_BYTES, request.headers);
+    writePairs(memory, at + REQUEST_HEADER_BYTES + headersLength, request.properties);
+    const out = this.evaluateEncoded(handle, wantBindings ? 1 : 0);
+    return new Uint8Array(this.raw.__getArrayBuffer(out));
   }
 
   /**
-   * Benchmark hook: evaluates the same request `times` times inside the module
-   * (decode, attributes, API spec, key, quotas; no result encoding).
+   * The benchmark's per-request path: copies a request serialized once
+   * (serializeRequest, as a proxy's host serializes its header map) into
+   * module memory and evaluates it there as the request-headers callback does
+   * before consulting the caches (header map, attributes, API spec, key,
+   * quotas; no result encoding). Returns the number of quota charges, -1 for an
+   * unknown handle or a malformed request.
    */
-  evaluateRepeatedly(handle: number, request: RequestInput, times: number): number {
-    this.beforeCall();
-    const r = this.raw;
-    const headers = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.headers))));
-    const props = r.__pin(r.__newArrayBuffer(toArrayBuffer(encodePairs(request.properties))));
-    try {
-      return r.filter_evaluate_repeat(handle, headers, props, request.timeNanos, times);
-    } finally {
-      r.__unpin(headers);
-      r.__unpin(props);
-    }
+  evaluateSerialized(handle: number, request: Uint8Array): number {
+    const at = this.requestAt(request.length);
+    this.memory().set(request, at);
+    return this.evaluateCount(handle);
   }
 
   /** Allocations the module has made so far: counted by the debug build only, always 0 in release. */
@@ -160,7 +185,6 @@ export class FilterModule {
   }
 
   private withString<T>(s: string, call: (ptr: number) => T): T {
-    this.beforeCall();
     const ptr = this.raw.__pin(this.raw.__newString(s));
     try {
       return call(ptr);
@@ -183,6 +207,19 @@ export function withUnimplementedImports(bytes: Uint8Array, imports: { env: Reco
   return { ...imports, env };
 }
 
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+/** A request laid out as the module's request buffer holds it (FilterModule.evaluateSerialized). */
+export function serializeRequest(request: RequestInput): Uint8Array {
+  const headersLength = pairsLength(request.headers);
+  const propertiesLength = pairsLength(request.properties);
+  const out = Buffer.alloc(REQUEST_HEADER_BYTES + headersLength + propertiesLength);
+  writeRequestHeader(out, 0, request.timeNanos, headersLength, propertiesLength);
+  writePairs(out, REQUEST_HEADER_BYTES, request.headers);
+  writePairs(out, REQUEST_HEADER_BYTES + headersLength, request.properties);
+  return out;
+}
+
+function writeRequestHeader(out: Buffer, at: number, timeNanos: bigint, headersLength: number, propertiesLength: number): void {
+  out.writeBigInt64LE(timeNanos, at);
+  out.writeUInt32LE(headersLength, at + 8);
+  out.writeUInt32LE(propertiesLength, at + 12);
 }

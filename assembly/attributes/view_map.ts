@@ -1,0 +1,210 @@
+import { bytesEqualString, fnv64Text } from "../text";
+import { decodeUtf8 } from "../utf8";
+import { ENTRY_HASH_BASIS, StringMap } from "./string_map";
+import { AttributeValue } from "./value";
+
+// Per entry: a tag (header_map.ts files its known-name slot there), the key's
+// offset and length, the value's offset and length; offsets from `base`.
+const STRIDE: i32 = 5;
+const TAG: i32 = 0;
+const KEY_AT: i32 = 1;
+const KEY_LENGTH: i32 = 2;
+const VALUE_AT: i32 = 3;
+const VALUE_LENGTH: i32 = 4;
+
+/**
+ * A StringMap whose entries are UTF-8 bytes in place: a request's headers
+ * (header_map.ts) or its query parameters (query.ts), read where the request
+ * put them, with no string per name or value. Readers that match, hash or
+ * compare use the byte accessors (`valueInto` gives a view value); a string
+ * is made only when one is asked for: `get`, `keyAt` and `valueAt` decode
+ * the one entry, `keys` and `values` decode every entry once (a mirror kept
+ * until the map is refilled).
+ *
+ * Changing the map with `set` or `setIfAbsent` turns it into a plain
+ * StringMap of strings until it is cleared: the request's own maps are only
+ * filled, read and (for the forwarded header) have an entry removed.
+ */
+export class ViewMap extends StringMap {
+  /** Where the offsets count from; the bytes there must outlive the map's use. */
+  protected base: usize = 0;
+  protected entries: StaticArray<i32>;
+  protected count: i32 = 0;
+  /** False once `set` or `setIfAbsent` made the string lists the map. */
+  protected viewing: bool = true;
+  // The string lists hold every entry decoded (`keys`, `values`).
+  private mirrored: bool = false;
+
+  constructor(capacity: i32 = 8) {
+    super(0);
+    this.entries = new StaticArray<i32>(max(capacity, 1) * STRIDE);
+  }
+
+  get size(): i32 {
+    return this.viewing ? this.count : this.keyList.length;
+  }
+
+  get keys(): Array<string> {
+    if (this.viewing) this.mirror();
+    return this.keyList;
+  }
+
+  get values(): Array<string> {
+    if (this.viewing) this.mirror();
+    return this.valueList;
+  }
+
+  /** Where entry `i`'s key bytes are (a viewing map only). */
+  // @ts-ignore: decorator
+  @inline keyPtr(i: i32): usize {
+    return this.base + <usize>unchecked(this.entries[i * STRIDE + KEY_AT]);
+  }
+
+  // @ts-ignore: decorator
+  @inline keyLength(i: i32): usize {
+    return <usize>unchecked(this.entries[i * STRIDE + KEY_LENGTH]);
+  }
+
+  /** Where entry `i`'s value bytes are (a viewing map only). */
+  // @ts-ignore: decorator
+  @inline valuePtr(i: i32): usize {
+    return this.base + <usize>unchecked(this.entries[i * STRIDE + VALUE_AT]);
+  }
+
+  // @ts-ignore: decorator
+  @inline valueLength(i: i32): usize {
+    return <usize>unchecked(this.entries[i * STRIDE + VALUE_LENGTH]);
+  }
+
+  // @ts-ignore: decorator
+  @inline protected tagAt(i: i32): i32 {
+    return unchecked(this.entries[i * STRIDE + TAG]);
+  }
+
+  indexOf(key: string): i32 {
+    return this.viewing ? this.scanFor(key) : super.indexOf(key);
+  }
+
+  /** The entry whose key bytes spell `key`, scanning the entries; -1 if none. */
+  protected scanFor(key: string): i32 {
+    for (let i = 0, n = this.count; i < n; i++) {
+      if (bytesEqualString(this.keyPtr(i), this.keyLength(i), key)) return i;
+    }
+    return -1;
+  }
+
+  /** The entry whose key is the `len` bytes at `ptr`; -1 if none. */
+  protected scanForBytes(ptr: usize, len: usize, tag: i32): i32 {
+    for (let i = 0, n = this.count; i < n; i++) {
+      if (this.tagAt(i) == tag && this.keyLength(i) == len && memory.compare(this.keyPtr(i), ptr, len) == 0) return i;
+    }
+    return -1;
+  }
+
+  keyAt(i: i32): string {
+    return this.viewing ? (this.mirrored ? this.keyList[i] : decodeUtf8(this.keyPtr(i), this.keyLength(i))) : super.keyAt(i);
+  }
+
+  valueAt(i: i32): string {
+    return this.viewing ? (this.mirrored ? this.valueList[i] : decodeUtf8(this.valuePtr(i), this.valueLength(i))) : super.valueAt(i);
+  }
+
+  valueInto(i: i32, into: AttributeValue): void {
+    if (this.viewing) into.setView(this.valuePtr(i), this.valueLength(i));
+    else super.valueInto(i, into);
+  }
+
+  unorderedHash(): u64 {
+    if (!this.viewing) return super.unorderedHash();
+    let sum: u64 = 0;
+    for (let i = 0, n = this.count; i < n; i++) {
+      sum += fnv64Text(fnv64Text(ENTRY_HASH_BASIS, this.keyPtr(i), this.keyLength(i)), this.valuePtr(i), this.valueLength(i));
+    }
+    return sum;
+  }
+
+  set(key: string, value: string): void {
+    this.becomeStrings();
+    super.set(key, value);
+  }
+
+  setIfAbsent(key: string, value: string): void {
+    this.becomeStrings();
+    super.setIfAbsent(key, value);
+  }
+
+  remove(key: string): void {
+    if (!this.viewing) {
+      super.remove(key);
+      return;
+    }
+    const i = this.indexOf(key);
+    if (i < 0) return;
+    const entries = this.entries;
+    const from = (i + 1) * STRIDE;
+    memory.copy(changetype<usize>(entries) + (<usize>(i * STRIDE) << 2), changetype<usize>(entries) + (<usize>from << 2), <usize>((this.count * STRIDE - from) << 2));
+    this.count--;
+    this.mirrored = false;
+    this.entriesMoved();
+  }
+
+  clear(): void {
+    this.count = 0;
+    this.viewing = true;
+    this.mirrored = false;
+    this.keyList.length = 0;
+    this.valueList.length = 0;
+  }
+
+  /** Adds an entry (offsets from `base`); returns its index. */
+  // @ts-ignore: decorator
+  @inline protected append(tag: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): i32 {
+    const i = this.count;
+    let at = i * STRIDE;
+    if (at == this.entries.length) this.growEntries();
+    const entries = this.entries;
+    unchecked((entries[at] = tag));
+    unchecked((entries[at + KEY_AT] = keyAt));
+    unchecked((entries[at + KEY_LENGTH] = keyLength));
+    unchecked((entries[at + VALUE_AT] = valueAt));
+    unchecked((entries[at + VALUE_LENGTH] = valueLength));
+    this.count = i + 1;
+    return i;
+  }
+
+  /** Points entry `i`'s value at other bytes (a repeated name whose last value wins). */
+  protected replaceValue(i: i32, valueAt: i32, valueLength: i32): void {
+    const at = i * STRIDE;
+    unchecked((this.entries[at + VALUE_AT] = valueAt));
+    unchecked((this.entries[at + VALUE_LENGTH] = valueLength));
+  }
+
+  /** Called when entries changed places (a removal): indexes kept on them are stale. */
+  protected entriesMoved(): void {}
+
+  private growEntries(): void {
+    const old = this.entries;
+    const grown = new StaticArray<i32>(old.length << 1);
+    memory.copy(changetype<usize>(grown), changetype<usize>(old), <usize>old.length << 2);
+    this.entries = grown;
+  }
+
+  private mirror(): void {
+    if (this.mirrored) return;
+    const keys = this.keyList;
+    const values = this.valueList;
+    keys.length = 0;
+    values.length = 0;
+    for (let i = 0, n = this.count; i < n; i++) {
+      keys.push(this.keyAt(i));
+      values.push(this.valueAt(i));
+    }
+    this.mirrored = true;
+  }
+
+  private becomeStrings(): void {
+    if (!this.viewing) return;
+    this.mirror();
+    this.viewing = false;
+  }
+}

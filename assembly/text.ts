@@ -1,0 +1,148 @@
+// UTF-8 text read in place. A request's header values, its path and the
+// values derived from them stay bytes in the request's own buffer
+// (attributes/header_map.ts); matching, hashing and comparing them against
+// the configuration's strings happens here, byte for byte, without turning
+// either side into a new string. A string is compared by the UTF-8 bytes it
+// encodes to (a lone surrogate as U+FFFD, as utf8.ts writes it), so a view
+// and the string decoded from it are always equal.
+
+import { FNV64_PRIME } from "./client/fnv64";
+
+// The UTF-8 bytes of the code point that starts at unit `i` of a string of
+// `n` units at `chars`, packed little-endian: bits 0..31 the bytes, bits
+// 32..39 how many (1..4), bits 40..47 how many units it took (1 or 2).
+// @ts-ignore: decorator
+@inline
+function unitBytes(chars: usize, i: i32, n: i32): u64 {
+  const c = <u32>load<u16>(chars + (<usize>i << 1));
+  if (c < 0x80) return <u64>c | (1 << 32) | (1 << 40);
+  if (c < 0x800) return <u64>(0xc0 | (c >> 6)) | (<u64>(0x80 | (c & 0x3f)) << 8) | (2 << 32) | (1 << 40);
+  let cp = c;
+  let units: u64 = 1;
+  if (c >= 0xd800 && c < 0xe000) {
+    cp = 0xfffd;
+    if (c < 0xdc00 && i + 1 < n) {
+      const d = <u32>load<u16>(chars + (<usize>(i + 1) << 1));
+      if (d >= 0xdc00 && d < 0xe000) {
+        cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        units = 2;
+      }
+    }
+  }
+  if (cp < 0x10000) {
+    return <u64>(0xe0 | (cp >> 12)) | (<u64>(0x80 | ((cp >> 6) & 0x3f)) << 8) | (<u64>(0x80 | (cp & 0x3f)) << 16) | (3 << 32) | (units << 40);
+  }
+  return (
+    <u64>(0xf0 | (cp >> 18)) | (<u64>(0x80 | ((cp >> 12) & 0x3f)) << 8) | (<u64>(0x80 | ((cp >> 6) & 0x3f)) << 16) |
+    (<u64>(0x80 | (cp & 0x3f)) << 24) | (4 << 32) | (units << 40)
+  );
+}
+
+/**
+ * How many bytes at the start of `ptr[0, len)` spell `s` in UTF-8, or -1 when
+ * they do not: the common core of equality (the whole of it) and prefix tests.
+ */
+function spelled(ptr: usize, len: usize, s: string): isize {
+  const chars = changetype<usize>(s);
+  const n = s.length;
+  let p: usize = 0;
+  let i = 0;
+  // ASCII runs, the usual case, unit by byte.
+  while (i < n) {
+    const c = <u32>load<u16>(chars + (<usize>i << 1));
+    if (c >= 0x80) break;
+    if (p >= len || <u32>load<u8>(ptr + p) != c) return -1;
+    p++;
+    i++;
+  }
+  while (i < n) {
+    const packed = unitBytes(chars, i, n);
+    const count = <usize>((packed >> 32) & 0xff);
+    if (len - p < count) return -1;
+    let bytes = <u32>packed;
+    for (let k: usize = 0; k < count; k++) {
+      if (<u32>load<u8>(ptr + p + k) != (bytes & 0xff)) return -1;
+      bytes >>= 8;
+    }
+    p += count;
+    i += <i32>((packed >> 40) & 0xff);
+  }
+  return <isize>p;
+}
+
+/** The `len` bytes at `ptr` are the UTF-8 of `s`. */
+export function bytesEqualString(ptr: usize, len: usize, s: string): bool {
+  // A string's UTF-8 is at least one byte per unit and at most three.
+  const n = <usize>s.length;
+  if (len < n || len > n * 3) return false;
+  return spelled(ptr, len, s) == <isize>len;
+}
+
+/** The `len` bytes at `ptr` start with the UTF-8 of `prefix`. */
+export function bytesStartWithString(ptr: usize, len: usize, prefix: string): bool {
+  if (len < <usize>prefix.length) return false;
+  return spelled(ptr, len, prefix) >= 0;
+}
+
+/** Two byte ranges are equal. */
+// @ts-ignore: decorator
+@inline
+export function sameBytes(a: usize, aLen: usize, b: usize, bLen: usize): bool {
+  return aLen == bLen && (a == b || memory.compare(a, b, aLen) == 0);
+}
+
+/** FNV-1a 64 of the bytes, then their count: the text hash shared by views and strings. */
+export function fnv64Text(hash: u64, ptr: usize, len: usize): u64 {
+  const stop = ptr + len;
+  let p = ptr;
+  while (p < stop) {
+    hash = (hash ^ <u64>load<u8>(p)) * FNV64_PRIME;
+    p++;
+  }
+  return fnv64Count(hash, <u32>len);
+}
+
+/** fnv64Text of the UTF-8 bytes of `s`, computed from its units without encoding it. */
+export function fnv64TextOfString(hash: u64, s: string): u64 {
+  const chars = changetype<usize>(s);
+  const n = s.length;
+  let count: u32 = 0;
+  let i = 0;
+  while (i < n) {
+    const c = <u32>load<u16>(chars + (<usize>i << 1));
+    if (c < 0x80) {
+      hash = (hash ^ <u64>c) * FNV64_PRIME;
+      count++;
+      i++;
+      continue;
+    }
+    const packed = unitBytes(chars, i, n);
+    const k = <u32>((packed >> 32) & 0xff);
+    let bytes = <u32>packed;
+    for (let j: u32 = 0; j < k; j++) {
+      hash = (hash ^ <u64>(bytes & 0xff)) * FNV64_PRIME;
+      bytes >>= 8;
+    }
+    count += k;
+    i += <i32>((packed >> 40) & 0xff);
+  }
+  return fnv64Count(hash, count);
+}
+
+// @ts-ignore: decorator
+@inline
+function fnv64Count(hash: u64, count: u32): u64 {
+  for (let i = 0; i < 4; i++) {
+    hash = (hash ^ <u64>(count & 0xff)) * FNV64_PRIME;
+    count >>= 8;
+  }
+  return hash;
+}
+
+/** The first index in `[from, end)` of byte `b` at `ptr`, or -1. */
+export function indexOfByte(ptr: usize, from: usize, end: usize, b: u8): isize {
+  for (let i = from; i < end; i++) {
+    if (load<u8>(ptr + i) == b) return <isize>i;
+  }
+  return -1;
+}
