@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { instantiateSync } from "@assemblyscript/loader";
 import { withUnimplementedImports } from "../../host/wasm/filter_module.ts";
 import fc from "fast-check";
+import { withPinnedString } from "../support/pinned_string.ts";
 
 interface ParserExports extends Record<string, unknown> {
   regex_check(pattern: number): number;
@@ -27,8 +28,8 @@ const wasmBytes = readFileSync(wasmPath);
 const wasm = instantiateSync<ParserExports>(wasmBytes, withUnimplementedImports(wasmBytes, { env: { proxy_log: () => 0 } })).exports;
 wasm._initialize?.();
 
-const regexCheck = (p: string): string => wasm.__getString(wasm.regex_check(wasm.__newString(p)));
-const templateCheck = (t: string): string => wasm.__getString(wasm.template_check(wasm.__newString(t)));
+const regexCheck = (p: string): string => wasm.__getString(withPinnedString(wasm, p, (ptr) => wasm.regex_check(ptr)));
+const templateCheck = (t: string): string => wasm.__getString(withPinnedString(wasm, t, (ptr) => wasm.template_check(ptr)));
 
 /** The engine's limit on `{n}`, `{n,}`, `{n,m}` (assembly/regex/parse.ts MAX_REPEAT_COUNT). */
 const MAX_REPEAT = 1000;
@@ -58,9 +59,9 @@ test("a repeat count is accepted only up to the limit, never wrapped, whatever i
       } else {
         assert.equal(error, "", pattern);
         // Accepted counts mean what they say: exactly min (and, bounded, up to max) repetitions.
-        const handle = wasm.regex_compile(wasm.__newString(pattern));
+        const handle = withPinnedString(wasm, pattern, (p) => wasm.regex_compile(p));
         try {
-          const matches = (n: number) => wasm.regex_full_match(handle, wasm.__newString("/admin/" + "x".repeat(n))) !== 0;
+          const matches = (n: number) => withPinnedString(wasm, "/admin/" + "x".repeat(n), (p) => wasm.regex_full_match(handle, p)) !== 0;
           assert.equal(matches(Number(min)), true);
           if (min > 0n) assert.equal(matches(Number(min) - 1), false);
           if (max !== undefined) assert.equal(matches(Number(max) + 1), false);

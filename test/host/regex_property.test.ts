@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { instantiateSync } from "@assemblyscript/loader";
 import { withUnimplementedImports } from "../../host/wasm/filter_module.ts";
 import fc from "fast-check";
+import { withPinnedString } from "../support/pinned_string.ts";
 
 interface RegexExports extends Record<string, unknown> {
   regex_check(pattern: number): number;
@@ -32,12 +33,12 @@ const wasm = instance.exports;
 wasm._initialize?.();
 
 function check(pattern: string): string {
-  return wasm.__getString(wasm.regex_check(wasm.__newString(pattern)));
+  return wasm.__getString(withPinnedString(wasm, pattern, (p) => wasm.regex_check(p)));
 }
 
 /** Runs `fn` with a compiled handle, releasing it afterwards. */
 function withRegex<T>(pattern: string, fn: (handle: number) => T): T {
-  const handle = wasm.regex_compile(wasm.__newString(pattern));
+  const handle = withPinnedString(wasm, pattern, (p) => wasm.regex_compile(p));
   assert.ok(handle > 0, `refused ${JSON.stringify(pattern)}: ${check(pattern)}`);
   try {
     return fn(handle);
@@ -47,11 +48,11 @@ function withRegex<T>(pattern: string, fn: (handle: number) => T): T {
 }
 
 function fullMatch(handle: number, input: string): boolean {
-  return wasm.regex_full_match(handle, wasm.__newString(input)) !== 0;
+  return withPinnedString(wasm, input, (p) => wasm.regex_full_match(handle, p)) !== 0;
 }
 
 function search(handle: number, input: string): boolean {
-  return wasm.regex_search(handle, wasm.__newString(input)) !== 0;
+  return withPinnedString(wasm, input, (p) => wasm.regex_search(handle, p)) !== 0;
 }
 
 // Inputs: a few letters, a digit, a space, "-", a line terminator and a
@@ -147,7 +148,7 @@ test("constructs that need backtracking are refused with their name and position
       const error = check(p);
       assert.match(error, new RegExp("^unsupported regex construct: " + name + " "), p);
       assert.match(error, /at position \d+ \(needs backtracking\)$/, p);
-      assert.equal(wasm.regex_compile(wasm.__newString(p)), 0, p);
+      assert.equal(withPinnedString(wasm, p, (ptr) => wasm.regex_compile(ptr)), 0, p);
       assert.doesNotThrow(() => new RegExp(p), "the construct is valid JavaScript");
     }),
     { numRuns: 100 },
@@ -162,7 +163,7 @@ test("invalid patterns are refused like JavaScript refuses them", () => {
 });
 
 test("released handles no longer match", () => {
-  const handle = wasm.regex_compile(wasm.__newString("a"));
+  const handle = withPinnedString(wasm, "a", (p) => wasm.regex_compile(p));
   assert.ok(handle > 0);
   assert.equal(fullMatch(handle, "a"), true);
   wasm.regex_release(handle);
