@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { compiledModule } from "./compiled_module.ts";
 import { instantiateSync } from "@assemblyscript/loader";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
@@ -176,8 +176,7 @@ export class ProxyWasmVm {
     wasm: Uint8Array | string,
     private readonly env: HostEnvironment,
   ) {
-    const bytes = typeof wasm === "string" ? readFileSync(wasm) : wasm;
-    const instance = instantiateSync<Exports>(bytes, { env: this.imports() });
+    const instance = instantiateSync<Exports>(compiledModule(wasm), { env: this.imports() });
     this.exports = instance.exports as unknown as Exports;
     this.exports._initialize?.();
   }
