@@ -55,7 +55,12 @@ export interface WorkloadCertificateRequest {
   auth?: CaCallAuth;
   /** Ask for a CA certificate (CSR with CA:TRUE; the CA must run with --sign-ca-certs): a chained mesh_ca's intermediate. */
   forCa?: boolean;
+  /** How the request reaches the CA; default: a gRPC call to `address` (createCertificate). */
+  transport?: CertificateTransport;
 }
+
+/** One CreateCertificate exchange with a CA; throws CertificateRequestError on a refusal. */
+export type CertificateTransport = (address: string, csrPem: string, validitySeconds: number, timeoutMs: number, auth: CaCallAuth | undefined) => Promise<CreateCertificateResponse>;
 
 export interface WorkloadCertificate {
   identity: string;
@@ -92,7 +97,7 @@ export async function requestWorkloadCertificate(request: WorkloadCertificateReq
       ...(request.forCa ? [new x509.BasicConstraintsExtension(true, undefined, true)] : []),
     ],
   });
-  const response = await createCertificate(request.address, csr.toString("pem"), Math.ceil((request.ttl ?? 0) / 1000), request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS, request.auth);
+  const response = await (request.transport ?? createCertificate)(request.address, csr.toString("pem"), Math.ceil((request.ttl ?? 0) / 1000), request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS, request.auth);
   if (response.certChain.length < 2) throw new Error(`CreateCertificate answered ${response.certChain.length} PEM strings; expected the certificate and the root at least`);
   const chain = response.certChain.slice(0, -1);
   const rootPem = response.certChain[response.certChain.length - 1];

@@ -2,7 +2,7 @@ import { createPrivateKey } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
-import type { WorkloadCertificate } from "../anchor/client.ts";
+import type { CertificateTransport, WorkloadCertificate } from "../anchor/client.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../cli/daemon.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
@@ -239,9 +239,11 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
  * sidecars this way. Problems are logged and answered with the exit code
  * the command would have. `shared.checks`: the filter module a caller
  * running many sidecars already loaded (it only checks templates and
- * patterns), instead of one more instance per sidecar.
+ * patterns), instead of one more instance per sidecar. `shared.caTransport`:
+ * how certificate requests reach a CA running in the same process (default:
+ * gRPC to `--caAddress`).
  */
-export async function startProxy(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment, shared: { checks?: FilterModule } = {}): Promise<RunningProxy | { exitCode: number }> {
+export async function startProxy(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment, shared: { checks?: FilterModule; caTransport?: CertificateTransport } = {}): Promise<RunningProxy | { exitCode: number }> {
   const log = logger.scope("default");
   const configDir = opts.configDir as string | undefined;
   const discoveryAddress = (opts.discoveryAddress as string | undefined) || undefined;
@@ -306,6 +308,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         ttlMs: settings.ttlMs,
         keyAlgorithm: settings.keyAlgorithm,
         auth,
+        transport: shared.caTransport,
         ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
         ...(typeof opts.secretGraceDuration === "number" ? { graceMs: opts.secretGraceDuration } : {}),
         ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),

@@ -2,7 +2,7 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Agent as HttpsAgent } from "node:https";
 import type { PeerCertificate } from "node:tls";
-import { type CaCallAuth, CertificateRotator, type WorkloadCertificate, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
+import { type CaCallAuth, type CertificateTransport, CertificateRotator, type WorkloadCertificate, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
 import type { KeyAlgorithm } from "../anchor/keys.ts";
 
 /**
@@ -37,6 +37,8 @@ export interface WorkloadTlsOptions {
   onError?: (error: Error, retryInMs: number) => void;
   /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
   onRequest?: (ok: boolean, latencyMs: number) => void;
+  /** How requests reach mesh_ca; default gRPC to caAddress (a CA in the same process: meshctl x simulate). */
+  transport?: CertificateTransport;
 }
 
 /** What /config_dump shows of a certificate. */
@@ -140,7 +142,7 @@ export class WorkloadTls {
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
         const cert = withGraceDuration(
-          await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
+          await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, transport: options.transport, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
           options.graceMs,
         );
         this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { compiledModule } from "./compiled_module.ts";
 import { Action, BufferType, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType, WasmStatus } from "./abi_types.ts";
 import { LOG_LEVELS, type LogSink } from "./filter_module.ts";
 import { HeaderMap } from "./header_map.ts";
@@ -191,10 +191,9 @@ export class ProxyWasmVm {
     wasm: Uint8Array | string,
     private readonly env: HostEnvironment,
   ) {
-    const bytes = typeof wasm === "string" ? readFileSync(wasm) : wasm;
     // Plain WebAssembly, as a proxy links a module: only the env.proxy_* imports, and the exports
     // called as they are (a wrapper per call would cost on every callback).
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>), { env: this.imports() });
+    const instance = new WebAssembly.Instance(compiledModule(wasm), { env: this.imports() });
     this.exports = instance.exports as unknown as Exports;
     this.exports._initialize?.();
   }

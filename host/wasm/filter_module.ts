@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ASUtil, instantiateSync } from "@assemblyscript/loader";
+import { compiledModule } from "./compiled_module.ts";
 import { pairsLength, writePairs } from "./pairs.ts";
 
 /** build/filter.wasm (release) and build/filter.debug.wasm. */
@@ -95,7 +95,7 @@ export class FilterModule {
   }
 
   static load(path = RELEASE_WASM, log: LogSink = () => {}): FilterModule {
-    const bytes = readFileSync(path);
+    const module = compiledModule(path);
     let memory: WebAssembly.Memory | undefined;
     const imports = {
       env: {
@@ -106,7 +106,7 @@ export class FilterModule {
         },
       },
     };
-    const instance = instantiateSync<RawExports>(bytes, withUnimplementedImports(bytes, imports));
+    const instance = instantiateSync<RawExports>(module, withUnimplementedImports(module, imports));
     memory = instance.exports.memory;
     (instance.exports as unknown as { _initialize?: () => void })._initialize?.();
     return new FilterModule(instance.exports as ASUtil & RawExports, instance.instance.exports as unknown as RawExports);
@@ -199,9 +199,9 @@ export class FilterModule {
  * its proxy entry points: every `env` function not in `imports` answers
  * UNIMPLEMENTED, so the module can be instantiated outside a proxy.
  */
-export function withUnimplementedImports(bytes: Uint8Array, imports: { env: Record<string, unknown> }): { env: Record<string, unknown> } {
+export function withUnimplementedImports(module: WebAssembly.Module | Uint8Array, imports: { env: Record<string, unknown> }): { env: Record<string, unknown> } {
   const env = { ...imports.env };
-  for (const imp of WebAssembly.Module.imports(new WebAssembly.Module(bytes as Uint8Array<ArrayBuffer>))) {
+  for (const imp of WebAssembly.Module.imports(module instanceof WebAssembly.Module ? module : compiledModule(module))) {
     if (imp.module === "env" && imp.kind === "function" && !(imp.name in env)) env[imp.name] = () => UNIMPLEMENTED;
   }
   return { ...imports, env };

@@ -35,13 +35,56 @@ export function addGrpcIntrospection(server: grpc.Server, options: GrpcIntrospec
   const names = ["", ...options.services];
   const health = new HealthImplementation(Object.fromEntries(names.map((n) => [n, "NOT_SERVING" as const])));
   health.addToServer(server);
-  const definition = loadSync([...options.protoFiles, healthProtoPath], {
-    includeDirs: [PROTO_DIR, ...(options.includeDirs ?? []), join(dirname(healthProtoPath), "..", "..")],
-  });
-  new ReflectionService(definition, { services: [...options.services, HEALTH_SERVICE] }).addToServer(server);
+  addLazyReflection(server, () =>
+    new ReflectionService(loadSync([...options.protoFiles, healthProtoPath], { includeDirs: [PROTO_DIR, ...(options.includeDirs ?? []), healthIncludeDir] }), {
+      services: [...options.services, HEALTH_SERVICE],
+    }),
+  );
   return {
     setServing(serving) {
       for (const n of names) health.setStatus(n, serving ? "SERVING" : "NOT_SERVING");
     },
   };
 }
+
+const healthIncludeDir = join(dirname(healthProtoPath), "..", "..");
+
+type Registered = Array<{ definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation }>;
+
+/** The services `register` adds to a server, recorded instead of served. */
+function recordServices(register: (server: grpc.Server) => void): Registered {
+  const registered: Registered = [];
+  register({ addService: (definition: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation) => void registered.push({ definition, implementation }) } as unknown as grpc.Server);
+  return registered;
+}
+
+/**
+ * Server reflection, built on its first request: indexing a daemon's .proto
+ * files (disco-discovery's are Envoy's whole API) costs more CPU than the
+ * rest of its start, and few clients ever ask. The services are registered
+ * at once (their shape comes from a reflection service over the health
+ * proto alone); the first call builds the real one and every call is
+ * answered by it.
+ */
+function addLazyReflection(server: grpc.Server, build: () => ReflectionService): void {
+  const shapes = recordServices((s) => new ReflectionService(loadSync([healthProtoPath], { includeDirs: [healthIncludeDir] }), { services: [HEALTH_SERVICE] }).addToServer(s));
+  let real: Registered | undefined;
+  shapes.forEach(({ definition, implementation }, i) => {
+    const delegates: grpc.UntypedServiceImplementation = {};
+    for (const method of Object.keys(implementation)) {
+      delegates[method] = ((call: grpc.ServerDuplexStream<unknown, unknown>) => {
+        try {
+          real ??= recordServices((s) => build().addToServer(s));
+        } catch (e) {
+          call.emit("error", { code: GRPC_INTERNAL, details: `server reflection: ${(e as Error).message}` });
+          return;
+        }
+        (real[i].implementation[method] as (call: grpc.ServerDuplexStream<unknown, unknown>) => void)(call);
+      }) as grpc.UntypedHandleCall;
+    }
+    server.addService(definition, delegates);
+  });
+}
+
+/** gRPC status INTERNAL. */
+const GRPC_INTERNAL = 13;

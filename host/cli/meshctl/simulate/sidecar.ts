@@ -8,7 +8,7 @@ export interface SidecarSpec {
   name: string;
   namespace: string;
   configDir: string;
-  /** The CA: the sidecar gets a token for its service account, the CA's root, and MUTUAL_TLS (NONE against a plain-text CA), as startSecureWorkload gives a process. */
+  /** The CA: the sidecar gets a token for its service account and the CA's root, as startSecureWorkload gives a process, and reaches the CA in this process (`caTransport`). */
   ca: SimulateCa;
   serviceAccount: string;
   labels: Record<string, string>;
@@ -42,7 +42,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
   const logger = new MemoryLogger(SIDECAR_LOG_SCOPES);
   const tokenPath = await s.ca.tokenFile(s.namespace, s.serviceAccount);
   // The values `disco-agent proxy --inboundPort 0 --outboundPort 0 --proxyAdminPort 0 --appPort … --containerPort … --configDir …
-  // --caAddress … --tokenPath … --caRootCert … --controlPlaneAuthPolicy … --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
+  // --caAddress … --tokenPath … --caRootCert … --controlPlaneAuthPolicy NONE --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
   // parses to; the others are the command's defaults.
   const opts: Record<string, unknown> = {
     proxyAdminPort: 0,
@@ -66,7 +66,8 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     caAddress: s.ca.address,
     tokenPath,
     caRootCert: s.ca.rootCertFile,
-    controlPlaneAuthPolicy: s.ca.listening.grpcTls ? "MUTUAL_TLS" : "NONE",
+    // No TLS to a CA in the same process: the token travels with each request (as with mesh_ca --grpc-plaintext).
+    controlPlaneAuthPolicy: "NONE",
     hubIdentity: "",
     trustDomain: s.trustDomain,
     serviceAccount: s.serviceAccount,
@@ -80,7 +81,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     // Fast keys: a scenario is about policy, not key strength.
     workloadKeyAlgorithm: "ECDSA",
   };
-  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks });
+  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks, caTransport: s.ca.transport });
   if ("exitCode" in started) throw new Error(`the sidecar of ${s.namespace}/${s.name} (port ${s.containerPort}) did not start:\n${logger.lines.join("\n")}`);
   let stopping: Promise<void> | undefined;
   return {
