@@ -55,6 +55,11 @@ export class HeaderMap extends ViewMap {
     return super.keyAt(i);
   }
 
+  keyStringAt(i: i32): string | null {
+    const slot = this.tagAt(i);
+    return slot != UNKNOWN ? knownAt(slot) : super.keyStringAt(i);
+  }
+
   clear(): void {
     super.clear();
     this.used = 0;

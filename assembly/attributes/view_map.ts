@@ -54,6 +54,16 @@ export class ViewMap extends StringMap {
     return this.valueList;
   }
 
+  /** The entries are bytes in place (keyPtr, valuePtr), not strings set since the map was filled. */
+  get isViewing(): bool {
+    return this.viewing;
+  }
+
+  /** Entry `i`'s key when it is a string already (decoded or known), else null: read its bytes (a viewing map only). */
+  keyStringAt(i: i32): string | null {
+    return this.mirrored ? unchecked(this.keyList[i]) : null;
+  }
+
   /** Where entry `i`'s key bytes are (a viewing map only). */
   // @ts-ignore: decorator
   @inline keyPtr(i: i32): usize {

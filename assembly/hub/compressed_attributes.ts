@@ -1,5 +1,6 @@
 import { AttributeBag } from "../attributes/bag";
 import { StringMap } from "../attributes/string_map";
+import { ViewMap } from "../attributes/view_map";
 import { AttributeValue, ValueKind } from "../attributes/value";
 import { ProtoWriter, WIRE_LEN } from "../proto/writer";
 import { MessageDictionary } from "./dictionary";
@@ -79,7 +80,8 @@ function mapFieldOf(v: AttributeValue): u32 {
 function writeValue(out: ProtoWriter, v: AttributeValue, dictionary: MessageDictionary): void {
   switch (v.kind) {
     case ValueKind.String:
-      out.sint32Field(VALUE, dictionary.index(v.str));
+      // A view (a header value in place) is looked up by its bytes: no string made for it.
+      out.sint32Field(VALUE, v.isView ? dictionary.indexBytes(v.textPtr(), v.textLen()) : dictionary.index(v.str));
       return;
     case ValueKind.Int64:
       out.int64Field(VALUE, v.int);
@@ -112,7 +114,8 @@ function writeValue(out: ProtoWriter, v: AttributeValue, dictionary: MessageDict
       // CompressedStringMap {entries = 1: map<sint32, sint32>}.
       const inner = out.begin(VALUE);
       const m = v.map;
-      if (m !== null) {
+      if (m instanceof ViewMap && (m as ViewMap).isViewing) writeViewPairs(out, m as ViewMap, dictionary);
+      else if (m !== null) {
         const map = m as StringMap;
         const keys = map.keys;
         const mapValues = map.values;
@@ -126,6 +129,21 @@ function writeValue(out: ProtoWriter, v: AttributeValue, dictionary: MessageDict
       out.end(inner);
       return;
     }
+  }
+}
+
+/**
+ * A request's or response's headers (or query) as they are in place: names
+ * and values looked up by their bytes, a known name by its string, so
+ * encoding them decodes only the words new to the message.
+ */
+function writeViewPairs(out: ProtoWriter, map: ViewMap, dictionary: MessageDictionary): void {
+  for (let i = 0, n = map.size; i < n; i++) {
+    const pair = out.begin(1);
+    const key = map.keyStringAt(i);
+    out.sint32Field(KEY, key !== null ? dictionary.index(key) : dictionary.indexBytes(map.keyPtr(i), map.keyLength(i)));
+    out.sint32Field(VALUE, dictionary.indexBytes(map.valuePtr(i), map.valueLength(i)));
+    out.end(pair);
   }
 }
 

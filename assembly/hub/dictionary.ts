@@ -1,5 +1,6 @@
 import { GLOBAL_WORD_COUNT, GLOBAL_WORDS } from "./global_words";
-import { NO_WORD, WordTable, wordHash } from "./word_table";
+import { decodeUtf8 } from "../utf8";
+import { NO_WORD, WordTable, asciiWordHash, wordHash } from "./word_table";
 
 const RECENT_SLOTS: i32 = 256;
 
@@ -76,6 +77,29 @@ export class MessageDictionary {
     unchecked((this.recent[slot] = s));
     unchecked((this.recentIndex[slot] = i));
     unchecked((this.recentStamp[slot] = this.stamp));
+    return i;
+  }
+
+  /**
+   * `index` of the text spelled by the `len` UTF-8 bytes at `ptr` (a header
+   * name or value in place): ASCII bytes are hashed and compared as they
+   * are, so a string is made only for a new message word, which the
+   * dictionary keeps; other bytes are decoded first.
+   */
+  indexBytes(ptr: usize, len: usize): i32 {
+    const hash = asciiWordHash(ptr, len);
+    if (hash < 0) return this.index(decodeUtf8(ptr, len));
+    const h = <u32>hash;
+    const g = globalWords().findBytes(ptr, len, h);
+    if (g != NO_WORD && g < this.globalWordCount) return g;
+    const local = this.local;
+    const known = local.findBytes(ptr, len, h);
+    if (known != NO_WORD) return known;
+    const s = decodeUtf8(ptr, len);
+    const words = this.words;
+    words.push(s);
+    const i = -words.length;
+    local.add(s, h, i);
     return i;
   }
 

@@ -4,6 +4,8 @@
 // would hash it again for every has, get and set). Emptied in O(1) by a
 // stamp, as a dictionary is once per hub message.
 
+import { bytesEqualString } from "../text";
+
 export const NO_WORD: i32 = i32.MIN_VALUE;
 
 /** The hash a WordTable files `s` under: four UTF-16 units a step, then mixed. */
@@ -17,6 +19,35 @@ export function wordHash(s: string): u32 {
   h ^= h >>> 15;
   h *= 0x85ebca6b;
   return h ^ (h >>> 13);
+}
+
+/**
+ * wordHash of the text spelled by the `len` bytes at `ptr` when they are
+ * ASCII (each byte one UTF-16 unit, read four at a time as wordHash reads
+ * its pairs of units), so bytes in place find the strings filed under
+ * wordHash without being decoded; -1 when a byte is not ASCII.
+ */
+export function asciiWordHash(ptr: usize, len: usize): i64 {
+  let h: u32 = 0x811c9dc5 ^ <u32>(len << 1);
+  let seen: u32 = 0;
+  let i: usize = 0;
+  for (; i + 4 <= len; i += 4) {
+    const b = load<u32>(ptr + i);
+    seen |= b;
+    // Bytes b0 b1 b2 b3 as the units wordHash loads: b0 | b1 << 16, b2 | b3 << 16.
+    const low = (b & 0xff) | ((b & 0xff00) << 8);
+    const high = ((b >>> 16) & 0xff) | ((b >>> 8) & 0xff0000);
+    h = (h ^ low ^ (high << 7)) * 0x9e3779b1;
+  }
+  for (; i < len; i++) {
+    const c = <u32>load<u8>(ptr + i);
+    seen |= c;
+    h = (h ^ c) * 0x01000193;
+  }
+  if ((seen & 0x80808080) != 0) return -1;
+  h ^= h >>> 15;
+  h *= 0x85ebca6b;
+  return <i64>(h ^ (h >>> 13));
 }
 
 export class WordTable {
@@ -51,6 +82,17 @@ export class WordTable {
         const key = unchecked(this.keys[slot])!;
         if (changetype<usize>(key) == changetype<usize>(s) || key == s) return unchecked(this.values[slot]);
       }
+    }
+    return NO_WORD;
+  }
+
+  /** The index of the text spelled by the `len` UTF-8 bytes at `ptr` (whose wordHash is `h`), or NO_WORD. */
+  findBytes(ptr: usize, len: usize, h: u32): i32 {
+    const mask = <u32>this.keys.length - 1;
+    const stamp = this.stamp;
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      if (unchecked(this.stamps[slot]) != stamp) return NO_WORD;
+      if (unchecked(this.hashes[slot]) == h && bytesEqualString(ptr, len, unchecked(this.keys[slot])!)) return unchecked(this.values[slot]);
     }
     return NO_WORD;
   }

@@ -3,7 +3,11 @@
 // Indexes from hub-client.md §9.2: request.headers = 15, authorization = 50.
 import { GLOBAL_WORDS, GLOBAL_WORD_COUNT, globalWordIndex } from "../../assembly/hub/global_words";
 import { MessageDictionary } from "../../assembly/hub/dictionary";
-import { NO_WORD, WordTable, wordHash } from "../../assembly/hub/word_table";
+import { NO_WORD, WordTable, asciiWordHash, wordHash } from "../../assembly/hub/word_table";
+
+function utf8(s: string): ArrayBuffer {
+  return String.UTF8.encode(s);
+}
 
 describe("global words", () => {
   it("holds the 222 words of istio/api@31d0489, index = position", () => {
@@ -70,6 +74,35 @@ describe("MessageDictionary", () => {
     expect(new MessageDictionary(-5).globalWordCount).toBe(0);
     const none = new MessageDictionary(0);
     expect(none.index("source.ip")).toBe(-1);
+  });
+
+  it("indexes text given as UTF-8 bytes as it indexes the same string, making a string only for a new word", () => {
+    const byString = new MessageDictionary();
+    const byBytes = new MessageDictionary();
+    const texts = ["request.headers", "JWT-Token", "authorization", "naïve ✓", "JWT-Token", "", "x", "naïve ✓", "200", "abcdefghi"];
+    for (let i = 0; i < texts.length; i++) {
+      const b = utf8(texts[i]);
+      expect(byBytes.indexBytes(changetype<usize>(b), <usize>b.byteLength)).toBe(byString.index(texts[i]), texts[i]);
+    }
+    expect(byBytes.words.join(",")).toBe(byString.words.join(","));
+  });
+
+  it("keeps global words beyond the peer's count out of the global range for bytes too", () => {
+    const d = new MessageDictionary(10);
+    const b = utf8("request.headers");
+    expect(d.indexBytes(changetype<usize>(b), <usize>b.byteLength)).toBe(-1);
+    expect(d.index("request.headers")).toBe(-1);
+  });
+
+  it("hashes ASCII bytes as wordHash hashes their string, at every length; other bytes are refused", () => {
+    const text = "abcdefghijklmnopq:/-_.XYZ";
+    for (let n = 0; n <= text.length; n++) {
+      const s = text.substring(0, n);
+      const b = utf8(s);
+      expect(asciiWordHash(changetype<usize>(b), <usize>b.byteLength)).toBe(<i64>wordHash(s), s);
+    }
+    const other = utf8("caf\u00e9");
+    expect(asciiWordHash(changetype<usize>(other), <usize>other.byteLength)).toBe(-1);
   });
 
   it("starts over after reset, with the new count", () => {

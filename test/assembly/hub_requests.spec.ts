@@ -8,6 +8,8 @@ import { ProtoWriter, WIRE_FIXED64, WIRE_LEN } from "../../assembly/proto/writer
 import { AttributeBag } from "../../assembly/attributes/bag";
 import { AttributeValue, ValueKind } from "../../assembly/attributes/value";
 import { StringMap } from "../../assembly/attributes/string_map";
+import { HeaderMap } from "../../assembly/attributes/header_map";
+import { encodePairs } from "../../assembly/pairs";
 import { QuotaCharge } from "../../assembly/quota";
 import { MessageDictionary } from "../../assembly/hub/dictionary";
 import { CompressedAttributesWriter } from "../../assembly/hub/compressed_attributes";
@@ -214,6 +216,31 @@ describe("CompressedAttributes", () => {
     new CompressedAttributesWriter().write(w, bag, d, false);
     expect(renderAttributes(new ProtoReader(w.finish()))).toBe("s[-1]=-2");
     expect(d.words.join(",")).toBe("my.attr,x");
+  });
+
+  it("encodes headers read in place (names, values and a header-valued attribute) exactly as the same strings", () => {
+    const keys = [":authority", "user-agent", "x-custom", "x-custom-2", "accept", "x-utf8"];
+    const values = ["pets.example:8080", "autocannon", "JWT-Token", "pets.example:8080", "*/*", "naïve ✓"];
+    const pairs = encodePairs(keys, values);
+    const inPlace = new HeaderMap();
+    expect(inPlace.fill(pairs.dataStart, <usize>pairs.length)).toBe(true);
+    const viewed = new AttributeValue();
+    viewed.setView(inPlace.valuePtr(1), inPlace.valueLength(1));
+    const strings = new StringMap();
+    for (let i = 0; i < keys.length; i++) strings.set(keys[i], values[i]);
+    const a = new AttributeBag();
+    a.set("request.headers", AttributeValue.ofMap(inPlace));
+    a.set("request.useragent", viewed);
+    a.setString("my.attr", "JWT-Token");
+    const b = new AttributeBag();
+    b.set("request.headers", AttributeValue.ofMap(strings));
+    b.setString("request.useragent", "autocannon");
+    b.setString("my.attr", "JWT-Token");
+    expect(inPlace.isViewing).toBe(true);
+    expect(compress(a)).toBe(compress(b));
+    expect(compress(a, 0)).toBe(compress(b, 0));
+    // Nothing was decoded into the map: it still reads its bytes.
+    expect(inPlace.keyStringAt(2)).toBeNull();
   });
 
   it("writes nothing for an empty bag", () => {
