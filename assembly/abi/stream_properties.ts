@@ -64,7 +64,8 @@ function visitResponse(v: ResponseView, index: i32, ptr: usize, len: usize): voi
     case 2: v.responseBodySize = max<i64>(0, int64At(ptr, len)); break;
     case 3: v.requestTotalSize = max<i64>(0, int64At(ptr, len)); break;
     case 4: v.responseTotalSize = max<i64>(0, int64At(ptr, len)); break;
-    case 5: v.upstreamAddress = text(ptr, len); break;
+    // The upstream a pooled connection reaches repeats from report to report.
+    case 5: v.upstreamAddress = recentString(ptr, len); break;
   }
 }
 

@@ -89,5 +89,22 @@ for (const [build, wasm] of BUILDS) {
         assert.equal(report["response.total_size"], 445, mode);
       }
     });
+
+    it("without a destination address, each report's destination ip and port are those of its own upstream", () => {
+      const emu = new FilterEmulator(pluginConfig({ transport: { disableReportBatch: true } }), wasm);
+      emu.script.push({ respond: allow() });
+      const { "destination.address": _, ...withoutDestination } = REQUEST_PROPERTIES;
+      const upstreams = ["10.0.0.9:8080", "10.0.0.9:8080", "[fd00::7]:9090", "10.0.0.9:8080", "10.1.0.1:81"];
+      const seen: unknown[] = [];
+      for (const upstream of upstreams) {
+        const r = emu.request(REQUEST, withoutDestination);
+        emu.finish(r.id, 200, [], { ...LOG_PROPERTIES, "upstream.address": upstream });
+        const report = emu.calls.filter((c) => c.method === "Report").at(-1)!;
+        const attrs = plain(decodeAttributes(report.decoded.attributes[0], { dictionary: DICTIONARY, defaultWords: report.decoded.defaultWords ?? [] }));
+        seen.push([attrs["destination.ip"], attrs["destination.port"]]);
+      }
+      const v6 = [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7];
+      assert.deepEqual(seen, [[[10, 0, 0, 9], 8080], [[10, 0, 0, 9], 8080], [v6, 9090], [[10, 0, 0, 9], 8080], [[10, 1, 0, 1], 81]]);
+    });
   });
 }
