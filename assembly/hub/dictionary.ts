@@ -92,15 +92,8 @@ export class MessageDictionary {
     const h = <u32>hash;
     const g = globalWords().findBytes(ptr, len, h);
     if (g != NO_WORD && g < this.globalWordCount) return g;
-    const local = this.local;
-    const known = local.findBytes(ptr, len, h);
-    if (known != NO_WORD) return known;
-    const s = decodeUtf8(ptr, len);
-    const words = this.words;
-    words.push(s);
-    const i = -words.length;
-    local.add(s, h, i);
-    return i;
+    const known = this.local.findBytes(ptr, len, h);
+    return known != NO_WORD ? known : this.addWord(decodeUtf8(ptr, len), h);
   }
 
   private forgetRecent(): void {
@@ -116,13 +109,16 @@ export class MessageDictionary {
     const h = wordHash(s);
     const g = globalWords().find(s, h);
     if (g != NO_WORD && g < this.globalWordCount) return g;
-    const local = this.local;
-    const known = local.find(s, h);
-    if (known != NO_WORD) return known;
+    const known = this.local.find(s, h);
+    return known != NO_WORD ? known : this.addWord(s, h);
+  }
+
+  // A message word: the next negative index, in first-use order.
+  private addWord(s: string, h: u32): i32 {
     const words = this.words;
     words.push(s);
     const i = -words.length;
-    local.add(s, h, i);
+    this.local.add(s, h, i);
     return i;
   }
 }
