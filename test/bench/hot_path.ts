@@ -250,6 +250,12 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
     const wasm: number[] = [];
     const ts: number[] = [];
     const before: number[] = [];
+    // One untimed round first: until V8's optimizing tiers have compiled the
+    // module and the baseline (in the background, slower on a loaded
+    // machine), the first count's first rounds would time baseline code.
+    wasmNsPerRequest(filter, configured.handle, serialized);
+    for (let i = 0; i < TS_ITERATIONS; i++) for (const input of tsInputs) evaluateBaseline(baseline, input);
+    if (other && compared) wasmNsPerRequest(other, compared.handle, serialized);
     for (let round = 0; round < ROUNDS; round++) {
       wasm.push(wasmNsPerRequest(filter, configured.handle, serialized));
       ts.push(nsPer(TS_ITERATIONS * tsInputs.length, () => {
