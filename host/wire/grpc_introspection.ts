@@ -1,7 +1,8 @@
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
-import { ReflectionService } from "@grpc/reflection";
+import type { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import { PROTO_DIR } from "./protos.ts";
 
@@ -35,11 +36,12 @@ export function addGrpcIntrospection(server: grpc.Server, options: GrpcIntrospec
   const names = ["", ...options.services];
   const health = new HealthImplementation(Object.fromEntries(names.map((n) => [n, "NOT_SERVING" as const])));
   health.addToServer(server);
-  addLazyReflection(server, () =>
-    new ReflectionService(loadSync([...options.protoFiles, healthProtoPath], { includeDirs: [PROTO_DIR, ...(options.includeDirs ?? []), healthIncludeDir] }), {
+  addLazyReflection(server, async () => {
+    const { ReflectionService } = await import("@grpc/reflection");
+    return new ReflectionService(loadSync([...options.protoFiles, healthProtoPath], { includeDirs: [PROTO_DIR, ...(options.includeDirs ?? []), healthIncludeDir] }), {
       services: [...options.services, HEALTH_SERVICE],
-    }),
-  );
+    });
+  });
   return {
     setServing(serving) {
       for (const n of names) health.setStatus(n, serving ? "SERVING" : "NOT_SERVING");
@@ -58,32 +60,52 @@ function recordServices(register: (server: grpc.Server) => void): Registered {
   return registered;
 }
 
+/** The services of @grpc/reflection: their .proto files (in its package) and the loader options it reads them with. */
+const REFLECTION_SERVICES = [
+  { name: "grpc.reflection.v1.ServerReflection", file: "grpc/reflection/v1/reflection.proto" },
+  { name: "grpc.reflection.v1alpha.ServerReflection", file: "grpc/reflection/v1alpha/reflection.proto" },
+];
+const REFLECTION_LOADER_OPTIONS = { longs: String, enums: String, bytes: Array, defaults: true, oneofs: true };
+
 /**
- * Server reflection, built on its first request: indexing a daemon's .proto
- * files (disco-discovery's are Envoy's whole API) costs more CPU than the
- * rest of its start, and few clients ever ask. The services are registered
- * at once (their shape comes from a reflection service over the health
- * proto alone); the first call builds the real one and every call is
- * answered by it.
+ * Server reflection, built on its first request: loading @grpc/reflection
+ * (with its own copies of protobufjs and proto-loader) and indexing a
+ * daemon's .proto files (disco-discovery's are Envoy's whole API) cost more
+ * CPU than the rest of a daemon's start, and few clients ever ask. The
+ * services are registered at once, their definitions read from the package's
+ * own .proto files with the options it reads them with (so requests decode
+ * to the objects it expects); the first call builds the real service and
+ * every call is answered by it.
  */
-function addLazyReflection(server: grpc.Server, build: () => ReflectionService): void {
-  const shapes = recordServices((s) => new ReflectionService(loadSync([healthProtoPath], { includeDirs: [healthIncludeDir] }), { services: [HEALTH_SERVICE] }).addToServer(s));
-  let real: Registered | undefined;
-  shapes.forEach(({ definition, implementation }, i) => {
+function addLazyReflection(server: grpc.Server, build: () => Promise<ReflectionService>): void {
+  const protoDir = join(dirname(createRequire(import.meta.url).resolve("@grpc/reflection")), "..", "proto");
+  const definitions = loadSync(
+    REFLECTION_SERVICES.map((r) => r.file),
+    { includeDirs: [protoDir], ...REFLECTION_LOADER_OPTIONS },
+  );
+  let real: Promise<Map<string, grpc.UntypedServiceImplementation>> | undefined;
+  for (const { name } of REFLECTION_SERVICES) {
+    const definition = definitions[name] as grpc.ServiceDefinition;
     const delegates: grpc.UntypedServiceImplementation = {};
-    for (const method of Object.keys(implementation)) {
+    for (const method of Object.keys(definition)) {
       delegates[method] = ((call: grpc.ServerDuplexStream<unknown, unknown>) => {
-        try {
-          real ??= recordServices((s) => build().addToServer(s));
-        } catch (e) {
-          call.emit("error", { code: GRPC_INTERNAL, details: `server reflection: ${(e as Error).message}` });
-          return;
+        if (!real) {
+          real = build().then((service) => {
+            const byName = new Map<string, grpc.UntypedServiceImplementation>();
+            for (const r of recordServices((s) => service.addToServer(s))) byName.set(Object.values(r.definition)[0].path.split("/")[1], r.implementation);
+            return byName;
+          });
+          real.catch(() => (real = undefined)); // a failed build is tried again by the next call
         }
-        (real[i].implementation[method] as (call: grpc.ServerDuplexStream<unknown, unknown>) => void)(call);
+        // Messages that arrive meanwhile wait in the stream until the real handler reads them.
+        real.then(
+          (byName) => (byName.get(name)![method] as (call: grpc.ServerDuplexStream<unknown, unknown>) => void)(call),
+          (e: Error) => call.emit("error", { code: GRPC_INTERNAL, details: `server reflection: ${e.message}` }),
+        );
       }) as grpc.UntypedHandleCall;
     }
     server.addService(definition, delegates);
-  });
+  }
 }
 
 /** gRPC status INTERNAL. */
