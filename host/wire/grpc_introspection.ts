@@ -47,8 +47,9 @@ const REFLECTION_LOADER_OPTIONS: LoaderOptions = { longs: String, enums: String,
  * Both packages are loaded on the first call to their services
  * (addLazyServices): each brings its own copies of protobufjs and
  * proto-loader, and reflection indexes the daemon's .proto files
- * (disco-discovery's are Envoy's whole API); loading them at start cost
- * hubs and mesh_ca about 0.3 s of CPU each, and most daemons are never asked.
+ * (disco-discovery's are Envoy's whole API); loaded at start they cost
+ * every hubs and mesh_ca start about a quarter of a second of CPU
+ * (docs/benchmarks.md "npm test"), and most daemons are never asked.
  */
 export function addGrpcIntrospection(server: grpc.Server, options: GrpcIntrospectionOptions): ServingHealth {
   const names = ["", ...options.services];
@@ -123,7 +124,7 @@ function addLazyServices(server: grpc.Server, definitions: ReadonlyArray<readonl
             (implementation[method] ?? implementation[attrs.originalName as string])(...(args as [never, never]));
           },
           (e: Error) => {
-            const error = { code: GRPC_INTERNAL, details: `${what}: ${(e as Error).message}` };
+            const error = { code: GRPC_INTERNAL, details: `${what}: ${e.message}` };
             const [call, callback] = args as [NodeJS.EventEmitter, unknown];
             if (typeof callback === "function") callback(error);
             else call.emit("error", error);
