@@ -5,7 +5,6 @@ import { CREATE_CERTIFICATE_METHOD, decodeCreateCertificateResponse, encodeCreat
 import { DEFAULT_CA_SERVER_NAME } from "./options.ts";
 import { parseSpiffeIdentity } from "./spiffe.ts";
 import { rotationTime } from "./workload_ttl.ts";
-import { x509 } from "./x509.ts";
 
 export { CertificateRotator, type CertificateRotatorOptions } from "./certificate_rotator.ts";
 
@@ -88,7 +87,8 @@ export interface WorkloadCertificate {
  */
 export async function requestWorkloadCertificate(request: WorkloadCertificateRequest): Promise<WorkloadCertificate> {
   parseSpiffeIdentity(request.identity); // fail before the network on a malformed identity
-  const keys = await generateKeyPair(request.keyAlgorithm ?? "RSA", request.keySize ?? 2048);
+  // The X.509 library (about a tenth of a second of CPU to load) only once a certificate is asked for: a sidecar without --caAddress never loads it.
+  const [{ x509 }, keys] = await Promise.all([import("./x509.ts"), generateKeyPair(request.keyAlgorithm ?? "RSA", request.keySize ?? 2048)]);
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     keys,
     signingAlgorithm: signingAlgorithmOf(keys.privateKey),

@@ -14,7 +14,7 @@ import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener_limits.
 import { spiffeId } from "../security/workload.ts";
 import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig, parseMeshConfig } from "./mesh_config.ts";
 import * as grpc from "@grpc/grpc-js";
-import { type ControlPlaneAuth, type ControlPlaneAuthPolicy, WorkloadTls, uriSans } from "./workload_tls.ts";
+import { type ControlPlaneAuth, type ControlPlaneAuthPolicy, WorkloadTls, type WorkloadTlsOptions, uriSans } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
@@ -241,9 +241,15 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
  * running many sidecars already loaded (it only checks templates and
  * patterns), instead of one more instance per sidecar. `shared.caTransport`:
  * how certificate requests reach a CA running in the same process (default:
- * gRPC to `--caAddress`).
+ * gRPC to `--caAddress`). `shared.requestCertificate`: how the workload
+ * certificate is obtained (default: a key and CSR of this sidecar's own).
  */
-export async function startProxy(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment, shared: { checks?: FilterModule; caTransport?: CertificateTransport } = {}): Promise<RunningProxy | { exitCode: number }> {
+export async function startProxy(
+  opts: Record<string, unknown>,
+  logger: Logger,
+  env: AgentEnvironment,
+  shared: { checks?: FilterModule; caTransport?: CertificateTransport; requestCertificate?: WorkloadTlsOptions["request"] } = {},
+): Promise<RunningProxy | { exitCode: number }> {
   const log = logger.scope("default");
   const configDir = opts.configDir as string | undefined;
   const discoveryAddress = (opts.discoveryAddress as string | undefined) || undefined;
@@ -309,6 +315,7 @@ export async function startProxy(opts: Record<string, unknown>, logger: Logger, 
         keyAlgorithm: settings.keyAlgorithm,
         auth,
         transport: shared.caTransport,
+        request: shared.requestCertificate,
         ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
         ...(typeof opts.secretGraceDuration === "number" ? { graceMs: opts.secretGraceDuration } : {}),
         ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),

@@ -2,7 +2,7 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Agent as HttpsAgent } from "node:https";
 import type { PeerCertificate } from "node:tls";
-import { type CaCallAuth, type CertificateTransport, CertificateRotator, type WorkloadCertificate, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
+import { type CaCallAuth, type CertificateTransport, CertificateRotator, type WorkloadCertificate, type WorkloadCertificateRequest, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
 import type { KeyAlgorithm } from "../anchor/keys.ts";
 
 /**
@@ -39,6 +39,12 @@ export interface WorkloadTlsOptions {
   onRequest?: (ok: boolean, latencyMs: number) => void;
   /** How requests reach mesh_ca; default gRPC to caAddress (a CA in the same process: meshctl x simulate). */
   transport?: CertificateTransport;
+  /**
+   * How a certificate is obtained; default requestWorkloadCertificate (a key
+   * and CSR of this sidecar's own). meshctl x simulate gives one that shares
+   * a certificate among the sidecars of one identity in a run.
+   */
+  request?: (request: WorkloadCertificateRequest) => Promise<WorkloadCertificate>;
 }
 
 /** What /config_dump shows of a certificate. */
@@ -142,7 +148,7 @@ export class WorkloadTls {
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
         const cert = withGraceDuration(
-          await requestWorkloadCertificate({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, transport: options.transport, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
+          await (options.request ?? requestWorkloadCertificate)({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, transport: options.transport, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
           options.graceMs,
         );
         this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";

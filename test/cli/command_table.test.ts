@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { Command } from "commander";
 import { COMMANDS, loadersFor, registerCommands } from "../../host/cli/meshctl/commands/index.ts";
 import { processIo } from "../../host/cli/meshctl/io.ts";
+import { meshctlInProcess } from "./in_process.ts";
 
 async function programFor(args: string[]): Promise<{ program: Command; experimental: Command }> {
   const program = new Command("meshctl");
@@ -23,6 +24,16 @@ describe("meshctl's command table", () => {
       const { program, experimental } = await programFor([word]);
       assert.ok([...program.commands, ...experimental.commands].some((c) => answersTo(c, word)), `${word}: not registered`);
       assert.ok(loadersFor([word]).length < new Set(Object.values(COMMANDS)).size);
+    });
+  }
+
+  for (const word of Object.keys(COMMANDS)) {
+    it(`\`${word} --help\` prints the command's usage, exit 0`, async () => {
+      const { experimental } = await programFor([word]);
+      const args = [...(experimental.commands.some((c) => answersTo(c, word)) ? ["x"] : []), word, "--help"];
+      const r = await meshctlInProcess(args);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^Usage: meshctl /, args.join(" "));
     });
   }
 

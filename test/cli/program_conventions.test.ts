@@ -1,6 +1,8 @@
 // One convention for every program (docs/daemon-reference.md "Conventions"),
 // checked on the real built programs: usage errors, --version, signals,
-// stdout/stderr, --log_as_json, a closed stdout, YAML merge keys and aliases.
+// stdout/stderr, --log_as_json, a closed stdout; YAML merge keys and aliases,
+// validate's errors and the orchestrator-only commands in-process (about the
+// command, not the process: test/cli/in_process.ts).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -10,6 +12,7 @@ import { after, describe, it } from "node:test";
 import pkg from "../../package.json" with { type: "json" };
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { COMMANDS } from "../../host/cli/meshctl/commands/index.ts";
+import { meshctlInProcess } from "./in_process.ts";
 
 const OUT = join(import.meta.dirname, "..", "..", "build", "out");
 const bin = (name: string) => join(OUT, `${name}.mjs`);
@@ -198,15 +201,19 @@ describe("daemons: signals, logs on stderr, --log_as_json", () => {
 // is the process's exit status.
 describe("the built meshctl: every command module, stdin and exit status", () => {
   const FIXTURES = join(import.meta.dirname, "fixtures");
-  const EXPERIMENTAL = new Set(["hub-eval", "simulate", "wait", "envoy-bootstrap"]);
-  for (const word of Object.keys(COMMANDS)) {
-    const args = [...(EXPERIMENTAL.has(word) ? ["x"] : []), word, "--help"];
-    it(`meshctl ${args.join(" ")}: its module loads, exit 0`, () => {
+  // A command line naming no command loads every command module (commands/index.ts loadersFor), each from
+  // its chunk: two programs check them all (each command's own --help is checked in-process, command_table).
+  it("meshctl --help and meshctl x --help: every command module loads, every command is listed, exit 0", () => {
+    const listed = new Set<string>();
+    for (const args of [["--help"], ["x", "--help"]]) {
       const r = run("meshctl", args);
       assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stderr, "");
       assert.match(r.stdout, /^Usage: meshctl /);
-    });
-  }
+      for (const m of r.stdout.matchAll(/^ {2}([a-z][a-z-]*(?:\|[a-z][a-z-]*)*)/gm)) for (const word of m[1].split("|")) listed.add(word);
+    }
+    assert.deepEqual(Object.keys(COMMANDS).filter((word) => !listed.has(word)), []);
+  });
 
   it("analyze reads - from stdin and exits 79 on an Error", () => {
     const r = run("meshctl", ["analyze", "--use-kube=false", "-"], {}, { cwd: FIXTURES, input: readFileSync(join(FIXTURES, "analyze", "regex.bad.yaml"), "utf8") });
@@ -235,7 +242,7 @@ describe("meshctl output", () => {
     assert.equal(stderr, "");
   });
 
-  it("YAML merge keys and anchors are applied; an undefined alias is one error naming the file", () => {
+  it("YAML merge keys and anchors are applied; an undefined alias is one error naming the file", async () => {
     const dir = tmp();
     const good = join(dir, "merge.yaml");
     writeFileSync(
@@ -253,20 +260,20 @@ spec:
       mode: DISABLE
 `,
     );
-    const ok = run("meshctl", ["validate", "-f", good]);
+    const ok = await meshctlInProcess(["validate", "-f", good]);
     assert.equal(ok.status, 0, ok.stderr);
     assert.equal(ok.stdout, `${JSON.stringify(good)} is valid\n`);
     // Unmerged, the entries would hold an unknown field "<<" (a warning) and no mode.
     assert.doesNotMatch(ok.stderr, /Warning|Error/, ok.stderr);
     const bad = join(dir, "alias.yaml");
     writeFileSync(bad, "apiVersion: security.mesh.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: x, namespace: foo}\nspec:\n  <<: *nope\n");
-    const r = run("meshctl", ["validate", "-f", bad]);
+    const r = await meshctlInProcess(["validate", "-f", bad]);
     assert.equal(r.status, 1);
     assert.ok(r.stderr.includes(`Error: ${bad}: YAML document 1: (document): expected valid YAML or JSON, got undefined alias *nope`), r.stderr);
     assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
   });
 
-  it("validate reports every error of a document", () => {
+  it("validate reports every error of a document", async () => {
     const file = join(tmp(), "client.yaml");
     writeFileSync(
       file,
@@ -278,7 +285,7 @@ spec:
   ignoreForwardedAttributes: 4
 `,
     );
-    const r = run("meshctl", ["validate", "-f", file]);
+    const r = await meshctlInProcess(["validate", "-f", file]);
     assert.equal(r.status, 1);
     const errors = r.stderr.split("\n").filter((l) => l.startsWith("Error: "));
     assert.deepEqual(
@@ -287,9 +294,9 @@ spec:
     );
   });
 
-  it("commands that need an orchestrator API say what they would need and exit 69", () => {
+  it("commands that need an orchestrator API say what they would need and exit 69", async () => {
     for (const args of [["manifest", "apply", "-f", "x.yaml"], ["x", "add-to-mesh", "deployment", "foo"], ["dashboard", "controlz", "p"], ["x", "post-install", "webhook", "status"], ["upgrade", "--force"]]) {
-      const r = run("meshctl", args);
+      const r = await meshctlInProcess(args);
       assert.equal(r.status, 69, args.join(" "));
       assert.equal(r.stdout, "");
       assert.match(r.stderr, /^meshctl [a-z -]+: needs an orchestrator API .*nothing was done/);

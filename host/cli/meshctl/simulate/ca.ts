@@ -2,7 +2,7 @@ import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { authorizeCaller } from "../../../anchor/caller_authentication.ts";
 import { CertificateAuthority } from "../../../anchor/certificate_authority.ts";
-import { type CertificateTransport, CertificateRequestError } from "../../../anchor/client.ts";
+import { type CertificateTransport, CertificateRequestError, type WorkloadCertificate, type WorkloadCertificateRequest, requestWorkloadCertificate } from "../../../anchor/client.ts";
 import { anchorEnvironment } from "../../../anchor/environment.ts";
 import { AnchorError } from "../../../anchor/errors.ts";
 import { STATUS_OF } from "../../../anchor/grpc_service.ts";
@@ -26,6 +26,13 @@ export interface SimulateCa {
   readonly rootCertFile: string;
   /** How the sidecars' certificate requests reach this CA (startProxy's `caTransport`). */
   readonly transport: CertificateTransport;
+  /**
+   * A sidecar's workload certificate (startProxy's `requestCertificate`):
+   * the first sidecar of an identity asks this CA for one as any sidecar does
+   * (its key, its CSR, its token, through `transport`); the run's later
+   * sidecars of that identity get the same key and certificate.
+   */
+  certificate(request: WorkloadCertificateRequest): Promise<WorkloadCertificate>;
   /** Mints a service-account token into a file and returns its path (`--tokenPath`). */
   tokenFile(namespace: string, serviceAccount: string): Promise<string>;
   stop(): Promise<void>;
@@ -73,11 +80,29 @@ export async function startSimulateCa(trustDomain: string, dir: string): Promise
       throw e;
     }
   };
+  // Replicas of one workload would each have a key of their own; a scenario is about the policy between
+  // identities, and a key, a CSR and an issuance per sidecar were a third of a run's CPU (docs/benchmarks.md).
+  const certificates = new Map<string, Promise<WorkloadCertificate>>();
+  const certificate = async (request: WorkloadCertificateRequest): Promise<WorkloadCertificate> => {
+    const key = JSON.stringify([request.identity, request.keyAlgorithm, request.keySize, request.ttl, request.forCa]);
+    const shared = certificates.get(key);
+    if (shared) {
+      const c = await shared.catch(() => undefined);
+      if (c && c.rotateAt.getTime() > Date.now()) return c;
+      // Refused, or due for renewal: this sidecar asks anew.
+      if (certificates.get(key) === shared) certificates.delete(key);
+      return certificate(request);
+    }
+    const made = requestWorkloadCertificate({ ...request, transport });
+    certificates.set(key, made);
+    return made;
+  };
   let n = 0;
   return {
     address: IN_PROCESS_CA_ADDRESS,
     rootCertFile,
     transport,
+    certificate,
     async tokenFile(namespace, serviceAccount) {
       const path = join(tokensDir, `${namespace}.${serviceAccount}.${n++}.jwt`);
       writeTokenFile(path, await mintServiceAccountToken(issuer, { namespace, serviceAccount }));

@@ -8,7 +8,7 @@ export interface SidecarSpec {
   name: string;
   namespace: string;
   configDir: string;
-  /** The CA: the sidecar gets a token for its service account and the CA's root, as startSecureWorkload gives a process, and reaches the CA in this process (`caTransport`). */
+  /** The CA: the sidecar gets a token for its service account and the CA's root, as startSecureWorkload gives a process, and reaches the CA in this process (`caTransport`); the run's sidecars of one identity share a certificate (SimulateCa.certificate). */
   ca: SimulateCa;
   serviceAccount: string;
   labels: Record<string, string>;
@@ -81,7 +81,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     // Fast keys: a scenario is about policy, not key strength.
     workloadKeyAlgorithm: "ECDSA",
   };
-  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks, caTransport: s.ca.transport });
+  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks, caTransport: s.ca.transport, requestCertificate: s.ca.certificate });
   if ("exitCode" in started) throw new Error(`the sidecar of ${s.namespace}/${s.name} (port ${s.containerPort}) did not start:\n${logger.lines.join("\n")}`);
   let stopping: Promise<void> | undefined;
   return {
