@@ -26,7 +26,8 @@ export class TcpProxy {
   readonly stats: TcpStats = { connections: 0, denied: 0, active: 0 };
 
   constructor(private readonly options: TcpProxyOptions) {
-    this.server = createServer((client) => this.handle(client));
+    // Nagle's algorithm off on both sides of a proxied connection, as Envoy sets TCP_NODELAY.
+    this.server = createServer({ noDelay: true }, (client) => this.handle(client));
   }
 
   private handle(client: Socket): void {
@@ -39,7 +40,7 @@ export class TcpProxy {
       ["connection.mtls", propertyValue.bool(false)],
     ]);
     const resolver: PropertyResolver = (path) => props.get(path.join("."));
-    const upstream = connect(o.upstream.port, o.upstream.host);
+    const upstream = connect({ port: o.upstream.port, host: o.upstream.host, noDelay: true });
     let finished = false;
     const finish = (side: "client" | "server") => {
       if (finished) return;
