@@ -123,8 +123,10 @@ export class MessageDictionary {
   }
 }
 
-// The global words by text, built on first use; a word listed twice keeps
-// its first index (as globalWordIndex).
+// The global words by text, built on first use (a module that never talks to
+// the hub does not pay for it) and never changed afterwards. "0", "1" and
+// "200" are listed twice (111/134, 112/135, 94/136): the first index wins, as
+// in host/wire/compressed.ts, and a peer with a shorter prefix knows it too.
 let globalTable: WordTable | null = null;
 
 function globalWords(): WordTable {
@@ -139,4 +141,10 @@ function globalWords(): WordTable {
     globalTable = table;
   }
   return table;
+}
+
+/** The global index of `s`, or -1 if it is not a global word (`"request.headers"` -> 15). */
+export function globalWordIndex(s: string): i32 {
+  const i = globalWords().find(s, wordHash(s));
+  return i == NO_WORD ? -1 : i;
 }

@@ -2,6 +2,7 @@
 // The deployment-wide global word list of the hub protocol: index i >= 0 in
 // compressed attributes means word i. Only appending keeps indexes stable, and
 // CheckRequest/ReportRequest.global_word_count tells the hub which prefix we know.
+// Looked up by text in hub/dictionary.ts (globalWordIndex).
 
 export const GLOBAL_WORDS: StaticArray<string> = [
   "source.ip", // 0
@@ -229,27 +230,3 @@ export const GLOBAL_WORDS: StaticArray<string> = [
 ];
 
 export const GLOBAL_WORD_COUNT: i32 = 222;
-
-// The word -> index map is the one piece of module state here. It is built on
-// first use rather than at start, so a module that never talks to the hub
-// does not pay for it, and it never changes afterwards (the list is constant),
-// so it cannot make two calls behave differently.
-let index: Map<string, i32> | null = null;
-
-/** The global index of `s`, or -1 if it is not a global word (`"request.headers"` -> 15). */
-export function globalWordIndex(s: string): i32 {
-  let map = index;
-  if (map === null) {
-    map = new Map<string, i32>();
-    // "0", "1" and "200" appear twice (111/134, 112/135, 94/136): the first
-    // index wins, as in host/wire/compressed.ts, and a peer with a shorter
-    // prefix knows it too.
-    for (let i = 0; i < GLOBAL_WORDS.length; i++) {
-      const w = unchecked(GLOBAL_WORDS[i]);
-      if (!map.has(w)) map.set(w, i);
-    }
-    index = map;
-  }
-  // Map.get aborts on a missing key: ask first.
-  return map.has(s) ? map.get(s) : -1;
-}

@@ -1,8 +1,8 @@
 // The hub's word tables: the global list (proto/mesh/hub/v1/global_words.json,
 // compiled into assembly/hub/global_words.ts) and the per-message dictionary.
 // Indexes from hub-client.md §9.2: request.headers = 15, authorization = 50.
-import { GLOBAL_WORDS, GLOBAL_WORD_COUNT, globalWordIndex } from "../../assembly/hub/global_words";
-import { MessageDictionary } from "../../assembly/hub/dictionary";
+import { GLOBAL_WORDS, GLOBAL_WORD_COUNT } from "../../assembly/hub/global_words";
+import { MessageDictionary, globalWordIndex } from "../../assembly/hub/dictionary";
 import { NO_WORD, WordTable, asciiWordHash, wordHash } from "../../assembly/hub/word_table";
 
 function utf8(s: string): ArrayBuffer {

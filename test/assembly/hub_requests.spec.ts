@@ -11,11 +11,11 @@ import { StringMap } from "../../assembly/attributes/string_map";
 import { HeaderMap } from "../../assembly/attributes/header_map";
 import { encodePairs } from "../../assembly/pairs";
 import { QuotaCharge } from "../../assembly/quota";
-import { MessageDictionary } from "../../assembly/hub/dictionary";
+import { MessageDictionary, globalWordIndex } from "../../assembly/hub/dictionary";
 import { CompressedAttributesWriter } from "../../assembly/hub/compressed_attributes";
 import { CheckRequestEncoder, encodeCheckRequest } from "../../assembly/hub/check_request";
 import { encodeReportRequest, ReportRequestEncoder } from "../../assembly/hub/report_request";
-import { GLOBAL_WORD_COUNT, globalWordIndex } from "../../assembly/hub/global_words";
+import { GLOBAL_WORD_COUNT } from "../../assembly/hub/global_words";
 
 function hex(b: Uint8Array): string {
   let s = "";
