@@ -133,12 +133,9 @@ export class FilterModule {
   /** Evaluates one request; returns mesh.filter.v1.Evaluation bytes (empty for an unknown handle). */
   evaluate(handle: number, request: RequestInput, wantBindings: boolean): Uint8Array {
     const headersLength = pairsLength(request.headers);
-    const size = REQUEST_HEADER_BYTES + headersLength + pairsLength(request.properties);
-    const at = this.requestAt(size);
-    const memory = this.memory();
-    writeRequestHeader(memory, at, request.timeNanos, headersLength, size - REQUEST_HEADER_BYTES - headersLength);
-    writePairs(memory, at + REQUEST_HEADER_BYTES, request.headers);
-    writePairs(memory, at + REQUEST_HEADER_BYTES + headersLength, request.properties);
+    const propertiesLength = pairsLength(request.properties);
+    const at = this.requestAt(REQUEST_HEADER_BYTES + headersLength + propertiesLength);
+    writeRequest(this.memory(), at, request, headersLength, propertiesLength);
     const out = this.evaluateEncoded(handle, wantBindings ? 1 : 0);
     return new Uint8Array(this.raw.__getArrayBuffer(out));
   }
@@ -212,14 +209,15 @@ export function serializeRequest(request: RequestInput): Uint8Array {
   const headersLength = pairsLength(request.headers);
   const propertiesLength = pairsLength(request.properties);
   const out = Buffer.alloc(REQUEST_HEADER_BYTES + headersLength + propertiesLength);
-  writeRequestHeader(out, 0, request.timeNanos, headersLength, propertiesLength);
-  writePairs(out, REQUEST_HEADER_BYTES, request.headers);
-  writePairs(out, REQUEST_HEADER_BYTES + headersLength, request.properties);
+  writeRequest(out, 0, request, headersLength, propertiesLength);
   return out;
 }
 
-function writeRequestHeader(out: Buffer, at: number, timeNanos: bigint, headersLength: number, propertiesLength: number): void {
-  out.writeBigInt64LE(timeNanos, at);
+// Writes `request` at `at` as the request buffer holds it, given its maps' serialized lengths (pairsLength).
+function writeRequest(out: Buffer, at: number, request: RequestInput, headersLength: number, propertiesLength: number): void {
+  out.writeBigInt64LE(request.timeNanos, at);
   out.writeUInt32LE(headersLength, at + 8);
   out.writeUInt32LE(propertiesLength, at + 12);
+  writePairs(out, at + REQUEST_HEADER_BYTES, request.headers);
+  writePairs(out, at + REQUEST_HEADER_BYTES + headersLength, request.properties);
 }
