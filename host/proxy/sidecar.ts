@@ -399,7 +399,6 @@ export class Sidecar {
     this.securityStats.set(name, (this.securityStats.get(name) ?? 0) + 1);
   }
 
-  /** The inbound security stage: mTLS identity, XFCC, JWT, authorization; every denial logged with its reason and counted. */
   // The outbound listener's properties per destination host: one frozen
   // object for all of a host's requests, which also lets the filter's host
   // reuse their serialized answers (RequestProperties.answersKey); past the
@@ -415,6 +414,7 @@ export class Sidecar {
     return known;
   }
 
+  /** The inbound security stage: mTLS identity, XFCC, JWT, authorization; every denial logged with its reason and counted. */
   private async inboundStage(req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> {
     const policy = this.policy!;
     const socket = req.socket as TLSSocket;
