@@ -63,7 +63,11 @@ export function filter_configure_warnings(): string {
 export function filter_release(handle: i32): void {
   collectGarbageIfDue();
   configs.delete(handle);
-  if (handle == lastHandle) lastHandle = 0;
+  if (handle == lastHandle) {
+    // Forgotten whole: handle 0 (never given out) must not find it either.
+    lastHandle = 0;
+    lastConfig = null;
+  }
 }
 
 // The request an embedder evaluates is written into module memory by the
