@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Run, meshctlInProcess } from "./in_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 export type { Run };
 
@@ -26,7 +26,7 @@ export function assertGolden(actual: string, name: string): void {
 
 /** Writes text to a fresh temp file and returns its path. */
 export function tempFile(text: string, name = "input.yaml"): string {
-  const file = join(mkdtempSync(join(tmpdir(), "meshctl-cli-")), name);
+  const file = join(tempDir("meshctl-cli-"), name);
   writeFileSync(file, text);
   return file;
 }

@@ -3,8 +3,7 @@
 // with the reason the doc gives; its default is accepted.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_agent.ts";
@@ -12,6 +11,7 @@ import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../../host/cli
 import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_discovery.ts";
 import { ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/mesh_ca.ts";
 import type { NotApplicable } from "../../host/cli/spec_surface/not_applicable.ts";
+import { tempDir } from "../support/processes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** The DI variables disco-discovery applies (host/cli/spec_surface/disco_discovery.ts discoveryVariables, host/discovery/secure_xds.ts). */
@@ -86,7 +86,7 @@ describe("docs/daemon-reference.md and the code agree", async () => {
 });
 
 describe("not-applicable flags and variables are refused by the real programs", async () => {
-  const empty = mkdtempSync(join(tmpdir(), "daemon-ref-"));
+  const empty = tempDir("daemon-ref-");
   // Each program once per entry would take minutes on a loaded machine: a sample per kind and program.
   const flagCases: Array<[string, string[], NotApplicable]> = [
     ["disco-agent", ["proxy"], AGENT_NOT_APPLICABLE_FLAGS.find((e) => e.name === "--customConfigFile")!],

@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { meshctlInProcess } from "./in_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 /** Writes YAML text to a fresh temp file and returns its path. */
 export function configFile(yaml: string, name = "config.yaml"): string {
-  const dir = mkdtempSync(join(tmpdir(), "hub-eval-"));
+  const dir = tempDir("hub-eval-");
   const file = join(dir, name);
   writeFileSync(file, yaml);
   return file;

@@ -5,14 +5,14 @@
 // command, not the process: test/cli/in_process.ts).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import pkg from "../../package.json" with { type: "json" };
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { COMMANDS } from "../../host/cli/meshctl/commands/index.ts";
 import { meshctlInProcess } from "./in_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 const OUT = join(import.meta.dirname, "..", "..", "build", "out");
 const bin = (name: string) => join(OUT, `${name}.mjs`);
@@ -22,7 +22,7 @@ function run(name: string, args: string[], env: NodeJS.ProcessEnv = {}, options:
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const tmp = () => mkdtempSync(join(tmpdir(), "conventions-"));
+const tmp = () => tempDir("conventions-");
 
 /** Polls until `probe` is true (>= 60 s), for output a daemon writes after a signal. */
 async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Promise<void> {

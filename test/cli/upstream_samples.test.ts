@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { OFFLINE, analyze } from "./analyze_support.ts";
 import { FIXTURES } from "./cli_golden_support.ts";
 import { meshctlInProcess } from "./in_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Issue 11, "Done when": upstream's bookinfo, httpbin and security-task samples,
 // renamed (group domain mesh.io, root namespace mesh-system), are accepted by
@@ -24,7 +24,7 @@ function validate(file: string) {
 }
 
 describe("upstream samples (renamed)", async () => {
-  const tmp = mkdtempSync(join(tmpdir(), "mesh-upstream-"));
+  const tmp = tempDir("mesh-upstream-");
   for (const [group, versions] of Object.entries(VERSIONS)) {
     for (const version of versions) {
       it(`meshctl validate accepts every sample with ${group} as ${version}`, async () => {

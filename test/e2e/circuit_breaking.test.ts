@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { closeServer } from "../../host/telemetry/http_listen.ts";
 import { encodeProto3Json } from "../../host/wire/proto_json.ts";
 import { envoyRoot } from "../support/envoy_protos.ts";
-import { waitFor } from "../support/processes.ts";
+import { tempDir, waitFor } from "../support/processes.ts";
 import { type Outcome, send } from "./security_support.ts";
 
 // Issue 11: DestinationRule connectionPool and outlierDetection in the Node
@@ -88,7 +87,7 @@ const http = (o: Outcome) => {
 };
 
 describe("circuit breaking and outlier detection (DestinationRule connectionPool, outlierDetection)", { timeout: 600_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-circuit-"));
+  const dir = tempDir("mesh-circuit-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let httpbin: SecureWorkload;
   let sleep: SecureWorkload;

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { type Outcome, send } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // A mesh whose DNS domain is example.internal: every sidecar runs with
 // upstream's proxy DNS domain `--domain <namespace>.svc.example.internal`.
@@ -38,7 +38,7 @@ spec:
 `;
 
 describe(`sidecars of a mesh whose DNS domain is ${DOMAIN} (disco-agent --domain)`, { timeout: 600_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-domain-"));
+  const dir = tempDir("mesh-domain-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   const w: Record<string, SecureWorkload> = {};
   const seen = () => Object.fromEntries(Object.entries(w).map(([k, x]) => [k, x.app.seen.length]));

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { closeServer } from "../../host/telemetry/http_listen.ts";
 import { type Outcome, send } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Issue 11: the sidecar routes as upstream. A sleep client in `foo` calls
 // httpbin (foo) and reviews (default, subsets v1/v2) through its outbound
@@ -98,7 +98,7 @@ const body = (o: Outcome) => {
 };
 
 describe("mesh routing as upstream (issue 11)", { timeout: 600_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-routing-"));
+  const dir = tempDir("mesh-routing-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let slow: Server;
   const w: Record<string, SecureWorkload> = {};

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import type { PathNormalization } from "../../host/security/authz/path.ts";
 import { stats } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Issue 15 item 2: no request form reaches the app on a path a DENY covers.
 // One sidecar per mesh `pathNormalization` mode, each in front of its own
@@ -87,7 +87,7 @@ function raw(port: number, request: string): Promise<{ status: number | "closed"
 }
 
 describe("request forms against a DENY under every pathNormalization (issue 15)", { timeout: 600_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-request-forms-"));
+  const dir = tempDir("mesh-request-forms-");
   const configDir = join(dir, "config");
   let ca: Awaited<ReturnType<typeof startMeshCa>> | undefined;
   const sidecars = new Map<PathNormalization, SecureWorkload>();

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { webcrypto } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { connect } from "node:tls";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { x509 } from "../../host/anchor/x509.ts";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { send } from "./security_support.ts";
+import { tempDir } from "../support/processes.ts";
 
 // Issue 11: HTTPS Gateway servers, after upstream's secure ingress task
 // (renamed): a root for example.com and a certificate for
@@ -63,7 +63,7 @@ function httpsGet(port: number, o: { ca: string; servername: string; path: strin
 }
 
 describe("HTTPS gateway: tls.mode SIMPLE with a credentialName Secret (upstream's secure ingress task)", { timeout: 600_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), "mesh-secure-gateway-"));
+  const dir = tempDir("mesh-secure-gateway-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let httpbin: SecureWorkload;
   let gateway: SecureWorkload;

@@ -56,6 +56,8 @@ const status = (o: Outcome) => (o.outcome === "http" ? o.status : o.outcome);
 
 describe("security: ingress gateway and registry-only", () => {
   const dir = tempDir("mesh-sec-gw-");
+  // Files the sidecars must not read as configuration: beside the folder, not in it.
+  const outside = tempDir("mesh-sec-gw-files-");
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;
   const w: Record<string, SecureWorkload> = {};
@@ -64,7 +66,7 @@ describe("security: ingress gateway and registry-only", () => {
   before(async () => {
     kit = await startJwtKit();
     writeFileSync(join(dir, "resources.yaml"), config(kit.jwksUri));
-    const meshFile = join(dir, "..", `${dir.split("/").pop()}-mesh.yaml`);
+    const meshFile = join(outside, "mesh.yaml");
     writeFileSync(meshFile, "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n");
     ca = await startMeshCa();
     const base = { configDir: dir, ca };
@@ -111,7 +113,7 @@ describe("security: ingress gateway and registry-only", () => {
   });
 
   it("a bad mesh config file exits 2 naming the field path; security flags without --caAddress are refused", () => {
-    const bad = join(dir, "..", `${dir.split("/").pop()}-bad.yaml`);
+    const bad = join(outside, "bad.yaml");
     writeFileSync(bad, "outboundTrafficPolicy: {mode: SOMETIMES}\n");
     const r = spawnSync(process.execPath, [AGENT_BIN, "proxy", "--configDir", dir, "--caAddress", ca.address, "--meshConfigFile", bad, "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0"], { encoding: "utf8" });
     assert.equal(r.status, 2);

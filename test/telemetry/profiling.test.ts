@@ -1,8 +1,7 @@
 // hubs --profile, mesh_ca --enable-profiling and disco-discovery --profile on real processes: the
 // /debug/pprof/ endpoints hand out real V8 profiles (a .cpuprofile of the requested seconds, a .heapsnapshot).
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AGENT_BIN } from "../../host/demo/local_mesh.ts";
@@ -10,6 +9,7 @@ import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { type CaProcess, startCa } from "../anchor/support/ca_process.ts";
 import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 import { type HubProcess, startHub } from "../hubs/support/hub_process.ts";
+import { tempDir } from "../support/processes.ts";
 
 interface CpuProfile {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string } }>;
@@ -83,7 +83,7 @@ describe("profiling endpoints (/debug/pprof/ on the monitoring port)", () => {
 describe("disco-discovery --profile: /debug/pprof/ on the --httpAddr debug port", { timeout: 600_000 }, () => {
   let discovery: Daemon<{ http: string }>;
   before(async () => {
-    const args = ["discovery", "--configDir", mkdtempSync(join(tmpdir(), "disco-profile-")), "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--profile", ...SIDE_LISTENERS_OFF];
+    const args = ["discovery", "--configDir", tempDir("disco-profile-"), "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--profile", ...SIDE_LISTENERS_OFF];
     discovery = await startDaemon<{ http: string }>(join(AGENT_BIN, "..", "disco-discovery.mjs"), args, "disco-discovery listening: ", 60_000);
   });
   after(async () => {

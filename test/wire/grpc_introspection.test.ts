@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
@@ -9,6 +8,7 @@ import { service as healthService } from "grpc-health-check";
 import { AGENT_BIN } from "../../host/demo/local_mesh.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
+import { tempDir } from "../support/processes.ts";
 
 // grpc.health.v1.Health (grpc-health-check's own service definition as the
 // client) and server reflection (the reflection proto shipped with
@@ -84,7 +84,7 @@ const daemons: Array<{ name: string; bin: string; args: string[]; prefix: string
   {
     name: "disco-discovery",
     bin: join(OUT, "disco-discovery.mjs"),
-    args: ["discovery", "--configDir", mkdtempSync(join(tmpdir(), "disco-introspection-")), "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF],
+    args: ["discovery", "--configDir", tempDir("disco-introspection-"), "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF],
     prefix: "disco-discovery listening: ",
     service: "envoy.service.discovery.v3.AggregatedDiscoveryService",
   },
