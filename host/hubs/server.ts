@@ -10,7 +10,7 @@ import { GLOBAL_WORDS } from "../wire/global_words.ts";
 import { messageType } from "../wire/protos.ts";
 import { GRPC_CODES } from "../wire/status_codes.ts";
 import { AccessLogWriter, accessLogLine } from "./access_log.ts";
-import { check, type CheckRequestMessage } from "./check.ts";
+import { check, checkGlobalWordCount, type CheckRequestMessage } from "./check.ts";
 import { FsConfigStore, fsStoreDir, type LoadedConfig } from "./config_store.ts";
 import { bindGrpc, createHubGrpcServer, grpcBindAddress, HUB_SERVICE } from "./grpc_server.ts";
 import { clientSanProblem, hubServerCredentials, loadHubTls } from "./mutual_tls.ts";
@@ -21,8 +21,9 @@ import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
 import { ProbeFile } from "./probes.ts";
 import { MemQuotaStore } from "./quota_store.ts";
 import { compileRegex, type CompileRegex } from "./regex.ts";
+import { readPlainReport } from "../wire/report_request_reader.ts";
 import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
-import { decodeReport, type ReportRequestMessage } from "./report.ts";
+import { decodeReport, type DecodedReport, type ReportRequestMessage } from "./report.ts";
 import { RpcError } from "./rpc_error.ts";
 
 /** The prefix of the one stdout line that tells where every listener is bound (see docs/hubs.md). */
@@ -77,6 +78,28 @@ function decodeMessage<T>(type: string, bytes: Buffer): T {
 function checkStrings(type: string, bytes: Buffer): void {
   const bad = invalidStrings(typeOf(type), bytes);
   if (bad.length > 0) throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${bad[0].path} is not valid UTF-8`);
+}
+
+/**
+ * A Report's bytes as the handler takes them: one bad entry does not cost
+ * the others, only it is refused (logged and counted). A plainly well-formed
+ * request (what clients send) is read in one pass; any other takes the
+ * general path, which names what is wrong.
+ */
+export function decodeReportBytes(bytes: Buffer, dictionary: GlobalDictionary): DecodedReport {
+  const plain = readPlainReport(bytes, dictionary);
+  if (plain !== undefined) {
+    checkGlobalWordCount(plain.globalWordCount, dictionary);
+    return { entries: plain.entries, refused: [] };
+  }
+  return decodeReportGeneral(bytes, dictionary);
+}
+
+/** The general path of decodeReportBytes: any bytes at all, every refusal worded (field paths, entries, default_words). */
+export function decodeReportGeneral(bytes: Buffer, dictionary: GlobalDictionary): DecodedReport {
+  const invalid = invalidStrings(typeOf("mesh.hub.v1.ReportRequest"), bytes);
+  const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", invalid.length > 0 ? blankInvalid(bytes, invalid) : bytes);
+  return decodeReport(request, dictionary, reportInvalidity(invalid));
 }
 
 function encodeMessage(type: string, value: object): Buffer {
@@ -213,10 +236,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
           }
         },
         Report: async (bytes) => {
-          // One bad entry does not cost the others: only it is refused (logged and counted).
-          const invalid = invalidStrings(typeOf("mesh.hub.v1.ReportRequest"), bytes);
-          const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", invalid.length > 0 ? blankInvalid(bytes, invalid) : bytes);
-          const { entries, refused } = decodeReport(request, dictionary, reportInvalidity(invalid));
+          const { entries, refused } = decodeReportBytes(bytes, dictionary);
           if (refused.length > 0) {
             metrics.reportEntriesRefused.inc(refused.length);
             apiLog.warn("report entries refused", { refused: refused.length, taken: entries.length, first: refused[0].reason });

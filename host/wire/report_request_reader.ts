@@ -1,0 +1,393 @@
+// The hub's fast path for mesh.hub.v1.ReportRequest bytes: one pass over the
+// wire format straight into attribute maps, without protobufjs's message
+// objects (map members as objects with integer-like keys, Longs) or a second
+// walk to find invalid UTF-8.
+//
+// It takes only plainly well-formed requests: known fields with their wire
+// types, every string valid UTF-8, every index naming a word, each map
+// entry's key and value given at most once, lengths within their message.
+// Anything else (malformed bytes, unknown fields, bad words, invalid UTF-8)
+// returns undefined, and the caller takes the general path (utf8_strings.ts,
+// protobufjs, decodeAttributes), which words every refusal. So when this
+// reader answers, it answers what the general path would: the same maps, in
+// the same insertion order — decodeAttributes visits the members in the
+// order strings, int64s, doubles, bools, timestamps, durations, bytes,
+// string_maps, and each member's keys in JavaScript property order (indexes
+// >= 0 ascending, then negative ones as they came; a key given again keeps
+// its place and takes the later value).
+
+import { isUtf8 } from "node:buffer";
+import type { AttributeMap, AttributeValue, GlobalDictionary, Instant } from "./compressed.ts";
+
+/** The entries of a plainly well-formed ReportRequest, DELTA_ENCODING applied. */
+export interface PlainReport {
+  entries: AttributeMap[];
+  globalWordCount: number;
+}
+
+// Field numbers (proto/mesh/hub/v1/hub.proto, attributes.proto).
+const REPORT_ATTRIBUTES = 1;
+const REPORT_DEFAULT_WORDS = 2;
+const REPORT_GLOBAL_WORD_COUNT = 3;
+const REPORT_SEMANTICS = 4;
+const DELTA_ENCODING = 0;
+const WORDS = 1;
+const STRINGS = 2;
+const INT64S = 3;
+const DOUBLES = 4;
+const BOOLS = 5;
+const TIMESTAMPS = 6;
+const DURATIONS = 7;
+const BYTES = 8;
+const STRING_MAPS = 9;
+const WIRE_VARINT = 0;
+const WIRE_FIXED64 = 1;
+const WIRE_LEN = 2;
+/** The wire type of each map member's value, by field number. */
+const VALUE_WIRE = [-1, -1, WIRE_VARINT, WIRE_VARINT, WIRE_FIXED64, WIRE_VARINT, WIRE_LEN, WIRE_LEN, WIRE_LEN, WIRE_LEN];
+const NO_VALUE = -1;
+const TWO_32 = 4294967296;
+
+/** Thrown inside the reader when the request is not plain; never escapes readPlainReport. */
+const NOT_PLAIN = new Error("not a plain ReportRequest");
+
+/** The attributes of a plainly well-formed ReportRequest, or undefined: take the general path. */
+export function readPlainReport(bytes: Buffer, dictionary: GlobalDictionary): PlainReport | undefined {
+  try {
+    return new ReportReader(bytes, dictionary.words).read();
+  } catch (e) {
+    if (e === NOT_PLAIN) return undefined;
+    throw e;
+  }
+}
+
+/** One map entry of a CompressedAttributes member: its key and where its value is (NO_VALUE: absent). */
+interface MapEntry {
+  key: number;
+  at: number;
+  end: number;
+  /** A message value, read when its entry is: a time, or a string map's pairs (an overwritten value must be well-formed too). */
+  message: Instant | MapEntry[] | undefined;
+}
+
+/** A map key given again: the later entry's value replaces the earlier's, as `object[key] = value` does. */
+function takeValue(first: MapEntry, later: MapEntry): void {
+  first.at = later.at;
+  first.end = later.end;
+  first.message = later.message;
+}
+
+class ReportReader {
+  private pos = 0;
+  // A varint's high 32 bits, beside the low ones the read returned.
+  private hi = 0;
+  // Map entries of the entry being read, by member field number (reused).
+  private readonly members: MapEntry[][] = Array.from({ length: STRING_MAPS + 1 }, () => []);
+  private readonly counts = new Int32Array(STRING_MAPS + 1);
+  // A negative key given twice: seen[-key - 1] === stamp, and firstOf[-key - 1] is its first entry.
+  private seen = new Int32Array(0);
+  private firstOf: MapEntry[] = [];
+  private stamp = 0;
+
+  constructor(
+    private readonly buf: Buffer,
+    private readonly global: readonly string[],
+  ) {}
+
+  read(): PlainReport {
+    const buf = this.buf;
+    const starts: number[] = [];
+    const ends: number[] = [];
+    const defaultWords: string[] = [];
+    let globalWordCount = 0;
+    let semantics = DELTA_ENCODING;
+    // First the request's own fields: its default_words may follow the entries.
+    while (this.pos < buf.length) {
+      const tag = this.varint(buf.length);
+      const field = tag >>> 3;
+      const wire = tag & 7;
+      if (field === REPORT_ATTRIBUTES && wire === WIRE_LEN) {
+        const end = this.length(buf.length);
+        starts.push(this.pos);
+        ends.push(end);
+        this.pos = end;
+      } else if (field === REPORT_DEFAULT_WORDS && wire === WIRE_LEN) {
+        defaultWords.push(this.string(this.length(buf.length)));
+      } else if (field === REPORT_GLOBAL_WORD_COUNT && wire === WIRE_VARINT) {
+        globalWordCount = this.varint(buf.length);
+      } else if (field === REPORT_SEMANTICS && wire === WIRE_VARINT) {
+        semantics = this.varint(buf.length) | 0;
+      } else {
+        throw NOT_PLAIN;
+      }
+    }
+    const delta = semantics === DELTA_ENCODING;
+    const entries: AttributeMap[] = [];
+    let previous: AttributeMap | undefined;
+    for (let i = 0; i < starts.length; i++) {
+      previous = this.entry(starts[i], ends[i], defaultWords, delta && previous ? new Map(previous) : new Map());
+      entries.push(previous);
+    }
+    return { entries, globalWordCount };
+  }
+
+  /** One CompressedAttributes onto `target`, members in decodeAttributes's order. */
+  private entry(from: number, to: number, defaultWords: readonly string[], target: AttributeMap): AttributeMap {
+    const counts = this.counts;
+    counts.fill(0);
+    let own: string[] | undefined;
+    this.pos = from;
+    while (this.pos < to) {
+      const tag = this.varint(to);
+      const field = tag >>> 3;
+      if ((tag & 7) !== WIRE_LEN || field > STRING_MAPS || field < WORDS) throw NOT_PLAIN;
+      const end = this.length(to);
+      if (field === WORDS) (own ??= []).push(this.string(end));
+      else this.mapEntry(field, end);
+    }
+    const local = own ?? defaultWords;
+    for (let member = STRINGS; member <= STRING_MAPS; member++) {
+      if (counts[member] === 0) continue;
+      const list = this.members[member];
+      const n = this.inPropertyOrder(list, counts[member], local.length);
+      for (let j = 0; j < n; j++) {
+        const e = list[j];
+        target.set(this.word(e.key, local), this.value(member, e, local));
+      }
+    }
+    return target;
+  }
+
+  /** Records one map entry {key = 1: sint32, value = 2} of `member` ending at `end`. */
+  private mapEntry(member: number, end: number): void {
+    const valueTag = (2 << 3) | VALUE_WIRE[member];
+    let key = 0;
+    let hasKey = false;
+    let at = NO_VALUE;
+    let valueEnd = NO_VALUE;
+    let message: Instant | MapEntry[] | undefined;
+    while (this.pos < end) {
+      const tag = this.varint(end);
+      if (tag === ((1 << 3) | WIRE_VARINT) && !hasKey) {
+        key = this.sint32(end);
+        hasKey = true;
+      } else if (tag === valueTag && at === NO_VALUE) {
+        at = this.pos;
+        if (member === TIMESTAMPS || member === DURATIONS) message = this.instant(this.length(end));
+        else if (member === STRING_MAPS) message = this.pairs(this.length(end));
+        else this.skipValue(tag & 7, end);
+        valueEnd = this.pos;
+      } else {
+        throw NOT_PLAIN;
+      }
+    }
+    if (this.pos !== end || (at === NO_VALUE && member === BYTES)) throw NOT_PLAIN;
+    // A new record each time: ordering moves records within the list and drops repeated keys.
+    this.members[member][this.counts[member]++] = { key, at, end: valueEnd, message };
+  }
+
+  /** Moves past a scalar value of wire type `wire`. */
+  private skipValue(wire: number, end: number): void {
+    if (wire === WIRE_VARINT) this.varint(end);
+    else if (wire === WIRE_FIXED64) {
+      if (this.pos + 8 > end) throw NOT_PLAIN;
+      this.pos += 8;
+    } else {
+      this.pos = this.length(end);
+    }
+  }
+
+  /**
+   * Orders the first `n` entries as JavaScript orders the keys of the object
+   * protobufjs decodes them into: indexes >= 0 ascending, then negative ones
+   * in wire order; a key given again keeps its place and takes the later
+   * value. Returns how many entries remain.
+   */
+  private inPropertyOrder(list: MapEntry[], n: number, localWords: number): number {
+    if (this.firstOf.length < localWords) {
+      this.seen = new Int32Array(localWords);
+      this.firstOf = new Array<MapEntry>(localWords);
+    }
+    const stamp = ++this.stamp;
+    let nonNegative = 0;
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      const e = list[i];
+      if (e.key < 0) {
+        const slot = -e.key - 1;
+        if (slot >= localWords) throw NOT_PLAIN;
+        if (this.seen[slot] === stamp) {
+          takeValue(this.firstOf[slot], e);
+          continue;
+        }
+        this.seen[slot] = stamp;
+        this.firstOf[slot] = e;
+        list[kept++] = e;
+        continue;
+      }
+      let j = nonNegative;
+      while (j > 0 && list[j - 1].key > e.key) j--;
+      if (j > 0 && list[j - 1].key === e.key) {
+        takeValue(list[j - 1], e);
+        continue;
+      }
+      // The kept entries from j on move one place up (kept <= i: nothing unread is overwritten).
+      for (let k = kept; k > j; k--) list[k] = list[k - 1];
+      list[j] = e;
+      nonNegative++;
+      kept++;
+    }
+    return kept;
+  }
+
+  private word(index: number, local: readonly string[]): string {
+    const w = index >= 0 ? this.global[index] : local[-index - 1];
+    if (w === undefined) throw NOT_PLAIN;
+    return w;
+  }
+
+  private value(member: number, e: MapEntry, local: readonly string[]): AttributeValue {
+    const present = e.at !== NO_VALUE;
+    this.pos = e.at;
+    switch (member) {
+      case STRINGS:
+        return { stringValue: this.word(present ? this.sint32(e.end) : 0, local) };
+      case INT64S:
+        return { int64Value: present ? this.int64(e.end) : 0n };
+      case DOUBLES:
+        return { doubleValue: present ? this.buf.readDoubleLE(e.at) : 0 };
+      case BOOLS:
+        return { boolValue: present ? this.bool(e.end) : false };
+      case TIMESTAMPS:
+        return { timestampValue: (e.message as Instant | undefined) ?? { seconds: 0n, nanos: 0 } };
+      case DURATIONS:
+        return { durationValue: (e.message as Instant | undefined) ?? { seconds: 0n, nanos: 0 } };
+      case BYTES: {
+        const end = this.length(e.end);
+        return { bytesValue: this.buf.subarray(this.pos, end) };
+      }
+      default:
+        return { stringMapValue: { entries: this.stringMap((e.message as MapEntry[] | undefined) ?? [], local) } };
+    }
+  }
+
+  /** google.protobuf.Timestamp or Duration: {seconds = 1: int64, nanos = 2: int32}. */
+  private instant(end: number): Instant {
+    let seconds = 0n;
+    let nanos = 0;
+    while (this.pos < end) {
+      const tag = this.varint(end);
+      if (tag === ((1 << 3) | WIRE_VARINT)) seconds = this.int64(end);
+      else if (tag === ((2 << 3) | WIRE_VARINT)) nanos = this.varint(end) | 0;
+      else throw NOT_PLAIN;
+    }
+    return { seconds, nanos };
+  }
+
+  /** CompressedStringMap {entries = 1: map<sint32, sint32>}: its pairs, the value index in `at`. */
+  private pairs(end: number): MapEntry[] {
+    const pairs: MapEntry[] = [];
+    while (this.pos < end) {
+      if (this.varint(end) !== ((1 << 3) | WIRE_LEN)) throw NOT_PLAIN;
+      const pairEnd = this.length(end);
+      let key = 0;
+      let value = 0;
+      let seen = 0;
+      while (this.pos < pairEnd) {
+        const tag = this.varint(pairEnd);
+        const bit = tag === ((1 << 3) | WIRE_VARINT) ? 1 : tag === ((2 << 3) | WIRE_VARINT) ? 2 : 0;
+        if (bit === 0 || seen & bit) throw NOT_PLAIN;
+        seen |= bit;
+        if (bit === 1) key = this.sint32(pairEnd);
+        else value = this.sint32(pairEnd);
+      }
+      if (this.pos !== pairEnd) throw NOT_PLAIN;
+      pairs.push({ key, at: value, end: 0, message: undefined });
+    }
+    return pairs;
+  }
+
+  /** A string map's pairs as decodeAttributes builds its entries. */
+  private stringMap(pairs: MapEntry[], local: readonly string[]): Record<string, string> {
+    const n = this.inPropertyOrder(pairs, pairs.length, local.length);
+    const entries: Record<string, string> = Object.create(null); // a key "__proto__" is data, as in decodeAttributes
+    for (let i = 0; i < n; i++) entries[this.word(pairs[i].key, local)] = this.word(pairs[i].at, local);
+    return entries;
+  }
+
+  /** A length-delimited payload's length; returns where it ends (within `end`). */
+  private length(end: number): number {
+    const start = this.pos;
+    const n = this.varint(end);
+    if (this.pos - start > 5 || this.hi !== 0 || n > end - this.pos) throw NOT_PLAIN;
+    return this.pos + n;
+  }
+
+  /** A string field's payload up to `end`, which must be valid UTF-8. */
+  private string(end: number): string {
+    const buf = this.buf;
+    const start = this.pos;
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if (buf[i] >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (!ascii && !isUtf8(buf.subarray(start, end))) throw NOT_PLAIN;
+    this.pos = end;
+    return buf.toString(ascii ? "latin1" : "utf8", start, end);
+  }
+
+  private sint32(end: number): number {
+    const v = this.varint(end);
+    return (v >>> 1) ^ -(v & 1) | 0;
+  }
+
+  /** As protobufjs reads a bool: true when any bit of the varint is set. */
+  private bool(end: number): boolean {
+    return (this.varint(end) | this.hi) !== 0;
+  }
+
+  /** A varint as a signed 64-bit integer. */
+  private int64(end: number): bigint {
+    const lo = this.varint(end);
+    const hi = this.hi;
+    if (hi === 0) return BigInt(lo);
+    if (hi < 0x200000) return BigInt(hi * TWO_32 + lo);
+    if (hi >= 0xffe00000) return BigInt((hi - TWO_32) * TWO_32 + lo);
+    return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
+  }
+
+  /**
+   * A varint of at most 10 bytes ending before `end`: returns its low 32
+   * bits unsigned and leaves the next 32 in `hi` (bits past 64 dropped, as
+   * protobufjs drops them).
+   */
+  private varint(end: number): number {
+    const buf = this.buf;
+    let pos = this.pos;
+    if (pos >= end) throw NOT_PLAIN;
+    let b = buf[pos++];
+    if (b < 0x80) {
+      this.pos = pos;
+      this.hi = 0;
+      return b;
+    }
+    let lo = b & 0x7f;
+    let hi = 0;
+    for (let shift = 7; ; shift += 7) {
+      if (pos >= end || shift > 63) throw NOT_PLAIN;
+      b = buf[pos++];
+      if (shift < 28) lo |= (b & 0x7f) << shift;
+      else if (shift === 28) {
+        lo |= (b & 0x0f) << 28;
+        hi = (b & 0x7f) >>> 4;
+      } else hi |= (b & 0x7f) << (shift - 32);
+      if (b < 0x80) break;
+    }
+    this.pos = pos;
+    this.hi = hi >>> 0;
+    return lo >>> 0;
+  }
+}
