@@ -16,8 +16,8 @@
 // >= 0 ascending, then negative ones as they came; a key given again keeps
 // its place and takes the later value).
 
-import { isUtf8 } from "node:buffer";
 import type { AttributeMap, AttributeValue, GlobalDictionary, Instant } from "./compressed.ts";
+import { isUtf8Range } from "./utf8_strings.ts";
 
 /** The entries of a plainly well-formed ReportRequest, DELTA_ENCODING applied. */
 export interface PlainReport {
@@ -325,18 +325,10 @@ class ReportReader {
 
   /** A string field's payload up to `end`, which must be valid UTF-8. */
   private string(end: number): string {
-    const buf = this.buf;
     const start = this.pos;
-    let ascii = true;
-    for (let i = start; i < end; i++) {
-      if (buf[i] >= 0x80) {
-        ascii = false;
-        break;
-      }
-    }
-    if (!ascii && !isUtf8(buf.subarray(start, end))) throw NOT_PLAIN;
+    if (!isUtf8Range(this.buf, start, end)) throw NOT_PLAIN;
     this.pos = end;
-    return buf.toString(ascii ? "latin1" : "utf8", start, end);
+    return this.buf.toString("utf8", start, end);
   }
 
   private sint32(end: number): number {

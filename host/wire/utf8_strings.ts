@@ -16,21 +16,52 @@ export interface InvalidString {
   end: number;
 }
 
+/** Whether bytes[start, end) are valid UTF-8; ASCII (most strings) is told without a view of the bytes. */
+export function isUtf8Range(bytes: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    if (bytes[i] >= 0x80) return isUtf8(bytes.subarray(i, end));
+  }
+  return true;
+}
+
 /** Every string field of `bytes` (a `type` message) that is not valid UTF-8, e.g. `attributes.words[2]`. */
 export function invalidStrings(type: protobuf.Type, bytes: Uint8Array): InvalidString[] {
   const out: InvalidString[] = [];
   try {
-    walk(type, bytes, 0, bytes.length, "", out);
+    // One reader for the whole walk: each message's end is its `len` while it is walked, so a read past it throws.
+    walk(type, protobuf.Reader.create(bytes), bytes, 0, bytes.length, undefined, out);
   } catch {
     // malformed framing: left to the decoder
   }
   return out;
 }
 
-function walk(type: protobuf.Type, bytes: Uint8Array, from: number, to: number, path: string, out: InvalidString[]): void {
-  const reader = protobuf.Reader.create(bytes.subarray(0, to));
+/**
+ * Where a field is, spelled only when a string there is invalid: valid
+ * messages (nearly all) cost no path text.
+ */
+interface FieldPath {
+  parent: FieldPath | undefined;
+  name: string;
+  /** The occurrence of a repeated or map field, -1 for others. */
+  index: number;
+}
+
+function spell(path: FieldPath | undefined): string {
+  if (path === undefined) return "";
+  const parent = spell(path.parent);
+  return `${parent}${parent ? "." : ""}${path.name}${path.index >= 0 ? `[${path.index}]` : ""}`;
+}
+
+/** Reads end at `to` (a map entry's value may claim more than the bytes hold: they end first). */
+function limit(reader: protobuf.Reader, to: number): void {
+  reader.len = Math.min(to, reader.buf.length);
+}
+
+function walk(type: protobuf.Type, reader: protobuf.Reader, bytes: Uint8Array, from: number, to: number, path: FieldPath | undefined, out: InvalidString[]): void {
+  limit(reader, to);
   reader.pos = from;
-  const counts = new Map<number, number>();
+  let counts: Map<number, number> | undefined;
   while (reader.pos < to) {
     const tag = reader.uint32();
     const id = tag >>> 3;
@@ -44,26 +75,33 @@ function walk(type: protobuf.Type, bytes: Uint8Array, from: number, to: number, 
     const start = reader.pos;
     reader.pos += length;
     if (reader.pos > to) throw new RangeError("truncated");
-    const n = counts.get(id) ?? 0;
-    counts.set(id, n + 1);
-    const here = `${path}${path ? "." : ""}${field.name}${field.repeated || field.map ? `[${n}]` : ""}`;
+    const end = reader.pos;
+    let index = -1;
+    if (field.repeated || field.map) {
+      counts ??= new Map();
+      index = counts.get(id) ?? 0;
+      counts.set(id, index + 1);
+    }
     field.resolve();
-    if (field.map) mapEntry(field as unknown as protobuf.MapField, bytes, start, reader.pos, here, out);
-    else value(field.type, field.resolvedType, bytes, start, reader.pos, here, out);
+    if (field.map) mapEntry(field as unknown as protobuf.MapField, reader, bytes, start, end, { parent: path, name: field.name, index }, out);
+    else value(field.type, field.resolvedType, reader, bytes, start, end, path, field.name, index, out);
+    reader.pos = end;
+    limit(reader, to);
   }
 }
 
-function value(typeName: string, resolved: protobuf.ReflectionObject | null, bytes: Uint8Array, start: number, end: number, path: string, out: InvalidString[]): void {
+// The value of field `name` (occurrence `index`) of the message at `parent`.
+function value(typeName: string, resolved: protobuf.ReflectionObject | null, reader: protobuf.Reader, bytes: Uint8Array, start: number, end: number, parent: FieldPath | undefined, name: string, index: number, out: InvalidString[]): void {
   if (typeName === "string") {
-    if (!isUtf8(bytes.subarray(start, end))) out.push({ path, start, end });
+    if (!isUtf8Range(bytes, start, end)) out.push({ path: spell({ parent, name, index }), start, end });
   } else if (resolved instanceof protobuf.Type) {
-    walk(resolved, bytes, start, end, path, out);
+    walk(resolved, reader, bytes, start, end, { parent, name, index }, out);
   }
 }
 
 // A map entry is a message: key = 1 (keyType), value = 2 (type).
-function mapEntry(field: protobuf.MapField, bytes: Uint8Array, from: number, to: number, path: string, out: InvalidString[]): void {
-  const reader = protobuf.Reader.create(bytes.subarray(0, to));
+function mapEntry(field: protobuf.MapField, reader: protobuf.Reader, bytes: Uint8Array, from: number, to: number, path: FieldPath, out: InvalidString[]): void {
+  limit(reader, to);
   reader.pos = from;
   while (reader.pos < to) {
     const tag = reader.uint32();
@@ -75,8 +113,11 @@ function mapEntry(field: protobuf.MapField, bytes: Uint8Array, from: number, to:
     const length = reader.uint32();
     const start = reader.pos;
     reader.pos += length;
-    if ((tag >>> 3) === 1) value(field.keyType, null, bytes, start, reader.pos, `${path}.key`, out);
-    else value(field.type, field.resolvedType, bytes, start, reader.pos, `${path}.value`, out);
+    const end = reader.pos;
+    if ((tag >>> 3) === 1) value(field.keyType, null, reader, bytes, start, end, path, "key", -1, out);
+    else value(field.type, field.resolvedType, reader, bytes, start, end, path, "value", -1, out);
+    reader.pos = end;
+    limit(reader, to);
   }
 }
 

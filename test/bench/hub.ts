@@ -3,7 +3,11 @@
 //   batching on (100 per ReportRequest) and off (1 per ReportRequest), side by side.
 // Server CPU is read from the hub's own /metrics (process_cpu_seconds_total, i.e.
 // process.cpuUsage() of the server process) before and after each phase, so the
-// client's CPU is not counted. Run alone: node --import tsx test/bench/hub.ts
+// client's CPU is not counted. Then sidecar-like batches (report_decode.ts) to a
+// hub with no handler: its CPU per reported request, and the decoding alone in
+// this process. HUB_BENCH_COMPARE=<dir> adds the hubs server of another built
+// checkout to the same interleaved rounds (a before and after under one load).
+// Run alone: node --import tsx test/bench/hub.ts
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseDocuments } from "../../host/config/documents.ts";
@@ -13,6 +17,7 @@ import { buildHubConfig } from "../../host/hubs/hub_config.ts";
 import { MemQuotaStore } from "../../host/hubs/quota_store.ts";
 import { compileRegex } from "../../host/hubs/regex.ts";
 import { messageType } from "../../host/wire/protos.ts";
+import { loadFilter, runReportDecodeBench, sidecarReportRequest } from "./report_decode.ts";
 import { checkRequest, DICTIONARY, metricsText, metricValue, reportRequest, startHub, tempDir, writeConfig, type HubClient, type HubProcess } from "../hubs/support/hub_process.ts";
 
 const CHECK_SECONDS = 3;
@@ -20,6 +25,8 @@ const CHECK_SECONDS = 3;
 const CHECK_CONCURRENCY = Number(process.env.HUB_BENCH_CONCURRENCY ?? 8);
 const REPORTS = 10_000;
 const BATCH = 100;
+const SIDECAR_ROUNDS = 3;
+const COMPARE = process.env.HUB_BENCH_COMPARE;
 
 const CONFIG = `apiVersion: config.mesh.io/v1alpha2
 kind: HubRule
@@ -134,6 +141,38 @@ function inProcessCheckMicros(payloads: Buffer[]): number {
   return ((performance.now() - start) / n) * 1000;
 }
 
+/**
+ * Server CPU µs per reported request for sidecar-like batches (100 entries of
+ * 39 attributes) to hubs without handlers: this checkout's, and with
+ * HUB_BENCH_COMPARE another's, in interleaved rounds (medians).
+ */
+async function sidecarReportPhase(): Promise<string[]> {
+  const wasm = loadFilter();
+  const payloads = Array.from({ length: 4 }, (_, j) => sidecarReportRequest(wasm, j * 100));
+  const args = ["--log_output_level", "default:warn"];
+  const hubs: Array<{ name: string; hub: HubProcess; micros: number[] }> = [];
+  try {
+    hubs.push({ name: "this checkout", hub: await startHub(args), micros: [] });
+    if (COMPARE) hubs.push({ name: COMPARE, hub: await startHub(args, undefined, join(COMPARE, "build", "out", "hubs.mjs")), micros: [] });
+    for (const h of hubs) await drive(h.hub.client, "Report", payloads, 20, 4); // warm-up
+    const calls = REPORTS / 100;
+    for (let r = 0; r < SIDECAR_ROUNDS; r++) {
+      for (const h of hubs) {
+        const before = await cpuSeconds(h.hub);
+        await drive(h.hub.client, "Report", payloads, calls, 4);
+        h.micros.push(((await cpuSeconds(h.hub)) - before) * 1e6 / REPORTS);
+      }
+    }
+  } finally {
+    for (const h of hubs) await h.hub.stop();
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  return [
+    `  sidecar-like batches (${payloads[0].length} bytes: 100 entries of 39 attributes), no handler: server CPU µs per reported request (median of ${SIDECAR_ROUNDS} interleaved rounds)`,
+    ...hubs.map((h) => `    ${median(h.micros).toFixed(1).padStart(8)}   ${h.name}`),
+  ];
+}
+
 export async function runHubBench(): Promise<string> {
   const dir = tempDir("hubs-bench-");
   writeConfig(dir, "config.yaml", CONFIG);
@@ -156,6 +195,8 @@ export async function runHubBench(): Promise<string> {
       `  server CPU s per 1000 reports    ${f(batched.cpuPer1000)}               ${f(single.cpuPer1000)}`,
       `  reported requests/s              ${f(batched.reportsPerSecond, 0)}               ${f(single.reportsPerSecond, 0)}`,
       `  access log: ${join(dir, "access.jsonl")}`,
+      ...(await sidecarReportPhase()),
+      ...runReportDecodeBench(),
     ].join("\n");
   } finally {
     await hub.stop();

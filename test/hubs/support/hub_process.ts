@@ -48,13 +48,14 @@ export function writeConfig(dir: string, file: string, yaml: string): void {
 /**
  * Starts `node build/out/hubs.mjs server` with every listener on an ephemeral
  * loopback port, as a process the test file owns (test/support/processes.ts).
- * `timeoutMs` is raised to the tests' readiness minimum.
+ * `timeoutMs` is raised to the tests' readiness minimum; `bin` runs another
+ * build (a benchmark's before and after).
  */
-export async function startHub(args: string[] = [], timeoutMs?: number): Promise<HubProcess> {
-  if (!existsSync(HUBS_BIN)) throw new Error(`${HUBS_BIN} is missing: run node build/build.mjs first`);
+export async function startHub(args: string[] = [], timeoutMs?: number, bin = HUBS_BIN): Promise<HubProcess> {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run node build/build.mjs first`);
   const hasAddress = args.some((a) => a === "--address" || a.startsWith("--address="));
   const daemon = await startDaemon<Listeners>(
-    HUBS_BIN,
+    bin,
     ["server", ...(hasAddress ? [] : ["--address", "tcp://127.0.0.1:0"]), "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
     LISTENING,
     timeoutMs,
