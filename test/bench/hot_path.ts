@@ -197,15 +197,16 @@ const TARGET_NS_AT_50 = 1000;
 const TARGET_RATIO = 3;
 
 /** Each target as met, or the distance that remains. */
-function targetLines(at50: number, ratios: number[], cacheHitAllocations: number): string[] {
+function targetLines(at50: number, fastestAt50: number, ratios: number[], cacheHitAllocations: number): string[] {
   const worst = Math.min(...ratios);
+  const fastest = fastestAt50 <= TARGET_NS_AT_50 ? `; its fastest round, ${fastestAt50.toFixed(0)} ns, is under it` : "";
   return [
     cacheHitAllocations === 0
       ? "target zero allocations per request on a check-cache hit: met (a request that also sends a quota prefetch allocates its hub call)"
       : `target zero allocations per request on a check-cache hit: not met, ${cacheHitAllocations.toFixed(1)} to go`,
     at50 <= TARGET_NS_AT_50
       ? `target <= ${TARGET_NS_AT_50} ns/request at ${SUMMARY_PATTERNS} patterns: met`
-      : `target <= ${TARGET_NS_AT_50} ns/request at ${SUMMARY_PATTERNS} patterns: not met, ${(at50 - TARGET_NS_AT_50).toFixed(0)} ns (${(at50 / TARGET_NS_AT_50).toFixed(1)}x) to go`,
+      : `target <= ${TARGET_NS_AT_50} ns/request at ${SUMMARY_PATTERNS} patterns: not met by the median, ${(at50 - TARGET_NS_AT_50).toFixed(0)} ns (${(at50 / TARGET_NS_AT_50).toFixed(1)}x) to go${fastest}`,
     worst >= TARGET_RATIO
       ? `target baseline/wasm >= ${TARGET_RATIO} at every count: met`
       : `target baseline/wasm >= ${TARGET_RATIO} at every count: not met, worst ${worst.toFixed(2)} (wasm needs ${(TARGET_RATIO / worst).toFixed(1)}x less time there)`,
@@ -236,6 +237,7 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
     `patterns   filter.wasm   TS baseline   baseline/wasm${other ? `   compared (${compareWasm})   compared/filter.wasm` : ""}`,
   ];
   const wasmByCount: number[] = [];
+  const fastestByCount: number[] = [];
   const ratios: number[] = [];
   for (const n of PATTERN_COUNTS) {
     const c = config(n);
@@ -268,6 +270,7 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
     const w = median(wasm);
     const t = median(ts);
     wasmByCount.push(w);
+    fastestByCount.push(Math.min(...wasm));
     ratios.push(t / w);
     const b = before.length > 0 ? `   ${median(before).toFixed(0).padStart(11 + compareWasm!.length)}   ${(median(before) / w).toFixed(2).padStart(20)}` : "";
     lines.push(`${String(n).padStart(8)}   ${w.toFixed(0).padStart(11)}   ${t.toFixed(0).padStart(11)}   ${(t / w).toFixed(2).padStart(13)}${b}`);
@@ -277,7 +280,12 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
   const allocations = allocationFigures();
   lines.push(...allocations.lines);
   const at50 = wasmByCount[PATTERN_COUNTS.indexOf(SUMMARY_PATTERNS)];
-  lines.push(...targetLines(at50, ratios, allocations.cacheHit));
+  const fastestAt50 = fastestByCount[PATTERN_COUNTS.indexOf(SUMMARY_PATTERNS)];
+  // On the shared 2-core VM the module's rounds alternate between two speeds
+  // about 1.7x apart with nothing else running (docs/benchmarks.md): the
+  // median is the figure; the fastest round shows the undisturbed cost.
+  lines.push(`filter.wasm at ${SUMMARY_PATTERNS} patterns: median ${at50.toFixed(0)} ns/request of ${ROUNDS} rounds, fastest round ${fastestAt50.toFixed(0)} ns`);
+  lines.push(...targetLines(at50, fastestAt50, ratios, allocations.cacheHit));
   lines.push(`hot path: wasm ${at50.toFixed(0)} ns/request at ${SUMMARY_PATTERNS} patterns; baseline/wasm ${PATTERN_COUNTS.map((n, i) => `${n}:${ratios[i].toFixed(2)}`).join(" ")}`);
   return lines;
 }
