@@ -11,12 +11,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import Long from "long";
+import type Long from "long";
 import protobuf from "protobufjs";
 import { decodeReportBytes, decodeReportGeneral } from "../../host/hubs/server.ts";
 import { GlobalDictionary, type AttributeMap } from "../../host/wire/compressed.ts";
 import { GLOBAL_WORDS } from "../../host/wire/global_words.ts";
 import { readPlainReport } from "../../host/wire/report_request_reader.ts";
+
+// protobufjs's own 64-bit integers (the `long` package it depends on, not one of ours).
+const LongOfProtobuf = protobuf.util.Long as unknown as typeof Long;
+const int64 = (v: bigint) => LongOfProtobuf.fromString(v.toString());
 
 const DICTIONARY = new GlobalDictionary(GLOBAL_WORDS);
 const RUNS = Number(process.env.READER_RUNS ?? 400);
@@ -64,7 +68,7 @@ function writeValue(w: protobuf.Writer, v: MapValue): void {
       w.uint32((2 << 3) | 0).sint32(v.index);
       return;
     case 3:
-      w.uint32((2 << 3) | 0).int64(Long.fromString(v.int.toString()));
+      w.uint32((2 << 3) | 0).int64(int64(v.int));
       return;
     case 4:
       w.uint32((2 << 3) | 1).double(v.double);
@@ -75,7 +79,7 @@ function writeValue(w: protobuf.Writer, v: MapValue): void {
     case 6:
     case 7:
       w.uint32((2 << 3) | 2).fork();
-      if (v.seconds !== undefined) w.uint32((1 << 3) | 0).int64(Long.fromString(v.seconds.toString()));
+      if (v.seconds !== undefined) w.uint32((1 << 3) | 0).int64(int64(v.seconds));
       if (v.nanos !== undefined) w.uint32((2 << 3) | 0).int32(v.nanos);
       w.ldelim();
       return;
