@@ -3,6 +3,7 @@ import { FilterEmulator } from "../../host/wasm/emulator.ts";
 import { DEBUG_WASM, FilterModule, type RequestInput, serializeRequest } from "../../host/wasm/filter_module.ts";
 import { pairsLength, writePairs } from "../../host/wasm/pairs.ts";
 import { type BaselineConfig, type BaselineRequest, compileBaseline, evaluateBaseline } from "./baseline.ts";
+import { median } from "./stats.ts";
 
 const SERVICE = "bench.default.svc.cluster.local";
 const PATTERN_COUNTS = [1, 10, 50, 200];
@@ -178,11 +179,6 @@ export function allocationFigures(debugWasm = DEBUG_WASM): { cacheHit: number; l
         `request headers on a check-cache hit ${cacheHit.toFixed(1)} (a steady 1000 requests/s${withPrefetch}); whole stream with its report ${stream.toFixed(1)}`,
     ],
   };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 function nsPer(iterations: number, run: () => void): number {

@@ -18,6 +18,7 @@ import { MemQuotaStore } from "../../host/hubs/quota_store.ts";
 import { compileRegex } from "../../host/hubs/regex.ts";
 import { messageType } from "../../host/wire/protos.ts";
 import { loadFilter, runReportDecodeBench, sidecarReportRequest } from "./report_decode.ts";
+import { median } from "./stats.ts";
 import { checkRequest, DICTIONARY, metricsText, metricValue, reportRequest, startHub, tempDir, writeConfig, type HubClient, type HubProcess } from "../hubs/support/hub_process.ts";
 
 const CHECK_SECONDS = 3;
@@ -166,7 +167,6 @@ async function sidecarReportPhase(): Promise<string[]> {
   } finally {
     for (const h of hubs) await h.hub.stop();
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   return [
     `  sidecar-like batches (${payloads[0].length} bytes: 100 entries of 39 attributes), no handler: server CPU µs per reported request (median of ${SIDECAR_ROUNDS} interleaved rounds)`,
     ...hubs.map((h) => `    ${median(h.micros).toFixed(1).padStart(8)}   ${h.name}`),

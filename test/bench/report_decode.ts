@@ -5,21 +5,18 @@
 // Prints µs per reported request for the hub's decoding as server.ts runs it,
 // beside the general path alone.
 // Alone: node --import tsx test/bench/report_decode.ts (build the module first).
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type ASUtil, instantiateSync } from "@assemblyscript/loader";
 import { decodeReportBytes, decodeReportGeneral } from "../../host/hubs/server.ts";
 import { GlobalDictionary } from "../../host/wire/compressed.ts";
 import { GLOBAL_WORDS } from "../../host/wire/global_words.ts";
 import { messageType } from "../../host/wire/protos.ts";
+import { encodeReport, loadWireCodec, type WireCodec } from "../support/wire_codec.ts";
+import { median } from "./stats.ts";
 
 const ENTRIES = 100;
 const ROUNDS = 5;
 const BATCHES_PER_ROUND = 200;
-
-type WireExports = { wire_encode_report(attributes: number): number; _initialize?: () => void };
-type Wasm = ASUtil & WireExports;
 
 const WASM = join(import.meta.dirname ?? ".", "..", "..", "build", "filter.wasm");
 
@@ -92,35 +89,17 @@ function reported(i: number): Record<string, object> {
   };
 }
 
-export function loadFilter(): Wasm {
-  const module = new WebAssembly.Module(readFileSync(WASM));
-  // The wire codec calls none of the proxy-wasm imports; stubs keep the module linkable.
-  const env: Record<string, () => number> = {};
-  for (const imp of WebAssembly.Module.imports(module)) if (imp.module === "env" && imp.kind === "function") env[imp.name] = () => 0;
-  const wasm = instantiateSync<WireExports>(module, { env }).exports;
-  wasm._initialize?.();
-  return wasm;
+export function loadFilter(): WireCodec {
+  return loadWireCodec(WASM);
 }
 
 /** A ReportRequest of `ENTRIES` reported requests, encoded by the filter module. */
-export function sidecarReportRequest(wasm: Wasm, offset: number): Buffer {
+export function sidecarReportRequest(wasm: WireCodec, offset: number): Buffer {
   const Attributes = messageType("mesh.hub.v1.Attributes");
   const protos = Array.from({ length: ENTRIES }, (_, i) => Attributes.encode(Attributes.fromObject({ attributes: reported(offset + i) })).finish());
-  const all = Buffer.alloc(protos.reduce((n, p) => n + 4 + p.length, 0));
-  let at = 0;
-  for (const p of protos) {
-    all.writeUInt32LE(p.length, at);
-    all.set(p, at + 4);
-    at += 4 + p.length;
-  }
-  const input = wasm.__pin(wasm.__newArrayBuffer(all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength)));
-  try {
-    const bytes = Buffer.from(wasm.__getArrayBuffer(wasm.wire_encode_report(input)));
-    if (bytes.length === 0) throw new Error("the filter module refused the bench's attributes");
-    return bytes;
-  } finally {
-    wasm.__unpin(input);
-  }
+  const bytes = Buffer.from(encodeReport(wasm, protos));
+  if (bytes.length === 0) throw new Error("the filter module refused the bench's attributes");
+  return bytes;
 }
 
 /**
@@ -147,7 +126,6 @@ export function runReportDecodeBench(): string[] {
     micros.handler.push(round(ways.handler));
     micros.general.push(round(ways.general));
   }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
   const handler = median(micros.handler);
   const general = median(micros.general);
   return [

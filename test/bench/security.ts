@@ -7,6 +7,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { DEMO_DIR, DEMO_SERVICE, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";
 import { cpuSeconds, rssMiB } from "./process_usage.ts";
+import { median } from "./stats.ts";
 
 // The cost of the security layers of issue 6 (mutual TLS, JWT, authorization)
 // on top of the sidecar bench's filter, side by side in one run: same echo
@@ -55,11 +56,6 @@ async function load(c: Config): Promise<Run> {
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 /** One request, its status and body (the checks before and after the load). */

@@ -8,6 +8,7 @@ import autocannon from "autocannon";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { cpuSeconds, rssMiB } from "./process_usage.ts";
+import { median } from "./stats.ts";
 
 const DURATION_S = Number(process.env.SIDECAR_BENCH_SECONDS ?? 5);
 const CONNECTIONS = 16;
@@ -85,11 +86,6 @@ async function withoutHubHandlers(mesh: LocalMesh): Promise<void> {
     if (Date.now() > deadline) throw new Error(`the hub at ${metrics} still has handlers ${HUB_RELOAD_WAIT_MS / 1000} s after its access log was removed`);
     await sleep(100);
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 function percentile(sorted: number[], p: number): number {

@@ -12,11 +12,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { type ASUtil, instantiateSync } from "@assemblyscript/loader";
 import fc from "fast-check";
 import { GLOBAL_WORDS } from "../../host/wire/global_words.ts";
 import { messageType, PROTO_DIR } from "../../host/wire/protos.ts";
 import { grpcCodeName } from "../../host/wire/status_codes.ts";
+import { callReport, encodeReport, loadWireCodec, newBuffer, withPinned, type WireCodec } from "../support/wire_codec.ts";
 
 const root = join(import.meta.dirname ?? ".", "..", "..");
 const Attributes = messageType("mesh.hub.v1.Attributes");
@@ -25,46 +25,9 @@ const ReportRequest = messageType("mesh.hub.v1.ReportRequest");
 const CheckResponse = messageType("mesh.hub.v1.CheckResponse");
 const RUNS = Number(process.env.WIRE_RUNS ?? 200);
 
-type WireExports = {
-  wire_encode_check(attributes: number, dedupId: number, quotasJson: number, bestEffort: number): number;
-  wire_encode_report(attributes: number): number;
-  wire_decode_check_response(buf: number): number;
-  _initialize?: () => void;
-};
+type Wasm = WireCodec;
 
-type Wasm = ASUtil & WireExports;
-
-function load(file: string): Wasm {
-  const module = new WebAssembly.Module(readFileSync(join(root, "build", file)));
-  // The module may import more of the proxy-wasm ABI than these calls reach;
-  // stubs keep it linkable (none is called by the wire codec).
-  const env: Record<string, () => number> = { proxy_log: () => 0 };
-  for (const imp of WebAssembly.Module.imports(module)) {
-    if (imp.module === "env" && imp.kind === "function" && !(imp.name in env)) env[imp.name] = () => 0;
-  }
-  const wasm = instantiateSync<WireExports>(module, { env }).exports;
-  wasm._initialize?.();
-  return wasm;
-}
-
-/**
- * Calls `fn` with values allocated in the module by `allocs`, each pinned as
- * soon as it exists: a later allocation may run the collector, which would
- * otherwise free the earlier ones.
- */
-function withPinned<T>(wasm: Wasm, allocs: Array<() => number>, fn: (...ptrs: number[]) => T): T {
-  const ptrs: number[] = [];
-  try {
-    for (const alloc of allocs) ptrs.push(wasm.__pin(alloc()));
-    return fn(...ptrs);
-  } finally {
-    for (const p of ptrs) wasm.__unpin(p);
-  }
-}
-
-function newBuffer(wasm: Wasm, bytes: Uint8Array): number {
-  return wasm.__newArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
-}
+const load = (file: string): Wasm => loadWireCodec(join(root, "build", file));
 
 function encodeCheck(wasm: Wasm, attributes: Uint8Array, dedupId: string, quotasJson: string, bestEffort: boolean): Uint8Array {
   return withPinned(
@@ -72,23 +35,6 @@ function encodeCheck(wasm: Wasm, attributes: Uint8Array, dedupId: string, quotas
     [() => newBuffer(wasm, attributes), () => wasm.__newString(dedupId), () => wasm.__newString(quotasJson)],
     (a, d, q) => new Uint8Array(wasm.__getArrayBuffer(wasm.wire_encode_check(a, d, q, bestEffort ? 1 : 0))),
   );
-}
-
-function callReport(wasm: Wasm, all: Uint8Array): Uint8Array {
-  return withPinned(wasm, [() => newBuffer(wasm, all)], (p) => new Uint8Array(wasm.__getArrayBuffer(wasm.wire_encode_report(p))));
-}
-
-function encodeReport(wasm: Wasm, batch: Uint8Array[]): Uint8Array {
-  const total = batch.reduce((n, b) => n + 4 + b.length, 0);
-  const all = new Uint8Array(total);
-  const view = new DataView(all.buffer);
-  let at = 0;
-  for (const b of batch) {
-    view.setUint32(at, b.length, true);
-    all.set(b, at + 4);
-    at += 4 + b.length;
-  }
-  return callReport(wasm, all);
 }
 
 function decodeResponse(wasm: Wasm, bytes: Uint8Array): unknown {
