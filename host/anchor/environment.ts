@@ -1,4 +1,4 @@
-import { parseGoDuration } from "../cli/duration.ts";
+import { parseGoDuration } from "../daemon/duration.ts";
 import { AnchorConfigError } from "./errors.ts";
 import type { AnchorEnvironment } from "./options.ts";
 

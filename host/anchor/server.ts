@@ -1,9 +1,9 @@
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { CERTIFICATE_SERVICE } from "./protocol.ts";
-import { formatGoDuration } from "../cli/duration.ts";
-import { buildInfo } from "../cli/version.ts";
-import { ProbeFile } from "../hubs/probes.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
+import { buildInfo } from "../daemon/version.ts";
+import { ProbeFile } from "../daemon/probes.ts";
 import { startCtrlz } from "../telemetry/ctrlz.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { startMonitoring } from "../telemetry/monitoring_server.ts";

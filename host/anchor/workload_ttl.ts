@@ -1,4 +1,4 @@
-import { formatGoDuration } from "../cli/duration.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
 import { AnchorError } from "./errors.ts";
 
 /**

@@ -3,15 +3,15 @@
 //   disco-agent request <method> <path> [<body>]    call the admin API of a running sidecar
 //   disco-agent version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
-import { formatGoDuration } from "../cli/duration.ts";
-import { EXIT_FAILURE } from "../cli/exit_codes.ts";
-import { durationFlag, intFlag } from "../cli/flags.ts";
-import { standardProgram, usageError } from "../cli/program.ts";
-import { addVersionCommand } from "../cli/version.ts";
-import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
+import { EXIT_FAILURE } from "../daemon/exit_codes.ts";
+import { durationFlag, intFlag } from "../daemon/flags.ts";
+import { standardProgram, usageError } from "../daemon/program.ts";
+import { addVersionCommand } from "../daemon/version.ts";
+import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import {
   AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS, PROXY_LOG_LEVELS, type ProxyLogLevel, agentVariables, loggerLevelOf, parseProxyComponentLevels,
-} from "../cli/spec_surface/disco_agent.ts";
+} from "../daemon/spec_surface/disco_agent.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT, DEFAULT_TOKEN_MANAGER_PLUGIN, SIDECAR_LOG_SCOPES } from "../proxy/defaults.ts";

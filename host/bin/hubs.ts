@@ -3,20 +3,20 @@
 //   hubs probe --probe-path P --interval D       exit 0 while P was touched within D
 //   hubs version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
-import { formatGoDuration } from "../cli/duration.ts";
-import { EXIT_FAILURE } from "../cli/exit_codes.ts";
-import { durationFlag, intFlag, parseBoolFlag, rateFlag } from "../cli/flags.ts";
-import { serveUntilSignal } from "../cli/daemon.ts";
-import { standardProgram, usageError } from "../cli/program.ts";
-import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
-import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/hubs.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
+import { EXIT_FAILURE } from "../daemon/exit_codes.ts";
+import { durationFlag, intFlag, parseBoolFlag, rateFlag } from "../daemon/flags.ts";
+import { serveUntilSignal } from "../daemon/lifecycle.ts";
+import { standardProgram, usageError } from "../daemon/program.ts";
+import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
+import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../daemon/spec_surface/hubs.ts";
 import { fsStoreDir } from "../hubs/config_store.ts";
-import { addVersionCommand } from "../cli/version.ts";
+import { addVersionCommand } from "../daemon/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
 import * as d from "../hubs/options.ts";
-import { checkProbeFile } from "../hubs/probes.ts";
+import { checkProbeFile } from "../daemon/probes.ts";
 import { DEFAULT_LOAD_SHEDDING, LOAD_SHEDDING_MODES, type LoadSheddingMode } from "../hubs/load_shedder.ts";
 import { chooseHubTls, DEFAULT_CA_CERT_FILE, DEFAULT_CERT_FILE, DEFAULT_KEY_FILE } from "../hubs/mutual_tls.ts";
 

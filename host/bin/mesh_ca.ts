@@ -4,18 +4,18 @@
 //   mesh_ca token --issuer-dir DIR --namespace NS --service-account SA   mint a workload token
 //   mesh_ca version [-o json|yaml] [-s]
 import { Command, InvalidArgumentError, Option } from "commander";
-import { formatGoDuration } from "../cli/duration.ts";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../cli/exit_codes.ts";
-import { durationFlag, intFlag, parseBoolFlag } from "../cli/flags.ts";
-import { serveUntilSignal } from "../cli/daemon.ts";
-import { standardProgram, usageError } from "../cli/program.ts";
-import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../cli/spec_surface/not_applicable.ts";
-import { ANCHOR_CTRLZ_ONLY_FLAGS, ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../cli/spec_surface/mesh_ca.ts";
-import { addVersionCommand } from "../cli/version.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../daemon/exit_codes.ts";
+import { durationFlag, intFlag, parseBoolFlag } from "../daemon/flags.ts";
+import { serveUntilSignal } from "../daemon/lifecycle.ts";
+import { standardProgram, usageError } from "../daemon/program.ts";
+import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
+import { ANCHOR_CTRLZ_ONLY_FLAGS, ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../daemon/spec_surface/mesh_ca.ts";
+import { addVersionCommand } from "../daemon/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
-import { checkProbeFile } from "../hubs/probes.ts";
+import { checkProbeFile } from "../daemon/probes.ts";
 import { anchorEnvironment } from "../anchor/environment.ts";
 import { AnchorConfigError } from "../anchor/errors.ts";
 import * as d from "../anchor/options.ts";

@@ -1,5 +1,5 @@
 // meshctl: offline analysis and debugging of mesh configuration (spec 3).
-import { handleBrokenPipe } from "../cli/program.ts";
+import { handleBrokenPipe } from "../daemon/program.ts";
 import { processIo } from "../cli/meshctl/io.ts";
 import { runMeshctl } from "../cli/meshctl/main.ts";
 

@@ -5,9 +5,9 @@ import { Field } from "../config/decode.ts";
 import { resourceName } from "../config/documents.ts";
 import { ConfigError, formatProblem } from "../config/errors.ts";
 import { formatConfigProblem } from "../config/problems.ts";
-import { injectPodTemplate } from "../cli/meshctl/inject/inject_template.ts";
-import type { InjectionSettings } from "../cli/meshctl/inject/settings.ts";
-import { podTemplatePath } from "../cli/meshctl/inject/workloads.ts";
+import { injectPodTemplate } from "../inject/inject_template.ts";
+import type { InjectionSettings } from "../inject/settings.ts";
+import { podTemplatePath } from "../inject/workloads.ts";
 
 /**
  * The orchestrator's admission webhooks (`AdmissionReview`,

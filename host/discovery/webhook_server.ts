@@ -2,7 +2,7 @@ import { readFileSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Server, createServer } from "node:https";
 import type { CatalogChecks } from "../config/catalog.ts";
-import type { InjectionSettings } from "../cli/meshctl/inject/settings.ts";
+import type { InjectionSettings } from "../inject/settings.ts";
 import { CERT_FILE_REFRESH_MS, type TlsFiles } from "../security/mtls/cert_files.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";

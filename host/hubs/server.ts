@@ -1,7 +1,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
-import { buildInfo } from "../cli/version.ts";
+import { buildInfo } from "../daemon/version.ts";
 import { startCtrlz, type CtrlzServer } from "../telemetry/ctrlz.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { startMonitoring, type MonitoringServer } from "../telemetry/monitoring_server.ts";
@@ -18,7 +18,7 @@ import { emptyHubConfig } from "./hub_config.ts";
 import { LoadShedder } from "./load_shedder.ts";
 import { HubMetrics } from "./metrics.ts";
 import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
-import { ProbeFile } from "./probes.ts";
+import { ProbeFile } from "../daemon/probes.ts";
 import { MemQuotaStore } from "./quota_store.ts";
 import { compileRegex, type CompileRegex } from "./regex.ts";
 import { readPlainReport } from "../wire/report_request_reader.ts";

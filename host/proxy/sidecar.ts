@@ -29,7 +29,7 @@ import { ConnectionPools, OVERFLOW_REPLY } from "./connection_pool.ts";
 import { OutlierDetector, type OutlierEvent } from "./outlier_detection.ts";
 import { serverForSni } from "../mesh/gateway_tls.ts";
 import type { Registry } from "prom-client";
-import { buildInfo } from "../cli/version.ts";
+import { buildInfo } from "../daemon/version.ts";
 import { splitPem } from "../anchor/client.ts";
 import type { ClusterInfo, ListenerInfo, ServerState } from "./admin_envoy.ts";
 import { statsToPrometheus } from "./stats_exposition.ts";

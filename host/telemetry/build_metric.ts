@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from "prom-client";
-import type { BuildInfo } from "../cli/version.ts";
+import type { BuildInfo } from "../daemon/version.ts";
 
 /** `mesh_build{component,tag,revision}` = 1 (spec 2: LastValue, component build info). */
 export function registerBuildMetric(registry: Registry, component: string, info: BuildInfo): void {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { BuildInfo } from "../cli/version.ts";
+import type { BuildInfo } from "../daemon/version.ts";
 import { closeServer, listen } from "./http_listen.ts";
 import type { Logger } from "./logger.ts";
 

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { intFlag, parseBoolFlag } from "../cli/flags.ts";
+import { intFlag, parseBoolFlag } from "../daemon/flags.ts";
 import { DEFAULT_SCOPE, LOG_LEVELS, type LogLevel, type LoggingOptions } from "./logger.ts";
 
 /**

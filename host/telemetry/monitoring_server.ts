@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { Registry } from "prom-client";
-import type { BuildInfo } from "../cli/version.ts";
+import type { BuildInfo } from "../daemon/version.ts";
 import { closeServer, listen } from "./http_listen.ts";
 import { serveProfiling } from "./profiling.ts";
 

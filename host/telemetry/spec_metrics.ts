@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import { buildInfo } from "../cli/version.ts";
+import { buildInfo } from "../daemon/version.ts";
 import { registerBuildMetric } from "./build_metric.ts";
 
 /**

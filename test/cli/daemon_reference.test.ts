@@ -6,15 +6,15 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_agent.ts";
-import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/hubs.ts";
-import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/disco_discovery.ts";
-import { ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../../host/cli/spec_surface/mesh_ca.ts";
-import type { NotApplicable } from "../../host/cli/spec_surface/not_applicable.ts";
+import { AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS } from "../../host/daemon/spec_surface/disco_agent.ts";
+import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../../host/daemon/spec_surface/hubs.ts";
+import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS } from "../../host/daemon/spec_surface/disco_discovery.ts";
+import { ANCHOR_NOT_APPLICABLE_ENV, ANCHOR_NOT_APPLICABLE_FLAGS } from "../../host/daemon/spec_surface/mesh_ca.ts";
+import type { NotApplicable } from "../../host/daemon/spec_surface/not_applicable.ts";
 import { tempDir } from "../support/processes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-/** The DI variables disco-discovery applies (host/cli/spec_surface/disco_discovery.ts discoveryVariables, host/discovery/secure_xds.ts). */
+/** The DI variables disco-discovery applies (host/daemon/spec_surface/disco_discovery.ts discoveryVariables, host/discovery/secure_xds.ts). */
 const DISCOVERY_VARIABLES = ["DISCO_DEBOUNCE_AFTER", "DISCO_DEBOUNCE_MAX", "DISCO_ENABLE_EDS_DEBOUNCE", "DISCO_PUSH_THROTTLE", "DISCO_SCOPE_PUSHES", "DISCO_ENABLE_FALLTHROUGH_ROUTE", "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND", "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND", "DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT", "DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", "DISCO_SIDECAR_USE_REMOTE_ADDRESS", "DISCO_ENABLE_KVSTORE_FILTER", "DISCO_ENABLE_RPC_FILTER", "TERMINATION_DRAIN_DURATION_SECONDS", "POD_NAME", "POD_NAMESPACE", "MESH_GPRC_MAXRECVMSGSIZE", "MESH_GPRC_MAXSTREAMS", "DISCO_CERT_DIR", "DISCO_CERT_PROVIDER", "DISCO_SKIP_VALIDATE_TRUST_DOMAIN", "DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", "DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", "DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", "DISCO_RESPECT_DNS_TTL", "DISCO_SCOPE_GATEWAY_TO_NAMESPACE", "DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", "DISCO_DISTRIBUTION_HISTORY_RETENTION", "DISCO_DEBUG_ADSZ_CONFIG"];
 const OUT = join(ROOT, "build", "out");
 const DOC = readFileSync(join(ROOT, "docs", "daemon-reference.md"), "utf8");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decodeInjectionSettings } from "../../host/cli/meshctl/inject/settings.ts";
-import { discoveryVariables } from "../../host/cli/spec_surface/disco_discovery.ts";
+import { decodeInjectionSettings } from "../../host/inject/settings.ts";
+import { discoveryVariables } from "../../host/daemon/spec_surface/disco_discovery.ts";
 import { REVISION_LABEL, inject } from "../../host/discovery/admission.ts";
 
 // REVISION: the injection webhook of a control plane with a revision injects

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { formatGoDuration, parseGoDuration } from "../../host/cli/duration.ts";
+import { formatGoDuration, parseGoDuration } from "../../host/daemon/duration.ts";
 import { Logger } from "../../host/telemetry/logger.ts";
 import { parseLevelList } from "../../host/telemetry/logging_flags.ts";
 import { HUB_LOG_SCOPES } from "../../host/hubs/options.ts";

@@ -5,7 +5,7 @@ import { ConfigError } from "../../config/errors.ts";
 import { decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "../../config/hub_client_bundle.ts";
 import { evaluationToJson } from "../../filter/evaluation.ts";
 import { FilterModule } from "../../wasm/filter_module.ts";
-import { EXIT_BAD_CONFIG, EXIT_OK } from "../exit_codes.ts";
+import { EXIT_BAD_CONFIG, EXIT_OK } from "../../daemon/exit_codes.ts";
 import { requestFromLine } from "./hub_eval_request.ts";
 
 export interface HubEvalOptions {

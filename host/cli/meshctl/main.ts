@@ -2,7 +2,7 @@
 // (host/bin/meshctl.ts) runs it with the process's streams, the tests with
 // their own, so most of them need not start a Node process per command.
 import { Command } from "commander";
-import { ProgramExit, standardProgram } from "../program.ts";
+import { ProgramExit, standardProgram } from "../../daemon/program.ts";
 import { registerCommands } from "./commands/index.ts";
 import { addGlobalFlags } from "./global_flags.ts";
 import type { MeshctlIo } from "./io.ts";

@@ -1,5 +1,5 @@
 import type { Writable } from "node:stream";
-import { EXIT_UNAVAILABLE } from "../exit_codes.ts";
+import { EXIT_UNAVAILABLE } from "../../daemon/exit_codes.ts";
 
 /**
  * For commands (or modes such as `analyze --use-kube`, `version --remote`)

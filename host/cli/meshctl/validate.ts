@@ -3,7 +3,7 @@ import { type CatalogChecks, decodeDocuments, filterChecks } from "../../config/
 import { type ConfigProblem, formatConfigProblem } from "../../config/problems.ts";
 import { loadSources } from "../../config/sources.ts";
 import { FilterModule } from "../../wasm/filter_module.ts";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../exit_codes.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../daemon/exit_codes.ts";
 
 export const VALIDATE_DEPRECATION =
   "meshctl validate is deprecated and will be removed in a later release: use `meshctl analyze`, which runs the same schema checks and the cross-resource analyzers.";

@@ -3,7 +3,7 @@ import { KINDS } from "../../config/catalog.ts";
 import { resourceKey } from "../../discovery/distribution.ts";
 import type { SyncedVersion } from "../../discovery/distribution.ts";
 import { adminRequest } from "../../proxy/admin_client.ts";
-import { EXIT_FAILURE, EXIT_OK } from "../exit_codes.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../../daemon/exit_codes.ts";
 
 /**
  * `meshctl x wait`: polls disco-discovery's /debug/config_distribution until

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { durationFlag } from "../../flags.ts";
+import { durationFlag } from "../../../daemon/flags.ts";
 import { DEFAULT_TIMEOUT_MS, runAnalyze } from "../analyze/run.ts";
 import { type Level, parseLevel } from "../analyze/levels.ts";
 import { OUTPUT_FORMATS, type OutputFormat, colorEnabled } from "../analyze/output.ts";

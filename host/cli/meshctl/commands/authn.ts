@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { addAdminOptions, adminFrom, collectFiles, outputOption } from "../admin_flags.ts";
 import { globalFlags } from "../global_flags.ts";
 import type { MeshctlIo } from "../io.ts";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { addAdminOptions, adminFrom, outputOption } from "../admin_flags.ts";
 import { AuthzCheckError, authzCheck, authzCheckJson, formatAuthzCheck } from "../authz_check.ts";
 import { globalFlags } from "../global_flags.ts";

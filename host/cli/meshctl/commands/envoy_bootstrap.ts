@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { stringify } from "yaml";
 import { DEFAULT_DISCOVERY_ADDRESS, envoyBootstrap, splitHostPort } from "../../../discovery/envoy_bootstrap.ts";
 import { DEFAULT_DOMAIN, isDnsDomain } from "../../../mesh/hosts.ts";
-import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
+import { EXIT_BAD_CONFIG } from "../../../daemon/exit_codes.ts";
 import { globalFlags } from "../global_flags.ts";
 import type { MeshctlIo } from "../io.ts";
 

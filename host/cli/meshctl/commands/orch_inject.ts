@@ -1,9 +1,9 @@
 import type { Command } from "commander";
-import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
-import { runOrchInject } from "../inject/orch_inject.ts";
+import { EXIT_BAD_CONFIG } from "../../../daemon/exit_codes.ts";
+import { runOrchInject } from "../orch_inject.ts";
 import type { MeshctlIo } from "../io.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
-import { INJECTABLE_KINDS } from "../inject/workloads.ts";
+import { INJECTABLE_KINDS } from "../../../inject/workloads.ts";
 
 interface OrchInjectFlags {
   filename: string;

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { addAdminOptions, adminFrom, outputOption } from "../admin_flags.ts";
 import type { MeshctlIo } from "../io.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";

@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { outputOption } from "../admin_flags.ts";
 import type { MeshctlIo } from "../io.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";

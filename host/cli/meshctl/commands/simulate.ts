@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { EXIT_BAD_CONFIG } from "../../exit_codes.ts";
+import { EXIT_BAD_CONFIG } from "../../../daemon/exit_codes.ts";
 import type { MeshctlIo } from "../io.ts";
 import { DEFAULT_PARALLEL_SCENARIOS, runSimulate } from "../simulate/run.ts";
 

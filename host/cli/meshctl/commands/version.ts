@@ -1,7 +1,7 @@
 import { type Command, Option } from "commander";
-import { EXIT_UNAVAILABLE } from "../../exit_codes.ts";
-import { parseBoolFlag } from "../../flags.ts";
-import { addVersionCommand, buildInfo } from "../../version.ts";
+import { EXIT_UNAVAILABLE } from "../../../daemon/exit_codes.ts";
+import { parseBoolFlag } from "../../../daemon/flags.ts";
+import { addVersionCommand, buildInfo } from "../../../daemon/version.ts";
 import type { MeshctlIo } from "../io.ts";
 
 /** What `version --remote` says: meshctl has no control plane to ask. */

@@ -5,7 +5,7 @@ import type { Writable } from "node:stream";
 import { type CatalogChecks, filterChecks } from "../../../config/catalog.ts";
 import { ConfigError } from "../../../config/errors.ts";
 import { FilterModule } from "../../../wasm/filter_module.ts";
-import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../exit_codes.ts";
+import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { type SimulateCa, startSimulateCa } from "./ca.ts";
 import { type SimulateResult, buildRequest, resolveConnection, send } from "./request.ts";
 import { scenarioDocuments } from "./resources.ts";

@@ -1,14 +1,14 @@
 import type { Writable } from "node:stream";
 import { type Document, isCollection, parseAllDocuments } from "yaml";
-import { YAML_OPTIONS, documentValue } from "../../../config/yaml.ts";
-import { Field } from "../../../config/decode.ts";
-import { resourceName } from "../../../config/documents.ts";
-import { ConfigError, formatProblem } from "../../../config/errors.ts";
-import { EXIT_BAD_CONFIG, EXIT_OK } from "../../exit_codes.ts";
-import { readSettingsObject, readSourceText, writeOutput } from "../source_text.ts";
-import { injectPodTemplate } from "./inject_template.ts";
-import { decodeInjectionSettings, type InjectionSettings, type SettingsSources } from "./settings.ts";
-import { podTemplatePath } from "./workloads.ts";
+import { YAML_OPTIONS, documentValue } from "../../config/yaml.ts";
+import { Field } from "../../config/decode.ts";
+import { resourceName } from "../../config/documents.ts";
+import { ConfigError, formatProblem } from "../../config/errors.ts";
+import { EXIT_BAD_CONFIG, EXIT_OK } from "../../daemon/exit_codes.ts";
+import { readSettingsObject, readSourceText, writeOutput } from "./source_text.ts";
+import { injectPodTemplate } from "../../inject/inject_template.ts";
+import { decodeInjectionSettings, type InjectionSettings, type SettingsSources } from "../../inject/settings.ts";
+import { podTemplatePath } from "../../inject/workloads.ts";
 
 export interface OrchInjectOptions {
   /** `-f`: input file, `-` for stdin. */

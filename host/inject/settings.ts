@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { DEFAULT_DOMAIN, isDnsDomain, serviceFqdn } from "../../../mesh/hosts.ts";
-import { Field, type DecodeContext } from "../../../config/decode.ts";
-import pkg from "../../../../package.json" with { type: "json" };
-import { formatGoDuration, parseGoDuration } from "../../duration.ts";
+import { DEFAULT_DOMAIN, isDnsDomain, serviceFqdn } from "../mesh/hosts.ts";
+import { Field, type DecodeContext } from "../config/decode.ts";
+import pkg from "../../package.json" with { type: "json" };
+import { formatGoDuration, parseGoDuration } from "../daemon/duration.ts";
 
 /** Defaults of the injected sidecar; each can be changed by one of the three settings files. */
 export const DEFAULT_CONTAINER_NAME = "mesh-proxy";

@@ -1,9 +1,9 @@
 import { type Document, isMap, isScalar, isSeq } from "yaml";
-import { Field } from "../../../config/decode.ts";
+import { Field } from "../config/decode.ts";
 import { INJECT_ANNOTATION, STATUS_ANNOTATION, sidecarContainer, sidecarVolume, statusAnnotation } from "./sidecar.ts";
 import type { InjectionSettings } from "./settings.ts";
 import { IGNORED_NAMESPACES, type PodTemplatePath } from "./workloads.ts";
-import { MESH_TLS_MODE, TLS_MODE_LABEL } from "../../../mesh/endpoints.ts";
+import { MESH_TLS_MODE, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
 
 /** What happened to one pod template. */
 export type InjectOutcome = { injected: true; notes: string[] } | { injected: false; reason: string; warning: boolean };

@@ -1,5 +1,5 @@
 import { closeSync, openSync, rmSync, statSync, utimesSync } from "node:fs";
-import { formatGoDuration } from "../cli/duration.ts";
+import { formatGoDuration } from "./duration.ts";
 
 /**
  * File probes (upstream pkg/probe): while the component is healthy its probe
