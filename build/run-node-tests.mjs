@@ -16,6 +16,7 @@ import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TESTS_OUT, bundleTests } from "./bundle-tests.mjs";
+import { ensureSystemTools } from "./system-tools.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const only = process.argv.slice(2);
@@ -98,6 +99,13 @@ const files = find(join(root, "test"))
   .sort((a, b) => (seconds[b] ?? Infinity) - (seconds[a] ?? Infinity));
 if (files.length === 0) {
   console.error("no test files matched");
+  process.exit(1);
+}
+// Every system tool a test runs (skopeo, promtool, redis-server, iptables, ip) is installed now, once, when missing.
+try {
+  process.env.PATH = ensureSystemTools((line) => process.stdout.write(`# ${line}\n`));
+} catch (error) {
+  console.error(`run-node-tests: ${error.message}`);
   process.exit(1);
 }
 const run = randomUUID();

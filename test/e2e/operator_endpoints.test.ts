@@ -88,7 +88,7 @@ describe("promtool check metrics on every endpoint", { timeout: 600_000 }, () =>
     assert.equal(sample(text, "hub_config_rule_configs"), HUB_RULES.match(/^kind: HubRule$/gm)!.length);
     assert.equal(sample(text, "hub_config_handler_configs"), HUB_RULES.match(/^kind: HubQuota$/gm)!.length + 1, "the quotas and the access log");
     assert.ok((sample(text, "hub_dispatcher_destinations_per_request_count") ?? 0) >= 3, "one observation per Check and Report");
-    if (!needPromtool(t)) return;
+    needPromtool(t);
     assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
   });
 
@@ -97,7 +97,7 @@ describe("promtool check metrics on every endpoint", { timeout: 600_000 }, () =>
     assert.equal(sample(text, "anchor_server_csr_count_total"), 2);
     assert.equal(sample(text, "anchor_server_success_cert_issuance_count_total"), 2);
     assert.equal(families(text).get("anchor_server_root_cert_expiry_timestamp"), "gauge");
-    if (!needPromtool(t)) return;
+    needPromtool(t);
     assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
   });
 
@@ -115,7 +115,7 @@ describe("promtool check metrics on every endpoint", { timeout: 600_000 }, () =>
     assert.ok(families(viaStats).has("hub_client_total_check_calls_total"));
     const viaStatus = await (await fetch(`${statusUrl}/stats/prometheus`)).text();
     assert.ok(families(viaStatus).has("num_outgoing_requests_total"));
-    if (!needPromtool(t)) return;
+    needPromtool(t);
     assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
     assert.deepEqual(promtoolCheck(viaStats), { status: 0, problems: "" });
     assert.deepEqual(promtoolCheck(viaStatus), { status: 0, problems: "" });
