@@ -14,6 +14,16 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const started = Date.now();
 const say = (text) => console.error(`conformance: ${text} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
+const mtime = (path) => (existsSync(path) ? statSync(path).mtimeMs : 0);
+function newest(dir) {
+  let t = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    t = Math.max(t, statSync(path).isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }
+  return t;
+}
+
 // 1. The host (build/pwhost.mjs).
 let driver;
 try {
