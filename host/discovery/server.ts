@@ -4,7 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { InjectionSettings } from "../inject/settings.ts";
 import type { TlsFiles } from "../security/mtls/cert_files.ts";
-import { ConfigDirWatcher, type LoadedConfig } from "../proxy/config_dir.ts";
+import { ConfigDirWatcher, type LoadedConfig } from "../config/config_dir.ts";
 import { buildInfo } from "../daemon/version.ts";
 import { type CtrlzServer, startCtrlz } from "../telemetry/ctrlz.ts";
 import type { Logger, ScopedLogger } from "../telemetry/logger.ts";

@@ -1,4 +1,4 @@
-import type { LoadedConfig } from "./config_dir.ts";
+import type { LoadedConfig } from "../config/config_dir.ts";
 import type { SecurityPolicy } from "./security_policy.ts";
 import type { ServiceEndpoint } from "../hub/clusters.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
