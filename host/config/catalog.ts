@@ -1,6 +1,6 @@
 import { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
-import type { CompileRegex } from "../hubs/regex.ts";
-import { compileRegex as filterCompileRegex } from "../hubs/regex.ts";
+import type { CompileRegex } from "../regex/regex.ts";
+import { compileRegex as filterCompileRegex } from "../regex/regex.ts";
 import { Field } from "./decode.ts";
 import { type SourceDocument, resourceName } from "./documents.ts";
 import { ConfigError } from "./errors.ts";
@@ -179,7 +179,7 @@ export interface Catalog {
 
 /** The filter's own template parser and regex engine, so config load refuses exactly what the filter and hub would. */
 export interface CatalogChecks extends PatternChecks {
-  /** Compiles HubRule regexes (default: the filter engine of host/hubs/regex.ts, loaded on first use). */
+  /** Compiles HubRule regexes (default: the filter engine of host/regex/regex.ts, loaded on first use). */
   compileRegex?: CompileRegex;
 }
 
