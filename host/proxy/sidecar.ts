@@ -564,6 +564,7 @@ export class Sidecar {
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
       out.set(`listener.${name}.active`, proxy.stats.active);
       for (const [reason, n] of Object.entries(proxy.stats.rejectedTargets)) out.set(`listener.${name}.rejected_targets.${reason}`, n);
+      for (const [details, n] of Object.entries(proxy.stats.rejectedFraming)) out.set(`listener.${name}.rejected_framing.${details}`, n);
       const g = proxy.guard;
       out.set(`listener.${name}.connections`, g.open.connections);
       out.set(`listener.${name}.connections_refused`, g.stats.connectionsRefused);
