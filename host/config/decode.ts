@@ -64,6 +64,19 @@ export class Field {
     return this;
   }
 
+  /**
+   * Refuses the first member not in `known`, as upstream's strict proto
+   * decoding does: in the security resources a misspelt field (`mtls: {mdoe:
+   * STRICT}`) would otherwise be dropped and leave the workload less protected.
+   */
+  knownOnly(known: readonly string[]): this {
+    if (!this.present) return this;
+    for (const key of Object.keys(this.object())) {
+      if (!known.includes(key)) this.get(key).invalid(`unknown field (known: ${known.join(", ")})`);
+    }
+    return this;
+  }
+
   string(): string {
     if (typeof this.value !== "string") this.fail("a string");
     return this.value;

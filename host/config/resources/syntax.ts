@@ -97,7 +97,8 @@ export interface WorkloadSelector {
 export function workloadSelector(f: Field): WorkloadSelector | undefined {
   if (!f.present) return undefined;
   f.object();
-  f.allowOnly(["matchLabels"]);
+  // A misspelt matchLabels would widen the policy to the whole namespace.
+  f.knownOnly(["matchLabels"]);
   return Object.freeze({ matchLabels: attempt(f.get("matchLabels"), labelMap) });
 }
 
