@@ -43,13 +43,13 @@ export interface PeerAuthenticationSpec {
 function mtlsMode(f: Field): MtlsMode {
   if (!f.present) return "UNSET";
   f.object();
-  f.knownOnly(["mode"]);
+  f.allowOnly(["mode"]);
   return f.get("mode").enumOf(MTLS_MODES, "UNSET");
 }
 
 export function decodePeerAuthentication(spec: Field): PeerAuthenticationSpec {
   spec.object();
-  spec.knownOnly(["selector", "mtls", "portLevelMtls"]);
+  spec.allowOnly(["selector", "mtls", "portLevelMtls"]);
   const selector = attempt(spec.get("selector"), workloadSelector);
   const mode = attempt(spec.get("mtls"), mtlsMode);
   const portLevel: PortMtls[] = [];
@@ -161,7 +161,7 @@ function inlineJwks(f: Field): JwksKeySet {
 
 function decodeJwtRule(r: Field): JwtRule {
   r.object();
-  r.knownOnly([
+  r.allowOnly([
     "issuer", "audiences", "jwksUri", "jwks", "fromHeaders", "fromParams", "forwardOriginalToken",
     "outputPayloadToHeader", "outputClaimToHeaders", "timeout",
   ]);
@@ -173,13 +173,13 @@ function decodeJwtRule(r: Field): JwtRule {
   if (jwks !== undefined && jwksUri !== undefined) r.get("jwksUri").warn("ignored: the inline jwks of this rule is used instead");
   const fromHeaders = attemptEach(r.get("fromHeaders"), (h) => {
     h.object();
-    h.knownOnly(["name", "prefix"]);
+    h.allowOnly(["name", "prefix"]);
     return Object.freeze({ name: headerName(h.get("name")), prefix: h.get("prefix").optionalString() ?? "" });
   });
   const fromParams = attempt(r.get("fromParams"), stringList);
   const outputClaimToHeaders = attemptEach(r.get("outputClaimToHeaders"), (h) => {
     h.object();
-    h.knownOnly(["header", "claim"]);
+    h.allowOnly(["header", "claim"]);
     return Object.freeze({ header: headerName(h.get("header")), claim: h.get("claim").nonEmptyString() });
   });
   const timeout = r.get("timeout");
@@ -202,7 +202,7 @@ function decodeJwtRule(r: Field): JwtRule {
 
 export function decodeRequestAuthentication(spec: Field): RequestAuthenticationSpec {
   spec.object();
-  spec.knownOnly(["selector", "jwtRules"]);
+  spec.allowOnly(["selector", "jwtRules"]);
   const selector = attempt(spec.get("selector"), workloadSelector);
   const jwtRules = attemptEach(spec.get("jwtRules"), decodeJwtRule);
   return Object.freeze({ selector, jwtRules: Object.freeze(jwtRules) });
@@ -329,10 +329,10 @@ function portList(f: Field): readonly number[] {
 
 function decodeSource(from: Field): AuthzSource {
   from.object();
-  from.knownOnly(["source"]);
+  from.allowOnly(["source"]);
   const s = from.get("source");
   s.object();
-  s.knownOnly(SOURCE_FIELDS);
+  s.allowOnly(SOURCE_FIELDS);
   const out: Record<string, readonly string[]> = {};
   for (const name of SOURCE_FIELDS) {
     const f = s.get(name);
@@ -345,10 +345,10 @@ function decodeSource(from: Field): AuthzSource {
 
 function decodeOperation(to: Field): AuthzOperation {
   to.object();
-  to.knownOnly(["operation"]);
+  to.allowOnly(["operation"]);
   const o = to.get("operation");
   o.object();
-  o.knownOnly(OPERATION_FIELDS);
+  o.allowOnly(OPERATION_FIELDS);
   const out: Record<string, readonly (string | number)[]> = {};
   for (const name of OPERATION_FIELDS) {
     const f = o.get(name);
@@ -368,7 +368,7 @@ export function isWhenKey(key: string): boolean {
 
 function decodeCondition(w: Field): AuthzCondition {
   w.object();
-  w.knownOnly(["key", "values", "notValues"]);
+  w.allowOnly(["key", "values", "notValues"]);
   const keyField = w.get("key");
   const key = keyField.nonEmptyString();
   if (!isWhenKey(key)) keyField.fail(`a condition key: one of ${WHEN_KEYS.join(", ")}`);
@@ -397,7 +397,7 @@ function decodeCondition(w: Field): AuthzCondition {
 
 function decodeAuthzRule(r: Field): AuthzRule {
   r.object();
-  r.knownOnly(["from", "to", "when"]);
+  r.allowOnly(["from", "to", "when"]);
   return Object.freeze({
     from: Object.freeze(attemptEach(r.get("from"), decodeSource)),
     to: Object.freeze(attemptEach(r.get("to"), decodeOperation)),
@@ -407,7 +407,7 @@ function decodeAuthzRule(r: Field): AuthzRule {
 
 export function decodeAuthorizationPolicy(spec: Field): AuthorizationPolicySpec {
   spec.object();
-  spec.knownOnly(["selector", "action", "provider", "rules"]);
+  spec.allowOnly(["selector", "action", "provider", "rules"]);
   const selector = attempt(spec.get("selector"), workloadSelector);
   const action = attempt(spec.get("action"), (f) => f.enumOf(AUTHZ_ACTIONS, "ALLOW"));
   // Upstream's validation: a provider with CUSTOM and only with CUSTOM.
@@ -416,7 +416,7 @@ export function decodeAuthorizationPolicy(spec: Field): AuthorizationPolicySpec 
     if (action !== "CUSTOM" && f.present) f.invalid("provider is only allowed with action CUSTOM");
     if (!f.present) return undefined;
     f.object();
-    f.knownOnly(["name"]);
+    f.allowOnly(["name"]);
     return f.get("name").nonEmptyString();
   });
   const rules = attemptEach(spec.get("rules"), decodeAuthzRule);

@@ -97,8 +97,7 @@ export interface WorkloadSelector {
 export function workloadSelector(f: Field): WorkloadSelector | undefined {
   if (!f.present) return undefined;
   f.object();
-  // A misspelt matchLabels would widen the policy to the whole namespace.
-  f.knownOnly(["matchLabels"]);
+  f.allowOnly(["matchLabels"]);
   return Object.freeze({ matchLabels: attempt(f.get("matchLabels"), labelMap) });
 }
 
