@@ -1,11 +1,37 @@
-import type { LoadedConfig } from "./config_dir.ts";
+import type { LoadedConfig } from "../config/config_dir.ts";
 import type { SecurityPolicy } from "./security_policy.ts";
-import type { SidecarAddresses, SidecarOptions } from "./sidecar.ts";
+import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { WorkloadTls } from "./workload_tls.ts";
+
+/**
+ * What the dump shows of the sidecar's options (host/proxy/sidecar.ts
+ * SidecarOptions), declared here because the sidecar imports this file.
+ */
+export interface DumpedOptions {
+  wasm: string;
+  bindAddress: string;
+  tcpAppPort: number;
+  appHost: string;
+  appPort: number;
+  clusters: ReadonlyMap<string, { host: string; port: number }>;
+  inboundService: string;
+  identity: Record<string, string>;
+  security?: { tls: Pick<WorkloadTls, "secrets">; endpoints: ReadonlyMap<string, ServiceEndpoint>; containerPort: number };
+}
+
+/** The sidecar's bound ports (host/proxy/sidecar.ts SidecarAddresses), as the dump shows them. */
+export interface DumpedAddresses {
+  inbound: number;
+  outbound: number;
+  admin: number;
+  status: number;
+  tcp: number;
+}
 
 /** What /config_dump is built from. */
 export interface ConfigDumpInput {
-  options: SidecarOptions;
-  addresses: SidecarAddresses;
+  options: DumpedOptions;
+  addresses: DumpedAddresses;
   loaded: LoadedConfig | undefined;
   hasTcp: boolean;
   hasStatus: boolean;

@@ -5,7 +5,7 @@ import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { createAdminServer } from "./admin.ts";
-import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "./config_dir.ts";
+import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "../config/config_dir.ts";
 import { type XdsNode, XdsConfigSource } from "./xds_config.ts";
 import { FilterHost } from "./filter_host.ts";
 import type { HubCaller } from "../hub/transport.ts";
