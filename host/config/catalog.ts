@@ -198,6 +198,13 @@ export interface CatalogOptions {
 }
 
 export const DEFAULT_NAMESPACE = "default";
+/**
+ * Kinds whose unknown fields refuse the document, as upstream's strict proto
+ * decoding does (issue 25): the security resources, where a misspelt field
+ * dropped with a warning leaves a workload less protected than written.
+ */
+const STRICT_FIELD_KINDS: ReadonlySet<Kind> = new Set(["PeerAuthentication", "RequestAuthentication", "AuthorizationPolicy"]);
+
 /** Spec 1, TcpClientConfig.reportInterval: values under 1 s are reset to 1 s. */
 const MIN_TCP_REPORT_INTERVAL_MS = 1000;
 
@@ -297,6 +304,8 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
       const earlier = seen.get(key);
       // As applying the files in order would: the later definition replaces the earlier one.
       if (earlier) root.get("metadata").get("name").warn(`${id} is defined again: this definition (${doc.file}, document ${doc.index + 1}) replaces the one in ${earlier.file}, document ${earlier.index + 1}`);
+      // Below metadata, as upstream decodes the spec of these kinds (a document's `status` stays a warning).
+      context.strictFields = STRICT_FIELD_KINDS.has(kind);
       const decoded = DECODERS[kind](root, doc, namespace, id, checks, opts, context.warnings);
       if (context.errors!.length === 0) {
         seen.set(key, doc);

@@ -51,8 +51,9 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
   const app = `${o.appHost}:${o.appPort}`;
   const hubClusters = new Set(["hub_server", loaded?.bundle.clientConfig?.transport?.checkCluster, loaded?.bundle.clientConfig?.transport?.reportCluster]);
   const services = [...o.clusters].filter(([name]) => !hubClusters.has(name));
+  const address: Record<string, string> = { outbound: o.outboundBindAddress, admin: o.adminBindAddress };
   const listener = (name: string, port: number, protocol: "HTTP" | "TCP", direction: string, filters: string[], upstream?: string) =>
-    ({ name, address: o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
+    ({ name, address: address[name] ?? o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
   const mesh = loaded?.mesh;
   // The workload's labels: given with the identity, else those of the Pod document named by the identity (`<pod>.<namespace>`).
   const pod = mesh?.byKind.Pod.find((p) => `${p.name}.${p.namespace}` === o.identity.id);
