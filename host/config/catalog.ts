@@ -339,10 +339,11 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
 /**
  * A kind of the same name in another API group (the Gateway API's
  * `gateway.networking.k8s.io` Gateway) is not the mesh's: not checked, as
- * any unknown kind. Upstream's and this mesh's own groups stay the mesh's,
+ * any unknown kind (orchestrator kinds excepted: a wrong version of them is an error). Upstream's and this mesh's own groups stay the mesh's,
  * so a wrong version there is an error naming the served ones.
  */
 function isOtherGroupsKind(doc: SourceDocument): boolean {
+  if (ORCH_KINDS.has(doc.kind)) return false;
   const slash = doc.apiVersion.indexOf("/");
   if (slash < 0) return false;
   const group = doc.apiVersion.slice(0, slash);
