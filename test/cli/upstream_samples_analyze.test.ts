@@ -8,7 +8,9 @@ import { FIXTURES } from "./cli_golden_support.ts";
 // Issue 28, "Done when": `meshctl analyze --use-kube=false -A` on every
 // upstream sample of bookinfo, httpbin and sleep (fixtures/upstream/samples:
 // upstream's files renamed, each saying so in its first line) and on the
-// security tasks (fixtures/upstream) reports no Error and exits 0 at
+// security tasks (fixtures/upstream/security-tasks, each task's resources with
+// their httpbin and sleep workloads; fixtures/upstream/security.yaml with the
+// earlier bookinfo fixtures) reports no Error and exits 0 at
 // `--failure-threshold Error`. Each sample is analyzed as its task applies
 // it: bookinfo's routing files with the application (every platform file:
 // the versions the rules route to), its gateway and destination-rule-all.
@@ -17,6 +19,7 @@ import { FIXTURES } from "./cli_golden_support.ts";
 // reports that host as not found too).
 
 const SAMPLES = join("upstream", "samples");
+const TASKS = join("upstream", "security-tasks");
 const list = (dir: string) =>
   readdirSync(join(FIXTURES, SAMPLES, dir))
     .filter((f) => f.endsWith(".yaml"))
@@ -37,6 +40,10 @@ const RUNS: string[][] = [
   list("sleep"),
   list("curl"),
   readdirSync(join(FIXTURES, "upstream")).filter((f) => f.endsWith(".yaml")).sort().map((f) => join("upstream", f)),
+  ...readdirSync(join(FIXTURES, TASKS))
+    .filter((f) => f.endsWith(".yaml") && f !== "workloads.yaml")
+    .sort()
+    .map((f) => [join(TASKS, "workloads.yaml"), join(TASKS, f)]),
 ];
 
 describe("meshctl analyze on upstream's samples (renamed)", () => {
