@@ -2,7 +2,8 @@
 // measured side by side in this one run (machines here are shared and noisy,
 // so only ratios within a run are meaningful).
 // `npm run bench -- <part>…` runs only the named parts (hot-path, hub,
-// sidecar, security, simulate, discovery, pwhost).
+// sidecar, security, simulate, discovery, pwhost, analyze).
+import { runAnalyzeBench } from "./analyze.ts";
 import { runDiscoveryBench } from "./discovery.ts";
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
@@ -19,6 +20,7 @@ const PARTS: Record<string, () => Promise<string[]>> = {
   simulate: runSimulateBench,
   discovery: runDiscoveryBench,
   pwhost: async () => runPwhostBench(),
+  analyze: runAnalyzeBench,
 };
 
 const asked = process.argv.slice(2);
