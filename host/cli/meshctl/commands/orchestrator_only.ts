@@ -47,7 +47,6 @@ export const UNAVAILABLE_COMMANDS: readonly Unavailable[] = [
   { path: ["remove-from-mesh", "deployment"], experimental: true, aliases: ["rm"], summary: "Restart a deployment's pods without the sidecar", would: "to patch and restart the deployment" },
   { path: ["remove-from-mesh", "service"], experimental: true, summary: "Restart a service's pods without the sidecar", would: "to patch and restart the service's deployments" },
   { path: ["remove-from-mesh", "external-service"], experimental: true, summary: "Remove an external service's service entry and service", would: "to delete the ServiceEntry and the Service" },
-  { path: ["authz", "convert"], experimental: true, summary: "Convert v1alpha1 RBAC policies to v1beta1 authorization policies", would: "to read ClusterRbacConfig, ServiceRole and ServiceRoleBinding resources (v1alpha1 RBAC, which this mesh never accepted: write security.mesh.io/v1beta1 AuthorizationPolicy)" },
   { path: ["multicluster", "apply"], experimental: true, summary: "Update clusters from a mesh topology", would: "of every cluster named in the mesh topology" },
   { path: ["multicluster", "describe"], experimental: true, summary: "Describe the clusters of a mesh topology", would: "of every cluster named in the mesh topology" },
   { path: ["multicluster", "generate"], experimental: true, summary: "Generate per-cluster configuration from a mesh topology", would: "of every cluster named in the mesh topology" },
