@@ -75,5 +75,5 @@ export function runAuthzConvert(o: AuthzConvertOptions): number {
 /** One policy as upstream printed it: a comment line, the document, `---`. */
 export function policyDocument(p: GeneratedPolicy): string {
   const doc = { apiVersion: SECURITY_API_VERSION, kind: "AuthorizationPolicy", metadata: { name: p.name, namespace: p.namespace }, spec: p.spec };
-  return `# ${p.comment}\n${stringify(doc, { lineWidth: 0 })}---\n`;
+  return `# ${p.comment}\n${stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}---\n`;
 }
