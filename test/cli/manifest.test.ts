@@ -169,7 +169,7 @@ describe("manifest generate", async () => {
   it("--force skips a bad override with a warning", async () => {
     const r = await meshctlInProcess(["manifest", "generate", "--force", "--set", "components.hub.enabled=maybe"]);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /^warning: .*expected true or false.*\(skipped: --force\)$/m);
+    assert.match(r.stderr, /^\S+\twarn\tinstaller\t.*expected true or false.*\(skipped: --force\)$/m);
   });
 
   it("-o DIR writes one file per component; diff of the folder against stdout's rendering is identical", async () => {

@@ -53,7 +53,8 @@ interface Target {
   readonly service?: string;
 }
 
-export function convertRbac(input: RbacInput, services: ServiceSelectors, options: ConvertOptions, warnings: string[]): GeneratedPolicy[] {
+/** `warnings` and `notes` (what was converted into what) collect lines for the log. */
+export function convertRbac(input: RbacInput, services: ServiceSelectors, options: ConvertOptions, warnings: string[], notes: string[] = []): GeneratedPolicy[] {
   const out: GeneratedPolicy[] = [];
   const config = input.clusterRbacConfig;
   if (!config) {
@@ -62,7 +63,9 @@ export function convertRbac(input: RbacInput, services: ServiceSelectors, option
     }
     warnings.push("no ClusterRbacConfig in the given files: converting every ServiceRole as if RBAC were enforced everywhere (--allowNoClusterRbacConfig)");
   } else {
-    out.push(...convertClusterRbacConfig(config, services, options.rootNamespace, warnings));
+    const generated = convertClusterRbacConfig(config, services, options.rootNamespace, warnings);
+    out.push(...generated);
+    notes.push(`converted ClusterRbacConfig with mode ${config.mode} to authorization policies: ${generated.map((p) => `${p.namespace}/${p.name}`).join(", ") || "none"}`);
   }
   const bindingsOf = new Map<string, ServiceRoleBinding[]>();
   for (const b of input.bindings) {
@@ -83,11 +86,16 @@ export function convertRbac(input: RbacInput, services: ServiceSelectors, option
       warnings.push(`${role.origin.file}: ${role.origin.resource}: ignored: no ServiceRoleBinding binds it, so it granted nothing`);
       continue;
     }
+    const kept: string[] = [];
     for (const policy of convertRole(role, bindings, services, warnings)) {
       const reason = config ? notEnforced(config, policy) : undefined;
       if (reason) warnings.push(`${role.origin.file}: ${role.origin.resource}: ${policy.policy.name} left out: ${reason}`);
-      else out.push(policy.policy);
+      else {
+        out.push(policy.policy);
+        kept.push(policy.policy.name);
+      }
     }
+    notes.push(`converted ServiceRole ${role.namespace}/${role.name} to ${kept.length} authorization policies: ${kept.join(", ")}`);
   }
   warnings.push("PLEASE ALWAYS REVIEW THE CONVERTED POLICIES BEFORE APPLYING.");
   return out;

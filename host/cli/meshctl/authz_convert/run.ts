@@ -7,6 +7,7 @@ import { SECURITY_API_VERSION } from "../../../config/resources/security.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { ConvertError, type GeneratedPolicy, convertRbac } from "./convert.ts";
 import { RBAC_API_VERSION, decodeRbac, isRbacDocument, serviceSelectors } from "./rbac.ts";
+import type { MeshctlLog } from "../log.ts";
 
 export interface AuthzConvertOptions {
   /** `-f`: v1alpha1 RBAC files or directories (`-` for stdin). */
@@ -20,6 +21,8 @@ export interface AuthzConvertOptions {
   stdout: Writable;
   stderr: Writable;
   stdin: () => string;
+  /** Where warnings and notes go (`--log_output_level`, scope default). */
+  log: MeshctlLog;
 }
 
 /**
@@ -60,12 +63,14 @@ export function runAuthzConvert(o: AuthzConvertOptions): number {
   try {
     const input = decodeRbac(rbacDocs, o.namespace || "default", warnings);
     const selectors = serviceSelectors(serviceDocs, o.namespace || "default", warnings);
-    const generated = convertRbac(input, selectors, { rootNamespace: o.rootNamespace, allowNoClusterRbacConfig: o.allowNoClusterRbacConfig }, warnings);
-    for (const w of warnings) o.stderr.write(`warning: ${w}\n`);
+    const notes: string[] = [];
+    const generated = convertRbac(input, selectors, { rootNamespace: o.rootNamespace, allowNoClusterRbacConfig: o.allowNoClusterRbacConfig }, warnings, notes);
+    for (const n of notes) o.log.info("default", n);
+    for (const w of warnings) o.log.warn("default", w);
     o.stdout.write(generated.map(policyDocument).join(""));
     return EXIT_OK;
   } catch (e) {
-    for (const w of warnings) o.stderr.write(`warning: ${w}\n`);
+    for (const w of warnings) o.log.warn("default", w);
     if (e instanceof ConfigError) return fail(e.message, EXIT_BAD_CONFIG);
     if (e instanceof ConvertError) return fail(e.message, EXIT_FAILURE);
     throw e;

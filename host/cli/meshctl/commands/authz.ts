@@ -9,6 +9,7 @@ import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { AdminError, DumpError, podMatchesIdentity, splitPodName } from "../sidecar_admin.ts";
 import { DEFAULT_MESH_NAMESPACE } from "../global_flags.ts";
 import { runAuthzConvert } from "../authz_convert/run.ts";
+import { meshctlLog } from "../log.ts";
 
 interface AuthzCheckFlags {
   file: string[];
@@ -77,6 +78,7 @@ export function registerAuthz(program: Command, experimental: Command, io: Meshc
         stdout: io.stdout,
         stderr: io.stderr,
         stdin: io.stdinText,
+        log: meshctlLog(g.logOutputLevel, io.stderr),
       });
     });
 }

@@ -5,6 +5,7 @@ import { loadSources } from "../../../config/sources.ts";
 import { yamlDocuments } from "../../../config/yaml.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { globalFlags } from "../global_flags.ts";
+import { meshctlLog } from "../log.ts";
 import type { MeshctlIo } from "../io.ts";
 import { diffManifests, parseList, parseRenames, readManifests } from "../manifest/diff.ts";
 import { migrate } from "../manifest/migrate.ts";
@@ -61,8 +62,10 @@ export function registerManifest(program: Command, _experimental: Command, io: M
         if (cmd.parent?.parent?.getOptionValueSource("meshNamespace") === "cli" && !opts.set.some((s) => /^(spec\.)?meshNamespace=/.test(s))) {
           spec = overlay(spec, { meshNamespace: globalFlags(cmd).meshNamespace }, "-i/--meshNamespace");
         }
-        for (const w of warnings) io.stderr.write(`warning: ${w}\n`);
+        const log = meshctlLog(globalFlags(cmd).logOutputLevel, io.stderr);
+        for (const w of warnings) log.warn("installer", w);
         const rendered = renderManifests(spec);
+        log.info("installer", `profile ${spec.profile}: ${[...rendered].map(([name, objects]) => `${name} ${objects.length} objects`).join(", ")}`);
         if (opts.output) {
           const written = writeManifests(opts.output, rendered);
           if (verbose(cmd)) for (const f of written) io.stderr.write(`wrote ${f}\n`);
