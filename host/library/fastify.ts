@@ -78,7 +78,7 @@ const plugin: FastifyPluginAsync<FastifyFilterOptions> = async (instance: Fastif
 
 // fastify-plugin's markers, set by hand (no dependency for three properties):
 // skip-override puts the hooks on the registering context.
-const meshFilter = Object.assign(plugin, {
+const meshFilter: FastifyPluginAsync<FastifyFilterOptions> = Object.assign(plugin, {
   [Symbol.for("skip-override")]: true,
   [Symbol.for("fastify.display-name")]: "mesh-policy-filter",
   [Symbol.for("plugin-meta")]: { name: "mesh-policy-filter", fastify: "4.x || 5.x" },
