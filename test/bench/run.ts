@@ -2,8 +2,9 @@
 // measured side by side in this one run (machines here are shared and noisy,
 // so only ratios within a run are meaningful).
 // `npm run bench -- <part>…` runs only the named parts (hot-path, hub,
-// sidecar, security, simulate, discovery).
+// sidecar, security, simulate, discovery, embed).
 import { runDiscoveryBench } from "./discovery.ts";
+import { runEmbedBench } from "./embed.ts";
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
 import { runSecurityBench } from "./security.ts";
@@ -17,6 +18,7 @@ const PARTS: Record<string, () => Promise<string[]>> = {
   security: runSecurityBench,
   simulate: runSimulateBench,
   discovery: runDiscoveryBench,
+  embed: runEmbedBench,
 };
 
 const asked = process.argv.slice(2);

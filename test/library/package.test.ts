@@ -137,6 +137,7 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
   const hubDir = join(work, "hub");
   const log = join(hubDir, "access.jsonl");
   let bin = "";
+  let shipped: string[] = [];
   let hub: Daemon<{ grpcPort: number; monitoringPort: number }> | undefined;
   /** Each framework's app: port 0 runs FAIL_CLOSE with held reports, port 1 FAIL_OPEN. */
   const apps = new Map<Framework, Daemon<[number, number]>>();
@@ -152,7 +153,8 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
 
   before(async () => {
     const out = execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT, env: CLEAN_ENV, encoding: "utf8", maxBuffer: 64 << 20 });
-    const [info] = JSON.parse(out) as Array<{ filename: string }>;
+    const [info] = JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    shipped = info.files.map((f) => f.path);
     mkdirSync(project);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "embed-check", version: "1.0.0", private: true, type: "module" }));
     const typescript = JSON.parse(readFileSync(join(ROOT, "node_modules", "typescript", "package.json"), "utf8")).version as string;
@@ -178,6 +180,13 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
   after(async () => {
     await Promise.all([...apps.values()].map((a) => a.stop()));
     await hub?.stop();
+  });
+
+  it("the tarball ships the library's entries and declarations, and no test folder", () => {
+    for (const p of ["build/out/mesh-policy-filter.mjs", "build/out/mesh-policy-filter-fastify.mjs", "build/types/index.d.ts", "build/types/fastify.d.ts", "build/types/types.d.ts", "CHANGELOG.md", "docs/embedding.md"]) assert.ok(shipped.includes(p), `${p} is not shipped`);
+    assert.deepEqual(shipped.filter((p) => /(^|\/)test\//.test(p)), []);
+    const manifest = JSON.parse(readFileSync(join(project, "node_modules", "mesh-policy-filter", "package.json"), "utf8"));
+    assert.equal(manifest.private, undefined);
   });
 
   for (const f of FRAMEWORKS) {
@@ -218,6 +227,29 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
       assert.equal(line.attributes["response.code"]?.int64Value, "200");
       assert.equal(line.attributes["request.method"]?.stringValue, "GET");
       assert.ok(Number(line.attributes["response.size"]?.int64Value) > 0, "the response's size");
+    }
+  });
+
+  it("docs/embedding.md's Express and Fastify examples paste and run", async () => {
+    const docs = readFileSync(join(ROOT, "docs", "embedding.md"), "utf8");
+    mkdirSync(join(project, "mesh-config"));
+    writeFileSync(join(project, "mesh-config", "config.yaml"), clientConfig("FAIL_OPEN", "requests-docs", false));
+    for (const f of FRAMEWORKS) {
+      const heading = `\n## ${f === "express" ? "Express" : "Fastify"}\n`;
+      const block = /```js\n([\s\S]*?)```/.exec(docs.slice(docs.indexOf(heading)))![1];
+      assert.ok(block.split("\n").length <= 18, `the ${f} example is short`);
+      // The example's fixed ports become the test's (the hub's, any free one for the app), and
+      // ./mesh-config the project's (the example runs with the test's working directory).
+      const source = block.replace("127.0.0.1:9091", `127.0.0.1:${hub!.listening.grpcPort}`).replace("./mesh-config", join(project, "mesh-config")).replace("listen(3000", "listen(0").replace("port: 3001", "port: 0");
+      writeFileSync(join(project, `example-${f}.mjs`), source);
+      const example = await startDaemon<number>(join(project, `example-${f}.mjs`), [], "listening on ", undefined, CLEAN_ENV);
+      try {
+        assert.deepEqual(await get(example.listening, `/pets/1?key=docs-${f}`), { status: 200, body: '{"id":"1"}' });
+        assert.deepEqual(await get(example.listening, `/admin/${f}`), { status: 403, body: "PERMISSION_DENIED:admins only" });
+      } finally {
+        assert.equal(await example.stop(), 0, example.output());
+      }
+      assert.equal(logged(log, `/pets/1?key=docs-${f}`).length, 1, `the ${f} example's report, delivered by close()`);
     }
   });
 
