@@ -3,7 +3,7 @@
 //   build/filter.debug.wasm   debug module (runtime checks on, for tests)
 //   build/out/*.mjs           the host's command-line programs, bundled with esbuild (and their shared chunks)
 //   build/deploy/             Envoy bootstrap, WasmPlugin, EnvoyFilter, OCI image layout (build/deploy_artifacts.ts)
-// Usage: node build/build.mjs [--wasm-only]
+// Usage: node build/build.mjs [--wasm-only | --programs-only]
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -92,7 +92,9 @@ async function bundlePrograms() {
 // The two modules and the bundles do not depend on each other: built side by
 // side (asc is single-threaded and the release build takes most of the time).
 // Every step runs to its end; any failure fails the build after all are reported.
-const steps = await Promise.allSettled([compileWasm("release"), compileWasm("debug"), bundlePrograms()]);
+// --programs-only rebuilds build/out alone (the modules of a previous build stay).
+const programsOnly = process.argv.includes("--programs-only");
+const steps = await Promise.allSettled(programsOnly ? [bundlePrograms()] : [compileWasm("release"), compileWasm("debug"), bundlePrograms()]);
 for (const step of steps) {
   if (step.status !== "fulfilled" || !step.value) continue;
   process.stdout.write(step.value.stdout);
@@ -102,7 +104,7 @@ const failed = steps.filter((step) => step.status === "rejected");
 for (const step of failed) process.stderr.write(`${step.reason instanceof Error ? step.reason.message : step.reason}\n`);
 if (failed.length > 0) process.exit(1);
 
-if (!process.argv.includes("--wasm-only")) {
+if (!process.argv.includes("--wasm-only") && !programsOnly) {
   // The deployable artifacts need the module and the host's configuration decoding (TypeScript, run by tsx).
   execFileSync(process.execPath, ["--import", "tsx", join(root, "build", "deploy_artifacts.ts")], { cwd: root, stdio: "inherit" });
 }

@@ -69,6 +69,12 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
   if (storeURL && fsStoreDir(storeURL) === undefined) {
     usageError("hubs server", `--configStoreURL ${JSON.stringify(storeURL)}: this hub supports fs://DIR only (orch:// needs an orchestrator API, mcps:// an MCP server)`);
   }
+  // Flags that only shape an evaluator another flag turns on: given alone they would change nothing.
+  const given = (key: string) => serverCommand.getOptionValueSource(key) === "cli";
+  for (const key of ["latencyEnforcementThreshold", "latencySampleHalflife", "latencySamplesPerSecond"]) {
+    if (given(key) && (opts.averageLatencyThreshold as number) === 0) usageError("hubs server", `--${key}: no effect without --averageLatencyThreshold (it shapes the latency evaluator that flag turns on)`);
+  }
+  if (given("burstSize") && (opts.maxRequestsPerSecond as number) === 0) usageError("hubs server", "--burstSize: no effect without --maxRequestsPerSecond (it is that rate limit's burst allowance)");
   const log = logger.scope("default");
   process.on("uncaughtException", (e) => {
     log.fatal(`uncaught exception: ${e.stack ?? e.message}`);

@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
@@ -145,16 +146,16 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     for (const c of closers.reverse()) await c();
   };
   try {
-    const monitoring: MonitoringServer = await startMonitoring({
+    const monitoring: MonitoringServer = await bindNamed("--monitoringPort", options.monitoringPort, startMonitoring({
       port: options.monitoringPort,
       registry: metrics.registry,
       info: buildInfo,
       healthy: () => serving && !closing,
       profiling: options.profile,
-    });
+    }));
     closers.push(() => monitoring.close());
 
-    const ctrlz: CtrlzServer = await startCtrlz({
+    const ctrlz: CtrlzServer = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
       address: options.ctrlzAddress,
       port: options.ctrlzPort,
       component: "hubs",
@@ -169,7 +170,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
         accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
         configErrors: () => loaded.errors,
       },
-    });
+    }));
     closers.push(() => ctrlz.close());
 
     if (options.livenessProbePath && options.livenessProbeIntervalMs > 0) {
@@ -263,7 +264,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     });
     const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);
-    const grpcPort = await bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined);
+    const grpcPort = await bindNamed(options.address ? "--address" : "--port", options.address || options.port, bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined));
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
     closers.push(() => {
       health.setServing(false);
