@@ -1,6 +1,7 @@
 import { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
-import type { CompileRegex } from "../regex/regex.ts";
-import { compileRegex as filterCompileRegex } from "../regex/regex.ts";
+import type { CompileRegex } from "../regex/engine.ts";
+import { compileRegex as filterCompileRegex, regexCompiler } from "../regex/engine.ts";
+import type { FilterModule } from "../wasm/filter_module.ts";
 import { Field } from "./decode.ts";
 import { type SourceDocument, resourceName } from "./documents.ts";
 import { ConfigError } from "./errors.ts";
@@ -179,7 +180,7 @@ export interface Catalog {
 
 /** The filter's own template parser and regex engine, so config load refuses exactly what the filter and hub would. */
 export interface CatalogChecks extends PatternChecks {
-  /** Compiles HubRule regexes (default: the filter engine of host/regex/regex.ts, loaded on first use). */
+  /** Compiles HubRule regexes (default: the filter engine of host/regex/engine.ts, loaded on first use). */
   compileRegex?: CompileRegex;
 }
 
@@ -201,19 +202,11 @@ export const DEFAULT_NAMESPACE = "default";
 const MIN_TCP_REPORT_INTERVAL_MS = 1000;
 
 /** CatalogChecks backed by a loaded filter module. */
-export function filterChecks(module: {
-  checkTemplate(t: string): string;
-  checkRegex(p: string): string;
-  compileRegex(p: string): { fullMatch(s: string): boolean } | { error: string };
-}): CatalogChecks {
+export function filterChecks(module: Pick<FilterModule, "checkTemplate" | "checkRegex" | "compileRegex">): CatalogChecks {
   return {
     template: (t) => module.checkTemplate(t),
     regex: (p) => module.checkRegex(p),
-    compileRegex: (p) => {
-      const compiled = module.compileRegex(p);
-      if ("error" in compiled) return { error: compiled.error };
-      return { matches: (input: string) => compiled.fullMatch(input) };
-    },
+    compileRegex: regexCompiler(module),
   };
 }
 

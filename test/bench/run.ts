@@ -2,10 +2,11 @@
 // measured side by side in this one run (machines here are shared and noisy,
 // so only ratios within a run are meaningful).
 // `npm run bench -- <part>…` runs only the named parts (hot-path, hub,
-// sidecar, security, simulate, discovery).
+// sidecar, security, simulate, discovery, pwhost).
 import { runDiscoveryBench } from "./discovery.ts";
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
+import { runPwhostBench } from "./pwhost.ts";
 import { runSecurityBench } from "./security.ts";
 import { runSidecarBench } from "./sidecar.ts";
 import { runSimulateBench } from "./simulate.ts";
@@ -17,6 +18,7 @@ const PARTS: Record<string, () => Promise<string[]>> = {
   security: runSecurityBench,
   simulate: runSimulateBench,
   discovery: runDiscoveryBench,
+  pwhost: async () => runPwhostBench(),
 };
 
 const asked = process.argv.slice(2);
