@@ -56,7 +56,7 @@ const CASES: AnalyzerCase[] = [
   {"name": "a wildcard and a specific host; another port", "inputFiles": ["conflicting-gateways.good.yaml"], "analyzer": "conflicting-gateways", "expected": []},
   {"name": "a selector matching no workload", "inputFiles": ["gateway-selector.bad.yaml"], "analyzer": "gateway-selector", "expected": [["ReferencedResourceNotFound", "Gateway default/bookinfo"]]},
   {"name": "a selector matching a workload", "inputFiles": ["gateway-selector.good.yaml"], "analyzer": "gateway-selector", "expected": []},
-  {"name": "namespace patterns", "inputFiles": ["upstream/authz-namespaces.yaml"], "analyzer": "namespace-references", "expected": [["ReferencedResourceNotFound", "AuthorizationPolicy default/patterns"]]},
+  {"name": "namespace patterns; an empty namespace in a refused policy", "inputFiles": ["upstream/authz-namespaces.yaml"], "analyzer": "namespace-references", "expected": [["ReferencedResourceNotFound", "AuthorizationPolicy default/patterns"], ["ReferencedResourceNotFound", "AuthorizationPolicy default/empty"]]},
   {"name": "an undeclared namespace", "inputFiles": ["namespace-references.bad.yaml"], "analyzer": "namespace-references", "expected": [["ReferencedResourceNotFound", "AuthorizationPolicy foo/from-namespace"]]},
   {"name": "declared namespaces", "inputFiles": ["namespace-references.good.yaml"], "analyzer": "namespace-references", "expected": []},
   {"name": "selectors matching nothing", "inputFiles": ["policy-workload-selector.bad.yaml"], "analyzer": "policy-workload-selector", "expected": [["NoMatchingWorkloadsFound", "AuthorizationPolicy default/deny-anonymous"], ["NoMatchingWorkloadsFound", "RequestAuthentication default/jwt"]]},

@@ -36,7 +36,10 @@ export interface RefusedDocument {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
+  /** `Kind namespace/name` (`Kind name` when cluster-scoped), as resources are named. */
+  readonly id: string;
   readonly body: Readonly<Record<string, unknown>>;
+  readonly origin: { readonly file: string; readonly index: number };
 }
 
 export interface MeshModel {
@@ -141,7 +144,8 @@ function refusedDocuments(catalog: Catalog, documents: readonly SourceDocument[]
     if (!known.has(d.kind)) continue;
     const namespace = CLUSTER_SCOPED_KINDS.has(d.kind) ? "" : (d.namespace ?? defaultNamespace);
     if (decoded.has(`${d.kind}/${namespace}/${d.name}`)) continue;
-    out.push(Object.freeze({ kind: d.kind, namespace, name: d.name, body: d.body }));
+    const id = namespace ? `${d.kind} ${namespace}/${d.name}` : `${d.kind} ${d.name}`;
+    out.push(Object.freeze({ kind: d.kind, namespace, name: d.name, id, body: d.body, origin: Object.freeze({ file: d.file, index: d.index }) }));
   }
   return out;
 }

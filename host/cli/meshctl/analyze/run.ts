@@ -128,6 +128,8 @@ export function runAnalyze(o: AnalyzeOptions): number {
       return compiled && "matches" in compiled ? (input: string) => compiled.matches(input) : undefined;
     },
     report: (type, resource, text, fieldPath) => messages.push({ type, target: resourceTarget(resource), fieldPath, text }),
+    reportRefused: (type, doc, text, fieldPath) =>
+      messages.push({ type, target: { kind: doc.kind, namespace: doc.namespace, name: doc.name, id: doc.id, file: doc.origin.file, index: doc.origin.index }, fieldPath, text }),
     reportProblem: (type, problem, text) => messages.push({ type, target: locate(problem), fieldPath: problem.fieldPath, text }),
   };
   const executed: Analyzer[] = [];
