@@ -20,7 +20,7 @@ import { HubMetrics } from "./metrics.ts";
 import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
 import { ProbeFile } from "../daemon/probes.ts";
 import { MemQuotaStore } from "./quota_store.ts";
-import { compileRegex, type CompileRegex } from "./regex.ts";
+import { compileRegex, type CompileRegex } from "../regex/engine.ts";
 import { readPlainReport } from "../wire/report_request_reader.ts";
 import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
 import { decodeReport, type DecodedReport, type ReportRequestMessage } from "./report.ts";

@@ -2,6 +2,7 @@ import type { Field } from "../decode.ts";
 import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { resolveResourceHost } from "../../mesh/hosts.ts";
 import { dns1123Label, isDns1123Label, isDns1123Subdomain, isIpOrCidr, labelMap, port, wildcardHost } from "./syntax.ts";
+import { type RegexMatcher, compileRegex } from "../../regex/engine.ts";
 
 /**
  * The networking resources (spec 1): DestinationRule, Gateway, VirtualService.
@@ -349,8 +350,14 @@ export interface HttpRouteDestination {
   readonly headers: { readonly request: HeaderOperations; readonly response: HeaderOperations };
 }
 
-/** Upstream's StringMatch: one of exact, prefix, regex (RE2, full match). */
-export type StringMatch = { readonly exact: string } | { readonly prefix: string } | { readonly regex: string };
+/** Upstream's StringMatch: one of exact, prefix, regex (full match on the linear engine, compiled at load). */
+export type StringMatch = { readonly exact: string } | { readonly prefix: string } | RegexStringMatch;
+
+export interface RegexStringMatch {
+  readonly regex: string;
+  /** The compiled pattern; not enumerable, so dumps and comparisons see only `regex`. */
+  readonly matcher: RegexMatcher;
+}
 
 export interface HttpMatchRequest {
   readonly name?: string;
@@ -424,11 +431,9 @@ function stringMatch(f: Field): StringMatch {
   const kind = f.oneOf(["exact", "prefix", "regex"] as const)!;
   const value = f.get(kind).string();
   if (kind === "regex") {
-    try {
-      new RegExp(`^(?:${value})$`, "u");
-    } catch (e) {
-      f.get("regex").invalid(`expected a regular expression, got ${JSON.stringify(value)}: ${(e as Error).message}`);
-    }
+    const matcher = compileRegex(value);
+    if ("error" in matcher) return f.get("regex").invalid(`regex ${JSON.stringify(value)} is not supported: ${matcher.error}`);
+    return Object.freeze(Object.defineProperty({ regex: value }, "matcher", { value: matcher, enumerable: false }) as RegexStringMatch);
   }
   return Object.freeze({ [kind]: value } as StringMatch);
 }

@@ -1,5 +1,5 @@
 import { ConfigError } from "../../../config/errors.ts";
-import { readSettingsObject } from "../source_text.ts";
+import { readSettingsObject } from "../../../config/source_text.ts";
 import { type ExtensionProviders, extensionProvidersOf } from "../../../config/extension_providers.ts";
 
 /**

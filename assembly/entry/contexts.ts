@@ -1,7 +1,7 @@
 import { HttpStream } from "../proxy/http_stream";
 import { Plugin } from "../proxy/plugin";
 import { TcpConnection } from "../proxy/tcp_connection";
-import { ContextTable } from "./context_table";
+import { ContextTable } from "../abi/context_table";
 
 // The context table: root contexts (one plugin each), HTTP streams and TCP
 // connections by the ids the host assigns. The only module-level state of the

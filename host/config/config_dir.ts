@@ -1,11 +1,11 @@
 import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
-import { type Catalog, decodeDocuments } from "../config/catalog.ts";
-import { readDocuments, type SourceDocument } from "../config/documents.ts";
-import { ConfigError } from "../config/errors.ts";
-import { type ConfigProblem, formatConfigProblem } from "../config/problems.ts";
-import { type HubClientBundle, decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "../config/hub_client_bundle.ts";
-import type { PatternChecks } from "../config/resources/hub_client.ts";
+import { type Catalog, decodeDocuments } from "./catalog.ts";
+import { readDocuments, type SourceDocument } from "./documents.ts";
+import { ConfigError } from "./errors.ts";
+import { type ConfigProblem, formatConfigProblem } from "./problems.ts";
+import { type HubClientBundle, decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "./hub_client_bundle.ts";
+import type { PatternChecks } from "./resources/hub_client.ts";
 
 /** A configuration read from the directory: the filter's plugin JSON and what it came from. */
 export interface LoadedConfig {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { yamlDocuments } from "../../config/yaml.ts";
-import { ConfigError } from "../../config/errors.ts";
+import { yamlDocuments } from "./yaml.ts";
+import { ConfigError } from "./errors.ts";
 
 /** What `-f -` reads; error messages name it like a file. */
 export const STDIN_NAME = "<stdin>";

@@ -1,8 +1,8 @@
 import { TransportOutcome } from "../client/counters";
-import { BufferType, LogLevel } from "./enums";
+import { BufferType, LogLevel } from "../abi/enums";
 import { collectGarbageIfDue } from "../collection";
-import { allocateForHost } from "./marshal";
-import * as host from "./host";
+import { allocateForHost } from "../abi/marshal";
+import * as host from "../abi/host";
 import { becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, plugins, streamFor } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
 import { CallKind, PendingCall, Plugin } from "../proxy/plugin";
