@@ -443,7 +443,10 @@ export async function startProxy(
     appHost: opts.appHost as string,
     appPort: opts.appPort as number,
     clusters: new Map(
-      [...clusters.values()].flatMap((c) => (c.address.kind === "tcp" ? [[c.name, { host: c.address.host, port: c.address.port }] as const] : [])),
+      [...clusters.values()].flatMap((c) => {
+        const hosts = c.endpoints.flatMap((e) => (e.address.kind === "tcp" ? [{ host: e.address.host, port: e.address.port }] : []));
+        return hosts.length > 0 ? [[c.name, { ...hosts[0], hosts }] as const] : [];
+      }),
     ),
     inboundService: opts.inboundService as string,
     hub,

@@ -10,6 +10,8 @@ import type { WorkloadTls } from "./workload_tls.ts";
 export interface DumpedOptions {
   wasm: string;
   bindAddress: string;
+  outboundBindAddress: string;
+  adminBindAddress: string;
   tcpAppPort: number;
   appHost: string;
   appPort: number;

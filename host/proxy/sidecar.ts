@@ -63,7 +63,7 @@ export interface SidecarOptions {
   appHost: string;
   appPort: number;
   /** Named upstreams: hub clusters and outbound services (`name` → host:port). */
-  clusters: Map<string, { host: string; port: number }>;
+  clusters: Map<string, { host: string; port: number; /** Every endpoint when there are several (hub replicas); `host`/`port` is the first. */ hosts?: ReadonlyArray<{ host: string; port: number }> }>;
   /** Service the inbound listener fronts (selects its ServiceConfig); "" = let the filter decide. */
   inboundService: string;
   hub: HubCaller;
@@ -533,7 +533,7 @@ export class Sidecar {
     return [
       { name: `inbound|${o.appPort}||`, hosts: [{ address: o.appHost, port: o.appPort }] },
       ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
-      ...[...o.clusters].map(([name, c]) => ({ name, hosts: [{ address: c.host, port: c.port }] })),
+      ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
       ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({ name: `outbound|${e.servicePort}||${e.host}`, hosts: [{ address: e.address.host, port: e.address.port }] })),
     ];
   }
