@@ -67,6 +67,9 @@ const CASES: AnalyzerCase[] = [
   {"name": "a refused regex", "inputFiles": ["regex.bad.yaml"], "analyzer": "regex", "expected": [["InvalidRegexp", "HTTPAPISpec default/books"]]},
   {"name": "accepted regexes", "inputFiles": ["regex.good.yaml"], "analyzer": "regex", "expected": []},
   {"name":"DNS auto-allocation needs no addresses","inputFiles":["upstream/serviceentries.yaml"],"analyzer":"serviceentry-addresses","meshConfigFile":"upstream/mesh-config.dns-auto-allocate.yaml","expected":[]},
+  {"name": "a namespace-wide policy where no workload runs", "inputFiles": ["upstream/authz-namespace-wide.yaml"], "analyzer": "policy-workload-selector", "expected": [["NoMatchingWorkloadsFound", "AuthorizationPolicy empty/deny-all"]]},
+  {"name": "runs without Pod or Deployment documents (a custom gateway selector; the default ingress gateway is assumed)", "inputFiles": ["upstream/partial-input.yaml"], "analyzer": "gateway-selector", "expected": [["ReferencedResourceNotFound", "Gateway default/custom"]]},
+  {"name": "a certificate no longer valid", "inputFiles": ["upstream/gateway-credentials.good.yaml"], "analyzer": "gateway-secret", "clock": 7258118400000, "expected": [["InvalidGatewayCredential", "Gateway default/a"]]},
 ];
 
 describe("meshctl analyze: upstream's analyzers", () => runCases(CASES));

@@ -34,6 +34,8 @@ export interface AnalysisContext {
   /** Problems of reading and decoding: YAML syntax, schema errors and warnings. */
   readonly problems: readonly ConfigProblem[];
   readonly model: MeshModel;
+  /** The time, epoch milliseconds (certificate validity). */
+  now(): number;
   /** The filter's regex engine: a full-match test, or undefined when it refuses the pattern. */
   regex(pattern: string): ((input: string) => boolean) | undefined;
   /** Reports a message about a decoded resource. */

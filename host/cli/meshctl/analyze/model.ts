@@ -28,6 +28,9 @@ import type { AnalyzeMeshConfig } from "./mesh_config.ts";
 export type Workload = MeshWorkload;
 export type KnownService = MeshService;
 
+/** The orchestrator's own namespaces: never expected in the mesh (upstream's analyzers leave them out). */
+export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(["kube-system", "kube-public", "kube-node-lease", "local-path-storage"]);
+
 /** Which kinds of orchestrator documents the input holds (an analyzer that needs a kind is skipped without it). */
 export type Knowledge = "Service" | "Workload" | "Namespace";
 

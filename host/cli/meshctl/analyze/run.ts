@@ -50,6 +50,8 @@ export interface AnalyzeOptions {
   stdin?: () => string;
   checks?: CatalogChecks;
   now?: () => number;
+  /** The wall clock, epoch milliseconds (default Date.now). */
+  clock?: () => number;
   analyzers?: readonly Analyzer[];
 }
 
@@ -123,6 +125,7 @@ export function runAnalyze(o: AnalyzeOptions): number {
     catalog,
     problems: [...loaded.problems, ...catalog.problems],
     model,
+    now: o.clock ?? (() => Date.now()),
     regex: (pattern) => {
       const compiled = checks.compileRegex?.(pattern);
       return compiled && "matches" in compiled ? (input: string) => compiled.matches(input) : undefined;

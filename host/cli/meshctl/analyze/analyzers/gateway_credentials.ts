@@ -43,14 +43,14 @@ export const gatewayCertificateAnalyzer: Analyzer = {
   },
 };
 
-/** Whether a Secret holds a certificate the gateway can serve: `tls.crt` (or `cert`) parsing as X.509, with its key. */
-export function usableCredential(data: Readonly<Record<string, string>>): boolean {
+/** Whether a Secret holds a certificate the gateway can serve at `now`: `tls.crt` (or `cert`) parsing as X.509 and valid then, with its key. */
+export function usableCredential(data: Readonly<Record<string, string>>, now: number): boolean {
   const cert = data["tls.crt"] ?? data.cert;
   const key = data["tls.key"] ?? data.key;
   if (!cert || !key) return false;
   try {
-    new X509Certificate(cert);
-    return true;
+    const x = new X509Certificate(cert);
+    return Date.parse(x.validFrom) <= now && now <= Date.parse(x.validTo);
   } catch {
     return false;
   }
@@ -65,7 +65,7 @@ function gatewayNamespace(ctx: Parameters<Analyzer["analyze"]>[0], gw: Gateway):
  * Upstream's gateway secret check: a server's `credentialName` names a
  * Secret in the namespace of the gateway workloads; missing, it is a
  * reference not found; present (or refused by validation) without a
- * certificate and key, an invalid credential. A Gateway selecting no
+ * certificate valid now and its key, an invalid credential. A Gateway selecting no
  * workload is gateway-selector's finding.
  */
 export const gatewaySecretAnalyzer: Analyzer = {
@@ -85,8 +85,8 @@ export const gatewaySecretAnalyzer: Analyzer = {
         const secret = ctx.catalog.byKind.Secret.find((s) => s.namespace === ns && s.name === name);
         if (!secret && !isDefined(ctx.catalog, ctx.model, "Secret", ns, name)) {
           ctx.report(ReferencedResourceNotFound, gw, `Referenced credentialName not found: ${JSON.stringify(name)} (a Secret in namespace ${ns}, where the gateway runs)`, at);
-        } else if (!secret || !usableCredential(secret.spec.data)) {
-          ctx.report(InvalidGatewayCredential, gw, `The credential referenced by the Gateway ${gw.name} in namespace ${ns} is invalid (Secret ${ns}/${name} has no parsable tls.crt with its tls.key), which can cause the traffic not to work as expected.`, at);
+        } else if (!secret || !usableCredential(secret.spec.data, ctx.now())) {
+          ctx.report(InvalidGatewayCredential, gw, `The credential referenced by the Gateway ${gw.name} in namespace ${ns} is invalid (Secret ${ns}/${name} has no tls.crt valid now with its tls.key), which can cause the traffic not to work as expected.`, at);
         }
       });
     }

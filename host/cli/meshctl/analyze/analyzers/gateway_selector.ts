@@ -3,13 +3,18 @@ import { ReferencedResourceNotFound } from "../messages.ts";
 import { labelsMatch } from "../../../../mesh/labels.ts";
 import { formatLabels } from "../model.ts";
 
-/** Upstream's gateway analyzer: a Gateway whose selector matches no workload in any namespace is served by nobody. */
+/**
+ * Upstream's gateway analyzer: a Gateway whose selector matches no workload
+ * in any namespace (nor the default ingress gateway upstream also assumes
+ * offline) is served by nobody. Runs without Pod or Deployment documents too,
+ * as upstream's.
+ */
 export const gatewaySelectorAnalyzer: Analyzer = {
   name: "gateway-selector",
   upstream: "gateway.IngressGatewayPortAnalyzer",
   description: "Gateways whose selector matches no Pod or Deployment (nor the default ingress gateway)",
   codes: [ReferencedResourceNotFound],
-  needs: ["Workload"],
+  needs: [],
   analyze(ctx) {
     for (const gw of ctx.catalog.byKind.Gateway) {
       const selector = gw.spec.selector;
