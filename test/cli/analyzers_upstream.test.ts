@@ -37,7 +37,7 @@ const CASES: AnalyzerCase[] = [
   {"name": "a port the Service lacks", "inputFiles": ["gateway-port.bad.yaml"], "analyzer": "gateway-port", "expected": [["GatewayPortNotDefinedOnService", "Gateway default/web"]]},
   {"name": "ports and target ports of the Service", "inputFiles": ["gateway-port.good.yaml"], "analyzer": "gateway-port", "expected": []},
   {"name": "ServiceEntry hosts beside Services; unknown host; several ports", "inputFiles": ["upstream/serviceentry-beside-services.yaml"], "analyzer": "virtualservice-destinations", "expected": [["ReferencedResourceNotFound", "VirtualService default/unknown"], ["VirtualServiceDestinationPortSelectorRequired", "VirtualService default/both-ports"]]},
-  {"name": "a subset of a DestinationRule validation refuses is known", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "virtualservice-destinations", "expected": []},
+  {"name": "a subset of a DestinationRule and hosts of a ServiceEntry validation refuses are known", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "virtualservice-destinations", "expected": []},
   {"name": "unknown host, port and subset", "inputFiles": ["virtualservice-destinations.bad.yaml"], "analyzer": "virtualservice-destinations", "expected": [["ReferencedResourceNotFound", "VirtualService default/bookinfo"], ["ReferencedResourceNotFound", "VirtualService default/bookinfo"], ["ReferencedResourceNotFound", "VirtualService default/bookinfo"], ["VirtualServiceDestinationPortSelectorRequired", "VirtualService default/bookinfo"]]},
   {"name": "known destinations", "inputFiles": ["virtualservice-destinations.good.yaml"], "analyzer": "virtualservice-destinations", "expected": []},
   {"name": "a Gateway validation refuses is known", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "virtualservice-gateways", "expected": []},
@@ -69,6 +69,7 @@ const CASES: AnalyzerCase[] = [
   {"name":"DNS auto-allocation needs no addresses","inputFiles":["upstream/serviceentries.yaml"],"analyzer":"serviceentry-addresses","meshConfigFile":"upstream/mesh-config.dns-auto-allocate.yaml","expected":[]},
   {"name": "a namespace-wide policy where no workload runs", "inputFiles": ["upstream/authz-namespace-wide.yaml"], "analyzer": "policy-workload-selector", "expected": [["NoMatchingWorkloadsFound", "AuthorizationPolicy empty/deny-all"]]},
   {"name": "runs without Pod or Deployment documents (a custom gateway selector; the default ingress gateway is assumed)", "inputFiles": ["upstream/partial-input.yaml"], "analyzer": "gateway-selector", "expected": [["ReferencedResourceNotFound", "Gateway default/custom"]]},
+  {"name": "a ServiceEntry validation refuses still defines its hosts", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "destinationrule-host", "expected": []},
   {"name": "a certificate no longer valid", "inputFiles": ["upstream/gateway-credentials.good.yaml"], "analyzer": "gateway-secret", "clock": 7258118400000, "expected": [["InvalidGatewayCredential", "Gateway default/a"]]},
 ];
 

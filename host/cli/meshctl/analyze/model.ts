@@ -159,6 +159,22 @@ export function isDefined(catalog: Catalog, model: MeshModel, kind: string, name
   return catalog.resources.some(match) || model.refused.some(match);
 }
 
+/**
+ * Whether a Service or ServiceEntry the catalog refused names the host
+ * (`name.namespace.svc.<domain>`, or one of the entry's `hosts` as written,
+ * `*.` wildcards covering): upstream still knows it, so a reference to it is
+ * not "not found".
+ */
+export function refusedServiceHost(model: MeshModel, host: string, domain: string): boolean {
+  const h = host.toLowerCase();
+  return model.refused.some((r) => {
+    if (r.kind === "Service") return `${r.name}.${r.namespace}.svc.${domain}` === h;
+    if (r.kind !== "ServiceEntry") return false;
+    const hosts = ((r.body.spec ?? {}) as { hosts?: unknown }).hosts;
+    return Array.isArray(hosts) && hosts.some((x) => typeof x === "string" && (meshHostMatches(x.toLowerCase(), h) || meshHostMatches(h, x.toLowerCase())));
+  });
+}
+
 /** `k=v, k2=v2`, sorted, as messages show selectors. */
 export { formatLabels };
 
