@@ -5,7 +5,7 @@ import { type AnalyzerCase, runCases } from "./analyzers_support.ts";
 // input files, one analyzer, the messages (name, resource) it reports; a case
 // expecting none is a negative case. Fixtures: test/cli/fixtures/analyze.
 const CASES: AnalyzerCase[] = [
-  {"name": "unknown, misplaced, invalid, deprecated and alpha annotations", "inputFiles": ["upstream/annotations.yaml"], "analyzer": "annotations", "expected": [["AlphaAnnotation", "Pod default/web"], ["DeprecatedAnnotation", "Pod default/web"], ["InvalidAnnotation", "Deployment default/api"], ["InvalidAnnotation", "Pod default/web"], ["MisplacedAnnotation", "Service default/web"], ["UnknownAnnotation", "Pod default/web"]]},
+  {"name": "unknown, misplaced, invalid, deprecated and alpha annotations", "inputFiles": ["upstream/annotations.yaml"], "analyzer": "annotations", "expected": [["AlphaAnnotation", "Pod default/web"], ["DeprecatedAnnotation", "Pod default/web"], ["InvalidAnnotation", "Deployment default/api"], ["InvalidAnnotation", "Pod default/web"], ["MisplacedAnnotation", "Namespace staging"], ["MisplacedAnnotation", "Service default/web"], ["UnknownAnnotation", "Pod default/web"]]},
   {"name": "known annotations in place; other domains", "inputFiles": ["upstream/annotations.good.yaml"], "analyzer": "annotations", "expected": []},
   {"name": "fault.delay.percent; percentage is not", "inputFiles": ["upstream/deprecation.yaml"], "analyzer": "deprecation", "expected": [["Deprecated", "VirtualService default/ratings"]]},
   {"name": "namespaces and pods", "inputFiles": ["upstream/injection.yaml"], "analyzer": "injection", "expected": [["NamespaceMultipleInjectionLabels", "Namespace baz"], ["NamespaceNotInjected", "Namespace bar"], ["PodMissingProxy", "Pod foo/no-proxy"]]},
