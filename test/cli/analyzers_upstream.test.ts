@@ -7,7 +7,7 @@ import { type AnalyzerCase, runCases } from "./analyzers_support.ts";
 const CASES: AnalyzerCase[] = [
   {"name": "unknown, misplaced, invalid, deprecated and alpha annotations", "inputFiles": ["upstream/annotations.yaml"], "analyzer": "annotations", "expected": [["AlphaAnnotation", "Pod default/web"], ["DeprecatedAnnotation", "Pod default/web"], ["InvalidAnnotation", "Deployment default/api"], ["InvalidAnnotation", "Pod default/web"], ["MisplacedAnnotation", "Namespace staging"], ["MisplacedAnnotation", "Service default/web"], ["UnknownAnnotation", "Pod default/web"]]},
   {"name": "known annotations in place; other domains", "inputFiles": ["upstream/annotations.good.yaml"], "analyzer": "annotations", "expected": []},
-  {"name": "fault.delay.percent; percentage is not", "inputFiles": ["upstream/deprecation.yaml"], "analyzer": "deprecation", "expected": [["Deprecated", "VirtualService default/ratings"]]},
+  {"name": "fault.delay.percent, also in a refused VirtualService; percentage is not", "inputFiles": ["upstream/deprecation.yaml"], "analyzer": "deprecation", "expected": [["Deprecated", "VirtualService default/ratings"], ["Deprecated", "VirtualService foo/productpage"]]},
   {"name": "namespaces and pods", "inputFiles": ["upstream/injection.yaml"], "analyzer": "injection", "expected": [["NamespaceMultipleInjectionLabels", "Namespace baz"], ["NamespaceNotInjected", "Namespace bar"], ["PodMissingProxy", "Pod foo/no-proxy"]]},
   {"name": "a namespace without label", "inputFiles": ["namespace-injection.bad.yaml"], "analyzer": "injection", "expected": [["NamespaceNotInjected", "Namespace foo"]]},
   {"name": "labelled namespaces", "inputFiles": ["namespace-injection.good.yaml"], "analyzer": "injection", "expected": []},
