@@ -70,6 +70,11 @@ const CASES: AnalyzerCase[] = [
   {"name": "a namespace-wide policy where no workload runs", "inputFiles": ["upstream/authz-namespace-wide.yaml"], "analyzer": "policy-workload-selector", "expected": [["NoMatchingWorkloadsFound", "AuthorizationPolicy empty/deny-all"]]},
   {"name": "runs without Pod or Deployment documents (a custom gateway selector; the default ingress gateway is assumed)", "inputFiles": ["upstream/partial-input.yaml"], "analyzer": "gateway-selector", "expected": [["ReferencedResourceNotFound", "Gateway default/custom"]]},
   {"name": "a ServiceEntry validation refuses still defines its hosts", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "destinationrule-host", "expected": []},
+  {"name": "a Gateway validation refuses, read from its document", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "conflicting-gateways", "expected": [["ConflictingGateways", "Gateway default/alpha"], ["ConflictingGateways", "Gateway default/beta"]]},
+  {"name": "a Gateway validation refuses names a missing Secret", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "gateway-secret", "expected": [["ReferencedResourceNotFound", "Gateway default/beta"]]},
+  {"name": "a Gateway validation refuses serves none of the hosts", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "virtualservice-gateway-hosts", "expected": [["VirtualServiceHostNotFoundInGateway", "VirtualService default/shop"]]},
+  {"name": "a Gateway validation refuses is defined", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "virtualservice-gateways", "expected": []},
+  {"name": "an undefined Gateway serves none of the hosts either (as upstream)", "inputFiles": ["virtualservice-gateways.bad.yaml"], "analyzer": "virtualservice-gateway-hosts", "expected": [["VirtualServiceHostNotFoundInGateway", "VirtualService default/bookinfo"]]},
   {"name": "a certificate no longer valid", "inputFiles": ["upstream/gateway-credentials.good.yaml"], "analyzer": "gateway-secret", "clock": 7258118400000, "expected": [["InvalidGatewayCredential", "Gateway default/a"]]},
 ];
 
