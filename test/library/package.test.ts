@@ -189,6 +189,14 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
     assert.equal(manifest.private, undefined);
   });
 
+  it("importing the package runs nothing: no output, no listener, the process ends by itself", async () => {
+    const script = "const lib = await import('mesh-policy-filter'); const plugin = await import('mesh-policy-filter/fastify'); console.log(JSON.stringify([Object.keys(lib), typeof plugin.default]));";
+    const run = await runProcess(process.execPath, ["--input-type=module", "--eval", script], { cwd: project, env: CLEAN_ENV });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stderr, "");
+    assert.deepEqual(JSON.parse(run.stdout), [["createFilter"], "function"]);
+  });
+
   for (const f of FRAMEWORKS) {
     it(`${f}: allowed 200, the hub's denial 403 with its message, the quota 429`, async () => {
       const [port] = apps.get(f)!.listening;
