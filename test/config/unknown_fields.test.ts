@@ -34,6 +34,25 @@ describe("unknown fields in security resources", () => {
     });
   }
 
+  // Upstream fields this mesh does not implement are refused too (ignored, targetRef would apply the policy to the whole namespace), named as such.
+  for (const [kind, spec, path] of [
+    ["AuthorizationPolicy", "targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: gw}]\n  action: DENY\n  rules: [{}]", "spec.targetRefs"],
+    ["RequestAuthentication", "targetRef: {kind: Gateway, group: gateway.networking.k8s.io, name: gw}", "spec.targetRef"],
+    ["RequestAuthentication", "jwtRules: [{issuer: a, jwksUri: \"https://a/jwks\", fromCookies: [session]}]", "spec.jwtRules[0].fromCookies"],
+    ["AuthorizationPolicy", "rules: [{from: [{source: {serviceAccounts: [foo/sa]}}]}]", "spec.rules[0].from[0].source.serviceAccounts"],
+  ] as const) {
+    it(`${kind}: ${path}, an upstream field not implemented, refuses the document`, () => {
+      const c = decode(`apiVersion: security.mesh.io/v1\nkind: ${kind}\nmetadata: {name: p, namespace: foo}\nspec:\n  ${spec}\n`);
+      assert.deepEqual(c.errors.map((e) => [e.fieldPath, e.message]), [[path, "not supported: an upstream field this mesh does not implement"]]);
+    });
+  }
+
+  it("other kinds keep unknown fields as warnings", () => {
+    const c = decode(`apiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: {name: d, namespace: foo}\nspec: {host: a, trafficPolicy: {loadBalancr: {}}}\n`);
+    assert.deepEqual(c.errors, []);
+    assert.deepEqual(c.warnings.map((w) => w.fieldPath), ["spec.trafficPolicy.loadBalancr"]);
+  });
+
   it("the same documents spelt right are accepted", () => {
     const c = decode(`apiVersion: security.mesh.io/v1\nkind: PeerAuthentication\nmetadata: {name: p, namespace: foo}\nspec:\n  selector: {matchLabels: {app: a}}\n  mtls: {mode: STRICT}\n  portLevelMtls: {"80": {mode: DISABLE}}\n`);
     assert.deepEqual(c.problems, []);
