@@ -47,10 +47,24 @@ describe("unknown fields in security resources", () => {
     });
   }
 
-  it("other kinds keep unknown fields as warnings", () => {
-    const c = decode(`apiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: {name: d, namespace: foo}\nspec: {host: a, trafficPolicy: {loadBalancr: {}}}\n`);
+  it("networking resources refuse unknown fields too; upstream fields not implemented are named", () => {
+    const dr = decode(`apiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: {name: d, namespace: foo}\nspec: {host: a, trafficPolicy: {tsl: {mode: MUTUAL}}}\n`);
+    assert.deepEqual(dr.errors.map((e) => [e.fieldPath, e.message.split(" (")[0]]), [["spec.trafficPolicy.tsl", "unknown field"]]);
+    const vs = decode(`apiVersion: networking.mesh.io/v1\nkind: VirtualService\nmetadata: {name: v, namespace: foo}\nspec: {hosts: [a], http: [{route: [{destination: {host: a}}], retries: {attempts: 2, backoff: 1s}}]}\n`);
+    assert.deepEqual(vs.errors.map((e) => [e.fieldPath, e.message]), [["spec.http[0].retries.backoff", "not supported: an upstream field this mesh does not implement"]]);
+    for (const [kind, spec, path] of [
+      ["Gateway", "{servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ['*'], tsl: {}}]}", "spec.servers[0].tsl"],
+      ["ServiceEntry", "{hosts: [a.example.com], ports: [{number: 80, name: http, protocl: HTTP}]}", "spec.ports[0].protocl"],
+    ]) {
+      const c = decode(`apiVersion: networking.mesh.io/v1\nkind: ${kind}\nmetadata: {name: x, namespace: foo}\nspec: ${spec}\n`);
+      assert.deepEqual(c.errors.map((e) => e.fieldPath), [path], kind);
+    }
+  });
+
+  it("a document's status and the config.mesh.io kinds keep unknown fields as warnings", () => {
+    const c = decode(`apiVersion: security.mesh.io/v1\nkind: PeerAuthentication\nmetadata: {name: p, namespace: foo}\nspec: {mtls: {mode: STRICT}}\nstatus: {x: 1}\n---\napiVersion: config.mesh.io/v1alpha2\nkind: QuotaSpec\nmetadata: {name: q, namespace: foo}\nspec: {rules: [], rulez: []}\n`);
     assert.deepEqual(c.errors, []);
-    assert.deepEqual(c.warnings.map((w) => w.fieldPath), ["spec.trafficPolicy.loadBalancr"]);
+    assert.deepEqual(c.warnings.map((w) => w.fieldPath), ["status", "spec.rulez"]);
   });
 
   it("the same documents spelt right are accepted", () => {

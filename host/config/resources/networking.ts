@@ -586,7 +586,7 @@ function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute
   const retries = rt.present
     ? attempt(rt, (f): HttpRetry => {
         f.object();
-        f.allowOnly(["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities"]);
+        f.allowOnly(["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities"], ["retryIgnorePreviousHosts", "backoff"]);
         const retryOn = f.get("retryOn").optionalString();
         return Object.freeze({ attempts: f.get("attempts").integer(0, 2 ** 31 - 1, 2), perTryTimeoutMs: positiveDuration(f.get("perTryTimeout")), retryOn: Object.freeze(retryOn ? retryOn.split(",").map((x) => x.trim()).filter(Boolean) : ["connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"]) });
       })
