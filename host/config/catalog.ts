@@ -288,7 +288,7 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
     const context: CollectingContext = { ...origin, warnings: [], errors: [] };
     const root = Field.root(doc.body, context);
     const decoder = (DECODERS as Record<string, SpecDecoder | undefined>)[doc.kind];
-    if (!decoder || !Object.hasOwn(DECODERS, doc.kind)) {
+    if (!decoder || !Object.hasOwn(DECODERS, doc.kind) || isOtherGroupsKind(doc)) {
       root.get("kind").warn(`unknown kind ${JSON.stringify(doc.kind)} (apiVersion ${doc.apiVersion}): not checked`);
       problems.push(...context.warnings.map((w) => problemFromWarning(w, origin)));
       continue;
@@ -337,6 +337,20 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
   }
   if (opts.referential) problems.push(...checkReferences(resources));
   return freezeCatalog(resources, problems, docs.length, invalid, opts.domain);
+}
+
+/**
+ * A kind of the same name in another API group (the Gateway API's
+ * `gateway.networking.k8s.io` Gateway) is not the mesh's: not checked, as
+ * any unknown kind (orchestrator kinds excepted: a wrong version of them is an error). Upstream's and this mesh's own groups stay the mesh's,
+ * so a wrong version there is an error naming the served ones.
+ */
+function isOtherGroupsKind(doc: SourceDocument): boolean {
+  if (ORCH_KINDS.has(doc.kind)) return false;
+  const slash = doc.apiVersion.indexOf("/");
+  if (slash < 0) return false;
+  const group = doc.apiVersion.slice(0, slash);
+  return !/(^|\.)(mesh|istio)\.io$/.test(group) && !KIND_SERVED_VERSIONS[doc.kind as Kind]?.some((v) => v.startsWith(`${group}/`));
 }
 
 function decodeMetadata(md: Field, kind: Kind, clusterScoped: boolean): { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> } {

@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { createServer, type Server } from "node:http";
 import { formatConfigProblem } from "../config/problems.ts";
@@ -63,7 +64,7 @@ export interface SidecarOptions {
   appHost: string;
   appPort: number;
   /** Named upstreams: hub clusters and outbound services (`name` → host:port). */
-  clusters: Map<string, { host: string; port: number }>;
+  clusters: Map<string, { host: string; port: number; /** Every endpoint when there are several (hub replicas); `host`/`port` is the first. */ hosts?: ReadonlyArray<{ host: string; port: number }> }>;
   /** Service the inbound listener fronts (selects its ServiceConfig); "" = let the filter decide. */
   inboundService: string;
   hub: HubCaller;
@@ -312,11 +313,12 @@ export class Sidecar {
   async start(): Promise<SidecarAddresses> {
     if (!(await this.watcher.start())) throw new Error(`no usable configuration from ${this.options.discovery ? `the control plane at ${this.options.discovery.address}` : this.options.configDir}`);
     const o = this.options;
-    const admin = await listen(this.admin, o.adminPort, o.adminBindAddress);
-    const inbound = this.mtls ? { port: await listenTcp(this.mtls, o.inboundPort, o.bindAddress) } : await listen(this.inbound.server, o.inboundPort, o.bindAddress);
-    const outbound = await listen(this.outbound.server, o.outboundPort, o.outboundBindAddress);
-    const status = this.status ? await listen(this.status, o.statusPort, o.bindAddress) : { port: 0 };
-    const tcp = this.tcp ? await listenTcp(this.tcp, o.tcpPort, o.bindAddress) : -1;
+    const at = (address: string, port: number | undefined) => `${address}:${port}`;
+    const admin = await bindNamed("--proxyAdminPort", at(o.adminBindAddress, o.adminPort), listen(this.admin, o.adminPort, o.adminBindAddress));
+    const inbound = await bindNamed("--inboundPort", at(o.bindAddress, o.inboundPort), this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress));
+    const outbound = await bindNamed("--outboundPort", at(o.outboundBindAddress, o.outboundPort), listen(this.outbound.server, o.outboundPort, o.outboundBindAddress));
+    const status = this.status ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress)) : { port: 0 };
+    const tcp = this.tcp ? await bindNamed("--tcpPort", at(o.bindAddress, o.tcpPort), listenTcp(this.tcp, o.tcpPort!, o.bindAddress)) : -1;
     this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port, tcp };
     return this.addresses;
   }
@@ -533,7 +535,7 @@ export class Sidecar {
     return [
       { name: `inbound|${o.appPort}||`, hosts: [{ address: o.appHost, port: o.appPort }] },
       ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
-      ...[...o.clusters].map(([name, c]) => ({ name, hosts: [{ address: c.host, port: c.port }] })),
+      ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
       ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({ name: `outbound|${e.servicePort}||${e.host}`, hosts: [{ address: e.address.host, port: e.address.port }] })),
     ];
   }
@@ -570,6 +572,7 @@ export class Sidecar {
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
       out.set(`listener.${name}.active`, proxy.stats.active);
       for (const [reason, n] of Object.entries(proxy.stats.rejectedTargets)) out.set(`listener.${name}.rejected_targets.${reason}`, n);
+      for (const [details, n] of Object.entries(proxy.stats.rejectedFraming)) out.set(`listener.${name}.rejected_framing.${details}`, n);
       const g = proxy.guard;
       out.set(`listener.${name}.connections`, g.open.connections);
       out.set(`listener.${name}.connections_refused`, g.stats.connectionsRefused);
