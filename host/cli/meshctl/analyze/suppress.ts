@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "commander";
+import { globPattern } from "../../../regex/glob.ts";
 import type { AnalysisMessage } from "./analyzer.ts";
-import { compileGlob } from "../glob.ts";
 
 /**
  * `-S/--suppress "<code>=<Kind> <name>.<namespace>"` (upstream's form), or
@@ -23,7 +23,7 @@ export function parseSuppression(text: string): Suppression {
   if (!code || !resource) {
     throw new InvalidArgumentError(`${JSON.stringify(text)} is not a valid suppression: expected <code>=<Kind> <name>.<namespace>, e.g. "MSH0101=VirtualService reviews.default"`);
   }
-  const glob = compileGlob(resource);
+  const glob = globPattern(resource);
   return Object.freeze({ code, resource, matches: (name: string) => glob.test(name) });
 }
 

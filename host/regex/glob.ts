@@ -1,16 +1,20 @@
-/** A `*` glob (`*` matches any run of characters, nothing else is special), as a predicate. */
-export interface Glob {
+/**
+ * `*` globs (any run of characters, `:` and `/` included; every other
+ * character literal), matched without a regex: the first part is a prefix,
+ * the last a suffix, and the middle parts are found left to right (the
+ * leftmost place of each leaves the most room for the rest). No input can make
+ * it backtrack, which a glob turned into `^…$` with `.*` can (issue 25).
+ */
+export interface GlobPattern {
+  readonly pattern: string;
   test(text: string): boolean;
 }
 
-export function compileGlob(pattern: string): Glob {
+export function globPattern(pattern: string): GlobPattern {
   const parts = pattern.split("*");
-  return Object.freeze({ test: (text: string) => globMatches(parts, text) });
+  return Object.freeze({ pattern, test: (text: string) => globMatches(parts, text) });
 }
 
-// Matched without a regex: the first part is a prefix, the last a suffix, and
-// the middle parts are found left to right (the leftmost place of each leaves
-// the most room for the rest): no input can make it backtrack.
 function globMatches(parts: readonly string[], text: string): boolean {
   if (parts.length === 1) return text === parts[0];
   const first = parts[0];
