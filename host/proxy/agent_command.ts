@@ -27,6 +27,7 @@ import { OutlierEventLog } from "./outlier_event_log.ts";
 import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_log_service.ts";
 import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
+import { SafetyNet } from "../daemon/safety_net.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
@@ -208,7 +209,10 @@ export function writeKeyAndCertificates(dir: string, c: WorkloadCertificate, pkc
  */
 export async function runProxyCommand(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment): Promise<number> {
   const log = logger.scope("default");
-  const proxy = await startProxy(opts, logger, env);
+  // This process serves requests: an error escaping one request's work ends that request, not the agent.
+  const safetyNet = new SafetyNet(log);
+  safetyNet.install();
+  const proxy = await startProxy(opts, logger, env, { safetyNet });
   if ("exitCode" in proxy) return proxy.exitCode;
   const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
   const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
@@ -248,7 +252,7 @@ export async function startProxy(
   opts: Record<string, unknown>,
   logger: Logger,
   env: AgentEnvironment,
-  shared: { checks?: FilterModule; caTransport?: CertificateTransport; requestCertificate?: WorkloadTlsOptions["request"] } = {},
+  shared: { checks?: FilterModule; caTransport?: CertificateTransport; requestCertificate?: WorkloadTlsOptions["request"]; safetyNet?: SafetyNet } = {},
 ): Promise<RunningProxy | { exitCode: number }> {
   const log = logger.scope("default");
   const configDir = opts.configDir as string | undefined;
@@ -460,6 +464,7 @@ export async function startProxy(
     limits,
     ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
     ...(als ? { onAccess: (r) => als.log(r) } : {}),
+    ...(shared.safetyNet ? { safetyNet: shared.safetyNet } : {}),
   });
   let addresses;
   try {
