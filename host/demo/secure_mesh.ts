@@ -5,7 +5,7 @@ import { spiffeUri } from "../anchor/spiffe.ts";
 import { DEFAULT_LOCAL_ISSUER, loadOrCreateIssuerKey, mintServiceAccountToken, writeTokenFile } from "../anchor/token_issuer.ts";
 import { startEchoApp } from "./echo_app.ts";
 import { AGENT_BIN, MESH_CA_BIN } from "./binaries.ts";
-import type { SidecarListening } from "./local_mesh.ts";
+import type { SidecarListening } from "./binaries.ts";
 import { type Daemon, ownedTempDir, removeOwnedTempDir, startDaemon } from "./processes.ts";
 
 /**

@@ -6,6 +6,8 @@ import type { CertificateTransport, WorkloadCertificate } from "../anchor/client
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../daemon/lifecycle.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../daemon/exit_codes.ts";
+import { ListenerBindError } from "../daemon/bind.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
@@ -28,6 +30,7 @@ import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_l
 import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
 import { SafetyNet } from "../daemon/safety_net.ts";
+import { listenerAddresses } from "./listener_addresses.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
@@ -40,8 +43,6 @@ export interface AgentEnvironment {
   POD_NAME?: string;
   POD_NAMESPACE?: string;
   INSTANCE_IP?: string;
-  /** Overrides --drainDuration (seconds). */
-  TERMINATION_DRAIN_DURATION_SECONDS?: string;
   /** Workload labels `k=v,k=v` when --labels is not given. */
   POD_LABELS?: string;
   /** `true`/`false`: overrides the mesh config's enableFallthroughRoute. */
@@ -214,16 +215,21 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
   safetyNet.install();
   const proxy = await startProxy(opts, logger, env, { safetyNet });
   if ("exitCode" in proxy) return proxy.exitCode;
-  const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
-  const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
+  // TERMINATION_DRAIN_DURATION_SECONDS (decoded by the command: a bad value exits 2) overrides --drainDuration.
+  const drainMs = typeof opts.terminationDrainMs === "number" ? opts.terminationDrainMs : (opts.drainDuration as number);
+  // --parentShutdownDuration bounds the whole shutdown: the drain is cut there, and so is whatever closing is left.
+  const limitMs = opts.parentShutdownDuration as number;
   const stopped = handleSignals(
     {
       stop: async (signal) => {
-        log.info(`${signal}: draining for up to ${drainMs} ms`);
-        const limitMs = Math.max(drainMs, opts.parentShutdownDuration as number) + 5000;
-        const hardLimit = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("drain did not finish within --parentShutdownDuration")), limitMs).unref());
-        await Promise.race([proxy.stop(drainMs), hardLimit]);
-        log.info("drained; exiting");
+        const windowMs = Math.min(drainMs, limitMs);
+        log.info(`${signal}: draining for up to ${formatGoDuration(windowMs)}${windowMs < drainMs ? ` (--parentShutdownDuration ${formatGoDuration(limitMs)} cuts the drain of ${formatGoDuration(drainMs)})` : ""}`);
+        let timer: NodeJS.Timeout | undefined;
+        const limit = new Promise<"limit">((resolve) => (timer = setTimeout(() => resolve("limit"), limitMs)));
+        const outcome = await Promise.race([proxy.stop(windowMs).then(() => "drained" as const), limit]);
+        clearTimeout(timer);
+        if (outcome === "limit") log.warn(`--parentShutdownDuration ${formatGoDuration(limitMs)} reached before the shutdown finished: exiting now`);
+        else log.info("drained; exiting");
       },
       // The configuration directory is watched anyway; SIGHUP rereads it at once.
       reload: () => proxy.reload(),
@@ -419,6 +425,8 @@ export async function startProxy(
     transportStats.set("access_logs.grpc_access_log.logs_written", 0);
     transportStats.set("access_logs.grpc_access_log.logs_dropped", 0);
   }
+  const bound = listenerAddresses(opts.bindAddress as string, opts.adminBindAddress as string | undefined);
+  for (const w of bound.warnings) log.warn(w);
   sidecar = new Sidecar({
     wasm,
     configDir: configDir ?? "",
@@ -432,7 +440,9 @@ export async function startProxy(
           },
         }
       : {}),
-    bindAddress: opts.bindAddress as string,
+    bindAddress: bound.pod,
+    outboundBindAddress: bound.outbound,
+    adminBindAddress: bound.admin,
     inboundPort: opts.inboundPort as number,
     outboundPort: opts.outboundPort as number,
     adminPort: opts.proxyAdminPort as number,
@@ -442,7 +452,10 @@ export async function startProxy(
     appHost: opts.appHost as string,
     appPort: opts.appPort as number,
     clusters: new Map(
-      [...clusters.values()].flatMap((c) => (c.address.kind === "tcp" ? [[c.name, { host: c.address.host, port: c.address.port }] as const] : [])),
+      [...clusters.values()].flatMap((c) => {
+        const hosts = c.endpoints.flatMap((e) => (e.address.kind === "tcp" ? [{ host: e.address.host, port: e.address.port }] : []));
+        return hosts.length > 0 ? [[c.name, { ...hosts[0], hosts }] as const] : [];
+      }),
     ),
     inboundService: opts.inboundService as string,
     hub,
@@ -475,7 +488,8 @@ export async function startProxy(
     transport.close();
     workloadTls?.stop();
     outlierLog?.close();
-    return { exitCode: EXIT_BAD_CONFIG };
+    // A listener that cannot be opened is a failed start (1); an unusable first configuration, a bad one (2).
+    return { exitCode: e instanceof ListenerBindError ? EXIT_FAILURE : EXIT_BAD_CONFIG };
   }
   const metricsSink = metricsService
     ? new MetricsServiceClient({ address: metricsService.address, node, snapshot: () => sidecar!.statsSnapshot(), onError: sinkError("--proxyMetricsService") })
