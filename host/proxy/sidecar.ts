@@ -254,7 +254,7 @@ export class Sidecar {
       };
     }
     if (options.tcpPort >= 0) {
-      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog });
+      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog, safetyNet: options.safetyNet });
     }
     this.admin = createAdminServer({
       configDump: () => this.configDump(),
