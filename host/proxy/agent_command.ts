@@ -29,6 +29,7 @@ import { OutlierEventLog } from "./outlier_event_log.ts";
 import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_log_service.ts";
 import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
+import { SafetyNet } from "../daemon/safety_net.ts";
 import { listenerAddresses } from "./listener_addresses.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
@@ -209,7 +210,10 @@ export function writeKeyAndCertificates(dir: string, c: WorkloadCertificate, pkc
  */
 export async function runProxyCommand(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment): Promise<number> {
   const log = logger.scope("default");
-  const proxy = await startProxy(opts, logger, env);
+  // This process serves requests: an error escaping one request's work ends that request, not the agent.
+  const safetyNet = new SafetyNet(log);
+  safetyNet.install();
+  const proxy = await startProxy(opts, logger, env, { safetyNet });
   if ("exitCode" in proxy) return proxy.exitCode;
   // TERMINATION_DRAIN_DURATION_SECONDS (decoded by the command: a bad value exits 2) overrides --drainDuration.
   const drainMs = typeof opts.terminationDrainMs === "number" ? opts.terminationDrainMs : (opts.drainDuration as number);
@@ -254,7 +258,7 @@ export async function startProxy(
   opts: Record<string, unknown>,
   logger: Logger,
   env: AgentEnvironment,
-  shared: { checks?: FilterModule; caTransport?: CertificateTransport; requestCertificate?: WorkloadTlsOptions["request"] } = {},
+  shared: { checks?: FilterModule; caTransport?: CertificateTransport; requestCertificate?: WorkloadTlsOptions["request"]; safetyNet?: SafetyNet } = {},
 ): Promise<RunningProxy | { exitCode: number }> {
   const log = logger.scope("default");
   const configDir = opts.configDir as string | undefined;
@@ -473,6 +477,7 @@ export async function startProxy(
     limits,
     ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
     ...(als ? { onAccess: (r) => als.log(r) } : {}),
+    ...(shared.safetyNet ? { safetyNet: shared.safetyNet } : {}),
   });
   let addresses;
   try {

@@ -36,6 +36,7 @@ import type { ClusterInfo, ListenerInfo, ServerState } from "./admin_envoy.ts";
 import { statsToPrometheus } from "./stats_exposition.ts";
 import { checkProviders } from "../config/extension_providers.ts";
 import { ExtAuthzClient } from "../security/authz/ext_authz.ts";
+import type { SafetyNet } from "../daemon/safety_net.ts";
 
 export { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "./defaults.ts";
 /** The stable first stdout line tests and tools read the bound ports from. */
@@ -90,6 +91,8 @@ export interface SidecarOptions {
   onOutlierEvent?: (event: OutlierEvent) => void;
   /** Every request of the inbound and outbound listeners once it is over (`--proxyAccessLogService`). */
   onAccess?: (record: AccessRecord) => void;
+  /** The process's safety net, when the daemon installed one: request paths run under it, its count is `server.uncaught_request_errors`. */
+  safetyNet?: SafetyNet;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -184,6 +187,7 @@ export class Sidecar {
       pathNormalization,
       limits: options.limits,
       onAccess: options.onAccess,
+      safetyNet: options.safetyNet,
       acceptedElsewhere: options.security !== undefined,
       ...(options.security
         ? {
@@ -207,6 +211,7 @@ export class Sidecar {
       pathNormalization,
       limits: options.limits,
       onAccess: options.onAccess,
+      safetyNet: options.safetyNet,
       ...(options.security
         ? {
             beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
@@ -249,7 +254,7 @@ export class Sidecar {
       };
     }
     if (options.tcpPort >= 0) {
-      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog });
+      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog, safetyNet: options.safetyNet });
     }
     this.admin = createAdminServer({
       configDump: () => this.configDump(),
@@ -598,6 +603,7 @@ export class Sidecar {
       out.set("workload_certificate.rotations", this.options.security.tls.rotations);
     }
     out.set("filter.vm_restarts", this.filter.restarts);
+    if (this.options.safetyNet) out.set("server.uncaught_request_errors", this.options.safetyNet.caught);
     out.set("config.applied", this.configApplied);
     out.set("config.errors", this.configErrors);
     return out;
