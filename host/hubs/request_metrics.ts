@@ -1,0 +1,157 @@
+// The hub's standard request and TCP metrics (standard_metrics.ts), counted
+// from every reported request and served on /metrics beside the hub's own.
+// Labels follow the HubMetrics documents in force; the label sets of each
+// metric are bounded (--requestMetricsMaxSeries): a report that would open
+// one more is not counted in that metric but in
+// hub_request_metrics_overflow_total{metric}, so a label fed by an unbounded
+// attribute (a request id) cannot exhaust the hub's memory.
+import { Counter, Histogram, type Registry } from "prom-client";
+import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_rules.ts";
+import { specCounter } from "../telemetry/spec_metrics.ts";
+import type { AttributeMap } from "../wire/compressed.ts";
+import { HTTP_LABELS, labelValue, type LabelSource, type MetricId, REQUEST_DURATION_MILLISECONDS, reportProtocol, STANDARD_METRICS, type StandardMetric, TCP_LABELS } from "./standard_metrics.ts";
+
+/** One metric as configured: on or off, and its labels in order. */
+export interface MetricPlan {
+  readonly metric: StandardMetric;
+  readonly enabled: boolean;
+  readonly labels: ReadonlyArray<readonly [string, LabelSource]>;
+}
+
+/**
+ * Upstream's defaults with the documents' overrides applied in order: a tag
+ * override UPSERT replaces a label's source or appends a new label, REMOVE
+ * drops it; `disabled` switches the matched metrics off or on.
+ */
+export function planMetrics(documents: readonly HubMetricsDocument[]): MetricPlan[] {
+  const unit = documents.reduce<string>((u, d) => d.requestDurationUnit ?? u, "SECONDS");
+  return STANDARD_METRICS.map((standard) => {
+    const metric = standard.id === "REQUEST_DURATION" && unit === "MILLISECONDS" ? REQUEST_DURATION_MILLISECONDS : standard;
+    let enabled = true;
+    const labels = new Map<string, LabelSource>(metric.protocol === "http" ? HTTP_LABELS : TCP_LABELS);
+    for (const doc of documents) {
+      for (const o of doc.overrides) {
+        if (!o.metrics.includes(metric.id)) continue;
+        if (o.disabled !== undefined) enabled = !o.disabled;
+        for (const t of o.tagOverrides) {
+          if (t.operation === "REMOVE") labels.delete(t.label);
+          else labels.set(t.label, { kind: "expression", expression: t.value });
+        }
+      }
+    }
+    return { metric, enabled, labels: [...labels] };
+  });
+}
+
+interface Child {
+  inc?(value: number): void;
+  observe?(value: number): void;
+}
+
+/** A plan's labels as text, to tell whether a reload changed them and which metrics share them. */
+function labelsSignature(plan: MetricPlan): string {
+  return plan.labels.map(([n, s]) => `${n}=${s.kind === "builtin" ? s.text : s.expression.text}`).join("\u0000");
+}
+
+class LiveMetric {
+  private readonly children = new Map<string, Child>();
+  constructor(
+    readonly plan: MetricPlan,
+    readonly collector: Counter | Histogram | undefined,
+  ) {}
+
+  /** Records one report under label `values` (joined as `key`); false when that would open a label set beyond `maxSeries`. */
+  record(key: string, values: readonly string[], value: number, maxSeries: number): boolean {
+    let child = this.children.get(key);
+    if (child === undefined) {
+      if (this.children.size >= maxSeries) return false;
+      const labels = Object.fromEntries(this.plan.labels.map(([name], i) => [name, values[i]]));
+      child = (this.collector as Counter).labels(labels) as Child;
+      this.children.set(key, child);
+    }
+    if (child.inc) child.inc(value);
+    else child.observe!(value);
+    return true;
+  }
+}
+
+/** Enabled metrics of one protocol sharing one label configuration: labels are computed once per report for all of them. */
+interface LabelGroup {
+  readonly protocol: "http" | "tcp";
+  readonly labels: ReadonlyArray<readonly [string, LabelSource]>;
+  readonly metrics: LiveMetric[];
+}
+
+export class RequestMetrics {
+  private live = new Map<MetricId, { metric: LiveMetric; signature: string }>();
+  private groups: LabelGroup[] = [];
+  private readonly overflow: Counter<"metric">;
+
+  constructor(
+    private readonly registry: Registry,
+    /** Label sets per metric (--requestMetricsMaxSeries). */
+    private readonly maxSeries: number,
+  ) {
+    this.overflow = specCounter(registry, "hub_request_metrics_overflow_total", "Reported requests not counted in a standard request metric because it already had --requestMetricsMaxSeries label sets", ["metric"]);
+    this.configure([]);
+  }
+
+  /**
+   * Applies the HubMetrics documents in force. A metric whose configuration
+   * changed starts again from zero under its new labels (Prometheus sees a
+   * counter reset); the others keep counting.
+   */
+  configure(documents: readonly HubMetricsDocument[]): void {
+    const next = new Map<MetricId, { metric: LiveMetric; signature: string }>();
+    for (const plan of planMetrics(documents)) {
+      const signature = `${plan.metric.name}\u0000${plan.enabled}\u0000${labelsSignature(plan)}`;
+      const previous = this.live.get(plan.metric.id);
+      if (previous !== undefined && previous.signature === signature) {
+        next.set(plan.metric.id, previous);
+        continue;
+      }
+      if (previous?.metric.collector !== undefined) this.registry.removeSingleMetric(previous.metric.plan.metric.name);
+      const m = plan.metric;
+      const labelNames = plan.labels.map(([n]) => n);
+      const collector = !plan.enabled
+        ? undefined
+        : m.type === "counter"
+          ? new Counter({ name: m.name, help: m.help, labelNames, registers: [this.registry] })
+          : new Histogram({ name: m.name, help: m.help, labelNames, buckets: [...m.buckets!], registers: [this.registry] });
+      if (collector !== undefined) this.overflow.labels({ metric: m.name }).inc(0);
+      next.set(plan.metric.id, { metric: new LiveMetric(plan, collector), signature });
+    }
+    this.live = next;
+    const groups = new Map<string, LabelGroup>();
+    for (const { metric } of next.values()) {
+      if (metric.collector === undefined) continue;
+      const key = `${metric.plan.metric.protocol}\u0000${labelsSignature(metric.plan)}`;
+      let group = groups.get(key);
+      if (group === undefined) groups.set(key, (group = { protocol: metric.plan.metric.protocol, labels: metric.plan.labels, metrics: [] }));
+      group.metrics.push(metric);
+    }
+    this.groups = [...groups.values()];
+  }
+
+  /** Counts reported requests (one Report's entries). */
+  record(entries: readonly AttributeMap[]): void {
+    for (const a of entries) {
+      const protocol = reportProtocol(a);
+      if (protocol === undefined) continue;
+      for (const group of this.groups) {
+        if (group.protocol !== protocol) continue;
+        let values: string[] | undefined;
+        let key = "";
+        for (const live of group.metrics) {
+          const value = live.plan.metric.value(a);
+          if (value === undefined) continue;
+          if (values === undefined) {
+            values = group.labels.map(([, source]) => labelValue(source, a));
+            key = values.join("\u0000");
+          }
+          if (!live.record(key, values, value, this.maxSeries)) this.overflow.labels({ metric: live.plan.metric.name }).inc();
+        }
+      }
+    }
+  }
+}
