@@ -5,6 +5,7 @@
 // sidecar, security, simulate, discovery).
 import { runDiscoveryBench } from "./discovery.ts";
 import { runHubBench } from "./hub.ts";
+import { runHubQuotaBench } from "./hub_quota.ts";
 import { runHotPathBench } from "./hot_path.ts";
 import { runSecurityBench } from "./security.ts";
 import { runSidecarBench } from "./sidecar.ts";
@@ -12,7 +13,7 @@ import { runSimulateBench } from "./simulate.ts";
 
 const PARTS: Record<string, () => Promise<string[]>> = {
   "hot-path": async () => runHotPathBench(),
-  hub: async () => [await runHubBench()],
+  hub: async () => [await runHubBench(), "", ...(await runHubQuotaBench())],
   sidecar: runSidecarBench,
   security: runSecurityBench,
   simulate: runSimulateBench,
