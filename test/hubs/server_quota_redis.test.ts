@@ -4,8 +4,10 @@
 // hub shows it (/healthz, a log line, counters) without restarting.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { parseQuotaStoreURL } from "../../host/hubs/quota_store_url.ts";
+import { runProcess } from "../support/processes.ts";
 import { startRedis, type RedisServer } from "../support/redis.ts";
-import { checkRequest, metricValue, metricsText, startHub, tempDir, waitFor, writeConfig, type HubProcess } from "./support/hub_process.ts";
+import { checkRequest, HUBS_BIN, metricValue, metricsText, startHub, tempDir, waitFor, writeConfig, type HubProcess } from "./support/hub_process.ts";
 
 const RULES = `apiVersion: config.mesh.io/v1alpha2
 kind: HubQuota
@@ -125,3 +127,27 @@ for (const mode of ["deny", "allow"] as const) {
     });
   });
 }
+
+describe("hubs server --quotaStoreURL and its companions: refused values", () => {
+  it("reads redis:// and rediss:// URLs: host, port (6379), database (0), credentials kept out of descriptions", () => {
+    assert.deepEqual(parseQuotaStoreURL(""), { kind: "memory" });
+    const r = parseQuotaStoreURL("rediss://hub:s3cret@redis.mesh-system:6380/2");
+    assert.deepEqual(r.kind === "redis" && [r.tls, r.host, r.port, r.db, r.description], [true, "redis.mesh-system", 6380, 2, "rediss://redis.mesh-system:6380/2"]);
+    const d = parseQuotaStoreURL("redis://10.0.0.5");
+    assert.deepEqual(d.kind === "redis" && [d.tls, d.port, d.db], [false, 6379, 0]);
+  });
+
+  for (const [args, message] of [
+    [["--quotaStoreURL", "memcached://127.0.0.1:11211"], /--quotaStoreURL "memcached:\/\/127\.0\.0\.1:11211": scheme memcached is not supported \(expected redis:\/\/\[\[USER\]:PASSWORD@\]HOST\[:PORT\]\[\/DB\] or rediss:\/\/… \(TLS\), or empty for the memory store\)/],
+    [["--quotaStoreURL", "redis://127.0.0.1:6379/cache"], /database "cache" is not a number/],
+    [["--quotaStoreURL", "127.0.0.1:6379"], /--quotaStoreURL "127\.0\.0\.1:6379": /],
+    [["--quotaStoreFailureMode", "maybe"], /--quotaStoreFailureMode.*maybe/],
+    [["--quotaStoreTimeout", "0s"], /--quotaStoreTimeout: expected a positive duration/],
+  ] as const) {
+    it(`${args.join(" ")}: exit 2 naming the flag`, async () => {
+      const r = await runProcess(process.execPath, [HUBS_BIN, "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", ...args]);
+      assert.equal(r.status, 2, r.stdout + r.stderr);
+      assert.match(r.stderr + r.stdout, message);
+    });
+  }
+});
