@@ -5,7 +5,7 @@
 // one more is not counted in that metric but in
 // hub_request_metrics_overflow_total{metric}, so a label fed by an unbounded
 // attribute (a request id) cannot exhaust the hub's memory.
-import { Counter, Histogram, type Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
 import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_rules.ts";
 import { specCounter } from "../telemetry/spec_metrics.ts";
 import type { AttributeMap } from "../wire/compressed.ts";
@@ -43,35 +43,81 @@ export function planMetrics(documents: readonly HubMetricsDocument[]): MetricPla
   });
 }
 
-interface Child {
-  inc?(value: number): void;
-  observe?(value: number): void;
-}
-
 /** A plan's labels as text, to tell whether a reload changed them and which metrics share them. */
 function labelsSignature(plan: MetricPlan): string {
   return plan.labels.map(([n, s]) => `${n}=${s.kind === "builtin" ? s.text : s.expression.text}`).join("\u0000");
 }
 
+interface Series {
+  readonly labels: Record<string, string>;
+  /** Counter: the total. Histogram: the sum of observations. */
+  value: number;
+  count: number;
+  /** Histogram: observations per bucket (not cumulative); the last is +Inf. */
+  readonly buckets?: number[];
+}
+
+/**
+ * One standard metric's series, kept as plain numbers and turned into
+ * samples only when /metrics is read (prom-client's metric interface:
+ * `get()`). prom-client's own children hash their label object on every
+ * increment, which with twenty labels cost more than the rest of a report.
+ */
 class LiveMetric {
-  private readonly children = new Map<string, Child>();
-  constructor(
-    readonly plan: MetricPlan,
-    readonly collector: Counter | Histogram | undefined,
-  ) {}
+  readonly name: string;
+  readonly help: string;
+  readonly type: "counter" | "histogram";
+  readonly aggregator = "sum";
+  private readonly series = new Map<string, Series>();
+  private readonly bounds: readonly number[];
+
+  constructor(readonly plan: MetricPlan) {
+    this.name = plan.metric.name;
+    this.help = plan.metric.help;
+    this.type = plan.metric.type;
+    this.bounds = plan.metric.buckets ?? [];
+  }
 
   /** Records one report under label `values` (joined as `key`); false when that would open a label set beyond `maxSeries`. */
   record(key: string, values: readonly string[], value: number, maxSeries: number): boolean {
-    let child = this.children.get(key);
-    if (child === undefined) {
-      if (this.children.size >= maxSeries) return false;
+    let series = this.series.get(key);
+    if (series === undefined) {
+      if (this.series.size >= maxSeries) return false;
       const labels = Object.fromEntries(this.plan.labels.map(([name], i) => [name, values[i]]));
-      child = (this.collector as Counter).labels(labels) as Child;
-      this.children.set(key, child);
+      series = { labels, value: 0, count: 0, ...(this.type === "histogram" ? { buckets: new Array<number>(this.bounds.length + 1).fill(0) } : {}) };
+      this.series.set(key, series);
     }
-    if (child.inc) child.inc(value);
-    else child.observe!(value);
+    series.value += value;
+    series.count++;
+    if (series.buckets !== undefined) {
+      let i = 0;
+      while (i < this.bounds.length && value > this.bounds[i]) i++;
+      series.buckets[i]++;
+    }
     return true;
+  }
+
+  get(): { name: string; help: string; type: string; aggregator: string; values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> } {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> = [];
+    for (const s of this.series.values()) {
+      if (s.buckets === undefined) {
+        values.push({ labels: s.labels, value: s.value });
+        continue;
+      }
+      let cumulative = 0;
+      this.bounds.forEach((le, i) => {
+        cumulative += s.buckets![i];
+        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...s.labels }, value: cumulative });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: "+Inf", ...s.labels }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.value });
+      values.push({ metricName: `${this.name}_count`, labels: s.labels, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset(): void {
+    this.series.clear();
   }
 }
 
@@ -110,21 +156,18 @@ export class RequestMetrics {
         next.set(plan.metric.id, previous);
         continue;
       }
-      if (previous?.metric.collector !== undefined) this.registry.removeSingleMetric(previous.metric.plan.metric.name);
-      const m = plan.metric;
-      const labelNames = plan.labels.map(([n]) => n);
-      const collector = !plan.enabled
-        ? undefined
-        : m.type === "counter"
-          ? new Counter({ name: m.name, help: m.help, labelNames, registers: [this.registry] })
-          : new Histogram({ name: m.name, help: m.help, labelNames, buckets: [...m.buckets!], registers: [this.registry] });
-      if (collector !== undefined) this.overflow.labels({ metric: m.name }).inc(0);
-      next.set(plan.metric.id, { metric: new LiveMetric(plan, collector), signature });
+      if (previous?.metric.plan.enabled) this.registry.removeSingleMetric(previous.metric.name);
+      const live = new LiveMetric(plan);
+      if (plan.enabled) {
+        this.registry.registerMetric(live as never);
+        this.overflow.labels({ metric: live.name }).inc(0);
+      }
+      next.set(plan.metric.id, { metric: live, signature });
     }
     this.live = next;
     const groups = new Map<string, LabelGroup>();
     for (const { metric } of next.values()) {
-      if (metric.collector === undefined) continue;
+      if (!metric.plan.enabled) continue;
       const key = `${metric.plan.metric.protocol}\u0000${labelsSignature(metric.plan)}`;
       let group = groups.get(key);
       if (group === undefined) groups.set(key, (group = { protocol: metric.plan.metric.protocol, labels: metric.plan.labels, metrics: [] }));
