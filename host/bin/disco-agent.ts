@@ -36,7 +36,8 @@ const proxy = addLoggingFlags(
     .option("--appHost <host>", "host of the local app", "127.0.0.1")
     .option("--tcpPort <port>", "TCP listener in front of the app's TCP port, filtered by TcpClientConfig (off unless given)", UINT16)
     .option("--tcpAppPort <port>", "the app's TCP port (default: --appPort)", UINT16)
-    .option("--bindAddress <address>", "address the listeners bind to", "127.0.0.1")
+    .option("--bindAddress <address>", "address the inbound, tcp and status listeners bind to (the pod's address); the outbound listener is on loopback", "127.0.0.1")
+    .option("--adminBindAddress <address>", "address the admin listener binds to; default loopback (a warning when it is not)")
     .option("--configDir <dir>", "directory of resource YAML/JSON (watched; a bad file keeps the last good configuration); standalone use, without --discoveryAddress")
     .option("--discoveryAddress <HOST:PORT>", "disco-discovery's xDS address: the configuration comes over ADS (every change pushed) instead of --configDir")
     .option("--cluster <NAME=HOST:PORT[,HOST:PORT…]>", "a named upstream, repeatable (hub_server for the hub, several addresses = replicas taken round robin; service FQDNs for outbound calls)", collect, [])
@@ -119,12 +120,16 @@ proxy.action(async (opts: Record<string, unknown>) => {
     ...(vars.secretGraceMs !== undefined ? { secretGraceDuration: vars.secretGraceMs } : {}),
     initialBackoffMs: vars.initialBackoffMs,
     connectTimeout: opts.connectTimeout,
+    ...(vars.terminationDrainMs !== undefined ? { terminationDrainMs: vars.terminationDrainMs } : {}),
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
   const env = { ...rest, ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}), ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}) };
   // The sidecar (gRPC, protobufjs, jose, the filter module) loads only now that the flags are good.
   const { runProxyCommand } = await import("../proxy/agent_command.ts");
-  process.exitCode = await runProxyCommand(settings, logger, env);
+  const code = await runProxyCommand(settings, logger, env);
+  // Whatever a failed start left open (a watcher, a gRPC channel) must not keep the agent alive: an orchestrator restarts only what exits.
+  logger.close();
+  process.exit(code);
 });
 
 addLoggingFlags(program

@@ -30,7 +30,7 @@ import { GRPC_CODES } from "../wire/status_codes.ts";
 import { attemptStatus, type AttemptStatus } from "./attempt_status.ts";
 import { type CancelTimer, type RandomSource, realClock, realRandom, type TransportClock } from "./clock.ts";
 import type { Cluster } from "./clusters.ts";
-import { RETRY_POLICY_METADATA, retryDelayMs, retryPolicyFrom } from "./retry_policy.ts";
+import { RETRY_POLICY_METADATA, retryDelayMs, retryPolicyFrom } from "../wasm/retry_policy.ts";
 
 /** Per-attempt deadline when a call carries none (upstream `kGrpcRequestTimeoutMs`). */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5000;

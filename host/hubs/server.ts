@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
@@ -23,7 +24,7 @@ import { ProbeFile } from "../daemon/probes.ts";
 import { MemQuotaStore, type QuotaStore } from "./quota_store.ts";
 import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS } from "./quota_failure.ts";
 import { QuotaStoreMetrics } from "./quota_store_metrics.ts";
-import { compileRegex, type CompileRegex } from "./regex.ts";
+import { compileRegex, type CompileRegex } from "../regex/engine.ts";
 import { readPlainReport } from "../wire/report_request_reader.ts";
 import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
 import { decodeReport, type DecodedReport, type ReportRequestMessage } from "./report.ts";
@@ -167,17 +168,17 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       closers.push(() => store.close());
       if (!(await store.waitUntilReady(QUOTA_STORE_START_WAIT_MS))) adaptersLog.warn(`${store.problem() ?? `quota store ${store.description}: not connected yet`}; serving anyway, reconnecting`);
     }
-    const monitoring: MonitoringServer = await startMonitoring({
+    const monitoring: MonitoringServer = await bindNamed("--monitoringPort", options.monitoringPort, startMonitoring({
       port: options.monitoringPort,
       registry: metrics.registry,
       info: buildInfo,
       healthy: () => serving && !closing,
       healthDetail: () => [quotas.problem() ?? `quota store ${quotas.description}: ok`],
       profiling: options.profile,
-    });
+    }));
     closers.push(() => monitoring.close());
 
-    const ctrlz: CtrlzServer = await startCtrlz({
+    const ctrlz: CtrlzServer = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
       address: options.ctrlzAddress,
       port: options.ctrlzPort,
       component: "hubs",
@@ -194,7 +195,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
         accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
         configErrors: () => loaded.errors,
       },
-    });
+    }));
     closers.push(() => ctrlz.close());
 
     if (options.livenessProbePath && options.livenessProbeIntervalMs > 0) {
@@ -308,7 +309,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     });
     const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);
-    const grpcPort = await bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined);
+    const grpcPort = await bindNamed(options.address ? "--address" : "--port", options.address || options.port, bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined));
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
     closers.push(() => {
       health.setServing(false);

@@ -15,7 +15,7 @@ import { decodeHubDocument, isHubDocument } from "../../host/config/resources/hu
 import { check } from "../../host/hubs/check.ts";
 import { buildHubConfig } from "../../host/hubs/hub_config.ts";
 import { MemQuotaStore } from "../../host/hubs/quota_store.ts";
-import { compileRegex } from "../../host/hubs/regex.ts";
+import { compileRegex } from "../../host/regex/engine.ts";
 import { messageType } from "../../host/wire/protos.ts";
 import { loadFilter, runReportDecodeBench, sidecarReportRequest } from "./report_decode.ts";
 import { median } from "./stats.ts";

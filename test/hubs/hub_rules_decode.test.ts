@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { ConfigError } from "../../host/config/errors.ts";
 import { parseDocuments } from "../../host/config/documents.ts";
 import { decodeHubDocument, type HubResource } from "../../host/config/resources/hub_rules.ts";
-import { compileRegex } from "../../host/hubs/regex.ts";
+import { compileRegex } from "../../host/regex/engine.ts";
 
 function decode(yaml: string, warnings: string[] = []): HubResource {
   const [doc] = parseDocuments(yaml, "/cfg/rules.yaml");

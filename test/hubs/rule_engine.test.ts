@@ -9,7 +9,7 @@ import { evaluatePrecondition } from "../../host/hubs/precondition.ts";
 import { planQuota } from "../../host/hubs/quota.ts";
 import { MemQuotaStore } from "../../host/hubs/quota_store.ts";
 import { ReferencedAttributes } from "../../host/hubs/referenced.ts";
-import { compileRegex } from "../../host/hubs/regex.ts";
+import { compileRegex } from "../../host/regex/engine.ts";
 import { RpcError } from "../../host/hubs/rpc_error.ts";
 import { encodeAttributes, GlobalDictionary } from "../../host/wire/compressed.ts";
 import { GLOBAL_WORDS } from "../../host/wire/global_words.ts";

@@ -1,5 +1,5 @@
 import { dirname, isAbsolute, resolve } from "node:path";
-import type { CompileRegex, RegexMatcher } from "../../hubs/regex.ts";
+import type { CompileRegex, RegexMatcher } from "../../regex/engine.ts";
 import { GRPC_CODES, GRPC_CODE_NAMES, type GrpcCodeName } from "../../wire/status_codes.ts";
 import { Field } from "../decode.ts";
 import type { ConfigError } from "../errors.ts";
