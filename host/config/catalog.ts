@@ -21,7 +21,7 @@ import {
   decodeQuotaSpecBinding,
   decodeTcpClientConfig,
 } from "./resources/hub_client.ts";
-import { type HubAccessLog, type HubQuota, type HubRule, HUB_API_VERSION, HUB_KINDS, decodeHubDocument } from "./resources/hub_rules.ts";
+import { type HubAccessLog, type HubMetrics, type HubQuota, type HubRule, HUB_API_VERSION, HUB_KINDS, decodeHubDocument } from "./resources/hub_rules.ts";
 import {
   type DestinationRuleSpec,
   type GatewaySpec,
@@ -89,6 +89,7 @@ export interface KindSpecs {
   HubRule: HubRule;
   HubQuota: HubQuota;
   HubAccessLog: HubAccessLog;
+  HubMetrics: HubMetrics;
   Service: ServiceSpec;
   Endpoints: EndpointsSpec;
   Secret: SecretSpec;
@@ -116,6 +117,7 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   HubRule: HUB_API_VERSION,
   HubQuota: HUB_API_VERSION,
   HubAccessLog: HUB_API_VERSION,
+  HubMetrics: HUB_API_VERSION,
   Service: ORCH_CORE_API_VERSION,
   Endpoints: ORCH_CORE_API_VERSION,
   Secret: ORCH_CORE_API_VERSION,
@@ -250,6 +252,7 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   HubRule: hubDecoder,
   HubQuota: hubDecoder,
   HubAccessLog: hubDecoder,
+  HubMetrics: hubDecoder,
   Service: (root) => decodeService(root.get("spec")),
   Endpoints: (root) => decodeEndpoints(root),
   Secret: (root) => decodeSecret(root),

@@ -8,6 +8,7 @@
 //   scripts when Redis lost them (EVALSHA falls back to EVAL).
 // Every failure is counted; the changes between up and down are logged once.
 import { Redis } from "ioredis";
+import { isIP } from "node:net";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { FIXED_WINDOW_SCRIPT, ROLLING_WINDOW_SCRIPT } from "./quota_lua.ts";
 import { failureAllocation, type QuotaStoreFailureMode } from "./quota_failure.ts";
@@ -67,7 +68,8 @@ export class RedisQuotaStore implements QuotaStore {
       commandTimeout: options.timeoutMs,
       connectTimeout: Math.max(1000, options.timeoutMs),
       retryStrategy: (attempt) => (this.closing ? null : Math.min(50 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_WAIT_MS)),
-      ...(options.location.tls ? { tls: { servername: options.location.host } } : {}),
+      // SNI names a host, never an address (RFC 6066); an address is checked against the certificate's IP SANs.
+      ...(options.location.tls ? { tls: isIP(options.location.host) ? {} : { servername: options.location.host } } : {}),
     }) as Redis & QuotaCommands;
     this.client.defineCommand("meshQuotaFixed", { numberOfKeys: 3, lua: FIXED_WINDOW_SCRIPT });
     this.client.defineCommand("meshQuotaRolling", { numberOfKeys: 3, lua: ROLLING_WINDOW_SCRIPT });

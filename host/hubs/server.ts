@@ -18,7 +18,8 @@ import { clientSanProblem, hubServerCredentials, loadHubTls } from "./mutual_tls
 import { emptyHubConfig } from "./hub_config.ts";
 import { LoadShedder } from "./load_shedder.ts";
 import { HubMetrics } from "./metrics.ts";
-import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
+import { DEFAULT_REQUEST_METRICS_MAX_SERIES, SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
+import { RequestMetrics } from "./request_metrics.ts";
 import { ProbeFile } from "../daemon/probes.ts";
 import { MemQuotaStore, type QuotaStore } from "./quota_store.ts";
 import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS } from "./quota_failure.ts";
@@ -125,6 +126,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
   const metrics = new HubMetrics();
   metrics.attributes.set(dictionary.size);
   let quotas: QuotaStore = new MemQuotaStore(now);
+  const requestMetrics = new RequestMetrics(metrics.registry, options.requestMetricsMaxSeries ?? DEFAULT_REQUEST_METRICS_MAX_SERIES);
   const accessLogs = new AccessLogWriter(adaptersLog, (path) => metrics.handlerFailed(path));
   let loaded: LoadedConfig = { config: emptyHubConfig(options.configDefaultNamespace), resources: [], errors: [], matchErrors: 0 };
   let serving = false;
@@ -137,6 +139,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     metrics.configApplied(next);
     accessLogs.retain(new Set(next.config.accessLogs.map((a) => a.path)));
     quotas.retain((name) => next.config.quotas.has(name));
+    requestMetrics.configure(next.config.metrics);
     validationLog.info("configuration applied", {
       rules: next.config.rules.length,
       quotas: next.config.quotas.size,
@@ -283,6 +286,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
             metrics.reportEntriesRefused.inc(refused.length);
             apiLog.warn("report entries refused", { refused: refused.length, taken: entries.length, first: refused[0].reason });
           }
+          requestMetrics.record(entries);
           const logs = loaded.config.accessLogs;
           if (entries.length > 0 && logs.length > 0) {
             const time = new Date(now());

@@ -7,6 +7,7 @@ import { runAnalyzeBench } from "./analyze.ts";
 import { runDiscoveryBench } from "./discovery.ts";
 import { runEmbedBench } from "./embed.ts";
 import { runHubBench } from "./hub.ts";
+import { runHubQuotaBench } from "./hub_quota.ts";
 import { runHotPathBench } from "./hot_path.ts";
 import { runPwhostBench } from "./pwhost.ts";
 import { runSecurityBench } from "./security.ts";
@@ -15,7 +16,7 @@ import { runSimulateBench } from "./simulate.ts";
 
 const PARTS: Record<string, () => Promise<string[]>> = {
   "hot-path": async () => runHotPathBench(),
-  hub: async () => [await runHubBench()],
+  hub: async () => [await runHubBench(), "", ...(await runHubQuotaBench())],
   sidecar: runSidecarBench,
   security: runSecurityBench,
   simulate: runSimulateBench,

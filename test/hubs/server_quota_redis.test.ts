@@ -4,8 +4,15 @@
 // hub shows it (/healthz, a log line, counters) without restarting.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { exportPrivateKeyPem, generateKeyPair, signingAlgorithmOf } from "../../host/anchor/keys.ts";
+import { x509 } from "../../host/anchor/x509.ts";
+import { parseQuotaStoreURL } from "../../host/hubs/quota_store_url.ts";
+import { startDaemon } from "../support/processes.ts";
+import { runProcess } from "../support/processes.ts";
 import { startRedis, type RedisServer } from "../support/redis.ts";
-import { checkRequest, metricValue, metricsText, startHub, tempDir, waitFor, writeConfig, type HubProcess } from "./support/hub_process.ts";
+import { checkRequest, HubClient, HUBS_BIN, metricValue, metricsText, startHub, tempDir, waitFor, writeConfig, type HubProcess } from "./support/hub_process.ts";
 
 const RULES = `apiVersion: config.mesh.io/v1alpha2
 kind: HubQuota
@@ -125,3 +132,90 @@ for (const mode of ["deny", "allow"] as const) {
     });
   });
 }
+
+describe("hubs server --quotaStoreURL and its companions: refused values", () => {
+  it("reads redis:// and rediss:// URLs: host, port (6379), database (0), credentials kept out of descriptions", () => {
+    assert.deepEqual(parseQuotaStoreURL(""), { kind: "memory" });
+    const r = parseQuotaStoreURL("rediss://hub:s3cret@redis.mesh-system:6380/2");
+    assert.deepEqual(r.kind === "redis" && [r.tls, r.host, r.port, r.db, r.description], [true, "redis.mesh-system", 6380, 2, "rediss://redis.mesh-system:6380/2"]);
+    const d = parseQuotaStoreURL("redis://10.0.0.5");
+    assert.deepEqual(d.kind === "redis" && [d.tls, d.port, d.db], [false, 6379, 0]);
+  });
+
+  for (const [args, message] of [
+    [["--quotaStoreURL", "memcached://127.0.0.1:11211"], /--quotaStoreURL "memcached:\/\/127\.0\.0\.1:11211": scheme memcached is not supported \(expected redis:\/\/\[\[USER\]:PASSWORD@\]HOST\[:PORT\]\[\/DB\] or rediss:\/\/… \(TLS\), or empty for the memory store\)/],
+    [["--quotaStoreURL", "redis://127.0.0.1:6379/cache"], /database "cache" is not a number/],
+    [["--quotaStoreURL", "127.0.0.1:6379"], /--quotaStoreURL "127\.0\.0\.1:6379": /],
+    [["--quotaStoreFailureMode", "maybe"], /--quotaStoreFailureMode.*maybe/],
+    [["--quotaStoreTimeout", "0s"], /--quotaStoreTimeout: expected a positive duration/],
+  ] as const) {
+    it(`${args.join(" ")}: exit 2 naming the flag`, async () => {
+      const r = await runProcess(process.execPath, [HUBS_BIN, "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", ...args]);
+      assert.equal(r.status, 2, r.stdout + r.stderr);
+      assert.match(r.stderr + r.stdout, message);
+    });
+  }
+});
+
+/** A CA and a certificate for 127.0.0.1 it signed, as PEM files in `dir`. */
+async function tlsFiles(dir: string): Promise<{ caFile: string; certFile: string; keyFile: string }> {
+  const caKeys = await generateKeyPair("ECDSA");
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    name: "CN=quota store test CA",
+    keys: caKeys,
+    signingAlgorithm: signingAlgorithmOf(caKeys.privateKey),
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 3_600_000),
+    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+  });
+  const keys = await generateKeyPair("ECDSA");
+  const cert = await x509.X509CertificateGenerator.create({
+    subject: "CN=redis",
+    issuer: ca.subject,
+    publicKey: keys.publicKey,
+    signingKey: caKeys.privateKey,
+    signingAlgorithm: signingAlgorithmOf(caKeys.privateKey),
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 3_600_000),
+    extensions: [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]), new x509.SubjectAlternativeNameExtension([{ type: "ip", value: "127.0.0.1" }])],
+  });
+  const files = { caFile: join(dir, "ca.pem"), certFile: join(dir, "redis.pem"), keyFile: join(dir, "redis-key.pem") };
+  writeFileSync(files.caFile, ca.toString("pem"));
+  writeFileSync(files.certFile, cert.toString("pem"));
+  writeFileSync(files.keyFile, await exportPrivateKeyPem(keys.privateKey, true));
+  return files;
+}
+
+describe("hubs server --quotaStoreURL rediss://: Redis over TLS", () => {
+  it("allocates over TLS, the server verified against NODE_EXTRA_CA_CERTS", async () => {
+    const dir = tempDir();
+    const tls = await tlsFiles(dir);
+    const redis = await startRedis(undefined, tls);
+    writeConfig(dir, "quotas.yaml", RULES);
+    const start = (env: NodeJS.ProcessEnv) =>
+      startDaemon<{ grpc: string; monitoringPort: number }>(
+        HUBS_BIN,
+        ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--configStoreURL", `fs://${dir}`, "--quotaStoreURL", `rediss://127.0.0.1:${redis.port}`, "--quotaStoreFailureMode", "deny"],
+        "hubs listening ",
+        undefined,
+        { ...process.env, ...env },
+      );
+    const trusted = await start({ NODE_EXTRA_CA_CERTS: tls.caFile });
+    const untrusted = await start({});
+    const clients = [new HubClient(trusted.listening.grpc), new HubClient(untrusted.listening.grpc)];
+    try {
+      const ask = async (client: HubClient) => (await client.check(checkRequest({ "request.path": "/" }, { fixed: { amount: 2 } }))).response!.quotas!.fixed;
+      assert.equal((await ask(clients[0])).grantedAmount, 2);
+      assert.match(await (await fetch(`http://127.0.0.1:${trusted.listening.monitoringPort}/healthz`)).text(), /quota store rediss:\/\/127\.0\.0\.1:\d+\/0: ok/);
+      const refused = await ask(clients[1]);
+      assert.equal(refused.grantedAmount ?? 0, 0, "a server certificate the hub cannot verify is never trusted");
+      assert.match(refused.status?.message ?? "", /quota store unavailable/);
+      assert.match(await (await fetch(`http://127.0.0.1:${untrusted.listening.monitoringPort}/healthz`)).text(), /unavailable since .*(certificate|self.signed|issuer)/i);
+    } finally {
+      clients.forEach((c) => c.close());
+      await trusted.stop();
+      await untrusted.stop();
+      await redis.stop();
+    }
+  });
+});

@@ -72,15 +72,28 @@ function complete(text: string): boolean {
   return parse(0) === text.length;
 }
 
-/** Starts redis-server on a free loopback port (or `port`), ready for commands. */
-export async function startRedis(port?: number): Promise<RedisServer> {
+/** TLS files for `--tls-port`: clients are not asked for certificates. */
+export interface RedisTls {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+}
+
+/**
+ * Starts redis-server on a free loopback port (or `port`), ready for
+ * commands; with `tls` that port speaks TLS only (and `command` is not available).
+ */
+export async function startRedis(port?: number, tls?: RedisTls): Promise<RedisServer> {
   const chosen = port ?? (await freePort());
+  const portArgs = tls
+    ? ["--port", "0", "--tls-port", String(chosen), "--tls-cert-file", tls.certFile, "--tls-key-file", tls.keyFile, "--tls-ca-cert-file", tls.caFile, "--tls-auth-clients", "no"]
+    : ["--port", String(chosen)];
   const dir = tempDir("mesh-redis-");
   let proc: ChildProcess | undefined;
   let output = "";
   const launch = async () => {
     output = "";
-    const p = spawnOwned("redis-server", ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--protected-mode", "no", "--daemonize", "no"], {
+    const p = spawnOwned("redis-server", [...portArgs, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--protected-mode", "no", "--daemonize", "no"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     p.stdout!.on("data", (c: Buffer) => (output += c.toString()));
@@ -91,6 +104,7 @@ export async function startRedis(port?: number): Promise<RedisServer> {
       spawnError,
       waitFor(`redis-server on port ${chosen}`, async () => {
         if (p.exitCode !== null) throw new Error(`redis-server exited with ${p.exitCode}: ${output.slice(-2000)}`);
+        if (tls) return /Ready to accept connections/.test(output);
         return (await redisCommand(chosen, ["PING"])) === "+PONG\r\n";
       }),
     ]);

@@ -5,10 +5,11 @@ import { Field } from "../decode.ts";
 import type { ConfigError } from "../errors.ts";
 import { type CollectingContext, attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { resourceName, type SourceDocument } from "../documents.ts";
+import { decodeMetricsSpec, type MetricsOverride } from "./hub_metrics.ts";
 
 /** The group and version of the hub's configuration documents. */
 export const HUB_API_VERSION = "config.mesh.io/v1alpha2";
-export const HUB_KINDS = ["HubRule", "HubQuota", "HubAccessLog"] as const;
+export const HUB_KINDS = ["HubRule", "HubQuota", "HubAccessLog", "HubMetrics"] as const;
 export type HubKind = (typeof HUB_KINDS)[number];
 
 /** An attribute as a clause key names it: `request.path`, or `request.headers[x-user]` for one entry of a string map. */
@@ -41,7 +42,7 @@ export type HubAction =
   | { readonly kind: "allowList"; readonly attribute: AttributeRef; readonly values: ReadonlySet<string>; readonly blacklist: boolean }
   | { readonly kind: "quota"; readonly name: string };
 
-interface ResourceBase {
+export interface ResourceBase {
   readonly namespace: string;
   readonly name: string;
   /** `Kind namespace/name`. */
@@ -86,7 +87,15 @@ export interface HubAccessLog extends ResourceBase {
   readonly path: string;
 }
 
-export type HubResource = HubRule | HubQuota | HubAccessLog;
+/** The standard request metrics' labels (hub_metrics.ts); several documents apply in namespace/name order. */
+export interface HubMetrics extends ResourceBase {
+  readonly kind: "HubMetrics";
+  readonly overrides: readonly MetricsOverride[];
+  /** SECONDS (Mixer's mesh_request_duration_seconds, the default) or MILLISECONDS (telemetry v2's mesh_request_duration_milliseconds). */
+  readonly requestDurationUnit?: "SECONDS" | "MILLISECONDS";
+}
+
+export type HubResource = HubRule | HubQuota | HubAccessLog | HubMetrics;
 
 export interface HubDecodeOptions {
   /** Namespace of documents without metadata.namespace (`--configDefaultNamespace`). */
@@ -209,7 +218,7 @@ function decodeAccessLog(spec: Field, base: ResourceBase): HubAccessLog {
 }
 
 /**
- * Decodes one HubRule, HubQuota or HubAccessLog document into a frozen typed
+ * Decodes one HubRule, HubQuota, HubAccessLog or HubMetrics document into a frozen typed
  * value. Throws ConfigError naming the file, the resource and the field path;
  * pushes unknown-field warnings onto `warnings`.
  *
@@ -232,6 +241,11 @@ export function decodeHubDocument(doc: SourceDocument, options: HubDecodeOptions
       return decodeQuota(spec, base, doc.name);
     case "HubAccessLog":
       return decodeAccessLog(spec, base);
+    case "HubMetrics":
+    {
+      const decoded = decodeMetricsSpec(spec);
+      return Object.freeze({ kind: "HubMetrics", ...base, ...decoded, overrides: Object.freeze(decoded.overrides) });
+    }
     default:
       return root.get("kind").fail(`one of ${HUB_KINDS.join(", ")}`);
   }
