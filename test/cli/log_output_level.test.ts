@@ -7,6 +7,10 @@ import { describe, it } from "node:test";
 import { FIXTURES } from "./cli_golden_support.ts";
 import { meshctlInProcess } from "./in_process.ts";
 
+// The renderings below are those of a clean environment: NAMESPACE and JWT_POLICY (spec 2 column CT) would change them (test/cli/ct_variables.test.ts).
+delete process.env.NAMESPACE;
+delete process.env.JWT_POLICY;
+
 const CONVERT = ["x", "authz", "convert", "-f", "policy-multiple-roles.yaml", "-s", "service-bookinfo.yaml"];
 const convert = (...flags: string[]) => meshctlInProcess([...CONVERT, ...flags], { cwd: join(FIXTURES, "authz_convert") });
 const TIME = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z";

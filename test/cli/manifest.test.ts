@@ -14,6 +14,10 @@ import { structuralSchemaErrors } from "../support/structural_schema.ts";
 import { FIXTURES } from "./cli_golden_support.ts";
 import { meshctlInProcess } from "./in_process.ts";
 
+// The renderings below are those of a clean environment: NAMESPACE and JWT_POLICY (spec 2 column CT) would change them (test/cli/ct_variables.test.ts).
+delete process.env.NAMESPACE;
+delete process.env.JWT_POLICY;
+
 type Obj = Record<string, any>;
 const docs = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((d) => d !== null);
 const generate = async (...args: string[]) => {

@@ -36,7 +36,7 @@ export interface OperatorSpec {
   meshConfig: { rootNamespace: string; trustDomain: string; accessLogFile: string; enableAutoMtls: boolean };
   components: Record<ComponentName, ComponentSpec>;
   values: {
-    global: { imagePullPolicy: "Always" | "IfNotPresent" | "Never"; logLevel: string; clusterDomain: string };
+    global: { imagePullPolicy: "Always" | "IfNotPresent" | "Never"; logLevel: string; clusterDomain: string; jwtPolicy: string };
     sidecarInjectorWebhook: { enabled: boolean };
     configValidation: { enabled: boolean };
     anchor: { selfSigned: boolean; workloadCertTtl: string };
@@ -60,7 +60,7 @@ function defaultProfile(): OperatorSpec {
       anchor: component(true, { requests: { cpu: "10m", memory: "64Mi" } }),
     },
     values: {
-      global: { imagePullPolicy: "IfNotPresent", logLevel: "default:info", clusterDomain: "cluster.local" },
+      global: { imagePullPolicy: "IfNotPresent", logLevel: "default:info", clusterDomain: "cluster.local", jwtPolicy: "third-party-jwt" },
       sidecarInjectorWebhook: { enabled: true },
       configValidation: { enabled: true },
       anchor: { selfSigned: true, workloadCertTtl: "2160h" },
@@ -180,6 +180,7 @@ function validate(spec: OperatorSpec, where: string): void {
   if (!DNS_LABEL.test(spec.meshNamespace)) fail("meshNamespace", "a DNS label (a namespace)", spec.meshNamespace);
   if (!DNS_LABEL.test(spec.meshConfig.rootNamespace)) fail("meshConfig.rootNamespace", "a DNS label (a namespace)", spec.meshConfig.rootNamespace);
   if (!["Always", "IfNotPresent", "Never"].includes(spec.values.global.imagePullPolicy)) fail("values.global.imagePullPolicy", "Always, IfNotPresent or Never", spec.values.global.imagePullPolicy);
+  if (!["third-party-jwt", "first-party-jwt"].includes(spec.values.global.jwtPolicy)) fail("values.global.jwtPolicy", "third-party-jwt or first-party-jwt", spec.values.global.jwtPolicy);
   if (spec.hub === "" || /\s/.test(spec.hub)) fail("hub", "an image registry path such as docker.io/mesh", spec.hub);
   if (!/^[\w][\w.-]{0,127}$/.test(spec.tag)) fail("tag", "an image tag", spec.tag);
   for (const name of COMPONENTS) {
