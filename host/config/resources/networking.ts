@@ -2,6 +2,7 @@ import type { Field } from "../decode.ts";
 import { attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { resolveResourceHost } from "../../mesh/hosts.ts";
 import { dns1123Label, isDns1123Label, isDns1123Subdomain, isIpOrCidr, labelMap, port, wildcardHost } from "./syntax.ts";
+import { type RegexMatcher, compileRegex } from "../../regex/engine.ts";
 
 /**
  * The networking resources (spec 1): DestinationRule, Gateway, VirtualService.
@@ -118,6 +119,8 @@ export interface DestinationRuleSpec {
   readonly trafficPolicy?: TrafficPolicy;
   readonly subsets: readonly Subset[];
   readonly exportTo: readonly string[];
+  /** `workloadSelector.matchLabels`: kept for the analyzer; the mesh model does not apply it. */
+  readonly workloadSelector?: Readonly<Record<string, string>>;
 }
 
 const TLS_FIELDS = ["mode", "clientCertificate", "privateKey", "caCertificates", "credentialName", "subjectAltNames", "sni", "insecureSkipVerify", "caCrl"];
@@ -207,6 +210,7 @@ export function decodeDestinationRule(spec: Field, namespace: string, domain: st
     trafficPolicy: tp,
     subsets: Object.freeze(subsets),
     exportTo: attempt(spec.get("exportTo"), exportTo),
+    workloadSelector: spec.get("workloadSelector").present ? attempt(spec.get("workloadSelector").get("matchLabels"), labelMap) : undefined,
   });
 }
 
@@ -346,8 +350,14 @@ export interface HttpRouteDestination {
   readonly headers: { readonly request: HeaderOperations; readonly response: HeaderOperations };
 }
 
-/** Upstream's StringMatch: one of exact, prefix, regex (RE2, full match). */
-export type StringMatch = { readonly exact: string } | { readonly prefix: string } | { readonly regex: string };
+/** Upstream's StringMatch: one of exact, prefix, regex (full match on the linear engine, compiled at load). */
+export type StringMatch = { readonly exact: string } | { readonly prefix: string } | RegexStringMatch;
+
+export interface RegexStringMatch {
+  readonly regex: string;
+  /** The compiled pattern; not enumerable, so dumps and comparisons see only `regex`. */
+  readonly matcher: RegexMatcher;
+}
 
 export interface HttpMatchRequest {
   readonly name?: string;
@@ -421,11 +431,9 @@ function stringMatch(f: Field): StringMatch {
   const kind = f.oneOf(["exact", "prefix", "regex"] as const)!;
   const value = f.get(kind).string();
   if (kind === "regex") {
-    try {
-      new RegExp(`^(?:${value})$`, "u");
-    } catch (e) {
-      f.get("regex").invalid(`expected a regular expression, got ${JSON.stringify(value)}: ${(e as Error).message}`);
-    }
+    const matcher = compileRegex(value);
+    if ("error" in matcher) return f.get("regex").invalid(`regex ${JSON.stringify(value)} is not supported: ${matcher.error}`);
+    return Object.freeze(Object.defineProperty({ regex: value }, "matcher", { value: matcher, enumerable: false }) as RegexStringMatch);
   }
   return Object.freeze({ [kind]: value } as StringMatch);
 }
@@ -638,8 +646,10 @@ export function decodeVirtualService(spec: Field, namespace: string, domain: str
   for (const unsupported of ["tcp", "tls"]) {
     if (spec.get(unsupported).present) spec.get(unsupported).warn(`ignored: only http routes are modelled by this mesh`);
   }
-  const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.nonEmptyList().map((h) => wildcardHost(h))));
+  // Without hosts a VirtualService is a delegate: only another VirtualService's `delegate` routes use it (upstream's rule: no gateways then).
+  const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.list().map((h) => wildcardHost(h))));
   const gateways = attempt(spec.get("gateways"), (f) => Object.freeze(f.list().map(gatewayRef)));
+  if (noErrorsYet(spec) && hosts.length === 0 && gateways.length > 0) spec.get("gateways").invalid("expected no gateways on a delegate VirtualService (one without hosts)");
   // Upstream: the lone `*` host needs a gateway; it cannot apply to every sidecar.
   if (noErrorsYet(spec) && hosts.includes("*") && (gateways.length === 0 || gateways.includes(MESH_GATEWAY))) {
     spec.get("hosts").invalid('expected no "*" host on a VirtualService bound to the mesh gateway (give gateways, without "mesh")');
@@ -701,7 +711,8 @@ export function decodeServiceEntry(spec: Field): ServiceEntrySpec {
     const name = p.get("name").nonEmptyString();
     if (names.has(name)) p.get("name").invalid(`duplicate port name ${JSON.stringify(name)}`);
     names.add(name);
-    const protocol = p.get("protocol").present ? p.get("protocol").string().toUpperCase() : "TCP";
+    // Upstream accepts an empty protocol, as if absent (TCP).
+    const protocol = p.get("protocol").present ? p.get("protocol").string().toUpperCase() || "TCP" : "TCP";
     if (!(SERVICE_PROTOCOLS as readonly string[]).includes(protocol)) p.get("protocol").fail(`one of ${SERVICE_PROTOCOLS.join(", ")}`);
     return Object.freeze({ number: port(p.get("number")), protocol, name, targetPort: p.get("targetPort").present ? port(p.get("targetPort")) : undefined });
   });

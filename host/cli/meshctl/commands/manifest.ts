@@ -11,7 +11,7 @@ import { diffManifests, parseList, parseRenames, readManifests } from "../manife
 import { migrate } from "../manifest/migrate.ts";
 import { manifestText, renderManifests, resolveSpec, writeManifests } from "../manifest/render.ts";
 import { overlay } from "../manifest/values.ts";
-import { readSourceText } from "../source_text.ts";
+import { readSourceText } from "../../../config/source_text.ts";
 
 const collectSlice = (value: string, previous: string[]) => [...previous, ...value.split(",").filter((v) => v.length > 0)];
 const collect = (value: string, previous: string[]) => [...previous, value];
