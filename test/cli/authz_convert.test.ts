@@ -65,7 +65,7 @@ describe("x authz convert: upstream's converter samples", () => {
     ["destination.user", ["-f", "error-unsupported-destination-user.yaml", "-s", "service-bookinfo.yaml"], 1, /destination\.user is no longer supported in v1beta1 authorization policy/],
     ["conflicting labels", ["-f", "error-duplicate-workload-label.yaml", "-s", "service-bookinfo.yaml"], 1, /spec\.rules\[0\]\.services\[0\]: duplicate workload label "app" with conflicting values: "productpage", "reviews"/],
     ["no -s", ["-f", "policy-multiple-roles.yaml"], 2, /-s\/--service: required with -f/],
-    ["no -f", [], 2, /-f\/--file: needs the v1alpha1 RBAC files/],
+    ["no -f: the cluster's policies need an orchestrator API", [], 69, /meshctl experimental authz convert: this command needs an orchestrator API, which is not available here; use `-f rbac\.yaml -s services\.yaml`/],
     ["missing file", ["-f", "nope.yaml", "-s", "service-bookinfo.yaml"], 2, /nope\.yaml: no such file or directory/],
   ];
   for (const [name, args, status, message] of ERRORS) {

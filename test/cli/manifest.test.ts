@@ -276,3 +276,17 @@ describe("manifest migrate", () => {
     assert.equal(docs(forced.stdout)[0].spec.hub, "h.example.com/m");
   });
 });
+
+describe("what still needs a cluster", () => {
+  for (const [args, what] of [
+    [["manifest", "apply", "-f", "x.yaml"], /^meshctl manifest apply: needs an orchestrator API to read and write the control plane's Deployments/],
+    [["install", "--set", "profile=demo"], /^meshctl install: needs an orchestrator API to apply the install manifests to a cluster; offline, `meshctl manifest generate -o DIR` \(or `\| kubectl apply -f -`\) renders them/],
+  ] as const) {
+    it(`${args.join(" ")}: exit 69, says what to use instead`, async () => {
+      const r = await meshctlInProcess([...args]);
+      assert.equal(r.status, 69);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, what);
+    });
+  }
+});
