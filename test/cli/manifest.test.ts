@@ -145,6 +145,11 @@ describe("manifest generate", async () => {
     const tmp = tempDir("mesh-manifest-");
     const file = join(tmp, "op.yaml");
     writeFileSync(file, "apiVersion: install.mesh.io/v1alpha1\nkind: MeshOperator\nmetadata: {name: mine}\nspec:\n  hub: registry.example.com/mesh\n  components:\n    disco:\n      k8s: {replicaCount: 3}\n");
+    const ca = deployment(await generate("--set", "values.anchor.tokenJwks=https://issuer.example.com/jwks.json", "--set", "values.anchor.tokenIssuer=https://issuer.example.com"), "mesh-ca")!;
+    assert.deepEqual(ca.spec.template.spec.containers[0].env.filter((e: Obj) => e.name.startsWith("TOKEN_")), [
+      { name: "TOKEN_JWKS", value: "https://issuer.example.com/jwks.json" },
+      { name: "TOKEN_ISSUER", value: "https://issuer.example.com" },
+    ]);
     const out = await generate("-f", file, "--set", "components.disco.k8s.replicaCount=2", "--set", "components.anchor.enabled=false", "--set", "values.global.logLevel=default:debug");
     const disco = deployment(out, "mesh-disco")!;
     assert.equal(disco.spec.replicas, 2, "--set wins over -f");

@@ -177,6 +177,7 @@ export function daemonObjects(component: Exclude<ComponentName, "base">, spec: O
                   { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
                   { name: "POD_NAMESPACE", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } } },
                   ...(d.jwtPolicy ? [{ name: "JWT_POLICY", value: spec.values.global.jwtPolicy }] : []),
+                  ...(component === "anchor" ? anchorTokenEnv(spec) : []),
                 ],
                 readinessProbe: { httpGet: { path: d.readiness.path, port: d.readiness.port }, initialDelaySeconds: 1, periodSeconds: 3, timeoutSeconds: 5 },
                 resources,
@@ -196,6 +197,12 @@ export function daemonObjects(component: Exclude<ComponentName, "base">, spec: O
       spec: { selector: { app: d.name }, ports: d.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.containerPort, protocol: "TCP" })) },
     },
   ];
+}
+
+/** mesh_ca's token verification (docs/mesh_ca.md "Authentication"): without keys it refuses first certificates, as it logs at start. */
+function anchorTokenEnv(spec: OperatorSpec): Obj[] {
+  const a = spec.values.anchor;
+  return [...(a.tokenJwks ? [{ name: "TOKEN_JWKS", value: a.tokenJwks }] : []), ...(a.tokenIssuer ? [{ name: "TOKEN_ISSUER", value: a.tokenIssuer }] : [])];
 }
 
 /** Name and namespace of the disco-discovery Service (the webhooks' backend). */

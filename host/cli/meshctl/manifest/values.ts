@@ -39,7 +39,8 @@ export interface OperatorSpec {
     global: { imagePullPolicy: "Always" | "IfNotPresent" | "Never"; logLevel: string; clusterDomain: string; jwtPolicy: string };
     sidecarInjectorWebhook: { enabled: boolean };
     configValidation: { enabled: boolean };
-    anchor: { selfSigned: boolean; workloadCertTtl: string };
+    /** tokenJwks, tokenIssuer: mesh_ca's TOKEN_JWKS and TOKEN_ISSUER (the orchestrator's service-account token issuer); empty: not set. */
+    anchor: { selfSigned: boolean; workloadCertTtl: string; tokenJwks: string; tokenIssuer: string };
   };
 }
 
@@ -63,7 +64,7 @@ function defaultProfile(): OperatorSpec {
       global: { imagePullPolicy: "IfNotPresent", logLevel: "default:info", clusterDomain: "cluster.local", jwtPolicy: "third-party-jwt" },
       sidecarInjectorWebhook: { enabled: true },
       configValidation: { enabled: true },
-      anchor: { selfSigned: true, workloadCertTtl: "2160h" },
+      anchor: { selfSigned: true, workloadCertTtl: "2160h", tokenJwks: "", tokenIssuer: "" },
     },
   };
 }
