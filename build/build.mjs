@@ -5,7 +5,7 @@
 //   build/deploy/             Envoy bootstrap, WasmPlugin, EnvoyFilter, OCI image layout (build/deploy_artifacts.ts)
 //   build/out/mesh-policy-filter*.mjs, build/types/*.d.ts
 //                             the package's library entries (host/library) and their declarations
-// Usage: node build/build.mjs [--wasm-only]
+// Usage: node build/build.mjs [--wasm-only | --programs-only]
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, existsSync, rmSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -153,7 +153,9 @@ function libraryDeclarations() {
 // The two modules and the bundles do not depend on each other: built side by
 // side (asc is single-threaded and the release build takes most of the time).
 // Every step runs to its end; any failure fails the build after all are reported.
-const steps = await Promise.allSettled([compileWasm("release"), compileWasm("debug"), bundlePrograms().then(bundleLibrary), libraryDeclarations()]);
+// --programs-only rebuilds build/out alone (the modules of a previous build stay).
+const programsOnly = process.argv.includes("--programs-only");
+const steps = await Promise.allSettled(programsOnly ? [bundlePrograms()] : [compileWasm("release"), compileWasm("debug"), bundlePrograms().then(bundleLibrary), libraryDeclarations()]);
 for (const step of steps) {
   if (step.status !== "fulfilled" || !step.value) continue;
   process.stdout.write(step.value.stdout);
@@ -163,7 +165,7 @@ const failed = steps.filter((step) => step.status === "rejected");
 for (const step of failed) process.stderr.write(`${step.reason instanceof Error ? step.reason.message : step.reason}\n`);
 if (failed.length > 0) process.exit(1);
 
-if (!process.argv.includes("--wasm-only")) {
+if (!process.argv.includes("--wasm-only") && !programsOnly) {
   // The deployable artifacts need the module and the host's configuration decoding (TypeScript, run by tsx).
   execFileSync(process.execPath, ["--import", "tsx", join(root, "build", "deploy_artifacts.ts")], { cwd: root, stdio: "inherit" });
 }

@@ -120,12 +120,16 @@ proxy.action(async (opts: Record<string, unknown>) => {
     ...(vars.secretGraceMs !== undefined ? { secretGraceDuration: vars.secretGraceMs } : {}),
     initialBackoffMs: vars.initialBackoffMs,
     connectTimeout: opts.connectTimeout,
+    ...(vars.terminationDrainMs !== undefined ? { terminationDrainMs: vars.terminationDrainMs } : {}),
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
   const env = { ...rest, ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}), ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}) };
   // The sidecar (gRPC, protobufjs, jose, the filter module) loads only now that the flags are good.
   const { runProxyCommand } = await import("../proxy/agent_command.ts");
-  process.exitCode = await runProxyCommand(settings, logger, env);
+  const code = await runProxyCommand(settings, logger, env);
+  // Whatever a failed start left open (a watcher, a gRPC channel) must not keep the agent alive: an orchestrator restarts only what exits.
+  logger.close();
+  process.exit(code);
 });
 
 addLoggingFlags(program

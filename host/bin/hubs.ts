@@ -82,6 +82,12 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
     usageError("hubs server", (e as Error).message);
   }
   if ((opts.quotaStoreTimeout as number) <= 0) usageError("hubs server", "--quotaStoreTimeout: expected a positive duration such as 500ms");
+  // Flags that only shape an evaluator another flag turns on: given alone they would change nothing.
+  const given = (key: string) => serverCommand.getOptionValueSource(key) === "cli";
+  for (const key of ["latencyEnforcementThreshold", "latencySampleHalflife", "latencySamplesPerSecond"]) {
+    if (given(key) && (opts.averageLatencyThreshold as number) === 0) usageError("hubs server", `--${key}: no effect without --averageLatencyThreshold (it shapes the latency evaluator that flag turns on)`);
+  }
+  if (given("burstSize") && (opts.maxRequestsPerSecond as number) === 0) usageError("hubs server", "--burstSize: no effect without --maxRequestsPerSecond (it is that rate limit's burst allowance)");
   const log = logger.scope("default");
   process.on("uncaughtException", (e) => {
     log.fatal(`uncaught exception: ${e.stack ?? e.message}`);

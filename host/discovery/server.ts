@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import { createServer, type Server as HttpServer } from "node:http";
 import { hostname } from "node:os";
 import * as grpc from "@grpc/grpc-js";
@@ -207,14 +208,14 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   };
   try {
     if (o.grpc) {
-      const served = await serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions);
+      const served = await bindNamed("--grpcAddr", `${o.grpc.host ?? ""}:${o.grpc.port}`, serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions));
       grpcServers.push(served);
       listeners.grpc = served.address;
       o.log.info(`xDS (plain text) on ${listeners.grpc}`);
     }
     if (o.secureGrpc) {
       const secure = await secureXds(o.secureGrpc.tls, o.trustDomain);
-      const served = await serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access);
+      const served = await bindNamed("--secureGrpcAddr", `${o.secureGrpc.address.host ?? ""}:${o.secureGrpc.address.port}`, serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access));
       grpcServers.push(served);
       listeners.secureGrpc = served.address;
       o.log.info(`xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`);
@@ -230,22 +231,22 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       if (o.profiling && serveProfiling(req, res)) return;
       debugPage(req.url ?? "/", { snapshot: current!, ads, versions: versions!, ledger: tracking ? ledger : undefined, adszConfig: o.debugAdszConfig ?? false }, res);
     });
-    listeners.http = (await listen(http, o.http.port, o.http.host)).address;
+    listeners.http = (await bindNamed("--httpAddr", `${o.http.host ?? ""}:${o.http.port}`, listen(http, o.http.port, o.http.host))).address;
   }
   let webhooks: WebhookServer | undefined;
   if (o.https) {
-    webhooks = await startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
+    webhooks = await bindNamed("--httpsAddr", `${o.https.address.host ?? ""}:${o.https.address.port}`, startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log }));
     listeners.https = webhooks.address;
     o.log.info(`admission webhooks (/validate, /inject) on https://${webhooks.address}`);
   }
   let monitoring: MonitoringServer | undefined;
   if (o.monitoring) {
-    monitoring = await startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] });
+    monitoring = await bindNamed("--monitoringAddr", `${o.monitoring.host ?? ""}:${o.monitoring.port}`, startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] }));
     listeners.monitoring = monitoring.address;
   }
   let ctrlz: CtrlzServer | undefined;
   if (o.ctrlz) {
-    ctrlz = await startCtrlz({
+    ctrlz = await bindNamed("--ctrlz_port", `${o.ctrlz.address}:${o.ctrlz.port}`, startCtrlz({
       ...o.ctrlz,
       component: "disco-discovery",
       info: buildInfo,
@@ -254,7 +255,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
         instance: () => ({ name: o.podName ?? hostname(), ...(o.podNamespace ? { namespace: o.podNamespace } : {}) }),
         connections: () => ads.state().map((c) => ({ id: c.id, node: c.node.id, connectedAt: c.connectedAt.toISOString(), types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t) })),
       },
-    });
+    }));
     listeners.ctrlz = ctrlz.address;
   }
   ready = true;

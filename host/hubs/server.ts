@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
@@ -164,17 +165,17 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       closers.push(() => store.close());
       if (!(await store.waitUntilReady(QUOTA_STORE_START_WAIT_MS))) adaptersLog.warn(`${store.problem() ?? `quota store ${store.description}: not connected yet`}; serving anyway, reconnecting`);
     }
-    const monitoring: MonitoringServer = await startMonitoring({
+    const monitoring: MonitoringServer = await bindNamed("--monitoringPort", options.monitoringPort, startMonitoring({
       port: options.monitoringPort,
       registry: metrics.registry,
       info: buildInfo,
       healthy: () => serving && !closing,
       healthDetail: () => [quotas.problem() ?? `quota store ${quotas.description}: ok`],
       profiling: options.profile,
-    });
+    }));
     closers.push(() => monitoring.close());
 
-    const ctrlz: CtrlzServer = await startCtrlz({
+    const ctrlz: CtrlzServer = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
       address: options.ctrlzAddress,
       port: options.ctrlzPort,
       component: "hubs",
@@ -191,7 +192,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
         accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
         configErrors: () => loaded.errors,
       },
-    });
+    }));
     closers.push(() => ctrlz.close());
 
     if (options.livenessProbePath && options.livenessProbeIntervalMs > 0) {
@@ -304,7 +305,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     });
     const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);
-    const grpcPort = await bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined);
+    const grpcPort = await bindNamed(options.address ? "--address" : "--port", options.address || options.port, bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined));
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
     closers.push(() => {
       health.setServing(false);

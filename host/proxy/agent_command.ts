@@ -6,6 +6,8 @@ import type { CertificateTransport, WorkloadCertificate } from "../anchor/client
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../daemon/lifecycle.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../daemon/exit_codes.ts";
+import { ListenerBindError } from "../daemon/bind.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
@@ -40,8 +42,6 @@ export interface AgentEnvironment {
   POD_NAME?: string;
   POD_NAMESPACE?: string;
   INSTANCE_IP?: string;
-  /** Overrides --drainDuration (seconds). */
-  TERMINATION_DRAIN_DURATION_SECONDS?: string;
   /** Workload labels `k=v,k=v` when --labels is not given. */
   POD_LABELS?: string;
   /** `true`/`false`: overrides the mesh config's enableFallthroughRoute. */
@@ -211,16 +211,21 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
   const log = logger.scope("default");
   const proxy = await startProxy(opts, logger, env);
   if ("exitCode" in proxy) return proxy.exitCode;
-  const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
-  const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
+  // TERMINATION_DRAIN_DURATION_SECONDS (decoded by the command: a bad value exits 2) overrides --drainDuration.
+  const drainMs = typeof opts.terminationDrainMs === "number" ? opts.terminationDrainMs : (opts.drainDuration as number);
+  // --parentShutdownDuration bounds the whole shutdown: the drain is cut there, and so is whatever closing is left.
+  const limitMs = opts.parentShutdownDuration as number;
   const stopped = handleSignals(
     {
       stop: async (signal) => {
-        log.info(`${signal}: draining for up to ${drainMs} ms`);
-        const limitMs = Math.max(drainMs, opts.parentShutdownDuration as number) + 5000;
-        const hardLimit = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("drain did not finish within --parentShutdownDuration")), limitMs).unref());
-        await Promise.race([proxy.stop(drainMs), hardLimit]);
-        log.info("drained; exiting");
+        const windowMs = Math.min(drainMs, limitMs);
+        log.info(`${signal}: draining for up to ${formatGoDuration(windowMs)}${windowMs < drainMs ? ` (--parentShutdownDuration ${formatGoDuration(limitMs)} cuts the drain of ${formatGoDuration(drainMs)})` : ""}`);
+        let timer: NodeJS.Timeout | undefined;
+        const limit = new Promise<"limit">((resolve) => (timer = setTimeout(() => resolve("limit"), limitMs)));
+        const outcome = await Promise.race([proxy.stop(windowMs).then(() => "drained" as const), limit]);
+        clearTimeout(timer);
+        if (outcome === "limit") log.warn(`--parentShutdownDuration ${formatGoDuration(limitMs)} reached before the shutdown finished: exiting now`);
+        else log.info("drained; exiting");
       },
       // The configuration directory is watched anyway; SIGHUP rereads it at once.
       reload: () => proxy.reload(),
@@ -478,7 +483,8 @@ export async function startProxy(
     transport.close();
     workloadTls?.stop();
     outlierLog?.close();
-    return { exitCode: EXIT_BAD_CONFIG };
+    // A listener that cannot be opened is a failed start (1); an unusable first configuration, a bad one (2).
+    return { exitCode: e instanceof ListenerBindError ? EXIT_FAILURE : EXIT_BAD_CONFIG };
   }
   const metricsSink = metricsService
     ? new MetricsServiceClient({ address: metricsService.address, node, snapshot: () => sidecar!.statsSnapshot(), onError: sinkError("--proxyMetricsService") })

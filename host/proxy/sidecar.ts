@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { createServer, type Server } from "node:http";
 import { formatConfigProblem } from "../config/problems.ts";
@@ -312,11 +313,12 @@ export class Sidecar {
   async start(): Promise<SidecarAddresses> {
     if (!(await this.watcher.start())) throw new Error(`no usable configuration from ${this.options.discovery ? `the control plane at ${this.options.discovery.address}` : this.options.configDir}`);
     const o = this.options;
-    const admin = await listen(this.admin, o.adminPort, o.adminBindAddress);
-    const inbound = this.mtls ? { port: await listenTcp(this.mtls, o.inboundPort, o.bindAddress) } : await listen(this.inbound.server, o.inboundPort, o.bindAddress);
-    const outbound = await listen(this.outbound.server, o.outboundPort, o.outboundBindAddress);
-    const status = this.status ? await listen(this.status, o.statusPort, o.bindAddress) : { port: 0 };
-    const tcp = this.tcp ? await listenTcp(this.tcp, o.tcpPort, o.bindAddress) : -1;
+    const at = (address: string, port: number | undefined) => `${address}:${port}`;
+    const admin = await bindNamed("--proxyAdminPort", at(o.adminBindAddress, o.adminPort), listen(this.admin, o.adminPort, o.adminBindAddress));
+    const inbound = await bindNamed("--inboundPort", at(o.bindAddress, o.inboundPort), this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress));
+    const outbound = await bindNamed("--outboundPort", at(o.outboundBindAddress, o.outboundPort), listen(this.outbound.server, o.outboundPort, o.outboundBindAddress));
+    const status = this.status ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress)) : { port: 0 };
+    const tcp = this.tcp ? await bindNamed("--tcpPort", at(o.bindAddress, o.tcpPort), listenTcp(this.tcp, o.tcpPort!, o.bindAddress)) : -1;
     this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port, tcp };
     return this.addresses;
   }

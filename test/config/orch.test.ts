@@ -25,7 +25,7 @@ spec:
       ["a cluster IP is not headless", { "spec.clusterIP": "10.96.0.7" }, "ok", (s) => assert.deepEqual([s.headless, s.addresses], [undefined, ["10.96.0.7"]])],
       ["fields the mesh does not model are not warned about", { "spec.clusterIP": "None", "spec.sessionAffinity": "None", status: {} }, "ok"],
       ["port 0", { "spec.ports.0.port": 0 }, ["spec.ports[0].port", /integer from 1 to 65535/]],
-      ["two ports without names (upstream's analyzer reads them)", { "spec.ports.0.name": undefined, "spec.ports.1": { port: 9000 } }, "ok", (s) => assert.deepEqual(s.ports.map((p) => p.name), [undefined, undefined])],
+      ["two ports without names (upstream's analyzer reads them)", { "spec.ports.0.name": undefined, "spec.ports.1": { port: 9000 } }, "ok", (s) => assert.deepEqual(s.ports.map((p: { name?: string }) => p.name), [undefined, undefined])],
       ["protocol in lower case", { "spec.ports.0.protocol": "udp" }, "ok", (s) => assert.equal(s.ports[0].protocol, "UDP")],
       ["duplicate port names", { "spec.ports.1": { name: "http", port: 9000 } }, ["spec.ports[1].name", /duplicate port name "http"/]],
       ["bad protocol", { "spec.ports.0.protocol": "HTTP" }, ["spec.ports[0].protocol", /one of TCP, UDP, SCTP/]],

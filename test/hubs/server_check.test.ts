@@ -200,9 +200,9 @@ describe("hubs server: Check", () => {
     assert.ok((metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="OK"}') ?? 0) >= 10, text);
     assert.ok((metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="INVALID_ARGUMENT"}') ?? 0) >= 3);
     assert.ok((metricValue(text, 'grpc_server_msg_received_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check"}') ?? 0) >= 10);
-    assert.equal(metricValue(text, "hub_config_rule_configs"), 5);
-    assert.equal(metricValue(text, "hub_config_rule_config_errors"), 0);
-    assert.equal(metricValue(text, "hub_config_handler_configs"), 2);
+    assert.equal(metricValue(text, "hub_config_rule_configs_total"), 5);
+    assert.equal(metricValue(text, "hub_config_rule_config_errors_total"), 0);
+    assert.equal(metricValue(text, "hub_config_handler_configs_total"), 2);
     assert.ok((metricValue(text, 'hub_runtime_dispatches_total{handler="HubQuota mesh-system/requests",variety="quota"}') ?? 0) >= 5);
     assert.ok((metricValue(text, 'hub_runtime_dispatches_total{handler="HubRule mesh-system/deny-admin",variety="check"}') ?? 0) >= 2);
     assert.equal(metricValue(text, "hub_loadshedding_requests_throttled_total"), 0);

@@ -20,6 +20,12 @@ export interface NotApplicable {
   readonly reason: string;
   /** Other values that ask for what this build does anyway (accepted too). */
   readonly alsoAccepted?: readonly string[];
+  /**
+   * When the spec's default asks for something this build does not do: the
+   * only values accepted (what it does); the default given explicitly is
+   * refused like any other value.
+   */
+  readonly only?: readonly string[];
   /** The spec's one-letter form of the flag (`-n`), refused the same way. */
   readonly short?: string;
 }
@@ -33,11 +39,11 @@ export const GO_FALSE: readonly string[] = ["0", "f", "F", "FALSE", "false", "Fa
 
 /** Whether a given value asks for the default (booleans as Go's strconv.ParseBool reads them). */
 export function isDefaultValue(entry: NotApplicable, value: string): boolean {
+  const accepted = entry.only ?? [entry.default, ...(entry.alsoAccepted ?? [])];
   if (entry.type === "bool") {
-    const accepted = [entry.default, ...(entry.alsoAccepted ?? [])];
     return (accepted.includes("true") && GO_TRUE.includes(value)) || (accepted.includes("false") && GO_FALSE.includes(value));
   }
-  return value === entry.default || (entry.alsoAccepted ?? []).includes(value);
+  return accepted.includes(value);
 }
 
 /** The one-line refusal. */
