@@ -193,7 +193,7 @@ function convertRole(role: ServiceRole, bindings: readonly ServiceRoleBinding[],
   const out: Array<{ policy: GeneratedPolicy; target?: Target }> = [];
   const subjects = bindings.flatMap((b) => b.subjects.map((s, i) => ({ subject: s, binding: b, path: `spec.subjects[${i}]` })));
   role.rules.forEach((rule, i) => {
-    const access = accessRule(role, rule, i, warnings);
+    const access = accessRule(role, rule, warnings);
     const rules = subjects.map(({ subject, binding, path }) => withAccess(subjectRule(subject, binding, path, warnings), access));
     const byLabels = labelTargets(role, rule);
     if (rule.services.length === 0) {
@@ -224,7 +224,7 @@ interface Access {
   when: NonNullable<PolicyRule["when"]>;
 }
 
-function accessRule(role: ServiceRole, rule: AccessRule, i: number, warnings: string[]): Access {
+function accessRule(role: ServiceRole, rule: AccessRule, warnings: string[]): Access {
   const notStar = (values: readonly string[]) => values.filter((v) => v !== "*");
   const operation: Record<string, string[]> = {};
   const put = (key: string, values: readonly string[]) => {
@@ -262,7 +262,6 @@ function accessRule(role: ServiceRole, rule: AccessRule, i: number, warnings: st
     if (values.length === 0) warnings.push(`${role.origin.file}: ${role.origin.resource}: ${c.path}: constraint ${c.key} with only the wildcard value "*" dropped (it matched any value)`);
     else when.push({ key: c.key, values });
   }
-  void i;
   return { operation, when };
 }
 
