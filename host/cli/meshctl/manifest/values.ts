@@ -128,6 +128,11 @@ function merge(target: Record<string, unknown>, value: unknown, path: string[], 
   }
   for (const [key, v] of Object.entries(value)) {
     const at = [...path, key];
+    if (key === "resources" && path.at(-1) === "k8s") {
+      // Orchestrator resources replace the profile's whole (limits may be absent from it).
+      target[key] = resources(v, at.join("."), where);
+      continue;
+    }
     if (!Object.hasOwn(target, key)) {
       throw new ConfigError({ file: where }, at.join("."), `a field of the MeshOperator spec (known here: ${Object.keys(target).join(", ")})`, "an unknown field");
     }
@@ -139,8 +144,35 @@ function merge(target: Record<string, unknown>, value: unknown, path: string[], 
   }
 }
 
+/** `k8s.resources`: `requests` and/or `limits`, each with `cpu` and/or `memory` quantities. */
+function resources(value: unknown, path: string, where: string): Resources {
+  const object = (v: unknown, at: string, known: readonly string[]) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ConfigError({ file: where }, at, "an object", JSON.stringify(v));
+    for (const k of Object.keys(v)) if (!known.includes(k)) throw new ConfigError({ file: where }, `${at}.${k}`, `one of ${known.join(", ")}`, "an unknown field");
+    return v as Record<string, unknown>;
+  };
+  const out: Record<string, Record<string, string>> = {};
+  for (const [kind, quantities] of Object.entries(object(value, path, ["requests", "limits"]))) {
+    out[kind] = {};
+    for (const [name, q] of Object.entries(object(quantities, `${path}.${kind}`, ["cpu", "memory"]))) {
+      if ((typeof q !== "string" && typeof q !== "number") || !/^\d+(\.\d+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.test(String(q))) {
+        throw new ConfigError({ file: where }, `${path}.${kind}.${name}`, "a quantity such as 500m or 128Mi", JSON.stringify(q));
+      }
+      out[kind][name] = String(q);
+    }
+  }
+  return out as unknown as Resources;
+}
+
 /** `--set`'s text value typed as the field it sets (`true`, `3`, `demo`). */
 export function setValue(base: OperatorSpec, item: SetItem): unknown {
+  // k8s.resources.<requests|limits>.<cpu|memory> may name a quantity the profile does not set.
+  const quantity = item.path.length === 6 && item.path[0] === "components" && item.path[2] === "k8s" && item.path[3] === "resources";
+  if (quantity && Object.hasOwn(base.components, item.path[1])) {
+    const current = structuredClone((base.components as Record<string, ComponentSpec>)[item.path[1]].k8s.resources) as unknown as Record<string, Record<string, string>>;
+    current[item.path[4]] = { ...(current[item.path[4]] ?? {}), [item.path[5]]: item.value };
+    return { components: { [item.path[1]]: { k8s: { resources: current } } } };
+  }
   let node: unknown = base;
   for (const key of item.path) {
     if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) {
