@@ -326,6 +326,7 @@ export async function startProxy(
         ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),
         onJitter: (ms) => logger.scope("anchorclient").info(`waiting ${ms} ms before the certificate request (INITIAL_BACKOFF_MSEC)`),
         onRotated: (c: WorkloadCertificate) => {
+          logger.scope("cache").debug(`workload certificate cached: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}, renewal at ${c.rotateAt.toISOString()}`);
           transport?.renewCredentials();
           metrics.certificatePushed();
           if (env.OUTPUT_KEY_CERT_TO_DIRECTORY) writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY, c, env.PKCS8_KEY === "true", log);
@@ -335,7 +336,11 @@ export async function startProxy(
           metrics.outgoingRetry("csr");
           logger.scope("anchorclient").warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
         },
-        onRequest: (ok, latencyMs) => metrics.outgoingRequest("csr", ok, latencyMs),
+        onRequest: (ok, latencyMs, by) => {
+          metrics.outgoingRequest("csr", ok, latencyMs);
+          if (by === "token") logger.scope("token").debug(`service-account token ${auth.tokenPath} presented to mesh_ca (JWT_POLICY ${env.JWT_POLICY || "third-party-jwt"})`);
+          logger.scope("anchorclient").debug(`CSR for ${identity} to ${settings.caAddress} (authenticated by ${by}): ${ok ? "certificate issued" : "failed"} in ${Math.round(latencyMs)} ms`);
+        },
       });
       jwks = new JwksCache({ cooldownMs: (opts.jwksRefetchCooldown as number | undefined) ?? DEFAULT_JWKS_COOLDOWN_MS });
       security = { ...settings, tls: workloadTls, jwks };
