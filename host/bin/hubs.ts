@@ -10,6 +10,7 @@ import { serveUntilSignal } from "../daemon/lifecycle.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../daemon/spec_surface/hubs.ts";
+import { envReader } from "../daemon/spec_surface/env_values.ts";
 import { fsStoreDir } from "../hubs/config_store.ts";
 import { addVersionCommand } from "../daemon/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
@@ -81,8 +82,12 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
     process.exit(1);
   });
   const explicitTls = ["caCertFile", "certFile", "keyFile"].some((k) => serverCommand.getOptionValueSource(k) !== "default");
-  const bypass = process.env.BYPASS_OOP_MTLS_SAN_VERIFICATION ?? "";
-  if (!["", "true", "false", "1", "0"].includes(bypass)) usageError("hubs server", `BYPASS_OOP_MTLS_SAN_VERIFICATION=${JSON.stringify(bypass)}: expected true or false`);
+  let bypassSanVerification = false;
+  try {
+    bypassSanVerification = envReader(process.env).bool("BYPASS_OOP_MTLS_SAN_VERIFICATION", false);
+  } catch (e) {
+    usageError("hubs server", (e as Error).message);
+  }
   // The server (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
   const { LISTENING_LINE_PREFIX, startHubServer } = await import("../hubs/server.ts");
   let server;
@@ -90,7 +95,7 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
     server = await startHubServer(
       {
         tls: chooseHubTls({ caCertFile: opts.caCertFile as string, certFile: opts.certFile as string, keyFile: opts.keyFile as string }, explicitTls),
-        bypassSanVerification: bypass === "true" || bypass === "1",
+        bypassSanVerification,
         port: opts.port as number,
         address: opts.address as string,
         monitoringPort: opts.monitoringPort as number,

@@ -395,11 +395,13 @@ function decodeSent(any: { type_url: string; value: Uint8Array }): unknown {
 /** Debug lines of a new configuration version, each in the scope of its concern. */
 function logModel(s: MeshSnapshot, scopes: Record<"model" | "rbac" | "authn", ScopedLogger>): void {
   const k = s.catalog.byKind;
-  if (scopes.model.enabled("debug")) {
+  // A caller's own log sink (tests, in-process use) may not filter by level: then every line goes to it.
+  const debugging = (l: ScopedLogger) => typeof l.enabled !== "function" || l.enabled("debug");
+  if (debugging(scopes.model)) {
     const kinds = Object.entries(k).filter(([, list]) => list.length > 0).map(([kind, list]) => `${kind}=${list.length}`);
     scopes.model.debug(`configuration version ${s.version}: ${kinds.join(" ") || "no resources"}; services ${s.registry.services.length}`);
   }
   const names = (list: ReadonlyArray<{ namespace: string; name: string }>) => list.map((r) => `${r.namespace}/${r.name}`).join(" ") || "none";
-  if (scopes.rbac.enabled("debug")) scopes.rbac.debug(`configuration version ${s.version}: AuthorizationPolicies (served as RBAC filters of the workloads they select): ${names(k.AuthorizationPolicy)}`);
-  if (scopes.authn.enabled("debug")) scopes.authn.debug(`configuration version ${s.version}: PeerAuthentications ${names(k.PeerAuthentication)}; RequestAuthentications ${names(k.RequestAuthentication)}`);
+  if (debugging(scopes.rbac)) scopes.rbac.debug(`configuration version ${s.version}: AuthorizationPolicies (served as RBAC filters of the workloads they select): ${names(k.AuthorizationPolicy)}`);
+  if (debugging(scopes.authn)) scopes.authn.debug(`configuration version ${s.version}: PeerAuthentications ${names(k.PeerAuthentication)}; RequestAuthentications ${names(k.RequestAuthentication)}`);
 }
