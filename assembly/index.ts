@@ -3,7 +3,7 @@
 import "./abi/abort";
 
 // The proxy-wasm ABI: what a proxy loads.
-export * from "./abi/exports";
+export * from "./entry/exports";
 
 // The pure core, for embedders that call it directly (meshctl x hub-eval,
 // configuration validation, the hub server's regexes, benchmarks and tests).

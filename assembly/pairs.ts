@@ -2,7 +2,7 @@ import { knownString } from "./known_strings";
 import { HeaderMap } from "./attributes/header_map";
 import { recentString } from "./recent_strings";
 import { decodeUtf8, encodeUtf8Unsafe } from "./utf8";
-import { StringMap } from "./attributes/string_map";
+import { StringMap } from "./attributes/value";
 
 // The proxy-wasm serialized map: u32 count, then count (key length, value
 // length) u32 pairs, then each key and value followed by a NUL byte; all

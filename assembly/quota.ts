@@ -1,4 +1,4 @@
-import { AttributeSource } from "./attributes/source";
+import { AttributeSource } from "./attributes/bag";
 import { internAttribute } from "./attributes/names";
 import { HeaderMap } from "./attributes/header_map";
 import { AttributeValue, ValueKind } from "./attributes/value";

@@ -1,6 +1,6 @@
 import { FORWARDED_HEADER } from "./attributes/forwarded";
 import { HeaderMap } from "./attributes/header_map";
-import { StringMap } from "./attributes/string_map";
+import { StringMap } from "./attributes/value";
 import { KNOWN_SLOTS, knownSlot, knownSlotOfString } from "./known_strings";
 import { forEachPair } from "./pairs";
 import { repeatedString } from "./recent_strings";

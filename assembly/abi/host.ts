@@ -1,4 +1,4 @@
-import { StringMap } from "../attributes/string_map";
+import { StringMap } from "../attributes/value";
 import { HeaderMap } from "../attributes/header_map";
 import { decodeHeadersInto, decodePairs, encodePairs } from "../pairs";
 import { BufferType, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";

@@ -1,7 +1,6 @@
 import { JsonKind, JsonValue, parseJson } from "../json";
-import { AttributeValue } from "./value";
+import { AttributeValue, StringMap } from "./value";
 import { AttributeBag } from "./bag";
-import { StringMap } from "./string_map";
 import { REQUEST_AUTH_AUDIENCES, REQUEST_AUTH_CLAIMS, REQUEST_AUTH_PRESENTER, REQUEST_AUTH_PRINCIPAL, REQUEST_AUTH_RAW_CLAIMS } from "./names";
 
 // `request.auth.*` attributes from the payload of a JWT the host has already

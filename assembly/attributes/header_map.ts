@@ -1,6 +1,6 @@
 import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotInline, knownSlotOfString } from "../known_strings";
 import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
-import { StringMap } from "./string_map";
+import { StringMap } from "./value";
 import { ViewMap } from "./view_map";
 
 /** The tag of a header whose name is not a known string. */

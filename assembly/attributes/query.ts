@@ -1,7 +1,6 @@
 import { bytesEqualString, indexOfByte } from "../text";
 import { decodeUtf8, encodeUtf8 } from "../utf8";
-import { StringMap } from "./string_map";
-import { AttributeValue } from "./value";
+import { AttributeValue, StringMap } from "./value";
 import { ViewMap } from "./view_map";
 
 const QUESTION: u8 = 0x3f; // '?'

@@ -1,14 +1,13 @@
 import { httpStatusForCode, statusCodeName } from "../hub/status";
 import { parseSocketAddress } from "./address";
 import { AttributeBag } from "./bag";
-import { StringMap } from "./string_map";
 import {
   CHECK_CACHE_HIT, CHECK_ERROR_CODE, CHECK_ERROR_MESSAGE, DESTINATION_IP, DESTINATION_PORT, QUOTA_CACHE_HIT, REQUEST_HEADERS, REQUEST_SIZE,
   REQUEST_TOTAL_SIZE, RESPONSE_CODE, RESPONSE_DURATION, RESPONSE_GRPC_MESSAGE, RESPONSE_GRPC_STATUS, RESPONSE_HEADERS, RESPONSE_SIZE,
   RESPONSE_TIME, RESPONSE_TOTAL_SIZE,
 } from "./names";
 import { RequestValues } from "./request_values";
-import { AttributeValue } from "./value";
+import { AttributeValue, StringMap } from "./value";
 
 /** What the proxy knows about a request once it is complete. */
 export class ResponseView {

@@ -1,9 +1,8 @@
 import { RequestView } from "../request";
-import { AttributeBag } from "./bag";
+import { AttributeBag, AttributeSource } from "./bag";
 import { RequestDerivation } from "./derive";
 import { attributeId } from "./names";
 import { RequestValues } from "./request_values";
-import { AttributeSource } from "./source";
 import { AttributeValue } from "./value";
 
 /**

@@ -1,6 +1,5 @@
 import { QueryMap } from "./query";
-import { StringMap } from "./string_map";
-import { AttributeValue, ValueKind } from "./value";
+import { AttributeValue, ValueKind, StringMap } from "./value";
 
 /**
  * The attribute values one request derives for itself (its host, path, id,

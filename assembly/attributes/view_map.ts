@@ -1,7 +1,6 @@
 import { bytesEqualString, fnv64Text } from "../text";
 import { decodeUtf8 } from "../utf8";
-import { ENTRY_HASH_BASIS, StringMap } from "./string_map";
-import { AttributeValue } from "./value";
+import { AttributeValue, ENTRY_HASH_BASIS, StringMap } from "./value";
 
 // Per entry: a tag (header_map.ts files its known-name slot there), the key's
 // offset and length, the value's offset and length; offsets from `base`.

@@ -23,7 +23,7 @@
 // - Denials are cached like accepts; the route directive is kept with the status.
 // Not upstream: a hit is confirmed by comparing the request's values with the
 // values captured at insert, so a 64-bit signature collision is a miss.
-import { AttributeSource } from "../attributes/source";
+import { AttributeSource } from "../attributes/bag";
 import { AttributeValue } from "../attributes/value";
 import { Lru, lruKey } from "./lru";
 import { ReferencedShape } from "./referenced";

@@ -20,8 +20,7 @@
 //   shape) files it, later answers for the same signature do not replace it.
 //   Without a bag, checks always use the pending pool: one pool per name.
 // - Capacity 10 000 pools, idle expiry 600 s; `disableQuotaCache` = capacity 0.
-import { AttributeBag } from "../attributes/bag";
-import { AttributeSource } from "../attributes/source";
+import { AttributeBag, AttributeSource } from "../attributes/bag";
 import { AttributeValue } from "../attributes/value";
 import { Lru, lruKey } from "./lru";
 import { QuotaPrefetch } from "./quota_prefetch";

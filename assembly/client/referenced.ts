@@ -21,10 +21,9 @@
 //   MD5 with NUL delimiters), and a cache hit also compares the captured values
 //   (`sameValues`), so a hash collision can never serve another request's
 //   answer.
-import { AttributeSource } from "../attributes/source";
+import { AttributeSource } from "../attributes/bag";
 import { internAttribute } from "../attributes/names";
-import { StringMap } from "../attributes/string_map";
-import { AttributeValue, ValueKind } from "../attributes/value";
+import { AttributeValue, ValueKind, StringMap } from "../attributes/value";
 import { FNV64_OFFSET_BASIS, fnv64Byte, fnv64Bytes, fnv64String, fnv64U32, fnv64U64 } from "./fnv64";
 
 /** ReferencedAttributes.Condition of the hub protocol. */

@@ -1,6 +1,5 @@
 import { AttributeBag } from "../attributes/bag";
-import { StringMap } from "../attributes/string_map";
-import { AttributeValue } from "../attributes/value";
+import { AttributeValue, StringMap } from "../attributes/value";
 import { JsonKind, JsonValue } from "../json";
 import { base64Decode } from "../proto/base64";
 import { ConfigReader, parseDurationNanos } from "./reader";

@@ -2,7 +2,7 @@ import { AttributeBag } from "../attributes/bag";
 import { JsonValue } from "../json";
 import { QuotaRule } from "../quota";
 import { readAttributes } from "./attributes_json";
-import { TransportConfig } from "./client_config";
+import { TransportConfig } from "./transport_config";
 import { readQuotaSpec } from "./quota_spec_json";
 import { ConfigReader } from "./reader";
 import { readTransport } from "./transport_json";

@@ -1,7 +1,7 @@
 import { encodeForwardedAttributes } from "../attributes/forwarded";
 import { JsonValue } from "../json";
 import { readAttributes } from "./attributes_json";
-import { NetworkFailPolicy, TransportConfig } from "./client_config";
+import { NetworkFailPolicy, TransportConfig } from "./transport_config";
 import { ConfigReader } from "./reader";
 
 // TransportConfig and NetworkFailPolicy as HttpClientConfig and

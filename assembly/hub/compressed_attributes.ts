@@ -1,7 +1,6 @@
 import { AttributeBag } from "../attributes/bag";
-import { StringMap } from "../attributes/string_map";
 import { ViewMap } from "../attributes/view_map";
-import { AttributeValue, ValueKind } from "../attributes/value";
+import { AttributeValue, ValueKind, StringMap } from "../attributes/value";
 import { ProtoWriter, WIRE_LEN } from "../proto/writer";
 import { MessageDictionary } from "./dictionary";
 

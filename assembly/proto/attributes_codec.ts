@@ -1,6 +1,5 @@
 import { AttributeBag } from "../attributes/bag";
-import { StringMap } from "../attributes/string_map";
-import { AttributeValue, ValueKind } from "../attributes/value";
+import { AttributeValue, ValueKind, StringMap } from "../attributes/value";
 import { ProtoReader } from "./reader";
 import { ProtoWriter, WIRE_LEN } from "./writer";
 

@@ -1,5 +1,5 @@
 import { ClientCounters } from "../client/counters";
-import { AttributeSource } from "../attributes/source";
+import { AttributeSource } from "../attributes/bag";
 import { NetworkFailPolicy } from "../config/client_config";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";

@@ -1,4 +1,4 @@
-import type { WorkloadCertificate } from "./client.ts";
+import type { WorkloadCertificate } from "./workload_certificate.ts";
 import { NODE_TIMERS, type Timers } from "./timers.ts";
 
 export const DEFAULT_RETRY_INITIAL_MS = 1000;

@@ -5,8 +5,10 @@ import { CREATE_CERTIFICATE_METHOD, decodeCreateCertificateResponse, encodeCreat
 import { DEFAULT_CA_SERVER_NAME } from "./options.ts";
 import { parseSpiffeIdentity } from "./spiffe.ts";
 import { rotationTime } from "./workload_ttl.ts";
+import type { WorkloadCertificate } from "./workload_certificate.ts";
 
 export { CertificateRotator, type CertificateRotatorOptions } from "./certificate_rotator.ts";
+export type { WorkloadCertificate } from "./workload_certificate.ts";
 
 export const DEFAULT_CLIENT_TIMEOUT_MS = 10_000;
 export { DEFAULT_CA_SERVER_NAME };
@@ -60,21 +62,6 @@ export interface WorkloadCertificateRequest {
 
 /** One CreateCertificate exchange with a CA; throws CertificateRequestError on a refusal. */
 export type CertificateTransport = (address: string, csrPem: string, validitySeconds: number, timeoutMs: number, auth: CaCallAuth | undefined) => Promise<CreateCertificateResponse>;
-
-export interface WorkloadCertificate {
-  identity: string;
-  /** PKCS#8 PEM of the workload's private key (never left this process). */
-  keyPem: string;
-  /** The workload certificate then any intermediates: what a TLS endpoint presents (`cert`). */
-  certChainPem: string;
-  /** The roots to trust (`ca`); several while a rotated root overlaps the previous one. */
-  rootPem: string;
-  notBefore: Date;
-  expiresAt: Date;
-  /** When to renew: expiresAt minus the CA's grace period (ratio × lifetime, at least its minimum). */
-  rotateAt: Date;
-  serialNumber: string;
-}
 
 /**
  * Asks mesh_ca for a certificate: generates a key pair here, sends a CSR

@@ -19,6 +19,8 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import * as d from "../hubs/options.ts";
 import { checkProbeFile } from "../daemon/probes.ts";
 import { DEFAULT_LOAD_SHEDDING, LOAD_SHEDDING_MODES, type LoadSheddingMode } from "../hubs/load_shedder.ts";
+import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS, QUOTA_STORE_FAILURE_MODES, type QuotaStoreFailureMode } from "../hubs/quota_failure.ts";
+import { parseQuotaStoreURL, type QuotaStoreLocation } from "../hubs/quota_store_url.ts";
 import { chooseHubTls, DEFAULT_CA_CERT_FILE, DEFAULT_CERT_FILE, DEFAULT_KEY_FILE } from "../hubs/mutual_tls.ts";
 
 const UINT16 = intFlag(0, 65535);
@@ -55,7 +57,11 @@ const serverCommand = addLoggingFlags(
     .option("--readinessProbePath <path>", "readiness file", "")
     .addOption(new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoringPort").argParser(parseBoolFlag).default(false))
     .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
-    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
+    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS)
+    .option("--quotaStoreURL <url>", "where quota counters live: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or rediss:// (shared by every replica); empty = this process's memory", "")
+    .addOption(new Option("--quotaStoreTimeout <duration>", "longest wait for one allocation in the shared quota store; then --quotaStoreFailureMode answers").argParser(durationFlag).default(DEFAULT_QUOTA_STORE_TIMEOUT_MS, formatGoDuration(DEFAULT_QUOTA_STORE_TIMEOUT_MS)))
+    .addOption(new Option("--quotaStoreFailureMode <mode>", "answer of an allocation the shared quota store cannot give: allow (grant what was asked, counted) or deny (grant nothing)").choices(QUOTA_STORE_FAILURE_MODES).default(DEFAULT_QUOTA_STORE_FAILURE_MODE))
+    .option("--requestMetricsMaxSeries <n>", "label sets per request metric (mesh_requests_total …); reports beyond them are counted in hub_request_metrics_overflow_total", INT32, d.DEFAULT_REQUEST_METRICS_MAX_SERIES),
 );
 addNotApplicableFlags(serverCommand, HUB_NOT_APPLICABLE_FLAGS, "hubs server");
 serverCommand.action(async (opts: Record<string, unknown>) => {
@@ -70,6 +76,13 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
   if (storeURL && fsStoreDir(storeURL) === undefined) {
     usageError("hubs server", `--configStoreURL ${JSON.stringify(storeURL)}: this hub supports fs://DIR only (orch:// needs an orchestrator API, mcps:// an MCP server)`);
   }
+  let quotaStore: QuotaStoreLocation;
+  try {
+    quotaStore = parseQuotaStoreURL(opts.quotaStoreURL as string);
+  } catch (e) {
+    usageError("hubs server", (e as Error).message);
+  }
+  if ((opts.quotaStoreTimeout as number) <= 0) usageError("hubs server", "--quotaStoreTimeout: expected a positive duration such as 500ms");
   // Flags that only shape an evaluator another flag turns on: given alone they would change nothing.
   const given = (key: string) => serverCommand.getOptionValueSource(key) === "cli";
   for (const key of ["latencyEnforcementThreshold", "latencySampleHalflife", "latencySamplesPerSecond"]) {
@@ -123,6 +136,10 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
         profile: opts.profile as boolean,
         ctrlzPort: opts.ctrlz_port as number,
         ctrlzAddress: opts.ctrlz_address as string,
+        quotaStore,
+        quotaStoreTimeoutMs: opts.quotaStoreTimeout as number,
+        quotaStoreFailureMode: opts.quotaStoreFailureMode as QuotaStoreFailureMode,
+        requestMetricsMaxSeries: opts.requestMetricsMaxSeries as number,
       },
       { logger },
     );

@@ -1,6 +1,7 @@
 import { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
-import type { CompileRegex } from "../hubs/regex.ts";
-import { compileRegex as filterCompileRegex } from "../hubs/regex.ts";
+import type { CompileRegex } from "../regex/engine.ts";
+import { compileRegex as filterCompileRegex, regexCompiler } from "../regex/engine.ts";
+import type { FilterModule } from "../wasm/filter_module.ts";
 import { Field } from "./decode.ts";
 import { type SourceDocument, resourceName } from "./documents.ts";
 import { ConfigError } from "./errors.ts";
@@ -179,7 +180,7 @@ export interface Catalog {
 
 /** The filter's own template parser and regex engine, so config load refuses exactly what the filter and hub would. */
 export interface CatalogChecks extends PatternChecks {
-  /** Compiles HubRule regexes (default: the filter engine of host/hubs/regex.ts, loaded on first use). */
+  /** Compiles HubRule regexes (default: the filter engine of host/regex/engine.ts, loaded on first use). */
   compileRegex?: CompileRegex;
 }
 
@@ -197,23 +198,22 @@ export interface CatalogOptions {
 }
 
 export const DEFAULT_NAMESPACE = "default";
+/**
+ * Kinds whose unknown fields refuse the document, as upstream's strict proto
+ * decoding does (issue 25): the security resources, where a misspelt field
+ * dropped with a warning leaves a workload less protected than written.
+ */
+const STRICT_FIELD_KINDS: ReadonlySet<Kind> = new Set(["PeerAuthentication", "RequestAuthentication", "AuthorizationPolicy"]);
+
 /** Spec 1, TcpClientConfig.reportInterval: values under 1 s are reset to 1 s. */
 const MIN_TCP_REPORT_INTERVAL_MS = 1000;
 
 /** CatalogChecks backed by a loaded filter module. */
-export function filterChecks(module: {
-  checkTemplate(t: string): string;
-  checkRegex(p: string): string;
-  compileRegex(p: string): { fullMatch(s: string): boolean } | { error: string };
-}): CatalogChecks {
+export function filterChecks(module: Pick<FilterModule, "checkTemplate" | "checkRegex" | "compileRegex">): CatalogChecks {
   return {
     template: (t) => module.checkTemplate(t),
     regex: (p) => module.checkRegex(p),
-    compileRegex: (p) => {
-      const compiled = module.compileRegex(p);
-      if ("error" in compiled) return { error: compiled.error };
-      return { matches: (input: string) => compiled.fullMatch(input) };
-    },
+    compileRegex: regexCompiler(module),
   };
 }
 
@@ -287,7 +287,7 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
     const context: CollectingContext = { ...origin, warnings: [], errors: [] };
     const root = Field.root(doc.body, context);
     const decoder = (DECODERS as Record<string, SpecDecoder | undefined>)[doc.kind];
-    if (!decoder || !Object.hasOwn(DECODERS, doc.kind)) {
+    if (!decoder || !Object.hasOwn(DECODERS, doc.kind) || isOtherGroupsKind(doc)) {
       root.get("kind").warn(`unknown kind ${JSON.stringify(doc.kind)} (apiVersion ${doc.apiVersion}): not checked`);
       problems.push(...context.warnings.map((w) => problemFromWarning(w, origin)));
       continue;
@@ -304,6 +304,8 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
       const earlier = seen.get(key);
       // As applying the files in order would: the later definition replaces the earlier one.
       if (earlier) root.get("metadata").get("name").warn(`${id} is defined again: this definition (${doc.file}, document ${doc.index + 1}) replaces the one in ${earlier.file}, document ${earlier.index + 1}`);
+      // Below metadata, as upstream decodes the spec of these kinds (a document's `status` stays a warning).
+      context.strictFields = STRICT_FIELD_KINDS.has(kind);
       const decoded = DECODERS[kind](root, doc, namespace, id, checks, opts, context.warnings);
       if (context.errors!.length === 0) {
         seen.set(key, doc);
@@ -334,6 +336,20 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
   }
   if (opts.referential) problems.push(...checkReferences(resources));
   return freezeCatalog(resources, problems, docs.length, invalid, opts.domain);
+}
+
+/**
+ * A kind of the same name in another API group (the Gateway API's
+ * `gateway.networking.k8s.io` Gateway) is not the mesh's: not checked, as
+ * any unknown kind (orchestrator kinds excepted: a wrong version of them is an error). Upstream's and this mesh's own groups stay the mesh's,
+ * so a wrong version there is an error naming the served ones.
+ */
+function isOtherGroupsKind(doc: SourceDocument): boolean {
+  if (ORCH_KINDS.has(doc.kind)) return false;
+  const slash = doc.apiVersion.indexOf("/");
+  if (slash < 0) return false;
+  const group = doc.apiVersion.slice(0, slash);
+  return !/(^|\.)(mesh|istio)\.io$/.test(group) && !KIND_SERVED_VERSIONS[doc.kind as Kind]?.some((v) => v.startsWith(`${group}/`));
 }
 
 function decodeMetadata(md: Field, kind: Kind, clusterScoped: boolean): { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> } {

@@ -1,5 +1,17 @@
-import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
 import { EXIT_FAILURE, EXIT_OK } from "./exit_codes.ts";
+
+// What the lifecycle needs of telemetry's Logger and ScopedLogger
+// (host/telemetry/logger.ts), declared here: host/daemon sits below
+// host/telemetry, which reads the daemon's flags and version.
+interface Logger {
+  readonly jsonOnStdout: boolean;
+  close(): void;
+}
+interface ScopedLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
 
 /**
  * The listening line every daemon prints on stdout once its listeners are

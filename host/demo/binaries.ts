@@ -10,3 +10,12 @@ export const MESH_CA_BIN = join(ROOT, "build", "out", "mesh_ca.mjs");
 export const DEMO_DIR = join(ROOT, "host", "demo");
 export const DISCOVERY_BIN = join(ROOT, "build", "out", "disco-discovery.mjs");
 export const MESHCTL_BIN = join(ROOT, "build", "out", "meshctl.mjs");
+
+/** The ports in disco-agent's listening line. */
+export interface SidecarListening {
+  inbound: number;
+  outbound: number;
+  admin: number;
+  /** -1 without a TCP listener. */
+  tcp: number;
+}

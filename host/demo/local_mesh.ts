@@ -1,11 +1,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startEchoApp, startTcpEchoApp } from "./echo_app.ts";
-import { AGENT_BIN, DEMO_DIR, HUBS_BIN } from "./binaries.ts";
+import { AGENT_BIN, DEMO_DIR, HUBS_BIN, type SidecarListening } from "./binaries.ts";
 import { type Daemon, ownedTempDir, removeOwnedTempDir, startDaemon } from "./processes.ts";
 import { type MeshCa, startMeshCa, writeWorkloadCertFiles } from "./secure_mesh.ts";
 
-export { AGENT_BIN, DEMO_DIR, HUBS_BIN } from "./binaries.ts";
+export { AGENT_BIN, DEMO_DIR, HUBS_BIN, type SidecarListening } from "./binaries.ts";
 export const DEMO_SERVICE = "petstore.demo.svc.cluster.local";
 
 export interface HubListening {
@@ -13,14 +13,6 @@ export interface HubListening {
   /** true when the hub serves mutual TLS. */
   grpcTls?: boolean;
   monitoringPort: number;
-}
-
-export interface SidecarListening {
-  inbound: number;
-  outbound: number;
-  admin: number;
-  /** -1 without a TCP listener. */
-  tcp: number;
 }
 
 export interface LocalMeshOptions {

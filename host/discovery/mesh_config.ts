@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { Field } from "../config/decode.ts";
-import { readSettingsObject } from "../cli/meshctl/source_text.ts";
+import { readSettingsObject } from "../config/source_text.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, decodeExtensionProviders } from "../config/extension_providers.ts";
 

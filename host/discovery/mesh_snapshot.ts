@@ -1,5 +1,5 @@
 import type { Catalog } from "../config/catalog.ts";
-import type { LoadedConfig } from "../proxy/config_dir.ts";
+import type { LoadedConfig } from "../config/config_dir.ts";
 import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";

@@ -4,7 +4,7 @@ import { unpackAny } from "../wire/envoy_protos.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import { endpointCounts, meshConflicts } from "./conflicts.ts";
 import type { MeshSnapshot } from "./mesh_snapshot.ts";
-import type { DiscoveryObserver } from "./server.ts";
+import type { DiscoveryObserver } from "./observer.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE, SHORT_TYPE } from "./type_urls.ts";
 
 /** The webhooks' counters, incremented by host/discovery/webhook_server.ts. */

@@ -5,7 +5,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { InjectionSettings } from "../inject/settings.ts";
 import type { TlsFiles } from "../security/mtls/cert_files.ts";
-import { ConfigDirWatcher, type LoadedConfig } from "../proxy/config_dir.ts";
+import { ConfigDirWatcher, type LoadedConfig } from "../config/config_dir.ts";
 import { buildInfo } from "../daemon/version.ts";
 import { type CtrlzServer, startCtrlz } from "../telemetry/ctrlz.ts";
 import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
@@ -15,7 +15,8 @@ import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
-import { type AdsObserver, AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
+import { AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
+import type { DiscoveryObserver } from "./observer.ts";
 import { Debouncer } from "./debounce.ts";
 import type { EnvoyServing } from "./envoy_sidecar.ts";
 import type { ModuleSource } from "./envoy_wasm.ts";
@@ -103,16 +104,6 @@ export interface DiscoveryOptions {
   scopes?: Partial<Record<"model" | "validation" | "rbac" | "authn", ScopedLogger>>;
   /** Told of every stream event and configuration change, besides the daemon's own counters. */
   observer?: DiscoveryObserver;
-}
-
-/** What happens in the control plane: stream events, and the configuration's changes and refusals. */
-export interface DiscoveryObserver extends AdsObserver {
-  /** A push was triggered (`reason`: `config`) for `changes` configuration versions. */
-  pushed?(reason: string, changes: number): void;
-  /** A configuration change was refused (the last good one stays). */
-  rejected?(problem: string): void;
-  /** A new configuration version. */
-  snapshot?(s: MeshSnapshot): void;
 }
 
 /** DISCO_DISTRIBUTION_HISTORY_RETENTION's default (1m0s). */

@@ -5,7 +5,7 @@ import { parseDocuments } from "../config/documents.ts";
 import { decodeHubDocument, isHubDocument, type HubResource } from "../config/resources/hub_rules.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { buildHubConfig, type HubConfig } from "./hub_config.ts";
-import type { CompileRegex } from "./regex.ts";
+import type { CompileRegex } from "../regex/engine.ts";
 
 /** Periodic rescan on top of fs.watch (which misses events on some file systems). */
 export const DEFAULT_RESCAN_INTERVAL_MS = 1000;

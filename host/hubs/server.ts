@@ -20,12 +20,17 @@ import { LoadShedder } from "./load_shedder.ts";
 import { HubMetrics } from "./metrics.ts";
 import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
 import { ProbeFile } from "../daemon/probes.ts";
-import { MemQuotaStore } from "./quota_store.ts";
-import { compileRegex, type CompileRegex } from "./regex.ts";
+import { MemQuotaStore, type QuotaStore } from "./quota_store.ts";
+import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS } from "./quota_failure.ts";
+import { QuotaStoreMetrics } from "./quota_store_metrics.ts";
+import { compileRegex, type CompileRegex } from "../regex/engine.ts";
 import { readPlainReport } from "../wire/report_request_reader.ts";
 import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
 import { decodeReport, type DecodedReport, type ReportRequestMessage } from "./report.ts";
 import { RpcError } from "./rpc_error.ts";
+
+/** How long start-up waits for a shared quota store before serving without it (its failure mode answers meanwhile). */
+const QUOTA_STORE_START_WAIT_MS = 5000;
 
 /** The prefix of the one stdout line that tells where every listener is bound (see docs/hubs.md). */
 export const LISTENING_LINE_PREFIX = "hubs listening ";
@@ -120,7 +125,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
   const dictionary = new GlobalDictionary(GLOBAL_WORDS);
   const metrics = new HubMetrics();
   metrics.attributes.set(dictionary.size);
-  const quotas = new MemQuotaStore(now);
+  let quotas: QuotaStore = new MemQuotaStore(now);
   const accessLogs = new AccessLogWriter(adaptersLog, (path) => metrics.handlerFailed(path));
   let loaded: LoadedConfig = { config: emptyHubConfig(options.configDefaultNamespace), resources: [], errors: [], matchErrors: 0 };
   let serving = false;
@@ -132,8 +137,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     loaded = next;
     metrics.configApplied(next);
     accessLogs.retain(new Set(next.config.accessLogs.map((a) => a.path)));
-    const quotaIds = new Set([...next.config.quotas.values()].map((q) => q.id));
-    quotas.retain((key) => quotaIds.has(key.split("\u0000")[0]));
+    quotas.retain((name) => next.config.quotas.has(name));
     validationLog.info("configuration applied", {
       rules: next.config.rules.length,
       quotas: next.config.quotas.size,
@@ -147,11 +151,27 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     for (const c of closers.reverse()) await c();
   };
   try {
+    if (options.quotaStore?.kind === "redis") {
+      // Loaded only when used: the client library is not needed by a hub with memory quotas.
+      const { RedisQuotaStore } = await import("./redis_quota_store.ts");
+      const store = new RedisQuotaStore({
+        location: options.quotaStore,
+        timeoutMs: options.quotaStoreTimeoutMs ?? DEFAULT_QUOTA_STORE_TIMEOUT_MS,
+        failureMode: options.quotaStoreFailureMode ?? DEFAULT_QUOTA_STORE_FAILURE_MODE,
+        metrics: new QuotaStoreMetrics(metrics.registry),
+        log: adaptersLog,
+        now,
+      });
+      quotas = store;
+      closers.push(() => store.close());
+      if (!(await store.waitUntilReady(QUOTA_STORE_START_WAIT_MS))) adaptersLog.warn(`${store.problem() ?? `quota store ${store.description}: not connected yet`}; serving anyway, reconnecting`);
+    }
     const monitoring: MonitoringServer = await bindNamed("--monitoringPort", options.monitoringPort, startMonitoring({
       port: options.monitoringPort,
       registry: metrics.registry,
       info: buildInfo,
       healthy: () => serving && !closing,
+      healthDetail: () => [quotas.problem() ?? `quota store ${quotas.description}: ok`],
       profiling: options.profile,
     }));
     closers.push(() => monitoring.close());
@@ -166,7 +186,9 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       sections: {
         rules: () =>
           loaded.config.rules.map((r) => ({ id: r.id, file: r.file, match: r.match.map((m) => m.clauses.map((c) => `${c.attribute.text} ${c.match.kind}`)), actions: r.actions.map((a) => a.kind) })),
-        quotas: () => [...loaded.config.quotas.values()].map((q) => ({ id: q.id, name: q.quotaName, maxAmount: q.maxAmount, validDurationMs: q.validDurationMs, overrides: q.overrides.length })),
+        quotas: () =>
+          [...loaded.config.quotas.values()].map((q) => ({ id: q.id, name: q.quotaName, maxAmount: q.maxAmount, validDurationMs: q.validDurationMs, rateLimitAlgorithm: q.rateLimitAlgorithm, bucketDurationMs: q.bucketDurationMs, overrides: q.overrides.length })),
+        quotaStore: () => ({ store: quotas.description, problem: quotas.problem() ?? null }),
         quotaUsage: () => quotas.usage(),
         accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
         configErrors: () => loaded.errors,
@@ -239,12 +261,31 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
           apiLog.debug("Check", { bytes: bytes.length, quotas: Object.keys(request.quotas ?? {}).length });
           const counting = fanOut();
           const stop = metrics.dispatchDuration.startTimer({ variety: "check" });
-          try {
-            return encodeMessage("mesh.hub.v1.CheckResponse", check({ config: loaded.config, quotas, dictionary, onDispatch: counting.onDispatch }, request));
-          } finally {
+          const finish = () => {
             stop();
             counting.done();
+          };
+          let answer;
+          try {
+            answer = check({ config: loaded.config, quotas, dictionary, onDispatch: counting.onDispatch }, request);
+          } catch (e) {
+            finish();
+            throw e;
           }
+          if (!(answer instanceof Promise)) {
+            finish();
+            return encodeMessage("mesh.hub.v1.CheckResponse", answer);
+          }
+          return answer.then(
+            (response) => {
+              finish();
+              return encodeMessage("mesh.hub.v1.CheckResponse", response);
+            },
+            (e: unknown) => {
+              finish();
+              throw e;
+            },
+          );
         },
         Report: async (bytes) => {
           const { entries, refused } = decodeReportBytes(bytes, dictionary);

@@ -81,12 +81,17 @@ export function virtualServicesFor(services: readonly VirtualService[], host: st
   return scored.sort((a, b) => b[0] - a[0] || a[1] - b[1]).map(([, , vs]) => vs);
 }
 
+/**
+ * Whether `value` fits the match. `ignoreCase` (ignoreUriCase) folds exact and
+ * prefix only: as Envoy's `case_sensitive`, it is ignored for a regex. The
+ * regex was compiled at load on the linear-time engine.
+ */
 export function stringMatches(m: StringMatch, value: string | undefined, ignoreCase = false): boolean {
   if (value === undefined) return false;
   const v = ignoreCase ? value.toLowerCase() : value;
   if ("exact" in m) return v === (ignoreCase ? m.exact.toLowerCase() : m.exact);
   if ("prefix" in m) return v.startsWith(ignoreCase ? m.prefix.toLowerCase() : m.prefix);
-  return new RegExp(`^(?:${m.regex})$`, ignoreCase ? "iu" : "u").test(value);
+  return m.matcher.matches(value);
 }
 
 function header(facts: RequestFacts, name: string): string | undefined {

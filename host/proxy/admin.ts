@@ -14,6 +14,7 @@ import {
   listenersText,
   serverInfo,
 } from "./admin_envoy.ts";
+import { type CompiledRegex, compileRegex } from "../regex/engine.ts";
 import { statsToPrometheus } from "./stats_exposition.ts";
 
 /** What the admin port shows; the sidecar supplies it. */
@@ -55,15 +56,22 @@ const PATHS = [
   "/stats/prometheus",
 ];
 
+/**
+ * A regex from the query string, on the linear-time engine: a caller of the
+ * admin port must not be able to make it backtrack (Envoy compiles these with
+ * RE2). Undefined when the parameter is absent or empty.
+ */
+function queryRegex(url: URL, parameter: string): CompiledRegex | undefined | Error {
+  const text = url.searchParams.get(parameter);
+  if (text === null || text === "") return undefined;
+  const compiled = compileRegex(text);
+  return "error" in compiled ? new Error(compiled.error) : compiled;
+}
+
 /** Envoy's `filter=` is a regular expression matched anywhere in the stat name (RE2 partial match). */
-function statsFilter(url: URL): RegExp | undefined | Error {
-  const filter = url.searchParams.get("filter");
-  if (filter === null || filter === "") return undefined;
-  try {
-    return new RegExp(filter);
-  } catch (e) {
-    return new Error(`Invalid regex: ${(e as Error).message}`);
-  }
+function statsFilter(url: URL): CompiledRegex | undefined | Error {
+  const filter = queryRegex(url, "filter");
+  return filter instanceof Error ? new Error(`Invalid regex: ${filter.message}`) : filter;
 }
 
 /**
@@ -81,7 +89,7 @@ export function createAdminServer(source: AdminSource): Server {
     const text = (status: number, body: string, type = "text/plain; charset=utf-8") => res.writeHead(status, { "content-type": type }).end(body);
     const json = (body: unknown, status = 200) => text(status, `${JSON.stringify(body, null, 2)}\n`, "application/json");
     const postOnly = (action: () => string) => (req.method === "POST" ? text(200, action()) : text(405, "This endpoint requires POST\n"));
-    const prometheus = (filter: RegExp | undefined) =>
+    const prometheus = (filter: CompiledRegex | undefined) =>
       statsToPrometheus(selectStats(source.stats(), filter, url), source.gauges?.() ?? new Set(), filter ? undefined : source.registry).then(
         (body) => text(200, body, "text/plain; version=0.0.4; charset=utf-8"),
         (e: Error) => text(500, `${e.message}\n`),
@@ -90,15 +98,10 @@ export function createAdminServer(source: AdminSource): Server {
       case "/config_dump": {
         const dump = source.configDump() as Record<string, unknown>;
         const resource = url.searchParams.get("resource");
-        const nameRegexText = url.searchParams.get("name_regex");
-        let nameRegex: RegExp | undefined;
-        try {
-          nameRegex = nameRegexText ? new RegExp(nameRegexText) : undefined;
-        } catch (e) {
-          return text(400, `Invalid name_regex: ${(e as Error).message}\n`);
-        }
+        const nameRegex = queryRegex(url, "name_regex");
+        if (nameRegex instanceof Error) return text(400, `Invalid name_regex: ${nameRegex.message}\n`);
         if (!resource) return json(dump);
-        const selected = configDumpResource(dump, resource, nameRegex);
+        const selected = configDumpResource(dump, resource, nameRegex && ((name) => nameRegex.search(name)));
         return selected ? json(selected) : text(404, `${resource} is not a resource of the config dump (known: ${Object.keys(dump).join(", ")})\n`);
       }
       case "/stats": {
@@ -165,7 +168,7 @@ export function createAdminServer(source: AdminSource): Server {
 }
 
 /** The stats `filter=` (a regex) and `usedonly` (non-zero values) keep. */
-function selectStats(stats: Map<string, number | bigint>, filter: RegExp | undefined, url: URL): Map<string, number | bigint> {
+function selectStats(stats: Map<string, number | bigint>, filter: CompiledRegex | undefined, url: URL): Map<string, number | bigint> {
   const usedOnly = url.searchParams.has("usedonly");
-  return new Map([...stats].filter(([name, value]) => (!filter || filter.test(name)) && (!usedOnly || Number(value) !== 0)));
+  return new Map([...stats].filter(([name, value]) => (!filter || filter.search(name)) && (!usedOnly || Number(value) !== 0)));
 }

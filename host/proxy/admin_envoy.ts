@@ -132,12 +132,12 @@ export function serverInfo(i: ServerInfoInput): unknown {
  * `endpoints`, …); an object's values are its entries. `name_regex` keeps
  * entries whose `name` (or key) matches. Undefined: no such field.
  */
-export function configDumpResource(dump: Record<string, unknown>, resource: string, nameRegex?: RegExp): { configs: unknown[] } | undefined {
+export function configDumpResource(dump: Record<string, unknown>, resource: string, nameMatches?: (name: string) => boolean): { configs: unknown[] } | undefined {
   if (!Object.hasOwn(dump, resource)) return undefined;
   const value = dump[resource];
   let entries: Array<[string | undefined, unknown]>;
   if (Array.isArray(value)) entries = value.map((v) => [(v as { name?: string } | null)?.name, v]);
   else if (value !== null && typeof value === "object") entries = Object.entries(value).map(([k, v]) => [(v as { name?: string } | null)?.name ?? k, v]);
   else entries = [[undefined, value]];
-  return { configs: entries.filter(([name]) => !nameRegex || (name !== undefined && nameRegex.test(name))).map(([, v]) => v) };
+  return { configs: entries.filter(([name]) => !nameMatches || (name !== undefined && nameMatches(name))).map(([, v]) => v) };
 }

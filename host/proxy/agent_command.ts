@@ -29,6 +29,7 @@ import { OutlierEventLog } from "./outlier_event_log.ts";
 import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_log_service.ts";
 import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
+import { listenerAddresses } from "./listener_addresses.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
@@ -425,6 +426,8 @@ export async function startProxy(
     transportStats.set("access_logs.grpc_access_log.logs_written", 0);
     transportStats.set("access_logs.grpc_access_log.logs_dropped", 0);
   }
+  const bound = listenerAddresses(opts.bindAddress as string, opts.adminBindAddress as string | undefined);
+  for (const w of bound.warnings) log.warn(w);
   sidecar = new Sidecar({
     wasm,
     configDir: configDir ?? "",
@@ -438,7 +441,9 @@ export async function startProxy(
           },
         }
       : {}),
-    bindAddress: opts.bindAddress as string,
+    bindAddress: bound.pod,
+    outboundBindAddress: bound.outbound,
+    adminBindAddress: bound.admin,
     inboundPort: opts.inboundPort as number,
     outboundPort: opts.outboundPort as number,
     adminPort: opts.proxyAdminPort as number,
@@ -448,7 +453,10 @@ export async function startProxy(
     appHost: opts.appHost as string,
     appPort: opts.appPort as number,
     clusters: new Map(
-      [...clusters.values()].flatMap((c) => (c.address.kind === "tcp" ? [[c.name, { host: c.address.host, port: c.address.port }] as const] : [])),
+      [...clusters.values()].flatMap((c) => {
+        const hosts = c.endpoints.flatMap((e) => (e.address.kind === "tcp" ? [{ host: e.address.host, port: e.address.port }] : []));
+        return hosts.length > 0 ? [[c.name, { ...hosts[0], hosts }] as const] : [];
+      }),
     ),
     inboundService: opts.inboundService as string,
     hub,

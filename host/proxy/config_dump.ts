@@ -1,11 +1,39 @@
-import type { LoadedConfig } from "./config_dir.ts";
+import type { LoadedConfig } from "../config/config_dir.ts";
 import type { SecurityPolicy } from "./security_policy.ts";
-import type { SidecarAddresses, SidecarOptions } from "./sidecar.ts";
+import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { WorkloadTls } from "./workload_tls.ts";
+
+/**
+ * What the dump shows of the sidecar's options (host/proxy/sidecar.ts
+ * SidecarOptions), declared here because the sidecar imports this file.
+ */
+export interface DumpedOptions {
+  wasm: string;
+  bindAddress: string;
+  outboundBindAddress: string;
+  adminBindAddress: string;
+  tcpAppPort: number;
+  appHost: string;
+  appPort: number;
+  clusters: ReadonlyMap<string, { host: string; port: number }>;
+  inboundService: string;
+  identity: Record<string, string>;
+  security?: { tls: Pick<WorkloadTls, "secrets">; endpoints: ReadonlyMap<string, ServiceEndpoint>; containerPort: number };
+}
+
+/** The sidecar's bound ports (host/proxy/sidecar.ts SidecarAddresses), as the dump shows them. */
+export interface DumpedAddresses {
+  inbound: number;
+  outbound: number;
+  admin: number;
+  status: number;
+  tcp: number;
+}
 
 /** What /config_dump is built from. */
 export interface ConfigDumpInput {
-  options: SidecarOptions;
-  addresses: SidecarAddresses;
+  options: DumpedOptions;
+  addresses: DumpedAddresses;
   loaded: LoadedConfig | undefined;
   hasTcp: boolean;
   hasStatus: boolean;
@@ -25,8 +53,9 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
   const app = `${o.appHost}:${o.appPort}`;
   const hubClusters = new Set(["hub_server", loaded?.bundle.clientConfig?.transport?.checkCluster, loaded?.bundle.clientConfig?.transport?.reportCluster]);
   const services = [...o.clusters].filter(([name]) => !hubClusters.has(name));
+  const address: Record<string, string> = { outbound: o.outboundBindAddress, admin: o.adminBindAddress };
   const listener = (name: string, port: number, protocol: "HTTP" | "TCP", direction: string, filters: string[], upstream?: string) =>
-    ({ name, address: o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
+    ({ name, address: address[name] ?? o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
   const mesh = loaded?.mesh;
   // The workload's labels: given with the identity, else those of the Pod document named by the identity (`<pod>.<namespace>`).
   const pod = mesh?.byKind.Pod.find((p) => `${p.name}.${p.namespace}` === o.identity.id);

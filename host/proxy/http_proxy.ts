@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
 import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, upstreamHeaders } from "./hop_by_hop.ts";
+import { type FramingRefusal, type RequestFraming, frameObject, hasBody } from "./request_framing.ts";
 import type { FilterHost, RequestDecision } from "./filter_host.ts";
 import { connectionFacts, RequestProperties } from "./request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
@@ -116,6 +117,8 @@ export interface ListenerStats {
   active: number;
   /** Requests refused with 400 at the edge, by reason (request_target.ts). */
   rejectedTargets: Partial<Record<TargetRefusal, number>>;
+  /** Requests refused (400/501) for their body framing, by Envoy's response code details (request_framing.ts). */
+  rejectedFraming: Partial<Record<FramingRefusal, number>>;
 }
 
 /** One request on its way through the listener. */
@@ -126,8 +129,8 @@ interface Exchange {
   /** The normalized request target's path and authority. */
   path: string;
   authority: string;
-  /** Content-Length or Transfer-Encoding say the request has a body. */
-  hasBody: boolean;
+  /** How the request's body is delimited; the upstream gets it framed so, whatever the headers say. */
+  framing: RequestFraming;
   started: bigint;
   accessLogHint?: boolean;
 }
@@ -143,12 +146,14 @@ interface Exchange {
 export class HttpProxy {
   readonly server: Server;
   readonly guard: ListenerGuard;
-  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {} };
+  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {}, rejectedFraming: {} };
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   /** Each request's exchange, once it has one (its access record reads the outcome). */
   private readonly exchanges = new WeakMap<ServerResponse, Exchange>();
   /** Each local reply's reason, for its access record. */
   private readonly localReplyDetails = new WeakMap<ServerResponse, string>();
+  /** Connections whose framing was refused: nothing after that request is read or forwarded. */
+  private readonly refusedConnections = new WeakSet<object>();
 
   constructor(private readonly options: HttpProxyOptions) {
     this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
@@ -162,6 +167,8 @@ export class HttpProxy {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    // A request Node parsed behind one whose framing was refused: its bytes have no trustworthy boundary.
+    if (this.refusedConnections.has(req.socket)) return void res.destroy();
     this.stats.requests++;
     this.stats.active++;
     const admitted = this.guard.admitRequest(req);
@@ -194,7 +201,17 @@ export class HttpProxy {
     const o = this.options;
     const started = process.hrtime.bigint();
     const socket = req.socket as Socket;
-    const head = requestHead(req.rawHeaders);
+    const head = requestHead(req.rawHeaders, req.method, req.httpVersion);
+    if (head.framing.kind === "refused") {
+      const { status, details } = head.framing;
+      this.stats.rejectedFraming[details] = (this.stats.rejectedFraming[details] ?? 0) + 1;
+      o.onLog("debug", `${o.name}: ${status} for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${details}`);
+      // As Envoy after a codec error: answer, then close without reading further (the body's end is unknown).
+      this.refusedConnections.add(socket);
+      this.reply(res, { status, details, body: status === 501 ? "Not Implemented" : "Bad Request", headers: [["connection", "close"]], grpcStatus: -1 });
+      res.once("finish", () => socket.destroySoon());
+      return;
+    }
     // The one normalization of the target: every later stage, and the upstream, see this path.
     const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", head.host, o.pathNormalization?.());
     if (!requestTarget.ok) {
@@ -210,7 +227,7 @@ export class HttpProxy {
     for (const pair of head.headers) headers.push(pair);
     const props = new RequestProperties(connectionFacts(socket), req.httpVersion === "1.1" ? "HTTP/1.1" : `HTTP/${req.httpVersion}`);
     props.route = o.properties?.(authority);
-    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, hasBody: head.hasBody, started };
+    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, framing: head.framing, started };
     if (o.onAccess) this.exchanges.set(res, exchange);
     if (o.beforeFilter) return this.securityStage(exchange, headers, o.beforeFilter);
     return this.filter(exchange, headers);
@@ -286,13 +303,14 @@ export class HttpProxy {
       if (outgoing && actions) {
         outgoing.host = actions.authority ?? x.authority;
         applyRequestHeaders(outgoing, actions);
+        frameObject(outgoing, method, x.framing);
       }
-      // Without route actions the headers go to Node as a flat list where that frames the request as a header object would.
-      const headerList = outgoing ?? upstreamHeaders(forwarded, method, x.authority);
+      // Without route actions the headers go to Node as a flat list (request_framing.ts frames either).
+      const headerList = outgoing ?? upstreamHeaders(forwarded, method, x.authority, x.framing);
       const upstreamPath = actions?.path ?? path;
       let requestBytes = 0;
       let responseBytes = 0;
-      const bodiless = !x.hasBody;
+      const bodiless = !hasBody(x.framing);
       if (!bodiless) {
         req.on("data", (chunk: Buffer) => {
           requestBytes += chunk.length;
@@ -373,7 +391,13 @@ export class HttpProxy {
           this.complete(id, x, 503, requestBytes, 0);
         });
         if (bodiless) upstream.end();
-        else req.pipe(upstream);
+        else {
+          req.pipe(upstream);
+          // The client left before its body was complete: the upstream must not take a cut body as whole (Envoy resets the stream).
+          req.once("close", () => {
+            if (!req.complete) upstream.destroy();
+          });
+        }
       };
       attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
     };

@@ -114,10 +114,14 @@ export class ListenerGuard {
       const code = error.code ?? "";
       if (code === "ERR_HTTP_REQUEST_TIMEOUT") this.stats.headerTimeouts++;
       else if (code.startsWith("HPE_")) this.stats.malformedRequests++;
-      // As Node's own handler: answer only when nothing was sent on the connection yet.
-      const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-      if (socket.writable && code !== "ECONNRESET" && (!pending || !pending.headersSent)) socket.end(RESPONSES[code] ?? BAD_REQUEST);
-      socket.destroy();
+      if (code === "ECONNRESET" || !socket.writable) return void socket.destroy();
+      // Requests read before the bad one keep their answers, in order (as Envoy, which reads a
+      // connection's next request only once the previous response is out): the error answer follows them.
+      // A connection whose last response said it closes (`Connection: close`, a refused framing) gets nothing more.
+      afterPendingResponses(socket, (closing) => {
+        if (socket.writable && !closing) socket.end(RESPONSES[code] ?? BAD_REQUEST);
+        socket.destroy();
+      });
     });
     // Emitted only by the keep-alive timeout (no socket inactivity timeout is set): the idle timeout.
     server.on("timeout", (socket: Socket) => {
@@ -187,4 +191,22 @@ export class ListenerGuard {
     }
     return best;
   }
+}
+
+type ServedSocket = Socket & { _httpMessage?: { writableFinished?: boolean; _last?: boolean; once(event: "finish" | "close", f: () => void): unknown } | null };
+
+/** Runs `then` once every response Node queued on the connection is written (none: at once); `closing`: one of them closes the connection. */
+function afterPendingResponses(socket: Socket, then: (closing: boolean) => void, closing = false): void {
+  const pending = (socket as ServedSocket)._httpMessage;
+  const last = closing || pending?._last === true;
+  if (!pending || pending.writableFinished || socket.destroyed) return then(last);
+  let done = false;
+  const next = () => {
+    if (done) return;
+    done = true;
+    // Node hands the connection to the next queued response right after this one finishes.
+    setImmediate(() => afterPendingResponses(socket, then, last));
+  };
+  pending.once("finish", next);
+  pending.once("close", next);
 }

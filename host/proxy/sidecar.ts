@@ -6,7 +6,7 @@ import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { Logger, ScopedLogger } from "../telemetry/logger.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { createAdminServer } from "./admin.ts";
-import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "./config_dir.ts";
+import { ConfigDirWatcher, type LoadedConfig, describeFilterProblem } from "../config/config_dir.ts";
 import { type XdsNode, XdsConfigSource } from "./xds_config.ts";
 import { FilterHost } from "./filter_host.ts";
 import type { HubCaller } from "../hub/transport.ts";
@@ -47,7 +47,12 @@ export interface SidecarOptions {
   configDir: string;
   /** The control plane (`--discoveryAddress`): configuration over ADS instead of `configDir`. */
   discovery?: { address: string; node: XdsNode; credentials?: () => grpc.ChannelCredentials };
+  /** The inbound, tcp and status listeners: the pod's address (they take traffic from other pods and the kubelet's probes). */
   bindAddress: string;
+  /** The outbound listener: loopback, reached by the app of the pod only (listener_addresses.ts). */
+  outboundBindAddress: string;
+  /** The admin listener (POST /quitquitquit, /healthcheck/fail, /logging): loopback unless --adminBindAddress says otherwise. */
+  adminBindAddress: string;
   inboundPort: number;
   outboundPort: number;
   adminPort: number;
@@ -59,7 +64,7 @@ export interface SidecarOptions {
   appHost: string;
   appPort: number;
   /** Named upstreams: hub clusters and outbound services (`name` → host:port). */
-  clusters: Map<string, { host: string; port: number }>;
+  clusters: Map<string, { host: string; port: number; /** Every endpoint when there are several (hub replicas); `host`/`port` is the first. */ hosts?: ReadonlyArray<{ host: string; port: number }> }>;
   /** Service the inbound listener fronts (selects its ServiceConfig); "" = let the filter decide. */
   inboundService: string;
   hub: HubCaller;
@@ -312,12 +317,12 @@ export class Sidecar {
   async start(): Promise<SidecarAddresses> {
     if (!(await this.watcher.start())) throw new Error(`no usable configuration from ${this.options.discovery ? `the control plane at ${this.options.discovery.address}` : this.options.configDir}`);
     const o = this.options;
-    const at = (port: number | undefined) => `${o.bindAddress}:${port}`;
-    const admin = await bindNamed("--proxyAdminPort", at(o.adminPort), listen(this.admin, o.adminPort, o.bindAddress));
-    const inbound = await bindNamed("--inboundPort", at(o.inboundPort), this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress));
-    const outbound = await bindNamed("--outboundPort", at(o.outboundPort), listen(this.outbound.server, o.outboundPort, o.bindAddress));
-    const status = this.status ? await bindNamed("--statusPort", at(o.statusPort), listen(this.status, o.statusPort, o.bindAddress)) : { port: 0 };
-    const tcp = this.tcp ? await bindNamed("--tcpPort", at(o.tcpPort), listenTcp(this.tcp, o.tcpPort!, o.bindAddress)) : -1;
+    const at = (address: string, port: number | undefined) => `${address}:${port}`;
+    const admin = await bindNamed("--proxyAdminPort", at(o.adminBindAddress, o.adminPort), listen(this.admin, o.adminPort, o.adminBindAddress));
+    const inbound = await bindNamed("--inboundPort", at(o.bindAddress, o.inboundPort), this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress));
+    const outbound = await bindNamed("--outboundPort", at(o.outboundBindAddress, o.outboundPort), listen(this.outbound.server, o.outboundPort, o.outboundBindAddress));
+    const status = this.status ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress)) : { port: 0 };
+    const tcp = this.tcp ? await bindNamed("--tcpPort", at(o.bindAddress, o.tcpPort), listenTcp(this.tcp, o.tcpPort!, o.bindAddress)) : -1;
     this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port, tcp };
     return this.addresses;
   }
@@ -541,19 +546,20 @@ export class Sidecar {
     return [
       { name: `inbound|${o.appPort}||`, hosts: [{ address: o.appHost, port: o.appPort }] },
       ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
-      ...[...o.clusters].map(([name, c]) => ({ name, hosts: [{ address: c.host, port: c.port }] })),
+      ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
       ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({ name: `outbound|${e.servicePort}||${e.host}`, hosts: [{ address: e.address.host, port: e.address.port }] })),
     ];
   }
 
   private listenerInfo(): ListenerInfo[] {
     const a = this.addresses;
-    const at = (name: string, port: number) => ({ name, address: this.options.bindAddress, port });
+    const o = this.options;
+    const at = (name: string, port: number, address = o.bindAddress) => ({ name, address, port });
     return [
       at("inbound", a.inbound),
-      at("outbound", a.outbound),
+      at("outbound", a.outbound, o.outboundBindAddress),
       ...(this.tcp ? [at("tcp", a.tcp)] : []),
-      at("admin", a.admin),
+      at("admin", a.admin, o.adminBindAddress),
       ...(this.status ? [at("status", a.status)] : []),
     ];
   }
@@ -577,6 +583,7 @@ export class Sidecar {
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
       out.set(`listener.${name}.active`, proxy.stats.active);
       for (const [reason, n] of Object.entries(proxy.stats.rejectedTargets)) out.set(`listener.${name}.rejected_targets.${reason}`, n);
+      for (const [details, n] of Object.entries(proxy.stats.rejectedFraming)) out.set(`listener.${name}.rejected_framing.${details}`, n);
       const g = proxy.guard;
       out.set(`listener.${name}.connections`, g.open.connections);
       out.set(`listener.${name}.connections_refused`, g.stats.connectionsRefused);

@@ -4,7 +4,7 @@ import type { PatternChecks } from "../config/resources/hub_client.ts";
 import { documentsFromResources } from "../discovery/config_distribution.ts";
 import { CONFIG_DOCUMENT } from "../discovery/type_urls.ts";
 import { envoyType } from "../wire/envoy_protos.ts";
-import { type LoadedConfig, loadDocuments } from "./config_dir.ts";
+import { type LoadedConfig, loadDocuments } from "../config/config_dir.ts";
 
 /**
  * The sidecar's configuration from the control plane (`--discoveryAddress`):

@@ -1,5 +1,5 @@
 import { messageType } from "../wire/protos.ts";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs, retryPolicyFrom } from "../hub/retry_policy.ts";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs, retryPolicyFrom } from "./retry_policy.ts";
 import { type ConnectionSignals, type PropertyResolver, ProxyWasmVm, propertyValue } from "./abi_host.ts";
 import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "./abi_types.ts";
 import { RELEASE_WASM } from "./filter_module.ts";

@@ -4,8 +4,7 @@
 // dropped); principal = first iss + "/" + first sub, only when both exist.
 import { addAuthAttributes } from "../../assembly/attributes/auth_claims";
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { ValueKind } from "../../assembly/attributes/value";
-import { StringMap } from "../../assembly/attributes/string_map";
+import { ValueKind, StringMap } from "../../assembly/attributes/value";
 
 function auth(payload: string): AttributeBag {
   const bag = new AttributeBag();

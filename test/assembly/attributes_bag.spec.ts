@@ -1,8 +1,7 @@
 // StringMap, AttributeBag and AttributeValue: the containers every step of
 // the order of application writes into (later writes replace earlier values).
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { StringMap } from "../../assembly/attributes/string_map";
-import { AttributeValue, ValueKind } from "../../assembly/attributes/value";
+import { AttributeValue, ValueKind, StringMap } from "../../assembly/attributes/value";
 import { attributeId, NO_ATTRIBUTE_ID, REQUEST_HOST, REQUEST_PATH } from "../../assembly/attributes/names";
 
 describe("StringMap", () => {

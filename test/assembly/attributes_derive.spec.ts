@@ -3,9 +3,8 @@
 // src/envoy/http/mixer/check_data.cc), from a RequestView built by hand.
 import { addRequestAttributes } from "../../assembly/attributes/derive";
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { ValueKind } from "../../assembly/attributes/value";
+import { ValueKind, StringMap } from "../../assembly/attributes/value";
 import { requestWithHeaders, RequestView } from "../../assembly/request";
-import { StringMap } from "../../assembly/attributes/string_map";
 
 function hex(b: Uint8Array | null): string {
   if (b === null) return "null";

@@ -11,8 +11,7 @@ import {
   readForwardedAttributes,
 } from "../../assembly/attributes/forwarded";
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { AttributeValue } from "../../assembly/attributes/value";
-import { StringMap } from "../../assembly/attributes/string_map";
+import { AttributeValue, StringMap } from "../../assembly/attributes/value";
 import { base64Encode } from "../../assembly/proto/base64";
 import { encodeAttributes } from "../../assembly/proto/attributes_codec";
 

@@ -2,8 +2,7 @@
 // entries filed by referenced shape and signature, use counts, valid
 // durations, LRU capacity. Time is an injected clock in nanoseconds.
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { StringMap } from "../../assembly/attributes/string_map";
-import { AttributeValue } from "../../assembly/attributes/value";
+import { AttributeValue, StringMap } from "../../assembly/attributes/value";
 import { CachedCheck, CheckCache, NO_TIME_EXPIRY } from "../../assembly/client/check_cache";
 import { Condition, ReferencedAttribute, ReferencedShape } from "../../assembly/client/referenced";
 

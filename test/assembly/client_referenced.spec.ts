@@ -1,8 +1,7 @@
 // Referenced-attributes shapes (hub-client §6.1; upstream referenced.cc,
 // referenced_test.cc): applies / cacheable / signature / canonical key.
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { StringMap } from "../../assembly/attributes/string_map";
-import { AttributeValue, ValueKind } from "../../assembly/attributes/value";
+import { AttributeValue, ValueKind, StringMap } from "../../assembly/attributes/value";
 import { Condition, ReferencedAttribute, ReferencedShape } from "../../assembly/client/referenced";
 
 function ref(name: string, condition: i32, mapKey: string | null = null): ReferencedAttribute {

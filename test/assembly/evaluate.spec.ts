@@ -7,7 +7,7 @@ import { compileConfig } from "../../assembly/config/compile";
 import { ClientConfig } from "../../assembly/config/client_config";
 import { Evaluation, evaluateRequest } from "../../assembly/evaluate";
 import { requestWithHeaders, RequestView } from "../../assembly/request";
-import { StringMap } from "../../assembly/attributes/string_map";
+import { StringMap } from "../../assembly/attributes/value";
 import { AttributeBag } from "../../assembly/attributes/bag";
 import { readForwardedAttributes } from "../../assembly/attributes/forwarded";
 import { base64Encode } from "../../assembly/proto/base64";

@@ -6,8 +6,7 @@
 import { ProtoReader } from "../../assembly/proto/reader";
 import { ProtoWriter, WIRE_FIXED64, WIRE_LEN } from "../../assembly/proto/writer";
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { AttributeValue, ValueKind } from "../../assembly/attributes/value";
-import { StringMap } from "../../assembly/attributes/string_map";
+import { AttributeValue, ValueKind, StringMap } from "../../assembly/attributes/value";
 import { HeaderMap } from "../../assembly/attributes/header_map";
 import { encodePairs } from "../../assembly/pairs";
 import { QuotaCharge } from "../../assembly/quota";

@@ -6,8 +6,7 @@ import { ProtoWriter, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "../../assembly
 import { base64Decode, base64Encode } from "../../assembly/proto/base64";
 import { decodeAttributes, encodeAttributes } from "../../assembly/proto/attributes_codec";
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { AttributeValue, ValueKind } from "../../assembly/attributes/value";
-import { StringMap } from "../../assembly/attributes/string_map";
+import { AttributeValue, ValueKind, StringMap } from "../../assembly/attributes/value";
 
 function hex(b: Uint8Array): string {
   let s = "";

@@ -6,8 +6,7 @@ import { AttributeMatch, Clause, QuotaCharge, quotaCharges, QuotaRule } from "..
 import { MatchKind, StringMatch } from "../../assembly/string_match";
 import { Regex } from "../../assembly/regex/index";
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { AttributeValue } from "../../assembly/attributes/value";
-import { StringMap } from "../../assembly/attributes/string_map";
+import { AttributeValue, StringMap } from "../../assembly/attributes/value";
 
 function exact(s: string): StringMatch {
   return new StringMatch(MatchKind.Exact, s, null);

@@ -4,7 +4,7 @@ import {
   PROP_AUTH_PAYLOAD, PROP_DESTINATION_ADDRESS, PROP_DESTINATION_SERVICE, PROP_LOCAL_PRINCIPAL, PROP_MTLS,
   PROP_PEER_PRINCIPAL, PROP_REQUESTED_SERVER_NAME, PROP_SOURCE_ADDRESS, requestFromMaps, requestFromPairs, requestWithHeaders, RequestView,
 } from "../../assembly/request";
-import { StringMap } from "../../assembly/attributes/string_map";
+import { StringMap } from "../../assembly/attributes/value";
 import { encodePairs } from "../../assembly/pairs";
 
 describe("requestFromMaps", () => {

@@ -15,7 +15,7 @@ import { decodeHubDocument, isHubDocument } from "../../host/config/resources/hu
 import { check } from "../../host/hubs/check.ts";
 import { buildHubConfig } from "../../host/hubs/hub_config.ts";
 import { MemQuotaStore } from "../../host/hubs/quota_store.ts";
-import { compileRegex } from "../../host/hubs/regex.ts";
+import { compileRegex } from "../../host/regex/engine.ts";
 import { messageType } from "../../host/wire/protos.ts";
 import { loadFilter, runReportDecodeBench, sidecarReportRequest } from "./report_decode.ts";
 import { median } from "./stats.ts";
@@ -133,7 +133,7 @@ function inProcessCheckMicros(payloads: Buffer[]): number {
   const req = messageType("mesh.hub.v1.CheckRequest");
   const res = messageType("mesh.hub.v1.CheckResponse");
   const run = (n: number) => {
-    for (let i = 0; i < n; i++) res.encode(check(ctx, req.decode(payloads[i % payloads.length]) as never)).finish();
+    for (let i = 0; i < n; i++) res.encode(check(ctx, req.decode(payloads[i % payloads.length]) as never) as object).finish();
   };
   run(5000);
   const n = 50_000;

@@ -2,10 +2,13 @@
 // measured side by side in this one run (machines here are shared and noisy,
 // so only ratios within a run are meaningful).
 // `npm run bench -- <part>…` runs only the named parts (hot-path, hub,
-// sidecar, security, simulate, discovery).
+// sidecar, security, simulate, discovery, pwhost, analyze, embed).
+import { runAnalyzeBench } from "./analyze.ts";
 import { runDiscoveryBench } from "./discovery.ts";
+import { runEmbedBench } from "./embed.ts";
 import { runHubBench } from "./hub.ts";
 import { runHotPathBench } from "./hot_path.ts";
+import { runPwhostBench } from "./pwhost.ts";
 import { runSecurityBench } from "./security.ts";
 import { runSidecarBench } from "./sidecar.ts";
 import { runSimulateBench } from "./simulate.ts";
@@ -17,6 +20,9 @@ const PARTS: Record<string, () => Promise<string[]>> = {
   security: runSecurityBench,
   simulate: runSimulateBench,
   discovery: runDiscoveryBench,
+  pwhost: async () => runPwhostBench(),
+  analyze: runAnalyzeBench,
+  embed: runEmbedBench,
 };
 
 const asked = process.argv.slice(2);

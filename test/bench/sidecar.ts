@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -8,6 +7,7 @@ import autocannon from "autocannon";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { cpuSeconds, rssMiB } from "./process_usage.ts";
+import { buildNoopModule } from "./noop_module.ts";
 import { median } from "./stats.ts";
 
 const DURATION_S = Number(process.env.SIDECAR_BENCH_SECONDS ?? 5);
@@ -113,19 +113,6 @@ async function atFixedRate(t: Target): Promise<AtRate> {
   const r = await run;
   times.sort((a, b) => a - b);
   return { p90: percentile(times, 90), ...perRequest(t, before, r.requests.total), errors: r.errors + r.non2xx };
-}
-
-/**
- * Compiles test/bench/fixtures/noop_filter.ts with the project's compiler
- * into `dir`. It runs in the fixture's folder: in the repository root asc
- * would read asconfig.json and compile the filter's entry in as well.
- */
-function buildNoopModule(dir: string): string {
-  const out = join(dir, "noop.wasm");
-  const fixtures = join(import.meta.dirname, "fixtures");
-  const asc = join(import.meta.dirname, "..", "..", "node_modules", "assemblyscript", "bin", "asc.js");
-  execFileSync(process.execPath, [asc, "noop_filter.ts", "-o", out, "--exportStart", "_initialize", "--exportRuntime", "--runtime", "minimal", "--use", "abort=", "-O3"], { cwd: fixtures, stdio: "pipe" });
-  return out;
 }
 
 const verdict = (met: boolean, distance: string) => (met ? "met" : `not met (${distance})`);

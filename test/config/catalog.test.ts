@@ -79,6 +79,18 @@ status: {}
     assert.equal(c.byKind.DestinationRule.length, 1);
   });
 
+  it("a kind of the same name in another API group (the Gateway API's Gateway) is not the mesh's: an unknown kind", () => {
+    const c = decode(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httpbin-gateway, namespace: foo }
+spec: { gatewayClassName: mesh, listeners: [{ name: http, port: 80, protocol: HTTP }] }
+`);
+    assert.deepEqual(c.errors, []);
+    assert.deepEqual(c.byKind.Gateway, []);
+    assert.match(c.warnings[0].message, /^unknown kind "Gateway" \(apiVersion gateway.networking.k8s.io\/v1\)/);
+  });
+
   it("refuses a known kind under the wrong apiVersion", () => {
     const c = decode(`
 apiVersion: security.istio.io/v1beta1

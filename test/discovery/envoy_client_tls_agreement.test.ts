@@ -20,7 +20,7 @@ import { parseDocuments } from "../../host/config/documents.ts";
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import { CLUSTER, ENDPOINT } from "../../host/discovery/type_urls.ts";
 import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
-import { loadDocuments } from "../../host/proxy/config_dir.ts";
+import { loadDocuments } from "../../host/config/config_dir.ts";
 import { DEFAULT_MESH_SETTINGS } from "../../host/proxy/mesh_config.ts";
 import { SecurityPolicy } from "../../host/proxy/security_policy.ts";
 import { JwksCache } from "../../host/security/jwt/jwks.ts";

@@ -22,7 +22,7 @@ import type { EnvoyServing } from "../../host/discovery/envoy_sidecar.ts";
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import type { ResourceSet } from "../../host/discovery/resource_set.ts";
 import { CLUSTER, LISTENER, ROUTE } from "../../host/discovery/type_urls.ts";
-import { loadDocuments } from "../../host/proxy/config_dir.ts";
+import { loadDocuments } from "../../host/config/config_dir.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { type Daemon, startDaemon, tempDir } from "../support/processes.ts";

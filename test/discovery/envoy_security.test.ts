@@ -7,7 +7,7 @@ import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.t
 import { CLUSTER, LISTENER } from "../../host/discovery/type_urls.ts";
 import { envoyBootstrap } from "../../host/discovery/envoy_bootstrap.ts";
 import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
-import { loadDocuments } from "../../host/proxy/config_dir.ts";
+import { loadDocuments } from "../../host/config/config_dir.ts";
 import { AuthorizationEngine, authorizationPoliciesFor } from "../../host/security/authz/engine.ts";
 import type { AuthzRequest } from "../../host/security/authz/matcher.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";

@@ -13,7 +13,7 @@ import { meshSnapshot, resourcesFor, type SnapshotOptions } from "../../host/dis
 import type { ResourceSet } from "../../host/discovery/resource_set.ts";
 import { CLUSTER, ENDPOINT } from "../../host/discovery/type_urls.ts";
 import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
-import { loadDocuments } from "../../host/proxy/config_dir.ts";
+import { loadDocuments } from "../../host/config/config_dir.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { lbEndpoints, originated, socketFor } from "./support/envoy_upstream_eval.ts";

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { decodeExtensionProviders, unknownProviderProblems } from "../../host/config/extension_providers.ts";
 import { Field } from "../../host/config/decode.ts";
 import { readDiscoveryMeshConfig } from "../../host/discovery/mesh_config.ts";
-import { loadDocuments } from "../../host/proxy/config_dir.ts";
+import { loadDocuments } from "../../host/config/config_dir.ts";
 import { parseDocuments } from "../../host/config/documents.ts";
 import { tempDir } from "../support/processes.ts";
 import { startTestDiscovery, testChecks } from "./support/in_process.ts";

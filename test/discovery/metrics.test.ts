@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { DiscoveryServer } from "../../host/discovery/server.ts";
-import type { LoadedConfig } from "../../host/proxy/config_dir.ts";
+import type { LoadedConfig } from "../../host/config/config_dir.ts";
 import { XdsConfigSource } from "../../host/proxy/xds_config.ts";
 import { denyPolicy, silent, startTestDiscovery, testChecks, until } from "./support/in_process.ts";
 import { needPromtool, promtoolCheck } from "../telemetry/promtool.ts";

@@ -14,7 +14,7 @@ import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.t
 import { changedKinds, isEndpointChange } from "../../host/discovery/push_scope.ts";
 import { CLUSTER, CONFIG_DOCUMENT, LISTENER, ROUTE } from "../../host/discovery/type_urls.ts";
 import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
-import { loadDocuments } from "../../host/proxy/config_dir.ts";
+import { loadDocuments } from "../../host/config/config_dir.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 

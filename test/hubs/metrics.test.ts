@@ -6,7 +6,7 @@ import { decodeHubDocument, isHubDocument } from "../../host/config/resources/hu
 import type { LoadedConfig } from "../../host/hubs/config_store.ts";
 import { buildHubConfig } from "../../host/hubs/hub_config.ts";
 import { errorKind, HubMetrics } from "../../host/hubs/metrics.ts";
-import { compileRegex } from "../../host/hubs/regex.ts";
+import { compileRegex } from "../../host/regex/engine.ts";
 import { metricValue } from "./support/hub_process.ts";
 
 function loaded(yaml: string, errors: string[] = []): LoadedConfig {

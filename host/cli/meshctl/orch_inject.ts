@@ -5,7 +5,7 @@ import { Field } from "../../config/decode.ts";
 import { resourceName } from "../../config/documents.ts";
 import { ConfigError, formatProblem } from "../../config/errors.ts";
 import { EXIT_BAD_CONFIG, EXIT_OK } from "../../daemon/exit_codes.ts";
-import { readSettingsObject, readSourceText, writeOutput } from "./source_text.ts";
+import { readSettingsObject, readSourceText, writeOutput } from "../../config/source_text.ts";
 import { injectPodTemplate } from "../../inject/inject_template.ts";
 import { decodeInjectionSettings, type InjectionSettings, type SettingsSources } from "../../inject/settings.ts";
 import { podTemplatePath } from "../../inject/workloads.ts";

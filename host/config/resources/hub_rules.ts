@@ -1,5 +1,5 @@
 import { dirname, isAbsolute, resolve } from "node:path";
-import type { CompileRegex, RegexMatcher } from "../../hubs/regex.ts";
+import type { CompileRegex, RegexMatcher } from "../../regex/engine.ts";
 import { GRPC_CODES, GRPC_CODE_NAMES, type GrpcCodeName } from "../../wire/status_codes.ts";
 import { Field } from "../decode.ts";
 import type { ConfigError } from "../errors.ts";
@@ -63,13 +63,20 @@ export interface QuotaOverride {
   readonly maxAmount: number;
 }
 
+/** Upstream redisquota's `rateLimitAlgorithm` (FIXED_WINDOW is its enum's zero, hence the default). */
+export const RATE_LIMIT_ALGORITHMS = ["FIXED_WINDOW", "ROLLING_WINDOW"] as const;
+export type RateLimitAlgorithm = (typeof RATE_LIMIT_ALGORITHMS)[number];
+
 export interface HubQuota extends ResourceBase {
   readonly kind: "HubQuota";
   /** The name requests ask for in CheckRequest.quotas. */
   readonly quotaName: string;
   readonly maxAmount: number;
-  /** Length of the rolling window. */
+  /** Length of the window. */
   readonly validDurationMs: number;
+  readonly rateLimitAlgorithm: RateLimitAlgorithm;
+  /** ROLLING_WINDOW: the precision with which allocations leave the window (0 < bucket < window); 0 for FIXED_WINDOW. */
+  readonly bucketDurationMs: number;
   readonly overrides: readonly QuotaOverride[];
 }
 
@@ -161,7 +168,7 @@ function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions):
 }
 
 function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): HubQuota {
-  spec.allowOnly(["name", "maxAmount", "validDuration", "overrides"]);
+  spec.allowOnly(["name", "maxAmount", "validDuration", "rateLimitAlgorithm", "bucketDuration", "overrides"]);
   const quotaName = attempt(spec.get("name"), (f) => {
     const name = f.optionalString() ?? metadataName;
     if (name.length === 0) f.fail("a non-empty string");
@@ -173,6 +180,18 @@ function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): Hub
     if (ms < 1) vd.fail("a duration of at least 1ms");
     return ms;
   });
+  const rateLimitAlgorithm = attempt(spec.get("rateLimitAlgorithm"), (f) => f.enumOf(RATE_LIMIT_ALGORITHMS, "FIXED_WINDOW"));
+  // As upstream's redisquota: a bucket is required for a rolling window and ignored by a fixed one.
+  const bucketDurationMs = attempt(spec.get("bucketDuration"), (f) => {
+    if (rateLimitAlgorithm !== "ROLLING_WINDOW") {
+      if (f.present) f.warn("ignored: only ROLLING_WINDOW uses a bucketDuration");
+      return 0;
+    }
+    if (!f.present) f.invalid("ROLLING_WINDOW needs a bucketDuration (above 0 and below validDuration), e.g. 500ms");
+    const ms = f.durationMs();
+    if (ms < 1 || (validDurationMs !== undefined && ms >= validDurationMs)) f.fail(`a duration of at least 1ms and below validDuration (${validDurationMs}ms)`);
+    return ms;
+  });
   const overrides = attemptEach(spec.get("overrides"), (o): QuotaOverride => {
     o.allowOnly(["dimensions", "maxAmount"]);
     const dims = o.get("dimensions").entries();
@@ -180,7 +199,7 @@ function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): Hub
     const dimensions = dims.map(([key, f]) => Object.freeze([attributeRef(f, key), f.string()] as const));
     return Object.freeze({ dimensions: Object.freeze(dimensions), maxAmount: o.get("maxAmount").integer(0, MAX_AMOUNT) });
   });
-  return Object.freeze({ kind: "HubQuota", ...base, quotaName, maxAmount, validDurationMs, overrides: Object.freeze(overrides) });
+  return Object.freeze({ kind: "HubQuota", ...base, quotaName, maxAmount, validDurationMs, rateLimitAlgorithm, bucketDurationMs, overrides: Object.freeze(overrides) });
 }
 
 function decodeAccessLog(spec: Field, base: ResourceBase): HubAccessLog {

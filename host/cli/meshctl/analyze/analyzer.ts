@@ -51,6 +51,8 @@ export interface AnalysisContext {
 export interface Analyzer {
   /** Stable, kebab-case, e.g. `virtualservice-gateways`. */
   readonly name: string;
+  /** Upstream's analyzer of the same checks (`gateway.IngressGatewayPortAnalyzer`); absent for this mesh's own. */
+  readonly upstream?: string;
   readonly description: string;
   readonly codes: readonly MessageType[];
   readonly needs: readonly Knowledge[];

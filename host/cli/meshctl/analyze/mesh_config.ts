@@ -1,5 +1,5 @@
 import { ConfigError } from "../../../config/errors.ts";
-import { readSettingsObject } from "../source_text.ts";
+import { readSettingsObject } from "../../../config/source_text.ts";
 import { type ExtensionProviders, extensionProvidersOf } from "../../../config/extension_providers.ts";
 
 /**
@@ -20,6 +20,12 @@ export interface AnalyzeMeshConfig {
   readonly ingressSelector: string;
   /** `extensionProviders`, known only with --meshConfigFile (CUSTOM AuthorizationPolicies' authorizers). */
   readonly extensionProviders?: ExtensionProviders;
+  /**
+   * `defaultConfig.proxyMetadata` turns on DNS capture (`MESH_META_DNS_CAPTURE`)
+   * with address auto-allocation (`MESH_META_DNS_AUTO_ALLOCATE` or
+   * `DISCO_ENABLE_IP_AUTOALLOCATE`): ServiceEntries then need no addresses.
+   */
+  readonly dnsAutoAllocate: boolean;
 }
 
 export const DEFAULT_INGRESS_SERVICE = "mesh-ingressgateway";
@@ -32,6 +38,7 @@ export function defaultMeshConfig(rootNamespace: string): AnalyzeMeshConfig {
     ingressControllerMode: "DEFAULT",
     ingressService: DEFAULT_INGRESS_SERVICE,
     ingressSelector: DEFAULT_INGRESS_SELECTOR,
+    dnsAutoAllocate: false,
   });
 }
 
@@ -59,5 +66,14 @@ export function readMeshConfig(file: string, rootNamespace: string): AnalyzeMesh
     ingressService: str("ingressService", base.ingressService),
     ingressSelector: str("ingressSelector", base.ingressSelector),
     extensionProviders: extensionProvidersOf(values, file),
+    dnsAutoAllocate: dnsAutoAllocate(values),
   });
+}
+
+function dnsAutoAllocate(values: Record<string, unknown>): boolean {
+  const dc = values.defaultConfig;
+  const md = dc && typeof dc === "object" ? (dc as Record<string, unknown>).proxyMetadata : undefined;
+  if (!md || typeof md !== "object") return false;
+  const m = md as Record<string, unknown>;
+  return m.MESH_META_DNS_CAPTURE === "true" && (m.MESH_META_DNS_AUTO_ALLOCATE === "true" || m.DISCO_ENABLE_IP_AUTOALLOCATE === "true");
 }

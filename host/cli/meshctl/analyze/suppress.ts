@@ -11,7 +11,8 @@ import type { AnalysisMessage } from "./analyzer.ts";
 export interface Suppression {
   readonly code: string;
   readonly resource: string;
-  readonly pattern: RegExp;
+  /** Whether a resource name fits `resource`, `*` standing for any run of characters. */
+  readonly matches: (name: string) => boolean;
 }
 
 export function parseSuppression(text: string): Suppression {
@@ -21,8 +22,26 @@ export function parseSuppression(text: string): Suppression {
   if (!code || !resource) {
     throw new InvalidArgumentError(`${JSON.stringify(text)} is not a valid suppression: expected <code>=<Kind> <name>.<namespace>, e.g. "MSH0101=VirtualService reviews.default"`);
   }
-  const escaped = resource.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
-  return Object.freeze({ code, resource, pattern: new RegExp(`^${escaped}$`) });
+  const parts = resource.split("*");
+  return Object.freeze({ code, resource, matches: (name: string) => globMatches(parts, name) });
+}
+
+// `*` globs matched without a regex: the first part is a prefix, the last a
+// suffix, and the middle parts are found left to right (the leftmost place
+// of each leaves the most room for the rest): no input can make it backtrack.
+function globMatches(parts: readonly string[], name: string): boolean {
+  if (parts.length === 1) return name === parts[0];
+  const first = parts[0];
+  const last = parts[parts.length - 1];
+  if (name.length < first.length + last.length || !name.startsWith(first) || !name.endsWith(last)) return false;
+  let at = first.length;
+  const end = name.length - last.length;
+  for (const part of parts.slice(1, -1)) {
+    const found = name.indexOf(part, at);
+    if (found < 0 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
 }
 
 /** The names a suppression may use for a message's resource. */
@@ -33,5 +52,5 @@ export function suppressionNames(m: AnalysisMessage): string[] {
 }
 
 export function isSuppressed(m: AnalysisMessage, suppressions: readonly Suppression[]): boolean {
-  return suppressions.some((s) => s.code === m.type.code && suppressionNames(m).some((n) => s.pattern.test(n)));
+  return suppressions.some((s) => s.code === m.type.code && suppressionNames(m).some((n) => s.matches(n)));
 }

@@ -3,7 +3,7 @@ import { stringify } from "yaml";
 import { parseDocuments } from "../../../config/documents.ts";
 import { ConfigError } from "../../../config/errors.ts";
 import { EXIT_BAD_CONFIG, EXIT_OK } from "../../../daemon/exit_codes.ts";
-import { readSourceText, writeOutput } from "../source_text.ts";
+import { readSourceText, writeOutput } from "../../../config/source_text.ts";
 import { convertIngresses, DEFAULT_GATEWAY_NAMESPACE } from "./convert.ts";
 import { decodeIngress } from "./ingress.ts";
 

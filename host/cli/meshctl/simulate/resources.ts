@@ -6,7 +6,7 @@ import { ConfigError } from "../../../config/errors.ts";
 import { formatConfigProblem } from "../../../config/problems.ts";
 import type { Scenario, TokenKey, WorkloadSpec } from "./scenario.ts";
 import { TOKEN_KEYS } from "./scenario.ts";
-import type { TokenKeys } from "./tokens.ts";
+import { PLACEHOLDER, type TokenKeys } from "./tokens.ts";
 
 /**
  * A scenario's `resources[]` turned into the configuration its sidecars
@@ -15,9 +15,6 @@ import type { TokenKeys } from "./tokens.ts";
  * every document checked by the catalog — an error names
  * `scenarios[i].resources[j]`, the resource and the field path (exit 2).
  */
-
-/** `${JWKS:key-1}`: that key's JSON Web Key Set, in any string of a resource. */
-export const PLACEHOLDER = /\$\{JWKS:([^}]*)\}/g;
 
 /** The mesh's DNS domain in a scenario: its sidecars run with the default (`cluster.local`). */
 export const SCENARIO_DOMAIN = DEFAULT_DOMAIN;

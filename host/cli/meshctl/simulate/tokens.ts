@@ -1,7 +1,9 @@
 import { createHmac } from "node:crypto";
 import { type CryptoKey, type JWK, type KeyObject, SignJWT, exportJWK, exportSPKI, generateKeyPair } from "jose";
-import { PLACEHOLDER } from "./resources.ts";
 import { DEFAULT_EXPIRED_AGO_S, DEFAULT_NOT_YET_VALID_IN_S, DEFAULT_TOKEN_LIFETIME_S, type Scenario, TOKEN_KEYS, type TokenKey, type TokenSpec } from "./scenario.ts";
+
+/** `${JWKS:key-1}`: that key's JSON Web Key Set, in any string of a resource. */
+export const PLACEHOLDER = /\$\{JWKS:([^}]*)\}/g;
 
 /**
  * The signing keys of a simulate run and the tokens minted from descriptors:

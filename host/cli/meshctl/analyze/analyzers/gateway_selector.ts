@@ -6,6 +6,7 @@ import { formatLabels } from "../model.ts";
 /** Upstream's gateway analyzer: a Gateway whose selector matches no workload in any namespace is served by nobody. */
 export const gatewaySelectorAnalyzer: Analyzer = {
   name: "gateway-selector",
+  upstream: "gateway.IngressGatewayPortAnalyzer",
   description: "Gateways whose selector matches no Pod or Deployment (nor the default ingress gateway)",
   codes: [ReferencedResourceNotFound],
   needs: ["Workload"],

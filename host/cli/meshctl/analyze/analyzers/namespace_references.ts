@@ -3,6 +3,17 @@ import type { Analyzer } from "../analyzer.ts";
 import { ReferencedResourceNotFound } from "../messages.ts";
 
 /**
+ * Upstream's namespace patterns in AuthorizationPolicy sources: `*` any,
+ * `*suffix`, `prefix*`, else the exact name (an empty one matches nothing).
+ */
+export function namespaceMatches(pattern: string, namespace: string): boolean {
+  if (pattern === "*") return true;
+  if (pattern.startsWith("*")) return namespace.endsWith(pattern.slice(1));
+  if (pattern.endsWith("*")) return namespace.startsWith(pattern.slice(0, -1));
+  return pattern === namespace;
+}
+
+/**
  * Namespaces named in AuthorizationPolicy sources (`namespaces`,
  * `notNamespaces`, exact values), binding references and services, and
  * `exportTo` that no Namespace document declares and no document lives in.
@@ -11,13 +22,14 @@ import { ReferencedResourceNotFound } from "../messages.ts";
  */
 export const namespaceReferencesAnalyzer: Analyzer = {
   name: "namespace-references",
+  upstream: "auth.AuthorizationPoliciesAnalyzer",
   description: "References to namespaces that no Namespace document declares and no document lives in",
   codes: [ReferencedResourceNotFound],
   needs: ["Namespace"],
   analyze(ctx) {
-    const known = ctx.model.namespaces;
+    const known = [...ctx.model.namespaces];
     const check = (r: AnyResource, ns: string | undefined, fieldPath: string) => {
-      if (ns === undefined || ns.includes("*") || known.has(ns)) return;
+      if (ns === undefined || known.some((k) => namespaceMatches(ns, k))) return;
       ctx.report(ReferencedResourceNotFound, r, `Referenced namespace not found: ${JSON.stringify(ns)}`, fieldPath);
     };
     for (const ap of ctx.catalog.byKind.AuthorizationPolicy) {

@@ -5,10 +5,15 @@ import { serverHost, virtualServiceHosts } from "../../../../mesh/routing.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { VirtualServiceHostNotFoundInGateway } from "../messages.ts";
 
-/** Upstream's check: a VirtualService bound to a Gateway whose servers do not cover its host is not routed by that Gateway. */
+/**
+ * Upstream's check: a VirtualService bound to a Gateway none of whose
+ * server hosts (visible to the VirtualService's namespace) covers any of its
+ * hosts is not routed by that Gateway. One host in common is enough.
+ */
 export const virtualServiceGatewayHostsAnalyzer: Analyzer = {
   name: "virtualservice-gateway-hosts",
-  description: "VirtualService hosts that no server of a bound Gateway covers",
+  upstream: "virtualservice.GatewayAnalyzer",
+  description: "VirtualServices none of whose hosts a bound Gateway serves",
   codes: [VirtualServiceHostNotFoundInGateway],
   needs: [],
   analyze(ctx) {
@@ -20,10 +25,9 @@ export const virtualServiceGatewayHostsAnalyzer: Analyzer = {
         const gw = findResource(ctx.catalog, "Gateway", ns, name);
         if (!gw) return;
         const serverHosts = gw.spec.servers.flatMap((s) => s.hosts.map((h) => serverHost(h, gw.namespace)));
-        for (const h of hosts) {
-          if (serverHosts.some((sh) => (sh.namespace === "*" || sh.namespace === vs.namespace) && hostsIntersect(sh.host, h))) continue;
-          ctx.report(VirtualServiceHostNotFoundInGateway, vs, `one or more host [${h}] defined in VirtualService ${vs.namespace}/${vs.name} not found in Gateway ${ns}/${name}.`, `spec.gateways[${i}]`);
-        }
+        const served = hosts.some((h) => serverHosts.some((sh) => (sh.namespace === "*" || sh.namespace === vs.namespace) && hostsIntersect(sh.host, h)));
+        if (served) return;
+        ctx.report(VirtualServiceHostNotFoundInGateway, vs, `one or more host [${vs.spec.hosts.join(" ")}] defined in VirtualService ${vs.namespace}/${vs.name} not found in Gateway ${ns}/${name}.`, `spec.gateways[${i}]`);
       });
     }
   },

@@ -26,6 +26,7 @@ export function misplacedGatewayPolicy(model: MeshModel, policy: Policy): boolea
 /** Upstream IST0127: AuthorizationPolicy, RequestAuthentication and PeerAuthentication selectors that match no workload. */
 export const workloadSelectorAnalyzer: Analyzer = {
   name: "policy-workload-selector",
+  upstream: "auth.AuthorizationPoliciesAnalyzer",
   description: "AuthorizationPolicy, RequestAuthentication and PeerAuthentication selectors that match no Pod or Deployment",
   codes: [NoMatchingWorkloadsFound],
   needs: ["Workload"],
