@@ -147,7 +147,10 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   let current: MeshSnapshot | undefined;
   let ready = false;
   const metrics = new DiscoveryMetrics();
-  const observer = bothObservers(metrics.observer, o.observer ?? {});
+  // Callers of --secureGrpcAddr refused for their certificate are an authentication concern (scope authn).
+  const authnLog = o.scopes?.authn ?? o.log;
+  const refusals: DiscoveryObserver = { refused: (peer, problem) => authnLog.warn(`xDS caller ${peer} refused: ${problem}`) };
+  const observer = bothObservers(metrics.observer, bothObservers(refusals, o.observer ?? {}));
   const scoped = o.scopePushes ?? true;
   const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
   const tracking = o.distributionTracking ?? true;

@@ -55,7 +55,7 @@ export const LOG_SCOPE_USE: Readonly<Record<SpecDaemon, Readonly<Record<string, 
   "disco-discovery": {
     ads: { logs: "xDS listeners, configuration versions, streams, pushes, ACKs and NACKs" },
     attributes: { silent: "disco-discovery handles no hub attributes: the hub (hubs) does" },
-    authn: { logs: "each configuration version's PeerAuthentications and RequestAuthentications (served to Envoy as TLS and JWT settings)" },
+    authn: { logs: "each configuration version's PeerAuthentications and RequestAuthentications (served to Envoy as TLS and JWT settings); callers of --secureGrpcAddr refused for their certificate" },
     configmapcontroller: { silent: NO_ORCH },
     default: { logs: "start, the mesh config, listeners, shutdown" },
     grpcAdapter: { silent: NO_ADAPTERS },
