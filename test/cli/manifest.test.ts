@@ -88,7 +88,8 @@ describe("manifest generate", async () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     const crds = new Map(all.filter((o) => o.kind === "CustomResourceDefinition").map((c) => [c.spec.names.kind, c]));
     let checked = 0;
-    for (const file of readdirSync(join(FIXTURES, "upstream"))) {
+    const files = readdirSync(join(FIXTURES, "upstream"), { recursive: true, encoding: "utf8" }).filter((f) => /\.ya?ml$/.test(f));
+    for (const file of files) {
       for (const d of docs(readFileSync(join(FIXTURES, "upstream", file), "utf8"))) {
         const crd = crds.get(d.kind);
         if (!crd || !String(d.apiVersion).startsWith(`${crd.spec.group}/`)) continue;
