@@ -1,3 +1,4 @@
+import type { AgentOptions } from "../../../proxy/agent_options.ts";
 import type { FilterModule } from "../../../wasm/filter_module.ts";
 import type { SimulateCa } from "./ca.ts";
 import { type AgentEnvironment, SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
@@ -46,7 +47,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
   // The values `disco-agent proxy --inboundPort 0 --outboundPort 0 --proxyAdminPort 0 --appPort … --containerPort … --configDir …
   // --caAddress … --tokenPath … --caRootCert … --controlPlaneAuthPolicy NONE --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
   // parses to; the others are the command's defaults.
-  const opts: Record<string, unknown> = {
+  const opts: AgentOptions = {
     proxyAdminPort: 0,
     statusPort: 0,
     inboundPort: 0,
@@ -57,7 +58,6 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     configDir: s.configDir,
     cluster: [],
     inboundService: "",
-    concurrency: 0,
     drainDuration: 0,
     parentShutdownDuration: 60_000,
     id: "",
