@@ -1,5 +1,6 @@
 import type { LoadSheddingOptions } from "./load_shedder.ts";
 import type { HubTlsFiles } from "./mutual_tls.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 /** Defaults of `hubs server` (spec 2: hubs, Listeners and ports, Limits). */
 export const DEFAULT_GRPC_PORT = 9091;
@@ -8,7 +9,7 @@ export const DEFAULT_MAX_MESSAGE_SIZE_BYTES = 1_048_576;
 export const DEFAULT_MAX_CONCURRENT_STREAMS = 1024;
 export const DEFAULT_API_WORKER_POOL_SIZE = 1024;
 export const DEFAULT_NUM_CHECK_CACHE_ENTRIES = 1_500_000;
-export const DEFAULT_CONFIG_NAMESPACE = "mesh-system";
+export const DEFAULT_CONFIG_NAMESPACE = DEFAULT_ROOT_NAMESPACE;
 export const DEFAULT_CONFIG_WAIT_TIMEOUT_MS = 120_000;
 /** How long a graceful shutdown waits for calls in flight before closing connections. */
 export const SHUTDOWN_GRACE_MS = 5000;
