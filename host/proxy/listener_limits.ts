@@ -116,7 +116,7 @@ export class ListenerGuard {
       else if (code.startsWith("HPE_")) this.stats.malformedRequests++;
       // As Node's own handler: answer only when nothing was sent on the connection yet.
       const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-      if (socket.writable && code !== "ECONNRESET" && (!pending || !pending.headersSent)) socket.end(RESPONSES[code] ?? BAD_REQUEST);
+      if (socket.writable && code !== "ECONNRESET" && !pending?.headersSent) socket.end(RESPONSES[code] ?? BAD_REQUEST);
       socket.destroy();
     });
     // Emitted only by the keep-alive timeout (no socket inactivity timeout is set): the idle timeout.
