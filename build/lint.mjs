@@ -15,7 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The commit that brought Biome in: files changed since are formatted. */
-const FORMAT_BASE = "@FORMAT_BASE@";
+const FORMAT_BASE = "128c0b62f81143ee6d15911e1c6a5211a2e0f348";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const biome = join(root, "node_modules", ".bin", process.platform === "win32" ? "biome.cmd" : "biome");
