@@ -4,6 +4,7 @@ import { startEchoApp, startTcpEchoApp } from "./echo_app.ts";
 import { AGENT_BIN, DEMO_DIR, HUBS_BIN, type SidecarListening } from "./binaries.ts";
 import { type Daemon, ownedTempDir, removeOwnedTempDir, startDaemon } from "./processes.ts";
 import { type MeshCa, startMeshCa, writeWorkloadCertFiles } from "./secure_mesh.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 export { AGENT_BIN, DEMO_DIR, HUBS_BIN, type SidecarListening } from "./binaries.ts";
 export const DEMO_SERVICE = "petstore.demo.svc.cluster.local";
@@ -77,11 +78,11 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   let hub: Daemon<HubListening>;
   const secureAgentArgs: string[] = [];
   try {
-    const hubTls = ca ? await writeWorkloadCertFiles(ca, "mesh-system", HUB_SERVICE_ACCOUNT, join(hubConfigDir, "certs")) : undefined;
+    const hubTls = ca ? await writeWorkloadCertFiles(ca, DEFAULT_ROOT_NAMESPACE, HUB_SERVICE_ACCOUNT, join(hubConfigDir, "certs")) : undefined;
     hub = await startDaemon<HubListening>(
       HUBS_BIN,
       [
-        "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system",
+        "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", DEFAULT_ROOT_NAMESPACE,
         ...(hubTls ? ["--caCertFile", hubTls.caCertFile, "--certFile", hubTls.certFile, "--keyFile", hubTls.keyFile] : []),
         ...(options.hubArgs ?? []),
       ],
