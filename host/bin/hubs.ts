@@ -10,7 +10,7 @@ import { serveUntilSignal } from "../daemon/lifecycle.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../daemon/spec_surface/hubs.ts";
-import { envReader } from "../daemon/spec_surface/env_values.ts";
+import { envReader } from "../daemon/env_values.ts";
 import { fsStoreDir } from "../hubs/config_store.ts";
 import { addVersionCommand } from "../daemon/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";

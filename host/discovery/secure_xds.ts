@@ -1,4 +1,4 @@
-import { envReader } from "../daemon/spec_surface/env_values.ts";
+import { envReader } from "../daemon/env_values.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { DEFAULT_CERT_DIR, type TlsFiles, type TlsIdentity, allExist, certDirFiles, fileServerCredentials, loadTlsFiles, uriSansOf, workloadIdentityProblem } from "../security/mtls/cert_files.ts";
 import type { StreamAccess } from "./ads_server.ts";

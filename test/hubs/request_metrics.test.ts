@@ -7,7 +7,7 @@ import { Registry } from "prom-client";
 import { ConfigError } from "../../host/config/errors.ts";
 import { parseDocuments } from "../../host/config/documents.ts";
 import { decodeHubDocument, type HubMetrics } from "../../host/config/resources/hub_rules.ts";
-import { compileRegex } from "../../host/hubs/regex.ts";
+import { compileRegex } from "../../host/regex/engine.ts";
 import { RequestMetrics } from "../../host/hubs/request_metrics.ts";
 import { needPromtool, promtoolCheck } from "../telemetry/promtool.ts";
 import { attrs, metricsText, metricValue, reportRequest, startHub, tempDir, waitFor, writeConfig, type HubProcess } from "./support/hub_process.ts";

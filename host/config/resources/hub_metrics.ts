@@ -4,8 +4,8 @@
 // on/off switch, and tag overrides that add, replace or remove labels; a
 // value is written as upstream's metric instances wrote dimensions
 // (`source.labels["app"] | "unknown"`).
-import { type LabelExpression, parseLabelExpression } from "../../hubs/label_expression.ts";
-import { METRIC_IDS, type MetricId } from "../../hubs/standard_metrics.ts";
+import { type LabelExpression, parseLabelExpression } from "../label_expression.ts";
+import { METRIC_IDS, type MetricId } from "../standard_metrics.ts";
 import type { Field } from "../decode.ts";
 import { attempt, attemptEach } from "../problems.ts";
 

@@ -1,5 +1,5 @@
 import { isWhenKey } from "../../../config/resources/security.ts";
-import type { AccessRule, ClusterRbacConfig, Origin, RbacInput, ServiceRole, ServiceRoleBinding, ServiceSelectors, Subject } from "./rbac.ts";
+import type { AccessRule, ClusterRbacConfig, RbacInput, ServiceRole, ServiceRoleBinding, ServiceSelectors, Subject } from "./rbac.ts";
 import { type Target, labelTargets, serviceTargets } from "./selectors.ts";
 import { ConvertError } from "./convert_error.ts";
 
