@@ -33,6 +33,8 @@ export function listenerAddresses(bindAddress: string, adminBindAddress?: string
   const admin = adminBindAddress || loopback;
   const warnings = isLoopback(admin)
     ? []
-    : [`--adminBindAddress ${admin}: the admin port (POST /quitquitquit, /healthcheck/fail, /logging, /config_dump with the workload's configuration) is reachable from the network; upstream keeps it on localhost`];
+    : [
+        `--adminBindAddress ${admin}: the admin port (POST /quitquitquit, /healthcheck/fail, /logging, /config_dump with the workload's configuration) is reachable from the network; upstream keeps it on localhost`,
+      ];
   return Object.freeze({ pod: bindAddress, outbound: loopback, admin, warnings: Object.freeze(warnings) });
 }

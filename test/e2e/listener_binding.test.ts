@@ -68,11 +68,15 @@ describe("listener bind addresses (issue 25 item 3)", { timeout: 300_000 }, () =
     assert.equal(await tcpConnect(NETWORK_ADDRESS, l.admin), "ECONNREFUSED", "nor reach the admin port");
     assert.equal(await tcpConnect("127.0.0.1", l.outbound), "open", "the pod's app can");
     assert.equal((await get(`http://127.0.0.1:${l.admin}/ready`)).status, 200);
-    const listeners = JSON.parse((await get(`http://127.0.0.1:${l.admin}/listeners?format=json`)).body) as { listener_statuses: Array<{ name: string; local_address: { socket_address: { address: string } } }> };
-    assert.deepEqual(
-      Object.fromEntries(listeners.listener_statuses.map((s) => [s.name, s.local_address.socket_address.address])),
-      { inbound: NETWORK_ADDRESS, outbound: "127.0.0.1", admin: "127.0.0.1", status: NETWORK_ADDRESS },
-    );
+    const listeners = JSON.parse((await get(`http://127.0.0.1:${l.admin}/listeners?format=json`)).body) as {
+      listener_statuses: Array<{ name: string; local_address: { socket_address: { address: string } } }>;
+    };
+    assert.deepEqual(Object.fromEntries(listeners.listener_statuses.map((s) => [s.name, s.local_address.socket_address.address])), {
+      inbound: NETWORK_ADDRESS,
+      outbound: "127.0.0.1",
+      admin: "127.0.0.1",
+      status: NETWORK_ADDRESS,
+    });
     assert.doesNotMatch(a.output(), /--adminBindAddress/, "no warning");
   });
 
@@ -88,7 +92,10 @@ describe("listener bind addresses (issue 25 item 3)", { timeout: 300_000 }, () =
   it("--adminBindAddress opens the admin port to the network, with a warning", async () => {
     const a = await agent(["--bindAddress", "0.0.0.0", "--adminBindAddress", "0.0.0.0"]);
     assert.equal((await get(`http://${NETWORK_ADDRESS}:${a.listening.admin}/ready`)).status, 200);
-    assert.match(a.output(), /warn\t--adminBindAddress 0\.0\.0\.0: the admin port \(POST \/quitquitquit.*\) is reachable from the network; upstream keeps it on localhost/);
+    assert.match(
+      a.output(),
+      /warn\t--adminBindAddress 0\.0\.0\.0: the admin port \(POST \/quitquitquit.*\) is reachable from the network; upstream keeps it on localhost/,
+    );
     assert.equal(await tcpConnect(NETWORK_ADDRESS, a.listening.outbound), "ECONNREFUSED", "the outbound listener stays on loopback");
   });
 });

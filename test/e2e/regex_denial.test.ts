@@ -110,6 +110,9 @@ describe("regex denial of service (issue 25 item 2)", { timeout: 300_000 }, () =
     assert.equal(refused.status, 400);
     assert.match(refused.body, /^Invalid regex: unsupported regex construct: backreference/);
     const kept = JSON.parse((await get(`${sleep.adminUrl}/stats?format=json&filter=${encodeURIComponent("config\\.applied$")}`)).body);
-    assert.deepEqual(kept.stats.map((s: { name: string }) => s.name), ["config.applied"]);
+    assert.deepEqual(
+      kept.stats.map((s: { name: string }) => s.name),
+      ["config.applied"],
+    );
   });
 });

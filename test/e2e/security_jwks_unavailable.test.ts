@@ -25,7 +25,8 @@ describe("security: a key set that cannot be fetched fails closed (issue 25 item
   let overAds: SecureWorkload | undefined;
   let disco: Daemon<{ secureGrpc?: string }> | undefined;
   let refusedPort: number;
-  const call = (path: string, token?: string) => send(httpbin.inbound, { path, host: "httpbin.foo:8000", headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const call = (path: string, token?: string) =>
+    send(httpbin.inbound, { path, host: "httpbin.foo:8000", headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
 
   before(async () => {
     kit = await startJwtKit();
@@ -108,17 +109,47 @@ ${rule("good", kit.jwksUri)}
     await writeWorkloadCertFiles(ca, "mesh-system", "disco-discovery", certDir);
     disco = await startDaemon<{ secureGrpc?: string }>(
       DISCOVERY_BIN,
-      ["discovery", "--configDir", dir, "--grpcAddr", "", "--secureGrpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+      [
+        "discovery",
+        "--configDir",
+        dir,
+        "--grpcAddr",
+        "",
+        "--secureGrpcAddr",
+        "127.0.0.1:0",
+        "--httpAddr",
+        "127.0.0.1:0",
+        "--monitoringAddr",
+        "127.0.0.1:0",
+        "--httpsAddr",
+        "",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+      ],
       "disco-discovery listening: ",
       undefined,
       { ...process.env, DISCO_CERT_DIR: certDir },
     );
-    overAds = await startSecureWorkload({ ca, name: "httpbin", namespace: "foo", configDir: "", discoveryAddress: disco.listening.secureGrpc, extraArgs: ["--discoIdentity", "sa/disco-discovery"] });
+    overAds = await startSecureWorkload({
+      ca,
+      name: "httpbin",
+      namespace: "foo",
+      configDir: "",
+      discoveryAddress: disco.listening.secureGrpc,
+      extraArgs: ["--discoIdentity", "sa/disco-discovery"],
+    });
     const before = overAds.app.seen.length;
     const res = await send(overAds.inbound, { path: "/headers", host: "httpbin.foo:8000", headers: { authorization: `Bearer ${await kit.token()}` } });
     assert.equal(status(res), 401);
     assert.equal(res.outcome === "http" && res.body, "Jwks remote fetch is failed");
     assert.equal(overAds.app.seen.length, before);
-    assert.equal(status(await send(overAds.inbound, { path: "/headers", host: "httpbin.foo:8000", headers: { authorization: `Bearer ${await kit.token({ iss: "good" })}` } })), 200);
+    assert.equal(
+      status(
+        await send(overAds.inbound, { path: "/headers", host: "httpbin.foo:8000", headers: { authorization: `Bearer ${await kit.token({ iss: "good" })}` } }),
+      ),
+      200,
+    );
   });
 });

@@ -50,13 +50,38 @@ describe("unknown fields in security resources are refused (issue 25 item 7)", {
     await writeWorkloadCertFiles(ca, "mesh-system", "disco-discovery", certDir);
     disco = await startDaemon(
       DISCOVERY_BIN,
-      ["discovery", "--configDir", discoDir, "--grpcAddr", "", "--secureGrpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+      [
+        "discovery",
+        "--configDir",
+        discoDir,
+        "--grpcAddr",
+        "",
+        "--secureGrpcAddr",
+        "127.0.0.1:0",
+        "--httpAddr",
+        "127.0.0.1:0",
+        "--monitoringAddr",
+        "127.0.0.1:0",
+        "--httpsAddr",
+        "127.0.0.1:0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+      ],
       "disco-discovery listening: ",
       undefined,
       { ...process.env, DISCO_CERT_DIR: certDir, DISCO_DEBOUNCE_AFTER: "100ms" },
     );
     direct = await startSecureWorkload({ configDir: fromDir, ca, name: "httpbin", namespace: "foo" });
-    overAds = await startSecureWorkload({ ca, name: "httpbin", namespace: "foo", configDir: "", discoveryAddress: disco.listening.secureGrpc, extraArgs: ["--discoIdentity", "sa/disco-discovery"] });
+    overAds = await startSecureWorkload({
+      ca,
+      name: "httpbin",
+      namespace: "foo",
+      configDir: "",
+      discoveryAddress: disco.listening.secureGrpc,
+      extraArgs: ["--discoIdentity", "sa/disco-discovery"],
+    });
   });
   after(async () => {
     await overAds?.stop();
@@ -75,12 +100,30 @@ describe("unknown fields in security resources are refused (issue 25 item 7)", {
   });
 
   it("the validation webhook denies the document with the same words", async () => {
-    const object = { apiVersion: "security.mesh.io/v1", kind: "PeerAuthentication", metadata: { name: "strict", namespace: "foo" }, spec: { selector: { matchLabels: { app: "httpbin" } }, mtls: { mdoe: "STRICT" } } };
-    const body = JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid: "u-1", kind: { group: "security.mesh.io", version: "v1", kind: "PeerAuthentication" }, namespace: "foo", operation: "CREATE", object } });
+    const object = {
+      apiVersion: "security.mesh.io/v1",
+      kind: "PeerAuthentication",
+      metadata: { name: "strict", namespace: "foo" },
+      spec: { selector: { matchLabels: { app: "httpbin" } }, mtls: { mdoe: "STRICT" } },
+    };
+    const body = JSON.stringify({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      request: { uid: "u-1", kind: { group: "security.mesh.io", version: "v1", kind: "PeerAuthentication" }, namespace: "foo", operation: "CREATE", object },
+    });
     const [host, port] = disco.listening.https!.split(":");
     const answer = await new Promise<string>((resolve, reject) => {
       const req = request(
-        { agent: false, host, port: Number(port), path: "/validate", method: "POST", ca: readFileSync(ca.rootCertFile), headers: { "content-type": "application/json" }, checkServerIdentity: (_h: string, _c: PeerCertificate) => undefined },
+        {
+          agent: false,
+          host,
+          port: Number(port),
+          path: "/validate",
+          method: "POST",
+          ca: readFileSync(ca.rootCertFile),
+          headers: { "content-type": "application/json" },
+          checkServerIdentity: (_h: string, _c: PeerCertificate) => undefined,
+        },
         (res) => {
           let text = "";
           res.setEncoding("utf8");
