@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { type PeerCertificate } from "node:tls";
 import { request } from "node:https";
 import { join } from "node:path";
@@ -31,6 +31,12 @@ const REFUSAL = "PeerAuthentication foo/strict: spec.mtls.mdoe: unknown field (k
 // Plain text to a STRICT inbound port gets no HTTP answer; PERMISSIVE would answer 200.
 const plainText = (port: number) => send(port, { path: "/headers", host: "httpbin.foo:8000" });
 const isStrict = (o: Outcome) => o.outcome === "connection-failure";
+
+// Written beside and renamed into place, as an orchestrator swaps a ConfigMap: a watcher never sees the file half written.
+function replaceFile(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
 
 const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1] ?? "NaN");
 
@@ -146,7 +152,7 @@ describe("unknown fields in security resources are refused (issue 25 item 7)", {
 
   it("the sidecar refuses the typo from its folder, logs and counts it, and stays STRICT", async () => {
     const before = metric((await get(`${direct.adminUrl}/stats/prometheus`)).body, "disco_total_rejected_configs_total");
-    writeFileSync(join(fromDir, "policy.yaml"), TYPO);
+    replaceFile(join(fromDir, "policy.yaml"), TYPO);
     await waitFor("the sidecar's refusal", () => (direct.sidecar.output().includes(REFUSAL) ? true : undefined));
     const after = metric((await get(`${direct.adminUrl}/stats/prometheus`)).body, "disco_total_rejected_configs_total");
     assert.ok(after > before, `disco_total_rejected_configs ${before} → ${after}`);
@@ -156,7 +162,7 @@ describe("unknown fields in security resources are refused (issue 25 item 7)", {
   it("disco-discovery refuses it too, logs and counts it; the sidecar it configures stays STRICT", async () => {
     const monitoring = `http://${disco.listening.monitoring}/metrics`;
     const before = metric((await get(monitoring)).body, "disco_total_rejected_configs_total");
-    writeFileSync(join(discoDir, "policy.yaml"), TYPO);
+    replaceFile(join(discoDir, "policy.yaml"), TYPO);
     await waitFor("disco-discovery's refusal", () => (disco.output().includes(REFUSAL) ? true : undefined));
     const after = metric((await get(monitoring)).body, "disco_total_rejected_configs_total");
     assert.ok(after > before, `disco_total_rejected_configs_total ${before} → ${after}`);
