@@ -164,7 +164,9 @@ describe("hubs server: /metrics carries the standard metrics of what was reporte
     assert.deepEqual(series.map((l) => [/request_host="([^"]*)"/.exec(l)![1], Number(l.split(" ").pop())]), [["h0", 3], ["h1", 3]]);
     assert.equal(metricValue(text, 'hub_request_metrics_overflow_total{metric="mesh_requests_total"}'), 3);
     needPromtool();
-    assert.deepEqual(promtoolCheck(text), { status: 0, problems: "" });
+    // Clean apart from the hub gauges spec 2 names `…_total` (test/telemetry/spec_metric_names.test.ts holds them to the spec).
+    const flagged = promtoolCheck(text).problems.split("\n").filter(Boolean).filter((l) => !/^hub_(config|dispatcher|handler)_\w+_total non-counter metrics should not have "_total" suffix$/.test(l));
+    assert.deepEqual(flagged, []);
   });
 
   it("a changed HubMetrics document applies without a restart", async () => {
