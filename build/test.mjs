@@ -2,7 +2,8 @@
 //   1. `npm run build` (the node tests run the built programs and module);
 //   2. if it passed, side by side: `npm run test:node`, `npm run typecheck`,
 //      `npm run test:assembly`, `npm run check:imports` (no import cycle or
-//      upward import; build/check-imports.mjs) (none needs another's output). tsc and as-pect
+//      upward import; build/check-imports.mjs) and `npm run lint` (Biome;
+//      build/lint.mjs); none needs another's output. tsc and as-pect
 //      are single-threaded and the node tests spend much of their time waiting
 //      on the processes they start, so the two fill the node tests' idle time
 //      instead of running before them.
@@ -55,7 +56,7 @@ const build = await run("build", false);
 process.stdout.write(status(build));
 if (build.status !== 0) process.exit(build.status);
 
-const beside = ["typecheck", "test:assembly", "check:imports"];
+const beside = ["typecheck", "test:assembly", "check:imports", "lint"];
 process.stdout.write(`npm test: test:node, with ${beside.join(" and ")} side by side (their output follows the node tests)\n`);
 const besideResults = beside.map((script) => run(script, true));
 const node = await run("test:node", false);

@@ -5,10 +5,11 @@ import { generateKeyPair } from "./keys.ts";
 import { nodeCert, pemOf, type SigningBundle } from "./signing_bundle.ts";
 import { spiffeUri } from "./spiffe.ts";
 import { x509 } from "./x509.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 /** The identity of the throwaway certificate the self-check signs. */
 export const LIVENESS_SERVICE_ACCOUNT = "mesh-ca-liveness-probe";
-export const LIVENESS_NAMESPACE = "mesh-system";
+export const LIVENESS_NAMESPACE = DEFAULT_ROOT_NAMESPACE;
 const LIVENESS_TTL_SECONDS = 60;
 
 /**

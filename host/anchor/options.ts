@@ -1,4 +1,5 @@
 import type { TokenSettings } from "./service_account_token.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 /** Defaults of `mesh_ca` (spec 2: mesh_ca, Authentication, Listeners and ports). */
 export const DEFAULT_GRPC_PORT = 8060;
@@ -10,7 +11,7 @@ export const DEFAULT_GRACE_PERIOD_RATIO = 0.5;
 export const DEFAULT_KEY_SIZE_BITS = 2048;
 export const DEFAULT_PROBE_CHECK_INTERVAL_MS = 30_000;
 export const DEFAULT_REQUESTED_CA_CERT_TTL_MS = 8760 * 3_600_000;
-export const DEFAULT_STORAGE_NAMESPACE = "mesh-system";
+export const DEFAULT_STORAGE_NAMESPACE = DEFAULT_ROOT_NAMESPACE;
 export const DEFAULT_GRPC_HOST_IDENTITIES = "mesh-ca,mesh-anchor";
 /** The TLS server name clients check mesh_ca's certificate against (the first of its default --grpc-host-identities). */
 export const DEFAULT_CA_SERVER_NAME = "mesh-ca";

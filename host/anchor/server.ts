@@ -186,6 +186,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
   try {
     const monitoring = await bindNamed("--monitoring-port", options.monitoringPort, startMonitoring({ port: options.monitoringPort, registry: metrics.registry, info: buildInfo, healthy: () => serving && !closing, profiling: options.enableProfiling }));
     closers.push(() => monitoring.close());
+    logger.scope("monitor").info(`self-monitoring (/metrics, /version, health) on port ${monitoring.port}`, { profiling: options.enableProfiling });
 
     const ctrlz = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
       address: options.ctrlzAddress,

@@ -17,6 +17,7 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT, DEFAULT_TOKEN_MANAGER_PLUGIN, SIDECAR_LOG_SCOPES } from "../proxy/defaults.ts";
 import { adminRequest } from "../proxy/admin_client.ts";
 import { DEFAULT_LISTENER_LIMITS } from "../proxy/listener_limits.ts";
+import type { AgentOptions } from "../proxy/agent_options.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks_defaults.ts";
 
 const UINT16 = intFlag(0, 65535);
@@ -88,7 +89,8 @@ addNotApplicableFlags(proxy, [na("--concurrency", "value", "0", "the sidecar ser
 // --trust-domain and its old spelling share the option value `trustDomain`.
 let deprecatedTrustDomain = false;
 proxy.on("option:trustDomain", () => (deprecatedTrustDomain = true));
-proxy.action(async (opts: Record<string, unknown>) => {
+// Commander's parsers have checked each flag; its values are the typed AgentOptions (plus the logging flags).
+proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
   refuseNotApplicableEnvironment(AGENT_NOT_APPLICABLE_ENV, "disco-agent proxy");
   let vars;
   let logger: Logger;
@@ -107,12 +109,12 @@ proxy.action(async (opts: Record<string, unknown>) => {
   } catch (e) {
     usageError("disco-agent proxy", (e as Error).message);
   }
-  const requestedTtl = (opts.workloadCertTtl as number | undefined) ?? vars.secretTtlMs;
+  const requestedTtl = opts.workloadCertTtl ?? vars.secretTtlMs;
   if (vars.secretGraceMs !== undefined && requestedTtl > 0 && vars.secretGraceMs >= requestedTtl) {
     usageError("disco-agent proxy", `SECRET_GRACE_DURATION=${formatGoDuration(vars.secretGraceMs)} is not shorter than the requested certificate lifetime ${formatGoDuration(requestedTtl)} (SECRET_TTL / --workloadCertTtl): every certificate would be renewed at once`);
   }
   if (deprecatedTrustDomain) logger.scope("default").warn("--trustDomain is deprecated: use --trust-domain");
-  const settings: Record<string, unknown> = {
+  const settings: AgentOptions = {
     ...opts,
     caAddress: opts.caAddress ?? vars.caAddress,
     trustDomain: opts.trustDomain ?? vars.trustDomain,

@@ -137,6 +137,7 @@ discovery.action(async (given: Record<string, unknown>) => {
       ...(secureGrpc ? { secureGrpc } : {}),
       ...(webhooks ? { https: { address: webhooks.address, tls: webhooks.tls.files, injection } } : {}),
       webhookLog: logger.scope("validationServer"),
+      scopes: { model: logger.scope("model"), validation: logger.scope("validation"), rbac: logger.scope("rbac"), authn: logger.scope("authn") },
       http: parseListenAddress(opts.httpAddr as string),
       profiling: opts.profile as boolean,
       monitoring: parseListenAddress(opts.monitoringAddr as string),

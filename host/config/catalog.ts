@@ -202,10 +202,11 @@ export interface CatalogOptions {
 export const DEFAULT_NAMESPACE = "default";
 /**
  * Kinds whose unknown fields refuse the document, as upstream's strict proto
- * decoding does (issue 25): the security resources, where a misspelt field
- * dropped with a warning leaves a workload less protected than written.
+ * decoding does (issue 25): the security and networking resources, where a
+ * misspelt field dropped with a warning leaves a workload less protected than
+ * written (`mtls: {mdoe: STRICT}`, a DestinationRule's `tsl: {mode: MUTUAL}`).
  */
-const STRICT_FIELD_KINDS: ReadonlySet<Kind> = new Set(["PeerAuthentication", "RequestAuthentication", "AuthorizationPolicy"]);
+const STRICT_FIELD_KINDS: ReadonlySet<Kind> = new Set(["PeerAuthentication", "RequestAuthentication", "AuthorizationPolicy", "DestinationRule", "Gateway", "VirtualService", "ServiceEntry"]);
 
 /** Spec 1, TcpClientConfig.reportInterval: values under 1 s are reset to 1 s. */
 const MIN_TCP_REPORT_INTERVAL_MS = 1000;

@@ -64,12 +64,13 @@ export class Field {
   /**
    * Warns about members not in `known`: likely typos that would otherwise be
    * silently ignored. With `context.strictFields`, refuses the first instead.
+   * `unsupported`: upstream fields this mesh does not implement, named as such.
    */
-  allowOnly(known: readonly string[]): this {
+  allowOnly(known: readonly string[], unsupported: readonly string[] = []): this {
     if (!this.present) return this;
     for (const key of Object.keys(this.object())) {
       if (known.includes(key)) continue;
-      const problem = `unknown field (known: ${known.join(", ")})`;
+      const problem = unsupported.includes(key) ? "not supported: an upstream field this mesh does not implement" : `unknown field (known: ${known.join(", ")})`;
       if (this.context.strictFields) this.get(key).invalid(problem);
       this.get(key).warn(problem);
     }

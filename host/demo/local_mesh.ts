@@ -4,6 +4,7 @@ import { startEchoApp, startTcpEchoApp } from "./echo_app.ts";
 import { AGENT_BIN, DEMO_DIR, HUBS_BIN, type SidecarListening } from "./binaries.ts";
 import { type Daemon, ownedTempDir, removeOwnedTempDir, startDaemon } from "./processes.ts";
 import { type MeshCa, startMeshCa, writeWorkloadCertFiles } from "./secure_mesh.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 export { AGENT_BIN, DEMO_DIR, HUBS_BIN, type SidecarListening } from "./binaries.ts";
 export const DEMO_SERVICE = "petstore.demo.svc.cluster.local";
@@ -22,6 +23,10 @@ export interface LocalMeshOptions {
   sidecarConfig?: string;
   /** Extra `disco-agent proxy` flags. */
   agentArgs?: string[];
+  /** Extra `hubs server` flags. */
+  hubArgs?: string[];
+  /** Extra `mesh_ca` flags (with `secure`). */
+  caArgs?: string[];
   agentEnv?: NodeJS.ProcessEnv;
   /** Also run a TCP echo app behind a TCP listener (the filter's TCP mode). */
   tcp?: boolean;
@@ -69,16 +74,17 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   writeFileSync(join(hubConfigDir, "access-log.yaml"), `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
   writeFileSync(join(sidecarConfigDir, "config.yaml"), options.sidecarConfig ?? readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
 
-  const ca = options.secure ? await startMeshCa() : undefined;
+  const ca = options.secure ? await startMeshCa(options.caArgs ?? []) : undefined;
   let hub: Daemon<HubListening>;
   const secureAgentArgs: string[] = [];
   try {
-    const hubTls = ca ? await writeWorkloadCertFiles(ca, "mesh-system", HUB_SERVICE_ACCOUNT, join(hubConfigDir, "certs")) : undefined;
+    const hubTls = ca ? await writeWorkloadCertFiles(ca, DEFAULT_ROOT_NAMESPACE, HUB_SERVICE_ACCOUNT, join(hubConfigDir, "certs")) : undefined;
     hub = await startDaemon<HubListening>(
       HUBS_BIN,
       [
-        "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", "mesh-system",
+        "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", DEFAULT_ROOT_NAMESPACE,
         ...(hubTls ? ["--caCertFile", hubTls.caCertFile, "--certFile", hubTls.certFile, "--keyFile", hubTls.keyFile] : []),
+        ...(options.hubArgs ?? []),
       ],
       "hubs listening ",
       undefined,

@@ -1,4 +1,4 @@
-import type { Catalog, Resource as MeshResource } from "../config/catalog.ts";
+import type { Catalog } from "../config/catalog.ts";
 import type { Labels } from "../mesh/labels.ts";
 import { type ServerMtlsMode, effectiveMtls } from "../mesh/policies.ts";
 import { authorizationPoliciesFor } from "../security/authz/engine.ts";

@@ -9,6 +9,7 @@
  */
 
 import { DEFAULT_DOMAIN, serviceFqdn } from "../mesh/hosts.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 /** The plugin's name, root id and VM id everywhere (Istio: `pluginName` = root id); also the ECDS resource name. */
 export const PLUGIN_NAME = "mesh.hub_client";
@@ -16,7 +17,7 @@ export const PLUGIN_NAME = "mesh.hub_client";
 export const MODULE_PATH = "/etc/mesh/filter.wasm";
 /** The hub as a mesh of DNS domain `domain` names it (spec 2: hubs listens on gRPC port 9091). */
 export function hubHost(domain: string): string {
-  return serviceFqdn("hubs", "mesh-system", domain);
+  return serviceFqdn("hubs", DEFAULT_ROOT_NAMESPACE, domain);
 }
 /** The hub's host in the default domain: the static artifacts (bootstrap, EnvoyFilter) are written for it. */
 export const HUB_HOST = hubHost(DEFAULT_DOMAIN);

@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
-import { Field } from "../config/decode.ts";
 import { readSettingsObject } from "../config/source_text.ts";
-import { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
-import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, decodeExtensionProviders } from "../config/extension_providers.ts";
+import type { ExtensionProviders } from "../config/extension_providers.ts";
+import { MESH_CONFIG_DEFAULTS, type MeshConfigField, decodeMeshConfig } from "../config/mesh_config.ts";
 
 /**
  * `disco-discovery --meshConfig FILE` (upstream's MeshConfig YAML): the
@@ -30,24 +29,19 @@ export interface DiscoveryMeshConfig {
 }
 
 /** What disco-discovery reads: rootNamespace, trustDomain, extensionProviders, enableAutoMtls; defaultConfig goes to injection. */
-const READ = ["rootNamespace", "trustDomain", "extensionProviders", "enableAutoMtls", "defaultConfig"];
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+const READ: readonly MeshConfigField[] = ["rootNamespace", "trustDomain", "extensionProviders", "enableAutoMtls", "defaultConfig"];
 
 /**
- * Reads the mesh config. A missing file at the default path is the default
- * mesh (upstream: "unset uses a default mesh"); a missing file given
- * explicitly, or a bad field, throws ConfigError naming the file and field.
+ * Reads the mesh config (host/config/mesh_config.ts decodes it). A missing
+ * file at the default path is the default mesh (upstream: "unset uses a
+ * default mesh"); a missing file given explicitly, or a bad field, throws
+ * ConfigError naming the file and field.
  */
 export function readDiscoveryMeshConfig(file: string, explicit: boolean): DiscoveryMeshConfig {
-  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: DEFAULT_ROOT_NAMESPACE, extensionProviders: NO_EXTENSION_PROVIDERS, enableAutoMtls: true, ignored: [] };
+  const defaults = MESH_CONFIG_DEFAULTS;
+  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: defaults.rootNamespace, extensionProviders: defaults.extensionProviders, enableAutoMtls: defaults.enableAutoMtls, ignored: [] };
   const value = readSettingsObject(file);
-  const root = Field.root(value, { file, warnings: [] });
-  const rootNamespace = root.get("rootNamespace").optionalString() ?? DEFAULT_ROOT_NAMESPACE;
-  if (!DNS_LABEL.test(rootNamespace)) root.get("rootNamespace").fail("a namespace name (a DNS label)");
-  const trustDomain = root.get("trustDomain").optionalString();
-  if (trustDomain !== undefined && !DOMAIN.test(trustDomain)) root.get("trustDomain").fail("a trust domain (a DNS name)");
-  const extensionProviders = decodeExtensionProviders(root.get("extensionProviders"));
-  const enableAutoMtls = root.get("enableAutoMtls").bool(true);
-  return { file, value, rootNamespace, extensionProviders, enableAutoMtls, ...(trustDomain !== undefined ? { trustDomain } : {}), ignored: Object.keys(value).filter((k) => !READ.includes(k)) };
+  const { config, given, ignored } = decodeMeshConfig(value, file, { fields: READ, otherFields: "ignore", expectedNamespace: "a namespace name (a DNS label)" });
+  const { rootNamespace, extensionProviders, enableAutoMtls } = config;
+  return { file, value, rootNamespace, extensionProviders, enableAutoMtls, ...(given.has("trustDomain") ? { trustDomain: config.trustDomain } : {}), ignored };
 }

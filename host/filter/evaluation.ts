@@ -23,7 +23,7 @@ interface DecodedEvaluation {
 export function evaluationToJson(bytes: Uint8Array): EvaluationJson {
   const e = messageType("mesh.filter.v1.Evaluation").decode(bytes) as unknown as DecodedEvaluation;
   const api = e.apiSpec ?? {};
-  const hasKey = Object.prototype.hasOwnProperty.call(e, "apiKey") && e.apiKey !== null && e.apiKey !== undefined;
+  const hasKey = Object.hasOwn(e, "apiKey") && e.apiKey !== null && e.apiKey !== undefined;
   const out: EvaluationJson = {
     attributes: attributesToJson(e.attributes?.attributes ?? {}),
     apiSpec: {

@@ -2,6 +2,7 @@ import type { LoadSheddingOptions } from "./load_shedder.ts";
 import type { QuotaStoreFailureMode } from "./quota_failure.ts";
 import type { QuotaStoreLocation } from "./quota_store_url.ts";
 import type { HubTlsFiles } from "./mutual_tls.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 /** Defaults of `hubs server` (spec 2: hubs, Listeners and ports, Limits). */
 export const DEFAULT_GRPC_PORT = 9091;
@@ -10,7 +11,7 @@ export const DEFAULT_MAX_MESSAGE_SIZE_BYTES = 1_048_576;
 export const DEFAULT_MAX_CONCURRENT_STREAMS = 1024;
 export const DEFAULT_API_WORKER_POOL_SIZE = 1024;
 export const DEFAULT_NUM_CHECK_CACHE_ENTRIES = 1_500_000;
-export const DEFAULT_CONFIG_NAMESPACE = "mesh-system";
+export const DEFAULT_CONFIG_NAMESPACE = DEFAULT_ROOT_NAMESPACE;
 export const DEFAULT_CONFIG_WAIT_TIMEOUT_MS = 120_000;
 /** Label sets per request metric before reports are counted as overflow (--requestMetricsMaxSeries). */
 export const DEFAULT_REQUEST_METRICS_MAX_SERIES = 10_000;

@@ -1,4 +1,4 @@
-// The hub's standard request and TCP metrics (standard_metrics.ts), counted
+// The hub's standard request and TCP metrics (host/config/standard_metrics.ts), counted
 // from every reported request and served on /metrics beside the hub's own.
 // Labels follow the HubMetrics documents in force; the label sets of each
 // metric are bounded (--requestMetricsMaxSeries): a report that would open
@@ -9,7 +9,7 @@ import type { Counter, Registry } from "prom-client";
 import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_rules.ts";
 import { specCounter } from "../telemetry/spec_metrics.ts";
 import type { AttributeMap } from "../wire/compressed.ts";
-import { HTTP_LABELS, labelValue, type LabelSource, type MetricId, REQUEST_DURATION_MILLISECONDS, reportProtocol, STANDARD_METRICS, type StandardMetric, TCP_LABELS } from "./standard_metrics.ts";
+import { HTTP_LABELS, labelValue, type LabelSource, type MetricId, REQUEST_DURATION_MILLISECONDS, reportProtocol, STANDARD_METRICS, type StandardMetric, TCP_LABELS } from "../config/standard_metrics.ts";
 
 /** One metric as configured: on or off, and its labels in order. */
 export interface MetricPlan {

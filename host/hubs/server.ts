@@ -122,6 +122,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
   const apiLog = logger.scope("api");
   const adaptersLog = logger.scope("adapters");
   const validationLog = logger.scope("validation");
+  const attributesLog = logger.scope("attributes");
   const dictionary = new GlobalDictionary(GLOBAL_WORDS);
   const metrics = new HubMetrics();
   metrics.attributes.set(dictionary.size);
@@ -226,6 +227,8 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     }
 
     const shedder = new LoadShedder(options.loadShedding);
+    const ls = options.loadShedding;
+    logger.scope("loadshedding").debug(`load shedding ${ls.mode}`, { maxRequestsPerSecond: ls.maxRequestsPerSecond, burstSize: ls.burstSize, averageLatencyThresholdMs: ls.averageLatencyThresholdMs });
     for (const flag of shedder.inertThresholds) logger.scope("loadshedding").warn(`${flag} has no effect: --loadsheddingMode is disabled (the default); give --loadsheddingMode enforce (or logonly)`);
     /** Counts each dispatch, and per request the distinct handlers and the dispatches (spec 2 hub_dispatcher_*). */
     const fanOut = () => {
@@ -233,6 +236,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       let instances = 0;
       return {
         onDispatch: (handler: string, variety: "check" | "quota" | "report") => {
+          adaptersLog.debug(`dispatched to ${handler}`, { variety });
           metrics.dispatched(handler, variety);
           handlers.add(handler);
           instances++;
@@ -252,6 +256,12 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
         Check: (bytes) => {
           checkStrings("mesh.hub.v1.CheckRequest", bytes);
           const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
+          if (attributesLog.enabled("debug")) {
+            const a = request.attributes ?? {};
+            const fields = Object.entries(a).filter(([, v]) => v && typeof v === "object" && Object.keys(v).length > 0).map(([k, v]) => `${k}=${Object.keys(v as object).length}`);
+            attributesLog.debug("Check attributes", { globalWordCount: request.globalWordCount ?? 0, fields: fields.join(" ") || "none" });
+          }
+          apiLog.debug("Check", { bytes: bytes.length, quotas: Object.keys(request.quotas ?? {}).length });
           const counting = fanOut();
           const stop = metrics.dispatchDuration.startTimer({ variety: "check" });
           const finish = () => {
@@ -282,6 +292,8 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
         },
         Report: async (bytes) => {
           const { entries, refused } = decodeReportBytes(bytes, dictionary);
+          apiLog.debug("Report", { bytes: bytes.length, entries: entries.length });
+          if (attributesLog.enabled("debug")) attributesLog.debug("Report attributes", { entries: entries.length, refused: refused.length });
           if (refused.length > 0) {
             metrics.reportEntriesRefused.inc(refused.length);
             apiLog.warn("report entries refused", { refused: refused.length, taken: entries.length, first: refused[0].reason });
@@ -298,7 +310,10 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
                 stop();
               }),
             );
-            for (const l of logs) metrics.dispatched(l.id, "report", entries.length);
+            for (const l of logs) {
+              adaptersLog.debug(`dispatched to ${l.id}`, { variety: "report", entries: entries.length });
+              metrics.dispatched(l.id, "report", entries.length);
+            }
             metrics.request(logs.length, logs.length * entries.length);
           } else {
             metrics.request(0, 0);

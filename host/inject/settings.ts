@@ -3,6 +3,7 @@ import { DEFAULT_DOMAIN, isDnsDomain, serviceFqdn } from "../mesh/hosts.ts";
 import { Field, type DecodeContext } from "../config/decode.ts";
 import pkg from "../../package.json" with { type: "json" };
 import { formatGoDuration, parseGoDuration } from "../daemon/duration.ts";
+import { DEFAULT_ROOT_NAMESPACE, decodeMeshConfig } from "../config/mesh_config.ts";
 
 /** Defaults of the injected sidecar; each can be changed by one of the three settings files. */
 export const DEFAULT_CONTAINER_NAME = "mesh-proxy";
@@ -11,7 +12,7 @@ export const DEFAULT_PROXY_IMAGE = "disco-agent";
 /** The sidecar image is tagged like the meshctl that injects it. */
 export const DEFAULT_TAG = pkg.version;
 export const DEFAULT_IMAGE_PULL_POLICY = "IfNotPresent";
-export const DEFAULT_ROOT_NAMESPACE = "mesh-system";
+export { DEFAULT_ROOT_NAMESPACE };
 /** Listener ports of `disco-agent proxy` (docs/sidecar.md). */
 export const DEFAULT_INBOUND_PORT = 15006;
 export const DEFAULT_OUTBOUND_PORT = 15001;
@@ -116,7 +117,9 @@ export function decodeInjectionSettings(sources: SettingsSources, warnings: stri
   const global = values.get("global");
   const valuesProxy = global.get("proxy");
 
-  const rootNamespace = mesh.get("rootNamespace").optionalString() ?? DEFAULT_ROOT_NAMESPACE;
+  const rootNamespace = sources.meshConfig
+    ? decodeMeshConfig(sources.meshConfig.value, sources.meshConfig.file, { fields: ["rootNamespace", "defaultConfig"], otherFields: "ignore" }).config.rootNamespace
+    : DEFAULT_ROOT_NAMESPACE;
   const clusterDomain = valuesProxy.get("clusterDomain").optionalString() ?? meshDomain;
   if (!isDnsDomain(clusterDomain)) valuesProxy.get("clusterDomain").fail("a DNS domain such as cluster.local");
   const probe = inject.get("readinessProbe").allowOnly(["initialDelaySeconds", "periodSeconds", "failureThreshold"]);

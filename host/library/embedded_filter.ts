@@ -10,9 +10,9 @@ import { FilterHost, type RequestDecision } from "../proxy/filter_host.ts";
 import type { HeaderList } from "../wasm/abi_types.ts";
 import { FilterModule, LOG_LEVELS, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { hubClusters, hubCredentials, loadFilterConfig } from "./options.ts";
-import { CheckProperties, requestHeaderList } from "./request_facts.ts";
+import { CheckProperties, headerPairs, requestHeaderList } from "./request_facts.ts";
 import { registerStats } from "./stats.ts";
-import type { CheckRequest, Decision, Filter, FilterMiddleware, FilterOptions, FilterStats, LogFunction, LogLevel, MiddlewareOptions, ReportOutcome } from "./types.ts";
+import type { CheckRequest, Decision, Filter, FilterMiddleware, FilterOptions, FilterStats, HeaderValue, LogFunction, LogLevel, MiddlewareOptions, ReportOutcome } from "./types.ts";
 import { connectMiddleware } from "./middleware.ts";
 
 /** At most one warning a minute about failed hub attempts; the others at debug. */
@@ -51,7 +51,7 @@ class FilterDecision implements Decision {
     this.reported = true;
     const durationNs = outcome.durationMs !== undefined ? BigInt(Math.round(outcome.durationMs * 1e6)) : process.hrtime.bigint() - this.started;
     this.props.outcome = { code: outcome.status ?? this.status, requestBytes: outcome.requestBytes ?? 0, responseBytes: outcome.responseBytes ?? 0, durationNs };
-    this.owner.finish(this);
+    this.owner.finish(this, outcome.headers);
   }
 }
 
@@ -172,9 +172,11 @@ export class EmbeddedFilter implements Filter {
   }
 
   /** Called by a decision's report(): the module reports the stream. */
-  finish(decision: FilterDecision): void {
+  finish(decision: FilterDecision, responseHeaders: Readonly<Record<string, HeaderValue>> | undefined): void {
     if (decision.id === 0) return;
     this.open.delete(decision.id);
+    // The module reads them for the report (response.headers) and may apply a route directive's operations, which come too late here.
+    if (responseHeaders) this.host.onResponseHeaders(decision.id, headerPairs(responseHeaders));
     this.host.finish(decision.id);
   }
 

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { createFilter } from "./index.ts";
 import { type Decider, applyAddedHeaders, checkRequestOf, countResponseBytes, requestBytes } from "./middleware.ts";
-import type { Decision, FastifyFilterOptions, Filter, LogFunction } from "./types.ts";
+import type { Decision, FastifyFilterOptions, Filter, HeaderValue, LogFunction } from "./types.ts";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -35,11 +35,17 @@ const plugin: FastifyPluginAsync<FastifyFilterOptions> = async (instance: Fastif
   const pending = new WeakMap<FastifyRequest, Pending>();
   const skip = options.skip;
 
-  const report = (request: FastifyRequest, status: number) => {
+  const report = (request: FastifyRequest, reply: FastifyReply | undefined) => {
     const p = pending.get(request);
     if (!p) return;
     pending.delete(request);
-    p.decision.report({ status, requestBytes: requestBytes(request.raw), responseBytes: p.responseBytes(), durationMs: performance.now() - p.started });
+    p.decision.report({
+      status: reply ? reply.statusCode : 0,
+      requestBytes: requestBytes(request.raw),
+      responseBytes: p.responseBytes(),
+      durationMs: performance.now() - p.started,
+      headers: reply ? (reply.getHeaders() as Record<string, HeaderValue>) : undefined,
+    });
   };
 
   instance.decorate("meshFilter", filter);
@@ -66,11 +72,11 @@ const plugin: FastifyPluginAsync<FastifyFilterOptions> = async (instance: Fastif
     else go(decided);
   });
   instance.addHook("onResponse", (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    report(request, reply.statusCode);
+    report(request, reply);
     done();
   });
   instance.addHook("onRequestAbort", (request: FastifyRequest, done: () => void) => {
-    report(request, 0);
+    report(request, undefined);
     done();
   });
   if (!given) instance.addHook("onClose", () => filter.close());

@@ -5,7 +5,7 @@
 
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import type { CheckRequest, Decision, FilterMiddleware, MiddlewareOptions, NodeRequest, NodeResponse } from "./types.ts";
+import type { CheckRequest, Decision, FilterMiddleware, HeaderValue, MiddlewareOptions, NodeRequest, NodeResponse } from "./types.ts";
 
 /** What the adapters need of the filter: a decision, at once when the module made it without the hub. */
 export interface Decider {
@@ -99,6 +99,7 @@ export function reportWhenDone(req: NodeRequest, res: NodeResponse, decision: De
       requestBytes: requestBytes(req),
       responseBytes: responseBytes(),
       durationMs: performance.now() - started,
+      headers: res.getHeaders() as Record<string, HeaderValue>,
     });
   });
 }

@@ -28,6 +28,20 @@ export function requestHeaderList(request: CheckRequest): HeaderList {
   return [[":method", request.method], [":path", request.path], [":authority", authority], [":scheme", request.scheme ?? "http"], ...headers];
 }
 
+/** Response headers as the module reads them: lower-case names, a value per entry. */
+export function headerPairs(headers: Readonly<Record<string, HeaderValue>>): HeaderList {
+  const out: HeaderList = [];
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (typeof value === "string") out.push([lower, value]);
+    else if (typeof value === "number") out.push([lower, String(value)]);
+    else for (const v of value) out.push([lower, v]);
+  }
+  return out;
+}
+
 /** What a request's report needs once its response is over. */
 export interface RequestOutcome {
   code: number;

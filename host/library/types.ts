@@ -112,6 +112,8 @@ export interface ReportOutcome {
   responseBytes?: number;
   /** Default the time since the check. */
   durationMs?: number;
+  /** The response's headers, reported as `response.headers` (names in any case). */
+  headers?: Readonly<Record<string, HeaderValue>>;
 }
 
 /** The filter's answer for one request. */

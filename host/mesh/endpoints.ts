@@ -41,7 +41,7 @@ export function endpointsOf(service: MeshService, port: MeshServicePort): Servic
     });
   }
   const entry = service.source === "ServiceEntry" ? service.resource : undefined;
-  if (!entry || entry.kind !== "ServiceEntry") return [];
+  if (entry?.kind !== "ServiceEntry") return [];
   const spec = entry.spec;
   if (spec.resolution !== "STATIC" && spec.resolution !== "DNS" && spec.resolution !== "DNS_ROUND_ROBIN") return [];
   const fallback = typeof port.targetPort === "number" ? port.targetPort : port.port;

@@ -9,7 +9,7 @@ import { type Labels, hasLabels, labelsMatch, labelsMatchKnown } from "./labels.
  * sidecar, simulate, analyze, tls-check and authz check.
  */
 
-export const DEFAULT_ROOT_NAMESPACE = "mesh-system";
+export { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
 /** A workload as policy selection sees it; `labels` undefined = unknown (a sidecar that reported none). */
 export interface SelectedWorkload {

@@ -12,6 +12,8 @@ import type { PathNormalization } from "../security/authz/path.ts";
 import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
 import type { UpstreamOutcome } from "./outlier_detection.ts";
 import { countRequestOnConnection } from "./requests_per_connection.ts";
+import type { SafetyNet } from "../daemon/safety_net.ts";
+import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "./upstream_failure.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
@@ -39,6 +41,8 @@ export interface HttpProxyOptions {
   acceptedElsewhere?: boolean;
   /** Each request once its response is over or the client left (access logs, `--proxyAccessLogService`). */
   onAccess?: (record: AccessRecord) => void;
+  /** The process's safety net (host/daemon/safety_net.ts): an uncaught error in a request's work ends that request only. */
+  safetyNet?: Pick<SafetyNet, "run">;
 }
 
 /** What an access log needs of one request, gathered when it is over. */
@@ -167,6 +171,19 @@ export class HttpProxy {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const net = this.options.safetyNet;
+    if (net) net.run({ listener: this.options.name, end: () => this.endAfterUncaughtError(res) }, () => this.serve(req, res));
+    else this.serve(req, res);
+  }
+
+  /** After an uncaught error in the request's work (the safety net): 500 when nothing was answered, else the stream is reset. */
+  private endAfterUncaughtError(res: ServerResponse): void {
+    if (res.writableEnded) return;
+    if (res.headersSent) return void res.destroy();
+    this.reply(res, { status: 500, details: "internal_error", body: "internal error", headers: [["connection", "close"]], grpcStatus: -1 });
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
     // A request Node parsed behind one whose framing was refused: its bytes have no trustworthy boundary.
     if (this.refusedConnections.has(req.socket)) return void res.destroy();
     this.stats.requests++;
@@ -342,22 +359,58 @@ export class HttpProxy {
       const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
       const attempt = (left: number) => {
         const options = tlsOptions
-          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList }
-          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList };
+          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES }
+          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES };
+        // The upstream failed before a response began: retried when the route says so, else 502 (protocol error) or 503 (upstream_failure.ts).
+        // Set once this attempt has given up or handed over to the next one: later events of its request are stale.
+        let over = false;
+        const failed = (e: NodeJS.ErrnoException) => {
+          if (answered || over) return;
+          over = true;
+          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
+          answered = true;
+          if (timer) clearTimeout(timer);
+          const reply = upstreamFailureReply(e);
+          finish(reply.status === 502 ? 502 : "connect-failure");
+          this.stats.upstreamErrors++;
+          o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
+          if (!res.headersSent) this.reply(res, reply);
+          else res.destroy();
+          this.complete(id, x, reply.status, requestBytes, 0);
+        };
         const upstream = send(options, (up) => {
-          if (answered) return void up.resume();
-          const status = up.statusCode ?? 502;
+          if (answered || over) return void up.resume();
+          if (res.headersSent || res.destroyed) {
+            // The client's stream was already ended (the safety net): the answer has nowhere to go.
+            answered = true;
+            if (timer) clearTimeout(timer);
+            up.destroy();
+            finish("cancelled");
+            return this.complete(id, x, res.statusCode, requestBytes, 0);
+          }
+          const status = up.statusCode;
+          if (!isFinalStatus(status)) {
+            up.destroy();
+            return failed(upstreamProtocolError(`status ${JSON.stringify(up.statusCode)} is no final response status`));
+          }
           if (bodiless && left > 0 && retriableStatus(status)) {
+            over = true;
             up.resume();
             return attempt(left - 1);
+          }
+          try {
+            let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
+            if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
+            const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
+            // Throws on what Node will not write (a header value it calls invalid): nothing was sent yet.
+            res.writeHead(status, toRawHeaders(filtered));
+          } catch (e) {
+            up.destroy();
+            return failed(upstreamProtocolError(`response not relayable: ${(e as Error).message}`));
           }
           answered = true;
           if (timer) clearTimeout(timer);
           x.props.upstreamAddress = `${target.host}:${target.port}`;
-          let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
-          if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
-          const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
-          res.writeHead(status, toRawHeaders(filtered));
           up.on("data", (chunk: Buffer) => {
             responseBytes += chunk.length;
           });
@@ -366,10 +419,19 @@ export class HttpProxy {
             finish(status);
             this.complete(id, x, status, requestBytes, responseBytes);
           });
-          up.on("error", () => {
-            finish(up.statusCode ?? 502);
+          // Reset or cut short after the headers went out: the client's stream is reset, as in Envoy.
+          up.on("error", (e) => {
+            finish(status);
+            this.stats.upstreamErrors++;
+            o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port} response cut short: ${e.message}`);
             res.destroy();
+            this.complete(id, x, status, requestBytes, responseBytes);
           });
+        });
+        // A 101 nobody asked for (the listener forwards no Upgrade): Node hands over the socket; it is closed, the client gets 502.
+        upstream.on("upgrade", (_res, socket: Socket) => {
+          socket.destroy();
+          failed(upstreamProtocolError("unsolicited 101 Switching Protocols"));
         });
         current = upstream;
         if (control?.maxRequestsPerConnection) {
@@ -378,18 +440,7 @@ export class HttpProxy {
           upstream.on("socket", (socket) => countRequestOnConnection(agent, socket as Socket, limit));
         }
         if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
-        upstream.on("error", (e) => {
-          if (answered) return;
-          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
-          answered = true;
-          if (timer) clearTimeout(timer);
-          finish("connect-failure");
-          this.stats.upstreamErrors++;
-          o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
-          if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
-          else res.destroy();
-          this.complete(id, x, 503, requestBytes, 0);
-        });
+        upstream.on("error", failed);
         if (bodiless) upstream.end();
         else {
           req.pipe(upstream);
@@ -434,6 +485,8 @@ export class HttpProxy {
   }
 
   private reply(res: ServerResponse, reply: LocalReply): void {
+    // Already answered or reset (the safety net ended it): nothing more to write.
+    if (res.headersSent || res.destroyed) return;
     this.stats.localReplies++;
     if (reply.details && this.options.onAccess) this.localReplyDetails.set(res, reply.details);
     const headers = toOutgoing(reply.headers);

@@ -1,18 +1,17 @@
 import { readFileSync } from "node:fs";
 import { parseYaml } from "../config/yaml.ts";
 import { ConfigError } from "../config/errors.ts";
-import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, extensionProvidersOf } from "../config/extension_providers.ts";
-import { PATH_NORMALIZATIONS, type PathNormalization, DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
-import { DEFAULT_ROOT_NAMESPACE, DEFAULT_TRUST_DOMAIN } from "../security/workload.ts";
+import type { ExtensionProviders } from "../config/extension_providers.ts";
+import { MESH_CONFIG_DEFAULTS, type OutboundTrafficPolicy, type PathNormalization, decodeMeshConfig } from "../config/mesh_config.ts";
 
 /**
  * Mesh-wide settings of the sidecar (`disco-agent proxy --meshConfigFile`;
- * issue 6; security.md §2.1, §5.3, §6). Upstream's MeshConfig field names;
- * the values the sidecar uses, decoded once into a frozen value.
+ * issue 6; security.md §2.1, §5.3, §6). Upstream's MeshConfig field names,
+ * decoded by the one MeshConfig decoder (host/config/mesh_config.ts) into a
+ * frozen value of the fields the sidecar uses; any other field is refused.
  */
 
-export const OUTBOUND_TRAFFIC_POLICIES = ["ALLOW_ANY", "REGISTRY_ONLY"] as const;
-export type OutboundTrafficPolicy = (typeof OUTBOUND_TRAFFIC_POLICIES)[number];
+export { OUTBOUND_TRAFFIC_POLICIES, type OutboundTrafficPolicy } from "../config/mesh_config.ts";
 
 export interface MeshSettings {
   readonly rootNamespace: string;
@@ -26,15 +25,14 @@ export interface MeshSettings {
   readonly extensionProviders: ExtensionProviders;
 }
 
-export const DEFAULT_MESH_SETTINGS: MeshSettings = Object.freeze({
-  rootNamespace: DEFAULT_ROOT_NAMESPACE,
-  trustDomain: DEFAULT_TRUST_DOMAIN,
-  enableAutoMtls: true,
-  outboundTrafficPolicy: "ALLOW_ANY",
-  enableFallthroughRoute: true,
-  pathNormalization: DEFAULT_PATH_NORMALIZATION,
-  extensionProviders: NO_EXTENSION_PROVIDERS,
-});
+/** The MeshConfig fields the sidecar reads. */
+const FIELDS = ["rootNamespace", "trustDomain", "enableAutoMtls", "outboundTrafficPolicy", "enableFallthroughRoute", "pathNormalization", "extensionProviders"] as const;
+
+function settingsOf(config: MeshSettings): MeshSettings {
+  return Object.freeze(Object.fromEntries(FIELDS.map((f) => [f, config[f]]))) as unknown as MeshSettings;
+}
+
+export const DEFAULT_MESH_SETTINGS: MeshSettings = settingsOf(MESH_CONFIG_DEFAULTS);
 
 /** A mesh configuration that cannot be used; the message names the file and field path. */
 export class MeshConfigError extends Error {
@@ -47,10 +45,6 @@ export class MeshConfigError extends Error {
     super(`${file}: ${fieldPath || "(document)"}: ${why}`);
   }
 }
-
-const FIELDS = ["rootNamespace", "trustDomain", "enableAutoMtls", "outboundTrafficPolicy", "enableFallthroughRoute", "pathNormalization", "extensionProviders"];
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
 
 /**
  * Decodes mesh settings from YAML text. `outboundTrafficPolicy` takes the
@@ -67,49 +61,13 @@ export function parseMeshConfig(text: string, file: string): MeshSettings {
     throw new MeshConfigError(file, "", `not YAML: ${(e as Error).message.split("\n")[0]}`);
   }
   if (doc === null || doc === undefined) return DEFAULT_MESH_SETTINGS;
-  if (typeof doc !== "object" || Array.isArray(doc)) throw new MeshConfigError(file, "", "expected a mapping of mesh settings");
-  const m = doc as Record<string, unknown>;
-  for (const k of Object.keys(m)) if (!FIELDS.includes(k)) throw new MeshConfigError(file, k, `unknown field (expected one of ${FIELDS.join(", ")})`);
-  const str = (path: string, v: unknown, re: RegExp, what: string): string => {
-    if (typeof v !== "string" || !re.test(v)) throw new MeshConfigError(file, path, `expected ${what}, got ${JSON.stringify(v)}`);
-    return v;
-  };
-  const bool = (path: string, v: unknown): boolean => {
-    if (typeof v !== "boolean") throw new MeshConfigError(file, path, `expected true or false, got ${JSON.stringify(v)}`);
-    return v;
-  };
-  const oneOf = <T extends string>(path: string, v: unknown, values: readonly T[]): T => {
-    if (typeof v !== "string" || !values.includes(v as T)) throw new MeshConfigError(file, path, `expected one of ${values.join(", ")}, got ${JSON.stringify(v)}`);
-    return v as T;
-  };
-  const wrapped = <T extends string>(name: string, key: string, values: readonly T[], fallback: T): T => {
-    const v = m[name];
-    if (v === undefined || v === null) return fallback;
-    if (typeof v === "object" && !Array.isArray(v)) {
-      const o = v as Record<string, unknown>;
-      for (const k of Object.keys(o)) if (k !== key) throw new MeshConfigError(file, `${name}.${k}`, `unknown field (expected ${key})`);
-      return o[key] === undefined ? fallback : oneOf(`${name}.${key}`, o[key], values);
-    }
-    return oneOf(name, v, values);
-  };
-  return Object.freeze({
-    rootNamespace: m.rootNamespace === undefined ? DEFAULT_MESH_SETTINGS.rootNamespace : str("rootNamespace", m.rootNamespace, DNS_LABEL, "a namespace name (DNS label)"),
-    trustDomain: m.trustDomain === undefined ? DEFAULT_MESH_SETTINGS.trustDomain : str("trustDomain", m.trustDomain, DOMAIN, "a trust domain (DNS name)"),
-    enableAutoMtls: m.enableAutoMtls === undefined ? true : bool("enableAutoMtls", m.enableAutoMtls),
-    outboundTrafficPolicy: wrapped("outboundTrafficPolicy", "mode", OUTBOUND_TRAFFIC_POLICIES, "ALLOW_ANY"),
-    enableFallthroughRoute: m.enableFallthroughRoute === undefined ? true : bool("enableFallthroughRoute", m.enableFallthroughRoute),
-    pathNormalization: wrapped("pathNormalization", "normalization", PATH_NORMALIZATIONS, DEFAULT_PATH_NORMALIZATION),
-    extensionProviders: providers(m, file),
-  });
-}
-
-function providers(m: Record<string, unknown>, file: string): ExtensionProviders {
   try {
-    return extensionProvidersOf(m, file);
+    return settingsOf(decodeMeshConfig(doc, file, { fields: FIELDS, otherFields: "refuse" }).config);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
+    const fieldPath = e.fieldPath === "(document)" ? "" : e.fieldPath;
     const prefix = `${file}: ${e.fieldPath}: `;
-    throw new MeshConfigError(file, e.fieldPath, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
+    throw new MeshConfigError(file, fieldPath, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
   }
 }
 

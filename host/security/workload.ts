@@ -1,5 +1,6 @@
 import type { Resource } from "../config/catalog.ts";
 import type { ContainerPort, PodSpec } from "../config/resources/orch.ts";
+import { DEFAULT_TRUST_DOMAIN } from "../config/mesh_config.ts";
 
 /**
  * The workload a security decision is made for, and which policies select
@@ -8,8 +9,7 @@ import type { ContainerPort, PodSpec } from "../config/resources/orch.ts";
  */
 
 /** Spec 1: the root namespace; policies without selector there are mesh-wide. */
-export { DEFAULT_ROOT_NAMESPACE } from "../mesh/policies.ts";
-export const DEFAULT_TRUST_DOMAIN = "cluster.local";
+export { DEFAULT_ROOT_NAMESPACE, DEFAULT_TRUST_DOMAIN } from "../config/mesh_config.ts";
 
 export interface Workload {
   readonly name: string;

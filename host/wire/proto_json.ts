@@ -85,10 +85,10 @@ function scalar(kind: string, value: unknown, path: string): unknown {
       if (typeof value !== "string" || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(value)) fail(path, "base64 bytes", value);
       return Buffer.from(value, "base64");
     case "double":
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: fail() throws
     case "float":
       if (typeof value === "number" || (typeof value === "string" && value !== "" && !Number.isNaN(Number(value)))) return Number(value);
       fail(path, "a number", value);
-    // eslint-disable-next-line no-fallthrough
     default: {
       // int32, uint32, int64, uint64, sint*, fixed*, sfixed*: a JSON number or a decimal string.
       const text = typeof value === "number" ? String(value) : value;

@@ -1,7 +1,6 @@
 // Who may have which identity (caller_authentication.ts) and how tokens are read and checked
 // (service_account_token.ts), in-process with real jose keys and an injected clock.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { authorizeCaller, bearerTokenOf } from "../../host/anchor/caller_authentication.ts";
 import { AnchorConfigError, AnchorError } from "../../host/anchor/errors.ts";

@@ -21,7 +21,8 @@ describe("meshctl analyze: analyzers and their messages", async () => {
     const run = await analyze([OFFLINE, "analyze/virtualservice-gateways.bad.yaml"]);
     assert.equal(
       run.stdout,
-      'Error [MSH0101] (VirtualService default/bookinfo analyze/virtualservice-gateways.bad.yaml:14) Referenced gateway not found: "bookinfo-gateway"\n',
+      'Error [MSH0101] (VirtualService default/bookinfo analyze/virtualservice-gateways.bad.yaml:14) Referenced gateway not found: "bookinfo-gateway"\n' +
+        "Warning [MSH0132] (VirtualService default/bookinfo analyze/virtualservice-gateways.bad.yaml:14) one or more host [bookinfo.example.com] defined in VirtualService default/bookinfo not found in Gateway default/bookinfo-gateway.\n",
     );
   });
 });

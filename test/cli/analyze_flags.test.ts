@@ -177,7 +177,11 @@ describe("meshctl analyze: namespaces, stdin, mesh config, timeout", async () =>
   it("reads - from stdin, named <stdin>", async () => {
     const input = "apiVersion: networking.mesh.io/v1alpha3\nkind: VirtualService\nmetadata: { name: vs }\nspec: { hosts: [a], gateways: [nope] }\n";
     const run = await analyze([OFFLINE, "-"], { input });
-    assert.equal(run.stdout, 'Error [MSH0101] (VirtualService default/vs <stdin>:4) Referenced gateway not found: "nope"\n');
+    assert.equal(
+      run.stdout,
+      'Error [MSH0101] (VirtualService default/vs <stdin>:4) Referenced gateway not found: "nope"\n' +
+        "Warning [MSH0132] (VirtualService default/vs <stdin>:4) one or more host [a] defined in VirtualService default/vs not found in Gateway default/nope.\n",
+    );
   });
 
   it("unreadable paths are usage errors", async () => {

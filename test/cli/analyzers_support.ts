@@ -20,6 +20,8 @@ export interface AnalyzerCase {
   inputFiles: string[];
   analyzer: string;
   meshConfigFile?: string;
+  /** The wall clock the analysis runs at, epoch milliseconds (default: now). */
+  clock?: number;
   /** [message name, `Kind namespace/name`], in any order. */
   expected: Array<[string, string]>;
 }
@@ -35,7 +37,7 @@ class Sink extends Writable {
 let checks: ReturnType<typeof filterChecks> | undefined;
 
 /** The [name, resource] pairs one analyzer reports on the files, sorted. */
-export function analyzeWith(analyzer: string, files: readonly string[], meshConfigFile?: string): Array<[string, string]> {
+export function analyzeWith(analyzer: string, files: readonly string[], meshConfigFile?: string, clock?: number): Array<[string, string]> {
   const chosen = ANALYZERS.filter((a) => a.name === analyzer);
   assert.equal(chosen.length, 1, `no analyzer named ${analyzer}`);
   checks ??= filterChecks(FilterModule.load());
@@ -61,6 +63,7 @@ export function analyzeWith(analyzer: string, files: readonly string[], meshConf
     stderr,
     checks,
     analyzers: chosen,
+    ...(clock === undefined ? {} : { clock: () => clock }),
   });
   const messages = stdout.text.trim() ? (JSON.parse(stdout.text) as Array<{ code: string; origin: string }>) : [];
   return messages.map((m): [string, string] => [messageTypeByCode(m.code)?.name ?? m.code, m.origin]).sort();
@@ -70,7 +73,7 @@ export function analyzeWith(analyzer: string, files: readonly string[], meshConf
 export function runCases(cases: readonly AnalyzerCase[]): void {
   for (const c of cases) {
     it(`${c.analyzer}: ${c.name}`, () => {
-      assert.deepEqual(analyzeWith(c.analyzer, c.inputFiles, c.meshConfigFile), [...c.expected].sort());
+      assert.deepEqual(analyzeWith(c.analyzer, c.inputFiles, c.meshConfigFile, c.clock), [...c.expected].sort());
     });
   }
 }

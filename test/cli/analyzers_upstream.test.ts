@@ -5,9 +5,9 @@ import { type AnalyzerCase, runCases } from "./analyzers_support.ts";
 // input files, one analyzer, the messages (name, resource) it reports; a case
 // expecting none is a negative case. Fixtures: test/cli/fixtures/analyze.
 const CASES: AnalyzerCase[] = [
-  {"name": "unknown, misplaced, invalid, deprecated and alpha annotations", "inputFiles": ["upstream/annotations.yaml"], "analyzer": "annotations", "expected": [["AlphaAnnotation", "Pod default/web"], ["DeprecatedAnnotation", "Pod default/web"], ["InvalidAnnotation", "Deployment default/api"], ["InvalidAnnotation", "Pod default/web"], ["MisplacedAnnotation", "Service default/web"], ["UnknownAnnotation", "Pod default/web"]]},
+  {"name": "unknown, misplaced, invalid, deprecated and alpha annotations", "inputFiles": ["upstream/annotations.yaml"], "analyzer": "annotations", "expected": [["AlphaAnnotation", "Pod default/web"], ["DeprecatedAnnotation", "Pod default/web"], ["InvalidAnnotation", "Deployment default/api"], ["InvalidAnnotation", "Pod default/web"], ["MisplacedAnnotation", "Namespace staging"], ["MisplacedAnnotation", "Service default/web"], ["UnknownAnnotation", "Pod default/web"]]},
   {"name": "known annotations in place; other domains", "inputFiles": ["upstream/annotations.good.yaml"], "analyzer": "annotations", "expected": []},
-  {"name": "fault.delay.percent; percentage is not", "inputFiles": ["upstream/deprecation.yaml"], "analyzer": "deprecation", "expected": [["Deprecated", "VirtualService default/ratings"]]},
+  {"name": "fault.delay.percent, also in a refused VirtualService; percentage is not", "inputFiles": ["upstream/deprecation.yaml"], "analyzer": "deprecation", "expected": [["Deprecated", "VirtualService default/ratings"], ["Deprecated", "VirtualService foo/productpage"]]},
   {"name": "namespaces and pods", "inputFiles": ["upstream/injection.yaml"], "analyzer": "injection", "expected": [["NamespaceMultipleInjectionLabels", "Namespace baz"], ["NamespaceNotInjected", "Namespace bar"], ["PodMissingProxy", "Pod foo/no-proxy"]]},
   {"name": "a namespace without label", "inputFiles": ["namespace-injection.bad.yaml"], "analyzer": "injection", "expected": [["NamespaceNotInjected", "Namespace foo"]]},
   {"name": "labelled namespaces", "inputFiles": ["namespace-injection.good.yaml"], "analyzer": "injection", "expected": []},
@@ -37,7 +37,7 @@ const CASES: AnalyzerCase[] = [
   {"name": "a port the Service lacks", "inputFiles": ["gateway-port.bad.yaml"], "analyzer": "gateway-port", "expected": [["GatewayPortNotDefinedOnService", "Gateway default/web"]]},
   {"name": "ports and target ports of the Service", "inputFiles": ["gateway-port.good.yaml"], "analyzer": "gateway-port", "expected": []},
   {"name": "ServiceEntry hosts beside Services; unknown host; several ports", "inputFiles": ["upstream/serviceentry-beside-services.yaml"], "analyzer": "virtualservice-destinations", "expected": [["ReferencedResourceNotFound", "VirtualService default/unknown"], ["VirtualServiceDestinationPortSelectorRequired", "VirtualService default/both-ports"]]},
-  {"name": "a subset of a DestinationRule validation refuses is known", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "virtualservice-destinations", "expected": []},
+  {"name": "a subset of a DestinationRule and hosts of a ServiceEntry validation refuses are known", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "virtualservice-destinations", "expected": []},
   {"name": "unknown host, port and subset", "inputFiles": ["virtualservice-destinations.bad.yaml"], "analyzer": "virtualservice-destinations", "expected": [["ReferencedResourceNotFound", "VirtualService default/bookinfo"], ["ReferencedResourceNotFound", "VirtualService default/bookinfo"], ["ReferencedResourceNotFound", "VirtualService default/bookinfo"], ["VirtualServiceDestinationPortSelectorRequired", "VirtualService default/bookinfo"]]},
   {"name": "known destinations", "inputFiles": ["virtualservice-destinations.good.yaml"], "analyzer": "virtualservice-destinations", "expected": []},
   {"name": "a Gateway validation refuses is known", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "virtualservice-gateways", "expected": []},
@@ -56,7 +56,7 @@ const CASES: AnalyzerCase[] = [
   {"name": "a wildcard and a specific host; another port", "inputFiles": ["conflicting-gateways.good.yaml"], "analyzer": "conflicting-gateways", "expected": []},
   {"name": "a selector matching no workload", "inputFiles": ["gateway-selector.bad.yaml"], "analyzer": "gateway-selector", "expected": [["ReferencedResourceNotFound", "Gateway default/bookinfo"]]},
   {"name": "a selector matching a workload", "inputFiles": ["gateway-selector.good.yaml"], "analyzer": "gateway-selector", "expected": []},
-  {"name": "namespace patterns", "inputFiles": ["upstream/authz-namespaces.yaml"], "analyzer": "namespace-references", "expected": [["ReferencedResourceNotFound", "AuthorizationPolicy default/patterns"]]},
+  {"name": "namespace patterns; an empty namespace in a refused policy", "inputFiles": ["upstream/authz-namespaces.yaml"], "analyzer": "namespace-references", "expected": [["ReferencedResourceNotFound", "AuthorizationPolicy default/patterns"], ["ReferencedResourceNotFound", "AuthorizationPolicy default/empty"]]},
   {"name": "an undeclared namespace", "inputFiles": ["namespace-references.bad.yaml"], "analyzer": "namespace-references", "expected": [["ReferencedResourceNotFound", "AuthorizationPolicy foo/from-namespace"]]},
   {"name": "declared namespaces", "inputFiles": ["namespace-references.good.yaml"], "analyzer": "namespace-references", "expected": []},
   {"name": "selectors matching nothing", "inputFiles": ["policy-workload-selector.bad.yaml"], "analyzer": "policy-workload-selector", "expected": [["NoMatchingWorkloadsFound", "AuthorizationPolicy default/deny-anonymous"], ["NoMatchingWorkloadsFound", "RequestAuthentication default/jwt"]]},
@@ -67,6 +67,15 @@ const CASES: AnalyzerCase[] = [
   {"name": "a refused regex", "inputFiles": ["regex.bad.yaml"], "analyzer": "regex", "expected": [["InvalidRegexp", "HTTPAPISpec default/books"]]},
   {"name": "accepted regexes", "inputFiles": ["regex.good.yaml"], "analyzer": "regex", "expected": []},
   {"name":"DNS auto-allocation needs no addresses","inputFiles":["upstream/serviceentries.yaml"],"analyzer":"serviceentry-addresses","meshConfigFile":"upstream/mesh-config.dns-auto-allocate.yaml","expected":[]},
+  {"name": "a namespace-wide policy where no workload runs", "inputFiles": ["upstream/authz-namespace-wide.yaml"], "analyzer": "policy-workload-selector", "expected": [["NoMatchingWorkloadsFound", "AuthorizationPolicy empty/deny-all"]]},
+  {"name": "runs without Pod or Deployment documents (a custom gateway selector; the default ingress gateway is assumed)", "inputFiles": ["upstream/partial-input.yaml"], "analyzer": "gateway-selector", "expected": [["ReferencedResourceNotFound", "Gateway default/custom"]]},
+  {"name": "a ServiceEntry validation refuses still defines its hosts", "inputFiles": ["upstream/refused-references.yaml"], "analyzer": "destinationrule-host", "expected": []},
+  {"name": "a Gateway validation refuses, read from its document", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "conflicting-gateways", "expected": [["ConflictingGateways", "Gateway default/alpha"], ["ConflictingGateways", "Gateway default/beta"]]},
+  {"name": "a Gateway validation refuses names a missing Secret", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "gateway-secret", "expected": [["ReferencedResourceNotFound", "Gateway default/beta"]]},
+  {"name": "a Gateway validation refuses serves none of the hosts", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "virtualservice-gateway-hosts", "expected": [["VirtualServiceHostNotFoundInGateway", "VirtualService default/shop"]]},
+  {"name": "a Gateway validation refuses is defined", "inputFiles": ["upstream/refused-gateways.yaml"], "analyzer": "virtualservice-gateways", "expected": []},
+  {"name": "an undefined Gateway serves none of the hosts either (as upstream)", "inputFiles": ["virtualservice-gateways.bad.yaml"], "analyzer": "virtualservice-gateway-hosts", "expected": [["VirtualServiceHostNotFoundInGateway", "VirtualService default/bookinfo"]]},
+  {"name": "a certificate no longer valid", "inputFiles": ["upstream/gateway-credentials.good.yaml"], "analyzer": "gateway-secret", "clock": 7258118400000, "expected": [["InvalidGatewayCredential", "Gateway default/a"]]},
 ];
 
 describe("meshctl analyze: upstream's analyzers", () => runCases(CASES));

@@ -65,7 +65,7 @@ describe("x authz convert: upstream's converter samples", () => {
     ["destination.user", ["-f", "error-unsupported-destination-user.yaml", "-s", "service-bookinfo.yaml"], 1, /destination\.user is no longer supported in v1beta1 authorization policy/],
     ["conflicting labels", ["-f", "error-duplicate-workload-label.yaml", "-s", "service-bookinfo.yaml"], 1, /spec\.rules\[0\]\.services\[0\]: duplicate workload label "app" with conflicting values: "productpage", "reviews"/],
     ["no -s", ["-f", "policy-multiple-roles.yaml"], 2, /-s\/--service: required with -f/],
-    ["no -f", [], 2, /-f\/--file: needs the v1alpha1 RBAC files/],
+    ["no -f: the cluster's policies need an orchestrator API", [], 69, /meshctl experimental authz convert: this command needs an orchestrator API, which is not available here; use `-f rbac\.yaml -s services\.yaml`/],
     ["missing file", ["-f", "nope.yaml", "-s", "service-bookinfo.yaml"], 2, /nope\.yaml: no such file or directory/],
   ];
   for (const [name, args, status, message] of ERRORS) {
@@ -119,6 +119,9 @@ const WORKLOADS = [
   { name: "details-v1", namespace: "default", service: "details", serviceAccount: "bookinfo-details", labels: { app: "details", version: "v1" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
   { name: "reviews-v2", namespace: "default", service: "reviews", serviceAccount: "bookinfo-reviews", labels: { app: "reviews", version: "v2" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
   { name: "ratings-v1", namespace: "default", service: "ratings", serviceAccount: "bookinfo-ratings", labels: { app: "ratings", version: "v1" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
+  { name: "ratings-v2", namespace: "default", service: "ratings-v2", serviceAccount: "bookinfo-ratings-v2", labels: { app: "ratings", version: "v2" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
+  // Spoken to over HTTP here: v1alpha1 decided on identity and port alike for TCP.
+  { name: "mongodb-v1", namespace: "default", service: "mongodb", serviceAccount: "bookinfo-mongodb", labels: { app: "mongodb", version: "v1" }, ports: [{ name: "http", servicePort: 27017, containerPort: 27017 }] },
 ];
 
 /** [from, to host, method, the v1alpha1 status]. */
@@ -142,9 +145,18 @@ const BY_NAMESPACE: Access[] = [
   ["other/sleep", "productpage", "GET", 403],
 ];
 
+// The mongodb task: RBAC on the mongodb service only, port 27017 for ratings-v2's identity.
+const MONGODB: Access[] = [
+  ["default/ratings-v2", "mongodb:27017", "GET", 200],
+  ["default/ratings-v1", "mongodb:27017", "GET", 403],
+  ["other/sleep", "mongodb:27017", "GET", 403],
+  ["other/sleep", "details", "GET", 200],
+];
+
 async function simulateAccess(policies: string, table: Access[]): Promise<Map<string, number | null>> {
   const resources = docs(policies);
-  const scenarios = table.map(([from, to, method], i) => ({ id: i, workloads: WORKLOADS, resources, request: { from, to: `${to}.default:9080`, method, path: `/${to}` } }));
+  const target = (to: string) => (to.includes(":") ? to.replace(":", ".default:") : `${to}.default:9080`);
+  const scenarios = table.map(([from, to, method], i) => ({ id: i, workloads: WORKLOADS, resources, request: { from, to: target(to), method, path: `/${to.split(":")[0]}` } }));
   const tmp = tempDir("mesh-convert-sim-");
   writeFileSync(join(tmp, "scenarios.json"), JSON.stringify({ scenarios }));
   const r = await runProcess(process.execPath, [MESHCTL, "x", "simulate", "-f", join(tmp, "scenarios.json")]);
@@ -156,9 +168,11 @@ describe("x authz convert: the converted bookinfo policies grant what the v1alph
   for (const [name, files, table] of [
     ["per-service roles", ["rbac-config-ON.yaml", "productpage-policy.yaml", "details-reviews-policy.yaml", "ratings-policy.yaml"], BY_SERVICE],
     ["namespace role", ["rbac-config-ON.yaml", "namespace-policy.yaml"], BY_NAMESPACE],
+    ["mongodb: one included service, a port constraint", ["rbac-config-on-mongodb.yaml", "mongodb-policy.yaml"], MONGODB],
   ] as const) {
     it(name, async () => {
-      const r = await convert(["-f", files.map((f) => join("bookinfo", f)).join(","), "-s", join(FIXTURES, "upstream", "bookinfo.yaml")]);
+      const services = [join(FIXTURES, "upstream", "bookinfo.yaml"), join(DIR, "bookinfo", "bookinfo-db-service.yaml")].join(",");
+      const r = await convert(["-f", files.map((f) => join("bookinfo", f)).join(","), "-s", services]);
       assert.equal(r.status, 0, r.stderr);
       const got = await simulateAccess(r.stdout, [...table]);
       table.forEach(([from, to, method, status], i) => assert.equal(got.get(String(i)), status, `${method} ${from} -> ${to}`));

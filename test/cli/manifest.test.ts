@@ -14,6 +14,10 @@ import { structuralSchemaErrors } from "../support/structural_schema.ts";
 import { FIXTURES } from "./cli_golden_support.ts";
 import { meshctlInProcess } from "./in_process.ts";
 
+// The renderings below are those of a clean environment: NAMESPACE and JWT_POLICY (spec 2 column CT) would change them (test/cli/ct_variables.test.ts).
+delete process.env.NAMESPACE;
+delete process.env.JWT_POLICY;
+
 type Obj = Record<string, any>;
 const docs = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((d) => d !== null);
 const generate = async (...args: string[]) => {
@@ -140,10 +144,21 @@ describe("manifest generate", async () => {
   it("--set by dotted path, -f MeshOperator files left to right, -i", async () => {
     const tmp = tempDir("mesh-manifest-");
     const file = join(tmp, "op.yaml");
-    writeFileSync(file, "apiVersion: install.mesh.io/v1alpha1\nkind: MeshOperator\nmetadata: {name: mine}\nspec:\n  hub: registry.example.com/mesh\n  components:\n    disco:\n      k8s: {replicaCount: 3}\n");
+    writeFileSync(file, "apiVersion: install.mesh.io/v1alpha1\nkind: MeshOperator\nmetadata: {name: mine}\nspec:\n  hub: registry.example.com/mesh\n  components:\n    disco:\n      k8s: {replicaCount: 3}\n    hub:\n      k8s: {resources: {requests: {cpu: 100m}, limits: {memory: 512Mi}}}\n");
+    const ca = deployment(await generate("--set", "values.anchor.tokenJwks=https://issuer.example.com/jwks.json", "--set", "values.anchor.tokenIssuer=https://issuer.example.com"), "mesh-ca")!;
+    assert.deepEqual(ca.spec.template.spec.containers[0].env.filter((e: Obj) => e.name.startsWith("TOKEN_")), [
+      { name: "TOKEN_JWKS", value: "https://issuer.example.com/jwks.json" },
+      { name: "TOKEN_ISSUER", value: "https://issuer.example.com" },
+    ]);
+    const limited = deployment(await generate("--set", "components.disco.k8s.resources.limits.cpu=2", "--set", "components.disco.k8s.resources.requests.memory=1Gi"), "mesh-disco")!;
+    assert.deepEqual(limited.spec.template.spec.containers[0].resources, { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "2" } });
+    const badQuantity = await meshctlInProcess(["manifest", "generate", "--set", "components.hub.k8s.resources.limits.cpu=lots"]);
+    assert.equal(badQuantity.status, 2);
+    assert.match(badQuantity.stderr, /components\.hub\.k8s\.resources\.limits\.cpu: expected a quantity such as 500m or 128Mi, got "lots"/);
     const out = await generate("-f", file, "--set", "components.disco.k8s.replicaCount=2", "--set", "components.anchor.enabled=false", "--set", "values.global.logLevel=default:debug");
     const disco = deployment(out, "mesh-disco")!;
     assert.equal(disco.spec.replicas, 2, "--set wins over -f");
+    assert.deepEqual(deployment(out, "mesh-hub")!.spec.template.spec.containers[0].resources, { requests: { cpu: "100m" }, limits: { memory: "512Mi" } });
     assert.equal(disco.spec.template.spec.containers[0].image, "registry.example.com/mesh/disco-discovery:0.1.0");
     assert.ok(disco.spec.template.spec.containers[0].args.join(" ").includes("--log_output_level default:debug"));
     assert.equal(deployment(out, "mesh-ca"), undefined);
@@ -271,4 +286,18 @@ describe("manifest migrate", () => {
     assert.equal(forced.status, 0);
     assert.equal(docs(forced.stdout)[0].spec.hub, "h.example.com/m");
   });
+});
+
+describe("what still needs a cluster", () => {
+  for (const [args, what] of [
+    [["manifest", "apply", "-f", "x.yaml"], /^meshctl manifest apply: needs an orchestrator API to read and write the control plane's Deployments/],
+    [["install", "--set", "profile=demo"], /^meshctl install: needs an orchestrator API to apply the install manifests to a cluster; offline, `meshctl manifest generate -o DIR` \(or `\| kubectl apply -f -`\) renders them/],
+  ] as const) {
+    it(`${args.join(" ")}: exit 69, says what to use instead`, async () => {
+      const r = await meshctlInProcess([...args]);
+      assert.equal(r.status, 69);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, what);
+    });
+  }
 });

@@ -232,3 +232,9 @@ test("orch-inject: the injected workloads still validate against the orchestrato
   assert.ok(builtIn.length >= 8);
   assert.deepEqual((await Promise.all(builtIn.map(orchSchemaErrors))).flat(), []);
 });
+
+test("kube-inject (upstream's name) is orch-inject", async () => {
+  const upstream = await meshctl(["kube-inject", "-f", "inject_workloads.in.yaml", ...VALUES]);
+  assert.equal(upstream.status, 0, upstream.stderr);
+  assert.equal(upstream.stdout, (await meshctl(["orch-inject", "-f", "inject_workloads.in.yaml", ...VALUES])).stdout);
+});

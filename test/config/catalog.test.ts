@@ -64,8 +64,13 @@ metadata: { name: w, namespace: foo }
 apiVersion: networking.mesh.io/v1alpha3
 kind: DestinationRule
 metadata: { name: d, namespace: foo }
-spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE }, loadBalancr: { simple: ROUND_ROBIN } } }
+spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE } } }
 status: {}
+---
+apiVersion: config.mesh.io/v1alpha2
+kind: QuotaSpec
+metadata: { name: q, namespace: foo }
+spec: { rules: [], rulez: [] }
 `);
     assert.deepEqual(c.errors, []);
     assert.deepEqual(
@@ -73,7 +78,7 @@ status: {}
       [
         ["Widget foo/w", "kind", 'unknown kind "Widget"'],
         ["DestinationRule foo/d", "status", "unknown field"],
-        ["DestinationRule foo/d", "spec.trafficPolicy.loadBalancr", "unknown field"],
+        ["QuotaSpec foo/q", "spec.rulez", "unknown field"],
       ],
     );
     assert.equal(c.byKind.DestinationRule.length, 1);

@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AGENT_BIN, type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type MeshCa, type SecureWorkload, startMeshCa, startSecureWorkload } from "../../host/demo/secure_mesh.ts";

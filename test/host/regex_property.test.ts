@@ -61,7 +61,7 @@ const ALPHABET = ["a", "b", "c", "1", " ", "-", "\n", "é"];
 const input = fc.array(fc.constantFrom(...ALPHABET), { maxLength: 12 }).map((cs) => cs.join(""));
 
 const literal = fc.constantFrom("a", "b", "c", "1", " ", "-", "é", "]", "}");
-const escape = fc.constantFrom("\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\-", "\\.", "\\n", "\\x61", "\\u0062", "\\t");
+const escapeAtom = fc.constantFrom("\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\-", "\\.", "\\n", "\\x61", "\\u0062", "\\t");
 const classAtom = fc.constantFrom("a", "b", "c", "1", " ", "\\d", "\\w", "\\s", "\\n", "é", "\\-", "\\]");
 const classItem = fc.oneof(
   classAtom,
@@ -84,7 +84,7 @@ const { pattern } = fc.letrec<{ pattern: string; alternative: string; term: stri
   ),
   atom: fc.oneof(
     { weight: 4, arbitrary: literal },
-    { weight: 2, arbitrary: escape },
+    { weight: 2, arbitrary: escapeAtom },
     { weight: 1, arbitrary: fc.constant(".") },
     { weight: 2, arbitrary: charClass },
     {

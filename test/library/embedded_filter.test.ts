@@ -108,7 +108,7 @@ describe("the embedded filter against hubs server", () => {
     const decision = await filter.check({ method: "GET", path: "/pets/2", headers: { "X-Api-Key": "direct", host: "petstore" }, sourceAddress: "10.1.2.3", sourcePort: 4567 });
     assert.equal(decision.allowed, true);
     assert.equal(decision.status, 200);
-    decision.report({ status: 201, responseBytes: 42, durationMs: 5 });
+    decision.report({ status: 201, responseBytes: 42, durationMs: 5, headers: { "X-Served-By": "test", "set-cookie": ["a=1", "b=2"] } });
     decision.report({ status: 500 });
     const denied = await filter.check({ method: "GET", path: "/admin" });
     assert.deepEqual({ allowed: denied.allowed, status: denied.status, body: denied.body, type: denied.headers["content-type"] }, { allowed: false, status: 403, body: "PERMISSION_DENIED:admins only", type: "text/plain" });
@@ -118,6 +118,7 @@ describe("the embedded filter against hubs server", () => {
     assert.equal(line.attributes["response.size"]?.int64Value, "42");
     assert.equal(line.attributes["source.port"]?.int64Value, "4567");
     assert.equal(line.attributes["request.host"]?.stringValue, "petstore");
+    assert.equal(line.attributes["response.headers"]?.stringMapValue?.entries?.["x-served-by"], "test");
     assert.equal(accessLogLines().filter((l) => l.attributes["request.path"]?.stringValue === "/pets/2").length, 1, "reported once");
   });
 
@@ -142,7 +143,7 @@ describe("the embedded filter against hubs server", () => {
   });
 });
 
-type Line = { attributes: Record<string, { stringValue?: string; int64Value?: string }> };
+type Line = { attributes: Record<string, { stringValue?: string; int64Value?: string; stringMapValue?: { entries?: Record<string, string> } }> };
 function accessLogLines(): Line[] {
   if (!existsSync(accessLog)) return [];
   return readFileSync(accessLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Line);

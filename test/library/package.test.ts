@@ -1,8 +1,8 @@
 // The filter as a library, as a Node developer gets it: `npm pack`, the
 // tarball installed into a fresh project outside the repository together with
-// express@5, fastify@5 and typescript from the registry (one install for every
-// case), then a real Express app and a real Fastify app with the filter in
-// front of a real `hubs server` (the package's own bin): allow, a hub rule's
+// express@5, fastify@5, typescript and @types/express from the registry (one
+// install for every case), then a real Express app and a real Fastify app
+// with the filter in front of a real `hubs server` (the package's own bin): allow, a hub rule's
 // denial, a quota, the reports in the hub's access log, FAIL_OPEN and
 // FAIL_CLOSE with the hub down and the held reports delivered when it comes
 // back, close() delivering what is pending, and the declarations checked by
@@ -158,7 +158,7 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
     mkdirSync(project);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "embed-check", version: "1.0.0", private: true, type: "module" }));
     const typescript = JSON.parse(readFileSync(join(ROOT, "node_modules", "typescript", "package.json"), "utf8")).version as string;
-    const install = await runProcess("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, info.filename), "express@5", "fastify@5", `typescript@${typescript}`, "@types/node@20"], { cwd: project, env: CLEAN_ENV });
+    const install = await runProcess("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, info.filename), "express@5", "fastify@5", `typescript@${typescript}`, "@types/node@20", "@types/express@5"], { cwd: project, env: CLEAN_ENV });
     assert.equal(install.status, 0, install.stdout + install.stderr);
     bin = join(project, "node_modules", ".bin");
     for (const f of ["express_app.mjs", "fastify_app.mjs", "types_check.mts"]) copyFileSync(join(FIXTURES, f), join(project, f));
@@ -187,6 +187,14 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
     assert.deepEqual(shipped.filter((p) => /(^|\/)test\//.test(p)), []);
     const manifest = JSON.parse(readFileSync(join(project, "node_modules", "mesh-policy-filter", "package.json"), "utf8"));
     assert.equal(manifest.private, undefined);
+  });
+
+  it("importing the package runs nothing: no output, no listener, the process ends by itself", async () => {
+    const script = "const lib = await import('mesh-policy-filter'); const plugin = await import('mesh-policy-filter/fastify'); console.log(JSON.stringify([Object.keys(lib), typeof plugin.default]));";
+    const run = await runProcess(process.execPath, ["--input-type=module", "--eval", script], { cwd: project, env: CLEAN_ENV });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stderr, "");
+    assert.deepEqual(JSON.parse(run.stdout), [["createFilter"], "function"]);
   });
 
   for (const f of FRAMEWORKS) {

@@ -75,7 +75,7 @@ export class JwksServer {
   url = "";
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => {
+    this.server = createServer((_req, res) => {
       this.requests++;
       res.writeHead(this.status, { "content-type": "application/json" });
       res.end(typeof this.body === "string" ? this.body : JSON.stringify(this.body));

@@ -4,7 +4,7 @@ import { Action } from "../../host/wasm/abi_types.ts";
 import { FilterEmulator } from "../../host/wasm/emulator.ts";
 import { decodeForwardHeader } from "../../host/filter/evaluation.ts";
 import { GLOBAL_WORDS } from "../../host/wire/global_words.ts";
-import { BUILDS, PROPERTIES, REQUEST, SERVICE, allow, deny, pluginConfig } from "./emulator_support.ts";
+import { BUILDS, PROPERTIES, REQUEST, allow, deny, pluginConfig } from "./emulator_support.ts";
 
 for (const [build, wasm] of BUILDS) {
   describe(`filter in a proxy-wasm host (${build}): check`, () => {

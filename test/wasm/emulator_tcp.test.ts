@@ -354,7 +354,7 @@ for (const [build, wasm] of BUILDS) {
 
     it("takes destination.ip/port from the upstream host when the local address is unknown", () => {
       const emu = new FilterEmulator(tcpConfig({ disableCheckCalls: true }), wasm);
-      const { ["destination.address"]: _, ...props } = CONNECTION;
+      const { "destination.address": _, ...props } = CONNECTION;
       emu.downstream(emu.connect(props), "x");
       const open = reports(emu)[0];
       assert.deepEqual(value(open, "destination.ip"), [10, 1, 0, 3]);

@@ -145,7 +145,7 @@ function index(localWords: number, wild: boolean): fc.Arbitrary<number> {
   return fc.oneof(...known, fc.constantFrom(DICTIONARY.size, -localWords - 1, 2 ** 31 - 1, -(2 ** 31)));
 }
 
-function mapValue(member: number, ix: fc.Arbitrary<number>, wild: boolean): fc.Arbitrary<MapValue> {
+function mapValue(member: number, ix: fc.Arbitrary<number>, _wild: boolean): fc.Arbitrary<MapValue> {
   const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
   switch (member) {
     case 2:

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { MeshctlIo } from "./io.ts";
 import { orchestratorFlagGiven } from "./needs_orchestrator.ts";
+import { DEFAULT_ROOT_NAMESPACE } from "../../config/mesh_config.ts";
 
 /**
  * The global flags of spec 3, accepted by every meshctl command before or
@@ -17,7 +18,7 @@ export interface GlobalFlags {
   namespace: string;
 }
 
-export const DEFAULT_MESH_NAMESPACE = "mesh-system";
+export const DEFAULT_MESH_NAMESPACE = DEFAULT_ROOT_NAMESPACE;
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "fatal", "none"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_SCOPES = [

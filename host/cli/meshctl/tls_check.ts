@@ -64,8 +64,6 @@ export interface TlsCheckReport {
   readonly notes: readonly string[];
 }
 
-const ref = (r: { name: string; namespace: string }) => `${r.name}/${r.namespace}`;
-
 /**
  * The effective server mode for a workload (and one container port), in the
  * order mesh → namespace → workload → port; each level overrides only when its

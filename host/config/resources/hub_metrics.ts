@@ -1,16 +1,14 @@
 // HubMetrics: which attributes feed which label of the hub's standard
-// request metrics (host/hubs/standard_metrics.ts holds upstream's defaults).
+// request metrics (host/config/standard_metrics.ts holds upstream's defaults).
 // Shaped as upstream's Telemetry API metric overrides: a match by metric, an
 // on/off switch, and tag overrides that add, replace or remove labels; a
 // value is written as upstream's metric instances wrote dimensions
 // (`source.labels["app"] | "unknown"`).
-import { type LabelExpression, parseLabelExpression } from "./label_expression.ts";
+import { type LabelExpression, parseLabelExpression } from "../label_expression.ts";
+import { METRIC_IDS, type MetricId } from "../standard_metrics.ts";
 import type { Field } from "../decode.ts";
 import { attempt, attemptEach } from "../problems.ts";
 
-/** The standard metrics by their upstream Telemetry API names (host/hubs/standard_metrics.ts defines them). */
-export const METRIC_IDS = ["REQUEST_COUNT", "REQUEST_DURATION", "REQUEST_SIZE", "RESPONSE_SIZE", "TCP_OPENED_CONNECTIONS", "TCP_CLOSED_CONNECTIONS", "TCP_SENT_BYTES", "TCP_RECEIVED_BYTES"] as const;
-export type MetricId = (typeof METRIC_IDS)[number];
 export const METRIC_MATCHES = ["ALL_METRICS", ...METRIC_IDS] as const;
 export const TAG_OPERATIONS = ["UPSERT", "REMOVE"] as const;
 

@@ -13,7 +13,8 @@ export const ORCH_CORE_API_VERSION = "v1";
 export const ORCH_APPS_API_VERSION = "apps/v1";
 
 export const ORCH_PROTOCOLS = ["TCP", "UDP", "SCTP"] as const;
-export type OrchProtocol = (typeof ORCH_PROTOCOLS)[number];
+/** One of ORCH_PROTOCOLS, or another value the document gave (kept with a warning). */
+export type OrchProtocol = (typeof ORCH_PROTOCOLS)[number] | (string & {});
 
 export interface ServicePort {
   readonly name?: string;
@@ -127,11 +128,18 @@ export interface SecretSpec {
 /** Namespaces carry only metadata (labels such as `mesh-injection: enabled`). */
 export type NamespaceSpec = Readonly<Record<string, never>>;
 
-/** `TCP`, `UDP`, `SCTP`, in any case as upstream's analyzer reads files (stored upper case). */
+/**
+ * `TCP`, `UDP`, `SCTP`, in any case as upstream's analyzer reads files
+ * (stored upper case). Another value (`HTTP`, meant as the port's
+ * application protocol) is kept with a warning, as upstream's analyzer reads
+ * it: the orchestrator would refuse it, and the mesh takes the protocol from
+ * the port name or appProtocol.
+ */
 function protocol(f: Field): OrchProtocol {
   if (!f.present) return "TCP";
   const upper = f.string().toUpperCase();
-  if (!(ORCH_PROTOCOLS as readonly string[]).includes(upper)) f.fail(`one of ${ORCH_PROTOCOLS.join(", ")}`);
+  if (upper === "") f.fail(`one of ${ORCH_PROTOCOLS.join(", ")}`);
+  if (!(ORCH_PROTOCOLS as readonly string[]).includes(upper)) f.warn(`expected one of ${ORCH_PROTOCOLS.join(", ")}, got ${JSON.stringify(f.value)}: the orchestrator refuses it (name the port <protocol>[-<suffix>] or set appProtocol for the application protocol)`);
   return upper as OrchProtocol;
 }
 

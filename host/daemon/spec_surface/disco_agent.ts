@@ -1,6 +1,6 @@
 import { PROXY_LOGGER_SCOPES } from "../../proxy/proxy_loggers.ts";
 import { parseGoDuration } from "../duration.ts";
-import { envReader } from "./env_values.ts";
+import { envReader } from "../env_values.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
 /**

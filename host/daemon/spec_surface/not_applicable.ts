@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { parseBoolFlag } from "../flags.ts";
 import { usageError } from "../program.ts";
+import { GO_FALSE, GO_TRUE } from "../env_values.ts";
 
 /**
  * A flag or environment variable of spec 2 that has no meaning in this
@@ -34,8 +35,6 @@ export const na = (name: string, type: "bool" | "value", dflt: string, reason: s
   Object.freeze({ name, type, default: dflt, reason, ...(alsoAccepted ? { alsoAccepted } : {}) });
 
 /** Go's strconv.ParseBool spellings. */
-export const GO_TRUE: readonly string[] = ["1", "t", "T", "TRUE", "true", "True"];
-export const GO_FALSE: readonly string[] = ["0", "f", "F", "FALSE", "false", "False"];
 
 /** Whether a given value asks for the default (booleans as Go's strconv.ParseBool reads them). */
 export function isDefaultValue(entry: NotApplicable, value: string): boolean {

@@ -8,10 +8,10 @@
  * `/private`.
  */
 
-/** Upstream mesh setting values; BASE is the mesh default. */
-export const PATH_NORMALIZATIONS = ["NONE", "BASE", "MERGE_SLASHES", "DECODE_AND_MERGE_SLASHES"] as const;
-export type PathNormalization = (typeof PATH_NORMALIZATIONS)[number];
-export const DEFAULT_PATH_NORMALIZATION: PathNormalization = "BASE";
+import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from "../../config/mesh_config.ts";
+
+/** Upstream mesh setting values (MeshConfig's, host/config/mesh_config.ts); BASE is the mesh default. */
+export { DEFAULT_PATH_NORMALIZATION, PATH_NORMALIZATIONS, type PathNormalization } from "../../config/mesh_config.ts";
 
 export type NormalizedPath =
   | { readonly ok: true; /** normalized path, query kept */ readonly path: string; /** normalized path without query: what `paths` match */ readonly matchPath: string }

@@ -209,7 +209,7 @@ export type VerifyResult =
 export async function verifyToken(token: string, rules: readonly VerifierRule[], options: VerifyOptions): Promise<VerifyResult> {
   const parsed = parseJwt(token);
   if (isFailure(parsed)) return { ok: false, failure: parsed };
-  const { header, payload } = parsed;
+  const { payload } = parsed;
   const candidates = rules.filter((r) => r.issuer === payload.iss);
   if (candidates.length === 0) return { ok: false, failure: failure("JWT_UNKNOWN_ISSUER") };
   // Time window at the injected clock, as jose checks it (RFC 7519 §4.1.4: invalid at and after exp).

@@ -1,6 +1,6 @@
-import { ConfigError } from "../../../config/errors.ts";
 import { readSettingsObject } from "../../../config/source_text.ts";
-import { type ExtensionProviders, extensionProvidersOf } from "../../../config/extension_providers.ts";
+import type { ExtensionProviders } from "../../../config/extension_providers.ts";
+import { MESH_CONFIG_DEFAULTS, type MeshConfigField, decodeMeshConfig } from "../../../config/mesh_config.ts";
 
 /**
  * The mesh config values the analyzers use (`--meshConfigFile`, upstream's
@@ -28,44 +28,34 @@ export interface AnalyzeMeshConfig {
   readonly dnsAutoAllocate: boolean;
 }
 
-export const DEFAULT_INGRESS_SERVICE = "mesh-ingressgateway";
-export const DEFAULT_INGRESS_SELECTOR = "ingressgateway";
+export const DEFAULT_INGRESS_SERVICE = MESH_CONFIG_DEFAULTS.ingressService;
+export const DEFAULT_INGRESS_SELECTOR = MESH_CONFIG_DEFAULTS.ingressSelector;
+
+/** The MeshConfig fields the analyzers read. */
+const READ: readonly MeshConfigField[] = ["rootNamespace", "enableAutoMtls", "ingressControllerMode", "ingressService", "ingressSelector", "extensionProviders"];
 
 export function defaultMeshConfig(rootNamespace: string): AnalyzeMeshConfig {
   return Object.freeze({
     rootNamespace,
-    enableAutoMtls: true,
-    ingressControllerMode: "DEFAULT",
+    enableAutoMtls: MESH_CONFIG_DEFAULTS.enableAutoMtls,
+    ingressControllerMode: MESH_CONFIG_DEFAULTS.ingressControllerMode,
     ingressService: DEFAULT_INGRESS_SERVICE,
     ingressSelector: DEFAULT_INGRESS_SELECTOR,
     dnsAutoAllocate: false,
   });
 }
 
-/** Reads `--meshConfigFile`; throws ConfigError naming the file and key. */
+/** Reads `--meshConfigFile` (host/config/mesh_config.ts decodes it); throws ConfigError naming the file and key. */
 export function readMeshConfig(file: string, rootNamespace: string): AnalyzeMeshConfig {
   const values = readSettingsObject(file);
-  const base = defaultMeshConfig(rootNamespace);
-  const fail = (key: string, expected: string, got: unknown): never => {
-    throw new ConfigError({ file }, key, expected, JSON.stringify(got));
-  };
-  const str = (key: string, fallback: string): string => {
-    const v = values[key];
-    if (v === undefined || v === null) return fallback;
-    if (typeof v !== "string" || v.length === 0) fail(key, "a non-empty string", v);
-    return v as string;
-  };
-  const enableAutoMtls = values.enableAutoMtls ?? base.enableAutoMtls;
-  if (typeof enableAutoMtls !== "boolean") fail("enableAutoMtls", "true or false", enableAutoMtls);
-  const mode = str("ingressControllerMode", base.ingressControllerMode).toUpperCase();
-  if (mode !== "OFF" && mode !== "DEFAULT" && mode !== "STRICT") fail("ingressControllerMode", "one of OFF, DEFAULT, STRICT", values.ingressControllerMode);
+  const { config } = decodeMeshConfig(values, file, { fields: READ, otherFields: "ignore", defaults: { rootNamespace } });
   return Object.freeze({
-    rootNamespace: str("rootNamespace", base.rootNamespace),
-    enableAutoMtls: enableAutoMtls as boolean,
-    ingressControllerMode: mode as AnalyzeMeshConfig["ingressControllerMode"],
-    ingressService: str("ingressService", base.ingressService),
-    ingressSelector: str("ingressSelector", base.ingressSelector),
-    extensionProviders: extensionProvidersOf(values, file),
+    rootNamespace: config.rootNamespace,
+    enableAutoMtls: config.enableAutoMtls,
+    ingressControllerMode: config.ingressControllerMode,
+    ingressService: config.ingressService,
+    ingressSelector: config.ingressSelector,
+    extensionProviders: config.extensionProviders,
     dnsAutoAllocate: dnsAutoAllocate(values),
   });
 }

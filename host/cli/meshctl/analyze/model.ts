@@ -28,6 +28,9 @@ import type { AnalyzeMeshConfig } from "./mesh_config.ts";
 export type Workload = MeshWorkload;
 export type KnownService = MeshService;
 
+/** The orchestrator's own namespaces: never expected in the mesh (upstream's analyzers leave them out). */
+export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(["kube-system", "kube-public", "kube-node-lease", "local-path-storage"]);
+
 /** Which kinds of orchestrator documents the input holds (an analyzer that needs a kind is skipped without it). */
 export type Knowledge = "Service" | "Workload" | "Namespace";
 
@@ -36,7 +39,10 @@ export interface RefusedDocument {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
+  /** `Kind namespace/name` (`Kind name` when cluster-scoped), as resources are named. */
+  readonly id: string;
   readonly body: Readonly<Record<string, unknown>>;
+  readonly origin: { readonly file: string; readonly index: number };
 }
 
 export interface MeshModel {
@@ -141,7 +147,8 @@ function refusedDocuments(catalog: Catalog, documents: readonly SourceDocument[]
     if (!known.has(d.kind)) continue;
     const namespace = CLUSTER_SCOPED_KINDS.has(d.kind) ? "" : (d.namespace ?? defaultNamespace);
     if (decoded.has(`${d.kind}/${namespace}/${d.name}`)) continue;
-    out.push(Object.freeze({ kind: d.kind, namespace, name: d.name, body: d.body }));
+    const id = namespace ? `${d.kind} ${namespace}/${d.name}` : `${d.kind} ${d.name}`;
+    out.push(Object.freeze({ kind: d.kind, namespace, name: d.name, id, body: d.body, origin: Object.freeze({ file: d.file, index: d.index }) }));
   }
   return out;
 }
@@ -150,6 +157,22 @@ function refusedDocuments(catalog: Catalog, documents: readonly SourceDocument[]
 export function isDefined(catalog: Catalog, model: MeshModel, kind: string, namespace: string, name: string): boolean {
   const match = (r: { kind: string; namespace: string; name: string }) => r.kind === kind && r.namespace === namespace && r.name === name;
   return catalog.resources.some(match) || model.refused.some(match);
+}
+
+/**
+ * Whether a Service or ServiceEntry the catalog refused names the host
+ * (`name.namespace.svc.<domain>`, or one of the entry's `hosts` as written,
+ * `*.` wildcards covering): upstream still knows it, so a reference to it is
+ * not "not found".
+ */
+export function refusedServiceHost(model: MeshModel, host: string, domain: string): boolean {
+  const h = host.toLowerCase();
+  return model.refused.some((r) => {
+    if (r.kind === "Service") return `${r.name}.${r.namespace}.svc.${domain}` === h;
+    if (r.kind !== "ServiceEntry") return false;
+    const hosts = ((r.body.spec ?? {}) as { hosts?: unknown }).hosts;
+    return Array.isArray(hosts) && hosts.some((x) => typeof x === "string" && (meshHostMatches(x.toLowerCase(), h) || meshHostMatches(h, x.toLowerCase())));
+  });
 }
 
 /** `k=v, k2=v2`, sorted, as messages show selectors. */

@@ -1,5 +1,7 @@
 import { isWhenKey } from "../../../config/resources/security.ts";
-import type { AccessRule, ClusterRbacConfig, Origin, RbacInput, ServiceRole, ServiceRoleBinding, ServiceSelectors, Subject } from "./rbac.ts";
+import type { AccessRule, ClusterRbacConfig, RbacInput, ServiceRole, ServiceRoleBinding, ServiceSelectors, Subject } from "./rbac.ts";
+import { type Target, labelTargets, serviceTargets } from "./selectors.ts";
+import { ConvertError } from "./convert_error.ts";
 
 /**
  * v1alpha1 RBAC → v1beta1 AuthorizationPolicy, as upstream's `istioctl x
@@ -39,19 +41,7 @@ export interface ConvertOptions {
   readonly allowNoClusterRbacConfig: boolean;
 }
 
-export class ConvertError extends Error {
-  constructor(origin: Origin | undefined, path: string, reason: string) {
-    super([origin?.file, origin?.resource, path, reason].filter((p) => !!p).join(": "));
-    this.name = "ConvertError";
-  }
-}
 
-type Labels = Readonly<Record<string, string>>;
-/** A workload selector and the Service it came from (none for `*` and label-only targets). */
-interface Target {
-  readonly labels: Labels;
-  readonly service?: string;
-}
 
 /** `warnings` and `notes` (what was converted into what) collect lines for the log. */
 export function convertRbac(input: RbacInput, services: ServiceSelectors, options: ConvertOptions, warnings: string[], notes: string[] = []): GeneratedPolicy[] {
@@ -203,7 +193,7 @@ function convertRole(role: ServiceRole, bindings: readonly ServiceRoleBinding[],
   const out: Array<{ policy: GeneratedPolicy; target?: Target }> = [];
   const subjects = bindings.flatMap((b) => b.subjects.map((s, i) => ({ subject: s, binding: b, path: `spec.subjects[${i}]` })));
   role.rules.forEach((rule, i) => {
-    const access = accessRule(role, rule, i, warnings);
+    const access = accessRule(role, rule, warnings);
     const rules = subjects.map(({ subject, binding, path }) => withAccess(subjectRule(subject, binding, path, warnings), access));
     const byLabels = labelTargets(role, rule);
     if (rule.services.length === 0) {
@@ -234,7 +224,7 @@ interface Access {
   when: NonNullable<PolicyRule["when"]>;
 }
 
-function accessRule(role: ServiceRole, rule: AccessRule, i: number, warnings: string[]): Access {
+function accessRule(role: ServiceRole, rule: AccessRule, warnings: string[]): Access {
   const notStar = (values: readonly string[]) => values.filter((v) => v !== "*");
   const operation: Record<string, string[]> = {};
   const put = (key: string, values: readonly string[]) => {
@@ -272,7 +262,6 @@ function accessRule(role: ServiceRole, rule: AccessRule, i: number, warnings: st
     if (values.length === 0) warnings.push(`${role.origin.file}: ${role.origin.resource}: ${c.path}: constraint ${c.key} with only the wildcard value "*" dropped (it matched any value)`);
     else when.push({ key: c.key, values });
   }
-  void i;
   return { operation, when };
 }
 
@@ -346,47 +335,4 @@ function withAccess(rule: PolicyRule, access: Access): PolicyRule {
 
 function sortKeys<T>(record: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
-}
-
-/** The `destination.labels[k]` constraints of a rule as selectors: each value one choice, keys combined. */
-function labelTargets(role: ServiceRole, rule: AccessRule): Target[] {
-  let targets: Target[] = [];
-  for (const c of rule.constraints) {
-    const m = /^destination\.labels\[(.+)\]$/.exec(c.key);
-    if (!m) continue;
-    const choices = c.values.map((v) => ({ labels: { [m[1]]: v } }));
-    targets = merge(targets, choices, role, c.path);
-  }
-  return targets;
-}
-
-function serviceTargets(service: string, known: ReadonlyMap<string, Labels> | undefined, byLabels: Target[], role: ServiceRole, path: string): Target[] {
-  let fromService: Target[];
-  if (service === "*") fromService = [{ labels: {} }];
-  else {
-    const names = [...(known?.keys() ?? [])].sort();
-    const matches = service.startsWith("*")
-      ? names.filter((n) => n.endsWith(service.slice(1)))
-      : service.endsWith("*")
-        ? names.filter((n) => n.startsWith(service.slice(0, -1)))
-        : names.filter((n) => n === service.split(".")[0]);
-    fromService = matches.map((n) => ({ labels: known!.get(n)!, service: n }));
-    if (fromService.length === 0) return [];
-  }
-  return merge(fromService, byLabels, role, path);
-}
-
-function merge(a: Target[], b: Target[], role: ServiceRole, path: string): Target[] {
-  if (a.length === 0) return b;
-  if (b.length === 0) return a;
-  return a.flatMap((x) =>
-    b.map((y) => {
-      for (const [k, v] of Object.entries(y.labels)) {
-        if (k in x.labels && x.labels[k] !== v) {
-          throw new ConvertError(role.origin, path, `duplicate workload label "${k}" with conflicting values: "${x.labels[k]}", "${v}"`);
-        }
-      }
-      return { labels: { ...x.labels, ...y.labels }, service: x.service ?? y.service };
-    }),
-  );
 }

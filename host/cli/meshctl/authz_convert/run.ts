@@ -5,9 +5,11 @@ import { ConfigError } from "../../../config/errors.ts";
 import { loadSources } from "../../../config/sources.ts";
 import { SECURITY_API_VERSION } from "../../../config/resources/security.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
-import { ConvertError, type GeneratedPolicy, convertRbac } from "./convert.ts";
+import { type GeneratedPolicy, convertRbac } from "./convert.ts";
+import { ConvertError } from "./convert_error.ts";
 import { RBAC_API_VERSION, decodeRbac, isRbacDocument, serviceSelectors } from "./rbac.ts";
 import type { MeshctlLog } from "../log.ts";
+import { needsOrchestrator } from "../needs_orchestrator.ts";
 
 export interface AuthzConvertOptions {
   /** `-f`: v1alpha1 RBAC files or directories (`-` for stdin). */
@@ -37,7 +39,8 @@ export function runAuthzConvert(o: AuthzConvertOptions): number {
     o.stderr.write(`Error: meshctl experimental authz convert: ${message}\n`);
     return code;
   };
-  if (o.files.length === 0) return fail("-f/--file: needs the v1alpha1 RBAC files (ServiceRole, ServiceRoleBinding, ClusterRbacConfig); reading them from a cluster needs an orchestrator API", EXIT_BAD_CONFIG);
+  // Upstream read the cluster's policies without -f.
+  if (o.files.length === 0) return needsOrchestrator("experimental authz convert", "`-f rbac.yaml -s services.yaml` (the v1alpha1 policies and the Services, as files)", o.stderr);
   if (o.serviceFiles.length === 0) return fail("-s/--service: required with -f: the files with the Services that map a role's service names to workload selectors", EXIT_BAD_CONFIG);
   if (o.rootNamespace === "") return fail("-r/--rootNamespace: must not be empty", EXIT_BAD_CONFIG);
   const policies = loadSources(o.files, { stdin: o.stdin });

@@ -57,7 +57,7 @@ export function registerManifest(program: Command, _experimental: Command, io: M
         if (files.unreadable.length > 0) throw new ConfigError({ file: files.unreadable[0].path }, "--filename", "a readable file", files.unreadable[0].reason);
         if (files.problems.length > 0) throw new ConfigError({ file: files.problems[0].file }, files.problems[0].fieldPath, files.problems[0].message);
         const warnings: string[] = [];
-        let spec = resolveSpec(files.documents, opts.set, opts.force, warnings);
+        let spec = resolveSpec(files.documents, opts.set, opts.force, warnings, io.env);
         // The global -i names the install namespace too, unless --set does.
         if (cmd.parent?.parent?.getOptionValueSource("meshNamespace") === "cli" && !opts.set.some((s) => /^(spec\.)?meshNamespace=/.test(s))) {
           spec = overlay(spec, { meshNamespace: globalFlags(cmd).meshNamespace }, "-i/--meshNamespace");

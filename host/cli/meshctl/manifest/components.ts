@@ -27,6 +27,8 @@ interface Daemon {
   readonly configMaps: (spec: OperatorSpec) => ReadonlyArray<{ name: string; data: Record<string, string>; mountPath: string }>;
   readonly extraVolumes?: ReadonlyArray<{ name: string; mountPath: string }>;
   readonly rules: readonly Obj[];
+  /** Whether the daemon applies JWT_POLICY (mesh_ca; disco-discovery refuses a non-default one: it reads no tokens, docs/daemon-reference.md). */
+  readonly jwtPolicy?: boolean;
 }
 
 const read = ["get", "list", "watch"];
@@ -91,6 +93,7 @@ const DAEMONS: Readonly<Record<Exclude<ComponentName, "base">, Daemon>> = {
     name: "mesh-ca",
     program: "mesh_ca",
     serviceAccount: "mesh-ca-service-account",
+    jwtPolicy: true,
     args: (s) => [
       ...(s.values.anchor.selfSigned ? ["--self-signed-ca", "--self-signed-ca-cert-dir", "/var/run/mesh-ca"] : ["--signing-cert", `${CERTS_DIR}/ca-cert.pem`, "--signing-key", `${CERTS_DIR}/ca-key.pem`, "--cert-chain", `${CERTS_DIR}/cert-chain.pem`, "--root-cert", `${CERTS_DIR}/root-cert.pem`]),
       "--trust-domain", s.meshConfig.trustDomain,
@@ -173,6 +176,8 @@ export function daemonObjects(component: Exclude<ComponentName, "base">, spec: O
                 env: [
                   { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
                   { name: "POD_NAMESPACE", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } } },
+                  ...(d.jwtPolicy ? [{ name: "JWT_POLICY", value: spec.values.global.jwtPolicy }] : []),
+                  ...(component === "anchor" ? anchorTokenEnv(spec) : []),
                 ],
                 readinessProbe: { httpGet: { path: d.readiness.path, port: d.readiness.port }, initialDelaySeconds: 1, periodSeconds: 3, timeoutSeconds: 5 },
                 resources,
@@ -192,6 +197,12 @@ export function daemonObjects(component: Exclude<ComponentName, "base">, spec: O
       spec: { selector: { app: d.name }, ports: d.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.containerPort, protocol: "TCP" })) },
     },
   ];
+}
+
+/** mesh_ca's token verification (docs/mesh_ca.md "Authentication"): without keys it refuses first certificates, as it logs at start. */
+function anchorTokenEnv(spec: OperatorSpec): Obj[] {
+  const a = spec.values.anchor;
+  return [...(a.tokenJwks ? [{ name: "TOKEN_JWKS", value: a.tokenJwks }] : []), ...(a.tokenIssuer ? [{ name: "TOKEN_ISSUER", value: a.tokenIssuer }] : [])];
 }
 
 /** Name and namespace of the disco-discovery Service (the webhooks' backend). */

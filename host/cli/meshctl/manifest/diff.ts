@@ -4,6 +4,7 @@ import { stringify } from "yaml";
 import { flattenDocuments } from "../../../config/documents.ts";
 import { ConfigError } from "../../../config/errors.ts";
 import { yamlDocuments } from "../../../config/yaml.ts";
+import { type GlobPattern, globPattern } from "../../../regex/glob.ts";
 
 /**
  * `meshctl manifest diff A B`: two renderings compared object by object,
@@ -49,15 +50,11 @@ function yamlFiles(dir: string): string[] {
     .flatMap((e) => (e.isDirectory() ? yamlFiles(join(dir, e.name)) : /\.ya?ml$/.test(e.name) ? [join(dir, e.name)] : []));
 }
 
-/** A `Kind:namespace:name` pattern as an anchored expression (`*` anywhere matches any run). */
-function resourcePattern(text: string, flag: string): RegExp {
+/** A `Kind:namespace:name` pattern (`*` anywhere matches any run), matched as a glob: a flag's text never reaches a backtracking regex. */
+function resourcePattern(text: string, flag: string): GlobPattern {
   const parts = text.trim().split(":");
   if (parts.length < 3) throw new ConfigError({}, flag, "items of the form Kind:namespace:name (a part empty or * matches anything)", JSON.stringify(text));
-  return new RegExp(`^${parts.slice(0, 3).map((p) => (p === "" ? ".*" : glob(p))).join(":")}$`);
-}
-
-function glob(text: string): string {
-  return text.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
+  return globPattern(parts.slice(0, 3).map((p) => (p === "" ? "*" : p)).join(":"));
 }
 
 export function parseList(text: string): string[] {
@@ -96,7 +93,7 @@ export function diffManifests(a: Map<string, Obj>, b: Map<string, Obj>, o: DiffO
       sections.set(key, `Object ${key} is missing in B:\n`);
       continue;
     }
-    const paths = ignores.filter((i) => i.path !== "" && i.re.test(key)).map((i) => new RegExp(`^${glob(i.path)}$`));
+    const paths = ignores.filter((i) => i.path !== "" && i.re.test(key)).map((i) => globPattern(i.path));
     const tree = compare(x, y, [], paths);
     if (tree !== undefined) sections.set(key, `Object ${key} has diffs:\n\n${stringify(tree, { lineWidth: 0 })}`);
   }
@@ -110,7 +107,7 @@ const isEmpty = (v: unknown) => v === undefined || v === null || v === "" || (ty
 const show = (v: unknown) => (typeof v === "object" && v !== null ? JSON.stringify(v) : String(v));
 
 /** The differing leaves of x and y as a tree (`old -> new`), or undefined when equal. */
-function compare(x: unknown, y: unknown, path: string[], ignored: readonly RegExp[]): unknown {
+function compare(x: unknown, y: unknown, path: string[], ignored: readonly GlobPattern[]): unknown {
   if (ignored.some((re) => re.test(path.join(".")))) return undefined;
   const bothObjects = typeof x === "object" && x !== null && typeof y === "object" && y !== null && Array.isArray(x) === Array.isArray(y);
   if (bothObjects) {

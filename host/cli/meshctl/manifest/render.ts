@@ -14,10 +14,11 @@ export const COMPONENT_DIRS: Readonly<Record<ComponentName, string>> = { base: "
 /**
  * The settings a command line asks for: the profile (`--set profile=…`, or a
  * file's `spec.profile`; default `default`), then each MeshOperator file's
- * `spec` left to right, then each `--set` in order. With `force`, an item
+ * `spec` left to right, then each `--set` in order; the CT variables
+ * NAMESPACE and JWT_POLICY of `env` come before the files. With `force`, an item
  * that does not fit is skipped with a warning instead of failing.
  */
-export function resolveSpec(files: readonly SourceDocument[], sets: readonly string[], force: boolean, warnings: string[]): OperatorSpec {
+export function resolveSpec(files: readonly SourceDocument[], sets: readonly string[], force: boolean, warnings: string[], env: NodeJS.ProcessEnv = {}): OperatorSpec {
   const items = sets.map(parseSet);
   let profile: Profile = "default";
   for (const doc of files) {
@@ -35,6 +36,9 @@ export function resolveSpec(files: readonly SourceDocument[], sets: readonly str
       warnings.push(`${e.message} (skipped: --force)`);
     }
   };
+  // Spec 2 column CT: the namespace the components run in, and the token policy they use.
+  if (env.NAMESPACE) spec = overlay(spec, { meshNamespace: env.NAMESPACE }, "NAMESPACE");
+  if (env.JWT_POLICY) spec = overlay(spec, { values: { global: { jwtPolicy: env.JWT_POLICY } } }, "JWT_POLICY");
   for (const doc of files) {
     const body = (doc.body.spec ?? {}) as Obj;
     attempt(() => overlay(spec, body, `${doc.file}: ${doc.kind} ${doc.name}: spec`));

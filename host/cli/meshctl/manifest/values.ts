@@ -36,10 +36,11 @@ export interface OperatorSpec {
   meshConfig: { rootNamespace: string; trustDomain: string; accessLogFile: string; enableAutoMtls: boolean };
   components: Record<ComponentName, ComponentSpec>;
   values: {
-    global: { imagePullPolicy: "Always" | "IfNotPresent" | "Never"; logLevel: string; clusterDomain: string };
+    global: { imagePullPolicy: "Always" | "IfNotPresent" | "Never"; logLevel: string; clusterDomain: string; jwtPolicy: string };
     sidecarInjectorWebhook: { enabled: boolean };
     configValidation: { enabled: boolean };
-    anchor: { selfSigned: boolean; workloadCertTtl: string };
+    /** tokenJwks, tokenIssuer: mesh_ca's TOKEN_JWKS and TOKEN_ISSUER (the orchestrator's service-account token issuer); empty: not set. */
+    anchor: { selfSigned: boolean; workloadCertTtl: string; tokenJwks: string; tokenIssuer: string };
   };
 }
 
@@ -60,10 +61,10 @@ function defaultProfile(): OperatorSpec {
       anchor: component(true, { requests: { cpu: "10m", memory: "64Mi" } }),
     },
     values: {
-      global: { imagePullPolicy: "IfNotPresent", logLevel: "default:info", clusterDomain: "cluster.local" },
+      global: { imagePullPolicy: "IfNotPresent", logLevel: "default:info", clusterDomain: "cluster.local", jwtPolicy: "third-party-jwt" },
       sidecarInjectorWebhook: { enabled: true },
       configValidation: { enabled: true },
-      anchor: { selfSigned: true, workloadCertTtl: "2160h" },
+      anchor: { selfSigned: true, workloadCertTtl: "2160h", tokenJwks: "", tokenIssuer: "" },
     },
   };
 }
@@ -127,6 +128,11 @@ function merge(target: Record<string, unknown>, value: unknown, path: string[], 
   }
   for (const [key, v] of Object.entries(value)) {
     const at = [...path, key];
+    if (key === "resources" && path.at(-1) === "k8s") {
+      // Orchestrator resources replace the profile's whole (limits may be absent from it).
+      target[key] = resources(v, at.join("."), where);
+      continue;
+    }
     if (!Object.hasOwn(target, key)) {
       throw new ConfigError({ file: where }, at.join("."), `a field of the MeshOperator spec (known here: ${Object.keys(target).join(", ")})`, "an unknown field");
     }
@@ -138,8 +144,35 @@ function merge(target: Record<string, unknown>, value: unknown, path: string[], 
   }
 }
 
+/** `k8s.resources`: `requests` and/or `limits`, each with `cpu` and/or `memory` quantities. */
+function resources(value: unknown, path: string, where: string): Resources {
+  const object = (v: unknown, at: string, known: readonly string[]) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ConfigError({ file: where }, at, "an object", JSON.stringify(v));
+    for (const k of Object.keys(v)) if (!known.includes(k)) throw new ConfigError({ file: where }, `${at}.${k}`, `one of ${known.join(", ")}`, "an unknown field");
+    return v as Record<string, unknown>;
+  };
+  const out: Record<string, Record<string, string>> = {};
+  for (const [kind, quantities] of Object.entries(object(value, path, ["requests", "limits"]))) {
+    out[kind] = {};
+    for (const [name, q] of Object.entries(object(quantities, `${path}.${kind}`, ["cpu", "memory"]))) {
+      if ((typeof q !== "string" && typeof q !== "number") || !/^\d+(\.\d+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.test(String(q))) {
+        throw new ConfigError({ file: where }, `${path}.${kind}.${name}`, "a quantity such as 500m or 128Mi", JSON.stringify(q));
+      }
+      out[kind][name] = String(q);
+    }
+  }
+  return out as unknown as Resources;
+}
+
 /** `--set`'s text value typed as the field it sets (`true`, `3`, `demo`). */
 export function setValue(base: OperatorSpec, item: SetItem): unknown {
+  // k8s.resources.<requests|limits>.<cpu|memory> may name a quantity the profile does not set.
+  const quantity = item.path.length === 6 && item.path[0] === "components" && item.path[2] === "k8s" && item.path[3] === "resources";
+  if (quantity && Object.hasOwn(base.components, item.path[1])) {
+    const current = structuredClone((base.components as Record<string, ComponentSpec>)[item.path[1]].k8s.resources) as unknown as Record<string, Record<string, string>>;
+    current[item.path[4]] = { ...(current[item.path[4]] ?? {}), [item.path[5]]: item.value };
+    return { components: { [item.path[1]]: { k8s: { resources: current } } } };
+  }
   let node: unknown = base;
   for (const key of item.path) {
     if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) {
@@ -180,6 +213,7 @@ function validate(spec: OperatorSpec, where: string): void {
   if (!DNS_LABEL.test(spec.meshNamespace)) fail("meshNamespace", "a DNS label (a namespace)", spec.meshNamespace);
   if (!DNS_LABEL.test(spec.meshConfig.rootNamespace)) fail("meshConfig.rootNamespace", "a DNS label (a namespace)", spec.meshConfig.rootNamespace);
   if (!["Always", "IfNotPresent", "Never"].includes(spec.values.global.imagePullPolicy)) fail("values.global.imagePullPolicy", "Always, IfNotPresent or Never", spec.values.global.imagePullPolicy);
+  if (!["third-party-jwt", "first-party-jwt"].includes(spec.values.global.jwtPolicy)) fail("values.global.jwtPolicy", "third-party-jwt or first-party-jwt", spec.values.global.jwtPolicy);
   if (spec.hub === "" || /\s/.test(spec.hub)) fail("hub", "an image registry path such as docker.io/mesh", spec.hub);
   if (!/^[\w][\w.-]{0,127}$/.test(spec.tag)) fail("tag", "an image tag", spec.tag);
   for (const name of COMPONENTS) {

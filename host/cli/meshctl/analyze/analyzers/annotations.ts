@@ -69,34 +69,42 @@ export const MESH_ANNOTATIONS: Readonly<Record<string, KnownAnnotation>> = {
   "kubernetes.io/ingress.class": { kinds: ["Ingress"] },
 };
 
-/** Whether an annotation name is of a mesh domain (`mesh.io/…`, `*.mesh.io/…`). */
-const isMeshDomain = (name: string) => /^([a-z0-9.-]+\.)?mesh\.io\//.test(name);
+/** Annotations the mesh's own components set (upstream's always-ignored ones): never the user's doing. */
+const SET_BY_THE_MESH: ReadonlySet<string> = new Set(["ambient.mesh.io/redirection", "gateway.mesh.io/controller-version"]);
+
+/** Whether an annotation is checked: of a mesh domain (`mesh.io/…`, `*.mesh.io/…`), or the ingress class (upstream checks it too). */
+const isChecked = (name: string) => name === "kubernetes.io/ingress.class" || /^([a-z0-9.-]+\.)?mesh\.io\//.test(name);
+
+/** The kinds whose annotations upstream checks. */
+const CHECKED_KINDS: ReadonlySet<string> = new Set(["Namespace", "Service", "Pod", "Deployment"]);
 
 function check(ctx: AnalysisContext, r: AnyResource, kind: string, annotations: Readonly<Record<string, string>>, fieldPrefix: string): void {
   for (const [name, value] of Object.entries(annotations)) {
-    if (!isMeshDomain(name)) continue;
+    if (!isChecked(name) || SET_BY_THE_MESH.has(name)) continue;
     const known = MESH_ANNOTATIONS[name];
     const at = `${fieldPrefix}.annotations[${name}]`;
     if (!known) {
       ctx.report(UnknownAnnotation, r, `Unknown annotation: ${name}`, at);
       continue;
     }
+    if (known.status === "deprecated") ctx.report(DeprecatedAnnotation, r, `Annotation ${JSON.stringify(name)} has been deprecated${known.deprecation ?? ""} and may not work in future versions.`, at);
+    if (known.status === "alpha") ctx.report(AlphaAnnotation, r, `Annotation ${JSON.stringify(name)} is part of an alpha-phase feature and may be incompletely supported.`, at);
     if (!known.kinds.includes(kind)) {
       ctx.report(MisplacedAnnotation, r, `Misplaced annotation: ${name} can only be applied to ${known.kinds.join(", ")}`, at);
       continue;
     }
     const problem = known.values && !known.values.includes(value) ? `expected one of ${known.values.join(", ")}, got ${JSON.stringify(value)}` : known.check?.(value);
     if (problem) ctx.report(InvalidAnnotation, r, `Invalid annotation ${name}: ${problem}`, at);
-    if (known.status === "deprecated") ctx.report(DeprecatedAnnotation, r, `Annotation ${JSON.stringify(name)} has been deprecated${known.deprecation ?? ""} and may not work in future versions.`, at);
-    if (known.status === "alpha") ctx.report(AlphaAnnotation, r, `Annotation ${JSON.stringify(name)} is part of an alpha-phase feature and may be incompletely supported.`, at);
   }
 }
 
 /**
- * Upstream's annotation analyzer (misannoted): annotations of mesh domains
- * that the mesh does not know, on a kind they do not apply to, with a value
- * they do not take, deprecated, or of an alpha feature. A Deployment's pod
- * template carries Pod annotations.
+ * Upstream's annotation analyzer (misannoted), on Namespaces, Services, Pods
+ * and Deployments: annotations of mesh domains (and the ingress class) that
+ * the mesh does not know, deprecated, of an alpha feature, on a kind they do
+ * not apply to, or with a value they do not take. Those the mesh's own
+ * components set are left alone. A Deployment's pod template is checked as a
+ * Pod (upstream looks only at the Deployment's own metadata).
  */
 export const annotationsAnalyzer: Analyzer = {
   name: "annotations",
@@ -106,6 +114,7 @@ export const annotationsAnalyzer: Analyzer = {
   needs: [],
   analyze(ctx) {
     for (const r of ctx.catalog.resources) {
+      if (!CHECKED_KINDS.has(r.kind)) continue;
       check(ctx, r, r.kind, r.annotations, "metadata");
       if (r.kind === "Deployment") check(ctx, r, "Pod", r.spec.template.annotations, "spec.template.metadata");
     }

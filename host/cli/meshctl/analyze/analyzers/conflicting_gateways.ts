@@ -1,10 +1,8 @@
-import type { Resource } from "../../../../config/catalog.ts";
 import { formatLabels, labelsMatch } from "../../../../mesh/labels.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { ConflictingGateways } from "../messages.ts";
 import type { MeshModel } from "../model.ts";
-
-type Gateway = Resource<"Gateway">;
+import { type AnalyzedGateway as Gateway, gatewaysOf } from "./gateways.ts";
 
 /**
  * Whether two Gateways may run on the same workloads: the same selector, or
@@ -12,17 +10,18 @@ type Gateway = Resource<"Gateway">;
  * `mesh=ingressgateway,app=x`) with a workload both select (upstream's rule).
  */
 function shareWorkloads(model: MeshModel, a: Gateway, b: Gateway): boolean {
-  const sa = formatLabels(a.spec.selector);
-  const sb = formatLabels(b.spec.selector);
+  const sa = formatLabels(a.selector);
+  const sb = formatLabels(b.selector);
   if (sa === sb) return true;
-  const within = labelsMatch(a.spec.selector, b.spec.selector) || labelsMatch(b.spec.selector, a.spec.selector);
-  return within && model.workloads.some((w) => labelsMatch(a.spec.selector, w.labels) && labelsMatch(b.spec.selector, w.labels));
+  const within = labelsMatch(a.selector, b.selector) || labelsMatch(b.selector, a.selector);
+  return within && model.workloads.some((w) => labelsMatch(a.selector, w.labels) && labelsMatch(b.selector, w.labels));
 }
 
 /**
  * Upstream's conflicting-gateway check: two Gateways for the same workloads
  * with a server on the same port naming the same host (and bind): the
- * gateway takes one of them. Reported on each Gateway of the pair.
+ * gateway takes one of them. Reported on each Gateway of the pair, Gateways
+ * validation refuses included (as upstream's).
  */
 export const conflictingGatewaysAnalyzer: Analyzer = {
   name: "conflicting-gateways",
@@ -31,19 +30,18 @@ export const conflictingGatewaysAnalyzer: Analyzer = {
   codes: [ConflictingGateways],
   needs: [],
   analyze(ctx) {
-    const gws = ctx.catalog.byKind.Gateway;
+    const gws = gatewaysOf(ctx);
     for (const gw of gws) {
-      const others = gws.filter((o) => o !== gw && Object.keys(o.spec.selector).length > 0 && shareWorkloads(ctx.model, gw, o));
-      gw.spec.servers.forEach((server, i) => {
+      const others = gws.filter((o) => o !== gw && Object.keys(o.selector).length > 0 && shareWorkloads(ctx.model, gw, o));
+      gw.servers.forEach((server, i) => {
         const conflicting = others.filter((o) =>
-          o.spec.servers.some((s) => s.port.number === server.port.number && (s.bind ?? "") === (server.bind ?? "") && s.hosts.some((h) => server.hosts.includes(h))),
+          o.servers.some((s) => s.port.number === server.port.number && (s.bind ?? "") === (server.bind ?? "") && s.hosts.some((h) => server.hosts.includes(h))),
         );
         if (conflicting.length === 0) return;
         const names = conflicting.map((o) => `${o.namespace}/${o.name}`).sort().join(",");
-        ctx.report(
+        gw.report(
           ConflictingGateways,
-          gw,
-          `Conflict with gateways ${names} (workload selector ${formatLabels(gw.spec.selector)}, port ${server.port.number}, hosts ${server.hosts.join(",")}).`,
+          `Conflict with gateways ${names} (workload selector ${formatLabels(gw.selector)}, port ${server.port.number}, hosts ${server.hosts.join(",")}).`,
           `spec.servers[${i}]`,
         );
       });

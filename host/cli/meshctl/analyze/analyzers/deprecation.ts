@@ -19,14 +19,19 @@ export const deprecationAnalyzer: Analyzer = {
   codes: [Deprecated],
   needs: [],
   analyze(ctx) {
-    for (const vs of ctx.catalog.byKind.VirtualService) {
-      const http = ((ctx.model.bodyOf(vs.origin)?.spec ?? {}) as { http?: unknown }).http;
+    // VirtualServices validation refuses are read too (upstream's analyzers see them).
+    const documents = [
+      ...ctx.catalog.byKind.VirtualService.map((vs) => ({ body: ctx.model.bodyOf(vs.origin), report: (text: string, at: string) => ctx.report(Deprecated, vs, text, at) })),
+      ...ctx.model.refused.filter((d) => d.kind === "VirtualService").map((d) => ({ body: d.body, report: (text: string, at: string) => ctx.reportRefused(Deprecated, d, text, at) })),
+    ];
+    for (const { body, report } of documents) {
+      const http = ((body?.spec ?? {}) as { http?: unknown }).http;
       if (!Array.isArray(http)) continue;
       http.forEach((route, i) => {
         if (!route || typeof route !== "object") return;
         for (const r of REPLACED) {
           if (r.path(route as Record<string, unknown>) === undefined) continue;
-          ctx.report(Deprecated, vs, `Deprecated: ${r.old} is deprecated; use ${r.replacement}`, `spec.http[${i}].${r.field}`);
+          report(`Deprecated: ${r.old} is deprecated; use ${r.replacement}`, `spec.http[${i}].${r.field}`);
         }
       });
     }

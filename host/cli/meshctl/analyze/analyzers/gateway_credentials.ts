@@ -1,12 +1,11 @@
 import { X509Certificate } from "node:crypto";
-import type { Resource } from "../../../../config/catalog.ts";
-import type { ServerTlsSettings } from "../../../../config/resources/networking.ts";
 import { labelsMatch, selectorSelects } from "../../../../mesh/labels.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { GatewayDuplicateCertificate, InvalidGatewayCredential, ReferencedResourceNotFound } from "../messages.ts";
 import { isDefined } from "../model.ts";
+import { type AnalyzedGateway as Gateway, type AnalyzedServer, gatewaysOf } from "./gateways.ts";
 
-type Gateway = Resource<"Gateway">;
+type ServerTlsSettings = NonNullable<AnalyzedServer["tls"]>;
 
 /** Upstream's rule: the same credentialName, or (neither having one) the same serverCertificate and privateKey. */
 function sameCertificate(a: ServerTlsSettings, b: ServerTlsSettings): boolean {
@@ -28,14 +27,14 @@ export const gatewayCertificateAnalyzer: Analyzer = {
   codes: [GatewayDuplicateCertificate],
   needs: [],
   analyze(ctx) {
-    const gws = ctx.catalog.byKind.Gateway;
+    const gws = gatewaysOf(ctx);
     for (const gw of gws) {
-      const peers = gws.filter((o) => o !== gw && (Object.keys(gw.spec.selector).length === 0 || labelsMatch(gw.spec.selector, o.spec.selector)));
+      const peers = gws.filter((o) => o !== gw && (Object.keys(gw.selector).length === 0 || labelsMatch(gw.selector, o.selector)));
       for (const other of peers) {
-        for (const s of gw.spec.servers) {
-          for (const t of other.spec.servers) {
+        for (const s of gw.servers) {
+          for (const t of other.servers) {
             if (!s.tls || !t.tls || !sameCertificate(s.tls, t.tls)) continue;
-            ctx.report(GatewayDuplicateCertificate, gw, `Duplicate certificate in multiple gateways [${gw.namespace}/${gw.name} ${other.namespace}/${other.name}] may cause 404s if clients re-use HTTP2 connections.`, "metadata.name");
+            gw.report(GatewayDuplicateCertificate, `Duplicate certificate in multiple gateways [${gw.namespace}/${gw.name} ${other.namespace}/${other.name}] may cause 404s if clients re-use HTTP2 connections.`, "metadata.name");
           }
         }
       }
@@ -43,14 +42,14 @@ export const gatewayCertificateAnalyzer: Analyzer = {
   },
 };
 
-/** Whether a Secret holds a certificate the gateway can serve: `tls.crt` (or `cert`) parsing as X.509, with its key. */
-export function usableCredential(data: Readonly<Record<string, string>>): boolean {
+/** Whether a Secret holds a certificate the gateway can serve at `now`: `tls.crt` (or `cert`) parsing as X.509 and valid then, with its key. */
+export function usableCredential(data: Readonly<Record<string, string>>, now: number): boolean {
   const cert = data["tls.crt"] ?? data.cert;
   const key = data["tls.key"] ?? data.key;
   if (!cert || !key) return false;
   try {
-    new X509Certificate(cert);
-    return true;
+    const x = new X509Certificate(cert);
+    return Date.parse(x.validFrom) <= now && now <= Date.parse(x.validTo);
   } catch {
     return false;
   }
@@ -58,14 +57,14 @@ export function usableCredential(data: Readonly<Record<string, string>>): boolea
 
 /** The namespace of the first workload a Gateway selects (where its credentialName Secrets live). */
 function gatewayNamespace(ctx: Parameters<Analyzer["analyze"]>[0], gw: Gateway): string | undefined {
-  return ctx.model.workloads.find((w) => selectorSelects(gw.spec.selector, w.labels))?.namespace;
+  return ctx.model.workloads.find((w) => selectorSelects(gw.selector, w.labels))?.namespace;
 }
 
 /**
  * Upstream's gateway secret check: a server's `credentialName` names a
  * Secret in the namespace of the gateway workloads; missing, it is a
  * reference not found; present (or refused by validation) without a
- * certificate and key, an invalid credential. A Gateway selecting no
+ * certificate valid now and its key, an invalid credential. A Gateway selecting no
  * workload is gateway-selector's finding.
  */
 export const gatewaySecretAnalyzer: Analyzer = {
@@ -75,18 +74,18 @@ export const gatewaySecretAnalyzer: Analyzer = {
   codes: [ReferencedResourceNotFound, InvalidGatewayCredential],
   needs: [],
   analyze(ctx) {
-    for (const gw of ctx.catalog.byKind.Gateway) {
+    for (const gw of gatewaysOf(ctx)) {
       const ns = gatewayNamespace(ctx, gw);
       if (ns === undefined) continue;
-      gw.spec.servers.forEach((server, i) => {
+      gw.servers.forEach((server, i) => {
         const name = server.tls?.credentialName;
         if (!name) return;
         const at = `spec.servers[${i}].tls.credentialName`;
         const secret = ctx.catalog.byKind.Secret.find((s) => s.namespace === ns && s.name === name);
         if (!secret && !isDefined(ctx.catalog, ctx.model, "Secret", ns, name)) {
-          ctx.report(ReferencedResourceNotFound, gw, `Referenced credentialName not found: ${JSON.stringify(name)} (a Secret in namespace ${ns}, where the gateway runs)`, at);
-        } else if (!secret || !usableCredential(secret.spec.data)) {
-          ctx.report(InvalidGatewayCredential, gw, `The credential referenced by the Gateway ${gw.name} in namespace ${ns} is invalid (Secret ${ns}/${name} has no parsable tls.crt with its tls.key), which can cause the traffic not to work as expected.`, at);
+          gw.report(ReferencedResourceNotFound, `Referenced credentialName not found: ${JSON.stringify(name)} (a Secret in namespace ${ns}, where the gateway runs)`, at);
+        } else if (!secret || !usableCredential(secret.spec.data, ctx.now())) {
+          gw.report(InvalidGatewayCredential, `The credential referenced by the Gateway ${gw.name} in namespace ${ns} is invalid (Secret ${ns}/${name} has no tls.crt valid now with its tls.key), which can cause the traffic not to work as expected.`, at);
         }
       });
     }

@@ -1,6 +1,7 @@
 import { formatLabels, selectorSelects } from "../../../../mesh/labels.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { GatewayPortNotDefinedOnService } from "../messages.ts";
+import { gatewaysOf } from "./gateways.ts";
 
 /**
  * Upstream's ingress gateway port check: a server port must be a port or a
@@ -16,8 +17,8 @@ export const gatewayPortAnalyzer: Analyzer = {
   codes: [GatewayPortNotDefinedOnService],
   needs: [],
   analyze(ctx) {
-    for (const gw of ctx.catalog.byKind.Gateway) {
-      const workloads = ctx.model.workloads.filter((w) => selectorSelects(gw.spec.selector, w.labels));
+    for (const gw of gatewaysOf(ctx)) {
+      const workloads = ctx.model.workloads.filter((w) => selectorSelects(gw.selector, w.labels));
       if (workloads.length === 0) continue;
       const ports = new Set<number>();
       for (const s of ctx.model.services) {
@@ -29,12 +30,11 @@ export const gatewayPortAnalyzer: Analyzer = {
           if (typeof p.targetPort === "number") ports.add(p.targetPort);
         });
       }
-      gw.spec.servers.forEach((server, i) => {
+      gw.servers.forEach((server, i) => {
         if (ports.has(server.port.number)) return;
-        ctx.report(
+        gw.report(
           GatewayPortNotDefinedOnService,
-          gw,
-          `The gateway is listening on a target port (port ${server.port.number}) that is not defined in the Service associated with its workload instances (Pod selector ${formatLabels(gw.spec.selector)}). Expose it on that Service, or listen on one of its ports`,
+          `The gateway is listening on a target port (port ${server.port.number}) that is not defined in the Service associated with its workload instances (Pod selector ${formatLabels(gw.selector)}). Expose it on that Service, or listen on one of its ports`,
           `spec.servers[${i}].port.number`,
         );
       });

@@ -2,6 +2,7 @@ import { DEFAULT_CONTAINER_NAME } from "../../../../inject/settings.ts";
 import { INJECT_ANNOTATION } from "../../../../inject/sidecar.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { NamespaceMultipleInjectionLabels, NamespaceNotInjected, PodMissingProxy } from "../messages.ts";
+import { SYSTEM_NAMESPACES } from "../model.ts";
 
 /** The namespace label that turns sidecar injection on (`enabled`) or explicitly off (`disabled`). */
 export const INJECTION_LABEL = "mesh-injection";
@@ -9,12 +10,10 @@ export const INJECTION_LABEL = "mesh-injection";
 export const REVISION_LABEL = "mesh.io/rev";
 /** The data plane mode label (upstream's `istio.io/dataplane-mode`). */
 export const DATAPLANE_MODE_LABEL = "mesh.io/dataplane-mode";
-/** The orchestrator's own namespaces: never expected in the mesh. */
-const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(["kube-system", "kube-public", "kube-node-lease", "local-path-storage"]);
 
 /**
  * Upstream's injection analyzer, on Namespace and Pod documents:
- * - a namespace without an injection label gets no sidecars: NamespaceNotInjected (Info; the root and system namespaces are not reported);
+ * - a namespace without an injection label gets no sidecars: NamespaceNotInjected (Info; the root, system and ambient (`mesh.io/dataplane-mode=ambient`) namespaces are not reported);
  * - a namespace with both `mesh-injection` and a revision or data plane mode label: NamespaceMultipleInjectionLabels;
  * - a Pod of a namespace labelled `mesh-injection=enabled` without the proxy container, not opted out (`sidecar.mesh.io/inject: "false"` label or annotation) and not on the host network: PodMissingProxy.
  */
@@ -34,6 +33,8 @@ export const injectionAnalyzer: Analyzer = {
         if (ns.labels[l] !== undefined && (injection === undefined || injection === "enabled")) labels.push(`${l}=${ns.labels[l]}`);
       }
       if (labels.length > 1) ctx.report(NamespaceMultipleInjectionLabels, ns, `The namespace has more than one type of injection labels [${labels.join(" ")}], which may lead to undefined behavior. Make sure only one injection label exists.`, "metadata.labels");
+      // An ambient namespace has no sidecars by design.
+      if (ns.labels[DATAPLANE_MODE_LABEL] === "ambient") continue;
       if (!injection && ns.labels[REVISION_LABEL] === undefined) {
         ctx.report(
           NamespaceNotInjected,

@@ -41,6 +41,27 @@ export const namespaceReferencesAnalyzer: Analyzer = {
         }),
       );
     }
+    // A policy validation refuses (an empty namespace is refused) is still checked, from its document, as upstream's analyzer does.
+    for (const doc of ctx.model.refused) {
+      if (doc.kind !== "AuthorizationPolicy") continue;
+      const rules = ((doc.body.spec ?? {}) as { rules?: unknown }).rules;
+      if (!Array.isArray(rules)) continue;
+      rules.forEach((rule, i) => {
+        const froms = (rule as { from?: unknown } | null)?.from;
+        if (!Array.isArray(froms)) return;
+        froms.forEach((from, j) => {
+          const source = ((from as { source?: unknown } | null)?.source ?? {}) as Record<string, unknown>;
+          for (const field of ["namespaces", "notNamespaces"] as const) {
+            const list = source[field];
+            if (!Array.isArray(list)) continue;
+            list.forEach((ns, k) => {
+              if (typeof ns !== "string" || known.some((n) => namespaceMatches(ns, n))) return;
+              ctx.reportRefused(ReferencedResourceNotFound, doc, `Referenced namespace not found: ${JSON.stringify(ns)}`, `spec.rules[${i}].from[${j}].source.${field}[${k}]`);
+            });
+          }
+        });
+      });
+    }
     for (const b of [...ctx.catalog.byKind.HTTPAPISpecBinding, ...ctx.catalog.byKind.QuotaSpecBinding]) {
       const [field, refs] = b.kind === "HTTPAPISpecBinding" ? ["apiSpecs", b.spec.apiSpecs] : ["quotaSpecs", b.spec.quotaSpecs];
       refs.forEach((ref, i) => check(b, ref.namespace, `spec.${field}[${i}].namespace`));

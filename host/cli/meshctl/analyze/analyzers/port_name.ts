@@ -1,13 +1,15 @@
 import { portProtocol } from "../../../../mesh/registry.ts";
 import type { Analyzer } from "../analyzer.ts";
 import { ExternalNameServiceTypeInvalidPortName, PortNameIsNotUnderNamingConvention } from "../messages.ts";
+import { SYSTEM_NAMESPACES } from "../model.ts";
 
 /**
  * Upstream's protocol naming convention: `<protocol>[-<suffix>]` or
  * appProtocol, so the mesh knows what a port speaks. On an ExternalName
  * Service an unknown protocol (or a port named `tcp`) is a Warning of its
  * own: the proxy may not forward its traffic. The control plane's own
- * Services (label `mesh`, or `release: mesh`) are not checked.
+ * Services (label `mesh`, or `release: mesh`) and those of the orchestrator's
+ * system namespaces are not checked.
  */
 export const portNameAnalyzer: Analyzer = {
   name: "service-port-name",
@@ -17,7 +19,7 @@ export const portNameAnalyzer: Analyzer = {
   needs: [],
   analyze(ctx) {
     for (const svc of ctx.catalog.byKind.Service) {
-      if (svc.labels.mesh !== undefined || svc.labels.release === "mesh") continue;
+      if (svc.labels.mesh !== undefined || svc.labels.release === "mesh" || SYSTEM_NAMESPACES.has(svc.namespace)) continue;
       const external = svc.spec.type === "ExternalName";
       svc.spec.ports.forEach((p, i) => {
         if (portProtocol(p) !== undefined && !(external && p.name === "tcp")) return;

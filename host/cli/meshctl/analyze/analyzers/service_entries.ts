@@ -6,11 +6,17 @@ type ServiceEntry = Resource<"ServiceEntry">;
 
 /**
  * Upstream's ServiceEntry checks. Addresses: a TCP (or unspecified
- * protocol) port without `addresses` cannot be told apart from other such
- * entries on the same port, unless the mesh config turns on DNS capture with
- * address auto-allocation. Protocols: entries visible in the same namespace
+ * protocol) port without `addresses` (nor allocated ones in its `status`)
+ * cannot be told apart from other such entries on the same port, unless the
+ * mesh config turns on DNS capture with address auto-allocation. Protocols: entries visible in the same namespace
  * that define the same host and port with different protocols.
  */
+/** Upstream: addresses the control plane allocated, in the entry's `status.addresses`, count. */
+function allocated(body: Readonly<Record<string, unknown>> | undefined): boolean {
+  const addresses = (body?.status as { addresses?: unknown } | undefined)?.addresses;
+  return Array.isArray(addresses) && addresses.length > 0;
+}
+
 export const serviceEntryAddressesAnalyzer: Analyzer = {
   name: "serviceentry-addresses",
   upstream: "serviceentry.Analyzer",
@@ -20,7 +26,7 @@ export const serviceEntryAddressesAnalyzer: Analyzer = {
   analyze(ctx) {
     if (ctx.model.config.dnsAutoAllocate) return;
     for (const se of ctx.catalog.byKind.ServiceEntry) {
-      if (se.spec.addresses.length > 0) continue;
+      if (se.spec.addresses.length > 0 || allocated(ctx.model.bodyOf(se.origin))) continue;
       se.spec.ports.forEach((p, i) => {
         if (p.protocol !== "TCP") return;
         ctx.report(ServiceEntryAddressesRequired, se, `ServiceEntry addresses are required for this protocol (port ${p.number}, ${p.protocol}): without them every TCP entry on that port shares one listener`, `spec.ports[${i}].protocol`);

@@ -113,7 +113,7 @@ function patternsOverlap(ctx: AnalysisContext, a: HttpApiSpecPattern, b: HttpApi
   if (a.regex !== undefined && b.regex !== undefined) return a.regex === b.regex;
   const [template, regex] = a.uriTemplate !== undefined ? [a.uriTemplate, b.regex!] : [b.uriTemplate!, a.regex!];
   const matches = ctx.regex(regex);
-  return matches !== undefined && matches(samplePath(template));
+  return matches?.(samplePath(template)) === true;
 }
 
 type Segment = { kind: "literal"; text: string } | { kind: "one" } | { kind: "any" };

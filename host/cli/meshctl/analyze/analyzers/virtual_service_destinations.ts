@@ -2,7 +2,7 @@ import type { Resource } from "../../../../config/catalog.ts";
 import type { RouteDestination } from "../../../../config/resources/networking.ts";
 import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { ReferencedResourceNotFound, VirtualServiceDestinationPortSelectorRequired } from "../messages.ts";
-import { hostMatches } from "../model.ts";
+import { hostMatches, refusedServiceHost } from "../model.ts";
 import { visibleServicesForHost } from "./service_lookup.ts";
 
 /** Every route and mirror destination of a VirtualService with the field path it is at. */
@@ -30,8 +30,8 @@ function subsetDefined(ctx: AnalysisContext, d: RouteDestination): boolean {
 /**
  * Route and mirror destinations (upstream's destination-host and
  * destination-rule analyzers): the host must be a Service or ServiceEntry
- * host visible to the VirtualService (a route to an unknown host answers
- * 503), its port one the service has (a service with several ports needs the
+ * host visible to the VirtualService, or one validation refused (a route to
+ * an unknown host answers 503), its port one the service has (a service with several ports needs the
  * port named), its subset one a DestinationRule for that host defines.
  */
 export const virtualServiceDestinationsAnalyzer: Analyzer = {
@@ -45,7 +45,8 @@ export const virtualServiceDestinationsAnalyzer: Analyzer = {
       for (const { d, at, mirror } of destinations(vs)) {
         const services = visibleServicesForHost(ctx.model, d.fqdn, vs.namespace, vs.spec.exportTo);
         if (services.length === 0) {
-          ctx.report(ReferencedResourceNotFound, vs, `Referenced ${mirror ? "mirror host" : "host"} not found: ${JSON.stringify(d.host)}`, `${at}.host`);
+          if (!refusedServiceHost(ctx.model, d.fqdn, ctx.catalog.domain))
+            ctx.report(ReferencedResourceNotFound, vs, `Referenced ${mirror ? "mirror host" : "host"} not found: ${JSON.stringify(d.host)}`, `${at}.host`);
         } else {
           const ports = [...new Set(services[0].ports.map((p) => p.port))].sort((a, b) => a - b);
           if (d.port !== undefined && !ports.includes(d.port)) {

@@ -1,6 +1,5 @@
-import type { AnyResource } from "../../../../config/catalog.ts";
-import type { AnalysisContext, Analyzer } from "../analyzer.ts";
-import { VirtualServiceIneffectiveMatch, VirtualServiceUnreachableRule } from "../messages.ts";
+import type { Analyzer } from "../analyzer.ts";
+import { type MessageType, VirtualServiceIneffectiveMatch, VirtualServiceUnreachableRule } from "../messages.ts";
 
 type Rule = { readonly name?: unknown; readonly match?: unknown };
 
@@ -34,7 +33,9 @@ function prefixOf(match: unknown): { prefix: string; rest: string } | undefined 
  * not used. HTTP, TCP and TLS routes alike (read from the document: this mesh
  * routes only HTTP).
  */
-function checkRules(ctx: AnalysisContext, vs: AnyResource, kind: "http" | "tcp" | "tls", rules: readonly Rule[]): void {
+type Report = (type: MessageType, text: string, fieldPath: string) => void;
+
+function checkRules(report: Report, kind: "http" | "tcp" | "tls", rules: readonly Rule[]): void {
   const seen = new Map<string, number>();
   const prefixes: Array<{ prefix: string; rest: string; rule: number }> = [];
   let catchAll = -1;
@@ -42,20 +43,20 @@ function checkRules(ctx: AnalysisContext, vs: AnyResource, kind: "http" | "tcp" 
     const at = `spec.${kind}[${i}]`;
     const matches = Array.isArray(rule.match) ? rule.match : [];
     if (matches.length === 0) {
-      if (catchAll >= 0) ctx.report(VirtualServiceUnreachableRule, vs, `VirtualService rule ${ruleName(rule, i)} not used (only the last rule can have no matches).`, at);
+      if (catchAll >= 0) report(VirtualServiceUnreachableRule, `VirtualService rule ${ruleName(rule, i)} not used (only the last rule can have no matches).`, at);
       catchAll = i;
       return;
     }
     let duplicates = 0;
     matches.forEach((m, j) => {
       if (catchAll >= 0) {
-        ctx.report(VirtualServiceUnreachableRule, vs, `VirtualService rule ${ruleName(rule, i)} not used (route without matches defined before).`, at);
+        report(VirtualServiceUnreachableRule, `VirtualService rule ${ruleName(rule, i)} not used (route without matches defined before).`, at);
         return;
       }
       const key = matchKey(m);
       const earlier = seen.get(key);
       if (earlier !== undefined) {
-        ctx.report(VirtualServiceIneffectiveMatch, vs, `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} is not used (duplicate/overlapping match in rule ${ruleName(rules[earlier], earlier)}).`, `${at}.match[${j}]`);
+        report(VirtualServiceIneffectiveMatch, `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} is not used (duplicate/overlapping match in rule ${ruleName(rules[earlier], earlier)}).`, `${at}.match[${j}]`);
         duplicates++;
         return;
       }
@@ -63,10 +64,10 @@ function checkRules(ctx: AnalysisContext, vs: AnyResource, kind: "http" | "tcp" 
       const p = kind === "http" ? prefixOf(m) : undefined;
       if (!p) return;
       const cover = prefixes.find((x) => x.rest === p.rest && x.prefix !== p.prefix && p.prefix.startsWith(x.prefix));
-      if (cover) ctx.report(VirtualServiceIneffectiveMatch, vs, `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} of prefix ${p.prefix} is not used (duplicate/overlapping match in rule ${ruleName(rules[cover.rule], cover.rule)} of prefix ${cover.prefix}).`, `${at}.match[${j}]`);
+      if (cover) report(VirtualServiceIneffectiveMatch, `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} of prefix ${p.prefix} is not used (duplicate/overlapping match in rule ${ruleName(rules[cover.rule], cover.rule)} of prefix ${cover.prefix}).`, `${at}.match[${j}]`);
       prefixes.push({ ...p, rule: i });
     });
-    if (catchAll < 0 && duplicates === matches.length) ctx.report(VirtualServiceUnreachableRule, vs, `VirtualService rule ${ruleName(rule, i)} not used (all matches used by prior rules).`, at);
+    if (catchAll < 0 && duplicates === matches.length) report(VirtualServiceUnreachableRule, `VirtualService rule ${ruleName(rule, i)} not used (all matches used by prior rules).`, at);
   });
 }
 
@@ -77,11 +78,16 @@ export const virtualServiceRulesAnalyzer: Analyzer = {
   codes: [VirtualServiceUnreachableRule, VirtualServiceIneffectiveMatch],
   needs: [],
   analyze(ctx) {
-    for (const vs of ctx.catalog.byKind.VirtualService) {
-      const spec = (ctx.model.bodyOf(vs.origin)?.spec ?? {}) as Record<string, unknown>;
+    // VirtualServices validation refuses are read too (upstream's analyzers see them).
+    const documents: Array<{ body: Readonly<Record<string, unknown>> | undefined; report: Report }> = [
+      ...ctx.catalog.byKind.VirtualService.map((vs) => ({ body: ctx.model.bodyOf(vs.origin), report: ((type, text, at) => ctx.report(type, vs, text, at)) as Report })),
+      ...ctx.model.refused.filter((d) => d.kind === "VirtualService").map((d) => ({ body: d.body, report: ((type, text, at) => ctx.reportRefused(type, d, text, at)) as Report })),
+    ];
+    for (const { body, report } of documents) {
+      const spec = (body?.spec ?? {}) as Record<string, unknown>;
       for (const kind of ["http", "tcp", "tls"] as const) {
         const rules = spec[kind];
-        if (Array.isArray(rules)) checkRules(ctx, vs, kind, rules.filter((r) => r && typeof r === "object") as Rule[]);
+        if (Array.isArray(rules)) checkRules(report, kind, rules.filter((r) => r && typeof r === "object") as Rule[]);
       }
     }
   },

@@ -1,7 +1,9 @@
 import type { Resource } from "../../../../config/catalog.ts";
 import type { PodSpec } from "../../../../config/resources/orch.ts";
-import { formatLabels, selectorSelects } from "../../../../mesh/labels.ts";
-import type { Analyzer } from "../analyzer.ts";
+import { selectorSelects } from "../../../../mesh/labels.ts";
+import { DEFAULT_CONTAINER_NAME } from "../../../../inject/settings.ts";
+import { INJECT_ANNOTATION } from "../../../../inject/sidecar.ts";
+import type { AnalysisContext, Analyzer } from "../analyzer.ts";
 import { DeploymentAssociatedToMultipleServices, DeploymentConflictingPorts, InvalidApplicationUID } from "../messages.ts";
 
 /** The user ID the sidecar proxy runs as (upstream's 1337): traffic of that user is not captured. */
@@ -27,9 +29,24 @@ export const applicationUidAnalyzer: Analyzer = {
 };
 
 /**
- * Upstream's deployment/service association: the Services (of its
- * namespace) that select a Deployment's pods must agree per port on the
- * protocol, and must not map one targetPort from different ports.
+ * Whether a Deployment's pods are in the mesh, as upstream decides: they run
+ * the proxy container, or their template says `sidecar.mesh.io/inject`
+ * (label, then annotation), or a Namespace document labels their namespace
+ * `mesh-injection=enabled`.
+ */
+function deploymentInMesh(ctx: AnalysisContext, d: Resource<"Deployment">): boolean {
+  const t = d.spec.template;
+  if (t.spec.containers.some((c) => c.name === DEFAULT_CONTAINER_NAME)) return true;
+  const inject = t.labels[INJECT_ANNOTATION] ?? t.annotations[INJECT_ANNOTATION];
+  if (inject !== undefined) return inject === "true";
+  return ctx.catalog.byKind.Namespace.find((n) => n.name === d.namespace)?.labels["mesh-injection"] === "enabled";
+}
+
+/**
+ * Upstream's deployment/service association, for Deployments in the mesh:
+ * the Services (of its namespace) that select a Deployment's pods must agree
+ * per port on the protocol, and must not map one targetPort from different
+ * ports.
  */
 export const serviceAssociationAnalyzer: Analyzer = {
   name: "deployment-services",
@@ -39,6 +56,7 @@ export const serviceAssociationAnalyzer: Analyzer = {
   needs: [],
   analyze(ctx) {
     for (const d of ctx.catalog.byKind.Deployment) {
+      if (!deploymentInMesh(ctx, d)) continue;
       const services = ctx.catalog.byKind.Service.filter((s) => s.namespace === d.namespace && selectorSelects(s.spec.selector, d.spec.template.labels));
       const byPort = new Map<number, Map<string, string[]>>();
       const byTarget = new Map<string, Map<number, string>>();
@@ -68,5 +86,3 @@ export const serviceAssociationAnalyzer: Analyzer = {
     }
   },
 };
-
-export { formatLabels };

@@ -4,11 +4,11 @@
 // milliseconds as telemetry v2 has it. Every metric, its value and its labels
 // with upstream's defaults for missing attributes; a HubMetrics document
 // changes them (metrics_config.ts).
-import type { MetricId } from "../config/resources/hub_metrics.ts";
-import { durationMs, evaluateLabel, lookupTerm, parseLabelExpression, type LabelExpression } from "../config/resources/label_expression.ts";
 import type { AttributeMap } from "../wire/compressed.ts";
+import { durationMs, evaluateLabel, lookupTerm, parseLabelExpression, type LabelExpression } from "./label_expression.ts";
 
-export type { MetricId };
+export const METRIC_IDS = ["REQUEST_COUNT", "REQUEST_DURATION", "REQUEST_SIZE", "RESPONSE_SIZE", "TCP_OPENED_CONNECTIONS", "TCP_CLOSED_CONNECTIONS", "TCP_SENT_BYTES", "TCP_RECEIVED_BYTES"] as const;
+export type MetricId = (typeof METRIC_IDS)[number];
 
 /** Where a label's value comes from: an expression (a HubMetrics document may write one), or one of upstream's conditionals. */
 export type LabelSource = { readonly kind: "expression"; readonly expression: LabelExpression } | { readonly kind: "builtin"; readonly text: string; readonly compute: (a: AttributeMap) => string };

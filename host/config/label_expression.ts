@@ -2,8 +2,8 @@
 // their dimensions: attributes tried in order, then a literal default, e.g.
 // `source.labels["app"] | "unknown"` or `response.code | 200`. That is the
 // fallback part of the hub's expression language; conditionals are not
-// offered (the standard labels that need one are built in: host/hubs/standard_metrics.ts).
-import { attributeText, type AttributeMap, type AttributeValue } from "../../wire/compressed.ts";
+// offered (the standard labels that need one are built in: standard_metrics.ts).
+import { attributeText, type AttributeMap, type AttributeValue } from "../wire/compressed.ts";
 
 export type LabelTerm =
   | { readonly kind: "attribute"; readonly name: string; readonly key?: string }

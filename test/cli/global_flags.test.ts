@@ -1,11 +1,15 @@
-// meshctl honours the global --log_output_level (spec 3): its log lines, on
+// meshctl's global flags (spec 3): --log_output_level is honoured (its log lines, on
 // stderr in the daemons' console form, appear when their scope's level lets
-// them, wherever the flag is written on the command line.
+// them), and every global flag is taken wherever it is written.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FIXTURES } from "./cli_golden_support.ts";
 import { meshctlInProcess } from "./in_process.ts";
+
+// The renderings below are those of a clean environment: NAMESPACE and JWT_POLICY (spec 2 column CT) would change them (test/cli/ct_variables.test.ts).
+delete process.env.NAMESPACE;
+delete process.env.JWT_POLICY;
 
 const CONVERT = ["x", "authz", "convert", "-f", "policy-multiple-roles.yaml", "-s", "service-bookinfo.yaml"];
 const convert = (...flags: string[]) => meshctlInProcess([...CONVERT, ...flags], { cwd: join(FIXTURES, "authz_convert") });
@@ -44,5 +48,31 @@ describe("meshctl --log_output_level", () => {
     assert.equal(r.status, 0);
     assert.match(r.stderr, new RegExp(`^${TIME}\\tdebug\\tmeshctl version: meshNamespace=mesh-system namespace=shop$`, "m"));
     assert.equal((await meshctlInProcess(["version", "-s"])).stderr, "");
+  });
+});
+
+describe("meshctl's global flags in any position", () => {
+  // -i before the program's command, between group and subcommand, among the subcommand's flags, last.
+  const positions: string[][] = [
+    ["-i", "mesh-east", "manifest", "generate"],
+    ["manifest", "-i", "mesh-east", "generate"],
+    ["manifest", "generate", "-i", "mesh-east"],
+    ["manifest", "generate", "--meshNamespace=mesh-east", "--log_output_level", "installer:warn"],
+  ];
+  for (const args of positions) {
+    it(args.join(" "), async () => {
+      const r = await meshctlInProcess(args);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /kind: Deployment\nmetadata:\n  name: mesh-disco\n  namespace: mesh-east\n/);
+    });
+  }
+
+  it("x authz convert: -r defaults to -i wherever -i is written", async () => {
+    for (const args of [["-i", "rootns", ...CONVERT], ["x", "-i", "rootns", "authz", "convert", ...CONVERT.slice(3)], [...CONVERT, "-i", "rootns"]]) {
+      const r = await meshctlInProcess([...args, "--allowNoClusterRbacConfig"], { cwd: join(FIXTURES, "authz_convert") });
+      assert.equal(r.status, 0, r.stderr);
+    }
+    const off = await meshctlInProcess(["x", "authz", "-i", "rootns", "convert", "-f", "policy-clusterRbacConfig-off.yaml", "-s", "service-bookinfo.yaml"], { cwd: join(FIXTURES, "authz_convert") });
+    assert.match(off.stdout, /name: generated-global-allow-all\n  namespace: rootns\n/);
   });
 });
