@@ -12,7 +12,9 @@ import { attempt, attemptEach } from "../problems.ts";
 export const METRIC_MATCHES = ["ALL_METRICS", ...METRIC_IDS] as const;
 export const TAG_OPERATIONS = ["UPSERT", "REMOVE"] as const;
 
-export type TagOverride = { readonly label: string; readonly operation: "UPSERT"; readonly value: LabelExpression } | { readonly label: string; readonly operation: "REMOVE" };
+export type TagOverride =
+  | { readonly label: string; readonly operation: "UPSERT"; readonly value: LabelExpression }
+  | { readonly label: string; readonly operation: "REMOVE" };
 
 export interface MetricsOverride {
   /** The metrics it applies to (ALL_METRICS: every one). */
@@ -43,7 +45,8 @@ export function decodeMetricsSpec(spec: Field): { overrides: MetricsOverride[]; 
       .get("tagOverrides")
       .entries()
       .map(([label, f]): TagOverride => {
-        if (!LABEL_NAME.test(label) || label.startsWith("__") || label === "le") f.invalid(`label name ${JSON.stringify(label)}: expected [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ and not le`);
+        if (!LABEL_NAME.test(label) || label.startsWith("__") || label === "le")
+          f.invalid(`label name ${JSON.stringify(label)}: expected [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ and not le`);
         f.allowOnly(["operation", "value"]);
         const operation = f.get("operation").enumOf(TAG_OPERATIONS, "UPSERT");
         if (operation === "REMOVE") {
