@@ -40,11 +40,17 @@ const DIGITS = /^[0-9]+$/;
  * The framing of a request from its Transfer-Encoding and Content-Length
  * values (every field of each name, in order; undefined when absent).
  */
-export function requestFraming(method: string, httpVersion: string, transferEncoding: readonly string[] | undefined, contentLength: readonly string[] | undefined): RequestFraming {
+export function requestFraming(
+  method: string,
+  httpVersion: string,
+  transferEncoding: readonly string[] | undefined,
+  contentLength: readonly string[] | undefined,
+): RequestFraming {
   if (transferEncoding !== undefined) {
     if (contentLength !== undefined) return refused(400, "http1.content_length_and_chunked_not_allowed");
     if (httpVersion === "1.0") return refused(400, "http1.transfer_encoding_not_allowed");
-    if (method === "CONNECT" || transferEncoding.length !== 1 || transferEncoding[0].trim().toLowerCase() !== "chunked") return refused(501, "http1.invalid_transfer_encoding");
+    if (method === "CONNECT" || transferEncoding.length !== 1 || transferEncoding[0].trim().toLowerCase() !== "chunked")
+      return refused(501, "http1.invalid_transfer_encoding");
     return CHUNKED;
   }
   if (contentLength === undefined) return NO_BODY;

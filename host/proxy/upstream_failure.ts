@@ -35,6 +35,12 @@ export function isProtocolError(e: NodeJS.ErrnoException): boolean {
 /** The local reply for an upstream that failed before a response began. */
 export function upstreamFailureReply(e: NodeJS.ErrnoException): LocalReply {
   return isProtocolError(e)
-    ? { status: 502, details: "upstream_reset_before_response_started{protocol_error}", body: "upstream connect error or disconnect/reset before headers. reset reason: protocol error", headers: [], grpcStatus: -1 }
+    ? {
+        status: 502,
+        details: "upstream_reset_before_response_started{protocol_error}",
+        body: "upstream connect error or disconnect/reset before headers. reset reason: protocol error",
+        headers: [],
+        grpcStatus: -1,
+      }
     : { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 };
 }

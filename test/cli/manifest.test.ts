@@ -194,7 +194,7 @@ describe("manifest generate", async () => {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, "");
     assert.deepEqual(readdirSync(dir).sort(), ["Anchor", "Base", "Disco", "Hub"]);
-    assert.equal(docs(readFileSync(join(dir, "Base", "Base.yaml"), "utf8")).length, 16);
+    assert.equal(docs(readFileSync(join(dir, "Base", "Base.yaml"), "utf8")).length, 17);
     const single = join(tempDir("mesh-manifest-"), "all.yaml");
     writeFileSync(single, (await meshctlInProcess(["manifest", "generate"])).stdout);
     const d = await meshctlInProcess(["manifest", "diff", dir, single]);

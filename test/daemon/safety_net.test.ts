@@ -53,7 +53,15 @@ describe("SafetyNet", () => {
 
   it("a request whose ending throws does not take the net down", () => {
     const { n, exits } = net();
-    n.run({ listener: "inbound", end: () => { throw new Error("already gone"); } }, () => n.handle(new Error("x"), "uncaught exception"));
+    n.run(
+      {
+        listener: "inbound",
+        end: () => {
+          throw new Error("already gone");
+        },
+      },
+      () => n.handle(new Error("x"), "uncaught exception"),
+    );
     assert.equal(n.caught, 1);
     assert.deepEqual(exits, []);
   });

@@ -111,7 +111,11 @@ describe("a hostile upstream does not kill the proxy (issue 25 item 4)", { timeo
     await alive();
   });
 
-  for (const [path, expected] of [["/status-099", 502], ["/switching-protocols", 502], ["/reset", 503]] as const) {
+  for (const [path, expected] of [
+    ["/status-099", 502],
+    ["/switching-protocols", 502],
+    ["/reset", 503],
+  ] as const) {
     it(`outbound, an external host through passthrough: ${path} → ${expected}`, async () => {
       assert.equal(await status(sidecar.outbound, path, `127.0.0.1:${app.port}`), expected);
       await alive();

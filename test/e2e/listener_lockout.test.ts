@@ -57,7 +57,13 @@ describe("silent connections do not lock a security-enabled port (issue 25 item 
       startSecureWorkload({ ...base, name: "httpbin", namespace: "open" }),
       startSecureWorkload({ ...base, name: "httpbin", namespace: "locked" }),
     ]);
-    w.sleep = await startSecureWorkload({ configDir: dir, ca, name: "sleep", namespace: "locked", endpoints: [`httpbin.locked.svc.cluster.local:8000=127.0.0.1:${w.strict.inbound},sidecar,sa=httpbin`] });
+    w.sleep = await startSecureWorkload({
+      configDir: dir,
+      ca,
+      name: "sleep",
+      namespace: "locked",
+      endpoints: [`httpbin.locked.svc.cluster.local:8000=127.0.0.1:${w.strict.inbound},sidecar,sa=httpbin`],
+    });
   });
   after(async () => {
     for (const s of flood) s.destroy();
@@ -70,7 +76,9 @@ describe("silent connections do not lock a security-enabled port (issue 25 item 
 
   it("PERMISSIVE: connections that never send a first byte are evicted oldest first; a plain-text client gets in", async () => {
     for (let i = 0; i < FLOOD; i++) flood.push(await silent(w.permissive.inbound));
-    await waitFor("the flood accepted and cut to the limit", async () => ((await counter(w.permissive, "connections_evicted")) + (await counter(w.permissive, "connections_refused")) >= FLOOD - MAX_CONNECTIONS ? true : undefined));
+    await waitFor("the flood accepted and cut to the limit", async () =>
+      (await counter(w.permissive, "connections_evicted")) + (await counter(w.permissive, "connections_refused")) >= FLOOD - MAX_CONNECTIONS ? true : undefined,
+    );
     assert.equal(await counter(w.permissive, "connections_refused"), 0, "no connection was turned away: the silent ones made room");
     assert.ok((await counter(w.permissive, "connections")) <= MAX_CONNECTIONS);
     assert.equal(status(await send(w.permissive.inbound, { path: "/get" })), 200);
@@ -79,7 +87,9 @@ describe("silent connections do not lock a security-enabled port (issue 25 item 
 
   it("STRICT: connections silent or stuck mid-handshake are evicted; a mutual-TLS client gets in", async () => {
     for (let i = 0; i < FLOOD; i++) flood.push(await silent(w.strict.inbound, i % 2 === 0 ? HANDSHAKE_BEGUN : undefined));
-    await waitFor("the flood accepted and cut to the limit", async () => ((await counter(w.strict, "connections_evicted")) + (await counter(w.strict, "connections_refused")) >= FLOOD - MAX_CONNECTIONS ? true : undefined));
+    await waitFor("the flood accepted and cut to the limit", async () =>
+      (await counter(w.strict, "connections_evicted")) + (await counter(w.strict, "connections_refused")) >= FLOOD - MAX_CONNECTIONS ? true : undefined,
+    );
     assert.equal(await counter(w.strict, "connections_refused"), 0, "no connection was turned away: the silent ones made room");
     assert.ok((await counter(w.strict, "connections")) <= MAX_CONNECTIONS);
     const viaSleep = await send(w.sleep.outbound, { host: "httpbin.locked.svc.cluster.local:8000", path: "/headers" });

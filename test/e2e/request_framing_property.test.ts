@@ -46,7 +46,18 @@ interface GeneratedRequest {
   connection: string[] | undefined;
 }
 
-const PIECES = ["a", "\r\n", " ", ":", "0\r\n\r\n", "5\r\n", "\u00ff", "GET /admin/x HTTP/1.1\r\nHost: app.example.com\r\n\r\n", "POST /admin HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", "Transfer-Encoding: chunked\r\n"];
+const PIECES = [
+  "a",
+  "\r\n",
+  " ",
+  ":",
+  "0\r\n\r\n",
+  "5\r\n",
+  "\u00ff",
+  "GET /admin/x HTTP/1.1\r\nHost: app.example.com\r\n\r\n",
+  "POST /admin HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+  "Transfer-Encoding: chunked\r\n",
+];
 const body = fc.array(fc.constantFrom(...PIECES), { maxLength: 6 }).map((p) => p.join(""));
 const extension = fc.constantFrom("", ";a=1", ";name", ';q="x y"', ";a=1;b");
 const framing: fc.Arbitrary<Framing> = fc.oneof(
@@ -64,11 +75,23 @@ const framing: fc.Arbitrary<Framing> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("length-and-chunked" as const), lengthFirst: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("other-coding" as const), value: fc.constantFrom("gzip, chunked", "chunked, gzip", "identity", "chunked\r\nTransfer-Encoding: chunked") }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("other-coding" as const),
+      value: fc.constantFrom("gzip, chunked", "chunked, gzip", "identity", "chunked\r\nTransfer-Encoding: chunked"),
+    }),
+  },
 );
 const connectionTokens = fc.option(fc.subarray(["keep-alive", "content-length", "transfer-encoding", "x-e2e", "close"], { minLength: 1 }), { nil: undefined });
 const request: fc.Arbitrary<GeneratedRequest> = fc
-  .record({ method: fc.constantFrom("GET", "HEAD", "DELETE", "OPTIONS", "POST", "PUT", "PATCH"), admin: fc.boolean(), body, framing, connection: connectionTokens })
+  .record({
+    method: fc.constantFrom("GET", "HEAD", "DELETE", "OPTIONS", "POST", "PUT", "PATCH"),
+    admin: fc.boolean(),
+    body,
+    framing,
+    connection: connectionTokens,
+  })
   .map((r) => (r.framing.kind === "none" ? { ...r, body: "" } : r));
 
 type Expected = "forwarded" | "denied" | "refused";
@@ -167,51 +190,62 @@ describe("HTTP framing through the sidecar: the app receives what the policy saw
   it(`${RUNS} random pipelines: forwarded byte for byte, denied or refused, never more`, async () => {
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(request, { minLength: 1, maxLength: 5 }), fc.array(fc.integer({ min: 0, max: 100_000 }), { maxLength: 4 }), async (requests, cuts) => {
-        run++;
-        const ids = requests.map((_, i) => `r${run}-${i}`);
-        const wire = requests.map((r, i) => serialize(r, ids[i], i === requests.length - 1)).join("");
-        // What the sidecar must process: up to the first refusal, or the first request asking to close.
-        const processed: number[] = [];
-        for (let i = 0; i < requests.length; i++) {
-          processed.push(i);
-          if (expected(requests[i]) === "refused" || requests[i].connection?.includes("close")) break;
-        }
-        const s0 = await stats(sidecar.adminUrl);
-        const seenBefore = app.requests.length;
-        const { responses, rest, malformed } = readResponses(await exchange(sidecar.inbound, split(wire, cuts)), processed.map((i) => requests[i].method));
-        assert.equal(malformed, undefined, "the client reads well-framed responses");
-        assert.equal(rest.length, 0, `bytes after the last response: ${JSON.stringify(rest.toString("latin1").slice(0, 200))}`);
-        const statuses = responses.map((r) => r.status);
-        const want = processed.map((i) => expected(requests[i]));
-        assert.equal(statuses.length, want.length, `statuses ${statuses.join(",")} for ${want.join(",")}`);
-        want.forEach((w, k) => {
-          if (w === "forwarded") assert.equal(statuses[k], 200, `request ${k}`);
-          else if (w === "denied") assert.equal(statuses[k], 403, `request ${k}`);
-          else assert.ok(statuses[k] === 400 || statuses[k] === 501, `request ${k}: ${statuses[k]}`);
-        });
-        // The app: exactly the forwarded requests, each once, as the client wrote them.
-        const got = app.requests.slice(seenBefore);
-        assert.deepEqual(app.malformed, [], "every byte the app received is a well-framed request");
-        const forwarded = processed.filter((i) => expected(requests[i]) === "forwarded");
-        assert.deepEqual(got.map((r) => header(r.headers, "x-id")[0]).sort(), forwarded.map((i) => ids[i]).sort());
-        for (const i of forwarded) {
-          const r = requests[i];
-          const m = got.find((g) => header(g.headers, "x-id")[0] === ids[i])!;
-          assert.equal(m.method, r.method);
-          assert.equal(m.target, `/public/${ids[i]}`);
-          assert.equal(m.body.toString("latin1"), r.body, "the body byte for byte");
-          assert.deepEqual(header(m.headers, "x-e2e"), r.connection?.includes("x-e2e") ? [] : ["kept"]);
-          assert.equal(header(m.headers, "connection").filter((v) => /content-length|transfer-encoding/i.test(v)).length, 0);
-        }
-        const received = app.connections.reduce((n, c) => n + c.length, 0);
-        assert.equal(received, app.requests.reduce((n, r) => n + r.raw.length, 0), "no byte outside a request the app read");
-        // The policy saw the same requests: one authorization decision for each forwarded or denied request.
-        const s1 = await stats(sidecar.adminUrl);
-        const delta = (name: string) => (s1.get(name) ?? 0) - (s0.get(name) ?? 0);
-        assert.equal(delta("rbac.allowed"), forwarded.length);
-        assert.equal(delta("rbac.denied"), processed.filter((i) => expected(requests[i]) === "denied").length);
-      }),
+      fc.asyncProperty(
+        fc.array(request, { minLength: 1, maxLength: 5 }),
+        fc.array(fc.integer({ min: 0, max: 100_000 }), { maxLength: 4 }),
+        async (requests, cuts) => {
+          run++;
+          const ids = requests.map((_, i) => `r${run}-${i}`);
+          const wire = requests.map((r, i) => serialize(r, ids[i], i === requests.length - 1)).join("");
+          // What the sidecar must process: up to the first refusal, or the first request asking to close.
+          const processed: number[] = [];
+          for (let i = 0; i < requests.length; i++) {
+            processed.push(i);
+            if (expected(requests[i]) === "refused" || requests[i].connection?.includes("close")) break;
+          }
+          const s0 = await stats(sidecar.adminUrl);
+          const seenBefore = app.requests.length;
+          const { responses, rest, malformed } = readResponses(
+            await exchange(sidecar.inbound, split(wire, cuts)),
+            processed.map((i) => requests[i].method),
+          );
+          assert.equal(malformed, undefined, "the client reads well-framed responses");
+          assert.equal(rest.length, 0, `bytes after the last response: ${JSON.stringify(rest.toString("latin1").slice(0, 200))}`);
+          const statuses = responses.map((r) => r.status);
+          const want = processed.map((i) => expected(requests[i]));
+          assert.equal(statuses.length, want.length, `statuses ${statuses.join(",")} for ${want.join(",")}`);
+          want.forEach((w, k) => {
+            if (w === "forwarded") assert.equal(statuses[k], 200, `request ${k}`);
+            else if (w === "denied") assert.equal(statuses[k], 403, `request ${k}`);
+            else assert.ok(statuses[k] === 400 || statuses[k] === 501, `request ${k}: ${statuses[k]}`);
+          });
+          // The app: exactly the forwarded requests, each once, as the client wrote them.
+          const got = app.requests.slice(seenBefore);
+          assert.deepEqual(app.malformed, [], "every byte the app received is a well-framed request");
+          const forwarded = processed.filter((i) => expected(requests[i]) === "forwarded");
+          assert.deepEqual(got.map((r) => header(r.headers, "x-id")[0]).sort(), forwarded.map((i) => ids[i]).sort());
+          for (const i of forwarded) {
+            const r = requests[i];
+            const m = got.find((g) => header(g.headers, "x-id")[0] === ids[i])!;
+            assert.equal(m.method, r.method);
+            assert.equal(m.target, `/public/${ids[i]}`);
+            assert.equal(m.body.toString("latin1"), r.body, "the body byte for byte");
+            assert.deepEqual(header(m.headers, "x-e2e"), r.connection?.includes("x-e2e") ? [] : ["kept"]);
+            assert.equal(header(m.headers, "connection").filter((v) => /content-length|transfer-encoding/i.test(v)).length, 0);
+          }
+          const received = app.connections.reduce((n, c) => n + c.length, 0);
+          assert.equal(
+            received,
+            app.requests.reduce((n, r) => n + r.raw.length, 0),
+            "no byte outside a request the app read",
+          );
+          // The policy saw the same requests: one authorization decision for each forwarded or denied request.
+          const s1 = await stats(sidecar.adminUrl);
+          const delta = (name: string) => (s1.get(name) ?? 0) - (s0.get(name) ?? 0);
+          assert.equal(delta("rbac.allowed"), forwarded.length);
+          assert.equal(delta("rbac.denied"), processed.filter((i) => expected(requests[i]) === "denied").length);
+        },
+      ),
       { numRuns: RUNS, includeErrorInReport: true },
     );
   });

@@ -62,10 +62,38 @@ interface Row {
 }
 
 const rows: Row[] = [
-  ...["GET", "HEAD", "DELETE", "OPTIONS", "POST"].map((method): Row => ({ name: `${method} with a chunked body holding a request`, method, fields: ["Transfer-Encoding: chunked"], wireBody: chunked(HIDDEN), expect: "forwarded" })),
-  ...["GET", "HEAD", "DELETE", "OPTIONS", "POST"].map((method): Row => ({ name: `${method} whose Content-Length Connection names`, method, fields: [`Content-Length: ${HIDDEN.length}`, "Connection: content-length"], wireBody: HIDDEN, expect: "forwarded" })),
-  { name: "GET whose Transfer-Encoding Connection names", method: "GET", fields: ["Transfer-Encoding: chunked", "Connection: Transfer-Encoding"], wireBody: chunked(HIDDEN), expect: "forwarded" },
-  { name: "Transfer-Encoding and Content-Length together", method: "GET", fields: ["Transfer-Encoding: chunked", "Content-Length: 5"], wireBody: chunked(HIDDEN), expect: 400 },
+  ...["GET", "HEAD", "DELETE", "OPTIONS", "POST"].map(
+    (method): Row => ({
+      name: `${method} with a chunked body holding a request`,
+      method,
+      fields: ["Transfer-Encoding: chunked"],
+      wireBody: chunked(HIDDEN),
+      expect: "forwarded",
+    }),
+  ),
+  ...["GET", "HEAD", "DELETE", "OPTIONS", "POST"].map(
+    (method): Row => ({
+      name: `${method} whose Content-Length Connection names`,
+      method,
+      fields: [`Content-Length: ${HIDDEN.length}`, "Connection: content-length"],
+      wireBody: HIDDEN,
+      expect: "forwarded",
+    }),
+  ),
+  {
+    name: "GET whose Transfer-Encoding Connection names",
+    method: "GET",
+    fields: ["Transfer-Encoding: chunked", "Connection: Transfer-Encoding"],
+    wireBody: chunked(HIDDEN),
+    expect: "forwarded",
+  },
+  {
+    name: "Transfer-Encoding and Content-Length together",
+    method: "GET",
+    fields: ["Transfer-Encoding: chunked", "Content-Length: 5"],
+    wireBody: chunked(HIDDEN),
+    expect: 400,
+  },
   { name: "a Transfer-Encoding other than chunked", method: "POST", fields: ["Transfer-Encoding: gzip, chunked"], wireBody: chunked(HIDDEN), expect: 501 },
   { name: "Transfer-Encoding in an HTTP/1.0 request", method: "POST", fields: ["Transfer-Encoding: chunked"], wireBody: chunked(HIDDEN), expect: 400 },
 ];
@@ -100,7 +128,13 @@ describe("request smuggling past a DENY (issue 25 item 1)", { timeout: 600_000 }
     ca = await startMeshCa();
     sidecar = await startSecureWorkload({ name: "app", namespace: "foo", configDir, ca, appPort: app.port });
     gateway = await startSecureWorkload({
-      name: "mesh-ingressgateway", namespace: "mesh-system", serviceAccount: "mesh-ingressgateway-service-account", labels: { mesh: "ingressgateway" }, gateway: true, configDir, ca,
+      name: "mesh-ingressgateway",
+      namespace: "mesh-system",
+      serviceAccount: "mesh-ingressgateway-service-account",
+      labels: { mesh: "ingressgateway" },
+      gateway: true,
+      configDir,
+      ca,
       endpoints: [`app.foo.svc.cluster.local:8000=127.0.0.1:${app.port}`],
     });
   });
@@ -133,7 +167,10 @@ describe("request smuggling past a DENY (issue 25 item 1)", { timeout: 600_000 }
           assert.equal(got[0].method, row.method);
           assert.equal(got[0].target, "/public");
           assert.equal(got[0].body.toString("latin1"), HIDDEN, "the hidden request reached the app as the body it was");
-          const framing = [...header(got[0].headers, "content-length").map((v) => `content-length: ${v}`), ...header(got[0].headers, "transfer-encoding").map((v) => `transfer-encoding: ${v}`)];
+          const framing = [
+            ...header(got[0].headers, "content-length").map((v) => `content-length: ${v}`),
+            ...header(got[0].headers, "transfer-encoding").map((v) => `transfer-encoding: ${v}`),
+          ];
           assert.equal(framing.length, 1, `one framing field: ${framing.join(", ")}`);
         } else {
           assert.equal(responses[0].status, row.expect);

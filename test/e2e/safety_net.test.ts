@@ -42,6 +42,9 @@ describe("the safety net keeps the sidecar serving after an uncaught error in a 
       assert.equal(ok.outcome === "http" ? ok.status : ok.error, 200);
       assert.equal((await stats(w.adminUrl)).get("server.uncaught_request_errors"), i);
     }
-    assert.match(w.sidecar.output(), /inbound: uncaught exception in a request path, request ended, serving on \(3 so far\): Error: injected fault in a request path/);
+    assert.match(
+      w.sidecar.output(),
+      /inbound: uncaught exception in a request path, request ended, serving on \(3 so far\): Error: injected fault in a request path/,
+    );
   });
 });

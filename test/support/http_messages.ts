@@ -55,7 +55,12 @@ function readHead(data: Buffer): Head | "incomplete" | { malformed: string } {
 }
 
 /** The body after `start`, framed as the head says; `bodiless` for responses to HEAD and 1xx/204/304. */
-function readBody(data: Buffer, start: number, headers: Array<[string, string]>, bodiless: boolean): { body: Buffer; end: number } | "incomplete" | { malformed: string } {
+function readBody(
+  data: Buffer,
+  start: number,
+  headers: Array<[string, string]>,
+  bodiless: boolean,
+): { body: Buffer; end: number } | "incomplete" | { malformed: string } {
   const lengths = header(headers, "content-length");
   const codings = header(headers, "transfer-encoding");
   if (codings.length > 0 && lengths.length > 0) return { malformed: "both Content-Length and Transfer-Encoding" };
@@ -97,7 +102,17 @@ export function readRequest(data: Buffer): ReadResult<HttpRequestMessage> {
   if (!line) return { malformed: `request line ${JSON.stringify(head.startLine)}` };
   const body = readBody(data, head.bodyStart, head.headers, false);
   if (body === "incomplete" || "malformed" in body) return body;
-  return { message: { method: line[1], target: line[2], version: line[3], headers: head.headers, body: Buffer.from(body.body), raw: Buffer.from(data.subarray(0, body.end)) }, length: body.end };
+  return {
+    message: {
+      method: line[1],
+      target: line[2],
+      version: line[3],
+      headers: head.headers,
+      body: Buffer.from(body.body),
+      raw: Buffer.from(data.subarray(0, body.end)),
+    },
+    length: body.end,
+  };
 }
 
 /** Reads the response at the front of `data` to a request of `method`. */

@@ -73,6 +73,7 @@ export const GROUPS: readonly Group[] = [
       { kind: "HubRule", plural: "hubrules" },
       { kind: "HubQuota", plural: "hubquotas" },
       { kind: "HubAccessLog", plural: "hubaccesslogs" },
+      { kind: "HubMetrics", plural: "hubmetrics" },
     ],
   },
 ];

@@ -134,6 +134,7 @@ export const SPEC_SCHEMAS: Readonly<Record<string, Schema>> = {
   HubRule: open,
   HubQuota: open,
   HubAccessLog: open,
+  HubMetrics: open,
 };
 
 /** The whole object's schema: `spec` as above, `status` open (upstream's status field). */
