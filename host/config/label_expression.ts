@@ -5,9 +5,7 @@
 // offered (the standard labels that need one are built in: standard_metrics.ts).
 import { attributeText, type AttributeMap, type AttributeValue } from "../wire/compressed.ts";
 
-export type LabelTerm =
-  | { readonly kind: "attribute"; readonly name: string; readonly key?: string }
-  | { readonly kind: "literal"; readonly value: string };
+export type LabelTerm = { readonly kind: "attribute"; readonly name: string; readonly key?: string } | { readonly kind: "literal"; readonly value: string };
 
 /** Terms tried in order; the first that yields text is the label's value (none: the empty string). */
 export interface LabelExpression {
@@ -35,7 +33,9 @@ export function parseLabelExpression(text: string): LabelExpression {
     const entry = MAP_ENTRY.exec(t);
     if (entry) return { kind: "attribute", name: entry[1], key: entry[2] ?? entry[3] ?? entry[4].trim() };
     if (ATTRIBUTE.test(t)) return { kind: "attribute", name: t };
-    throw new Error(`${where}: expected an attribute (request.host, source.labels["app"]), a quoted string or a number; conditionals and other operators are not supported`);
+    throw new Error(
+      `${where}: expected an attribute (request.host, source.labels["app"]), a quoted string or a number; conditionals and other operators are not supported`,
+    );
   });
   terms.slice(0, -1).forEach((t, i) => {
     if (t.kind === "literal") throw new Error(`term ${i + 1} (${JSON.stringify(t.value)}): a literal always applies, so the terms after it never would`);

@@ -7,11 +7,22 @@
 import type { AttributeMap } from "../wire/compressed.ts";
 import { durationMs, evaluateLabel, lookupTerm, parseLabelExpression, type LabelExpression } from "./label_expression.ts";
 
-export const METRIC_IDS = ["REQUEST_COUNT", "REQUEST_DURATION", "REQUEST_SIZE", "RESPONSE_SIZE", "TCP_OPENED_CONNECTIONS", "TCP_CLOSED_CONNECTIONS", "TCP_SENT_BYTES", "TCP_RECEIVED_BYTES"] as const;
+export const METRIC_IDS = [
+  "REQUEST_COUNT",
+  "REQUEST_DURATION",
+  "REQUEST_SIZE",
+  "RESPONSE_SIZE",
+  "TCP_OPENED_CONNECTIONS",
+  "TCP_CLOSED_CONNECTIONS",
+  "TCP_SENT_BYTES",
+  "TCP_RECEIVED_BYTES",
+] as const;
 export type MetricId = (typeof METRIC_IDS)[number];
 
 /** Where a label's value comes from: an expression (a HubMetrics document may write one), or one of upstream's conditionals. */
-export type LabelSource = { readonly kind: "expression"; readonly expression: LabelExpression } | { readonly kind: "builtin"; readonly text: string; readonly compute: (a: AttributeMap) => string };
+export type LabelSource =
+  | { readonly kind: "expression"; readonly expression: LabelExpression }
+  | { readonly kind: "builtin"; readonly text: string; readonly compute: (a: AttributeMap) => string };
 
 export interface StandardMetric {
   readonly id: MetricId;
@@ -42,7 +53,14 @@ function number(a: AttributeMap, name: string): number {
 
 /** Labels of every metric, in upstream's order. */
 const COMMON_BEFORE: ReadonlyArray<readonly [string, LabelSource]> = [
-  ["reporter", { kind: "builtin", text: 'conditional((context.reporter.kind | "inbound") == "outbound", "source", "destination")', compute: (a) => (outbound(a) ? "source" : "destination") }],
+  [
+    "reporter",
+    {
+      kind: "builtin",
+      text: 'conditional((context.reporter.kind | "inbound") == "outbound", "source", "destination")',
+      compute: (a) => (outbound(a) ? "source" : "destination"),
+    },
+  ],
   ["source_workload", expr('source.workload.name | "unknown"')],
   ["source_workload_namespace", expr('source.workload.namespace | "unknown"')],
   ["source_principal", expr('source.principal | "unknown"')],
@@ -58,7 +76,9 @@ const COMMON_BEFORE: ReadonlyArray<readonly [string, LabelSource]> = [
     {
       kind: "builtin",
       text: 'destination.service.host | conditional((destination.service.name | "unknown") == "unknown", "unknown", request.host)',
-      compute: (a) => str(a, "destination.service.host") ?? ((str(a, "destination.service.name") ?? "unknown") === "unknown" ? "unknown" : (str(a, "request.host") ?? "unknown")),
+      compute: (a) =>
+        str(a, "destination.service.host") ??
+        ((str(a, "destination.service.name") ?? "unknown") === "unknown" ? "unknown" : (str(a, "request.host") ?? "unknown")),
     },
   ],
   ["destination_service_name", expr('destination.service.name | "unknown"')],
@@ -114,14 +134,73 @@ const BYTES_BUCKETS = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000];
 const event = (a: AttributeMap, which: string) => (str(a, "connection.event") === which ? 1 : undefined);
 
 export const STANDARD_METRICS: readonly StandardMetric[] = [
-  { id: "REQUEST_COUNT", name: "mesh_requests_total", help: "Requests reported to the hub (upstream requests_total)", type: "counter", protocol: "http", value: () => 1 },
-  { id: "REQUEST_DURATION", name: "mesh_request_duration_seconds", help: "Duration of reported requests in seconds (response.duration)", type: "histogram", protocol: "http", buckets: DURATION_SECONDS_BUCKETS, value: (a) => number(a, "response.duration") / 1000 },
-  { id: "REQUEST_SIZE", name: "mesh_request_bytes", help: "Size of reported requests in bytes (request.size)", type: "histogram", protocol: "http", buckets: BYTES_BUCKETS, value: (a) => number(a, "request.size") },
-  { id: "RESPONSE_SIZE", name: "mesh_response_bytes", help: "Size of reported responses in bytes (response.size)", type: "histogram", protocol: "http", buckets: BYTES_BUCKETS, value: (a) => number(a, "response.size") },
-  { id: "TCP_SENT_BYTES", name: "mesh_tcp_sent_bytes_total", help: "Bytes sent to the client on reported TCP connections (connection.sent.bytes)", type: "counter", protocol: "tcp", value: (a) => number(a, "connection.sent.bytes") },
-  { id: "TCP_RECEIVED_BYTES", name: "mesh_tcp_received_bytes_total", help: "Bytes received from the client on reported TCP connections (connection.received.bytes)", type: "counter", protocol: "tcp", value: (a) => number(a, "connection.received.bytes") },
-  { id: "TCP_OPENED_CONNECTIONS", name: "mesh_tcp_connections_opened_total", help: "TCP connections opened (connection.event open)", type: "counter", protocol: "tcp", value: (a) => event(a, "open") },
-  { id: "TCP_CLOSED_CONNECTIONS", name: "mesh_tcp_connections_closed_total", help: "TCP connections closed (connection.event close)", type: "counter", protocol: "tcp", value: (a) => event(a, "close") },
+  {
+    id: "REQUEST_COUNT",
+    name: "mesh_requests_total",
+    help: "Requests reported to the hub (upstream requests_total)",
+    type: "counter",
+    protocol: "http",
+    value: () => 1,
+  },
+  {
+    id: "REQUEST_DURATION",
+    name: "mesh_request_duration_seconds",
+    help: "Duration of reported requests in seconds (response.duration)",
+    type: "histogram",
+    protocol: "http",
+    buckets: DURATION_SECONDS_BUCKETS,
+    value: (a) => number(a, "response.duration") / 1000,
+  },
+  {
+    id: "REQUEST_SIZE",
+    name: "mesh_request_bytes",
+    help: "Size of reported requests in bytes (request.size)",
+    type: "histogram",
+    protocol: "http",
+    buckets: BYTES_BUCKETS,
+    value: (a) => number(a, "request.size"),
+  },
+  {
+    id: "RESPONSE_SIZE",
+    name: "mesh_response_bytes",
+    help: "Size of reported responses in bytes (response.size)",
+    type: "histogram",
+    protocol: "http",
+    buckets: BYTES_BUCKETS,
+    value: (a) => number(a, "response.size"),
+  },
+  {
+    id: "TCP_SENT_BYTES",
+    name: "mesh_tcp_sent_bytes_total",
+    help: "Bytes sent to the client on reported TCP connections (connection.sent.bytes)",
+    type: "counter",
+    protocol: "tcp",
+    value: (a) => number(a, "connection.sent.bytes"),
+  },
+  {
+    id: "TCP_RECEIVED_BYTES",
+    name: "mesh_tcp_received_bytes_total",
+    help: "Bytes received from the client on reported TCP connections (connection.received.bytes)",
+    type: "counter",
+    protocol: "tcp",
+    value: (a) => number(a, "connection.received.bytes"),
+  },
+  {
+    id: "TCP_OPENED_CONNECTIONS",
+    name: "mesh_tcp_connections_opened_total",
+    help: "TCP connections opened (connection.event open)",
+    type: "counter",
+    protocol: "tcp",
+    value: (a) => event(a, "open"),
+  },
+  {
+    id: "TCP_CLOSED_CONNECTIONS",
+    name: "mesh_tcp_connections_closed_total",
+    help: "TCP connections closed (connection.event close)",
+    type: "counter",
+    protocol: "tcp",
+    value: (a) => event(a, "close"),
+  },
 ];
 
 /** User agents whose requests are not counted (upstream's promhttp rule: health checkers and scrapers). */

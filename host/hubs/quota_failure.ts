@@ -26,5 +26,9 @@ export const FAILURE_GRANT_VALIDITY_MS = 1000;
  */
 export function failureAllocation(mode: QuotaStoreFailureMode, amount: number, why: string): Allocation {
   if (mode === "allow") return { granted: Math.max(0, amount), validDurationMs: amount > 0 ? FAILURE_GRANT_VALIDITY_MS : 0 };
-  return { granted: 0, validDurationMs: 0, status: { code: GRPC_CODES.RESOURCE_EXHAUSTED, message: `quota store unavailable (${why}): denied by --quotaStoreFailureMode deny` } };
+  return {
+    granted: 0,
+    validDurationMs: 0,
+    status: { code: GRPC_CODES.RESOURCE_EXHAUSTED, message: `quota store unavailable (${why}): denied by --quotaStoreFailureMode deny` },
+  };
 }

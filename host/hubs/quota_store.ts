@@ -66,7 +66,8 @@ export class MemQuotaStore implements QuotaStore {
     const dedupKey = req.deduplicationId ? `${req.deduplicationId}\u0000${req.key}` : undefined;
     if (dedupKey !== undefined) {
       const previous = this.dedup.get(dedupKey);
-      if (previous !== undefined && previous.expiresMs > now) return { granted: previous.grant.granted, validDurationMs: Math.max(0, previous.validUntilMs - now) };
+      if (previous !== undefined && previous.expiresMs > now)
+        return { granted: previous.grant.granted, validDurationMs: Math.max(0, previous.validUntilMs - now) };
     }
     const counter = this.counters.get(counterId(req));
     const { state, grant } = allocateWindow(counter?.state, { ...req, amount: Math.max(0, req.amount) }, now);

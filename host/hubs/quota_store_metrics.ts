@@ -14,9 +14,25 @@ export class QuotaStoreMetrics {
   readonly up: Gauge;
 
   constructor(registry: Registry) {
-    this.errors = specCounter(registry, "hub_quota_store_errors_total", "Quota allocations the shared store did not answer: unavailable (not connected), timeout (--quotaStoreTimeout), error (an error reply)", ["reason"]);
-    this.failureAnswers = specCounter(registry, "hub_quota_store_failure_answers_total", "Quota allocations answered by --quotaStoreFailureMode instead of the store, by result (allowed, denied)", ["result"]);
-    this.latency = specHistogram(registry, "hub_quota_store_allocation_duration_seconds", "Duration of quota allocations in the shared store, by outcome (ok, failed)", LATENCY_BUCKETS, ["outcome"]);
+    this.errors = specCounter(
+      registry,
+      "hub_quota_store_errors_total",
+      "Quota allocations the shared store did not answer: unavailable (not connected), timeout (--quotaStoreTimeout), error (an error reply)",
+      ["reason"],
+    );
+    this.failureAnswers = specCounter(
+      registry,
+      "hub_quota_store_failure_answers_total",
+      "Quota allocations answered by --quotaStoreFailureMode instead of the store, by result (allowed, denied)",
+      ["result"],
+    );
+    this.latency = specHistogram(
+      registry,
+      "hub_quota_store_allocation_duration_seconds",
+      "Duration of quota allocations in the shared store, by outcome (ok, failed)",
+      LATENCY_BUCKETS,
+      ["outcome"],
+    );
     this.up = specGauge(registry, "hub_quota_store_up", "1 while the hub is connected to its shared quota store, else 0");
     for (const reason of ["unavailable", "timeout", "error"] as const) this.errors.labels({ reason }).inc(0);
     for (const result of ["allowed", "denied"] as const) this.failureAnswers.labels({ result }).inc(0);

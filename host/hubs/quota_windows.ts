@@ -61,7 +61,8 @@ export function allocateFixed(state: FixedWindowState | undefined, req: WindowRe
 
 /** Allocates from a rolling window; returns the new state (`state` is not changed). */
 export function allocateRolling(state: RollingWindowState | undefined, req: WindowRequest, nowMs: number): { state: RollingWindowState; grant: Grant } {
-  const next: RollingWindowState = state === undefined ? { kind: "rolling", used: 0, bucketUsed: 0, bucketStartMs: nowMs, closed: [] } : { ...state, closed: [...state.closed] };
+  const next: RollingWindowState =
+    state === undefined ? { kind: "rolling", used: 0, bucketUsed: 0, bucketStartMs: nowMs, closed: [] } : { ...state, closed: [...state.closed] };
   if (nowMs - next.bucketStartMs >= req.bucketMs) {
     if (next.bucketUsed > 0) next.closed.push({ startMs: next.bucketStartMs, tokens: next.bucketUsed });
     next.bucketUsed = 0;

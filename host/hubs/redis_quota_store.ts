@@ -99,18 +99,36 @@ export class RedisQuotaStore implements QuotaStore {
   async allocate(req: AllocateRequest): Promise<Allocation> {
     if (this.client.status !== "ready") return this.failed(req, "unavailable", `not connected: ${this.lastError}`);
     const id = counterId(req);
-    const keys = [`${REDIS_KEY_PREFIX}quota:${id}.meta`, `${REDIS_KEY_PREFIX}quota:${id}.data`, req.deduplicationId ? `${REDIS_KEY_PREFIX}dedup:${req.deduplicationId}-${id}` : ""] as const;
-    const args = [req.maxAmount, Math.max(1, Math.round(req.windowMs)), Math.max(1, Math.round(req.bucketMs)), Math.max(0, req.amount), req.bestEffort ? 1 : 0, Math.floor(this.now()), DEDUPLICATION_WINDOW_MS];
+    const keys = [
+      `${REDIS_KEY_PREFIX}quota:${id}.meta`,
+      `${REDIS_KEY_PREFIX}quota:${id}.data`,
+      req.deduplicationId ? `${REDIS_KEY_PREFIX}dedup:${req.deduplicationId}-${id}` : "",
+    ] as const;
+    const args = [
+      req.maxAmount,
+      Math.max(1, Math.round(req.windowMs)),
+      Math.max(1, Math.round(req.bucketMs)),
+      Math.max(0, req.amount),
+      req.bestEffort ? 1 : 0,
+      Math.floor(this.now()),
+      DEDUPLICATION_WINDOW_MS,
+    ];
     const began = performance.now();
     try {
-      const reply = req.algorithm === "ROLLING_WINDOW" ? await this.client.meshQuotaRolling(...keys, ...args) : await this.client.meshQuotaFixed(...keys, ...args);
-      if (!Array.isArray(reply) || reply.length !== 2 || !reply.every((n) => Number.isInteger(n))) throw new ReplyError(`unexpected script reply ${JSON.stringify(reply)}`);
+      const reply =
+        req.algorithm === "ROLLING_WINDOW" ? await this.client.meshQuotaRolling(...keys, ...args) : await this.client.meshQuotaFixed(...keys, ...args);
+      if (!Array.isArray(reply) || reply.length !== 2 || !reply.every((n) => Number.isInteger(n)))
+        throw new ReplyError(`unexpected script reply ${JSON.stringify(reply)}`);
       this.metrics.latency.observe({ outcome: "ok" }, (performance.now() - began) / 1000);
       return { granted: reply[0], validDurationMs: reply[1] };
     } catch (e) {
       this.metrics.latency.observe({ outcome: "failed" }, (performance.now() - began) / 1000);
       const message = (e as Error).message;
-      const reason: QuotaStoreErrorReason = /timed out/i.test(message) ? "timeout" : this.client.status !== "ready" || NOT_CONNECTED.test(message) ? "unavailable" : "error";
+      const reason: QuotaStoreErrorReason = /timed out/i.test(message)
+        ? "timeout"
+        : this.client.status !== "ready" || NOT_CONNECTED.test(message)
+          ? "unavailable"
+          : "error";
       return this.failed(req, reason, message);
     }
   }
@@ -125,9 +143,11 @@ export class RedisQuotaStore implements QuotaStore {
 
   problem(): string | undefined {
     const mode = `allocations answered by --quotaStoreFailureMode ${this.options.failureMode}`;
-    if (this.downSince !== undefined) return `quota store ${this.description}: unavailable since ${new Date(this.downSince).toISOString()} (${this.lastError}); ${mode}`;
+    if (this.downSince !== undefined)
+      return `quota store ${this.description}: unavailable since ${new Date(this.downSince).toISOString()} (${this.lastError}); ${mode}`;
     const f = this.lastFailure;
-    if (f !== undefined && this.now() - f.atMs < RECENT_FAILURE_MS) return `quota store ${this.description}: an allocation failed at ${new Date(f.atMs).toISOString()} (${f.reason}: ${f.message}); ${mode}`;
+    if (f !== undefined && this.now() - f.atMs < RECENT_FAILURE_MS)
+      return `quota store ${this.description}: an allocation failed at ${new Date(f.atMs).toISOString()} (${f.reason}: ${f.message}); ${mode}`;
     return undefined;
   }
 
@@ -148,7 +168,10 @@ export class RedisQuotaStore implements QuotaStore {
     const answer = failureAllocation(this.options.failureMode, req.amount, `${reason}: ${message}`);
     this.metrics.failureAnswers.inc({ result: answer.granted > 0 || req.amount <= 0 ? "allowed" : "denied" });
     // One line per episode of failures (connection changes are logged on their own).
-    if (first && this.downSince === undefined) this.log.warn(`quota store ${this.description}: allocation failed (${reason}: ${message}); ${this.options.failureMode === "allow" ? "granting" : "denying"} as --quotaStoreFailureMode ${this.options.failureMode} says`);
+    if (first && this.downSince === undefined)
+      this.log.warn(
+        `quota store ${this.description}: allocation failed (${reason}: ${message}); ${this.options.failureMode === "allow" ? "granting" : "denying"} as --quotaStoreFailureMode ${this.options.failureMode} says`,
+      );
     return answer;
   }
 
@@ -157,7 +180,8 @@ export class RedisQuotaStore implements QuotaStore {
     this.downSince = undefined;
     this.lastError = "connection closed";
     this.metrics.up.set(1);
-    if (since !== undefined) this.log.info(`quota store ${this.description}: connected${this.everConnected ? ` again after ${((this.now() - since) / 1000).toFixed(1)} s` : ""}`);
+    if (since !== undefined)
+      this.log.info(`quota store ${this.description}: connected${this.everConnected ? ` again after ${((this.now() - since) / 1000).toFixed(1)} s` : ""}`);
     this.everConnected = true;
   }
 
@@ -166,7 +190,9 @@ export class RedisQuotaStore implements QuotaStore {
     this.downSince = this.now();
     if (this.lastError === "connecting") this.lastError = "connection closed";
     this.metrics.up.set(0);
-    this.log.warn(`quota store ${this.description}: connection lost (${this.lastError}); reconnecting; meanwhile allocations are answered by --quotaStoreFailureMode ${this.options.failureMode}`);
+    this.log.warn(
+      `quota store ${this.description}: connection lost (${this.lastError}); reconnecting; meanwhile allocations are answered by --quotaStoreFailureMode ${this.options.failureMode}`,
+    );
   }
 }
 

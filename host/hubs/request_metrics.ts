@@ -1,4 +1,4 @@
-// The hub's standard request and TCP metrics (standard_metrics.ts), counted
+// The hub's standard request and TCP metrics (host/config/standard_metrics.ts), counted
 // from every reported request and served on /metrics beside the hub's own.
 // Labels follow the HubMetrics documents in force; the label sets of each
 // metric are bounded (--requestMetricsMaxSeries): a report that would open
@@ -9,7 +9,17 @@ import type { Counter, Registry } from "prom-client";
 import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_rules.ts";
 import { specCounter } from "../telemetry/spec_metrics.ts";
 import type { AttributeMap } from "../wire/compressed.ts";
-import { HTTP_LABELS, labelValue, type LabelSource, type MetricId, REQUEST_DURATION_MILLISECONDS, reportProtocol, STANDARD_METRICS, type StandardMetric, TCP_LABELS } from "../config/standard_metrics.ts";
+import {
+  HTTP_LABELS,
+  labelValue,
+  type LabelSource,
+  type MetricId,
+  REQUEST_DURATION_MILLISECONDS,
+  reportProtocol,
+  STANDARD_METRICS,
+  type StandardMetric,
+  TCP_LABELS,
+} from "../config/standard_metrics.ts";
 
 /** One metric as configured: on or off, and its labels in order. */
 export interface MetricPlan {
@@ -97,7 +107,13 @@ class LiveMetric {
     return true;
   }
 
-  get(): { name: string; help: string; type: string; aggregator: string; values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> } {
+  get(): {
+    name: string;
+    help: string;
+    type: string;
+    aggregator: string;
+    values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>;
+  } {
     const values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> = [];
     for (const s of this.series.values()) {
       if (s.buckets === undefined) {
@@ -138,7 +154,12 @@ export class RequestMetrics {
     /** Label sets per metric (--requestMetricsMaxSeries). */
     private readonly maxSeries: number,
   ) {
-    this.overflow = specCounter(registry, "hub_request_metrics_overflow_total", "Reported requests not counted in a standard request metric because it already had --requestMetricsMaxSeries label sets", ["metric"]);
+    this.overflow = specCounter(
+      registry,
+      "hub_request_metrics_overflow_total",
+      "Reported requests not counted in a standard request metric because it already had --requestMetricsMaxSeries label sets",
+      ["metric"],
+    );
     this.configure([]);
   }
 

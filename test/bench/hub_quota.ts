@@ -79,14 +79,37 @@ export async function runHubQuotaBench(): Promise<string[]> {
     hubs.push({ name: "redis", hub: await startHub([...args, "--quotaStoreURL", redis.url, "--quotaStoreFailureMode", "deny"]), rates: [] });
     const type = messageType("mesh.hub.v1.CheckRequest");
     const payloads = Array.from({ length: 64 }, (_, i) =>
-      Buffer.from(type.encode(type.fromObject(checkRequest({ "request.path": `/items/${i}`, "source.user": `u${i % 8}` }, { [i % 2 ? "rolling" : "requests"]: { amount: 1, bestEffort: true } }))).finish()),
+      Buffer.from(
+        type
+          .encode(
+            type.fromObject(
+              checkRequest(
+                { "request.path": `/items/${i}`, "source.user": `u${i % 8}` },
+                { [i % 2 ? "rolling" : "requests"]: { amount: 1, bestEffort: true } },
+              ),
+            ),
+          )
+          .finish(),
+      ),
     );
     for (const h of hubs) await checksFor(h.hub.client, payloads, 1); // warm-up
     for (let r = 0; r < ROUNDS; r++) for (const h of hubs) h.rates.push(await checksFor(h.hub.client, payloads, ROUND_SECONDS));
 
     const location = parseQuotaStoreURL(redis.url);
-    const log = new Logger(["adapters"], { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "none"]] as const), stacktraceLevels: new Map(), targets: [] }).scope("adapters");
-    redisStore = new RedisQuotaStore({ location: location as Extract<typeof location, { kind: "redis" }>, timeoutMs: 1000, failureMode: "deny", metrics: new QuotaStoreMetrics(new Registry()), log });
+    const log = new Logger(["adapters"], {
+      asJson: false,
+      callerScopes: new Set(),
+      outputLevels: new Map([["default", "none"]] as const),
+      stacktraceLevels: new Map(),
+      targets: [],
+    }).scope("adapters");
+    redisStore = new RedisQuotaStore({
+      location: location as Extract<typeof location, { kind: "redis" }>,
+      timeoutMs: 1000,
+      failureMode: "deny",
+      metrics: new QuotaStoreMetrics(new Registry()),
+      log,
+    });
     if (!(await redisStore.waitUntilReady(30_000))) throw new Error("redis-server did not answer");
     const memory = new MemQuotaStore();
     await allocations(redisStore, "FIXED_WINDOW", 2000); // warm-up (scripts loaded)

@@ -133,20 +133,48 @@ describe("three hub replicas sharing quotas through Redis, one sidecar, Promethe
     redis = await startRedis();
     const hubDir = tempDir("mesh-hub-");
     writeFileSync(join(hubDir, "quotas.yaml"), HUB_CONFIG);
-    const args = ["--configStoreURL", `fs://${hubDir}`, "--configDefaultNamespace", "mesh-system", "--quotaStoreURL", redis.url, "--quotaStoreTimeout", `${STORE_TIMEOUT_MS}ms`];
+    const args = [
+      "--configStoreURL",
+      `fs://${hubDir}`,
+      "--configDefaultNamespace",
+      "mesh-system",
+      "--quotaStoreURL",
+      redis.url,
+      "--quotaStoreTimeout",
+      `${STORE_TIMEOUT_MS}ms`,
+    ];
     hubs = await Promise.all([startHub(args), startHub(args), startHub(args)]);
     app = await startEchoApp();
     const sidecarDir = tempDir("mesh-sidecar-");
     writeFileSync(join(sidecarDir, "config.yaml"), SIDECAR_CONFIG);
     sidecar = await startDaemon(
       AGENT_BIN,
-      ["proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", String(app.port), "--configDir", sidecarDir, "--inboundService", SERVICE, "--cluster", `hub_server=${hubs.map((h) => `127.0.0.1:${h.listeners.grpcPort}`).join(",")}`],
+      [
+        "proxy",
+        "--inboundPort",
+        "0",
+        "--outboundPort",
+        "0",
+        "--proxyAdminPort",
+        "0",
+        "--appPort",
+        String(app.port),
+        "--configDir",
+        sidecarDir,
+        "--inboundService",
+        SERVICE,
+        "--cluster",
+        `hub_server=${hubs.map((h) => `127.0.0.1:${h.listeners.grpcPort}`).join(",")}`,
+      ],
       "disco-agent listening ",
       undefined,
       { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" },
     );
     inbound = `http://127.0.0.1:${sidecar.listening.inbound}`;
-    prometheus = await startPrometheus("hubs", hubs.map((h) => `127.0.0.1:${h.listeners.monitoringPort}`));
+    prometheus = await startPrometheus(
+      "hubs",
+      hubs.map((h) => `127.0.0.1:${h.listeners.monitoringPort}`),
+    );
   });
   after(async () => {
     await prometheus?.stop();
@@ -165,7 +193,12 @@ describe("three hub replicas sharing quotas through Redis, one sidecar, Promethe
     assert.ok(n >= QUOTA && n <= QUOTA + bound, `admitted ${n}, expected ${QUOTA}..${QUOTA + bound}`);
     t.diagnostic(`FIXED_WINDOW: admitted ${n} of 1000, bound ${QUOTA}+${bound}`);
     assert.equal(sent.filter((s) => s.status !== 200 && s.status !== 429).length, 0, "every other answer is 429");
-    for (const hub of hubs) assert.match(await metricsText(hub), /hub_runtime_dispatches_total\{handler="HubQuota mesh-system\/fixed",variety="quota"\} [1-9]/, "round robin: every replica allocated");
+    for (const hub of hubs)
+      assert.match(
+        await metricsText(hub),
+        /hub_runtime_dispatches_total\{handler="HubQuota mesh-system\/fixed",variety="quota"\} [1-9]/,
+        "round robin: every replica allocated",
+      );
   });
 
   it("ROLLING_WINDOW, with Redis killed mid-run: enforced before; within the bound after the kill, requests pass (allow); no replica restarts", async (t) => {
@@ -241,6 +274,9 @@ describe("three hub replicas sharing quotas through Redis, one sidecar, Promethe
       return [...answered].every(([code, n]) => byCode.get(code) === n) ? byCode : undefined;
     });
     assert.deepEqual(new Map([...scraped].sort()), new Map([...answered].sort()));
-    assert.deepEqual((await prometheus.query('up{job="hubs"}')).map((x) => x.value), [1, 1, 1]);
+    assert.deepEqual(
+      (await prometheus.query('up{job="hubs"}')).map((x) => x.value),
+      [1, 1, 1],
+    );
   });
 });

@@ -13,7 +13,13 @@ import { RedisQuotaStore } from "../../host/hubs/redis_quota_store.ts";
 import { Logger } from "../../host/telemetry/logger.ts";
 import { startRedis, type RedisServer } from "../support/redis.ts";
 
-const quietLog = new Logger(["adapters"], { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "none"]] as const), stacktraceLevels: new Map(), targets: [] }).scope("adapters");
+const quietLog = new Logger(["adapters"], {
+  asJson: false,
+  callerScopes: new Set(),
+  outputLevels: new Map([["default", "none"]] as const),
+  stacktraceLevels: new Map(),
+  targets: [],
+}).scope("adapters");
 
 let redis: RedisServer;
 const redisStores: RedisQuotaStore[] = [];
@@ -25,7 +31,11 @@ after(async () => {
   await redis?.stop();
 });
 
-async function redisStore(now: () => number, failureMode: "allow" | "deny" = "deny", timeoutMs = 2000): Promise<{ store: RedisQuotaStore; metrics: QuotaStoreMetrics; registry: Registry }> {
+async function redisStore(
+  now: () => number,
+  failureMode: "allow" | "deny" = "deny",
+  timeoutMs = 2000,
+): Promise<{ store: RedisQuotaStore; metrics: QuotaStoreMetrics; registry: Registry }> {
   const registry = new Registry();
   const metrics = new QuotaStoreMetrics(registry);
   const location = parseQuotaStoreURL(redis.url);
@@ -133,7 +143,11 @@ describe("redis quota store: shared by replicas", () => {
       const asks: Array<Promise<{ granted: number }>> = [];
       for (let i = 0; i < 300; i++) {
         const { store } = replicas[i % 3];
-        asks.push(Promise.resolve(store.allocate({ quotaName: key, key, algorithm, maxAmount: 100, windowMs: 3_600_000, bucketMs: 60_000, amount: 1, bestEffort: i % 2 === 0 })));
+        asks.push(
+          Promise.resolve(
+            store.allocate({ quotaName: key, key, algorithm, maxAmount: 100, windowMs: 3_600_000, bucketMs: 60_000, amount: 1, bestEffort: i % 2 === 0 }),
+          ),
+        );
       }
       const granted = (await Promise.all(asks)).reduce((n, a) => n + a.granted, 0);
       assert.equal(granted, 100, algorithm);
@@ -142,9 +156,28 @@ describe("redis quota store: shared by replicas", () => {
 
   it("keys expire on their own: the counter with its window, the deduplication record after 10 s", async () => {
     const { store } = await redisStore(() => Date.now());
-    await store.allocate({ quotaName: "exp", key: "exp", algorithm: "ROLLING_WINDOW", maxAmount: 5, windowMs: 60_000, bucketMs: 1, amount: 1, bestEffort: false, deduplicationId: "d1" });
+    await store.allocate({
+      quotaName: "exp",
+      key: "exp",
+      algorithm: "ROLLING_WINDOW",
+      maxAmount: 5,
+      windowMs: 60_000,
+      bucketMs: 1,
+      amount: 1,
+      bestEffort: false,
+      deduplicationId: "d1",
+    });
     await new Promise((r) => setTimeout(r, 5));
-    await store.allocate({ quotaName: "exp", key: "exp", algorithm: "ROLLING_WINDOW", maxAmount: 5, windowMs: 60_000, bucketMs: 1, amount: 1, bestEffort: false });
+    await store.allocate({
+      quotaName: "exp",
+      key: "exp",
+      algorithm: "ROLLING_WINDOW",
+      maxAmount: 5,
+      windowMs: 60_000,
+      bucketMs: 1,
+      amount: 1,
+      bestEffort: false,
+    });
     const ttl = async (key: string) => Number((await redis.command("PTTL", key)).replace(/^:/, ""));
     for (const key of ["mesh-hub:quota:exp;rolling.meta", "mesh-hub:quota:exp;rolling.data"]) {
       const t = await ttl(key);
@@ -156,10 +189,23 @@ describe("redis quota store: shared by replicas", () => {
 
   it("scripts lost by Redis (SCRIPT FLUSH, a restart) are loaded again without a failed allocation", async () => {
     const { store, metrics } = await redisStore(() => Date.now());
-    const ask = () => store.allocate({ quotaName: "flush", key: "flush", algorithm: "FIXED_WINDOW", maxAmount: 5, windowMs: 60_000, bucketMs: 0, amount: 1, bestEffort: false });
+    const ask = () =>
+      store.allocate({
+        quotaName: "flush",
+        key: "flush",
+        algorithm: "FIXED_WINDOW",
+        maxAmount: 5,
+        windowMs: 60_000,
+        bucketMs: 0,
+        amount: 1,
+        bestEffort: false,
+      });
     assert.equal((await ask()).granted, 1);
     await redis.command("SCRIPT", "FLUSH");
     assert.equal((await ask()).granted, 1);
-    assert.equal((await metrics.errors.get()).values.reduce((n, v) => n + v.value, 0), 0);
+    assert.equal(
+      (await metrics.errors.get()).values.reduce((n, v) => n + v.value, 0),
+      0,
+    );
   });
 });

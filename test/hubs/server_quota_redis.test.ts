@@ -12,7 +12,18 @@ import { parseQuotaStoreURL } from "../../host/hubs/quota_store_url.ts";
 import { startDaemon } from "../support/processes.ts";
 import { runProcess } from "../support/processes.ts";
 import { startRedis, type RedisServer } from "../support/redis.ts";
-import { checkRequest, HubClient, HUBS_BIN, metricValue, metricsText, startHub, tempDir, waitFor, writeConfig, type HubProcess } from "./support/hub_process.ts";
+import {
+  checkRequest,
+  HubClient,
+  HUBS_BIN,
+  metricValue,
+  metricsText,
+  startHub,
+  tempDir,
+  waitFor,
+  writeConfig,
+  type HubProcess,
+} from "./support/hub_process.ts";
 
 const RULES = `apiVersion: config.mesh.io/v1alpha2
 kind: HubQuota
@@ -57,7 +68,16 @@ for (const mode of ["deny", "allow"] as const) {
       redis = await startRedis();
       const dir = tempDir();
       writeConfig(dir, "quotas.yaml", RULES);
-      const args = ["--configStoreURL", `fs://${dir}`, "--quotaStoreURL", `${redis.url}/3`, "--quotaStoreTimeout", `${STORE_TIMEOUT_MS}ms`, "--quotaStoreFailureMode", mode];
+      const args = [
+        "--configStoreURL",
+        `fs://${dir}`,
+        "--quotaStoreURL",
+        `${redis.url}/3`,
+        "--quotaStoreTimeout",
+        `${STORE_TIMEOUT_MS}ms`,
+        "--quotaStoreFailureMode",
+        mode,
+      ];
       hubs = await Promise.all([startHub(args), startHub(args)]);
     });
     after(async () => {
@@ -96,7 +116,10 @@ for (const mode of ["deny", "allow"] as const) {
           const text = await healthz(hub);
           return text.includes("unavailable") ? text : undefined;
         });
-        assert.match(health, new RegExp(`^ok\\nquota store redis://127\\.0\\.0\\.1:\\d+/3: unavailable since .*; allocations answered by --quotaStoreFailureMode ${mode}\\n$`));
+        assert.match(
+          health,
+          new RegExp(`^ok\\nquota store redis://127\\.0\\.0\\.1:\\d+/3: unavailable since .*; allocations answered by --quotaStoreFailureMode ${mode}\\n$`),
+        );
         const text = await metricsText(hub);
         assert.ok(metricValue(text, 'hub_quota_store_errors_total{reason="unavailable"}')! >= 1, text);
         assert.equal(metricValue(text, `hub_quota_store_failure_answers_total{result="${mode === "deny" ? "denied" : "allowed"}"}`), 3);
@@ -128,7 +151,9 @@ for (const mode of ["deny", "allow"] as const) {
       } finally {
         redis.resume();
       }
-      await waitFor("answers from Redis again", async () => (await ask(hubs[0], "fixed")).status === undefined && /: ok\n$/.test(await healthz(hubs[0])) ? true : undefined);
+      await waitFor("answers from Redis again", async () =>
+        (await ask(hubs[0], "fixed")).status === undefined && /: ok\n$/.test(await healthz(hubs[0])) ? true : undefined,
+      );
     });
   });
 }
@@ -137,20 +162,39 @@ describe("hubs server --quotaStoreURL and its companions: refused values", () =>
   it("reads redis:// and rediss:// URLs: host, port (6379), database (0), credentials kept out of descriptions", () => {
     assert.deepEqual(parseQuotaStoreURL(""), { kind: "memory" });
     const r = parseQuotaStoreURL("rediss://hub:s3cret@redis.mesh-system:6380/2");
-    assert.deepEqual(r.kind === "redis" && [r.tls, r.host, r.port, r.db, r.description], [true, "redis.mesh-system", 6380, 2, "rediss://redis.mesh-system:6380/2"]);
+    assert.deepEqual(r.kind === "redis" && [r.tls, r.host, r.port, r.db, r.description], [
+      true,
+      "redis.mesh-system",
+      6380,
+      2,
+      "rediss://redis.mesh-system:6380/2",
+    ]);
     const d = parseQuotaStoreURL("redis://10.0.0.5");
     assert.deepEqual(d.kind === "redis" && [d.tls, d.port, d.db], [false, 6379, 0]);
   });
 
   for (const [args, message] of [
-    [["--quotaStoreURL", "memcached://127.0.0.1:11211"], /--quotaStoreURL "memcached:\/\/127\.0\.0\.1:11211": scheme memcached is not supported \(expected redis:\/\/\[\[USER\]:PASSWORD@\]HOST\[:PORT\]\[\/DB\] or rediss:\/\/… \(TLS\), or empty for the memory store\)/],
+    [
+      ["--quotaStoreURL", "memcached://127.0.0.1:11211"],
+      /--quotaStoreURL "memcached:\/\/127\.0\.0\.1:11211": scheme memcached is not supported \(expected redis:\/\/\[\[USER\]:PASSWORD@\]HOST\[:PORT\]\[\/DB\] or rediss:\/\/… \(TLS\), or empty for the memory store\)/,
+    ],
     [["--quotaStoreURL", "redis://127.0.0.1:6379/cache"], /database "cache" is not a number/],
     [["--quotaStoreURL", "127.0.0.1:6379"], /--quotaStoreURL "127\.0\.0\.1:6379": /],
     [["--quotaStoreFailureMode", "maybe"], /--quotaStoreFailureMode.*maybe/],
     [["--quotaStoreTimeout", "0s"], /--quotaStoreTimeout: expected a positive duration/],
   ] as const) {
     it(`${args.join(" ")}: exit 2 naming the flag`, async () => {
-      const r = await runProcess(process.execPath, [HUBS_BIN, "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", ...args]);
+      const r = await runProcess(process.execPath, [
+        HUBS_BIN,
+        "server",
+        "--address",
+        "tcp://127.0.0.1:0",
+        "--monitoringPort",
+        "0",
+        "--ctrlz_port",
+        "0",
+        ...args,
+      ]);
       assert.equal(r.status, 2, r.stdout + r.stderr);
       assert.match(r.stderr + r.stdout, message);
     });
@@ -177,7 +221,10 @@ async function tlsFiles(dir: string): Promise<{ caFile: string; certFile: string
     signingAlgorithm: signingAlgorithmOf(caKeys.privateKey),
     notBefore: new Date(Date.now() - 60_000),
     notAfter: new Date(Date.now() + 3_600_000),
-    extensions: [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]), new x509.SubjectAlternativeNameExtension([{ type: "ip", value: "127.0.0.1" }])],
+    extensions: [
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension([{ type: "ip", value: "127.0.0.1" }]),
+    ],
   });
   const files = { caFile: join(dir, "ca.pem"), certFile: join(dir, "redis.pem"), keyFile: join(dir, "redis-key.pem") };
   writeFileSync(files.caFile, ca.toString("pem"));
@@ -195,7 +242,21 @@ describe("hubs server --quotaStoreURL rediss://: Redis over TLS", () => {
     const start = (env: NodeJS.ProcessEnv) =>
       startDaemon<{ grpc: string; monitoringPort: number }>(
         HUBS_BIN,
-        ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--configStoreURL", `fs://${dir}`, "--quotaStoreURL", `rediss://127.0.0.1:${redis.port}`, "--quotaStoreFailureMode", "deny"],
+        [
+          "server",
+          "--address",
+          "tcp://127.0.0.1:0",
+          "--monitoringPort",
+          "0",
+          "--ctrlz_port",
+          "0",
+          "--configStoreURL",
+          `fs://${dir}`,
+          "--quotaStoreURL",
+          `rediss://127.0.0.1:${redis.port}`,
+          "--quotaStoreFailureMode",
+          "deny",
+        ],
         "hubs listening ",
         undefined,
         { ...process.env, ...env },
@@ -206,11 +267,17 @@ describe("hubs server --quotaStoreURL rediss://: Redis over TLS", () => {
     try {
       const ask = async (client: HubClient) => (await client.check(checkRequest({ "request.path": "/" }, { fixed: { amount: 2 } }))).response!.quotas!.fixed;
       assert.equal((await ask(clients[0])).grantedAmount, 2);
-      assert.match(await (await fetch(`http://127.0.0.1:${trusted.listening.monitoringPort}/healthz`)).text(), /quota store rediss:\/\/127\.0\.0\.1:\d+\/0: ok/);
+      assert.match(
+        await (await fetch(`http://127.0.0.1:${trusted.listening.monitoringPort}/healthz`)).text(),
+        /quota store rediss:\/\/127\.0\.0\.1:\d+\/0: ok/,
+      );
       const refused = await ask(clients[1]);
       assert.equal(refused.grantedAmount ?? 0, 0, "a server certificate the hub cannot verify is never trusted");
       assert.match(refused.status?.message ?? "", /quota store unavailable/);
-      assert.match(await (await fetch(`http://127.0.0.1:${untrusted.listening.monitoringPort}/healthz`)).text(), /unavailable since .*(certificate|self.signed|issuer)/i);
+      assert.match(
+        await (await fetch(`http://127.0.0.1:${untrusted.listening.monitoringPort}/healthz`)).text(),
+        /unavailable since .*(certificate|self.signed|issuer)/i,
+      );
     } finally {
       clients.forEach((c) => c.close());
       await trusted.stop();

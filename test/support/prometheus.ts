@@ -33,16 +33,25 @@ function freePort(): Promise<number> {
 export async function startPrometheus(job: string, targets: readonly string[]): Promise<PrometheusServer> {
   const dir = tempDir("mesh-prometheus-");
   const config = join(dir, "prometheus.yml");
-  writeFileSync(config, `global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n- job_name: ${job}\n  static_configs:\n  - targets: [${targets.map((t) => JSON.stringify(t)).join(", ")}]\n`);
+  writeFileSync(
+    config,
+    `global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n- job_name: ${job}\n  static_configs:\n  - targets: [${targets.map((t) => JSON.stringify(t)).join(", ")}]\n`,
+  );
   const port = await freePort();
   let output = "";
-  const proc: ChildProcess = spawnOwned(prometheusProgram("prometheus"), [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const proc: ChildProcess = spawnOwned(
+    prometheusProgram("prometheus"),
+    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   proc.stdout!.on("data", (c: Buffer) => (output += c.toString()));
   proc.stderr!.on("data", (c: Buffer) => (output += c.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const spawnError = new Promise<never>((_, reject) => proc.once("error", (e) => reject(new Error(`prometheus could not start (${e.message}): node build/system-tools.mjs unpacks it`))));
+  const spawnError = new Promise<never>((_, reject) =>
+    proc.once("error", (e) => reject(new Error(`prometheus could not start (${e.message}): node build/system-tools.mjs unpacks it`))),
+  );
   await Promise.race([
     spawnError,
     waitFor("prometheus to be ready", async () => {
@@ -58,7 +67,9 @@ export async function startPrometheus(job: string, targets: readonly string[]): 
   return {
     url,
     query: async (promql) => {
-      const data = (await api(`/api/v1/query?query=${encodeURIComponent(promql)}`)) as { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+      const data = (await api(`/api/v1/query?query=${encodeURIComponent(promql)}`)) as {
+        result: Array<{ metric: Record<string, string>; value: [number, string] }>;
+      };
       return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
     },
     targets: async () => ((await api("/api/v1/targets")) as { activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }).activeTargets,

@@ -86,19 +86,38 @@ export interface RedisTls {
 export async function startRedis(port?: number, tls?: RedisTls): Promise<RedisServer> {
   const chosen = port ?? (await freePort());
   const portArgs = tls
-    ? ["--port", "0", "--tls-port", String(chosen), "--tls-cert-file", tls.certFile, "--tls-key-file", tls.keyFile, "--tls-ca-cert-file", tls.caFile, "--tls-auth-clients", "no"]
+    ? [
+        "--port",
+        "0",
+        "--tls-port",
+        String(chosen),
+        "--tls-cert-file",
+        tls.certFile,
+        "--tls-key-file",
+        tls.keyFile,
+        "--tls-ca-cert-file",
+        tls.caFile,
+        "--tls-auth-clients",
+        "no",
+      ]
     : ["--port", String(chosen)];
   const dir = tempDir("mesh-redis-");
   let proc: ChildProcess | undefined;
   let output = "";
   const launch = async () => {
     output = "";
-    const p = spawnOwned("redis-server", [...portArgs, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--protected-mode", "no", "--daemonize", "no"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const p = spawnOwned(
+      "redis-server",
+      [...portArgs, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--protected-mode", "no", "--daemonize", "no"],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     p.stdout!.on("data", (c: Buffer) => (output += c.toString()));
     p.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-    const spawnError = new Promise<never>((_, reject) => p.once("error", (e) => reject(new Error(`redis-server could not start (${e.message}): node build/system-tools.mjs installs it`))));
+    const spawnError = new Promise<never>((_, reject) =>
+      p.once("error", (e) => reject(new Error(`redis-server could not start (${e.message}): node build/system-tools.mjs installs it`))),
+    );
     proc = p;
     await Promise.race([
       spawnError,

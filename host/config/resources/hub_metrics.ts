@@ -1,5 +1,5 @@
 // HubMetrics: which attributes feed which label of the hub's standard
-// request metrics (host/hubs/standard_metrics.ts holds upstream's defaults).
+// request metrics (host/config/standard_metrics.ts holds upstream's defaults).
 // Shaped as upstream's Telemetry API metric overrides: a match by metric, an
 // on/off switch, and tag overrides that add, replace or remove labels; a
 // value is written as upstream's metric instances wrote dimensions
@@ -12,7 +12,9 @@ import { attempt, attemptEach } from "../problems.ts";
 export const METRIC_MATCHES = ["ALL_METRICS", ...METRIC_IDS] as const;
 export const TAG_OPERATIONS = ["UPSERT", "REMOVE"] as const;
 
-export type TagOverride = { readonly label: string; readonly operation: "UPSERT"; readonly value: LabelExpression } | { readonly label: string; readonly operation: "REMOVE" };
+export type TagOverride =
+  | { readonly label: string; readonly operation: "UPSERT"; readonly value: LabelExpression }
+  | { readonly label: string; readonly operation: "REMOVE" };
 
 export interface MetricsOverride {
   /** The metrics it applies to (ALL_METRICS: every one). */
@@ -43,7 +45,8 @@ export function decodeMetricsSpec(spec: Field): { overrides: MetricsOverride[]; 
       .get("tagOverrides")
       .entries()
       .map(([label, f]): TagOverride => {
-        if (!LABEL_NAME.test(label) || label.startsWith("__") || label === "le") f.invalid(`label name ${JSON.stringify(label)}: expected [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ and not le`);
+        if (!LABEL_NAME.test(label) || label.startsWith("__") || label === "le")
+          f.invalid(`label name ${JSON.stringify(label)}: expected [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ and not le`);
         f.allowOnly(["operation", "value"]);
         const operation = f.get("operation").enumOf(TAG_OPERATIONS, "UPSERT");
         if (operation === "REMOVE") {
