@@ -29,6 +29,7 @@ const HOST_LAYERS = [
   { units: ["host/anchor", "host/hubs"], why: "servers: the CA and the policy hub" },
   { units: ["host/discovery"], why: "the control plane: the model turned into xDS for proxies" },
   { units: ["host/proxy"], why: "the data path: the sidecar, a client of the control plane's protocol" },
+  { units: ["host/library"], why: "the package's API for Node servers: the sidecar's filter host behind createFilter, middleware and the Fastify plugin" },
   { units: ["host/demo"], why: "the local demo mesh, run by npm start and meshctl" },
   { units: ["host/cli"], why: "meshctl: reads every layer below" },
   { units: ["host/daemon/spec_surface"], why: "each program's documented flags and metrics, read from the parts that define them" },

@@ -55,6 +55,7 @@ export class RootRotator {
       return;
     }
     const first = this.options.jitter ? Math.floor((this.options.random ?? Math.random)() * this.options.checkIntervalMs) : this.options.checkIntervalMs;
+    this.options.log.debug(`self-signed root cert rotator: first check in ${first} ms, then every ${this.options.checkIntervalMs} ms`);
     this.schedule(first);
   }
 

@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { CERTIFICATE_SERVICE } from "./protocol.ts";
@@ -183,10 +184,11 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     for (const c of closers.reverse()) await c();
   };
   try {
-    const monitoring = await startMonitoring({ port: options.monitoringPort, registry: metrics.registry, info: buildInfo, healthy: () => serving && !closing, profiling: options.enableProfiling });
+    const monitoring = await bindNamed("--monitoring-port", options.monitoringPort, startMonitoring({ port: options.monitoringPort, registry: metrics.registry, info: buildInfo, healthy: () => serving && !closing, profiling: options.enableProfiling }));
     closers.push(() => monitoring.close());
+    logger.scope("monitor").info(`self-monitoring (/metrics, /version, health) on port ${monitoring.port}`, { profiling: options.enableProfiling });
 
-    const ctrlz = await startCtrlz({
+    const ctrlz = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
       address: options.ctrlzAddress,
       port: options.ctrlzPort,
       component: "mesh_ca",
@@ -213,7 +215,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
           lastIssued: ca.lastIssued,
         }),
       },
-    });
+    }));
     closers.push(() => ctrlz.close());
 
     if (selfSigned) {
@@ -260,7 +262,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     }
 
     const hostPort = grpcHostPort(options.grpcAddress, options.grpcPort);
-    const grpcPort = servingCert ? await bindTls(server, hostPort, servingCert) : await bindInsecure(server, hostPort);
+    const grpcPort = await bindNamed("--grpc-port", hostPort, servingCert ? bindTls(server, hostPort, servingCert) : bindInsecure(server, hostPort));
     if (!servingCert) log.warn("gRPC is plain text (--grpc-plaintext): tokens travel in clear and renewals cannot be authenticated by certificate; for local development only");
     closers.push(() => {
       health?.setServing(false);

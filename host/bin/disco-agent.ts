@@ -17,6 +17,7 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT, DEFAULT_TOKEN_MANAGER_PLUGIN, SIDECAR_LOG_SCOPES } from "../proxy/defaults.ts";
 import { adminRequest } from "../proxy/admin_client.ts";
 import { DEFAULT_LISTENER_LIMITS } from "../proxy/listener_limits.ts";
+import type { AgentOptions } from "../proxy/agent_options.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks_defaults.ts";
 
 const UINT16 = intFlag(0, 65535);
@@ -36,10 +37,11 @@ const proxy = addLoggingFlags(
     .option("--appHost <host>", "host of the local app", "127.0.0.1")
     .option("--tcpPort <port>", "TCP listener in front of the app's TCP port, filtered by TcpClientConfig (off unless given)", UINT16)
     .option("--tcpAppPort <port>", "the app's TCP port (default: --appPort)", UINT16)
-    .option("--bindAddress <address>", "address the listeners bind to", "127.0.0.1")
+    .option("--bindAddress <address>", "address the inbound, tcp and status listeners bind to (the pod's address); the outbound listener is on loopback", "127.0.0.1")
+    .option("--adminBindAddress <address>", "address the admin listener binds to; default loopback (a warning when it is not)")
     .option("--configDir <dir>", "directory of resource YAML/JSON (watched; a bad file keeps the last good configuration); standalone use, without --discoveryAddress")
     .option("--discoveryAddress <HOST:PORT>", "disco-discovery's xDS address: the configuration comes over ADS (every change pushed) instead of --configDir")
-    .option("--cluster <NAME=HOST:PORT>", "a named upstream, repeatable (hub_server for the hub; service FQDNs for outbound calls)", collect, [])
+    .option("--cluster <NAME=HOST:PORT[,HOST:PORT…]>", "a named upstream, repeatable (hub_server for the hub, several addresses = replicas taken round robin; service FQDNs for outbound calls)", collect, [])
     .option("--inboundService <fqdn>", "service the inbound listener fronts (selects its ServiceConfig)", "")
     .addOption(new Option("--drainDuration <duration>", "time to let requests in flight finish on shutdown").argParser(durationFlag).default(45_000, formatGoDuration(45_000)))
     .addOption(new Option("--parentShutdownDuration <duration>", "hard limit of a shutdown").argParser(durationFlag).default(60_000, formatGoDuration(60_000)))
@@ -87,7 +89,8 @@ addNotApplicableFlags(proxy, [na("--concurrency", "value", "0", "the sidecar ser
 // --trust-domain and its old spelling share the option value `trustDomain`.
 let deprecatedTrustDomain = false;
 proxy.on("option:trustDomain", () => (deprecatedTrustDomain = true));
-proxy.action(async (opts: Record<string, unknown>) => {
+// Commander's parsers have checked each flag; its values are the typed AgentOptions (plus the logging flags).
+proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
   refuseNotApplicableEnvironment(AGENT_NOT_APPLICABLE_ENV, "disco-agent proxy");
   let vars;
   let logger: Logger;
@@ -106,12 +109,12 @@ proxy.action(async (opts: Record<string, unknown>) => {
   } catch (e) {
     usageError("disco-agent proxy", (e as Error).message);
   }
-  const requestedTtl = (opts.workloadCertTtl as number | undefined) ?? vars.secretTtlMs;
+  const requestedTtl = opts.workloadCertTtl ?? vars.secretTtlMs;
   if (vars.secretGraceMs !== undefined && requestedTtl > 0 && vars.secretGraceMs >= requestedTtl) {
     usageError("disco-agent proxy", `SECRET_GRACE_DURATION=${formatGoDuration(vars.secretGraceMs)} is not shorter than the requested certificate lifetime ${formatGoDuration(requestedTtl)} (SECRET_TTL / --workloadCertTtl): every certificate would be renewed at once`);
   }
   if (deprecatedTrustDomain) logger.scope("default").warn("--trustDomain is deprecated: use --trust-domain");
-  const settings: Record<string, unknown> = {
+  const settings: AgentOptions = {
     ...opts,
     caAddress: opts.caAddress ?? vars.caAddress,
     trustDomain: opts.trustDomain ?? vars.trustDomain,
@@ -119,12 +122,16 @@ proxy.action(async (opts: Record<string, unknown>) => {
     ...(vars.secretGraceMs !== undefined ? { secretGraceDuration: vars.secretGraceMs } : {}),
     initialBackoffMs: vars.initialBackoffMs,
     connectTimeout: opts.connectTimeout,
+    ...(vars.terminationDrainMs !== undefined ? { terminationDrainMs: vars.terminationDrainMs } : {}),
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
   const env = { ...rest, ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}), ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}) };
   // The sidecar (gRPC, protobufjs, jose, the filter module) loads only now that the flags are good.
   const { runProxyCommand } = await import("../proxy/agent_command.ts");
-  process.exitCode = await runProxyCommand(settings, logger, env);
+  const code = await runProxyCommand(settings, logger, env);
+  // Whatever a failed start left open (a watcher, a gRPC channel) must not keep the agent alive: an orchestrator restarts only what exits.
+  logger.close();
+  process.exit(code);
 });
 
 addLoggingFlags(program

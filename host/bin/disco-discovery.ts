@@ -28,6 +28,10 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 
 const PROGRAM = "disco-discovery discovery";
 const program = standardProgram(new Command("disco-discovery").description("Mesh control plane: serves the mesh over xDS"));
+// Spec 2's common flags (the logging flags and --ctrlz_*/--keepalive*) are upstream's persistent flags:
+// given before the subcommand, they apply to it (`disco-discovery --log_output_level ads:debug discovery …`).
+// Positional: a flag before the subcommand is the root's, one after it the subcommand's.
+program.enablePositionalOptions();
 
 function addressFlag(value: string): string {
   try {
@@ -71,7 +75,8 @@ const discovery = addLoggingFlags(
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
 addNotApplicableFlags(discovery, DISCOVERY_NOT_APPLICABLE_FLAGS, PROGRAM);
-discovery.action(async (opts: Record<string, unknown>) => {
+discovery.action(async (given: Record<string, unknown>) => {
+  const opts = withRootFlags(discovery, given);
   let logger: Logger;
   try {
     logger = new Logger(d.DISCOVERY_LOG_SCOPES, loggingOptionsFrom(opts, d.DISCOVERY_LOG_SCOPES));
@@ -132,6 +137,7 @@ discovery.action(async (opts: Record<string, unknown>) => {
       ...(secureGrpc ? { secureGrpc } : {}),
       ...(webhooks ? { https: { address: webhooks.address, tls: webhooks.tls.files, injection } } : {}),
       webhookLog: logger.scope("validationServer"),
+      scopes: { model: logger.scope("model"), validation: logger.scope("validation"), rbac: logger.scope("rbac"), authn: logger.scope("authn") },
       http: parseListenAddress(opts.httpAddr as string),
       profiling: opts.profile as boolean,
       monitoring: parseListenAddress(opts.monitoringAddr as string),
@@ -196,5 +202,32 @@ addPersistentFlags(program.commands.find((c) => c.name() === "request")!).action
 
 addLoggingFlags(addVersionCommand(program));
 addPersistentFlags(program.commands.find((c) => c.name() === "version")!);
+addLoggingFlags(addPersistentFlags(program));
 
-await program.parseAsync(process.argv);
+/**
+ * The subcommand's options with the common flags given before it (on the
+ * root) filled in; a flag given after the subcommand wins.
+ */
+function withRootFlags(cmd: Command, opts: Record<string, unknown>): Record<string, unknown> {
+  const merged = { ...opts };
+  for (const [key, value] of Object.entries(program.opts())) {
+    if (program.getOptionValueSource(key) === "cli" && cmd.getOptionValueSource(key) !== "cli") {
+      merged[key] = value;
+      cmd.setOptionValueWithSource(key, value, "cli");
+    }
+  }
+  return merged;
+}
+
+/**
+ * `--log_as_json discovery`: a bool flag takes an optional value, and
+ * commander would read the subcommand as it; pflag never does, so here
+ * neither (`--log_as_json=false` still gives a value).
+ */
+function boolFlagsBeforeSubcommand(argv: string[]): string[] {
+  const subcommands = new Set(program.commands.map((c) => c.name()));
+  const bools = new Set(program.options.filter((o) => o.optional && o.long).map((o) => o.long!));
+  return argv.map((arg, i) => (i >= 2 && bools.has(arg) && subcommands.has(argv[i + 1] ?? "") ? `${arg}=true` : arg));
+}
+
+await program.parseAsync(boolFlagsBeforeSubcommand(process.argv));

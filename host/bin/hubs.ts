@@ -10,6 +10,7 @@ import { serveUntilSignal } from "../daemon/lifecycle.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import { HUB_NOT_APPLICABLE_ENV, HUB_NOT_APPLICABLE_FLAGS } from "../daemon/spec_surface/hubs.ts";
+import { envReader } from "../daemon/env_values.ts";
 import { fsStoreDir } from "../hubs/config_store.ts";
 import { addVersionCommand } from "../daemon/version.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
@@ -18,11 +19,46 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import * as d from "../hubs/options.ts";
 import { checkProbeFile } from "../daemon/probes.ts";
 import { DEFAULT_LOAD_SHEDDING, LOAD_SHEDDING_MODES, type LoadSheddingMode } from "../hubs/load_shedder.ts";
+import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS, QUOTA_STORE_FAILURE_MODES, type QuotaStoreFailureMode } from "../hubs/quota_failure.ts";
+import { parseQuotaStoreURL, type QuotaStoreLocation } from "../hubs/quota_store_url.ts";
 import { chooseHubTls, DEFAULT_CA_CERT_FILE, DEFAULT_CERT_FILE, DEFAULT_KEY_FILE } from "../hubs/mutual_tls.ts";
 
 const UINT16 = intFlag(0, 65535);
 const UINT32 = intFlag(0, 2 ** 32 - 1);
 const INT32 = intFlag(0, 2 ** 31 - 1);
+
+/** `hubs server`'s flags as commander's parsers leave them (each checked by its parser), read typed below. */
+interface HubServerFlags {
+  address: string;
+  averageLatencyThreshold: number;
+  burstSize: number;
+  caCertFile: string;
+  certFile: string;
+  configDefaultNamespace?: string;
+  configStoreURL: string;
+  configWaitTimeout: number;
+  ctrlz_address: string;
+  ctrlz_port: number;
+  keyFile: string;
+  latencyEnforcementThreshold: number;
+  latencySampleHalflife: number;
+  latencySamplesPerSecond: number;
+  livenessProbeInterval: number;
+  livenessProbePath: string;
+  loadsheddingMode: LoadSheddingMode;
+  maxConcurrentStreams: number;
+  maxMessageSize: number;
+  maxRequestsPerSecond: number;
+  monitoringPort: number;
+  port: number;
+  profile: boolean;
+  quotaStoreFailureMode: QuotaStoreFailureMode;
+  quotaStoreTimeout: number;
+  quotaStoreURL: string;
+  readinessProbeInterval: number;
+  readinessProbePath: string;
+  requestMetricsMaxSeries: number;
+}
 
 const program = standardProgram(new Command("hubs").description("Mesh policy and telemetry hub"));
 
@@ -54,10 +90,14 @@ const serverCommand = addLoggingFlags(
     .option("--readinessProbePath <path>", "readiness file", "")
     .addOption(new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoringPort").argParser(parseBoolFlag).default(false))
     .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
-    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
+    .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS)
+    .option("--quotaStoreURL <url>", "where quota counters live: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or rediss:// (shared by every replica); empty = this process's memory", "")
+    .addOption(new Option("--quotaStoreTimeout <duration>", "longest wait for one allocation in the shared quota store; then --quotaStoreFailureMode answers").argParser(durationFlag).default(DEFAULT_QUOTA_STORE_TIMEOUT_MS, formatGoDuration(DEFAULT_QUOTA_STORE_TIMEOUT_MS)))
+    .addOption(new Option("--quotaStoreFailureMode <mode>", "answer of an allocation the shared quota store cannot give: allow (grant what was asked, counted) or deny (grant nothing)").choices(QUOTA_STORE_FAILURE_MODES).default(DEFAULT_QUOTA_STORE_FAILURE_MODE))
+    .option("--requestMetricsMaxSeries <n>", "label sets per request metric (mesh_requests_total …); reports beyond them are counted in hub_request_metrics_overflow_total", INT32, d.DEFAULT_REQUEST_METRICS_MAX_SERIES),
 );
 addNotApplicableFlags(serverCommand, HUB_NOT_APPLICABLE_FLAGS, "hubs server");
-serverCommand.action(async (opts: Record<string, unknown>) => {
+serverCommand.action(async (opts: HubServerFlags & Record<string, unknown>) => {
   refuseNotApplicableEnvironment(HUB_NOT_APPLICABLE_ENV, "hubs server");
   let logger: Logger;
   try {
@@ -65,53 +105,74 @@ serverCommand.action(async (opts: Record<string, unknown>) => {
   } catch (e) {
     usageError("hubs server", (e as Error).message);
   }
-  const storeURL = opts.configStoreURL as string;
+  const storeURL = opts.configStoreURL;
   if (storeURL && fsStoreDir(storeURL) === undefined) {
     usageError("hubs server", `--configStoreURL ${JSON.stringify(storeURL)}: this hub supports fs://DIR only (orch:// needs an orchestrator API, mcps:// an MCP server)`);
   }
+  let quotaStore: QuotaStoreLocation;
+  try {
+    quotaStore = parseQuotaStoreURL(opts.quotaStoreURL);
+  } catch (e) {
+    usageError("hubs server", (e as Error).message);
+  }
+  if (opts.quotaStoreTimeout <= 0) usageError("hubs server", "--quotaStoreTimeout: expected a positive duration such as 500ms");
+  // Flags that only shape an evaluator another flag turns on: given alone they would change nothing.
+  const given = (key: string) => serverCommand.getOptionValueSource(key) === "cli";
+  for (const key of ["latencyEnforcementThreshold", "latencySampleHalflife", "latencySamplesPerSecond"]) {
+    if (given(key) && opts.averageLatencyThreshold === 0) usageError("hubs server", `--${key}: no effect without --averageLatencyThreshold (it shapes the latency evaluator that flag turns on)`);
+  }
+  if (given("burstSize") && opts.maxRequestsPerSecond === 0) usageError("hubs server", "--burstSize: no effect without --maxRequestsPerSecond (it is that rate limit's burst allowance)");
   const log = logger.scope("default");
   process.on("uncaughtException", (e) => {
     log.fatal(`uncaught exception: ${e.stack ?? e.message}`);
     process.exit(1);
   });
   const explicitTls = ["caCertFile", "certFile", "keyFile"].some((k) => serverCommand.getOptionValueSource(k) !== "default");
-  const bypass = process.env.BYPASS_OOP_MTLS_SAN_VERIFICATION ?? "";
-  if (!["", "true", "false", "1", "0"].includes(bypass)) usageError("hubs server", `BYPASS_OOP_MTLS_SAN_VERIFICATION=${JSON.stringify(bypass)}: expected true or false`);
+  let bypassSanVerification = false;
+  try {
+    bypassSanVerification = envReader(process.env).bool("BYPASS_OOP_MTLS_SAN_VERIFICATION", false);
+  } catch (e) {
+    usageError("hubs server", (e as Error).message);
+  }
   // The server (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
   const { LISTENING_LINE_PREFIX, startHubServer } = await import("../hubs/server.ts");
   let server;
   try {
     server = await startHubServer(
       {
-        tls: chooseHubTls({ caCertFile: opts.caCertFile as string, certFile: opts.certFile as string, keyFile: opts.keyFile as string }, explicitTls),
-        bypassSanVerification: bypass === "true" || bypass === "1",
-        port: opts.port as number,
-        address: opts.address as string,
-        monitoringPort: opts.monitoringPort as number,
-        maxMessageSize: opts.maxMessageSize as number,
-        maxConcurrentStreams: opts.maxConcurrentStreams as number,
+        tls: chooseHubTls({ caCertFile: opts.caCertFile, certFile: opts.certFile, keyFile: opts.keyFile }, explicitTls),
+        bypassSanVerification,
+        port: opts.port,
+        address: opts.address,
+        monitoringPort: opts.monitoringPort,
+        maxMessageSize: opts.maxMessageSize,
+        maxConcurrentStreams: opts.maxConcurrentStreams,
         apiWorkerPoolSize: d.DEFAULT_API_WORKER_POOL_SIZE,
         numCheckCacheEntries: d.DEFAULT_NUM_CHECK_CACHE_ENTRIES,
         loadShedding: {
-          mode: opts.loadsheddingMode as LoadSheddingMode,
-          maxRequestsPerSecond: opts.maxRequestsPerSecond as number,
-          burstSize: opts.burstSize as number,
-          averageLatencyThresholdMs: opts.averageLatencyThreshold as number,
-          latencyEnforcementThreshold: opts.latencyEnforcementThreshold as number,
-          latencySampleHalflifeMs: opts.latencySampleHalflife as number,
-          latencySamplesPerSecond: opts.latencySamplesPerSecond as number,
+          mode: opts.loadsheddingMode,
+          maxRequestsPerSecond: opts.maxRequestsPerSecond,
+          burstSize: opts.burstSize,
+          averageLatencyThresholdMs: opts.averageLatencyThreshold,
+          latencyEnforcementThreshold: opts.latencyEnforcementThreshold,
+          latencySampleHalflifeMs: opts.latencySampleHalflife,
+          latencySamplesPerSecond: opts.latencySamplesPerSecond,
         },
-        configStoreURL: opts.configStoreURL as string,
-        configDefaultNamespace: (opts.configDefaultNamespace as string | undefined) ?? (process.env.POD_NAMESPACE || d.DEFAULT_CONFIG_NAMESPACE),
-        configWaitTimeoutMs: opts.configWaitTimeout as number,
-        livenessProbePath: opts.livenessProbePath as string,
-        livenessProbeIntervalMs: opts.livenessProbeInterval as number,
-        readinessProbePath: opts.readinessProbePath as string,
-        readinessProbeIntervalMs: opts.readinessProbeInterval as number,
+        configStoreURL: opts.configStoreURL,
+        configDefaultNamespace: opts.configDefaultNamespace ?? (process.env.POD_NAMESPACE || d.DEFAULT_CONFIG_NAMESPACE),
+        configWaitTimeoutMs: opts.configWaitTimeout,
+        livenessProbePath: opts.livenessProbePath,
+        livenessProbeIntervalMs: opts.livenessProbeInterval,
+        readinessProbePath: opts.readinessProbePath,
+        readinessProbeIntervalMs: opts.readinessProbeInterval,
         singleThreaded: false,
-        profile: opts.profile as boolean,
-        ctrlzPort: opts.ctrlz_port as number,
-        ctrlzAddress: opts.ctrlz_address as string,
+        profile: opts.profile,
+        ctrlzPort: opts.ctrlz_port,
+        ctrlzAddress: opts.ctrlz_address,
+        quotaStore,
+        quotaStoreTimeoutMs: opts.quotaStoreTimeout,
+        quotaStoreFailureMode: opts.quotaStoreFailureMode,
+        requestMetricsMaxSeries: opts.requestMetricsMaxSeries,
       },
       { logger },
     );

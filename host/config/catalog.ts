@@ -21,7 +21,7 @@ import {
   decodeQuotaSpecBinding,
   decodeTcpClientConfig,
 } from "./resources/hub_client.ts";
-import { type HubAccessLog, type HubQuota, type HubRule, HUB_API_VERSION, HUB_KINDS, decodeHubDocument } from "./resources/hub_rules.ts";
+import { type HubAccessLog, type HubMetrics, type HubQuota, type HubRule, HUB_API_VERSION, HUB_KINDS, decodeHubDocument } from "./resources/hub_rules.ts";
 import {
   type DestinationRuleSpec,
   type GatewaySpec,
@@ -89,6 +89,7 @@ export interface KindSpecs {
   HubRule: HubRule;
   HubQuota: HubQuota;
   HubAccessLog: HubAccessLog;
+  HubMetrics: HubMetrics;
   Service: ServiceSpec;
   Endpoints: EndpointsSpec;
   Secret: SecretSpec;
@@ -116,6 +117,7 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   HubRule: HUB_API_VERSION,
   HubQuota: HUB_API_VERSION,
   HubAccessLog: HUB_API_VERSION,
+  HubMetrics: HUB_API_VERSION,
   Service: ORCH_CORE_API_VERSION,
   Endpoints: ORCH_CORE_API_VERSION,
   Secret: ORCH_CORE_API_VERSION,
@@ -198,6 +200,14 @@ export interface CatalogOptions {
 }
 
 export const DEFAULT_NAMESPACE = "default";
+/**
+ * Kinds whose unknown fields refuse the document, as upstream's strict proto
+ * decoding does (issue 25): the security and networking resources, where a
+ * misspelt field dropped with a warning leaves a workload less protected than
+ * written (`mtls: {mdoe: STRICT}`, a DestinationRule's `tsl: {mode: MUTUAL}`).
+ */
+const STRICT_FIELD_KINDS: ReadonlySet<Kind> = new Set(["PeerAuthentication", "RequestAuthentication", "AuthorizationPolicy", "DestinationRule", "Gateway", "VirtualService", "ServiceEntry"]);
+
 /** Spec 1, TcpClientConfig.reportInterval: values under 1 s are reset to 1 s. */
 const MIN_TCP_REPORT_INTERVAL_MS = 1000;
 
@@ -242,6 +252,7 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   HubRule: hubDecoder,
   HubQuota: hubDecoder,
   HubAccessLog: hubDecoder,
+  HubMetrics: hubDecoder,
   Service: (root) => decodeService(root.get("spec")),
   Endpoints: (root) => decodeEndpoints(root),
   Secret: (root) => decodeSecret(root),
@@ -280,7 +291,7 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
     const context: CollectingContext = { ...origin, warnings: [], errors: [] };
     const root = Field.root(doc.body, context);
     const decoder = (DECODERS as Record<string, SpecDecoder | undefined>)[doc.kind];
-    if (!decoder || !Object.hasOwn(DECODERS, doc.kind)) {
+    if (!decoder || !Object.hasOwn(DECODERS, doc.kind) || isOtherGroupsKind(doc)) {
       root.get("kind").warn(`unknown kind ${JSON.stringify(doc.kind)} (apiVersion ${doc.apiVersion}): not checked`);
       problems.push(...context.warnings.map((w) => problemFromWarning(w, origin)));
       continue;
@@ -297,6 +308,8 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
       const earlier = seen.get(key);
       // As applying the files in order would: the later definition replaces the earlier one.
       if (earlier) root.get("metadata").get("name").warn(`${id} is defined again: this definition (${doc.file}, document ${doc.index + 1}) replaces the one in ${earlier.file}, document ${earlier.index + 1}`);
+      // Below metadata, as upstream decodes the spec of these kinds (a document's `status` stays a warning).
+      context.strictFields = STRICT_FIELD_KINDS.has(kind);
       const decoded = DECODERS[kind](root, doc, namespace, id, checks, opts, context.warnings);
       if (context.errors!.length === 0) {
         seen.set(key, doc);
@@ -327,6 +340,20 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
   }
   if (opts.referential) problems.push(...checkReferences(resources));
   return freezeCatalog(resources, problems, docs.length, invalid, opts.domain);
+}
+
+/**
+ * A kind of the same name in another API group (the Gateway API's
+ * `gateway.networking.k8s.io` Gateway) is not the mesh's: not checked, as
+ * any unknown kind (orchestrator kinds excepted: a wrong version of them is an error). Upstream's and this mesh's own groups stay the mesh's,
+ * so a wrong version there is an error naming the served ones.
+ */
+function isOtherGroupsKind(doc: SourceDocument): boolean {
+  if (ORCH_KINDS.has(doc.kind)) return false;
+  const slash = doc.apiVersion.indexOf("/");
+  if (slash < 0) return false;
+  const group = doc.apiVersion.slice(0, slash);
+  return !/(^|\.)(mesh|istio)\.io$/.test(group) && !KIND_SERVED_VERSIONS[doc.kind as Kind]?.some((v) => v.startsWith(`${group}/`));
 }
 
 function decodeMetadata(md: Field, kind: Kind, clusterScoped: boolean): { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> } {

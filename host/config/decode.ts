@@ -3,6 +3,12 @@ import { ConfigError, type ConfigOrigin, describeValue, formatProblem } from "./
 /** Collects warnings (unknown fields and the like) while decoding. */
 export interface DecodeContext extends ConfigOrigin {
   warnings: string[];
+  /**
+   * Unknown fields are errors, not warnings: upstream's strict proto decoding,
+   * for the resources where a dropped typo weakens security (`mtls: {mdoe:
+   * STRICT}` would leave the workload PERMISSIVE).
+   */
+  strictFields?: boolean;
 }
 
 const DURATION = /^(-)?(\d+(?:\.\d+)?)(h|m|s|ms|us|µs|ns)$/;
@@ -55,11 +61,18 @@ export class Field {
     return v as Record<string, unknown>;
   }
 
-  /** Warns about members not in `known`: likely typos that would otherwise be silently ignored. */
-  allowOnly(known: readonly string[]): this {
+  /**
+   * Warns about members not in `known`: likely typos that would otherwise be
+   * silently ignored. With `context.strictFields`, refuses the first instead.
+   * `unsupported`: upstream fields this mesh does not implement, named as such.
+   */
+  allowOnly(known: readonly string[], unsupported: readonly string[] = []): this {
     if (!this.present) return this;
     for (const key of Object.keys(this.object())) {
-      if (!known.includes(key)) this.get(key).warn(`unknown field (known: ${known.join(", ")})`);
+      if (known.includes(key)) continue;
+      const problem = unsupported.includes(key) ? "not supported: an upstream field this mesh does not implement" : `unknown field (known: ${known.join(", ")})`;
+      if (this.context.strictFields) this.get(key).invalid(problem);
+      this.get(key).warn(problem);
     }
     return this;
   }

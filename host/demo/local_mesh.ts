@@ -23,6 +23,10 @@ export interface LocalMeshOptions {
   sidecarConfig?: string;
   /** Extra `disco-agent proxy` flags. */
   agentArgs?: string[];
+  /** Extra `hubs server` flags. */
+  hubArgs?: string[];
+  /** Extra `mesh_ca` flags (with `secure`). */
+  caArgs?: string[];
   agentEnv?: NodeJS.ProcessEnv;
   /** Also run a TCP echo app behind a TCP listener (the filter's TCP mode). */
   tcp?: boolean;
@@ -70,7 +74,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   writeFileSync(join(hubConfigDir, "access-log.yaml"), `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
   writeFileSync(join(sidecarConfigDir, "config.yaml"), options.sidecarConfig ?? readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
 
-  const ca = options.secure ? await startMeshCa() : undefined;
+  const ca = options.secure ? await startMeshCa(options.caArgs ?? []) : undefined;
   let hub: Daemon<HubListening>;
   const secureAgentArgs: string[] = [];
   try {
@@ -80,6 +84,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
       [
         "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", DEFAULT_ROOT_NAMESPACE,
         ...(hubTls ? ["--caCertFile", hubTls.caCertFile, "--certFile", hubTls.certFile, "--keyFile", hubTls.keyFile] : []),
+        ...(options.hubArgs ?? []),
       ],
       "hubs listening ",
       undefined,

@@ -136,6 +136,8 @@ export interface WorkloadOptions {
   endpoints?: string[];
   meshConfigFile?: string;
   gateway?: boolean;
+  /** Forward to this port instead of the echo app's (an app a test runs itself). */
+  appPort?: number;
   /** Reuse an app (several container ports of one workload); default: a new echo app. */
   app?: Awaited<ReturnType<typeof startEchoApp>>;
   extraArgs?: string[];
@@ -169,7 +171,7 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
     "--inboundPort", "0",
     "--outboundPort", "0",
     "--proxyAdminPort", "0",
-    "--appPort", String(app.port),
+    "--appPort", String(o.appPort ?? app.port),
     "--containerPort", String(o.containerPort ?? 80),
     ...(o.discoveryAddress ? ["--discoveryAddress", o.discoveryAddress] : ["--configDir", o.configDir]),
     "--caAddress", o.ca.address,

@@ -1,3 +1,4 @@
+import { envReader } from "../daemon/env_values.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { DEFAULT_CERT_DIR, type TlsFiles, type TlsIdentity, allExist, certDirFiles, fileServerCredentials, loadTlsFiles, uriSansOf, workloadIdentityProblem } from "../security/mtls/cert_files.ts";
 import type { StreamAccess } from "./ads_server.ts";
@@ -30,12 +31,12 @@ export interface SecureXdsSettings {
 export function secureXdsSettings(env: NodeJS.ProcessEnv, addressGiven: boolean): SecureXdsSettings {
   const provider = env.DISCO_CERT_PROVIDER || CERT_PROVIDER;
   if (provider !== CERT_PROVIDER) throw new Error(`DISCO_CERT_PROVIDER=${JSON.stringify(provider)}: expected ${CERT_PROVIDER} (the certificate is issued by mesh_ca; there is no orchestrator CA and disco-discovery signs no certificate of its own)`);
-  const skip = env.DISCO_SKIP_VALIDATE_TRUST_DOMAIN ?? "";
-  if (!["", "true", "false", "1", "0"].includes(skip)) throw new Error(`DISCO_SKIP_VALIDATE_TRUST_DOMAIN=${JSON.stringify(skip)}: expected true or false`);
+  // Go's strconv.ParseBool spellings, as every boolean variable.
+  const skip = envReader(env).bool("DISCO_SKIP_VALIDATE_TRUST_DOMAIN", false);
   return {
     files: certDirFiles(env.DISCO_CERT_DIR || DEFAULT_CERT_DIR),
     required: addressGiven || Boolean(env.DISCO_CERT_DIR),
-    skipTrustDomainCheck: skip === "true" || skip === "1",
+    skipTrustDomainCheck: skip,
   };
 }
 

@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import { createServer, type Server as HttpServer } from "node:http";
 import { hostname } from "node:os";
 import * as grpc from "@grpc/grpc-js";
@@ -94,6 +95,13 @@ export interface DiscoveryOptions {
   log: ScopedLogger;
   /** The webhooks' log scope (`validationServer`); default `log`. */
   webhookLog?: ScopedLogger;
+  /**
+   * The other spec 2 scopes whose concern lives here (docs/daemon-reference.md
+   * "Log scopes"): `model` (each configuration version's resources),
+   * `validation` (documents refused), `rbac` (authorization policies),
+   * `authn` (authentication policies, callers of --secureGrpcAddr); default `log`.
+   */
+  scopes?: Partial<Record<"model" | "validation" | "rbac" | "authn", ScopedLogger>>;
   /** Told of every stream event and configuration change, besides the daemon's own counters. */
   observer?: DiscoveryObserver;
 }
@@ -139,7 +147,10 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   let current: MeshSnapshot | undefined;
   let ready = false;
   const metrics = new DiscoveryMetrics();
-  const observer = bothObservers(metrics.observer, o.observer ?? {});
+  // Callers of --secureGrpcAddr refused for their certificate are an authentication concern (scope authn).
+  const authnLog = o.scopes?.authn ?? o.log;
+  const refusals: DiscoveryObserver = { refused: (peer, problem) => authnLog.warn(`xDS caller ${peer} refused: ${problem}`) };
+  const observer = bothObservers(metrics.observer, bothObservers(refusals, o.observer ?? {}));
   const scoped = o.scopePushes ?? true;
   const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
   const tracking = o.distributionTracking ?? true;
@@ -164,12 +175,13 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const providers = o.extensionProviders ?? NO_EXTENSION_PROVIDERS;
+  const scopes = { model: o.scopes?.model ?? o.log, validation: o.scopes?.validation ?? o.log, rbac: o.scopes?.rbac ?? o.log, authn: o.scopes?.authn ?? o.log };
   const apply = (loaded: LoadedConfig): boolean => {
     const unknown = unknownProviderProblems(loaded.mesh, providers);
     if (unknown.length > 0) {
       const problem = `${unknown.map(formatConfigProblem).join("; ")}; keeping the last good configuration`;
       observer.rejected?.(problem);
-      o.log.error(problem);
+      scopes.validation.error(problem);
       return false;
     }
     current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}), extensionProviders: providers, ...(o.trustDomain ? { trustDomain: o.trustDomain } : {}), ...(o.enableAutoMtls !== undefined ? { enableAutoMtls: o.enableAutoMtls } : {}) });
@@ -177,6 +189,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     if (tracking) ledger.record(current.version, versions);
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
+    logModel(current, scopes);
     if (!pushedDocuments) {
       pushedDocuments = current.all.get(CONFIG_DOCUMENT)!;
       return true;
@@ -188,7 +201,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   };
   const watcher = new ConfigDirWatcher(o.configDir, o.checks, o.domain, apply, (problem) => {
     observer.rejected?.(problem);
-    o.log.error(problem);
+    scopes.validation.error(problem);
   });
   if (!watcher.start()) {
     watcher.stop();
@@ -207,14 +220,14 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   };
   try {
     if (o.grpc) {
-      const served = await serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions);
+      const served = await bindNamed("--grpcAddr", `${o.grpc.host ?? ""}:${o.grpc.port}`, serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions));
       grpcServers.push(served);
       listeners.grpc = served.address;
       o.log.info(`xDS (plain text) on ${listeners.grpc}`);
     }
     if (o.secureGrpc) {
       const secure = await secureXds(o.secureGrpc.tls, o.trustDomain);
-      const served = await serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access);
+      const served = await bindNamed("--secureGrpcAddr", `${o.secureGrpc.address.host ?? ""}:${o.secureGrpc.address.port}`, serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access));
       grpcServers.push(served);
       listeners.secureGrpc = served.address;
       o.log.info(`xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`);
@@ -230,22 +243,22 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       if (o.profiling && serveProfiling(req, res)) return;
       debugPage(req.url ?? "/", { snapshot: current!, ads, versions: versions!, ledger: tracking ? ledger : undefined, adszConfig: o.debugAdszConfig ?? false }, res);
     });
-    listeners.http = (await listen(http, o.http.port, o.http.host)).address;
+    listeners.http = (await bindNamed("--httpAddr", `${o.http.host ?? ""}:${o.http.port}`, listen(http, o.http.port, o.http.host))).address;
   }
   let webhooks: WebhookServer | undefined;
   if (o.https) {
-    webhooks = await startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log });
+    webhooks = await bindNamed("--httpsAddr", `${o.https.address.host ?? ""}:${o.https.address.port}`, startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log }));
     listeners.https = webhooks.address;
     o.log.info(`admission webhooks (/validate, /inject) on https://${webhooks.address}`);
   }
   let monitoring: MonitoringServer | undefined;
   if (o.monitoring) {
-    monitoring = await startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] });
+    monitoring = await bindNamed("--monitoringAddr", `${o.monitoring.host ?? ""}:${o.monitoring.port}`, startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] }));
     listeners.monitoring = monitoring.address;
   }
   let ctrlz: CtrlzServer | undefined;
   if (o.ctrlz) {
-    ctrlz = await startCtrlz({
+    ctrlz = await bindNamed("--ctrlz_port", `${o.ctrlz.address}:${o.ctrlz.port}`, startCtrlz({
       ...o.ctrlz,
       component: "disco-discovery",
       info: buildInfo,
@@ -254,7 +267,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
         instance: () => ({ name: o.podName ?? hostname(), ...(o.podNamespace ? { namespace: o.podNamespace } : {}) }),
         connections: () => ads.state().map((c) => ({ id: c.id, node: c.node.id, connectedAt: c.connectedAt.toISOString(), types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t) })),
       },
-    });
+    }));
     listeners.ctrlz = ctrlz.address;
   }
   ready = true;
@@ -371,4 +384,18 @@ function decodeSent(any: { type_url: string; value: Uint8Array }): unknown {
   if (any.type_url !== CONFIG_DOCUMENT) return unpackAny(any);
   const body = documentsFromResources([any])[0].body;
   return body.kind === "Secret" ? redactedSecret(body) : body;
+}
+
+/** Debug lines of a new configuration version, each in the scope of its concern. */
+function logModel(s: MeshSnapshot, scopes: Record<"model" | "rbac" | "authn", ScopedLogger>): void {
+  const k = s.catalog.byKind;
+  // A caller's own log sink (tests, in-process use) may not filter by level: then every line goes to it.
+  const debugging = (l: ScopedLogger) => typeof l.enabled !== "function" || l.enabled("debug");
+  if (debugging(scopes.model)) {
+    const kinds = Object.entries(k).filter(([, list]) => list.length > 0).map(([kind, list]) => `${kind}=${list.length}`);
+    scopes.model.debug(`configuration version ${s.version}: ${kinds.join(" ") || "no resources"}; services ${s.registry.services.length}`);
+  }
+  const names = (list: ReadonlyArray<{ namespace: string; name: string }>) => list.map((r) => `${r.namespace}/${r.name}`).join(" ") || "none";
+  if (debugging(scopes.rbac)) scopes.rbac.debug(`configuration version ${s.version}: AuthorizationPolicies (served as RBAC filters of the workloads they select): ${names(k.AuthorizationPolicy)}`);
+  if (debugging(scopes.authn)) scopes.authn.debug(`configuration version ${s.version}: PeerAuthentications ${names(k.PeerAuthentication)}; RequestAuthentications ${names(k.RequestAuthentication)}`);
 }

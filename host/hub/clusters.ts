@@ -1,7 +1,8 @@
 // Named clusters → addresses, as `disco-agent proxy --cluster NAME=HOST:PORT`
-// passes them (repeatable). The filter names the cluster of each hub call
-// (`checkCluster` / `reportCluster`, default `hub_server`); `hub_server` is
-// an ordinary name here, with no address of its own.
+// passes them (repeatable; `NAME=A:1,B:2,C:3` names several endpoints, which
+// hub calls take in turn, round robin). The filter names the cluster of each
+// hub call (`checkCluster` / `reportCluster`, default `hub_server`);
+// `hub_server` is an ordinary name here, with no address of its own.
 
 import { serviceNamespace } from "../mesh/hosts.ts";
 
@@ -12,9 +13,12 @@ export type ClusterAddress =
 
 export interface Cluster {
   readonly name: string;
+  /** The first endpoint's address. */
   readonly address: ClusterAddress;
-  /** The address as a grpc-js channel target: `HOST:PORT`, `[V6]:PORT` or `unix:///PATH`. */
+  /** The first endpoint as a grpc-js channel target: `HOST:PORT`, `[V6]:PORT` or `unix:///PATH`. */
   readonly target: string;
+  /** Every endpoint, in the order given (hub calls take them round robin); the first is `address`. */
+  readonly endpoints: ReadonlyArray<{ readonly address: ClusterAddress; readonly target: string }>;
 }
 
 /** A `--cluster` value that cannot be used; the message quotes the spec. */
@@ -22,7 +26,7 @@ export class ClusterSpecError extends Error {
   readonly code = "CLUSTER_SPEC_INVALID";
 }
 
-const FORMS = "expected NAME=HOST:PORT or NAME=unix:///PATH";
+const FORMS = "expected NAME=HOST:PORT or NAME=unix:///PATH, or several addresses separated by commas";
 const NAME = /^[A-Za-z0-9_.-]+$/;
 // A DNS name or IPv4 literal; IPv6 literals come bracketed and are matched apart.
 const HOST = /^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/;
@@ -31,9 +35,10 @@ const PORT = /^[0-9]{1,5}$/;
 const UNIX = "unix://";
 
 /**
- * Parses one `NAME=ADDRESS` spec.
+ * Parses one `NAME=ADDRESS[,ADDRESS…]` spec.
  *
  * @example parseClusterSpec("hub_server=127.0.0.1:9091") // { name: "hub_server", target: "127.0.0.1:9091", … }
+ * @example parseClusterSpec("hub_server=10.0.0.1:9091,10.0.0.2:9091").endpoints.length // 2
  */
 export function parseClusterSpec(spec: string): Cluster {
   const bad = (why: string): never => {
@@ -42,18 +47,31 @@ export function parseClusterSpec(spec: string): Cluster {
   const eq = spec.indexOf("=");
   if (eq < 0) bad("no '=' between the cluster name and its address");
   const name = spec.slice(0, eq).trim();
-  const address = spec.slice(eq + 1).trim();
+  const list = spec.slice(eq + 1).trim();
   if (!name) bad("the cluster name is empty");
   if (!NAME.test(name)) bad(`cluster name ${JSON.stringify(name)} may only contain letters, digits, '_', '.' and '-'`);
-  if (!address) bad("the address is empty");
+  if (!list) bad("the address is empty");
+  const endpoints = list.split(",").map((text, i, all) => {
+    const address = text.trim();
+    if (!address) bad(`address ${i + 1} of ${all.length} is empty`);
+    return parseAddress(address, (why) => bad(all.length > 1 ? `${JSON.stringify(address)}: ${why}` : why));
+  });
+  const seen = new Set<string>();
+  for (const e of endpoints) {
+    if (seen.has(e.target)) bad(`address ${e.target} is given twice`);
+    seen.add(e.target);
+  }
+  return Object.freeze({ name, address: endpoints[0].address, target: endpoints[0].target, endpoints: Object.freeze(endpoints) });
+}
 
+function parseAddress(address: string, bad: (why: string) => never): { readonly address: ClusterAddress; readonly target: string } {
   if (address.startsWith("unix:")) {
     // unix:///abs/path is the documented form; the authority part must be empty.
     if (!address.startsWith(UNIX)) bad("a Unix socket address is written unix:///PATH");
     const path = address.slice(UNIX.length);
     if (!path.startsWith("/")) bad("a Unix socket path must be absolute (unix:///PATH)");
     if (path.length === 1) bad("the Unix socket path is empty");
-    return Object.freeze({ name, address: Object.freeze({ kind: "unix", path }), target: `unix://${path}` });
+    return Object.freeze({ address: Object.freeze({ kind: "unix", path }), target: `unix://${path}` });
   }
 
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(address);
@@ -70,7 +88,7 @@ export function parseClusterSpec(spec: string): Cluster {
   const port = Number(portText);
   if (port < 1 || port > 65535) bad(`port ${port} is outside 1..65535`);
   const host = v6 ? v6[1] : hostText;
-  return Object.freeze({ name, address: Object.freeze({ kind: "tcp", host, port }), target: `${hostText}:${port}` });
+  return Object.freeze({ address: Object.freeze({ kind: "tcp", host, port }), target: `${hostText}:${port}` });
 }
 
 /**

@@ -1,9 +1,11 @@
 // The hub transport: executes the filter's hub calls (proxy_grpc_call) over
 // @grpc/grpc-js, with the call's NetworkFailPolicy retries (hub-client §6.4).
 //
-// - One channel per cluster, created on first use and kept (HTTP/2 keep-alive
-//   pings, reconnection with a short backoff so a restarted hub is found again
-//   within a second or so).
+// - One channel per cluster endpoint, created on first use and kept (HTTP/2
+//   keep-alive pings, reconnection with a short backoff so a restarted hub is
+//   found again within a second or so). A cluster of several endpoints (hub
+//   replicas) is used round robin: each attempt goes to the next endpoint, so
+//   a retry after a failed attempt goes to another replica.
 // - Unary calls on `/${service}/${method}` with identity serializers: the bytes
 //   the module encoded go out as they are, and the answer comes back as bytes.
 //   A retry re-sends the same bytes, hence the same deduplication id.
@@ -108,6 +110,8 @@ export class HubTransport implements HubCaller {
   private readonly channelOptions: grpc.ChannelOptions;
   private readonly credentials: () => grpc.ChannelCredentials;
   private readonly channels = new Map<string, grpc.Client>();
+  /** Per cluster: the endpoint the next attempt goes to. */
+  private readonly nextEndpoint = new Map<string, number>();
   private readonly inFlight = new Set<InFlight>();
   private closed = false;
 
@@ -190,11 +194,16 @@ export class HubTransport implements HubCaller {
     if (old.length > 0) setTimeout(() => old.forEach((c) => c.close()), REPLACED_CHANNEL_GRACE_MS).unref();
   }
 
+  /** The channel of the cluster's next endpoint (round robin). */
   private channel(cluster: Cluster): grpc.Client {
-    let channel = this.channels.get(cluster.name);
+    const endpoints = cluster.endpoints ?? [cluster];
+    const i = (this.nextEndpoint.get(cluster.name) ?? 0) % endpoints.length;
+    this.nextEndpoint.set(cluster.name, i + 1);
+    const key = `${cluster.name}\u0000${i}`;
+    let channel = this.channels.get(key);
     if (!channel) {
-      channel = new grpc.Client(cluster.target, this.credentials(), this.channelOptions);
-      this.channels.set(cluster.name, channel);
+      channel = new grpc.Client(endpoints[i].target, this.credentials(), this.channelOptions);
+      this.channels.set(key, channel);
     }
     return channel;
   }

@@ -16,7 +16,7 @@ export function accessLogLine(time: Date, attributes: AttributeMap): string {
 export class AccessLogWriter {
   private readonly streams = new Map<string, WriteStream>();
 
-  /** `onOpenFailed` hears of each path that cannot be opened or written (hub_handler_handler_build_failures). */
+  /** `onOpenFailed` hears of each path that cannot be opened or written (hub_handler_handler_build_failures_total). */
   constructor(
     private readonly log: ScopedLogger,
     private readonly onOpenFailed?: (path: string) => void,

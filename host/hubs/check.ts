@@ -4,7 +4,7 @@ import { GRPC_CODES } from "../wire/status_codes.ts";
 import type { HubConfig } from "./hub_config.ts";
 import { evaluatePrecondition } from "./precondition.ts";
 import { planQuota } from "./quota.ts";
-import type { MemQuotaStore } from "./quota_store.ts";
+import type { Allocation, QuotaStore } from "./quota_store.ts";
 import { ReferencedAttributes, type ReferencedAttributesObject } from "./referenced.ts";
 import { INVALID_ATTRIBUTES, RpcError } from "./rpc_error.ts";
 
@@ -43,7 +43,7 @@ export type DispatchVariety = "check" | "quota" | "report";
 
 export interface CheckContext {
   config: HubConfig;
-  quotas: MemQuotaStore;
+  quotas: QuotaStore;
   dictionary: GlobalDictionary;
   /** Counts one dispatch to a handler (a rule's deny/allowList action, a HubQuota). */
   onDispatch?: (handler: string, variety: DispatchVariety) => void;
@@ -82,9 +82,10 @@ function amountOf(v: number | Long | null | undefined): number {
 /**
  * Answers one Check: preconditions from the HubRules, then (only when they
  * pass, as upstream) one QuotaResult per requested quota. Throws RpcError
- * INVALID_ARGUMENT for undecodable attributes.
+ * INVALID_ARGUMENT for undecodable attributes. Synchronous while the quota
+ * store is (memory); a promise when an allocation waits for a shared store.
  */
-export function check(ctx: CheckContext, request: CheckRequestMessage): CheckResponseObject {
+export function check(ctx: CheckContext, request: CheckRequestMessage): CheckResponseObject | Promise<CheckResponseObject> {
   const clientWords = request.globalWordCount ?? 0;
   checkGlobalWordCount(clientWords, ctx.dictionary);
   const attributes = decodeOrReject(request.attributes, ctx.dictionary);
@@ -100,32 +101,44 @@ export function check(ctx: CheckContext, request: CheckRequestMessage): CheckRes
     quotas: {},
   };
   if (outcome.code !== GRPC_CODES.OK || !request.quotas) return response;
+  let waiting: Array<Promise<void>> | undefined;
   for (const name of Object.keys(request.quotas).sort()) {
     const params = request.quotas[name];
     const amount = amountOf(params.amount);
     const quotaReferenced = new ReferencedAttributes();
     const plan = planQuota(ctx.config, name, attributes, quotaReferenced);
     const result: QuotaResultObject = {
-      validDuration: durationObject(plan.kind === "limited" ? plan.quota.validDurationMs : outcome.validDurationMs),
+      validDuration: durationObject(plan.kind === "limited" ? 0 : outcome.validDurationMs),
       grantedAmount: 0,
       referencedAttributes: quotaReferenced.toObject(ctx.dictionary, clientWords),
     };
+    response.quotas[name] = result;
     if (amount < 0) {
       result.status = { code: GRPC_CODES.INVALID_ARGUMENT, message: `quota ${name}: amount ${amount} is negative` };
     } else if (plan.kind === "unlimited") {
       result.grantedAmount = amount;
     } else {
       ctx.onDispatch?.(plan.quota.id, "quota");
-      result.grantedAmount = ctx.quotas.allocate({
+      const allocation = ctx.quotas.allocate({
+        quotaName: name,
         key: plan.counterKey,
+        algorithm: plan.quota.rateLimitAlgorithm,
         maxAmount: plan.maxAmount,
         windowMs: plan.quota.validDurationMs,
+        bucketMs: plan.quota.bucketDurationMs,
         amount,
         bestEffort: params.bestEffort === true,
         deduplicationId: request.deduplicationId ?? undefined,
       });
+      if (allocation instanceof Promise) (waiting ??= []).push(allocation.then((a) => fillQuotaResult(result, a)));
+      else fillQuotaResult(result, allocation);
     }
-    response.quotas[name] = result;
   }
-  return response;
+  return waiting === undefined ? response : Promise.all(waiting).then(() => response);
+}
+
+function fillQuotaResult(result: QuotaResultObject, allocation: Allocation): void {
+  result.grantedAmount = allocation.granted;
+  result.validDuration = durationObject(allocation.validDurationMs);
+  if (allocation.status !== undefined) result.status = allocation.status;
 }

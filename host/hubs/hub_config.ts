@@ -1,4 +1,4 @@
-import type { HubAccessLog, HubQuota, HubResource, HubRule } from "../config/resources/hub_rules.ts";
+import type { HubAccessLog, HubMetrics, HubQuota, HubResource, HubRule } from "../config/resources/hub_rules.ts";
 
 /**
  * One immutable snapshot of the hub's configuration. The request path only
@@ -16,6 +16,8 @@ export interface HubConfig {
   /** HubQuotas by spec.name. */
   readonly quotas: ReadonlyMap<string, HubQuota>;
   readonly accessLogs: readonly HubAccessLog[];
+  /** HubMetrics documents, by namespace then name: applied in that order over the standard metrics. */
+  readonly metrics: readonly HubMetrics[];
 }
 
 export interface BuiltConfig {
@@ -39,6 +41,7 @@ export function buildHubConfig(resources: readonly HubResource[], defaultNamespa
   const rules: HubRule[] = [];
   const quotas = new Map<string, HubQuota>();
   const accessLogs: HubAccessLog[] = [];
+  const metrics: HubMetrics[] = [];
   for (const r of resources) {
     const first = seen.get(r.id);
     if (first) {
@@ -54,6 +57,8 @@ export function buildHubConfig(resources: readonly HubResource[], defaultNamespa
       quotas.set(r.quotaName, r);
     } else if (r.kind === "HubRule") {
       rules.push(r);
+    } else if (r.kind === "HubMetrics") {
+      metrics.push(r);
     } else {
       accessLogs.push(r);
     }
@@ -61,6 +66,7 @@ export function buildHubConfig(resources: readonly HubResource[], defaultNamespa
   }
   rules.sort(byNamespaceName);
   accessLogs.sort(byNamespaceName);
+  metrics.sort(byNamespaceName);
   const quotaRules = new Map<string, HubRule[]>();
   for (const rule of rules) {
     for (const action of rule.actions) {
@@ -77,6 +83,7 @@ export function buildHubConfig(resources: readonly HubResource[], defaultNamespa
     quotaRules,
     quotas,
     accessLogs: Object.freeze(accessLogs),
+    metrics: Object.freeze(metrics),
   });
   return { config, problems };
 }

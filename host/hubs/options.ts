@@ -1,4 +1,6 @@
 import type { LoadSheddingOptions } from "./load_shedder.ts";
+import type { QuotaStoreFailureMode } from "./quota_failure.ts";
+import type { QuotaStoreLocation } from "./quota_store_url.ts";
 import type { HubTlsFiles } from "./mutual_tls.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
@@ -11,6 +13,8 @@ export const DEFAULT_API_WORKER_POOL_SIZE = 1024;
 export const DEFAULT_NUM_CHECK_CACHE_ENTRIES = 1_500_000;
 export const DEFAULT_CONFIG_NAMESPACE = DEFAULT_ROOT_NAMESPACE;
 export const DEFAULT_CONFIG_WAIT_TIMEOUT_MS = 120_000;
+/** Label sets per request metric before reports are counted as overflow (--requestMetricsMaxSeries). */
+export const DEFAULT_REQUEST_METRICS_MAX_SERIES = 10_000;
 /** How long a graceful shutdown waits for calls in flight before closing connections. */
 export const SHUTDOWN_GRACE_MS = 5000;
 
@@ -49,4 +53,12 @@ export interface HubServerOptions {
   profile: boolean;
   ctrlzPort: number;
   ctrlzAddress: string;
+  /** --quotaStoreURL (quota_store_url.ts); default memory. */
+  quotaStore?: QuotaStoreLocation;
+  /** --quotaStoreTimeout: longest wait for one allocation in a shared store. */
+  quotaStoreTimeoutMs?: number;
+  /** --quotaStoreFailureMode: the answer when the shared store cannot give one. */
+  quotaStoreFailureMode?: QuotaStoreFailureMode;
+  /** --requestMetricsMaxSeries: label sets per request metric before overflow (request_metrics.ts). */
+  requestMetricsMaxSeries?: number;
 }

@@ -33,8 +33,20 @@ export function planQuota(config: HubConfig, name: string, attributes: Attribute
   if (rules !== undefined && !rules.some((r) => ruleApplies(config, r, attributes, referenced))) {
     return { kind: "unlimited", reason: "no rule applies" };
   }
-  const base = `${quota.id}\u0000${name}`;
   const i = quota.overrides.findIndex((o) => overrideHolds(o, attributes, referenced));
-  if (i >= 0) return { kind: "limited", quota, counterKey: `${base}\u0000override ${i}`, maxAmount: quota.overrides[i].maxAmount, override: i };
-  return { kind: "limited", quota, counterKey: base, maxAmount: quota.maxAmount };
+  if (i >= 0) return { kind: "limited", quota, counterKey: overrideKey(name, quota.overrides[i]), maxAmount: quota.overrides[i].maxAmount, override: i };
+  return { kind: "limited", quota, counterKey: name, maxAmount: quota.maxAmount };
+}
+
+/**
+ * The counter of an override, as upstream's redisquota names it: the quota
+ * name, `-`, and the decimal FNV-32a hash of the override's dimensions as
+ * sorted `name\tvalue\n` lines. It depends on the dimensions only, so
+ * reordering overrides (or replicas with a newer copy) keeps the counters.
+ */
+export function overrideKey(quotaName: string, override: QuotaOverride): string {
+  const lines = override.dimensions.map(([ref, value]) => `${ref.text}\t${value}\n`).sort();
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(lines.join(""), "utf8")) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return `${quotaName}-${hash}`;
 }

@@ -1,18 +1,19 @@
-/**
- * Memory quotas with a rolling window (upstream: the memquota adapter's
- * rolling-window mode). Each counter splits its window into SLOTS_PER_WINDOW
- * slots; an allocation is forgotten once its slot has left the window, i.e.
- * between (window − window/SLOTS_PER_WINDOW) and window after it was made.
- */
-export const SLOTS_PER_WINDOW = 20;
+import type { RateLimitAlgorithm } from "../config/resources/hub_rules.ts";
+import { allocateWindow, type Grant, usedAt, type WindowState } from "./quota_windows.ts";
+
 /** Retries of one logical check (same deduplication id) within this time get the first answer again. */
 export const DEDUPLICATION_WINDOW_MS = 10_000;
 
 export interface AllocateRequest {
-  /** Counter identity (quota name, override, window). */
+  /** The quota's name (CheckRequest.quotas key). */
+  quotaName: string;
+  /** Counter identity: the quota name, and the override's hash when one applies (quota.ts `planQuota`). */
   key: string;
+  algorithm: RateLimitAlgorithm;
   maxAmount: number;
   windowMs: number;
+  /** ROLLING_WINDOW: bucket length; ignored by FIXED_WINDOW. */
+  bucketMs: number;
   amount: number;
   /** true: grant what is left (possibly less than asked, possibly 0); false: all or nothing. */
   bestEffort: boolean;
@@ -20,81 +21,85 @@ export interface AllocateRequest {
   deduplicationId?: string;
 }
 
-class RollingWindow {
-  private readonly counts = new Array<number>(SLOTS_PER_WINDOW).fill(0);
-  private readonly slots = new Array<number>(SLOTS_PER_WINDOW).fill(-Infinity);
-  constructor(readonly windowMs: number) {}
-
-  private slotOf(nowMs: number): number {
-    return Math.floor((nowMs * SLOTS_PER_WINDOW) / this.windowMs);
-  }
-
-  used(nowMs: number): number {
-    const current = this.slotOf(nowMs);
-    let sum = 0;
-    for (let i = 0; i < SLOTS_PER_WINDOW; i++) {
-      if (this.slots[i] > current - SLOTS_PER_WINDOW) sum += this.counts[i];
-    }
-    return sum;
-  }
-
-  add(nowMs: number, amount: number): void {
-    const slot = this.slotOf(nowMs);
-    const i = ((slot % SLOTS_PER_WINDOW) + SLOTS_PER_WINDOW) % SLOTS_PER_WINDOW;
-    if (this.slots[i] !== slot) {
-      this.slots[i] = slot;
-      this.counts[i] = 0;
-    }
-    this.counts[i] += amount;
-  }
+/** An allocation's answer. `status` is set when the store could not decide and its failure mode did (quota_failure.ts). */
+export interface Allocation extends Grant {
+  status?: { code: number; message: string };
 }
 
-export class MemQuotaStore {
-  private readonly windows = new Map<string, RollingWindow>();
-  private readonly dedup = new Map<string, { granted: number; expiresMs: number }>();
+/**
+ * Where quota counters live: in this process (MemQuotaStore) or shared by
+ * every replica (RedisQuotaStore). Both implement upstream redisquota's
+ * windows (quota_windows.ts) and the same deduplication.
+ */
+export interface QuotaStore {
+  /** `memory` or the store's URL without credentials. */
+  readonly description: string;
+  allocate(req: AllocateRequest): Allocation | Promise<Allocation>;
+  /** Amount used in the current window per counter key, for introspection. */
+  usage(): Record<string, number>;
+  /** Forgets counters of quotas not kept (after a reload removed them); a shared store lets their keys expire instead. */
+  retain(keep: (quotaName: string) => boolean): void;
+  /** For /healthz and ControlZ: undefined when healthy, else what is wrong. */
+  problem(): string | undefined;
+  close(): Promise<void>;
+}
+
+interface Counter {
+  quotaName: string;
+  windowMs: number;
+  state: WindowState;
+}
+
+/** Quotas in this process: each replica counts on its own (a restart forgets). */
+export class MemQuotaStore implements QuotaStore {
+  readonly description = "memory";
+  private readonly counters = new Map<string, Counter>();
+  private readonly dedup = new Map<string, { grant: Grant; validUntilMs: number; expiresMs: number }>();
   private nextSweepMs = 0;
 
   /** @param now the clock, in milliseconds (injected so tests step time instead of sleeping) */
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Returns the granted amount: best effort min(amount, left), else amount or 0. */
-  allocate(req: AllocateRequest): number {
-    const now = this.now();
+  allocate(req: AllocateRequest): Allocation {
+    const now = Math.floor(this.now());
     this.sweep(now);
     const dedupKey = req.deduplicationId ? `${req.deduplicationId}\u0000${req.key}` : undefined;
     if (dedupKey !== undefined) {
       const previous = this.dedup.get(dedupKey);
-      if (previous !== undefined && previous.expiresMs > now) return previous.granted;
+      if (previous !== undefined && previous.expiresMs > now) return { granted: previous.grant.granted, validDurationMs: Math.max(0, previous.validUntilMs - now) };
     }
-    let window = this.windows.get(req.key);
-    if (window === undefined || window.windowMs !== req.windowMs) {
-      window = new RollingWindow(req.windowMs);
-      this.windows.set(req.key, window);
-    }
-    const left = Math.max(0, req.maxAmount - window.used(now));
-    const amount = Math.max(0, req.amount);
-    const granted = req.bestEffort ? Math.min(amount, left) : amount <= left ? amount : 0;
-    if (granted > 0) window.add(now, granted);
-    if (dedupKey !== undefined) this.dedup.set(dedupKey, { granted, expiresMs: now + DEDUPLICATION_WINDOW_MS });
-    return granted;
+    const counter = this.counters.get(counterId(req));
+    const { state, grant } = allocateWindow(counter?.state, { ...req, amount: Math.max(0, req.amount) }, now);
+    this.counters.set(counterId(req), { quotaName: req.quotaName, windowMs: req.windowMs, state });
+    if (dedupKey !== undefined) this.dedup.set(dedupKey, { grant, validUntilMs: now + grant.validDurationMs, expiresMs: now + DEDUPLICATION_WINDOW_MS });
+    return grant;
   }
 
-  /** Amount used in the current window per counter key, for introspection. */
   usage(): Record<string, number> {
     const now = this.now();
     const out: Record<string, number> = {};
-    for (const [key, w] of this.windows) out[key] = w.used(now);
+    for (const [key, c] of this.counters) out[key] = usedAt(c.state, c.windowMs, now);
     return out;
   }
 
-  /** Forgets counters whose keys are not in `keep` (after a reload removed their quota). */
-  retain(keep: (key: string) => boolean): void {
-    for (const key of this.windows.keys()) if (!keep(key)) this.windows.delete(key);
+  retain(keep: (quotaName: string) => boolean): void {
+    for (const [key, c] of this.counters) if (!keep(c.quotaName)) this.counters.delete(key);
   }
+
+  problem(): undefined {
+    return undefined;
+  }
+
+  async close(): Promise<void> {}
 
   private sweep(now: number): void {
     if (now < this.nextSweepMs) return;
     this.nextSweepMs = now + DEDUPLICATION_WINDOW_MS;
     for (const [key, entry] of this.dedup) if (entry.expiresMs <= now) this.dedup.delete(key);
   }
+}
+
+/** The counter of a request: its key and algorithm (a changed algorithm starts a new counter, as in Redis). */
+export function counterId(req: Pick<AllocateRequest, "key" | "algorithm">): string {
+  return `${req.key};${req.algorithm === "ROLLING_WINDOW" ? "rolling" : "fixed"}`;
 }

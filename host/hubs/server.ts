@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { addGrpcIntrospection } from "../wire/grpc_introspection.ts";
@@ -17,14 +18,20 @@ import { clientSanProblem, hubServerCredentials, loadHubTls } from "./mutual_tls
 import { emptyHubConfig } from "./hub_config.ts";
 import { LoadShedder } from "./load_shedder.ts";
 import { HubMetrics } from "./metrics.ts";
-import { SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
+import { DEFAULT_REQUEST_METRICS_MAX_SERIES, SHUTDOWN_GRACE_MS, type HubServerOptions } from "./options.ts";
+import { RequestMetrics } from "./request_metrics.ts";
 import { ProbeFile } from "../daemon/probes.ts";
-import { MemQuotaStore } from "./quota_store.ts";
+import { MemQuotaStore, type QuotaStore } from "./quota_store.ts";
+import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS } from "./quota_failure.ts";
+import { QuotaStoreMetrics } from "./quota_store_metrics.ts";
 import { compileRegex, type CompileRegex } from "../regex/engine.ts";
 import { readPlainReport } from "../wire/report_request_reader.ts";
 import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
 import { decodeReport, type DecodedReport, type ReportRequestMessage } from "./report.ts";
 import { RpcError } from "./rpc_error.ts";
+
+/** How long start-up waits for a shared quota store before serving without it (its failure mode answers meanwhile). */
+const QUOTA_STORE_START_WAIT_MS = 5000;
 
 /** The prefix of the one stdout line that tells where every listener is bound (see docs/hubs.md). */
 export const LISTENING_LINE_PREFIX = "hubs listening ";
@@ -115,10 +122,12 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
   const apiLog = logger.scope("api");
   const adaptersLog = logger.scope("adapters");
   const validationLog = logger.scope("validation");
+  const attributesLog = logger.scope("attributes");
   const dictionary = new GlobalDictionary(GLOBAL_WORDS);
   const metrics = new HubMetrics();
   metrics.attributes.set(dictionary.size);
-  const quotas = new MemQuotaStore(now);
+  let quotas: QuotaStore = new MemQuotaStore(now);
+  const requestMetrics = new RequestMetrics(metrics.registry, options.requestMetricsMaxSeries ?? DEFAULT_REQUEST_METRICS_MAX_SERIES);
   const accessLogs = new AccessLogWriter(adaptersLog, (path) => metrics.handlerFailed(path));
   let loaded: LoadedConfig = { config: emptyHubConfig(options.configDefaultNamespace), resources: [], errors: [], matchErrors: 0 };
   let serving = false;
@@ -130,8 +139,8 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     loaded = next;
     metrics.configApplied(next);
     accessLogs.retain(new Set(next.config.accessLogs.map((a) => a.path)));
-    const quotaIds = new Set([...next.config.quotas.values()].map((q) => q.id));
-    quotas.retain((key) => quotaIds.has(key.split("\u0000")[0]));
+    quotas.retain((name) => next.config.quotas.has(name));
+    requestMetrics.configure(next.config.metrics);
     validationLog.info("configuration applied", {
       rules: next.config.rules.length,
       quotas: next.config.quotas.size,
@@ -145,16 +154,32 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     for (const c of closers.reverse()) await c();
   };
   try {
-    const monitoring: MonitoringServer = await startMonitoring({
+    if (options.quotaStore?.kind === "redis") {
+      // Loaded only when used: the client library is not needed by a hub with memory quotas.
+      const { RedisQuotaStore } = await import("./redis_quota_store.ts");
+      const store = new RedisQuotaStore({
+        location: options.quotaStore,
+        timeoutMs: options.quotaStoreTimeoutMs ?? DEFAULT_QUOTA_STORE_TIMEOUT_MS,
+        failureMode: options.quotaStoreFailureMode ?? DEFAULT_QUOTA_STORE_FAILURE_MODE,
+        metrics: new QuotaStoreMetrics(metrics.registry),
+        log: adaptersLog,
+        now,
+      });
+      quotas = store;
+      closers.push(() => store.close());
+      if (!(await store.waitUntilReady(QUOTA_STORE_START_WAIT_MS))) adaptersLog.warn(`${store.problem() ?? `quota store ${store.description}: not connected yet`}; serving anyway, reconnecting`);
+    }
+    const monitoring: MonitoringServer = await bindNamed("--monitoringPort", options.monitoringPort, startMonitoring({
       port: options.monitoringPort,
       registry: metrics.registry,
       info: buildInfo,
       healthy: () => serving && !closing,
+      healthDetail: () => [quotas.problem() ?? `quota store ${quotas.description}: ok`],
       profiling: options.profile,
-    });
+    }));
     closers.push(() => monitoring.close());
 
-    const ctrlz: CtrlzServer = await startCtrlz({
+    const ctrlz: CtrlzServer = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
       address: options.ctrlzAddress,
       port: options.ctrlzPort,
       component: "hubs",
@@ -164,12 +189,14 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       sections: {
         rules: () =>
           loaded.config.rules.map((r) => ({ id: r.id, file: r.file, match: r.match.map((m) => m.clauses.map((c) => `${c.attribute.text} ${c.match.kind}`)), actions: r.actions.map((a) => a.kind) })),
-        quotas: () => [...loaded.config.quotas.values()].map((q) => ({ id: q.id, name: q.quotaName, maxAmount: q.maxAmount, validDurationMs: q.validDurationMs, overrides: q.overrides.length })),
+        quotas: () =>
+          [...loaded.config.quotas.values()].map((q) => ({ id: q.id, name: q.quotaName, maxAmount: q.maxAmount, validDurationMs: q.validDurationMs, rateLimitAlgorithm: q.rateLimitAlgorithm, bucketDurationMs: q.bucketDurationMs, overrides: q.overrides.length })),
+        quotaStore: () => ({ store: quotas.description, problem: quotas.problem() ?? null }),
         quotaUsage: () => quotas.usage(),
         accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
         configErrors: () => loaded.errors,
       },
-    });
+    }));
     closers.push(() => ctrlz.close());
 
     if (options.livenessProbePath && options.livenessProbeIntervalMs > 0) {
@@ -200,6 +227,8 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     }
 
     const shedder = new LoadShedder(options.loadShedding);
+    const ls = options.loadShedding;
+    logger.scope("loadshedding").debug(`load shedding ${ls.mode}`, { maxRequestsPerSecond: ls.maxRequestsPerSecond, burstSize: ls.burstSize, averageLatencyThresholdMs: ls.averageLatencyThresholdMs });
     for (const flag of shedder.inertThresholds) logger.scope("loadshedding").warn(`${flag} has no effect: --loadsheddingMode is disabled (the default); give --loadsheddingMode enforce (or logonly)`);
     /** Counts each dispatch, and per request the distinct handlers and the dispatches (spec 2 hub_dispatcher_*). */
     const fanOut = () => {
@@ -207,6 +236,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       let instances = 0;
       return {
         onDispatch: (handler: string, variety: "check" | "quota" | "report") => {
+          adaptersLog.debug(`dispatched to ${handler}`, { variety });
           metrics.dispatched(handler, variety);
           handlers.add(handler);
           instances++;
@@ -226,21 +256,49 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
         Check: (bytes) => {
           checkStrings("mesh.hub.v1.CheckRequest", bytes);
           const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
+          if (attributesLog.enabled("debug")) {
+            const a = request.attributes ?? {};
+            const fields = Object.entries(a).filter(([, v]) => v && typeof v === "object" && Object.keys(v).length > 0).map(([k, v]) => `${k}=${Object.keys(v as object).length}`);
+            attributesLog.debug("Check attributes", { globalWordCount: request.globalWordCount ?? 0, fields: fields.join(" ") || "none" });
+          }
+          apiLog.debug("Check", { bytes: bytes.length, quotas: Object.keys(request.quotas ?? {}).length });
           const counting = fanOut();
           const stop = metrics.dispatchDuration.startTimer({ variety: "check" });
-          try {
-            return encodeMessage("mesh.hub.v1.CheckResponse", check({ config: loaded.config, quotas, dictionary, onDispatch: counting.onDispatch }, request));
-          } finally {
+          const finish = () => {
             stop();
             counting.done();
+          };
+          let answer;
+          try {
+            answer = check({ config: loaded.config, quotas, dictionary, onDispatch: counting.onDispatch }, request);
+          } catch (e) {
+            finish();
+            throw e;
           }
+          if (!(answer instanceof Promise)) {
+            finish();
+            return encodeMessage("mesh.hub.v1.CheckResponse", answer);
+          }
+          return answer.then(
+            (response) => {
+              finish();
+              return encodeMessage("mesh.hub.v1.CheckResponse", response);
+            },
+            (e: unknown) => {
+              finish();
+              throw e;
+            },
+          );
         },
         Report: async (bytes) => {
           const { entries, refused } = decodeReportBytes(bytes, dictionary);
+          apiLog.debug("Report", { bytes: bytes.length, entries: entries.length });
+          if (attributesLog.enabled("debug")) attributesLog.debug("Report attributes", { entries: entries.length, refused: refused.length });
           if (refused.length > 0) {
             metrics.reportEntriesRefused.inc(refused.length);
             apiLog.warn("report entries refused", { refused: refused.length, taken: entries.length, first: refused[0].reason });
           }
+          requestMetrics.record(entries);
           const logs = loaded.config.accessLogs;
           if (entries.length > 0 && logs.length > 0) {
             const time = new Date(now());
@@ -252,7 +310,10 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
                 stop();
               }),
             );
-            for (const l of logs) metrics.dispatched(l.id, "report", entries.length);
+            for (const l of logs) {
+              adaptersLog.debug(`dispatched to ${l.id}`, { variety: "report", entries: entries.length });
+              metrics.dispatched(l.id, "report", entries.length);
+            }
             metrics.request(logs.length, logs.length * entries.length);
           } else {
             metrics.request(0, 0);
@@ -263,7 +324,7 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     });
     const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);
-    const grpcPort = await bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined);
+    const grpcPort = await bindNamed(options.address ? "--address" : "--port", options.address || options.port, bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined));
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
     closers.push(() => {
       health.setServing(false);

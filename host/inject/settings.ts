@@ -25,8 +25,12 @@ export const DEFAULT_HUB_SERVICE = "mesh-hub";
 export const DEFAULT_HUB_PORT = 9091;
 export const DEFAULT_CONFIG_MAP_NAME = "mesh-proxy-config";
 export const DEFAULT_CONFIG_DIR = "/etc/mesh/config";
-/** Listeners must be reachable on the pod IP (inbound traffic, kubelet probes). */
-export const DEFAULT_BIND_ADDRESS = "0.0.0.0";
+/**
+ * The inbound and status listeners on the pod's address (inbound traffic,
+ * kubelet probes), expanded by the orchestrator from the container's
+ * INSTANCE_IP (status.podIP); the agent keeps admin and outbound on loopback.
+ */
+export const DEFAULT_BIND_ADDRESS = "$(INSTANCE_IP)";
 export const DEFAULT_LOG_LEVEL = "warning";
 export const DEFAULT_READINESS = { initialDelaySeconds: 1, periodSeconds: 2, failureThreshold: 30 } as const;
 /** Upstream's sidecar resources (values `global.proxy.resources`). */

@@ -6,6 +6,8 @@ import type { CertificateTransport, WorkloadCertificate } from "../anchor/client
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../daemon/lifecycle.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../daemon/exit_codes.ts";
+import { ListenerBindError } from "../daemon/bind.ts";
+import { formatGoDuration } from "../daemon/duration.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
@@ -19,6 +21,7 @@ import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
 import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
+import type { AgentOptions } from "./agent_options.ts";
 import { AgentMetrics } from "./agent_metrics.ts";
 import { DEFAULT_TOKEN_MANAGER_PLUGIN, startStsServer } from "./sts_server.ts";
 export { SIDECAR_LOG_SCOPES } from "./defaults.ts";
@@ -27,9 +30,11 @@ import { OutlierEventLog } from "./outlier_event_log.ts";
 import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_log_service.ts";
 import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
+import { SafetyNet } from "../daemon/safety_net.ts";
+import { listenerAddresses } from "./listener_addresses.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
-function commandLineOptions(opts: Record<string, unknown>): Record<string, unknown> {
+function commandLineOptions(opts: AgentOptions): Record<string, unknown> {
   return Object.fromEntries(Object.entries(opts).filter(([, v]) => ["string", "number", "boolean"].includes(typeof v) || Array.isArray(v)));
 }
 
@@ -39,8 +44,6 @@ export interface AgentEnvironment {
   POD_NAME?: string;
   POD_NAMESPACE?: string;
   INSTANCE_IP?: string;
-  /** Overrides --drainDuration (seconds). */
-  TERMINATION_DRAIN_DURATION_SECONDS?: string;
   /** Workload labels `k=v,k=v` when --labels is not given. */
   POD_LABELS?: string;
   /** `true`/`false`: overrides the mesh config's enableFallthroughRoute. */
@@ -66,15 +69,15 @@ export const DEFAULT_CA_ROOT_CERT = "/etc/certs/root-cert.pem";
  * `--controlPlaneAuthPolicy`, `--tokenPath`, `--caRootCert` (docs/sidecar.md
  * "Control-plane authentication"); throws naming the flag or variable.
  */
-export function controlPlaneAuth(opts: Record<string, unknown>, env: AgentEnvironment): ControlPlaneAuth {
-  const policy = ((opts.controlPlaneAuthPolicy as string | undefined) ?? "NONE") as ControlPlaneAuthPolicy;
+export function controlPlaneAuth(opts: Pick<AgentOptions, "controlPlaneAuthPolicy" | "tokenPath" | "caRootCert">, env: AgentEnvironment): ControlPlaneAuth {
+  const policy = (opts.controlPlaneAuthPolicy ?? "NONE") as ControlPlaneAuthPolicy;
   if (policy !== "NONE" && policy !== "MUTUAL_TLS") throw new Error(`--controlPlaneAuthPolicy: expected NONE or MUTUAL_TLS, got ${JSON.stringify(policy)}`);
   const jwtPolicy = env.JWT_POLICY || "third-party-jwt";
   if (jwtPolicy !== "third-party-jwt" && jwtPolicy !== "first-party-jwt") throw new Error(`JWT_POLICY: expected third-party-jwt or first-party-jwt, got ${JSON.stringify(jwtPolicy)}`);
   return {
     policy,
-    tokenPath: (opts.tokenPath as string | undefined) || DEFAULT_TOKEN_PATHS[jwtPolicy],
-    caRootCertFile: (opts.caRootCert as string | undefined) || DEFAULT_CA_ROOT_CERT,
+    tokenPath: opts.tokenPath || DEFAULT_TOKEN_PATHS[jwtPolicy],
+    caRootCertFile: opts.caRootCert || DEFAULT_CA_ROOT_CERT,
   };
 }
 
@@ -123,9 +126,9 @@ export function parseLabels(text: string, flag: string): Record<string, string> 
  * undefined when `--caAddress` is not given (the sidecar as before). Throws
  * with the flag's name for a bad value.
  */
-export function securitySettings(opts: Record<string, unknown>, env: AgentEnvironment, namespace: string): (Omit<SidecarSecurityOptions, "tls" | "jwks"> & { caAddress: string; trustDomain: string; ttlMs: number; keyAlgorithm: "RSA" | "ECDSA" }) | undefined {
-  const caAddress = opts.caAddress as string | undefined;
-  const anySecurityFlag = opts.meshConfigFile !== undefined || opts.gateway === true || ((opts.endpoint as string[] | undefined) ?? []).length > 0;
+export function securitySettings(opts: Partial<AgentOptions> & Pick<AgentOptions, "appPort">, env: AgentEnvironment, namespace: string): (Omit<SidecarSecurityOptions, "tls" | "jwks"> & { caAddress: string; trustDomain: string; ttlMs: number; keyAlgorithm: "RSA" | "ECDSA" }) | undefined {
+  const caAddress = opts.caAddress;
+  const anySecurityFlag = opts.meshConfigFile !== undefined || opts.gateway === true || (opts.endpoint ?? []).length > 0;
   if (!caAddress) {
     if (anySecurityFlag) throw new Error("--meshConfigFile, --gateway and --endpoint need --caAddress (the security path runs with workload certificates)");
     for (const name of ["MESH_CONFIG", "MESH_AUTO_MTLS_ENABLED", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY"] as const) {
@@ -135,7 +138,7 @@ export function securitySettings(opts: Record<string, unknown>, env: AgentEnviro
   }
   if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(caAddress)) throw new Error(`--caAddress: expected HOST:PORT, got ${JSON.stringify(caAddress)}`);
   let mesh: MeshSettings = DEFAULT_MESH_SETTINGS;
-  if (opts.meshConfigFile !== undefined) mesh = loadMeshConfig(opts.meshConfigFile as string);
+  if (opts.meshConfigFile !== undefined) mesh = loadMeshConfig(opts.meshConfigFile);
   else if (env.MESH_CONFIG) mesh = parseMeshConfig(env.MESH_CONFIG, "MESH_CONFIG");
   const autoMtls = env.MESH_AUTO_MTLS_ENABLED;
   if (autoMtls) {
@@ -147,23 +150,23 @@ export function securitySettings(opts: Record<string, unknown>, env: AgentEnviro
     if (fallthrough !== "true" && fallthrough !== "false") throw new Error(`DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(fallthrough)}`);
     mesh = Object.freeze({ ...mesh, enableFallthroughRoute: fallthrough === "true" });
   }
-  if (opts.trustDomain) mesh = Object.freeze({ ...mesh, trustDomain: opts.trustDomain as string });
-  const labelsText = (opts.labels as string | undefined) ?? env.POD_LABELS;
+  if (opts.trustDomain) mesh = Object.freeze({ ...mesh, trustDomain: opts.trustDomain });
+  const labelsText = opts.labels ?? env.POD_LABELS;
   const labels = labelsText !== undefined ? parseLabels(labelsText, opts.labels !== undefined ? "--labels" : "POD_LABELS") : undefined;
-  const serviceAccount = (opts.serviceAccount as string) || "default";
+  const serviceAccount = opts.serviceAccount || "default";
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(serviceAccount)) throw new Error(`--serviceAccount: ${JSON.stringify(serviceAccount)} is not a service account name`);
   const clockSkew = Number(opts.jwtClockSkewSeconds ?? 0);
   if (!Number.isInteger(clockSkew) || clockSkew < 0) throw new Error(`--jwtClockSkewSeconds: expected a non-negative integer, got ${JSON.stringify(opts.jwtClockSkewSeconds)}`);
-  const keyAlgorithm = ((opts.workloadKeyAlgorithm as string | undefined) ?? "RSA") as "RSA" | "ECDSA";
+  const keyAlgorithm = opts.workloadKeyAlgorithm ?? "RSA";
   return {
     caAddress,
     trustDomain: mesh.trustDomain,
-    ttlMs: (opts.workloadCertTtl as number | undefined) ?? 0,
+    ttlMs: opts.workloadCertTtl ?? 0,
     keyAlgorithm,
     mesh,
-    endpoints: parseServiceEndpoints((opts.endpoint as string[] | undefined) ?? []),
+    endpoints: parseServiceEndpoints(opts.endpoint ?? []),
     gateway: opts.gateway === true,
-    containerPort: (opts.containerPort as number | undefined) ?? (opts.appPort as number),
+    containerPort: opts.containerPort ?? opts.appPort,
     name: env.POD_NAME ?? "sidecar",
     namespace,
     serviceAccount,
@@ -206,20 +209,28 @@ export function writeKeyAndCertificates(dir: string, c: WorkloadCertificate, pkc
  * `disco-agent proxy`: starts the sidecar, prints the listening line, and on
  * SIGTERM/SIGINT stops accepting, drains requests in flight and exits 0.
  */
-export async function runProxyCommand(opts: Record<string, unknown>, logger: Logger, env: AgentEnvironment): Promise<number> {
+export async function runProxyCommand(opts: AgentOptions, logger: Logger, env: AgentEnvironment): Promise<number> {
   const log = logger.scope("default");
-  const proxy = await startProxy(opts, logger, env);
+  // This process serves requests: an error escaping one request's work ends that request, not the agent.
+  const safetyNet = new SafetyNet(log);
+  safetyNet.install();
+  const proxy = await startProxy(opts, logger, env, { safetyNet });
   if ("exitCode" in proxy) return proxy.exitCode;
-  const drainSeconds = Number(env.TERMINATION_DRAIN_DURATION_SECONDS);
-  const drainMs = Number.isFinite(drainSeconds) && drainSeconds >= 0 && env.TERMINATION_DRAIN_DURATION_SECONDS !== undefined ? drainSeconds * 1000 : (opts.drainDuration as number);
+  // TERMINATION_DRAIN_DURATION_SECONDS (decoded by the command: a bad value exits 2) overrides --drainDuration.
+  const drainMs = typeof opts.terminationDrainMs === "number" ? opts.terminationDrainMs : opts.drainDuration;
+  // --parentShutdownDuration bounds the whole shutdown: the drain is cut there, and so is whatever closing is left.
+  const limitMs = opts.parentShutdownDuration;
   const stopped = handleSignals(
     {
       stop: async (signal) => {
-        log.info(`${signal}: draining for up to ${drainMs} ms`);
-        const limitMs = Math.max(drainMs, opts.parentShutdownDuration as number) + 5000;
-        const hardLimit = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("drain did not finish within --parentShutdownDuration")), limitMs).unref());
-        await Promise.race([proxy.stop(drainMs), hardLimit]);
-        log.info("drained; exiting");
+        const windowMs = Math.min(drainMs, limitMs);
+        log.info(`${signal}: draining for up to ${formatGoDuration(windowMs)}${windowMs < drainMs ? ` (--parentShutdownDuration ${formatGoDuration(limitMs)} cuts the drain of ${formatGoDuration(drainMs)})` : ""}`);
+        let timer: NodeJS.Timeout | undefined;
+        const limit = new Promise<"limit">((resolve) => (timer = setTimeout(() => resolve("limit"), limitMs)));
+        const outcome = await Promise.race([proxy.stop(windowMs).then(() => "drained" as const), limit]);
+        clearTimeout(timer);
+        if (outcome === "limit") log.warn(`--parentShutdownDuration ${formatGoDuration(limitMs)} reached before the shutdown finished: exiting now`);
+        else log.info("drained; exiting");
       },
       // The configuration directory is watched anyway; SIGHUP rereads it at once.
       reload: () => proxy.reload(),
@@ -245,14 +256,14 @@ export async function runProxyCommand(opts: Record<string, unknown>, logger: Log
  * certificate is obtained (default: a key and CSR of this sidecar's own).
  */
 export async function startProxy(
-  opts: Record<string, unknown>,
+  opts: AgentOptions,
   logger: Logger,
   env: AgentEnvironment,
-  shared: { checks?: FilterModule; caTransport?: CertificateTransport; requestCertificate?: WorkloadTlsOptions["request"] } = {},
+  shared: { checks?: FilterModule; caTransport?: CertificateTransport; requestCertificate?: WorkloadTlsOptions["request"]; safetyNet?: SafetyNet } = {},
 ): Promise<RunningProxy | { exitCode: number }> {
   const log = logger.scope("default");
-  const configDir = opts.configDir as string | undefined;
-  const discoveryAddress = (opts.discoveryAddress as string | undefined) || undefined;
+  const configDir = opts.configDir;
+  const discoveryAddress = opts.discoveryAddress || undefined;
   if (discoveryAddress && configDir) {
     log.error("--discoveryAddress and --configDir: give one (the control plane, or a directory for standalone use)");
     return { exitCode: EXIT_BAD_CONFIG };
@@ -263,14 +274,14 @@ export async function startProxy(
   }
   let clusters;
   try {
-    clusters = parseClusters(opts.cluster as string[]);
+    clusters = parseClusters(opts.cluster);
   } catch (e) {
     log.error((e as Error).message);
     return { exitCode: EXIT_BAD_CONFIG };
   }
   const namespace = env.POD_NAMESPACE ?? "default";
   // Upstream's proxy DNS domain `<namespace>.svc.<mesh domain>`: the mesh's DNS domain is its tail.
-  const dnsDomain = (opts.domain as string) || `${namespace}.svc.${DEFAULT_DOMAIN}`;
+  const dnsDomain = opts.domain || `${namespace}.svc.${DEFAULT_DOMAIN}`;
   const meshDomain = splitProxyDnsDomain(dnsDomain)?.domain;
   if (meshDomain === undefined) {
     log.error(`--domain: expected the proxy's DNS domain <namespace>.svc.<mesh domain> (e.g. ${namespace}.svc.cluster.local), got ${JSON.stringify(opts.domain)}`);
@@ -292,13 +303,13 @@ export async function startProxy(
   let accessLogService: { address: string } | undefined;
   let metricsService: { address: string } | undefined;
   try {
-    if (opts.proxyAccessLogService) accessLogService = parseRemoteService("--proxyAccessLogService", opts.proxyAccessLogService as string);
-    if (opts.proxyMetricsService) metricsService = parseRemoteService("--proxyMetricsService", opts.proxyMetricsService as string);
+    if (opts.proxyAccessLogService) accessLogService = parseRemoteService("--proxyAccessLogService", opts.proxyAccessLogService);
+    if (opts.proxyMetricsService) metricsService = parseRemoteService("--proxyMetricsService", opts.proxyMetricsService);
     auth = controlPlaneAuth(opts, env);
-    if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress as string);
+    if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress);
     if (opts.outlierLogPath) {
       try {
-        outlierLog = new OutlierEventLog(opts.outlierLogPath as string, (e) => log.warn(`--outlierLogPath: writing an event failed: ${e.message}`));
+        outlierLog = new OutlierEventLog(opts.outlierLogPath, (e) => log.warn(`--outlierLogPath: writing an event failed: ${e.message}`));
       } catch (e) {
         throw new Error(`--outlierLogPath ${JSON.stringify(opts.outlierLogPath)}: cannot open the file for appending: ${(e as Error).message}`);
       }
@@ -321,6 +332,7 @@ export async function startProxy(
         ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),
         onJitter: (ms) => logger.scope("anchorclient").info(`waiting ${ms} ms before the certificate request (INITIAL_BACKOFF_MSEC)`),
         onRotated: (c: WorkloadCertificate) => {
+          logger.scope("cache").debug(`workload certificate cached: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}, renewal at ${c.rotateAt.toISOString()}`);
           transport?.renewCredentials();
           metrics.certificatePushed();
           if (env.OUTPUT_KEY_CERT_TO_DIRECTORY) writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY, c, env.PKCS8_KEY === "true", log);
@@ -330,9 +342,13 @@ export async function startProxy(
           metrics.outgoingRetry("csr");
           logger.scope("anchorclient").warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
         },
-        onRequest: (ok, latencyMs) => metrics.outgoingRequest("csr", ok, latencyMs),
+        onRequest: (ok, latencyMs, by) => {
+          metrics.outgoingRequest("csr", ok, latencyMs);
+          if (by === "token") logger.scope("token").debug(`service-account token ${auth.tokenPath} presented to mesh_ca (JWT_POLICY ${env.JWT_POLICY || "third-party-jwt"})`);
+          logger.scope("anchorclient").debug(`CSR for ${identity} to ${settings.caAddress} (authenticated by ${by}): ${ok ? "certificate issued" : "failed"} in ${Math.round(latencyMs)} ms`);
+        },
       });
-      jwks = new JwksCache({ cooldownMs: (opts.jwksRefetchCooldown as number | undefined) ?? DEFAULT_JWKS_COOLDOWN_MS });
+      jwks = new JwksCache({ cooldownMs: opts.jwksRefetchCooldown ?? DEFAULT_JWKS_COOLDOWN_MS });
       security = { ...settings, tls: workloadTls, jwks };
     }
   } catch (e) {
@@ -351,10 +367,10 @@ export async function startProxy(
     }
   }
   const identity = {
-    id: (opts.id as string) || `${env.POD_NAME ?? "sidecar"}.${namespace}`,
-    ip: (opts.ip as string) || (env.INSTANCE_IP ?? ""),
+    id: opts.id || `${env.POD_NAME ?? "sidecar"}.${namespace}`,
+    ip: opts.ip || (env.INSTANCE_IP ?? ""),
     domain: dnsDomain,
-    serviceCluster: opts.serviceCluster as string,
+    serviceCluster: opts.serviceCluster,
   };
   const hubLog = logger.scope("hub");
   const transportStats = new Map<string, number>([
@@ -372,7 +388,7 @@ export async function startProxy(
   const mtls = auth.policy === "MUTUAL_TLS" ? workloadTls : undefined;
   transport = new HubTransport({
     clusters,
-    credentials: mtls ? () => hubChannelCredentials(mtls, (opts.hubIdentity as string | undefined) ?? "") : undefined,
+    credentials: mtls ? () => hubChannelCredentials(mtls, opts.hubIdentity ?? "") : undefined,
     onAttemptFailed: (a) => {
       bump("hub_transport.failed_attempts");
       if (a.retryInMs !== undefined) bump("hub_transport.retries");
@@ -388,17 +404,17 @@ export async function startProxy(
     },
   };
   const limits: ListenerLimits = Object.freeze({
-    headerReadTimeoutMs: (opts.headerReadTimeout as number | undefined) ?? DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs,
-    idleTimeoutMs: (opts.idleTimeout as number | undefined) ?? DEFAULT_LISTENER_LIMITS.idleTimeoutMs,
-    maxConnections: (opts.maxConnections as number | undefined) ?? DEFAULT_LISTENER_LIMITS.maxConnections,
-    maxConcurrentRequests: (opts.maxConcurrentRequests as number | undefined) ?? DEFAULT_LISTENER_LIMITS.maxConcurrentRequests,
+    headerReadTimeoutMs: opts.headerReadTimeout ?? DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs,
+    idleTimeoutMs: opts.idleTimeout ?? DEFAULT_LISTENER_LIMITS.idleTimeoutMs,
+    maxConnections: opts.maxConnections ?? DEFAULT_LISTENER_LIMITS.maxConnections,
+    maxConcurrentRequests: opts.maxConcurrentRequests ?? DEFAULT_LISTENER_LIMITS.maxConcurrentRequests,
   });
-  const wasm = (opts.wasm as string | undefined) ?? RELEASE_WASM;
+  const wasm = opts.wasm ?? RELEASE_WASM;
   const checks = shared.checks ?? FilterModule.load(wasm);
   let quit: (() => void) | undefined;
-  const proxyId = (opts.id as string) || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
+  const proxyId = opts.id || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
   // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<the proxy's DNS domain, <namespace>.svc.<mesh domain>>.
-  const node = { id: `sidecar~${(opts.ip as string) || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${dnsDomain}`, cluster: opts.serviceCluster as string };
+  const node = { id: `sidecar~${opts.ip || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${dnsDomain}`, cluster: opts.serviceCluster };
   const sinkError = (flag: string) => {
     let lastWarnedAt = -Infinity;
     // A service that stays down fails every stream: one warning a minute, the rest at debug.
@@ -415,6 +431,8 @@ export async function startProxy(
     transportStats.set("access_logs.grpc_access_log.logs_written", 0);
     transportStats.set("access_logs.grpc_access_log.logs_dropped", 0);
   }
+  const bound = listenerAddresses(opts.bindAddress, opts.adminBindAddress);
+  for (const w of bound.warnings) log.warn(w);
   sidecar = new Sidecar({
     wasm,
     configDir: configDir ?? "",
@@ -424,23 +442,28 @@ export async function startProxy(
             address: discoveryAddress,
             node,
             // MUTUAL_TLS: disco-discovery's --secureGrpcAddr, its identity checked (--discoIdentity).
-            ...(mtls ? { credentials: () => controlPlaneChannelCredentials(mtls, (opts.discoIdentity as string | undefined) ?? "", "discovery") } : {}),
+            ...(mtls ? { credentials: () => controlPlaneChannelCredentials(mtls, opts.discoIdentity ?? "", "discovery") } : {}),
           },
         }
       : {}),
-    bindAddress: opts.bindAddress as string,
-    inboundPort: opts.inboundPort as number,
-    outboundPort: opts.outboundPort as number,
-    adminPort: opts.proxyAdminPort as number,
-    statusPort: opts.statusPort as number,
-    tcpPort: opts.tcpPort === undefined ? -1 : (opts.tcpPort as number),
-    tcpAppPort: (opts.tcpAppPort as number | undefined) ?? (opts.appPort as number),
-    appHost: opts.appHost as string,
-    appPort: opts.appPort as number,
+    bindAddress: bound.pod,
+    outboundBindAddress: bound.outbound,
+    adminBindAddress: bound.admin,
+    inboundPort: opts.inboundPort,
+    outboundPort: opts.outboundPort,
+    adminPort: opts.proxyAdminPort,
+    statusPort: opts.statusPort,
+    tcpPort: opts.tcpPort === undefined ? -1 : opts.tcpPort,
+    tcpAppPort: opts.tcpAppPort ?? opts.appPort,
+    appHost: opts.appHost,
+    appPort: opts.appPort,
     clusters: new Map(
-      [...clusters.values()].flatMap((c) => (c.address.kind === "tcp" ? [[c.name, { host: c.address.host, port: c.address.port }] as const] : [])),
+      [...clusters.values()].flatMap((c) => {
+        const hosts = c.endpoints.flatMap((e) => (e.address.kind === "tcp" ? [{ host: e.address.host, port: e.address.port }] : []));
+        return hosts.length > 0 ? [[c.name, { ...hosts[0], hosts }] as const] : [];
+      }),
     ),
-    inboundService: opts.inboundService as string,
+    inboundService: opts.inboundService,
     hub,
     extraStats: () => {
       if (als) {
@@ -460,6 +483,7 @@ export async function startProxy(
     limits,
     ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
     ...(als ? { onAccess: (r) => als.log(r) } : {}),
+    ...(shared.safetyNet ? { safetyNet: shared.safetyNet } : {}),
   });
   let addresses;
   try {
@@ -470,7 +494,8 @@ export async function startProxy(
     transport.close();
     workloadTls?.stop();
     outlierLog?.close();
-    return { exitCode: EXIT_BAD_CONFIG };
+    // A listener that cannot be opened is a failed start (1); an unusable first configuration, a bad one (2).
+    return { exitCode: e instanceof ListenerBindError ? EXIT_FAILURE : EXIT_BAD_CONFIG };
   }
   const metricsSink = metricsService
     ? new MetricsServiceClient({ address: metricsService.address, node, snapshot: () => sidecar!.statsSnapshot(), onError: sinkError("--proxyMetricsService") })
@@ -481,7 +506,7 @@ export async function startProxy(
   let sts: Awaited<ReturnType<typeof startStsServer>> | undefined;
   if (typeof opts.stsPort === "number" && opts.stsPort > 0) {
     try {
-      sts = await startStsServer({ port: opts.stsPort, plugin: (opts.tokenManagerPlugin as string | undefined) ?? DEFAULT_TOKEN_MANAGER_PLUGIN, log: logger.scope("stsserver") });
+      sts = await startStsServer({ port: opts.stsPort, plugin: opts.tokenManagerPlugin ?? DEFAULT_TOKEN_MANAGER_PLUGIN, log: logger.scope("stsserver") });
     } catch (e) {
       log.error(`--stsPort ${opts.stsPort}: ${(e as Error).message}`);
       await sidecar.drain(0);
@@ -495,7 +520,7 @@ export async function startProxy(
   }
   if (als) log.info(`access log entries sent to the access log service at ${accessLogService!.address} (envoy.service.accesslog.v3 StreamAccessLogs) every ${ACCESS_LOG_FLUSH_INTERVAL_MS / 1000} s`);
   if (metricsSink) log.info(`stats sent to the metrics service at ${metricsService!.address} (envoy.service.metrics.v3 StreamMetrics) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
-  if (statsd) log.info(`stats sent to the metrics daemon at ${opts.metricsdUdpAddress as string} (statsd over UDP) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
+  if (statsd) log.info(`stats sent to the metrics daemon at ${opts.metricsdUdpAddress} (statsd over UDP) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
   return {
     addresses: sts ? { ...addresses, sts: sts.port } : addresses,
     onQuit(handler) {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from "prom-client";
-import { counterName, daemonRegistry, gaugeName, specCounter } from "../telemetry/spec_metrics.ts";
+import { counterName, daemonRegistry, specCounter } from "../telemetry/spec_metrics.ts";
 
 /** The `request_type` of the agent's outgoing requests (upstream: `csr`, `token_exchange`; this agent only sends CSRs to mesh_ca). */
 export type OutgoingRequestType = "csr";
@@ -36,8 +36,8 @@ export class AgentMetrics {
     this.outgoing = specCounter(r, "num_outgoing_requests", "Outgoing requests (CSRs to mesh_ca)", ["request_type"]);
     this.failed = specCounter(r, "num_failed_outgoing_requests", "Failed outgoing requests (CSRs to mesh_ca refused or unanswered)", ["request_type"]);
     this.retries = specCounter(r, "num_outgoing_retries", "Outgoing requests retried after a failure", ["request_type"]);
-    // Spec: milliseconds; Prometheus wants base units, so the sum is kept in seconds.
-    this.latency = specCounter(r, "outgoing_latency_seconds", "Total latency of outgoing requests, in seconds", ["request_type"]);
+    // The spec's unit (milliseconds), as upstream's view: a dashboard written against the spec divides by 1000.
+    this.latency = specCounter(r, "outgoing_latency", "Total latency of outgoing requests, in milliseconds", ["request_type"]);
     this.pushes = specCounter(r, "total_pushes", "Workload certificates handed to the listeners (first certificate and each rotation)");
     this.updateFailures = specCounter(r, "total_secret_update_failures", "Failed workload certificate renewals");
     for (const request_type of ["csr"] as const) for (const c of [this.outgoing, this.failed, this.retries, this.latency]) c.labels({ request_type }).inc(0);
@@ -45,7 +45,7 @@ export class AgentMetrics {
     pulledCounter(r, "disco_jwks_resolver_network_fetch_success_total", "Successful key-set network fetches (jwksUri)", () => sources.jwksFetches().successes);
     pulledCounter(r, "disco_jwks_resolver_network_fetch_fail_total", "Failed key-set network fetches (jwksUri)", () => sources.jwksFetches().failures);
     new Gauge({
-      name: gaugeName("disco_virt_services"),
+      name: "disco_virt_services",
       help: "VirtualServices in the applied configuration",
       registers: [r],
       collect() {
@@ -58,7 +58,7 @@ export class AgentMetrics {
   outgoingRequest(type: OutgoingRequestType, ok: boolean, latencyMs: number): void {
     this.outgoing.labels({ request_type: type }).inc();
     if (!ok) this.failed.labels({ request_type: type }).inc();
-    this.latency.labels({ request_type: type }).inc(latencyMs / 1000);
+    this.latency.labels({ request_type: type }).inc(latencyMs);
   }
 
   outgoingRetry(type: OutgoingRequestType): void {

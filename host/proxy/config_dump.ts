@@ -10,6 +10,8 @@ import type { WorkloadTls } from "./workload_tls.ts";
 export interface DumpedOptions {
   wasm: string;
   bindAddress: string;
+  outboundBindAddress: string;
+  adminBindAddress: string;
   tcpAppPort: number;
   appHost: string;
   appPort: number;
@@ -51,8 +53,9 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
   const app = `${o.appHost}:${o.appPort}`;
   const hubClusters = new Set(["hub_server", loaded?.bundle.clientConfig?.transport?.checkCluster, loaded?.bundle.clientConfig?.transport?.reportCluster]);
   const services = [...o.clusters].filter(([name]) => !hubClusters.has(name));
+  const address: Record<string, string> = { outbound: o.outboundBindAddress, admin: o.adminBindAddress };
   const listener = (name: string, port: number, protocol: "HTTP" | "TCP", direction: string, filters: string[], upstream?: string) =>
-    ({ name, address: o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
+    ({ name, address: address[name] ?? o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
   const mesh = loaded?.mesh;
   // The workload's labels: given with the identity, else those of the Pod document named by the identity (`<pod>.<namespace>`).
   const pod = mesh?.byKind.Pod.find((p) => `${p.name}.${p.namespace}` === o.identity.id);

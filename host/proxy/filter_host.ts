@@ -1,5 +1,5 @@
 import { ProxyWasmVm, type StreamProperties, WasmTrap } from "../wasm/abi_host.ts";
-import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerType, StreamType } from "../wasm/abi_types.ts";
+import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType } from "../wasm/abi_types.ts";
 import type { LogSink } from "../wasm/filter_module.ts";
 import { type AnswerSink, connectVm, hostRetriesProperty } from "../hub/dispatch.ts";
 import type { HubCaller } from "../hub/transport.ts";
@@ -12,6 +12,8 @@ export interface FilterHostOptions {
   now?: () => bigint;
   /** Whether requests in flight when the module traps are let through (FAIL_OPEN) or refused. */
   failOpenOnTrap: () => boolean;
+  /** The longest wait of close() for the last report batches (default SHUTDOWN_FLUSH_WAIT_MS). */
+  shutdownFlushWaitMs?: number;
 }
 
 /** What the filter decided for a request's headers. */
@@ -94,6 +96,13 @@ export class FilterHost {
   metrics(): Map<string, bigint> {
     const out = new Map<string, bigint>();
     if (this.vm) for (const m of this.vm.metrics.values()) out.set(m.name, m.value);
+    return out;
+  }
+
+  /** The names of the filter's metrics that are gauges (the others are counters). */
+  gauges(): Set<string> {
+    const out = new Set<string>();
+    if (this.vm) for (const m of this.vm.metrics.values()) if (m.kind === MetricKind.Gauge) out.add(m.name);
     return out;
   }
 
@@ -192,7 +201,7 @@ export class FilterHost {
     if (!immediate && !vm.failed) {
       let timer: NodeJS.Timeout | undefined;
       const waited = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, SHUTDOWN_FLUSH_WAIT_MS);
+        timer = setTimeout(resolve, this.options.shutdownFlushWaitMs ?? SHUTDOWN_FLUSH_WAIT_MS);
       });
       await Promise.race([done, waited]);
       clearTimeout(timer);

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import type { HeaderList } from "../wasm/abi_types.ts";
+import { NO_BODY, type RequestFraming, frameFlat, frameObject, requestFraming } from "./request_framing.ts";
 
 // RFC 9110 §7.6.1: connection-specific fields are not forwarded, nor any
 // field the Connection header names.
@@ -52,29 +53,34 @@ export interface RequestHead {
   headers: HeaderList;
   /** The first Host header. */
   host: string | undefined;
-  /** Content-Length (other than 0) or Transfer-Encoding say the request has a body. */
-  hasBody: boolean;
+  /** How the body is delimited, or why the request is refused (request_framing.ts). */
+  framing: RequestFraming;
 }
 
 /**
  * The request's end-to-end headers (as endToEndHeaders, Host left out) and
- * the framing facts the listener needs, with each name lower-cased once.
+ * its framing, with each name lower-cased once. Content-Length stays even
+ * when `Connection` names it: it frames the body (as in Envoy, which never
+ * drops a field because `Connection` names it).
  */
-export function requestHead(raw: string[]): RequestHead {
+export function requestHead(raw: string[], method = "GET", httpVersion = "1.1"): RequestHead {
   const into: HeaderList = [];
   const named = connectionTokens(raw);
   let host: string | undefined;
-  let contentLength: string | undefined;
-  let chunked = false;
+  let contentLength: string[] | undefined;
+  let transferEncoding: string[] | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
     const value = raw[i + 1];
     if (name === "host") host ??= value;
-    else if (name === "content-length") contentLength ??= value;
-    else if (name === "transfer-encoding") chunked ||= value !== "";
+    else if (name === "content-length") {
+      (contentLength ??= []).push(value);
+      into.push([name, value]);
+      continue;
+    } else if (name === "transfer-encoding") (transferEncoding ??= []).push(value);
     if (name !== "host" && !HOP_BY_HOP.has(name) && !named.has(name)) into.push([name, value]);
   }
-  return { headers: into, host, hasBody: chunked || (contentLength !== undefined && contentLength !== "0") };
+  return { headers: into, host, framing: contentLength === undefined && transferEncoding === undefined ? NO_BODY : requestFraming(method, httpVersion, transferEncoding, contentLength) };
 }
 
 /** Pairs (pseudo-headers excluded) as Node's outgoing header object; repeated names become arrays. */
@@ -120,19 +126,17 @@ function toRequestRawHeaders(pairs: ReadonlyArray<readonly [string, string]>, ho
   return out;
 }
 
-// Methods Node sends without chunked framing when no length is given: for
-// them, as for a request with a Content-Length, a flat header list frames the
-// request exactly as a header object would (Node fixes framing when it writes
-// the head: at once for a list, at the first write or end for an object).
-const UNCHUNKED_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "CONNECT"]);
-
-/** A forwarded request's headers for Node's request(): a flat list where it frames the request as a header object would, the object otherwise. */
-export function upstreamHeaders(forwarded: HeaderList, method: string, authority: string): string[] | OutgoingHttpHeaders {
-  const flat = UNCHUNKED_METHODS.has(method) || forwarded.some(([name]) => name === "content-length") ? toRequestRawHeaders(forwarded, authority) : undefined;
-  if (flat) return flat;
+/**
+ * A forwarded request's headers for Node's request(), framed by the
+ * listener (request_framing.ts): a flat list, or the header object when a
+ * Cookie repeats (Node joins those into one field, as HTTP/1.1 wants).
+ */
+export function upstreamHeaders(forwarded: HeaderList, method: string, authority: string, framing: RequestFraming): string[] | OutgoingHttpHeaders {
+  const flat = toRequestRawHeaders(forwarded, authority);
+  if (flat) return frameFlat(flat, method, framing);
   const outgoing = toOutgoing(forwarded);
   outgoing.host = authority;
-  return outgoing;
+  return frameObject(outgoing, method, framing);
 }
 
 export type { IncomingHttpHeaders };

@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
 import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, upstreamHeaders } from "./hop_by_hop.ts";
+import { type FramingRefusal, type RequestFraming, frameObject, hasBody } from "./request_framing.ts";
 import type { FilterHost, RequestDecision } from "./filter_host.ts";
 import { connectionFacts, RequestProperties } from "./request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
@@ -11,6 +12,8 @@ import type { PathNormalization } from "../security/authz/path.ts";
 import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
 import type { UpstreamOutcome } from "./outlier_detection.ts";
 import { countRequestOnConnection } from "./requests_per_connection.ts";
+import type { SafetyNet } from "../daemon/safety_net.ts";
+import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "./upstream_failure.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
@@ -38,6 +41,8 @@ export interface HttpProxyOptions {
   acceptedElsewhere?: boolean;
   /** Each request once its response is over or the client left (access logs, `--proxyAccessLogService`). */
   onAccess?: (record: AccessRecord) => void;
+  /** The process's safety net (host/daemon/safety_net.ts): an uncaught error in a request's work ends that request only. */
+  safetyNet?: Pick<SafetyNet, "run">;
 }
 
 /** What an access log needs of one request, gathered when it is over. */
@@ -116,6 +121,8 @@ export interface ListenerStats {
   active: number;
   /** Requests refused with 400 at the edge, by reason (request_target.ts). */
   rejectedTargets: Partial<Record<TargetRefusal, number>>;
+  /** Requests refused (400/501) for their body framing, by Envoy's response code details (request_framing.ts). */
+  rejectedFraming: Partial<Record<FramingRefusal, number>>;
 }
 
 /** One request on its way through the listener. */
@@ -126,8 +133,8 @@ interface Exchange {
   /** The normalized request target's path and authority. */
   path: string;
   authority: string;
-  /** Content-Length or Transfer-Encoding say the request has a body. */
-  hasBody: boolean;
+  /** How the request's body is delimited; the upstream gets it framed so, whatever the headers say. */
+  framing: RequestFraming;
   started: bigint;
   accessLogHint?: boolean;
 }
@@ -143,12 +150,14 @@ interface Exchange {
 export class HttpProxy {
   readonly server: Server;
   readonly guard: ListenerGuard;
-  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {} };
+  readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {}, rejectedFraming: {} };
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   /** Each request's exchange, once it has one (its access record reads the outcome). */
   private readonly exchanges = new WeakMap<ServerResponse, Exchange>();
   /** Each local reply's reason, for its access record. */
   private readonly localReplyDetails = new WeakMap<ServerResponse, string>();
+  /** Connections whose framing was refused: nothing after that request is read or forwarded. */
+  private readonly refusedConnections = new WeakSet<object>();
 
   constructor(private readonly options: HttpProxyOptions) {
     this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
@@ -162,6 +171,21 @@ export class HttpProxy {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const net = this.options.safetyNet;
+    if (net) net.run({ listener: this.options.name, end: () => this.endAfterUncaughtError(res) }, () => this.serve(req, res));
+    else this.serve(req, res);
+  }
+
+  /** After an uncaught error in the request's work (the safety net): 500 when nothing was answered, else the stream is reset. */
+  private endAfterUncaughtError(res: ServerResponse): void {
+    if (res.writableEnded) return;
+    if (res.headersSent) return void res.destroy();
+    this.reply(res, { status: 500, details: "internal_error", body: "internal error", headers: [["connection", "close"]], grpcStatus: -1 });
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
+    // A request Node parsed behind one whose framing was refused: its bytes have no trustworthy boundary.
+    if (this.refusedConnections.has(req.socket)) return void res.destroy();
     this.stats.requests++;
     this.stats.active++;
     const admitted = this.guard.admitRequest(req);
@@ -194,7 +218,17 @@ export class HttpProxy {
     const o = this.options;
     const started = process.hrtime.bigint();
     const socket = req.socket as Socket;
-    const head = requestHead(req.rawHeaders);
+    const head = requestHead(req.rawHeaders, req.method, req.httpVersion);
+    if (head.framing.kind === "refused") {
+      const { status, details } = head.framing;
+      this.stats.rejectedFraming[details] = (this.stats.rejectedFraming[details] ?? 0) + 1;
+      o.onLog("debug", `${o.name}: ${status} for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${details}`);
+      // As Envoy after a codec error: answer, then close without reading further (the body's end is unknown).
+      this.refusedConnections.add(socket);
+      this.reply(res, { status, details, body: status === 501 ? "Not Implemented" : "Bad Request", headers: [["connection", "close"]], grpcStatus: -1 });
+      res.once("finish", () => socket.destroySoon());
+      return;
+    }
     // The one normalization of the target: every later stage, and the upstream, see this path.
     const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", head.host, o.pathNormalization?.());
     if (!requestTarget.ok) {
@@ -210,7 +244,7 @@ export class HttpProxy {
     for (const pair of head.headers) headers.push(pair);
     const props = new RequestProperties(connectionFacts(socket), req.httpVersion === "1.1" ? "HTTP/1.1" : `HTTP/${req.httpVersion}`);
     props.route = o.properties?.(authority);
-    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, hasBody: head.hasBody, started };
+    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, framing: head.framing, started };
     if (o.onAccess) this.exchanges.set(res, exchange);
     if (o.beforeFilter) return this.securityStage(exchange, headers, o.beforeFilter);
     return this.filter(exchange, headers);
@@ -286,13 +320,14 @@ export class HttpProxy {
       if (outgoing && actions) {
         outgoing.host = actions.authority ?? x.authority;
         applyRequestHeaders(outgoing, actions);
+        frameObject(outgoing, method, x.framing);
       }
-      // Without route actions the headers go to Node as a flat list where that frames the request as a header object would.
-      const headerList = outgoing ?? upstreamHeaders(forwarded, method, x.authority);
+      // Without route actions the headers go to Node as a flat list (request_framing.ts frames either).
+      const headerList = outgoing ?? upstreamHeaders(forwarded, method, x.authority, x.framing);
       const upstreamPath = actions?.path ?? path;
       let requestBytes = 0;
       let responseBytes = 0;
-      const bodiless = !x.hasBody;
+      const bodiless = !hasBody(x.framing);
       if (!bodiless) {
         req.on("data", (chunk: Buffer) => {
           requestBytes += chunk.length;
@@ -324,22 +359,58 @@ export class HttpProxy {
       const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
       const attempt = (left: number) => {
         const options = tlsOptions
-          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList }
-          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList };
+          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES }
+          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES };
+        // The upstream failed before a response began: retried when the route says so, else 502 (protocol error) or 503 (upstream_failure.ts).
+        // Set once this attempt has given up or handed over to the next one: later events of its request are stale.
+        let over = false;
+        const failed = (e: NodeJS.ErrnoException) => {
+          if (answered || over) return;
+          over = true;
+          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
+          answered = true;
+          if (timer) clearTimeout(timer);
+          const reply = upstreamFailureReply(e);
+          finish(reply.status === 502 ? 502 : "connect-failure");
+          this.stats.upstreamErrors++;
+          o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
+          if (!res.headersSent) this.reply(res, reply);
+          else res.destroy();
+          this.complete(id, x, reply.status, requestBytes, 0);
+        };
         const upstream = send(options, (up) => {
-          if (answered) return void up.resume();
-          const status = up.statusCode ?? 502;
+          if (answered || over) return void up.resume();
+          if (res.headersSent || res.destroyed) {
+            // The client's stream was already ended (the safety net): the answer has nowhere to go.
+            answered = true;
+            if (timer) clearTimeout(timer);
+            up.destroy();
+            finish("cancelled");
+            return this.complete(id, x, res.statusCode, requestBytes, 0);
+          }
+          const status = up.statusCode;
+          if (!isFinalStatus(status)) {
+            up.destroy();
+            return failed(upstreamProtocolError(`status ${JSON.stringify(up.statusCode)} is no final response status`));
+          }
           if (bodiless && left > 0 && retriableStatus(status)) {
+            over = true;
             up.resume();
             return attempt(left - 1);
+          }
+          try {
+            let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
+            if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
+            const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
+            // Throws on what Node will not write (a header value it calls invalid): nothing was sent yet.
+            res.writeHead(status, toRawHeaders(filtered));
+          } catch (e) {
+            up.destroy();
+            return failed(upstreamProtocolError(`response not relayable: ${(e as Error).message}`));
           }
           answered = true;
           if (timer) clearTimeout(timer);
           x.props.upstreamAddress = `${target.host}:${target.port}`;
-          let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
-          if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
-          const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
-          res.writeHead(status, toRawHeaders(filtered));
           up.on("data", (chunk: Buffer) => {
             responseBytes += chunk.length;
           });
@@ -348,10 +419,19 @@ export class HttpProxy {
             finish(status);
             this.complete(id, x, status, requestBytes, responseBytes);
           });
-          up.on("error", () => {
-            finish(up.statusCode ?? 502);
+          // Reset or cut short after the headers went out: the client's stream is reset, as in Envoy.
+          up.on("error", (e) => {
+            finish(status);
+            this.stats.upstreamErrors++;
+            o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port} response cut short: ${e.message}`);
             res.destroy();
+            this.complete(id, x, status, requestBytes, responseBytes);
           });
+        });
+        // A 101 nobody asked for (the listener forwards no Upgrade): Node hands over the socket; it is closed, the client gets 502.
+        upstream.on("upgrade", (_res, socket: Socket) => {
+          socket.destroy();
+          failed(upstreamProtocolError("unsolicited 101 Switching Protocols"));
         });
         current = upstream;
         if (control?.maxRequestsPerConnection) {
@@ -360,20 +440,15 @@ export class HttpProxy {
           upstream.on("socket", (socket) => countRequestOnConnection(agent, socket as Socket, limit));
         }
         if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
-        upstream.on("error", (e) => {
-          if (answered) return;
-          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
-          answered = true;
-          if (timer) clearTimeout(timer);
-          finish("connect-failure");
-          this.stats.upstreamErrors++;
-          o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
-          if (!res.headersSent) this.reply(res, { status: 503, details: "upstream_connect_error", body: "upstream connect error or disconnect/reset before headers", headers: [], grpcStatus: -1 });
-          else res.destroy();
-          this.complete(id, x, 503, requestBytes, 0);
-        });
+        upstream.on("error", failed);
         if (bodiless) upstream.end();
-        else req.pipe(upstream);
+        else {
+          req.pipe(upstream);
+          // The client left before its body was complete: the upstream must not take a cut body as whole (Envoy resets the stream).
+          req.once("close", () => {
+            if (!req.complete) upstream.destroy();
+          });
+        }
       };
       attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
     };
@@ -410,6 +485,8 @@ export class HttpProxy {
   }
 
   private reply(res: ServerResponse, reply: LocalReply): void {
+    // Already answered or reset (the safety net ended it): nothing more to write.
+    if (res.headersSent || res.destroyed) return;
     this.stats.localReplies++;
     if (reply.details && this.options.onAccess) this.localReplyDetails.set(res, reply.details);
     const headers = toOutgoing(reply.headers);

@@ -13,6 +13,8 @@ import type { Server as NetServer, Socket } from "node:net";
  * - idle timeout (Envoy `common_http_protocol_options.idle_timeout`): a
  *   kept-alive connection with no request in flight is closed;
  * - maximum connections: at the limit, a new connection takes the place of
+ *   the oldest connection still in its TLS handshake or before its first
+ *   byte (issue 25 item 5: silent connections must not lock a port), else of
  *   the connection that has been without a request in flight the longest
  *   (idle, or still sending its headers); when every connection has a request
  *   in flight, the new one is closed at once;
@@ -67,8 +69,10 @@ const BAD_REQUEST = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Le
 
 export class ListenerGuard {
   readonly stats: ListenerLimitStats = { connectionsRefused: 0, connectionsEvicted: 0, headerTimeouts: 0, idleTimeouts: 0, requestsRefused: 0, malformedRequests: 0 };
-  /** Accepted sockets (the accepting server's), open or closing. */
+  /** Accepted sockets (the accepting server's), open or closing, in arrival order. */
   private readonly accepted = new Set<Socket>();
+  /** Accepted sockets the HTTP server took (after a TLS handshake: the TLS socket on top); the others are still handshaking or silent. */
+  private readonly served = new WeakMap<Socket, Socket>();
   /** Sockets the HTTP server serves (a TLS socket when the listener speaks TLS), in arrival order. */
   private readonly connections = new Map<Socket, HttpConnection>();
   private requestsInFlight = 0;
@@ -108,16 +112,21 @@ export class ListenerGuard {
   guardHttp(server: HttpServer, fedByAnotherListener: boolean): void {
     server.on("connection", (socket: Socket) => {
       this.connections.set(socket, { active: 0, idleSince: this.now() });
+      this.served.set(acceptedSocketOf(socket), socket);
       socket.once("close", () => this.connections.delete(socket));
     });
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
       const code = error.code ?? "";
       if (code === "ERR_HTTP_REQUEST_TIMEOUT") this.stats.headerTimeouts++;
       else if (code.startsWith("HPE_")) this.stats.malformedRequests++;
-      // As Node's own handler: answer only when nothing was sent on the connection yet.
-      const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-      if (socket.writable && code !== "ECONNRESET" && !pending?.headersSent) socket.end(RESPONSES[code] ?? BAD_REQUEST);
-      socket.destroy();
+      if (code === "ECONNRESET" || !socket.writable) return void socket.destroy();
+      // Requests read before the bad one keep their answers, in order (as Envoy, which reads a
+      // connection's next request only once the previous response is out): the error answer follows them.
+      // A connection whose last response said it closes (`Connection: close`, a refused framing) gets nothing more.
+      afterPendingResponses(socket, (closing) => {
+        if (socket.writable && !closing) socket.end(RESPONSES[code] ?? BAD_REQUEST);
+        socket.destroy();
+      });
     });
     // Emitted only by the keep-alive timeout (no socket inactivity timeout is set): the idle timeout.
     server.on("timeout", (socket: Socket) => {
@@ -160,7 +169,7 @@ export class ListenerGuard {
   private admitConnection(socket: Socket): void {
     const max = this.limits.maxConnections;
     if (max > 0 && this.accepted.size >= max) {
-      const victim = this.longestWithoutRequest();
+      const victim = this.oldestUnserved() ?? this.longestWithoutRequest();
       if (victim === undefined) {
         this.stats.connectionsRefused++;
         socket.destroy();
@@ -168,12 +177,18 @@ export class ListenerGuard {
       }
       this.stats.connectionsEvicted++;
       this.connections.delete(victim);
-      // A plain-text victim is an accepted socket itself; a TLS one frees its socket when it closes.
-      this.accepted.delete(victim);
+      this.accepted.delete(acceptedSocketOf(victim));
       victim.destroy();
     }
     this.accepted.add(socket);
     socket.once("close", () => this.accepted.delete(socket));
+  }
+
+  /** The oldest accepted connection the HTTP server has not taken yet: a TLS handshake or a first byte still to come. */
+  private oldestUnserved(): Socket | undefined {
+    // Arrival order: the first one found is the oldest.
+    for (const socket of this.accepted) if (!this.served.has(socket) && !socket.destroyed) return socket;
+    return undefined;
   }
 
   private longestWithoutRequest(): Socket | undefined {
@@ -187,4 +202,27 @@ export class ListenerGuard {
     }
     return best;
   }
+}
+
+/** The accepted TCP socket under a connection the HTTP server serves: itself, or the one a TLS socket wraps. */
+function acceptedSocketOf(socket: Socket): Socket {
+  return (socket as Socket & { _parent?: Socket | null })._parent ?? socket;
+}
+
+type ServedSocket = Socket & { _httpMessage?: { writableFinished?: boolean; _last?: boolean; once(event: "finish" | "close", f: () => void): unknown } | null };
+
+/** Runs `then` once every response Node queued on the connection is written (none: at once); `closing`: one of them closes the connection. */
+function afterPendingResponses(socket: Socket, then: (closing: boolean) => void, closing = false): void {
+  const pending = (socket as ServedSocket)._httpMessage;
+  const last = closing || pending?._last === true;
+  if (!pending || pending.writableFinished || socket.destroyed) return then(last);
+  let done = false;
+  const next = () => {
+    if (done) return;
+    done = true;
+    // Node hands the connection to the next queued response right after this one finishes.
+    setImmediate(() => afterPendingResponses(socket, then, last));
+  };
+  pending.once("finish", next);
+  pending.once("close", next);
 }

@@ -1,3 +1,4 @@
+import { bindNamed } from "../daemon/bind.ts";
 import type * as grpc from "@grpc/grpc-js";
 import { createServer, type Server } from "node:http";
 import { formatConfigProblem } from "../config/problems.ts";
@@ -35,6 +36,7 @@ import type { ClusterInfo, ListenerInfo, ServerState } from "./admin_envoy.ts";
 import { statsToPrometheus } from "./stats_exposition.ts";
 import { checkProviders } from "../config/extension_providers.ts";
 import { ExtAuthzClient } from "../security/authz/ext_authz.ts";
+import type { SafetyNet } from "../daemon/safety_net.ts";
 
 export { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "./defaults.ts";
 /** The stable first stdout line tests and tools read the bound ports from. */
@@ -46,7 +48,12 @@ export interface SidecarOptions {
   configDir: string;
   /** The control plane (`--discoveryAddress`): configuration over ADS instead of `configDir`. */
   discovery?: { address: string; node: XdsNode; credentials?: () => grpc.ChannelCredentials };
+  /** The inbound, tcp and status listeners: the pod's address (they take traffic from other pods and the kubelet's probes). */
   bindAddress: string;
+  /** The outbound listener: loopback, reached by the app of the pod only (listener_addresses.ts). */
+  outboundBindAddress: string;
+  /** The admin listener (POST /quitquitquit, /healthcheck/fail, /logging): loopback unless --adminBindAddress says otherwise. */
+  adminBindAddress: string;
   inboundPort: number;
   outboundPort: number;
   adminPort: number;
@@ -58,7 +65,7 @@ export interface SidecarOptions {
   appHost: string;
   appPort: number;
   /** Named upstreams: hub clusters and outbound services (`name` → host:port). */
-  clusters: Map<string, { host: string; port: number }>;
+  clusters: Map<string, { host: string; port: number; /** Every endpoint when there are several (hub replicas); `host`/`port` is the first. */ hosts?: ReadonlyArray<{ host: string; port: number }> }>;
   /** Service the inbound listener fronts (selects its ServiceConfig); "" = let the filter decide. */
   inboundService: string;
   hub: HubCaller;
@@ -84,6 +91,8 @@ export interface SidecarOptions {
   onOutlierEvent?: (event: OutlierEvent) => void;
   /** Every request of the inbound and outbound listeners once it is over (`--proxyAccessLogService`). */
   onAccess?: (record: AccessRecord) => void;
+  /** The process's safety net, when the daemon installed one: request paths run under it, its count is `server.uncaught_request_errors`. */
+  safetyNet?: SafetyNet;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -139,6 +148,8 @@ export class Sidecar {
   private readonly tcp: TcpProxy | undefined;
   private readonly mtls: MtlsListener | undefined;
   private policy: SecurityPolicy | undefined;
+  /** The log scopes of spec 2 whose concern lives here (docs/daemon-reference.md "Log scopes"). */
+  private readonly scopes: Record<"rbac" | "authn" | "sds" | "model" | "validation", ScopedLogger>;
   private readonly securityStats = new Map<string, number>();
   /** The external authorizers of CUSTOM policies, reached through the `--endpoint` registry (the service name itself otherwise). */
   private readonly extAuthz = new ExtAuthzClient((service, port) => {
@@ -149,6 +160,7 @@ export class Sidecar {
 
   constructor(private readonly options: SidecarOptions) {
     this.log = options.logger.scope("default");
+    this.scopes = { rbac: options.logger.scope("rbac"), authn: options.logger.scope("authn"), sds: options.logger.scope("sds"), model: options.logger.scope("model"), validation: options.logger.scope("validation") };
     this.outliers = new OutlierDetector(options.onOutlierEvent ? { onEvent: options.onOutlierEvent } : {});
     const filterLog = options.logger.scope("filter");
     this.filter = new FilterHost({
@@ -178,6 +190,7 @@ export class Sidecar {
       pathNormalization,
       limits: options.limits,
       onAccess: options.onAccess,
+      safetyNet: options.safetyNet,
       acceptedElsewhere: options.security !== undefined,
       ...(options.security
         ? {
@@ -201,6 +214,7 @@ export class Sidecar {
       pathNormalization,
       limits: options.limits,
       onAccess: options.onAccess,
+      safetyNet: options.safetyNet,
       ...(options.security
         ? {
             beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
@@ -235,15 +249,16 @@ export class Sidecar {
         onTimeout: () => this.inbound.guard.headerTimeout(),
       });
       this.inbound.guard.guardAccepts(this.mtls.server);
+      this.scopes.sds.debug(`workload certificate handed to the inbound listener: serial ${sec.tls.current.serialNumber}, expires ${sec.tls.current.expiresAt.toISOString()}`);
       const previous = sec.tls.options.onRotated;
       sec.tls.options.onRotated = (c) => {
         previous?.(c);
         this.mtls?.refresh();
-        this.log.info(`workload certificate rotated: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}`);
+        this.scopes.sds.info(`workload certificate handed to the listeners: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}`);
       };
     }
     if (options.tcpPort >= 0) {
-      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog });
+      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog, safetyNet: options.safetyNet });
     }
     this.admin = createAdminServer({
       configDump: () => this.configDump(),
@@ -296,7 +311,7 @@ export class Sidecar {
     }
     const reject = (problem: string) => {
       this.configErrors++;
-      this.log.error(problem);
+      this.scopes.validation.error(problem);
     };
     this.watcher = options.discovery
       ? new XdsConfigSource(options.discovery.address, options.discovery.node, options.checks, options.meshDomain, (c) => this.apply(c), reject, this.log, options.discovery.credentials)
@@ -307,11 +322,12 @@ export class Sidecar {
   async start(): Promise<SidecarAddresses> {
     if (!(await this.watcher.start())) throw new Error(`no usable configuration from ${this.options.discovery ? `the control plane at ${this.options.discovery.address}` : this.options.configDir}`);
     const o = this.options;
-    const admin = await listen(this.admin, o.adminPort, o.bindAddress);
-    const inbound = this.mtls ? { port: await listenTcp(this.mtls, o.inboundPort, o.bindAddress) } : await listen(this.inbound.server, o.inboundPort, o.bindAddress);
-    const outbound = await listen(this.outbound.server, o.outboundPort, o.bindAddress);
-    const status = this.status ? await listen(this.status, o.statusPort, o.bindAddress) : { port: 0 };
-    const tcp = this.tcp ? await listenTcp(this.tcp, o.tcpPort, o.bindAddress) : -1;
+    const at = (address: string, port: number | undefined) => `${address}:${port}`;
+    const admin = await bindNamed("--proxyAdminPort", at(o.adminBindAddress, o.adminPort), listen(this.admin, o.adminPort, o.adminBindAddress));
+    const inbound = await bindNamed("--inboundPort", at(o.bindAddress, o.inboundPort), this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress));
+    const outbound = await bindNamed("--outboundPort", at(o.outboundBindAddress, o.outboundPort), listen(this.outbound.server, o.outboundPort, o.outboundBindAddress));
+    const status = this.status ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress)) : { port: 0 };
+    const tcp = this.tcp ? await bindNamed("--tcpPort", at(o.bindAddress, o.tcpPort), listenTcp(this.tcp, o.tcpPort!, o.bindAddress)) : -1;
     this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port, tcp };
     return this.addresses;
   }
@@ -356,13 +372,13 @@ export class Sidecar {
         policy = this.buildPolicy(config);
       } catch (e) {
         this.configErrors++;
-        this.log.error(`security configuration refused: ${(e as Error).message}; keeping the last good one`);
+        this.scopes.validation.error(`security configuration refused: ${(e as Error).message}; keeping the last good one`);
         return false;
       }
     }
     if (!this.filter.configure(config.plugin)) {
       this.configErrors++;
-      this.log.error(`configuration refused by the filter; keeping the last good one (files: ${config.files.join(", ")})`);
+      this.scopes.validation.error(`configuration refused by the filter; keeping the last good one (files: ${config.files.join(", ")})`);
       return false;
     }
     this.loaded = config;
@@ -374,7 +390,11 @@ export class Sidecar {
     this.configApplied++;
     for (const w of config.bundle.warnings) this.log.warn(w);
     for (const w of config.mesh.warnings) this.log.warn(formatConfigProblem(w));
-    this.log.info(`configuration applied from ${config.files.length} file(s)`);
+    this.scopes.model.info(`configuration applied from ${config.files.length} file(s)`);
+    if (this.scopes.model.enabled("debug")) {
+      const kinds = Object.entries(config.mesh.byKind).filter(([, list]) => list.length > 0).map(([kind, list]) => `${kind}=${list.length}`);
+      this.scopes.model.debug(`configuration model: ${config.documents.length} document(s); ${kinds.join(" ") || "no mesh resources"}`);
+    }
     return true;
   }
 
@@ -420,6 +440,9 @@ export class Sidecar {
     const socket = req.socket as TLSSocket;
     const r = await policy.inbound({ headers, socket }, socket, socket.encrypted ? this.options.security!.tls.localCertificate : undefined);
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    if (this.scopes.authn.enabled("debug")) {
+      this.scopes.authn.debug(`${req.method} ${req.url} from ${peer}: ${socket.encrypted ? "mutual TLS" : "plain text"} (peer authentication ${policy.serverMode.mode})${r.authn ? `, request authentication ${r.authn.outcome}` : ""}`);
+    }
     if (r.authn) this.bump(`jwt_authn.${r.authn.outcome}`);
     if (r.extAuthz) {
       const x = r.extAuthz;
@@ -429,7 +452,7 @@ export class Sidecar {
     if (r.decision?.audited) {
       const a = r.decision.audited;
       this.bump("rbac.audited");
-      this.log.info(`rbac audited ${req.method} ${req.url} from ${peer}: policy=${a.policy} rule=${a.ruleIndex}`);
+      this.scopes.rbac.info(`rbac audited ${req.method} ${req.url} from ${peer}: policy=${a.policy} rule=${a.ruleIndex}`);
     }
     const accessLogHint = r.decision?.audited !== undefined;
     if (r.decision) {
@@ -438,11 +461,11 @@ export class Sidecar {
       this.bump(`rbac.reason.${d.reason}`);
       if (d.policy) this.bump(`rbac.policy.${d.policy}.rule_${d.ruleIndex}.${d.allowed ? "allowed" : "denied"}`);
       const line = `rbac ${d.allowed ? "allowed" : "denied"} ${req.method} ${req.url} from ${peer}: reason=${d.reason} policy=${d.policy ?? "-"} rule=${d.ruleIndex ?? "-"} action=${d.action ?? "-"}`;
-      if (d.allowed) this.log.debug(line);
-      else this.log.info(line);
+      if (d.allowed) this.scopes.rbac.debug(line);
+      else this.scopes.rbac.info(line);
     }
     if (r.kind === "reply") {
-      if (r.stage === "authn" && r.authn?.outcome === "denied") this.log.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
+      if (r.stage === "authn" && r.authn?.outcome === "denied") this.scopes.authn.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
       return { kind: "reply", reply: r.reply, accessLogHint };
     }
     this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
@@ -528,19 +551,20 @@ export class Sidecar {
     return [
       { name: `inbound|${o.appPort}||`, hosts: [{ address: o.appHost, port: o.appPort }] },
       ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
-      ...[...o.clusters].map(([name, c]) => ({ name, hosts: [{ address: c.host, port: c.port }] })),
+      ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
       ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({ name: `outbound|${e.servicePort}||${e.host}`, hosts: [{ address: e.address.host, port: e.address.port }] })),
     ];
   }
 
   private listenerInfo(): ListenerInfo[] {
     const a = this.addresses;
-    const at = (name: string, port: number) => ({ name, address: this.options.bindAddress, port });
+    const o = this.options;
+    const at = (name: string, port: number, address = o.bindAddress) => ({ name, address, port });
     return [
       at("inbound", a.inbound),
-      at("outbound", a.outbound),
+      at("outbound", a.outbound, o.outboundBindAddress),
       ...(this.tcp ? [at("tcp", a.tcp)] : []),
-      at("admin", a.admin),
+      at("admin", a.admin, o.adminBindAddress),
       ...(this.status ? [at("status", a.status)] : []),
     ];
   }
@@ -564,6 +588,7 @@ export class Sidecar {
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);
       out.set(`listener.${name}.active`, proxy.stats.active);
       for (const [reason, n] of Object.entries(proxy.stats.rejectedTargets)) out.set(`listener.${name}.rejected_targets.${reason}`, n);
+      for (const [details, n] of Object.entries(proxy.stats.rejectedFraming)) out.set(`listener.${name}.rejected_framing.${details}`, n);
       const g = proxy.guard;
       out.set(`listener.${name}.connections`, g.open.connections);
       out.set(`listener.${name}.connections_refused`, g.stats.connectionsRefused);
@@ -589,6 +614,7 @@ export class Sidecar {
       out.set("workload_certificate.rotations", this.options.security.tls.rotations);
     }
     out.set("filter.vm_restarts", this.filter.restarts);
+    if (this.options.safetyNet) out.set("server.uncaught_request_errors", this.options.safetyNet.caught);
     out.set("config.applied", this.configApplied);
     out.set("config.errors", this.configErrors);
     return out;

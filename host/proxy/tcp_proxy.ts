@@ -1,11 +1,14 @@
 import { type Server, type Socket, connect, createServer } from "node:net";
 import { type PropertyResolver, propertyValue } from "../wasm/abi_host.ts";
 import type { ConnectionUpdate, FilterHost } from "./filter_host.ts";
+import type { SafetyNet } from "../daemon/safety_net.ts";
 
 export interface TcpProxyOptions {
   filter: FilterHost;
   upstream: { host: string; port: number };
   onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
+  /** The process's safety net: an uncaught error in a connection's work closes that connection only. */
+  safetyNet?: Pick<SafetyNet, "run">;
 }
 
 /** Counters of the TCP listener, for /stats. */
@@ -27,7 +30,11 @@ export class TcpProxy {
 
   constructor(private readonly options: TcpProxyOptions) {
     // Nagle's algorithm off on both sides of a proxied connection, as Envoy sets TCP_NODELAY.
-    this.server = createServer({ noDelay: true }, (client) => this.handle(client));
+    this.server = createServer({ noDelay: true }, (client) => {
+      const net = options.safetyNet;
+      if (net) net.run({ listener: "tcp", end: () => client.destroy() }, () => this.handle(client));
+      else this.handle(client);
+    });
   }
 
   private handle(client: Socket): void {

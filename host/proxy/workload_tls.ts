@@ -35,8 +35,8 @@ export interface WorkloadTlsOptions {
   onJitter?: (ms: number) => void;
   onRotated?: (cert: WorkloadCertificate) => void;
   onError?: (error: Error, retryInMs: number) => void;
-  /** Each CSR sent to the CA: its outcome and latency (the agent's num_outgoing_requests, outgoing_latency). */
-  onRequest?: (ok: boolean, latencyMs: number) => void;
+  /** Each CSR sent to the CA: its outcome, latency (the agent's num_outgoing_requests, outgoing_latency) and what authenticated it. */
+  onRequest?: (ok: boolean, latencyMs: number, authenticatedBy: "token" | "certificate") => void;
   /** How requests reach mesh_ca; default gRPC to caAddress (a CA in the same process: meshctl x simulate). */
   transport?: CertificateTransport;
   /**
@@ -145,19 +145,21 @@ export class WorkloadTls {
         await new Promise((resolve) => setTimeout(resolve, jitter));
       }
       const started = performance.now();
+      let by: "token" | "certificate" = "token";
       try {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
+        by = auth?.tls?.clientCertChainPem ? "certificate" : "token";
         const cert = withGraceDuration(
           await (options.request ?? requestWorkloadCertificate)({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, transport: options.transport, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
           options.graceMs,
         );
-        this.lastAuthenticatedBy = auth?.tls?.clientCertChainPem ? "certificate" : "token";
+        this.lastAuthenticatedBy = by;
         this.lastAttemptFailed = false;
-        options.onRequest?.(true, performance.now() - started);
+        options.onRequest?.(true, performance.now() - started, by);
         return cert;
       } catch (e) {
         this.lastAttemptFailed = true;
-        options.onRequest?.(false, performance.now() - started);
+        options.onRequest?.(false, performance.now() - started, by);
         throw e;
       }
     };

@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { RotatingFile, type RotateOptions } from "./log_rotate.ts";
+import { sourceFrame, sourceLocation } from "./source_frames.ts";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "fatal", "none"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -35,11 +36,10 @@ function sinkFor(target: string): Sink {
   return { write: (l) => writeSync(fd, l), close: () => closeSync(fd) };
 }
 
-function callerOf(): string | undefined {
-  const lines = new Error().stack?.split("\n") ?? [];
-  const frame = lines.find((l, i) => i > 0 && !l.includes("/telemetry/logger.") && l.includes("at "));
-  const m = frame && /\(?([^()\s]+:\d+):\d+\)?$/.exec(frame);
-  return m ? m[1].replace(/^file:\/\//, "").split("/").slice(-2).join("/") : undefined;
+/** The stack below the logger's own frames, each named by its TypeScript source. */
+function callerFrames(): string[] {
+  const lines = new Error().stack?.split("\n").slice(1) ?? [];
+  return lines.filter((l) => l.includes("at ")).map(sourceFrame).filter((l) => !/[/\\]telemetry[/\\]logger\.ts:/.test(l));
 }
 
 /**
@@ -101,9 +101,10 @@ export class Logger {
     if (!this.enabled(scope, level)) return;
     const time = this.clock().toISOString();
     const withCaller = this.options.callerScopes.has("all") || this.options.callerScopes.has(scope);
-    const caller = withCaller ? callerOf() : undefined;
     const stackLevel = this.options.stacktraceLevels.get(scope) ?? this.options.stacktraceLevels.get(DEFAULT_SCOPE) ?? "none";
-    const stack = stackLevel !== "none" && RANK[level] >= RANK[stackLevel] ? new Error().stack?.split("\n").slice(2).join("\n") : undefined;
+    const frames = withCaller || (stackLevel !== "none" && RANK[level] >= RANK[stackLevel]) ? callerFrames() : [];
+    const caller = withCaller && frames.length > 0 ? sourceLocation(frames[0]) : undefined;
+    const stack = stackLevel !== "none" && RANK[level] >= RANK[stackLevel] ? frames.join("\n") : undefined;
     let line: string;
     if (this.options.asJson) {
       line = JSON.stringify({ time, level, scope, msg, ...(caller ? { caller } : {}), ...fields, ...(stack ? { stack } : {}) });

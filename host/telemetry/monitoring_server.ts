@@ -11,6 +11,8 @@ export interface MonitoringOptions {
   registry: Registry;
   info: () => BuildInfo;
   healthy: () => boolean;
+  /** Lines after `ok` / `not ready` on the health paths: how the daemon's dependencies are (the status stays `healthy`'s). */
+  healthDetail?: () => string[];
   /** Paths answering `healthy` (200 `ok` / 503 `not ready`); default `/healthz` (disco-discovery: `/ready`). */
   healthPaths?: readonly string[];
   /** `/debug/pprof/…` (profiling.ts): hubs `--profile`, mesh_ca `--enable-profiling`. */
@@ -46,7 +48,8 @@ export async function startMonitoring(options: MonitoringOptions): Promise<Monit
       res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(options.info())}\n`);
     } else if (healthPaths.includes(path)) {
       const ok = options.healthy();
-      res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "not ready\n");
+      const detail = options.healthDetail?.() ?? [];
+      res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(`${ok ? "ok" : "not ready"}\n${detail.map((l) => `${l}\n`).join("")}`);
     } else {
       res.writeHead(404, { "content-type": "text/plain" }).end(`not found: try /metrics, /version${options.profiling ? ", /debug/pprof/" : ""} or ${healthPaths.join(", ")}\n`);
     }

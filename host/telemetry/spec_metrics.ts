@@ -4,24 +4,22 @@ import { registerBuildMetric } from "./build_metric.ts";
 
 /**
  * Spec 2 names metrics by their OpenCensus view (`Sum`, `Count`,
- * `LastValue`, `Distribution`); Prometheus's conventions (what `promtool
- * check metrics` lints) reserve `_total` for counters and `_count` for
- * histograms. The exposed name follows the OpenMetrics rule that prom-client
- * applies to counters (a counter's sample is `<family>_total`) and that the
- * OpenTelemetry Prometheus exporter applies to monotonic sums:
- * - Sum/Count → a counter named the spec name plus `_total` unless it ends
- *   so already (`anchor_server_csr_count` → `anchor_server_csr_count_total`);
- * - LastValue → a gauge without a trailing `_total`
- *   (`hub_config_rule_configs_total` → `hub_config_rule_configs`);
+ * `LastValue`, `Distribution`); each is exported under the name upstream's
+ * daemons exposed it with, so dashboards and alerts written against the
+ * spec find it:
+ * - Sum/Count → a counter: the spec name plus `_total` unless it ends so
+ *   already (`anchor_server_csr_count` → `anchor_server_csr_count_total`),
+ *   the sample name OpenMetrics gives a counter family;
+ * - LastValue → a gauge under the spec name, `_total` included
+ *   (`hub_config_rule_configs_total`): upstream's exposition, although
+ *   `promtool check metrics` asks gauges not to end so (the spec-mandated
+ *   exceptions; test/telemetry/spec_metric_names.test.ts lists them from
+ *   the spec);
  * - Distribution → a histogram of the spec name.
  * docs/metrics.md lists every spec name with the name it is exported under.
  */
 export function counterName(specName: string): string {
   return specName.endsWith("_total") ? specName : `${specName}_total`;
-}
-
-export function gaugeName(specName: string): string {
-  return specName.replace(/_total$/, "");
 }
 
 /** prom-client's default metrics that are gauges named `_total` (their per-type siblings stay, and `sum()` gives the total). */
@@ -46,7 +44,7 @@ export function specCounter<L extends string = string>(registry: Registry, specN
 
 /** A spec `LastValue` as a gauge, starting at 0. */
 export function specGauge<L extends string = string>(registry: Registry, specName: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
-  const g = new Gauge<L>({ name: gaugeName(specName), help, labelNames, registers: [registry] });
+  const g = new Gauge<L>({ name: specName, help, labelNames, registers: [registry] });
   if (labelNames.length === 0) (g as Gauge<string>).set(0);
   return g;
 }

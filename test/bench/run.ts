@@ -2,9 +2,12 @@
 // measured side by side in this one run (machines here are shared and noisy,
 // so only ratios within a run are meaningful).
 // `npm run bench -- <part>…` runs only the named parts (hot-path, hub,
-// sidecar, security, simulate, discovery, pwhost).
+// sidecar, security, simulate, discovery, pwhost, analyze, embed).
+import { runAnalyzeBench } from "./analyze.ts";
 import { runDiscoveryBench } from "./discovery.ts";
+import { runEmbedBench } from "./embed.ts";
 import { runHubBench } from "./hub.ts";
+import { runHubQuotaBench } from "./hub_quota.ts";
 import { runHotPathBench } from "./hot_path.ts";
 import { runPwhostBench } from "./pwhost.ts";
 import { runSecurityBench } from "./security.ts";
@@ -13,12 +16,14 @@ import { runSimulateBench } from "./simulate.ts";
 
 const PARTS: Record<string, () => Promise<string[]>> = {
   "hot-path": async () => runHotPathBench(),
-  hub: async () => [await runHubBench()],
+  hub: async () => [await runHubBench(), "", ...(await runHubQuotaBench())],
   sidecar: runSidecarBench,
   security: runSecurityBench,
   simulate: runSimulateBench,
   discovery: runDiscoveryBench,
   pwhost: async () => runPwhostBench(),
+  analyze: runAnalyzeBench,
+  embed: runEmbedBench,
 };
 
 const asked = process.argv.slice(2);

@@ -82,7 +82,7 @@ async function withoutHubHandlers(mesh: LocalMesh): Promise<void> {
   rmSync(join(mesh.hubConfigDir, "access-log.yaml"), { force: true });
   const metrics = `http://127.0.0.1:${mesh.hub.listening.monitoringPort}/metrics`;
   const deadline = Date.now() + HUB_RELOAD_WAIT_MS;
-  while (!/^hub_config_handler_configs 0$/m.test(await (await fetch(metrics)).text())) {
+  while (!/^hub_config_handler_configs_total 0$/m.test(await (await fetch(metrics)).text())) {
     if (Date.now() > deadline) throw new Error(`the hub at ${metrics} still has handlers ${HUB_RELOAD_WAIT_MS / 1000} s after its access log was removed`);
     await sleep(100);
   }

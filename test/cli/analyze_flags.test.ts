@@ -5,7 +5,7 @@ import { meshctlInProcess } from "./in_process.ts";
 import { OFFLINE, analyze, codes } from "./analyze_support.ts";
 
 const INFO_ONLY = "analyze/namespace-injection.bad.yaml"; // MSH0102 Info
-const WARNING_ONLY = "analyze/peerauthentication-root-selector.bad.yaml"; // MSH0206 Warning
+const WARNING_ONLY = "analyze/peerauthentication-root-selector.bad.yaml"; // MSH0906 Warning
 const ERROR_ONLY = "analyze/regex.bad.yaml"; // MSH0122 Error
 const TREE = "analyze/tree";
 
@@ -56,20 +56,20 @@ describe("meshctl analyze: -S/--suppress", async () => {
   const all = async (extra: string[]) => codes(await analyze([OFFLINE, "-A", "-R", "-o", "json", TREE, ...extra]));
 
   it("suppresses a code on a resource named <Kind> <name>.<namespace> (or as messages print it)", async () => {
-    assert.deepEqual(await all([]), ["MSH0101", "MSH0102", "MSH0201", "MSH0127"]);
-    assert.deepEqual(await all(["-S", "MSH0101=VirtualService reviews.shop"]), ["MSH0102", "MSH0201", "MSH0127"]);
-    assert.deepEqual(await all(["-S", "MSH0127=AuthorizationPolicy shop/deny-anonymous", "-S", "MSH0102=Namespace shop"]), ["MSH0101", "MSH0201"]);
+    assert.deepEqual(await all([]), ["MSH0101", "MSH0102", "MSH0901", "MSH0127"]);
+    assert.deepEqual(await all(["-S", "MSH0101=VirtualService reviews.shop"]), ["MSH0102", "MSH0901", "MSH0127"]);
+    assert.deepEqual(await all(["-S", "MSH0127=AuthorizationPolicy shop/deny-anonymous", "-S", "MSH0102=Namespace shop"]), ["MSH0101", "MSH0901"]);
   });
 
   it("* matches partially", async () => {
-    assert.deepEqual(await all(["--suppress", "MSH0201=PeerAuthentication *.shop", "-S", "MSH0101=*"]), ["MSH0102", "MSH0127"]);
-    assert.deepEqual(await all(["--suppress", "MSH0201=PeerAuthentication *.shop", "-S", "MSH0101=* *"]), ["MSH0102", "MSH0127"]);
-    assert.deepEqual(await all(["-S", "MSH0201=PeerAuthentication rev*.sh*"]), ["MSH0101", "MSH0102", "MSH0127"]);
-    assert.deepEqual(await all(["-S", "MSH0201=PeerAuthentication *.other"]), ["MSH0101", "MSH0102", "MSH0201", "MSH0127"]);
+    assert.deepEqual(await all(["--suppress", "MSH0901=PeerAuthentication *.shop", "-S", "MSH0101=*"]), ["MSH0102", "MSH0127"]);
+    assert.deepEqual(await all(["--suppress", "MSH0901=PeerAuthentication *.shop", "-S", "MSH0101=* *"]), ["MSH0102", "MSH0127"]);
+    assert.deepEqual(await all(["-S", "MSH0901=PeerAuthentication rev*.sh*"]), ["MSH0101", "MSH0102", "MSH0127"]);
+    assert.deepEqual(await all(["-S", "MSH0901=PeerAuthentication *.other"]), ["MSH0101", "MSH0102", "MSH0901", "MSH0127"]);
   });
 
   it("a suppressed message no longer fails the run", async () => {
-    const run = await analyze([OFFLINE, "-A", WARNING_ONLY, "-S", "MSH0206=PeerAuthentication reviews.mesh-system"]);
+    const run = await analyze([OFFLINE, "-A", WARNING_ONLY, "-S", "MSH0906=PeerAuthentication reviews.mesh-system"]);
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout, "");
   });
@@ -90,9 +90,9 @@ describe("meshctl analyze: -L/--list-analyzers", async () => {
     assert.equal(run.status, 0);
     assert.equal(run.stderr, "");
     assert.match(run.stdout, /^Available analyzers:\n/);
-    assert.match(run.stdout, /^\tvirtualservice-gateways: VirtualServices referring to a Gateway that is not defined$/m);
+    assert.match(run.stdout, /^\tvirtualservice-gateways: VirtualServices referring to a Gateway that is not defined \[upstream virtualservice\.GatewayAnalyzer\]$/m);
     assert.match(run.stdout, /^\t\tMSH0101 Error ReferencedResourceNotFound: /m);
-    assert.match(run.stdout, /^\t\tMSH0201 Warning StrictWorkloadNeedsDestinationRule: /m);
+    assert.match(run.stdout, /^\t\tMSH0901 Warning StrictWorkloadNeedsDestinationRule \(own\): /m);
     assert.match(run.stdout, /^\t\tMSH0102 Info NamespaceNotInjected: /m);
   });
 });
@@ -122,7 +122,7 @@ describe("meshctl analyze: output formats", async () => {
 describe("meshctl analyze: -R/--recursive", async () => {
   it("reads only a directory's own files without -R, its subdirectories with -R", async () => {
     assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", TREE])), ["MSH0101"]);
-    assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "--recursive", TREE])), ["MSH0101", "MSH0102", "MSH0201", "MSH0127"]);
+    assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "--recursive", TREE])), ["MSH0101", "MSH0102", "MSH0901", "MSH0127"]);
   });
 });
 
@@ -131,7 +131,7 @@ describe("meshctl analyze: color", async () => {
   it("is off when stdout is not a terminal, on with --color, off again with TERM=dumb or --color=false", async () => {
     assert.match(line(await analyze([OFFLINE, ERROR_ONLY])), /^Error \[MSH0122\]/);
     assert.match(line(await analyze([OFFLINE, ERROR_ONLY, "--color"])), /^\x1b\[1;31mError\x1b\[0m \[MSH0122\]/);
-    assert.match(line(await analyze([OFFLINE, "--color", WARNING_ONLY, "-A"])), /^\x1b\[33mWarning\x1b\[0m \[MSH0206\]/);
+    assert.match(line(await analyze([OFFLINE, "--color", WARNING_ONLY, "-A"])), /^\x1b\[33mWarning\x1b\[0m \[MSH0906\]/);
     assert.match(line(await analyze([OFFLINE, ERROR_ONLY, "--color"], { env: { TERM: "dumb" } })), /^Error \[MSH0122\]/);
     assert.match(line(await analyze([OFFLINE, ERROR_ONLY, "--color=false"])), /^Error \[MSH0122\]/);
     // json and yaml are never colored
@@ -171,13 +171,17 @@ describe("meshctl analyze: namespaces, stdin, mesh config, timeout", async () =>
     assert.deepEqual(codes(dflt), ["MSH0102"]);
     assert.match(dflt.stderr, /^Note: 3 messages concern resources outside namespace default; use -A to analyze all namespaces$/m);
     assert.equal(dflt.status, 0);
-    assert.deepEqual(codes(await analyze([OFFLINE, "-R", "-o", "json", "-n", "shop", TREE])), ["MSH0101", "MSH0102", "MSH0201", "MSH0127"]);
+    assert.deepEqual(codes(await analyze([OFFLINE, "-R", "-o", "json", "-n", "shop", TREE])), ["MSH0101", "MSH0102", "MSH0901", "MSH0127"]);
   });
 
   it("reads - from stdin, named <stdin>", async () => {
     const input = "apiVersion: networking.mesh.io/v1alpha3\nkind: VirtualService\nmetadata: { name: vs }\nspec: { hosts: [a], gateways: [nope] }\n";
     const run = await analyze([OFFLINE, "-"], { input });
-    assert.equal(run.stdout, 'Error [MSH0101] (VirtualService default/vs <stdin>:4) Referenced gateway not found: "default/nope"\n');
+    assert.equal(
+      run.stdout,
+      'Error [MSH0101] (VirtualService default/vs <stdin>:4) Referenced gateway not found: "nope"\n' +
+        "Warning [MSH0132] (VirtualService default/vs <stdin>:4) one or more host [a] defined in VirtualService default/vs not found in Gateway default/nope.\n",
+    );
   });
 
   it("unreadable paths are usage errors", async () => {
@@ -189,12 +193,12 @@ describe("meshctl analyze: namespaces, stdin, mesh config, timeout", async () =>
   it("--meshConfigFile: enableAutoMtls false makes namespace STRICT need a DestinationRule", async () => {
     assert.deepEqual(codes(await analyze([OFFLINE, "-o", "json", "analyze/mesh-config.auto-mtls.yaml"])), []);
     const run = await analyze([OFFLINE, "-o", "json", "--meshConfigFile", "analyze/mesh-config.no-auto-mtls.yaml", "analyze/mesh-config.auto-mtls.yaml"]);
-    assert.deepEqual(codes(run), ["MSH0201"]);
+    assert.deepEqual(codes(run), ["MSH0901"]);
     assert.match(run.stdout, /auto mutual TLS is off \(enableAutoMtls: false\)/);
   });
 
   it("--meshConfigFile rootNamespace (and -i) move the root namespace", async () => {
-    assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "analyze/gateway-policy-namespace.bad.yaml"])), ["MSH0205"]);
+    assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "analyze/gateway-policy-namespace.bad.yaml"])), ["MSH0905"]);
     assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "--meshConfigFile", "analyze/mesh-config.root-default.yaml", "analyze/gateway-policy-namespace.bad.yaml"])), []);
     assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "-i", "default", "analyze/gateway-policy-namespace.bad.yaml"])), []);
   });
@@ -224,7 +228,7 @@ describe("meshctl analyze: namespaces, stdin, mesh config, timeout", async () =>
     const run = await analyze([OFFLINE, "-v", ERROR_ONLY]);
     assert.match(run.stderr, /^Executed analyzers:\n(\t .+\n)+/m);
     assert.match(run.stderr, /^Skipped analyzers:\n(\t .+ \(no .* documents in the input\)\n)+/m);
-    assert.match(run.stderr, /^\t virtualservice-destinations \(no Service documents in the input\)$/m);
+    assert.match(run.stderr, /^\t policy-workload-selector \(no Pod or Deployment documents in the input\)$/m);
   });
 });
 

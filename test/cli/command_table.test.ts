@@ -44,7 +44,7 @@ describe("meshctl's command table", () => {
     }
     assert.deepEqual(loadersFor(["valdiate"]), loadersFor([]));
     // What `meshctl --help` lists first: the table's top-level commands, in order, before the orchestrator-only ones.
-    assert.deepEqual(words(all.program).slice(0, 9), ["experimental", "validate", "version", "orch-inject", "convert-ingress", "analyze", "authn", "authz", "proxy-config"]);
+    assert.deepEqual(words(all.program).slice(0, 10), ["experimental", "validate", "version", "orch-inject", "convert-ingress", "analyze", "authn", "authz", "manifest", "proxy-config"]);
   });
 
   it("global flags and their values around the command do not change what is loaded", async () => {

@@ -6,6 +6,7 @@ import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import pkg from "../../package.json" with { type: "json" };
 import { assertGolden, fixture, meshctl, tempFile } from "./cli_golden_support.ts";
+import { orchSchemaErrors } from "../support/orch_schema.ts";
 
 const VALUES = ["--valuesFile", "inject_values.yaml"];
 const STATUS = "sidecar.mesh.io/status";
@@ -222,4 +223,18 @@ describe("orch-inject: bad input exits 2, names file and field, writes nothing",
       assert.match(r.stderr, row.error);
     });
   }
+});
+
+test("orch-inject: the injected workloads still validate against the orchestrator's OpenAPI schema", async () => {
+  const r = await meshctl(["orch-inject", "-f", "inject_workloads.in.yaml", ...VALUES]);
+  assert.equal(r.status, 0, r.stderr);
+  const builtIn = docs(r.stdout).filter((d) => !/example\.com|openshift/.test(String(d.apiVersion)));
+  assert.ok(builtIn.length >= 8);
+  assert.deepEqual((await Promise.all(builtIn.map(orchSchemaErrors))).flat(), []);
+});
+
+test("kube-inject (upstream's name) is orch-inject", async () => {
+  const upstream = await meshctl(["kube-inject", "-f", "inject_workloads.in.yaml", ...VALUES]);
+  assert.equal(upstream.status, 0, upstream.stderr);
+  assert.equal(upstream.stdout, (await meshctl(["orch-inject", "-f", "inject_workloads.in.yaml", ...VALUES])).stdout);
 });

@@ -90,6 +90,26 @@ describe("proxy-config against a running sidecar", async () => {
     assert.equal(one.stdout, `ENDPOINT      STATUS    CLUSTER\n127.0.0.1:9   UNKNOWN   ${REVIEWS}\n`);
   });
 
+  test("endpoints --file takes the proxy admin's /clusters?format=json (spec 3): the same endpoints, with their health", async () => {
+    const res = await fetch(`${admin}/clusters?format=json`);
+    assert.equal(res.status, 200);
+    const file = tempFile(await res.text(), "clusters.json");
+    const run = await meshctl(["proxy-config", "endpoints", "-f", file]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^ENDPOINT\s+STATUS\s+CLUSTER\n/);
+    const live = JSON.parse((await meshctlAsync(["proxy-config", "endpoints", "--admin", admin, "-o", "json"])).stdout);
+    const saved = JSON.parse((await meshctl(["proxy-config", "endpoints", "-f", file, "-o", "json"])).stdout);
+    // The admin names inbound clusters as Envoy does (`inbound|<port>||<name>`); the endpoints are the same.
+    const addresses = (list: Array<{ endpoints: Array<{ address: string; port: number }> }>) => list.flatMap((c) => c.endpoints.map((e) => `${e.address}:${e.port}`)).sort();
+    assert.deepEqual(addresses(saved), addresses(live));
+    assert.ok(saved.every((c: { endpoints: Array<{ health: string }> }) => c.endpoints.every((e) => e.health === "HEALTHY")));
+    const one = await meshctl(["proxy-config", "endpoints", "-f", file, "--name", REVIEWS]);
+    assert.equal(one.stdout, `ENDPOINT      STATUS    CLUSTER\n127.0.0.1:9   HEALTHY   ${REVIEWS}\n`);
+    const broken = await meshctl(["proxy-config", "endpoints", "-f", tempFile('{"cluster_statuses":[{"host_statuses":[]}]}', "c.json")]);
+    assert.equal(broken.status, 1);
+    assert.match(broken.stderr, /c\.json: cluster_statuses\[0\]\.name: expected a cluster name, got undefined/);
+  });
+
   test("secret: no certificates yet, said so", async () => {
     const run = await meshctlAsync(["proxy-config", "secret", "--admin", admin]);
     assert.equal(run.status, 0, run.stderr);

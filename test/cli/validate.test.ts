@@ -71,7 +71,7 @@ describe("meshctl validate", async () => {
       `Error: ${BAD}: PeerAuthentication foo/httpbin: spec.mtls.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"`,
       `Error: ${BAD}: PeerAuthentication foo/httpbin: spec.portLevelMtls: expected a selector with matchLabels alongside portLevelMtls (port-level settings apply to workload policies only)`,
       `Error: ${BAD}: PeerAuthentication foo/httpbin: spec.portLevelMtls[0]: expected a port number from 1 to 65535 as the key, got "0"`,
-      `Warning: ${BAD}: Gateway default/gw: spec.servers[0].bogus: unknown field (known: port, hosts, tls, name, bind, defaultEndpoint)`,
+      `Error: ${BAD}: Gateway default/gw: spec.servers[0].bogus: unknown field (known: port, hosts, tls, name, bind, defaultEndpoint)`,
     ]);
     assert.equal(run.stdout, `${JSON.stringify(GOOD)} is valid\n`);
   });

@@ -64,8 +64,13 @@ metadata: { name: w, namespace: foo }
 apiVersion: networking.mesh.io/v1alpha3
 kind: DestinationRule
 metadata: { name: d, namespace: foo }
-spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE }, loadBalancr: { simple: ROUND_ROBIN } } }
+spec: { host: a.foo.svc.cluster.local, trafficPolicy: { tls: { mode: DISABLE } } }
 status: {}
+---
+apiVersion: config.mesh.io/v1alpha2
+kind: QuotaSpec
+metadata: { name: q, namespace: foo }
+spec: { rules: [], rulez: [] }
 `);
     assert.deepEqual(c.errors, []);
     assert.deepEqual(
@@ -73,10 +78,22 @@ status: {}
       [
         ["Widget foo/w", "kind", 'unknown kind "Widget"'],
         ["DestinationRule foo/d", "status", "unknown field"],
-        ["DestinationRule foo/d", "spec.trafficPolicy.loadBalancr", "unknown field"],
+        ["QuotaSpec foo/q", "spec.rulez", "unknown field"],
       ],
     );
     assert.equal(c.byKind.DestinationRule.length, 1);
+  });
+
+  it("a kind of the same name in another API group (the Gateway API's Gateway) is not the mesh's: an unknown kind", () => {
+    const c = decode(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httpbin-gateway, namespace: foo }
+spec: { gatewayClassName: mesh, listeners: [{ name: http, port: 80, protocol: HTTP }] }
+`);
+    assert.deepEqual(c.errors, []);
+    assert.deepEqual(c.byKind.Gateway, []);
+    assert.match(c.warnings[0].message, /^unknown kind "Gateway" \(apiVersion gateway.networking.k8s.io\/v1\)/);
   });
 
   it("refuses a known kind under the wrong apiVersion", () => {

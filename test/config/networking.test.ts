@@ -117,7 +117,8 @@ spec:
       ["labels on a destination (MeshService rule)", { [`${dest}.labels`]: { version: "v1" } }, [`spec.http[0].route[0].destination.labels`, /no labels on a VirtualService destination/]],
       ["* host bound to the mesh gateway", { "spec.gateways": ["mesh"] }, ["spec.hosts", /no "\*" host on a VirtualService bound to the mesh gateway/]],
       ["* host without gateways", { "spec.gateways": undefined }, ["spec.hosts", /mesh gateway/]],
-      ["no hosts", { "spec.hosts": [] }, ["spec.hosts", /non-empty list/]],
+      ["no hosts and a gateway", { "spec.hosts": [] }, ["spec.gateways", /no gateways on a delegate VirtualService/]],
+      ["no hosts, no gateways: a delegate", { "spec.hosts": undefined, "spec.gateways": undefined }, "ok", (s) => assert.deepEqual([s.hosts, s.fqdns], [[], []])],
       ["destination without host", { [`${dest}.host`]: undefined }, [`spec.http[0].route[0].destination.host`, /expected a string/]],
       ["destination host *", { [`${dest}.host`]: "*" }, [`spec.http[0].route[0].destination.host`, /lone `\*` is not allowed/]],
       ["destination port 0", { [`${dest}.port.number`]: 0 }, [`spec.http[0].route[0].destination.port.number`, /integer from 1 to 65535/]],
@@ -149,6 +150,8 @@ spec:
     [
       ["DNS with endpoints named by DNS", { "spec.endpoints": [{ address: "a.example.com" }, { address: "b.example.com", weight: 2 }] }, "ok", (s) => assert.deepEqual(s.endpoints.map((e: any) => e.address), ["a.example.com", "b.example.com"])],
       ["DNS_ROUND_ROBIN", { "spec.resolution": "DNS_ROUND_ROBIN" }, "ok", (s) => assert.equal(s.resolution, "DNS_ROUND_ROBIN")],
+      ["an empty port protocol is TCP (upstream accepts it)", { "spec.ports.0.protocol": "" }, "ok", (s) => assert.equal(s.ports[0].protocol, "TCP")],
+      ["a protocol in another case", { "spec.ports.0.protocol": "tls" }, "ok", (s) => assert.equal(s.ports[0].protocol, "TLS")],
       ["a wildcard host with DNS and endpoints", { "spec.hosts": ["*.example.com"], "spec.endpoints": [{ address: "gw.example.com" }] }, "ok"],
       ["a wildcard host with NONE", { "spec.hosts": ["*.example.com"], "spec.resolution": "NONE" }, "ok"],
       ["a wildcard host with DNS and no endpoints (upstream: hosts must be FQDN)", { "spec.hosts": ["*.example.com"] }, ["spec.hosts", /without wildcards with resolution DNS and no endpoints/]],

@@ -42,12 +42,12 @@ describe("npm pack, installed into an empty folder", () => {
 
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  it("ships the module, the built programs, the protos and the deploy artifacts, and no tests or sources", () => {
+  it("ships the module, the built programs, the protos and the deploy artifacts, and no tests or sources (declarations only)", () => {
     const paths = new Set(packed.map((f) => f.path));
     for (const p of ["build/filter.wasm", "build/out/meshctl.mjs", "build/out/disco-agent.mjs", "build/out/hubs.mjs", "build/out/mesh_ca.mjs", "proto/mesh/hub/v1/hub.proto", "build/deploy/envoy-bootstrap.yaml", "build/deploy/oci/index.json", "package.json", "README.md"]) {
       assert.ok(paths.has(p), `${p} is not in the package`);
     }
-    const unwanted = [...paths].filter((p) => /^(test|assembly|host\/(?!demo\/[^/]+\.(ya?ml|jsonl)$)|\.ci)\b/.test(p) || p.endsWith(".ts") || p.endsWith(".map"));
+    const unwanted = [...paths].filter((p) => /^(test|assembly|host\/(?!demo\/[^/]+\.(ya?ml|jsonl)$)|\.ci)\b/.test(p) || (p.endsWith(".ts") && !/^build\/types\/[^/]+\.d\.ts$/.test(p)) || p.endsWith(".map"));
     assert.deepEqual(unwanted, []);
     const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8"));
     for (const buildOnly of ["assemblyscript", "esbuild", "tsx", "@as-pect/cli"]) assert.equal(manifest.dependencies[buildOnly], undefined, `${buildOnly} is a runtime dependency`);

@@ -21,6 +21,14 @@ describe("parseClusterSpec", () => {
     });
   }
 
+  it("several addresses: hub replicas, taken round robin; the first is the cluster's address", () => {
+    const c = parseClusterSpec("hub_server=127.0.0.1:9091, [::1]:9092,unix:///run/hub.sock");
+    assert.deepEqual(c.endpoints.map((e) => e.target), ["127.0.0.1:9091", "[::1]:9092", "unix:///run/hub.sock"]);
+    assert.deepEqual(c.endpoints[1].address, { kind: "tcp", host: "::1", port: 9092 });
+    assert.equal(c.target, "127.0.0.1:9091");
+    assert.ok(Object.isFrozen(c.endpoints));
+  });
+
   const refused: Array<[string, RegExp]> = [
     ["127.0.0.1:9091", /no '=' between/],
     ["=127.0.0.1:9091", /cluster name is empty/],
@@ -37,6 +45,9 @@ describe("parseClusterSpec", () => {
     ["hub_server=unix:/run/hub.sock", /written unix:\/\/\/PATH/],
     ["hub_server=unix://run/hub.sock", /must be absolute/],
     ["hub_server=unix:///", /path is empty/],
+    ["hub_server=127.0.0.1:1,", /address 2 of 2 is empty/],
+    ["hub_server=127.0.0.1:1,127.0.0.1:x", /"127\.0\.0\.1:x": port "x" is not a number/],
+    ["hub_server=127.0.0.1:1,127.0.0.1:1", /address 127\.0\.0\.1:1 is given twice/],
   ];
   for (const [spec, why] of refused) {
     it(`refuses ${JSON.stringify(spec)}`, () => {

@@ -76,4 +76,19 @@ describe("HubTransport on loopback sockets", () => {
     const peers = new Set([...a.received, ...b.received].map((r) => r.peer));
     assert.equal(peers.size, 2, `one connection per cluster: ${[...peers]}`);
   });
+
+  it("a cluster of several hubs: calls take them round robin, one connection each; a retry goes to the next", async () => {
+    const hubs = await Promise.all([ScriptedHub.start(), ScriptedHub.start(), ScriptedHub.start()]);
+    cleanups.push(...hubs.map((h) => () => h.close()));
+    const transport = new HubTransport({ clusters: parseClusters([`hub_server=${hubs.map((h) => h.target).join(",")}`]) });
+    cleanups.push(() => transport.close());
+    for (let i = 0; i < 9; i++) assert.equal((await transport.call(grpcCall())).ok, true);
+    assert.deepEqual(hubs.map((h) => h.received.length), [3, 3, 3]);
+    for (const h of hubs) assert.equal(new Set(h.received.map((r) => r.peer)).size, 1, "one connection per hub, reused");
+
+    hubs[0].script.push({ fail: { code: GRPC_CODES.UNAVAILABLE, details: "replica draining" } });
+    const retried = await transport.call(grpcCall({ metadata: [retryPolicy(1, 1, 1)] }));
+    assert.deepEqual([retried.ok, retried.attempts], [true, 2]);
+    assert.deepEqual(hubs.map((h) => h.received.length), [4, 4, 3], "the retry went to the second hub");
+  });
 });

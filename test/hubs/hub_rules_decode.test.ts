@@ -45,6 +45,19 @@ const rows: Array<{ name: string; yaml: string; error?: RegExp; check?: (r: HubR
       assert.equal(r.id, "HubQuota ns/rq");
     },
   },
+  {
+    name: "quota defaults to upstream redisquota's FIXED_WINDOW",
+    yaml: doc("HubQuota", "  maxAmount: 5\n  validDuration: 1s"),
+    check: (r) => assert.deepEqual(r.kind === "HubQuota" && [r.rateLimitAlgorithm, r.bucketDurationMs], ["FIXED_WINDOW", 0]),
+  },
+  {
+    name: "rolling quota (an upstream redisquota sample's fields)",
+    yaml: doc("HubQuota", "  maxAmount: 500\n  validDuration: 1s\n  bucketDuration: 500ms\n  rateLimitAlgorithm: ROLLING_WINDOW"),
+    check: (r) => assert.deepEqual(r.kind === "HubQuota" && [r.rateLimitAlgorithm, r.bucketDurationMs], ["ROLLING_WINDOW", 500]),
+  },
+  { name: "rolling quota without a bucket", yaml: doc("HubQuota", "  maxAmount: 5\n  validDuration: 1s\n  rateLimitAlgorithm: ROLLING_WINDOW"), error: /^\/cfg\/rules\.yaml: HubQuota mesh-system\/x: spec\.bucketDuration: ROLLING_WINDOW needs a bucketDuration/ },
+  { name: "bucket as long as the window", yaml: doc("HubQuota", "  maxAmount: 5\n  validDuration: 1s\n  rateLimitAlgorithm: ROLLING_WINDOW\n  bucketDuration: 1s"), error: /spec\.bucketDuration: expected a duration of at least 1ms and below validDuration \(1000ms\), got "1s"/ },
+  { name: "unknown algorithm", yaml: doc("HubQuota", "  maxAmount: 5\n  validDuration: 1s\n  rateLimitAlgorithm: TOKEN_BUCKET"), error: /spec\.rateLimitAlgorithm: expected one of FIXED_WINDOW, ROLLING_WINDOW, got "TOKEN_BUCKET"/ },
   { name: "quota without window", yaml: doc("HubQuota", "  maxAmount: 5"), error: /spec\.validDuration: expected a duration/ },
   { name: "negative maxAmount", yaml: doc("HubQuota", "  maxAmount: -1\n  validDuration: 1s"), error: /spec\.maxAmount: expected an integer from 0/ },
   { name: "override without dimensions", yaml: doc("HubQuota", "  maxAmount: 1\n  validDuration: 1s\n  overrides: [{maxAmount: 2}]"), error: /spec\.overrides\[0\]\.dimensions: expected a non-empty map/ },

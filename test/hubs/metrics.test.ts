@@ -30,15 +30,15 @@ describe("hub config gauges", () => {
       ),
     );
     const text = await m.registry.metrics();
-    assert.equal(metricValue(text, "hub_config_rule_configs"), 2);
-    assert.equal(metricValue(text, "hub_config_instance_configs"), 3);
-    assert.equal(metricValue(text, "hub_config_handler_configs"), 2);
-    assert.equal(metricValue(text, "hub_config_unsatisfied_action_handler"), 1);
-    assert.equal(metricValue(text, 'hub_dispatcher_destinations_per_variety{variety="check"}'), 1);
-    assert.equal(metricValue(text, 'hub_dispatcher_destinations_per_variety{variety="quota"}'), 1);
-    assert.equal(metricValue(text, 'hub_dispatcher_destinations_per_variety{variety="report"}'), 1);
-    assert.equal(metricValue(text, "hub_handler_new_handlers"), 2);
-    assert.equal(metricValue(text, "hub_config_adapter_info_configs"), 4);
+    assert.equal(metricValue(text, "hub_config_rule_configs_total"), 2);
+    assert.equal(metricValue(text, "hub_config_instance_configs_total"), 3);
+    assert.equal(metricValue(text, "hub_config_handler_configs_total"), 2);
+    assert.equal(metricValue(text, "hub_config_unsatisfied_action_handler_total"), 1);
+    assert.equal(metricValue(text, 'hub_dispatcher_destinations_per_variety_total{variety="check"}'), 1);
+    assert.equal(metricValue(text, 'hub_dispatcher_destinations_per_variety_total{variety="quota"}'), 1);
+    assert.equal(metricValue(text, 'hub_dispatcher_destinations_per_variety_total{variety="report"}'), 1);
+    assert.equal(metricValue(text, "hub_handler_new_handlers_total"), 2);
+    assert.equal(metricValue(text, "hub_config_adapter_info_configs_total"), 4);
   });
 
   it("a configuration change: new, reused and closed handlers", async () => {
@@ -46,9 +46,9 @@ describe("hub config gauges", () => {
     m.configApplied(loaded(quota("a", 1) + quota("b", 1) + quota("c", 1)));
     m.configApplied(loaded(quota("a", 1) + quota("b", 2) + quota("d", 1)));
     const text = await m.registry.metrics();
-    assert.equal(metricValue(text, "hub_handler_reused_handlers"), 1, "a is unchanged");
-    assert.equal(metricValue(text, "hub_handler_new_handlers"), 2, "b changed, d is new");
-    assert.equal(metricValue(text, "hub_handler_closed_handlers"), 2, "old b and c");
+    assert.equal(metricValue(text, "hub_handler_reused_handlers_total"), 1, "a is unchanged");
+    assert.equal(metricValue(text, "hub_handler_new_handlers_total"), 2, "b changed, d is new");
+    assert.equal(metricValue(text, "hub_handler_closed_handlers_total"), 2, "old b and c");
   });
 
   it("errors are rule or handler errors by the document they name", async () => {
@@ -58,8 +58,8 @@ describe("hub config gauges", () => {
     const m = new HubMetrics();
     m.configApplied(loaded(quota("a", 1) + doc("HubQuota", "a2", "{name: a, maxAmount: 1, validDuration: 1s}"), ["/etc/hub/r.yaml: HubRule mesh-system/deny: spec.actions[0]: unknown action"]));
     const text = await m.registry.metrics();
-    assert.equal(metricValue(text, "hub_config_handler_validation_error"), 1, "the duplicate quota name");
-    assert.equal(metricValue(text, "hub_config_rule_config_errors"), 1);
-    assert.equal(metricValue(text, "hub_config_instance_config_errors"), 1);
+    assert.equal(metricValue(text, "hub_config_handler_validation_error_total"), 1, "the duplicate quota name");
+    assert.equal(metricValue(text, "hub_config_rule_config_errors_total"), 1);
+    assert.equal(metricValue(text, "hub_config_instance_config_errors_total"), 1);
   });
 });

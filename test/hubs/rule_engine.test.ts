@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseDocuments } from "../../host/config/documents.ts";
 import { decodeHubDocument, isHubDocument } from "../../host/config/resources/hub_rules.ts";
-import { check } from "../../host/hubs/check.ts";
+import { check as checkAny, type CheckResponseObject } from "../../host/hubs/check.ts";
 import { buildHubConfig, type HubConfig } from "../../host/hubs/hub_config.ts";
 import { evaluatePrecondition } from "../../host/hubs/precondition.ts";
 import { planQuota } from "../../host/hubs/quota.ts";
@@ -146,6 +146,12 @@ spec: {name: requests, maxAmount: 2, validDuration: 2s}
   const dispatches: string[] = [];
   let clock = 0;
   const ctx = { config, quotas: new MemQuotaStore(() => clock), dictionary, onDispatch: (h: string, v: string) => dispatches.push(`${v} ${h}`) };
+  // The memory store answers at once: check() is synchronous with it.
+  const check = (...args: Parameters<typeof checkAny>): CheckResponseObject => {
+    const r = checkAny(...args);
+    assert.ok(!(r instanceof Promise), "a memory-store check answers synchronously");
+    return r;
+  };
 
   it("encodes referenced names with the client's global word count", () => {
     const r = check(ctx, { attributes: encodeAttributes(attrs({ "request.path": "/ok" }), dictionary), globalWordCount: 10 });
@@ -163,10 +169,14 @@ spec: {name: requests, maxAmount: 2, validDuration: 2s}
     assert.equal(ask(1, false, "call-1").grantedAmount, 1, "a retry of the same call is not charged twice");
     assert.equal(ask(5, true).grantedAmount, 1);
     assert.equal(ask(1, true).grantedAmount, 0);
-    assert.deepEqual(ask(1).validDuration, { seconds: 2, nanos: 0 });
+    assert.deepEqual(ask(1).validDuration, { seconds: 0, nanos: 0 }, "nothing granted: valid for no time (upstream redisquota)");
     assert.equal(ask(-1).status?.code, 3);
     clock += 2000;
-    assert.equal(ask(2).grantedAmount, 2);
+    const fresh = ask(1);
+    assert.equal(fresh.grantedAmount, 1);
+    assert.deepEqual(fresh.validDuration, { seconds: 2, nanos: 0 }, "a fixed window's grant is valid for what is left of the window: all of a new one");
+    clock += 500;
+    assert.deepEqual(ask(1).validDuration, { seconds: 1, nanos: 500_000_000 });
     assert.ok(dispatches.includes("quota HubQuota mesh-system/rq"));
   });
 

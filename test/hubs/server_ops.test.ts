@@ -108,12 +108,12 @@ describe("hubs server: operations", () => {
       await waitFor("b.yaml applied", async () => (await denied("/b")) === "deny-b" || undefined);
 
       writeConfig(dir, "a.yaml", denyRule("deny-a", "/a").replace("exact:", "exactly:"));
-      await waitFor("the error counted", async () => metricValue(await metricsText(hub), "hub_config_rule_config_errors") === 1 || undefined);
+      await waitFor("the error counted", async () => metricValue(await metricsText(hub), "hub_config_rule_config_errors_total") === 1 || undefined);
       assert.equal(await denied("/a"), "deny-a", "the last good a.yaml is still in force");
       assert.match(hub.output(), /a\.yaml: HubRule ops\/deny-a: spec\.match\[0\]\.clause\[request\.path\]\.exactly: unknown field in a StringMatch \(known: exact, prefix, regex\); keeping its last good version/);
 
       writeConfig(dir, "c.yaml", denyRule("deny-c", "/c").replace('{exact: "/c"}', '{regex: "(?=x)"}'));
-      await waitFor("the regex error counted", async () => metricValue(await metricsText(hub), "hub_config_rule_config_match_error") === 1 || undefined);
+      await waitFor("the regex error counted", async () => metricValue(await metricsText(hub), "hub_config_rule_config_match_error_total") === 1 || undefined);
       assert.equal(await denied("/c"), undefined, "a file that never decoded contributes nothing");
       assert.match(hub.output(), /c\.yaml: HubRule ops\/deny-c: spec\.match\[0\]\.clause\[request\.path\]\.regex: regex "\(\?=x\)" is not supported: unsupported regex construct: lookahead/);
 
@@ -122,8 +122,8 @@ describe("hubs server: operations", () => {
       await waitFor("fixed a.yaml applied", async () => (await denied("/a2")) === "deny-a" || undefined);
       assert.equal(await denied("/a"), undefined);
       const text = await metricsText(hub);
-      assert.equal(metricValue(text, "hub_config_rule_config_errors"), 0);
-      assert.equal(metricValue(text, "hub_config_rule_configs"), 2);
+      assert.equal(metricValue(text, "hub_config_rule_config_errors_total"), 0);
+      assert.equal(metricValue(text, "hub_config_rule_configs_total"), 2);
 
       const ctrlz = (await (await fetch(`${hub.ctrlzUrl}/json`)).json()) as { rules: Array<{ id: string }>; info: { version: string }; uptimeSeconds: number };
       assert.deepEqual(ctrlz.rules.map((r) => r.id), ["HubRule ops/deny-a", "HubRule ops/deny-b"]);

@@ -66,6 +66,24 @@ describe("mesh model: host names in upstream's forms", () => {
     assert.equal(r.service, undefined);
   });
 
+  it("ServiceEntry hosts stay beside Services (upstream's egress-rule-google-apis with bookinfo): the sidecar, disco-discovery and analyze see both", () => {
+    const entry = `
+---
+apiVersion: networking.mesh.io/v1
+kind: ServiceEntry
+metadata: { name: googleapis, namespace: default }
+spec: { hosts: [www.googleapis.com], ports: [{ number: 80, name: http, protocol: HTTP }, { number: 443, name: https, protocol: HTTPS }], resolution: DNS }
+`;
+    const both = registryOf(decode(HTTPBIN + entry));
+    assert.deepEqual(both.services.map((s) => [s.source, s.fqdn]), [
+      ["Service", "httpbin.foo.svc.cluster.local"],
+      ["Service", "mesh-ingressgateway.mesh-system.svc.cluster.local"],
+      ["ServiceEntry", "www.googleapis.com"],
+    ]);
+    assert.equal(resolveAuthority(both, "www.googleapis.com:443", "default").service?.source, "ServiceEntry");
+    assert.equal(resolveAuthority(both, "httpbin.foo:8000", "default").service?.source, "Service");
+  });
+
   it("external names stay as written, lower case", () => {
     assert.equal(canonicalHost("Edition.CNN.com", "foo", DEFAULT_DOMAIN), "edition.cnn.com");
     assert.deepEqual(splitAuthority("[::1]:8080"), { host: "[::1]", port: 8080 });

@@ -214,7 +214,7 @@ describe("the sidecar's mesh settings: --meshConfigFile, DISCO_ENABLE_FALLTHROUG
   });
 
   it("--meshConfigFile without --caAddress is refused (no meaning without workload certificates)", () => {
-    assert.throws(() => securitySettings({ meshConfigFile: registryOnly }, {}, "foo"), /--meshConfigFile, --gateway and --endpoint need --caAddress/);
-    assert.equal(securitySettings({}, { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" }, "foo"), undefined, "without --caAddress the variable has nothing to override");
+    assert.throws(() => securitySettings({ meshConfigFile: registryOnly, appPort: 8080 }, {}, "foo"), /--meshConfigFile, --gateway and --endpoint need --caAddress/);
+    assert.equal(securitySettings({ appPort: 8080 }, { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" }, "foo"), undefined, "without --caAddress the variable has nothing to override");
   });
 });

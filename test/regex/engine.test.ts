@@ -92,6 +92,8 @@ const FIXED_PATTERN_USES: ReadonlyArray<{ file: string; call: string }> = [
   { file: "host/daemon/duration.ts", call: ".matchAll(PART)" },
   { file: "host/cli/meshctl/simulate/tokens.ts", call: ".matchAll(PLACEHOLDER)" },
   { file: "host/cli/meshctl/analyze/source_lines.ts", call: ".matchAll(re)" },
+  // Not JavaScript: Lua's string.match in the text of the Redis quota script.
+  { file: "host/hubs/quota_lua.ts", call: '.match(member, "%.(%d+)' },
 ];
 
 function sources(dir: string): string[] {
@@ -125,5 +127,23 @@ describe("no backtracking regex on configured input (source scan of host/)", () 
     }
     const all = sources(HOST).map((p) => readFileSync(p, "utf8")).join("\n");
     for (const name of ["PART", "PLACEHOLDER", "re"]) assert.match(all, new RegExp(`const ${name} = /`), `${name} is a regex literal`);
+  });
+});
+
+describe("regexes accepted but not applied are compiled too", () => {
+  const vs = (route: string) =>
+    decodeDocuments(
+      parseDocuments(`apiVersion: networking.mesh.io/v1\nkind: VirtualService\nmetadata: {name: r, namespace: default}\nspec:\n  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    ${route}\n`, "vs.yaml"),
+      filterChecks(FilterModule.load()),
+    );
+
+  it("rewrite.uriRegexRewrite.match and corsPolicy.allowOrigins[].regex: refused naming the field, else a warning", () => {
+    const bad = vs(String.raw`rewrite: {uriRegexRewrite: {match: "(a)\\1", rewrite: "/x"}}`);
+    assert.deepEqual(bad.errors.map((e) => e.fieldPath), ["spec.http[0].rewrite.uriRegexRewrite.match"]);
+    const cors = vs(String.raw`corsPolicy: {allowOrigins: [{exact: "https://a"}, {regex: "a(?=b)"}]}`);
+    assert.deepEqual(cors.errors.map((e) => e.fieldPath), ["spec.http[0].corsPolicy.allowOrigins[1].regex"]);
+    const good = vs(String.raw`rewrite: {uriRegexRewrite: {match: "^/v1/(.*)", rewrite: "/\\1"}}`);
+    assert.deepEqual(good.errors, []);
+    assert.deepEqual(good.warnings.map((w) => w.fieldPath), ["spec.http[0].rewrite.uriRegexRewrite"]);
   });
 });

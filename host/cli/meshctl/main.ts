@@ -4,7 +4,8 @@
 import { Command } from "commander";
 import { ProgramExit, standardProgram } from "../../daemon/program.ts";
 import { registerCommands } from "./commands/index.ts";
-import { addGlobalFlags } from "./global_flags.ts";
+import { addGlobalFlags, globalFlags } from "./global_flags.ts";
+import { meshctlLog } from "./log.ts";
 import type { MeshctlIo } from "./io.ts";
 
 /**
@@ -22,6 +23,10 @@ export async function runMeshctl(argv: readonly string[], io: MeshctlIo): Promis
   );
   // Spec 3 global flags, accepted before or after the command name.
   addGlobalFlags(program, io, exit);
+  program.hook("preAction", (_root, action) => {
+    const g = globalFlags(action);
+    meshctlLog(g.logOutputLevel, io.stderr).debug("default", `meshctl ${commandWords(action)}: meshNamespace=${g.meshNamespace} namespace=${g.namespace || "(none)"}`);
+  });
   const experimental = program.command("experimental").alias("x").description("Experimental commands that may be modified or deprecated");
   // Only the modules of the command being run are loaded (see COMMANDS).
   await registerCommands(program, experimental, argv, io);
@@ -32,4 +37,10 @@ export async function runMeshctl(argv: readonly string[], io: MeshctlIo): Promis
     throw e;
   }
   return io.exitCode;
+}
+
+function commandWords(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
 }

@@ -104,6 +104,8 @@ export interface DestinationRuleSpec {
   readonly trafficPolicy?: TrafficPolicy;
   readonly subsets: readonly Subset[];
   readonly exportTo: readonly string[];
+  /** `workloadSelector.matchLabels`: kept for the analyzer; the mesh model does not apply it. */
+  readonly workloadSelector?: Readonly<Record<string, string>>;
 }
 
 const TLS_FIELDS = ["mode", "clientCertificate", "privateKey", "caCertificates", "credentialName", "subjectAltNames", "sni", "insecureSkipVerify", "caCrl"];
@@ -183,6 +185,7 @@ export function decodeDestinationRule(spec: Field, namespace: string, domain: st
     trafficPolicy: tp,
     subsets: Object.freeze(subsets),
     exportTo: attempt(spec.get("exportTo"), exportTo),
+    workloadSelector: spec.get("workloadSelector").present ? attempt(spec.get("workloadSelector").get("matchLabels"), labelMap) : undefined,
   });
 }
 

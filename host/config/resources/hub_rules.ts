@@ -5,10 +5,11 @@ import { Field } from "../decode.ts";
 import type { ConfigError } from "../errors.ts";
 import { type CollectingContext, attempt, attemptEach, noErrorsYet } from "../problems.ts";
 import { resourceName, type SourceDocument } from "../documents.ts";
+import { decodeMetricsSpec, type MetricsOverride } from "./hub_metrics.ts";
 
 /** The group and version of the hub's configuration documents. */
 export const HUB_API_VERSION = "config.mesh.io/v1alpha2";
-export const HUB_KINDS = ["HubRule", "HubQuota", "HubAccessLog"] as const;
+export const HUB_KINDS = ["HubRule", "HubQuota", "HubAccessLog", "HubMetrics"] as const;
 export type HubKind = (typeof HUB_KINDS)[number];
 
 /** An attribute as a clause key names it: `request.path`, or `request.headers[x-user]` for one entry of a string map. */
@@ -41,7 +42,7 @@ export type HubAction =
   | { readonly kind: "allowList"; readonly attribute: AttributeRef; readonly values: ReadonlySet<string>; readonly blacklist: boolean }
   | { readonly kind: "quota"; readonly name: string };
 
-interface ResourceBase {
+export interface ResourceBase {
   readonly namespace: string;
   readonly name: string;
   /** `Kind namespace/name`. */
@@ -63,13 +64,20 @@ export interface QuotaOverride {
   readonly maxAmount: number;
 }
 
+/** Upstream redisquota's `rateLimitAlgorithm` (FIXED_WINDOW is its enum's zero, hence the default). */
+export const RATE_LIMIT_ALGORITHMS = ["FIXED_WINDOW", "ROLLING_WINDOW"] as const;
+export type RateLimitAlgorithm = (typeof RATE_LIMIT_ALGORITHMS)[number];
+
 export interface HubQuota extends ResourceBase {
   readonly kind: "HubQuota";
   /** The name requests ask for in CheckRequest.quotas. */
   readonly quotaName: string;
   readonly maxAmount: number;
-  /** Length of the rolling window. */
+  /** Length of the window. */
   readonly validDurationMs: number;
+  readonly rateLimitAlgorithm: RateLimitAlgorithm;
+  /** ROLLING_WINDOW: the precision with which allocations leave the window (0 < bucket < window); 0 for FIXED_WINDOW. */
+  readonly bucketDurationMs: number;
   readonly overrides: readonly QuotaOverride[];
 }
 
@@ -79,7 +87,15 @@ export interface HubAccessLog extends ResourceBase {
   readonly path: string;
 }
 
-export type HubResource = HubRule | HubQuota | HubAccessLog;
+/** The standard request metrics' labels (hub_metrics.ts); several documents apply in namespace/name order. */
+export interface HubMetrics extends ResourceBase {
+  readonly kind: "HubMetrics";
+  readonly overrides: readonly MetricsOverride[];
+  /** SECONDS (Mixer's mesh_request_duration_seconds, the default) or MILLISECONDS (telemetry v2's mesh_request_duration_milliseconds). */
+  readonly requestDurationUnit?: "SECONDS" | "MILLISECONDS";
+}
+
+export type HubResource = HubRule | HubQuota | HubAccessLog | HubMetrics;
 
 export interface HubDecodeOptions {
   /** Namespace of documents without metadata.namespace (`--configDefaultNamespace`). */
@@ -161,7 +177,7 @@ function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions):
 }
 
 function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): HubQuota {
-  spec.allowOnly(["name", "maxAmount", "validDuration", "overrides"]);
+  spec.allowOnly(["name", "maxAmount", "validDuration", "rateLimitAlgorithm", "bucketDuration", "overrides"]);
   const quotaName = attempt(spec.get("name"), (f) => {
     const name = f.optionalString() ?? metadataName;
     if (name.length === 0) f.fail("a non-empty string");
@@ -173,6 +189,18 @@ function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): Hub
     if (ms < 1) vd.fail("a duration of at least 1ms");
     return ms;
   });
+  const rateLimitAlgorithm = attempt(spec.get("rateLimitAlgorithm"), (f) => f.enumOf(RATE_LIMIT_ALGORITHMS, "FIXED_WINDOW"));
+  // As upstream's redisquota: a bucket is required for a rolling window and ignored by a fixed one.
+  const bucketDurationMs = attempt(spec.get("bucketDuration"), (f) => {
+    if (rateLimitAlgorithm !== "ROLLING_WINDOW") {
+      if (f.present) f.warn("ignored: only ROLLING_WINDOW uses a bucketDuration");
+      return 0;
+    }
+    if (!f.present) f.invalid("ROLLING_WINDOW needs a bucketDuration (above 0 and below validDuration), e.g. 500ms");
+    const ms = f.durationMs();
+    if (ms < 1 || (validDurationMs !== undefined && ms >= validDurationMs)) f.fail(`a duration of at least 1ms and below validDuration (${validDurationMs}ms)`);
+    return ms;
+  });
   const overrides = attemptEach(spec.get("overrides"), (o): QuotaOverride => {
     o.allowOnly(["dimensions", "maxAmount"]);
     const dims = o.get("dimensions").entries();
@@ -180,7 +208,7 @@ function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): Hub
     const dimensions = dims.map(([key, f]) => Object.freeze([attributeRef(f, key), f.string()] as const));
     return Object.freeze({ dimensions: Object.freeze(dimensions), maxAmount: o.get("maxAmount").integer(0, MAX_AMOUNT) });
   });
-  return Object.freeze({ kind: "HubQuota", ...base, quotaName, maxAmount, validDurationMs, overrides: Object.freeze(overrides) });
+  return Object.freeze({ kind: "HubQuota", ...base, quotaName, maxAmount, validDurationMs, rateLimitAlgorithm, bucketDurationMs, overrides: Object.freeze(overrides) });
 }
 
 function decodeAccessLog(spec: Field, base: ResourceBase): HubAccessLog {
@@ -190,7 +218,7 @@ function decodeAccessLog(spec: Field, base: ResourceBase): HubAccessLog {
 }
 
 /**
- * Decodes one HubRule, HubQuota or HubAccessLog document into a frozen typed
+ * Decodes one HubRule, HubQuota, HubAccessLog or HubMetrics document into a frozen typed
  * value. Throws ConfigError naming the file, the resource and the field path;
  * pushes unknown-field warnings onto `warnings`.
  *
@@ -213,6 +241,11 @@ export function decodeHubDocument(doc: SourceDocument, options: HubDecodeOptions
       return decodeQuota(spec, base, doc.name);
     case "HubAccessLog":
       return decodeAccessLog(spec, base);
+    case "HubMetrics":
+    {
+      const decoded = decodeMetricsSpec(spec);
+      return Object.freeze({ kind: "HubMetrics", ...base, ...decoded, overrides: Object.freeze(decoded.overrides) });
+    }
     default:
       return root.get("kind").fail(`one of ${HUB_KINDS.join(", ")}`);
   }

@@ -13,7 +13,8 @@ export const ORCH_CORE_API_VERSION = "v1";
 export const ORCH_APPS_API_VERSION = "apps/v1";
 
 export const ORCH_PROTOCOLS = ["TCP", "UDP", "SCTP"] as const;
-export type OrchProtocol = (typeof ORCH_PROTOCOLS)[number];
+/** One of ORCH_PROTOCOLS, or another value the document gave (kept with a warning). */
+export type OrchProtocol = (typeof ORCH_PROTOCOLS)[number] | (string & {});
 
 export interface ServicePort {
   readonly name?: string;
@@ -45,12 +46,20 @@ export interface Container {
   readonly name: string;
   readonly image?: string;
   readonly ports: readonly ContainerPort[];
+  /** `securityContext.runAsUser`, when given. */
+  readonly runAsUser?: number;
 }
 
 export interface PodSpec {
   /** `default` when absent, as the orchestrator fills it in. */
   readonly serviceAccountName: string;
   readonly containers: readonly Container[];
+  /** `hostNetwork: true`: the pod uses the node's network (no traffic capture). */
+  readonly hostNetwork?: boolean;
+  /** The node a Pod was scheduled on, when the document says. */
+  readonly nodeName?: string;
+  /** `securityContext.runAsUser` of the pod, when given. */
+  readonly runAsUser?: number;
 }
 
 export const SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist"] as const;
@@ -119,8 +128,19 @@ export interface SecretSpec {
 /** Namespaces carry only metadata (labels such as `mesh-injection: enabled`). */
 export type NamespaceSpec = Readonly<Record<string, never>>;
 
+/**
+ * `TCP`, `UDP`, `SCTP`, in any case as upstream's analyzer reads files
+ * (stored upper case). Another value (`HTTP`, meant as the port's
+ * application protocol) is kept with a warning, as upstream's analyzer reads
+ * it: the orchestrator would refuse it, and the mesh takes the protocol from
+ * the port name or appProtocol.
+ */
 function protocol(f: Field): OrchProtocol {
-  return f.enumOf(ORCH_PROTOCOLS, "TCP");
+  if (!f.present) return "TCP";
+  const upper = f.string().toUpperCase();
+  if (upper === "") f.fail(`one of ${ORCH_PROTOCOLS.join(", ")}`);
+  if (!(ORCH_PROTOCOLS as readonly string[]).includes(upper)) f.warn(`expected one of ${ORCH_PROTOCOLS.join(", ")}, got ${JSON.stringify(f.value)}: the orchestrator refuses it (name the port <protocol>[-<suffix>] or set appProtocol for the application protocol)`);
+  return upper as OrchProtocol;
 }
 
 function targetPort(f: Field, fallback: number | undefined): number | string {
@@ -137,14 +157,12 @@ export function decodeService(spec: Field): ServiceSpec {
   spec.object();
   const selector = spec.get("selector").present ? attempt(spec.get("selector"), labelMap) : undefined;
   const portsField = spec.get("ports");
-  const many = portsField.list().length > 1;
   const names = new Set<string>();
   const ports = attemptEach(portsField, (p): ServicePort => {
     p.object();
     const number = port(p.get("port"));
     const nameField = p.get("name");
-    // The orchestrator's rule: with several ports each needs a unique name.
-    if (many && !nameField.present) nameField.fail("a port name (required when a Service has more than one port)");
+    // The orchestrator wants names on several ports; upstream's analyzer reads such files anyway (service-port-name says what is unknown).
     const name = nameField.present ? nameField.nonEmptyString() : undefined;
     if (name !== undefined) {
       if (!isDns1123Label(name)) nameField.fail("a DNS-1123 label");
@@ -234,7 +252,7 @@ function decodeContainer(c: Field): Container {
     if (portName !== undefined && !isIanaServiceName(portName)) nameField.fail("a port name of up to 15 lower-case letters, digits and '-', with at least one letter");
     return Object.freeze({ containerPort: port(p.get("containerPort")), name: portName, protocol: protocol(p.get("protocol")) });
   });
-  return Object.freeze({ name, image: c.get("image").optionalString(), ports: Object.freeze(ports) });
+  return Object.freeze({ name, image: c.get("image").optionalString(), ports: Object.freeze(ports), runAsUser: runAsUser(c) });
 }
 
 export function decodePodSpec(spec: Field): PodSpec {
@@ -246,7 +264,13 @@ export function decodePodSpec(spec: Field): PodSpec {
     return s;
   }) : "default";
   const containers = attemptEach(spec.get("containers"), decodeContainer, true);
-  return Object.freeze({ serviceAccountName, containers: Object.freeze(containers) });
+  return Object.freeze({ serviceAccountName, containers: Object.freeze(containers), nodeName: spec.get("nodeName").optionalString(), runAsUser: runAsUser(spec), ...(spec.get("hostNetwork").value === true ? { hostNetwork: true } : {}) });
+}
+
+/** `securityContext.runAsUser` of a pod or container (the orchestrator's integer user ID). */
+function runAsUser(owner: Field): number | undefined {
+  const f = owner.get("securityContext").get("runAsUser");
+  return f.present ? attempt(f, (x) => x.integer(0, 2 ** 31 - 1)) : undefined;
 }
 
 function labelSelector(f: Field): LabelSelector {

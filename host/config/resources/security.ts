@@ -164,7 +164,7 @@ function decodeJwtRule(r: Field): JwtRule {
   r.allowOnly([
     "issuer", "audiences", "jwksUri", "jwks", "fromHeaders", "fromParams", "forwardOriginalToken",
     "outputPayloadToHeader", "outputClaimToHeaders", "timeout",
-  ]);
+  ], ["fromCookies"]);
   const issuer = attempt(r.get("issuer"), (f) => f.nonEmptyString());
   const audiences = attempt(r.get("audiences"), stringList);
   const jwksUri = r.get("jwksUri").present ? attempt(r.get("jwksUri"), httpUrl) : undefined;
@@ -202,7 +202,7 @@ function decodeJwtRule(r: Field): JwtRule {
 
 export function decodeRequestAuthentication(spec: Field): RequestAuthenticationSpec {
   spec.object();
-  spec.allowOnly(["selector", "jwtRules"]);
+  spec.allowOnly(["selector", "jwtRules"], ["targetRef", "targetRefs"]);
   const selector = attempt(spec.get("selector"), workloadSelector);
   const jwtRules = attemptEach(spec.get("jwtRules"), decodeJwtRule);
   return Object.freeze({ selector, jwtRules: Object.freeze(jwtRules) });
@@ -332,7 +332,7 @@ function decodeSource(from: Field): AuthzSource {
   from.allowOnly(["source"]);
   const s = from.get("source");
   s.object();
-  s.allowOnly(SOURCE_FIELDS);
+  s.allowOnly(SOURCE_FIELDS, ["serviceAccounts", "notServiceAccounts"]);
   const out: Record<string, readonly string[]> = {};
   for (const name of SOURCE_FIELDS) {
     const f = s.get(name);
@@ -407,7 +407,7 @@ function decodeAuthzRule(r: Field): AuthzRule {
 
 export function decodeAuthorizationPolicy(spec: Field): AuthorizationPolicySpec {
   spec.object();
-  spec.allowOnly(["selector", "action", "provider", "rules"]);
+  spec.allowOnly(["selector", "action", "provider", "rules"], ["targetRef", "targetRefs"]);
   const selector = attempt(spec.get("selector"), workloadSelector);
   const action = attempt(spec.get("action"), (f) => f.enumOf(AUTHZ_ACTIONS, "ALLOW"));
   // Upstream's validation: a provider with CUSTOM and only with CUSTOM.

@@ -55,7 +55,8 @@ export function decodeServiceEntry(spec: Field): ServiceEntrySpec {
     const name = p.get("name").nonEmptyString();
     if (names.has(name)) p.get("name").invalid(`duplicate port name ${JSON.stringify(name)}`);
     names.add(name);
-    const protocol = p.get("protocol").present ? p.get("protocol").string().toUpperCase() : "TCP";
+    // Upstream accepts an empty protocol, as if absent (TCP).
+    const protocol = p.get("protocol").present ? p.get("protocol").string().toUpperCase() || "TCP" : "TCP";
     if (!(SERVICE_PROTOCOLS as readonly string[]).includes(protocol)) p.get("protocol").fail(`one of ${SERVICE_PROTOCOLS.join(", ")}`);
     return Object.freeze({ number: port(p.get("number")), protocol, name, targetPort: p.get("targetPort").present ? port(p.get("targetPort")) : undefined });
   });

@@ -99,13 +99,20 @@ export interface HttpRoute {
 const HTTP_ROUTE_FIELDS = ["name", "match", "route", "redirect", "directResponse", "delegate", "rewrite", "timeout", "retries", "fault", "mirror", "mirrors", "mirrorPercentage", "mirrorPercent", "mirror_percent", "corsPolicy", "headers"];
 const MATCH_FIELDS = ["name", "uri", "scheme", "method", "authority", "headers", "port", "sourceLabels", "gateways", "queryParams", "ignoreUriCase", "withoutHeaders", "sourceNamespace", "statPrefix"];
 
+/** A configured regex compiled on the linear-time engine; refused naming the field when the engine refuses it. */
+function linearRegex(f: Field): RegexMatcher {
+  const value = f.string();
+  const matcher = compileRegex(value);
+  if ("error" in matcher) return f.invalid(`regex ${JSON.stringify(value)} is not supported: ${matcher.error}`);
+  return matcher;
+}
+
 function stringMatch(f: Field): StringMatch {
   f.object();
   const kind = f.oneOf(["exact", "prefix", "regex"] as const)!;
   const value = f.get(kind).string();
   if (kind === "regex") {
-    const matcher = compileRegex(value);
-    if ("error" in matcher) return f.get("regex").invalid(`regex ${JSON.stringify(value)} is not supported: ${matcher.error}`);
+    const matcher = linearRegex(f.get("regex"));
     return Object.freeze(Object.defineProperty({ regex: value }, "matcher", { value: matcher, enumerable: false }) as RegexStringMatch);
   }
   return Object.freeze({ [kind]: value } as StringMatch);
@@ -185,6 +192,13 @@ function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute
   h.object();
   h.allowOnly(HTTP_ROUTE_FIELDS);
   for (const name of ["delegate", "corsPolicy", "mirrors"]) if (h.get(name).present) h.get(name).warn(`not enforced by this mesh's data path (accepted for compatibility)`);
+  // Not enforced either, but every configured regex compiles on the linear engine or is refused.
+  const cors = h.get("corsPolicy");
+  if (cors.present) {
+    attempt(cors, (c) => {
+      for (const origin of c.get("allowOrigins").list()) if (origin.get("regex").present) linearRegex(origin.get("regex"));
+    });
+  }
   const match = attemptEach(h.get("match"), decodeMatch);
   if (h.get("route").present && h.get("route").list().length === 0) h.get("route").fail("a non-empty list");
   const route = attemptEach(h.get("route"), (r): HttpRouteDestination => {
@@ -234,6 +248,13 @@ function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute
     ? attempt(rw, (f) => {
         f.object();
         f.allowOnly(["uri", "authority", "uriRegexRewrite"]);
+        const regexRewrite = f.get("uriRegexRewrite");
+        if (regexRewrite.present) {
+          // Not applied here, but a pattern the linear engine refuses is refused at load, as every configured regex.
+          regexRewrite.allowOnly(["match", "rewrite"]);
+          linearRegex(regexRewrite.get("match"));
+          regexRewrite.warn("not enforced by this mesh's data path (accepted for compatibility)");
+        }
         return Object.freeze({ uri: f.get("uri").optionalString(), authority: f.get("authority").optionalString() });
       })
     : undefined;
@@ -241,7 +262,7 @@ function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute
   const retries = rt.present
     ? attempt(rt, (f): HttpRetry => {
         f.object();
-        f.allowOnly(["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities"]);
+        f.allowOnly(["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities"], ["retryIgnorePreviousHosts", "backoff"]);
         const retryOn = f.get("retryOn").optionalString();
         return Object.freeze({ attempts: f.get("attempts").integer(0, 2 ** 31 - 1, 2), perTryTimeoutMs: positiveDuration(f.get("perTryTimeout")), retryOn: Object.freeze(retryOn ? retryOn.split(",").map((x) => x.trim()).filter(Boolean) : ["connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"]) });
       })
@@ -319,8 +340,10 @@ export function decodeVirtualService(spec: Field, namespace: string, domain: str
   for (const unsupported of ["tcp", "tls"]) {
     if (spec.get(unsupported).present) spec.get(unsupported).warn(`ignored: only http routes are modelled by this mesh`);
   }
-  const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.nonEmptyList().map((h) => wildcardHost(h))));
+  // Without hosts a VirtualService is a delegate: only another VirtualService's `delegate` routes use it (upstream's rule: no gateways then).
+  const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.list().map((h) => wildcardHost(h))));
   const gateways = attempt(spec.get("gateways"), (f) => Object.freeze(f.list().map(gatewayRef)));
+  if (noErrorsYet(spec) && hosts.length === 0 && gateways.length > 0) spec.get("gateways").invalid("expected no gateways on a delegate VirtualService (one without hosts)");
   // Upstream: the lone `*` host needs a gateway; it cannot apply to every sidecar.
   if (noErrorsYet(spec) && hosts.includes("*") && (gateways.length === 0 || gateways.includes(MESH_GATEWAY))) {
     spec.get("hosts").invalid('expected no "*" host on a VirtualService bound to the mesh gateway (give gateways, without "mesh")');

@@ -1,6 +1,6 @@
 import { PROXY_LOGGER_SCOPES } from "../../proxy/proxy_loggers.ts";
 import { parseGoDuration } from "../duration.ts";
-import { envReader } from "./env_values.ts";
+import { envReader } from "../env_values.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
 /**
@@ -123,6 +123,8 @@ export interface AgentVariables {
   meshConfig?: string;
   /** MESH_AUTO_MTLS_ENABLED, when set: overrides the mesh settings' enableAutoMtls. */
   autoMtls?: boolean;
+  /** TERMINATION_DRAIN_DURATION_SECONDS, when set: how long requests in flight may finish after SIGTERM (else --drainDuration). */
+  terminationDrainMs?: number;
 }
 
 export const DEFAULT_SECRET_TTL_MS = 24 * 3_600_000;
@@ -152,6 +154,7 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
   const trustDomain = set("TRUST_DOMAIN");
   const meshConfig = set("MESH_CONFIG");
   const autoMtls = bool("MESH_AUTO_MTLS_ENABLED");
+  const drainSeconds = set("TERMINATION_DRAIN_DURATION_SECONDS") === undefined ? undefined : read.int("TERMINATION_DRAIN_DURATION_SECONDS", 0, 0, 2_147_483);
   return {
     ...(caAddress !== undefined ? { caAddress } : {}),
     ...(trustDomain !== undefined ? { trustDomain } : {}),
@@ -162,6 +165,7 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
     outputKeyCertDirectory: set("OUTPUT_KEY_CERT_TO_DIRECTORY") ?? "",
     ...(meshConfig !== undefined ? { meshConfig } : {}),
     ...(autoMtls !== undefined ? { autoMtls } : {}),
+    ...(drainSeconds !== undefined ? { terminationDrainMs: drainSeconds * 1000 } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { EnvoyServing } from "../../discovery/envoy_sidecar.ts";
 import { isDns1123Label } from "../../config/resources/syntax.ts";
 import { DEFAULT_DEBOUNCE_AFTER_MS, DEFAULT_DEBOUNCE_MAX_MS, DEFAULT_PUSH_THROTTLE } from "../../discovery/options.ts";
-import { envReader } from "./env_values.ts";
+import { envReader } from "../env_values.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
 /**

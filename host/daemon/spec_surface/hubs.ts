@@ -11,7 +11,8 @@ export const HUB_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--adapterWorkerPoolSize", "value", "1024", "there are no adapters: rules are evaluated in-process"),
   na("--apiWorkerPoolSize", "value", "1024", "calls are served on one event loop"),
   na("--numCheckCacheEntries", "value", "1500000", "the hub keeps no check cache (the filter caches check results)"),
-  na("--singleThreaded", "bool", "false", "calls are served on one event loop either way", ["true"]),
+  // Upstream's default (false) runs calls on a pool of routines; here every call runs on the one JavaScript thread, so only true describes this hub.
+  { ...na("--singleThreaded", "bool", "false", "every call runs on the one JavaScript thread: only --singleThreaded=true describes this hub"), only: ["true"] },
   na("--trace_tracerD_url", "value", "", NO_TRACING),
   na("--trace_tracerC_url", "value", "", NO_TRACING),
   na("--trace_log_spans", "bool", "false", NO_TRACING),

@@ -14,7 +14,8 @@ export const ANCHOR_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--orch-config", "value", "", NO_ORCH),
   na("--listened-namespaces", "value", "", `${NO_ORCH}; --allowed-namespaces limits the identities issued`),
   na("--sds-enabled", "bool", "false", "workload certificates are requested over gRPC, not SDS"),
-  na("--server-only", "bool", "false", "no orchestrator secrets are ever written: the CA serves only", ["true"]),
+  // Upstream's default (false) also writes workload certificates into orchestrator secrets; this CA never does.
+  { ...na("--server-only", "bool", "false", `no orchestrator secrets are ever written (${NO_ORCH}): only --server-only=true describes this CA`), only: ["true"] },
 ];
 
 /** Spec 2 variables of mesh_ca (CA) this build does not apply. */

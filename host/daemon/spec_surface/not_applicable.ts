@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { parseBoolFlag } from "../flags.ts";
 import { usageError } from "../program.ts";
+import { GO_FALSE, GO_TRUE } from "../env_values.ts";
 
 /**
  * A flag or environment variable of spec 2 that has no meaning in this
@@ -20,6 +21,12 @@ export interface NotApplicable {
   readonly reason: string;
   /** Other values that ask for what this build does anyway (accepted too). */
   readonly alsoAccepted?: readonly string[];
+  /**
+   * When the spec's default asks for something this build does not do: the
+   * only values accepted (what it does); the default given explicitly is
+   * refused like any other value.
+   */
+  readonly only?: readonly string[];
   /** The spec's one-letter form of the flag (`-n`), refused the same way. */
   readonly short?: string;
 }
@@ -28,16 +35,14 @@ export const na = (name: string, type: "bool" | "value", dflt: string, reason: s
   Object.freeze({ name, type, default: dflt, reason, ...(alsoAccepted ? { alsoAccepted } : {}) });
 
 /** Go's strconv.ParseBool spellings. */
-export const GO_TRUE: readonly string[] = ["1", "t", "T", "TRUE", "true", "True"];
-export const GO_FALSE: readonly string[] = ["0", "f", "F", "FALSE", "false", "False"];
 
 /** Whether a given value asks for the default (booleans as Go's strconv.ParseBool reads them). */
 export function isDefaultValue(entry: NotApplicable, value: string): boolean {
+  const accepted = entry.only ?? [entry.default, ...(entry.alsoAccepted ?? [])];
   if (entry.type === "bool") {
-    const accepted = [entry.default, ...(entry.alsoAccepted ?? [])];
     return (accepted.includes("true") && GO_TRUE.includes(value)) || (accepted.includes("false") && GO_FALSE.includes(value));
   }
-  return value === entry.default || (entry.alsoAccepted ?? []).includes(value);
+  return accepted.includes(value);
 }
 
 /** The one-line refusal. */

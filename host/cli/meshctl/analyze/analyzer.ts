@@ -1,7 +1,7 @@
 import type { AnyResource, Catalog } from "../../../config/catalog.ts";
 import type { ConfigProblem } from "../../../config/problems.ts";
 import type { MessageType } from "./messages.ts";
-import type { Knowledge, MeshModel } from "./model.ts";
+import type { Knowledge, MeshModel, RefusedDocument } from "./model.ts";
 
 /** The resource a message is about: a decoded resource, or a document named by a problem. */
 export interface MessageTarget {
@@ -34,10 +34,14 @@ export interface AnalysisContext {
   /** Problems of reading and decoding: YAML syntax, schema errors and warnings. */
   readonly problems: readonly ConfigProblem[];
   readonly model: MeshModel;
+  /** The time, epoch milliseconds (certificate validity). */
+  now(): number;
   /** The filter's regex engine: a full-match test, or undefined when it refuses the pattern. */
   regex(pattern: string): ((input: string) => boolean) | undefined;
   /** Reports a message about a decoded resource. */
   report(type: MessageType, resource: AnyResource, text: string, fieldPath?: string): void;
+  /** Reports a message about a document the catalog refused (upstream's analyzers still look at it). */
+  reportRefused(type: MessageType, doc: RefusedDocument, text: string, fieldPath?: string): void;
   /** Reports a message about a problem's document. */
   reportProblem(type: MessageType, problem: ConfigProblem, text: string): void;
 }
@@ -51,6 +55,8 @@ export interface AnalysisContext {
 export interface Analyzer {
   /** Stable, kebab-case, e.g. `virtualservice-gateways`. */
   readonly name: string;
+  /** Upstream's analyzer of the same checks (`gateway.IngressGatewayPortAnalyzer`); absent for this mesh's own. */
+  readonly upstream?: string;
   readonly description: string;
   readonly codes: readonly MessageType[];
   readonly needs: readonly Knowledge[];

@@ -20,6 +20,12 @@ export interface AnalyzeMeshConfig {
   readonly ingressSelector: string;
   /** `extensionProviders`, known only with --meshConfigFile (CUSTOM AuthorizationPolicies' authorizers). */
   readonly extensionProviders?: ExtensionProviders;
+  /**
+   * `defaultConfig.proxyMetadata` turns on DNS capture (`MESH_META_DNS_CAPTURE`)
+   * with address auto-allocation (`MESH_META_DNS_AUTO_ALLOCATE` or
+   * `DISCO_ENABLE_IP_AUTOALLOCATE`): ServiceEntries then need no addresses.
+   */
+  readonly dnsAutoAllocate: boolean;
 }
 
 export const DEFAULT_INGRESS_SERVICE = MESH_CONFIG_DEFAULTS.ingressService;
@@ -35,6 +41,7 @@ export function defaultMeshConfig(rootNamespace: string): AnalyzeMeshConfig {
     ingressControllerMode: MESH_CONFIG_DEFAULTS.ingressControllerMode,
     ingressService: DEFAULT_INGRESS_SERVICE,
     ingressSelector: DEFAULT_INGRESS_SELECTOR,
+    dnsAutoAllocate: false,
   });
 }
 
@@ -49,5 +56,14 @@ export function readMeshConfig(file: string, rootNamespace: string): AnalyzeMesh
     ingressService: config.ingressService,
     ingressSelector: config.ingressSelector,
     extensionProviders: config.extensionProviders,
+    dnsAutoAllocate: dnsAutoAllocate(values),
   });
+}
+
+function dnsAutoAllocate(values: Record<string, unknown>): boolean {
+  const dc = values.defaultConfig;
+  const md = dc && typeof dc === "object" ? (dc as Record<string, unknown>).proxyMetadata : undefined;
+  if (!md || typeof md !== "object") return false;
+  const m = md as Record<string, unknown>;
+  return m.MESH_META_DNS_CAPTURE === "true" && (m.MESH_META_DNS_AUTO_ALLOCATE === "true" || m.DISCO_ENABLE_IP_AUTOALLOCATE === "true");
 }

@@ -50,6 +50,8 @@ export interface AnalyzeOptions {
   stdin?: () => string;
   checks?: CatalogChecks;
   now?: () => number;
+  /** The wall clock, epoch milliseconds (default Date.now). */
+  clock?: () => number;
   analyzers?: readonly Analyzer[];
 }
 
@@ -123,11 +125,14 @@ export function runAnalyze(o: AnalyzeOptions): number {
     catalog,
     problems: [...loaded.problems, ...catalog.problems],
     model,
+    now: o.clock ?? (() => Date.now()),
     regex: (pattern) => {
       const compiled = checks.compileRegex?.(pattern);
       return compiled && "matches" in compiled ? (input: string) => compiled.matches(input) : undefined;
     },
     report: (type, resource, text, fieldPath) => messages.push({ type, target: resourceTarget(resource), fieldPath, text }),
+    reportRefused: (type, doc, text, fieldPath) =>
+      messages.push({ type, target: { kind: doc.kind, namespace: doc.namespace, name: doc.name, id: doc.id, file: doc.origin.file, index: doc.origin.index }, fieldPath, text }),
     reportProblem: (type, problem, text) => messages.push({ type, target: locate(problem), fieldPath: problem.fieldPath, text }),
   };
   const executed: Analyzer[] = [];

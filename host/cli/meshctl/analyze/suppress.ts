@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { globPattern } from "../../../regex/glob.ts";
 import type { AnalysisMessage } from "./analyzer.ts";
 
 /**
@@ -22,26 +23,8 @@ export function parseSuppression(text: string): Suppression {
   if (!code || !resource) {
     throw new InvalidArgumentError(`${JSON.stringify(text)} is not a valid suppression: expected <code>=<Kind> <name>.<namespace>, e.g. "MSH0101=VirtualService reviews.default"`);
   }
-  const parts = resource.split("*");
-  return Object.freeze({ code, resource, matches: (name: string) => globMatches(parts, name) });
-}
-
-// `*` globs matched without a regex: the first part is a prefix, the last a
-// suffix, and the middle parts are found left to right (the leftmost place
-// of each leaves the most room for the rest): no input can make it backtrack.
-function globMatches(parts: readonly string[], name: string): boolean {
-  if (parts.length === 1) return name === parts[0];
-  const first = parts[0];
-  const last = parts[parts.length - 1];
-  if (name.length < first.length + last.length || !name.startsWith(first) || !name.endsWith(last)) return false;
-  let at = first.length;
-  const end = name.length - last.length;
-  for (const part of parts.slice(1, -1)) {
-    const found = name.indexOf(part, at);
-    if (found < 0 || found + part.length > end) return false;
-    at = found + part.length;
-  }
-  return true;
+  const glob = globPattern(resource);
+  return Object.freeze({ code, resource, matches: (name: string) => glob.test(name) });
 }
 
 /** The names a suppression may use for a message's resource. */

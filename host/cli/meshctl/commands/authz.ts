@@ -7,6 +7,9 @@ import type { MeshctlIo } from "../io.ts";
 import { ViewError, loadView } from "../mesh_view.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
 import { AdminError, DumpError, podMatchesIdentity, splitPodName } from "../sidecar_admin.ts";
+import { DEFAULT_MESH_NAMESPACE } from "../global_flags.ts";
+import { runAuthzConvert } from "../authz_convert/run.ts";
+import { meshctlLog } from "../log.ts";
 
 interface AuthzCheckFlags {
   file: string[];
@@ -14,6 +17,16 @@ interface AuthzCheckFlags {
   admin?: string;
   proxyAdminPort?: string;
   output: "short" | "json";
+}
+
+/** A stringSlice flag (pflag): repeatable, each value may list several comma-separated items. */
+const collectSlice = (value: string, previous: string[]) => [...previous, ...value.split(",").filter((v) => v.length > 0)];
+
+interface AuthzConvertFlags {
+  file: string[];
+  service: string[];
+  rootNamespace?: string;
+  allowNoClusterRbacConfig: boolean;
 }
 
 /**
@@ -46,6 +59,27 @@ export function registerAuthz(program: Command, experimental: Command, io: Meshc
     .addOption(outputOption())
     .action(async (pod: string | undefined, opts: AuthzCheckFlags, command: Command) => {
       io.exitCode = await runAuthzCheck(pod, opts, command, io);
+    });
+  authz
+    .command("convert")
+    .description("Convert v1alpha1 RBAC policies (ServiceRole, ServiceRoleBinding, ClusterRbacConfig) to v1beta1 AuthorizationPolicies, offline, best effort. PLEASE ALWAYS REVIEW THE CONVERTED POLICIES BEFORE APPLYING")
+    .option("-f, --file <files>", "yaml files (or directories) with the v1alpha1 RBAC policies; repeat or separate with commas", collectSlice, [] as string[])
+    .option("-s, --service <files>", "yaml files with the Services that map service names to workload selectors (required with -f)", collectSlice, [] as string[])
+    .option("-r, --rootNamespace <namespace>", `root namespace of the mesh, where mesh-wide policies go (default: -i, ${DEFAULT_MESH_NAMESPACE})`)
+    .option("--allowNoClusterRbacConfig", "convert even when no ClusterRbacConfig is given (every role as if RBAC were enforced)", false)
+    .action((opts: AuthzConvertFlags, command: Command) => {
+      const g = globalFlags(command);
+      io.exitCode = runAuthzConvert({
+        files: opts.file,
+        serviceFiles: opts.service,
+        rootNamespace: opts.rootNamespace ?? g.meshNamespace,
+        allowNoClusterRbacConfig: opts.allowNoClusterRbacConfig,
+        namespace: g.namespace,
+        stdout: io.stdout,
+        stderr: io.stderr,
+        stdin: io.stdinText,
+        log: meshctlLog(g.logOutputLevel, io.stderr),
+      });
     });
 }
 

@@ -7,6 +7,7 @@ export type RegisterCommands = (program: Command, experimental: Command, io: Mes
 type Load = () => Promise<RegisterCommands>;
 
 const proxyConfig: Load = async () => (await import("./proxy_config.ts")).registerProxyConfig;
+const orchInject: Load = async () => (await import("./orch_inject.ts")).registerOrchInject;
 const proxyStatus: Load = async () => (await import("./proxy_status.ts")).registerProxyStatus;
 
 /**
@@ -25,11 +26,13 @@ export const COMMANDS: Readonly<Record<string, Load>> = {
   },
   validate: async () => (await import("./validate.ts")).registerValidate,
   version: async () => (await import("./version.ts")).registerVersion,
-  "orch-inject": async () => (await import("./orch_inject.ts")).registerOrchInject,
+  "orch-inject": orchInject,
+  "kube-inject": orchInject,
   "convert-ingress": async () => (await import("./convert_ingress.ts")).registerConvertIngress,
   analyze: async () => (await import("./analyze.ts")).registerAnalyze,
   authn: async () => (await import("./authn.ts")).registerAuthn,
   authz: async () => (await import("./authz.ts")).registerAuthz,
+  manifest: async () => (await import("./manifest.ts")).registerManifest,
   "proxy-config": proxyConfig,
   pc: proxyConfig,
   "proxy-status": proxyStatus,

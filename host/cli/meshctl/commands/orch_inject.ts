@@ -19,6 +19,7 @@ interface OrchInjectFlags {
 export function registerOrchInject(program: Command, _experimental: Command, io: MeshctlIo): void {
   program
     .command("orch-inject")
+    .alias("kube-inject")
     .description(
       `Inject the sidecar into workload documents (${INJECTABLE_KINDS.join(", ")}); other documents pass through unchanged. Works on files only: without --injectConfigFile/--meshConfigFile/--valuesFile the built-in defaults are used`,
     )

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE, EXIT_OK } from "../../../daemon/exit_codes.ts";
 import { addAdminOptions, adminFrom, outputOption } from "../admin_flags.ts";
 import type { MeshctlIo } from "../io.ts";
+import { readClustersFile } from "../clusters_json.ts";
 import { needsOrchestrator } from "../needs_orchestrator.ts";
 import {
   formatEndpoints,
@@ -88,12 +89,27 @@ export function registerProxyConfig(program: Command, _experimental: Command, io
       return o.output === "json" ? json(list) : formatRoutes(list);
     }));
 
-  subcommand(group, "endpoints", ["endpoint", "ep"], "Endpoints of each cluster (health is not checked: UNKNOWN)")
-    .option("--name <name>", "only the endpoints of this cluster")
-    .action(action(io, "endpoints", (dump, o) => {
-      const list = selectEndpoints(dump, o.name as string | undefined);
-      return o.output === "json" ? json(list) : formatEndpoints(list);
-    }));
+  const endpoints = subcommand(group, "endpoints", ["endpoint", "ep"], "Endpoints of each cluster (from a /config_dump: health not checked, UNKNOWN)").option("--name <name>", "only the endpoints of this cluster");
+  endpoints.options.find((o) => o.long === "--file")!.description = "a saved sidecar /config_dump JSON, or the proxy admin's /clusters?format=json, instead of a running sidecar";
+  const fromDump = action(io, "endpoints", (dump, o) => {
+    const list = selectEndpoints(dump, o.name as string | undefined);
+    return o.output === "json" ? json(list) : formatEndpoints(list);
+  });
+  endpoints.action(async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>) => {
+    // Spec 3: `--file <clusters-json-file>`; it names no workload, so a pod argument cannot be checked against it.
+    let clusters;
+    try {
+      clusters = opts.file && !adminFrom(opts) ? readClustersFile(opts.file) : undefined;
+    } catch (e) {
+      if (!(e instanceof DumpError)) throw e;
+      io.exitCode = fail(io, "endpoints", e.message);
+      return;
+    }
+    if (!clusters) return fromDump(pod, opts);
+    const list = clusters.filter((c) => !opts.name || c.cluster === opts.name);
+    io.stdout.write(opts.output === "json" ? json(list) : formatEndpoints(list));
+    io.exitCode = EXIT_OK;
+  });
 
   subcommand(group, "secret", ["s"], "Certificates the sidecar holds: its workload certificate and the mesh roots (with --caAddress)")
     .action(action(io, "secret", (dump, o) => (o.output === "json" ? json(dump.secrets ?? { certificates: [] }) : formatSecrets(dump))));

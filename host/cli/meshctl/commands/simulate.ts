@@ -20,6 +20,6 @@ export function registerSimulate(experimental: Command, io: MeshctlIo): void {
         io.exitCode = EXIT_BAD_CONFIG;
         return;
       }
-      io.exitCode = await runSimulate({ file: opts.file, parallel, keep: opts.keep, output: io.stdout, errors: io.stderr, stdin: io.stdinText });
+      io.exitCode = await runSimulate({ file: opts.file, parallel, keep: opts.keep, output: io.stdout, errors: io.stderr, stdin: io.stdinText, env: io.env });
     });
 }

@@ -12,6 +12,7 @@ import { scenarioDocuments } from "./resources.ts";
 import { type Scenario, decodeScenarioFile } from "./scenario.ts";
 import { routeTaken, snapshotRoutes } from "./route_taken.ts";
 import { type ScenarioMesh, startScenarioMesh } from "./scenario_mesh.ts";
+import type { AgentEnvironment } from "../../../proxy/agent_command.ts";
 import { startLimit } from "./start_limit.ts";
 import { type TokenKeys, createTokenKeys, tokenKeysNeeded } from "./tokens.ts";
 
@@ -25,7 +26,12 @@ export interface SimulateOptions {
   stdin?: () => string;
   /** Keep the temporary directories (configuration, mesh settings) for inspection. */
   keep?: boolean;
+  /** meshctl's environment: the CT variables the sidecars apply (AGENT_CT_VARIABLES) are taken from it. */
+  env?: NodeJS.ProcessEnv;
 }
+
+/** Spec 2 variables of columns AG and CT that disco-agent applies and a scenario's outcome can show: simulate's sidecars take them from meshctl's environment. */
+export const AGENT_CT_VARIABLES = ["DISCO_ENABLE_FALLTHROUGH_ROUTE"] as const;
 
 /** Default of `--parallel`: scenarios of one file started at once. */
 export const DEFAULT_PARALLEL_SCENARIOS = 8;
@@ -47,6 +53,16 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   } catch (e) {
     o.errors.write(`Error: meshctl x simulate: cannot read ${JSON.stringify(o.file)}: ${(e as Error).message}\n`);
     return EXIT_BAD_CONFIG;
+  }
+  const agentEnv: AgentEnvironment = {};
+  for (const name of AGENT_CT_VARIABLES) {
+    const value = o.env?.[name];
+    if (value === undefined || value === "") continue;
+    if (value !== "true" && value !== "false") {
+      o.errors.write(`Error: meshctl x simulate: ${name}: expected true or false, got ${JSON.stringify(value)}\n`);
+      return EXIT_BAD_CONFIG;
+    }
+    agentEnv[name] = value;
   }
   const warnings: string[] = [];
   const label = o.file === "-" ? "<stdin>" : o.file;
@@ -134,7 +150,7 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
     let stop: (() => Promise<void>) | undefined;
     try {
       const ca = await caFor(s.mesh.trustDomain);
-      const mesh = await startScenarioMesh(s, prepared[i], keys, { ca, checks: filter }, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
+      const mesh = await startScenarioMesh(s, prepared[i], keys, { ca, checks: filter, agentEnv }, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
       if (aborted) return undefined;
       return await simulateRequest(s, mesh, keys, prepared[i].some((d) => d.kind === "VirtualService"));
     } catch (e) {

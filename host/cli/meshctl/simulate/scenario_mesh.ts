@@ -9,6 +9,7 @@ import { startJwksServer } from "./jwks_server.ts";
 import { mapJwksUris, workloadServiceFqdn } from "./resources.ts";
 import type { Scenario, WorkloadSpec } from "./scenario.ts";
 import { type SimulatedSidecar, startSimulatedSidecar } from "./sidecar.ts";
+import type { AgentEnvironment } from "../../../proxy/agent_command.ts";
 import type { StartLimit } from "./start_limit.ts";
 import type { TokenKeys } from "./tokens.ts";
 
@@ -46,7 +47,7 @@ export interface ScenarioMesh {
  * function before anything starts. `shared`: what the run's scenarios share
  * (the CA of the scenario's trust domain, the filter module for checks).
  */
-export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, shared: { ca: SimulateCa; checks: FilterModule }, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
+export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, shared: { ca: SimulateCa; checks: FilterModule; agentEnv?: AgentEnvironment }, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
   const configDir = join(dir, "config");
   mkdirSync(configDir, { recursive: true });
   const meshFile = join(dir, "mesh.yaml");
@@ -104,6 +105,7 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
         const started = await Promise.all(
           w.ports.map((p) =>
             limit(() => (stopped ? Promise.reject(new Error("scenario stopped")) : startSimulatedSidecar({
+              agentEnv: shared.agentEnv,
               name: w.name,
               namespace: w.namespace,
               configDir,

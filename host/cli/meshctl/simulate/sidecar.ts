@@ -1,10 +1,13 @@
+import type { AgentOptions } from "../../../proxy/agent_options.ts";
 import type { FilterModule } from "../../../wasm/filter_module.ts";
 import type { SimulateCa } from "./ca.ts";
-import { SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
+import { type AgentEnvironment, SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
 import { MemoryLogger } from "./memory_logger.ts";
 
 /** One sidecar of a scenario: what `disco-agent proxy` would be started with (docs/sidecar.md "Security"). */
 export interface SidecarSpec {
+  /** Variables of meshctl's environment the agent applies (spec 2 column CT, e.g. DISCO_ENABLE_FALLTHROUGH_ROUTE). */
+  agentEnv?: AgentEnvironment;
   name: string;
   namespace: string;
   configDir: string;
@@ -44,7 +47,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
   // The values `disco-agent proxy --inboundPort 0 --outboundPort 0 --proxyAdminPort 0 --appPort … --containerPort … --configDir …
   // --caAddress … --tokenPath … --caRootCert … --controlPlaneAuthPolicy NONE --serviceAccount … --labels … --workloadKeyAlgorithm ECDSA --meshConfigFile … [--gateway] --endpoint … --trustDomain …`
   // parses to; the others are the command's defaults.
-  const opts: Record<string, unknown> = {
+  const opts: AgentOptions = {
     proxyAdminPort: 0,
     statusPort: 0,
     inboundPort: 0,
@@ -55,7 +58,6 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     configDir: s.configDir,
     cluster: [],
     inboundService: "",
-    concurrency: 0,
     drainDuration: 0,
     parentShutdownDuration: 60_000,
     id: "",
@@ -81,7 +83,7 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     // Fast keys: a scenario is about policy, not key strength.
     workloadKeyAlgorithm: "ECDSA",
   };
-  const started = await startProxy(opts, logger, { POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks, caTransport: s.ca.transport, requestCertificate: s.ca.certificate });
+  const started = await startProxy(opts, logger, { ...s.agentEnv, POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks, caTransport: s.ca.transport, requestCertificate: s.ca.certificate });
   if ("exitCode" in started) throw new Error(`the sidecar of ${s.namespace}/${s.name} (port ${s.containerPort}) did not start:\n${logger.lines.join("\n")}`);
   let stopping: Promise<void> | undefined;
   return {

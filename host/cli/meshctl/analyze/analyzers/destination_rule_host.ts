@@ -1,18 +1,25 @@
 import type { Analyzer } from "../analyzer.ts";
-import { DestinationRuleHostNotFound } from "../messages.ts";
-import { servicesForHost } from "../model.ts";
+import { UnknownDestinationRuleHost } from "../messages.ts";
+import { refusedServiceHost } from "../model.ts";
+import { visibleServicesForHost } from "./service_lookup.ts";
 
-/** A DestinationRule whose host matches no known Service configures nothing; usually a typo or a wrong namespace in the FQDN. */
+/**
+ * Upstream's subset analyzer, first half: a DestinationRule whose host
+ * matches no service visible from its namespace (a Service, or a ServiceEntry
+ * host exported there, or one validation refused) configures nothing; usually a typo or a wrong
+ * namespace in the FQDN. Runs without Service documents too, as upstream's.
+ */
 export const destinationRuleHostAnalyzer: Analyzer = {
   name: "destinationrule-host",
-  description: "DestinationRules whose host matches no known Service",
-  codes: [DestinationRuleHostNotFound],
-  needs: ["Service"],
+  upstream: "destinationrule.SubsetSelectPodAnalyzer",
+  description: "DestinationRules whose host matches no Service or ServiceEntry host",
+  codes: [UnknownDestinationRuleHost],
+  needs: [],
   analyze(ctx) {
     for (const dr of ctx.catalog.byKind.DestinationRule) {
-      if (servicesForHost(ctx.model, dr.spec.fqdn).length > 0) continue;
-      const resolved = dr.spec.fqdn !== dr.spec.host ? ` (${dr.spec.fqdn})` : "";
-      ctx.report(DestinationRuleHostNotFound, dr, `DestinationRule host ${JSON.stringify(dr.spec.host)}${resolved} matches no known Service: the rule applies to nothing`, "spec.host");
+      if (visibleServicesForHost(ctx.model, dr.spec.fqdn, dr.namespace, dr.spec.exportTo).length > 0) continue;
+      if (refusedServiceHost(ctx.model, dr.spec.fqdn, ctx.catalog.domain)) continue;
+      ctx.report(UnknownDestinationRuleHost, dr, `The host ${dr.spec.host} defined in the DestinationRule does not match any services in the mesh.`, "spec.host");
     }
   },
 };

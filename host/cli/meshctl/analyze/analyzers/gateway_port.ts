@@ -1,23 +1,42 @@
-import { selectorSelects } from "../../../../mesh/labels.ts";
+import { formatLabels, selectorSelects } from "../../../../mesh/labels.ts";
 import type { Analyzer } from "../analyzer.ts";
-import { GatewayPortNotOnWorkload } from "../messages.ts";
+import { GatewayPortNotDefinedOnService } from "../messages.ts";
+import { gatewaysOf } from "./gateways.ts";
 
-/** Upstream's gateway port check: a server port must be a port (or target port) of the Service in front of the gateway workloads (a Service port is translated to the container port). */
+/**
+ * Upstream's ingress gateway port check: a server port must be a port or a
+ * numeric target port of a TCP port of the Services in front of the gateway
+ * workloads the Gateway selects. Runs on whatever the input has: with no
+ * Service for those workloads every server port is reported (a Gateway whose
+ * selector matches no workload at all is gateway-selector's finding).
+ */
 export const gatewayPortAnalyzer: Analyzer = {
   name: "gateway-port",
+  upstream: "gateway.IngressGatewayPortAnalyzer",
   description: "Gateway server ports that no Service of the selected gateway workloads exposes",
-  codes: [GatewayPortNotOnWorkload],
-  needs: ["Service"],
+  codes: [GatewayPortNotDefinedOnService],
+  needs: [],
   analyze(ctx) {
-    for (const gw of ctx.catalog.byKind.Gateway) {
-      const workloads = ctx.model.gatewayWorkloads.filter((w) => selectorSelects(gw.spec.selector, w.labels));
-      const services = ctx.model.services.filter((s) => workloads.some((w) => w.namespace === s.namespace && selectorSelects(s.selector, w.labels)));
-      if (services.length === 0) continue;
-      // Upstream also accepts a target (container) port number, as its bookinfo gateway on 8080 relies on.
-      const ports = new Set(services.flatMap((s) => s.ports.flatMap((p) => [p.port, ...(typeof p.targetPort === "number" ? [p.targetPort] : [])])));
-      gw.spec.servers.forEach((server, i) => {
+    for (const gw of gatewaysOf(ctx)) {
+      const workloads = ctx.model.workloads.filter((w) => selectorSelects(gw.selector, w.labels));
+      if (workloads.length === 0) continue;
+      const ports = new Set<number>();
+      for (const s of ctx.model.services) {
+        if (s.source === "ServiceEntry" || !workloads.some((w) => w.namespace === s.namespace && selectorSelects(s.selector, w.labels))) continue;
+        const resourcePorts = s.resource?.kind === "Service" ? s.resource.spec.ports : undefined;
+        s.ports.forEach((p, i) => {
+          if (resourcePorts && resourcePorts[i].protocol !== "TCP") return;
+          ports.add(p.port);
+          if (typeof p.targetPort === "number") ports.add(p.targetPort);
+        });
+      }
+      gw.servers.forEach((server, i) => {
         if (ports.has(server.port.number)) return;
-        ctx.report(GatewayPortNotOnWorkload, gw, `The gateway refers to a port that is not exposed on the workload (pod selector ${JSON.stringify(Object.entries(gw.spec.selector).map(([k, v]) => `${k}=${v}`).join(","))}; port ${server.port.number}); Service ports: ${[...ports].sort((a, b) => a - b).join(", ")}`, `spec.servers[${i}].port.number`);
+        gw.report(
+          GatewayPortNotDefinedOnService,
+          `The gateway is listening on a target port (port ${server.port.number}) that is not defined in the Service associated with its workload instances (Pod selector ${formatLabels(gw.selector)}). Expose it on that Service, or listen on one of its ports`,
+          `spec.servers[${i}].port.number`,
+        );
       });
     }
   },

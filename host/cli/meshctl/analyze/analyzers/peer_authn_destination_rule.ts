@@ -33,7 +33,7 @@ export const peerAuthnDestinationRuleAnalyzer: Analyzer = {
       findings.set(key, existing);
     };
     for (const service of ctx.model.services) {
-      if (!service.resource) continue; // the assumed ingress gateway
+      if (service.source !== "Service") continue; // ServiceEntry hosts and the assumed ingress gateway
       const workloads = workloadsOfService(ctx.model, service);
       const dr = destinationRuleFor(ctx.catalog, ctx.model, service);
       for (const port of service.ports) {

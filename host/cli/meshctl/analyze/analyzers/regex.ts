@@ -15,6 +15,7 @@ export function isRegexRefusal(p: ConfigProblem): boolean {
 
 export const regexAnalyzer: Analyzer = {
   name: "regex",
+  upstream: "virtualservice.RegexAnalyzer",
   description: "Regular expressions the filter's linear-time engine refuses",
   codes: [InvalidRegexp],
   needs: [],

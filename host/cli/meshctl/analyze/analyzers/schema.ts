@@ -20,6 +20,7 @@ export function isIgnoredKind(p: ConfigProblem): boolean {
 /** Every schema problem the catalog and the YAML reader found, except those another analyzer names more precisely. */
 export const schemaAnalyzer: Analyzer = {
   name: "schema",
+  upstream: "schema.ValidationAnalyzer",
   description: "Schema errors (the resource is refused) and warnings (unknown fields, ignored values) of every document",
   codes: [SchemaValidationError, SchemaWarning],
   needs: [],

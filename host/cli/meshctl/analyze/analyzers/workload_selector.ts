@@ -23,16 +23,24 @@ export function misplacedGatewayPolicy(model: MeshModel, policy: Policy): boolea
   return model.gatewayWorkloads.some((w) => w.namespace === model.config.rootNamespace && labelsMatch(labels, w.labels));
 }
 
-/** Upstream IST0127: AuthorizationPolicy, RequestAuthentication and PeerAuthentication selectors that match no workload. */
+/** Upstream IST0127: AuthorizationPolicy, RequestAuthentication and PeerAuthentication selectors that match no workload; a namespace-wide AuthorizationPolicy where the namespace has none. */
 export const workloadSelectorAnalyzer: Analyzer = {
   name: "policy-workload-selector",
+  upstream: "auth.AuthorizationPoliciesAnalyzer",
   description: "AuthorizationPolicy, RequestAuthentication and PeerAuthentication selectors that match no Pod or Deployment",
   codes: [NoMatchingWorkloadsFound],
   needs: ["Workload"],
   analyze(ctx) {
+    const root = ctx.model.config.rootNamespace;
     for (const policy of policies(ctx.catalog)) {
       const labels = policy.spec.selector?.matchLabels;
-      if (!labels || Object.keys(labels).length === 0) continue;
+      if (!labels || Object.keys(labels).length === 0) {
+        // Upstream: a namespace-wide AuthorizationPolicy in a namespace without any workload applies to nothing.
+        if (policy.kind === "AuthorizationPolicy" && policy.namespace !== root && !ctx.model.workloads.some((w) => w.namespace === policy.namespace)) {
+          ctx.report(NoMatchingWorkloadsFound, policy, "No matching workloads for this resource with the following labels: ", "metadata.namespace");
+        }
+        continue;
+      }
       // A PeerAuthentication selector in the root namespace is ignored altogether (its own analyzer).
       if (policy.kind === "PeerAuthentication" && policy.namespace === ctx.model.config.rootNamespace) continue;
       if (misplacedGatewayPolicy(ctx.model, policy)) continue;

@@ -1,5 +1,8 @@
-import { parseGoDuration } from "../duration.ts";
-import { GO_FALSE, GO_TRUE } from "./not_applicable.ts";
+import { parseGoDuration } from "./duration.ts";
+
+/** The spellings Go's strconv.ParseBool accepts. */
+export const GO_TRUE: readonly string[] = ["1", "t", "T", "TRUE", "true", "True"];
+export const GO_FALSE: readonly string[] = ["0", "f", "F", "FALSE", "false", "False"];
 
 /**
  * Typed readers of a daemon's spec 2 variables: unset or empty is the

@@ -1,0 +1,200 @@
+// The hub's standard request and TCP metrics (standard_metrics.ts), counted
+// from every reported request and served on /metrics beside the hub's own.
+// Labels follow the HubMetrics documents in force; the label sets of each
+// metric are bounded (--requestMetricsMaxSeries): a report that would open
+// one more is not counted in that metric but in
+// hub_request_metrics_overflow_total{metric}, so a label fed by an unbounded
+// attribute (a request id) cannot exhaust the hub's memory.
+import type { Counter, Registry } from "prom-client";
+import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_rules.ts";
+import { specCounter } from "../telemetry/spec_metrics.ts";
+import type { AttributeMap } from "../wire/compressed.ts";
+import { HTTP_LABELS, labelValue, type LabelSource, type MetricId, REQUEST_DURATION_MILLISECONDS, reportProtocol, STANDARD_METRICS, type StandardMetric, TCP_LABELS } from "../config/standard_metrics.ts";
+
+/** One metric as configured: on or off, and its labels in order. */
+export interface MetricPlan {
+  readonly metric: StandardMetric;
+  readonly enabled: boolean;
+  readonly labels: ReadonlyArray<readonly [string, LabelSource]>;
+}
+
+/**
+ * Upstream's defaults with the documents' overrides applied in order: a tag
+ * override UPSERT replaces a label's source or appends a new label, REMOVE
+ * drops it; `disabled` switches the matched metrics off or on.
+ */
+export function planMetrics(documents: readonly HubMetricsDocument[]): MetricPlan[] {
+  const unit = documents.reduce<string>((u, d) => d.requestDurationUnit ?? u, "SECONDS");
+  return STANDARD_METRICS.map((standard) => {
+    const metric = standard.id === "REQUEST_DURATION" && unit === "MILLISECONDS" ? REQUEST_DURATION_MILLISECONDS : standard;
+    let enabled = true;
+    const labels = new Map<string, LabelSource>(metric.protocol === "http" ? HTTP_LABELS : TCP_LABELS);
+    for (const doc of documents) {
+      for (const o of doc.overrides) {
+        if (!o.metrics.includes(metric.id)) continue;
+        if (o.disabled !== undefined) enabled = !o.disabled;
+        for (const t of o.tagOverrides) {
+          if (t.operation === "REMOVE") labels.delete(t.label);
+          else labels.set(t.label, { kind: "expression", expression: t.value });
+        }
+      }
+    }
+    return { metric, enabled, labels: [...labels] };
+  });
+}
+
+/** A plan's labels as text, to tell whether a reload changed them and which metrics share them. */
+function labelsSignature(plan: MetricPlan): string {
+  return plan.labels.map(([n, s]) => `${n}=${s.kind === "builtin" ? s.text : s.expression.text}`).join("\u0000");
+}
+
+interface Series {
+  readonly labels: Record<string, string>;
+  /** Counter: the total. Histogram: the sum of observations. */
+  value: number;
+  count: number;
+  /** Histogram: observations per bucket (not cumulative); the last is +Inf. */
+  readonly buckets?: number[];
+}
+
+/**
+ * One standard metric's series, kept as plain numbers and turned into
+ * samples only when /metrics is read (prom-client's metric interface:
+ * `get()`). prom-client's own children hash their label object on every
+ * increment, which with twenty labels cost more than the rest of a report.
+ */
+class LiveMetric {
+  readonly name: string;
+  readonly help: string;
+  readonly type: "counter" | "histogram";
+  readonly aggregator = "sum";
+  private readonly series = new Map<string, Series>();
+  private readonly bounds: readonly number[];
+
+  constructor(readonly plan: MetricPlan) {
+    this.name = plan.metric.name;
+    this.help = plan.metric.help;
+    this.type = plan.metric.type;
+    this.bounds = plan.metric.buckets ?? [];
+  }
+
+  /** Records one report under label `values` (joined as `key`); false when that would open a label set beyond `maxSeries`. */
+  record(key: string, values: readonly string[], value: number, maxSeries: number): boolean {
+    let series = this.series.get(key);
+    if (series === undefined) {
+      if (this.series.size >= maxSeries) return false;
+      const labels = Object.fromEntries(this.plan.labels.map(([name], i) => [name, values[i]]));
+      series = { labels, value: 0, count: 0, ...(this.type === "histogram" ? { buckets: new Array<number>(this.bounds.length + 1).fill(0) } : {}) };
+      this.series.set(key, series);
+    }
+    series.value += value;
+    series.count++;
+    if (series.buckets !== undefined) {
+      let i = 0;
+      while (i < this.bounds.length && value > this.bounds[i]) i++;
+      series.buckets[i]++;
+    }
+    return true;
+  }
+
+  get(): { name: string; help: string; type: string; aggregator: string; values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> } {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> = [];
+    for (const s of this.series.values()) {
+      if (s.buckets === undefined) {
+        values.push({ labels: s.labels, value: s.value });
+        continue;
+      }
+      let cumulative = 0;
+      this.bounds.forEach((le, i) => {
+        cumulative += s.buckets![i];
+        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...s.labels }, value: cumulative });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: "+Inf", ...s.labels }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.value });
+      values.push({ metricName: `${this.name}_count`, labels: s.labels, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+}
+
+/** Enabled metrics of one protocol sharing one label configuration: labels are computed once per report for all of them. */
+interface LabelGroup {
+  readonly protocol: "http" | "tcp";
+  readonly labels: ReadonlyArray<readonly [string, LabelSource]>;
+  readonly metrics: LiveMetric[];
+}
+
+export class RequestMetrics {
+  private live = new Map<MetricId, { metric: LiveMetric; signature: string }>();
+  private groups: LabelGroup[] = [];
+  private readonly overflow: Counter<"metric">;
+
+  constructor(
+    private readonly registry: Registry,
+    /** Label sets per metric (--requestMetricsMaxSeries). */
+    private readonly maxSeries: number,
+  ) {
+    this.overflow = specCounter(registry, "hub_request_metrics_overflow_total", "Reported requests not counted in a standard request metric because it already had --requestMetricsMaxSeries label sets", ["metric"]);
+    this.configure([]);
+  }
+
+  /**
+   * Applies the HubMetrics documents in force. A metric whose configuration
+   * changed starts again from zero under its new labels (Prometheus sees a
+   * counter reset); the others keep counting.
+   */
+  configure(documents: readonly HubMetricsDocument[]): void {
+    const next = new Map<MetricId, { metric: LiveMetric; signature: string }>();
+    for (const plan of planMetrics(documents)) {
+      const signature = `${plan.metric.name}\u0000${plan.enabled}\u0000${labelsSignature(plan)}`;
+      const previous = this.live.get(plan.metric.id);
+      if (previous !== undefined && previous.signature === signature) {
+        next.set(plan.metric.id, previous);
+        continue;
+      }
+      if (previous?.metric.plan.enabled) this.registry.removeSingleMetric(previous.metric.name);
+      const live = new LiveMetric(plan);
+      if (plan.enabled) {
+        this.registry.registerMetric(live as never);
+        this.overflow.labels({ metric: live.name }).inc(0);
+      }
+      next.set(plan.metric.id, { metric: live, signature });
+    }
+    this.live = next;
+    const groups = new Map<string, LabelGroup>();
+    for (const { metric } of next.values()) {
+      if (!metric.plan.enabled) continue;
+      const key = `${metric.plan.metric.protocol}\u0000${labelsSignature(metric.plan)}`;
+      let group = groups.get(key);
+      if (group === undefined) groups.set(key, (group = { protocol: metric.plan.metric.protocol, labels: metric.plan.labels, metrics: [] }));
+      group.metrics.push(metric);
+    }
+    this.groups = [...groups.values()];
+  }
+
+  /** Counts reported requests (one Report's entries). */
+  record(entries: readonly AttributeMap[]): void {
+    for (const a of entries) {
+      const protocol = reportProtocol(a);
+      if (protocol === undefined) continue;
+      for (const group of this.groups) {
+        if (group.protocol !== protocol) continue;
+        let values: string[] | undefined;
+        let key = "";
+        for (const live of group.metrics) {
+          const value = live.plan.metric.value(a);
+          if (value === undefined) continue;
+          if (values === undefined) {
+            values = group.labels.map(([, source]) => labelValue(source, a));
+            key = values.join("\u0000");
+          }
+          if (!live.record(key, values, value, this.maxSeries)) this.overflow.labels({ metric: live.plan.metric.name }).inc();
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The options of `disco-agent proxy`, decoded once from its flags and
+ * variables (host/bin/disco-agent.ts: commander's parsers check each flag's
+ * syntax, the command adds what the variables decide) and read typed by the
+ * sidecar's start (host/proxy/agent_command.ts). `meshctl x simulate` builds
+ * the same object for its in-process sidecars. Durations are milliseconds.
+ */
+export interface AgentOptions {
+  proxyAdminPort: number;
+  /** Loopback unless given (a warning when it is not). */
+  adminBindAddress?: string;
+  statusPort: number;
+  inboundPort: number;
+  outboundPort: number;
+  appPort: number;
+  appHost: string;
+  bindAddress: string;
+  tcpPort?: number;
+  tcpAppPort?: number;
+  configDir?: string;
+  discoveryAddress?: string;
+  /** `NAME=HOST:PORT`, repeatable. */
+  cluster: string[];
+  inboundService: string;
+  drainDuration: number;
+  parentShutdownDuration: number;
+  /** TERMINATION_DRAIN_DURATION_SECONDS, when set: overrides drainDuration on SIGTERM. */
+  terminationDrainMs?: number;
+  id: string;
+  ip: string;
+  domain: string;
+  serviceCluster: string;
+  proxyLogLevel?: string;
+  connectTimeout?: number;
+  stsPort?: number;
+  tokenManagerPlugin?: string;
+  metricsdUdpAddress?: string;
+  proxyAccessLogService?: string;
+  proxyMetricsService?: string;
+  outlierLogPath?: string;
+  wasm?: string;
+  headerReadTimeout?: number;
+  idleTimeout?: number;
+  maxConnections?: number;
+  maxConcurrentRequests?: number;
+  caAddress?: string;
+  controlPlaneAuthPolicy?: string;
+  tokenPath?: string;
+  caRootCert?: string;
+  hubIdentity?: string;
+  discoIdentity?: string;
+  trustDomain?: string;
+  serviceAccount?: string;
+  labels?: string;
+  meshConfigFile?: string;
+  /** `FQDN:SERVICE_PORT=HOST:PORT[,…]`, repeatable. */
+  endpoint?: string[];
+  containerPort?: number;
+  gateway?: boolean;
+  jwtClockSkewSeconds?: number;
+  jwksRefetchCooldown?: number;
+  workloadCertTtl?: number;
+  workloadKeyAlgorithm?: "RSA" | "ECDSA";
+  /** SECRET_GRACE_DURATION. */
+  secretGraceDuration?: number;
+  /** INITIAL_BACKOFF_MSEC. */
+  initialBackoffMs?: number;
+}
