@@ -14,8 +14,8 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The commit that brought Biome in: files changed since are formatted. */
-const FORMAT_BASE = "128c0b62f81143ee6d15911e1c6a5211a2e0f348";
+/** Files changed since this commit (the branch that brought Biome in, merged with main) are formatted. */
+const FORMAT_BASE = "2f65828670e0663af4367c464a11ea81855084e2";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const biome = join(root, "node_modules", ".bin", process.platform === "win32" ? "biome.cmd" : "biome");

@@ -1,7 +1,7 @@
 import { StringMap } from "../attributes/value";
 import { HeaderMap } from "../attributes/header_map";
 import { decodeHeadersInto, decodePairs, encodePairs } from "../pairs";
-import { BufferType, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";
+import { BufferType, LogLevel, MapType, MetricType, NO_GRPC_STATUS, Status, StreamType } from "./enums";
 import * as abi from "./imports";
 import { dropHostBlock, freeHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot, scratchU64Slot, takeHostBytes, takeHostString, utf8 } from "./marshal";
 
@@ -121,7 +121,7 @@ export function sendLocalResponse(code: u32, details: string, body: string, head
   const d = utf8(details);
   const b = utf8(body);
   const h = encodePairs(headerNames, headerValues);
-  abi.proxy_send_local_response(code, changetype<usize>(d), <usize>d.byteLength, changetype<usize>(b), <usize>b.byteLength, h.dataStart, <usize>h.length, -1);
+  abi.proxy_send_local_response(code, changetype<usize>(d), <usize>d.byteLength, changetype<usize>(b), <usize>b.byteLength, h.dataStart, <usize>h.length, NO_GRPC_STATUS);
 }
 
 /** Starts a unary gRPC call; returns its token, or -1 when the host refused it. */

@@ -11,11 +11,6 @@ import { type ConfigProblem, formatConfigProblem } from "./problems.ts";
  * so an upstream mesh config is accepted, and kept only as `other`.
  */
 
-export interface HeaderPattern {
-  /** Lower-cased; `prefix*`, `*suffix`, `*` or exact, matched case-insensitively (upstream's header lists). */
-  readonly pattern: string;
-}
-
 interface ExtAuthzCommon {
   readonly name: string;
   /** Host name of the authorizer (`ext-authz.foo.svc.cluster.local`), and its service port. */

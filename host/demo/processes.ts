@@ -73,11 +73,6 @@ function removeOwnedTempDirs(): void {
   for (const dir of ownedDirs) removeOwnedTempDir(dir);
 }
 
-/** The owned children still running. */
-export function ownedProcesses(): ChildProcess[] {
-  return [...owned.values()];
-}
-
 function signalGroup(proc: ChildProcess, signal: NodeJS.Signals): void {
   if (proc.pid === undefined) return;
   try {

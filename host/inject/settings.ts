@@ -21,7 +21,6 @@ export const DEFAULT_PROXY_ADMIN_PORT = 15000;
 export const DEFAULT_STATUS_PORT = 15020;
 export const DEFAULT_DRAIN_DURATION_MS = 45_000;
 export const DEFAULT_PARENT_SHUTDOWN_DURATION_MS = 60_000;
-export const DEFAULT_SERVICE_CLUSTER = "mesh-proxy";
 export const DEFAULT_HUB_SERVICE = "mesh-hub";
 export const DEFAULT_HUB_PORT = 9091;
 export const DEFAULT_CONFIG_MAP_NAME = "mesh-proxy-config";

@@ -1,11 +1,5 @@
 import { Counter, type Registry } from "prom-client";
 
-/** Splits `/mesh.hub.v1.Hub/Check` into service and method. */
-export function splitGrpcPath(path: string): { service: string; method: string } {
-  const [, service = "unknown", method = "unknown"] = path.split("/");
-  return { service, method };
-}
-
 interface MethodCounters {
   started: Counter.Internal;
   received: Counter.Internal;

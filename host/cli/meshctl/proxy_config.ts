@@ -12,11 +12,6 @@ import { formatTable } from "./table.ts";
 
 export type ProxyConfigOutput = "short" | "json";
 
-export function parseOutput(value: string): ProxyConfigOutput {
-  if (value !== "short" && value !== "json") throw new InvalidArgumentError("expected json or short");
-  return value;
-}
-
 // ---- listeners
 
 export interface ListenerFilter {

@@ -111,12 +111,6 @@ export function dns1123Label(f: Field): string {
   return s;
 }
 
-export function dns1123Subdomain(f: Field): string {
-  const s = f.nonEmptyString();
-  if (!isDns1123Subdomain(s)) f.fail("a DNS-1123 subdomain (dot-separated lower-case labels of letters, digits and '-', up to 253)");
-  return s;
-}
-
 /** A host of a mesh resource: a DNS name such as `reviews.shop.svc.cluster.local` or `reviews`, `*.`-prefixed, or `*`. */
 export function wildcardHost(f: Field, allowStar = true): string {
   const s = f.nonEmptyString();

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import type { EnvoyServing } from "../../discovery/envoy_sidecar.ts";
 import { isDns1123Label } from "../../config/resources/syntax.ts";
+import { DEFAULT_DEBOUNCE_AFTER_MS, DEFAULT_DEBOUNCE_MAX_MS, DEFAULT_PUSH_THROTTLE } from "../../discovery/options.ts";
 import { envReader } from "../env_values.ts";
 import { type NotApplicable, na } from "./not_applicable.ts";
 
@@ -117,10 +118,10 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
   // A label value and part of names upstream: a DNS-1123 label.
   if (revision !== undefined && !isDns1123Label(revision)) throw new Error(`REVISION=${JSON.stringify(revision)}: expected a revision name (a DNS-1123 label: lower-case letters, digits and '-')`);
   return {
-    debounceAfterMs: read.duration("DISCO_DEBOUNCE_AFTER", 100),
-    debounceMaxMs: read.duration("DISCO_DEBOUNCE_MAX", 10_000),
+    debounceAfterMs: read.duration("DISCO_DEBOUNCE_AFTER", DEFAULT_DEBOUNCE_AFTER_MS),
+    debounceMaxMs: read.duration("DISCO_DEBOUNCE_MAX", DEFAULT_DEBOUNCE_MAX_MS),
     edsDebounce: read.bool("DISCO_ENABLE_EDS_DEBOUNCE", true),
-    pushThrottle: read.int("DISCO_PUSH_THROTTLE", 100, 1),
+    pushThrottle: read.int("DISCO_PUSH_THROTTLE", DEFAULT_PUSH_THROTTLE, 1),
     scopePushes: read.bool("DISCO_SCOPE_PUSHES", true),
     serving: {
       fallthroughRoute: read.bool("DISCO_ENABLE_FALLTHROUGH_ROUTE", true),

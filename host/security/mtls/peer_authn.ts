@@ -1,5 +1,5 @@
 import type { Resource } from "../../config/catalog.ts";
-import { effectiveMtls, namespaceMtls as meshNamespaceMtls, peerAuthenticationLevels } from "../../mesh/policies.ts";
+import { effectiveMtls, namespaceMtls as meshNamespaceMtls } from "../../mesh/policies.ts";
 import { DEFAULT_DOMAIN } from "../../mesh/hosts.ts";
 import { boundContainerPorts, buildRegistry } from "../../mesh/registry.ts";
 import { DEFAULT_ROOT_NAMESPACE, type Workload } from "../workload.ts";
@@ -32,16 +32,6 @@ export interface PeerAuthnPolicies {
 }
 
 type Svc = Resource<"Service">;
-
-/** The mesh, namespace and workload policy of a workload (host/mesh/policies.ts). */
-export function peerAuthenticationFor(
-  policies: readonly Resource<"PeerAuthentication">[],
-  workload: Pick<Workload, "namespace" | "labels">,
-  rootNamespace = DEFAULT_ROOT_NAMESPACE,
-): PeerAuthnPolicies {
-  const { mesh, namespace, workload: wl } = peerAuthenticationLevels(policies, workload, rootNamespace);
-  return Object.freeze({ mesh, namespace, workload: wl });
-}
 
 /** Whether some Service of the workload's namespace selects the workload and targets this container port (by number or port name). */
 export function isPortBound(workload: Pick<Workload, "namespace" | "labels" | "ports">, containerPort: number, services: readonly Svc[]): boolean {
