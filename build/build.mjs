@@ -25,10 +25,15 @@ const countAllocations = ["--transform", join(root, "build", "count_allocations.
 function compileWasm(target) {
   const extra = countAllocations;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [asc, "assembly/index.ts", "--target", target, ...extra], { cwd: root, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`asc --target ${target} failed (${error.code ?? error.signal}):\n${stdout}${stderr}`));
-      else resolve({ stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [asc, "assembly/index.ts", "--target", target, ...extra],
+      { cwd: root, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`asc --target ${target} failed (${error.code ?? error.signal}):\n${stdout}${stderr}`));
+        else resolve({ stdout, stderr });
+      },
+    );
   });
 }
 
@@ -42,7 +47,10 @@ function externalExcept(bundled) {
     setup(b) {
       b.onResolve({ filter: /^[^./]/ }, (args) => {
         if (args.path.startsWith("node:") || args.importer.includes("/node_modules/")) return undefined;
-        const name = args.path.split("/").slice(0, args.path.startsWith("@") ? 2 : 1).join("/");
+        const name = args.path
+          .split("/")
+          .slice(0, args.path.startsWith("@") ? 2 : 1)
+          .join("/");
         return bundled.includes(name) ? undefined : { path: args.path, external: true };
       });
     },
@@ -86,7 +94,9 @@ async function bundlePrograms() {
     chunkNames: "chunk-[hash]",
     sourcemap: "linked",
     // A bundled CommonJS package requires Node's modules through \`require\`, which an ES module lacks.
-    banner: { js: '#!/usr/bin/env node\nimport { createRequire as __bundledCreateRequire } from "node:module";\nconst require = __bundledCreateRequire(import.meta.url);' },
+    banner: {
+      js: '#!/usr/bin/env node\nimport { createRequire as __bundledCreateRequire } from "node:module";\nconst require = __bundledCreateRequire(import.meta.url);',
+    },
     logLevel: "warning",
   });
 }
@@ -131,22 +141,32 @@ function libraryDeclarations() {
   if (process.argv.includes("--wasm-only")) return Promise.resolve();
   const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [tsc, "-p", join(root, "build", "tsconfig.library.json")], { cwd: root, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`tsc (library declarations) failed:\n${stdout}${stderr}`));
-      const from = join(root, "build", "types-all", "host", "library");
-      const to = join(root, "build", "types");
-      rmSync(to, { recursive: true, force: true });
-      mkdirSync(to, { recursive: true });
-      for (const file of LIBRARY_DECLARATIONS) {
-        const text = readFileSync(join(from, file), "utf8").replace(/(from "\.\/[^"]+)\.ts"/g, '$1.js"');
-        for (const [, target] of text.matchAll(/from "\.\/([^"]+)\.js"/g)) {
-          if (!LIBRARY_DECLARATIONS.includes(`${target}.d.ts`)) return reject(new Error(`build/types/${file} imports ./${target}.js, which is not a public declaration (${LIBRARY_DECLARATIONS.join(", ")}): keep host/library's public types in types.ts`));
+    execFile(
+      process.execPath,
+      [tsc, "-p", join(root, "build", "tsconfig.library.json")],
+      { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) return reject(new Error(`tsc (library declarations) failed:\n${stdout}${stderr}`));
+        const from = join(root, "build", "types-all", "host", "library");
+        const to = join(root, "build", "types");
+        rmSync(to, { recursive: true, force: true });
+        mkdirSync(to, { recursive: true });
+        for (const file of LIBRARY_DECLARATIONS) {
+          const text = readFileSync(join(from, file), "utf8").replace(/(from "\.\/[^"]+)\.ts"/g, '$1.js"');
+          for (const [, target] of text.matchAll(/from "\.\/([^"]+)\.js"/g)) {
+            if (!LIBRARY_DECLARATIONS.includes(`${target}.d.ts`))
+              return reject(
+                new Error(
+                  `build/types/${file} imports ./${target}.js, which is not a public declaration (${LIBRARY_DECLARATIONS.join(", ")}): keep host/library's public types in types.ts`,
+                ),
+              );
+          }
+          writeFileSync(join(to, file), text);
         }
-        writeFileSync(join(to, file), text);
-      }
-      rmSync(join(root, "build", "types-all"), { recursive: true, force: true });
-      resolve(undefined);
-    });
+        rmSync(join(root, "build", "types-all"), { recursive: true, force: true });
+        resolve(undefined);
+      },
+    );
   });
 }
 
@@ -155,7 +175,9 @@ function libraryDeclarations() {
 // Every step runs to its end; any failure fails the build after all are reported.
 // --programs-only rebuilds build/out alone (the modules of a previous build stay).
 const programsOnly = process.argv.includes("--programs-only");
-const steps = await Promise.allSettled(programsOnly ? [bundlePrograms()] : [compileWasm("release"), compileWasm("debug"), bundlePrograms().then(bundleLibrary), libraryDeclarations()]);
+const steps = await Promise.allSettled(
+  programsOnly ? [bundlePrograms()] : [compileWasm("release"), compileWasm("debug"), bundlePrograms().then(bundleLibrary), libraryDeclarations()],
+);
 for (const step of steps) {
   if (step.status !== "fulfilled" || !step.value) continue;
   process.stdout.write(step.value.stdout);

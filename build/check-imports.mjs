@@ -119,7 +119,9 @@ function sourceFiles(dir) {
 
 /** The file a relative specifier names: `x.ts` as written (host), or `x` meaning x.ts or x/index.ts (assembly). */
 function resolveSpecifier(from, specifier) {
-  const target = relative(root, resolve(root, dirname(from), specifier)).split(sep).join("/");
+  const target = relative(root, resolve(root, dirname(from), specifier))
+    .split(sep)
+    .join("/");
   if (target.endsWith(".ts")) return target;
   if (existsSync(join(root, `${target}.ts`))) return `${target}.ts`;
   if (existsSync(join(root, target, "index.ts"))) return `${target}/index.ts`;

@@ -129,7 +129,16 @@ try {
 }
 const child = spawn(
   process.execPath,
-  ["--import", `./${preload}`, "--test", ...reporters, `--test-concurrency=${CONCURRENCY}`, "--test-force-exit", `--test-timeout=${TEST_TIMEOUT_MS}`, ...bundles],
+  [
+    "--import",
+    `./${preload}`,
+    "--test",
+    ...reporters,
+    `--test-concurrency=${CONCURRENCY}`,
+    "--test-force-exit",
+    `--test-timeout=${TEST_TIMEOUT_MS}`,
+    ...bundles,
+  ],
   // Each file appends its CPU seconds to MESH_TEST_CPU_LOG (test/support/processes.ts); the durations reporter lists them.
   { cwd: root, stdio: "inherit", env: { ...process.env, [MARKER]: run, MESH_TEST_CPU_LOG: join(bundled, "cpu.jsonl") } },
 );

@@ -70,7 +70,9 @@ export function ensureSystemTools(log = (line) => process.stdout.write(`${line}\
   if (missing.length === 0) return path;
   if (!isRoot()) {
     const names = missing.map((t) => `${t.command} (Debian package ${t.debianPackage}, for ${t.usedBy})`).join(", ");
-    throw new Error(`system tools missing and not root to install them: ${names}; install with: apt-get install ${missing.map((t) => t.debianPackage).join(" ")}`);
+    throw new Error(
+      `system tools missing and not root to install them: ${names}; install with: apt-get install ${missing.map((t) => t.debianPackage).join(" ")}`,
+    );
   }
   mkdirSync(unpacked, { recursive: true });
   const installs = missing.filter((t) => !t.unpackOnly);

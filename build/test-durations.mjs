@@ -65,7 +65,10 @@ function cpuTable() {
   const files = [...byFile].sort((a, b) => b[1].total - a[1].total);
   const sum = (key) => files.reduce((s, [, e]) => s + e[key], 0);
   try {
-    writeFileSync("build/out/test-cpu.json", `${JSON.stringify(Object.fromEntries(files.map(([n, e]) => [n, { own: round(e.own), children: round(e.children) }])), null, 1)}\n`);
+    writeFileSync(
+      "build/out/test-cpu.json",
+      `${JSON.stringify(Object.fromEntries(files.map(([n, e]) => [n, { own: round(e.own), children: round(e.children) }])), null, 1)}\n`,
+    );
   } catch {
     // A report only.
   }

@@ -31,17 +31,25 @@ export function bearerTokenOf(authorization: string | undefined): string | undef
  * (PERMISSION_DENIED). A certificate wins over a token, as upstream tries the
  * client-certificate authenticator first.
  */
-export async function authorizeCaller(requested: SpiffeIdentity, credentials: CallerCredentials, tokens: ServiceAccountTokenVerifier | undefined): Promise<AuthenticatedBy> {
+export async function authorizeCaller(
+  requested: SpiffeIdentity,
+  credentials: CallerCredentials,
+  tokens: ServiceAccountTokenVerifier | undefined,
+): Promise<AuthenticatedBy> {
   const uris = credentials.verifiedCertificateUris ?? [];
   if (uris.length > 0) {
     if (uris.includes(requested.uri)) return "certificate";
     throw new AnchorError("IDENTITY_NOT_AUTHORIZED", `the client certificate proves ${uris.join(", ")}; it may not ask for ${requested.uri}`);
   }
   if (credentials.bearerToken !== undefined) {
-    if (!tokens) throw new AnchorError("UNAUTHENTICATED", "service-account token refused: token authentication is not configured on this CA (--token-jwks / TOKEN_JWKS)");
+    if (!tokens)
+      throw new AnchorError("UNAUTHENTICATED", "service-account token refused: token authentication is not configured on this CA (--token-jwks / TOKEN_JWKS)");
     const caller = await tokens.verify(credentials.bearerToken);
     if (caller.namespace !== requested.namespace || caller.serviceAccount !== requested.serviceAccount) {
-      throw new AnchorError("IDENTITY_NOT_AUTHORIZED", `the token of ${caller.subject} may not ask for ${requested.uri} (namespace ${requested.namespace}, service account ${requested.serviceAccount})`);
+      throw new AnchorError(
+        "IDENTITY_NOT_AUTHORIZED",
+        `the token of ${caller.subject} may not ask for ${requested.uri} (namespace ${requested.namespace}, service account ${requested.serviceAccount})`,
+      );
     }
     return "token";
   }

@@ -50,7 +50,11 @@ export class CertificateAuthority {
    * passes one), issues, and answers `[leaf, …intermediates, root bundle]`
    * with the rotation hints. Throws AnchorError (already counted).
    */
-  async createCertificate(csrPem: string, validitySeconds: number, authorize?: (identity: SpiffeIdentity) => Promise<void>): Promise<CreateCertificateResponse & { issued: IssueEvent }> {
+  async createCertificate(
+    csrPem: string,
+    validitySeconds: number,
+    authorize?: (identity: SpiffeIdentity) => Promise<void>,
+  ): Promise<CreateCertificateResponse & { issued: IssueEvent }> {
     this.metrics.csrs.inc();
     try {
       const bundle = this.bundle;

@@ -61,7 +61,13 @@ export interface WorkloadCertificateRequest {
 }
 
 /** One CreateCertificate exchange with a CA; throws CertificateRequestError on a refusal. */
-export type CertificateTransport = (address: string, csrPem: string, validitySeconds: number, timeoutMs: number, auth: CaCallAuth | undefined) => Promise<CreateCertificateResponse>;
+export type CertificateTransport = (
+  address: string,
+  csrPem: string,
+  validitySeconds: number,
+  timeoutMs: number,
+  auth: CaCallAuth | undefined,
+) => Promise<CreateCertificateResponse>;
 
 /**
  * Asks mesh_ca for a certificate: generates a key pair here, sends a CSR
@@ -84,17 +90,26 @@ export async function requestWorkloadCertificate(request: WorkloadCertificateReq
       ...(request.forCa ? [new x509.BasicConstraintsExtension(true, undefined, true)] : []),
     ],
   });
-  const response = await (request.transport ?? createCertificate)(request.address, csr.toString("pem"), Math.ceil((request.ttl ?? 0) / 1000), request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS, request.auth);
-  if (response.certChain.length < 2) throw new Error(`CreateCertificate answered ${response.certChain.length} PEM strings; expected the certificate and the root at least`);
+  const response = await (request.transport ?? createCertificate)(
+    request.address,
+    csr.toString("pem"),
+    Math.ceil((request.ttl ?? 0) / 1000),
+    request.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS,
+    request.auth,
+  );
+  if (response.certChain.length < 2)
+    throw new Error(`CreateCertificate answered ${response.certChain.length} PEM strings; expected the certificate and the root at least`);
   const chain = response.certChain.slice(0, -1);
   const rootPem = response.certChain[response.certChain.length - 1];
   const leaf = new X509Certificate(chain[0]);
   const spki = Buffer.from(csr.publicKey.rawData);
   if (!leaf.publicKey.export({ type: "spki", format: "der" }).equals(spki)) throw new Error("the issued certificate does not hold the key this request sent");
-  if (!(leaf.subjectAltName ?? "").split(", ").includes(`URI:${request.identity}`)) throw new Error(`the issued certificate does not name ${request.identity} (SAN ${leaf.subjectAltName})`);
+  if (!(leaf.subjectAltName ?? "").split(", ").includes(`URI:${request.identity}`))
+    throw new Error(`the issued certificate does not name ${request.identity} (SAN ${leaf.subjectAltName})`);
   if (request.forCa && !leaf.ca) throw new Error("the issued certificate is not a CA certificate (does the CA run with --sign-ca-certs?)");
   const issuers = [...chain.slice(1).map((p) => new X509Certificate(p)), ...splitPem(rootPem).map((p) => new X509Certificate(p))];
-  if (!issuers.some((c) => leaf.checkIssued(c) && leaf.verify(c.publicKey))) throw new Error("the issued certificate is not signed by the chain or root the CA sent");
+  if (!issuers.some((c) => leaf.checkIssued(c) && leaf.verify(c.publicKey)))
+    throw new Error("the issued certificate is not signed by the chain or root the CA sent");
   const notBefore = new Date(leaf.validFrom);
   const expiresAt = new Date(leaf.validTo);
   const rotateAt = new Date(rotationTime(notBefore.getTime(), expiresAt.getTime(), response.gracePeriodRatio, response.minGracePeriodSeconds * 1000));
@@ -124,13 +139,23 @@ function channelFor(auth: CaCallAuth | undefined): { credentials: grpc.ChannelCr
   const serverName = tls.serverName ?? DEFAULT_CA_SERVER_NAME;
   const clientCert = tls.clientKeyPem && tls.clientCertChainPem;
   return {
-    credentials: grpc.credentials.createSsl(Buffer.from(tls.rootPem), clientCert ? Buffer.from(tls.clientKeyPem!) : null, clientCert ? Buffer.from(tls.clientCertChainPem!) : null),
+    credentials: grpc.credentials.createSsl(
+      Buffer.from(tls.rootPem),
+      clientCert ? Buffer.from(tls.clientKeyPem!) : null,
+      clientCert ? Buffer.from(tls.clientCertChainPem!) : null,
+    ),
     options: { "grpc.ssl_target_name_override": serverName, "grpc.default_authority": serverName },
   };
 }
 
 /** One CreateCertificate call on a connection of its own; throws CertificateRequestError. */
-export function createCertificate(address: string, csrPem: string, validitySeconds: number, timeoutMs = DEFAULT_CLIENT_TIMEOUT_MS, auth?: CaCallAuth): Promise<CreateCertificateResponse> {
+export function createCertificate(
+  address: string,
+  csrPem: string,
+  validitySeconds: number,
+  timeoutMs = DEFAULT_CLIENT_TIMEOUT_MS,
+  auth?: CaCallAuth,
+): Promise<CreateCertificateResponse> {
   const channel = channelFor(auth);
   const client = new Stub(address, channel.credentials, channel.options);
   const request = encodeCreateCertificateRequest({ csr: csrPem, validityDuration: validitySeconds });

@@ -27,7 +27,8 @@ export function anchorEnvironment(env: NodeJS.ProcessEnv = process.env): AnchorE
   const duration = (name: Name, allowNegative: boolean) => {
     const v = raw(name);
     const ms = parseGoDuration(v);
-    if (ms === undefined || (!allowNegative && ms < 0)) throw new AnchorConfigError(`${name}=${JSON.stringify(v)}: expected a ${allowNegative ? "" : "non-negative "}duration such as "1h0m0s" or "30s"`);
+    if (ms === undefined || (!allowNegative && ms < 0))
+      throw new AnchorConfigError(`${name}=${JSON.stringify(v)}: expected a ${allowNegative ? "" : "non-negative "}duration such as "1h0m0s" or "30s"`);
     return ms;
   };
   const bool = (name: Name) => {

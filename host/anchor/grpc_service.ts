@@ -6,7 +6,13 @@ import { authorizeCaller, bearerTokenOf, type CallerCredentials } from "./caller
 import { AnchorError, type AnchorErrorCode } from "./errors.ts";
 import type { ServiceAccountTokenVerifier } from "./service_account_token.ts";
 import type { AnchorMetrics } from "./metrics.ts";
-import { CERTIFICATE_SERVICE, CREATE_CERTIFICATE_METHOD, decodeCreateCertificateRequest, encodeCreateCertificateResponse, type CreateCertificateRequest } from "./protocol.ts";
+import {
+  CERTIFICATE_SERVICE,
+  CREATE_CERTIFICATE_METHOD,
+  decodeCreateCertificateRequest,
+  encodeCreateCertificateResponse,
+  type CreateCertificateRequest,
+} from "./protocol.ts";
 
 /** The gRPC status of each refusal (docs/mesh_ca.md, "Errors"). */
 export const STATUS_OF: Record<AnchorErrorCode, number> = {
@@ -28,7 +34,10 @@ export const MAX_REQUEST_BYTES = 64 * 1024;
 export function callerCredentials(call: grpc.ServerUnaryCall<Buffer, Buffer>): CallerCredentials {
   const authorization = call.metadata.get("authorization")[0];
   const peer = call.getAuthContext?.()?.sslPeerCertificate;
-  const uris = (peer?.subjectaltname ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+  const uris = (peer?.subjectaltname ?? "")
+    .split(", ")
+    .filter((s) => s.startsWith("URI:"))
+    .map((s) => s.slice(4));
   return { bearerToken: bearerTokenOf(typeof authorization === "string" ? authorization : authorization?.toString()), verifiedCertificateUris: uris };
 }
 
@@ -39,7 +48,12 @@ export function callerCredentials(call: grpc.ServerUnaryCall<Buffer, Buffer>): C
  * asks for (caller_authentication.ts): a client certificate verified by the
  * TLS handshake, or a service-account token checked by `tokens`.
  */
-export function createCertificateServer(ca: CertificateAuthority, metrics: AnchorMetrics, log: ScopedLogger, tokens?: ServiceAccountTokenVerifier): grpc.Server {
+export function createCertificateServer(
+  ca: CertificateAuthority,
+  metrics: AnchorMetrics,
+  log: ScopedLogger,
+  tokens?: ServiceAccountTokenVerifier,
+): grpc.Server {
   const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
   metrics.grpc.declare(CERTIFICATE_SERVICE, "CreateCertificate");
   const handler: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
@@ -65,7 +79,13 @@ export function createCertificateServer(ca: CertificateAuthority, metrics: Ancho
     };
     ca.createCertificate(request.csr, request.validityDuration, authorize).then(
       (response) => {
-        log.info("issued certificate", { identity: response.issued.identity, serial: response.issued.serial, notAfter: response.issued.notAfter.toISOString(), authenticatedBy, peer });
+        log.info("issued certificate", {
+          identity: response.issued.identity,
+          serial: response.issued.serial,
+          notAfter: response.issued.notAfter.toISOString(),
+          authenticatedBy,
+          peer,
+        });
         metrics.grpc.handled(CERTIFICATE_SERVICE, "CreateCertificate", "OK");
         callback(null, encodeCreateCertificateResponse(response));
       },

@@ -39,7 +39,13 @@ const MAX_CSR_PEM_BYTES = 64 * 1024;
 export async function parseCsr(pem: string): Promise<Csr> {
   if (pem.length > MAX_CSR_PEM_BYTES) throw new AnchorError("CSR_INVALID", `CSR is larger than ${MAX_CSR_PEM_BYTES} bytes`);
   const blocks = pem.match(/-----BEGIN (NEW )?CERTIFICATE REQUEST-----[\s\S]+?-----END (NEW )?CERTIFICATE REQUEST-----/g) ?? [];
-  if (blocks.length !== 1) throw new AnchorError("CSR_INVALID", blocks.length === 0 ? "csr is not a PEM-encoded PKCS#10 certificate request (no BEGIN CERTIFICATE REQUEST block)" : "csr must hold exactly one certificate request");
+  if (blocks.length !== 1)
+    throw new AnchorError(
+      "CSR_INVALID",
+      blocks.length === 0
+        ? "csr is not a PEM-encoded PKCS#10 certificate request (no BEGIN CERTIFICATE REQUEST block)"
+        : "csr must hold exactly one certificate request",
+    );
   let csr: Csr;
   try {
     csr = new x509.Pkcs10CertificateRequest(blocks[0].replace(/NEW CERTIFICATE REQUEST/g, "CERTIFICATE REQUEST"));
@@ -63,14 +69,28 @@ export async function parseCsr(pem: string): Promise<Csr> {
 export function identityOfCsr(csr: Csr, policy: Pick<IssuePolicy, "trustDomain" | "allowedNamespaces">): SpiffeIdentity {
   const san = csr.extensions.find((e): e is InstanceType<typeof x509.SubjectAlternativeNameExtension> => e instanceof x509.SubjectAlternativeNameExtension);
   const uris = san ? san.names.items.filter((n) => n.type === "url").map((n) => n.value) : [];
-  if (uris.length === 0) throw new AnchorError("IDENTITY_INVALID", "csr has no URI subject alternative name: expected one spiffe://<trust-domain>/ns/<namespace>/sa/<service-account>");
-  if (uris.length > 1) throw new AnchorError("IDENTITY_INVALID", `csr has ${uris.length} URI subject alternative names (${uris.join(", ")}): expected exactly one SPIFFE identity`);
+  if (uris.length === 0)
+    throw new AnchorError(
+      "IDENTITY_INVALID",
+      "csr has no URI subject alternative name: expected one spiffe://<trust-domain>/ns/<namespace>/sa/<service-account>",
+    );
+  if (uris.length > 1)
+    throw new AnchorError(
+      "IDENTITY_INVALID",
+      `csr has ${uris.length} URI subject alternative names (${uris.join(", ")}): expected exactly one SPIFFE identity`,
+    );
   const identity = parseSpiffeIdentity(uris[0]);
   if (identity.trustDomain !== policy.trustDomain) {
-    throw new AnchorError("IDENTITY_INVALID", `identity ${identity.uri} is in trust domain ${JSON.stringify(identity.trustDomain)}, not this CA's trust domain ${JSON.stringify(policy.trustDomain)}`);
+    throw new AnchorError(
+      "IDENTITY_INVALID",
+      `identity ${identity.uri} is in trust domain ${JSON.stringify(identity.trustDomain)}, not this CA's trust domain ${JSON.stringify(policy.trustDomain)}`,
+    );
   }
   if (policy.allowedNamespaces.size > 0 && !policy.allowedNamespaces.has(identity.namespace)) {
-    throw new AnchorError("NAMESPACE_NOT_ALLOWED", `namespace ${JSON.stringify(identity.namespace)} of ${identity.uri} is not in --allowed-namespaces (${[...policy.allowedNamespaces].join(", ")})`);
+    throw new AnchorError(
+      "NAMESPACE_NOT_ALLOWED",
+      `namespace ${JSON.stringify(identity.namespace)} of ${identity.uri} is not in --allowed-namespaces (${[...policy.allowedNamespaces].join(", ")})`,
+    );
   }
   return identity;
 }
@@ -98,18 +118,32 @@ const MAX_COMMON_NAME = 64;
  *   default workload TTL); it is not bounded by --max-workload-cert-ttl, only
  *   by the issuer's own validity.
  */
-export async function issueCertificate(bundle: SigningBundle, policy: IssuePolicy, csr: Csr, requestedTtlSeconds: number, now: number): Promise<IssuedCertificate> {
+export async function issueCertificate(
+  bundle: SigningBundle,
+  policy: IssuePolicy,
+  csr: Csr,
+  requestedTtlSeconds: number,
+  now: number,
+): Promise<IssuedCertificate> {
   const identity = identityOfCsr(csr, policy);
   const isCa = csrAsksForCa(csr);
-  if (isCa && !policy.signCaCerts) throw new AnchorError("CA_CERT_NOT_ALLOWED", `the CSR for ${identity.uri} asks for a CA certificate; this CA signs CA certificates only with --sign-ca-certs`);
+  if (isCa && !policy.signCaCerts)
+    throw new AnchorError(
+      "CA_CERT_NOT_ALLOWED",
+      `the CSR for ${identity.uri} asks for a CA certificate; this CA signs CA certificates only with --sign-ca-certs`,
+    );
   const ttlMs = isCa ? resolveCaTtl(requestedTtlSeconds, policy.defaultTtlMs) : resolveWorkloadTtl(requestedTtlSeconds, policy.defaultTtlMs, policy.maxTtlMs);
   const commonName = policy.dualUse && !isCa ? identity.uri : undefined;
   if (commonName !== undefined && commonName.length > MAX_COMMON_NAME) {
-    throw new AnchorError("IDENTITY_INVALID", `--experimental-dual-use: identity ${identity.uri} is longer than the ${MAX_COMMON_NAME} characters a CommonName may have`);
+    throw new AnchorError(
+      "IDENTITY_INVALID",
+      `--experimental-dual-use: identity ${identity.uri} is longer than the ${MAX_COMMON_NAME} characters a CommonName may have`,
+    );
   }
   const notBefore = new Date(Math.floor(now / 1000) * 1000);
   const issuerEnd = bundle.signingCert.notAfter.getTime();
-  if (issuerEnd <= notBefore.getTime()) throw new AnchorError("CA_NOT_READY", `the signing certificate expired at ${bundle.signingCert.notAfter.toISOString()}`);
+  if (issuerEnd <= notBefore.getTime())
+    throw new AnchorError("CA_NOT_READY", `the signing certificate expired at ${bundle.signingCert.notAfter.toISOString()}`);
   const notAfter = new Date(Math.min(notBefore.getTime() + ttlMs, issuerEnd));
   const ski = bundle.signingCert.getExtension(x509.SubjectKeyIdentifierExtension);
   const aki = ski ? new x509.AuthorityKeyIdentifierExtension(ski.keyId) : await x509.AuthorityKeyIdentifierExtension.create(bundle.signingCert.publicKey);
@@ -138,12 +172,16 @@ export async function issueCertificate(bundle: SigningBundle, policy: IssuePolic
       extensions: [...usage, new x509.SubjectAlternativeNameExtension([{ type: "url", value: identity.uri }], subject.length === 0), aki],
     });
   } catch (e) {
-    throw new AnchorError("CERT_GENERATION_FAILED", `signing the certificate for ${identity.uri} (TTL ${formatGoDuration(ttlMs)}) failed: ${(e as Error).message}`);
+    throw new AnchorError(
+      "CERT_GENERATION_FAILED",
+      `signing the certificate for ${identity.uri} (TTL ${formatGoDuration(ttlMs)}) failed: ${(e as Error).message}`,
+    );
   }
   return { cert, identity, isCa, notBefore, notAfter };
 }
 
 function resolveCaTtl(requestedSeconds: number, defaultTtlMs: number): number {
-  if (!Number.isFinite(requestedSeconds) || requestedSeconds < 0) throw new AnchorError("TTL_INVALID", `validity_duration ${requestedSeconds} must be a non-negative number of seconds`);
+  if (!Number.isFinite(requestedSeconds) || requestedSeconds < 0)
+    throw new AnchorError("TTL_INVALID", `validity_duration ${requestedSeconds} must be a non-negative number of seconds`);
   return requestedSeconds === 0 ? defaultTtlMs : requestedSeconds * 1000;
 }

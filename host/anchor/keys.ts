@@ -19,7 +19,10 @@ export function signingAlgorithmOf(key: CryptoKey): Algorithm | EcdsaParams {
 /** A fresh extractable key pair: RSA of keySize bits, or ECDSA P-256. */
 export async function generateKeyPair(algorithm: KeyAlgorithm = "RSA", keySize = DEFAULT_RSA_KEY_SIZE): Promise<CryptoKeyPair> {
   if (algorithm === "ECDSA") return (await webcrypto.subtle.generateKey(ECDSA_SIGNING, true, ["sign", "verify"])) as CryptoKeyPair;
-  return (await webcrypto.subtle.generateKey({ ...RSA_SIGNING, modulusLength: keySize, publicExponent: RSA_PUBLIC_EXPONENT }, true, ["sign", "verify"])) as CryptoKeyPair;
+  return (await webcrypto.subtle.generateKey({ ...RSA_SIGNING, modulusLength: keySize, publicExponent: RSA_PUBLIC_EXPONENT }, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
 }
 
 /**
@@ -47,7 +50,10 @@ export async function importPrivateKeyPem(pem: string, source: string): Promise<
   let algorithm: RsaHashedImportParams | EcKeyImportParams;
   if (type === "rsa") algorithm = { name: RSA_SIGNING.name, hash: "SHA-256" };
   else if (type === "ec" && keyObject.asymmetricKeyDetails?.namedCurve === "prime256v1") algorithm = { name: "ECDSA", namedCurve: "P-256" };
-  else throw new AnchorConfigError(`${source}: unsupported key type ${type}${keyObject.asymmetricKeyDetails?.namedCurve ? ` (${keyObject.asymmetricKeyDetails.namedCurve})` : ""}; use RSA or EC P-256`);
+  else
+    throw new AnchorConfigError(
+      `${source}: unsupported key type ${type}${keyObject.asymmetricKeyDetails?.namedCurve ? ` (${keyObject.asymmetricKeyDetails.namedCurve})` : ""}; use RSA or EC P-256`,
+    );
   const privateKey = await webcrypto.subtle.importKey("pkcs8", der, algorithm, true, ["sign"]);
   const jwk = await webcrypto.subtle.exportKey("jwk", privateKey);
   const publicJwk = type === "rsa" ? { kty: jwk.kty, n: jwk.n, e: jwk.e } : { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };

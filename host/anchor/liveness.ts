@@ -39,13 +39,23 @@ export class CaSelfCheck {
         this.csr = await x509.Pkcs10CertificateRequestGenerator.create({
           keys,
           signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
-          extensions: [new x509.SubjectAlternativeNameExtension([{ type: "url", value: spiffeUri(this.trustDomain, LIVENESS_NAMESPACE, LIVENESS_SERVICE_ACCOUNT) }])],
+          extensions: [
+            new x509.SubjectAlternativeNameExtension([{ type: "url", value: spiffeUri(this.trustDomain, LIVENESS_NAMESPACE, LIVENESS_SERVICE_ACCOUNT) }]),
+          ],
         });
       }
       const ttl = Math.max(1, Math.min(LIVENESS_TTL_SECONDS, Math.floor((bundle.signingCert.notAfter.getTime() - this.now()) / 1000)));
       const issued = await issueCertificate(
         bundle,
-        { trustDomain: this.trustDomain, org: "", defaultTtlMs: ttl * 1000, maxTtlMs: ttl * 1000, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false },
+        {
+          trustDomain: this.trustDomain,
+          org: "",
+          defaultTtlMs: ttl * 1000,
+          maxTtlMs: ttl * 1000,
+          allowedNamespaces: new Set(),
+          dualUse: false,
+          signCaCerts: false,
+        },
         this.csr,
         ttl,
         this.now(),

@@ -15,12 +15,20 @@ export class AnchorMetrics {
   readonly registry: Registry = daemonRegistry("mesh_ca");
   readonly grpc = new GrpcServerMetrics(this.registry);
   readonly csrs = specCounter(this.registry, "anchor_server_csr_count", "CSRs received");
-  readonly authenticationFailures = specCounter(this.registry, "anchor_server_authentication_failure_count", "Authentication failures: no or a bad credential (token, client certificate), or a request for an identity the caller may not have (another identity than it proved, --allowed-namespaces)");
+  readonly authenticationFailures = specCounter(
+    this.registry,
+    "anchor_server_authentication_failure_count",
+    "Authentication failures: no or a bad credential (token, client certificate), or a request for an identity the caller may not have (another identity than it proved, --allowed-namespaces)",
+  );
   readonly csrParsingErrors = specCounter(this.registry, "anchor_server_csr_parsing_err_count", "CSR parse errors (including bad CSR signatures)");
   readonly idExtractionErrors = specCounter(this.registry, "anchor_server_id_extraction_err_count", "Errors extracting the ID from a CSR");
   readonly signErrors = specCounter(this.registry, "anchor_server_csr_sign_err_count", "CSR signing errors", ["error"]);
   readonly issued = specCounter(this.registry, "anchor_server_success_cert_issuance_count", "Successful issuances");
-  readonly rootCertExpiry = specGauge(this.registry, "anchor_server_root_cert_expiry_timestamp", "Unix time in seconds when the root cert expires; negative on internal error");
+  readonly rootCertExpiry = specGauge(
+    this.registry,
+    "anchor_server_root_cert_expiry_timestamp",
+    "Unix time in seconds when the root cert expires; negative on internal error",
+  );
 
   constructor() {
     for (const error of SIGN_ERROR_LABELS) this.signErrors.labels({ error }).inc(0);

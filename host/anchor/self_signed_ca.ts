@@ -56,7 +56,8 @@ export class SelfSignedCa {
 
   static async start(options: SelfSignedCaOptions): Promise<SelfSignedCa> {
     const { dir, log } = options;
-    if (options.readOnly && !dir) throw new AnchorConfigError("--read-signing-cert-only needs --self-signed-ca-cert-dir (where another instance writes the CA)");
+    if (options.readOnly && !dir)
+      throw new AnchorConfigError("--read-signing-cert-only needs --self-signed-ca-cert-dir (where another instance writes the CA)");
     if (dir && existsSync(join(dir, CA_KEY_FILE))) {
       const loaded = await SelfSignedCa.load(dir);
       const ca = new SelfSignedCa(options, loaded.keys, loaded.bundle);
@@ -69,7 +70,12 @@ export class SelfSignedCa {
     const root = await createSelfSignedRoot({ keys, org: options.org, ttlMs: options.rootTtlMs, now: options.now() });
     const ca = new SelfSignedCa(options, keys, { signingKey: keys.privateKey, signingPublicKey: keys.publicKey, signingCert: root, chain: [], roots: [root] });
     await ca.persist(true);
-    log.info("generated self-signed root", { serial: root.serialNumber, notAfter: root.notAfter.toISOString(), keySize: options.keySize, ...(dir ? { dir } : {}) });
+    log.info("generated self-signed root", {
+      serial: root.serialNumber,
+      notAfter: root.notAfter.toISOString(),
+      keySize: options.keySize,
+      ...(dir ? { dir } : {}),
+    });
     return ca;
   }
 

@@ -61,19 +61,32 @@ export interface AnchorServerDeps {
 
 /** Flag values that make no sense here and must not pass unnoticed. */
 export function validateOptions(o: AnchorServerOptions): void {
-  if (!isValidTrustDomain(o.trustDomain)) throw new AnchorConfigError(`--trust-domain ${JSON.stringify(o.trustDomain)}: expected lower-case letters, digits, '.', '-' or '_'`);
+  if (!isValidTrustDomain(o.trustDomain))
+    throw new AnchorConfigError(`--trust-domain ${JSON.stringify(o.trustDomain)}: expected lower-case letters, digits, '.', '-' or '_'`);
   if (o.workloadCertTtlMs <= 0) throw new AnchorConfigError("--workload-cert-ttl must be positive");
   if (o.workloadCertTtlMs > o.maxWorkloadCertTtlMs) {
-    throw new AnchorConfigError(`--workload-cert-ttl ${formatGoDuration(o.workloadCertTtlMs)} is greater than --max-workload-cert-ttl ${formatGoDuration(o.maxWorkloadCertTtlMs)}: every default request would be refused`);
+    throw new AnchorConfigError(
+      `--workload-cert-ttl ${formatGoDuration(o.workloadCertTtlMs)} is greater than --max-workload-cert-ttl ${formatGoDuration(o.maxWorkloadCertTtlMs)}: every default request would be refused`,
+    );
   }
-  if (!(o.workloadCertGracePeriodRatio >= 0 && o.workloadCertGracePeriodRatio <= 1)) throw new AnchorConfigError("--workload-cert-grace-period-ratio must be from 0 to 1");
-  if (o.upstreamCaAddress && o.selfSignedCa) throw new AnchorConfigError("--upstream-ca-address and --self-signed-ca exclude each other: the CA's certificate comes from the upstream CA or is self-signed");
-  if (o.upstreamCaAddress && (o.signingCert || o.signingKey)) throw new AnchorConfigError("--upstream-ca-address and --signing-cert/--signing-key exclude each other: the CA's key and certificate come from the upstream CA");
-  if (!o.selfSignedCa && !o.upstreamCaAddress && (!o.signingCert || !o.signingKey)) throw new AnchorConfigError("one of --self-signed-ca, --upstream-ca-address, or both --signing-cert and --signing-key is required");
+  if (!(o.workloadCertGracePeriodRatio >= 0 && o.workloadCertGracePeriodRatio <= 1))
+    throw new AnchorConfigError("--workload-cert-grace-period-ratio must be from 0 to 1");
+  if (o.upstreamCaAddress && o.selfSignedCa)
+    throw new AnchorConfigError(
+      "--upstream-ca-address and --self-signed-ca exclude each other: the CA's certificate comes from the upstream CA or is self-signed",
+    );
+  if (o.upstreamCaAddress && (o.signingCert || o.signingKey))
+    throw new AnchorConfigError(
+      "--upstream-ca-address and --signing-cert/--signing-key exclude each other: the CA's key and certificate come from the upstream CA",
+    );
+  if (!o.selfSignedCa && !o.upstreamCaAddress && (!o.signingCert || !o.signingKey))
+    throw new AnchorConfigError("one of --self-signed-ca, --upstream-ca-address, or both --signing-cert and --signing-key is required");
   if (o.requestedCaCertTtlMs <= 0) throw new AnchorConfigError("--requested-ca-cert-ttl must be positive");
-  if (!o.grpcPlaintext && o.grpcHostIdentities.length === 0) throw new AnchorConfigError("--grpc-host-identities: at least one host name is needed for the CA's TLS certificate");
+  if (!o.grpcPlaintext && o.grpcHostIdentities.length === 0)
+    throw new AnchorConfigError("--grpc-host-identities: at least one host name is needed for the CA's TLS certificate");
   for (const name of o.grpcHostIdentities) {
-    if (!/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(name)) throw new AnchorConfigError(`--grpc-host-identities: ${JSON.stringify(name)} is not a DNS name`);
+    if (!/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(name))
+      throw new AnchorConfigError(`--grpc-host-identities: ${JSON.stringify(name)} is not a DNS name`);
   }
 }
 
@@ -112,7 +125,12 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
 
   const tokens = options.tokens.jwks ? new ServiceAccountTokenVerifier(options.tokens, now) : undefined;
   if (tokens) {
-    servingLog.info("first certificates need a service-account token", { jwtPolicy: options.tokens.policy, issuer: options.tokens.issuer || "(any issuer of the key set)", audiences: options.tokens.audiences, jwks: options.tokens.jwks });
+    servingLog.info("first certificates need a service-account token", {
+      jwtPolicy: options.tokens.policy,
+      issuer: options.tokens.issuer || "(any issuer of the key set)",
+      audiences: options.tokens.audiences,
+      jwks: options.tokens.jwks,
+    });
   } else {
     log.warn("no token keys configured (--token-jwks / TOKEN_JWKS): first certificates are refused; only renewals by certificate are possible");
   }
@@ -121,7 +139,12 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
   // count against a freshly generated root's lifetime.
   const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens);
   const health =
-    deps.introspection === false ? undefined : (await import("../wire/grpc_introspection.ts")).addGrpcIntrospection(server, { services: [CERTIFICATE_SERVICE], protoFiles: ["mesh/anchor/v1/anchor.proto"] });
+    deps.introspection === false
+      ? undefined
+      : (await import("../wire/grpc_introspection.ts")).addGrpcIntrospection(server, {
+          services: [CERTIFICATE_SERVICE],
+          protoFiles: ["mesh/anchor/v1/anchor.proto"],
+        });
 
   // The CA's own TLS certificate, reissued on root changes and at half its lifetime.
   const servingCert = options.grpcPlaintext ? undefined : new ServingCertificateProvider();
@@ -163,9 +186,19 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     });
     ca.setBundle(selfSigned.bundle);
   } else {
-    const bundle = await loadPluggedBundle({ signingCert: options.signingCert, signingKey: options.signingKey, certChain: options.certChain, rootCert: options.rootCert });
+    const bundle = await loadPluggedBundle({
+      signingCert: options.signingCert,
+      signingKey: options.signingKey,
+      certChain: options.certChain,
+      rootCert: options.rootCert,
+    });
     ca.setBundle(bundle);
-    pkiLog.info("loaded the signing certificate", { subject: bundle.signingCert.subject, notAfter: bundle.signingCert.notAfter.toISOString(), roots: bundle.roots.length, intermediates: bundle.chain.length });
+    pkiLog.info("loaded the signing certificate", {
+      subject: bundle.signingCert.subject,
+      notAfter: bundle.signingCert.notAfter.toISOString(),
+      roots: bundle.roots.length,
+      intermediates: bundle.chain.length,
+    });
   }
 
   await renewServing();
@@ -184,38 +217,52 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
     for (const c of closers.reverse()) await c();
   };
   try {
-    const monitoring = await bindNamed("--monitoring-port", options.monitoringPort, startMonitoring({ port: options.monitoringPort, registry: metrics.registry, info: buildInfo, healthy: () => serving && !closing, profiling: options.enableProfiling }));
+    const monitoring = await bindNamed(
+      "--monitoring-port",
+      options.monitoringPort,
+      startMonitoring({
+        port: options.monitoringPort,
+        registry: metrics.registry,
+        info: buildInfo,
+        healthy: () => serving && !closing,
+        profiling: options.enableProfiling,
+      }),
+    );
     closers.push(() => monitoring.close());
     logger.scope("monitor").info(`self-monitoring (/metrics, /version, health) on port ${monitoring.port}`, { profiling: options.enableProfiling });
 
-    const ctrlz = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
-      address: options.ctrlzAddress,
-      port: options.ctrlzPort,
-      component: "mesh_ca",
-      info: buildInfo,
-      logger,
-      now,
-      sections: {
-        ca: () => {
-          const b = ca.current();
-          return {
-            trustDomain: options.trustDomain,
-            mode: options.upstreamCaAddress ? `upstream CA ${options.upstreamCaAddress}` : options.selfSignedCa ? "self-signed" : "signing-cert",
-            signingCert: b && { subject: b.signingCert.subject, serial: b.signingCert.serialNumber, notAfter: b.signingCert.notAfter.toISOString() },
-            roots: b?.roots.map((r) => ({ serial: r.serialNumber, notBefore: r.notBefore.toISOString(), notAfter: r.notAfter.toISOString() })),
-            intermediates: b?.chain.length,
-          };
+    const ctrlz = await bindNamed(
+      "--ctrlz_port",
+      `${options.ctrlzAddress}:${options.ctrlzPort}`,
+      startCtrlz({
+        address: options.ctrlzAddress,
+        port: options.ctrlzPort,
+        component: "mesh_ca",
+        info: buildInfo,
+        logger,
+        now,
+        sections: {
+          ca: () => {
+            const b = ca.current();
+            return {
+              trustDomain: options.trustDomain,
+              mode: options.upstreamCaAddress ? `upstream CA ${options.upstreamCaAddress}` : options.selfSignedCa ? "self-signed" : "signing-cert",
+              signingCert: b && { subject: b.signingCert.subject, serial: b.signingCert.serialNumber, notAfter: b.signingCert.notAfter.toISOString() },
+              roots: b?.roots.map((r) => ({ serial: r.serialNumber, notBefore: r.notBefore.toISOString(), notAfter: r.notAfter.toISOString() })),
+              intermediates: b?.chain.length,
+            };
+          },
+          workloadCerts: () => ({
+            ttl: formatGoDuration(options.workloadCertTtlMs),
+            maxTtl: formatGoDuration(options.maxWorkloadCertTtlMs),
+            gracePeriodRatio: options.workloadCertGracePeriodRatio,
+            minGracePeriod: formatGoDuration(options.env.workloadCertMinGracePeriodMs),
+            allowedNamespaces: options.allowedNamespaces,
+            lastIssued: ca.lastIssued,
+          }),
         },
-        workloadCerts: () => ({
-          ttl: formatGoDuration(options.workloadCertTtlMs),
-          maxTtl: formatGoDuration(options.maxWorkloadCertTtlMs),
-          gracePeriodRatio: options.workloadCertGracePeriodRatio,
-          minGracePeriod: formatGoDuration(options.env.workloadCertMinGracePeriodMs),
-          allowedNamespaces: options.allowedNamespaces,
-          lastIssued: ca.lastIssued,
-        }),
-      },
-    }));
+      }),
+    );
     closers.push(() => ctrlz.close());
 
     if (selfSigned) {
@@ -263,7 +310,8 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
 
     const hostPort = grpcHostPort(options.grpcAddress, options.grpcPort);
     const grpcPort = await bindNamed("--grpc-port", hostPort, servingCert ? bindTls(server, hostPort, servingCert) : bindInsecure(server, hostPort));
-    if (!servingCert) log.warn("gRPC is plain text (--grpc-plaintext): tokens travel in clear and renewals cannot be authenticated by certificate; for local development only");
+    if (!servingCert)
+      log.warn("gRPC is plain text (--grpc-plaintext): tokens travel in clear and renewals cannot be authenticated by certificate; for local development only");
     closers.push(() => {
       health?.setServing(false);
       return shutdownGrpcServer(server, SHUTDOWN_GRACE_MS);

@@ -34,10 +34,14 @@ export interface TokenSettings {
 export function tokenSettingsFrom(env: NodeJS.ProcessEnv, jwksFlag: string | undefined): TokenSettings {
   const policy = (env.JWT_POLICY || "third-party-jwt") as JwtPolicy;
   if (!JWT_POLICIES.includes(policy)) throw new AnchorConfigError(`JWT_POLICY=${JSON.stringify(env.JWT_POLICY)}: expected one of ${JWT_POLICIES.join(", ")}`);
-  const listed = (env.AUDIENCE ?? "").split(",").map((a) => a.trim()).filter(Boolean);
+  const listed = (env.AUDIENCE ?? "")
+    .split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
   const audiences = policy === "first-party-jwt" ? [] : listed.length > 0 ? listed : [DEFAULT_TOKEN_AUDIENCE];
   const jwks = jwksFlag || env.TOKEN_JWKS || "";
-  if (jwks && /^[a-z]+:\/\//i.test(jwks) && !/^https?:\/\//i.test(jwks)) throw new AnchorConfigError(`--token-jwks ${JSON.stringify(jwks)}: expected a file or an http(s) URL`);
+  if (jwks && /^[a-z]+:\/\//i.test(jwks) && !/^https?:\/\//i.test(jwks))
+    throw new AnchorConfigError(`--token-jwks ${JSON.stringify(jwks)}: expected a file or an http(s) URL`);
   return { policy, issuer: env.TOKEN_ISSUER ?? "", audiences, jwks };
 }
 
@@ -91,7 +95,11 @@ export class ServiceAccountTokenVerifier {
       throw new AnchorError("UNAUTHENTICATED", `service-account token refused: ${tokenFailure(e)}`);
     }
     const account = serviceAccountOfSubject(payload.sub);
-    if (!account) throw new AnchorError("UNAUTHENTICATED", `service-account token refused: subject ${JSON.stringify(payload.sub)} is not system:serviceaccount:<namespace>:<service-account>`);
+    if (!account)
+      throw new AnchorError(
+        "UNAUTHENTICATED",
+        `service-account token refused: subject ${JSON.stringify(payload.sub)} is not system:serviceaccount:<namespace>:<service-account>`,
+      );
     return { ...account, issuer: payload.iss ?? "", subject: payload.sub! };
   }
 
@@ -108,7 +116,7 @@ export class ServiceAccountTokenVerifier {
     if (this.fileKeys && this.fileKeys.mtimeMs === stat.mtimeMs && this.fileKeys.size === stat.size) return this.fileKeys.keys;
     try {
       const jwks = JSON.parse(readFileSync(file, "utf8")) as JSONWebKeySet;
-      if (!Array.isArray(jwks?.keys)) throw new Error("expected a JSON Web Key Set {\"keys\": [...]}");
+      if (!Array.isArray(jwks?.keys)) throw new Error('expected a JSON Web Key Set {"keys": [...]}');
       this.fileKeys = { mtimeMs: stat.mtimeMs, size: stat.size, keys: createLocalJWKSet(jwks) };
     } catch (e) {
       if (this.fileKeys) return this.fileKeys.keys;

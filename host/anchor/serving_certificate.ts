@@ -16,7 +16,11 @@ export const SERVING_CERT_TTL_MS = 24 * 3_600_000;
  * name, upstream's `istio-ca`/`istiod` names renamed), EKU serverAuth,
  * signed by the current signing key. A fresh ECDSA key each time.
  */
-export async function issueServingCertificate(bundle: SigningBundle, dnsNames: readonly string[], now: number): Promise<{ certChainPem: string; keyPem: string }> {
+export async function issueServingCertificate(
+  bundle: SigningBundle,
+  dnsNames: readonly string[],
+  now: number,
+): Promise<{ certChainPem: string; keyPem: string }> {
   const keys = await generateKeyPair("ECDSA");
   const notBefore = new Date(Math.floor(now / 1000) * 1000 - 60_000);
   const notAfter = new Date(Math.min(notBefore.getTime() + SERVING_CERT_TTL_MS, bundle.signingCert.notAfter.getTime()));
@@ -32,7 +36,10 @@ export async function issueServingCertificate(bundle: SigningBundle, dnsNames: r
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(dnsNames.map((value) => ({ type: "dns" as const, value })), true),
+      new x509.SubjectAlternativeNameExtension(
+        dnsNames.map((value) => ({ type: "dns" as const, value })),
+        true,
+      ),
     ],
   });
   return {

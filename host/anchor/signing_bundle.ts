@@ -113,7 +113,9 @@ export async function loadPluggedBundle(files: PluggedCertFiles): Promise<Signin
   else if (selfSigned) roots = [signingCert];
   else throw new AnchorConfigError("--root-cert is required when the signing certificate is not self-signed");
   const isRoot = (c: Certificate) => roots.some((r) => sameCert(r, c));
-  let chain: Certificate[] = files.certChain ? parseCertificates(read(files.certChain, "--cert-chain"), `--cert-chain ${files.certChain}`) : [signingCert, ...extra];
+  let chain: Certificate[] = files.certChain
+    ? parseCertificates(read(files.certChain, "--cert-chain"), `--cert-chain ${files.certChain}`)
+    : [signingCert, ...extra];
   // The chain sent to clients holds no root: the root travels separately, as the last element.
   chain = chain.filter((c) => !isRoot(c));
   if (!isRoot(signingCert) && !chain.some((c) => sameCert(c, signingCert))) chain.unshift(signingCert);

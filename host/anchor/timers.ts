@@ -14,6 +14,5 @@ export const NODE_TIMERS: Timers = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-
 /** The longest single timeout Node honours (about 24.8 days). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;

@@ -48,7 +48,8 @@ export function identityOfToken(token: string, trustDomain: string, source: stri
     throw new AnchorConfigError(`${source}: not a JWT: ${(e as Error).message}`);
   }
   const account = serviceAccountOfSubject(subject);
-  if (!account) throw new AnchorConfigError(`${source}: the token's subject ${JSON.stringify(subject)} is not system:serviceaccount:<namespace>:<service-account>`);
+  if (!account)
+    throw new AnchorConfigError(`${source}: the token's subject ${JSON.stringify(subject)} is not system:serviceaccount:<namespace>:<service-account>`);
   return spiffeUri(trustDomain, account.namespace, account.serviceAccount);
 }
 
@@ -72,7 +73,8 @@ export async function startUpstreamCa(options: UpstreamCaOptions): Promise<{ sto
     }
   };
   if (!options.rootCertFile) throw new AnchorConfigError("--upstream-ca-address needs --root-cert: the roots that sign the upstream CA's TLS certificate");
-  if (!options.tokenFile) throw new AnchorConfigError("--upstream-ca-address needs --upstream-ca-token: a service-account token the upstream CA accepts for this CA's identity");
+  if (!options.tokenFile)
+    throw new AnchorConfigError("--upstream-ca-address needs --upstream-ca-token: a service-account token the upstream CA accepts for this CA's identity");
   const rootPem = read(options.rootCertFile, "--root-cert");
   parseCertificates(rootPem, `--root-cert ${options.rootCertFile}`);
   const identity = identityOfToken(read(options.tokenFile, "--upstream-ca-token").trim(), options.trustDomain, `--upstream-ca-token ${options.tokenFile}`);
@@ -90,7 +92,11 @@ export async function startUpstreamCa(options: UpstreamCaOptions): Promise<{ sto
         auth: {
           // The token is re-read: a projected token file is refreshed in place.
           token: read(options.tokenFile, "--upstream-ca-token").trim(),
-          tls: { rootPem, serverName: options.serverName || DEFAULT_CA_SERVER_NAME, ...(current ? { clientKeyPem: current.keyPem, clientCertChainPem: current.certChainPem } : {}) },
+          tls: {
+            rootPem,
+            serverName: options.serverName || DEFAULT_CA_SERVER_NAME,
+            ...(current ? { clientKeyPem: current.keyPem, clientCertChainPem: current.certChainPem } : {}),
+          },
         },
       });
     },
@@ -99,7 +105,13 @@ export async function startUpstreamCa(options: UpstreamCaOptions): Promise<{ sto
       bundleOfCaCertificate(cert, source).then(
         async (bundle) => {
           await options.onBundle(bundle);
-          options.log.info("CA certificate from the upstream CA", { identity, upstream: options.address, serial: cert.serialNumber, notAfter: cert.expiresAt.toISOString(), renewal: cert.rotateAt.toISOString() });
+          options.log.info("CA certificate from the upstream CA", {
+            identity,
+            upstream: options.address,
+            serial: cert.serialNumber,
+            notAfter: cert.expiresAt.toISOString(),
+            renewal: cert.rotateAt.toISOString(),
+          });
         },
         (e: Error) => options.log.error(`the upstream CA's answer is not a usable CA certificate: ${e.message}`),
       );
@@ -112,7 +124,13 @@ export async function startUpstreamCa(options: UpstreamCaOptions): Promise<{ sto
     throw new Error(`the upstream CA ${options.address} did not issue this CA's certificate: ${e.message}`);
   });
   await options.onBundle(await bundleOfCaCertificate(first, source));
-  options.log.info("CA certificate from the upstream CA", { identity, upstream: options.address, serial: first.serialNumber, notAfter: first.expiresAt.toISOString(), renewal: first.rotateAt.toISOString() });
+  options.log.info("CA certificate from the upstream CA", {
+    identity,
+    upstream: options.address,
+    serial: first.serialNumber,
+    notAfter: first.expiresAt.toISOString(),
+    renewal: first.rotateAt.toISOString(),
+  });
   started = true;
   return { stop: () => rotator.stop() };
 }

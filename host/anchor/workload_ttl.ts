@@ -10,7 +10,10 @@ import { AnchorError } from "./errors.ts";
  */
 export function resolveWorkloadTtl(requestedSeconds: number, defaultTtlMs: number, maxTtlMs: number): number {
   if (!Number.isFinite(requestedSeconds) || requestedSeconds < 0) {
-    throw new AnchorError("TTL_INVALID", `validity_duration ${requestedSeconds} must be a non-negative number of seconds (0 = the default ${formatGoDuration(defaultTtlMs)})`);
+    throw new AnchorError(
+      "TTL_INVALID",
+      `validity_duration ${requestedSeconds} must be a non-negative number of seconds (0 = the default ${formatGoDuration(defaultTtlMs)})`,
+    );
   }
   const ttlMs = requestedSeconds === 0 ? defaultTtlMs : requestedSeconds * 1000;
   if (ttlMs > maxTtlMs) {

@@ -10,7 +10,13 @@ import { standardProgram, usageError } from "../daemon/program.ts";
 import { addVersionCommand } from "../daemon/version.ts";
 import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import {
-  AGENT_NOT_APPLICABLE_ENV, AGENT_NOT_APPLICABLE_FLAGS, PROXY_LOG_LEVELS, type ProxyLogLevel, agentVariables, loggerLevelOf, parseProxyComponentLevels,
+  AGENT_NOT_APPLICABLE_ENV,
+  AGENT_NOT_APPLICABLE_FLAGS,
+  PROXY_LOG_LEVELS,
+  type ProxyLogLevel,
+  agentVariables,
+  loggerLevelOf,
+  parseProxyComponentLevels,
 } from "../daemon/spec_surface/disco_agent.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
@@ -37,51 +43,151 @@ const proxy = addLoggingFlags(
     .option("--appHost <host>", "host of the local app", "127.0.0.1")
     .option("--tcpPort <port>", "TCP listener in front of the app's TCP port, filtered by TcpClientConfig (off unless given)", UINT16)
     .option("--tcpAppPort <port>", "the app's TCP port (default: --appPort)", UINT16)
-    .option("--bindAddress <address>", "address the inbound, tcp and status listeners bind to (the pod's address); the outbound listener is on loopback", "127.0.0.1")
+    .option(
+      "--bindAddress <address>",
+      "address the inbound, tcp and status listeners bind to (the pod's address); the outbound listener is on loopback",
+      "127.0.0.1",
+    )
     .option("--adminBindAddress <address>", "address the admin listener binds to; default loopback (a warning when it is not)")
-    .option("--configDir <dir>", "directory of resource YAML/JSON (watched; a bad file keeps the last good configuration); standalone use, without --discoveryAddress")
+    .option(
+      "--configDir <dir>",
+      "directory of resource YAML/JSON (watched; a bad file keeps the last good configuration); standalone use, without --discoveryAddress",
+    )
     .option("--discoveryAddress <HOST:PORT>", "disco-discovery's xDS address: the configuration comes over ADS (every change pushed) instead of --configDir")
-    .option("--cluster <NAME=HOST:PORT[,HOST:PORT…]>", "a named upstream, repeatable (hub_server for the hub, several addresses = replicas taken round robin; service FQDNs for outbound calls)", collect, [])
+    .option(
+      "--cluster <NAME=HOST:PORT[,HOST:PORT…]>",
+      "a named upstream, repeatable (hub_server for the hub, several addresses = replicas taken round robin; service FQDNs for outbound calls)",
+      collect,
+      [],
+    )
     .option("--inboundService <fqdn>", "service the inbound listener fronts (selects its ServiceConfig)", "")
-    .addOption(new Option("--drainDuration <duration>", "time to let requests in flight finish on shutdown").argParser(durationFlag).default(45_000, formatGoDuration(45_000)))
+    .addOption(
+      new Option("--drainDuration <duration>", "time to let requests in flight finish on shutdown")
+        .argParser(durationFlag)
+        .default(45_000, formatGoDuration(45_000)),
+    )
     .addOption(new Option("--parentShutdownDuration <duration>", "hard limit of a shutdown").argParser(durationFlag).default(60_000, formatGoDuration(60_000)))
     .option("--id <id>", "proxy ID; empty uses ${POD_NAME}.${POD_NAMESPACE}", "")
     .option("--ip <ip>", "proxy IP; empty uses ${INSTANCE_IP}", "")
     .option("--domain <suffix>", "DNS suffix; empty uses ${POD_NAMESPACE}.svc.cluster.local", "")
     .option("--serviceCluster <name>", "service cluster", "mesh-proxy")
-    .addOption(new Option("--proxyLogLevel <level>", "log level of the data path (the `filter` scope) unless --log_output_level names it").choices(PROXY_LOG_LEVELS).default("warning"))
-    .option("--proxyComponentLogLevel <levels>", "comma list <component>:<level> of Envoy logger names, applied to the scope each maps to (as `meshctl proxy-config log`: wasm, jwt, rbac → filter; grpc → hub; file, init, secret → config; others → default); the default leaves levels alone", "misc:error")
-    .addOption(new Option("--connectTimeout <duration>", "deadline of each request to supporting services (mesh_ca)").argParser(durationFlag).default(10_000, "10s"))
+    .addOption(
+      new Option("--proxyLogLevel <level>", "log level of the data path (the `filter` scope) unless --log_output_level names it")
+        .choices(PROXY_LOG_LEVELS)
+        .default("warning"),
+    )
+    .option(
+      "--proxyComponentLogLevel <levels>",
+      "comma list <component>:<level> of Envoy logger names, applied to the scope each maps to (as `meshctl proxy-config log`: wasm, jwt, rbac → filter; grpc → hub; file, init, secret → config; others → default); the default leaves levels alone",
+      "misc:error",
+    )
+    .addOption(
+      new Option("--connectTimeout <duration>", "deadline of each request to supporting services (mesh_ca)").argParser(durationFlag).default(10_000, "10s"),
+    )
     .option("--stsPort <port>", "token exchange service (OAuth 2.0 token exchange, RFC 8693) on 127.0.0.1:<port>/token; 0 = not served", UINT16, 0)
-    .addOption(new Option("--tokenManagerPlugin <plugin>", "token manager of --stsPort for requests with a scope (a cloud access token)").choices([DEFAULT_TOKEN_MANAGER_PLUGIN]).default(DEFAULT_TOKEN_MANAGER_PLUGIN))
+    .addOption(
+      new Option("--tokenManagerPlugin <plugin>", "token manager of --stsPort for requests with a scope (a cloud access token)")
+        .choices([DEFAULT_TOKEN_MANAGER_PLUGIN])
+        .default(DEFAULT_TOKEN_MANAGER_PLUGIN),
+    )
     .option("--metricsdUdpAddress <IP:port>", "send the sidecar's stats to a metrics daemon (statsd) over UDP every 5 s, as Envoy's statsd sink", "")
-    .option("--proxyAccessLogService <address>", "stream an access log entry per request to this Envoy access log service (envoy.service.accesslog.v3 StreamAccessLogs, plain-text gRPC): host:port or {\"address\":\"host:port\"}", "")
-    .option("--proxyMetricsService <address>", "stream the sidecar's stats every 5 s to this Envoy metrics service (envoy.service.metrics.v3 StreamMetrics, plain-text gRPC): host:port or {\"address\":\"host:port\"}", "")
-    .option("--outlierLogPath <path>", "append Envoy's outlier detection events (OutlierDetectionEvent JSON lines: every ejection and return of an endpoint) to this file; empty = none", "")
+    .option(
+      "--proxyAccessLogService <address>",
+      'stream an access log entry per request to this Envoy access log service (envoy.service.accesslog.v3 StreamAccessLogs, plain-text gRPC): host:port or {"address":"host:port"}',
+      "",
+    )
+    .option(
+      "--proxyMetricsService <address>",
+      'stream the sidecar\'s stats every 5 s to this Envoy metrics service (envoy.service.metrics.v3 StreamMetrics, plain-text gRPC): host:port or {"address":"host:port"}',
+      "",
+    )
+    .option(
+      "--outlierLogPath <path>",
+      "append Envoy's outlier detection events (OutlierDetectionEvent JSON lines: every ejection and return of an endpoint) to this file; empty = none",
+      "",
+    )
     .option("--wasm <path>", "the filter module (default: build/filter.wasm)")
     // Listener limits (docs/sidecar.md "Listener limits"), per HTTP listener; 0 turns one off.
-    .addOption(new Option("--headerReadTimeout <duration>", "close a connection (408) whose request headers are not complete this long after it opened or its request began").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs)))
-    .addOption(new Option("--idleTimeout <duration>", "close a kept-alive connection with no request in flight after this long").argParser(durationFlag).default(DEFAULT_LISTENER_LIMITS.idleTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.idleTimeoutMs)))
-    .option("--maxConnections <n>", "open connections per listener; at the limit a new one replaces the longest without a request in flight, else it is closed", intFlag(0, 1_000_000), DEFAULT_LISTENER_LIMITS.maxConnections)
-    .option("--maxConcurrentRequests <n>", "requests in flight per listener; over it: 503", intFlag(0, 1_000_000), DEFAULT_LISTENER_LIMITS.maxConcurrentRequests)
+    .addOption(
+      new Option(
+        "--headerReadTimeout <duration>",
+        "close a connection (408) whose request headers are not complete this long after it opened or its request began",
+      )
+        .argParser(durationFlag)
+        .default(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs)),
+    )
+    .addOption(
+      new Option("--idleTimeout <duration>", "close a kept-alive connection with no request in flight after this long")
+        .argParser(durationFlag)
+        .default(DEFAULT_LISTENER_LIMITS.idleTimeoutMs, formatGoDuration(DEFAULT_LISTENER_LIMITS.idleTimeoutMs)),
+    )
+    .option(
+      "--maxConnections <n>",
+      "open connections per listener; at the limit a new one replaces the longest without a request in flight, else it is closed",
+      intFlag(0, 1_000_000),
+      DEFAULT_LISTENER_LIMITS.maxConnections,
+    )
+    .option(
+      "--maxConcurrentRequests <n>",
+      "requests in flight per listener; over it: 503",
+      intFlag(0, 1_000_000),
+      DEFAULT_LISTENER_LIMITS.maxConcurrentRequests,
+    )
     // The security path (docs/sidecar.md "Security"): on with --caAddress.
-    .option("--caAddress <HOST:PORT>", "mesh_ca gRPC address (default: CA_ADDR): turns on mutual TLS, JWT, authorization and routing with workload certificates")
-    .addOption(new Option("--controlPlaneAuthPolicy <policy>", "how mesh_ca and the hub are reached: MUTUAL_TLS (TLS; the workload certificate for the hub and for renewals) or NONE (plain text, local development)").choices(["NONE", "MUTUAL_TLS"]).default("NONE"))
-    .option("--tokenPath <file>", "service-account token presented to mesh_ca (mint one with mesh_ca token); default per JWT_POLICY: ./var/run/secrets/tokens/mesh-token")
+    .option(
+      "--caAddress <HOST:PORT>",
+      "mesh_ca gRPC address (default: CA_ADDR): turns on mutual TLS, JWT, authorization and routing with workload certificates",
+    )
+    .addOption(
+      new Option(
+        "--controlPlaneAuthPolicy <policy>",
+        "how mesh_ca and the hub are reached: MUTUAL_TLS (TLS; the workload certificate for the hub and for renewals) or NONE (plain text, local development)",
+      )
+        .choices(["NONE", "MUTUAL_TLS"])
+        .default("NONE"),
+    )
+    .option(
+      "--tokenPath <file>",
+      "service-account token presented to mesh_ca (mint one with mesh_ca token); default per JWT_POLICY: ./var/run/secrets/tokens/mesh-token",
+    )
     .option("--caRootCert <file>", "roots that sign mesh_ca's TLS certificate (MUTUAL_TLS)", "/etc/certs/root-cert.pem")
     .option("--hubIdentity <suffix>", "suffix the hub's SPIFFE identity must end with (MUTUAL_TLS); empty = any identity of the trust domain", "")
-    .option("--discoIdentity <suffix>", "suffix disco-discovery's SPIFFE identity must end with (MUTUAL_TLS with --discoveryAddress); empty = any identity of the trust domain", "")
+    .option(
+      "--discoIdentity <suffix>",
+      "suffix disco-discovery's SPIFFE identity must end with (MUTUAL_TLS with --discoveryAddress); empty = any identity of the trust domain",
+      "",
+    )
     .option("--trust-domain <domain>", "trust domain of the workload identity (default: TRUST_DOMAIN, else the mesh config's, cluster.local)")
     .addOption(new Option("--trustDomain <domain>", "deprecated spelling of --trust-domain").hideHelp())
     .option("--serviceAccount <name>", "service account of the workload identity spiffe://<td>/ns/<POD_NAMESPACE>/sa/<sa>", "default")
     .option("--labels <k=v,...>", "workload labels (policy selectors, Gateway selector); default ${POD_LABELS}, else the Pod document's")
-    .option("--meshConfigFile <file>", "mesh settings YAML: rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization")
-    .option("--endpoint <FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=NAME]>", "a service endpoint for outbound and gateway routing, repeatable; sidecar = the address is a sidecar's inbound listener (auto mTLS)", collect, [])
-    .option("--containerPort <port>", "container port the inbound listener stands for (PeerAuthentication portLevelMtls, authorization ports; gateway: the Gateway server port); default --appPort", intFlag(1, 65535))
+    .option(
+      "--meshConfigFile <file>",
+      "mesh settings YAML: rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization",
+    )
+    .option(
+      "--endpoint <FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=NAME]>",
+      "a service endpoint for outbound and gateway routing, repeatable; sidecar = the address is a sidecar's inbound listener (auto mTLS)",
+      collect,
+      [],
+    )
+    .option(
+      "--containerPort <port>",
+      "container port the inbound listener stands for (PeerAuthentication portLevelMtls, authorization ports; gateway: the Gateway server port); default --appPort",
+      intFlag(1, 65535),
+    )
     .option("--gateway", "run as an ingress gateway: the inbound listener routes by Host to VirtualService destinations", false)
     .option("--jwtClockSkewSeconds <n>", "allowance on JWT exp/nbf in seconds (upstream uses 60)", intFlag(0, 86_400), 0)
-    .addOption(new Option("--jwksRefetchCooldown <duration>", "a JWT whose kid is not in the fetched key set refetches it at most this often per jwksUri").argParser(durationFlag).default(DEFAULT_JWKS_COOLDOWN_MS, formatGoDuration(DEFAULT_JWKS_COOLDOWN_MS)))
-    .addOption(new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default (default: SECRET_TTL, else 24h0m0s)").argParser(durationFlag))
+    .addOption(
+      new Option("--jwksRefetchCooldown <duration>", "a JWT whose kid is not in the fetched key set refetches it at most this often per jwksUri")
+        .argParser(durationFlag)
+        .default(DEFAULT_JWKS_COOLDOWN_MS, formatGoDuration(DEFAULT_JWKS_COOLDOWN_MS)),
+    )
+    .addOption(
+      new Option("--workloadCertTtl <duration>", "requested workload certificate lifetime; 0 = the CA's default (default: SECRET_TTL, else 24h0m0s)").argParser(
+        durationFlag,
+      ),
+    )
     .addOption(new Option("--workloadKeyAlgorithm <alg>", "workload key type").choices(["RSA", "ECDSA"]).default("RSA")),
 );
 addNotApplicableFlags(proxy, AGENT_NOT_APPLICABLE_FLAGS, "disco-agent proxy");
@@ -101,7 +207,11 @@ proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
     if (proxy.getOptionValueSource("proxyComponentLogLevel") !== "cli") componentLevels.clear();
     logger = new Logger(SIDECAR_LOG_SCOPES, loggingOptionsFrom(opts, SIDECAR_LOG_SCOPES));
     // --proxyLogLevel and --proxyComponentLogLevel set the scopes --log_output_level leaves unnamed.
-    const named = new Set(String(opts.log_output_level).split(",").map((i) => (i.includes(":") ? i.slice(0, i.lastIndexOf(":")) : "default").trim()));
+    const named = new Set(
+      String(opts.log_output_level)
+        .split(",")
+        .map((i) => (i.includes(":") ? i.slice(0, i.lastIndexOf(":")) : "default").trim()),
+    );
     if (!named.has("all")) {
       if (!named.has("filter")) logger.setLevel("filter", loggerLevelOf(opts.proxyLogLevel as ProxyLogLevel));
       for (const [scope, level] of componentLevels) if (!named.has(scope)) logger.setLevel(scope, loggerLevelOf(level));
@@ -111,7 +221,10 @@ proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
   }
   const requestedTtl = opts.workloadCertTtl ?? vars.secretTtlMs;
   if (vars.secretGraceMs !== undefined && requestedTtl > 0 && vars.secretGraceMs >= requestedTtl) {
-    usageError("disco-agent proxy", `SECRET_GRACE_DURATION=${formatGoDuration(vars.secretGraceMs)} is not shorter than the requested certificate lifetime ${formatGoDuration(requestedTtl)} (SECRET_TTL / --workloadCertTtl): every certificate would be renewed at once`);
+    usageError(
+      "disco-agent proxy",
+      `SECRET_GRACE_DURATION=${formatGoDuration(vars.secretGraceMs)} is not shorter than the requested certificate lifetime ${formatGoDuration(requestedTtl)} (SECRET_TTL / --workloadCertTtl): every certificate would be renewed at once`,
+    );
   }
   if (deprecatedTrustDomain) logger.scope("default").warn("--trustDomain is deprecated: use --trust-domain");
   const settings: AgentOptions = {
@@ -125,7 +238,11 @@ proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
     ...(vars.terminationDrainMs !== undefined ? { terminationDrainMs: vars.terminationDrainMs } : {}),
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
-  const env = { ...rest, ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}), ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}) };
+  const env = {
+    ...rest,
+    ...(vars.pkcs8Key ? { PKCS8_KEY: "true" } : {}),
+    ...(vars.outputKeyCertDirectory ? { OUTPUT_KEY_CERT_TO_DIRECTORY: vars.outputKeyCertDirectory } : {}),
+  };
   // The sidecar (gRPC, protobufjs, jose, the filter module) loads only now that the flags are good.
   const { runProxyCommand } = await import("../proxy/agent_command.ts");
   const code = await runProxyCommand(settings, logger, env);
@@ -134,20 +251,21 @@ proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
   process.exit(code);
 });
 
-addLoggingFlags(program
-  .command("request <method> <path> [body]")
-  .description("Makes an HTTP request to the admin API of a running sidecar")
-  .option("--proxyAdminPort <port>", "admin port", UINT16, DEFAULT_ADMIN_PORT))
-  .action(async (method: string, path: string, body: string | undefined, opts: { proxyAdminPort: number }) => {
-    try {
-      const res = await adminRequest(opts.proxyAdminPort, method, path, body);
-      process.stdout.write(res.body);
-      process.exitCode = res.status < 400 ? 0 : EXIT_FAILURE;
-    } catch (e) {
-      process.stderr.write(`error: admin port ${opts.proxyAdminPort}: ${(e as Error).message}\n`);
-      process.exitCode = EXIT_FAILURE;
-    }
-  });
+addLoggingFlags(
+  program
+    .command("request <method> <path> [body]")
+    .description("Makes an HTTP request to the admin API of a running sidecar")
+    .option("--proxyAdminPort <port>", "admin port", UINT16, DEFAULT_ADMIN_PORT),
+).action(async (method: string, path: string, body: string | undefined, opts: { proxyAdminPort: number }) => {
+  try {
+    const res = await adminRequest(opts.proxyAdminPort, method, path, body);
+    process.stdout.write(res.body);
+    process.exitCode = res.status < 400 ? 0 : EXIT_FAILURE;
+  } catch (e) {
+    process.stderr.write(`error: admin port ${opts.proxyAdminPort}: ${(e as Error).message}\n`);
+    process.exitCode = EXIT_FAILURE;
+  }
+});
 
 addLoggingFlags(addVersionCommand(program));
 

@@ -10,7 +10,12 @@ import { formatGoDuration } from "../daemon/duration.ts";
 import { durationFlag, intFlag, parseBoolFlag } from "../daemon/flags.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
 import { isDnsDomain } from "../mesh/hosts.ts";
-import { DISCOVERY_NOT_APPLICABLE_ENV, DISCOVERY_NOT_APPLICABLE_FLAGS, type DiscoveryVariables, discoveryVariables } from "../daemon/spec_surface/disco_discovery.ts";
+import {
+  DISCOVERY_NOT_APPLICABLE_ENV,
+  DISCOVERY_NOT_APPLICABLE_FLAGS,
+  type DiscoveryVariables,
+  discoveryVariables,
+} from "../daemon/spec_surface/disco_discovery.ts";
 import { addNotApplicableFlags, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import { addVersionCommand } from "../daemon/version.ts";
 import { MODULE_PATH, moduleSource } from "../discovery/envoy_wasm.ts";
@@ -45,7 +50,10 @@ function addressFlag(value: string): string {
 function registries(value: string): string[] {
   const list = value.split(",").map((r) => r.trim());
   for (const r of list) {
-    if (r === "Orch") throw new InvalidArgumentError("the Orch registry needs an orchestrator API, which is not reachable here: services come from --configDir (--registries Mock)");
+    if (r === "Orch")
+      throw new InvalidArgumentError(
+        "the Orch registry needs an orchestrator API, which is not reachable here: services come from --configDir (--registries Mock)",
+      );
     if (r === "Catalog") throw new InvalidArgumentError("there is no catalog registry server: services come from --configDir (--registries Mock)");
     if (r !== "Mock") throw new InvalidArgumentError(`expected Mock (Orch and Catalog need servers not reachable here), got ${JSON.stringify(r)}`);
   }
@@ -58,19 +66,75 @@ const discovery = addLoggingFlags(
     .description("Starts the discovery service")
     .option("--configDir <dir>", "directory watched for config files: the mesh's resources, ServiceEntries and orchestrator documents (the registry here)", "")
     .option("--grpcAddr <address>", "plain-text xDS address; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_GRPC_ADDR)
-    .option("--filterModule <path|url>", "where Envoy sidecars load the filter from: a path on the proxy, or an http(s) URL serving this build's filter.wasm (checked by its sha256)", MODULE_PATH)
-    .option("--secureGrpcAddr <address>", "xDS over mutual TLS with disco-discovery's mesh_ca certificate (DISCO_CERT_DIR, default /etc/certs); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_SECURE_GRPC_ADDR)
-    .option("--httpsAddr <address>", "HTTPS address of the admission webhooks (/validate, /inject; AdmissionReview v1), served with the DISCO_CERT_DIR certificate; empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_HTTPS_ADDR)
-    .option("--httpAddr <address>", "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution, /debug/resourcesz); empty disables", addressFlag, d.DEFAULT_HTTP_ADDR)
-    .option("--monitoringAddr <address>", "self-monitoring HTTP address (/metrics, /ready, /version); empty disables; port 0 picks a free one", addressFlag, d.DEFAULT_MONITORING_ADDR)
-    .addOption(new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --httpAddr").argParser(parseBoolFlag).default(false))
-    .addOption(new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(registries))
-    .addOption(new Option("--keepaliveInterval <duration>", "ping when idle").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)))
-    .addOption(new Option("--keepaliveTimeout <duration>", "wait after a ping before closing").argParser(durationFlag).default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS)))
-    .addOption(new Option("--keepaliveMaxServerConnectionAge <duration>", "close a connection gracefully after this long (proxies reconnect, e.g. to another replica); the default is never").argParser(durationFlag).default(undefined, d.DEFAULT_MAX_CONNECTION_AGE))
-    .option("--meshConfig <file>", "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain, extensionProviders, enableAutoMtls; also the injection webhook's mesh config; a missing file at the default path is the default mesh", d.DEFAULT_MESH_CONFIG)
-    .option("--domain <suffix>", "DNS domain suffix of the mesh: service hosts, clusters and API listeners are <service>.<namespace>.svc.<suffix>, and short hosts of the mesh's resources resolve in it (not the SPIFFE trust domain: see --trust-domain)", d.DEFAULT_DOMAIN)
-    .option("--trust-domain <domain>", "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate); also that of the identities Envoy's outbound mutual TLS checks (default there cluster.local)")
+    .option(
+      "--filterModule <path|url>",
+      "where Envoy sidecars load the filter from: a path on the proxy, or an http(s) URL serving this build's filter.wasm (checked by its sha256)",
+      MODULE_PATH,
+    )
+    .option(
+      "--secureGrpcAddr <address>",
+      "xDS over mutual TLS with disco-discovery's mesh_ca certificate (DISCO_CERT_DIR, default /etc/certs); empty disables; port 0 picks a free one",
+      addressFlag,
+      d.DEFAULT_SECURE_GRPC_ADDR,
+    )
+    .option(
+      "--httpsAddr <address>",
+      "HTTPS address of the admission webhooks (/validate, /inject; AdmissionReview v1), served with the DISCO_CERT_DIR certificate; empty disables; port 0 picks a free one",
+      addressFlag,
+      d.DEFAULT_HTTPS_ADDR,
+    )
+    .option(
+      "--httpAddr <address>",
+      "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution, /debug/resourcesz); empty disables",
+      addressFlag,
+      d.DEFAULT_HTTP_ADDR,
+    )
+    .option(
+      "--monitoringAddr <address>",
+      "self-monitoring HTTP address (/metrics, /ready, /version); empty disables; port 0 picks a free one",
+      addressFlag,
+      d.DEFAULT_MONITORING_ADDR,
+    )
+    .addOption(
+      new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --httpAddr").argParser(parseBoolFlag).default(false),
+    )
+    .addOption(
+      new Option("--registries <list>", "service registries: Mock (the --configDir documents); Orch and Catalog need servers not reachable here").argParser(
+        registries,
+      ),
+    )
+    .addOption(
+      new Option("--keepaliveInterval <duration>", "ping when idle")
+        .argParser(durationFlag)
+        .default(d.DEFAULT_KEEPALIVE_INTERVAL_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_INTERVAL_MS)),
+    )
+    .addOption(
+      new Option("--keepaliveTimeout <duration>", "wait after a ping before closing")
+        .argParser(durationFlag)
+        .default(d.DEFAULT_KEEPALIVE_TIMEOUT_MS, formatGoDuration(d.DEFAULT_KEEPALIVE_TIMEOUT_MS)),
+    )
+    .addOption(
+      new Option(
+        "--keepaliveMaxServerConnectionAge <duration>",
+        "close a connection gracefully after this long (proxies reconnect, e.g. to another replica); the default is never",
+      )
+        .argParser(durationFlag)
+        .default(undefined, d.DEFAULT_MAX_CONNECTION_AGE),
+    )
+    .option(
+      "--meshConfig <file>",
+      "mesh config (upstream MeshConfig YAML): rootNamespace, trustDomain, extensionProviders, enableAutoMtls; also the injection webhook's mesh config; a missing file at the default path is the default mesh",
+      d.DEFAULT_MESH_CONFIG,
+    )
+    .option(
+      "--domain <suffix>",
+      "DNS domain suffix of the mesh: service hosts, clusters and API listeners are <service>.<namespace>.svc.<suffix>, and short hosts of the mesh's resources resolve in it (not the SPIFFE trust domain: see --trust-domain)",
+      d.DEFAULT_DOMAIN,
+    )
+    .option(
+      "--trust-domain <domain>",
+      "SPIFFE trust domain callers of --secureGrpcAddr must belong to (default: the mesh config's, else that of disco-discovery's certificate); also that of the identities Envoy's outbound mutual TLS checks (default there cluster.local)",
+    )
     .option("--ctrlz_port <port>", "ControlZ introspection port; 0 picks a free one", intFlag(0, 65535), DEFAULT_CTRLZ_PORT)
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
@@ -84,7 +148,8 @@ discovery.action(async (given: Record<string, unknown>) => {
     usageError(PROGRAM, (e as Error).message);
   }
   if (!opts.configDir) usageError(PROGRAM, "--configDir: expected the directory of the mesh's configuration (no orchestrator API is reachable here)");
-  if (!statSync(opts.configDir as string, { throwIfNoEntry: false })?.isDirectory()) usageError(PROGRAM, `--configDir: no such directory: ${opts.configDir as string}`);
+  if (!statSync(opts.configDir as string, { throwIfNoEntry: false })?.isDirectory())
+    usageError(PROGRAM, `--configDir: no such directory: ${opts.configDir as string}`);
   const log = logger.scope("default");
   refuseNotApplicableEnvironment(DISCOVERY_NOT_APPLICABLE_ENV, PROGRAM);
   let vars: DiscoveryVariables;
@@ -94,7 +159,11 @@ discovery.action(async (given: Record<string, unknown>) => {
     usageError(PROGRAM, (e as Error).message);
   }
   const domain = (opts.domain as string).toLowerCase();
-  if (!isDnsDomain(domain)) usageError(PROGRAM, `--domain: expected a DNS domain such as cluster.local (dot-separated labels of letters, digits and '-'), got ${JSON.stringify(opts.domain)}`);
+  if (!isDnsDomain(domain))
+    usageError(
+      PROGRAM,
+      `--domain: expected a DNS domain such as cluster.local (dot-separated labels of letters, digits and '-'), got ${JSON.stringify(opts.domain)}`,
+    );
   let mesh: DiscoveryMeshConfig;
   let injection: InjectionSettings;
   const injectionWarnings: string[] = [];
@@ -106,7 +175,8 @@ discovery.action(async (given: Record<string, unknown>) => {
     usageError(PROGRAM, `--meshConfig: ${e.message}`);
   }
   const trustDomain = (opts.trustDomain as string | undefined) || mesh.trustDomain;
-  if (trustDomain !== undefined && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(trustDomain)) usageError(PROGRAM, `--trust-domain: expected a trust domain (a DNS name), got ${JSON.stringify(trustDomain)}`);
+  if (trustDomain !== undefined && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(trustDomain))
+    usageError(PROGRAM, `--trust-domain: expected a trust domain (a DNS name), got ${JSON.stringify(trustDomain)}`);
   // --secureGrpcAddr and --httpsAddr serve disco-discovery's mesh_ca certificate (DISCO_CERT_DIR).
   const certified = (flag: "secureGrpcAddr" | "httpsAddr") => {
     const address = parseListenAddress(opts[flag] as string);
@@ -125,10 +195,17 @@ discovery.action(async (given: Record<string, unknown>) => {
   const secureGrpc = certified("secureGrpcAddr");
   const webhooks = certified("httpsAddr");
   if (mesh.file) log.info(`mesh config ${mesh.file}: rootNamespace ${mesh.rootNamespace}${mesh.trustDomain ? `, trustDomain ${mesh.trustDomain}` : ""}`);
-  if (mesh.ignored.length > 0) log.warn(`--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace, trustDomain, extensionProviders and enableAutoMtls; defaultConfig goes to the injection webhook)`);
+  if (mesh.ignored.length > 0)
+    log.warn(
+      `--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace, trustDomain, extensionProviders and enableAutoMtls; defaultConfig goes to the injection webhook)`,
+    );
   for (const w of injectionWarnings) log.warn(`--meshConfig: ${w}`);
   // The control plane (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
-  const [{ startDiscovery }, { filterChecks }, { FilterModule, RELEASE_WASM }] = await Promise.all([import("../discovery/server.ts"), import("../config/catalog.ts"), import("../wasm/filter_module.ts")]);
+  const [{ startDiscovery }, { filterChecks }, { FilterModule, RELEASE_WASM }] = await Promise.all([
+    import("../discovery/server.ts"),
+    import("../config/catalog.ts"),
+    import("../wasm/filter_module.ts"),
+  ]);
   let server;
   try {
     server = await startDiscovery({
@@ -147,7 +224,9 @@ discovery.action(async (given: Record<string, unknown>) => {
       domain,
       ...vars,
       ...(trustDomain ? { trustDomain } : {}),
-      ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number } : {}),
+      ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS
+        ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number }
+        : {}),
       ctrlz: { address: opts.ctrlz_address as string, port: opts.ctrlz_port as number, logger },
       keepaliveIntervalMs: opts.keepaliveInterval as number,
       keepaliveTimeoutMs: opts.keepaliveTimeout as number,
@@ -160,7 +239,14 @@ discovery.action(async (given: Record<string, unknown>) => {
     logger.close();
     process.exit(1);
   }
-  serveUntilSignal(d.LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger, () => server.reload());
+  serveUntilSignal(
+    d.LISTENING_LINE_PREFIX,
+    server.listeners,
+    () => server.close(),
+    log,
+    logger,
+    () => server.reload(),
+  );
 });
 
 /**
@@ -181,24 +267,28 @@ function addPersistentFlags(cmd: Command): Command {
 addLoggingFlags(
   program
     .command("request <method> <path> [body]")
-    .description("Makes an HTTP request to a running disco-discovery: /debug/* to its debug port, other paths (/metrics, /ready, /version) to its monitoring port")
+    .description(
+      "Makes an HTTP request to a running disco-discovery: /debug/* to its debug port, other paths (/metrics, /ready, /version) to its monitoring port",
+    )
     .option("--httpAddr <address>", "the daemon's --httpAddr (debug pages)", addressFlag, d.DEFAULT_HTTP_ADDR)
     .option("--monitoringAddr <address>", "the daemon's --monitoringAddr (/metrics, /ready, /version)", addressFlag, d.DEFAULT_MONITORING_ADDR),
 );
-addPersistentFlags(program.commands.find((c) => c.name() === "request")!).action(async (method: string, path: string, body: string | undefined, opts: { httpAddr: string; monitoringAddr: string }) => {
-  const flag = path.replace(/^\/?/, "/").startsWith("/debug/") ? "--httpAddr" : "--monitoringAddr";
-  const address = parseListenAddress(flag === "--httpAddr" ? opts.httpAddr : opts.monitoringAddr);
-  if (!address) usageError("disco-discovery request", `${flag}: expected the address of the daemon's listener for ${path}, got an empty value`);
-  const target = dialAddress(address);
-  try {
-    const res = await adminRequest(target.port, method, path, body, target.host);
-    process.stdout.write(res.body);
-    process.exitCode = res.status < 400 ? EXIT_OK : EXIT_FAILURE;
-  } catch (e) {
-    process.stderr.write(`error: ${flag} ${target.host}:${target.port}: ${(e as Error).message}\n`);
-    process.exitCode = EXIT_FAILURE;
-  }
-});
+addPersistentFlags(program.commands.find((c) => c.name() === "request")!).action(
+  async (method: string, path: string, body: string | undefined, opts: { httpAddr: string; monitoringAddr: string }) => {
+    const flag = path.replace(/^\/?/, "/").startsWith("/debug/") ? "--httpAddr" : "--monitoringAddr";
+    const address = parseListenAddress(flag === "--httpAddr" ? opts.httpAddr : opts.monitoringAddr);
+    if (!address) usageError("disco-discovery request", `${flag}: expected the address of the daemon's listener for ${path}, got an empty value`);
+    const target = dialAddress(address);
+    try {
+      const res = await adminRequest(target.port, method, path, body, target.host);
+      process.stdout.write(res.body);
+      process.exitCode = res.status < 400 ? EXIT_OK : EXIT_FAILURE;
+    } catch (e) {
+      process.stderr.write(`error: ${flag} ${target.host}:${target.port}: ${(e as Error).message}\n`);
+      process.exitCode = EXIT_FAILURE;
+    }
+  },
+);
 
 addLoggingFlags(addVersionCommand(program));
 addPersistentFlags(program.commands.find((c) => c.name() === "version")!);

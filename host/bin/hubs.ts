@@ -19,7 +19,12 @@ import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.
 import * as d from "../hubs/options.ts";
 import { checkProbeFile } from "../daemon/probes.ts";
 import { DEFAULT_LOAD_SHEDDING, LOAD_SHEDDING_MODES, type LoadSheddingMode } from "../hubs/load_shedder.ts";
-import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS, QUOTA_STORE_FAILURE_MODES, type QuotaStoreFailureMode } from "../hubs/quota_failure.ts";
+import {
+  DEFAULT_QUOTA_STORE_FAILURE_MODE,
+  DEFAULT_QUOTA_STORE_TIMEOUT_MS,
+  QUOTA_STORE_FAILURE_MODES,
+  type QuotaStoreFailureMode,
+} from "../hubs/quota_failure.ts";
 import { parseQuotaStoreURL, type QuotaStoreLocation } from "../hubs/quota_store_url.ts";
 import { chooseHubTls, DEFAULT_CA_CERT_FILE, DEFAULT_CERT_FILE, DEFAULT_KEY_FILE } from "../hubs/mutual_tls.ts";
 
@@ -74,27 +79,78 @@ const serverCommand = addLoggingFlags(
     .option("--monitoringPort <port>", "self-monitoring HTTP port (/metrics, /version, /healthz)", UINT16, d.DEFAULT_MONITORING_PORT)
     .option("--maxMessageSize <bytes>", "max gRPC message size; larger messages get RESOURCE_EXHAUSTED", UINT32, d.DEFAULT_MAX_MESSAGE_SIZE_BYTES)
     .option("--maxConcurrentStreams <n>", "outstanding RPCs per connection", UINT32, d.DEFAULT_MAX_CONCURRENT_STREAMS)
-    .addOption(new Option("--loadsheddingMode <mode>", "load shedding: disabled (thresholds inert), logonly (log and count, serve), enforce (drop with UNAVAILABLE)").choices(LOAD_SHEDDING_MODES).default("disabled"))
+    .addOption(
+      new Option("--loadsheddingMode <mode>", "load shedding: disabled (thresholds inert), logonly (log and count, serve), enforce (drop with UNAVAILABLE)")
+        .choices(LOAD_SHEDDING_MODES)
+        .default("disabled"),
+    )
     .option("--maxRequestsPerSecond <rate>", "requests per second above which requests are dropped (UNAVAILABLE); 0 = off", rateFlag, 0)
     .option("--burstSize <n>", "requests permitted beyond the max for a period; only with --maxRequestsPerSecond", INT32, 0)
-    .addOption(new Option("--averageLatencyThreshold <duration>", "average call duration above which calls are dropped; 0s = off").argParser(durationFlag).default(0, "0s"))
-    .option("--latencyEnforcementThreshold <rate>", "calls per second above which --averageLatencyThreshold is enforced", rateFlag, DEFAULT_LOAD_SHEDDING.latencyEnforcementThreshold)
-    .addOption(new Option("--latencySampleHalflife <duration>", "half-life of a latency sample in the average").argParser(durationFlag).default(DEFAULT_LOAD_SHEDDING.latencySampleHalflifeMs, "1s"))
-    .addOption(new Option("--latencySamplesPerSecond <rate>", "latency samples taken per second at most (the default: every call)").argParser(rateFlag).default(Number.MAX_VALUE, "1.7976931348623157e+308"))
-    .option("--configStoreURL <url>", "fs://DIR: rules, quotas and access logs (watched; SIGHUP rereads it); orch:// and mcps:// need an orchestrator API / MCP", "")
+    .addOption(
+      new Option("--averageLatencyThreshold <duration>", "average call duration above which calls are dropped; 0s = off")
+        .argParser(durationFlag)
+        .default(0, "0s"),
+    )
+    .option(
+      "--latencyEnforcementThreshold <rate>",
+      "calls per second above which --averageLatencyThreshold is enforced",
+      rateFlag,
+      DEFAULT_LOAD_SHEDDING.latencyEnforcementThreshold,
+    )
+    .addOption(
+      new Option("--latencySampleHalflife <duration>", "half-life of a latency sample in the average")
+        .argParser(durationFlag)
+        .default(DEFAULT_LOAD_SHEDDING.latencySampleHalflifeMs, "1s"),
+    )
+    .addOption(
+      new Option("--latencySamplesPerSecond <rate>", "latency samples taken per second at most (the default: every call)")
+        .argParser(rateFlag)
+        .default(Number.MAX_VALUE, "1.7976931348623157e+308"),
+    )
+    .option(
+      "--configStoreURL <url>",
+      "fs://DIR: rules, quotas and access logs (watched; SIGHUP rereads it); orch:// and mcps:// need an orchestrator API / MCP",
+      "",
+    )
     .option("--configDefaultNamespace <namespace>", "namespace of mesh-wide config and of documents without one (default: POD_NAMESPACE, else mesh-system)")
-    .addOption(new Option("--configWaitTimeout <duration>", "wait for the initial config before serving").argParser(durationFlag).default(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS, formatGoDuration(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS)))
+    .addOption(
+      new Option("--configWaitTimeout <duration>", "wait for the initial config before serving")
+        .argParser(durationFlag)
+        .default(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS, formatGoDuration(d.DEFAULT_CONFIG_WAIT_TIMEOUT_MS)),
+    )
     .addOption(new Option("--livenessProbeInterval <duration>", "liveness file update interval").argParser(durationFlag).default(0, "0s"))
     .option("--livenessProbePath <path>", "liveness file", "")
     .addOption(new Option("--readinessProbeInterval <duration>", "readiness file update interval").argParser(durationFlag).default(0, "0s"))
     .option("--readinessProbePath <path>", "readiness file", "")
-    .addOption(new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoringPort").argParser(parseBoolFlag).default(false))
+    .addOption(
+      new Option("--profile [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoringPort").argParser(parseBoolFlag).default(false),
+    )
     .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS)
-    .option("--quotaStoreURL <url>", "where quota counters live: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or rediss:// (shared by every replica); empty = this process's memory", "")
-    .addOption(new Option("--quotaStoreTimeout <duration>", "longest wait for one allocation in the shared quota store; then --quotaStoreFailureMode answers").argParser(durationFlag).default(DEFAULT_QUOTA_STORE_TIMEOUT_MS, formatGoDuration(DEFAULT_QUOTA_STORE_TIMEOUT_MS)))
-    .addOption(new Option("--quotaStoreFailureMode <mode>", "answer of an allocation the shared quota store cannot give: allow (grant what was asked, counted) or deny (grant nothing)").choices(QUOTA_STORE_FAILURE_MODES).default(DEFAULT_QUOTA_STORE_FAILURE_MODE))
-    .option("--requestMetricsMaxSeries <n>", "label sets per request metric (mesh_requests_total …); reports beyond them are counted in hub_request_metrics_overflow_total", INT32, d.DEFAULT_REQUEST_METRICS_MAX_SERIES),
+    .option(
+      "--quotaStoreURL <url>",
+      "where quota counters live: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or rediss:// (shared by every replica); empty = this process's memory",
+      "",
+    )
+    .addOption(
+      new Option("--quotaStoreTimeout <duration>", "longest wait for one allocation in the shared quota store; then --quotaStoreFailureMode answers")
+        .argParser(durationFlag)
+        .default(DEFAULT_QUOTA_STORE_TIMEOUT_MS, formatGoDuration(DEFAULT_QUOTA_STORE_TIMEOUT_MS)),
+    )
+    .addOption(
+      new Option(
+        "--quotaStoreFailureMode <mode>",
+        "answer of an allocation the shared quota store cannot give: allow (grant what was asked, counted) or deny (grant nothing)",
+      )
+        .choices(QUOTA_STORE_FAILURE_MODES)
+        .default(DEFAULT_QUOTA_STORE_FAILURE_MODE),
+    )
+    .option(
+      "--requestMetricsMaxSeries <n>",
+      "label sets per request metric (mesh_requests_total …); reports beyond them are counted in hub_request_metrics_overflow_total",
+      INT32,
+      d.DEFAULT_REQUEST_METRICS_MAX_SERIES,
+    ),
 );
 addNotApplicableFlags(serverCommand, HUB_NOT_APPLICABLE_FLAGS, "hubs server");
 serverCommand.action(async (opts: HubServerFlags & Record<string, unknown>) => {
@@ -107,7 +163,10 @@ serverCommand.action(async (opts: HubServerFlags & Record<string, unknown>) => {
   }
   const storeURL = opts.configStoreURL;
   if (storeURL && fsStoreDir(storeURL) === undefined) {
-    usageError("hubs server", `--configStoreURL ${JSON.stringify(storeURL)}: this hub supports fs://DIR only (orch:// needs an orchestrator API, mcps:// an MCP server)`);
+    usageError(
+      "hubs server",
+      `--configStoreURL ${JSON.stringify(storeURL)}: this hub supports fs://DIR only (orch:// needs an orchestrator API, mcps:// an MCP server)`,
+    );
   }
   let quotaStore: QuotaStoreLocation;
   try {
@@ -119,9 +178,11 @@ serverCommand.action(async (opts: HubServerFlags & Record<string, unknown>) => {
   // Flags that only shape an evaluator another flag turns on: given alone they would change nothing.
   const given = (key: string) => serverCommand.getOptionValueSource(key) === "cli";
   for (const key of ["latencyEnforcementThreshold", "latencySampleHalflife", "latencySamplesPerSecond"]) {
-    if (given(key) && opts.averageLatencyThreshold === 0) usageError("hubs server", `--${key}: no effect without --averageLatencyThreshold (it shapes the latency evaluator that flag turns on)`);
+    if (given(key) && opts.averageLatencyThreshold === 0)
+      usageError("hubs server", `--${key}: no effect without --averageLatencyThreshold (it shapes the latency evaluator that flag turns on)`);
   }
-  if (given("burstSize") && opts.maxRequestsPerSecond === 0) usageError("hubs server", "--burstSize: no effect without --maxRequestsPerSecond (it is that rate limit's burst allowance)");
+  if (given("burstSize") && opts.maxRequestsPerSecond === 0)
+    usageError("hubs server", "--burstSize: no effect without --maxRequestsPerSecond (it is that rate limit's burst allowance)");
   const log = logger.scope("default");
   process.on("uncaughtException", (e) => {
     log.fatal(`uncaught exception: ${e.stack ?? e.message}`);
@@ -181,7 +242,14 @@ serverCommand.action(async (opts: HubServerFlags & Record<string, unknown>) => {
     logger.close();
     process.exit(EXIT_FAILURE);
   }
-  serveUntilSignal(LISTENING_LINE_PREFIX, server.listeners, () => server.close(), log, logger, () => server.reload());
+  serveUntilSignal(
+    LISTENING_LINE_PREFIX,
+    server.listeners,
+    () => server.close(),
+    log,
+    logger,
+    () => server.reload(),
+  );
 });
 
 addLoggingFlags(

@@ -38,7 +38,12 @@ const program = addLoggingFlags(
     .description("Mesh certificate authority: issues workload certificates with SPIFFE identities over gRPC")
     .addOption(bool("--self-signed-ca [bool]", "use an auto-generated self-signed CA; --signing-cert and --signing-key are then ignored"))
     .option("--self-signed-ca-cert-dir <dir>", "keep the self-signed CA (ca-key.pem, ca-cert.pem, root-cert.pem) here across restarts; empty = memory only", "")
-    .addOption(bool("--read-signing-cert-only [bool]", "only read the self-signed CA from --self-signed-ca-cert-dir, never generate or rotate it; exactly one instance must have it off"))
+    .addOption(
+      bool(
+        "--read-signing-cert-only [bool]",
+        "only read the self-signed CA from --self-signed-ca-cert-dir, never generate or rotate it; exactly one instance must have it off",
+      ),
+    )
     .option("--signing-cert <file>", "CA signing certificate file", "")
     .option("--signing-key <file>", "CA signing key file (PKCS#1, SEC1 or PKCS#8 PEM; RSA or EC P-256)", "")
     .option("--root-cert <file>", "root certificate file", "")
@@ -46,27 +51,47 @@ const program = addLoggingFlags(
     .option("--trust-domain <domain>", "SPIFFE trust domain; identities must be spiffe://<domain>/ns/<ns>/sa/<sa>", d.DEFAULT_TRUST_DOMAIN)
     .addOption(duration("--workload-cert-ttl <duration>", "TTL of issued workload certs (when a request asks for 0)", d.DEFAULT_WORKLOAD_CERT_TTL_MS))
     .addOption(duration("--max-workload-cert-ttl <duration>", "max TTL of workload certs; requests above it are refused", d.DEFAULT_MAX_WORKLOAD_CERT_TTL_MS))
-    .option("--workload-cert-grace-period-ratio <ratio>", "rotation grace period as a ratio of cert TTL, told to clients", ratioFlag, d.DEFAULT_GRACE_PERIOD_RATIO)
+    .option(
+      "--workload-cert-grace-period-ratio <ratio>",
+      "rotation grace period as a ratio of cert TTL, told to clients",
+      ratioFlag,
+      d.DEFAULT_GRACE_PERIOD_RATIO,
+    )
     .option("--key-size <bits>", "size of the generated RSA CA key", KEY_SIZE, d.DEFAULT_KEY_SIZE_BITS)
     .addOption(bool("--pkcs8-keys [bool]", "write keys as PKCS#8 instead of PKCS#1"))
     .option("--org <org>", "certificate organization (subject O of workload certs; of the self-signed root, default the trust domain)", "")
     .addOption(bool("--experimental-dual-use [bool]", "workload certificates carry their identity (the first SAN) as subject CommonName too"))
     .addOption(bool("--sign-ca-certs [bool]", "sign CA certificates for CSRs that ask for CA:TRUE (other mesh_ca instances with --upstream-ca-address)"))
-    .option("--upstream-ca-address <host:port>", "get this CA's certificate from that mesh_ca (running --sign-ca-certs) instead of holding a root; needs --root-cert and --upstream-ca-token", "")
+    .option(
+      "--upstream-ca-address <host:port>",
+      "get this CA's certificate from that mesh_ca (running --sign-ca-certs) instead of holding a root; needs --root-cert and --upstream-ca-token",
+      "",
+    )
     .option("--upstream-ca-token <file>", "service-account token file this CA presents to the upstream CA (its identity)", "")
     .option("--upstream-ca-server-name <name>", "name the upstream CA's TLS certificate carries (one of its --grpc-host-identities)", d.DEFAULT_CA_SERVER_NAME)
-    .addOption(duration("--requested-ca-cert-ttl <duration>", "lifetime asked of the upstream CA for this CA's certificate", d.DEFAULT_REQUESTED_CA_CERT_TTL_MS))
+    .addOption(
+      duration("--requested-ca-cert-ttl <duration>", "lifetime asked of the upstream CA for this CA's certificate", d.DEFAULT_REQUESTED_CA_CERT_TTL_MS),
+    )
     .option("--allowed-namespaces <list>", "comma list of namespaces whose identities may be issued; empty = all", "")
     .option("--grpc-port <port>", "gRPC port; 0 = any free port", UINT16, d.DEFAULT_GRPC_PORT)
     .option("--grpc-address <address>", "address the gRPC port binds to", "0.0.0.0")
-    .option("--grpc-host-identities <names>", "comma list of DNS names of the CA's TLS certificate; clients dial with one of them as the server name", d.DEFAULT_GRPC_HOST_IDENTITIES)
+    .option(
+      "--grpc-host-identities <names>",
+      "comma list of DNS names of the CA's TLS certificate; clients dial with one of them as the server name",
+      d.DEFAULT_GRPC_HOST_IDENTITIES,
+    )
     .addOption(bool("--grpc-plaintext [bool]", "serve gRPC in plain text (local development only: tokens travel in clear, no renewal by certificate)"))
-    .option("--token-jwks <file|url>", "keys of the service-account token issuer (JWKS file or http(s) URL); default ${TOKEN_JWKS}; see JWT_POLICY, TOKEN_ISSUER, AUDIENCE")
+    .option(
+      "--token-jwks <file|url>",
+      "keys of the service-account token issuer (JWKS file or http(s) URL); default ${TOKEN_JWKS}; see JWT_POLICY, TOKEN_ISSUER, AUDIENCE",
+    )
     .option("--monitoring-port <port>", "monitoring port (/metrics, /version, /healthz); 0 = any free port", UINT16, d.DEFAULT_MONITORING_PORT)
     .addOption(bool("--enable-profiling [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoring-port"))
     .option("--liveness-probe-path <path>", "liveness file", "")
     .addOption(duration("--liveness-probe-interval <duration>", "liveness file update interval", 0))
-    .addOption(duration("--probe-check-interval <duration>", "CA liveness check interval (a throwaway CSR signed in-process)", d.DEFAULT_PROBE_CHECK_INTERVAL_MS))
+    .addOption(
+      duration("--probe-check-interval <duration>", "CA liveness check interval (a throwaway CSR signed in-process)", d.DEFAULT_PROBE_CHECK_INTERVAL_MS),
+    )
     .option("--ctrlz_port <port>", "ControlZ introspection port", UINT16, DEFAULT_CTRLZ_PORT)
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
@@ -87,7 +112,10 @@ program.action(async (opts: Record<string, unknown>) => {
   const str = (k: string) => opts[k] as string;
   const flag = (k: string) => opts[k] as boolean;
   // The CA (gRPC, protobufjs, @peculiar/x509, jose, prom-client) loads only now that the flags are good.
-  const [{ LISTENING_LINE_PREFIX, startAnchorServer }, { tokenSettingsFrom }] = await Promise.all([import("../anchor/server.ts"), import("../anchor/service_account_token.ts")]);
+  const [{ LISTENING_LINE_PREFIX, startAnchorServer }, { tokenSettingsFrom }] = await Promise.all([
+    import("../anchor/server.ts"),
+    import("../anchor/service_account_token.ts"),
+  ]);
   let server;
   try {
     server = await startAnchorServer(
@@ -106,10 +134,16 @@ program.action(async (opts: Record<string, unknown>) => {
         keySize: opts.keySize as number,
         pkcs8Keys: flag("pkcs8Keys"),
         org: str("org"),
-        allowedNamespaces: str("allowedNamespaces").split(",").map((s) => s.trim()).filter(Boolean),
+        allowedNamespaces: str("allowedNamespaces")
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
         grpcPort: opts.grpcPort as number,
         grpcAddress: str("grpcAddress"),
-        grpcHostIdentities: str("grpcHostIdentities").split(",").map((s) => s.trim()).filter(Boolean),
+        grpcHostIdentities: str("grpcHostIdentities")
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
         grpcPlaintext: flag("grpcPlaintext"),
         tokens: tokenSettingsFrom(process.env, str("tokenJwks")),
         monitoringPort: opts.monitoringPort as number,
@@ -184,7 +218,10 @@ program
       namespace: opts.namespace,
       serviceAccount: opts.serviceAccount,
       issuer: opts.issuer,
-      audiences: opts.audience.split(",").map((a) => a.trim()).filter(Boolean),
+      audiences: opts.audience
+        .split(",")
+        .map((a) => a.trim())
+        .filter(Boolean),
       ttlMs: opts.ttl,
     });
     if (opts.out) writeTokenFile(opts.out, token);

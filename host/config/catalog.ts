@@ -206,7 +206,15 @@ export const DEFAULT_NAMESPACE = "default";
  * misspelt field dropped with a warning leaves a workload less protected than
  * written (`mtls: {mdoe: STRICT}`, a DestinationRule's `tsl: {mode: MUTUAL}`).
  */
-const STRICT_FIELD_KINDS: ReadonlySet<Kind> = new Set(["PeerAuthentication", "RequestAuthentication", "AuthorizationPolicy", "DestinationRule", "Gateway", "VirtualService", "ServiceEntry"]);
+const STRICT_FIELD_KINDS: ReadonlySet<Kind> = new Set([
+  "PeerAuthentication",
+  "RequestAuthentication",
+  "AuthorizationPolicy",
+  "DestinationRule",
+  "Gateway",
+  "VirtualService",
+  "ServiceEntry",
+]);
 
 /** Spec 1, TcpClientConfig.reportInterval: values under 1 s are reset to 1 s. */
 const MIN_TCP_REPORT_INTERVAL_MS = 1000;
@@ -220,7 +228,15 @@ export function filterChecks(module: Pick<FilterModule, "checkTemplate" | "check
   };
 }
 
-type SpecDecoder = (root: Field, doc: SourceDocument, namespace: string, id: string, checks: CatalogChecks, options: Required<CatalogOptions>, warnings: string[]) => unknown;
+type SpecDecoder = (
+  root: Field,
+  doc: SourceDocument,
+  namespace: string,
+  id: string,
+  checks: CatalogChecks,
+  options: Required<CatalogOptions>,
+  warnings: string[],
+) => unknown;
 
 const spec = (root: Field): Field => {
   const s = root.get("spec");
@@ -231,7 +247,8 @@ const spec = (root: Field): Field => {
 const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   PeerAuthentication: (root) => decodePeerAuthentication(spec(root)),
   RequestAuthentication: (root) => decodeRequestAuthentication(spec(root)),
-  AuthorizationPolicy: (root) => (root.get("spec").present ? decodeAuthorizationPolicy(root.get("spec")) : decodeAuthorizationPolicy(Field.root({}, root.context, "spec"))),
+  AuthorizationPolicy: (root) =>
+    root.get("spec").present ? decodeAuthorizationPolicy(root.get("spec")) : decodeAuthorizationPolicy(Field.root({}, root.context, "spec")),
   DestinationRule: (root, _d, ns, _i, _c, options) => decodeDestinationRule(spec(root), ns, options.domain),
   Gateway: (root) => decodeGateway(spec(root)),
   VirtualService: (root, _d, ns, _i, _c, options) => decodeVirtualService(spec(root), ns, options.domain),
@@ -261,8 +278,21 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   Deployment: (root) => decodeDeployment(spec(root)),
 };
 
-function hubDecoder(root: Field, doc: SourceDocument, namespace: string, _id: string, checks: CatalogChecks, _o: Required<CatalogOptions>, warnings: string[]): unknown {
-  return decodeHubDocument({ ...doc, namespace }, { defaultNamespace: namespace, compileRegex: checks.compileRegex ?? filterCompileRegex }, warnings, (root.context as CollectingContext).errors);
+function hubDecoder(
+  root: Field,
+  doc: SourceDocument,
+  namespace: string,
+  _id: string,
+  checks: CatalogChecks,
+  _o: Required<CatalogOptions>,
+  warnings: string[],
+): unknown {
+  return decodeHubDocument(
+    { ...doc, namespace },
+    { defaultNamespace: namespace, compileRegex: checks.compileRegex ?? filterCompileRegex },
+    warnings,
+    (root.context as CollectingContext).errors,
+  );
 }
 
 /**
@@ -278,7 +308,11 @@ function hubDecoder(root: Field, doc: SourceDocument, namespace: string, _id: st
  * for (const pa of catalog.byKind.PeerAuthentication) console.log(pa.id, pa.spec.mtlsMode);
  */
 export function decodeDocuments(docs: readonly SourceDocument[], checks: CatalogChecks, options: CatalogOptions = {}): Catalog {
-  const opts: Required<CatalogOptions> = { defaultNamespace: options.defaultNamespace || DEFAULT_NAMESPACE, referential: options.referential ?? false, domain: options.domain || DEFAULT_DOMAIN };
+  const opts: Required<CatalogOptions> = {
+    defaultNamespace: options.defaultNamespace || DEFAULT_NAMESPACE,
+    referential: options.referential ?? false,
+    domain: options.domain || DEFAULT_DOMAIN,
+  };
   const resources: AnyResource[] = [];
   const problems: ConfigProblem[] = [];
   const seen = new Map<string, SourceDocument>();
@@ -307,7 +341,13 @@ export function decodeDocuments(docs: readonly SourceDocument[], checks: Catalog
       const key = `${kind}/${namespace}/${doc.name}`;
       const earlier = seen.get(key);
       // As applying the files in order would: the later definition replaces the earlier one.
-      if (earlier) root.get("metadata").get("name").warn(`${id} is defined again: this definition (${doc.file}, document ${doc.index + 1}) replaces the one in ${earlier.file}, document ${earlier.index + 1}`);
+      if (earlier)
+        root
+          .get("metadata")
+          .get("name")
+          .warn(
+            `${id} is defined again: this definition (${doc.file}, document ${doc.index + 1}) replaces the one in ${earlier.file}, document ${earlier.index + 1}`,
+          );
       // Below metadata, as upstream decodes the spec of these kinds (a document's `status` stays a warning).
       context.strictFields = STRICT_FIELD_KINDS.has(kind);
       const decoded = DECODERS[kind](root, doc, namespace, id, checks, opts, context.warnings);
@@ -356,12 +396,17 @@ function isOtherGroupsKind(doc: SourceDocument): boolean {
   return !/(^|\.)(mesh|istio)\.io$/.test(group) && !KIND_SERVED_VERSIONS[doc.kind as Kind]?.some((v) => v.startsWith(`${group}/`));
 }
 
-function decodeMetadata(md: Field, kind: Kind, clusterScoped: boolean): { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> } {
+function decodeMetadata(
+  md: Field,
+  kind: Kind,
+  clusterScoped: boolean,
+): { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> } {
   md.object();
   const name = md.get("name");
   // Namespaces and Services become DNS labels; other names are DNS subdomains.
   if (kind === "Namespace" || kind === "Service") {
-    if (!isDns1123Label(name.string())) name.fail("a DNS-1123 label (lower-case letters, digits and '-', up to 63, starting and ending with a letter or digit)");
+    if (!isDns1123Label(name.string()))
+      name.fail("a DNS-1123 label (lower-case letters, digits and '-', up to 63, starting and ending with a letter or digit)");
   } else if (!isDns1123Subdomain(name.string())) {
     name.fail("a DNS-1123 subdomain (dot-separated lower-case labels of letters, digits and '-', up to 253)");
   }

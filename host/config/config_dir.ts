@@ -23,7 +23,14 @@ export interface LoadedConfig {
 }
 
 /** The kinds the filter's plugin configuration is built from; every other document goes to the catalog. */
-const HUB_CLIENT_KINDS: ReadonlySet<string> = new Set(["HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBinding", "HttpClientConfig", "TcpClientConfig"]);
+const HUB_CLIENT_KINDS: ReadonlySet<string> = new Set([
+  "HTTPAPISpec",
+  "HTTPAPISpecBinding",
+  "QuotaSpec",
+  "QuotaSpecBinding",
+  "HttpClientConfig",
+  "TcpClientConfig",
+]);
 
 /** Catalog errors, reported like any other configuration error (one message naming each file, resource and field). */
 class CatalogErrors extends ConfigError {
@@ -42,14 +49,29 @@ export const RESCAN_INTERVAL_MS = 1000;
  * plus the catalog of the other documents; throws ConfigError for a bad file.
  */
 export function loadConfigDir(dir: string, checks: PatternChecks, domain: string): LoadedConfig {
-  const files = readdirSync(dir).filter((f) => CONFIG_FILE.test(f)).sort().map((f) => join(dir, f));
-  return loadDocuments(files.flatMap((f) => readDocuments(f)), files, checks, domain);
+  const files = readdirSync(dir)
+    .filter((f) => CONFIG_FILE.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+  return loadDocuments(
+    files.flatMap((f) => readDocuments(f)),
+    files,
+    checks,
+    domain,
+  );
 }
 
 /** The same from documents already read (a directory's, or those the control plane sent), short hosts resolved in the mesh's DNS domain; throws ConfigError. */
 export function loadDocuments(docs: SourceDocument[], files: string[], checks: PatternChecks, domain: string): LoadedConfig {
-  const bundle = decodeHubClientDocuments(docs.filter((d) => HUB_CLIENT_KINDS.has(d.kind)), checks);
-  const mesh = decodeDocuments(docs.filter((d) => !HUB_CLIENT_KINDS.has(d.kind)), checks, { domain });
+  const bundle = decodeHubClientDocuments(
+    docs.filter((d) => HUB_CLIENT_KINDS.has(d.kind)),
+    checks,
+  );
+  const mesh = decodeDocuments(
+    docs.filter((d) => !HUB_CLIENT_KINDS.has(d.kind)),
+    checks,
+    { domain },
+  );
   if (mesh.errors.length > 0) throw new CatalogErrors(mesh.errors);
   return { plugin: JSON.stringify(pluginConfig(bundle)), bundle, files, documents: docs, mesh };
 }

@@ -12,7 +12,7 @@ export interface DecodeContext extends ConfigOrigin {
 }
 
 const DURATION = /^(-)?(\d+(?:\.\d+)?)(h|m|s|ms|us|µs|ns)$/;
-const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, "µs": 0.001, ns: 0.000001 };
+const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
 
 /**
  * A position in an untyped document (parsed YAML or JSON) that knows its field
@@ -70,7 +70,9 @@ export class Field {
     if (!this.present) return this;
     for (const key of Object.keys(this.object())) {
       if (known.includes(key)) continue;
-      const problem = unsupported.includes(key) ? "not supported: an upstream field this mesh does not implement" : `unknown field (known: ${known.join(", ")})`;
+      const problem = unsupported.includes(key)
+        ? "not supported: an upstream field this mesh does not implement"
+        : `unknown field (known: ${known.join(", ")})`;
       if (this.context.strictFields) this.get(key).invalid(problem);
       this.get(key).warn(problem);
     }
@@ -122,7 +124,7 @@ export class Field {
   durationMs(defaultValue?: number): number {
     if (!this.present) {
       if (defaultValue !== undefined) return defaultValue;
-      this.fail("a duration such as \"1s\" or \"250ms\"");
+      this.fail('a duration such as "1s" or "250ms"');
     }
     const v = this.value;
     if (typeof v === "object" && v !== null && !Array.isArray(v)) {
@@ -131,7 +133,7 @@ export class Field {
       return seconds * 1000 + nanos / 1e6;
     }
     const m = typeof v === "string" ? DURATION.exec(v) : null;
-    if (!m) this.fail("a duration such as \"1s\" or \"250ms\"");
+    if (!m) this.fail('a duration such as "1s" or "250ms"');
     const ms = Number(m[2]) * UNIT_MS[m[3]];
     return m[1] ? -ms : ms;
   }

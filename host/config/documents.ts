@@ -49,7 +49,11 @@ export function parseDocuments(text: string, file: string): SourceDocument[] {
     if (typeof raw !== "object" || raw === null) throw new ConfigError({ file }, position, "a resource object", typeof raw);
     const body = raw as Record<string, unknown>;
     const metadata = (body.metadata ?? {}) as Record<string, unknown>;
-    for (const [field, value] of [["apiVersion", body.apiVersion], ["kind", body.kind], ["metadata.name", metadata.name]] as const) {
+    for (const [field, value] of [
+      ["apiVersion", body.apiVersion],
+      ["kind", body.kind],
+      ["metadata.name", metadata.name],
+    ] as const) {
       if (typeof value !== "string" || value.length === 0) {
         throw new ConfigError({ file, resource: position }, field, "a non-empty string", value === undefined ? "nothing" : JSON.stringify(value));
       }

@@ -57,8 +57,19 @@ export const NO_EXTENSION_PROVIDERS: ExtensionProviders = Object.freeze({ author
 const AUTHZ_KINDS = ["envoyExtAuthzHttp", "envoyExtAuthzGrpc"] as const;
 /** Upstream's other provider kinds: accepted, not used by the authorization path. */
 const OTHER_KINDS = [
-  "zipkin", "lightstep", "datadog", "stackdriver", "opencensus", "skywalking", "opentelemetry", "prometheus",
-  "envoyFileAccessLog", "envoyHttpAls", "envoyTcpAls", "envoyOtelAls", "sds",
+  "zipkin",
+  "lightstep",
+  "datadog",
+  "stackdriver",
+  "opencensus",
+  "skywalking",
+  "opentelemetry",
+  "prometheus",
+  "envoyFileAccessLog",
+  "envoyHttpAls",
+  "envoyTcpAls",
+  "envoyOtelAls",
+  "sds",
 ] as const;
 export const DEFAULT_EXT_AUTHZ_TIMEOUT_MS = 600_000;
 const DEFAULT_STATUS_ON_ERROR = 403;
@@ -102,13 +113,34 @@ function common(name: string, f: Field): ExtAuthzCommon {
       packAsBytes: body.get("packAsBytes").bool(false),
     });
   }
-  return { name, service, port, timeoutMs, failOpen: f.get("failOpen").bool(false), clearRouteCache: f.get("clearRouteCache").bool(false), statusOnError, ...(requestBody ? { requestBody } : {}) };
+  return {
+    name,
+    service,
+    port,
+    timeoutMs,
+    failOpen: f.get("failOpen").bool(false),
+    clearRouteCache: f.get("clearRouteCache").bool(false),
+    statusOnError,
+    ...(requestBody ? { requestBody } : {}),
+  };
 }
 
 function decodeHttp(name: string, f: Field): ExtAuthzHttpProvider {
   only(f, [
-    "service", "port", "timeout", "pathPrefix", "failOpen", "clearRouteCache", "statusOnError", "includeRequestHeadersInCheck", "includeHeadersInCheck",
-    "includeAdditionalHeadersInCheck", "includeRequestBodyInCheck", "headersToUpstreamOnAllow", "headersToDownstreamOnDeny", "headersToDownstreamOnAllow",
+    "service",
+    "port",
+    "timeout",
+    "pathPrefix",
+    "failOpen",
+    "clearRouteCache",
+    "statusOnError",
+    "includeRequestHeadersInCheck",
+    "includeHeadersInCheck",
+    "includeAdditionalHeadersInCheck",
+    "includeRequestBodyInCheck",
+    "headersToUpstreamOnAllow",
+    "headersToDownstreamOnDeny",
+    "headersToDownstreamOnAllow",
   ]);
   const pathPrefix = f.get("pathPrefix").optionalString() ?? "";
   if (pathPrefix !== "" && !pathPrefix.startsWith("/")) f.get("pathPrefix").fail("a path prefix starting with /");

@@ -140,18 +140,26 @@ export function decodeMeshConfig(doc: unknown, file: string, reading: MeshConfig
     rootNamespace: read("rootNamespace", (v) => str("rootNamespace", v, DNS_LABEL, reading.expectedNamespace ?? "a namespace name (DNS label)")),
     trustDomain: read("trustDomain", (v) => str("trustDomain", v, DOMAIN, "a trust domain (DNS name)")),
     enableAutoMtls: read("enableAutoMtls", (v) => bool("enableAutoMtls", v)),
-    outboundTrafficPolicy: reads.has("outboundTrafficPolicy") ? wrapped("outboundTrafficPolicy", "mode", OUTBOUND_TRAFFIC_POLICIES, defaults.outboundTrafficPolicy) : defaults.outboundTrafficPolicy,
+    outboundTrafficPolicy: reads.has("outboundTrafficPolicy")
+      ? wrapped("outboundTrafficPolicy", "mode", OUTBOUND_TRAFFIC_POLICIES, defaults.outboundTrafficPolicy)
+      : defaults.outboundTrafficPolicy,
     enableFallthroughRoute: read("enableFallthroughRoute", (v) => bool("enableFallthroughRoute", v)),
-    pathNormalization: reads.has("pathNormalization") ? wrapped("pathNormalization", "normalization", PATH_NORMALIZATIONS, defaults.pathNormalization) : defaults.pathNormalization,
+    pathNormalization: reads.has("pathNormalization")
+      ? wrapped("pathNormalization", "normalization", PATH_NORMALIZATIONS, defaults.pathNormalization)
+      : defaults.pathNormalization,
     extensionProviders: reads.has("extensionProviders") ? extensionProvidersOf(m, file) : defaults.extensionProviders,
     // Upstream reads the mode case-insensitively.
     ingressControllerMode: read("ingressControllerMode", (v) => {
       const mode = typeof v === "string" ? v.toUpperCase() : v;
-      return INGRESS_CONTROLLER_MODES.includes(mode as IngressControllerMode) ? (mode as IngressControllerMode) : fail("ingressControllerMode", `one of ${INGRESS_CONTROLLER_MODES.join(", ")}`, v);
+      return INGRESS_CONTROLLER_MODES.includes(mode as IngressControllerMode)
+        ? (mode as IngressControllerMode)
+        : fail("ingressControllerMode", `one of ${INGRESS_CONTROLLER_MODES.join(", ")}`, v);
     }),
     ingressService: read("ingressService", (v) => str("ingressService", v, /./, "a non-empty string")),
     ingressSelector: read("ingressSelector", (v) => str("ingressSelector", v, /./, "a non-empty string")),
-    defaultConfig: read("defaultConfig", (v) => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : fail("defaultConfig", "an object", v))),
+    defaultConfig: read("defaultConfig", (v) =>
+      typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : fail("defaultConfig", "an object", v),
+    ),
   };
   return { config: Object.freeze(config), given, ignored };
 }

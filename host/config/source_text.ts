@@ -29,7 +29,8 @@ export function readSettingsObject(file: string): Record<string, unknown> {
   }
   if (values.length > 1) throw new ConfigError({ file: name }, "(file)", "one YAML document", `${values.length} documents`);
   const value = values[0] ?? {};
-  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError({ file: name }, "(document)", "an object", Array.isArray(value) ? "a list" : JSON.stringify(value));
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new ConfigError({ file: name }, "(document)", "an object", Array.isArray(value) ? "a list" : JSON.stringify(value));
   return value as Record<string, unknown>;
 }
 

@@ -112,9 +112,13 @@ function addText(out: LoadedSources, text: string, file: string): void {
       }
       const body = raw as Record<string, unknown>;
       const metadata = (typeof body.metadata === "object" && body.metadata !== null ? body.metadata : {}) as Record<string, unknown>;
-      const missing = ([["apiVersion", body.apiVersion], ["kind", body.kind], ["metadata.name", metadata.name]] as const).find(
-        ([, value]) => typeof value !== "string" || value.length === 0,
-      );
+      const missing = (
+        [
+          ["apiVersion", body.apiVersion],
+          ["kind", body.kind],
+          ["metadata.name", metadata.name],
+        ] as const
+      ).find(([, value]) => typeof value !== "string" || value.length === 0);
       if (missing) {
         const got = missing[1] === undefined ? "nothing" : JSON.stringify(missing[1]);
         const kind = typeof body.kind === "string" && body.kind ? `${body.kind} ` : "";

@@ -74,7 +74,14 @@ export function handleSignals(handlers: SignalHandlers, log: ScopedLogger): Prom
  * then on SIGTERM or SIGINT close the server and exit 0 (1 if closing
  * fails); SIGHUP calls `reload` when given.
  */
-export function serveUntilSignal(prefix: string, listeners: unknown, close: () => Promise<void>, log: ScopedLogger, logger: Logger, reload?: () => boolean): void {
+export function serveUntilSignal(
+  prefix: string,
+  listeners: unknown,
+  close: () => Promise<void>,
+  log: ScopedLogger,
+  logger: Logger,
+  reload?: () => boolean,
+): void {
   // Handlers first: a signal sent as soon as the listening line is read must find them.
   const stopped = handleSignals({ stop: close, ...(reload ? { reload } : {}) }, log);
   announceListening(prefix, listeners, logger);

@@ -55,6 +55,7 @@ export function checkProbeFile(path: string, intervalMs: number, now: number = D
   const st = statSync(path, { throwIfNoEntry: false });
   if (!st) return `probe file ${path} does not exist`;
   const age = now - st.mtimeMs;
-  if (age > intervalMs) return `probe file ${path} is stale: last updated ${formatGoDuration(Math.round(age))} ago, more than the interval ${formatGoDuration(intervalMs)}`;
+  if (age > intervalMs)
+    return `probe file ${path} is stale: last updated ${formatGoDuration(Math.round(age))} ago, more than the interval ${formatGoDuration(intervalMs)}`;
   return undefined;
 }

@@ -32,7 +32,9 @@ export function formatVersion(info: BuildInfo, output: string, short: boolean): 
   if (output === "json") return `${JSON.stringify(short ? { version: info.version } : info, null, 2)}\n`;
   if (output === "yaml") return stringify(short ? { version: info.version } : info);
   if (short) return `${info.version}\n`;
-  return `${Object.entries(info).map(([k, v]) => `${k}: ${v}`).join("\n")}\n`;
+  return `${Object.entries(info)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join("\n")}\n`;
 }
 
 /** Adds `version` (`--output/-o yaml|json`, `--short/-s`, `--short=false`) to a program. */

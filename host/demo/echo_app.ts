@@ -26,9 +26,12 @@ export async function startEchoApp(port = 0): Promise<{ server: Server; port: nu
       const entry = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body };
       seen.push(entry);
       const delay = Number(new URL(req.url ?? "/", "http://app").searchParams.get("delay") ?? 0);
-      setTimeout(() => {
-        res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify({ app: "echo", ...entry })}\n`);
-      }, Math.min(delay, 30_000));
+      setTimeout(
+        () => {
+          res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify({ app: "echo", ...entry })}\n`);
+        },
+        Math.min(delay, 30_000),
+      );
     });
   });
   const { port: bound } = await listen(server, port, "127.0.0.1");

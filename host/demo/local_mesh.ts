@@ -71,7 +71,10 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
   const removeDirs = () => [hubConfigDir, sidecarConfigDir].forEach(removeOwnedTempDir);
   const accessLog = join(hubConfigDir, "access.jsonl");
   writeFileSync(join(hubConfigDir, "rules.yaml"), options.hubConfig ?? readFileSync(join(DEMO_DIR, "hub-rules.yaml"), "utf8"));
-  writeFileSync(join(hubConfigDir, "access-log.yaml"), `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
+  writeFileSync(
+    join(hubConfigDir, "access-log.yaml"),
+    `apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`,
+  );
   writeFileSync(join(sidecarConfigDir, "config.yaml"), options.sidecarConfig ?? readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
 
   const ca = options.secure ? await startMeshCa(options.caArgs ?? []) : undefined;
@@ -82,7 +85,19 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     hub = await startDaemon<HubListening>(
       HUBS_BIN,
       [
-        "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfigDir}`, "--configDefaultNamespace", DEFAULT_ROOT_NAMESPACE,
+        "server",
+        "--address",
+        "tcp://127.0.0.1:0",
+        "--monitoringPort",
+        "0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+        "--configStoreURL",
+        `fs://${hubConfigDir}`,
+        "--configDefaultNamespace",
+        DEFAULT_ROOT_NAMESPACE,
         ...(hubTls ? ["--caCertFile", hubTls.caCertFile, "--certFile", hubTls.certFile, "--keyFile", hubTls.keyFile] : []),
         ...(options.hubArgs ?? []),
       ],
@@ -91,13 +106,20 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     );
     if (ca) {
       secureAgentArgs.push(
-        "--caAddress", ca.address,
-        "--caRootCert", ca.rootCertFile,
-        "--tokenPath", await ca.tokenFile("demo", "petstore"),
-        "--serviceAccount", "petstore",
-        "--controlPlaneAuthPolicy", "MUTUAL_TLS",
-        "--hubIdentity", HUB_SERVICE_ACCOUNT,
-        "--workloadKeyAlgorithm", "ECDSA",
+        "--caAddress",
+        ca.address,
+        "--caRootCert",
+        ca.rootCertFile,
+        "--tokenPath",
+        await ca.tokenFile("demo", "petstore"),
+        "--serviceAccount",
+        "petstore",
+        "--controlPlaneAuthPolicy",
+        "MUTUAL_TLS",
+        "--hubIdentity",
+        HUB_SERVICE_ACCOUNT,
+        "--workloadKeyAlgorithm",
+        "ECDSA",
       );
     }
   } catch (e) {
@@ -113,13 +135,20 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
       AGENT_BIN,
       [
         "proxy",
-        "--inboundPort", "0",
-        "--outboundPort", "0",
-        "--proxyAdminPort", "0",
-        "--appPort", String(app.port),
-        "--configDir", sidecarConfigDir,
-        "--cluster", `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
-        "--inboundService", DEMO_SERVICE,
+        "--inboundPort",
+        "0",
+        "--outboundPort",
+        "0",
+        "--proxyAdminPort",
+        "0",
+        "--appPort",
+        String(app.port),
+        "--configDir",
+        sidecarConfigDir,
+        "--cluster",
+        `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
+        "--inboundService",
+        DEMO_SERVICE,
         ...(tcpApp ? ["--tcpPort", "0", "--tcpAppPort", String(tcpApp.port)] : []),
         ...secureAgentArgs,
         ...(options.agentArgs ?? []),

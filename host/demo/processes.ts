@@ -143,7 +143,13 @@ export interface Daemon<T> {
  * `timeoutMs` passes: it is then killed), the error names the program, its
  * pid and its last log lines.
  */
-export function startDaemon<T>(script: string, args: string[], prefix: string, timeoutMs = DEFAULT_READY_TIMEOUT_MS, env: NodeJS.ProcessEnv = process.env): Promise<Daemon<T>> {
+export function startDaemon<T>(
+  script: string,
+  args: string[],
+  prefix: string,
+  timeoutMs = DEFAULT_READY_TIMEOUT_MS,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Daemon<T>> {
   const proc = spawnOwned(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"], env });
   const name = `${basename(script)}${args[0] && !args[0].startsWith("-") ? ` ${args[0]}` : ""}`;
   let out = "";
@@ -162,7 +168,10 @@ export function startDaemon<T>(script: string, args: string[], prefix: string, t
     }, timeoutMs);
     const onData = () => {
       // Complete lines only: a chunk may end inside the JSON.
-      const line = out.split("\n").slice(0, -1).find((l) => l.startsWith(prefix));
+      const line = out
+        .split("\n")
+        .slice(0, -1)
+        .find((l) => l.startsWith(prefix));
       if (line === undefined) return;
       clearTimeout(timer);
       proc.stdout!.off("data", onData);

@@ -59,9 +59,21 @@ export async function startMeshCa(args: string[] = [], env: NodeJS.ProcessEnv = 
     ca = await startDaemon<CaListening>(
       MESH_CA_BIN,
       [
-        "--self-signed-ca", "--self-signed-ca-cert-dir", certDir,
-        "--token-jwks", issuer.jwksFile,
-        "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1",
+        "--self-signed-ca",
+        "--self-signed-ca-cert-dir",
+        certDir,
+        "--token-jwks",
+        issuer.jwksFile,
+        "--grpc-port",
+        "0",
+        "--grpc-address",
+        "127.0.0.1",
+        "--monitoring-port",
+        "0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
         ...args,
       ],
       "mesh_ca listening ",
@@ -73,7 +85,8 @@ export async function startMeshCa(args: string[] = [], env: NodeJS.ProcessEnv = 
     throw e;
   }
   const rootCertFile = join(certDir, "root-cert.pem");
-  const mintToken = async (namespace: string, serviceAccount: string, ttlMs?: number) => mintServiceAccountToken(await loadOrCreateIssuerKey(issuerDir), { namespace, serviceAccount, ttlMs });
+  const mintToken = async (namespace: string, serviceAccount: string, ttlMs?: number) =>
+    mintServiceAccountToken(await loadOrCreateIssuerKey(issuerDir), { namespace, serviceAccount, ttlMs });
   let n = 0;
   return {
     ...ca,
@@ -104,9 +117,20 @@ export async function startMeshCa(args: string[] = [], env: NodeJS.ProcessEnv = 
  * the files a control-plane daemon reads: `cert-chain.pem`, `key.pem` (0600),
  * `root-cert.pem` (upstream's /etc/certs layout). For the hub's --certFile etc.
  */
-export async function writeWorkloadCertFiles(ca: MeshCa, namespace: string, serviceAccount: string, dir: string, trustDomain = "cluster.local"): Promise<{ caCertFile: string; certFile: string; keyFile: string; identity: string }> {
+export async function writeWorkloadCertFiles(
+  ca: MeshCa,
+  namespace: string,
+  serviceAccount: string,
+  dir: string,
+  trustDomain = "cluster.local",
+): Promise<{ caCertFile: string; certFile: string; keyFile: string; identity: string }> {
   const identity = spiffeUri(trustDomain, namespace, serviceAccount);
-  const wc = await requestWorkloadCertificate({ address: ca.address, identity, keyAlgorithm: "ECDSA", auth: await ca.firstRequestAuth(namespace, serviceAccount) });
+  const wc = await requestWorkloadCertificate({
+    address: ca.address,
+    identity,
+    keyAlgorithm: "ECDSA",
+    auth: await ca.firstRequestAuth(namespace, serviceAccount),
+  });
   mkdirSync(dir, { recursive: true });
   const files = { caCertFile: join(dir, "root-cert.pem"), certFile: join(dir, "cert-chain.pem"), keyFile: join(dir, "key.pem") };
   writeFileSync(files.caCertFile, wc.rootPem);
@@ -157,7 +181,9 @@ export interface SecureWorkload {
 export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWorkload> {
   const ownApp = o.app === undefined;
   const app = o.app ?? (await startEchoApp());
-  const labels = Object.entries(o.labels ?? { app: o.name }).map(([k, v]) => `${k}=${v}`).join(",");
+  const labels = Object.entries(o.labels ?? { app: o.name })
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
   const serviceAccount = o.serviceAccount ?? o.name;
   let tokenPath: string;
   try {
@@ -168,19 +194,31 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
   }
   const args = [
     "proxy",
-    "--inboundPort", "0",
-    "--outboundPort", "0",
-    "--proxyAdminPort", "0",
-    "--appPort", String(o.appPort ?? app.port),
-    "--containerPort", String(o.containerPort ?? 80),
+    "--inboundPort",
+    "0",
+    "--outboundPort",
+    "0",
+    "--proxyAdminPort",
+    "0",
+    "--appPort",
+    String(o.appPort ?? app.port),
+    "--containerPort",
+    String(o.containerPort ?? 80),
     ...(o.discoveryAddress ? ["--discoveryAddress", o.discoveryAddress] : ["--configDir", o.configDir]),
-    "--caAddress", o.ca.address,
-    "--tokenPath", tokenPath,
-    "--caRootCert", o.ca.rootCertFile,
-    "--controlPlaneAuthPolicy", o.ca.listening.grpcTls ? "MUTUAL_TLS" : "NONE",
-    "--serviceAccount", serviceAccount,
-    "--labels", labels,
-    "--workloadKeyAlgorithm", "ECDSA",
+    "--caAddress",
+    o.ca.address,
+    "--tokenPath",
+    tokenPath,
+    "--caRootCert",
+    o.ca.rootCertFile,
+    "--controlPlaneAuthPolicy",
+    o.ca.listening.grpcTls ? "MUTUAL_TLS" : "NONE",
+    "--serviceAccount",
+    serviceAccount,
+    "--labels",
+    labels,
+    "--workloadKeyAlgorithm",
+    "ECDSA",
     ...(o.meshConfigFile ? ["--meshConfigFile", o.meshConfigFile] : []),
     ...(o.gateway ? ["--gateway"] : []),
     ...(o.endpoints ?? []).flatMap((e) => ["--endpoint", e]),
@@ -188,7 +226,12 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
   ];
   let sidecar: Daemon<SidecarListening>;
   try {
-    sidecar = await startDaemon<SidecarListening>(AGENT_BIN, args, "disco-agent listening ", undefined, { ...process.env, POD_NAME: o.name, POD_NAMESPACE: o.namespace, ...(o.env ?? {}) });
+    sidecar = await startDaemon<SidecarListening>(AGENT_BIN, args, "disco-agent listening ", undefined, {
+      ...process.env,
+      POD_NAME: o.name,
+      POD_NAMESPACE: o.namespace,
+      ...(o.env ?? {}),
+    });
   } catch (e) {
     if (ownApp) app.server.close();
     throw e;

@@ -58,9 +58,11 @@ export function parseReview(body: string): AdmissionRequest {
   }
   const review = value as Partial<AdmissionReview>;
   if (typeof value !== "object" || value === null || review.kind !== "AdmissionReview") throw new BadReview("expected kind: AdmissionReview");
-  if (review.apiVersion !== ADMISSION_API_VERSION) throw new BadReview(`apiVersion: expected ${ADMISSION_API_VERSION}, got ${JSON.stringify(review.apiVersion)}`);
+  if (review.apiVersion !== ADMISSION_API_VERSION)
+    throw new BadReview(`apiVersion: expected ${ADMISSION_API_VERSION}, got ${JSON.stringify(review.apiVersion)}`);
   const request = review.request;
-  if (typeof request !== "object" || request === null || typeof request.uid !== "string" || request.uid === "") throw new BadReview("request.uid: expected the request's uid");
+  if (typeof request !== "object" || request === null || typeof request.uid !== "string" || request.uid === "")
+    throw new BadReview("request.uid: expected the request's uid");
   return request;
 }
 
@@ -106,11 +108,17 @@ export function revisionMismatch(labels: Readonly<Record<string, unknown>>, revi
   const wanted = typeof labels[REVISION_LABEL] === "string" ? (labels[REVISION_LABEL] as string) : "";
   if (wanted === revision) return undefined;
   if (revision === "") return `the pod selects revision ${JSON.stringify(wanted)} (label ${REVISION_LABEL}); this control plane has none (REVISION unset)`;
-  return wanted === "" ? `the pod has no label ${REVISION_LABEL}: ${revision} (REVISION=${revision} injects its revision's pods only)` : `the pod selects revision ${JSON.stringify(wanted)} (label ${REVISION_LABEL}), not this control plane's ${JSON.stringify(revision)}`;
+  return wanted === ""
+    ? `the pod has no label ${REVISION_LABEL}: ${revision} (REVISION=${revision} injects its revision's pods only)`
+    : `the pod selects revision ${JSON.stringify(wanted)} (label ${REVISION_LABEL}), not this control plane's ${JSON.stringify(revision)}`;
 }
 
 /** `success`/`skip`/`failure` (sidecar_injection_*); `revision`: REVISION (host/discovery/admission.ts revisionMismatch). */
-export function inject(request: AdmissionRequest, settings: InjectionSettings, revision = ""): { response: AdmissionResponse; outcome: "success" | "skip" | "failure"; reason?: string } {
+export function inject(
+  request: AdmissionRequest,
+  settings: InjectionSettings,
+  revision = "",
+): { response: AdmissionResponse; outcome: "success" | "skip" | "failure"; reason?: string } {
   const pod = request.object;
   if (pod === undefined || (request.kind?.kind !== undefined && request.kind.kind !== "Pod")) {
     return { response: { uid: request.uid, allowed: true }, outcome: "skip", reason: "not a Pod" };
@@ -125,7 +133,13 @@ export function inject(request: AdmissionRequest, settings: InjectionSettings, r
   const resource = resourceName({ kind: "Pod", name: String(metadata.name ?? metadata.generateName ?? request.name ?? ""), namespace: request.namespace });
   try {
     const doc = new Document(working);
-    const outcome = injectPodTemplate(doc, [], Field.root(working, { file: "AdmissionReview", resource, warnings: [] }), podTemplatePath("v1", "Pod")!, settings);
+    const outcome = injectPodTemplate(
+      doc,
+      [],
+      Field.root(working, { file: "AdmissionReview", resource, warnings: [] }),
+      podTemplatePath("v1", "Pod")!,
+      settings,
+    );
     if (!outcome.injected) return { response: { uid: request.uid, allowed: true }, outcome: "skip", reason: outcome.reason };
     const injected = doc.toJS() as Record<string, unknown>;
     if (!namespaceGiven) delete (injected.metadata as Record<string, unknown>).namespace;

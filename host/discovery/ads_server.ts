@@ -138,13 +138,29 @@ class Connection {
   ) {}
 
   /** One incremental response: the resources that changed (each with its version) and the names removed. */
-  sendDelta(type: string, version: string, resources: ReadonlyArray<{ resource: Resource; version: string }>, removed: readonly string[], identifier: string | undefined, config: number | undefined): string {
+  sendDelta(
+    type: string,
+    version: string,
+    resources: ReadonlyArray<{ resource: Resource; version: string }>,
+    removed: readonly string[],
+    identifier: string | undefined,
+    config: number | undefined,
+  ): string {
     const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
     const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
     const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
-    const message = response.encode(
-      response.fromObject({ system_version_info: version, type_url: type, nonce, resources: resources.map((r) => ({ name: r.resource.name, version: r.version, resource: r.resource.any })), removed_resources: [...removed], ...controlPlane }),
-    ).finish();
+    const message = response
+      .encode(
+        response.fromObject({
+          system_version_info: version,
+          type_url: type,
+          nonce,
+          resources: resources.map((r) => ({ name: r.resource.name, version: r.version, resource: r.resource.any })),
+          removed_resources: [...removed],
+          ...controlPlane,
+        }),
+      )
+      .finish();
     this.call.write(Buffer.from(message));
     return nonce;
   }
@@ -153,7 +169,9 @@ class Connection {
     const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
     const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
     const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
-    const message = response.encode(response.fromObject({ version_info: version, type_url: type, nonce, resources: resources.map((r) => r.any), ...controlPlane })).finish();
+    const message = response
+      .encode(response.fromObject({ version_info: version, type_url: type, nonce, resources: resources.map((r) => r.any), ...controlPlane }))
+      .finish();
     this.call.write(Buffer.from(message));
     return nonce;
   }
@@ -178,7 +196,15 @@ export class AggregatedDiscoveryService {
 
   /** Registers the service on a gRPC server; `access` checks each caller first. */
   addTo(server: grpc.Server, access?: StreamAccess): void {
-    const bidi = (path: string) => ({ path, requestStream: true, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity });
+    const bidi = (path: string) => ({
+      path,
+      requestStream: true,
+      responseStream: true,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    });
     const definition = { StreamAggregatedResources: bidi(ADS_PATH), DeltaAggregatedResources: bidi(DELTA_PATH) };
     const open = (delta: boolean) => (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
       const san = call.getAuthContext()?.sslPeerCertificate?.subjectaltname;
@@ -301,7 +327,13 @@ export class AggregatedDiscoveryService {
   /** The proxy of a stream, from its first request's Node. */
   private nodeOf(c: Connection, n: { id?: string; cluster?: string; metadata?: unknown; user_agent_name?: string } | undefined): ProxyNode {
     if (!c.node) {
-      c.node = { id: n?.id ?? "", cluster: n?.cluster ?? "", metadata: structToJson(n?.metadata), userAgentName: n?.user_agent_name ?? "", ...(c.identity ? { identity: c.identity } : {}) };
+      c.node = {
+        id: n?.id ?? "",
+        cluster: n?.cluster ?? "",
+        metadata: structToJson(n?.metadata),
+        userAgentName: n?.user_agent_name ?? "",
+        ...(c.identity ? { identity: c.identity } : {}),
+      };
       this.observer.connected?.(c.node);
     }
     return c.node;
@@ -344,7 +376,7 @@ export class AggregatedDiscoveryService {
       wanted.delete(n);
       sub.held!.delete(n); // the proxy forgets what it unsubscribes from
     }
-    const widened = req.resource_names_subscribe.some((n) => sub.names === "*" ? false : !sub.names.has(n));
+    const widened = req.resource_names_subscribe.some((n) => (sub.names === "*" ? false : !sub.names.has(n)));
     sub.names = wanted.has("*") ? "*" : wanted;
     if (first || widened) this.respondDelta(c, req.type_url, sub, this.resourcesFor(node), false, true);
   }
@@ -382,7 +414,10 @@ export class AggregatedDiscoveryService {
     for (const r of changed) held.set(r.resource.name, r.version);
     for (const n of removed) held.delete(n);
     const carried = sub.carried!;
-    carried.set(sub.sentNonce, changed.map((r) => r.resource.name));
+    carried.set(
+      sub.sentNonce,
+      changed.map((r) => r.resource.name),
+    );
     if (carried.size > CARRIED_KEPT) carried.delete(carried.keys().next().value!);
     sub.sentVersion = version;
     sub.sentConfig = config;

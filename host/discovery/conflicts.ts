@@ -76,7 +76,9 @@ export function meshConflicts(catalog: Catalog, registry: MeshRegistry, services
     outboundTcpOverTcp: tcpOverTcp(registry, services, serving),
     duplicateClusters: extraClaims(registry.services.flatMap((s) => s.ports.map((p) => `${s.fqdn}:${p.port}`))),
     duplicateSubsets: extraClaims(catalog.byKind.DestinationRule.flatMap((r) => r.spec.subsets.map((s) => `${r.namespace}\0${r.spec.fqdn}\0${s.name}`))),
-    duplicateVirtualServiceDomains: extraClaims(catalog.byKind.VirtualService.flatMap((vs) => boundGateways(vs).flatMap((g) => virtualServiceHosts(vs).map((h) => `${vs.namespace}\0${g}\0${h}`)))),
+    duplicateVirtualServiceDomains: extraClaims(
+      catalog.byKind.VirtualService.flatMap((vs) => boundGateways(vs).flatMap((g) => virtualServiceHosts(vs).map((h) => `${vs.namespace}\0${g}\0${h}`))),
+    ),
     outboundTcpOverHttp: services.filter((s) => !isHttp(s.protocol) && httpPorts.has(s.port)).length,
     outboundHttpOverHttps: services.filter((s) => isHttp(s.protocol) && s.port === HTTPS_PORT).length,
     inbound: inboundConflicts(registry),

@@ -51,7 +51,8 @@ export class ResourceVersioning {
       const generation = Number.isSafeInteger(metadata.generation) ? (metadata.generation as number) : counted;
       const resourceVersion = typeof metadata.resourceVersion === "string" && metadata.resourceVersion !== "" ? metadata.resourceVersion : digest(body);
       // An unchanged resource shares its value with the versions before it: the ledger holds many versions.
-      const version = before?.version.resourceVersion === resourceVersion && before.version.generation === generation ? before.version : { resourceVersion, generation };
+      const version =
+        before?.version.resourceVersion === resourceVersion && before.version.generation === generation ? before.version : { resourceVersion, generation };
       this.seen.set(key, { generation, specDigest, version });
       out.set(key, version);
     }
@@ -60,7 +61,10 @@ export class ResourceVersioning {
 }
 
 /** What a configuration version says of one resource. */
-export type ResourceAt = { readonly state: "present"; readonly resourceVersion: string; readonly generation: number } | { readonly state: "absent" } | { readonly state: "unknown" };
+export type ResourceAt =
+  | { readonly state: "present"; readonly resourceVersion: string; readonly generation: number }
+  | { readonly state: "absent" }
+  | { readonly state: "unknown" };
 
 interface LedgerEntry {
   readonly resources: ReadonlyMap<string, ResourceVersion>;
@@ -123,7 +127,13 @@ export interface ProxyAcks {
   readonly acked: ReadonlyMap<string, number | undefined>;
 }
 
-const TYPE_FIELDS: Readonly<Record<string, keyof SyncedVersion>> = { [CLUSTER]: "ClusterVersion", [LISTENER]: "ListenerVersion", [ROUTE]: "RouteVersion", [ENDPOINT]: "EndpointVersion", [CONFIG_DOCUMENT]: "DocumentVersion" };
+const TYPE_FIELDS: Readonly<Record<string, keyof SyncedVersion>> = {
+  [CLUSTER]: "ClusterVersion",
+  [LISTENER]: "ListenerVersion",
+  [ROUTE]: "RouteVersion",
+  [ENDPOINT]: "EndpointVersion",
+  [CONFIG_DOCUMENT]: "DocumentVersion",
+};
 
 /**
  * Each proxy's version of `key`: per type it subscribes to, and as a whole

@@ -107,7 +107,10 @@ export function envoyBootstrap(o: BootstrapOptions): Record<string, unknown> {
           lb_policy: "ROUND_ROBIN",
           typed_extension_protocol_options: http2ProtocolOptions(),
           ...(o.controlPlaneAuthPolicy === "MUTUAL_TLS" ? { transport_socket: controlPlaneTls(o.discoIdentity) } : {}),
-          load_assignment: { cluster_name: XDS_CLUSTER, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }] }] },
+          load_assignment: {
+            cluster_name: XDS_CLUSTER,
+            endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }] }],
+          },
         },
         {
           name: SDS_CLUSTER,

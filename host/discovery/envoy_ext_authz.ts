@@ -37,7 +37,15 @@ const enabledBy = (rbacFilter: string): Json => ({
 const seconds = (ms: number) => `${ms / 1000}s`;
 const clusterOf = (p: ExtAuthzProvider) => `outbound|${p.port}||${p.service}`;
 const patterns = (list: readonly string[]): Json => ({
-  patterns: list.map((h) => (h === "*" ? { safe_regex: { regex: ".*" } } : h.endsWith("*") ? { prefix: h.slice(0, -1), ignore_case: true } : h.startsWith("*") ? { suffix: h.slice(1), ignore_case: true } : { exact: h, ignore_case: true })),
+  patterns: list.map((h) =>
+    h === "*"
+      ? { safe_regex: { regex: ".*" } }
+      : h.endsWith("*")
+        ? { prefix: h.slice(0, -1), ignore_case: true }
+        : h.startsWith("*")
+          ? { suffix: h.slice(1), ignore_case: true }
+          : { exact: h, ignore_case: true },
+  ),
 });
 
 function withBody(p: ExtAuthzProvider): Json {
@@ -121,7 +129,10 @@ export function networkCustomFilters(policies: readonly Resource<"AuthorizationP
   const shadow = rbacRules(policies, "CUSTOM", true, EXT_AUTHZ_POLICY_PREFIX);
   if (p.kind !== "envoyExtAuthzGrpc" || !shadow) return [];
   return [
-    { name: NETWORK_RBAC, typed_config: { "@type": NETWORK_RBAC_TYPE, stat_prefix: statPrefix, shadow_rules: shadow, shadow_rules_stat_prefix: EXT_AUTHZ_STAT_PREFIX } },
+    {
+      name: NETWORK_RBAC,
+      typed_config: { "@type": NETWORK_RBAC_TYPE, stat_prefix: statPrefix, shadow_rules: shadow, shadow_rules_stat_prefix: EXT_AUTHZ_STAT_PREFIX },
+    },
     {
       name: NETWORK_EXT_AUTHZ,
       typed_config: {

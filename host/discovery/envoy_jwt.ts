@@ -55,7 +55,9 @@ function provider(rule: JwtRule): Json {
     ...(rule.fromParams.length > 0 ? { from_params: rule.fromParams } : {}),
     ...(rule.forwardOriginalToken ? { forward: true } : {}),
     ...(rule.outputPayloadToHeader ? { forward_payload_header: rule.outputPayloadToHeader } : {}),
-    ...(rule.outputClaimToHeaders.length > 0 ? { claim_to_headers: rule.outputClaimToHeaders.map((c) => ({ header_name: c.header, claim_name: c.claim })) } : {}),
+    ...(rule.outputClaimToHeaders.length > 0
+      ? { claim_to_headers: rule.outputClaimToHeaders.map((c) => ({ header_name: c.header, claim_name: c.claim })) }
+      : {}),
     payload_in_metadata: JWT_PAYLOAD_KEY,
     normalize_payload_in_metadata: { space_delimited_claims: SPACE_DELIMITED_CLAIMS },
   };

@@ -34,7 +34,12 @@ export function sdsSecret(name: string): Json {
   return {
     name,
     sds_config: {
-      api_config_source: { api_type: "GRPC", transport_api_version: "V3", set_node_on_first_message_only: true, grpc_services: [{ envoy_grpc: { cluster_name: SDS_CLUSTER } }] },
+      api_config_source: {
+        api_type: "GRPC",
+        transport_api_version: "V3",
+        set_node_on_first_message_only: true,
+        grpc_services: [{ envoy_grpc: { cluster_name: SDS_CLUSTER } }],
+      },
       initial_fetch_timeout: "0s",
       resource_api_version: "V3",
     },

@@ -49,7 +49,12 @@ export function thriftProxy(cluster: string): Json {
       protocol: "AUTO_PROTOCOL",
       // An empty method name matches every method.
       route_config: { name: cluster, routes: [{ match: { method_name: "" }, route: { cluster } }] },
-      thrift_filters: [{ name: "envoy.filters.thrift.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.network.thrift_proxy.router.v3.Router" } }],
+      thrift_filters: [
+        {
+          name: "envoy.filters.thrift.router",
+          typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.network.thrift_proxy.router.v3.Router" },
+        },
+      ],
     },
   };
 }

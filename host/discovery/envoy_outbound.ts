@@ -167,7 +167,11 @@ function tcpChains(port: number, services: readonly PortService[]): Json[] {
   const routed = services.filter((s) => s.kind !== "http");
   const withAddress = routed.filter((s) => ranges(s.addresses).length > 0);
   const addressless = routed.filter((s) => ranges(s.addresses).length === 0);
-  const perAddress = withAddress.map((s) => ({ name: `${clusterName(s.service.host, port)}-tcp`, filter_chain_match: { prefix_ranges: ranges(s.addresses) }, filters: networkFilters(s) }));
+  const perAddress = withAddress.map((s) => ({
+    name: `${clusterName(s.service.host, port)}-tcp`,
+    filter_chain_match: { prefix_ranges: ranges(s.addresses) },
+    filters: networkFilters(s),
+  }));
   // Upstream binds an address-less service on the wildcard; several of them on one port cannot be told apart.
   const rest = addressless.length === 1 ? networkFilters(addressless[0]) : [tcpProxy(PASSTHROUGH, PASSTHROUGH)];
   return [...perAddress, { name: `0.0.0.0_${port}-tcp`, filters: rest }];
@@ -178,7 +182,11 @@ function sniffedHttpChains(port: number, services: readonly PortService[], hcm: 
   const alpn = plaintextHttpAlpn(acceptHttp10);
   const perAddress = services
     .filter((s) => s.kind !== "http" && ranges(s.addresses).length > 0)
-    .map((s) => ({ name: `${clusterName(s.service.host, port)}-http`, filter_chain_match: { prefix_ranges: ranges(s.addresses), application_protocols: alpn }, filters: [hcm] }));
+    .map((s) => ({
+      name: `${clusterName(s.service.host, port)}-http`,
+      filter_chain_match: { prefix_ranges: ranges(s.addresses), application_protocols: alpn },
+      filters: [hcm],
+    }));
   return [...perAddress, { name: `0.0.0.0_${port}-http`, filter_chain_match: { application_protocols: alpn }, filters: [hcm] }];
 }
 
@@ -186,7 +194,13 @@ function sniffedHttpChains(port: number, services: readonly PortService[], hcm: 
  * The listener of one outbound port, or undefined when none of its services
  * gets one. `httpFilters`: the HTTP filters of its connection managers.
  */
-export function outboundPortListener(port: number, services: readonly PortService[], httpFilters: readonly Json[], ads: Json, serving: OutboundServing): Json | undefined {
+export function outboundPortListener(
+  port: number,
+  services: readonly PortService[],
+  httpFilters: readonly Json[],
+  ads: Json,
+  serving: OutboundServing,
+): Json | undefined {
   if (services.length === 0) return undefined;
   const name = `0.0.0.0_${port}`;
   const common = { name, address: address("0.0.0.0", port), bind_to_port: false, traffic_direction: "OUTBOUND" };

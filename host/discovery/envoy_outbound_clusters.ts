@@ -52,7 +52,13 @@ export interface ClusterServing {
 }
 
 /** Spec 2's defaults. */
-export const DEFAULT_CLUSTER_SERVING: ClusterServing = { edsForHeadless: false, headlessPodListeners: true, filterGatewayClusters: false, scopeGatewayToNamespace: false, respectDnsTtl: true };
+export const DEFAULT_CLUSTER_SERVING: ClusterServing = {
+  edsForHeadless: false,
+  headlessPodListeners: true,
+  filterGatewayClusters: false,
+  scopeGatewayToNamespace: false,
+  respectDnsTtl: true,
+};
 
 export type ClusterDiscovery = "EDS" | "ORIGINAL_DST" | "STRICT_DNS" | "LOGICAL_DNS";
 
@@ -90,7 +96,11 @@ function dnsLoadAssignment(name: string, type: ClusterDiscovery, endpoints: read
     endpoints: [
       {
         load_balancing_weight: used.reduce((sum, e) => sum + weight(e), 0),
-        lb_endpoints: used.map((e) => ({ endpoint: { address: address(e.address, e.port) }, load_balancing_weight: weight(e), ...transportSocketMetadata(e.labels?.[TLS_MODE_LABEL]) })),
+        lb_endpoints: used.map((e) => ({
+          endpoint: { address: address(e.address, e.port) },
+          load_balancing_weight: weight(e),
+          ...transportSocketMetadata(e.labels?.[TLS_MODE_LABEL]),
+        })),
       },
     ],
   };
@@ -122,7 +132,11 @@ function outboundCluster(name: string, service: XdsService, type: ClusterDiscove
             type,
             lb_policy: "ROUND_ROBIN",
             dns_lookup_family: "V4_ONLY",
-            load_assignment: dnsLoadAssignment(name, type, dnsEndpoints(service).filter((e) => !subset || selects(subset, e))),
+            load_assignment: dnsLoadAssignment(
+              name,
+              type,
+              dnsEndpoints(service).filter((e) => !subset || selects(subset, e)),
+            ),
           };
   return {
     name,
@@ -164,7 +178,11 @@ export interface OutboundClient {
 export function servedServices(mesh: OutboundMesh, client: OutboundClient, serving: ClusterServing): XdsService[] {
   let services = mesh.services;
   if (client.type === "router" && serving.filterGatewayClusters) {
-    const gateways = gatewaysSelecting(mesh.catalog.byKind.Gateway, { namespace: client.namespace, labels: client.labels ?? {} }, serving.scopeGatewayToNamespace);
+    const gateways = gatewaysSelecting(
+      mesh.catalog.byKind.Gateway,
+      { namespace: client.namespace, labels: client.labels ?? {} },
+      serving.scopeGatewayToNamespace,
+    );
     const hosts = gatewayDestinationHosts(mesh.catalog.byKind.VirtualService, gateways);
     services = services.filter((s) => hosts.has(s.host));
   }
@@ -190,12 +208,23 @@ function servicesByHost(registry: MeshRegistry): Map<string, MeshService> {
 function destinationIdentities(service: XdsService, meshService: MeshService | undefined, trustDomain: string): string[] {
   const entry = meshService?.resource?.kind === "ServiceEntry" ? meshService.resource : undefined;
   const namespace = meshService?.namespace;
-  const accounts = namespace === undefined ? [] : service.endpoints.flatMap((e) => (e.serviceAccount ? [spiffeId({ namespace, serviceAccount: e.serviceAccount }, trustDomain)] : []));
+  const accounts =
+    namespace === undefined
+      ? []
+      : service.endpoints.flatMap((e) => (e.serviceAccount ? [spiffeId({ namespace, serviceAccount: e.serviceAccount }, trustDomain)] : []));
   return [...new Set([...(entry?.spec.subjectAltNames ?? []), ...accounts])].sort();
 }
 
 /** The TLS one outbound cluster originates for the client: the mesh model's decision (the Node sidecar's), as Envoy's sockets. */
-function clusterTls(mesh: OutboundMesh, client: OutboundClient, service: XdsService, meshService: MeshService | undefined, type: ClusterDiscovery, ads: Json, subset?: XdsSubset): UpstreamTls | undefined {
+function clusterTls(
+  mesh: OutboundMesh,
+  client: OutboundClient,
+  service: XdsService,
+  meshService: MeshService | undefined,
+  type: ClusterDiscovery,
+  ads: Json,
+  subset?: XdsSubset,
+): UpstreamTls | undefined {
   const originalDst = type === "ORIGINAL_DST";
   // Upstream's passthrough resolution (a headless Service, a ServiceEntry NONE), whatever the cluster's type.
   const passthrough = Boolean(meshService?.headless) || (meshService?.resource?.kind === "ServiceEntry" && meshService.resource.spec.resolution === "NONE");
@@ -231,7 +260,8 @@ export function outboundClusters(mesh: OutboundMesh, client: OutboundClient, ser
   return services.flatMap((s) => {
     const meshService = byHost.get(s.host);
     const type = clusterDiscovery(meshService, serving);
-    const cluster = (subset?: XdsSubset) => outboundCluster(clusterName(s.host, s.port, subset?.name), s, type, ads, clusterTls(mesh, client, s, meshService, type, ads, subset), subset?.labels);
+    const cluster = (subset?: XdsSubset) =>
+      outboundCluster(clusterName(s.host, s.port, subset?.name), s, type, ads, clusterTls(mesh, client, s, meshService, type, ads, subset), subset?.labels);
     return [cluster(), ...(s.subsets ?? []).map((subset) => cluster(subset))];
   });
 }
@@ -251,7 +281,12 @@ export interface PodListener {
  * listener knows (HTTP ports are routed by host on theirs). The proxy's own
  * address is left out (its inbound listener takes that traffic).
  */
-export function headlessPodListeners(mesh: OutboundMesh, serving: ClusterServing, proxyIp: string, isHttp: (protocol: string | undefined) => boolean): PodListener[] {
+export function headlessPodListeners(
+  mesh: OutboundMesh,
+  serving: ClusterServing,
+  proxyIp: string,
+  isHttp: (protocol: string | undefined) => boolean,
+): PodListener[] {
   if (!serving.headlessPodListeners) return [];
   const byHost = servicesByHost(mesh.registry);
   const out = new Map<string, PodListener>();

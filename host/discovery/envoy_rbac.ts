@@ -132,15 +132,23 @@ function requestPrincipal(pattern: string): Json {
 const header = (name: string, pattern: string, ignoreCase = false): Json => ({ header: { name, string_match: stringMatcher(pattern, ignoreCase) } });
 
 /** `values` ORed, `notValues` as not(or): one entry each, to be ANDed. */
-function field<T>(values: readonly T[] | undefined, notValues: readonly T[] | undefined, one: (v: T) => Json, or: (xs: Json[]) => Json, not: (x: Json) => Json): Json[] {
+function field<T>(
+  values: readonly T[] | undefined,
+  notValues: readonly T[] | undefined,
+  one: (v: T) => Json,
+  or: (xs: Json[]) => Json,
+  not: (x: Json) => Json,
+): Json[] {
   const out: Json[] = [];
   if (values) out.push(or(values.map(one)));
   if (notValues) out.push(not(or(notValues.map(one))));
   return out;
 }
 
-const idField = <T>(values: readonly T[] | undefined, notValues: readonly T[] | undefined, one: (v: T) => Json) => field(values, notValues, one, orIds, (x) => ({ not_id: x }));
-const ruleField = <T>(values: readonly T[] | undefined, notValues: readonly T[] | undefined, one: (v: T) => Json) => field(values, notValues, one, orRules, (x) => ({ not_rule: x }));
+const idField = <T>(values: readonly T[] | undefined, notValues: readonly T[] | undefined, one: (v: T) => Json) =>
+  field(values, notValues, one, orIds, (x) => ({ not_id: x }));
+const ruleField = <T>(values: readonly T[] | undefined, notValues: readonly T[] | undefined, one: (v: T) => Json) =>
+  field(values, notValues, one, orRules, (x) => ({ not_rule: x }));
 
 /** Keys of `when` read from the request itself (HTTP only), by prefix. */
 const HTTP_WHEN = ["request.headers[", "request.auth."];

@@ -103,11 +103,21 @@ function headerFields(headers: { readonly request: HeaderOperations; readonly re
 
 /** Two sets of header operations, the second's after the first's. */
 function mergeHeaders(a: HttpRoute["headers"], b: HttpRoute["headers"]): HttpRoute["headers"] {
-  const merge = (x: HeaderOperations, y: HeaderOperations): HeaderOperations => ({ set: { ...x.set, ...y.set }, add: { ...x.add, ...y.add }, remove: [...x.remove, ...y.remove] });
+  const merge = (x: HeaderOperations, y: HeaderOperations): HeaderOperations => ({
+    set: { ...x.set, ...y.set },
+    add: { ...x.add, ...y.add },
+    remove: [...x.remove, ...y.remove],
+  });
   return { request: merge(a.request, b.request), response: merge(a.response, b.response) };
 }
 
-const REDIRECT_CODES: Readonly<Record<number, string>> = { 301: "MOVED_PERMANENTLY", 302: "FOUND", 303: "SEE_OTHER", 307: "TEMPORARY_REDIRECT", 308: "PERMANENT_REDIRECT" };
+const REDIRECT_CODES: Readonly<Record<number, string>> = {
+  301: "MOVED_PERMANENTLY",
+  302: "FOUND",
+  303: "SEE_OTHER",
+  307: "TEMPORARY_REDIRECT",
+  308: "PERMANENT_REDIRECT",
+};
 
 function action(route: HttpRoute, ctx: RouteContext): Json {
   if (route.redirect) {
@@ -142,7 +152,8 @@ function action(route: HttpRoute, ctx: RouteContext): Json {
   if (route.rewrite?.authority !== undefined) target.host_rewrite_literal = route.rewrite.authority;
   if (route.retries && route.retries.attempts > 0) {
     target.retry_policy = {
-      retry_on: route.retries.retryOn.length > 0 ? route.retries.retryOn.join(",") : "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
+      retry_on:
+        route.retries.retryOn.length > 0 ? route.retries.retryOn.join(",") : "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
       num_retries: route.retries.attempts,
       ...(route.retries.perTryTimeoutMs !== undefined ? { per_try_timeout: seconds(route.retries.perTryTimeoutMs) } : {}),
     };
@@ -166,7 +177,8 @@ export function virtualServiceRoutes(host: string, ctx: RouteContext): Json[] | 
       const act = action(route, ctx);
       // A single destination's header operations apply to the whole route.
       const headers = route.route.length === 1 ? mergeHeaders(route.headers, route.route[0].headers) : route.headers;
-      for (const m of entries) routes.push({ name: route.name ?? `${vs.namespace}/${vs.name}#${index}`, match: routeMatch(m), ...act, ...headerFields(headers) });
+      for (const m of entries)
+        routes.push({ name: route.name ?? `${vs.namespace}/${vs.name}#${index}`, match: routeMatch(m), ...act, ...headerFields(headers) });
     }
   }
   return routes;

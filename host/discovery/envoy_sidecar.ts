@@ -8,7 +8,15 @@ import { serviceDomains } from "../mesh/hosts.ts";
 import { packJson } from "../wire/envoy_protos.ts";
 import { HUB_CLUSTER, MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, hubCluster, hubHost, wasmFilterConfig } from "./envoy_wasm.ts";
 import { address, remoteHttpCluster } from "./envoy_clusters.ts";
-import { type ClusterServing, DEFAULT_CLUSTER_SERVING, headlessPodListeners, outboundClusters, type PodListener, servedServices, withDnsTtl } from "./envoy_outbound_clusters.ts";
+import {
+  type ClusterServing,
+  DEFAULT_CLUSTER_SERVING,
+  headlessPodListeners,
+  outboundClusters,
+  type PodListener,
+  servedServices,
+  withDnsTtl,
+} from "./envoy_outbound_clusters.ts";
 import { jwtAuthn } from "./envoy_jwt.ts";
 import { HTTP_ALPN, TLS_INSPECTOR, mtlsChains } from "./envoy_mtls.ts";
 import { tcpProxy } from "./envoy_network_filters.ts";
@@ -178,7 +186,9 @@ function inboundChain(port: number, sniffed: boolean, security: InboundSecurity,
       normalize_path: true,
       route_config: {
         name: `inbound|${port}||`,
-        virtual_hosts: [{ name: `inbound|http|${port}`, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: `inbound|${port}||`, timeout: "0s" } }] }],
+        virtual_hosts: [
+          { name: `inbound|http|${port}`, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: `inbound|${port}||`, timeout: "0s" } }] },
+        ],
       },
       http_filters: [...security.httpFilters, ...httpFilters(ads)],
     },
@@ -194,14 +204,22 @@ function inboundChain(port: number, sniffed: boolean, security: InboundSecurity,
 function inboundListener(ports: ReadonlyMap<number, boolean>, security: InboundSecurity, ads: ConfigSource, serving: EnvoyServing): Json {
   // Traffic to other ports is passed through under the workload's mode and the policies a TCP connection can be held to.
   const passthroughFilters = [...security.networkFilters(INBOUND_PASSTHROUGH), tcpProxy(INBOUND_PASSTHROUGH, INBOUND_PASSTHROUGH)];
-  const passthrough = mtlsChains(security.mtls(undefined), {}, (tls) => ({ name: `inbound-passthrough${tls ? "-mtls" : ""}`, filters: passthroughFilters }), []);
+  const passthrough = mtlsChains(
+    security.mtls(undefined),
+    {},
+    (tls) => ({ name: `inbound-passthrough${tls ? "-mtls" : ""}`, filters: passthroughFilters }),
+    [],
+  );
   const { filter_chain_match: _, ...fallback } = passthrough.pop()!;
   return {
     name: "virtualInbound",
     address: address("0.0.0.0", INBOUND_PORT),
     traffic_direction: "INBOUND",
     listener_filters: [
-      { name: "envoy.filters.listener.original_dst", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst" } },
+      {
+        name: "envoy.filters.listener.original_dst",
+        typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst" },
+      },
       TLS_INSPECTOR,
       // Upstream's virtualInbound: with inbound sniffing on, the HTTP inspector, and a connection silent for the timeout goes on as TCP.
       ...(serving.sniffInbound ? [HTTP_INSPECTOR] : []),
@@ -224,7 +242,12 @@ function podListener(pod: PodListener): Json {
 }
 
 function staticCluster(name: string, ip: string, port: number): Json {
-  return { name, type: "STATIC", connect_timeout: "10s", load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: address(ip, port) } }] }] } };
+  return {
+    name,
+    type: "STATIC",
+    connect_timeout: "10s",
+    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: address(ip, port) } }] }] },
+  };
 }
 
 function passthrough(name: string): Json {
@@ -234,7 +257,9 @@ function passthrough(name: string): Json {
 /** The workload a node names: its pod, else the Deployment its pod name was made from. */
 export function findWorkload(registry: MeshRegistry, who: NodeIdentity): MeshWorkload | undefined {
   const inNamespace = registry.workloads.filter((w) => w.namespace === who.namespace);
-  return inNamespace.find((w) => w.kind === "Pod" && w.name === who.pod) ?? inNamespace.find((w) => w.kind === "Deployment" && who.pod.startsWith(`${w.name}-`));
+  return (
+    inNamespace.find((w) => w.kind === "Pod" && w.name === who.pod) ?? inNamespace.find((w) => w.kind === "Deployment" && who.pod.startsWith(`${w.name}-`))
+  );
 }
 
 /**
@@ -243,7 +268,13 @@ export function findWorkload(registry: MeshRegistry, who: NodeIdentity): MeshWor
  * `sniffInbound`): a port named HTTP by one Service is HTTP. Unnamed ports
  * with sniffing off pass through as TCP.
  */
-function inboundPorts(registry: MeshRegistry, namespace: string, labels: Labels | undefined, workload: MeshWorkload | undefined, sniffInbound: boolean): Map<number, boolean> {
+function inboundPorts(
+  registry: MeshRegistry,
+  namespace: string,
+  labels: Labels | undefined,
+  workload: MeshWorkload | undefined,
+  sniffInbound: boolean,
+): Map<number, boolean> {
   const out = new Map<number, boolean>();
   if (!labels) return out;
   for (const s of servicesOfWorkload(registry, { namespace, labels })) {
@@ -264,16 +295,27 @@ function routeConfiguration(port: number, services: readonly XdsService[], mesh:
   for (const s of services) {
     const addresses = mesh.registry.services.find((m) => m.fqdn === s.host)?.addresses ?? [];
     // A name two services answer on goes to the first (Envoy refuses a domain twice in one route configuration).
-    const domains = serviceDomains(s.host, namespace, mesh.registry.domain, addresses).flatMap((d) => [d, `${d}:${port}`]).filter((d) => !used.has(d));
+    const domains = serviceDomains(s.host, namespace, mesh.registry.domain, addresses)
+      .flatMap((d) => [d, `${d}:${port}`])
+      .filter((d) => !used.has(d));
     if (domains.length === 0) continue;
     for (const d of domains) used.add(d);
-    const routes = virtualServiceRoutes(s.host, { virtualServices: mesh.catalog.byKind.VirtualService, clientNamespace: namespace, clientLabels: labels, port, portsOf }) ?? [
-      { name: "default", match: { prefix: "/" }, route: { cluster: clusterName(s.host, port), timeout: "0s" } },
-    ];
+    const routes = virtualServiceRoutes(s.host, {
+      virtualServices: mesh.catalog.byKind.VirtualService,
+      clientNamespace: namespace,
+      clientLabels: labels,
+      port,
+      portsOf,
+    }) ?? [{ name: "default", match: { prefix: "/" }, route: { cluster: clusterName(s.host, port), timeout: "0s" } }];
     virtualHosts.push({ name: `${s.host}:${port}`, domains, routes });
   }
   // Unknown hosts go through, unless a ServiceEntry already answers on every name.
-  if (!used.has("*") && mesh.serving.fallthroughRoute) virtualHosts.push({ name: "allow_any", domains: ["*"], routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }] });
+  if (!used.has("*") && mesh.serving.fallthroughRoute)
+    virtualHosts.push({
+      name: "allow_any",
+      domains: ["*"],
+      routes: [{ name: "allow_any", match: { prefix: "/" }, route: { cluster: PASSTHROUGH, timeout: "0s" } }],
+    });
   return { name: String(port), virtual_hosts: virtualHosts, validate_clusters: false };
 }
 
@@ -289,7 +331,10 @@ function inboundSecurity(mesh: EnvoyMesh, workload: { namespace: string; labels:
     mtls: (port) => effectiveMtls(byKind.PeerAuthentication, workload, root, port, port === undefined ? undefined : true).mode,
     // Upstream's order: jwt_authn, CUSTOM (shadow RBAC + ext_authz), then the AUDIT, DENY, ALLOW RBAC filters.
     httpFilters: [...(jwt ? [jwt.filter] : []), ...httpCustomFilters(authorizationPolicies, providers), ...httpRbacFilters(authorizationPolicies)],
-    networkFilters: (statPrefix) => [...networkCustomFilters(authorizationPolicies, providers, statPrefix), ...networkRbacFilters(authorizationPolicies, statPrefix)],
+    networkFilters: (statPrefix) => [
+      ...networkCustomFilters(authorizationPolicies, providers, statPrefix),
+      ...networkRbacFilters(authorizationPolicies, statPrefix),
+    ],
     clusters: jwt?.clusters ?? [],
   };
 }
@@ -306,7 +351,13 @@ export function workloadResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceS
   const workload = findWorkload(mesh.registry, who);
   const namespace = who.namespace;
   const labels = who.labels ?? workload?.labels;
-  const set: ResourceSet = new Map([[LISTENER, new Map()], [ROUTE, new Map()], [CLUSTER, new Map()], [ENDPOINT, new Map(mesh.endpoints)], [EXTENSION_CONFIG, new Map()]]);
+  const set: ResourceSet = new Map([
+    [LISTENER, new Map()],
+    [ROUTE, new Map()],
+    [CLUSTER, new Map()],
+    [ENDPOINT, new Map(mesh.endpoints)],
+    [EXTENSION_CONFIG, new Map()],
+  ]);
   const add = (type: string, typeName: string, name: string, json: Json) => set.get(type)!.set(name, { name, any: packJson(typeName, json) });
   const listener = (json: Json) => add(LISTENER, LISTENER_TYPE, json.name as string, json);
   const cluster = (json: Json) => add(CLUSTER, "envoy.config.cluster.v3.Cluster", json.name as string, withDnsTtl(json, mesh.serving));
@@ -335,7 +386,10 @@ export function workloadResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceS
   cluster({ name: BLACKHOLE, type: "STATIC", connect_timeout: "10s" });
   if ("remote" in mesh.module) cluster(remoteHttpCluster(MODULE_CLUSTER, mesh.module.remote.uri));
 
-  add(EXTENSION_CONFIG, "envoy.config.core.v3.TypedExtensionConfig", PLUGIN_NAME, { name: PLUGIN_NAME, typed_config: wasmFilterConfig(mesh.pluginConfig, mesh.module) });
+  add(EXTENSION_CONFIG, "envoy.config.core.v3.TypedExtensionConfig", PLUGIN_NAME, {
+    name: PLUGIN_NAME,
+    typed_config: wasmFilterConfig(mesh.pluginConfig, mesh.module),
+  });
   return set;
 }
 
@@ -362,7 +416,12 @@ export function outboundListenerTemplates(mesh: EnvoyMesh): SplitListener[] {
 }
 
 /** `set` with the outbound listeners of a pod whose addresses are `podAddresses` (the rest shared, not copied). */
-export function withOutboundListeners(set: ResourceSet, templates: readonly SplitListener[], serving: EnvoyServing, podAddresses: readonly string[]): ResourceSet {
+export function withOutboundListeners(
+  set: ResourceSet,
+  templates: readonly SplitListener[],
+  serving: EnvoyServing,
+  podAddresses: readonly string[],
+): ResourceSet {
   const listeners = new Map(set.get(LISTENER));
   for (const t of templates) listeners.set(t.name, { name: t.name, any: spliceFirstChain(t, podLoopGuard(t.name, podAddresses, serving)) });
   return new Map([...set, [LISTENER, listeners]]);

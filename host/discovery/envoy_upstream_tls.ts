@@ -41,7 +41,10 @@ export const MESH_ALPN = ["mesh"];
 export const MESH_H2_ALPN = ["mesh", "h2"];
 
 const UPSTREAM_TLS_TYPE = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext";
-const RAW_BUFFER = { name: "envoy.transport_sockets.raw_buffer", typed_config: { "@type": "type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer" } };
+const RAW_BUFFER = {
+  name: "envoy.transport_sockets.raw_buffer",
+  typed_config: { "@type": "type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer" },
+};
 /** Upstream's default for every TLS it originates. */
 const TLS_PARAMS = { tls_minimum_protocol_version: "TLSv1_2", tls_maximum_protocol_version: "TLSv1_3" };
 
@@ -88,7 +91,10 @@ function meshMutualSocket(sans: readonly string[], sni: string, http2: boolean):
     common_tls_context: {
       tls_params: TLS_PARAMS,
       tls_certificate_sds_secret_configs: [sdsSecret(WORKLOAD_SECRET)],
-      combined_validation_context: { default_validation_context: { match_subject_alt_names: exact(sans) }, validation_context_sds_secret_config: sdsSecret(ROOT_SECRET) },
+      combined_validation_context: {
+        default_validation_context: { match_subject_alt_names: exact(sans) },
+        validation_context_sds_secret_config: sdsSecret(ROOT_SECRET),
+      },
       alpn_protocols: http2 ? MESH_H2_ALPN : MESH_ALPN,
     },
     sni,
@@ -110,7 +116,11 @@ function originatedTls(settings: ClientTlsSettings, target: UpstreamTlsTarget): 
   const skipVerify = settings.insecureSkipVerify === true;
   if (settings.credentialName) {
     if (mutual) common.tls_certificate_sds_secret_configs = [credentialSecret(settings.credentialName, target.ads)];
-    if (!skipVerify) common.combined_validation_context = { default_validation_context: { match_subject_alt_names: exact(sans) }, validation_context_sds_secret_config: credentialSecret(`${settings.credentialName}-cacert`, target.ads) };
+    if (!skipVerify)
+      common.combined_validation_context = {
+        default_validation_context: { match_subject_alt_names: exact(sans) },
+        validation_context_sds_secret_config: credentialSecret(`${settings.credentialName}-cacert`, target.ads),
+      };
   } else {
     if (mutual) common.tls_certificate_sds_secret_configs = [sdsSecret(`file-cert:${settings.clientCertificate}~${settings.privateKey}`)];
     const checks = { match_subject_alt_names: exact(sans), ...(settings.caCrl ? { crl: { filename: settings.caCrl } } : {}) };
@@ -153,7 +163,15 @@ export function upstreamTls(decision: ClientTls, target: UpstreamTlsTarget): Ups
     case "DISABLE":
       return undefined;
     case "MESH_MUTUAL":
-      return { fields: { transport_socket: meshMutualSocket(settings.subjectAltNames.length > 0 ? settings.subjectAltNames : target.identities, settings.sni ?? sni, target.http2) } };
+      return {
+        fields: {
+          transport_socket: meshMutualSocket(
+            settings.subjectAltNames.length > 0 ? settings.subjectAltNames : target.identities,
+            settings.sni ?? sni,
+            target.http2,
+          ),
+        },
+      };
     default:
       return originatedTls(settings, target);
   }

@@ -39,9 +39,20 @@ const READ: readonly MeshConfigField[] = ["rootNamespace", "trustDomain", "exten
  */
 export function readDiscoveryMeshConfig(file: string, explicit: boolean): DiscoveryMeshConfig {
   const defaults = MESH_CONFIG_DEFAULTS;
-  if (!explicit && !existsSync(file)) return { value: {}, rootNamespace: defaults.rootNamespace, extensionProviders: defaults.extensionProviders, enableAutoMtls: defaults.enableAutoMtls, ignored: [] };
+  if (!explicit && !existsSync(file))
+    return {
+      value: {},
+      rootNamespace: defaults.rootNamespace,
+      extensionProviders: defaults.extensionProviders,
+      enableAutoMtls: defaults.enableAutoMtls,
+      ignored: [],
+    };
   const value = readSettingsObject(file);
-  const { config, given, ignored } = decodeMeshConfig(value, file, { fields: READ, otherFields: "ignore", expectedNamespace: "a namespace name (a DNS label)" });
+  const { config, given, ignored } = decodeMeshConfig(value, file, {
+    fields: READ,
+    otherFields: "ignore",
+    expectedNamespace: "a namespace name (a DNS label)",
+  });
   const { rootNamespace, extensionProviders, enableAutoMtls } = config;
   return { file, value, rootNamespace, extensionProviders, enableAutoMtls, ...(given.has("trustDomain") ? { trustDomain: config.trustDomain } : {}), ignored };
 }

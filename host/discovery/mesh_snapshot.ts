@@ -4,7 +4,15 @@ import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import type { ExtensionProviders } from "../config/extension_providers.ts";
-import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, outboundListenerTemplates, withOutboundListeners, workloadResources } from "./envoy_sidecar.ts";
+import {
+  DEFAULT_ENVOY_SERVING,
+  type EnvoyMesh,
+  type EnvoyServing,
+  findWorkload,
+  outboundListenerTemplates,
+  withOutboundListeners,
+  workloadResources,
+} from "./envoy_sidecar.ts";
 import type { SplitListener } from "./envoy_outbound.ts";
 import { isHeadlessEndpoint } from "./envoy_outbound_clusters.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
@@ -61,7 +69,12 @@ export interface SnapshotOptions {
   enableAutoMtls?: boolean;
 }
 
-export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">, rootNamespace: string, options: SnapshotOptions = {}): MeshSnapshot {
+export function meshSnapshot(
+  version: number,
+  loaded: Pick<LoadedConfig, "mesh" | "documents" | "plugin">,
+  rootNamespace: string,
+  options: SnapshotOptions = {},
+): MeshSnapshot {
   const catalog = loaded.mesh;
   const registry = buildRegistry(catalog.byKind, { domain: catalog.domain });
   const services = xdsServices(registry, catalog, rootNamespace);
@@ -74,10 +87,37 @@ export function meshSnapshot(version: number, loaded: Pick<LoadedConfig, "mesh" 
     else secretDocuments.set(ns, (secretDocuments.get(ns) ?? new Map()).set(name, r));
   }
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
-  const envoy: EnvoyMesh = { registry, catalog, services, pluginConfig: loaded.plugin, module: options.module ?? LOCAL_MODULE, endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(), rootNamespace, trustDomain: options.trustDomain ?? DEFAULT_TRUST_DOMAIN, enableAutoMtls: options.enableAutoMtls ?? true, serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving }, ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}) };
+  const envoy: EnvoyMesh = {
+    registry,
+    catalog,
+    services,
+    pluginConfig: loaded.plugin,
+    module: options.module ?? LOCAL_MODULE,
+    endpoints: proxyless.get(ENDPOINT) ?? new Map<string, Resource>(),
+    rootNamespace,
+    trustDomain: options.trustDomain ?? DEFAULT_TRUST_DOMAIN,
+    enableAutoMtls: options.enableAutoMtls ?? true,
+    serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving },
+    ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}),
+  };
   let outbound: readonly SplitListener[] | undefined;
   const envoyOutbound = () => (outbound ??= outboundListenerTemplates(envoy));
-  return { version, catalog, registry, services, proxyless, all, secretDocuments, sdsViews: new Map(), envoy, envoyViews: new Map(), envoyPodViews: new Map(), envoyOutbound, namespaceViews: new Map(), rootNamespace };
+  return {
+    version,
+    catalog,
+    registry,
+    services,
+    proxyless,
+    all,
+    secretDocuments,
+    sdsViews: new Map(),
+    envoy,
+    envoyViews: new Map(),
+    envoyPodViews: new Map(),
+    envoyOutbound,
+    namespaceViews: new Map(),
+    rootNamespace,
+  };
 }
 
 /**
@@ -97,14 +137,18 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   if (kind === "proxyless") return snapshot.all;
   const identity = nodeIdentity(node);
   const trusted = secretNamespace(node, identity?.namespace);
-  const documents = (namespace: string) => (scoped ? documentsInView(snapshot.all.get(CONFIG_DOCUMENT)!, namespace, snapshot.rootNamespace) : snapshot.all.get(CONFIG_DOCUMENT)!);
+  const documents = (namespace: string) =>
+    scoped ? documentsInView(snapshot.all.get(CONFIG_DOCUMENT)!, namespace, snapshot.rootNamespace) : snapshot.all.get(CONFIG_DOCUMENT)!;
   if (kind === "disco-agent") {
     if (!identity) return snapshot.all;
     const key = JSON.stringify([identity.namespace, scoped, trusted ?? null]);
     let set = snapshot.namespaceViews.get(key);
     if (!set) {
       const secrets = trusted === undefined ? [] : [...(snapshot.secretDocuments.get(trusted) ?? [])];
-      set = new Map([...snapshot.all, [CONFIG_DOCUMENT, secrets.length > 0 ? new Map([...documents(identity.namespace), ...secrets]) : documents(identity.namespace)]]);
+      set = new Map([
+        ...snapshot.all,
+        [CONFIG_DOCUMENT, secrets.length > 0 ? new Map([...documents(identity.namespace), ...secrets]) : documents(identity.namespace)],
+      ]);
       snapshot.namespaceViews.set(key, set);
     }
     return set;

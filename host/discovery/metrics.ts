@@ -69,10 +69,25 @@ export class DiscoveryMetrics {
     this.registry = registry;
     const r = registry;
     this.xds = specGauge(r, "disco_xds", "Proxies connected over xDS (ADS streams)");
-    this.pushes = specCounter(r, "disco_xds_pushes", "xDS responses sent, by type (lds, rds, cds, eds, ecds, config); <type>_senderr: a response that could not be written", ["type"]);
+    this.pushes = specCounter(
+      r,
+      "disco_xds_pushes",
+      "xDS responses sent, by type (lds, rds, cds, eds, ecds, config); <type>_senderr: a response that could not be written",
+      ["type"],
+    );
     this.pushTime = specHistogram(r, "disco_xds_push_time", "Seconds to select, encode and write one xDS response, by type", PUSH_TIME_BUCKETS, ["type"]);
-    this.convergence = specHistogram(r, "disco_proxy_convergence_time", "Seconds between a configuration change and a proxy having acknowledged (or refused) every response it caused", CONVERGENCE_BUCKETS);
-    this.triggers = specCounter(r, "disco_push_triggers", "Pushes triggered, by type: config (a change of the configuration folder), endpoint (only Endpoints documents changed, pushed at once: DISCO_ENABLE_EDS_DEBOUNCE=false)", ["type"]);
+    this.convergence = specHistogram(
+      r,
+      "disco_proxy_convergence_time",
+      "Seconds between a configuration change and a proxy having acknowledged (or refused) every response it caused",
+      CONVERGENCE_BUCKETS,
+    );
+    this.triggers = specCounter(
+      r,
+      "disco_push_triggers",
+      "Pushes triggered, by type: config (a change of the configuration folder), endpoint (only Endpoints documents changed, pushed at once: DISCO_ENABLE_EDS_DEBOUNCE=false)",
+      ["type"],
+    );
     this.rejects = specCounter(r, "disco_total_xds_rejects", "xDS responses rejected (NACKed) by a proxy, by type", ["type"]);
     this.typeRejects = new Map([
       [CLUSTER, specGauge(r, "disco_xds_cds_reject", "Proxies whose last CDS response was rejected")],
@@ -80,35 +95,87 @@ export class DiscoveryMetrics {
       [LISTENER, specGauge(r, "disco_xds_lds_reject", "Proxies whose last LDS response was rejected")],
       [ROUTE, specGauge(r, "disco_xds_rds_reject", "Proxies whose last RDS response was rejected")],
     ]);
-    this.rejectedConfigs = specCounter(r, "disco_total_rejected_configs", "Configuration changes refused (a file or document that does not decode); the last good configuration keeps serving");
-    this.inboundUpdates = specCounter(r, "disco_inbound_updates", "Configuration updates received, by type: config (the folder decoded into a new version)", ["type"]);
-    this.internalErrors = specCounter(r, "disco_total_xds_internal_errors", "Internal errors serving xDS: a request that could not be handled (the stream is closed)");
+    this.rejectedConfigs = specCounter(
+      r,
+      "disco_total_rejected_configs",
+      "Configuration changes refused (a file or document that does not decode); the last good configuration keeps serving",
+    );
+    this.inboundUpdates = specCounter(r, "disco_inbound_updates", "Configuration updates received, by type: config (the folder decoded into a new version)", [
+      "type",
+    ]);
+    this.internalErrors = specCounter(
+      r,
+      "disco_total_xds_internal_errors",
+      "Internal errors serving xDS: a request that could not be handled (the stream is closed)",
+    );
     this.expiredNonces = specCounter(r, "disco_rds_expired_nonce", "RDS requests answering a response that was already superseded (an expired nonce)");
     this.services = specGauge(r, "disco_services", "Services known (orchestrator Services and ServiceEntry hosts)");
     this.virtualServices = specGauge(r, "disco_virt_services", "VirtualServices known");
     this.noInstances = specGauge(r, "disco_eds_no_instances", "Clusters without instances (no endpoint), as of the last configuration");
-    this.allLocalityEndpoints = specGauge(r, "disco_xds_eds_all_locality_endpoints", "Network endpoints per cluster across localities, as of the last configuration; zero is an error", ["cluster"]);
+    this.allLocalityEndpoints = specGauge(
+      r,
+      "disco_xds_eds_all_locality_endpoints",
+      "Network endpoints per cluster across localities, as of the last configuration; zero is an error",
+      ["cluster"],
+    );
     this.edsInstances = specGauge(r, "disco_xds_eds_instances", "Locality groups per cluster, as of the last configuration; zero is an error", ["cluster"]);
-    this.duplicateClusters = specGauge(r, "disco_duplicate_proxy_clusters", "Service ports declared again (same host and port) by another ServiceEntry or Service: the later declaration is dropped");
+    this.duplicateClusters = specGauge(
+      r,
+      "disco_duplicate_proxy_clusters",
+      "Service ports declared again (same host and port) by another ServiceEntry or Service: the later declaration is dropped",
+    );
     this.duplicateSubsets = specGauge(r, "disco_destrule_subsets", "Subsets defined again by another DestinationRule for the same host in the same namespace");
-    this.duplicateDomains = specGauge(r, "disco_vservice_dup_domain", "Hosts claimed by more than one VirtualService on the same gateway in the same namespace");
-    this.conflictInbound = specGauge(r, "disco_conflict_inbound_listener", "Container ports of a workload that an HTTP and a non-HTTP service port both target (the HTTP inbound chain takes them)");
-    this.conflictTcpOverHttp = specGauge(r, "disco_conflict_outbound_listener_tcp_over_current_http", "Non-HTTP service ports on a port whose outbound listener is HTTP (that listener takes their traffic)");
-    this.conflictTcpOverTcp = specGauge(r, "disco_conflict_outbound_listener_tcp_over_current_tcp", "Services without an address beyond the first on one outbound TCP port (its wildcard chain passes their traffic through)");
-    this.conflictHttpOverHttps = specGauge(r, "disco_conflict_outbound_listener_http_over_https", "HTTP service ports on 443, whose outbound listener takes every connection to port 443");
+    this.duplicateDomains = specGauge(
+      r,
+      "disco_vservice_dup_domain",
+      "Hosts claimed by more than one VirtualService on the same gateway in the same namespace",
+    );
+    this.conflictInbound = specGauge(
+      r,
+      "disco_conflict_inbound_listener",
+      "Container ports of a workload that an HTTP and a non-HTTP service port both target (the HTTP inbound chain takes them)",
+    );
+    this.conflictTcpOverHttp = specGauge(
+      r,
+      "disco_conflict_outbound_listener_tcp_over_current_http",
+      "Non-HTTP service ports on a port whose outbound listener is HTTP (that listener takes their traffic)",
+    );
+    this.conflictTcpOverTcp = specGauge(
+      r,
+      "disco_conflict_outbound_listener_tcp_over_current_tcp",
+      "Services without an address beyond the first on one outbound TCP port (its wildcard chain passes their traffic through)",
+    );
+    this.conflictHttpOverHttps = specGauge(
+      r,
+      "disco_conflict_outbound_listener_http_over_https",
+      "HTTP service ports on 443, whose outbound listener takes every connection to port 443",
+    );
     this.endpointNotReady = specGauge(r, "disco_endpoint_not_ready", "Addresses of Endpoints documents listed as not ready (left out of the load assignments)");
     this.endpointNoPod = specGauge(r, "endpoint_no_pod", "Ready addresses of Endpoints documents whose targetRef names no Pod of the configuration");
-    this.queueTime = specHistogram(r, "disco_proxy_queue_time", "Seconds a proxy waited in the push queue (DISCO_PUSH_THROTTLE proxies are pushed to per turn)", QUEUE_BUCKETS);
+    this.queueTime = specHistogram(
+      r,
+      "disco_proxy_queue_time",
+      "Seconds a proxy waited in the push queue (DISCO_PUSH_THROTTLE proxies are pushed to per turn)",
+      QUEUE_BUCKETS,
+    );
     this.webhooks = {
       injectionRequests: specCounter(r, "sidecar_injection_requests_total", "Sidecar injection requests (AdmissionReview on /inject)"),
       injectionSuccess: specCounter(r, "sidecar_injection_success_total", "Injection requests answered with the sidecar (a JSONPatch)"),
-      injectionSkip: specCounter(r, "sidecar_injection_skip_total", "Injection requests skipped (already injected, hostNetwork, system namespace, annotation false, not a Pod)"),
+      injectionSkip: specCounter(
+        r,
+        "sidecar_injection_skip_total",
+        "Injection requests skipped (already injected, hostNetwork, system namespace, annotation false, not a Pod)",
+      ),
       injectionFailure: specCounter(r, "sidecar_injection_failure_total", "Injection requests refused (a bad Pod or review)"),
       validationPassed: specCounter(r, "collector_validation_passed", "Resources the validation webhook accepted"),
       validationFailed: specCounter(r, "collector_validation_failed", "Resources the validation webhook refused"),
       validationHttpError: specCounter(r, "collector_validation_http_error", "Validation requests that were not an AdmissionReview v1 (answered 400)"),
       certKeyUpdates: specCounter(r, "collector_validation_cert_key_updates", "Webhook certificate and key reloads (DISCO_CERT_DIR files changed)"),
-      certKeyUpdateErrors: specCounter(r, "collector_validation_cert_key_update_errors", "Webhook certificate reloads that failed (the previous certificate stays)"),
+      certKeyUpdateErrors: specCounter(
+        r,
+        "collector_validation_cert_key_update_errors",
+        "Webhook certificate reloads that failed (the previous certificate stays)",
+      ),
     };
     for (const type of ["lds", "rds", "cds", "eds"]) {
       this.pushes.labels({ type }).inc(0);

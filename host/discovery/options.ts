@@ -16,5 +16,23 @@ export const DEFAULT_DEBOUNCE_AFTER_MS = 100;
 export const DEFAULT_DEBOUNCE_MAX_MS = 10_000;
 export const DEFAULT_PUSH_THROTTLE = 100;
 /** Spec 2's scopes of disco-discovery, every one accepted; `ads` (xDS), `default`, `validationServer` (webhooks) carry its messages, the others have none here. */
-export const DISCOVERY_LOG_SCOPES = ["ads", "all", "attributes", "authn", "configmapcontroller", "default", "grpcAdapter", "mcp", "model", "pkica", "rbac", "rootcertrotator", "secretcontroller", "serverca", "validation", "validationController", "validationServer"] as const;
+export const DISCOVERY_LOG_SCOPES = [
+  "ads",
+  "all",
+  "attributes",
+  "authn",
+  "configmapcontroller",
+  "default",
+  "grpcAdapter",
+  "mcp",
+  "model",
+  "pkica",
+  "rbac",
+  "rootcertrotator",
+  "secretcontroller",
+  "serverca",
+  "validation",
+  "validationController",
+  "validationServer",
+] as const;
 export const LISTENING_LINE_PREFIX = "disco-discovery listening: ";

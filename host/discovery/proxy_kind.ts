@@ -47,6 +47,9 @@ export function nodeIdentity(node: Pick<ProxyNode, "id" | "metadata">): NodeIden
   const idNamespace = dot < 0 ? domain.split(".")[0] : podDotNs.slice(dot + 1);
   const metaNamespace = node.metadata.NAMESPACE;
   const metaLabels = node.metadata.LABELS;
-  const labels = metaLabels && typeof metaLabels === "object" && !Array.isArray(metaLabels) ? Object.fromEntries(Object.entries(metaLabels).map(([k, v]) => [k, String(v)])) : undefined;
+  const labels =
+    metaLabels && typeof metaLabels === "object" && !Array.isArray(metaLabels)
+      ? Object.fromEntries(Object.entries(metaLabels).map(([k, v]) => [k, String(v)]))
+      : undefined;
   return { type, ip, pod, namespace: typeof metaNamespace === "string" && metaNamespace ? metaNamespace : idNamespace, labels };
 }

@@ -119,14 +119,26 @@ export function subsetLoadAssignments(services: readonly XdsService[], known: Re
   return services.flatMap((s) =>
     (s.subsets ?? []).flatMap((subset) => {
       const name = clusterName(s.host, s.port, subset.name);
-      return known.has(name) ? [] : [loadAssignment(name, s.endpoints.filter((e) => selects(subset.labels, e)))];
+      return known.has(name)
+        ? []
+        : [
+            loadAssignment(
+              name,
+              s.endpoints.filter((e) => selects(subset.labels, e)),
+            ),
+          ];
     }),
   );
 }
 
 /** The resources a proxyless client may ask for, for every service port. */
 export function proxylessResources(services: readonly XdsService[]): ResourceSet {
-  const set: ResourceSet = new Map([[LISTENER, new Map()], [ROUTE, new Map()], [CLUSTER, new Map()], [ENDPOINT, new Map()]]);
+  const set: ResourceSet = new Map([
+    [LISTENER, new Map()],
+    [ROUTE, new Map()],
+    [CLUSTER, new Map()],
+    [ENDPOINT, new Map()],
+  ]);
   const add = (type: string, r: Resource) => set.get(type)!.set(r.name, r);
   for (const s of services) {
     const name = `${s.host}:${s.port}`;
@@ -138,7 +150,13 @@ export function proxylessResources(services: readonly XdsService[]): ResourceSet
     for (const subset of s.subsets ?? []) {
       const subsetCluster = clusterName(s.host, s.port, subset.name);
       add(CLUSTER, edsCluster(subsetCluster));
-      add(ENDPOINT, loadAssignment(subsetCluster, s.endpoints.filter((e) => selects(subset.labels, e))));
+      add(
+        ENDPOINT,
+        loadAssignment(
+          subsetCluster,
+          s.endpoints.filter((e) => selects(subset.labels, e)),
+        ),
+      );
     }
   }
   return set;

@@ -1,6 +1,16 @@
 import { envReader } from "../daemon/env_values.ts";
 import type * as grpc from "@grpc/grpc-js";
-import { DEFAULT_CERT_DIR, type TlsFiles, type TlsIdentity, allExist, certDirFiles, fileServerCredentials, loadTlsFiles, uriSansOf, workloadIdentityProblem } from "../security/mtls/cert_files.ts";
+import {
+  DEFAULT_CERT_DIR,
+  type TlsFiles,
+  type TlsIdentity,
+  allExist,
+  certDirFiles,
+  fileServerCredentials,
+  loadTlsFiles,
+  uriSansOf,
+  workloadIdentityProblem,
+} from "../security/mtls/cert_files.ts";
 import type { StreamAccess } from "./ads_server.ts";
 
 /**
@@ -30,7 +40,10 @@ export interface SecureXdsSettings {
 /** DISCO_CERT_DIR, DISCO_CERT_PROVIDER, DISCO_SKIP_VALIDATE_TRUST_DOMAIN; throws naming the variable. */
 export function secureXdsSettings(env: NodeJS.ProcessEnv, addressGiven: boolean): SecureXdsSettings {
   const provider = env.DISCO_CERT_PROVIDER || CERT_PROVIDER;
-  if (provider !== CERT_PROVIDER) throw new Error(`DISCO_CERT_PROVIDER=${JSON.stringify(provider)}: expected ${CERT_PROVIDER} (the certificate is issued by mesh_ca; there is no orchestrator CA and disco-discovery signs no certificate of its own)`);
+  if (provider !== CERT_PROVIDER)
+    throw new Error(
+      `DISCO_CERT_PROVIDER=${JSON.stringify(provider)}: expected ${CERT_PROVIDER} (the certificate is issued by mesh_ca; there is no orchestrator CA and disco-discovery signs no certificate of its own)`,
+    );
   // Go's strconv.ParseBool spellings, as every boolean variable.
   const skip = envReader(env).bool("DISCO_SKIP_VALIDATE_TRUST_DOMAIN", false);
   return {
@@ -61,7 +74,7 @@ export interface SecureXds {
 export async function secureXds(s: SecureXdsSettings, trustDomain?: string): Promise<SecureXds> {
   const names = { caCertFile: "DISCO_CERT_DIR root-cert.pem", certFile: "DISCO_CERT_DIR cert-chain.pem", keyFile: "DISCO_CERT_DIR key.pem" };
   const identity = loadTlsFiles(s.files, names);
-  const clientTrustDomain = s.skipTrustDomainCheck ? undefined : (trustDomain || identity.trustDomain);
+  const clientTrustDomain = s.skipTrustDomainCheck ? undefined : trustDomain || identity.trustDomain;
   return {
     credentials: await fileServerCredentials(s.files),
     identity,

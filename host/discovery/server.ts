@@ -152,7 +152,12 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   const refusals: DiscoveryObserver = { refused: (peer, problem) => authnLog.warn(`xDS caller ${peer} refused: ${problem}`) };
   const observer = bothObservers(metrics.observer, bothObservers(refusals, o.observer ?? {}));
   const scoped = o.scopePushes ?? true;
-  const identifier = JSON.stringify({ Component: "disco-discovery", ID: o.podName ?? hostname(), ...(o.podNamespace ? { Namespace: o.podNamespace } : {}), Info: { version: buildInfo().version } });
+  const identifier = JSON.stringify({
+    Component: "disco-discovery",
+    ID: o.podName ?? hostname(),
+    ...(o.podNamespace ? { Namespace: o.podNamespace } : {}),
+    Info: { version: buildInfo().version },
+  });
   const tracking = o.distributionTracking ?? true;
   const ledger = new DistributionLedger(o.distributionRetentionMs ?? DEFAULT_DISTRIBUTION_RETENTION_MS);
   const versioning = new ResourceVersioning();
@@ -184,7 +189,13 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       scopes.validation.error(problem);
       return false;
     }
-    current = meshSnapshot(++version, loaded, o.rootNamespace, { ...(o.filterModule ? { module: o.filterModule } : {}), ...(o.serving ? { serving: o.serving } : {}), extensionProviders: providers, ...(o.trustDomain ? { trustDomain: o.trustDomain } : {}), ...(o.enableAutoMtls !== undefined ? { enableAutoMtls: o.enableAutoMtls } : {}) });
+    current = meshSnapshot(++version, loaded, o.rootNamespace, {
+      ...(o.filterModule ? { module: o.filterModule } : {}),
+      ...(o.serving ? { serving: o.serving } : {}),
+      extensionProviders: providers,
+      ...(o.trustDomain ? { trustDomain: o.trustDomain } : {}),
+      ...(o.enableAutoMtls !== undefined ? { enableAutoMtls: o.enableAutoMtls } : {}),
+    });
     versions = versioning.next(current.catalog, loaded.documents);
     if (tracking) ledger.record(current.version, versions);
     observer.snapshot?.(current);
@@ -195,7 +206,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       return true;
     }
     // Upstream's EDS updates skip the debounce unless DISCO_ENABLE_EDS_DEBOUNCE.
-    if (o.edsDebounce === false && isEndpointChange(changedKinds(pushedDocuments, current.all.get(CONFIG_DOCUMENT)!))) pushNow("endpoint", 1, performance.now());
+    if (o.edsDebounce === false && isEndpointChange(changedKinds(pushedDocuments, current.all.get(CONFIG_DOCUMENT)!)))
+      pushNow("endpoint", 1, performance.now());
     else push.add(performance.now());
     return true;
   };
@@ -216,21 +228,33 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
     "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
     // Streams of an aged connection get upstream's grace (10 s) to finish, then the proxy reconnects.
-    ...(o.maxConnectionAgeMs !== undefined ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs, "grpc.max_connection_age_grace_ms": MAX_CONNECTION_AGE_GRACE_MS } : {}),
+    ...(o.maxConnectionAgeMs !== undefined
+      ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs, "grpc.max_connection_age_grace_ms": MAX_CONNECTION_AGE_GRACE_MS }
+      : {}),
   };
   try {
     if (o.grpc) {
-      const served = await bindNamed("--grpcAddr", `${o.grpc.host ?? ""}:${o.grpc.port}`, serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions));
+      const served = await bindNamed(
+        "--grpcAddr",
+        `${o.grpc.host ?? ""}:${o.grpc.port}`,
+        serveXds(ads, o.grpc, grpc.ServerCredentials.createInsecure(), xdsServerOptions),
+      );
       grpcServers.push(served);
       listeners.grpc = served.address;
       o.log.info(`xDS (plain text) on ${listeners.grpc}`);
     }
     if (o.secureGrpc) {
       const secure = await secureXds(o.secureGrpc.tls, o.trustDomain);
-      const served = await bindNamed("--secureGrpcAddr", `${o.secureGrpc.address.host ?? ""}:${o.secureGrpc.address.port}`, serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access));
+      const served = await bindNamed(
+        "--secureGrpcAddr",
+        `${o.secureGrpc.address.host ?? ""}:${o.secureGrpc.address.port}`,
+        serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access),
+      );
       grpcServers.push(served);
       listeners.secureGrpc = served.address;
-      o.log.info(`xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`);
+      o.log.info(
+        `xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`,
+      );
     }
   } catch (e) {
     watcher.stop();
@@ -241,33 +265,64 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   if (o.http) {
     http = createServer((req, res) => {
       if (o.profiling && serveProfiling(req, res)) return;
-      debugPage(req.url ?? "/", { snapshot: current!, ads, versions: versions!, ledger: tracking ? ledger : undefined, adszConfig: o.debugAdszConfig ?? false }, res);
+      debugPage(
+        req.url ?? "/",
+        { snapshot: current!, ads, versions: versions!, ledger: tracking ? ledger : undefined, adszConfig: o.debugAdszConfig ?? false },
+        res,
+      );
     });
     listeners.http = (await bindNamed("--httpAddr", `${o.http.host ?? ""}:${o.http.port}`, listen(http, o.http.port, o.http.host))).address;
   }
   let webhooks: WebhookServer | undefined;
   if (o.https) {
-    webhooks = await bindNamed("--httpsAddr", `${o.https.address.host ?? ""}:${o.https.address.port}`, startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log }));
+    webhooks = await bindNamed(
+      "--httpsAddr",
+      `${o.https.address.host ?? ""}:${o.https.address.port}`,
+      startWebhooks({ ...o.https, ...(o.revision ? { revision: o.revision } : {}), checks: o.checks, counters: metrics.webhooks, log: o.webhookLog ?? o.log }),
+    );
     listeners.https = webhooks.address;
     o.log.info(`admission webhooks (/validate, /inject) on https://${webhooks.address}`);
   }
   let monitoring: MonitoringServer | undefined;
   if (o.monitoring) {
-    monitoring = await bindNamed("--monitoringAddr", `${o.monitoring.host ?? ""}:${o.monitoring.port}`, startMonitoring({ port: o.monitoring.port, host: o.monitoring.host, registry: metrics.registry, info: buildInfo, healthy: () => ready, healthPaths: ["/ready"] }));
+    monitoring = await bindNamed(
+      "--monitoringAddr",
+      `${o.monitoring.host ?? ""}:${o.monitoring.port}`,
+      startMonitoring({
+        port: o.monitoring.port,
+        host: o.monitoring.host,
+        registry: metrics.registry,
+        info: buildInfo,
+        healthy: () => ready,
+        healthPaths: ["/ready"],
+      }),
+    );
     listeners.monitoring = monitoring.address;
   }
   let ctrlz: CtrlzServer | undefined;
   if (o.ctrlz) {
-    ctrlz = await bindNamed("--ctrlz_port", `${o.ctrlz.address}:${o.ctrlz.port}`, startCtrlz({
-      ...o.ctrlz,
-      component: "disco-discovery",
-      info: buildInfo,
-      sections: {
-        configuration: () => ({ version: current!.version, services: current!.services.length, resources: current!.catalog.resources.length }),
-        instance: () => ({ name: o.podName ?? hostname(), ...(o.podNamespace ? { namespace: o.podNamespace } : {}) }),
-        connections: () => ads.state().map((c) => ({ id: c.id, node: c.node.id, connectedAt: c.connectedAt.toISOString(), types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t) })),
-      },
-    }));
+    ctrlz = await bindNamed(
+      "--ctrlz_port",
+      `${o.ctrlz.address}:${o.ctrlz.port}`,
+      startCtrlz({
+        ...o.ctrlz,
+        component: "disco-discovery",
+        info: buildInfo,
+        sections: {
+          configuration: () => ({ version: current!.version, services: current!.services.length, resources: current!.catalog.resources.length }),
+          instance: () => ({ name: o.podName ?? hostname(), ...(o.podNamespace ? { namespace: o.podNamespace } : {}) }),
+          connections: () =>
+            ads
+              .state()
+              .map((c) => ({
+                id: c.id,
+                node: c.node.id,
+                connectedAt: c.connectedAt.toISOString(),
+                types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t),
+              })),
+        },
+      }),
+    );
     listeners.ctrlz = ctrlz.address;
   }
   ready = true;
@@ -282,7 +337,13 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       for (const g of grpcServers) g.health.setServing(false);
       watcher.stop();
       push.fire();
-      await Promise.all([...grpcServers.map((g) => shutdownGrpcServer(g.server, o.drainMs ?? DEFAULT_DRAIN_MS)), http ? closeServer(http) : undefined, monitoring?.close(), webhooks?.close(), ctrlz?.close()]);
+      await Promise.all([
+        ...grpcServers.map((g) => shutdownGrpcServer(g.server, o.drainMs ?? DEFAULT_DRAIN_MS)),
+        http ? closeServer(http) : undefined,
+        monitoring?.close(),
+        webhooks?.close(),
+        ctrlz?.close(),
+      ]);
     },
   };
 }
@@ -300,7 +361,13 @@ function bothObservers(a: DiscoveryObserver, b: DiscoveryObserver): DiscoveryObs
 }
 
 /** One xDS gRPC listener: ADS, health and reflection; SERVING once bound. */
-async function serveXds(ads: AggregatedDiscoveryService, address: ListenAddress, credentials: grpc.ServerCredentials, options: grpc.ServerOptions, access?: StreamAccess): Promise<{ server: grpc.Server; health: ServingHealth; address: string }> {
+async function serveXds(
+  ads: AggregatedDiscoveryService,
+  address: ListenAddress,
+  credentials: grpc.ServerCredentials,
+  options: grpc.ServerOptions,
+  access?: StreamAccess,
+): Promise<{ server: grpc.Server; health: ServingHealth; address: string }> {
   const server = new grpc.Server(options);
   ads.addTo(server, access);
   const health = addGrpcIntrospection(server, {
@@ -337,30 +404,46 @@ function debugPage(url: string, d: DebugState, res: Res): void {
   const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
   const text = (status: number, body: string) => res.writeHead(status, { "content-type": "text/plain" }).end(body);
   if (path === "/debug/syncz") {
-    json(ads.state().flatMap((c) => [...c.subscriptions].map(([type, s]) => ({
-      proxy: c.node.id,
-      type: SHORT_TYPE[type] ?? type,
-      sent: s.sentVersion ?? null,
-      acked: s.ackedVersion ?? null,
-      nacked: s.nacked ?? null,
-      ...(d.ledger ? { sentConfig: s.sentConfig ?? null, ackedConfig: s.ackedConfig ?? null } : {}),
-    }))));
+    json(
+      ads.state().flatMap((c) =>
+        [...c.subscriptions].map(([type, s]) => ({
+          proxy: c.node.id,
+          type: SHORT_TYPE[type] ?? type,
+          sent: s.sentVersion ?? null,
+          acked: s.ackedVersion ?? null,
+          nacked: s.nacked ?? null,
+          ...(d.ledger ? { sentConfig: s.sentConfig ?? null, ackedConfig: s.ackedConfig ?? null } : {}),
+        })),
+      ),
+    );
   } else if (path === "/debug/adsz") {
-    json(ads.state().map((c) => ({
-      connectionId: c.id,
-      node: c.node,
-      connectedAt: c.connectedAt.toISOString(),
-      watches: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, s.names === "*" ? ["*"] : [...s.names]])),
-      ...(d.adszConfig ? { config: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, (s.sentResources ?? []).map((r) => ({ name: r.name, value: decodeSent(r.any) }))])) } : {}),
-    })));
+    json(
+      ads.state().map((c) => ({
+        connectionId: c.id,
+        node: c.node,
+        connectedAt: c.connectedAt.toISOString(),
+        watches: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, s.names === "*" ? ["*"] : [...s.names]])),
+        ...(d.adszConfig
+          ? {
+              config: Object.fromEntries(
+                [...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, (s.sentResources ?? []).map((r) => ({ name: r.name, value: decodeSent(r.any) }))]),
+              ),
+            }
+          : {}),
+      })),
+    );
   } else if (path === "/debug/configz") {
     const versionOf = (r: (typeof snapshot.catalog.resources)[number]) => {
       const v = d.versions.get(resourceKey(r));
       return v ? { resourceVersion: v.resourceVersion, generation: v.generation } : {};
     };
     // A Secret's values never leave through the debug port (host/discovery/secrets.ts).
-    const spec = (r: (typeof snapshot.catalog.resources)[number]) => (r.kind === "Secret" ? redactedSecret(r.spec as unknown as Record<string, unknown>) : r.spec);
-    json({ version: snapshot.version, resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, ...versionOf(r), spec: spec(r) })) });
+    const spec = (r: (typeof snapshot.catalog.resources)[number]) =>
+      r.kind === "Secret" ? redactedSecret(r.spec as unknown as Record<string, unknown>) : r.spec;
+    json({
+      version: snapshot.version,
+      resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, ...versionOf(r), spec: spec(r) })),
+    });
   } else if (path === "/debug/config_distribution") {
     if (!d.ledger) return void text(409, TRACKING_OFF);
     const key = params.get("resource");
@@ -392,10 +475,18 @@ function logModel(s: MeshSnapshot, scopes: Record<"model" | "rbac" | "authn", Sc
   // A caller's own log sink (tests, in-process use) may not filter by level: then every line goes to it.
   const debugging = (l: ScopedLogger) => typeof l.enabled !== "function" || l.enabled("debug");
   if (debugging(scopes.model)) {
-    const kinds = Object.entries(k).filter(([, list]) => list.length > 0).map(([kind, list]) => `${kind}=${list.length}`);
+    const kinds = Object.entries(k)
+      .filter(([, list]) => list.length > 0)
+      .map(([kind, list]) => `${kind}=${list.length}`);
     scopes.model.debug(`configuration version ${s.version}: ${kinds.join(" ") || "no resources"}; services ${s.registry.services.length}`);
   }
   const names = (list: ReadonlyArray<{ namespace: string; name: string }>) => list.map((r) => `${r.namespace}/${r.name}`).join(" ") || "none";
-  if (debugging(scopes.rbac)) scopes.rbac.debug(`configuration version ${s.version}: AuthorizationPolicies (served as RBAC filters of the workloads they select): ${names(k.AuthorizationPolicy)}`);
-  if (debugging(scopes.authn)) scopes.authn.debug(`configuration version ${s.version}: PeerAuthentications ${names(k.PeerAuthentication)}; RequestAuthentications ${names(k.RequestAuthentication)}`);
+  if (debugging(scopes.rbac))
+    scopes.rbac.debug(
+      `configuration version ${s.version}: AuthorizationPolicies (served as RBAC filters of the workloads they select): ${names(k.AuthorizationPolicy)}`,
+    );
+  if (debugging(scopes.authn))
+    scopes.authn.debug(
+      `configuration version ${s.version}: PeerAuthentications ${names(k.PeerAuthentication)}; RequestAuthentications ${names(k.RequestAuthentication)}`,
+    );
 }

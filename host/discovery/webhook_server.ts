@@ -100,7 +100,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, o: WebhookOptio
   if (which === "validate") {
     const v = validate(request, o.checks);
     (v.outcome === "passed" ? o.counters.validationPassed : o.counters.validationFailed).inc();
-    if (v.outcome === "failed") o.log.info(`validation refused ${request.kind?.kind ?? ""} ${request.namespace ?? ""}/${request.name ?? ""}: ${v.response.status?.message}`);
+    if (v.outcome === "failed")
+      o.log.info(`validation refused ${request.kind?.kind ?? ""} ${request.namespace ?? ""}/${request.name ?? ""}: ${v.response.status?.message}`);
     answer = v.response;
   } else {
     const i = inject(request, o.injection, o.revision);

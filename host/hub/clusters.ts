@@ -7,9 +7,7 @@
 import { serviceNamespace } from "../mesh/hosts.ts";
 
 /** Where a cluster's hub listens: TCP host and port, or a Unix domain socket path. */
-export type ClusterAddress =
-  | { readonly kind: "tcp"; readonly host: string; readonly port: number }
-  | { readonly kind: "unix"; readonly path: string };
+export type ClusterAddress = { readonly kind: "tcp"; readonly host: string; readonly port: number } | { readonly kind: "unix"; readonly path: string };
 
 export interface Cluster {
   readonly name: string;
@@ -150,7 +148,10 @@ export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
   const eq = spec.indexOf("=");
   if (eq < 0) bad("no '=' between the service and its address");
   const service = spec.slice(0, eq).trim();
-  const [addressText, ...options] = spec.slice(eq + 1).split(",").map((s) => s.trim());
+  const [addressText, ...options] = spec
+    .slice(eq + 1)
+    .split(",")
+    .map((s) => s.trim());
   const colon = service.lastIndexOf(":");
   if (colon < 0) bad("the service port is missing (FQDN:SERVICE_PORT)");
   const host = service.slice(0, colon).toLowerCase();
@@ -179,18 +180,28 @@ export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
       const at = kv.indexOf("=");
       if (at <= 0) bad(`label option ${JSON.stringify(o)} is not label=KEY=VALUE`);
       labels[kv.slice(0, at)] = kv.slice(at + 1);
-    }
-    else if (o.startsWith("sa=") && o.length > 3) {
+    } else if (o.startsWith("sa=") && o.length > 3) {
       serviceAccount = o.slice(3);
       if (!SERVICE_ACCOUNT.test(serviceAccount)) bad(`sa=${JSON.stringify(serviceAccount)} is not a service account name`);
     } else bad(`unknown option ${JSON.stringify(o)}`);
   }
   // Secure naming checks spiffe://<td>/ns/<service namespace>/sa/<sa>: without a namespace in the host, sa= could not be enforced.
-  if (serviceAccount !== undefined && serviceNamespace(host) === undefined) bad(`sa= needs a service host <service>.<namespace>.svc[.…] to name the identity, got ${JSON.stringify(host)}`);
+  if (serviceAccount !== undefined && serviceNamespace(host) === undefined)
+    bad(`sa= needs a service host <service>.<namespace>.svc[.…] to name the identity, got ${JSON.stringify(host)}`);
   const servicePort = Number(portText);
   // Endpoints of one service port differ by their labels (subsets): the registry key says them.
-  const labelText = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",");
-  return Object.freeze({ host, servicePort, name: `${host}:${servicePort}${labelText ? `;${labelText}` : ""}`, address: Object.freeze(address), sidecar, serviceAccount, labels: Object.freeze(labels) });
+  const labelText = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  return Object.freeze({
+    host,
+    servicePort,
+    name: `${host}:${servicePort}${labelText ? `;${labelText}` : ""}`,
+    address: Object.freeze(address),
+    sidecar,
+    serviceAccount,
+    labels: Object.freeze(labels),
+  });
 }
 
 /** Every `--endpoint`, keyed by `host:servicePort` (plus `;labels` when it has labels); a key given twice is an error. */

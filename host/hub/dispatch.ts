@@ -80,7 +80,8 @@ export function connectVm(vm: AnswerSink, transport: HubCaller, options: Connect
     }
     pending.then(
       (result) => deliver(call, result),
-      (error) => deliver(call, { ok: false, code: GRPC_CODES.INTERNAL, message: `hub transport failed: ${(error as Error)?.message ?? String(error)}`, attempts: 0 }),
+      (error) =>
+        deliver(call, { ok: false, code: GRPC_CODES.INTERNAL, message: `hub transport failed: ${(error as Error)?.message ?? String(error)}`, attempts: 0 }),
     );
   };
 }

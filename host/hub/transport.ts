@@ -44,9 +44,7 @@ export const INITIAL_RECONNECT_BACKOFF_MS = 100;
 export const MAX_RECONNECT_BACKOFF_MS = 1000;
 
 /** How a hub call ended: the hub's answer, or the status of the last failed attempt. */
-export type HubCallResult =
-  | { ok: true; message: Uint8Array; attempts: number }
-  | { ok: false; code: number; message: string; attempts: number };
+export type HubCallResult = { ok: true; message: Uint8Array; attempts: number } | { ok: false; code: number; message: string; attempts: number };
 
 /** What `connectVm` needs from a transport. */
 export interface HubCaller {

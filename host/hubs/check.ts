@@ -64,7 +64,13 @@ export function checkGlobalWordCount(count: number, dictionary: GlobalDictionary
   }
 }
 
-export function decodeOrReject(message: CompressedAttributesMessage | null | undefined, dictionary: GlobalDictionary, defaultWords?: readonly string[], where = "", target?: AttributeMap): AttributeMap {
+export function decodeOrReject(
+  message: CompressedAttributesMessage | null | undefined,
+  dictionary: GlobalDictionary,
+  defaultWords?: readonly string[],
+  where = "",
+  target?: AttributeMap,
+): AttributeMap {
   try {
     return decodeAttributes(message, { dictionary, defaultWords }, target);
   } catch (e) {

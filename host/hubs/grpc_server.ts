@@ -121,7 +121,11 @@ export function grpcBindAddress(address: string, port: number): string {
   throw new Error(`--address ${address}: expected tcp://HOST:PORT or unix://PATH`);
 }
 
-export function bindGrpc(server: grpc.Server, bindAddress: string, credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
+export function bindGrpc(
+  server: grpc.Server,
+  bindAddress: string,
+  credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
+): Promise<number> {
   return new Promise((resolve, reject) => {
     server.bindAsync(bindAddress, credentials, (err, port) => (err ? reject(err) : resolve(port)));
   });

@@ -51,7 +51,9 @@ export function buildHubConfig(resources: readonly HubResource[], defaultNamespa
     if (r.kind === "HubQuota") {
       const other = quotas.get(r.quotaName);
       if (other) {
-        problems.push(`${r.file}: ${r.id}: spec.name: quota ${JSON.stringify(r.quotaName)} is already defined by ${other.id} in ${other.file}; this one is ignored`);
+        problems.push(
+          `${r.file}: ${r.id}: spec.name: quota ${JSON.stringify(r.quotaName)} is already defined by ${other.id} in ${other.file}; this one is ignored`,
+        );
         continue;
       }
       quotas.set(r.quotaName, r);

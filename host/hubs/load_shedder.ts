@@ -112,16 +112,26 @@ export class LoadShedder {
     now: () => number = () => performance.now(),
   ) {
     if (options.mode !== "disabled" && options.averageLatencyThresholdMs > 0) {
-      this.latency = new LatencyEvaluator(options.averageLatencyThresholdMs, options.latencyEnforcementThreshold, options.latencySampleHalflifeMs, options.latencySamplesPerSecond, now);
+      this.latency = new LatencyEvaluator(
+        options.averageLatencyThresholdMs,
+        options.latencyEnforcementThreshold,
+        options.latencySampleHalflifeMs,
+        options.latencySamplesPerSecond,
+        now,
+      );
       this.evaluators.push(this.latency);
     }
-    if (options.mode !== "disabled" && options.maxRequestsPerSecond > 0) this.evaluators.push(new RateLimitEvaluator(options.maxRequestsPerSecond, options.burstSize, now));
+    if (options.mode !== "disabled" && options.maxRequestsPerSecond > 0)
+      this.evaluators.push(new RateLimitEvaluator(options.maxRequestsPerSecond, options.burstSize, now));
   }
 
   /** Thresholds given that the mode leaves inert (`disabled`): the server warns about them at start. */
   get inertThresholds(): string[] {
     if (this.options.mode !== "disabled") return [];
-    return [...(this.options.maxRequestsPerSecond > 0 ? ["--maxRequestsPerSecond"] : []), ...(this.options.averageLatencyThresholdMs > 0 ? ["--averageLatencyThreshold"] : [])];
+    return [
+      ...(this.options.maxRequestsPerSecond > 0 ? ["--maxRequestsPerSecond"] : []),
+      ...(this.options.averageLatencyThresholdMs > 0 ? ["--averageLatencyThreshold"] : []),
+    ];
   }
 
   /** The verdict on a call about to be served: the first evaluator over its threshold decides (in `logonly`, the call is served). */

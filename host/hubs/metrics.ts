@@ -27,40 +27,126 @@ const DURATION_BUCKETS = [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 
 export class HubMetrics {
   readonly registry: Registry = daemonRegistry("hubs");
   readonly grpc = new GrpcServerMetrics(this.registry);
-  private readonly dispatches = specCounter(this.registry, "hub_runtime_dispatches_total", "Total adapter dispatches: deny/allowList actions applied, quota allocations, access-log entries written", ["handler", "variety"]);
-  readonly dispatchDuration = specHistogram(this.registry, "hub_runtime_dispatch_duration_seconds", "Duration of adapter dispatches: rule and quota evaluation of a Check (variety check), access-log writes of a Report (variety report)", DURATION_BUCKETS, ["variety"]);
-  readonly destinationsPerRequest = specHistogram(this.registry, "hub_dispatcher_destinations_per_request", "Handlers dispatched per request (Check or Report)", PER_REQUEST_BUCKETS);
-  readonly instancesPerRequest = specHistogram(this.registry, "hub_dispatcher_instances_per_request", "Instances created per request: actions applied and access-log entries", PER_REQUEST_BUCKETS);
-  readonly destinationsPerVariety = specGauge(this.registry, "hub_dispatcher_destinations_per_variety_total", "Handlers configured per template variety (check, quota, report)", ["variety"]);
+  private readonly dispatches = specCounter(
+    this.registry,
+    "hub_runtime_dispatches_total",
+    "Total adapter dispatches: deny/allowList actions applied, quota allocations, access-log entries written",
+    ["handler", "variety"],
+  );
+  readonly dispatchDuration = specHistogram(
+    this.registry,
+    "hub_runtime_dispatch_duration_seconds",
+    "Duration of adapter dispatches: rule and quota evaluation of a Check (variety check), access-log writes of a Report (variety report)",
+    DURATION_BUCKETS,
+    ["variety"],
+  );
+  readonly destinationsPerRequest = specHistogram(
+    this.registry,
+    "hub_dispatcher_destinations_per_request",
+    "Handlers dispatched per request (Check or Report)",
+    PER_REQUEST_BUCKETS,
+  );
+  readonly instancesPerRequest = specHistogram(
+    this.registry,
+    "hub_dispatcher_instances_per_request",
+    "Instances created per request: actions applied and access-log entries",
+    PER_REQUEST_BUCKETS,
+  );
+  readonly destinationsPerVariety = specGauge(
+    this.registry,
+    "hub_dispatcher_destinations_per_variety_total",
+    "Handlers configured per template variety (check, quota, report)",
+    ["variety"],
+  );
   readonly throttled = specCounter(this.registry, "hub_loadshedding_requests_throttled", "Requests dropped by the load shedder");
   /** Ours (not in spec 2): calls --loadsheddingMode logonly would have dropped, served. */
-  readonly loggedOnly = specCounter(this.registry, "hub_loadshedding_requests_logged_only", "Calls over a load shedding threshold that --loadsheddingMode logonly logged and served");
-  readonly predictedCostShed = specCounter(this.registry, "hub_loadshedding_predicted_cost_shed_total", "Total predicted cost of dropped requests (each call costs 1)");
-  readonly adapterInfoConfigs = specGauge(this.registry, "hub_config_adapter_info_configs_total", "Known adapters (built in: deny, allowList, memquota, accessLog)");
-  readonly adapterInfoConfigErrors = specGauge(this.registry, "hub_config_adapter_info_config_errors_total", "Errors processing adapter info config (built-in adapters: always 0)");
+  readonly loggedOnly = specCounter(
+    this.registry,
+    "hub_loadshedding_requests_logged_only",
+    "Calls over a load shedding threshold that --loadsheddingMode logonly logged and served",
+  );
+  readonly predictedCostShed = specCounter(
+    this.registry,
+    "hub_loadshedding_predicted_cost_shed_total",
+    "Total predicted cost of dropped requests (each call costs 1)",
+  );
+  readonly adapterInfoConfigs = specGauge(
+    this.registry,
+    "hub_config_adapter_info_configs_total",
+    "Known adapters (built in: deny, allowList, memquota, accessLog)",
+  );
+  readonly adapterInfoConfigErrors = specGauge(
+    this.registry,
+    "hub_config_adapter_info_config_errors_total",
+    "Errors processing adapter info config (built-in adapters: always 0)",
+  );
   readonly attributes = specGauge(this.registry, "hub_config_attributes_total", "Known attributes (global word list)");
   readonly handlerConfigs = specGauge(this.registry, "hub_config_handler_configs_total", "Known handlers (HubQuota and HubAccessLog)");
-  readonly handlerValidationErrors = specGauge(this.registry, "hub_config_handler_validation_error_total", "Handler validation errors: HubQuota and HubAccessLog documents currently kept out");
+  readonly handlerValidationErrors = specGauge(
+    this.registry,
+    "hub_config_handler_validation_error_total",
+    "Handler validation errors: HubQuota and HubAccessLog documents currently kept out",
+  );
   readonly instanceConfigs = specGauge(this.registry, "hub_config_instance_configs_total", "Known instances: actions of the known rules");
-  readonly instanceConfigErrors = specGauge(this.registry, "hub_config_instance_config_errors_total", "Errors processing instance config: HubRule documents kept out for a bad action (spec.actions)");
+  readonly instanceConfigErrors = specGauge(
+    this.registry,
+    "hub_config_instance_config_errors_total",
+    "Errors processing instance config: HubRule documents kept out for a bad action (spec.actions)",
+  );
   readonly ruleConfigs = specGauge(this.registry, "hub_config_rule_configs_total", "Known rules (HubRule)");
-  readonly ruleConfigErrors = specGauge(this.registry, "hub_config_rule_config_errors_total", "Errors processing rule config: files and HubRule documents currently kept out");
+  readonly ruleConfigErrors = specGauge(
+    this.registry,
+    "hub_config_rule_config_errors_total",
+    "Errors processing rule config: files and HubRule documents currently kept out",
+  );
   readonly ruleMatchErrors = specGauge(this.registry, "hub_config_rule_config_match_error_total", "Rule conditions not parseable (bad regex)");
-  readonly templateConfigs = specGauge(this.registry, "hub_config_template_configs_total", "Known templates (built in: checknothing, listentry, quota, logentry)");
-  readonly templateConfigErrors = specGauge(this.registry, "hub_config_template_config_errors_total", "Errors processing template config (built-in templates: always 0)");
-  readonly unsatisfiedActionHandlers = specGauge(this.registry, "hub_config_unsatisfied_action_handler_total", "Actions that cannot be carried out because their handler is unavailable: quota actions naming no HubQuota");
+  readonly templateConfigs = specGauge(
+    this.registry,
+    "hub_config_template_configs_total",
+    "Known templates (built in: checknothing, listentry, quota, logentry)",
+  );
+  readonly templateConfigErrors = specGauge(
+    this.registry,
+    "hub_config_template_config_errors_total",
+    "Errors processing template config (built-in templates: always 0)",
+  );
+  readonly unsatisfiedActionHandlers = specGauge(
+    this.registry,
+    "hub_config_unsatisfied_action_handler_total",
+    "Actions that cannot be carried out because their handler is unavailable: quota actions naming no HubQuota",
+  );
   readonly closedHandlers = specGauge(this.registry, "hub_handler_closed_handlers_total", "Handlers closed during the last config transition");
-  readonly daemons = specGauge(this.registry, "hub_handler_daemons_total", "Active daemon routines per adapter environment (none: handlers run no background routines)");
-  readonly handlerBuildFailures = specGauge(this.registry, "hub_handler_handler_build_failures_total", "Handlers that failed creation since the last config transition (access-log files that cannot be opened)");
-  readonly handlerCloseFailures = specGauge(this.registry, "hub_handler_handler_close_failures_total", "Errors closing handlers since the last config transition (always 0: closing an access log ends its stream, and a failing stream counts as a build failure)");
+  readonly daemons = specGauge(
+    this.registry,
+    "hub_handler_daemons_total",
+    "Active daemon routines per adapter environment (none: handlers run no background routines)",
+  );
+  readonly handlerBuildFailures = specGauge(
+    this.registry,
+    "hub_handler_handler_build_failures_total",
+    "Handlers that failed creation since the last config transition (access-log files that cannot be opened)",
+  );
+  readonly handlerCloseFailures = specGauge(
+    this.registry,
+    "hub_handler_handler_close_failures_total",
+    "Errors closing handlers since the last config transition (always 0: closing an access log ends its stream, and a failing stream counts as a build failure)",
+  );
   readonly newHandlers = specGauge(this.registry, "hub_handler_new_handlers_total", "Handlers newly created in the last config transition");
   readonly reusedHandlers = specGauge(this.registry, "hub_handler_reused_handlers_total", "Handlers re-used in the last config transition");
-  readonly workers = specGauge(this.registry, "hub_handler_workers_total", "Active worker routines per adapter environment (none: every call runs on the one JavaScript thread)");
+  readonly workers = specGauge(
+    this.registry,
+    "hub_handler_workers_total",
+    "Active worker routines per adapter environment (none: every call runs on the one JavaScript thread)",
+  );
   private readonly dispatchChildren = new Map<string, Counter.Internal>();
   /** The handlers (HubQuota, HubAccessLog) of the configuration in force: id → content. */
   private handlers = new Map<string, string>();
   private readonly failedHandlers = new Set<string>();
-  readonly reportEntriesRefused = specCounter(this.registry, "hub_report_entries_refused_total", "Reported requests refused alone (unknown word, invalid UTF-8) while the rest of their batch was taken");
+  readonly reportEntriesRefused = specCounter(
+    this.registry,
+    "hub_report_entries_refused_total",
+    "Reported requests refused alone (unknown word, invalid UTF-8) while the rest of their batch was taken",
+  );
 
   constructor() {
     this.adapterInfoConfigs.set(BUILT_IN_ADAPTERS.length);

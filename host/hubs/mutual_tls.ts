@@ -1,5 +1,14 @@
 import type * as grpc from "@grpc/grpc-js";
-import { DEFAULT_CERT_DIR, type TlsFiles, type TlsIdentity, allExist, certDirFiles, fileServerCredentials, loadTlsFiles, workloadIdentityProblem } from "../security/mtls/cert_files.ts";
+import {
+  DEFAULT_CERT_DIR,
+  type TlsFiles,
+  type TlsIdentity,
+  allExist,
+  certDirFiles,
+  fileServerCredentials,
+  loadTlsFiles,
+  workloadIdentityProblem,
+} from "../security/mtls/cert_files.ts";
 
 /**
  * Mutual TLS on the hub's gRPC port (spec 2, "hubs" and "Authentication";

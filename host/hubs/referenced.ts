@@ -39,7 +39,9 @@ export class ReferencedAttributes {
 
   /** `name` or `name[key]` with the condition, for tests and logs. */
   list(): string[] {
-    return [...this.refs.values()].map((r) => `${r.key === undefined ? r.name : `${r.name}[${r.key}]`}:${r.condition === CONDITION_EXACT ? "EXACT" : "ABSENCE"}`);
+    return [...this.refs.values()].map(
+      (r) => `${r.key === undefined ? r.name : `${r.name}[${r.key}]`}:${r.condition === CONDITION_EXACT ? "EXACT" : "ABSENCE"}`,
+    );
   }
 
   /**

@@ -167,36 +167,58 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       });
       quotas = store;
       closers.push(() => store.close());
-      if (!(await store.waitUntilReady(QUOTA_STORE_START_WAIT_MS))) adaptersLog.warn(`${store.problem() ?? `quota store ${store.description}: not connected yet`}; serving anyway, reconnecting`);
+      if (!(await store.waitUntilReady(QUOTA_STORE_START_WAIT_MS)))
+        adaptersLog.warn(`${store.problem() ?? `quota store ${store.description}: not connected yet`}; serving anyway, reconnecting`);
     }
-    const monitoring: MonitoringServer = await bindNamed("--monitoringPort", options.monitoringPort, startMonitoring({
-      port: options.monitoringPort,
-      registry: metrics.registry,
-      info: buildInfo,
-      healthy: () => serving && !closing,
-      healthDetail: () => [quotas.problem() ?? `quota store ${quotas.description}: ok`],
-      profiling: options.profile,
-    }));
+    const monitoring: MonitoringServer = await bindNamed(
+      "--monitoringPort",
+      options.monitoringPort,
+      startMonitoring({
+        port: options.monitoringPort,
+        registry: metrics.registry,
+        info: buildInfo,
+        healthy: () => serving && !closing,
+        healthDetail: () => [quotas.problem() ?? `quota store ${quotas.description}: ok`],
+        profiling: options.profile,
+      }),
+    );
     closers.push(() => monitoring.close());
 
-    const ctrlz: CtrlzServer = await bindNamed("--ctrlz_port", `${options.ctrlzAddress}:${options.ctrlzPort}`, startCtrlz({
-      address: options.ctrlzAddress,
-      port: options.ctrlzPort,
-      component: "hubs",
-      info: buildInfo,
-      logger,
-      now,
-      sections: {
-        rules: () =>
-          loaded.config.rules.map((r) => ({ id: r.id, file: r.file, match: r.match.map((m) => m.clauses.map((c) => `${c.attribute.text} ${c.match.kind}`)), actions: r.actions.map((a) => a.kind) })),
-        quotas: () =>
-          [...loaded.config.quotas.values()].map((q) => ({ id: q.id, name: q.quotaName, maxAmount: q.maxAmount, validDurationMs: q.validDurationMs, rateLimitAlgorithm: q.rateLimitAlgorithm, bucketDurationMs: q.bucketDurationMs, overrides: q.overrides.length })),
-        quotaStore: () => ({ store: quotas.description, problem: quotas.problem() ?? null }),
-        quotaUsage: () => quotas.usage(),
-        accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
-        configErrors: () => loaded.errors,
-      },
-    }));
+    const ctrlz: CtrlzServer = await bindNamed(
+      "--ctrlz_port",
+      `${options.ctrlzAddress}:${options.ctrlzPort}`,
+      startCtrlz({
+        address: options.ctrlzAddress,
+        port: options.ctrlzPort,
+        component: "hubs",
+        info: buildInfo,
+        logger,
+        now,
+        sections: {
+          rules: () =>
+            loaded.config.rules.map((r) => ({
+              id: r.id,
+              file: r.file,
+              match: r.match.map((m) => m.clauses.map((c) => `${c.attribute.text} ${c.match.kind}`)),
+              actions: r.actions.map((a) => a.kind),
+            })),
+          quotas: () =>
+            [...loaded.config.quotas.values()].map((q) => ({
+              id: q.id,
+              name: q.quotaName,
+              maxAmount: q.maxAmount,
+              validDurationMs: q.validDurationMs,
+              rateLimitAlgorithm: q.rateLimitAlgorithm,
+              bucketDurationMs: q.bucketDurationMs,
+              overrides: q.overrides.length,
+            })),
+          quotaStore: () => ({ store: quotas.description, problem: quotas.problem() ?? null }),
+          quotaUsage: () => quotas.usage(),
+          accessLogs: () => loaded.config.accessLogs.map((a) => ({ id: a.id, path: a.path })),
+          configErrors: () => loaded.errors,
+        },
+      }),
+    );
     closers.push(() => ctrlz.close());
 
     if (options.livenessProbePath && options.livenessProbeIntervalMs > 0) {
@@ -209,7 +231,13 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     if (options.configStoreURL) {
       const dir = fsStoreDir(options.configStoreURL);
       if (dir === undefined) throw new Error(`--configStoreURL ${options.configStoreURL}: this hub supports fs://DIR only`);
-      const store = new FsConfigStore({ dir, defaultNamespace: options.configDefaultNamespace, compileRegex: deps.compileRegex ?? compileRegex, log: validationLog, onChange: apply });
+      const store = new FsConfigStore({
+        dir,
+        defaultNamespace: options.configDefaultNamespace,
+        compileRegex: deps.compileRegex ?? compileRegex,
+        log: validationLog,
+        onChange: apply,
+      });
       await store.waitForDir(options.configWaitTimeoutMs);
       store.scan();
       store.watch();
@@ -221,15 +249,28 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
 
     const tlsIdentity = options.tls ? loadHubTls(options.tls) : undefined;
     if (tlsIdentity) {
-      log.info("gRPC is mutual TLS", { ...options.tls, identity: tlsIdentity.uris.join(" "), clientTrustDomain: options.bypassSanVerification ? "(any: BYPASS_OOP_MTLS_SAN_VERIFICATION)" : (tlsIdentity.trustDomain ?? "(any SPIFFE identity)") });
+      log.info("gRPC is mutual TLS", {
+        ...options.tls,
+        identity: tlsIdentity.uris.join(" "),
+        clientTrustDomain: options.bypassSanVerification ? "(any: BYPASS_OOP_MTLS_SAN_VERIFICATION)" : (tlsIdentity.trustDomain ?? "(any SPIFFE identity)"),
+      });
     } else {
-      log.warn("gRPC is plain text: no --caCertFile/--certFile/--keyFile given and no certificates at /etc/certs; callers are not authenticated (local development only)");
+      log.warn(
+        "gRPC is plain text: no --caCertFile/--certFile/--keyFile given and no certificates at /etc/certs; callers are not authenticated (local development only)",
+      );
     }
 
     const shedder = new LoadShedder(options.loadShedding);
     const ls = options.loadShedding;
-    logger.scope("loadshedding").debug(`load shedding ${ls.mode}`, { maxRequestsPerSecond: ls.maxRequestsPerSecond, burstSize: ls.burstSize, averageLatencyThresholdMs: ls.averageLatencyThresholdMs });
-    for (const flag of shedder.inertThresholds) logger.scope("loadshedding").warn(`${flag} has no effect: --loadsheddingMode is disabled (the default); give --loadsheddingMode enforce (or logonly)`);
+    logger
+      .scope("loadshedding")
+      .debug(`load shedding ${ls.mode}`, {
+        maxRequestsPerSecond: ls.maxRequestsPerSecond,
+        burstSize: ls.burstSize,
+        averageLatencyThresholdMs: ls.averageLatencyThresholdMs,
+      });
+    for (const flag of shedder.inertThresholds)
+      logger.scope("loadshedding").warn(`${flag} has no effect: --loadsheddingMode is disabled (the default); give --loadsheddingMode enforce (or logonly)`);
     /** Counts each dispatch, and per request the distinct handlers and the dispatches (spec 2 hub_dispatcher_*). */
     const fanOut = () => {
       const handlers = new Set<string>();
@@ -258,7 +299,9 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
           const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
           if (attributesLog.enabled("debug")) {
             const a = request.attributes ?? {};
-            const fields = Object.entries(a).filter(([, v]) => v && typeof v === "object" && Object.keys(v).length > 0).map(([k, v]) => `${k}=${Object.keys(v as object).length}`);
+            const fields = Object.entries(a)
+              .filter(([, v]) => v && typeof v === "object" && Object.keys(v).length > 0)
+              .map(([k, v]) => `${k}=${Object.keys(v as object).length}`);
             attributesLog.debug("Check attributes", { globalWordCount: request.globalWordCount ?? 0, fields: fields.join(" ") || "none" });
           }
           apiLog.debug("Check", { bytes: bytes.length, quotas: Object.keys(request.quotas ?? {}).length });
@@ -324,7 +367,11 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     });
     const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);
-    const grpcPort = await bindNamed(options.address ? "--address" : "--port", options.address || options.port, bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined));
+    const grpcPort = await bindNamed(
+      options.address ? "--address" : "--port",
+      options.address || options.port,
+      bindGrpc(server, bindAddress, options.tls ? await hubServerCredentials(options.tls) : undefined),
+    );
     closers.push(() => accessLogs.close()); // runs after the gRPC drain below (closers run in reverse)
     closers.push(() => {
       health.setServing(false);

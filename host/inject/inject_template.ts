@@ -19,7 +19,13 @@ const NO = ["n", "no", "false", "off"];
  * tree untouched) as upstream does: already injected, hostNetwork, system
  * namespaces, annotation `sidecar.mesh.io/inject` not true.
  */
-export function injectPodTemplate(doc: Document, base: readonly (string | number)[], workload: Field, path: PodTemplatePath, s: InjectionSettings): InjectOutcome {
+export function injectPodTemplate(
+  doc: Document,
+  base: readonly (string | number)[],
+  workload: Field,
+  path: PodTemplatePath,
+  s: InjectionSettings,
+): InjectOutcome {
   const at = (field: Field, segments: readonly string[]) => segments.reduce((f, name) => f.get(name), field);
   const meta = at(workload, path.metadata);
   const spec = at(workload, path.spec);
@@ -42,7 +48,8 @@ export function injectPodTemplate(doc: Document, base: readonly (string | number
   if (names.includes(s.containerName)) return { injected: false, reason: `already has a container named ${s.containerName}`, warning: false };
   if (spec.get("hostNetwork").bool(false)) return { injected: false, reason: "the pod uses hostNetwork", warning: false };
   const namespace = meta.get("namespace").optionalString() ?? workload.get("metadata").get("namespace").optionalString();
-  if (namespace !== undefined && IGNORED_NAMESPACES.includes(namespace)) return { injected: false, reason: `namespace ${namespace} is never injected`, warning: false };
+  if (namespace !== undefined && IGNORED_NAMESPACES.includes(namespace))
+    return { injected: false, reason: `namespace ${namespace} is never injected`, warning: false };
   const inject = annotations[INJECT_ANNOTATION];
   if (inject !== undefined && !YES.includes(inject.toLowerCase())) {
     const known = NO.includes(inject.toLowerCase());

@@ -82,7 +82,7 @@ function root(source: { file: string; value: Record<string, unknown> } | undefin
 function duration(field: Field, defaultMs: number): string {
   if (!field.present) return formatGoDuration(defaultMs);
   const ms = typeof field.value === "string" ? parseGoDuration(field.value) : undefined;
-  if (ms === undefined || ms < 0) field.fail("a duration such as \"45s\" or \"1m0s\"");
+  if (ms === undefined || ms < 0) field.fail('a duration such as "45s" or "1m0s"');
   return formatGoDuration(ms);
 }
 
@@ -105,19 +105,37 @@ function resolveImage(meshImage: string | undefined, hub: string, proxyImage: st
  * domain when values do not name one (disco-discovery's `--domain`).
  */
 export function decodeInjectionSettings(sources: SettingsSources, warnings: string[], meshDomain = DEFAULT_DOMAIN): InjectionSettings {
-  const inject = root(sources.injectConfig, warnings).allowOnly(["containerName", "configMapName", "configDir", "bindAddress", "extraArgs", "env", "readinessProbe"]);
+  const inject = root(sources.injectConfig, warnings).allowOnly([
+    "containerName",
+    "configMapName",
+    "configDir",
+    "bindAddress",
+    "extraArgs",
+    "env",
+    "readinessProbe",
+  ]);
   const mesh = root(sources.meshConfig, warnings);
   // A mesh config carries many upstream fields meshctl does not use: no unknown-field warnings at its top level.
-  const proxy = mesh.get("defaultConfig").allowOnly([
-    "image", "inboundPort", "outboundPort", "proxyAdminPort", "statusPort", "drainDuration", "parentShutdownDuration",
-    "concurrency", "hubAddress",
-  ]);
+  const proxy = mesh
+    .get("defaultConfig")
+    .allowOnly([
+      "image",
+      "inboundPort",
+      "outboundPort",
+      "proxyAdminPort",
+      "statusPort",
+      "drainDuration",
+      "parentShutdownDuration",
+      "concurrency",
+      "hubAddress",
+    ]);
   const values = root(sources.values, warnings);
   const global = values.get("global");
   const valuesProxy = global.get("proxy");
 
   const rootNamespace = sources.meshConfig
-    ? decodeMeshConfig(sources.meshConfig.value, sources.meshConfig.file, { fields: ["rootNamespace", "defaultConfig"], otherFields: "ignore" }).config.rootNamespace
+    ? decodeMeshConfig(sources.meshConfig.value, sources.meshConfig.file, { fields: ["rootNamespace", "defaultConfig"], otherFields: "ignore" }).config
+        .rootNamespace
     : DEFAULT_ROOT_NAMESPACE;
   const clusterDomain = valuesProxy.get("clusterDomain").optionalString() ?? meshDomain;
   if (!isDnsDomain(clusterDomain)) valuesProxy.get("clusterDomain").fail("a DNS domain such as cluster.local");
@@ -151,7 +169,12 @@ export function decodeInjectionSettings(sources: SettingsSources, warnings: stri
     configMapName: inject.get("configMapName").optionalString() ?? DEFAULT_CONFIG_MAP_NAME,
     configDir: inject.get("configDir").optionalString() ?? DEFAULT_CONFIG_DIR,
     bindAddress: inject.get("bindAddress").optionalString() ?? DEFAULT_BIND_ADDRESS,
-    extraArgs: Object.freeze(inject.get("extraArgs").list().map((f) => f.string())),
+    extraArgs: Object.freeze(
+      inject
+        .get("extraArgs")
+        .list()
+        .map((f) => f.string()),
+    ),
     env: Object.freeze(inject.get("env").stringMap()),
     readinessProbe: {
       initialDelaySeconds: probe.get("initialDelaySeconds").integer(0, 3600, DEFAULT_READINESS.initialDelaySeconds),

@@ -12,7 +12,19 @@ import { FilterModule, LOG_LEVELS, RELEASE_WASM } from "../wasm/filter_module.ts
 import { hubClusters, hubCredentials, loadFilterConfig } from "./options.ts";
 import { CheckProperties, headerPairs, requestHeaderList } from "./request_facts.ts";
 import { registerStats } from "./stats.ts";
-import type { CheckRequest, Decision, Filter, FilterMiddleware, FilterOptions, FilterStats, HeaderValue, LogFunction, LogLevel, MiddlewareOptions, ReportOutcome } from "./types.ts";
+import type {
+  CheckRequest,
+  Decision,
+  Filter,
+  FilterMiddleware,
+  FilterOptions,
+  FilterStats,
+  HeaderValue,
+  LogFunction,
+  LogLevel,
+  MiddlewareOptions,
+  ReportOutcome,
+} from "./types.ts";
 import { connectMiddleware } from "./middleware.ts";
 
 /** At most one warning a minute about failed hub attempts; the others at debug. */
@@ -50,7 +62,12 @@ class FilterDecision implements Decision {
     if (this.reported) return;
     this.reported = true;
     const durationNs = outcome.durationMs !== undefined ? BigInt(Math.round(outcome.durationMs * 1e6)) : process.hrtime.bigint() - this.started;
-    this.props.outcome = { code: outcome.status ?? this.status, requestBytes: outcome.requestBytes ?? 0, responseBytes: outcome.responseBytes ?? 0, durationNs };
+    this.props.outcome = {
+      code: outcome.status ?? this.status,
+      requestBytes: outcome.requestBytes ?? 0,
+      responseBytes: outcome.responseBytes ?? 0,
+      durationNs,
+    };
     this.owner.finish(this, outcome.headers);
   }
 }
@@ -109,7 +126,10 @@ export class EmbeddedFilter implements Filter {
         const now = Date.now();
         const level: LogLevel = now - warnedAt >= ATTEMPT_WARNING_INTERVAL_MS ? "warn" : "debug";
         if (level === "warn") warnedAt = now;
-        log(level, `hub ${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`);
+        log(
+          level,
+          `hub ${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`,
+        );
       },
     });
     const failClose = loaded.bundle.clientConfig?.transport?.networkFailPolicy?.policy === "FAIL_CLOSE";
@@ -193,7 +213,8 @@ export class EmbeddedFilter implements Filter {
   private decisionOf(decided: RequestDecision, given: HeaderList, props: CheckProperties, started: bigint): FilterDecision {
     let decision: FilterDecision;
     if (decided.kind === "continue") decision = new FilterDecision(this, decided.id, true, 200, "", given, decided.headers, props, started);
-    else if (decided.kind === "reply") decision = new FilterDecision(this, decided.id, false, decided.reply.status, decided.reply.body, given, decided.reply.headers, props, started);
+    else if (decided.kind === "reply")
+      decision = new FilterDecision(this, decided.id, false, decided.reply.status, decided.reply.body, given, decided.reply.headers, props, started);
     else if (decided.failOpen) decision = new FilterDecision(this, 0, true, 200, "", given, given, props, started);
     else decision = new FilterDecision(this, 0, false, FAILED_REPLY.status, FAILED_REPLY.body, given, [], props, started);
     if (decision.id !== 0) this.open.set(decision.id, decision);

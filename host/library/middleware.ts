@@ -21,7 +21,10 @@ function peerIdentity(socket: Socket | TLSSocket | undefined): string | undefine
   if (known === undefined) {
     const tls = socket as TLSSocket;
     const cert = tls.authorized ? tls.getPeerCertificate() : undefined;
-    const uris = (cert?.subjectaltname ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+    const uris = (cert?.subjectaltname ?? "")
+      .split(", ")
+      .filter((s) => s.startsWith("URI:"))
+      .map((s) => s.slice(4));
     known = uris.find((u) => u.startsWith("spiffe://")) ?? uris[0] ?? null;
     peerIdentities.set(socket, known);
   }

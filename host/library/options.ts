@@ -43,11 +43,15 @@ export function configDocuments(config: FilterConfig): SourceDocument[] {
       throw new ConfigError({ file: config }, "(file)", "a readable file or folder", (e as NodeJS.ErrnoException).code ?? String(e));
     }
     if (!isDir) return readDocuments(config);
-    const files = readdirSync(config).filter((f) => CONFIG_FILE.test(f)).sort().map((f) => join(config, f));
+    const files = readdirSync(config)
+      .filter((f) => CONFIG_FILE.test(f))
+      .sort()
+      .map((f) => join(config, f));
     if (files.length === 0) throw new ConfigError({ file: config }, "(folder)", "a folder with .yaml, .yml or .json files", "none");
     return files.flatMap((f) => readDocuments(f));
   }
-  if (typeof config !== "object" || config === null) throw new FilterOptionsError(`options.config: expected a file, a folder or configuration documents, got ${config === null ? "null" : typeof config}`);
+  if (typeof config !== "object" || config === null)
+    throw new FilterOptionsError(`options.config: expected a file, a folder or configuration documents, got ${config === null ? "null" : typeof config}`);
   // JSON is YAML: objects go through the same parser as files, with the same checks.
   return parseDocuments(JSON.stringify(config), OBJECT_CONFIG_ORIGIN);
 }
@@ -58,7 +62,8 @@ export function configDocuments(config: FilterConfig): SourceDocument[] {
  */
 export function loadFilterConfig(config: FilterConfig, module: FilterModule, service: string | undefined): LoadedFilterConfig {
   const bundle = decodeHubClientDocuments(configDocuments(config), { template: (t) => module.checkTemplate(t), regex: (p) => module.checkRegex(p) });
-  if (!bundle.clientConfig) throw new ConfigError({ file: typeof config === "string" ? config : OBJECT_CONFIG_ORIGIN }, "(documents)", "an HttpClientConfig document", "none");
+  if (!bundle.clientConfig)
+    throw new ConfigError({ file: typeof config === "string" ? config : OBJECT_CONFIG_ORIGIN }, "(documents)", "an HttpClientConfig document", "none");
   const plugin = JSON.stringify(pluginConfig(bundle));
   const compiled = module.configure(plugin);
   if ("error" in compiled) {
@@ -67,7 +72,8 @@ export function loadFilterConfig(config: FilterConfig, module: FilterModule, ser
     throw error;
   }
   module.release(compiled.handle);
-  if (service !== undefined && (typeof service !== "string" || service.length === 0)) throw new FilterOptionsError(`options.service: expected a service name, got ${JSON.stringify(service)}`);
+  if (service !== undefined && (typeof service !== "string" || service.length === 0))
+    throw new FilterOptionsError(`options.service: expected a service name, got ${JSON.stringify(service)}`);
   const resolved = service ?? bundle.clientConfig.defaultDestinationService;
   return { bundle, plugin, service: resolved };
 }
@@ -75,7 +81,8 @@ export function loadFilterConfig(config: FilterConfig, module: FilterModule, ser
 /** The clusters the module will call, each at its address from `hub`. */
 export function hubClusters(hub: string | HubOptions, bundle: HubClientBundle): Map<string, Cluster> {
   const options: HubOptions = typeof hub === "string" ? { address: hub } : hub;
-  if (typeof options !== "object" || options === null) throw new FilterOptionsError(`options.hub: expected HOST:PORT or { address, check, report, tls }, got ${options === null ? "null" : typeof options}`);
+  if (typeof options !== "object" || options === null)
+    throw new FilterOptionsError(`options.hub: expected HOST:PORT or { address, check, report, tls }, got ${options === null ? "null" : typeof options}`);
   const transport = bundle.clientConfig?.transport;
   const wanted: Array<[string, "check" | "report"]> = [
     [transport?.checkCluster ?? DEFAULT_CLUSTER, "check"],
@@ -92,10 +99,15 @@ export function hubClusters(hub: string | HubOptions, bundle: HubClientBundle): 
     try {
       cluster = parseClusterSpec(`${name}=${address}`);
     } catch (e) {
-      throw new FilterOptionsError(`${where}: ${(e as Error).message.replace(/^--cluster "[^"]*": /, "").replace(/ \(expected NAME=HOST:PORT or NAME=unix:\/\/\/PATH\)$/, "")} (expected HOST:PORT or unix:///PATH)`);
+      throw new FilterOptionsError(
+        `${where}: ${(e as Error).message.replace(/^--cluster "[^"]*": /, "").replace(/ \(expected NAME=HOST:PORT or NAME=unix:\/\/\/PATH\)$/, "")} (expected HOST:PORT or unix:///PATH)`,
+      );
     }
     const earlier = clusters.get(name);
-    if (earlier && earlier.target !== cluster.target) throw new FilterOptionsError(`${where}: the configuration sends Check and Report calls to one cluster, ${JSON.stringify(name)}, which cannot have two addresses (${earlier.target}, ${cluster.target})`);
+    if (earlier && earlier.target !== cluster.target)
+      throw new FilterOptionsError(
+        `${where}: the configuration sends Check and Report calls to one cluster, ${JSON.stringify(name)}, which cannot have two addresses (${earlier.target}, ${cluster.target})`,
+      );
     clusters.set(name, cluster);
   }
   return clusters;
@@ -107,7 +119,8 @@ export function hubCredentials(hub: string | HubOptions): grpc.ChannelCredential
   if (tls === undefined) return grpc.credentials.createInsecure();
   const read = (field: keyof HubTlsOptions): Buffer => {
     const path = tls[field];
-    if (typeof path !== "string" || path.length === 0) throw new FilterOptionsError(`options.hub.tls.${field}: expected a PEM file, got ${path === undefined ? "nothing" : JSON.stringify(path)}`);
+    if (typeof path !== "string" || path.length === 0)
+      throw new FilterOptionsError(`options.hub.tls.${field}: expected a PEM file, got ${path === undefined ? "nothing" : JSON.stringify(path)}`);
     try {
       return readFileSync(path);
     } catch (e) {
@@ -122,7 +135,10 @@ export function hubCredentials(hub: string | HubOptions): grpc.ChannelCredential
   return grpc.credentials.createSsl(ca, key, cert, {
     // A mesh hub proves a SPIFFE identity, not a host name.
     checkServerIdentity: (_host, certificate) => {
-      const uris = (certificate.subjectaltname ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+      const uris = (certificate.subjectaltname ?? "")
+        .split(", ")
+        .filter((s) => s.startsWith("URI:"))
+        .map((s) => s.slice(4));
       const ok = uris.some((u) => u === identity || u.endsWith(`/${identity.replace(/^\/+/, "")}`));
       return ok ? undefined : new Error(`hub identity: the hub presented ${uris.join(" ") || "no URI SAN"}, expected one ending with ${identity}`);
     },

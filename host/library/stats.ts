@@ -14,13 +14,29 @@ export function registerStats(registry: Registry, prefix: string, read: StatRead
   const names: string[] = [];
   for (const [stat, { gauge }] of read()) {
     const name = `${prefix}${prometheusStatName(stat, gauge ? "gauge" : "counter")}`;
-    if (registry.getSingleMetric(name)) throw new Error(`options.registry: a metric named ${name} is already registered (another filter? give each a metricsPrefix)`);
+    if (registry.getSingleMetric(name))
+      throw new Error(`options.registry: a metric named ${name} is already registered (another filter? give each a metricsPrefix)`);
     const help = `${statHelp(stat)} (${stat})`;
     const current = () => read().get(stat)?.value ?? 0;
     if (gauge) {
-      new Gauge({ name, help, registers: [registry], collect() { this.set(current()); } });
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(current());
+        },
+      });
     } else {
-      new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(current()); } });
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(current());
+        },
+      });
     }
     names.push(name);
   }

@@ -25,7 +25,12 @@ export function lookupNamespaces(host: string, clientNamespace: string, rootName
   return out;
 }
 
-export function findDestinationRule(rules: readonly DestinationRule[], host: string, clientNamespace: string, rootNamespace: string): DestinationRule | undefined {
+export function findDestinationRule(
+  rules: readonly DestinationRule[],
+  host: string,
+  clientNamespace: string,
+  rootNamespace: string,
+): DestinationRule | undefined {
   for (const ns of lookupNamespaces(host, clientNamespace, rootNamespace)) {
     let best: DestinationRule | undefined;
     let bestScore = -1;
@@ -47,7 +52,12 @@ export function findDestinationRule(rules: readonly DestinationRule[], host: str
  * known (the analyzer reads files): as seen from the service's own
  * namespace, else from the first other namespace (by name) that sees one.
  */
-export function destinationRuleForAnyClient(rules: readonly DestinationRule[], host: string, serviceNamespace: string, rootNamespace: string): DestinationRule | undefined {
+export function destinationRuleForAnyClient(
+  rules: readonly DestinationRule[],
+  host: string,
+  serviceNamespace: string,
+  rootNamespace: string,
+): DestinationRule | undefined {
   const others = [...new Set(rules.map((r) => r.namespace))].filter((ns) => ns !== serviceNamespace).sort();
   for (const ns of [serviceNamespace, ...others]) {
     const rule = findDestinationRule(rules, host, ns, rootNamespace);
@@ -81,7 +91,14 @@ export interface AppliedDestination {
  * The rule, subset and traffic policy for a destination host, service port
  * and optional subset name, seen from a client namespace.
  */
-export function destinationFor(rules: readonly DestinationRule[], host: string, servicePort: number, subsetName: string | undefined, clientNamespace: string, rootNamespace: string): AppliedDestination {
+export function destinationFor(
+  rules: readonly DestinationRule[],
+  host: string,
+  servicePort: number,
+  subsetName: string | undefined,
+  clientNamespace: string,
+  rootNamespace: string,
+): AppliedDestination {
   const rule = findDestinationRule(rules, host, clientNamespace, rootNamespace);
   if (subsetName === undefined) return { rule, trafficPolicy: rule?.spec.trafficPolicy };
   const subset = rule?.spec.subsets.find((s) => s.name === subsetName);

@@ -51,10 +51,11 @@ export function serverForSni(servers: readonly GatewayTlsServer[], sni: string |
   let best: GatewayTlsServer | undefined;
   let score = -1;
   if (sni) {
-    for (const s of usable) for (const h of s.hosts) {
-      const n = hostSpecificity(h, sni);
-      if (n > score) [best, score] = [s, n];
-    }
+    for (const s of usable)
+      for (const h of s.hosts) {
+        const n = hostSpecificity(h, sni);
+        if (n > score) [best, score] = [s, n];
+      }
   }
   return sni ? best : usable[0];
 }

@@ -35,13 +35,21 @@ export function policyScope(r: Selecting, rootNamespace: string): PolicyScope {
  * selector matches in every namespace. Undefined when that depends on
  * unknown labels.
  */
-export function policyApplies(r: Resource<"RequestAuthentication"> | Resource<"AuthorizationPolicy">, w: SelectedWorkload, rootNamespace: string): boolean | undefined {
+export function policyApplies(
+  r: Resource<"RequestAuthentication"> | Resource<"AuthorizationPolicy">,
+  w: SelectedWorkload,
+  rootNamespace: string,
+): boolean | undefined {
   if (r.namespace !== rootNamespace && r.namespace !== w.namespace) return false;
   return labelsMatchKnown(r.spec.selector?.matchLabels, w.labels);
 }
 
 /** The RequestAuthentication / AuthorizationPolicy resources that apply to a workload with known labels, in input order. */
-export function selectingPolicies<R extends Resource<"RequestAuthentication"> | Resource<"AuthorizationPolicy">>(policies: readonly R[], w: { namespace: string; labels: Labels }, rootNamespace: string): R[] {
+export function selectingPolicies<R extends Resource<"RequestAuthentication"> | Resource<"AuthorizationPolicy">>(
+  policies: readonly R[],
+  w: { namespace: string; labels: Labels },
+  rootNamespace: string,
+): R[] {
   return policies.filter((p) => policyApplies(p, w, rootNamespace) === true);
 }
 
@@ -67,10 +75,16 @@ export const policyRef = (r: { namespace: string; name: string }) => `${r.namesp
  * matches PeerAuthentication selectors within their namespace only).
  */
 export function peerAuthenticationLevels(policies: readonly Resource<"PeerAuthentication">[], w: SelectedWorkload, rootNamespace: string): PeerAuthnLevels {
-  const out: { mesh?: Resource<"PeerAuthentication">; namespace?: Resource<"PeerAuthentication">; workload?: Resource<"PeerAuthentication">; ignored: Array<{ policy: string; why: string }> } = { ignored: [] };
+  const out: {
+    mesh?: Resource<"PeerAuthentication">;
+    namespace?: Resource<"PeerAuthentication">;
+    workload?: Resource<"PeerAuthentication">;
+    ignored: Array<{ policy: string; why: string }>;
+  } = { ignored: [] };
   const take = (level: "mesh" | "namespace" | "workload", p: Resource<"PeerAuthentication">) => {
     const first = out[level];
-    if (first) out.ignored.push({ policy: policyRef(p), why: `only one ${level}-wide policy is honoured: ${policyRef(first)} comes first (upstream keeps the oldest)` });
+    if (first)
+      out.ignored.push({ policy: policyRef(p), why: `only one ${level}-wide policy is honoured: ${policyRef(first)} comes first (upstream keeps the oldest)` });
     else out[level] = p;
   };
   for (const p of policies) {
@@ -81,7 +95,10 @@ export function peerAuthenticationLevels(policies: readonly Resource<"PeerAuthen
     } else if (p.namespace === w.namespace && w.labels !== undefined && labelsMatch(selector, w.labels)) {
       take("workload", p);
     } else if (p.namespace === rootNamespace && w.labels !== undefined && labelsMatch(selector, w.labels)) {
-      out.ignored.push({ policy: policyRef(p), why: `a PeerAuthentication with a selector in the root namespace ${rootNamespace} applies to workloads of ${rootNamespace} only` });
+      out.ignored.push({
+        policy: policyRef(p),
+        why: `a PeerAuthentication with a selector in the root namespace ${rootNamespace} applies to workloads of ${rootNamespace} only`,
+      });
     }
   }
   return Object.freeze(out);
@@ -106,7 +123,13 @@ export interface EffectiveMtls {
  * whether some Service targets the container port (port-level entries for
  * unbound ports are ignored); undefined = assume bound.
  */
-export function effectiveMtls(policies: readonly Resource<"PeerAuthentication">[], w: SelectedWorkload, rootNamespace: string, containerPort?: number, portBound?: boolean): EffectiveMtls {
+export function effectiveMtls(
+  policies: readonly Resource<"PeerAuthentication">[],
+  w: SelectedWorkload,
+  rootNamespace: string,
+  containerPort?: number,
+  portBound?: boolean,
+): EffectiveMtls {
   const levels = peerAuthenticationLevels(policies, w, rootNamespace);
   let mode: ServerMtlsMode = "PERMISSIVE";
   let scope: MtlsScope = "default";

@@ -86,15 +86,44 @@ export function portProtocol(p: { name?: string; appProtocol?: string }): string
   const prefix = p.name?.split("-")[0].toLowerCase();
   return prefix && KNOWN_PROTOCOLS.has(prefix) ? prefix : undefined;
 }
-export const KNOWN_PROTOCOLS: ReadonlySet<string> = new Set(["http", "http2", "https", "grpc", "grpc-web", "tcp", "tls", "mongo", "mysql", "redis", "thrift", "udp"]);
+export const KNOWN_PROTOCOLS: ReadonlySet<string> = new Set([
+  "http",
+  "http2",
+  "https",
+  "grpc",
+  "grpc-web",
+  "tcp",
+  "tls",
+  "mongo",
+  "mysql",
+  "redis",
+  "thrift",
+  "udp",
+]);
 
 export function workloadFromPod(p: Resource<"Pod">): MeshWorkload {
-  return Object.freeze({ kind: "Pod", name: p.name, namespace: p.namespace, labels: p.labels, serviceAccount: p.spec.serviceAccountName, ports: Object.freeze(p.spec.containers.flatMap((c) => c.ports)), resource: p });
+  return Object.freeze({
+    kind: "Pod",
+    name: p.name,
+    namespace: p.namespace,
+    labels: p.labels,
+    serviceAccount: p.spec.serviceAccountName,
+    ports: Object.freeze(p.spec.containers.flatMap((c) => c.ports)),
+    resource: p,
+  });
 }
 
 export function workloadFromDeployment(d: Resource<"Deployment">): MeshWorkload {
   const t = d.spec.template;
-  return Object.freeze({ kind: "Deployment", name: d.name, namespace: d.namespace, labels: t.labels, serviceAccount: t.spec.serviceAccountName, ports: Object.freeze(t.spec.containers.flatMap((c) => c.ports)), resource: d });
+  return Object.freeze({
+    kind: "Deployment",
+    name: d.name,
+    namespace: d.namespace,
+    labels: t.labels,
+    serviceAccount: t.spec.serviceAccountName,
+    ports: Object.freeze(t.spec.containers.flatMap((c) => c.ports)),
+    resource: d,
+  });
 }
 
 export function serviceFromResource(s: Resource<"Service">, domain: string): MeshService {
@@ -105,7 +134,9 @@ export function serviceFromResource(s: Resource<"Service">, domain: string): Mes
     addresses: Object.freeze([...(s.spec.addresses ?? [])]),
     ...(s.spec.headless ? { headless: true } : {}),
     selector: s.spec.selector,
-    ports: Object.freeze(s.spec.ports.map((p: ServicePort) => Object.freeze({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: portProtocol(p) }))),
+    ports: Object.freeze(
+      s.spec.ports.map((p: ServicePort) => Object.freeze({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: portProtocol(p) })),
+    ),
     source: "Service" as const,
     external: false,
     resource: s,
@@ -121,7 +152,9 @@ export function servicesFromEntry(e: Resource<"ServiceEntry">): MeshService[] {
       fqdn: host,
       addresses: e.spec.addresses,
       selector: e.spec.workloadSelector,
-      ports: Object.freeze(e.spec.ports.map((p) => Object.freeze({ name: p.name, port: p.number, targetPort: p.targetPort ?? p.number, protocol: p.protocol.toLowerCase() }))),
+      ports: Object.freeze(
+        e.spec.ports.map((p) => Object.freeze({ name: p.name, port: p.number, targetPort: p.targetPort ?? p.number, protocol: p.protocol.toLowerCase() })),
+      ),
       source: "ServiceEntry" as const,
       external: e.spec.location === "MESH_EXTERNAL",
       resource: e,
@@ -130,7 +163,10 @@ export function servicesFromEntry(e: Resource<"ServiceEntry">): MeshService[] {
 }
 
 /** The registry of a decoded configuration in a mesh of DNS domain `extras.domain` (and whatever the caller knows besides). */
-export function buildRegistry(byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> & Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints">>, extras: RegistryExtras): MeshRegistry {
+export function buildRegistry(
+  byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> & Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints">>,
+  extras: RegistryExtras,
+): MeshRegistry {
   const workloads = [...byKind.Pod.map(workloadFromPod), ...byKind.Deployment.map(workloadFromDeployment), ...(extras.workloads ?? [])];
   const withInstances = (s: Resource<"Service">): MeshService => {
     const doc = (byKind.Endpoints ?? []).find((e) => e.name === s.name && e.namespace === s.namespace);
@@ -139,7 +175,12 @@ export function buildRegistry(byKind: Pick<ResourcesByKind, "Service" | "Pod" | 
   };
   const services = [...byKind.Service.map(withInstances), ...(byKind.ServiceEntry ?? []).flatMap(servicesFromEntry)];
   for (const s of extras.services ?? []) if (!services.some((x) => x.fqdn === s.fqdn)) services.push(s);
-  const namespaces = new Set<string>([...byKind.Namespace.map((n) => n.name), ...services.map((s) => s.namespace), ...workloads.map((w) => w.namespace), ...(extras.namespaces ?? [])]);
+  const namespaces = new Set<string>([
+    ...byKind.Namespace.map((n) => n.name),
+    ...services.map((s) => s.namespace),
+    ...workloads.map((w) => w.namespace),
+    ...(extras.namespaces ?? []),
+  ]);
   return Object.freeze({ domain: extras.domain, services: Object.freeze(services), workloads: Object.freeze(workloads), namespaces });
 }
 
@@ -148,19 +189,31 @@ export function endpointInstances(doc: Resource<"Endpoints">, workloads: readonl
   return doc.spec.subsets.flatMap((subset) =>
     subset.addresses.map((a) => {
       const ref = a.targetRef;
-      const pod = ref?.kind === "Pod" ? workloads.find((w) => w.kind === "Pod" && w.name === ref.name && w.namespace === (ref.namespace ?? doc.namespace)) : undefined;
-      return Object.freeze({ address: a.ip, ports: subset.ports.map((p) => ({ name: p.name, port: p.port })), labels: pod?.labels ?? {}, serviceAccount: pod?.serviceAccount });
+      const pod =
+        ref?.kind === "Pod" ? workloads.find((w) => w.kind === "Pod" && w.name === ref.name && w.namespace === (ref.namespace ?? doc.namespace)) : undefined;
+      return Object.freeze({
+        address: a.ip,
+        ports: subset.ports.map((p) => ({ name: p.name, port: p.port })),
+        labels: pod?.labels ?? {},
+        serviceAccount: pod?.serviceAccount,
+      });
     }),
   );
 }
 
 /** Workloads of the service's namespace its selector picks (none for a service without selector). Any registry-shaped value will do (the analyzer's too). */
-export function workloadsOfService<W extends Pick<MeshWorkload, "namespace" | "labels">>(registry: { readonly workloads: readonly W[] }, service: Pick<MeshService, "namespace" | "selector">): W[] {
+export function workloadsOfService<W extends Pick<MeshWorkload, "namespace" | "labels">>(
+  registry: { readonly workloads: readonly W[] },
+  service: Pick<MeshService, "namespace" | "selector">,
+): W[] {
   return registry.workloads.filter((w) => w.namespace === service.namespace && selectorSelects(service.selector, w.labels));
 }
 
 /** Services of the workload's namespace whose selector picks the workload (ServiceEntries select WorkloadEntries, not pods). */
-export function servicesOfWorkload<S extends Pick<MeshService, "namespace" | "selector"> & { readonly source?: MeshService["source"] }>(registry: { readonly services: readonly S[] }, workload: Pick<MeshWorkload, "namespace" | "labels">): S[] {
+export function servicesOfWorkload<S extends Pick<MeshService, "namespace" | "selector"> & { readonly source?: MeshService["source"] }>(
+  registry: { readonly services: readonly S[] },
+  workload: Pick<MeshWorkload, "namespace" | "labels">,
+): S[] {
   return registry.services.filter((s) => s.source !== "ServiceEntry" && s.namespace === workload.namespace && selectorSelects(s.selector, workload.labels));
 }
 
@@ -183,7 +236,11 @@ export function boundContainerPorts(registry: MeshRegistry, workload: Pick<MeshW
 }
 
 /** The service port a gateway Service exposes for a container port of its workload (upstream: Gateway server ports are Service ports). */
-export function containerPortForServicePort(registry: MeshRegistry, workload: Pick<MeshWorkload, "namespace" | "labels" | "ports">, servicePort: number): number | undefined {
+export function containerPortForServicePort(
+  registry: MeshRegistry,
+  workload: Pick<MeshWorkload, "namespace" | "labels" | "ports">,
+  servicePort: number,
+): number | undefined {
   for (const s of servicesOfWorkload(registry, workload)) {
     const p = s.ports.find((x) => x.port === servicePort);
     if (p) return targetContainerPort(p, workload);

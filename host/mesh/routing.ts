@@ -158,7 +158,11 @@ export function chooseDestination(route: HttpRoute, random: () => number): numbe
  * `hasVirtualService` tells the two cases apart when a VirtualService covers
  * the host but none of its routes matches (upstream: 404).
  */
-export function routeRequest(services: readonly VirtualService[], facts: RequestFacts, random: () => number): { choice?: RouteChoice; hasVirtualService: boolean } {
+export function routeRequest(
+  services: readonly VirtualService[],
+  facts: RequestFacts,
+  random: () => number,
+): { choice?: RouteChoice; hasVirtualService: boolean } {
   const candidates = virtualServicesFor(services, facts.host, facts.gateway, facts.sourceNamespace);
   // Upstream merges the VirtualServices of one host; the most specific host's routes come first.
   for (const vs of candidates) {
@@ -206,12 +210,25 @@ export interface GatewayServerMatch {
  * translated to the container port (`toContainerPort`) — is this one and
  * whose hosts cover the host.
  */
-export function gatewayServersFor(gateways: readonly Gateway[], workloadLabels: Labels, containerPort: number, host: string, toContainerPort: (servicePort: number) => number | undefined): GatewayServerMatch[] {
-  return gatewayServersOnPort(gateways, workloadLabels, containerPort, toContainerPort).filter(({ gateway, server }) => server.hosts.some((h) => hostMatches(serverHost(h, gateway.namespace).host, host)));
+export function gatewayServersFor(
+  gateways: readonly Gateway[],
+  workloadLabels: Labels,
+  containerPort: number,
+  host: string,
+  toContainerPort: (servicePort: number) => number | undefined,
+): GatewayServerMatch[] {
+  return gatewayServersOnPort(gateways, workloadLabels, containerPort, toContainerPort).filter(({ gateway, server }) =>
+    server.hosts.some((h) => hostMatches(serverHost(h, gateway.namespace).host, host)),
+  );
 }
 
 /** Every server of the Gateways selecting the workload whose port is this container port (whatever the host). */
-export function gatewayServersOnPort(gateways: readonly Gateway[], workloadLabels: Labels, containerPort: number, toContainerPort: (servicePort: number) => number | undefined): GatewayServerMatch[] {
+export function gatewayServersOnPort(
+  gateways: readonly Gateway[],
+  workloadLabels: Labels,
+  containerPort: number,
+  toContainerPort: (servicePort: number) => number | undefined,
+): GatewayServerMatch[] {
   const out: GatewayServerMatch[] = [];
   for (const g of gateways) {
     if (!selectorSelects(g.spec.selector, workloadLabels)) continue;
@@ -235,8 +252,14 @@ export function serverAdmits(server: GatewayServer, gatewayNamespace: string, vs
  * `ownNamespaceOnly` (upstream's PILOT_SCOPE_GATEWAY_TO_NAMESPACE), as
  * `ns/name` keys VirtualServices bind to.
  */
-export function gatewaysSelecting(gateways: readonly Gateway[], workload: { readonly namespace: string; readonly labels: Labels }, ownNamespaceOnly: boolean): string[] {
-  return gateways.filter((g) => (!ownNamespaceOnly || g.namespace === workload.namespace) && selectorSelects(g.spec.selector, workload.labels)).map((g) => `${g.namespace}/${g.name}`);
+export function gatewaysSelecting(
+  gateways: readonly Gateway[],
+  workload: { readonly namespace: string; readonly labels: Labels },
+  ownNamespaceOnly: boolean,
+): string[] {
+  return gateways
+    .filter((g) => (!ownNamespaceOnly || g.namespace === workload.namespace) && selectorSelects(g.spec.selector, workload.labels))
+    .map((g) => `${g.namespace}/${g.name}`);
 }
 
 /** The hosts (FQDNs) the routes and mirrors of VirtualServices bound to any of these gateways send to. */

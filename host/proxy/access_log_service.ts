@@ -76,7 +76,9 @@ export function httpAccessLogEntry(r: AccessRecord): Record<string, unknown> {
     response: {
       ...(r.status > 0 ? { response_code: { value: r.status } } : {}),
       response_body_bytes: String(r.responseBodyBytes),
-      ...(r.localReplyDetails ? { response_code_details: r.localReplyDetails } : { response_code_details: r.status > 0 ? "via_upstream" : "downstream_remote_disconnect" }),
+      ...(r.localReplyDetails
+        ? { response_code_details: r.localReplyDetails }
+        : { response_code_details: r.status > 0 ? "via_upstream" : "downstream_remote_disconnect" }),
     },
   };
 }

@@ -46,7 +46,15 @@ export function clustersText(clusters: readonly ClusterInfo[]): string {
     lines.push(`${c.name}::added_via_api::false`);
     for (const h of c.hosts) {
       const host = `${c.name}::${h.address}:${h.port}`;
-      lines.push(`${host}::health_flags::healthy`, `${host}::weight::1`, `${host}::region::`, `${host}::zone::`, `${host}::sub_zone::`, `${host}::canary::false`, `${host}::priority::0`);
+      lines.push(
+        `${host}::health_flags::healthy`,
+        `${host}::weight::1`,
+        `${host}::region::`,
+        `${host}::zone::`,
+        `${host}::sub_zone::`,
+        `${host}::canary::false`,
+        `${host}::priority::0`,
+      );
     }
   }
   return lines.length ? `${lines.join("\n")}\n` : "";
@@ -72,12 +80,15 @@ export interface CertificateMaterial {
 export function certificateDetails(pem: string, now: number): unknown {
   const c = new X509Certificate(pem);
   const validTo = new Date(c.validTo).getTime();
-  const sans = (c.subjectAltName ?? "").split(", ").filter(Boolean).map((s) => {
-    const colon = s.indexOf(":");
-    const kind = s.slice(0, colon);
-    const value = s.slice(colon + 1);
-    return kind === "URI" ? { uri: value } : kind === "DNS" ? { dns: value } : kind === "IP Address" ? { ip_address: value } : { uri: s };
-  });
+  const sans = (c.subjectAltName ?? "")
+    .split(", ")
+    .filter(Boolean)
+    .map((s) => {
+      const colon = s.indexOf(":");
+      const kind = s.slice(0, colon);
+      const value = s.slice(colon + 1);
+      return kind === "URI" ? { uri: value } : kind === "DNS" ? { dns: value } : kind === "IP Address" ? { ip_address: value } : { uri: s };
+    });
   return {
     path: "<inline>",
     serial_number: c.serialNumber.toLowerCase(),
@@ -132,7 +143,11 @@ export function serverInfo(i: ServerInfoInput): unknown {
  * `endpoints`, …); an object's values are its entries. `name_regex` keeps
  * entries whose `name` (or key) matches. Undefined: no such field.
  */
-export function configDumpResource(dump: Record<string, unknown>, resource: string, nameMatches?: (name: string) => boolean): { configs: unknown[] } | undefined {
+export function configDumpResource(
+  dump: Record<string, unknown>,
+  resource: string,
+  nameMatches?: (name: string) => boolean,
+): { configs: unknown[] } | undefined {
   if (!Object.hasOwn(dump, resource)) return undefined;
   const value = dump[resource];
   let entries: Array<[string | undefined, unknown]>;

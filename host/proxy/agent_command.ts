@@ -38,7 +38,6 @@ function commandLineOptions(opts: AgentOptions): Record<string, unknown> {
   return Object.fromEntries(Object.entries(opts).filter(([, v]) => ["string", "number", "boolean"].includes(typeof v) || Array.isArray(v)));
 }
 
-
 /** Environment variables of the seed that apply to the sidecar. */
 export interface AgentEnvironment {
   POD_NAME?: string;
@@ -61,7 +60,10 @@ export interface AgentEnvironment {
 }
 
 /** Upstream's token paths per JWT_POLICY (renamed): a projected token, or the legacy service-account token. */
-export const DEFAULT_TOKEN_PATHS = { "third-party-jwt": "./var/run/secrets/tokens/mesh-token", "first-party-jwt": "/var/run/secrets/orch.io/serviceaccount/token" } as const;
+export const DEFAULT_TOKEN_PATHS = {
+  "third-party-jwt": "./var/run/secrets/tokens/mesh-token",
+  "first-party-jwt": "/var/run/secrets/orch.io/serviceaccount/token",
+} as const;
 /** Spec 2, "Authentication": the root certificate path of disco-agent. */
 export const DEFAULT_CA_ROOT_CERT = "/etc/certs/root-cert.pem";
 
@@ -73,7 +75,8 @@ export function controlPlaneAuth(opts: Pick<AgentOptions, "controlPlaneAuthPolic
   const policy = (opts.controlPlaneAuthPolicy ?? "NONE") as ControlPlaneAuthPolicy;
   if (policy !== "NONE" && policy !== "MUTUAL_TLS") throw new Error(`--controlPlaneAuthPolicy: expected NONE or MUTUAL_TLS, got ${JSON.stringify(policy)}`);
   const jwtPolicy = env.JWT_POLICY || "third-party-jwt";
-  if (jwtPolicy !== "third-party-jwt" && jwtPolicy !== "first-party-jwt") throw new Error(`JWT_POLICY: expected third-party-jwt or first-party-jwt, got ${JSON.stringify(jwtPolicy)}`);
+  if (jwtPolicy !== "third-party-jwt" && jwtPolicy !== "first-party-jwt")
+    throw new Error(`JWT_POLICY: expected third-party-jwt or first-party-jwt, got ${JSON.stringify(jwtPolicy)}`);
   return {
     policy,
     tokenPath: opts.tokenPath || DEFAULT_TOKEN_PATHS[jwtPolicy],
@@ -100,7 +103,11 @@ export function controlPlaneChannelCredentials(tls: WorkloadTls, identitySuffix:
     checkServerIdentity: (_host, cert) => {
       const uris = uriSans(cert.subjectaltname);
       const ok = uris.some((u) => u.startsWith(`spiffe://${td}/`) && (!identitySuffix || hubIdentityMatches(u, identitySuffix)));
-      return ok ? undefined : new Error(`${peer} identity: the ${peer} presented ${uris.join(" ") || "no URI SAN"}, expected ${identitySuffix ? `an identity of ${td} ending with ${identitySuffix}` : `an identity of trust domain ${td}`}`);
+      return ok
+        ? undefined
+        : new Error(
+            `${peer} identity: the ${peer} presented ${uris.join(" ") || "no URI SAN"}, expected ${identitySuffix ? `an identity of ${td} ending with ${identitySuffix}` : `an identity of trust domain ${td}`}`,
+          );
     },
   });
 }
@@ -113,7 +120,10 @@ export function hubChannelCredentials(tls: WorkloadTls, hubIdentity: string): gr
 /** `k=v,k=v` → labels; throws naming the bad entry. */
 export function parseLabels(text: string, flag: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf("=");
     if (eq <= 0) throw new Error(`${flag}: expected k=v[,k=v…], got ${JSON.stringify(part)}`);
     out[part.slice(0, eq)] = part.slice(eq + 1);
@@ -126,7 +136,11 @@ export function parseLabels(text: string, flag: string): Record<string, string> 
  * undefined when `--caAddress` is not given (the sidecar as before). Throws
  * with the flag's name for a bad value.
  */
-export function securitySettings(opts: Partial<AgentOptions> & Pick<AgentOptions, "appPort">, env: AgentEnvironment, namespace: string): (Omit<SidecarSecurityOptions, "tls" | "jwks"> & { caAddress: string; trustDomain: string; ttlMs: number; keyAlgorithm: "RSA" | "ECDSA" }) | undefined {
+export function securitySettings(
+  opts: Partial<AgentOptions> & Pick<AgentOptions, "appPort">,
+  env: AgentEnvironment,
+  namespace: string,
+): (Omit<SidecarSecurityOptions, "tls" | "jwks"> & { caAddress: string; trustDomain: string; ttlMs: number; keyAlgorithm: "RSA" | "ECDSA" }) | undefined {
   const caAddress = opts.caAddress;
   const anySecurityFlag = opts.meshConfigFile !== undefined || opts.gateway === true || (opts.endpoint ?? []).length > 0;
   if (!caAddress) {
@@ -147,16 +161,19 @@ export function securitySettings(opts: Partial<AgentOptions> & Pick<AgentOptions
   }
   const fallthrough = env.DISCO_ENABLE_FALLTHROUGH_ROUTE;
   if (fallthrough !== undefined) {
-    if (fallthrough !== "true" && fallthrough !== "false") throw new Error(`DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(fallthrough)}`);
+    if (fallthrough !== "true" && fallthrough !== "false")
+      throw new Error(`DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(fallthrough)}`);
     mesh = Object.freeze({ ...mesh, enableFallthroughRoute: fallthrough === "true" });
   }
   if (opts.trustDomain) mesh = Object.freeze({ ...mesh, trustDomain: opts.trustDomain });
   const labelsText = opts.labels ?? env.POD_LABELS;
   const labels = labelsText !== undefined ? parseLabels(labelsText, opts.labels !== undefined ? "--labels" : "POD_LABELS") : undefined;
   const serviceAccount = opts.serviceAccount || "default";
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(serviceAccount)) throw new Error(`--serviceAccount: ${JSON.stringify(serviceAccount)} is not a service account name`);
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(serviceAccount))
+    throw new Error(`--serviceAccount: ${JSON.stringify(serviceAccount)} is not a service account name`);
   const clockSkew = Number(opts.jwtClockSkewSeconds ?? 0);
-  if (!Number.isInteger(clockSkew) || clockSkew < 0) throw new Error(`--jwtClockSkewSeconds: expected a non-negative integer, got ${JSON.stringify(opts.jwtClockSkewSeconds)}`);
+  if (!Number.isInteger(clockSkew) || clockSkew < 0)
+    throw new Error(`--jwtClockSkewSeconds: expected a non-negative integer, got ${JSON.stringify(opts.jwtClockSkewSeconds)}`);
   const keyAlgorithm = opts.workloadKeyAlgorithm ?? "RSA";
   return {
     caAddress,
@@ -224,7 +241,9 @@ export async function runProxyCommand(opts: AgentOptions, logger: Logger, env: A
     {
       stop: async (signal) => {
         const windowMs = Math.min(drainMs, limitMs);
-        log.info(`${signal}: draining for up to ${formatGoDuration(windowMs)}${windowMs < drainMs ? ` (--parentShutdownDuration ${formatGoDuration(limitMs)} cuts the drain of ${formatGoDuration(drainMs)})` : ""}`);
+        log.info(
+          `${signal}: draining for up to ${formatGoDuration(windowMs)}${windowMs < drainMs ? ` (--parentShutdownDuration ${formatGoDuration(limitMs)} cuts the drain of ${formatGoDuration(drainMs)})` : ""}`,
+        );
         let timer: NodeJS.Timeout | undefined;
         const limit = new Promise<"limit">((resolve) => (timer = setTimeout(() => resolve("limit"), limitMs)));
         const outcome = await Promise.race([proxy.stop(windowMs).then(() => "drained" as const), limit]);
@@ -284,7 +303,9 @@ export async function startProxy(
   const dnsDomain = opts.domain || `${namespace}.svc.${DEFAULT_DOMAIN}`;
   const meshDomain = splitProxyDnsDomain(dnsDomain)?.domain;
   if (meshDomain === undefined) {
-    log.error(`--domain: expected the proxy's DNS domain <namespace>.svc.<mesh domain> (e.g. ${namespace}.svc.cluster.local), got ${JSON.stringify(opts.domain)}`);
+    log.error(
+      `--domain: expected the proxy's DNS domain <namespace>.svc.<mesh domain> (e.g. ${namespace}.svc.cluster.local), got ${JSON.stringify(opts.domain)}`,
+    );
     return { exitCode: EXIT_BAD_CONFIG };
   }
   let sidecar: Sidecar | undefined;
@@ -315,7 +336,8 @@ export async function startProxy(
       }
     }
     const settings = securitySettings(opts, env, namespace);
-    if (auth.policy === "MUTUAL_TLS" && !settings) throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
+    if (auth.policy === "MUTUAL_TLS" && !settings)
+      throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
     if (settings) {
       const identity = spiffeId({ namespace, serviceAccount: settings.serviceAccount }, settings.trustDomain);
       workloadTls = new WorkloadTls({
@@ -332,7 +354,9 @@ export async function startProxy(
         ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),
         onJitter: (ms) => logger.scope("anchorclient").info(`waiting ${ms} ms before the certificate request (INITIAL_BACKOFF_MSEC)`),
         onRotated: (c: WorkloadCertificate) => {
-          logger.scope("cache").debug(`workload certificate cached: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}, renewal at ${c.rotateAt.toISOString()}`);
+          logger
+            .scope("cache")
+            .debug(`workload certificate cached: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}, renewal at ${c.rotateAt.toISOString()}`);
           transport?.renewCredentials();
           metrics.certificatePushed();
           if (env.OUTPUT_KEY_CERT_TO_DIRECTORY) writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY, c, env.PKCS8_KEY === "true", log);
@@ -344,8 +368,13 @@ export async function startProxy(
         },
         onRequest: (ok, latencyMs, by) => {
           metrics.outgoingRequest("csr", ok, latencyMs);
-          if (by === "token") logger.scope("token").debug(`service-account token ${auth.tokenPath} presented to mesh_ca (JWT_POLICY ${env.JWT_POLICY || "third-party-jwt"})`);
-          logger.scope("anchorclient").debug(`CSR for ${identity} to ${settings.caAddress} (authenticated by ${by}): ${ok ? "certificate issued" : "failed"} in ${Math.round(latencyMs)} ms`);
+          if (by === "token")
+            logger.scope("token").debug(`service-account token ${auth.tokenPath} presented to mesh_ca (JWT_POLICY ${env.JWT_POLICY || "third-party-jwt"})`);
+          logger
+            .scope("anchorclient")
+            .debug(
+              `CSR for ${identity} to ${settings.caAddress} (authenticated by ${by}): ${ok ? "certificate issued" : "failed"} in ${Math.round(latencyMs)} ms`,
+            );
         },
       });
       jwks = new JwksCache({ cooldownMs: opts.jwksRefetchCooldown ?? DEFAULT_JWKS_COOLDOWN_MS });
@@ -358,9 +387,14 @@ export async function startProxy(
   if (workloadTls) {
     try {
       await workloadTls.start();
-      log.info(`workload certificate for ${workloadTls.options.identity} from ${workloadTls.options.caAddress} (${auth.policy === "MUTUAL_TLS" ? "TLS" : "plain text"}, token ${auth.tokenPath}): expires ${workloadTls.current.expiresAt.toISOString()}, renewal at ${workloadTls.current.rotateAt.toISOString()}`);
+      log.info(
+        `workload certificate for ${workloadTls.options.identity} from ${workloadTls.options.caAddress} (${auth.policy === "MUTUAL_TLS" ? "TLS" : "plain text"}, token ${auth.tokenPath}): expires ${workloadTls.current.expiresAt.toISOString()}, renewal at ${workloadTls.current.rotateAt.toISOString()}`,
+      );
     } catch (e) {
-      const hint = auth.policy === "NONE" && (e as { code?: number }).code === grpc.status.UNAVAILABLE ? " (with --controlPlaneAuthPolicy NONE the CA is dialled in plain text: mesh_ca serves TLS unless --grpc-plaintext; use MUTUAL_TLS)" : "";
+      const hint =
+        auth.policy === "NONE" && (e as { code?: number }).code === grpc.status.UNAVAILABLE
+          ? " (with --controlPlaneAuthPolicy NONE the CA is dialled in plain text: mesh_ca serves TLS unless --grpc-plaintext; use MUTUAL_TLS)"
+          : "";
       log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}${hint}`);
       workloadTls.stop();
       return { exitCode: EXIT_FAILURE };
@@ -381,9 +415,13 @@ export async function startProxy(
   ]);
   const bump = (name: string) => transportStats.set(name, (transportStats.get(name) ?? 0) + 1);
   if (auth.policy === "NONE") {
-    log.warn(`control plane traffic is plain text (--controlPlaneAuthPolicy NONE)${workloadTls ? ": mesh_ca gets the token on every request" : ""}; hub calls are not authenticated. For local development only; use MUTUAL_TLS otherwise`);
+    log.warn(
+      `control plane traffic is plain text (--controlPlaneAuthPolicy NONE)${workloadTls ? ": mesh_ca gets the token on every request" : ""}; hub calls are not authenticated. For local development only; use MUTUAL_TLS otherwise`,
+    );
   } else {
-    log.info(`control plane traffic is mutual TLS with ${workloadTls!.options.identity}${opts.hubIdentity ? `; the hub must prove an identity ending with ${String(opts.hubIdentity)}` : ""}${discoveryAddress && opts.discoIdentity ? `; disco-discovery must prove an identity ending with ${String(opts.discoIdentity)}` : ""}`);
+    log.info(
+      `control plane traffic is mutual TLS with ${workloadTls!.options.identity}${opts.hubIdentity ? `; the hub must prove an identity ending with ${String(opts.hubIdentity)}` : ""}${discoveryAddress && opts.discoIdentity ? `; disco-discovery must prove an identity ending with ${String(opts.discoIdentity)}` : ""}`,
+    );
   }
   const mtls = auth.policy === "MUTUAL_TLS" ? workloadTls : undefined;
   transport = new HubTransport({
@@ -392,7 +430,9 @@ export async function startProxy(
     onAttemptFailed: (a) => {
       bump("hub_transport.failed_attempts");
       if (a.retryInMs !== undefined) bump("hub_transport.retries");
-      hubLog.warn(`${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.code} ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`);
+      hubLog.warn(
+        `${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.code} ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`,
+      );
     },
   });
   const hub = {
@@ -426,7 +466,9 @@ export async function startProxy(
       } else log.debug(`${flag}: ${e.message}`);
     };
   };
-  const als = accessLogService ? new AccessLogServiceClient({ address: accessLogService.address, node, onError: sinkError("--proxyAccessLogService") }) : undefined;
+  const als = accessLogService
+    ? new AccessLogServiceClient({ address: accessLogService.address, node, onError: sinkError("--proxyAccessLogService") })
+    : undefined;
   if (als) {
     transportStats.set("access_logs.grpc_access_log.logs_written", 0);
     transportStats.set("access_logs.grpc_access_log.logs_dropped", 0);
@@ -478,7 +520,14 @@ export async function startProxy(
     checks: { template: (t) => checks.checkTemplate(t), regex: (p) => checks.checkRegex(p) },
     meshDomain,
     logger,
-    identity: security ? { ...identity, spiffeId: workloadTls!.options.identity, serviceAccount: security.serviceAccount, ...(security.labels ? { labels: security.labels } : {}) } as typeof identity : identity,
+    identity: security
+      ? ({
+          ...identity,
+          spiffeId: workloadTls!.options.identity,
+          serviceAccount: security.serviceAccount,
+          ...(security.labels ? { labels: security.labels } : {}),
+        } as typeof identity)
+      : identity,
     security,
     limits,
     ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
@@ -501,7 +550,11 @@ export async function startProxy(
     ? new MetricsServiceClient({ address: metricsService.address, node, snapshot: () => sidecar!.statsSnapshot(), onError: sinkError("--proxyMetricsService") })
     : undefined;
   const statsd = statsdAddress
-    ? new StatsdSink({ ...statsdAddress, snapshot: () => sidecar!.statsSnapshot(), onError: (e) => logger.scope("default").warn(`--metricsdUdpAddress: sending stats failed: ${e.message}`) })
+    ? new StatsdSink({
+        ...statsdAddress,
+        snapshot: () => sidecar!.statsSnapshot(),
+        onError: (e) => logger.scope("default").warn(`--metricsdUdpAddress: sending stats failed: ${e.message}`),
+      })
     : undefined;
   let sts: Awaited<ReturnType<typeof startStsServer>> | undefined;
   if (typeof opts.stsPort === "number" && opts.stsPort > 0) {
@@ -518,8 +571,14 @@ export async function startProxy(
       return { exitCode: EXIT_FAILURE };
     }
   }
-  if (als) log.info(`access log entries sent to the access log service at ${accessLogService!.address} (envoy.service.accesslog.v3 StreamAccessLogs) every ${ACCESS_LOG_FLUSH_INTERVAL_MS / 1000} s`);
-  if (metricsSink) log.info(`stats sent to the metrics service at ${metricsService!.address} (envoy.service.metrics.v3 StreamMetrics) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
+  if (als)
+    log.info(
+      `access log entries sent to the access log service at ${accessLogService!.address} (envoy.service.accesslog.v3 StreamAccessLogs) every ${ACCESS_LOG_FLUSH_INTERVAL_MS / 1000} s`,
+    );
+  if (metricsSink)
+    log.info(
+      `stats sent to the metrics service at ${metricsService!.address} (envoy.service.metrics.v3 StreamMetrics) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`,
+    );
   if (statsd) log.info(`stats sent to the metrics daemon at ${opts.metricsdUdpAddress} (statsd over UDP) every ${STATSD_FLUSH_INTERVAL_MS / 1000} s`);
   return {
     addresses: sts ? { ...addresses, sts: sts.port } : addresses,

@@ -54,8 +54,15 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
   const hubClusters = new Set(["hub_server", loaded?.bundle.clientConfig?.transport?.checkCluster, loaded?.bundle.clientConfig?.transport?.reportCluster]);
   const services = [...o.clusters].filter(([name]) => !hubClusters.has(name));
   const address: Record<string, string> = { outbound: o.outboundBindAddress, admin: o.adminBindAddress };
-  const listener = (name: string, port: number, protocol: "HTTP" | "TCP", direction: string, filters: string[], upstream?: string) =>
-    ({ name, address: address[name] ?? o.bindAddress, port, protocol, direction, filters, ...(upstream ? { upstream } : {}) });
+  const listener = (name: string, port: number, protocol: "HTTP" | "TCP", direction: string, filters: string[], upstream?: string) => ({
+    name,
+    address: address[name] ?? o.bindAddress,
+    port,
+    protocol,
+    direction,
+    filters,
+    ...(upstream ? { upstream } : {}),
+  });
   const mesh = loaded?.mesh;
   // The workload's labels: given with the identity, else those of the Pod document named by the identity (`<pod>.<namespace>`).
   const pod = mesh?.byKind.Pod.find((p) => `${p.name}.${p.namespace}` === o.identity.id);
@@ -63,8 +70,17 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
   return {
     identity: { ...o.identity, ...(labels ? { labels } : {}) },
     listeners: {
-      inbound: { ...listener("inbound", a.inbound, "HTTP", "INBOUND", ["mesh.hub_client", "mesh.router"], app), ...(o.inboundService ? { service: o.inboundService } : {}), ...(o.security ? { containerPort: o.security.containerPort } : {}), route: "inbound" },
-      outbound: { ...listener("outbound", a.outbound, "HTTP", "OUTBOUND", ["mesh.hub_client", "mesh.router"]), upstream: "per authority: the --cluster named by the Host header, else the Host itself", route: "outbound" },
+      inbound: {
+        ...listener("inbound", a.inbound, "HTTP", "INBOUND", ["mesh.hub_client", "mesh.router"], app),
+        ...(o.inboundService ? { service: o.inboundService } : {}),
+        ...(o.security ? { containerPort: o.security.containerPort } : {}),
+        route: "inbound",
+      },
+      outbound: {
+        ...listener("outbound", a.outbound, "HTTP", "OUTBOUND", ["mesh.hub_client", "mesh.router"]),
+        upstream: "per authority: the --cluster named by the Host header, else the Host itself",
+        route: "outbound",
+      },
       ...(input.hasTcp ? { tcp: listener("tcp", a.tcp, "TCP", "INBOUND", ["mesh.hub_client", "mesh.tcp_proxy"], `${o.appHost}:${o.tcpAppPort}`) } : {}),
       admin: listener("admin", a.admin, "HTTP", "ADMIN", ["mesh.admin"]),
       ...(input.hasStatus ? { status: listener("status", a.status, "HTTP", "ADMIN", ["mesh.health"]) } : {}),
@@ -87,7 +103,9 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
       ...(input.hasTcp ? [{ cluster: "inbound|tcp", endpoints: [{ address: o.appHost, port: o.tcpAppPort, health: "UNKNOWN" }] }] : []),
       ...[...o.clusters].map(([cluster, c]) => ({ cluster, endpoints: [{ address: c.host, port: c.port, health: "UNKNOWN" }] })),
     ],
-    secrets: o.security ? o.security.tls.secrets() : { certificates: [], note: "none: this sidecar holds no certificates yet (no mutual TLS termination or origination)" },
+    secrets: o.security
+      ? o.security.tls.secrets()
+      : { certificates: [], note: "none: this sidecar holds no certificates yet (no mutual TLS termination or origination)" },
     ...(o.security && input.policy ? { security: { ...(input.policy.describe() as object), endpoints: [...o.security.endpoints.values()] } } : {}),
     configuration: {
       files: loaded?.files ?? [],
@@ -97,7 +115,17 @@ export function buildConfigDump(input: ConfigDumpInput): unknown {
         Object.entries(mesh?.byKind ?? {})
           .filter(([, list]) => list.length > 0)
           // Secret values (gateway private keys) never leave the process: their keys only, as `kubectl describe secret` shows them.
-          .map(([kind, list]) => [kind, list.map((r) => ({ name: r.name, namespace: r.namespace, labels: r.labels, annotations: r.annotations, file: r.origin.file, spec: kind === "Secret" ? { type: (r.spec as { type: string }).type, keys: Object.keys((r.spec as { data: object }).data) } : r.spec }))]),
+          .map(([kind, list]) => [
+            kind,
+            list.map((r) => ({
+              name: r.name,
+              namespace: r.namespace,
+              labels: r.labels,
+              annotations: r.annotations,
+              file: r.origin.file,
+              spec: kind === "Secret" ? { type: (r.spec as { type: string }).type, keys: Object.keys((r.spec as { data: object }).data) } : r.spec,
+            })),
+          ]),
       ),
       enforced: o.security !== undefined,
     },

@@ -16,6 +16,23 @@ export const DEFAULT_TOKEN_MANAGER_PLUGIN = "CloudTokenExchange";
  * own (`filter`: the filter's messages; `hub`: hub transport; `config`).
  */
 export const SIDECAR_LOG_SCOPES = [
-  "all", "authn", "cache", "anchorclient", "configmapcontroller", "default", "cloudca", "model", "rbac", "sds", "secretfetcher",
-  "stsclient", "stsserver", "token", "validation", "vault", "filter", "hub", "config",
+  "all",
+  "authn",
+  "cache",
+  "anchorclient",
+  "configmapcontroller",
+  "default",
+  "cloudca",
+  "model",
+  "rbac",
+  "sds",
+  "secretfetcher",
+  "stsclient",
+  "stsserver",
+  "token",
+  "validation",
+  "vault",
+  "filter",
+  "hub",
+  "config",
 ] as const;

@@ -42,7 +42,6 @@ const TRAP_REPLY: LocalReply = { status: 503, details: "wasm_fail_stream", body:
  */
 export const SHUTDOWN_FLUSH_WAIT_MS = 6000;
 
-
 /**
  * The wall clock in Unix nanoseconds, at Date.now()'s millisecond
  * resolution: the module reads it several times per request, and within a
@@ -154,10 +153,13 @@ export class FilterHost {
 
   /** Client bytes; returns what may be forwarded now (nothing while the check is pending). */
   clientData(id: number, bytes: Uint8Array, endOfStream: boolean): ConnectionUpdate {
-    return this.guard(() => {
-      this.vm.downstreamData(id, bytes, endOfStream);
-      return this.connectionUpdate(id);
-    }, { forward: bytes, close: !this.options.failOpenOnTrap() });
+    return this.guard(
+      () => {
+        this.vm.downstreamData(id, bytes, endOfStream);
+        return this.connectionUpdate(id);
+      },
+      { forward: bytes, close: !this.options.failOpenOnTrap() },
+    );
   }
 
   /** Server bytes; returns what may go to the client. */

@@ -34,7 +34,9 @@ export class GrpcStreamSink {
   send(message: Record<string, unknown>): void {
     let first = false;
     if (!this.stream) {
-      const method = (this.client as unknown as Record<string, (cb: (e: grpc.ServiceError | null) => void) => grpc.ClientWritableStream<Record<string, unknown>>>)[this.options.method];
+      const method = (
+        this.client as unknown as Record<string, (cb: (e: grpc.ServiceError | null) => void) => grpc.ClientWritableStream<Record<string, unknown>>>
+      )[this.options.method];
       const stream = method.call(this.client, (e) => {
         if (this.stream === stream) this.stream = undefined;
         if (e && e.code !== grpc.status.CANCELLED) this.options.onError(new Error(`${this.options.address}: ${e.details || e.message}`));
@@ -51,15 +53,16 @@ export class GrpcStreamSink {
   async close(): Promise<void> {
     const stream = this.stream;
     this.stream = undefined;
-    if (stream) await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2000);
-      timer.unref();
-      stream.once("finish", () => {
-        clearTimeout(timer);
-        resolve();
+    if (stream)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2000);
+        timer.unref();
+        stream.once("finish", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        stream.end();
       });
-      stream.end();
-    });
     this.client.close();
   }
 }

@@ -4,7 +4,17 @@ import { NO_BODY, type RequestFraming, frameFlat, frameObject, requestFraming } 
 
 // RFC 9110 §7.6.1: connection-specific fields are not forwarded, nor any
 // field the Connection header names.
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "proxy-authenticate",
+  "proxy-authorization",
+]);
 const NONE: ReadonlySet<string> = new Set();
 
 // What the usual Connection values name: nothing beyond themselves.
@@ -80,7 +90,11 @@ export function requestHead(raw: string[], method = "GET", httpVersion = "1.1"):
     } else if (name === "transfer-encoding") (transferEncoding ??= []).push(value);
     if (name !== "host" && !HOP_BY_HOP.has(name) && !named.has(name)) into.push([name, value]);
   }
-  return { headers: into, host, framing: contentLength === undefined && transferEncoding === undefined ? NO_BODY : requestFraming(method, httpVersion, transferEncoding, contentLength) };
+  return {
+    headers: into,
+    host,
+    framing: contentLength === undefined && transferEncoding === undefined ? NO_BODY : requestFraming(method, httpVersion, transferEncoding, contentLength),
+  };
 }
 
 /** Pairs (pseudo-headers excluded) as Node's outgoing header object; repeated names become arrays. */

@@ -91,7 +91,11 @@ export interface ForwardActions {
   readonly setHeaders: ReadonlyArray<readonly [string, string]>;
   readonly addHeaders: ReadonlyArray<readonly [string, string]>;
   readonly removeHeaders: readonly string[];
-  readonly responseHeaders: ReadonlyArray<{ readonly set: Readonly<Record<string, string>>; readonly add: Readonly<Record<string, string>>; readonly remove: readonly string[] }>;
+  readonly responseHeaders: ReadonlyArray<{
+    readonly set: Readonly<Record<string, string>>;
+    readonly add: Readonly<Record<string, string>>;
+    readonly remove: readonly string[];
+  }>;
   readonly timeoutMs?: number;
   /** Retries of a request without a body on connection failure and on the 5xx/gateway-error/retriable codes retryOn names. */
   readonly retries?: { readonly attempts: number; readonly perTryTimeoutMs?: number; readonly retryOn: readonly string[] };
@@ -138,7 +142,6 @@ interface Exchange {
   started: bigint;
   accessLogHint?: boolean;
 }
-
 
 /**
  * An HTTP/1.1 listener that runs each request through the filter and
@@ -233,14 +236,22 @@ export class HttpProxy {
     const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", head.host, o.pathNormalization?.());
     if (!requestTarget.ok) {
       this.stats.rejectedTargets[requestTarget.reason] = (this.stats.rejectedTargets[requestTarget.reason] ?? 0) + 1;
-      o.onLog("debug", `${o.name}: 400 for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${requestTarget.message}`);
+      o.onLog(
+        "debug",
+        `${o.name}: 400 for ${req.method} ${JSON.stringify(req.url)} from ${socket.remoteAddress}:${socket.remotePort}: ${requestTarget.message}`,
+      );
       this.reply(res, { status: 400, details: requestTarget.reason, body: "Bad Request", headers: [["connection", "close"]], grpcStatus: -1 });
       req.resume();
       return;
     }
     const authority = requestTarget.authority;
     // Every later stage reads the request through this one list.
-    const headers: HeaderList = [[":method", req.method ?? "GET"], [":path", requestTarget.path], [":authority", authority], [":scheme", "http"]];
+    const headers: HeaderList = [
+      [":method", req.method ?? "GET"],
+      [":path", requestTarget.path],
+      [":authority", authority],
+      [":scheme", "http"],
+    ];
     for (const pair of head.headers) headers.push(pair);
     const props = new RequestProperties(connectionFacts(socket), req.httpVersion === "1.1" ? "HTTP/1.1" : `HTTP/${req.httpVersion}`);
     props.route = o.properties?.(authority);
@@ -296,7 +307,15 @@ export class HttpProxy {
     return undefined;
   }
 
-  private route(x: Exchange, id: number, forwarded: HeaderList, method: string, path: string, routedAuthority: string, routed: RouteDecision | undefined): void {
+  private route(
+    x: Exchange,
+    id: number,
+    forwarded: HeaderList,
+    method: string,
+    path: string,
+    routedAuthority: string,
+    routed: RouteDecision | undefined,
+  ): void {
     const { req, res } = x;
     const o = this.options;
     if (routed?.kind === "reply") {
@@ -338,36 +357,50 @@ export class HttpProxy {
       if (actions?.mirror && bodiless) {
         // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
         const m = actions.mirror;
-        const shadow = httpRequest({ agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing!.host}-shadow` } }, (r) => r.resume());
+        const shadow = httpRequest(
+          { agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing!.host}-shadow` } },
+          (r) => r.resume(),
+        );
         shadow.on("error", () => undefined);
         shadow.end();
       }
       let answered = false;
-      const timer = actions?.timeoutMs !== undefined && actions.timeoutMs > 0
-        ? setTimeout(() => {
-            if (answered) return;
-            answered = true;
-            current?.destroy();
-            finish(504);
-            this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
-            this.complete(id, x, 504, requestBytes, 0);
-          }, actions.timeoutMs)
-        : undefined;
+      const timer =
+        actions?.timeoutMs !== undefined && actions.timeoutMs > 0
+          ? setTimeout(() => {
+              if (answered) return;
+              answered = true;
+              current?.destroy();
+              finish(504);
+              this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
+              this.complete(id, x, 504, requestBytes, 0);
+            }, actions.timeoutMs)
+          : undefined;
       if (timer) res.once("close", () => clearTimeout(timer));
       let current: ReturnType<typeof httpRequest> | undefined;
       const retryOn: ReadonlySet<string> = actions?.retries ? new Set(actions.retries.retryOn) : NO_RETRIES;
-      const retriableStatus = (code: number) => (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
+      const retriableStatus = (code: number) =>
+        (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
       const attempt = (left: number) => {
         const options = tlsOptions
           ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES }
-          : { agent: this.agent, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES };
+          : {
+              agent: this.agent,
+              host: target.host,
+              port: target.port,
+              method,
+              path: upstreamPath,
+              headers: headerList,
+              maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES,
+            };
         // The upstream failed before a response began: retried when the route says so, else 502 (protocol error) or 503 (upstream_failure.ts).
         // Set once this attempt has given up or handed over to the next one: later events of its request are stale.
         let over = false;
         const failed = (e: NodeJS.ErrnoException) => {
           if (answered || over) return;
           over = true;
-          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error"))) return attempt(left - 1);
+          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error")))
+            return attempt(left - 1);
           answered = true;
           if (timer) clearTimeout(timer);
           const reply = upstreamFailureReply(e);

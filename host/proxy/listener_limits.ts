@@ -68,7 +68,14 @@ const RESPONSES: Record<string, string> = {
 const BAD_REQUEST = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 
 export class ListenerGuard {
-  readonly stats: ListenerLimitStats = { connectionsRefused: 0, connectionsEvicted: 0, headerTimeouts: 0, idleTimeouts: 0, requestsRefused: 0, malformedRequests: 0 };
+  readonly stats: ListenerLimitStats = {
+    connectionsRefused: 0,
+    connectionsEvicted: 0,
+    headerTimeouts: 0,
+    idleTimeouts: 0,
+    requestsRefused: 0,
+    malformedRequests: 0,
+  };
   /** Accepted sockets (the accepting server's), open or closing, in arrival order. */
   private readonly accepted = new Set<Socket>();
   /** Accepted sockets the HTTP server took (after a TLS handshake: the TLS socket on top); the others are still handshaking or silent. */

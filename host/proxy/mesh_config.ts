@@ -26,7 +26,15 @@ export interface MeshSettings {
 }
 
 /** The MeshConfig fields the sidecar reads. */
-const FIELDS = ["rootNamespace", "trustDomain", "enableAutoMtls", "outboundTrafficPolicy", "enableFallthroughRoute", "pathNormalization", "extensionProviders"] as const;
+const FIELDS = [
+  "rootNamespace",
+  "trustDomain",
+  "enableAutoMtls",
+  "outboundTrafficPolicy",
+  "enableFallthroughRoute",
+  "pathNormalization",
+  "extensionProviders",
+] as const;
 
 function settingsOf(config: MeshSettings): MeshSettings {
   return Object.freeze(Object.fromEntries(FIELDS.map((f) => [f, config[f]]))) as unknown as MeshSettings;

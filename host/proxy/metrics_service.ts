@@ -42,7 +42,13 @@ export class MetricsServiceClient {
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly options: MetricsServiceOptions) {
-    this.sink = new GrpcStreamSink({ address: options.address, service: METRICS_SERVICE, method: "StreamMetrics", identifier: { node: options.node }, onError: options.onError });
+    this.sink = new GrpcStreamSink({
+      address: options.address,
+      service: METRICS_SERVICE,
+      method: "StreamMetrics",
+      identifier: { node: options.node },
+      onError: options.onError,
+    });
     this.timer = setInterval(() => this.flush(), options.intervalMs ?? STATSD_FLUSH_INTERVAL_MS);
     this.timer.unref();
   }

@@ -65,7 +65,13 @@ export class MtlsListener {
             }
           },
         })
-      : createTlsServer({ ...options.tls(), requestCert: true, rejectUnauthorized: true, minVersion: "TLSv1.2", ...(deadline > 0 ? { handshakeTimeout: deadline } : {}) });
+      : createTlsServer({
+          ...options.tls(),
+          requestCert: true,
+          rejectUnauthorized: true,
+          minVersion: "TLSv1.2",
+          ...(deadline > 0 ? { handshakeTimeout: deadline } : {}),
+        });
     this.tlsServer.on("secureConnection", (s: TLSSocket) => {
       this.stats.tls++;
       options.http.emit("connection", s);

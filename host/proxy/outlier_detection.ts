@@ -99,8 +99,10 @@ export class OutlierDetector {
     state.consecutive5xx++;
     if (status === 502 || status === 503 || status === 504) state.consecutiveGateway++;
     else state.consecutiveGateway = 0;
-    const by5xx = state.consecutive5xx >= (policy.consecutive5xxErrors ?? DEFAULT_CONSECUTIVE_5XX) && (policy.consecutive5xxErrors ?? DEFAULT_CONSECUTIVE_5XX) > 0;
-    const byGateway = policy.consecutiveGatewayErrors !== undefined && policy.consecutiveGatewayErrors > 0 && state.consecutiveGateway >= policy.consecutiveGatewayErrors;
+    const by5xx =
+      state.consecutive5xx >= (policy.consecutive5xxErrors ?? DEFAULT_CONSECUTIVE_5XX) && (policy.consecutive5xxErrors ?? DEFAULT_CONSECUTIVE_5XX) > 0;
+    const byGateway =
+      policy.consecutiveGatewayErrors !== undefined && policy.consecutiveGatewayErrors > 0 && state.consecutiveGateway >= policy.consecutiveGatewayErrors;
     if (!by5xx && !byGateway) return false;
     if (state.ejectedUntil > this.now()) return false;
     const ejectedNow = [...this.endpoints].filter(([k, s]) => k.startsWith(`${cluster}|`) && s.ejectedUntil > this.now()).length;
@@ -153,6 +155,8 @@ export class OutlierDetector {
 
   /** Ejected endpoints and until when (ms since the epoch), for /config_dump. */
   snapshot(): Record<string, { ejections: number; ejectedUntil: number | null }> {
-    return Object.fromEntries([...this.endpoints].map(([k, s]) => [k, { ejections: s.ejections, ejectedUntil: s.ejectedUntil > this.now() ? s.ejectedUntil : null }]));
+    return Object.fromEntries(
+      [...this.endpoints].map(([k, s]) => [k, { ejections: s.ejections, ejectedUntil: s.ejectedUntil > this.now() ? s.ejectedUntil : null }]),
+    );
   }
 }

@@ -30,7 +30,10 @@ export function outlierEventJson(e: OutlierEvent): string {
 export class OutlierEventLog {
   private fd: number | undefined;
 
-  constructor(readonly path: string, private readonly onError: (e: Error) => void) {
+  constructor(
+    readonly path: string,
+    private readonly onError: (e: Error) => void,
+  ) {
     this.fd = openSync(path, "a");
   }
 

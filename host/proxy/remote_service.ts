@@ -19,14 +19,17 @@ export function parseRemoteService(flag: string, text: string): { address: strin
     for (const key of Object.keys(json)) {
       if (key === "address") continue;
       if (key === "tlsSettings" && JSON.stringify(json.tlsSettings) === JSON.stringify({ mode: "DISABLE" })) continue;
-      if (key === "tlsSettings" || key === "tcpKeepalive") throw new Error(`${flag}: ${key} is not supported: the service is reached in plain text with gRPC's keepalive defaults`);
+      if (key === "tlsSettings" || key === "tcpKeepalive")
+        throw new Error(`${flag}: ${key} is not supported: the service is reached in plain text with gRPC's keepalive defaults`);
       throw new Error(`${flag}: unknown field ${JSON.stringify(key)} (a RemoteService has address, tlsSettings, tcpKeepalive)`);
     }
     address = json.address;
   }
   const m = typeof address === "string" ? /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(address) : null;
   if (!m || Number(m[3]) < 1 || Number(m[3]) > 65535) {
-    throw new Error(`${flag}: expected host:port of the gRPC service (or {"address": "host:port"}), got ${JSON.stringify(typeof address === "string" ? address : text)}`);
+    throw new Error(
+      `${flag}: expected host:port of the gRPC service (or {"address": "host:port"}), got ${JSON.stringify(typeof address === "string" ? address : text)}`,
+    );
   }
   return { address: address as string };
 }

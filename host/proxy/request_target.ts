@@ -59,7 +59,12 @@ function canonicalAuthority(authority: string, scheme: string): string | undefin
  *   // { ok: true, form: "absolute", path: "/admin", authority: "httpbin.foo:8000" }
  * @example normalizeRequestTarget("GET", "http://evil.example/admin", "httpbin.foo:8000").ok // false: authority_mismatch
  */
-export function normalizeRequestTarget(method: string, target: string, host: string | undefined, mode: PathNormalization = DEFAULT_PATH_NORMALIZATION): RequestTarget {
+export function normalizeRequestTarget(
+  method: string,
+  target: string,
+  host: string | undefined,
+  mode: PathNormalization = DEFAULT_PATH_NORMALIZATION,
+): RequestTarget {
   let path: string;
   let authority = host ?? "";
   let form: "origin" | "absolute";

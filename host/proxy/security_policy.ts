@@ -90,7 +90,17 @@ export interface UpstreamCluster {
 export type EjectedEndpoints = (cluster: string, endpoint: string) => boolean;
 
 export type RouteResult =
-  | { kind: "forward"; host: string; port: number; mtls: ClientTls | null; endpoint: ServiceEndpoint | null; route: string; served?: ServedRoute; actions?: RouteActions; upstream?: UpstreamCluster }
+  | {
+      kind: "forward";
+      host: string;
+      port: number;
+      mtls: ClientTls | null;
+      endpoint: ServiceEndpoint | null;
+      route: string;
+      served?: ServedRoute;
+      actions?: RouteActions;
+      upstream?: UpstreamCluster;
+    }
   | { kind: "reply"; reply: LocalReply; route: string; served?: ServedRoute; delayMs?: number };
 
 /** The inbound stage's answer: a local reply, or the headers (and properties) to go on with. */
@@ -104,7 +114,14 @@ export interface ExtAuthzOutcome {
 
 export type InboundResult =
   | { kind: "reply"; reply: LocalReply; stage: "authn" | "authz"; decision?: Decision; authn?: AuthnResult; extAuthz?: ExtAuthzOutcome }
-  | { kind: "continue"; headers: Array<[string, string]>; properties: Record<string, string>; decision: Decision; authn: AuthnResult; extAuthz?: ExtAuthzOutcome };
+  | {
+      kind: "continue";
+      headers: Array<[string, string]>;
+      properties: Record<string, string>;
+      decision: Decision;
+      authn: AuthnResult;
+      extAuthz?: ExtAuthzOutcome;
+    };
 
 export interface InboundRequest {
   headers: ReadonlyArray<readonly [string, string]>;
@@ -146,7 +163,17 @@ export class SecurityPolicy {
   /** What /config_dump shows of the decisions. */
   describe(): unknown {
     const { extensionProviders, ...mesh } = this.mesh;
-    return { serverMtls: this.serverMode, authorization: { ...this.authz.size, providers: this.authz.customProviders }, mesh: { ...mesh, extensionProviders: [...extensionProviders.authorizers.values(), ...[...extensionProviders.other].map(([name, kind]) => ({ name, kind }))] }, workload: this.identity.workload, containerPort: this.identity.containerPort, gateway: this.identity.gateway };
+    return {
+      serverMtls: this.serverMode,
+      authorization: { ...this.authz.size, providers: this.authz.customProviders },
+      mesh: {
+        ...mesh,
+        extensionProviders: [...extensionProviders.authorizers.values(), ...[...extensionProviders.other].map(([name, kind]) => ({ name, kind }))],
+      },
+      workload: this.identity.workload,
+      containerPort: this.identity.containerPort,
+      gateway: this.identity.gateway,
+    };
   }
 
   /**
@@ -161,21 +188,44 @@ export class SecurityPolicy {
     const mtls = peer !== undefined && local !== undefined;
     const get = (name: string) => request.headers.find(([k]) => k === name)?.[1] ?? "";
     const properties: Record<string, string> = {};
-    const peerUri = mtls ? ((peer!.subjectAltName ?? "").split(", ").find((s) => s.startsWith("URI:"))?.slice(4) ?? "") : "";
+    const peerUri = mtls
+      ? ((peer!.subjectAltName ?? "")
+          .split(", ")
+          .find((s) => s.startsWith("URI:"))
+          ?.slice(4) ?? "")
+      : "";
     if (mtls) {
       properties["connection.uri_san_peer_certificate"] = peerUri;
-      properties["connection.uri_san_local_certificate"] = (local!.subjectAltName ?? "").split(", ").find((s) => s.startsWith("URI:"))?.slice(4) ?? "";
+      properties["connection.uri_san_local_certificate"] =
+        (local!.subjectAltName ?? "")
+          .split(", ")
+          .find((s) => s.startsWith("URI:"))
+          ?.slice(4) ?? "";
       const sni = (tlsSocket as unknown as { servername?: string | false }).servername;
       if (sni) properties["connection.requested_server_name"] = sni;
     }
     // XFCC: never pass a client-supplied one; on mutual TLS set our element (security.md §3).
     const pseudo = request.headers.filter(([k]) => k.startsWith(":"));
-    let headers = applyXfcc(request.headers.filter(([k]) => !k.startsWith(":")), mtls ? xfccFor(local!, peer!) : undefined);
+    let headers = applyXfcc(
+      request.headers.filter(([k]) => !k.startsWith(":")),
+      mtls ? xfccFor(local!, peer!) : undefined,
+    );
     const path = get(":path") || "/";
     const authority = get(":authority");
     const authn = await this.authenticator.authenticate({ method: get(":method"), path, host: authority, scheme: "http", headers });
     if (authn.outcome === "denied") {
-      return { kind: "reply", stage: "authn", authn, reply: { status: authn.status, details: `jwt_authn_access_denied{${authn.body.replace(/ /g, "_")}}`, body: authn.body, headers: Object.entries(authn.responseHeaders), grpcStatus: -1 } };
+      return {
+        kind: "reply",
+        stage: "authn",
+        authn,
+        reply: {
+          status: authn.status,
+          details: `jwt_authn_access_denied{${authn.body.replace(/ /g, "_")}}`,
+          body: authn.body,
+          headers: Object.entries(authn.responseHeaders),
+          grpcStatus: -1,
+        },
+      };
     }
     const removed = new Set(authn.effects.removeHeaders.map((h) => h.toLowerCase()));
     headers = [...headers.filter(([k]) => !removed.has(k)), ...authn.effects.setHeaders.map(([k, v]) => [k, v] as [string, string])];
@@ -199,24 +249,60 @@ export class SecurityPolicy {
     let extAuthz: ExtAuthzOutcome | undefined;
     if (custom.kind !== "none") {
       const provider = custom.kind === "ask" ? this.mesh.extensionProviders.authorizers.get(custom.provider) : undefined;
-      const verdict: ExtAuthzVerdict = custom.kind === "invalid" || !provider || !this.extAuthz
-        ? { kind: "deny", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY, headers: [], error: custom.kind === "invalid" ? custom.why : `no external authorizer ${custom.provider}` }
-        : await this.extAuthz.check(provider, {
-          method: authzRequest.method,
-          path: forwardPath,
-          authority,
-          scheme: "http",
-          headers,
-          source: { address: request.socket.remoteAddress ?? "", port: request.socket.remotePort ?? 0, ...(peerPrincipal ? { principal: `spiffe://${peerPrincipal}` } : {}) },
-          destination: { address: request.socket.localAddress ?? "", port: this.identity.containerPort, ...(mtls ? { principal: properties["connection.uri_san_local_certificate"] } : {}) },
-          requestId: get("x-request-id") || undefined,
-        });
+      const verdict: ExtAuthzVerdict =
+        custom.kind === "invalid" || !provider || !this.extAuthz
+          ? {
+              kind: "deny",
+              status: RBAC_DENIED_STATUS,
+              body: RBAC_DENIED_BODY,
+              headers: [],
+              error: custom.kind === "invalid" ? custom.why : `no external authorizer ${custom.provider}`,
+            }
+          : await this.extAuthz.check(provider, {
+              method: authzRequest.method,
+              path: forwardPath,
+              authority,
+              scheme: "http",
+              headers,
+              source: {
+                address: request.socket.remoteAddress ?? "",
+                port: request.socket.remotePort ?? 0,
+                ...(peerPrincipal ? { principal: `spiffe://${peerPrincipal}` } : {}),
+              },
+              destination: {
+                address: request.socket.localAddress ?? "",
+                port: this.identity.containerPort,
+                ...(mtls ? { principal: properties["connection.uri_san_local_certificate"] } : {}),
+              },
+              requestId: get("x-request-id") || undefined,
+            });
       const name = custom.kind === "ask" ? custom.provider : "-";
       if (verdict.kind === "deny") {
         extAuthz = { provider: name, outcome: verdict.error ? "error" : "denied", ...(verdict.error ? { error: verdict.error } : {}) };
         const match = custom.kind === "ask" ? custom.match : undefined;
-        const decision: Decision = Object.freeze({ allowed: false, policy: match?.policy ?? null, ruleIndex: match?.ruleIndex ?? null, action: "CUSTOM", reason: "denied_by_ext_authz", status: verdict.status, body: verdict.body });
-        return { kind: "reply", stage: "authz", decision, authn, extAuthz, reply: { status: verdict.status, details: verdict.error ? "ext_authz_error" : "ext_authz_denied", body: verdict.body, headers: verdict.headers.map(([k, v]) => [k, v]), grpcStatus: -1 } };
+        const decision: Decision = Object.freeze({
+          allowed: false,
+          policy: match?.policy ?? null,
+          ruleIndex: match?.ruleIndex ?? null,
+          action: "CUSTOM",
+          reason: "denied_by_ext_authz",
+          status: verdict.status,
+          body: verdict.body,
+        });
+        return {
+          kind: "reply",
+          stage: "authz",
+          decision,
+          authn,
+          extAuthz,
+          reply: {
+            status: verdict.status,
+            details: verdict.error ? "ext_authz_error" : "ext_authz_denied",
+            body: verdict.body,
+            headers: verdict.headers.map(([k, v]) => [k, v]),
+            grpcStatus: -1,
+          },
+        };
       }
       extAuthz = { provider: name, outcome: verdict.failedOpen ? "failure_mode_allowed" : "ok", ...(verdict.failedOpen ? { error: verdict.failedOpen } : {}) };
       const replaced = new Set([...verdict.removeHeaders, ...verdict.setHeaders.map(([k]) => k)]);
@@ -224,7 +310,14 @@ export class SecurityPolicy {
     }
     const decision = this.authz.evaluate({ ...authzRequest, headers });
     if (!decision.allowed) {
-      return { kind: "reply", stage: "authz", decision, authn, extAuthz, reply: { status: decision.status ?? 403, details: "rbac_access_denied", body: decision.body ?? "RBAC: access denied", headers: [], grpcStatus: -1 } };
+      return {
+        kind: "reply",
+        stage: "authz",
+        decision,
+        authn,
+        extAuthz,
+        reply: { status: decision.status ?? 403, details: "rbac_access_denied", body: decision.body ?? "RBAC: access denied", headers: [], grpcStatus: -1 },
+      };
     }
     if (authn.outcome === "authenticated") properties[AUTHN_PAYLOAD_PROPERTY.join(".")] = authn.payloadJson;
     const outPseudo = pseudo.map(([k, v]) => [k, k === ":path" ? forwardPath : v] as [string, string]);
@@ -257,7 +350,11 @@ export class SecurityPolicy {
     if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
     if (this.clusterEndpoints(resolved.host, resolved.port).length > 0) {
       // Every endpoint is ejected by outlier detection (no panic mode, upstream's minHealthPercent 0).
-      return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route: `outbound|${resolved.port}||${resolved.host}` };
+      return {
+        kind: "reply",
+        reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 },
+        route: `outbound|${resolved.port}||${resolved.host}`,
+      };
     }
     const host = splitAuthority(req.authority).host;
     const cluster = clusters.get(host) ?? clusters.get(req.authority);
@@ -270,7 +367,14 @@ export class SecurityPolicy {
     if (!host) return { kind: "reply", reply: empty(404, "route_not_found"), route: "none" };
     const port = splitAuthority(req.authority).port ?? resolved.service?.ports[0]?.port ?? 80;
     const target = resolved.service?.source === "ServiceEntry" ? entryTarget(resolved.service.resource as Resource<"ServiceEntry">, port) : undefined;
-    return { kind: "forward", host: target?.host ?? host, port: target?.port ?? port, mtls: null, endpoint: null, route: resolved.service ? `outbound|${port}||${resolved.host}` : "PassthroughCluster" };
+    return {
+      kind: "forward",
+      host: target?.host ?? host,
+      port: target?.port ?? port,
+      mtls: null,
+      endpoint: null,
+      route: resolved.service ? `outbound|${port}||${resolved.host}` : "PassthroughCluster",
+    };
   }
 
   private toEndpoint(ep: ServiceEndpoint, route: string, subset?: string): RouteResult {
@@ -287,7 +391,11 @@ export class SecurityPolicy {
       subset,
     });
     if (tls.mode !== "DISABLE" && tls.mode !== "MESH_MUTUAL") {
-      return { kind: "reply", reply: { status: 503, details: "unsupported_tls_mode", body: `tls mode ${tls.mode} is not supported by this sidecar`, headers: [], grpcStatus: -1 }, route };
+      return {
+        kind: "reply",
+        reply: { status: 503, details: "unsupported_tls_mode", body: `tls mode ${tls.mode} is not supported by this sidecar`, headers: [], grpcStatus: -1 },
+        route,
+      };
     }
     const policy = destinationFor(k.DestinationRule, ep.host, ep.servicePort, subset, this.identity.workload.namespace, this.mesh.rootNamespace).trafficPolicy;
     const upstream: UpstreamCluster = {
@@ -318,7 +426,9 @@ export class SecurityPolicy {
   gatewayTls(): GatewayTlsServer[] {
     if (!this.identity.gateway) return [];
     const w = this.identity.workload;
-    return gatewayTlsServers(this.catalog.byKind.Gateway, this.catalog.byKind.Secret, w, this.identity.containerPort, (servicePort) => containerPortForServicePort(this.registry, w, servicePort));
+    return gatewayTlsServers(this.catalog.byKind.Gateway, this.catalog.byKind.Secret, w, this.identity.containerPort, (servicePort) =>
+      containerPortForServicePort(this.registry, w, servicePort),
+    );
   }
 
   gatewayRoute(request: RouteRequest | string): RouteResult {
@@ -338,7 +448,14 @@ export class SecurityPolicy {
   }
 
   /** Routes by the VirtualServices for a host on a gateway (`mesh` for the sidecar); undefined when none applies. */
-  private routeByVirtualService(req: RouteRequest, host: string, port: number, gateway: string, candidates = this.catalog.byKind.VirtualService, prefix = ""): RouteResult | undefined {
+  private routeByVirtualService(
+    req: RouteRequest,
+    host: string,
+    port: number,
+    gateway: string,
+    candidates = this.catalog.byKind.VirtualService,
+    prefix = "",
+  ): RouteResult | undefined {
     const facts: RequestFacts = {
       method: req.method,
       path: req.path,
@@ -357,28 +474,56 @@ export class SecurityPolicy {
     }
     const r = choice.route;
     const d = choice.destination?.destination;
-    const served = { virtualService: choice.virtualService, routeIndex: choice.routeIndex, destination: d ? `${d.fqdn}${d.port ? `:${d.port}` : ""}${d.subset ? `|${d.subset}` : ""}` : r.redirect ? "redirect" : "directResponse" };
+    const served = {
+      virtualService: choice.virtualService,
+      routeIndex: choice.routeIndex,
+      destination: d ? `${d.fqdn}${d.port ? `:${d.port}` : ""}${d.subset ? `|${d.subset}` : ""}` : r.redirect ? "redirect" : "directResponse",
+    };
     const routeName = `${prefix}${choice.virtualService}|${choice.routeIndex}`;
     const delayMs = r.fault?.delay && fires(r.fault.delay.percentage, this.random) ? r.fault.delay.fixedDelayMs : undefined;
     if (r.fault?.abort && fires(r.fault.abort.percentage, this.random)) {
-      return { kind: "reply", reply: { status: r.fault.abort.httpStatus, details: "fault_filter_abort", body: "fault filter abort", headers: [], grpcStatus: -1 }, route: routeName, served, delayMs };
+      return {
+        kind: "reply",
+        reply: { status: r.fault.abort.httpStatus, details: "fault_filter_abort", body: "fault filter abort", headers: [], grpcStatus: -1 },
+        route: routeName,
+        served,
+        delayMs,
+      };
     }
     if (r.directResponse) {
-      return { kind: "reply", reply: { status: r.directResponse.status, details: "direct_response", body: r.directResponse.body ?? "", headers: [], grpcStatus: -1 }, route: routeName, served, delayMs };
+      return {
+        kind: "reply",
+        reply: { status: r.directResponse.status, details: "direct_response", body: r.directResponse.body ?? "", headers: [], grpcStatus: -1 },
+        route: routeName,
+        served,
+        delayMs,
+      };
     }
     if (r.redirect) {
       const rd = r.redirect;
       const { host: h, port: p } = splitAuthority(req.authority);
       const authority = rd.authority ?? (rd.port ? `${h}:${rd.port}` : p ? `${h}:${p}` : h);
       const location = `${rd.scheme ?? "http"}://${authority}${rd.uri ?? req.path}`;
-      return { kind: "reply", reply: { status: rd.redirectCode, details: "redirect", body: "", headers: [["location", location]], grpcStatus: -1 }, route: routeName, served, delayMs };
+      return {
+        kind: "reply",
+        reply: { status: rd.redirectCode, details: "redirect", body: "", headers: [["location", location]], grpcStatus: -1 },
+        route: routeName,
+        served,
+        delayMs,
+      };
     }
     if (!d) return { kind: "reply", reply: empty(404, "route_not_found"), route: routeName, served };
     const destPort = d.port ?? this.servicePort(d.fqdn, port);
     const ep = this.endpointFor(d.fqdn, destPort, d.subset);
     if (d.subset && !ep && this.endpointFor(d.fqdn, destPort)) {
       // The subset is undefined or selects no endpoint: upstream's 503 (no healthy upstream).
-      return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route: `${routeName}|${d.fqdn}:${destPort}|${d.subset}`, served, delayMs };
+      return {
+        kind: "reply",
+        reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 },
+        route: `${routeName}|${d.fqdn}:${destPort}|${d.subset}`,
+        served,
+        delayMs,
+      };
     }
     const destRoute = `${routeName}|${d.fqdn}:${destPort}${d.subset ? `|${d.subset}` : ""}`;
     let result: RouteResult;
@@ -387,10 +532,20 @@ export class SecurityPolicy {
       const entry = this.registry.services.find((s) => s.fqdn === d.fqdn)!.resource as Resource<"ServiceEntry">;
       const t = entryTarget(entry, destPort);
       result = { kind: "forward", host: t.host, port: t.port, mtls: null, endpoint: null, route: destRoute };
-    } else return { kind: "reply", reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 }, route: destRoute, served, delayMs };
+    } else
+      return {
+        kind: "reply",
+        reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 },
+        route: destRoute,
+        served,
+        delayMs,
+      };
     if (result.kind === "reply") return { ...result, served };
     const ops = [r.headers.request, choice.destination!.headers.request];
-    const mirror = r.mirror && fires(r.mirrorPercentage, this.random) ? this.endpointFor(r.mirror.fqdn, r.mirror.port ?? this.servicePort(r.mirror.fqdn, port), r.mirror.subset) : undefined;
+    const mirror =
+      r.mirror && fires(r.mirrorPercentage, this.random)
+        ? this.endpointFor(r.mirror.fqdn, r.mirror.port ?? this.servicePort(r.mirror.fqdn, port), r.mirror.subset)
+        : undefined;
     return {
       ...result,
       served,

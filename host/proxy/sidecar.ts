@@ -65,7 +65,14 @@ export interface SidecarOptions {
   appHost: string;
   appPort: number;
   /** Named upstreams: hub clusters and outbound services (`name` → host:port). */
-  clusters: Map<string, { host: string; port: number; /** Every endpoint when there are several (hub replicas); `host`/`port` is the first. */ hosts?: ReadonlyArray<{ host: string; port: number }> }>;
+  clusters: Map<
+    string,
+    {
+      host: string;
+      port: number /** Every endpoint when there are several (hub replicas); `host`/`port` is the first. */;
+      hosts?: ReadonlyArray<{ host: string; port: number }>;
+    }
+  >;
   /** Service the inbound listener fronts (selects its ServiceConfig); "" = let the filter decide. */
   inboundService: string;
   hub: HubCaller;
@@ -160,7 +167,13 @@ export class Sidecar {
 
   constructor(private readonly options: SidecarOptions) {
     this.log = options.logger.scope("default");
-    this.scopes = { rbac: options.logger.scope("rbac"), authn: options.logger.scope("authn"), sds: options.logger.scope("sds"), model: options.logger.scope("model"), validation: options.logger.scope("validation") };
+    this.scopes = {
+      rbac: options.logger.scope("rbac"),
+      authn: options.logger.scope("authn"),
+      sds: options.logger.scope("sds"),
+      model: options.logger.scope("model"),
+      validation: options.logger.scope("validation"),
+    };
     this.outliers = new OutlierDetector(options.onOutlierEvent ? { onEvent: options.onOutlierEvent } : {});
     const filterLog = options.logger.scope("filter");
     this.filter = new FilterHost({
@@ -217,7 +230,12 @@ export class Sidecar {
       safetyNet: options.safetyNet,
       ...(options.security
         ? {
-            beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({ kind: "continue", headers: this.policy!.outboundHeaders(headers), properties: {}, mtls: false }),
+            beforeFilter: async (_req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult> => ({
+              kind: "continue",
+              headers: this.policy!.outboundHeaders(headers),
+              properties: {},
+              mtls: false,
+            }),
             route: (request) => this.routeOf(this.policy!.outbound(request, options.clusters)),
           }
         : {}),
@@ -249,7 +267,9 @@ export class Sidecar {
         onTimeout: () => this.inbound.guard.headerTimeout(),
       });
       this.inbound.guard.guardAccepts(this.mtls.server);
-      this.scopes.sds.debug(`workload certificate handed to the inbound listener: serial ${sec.tls.current.serialNumber}, expires ${sec.tls.current.expiresAt.toISOString()}`);
+      this.scopes.sds.debug(
+        `workload certificate handed to the inbound listener: serial ${sec.tls.current.serialNumber}, expires ${sec.tls.current.expiresAt.toISOString()}`,
+      );
       const previous = sec.tls.options.onRotated;
       sec.tls.options.onRotated = (c) => {
         previous?.(c);
@@ -258,7 +278,12 @@ export class Sidecar {
       };
     }
     if (options.tcpPort >= 0) {
-      this.tcp = new TcpProxy({ filter: this.filter, upstream: { host: options.appHost, port: options.tcpAppPort }, onLog: proxyLog, safetyNet: options.safetyNet });
+      this.tcp = new TcpProxy({
+        filter: this.filter,
+        upstream: { host: options.appHost, port: options.tcpAppPort },
+        onLog: proxyLog,
+        safetyNet: options.safetyNet,
+      });
     }
     this.admin = createAdminServer({
       configDump: () => this.configDump(),
@@ -314,19 +339,41 @@ export class Sidecar {
       this.scopes.validation.error(problem);
     };
     this.watcher = options.discovery
-      ? new XdsConfigSource(options.discovery.address, options.discovery.node, options.checks, options.meshDomain, (c) => this.apply(c), reject, this.log, options.discovery.credentials)
+      ? new XdsConfigSource(
+          options.discovery.address,
+          options.discovery.node,
+          options.checks,
+          options.meshDomain,
+          (c) => this.apply(c),
+          reject,
+          this.log,
+          options.discovery.credentials,
+        )
       : new ConfigDirWatcher(options.configDir, options.checks, options.meshDomain, (c) => this.apply(c), reject);
   }
 
   /** Loads the configuration and opens every listener; throws when the first configuration is unusable. */
   async start(): Promise<SidecarAddresses> {
-    if (!(await this.watcher.start())) throw new Error(`no usable configuration from ${this.options.discovery ? `the control plane at ${this.options.discovery.address}` : this.options.configDir}`);
+    if (!(await this.watcher.start()))
+      throw new Error(
+        `no usable configuration from ${this.options.discovery ? `the control plane at ${this.options.discovery.address}` : this.options.configDir}`,
+      );
     const o = this.options;
     const at = (address: string, port: number | undefined) => `${address}:${port}`;
     const admin = await bindNamed("--proxyAdminPort", at(o.adminBindAddress, o.adminPort), listen(this.admin, o.adminPort, o.adminBindAddress));
-    const inbound = await bindNamed("--inboundPort", at(o.bindAddress, o.inboundPort), this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress));
-    const outbound = await bindNamed("--outboundPort", at(o.outboundBindAddress, o.outboundPort), listen(this.outbound.server, o.outboundPort, o.outboundBindAddress));
-    const status = this.status ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress)) : { port: 0 };
+    const inbound = await bindNamed(
+      "--inboundPort",
+      at(o.bindAddress, o.inboundPort),
+      this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress),
+    );
+    const outbound = await bindNamed(
+      "--outboundPort",
+      at(o.outboundBindAddress, o.outboundPort),
+      listen(this.outbound.server, o.outboundPort, o.outboundBindAddress),
+    );
+    const status = this.status
+      ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress))
+      : { port: 0 };
     const tcp = this.tcp ? await bindNamed("--tcpPort", at(o.bindAddress, o.tcpPort), listenTcp(this.tcp, o.tcpPort!, o.bindAddress)) : -1;
     this.addresses = { inbound: inbound.port, outbound: outbound.port, admin: admin.port, status: status.port, tcp };
     return this.addresses;
@@ -385,14 +432,18 @@ export class Sidecar {
     if (policy) {
       this.policy = policy;
       const m = policy.serverMode;
-      this.log.info(`security applied: inbound port ${policy.identity.containerPort} mTLS ${m.mode} (${m.scope}${m.policy ? ` ${m.policy}` : ""})${m.ignoredPortLevel ? `; portLevelMtls of ${m.ignoredPortLevel} ignored: port bound to no service` : ""}`);
+      this.log.info(
+        `security applied: inbound port ${policy.identity.containerPort} mTLS ${m.mode} (${m.scope}${m.policy ? ` ${m.policy}` : ""})${m.ignoredPortLevel ? `; portLevelMtls of ${m.ignoredPortLevel} ignored: port bound to no service` : ""}`,
+      );
     }
     this.configApplied++;
     for (const w of config.bundle.warnings) this.log.warn(w);
     for (const w of config.mesh.warnings) this.log.warn(formatConfigProblem(w));
     this.scopes.model.info(`configuration applied from ${config.files.length} file(s)`);
     if (this.scopes.model.enabled("debug")) {
-      const kinds = Object.entries(config.mesh.byKind).filter(([, list]) => list.length > 0).map(([kind, list]) => `${kind}=${list.length}`);
+      const kinds = Object.entries(config.mesh.byKind)
+        .filter(([, list]) => list.length > 0)
+        .map(([kind, list]) => `${kind}=${list.length}`);
       this.scopes.model.debug(`configuration model: ${config.documents.length} document(s); ${kinds.join(" ") || "no mesh resources"}`);
     }
     return true;
@@ -412,7 +463,17 @@ export class Sidecar {
     });
     // A CUSTOM policy naming no external authorizer of the mesh config is refused, naming spec.provider.name.
     checkProviders(config.mesh, sec.mesh.extensionProviders);
-    return new SecurityPolicy(config.mesh, sec.mesh, { workload, containerPort: sec.containerPort, gateway: sec.gateway }, sec.endpoints, sec.jwks, sec.clockSkewSeconds, Math.random, (cluster, endpoint) => this.outliers.ejected(cluster, endpoint), this.extAuthz);
+    return new SecurityPolicy(
+      config.mesh,
+      sec.mesh,
+      { workload, containerPort: sec.containerPort, gateway: sec.gateway },
+      sec.endpoints,
+      sec.jwks,
+      sec.clockSkewSeconds,
+      Math.random,
+      (cluster, endpoint) => this.outliers.ejected(cluster, endpoint),
+      this.extAuthz,
+    );
   }
 
   private bump(name: string): void {
@@ -441,7 +502,9 @@ export class Sidecar {
     const r = await policy.inbound({ headers, socket }, socket, socket.encrypted ? this.options.security!.tls.localCertificate : undefined);
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
     if (this.scopes.authn.enabled("debug")) {
-      this.scopes.authn.debug(`${req.method} ${req.url} from ${peer}: ${socket.encrypted ? "mutual TLS" : "plain text"} (peer authentication ${policy.serverMode.mode})${r.authn ? `, request authentication ${r.authn.outcome}` : ""}`);
+      this.scopes.authn.debug(
+        `${req.method} ${req.url} from ${peer}: ${socket.encrypted ? "mutual TLS" : "plain text"} (peer authentication ${policy.serverMode.mode})${r.authn ? `, request authentication ${r.authn.outcome}` : ""}`,
+      );
     }
     if (r.authn) this.bump(`jwt_authn.${r.authn.outcome}`);
     if (r.extAuthz) {
@@ -465,12 +528,19 @@ export class Sidecar {
       else this.scopes.rbac.info(line);
     }
     if (r.kind === "reply") {
-      if (r.stage === "authn" && r.authn?.outcome === "denied") this.scopes.authn.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
+      if (r.stage === "authn" && r.authn?.outcome === "denied")
+        this.scopes.authn.info(`jwt_authn denied ${req.method} ${req.url} from ${peer}: ${r.authn.status} ${r.authn.body}`);
       return { kind: "reply", reply: r.reply, accessLogHint };
     }
     this.bump(socket.encrypted ? "inbound.mtls_requests" : "inbound.plaintext_requests");
     // A gateway's HTTPS is server-only TLS, not mesh mutual TLS.
-    return { kind: "continue", headers: r.headers, properties: r.properties, mtls: socket.encrypted === true && !this.options.security!.gateway, accessLogHint };
+    return {
+      kind: "continue",
+      headers: r.headers,
+      properties: r.properties,
+      mtls: socket.encrypted === true && !this.options.security!.gateway,
+      accessLogHint,
+    };
   }
 
   private routeOf(r: ReturnType<SecurityPolicy["outbound"]>): RouteDecision {
@@ -484,7 +554,14 @@ export class Sidecar {
     }
     this.bump("outbound.mtls");
     const ep = r.endpoint!;
-    return { kind: "forward", host: r.host, port: r.port, tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)), actions: r.actions, upstream };
+    return {
+      kind: "forward",
+      host: r.host,
+      port: r.port,
+      tls: this.options.security!.tls.clientOptions(ep.host, ep.servicePort, this.policy!.expectedIdentity(ep)),
+      actions: r.actions,
+      upstream,
+    };
   }
 
   /** Connection-pool admission and outlier detection for one request to a cluster (docs/sidecar.md "Circuit breaking"). */
@@ -552,7 +629,10 @@ export class Sidecar {
       { name: `inbound|${o.appPort}||`, hosts: [{ address: o.appHost, port: o.appPort }] },
       ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
       ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
-      ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({ name: `outbound|${e.servicePort}||${e.host}`, hosts: [{ address: e.address.host, port: e.address.port }] })),
+      ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({
+        name: `outbound|${e.servicePort}||${e.host}`,
+        hosts: [{ address: e.address.host, port: e.address.port }],
+      })),
     ];
   }
 
@@ -571,7 +651,15 @@ export class Sidecar {
 
   /** The admin `/config_dump` (config_dump.ts). */
   private configDump(): unknown {
-    return buildConfigDump({ options: this.options, addresses: this.addresses, loaded: this.loaded, hasTcp: this.tcp !== undefined, hasStatus: this.status !== undefined, policy: this.policy, servedRoutes: this.servedRoutes });
+    return buildConfigDump({
+      options: this.options,
+      addresses: this.addresses,
+      loaded: this.loaded,
+      hasTcp: this.tcp !== undefined,
+      hasStatus: this.status !== undefined,
+      policy: this.policy,
+      servedRoutes: this.servedRoutes,
+    });
   }
 
   /** Every stat of /stats and which are gauges (the statsd sink's source). */
@@ -582,7 +670,10 @@ export class Sidecar {
   private stats(): Map<string, number | bigint> {
     const out = new Map<string, number | bigint>();
     for (const [name, value] of this.filter.metrics()) out.set(name, value);
-    for (const [name, proxy] of [["inbound", this.inbound], ["outbound", this.outbound]] as const) {
+    for (const [name, proxy] of [
+      ["inbound", this.inbound],
+      ["outbound", this.outbound],
+    ] as const) {
       out.set(`listener.${name}.requests`, proxy.stats.requests);
       out.set(`listener.${name}.local_replies`, proxy.stats.localReplies);
       out.set(`listener.${name}.upstream_errors`, proxy.stats.upstreamErrors);

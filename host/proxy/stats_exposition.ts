@@ -34,7 +34,10 @@ export function statHelp(name: string): string {
  * Prometheus expects (OpenMetrics; docs/metrics.md).
  */
 export function prometheusStatName(name: string, kind: "counter" | "gauge"): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^([0-9])/, "_$1");
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "_")
+    .replace(/^([0-9])/, "_$1");
   return kind === "counter" ? (base.endsWith("_total") ? base : `${base}_total`) : base.replace(/_total$/, "");
 }
 

@@ -47,16 +47,25 @@ const invalidRequest = (why: string): StsOutcome => ({ status: 400, body: { erro
 export function exchangeToken(method: string, contentType: string | undefined, body: string, plugin: string, now: number): StsOutcome {
   if (method !== "POST") return invalidRequest(`request method is invalid, should be POST but got ${method}`);
   const mediaType = (contentType ?? "").split(";")[0].trim().toLowerCase();
-  if (mediaType !== "application/x-www-form-urlencoded") return invalidRequest(`request content type is invalid, should be application/x-www-form-urlencoded but got ${contentType ?? "none"}`);
+  if (mediaType !== "application/x-www-form-urlencoded")
+    return invalidRequest(`request content type is invalid, should be application/x-www-form-urlencoded but got ${contentType ?? "none"}`);
   const form = new URLSearchParams(body);
   const grantType = form.get("grant_type") ?? "";
-  if (grantType !== TOKEN_EXCHANGE_GRANT_TYPE) return invalidRequest(`grant_type is invalid, should be ${TOKEN_EXCHANGE_GRANT_TYPE} but got ${JSON.stringify(grantType)}`);
+  if (grantType !== TOKEN_EXCHANGE_GRANT_TYPE)
+    return invalidRequest(`grant_type is invalid, should be ${TOKEN_EXCHANGE_GRANT_TYPE} but got ${JSON.stringify(grantType)}`);
   const subjectToken = form.get("subject_token") ?? "";
   if (!subjectToken) return invalidRequest("subject_token is empty");
   const subjectTokenType = form.get("subject_token_type") ?? "";
-  if (subjectTokenType !== JWT_TOKEN_TYPE) return invalidRequest(`subject_token_type is invalid, should be ${JWT_TOKEN_TYPE} but got ${JSON.stringify(subjectTokenType)}`);
+  if (subjectTokenType !== JWT_TOKEN_TYPE)
+    return invalidRequest(`subject_token_type is invalid, should be ${JWT_TOKEN_TYPE} but got ${JSON.stringify(subjectTokenType)}`);
   if (form.get("scope")) {
-    return { status: 500, body: { error: "invalid_target", error_description: `scope ${JSON.stringify(form.get("scope"))} asks the ${plugin} token manager for a cloud access token; that needs the cloud's token exchange and IAM endpoints, which are not reachable here (a request without scope gets the token the mesh accepts)` } };
+    return {
+      status: 500,
+      body: {
+        error: "invalid_target",
+        error_description: `scope ${JSON.stringify(form.get("scope"))} asks the ${plugin} token manager for a cloud access token; that needs the cloud's token exchange and IAM endpoints, which are not reachable here (a request without scope gets the token the mesh accepts)`,
+      },
+    };
   }
   let expiresIn: number | undefined;
   try {
@@ -66,7 +75,15 @@ export function exchangeToken(method: string, contentType: string | undefined, b
     return invalidRequest("subject_token is not a JWT");
   }
   if (expiresIn === 0) return invalidRequest("subject_token has expired");
-  return { status: 200, body: { access_token: subjectToken, issued_token_type: JWT_TOKEN_TYPE, token_type: "Bearer", ...(expiresIn !== undefined ? { expires_in: expiresIn } : {}) } };
+  return {
+    status: 200,
+    body: {
+      access_token: subjectToken,
+      issued_token_type: JWT_TOKEN_TYPE,
+      token_type: "Bearer",
+      ...(expiresIn !== undefined ? { expires_in: expiresIn } : {}),
+    },
+  };
 }
 
 export interface StsServerOptions {
@@ -102,7 +119,10 @@ export async function startStsServer(options: StsServerOptions): Promise<{ port:
       if (size <= MAX_BODY_BYTES) chunks.push(c);
     });
     req.on("end", () => {
-      const outcome = size > MAX_BODY_BYTES ? invalidRequest(`request body is larger than ${MAX_BODY_BYTES} bytes`) : exchangeToken(req.method ?? "", req.headers["content-type"], Buffer.concat(chunks).toString("utf8"), options.plugin, now());
+      const outcome =
+        size > MAX_BODY_BYTES
+          ? invalidRequest(`request body is larger than ${MAX_BODY_BYTES} bytes`)
+          : exchangeToken(req.method ?? "", req.headers["content-type"], Buffer.concat(chunks).toString("utf8"), options.plugin, now());
       if (outcome.status === 200) served++;
       else {
         refused++;

@@ -2,7 +2,15 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Agent as HttpsAgent } from "node:https";
 import type { PeerCertificate } from "node:tls";
-import { type CaCallAuth, type CertificateTransport, CertificateRotator, type WorkloadCertificate, type WorkloadCertificateRequest, requestWorkloadCertificate, splitPem } from "../anchor/client.ts";
+import {
+  type CaCallAuth,
+  type CertificateTransport,
+  CertificateRotator,
+  type WorkloadCertificate,
+  type WorkloadCertificateRequest,
+  requestWorkloadCertificate,
+  splitPem,
+} from "../anchor/client.ts";
 import type { KeyAlgorithm } from "../anchor/keys.ts";
 
 /**
@@ -58,12 +66,21 @@ export interface CertificateSummary {
 
 export function summarize(pem: string): CertificateSummary {
   const c = new X509Certificate(pem);
-  return { subject: c.subject, subjectAltName: c.subjectAltName ?? "", serialNumber: c.serialNumber, notBefore: new Date(c.validFrom).toISOString(), notAfter: new Date(c.validTo).toISOString() };
+  return {
+    subject: c.subject,
+    subjectAltName: c.subjectAltName ?? "",
+    serialNumber: c.serialNumber,
+    notBefore: new Date(c.validFrom).toISOString(),
+    notAfter: new Date(c.validTo).toISOString(),
+  };
 }
 
 /** The URI SAN values of a certificate (`URI:` entries of subjectAltName). */
 export function uriSans(subjectAltName: string | undefined): string[] {
-  return (subjectAltName ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+  return (subjectAltName ?? "")
+    .split(", ")
+    .filter((s) => s.startsWith("URI:"))
+    .map((s) => s.slice(4));
 }
 
 /** `--controlPlaneAuthPolicy` (spec 2, disco-agent): how the sidecar reaches mesh_ca and the hub. */
@@ -83,7 +100,9 @@ function readTokenFile(path: string): string {
   try {
     text = readFileSync(path, "utf8").trim();
   } catch (e) {
-    throw new Error(`service-account token ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file (--tokenPath; mint one with mesh_ca token)" : (e as Error).message}`);
+    throw new Error(
+      `service-account token ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file (--tokenPath; mint one with mesh_ca token)" : (e as Error).message}`,
+    );
   }
   if (!text) throw new Error(`service-account token ${path}: the file is empty`);
   return text;
@@ -150,7 +169,15 @@ export class WorkloadTls {
         const auth = options.auth ? caCallAuth(options.auth, this.cert, this.lastAttemptFailed, Date.now()) : undefined;
         by = auth?.tls?.clientCertChainPem ? "certificate" : "token";
         const cert = withGraceDuration(
-          await (options.request ?? requestWorkloadCertificate)({ address: options.caAddress, identity: options.identity, ttl: options.ttlMs, keyAlgorithm: options.keyAlgorithm, auth, transport: options.transport, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }),
+          await (options.request ?? requestWorkloadCertificate)({
+            address: options.caAddress,
+            identity: options.identity,
+            ttl: options.ttlMs,
+            keyAlgorithm: options.keyAlgorithm,
+            auth,
+            transport: options.transport,
+            ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+          }),
           options.graceMs,
         );
         this.lastAuthenticatedBy = by;
@@ -213,8 +240,17 @@ export class WorkloadTls {
    * expected SPIFFE identity, or any identity of our trust domain when none
    * is expected (host-name checking does not apply to mesh certificates).
    */
-  clientOptions(host: string, servicePort: number, expectedIdentity: string | undefined): {
-    key: string; cert: string; ca: string; servername: string; agent: HttpsAgent; rejectUnauthorized: true;
+  clientOptions(
+    host: string,
+    servicePort: number,
+    expectedIdentity: string | undefined,
+  ): {
+    key: string;
+    cert: string;
+    ca: string;
+    servername: string;
+    agent: HttpsAgent;
+    rejectUnauthorized: true;
     checkServerIdentity: (hostname: string, cert: PeerCertificate) => Error | undefined;
   } {
     const c = this.current;
@@ -229,9 +265,13 @@ export class WorkloadTls {
       checkServerIdentity: (_hostname, peer) => {
         const uris = uriSans(peer.subjectaltname);
         if (expectedIdentity !== undefined) {
-          return uris.includes(expectedIdentity) ? undefined : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected ${expectedIdentity}`);
+          return uris.includes(expectedIdentity)
+            ? undefined
+            : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected ${expectedIdentity}`);
         }
-        return uris.some((u) => u.startsWith(`spiffe://${td}/`)) ? undefined : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected an identity of trust domain ${td}`);
+        return uris.some((u) => u.startsWith(`spiffe://${td}/`))
+          ? undefined
+          : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected an identity of trust domain ${td}`);
       },
     };
   }
@@ -241,7 +281,13 @@ export class WorkloadTls {
     const c = this.current;
     return {
       certificates: [
-        { name: "default", identity: c.identity, ...summarize(splitPem(c.certChainPem)[0]), rotateAt: c.rotateAt.toISOString(), chainLength: splitPem(c.certChainPem).length },
+        {
+          name: "default",
+          identity: c.identity,
+          ...summarize(splitPem(c.certChainPem)[0]),
+          rotateAt: c.rotateAt.toISOString(),
+          chainLength: splitPem(c.certChainPem).length,
+        },
         ...splitPem(c.rootPem).map((p, i) => ({ name: i === 0 ? "ROOTCA" : `ROOTCA.${i}`, ...summarize(p) })),
       ],
       caAddress: this.options.caAddress,

@@ -96,13 +96,21 @@ export class XdsConfigSource {
 
   private send(fields: Record<string, unknown>): void {
     const type = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
-    const message = type.fromObject({ node: { id: this.node.id, cluster: this.node.cluster, user_agent_name: "disco-agent", metadata: structOf(this.node.metadata ?? {}) }, ...fields });
+    const message = type.fromObject({
+      node: { id: this.node.id, cluster: this.node.cluster, user_agent_name: "disco-agent", metadata: structOf(this.node.metadata ?? {}) },
+      ...fields,
+    });
     this.stream?.write(Buffer.from(type.encode(message).finish()));
   }
 
   private onResponse(bytes: Buffer): void {
     const type = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
-    const r = type.toObject(type.decode(bytes), { defaults: true }) as { version_info: string; nonce: string; type_url: string; resources: Array<{ type_url: string; value: Uint8Array }> };
+    const r = type.toObject(type.decode(bytes), { defaults: true }) as {
+      version_info: string;
+      nonce: string;
+      type_url: string;
+      resources: Array<{ type_url: string; value: Uint8Array }>;
+    };
     if (r.type_url !== CONFIG_DOCUMENT) return;
     this.retryMs = RETRY_MIN_MS;
     let problem: string | undefined;

@@ -74,7 +74,8 @@ export async function startCtrlz(options: CtrlzOptions): Promise<CtrlzServer> {
     for (const [name, fn] of Object.entries(options.sections)) out[name] = fn();
     return out;
   };
-  const json = (res: ServerResponse, status: number, value: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
+  const json = (res: ServerResponse, status: number, value: unknown) =>
+    res.writeHead(status, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://ctrlz");
@@ -103,13 +104,15 @@ export async function startCtrlz(options: CtrlzOptions): Promise<CtrlzServer> {
     const sections = Object.keys(options.sections)
       .map((name) => `<h2>${escapeHtml(name)}</h2><pre>${escapeHtml(JSON.stringify(s[name], null, 2))}</pre>`)
       .join("");
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(
-      `<!doctype html><html><head><title>${escapeHtml(options.component)} ControlZ</title></head><body>` +
-        `<h1>${escapeHtml(options.component)}</h1><p>version ${escapeHtml(options.info().version)}, up ${s.uptimeSeconds}s</p>` +
-        `<h2>Log levels</h2><table>${levels}</table>` +
-        `<form method="post" action="/logging"><input name="scope" placeholder="scope"> <input name="level" placeholder="level"> <button>set</button></form>` +
-        `${sections}</body></html>\n`,
-    );
+    res
+      .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      .end(
+        `<!doctype html><html><head><title>${escapeHtml(options.component)} ControlZ</title></head><body>` +
+          `<h1>${escapeHtml(options.component)}</h1><p>version ${escapeHtml(options.info().version)}, up ${s.uptimeSeconds}s</p>` +
+          `<h2>Log levels</h2><table>${levels}</table>` +
+          `<form method="post" action="/logging"><input name="scope" placeholder="scope"> <input name="level" placeholder="level"> <button>set</button></form>` +
+          `${sections}</body></html>\n`,
+      );
   };
 
   const server: Server = createServer((req, res) => {

@@ -22,9 +22,24 @@ export class GrpcServerMetrics {
 
   constructor(registry: Registry) {
     const labelNames = ["grpc_type", "grpc_service", "grpc_method"];
-    this.startedTotal = new Counter({ name: "grpc_server_started_total", help: "Total number of RPCs started on the server.", labelNames, registers: [registry] });
-    this.receivedTotal = new Counter({ name: "grpc_server_msg_received_total", help: "Total number of RPC stream messages received on the server.", labelNames, registers: [registry] });
-    this.sentTotal = new Counter({ name: "grpc_server_msg_sent_total", help: "Total number of gRPC stream messages sent by the server.", labelNames, registers: [registry] });
+    this.startedTotal = new Counter({
+      name: "grpc_server_started_total",
+      help: "Total number of RPCs started on the server.",
+      labelNames,
+      registers: [registry],
+    });
+    this.receivedTotal = new Counter({
+      name: "grpc_server_msg_received_total",
+      help: "Total number of RPC stream messages received on the server.",
+      labelNames,
+      registers: [registry],
+    });
+    this.sentTotal = new Counter({
+      name: "grpc_server_msg_sent_total",
+      help: "Total number of gRPC stream messages sent by the server.",
+      labelNames,
+      registers: [registry],
+    });
     this.handledTotal = new Counter({
       name: "grpc_server_handled_total",
       help: "Total number of RPCs completed on the server, regardless of success or failure.",

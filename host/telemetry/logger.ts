@@ -39,7 +39,10 @@ function sinkFor(target: string): Sink {
 /** The stack below the logger's own frames, each named by its TypeScript source. */
 function callerFrames(): string[] {
   const lines = new Error().stack?.split("\n").slice(1) ?? [];
-  return lines.filter((l) => l.includes("at ")).map(sourceFrame).filter((l) => !/[/\\]telemetry[/\\]logger\.ts:/.test(l));
+  return lines
+    .filter((l) => l.includes("at "))
+    .map(sourceFrame)
+    .filter((l) => !/[/\\]telemetry[/\\]logger\.ts:/.test(l));
 }
 
 /**

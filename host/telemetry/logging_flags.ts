@@ -30,11 +30,15 @@ export function addLoggingFlags(cmd: Command): Command {
 /** Parses `scope:level,scope:level` (a bare level is the default scope's; `all:level` sets every scope). */
 export function parseLevelList(text: string, scopes: readonly string[], flag: string): Map<string, LogLevel> {
   const out = new Map<string, LogLevel>();
-  for (const item of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const colon = item.lastIndexOf(":");
     const scope = colon < 0 ? DEFAULT_SCOPE : item.slice(0, colon);
     const level = colon < 0 ? item : item.slice(colon + 1);
-    if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new InvalidArgumentError(`${flag}: unknown level ${JSON.stringify(level)} in ${JSON.stringify(item)} (known: ${LOG_LEVELS.join(", ")})`);
+    if (!(LOG_LEVELS as readonly string[]).includes(level))
+      throw new InvalidArgumentError(`${flag}: unknown level ${JSON.stringify(level)} in ${JSON.stringify(item)} (known: ${LOG_LEVELS.join(", ")})`);
     if (!scopes.includes(scope)) throw new InvalidArgumentError(`${flag}: unknown scope ${JSON.stringify(scope)} (known: ${scopes.join(", ")})`);
     if (scope === "all") for (const s of scopes) out.set(s, level as LogLevel);
     else out.set(scope, level as LogLevel);
@@ -44,7 +48,12 @@ export function parseLevelList(text: string, scopes: readonly string[], flag: st
 
 /** Typed logging options from parsed commander options; throws InvalidArgumentError naming the flag. */
 export function loggingOptionsFrom(opts: Record<string, unknown>, scopes: readonly string[]): LoggingOptions {
-  const callerScopes = new Set(String(opts.log_caller ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+  const callerScopes = new Set(
+    String(opts.log_caller ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   for (const s of callerScopes) {
     if (!scopes.includes(s)) throw new InvalidArgumentError(`--log_caller: unknown scope ${JSON.stringify(s)} (known: ${scopes.join(", ")})`);
   }

@@ -51,7 +51,9 @@ export async function startMonitoring(options: MonitoringOptions): Promise<Monit
       const detail = options.healthDetail?.() ?? [];
       res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(`${ok ? "ok" : "not ready"}\n${detail.map((l) => `${l}\n`).join("")}`);
     } else {
-      res.writeHead(404, { "content-type": "text/plain" }).end(`not found: try /metrics, /version${options.profiling ? ", /debug/pprof/" : ""} or ${healthPaths.join(", ")}\n`);
+      res
+        .writeHead(404, { "content-type": "text/plain" })
+        .end(`not found: try /metrics, /version${options.profiling ? ", /debug/pprof/" : ""} or ${healthPaths.join(", ")}\n`);
     }
   });
   const bound = await listen(server, options.port, options.host);

@@ -50,6 +50,12 @@ export function specGauge<L extends string = string>(registry: Registry, specNam
 }
 
 /** A spec `Distribution` as a histogram. */
-export function specHistogram<L extends string = string>(registry: Registry, specName: string, help: string, buckets: number[], labelNames: readonly L[] = []): Histogram<L> {
+export function specHistogram<L extends string = string>(
+  registry: Registry,
+  specName: string,
+  help: string,
+  buckets: number[],
+  labelNames: readonly L[] = [],
+): Histogram<L> {
   return new Histogram<L>({ name: specName, help, buckets, labelNames, registers: [registry] });
 }

@@ -11,8 +11,18 @@ import { decodePairs } from "./pairs.ts";
 export function grpcImports(state: ContextState, memory: ModuleMemory, env: HostEnvironment) {
   return {
     proxy_grpc_call(
-      cPtr: number, cLen: number, sPtr: number, sLen: number, mPtr: number, mLen: number,
-      mdPtr: number, mdLen: number, msgPtr: number, msgLen: number, timeoutMs: number, outToken: number,
+      cPtr: number,
+      cLen: number,
+      sPtr: number,
+      sLen: number,
+      mPtr: number,
+      mLen: number,
+      mdPtr: number,
+      mdLen: number,
+      msgPtr: number,
+      msgLen: number,
+      timeoutMs: number,
+      outToken: number,
     ) {
       const token = state.nextToken++;
       const call: GrpcCall = {

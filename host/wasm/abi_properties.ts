@@ -109,8 +109,17 @@ class PropertyReader {
     const seen = this.batches.get(pathPtr);
     if (seen && seen.bytes.length === pathLen && this.memory.holds(pathPtr, seen)) return seen;
     if (!sameBytes(mem, pathPtr, BATCH_PREFIX)) return undefined;
-    const names = mem.toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen).split("\0").filter((n) => n.length > 0).map(internalized);
-    const batch: PropertyBatch = { ...this.memory.snapshot(pathPtr, pathLen), names, keys: names.map((n) => Buffer.from(n, "utf8")), values: names.map(() => undefined) };
+    const names = mem
+      .toString("utf8", pathPtr + BATCH_PREFIX.length, pathPtr + pathLen)
+      .split("\0")
+      .filter((n) => n.length > 0)
+      .map(internalized);
+    const batch: PropertyBatch = {
+      ...this.memory.snapshot(pathPtr, pathLen),
+      names,
+      keys: names.map((n) => Buffer.from(n, "utf8")),
+      values: names.map(() => undefined),
+    };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
   }

@@ -5,9 +5,7 @@ import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, PeerT
 import { RELEASE_WASM } from "./filter_module.ts";
 
 /** A scripted answer to one attempt of a hub call. */
-export type HubAnswer =
-  | { respond: Record<string, unknown> }
-  | { fail: { code: number; message: string } };
+export type HubAnswer = { respond: Record<string, unknown> } | { fail: { code: number; message: string } };
 
 /** A hub call as the emulator saw it, with every attempt the host's retry policy made. */
 export interface EmulatedCall extends GrpcCall {

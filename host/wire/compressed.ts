@@ -111,7 +111,9 @@ class WordLookup {
     }
     const w = this.local[-index - 1];
     if (w === undefined) {
-      throw new AttributeDecodeError(`${what} ${index} is not a message word (the message has ${this.local.length}${this.local.length ? `: -1..-${this.local.length}` : ""})`);
+      throw new AttributeDecodeError(
+        `${what} ${index} is not a message word (the message has ${this.local.length}${this.local.length ? `: -1..-${this.local.length}` : ""})`,
+      );
     }
     return w;
   }
@@ -148,7 +150,11 @@ function each<T>(record: Record<string, T> | null | undefined, fn: (key: string,
  * Throws AttributeDecodeError naming the member and the bad index, e.g.
  * `strings: attribute name 900 is not a global word (the hub knows 222: 0..221)`.
  */
-export function decodeAttributes(message: CompressedAttributesMessage | null | undefined, options: DecodeOptions, target: AttributeMap = new Map()): AttributeMap {
+export function decodeAttributes(
+  message: CompressedAttributesMessage | null | undefined,
+  options: DecodeOptions,
+  target: AttributeMap = new Map(),
+): AttributeMap {
   if (!message) return target;
   const own = message.words ?? [];
   const words = new WordLookup(options.dictionary.words, own.length > 0 ? own : (options.defaultWords ?? []));

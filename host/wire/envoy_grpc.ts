@@ -11,7 +11,14 @@ import { PROTO_DIR } from "./protos.ts";
  * name, 64-bit integers as strings; oneofs name their member.
  */
 export function envoyService(file: string, service: string, enums: typeof String | typeof Number = String): grpc.ServiceClientConstructor {
-  const definition = protoLoader().loadSync(file, { includeDirs: [...ENVOY_PROTO_INCLUDE_DIRS, PROTO_DIR], keepCase: true, longs: String, enums, defaults: false, oneofs: true });
+  const definition = protoLoader().loadSync(file, {
+    includeDirs: [...ENVOY_PROTO_INCLUDE_DIRS, PROTO_DIR],
+    keepCase: true,
+    longs: String,
+    enums,
+    defaults: false,
+    oneofs: true,
+  });
   let node: unknown = grpc.loadPackageDefinition(definition);
   for (const part of service.split(".")) node = (node as Record<string, unknown>)[part];
   if (typeof node !== "function") throw new Error(`${service} is not a service of ${file}`);

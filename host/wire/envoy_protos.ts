@@ -10,7 +10,13 @@ import { encodeProto3Json } from "./proto_json.ts";
 const require = createRequire(import.meta.url);
 const DEPS = join(dirname(require.resolve("@grpc/grpc-js-xds/package.json")), "deps");
 // google/protobuf/*.proto (descriptor, any, duration, …) come with protobufjs.
-export const ENVOY_PROTO_INCLUDE_DIRS: readonly string[] = [join(DEPS, "envoy-api"), join(DEPS, "xds"), join(DEPS, "googleapis"), join(DEPS, "protoc-gen-validate"), dirname(require.resolve("protobufjs/package.json"))];
+export const ENVOY_PROTO_INCLUDE_DIRS: readonly string[] = [
+  join(DEPS, "envoy-api"),
+  join(DEPS, "xds"),
+  join(DEPS, "googleapis"),
+  join(DEPS, "protoc-gen-validate"),
+  dirname(require.resolve("protobufjs/package.json")),
+];
 
 /** The files whose messages the control plane builds; their imports come along. */
 const SERVED_FILES = [

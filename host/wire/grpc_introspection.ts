@@ -65,13 +65,23 @@ export function addGrpcIntrospection(server: grpc.Server, options: GrpcIntrospec
     REFLECTION_SERVICES.map((r) => r.file),
     { includeDirs: [join(packageDir("@grpc/reflection"), "..", "proto")], ...REFLECTION_LOADER_OPTIONS },
   );
-  addLazyServices(server, REFLECTION_SERVICES.map((r) => [r.name, reflectionDefinitions[r.name] as grpc.ServiceDefinition]), "server reflection", async () => {
-    const { ReflectionService } = await import("@grpc/reflection");
-    const reflection = new ReflectionService(loadSync([...options.protoFiles, join(HEALTH_INCLUDE_DIR, HEALTH_PROTO)], { includeDirs: [PROTO_DIR, ...(options.includeDirs ?? []), HEALTH_INCLUDE_DIR] }), {
-      services: [...options.services, HEALTH_SERVICE],
-    });
-    return (s) => reflection.addToServer(s);
-  });
+  addLazyServices(
+    server,
+    REFLECTION_SERVICES.map((r) => [r.name, reflectionDefinitions[r.name] as grpc.ServiceDefinition]),
+    "server reflection",
+    async () => {
+      const { ReflectionService } = await import("@grpc/reflection");
+      const reflection = new ReflectionService(
+        loadSync([...options.protoFiles, join(HEALTH_INCLUDE_DIR, HEALTH_PROTO)], {
+          includeDirs: [PROTO_DIR, ...(options.includeDirs ?? []), HEALTH_INCLUDE_DIR],
+        }),
+        {
+          services: [...options.services, HEALTH_SERVICE],
+        },
+      );
+      return (s) => reflection.addToServer(s);
+    },
+  );
   return {
     setServing(serving) {
       for (const n of names) {
@@ -87,7 +97,9 @@ type Registered = Array<{ definition: grpc.ServiceDefinition; implementation: gr
 /** The services `register` adds to a server, recorded instead of served. */
 function recordServices(register: (server: grpc.Server) => void): Registered {
   const registered: Registered = [];
-  register({ addService: (definition: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation) => void registered.push({ definition, implementation }) } as unknown as grpc.Server);
+  register({
+    addService: (definition: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation) => void registered.push({ definition, implementation }),
+  } as unknown as grpc.Server);
   return registered;
 }
 
@@ -104,7 +116,12 @@ const serviceNameOf = (definition: grpc.ServiceDefinition) => Object.values(defi
  * in the call's stream. A failed build fails the call (INTERNAL) and is tried
  * again by the next one.
  */
-function addLazyServices(server: grpc.Server, definitions: ReadonlyArray<readonly [string, grpc.ServiceDefinition]>, what: string, build: () => Promise<(server: grpc.Server) => void>): void {
+function addLazyServices(
+  server: grpc.Server,
+  definitions: ReadonlyArray<readonly [string, grpc.ServiceDefinition]>,
+  what: string,
+  build: () => Promise<(server: grpc.Server) => void>,
+): void {
   let real: Promise<Map<string, grpc.UntypedServiceImplementation>> | undefined;
   const built = () => {
     if (!real) {

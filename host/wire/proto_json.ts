@@ -50,7 +50,8 @@ function toObject(root: protobuf.Root, type: protobuf.Type, json: unknown, path:
     if (field.map) {
       if (typeof value !== "object" || Array.isArray(value)) fail(fieldPath, "a map (object)", value);
       const map: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value as Record<string, unknown>)) map[k] = fieldValue(root, field, v, `${fieldPath}[${JSON.stringify(k)}]`, anyTypes);
+      for (const [k, v] of Object.entries(value as Record<string, unknown>))
+        map[k] = fieldValue(root, field, v, `${fieldPath}[${JSON.stringify(k)}]`, anyTypes);
       out[field.name] = map;
     } else if (field.repeated) {
       if (!Array.isArray(value)) fail(fieldPath, "a list", value);

@@ -22,7 +22,10 @@ export function protoRoot(): protobuf.Root {
     const local = join(PROTO_DIR, target);
     return existsSync(local) ? local : bundled(origin, target);
   };
-  root.loadSync(FILES.map((f) => join(PROTO_DIR, f)), { keepCase: false });
+  root.loadSync(
+    FILES.map((f) => join(PROTO_DIR, f)),
+    { keepCase: false },
+  );
   root.resolveAll();
   loaded = root;
   return root;

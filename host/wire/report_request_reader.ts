@@ -333,7 +333,7 @@ class ReportReader {
 
   private sint32(end: number): number {
     const v = this.varint(end);
-    return (v >>> 1) ^ -(v & 1) | 0;
+    return ((v >>> 1) ^ -(v & 1)) | 0;
   }
 
   /** As protobufjs reads a bool: true when any bit of the varint is set. */

@@ -58,7 +58,15 @@ function limit(reader: protobuf.Reader, to: number): void {
   reader.len = Math.min(to, reader.buf.length);
 }
 
-function walk(type: protobuf.Type, reader: protobuf.Reader, bytes: Uint8Array, from: number, to: number, path: FieldPath | undefined, out: InvalidString[]): void {
+function walk(
+  type: protobuf.Type,
+  reader: protobuf.Reader,
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  path: FieldPath | undefined,
+  out: InvalidString[],
+): void {
   limit(reader, to);
   reader.pos = from;
   let counts: Map<number, number> | undefined;
@@ -91,7 +99,18 @@ function walk(type: protobuf.Type, reader: protobuf.Reader, bytes: Uint8Array, f
 }
 
 // The value of field `name` (occurrence `index`) of the message at `parent`.
-function value(typeName: string, resolved: protobuf.ReflectionObject | null, reader: protobuf.Reader, bytes: Uint8Array, start: number, end: number, parent: FieldPath | undefined, name: string, index: number, out: InvalidString[]): void {
+function value(
+  typeName: string,
+  resolved: protobuf.ReflectionObject | null,
+  reader: protobuf.Reader,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  parent: FieldPath | undefined,
+  name: string,
+  index: number,
+  out: InvalidString[],
+): void {
   if (typeName === "string") {
     if (!isUtf8Range(bytes, start, end)) out.push({ path: spell({ parent, name, index }), start, end });
   } else if (resolved instanceof protobuf.Type) {
@@ -114,7 +133,7 @@ function mapEntry(field: protobuf.MapField, reader: protobuf.Reader, bytes: Uint
     const start = reader.pos;
     reader.pos += length;
     const end = reader.pos;
-    if ((tag >>> 3) === 1) value(field.keyType, null, reader, bytes, start, end, path, "key", -1, out);
+    if (tag >>> 3 === 1) value(field.keyType, null, reader, bytes, start, end, path, "key", -1, out);
     else value(field.type, field.resolvedType, reader, bytes, start, end, path, "value", -1, out);
     reader.pos = end;
     limit(reader, to);

@@ -62,7 +62,11 @@ describe("mesh_ca authenticated issuance (process, TLS)", () => {
   it("refuses tokens that do not verify with UNAUTHENTICATED, naming why", async () => {
     const stranger = await loadOrCreateIssuerKey(tempDir("stranger-issuer-"));
     const cases: Array<[string, Promise<string>, RegExp]> = [
-      ["signed by a key the CA does not know", mintServiceAccountToken(stranger, { namespace: "foo", serviceAccount: "bar" }), /no configured key matches|signature does not verify/],
+      [
+        "signed by a key the CA does not know",
+        mintServiceAccountToken(stranger, { namespace: "foo", serviceAccount: "bar" }),
+        /no configured key matches|signature does not verify/,
+      ],
       ["expired", ca.token("foo", "bar", { now: Date.now() - 3 * 3_600_000, ttlMs: 3_600_000 }), /token is expired/],
       ["for another audience", ca.token("foo", "bar", { audiences: ["some-api"] }), /claim aud/],
       ["from another issuer", ca.token("foo", "bar", { issuer: "https://elsewhere.example" }), /claim iss/],
@@ -95,15 +99,25 @@ describe("mesh_ca authenticated issuance (process, TLS)", () => {
     const mtls = { rootPem: ca.rootPem(), clientKeyPem: first.keyPem, clientCertChainPem: first.certChainPem };
     const e = await refusal(ask(id("foo", "admin"), { tls: mtls, token: await ca.token("foo", "admin") }));
     assert.equal(e.code, grpc.status.PERMISSION_DENIED);
-    assert.match(e.details, /the client certificate proves spiffe:\/\/cluster.local\/ns\/foo\/sa\/bar; it may not ask for spiffe:\/\/cluster.local\/ns\/foo\/sa\/admin/);
+    assert.match(
+      e.details,
+      /the client certificate proves spiffe:\/\/cluster.local\/ns\/foo\/sa\/bar; it may not ask for spiffe:\/\/cluster.local\/ns\/foo\/sa\/admin/,
+    );
     failures++;
   });
 
   it("does not take a client certificate from another CA as proof", async () => {
     const other = await startCa(["--self-signed-ca"]);
     try {
-      const foreign = await requestWorkloadCertificate({ address: other.address, identity: id("foo", "bar"), keyAlgorithm: "ECDSA", auth: await other.auth("foo", "bar") });
-      const e = await refusal(ask(id("foo", "bar"), { tls: { rootPem: ca.rootPem(), clientKeyPem: foreign.keyPem, clientCertChainPem: foreign.certChainPem } }));
+      const foreign = await requestWorkloadCertificate({
+        address: other.address,
+        identity: id("foo", "bar"),
+        keyAlgorithm: "ECDSA",
+        auth: await other.auth("foo", "bar"),
+      });
+      const e = await refusal(
+        ask(id("foo", "bar"), { tls: { rootPem: ca.rootPem(), clientKeyPem: foreign.keyPem, clientCertChainPem: foreign.certChainPem } }),
+      );
       assert.equal(e.code, grpc.status.UNAUTHENTICATED, "an unverified certificate is no credential");
       failures++;
     } finally {
@@ -114,7 +128,12 @@ describe("mesh_ca authenticated issuance (process, TLS)", () => {
   it("refuses plain text on its TLS port (the CA's certificate names mesh-ca; clients check it)", async () => {
     const e = await refusal(createCertificate(ca.address, await csrFor([id("foo", "bar")]), 0, 20_000, { token: await ca.token("foo", "bar") }));
     assert.equal(e.code, grpc.status.UNAVAILABLE);
-    const wrongName = await refusal(createCertificate(ca.address, await csrFor([id("foo", "bar")]), 0, 20_000, { token: await ca.token("foo", "bar"), tls: { rootPem: ca.rootPem(), serverName: "impostor" } }));
+    const wrongName = await refusal(
+      createCertificate(ca.address, await csrFor([id("foo", "bar")]), 0, 20_000, {
+        token: await ca.token("foo", "bar"),
+        tls: { rootPem: ca.rootPem(), serverName: "impostor" },
+      }),
+    );
     assert.equal(wrongName.code, grpc.status.UNAVAILABLE, "the CA's certificate does not name impostor");
   });
 
@@ -122,13 +141,38 @@ describe("mesh_ca authenticated issuance (process, TLS)", () => {
     const text = await metricsText(ca);
     assert.equal(metricValue(text, "anchor_server_authentication_failure_count_total"), failures);
     assert.equal(metricValue(text, "anchor_server_success_cert_issuance_count_total"), 2);
-    assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="UNAUTHENTICATED"}'), failures - 3);
-    assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="PERMISSION_DENIED"}'), 3);
+    assert.equal(
+      metricValue(
+        text,
+        'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="UNAUTHENTICATED"}',
+      ),
+      failures - 3,
+    );
+    assert.equal(
+      metricValue(
+        text,
+        'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="PERMISSION_DENIED"}',
+      ),
+      3,
+    );
   });
 
   it("`mesh_ca token` mints a token the CA accepts, from the same issuer directory", async () => {
     const out = join(tempDir("mesh-token-"), "token");
-    await run(process.execPath, [MESH_CA_BIN, "token", "--issuer-dir", ca.issuerDir, "--namespace", "shop", "--service-account", "web", "--ttl", "10m", "--out", out]);
+    await run(process.execPath, [
+      MESH_CA_BIN,
+      "token",
+      "--issuer-dir",
+      ca.issuerDir,
+      "--namespace",
+      "shop",
+      "--service-account",
+      "web",
+      "--ttl",
+      "10m",
+      "--out",
+      out,
+    ]);
     const token = readFileSync(out, "utf8").trim();
     const wc = await ask(id("shop", "web"), { tls: { rootPem: ca.rootPem() }, token });
     assert.equal(wc.identity, id("shop", "web"));
@@ -146,7 +190,12 @@ describe("mesh_ca --grpc-plaintext and token settings", () => {
     try {
       assert.equal(ca.listening.grpcTls, false);
       assert.match(ca.output(), /gRPC is plain text \(--grpc-plaintext\)/);
-      const wc = await requestWorkloadCertificate({ address: ca.address, identity: id("foo", "bar"), keyAlgorithm: "ECDSA", auth: { token: await ca.token("foo", "bar") } });
+      const wc = await requestWorkloadCertificate({
+        address: ca.address,
+        identity: id("foo", "bar"),
+        keyAlgorithm: "ECDSA",
+        auth: { token: await ca.token("foo", "bar") },
+      });
       assert.equal(wc.identity, id("foo", "bar"));
       const e = await refusal(requestWorkloadCertificate({ address: ca.address, identity: id("foo", "bar"), keyAlgorithm: "ECDSA" }));
       assert.equal(e.code, grpc.status.UNAUTHENTICATED);
@@ -160,11 +209,33 @@ describe("mesh_ca --grpc-plaintext and token settings", () => {
     const custom = await startCa(["--self-signed-ca"], { AUDIENCE: "my-ca,other" });
     try {
       const anyAudience = await firstParty.token("foo", "bar", { audiences: ["whatever"] });
-      assert.equal((await requestWorkloadCertificate({ address: firstParty.address, identity: id("foo", "bar"), keyAlgorithm: "ECDSA", auth: { token: anyAudience, tls: { rootPem: firstParty.rootPem() } } })).identity, id("foo", "bar"));
-      const e = await refusal(requestWorkloadCertificate({ address: custom.address, identity: id("foo", "bar"), keyAlgorithm: "ECDSA", auth: await custom.auth("foo", "bar") }));
+      assert.equal(
+        (
+          await requestWorkloadCertificate({
+            address: firstParty.address,
+            identity: id("foo", "bar"),
+            keyAlgorithm: "ECDSA",
+            auth: { token: anyAudience, tls: { rootPem: firstParty.rootPem() } },
+          })
+        ).identity,
+        id("foo", "bar"),
+      );
+      const e = await refusal(
+        requestWorkloadCertificate({ address: custom.address, identity: id("foo", "bar"), keyAlgorithm: "ECDSA", auth: await custom.auth("foo", "bar") }),
+      );
       assert.equal(e.code, grpc.status.UNAUTHENTICATED, "the default audience mesh-ca is not listed");
       const mine = await custom.token("foo", "bar", { audiences: ["my-ca"] });
-      assert.equal((await requestWorkloadCertificate({ address: custom.address, identity: id("foo", "bar"), keyAlgorithm: "ECDSA", auth: { token: mine, tls: { rootPem: custom.rootPem() } } })).identity, id("foo", "bar"));
+      assert.equal(
+        (
+          await requestWorkloadCertificate({
+            address: custom.address,
+            identity: id("foo", "bar"),
+            keyAlgorithm: "ECDSA",
+            auth: { token: mine, tls: { rootPem: custom.rootPem() } },
+          })
+        ).identity,
+        id("foo", "bar"),
+      );
     } finally {
       await Promise.all([firstParty.stop("SIGKILL"), custom.stop("SIGKILL")]);
     }
@@ -175,7 +246,9 @@ describe("mesh_ca --grpc-plaintext and token settings", () => {
       [{ JWT_POLICY: "none" }, [], /JWT_POLICY="none": expected one of third-party-jwt, first-party-jwt/],
       [{}, ["--token-jwks", "/nonexistent/jwks.json"], /--token-jwks \/nonexistent\/jwks.json/],
     ] as Array<[NodeJS.ProcessEnv, string[], RegExp]>) {
-      const r = await run(process.execPath, [MESH_CA_BIN, "--self-signed-ca", "--grpc-port", "0", "--monitoring-port", "0", "--ctrlz_port", "0", ...args], { env: { ...process.env, ...env } }).then(
+      const r = await run(process.execPath, [MESH_CA_BIN, "--self-signed-ca", "--grpc-port", "0", "--monitoring-port", "0", "--ctrlz_port", "0", ...args], {
+        env: { ...process.env, ...env },
+      }).then(
         () => ({ code: 0, out: "" }),
         (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
       );

@@ -34,8 +34,18 @@ describe("bearer tokens and subjects", () => {
 
   it("reads JWT_POLICY, TOKEN_ISSUER, AUDIENCE and TOKEN_JWKS (the flag wins)", () => {
     assert.deepEqual(tokenSettingsFrom({}, ""), { policy: "third-party-jwt", issuer: "", audiences: ["mesh-ca"], jwks: "" });
-    assert.deepEqual(tokenSettingsFrom({ JWT_POLICY: "first-party-jwt", AUDIENCE: "x" }, "k.json"), { policy: "first-party-jwt", issuer: "", audiences: [], jwks: "k.json" });
-    assert.deepEqual(tokenSettingsFrom({ AUDIENCE: "a, b", TOKEN_ISSUER: "iss", TOKEN_JWKS: "env.json" }, undefined), { policy: "third-party-jwt", issuer: "iss", audiences: ["a", "b"], jwks: "env.json" });
+    assert.deepEqual(tokenSettingsFrom({ JWT_POLICY: "first-party-jwt", AUDIENCE: "x" }, "k.json"), {
+      policy: "first-party-jwt",
+      issuer: "",
+      audiences: [],
+      jwks: "k.json",
+    });
+    assert.deepEqual(tokenSettingsFrom({ AUDIENCE: "a, b", TOKEN_ISSUER: "iss", TOKEN_JWKS: "env.json" }, undefined), {
+      policy: "third-party-jwt",
+      issuer: "iss",
+      audiences: ["a", "b"],
+      jwks: "env.json",
+    });
     assert.throws(() => tokenSettingsFrom({ JWT_POLICY: "none" }, ""), AnchorConfigError);
     assert.throws(() => tokenSettingsFrom({}, "ftp://keys"), /expected a file or an http\(s\) URL/);
   });
@@ -43,7 +53,10 @@ describe("bearer tokens and subjects", () => {
 
 describe("authorizeCaller", async () => {
   const issuer = await loadOrCreateIssuerKey(tempDir("authz-caller-"));
-  const verifier = new ServiceAccountTokenVerifier({ policy: "third-party-jwt", issuer: "mesh-token-issuer", audiences: ["mesh-ca"], jwks: issuer.jwksFile }, () => NOW);
+  const verifier = new ServiceAccountTokenVerifier(
+    { policy: "third-party-jwt", issuer: "mesh-token-issuer", audiences: ["mesh-ca"], jwks: issuer.jwksFile },
+    () => NOW,
+  );
   const token = (ns: string, sa: string, extra: object = {}) => mintServiceAccountToken(issuer, { namespace: ns, serviceAccount: sa, now: NOW, ...extra });
 
   it("accepts a token for exactly the CSR's namespace and service account", async () => {
@@ -51,8 +64,16 @@ describe("authorizeCaller", async () => {
   });
 
   it("refuses a token of another namespace or service account (IDENTITY_NOT_AUTHORIZED)", async () => {
-    await refusedWith(authorizeCaller(fooBar, { bearerToken: await token("other", "bar") }, verifier), "IDENTITY_NOT_AUTHORIZED", /system:serviceaccount:other:bar may not ask for/);
-    await refusedWith(authorizeCaller(fooBar, { bearerToken: await token("foo", "admin") }, verifier), "IDENTITY_NOT_AUTHORIZED", /system:serviceaccount:foo:admin may not ask for/);
+    await refusedWith(
+      authorizeCaller(fooBar, { bearerToken: await token("other", "bar") }, verifier),
+      "IDENTITY_NOT_AUTHORIZED",
+      /system:serviceaccount:other:bar may not ask for/,
+    );
+    await refusedWith(
+      authorizeCaller(fooBar, { bearerToken: await token("foo", "admin") }, verifier),
+      "IDENTITY_NOT_AUTHORIZED",
+      /system:serviceaccount:foo:admin may not ask for/,
+    );
   });
 
   it("refuses no credential, and a token when tokens are not configured (UNAUTHENTICATED)", async () => {

@@ -45,7 +45,18 @@ describe("mesh_ca chained: --upstream-ca-address with --sign-ca-certs upstream",
     writeFileSync(join(dir, "upstream-root.pem"), upstream.rootPem());
     writeFileSync(join(dir, "token"), await upstream.token("mesh-system", "mesh-ca-east"));
     // 20 s CA certificates: the upstream's grace ratio (0.5) renews them after 10 s.
-    downstream = await startCa(["--upstream-ca-address", upstream.address, "--root-cert", join(dir, "upstream-root.pem"), "--upstream-ca-token", join(dir, "token"), "--requested-ca-cert-ttl", "20s", "--key-size", "2048"]);
+    downstream = await startCa([
+      "--upstream-ca-address",
+      upstream.address,
+      "--root-cert",
+      join(dir, "upstream-root.pem"),
+      "--upstream-ca-token",
+      join(dir, "token"),
+      "--requested-ca-cert-ttl",
+      "20s",
+      "--key-size",
+      "2048",
+    ]);
   });
   after(async () => {
     await downstream?.stop();
@@ -53,7 +64,12 @@ describe("mesh_ca chained: --upstream-ca-address with --sign-ca-certs upstream",
   });
 
   it("issues workload certificates whose chain (leaf, the downstream's CA certificate) verifies to the upstream's root", async () => {
-    const cert = await requestWorkloadCertificate({ address: downstream.address, identity: WORKLOAD_ID, keyAlgorithm: "ECDSA", auth: await downstream.auth("foo", "bar") });
+    const cert = await requestWorkloadCertificate({
+      address: downstream.address,
+      identity: WORKLOAD_ID,
+      keyAlgorithm: "ECDSA",
+      auth: await downstream.auth("foo", "bar"),
+    });
     const [leafPem, caPem, ...rest] = splitPem(cert.certChainPem);
     assert.equal(rest.length, 0, "leaf + the downstream's CA certificate");
     const leaf = new X509Certificate(leafPem);
@@ -75,9 +91,17 @@ describe("mesh_ca chained: --upstream-ca-address with --sign-ca-certs upstream",
     await waitFor("a renewed CA certificate", () => (serials().some((s) => s !== first) ? true : undefined), 120_000);
     assert.match(upstream.output(), /issued certificate.*identity=spiffe:\/\/cluster.local\/ns\/mesh-system\/sa\/mesh-ca-east.*authenticatedBy=certificate/);
     const renewed = serials().at(-1)!;
-    const cert = await requestWorkloadCertificate({ address: downstream.address, identity: WORKLOAD_ID, keyAlgorithm: "ECDSA", auth: await downstream.auth("foo", "bar") });
+    const cert = await requestWorkloadCertificate({
+      address: downstream.address,
+      identity: WORKLOAD_ID,
+      keyAlgorithm: "ECDSA",
+      auth: await downstream.auth("foo", "bar"),
+    });
     const intermediate = new X509Certificate(splitPem(cert.certChainPem)[1]);
-    assert.ok(serials().includes(intermediate.serialNumber), `signed by a CA certificate the downstream logged (${intermediate.serialNumber}; latest ${renewed})`);
+    assert.ok(
+      serials().includes(intermediate.serialNumber),
+      `signed by a CA certificate the downstream logged (${intermediate.serialNumber}; latest ${renewed})`,
+    );
     assert.deepEqual(await handshake(cert, upstream.rootPem()), { authorized: true });
   });
 });
@@ -97,7 +121,13 @@ describe("mesh_ca without --sign-ca-certs; --experimental-dual-use", () => {
   });
 
   it("refuses a CA certificate (PERMISSION_DENIED); a downstream mesh_ca pointed at it exits 1 saying why", async () => {
-    const e = await requestWorkloadCertificate({ address: ca.address, identity: DOWNSTREAM_ID, forCa: true, keyAlgorithm: "ECDSA", auth: await ca.auth("mesh-system", "mesh-ca-east") }).then(
+    const e = await requestWorkloadCertificate({
+      address: ca.address,
+      identity: DOWNSTREAM_ID,
+      forCa: true,
+      keyAlgorithm: "ECDSA",
+      auth: await ca.auth("mesh-system", "mesh-ca-east"),
+    }).then(
       () => assert.fail("a CA certificate was issued"),
       (err: unknown) => err as CertificateRequestError,
     );
@@ -106,7 +136,25 @@ describe("mesh_ca without --sign-ca-certs; --experimental-dual-use", () => {
     const dir = tempDir("chained-ca-refused-");
     writeFileSync(join(dir, "root.pem"), ca.rootPem());
     writeFileSync(join(dir, "token"), await ca.token("mesh-system", "mesh-ca-east"));
-    const r = await run(process.execPath, [MESH_CA_BIN, "--upstream-ca-address", ca.address, "--root-cert", join(dir, "root.pem"), "--upstream-ca-token", join(dir, "token"), "--grpc-port", "0", "--monitoring-port", "0", "--ctrlz_port", "0"], { timeout: 600_000 }).then(
+    const r = await run(
+      process.execPath,
+      [
+        MESH_CA_BIN,
+        "--upstream-ca-address",
+        ca.address,
+        "--root-cert",
+        join(dir, "root.pem"),
+        "--upstream-ca-token",
+        join(dir, "token"),
+        "--grpc-port",
+        "0",
+        "--monitoring-port",
+        "0",
+        "--ctrlz_port",
+        "0",
+      ],
+      { timeout: 600_000 },
+    ).then(
       () => assert.fail("the downstream started"),
       (err: { code: number; stderr: string }) => err,
     );
@@ -115,7 +163,11 @@ describe("mesh_ca without --sign-ca-certs; --experimental-dual-use", () => {
   });
 
   it("--upstream-ca-address without --upstream-ca-token is a configuration error (exit 2)", async () => {
-    const r = await run(process.execPath, [MESH_CA_BIN, "--upstream-ca-address", ca.address, "--root-cert", "/dev/null", "--grpc-port", "0", "--monitoring-port", "0", "--ctrlz_port", "0"], { timeout: 600_000 }).then(
+    const r = await run(
+      process.execPath,
+      [MESH_CA_BIN, "--upstream-ca-address", ca.address, "--root-cert", "/dev/null", "--grpc-port", "0", "--monitoring-port", "0", "--ctrlz_port", "0"],
+      { timeout: 600_000 },
+    ).then(
       () => assert.fail("started"),
       (err: { code: number; stderr: string }) => err,
     );

@@ -20,7 +20,16 @@ let bundle: SigningBundle;
 function newCa(over: Partial<ConstructorParameters<typeof CertificateAuthority>[0]> = {}, now = NOW) {
   const metrics = new AnchorMetrics();
   const ca = new CertificateAuthority(
-    { trustDomain: "cluster.local", org: "", defaultTtlMs: 24 * HOUR, maxTtlMs: 48 * HOUR, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false, ...over },
+    {
+      trustDomain: "cluster.local",
+      org: "",
+      defaultTtlMs: 24 * HOUR,
+      maxTtlMs: 48 * HOUR,
+      allowedNamespaces: new Set(),
+      dualUse: false,
+      signCaCerts: false,
+      ...over,
+    },
     { ratio: 0.5, minGraceMs: 600_000 },
     metrics,
     () => now,
@@ -89,7 +98,11 @@ describe("issuing workload certificates", () => {
     assert.equal((await refusal(ca.createCertificate(await csrFor([ID]), -5))).code, "TTL_INVALID");
     assert.equal(metricValue(await metrics.registry.metrics(), 'anchor_server_csr_sign_err_count_total{error="ttl_error"}'), 2);
     const late = newCa({ maxTtlMs: 1000 * 24 * HOUR }, NOW + 9 * 24 * HOUR).ca;
-    assert.equal(validTo(await late.createCertificate(await csrFor([ID]), 5 * 24 * 3600)), bundle.signingCert.notAfter.getTime(), "clamped to the root's notAfter");
+    assert.equal(
+      validTo(await late.createCertificate(await csrFor([ID]), 5 * 24 * 3600)),
+      bundle.signingCert.notAfter.getTime(),
+      "clamped to the root's notAfter",
+    );
   });
 
   it("--experimental-dual-use: the subject CommonName is the identity (the first SAN), as upstream; over 64 characters it is refused", async () => {
@@ -122,11 +135,27 @@ describe("issuing workload certificates", () => {
 
   const identityRows: Array<{ name: string; uris: string[]; code: string; message: RegExp; allowed?: string[] }> = [
     { name: "no URI SAN", uris: [], code: "IDENTITY_INVALID", message: /no URI subject alternative name/ },
-    { name: "another trust domain", uris: ["spiffe://evil.example/ns/foo/sa/bar"], code: "IDENTITY_INVALID", message: /trust domain "evil.example", not this CA's trust domain "cluster.local"/ },
+    {
+      name: "another trust domain",
+      uris: ["spiffe://evil.example/ns/foo/sa/bar"],
+      code: "IDENTITY_INVALID",
+      message: /trust domain "evil.example", not this CA's trust domain "cluster.local"/,
+    },
     { name: "not spiffe", uris: ["https://cluster.local/ns/foo/sa/bar"], code: "IDENTITY_INVALID", message: /scheme must be spiffe/ },
-    { name: "not a workload path", uris: ["spiffe://cluster.local/foo/bar"], code: "IDENTITY_INVALID", message: /path must be \/ns\/<namespace>\/sa\/<service-account>/ },
+    {
+      name: "not a workload path",
+      uris: ["spiffe://cluster.local/foo/bar"],
+      code: "IDENTITY_INVALID",
+      message: /path must be \/ns\/<namespace>\/sa\/<service-account>/,
+    },
     { name: "two identities", uris: [ID, "spiffe://cluster.local/ns/foo/sa/other"], code: "IDENTITY_INVALID", message: /2 URI subject alternative names/ },
-    { name: "namespace not allowed", uris: [ID], allowed: ["prod"], code: "NAMESPACE_NOT_ALLOWED", message: /namespace "foo" .* is not in --allowed-namespaces \(prod\)/ },
+    {
+      name: "namespace not allowed",
+      uris: [ID],
+      allowed: ["prod"],
+      code: "NAMESPACE_NOT_ALLOWED",
+      message: /namespace "foo" .* is not in --allowed-namespaces \(prod\)/,
+    },
   ];
   for (const row of identityRows) {
     it(`refuses a CSR: ${row.name}`, async () => {
@@ -151,7 +180,11 @@ describe("issuing workload certificates", () => {
   });
 
   it("refuses with CA_NOT_READY before a signing bundle is set", async () => {
-    const ca = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: HOUR, maxTtlMs: HOUR, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false }, { ratio: 0.5, minGraceMs: 0 }, new AnchorMetrics());
+    const ca = new CertificateAuthority(
+      { trustDomain: "cluster.local", org: "", defaultTtlMs: HOUR, maxTtlMs: HOUR, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false },
+      { ratio: 0.5, minGraceMs: 0 },
+      new AnchorMetrics(),
+    );
     assert.equal((await refusal(ca.createCertificate(await csrFor([ID]), 0))).code, "CA_NOT_READY");
   });
 });

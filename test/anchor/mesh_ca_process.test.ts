@@ -45,11 +45,16 @@ describe("mesh_ca process", () => {
   before(async () => {
     ca = await startCa([
       "--self-signed-ca",
-      "--workload-cert-ttl", "1h",
-      "--max-workload-cert-ttl", "24h",
-      "--liveness-probe-path", probeFile,
-      "--liveness-probe-interval", "200ms",
-      "--probe-check-interval", "200ms",
+      "--workload-cert-ttl",
+      "1h",
+      "--max-workload-cert-ttl",
+      "24h",
+      "--liveness-probe-path",
+      probeFile,
+      "--liveness-probe-interval",
+      "200ms",
+      "--probe-check-interval",
+      "200ms",
     ]);
   });
   after(async () => {
@@ -57,7 +62,13 @@ describe("mesh_ca process", () => {
   });
 
   it("issues an RSA 2048 workload certificate whose chain verifies against the root, with the SPIFFE SAN and the requested TTL", async () => {
-    const wc = await requestWorkloadCertificate({ address: ca.address, identity: identity("foo", "bar"), ttl: 2 * H, keySize: 2048, auth: await ca.auth("foo", "bar") });
+    const wc = await requestWorkloadCertificate({
+      address: ca.address,
+      identity: identity("foo", "bar"),
+      ttl: 2 * H,
+      keySize: 2048,
+      auth: await ca.auth("foo", "bar"),
+    });
     const leaf = new X509Certificate(wc.certChainPem);
     const [root] = splitPem(wc.rootPem).map((p) => new X509Certificate(p));
     assert.equal(leaf.subjectAltName, `URI:${identity("foo", "bar")}`);
@@ -71,12 +82,24 @@ describe("mesh_ca process", () => {
   });
 
   it("uses --workload-cert-ttl when the request asks for 0", async () => {
-    const wc = await requestWorkloadCertificate({ address: ca.address, identity: identity("foo", "bar"), keyAlgorithm: "ECDSA", auth: await ca.auth("foo", "bar") });
+    const wc = await requestWorkloadCertificate({
+      address: ca.address,
+      identity: identity("foo", "bar"),
+      keyAlgorithm: "ECDSA",
+      auth: await ca.auth("foo", "bar"),
+    });
     assert.equal(wc.expiresAt.getTime() - wc.notBefore.getTime(), H);
   });
 
   it("refuses with INVALID_ARGUMENT: another trust domain, a TTL above the max, garbage", async () => {
-    const foreign = await refused(requestWorkloadCertificate({ address: ca.address, identity: "spiffe://other.example/ns/foo/sa/bar", keyAlgorithm: "ECDSA", auth: await ca.auth("foo", "bar") }));
+    const foreign = await refused(
+      requestWorkloadCertificate({
+        address: ca.address,
+        identity: "spiffe://other.example/ns/foo/sa/bar",
+        keyAlgorithm: "ECDSA",
+        auth: await ca.auth("foo", "bar"),
+      }),
+    );
     assert.equal(foreign.code, grpc.status.INVALID_ARGUMENT);
     assert.match(foreign.details, /trust domain "other.example", not this CA's trust domain "cluster.local"/);
     const long = await refused(createCertificate(ca.address, await csrFor([identity("foo", "bar")]), 25 * 3600, undefined, await ca.auth("foo", "bar")));
@@ -88,7 +111,13 @@ describe("mesh_ca process", () => {
     const Stub = grpc.makeGenericClientConstructor({ CreateCertificate: CREATE_CERTIFICATE_METHOD }, "S");
     const client = new Stub(ca.address, grpc.credentials.createSsl(Buffer.from(ca.rootPem())), { "grpc.ssl_target_name_override": "mesh-ca" });
     const status = await new Promise<grpc.ServiceError>((resolve) =>
-      client.makeUnaryRequest(CREATE_CERTIFICATE_METHOD.path, (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff, 0xff]), (err) => resolve(err!)),
+      client.makeUnaryRequest(
+        CREATE_CERTIFICATE_METHOD.path,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0a, 0xff, 0xff]),
+        (err) => resolve(err!),
+      ),
     );
     client.close();
     assert.equal(status.code, grpc.status.INVALID_ARGUMENT);
@@ -105,7 +134,13 @@ describe("mesh_ca process", () => {
     assert.equal(metricValue(text, "anchor_server_authentication_failure_count_total"), 0);
     const expiry = metricValue(text, "anchor_server_root_cert_expiry_timestamp")!;
     assert.ok(Math.abs(expiry - (Date.now() / 1000 + 87600 * 3600)) < 120, "ANCHOR_SELF_SIGNED_CA_CERT_TTL default 87600h");
-    assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="OK"}'), 2);
+    assert.equal(
+      metricValue(
+        text,
+        'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.anchor.v1.CertificateService",grpc_method="CreateCertificate",grpc_code="OK"}',
+      ),
+      2,
+    );
     assert.match(text, /mesh_build\{component="mesh_ca"/);
   });
 
@@ -118,7 +153,11 @@ describe("mesh_ca process", () => {
   });
 
   it("shows the CA on ControlZ", async () => {
-    const json = (await (await fetch(`${ca.ctrlzUrl}/json`)).json()) as { component: string; ca: { trustDomain: string; mode: string; roots: unknown[] }; workloadCerts: { maxTtl: string } };
+    const json = (await (await fetch(`${ca.ctrlzUrl}/json`)).json()) as {
+      component: string;
+      ca: { trustDomain: string; mode: string; roots: unknown[] };
+      workloadCerts: { maxTtl: string };
+    };
     assert.equal(json.component, "mesh_ca");
     assert.deepEqual([json.ca.trustDomain, json.ca.mode, json.ca.roots.length, json.workloadCerts.maxTtl], ["cluster.local", "self-signed", 1, "24h0m0s"]);
   });
@@ -129,23 +168,37 @@ describe("mesh_ca process", () => {
       requestWorkloadCertificate({ address: ca.address, identity: identity("shop", "sleep"), keyAlgorithm: "ECDSA", auth: await ca.auth("shop", "sleep") }),
     ]);
     const seenByServer: string[] = [];
-    const srv = tls.createServer({ key: server.keyPem, cert: server.certChainPem, ca: server.rootPem, requestCert: true, rejectUnauthorized: true }, (socket) => {
-      seenByServer.push(socket.getPeerX509Certificate()?.subjectAltName ?? "");
-      socket.end("hello over mTLS");
-    });
+    const srv = tls.createServer(
+      { key: server.keyPem, cert: server.certChainPem, ca: server.rootPem, requestCert: true, rejectUnauthorized: true },
+      (socket) => {
+        seenByServer.push(socket.getPeerX509Certificate()?.subjectAltName ?? "");
+        socket.end("hello over mTLS");
+      },
+    );
     srv.on("tlsClientError", () => {});
     await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
     const port = (srv.address() as { port: number }).port;
     // Mesh identities live in URI SANs, so host-name checking is replaced by an identity check (secure naming).
-    const checkServerIdentity = (want: string) => (_host: string, cert: tls.PeerCertificate) => (cert.subjectaltname === `URI:${want}` ? undefined : new Error(`server is ${cert.subjectaltname}, wanted ${want}`));
+    const checkServerIdentity = (want: string) => (_host: string, cert: tls.PeerCertificate) =>
+      cert.subjectaltname === `URI:${want}` ? undefined : new Error(`server is ${cert.subjectaltname}, wanted ${want}`);
     const connect = (wc?: WorkloadCertificate) =>
       new Promise<{ data: string; peer: string }>((resolve, reject) => {
-        const s = tls.connect({ port, host: "127.0.0.1", ca: client.rootPem, key: wc?.keyPem, cert: wc?.certChainPem, checkServerIdentity: checkServerIdentity(identity("shop", "httpbin")) }, () => {
-          const peer = s.getPeerX509Certificate()?.subjectAltName ?? "";
-          let data = "";
-          s.on("data", (c: Buffer) => (data += c.toString()));
-          s.on("end", () => resolve({ data, peer }));
-        });
+        const s = tls.connect(
+          {
+            port,
+            host: "127.0.0.1",
+            ca: client.rootPem,
+            key: wc?.keyPem,
+            cert: wc?.certChainPem,
+            checkServerIdentity: checkServerIdentity(identity("shop", "httpbin")),
+          },
+          () => {
+            const peer = s.getPeerX509Certificate()?.subjectAltName ?? "";
+            let data = "";
+            s.on("data", (c: Buffer) => (data += c.toString()));
+            s.on("end", () => resolve({ data, peer }));
+          },
+        );
         s.on("error", reject);
         s.on("close", () => reject(new Error("closed before the response")));
       });
@@ -177,15 +230,27 @@ describe("mesh_ca root rotation (process)", () => {
       ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "75",
     });
     try {
-      const before = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA", auth: await ca.auth("a", "b") });
+      const before = await requestWorkloadCertificate({
+        address: ca.address,
+        identity: "spiffe://cluster.local/ns/a/sa/b",
+        keyAlgorithm: "ECDSA",
+        auth: await ca.auth("a", "b"),
+      });
       // The first rotation is due 2 s after start: on a loaded machine it may come before this first request.
       assert.ok(splitPem(before.rootPem).length >= 1);
       assert.ok(before.expiresAt.getTime() - before.notBefore.getTime() <= 8000, "a leaf never outlives its root");
       const expiryBefore = metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")!;
       // 75% of 8s is grace: the first rotation comes 2s after start, at the first check after that.
       // A loaded machine may be slower than that, and may see later rotations too: only the order of events is asserted.
-      await waitFor("the root expiry gauge to move to a new root", async () => (metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")! > expiryBefore ? true : undefined));
-      const after = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/a/sa/b", keyAlgorithm: "ECDSA", auth: await ca.auth("a", "b") });
+      await waitFor("the root expiry gauge to move to a new root", async () =>
+        metricValue(await metricsText(ca), "anchor_server_root_cert_expiry_timestamp")! > expiryBefore ? true : undefined,
+      );
+      const after = await requestWorkloadCertificate({
+        address: ca.address,
+        identity: "spiffe://cluster.local/ns/a/sa/b",
+        keyAlgorithm: "ECDSA",
+        auth: await ca.auth("a", "b"),
+      });
       const roots = splitPem(after.rootPem).map((p) => new X509Certificate(p));
       assert.ok(roots.length >= 2, `the new root and the previous one are served during the overlap (got ${roots.length})`);
       const leaf = new X509Certificate(after.certChainPem);
@@ -210,9 +275,19 @@ describe("mesh_ca command line", () => {
 
   const bad: Array<[string, string[], NodeJS.ProcessEnv, RegExp]> = [
     ["no signing mode", [], {}, /one of --self-signed-ca, --upstream-ca-address, or both --signing-cert and --signing-key is required/],
-    ["a default TTL above the max", ["--self-signed-ca", "--workload-cert-ttl", "48h", "--max-workload-cert-ttl", "24h"], {}, /--workload-cert-ttl 48h0m0s is greater than --max-workload-cert-ttl 24h0m0s/],
+    [
+      "a default TTL above the max",
+      ["--self-signed-ca", "--workload-cert-ttl", "48h", "--max-workload-cert-ttl", "24h"],
+      {},
+      /--workload-cert-ttl 48h0m0s is greater than --max-workload-cert-ttl 24h0m0s/,
+    ],
     ["a bad trust domain", ["--self-signed-ca", "--trust-domain", "Bad Domain"], {}, /--trust-domain "Bad Domain"/],
-    ["a bad ANCHOR_* variable", ["--self-signed-ca"], { ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "x" }, /ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE="x"/],
+    [
+      "a bad ANCHOR_* variable",
+      ["--self-signed-ca"],
+      { ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "x" },
+      /ANCHOR_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE="x"/,
+    ],
   ];
   for (const [name, args, env, message] of bad) {
     it(`exits 2 on ${name}`, async () => {

@@ -58,9 +58,20 @@ describe("self-signed root rotation decision (grace percentile)", () => {
 
 describe("SPIFFE workload identities", () => {
   it("parses spiffe://<td>/ns/<ns>/sa/<sa>", () => {
-    assert.deepEqual(parseSpiffeIdentity("spiffe://cluster.local/ns/foo/sa/bar"), { trustDomain: "cluster.local", namespace: "foo", serviceAccount: "bar", uri: "spiffe://cluster.local/ns/foo/sa/bar" });
+    assert.deepEqual(parseSpiffeIdentity("spiffe://cluster.local/ns/foo/sa/bar"), {
+      trustDomain: "cluster.local",
+      namespace: "foo",
+      serviceAccount: "bar",
+      uri: "spiffe://cluster.local/ns/foo/sa/bar",
+    });
   });
-  for (const bad of ["spiffe://Cluster.local/ns/a/sa/b", "spiffe://cluster.local/ns/a/sa/b/c", "spiffe://cluster.local/ns//sa/b", "spiffe://cluster.local", "spiffe://cluster.local/ns/a%2f/sa/b"]) {
+  for (const bad of [
+    "spiffe://Cluster.local/ns/a/sa/b",
+    "spiffe://cluster.local/ns/a/sa/b/c",
+    "spiffe://cluster.local/ns//sa/b",
+    "spiffe://cluster.local",
+    "spiffe://cluster.local/ns/a%2f/sa/b",
+  ]) {
     it(`refuses ${bad}`, () => assert.throws(() => parseSpiffeIdentity(bad), /is not a workload identity/));
   }
 });
@@ -77,7 +88,11 @@ describe("ANCHOR_* environment variables", () => {
     });
   });
   it("reads Go durations and booleans; a negative check interval disables the rotator", () => {
-    const env = anchorEnvironment({ ANCHOR_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: "-1s", ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "F", ANCHOR_SELF_SIGNED_CA_CERT_TTL: "1h30m" });
+    const env = anchorEnvironment({
+      ANCHOR_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: "-1s",
+      ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "F",
+      ANCHOR_SELF_SIGNED_CA_CERT_TTL: "1h30m",
+    });
     assert.equal(env.rootCertCheckIntervalMs, -1000);
     assert.equal(env.rotatorJitter, false);
     assert.equal(env.selfSignedCaCertTtlMs, 1.5 * H);

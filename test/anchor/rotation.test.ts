@@ -17,11 +17,28 @@ import { FakeClock } from "./support/fake_clock.ts";
 import { tempDir } from "../support/processes.ts";
 
 const H = 3_600_000;
-const quiet = new Logger(ANCHOR_LOG_SCOPES, { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "none"]]), stacktraceLevels: new Map(), targets: [] });
+const quiet = new Logger(ANCHOR_LOG_SCOPES, {
+  asJson: false,
+  callerScopes: new Set(),
+  outputLevels: new Map([["default", "none"]]),
+  stacktraceLevels: new Map(),
+  targets: [],
+});
 
 function caOptions(clock: FakeClock, over: Partial<Parameters<typeof SelfSignedCa.start>[0]> = {}): Parameters<typeof SelfSignedCa.start>[0] {
   // 1024-bit RSA keeps key generation quick; the key size is not what these tests are about.
-  return { org: "cluster.local", keySize: 1024, rootTtlMs: 100 * H, gracePercentile: 20, pkcs8: false, dir: "", readOnly: false, now: clock.now, log: quiet.scope("pkica"), ...over };
+  return {
+    org: "cluster.local",
+    keySize: 1024,
+    rootTtlMs: 100 * H,
+    gracePercentile: 20,
+    pkcs8: false,
+    dir: "",
+    readOnly: false,
+    now: clock.now,
+    log: quiet.scope("pkica"),
+    ...over,
+  };
 }
 
 describe("self-signed root rotation", () => {
@@ -36,21 +53,36 @@ describe("self-signed root rotation", () => {
     const second = ca.bundle.signingCert;
     assert.notEqual(second.serialNumber, first.serialNumber);
     assert.equal(second.notBefore.getTime(), clock.time);
-    assert.deepEqual(ca.bundle.roots.map((r) => r.serialNumber), [second.serialNumber, first.serialNumber], "new root first, old root kept");
+    assert.deepEqual(
+      ca.bundle.roots.map((r) => r.serialNumber),
+      [second.serialNumber, first.serialNumber],
+      "new root first, old root kept",
+    );
     assert.ok(Buffer.from(second.publicKey.rawData).equals(Buffer.from(first.publicKey.rawData)), "same key (upstream GenRootCertFromExistingKey)");
 
     // A leaf issued under the new root verifies with the old root too (same subject and key), and vice versa.
     const metrics = new AnchorMetrics();
-    const authority = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false }, { ratio: 0.5, minGraceMs: 0 }, metrics, clock.now);
+    const authority = new CertificateAuthority(
+      { trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false },
+      { ratio: 0.5, minGraceMs: 0 },
+      metrics,
+      clock.now,
+    );
     authority.setBundle(ca.bundle);
     const res = await authority.createCertificate(await csrFor(["spiffe://cluster.local/ns/a/sa/b"]), 0);
-    const [leaf, ...roots] = [res.certChain[0], ...res.certChain[1].match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!].map((p) => new X509Certificate(p));
+    const [leaf, ...roots] = [res.certChain[0], ...res.certChain[1].match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!].map(
+      (p) => new X509Certificate(p),
+    );
     assert.equal(roots.length, 2, "the root bundle holds both roots");
     for (const r of roots) assert.ok(leaf.verify(r.publicKey));
 
     clock.time += 21 * H; // the first root has expired
     assert.equal(await ca.checkAndRotate(), false);
-    assert.deepEqual(ca.bundle.roots.map((r) => r.serialNumber), [second.serialNumber], "the expired root left the bundle");
+    assert.deepEqual(
+      ca.bundle.roots.map((r) => r.serialNumber),
+      [second.serialNumber],
+      "the expired root left the bundle",
+    );
   });
 
   it("persists to --self-signed-ca-cert-dir (PKCS#1 key, mode 0600), reloads it, and a read-only instance follows rotations", async () => {
@@ -75,7 +107,10 @@ describe("self-signed root rotation", () => {
     const dir = tempDir("mesh-ca-dir-");
     await SelfSignedCa.start(caOptions(new FakeClock(), { dir, pkcs8: true }));
     assert.match(readFileSync(join(dir, "ca-key.pem"), "utf8"), /BEGIN PRIVATE KEY/);
-    await assert.rejects(SelfSignedCa.start(caOptions(new FakeClock(), { dir: tempDir("mesh-ca-empty-"), readOnly: true })), /--read-signing-cert-only: .*ca-key\.pem does not exist/);
+    await assert.rejects(
+      SelfSignedCa.start(caOptions(new FakeClock(), { dir: tempDir("mesh-ca-empty-"), readOnly: true })),
+      /--read-signing-cert-only: .*ca-key\.pem does not exist/,
+    );
   });
 
   it("the rotator checks after the (jittered) start delay and then every interval, and keeps going after a failure", async () => {
@@ -108,7 +143,11 @@ describe("self-signed root rotation", () => {
     await rotator.stop();
     await clock.advance(5 * H);
     assert.equal(calls.length, 3);
-    assert.equal(new RootRotator({ checkIntervalMs: 0, jitter: false, timers: clock, log: quiet.scope("rootcertrotator"), check: async () => true }).enabled, false, "0 disables");
+    assert.equal(
+      new RootRotator({ checkIntervalMs: 0, jitter: false, timers: clock, log: quiet.scope("rootcertrotator"), check: async () => true }).enabled,
+      false,
+      "0 disables",
+    );
   });
 });
 

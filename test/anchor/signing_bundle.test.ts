@@ -21,7 +21,16 @@ const file = (name: string, text: string) => {
 };
 
 describe("plugged-in signing certificate", () => {
-  let files: { signingCert: string; signingKey: string; certChain: string; rootCert: string; otherKey: string; rootKey: string; rootCertOnly: string; unrelatedRoot: string };
+  let files: {
+    signingCert: string;
+    signingKey: string;
+    certChain: string;
+    rootCert: string;
+    otherKey: string;
+    rootKey: string;
+    rootCertOnly: string;
+    unrelatedRoot: string;
+  };
   before(async () => {
     dir = tempDir("mesh-ca-plugged-");
     const now = Date.now();
@@ -55,9 +64,18 @@ describe("plugged-in signing certificate", () => {
   });
 
   it("issues [leaf, intermediate, root]: the root is not repeated in the chain", async () => {
-    const bundle = await loadPluggedBundle({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: files.certChain, rootCert: files.rootCert });
+    const bundle = await loadPluggedBundle({
+      signingCert: files.signingCert,
+      signingKey: files.signingKey,
+      certChain: files.certChain,
+      rootCert: files.rootCert,
+    });
     assert.equal(bundle.chain.length, 1);
-    const ca = new CertificateAuthority({ trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false }, { ratio: 0.5, minGraceMs: 0 }, new AnchorMetrics());
+    const ca = new CertificateAuthority(
+      { trustDomain: "cluster.local", org: "", defaultTtlMs: H, maxTtlMs: H, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false },
+      { ratio: 0.5, minGraceMs: 0 },
+      new AnchorMetrics(),
+    );
     ca.setBundle(bundle);
     const res = await ca.createCertificate(await csrFor(["spiffe://cluster.local/ns/a/sa/b"]), 0);
     const [leaf, inter, root] = res.certChain.map((p) => new X509Certificate(p));
@@ -78,11 +96,31 @@ describe("plugged-in signing certificate", () => {
   });
 
   const bad: Array<[string, () => Parameters<typeof loadPluggedBundle>[0], RegExp]> = [
-    ["a key that is not the certificate's", () => ({ signingCert: files.signingCert, signingKey: files.otherKey, certChain: "", rootCert: files.rootCert }), /signing key does not match/],
-    ["a missing root for an intermediate", () => ({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: "", rootCert: "" }), /--root-cert is required/],
-    ["a root that did not sign it", () => ({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: "", rootCert: files.unrelatedRoot }), /does not chain up to the root certificate/],
-    ["a root file without certificates", () => ({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: "", rootCert: file("empty.pem", "") }), /no PEM certificate found/],
-    ["a missing file", () => ({ signingCert: join(dir, "nope.pem"), signingKey: files.signingKey, certChain: "", rootCert: "" }), /--signing-cert .*nope\.pem: ENOENT/],
+    [
+      "a key that is not the certificate's",
+      () => ({ signingCert: files.signingCert, signingKey: files.otherKey, certChain: "", rootCert: files.rootCert }),
+      /signing key does not match/,
+    ],
+    [
+      "a missing root for an intermediate",
+      () => ({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: "", rootCert: "" }),
+      /--root-cert is required/,
+    ],
+    [
+      "a root that did not sign it",
+      () => ({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: "", rootCert: files.unrelatedRoot }),
+      /does not chain up to the root certificate/,
+    ],
+    [
+      "a root file without certificates",
+      () => ({ signingCert: files.signingCert, signingKey: files.signingKey, certChain: "", rootCert: file("empty.pem", "") }),
+      /no PEM certificate found/,
+    ],
+    [
+      "a missing file",
+      () => ({ signingCert: join(dir, "nope.pem"), signingKey: files.signingKey, certChain: "", rootCert: "" }),
+      /--signing-cert .*nope\.pem: ENOENT/,
+    ],
   ];
   for (const [name, make, message] of bad) it(`refuses ${name}`, async () => assert.rejects(loadPluggedBundle(make()), message));
 });

@@ -14,12 +14,19 @@ import { ownedTempDir, removeOwnedTempDir, spawnOwned } from "../../host/demo/pr
 const ROOT = join(import.meta.dirname, "..", "..");
 const MESHCTL = join(ROOT, "build", "out", "meshctl.mjs");
 const SAMPLES = join(ROOT, "test", "cli", "fixtures", "upstream", "samples", "bookinfo");
-const SOURCES = ["platform/kube/bookinfo.yaml", "networking/bookinfo-gateway.yaml", "networking/destination-rule-all.yaml", "networking/virtual-service-all-v1.yaml"];
+const SOURCES = [
+  "platform/kube/bookinfo.yaml",
+  "networking/bookinfo-gateway.yaml",
+  "networking/destination-rule-all.yaml",
+  "networking/virtual-service-all-v1.yaml",
+];
 export const ANALYZE_BENCH_DOCUMENTS = 1000;
 
 /** `count` documents: bookinfo's, in namespaces bench-0, bench-1, … (each copy complete). */
 export function benchDocuments(count: number): string {
-  const base = SOURCES.flatMap((f) => parseAllDocuments(readFileSync(join(SAMPLES, f), "utf8")).map((d) => d.toJSON() as Record<string, unknown>)).filter(Boolean);
+  const base = SOURCES.flatMap((f) => parseAllDocuments(readFileSync(join(SAMPLES, f), "utf8")).map((d) => d.toJSON() as Record<string, unknown>)).filter(
+    Boolean,
+  );
   const out: string[] = [];
   for (let n = 0; out.length < count; n++) {
     for (const doc of base) {
@@ -35,7 +42,11 @@ export function benchDocuments(count: number): string {
 /** Runs the CLI on a file; resolves with its exit status and the CPU seconds (user + system) the process used. */
 function analyzeCpu(file: string, preload: string): Promise<{ status: number | null; cpu: number; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawnOwned(process.execPath, ["--require", preload, MESHCTL, "analyze", "--use-kube=false", "-A", "-o", "json", "--failure-threshold", "Error", file], { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawnOwned(
+      process.execPath,
+      ["--require", preload, MESHCTL, "analyze", "--use-kube=false", "-A", "-o", "json", "--failure-threshold", "Error", file],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
     let stderr = "";
     child.stderr!.on("data", (c) => (stderr += c));
     child.on("close", (status) => {
@@ -50,7 +61,10 @@ export async function runAnalyzeBench(): Promise<string[]> {
   try {
     // Reports the process's own CPU time as it exits.
     const preload = join(dir, "cpu.cjs");
-    writeFileSync(preload, `process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write("bench-cpu " + u.user + " " + u.system + "\\n"); });\n`);
+    writeFileSync(
+      preload,
+      `process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write("bench-cpu " + u.user + " " + u.system + "\\n"); });\n`,
+    );
     const big = join(dir, "thousand.yaml");
     const small = join(dir, "hundred.yaml");
     writeFileSync(big, benchDocuments(ANALYZE_BENCH_DOCUMENTS));
@@ -61,7 +75,8 @@ export async function runAnalyzeBench(): Promise<string[]> {
       const s = await analyzeCpu(small, preload);
       const b = await analyzeCpu(big, preload);
       // 79: findings (the copies' Gateways conflict with each other on the one ingress gateway), as analyze reports them.
-      for (const r of [s, b]) if ((r.status !== 0 && r.status !== 79) || Number.isNaN(r.cpu)) throw new Error(`meshctl analyze exited ${r.status}:\n${r.stderr}`);
+      for (const r of [s, b])
+        if ((r.status !== 0 && r.status !== 79) || Number.isNaN(r.cpu)) throw new Error(`meshctl analyze exited ${r.status}:\n${r.stderr}`);
       runs.push({ small: s.cpu, big: b.cpu });
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

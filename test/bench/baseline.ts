@@ -24,11 +24,14 @@ interface Compiled {
 
 function templateToRegExp(t: string): RegExp {
   const [path, verb] = t.split(":");
-  const parts = path.slice(1).split("/").map((seg) => {
-    if (seg === "**" || /^\{[^}=]+=\*\*\}$/.test(seg)) return ".*";
-    if (seg === "*" || /^\{[^}=]+(=\*)?\}$/.test(seg)) return "[^/]+";
-    return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  });
+  const parts = path
+    .slice(1)
+    .split("/")
+    .map((seg) => {
+      if (seg === "**" || /^\{[^}=]+=\*\*\}$/.test(seg)) return ".*";
+      if (seg === "*" || /^\{[^}=]+(=\*)?\}$/.test(seg)) return "[^/]+";
+      return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    });
   return new RegExp(`^/${parts.join("/")}${verb ? `:${verb}` : ""}$`);
 }
 

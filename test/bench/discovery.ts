@@ -36,7 +36,9 @@ const REAL_SIDECARS = 3;
 const host = (i: number) => `svc-${i}.bench.svc.cluster.local`;
 
 function folder(dir: string, round: string): void {
-  const entries = Array.from({ length: SERVICES }, (_, i) => `apiVersion: networking.mesh.io/v1
+  const entries = Array.from(
+    { length: SERVICES },
+    (_, i) => `apiVersion: networking.mesh.io/v1
 kind: ServiceEntry
 metadata: {name: svc-${i}, namespace: bench}
 spec:
@@ -45,10 +47,13 @@ spec:
   resolution: STATIC
   location: MESH_INTERNAL
   endpoints: [{address: 10.0.${i >> 8}.${i & 255}}]
-`).join("---\n");
+`,
+  ).join("---\n");
   writeFileSync(join(dir, "services.yaml"), entries);
   // One file, so the change is one push: a security policy (our sidecars) and a hub client policy (the filter's configuration).
-  writeFileSync(join(dir, "policy.yaml"), `apiVersion: security.mesh.io/v1
+  writeFileSync(
+    join(dir, "policy.yaml"),
+    `apiVersion: security.mesh.io/v1
 kind: AuthorizationPolicy
 metadata: {name: deny, namespace: bench}
 spec:
@@ -67,7 +72,8 @@ metadata: {name: requests, namespace: bench}
 spec:
   services: [{name: svc-0}]
   quotaSpecs: [{name: requests}]
-`);
+`,
+  );
 }
 
 /** An Envoy-like ADS client: what Envoy subscribes to after its bootstrap, every response ACKed. */
@@ -126,7 +132,10 @@ async function applied(s: Sidecar, round: string): Promise<boolean> {
 }
 
 async function measure(proc: ChildProcess, address: string, dir: string, sidecars: Sidecar[], count: number, round: number): Promise<string[]> {
-  const channels = Array.from({ length: Math.ceil(count / CLIENTS_PER_CHANNEL) }, () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
+  const channels = Array.from(
+    { length: Math.ceil(count / CLIENTS_PER_CHANNEL) },
+    () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
+  );
   const rssBefore = rssMiB(proc.pid!);
   const clients = Array.from({ length: count }, (_, i) => new LightClient(channels[Math.floor(i / CLIENTS_PER_CHANNEL)], round * 10_000 + i));
   await until("every client configured", () => clients.every((c) => c.version !== ""));
@@ -137,10 +146,12 @@ async function measure(proc: ChildProcess, address: string, dir: string, sidecar
   const t0 = performance.now();
   const name = `changed-${round}`;
   folder(dir, name);
-  const sidecarTimes = Promise.all(sidecars.map(async (s) => {
-    await until("a sidecar applied the change", () => applied(s, name), 600_000, 10);
-    return performance.now() - t0;
-  }));
+  const sidecarTimes = Promise.all(
+    sidecars.map(async (s) => {
+      await until("a sidecar applied the change", () => applied(s, name), 600_000, 10);
+      return performance.now() - t0;
+    }),
+  );
   await until("every client ACKed the change", () => clients.every((c) => !versions.has(c.version)));
   const cpu = cpuSeconds(proc.pid!) - cpu0;
   const real = (await sidecarTimes).sort((a, b) => a - b);
@@ -157,7 +168,10 @@ async function measure(proc: ChildProcess, address: string, dir: string, sidecar
 export async function runDiscoveryBench(counts = [1, 100, 1000]): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "bench-discovery-"));
   folder(dir, "initial");
-  const proc = spawn(process.execPath, [BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" } });
+  const proc = spawn(process.execPath, [BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" },
+  });
   let out = "";
   proc.stdout!.on("data", (c: Buffer) => (out += c));
   proc.stderr!.on("data", (c: Buffer) => (out += c));

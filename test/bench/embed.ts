@@ -64,7 +64,25 @@ export async function runEmbedBench(): Promise<string[]> {
   mkdirSync(hubDir);
   const started: Array<Daemon<unknown>> = [];
   try {
-    const hub = await startDaemon<{ grpcPort: number }>(HUBS_BIN, ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubDir}`, "--configDefaultNamespace", "mesh-system"], "hubs listening ");
+    const hub = await startDaemon<{ grpcPort: number }>(
+      HUBS_BIN,
+      [
+        "server",
+        "--address",
+        "tcp://127.0.0.1:0",
+        "--monitoringPort",
+        "0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+        "--configStoreURL",
+        `fs://${hubDir}`,
+        "--configDefaultNamespace",
+        "mesh-system",
+      ],
+      "hubs listening ",
+    );
     started.push(hub);
     const address = `127.0.0.1:${hub.listening.grpcPort}`;
     const filtered = await startDaemon<{ port: number }>(APP, ["filter", address, config], "app listening ");
@@ -77,13 +95,24 @@ export async function runEmbedBench(): Promise<string[]> {
     const without: Run[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which goes first: a machine that slows during a round costs both alike.
-      const order = round % 2 === 0 ? ([[filtered, withFilter], [bare, without]] as const) : ([[bare, without], [filtered, withFilter]] as const);
+      const order =
+        round % 2 === 0
+          ? ([
+              [filtered, withFilter],
+              [bare, without],
+            ] as const)
+          : ([
+              [bare, without],
+              [filtered, withFilter],
+            ] as const);
       for (const [app, out] of order) out.push(await run(app, DURATION_S));
     }
     const rps = (runs: Run[]) => median(runs.map((r) => r.rps));
     const cpu = (runs: Run[]) => median(runs.map((r) => r.cpuUs));
     const ratio = rps(withFilter) / rps(without);
-    const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+    const load = loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ");
     return [
       `embed: fastify req/s with filter / without = ${ratio.toFixed(2)} (check cache on)`,
       `embed: with filter ${rps(withFilter).toFixed(0)} req/s and ${cpu(withFilter).toFixed(0)} µs of app CPU per request, without ${rps(without).toFixed(0)} req/s and ${cpu(without).toFixed(0)} µs (medians of ${ROUNDS} rounds of ${DURATION_S} s, ${CONNECTIONS} connections); target ≥ ${EMBED_TARGET}: ${ratio >= EMBED_TARGET ? "met" : "not met"}; load average ${load}`,

@@ -51,7 +51,12 @@ function pluginConfigObject(c: BaselineConfig): object {
     httpClientConfig: {
       serviceConfigs: {
         [SERVICE]: {
-          httpApiSpec: [{ attributes: attrs(c.specAttributes), patterns: c.patterns.map((p) => ({ httpMethod: p.method, uriTemplate: p.uriTemplate, attributes: attrs(p.attributes) })) }],
+          httpApiSpec: [
+            {
+              attributes: attrs(c.specAttributes),
+              patterns: c.patterns.map((p) => ({ httpMethod: p.method, uriTemplate: p.uriTemplate, attributes: attrs(p.attributes) })),
+            },
+          ],
           quotaSpec: [{ rules: c.quotaRules.map((r) => ({ match: r.match.map((m) => ({ clause: m })), quotas: r.quotas })) }],
         },
       },
@@ -79,7 +84,14 @@ function requests(n: number): Array<Array<[string, string]>> {
 }
 
 export function requestInputs(n: number): RequestInput[] {
-  return requests(n).map((headers) => ({ headers, properties: [["source.address", "10.1.2.3:51000"], ["mesh.destination_service", SERVICE]], timeNanos: 1_763_800_000_000_000_000n }));
+  return requests(n).map((headers) => ({
+    headers,
+    properties: [
+      ["source.address", "10.1.2.3:51000"],
+      ["mesh.destination_service", SERVICE],
+    ],
+    timeNanos: 1_763_800_000_000_000_000n,
+  }));
 }
 
 /** Allocations per call of `run`, counted over many calls after a first one (which may fill caches and grow storage). */
@@ -104,9 +116,12 @@ export function allocationFigures(debugWasm = DEBUG_WASM): { cacheHit: number; l
   let evaluate = 0;
   for (const input of inputs) {
     const serialized = serializeRequest(input);
-    evaluate += allocationsPer(() => debug.allocations(), (times) => {
-      for (let i = 0; i < times; i++) debug.evaluateSerialized(configured.handle, serialized);
-    });
+    evaluate += allocationsPer(
+      () => debug.allocations(),
+      (times) => {
+        for (let i = 0; i < times; i++) debug.evaluateSerialized(configured.handle, serialized);
+      },
+    );
   }
   debug.release(configured.handle);
 
@@ -114,7 +129,12 @@ export function allocationFigures(debugWasm = DEBUG_WASM): { cacheHit: number; l
   const headers = requests(SUMMARY_PATTERNS)[1];
   const properties = { "source.address": "10.1.2.3:51000", "mesh.destination_service": SERVICE };
   // Allowed, cacheable by request.path (global word 17) for longer than the measurement.
-  const precondition = { status: { code: 0 }, validDuration: { seconds: 3600 }, validUseCount: 1_000_000, referencedAttributes: { attributeMatches: [{ name: 17, condition: 2 }] } };
+  const precondition = {
+    status: { code: 0 },
+    validDuration: { seconds: 3600 },
+    validUseCount: 1_000_000,
+    referencedAttributes: { attributeMatches: [{ name: 17, condition: 2 }] },
+  };
   emu.script.push({ respond: { precondition } });
   emu.finish(emu.request(headers, properties).id);
   if (emu.calls.length !== 1) throw new Error("the first request should have asked the hub");
@@ -130,8 +150,12 @@ export function allocationFigures(debugWasm = DEBUG_WASM): { cacheHit: number; l
     for (const call of emu.calls) {
       if (call.answered || call.cancelled) continue;
       made++;
-      const quotas = Object.fromEntries(Object.entries((call.decoded.quotas ?? {}) as Record<string, { amount?: number }>)
-        .map(([name, q]) => [name, { grantedAmount: q.amount ?? 0, validDuration: { seconds: 60 } }]));
+      const quotas = Object.fromEntries(
+        Object.entries((call.decoded.quotas ?? {}) as Record<string, { amount?: number }>).map(([name, q]) => [
+          name,
+          { grantedAmount: q.amount ?? 0, validDuration: { seconds: 60 } },
+        ]),
+      );
       emu.answer(call, { respond: call.method === "Report" ? {} : { precondition: { status: { code: 0 } }, quotas } });
     }
     return made;
@@ -165,13 +189,19 @@ export function allocationFigures(debugWasm = DEBUG_WASM): { cacheHit: number; l
     answerCalls();
   }
   const cacheHit = Number(hitAllocations) / (HIT_SAMPLES - prefetching);
-  const withPrefetch = prefetching > 0 ? `; the ${prefetching} of ${HIT_SAMPLES} that also sent a quota prefetch ${(Number(prefetchAllocations) / prefetching).toFixed(0)} each, ${(Number(hitAllocations + prefetchAllocations) / HIT_SAMPLES).toFixed(2)} averaged over all` : "";
-  const stream = allocationsPer(() => emu.vm.allocations(), (times) => {
-    for (let i = 0; i < times; i++) {
-      emu.finish(request().id);
-      answerCalls();
-    }
-  });
+  const withPrefetch =
+    prefetching > 0
+      ? `; the ${prefetching} of ${HIT_SAMPLES} that also sent a quota prefetch ${(Number(prefetchAllocations) / prefetching).toFixed(0)} each, ${(Number(hitAllocations + prefetchAllocations) / HIT_SAMPLES).toFixed(2)} averaged over all`
+      : "";
+  const stream = allocationsPer(
+    () => emu.vm.allocations(),
+    (times) => {
+      for (let i = 0; i < times; i++) {
+        emu.finish(request().id);
+        answerCalls();
+      }
+    },
+  );
   return {
     cacheHit,
     lines: [
@@ -256,9 +286,11 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
     if (other && compared) wasmNsPerRequest(other, compared.handle, serialized);
     for (let round = 0; round < ROUNDS; round++) {
       wasm.push(wasmNsPerRequest(filter, configured.handle, serialized));
-      ts.push(nsPer(TS_ITERATIONS * tsInputs.length, () => {
-        for (let i = 0; i < TS_ITERATIONS; i++) for (const input of tsInputs) evaluateBaseline(baseline, input);
-      }));
+      ts.push(
+        nsPer(TS_ITERATIONS * tsInputs.length, () => {
+          for (let i = 0; i < TS_ITERATIONS; i++) for (const input of tsInputs) evaluateBaseline(baseline, input);
+        }),
+      );
       if (other && compared) before.push(wasmNsPerRequest(other, compared.handle, serialized));
     }
     filter.release(configured.handle);
@@ -268,7 +300,12 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
     wasmByCount.push(w);
     fastestByCount.push(Math.min(...wasm));
     ratios.push(t / w);
-    const b = before.length > 0 ? `   ${median(before).toFixed(0).padStart(11 + compareWasm!.length)}   ${(median(before) / w).toFixed(2).padStart(20)}` : "";
+    const b =
+      before.length > 0
+        ? `   ${median(before)
+            .toFixed(0)
+            .padStart(11 + compareWasm!.length)}   ${(median(before) / w).toFixed(2).padStart(20)}`
+        : "";
     lines.push(`${String(n).padStart(8)}   ${w.toFixed(0).padStart(11)}   ${t.toFixed(0).padStart(11)}   ${(t / w).toFixed(2).padStart(13)}${b}`);
   }
   lines.push(`filter.wasm cost at ${PATTERN_COUNTS.at(-1)} patterns / at ${PATTERN_COUNTS[0]} pattern: ${(wasmByCount.at(-1)! / wasmByCount[0]).toFixed(2)}`);
@@ -280,9 +317,13 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
   // On the shared 2-core VM the module's rounds alternate between two speeds
   // about 1.7x apart with nothing else running (docs/benchmarks.md): the
   // median is the figure; the fastest round shows the undisturbed cost.
-  lines.push(`filter.wasm at ${SUMMARY_PATTERNS} patterns: median ${at50.toFixed(0)} ns/request of ${ROUNDS} rounds, fastest round ${fastestAt50.toFixed(0)} ns`);
+  lines.push(
+    `filter.wasm at ${SUMMARY_PATTERNS} patterns: median ${at50.toFixed(0)} ns/request of ${ROUNDS} rounds, fastest round ${fastestAt50.toFixed(0)} ns`,
+  );
   lines.push(...targetLines(at50, fastestAt50, ratios, allocations.cacheHit));
-  lines.push(`hot path: wasm ${at50.toFixed(0)} ns/request at ${SUMMARY_PATTERNS} patterns; baseline/wasm ${PATTERN_COUNTS.map((n, i) => `${n}:${ratios[i].toFixed(2)}`).join(" ")}`);
+  lines.push(
+    `hot path: wasm ${at50.toFixed(0)} ns/request at ${SUMMARY_PATTERNS} patterns; baseline/wasm ${PATTERN_COUNTS.map((n, i) => `${n}:${ratios[i].toFixed(2)}`).join(" ")}`,
+  );
   return lines;
 }
 
@@ -294,13 +335,17 @@ export function runHotPathBench(compareWasm = process.env.HOT_PATH_COMPARE_WASM)
 function hostSerializationLine(): string {
   const inputs = requestInputs(SUMMARY_PATTERNS);
   const out = Buffer.alloc(64 * 1024);
-  const ns = median(Array.from({ length: ROUNDS }, () => nsPer(TS_ITERATIONS * inputs.length, () => {
-    for (let i = 0; i < TS_ITERATIONS; i++) {
-      for (const input of inputs) {
-        writePairs(out, 0, input.headers);
-        writePairs(out, pairsLength(input.headers), input.properties);
-      }
-    }
-  })));
+  const ns = median(
+    Array.from({ length: ROUNDS }, () =>
+      nsPer(TS_ITERATIONS * inputs.length, () => {
+        for (let i = 0; i < TS_ITERATIONS; i++) {
+          for (const input of inputs) {
+            writePairs(out, 0, input.headers);
+            writePairs(out, pairsLength(input.headers), input.properties);
+          }
+        }
+      }),
+    ),
+  );
   return `not counted above, the host's share: serializing a request's maps from JS strings ${ns.toFixed(0)} ns/request`;
 }

@@ -19,7 +19,18 @@ import { compileRegex } from "../../host/regex/engine.ts";
 import { messageType } from "../../host/wire/protos.ts";
 import { loadFilter, runReportDecodeBench, sidecarReportRequest } from "./report_decode.ts";
 import { median } from "./stats.ts";
-import { checkRequest, DICTIONARY, metricsText, metricValue, reportRequest, startHub, tempDir, writeConfig, type HubClient, type HubProcess } from "../hubs/support/hub_process.ts";
+import {
+  checkRequest,
+  DICTIONARY,
+  metricsText,
+  metricValue,
+  reportRequest,
+  startHub,
+  tempDir,
+  writeConfig,
+  type HubClient,
+  type HubProcess,
+} from "../hubs/support/hub_process.ts";
 
 const CHECK_SECONDS = 3;
 // More calls in flight only queue up in the client (64 halves the rate on a 2-core machine).
@@ -161,7 +172,7 @@ async function sidecarReportPhase(): Promise<string[]> {
       for (const h of hubs) {
         const before = await cpuSeconds(h.hub);
         await drive(h.hub.client, "Report", payloads, calls, 4);
-        h.micros.push(((await cpuSeconds(h.hub)) - before) * 1e6 / REPORTS);
+        h.micros.push((((await cpuSeconds(h.hub)) - before) * 1e6) / REPORTS);
       }
     }
   } finally {
@@ -178,7 +189,9 @@ export async function runHubBench(): Promise<string> {
   writeConfig(dir, "config.yaml", CONFIG);
   const hub = await startHub(["--configStoreURL", `fs://${dir}`, "--log_output_level", "default:warn"]);
   try {
-    const checkPayloads = Array.from({ length: 64 }, (_, i) => encode("mesh.hub.v1.CheckRequest", checkRequest(requestAttributes(i), { requests: { amount: 1 } })));
+    const checkPayloads = Array.from({ length: 64 }, (_, i) =>
+      encode("mesh.hub.v1.CheckRequest", checkRequest(requestAttributes(i), { requests: { amount: 1 } })),
+    );
     await checksFor(hub.client, checkPayloads, 1); // warm-up
     const cpuBefore = await cpuSeconds(hub);
     const checks = await checksFor(hub.client, checkPayloads, CHECK_SECONDS);

@@ -12,6 +12,10 @@ export function buildNoopModule(dir: string): string {
   const out = join(dir, "noop.wasm");
   const fixtures = join(import.meta.dirname, "fixtures");
   const asc = join(import.meta.dirname, "..", "..", "node_modules", "assemblyscript", "bin", "asc.js");
-  execFileSync(process.execPath, [asc, "noop_filter.ts", "-o", out, "--exportStart", "_initialize", "--exportRuntime", "--runtime", "minimal", "--use", "abort=", "-O3"], { cwd: fixtures, stdio: "pipe" });
+  execFileSync(
+    process.execPath,
+    [asc, "noop_filter.ts", "-o", out, "--exportStart", "_initialize", "--exportRuntime", "--runtime", "minimal", "--use", "abort=", "-O3"],
+    { cwd: fixtures, stdio: "pipe" },
+  );
   return out;
 }

@@ -10,6 +10,8 @@ export function cpuSeconds(pid: number): number {
 
 /** Resident set size in MiB, from /proc (Linux). */
 export function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   return line ? Number(line.split(/\s+/)[1]) / 1024 : 0;
 }

@@ -68,7 +68,8 @@ function instructions(driver: string, module: string, configFile: string, reques
   const run = spawnSync("valgrind", args, { encoding: "utf8", maxBuffer: 64 << 20 });
   if (run.error) throw run.error;
   const served = new RegExp(`RESULT: OK \\(module loaded, configured, ${requests} stream\\(s\\) served\\)`);
-  if (run.status !== 0 || !served.test(run.stdout)) throw new Error(`pwdriver under callgrind failed (exit ${run.status}):\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
+  if (run.status !== 0 || !served.test(run.stdout))
+    throw new Error(`pwdriver under callgrind failed (exit ${run.status}):\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
   const collected = /Collected : (\d+)/.exec(run.stderr);
   if (!collected) throw new Error(`no instruction count in callgrind's output:\n${run.stderr.slice(-2000)}`);
   return Number(collected[1]);
@@ -81,7 +82,10 @@ function perRequest(driver: string, module: string, configFile: string): number 
 
 export function runPwhostBench(): string[] {
   const waits = ensurePwdriver(ROOT);
-  const build = spawnSync("bash", [join(ROOT, "test", "pwhost", "build-callgrind-driver.sh")], { encoding: "utf8", env: { ...process.env, PWHOST_DIR: join(waits, "..") } });
+  const build = spawnSync("bash", [join(ROOT, "test", "pwhost", "build-callgrind-driver.sh")], {
+    encoding: "utf8",
+    env: { ...process.env, PWHOST_DIR: join(waits, "..") },
+  });
   if (build.status !== 0) throw new Error(`building the callgrind driver failed:\n${build.stderr}`);
   const driver = build.stdout.trim().split("\n").at(-1)!;
   const scratch = mkdtempSync(join(tmpdir(), "mesh-pwhost-bench-"));

@@ -74,7 +74,14 @@ function reported(i: number): Record<string, object> {
     "response.duration": { durationValue: { seconds: "0", nanos: 3_000_000 + i * 1000 } },
     "response.headers": {
       stringMapValue: {
-        entries: { ":status": i % 20 ? "200" : "503", "content-type": "application/json", "content-length": String(1200 + (i % 13)), date: "Thu, 01 Jan 2026 00:00:00 GMT", server: "envoy", "x-envoy-upstream-service-time": String(2 + (i % 5)) },
+        entries: {
+          ":status": i % 20 ? "200" : "503",
+          "content-type": "application/json",
+          "content-length": String(1200 + (i % 13)),
+          date: "Thu, 01 Jan 2026 00:00:00 GMT",
+          server: "envoy",
+          "x-envoy-upstream-service-time": String(2 + (i % 5)),
+        },
       },
     },
     "connection.mtls": { boolValue: true },

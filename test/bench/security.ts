@@ -74,10 +74,15 @@ function once(url: string, headers: Record<string, string>): Promise<{ status: n
 
 async function stats(adminUrl: string): Promise<Map<string, number>> {
   const { body } = await once(`${adminUrl}/stats`, {});
-  return new Map(body.trim().split("\n").map((l) => {
-    const [k, v] = l.split(": ");
-    return [k, Number(v)] as [string, number];
-  }));
+  return new Map(
+    body
+      .trim()
+      .split("\n")
+      .map((l) => {
+        const [k, v] = l.split(": ");
+        return [k, Number(v)] as [string, number];
+      }),
+  );
 }
 
 /** An RS256 key, its JWKS served on loopback (what `jwksUri` fetches and the sidecar caches), and one valid token. */
@@ -186,7 +191,12 @@ export async function runSecurityBench(): Promise<string[]> {
         labels: { app: "frontend" },
         endpoints: [`${DEMO_SERVICE}:${SERVICE_PORT}=127.0.0.1:${to.inbound}${tls ? ",sidecar,sa=petstore" : ""}`],
       });
-    const clients = await Promise.all([client("frontend-plain", plain, false), client("frontend-mtls", mtls, true), client("frontend-jwt", jwt, true), client("frontend-authz", authz, true)]);
+    const clients = await Promise.all([
+      client("frontend-plain", plain, false),
+      client("frontend-mtls", mtls, true),
+      client("frontend-jwt", jwt, true),
+      client("frontend-authz", authz, true),
+    ]);
     workloads.push(...clients);
 
     const host = { host: `${DEMO_SERVICE}:${SERVICE_PORT}` };
@@ -208,7 +218,7 @@ export async function runSecurityBench(): Promise<string[]> {
       const res = await once(c.url, c.headers);
       if (res.status !== 200) throw new Error(`${c.name}: status ${res.status}: ${res.body}`);
       const seen = JSON.parse(res.body).headers as Record<string, string>;
-      if ((i >= 2) !== (seen["x-forwarded-client-cert"] !== undefined)) throw new Error(`${c.name}: unexpected XFCC ${seen["x-forwarded-client-cert"]}`);
+      if (i >= 2 !== (seen["x-forwarded-client-cert"] !== undefined)) throw new Error(`${c.name}: unexpected XFCC ${seen["x-forwarded-client-cert"]}`);
       if (i >= 3 && seen.authorization !== undefined) throw new Error(`${c.name}: the token reached the app`);
     }
     const denied = await once(via(clients[3]), host);
@@ -241,8 +251,9 @@ export async function runSecurityBench(): Promise<string[]> {
     const lines = [
       `security layers: ${CONNECTIONS} connections, ${DURATION_S} s x ${ROUNDS} interleaved rounds (medians); CPU and RSS summed over the sidecar process(es) on the path`,
       `${"".padEnd(26)} ${"req/s".padStart(8)} ${"p50 ms".padStart(7)} ${"p99 ms".padStart(7)} ${"CPU s/1000 req".padStart(15)} ${"RSS MiB".padStart(8)} ${"non-2xx".padStart(8)} ${"errors".padStart(7)} ${"req/s ÷ (a)".padStart(12)} ${"CPU ÷ (a)".padStart(10)}`,
-      ...configs.map((c) =>
-        `${c.name.padEnd(26)} ${f(m(c, "rps"), 0, 8)} ${f(m(c, "p50"), 1, 7)} ${f(m(c, "p99"), 1, 7)} ${f(m(c, "cpuPer1000"), 3, 15)} ${f(rss(c), 0, 8)} ${String(c.runs.reduce((s, r) => s + r.non2xx, 0)).padStart(8)} ${String(c.runs.reduce((s, r) => s + r.errors, 0)).padStart(7)} ${f(m(c, "rps") / m(a, "rps"), 2, 12)} ${f(m(c, "cpuPer1000") / m(a, "cpuPer1000"), 2, 10)}`,
+      ...configs.map(
+        (c) =>
+          `${c.name.padEnd(26)} ${f(m(c, "rps"), 0, 8)} ${f(m(c, "p50"), 1, 7)} ${f(m(c, "p99"), 1, 7)} ${f(m(c, "cpuPer1000"), 3, 15)} ${f(rss(c), 0, 8)} ${String(c.runs.reduce((s, r) => s + r.non2xx, 0)).padStart(8)} ${String(c.runs.reduce((s, r) => s + r.errors, 0)).padStart(7)} ${f(m(c, "rps") / m(a, "rps"), 2, 12)} ${f(m(c, "cpuPer1000") / m(a, "cpuPer1000"), 2, 10)}`,
       ),
       `each layer against the step before (CPU ms per request added, p50 ms added, throughput ratio):`,
       ...[

@@ -65,7 +65,9 @@ function cpuNow(t: Target): { own: number; hub: number } {
 
 function perRequest(t: Target, before: { own: number; hub: number }, n: number): { cpuMsPerRequest: number; hubCpuMsPerRequest: number } {
   const after = cpuNow(t);
-  return n > 0 ? { cpuMsPerRequest: ((after.own - before.own) / n) * 1000, hubCpuMsPerRequest: ((after.hub - before.hub) / n) * 1000 } : { cpuMsPerRequest: Number.NaN, hubCpuMsPerRequest: Number.NaN };
+  return n > 0
+    ? { cpuMsPerRequest: ((after.own - before.own) / n) * 1000, hubCpuMsPerRequest: ((after.hub - before.hub) / n) * 1000 }
+    : { cpuMsPerRequest: Number.NaN, hubCpuMsPerRequest: Number.NaN };
 }
 
 /** Longest wait for a hub to reload its configuration (readiness is polled). */
@@ -104,7 +106,9 @@ async function saturate(t: Target): Promise<Saturated> {
 async function atFixedRate(t: Target): Promise<AtRate> {
   const before = cpuNow(t);
   const times: number[] = [];
-  const run = autocannon({ url: t.url, connections: FIXED_RATE_CONNECTIONS, overallRate: FIXED_RATE, duration: DURATION_S }) as ReturnType<typeof autocannon> & {
+  const run = autocannon({ url: t.url, connections: FIXED_RATE_CONNECTIONS, overallRate: FIXED_RATE, duration: DURATION_S }) as ReturnType<
+    typeof autocannon
+  > & {
     on(event: "response", listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
   };
   run.on("response", (_client, status, _bytes, ms) => {
@@ -148,10 +152,18 @@ export async function runSidecarBench(): Promise<string[]> {
     if (COMPARE_DIR) {
       // That checkout's own mesh code starts its own agent and filter.wasm.
       const other = (await import(join(COMPARE_DIR, "host", "demo", "local_mesh.ts"))) as { startLocalMesh: typeof startLocalMesh };
-      for (const [name, agentArgs] of [["filter", []], ["no-op module", ["--wasm", noopWasm]]] as const) {
+      for (const [name, agentArgs] of [
+        ["filter", []],
+        ["no-op module", ["--wasm", noopWasm]],
+      ] as const) {
         const mesh = await other.startLocalMesh({ hubConfig: "", agentArgs: [...agentArgs] });
         compared.push(mesh);
-        targets.push({ name: `compared (${name})`, url: `${mesh.inboundUrl}${path}`, pid: mesh.sidecar.proc.pid!, ...(name === "filter" ? { hubPid: mesh.hub.proc.pid! } : {}) });
+        targets.push({
+          name: `compared (${name})`,
+          url: `${mesh.inboundUrl}${path}`,
+          pid: mesh.sidecar.proc.pid!,
+          ...(name === "filter" ? { hubPid: mesh.hub.proc.pid! } : {}),
+        });
       }
     }
     for (const mesh of [filtered, noop, ...compared]) await withoutHubHandlers(mesh);
@@ -191,7 +203,9 @@ export async function runSidecarBench(): Promise<string[]> {
       errors: [...saturated[i], ...rated[i]].reduce((a, r) => a + r.errors, 0),
     }));
     const [withFilter, withNoop, baseline] = rows;
-    const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+    const load = loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ");
     const line = (r: (typeof rows)[number]) =>
       `${r.name.padEnd(24)} ${r.rps.toFixed(0).padStart(7)}  ${r.cpu.toFixed(3).padStart(10)}  ${r.rss.toFixed(0).padStart(7)}  ${r.p90.toFixed(2).padStart(12)}  ${r.cpuAtRate.toFixed(3).padStart(15)}  ${r.errors}`;
     const throughput = withFilter.rps / baseline.rps;
@@ -206,9 +220,14 @@ export async function runSidecarBench(): Promise<string[]> {
       `${"".padEnd(24)} ${"req/s".padStart(7)}  ${"CPU ms/req".padStart(10)}  ${"RSS MiB".padStart(7)}  ${`p90 ms @${FIXED_RATE}/s`.padStart(12)}  ${`CPU ms/req @${FIXED_RATE}`.padStart(15)}  non-2xx+errors`,
       ...rows.map(line),
       `host around the filter (no-op module): throughput ${(withNoop.rps / baseline.rps).toFixed(2)} of bare, CPU per request ${(withNoop.cpu / baseline.cpu).toFixed(2)}x bare, p90 +${(withNoop.p90 - baseline.p90).toFixed(2)} ms`,
-      ...rows.filter((r) => !Number.isNaN(r.hubCpu)).map((r) => `the hub of ${r.name} (no handlers, on the same cores): CPU ms per reported request ${r.hubCpu.toFixed(3)}, ${r.hubCpuAtRate.toFixed(3)} @${FIXED_RATE}`),
+      ...rows
+        .filter((r) => !Number.isNaN(r.hubCpu))
+        .map(
+          (r) =>
+            `the hub of ${r.name} (no handlers, on the same cores): CPU ms per reported request ${r.hubCpu.toFixed(3)}, ${r.hubCpuAtRate.toFixed(3)} @${FIXED_RATE}`,
+        ),
       `target throughput >= ${T.throughputOfBare} of bare: ${throughput.toFixed(2)}, ${verdict(throughput >= T.throughputOfBare, `${(T.throughputOfBare - throughput).toFixed(2)} short`)}`,
-      `target CPU per request <= ${T.cpuPerRequestOfBare}x bare: ${cpuRatio.toFixed(2)}x, ${verdict(cpuRatio <= T.cpuPerRequestOfBare, `${((withFilter.cpu - T.cpuPerRequestOfBare * baseline.cpu)).toFixed(3)} ms/req over`)}`,
+      `target CPU per request <= ${T.cpuPerRequestOfBare}x bare: ${cpuRatio.toFixed(2)}x, ${verdict(cpuRatio <= T.cpuPerRequestOfBare, `${(withFilter.cpu - T.cpuPerRequestOfBare * baseline.cpu).toFixed(3)} ms/req over`)}`,
       `target added p90 at ${FIXED_RATE} req/s <= ${T.addedP90Ms} ms: +${addedP90.toFixed(2)} ms, ${verdict(addedP90 <= T.addedP90Ms, `${(addedP90 - T.addedP90Ms).toFixed(2)} ms over`)}`,
       `target <= ${T.vcpuPer1000Rps} vCPU per 1000 req/s: ${vcpu.toFixed(3)}, ${verdict(vcpu <= T.vcpuPer1000Rps, `${(vcpu - T.vcpuPer1000Rps).toFixed(3)} over; the bare proxy here: ${baseline.cpuAtRate.toFixed(3)}`)}`,
     ];

@@ -15,7 +15,9 @@ export const SIMULATE_BENCH_SCENARIOS = 50;
 
 /** 50 scenarios with distinct ids, from the rule fixtures. */
 export function benchScenarios(): unknown[] {
-  const all = ["mtls.json", "jwt.json", "authz_gateway.json"].flatMap((f) => (JSON.parse(readFileSync(join(FIXTURES, f), "utf8")) as { scenarios: Array<{ id: string }> }).scenarios);
+  const all = ["mtls.json", "jwt.json", "authz_gateway.json"].flatMap(
+    (f) => (JSON.parse(readFileSync(join(FIXTURES, f), "utf8")) as { scenarios: Array<{ id: string }> }).scenarios,
+  );
   const out = [...all];
   for (let i = 0; out.length < SIMULATE_BENCH_SCENARIOS; i++) out.push({ ...all[i], id: `${all[i].id}-again` });
   return out;

@@ -14,7 +14,10 @@ describe("meshctl analyze: analyzers and their messages", async () => {
     const listed = [...(await analyze(["-L"])).stdout.matchAll(/^\t\tMSH\d{4} \w+ (\w+)/gm)].map((m) => m[1]);
     assert.ok(listed.length >= 40);
     for (const a of ANALYZERS) assert.match(TABLES, new RegExp(`"analyzer": ?"${a.name}"`), a.name);
-    assert.deepEqual([...new Set(listed)].filter((name) => !TABLES.includes(`["${name}", `)), []);
+    assert.deepEqual(
+      [...new Set(listed)].filter((name) => !TABLES.includes(`["${name}", `)),
+      [],
+    );
   });
 
   it("messages name the resource and file:line of the offending field", async () => {

@@ -48,7 +48,13 @@ describe("meshctl analyze: --output-threshold", async () => {
 
   it("Warn drops Info lines", async () => {
     const run = await analyze([OFFLINE, "-A", "-R", TREE, "--output-threshold", "Warn"]);
-    assert.deepEqual(run.stdout.split("\n").filter(Boolean).map((l) => l.split(" ")[0]), ["Error", "Warning", "Warning"]);
+    assert.deepEqual(
+      run.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split(" ")[0]),
+      ["Error", "Warning", "Warning"],
+    );
   });
 });
 
@@ -90,7 +96,10 @@ describe("meshctl analyze: -L/--list-analyzers", async () => {
     assert.equal(run.status, 0);
     assert.equal(run.stderr, "");
     assert.match(run.stdout, /^Available analyzers:\n/);
-    assert.match(run.stdout, /^\tvirtualservice-gateways: VirtualServices referring to a Gateway that is not defined \[upstream virtualservice\.GatewayAnalyzer\]$/m);
+    assert.match(
+      run.stdout,
+      /^\tvirtualservice-gateways: VirtualServices referring to a Gateway that is not defined \[upstream virtualservice\.GatewayAnalyzer\]$/m,
+    );
     assert.match(run.stdout, /^\t\tMSH0101 Error ReferencedResourceNotFound: /m);
     assert.match(run.stdout, /^\t\tMSH0901 Warning StrictWorkloadNeedsDestinationRule \(own\): /m);
     assert.match(run.stdout, /^\t\tMSH0102 Info NamespaceNotInjected: /m);
@@ -142,7 +151,10 @@ describe("meshctl analyze: color", async () => {
 describe("meshctl analyze: --use-kube", async () => {
   it("left on (the default): a notice on stderr, then the files are analyzed offline", async () => {
     const run = await analyze([ERROR_ONLY]);
-    assert.match(run.stderr, /^meshctl analyze: --use-kube: no orchestrator API is available here, so only the given files are analyzed .*pass --use-kube=false to silence this notice$/m);
+    assert.match(
+      run.stderr,
+      /^meshctl analyze: --use-kube: no orchestrator API is available here, so only the given files are analyzed .*pass --use-kube=false to silence this notice$/m,
+    );
     assert.match(run.stdout, /^Error \[MSH0122\]/);
     assert.equal(run.status, 79);
   });
@@ -199,13 +211,30 @@ describe("meshctl analyze: namespaces, stdin, mesh config, timeout", async () =>
 
   it("--meshConfigFile rootNamespace (and -i) move the root namespace", async () => {
     assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "analyze/gateway-policy-namespace.bad.yaml"])), ["MSH0905"]);
-    assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "--meshConfigFile", "analyze/mesh-config.root-default.yaml", "analyze/gateway-policy-namespace.bad.yaml"])), []);
+    assert.deepEqual(
+      codes(
+        await analyze([OFFLINE, "-A", "-o", "json", "--meshConfigFile", "analyze/mesh-config.root-default.yaml", "analyze/gateway-policy-namespace.bad.yaml"]),
+      ),
+      [],
+    );
     assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "-i", "default", "analyze/gateway-policy-namespace.bad.yaml"])), []);
   });
 
   it("--meshConfigFile extensionProviders: a CUSTOM policy naming no declared authorizer is MSH0101 on spec.provider.name; AUDIT and CUSTOM are accepted", async () => {
-    assert.deepEqual(codes(await analyze([OFFLINE, "-A", "-o", "json", "analyze/authorizationpolicy-provider.yaml"])), [], "without a mesh config the providers are unknown: nothing reported");
-    const run = await analyze([OFFLINE, "-A", "-o", "json", "--meshConfigFile", "analyze/mesh-config.ext-authz.yaml", "analyze/authorizationpolicy-provider.yaml"]);
+    assert.deepEqual(
+      codes(await analyze([OFFLINE, "-A", "-o", "json", "analyze/authorizationpolicy-provider.yaml"])),
+      [],
+      "without a mesh config the providers are unknown: nothing reported",
+    );
+    const run = await analyze([
+      OFFLINE,
+      "-A",
+      "-o",
+      "json",
+      "--meshConfigFile",
+      "analyze/mesh-config.ext-authz.yaml",
+      "analyze/authorizationpolicy-provider.yaml",
+    ]);
     assert.deepEqual(codes(run), ["MSH0101"]);
     assert.match(run.stdout, /"origin": "AuthorizationPolicy foo\/ext-authz-typo"/);
     assert.match(run.stdout, /"message": "unknown extension provider \\"sample-ext-authz-htp\\" \(meshConfig extensionProviders has/);

@@ -15,18 +15,28 @@ metadata: {name: httpbin-1, namespace: foo, labels: {app: httpbin, version: v1}}
 spec: {containers: [{name: app}]}
 `;
 
-const ap = (name: string, ns: string, body: string) => `---\napiVersion: security.mesh.io/v1beta1\nkind: AuthorizationPolicy\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: ${body}\n`;
-const ra = (name: string, ns: string, body: string) => `---\napiVersion: security.mesh.io/v1beta1\nkind: RequestAuthentication\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: ${body}\n`;
+const ap = (name: string, ns: string, body: string) =>
+  `---\napiVersion: security.mesh.io/v1beta1\nkind: AuthorizationPolicy\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: ${body}\n`;
+const ra = (name: string, ns: string, body: string) =>
+  `---\napiVersion: security.mesh.io/v1beta1\nkind: RequestAuthentication\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: ${body}\n`;
 
 const POLICIES =
   POD +
-  ap("allow-get", "foo", "{selector: {matchLabels: {app: httpbin}}, action: ALLOW, rules: [{to: [{operation: {methods: [GET], paths: ['/status/*']}}], when: [{key: 'request.auth.claims[groups]', values: [admins]}]}]}") +
+  ap(
+    "allow-get",
+    "foo",
+    "{selector: {matchLabels: {app: httpbin}}, action: ALLOW, rules: [{to: [{operation: {methods: [GET], paths: ['/status/*']}}], when: [{key: 'request.auth.claims[groups]', values: [admins]}]}]}",
+  ) +
   ap("deny-ns", "foo", "{action: DENY, rules: [{from: [{source: {notNamespaces: [foo], ipBlocks: [10.0.0.0/8]}}]}]}") +
   ap("mesh-deny", "mesh-system", "{action: DENY, rules: [{from: [{source: {notRequestPrincipals: ['*']}}], to: [{operation: {paths: ['/admin*']}}]}]}") +
   ap("mesh-selected", "mesh-system", "{selector: {matchLabels: {version: v1}}, rules: [{}]}") +
   ap("other-workload", "foo", "{selector: {matchLabels: {app: reviews}}, action: DENY, rules: [{}]}") +
   ap("other-namespace", "bar", "{action: DENY, rules: [{}]}") +
-  ra("jwt", "foo", "{selector: {matchLabels: {app: httpbin}}, jwtRules: [{issuer: testing@secure.mesh.io, jwksUri: 'https://example.com/jwks.json', audiences: [httpbin], fromHeaders: [{name: x-jwt, prefix: 'Bearer '}]}]}") +
+  ra(
+    "jwt",
+    "foo",
+    "{selector: {matchLabels: {app: httpbin}}, jwtRules: [{issuer: testing@secure.mesh.io, jwksUri: 'https://example.com/jwks.json', audiences: [httpbin], fromHeaders: [{name: x-jwt, prefix: 'Bearer '}]}]}",
+  ) +
   ra("mesh-jwt", "mesh-system", "{jwtRules: [{issuer: issuer-2, jwksUri: 'https://example.com/2.json'}]}") +
   ra("other", "foo", "{selector: {matchLabels: {app: reviews}}, jwtRules: [{issuer: nope}]}");
 
@@ -45,7 +55,13 @@ describe("experimental authz check against files", async () => {
         ["ALLOW", "mesh-selected.mesh-system", "mesh-selector"],
       ],
     );
-    assert.deepEqual(r.requestAuthentications.map((a: { name: string; scope: string }) => [a.name, a.scope]), [["jwt", "workload"], ["mesh-jwt", "mesh"]]);
+    assert.deepEqual(
+      r.requestAuthentications.map((a: { name: string; scope: string }) => [a.name, a.scope]),
+      [
+        ["jwt", "workload"],
+        ["mesh-jwt", "mesh"],
+      ],
+    );
     assert.deepEqual(r.workload, { pod: "httpbin-1", namespace: "foo", labels: { app: "httpbin", version: "v1" }, from: "Pod foo/httpbin-1" });
   });
 
@@ -98,7 +114,10 @@ describe("experimental authz check against files", async () => {
   test("nothing applies: every request is allowed", async () => {
     const run = await meshctl(["x", "authz", "check", "httpbin-1.foo", "-f", tempFile(POD + ap("x", "bar", "{action: DENY, rules: [{}]}"))]);
     assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /No AuthorizationPolicy applies\.\n\nNo RequestAuthentication applies\.\n\nJWT: no RequestAuthentication applies: no request has a request principal\nALLOW: no ALLOW policy applies: a request no DENY rule matches is allowed\n$/);
+    assert.match(
+      run.stdout,
+      /No AuthorizationPolicy applies\.\n\nNo RequestAuthentication applies\.\n\nJWT: no RequestAuthentication applies: no request has a request principal\nALLOW: no ALLOW policy applies: a request no DENY rule matches is allowed\n$/,
+    );
   });
 
   test("errors: unknown pod (1), no source (1), a pod is required with resource files (2); `meshctl authz` points to experimental (2)", async () => {
@@ -129,9 +148,15 @@ describe("experimental authz check against a running sidecar and its config dump
     const run = await meshctlAsync(["x", "authz", "check", "--admin", mesh.adminUrl, "-o", "json"]);
     assert.equal(run.status, 0, run.stderr);
     const r = JSON.parse(run.stdout);
-    assert.deepEqual(r.authorizationPolicies.map((p: { name: string; action: string }) => `${p.action} ${p.name}`), ["DENY require-jwt-admin"]);
+    assert.deepEqual(
+      r.authorizationPolicies.map((p: { name: string; action: string }) => `${p.action} ${p.name}`),
+      ["DENY require-jwt-admin"],
+    );
     assert.deepEqual(r.authorizationPolicies[0].rules, [{ from: [{ notRequestPrincipals: ["*"] }], to: [{ paths: ["/admin*"] }], when: [] }]);
-    assert.deepEqual(r.requestAuthentications.map((a: { name: string }) => a.name), ["jwt"]);
+    assert.deepEqual(
+      r.requestAuthentications.map((a: { name: string }) => a.name),
+      ["jwt"],
+    );
     // This sidecar runs without --caAddress: the note says so (with the security path there is no such note).
     assert.ok(r.notes.includes("the sidecar runs without --caAddress (no security path): it shows these policies but does not enforce them"));
   });
@@ -166,12 +191,18 @@ describe("experimental authz check -f a -f b", async () => {
     const [pod, policies] = SIDECAR_POLICIES.split("---\napiVersion: v1\nkind: Service");
     const a = tempFile(pod, "pod.yaml");
     const b = tempFile(`apiVersion: v1\nkind: Service${policies}`, "policies.yaml");
-    for (const args of [["-f", a, "-f", b], ["-f", `${a},${b}`]]) {
+    for (const args of [
+      ["-f", a, "-f", b],
+      ["-f", `${a},${b}`],
+    ]) {
       const run = await meshctl(["x", "authz", "check", "petstore-v1.demo", ...args, "-o", "json"]);
       assert.equal(run.status, 0, run.stderr);
       const r = JSON.parse(run.stdout) as { workload: { from: string }; authorizationPolicies: Array<{ name: string }> };
       assert.equal(r.workload.from, "Pod demo/petstore-v1");
-      assert.deepEqual(r.authorizationPolicies.map((p) => p.name), ["require-jwt-admin"]);
+      assert.deepEqual(
+        r.authorizationPolicies.map((p) => p.name),
+        ["require-jwt-admin"],
+      );
     }
   });
 });

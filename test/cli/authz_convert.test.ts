@@ -13,7 +13,10 @@ import { meshctlInProcess } from "./in_process.ts";
 
 const DIR = join(FIXTURES, "authz_convert");
 type Obj = Record<string, any>;
-const docs = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((d) => d !== null);
+const docs = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d !== null);
 
 function convert(args: string[]) {
   return meshctlInProcess(["x", "authz", "convert", ...args], { cwd: DIR });
@@ -22,7 +25,15 @@ function convert(args: string[]) {
 /** The documents of a file as a set (order of keys and documents ignored). */
 function canonical(list: Obj[]): string[] {
   const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sort(x)])) : v;
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, x]) => [k, sort(x)]),
+          )
+        : v;
   return list.map((d) => JSON.stringify(sort(d))).sort();
 }
 
@@ -55,17 +66,45 @@ describe("x authz convert: upstream's converter samples", () => {
     const policy = docs(r.stdout).find((d) => d.metadata.name === "generated-role-rule0-svc0-target0")!;
     const first = policy.spec.rules[0];
     assert.deepEqual(first.from[0].source.principals, ["user-1"]);
-    assert.deepEqual(first.when.find((w: Obj) => w.key === "source.principal"), { key: "source.principal", values: ["source.principal-1"] });
+    assert.deepEqual(
+      first.when.find((w: Obj) => w.key === "source.principal"),
+      { key: "source.principal", values: ["source.principal-1"] },
+    );
     assert.equal(policy.spec.rules.length, 3, "one rule per subject of every binding");
   });
 
   const ERRORS: Array<[string, string[], number, RegExp]> = [
-    ["no ClusterRbacConfig", ["-f", "error-no-clusterRbacConfig.yaml", "-s", "service-bookinfo.yaml"], 1, /no ClusterRbacConfig in the given files: .*pass --allowNoClusterRbacConfig/],
-    ["destination.ip", ["-f", "error-unsupported-destination-ip.yaml", "-s", "service-bookinfo.yaml"], 1, /error-unsupported-destination-ip\.yaml: ServiceRole default\/role: spec\.rules\[0\]\.constraints\[0\]\.key: destination\.ip is no longer supported in v1beta1 authorization policy/],
-    ["destination.user", ["-f", "error-unsupported-destination-user.yaml", "-s", "service-bookinfo.yaml"], 1, /destination\.user is no longer supported in v1beta1 authorization policy/],
-    ["conflicting labels", ["-f", "error-duplicate-workload-label.yaml", "-s", "service-bookinfo.yaml"], 1, /spec\.rules\[0\]\.services\[0\]: duplicate workload label "app" with conflicting values: "productpage", "reviews"/],
+    [
+      "no ClusterRbacConfig",
+      ["-f", "error-no-clusterRbacConfig.yaml", "-s", "service-bookinfo.yaml"],
+      1,
+      /no ClusterRbacConfig in the given files: .*pass --allowNoClusterRbacConfig/,
+    ],
+    [
+      "destination.ip",
+      ["-f", "error-unsupported-destination-ip.yaml", "-s", "service-bookinfo.yaml"],
+      1,
+      /error-unsupported-destination-ip\.yaml: ServiceRole default\/role: spec\.rules\[0\]\.constraints\[0\]\.key: destination\.ip is no longer supported in v1beta1 authorization policy/,
+    ],
+    [
+      "destination.user",
+      ["-f", "error-unsupported-destination-user.yaml", "-s", "service-bookinfo.yaml"],
+      1,
+      /destination\.user is no longer supported in v1beta1 authorization policy/,
+    ],
+    [
+      "conflicting labels",
+      ["-f", "error-duplicate-workload-label.yaml", "-s", "service-bookinfo.yaml"],
+      1,
+      /spec\.rules\[0\]\.services\[0\]: duplicate workload label "app" with conflicting values: "productpage", "reviews"/,
+    ],
     ["no -s", ["-f", "policy-multiple-roles.yaml"], 2, /-s\/--service: required with -f/],
-    ["no -f: the cluster's policies need an orchestrator API", [], 69, /meshctl experimental authz convert: this command needs an orchestrator API, which is not available here; use `-f rbac\.yaml -s services\.yaml`/],
+    [
+      "no -f: the cluster's policies need an orchestrator API",
+      [],
+      69,
+      /meshctl experimental authz convert: this command needs an orchestrator API, which is not available here; use `-f rbac\.yaml -s services\.yaml`/,
+    ],
     ["missing file", ["-f", "nope.yaml", "-s", "service-bookinfo.yaml"], 2, /nope\.yaml: no such file or directory/],
   ];
   for (const [name, args, status, message] of ERRORS) {
@@ -86,7 +125,10 @@ describe("x authz convert: upstream's converter samples", () => {
     writeFileSync(join(tmp, "istio.yaml"), "apiVersion: rbac.istio.io/v1alpha1\nkind: ServiceRole\nmetadata: {name: a, namespace: default}\nspec: {}\n");
     const mysql = await convert(["-f", join(tmp, "mysql.yaml"), "-s", "service-bookinfo.yaml"]);
     assert.equal(mysql.status, 1);
-    assert.match(mysql.stderr, /ServiceRole default\/db: spec\.rules\[0\]\.constraints\[0\]\.key: "experimental\.envoy\.filters\.network\.mysql_proxy\[db\.table\]" cannot be converted/);
+    assert.match(
+      mysql.stderr,
+      /ServiceRole default\/db: spec\.rules\[0\]\.constraints\[0\]\.key: "experimental\.envoy\.filters\.network\.mysql_proxy\[db\.table\]" cannot be converted/,
+    );
     const port = await convert(["-f", join(tmp, "port.yaml"), "-s", "service-bookinfo.yaml"]);
     assert.equal(port.status, 1);
     assert.match(port.stderr, /spec\.rules\[0\]\.constraints\[0\]\.values: expected ports 1-65535, got "http"/);
@@ -115,13 +157,55 @@ describe("x authz convert: upstream's converter samples", () => {
 const WORKLOADS = [
   { name: "sleep", namespace: "other" },
   { name: "prober", namespace: "mesh-system" },
-  { name: "productpage-v1", namespace: "default", service: "productpage", serviceAccount: "bookinfo-productpage", labels: { app: "productpage", version: "v1" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
-  { name: "details-v1", namespace: "default", service: "details", serviceAccount: "bookinfo-details", labels: { app: "details", version: "v1" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
-  { name: "reviews-v2", namespace: "default", service: "reviews", serviceAccount: "bookinfo-reviews", labels: { app: "reviews", version: "v2" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
-  { name: "ratings-v1", namespace: "default", service: "ratings", serviceAccount: "bookinfo-ratings", labels: { app: "ratings", version: "v1" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
-  { name: "ratings-v2", namespace: "default", service: "ratings-v2", serviceAccount: "bookinfo-ratings-v2", labels: { app: "ratings", version: "v2" }, ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }] },
+  {
+    name: "productpage-v1",
+    namespace: "default",
+    service: "productpage",
+    serviceAccount: "bookinfo-productpage",
+    labels: { app: "productpage", version: "v1" },
+    ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }],
+  },
+  {
+    name: "details-v1",
+    namespace: "default",
+    service: "details",
+    serviceAccount: "bookinfo-details",
+    labels: { app: "details", version: "v1" },
+    ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }],
+  },
+  {
+    name: "reviews-v2",
+    namespace: "default",
+    service: "reviews",
+    serviceAccount: "bookinfo-reviews",
+    labels: { app: "reviews", version: "v2" },
+    ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }],
+  },
+  {
+    name: "ratings-v1",
+    namespace: "default",
+    service: "ratings",
+    serviceAccount: "bookinfo-ratings",
+    labels: { app: "ratings", version: "v1" },
+    ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }],
+  },
+  {
+    name: "ratings-v2",
+    namespace: "default",
+    service: "ratings-v2",
+    serviceAccount: "bookinfo-ratings-v2",
+    labels: { app: "ratings", version: "v2" },
+    ports: [{ name: "http", servicePort: 9080, containerPort: 9080 }],
+  },
   // Spoken to over HTTP here: v1alpha1 decided on identity and port alike for TCP.
-  { name: "mongodb-v1", namespace: "default", service: "mongodb", serviceAccount: "bookinfo-mongodb", labels: { app: "mongodb", version: "v1" }, ports: [{ name: "http", servicePort: 27017, containerPort: 27017 }] },
+  {
+    name: "mongodb-v1",
+    namespace: "default",
+    service: "mongodb",
+    serviceAccount: "bookinfo-mongodb",
+    labels: { app: "mongodb", version: "v1" },
+    ports: [{ name: "http", servicePort: 27017, containerPort: 27017 }],
+  },
 ];
 
 /** [from, to host, method, the v1alpha1 status]. */
@@ -156,12 +240,23 @@ const MONGODB: Access[] = [
 async function simulateAccess(policies: string, table: Access[]): Promise<Map<string, number | null>> {
   const resources = docs(policies);
   const target = (to: string) => (to.includes(":") ? to.replace(":", ".default:") : `${to}.default:9080`);
-  const scenarios = table.map(([from, to, method], i) => ({ id: i, workloads: WORKLOADS, resources, request: { from, to: target(to), method, path: `/${to.split(":")[0]}` } }));
+  const scenarios = table.map(([from, to, method], i) => ({
+    id: i,
+    workloads: WORKLOADS,
+    resources,
+    request: { from, to: target(to), method, path: `/${to.split(":")[0]}` },
+  }));
   const tmp = tempDir("mesh-convert-sim-");
   writeFileSync(join(tmp, "scenarios.json"), JSON.stringify({ scenarios }));
   const r = await runProcess(process.execPath, [MESHCTL, "x", "simulate", "-f", join(tmp, "scenarios.json")]);
   assert.equal(r.status, 0, r.stderr);
-  return new Map(r.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((l) => [String(l.id), l.status]));
+  return new Map(
+    r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .map((l) => [String(l.id), l.status]),
+  );
 }
 
 describe("x authz convert: the converted bookinfo policies grant what the v1alpha1 ones did (x simulate)", () => {

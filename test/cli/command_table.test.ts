@@ -22,7 +22,10 @@ describe("meshctl's command table", () => {
   for (const word of Object.keys(COMMANDS)) {
     it(`\`${word}\` alone registers the command it names (top-level or under experimental), and not all of them`, async () => {
       const { program, experimental } = await programFor([word]);
-      assert.ok([...program.commands, ...experimental.commands].some((c) => answersTo(c, word)), `${word}: not registered`);
+      assert.ok(
+        [...program.commands, ...experimental.commands].some((c) => answersTo(c, word)),
+        `${word}: not registered`,
+      );
       assert.ok(loadersFor([word]).length < new Set(Object.values(COMMANDS)).size);
     });
   }
@@ -40,11 +43,25 @@ describe("meshctl's command table", () => {
   it("a command line naming no command (--help, help, a typo) registers every command, in the table's order", async () => {
     const all = await programFor(["--help"]);
     for (const word of Object.keys(COMMANDS)) {
-      assert.ok([...all.program.commands, ...all.experimental.commands].some((c) => answersTo(c, word)), `${word}: not registered`);
+      assert.ok(
+        [...all.program.commands, ...all.experimental.commands].some((c) => answersTo(c, word)),
+        `${word}: not registered`,
+      );
     }
     assert.deepEqual(loadersFor(["valdiate"]), loadersFor([]));
     // What `meshctl --help` lists first: the table's top-level commands, in order, before the orchestrator-only ones.
-    assert.deepEqual(words(all.program).slice(0, 10), ["experimental", "validate", "version", "orch-inject", "convert-ingress", "analyze", "authn", "authz", "manifest", "proxy-config"]);
+    assert.deepEqual(words(all.program).slice(0, 10), [
+      "experimental",
+      "validate",
+      "version",
+      "orch-inject",
+      "convert-ingress",
+      "analyze",
+      "authn",
+      "authz",
+      "manifest",
+      "proxy-config",
+    ]);
   });
 
   it("global flags and their values around the command do not change what is loaded", async () => {

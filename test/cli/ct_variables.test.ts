@@ -9,14 +9,23 @@ import { parseAllDocuments } from "yaml";
 import { meshctlInProcess } from "./in_process.ts";
 
 type Obj = Record<string, any>;
-const docs = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((d) => d !== null);
+const docs = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d !== null);
 
 const REGISTRY_ONLY = JSON.stringify({
   id: "unknown-host",
   meshConfig: { outboundTrafficPolicy: "REGISTRY_ONLY" },
   workloads: [
     { name: "sleep", namespace: "foo", ports: [{ name: "http", servicePort: null, containerPort: 80 }] },
-    { name: "example", namespace: "external", kind: "external-server", hostname: "www.example.org", ports: [{ name: "http", servicePort: null, containerPort: 80 }] },
+    {
+      name: "example",
+      namespace: "external",
+      kind: "external-server",
+      hostname: "www.example.org",
+      ports: [{ name: "http", servicePort: null, containerPort: 80 }],
+    },
   ],
   request: { from: "foo/sleep", to: "www.example.org:80", path: "/headers" },
 });
@@ -26,7 +35,10 @@ describe("meshctl's CT variables", () => {
     const plain = await meshctlInProcess(["x", "simulate", "-f", "-"], { input: REGISTRY_ONLY, env: { ...process.env, DISCO_ENABLE_FALLTHROUGH_ROUTE: "" } });
     assert.equal(plain.status, 0, plain.stderr);
     assert.equal(JSON.parse(plain.stdout).status, 502);
-    const off = await meshctlInProcess(["x", "simulate", "-f", "-"], { input: REGISTRY_ONLY, env: { ...process.env, DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" } });
+    const off = await meshctlInProcess(["x", "simulate", "-f", "-"], {
+      input: REGISTRY_ONLY,
+      env: { ...process.env, DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" },
+    });
     assert.equal(off.status, 0, off.stderr);
     assert.equal(JSON.parse(off.stdout).status, 404);
     const bad = await meshctlInProcess(["x", "simulate", "-f", "-"], { input: REGISTRY_ONLY, env: { ...process.env, DISCO_ENABLE_FALLTHROUGH_ROUTE: "no" } });
@@ -49,13 +61,16 @@ describe("meshctl's CT variables", () => {
   it("JWT_POLICY selects the token policy of the rendered mesh_ca (values.global.jwtPolicy)", async () => {
     const env = (v: string) => ({ ...process.env, JWT_POLICY: v });
     const jwtPolicyOf = (objects: Obj[], name: string) =>
-      objects.find((o) => o.kind === "Deployment" && o.metadata.name === name)!.spec.template.spec.containers[0].env.find((e: Obj) => e.name === "JWT_POLICY")?.value;
+      objects.find((o) => o.kind === "Deployment" && o.metadata.name === name)!.spec.template.spec.containers[0].env.find((e: Obj) => e.name === "JWT_POLICY")
+        ?.value;
     const third = docs((await meshctlInProcess(["manifest", "generate"], { env: env("") })).stdout);
     assert.equal(jwtPolicyOf(third, "mesh-ca"), "third-party-jwt");
     const first = docs((await meshctlInProcess(["manifest", "generate"], { env: env("first-party-jwt") })).stdout);
     assert.equal(jwtPolicyOf(first, "mesh-ca"), "first-party-jwt");
     assert.equal(jwtPolicyOf(first, "mesh-disco"), undefined, "disco-discovery reads no tokens and refuses a non-default JWT_POLICY");
-    const set = docs((await meshctlInProcess(["manifest", "generate", "--set", "values.global.jwtPolicy=third-party-jwt"], { env: env("first-party-jwt") })).stdout);
+    const set = docs(
+      (await meshctlInProcess(["manifest", "generate", "--set", "values.global.jwtPolicy=third-party-jwt"], { env: env("first-party-jwt") })).stdout,
+    );
     assert.equal(jwtPolicyOf(set, "mesh-ca"), "third-party-jwt");
     const bad = await meshctlInProcess(["manifest", "generate"], { env: env("second-party-jwt") });
     assert.equal(bad.status, 2);

@@ -15,7 +15,37 @@ import { tempDir } from "../support/processes.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** The DI variables disco-discovery applies (host/daemon/spec_surface/disco_discovery.ts discoveryVariables, host/discovery/secure_xds.ts). */
-const DISCOVERY_VARIABLES = ["DISCO_DEBOUNCE_AFTER", "DISCO_DEBOUNCE_MAX", "DISCO_ENABLE_EDS_DEBOUNCE", "DISCO_PUSH_THROTTLE", "DISCO_SCOPE_PUSHES", "DISCO_ENABLE_FALLTHROUGH_ROUTE", "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND", "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND", "DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT", "DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP", "DISCO_SIDECAR_USE_REMOTE_ADDRESS", "DISCO_ENABLE_KVSTORE_FILTER", "DISCO_ENABLE_RPC_FILTER", "TERMINATION_DRAIN_DURATION_SECONDS", "POD_NAME", "POD_NAMESPACE", "MESH_GPRC_MAXRECVMSGSIZE", "MESH_GPRC_MAXSTREAMS", "DISCO_CERT_DIR", "DISCO_CERT_PROVIDER", "DISCO_SKIP_VALIDATE_TRUST_DOMAIN", "DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES", "DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS", "DISCO_FILTER_GATEWAY_CLUSTER_CONFIG", "DISCO_RESPECT_DNS_TTL", "DISCO_SCOPE_GATEWAY_TO_NAMESPACE", "DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING", "DISCO_DISTRIBUTION_HISTORY_RETENTION", "DISCO_DEBUG_ADSZ_CONFIG"];
+const DISCOVERY_VARIABLES = [
+  "DISCO_DEBOUNCE_AFTER",
+  "DISCO_DEBOUNCE_MAX",
+  "DISCO_ENABLE_EDS_DEBOUNCE",
+  "DISCO_PUSH_THROTTLE",
+  "DISCO_SCOPE_PUSHES",
+  "DISCO_ENABLE_FALLTHROUGH_ROUTE",
+  "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_OUTBOUND",
+  "DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND",
+  "DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT",
+  "DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP",
+  "DISCO_SIDECAR_USE_REMOTE_ADDRESS",
+  "DISCO_ENABLE_KVSTORE_FILTER",
+  "DISCO_ENABLE_RPC_FILTER",
+  "TERMINATION_DRAIN_DURATION_SECONDS",
+  "POD_NAME",
+  "POD_NAMESPACE",
+  "MESH_GPRC_MAXRECVMSGSIZE",
+  "MESH_GPRC_MAXSTREAMS",
+  "DISCO_CERT_DIR",
+  "DISCO_CERT_PROVIDER",
+  "DISCO_SKIP_VALIDATE_TRUST_DOMAIN",
+  "DISCO_ENABLE_EDS_FOR_HEADLESS_SERVICES",
+  "DISCO_ENABLE_HEADLESS_SERVICE_POD_LISTENERS",
+  "DISCO_FILTER_GATEWAY_CLUSTER_CONFIG",
+  "DISCO_RESPECT_DNS_TTL",
+  "DISCO_SCOPE_GATEWAY_TO_NAMESPACE",
+  "DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING",
+  "DISCO_DISTRIBUTION_HISTORY_RETENTION",
+  "DISCO_DEBUG_ADSZ_CONFIG",
+];
 const OUT = join(ROOT, "build", "out");
 const DOC = readFileSync(join(ROOT, "docs", "daemon-reference.md"), "utf8");
 
@@ -60,14 +90,26 @@ describe("docs/daemon-reference.md and the code agree", async () => {
     const column = (name: string, index: number) => {
       const lines = text.split("\n");
       // Exactly the name, else a row naming several (`A / B`, `A, B`).
-      const row = lines.find((l) => l.startsWith(`| \`${name}\` |`)) ?? lines.find((l) => (l.split("|")[1] ?? "").split(/ \/ |, /).some((n) => n.replace(/`/g, "").trim() === name));
+      const row =
+        lines.find((l) => l.startsWith(`| \`${name}\` |`)) ??
+        lines.find((l) => (l.split("|")[1] ?? "").split(/ \/ |, /).some((n) => n.replace(/`/g, "").trim() === name));
       assert.ok(row, `a row for ${name}`);
       return row.split("|")[index].trim();
     };
     for (const e of AGENT_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 3), "not applicable", e.name);
     for (const e of ANCHOR_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 4), "not applicable", e.name);
     for (const e of HUB_NOT_APPLICABLE_ENV) assert.equal(column(e.name, 5), "not applicable", e.name);
-    for (const name of ["CA_ADDR", "TRUST_DOMAIN", "SECRET_TTL", "SECRET_GRACE_DURATION", "INITIAL_BACKOFF_MSEC", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY", "MESH_CONFIG"]) assert.equal(column(name, 3), "yes", name);
+    for (const name of [
+      "CA_ADDR",
+      "TRUST_DOMAIN",
+      "SECRET_TTL",
+      "SECRET_GRACE_DURATION",
+      "INITIAL_BACKOFF_MSEC",
+      "OUTPUT_KEY_CERT_TO_DIRECTORY",
+      "PKCS8_KEY",
+      "MESH_CONFIG",
+    ])
+      assert.equal(column(name, 3), "yes", name);
     for (const e of DISCOVERY_NOT_APPLICABLE_ENV) {
       assert.equal(column(e.name, 6), "not applicable", e.name);
       assert.ok(column(e.name, 7).includes(`disco-discovery: ${e.reason}`), `${e.name}: the program's reason`);
@@ -76,8 +118,16 @@ describe("docs/daemon-reference.md and the code agree", async () => {
   });
 
   it("every variable spec 2 lists for disco-discovery (DI) has its decision in the disco-discovery column", async () => {
-    const rows = section("Environment variables").split("\n").filter((l) => /^\| `/.test(l));
-    const di = rows.filter((l) => l.split("|")[2].split(",").map((b) => b.trim()).includes("DI"));
+    const rows = section("Environment variables")
+      .split("\n")
+      .filter((l) => /^\| `/.test(l));
+    const di = rows.filter((l) =>
+      l
+        .split("|")[2]
+        .split(",")
+        .map((b) => b.trim())
+        .includes("DI"),
+    );
     // Spec 2: the 34 shared discovery-behaviour variables and 23 other variables naming DI.
     assert.equal(di.length, 57, `${di.length} DI rows`);
     for (const row of di) assert.match(row.split("|")[6].trim(), /^(yes|not applicable|not read)$/, row);
@@ -127,7 +177,11 @@ describe("not-applicable flags and variables are refused by the real programs", 
     assert.equal(r.status, 2);
     assert.match(r.stderr, /--configDir: expected an existing directory/);
     assert.doesNotMatch(r.stderr, /not applicable/);
-    const disco = run("disco-discovery", ["discovery"], { DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND: "false", JWT_POLICY: "third-party-jwt", ORCH_SERVICE_HOST: "10.96.0.1" });
+    const disco = run("disco-discovery", ["discovery"], {
+      DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND: "false",
+      JWT_POLICY: "third-party-jwt",
+      ORCH_SERVICE_HOST: "10.96.0.1",
+    });
     assert.equal(disco.status, 2);
     assert.match(disco.stderr, /--configDir: expected the directory/);
     const badValue = run("disco-discovery", ["discovery", "--configDir", empty], { DISCO_PUSH_THROTTLE: "0" });

@@ -27,7 +27,20 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
   });
 
   it("prints YAML that decodes as envoy.config.bootstrap.v3.Bootstrap: node, admin, the xds-grpc cluster, everything dynamic over ADS", async () => {
-    const run = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15010", "--pod", "reviews-v1-7d4b9c7f9-abcde", "-n", "bookinfo", "--ip", "10.1.2.3", "--labels", "app=reviews,version=v1"]);
+    const run = await meshctl([
+      "x",
+      "envoy-bootstrap",
+      "--discoveryAddress",
+      "disco-discovery.mesh-system.svc:15010",
+      "--pod",
+      "reviews-v1-7d4b9c7f9-abcde",
+      "-n",
+      "bookinfo",
+      "--ip",
+      "10.1.2.3",
+      "--labels",
+      "app=reviews,version=v1",
+    ]);
     assert.equal(run.status, 0, run.stderr);
     const { message, anyTypes } = decodeStrict(root, BOOTSTRAP, parse(run.stdout));
     assert.deepEqual([...new Set(anyTypes)], ["type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]);
@@ -41,18 +54,42 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     const xds = b.static_resources.clusters.find((c: { name: string }) => c.name === ads.grpc_services[0].envoy_grpc.cluster_name);
     assert.ok(xds, "ads_config names a static cluster");
     assert.equal(xds.type, "STRICT_DNS");
-    assert.deepEqual(xds.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address, { address: "disco-discovery.mesh-system.svc", port_value: 15010 });
+    assert.deepEqual(xds.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address, {
+      address: "disco-discovery.mesh-system.svc",
+      port_value: 15010,
+    });
     assert.ok(b.dynamic_resources.lds_config.ads && b.dynamic_resources.cds_config.ads, "listeners and clusters over ADS");
   });
 
   it("--controlPlaneAuthPolicy MUTUAL_TLS: xds-grpc speaks mutual TLS with the agent's SDS certificate and roots, checking disco-discovery's identity suffix", async () => {
-    const run = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery.mesh-system.svc:15012", "--controlPlaneAuthPolicy", "MUTUAL_TLS", "--discoIdentity", "sa/disco-discovery", "--type", "router", "--pod", "egress-1", "-n", "shop", "-o", "json"]);
+    const run = await meshctl([
+      "x",
+      "envoy-bootstrap",
+      "--discoveryAddress",
+      "disco-discovery.mesh-system.svc:15012",
+      "--controlPlaneAuthPolicy",
+      "MUTUAL_TLS",
+      "--discoIdentity",
+      "sa/disco-discovery",
+      "--type",
+      "router",
+      "--pod",
+      "egress-1",
+      "-n",
+      "shop",
+      "-o",
+      "json",
+    ]);
     assert.equal(run.status, 0, run.stderr);
     const { message, anyTypes } = decodeStrict(root, BOOTSTRAP, JSON.parse(run.stdout));
     assert.ok(anyTypes.includes("type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"));
     const b = root.lookupType(BOOTSTRAP).toObject(message, { longs: String, enums: String }) as Record<string, any>;
-    const tls = JSON.parse(run.stdout).static_resources.clusters.find((c: { name: string }) => c.name === "xds-grpc").transport_socket.typed_config.common_tls_context;
-    assert.deepEqual(tls.tls_certificate_sds_secret_configs.map((x: { name: string }) => x.name), ["default"]);
+    const tls = JSON.parse(run.stdout).static_resources.clusters.find((c: { name: string }) => c.name === "xds-grpc").transport_socket.typed_config
+      .common_tls_context;
+    assert.deepEqual(
+      tls.tls_certificate_sds_secret_configs.map((x: { name: string }) => x.name),
+      ["default"],
+    );
     assert.equal(tls.combined_validation_context.validation_context_sds_secret_config.name, "ROOTCA");
     assert.deepEqual(tls.combined_validation_context.default_validation_context.match_subject_alt_names, [{ suffix: "sa/disco-discovery" }]);
     assert.equal(b.node.id, "router~127.0.0.1~egress-1.shop~shop.svc.cluster.local");
@@ -68,10 +105,17 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     const bad = await meshctl(["x", "envoy-bootstrap", "--discoveryAddress", "disco-discovery"]);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--discoveryAddress: expected host:port/);
-    for (const [flag, value] of [["--labels", "app"], ["--adminPort", "0"]]) {
+    for (const [flag, value] of [
+      ["--labels", "app"],
+      ["--adminPort", "0"],
+    ]) {
       const refused = await meshctl(["x", "envoy-bootstrap", flag, value]);
       assert.equal(refused.status, 2, refused.stderr);
-      assert.match(refused.stderr, new RegExp(`^Error: option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected `, "i"), "one line naming the flag, no stack trace");
+      assert.match(
+        refused.stderr,
+        new RegExp(`^Error: option '${flag} <[^>]+>' argument '${value}' is invalid\\. expected `, "i"),
+        "one line naming the flag, no stack trace",
+      );
     }
   });
 
@@ -81,7 +125,11 @@ describe("meshctl x envoy-bootstrap", { timeout: 600_000 }, () => {
     before(async () => {
       const dir = tempDir("envoy-bootstrap-");
       for (const f of ["bookinfo.yaml", "bookinfo-networking.yaml"]) copyFileSync(join(import.meta.dirname, "fixtures", "upstream", f), join(dir, f));
-      disco = await startDaemon(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF], "disco-discovery listening: ");
+      disco = await startDaemon(
+        DISCOVERY_BIN,
+        ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF],
+        "disco-discovery listening: ",
+      );
       channel = new grpc.Client(disco.listening.grpc, grpc.credentials.createInsecure());
     });
     after(async () => {

@@ -19,7 +19,10 @@ describe("meshctl --log_output_level", () => {
   it("default (default:info): x authz convert logs what it converted (info) and its warnings (warn), scope default", async () => {
     const r = await convert();
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, new RegExp(`^${TIME}\\tinfo\\tconverted ServiceRole default/role-1 to 1 authorization policies: generated-role-1-rule0-svc0-target0$`, "m"));
+    assert.match(
+      r.stderr,
+      new RegExp(`^${TIME}\\tinfo\\tconverted ServiceRole default/role-1 to 1 authorization policies: generated-role-1-rule0-svc0-target0$`, "m"),
+    );
     assert.match(r.stderr, new RegExp(`^${TIME}\\twarn\\tPLEASE ALWAYS REVIEW THE CONVERTED POLICIES BEFORE APPLYING\\.$`, "m"));
   });
 
@@ -40,7 +43,10 @@ describe("meshctl --log_output_level", () => {
     const quiet = await meshctlInProcess(["manifest", "generate"]);
     assert.equal(quiet.stderr, "");
     const loud = await meshctlInProcess(["manifest", "generate", "--log_output_level", "installer:info"]);
-    assert.match(loud.stderr, new RegExp(`^${TIME}\\tinfo\\tinstaller\\tprofile default: base 16 objects, disco \\d+ objects, hub \\d+ objects, anchor \\d+ objects$`, "m"));
+    assert.match(
+      loud.stderr,
+      new RegExp(`^${TIME}\\tinfo\\tinstaller\\tprofile default: base 16 objects, disco \\d+ objects, hub \\d+ objects, anchor \\d+ objects$`, "m"),
+    );
   });
 
   it("default:debug: every command logs the command and the global flags it runs with", async () => {
@@ -68,11 +74,17 @@ describe("meshctl's global flags in any position", () => {
   }
 
   it("x authz convert: -r defaults to -i wherever -i is written", async () => {
-    for (const args of [["-i", "rootns", ...CONVERT], ["x", "-i", "rootns", "authz", "convert", ...CONVERT.slice(3)], [...CONVERT, "-i", "rootns"]]) {
+    for (const args of [
+      ["-i", "rootns", ...CONVERT],
+      ["x", "-i", "rootns", "authz", "convert", ...CONVERT.slice(3)],
+      [...CONVERT, "-i", "rootns"],
+    ]) {
       const r = await meshctlInProcess([...args, "--allowNoClusterRbacConfig"], { cwd: join(FIXTURES, "authz_convert") });
       assert.equal(r.status, 0, r.stderr);
     }
-    const off = await meshctlInProcess(["x", "authz", "-i", "rootns", "convert", "-f", "policy-clusterRbacConfig-off.yaml", "-s", "service-bookinfo.yaml"], { cwd: join(FIXTURES, "authz_convert") });
+    const off = await meshctlInProcess(["x", "authz", "-i", "rootns", "convert", "-f", "policy-clusterRbacConfig-off.yaml", "-s", "service-bookinfo.yaml"], {
+      cwd: join(FIXTURES, "authz_convert"),
+    });
     assert.match(off.stdout, /name: generated-global-allow-all\n  namespace: rootns\n/);
   });
 });

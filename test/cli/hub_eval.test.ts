@@ -35,7 +35,13 @@ describe("meshctl x hub-eval: HTTPAPISpec matching", async () => {
     ["** takes the rest of the path", get("/shelves/s1/books/a/b/c"), "/shelves/{shelf}/books/{rest=**}", "deep", { shelf: "s1", rest: "a/b/c" }],
     ["the query string is ignored by templates", get("/shelves/s1/books/b2?x=1"), "/shelves/{shelf}/books/{book}", "getBook", { shelf: "s1", book: "b2" }],
     ["a single-segment binding is percent-decoded", get("/shelves/a%2Fb/books/c"), "/shelves/{shelf}/books/{book}", "getBook", { shelf: "a/b", book: "c" }],
-    ["a multi-segment binding keeps reserved escapes", get("/shelves/s/books/x%2Fy/%7Ez"), "/shelves/{shelf}/books/{rest=**}", "deep", { shelf: "s", rest: "x%2Fy/~z" }],
+    [
+      "a multi-segment binding keeps reserved escapes",
+      get("/shelves/s/books/x%2Fy/%7Ez"),
+      "/shelves/{shelf}/books/{rest=**}",
+      "deep",
+      { shelf: "s", rest: "x%2Fy/~z" },
+    ],
     ["verbs match", { ...get("/admin/reindex:run"), method: "POST" }, "/admin/{op}:run", "adminRun", { op: "reindex" }],
     ["a pattern without httpMethod matches any method", { ...get("/any-method"), method: "PATCH" }, "/any-method", "anyMethod", {}],
     ["regex patterns see the query string", get("/search?q=abc"), "/search\\?q=[a-z]+", "search", {}],
@@ -43,7 +49,10 @@ describe("meshctl x hub-eval: HTTPAPISpec matching", async () => {
     ["a method that fits no pattern matches nothing", { ...get("/shelves/s1/books/b2"), method: "DELETE" }, null, null, {}],
     ["templates must consume the whole path", get("/shelves/s1"), null, null, {}],
   ];
-  const run = await hubEval([file], rows.map((r) => r[1]));
+  const run = await hubEval(
+    [file],
+    rows.map((r) => r[1]),
+  );
   it("exits 0", async () => assert.equal(run.status, 0, run.stderr));
   rows.forEach(([name, , pattern, operation, bindings], i) => {
     it(name, () => {
@@ -66,29 +75,35 @@ describe("meshctl x hub-eval: HTTPAPISpec matching", async () => {
 
 describe("meshctl x hub-eval: API keys", async () => {
   const defaults = configFile(SPEC);
-  const configured = configFile(
-    SPEC.replace("  patterns:\n", "  apiKeys: [{ header: X-Custom-Key }, { query: token }]\n  patterns:\n"),
-  );
+  const configured = configFile(SPEC.replace("  patterns:\n", "  apiKeys: [{ header: X-Custom-Key }, { query: token }]\n  patterns:\n"));
   it("uses query key, then query api_key, then header x-api-key by default", async () => {
-    const run = await hubEval([defaults], [
-      get("/x?api_key=b&key=a", { headers: { "x-api-key": "c" } }),
-      get("/x?api_key=b", { headers: { "x-api-key": "c" } }),
-      get("/x", { headers: { "x-api-key": "c" } }),
-      get("/x?key=&api_key=b"),
-      get("/x?key=a%20b"),
-      get("/x"),
-    ]);
-    assert.deepEqual(run.lines.map((l) => l.apiKey), ["a", "b", "c", "", "a%20b", null]);
+    const run = await hubEval(
+      [defaults],
+      [
+        get("/x?api_key=b&key=a", { headers: { "x-api-key": "c" } }),
+        get("/x?api_key=b", { headers: { "x-api-key": "c" } }),
+        get("/x", { headers: { "x-api-key": "c" } }),
+        get("/x?key=&api_key=b"),
+        get("/x?key=a%20b"),
+        get("/x"),
+      ],
+    );
+    assert.deepEqual(
+      run.lines.map((l) => l.apiKey),
+      ["a", "b", "c", "", "a%20b", null],
+    );
     assert.deepEqual(run.lines[0].attributes["request.api_key"], { stringValue: "a" });
     assert.equal(run.lines[5].attributes["request.api_key"], undefined);
   });
   it("configured locations replace the defaults and apply in list order", async () => {
-    const run = await hubEval([configured], [
-      get("/x?token=t&key=k", { headers: { "x-custom-key": "h" } }),
-      get("/x?token=t&key=k"),
-      get("/x?key=k", { headers: { "x-api-key": "c" } }),
-    ]);
-    assert.deepEqual(run.lines.map((l) => l.apiKey), ["h", "t", null]);
+    const run = await hubEval(
+      [configured],
+      [get("/x?token=t&key=k", { headers: { "x-custom-key": "h" } }), get("/x?token=t&key=k"), get("/x?key=k", { headers: { "x-api-key": "c" } })],
+    );
+    assert.deepEqual(
+      run.lines.map((l) => l.apiKey),
+      ["h", "t", null],
+    );
   });
   it("services without a ServiceConfig get no key, API match or quota", async () => {
     const run = await hubEval([defaults], [{ ...get("/shelves/a/books/b?key=k"), destinationService: "other.shop.svc.cluster.local" }]);
@@ -122,22 +137,39 @@ spec:
   quotaSpecs: [{ name: limits, namespace: shop }]
 `);
   it("charges every matching rule's quotas in rule order, then quota order", async () => {
-    const run = await hubEval([file], [
-      get("/a"),
-      { ...get("/shelves/1"), method: "POST" },
-      { ...get("/other"), method: "POST" },
-      get("/a", { headers: { "x-user": "vip-42" } }),
-      get("/a", { headers: { "x-user": "vip-42x" } }),
-      get("/a", { connection: { mtls: true, peerPrincipal: "spiffe://cluster.local/ns/batch/sa/job" } }),
-    ]);
+    const run = await hubEval(
+      [file],
+      [
+        get("/a"),
+        { ...get("/shelves/1"), method: "POST" },
+        { ...get("/other"), method: "POST" },
+        get("/a", { headers: { "x-user": "vip-42" } }),
+        get("/a", { headers: { "x-user": "vip-42x" } }),
+        get("/a", { connection: { mtls: true, peerPrincipal: "spiffe://cluster.local/ns/batch/sa/job" } }),
+      ],
+    );
     assert.equal(run.status, 0, run.stderr);
-    assert.deepEqual(run.lines.map((l) => l.quotas), [
-      [{ quota: "all", charge: 1 }],
-      [{ quota: "all", charge: 1 }, { quota: "heavy", charge: 3 }, { quota: "all", charge: 2 }],
-      [{ quota: "all", charge: 1 }],
-      [{ quota: "all", charge: 1 }, { quota: "heavy", charge: 3 }, { quota: "all", charge: 2 }],
-      [{ quota: "all", charge: 1 }],
-      [{ quota: "all", charge: 1 }, { quota: "batch", charge: 1 }],
-    ]);
+    assert.deepEqual(
+      run.lines.map((l) => l.quotas),
+      [
+        [{ quota: "all", charge: 1 }],
+        [
+          { quota: "all", charge: 1 },
+          { quota: "heavy", charge: 3 },
+          { quota: "all", charge: 2 },
+        ],
+        [{ quota: "all", charge: 1 }],
+        [
+          { quota: "all", charge: 1 },
+          { quota: "heavy", charge: 3 },
+          { quota: "all", charge: 2 },
+        ],
+        [{ quota: "all", charge: 1 }],
+        [
+          { quota: "all", charge: 1 },
+          { quota: "batch", charge: 1 },
+        ],
+      ],
+    );
   });
 });

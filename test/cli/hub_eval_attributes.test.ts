@@ -60,11 +60,14 @@ const request = (extra: object = {}) => ({
 });
 
 describe("meshctl x hub-eval: order of application of attributes", async () => {
-  const honoured = await hubEval([configFile(clientConfig(false))], [
-    request(),
-    request({ connection: { mtls: true, peerPrincipal: "spiffe://cluster.local/ns/reviews/sa/reviews" } }),
-    request({ headers: { "x-mesh-attributes": "not base64!", "user-agent": "curl/8" } }),
-  ]);
+  const honoured = await hubEval(
+    [configFile(clientConfig(false))],
+    [
+      request(),
+      request({ connection: { mtls: true, peerPrincipal: "spiffe://cluster.local/ns/reviews/sa/reviews" } }),
+      request({ headers: { "x-mesh-attributes": "not base64!", "user-agent": "curl/8" } }),
+    ],
+  );
   const ignored = await hubEval([configFile(clientConfig(true))], [request()]);
   const [plain, withPeer, malformed] = honoured.lines;
 
@@ -111,28 +114,31 @@ describe("meshctl x hub-eval: order of application of attributes", async () => {
 });
 
 describe("meshctl x hub-eval: request-derived attributes", async () => {
-  const run = await hubEval([configFile(clientConfig(false))], [
-    {
-      method: "POST",
-      path: "/a/b?x=1&y&x=2",
-      host: "ratings:9080",
-      scheme: "https",
-      time: "2026-11-22T10:00:00.123456Z",
-      destinationService: SERVICE,
-      headers: { "Content-Type": "application/grpc", Referer: "https://r/", "X-Request-Id": "rid-1", "content-length": "42" },
-      connection: {
-        sourceIp: "2001:db8::7",
-        sourcePort: 443,
-        destinationIp: "10.0.0.9",
-        destinationPort: 9080,
-        mtls: true,
-        peerPrincipal: "cluster.local/ns/frontend/sa/web",
-        localPrincipal: "spiffe://cluster.local/ns/shop/sa/ratings",
-        requestedServerName: "outbound_.9080_._.ratings.shop.svc.cluster.local",
+  const run = await hubEval(
+    [configFile(clientConfig(false))],
+    [
+      {
+        method: "POST",
+        path: "/a/b?x=1&y&x=2",
+        host: "ratings:9080",
+        scheme: "https",
+        time: "2026-11-22T10:00:00.123456Z",
+        destinationService: SERVICE,
+        headers: { "Content-Type": "application/grpc", Referer: "https://r/", "X-Request-Id": "rid-1", "content-length": "42" },
+        connection: {
+          sourceIp: "2001:db8::7",
+          sourcePort: 443,
+          destinationIp: "10.0.0.9",
+          destinationPort: 9080,
+          mtls: true,
+          peerPrincipal: "cluster.local/ns/frontend/sa/web",
+          localPrincipal: "spiffe://cluster.local/ns/shop/sa/ratings",
+          requestedServerName: "outbound_.9080_._.ratings.shop.svc.cluster.local",
+        },
+        auth: { iss: "https://issuer", sub: "alice", aud: ["web", "api"], azp: "spa", scope: "read write", n: 3 },
       },
-      auth: { iss: "https://issuer", sub: "alice", aud: ["web", "api"], azp: "spa", scope: "read write", n: 3 },
-    },
-  ]);
+    ],
+  );
   const a = run.lines[0]?.attributes ?? {};
   const rows: Array<[string, object | undefined]> = [
     ["request.method", { stringValue: "POST" }],

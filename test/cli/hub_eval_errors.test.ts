@@ -35,25 +35,57 @@ spec:
 
 // Each row: a configuration that must be refused, and what the message must name.
 const rows: Array<[string, string, string[]]> = [
-  ["RFC 6570 forms are not HTTP-rule templates", spec("{ httpMethod: GET, uriTemplate: '/search{?q}' }"), ["HTTPAPISpec shop/books", "spec.patterns[1].uriTemplate", "/search{?q}"]],
+  [
+    "RFC 6570 forms are not HTTP-rule templates",
+    spec("{ httpMethod: GET, uriTemplate: '/search{?q}' }"),
+    ["HTTPAPISpec shop/books", "spec.patterns[1].uriTemplate", "/search{?q}"],
+  ],
   ["empty segments", spec("{ httpMethod: GET, uriTemplate: '/a//b' }"), ["spec.patterns[1].uriTemplate", "empty segment"]],
   ["lookahead needs backtracking", spec("{ httpMethod: GET, regex: '/a(?=b)' }"), ["spec.patterns[1].regex", "lookahead"]],
   ["backreferences need backtracking", spec("{ httpMethod: GET, regex: '(a)\\1' }"), ["spec.patterns[1].regex", "backreference"]],
   // 2^32 once wrapped to {0}: /admin/x{4294967296} matched /admin/.
-  ["repeat counts above the limit are refused, never wrapped", spec("{ httpMethod: GET, regex: '/admin/x{4294967296}' }"), ["spec.patterns[1].regex", 'repeat count above 1000 in quantifier "{4294967296}"']],
-  ["a pattern needs exactly one of uriTemplate and regex", spec("{ httpMethod: GET, uriTemplate: /a, regex: /a }"), ["spec.patterns[1]", "exactly one of uriTemplate, regex"]],
+  [
+    "repeat counts above the limit are refused, never wrapped",
+    spec("{ httpMethod: GET, regex: '/admin/x{4294967296}' }"),
+    ["spec.patterns[1].regex", 'repeat count above 1000 in quantifier "{4294967296}"'],
+  ],
+  [
+    "a pattern needs exactly one of uriTemplate and regex",
+    spec("{ httpMethod: GET, uriTemplate: /a, regex: /a }"),
+    ["spec.patterns[1]", "exactly one of uriTemplate, regex"],
+  ],
   ["a pattern needs a template or regex", spec("{ httpMethod: GET }"), ["spec.patterns[1]", "got none"]],
-  ["attribute values are typed", spec("{ uriTemplate: /b, attributes: { attributes: { api.operation: { stringValue: 7 } } } }"), ["spec.patterns[1].attributes.attributes[api.operation].stringValue", "expected a string"]],
-  ["an API key is one of a query, a header, a cookie", spec("{ uriTemplate: /b }", "  apiKeys: [{ header: k, cookie: k }]"), ["spec.apiKeys[0]", "exactly one of query, header, cookie"]],
+  [
+    "attribute values are typed",
+    spec("{ uriTemplate: /b, attributes: { attributes: { api.operation: { stringValue: 7 } } } }"),
+    ["spec.patterns[1].attributes.attributes[api.operation].stringValue", "expected a string"],
+  ],
+  [
+    "an API key is one of a query, a header, a cookie",
+    spec("{ uriTemplate: /b }", "  apiKeys: [{ header: k, cookie: k }]"),
+    ["spec.apiKeys[0]", "exactly one of query, header, cookie"],
+  ],
   [
     "bindings must reference defined specs",
     spec("{ uriTemplate: /b }") + BINDING.replace("apiSpecs: [{ name: books }]", "apiSpecs: [{ name: missing }]"),
     ["HTTPAPISpecBinding shop/books", "spec.apiSpecs[0]", "shop/missing, which is not defined"],
   ],
   ["quota charges are positive integers", QUOTA("charge: -1"), ["QuotaSpec shop/q", "spec.rules[0].quotas[0].charge", "integer from 1"]],
-  ["a StringMatch is exactly one of exact, prefix, regex", QUOTA("charge: 1", "{ exact: a, prefix: b }"), ["spec.rules[0].match[0].clause[request.path]", "exactly one of exact, prefix, regex"]],
-  ["StringMatch regexes use the filter's engine", QUOTA("charge: 1", "{ regex: '(?<=a)b' }"), ["spec.rules[0].match[0].clause[request.path].regex", "lookbehind"]],
-  ["StringMatch repeat counts are not wrapped", QUOTA("charge: 1", "{ regex: '/admin/x{4294967297}' }"), ["spec.rules[0].match[0].clause[request.path].regex", 'repeat count above 1000 in quantifier "{4294967297}"']],
+  [
+    "a StringMatch is exactly one of exact, prefix, regex",
+    QUOTA("charge: 1", "{ exact: a, prefix: b }"),
+    ["spec.rules[0].match[0].clause[request.path]", "exactly one of exact, prefix, regex"],
+  ],
+  [
+    "StringMatch regexes use the filter's engine",
+    QUOTA("charge: 1", "{ regex: '(?<=a)b' }"),
+    ["spec.rules[0].match[0].clause[request.path].regex", "lookbehind"],
+  ],
+  [
+    "StringMatch repeat counts are not wrapped",
+    QUOTA("charge: 1", "{ regex: '/admin/x{4294967297}' }"),
+    ["spec.rules[0].match[0].clause[request.path].regex", 'repeat count above 1000 in quantifier "{4294967297}"'],
+  ],
   [
     "fail policy waits must not be inverted",
     `apiVersion: config.mesh.io/v1alpha2
@@ -70,10 +102,13 @@ metadata: { name: c, namespace: shop }
 spec: { serviceConfigs: { a: { networkFailPolicy: { policy: FAIL_SOMETIMES } } } }`,
     ["spec.serviceConfigs[a].networkFailPolicy.policy", "one of FAIL_OPEN, FAIL_CLOSE", '"FAIL_SOMETIMES"'],
   ],
-  ["the API group is config.mesh.io/v1alpha2", spec("{ uriTemplate: /b }").replace("config.mesh.io/v1alpha2", "config.istio.io/v1alpha2"), ["apiVersion", "config.mesh.io/v1alpha2"]],
+  [
+    "the API group is config.mesh.io/v1alpha2",
+    spec("{ uriTemplate: /b }").replace("config.mesh.io/v1alpha2", "config.istio.io/v1alpha2"),
+    ["apiVersion", "config.mesh.io/v1alpha2"],
+  ],
   ["YAML syntax errors name the document", "kind: [", ["document 1", "valid YAML or JSON"]],
 ];
-
 
 describe("meshctl x hub-eval: bad configuration exits 2 naming file, resource and field", async () => {
   for (const [name, yaml, expected] of rows) {

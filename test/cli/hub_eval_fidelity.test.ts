@@ -68,7 +68,10 @@ ${binding("books")}`);
     ["a single-segment binding decodes everything", "/one/a%2Fb%3Fc%20d", { x: "a/b?c d" }],
     ["a ** binding decodes all but reserved", "/rest/a%20b/c%2Fd/%7E", { path: "a b/c%2Fd/~" }],
   ];
-  const run = await hubEval([file], rows.map((r) => get(r[1])));
+  const run = await hubEval(
+    [file],
+    rows.map((r) => get(r[1])),
+  );
   it("exits 0", async () => assert.equal(run.status, 0, run.stderr));
   rows.forEach(([name, , bindings], i) => {
     it(name, () => assert.deepEqual(run.lines[i].apiSpec.bindings, bindings));
@@ -93,7 +96,10 @@ ${binding("books")}`);
     ["the cookie comes first in the configured order", get("/books?key=k", { headers: { cookie: "session=c" } }), "c"],
     ["no cookie and no query: no key", get("/books"), null],
   ];
-  const run = await hubEval([file], rows.map((r) => r[1]));
+  const run = await hubEval(
+    [file],
+    rows.map((r) => r[1]),
+  );
   it("exits 0 with no warning", async () => {
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stderr, "");

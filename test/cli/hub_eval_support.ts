@@ -21,7 +21,10 @@ export interface HubEvalRun {
 export async function hubEval(files: string[], requests: Array<object | string>): Promise<HubEvalRun> {
   const input = requests.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n");
   const run = await meshctlInProcess(["x", "hub-eval", ...files.flatMap((f) => ["-f", f])], { input });
-  const lines = run.stdout.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
+  const lines = run.stdout
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l));
   return { status: run.status, lines, stderr: run.stderr };
 }
 

@@ -19,7 +19,10 @@ delete process.env.NAMESPACE;
 delete process.env.JWT_POLICY;
 
 type Obj = Record<string, any>;
-const docs = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((d) => d !== null);
+const docs = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d !== null);
 const generate = async (...args: string[]) => {
   const r = await meshctlInProcess(["manifest", "generate", ...args]);
   assert.equal(r.status, 0, r.stderr);
@@ -35,7 +38,15 @@ describe("manifest generate", async () => {
     const errors = (await Promise.all(all.map(orchSchemaErrors))).flat();
     assert.deepEqual(errors, []);
     assert.deepEqual([...new Set(all.map((o) => o.kind))].sort(), [
-      "ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition", "Deployment", "MutatingWebhookConfiguration", "Service", "ServiceAccount", "ValidatingWebhookConfiguration",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ConfigMap",
+      "CustomResourceDefinition",
+      "Deployment",
+      "MutatingWebhookConfiguration",
+      "Service",
+      "ServiceAccount",
+      "ValidatingWebhookConfiguration",
     ]);
   });
 
@@ -71,7 +82,14 @@ describe("manifest generate", async () => {
     const errors = structuralSchemaErrors({
       type: "object",
       properties: {
-        spec: { properties: { a: { type: "array" }, b: { type: "string", "x-kubernetes-preserve-unknown-fields": true }, c: { type: "object", additionalProperties: false } }, "x-istio-thing": true },
+        spec: {
+          properties: {
+            a: { type: "array" },
+            b: { type: "string", "x-kubernetes-preserve-unknown-fields": true },
+            c: { type: "object", additionalProperties: false },
+          },
+          "x-istio-thing": true,
+        },
         status: { type: "object", anyOf: [{ type: "object", properties: { d: { type: "string" } } }] },
         metadata: { type: "object", properties: { labels: { type: "object" } } },
       },
@@ -85,7 +103,8 @@ describe("manifest generate", async () => {
       "openAPIV3Schema.properties.status.anyOf[0].type: not allowed inside allOf, anyOf, oneOf or not",
       "openAPIV3Schema.properties.status.anyOf[0].properties.d: not specified outside the junctor",
       "openAPIV3Schema.properties.metadata.properties.labels: only name and generateName may be restricted",
-    ]) assert.ok(errors.includes(expected), `${expected}\n in ${errors.join("\n")}`);
+    ])
+      assert.ok(errors.includes(expected), `${expected}\n in ${errors.join("\n")}`);
   });
 
   it("upstream's samples (renamed) are accepted by the CRD schemas of their kinds", () => {
@@ -108,8 +127,18 @@ describe("manifest generate", async () => {
   });
 
   it("disco-discovery, hubs and mesh_ca: Deployment, Service, ServiceAccount, cluster RBAC; the webhooks call disco-discovery's /inject and /validate", () => {
-    for (const [app, sa] of [["mesh-disco", "mesh-disco-service-account"], ["mesh-hub", "mesh-hub-service-account"], ["mesh-ca", "mesh-ca-service-account"]]) {
-      for (const id of [`Deployment:mesh-system:${app}`, `Service:mesh-system:${app}`, `ServiceAccount:mesh-system:${sa}`, `ClusterRole::${app}-mesh-system`, `ClusterRoleBinding::${app}-mesh-system`]) {
+    for (const [app, sa] of [
+      ["mesh-disco", "mesh-disco-service-account"],
+      ["mesh-hub", "mesh-hub-service-account"],
+      ["mesh-ca", "mesh-ca-service-account"],
+    ]) {
+      for (const id of [
+        `Deployment:mesh-system:${app}`,
+        `Service:mesh-system:${app}`,
+        `ServiceAccount:mesh-system:${sa}`,
+        `ClusterRole::${app}-mesh-system`,
+        `ClusterRoleBinding::${app}-mesh-system`,
+      ]) {
         assert.ok(names(all).includes(id), id);
       }
     }
@@ -125,14 +154,20 @@ describe("manifest generate", async () => {
     assert.equal(validation.metadata.name, "meshd-mesh-system");
     assert.equal(validation.webhooks[0].clientConfig.service.path, "/validate");
     const discoPorts = all.find((o) => o.kind === "Service" && o.metadata.name === "mesh-disco")!.spec.ports;
-    assert.deepEqual(discoPorts.find((p: Obj) => p.port === 443), { name: "https-webhook", port: 443, targetPort: 15017, protocol: "TCP" });
+    assert.deepEqual(
+      discoPorts.find((p: Obj) => p.port === 443),
+      { name: "https-webhook", port: 443, targetPort: 15017, protocol: "TCP" },
+    );
   });
 
   it("profiles: minimal is disco-discovery and validation; demo keeps every component with small requests and access logs", async () => {
     const minimal = await generate("--set", "profile=minimal");
     assert.equal(deployment(minimal, "mesh-hub"), undefined);
     assert.equal(deployment(minimal, "mesh-ca"), undefined);
-    assert.equal(minimal.some((o) => o.kind === "MutatingWebhookConfiguration"), false);
+    assert.equal(
+      minimal.some((o) => o.kind === "MutatingWebhookConfiguration"),
+      false,
+    );
     assert.ok(minimal.some((o) => o.kind === "ValidatingWebhookConfiguration"));
     const demo = await generate("-s", "profile=demo");
     assert.deepEqual(deployment(demo, "mesh-hub")!.spec.template.spec.containers[0].resources, { requests: { cpu: "10m", memory: "40Mi" } });
@@ -144,18 +179,39 @@ describe("manifest generate", async () => {
   it("--set by dotted path, -f MeshOperator files left to right, -i", async () => {
     const tmp = tempDir("mesh-manifest-");
     const file = join(tmp, "op.yaml");
-    writeFileSync(file, "apiVersion: install.mesh.io/v1alpha1\nkind: MeshOperator\nmetadata: {name: mine}\nspec:\n  hub: registry.example.com/mesh\n  components:\n    disco:\n      k8s: {replicaCount: 3}\n    hub:\n      k8s: {resources: {requests: {cpu: 100m}, limits: {memory: 512Mi}}}\n");
-    const ca = deployment(await generate("--set", "values.anchor.tokenJwks=https://issuer.example.com/jwks.json", "--set", "values.anchor.tokenIssuer=https://issuer.example.com"), "mesh-ca")!;
-    assert.deepEqual(ca.spec.template.spec.containers[0].env.filter((e: Obj) => e.name.startsWith("TOKEN_")), [
-      { name: "TOKEN_JWKS", value: "https://issuer.example.com/jwks.json" },
-      { name: "TOKEN_ISSUER", value: "https://issuer.example.com" },
-    ]);
-    const limited = deployment(await generate("--set", "components.disco.k8s.resources.limits.cpu=2", "--set", "components.disco.k8s.resources.requests.memory=1Gi"), "mesh-disco")!;
+    writeFileSync(
+      file,
+      "apiVersion: install.mesh.io/v1alpha1\nkind: MeshOperator\nmetadata: {name: mine}\nspec:\n  hub: registry.example.com/mesh\n  components:\n    disco:\n      k8s: {replicaCount: 3}\n    hub:\n      k8s: {resources: {requests: {cpu: 100m}, limits: {memory: 512Mi}}}\n",
+    );
+    const ca = deployment(
+      await generate("--set", "values.anchor.tokenJwks=https://issuer.example.com/jwks.json", "--set", "values.anchor.tokenIssuer=https://issuer.example.com"),
+      "mesh-ca",
+    )!;
+    assert.deepEqual(
+      ca.spec.template.spec.containers[0].env.filter((e: Obj) => e.name.startsWith("TOKEN_")),
+      [
+        { name: "TOKEN_JWKS", value: "https://issuer.example.com/jwks.json" },
+        { name: "TOKEN_ISSUER", value: "https://issuer.example.com" },
+      ],
+    );
+    const limited = deployment(
+      await generate("--set", "components.disco.k8s.resources.limits.cpu=2", "--set", "components.disco.k8s.resources.requests.memory=1Gi"),
+      "mesh-disco",
+    )!;
     assert.deepEqual(limited.spec.template.spec.containers[0].resources, { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "2" } });
     const badQuantity = await meshctlInProcess(["manifest", "generate", "--set", "components.hub.k8s.resources.limits.cpu=lots"]);
     assert.equal(badQuantity.status, 2);
     assert.match(badQuantity.stderr, /components\.hub\.k8s\.resources\.limits\.cpu: expected a quantity such as 500m or 128Mi, got "lots"/);
-    const out = await generate("-f", file, "--set", "components.disco.k8s.replicaCount=2", "--set", "components.anchor.enabled=false", "--set", "values.global.logLevel=default:debug");
+    const out = await generate(
+      "-f",
+      file,
+      "--set",
+      "components.disco.k8s.replicaCount=2",
+      "--set",
+      "components.anchor.enabled=false",
+      "--set",
+      "values.global.logLevel=default:debug",
+    );
     const disco = deployment(out, "mesh-disco")!;
     assert.equal(disco.spec.replicas, 2, "--set wins over -f");
     assert.deepEqual(deployment(out, "mesh-hub")!.spec.template.spec.containers[0].resources, { requests: { cpu: "100m" }, limits: { memory: "512Mi" } });
@@ -218,7 +274,10 @@ describe("manifest diff", async () => {
     const r = await meshctlInProcess(["manifest", "diff", base, demo]);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stdout, /^Differences in manifests are:\n/);
-    assert.match(r.stdout, /Object Deployment:mesh-system:mesh-hub has diffs:\n\nspec:\n  template:\n    spec:\n      containers:\n        "\[0\]":\n          args:\n/);
+    assert.match(
+      r.stdout,
+      /Object Deployment:mesh-system:mesh-hub has diffs:\n\nspec:\n  template:\n    spec:\n      containers:\n        "\[0\]":\n          args:\n/,
+    );
     assert.match(r.stdout, /cpu: 1000m -> 10m/);
     const gone = await meshctlInProcess(["manifest", "diff", base, minimal]);
     assert.match(gone.stdout, /Object Deployment:mesh-system:mesh-ca is missing in B:/);
@@ -231,7 +290,16 @@ describe("manifest diff", async () => {
     assert.equal(selected.status, 0, selected.stdout);
     const ignored = await meshctlInProcess(["manifest", "diff", base, demo, "--ignore", "Deployment::,ConfigMap::mesh"]);
     assert.equal(ignored.status, 0, ignored.stdout);
-    const field = await meshctlInProcess(["manifest", "diff", base, demo, "--select", "Deployment::mesh-hub", "--ignore", "Deployment::mesh-hub:spec.template.spec.containers.*"]);
+    const field = await meshctlInProcess([
+      "manifest",
+      "diff",
+      base,
+      demo,
+      "--select",
+      "Deployment::mesh-hub",
+      "--ignore",
+      "Deployment::mesh-hub:spec.template.spec.containers.*",
+    ]);
     assert.equal(field.status, 0, field.stdout);
     const renamed = await meshctlInProcess(["manifest", "diff", base, base, "--rename", "Service::mesh-hub->Service::mesh-hub2"]);
     assert.equal(renamed.status, 1);
@@ -250,7 +318,10 @@ describe("manifest migrate", () => {
   const tmp = tempDir("mesh-manifest-migrate-");
   it("upstream-style Helm values become a MeshOperator that generate -f renders as asked", async () => {
     const values = join(tmp, "values.yaml");
-    writeFileSync(values, "global:\n  hub: registry.example.com/mesh\n  tag: 1.4.2\n  imagePullPolicy: Always\n  logging: {level: \"default:debug\"}\npilot:\n  replicaCount: 2\nmixer:\n  policy: {enabled: false}\n  telemetry: {enabled: false}\nsecurity:\n  selfSigned: false\nsidecarInjectorWebhook: {enabled: false}\n");
+    writeFileSync(
+      values,
+      'global:\n  hub: registry.example.com/mesh\n  tag: 1.4.2\n  imagePullPolicy: Always\n  logging: {level: "default:debug"}\npilot:\n  replicaCount: 2\nmixer:\n  policy: {enabled: false}\n  telemetry: {enabled: false}\nsecurity:\n  selfSigned: false\nsidecarInjectorWebhook: {enabled: false}\n',
+    );
     const r = await meshctlInProcess(["manifest", "migrate", values]);
     assert.equal(r.status, 0, r.stderr);
     const op = docs(r.stdout)[0];
@@ -265,11 +336,15 @@ describe("manifest migrate", () => {
     assert.equal(disco.spec.template.spec.containers[0].imagePullPolicy, "Always");
     assert.equal(deployment(out, "mesh-hub"), undefined);
     assert.ok(deployment(out, "mesh-ca")!.spec.template.spec.containers[0].args.includes("--signing-cert"));
-    assert.equal(out.some((o) => o.kind === "MutatingWebhookConfiguration"), false);
+    assert.equal(
+      out.some((o) => o.kind === "MutatingWebhookConfiguration"),
+      false,
+    );
   });
 
   it("the older MeshControlPlane resource, from stdin", async () => {
-    const cp = "apiVersion: install.mesh.io/v1alpha2\nkind: MeshControlPlane\nspec:\n  profile: demo\n  policy: {enabled: false}\n  trafficManagement:\n    components:\n      pilot: {k8s: {replicaCount: 3}}\n";
+    const cp =
+      "apiVersion: install.mesh.io/v1alpha2\nkind: MeshControlPlane\nspec:\n  profile: demo\n  policy: {enabled: false}\n  trafficManagement:\n    components:\n      pilot: {k8s: {replicaCount: 3}}\n";
     const r = await meshctlInProcess(["manifest", "migrate"], { input: cp });
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(docs(r.stdout)[0].spec, { profile: "demo", components: { hub: { enabled: false }, disco: { k8s: { replicaCount: 3 } } } });
@@ -291,7 +366,10 @@ describe("manifest migrate", () => {
 describe("what still needs a cluster", () => {
   for (const [args, what] of [
     [["manifest", "apply", "-f", "x.yaml"], /^meshctl manifest apply: needs an orchestrator API to read and write the control plane's Deployments/],
-    [["install", "--set", "profile=demo"], /^meshctl install: needs an orchestrator API to apply the install manifests to a cluster; offline, `meshctl manifest generate -o DIR` \(or `\| kubectl apply -f -`\) renders them/],
+    [
+      ["install", "--set", "profile=demo"],
+      /^meshctl install: needs an orchestrator API to apply the install manifests to a cluster; offline, `meshctl manifest generate -o DIR` \(or `\| kubectl apply -f -`\) renders them/,
+    ],
   ] as const) {
     it(`${args.join(" ")}: exit 69, says what to use instead`, async () => {
       const r = await meshctlInProcess([...args]);

@@ -31,13 +31,23 @@ describe("manifest generate: the rendered daemons start", async () => {
   assert.equal(r.status, 0, r.stderr);
   const objects: Obj[] = parseAllDocuments(r.stdout).map((d) => d.toJS());
   const container = (name: string) => objects.find((o) => o.kind === "Deployment" && o.metadata.name === name)!.spec.template.spec.containers[0];
-  const envOf = (c: Obj): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, POD_NAME: "test-0", POD_NAMESPACE: "mesh-system", ...Object.fromEntries((c.env ?? []).filter((e: Obj) => "value" in e).map((e: Obj) => [e.name, e.value])) });
+  const envOf = (c: Obj): NodeJS.ProcessEnv => ({
+    PATH: process.env.PATH,
+    POD_NAME: "test-0",
+    POD_NAMESPACE: "mesh-system",
+    ...Object.fromEntries((c.env ?? []).filter((e: Obj) => "value" in e).map((e: Obj) => [e.name, e.value])),
+  });
 
   const rows: Array<[string, string, string[], string]> = [
     ["mesh-ca", "mesh_ca.mjs", ["--ctrlz_port", "0"], "mesh_ca listening "],
     ["mesh-hub", "hubs.mjs", ["--ctrlz_port", "0"], "hubs listening "],
     // Its TLS listeners need the mesh_ca certificate of the Secret mesh.mesh-disco-service-account: off here.
-    ["mesh-disco", "disco-discovery.mjs", ["--grpcAddr", "127.0.0.1:0", "--secureGrpcAddr", "", "--httpsAddr", "", "--monitoringAddr", "127.0.0.1:0", "--httpAddr", "", "--ctrlz_port", "0"], "disco-discovery listening: "],
+    [
+      "mesh-disco",
+      "disco-discovery.mjs",
+      ["--grpcAddr", "127.0.0.1:0", "--secureGrpcAddr", "", "--httpsAddr", "", "--monitoringAddr", "127.0.0.1:0", "--httpAddr", "", "--ctrlz_port", "0"],
+      "disco-discovery listening: ",
+    ],
   ];
   for (const [name, program, extra, listening] of rows) {
     it(`${name}: ${program} with the rendered args reaches its listening line`, async () => {

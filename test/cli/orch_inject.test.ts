@@ -12,7 +12,10 @@ const VALUES = ["--valuesFile", "inject_values.yaml"];
 const STATUS = "sidecar.mesh.io/status";
 
 type Obj = Record<string, any>;
-const docs = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj).filter((d) => d !== null);
+const docs = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d !== null);
 
 /** The pod template (metadata, spec) of a workload document. */
 function template(doc: Obj): { metadata: Obj; spec: Obj } {
@@ -34,7 +37,14 @@ describe("orch-inject: workloads", async () => {
   });
 
   const expectedAppPort: Record<string, string | undefined> = {
-    Deployment: "8080", Pod: "9000", StatefulSet: "5432", DaemonSet: "2020", ReplicaSet: "6379", Job: undefined, CronJob: "8081", ReplicationController: "3000",
+    Deployment: "8080",
+    Pod: "9000",
+    StatefulSet: "5432",
+    DaemonSet: "2020",
+    ReplicaSet: "6379",
+    Job: undefined,
+    CronJob: "8081",
+    ReplicationController: "3000",
   };
   for (const [kind, appPort] of Object.entries(expectedAppPort)) {
     test(`${kind}: sidecar container, volume and status annotation`, async () => {
@@ -44,15 +54,32 @@ describe("orch-inject: workloads", async () => {
       assert.equal(spec.containers.length, 2);
       assert.equal(sidecar.name, "mesh-proxy");
       assert.equal(sidecar.image, "registry.example.com/mesh/disco-agent:1.4.2");
-      assert.deepEqual(sidecar.args.slice(0, 9), ["proxy", "--inboundPort", "15006", "--outboundPort", "15001", "--proxyAdminPort", "15000", "--statusPort", "15020"]);
+      assert.deepEqual(sidecar.args.slice(0, 9), [
+        "proxy",
+        "--inboundPort",
+        "15006",
+        "--outboundPort",
+        "15001",
+        "--proxyAdminPort",
+        "15000",
+        "--statusPort",
+        "15020",
+      ]);
       const portAt = sidecar.args.indexOf("--appPort");
       assert.equal(portAt < 0 ? undefined : sidecar.args[portAt + 1], appPort);
       assert.deepEqual(
         sidecar.env.map((e: Obj) => [e.name, e.valueFrom.fieldRef.fieldPath]),
-        [["POD_NAME", "metadata.name"], ["POD_NAMESPACE", "metadata.namespace"], ["INSTANCE_IP", "status.podIP"]],
+        [
+          ["POD_NAME", "metadata.name"],
+          ["POD_NAMESPACE", "metadata.namespace"],
+          ["INSTANCE_IP", "status.podIP"],
+        ],
       );
       assert.deepEqual(sidecar.readinessProbe.httpGet, { path: "/healthz/ready", port: 15020 });
-      assert.deepEqual(sidecar.ports.map((p: Obj) => p.containerPort), [15006, 15020]);
+      assert.deepEqual(
+        sidecar.ports.map((p: Obj) => p.containerPort),
+        [15006, 15020],
+      );
       assert.deepEqual(sidecar.resources, { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1", memory: "256Mi" } });
       assert.equal(spec.volumes.at(-1).name, "mesh-proxy-config");
       const status = JSON.parse(metadata.annotations[STATUS]);
@@ -64,7 +91,10 @@ describe("orch-inject: workloads", async () => {
 
   test("other kinds pass through byte for byte and in order", async () => {
     const kinds = docs(run.stdout).map((d) => `${d.apiVersion}/${d.kind}`);
-    assert.deepEqual(kinds, docs(fixture("inject_workloads.in.yaml")).map((d) => `${d.apiVersion}/${d.kind}`));
+    assert.deepEqual(
+      kinds,
+      docs(fixture("inject_workloads.in.yaml")).map((d) => `${d.apiVersion}/${d.kind}`),
+    );
     const input = fixture("inject_workloads.in.yaml");
     for (const name of ["kind: Namespace", "kind: Service", "kind: ConfigMap", "apiVersion: example.com/v1"]) {
       const start = input.lastIndexOf("---", input.indexOf(name));
@@ -94,7 +124,7 @@ describe("orch-inject: workloads", async () => {
 });
 
 describe("orch-inject: skipped templates", async () => {
-  test("opt-out annotation, hostNetwork, kube-system and unrecognized annotation values are skipped; inject: \"true\" is injected", async () => {
+  test('opt-out annotation, hostNetwork, kube-system and unrecognized annotation values are skipped; inject: "true" is injected', async () => {
     const r = await meshctl(["orch-inject", "-f", "inject_skips.in.yaml", ...VALUES]);
     assert.equal(r.status, 0, r.stderr);
     assertGolden(r.stdout, "inject_skips.out.yaml");
@@ -113,7 +143,16 @@ describe("orch-inject: skipped templates", async () => {
 
 describe("orch-inject: settings files", async () => {
   test("--injectConfigFile, --meshConfigFile and --valuesFile shape the sidecar", async () => {
-    const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", ...VALUES, "--meshConfigFile", "inject_mesh_config.yaml", "--injectConfigFile", "inject_config.yaml"]);
+    const r = await meshctl([
+      "orch-inject",
+      "-f",
+      "inject_settings.in.yaml",
+      ...VALUES,
+      "--meshConfigFile",
+      "inject_mesh_config.yaml",
+      "--injectConfigFile",
+      "inject_config.yaml",
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stderr, "");
     assertGolden(r.stdout, "inject_settings.out.yaml");
@@ -127,7 +166,12 @@ describe("orch-inject: settings files", async () => {
     assert.equal(sidecar.imagePullPolicy, "IfNotPresent");
     assert.ok(sidecar.args.includes("hub_server=mesh-hub.mesh-system.svc.cluster.local:9091"));
     assert.deepEqual(sidecar.resources, { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "2000m", memory: "1024Mi" } });
-    assert.deepEqual(sidecar.readinessProbe, { httpGet: { path: "/healthz/ready", port: 15020 }, initialDelaySeconds: 1, periodSeconds: 2, failureThreshold: 30 });
+    assert.deepEqual(sidecar.readinessProbe, {
+      httpGet: { path: "/healthz/ready", port: 15020 },
+      initialDelaySeconds: 1,
+      periodSeconds: 2,
+      failureThreshold: 30,
+    });
   });
 
   test("a values image with a registry path is used as is; unknown settings fields are warned about", async () => {
@@ -150,11 +194,18 @@ test("orch-inject: values' global.proxy.clusterDomain (upstream's) gives the age
   assert.equal(args[args.indexOf("--domain") + 1], "$(POD_NAMESPACE).svc.example.internal");
   assert.ok(args.includes("hub_server=mesh-hub.mesh-system.svc.example.internal:9091"), args.join(" "));
   const plain = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml"]);
-  assert.equal(template(docs(plain.stdout)[0]).spec.containers.at(-1).args.includes("--domain"), false, "the default domain adds no flag (the agent's default)");
+  assert.equal(
+    template(docs(plain.stdout)[0]).spec.containers.at(-1).args.includes("--domain"),
+    false,
+    "the default domain adds no flag (the agent's default)",
+  );
 });
 
 test("orch-inject: the mesh config's defaultConfig.image names the repository; one with a tag is used as is", async () => {
-  for (const [image, expected] of [["mirror.example.com/agent", "mirror.example.com/agent:1.4.2"], ["mirror.example.com:5000/agent:pinned", "mirror.example.com:5000/agent:pinned"]]) {
+  for (const [image, expected] of [
+    ["mirror.example.com/agent", "mirror.example.com/agent:1.4.2"],
+    ["mirror.example.com:5000/agent:pinned", "mirror.example.com:5000/agent:pinned"],
+  ]) {
     const mesh = tempFile(`defaultConfig:\n  image: ${image}\n`, "mesh.yaml");
     const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", ...VALUES, "--meshConfigFile", mesh]);
     assert.equal(r.status, 0, r.stderr);
@@ -185,7 +236,10 @@ describe("orch-inject: input and output", async () => {
     assert.equal(r.status, 0, r.stderr);
     assert.ok(!r.stdout.trimStart().startsWith("{"), "printed as block YAML");
     const out = parse(r.stdout);
-    assert.deepEqual(out.items[0].spec.containers.map((c: Obj) => c.name), ["app", "mesh-proxy"]);
+    assert.deepEqual(
+      out.items[0].spec.containers.map((c: Obj) => c.name),
+      ["app", "mesh-proxy"],
+    );
     assert.ok(out.items[0].spec.containers[1].args.includes("7000"));
     assert.deepEqual(out.items[1], JSON.parse(list).items[1]);
   });
@@ -195,7 +249,10 @@ test("orch-inject: a ConfigMap name without its file needs an orchestrator API: 
   const r = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml", "--meshConfigMapName", "mesh"]);
   assert.equal(r.status, 69);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /meshctl orch-inject --meshConfigMapName: this command needs an orchestrator API, which is not available here; use --meshConfigFile offline instead/);
+  assert.match(
+    r.stderr,
+    /meshctl orch-inject --meshConfigMapName: this command needs an orchestrator API, which is not available here; use --meshConfigFile offline instead/,
+  );
 });
 
 describe("orch-inject: bad input exits 2, names file and field, writes nothing", async () => {
@@ -203,16 +260,58 @@ describe("orch-inject: bad input exits 2, names file and field, writes nothing",
     `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  template:\n    metadata:\n${annotations || "      labels: {app: web}\n"}    spec:\n${podSpec}`;
   const rows: Array<{ name: string; args: () => string[]; error: RegExp }> = [
     { name: "YAML syntax error", args: () => ["-f", tempFile("a: [1,\n", "bad.yaml")], error: /bad\.yaml: document 1: expected valid YAML or JSON/ },
-    { name: "document without kind", args: () => ["-f", tempFile("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: a}]}\n---\napiVersion: v1\nmetadata: {name: b}\n", "nokind.yaml")], error: /nokind\.yaml: document 2: kind: expected a string, got nothing/ },
-    { name: "Deployment without containers", args: () => ["-f", tempFile(deployment("      restartPolicy: Always\n"), "d.yaml")], error: /d\.yaml: Deployment shop\/web: spec\.template\.spec\.containers: expected a non-empty list, got nothing/ },
-    { name: "containerPort not a number", args: () => ["-f", tempFile(deployment("      containers:\n      - name: web\n        ports:\n        - containerPort: http\n"), "d.yaml")], error: /Deployment shop\/web: spec\.template\.spec\.containers\[0\]\.ports\[0\]\.containerPort: expected an integer from 1 to 65535, got "http"/ },
-    { name: "annotation value not a string", args: () => ["-f", tempFile(deployment("      containers:\n      - name: web\n", "      annotations:\n        sidecar.mesh.io/inject: false\n"), "d.yaml")], error: /spec\.template\.metadata\.annotations\[sidecar\.mesh\.io\/inject\]: expected a string, got false/ },
-    { name: "bad values field", args: () => ["-f", "inject_settings.in.yaml", "--valuesFile", tempFile("global:\n  proxy:\n    statusPort: status\n", "values.yaml")], error: /values\.yaml: global\.proxy\.statusPort: expected an integer from 1 to 65535, got "status"/ },
-    { name: "bad values clusterDomain", args: () => ["-f", "inject_settings.in.yaml", "--valuesFile", tempFile("global:\n  proxy:\n    clusterDomain: .local\n", "values.yaml")], error: /values\.yaml: global\.proxy\.clusterDomain: expected a DNS domain such as cluster\.local, got "\.local"/ },
-    { name: "bad mesh config duration", args: () => ["-f", "inject_settings.in.yaml", "--meshConfigFile", tempFile("defaultConfig:\n  drainDuration: soon\n", "mesh.yaml")], error: /mesh\.yaml: defaultConfig\.drainDuration: expected a duration such as "45s" or "1m0s", got "soon"/ },
-    { name: "settings file that is a list", args: () => ["-f", "inject_settings.in.yaml", "--injectConfigFile", tempFile("- a\n", "inject.yaml")], error: /inject\.yaml: \(document\): expected an object, got a list/ },
+    {
+      name: "document without kind",
+      args: () => [
+        "-f",
+        tempFile("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: a}]}\n---\napiVersion: v1\nmetadata: {name: b}\n", "nokind.yaml"),
+      ],
+      error: /nokind\.yaml: document 2: kind: expected a string, got nothing/,
+    },
+    {
+      name: "Deployment without containers",
+      args: () => ["-f", tempFile(deployment("      restartPolicy: Always\n"), "d.yaml")],
+      error: /d\.yaml: Deployment shop\/web: spec\.template\.spec\.containers: expected a non-empty list, got nothing/,
+    },
+    {
+      name: "containerPort not a number",
+      args: () => ["-f", tempFile(deployment("      containers:\n      - name: web\n        ports:\n        - containerPort: http\n"), "d.yaml")],
+      error: /Deployment shop\/web: spec\.template\.spec\.containers\[0\]\.ports\[0\]\.containerPort: expected an integer from 1 to 65535, got "http"/,
+    },
+    {
+      name: "annotation value not a string",
+      args: () => [
+        "-f",
+        tempFile(deployment("      containers:\n      - name: web\n", "      annotations:\n        sidecar.mesh.io/inject: false\n"), "d.yaml"),
+      ],
+      error: /spec\.template\.metadata\.annotations\[sidecar\.mesh\.io\/inject\]: expected a string, got false/,
+    },
+    {
+      name: "bad values field",
+      args: () => ["-f", "inject_settings.in.yaml", "--valuesFile", tempFile("global:\n  proxy:\n    statusPort: status\n", "values.yaml")],
+      error: /values\.yaml: global\.proxy\.statusPort: expected an integer from 1 to 65535, got "status"/,
+    },
+    {
+      name: "bad values clusterDomain",
+      args: () => ["-f", "inject_settings.in.yaml", "--valuesFile", tempFile("global:\n  proxy:\n    clusterDomain: .local\n", "values.yaml")],
+      error: /values\.yaml: global\.proxy\.clusterDomain: expected a DNS domain such as cluster\.local, got "\.local"/,
+    },
+    {
+      name: "bad mesh config duration",
+      args: () => ["-f", "inject_settings.in.yaml", "--meshConfigFile", tempFile("defaultConfig:\n  drainDuration: soon\n", "mesh.yaml")],
+      error: /mesh\.yaml: defaultConfig\.drainDuration: expected a duration such as "45s" or "1m0s", got "soon"/,
+    },
+    {
+      name: "settings file that is a list",
+      args: () => ["-f", "inject_settings.in.yaml", "--injectConfigFile", tempFile("- a\n", "inject.yaml")],
+      error: /inject\.yaml: \(document\): expected an object, got a list/,
+    },
     { name: "missing input file", args: () => ["-f", "no-such-file.yaml"], error: /no-such-file\.yaml: \(file\): expected a readable file, got ENOENT/ },
-    { name: "--injectConfigFile with --injectConfigMapName", args: () => ["-f", "inject_settings.in.yaml", "--injectConfigFile", "inject_config.yaml", "--injectConfigMapName", "x"], error: /--injectConfigFile cannot be used with --injectConfigMapName/ },
+    {
+      name: "--injectConfigFile with --injectConfigMapName",
+      args: () => ["-f", "inject_settings.in.yaml", "--injectConfigFile", "inject_config.yaml", "--injectConfigMapName", "x"],
+      error: /--injectConfigFile cannot be used with --injectConfigMapName/,
+    },
     { name: "no -f", args: () => [], error: /required option '-f, --filename <file>' not specified/ },
   ];
   for (const row of rows) {

@@ -111,12 +111,25 @@ function packagesLoadedAtStart(name: string): Set<string> {
 }
 
 describe("daemons load their server only to serve: version, --help and usage errors stay light", () => {
-  const SERVER_ONLY = ["@grpc/grpc-js", "@grpc/proto-loader", "@grpc/reflection", "grpc-health-check", "protobufjs", "jose", "@peculiar/x509", "prom-client", "@assemblyscript/loader"];
+  const SERVER_ONLY = [
+    "@grpc/grpc-js",
+    "@grpc/proto-loader",
+    "@grpc/reflection",
+    "grpc-health-check",
+    "protobufjs",
+    "jose",
+    "@peculiar/x509",
+    "prom-client",
+    "@assemblyscript/loader",
+  ];
   for (const name of ["disco-agent", "disco-discovery", "hubs", "mesh_ca"]) {
     it(`${name} imports none of ${SERVER_ONLY.length} server packages at start`, () => {
       const loaded = packagesLoadedAtStart(name);
       assert.ok(loaded.has("commander"), `the walk finds ${name}'s imports: ${[...loaded].join(", ")}`);
-      assert.deepEqual(SERVER_ONLY.filter((p) => loaded.has(p)), []);
+      assert.deepEqual(
+        SERVER_ONLY.filter((p) => loaded.has(p)),
+        [],
+      );
     });
   }
 });
@@ -134,7 +147,11 @@ describe("daemons: signals, logs on stderr, --log_as_json", () => {
 
   it("disco-agent: --log_output_level all:debug starts; SIGHUP rereads --configDir and never stops it; SIGTERM drains, exit 0", async () => {
     const dir = tmp();
-    const agent = await start("disco-agent", ["proxy", "--configDir", dir, "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", "--log_output_level", "all:debug"], "disco-agent listening ");
+    const agent = await start(
+      "disco-agent",
+      ["proxy", "--configDir", dir, "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", "--log_output_level", "all:debug"],
+      "disco-agent listening ",
+    );
     agent.proc.kill("SIGHUP");
     await until("the reload log line", () => agent.output().includes("SIGHUP received: configuration reloaded"));
     assert.equal(agent.proc.exitCode, null, "SIGHUP must not stop the agent");
@@ -145,7 +162,24 @@ describe("daemons: signals, logs on stderr, --log_as_json", () => {
 
   it("hubs: SIGHUP rereads the config store (a new rule applies at once); logs go to stderr, stdout has the listening line only", async () => {
     const dir = tmp();
-    const hub = spawn(process.execPath, [bin("hubs"), "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${dir}`], { stdio: ["ignore", "pipe", "pipe"] });
+    const hub = spawn(
+      process.execPath,
+      [
+        bin("hubs"),
+        "server",
+        "--address",
+        "tcp://127.0.0.1:0",
+        "--monitoringPort",
+        "0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+        "--configStoreURL",
+        `fs://${dir}`,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stdout = "";
     let stderr = "";
     hub.stdout.on("data", (c: Buffer) => (stdout += c));
@@ -165,10 +199,15 @@ describe("daemons: signals, logs on stderr, --log_as_json", () => {
   });
 
   it("mesh_ca: SIGHUP is logged (no reloadable configuration) and ignored", async () => {
-    const ca = await start("mesh_ca", ["--self-signed-ca", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "mesh_ca listening ", {
-      ...process.env,
-      ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false",
-    });
+    const ca = await start(
+      "mesh_ca",
+      ["--self-signed-ca", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+      "mesh_ca listening ",
+      {
+        ...process.env,
+        ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false",
+      },
+    );
     ca.proc.kill("SIGHUP");
     await until("the SIGHUP log line", () => ca.output().includes("SIGHUP received: this daemon has no configuration to reload"));
     assert.equal(ca.proc.exitCode, null);
@@ -177,7 +216,25 @@ describe("daemons: signals, logs on stderr, --log_as_json", () => {
 
   it("--log_as_json --log_target stdout: every line on stdout is JSON, the listening line included", async () => {
     const dir = tmp();
-    const proc = spawn(process.execPath, [bin("disco-agent"), "proxy", "--configDir", dir, "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", "--log_as_json", "--log_target", "stdout"], { stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(
+      process.execPath,
+      [
+        bin("disco-agent"),
+        "proxy",
+        "--configDir",
+        dir,
+        "--proxyAdminPort",
+        "0",
+        "--inboundPort",
+        "0",
+        "--outboundPort",
+        "0",
+        "--log_as_json",
+        "--log_target",
+        "stdout",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stdout = "";
     proc.stdout.on("data", (c: Buffer) => (stdout += c));
     const exited = new Promise<number | null>((r) => proc.on("exit", (code) => r(code)));
@@ -212,18 +269,29 @@ describe("the built meshctl: every command module, stdin and exit status", () =>
       assert.match(r.stdout, /^Usage: meshctl /);
       for (const m of r.stdout.matchAll(/^ {2}([a-z][a-z-]*(?:\|[a-z][a-z-]*)*)/gm)) for (const word of m[1].split("|")) listed.add(word);
     }
-    assert.deepEqual(Object.keys(COMMANDS).filter((word) => !listed.has(word)), []);
+    assert.deepEqual(
+      Object.keys(COMMANDS).filter((word) => !listed.has(word)),
+      [],
+    );
   });
 
   it("analyze reads - from stdin and exits 79 on an Error", () => {
-    const r = run("meshctl", ["analyze", "--use-kube=false", "-"], {}, { cwd: FIXTURES, input: readFileSync(join(FIXTURES, "analyze", "regex.bad.yaml"), "utf8") });
+    const r = run(
+      "meshctl",
+      ["analyze", "--use-kube=false", "-"],
+      {},
+      { cwd: FIXTURES, input: readFileSync(join(FIXTURES, "analyze", "regex.bad.yaml"), "utf8") },
+    );
     assert.equal(r.status, 79, r.stderr);
     assert.match(r.stdout, /^Error \[MSH0122\] .*<stdin>/);
   });
 
   it("x hub-eval reads request lines from stdin, one JSON line each", () => {
     const file = join(tmp(), "spec.yaml");
-    writeFileSync(file, "apiVersion: config.mesh.io/v1alpha2\nkind: HTTPAPISpec\nmetadata: {name: books, namespace: shop}\nspec:\n  patterns: [{httpMethod: GET, uriTemplate: \"/books/{id}\"}]\n");
+    writeFileSync(
+      file,
+      'apiVersion: config.mesh.io/v1alpha2\nkind: HTTPAPISpec\nmetadata: {name: books, namespace: shop}\nspec:\n  patterns: [{httpMethod: GET, uriTemplate: "/books/{id}"}]\n',
+    );
     const request = JSON.stringify({ method: "GET", path: "/books/7", time: "2026-11-22T10:00:00Z" });
     const r = run("meshctl", ["x", "hub-eval", "-f", file], {}, { input: `${request}\n${request}\n` });
     assert.equal(r.status, 0, r.stderr);
@@ -295,7 +363,13 @@ spec:
   });
 
   it("commands that need an orchestrator API say what they would need and exit 69", async () => {
-    for (const args of [["manifest", "apply", "-f", "x.yaml"], ["x", "add-to-mesh", "deployment", "foo"], ["dashboard", "controlz", "p"], ["x", "post-install", "webhook", "status"], ["upgrade", "--force"]]) {
+    for (const args of [
+      ["manifest", "apply", "-f", "x.yaml"],
+      ["x", "add-to-mesh", "deployment", "foo"],
+      ["dashboard", "controlz", "p"],
+      ["x", "post-install", "webhook", "status"],
+      ["upgrade", "--force"],
+    ]) {
       const r = await meshctlInProcess(args);
       assert.equal(r.status, 69, args.join(" "));
       assert.equal(r.stdout, "");

@@ -21,7 +21,11 @@ describe("proxy-config against a running sidecar", async () => {
   let admin: string;
   let dumpFile: string;
   before(async () => {
-    mesh = await startLocalMesh({ sidecarConfig: `${sidecarConfig("FAIL_OPEN")}---\n${SIDECAR_POLICIES}`, tcp: true, agentArgs: ["--cluster", `${REVIEWS}=127.0.0.1:9`] });
+    mesh = await startLocalMesh({
+      sidecarConfig: `${sidecarConfig("FAIL_OPEN")}---\n${SIDECAR_POLICIES}`,
+      tcp: true,
+      agentArgs: ["--cluster", `${REVIEWS}=127.0.0.1:9`],
+    });
     admin = mesh.adminUrl;
     dumpFile = join(tempFile("", "x.txt"), "..", "config_dump.json");
     writeFileSync(dumpFile, await (await fetch(`${admin}/config_dump`)).text());
@@ -36,9 +40,17 @@ describe("proxy-config against a running sidecar", async () => {
     const l = mesh.sidecar.listening;
     const lines = run.stdout.trimEnd().split("\n");
     assert.match(lines[0], /^NAME\s+ADDRESS\s+PORT\s+TYPE\s+DIRECTION\s+FILTERS\s+DESTINATION$/);
-    assert.match(lines[1], new RegExp(`^inbound\\s+127\\.0\\.0\\.1\\s+${l.inbound}\\s+HTTP\\s+INBOUND\\s+mesh\\.hub_client,mesh\\.router\\s+petstore\\.demo\\.svc\\.cluster\\.local -> 127\\.0\\.0\\.1:${mesh.app.port}$`));
+    assert.match(
+      lines[1],
+      new RegExp(
+        `^inbound\\s+127\\.0\\.0\\.1\\s+${l.inbound}\\s+HTTP\\s+INBOUND\\s+mesh\\.hub_client,mesh\\.router\\s+petstore\\.demo\\.svc\\.cluster\\.local -> 127\\.0\\.0\\.1:${mesh.app.port}$`,
+      ),
+    );
     assert.match(lines[2], new RegExp(`^outbound\\s+127\\.0\\.0\\.1\\s+${l.outbound}\\s+HTTP\\s+OUTBOUND\\s+mesh\\.hub_client,mesh\\.router\\s+per authority`));
-    assert.match(lines[3], new RegExp(`^tcp\\s+127\\.0\\.0\\.1\\s+${l.tcp}\\s+TCP\\s+INBOUND\\s+mesh\\.hub_client,mesh\\.tcp_proxy\\s+127\\.0\\.0\\.1:${mesh.tcpApp!.port}$`));
+    assert.match(
+      lines[3],
+      new RegExp(`^tcp\\s+127\\.0\\.0\\.1\\s+${l.tcp}\\s+TCP\\s+INBOUND\\s+mesh\\.hub_client,mesh\\.tcp_proxy\\s+127\\.0\\.0\\.1:${mesh.tcpApp!.port}$`),
+    );
     assert.match(lines[4], new RegExp(`^admin\\s+127\\.0\\.0\\.1\\s+${l.admin}\\s+HTTP\\s+ADMIN\\s+mesh\\.admin\\s+-$`));
     assert.equal(lines.length, 5);
   });
@@ -59,7 +71,10 @@ describe("proxy-config against a running sidecar", async () => {
       },
     ]);
     const tcp = JSON.parse((await meshctlAsync(["proxy-config", "listeners", "--admin", admin, "--type", "tcp", "-o", "json"])).stdout);
-    assert.deepEqual(tcp.map((x: { name: string }) => x.name), ["tcp"]);
+    assert.deepEqual(
+      tcp.map((x: { name: string }) => x.name),
+      ["tcp"],
+    );
     const elsewhere = await meshctlAsync(["proxy-config", "listener", "--admin", admin, "--address", "10.0.0.1"]);
     assert.equal(elsewhere.stdout, "NAME   ADDRESS   PORT   TYPE   DIRECTION   FILTERS   DESTINATION\n");
     const badPort = await meshctlAsync(["proxy-config", "listener", "--admin", admin, "--port", "http"]);
@@ -69,7 +84,10 @@ describe("proxy-config against a running sidecar", async () => {
   test("route: virtual hosts per listener, the outbound one per cluster plus passthrough; --name", async () => {
     const run = await meshctlAsync(["proxy-config", "route", "--admin", admin]);
     assert.equal(run.status, 0, run.stderr);
-    const rows = run.stdout.trimEnd().split("\n").map((line) => line.split(/\s{3,}/));
+    const rows = run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => line.split(/\s{3,}/));
     assert.deepEqual(rows, [
       ["NAME", "LISTENER", "VIRTUAL HOST", "DOMAINS", "UPSTREAM"],
       ["inbound", "inbound", "petstore.demo.svc.cluster.local", "*", `127.0.0.1:${mesh.app.port}`],
@@ -77,7 +95,10 @@ describe("proxy-config against a running sidecar", async () => {
       ["outbound", "outbound", "passthrough", "*", "the Host header's address (port 80 when none)"],
     ]);
     const named = JSON.parse((await meshctlAsync(["pc", "r", "--admin", admin, "--name", "outbound", "-o", "json"])).stdout);
-    assert.deepEqual(named.map((r: { name: string; virtualHosts: Array<{ name: string }> }) => [r.name, r.virtualHosts.map((v) => v.name)]), [["outbound", [REVIEWS, "passthrough"]]]);
+    assert.deepEqual(
+      named.map((r: { name: string; virtualHosts: Array<{ name: string }> }) => [r.name, r.virtualHosts.map((v) => v.name)]),
+      [["outbound", [REVIEWS, "passthrough"]]],
+    );
   });
 
   test("endpoints: each cluster's addresses, health UNKNOWN; --name", async () => {
@@ -100,7 +121,8 @@ describe("proxy-config against a running sidecar", async () => {
     const live = JSON.parse((await meshctlAsync(["proxy-config", "endpoints", "--admin", admin, "-o", "json"])).stdout);
     const saved = JSON.parse((await meshctl(["proxy-config", "endpoints", "-f", file, "-o", "json"])).stdout);
     // The admin names inbound clusters as Envoy does (`inbound|<port>||<name>`); the endpoints are the same.
-    const addresses = (list: Array<{ endpoints: Array<{ address: string; port: number }> }>) => list.flatMap((c) => c.endpoints.map((e) => `${e.address}:${e.port}`)).sort();
+    const addresses = (list: Array<{ endpoints: Array<{ address: string; port: number }> }>) =>
+      list.flatMap((c) => c.endpoints.map((e) => `${e.address}:${e.port}`)).sort();
     assert.deepEqual(addresses(saved), addresses(live));
     assert.ok(saved.every((c: { endpoints: Array<{ health: string }> }) => c.endpoints.every((e) => e.health === "HEALTHY")));
     const one = await meshctl(["proxy-config", "endpoints", "-f", file, "--name", REVIEWS]);
@@ -113,14 +135,20 @@ describe("proxy-config against a running sidecar", async () => {
   test("secret: no certificates yet, said so", async () => {
     const run = await meshctlAsync(["proxy-config", "secret", "--admin", admin]);
     assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /^RESOURCE NAME\s+TYPE\s+STATUS\s+VALID CERT\s+SERIAL NUMBER\s+NOT AFTER\s+NOT BEFORE\s+IDENTITY\n\nNo certificates: none: this sidecar holds no certificates yet/);
+    assert.match(
+      run.stdout,
+      /^RESOURCE NAME\s+TYPE\s+STATUS\s+VALID CERT\s+SERIAL NUMBER\s+NOT AFTER\s+NOT BEFORE\s+IDENTITY\n\nNo certificates: none: this sidecar holds no certificates yet/,
+    );
     assert.deepEqual(JSON.parse((await meshctlAsync(["pc", "s", "--admin", admin, "-o", "json"])).stdout).certificates, []);
   });
 
   test("--file reads a saved /config_dump; the pod argument must name its sidecar", async () => {
     const run = await meshctl(["proxy-config", "listener", "petstore-v1.demo", "--file", dumpFile, "--type", "HTTP", "-o", "json"]);
     assert.equal(run.status, 0, run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout).map((l: { name: string }) => l.name), ["inbound", "outbound", "admin"]);
+    assert.deepEqual(
+      JSON.parse(run.stdout).map((l: { name: string }) => l.name),
+      ["inbound", "outbound", "admin"],
+    );
     assert.equal((await meshctl(["proxy-config", "route", "petstore-v1", "-f", dumpFile])).status, 0);
     const wrong = await meshctl(["proxy-config", "route", "reviews-v1.demo", "-f", dumpFile]);
     assert.equal(wrong.status, 1);
@@ -130,7 +158,10 @@ describe("proxy-config against a running sidecar", async () => {
     assert.match(notDump.stderr, /expected a sidecar \/config_dump JSON document, without identity\.id/);
     const none = await meshctl(["proxy-config", "listener"]);
     assert.equal(none.status, 69);
-    assert.match(none.stderr, /meshctl proxy-config listener: this command needs an orchestrator API.*`--admin URL` \(a running sidecar\) or `--file config_dump\.json`/);
+    assert.match(
+      none.stderr,
+      /meshctl proxy-config listener: this command needs an orchestrator API.*`--admin URL` \(a running sidecar\) or `--file config_dump\.json`/,
+    );
   });
 
   test("log: shows levels; --level maps upstream loggers to the sidecar's scopes; --reset sets warning", async () => {
@@ -139,7 +170,17 @@ describe("proxy-config against a running sidecar", async () => {
     // The spec's disco-agent scopes, then the sidecar's own.
     assert.match(shown.stdout, /^active loggers:\n(  [a-z]+: \w+\n)+$/);
     for (const scope of ["default", "filter", "hub", "config", "authn", "anchorclient"]) assert.match(shown.stdout, new RegExp(`\n  ${scope}: \\w+\n`));
-    const filter = await meshctlAsync(["proxy-config", "log", "petstore-v1.demo", "--admin", admin, "--level", "rbac:debug,grpc:error,config:critical", "-o", "json"]);
+    const filter = await meshctlAsync([
+      "proxy-config",
+      "log",
+      "petstore-v1.demo",
+      "--admin",
+      admin,
+      "--level",
+      "rbac:debug,grpc:error,config:critical",
+      "-o",
+      "json",
+    ]);
     assert.equal(filter.status, 0, filter.stderr);
     const levels = JSON.parse(filter.stdout);
     assert.equal(levels.filter, "debug");
@@ -183,19 +224,51 @@ describe("proxy-config secret against a secure sidecar (--caAddress)", async () 
 
   test("secret: a table of the workload certificate and the root, values as in the dump", async () => {
     const dump = JSON.parse((await meshctlAsync(["pc", "s", "--admin", workload!.adminUrl, "-o", "json"])).stdout);
-    const [leaf, root] = dump.certificates as Array<{ name: string; identity?: string; serialNumber: string; notBefore: string; notAfter: string; subject: string }>;
-    assert.deepEqual(dump.certificates.map((c: { name: string }) => c.name), ["default", "ROOTCA"], "-o json is the dump's secrets, as before");
+    const [leaf, root] = dump.certificates as Array<{
+      name: string;
+      identity?: string;
+      serialNumber: string;
+      notBefore: string;
+      notAfter: string;
+      subject: string;
+    }>;
+    assert.deepEqual(
+      dump.certificates.map((c: { name: string }) => c.name),
+      ["default", "ROOTCA"],
+      "-o json is the dump's secrets, as before",
+    );
     assert.equal(leaf.identity, "spiffe://cluster.local/ns/foo/sa/httpbin");
 
     const run = await meshctlAsync(["proxy-config", "secret", "httpbin.foo", "--admin", workload!.adminUrl]);
     assert.equal(run.status, 0, run.stderr);
     assert.doesNotMatch(run.stdout, /[{}]/, "no raw JSON");
-    const rows = run.stdout.trimEnd().split("\n").map((line) => line.split(/\s{3,}/));
+    const rows = run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => line.split(/\s{3,}/));
     const second = (iso: string) => iso.replace(/\.\d{3}Z$/, "Z");
     assert.deepEqual(rows, [
       ["RESOURCE NAME", "TYPE", "STATUS", "VALID CERT", "SERIAL NUMBER", "NOT AFTER", "NOT BEFORE", "IDENTITY"],
-      ["default", "Cert Chain", "ACTIVE", "true", BigInt(`0x${leaf.serialNumber}`).toString(), second(leaf.notAfter), second(leaf.notBefore), "spiffe://cluster.local/ns/foo/sa/httpbin"],
-      ["ROOTCA", "CA", "ACTIVE", "true", BigInt(`0x${root.serialNumber}`).toString(), second(root.notAfter), second(root.notBefore), root.subject.split("\n").join(",")],
+      [
+        "default",
+        "Cert Chain",
+        "ACTIVE",
+        "true",
+        BigInt(`0x${leaf.serialNumber}`).toString(),
+        second(leaf.notAfter),
+        second(leaf.notBefore),
+        "spiffe://cluster.local/ns/foo/sa/httpbin",
+      ],
+      [
+        "ROOTCA",
+        "CA",
+        "ACTIVE",
+        "true",
+        BigInt(`0x${root.serialNumber}`).toString(),
+        second(root.notAfter),
+        second(root.notBefore),
+        root.subject.split("\n").join(","),
+      ],
     ]);
     assert.match(rows[1][5], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.ok(Date.parse(rows[2][5]) > Date.parse(rows[1][5]), "the root outlives the workload certificate");
@@ -205,7 +278,15 @@ describe("proxy-config secret against a secure sidecar (--caAddress)", async () 
 describe("formatSecrets (a saved dump, a fixed time)", async () => {
   const dump = (certificates: unknown[], note?: string) => ({ secrets: { certificates, ...(note ? { note } : {}) } }) as unknown as ConfigDump;
   const certs = [
-    { name: "default", identity: "spiffe://td/ns/a/sa/b", subject: "", subjectAltName: "URI:spiffe://td/ns/a/sa/b", serialNumber: "0A", notBefore: "2024-01-01T00:00:00.000Z", notAfter: "2024-01-02T00:00:00.000Z" },
+    {
+      name: "default",
+      identity: "spiffe://td/ns/a/sa/b",
+      subject: "",
+      subjectAltName: "URI:spiffe://td/ns/a/sa/b",
+      serialNumber: "0A",
+      notBefore: "2024-01-01T00:00:00.000Z",
+      notAfter: "2024-01-02T00:00:00.000Z",
+    },
     { name: "ROOTCA", subject: "O=td", subjectAltName: "", serialNumber: "FF", notBefore: "2023-01-01T00:00:00.000Z", notAfter: "2033-01-01T00:00:00.000Z" },
     { name: "ROOTCA.1", subject: "O=td\nCN=old root", serialNumber: "zz", notBefore: "2020-01-01T00:00:00.000Z", notAfter: "2023-06-01T00:00:00.000Z" },
     { name: "ROOTCA.2", subjectAltName: "URI:spiffe://td, DNS:ca.td" },
@@ -227,7 +308,10 @@ describe("formatSecrets (a saved dump, a fixed time)", async () => {
   });
 
   test("no certificates: the header and the dump's note", async () => {
-    assert.equal(formatSecrets(dump([], "none: no TLS")), "RESOURCE NAME   TYPE   STATUS   VALID CERT   SERIAL NUMBER   NOT AFTER   NOT BEFORE   IDENTITY\n\nNo certificates: none: no TLS\n");
+    assert.equal(
+      formatSecrets(dump([], "none: no TLS")),
+      "RESOURCE NAME   TYPE   STATUS   VALID CERT   SERIAL NUMBER   NOT AFTER   NOT BEFORE   IDENTITY\n\nNo certificates: none: no TLS\n",
+    );
     assert.match(formatSecrets({} as ConfigDump), /\nNo certificates: none reported\n$/);
   });
 });

@@ -24,7 +24,9 @@ describe("proxy-status", async () => {
     notReady = createServer((req, res) => {
       if (req.url === "/ready") return res.writeHead(503).end("NOT READY\n");
       if (req.url === "/config_dump") {
-        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ identity: { id: "reviews-v1.demo" }, listeners: {}, configuration: { files: [], filter: null } }));
+        return res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ identity: { id: "reviews-v1.demo" }, listeners: {}, configuration: { files: [], filter: null } }));
       }
       res.writeHead(404).end();
     });
@@ -53,11 +55,14 @@ describe("proxy-status", async () => {
     const run = await meshctlAsync(["ps", "--admin", mesh.adminUrl, "--admin", String(notReadyPort), "--admin", `127.0.0.1:${closedPort}`, "-o", "json"]);
     assert.equal(run.status, 1);
     const out = JSON.parse(run.stdout);
-    assert.deepEqual(out.proxies.map((p: { name: string; status: string }) => [p.name, p.status]), [
-      ["petstore-v1.demo", "SYNCED"],
-      ["reviews-v1.demo", "NOT READY"],
-      [`http://127.0.0.1:${closedPort}`, "UNREACHABLE"],
-    ]);
+    assert.deepEqual(
+      out.proxies.map((p: { name: string; status: string }) => [p.name, p.status]),
+      [
+        ["petstore-v1.demo", "SYNCED"],
+        ["reviews-v1.demo", "NOT READY"],
+        [`http://127.0.0.1:${closedPort}`, "UNREACHABLE"],
+      ],
+    );
     assert.equal(out.proxies[1].detail, "NOT READY");
     assert.match(out.proxies[2].detail, /unreachable \(ECONNREFUSED\)/);
     assert.match(out.xds, /no control plane here/);
@@ -82,7 +87,10 @@ describe("proxy-status", async () => {
   test("without --admin it needs an orchestrator (exit 69); a bad --admin is a usage error (exit 2)", async () => {
     const run = await meshctl(["proxy-status"]);
     assert.equal(run.status, 69);
-    assert.equal(run.stderr, "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `--admin URL` for each sidecar (repeatable) offline instead\n");
+    assert.equal(
+      run.stderr,
+      "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `--admin URL` for each sidecar (repeatable) offline instead\n",
+    );
     const bad = await meshctl(["proxy-status", "--admin", "ftp://x"]);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /expected an admin URL/);

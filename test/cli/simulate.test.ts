@@ -31,10 +31,17 @@ function simulate(file: string): Promise<Run> {
 
 const lines = (r: Run): Map<string | number, Line> => {
   assert.equal(r.status, 0, r.stderr);
-  return new Map(r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Line).map((l) => [l.id, l]));
+  return new Map(
+    r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Line)
+      .map((l) => [l.id, l]),
+  );
 };
 
-const XFCC_FROM_SLEEP = /^By=spiffe:\/\/cluster\.local\/ns\/(foo|baz)\/sa\/(httpbin|multi);Hash=[0-9a-f]{64};Subject="";URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep$/;
+const XFCC_FROM_SLEEP =
+  /^By=spiffe:\/\/cluster\.local\/ns\/(foo|baz)\/sa\/(httpbin|multi);Hash=[0-9a-f]{64};Subject="";URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep$/;
 const realm = (url: string) => `Bearer realm="${url}", error="invalid_token"`;
 
 /** [status or "connection-failure", upstream workload or null, body (when given)]. */
@@ -93,7 +100,13 @@ describe("meshctl x simulate", () => {
     assert.match(r.get("rule3-mesh-strict-proxied-client")!.upstream!.headers["x-forwarded-client-cert"], XFCC_FROM_SLEEP);
     assert.match(r.get("rule5-workload-strict-with-mesh-mutual")!.upstream!.headers["x-forwarded-client-cert"], XFCC_FROM_SLEEP);
     // Plain text where a policy or no sidecar says so: no XFCC.
-    for (const id of ["rule2-server-without-sidecar", "rule3-mesh-strict-proxied-to-legacy", "rule6-port-level-service-port", "rule7-workload-disable-with-destination-rule", "rule7-plaintext-client-accepted"]) {
+    for (const id of [
+      "rule2-server-without-sidecar",
+      "rule3-mesh-strict-proxied-to-legacy",
+      "rule6-port-level-service-port",
+      "rule7-workload-disable-with-destination-rule",
+      "rule7-plaintext-client-accepted",
+    ]) {
       assert.equal(r.get(id)!.upstream!.headers["x-forwarded-client-cert"], undefined, id);
     }
   });
@@ -121,14 +134,23 @@ describe("meshctl x simulate", () => {
       "inline-jwks-custom-header": [200, "foo/httpbin"],
     });
     assert.equal(r.get("rule9-invalid-signature")!.responseHeaders["www-authenticate"], realm("http://httpbin.foo.svc.cluster.local:8000/headers?x=1"));
-    for (const [id, line] of r) if (line.status === 401) assert.match(line.responseHeaders["www-authenticate"], /^Bearer realm="http:\/\/httpbin\.foo\.svc\.cluster\.local:8000\/headers.*", error="invalid_token"$/, String(id));
+    for (const [id, line] of r)
+      if (line.status === 401)
+        assert.match(
+          line.responseHeaders["www-authenticate"],
+          /^Bearer realm="http:\/\/httpbin\.foo\.svc\.cluster\.local:8000\/headers.*", error="invalid_token"$/,
+          String(id),
+        );
     // Tokens as minted: three sections signed RS256 with kid key-1, in the default location.
     const sent = r.get("rule9-invalid-signature")!.sent.headers.authorization as string;
     assert.match(sent, /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
     assert.deepEqual(JSON.parse(Buffer.from(sent.slice(7).split(".")[0], "base64url").toString()), { alg: "RS256", kid: "key-1", typ: "JWT" });
     assert.equal(r.get("rule9-malformed")!.sent.headers.authorization, "Bearer deadbeef");
     assert.match(r.get("rule9-alg-none")!.sent.headers.authorization as string, /\.$/);
-    assert.equal(JSON.parse(Buffer.from((r.get("rule9-alg-confusion")!.sent.headers.authorization as string).slice(7).split(".")[0], "base64url").toString()).alg, "HS256");
+    assert.equal(
+      JSON.parse(Buffer.from((r.get("rule9-alg-confusion")!.sent.headers.authorization as string).slice(7).split(".")[0], "base64url").toString()).alg,
+      "HS256",
+    );
     assert.match(r.get("rule9-every-token-must-be-valid")!.sent.path, /^\/headers\?access_token=deadbeef$/);
     // Rule 10: the token is consumed, the payload forwarded; the principal's claims arrive.
     const valid = r.get("rule10-valid-token")!.upstream!.headers;
@@ -166,7 +188,10 @@ describe("meshctl x simulate", () => {
     const routed = r.get("gateway-routes-by-host")!;
     assert.equal(routed.sent.headers.host, "httpbin.example.com");
     assert.equal(routed.upstream!.headers.host, "httpbin.example.com");
-    assert.match(routed.upstream!.headers["x-forwarded-client-cert"], /;URI=spiffe:\/\/cluster\.local\/ns\/mesh-system\/sa\/mesh-ingressgateway-service-account$/);
+    assert.match(
+      routed.upstream!.headers["x-forwarded-client-cert"],
+      /;URI=spiffe:\/\/cluster\.local\/ns\/mesh-system\/sa\/mesh-ingressgateway-service-account$/,
+    );
   });
 
   it("a file with one scenario: the id is its index", async () => {
@@ -177,9 +202,15 @@ describe("meshctl x simulate", () => {
 
   it("a bad scenario or resource exits 2 naming the field path, and starts nothing", async () => {
     const table: Array<[string, RegExp]> = [
-      ["bad_workload_kind.json", /simulate\/bad_workload_kind\.json: scenarios\[1\]\.workloads\[1\]\.kind: expected one of app, ingress-gateway, jwks-server, external-client, external-server, got "database"/],
+      [
+        "bad_workload_kind.json",
+        /simulate\/bad_workload_kind\.json: scenarios\[1\]\.workloads\[1\]\.kind: expected one of app, ingress-gateway, jwks-server, external-client, external-server, got "database"/,
+      ],
       ["bad_resource.json", /scenarios\[0\]\.resources\[0\]: PeerAuthentication foo\/default: spec\.mtls\.mode: expected one of .*got "strict"/],
-      ["bad_token.json", /bad_token\.json: request\.token\.kind: expected one of valid, invalid-signature, expired, malformed, not-yet-valid, alg-none, alg-confusion, got "forged"/],
+      [
+        "bad_token.json",
+        /bad_token\.json: request\.token\.kind: expected one of valid, invalid-signature, expired, malformed, not-yet-valid, alg-none, alg-confusion, got "forged"/,
+      ],
       ["bad_placeholder.json", /resources\[0\]\.spec\.jwtRules\[0\]\.jwks: unknown placeholder \$\{JWKS:key-9\}/],
       ["bad_mesh_config.json", /meshConfig\.outboundTrafficPolicy\.mode: expected one of ALLOW_ANY, REGISTRY_ONLY, got "SOMETIMES"/],
       ["bad_request_from.json", /request\.from: expected a workload of this scenario/],

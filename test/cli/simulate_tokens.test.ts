@@ -22,7 +22,14 @@ describe("simulate: the token keys a file needs", () => {
 
   it("each kind of token names the key it is signed with", () => {
     const scenario = (token: object) =>
-      decodeScenarioFile(JSON.stringify({ workloads: [{ name: "a" }, { name: "b", service: "b", ports: [{ name: "http", servicePort: 80, containerPort: 80 }] }], request: { from: "default/a", to: "b.default.svc.cluster.local:80", token } }), "t.json", []);
+      decodeScenarioFile(
+        JSON.stringify({
+          workloads: [{ name: "a" }, { name: "b", service: "b", ports: [{ name: "http", servicePort: 80, containerPort: 80 }] }],
+          request: { from: "default/a", to: "b.default.svc.cluster.local:80", token },
+        }),
+        "t.json",
+        [],
+      );
     assert.deepEqual([...tokenKeysNeeded(scenario({ kind: "valid", key: "key-2" }))], ["key-2"]);
     assert.deepEqual([...tokenKeysNeeded(scenario({ kind: "invalid-signature" }))], ["rogue"]);
     assert.deepEqual([...tokenKeysNeeded(scenario({ kind: "alg-confusion" }))], ["key-1"]);

@@ -32,7 +32,13 @@ type Expect = [number | "fails", string | null, string?];
 async function results(run: Promise<{ status: number | null; stdout: string; stderr: string }>): Promise<Map<string, Line>> {
   const r = await run;
   assert.equal(r.status, 0, r.stderr);
-  return new Map(r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Line).map((l) => [l.id, l]));
+  return new Map(
+    r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Line)
+      .map((l) => [l.id, l]),
+  );
 }
 
 function check(lines: Map<string, Line>, table: Record<string, Expect>): void {
@@ -99,7 +105,10 @@ describe("upstream's tasks as simulate scenarios", () => {
       "precedence-sleep.foo-to-httpbin.foo": [200, "foo/httpbin"],
     });
     // Upstream shows the client certificate in httpbin's /headers when mutual TLS is on, and none to legacy.
-    assert.match(r.get("auto-mtls-sleep.foo-to-httpbin.foo")!.upstream!.headers["x-forwarded-client-cert"], /URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep$/);
+    assert.match(
+      r.get("auto-mtls-sleep.foo-to-httpbin.foo")!.upstream!.headers["x-forwarded-client-cert"],
+      /URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep$/,
+    );
     assert.equal(r.get("auto-mtls-sleep.foo-to-httpbin.legacy")!.upstream!.headers["x-forwarded-client-cert"], undefined);
     // Port-level DISABLE: the DestinationRule's port setting sends plain text too.
     assert.equal(r.get("port-level-disable-sleep.foo-to-httpbin.bar")!.upstream!.headers["x-forwarded-client-cert"], undefined);
@@ -147,7 +156,12 @@ describe("upstream's tasks as simulate scenarios", () => {
       "request-routing-test-v2-other-user": [200, "default/reviews-v1"],
       "request-routing-test-v2-anonymous": [200, "default/reviews-v1"],
     });
-    assert.deepEqual(r.get("request-routing-test-v2-jason")!.route, { by: "default/productpage-v1", virtualService: "default/reviews", routeIndex: 0, destination: "reviews.default.svc.cluster.local|v2" });
+    assert.deepEqual(r.get("request-routing-test-v2-jason")!.route, {
+      by: "default/productpage-v1",
+      virtualService: "default/reviews",
+      routeIndex: 0,
+      destination: "reviews.default.svc.cluster.local|v2",
+    });
     assert.equal(r.get("request-routing-test-v2-other-user")!.route!.routeIndex, 1);
   });
 

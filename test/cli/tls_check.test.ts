@@ -28,7 +28,8 @@ spec:
   ports: [{name: http, port: 8000, targetPort: http}, {name: admin, port: 9001, targetPort: 9000}]
 `;
 
-const pa = (name: string, ns: string, body: string) => `---\napiVersion: security.mesh.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: ${body}\n`;
+const pa = (name: string, ns: string, body: string) =>
+  `---\napiVersion: security.mesh.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: ${body}\n`;
 const dr = (name: string, ns: string, host: string, trafficPolicy: string) =>
   `---\napiVersion: networking.mesh.io/v1alpha3\nkind: DestinationRule\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n  host: ${host}\n  trafficPolicy: ${trafficPolicy}\n`;
 const HOST = "httpbin.foo.svc.cluster.local";
@@ -47,9 +48,21 @@ interface Row {
 
 const ROWS: Row[] = [
   { name: "no policy at all: PERMISSIVE; no DestinationRule: auto mutual TLS", docs: "", 8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "-", "-"] },
-  { name: "rule 3: mesh-wide STRICT (root namespace, no selector)", docs: pa("default", "mesh-system", "{mtls: {mode: STRICT}}"), 8000: ["OK", "STRICT", "AUTO:MESH_MUTUAL", "default/mesh-system", "-"] },
-  { name: "rule 4: a namespace-wide policy of another namespace does not apply", docs: pa("default", "bar", "{mtls: {mode: STRICT}}"), 8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "-", "-"] },
-  { name: "rule 4: namespace-wide STRICT overrides mesh PERMISSIVE", docs: pa("default", "mesh-system", "{mtls: {mode: PERMISSIVE}}") + pa("default", "foo", "{mtls: {mode: STRICT}}"), 8000: ["OK", "STRICT", "AUTO:MESH_MUTUAL", "default/foo", "-"] },
+  {
+    name: "rule 3: mesh-wide STRICT (root namespace, no selector)",
+    docs: pa("default", "mesh-system", "{mtls: {mode: STRICT}}"),
+    8000: ["OK", "STRICT", "AUTO:MESH_MUTUAL", "default/mesh-system", "-"],
+  },
+  {
+    name: "rule 4: a namespace-wide policy of another namespace does not apply",
+    docs: pa("default", "bar", "{mtls: {mode: STRICT}}"),
+    8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "-", "-"],
+  },
+  {
+    name: "rule 4: namespace-wide STRICT overrides mesh PERMISSIVE",
+    docs: pa("default", "mesh-system", "{mtls: {mode: PERMISSIVE}}") + pa("default", "foo", "{mtls: {mode: STRICT}}"),
+    8000: ["OK", "STRICT", "AUTO:MESH_MUTUAL", "default/foo", "-"],
+  },
   {
     name: "rule 5: workload STRICT with a DestinationRule MESH_MUTUAL",
     docs: pa("httpbin", "foo", `{${SELECT}, mtls: {mode: STRICT}}`) + dr("httpbin", "foo", HOST, "{tls: {mode: MESH_MUTUAL}}"),
@@ -75,23 +88,38 @@ const ROWS: Row[] = [
   },
   {
     name: "rule 7: workload DISABLE plus DestinationRule DISABLE wins over namespace STRICT",
-    docs: pa("default", "foo", "{mtls: {mode: STRICT}}") + pa("httpbin", "foo", `{${SELECT}, mtls: {mode: DISABLE}}`) + dr("httpbin", "foo", HOST, "{tls: {mode: DISABLE}}"),
+    docs:
+      pa("default", "foo", "{mtls: {mode: STRICT}}") +
+      pa("httpbin", "foo", `{${SELECT}, mtls: {mode: DISABLE}}`) +
+      dr("httpbin", "foo", HOST, "{tls: {mode: DISABLE}}"),
     8000: ["OK", "DISABLE", "DISABLE", "httpbin/foo", "httpbin/foo"],
   },
-  { name: "mesh DISABLE: auto mutual TLS sends plain text", docs: pa("default", "mesh-system", "{mtls: {mode: DISABLE}}"), 8000: ["OK", "DISABLE", "AUTO:DISABLE", "default/mesh-system", "-"] },
+  {
+    name: "mesh DISABLE: auto mutual TLS sends plain text",
+    docs: pa("default", "mesh-system", "{mtls: {mode: DISABLE}}"),
+    8000: ["OK", "DISABLE", "AUTO:DISABLE", "default/mesh-system", "-"],
+  },
   {
     name: "UNSET inherits: a workload policy without mode keeps the namespace's STRICT",
     docs: pa("default", "foo", "{mtls: {mode: STRICT}}") + pa("httpbin", "foo", `{${SELECT}}`),
     8000: ["OK", "STRICT", "AUTO:MESH_MUTUAL", "default/foo", "-"],
   },
-  { name: "UNSET at mesh scope is PERMISSIVE", docs: pa("default", "mesh-system", "{}"), 8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "default/mesh-system", "-"] },
+  {
+    name: "UNSET at mesh scope is PERMISSIVE",
+    docs: pa("default", "mesh-system", "{}"),
+    8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "default/mesh-system", "-"],
+  },
   {
     name: "a policy with a selector in the root namespace is ignored",
     docs: pa("httpbin", "mesh-system", `{${SELECT}, mtls: {mode: STRICT}}`),
     8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "-", "-"],
     note: /httpbin\/mesh-system ignored: a PeerAuthentication with a selector in the root namespace/,
   },
-  { name: "a workload policy whose selector does not match does not apply", docs: pa("other", "foo", "{selector: {matchLabels: {app: other}}, mtls: {mode: STRICT}}"), 8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "-", "-"] },
+  {
+    name: "a workload policy whose selector does not match does not apply",
+    docs: pa("other", "foo", "{selector: {matchLabels: {app: other}}, mtls: {mode: STRICT}}"),
+    8000: ["OK", "PERMISSIVE", "AUTO:MESH_MUTUAL", "-", "-"],
+  },
   {
     name: "only one namespace-wide policy: the first one",
     docs: pa("a", "foo", "{mtls: {mode: STRICT}}") + pa("b", "foo", "{mtls: {mode: DISABLE}}"),
@@ -127,7 +155,10 @@ const ROWS: Row[] = [
   },
   {
     name: "the most specific DestinationRule host wins",
-    docs: pa("default", "mesh-system", "{mtls: {mode: STRICT}}") + dr("wild", "foo", "'*.foo.svc.cluster.local'", "{tls: {mode: DISABLE}}") + dr("exact", "foo", HOST, "{tls: {mode: MESH_MUTUAL}}"),
+    docs:
+      pa("default", "mesh-system", "{mtls: {mode: STRICT}}") +
+      dr("wild", "foo", "'*.foo.svc.cluster.local'", "{tls: {mode: DISABLE}}") +
+      dr("exact", "foo", HOST, "{tls: {mode: MESH_MUTUAL}}"),
     8000: ["OK", "STRICT", "MESH_MUTUAL", "default/mesh-system", "exact/foo"],
   },
   {
@@ -174,19 +205,30 @@ describe("authn tls-check against files: precedence, port-level settings, confli
       const file = tempFile(WORKLOAD + row.docs);
       const { stderr, report } = await tlsCheckJsonOf(file);
       assert.equal(stderr, "");
-      assert.deepEqual(report.results.map((r) => `${r.host}:${r.port}`), [`${HOST}:8000`, `${HOST}:9001`]);
+      assert.deepEqual(
+        report.results.map((r) => `${r.host}:${r.port}`),
+        [`${HOST}:8000`, `${HOST}:9001`],
+      );
       for (const port of [8000, 9001] as const) {
         const expected = row[port];
         if (expected) assert.deepEqual(columns(report.results.find((r) => r.port === port)!), expected, `port ${port}`);
       }
       const notes = [...report.notes, ...report.results.flatMap((r) => r.notes)];
-      if (row.note) assert.ok(notes.some((n) => row.note!.test(n)), notes.join("\n"));
+      if (row.note)
+        assert.ok(
+          notes.some((n) => row.note!.test(n)),
+          notes.join("\n"),
+        );
     });
   }
 });
 
 describe("authn tls-check: output and arguments", async () => {
-  const docs = WORKLOAD + pa("default", "foo", "{mtls: {mode: STRICT}}") + pa("httpbin", "foo", `{${SELECT}, mtls: {mode: DISABLE}}`) + dr("httpbin", "foo", HOST, "{tls: {mode: DISABLE}, portLevelSettings: [{port: {number: 9001}, tls: {mode: MESH_MUTUAL}}]}");
+  const docs =
+    WORKLOAD +
+    pa("default", "foo", "{mtls: {mode: STRICT}}") +
+    pa("httpbin", "foo", `{${SELECT}, mtls: {mode: DISABLE}}`) +
+    dr("httpbin", "foo", HOST, "{tls: {mode: DISABLE}, portLevelSettings: [{port: {number: 9001}, tls: {mode: MESH_MUTUAL}}]}");
 
   test("the table has upstream's columns, then notes", async () => {
     const run = await meshctl(["authn", "tls-check", "httpbin-1", "-n", "foo", "-f", tempFile(docs)]);
@@ -221,11 +263,17 @@ spec: {selector: {app: ratings}, ports: [{port: 9080, targetPort: 8080}]}
 `;
     const file = tempFile(`${docs}---\n${deployment}`);
     const one = JSON.parse((await meshctl(["authn", "tls-check", "httpbin-1.foo", "httpbin", "-f", file, "-o", "json"])).stdout);
-    assert.deepEqual(one.results.map((r: JsonResult) => r.port), [8000, 9001]);
+    assert.deepEqual(
+      one.results.map((r: JsonResult) => r.port),
+      [8000, 9001],
+    );
     const none = JSON.parse((await meshctl(["authn", "tls-check", "httpbin-1.foo", "ratings.foo", "-f", file, "-o", "json"])).stdout);
     assert.deepEqual(none.results, []);
     const ratings = JSON.parse((await meshctl(["authn", "tls-check", "ratings-5d8f7-x2x9k.foo", "-f", file, "-o", "json"])).stdout);
-    assert.deepEqual(ratings.results.map((r: JsonResult) => [r.host, r.port, r.status, r.server.mode]), [["ratings.foo.svc.cluster.local", 9080, "OK", "STRICT"]]);
+    assert.deepEqual(
+      ratings.results.map((r: JsonResult) => [r.host, r.port, r.status, r.server.mode]),
+      [["ratings.foo.svc.cluster.local", 9080, "OK", "STRICT"]],
+    );
     assert.equal(ratings.workload.from, "Deployment foo/ratings");
   });
 
@@ -234,7 +282,10 @@ spec: {selector: {app: ratings}, ports: [{port: 9080, targetPort: 8080}]}
     assert.equal(run.status, 0, run.stderr);
     const report = JSON.parse(run.stdout);
     assert.equal(report.workload, null);
-    assert.deepEqual(report.results.map((r: JsonResult) => `${r.port} ${r.status}`), ["8000 OK", "9001 CONFLICT"]);
+    assert.deepEqual(
+      report.results.map((r: JsonResult) => `${r.port} ${r.status}`),
+      ["8000 OK", "9001 CONFLICT"],
+    );
   });
 
   test("an unknown pod is an error (exit 1); invalid resources are ignored with a warning", async () => {
@@ -243,7 +294,10 @@ spec: {selector: {app: ratings}, ports: [{port: 9080, targetPort: 8080}]}
     assert.match(run.stderr, /Error: meshctl authn tls-check: pod nope\.foo not found in files .* \(known: httpbin-1\.foo\)/);
     const bad = await meshctl(["authn", "tls-check", "httpbin-1.foo", "-f", tempFile(WORKLOAD + pa("bad", "foo", "{mtls: {mode: strict}}"))]);
     assert.equal(bad.status, 0);
-    assert.match(bad.stderr, /Warning: ignored: .*PeerAuthentication foo\/bad: spec\.mtls\.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"/);
+    assert.match(
+      bad.stderr,
+      /Warning: ignored: .*PeerAuthentication foo\/bad: spec\.mtls\.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"/,
+    );
   });
 
   test("without -f or a sidecar it needs an orchestrator (exit 69); a missing file is a usage error (exit 2)", async () => {
@@ -281,7 +335,12 @@ describe("authn tls-check against a running sidecar", async () => {
     const report = JSON.parse(ok.stdout);
     assert.equal(report.source, `sidecar http://127.0.0.1:${port}`);
     assert.deepEqual(report.workload, { pod: "petstore-v1", namespace: "demo", labels: { app: "petstore", version: "v1" }, from: "Pod demo/petstore-v1" });
-    assert.deepEqual(report.results[1].server, { mode: "STRICT", scope: "port", policy: "petstore/demo", applied: { mesh: "default/mesh-system", namespace: null, workload: "petstore/demo" } });
+    assert.deepEqual(report.results[1].server, {
+      mode: "STRICT",
+      scope: "port",
+      policy: "petstore/demo",
+      applied: { mesh: "default/mesh-system", namespace: null, workload: "petstore/demo" },
+    });
     const wrong = await meshctlAsync(["authn", "tls-check", "reviews-v1.demo", "--admin", port]);
     assert.equal(wrong.status, 1);
     assert.match(wrong.stderr, /the sidecar at http:\/\/127\.0\.0\.1:\d+ is petstore-v1\.demo, not reviews-v1\.demo/);
@@ -294,18 +353,25 @@ describe("authn tls-check against a running sidecar", async () => {
     const run = await meshctlAsync(["authn", "tls-check", "--admin", mesh.adminUrl, "-o", "json"]);
     const results = JSON.parse(run.stdout).results;
     // The namespace-wide policy now applies, under the workload policy that decides.
-    assert.deepEqual(results.map((r: JsonResult & { server: { applied: unknown } }) => [r.status, r.server.applied]), [
-      ["OK", { mesh: "default/mesh-system", namespace: "default/demo", workload: "petstore/demo" }],
-      ["CONFLICT", { mesh: "default/mesh-system", namespace: "default/demo", workload: "petstore/demo" }],
-    ]);
+    assert.deepEqual(
+      results.map((r: JsonResult & { server: { applied: unknown } }) => [r.status, r.server.applied]),
+      [
+        ["OK", { mesh: "default/mesh-system", namespace: "default/demo", workload: "petstore/demo" }],
+        ["CONFLICT", { mesh: "default/mesh-system", namespace: "default/demo", workload: "petstore/demo" }],
+      ],
+    );
 
     const errors = (await stats(mesh.adminUrl)).get("config.errors") ?? 0;
     writeFileSync(join(mesh.sidecarConfigDir, "zz-bad.yaml"), pa("broken", "demo", "{mtls: {mode: strict}}").slice(4));
     await waitFor("the config error to be counted", async () => (((await stats(mesh.adminUrl)).get("config.errors") ?? 0) > errors ? true : undefined));
     // The log line reaches this process through a pipe, possibly after the counter moved: awaited too.
-    const logged = /zz-bad\.yaml: PeerAuthentication demo\/broken: spec\.mtls\.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"; keeping the last good configuration/;
+    const logged =
+      /zz-bad\.yaml: PeerAuthentication demo\/broken: spec\.mtls\.mode: expected one of UNSET, DISABLE, PERMISSIVE, STRICT, got "strict"; keeping the last good configuration/;
     await waitFor(`the sidecar's log to name the bad file (${logged.source})`, () => (logged.test(mesh.sidecar.output()) ? true : undefined));
     const again = await meshctlAsync(["authn", "tls-check", "--admin", mesh.adminUrl, "-o", "json"]);
-    assert.deepEqual(JSON.parse(again.stdout).results.map((r: JsonResult) => r.status), ["OK", "CONFLICT"]);
+    assert.deepEqual(
+      JSON.parse(again.stdout).results.map((r: JsonResult) => r.status),
+      ["OK", "CONFLICT"],
+    );
   });
 });

@@ -13,7 +13,9 @@ import { tempDir } from "../support/processes.ts";
 // an "unknown field".
 
 const DIR = join(FIXTURES, "upstream");
-const FILES = readdirSync(DIR).filter((f) => f.endsWith(".yaml")).sort();
+const FILES = readdirSync(DIR)
+  .filter((f) => f.endsWith(".yaml"))
+  .sort();
 const VERSIONS: Record<string, readonly string[]> = {
   "networking.mesh.io": ["v1alpha3", "v1beta1", "v1"],
   "security.mesh.io": ["v1beta1", "v1"],
@@ -29,7 +31,10 @@ describe("upstream samples (renamed)", async () => {
     for (const version of versions) {
       it(`meshctl validate accepts every sample with ${group} as ${version}`, async () => {
         for (const f of FILES) {
-          const text = readFileSync(join(DIR, f), "utf8").replace(new RegExp(`apiVersion: ${group.replace(/\./g, "\\.")}/v[0-9a-z]+`, "g"), `apiVersion: ${group}/${version}`);
+          const text = readFileSync(join(DIR, f), "utf8").replace(
+            new RegExp(`apiVersion: ${group.replace(/\./g, "\\.")}/v[0-9a-z]+`, "g"),
+            `apiVersion: ${group}/${version}`,
+          );
           const file = join(tmp, `${group}-${version}-${f}`);
           writeFileSync(file, text);
           const run = await validate(file);
@@ -43,8 +48,14 @@ describe("upstream samples (renamed)", async () => {
   it("meshctl analyze --use-kube=false: no Error and no unknown field on the samples", async () => {
     const run = await analyze([OFFLINE, "-A", "-o", "json", ...FILES.map((f) => join("upstream", f))]);
     const messages = JSON.parse(run.stdout) as Array<{ code: string; level: string; message: string }>;
-    assert.deepEqual(messages.filter((m) => m.level === "Error"), []);
-    assert.deepEqual(messages.filter((m) => /unknown field/.test(m.message)), []);
+    assert.deepEqual(
+      messages.filter((m) => m.level === "Error"),
+      [],
+    );
+    assert.deepEqual(
+      messages.filter((m) => /unknown field/.test(m.message)),
+      [],
+    );
     // The routing tasks applied in order: each later VirtualService replaces the earlier one, with a warning.
     assert.equal(messages.filter((m) => /is defined again/.test(m.message)).length, 3);
   });

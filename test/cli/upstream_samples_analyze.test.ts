@@ -39,7 +39,10 @@ const RUNS: string[][] = [
   [httpbin, ...list("httpbin/sample-client"), ...list("httpbin/gateway-api")],
   list("sleep"),
   list("curl"),
-  readdirSync(join(FIXTURES, "upstream")).filter((f) => f.endsWith(".yaml")).sort().map((f) => join("upstream", f)),
+  readdirSync(join(FIXTURES, "upstream"))
+    .filter((f) => f.endsWith(".yaml"))
+    .sort()
+    .map((f) => join("upstream", f)),
   ...readdirSync(join(FIXTURES, TASKS))
     .filter((f) => f.endsWith(".yaml") && f !== "workloads.yaml")
     .sort()
@@ -51,7 +54,11 @@ describe("meshctl analyze on upstream's samples (renamed)", () => {
     for (const files of RUNS) {
       const run = await analyze([OFFLINE, "-A", "-o", "json", "--failure-threshold", "Error", ...files]);
       const messages = JSON.parse(run.stdout) as Array<{ code: string; level: string; origin: string; message: string }>;
-      assert.deepEqual(messages.filter((m) => m.level === "Error"), [], files.at(-1));
+      assert.deepEqual(
+        messages.filter((m) => m.level === "Error"),
+        [],
+        files.at(-1),
+      );
       assert.equal(run.status, 0, `${files.at(-1)}: ${run.stderr}`);
     }
     assert.ok(RUNS.length > 40);

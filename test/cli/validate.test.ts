@@ -79,7 +79,9 @@ describe("meshctl validate", async () => {
   it("reads stdin with -", async () => {
     const run = await meshctl(["validate", "-f", "-"], "apiVersion: v1\nkind: Service\nmetadata: { name: Bad }\n");
     assert.equal(run.status, 1);
-    assert.deepEqual(run.lines, ['Error: <stdin>: Service default/Bad: metadata.name: expected a DNS-1123 label (lower-case letters, digits and \'-\', up to 63, starting and ending with a letter or digit), got "Bad"']);
+    assert.deepEqual(run.lines, [
+      "Error: <stdin>: Service default/Bad: metadata.name: expected a DNS-1123 label (lower-case letters, digits and '-', up to 63, starting and ending with a letter or digit), got \"Bad\"",
+    ]);
   });
 
   it("reads directories recursively, YAML and JSON", async () => {
@@ -119,7 +121,11 @@ describe("meshctl validate", async () => {
   });
 
   it("accepts the global flags before and after the command; -n sets the default namespace", async () => {
-    for (const args of [["validate", "-f", BAD, "-i", "foo"], ["-i", "foo", "validate", "-f", BAD], ["--context", "", "validate", "-f", BAD, "--log_output_level", "default:debug,validation:none"]]) {
+    for (const args of [
+      ["validate", "-f", BAD, "-i", "foo"],
+      ["-i", "foo", "validate", "-f", BAD],
+      ["--context", "", "validate", "-f", BAD, "--log_output_level", "default:debug,validation:none"],
+    ]) {
       const run = await meshctl(args);
       assert.equal(run.status, 1, `${args.join(" ")}: ${run.stderr}`);
       assert.ok(run.lines.some((l) => l.includes("Gateway default/gw")));
@@ -137,7 +143,10 @@ describe("meshctl validate", async () => {
       const run = await meshctl([...args]);
       assert.equal(run.status, 69, `${args.join(" ")}: ${run.stderr}`);
       assert.equal(run.stdout, "");
-      assert.equal(run.stderr, `meshctl ${command}: ${flag}: needs an orchestrator API to read that cluster's configuration; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#global-flags)\n`);
+      assert.equal(
+        run.stderr,
+        `meshctl ${command}: ${flag}: needs an orchestrator API to read that cluster's configuration; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#global-flags)\n`,
+      );
     }
   });
 

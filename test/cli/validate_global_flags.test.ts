@@ -28,6 +28,9 @@ describe("needsOrchestrator", async () => {
     const sink = new Writable({ write: (chunk, _e, done) => ((text += chunk), done()) });
     const code = needsOrchestrator("proxy-status", "`meshctl proxy-status --file dump.json`", sink);
     assert.equal(code, 69);
-    assert.equal(text, "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `meshctl proxy-status --file dump.json` offline instead\n");
+    assert.equal(
+      text,
+      "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `meshctl proxy-status --file dump.json` offline instead\n",
+    );
   });
 });

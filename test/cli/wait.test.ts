@@ -46,9 +46,12 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
   let nacker: RawAdsClient | undefined;
   let nacking = false;
   const wait = (...args: string[]) => meshctlAsync(["x", "wait", "--debugAddress", disco.listening.http, ...args]);
-  const distribution = async (): Promise<SyncedVersion[]> => (await fetch(`http://${disco.listening.http}/debug/config_distribution?resource=${RESOURCE}`)).json() as Promise<SyncedVersion[]>;
+  const distribution = async (): Promise<SyncedVersion[]> =>
+    (await fetch(`http://${disco.listening.http}/debug/config_distribution?resource=${RESOURCE}`)).json() as Promise<SyncedVersion[]>;
   const currentVersion = async (): Promise<string | undefined> => {
-    const configz = (await (await fetch(`http://${disco.listening.http}/debug/configz`)).json()) as { resources: Array<{ kind: string; namespace: string; name: string; resourceVersion: string }> };
+    const configz = (await (await fetch(`http://${disco.listening.http}/debug/configz`)).json()) as {
+      resources: Array<{ kind: string; namespace: string; name: string; resourceVersion: string }>;
+    };
     return configz.resources.find((r) => `${r.kind}/${r.namespace}/${r.name}` === RESOURCE)?.resourceVersion;
   };
 
@@ -57,18 +60,42 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
     writeFileSync(join(dir, "other.yaml"), OTHER);
     disco = await startDaemon<DiscoveryListening>(
       DISCOVERY_BIN,
-      ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "", "--secureGrpcAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+      [
+        "discovery",
+        "--configDir",
+        dir,
+        "--grpcAddr",
+        "127.0.0.1:0",
+        "--httpAddr",
+        "127.0.0.1:0",
+        "--monitoringAddr",
+        "",
+        "--secureGrpcAddr",
+        "",
+        "--httpsAddr",
+        "",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+      ],
       "disco-discovery listening: ",
       undefined,
       { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" },
     );
     for (const name of ["petstore-v1", "petstore-v2"]) {
       sidecars.push(
-        await startDaemon(AGENT_BIN, ["proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", "9", "--discoveryAddress", disco.listening.grpc], "disco-agent listening ", undefined, {
-          ...process.env,
-          POD_NAME: name,
-          POD_NAMESPACE: "demo",
-        }),
+        await startDaemon(
+          AGENT_BIN,
+          ["proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", "9", "--discoveryAddress", disco.listening.grpc],
+          "disco-agent listening ",
+          undefined,
+          {
+            ...process.env,
+            POD_NAME: name,
+            POD_NAMESPACE: "demo",
+          },
+        ),
       );
     }
     await waitFor("both sidecars' ACK", async () => (await distribution()).filter((p) => p.State === "present").length === 2);
@@ -84,8 +111,14 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout, `Resource ${RESOURCE} present on 2 out of 2 sidecars\n`);
     const rows = await distribution();
-    assert.deepEqual(rows.map((r) => r.ResourceVersion), [await currentVersion(), await currentVersion()]);
-    assert.ok(rows.every((r) => r.DocumentVersion === r.ResourceVersion && r.Generation === 1), JSON.stringify(rows));
+    assert.deepEqual(
+      rows.map((r) => r.ResourceVersion),
+      [await currentVersion(), await currentVersion()],
+    );
+    assert.ok(
+      rows.every((r) => r.DocumentVersion === r.ResourceVersion && r.Generation === 1),
+      JSON.stringify(rows),
+    );
   });
 
   it("a change in the folder is waited for until both sidecars ACK it (namespace from -n, kind with dashes)", async () => {
@@ -99,7 +132,13 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout, `Resource ${RESOURCE} present on 2 out of 2 sidecars\n`);
     const rows = await distribution();
-    assert.deepEqual(rows.map((r) => [r.ResourceVersion, r.Generation]), [[changed, 2], [changed, 2]]);
+    assert.deepEqual(
+      rows.map((r) => [r.ResourceVersion, r.Generation]),
+      [
+        [changed, 2],
+        [changed, 2],
+      ],
+    );
   });
 
   it("a proxy that NACKs the change keeps a full distribution from happening: timeout, upstream's message, exit 1; --threshold below its share succeeds", async () => {
@@ -115,7 +154,8 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
         } catch {
           return;
         }
-        if (nacking) nacker!.send({ type_url: r.type_url, version_info: "", response_nonce: r.nonce, error_detail: { code: 3, message: "refused by the test" } });
+        if (nacking)
+          nacker!.send({ type_url: r.type_url, version_info: "", response_nonce: r.nonce, error_detail: { code: 3, message: "refused by the test" } });
         else nacker!.ack(r);
       }
     })();
@@ -134,7 +174,10 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
     assert.equal(timedOut.stdout, "");
     const [message, detail] = timedOut.stderr.split("\n");
     assert.equal(message, `Error: timeout expired before resource ${RESOURCE} became effective on all sidecars`);
-    assert.match(detail, new RegExp(`^  2 out of 3 sidecars; not yet: sidecar~10\\.0\\.0\\.9~nacker\\.demo~demo\\.svc\\.cluster\\.local \\(present ${old!}, generation 2\\)$`));
+    assert.match(
+      detail,
+      new RegExp(`^  2 out of 3 sidecars; not yet: sidecar~10\\.0\\.0\\.9~nacker\\.demo~demo\\.svc\\.cluster\\.local \\(present ${old!}, generation 2\\)$`),
+    );
     assert.ok(Date.now() - started >= 3000, "waited the whole timeout");
 
     const enough = await wait("authorizationpolicy", "deny.demo", "--threshold", "0.6", "--timeout", "60s");
@@ -167,7 +210,10 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
     assert.equal(badType.stderr, "Error: meshctl x wait: type gizmo is not recognized\n");
     const missing = await wait("authorizationpolicy", "nothing.demo", "--timeout", "1s");
     assert.equal(missing.status, 1);
-    assert.equal(missing.stderr, "Error: unable to retrieve resource AuthorizationPolicy/demo/nothing: disco-discovery's configuration (/debug/configz) has no such resource\n");
+    assert.equal(
+      missing.stderr,
+      "Error: unable to retrieve resource AuthorizationPolicy/demo/nothing: disco-discovery's configuration (/debug/configz) has no such resource\n",
+    );
     const down = await meshctlAsync(["x", "wait", "authorizationpolicy", "deny.demo", "--debugAddress", "127.0.0.1:1"]);
     assert.equal(down.status, 1);
     assert.match(down.stderr, /^Error: unable to query disco-discovery for distribution .*127\.0\.0\.1:1\/debug\/configz: connect ECONNREFUSED/);

@@ -14,7 +14,8 @@ describe("catalog: decodeDocuments", () => {
     const c = decode(text);
     assert.deepEqual(c.errors, []);
     const kinds = c.resources.map((r) => r.kind);
-    for (const k of ["HttpClientConfig", "HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBinding", "HubRule", "HubQuota"]) assert.ok(kinds.includes(k as never), k);
+    for (const k of ["HttpClientConfig", "HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBinding", "HubRule", "HubQuota"])
+      assert.ok(kinds.includes(k as never), k);
     const quota = c.byKind.HubQuota[0];
     assert.equal(quota.spec.maxAmount, 5);
     assert.equal(quota.id, "HubQuota mesh-system/requestcount");
@@ -52,7 +53,10 @@ spec: { mtls: { mode: STRICT } }
     );
     assert.equal(c.invalidDocuments, 2);
     assert.equal(c.documents, 3);
-    assert.deepEqual(c.resources.map((r) => r.id), ["PeerAuthentication foo/ok"]);
+    assert.deepEqual(
+      c.resources.map((r) => r.id),
+      ["PeerAuthentication foo/ok"],
+    );
   });
 
   it("warns about unknown kinds and unknown fields without refusing the document", () => {
@@ -104,40 +108,66 @@ metadata: { name: a, namespace: foo }
 spec: {}
 `);
     assert.equal(c.errors[0].fieldPath, "apiVersion");
-    assert.equal(c.errors[0].message, 'expected one of security.mesh.io/v1beta1, security.mesh.io/v1 for kind PeerAuthentication, got "security.istio.io/v1beta1"');
+    assert.equal(
+      c.errors[0].message,
+      'expected one of security.mesh.io/v1beta1, security.mesh.io/v1 for kind PeerAuthentication, got "security.istio.io/v1beta1"',
+    );
   });
 
   it("accepts every version upstream serves (networking v1alpha3, v1beta1, v1; security v1beta1, v1) with one schema", () => {
     const docs = ["v1alpha3", "v1beta1", "v1"].map(
-      (v) => `apiVersion: networking.mesh.io/${v}\nkind: DestinationRule\nmetadata: { name: d-${v}, namespace: foo }\nspec: { host: reviews, subsets: [{ name: v1, labels: { version: v1 } }] }\n`,
+      (v) =>
+        `apiVersion: networking.mesh.io/${v}\nkind: DestinationRule\nmetadata: { name: d-${v}, namespace: foo }\nspec: { host: reviews, subsets: [{ name: v1, labels: { version: v1 } }] }\n`,
     );
-    docs.push(...["v1beta1", "v1"].map((v) => `apiVersion: security.mesh.io/${v}\nkind: PeerAuthentication\nmetadata: { name: p-${v}, namespace: foo }\nspec: { mtls: { mode: STRICT } }\n`));
+    docs.push(
+      ...["v1beta1", "v1"].map(
+        (v) => `apiVersion: security.mesh.io/${v}\nkind: PeerAuthentication\nmetadata: { name: p-${v}, namespace: foo }\nspec: { mtls: { mode: STRICT } }\n`,
+      ),
+    );
     const c = decode(docs.join("---\n"));
     assert.deepEqual(c.problems, []);
-    assert.deepEqual(c.resources.map((r) => r.apiVersion), ["networking.mesh.io/v1alpha3", "networking.mesh.io/v1beta1", "networking.mesh.io/v1", "security.mesh.io/v1beta1", "security.mesh.io/v1"]);
+    assert.deepEqual(
+      c.resources.map((r) => r.apiVersion),
+      ["networking.mesh.io/v1alpha3", "networking.mesh.io/v1beta1", "networking.mesh.io/v1", "security.mesh.io/v1beta1", "security.mesh.io/v1"],
+    );
     assert.ok(c.byKind.DestinationRule.every((d) => d.spec.subsets[0].labels.version === "v1"));
   });
 
   it("names the served versions when a networking version is unknown", () => {
     const c = decode(`apiVersion: networking.mesh.io/v2\nkind: VirtualService\nmetadata: { name: v, namespace: foo }\nspec: { hosts: [a] }\n`);
     assert.equal(c.errors[0].fieldPath, "apiVersion");
-    assert.equal(c.errors[0].message, 'expected one of networking.mesh.io/v1alpha3, networking.mesh.io/v1beta1, networking.mesh.io/v1 for kind VirtualService, got "networking.mesh.io/v2"');
+    assert.equal(
+      c.errors[0].message,
+      'expected one of networking.mesh.io/v1alpha3, networking.mesh.io/v1beta1, networking.mesh.io/v1 for kind VirtualService, got "networking.mesh.io/v2"',
+    );
   });
 
   it("a second definition of the same kind/namespace/name replaces the first, with a warning naming both", () => {
-    const v = (mode: string) => `apiVersion: security.mesh.io/v1\nkind: PeerAuthentication\nmetadata: { name: default, namespace: foo }\nspec: { mtls: { mode: ${mode} } }\n`;
+    const v = (mode: string) =>
+      `apiVersion: security.mesh.io/v1\nkind: PeerAuthentication\nmetadata: { name: default, namespace: foo }\nspec: { mtls: { mode: ${mode} } }\n`;
     const c = decode(`${v("STRICT")}---\n${v("PERMISSIVE")}`);
     assert.deepEqual(c.errors, []);
     assert.equal(c.byKind.PeerAuthentication.length, 1);
     assert.equal(c.byKind.PeerAuthentication[0].spec.mtlsMode, "PERMISSIVE");
     assert.equal(c.warnings.length, 1);
     assert.equal(c.warnings[0].fieldPath, "metadata.name");
-    assert.match(c.warnings[0].message, /PeerAuthentication foo\/default is defined again: this definition \(table.yaml, document 2\) replaces the one in table.yaml, document 1/);
+    assert.match(
+      c.warnings[0].message,
+      /PeerAuthentication foo\/default is defined again: this definition \(table.yaml, document 2\) replaces the one in table.yaml, document 1/,
+    );
   });
 
   it("names namespaced resources by the default namespace (-n) and Namespaces by name alone", () => {
-    const c = decode(`apiVersion: v1\nkind: Namespace\nmetadata: { name: foo }\n---\napiVersion: v1\nkind: Service\nmetadata: { name: s }\n`, { defaultNamespace: "bar" });
-    assert.deepEqual(c.resources.map((r) => [r.id, r.namespace]), [["Namespace foo", ""], ["Service bar/s", "bar"]]);
+    const c = decode(`apiVersion: v1\nkind: Namespace\nmetadata: { name: foo }\n---\napiVersion: v1\nkind: Service\nmetadata: { name: s }\n`, {
+      defaultNamespace: "bar",
+    });
+    assert.deepEqual(
+      c.resources.map((r) => [r.id, r.namespace]),
+      [
+        ["Namespace foo", ""],
+        ["Service bar/s", "bar"],
+      ],
+    );
     assert.ok(findResource(c, "Service", "bar", "s"));
     assert.equal(findResource(c, "Service", "default", "s"), undefined);
   });
@@ -152,7 +182,8 @@ spec: { rules: [{ to: [{ operation: { paths: ["/a"] } }] }] }
     const r = c.byKind.AuthorizationPolicy[0];
     assert.deepEqual(r.origin, { file: FILE, index: 0 });
     assert.deepEqual(r.labels, { team: "x" });
-    for (const v of [c, c.resources, r, r.spec, r.spec.rules, r.spec.rules[0].to[0], r.spec.rules[0].to[0].paths, r.labels, r.origin]) assert.ok(Object.isFrozen(v));
+    for (const v of [c, c.resources, r, r.spec, r.spec.rules, r.spec.rules[0].to[0], r.spec.rules[0].to[0].paths, r.labels, r.origin])
+      assert.ok(Object.isFrozen(v));
     assert.throws(() => (r.spec.rules[0].to[0].paths as string[]).push("/b"), TypeError);
   });
 
@@ -168,10 +199,13 @@ kind: HubRule
 metadata: { name: r, namespace: foo }
 spec: { match: [{ clause: { request.path: { regex: "(a)\\\\1" } } }], actions: [{ deny: {} }] }
 `);
-    assert.deepEqual(c.errors.map((e) => [e.resource, e.fieldPath]), [
-      ["HTTPAPISpec foo/s", "spec.patterns[0].uriTemplate"],
-      ["HubRule foo/r", "spec.match[0].clause[request.path].regex"],
-    ]);
+    assert.deepEqual(
+      c.errors.map((e) => [e.resource, e.fieldPath]),
+      [
+        ["HTTPAPISpec foo/s", "spec.patterns[0].uriTemplate"],
+        ["HubRule foo/r", "spec.match[0].clause[request.path].regex"],
+      ],
+    );
   });
 
   it("decodes TcpClientConfig (the hub client's decoder) and warns under the spec's 1s report interval floor", () => {
@@ -211,10 +245,13 @@ spec: { servers: [{ port: { number: 80, name: http, protocol: HTTP }, hosts: ["*
 `;
     assert.deepEqual(decode(text).errors, []);
     const c = decode(text, { referential: true });
-    assert.deepEqual(c.errors.map((e) => [e.resource, e.fieldPath, e.message]), [
-      ["QuotaSpecBinding foo/b", "spec.quotaSpecs[0]", "expected a reference to a QuotaSpec in the given files, got foo/missing, which is not defined"],
-      ["VirtualService foo/v", "spec.gateways[0]", "expected a reference to a Gateway in the given files, got foo/gw, which is not defined"],
-    ]);
+    assert.deepEqual(
+      c.errors.map((e) => [e.resource, e.fieldPath, e.message]),
+      [
+        ["QuotaSpecBinding foo/b", "spec.quotaSpecs[0]", "expected a reference to a QuotaSpec in the given files, got foo/missing, which is not defined"],
+        ["VirtualService foo/v", "spec.gateways[0]", "expected a reference to a Gateway in the given files, got foo/gw, which is not defined"],
+      ],
+    );
     assert.equal(c.resources.length, 4, "referential problems do not drop resources");
   });
 });
@@ -225,15 +262,36 @@ describe("sources: tolerant reading", () => {
       "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\nkind: Namespace\nmetadata: {name: b}\n---\n[1, {a: ]\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n",
       "x.yaml",
     );
-    assert.deepEqual(documents.map((d) => d.name), ["a", "c"]);
-    assert.deepEqual(problems.map((p) => [p.resource, p.fieldPath]), [["Namespace document 2", "apiVersion"], ["YAML document 3", "(document)"]]);
+    assert.deepEqual(
+      documents.map((d) => d.name),
+      ["a", "c"],
+    );
+    assert.deepEqual(
+      problems.map((p) => [p.resource, p.fieldPath]),
+      [
+        ["Namespace document 2", "apiVersion"],
+        ["YAML document 3", "(document)"],
+      ],
+    );
   });
 
   it("flattens JSON lists and kind: List", () => {
     const { documents } = parseSourceText(
-      JSON.stringify({ kind: "List", items: [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "a" } }, { apiVersion: "v1", kind: "Namespace", metadata: { name: "b" } }] }),
+      JSON.stringify({
+        kind: "List",
+        items: [
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: "a" } },
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: "b" } },
+        ],
+      }),
       "x.json",
     );
-    assert.deepEqual(documents.map((d) => [d.name, d.index]), [["a", 0], ["b", 1]]);
+    assert.deepEqual(
+      documents.map((d) => [d.name, d.index]),
+      [
+        ["a", 0],
+        ["b", 1],
+      ],
+    );
   });
 });

@@ -21,14 +21,33 @@ spec:
       ["UDP", { "spec.ports.0.protocol": "UDP" }, "ok", (s) => assert.equal(s.ports[0].protocol, "UDP")],
       ["one port without a name", { "spec.ports.0.name": undefined }, "ok"],
       ["no selector", { "spec.selector": undefined }, "ok", (s) => assert.equal(s.selector, undefined)],
-      ["headless (clusterIP None): no address, marked headless", { "spec.clusterIP": "None" }, "ok", (s) => assert.deepEqual([s.headless, s.addresses], [true, []])],
+      [
+        "headless (clusterIP None): no address, marked headless",
+        { "spec.clusterIP": "None" },
+        "ok",
+        (s) => assert.deepEqual([s.headless, s.addresses], [true, []]),
+      ],
       ["a cluster IP is not headless", { "spec.clusterIP": "10.96.0.7" }, "ok", (s) => assert.deepEqual([s.headless, s.addresses], [undefined, ["10.96.0.7"]])],
       ["fields the mesh does not model are not warned about", { "spec.clusterIP": "None", "spec.sessionAffinity": "None", status: {} }, "ok"],
       ["port 0", { "spec.ports.0.port": 0 }, ["spec.ports[0].port", /integer from 1 to 65535/]],
-      ["two ports without names (upstream's analyzer reads them)", { "spec.ports.0.name": undefined, "spec.ports.1": { port: 9000 } }, "ok", (s) => assert.deepEqual(s.ports.map((p: { name?: string }) => p.name), [undefined, undefined])],
+      [
+        "two ports without names (upstream's analyzer reads them)",
+        { "spec.ports.0.name": undefined, "spec.ports.1": { port: 9000 } },
+        "ok",
+        (s) =>
+          assert.deepEqual(
+            s.ports.map((p: { name?: string }) => p.name),
+            [undefined, undefined],
+          ),
+      ],
       ["protocol in lower case", { "spec.ports.0.protocol": "udp" }, "ok", (s) => assert.equal(s.ports[0].protocol, "UDP")],
       ["duplicate port names", { "spec.ports.1": { name: "http", port: 9000 } }, ["spec.ports[1].name", /duplicate port name "http"/]],
-      ["an application protocol as protocol: kept, with a warning (upstream's analyzer reads it)", { "spec.ports.0.protocol": "HTTP" }, "ok", (s) => assert.equal(s.ports[0].protocol, "HTTP")],
+      [
+        "an application protocol as protocol: kept, with a warning (upstream's analyzer reads it)",
+        { "spec.ports.0.protocol": "HTTP" },
+        "ok",
+        (s) => assert.equal(s.ports[0].protocol, "HTTP"),
+      ],
       ["an empty protocol", { "spec.ports.0.protocol": "" }, ["spec.ports[0].protocol", /one of TCP, UDP, SCTP/]],
       ["bad targetPort name", { "spec.ports.0.targetPort": "Not_A_Name" }, ["spec.ports[0].targetPort", /container port name/]],
       ["upper-case service name", { "metadata.name": "HttpBin" }, ["metadata.name", /DNS-1123 label/]],
@@ -97,12 +116,31 @@ spec:
     baseline,
     [
       ["replicas default to 1", { "spec.replicas": undefined }, "ok", (s) => assert.equal(s.replicas, 1)],
-      ["matchExpressions", { "spec.selector": { matchExpressions: [{ key: "app", operator: "In", values: ["httpbin"] }, { key: "canary", operator: "DoesNotExist" }] } }, "ok"],
+      [
+        "matchExpressions",
+        {
+          "spec.selector": {
+            matchExpressions: [
+              { key: "app", operator: "In", values: ["httpbin"] },
+              { key: "canary", operator: "DoesNotExist" },
+            ],
+          },
+        },
+        "ok",
+      ],
       ["wrong apiVersion", { apiVersion: "extensions/v1beta1" }, ["apiVersion", /expected apps\/v1 for kind Deployment/]],
       ["no selector", { "spec.selector": undefined }, ["spec.selector", /label selector/]],
       ["selector not matching the template", { "spec.selector.matchLabels": { app: "other" } }, ["spec.selector", /matches spec.template.metadata.labels/]],
-      ["In without values", { "spec.selector": { matchExpressions: [{ key: "app", operator: "In" }] } }, ["spec.selector.matchExpressions[0].values", /non-empty list with operator In/]],
-      ["unknown operator", { "spec.selector": { matchExpressions: [{ key: "app", operator: "Equals", values: ["x"] }] } }, ["spec.selector.matchExpressions[0].operator", /one of In, NotIn, Exists, DoesNotExist/]],
+      [
+        "In without values",
+        { "spec.selector": { matchExpressions: [{ key: "app", operator: "In" }] } },
+        ["spec.selector.matchExpressions[0].values", /non-empty list with operator In/],
+      ],
+      [
+        "unknown operator",
+        { "spec.selector": { matchExpressions: [{ key: "app", operator: "Equals", values: ["x"] }] } },
+        ["spec.selector.matchExpressions[0].operator", /one of In, NotIn, Exists, DoesNotExist/],
+      ],
       ["negative replicas", { "spec.replicas": -1 }, ["spec.replicas", /integer from 0/]],
       ["template without spec", { "spec.template.spec": undefined }, ["spec.template.spec", /pod spec with containers/]],
     ],

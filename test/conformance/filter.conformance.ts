@@ -10,7 +10,20 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ALLOW, type DriverRun, EXIT, type Variant, checkAnswer, decodeCheck, decodeReport, forwardedAttributeHeader, invalidUtf8Strings, request, runDriver, text } from "./support/driver.ts";
+import {
+  ALLOW,
+  type DriverRun,
+  EXIT,
+  type Variant,
+  checkAnswer,
+  decodeCheck,
+  decodeReport,
+  forwardedAttributeHeader,
+  invalidUtf8Strings,
+  request,
+  runDriver,
+  text,
+} from "./support/driver.ts";
 
 const SHIPPED = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "build", "deploy", "plugin-config.json"), "utf8")) as {
   httpClientConfig: { transport: Record<string, unknown> };
@@ -111,7 +124,17 @@ for (const variant of ["release", "debug"] as Variant[]) {
     for (const policy of ["FAIL_CLOSE", "FAIL_OPEN"] as const) {
       it(`${policy} with maxRetry 2: exactly 3 Check attempts spaced by the backoff, then ${policy === "FAIL_CLOSE" ? "503" : "the request continues"}`, () => {
         const transport = { networkFailPolicy: { policy, maxRetry: 2, baseRetryWait: "0.08s", maxRetryWait: "1s" } };
-        const run = runDriver(variant, ["--config", httpConfig({ transport, noQuotas: true }), ...GET_PET, "--grpc-response-for", "Check=UNAVAILABLE:hub down", "--grpc-response", "0:", "--wait-ticks", "20"]);
+        const run = runDriver(variant, [
+          "--config",
+          httpConfig({ transport, noQuotas: true }),
+          ...GET_PET,
+          "--grpc-response-for",
+          "Check=UNAVAILABLE:hub down",
+          "--grpc-response",
+          "0:",
+          "--wait-ticks",
+          "20",
+        ]);
         served(run);
         const attempts = checks(run);
         assert.equal(attempts.length, 3, `Check attempts:\n${attempts.map((a) => run.lines[a.line]).join("\n")}`);
@@ -138,14 +161,32 @@ for (const variant of ["release", "debug"] as Variant[]) {
 
     it("FAIL_CLOSE with maxRetry 0: one attempt, then 503 with the transport status", () => {
       const transport = { networkFailPolicy: { policy: "FAIL_CLOSE", maxRetry: 0 } };
-      const run = runDriver(variant, ["--config", httpConfig({ transport, noQuotas: true }), ...GET_PET, "--grpc-response-for", "Check=UNAVAILABLE:hub down", "--grpc-response", "0:"]);
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport, noQuotas: true }),
+        ...GET_PET,
+        "--grpc-response-for",
+        "Check=UNAVAILABLE:hub down",
+        "--grpc-response",
+        "0:",
+      ]);
       served(run);
       assert.equal(checks(run).length, 1);
       assert.deepEqual(run.outcomes, ['local reply 503 "UNAVAILABLE:hub down"']);
     });
 
     it("report on tick: requests are batched and sent when reportBatchMaxTime has passed", () => {
-      const run = runDriver(variant, ["--config", httpConfig({ transport: { reportBatchMaxTime: "1s" }, noQuotas: true }), ...GET_PET, "--requests", "2", "--ticks", "1", "--grpc-response", ALLOW()]);
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport: { reportBatchMaxTime: "1s" }, noQuotas: true }),
+        ...GET_PET,
+        "--requests",
+        "2",
+        "--ticks",
+        "1",
+        "--grpc-response",
+        ALLOW(),
+      ]);
       served(run);
       const tick = run.indexOf(/>> proxy_on_tick\(/);
       assert.ok(tick > 0);
@@ -163,7 +204,15 @@ for (const variant of ["release", "debug"] as Variant[]) {
     });
 
     it("report by size: a full batch (reportBatchMaxEntries) is sent at once, without a tick", () => {
-      const run = runDriver(variant, ["--config", httpConfig({ transport: { reportBatchMaxEntries: 3, reportBatchMaxTime: "1h" }, noQuotas: true }), ...GET_PET, "--requests", "3", "--grpc-response", ALLOW()]);
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport: { reportBatchMaxEntries: 3, reportBatchMaxTime: "1h" }, noQuotas: true }),
+        ...GET_PET,
+        "--requests",
+        "3",
+        "--grpc-response",
+        ALLOW(),
+      ]);
       served(run);
       assert.equal(run.indexOf(/>> proxy_on_tick\(/), -1);
       const [report] = reports(run);
@@ -173,7 +222,16 @@ for (const variant of ["release", "debug"] as Variant[]) {
     });
 
     it("flush at shutdown: the last batch is sent from proxy_on_done, the root stays until the hub answers, then proxy_done", () => {
-      const run = runDriver(variant, ["--config", httpConfig({ transport: { reportBatchMaxTime: "1h" }, noQuotas: true }), ...GET_PET, "--grpc-response", ALLOW(), "--answer-at-shutdown", "--wait-ticks", "20"]);
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport: { reportBatchMaxTime: "1h" }, noQuotas: true }),
+        ...GET_PET,
+        "--grpc-response",
+        ALLOW(),
+        "--answer-at-shutdown",
+        "--wait-ticks",
+        "20",
+      ]);
       served(run);
       const done = run.indexOf(/>> proxy_on_done\(1\) \(root\)/);
       const returned = run.indexOf(/<< proxy_on_done = /, done);
@@ -192,7 +250,15 @@ for (const variant of ["release", "debug"] as Variant[]) {
     });
 
     it("shutdown with a hub that never answers: the root calls proxy_done after a bounded wait on its timer", () => {
-      const run = runDriver(variant, ["--config", httpConfig({ transport: { reportBatchMaxTime: "1h" }, noQuotas: true }), ...GET_PET, "--grpc-response", ALLOW(), "--wait-ticks", "100"]);
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport: { reportBatchMaxTime: "1h" }, noQuotas: true }),
+        ...GET_PET,
+        "--grpc-response",
+        ALLOW(),
+        "--wait-ticks",
+        "100",
+      ]);
       served(run);
       const returned = run.indexOf(/\[worker ctx 1\] << proxy_on_done = false/);
       const proxyDone = run.indexOf(/\[worker ctx 1\] done -> OK/, returned);
@@ -204,9 +270,19 @@ for (const variant of ["release", "debug"] as Variant[]) {
 
     it("reports survive a hub outage: a batch refused with UNAVAILABLE is sent again on the timer, entries intact", () => {
       const run = runDriver(variant, [
-        "--config", httpConfig({ transport: { reportBatchMaxEntries: 2, reportBatchMaxTime: "1h" }, noQuotas: true }),
-        ...GET_PET, "--requests", "2", "--ticks", "5",
-        "--grpc-response-for", "Report=UNAVAILABLE:hub down", "--grpc-response-for", "Report=0:", "--grpc-response", ALLOW(),
+        "--config",
+        httpConfig({ transport: { reportBatchMaxEntries: 2, reportBatchMaxTime: "1h" }, noQuotas: true }),
+        ...GET_PET,
+        "--requests",
+        "2",
+        "--ticks",
+        "5",
+        "--grpc-response-for",
+        "Report=UNAVAILABLE:hub down",
+        "--grpc-response-for",
+        "Report=0:",
+        "--grpc-response",
+        ALLOW(),
       ]);
       served(run);
       const [first, second, ...more] = reports(run);
@@ -220,7 +296,17 @@ for (const variant of ["release", "debug"] as Variant[]) {
     });
 
     it("counters: the hub client's counters reach the proxy's metrics every statsUpdateInterval", () => {
-      const run = runDriver(variant, ["--config", httpConfig({ transport: { statsUpdateInterval: "1s", reportBatchMaxTime: "1s" }, noQuotas: true }), ...GET_PET, "--requests", "2", "--ticks", "2", "--grpc-response", ALLOW()]);
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport: { statsUpdateInterval: "1s", reportBatchMaxTime: "1s" }, noQuotas: true }),
+        ...GET_PET,
+        "--requests",
+        "2",
+        "--ticks",
+        "2",
+        "--grpc-response",
+        ALLOW(),
+      ]);
       served(run);
       const m = (name: string) => run.metrics.get(`hub_client.${name}`);
       assert.equal(m("total_check_calls"), 2n);
@@ -237,7 +323,15 @@ for (const variant of ["release", "debug"] as Variant[]) {
       const header = forwardedAttributeHeader("source.uid", Buffer.from([0x61, 0x62, 0xed, 0xbf, 0xbf]));
       const deny = checkAnswer({ precondition: { status: { code: 7, message: "no" }, validDuration: { seconds: 5 }, validUseCount: 10 } });
       const transport = { networkFailPolicy: { policy: "FAIL_OPEN" }, reportBatchMaxTime: "1s" };
-      const run = runDriver(variant, ["--config", httpConfig({ transport, noQuotas: true }), ...request("GET", "/pets/1", { "x-mesh-attributes": header }), "--ticks", "1", "--grpc-response", deny]);
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport, noQuotas: true }),
+        ...request("GET", "/pets/1", { "x-mesh-attributes": header }),
+        "--ticks",
+        "1",
+        "--grpc-response",
+        deny,
+      ]);
       served(run);
       const [check] = checks(run);
       assert.ok(check, "no Check call");

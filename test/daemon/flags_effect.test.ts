@@ -33,13 +33,43 @@ after(() => taken?.close());
 describe("a listener that cannot be opened: exit 1, one line naming the flag and the address", { timeout: 600_000 }, () => {
   const cases: Array<[string, string, string[], string]> = [
     ["hubs", HUBS_BIN, ["server", "--address", "tcp://127.0.0.1:0", "--ctrlz_port", "0", "--monitoringPort", "PORT"], "--monitoringPort PORT"],
-    ["mesh_ca", MESH_CA_BIN, ["--self-signed-ca", "--self-signed-ca-cert-dir", join(empty, "ca"), "--grpc-address", "127.0.0.1", "--grpc-port", "PORT", "--monitoring-port", "0", "--ctrlz_port", "0"], "--grpc-port 127.0.0.1:PORT"],
-    ["disco-discovery", DISCOVERY_BIN, ["discovery", "--configDir", empty, "--httpAddr", "", ...SIDE_LISTENERS_OFF, "--grpcAddr", "127.0.0.1:PORT"], "--grpcAddr 127.0.0.1:PORT"],
-    ["disco-agent", AGENT_BIN, ["proxy", "--configDir", empty, "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "PORT"], "--proxyAdminPort 127.0.0.1:PORT"],
+    [
+      "mesh_ca",
+      MESH_CA_BIN,
+      [
+        "--self-signed-ca",
+        "--self-signed-ca-cert-dir",
+        join(empty, "ca"),
+        "--grpc-address",
+        "127.0.0.1",
+        "--grpc-port",
+        "PORT",
+        "--monitoring-port",
+        "0",
+        "--ctrlz_port",
+        "0",
+      ],
+      "--grpc-port 127.0.0.1:PORT",
+    ],
+    [
+      "disco-discovery",
+      DISCOVERY_BIN,
+      ["discovery", "--configDir", empty, "--httpAddr", "", ...SIDE_LISTENERS_OFF, "--grpcAddr", "127.0.0.1:PORT"],
+      "--grpcAddr 127.0.0.1:PORT",
+    ],
+    [
+      "disco-agent",
+      AGENT_BIN,
+      ["proxy", "--configDir", empty, "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "PORT"],
+      "--proxyAdminPort 127.0.0.1:PORT",
+    ],
   ];
   for (const [name, bin, args, named] of cases) {
     it(`${name}: ${named.split(" ")[0]} in use`, async () => {
-      const r = await node(bin, args.map((a) => a.replace("PORT", String(takenPort))));
+      const r = await node(
+        bin,
+        args.map((a) => a.replace("PORT", String(takenPort))),
+      );
       assert.equal(r.status, 1, r.stderr);
       assert.match(r.stderr, new RegExp(`${named.replace("PORT", String(takenPort)).replace(/[.[\]]/g, "\\$&")}: cannot listen: address already in use`));
     });
@@ -66,7 +96,11 @@ describe("malformed variables and refused values: exit 2 naming them", { timeout
   });
 
   it("hubs: the latency sampling flags without --averageLatencyThreshold, --burstSize without --maxRequestsPerSecond", async () => {
-    for (const [flag, value] of [["--latencySamplesPerSecond", "5"], ["--latencySampleHalflife", "2s"], ["--latencyEnforcementThreshold", "10"]]) {
+    for (const [flag, value] of [
+      ["--latencySamplesPerSecond", "5"],
+      ["--latencySampleHalflife", "2s"],
+      ["--latencyEnforcementThreshold", "10"],
+    ]) {
       const r = await node(HUBS_BIN, ["server", flag, value]);
       assert.equal(r.status, 2, flag);
       assert.equal(r.stderr, `hubs server: ${flag}: no effect without --averageLatencyThreshold (it shapes the latency evaluator that flag turns on)\n`);
@@ -90,7 +124,11 @@ async function remoteSettings(authority: string): Promise<{ maxConcurrentStreams
 
 describe("gRPC stream limits and keepalive on the wire", { timeout: 600_000 }, () => {
   it("hubs --maxConcurrentStreams 7: the hub's HTTP/2 SETTINGS allow 7 streams per connection", async () => {
-    const hub = await startDaemon<{ grpc: string }>(HUBS_BIN, ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--maxConcurrentStreams", "7"], "hubs listening ");
+    const hub = await startDaemon<{ grpc: string }>(
+      HUBS_BIN,
+      ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--maxConcurrentStreams", "7"],
+      "hubs listening ",
+    );
     try {
       assert.equal((await remoteSettings(hub.listening.grpc)).maxConcurrentStreams, 7);
     } finally {
@@ -101,7 +139,21 @@ describe("gRPC stream limits and keepalive on the wire", { timeout: 600_000 }, (
   it("disco-discovery with MESH_GPRC_MAXSTREAMS and --keepaliveInterval/--keepaliveTimeout given before the subcommand: SETTINGS, a PING, then the unanswered connection closed", async () => {
     const disco = await startDaemon<{ grpc: string }>(
       DISCOVERY_BIN,
-      ["--keepaliveInterval", "1s", "--keepaliveTimeout", "1s", "--log_as_json", "discovery", "--configDir", empty, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF],
+      [
+        "--keepaliveInterval",
+        "1s",
+        "--keepaliveTimeout",
+        "1s",
+        "--log_as_json",
+        "discovery",
+        "--configDir",
+        empty,
+        "--grpcAddr",
+        "127.0.0.1:0",
+        "--httpAddr",
+        "",
+        ...SIDE_LISTENERS_OFF,
+      ],
       "disco-discovery listening: ",
       undefined,
       { ...process.env, MESH_GPRC_MAXSTREAMS: "9" },
@@ -160,7 +212,21 @@ describe("disco-agent: --parentShutdownDuration bounds the shutdown; a mesh_ca t
     const appPort = (app.address() as AddressInfo).port;
     const agent = await startDaemon<{ inbound: number }>(
       AGENT_BIN,
-      ["proxy", "--configDir", empty, "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", String(appPort), "--parentShutdownDuration", "2s"],
+      [
+        "proxy",
+        "--configDir",
+        empty,
+        "--inboundPort",
+        "0",
+        "--outboundPort",
+        "0",
+        "--proxyAdminPort",
+        "0",
+        "--appPort",
+        String(appPort),
+        "--parentShutdownDuration",
+        "2s",
+      ],
       "disco-agent listening ",
       undefined,
       { ...process.env, TERMINATION_DRAIN_DURATION_SECONDS: "120" },
@@ -183,9 +249,24 @@ describe("disco-agent: --parentShutdownDuration bounds the shutdown; a mesh_ca t
 
   it("--caAddress of a server that accepts and never answers: exit 1 naming --caAddress after --connectTimeout", async () => {
     writeFileSync(join(empty, "token"), "not-a-jwt");
-    const r = await node(AGENT_BIN, ["proxy", "--configDir", empty, "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--caAddress", `127.0.0.1:${takenPort}`, "--tokenPath", join(empty, "token"), "--connectTimeout", "2s"]);
+    const r = await node(AGENT_BIN, [
+      "proxy",
+      "--configDir",
+      empty,
+      "--inboundPort",
+      "0",
+      "--outboundPort",
+      "0",
+      "--proxyAdminPort",
+      "0",
+      "--caAddress",
+      `127.0.0.1:${takenPort}`,
+      "--tokenPath",
+      join(empty, "token"),
+      "--connectTimeout",
+      "2s",
+    ]);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, new RegExp(`--caAddress 127\\.0\\.0\\.1:${takenPort}: no workload certificate: .*Deadline exceeded`));
   });
 });
-

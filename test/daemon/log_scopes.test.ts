@@ -65,7 +65,10 @@ function logLines(output: string): LogLine[] {
 }
 
 const scopesSeen = (output: string) => new Set(logLines(output).map((l) => l.scope));
-const expectedScopes = (daemon: SpecDaemon) => Object.entries(LOG_SCOPE_USE[daemon]).filter(([, use]) => "logs" in use).map(([scope]) => scope);
+const expectedScopes = (daemon: SpecDaemon) =>
+  Object.entries(LOG_SCOPE_USE[daemon])
+    .filter(([, use]) => "logs" in use)
+    .map(([scope]) => scope);
 
 let mesh: LocalMesh;
 let discovery: Daemon<{ https: string }>;
@@ -86,7 +89,19 @@ before(async () => {
   writeFileSync(join(configDir, "mesh.yaml"), DISCOVERY_MESH);
   discovery = await startDaemon(
     DISCOVERY_BIN,
-    ["discovery", "--configDir", configDir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF, "--httpsAddr", "127.0.0.1:0", ...DEBUG_EVERYTHING],
+    [
+      "discovery",
+      "--configDir",
+      configDir,
+      "--grpcAddr",
+      "127.0.0.1:0",
+      "--httpAddr",
+      "",
+      ...SIDE_LISTENERS_OFF,
+      "--httpsAddr",
+      "127.0.0.1:0",
+      ...DEBUG_EVERYTHING,
+    ],
     "disco-discovery listening: ",
     undefined,
     { ...process.env, DISCO_CERT_DIR: certs },
@@ -95,21 +110,44 @@ before(async () => {
   // The actions: a request through the sidecar (authentication, authorization, the hub's Check and Report) …
   for (const path of ["/pets/1", "/pets/2"]) await get(`${mesh.inboundUrl}${path}`);
   // … a refused configuration file for the sidecar and for disco-discovery …
-  writeFileSync(join(mesh.sidecarConfigDir, "broken.yaml"), "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: broken, namespace: demo}\nspec: {action: SOMETIMES}\n");
-  writeFileSync(join(configDir, "broken.yaml"), "apiVersion: networking.mesh.io/v1\nkind: ServiceEntry\nmetadata: {name: broken, namespace: shop}\nspec: {hosts: []}\n");
+  writeFileSync(
+    join(mesh.sidecarConfigDir, "broken.yaml"),
+    "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: broken, namespace: demo}\nspec: {action: SOMETIMES}\n",
+  );
+  writeFileSync(
+    join(configDir, "broken.yaml"),
+    "apiVersion: networking.mesh.io/v1\nkind: ServiceEntry\nmetadata: {name: broken, namespace: shop}\nspec: {hosts: []}\n",
+  );
   // … and a request the validation webhook cannot take.
   await new Promise<void>((resolve, reject) => {
     const [host, port] = [discovery.listening.https.replace(/:\d+$/, ""), Number(discovery.listening.https.split(":").pop())];
-    const req = httpsRequest({ host, port, path: "/validate", method: "POST", ca: readFileSync(join(certs, "root-cert.pem")), servername: "localhost", rejectUnauthorized: false, headers: { "content-type": "application/json" } }, (res) => {
-      res.resume();
-      res.on("end", resolve);
-    });
+    const req = httpsRequest(
+      {
+        host,
+        port,
+        path: "/validate",
+        method: "POST",
+        ca: readFileSync(join(certs, "root-cert.pem")),
+        servername: "localhost",
+        rejectUnauthorized: false,
+        headers: { "content-type": "application/json" },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", resolve);
+      },
+    );
     req.on("error", reject);
     req.end("not a review");
   });
 
   const everyScope = async (daemon: SpecDaemon, output: () => string) => {
-    await waitFor(`${daemon}: a line of every scope that carries lines`, () => expectedScopes(daemon).every((s) => s === "default" || scopesSeen(output()).has(s)), 90_000, 200);
+    await waitFor(
+      `${daemon}: a line of every scope that carries lines`,
+      () => expectedScopes(daemon).every((s) => s === "default" || scopesSeen(output()).has(s)),
+      90_000,
+      200,
+    );
   };
   await Promise.all([
     everyScope("disco-agent", () => mesh.sidecar.output()),
@@ -138,10 +176,16 @@ describe("log scopes of spec 2 on every daemon", { timeout: 600_000 }, () => {
     const spec = specLogScopes();
     const doc = readFileSync(join(ROOT, "docs", "daemon-reference.md"), "utf8");
     for (const daemon of ["disco-agent", "mesh_ca", "hubs", "disco-discovery"] as const) {
-      const listed = spec.get(daemon)!.filter((s) => s !== "all").sort();
+      const listed = spec
+        .get(daemon)!
+        .filter((s) => s !== "all")
+        .sort();
       assert.deepEqual(Object.keys(LOG_SCOPE_USE[daemon]).sort(), listed, daemon);
       for (const [scope, use] of Object.entries(LOG_SCOPE_USE[daemon])) {
-        assert.ok(doc.includes(`| ${daemon} | \`${scope}\` | ${"logs" in use ? use.logs : `— ${use.silent}`} |`), `docs/daemon-reference.md row ${daemon} ${scope}`);
+        assert.ok(
+          doc.includes(`| ${daemon} | \`${scope}\` | ${"logs" in use ? use.logs : `— ${use.silent}`} |`),
+          `docs/daemon-reference.md row ${daemon} ${scope}`,
+        );
       }
     }
   });
@@ -156,14 +200,35 @@ describe("log scopes of spec 2 on every daemon", { timeout: 600_000 }, () => {
       const badCallers = lines.filter((l) => !/^host\/[\w/.-]+\.ts:\d+$/.test(l.caller ?? "")).map((l) => `${l.scope}: ${l.caller} ${l.msg}`);
       assert.deepEqual(badCallers, []);
       // Silent scopes stay silent: a line there would contradict the table.
-      const silent = Object.entries(LOG_SCOPE_USE[daemon]).filter(([, use]) => "silent" in use).map(([scope]) => scope);
-      assert.deepEqual(silent.filter((s) => seen.has(s)), []);
+      const silent = Object.entries(LOG_SCOPE_USE[daemon])
+        .filter(([, use]) => "silent" in use)
+        .map(([scope]) => scope);
+      assert.deepEqual(
+        silent.filter((s) => seen.has(s)),
+        [],
+      );
     });
   }
 
   it("--log_stacktrace_level attaches the stack, source-mapped to host/ files", async () => {
     const dir = tempDir("log-scopes-stack-");
-    const d = await startDaemon(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF, "--log_as_json", "--log_stacktrace_level", "ads:info"], "disco-discovery listening: ");
+    const d = await startDaemon(
+      DISCOVERY_BIN,
+      [
+        "discovery",
+        "--configDir",
+        dir,
+        "--grpcAddr",
+        "127.0.0.1:0",
+        "--httpAddr",
+        "",
+        ...SIDE_LISTENERS_OFF,
+        "--log_as_json",
+        "--log_stacktrace_level",
+        "ads:info",
+      ],
+      "disco-discovery listening: ",
+    );
     await d.stop();
     const line = logLines(d.output()).find((l) => l.scope === "ads") as (LogLine & { stack?: string }) | undefined;
     assert.ok(line?.stack, "an ads line with a stack");

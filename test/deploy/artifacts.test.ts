@@ -47,22 +47,22 @@ describe("Envoy bootstrap (build/deploy/envoy-bootstrap.yaml)", () => {
 
   it("decodes as envoy.config.bootstrap.v3.Bootstrap with every Any resolved", () => {
     const { message, anyTypes } = decodeStrict(root, BOOTSTRAP, yamlFile("envoy-bootstrap.yaml"));
-    assert.deepEqual(
-      [...new Set(anyTypes)].sort(),
-      [
-        "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router",
-        "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm",
-        "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
-        "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
-        "type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm",
-        "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-        "type.googleapis.com/google.protobuf.StringValue",
-      ],
-    );
+    assert.deepEqual([...new Set(anyTypes)].sort(), [
+      "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router",
+      "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm",
+      "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+      "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
+      "type.googleapis.com/envoy.extensions.filters.network.wasm.v3.Wasm",
+      "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+      "type.googleapis.com/google.protobuf.StringValue",
+    ]);
     const bootstrap = root.lookupType(BOOTSTRAP).toObject(message, { longs: String }) as Record<string, any>;
     const [http, tcp] = bootstrap.static_resources.listeners;
     const hcm = unpack(root, http.filter_chains[0].filters[0].typed_config);
-    assert.deepEqual(hcm.http_filters.map((f: { name: string }) => f.name), ["envoy.filters.http.wasm", "envoy.filters.http.router"]);
+    assert.deepEqual(
+      hcm.http_filters.map((f: { name: string }) => f.name),
+      ["envoy.filters.http.wasm", "envoy.filters.http.router"],
+    );
     const { plugin, json, configurationType } = pluginConfigOf(root, hcm.http_filters[0].typed_config);
     assert.equal(plugin.root_id, PLUGIN_NAME);
     assert.equal(plugin.vm_config.runtime, "envoy.wasm.runtime.v8");
@@ -86,7 +86,8 @@ describe("Envoy bootstrap (build/deploy/envoy-bootstrap.yaml)", () => {
     typo.static_resources.clusters[0].conect_timeout = "1s";
     assert.throws(() => decodeStrict(root, BOOTSTRAP, typo), /clusters\[0\]\.conect_timeout: no such field/);
     const unknownAny = yamlFile("envoy-bootstrap.yaml");
-    unknownAny.static_resources.listeners[0].filter_chains[0].filters[0].typed_config["@type"] = "type.googleapis.com/envoy.extensions.filters.http.nothing.v3.Nothing";
+    unknownAny.static_resources.listeners[0].filter_chains[0].filters[0].typed_config["@type"] =
+      "type.googleapis.com/envoy.extensions.filters.http.nothing.v3.Nothing";
     assert.throws(() => decodeStrict(root, BOOTSTRAP, unknownAny), /is not a message of Envoy's v3 API/);
     const duration = yamlFile("envoy-bootstrap.yaml");
     duration.static_resources.clusters[0].connect_timeout = "1 second";
@@ -118,8 +119,14 @@ describe("Envoy bootstrap (build/deploy/envoy-bootstrap.yaml)", () => {
                     typed_config: {
                       "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
                       stat_prefix: "inbound_0.0.0.0_8080",
-                      route_config: { name: "inbound", virtual_hosts: [{ name: "app", domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: "app" } }] }] },
-                      http_filters: [httpFilter!.patch.value, { name: "envoy.filters.http.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router" } }],
+                      route_config: {
+                        name: "inbound",
+                        virtual_hosts: [{ name: "app", domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: "app" } }] }],
+                      },
+                      http_filters: [
+                        httpFilter!.patch.value,
+                        { name: "envoy.filters.http.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router" } },
+                      ],
                     },
                   },
                 ],
@@ -189,7 +196,10 @@ describe("OCI image layout (build/deploy/oci)", () => {
     const manifestDigest: string = index.manifests[0].digest;
     const tag = index.manifests[0].annotations["org.opencontainers.image.ref.name"];
     const plugins = parseAllDocuments(readFileSync(join(DEPLOY_DIR, "wasm-plugin.yaml"), "utf8")).map((d) => d.toJS() as Record<string, any>);
-    assert.deepEqual(plugins.map((p) => p.spec.type), ["HTTP", "NETWORK"]);
+    assert.deepEqual(
+      plugins.map((p) => p.spec.type),
+      ["HTTP", "NETWORK"],
+    );
     for (const plugin of plugins) {
       assert.equal(plugin.apiVersion, "extensions.mesh.io/v1alpha1");
       assert.equal(plugin.kind, "WasmPlugin");

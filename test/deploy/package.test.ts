@@ -18,7 +18,13 @@ const READY_MS = 60_000;
  * The machine's npm: inside `npm test` PATH starts with node_modules/.bin,
  * where a dependency of @as-pect/cli installs npm 6 (no --pack-destination).
  */
-const NPM_ENV = { ...process.env, PATH: (process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes(`node_modules${sep}.bin`)).join(delimiter) };
+const NPM_ENV = {
+  ...process.env,
+  PATH: (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((p) => !p.includes(`node_modules${sep}.bin`))
+    .join(delimiter),
+};
 
 interface PackedFile {
   path: string;
@@ -36,7 +42,11 @@ describe("npm pack, installed into an empty folder", () => {
     packed = info.files;
     mkdirSync(app);
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "pack-check", version: "1.0.0", private: true }));
-    execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, info.filename)], { cwd: app, env: NPM_ENV, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, info.filename)], {
+      cwd: app,
+      env: NPM_ENV,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
     pkg = join(app, "node_modules", "mesh-policy-filter");
   });
 
@@ -44,13 +54,30 @@ describe("npm pack, installed into an empty folder", () => {
 
   it("ships the module, the built programs, the protos and the deploy artifacts, and no tests or sources (declarations only)", () => {
     const paths = new Set(packed.map((f) => f.path));
-    for (const p of ["build/filter.wasm", "build/out/meshctl.mjs", "build/out/disco-agent.mjs", "build/out/hubs.mjs", "build/out/mesh_ca.mjs", "proto/mesh/hub/v1/hub.proto", "build/deploy/envoy-bootstrap.yaml", "build/deploy/oci/index.json", "package.json", "README.md"]) {
+    for (const p of [
+      "build/filter.wasm",
+      "build/out/meshctl.mjs",
+      "build/out/disco-agent.mjs",
+      "build/out/hubs.mjs",
+      "build/out/mesh_ca.mjs",
+      "proto/mesh/hub/v1/hub.proto",
+      "build/deploy/envoy-bootstrap.yaml",
+      "build/deploy/oci/index.json",
+      "package.json",
+      "README.md",
+    ]) {
       assert.ok(paths.has(p), `${p} is not in the package`);
     }
-    const unwanted = [...paths].filter((p) => /^(test|assembly|host\/(?!demo\/[^/]+\.(ya?ml|jsonl)$)|\.ci)\b/.test(p) || (p.endsWith(".ts") && !/^build\/types\/[^/]+\.d\.ts$/.test(p)) || p.endsWith(".map"));
+    const unwanted = [...paths].filter(
+      (p) =>
+        /^(test|assembly|host\/(?!demo\/[^/]+\.(ya?ml|jsonl)$)|\.ci)\b/.test(p) ||
+        (p.endsWith(".ts") && !/^build\/types\/[^/]+\.d\.ts$/.test(p)) ||
+        p.endsWith(".map"),
+    );
     assert.deepEqual(unwanted, []);
     const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8"));
-    for (const buildOnly of ["assemblyscript", "esbuild", "tsx", "@as-pect/cli"]) assert.equal(manifest.dependencies[buildOnly], undefined, `${buildOnly} is a runtime dependency`);
+    for (const buildOnly of ["assemblyscript", "esbuild", "tsx", "@as-pect/cli"])
+      assert.equal(manifest.dependencies[buildOnly], undefined, `${buildOnly} is a runtime dependency`);
   });
 
   it("meshctl validate from the package checks resources with the packaged module", () => {
@@ -79,13 +106,43 @@ describe("npm pack, installed into an empty folder", () => {
     try {
       hub = await startDaemon(
         join(app, "node_modules", ".bin", "hubs"),
-        ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubConfig}`, "--configDefaultNamespace", "mesh-system"],
+        [
+          "server",
+          "--address",
+          "tcp://127.0.0.1:0",
+          "--monitoringPort",
+          "0",
+          "--ctrlz_port",
+          "0",
+          "--ctrlz_address",
+          "127.0.0.1",
+          "--configStoreURL",
+          `fs://${hubConfig}`,
+          "--configDefaultNamespace",
+          "mesh-system",
+        ],
         "hubs listening ",
         READY_MS,
       );
       sidecar = await startDaemon(
         join(app, "node_modules", ".bin", "disco-agent"),
-        ["proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", String(echo.port), "--configDir", config, "--cluster", `hub_server=127.0.0.1:${hub.listening.grpcPort}`, "--inboundService", "petstore.demo.svc.cluster.local"],
+        [
+          "proxy",
+          "--inboundPort",
+          "0",
+          "--outboundPort",
+          "0",
+          "--proxyAdminPort",
+          "0",
+          "--appPort",
+          String(echo.port),
+          "--configDir",
+          config,
+          "--cluster",
+          `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
+          "--inboundService",
+          "petstore.demo.svc.cluster.local",
+        ],
         "disco-agent listening ",
         READY_MS,
         { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" },

@@ -21,8 +21,14 @@ describe("REVISION and the injection webhook", () => {
   it("a revision injects its own pods, skips the others with the reason", () => {
     assert.equal(inject(review({ [REVISION_LABEL]: "canary" }), settings, "canary").outcome, "success");
     const unlabelled = inject(review({}), settings, "canary");
-    assert.deepEqual([unlabelled.outcome, unlabelled.reason, unlabelled.response.patch], ["skip", "the pod has no label mesh.io/rev: canary (REVISION=canary injects its revision's pods only)", undefined]);
-    assert.equal(inject(review({ [REVISION_LABEL]: "stable" }), settings, "canary").reason, 'the pod selects revision "stable" (label mesh.io/rev), not this control plane\'s "canary"');
+    assert.deepEqual(
+      [unlabelled.outcome, unlabelled.reason, unlabelled.response.patch],
+      ["skip", "the pod has no label mesh.io/rev: canary (REVISION=canary injects its revision's pods only)", undefined],
+    );
+    assert.equal(
+      inject(review({ [REVISION_LABEL]: "stable" }), settings, "canary").reason,
+      'the pod selects revision "stable" (label mesh.io/rev), not this control plane\'s "canary"',
+    );
   });
 
   it("without a revision, pods that select one are left to it", () => {

@@ -44,7 +44,11 @@ class DeltaClient {
   }
   send(fields: Record<string, unknown>): void {
     const request = envoyType("envoy.service.discovery.v3.DeltaDiscoveryRequest");
-    this.stream.write(Buffer.from(request.encode(request.fromObject({ node: { id: "sidecar~10.0.0.1~a.foo~foo.svc.cluster.local", user_agent_name: "envoy" }, ...fields })).finish()));
+    this.stream.write(
+      Buffer.from(
+        request.encode(request.fromObject({ node: { id: "sidecar~10.0.0.1~a.foo~foo.svc.cluster.local", user_agent_name: "envoy" }, ...fields })).finish(),
+      ),
+    );
   }
   next(): Promise<DeltaResponse> {
     const r = this.received.shift();
@@ -121,10 +125,13 @@ describe("ADS incremental (Delta) protocol", { timeout: 600_000 }, () => {
 
     ads.push(() => proxylessResources(services(9092, false, 8081)));
     const removals = [await c.next(), await c.next()].sort((x, y) => x.type_url.localeCompare(y.type_url));
-    assert.deepEqual(removals.map((r) => [r.type_url, r.resources.length, r.removed_resources]), [
-      [CLUSTER, 0, [B]],
-      [ENDPOINT, 0, [B]],
-    ]);
+    assert.deepEqual(
+      removals.map((r) => [r.type_url, r.resources.length, r.removed_resources]),
+      [
+        [CLUSTER, 0, [B]],
+        [ENDPOINT, 0, [B]],
+      ],
+    );
     assert.ok(events.includes(`nack ${ENDPOINT} bad endpoint`) && events.includes(`ack ${CLUSTER}`), events.join("; "));
     c.end();
   });

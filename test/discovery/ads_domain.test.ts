@@ -54,7 +54,12 @@ spec:
 
 /** An Envoy of a reviews-v2 pod whose agent runs with --domain default.svc.example.internal. */
 const ENVOY_NODE = { id: `sidecar~10.1.0.7~reviews-v2-5b667bcbf8-xq2sn.default~default.svc.${DOMAIN}`, cluster: "reviews.default", user_agent_name: "envoy" };
-const PROXYLESS_NODE = { id: `proxyless~127.0.0.1~client.demo~demo.svc.${DOMAIN}`, cluster: "client", user_agent_name: "gRPC Node", metadata: { GENERATOR: "grpc" } };
+const PROXYLESS_NODE = {
+  id: `proxyless~127.0.0.1~client.demo~demo.svc.${DOMAIN}`,
+  cluster: "client",
+  user_agent_name: "gRPC Node",
+  metadata: { GENERATOR: "grpc" },
+};
 
 interface DiscoveryListening {
   grpc: string;
@@ -76,7 +81,9 @@ describe("disco-discovery --domain example.internal", { timeout: 600_000 }, () =
     root = envoyRoot();
     hub = new grpc.Server();
     new HealthImplementation({ "mesh.hub.v1.Hub": "SERVING" }).addToServer(hub);
-    const hubPort = await new Promise<number>((resolve, reject) => hub.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    const hubPort = await new Promise<number>((resolve, reject) =>
+      hub.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+    );
     const dir = tempDir("disco-domain-");
     for (const f of ["bookinfo.yaml", "bookinfo-networking.yaml"]) copyFileSync(join(UPSTREAM, f), join(dir, f));
     writeFileSync(join(dir, "reviews.yaml"), REVIEWS_ROUTES);
@@ -112,7 +119,8 @@ describe("disco-discovery --domain example.internal", { timeout: 600_000 }, () =
 
     const names = new Set(clusters.map((x) => x.name as string));
     // The DestinationRule's `host: reviews` and its subsets, resolved in the domain.
-    for (const name of [`outbound|9080||${REVIEWS}`, `outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`, `outbound|9091||${HUBS}`, "hub_server"]) assert.ok(names.has(name), `${name} in ${[...names].join(", ")}`);
+    for (const name of [`outbound|9080||${REVIEWS}`, `outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`, `outbound|9091||${HUBS}`, "hub_server"])
+      assert.ok(names.has(name), `${name} in ${[...names].join(", ")}`);
     const hubServer = clusters.find((x) => x.name === "hub_server")!;
     assert.equal(hubServer.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, HUBS);
     const hubEndpoints = endpoints.find((e) => e.cluster_name === `outbound|9091||${HUBS}`)!;
@@ -123,7 +131,10 @@ describe("disco-discovery --domain example.internal", { timeout: 600_000 }, () =
     const reviews = routes[0].virtual_hosts.find((v: any) => v.name === `${REVIEWS}:9080`);
     assert.ok(reviews, `virtual hosts: ${routes[0].virtual_hosts.map((v: any) => v.name).join(", ")}`);
     for (const d of [REVIEWS, `${REVIEWS}:9080`, "reviews.default.svc", "reviews.default", "reviews"]) assert.ok(reviews.domains.includes(d), d);
-    assert.deepEqual(reviews.routes.map((r: any) => r.route.cluster), [`outbound|9080|v2|${REVIEWS}`, `outbound|9080|v1|${REVIEWS}`]);
+    assert.deepEqual(
+      reviews.routes.map((r: any) => r.route.cluster),
+      [`outbound|9080|v2|${REVIEWS}`, `outbound|9080|v1|${REVIEWS}`],
+    );
 
     // No service host of the default domain anywhere (the SPIFFE trust domain is another setting).
     const served = JSON.stringify([clusters, endpoints, listeners, routes]);
@@ -137,7 +148,10 @@ describe("disco-discovery --domain example.internal", { timeout: 600_000 }, () =
     c.stream.end();
     const names = listeners.map((l) => l.name as string);
     for (const name of [`${HUBS}:9091`, `${REVIEWS}:9080`]) assert.ok(names.includes(name), `${name} in ${names.join(", ")}`);
-    assert.equal(names.some((n) => n.includes("svc.cluster.local")), false);
+    assert.equal(
+      names.some((n) => n.includes("svc.cluster.local")),
+      false,
+    );
   });
 
   it(`a proxyless gRPC client calls xds:///${HUBS}:9091 and reaches the hub the ServiceEntry describes`, async () => {
@@ -146,7 +160,10 @@ describe("disco-discovery --domain example.internal", { timeout: 600_000 }, () =
       node: { id: PROXYLESS_NODE.id, cluster: "client", locality: {}, metadata: { GENERATOR: "grpc" } },
     });
     const script = join(import.meta.dirname, "support", "proxyless_client.ts");
-    const child = spawnOwned(process.execPath, ["--import", "tsx", script, `xds:///${HUBS}:9091`], { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrap }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawnOwned(process.execPath, ["--import", "tsx", script, `xds:///${HUBS}:9091`], {
+      env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrap },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     try {
       child.stderr!.resume();
       const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();

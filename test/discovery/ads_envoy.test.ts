@@ -49,14 +49,24 @@ spec:
 `;
 
 /** What an Envoy reports: upstream's node id for a pod of reviews-v2, user agent `envoy`. */
-const ENVOY_NODE = { id: "sidecar~10.1.0.7~reviews-v2-5b667bcbf8-xq2sn.default~default.svc.cluster.local", cluster: "reviews.default", user_agent_name: "envoy" };
+const ENVOY_NODE = {
+  id: "sidecar~10.1.0.7~reviews-v2-5b667bcbf8-xq2sn.default~default.svc.cluster.local",
+  cluster: "reviews.default",
+  user_agent_name: "envoy",
+};
 
 interface DiscoveryListening {
   grpc: string;
 }
 
 function startDiscovery(dir: string, extra: string[] = []): Promise<Daemon<DiscoveryListening>> {
-  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF, ...extra], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
+  return startDaemon<DiscoveryListening>(
+    DISCOVERY_BIN,
+    ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF, ...extra],
+    "disco-discovery listening: ",
+    undefined,
+    { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" },
+  );
 }
 
 function folder(): string {
@@ -124,7 +134,10 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
       assert.ok(r.resources.length > 0, `${type}: resources served`);
       const objects = decodeAll(root, r);
       for (const o of objects) for (const t of o.anyTypes) anyTypes.add(t);
-      decoded.set(type, objects.map((o) => o.object));
+      decoded.set(
+        type,
+        objects.map((o) => o.object),
+      );
     }
     // Every Any met, whatever its depth, is one of Envoy's types (decodeAnyStrict throws otherwise).
     assert.ok(anyTypes.has("type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"));
@@ -137,10 +150,17 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     // No PeerAuthentication in the folder: PERMISSIVE, mutual TLS and plain text on 9080, mutual TLS or not for the passthrough.
     assert.deepEqual(
       inbound.filter_chains.map((fc: any) => [fc.filter_chain_match.destination_port, fc.filter_chain_match.transport_protocol]),
-      [[9080, "tls"], [9080, "raw_buffer"], [undefined, "tls"]],
+      [
+        [9080, "tls"],
+        [9080, "raw_buffer"],
+        [undefined, "tls"],
+      ],
     );
     const inboundHcm = inbound.filter_chains[0].filters[0].typed_config;
-    assert.deepEqual(inboundHcm.http_filters.map((f: any) => f.name), ["mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(
+      inboundHcm.http_filters.map((f: any) => f.name),
+      ["mesh.hub_client", "envoy.filters.http.router"],
+    );
     assert.deepEqual(inboundHcm.http_filters[0].config_discovery.type_urls, ["type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"]);
     assert.ok(inboundHcm.http_filters[0].config_discovery.config_source.ads);
     assert.equal(inboundHcm.route_config.virtual_hosts[0].routes[0].route.cluster, "inbound|9080||");
@@ -150,7 +170,10 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     assert.equal(outbound.filter_chains[0].filters[0].typed_config.cluster, "BlackHoleCluster");
     const outboundHcm = outbound.filter_chains[1].filters[0].typed_config;
     assert.equal(outboundHcm.rds.route_config_name, "9080");
-    assert.deepEqual(outboundHcm.http_filters.map((f: any) => f.name), ["mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(
+      outboundHcm.http_filters.map((f: any) => f.name),
+      ["mesh.hub_client", "envoy.filters.http.router"],
+    );
 
     // Routes from the VirtualService: the header match to subset v2, then 75/25 between v1 and v3 with timeout and retries.
     const route = decoded.get(ROUTE)!.find((r) => r.name === "9080")!;
@@ -162,7 +185,10 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
     assert.equal(byUser.route.cluster, `outbound|9080|v2|${REVIEWS}`);
     assert.deepEqual(
       split.route.weighted_clusters.clusters.map((w: any) => [w.name, w.weight]),
-      [[`outbound|9080|v1|${REVIEWS}`, 75], [`outbound|9080|v3|${REVIEWS}`, 25]],
+      [
+        [`outbound|9080|v1|${REVIEWS}`, 75],
+        [`outbound|9080|v3|${REVIEWS}`, 25],
+      ],
     );
     assert.equal(split.route.timeout, "2.5s");
     assert.deepEqual(split.route.retry_policy, { retry_on: "5xx,connect-failure", num_retries: 3, per_try_timeout: "1s" });
@@ -172,9 +198,13 @@ describe("disco-discovery serving Envoy sidecars", { timeout: 600_000 }, () => {
 
     // Clusters: the subsets of the DestinationRule, the hub as gRPC, hub_server.
     const clusters = new Map(decoded.get(CLUSTER)!.map((c) => [c.name as string, c]));
-    for (const name of [`outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`, "inbound|9080||", "hub_server", "PassthroughCluster"]) assert.ok(clusters.has(name), name);
+    for (const name of [`outbound|9080|v1|${REVIEWS}`, `outbound|9080|v2|${REVIEWS}`, "inbound|9080||", "hub_server", "PassthroughCluster"])
+      assert.ok(clusters.has(name), name);
     const hub = clusters.get("outbound|9091||hubs.mesh-system.svc.cluster.local")!;
-    assert.ok(hub.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"].explicit_http_config.http2_protocol_options, "gRPC ports are HTTP/2");
+    assert.ok(
+      hub.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"].explicit_http_config.http2_protocol_options,
+      "gRPC ports are HTTP/2",
+    );
     const hubEndpoints = decoded.get(ENDPOINT)!.find((e) => e.cluster_name === "outbound|9091||hubs.mesh-system.svc.cluster.local")!;
     assert.equal(hubEndpoints.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, "127.0.0.1");
 
@@ -230,18 +260,30 @@ spec:
     let pushed: AdsResponse;
     do pushed = await c.next();
     while (pushed.type_url !== LISTENER);
-    const inbound = decodeAll(root, pushed).map((l) => l.object).find((l) => l.name === "virtualInbound")!;
+    const inbound = decodeAll(root, pushed)
+      .map((l) => l.object)
+      .find((l) => l.name === "virtualInbound")!;
     const filters = inbound.filter_chains[0].filters[0].typed_config.http_filters;
-    assert.deepEqual(filters.map((f: any) => f.name), ["envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(
+      filters.map((f: any) => f.name),
+      ["envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"],
+    );
     assert.deepEqual(Object.keys(filters[0].typed_config.rules.policies), ["ns[default]-policy[reviews-viewer]-rule[0]"]);
     c.stream.end();
   });
 
   it("tells Envoy from a proxyless gRPC client by the node: the proxyless one gets API listeners", async () => {
-    const c = new RawAdsClient(channel, { id: "sidecar~10.1.0.9~client.default~default.svc.cluster.local", user_agent_name: "gRPC Node Pure JS", metadata: { fields: { GENERATOR: { string_value: "grpc" } } } });
+    const c = new RawAdsClient(channel, {
+      id: "sidecar~10.1.0.9~client.default~default.svc.cluster.local",
+      user_agent_name: "gRPC Node Pure JS",
+      metadata: { fields: { GENERATOR: { string_value: "grpc" } } },
+    });
     c.send({ type_url: LISTENER });
     const listeners = decodeAll(root, await c.next()).map((l) => l.object);
-    assert.ok(listeners.some((l) => l.name === `${REVIEWS}:9080` && l.api_listener), "an API listener per service host and port");
+    assert.ok(
+      listeners.some((l) => l.name === `${REVIEWS}:9080` && l.api_listener),
+      "an API listener per service host and port",
+    );
     assert.ok(!listeners.some((l) => l.name === "virtualInbound"));
     c.stream.end();
   });
@@ -259,7 +301,9 @@ describe("disco-discovery --filterModule https://…", { timeout: 600_000 }, () 
       const remote = extension.typed_config.config.vm_config.code.remote;
       assert.equal(remote.sha256, createHash("sha256").update(readFileSync(RELEASE_WASM)).digest("hex"));
       assert.equal(remote.http_uri.uri, "https://modules.example.com:8443/filter.wasm");
-      const cluster = decodeAll(root, got.get(CLUSTER)!).map((x) => x.object).find((x) => x.name === remote.http_uri.cluster)!;
+      const cluster = decodeAll(root, got.get(CLUSTER)!)
+        .map((x) => x.object)
+        .find((x) => x.name === remote.http_uri.cluster)!;
       assert.equal(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value, 8443);
       assert.equal(cluster.transport_socket.typed_config["@type"], "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext");
       c.stream.end();

@@ -35,10 +35,16 @@ describe("ADS state-of-the-world protocol", { timeout: 600_000 }, () => {
     c.send({ type_url: CLUSTER });
     const clusters = await c.next();
     assert.equal(clusters.type_url, CLUSTER);
-    assert.deepEqual(clusters.resources.map((r) => unpackAny(r).name), ["outbound|80||a.foo.svc.cluster.local", "outbound|80||b.foo.svc.cluster.local"]);
+    assert.deepEqual(
+      clusters.resources.map((r) => unpackAny(r).name),
+      ["outbound|80||a.foo.svc.cluster.local", "outbound|80||b.foo.svc.cluster.local"],
+    );
     c.send({ type_url: ENDPOINT, resource_names: ["outbound|80||b.foo.svc.cluster.local", "outbound|80||unknown"] });
     const endpoints = await c.next();
-    assert.deepEqual(endpoints.resources.map((r) => unpackAny(r).cluster_name), ["outbound|80||b.foo.svc.cluster.local"]);
+    assert.deepEqual(
+      endpoints.resources.map((r) => unpackAny(r).cluster_name),
+      ["outbound|80||b.foo.svc.cluster.local"],
+    );
     c.stream.end();
   });
 
@@ -52,10 +58,19 @@ describe("ADS state-of-the-world protocol", { timeout: 600_000 }, () => {
     c.send({ type_url: ENDPOINT, resource_names: ["outbound|80||a.foo.svc.cluster.local"] });
     const eds = await c.next();
     assert.equal(eds.type_url, ENDPOINT, "only the endpoint subscription was answered");
-    c.send({ type_url: ENDPOINT, resource_names: ["outbound|80||a.foo.svc.cluster.local"], version_info: "", response_nonce: eds.nonce, error_detail: { code: 3, message: "bad endpoint" } });
+    c.send({
+      type_url: ENDPOINT,
+      resource_names: ["outbound|80||a.foo.svc.cluster.local"],
+      version_info: "",
+      response_nonce: eds.nonce,
+      error_detail: { code: 3, message: "bad endpoint" },
+    });
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(c.pending(), 0, "nothing resent after a NACK");
-    assert.ok(nacks.some((n) => n.startsWith(`${ENDPOINT} ${eds.version_info} bad endpoint`)), nacks.join("; "));
+    assert.ok(
+      nacks.some((n) => n.startsWith(`${ENDPOINT} ${eds.version_info} bad endpoint`)),
+      nacks.join("; "),
+    );
     const state = ads.state().find((s) => s.subscriptions.get(ENDPOINT)?.nacked);
     assert.equal(state?.subscriptions.get(LISTENER)?.ackedVersion, first.version_info);
     ads.push(() => proxylessResources(services(7070)));

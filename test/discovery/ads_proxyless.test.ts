@@ -65,7 +65,9 @@ describe("ADS for proxyless gRPC clients", { timeout: 600_000 }, () => {
       node: { id: "proxyless~127.0.0.1~client.test~test.svc.cluster.local", cluster: "client", locality: {}, metadata: { GENERATOR: "grpc" } },
     });
     const script = join(import.meta.dirname, "support", "proxyless_client.ts");
-    const child = spawn(process.execPath, ["--import", "tsx", script, `xds:///${HOST}:${PORT}`], { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrap } });
+    const child = spawn(process.execPath, ["--import", "tsx", script, `xds:///${HOST}:${PORT}`], {
+      env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrap },
+    });
     child.stderr.resume();
     client = new ProxylessClient(child);
   });
@@ -78,7 +80,10 @@ describe("ADS for proxyless gRPC clients", { timeout: 600_000 }, () => {
   it("resolves the listener, route, cluster and endpoints, and reaches the endpoint", async () => {
     assert.equal(await client.check("backend-a"), "SERVING");
     for (const type of ["Listener", "RouteConfiguration", "Cluster", "ClusterLoadAssignment"]) {
-      assert.ok(acks.some((t) => t.endsWith(type)), `${type} acknowledged: ${acks.join(", ")}`);
+      assert.ok(
+        acks.some((t) => t.endsWith(type)),
+        `${type} acknowledged: ${acks.join(", ")}`,
+      );
     }
     const [connection] = discovery.state();
     assert.equal(connection.node.id, "proxyless~127.0.0.1~client.test~test.svc.cluster.local");

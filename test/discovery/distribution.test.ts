@@ -17,13 +17,25 @@ import { denyPolicy, startTestDiscovery, until } from "./support/in_process.ts";
 // what /debug/config_distribution and /debug/adsz (DISCO_DEBUG_ADSZ_CONFIG)
 // answer over a real ADS stream, and tracking switched off.
 
-const doc = (file: string, name: string, body: Record<string, unknown>) => ({ file, index: 0, apiVersion: "security.mesh.io/v1beta1", kind: "AuthorizationPolicy", name, namespace: "foo", body });
-const catalogOf = (...names: string[]) => ({ resources: names.map((name) => ({ kind: "AuthorizationPolicy", namespace: "foo", name, origin: { file: `${name}.yaml`, index: 0 } })) }) as never;
+const doc = (file: string, name: string, body: Record<string, unknown>) => ({
+  file,
+  index: 0,
+  apiVersion: "security.mesh.io/v1beta1",
+  kind: "AuthorizationPolicy",
+  name,
+  namespace: "foo",
+  body,
+});
+const catalogOf = (...names: string[]) =>
+  ({ resources: names.map((name) => ({ kind: "AuthorizationPolicy", namespace: "foo", name, origin: { file: `${name}.yaml`, index: 0 } })) }) as never;
 
 describe("resource versions and the ledger", () => {
   it("generation counts changes outside metadata, remembered across an absence; resourceVersion changes with any change; metadata wins", () => {
     const v = new ResourceVersioning();
-    const spec = (path: string) => ({ metadata: { name: "deny", namespace: "foo" }, spec: { action: "DENY", rules: [{ to: [{ operation: { paths: [path] } }] }] } });
+    const spec = (path: string) => ({
+      metadata: { name: "deny", namespace: "foo" },
+      spec: { action: "DENY", rules: [{ to: [{ operation: { paths: [path] } }] }] },
+    });
     const first = v.next(catalogOf("deny"), [doc("deny.yaml", "deny", spec("/a"))]).get("AuthorizationPolicy/foo/deny")!;
     assert.equal(first.generation, 1);
     const labelled = { ...spec("/a"), metadata: { name: "deny", namespace: "foo", labels: { team: "x" } } };
@@ -32,7 +44,11 @@ describe("resource versions and the ledger", () => {
     assert.notEqual(relabelled.resourceVersion, first.resourceVersion, "but a new resource version");
     assert.equal(v.next(catalogOf(), []).size, 0);
     assert.equal(v.next(catalogOf("deny"), [doc("deny.yaml", "deny", spec("/b"))]).get("AuthorizationPolicy/foo/deny")!.generation, 2);
-    const given = v.next(catalogOf("deny"), [doc("deny.yaml", "deny", { ...spec("/b"), metadata: { name: "deny", namespace: "foo", resourceVersion: "4711", generation: 7 } })]).get("AuthorizationPolicy/foo/deny")!;
+    const given = v
+      .next(catalogOf("deny"), [
+        doc("deny.yaml", "deny", { ...spec("/b"), metadata: { name: "deny", namespace: "foo", resourceVersion: "4711", generation: 7 } }),
+      ])
+      .get("AuthorizationPolicy/foo/deny")!;
     assert.deepEqual(given, { resourceVersion: "4711", generation: 7 });
   });
 
@@ -85,10 +101,16 @@ describe("/debug/config_distribution and /debug/adsz over a real ADS stream", ()
     const pushed = await ads.next();
     ads.send({ type_url: CONFIG_DOCUMENT, version_info: first.version_info, response_nonce: pushed.nonce, error_detail: { code: 3, message: "no" } });
     await until("the NACK", async () => ((JSON.parse((await get("/debug/syncz")).body) as Array<{ nacked: unknown }>)[0].nacked ? true : undefined));
-    assert.deepEqual((await rows()).map((r) => [r.ResourceVersion, r.Generation]), [[acked[0].ResourceVersion, 1]]);
+    assert.deepEqual(
+      (await rows()).map((r) => [r.ResourceVersion, r.Generation]),
+      [[acked[0].ResourceVersion, 1]],
+    );
 
     const adsz = JSON.parse((await get("/debug/adsz")).body) as Array<{ config: Record<string, Array<{ name: string; value: { spec: { rules: unknown } } }>> }>;
-    assert.deepEqual(adsz[0].config.config.map((r) => r.name), ["AuthorizationPolicy/foo/deny"]);
+    assert.deepEqual(
+      adsz[0].config.config.map((r) => r.name),
+      ["AuthorizationPolicy/foo/deny"],
+    );
     assert.deepEqual(adsz[0].config.config[0].value.spec.rules, [{ to: [{ operation: { paths: ["/b"] } }] }], "what was last sent, NACKed or not");
     ads.stream.cancel();
   });
@@ -114,7 +136,22 @@ describe("tracking off (DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING=false)", () =>
     const [host, port] = server.listeners.http!.split(":");
     const out = new PassThrough();
     const err = new PassThrough();
-    const code = await runWait({ for: "distribution", kind: "AuthorizationPolicy", name: "deny", namespace: "foo", resourceVersions: [], threshold: 1, timeoutMs: 5000, discovery: [{ host, port: Number(port) }], pollMs: 100, verbose: false }, out, err);
+    const code = await runWait(
+      {
+        for: "distribution",
+        kind: "AuthorizationPolicy",
+        name: "deny",
+        namespace: "foo",
+        resourceVersions: [],
+        threshold: 1,
+        timeoutMs: 5000,
+        discovery: [{ host, port: Number(port) }],
+        pollMs: 100,
+        verbose: false,
+      },
+      out,
+      err,
+    );
     assert.equal(code, 1);
     assert.match(String(err.read()), /^Error: unable to query disco-discovery for distribution .*HTTP 409: config distribution tracking is off/);
     const client = new grpc.Client(server.listeners.grpc!, grpc.credentials.createInsecure());

@@ -52,24 +52,29 @@ const policy = fc.record({ tls: maybe(tls), portLevel: maybe(portLevel) });
 const rule = fc.record({ policy: maybe(policy), subsetPolicy: maybe(policy) });
 const MODES = ["STRICT", "PERMISSIVE", "DISABLE", "UNSET"] as const;
 
-const world = fc.record({
-  clientRule: maybe(rule),
-  serviceRule: maybe(rule),
-  rootRule: maybe(rule),
-  meshMode: maybe(fc.constantFrom(...MODES.filter((m) => m !== "UNSET"))),
-  namespaceMode: maybe(fc.constantFrom(...MODES)),
-  autoMtls: fc.boolean(),
-  sidecar: fc.boolean(),
-  port: fc.constantFrom(...PORTS),
-  subset: fc.boolean(),
-  // A call to subset v1 needs a rule that defines it (every drawn rule does).
-}).map((w) => ({ ...w, subset: w.subset && Boolean(w.clientRule ?? w.serviceRule ?? w.rootRule) }));
+const world = fc
+  .record({
+    clientRule: maybe(rule),
+    serviceRule: maybe(rule),
+    rootRule: maybe(rule),
+    meshMode: maybe(fc.constantFrom(...MODES.filter((m) => m !== "UNSET"))),
+    namespaceMode: maybe(fc.constantFrom(...MODES)),
+    autoMtls: fc.boolean(),
+    sidecar: fc.boolean(),
+    port: fc.constantFrom(...PORTS),
+    subset: fc.boolean(),
+    // A call to subset v1 needs a rule that defines it (every drawn rule does).
+  })
+  .map((w) => ({ ...w, subset: w.subset && Boolean(w.clientRule ?? w.serviceRule ?? w.rootRule) }));
 type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
 type Rule = NonNullable<World["clientRule"]>;
 type Policy = NonNullable<Rule["policy"]>;
 
 function policyYaml(p: Policy): string {
-  const fields = [p.tls ? `tls: ${p.tls}` : "", p.portLevel ? `portLevelSettings: [{port: {number: ${p.portLevel.port}}${p.portLevel.tls ? `, tls: ${p.portLevel.tls}` : ""}}]` : ""].filter(Boolean);
+  const fields = [
+    p.tls ? `tls: ${p.tls}` : "",
+    p.portLevel ? `portLevelSettings: [{port: {number: ${p.portLevel.port}}${p.portLevel.tls ? `, tls: ${p.portLevel.tls}` : ""}}]` : "",
+  ].filter(Boolean);
   return `{${fields.join(", ")}}`;
 }
 
@@ -127,10 +132,28 @@ spec: {hosts: [${HOST}], http: [{route: [{destination: {host: ${HOST}, subset: v
 function nodeSidecar(w: World, text: string): string {
   const loaded = loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks, DEFAULT_DOMAIN);
   const endpoints = new Map<string, ServiceEndpoint>(
-    PORTS.map((port) => [`${HOST}:${port}`, { host: HOST, servicePort: port, name: `${HOST}:${port}`, address: { host: "10.0.1.1", port }, sidecar: w.sidecar, serviceAccount: "web-sa", labels: { app: "web", version: "v1" } }]),
+    PORTS.map((port) => [
+      `${HOST}:${port}`,
+      {
+        host: HOST,
+        servicePort: port,
+        name: `${HOST}:${port}`,
+        address: { host: "10.0.1.1", port },
+        sidecar: w.sidecar,
+        serviceAccount: "web-sa",
+        labels: { app: "web", version: "v1" },
+      },
+    ]),
   );
   const workload = { name: "client-1", namespace: "client", labels: { app: "client" }, serviceAccount: "client", ports: [], sidecar: true };
-  const policy = new SecurityPolicy(loaded.mesh, { ...DEFAULT_MESH_SETTINGS, enableAutoMtls: w.autoMtls }, { workload, containerPort: 8080, gateway: false }, endpoints, new JwksCache(), 60);
+  const policy = new SecurityPolicy(
+    loaded.mesh,
+    { ...DEFAULT_MESH_SETTINGS, enableAutoMtls: w.autoMtls },
+    { workload, containerPort: 8080, gateway: false },
+    endpoints,
+    new JwksCache(),
+    60,
+  );
   const r = policy.outbound({ authority: `${HOST}:${w.port}`, method: "GET", path: "/", headers: [] }, new Map());
   if (r.kind === "forward") {
     assert.equal(r.route.includes("|v1"), w.subset, `the call went to the subset asked for: ${r.route}`);
@@ -144,7 +167,12 @@ function nodeSidecar(w: World, text: string): string {
 /** What the Envoy of a client pod in the same namespace is served for the call, read as Envoy uses it. */
 function envoy(w: World, text: string): ReturnType<typeof originated> {
   const loaded = loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks, DEFAULT_DOMAIN);
-  const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system", { enableAutoMtls: w.autoMtls }), { id: "sidecar~10.0.2.1~client-1.client~client.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" });
+  const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system", { enableAutoMtls: w.autoMtls }), {
+    id: "sidecar~10.0.2.1~client-1.client~client.svc.cluster.local",
+    cluster: "",
+    metadata: {},
+    userAgentName: "envoy",
+  });
   const name = `outbound|${w.port}|${w.subset ? "v1" : ""}|${HOST}`;
   const root = envoyRoot();
   const cluster = decodeAnyStrict(root, set.get(CLUSTER)!.get(name)!.any).object;

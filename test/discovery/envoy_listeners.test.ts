@@ -122,7 +122,11 @@ describe("what Envoy's listeners are made of, by disco-discovery's variables", (
     const routes = served().get(ROUTE)!;
     assert.ok(routes.has("9000"), "the sniffed HTTP is routed by host like any HTTP port");
     // DISCO_HTTP10: HTTP/1.0 is matched only where the connection manager accepts it.
-    assert.deepEqual(chain(listener(served({ acceptHttp10: true }), "0.0.0.0_9000")!, "0.0.0.0_9000-http")!.filter_chain_match.application_protocols, ["http/1.0", "http/1.1", "h2c"]);
+    assert.deepEqual(chain(listener(served({ acceptHttp10: true }), "0.0.0.0_9000")!, "0.0.0.0_9000-http")!.filter_chain_match.application_protocols, [
+      "http/1.0",
+      "http/1.1",
+      "h2c",
+    ]);
 
     const off = served({ sniffOutbound: false });
     const tcp = listener(off, "0.0.0.0_9000")!;
@@ -136,13 +140,23 @@ describe("what Envoy's listeners are made of, by disco-discovery's variables", (
 
   it("DISCO_ENABLE_PROTOCOL_SNIFFING_FOR_INBOUND (true) and DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT (1s): HTTP and TCP chains per transport on an unnamed container port", () => {
     const inbound = listener(served(), "virtualInbound")!;
-    assert.deepEqual(listenerFilters(inbound), ["envoy.filters.listener.original_dst", "envoy.filters.listener.tls_inspector", "envoy.filters.listener.http_inspector"]);
+    assert.deepEqual(listenerFilters(inbound), [
+      "envoy.filters.listener.original_dst",
+      "envoy.filters.listener.tls_inspector",
+      "envoy.filters.listener.http_inspector",
+    ]);
     assert.equal(inbound.listener_filters_timeout, "1s");
     assert.equal(inbound.continue_on_listener_filters_timeout, true);
     // PERMISSIVE (no PeerAuthentication): mutual TLS or plain text, each HTTP by application protocol or TCP.
     const chains = port9000(inbound);
     assert.deepEqual(
-      chains.map((c) => [c.name, c.filter_chain_match.transport_protocol, c.filter_chain_match.application_protocols ?? [], c.transport_socket !== undefined, filterNames(c).at(-1)]),
+      chains.map((c) => [
+        c.name,
+        c.filter_chain_match.transport_protocol,
+        c.filter_chain_match.application_protocols ?? [],
+        c.transport_socket !== undefined,
+        filterNames(c).at(-1),
+      ]),
       [
         ["inbound|9000||mtls-http", "tls", ["h2", "http/1.1"], true, HCM],
         ["inbound|9000||-http", "raw_buffer", ["http/1.1", "h2c"], false, HCM],
@@ -153,7 +167,10 @@ describe("what Envoy's listeners are made of, by disco-discovery's variables", (
     assert.equal(chain(inbound, "inbound|9000||-tcp")!.filters.at(-1).typed_config.cluster, "inbound|9000||");
     assert.ok(served().get(CLUSTER)!.has("inbound|9000||"));
     // The named HTTP port keeps its HTTP-only chains.
-    assert.deepEqual(chainNames(inbound).filter((n) => n.startsWith("inbound|8080")), ["inbound|8080||mtls", "inbound|8080||"]);
+    assert.deepEqual(
+      chainNames(inbound).filter((n) => n.startsWith("inbound|8080")),
+      ["inbound|8080||mtls", "inbound|8080||"],
+    );
 
     // STRICT: every chain requires mutual TLS; the client hello's ALPN tells HTTP from TCP.
     const strict = port9000(listener(served({}, MESH + STRICT), "virtualInbound")!);
@@ -194,7 +211,8 @@ describe("what Envoy's listeners are made of, by disco-discovery's variables", (
     assert.deepEqual(listener(other, "virtualOutbound")!.filter_chains[0].filter_chain_match.prefix_ranges, [{ address_prefix: "fd00::7", prefix_len: 128 }]);
 
     const off = listeners(served({ restrictPodTrafficLoop: false })).byName;
-    for (const [name, l] of off) assert.ok(!(l.filter_chains as Obj[]).some((c) => c.filters.some((f: Obj) => f.typed_config.cluster === "BlackHoleCluster")), name);
+    for (const [name, l] of off)
+      assert.ok(!(l.filter_chains as Obj[]).some((c) => c.filters.some((f: Obj) => f.typed_config.cluster === "BlackHoleCluster")), name);
   });
 
   it("a pod's resources are computed once per workload view; only the outbound listeners differ between two pods", () => {
@@ -281,7 +299,13 @@ describe("the real disco-discovery with the listener variables set", { timeout: 
       DISCO_SIDECAR_USE_REMOTE_ADDRESS: "true",
       DISCO_RESTRICT_POD_UP_TRAFFIC_LOOP: "false",
     };
-    const d = await startDaemon<{ grpc: string }>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF], "disco-discovery listening: ", undefined, env);
+    const d = await startDaemon<{ grpc: string }>(
+      DISCOVERY_BIN,
+      ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF],
+      "disco-discovery listening: ",
+      undefined,
+      env,
+    );
     daemons.push(d);
     const channel = new grpc.Client(d.listening.grpc, grpc.credentials.createInsecure());
     channels.push(channel);
@@ -293,8 +317,12 @@ describe("the real disco-discovery with the listener variables set", { timeout: 
     assert.deepEqual([...byName.keys()].sort(), ["0.0.0.0_6379", "0.0.0.0_80", "0.0.0.0_9000", "0.0.0.0_9090", "virtualInbound", "virtualOutbound"]);
     assert.equal(byName.get("virtualInbound")!.listener_filters_timeout, "0.25s");
     assert.equal(byName.get("0.0.0.0_9000")!.listener_filters, undefined, "outbound sniffing off: TCP");
-    assert.deepEqual(filterNames(chain(byName.get("0.0.0.0_6379")!, "outbound|6379||cache.shop.svc.cluster.local-tcp")!), ["envoy.filters.network.redis_proxy"]);
-    assert.deepEqual(filterNames(chain(byName.get("0.0.0.0_9090")!, "outbound|9090||ledger.shop.svc.cluster.local-tcp")!), ["envoy.filters.network.thrift_proxy"]);
+    assert.deepEqual(filterNames(chain(byName.get("0.0.0.0_6379")!, "outbound|6379||cache.shop.svc.cluster.local-tcp")!), [
+      "envoy.filters.network.redis_proxy",
+    ]);
+    assert.deepEqual(filterNames(chain(byName.get("0.0.0.0_9090")!, "outbound|9090||ledger.shop.svc.cluster.local-tcp")!), [
+      "envoy.filters.network.thrift_proxy",
+    ]);
     assert.ok(managers(byName.get("0.0.0.0_80")!).every((m) => m.use_remote_address === true));
     assert.ok(!byName.get("virtualOutbound")!.filter_chains.some((c: Obj) => c.filter_chain_match?.prefix_ranges), "no loop guard");
     client.stream.end();
@@ -302,7 +330,8 @@ describe("the real disco-discovery with the listener variables set", { timeout: 
 
   it("refuses a bad detection timeout and the refused variables, naming them (exit 2)", () => {
     const dir = tempDir("disco-listeners-bad-");
-    const run = (env: Record<string, string>) => spawnSync(process.execPath, [DISCOVERY_BIN, "discovery", "--configDir", dir], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 600_000 });
+    const run = (env: Record<string, string>) =>
+      spawnSync(process.execPath, [DISCOVERY_BIN, "discovery", "--configDir", dir], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 600_000 });
     const bad = run({ DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT: "soon" });
     assert.equal(bad.status, 2, bad.stderr);
     assert.match(bad.stderr, /DISCO_INBOUND_PROTOCOL_DETECTION_TIMEOUT="soon"/);

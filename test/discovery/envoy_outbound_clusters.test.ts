@@ -23,7 +23,6 @@ import { CLUSTER_MESH, DB } from "./support/cluster_mesh.ts";
 const checks = filterChecks(FilterModule.load());
 const load = (text: string) => loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks, DEFAULT_DOMAIN);
 
-
 const envoy = (ip = "10.0.0.9", type = "sidecar", labels?: Record<string, string>) => ({
   id: `${type}~${ip}~client-1.shop~shop.svc.cluster.local`,
   cluster: "",
@@ -102,8 +101,14 @@ describe("Envoy's outbound clusters by service resolution, and the gateway's clu
     assert.equal(tcp.name, "envoy.filters.network.tcp_proxy");
     assert.equal(tcp.typed_config.cluster, `outbound|5432||${DB}`);
     // A pod of the service is not sent to itself through an outbound listener.
-    assert.deepEqual([...served({}, envoy("10.0.1.1")).get(LISTENER)!.keys()].filter((n) => n.startsWith("10.0.1.")), ["10.0.1.2_5432"]);
-    assert.deepEqual([...served({ headlessPodListeners: false }).get(LISTENER)!.keys()].filter((n) => n.startsWith("10.0.1.")), []);
+    assert.deepEqual(
+      [...served({}, envoy("10.0.1.1")).get(LISTENER)!.keys()].filter((n) => n.startsWith("10.0.1.")),
+      ["10.0.1.2_5432"],
+    );
+    assert.deepEqual(
+      [...served({ headlessPodListeners: false }).get(LISTENER)!.keys()].filter((n) => n.startsWith("10.0.1.")),
+      [],
+    );
   });
 
   it("a ServiceEntry resolution DNS is a STRICT_DNS cluster of its endpoints (its host when it has none), DNS_ROUND_ROBIN a LOGICAL_DNS one; subsets take their endpoints", () => {
@@ -112,7 +117,12 @@ describe("Envoy's outbound clusters by service resolution, and the gateway's clu
     assert.equal(api.type, "STRICT_DNS");
     assert.equal(api.dns_lookup_family, "V4_ONLY");
     assert.equal(api.eds_cluster_config, undefined);
-    const endpoints = (c: Record<string, any>) => c.load_assignment.endpoints.flatMap((l: any) => l.lb_endpoints.map((e: any) => `${e.endpoint.address.socket_address.address}:${e.endpoint.address.socket_address.port_value}/${e.load_balancing_weight}`));
+    const endpoints = (c: Record<string, any>) =>
+      c.load_assignment.endpoints.flatMap((l: any) =>
+        l.lb_endpoints.map(
+          (e: any) => `${e.endpoint.address.socket_address.address}:${e.endpoint.address.socket_address.port_value}/${e.load_balancing_weight}`,
+        ),
+      );
     assert.deepEqual(endpoints(api), ["a.api.example.com:443/1", "b.api.example.com:443/3"]);
     assert.equal(api.load_assignment.endpoints[0].load_balancing_weight, 4, "the locality carries its endpoints' weight");
     assert.deepEqual(endpoints(byName.get("outbound|443|v2|api.example.com")!), ["b.api.example.com:443/3"]);
@@ -126,7 +136,13 @@ describe("Envoy's outbound clusters by service resolution, and the gateway's clu
     const remote = { module: { remote: { uri: "https://modules.example.com/filter.wasm", sha256: "0".repeat(64), cluster: MODULE_CLUSTER } } };
     const ttl = (respectDnsTtl?: boolean) => {
       const byName = clusters(served(respectDnsTtl === undefined ? {} : { respectDnsTtl }, envoy(), remote, REMOTE_JWKS));
-      return ["outbound|443||api.example.com", "outbound|9000||legacy.example.com", MODULE_CLUSTER, JWKS_CLUSTER, "outbound|80||web.shop.svc.cluster.local"].map((n) => byName.get(n)!.respect_dns_ttl === true);
+      return [
+        "outbound|443||api.example.com",
+        "outbound|9000||legacy.example.com",
+        MODULE_CLUSTER,
+        JWKS_CLUSTER,
+        "outbound|80||web.shop.svc.cluster.local",
+      ].map((n) => byName.get(n)!.respect_dns_ttl === true);
     };
     assert.deepEqual(ttl(), [true, true, true, true, false]);
     assert.deepEqual(ttl(false), [false, false, false, false, false]);
@@ -136,10 +152,15 @@ describe("Envoy's outbound clusters by service resolution, and the gateway's clu
   it("DISCO_FILTER_GATEWAY_CLUSTER_CONFIG (default false): a gateway gets every cluster; true: only those its Gateways' VirtualServices route or mirror to; sidecars are not filtered", () => {
     const all = outbound(served());
     assert.deepEqual(outbound(served({}, gateway)), all);
-    assert.deepEqual(outbound(served({ filterGatewayClusters: true }, gateway)), ["outbound|80||bare.example.com", "outbound|80||web.shop.svc.cluster.local", "outbound|9000||legacy.example.com"]);
+    assert.deepEqual(outbound(served({ filterGatewayClusters: true }, gateway)), [
+      "outbound|80||bare.example.com",
+      "outbound|80||web.shop.svc.cluster.local",
+      "outbound|9000||legacy.example.com",
+    ]);
     assert.deepEqual(outbound(served({ filterGatewayClusters: true })), all, "a sidecar keeps every cluster");
     // The clusters every proxy needs stay.
-    for (const name of ["hub_server", "PassthroughCluster", "BlackHoleCluster"]) assert.ok(served({ filterGatewayClusters: true }, gateway).get(CLUSTER)!.has(name));
+    for (const name of ["hub_server", "PassthroughCluster", "BlackHoleCluster"])
+      assert.ok(served({ filterGatewayClusters: true }, gateway).get(CLUSTER)!.has(name));
     // A gateway no Gateway selects routes nowhere.
     assert.deepEqual(outbound(served({ filterGatewayClusters: true }, envoy("10.0.0.21", "router", { app: "other" }))), []);
   });

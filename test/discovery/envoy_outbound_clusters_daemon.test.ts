@@ -50,10 +50,12 @@ async function fetchDecoded(channel: grpc.Client, node: Record<string, unknown>,
   c.ack(r);
   c.stream.end();
   const root = envoyRoot();
-  return new Map(r.resources.map((x) => {
-    const o = decodeAnyStrict(root, x).object;
-    return [o.name as string, o];
-  }));
+  return new Map(
+    r.resources.map((x) => {
+      const o = decodeAnyStrict(root, x).object;
+      return [o.name as string, o];
+    }),
+  );
 }
 
 const outbound = (clusters: Map<string, unknown>) => [...clusters.keys()].filter((n) => n.startsWith("outbound|")).sort();
@@ -90,12 +92,19 @@ describe("disco-discovery's cluster-side variables (real daemon)", { timeout: 60
     assert.equal(db.eds_cluster_config.service_name, `outbound|5432||${DB}`);
     assert.equal(clusters.get("outbound|443||api.example.com")!.respect_dns_ttl, undefined);
     const listeners = await fetchDecoded(channel, SIDECAR, LISTENER);
-    assert.deepEqual([...listeners.keys()].filter((n) => n.startsWith("10.0.1.")), []);
+    assert.deepEqual(
+      [...listeners.keys()].filter((n) => n.startsWith("10.0.1.")),
+      [],
+    );
     assert.deepEqual(outbound(await fetchDecoded(channel, GATEWAY, CLUSTER)), ["outbound|80||web.shop.svc.cluster.local"]);
   });
 
   it("a value that is not a boolean is refused, naming the variable", () => {
-    const r = spawnSync(process.execPath, [DISCOVERY_BIN, ...args(tempDir("disco-clusters-bad-"))], { encoding: "utf8", env: { ...process.env, DISCO_RESPECT_DNS_TTL: "sometimes" }, timeout: 600_000 });
+    const r = spawnSync(process.execPath, [DISCOVERY_BIN, ...args(tempDir("disco-clusters-bad-"))], {
+      encoding: "utf8",
+      env: { ...process.env, DISCO_RESPECT_DNS_TTL: "sometimes" },
+      timeout: 600_000,
+    });
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /DISCO_RESPECT_DNS_TTL/);
   });

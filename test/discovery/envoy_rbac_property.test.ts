@@ -92,9 +92,9 @@ const rule: fc.Arbitrary<AuthzRule> = fc.record({
 });
 
 const policy = (i: number) =>
-  fc.record({ action: fc.constantFrom("ALLOW" as const, "DENY" as const, "AUDIT" as const), rules: fc.array(rule, { maxLength: 2 }) }).map(
-    (spec) => ({ kind: "AuthorizationPolicy", name: `p${i}`, namespace: "a", spec }) as unknown as Resource<"AuthorizationPolicy">,
-  );
+  fc
+    .record({ action: fc.constantFrom("ALLOW" as const, "DENY" as const, "AUDIT" as const), rules: fc.array(rule, { maxLength: 2 }) })
+    .map((spec) => ({ kind: "AuthorizationPolicy", name: `p${i}`, namespace: "a", spec }) as unknown as Resource<"AuthorizationPolicy">);
 
 const policies = fc.integer({ min: 1, max: 3 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => policy(i))));
 
@@ -116,7 +116,15 @@ const request: fc.Arbitrary<AuthzRequest> = fc
     method: fc.constantFrom(...METHODS, "PUT"),
     path: fc.constantFrom("/x", "/x/y", "/z/y?q=1", "/", "/xy"),
     host: fc.constantFrom("web.a", "WEB.A:80", "api.b", "web"),
-    headers: fc.constantFrom([], [["x-k", "v1"]], [["x-k", "v2"], ["x-k", "v1"]], [["x-k", "w"]]) as fc.Arbitrary<Array<[string, string]>>,
+    headers: fc.constantFrom(
+      [],
+      [["x-k", "v1"]],
+      [
+        ["x-k", "v2"],
+        ["x-k", "v1"],
+      ],
+      [["x-k", "w"]],
+    ) as fc.Arbitrary<Array<[string, string]>>,
     sourceIp: fc.constantFrom("10.1.2.3", "192.168.1.1", "8.8.8.8"),
     remoteIp: fc.constantFrom(undefined, "10.1.2.3", "8.8.8.8"),
     destinationIp: fc.constantFrom("10.9.9.9", "10.9.1.1", "10.8.0.1"),

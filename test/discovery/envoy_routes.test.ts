@@ -52,7 +52,12 @@ describe("VirtualService routes served to Envoy", () => {
     root = envoyRoot();
     const loaded = loadDocuments(parseDocuments(MESH, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()), DEFAULT_DOMAIN);
     const snapshot = meshSnapshot(1, loaded, "mesh-system");
-    const set = resourcesFor(snapshot, { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: { LABELS: { app: "other" } }, userAgentName: "envoy" });
+    const set = resourcesFor(snapshot, {
+      id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local",
+      cluster: "",
+      metadata: { LABELS: { app: "other" } },
+      userAgentName: "envoy",
+    });
     const config = decodeAnyStrict(root, set.get(ROUTE)!.get("80")!.any).object;
     routes = config.virtual_hosts.find((v: any) => v.name === "web.shop.svc.cluster.local:80").routes;
   });
@@ -73,7 +78,9 @@ describe("VirtualService routes served to Envoy", () => {
     assert.equal(r.route.cluster, "outbound|80||api.shop.svc.cluster.local");
     assert.equal(r.route.prefix_rewrite, "/");
     assert.equal(r.route.host_rewrite_literal, "api.shop");
-    assert.deepEqual(r.route.request_mirror_policies, [{ cluster: "outbound|80|shadow|api.shop.svc.cluster.local", runtime_fraction: { default_value: { numerator: 10 } } }]);
+    assert.deepEqual(r.route.request_mirror_policies, [
+      { cluster: "outbound|80|shadow|api.shop.svc.cluster.local", runtime_fraction: { default_value: { numerator: 10 } } },
+    ]);
     assert.deepEqual(r.request_headers_to_add, [{ header: { key: "x-from", value: "web" }, append_action: "OVERWRITE_IF_EXISTS_OR_ADD" }]);
     assert.deepEqual(r.request_headers_to_remove, ["x-debug"]);
   });
@@ -85,10 +92,24 @@ describe("VirtualService routes served to Envoy", () => {
 
   it("a host without a VirtualService goes to its own cluster; unknown hosts through allow_any", () => {
     const loaded = loadDocuments(parseDocuments(MESH, "mesh.yaml"), ["mesh.yaml"], filterChecks(FilterModule.load()), DEFAULT_DOMAIN);
-    const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system"), { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" });
+    const set = resourcesFor(meshSnapshot(1, loaded, "mesh-system"), {
+      id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local",
+      cluster: "",
+      metadata: {},
+      userAgentName: "envoy",
+    });
     const config = decodeAnyStrict(root, set.get(ROUTE)!.get("80")!.any).object;
     const api = config.virtual_hosts.find((v: any) => v.name === "api.shop.svc.cluster.local:80");
-    assert.deepEqual(api.domains, ["api.shop.svc.cluster.local", "api.shop.svc.cluster.local:80", "api.shop.svc", "api.shop.svc:80", "api.shop", "api.shop:80", "api", "api:80"]);
+    assert.deepEqual(api.domains, [
+      "api.shop.svc.cluster.local",
+      "api.shop.svc.cluster.local:80",
+      "api.shop.svc",
+      "api.shop.svc:80",
+      "api.shop",
+      "api.shop:80",
+      "api",
+      "api:80",
+    ]);
     assert.equal(api.routes[0].route.cluster, "outbound|80||api.shop.svc.cluster.local");
     assert.equal(config.virtual_hosts.at(-1).name, "allow_any");
     assert.deepEqual(config.virtual_hosts.at(-1).domains, ["*"]);

@@ -72,7 +72,15 @@ spec:
   - from: [{source: {notNamespaces: ["default", "mesh-system"]}}]
 `;
 
-const JWKS = JSON.stringify({ keys: [{ kty: "RSA", e: "AQAB", n: "xAE7eB6qugXyCAG3yhh7pkDkT65pHymX-P7KfIupjf59vsdo91bSP9C8H07pSAGQO1MV_xFj9VswgsCg4R6otmg5PV2He95lZdHtOcU5DXIg_pbhLdKXbi66GlVeK6ABZOUW3WYtnNHD-91gVuoeJT_DwtGGcp4ignkgXfkiEm4sw-4sfb4qdt5oLbyVpmW6x9cfa7vs2WTfURiCrBoUqgBo_-4WTiULmmHSGZHOjzwa8WtrtOQGsAFjIbno85jp6MnGGGZPYZbDAa_b3y5u-YpW7ypZrvD8BgtKVjgtQgZhLAGezMt0ua3DRrWnKqTZ0BJ_EyxOGuHJrLsn00fnMQ" }] });
+const JWKS = JSON.stringify({
+  keys: [
+    {
+      kty: "RSA",
+      e: "AQAB",
+      n: "xAE7eB6qugXyCAG3yhh7pkDkT65pHymX-P7KfIupjf59vsdo91bSP9C8H07pSAGQO1MV_xFj9VswgsCg4R6otmg5PV2He95lZdHtOcU5DXIg_pbhLdKXbi66GlVeK6ABZOUW3WYtnNHD-91gVuoeJT_DwtGGcp4ignkgXfkiEm4sw-4sfb4qdt5oLbyVpmW6x9cfa7vs2WTfURiCrBoUqgBo_-4WTiULmmHSGZHOjzwa8WtrtOQGsAFjIbno85jp6MnGGGZPYZbDAa_b3y5u-YpW7ypZrvD8BgtKVjgtQgZhLAGezMt0ua3DRrWnKqTZ0BJ_EyxOGuHJrLsn00fnMQ",
+    },
+  ],
+});
 
 const HTTPBIN = `apiVersion: v1
 kind: Service
@@ -132,7 +140,12 @@ spec:
     to: [{operation: {ports: ["9000"], hosts: ["Admin.Example.com"]}}]
 `;
 
-const BOOKINFO_NODE = { id: "sidecar~10.1.0.7~reviews-v2-5b667bcbf8-xq2sn.default~default.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
+const BOOKINFO_NODE = {
+  id: "sidecar~10.1.0.7~reviews-v2-5b667bcbf8-xq2sn.default~default.svc.cluster.local",
+  cluster: "",
+  metadata: {},
+  userAgentName: "envoy",
+};
 const HTTPBIN_NODE = { id: "sidecar~10.1.0.8~httpbin-7d9f6b8c5-abcde.foo~foo.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
 
 type Json = Record<string, any>;
@@ -163,12 +176,26 @@ describe("authentication and authorization served to Envoy", () => {
 
   it("bookinfo's HTTP authorization: a DENY rbac filter, then an ALLOW one, then the module and the router; every Any one of Envoy's types", () => {
     const { listeners, anyTypes } = served(BOOKINFO, BOOKINFO_NODE);
-    for (const t of ["type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC", "type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC", "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"]) assert.ok(anyTypes.has(t), t);
+    for (const t of [
+      "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC",
+      "type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC",
+      "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector",
+    ])
+      assert.ok(anyTypes.has(t), t);
     const chains = inbound(listeners).filter_chains.filter((c: Json) => c.filter_chain_match.destination_port === 9080);
     // No PeerAuthentication: PERMISSIVE, a mutual TLS chain and a plain-text one with the same filters.
-    assert.deepEqual(chains.map((c: Json) => [c.filter_chain_match.transport_protocol, c.transport_socket !== undefined]), [["tls", true], ["raw_buffer", false]]);
+    assert.deepEqual(
+      chains.map((c: Json) => [c.filter_chain_match.transport_protocol, c.transport_socket !== undefined]),
+      [
+        ["tls", true],
+        ["raw_buffer", false],
+      ],
+    );
     const filters = httpFiltersOf(chains[0]);
-    assert.deepEqual(filters.map((f) => f.name), ["envoy.filters.http.rbac", "envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(
+      filters.map((f) => f.name),
+      ["envoy.filters.http.rbac", "envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"],
+    );
     const [deny, allow] = filters.slice(0, 2).map((f) => f.typed_config.rules);
     assert.equal(deny.action, "DENY");
     assert.deepEqual(Object.keys(deny.policies), ["ns[mesh-system]-policy[deny-admin]-rule[0]", "ns[mesh-system]-policy[deny-admin]-rule[1]"]);
@@ -179,7 +206,16 @@ describe("authentication and authorization served to Envoy", () => {
     assert.deepEqual(rule.principals, [{ authenticated: { principal_name: { exact: "spiffe://cluster.local/ns/default/sa/bookinfo-productpage" } } }]);
     assert.deepEqual(rule.permissions, [{ header: { name: ":method", string_match: { exact: "GET" } } }]);
     assert.deepEqual(deny.policies["ns[mesh-system]-policy[deny-admin]-rule[1]"].principals, [
-      { not_id: { or_ids: { ids: [{ authenticated: { principal_name: { safe_regex: { regex: ".*/ns/default/.*" } } } }, { authenticated: { principal_name: { safe_regex: { regex: ".*/ns/mesh-system/.*" } } } }] } } },
+      {
+        not_id: {
+          or_ids: {
+            ids: [
+              { authenticated: { principal_name: { safe_regex: { regex: ".*/ns/default/.*" } } } },
+              { authenticated: { principal_name: { safe_regex: { regex: ".*/ns/mesh-system/.*" } } } },
+            ],
+          },
+        },
+      },
     ]);
   });
 
@@ -197,8 +233,18 @@ describe("authentication and authorization served to Envoy", () => {
   it("the generated RBAC decides as our authorization engine on the same requests", () => {
     const { listeners, loaded } = served(BOOKINFO, BOOKINFO_NODE);
     const filters = httpFiltersOf(inbound(listeners).filter_chains[0]).filter((f) => f.name === "envoy.filters.http.rbac");
-    const engine = AuthorizationEngine.create(authorizationPoliciesFor(loaded.mesh.byKind.AuthorizationPolicy, { namespace: "default", labels: { app: "reviews", version: "v2" } }));
-    const base: AuthzRequest = { method: "GET", path: "/reviews/0", host: "reviews:9080", headers: [], sourceIp: "10.1.0.3", destinationPort: 9080, peerPrincipal: "cluster.local/ns/default/sa/bookinfo-productpage" };
+    const engine = AuthorizationEngine.create(
+      authorizationPoliciesFor(loaded.mesh.byKind.AuthorizationPolicy, { namespace: "default", labels: { app: "reviews", version: "v2" } }),
+    );
+    const base: AuthzRequest = {
+      method: "GET",
+      path: "/reviews/0",
+      host: "reviews:9080",
+      headers: [],
+      sourceIp: "10.1.0.3",
+      destinationPort: 9080,
+      peerPrincipal: "cluster.local/ns/default/sa/bookinfo-productpage",
+    };
     const cases: Array<[string, AuthzRequest, boolean]> = [
       ["GET from productpage", base, true],
       ["POST from productpage", { ...base, method: "POST" }, false],
@@ -217,12 +263,19 @@ describe("authentication and authorization served to Envoy", () => {
     const { listeners, clusters } = served(HTTPBIN, HTTPBIN_NODE);
     const chain = inbound(listeners).filter_chains.find((c: Json) => c.filter_chain_match.destination_port === 8080)!;
     const filters = httpFiltersOf(chain);
-    assert.deepEqual(filters.map((f) => f.name), ["envoy.filters.http.jwt_authn", "envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(
+      filters.map((f) => f.name),
+      ["envoy.filters.http.jwt_authn", "envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"],
+    );
     const jwt = filters[0].typed_config;
     // Providers in issuer order, as the Node sidecar merges them.
     const [tenant, testing] = [jwt.providers["origins-0"], jwt.providers["origins-1"]];
     assert.equal(testing.issuer, "testing@secure.mesh.io");
-    assert.deepEqual(testing.remote_jwks.http_uri, { uri: "https://keys.example.com:8443/jwt/samples/jwks.json", cluster: "jwks|keys.example.com|8443", timeout: "5s" });
+    assert.deepEqual(testing.remote_jwks.http_uri, {
+      uri: "https://keys.example.com:8443/jwt/samples/jwks.json",
+      cluster: "jwks|keys.example.com|8443",
+      timeout: "5s",
+    });
     assert.equal(testing.forward, true);
     assert.equal(testing.forward_payload_header, "x-jwt-payload");
     assert.equal(testing.payload_in_metadata, "payload");
@@ -231,7 +284,12 @@ describe("authentication and authorization served to Envoy", () => {
     assert.deepEqual(tenant.from_headers, [{ name: "x-jwt-assertion" }]);
     assert.deepEqual(tenant.from_params, ["token"]);
     assert.deepEqual(tenant.claim_to_headers, [{ header_name: "x-group", claim_name: "group" }]);
-    assert.deepEqual(jwt.rules, [{ match: { prefix: "/" }, requires: { requires_any: { requirements: [{ provider_name: "origins-0" }, { provider_name: "origins-1" }, { allow_missing: {} }] } } }]);
+    assert.deepEqual(jwt.rules, [
+      {
+        match: { prefix: "/" },
+        requires: { requires_any: { requirements: [{ provider_name: "origins-0" }, { provider_name: "origins-1" }, { allow_missing: {} }] } },
+      },
+    ]);
     const keys = clusters.find((c) => c.name === "jwks|keys.example.com|8443")!;
     assert.equal(keys.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, "keys.example.com");
     assert.equal(keys.transport_socket.typed_config.sni, "keys.example.com");
@@ -239,16 +297,26 @@ describe("authentication and authorization served to Envoy", () => {
 
   it("requestPrincipals ['*'] and claims read jwt_authn's payload; Envoy and our engine agree", () => {
     const { listeners, loaded } = served(HTTPBIN, HTTPBIN_NODE);
-    const filters = httpFiltersOf(inbound(listeners).filter_chains.find((c: Json) => c.filter_chain_match.destination_port === 8080)!).filter((f) => f.name === "envoy.filters.http.rbac");
+    const filters = httpFiltersOf(inbound(listeners).filter_chains.find((c: Json) => c.filter_chain_match.destination_port === 8080)!).filter(
+      (f) => f.name === "envoy.filters.http.rbac",
+    );
     const rules = filters[0].typed_config.rules.policies;
-    assert.deepEqual(rules["ns[foo]-policy[require-jwt]-rule[0]"].principals, [{ metadata: { filter: "envoy.filters.http.jwt_authn", path: [{ key: "payload" }, { key: "iss" }], value: { present_match: true } } }]);
-    const engine = AuthorizationEngine.create(authorizationPoliciesFor(loaded.mesh.byKind.AuthorizationPolicy, { namespace: "foo", labels: { app: "httpbin" } }));
+    assert.deepEqual(rules["ns[foo]-policy[require-jwt]-rule[0]"].principals, [
+      { metadata: { filter: "envoy.filters.http.jwt_authn", path: [{ key: "payload" }, { key: "iss" }], value: { present_match: true } } },
+    ]);
+    const engine = AuthorizationEngine.create(
+      authorizationPoliciesFor(loaded.mesh.byKind.AuthorizationPolicy, { namespace: "foo", labels: { app: "httpbin" } }),
+    );
     const anonymous: AuthzRequest = { method: "GET", path: "/tenant/x", host: "httpbin.foo:8000", headers: [], sourceIp: "10.1.0.3", destinationPort: 8080 };
     const alice = { iss: "https://accounts.example.com/tenant", sub: "alice", groups: ["group1", "group2"] };
     const cases: Array<[string, AuthzRequest, boolean]> = [
       ["no token", anonymous, false],
       ["any valid token", { ...anonymous, requestPrincipal: "testing@secure.mesh.io/bob", authPayload: { iss: "testing@secure.mesh.io", sub: "bob" } }, true],
-      ["ops namespace to Admin.example.com on 9000", { ...anonymous, destinationPort: 9000, host: "admin.EXAMPLE.com", peerPrincipal: "cluster.local/ns/ops-1/sa/x" }, true],
+      [
+        "ops namespace to Admin.example.com on 9000",
+        { ...anonymous, destinationPort: 9000, host: "admin.EXAMPLE.com", peerPrincipal: "cluster.local/ns/ops-1/sa/x" },
+        true,
+      ],
       ["ops namespace on 8080", { ...anonymous, peerPrincipal: "cluster.local/ns/ops-1/sa/x" }, false],
       ["dev namespace on 9000", { ...anonymous, destinationPort: 9000, host: "admin.example.com", peerPrincipal: "cluster.local/ns/dev/sa/x" }, false],
     ];
@@ -260,7 +328,12 @@ describe("authentication and authorization served to Envoy", () => {
     const ruleOne = { typed_config: { rules: { action: "ALLOW", policies: { r: rules["ns[foo]-policy[require-jwt]-rule[1]"] } } } };
     const requireJwt = loaded.mesh.byKind.AuthorizationPolicy.find((p) => p.name === "require-jwt")!;
     const ruleOneEngine = AuthorizationEngine.create([{ ...requireJwt, spec: { ...requireJwt.spec, rules: [requireJwt.spec.rules[1]] } }]);
-    for (const [payload, expected] of [[alice, true], [{ ...alice, groups: ["group2"] }, false], [{ ...alice, sub: "bob" }, false], [{ ...alice, iss: "https://accounts.example.com", sub: "tenant/alice" }, true]] as const) {
+    for (const [payload, expected] of [
+      [alice, true],
+      [{ ...alice, groups: ["group2"] }, false],
+      [{ ...alice, sub: "bob" }, false],
+      [{ ...alice, iss: "https://accounts.example.com", sub: "tenant/alice" }, true],
+    ] as const) {
       const request: AuthzRequest = { ...anonymous, requestPrincipal: `${payload.iss}/${payload.sub}`, authPayload: payload };
       assert.equal(rbacAllows([ruleOne], request), expected, JSON.stringify(payload));
       assert.equal(ruleOneEngine.evaluate(request).allowed, expected, `engine: ${JSON.stringify(payload)}`);
@@ -289,7 +362,15 @@ describe("authentication and authorization served to Envoy", () => {
   });
 
   it("the bootstrap names the sds-grpc cluster the listeners ask for secrets, on the agent's socket", () => {
-    const b = envoyBootstrap({ discoveryAddress: "127.0.0.1:15010", type: "sidecar", pod: "httpbin-1", namespace: "foo", ip: "10.1.0.8", labels: {}, adminPort: 15000 });
+    const b = envoyBootstrap({
+      discoveryAddress: "127.0.0.1:15010",
+      type: "sidecar",
+      pod: "httpbin-1",
+      namespace: "foo",
+      ip: "10.1.0.8",
+      labels: {},
+      adminPort: 15000,
+    });
     decodeStrict(root, "envoy.config.bootstrap.v3.Bootstrap", b);
     const sds = (b.static_resources as Json).clusters.find((c: Json) => c.name === "sds-grpc");
     assert.equal(sds.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.pipe.path, "./var/run/secrets/workload-spiffe-uds/socket");
@@ -322,13 +403,32 @@ spec:
     const { listeners, anyTypes, loaded } = served(extAuthzPolicies("sample-ext-authz-http"), HTTPBIN_NODE, providers());
     for (const t of ["type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz"]) assert.ok(anyTypes.has(t), t);
     const filters = httpFiltersOf(inbound(listeners).filter_chains.find((c: Json) => c.filter_chain_match.destination_port === 8080)!);
-    assert.deepEqual(filters.map((f) => f.name), ["envoy.filters.http.jwt_authn", "envoy.filters.http.rbac", "envoy.filters.http.ext_authz", "envoy.filters.http.rbac", "envoy.filters.http.rbac", "mesh.hub_client", "envoy.filters.http.router"]);
+    assert.deepEqual(
+      filters.map((f) => f.name),
+      [
+        "envoy.filters.http.jwt_authn",
+        "envoy.filters.http.rbac",
+        "envoy.filters.http.ext_authz",
+        "envoy.filters.http.rbac",
+        "envoy.filters.http.rbac",
+        "mesh.hub_client",
+        "envoy.filters.http.router",
+      ],
+    );
     const [shadow, extAuthz, log, allow] = filters.slice(1, 5).map((f) => f.typed_config);
     assert.equal(shadow.rules, undefined, "the CUSTOM RBAC filter enforces nothing itself");
     assert.equal(shadow.shadow_rules_stat_prefix, "mesh_ext_authz_");
     assert.deepEqual(Object.keys(shadow.shadow_rules.policies), ["mesh-ext-authz-ns[foo]-policy[ext-authz]-rule[0]"]);
-    assert.deepEqual(extAuthz.filter_enabled_metadata, { filter: "envoy.filters.http.rbac", path: [{ key: "mesh_ext_authz_shadow_effective_policy_id" }], value: { string_match: { prefix: "mesh-ext-authz" } } });
-    assert.deepEqual(extAuthz.http_service.server_uri, { uri: "http://ext-authz.foo.svc.cluster.local", cluster: "outbound|8000||ext-authz.foo.svc.cluster.local", timeout: "600s" });
+    assert.deepEqual(extAuthz.filter_enabled_metadata, {
+      filter: "envoy.filters.http.rbac",
+      path: [{ key: "mesh_ext_authz_shadow_effective_policy_id" }],
+      value: { string_match: { prefix: "mesh-ext-authz" } },
+    });
+    assert.deepEqual(extAuthz.http_service.server_uri, {
+      uri: "http://ext-authz.foo.svc.cluster.local",
+      cluster: "outbound|8000||ext-authz.foo.svc.cluster.local",
+      timeout: "600s",
+    });
     assert.deepEqual(extAuthz.http_service.authorization_request.allowed_headers, { patterns: [{ exact: "x-ext-authz", ignore_case: true }] });
     assert.deepEqual(extAuthz.status_on_error, { code: "Forbidden" });
     assert.equal(extAuthz.transport_api_version, "V3");
@@ -336,13 +436,31 @@ spec:
     assert.deepEqual(Object.keys(log.rules.policies), ["ns[foo]-policy[audit-admin]-rule[0]"]);
     assert.equal(allow.rules.action ?? "ALLOW", "ALLOW");
     // The shadow rules match exactly what our engine sends to the authorizer; the LOG filter what it audits; neither decides.
-    const engine = AuthorizationEngine.create(authorizationPoliciesFor(loaded.mesh.byKind.AuthorizationPolicy, { namespace: "foo", labels: { app: "httpbin" } }));
-    const base: AuthzRequest = { method: "GET", path: "/headers", host: "httpbin.foo:8000", headers: [], sourceIp: "10.1.0.3", destinationPort: 8080, requestPrincipal: "i/s", authPayload: { iss: "i", sub: "s" } };
+    const engine = AuthorizationEngine.create(
+      authorizationPoliciesFor(loaded.mesh.byKind.AuthorizationPolicy, { namespace: "foo", labels: { app: "httpbin" } }),
+    );
+    const base: AuthzRequest = {
+      method: "GET",
+      path: "/headers",
+      host: "httpbin.foo:8000",
+      headers: [],
+      sourceIp: "10.1.0.3",
+      destinationPort: 8080,
+      requestPrincipal: "i/s",
+      authPayload: { iss: "i", sub: "s" },
+    };
     for (const path of ["/headers", "/headers?x=1", "/ip", "/admin/users"]) {
       const r = { ...base, path };
       assert.equal(matchingPolicy(shadow.shadow_rules, r) !== undefined, engine.custom(r).kind === "ask", `CUSTOM ${path}`);
       assert.equal(matchingPolicy(log.rules, r) !== undefined, engine.evaluate(r).audited !== undefined, `AUDIT ${path}`);
-      assert.equal(rbacAllows(filters.filter((f) => f.name === "envoy.filters.http.rbac"), r), engine.evaluate(r).allowed, `decision ${path}`);
+      assert.equal(
+        rbacAllows(
+          filters.filter((f) => f.name === "envoy.filters.http.rbac"),
+          r,
+        ),
+        engine.evaluate(r).allowed,
+        `decision ${path}`,
+      );
     }
   });
 
@@ -351,7 +469,10 @@ spec:
     assert.ok(anyTypes.has("type.googleapis.com/envoy.extensions.filters.network.ext_authz.v3.ExtAuthz"));
     const filters = httpFiltersOf(inbound(listeners).filter_chains.find((c: Json) => c.filter_chain_match.destination_port === 8080)!);
     const extAuthz = filters.find((f) => f.name === "envoy.filters.http.ext_authz")!.typed_config;
-    assert.deepEqual(extAuthz.grpc_service, { envoy_grpc: { cluster_name: "outbound|9000||ext-authz.foo.svc.cluster.local", authority: "ext-authz.foo.svc.cluster.local" }, timeout: "600s" });
+    assert.deepEqual(extAuthz.grpc_service, {
+      envoy_grpc: { cluster_name: "outbound|9000||ext-authz.foo.svc.cluster.local", authority: "ext-authz.foo.svc.cluster.local" },
+      timeout: "600s",
+    });
     const tcp = inbound(listeners).default_filter_chain.filters.map((f: Json) => f.name);
     assert.deepEqual(tcp.slice(0, 2), ["envoy.filters.network.rbac", "envoy.filters.network.ext_authz"]);
     assert.equal(tcp.at(-1), "envoy.filters.network.tcp_proxy");

@@ -114,15 +114,25 @@ describe("Envoy's outbound clusters: auto mutual TLS", () => {
     decoded(set, CLUSTER); // every cluster decodes, every Any known
     const c = decoded(set, CLUSTER).get(`outbound|80||${WEB}`)!;
     assert.equal(c.transport_socket, undefined);
-    assert.deepEqual(c.transport_socket_matches.map((m: any) => m.name), ["tlsMode-mesh", "tlsMode-disabled"]);
+    assert.deepEqual(
+      c.transport_socket_matches.map((m: any) => m.name),
+      ["tlsMode-mesh", "tlsMode-disabled"],
+    );
     assert.deepEqual(perEndpoint(set, `outbound|80||${WEB}`), { "10.0.1.1": "MESH_MUTUAL", "10.0.1.2": "MESH_MUTUAL", "10.0.1.3": "DISABLE" });
     const mtls = originated(c.transport_socket_matches[0].transport_socket);
-    assert.deepEqual(mtls.sans, ["spiffe://cluster.local/ns/shop/sa/legacy", "spiffe://cluster.local/ns/shop/sa/web", "spiffe://cluster.local/ns/shop/sa/web-canary"], "secure naming: every service account of the service");
+    assert.deepEqual(
+      mtls.sans,
+      ["spiffe://cluster.local/ns/shop/sa/legacy", "spiffe://cluster.local/ns/shop/sa/web", "spiffe://cluster.local/ns/shop/sa/web-canary"],
+      "secure naming: every service account of the service",
+    );
     assert.equal(mtls.sni, `outbound_.80_._.${WEB}`);
     assert.deepEqual(mtls.alpn, ["mesh"]);
     assert.deepEqual(originated(decoded(set, CLUSTER).get(`outbound|9000||${WEB}`)!.transport_socket_matches[0].transport_socket).alpn, ["mesh", "h2"]);
     const endpoints = lbEndpoints(decoded(set, ENDPOINT).get(`outbound|80||${WEB}`));
-    assert.deepEqual(endpoints.map((e) => e.metadata?.filter_metadata?.["envoy.transport_socket_match"]?.fields?.tlsMode?.stringValue ?? null), ["mesh", "mesh", null]);
+    assert.deepEqual(
+      endpoints.map((e) => e.metadata?.filter_metadata?.["envoy.transport_socket_match"]?.fields?.tlsMode?.stringValue ?? null),
+      ["mesh", "mesh", null],
+    );
   });
 
   it("--trust-domain names the identities", () => {
@@ -131,10 +141,18 @@ describe("Envoy's outbound clusters: auto mutual TLS", () => {
   });
 
   it("off: enableAutoMtls false, the destination's namespace (or the mesh) DISABLE, a MESH_EXTERNAL ServiceEntry", () => {
-    assert.deepEqual(perEndpoint(served("", sidecar, { enableAutoMtls: false }), `outbound|80||${WEB}`), { "10.0.1.1": "DISABLE", "10.0.1.2": "DISABLE", "10.0.1.3": "DISABLE" });
+    assert.deepEqual(perEndpoint(served("", sidecar, { enableAutoMtls: false }), `outbound|80||${WEB}`), {
+      "10.0.1.1": "DISABLE",
+      "10.0.1.2": "DISABLE",
+      "10.0.1.3": "DISABLE",
+    });
     assert.deepEqual(perEndpoint(served(peer("shop", "DISABLE")), `outbound|80||${WEB}`)["10.0.1.1"], "DISABLE");
     assert.deepEqual(perEndpoint(served(peer("mesh-system", "DISABLE")), `outbound|80||${WEB}`)["10.0.1.1"], "DISABLE");
-    assert.deepEqual(perEndpoint(served(peer("mesh-system", "DISABLE") + peer("shop", "STRICT")), `outbound|80||${WEB}`)["10.0.1.1"], "MESH_MUTUAL", "the namespace's mode wins over the mesh's");
+    assert.deepEqual(
+      perEndpoint(served(peer("mesh-system", "DISABLE") + peer("shop", "STRICT")), `outbound|80||${WEB}`)["10.0.1.1"],
+      "MESH_MUTUAL",
+      "the namespace's mode wins over the mesh's",
+    );
     const api = decoded(served(), CLUSTER).get("outbound|443||api.example.com")!;
     assert.equal(api.transport_socket ?? api.transport_socket_matches, undefined);
   });
@@ -163,7 +181,10 @@ subsets: [{addresses: [{ip: 10.0.2.1, targetRef: {kind: Pod, name: db-0}}, {ip: 
 `;
     assert.equal(decoded(served(mixed), CLUSTER).get(`outbound|5432||${DB}`)!.transport_socket, undefined, "an instance without sidecar: plain text");
     const eds = decoded(served("", sidecar, { serving: { edsForHeadless: true } }), CLUSTER).get(`outbound|5432||${DB}`)!;
-    assert.deepEqual(eds.transport_socket_matches.map((m: any) => m.name), ["tlsMode-mesh", "tlsMode-disabled"]);
+    assert.deepEqual(
+      eds.transport_socket_matches.map((m: any) => m.name),
+      ["tlsMode-mesh", "tlsMode-disabled"],
+    );
     const mixedEds = decoded(served(mixed, sidecar, { serving: { edsForHeadless: true } }), CLUSTER).get(`outbound|5432||${DB}`)!;
     assert.equal(mixedEds.transport_socket_matches, undefined, "upstream's inference for a headless Service holds whatever the cluster's type");
   });
@@ -171,28 +192,60 @@ subsets: [{addresses: [{ip: 10.0.2.1, targetRef: {kind: Pod, name: db-0}}, {ip: 
 
 describe("Envoy's outbound clusters: DestinationRule tls", () => {
   it("MESH_MUTUAL forces mutual TLS to every endpoint, with the rule's names when it gives them; DISABLE forces plain text", () => {
-    assert.deepEqual(perEndpoint(served(dr("web", "{tls: {mode: MESH_MUTUAL}}")), `outbound|80||${WEB}`), { "10.0.1.1": "MESH_MUTUAL", "10.0.1.2": "MESH_MUTUAL", "10.0.1.3": "MESH_MUTUAL" });
-    const named = originated(decoded(served(dr("web", "{tls: {mode: MESH_MUTUAL, sni: web.internal, subjectAltNames: [spiffe://cluster.local/ns/shop/sa/web]}}")), CLUSTER).get(`outbound|80||${WEB}`)!.transport_socket);
+    assert.deepEqual(perEndpoint(served(dr("web", "{tls: {mode: MESH_MUTUAL}}")), `outbound|80||${WEB}`), {
+      "10.0.1.1": "MESH_MUTUAL",
+      "10.0.1.2": "MESH_MUTUAL",
+      "10.0.1.3": "MESH_MUTUAL",
+    });
+    const named = originated(
+      decoded(served(dr("web", "{tls: {mode: MESH_MUTUAL, sni: web.internal, subjectAltNames: [spiffe://cluster.local/ns/shop/sa/web]}}")), CLUSTER).get(
+        `outbound|80||${WEB}`,
+      )!.transport_socket,
+    );
     assert.deepEqual([named.sni, named.sans], ["web.internal", ["spiffe://cluster.local/ns/shop/sa/web"]]);
     assert.deepEqual(perEndpoint(served(dr("web", "{tls: {mode: DISABLE}}")), `outbound|80||${WEB}`)["10.0.1.1"], "DISABLE");
   });
 
   it("per port and per subset, the subset's cluster named with its SNI", () => {
-    const set = served(dr("web", "{portLevelSettings: [{port: {number: 9000}, tls: {mode: DISABLE}}]}", ", subsets: [{name: v1, labels: {version: v1}, trafficPolicy: {tls: {mode: MESH_MUTUAL}}}]"));
+    const set = served(
+      dr(
+        "web",
+        "{portLevelSettings: [{port: {number: 9000}, tls: {mode: DISABLE}}]}",
+        ", subsets: [{name: v1, labels: {version: v1}, trafficPolicy: {tls: {mode: MESH_MUTUAL}}}]",
+      ),
+    );
     assert.equal(perEndpoint(set, `outbound|80||${WEB}`)["10.0.1.1"], "MESH_MUTUAL", "port 80: auto mutual TLS");
     assert.equal(perEndpoint(set, `outbound|9000||${WEB}`)["10.0.1.1"], "DISABLE");
-    assert.deepEqual(perEndpoint(set, `outbound|9000|v1|${WEB}`), { "10.0.1.1": "MESH_MUTUAL", "10.0.1.3": "MESH_MUTUAL" }, "the subset's own tls, over the port's");
+    assert.deepEqual(
+      perEndpoint(set, `outbound|9000|v1|${WEB}`),
+      { "10.0.1.1": "MESH_MUTUAL", "10.0.1.3": "MESH_MUTUAL" },
+      "the subset's own tls, over the port's",
+    );
     assert.equal(originated(decoded(set, CLUSTER).get(`outbound|9000|v1|${WEB}`)!.transport_socket).sni, `outbound_.9000_.v1_.${WEB}`);
   });
 
   it("SIMPLE: the CA file as upstream's file-root SDS secret (the system roots without one), SNI and SANs; auto SNI without sni", () => {
-    const set = served(dr("web", "{tls: {mode: SIMPLE, caCertificates: /etc/web/ca.pem, sni: web.example, subjectAltNames: [web.example]}}") + dr("api.example.com", "{tls: {mode: SIMPLE}}").replace("name: dr", "name: api"));
+    const set = served(
+      dr("web", "{tls: {mode: SIMPLE, caCertificates: /etc/web/ca.pem, sni: web.example, subjectAltNames: [web.example]}}") +
+        dr("api.example.com", "{tls: {mode: SIMPLE}}").replace("name: dr", "name: api"),
+    );
     const web = decoded(set, CLUSTER).get(`outbound|80||${WEB}`)!;
-    assert.deepEqual(originated(web.transport_socket), { mode: "SIMPLE", sni: "web.example", sans: ["web.example"], alpn: undefined, certificate: undefined, roots: "file-root:/etc/web/ca.pem" });
+    assert.deepEqual(originated(web.transport_socket), {
+      mode: "SIMPLE",
+      sni: "web.example",
+      sans: ["web.example"],
+      alpn: undefined,
+      certificate: undefined,
+      roots: "file-root:/etc/web/ca.pem",
+    });
     assert.equal(web.typed_extension_protocol_options, undefined, "sni given: no auto SNI");
     assert.deepEqual(originated(decoded(set, CLUSTER).get(`outbound|9000||${WEB}`)!.transport_socket).alpn, ["h2"]);
     const api = decoded(set, CLUSTER).get("outbound|443||api.example.com")!;
-    assert.deepEqual(originated(api.transport_socket), { mode: "SIMPLE", sni: undefined, sans: ["api.example.com"], alpn: undefined, certificate: undefined, roots: "file-root:system" }, "a ServiceEntry's subjectAltNames check the server");
+    assert.deepEqual(
+      originated(api.transport_socket),
+      { mode: "SIMPLE", sni: undefined, sans: ["api.example.com"], alpn: undefined, certificate: undefined, roots: "file-root:system" },
+      "a ServiceEntry's subjectAltNames check the server",
+    );
     const options = api.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"];
     assert.deepEqual(options.upstream_http_protocol_options, { auto_sni: true, auto_san_validation: true });
     assert.deepEqual(options.explicit_http_config, { http_protocol_options: {} });
@@ -201,8 +254,13 @@ describe("Envoy's outbound clusters: DestinationRule tls", () => {
   it("SIMPLE with insecureSkipVerify checks nothing; MUTUAL presents the rule's certificate files", () => {
     const skip = decoded(served(dr("web", "{tls: {mode: SIMPLE, insecureSkipVerify: true}}")), CLUSTER).get(`outbound|80||${WEB}`)!;
     assert.deepEqual(skip.transport_socket.typed_config.common_tls_context.validation_context, {});
-    assert.deepEqual(skip.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"].upstream_http_protocol_options, { auto_sni: true });
-    const socket = decoded(served(dr("web", "{tls: {mode: MUTUAL, clientCertificate: /etc/c.pem, privateKey: /etc/k.pem, caCertificates: /etc/ca.pem, caCrl: /etc/crl.pem}}")), CLUSTER).get(`outbound|80||${WEB}`)!.transport_socket;
+    assert.deepEqual(skip.typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"].upstream_http_protocol_options, {
+      auto_sni: true,
+    });
+    const socket = decoded(
+      served(dr("web", "{tls: {mode: MUTUAL, clientCertificate: /etc/c.pem, privateKey: /etc/k.pem, caCertificates: /etc/ca.pem, caCrl: /etc/crl.pem}}")),
+      CLUSTER,
+    ).get(`outbound|80||${WEB}`)!.transport_socket;
     const mutual = originated(socket);
     assert.deepEqual([mutual.mode, mutual.certificate, mutual.roots], ["MUTUAL", "file-cert:/etc/c.pem~/etc/k.pem", "file-root:/etc/ca.pem"]);
     assert.deepEqual(socket.typed_config.common_tls_context.combined_validation_context.default_validation_context.crl, { filename: "/etc/crl.pem" });
@@ -212,7 +270,10 @@ describe("Envoy's outbound clusters: DestinationRule tls", () => {
     const rule = dr("api.example.com", "{tls: {mode: MUTUAL, credentialName: api-client}}");
     const atGateway = decoded(served(rule, gateway), CLUSTER).get("outbound|443||api.example.com")!;
     const context = atGateway.transport_socket.typed_config.common_tls_context;
-    assert.deepEqual(context.tls_certificate_sds_secret_configs.map((s: any) => [s.name, Object.keys(s.sds_config)]), [["kubernetes://api-client", ["ads", "initial_fetch_timeout", "resource_api_version"]]]);
+    assert.deepEqual(
+      context.tls_certificate_sds_secret_configs.map((s: any) => [s.name, Object.keys(s.sds_config)]),
+      [["kubernetes://api-client", ["ads", "initial_fetch_timeout", "resource_api_version"]]],
+    );
     assert.equal(context.combined_validation_context.validation_context_sds_secret_config.name, "kubernetes://api-client-cacert");
     const atSidecar = decoded(served(rule), CLUSTER).get("outbound|443||api.example.com")!;
     assert.equal(atSidecar.transport_socket, undefined);
@@ -228,6 +289,10 @@ spec: {host: ${WEB}, subsets: [{name: canary, labels: {version: v2}}]}
     const other = { ...sidecar, id: "sidecar~10.0.9.3~client-1.other~other.svc.cluster.local" };
     const mine = served(own.replace("namespace: shop", "namespace: other"), other);
     assert.deepEqual(perEndpoint(mine, `outbound|80|canary|${WEB}`), { "10.0.1.2": "MESH_MUTUAL" });
-    assert.equal(served(own.replace("namespace: shop", "namespace: other")).get(CLUSTER)!.has(`outbound|80|canary|${WEB}`), false, "not for a client of another namespace");
+    assert.equal(
+      served(own.replace("namespace: shop", "namespace: other")).get(CLUSTER)!.has(`outbound|80|canary|${WEB}`),
+      false,
+      "not for a client of another namespace",
+    );
   });
 });

@@ -82,7 +82,25 @@ data: {tls.crt: ${Buffer.from(secretPem.cert).toString("base64")}, tls.key: ${Bu
     writeFileSync(join(configDir, "mesh.yaml"), MESH + secret);
     disco = await startDaemon(
       DISCOVERY_BIN,
-      ["discovery", "--configDir", configDir, "--grpcAddr", "127.0.0.1:0", "--secureGrpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+      [
+        "discovery",
+        "--configDir",
+        configDir,
+        "--grpcAddr",
+        "127.0.0.1:0",
+        "--secureGrpcAddr",
+        "127.0.0.1:0",
+        "--httpAddr",
+        "127.0.0.1:0",
+        "--monitoringAddr",
+        "",
+        "--httpsAddr",
+        "",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+      ],
       "disco-discovery listening: ",
       undefined,
       { ...process.env, DISCO_CERT_DIR: certDir, DISCO_DEBOUNCE_AFTER: "10ms" },
@@ -100,12 +118,22 @@ data: {tls.crt: ${Buffer.from(secretPem.cert).toString("base64")}, tls.key: ${Bu
     return c;
   };
   const secure = (cert: typeof gatewayCert) => {
-    const c = new grpc.Client(disco.listening.secureGrpc, grpc.credentials.createSsl(readFileSync(cert.caCertFile), readFileSync(cert.keyFile), readFileSync(cert.certFile), { checkServerIdentity: () => undefined }));
+    const c = new grpc.Client(
+      disco.listening.secureGrpc,
+      grpc.credentials.createSsl(readFileSync(cert.caCertFile), readFileSync(cert.keyFile), readFileSync(cert.certFile), {
+        checkServerIdentity: () => undefined,
+      }),
+    );
     clients.push(c);
     return c;
   };
   /** One subscription's first response, its resources decoded strictly by name (ACKed). */
-  async function fetch(channel: grpc.Client, node: Record<string, unknown>, type: string, names: string[] = []): Promise<{ client: RawAdsClient; response: AdsResponse; byName: Map<string, Record<string, any>> }> {
+  async function fetch(
+    channel: grpc.Client,
+    node: Record<string, unknown>,
+    type: string,
+    names: string[] = [],
+  ): Promise<{ client: RawAdsClient; response: AdsResponse; byName: Map<string, Record<string, any>> }> {
     const client = new RawAdsClient(channel, node);
     client.send({ type_url: type, resource_names: names });
     const response = await client.next();
@@ -127,13 +155,26 @@ data: {tls.crt: ${Buffer.from(secretPem.cert).toString("base64")}, tls.key: ${Bu
     const endpoints = lbEndpoints(eds.byName.get(`outbound|80||${WEB}`));
     const cluster = byName.get(`outbound|80||${WEB}`)!;
     const sockets = endpoints.map((e) => originated(socketFor(cluster, e)));
-    assert.deepEqual(endpoints.map((e) => e.endpoint.address.socket_address.address), ["10.0.1.1", "10.0.1.2"]);
-    assert.deepEqual(sockets.map((o) => o.mode), ["MESH_MUTUAL", "DISABLE"], "the pod labelled with its sidecar gets mutual TLS");
+    assert.deepEqual(
+      endpoints.map((e) => e.endpoint.address.socket_address.address),
+      ["10.0.1.1", "10.0.1.2"],
+    );
+    assert.deepEqual(
+      sockets.map((o) => o.mode),
+      ["MESH_MUTUAL", "DISABLE"],
+      "the pod labelled with its sidecar gets mutual TLS",
+    );
     assert.deepEqual(sockets[0].sans, ["spiffe://cluster.local/ns/shop/sa/web"]);
 
-    writeFileSync(join(configDir, "web-rule.yaml"), `apiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: {name: web, namespace: shop}\nspec: {host: web, trafficPolicy: {tls: {mode: DISABLE}}}\n`);
+    writeFileSync(
+      join(configDir, "web-rule.yaml"),
+      `apiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: {name: web, namespace: shop}\nspec: {host: web, trafficPolicy: {tls: {mode: DISABLE}}}\n`,
+    );
     const pushed = await waitFor("the cluster pushed with the rule", async () => {
-      const r = await Promise.race([client.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no push within 90 s")), 90_000).unref())]);
+      const r = await Promise.race([
+        client.next(),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no push within 90 s")), 90_000).unref()),
+      ]);
       client.ack(r);
       const c = r.resources.map((x) => decodeAnyStrict(envoyRoot(), x).object).find((x) => x.name === `outbound|80||${WEB}`);
       return c && !c.transport_socket_matches ? c : undefined;
@@ -156,7 +197,10 @@ data: {tls.crt: ${Buffer.from(secretPem.cert).toString("base64")}, tls.key: ${Bu
     const cert = byName.get("kubernetes://api-client")!.tls_certificate;
     assert.equal(Buffer.from(cert.certificate_chain.inline_bytes, "base64").toString(), secretPem.cert);
     assert.equal(Buffer.from(cert.private_key.inline_bytes, "base64").toString(), secretPem.key);
-    assert.match(Buffer.from(byName.get("kubernetes://api-client-cacert")!.validation_context.trusted_ca.inline_bytes, "base64").toString(), /BEGIN CERTIFICATE/);
+    assert.match(
+      Buffer.from(byName.get("kubernetes://api-client-cacert")!.validation_context.trusted_ca.inline_bytes, "base64").toString(),
+      /BEGIN CERTIFICATE/,
+    );
   });
 
   it("no Secret over the plain-text port, nor to an identity of another namespace, nor as a document to a sidecar there", async () => {
@@ -176,10 +220,20 @@ data: {tls.crt: ${Buffer.from(secretPem.cert).toString("base64")}, tls.key: ${Bu
   it("an Envoy on an incremental (Delta) stream is served the same clusters, and the gateway its Secret over the secure port", async () => {
     const delta = (channel: grpc.Client, node: Record<string, unknown>, type: string, names: string[] = []) =>
       new Promise<Array<{ name: string; resource: { type_url: string; value: Uint8Array } }>>((resolve, reject) => {
-        const stream = channel.makeBidiStreamRequest("/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources", (b: Buffer) => b, (b: Buffer) => b);
+        const stream = channel.makeBidiStreamRequest(
+          "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources",
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+        );
         const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
         stream.on("data", (b: Buffer) => {
-          resolve((response.toObject(response.decode(b), { defaults: true }) as { resources: Array<{ name: string; resource: { type_url: string; value: Uint8Array } }> }).resources);
+          resolve(
+            (
+              response.toObject(response.decode(b), { defaults: true }) as {
+                resources: Array<{ name: string; resource: { type_url: string; value: Uint8Array } }>;
+              }
+            ).resources,
+          );
           stream.end();
         });
         stream.on("error", reject);
@@ -192,12 +246,17 @@ data: {tls.crt: ${Buffer.from(secretPem.cert).toString("base64")}, tls.key: ${Bu
     assert.deepEqual(clusters.map((r) => r.name).sort(), [...sotw.byName.keys()].sort());
     for (const r of clusters) assert.equal(decodeAnyStrict(envoyRoot(), r.resource).object.name, r.name);
     const secrets = await delta(secure(gatewayCert), GATEWAY, SECRET, ["kubernetes://api-client"]);
-    assert.deepEqual(secrets.map((r) => r.name), ["kubernetes://api-client"]);
+    assert.deepEqual(
+      secrets.map((r) => r.name),
+      ["kubernetes://api-client"],
+    );
   });
 
   it("the debug page shows the Secret's keys, not their values", async () => {
     const body = await (await fetch_(`http://${disco.listening.http}/debug/configz`)).text();
-    const secret = (JSON.parse(body) as { resources: Array<{ kind: string; spec: { data: Record<string, string> } }> }).resources.find((r) => r.kind === "Secret")!;
+    const secret = (JSON.parse(body) as { resources: Array<{ kind: string; spec: { data: Record<string, string> } }> }).resources.find(
+      (r) => r.kind === "Secret",
+    )!;
     assert.deepEqual(secret.spec.data, { "tls.crt": "[redacted]", "tls.key": "[redacted]", "ca.crt": "[redacted]" });
     assert.doesNotMatch(body, /PRIVATE KEY/);
   });

@@ -26,14 +26,30 @@ spec:
   rules: [{to: [{operation: {paths: ["/headers"]}}]}]
 `;
 
-const providers = decodeExtensionProviders(Field.root({ extensionProviders: [{ name: "sample-ext-authz-http", envoyExtAuthzHttp: { service: "ext-authz.foo.svc.cluster.local", port: "8000" } }, { name: "otel", opentelemetry: { service: "otel", port: 4317 } }] }, { warnings: [] }).get("extensionProviders"));
+const providers = decodeExtensionProviders(
+  Field.root(
+    {
+      extensionProviders: [
+        { name: "sample-ext-authz-http", envoyExtAuthzHttp: { service: "ext-authz.foo.svc.cluster.local", port: "8000" } },
+        { name: "otel", opentelemetry: { service: "otel", port: 4317 } },
+      ],
+    },
+    { warnings: [] },
+  ).get("extensionProviders"),
+);
 
 describe("extension providers for CUSTOM policies", () => {
   it("a provider the mesh config lacks, or one that is not an authorizer, is an error on spec.provider.name", () => {
     const catalog = (p: string) => loadDocuments(parseDocuments(custom(p), "authz.yaml"), ["authz.yaml"], testChecks(), DEFAULT_DOMAIN).mesh;
     assert.deepEqual(unknownProviderProblems(catalog("sample-ext-authz-http"), providers), []);
     assert.deepEqual(unknownProviderProblems(catalog("nope"), providers), [
-      { severity: "error", file: "authz.yaml", resource: "AuthorizationPolicy foo/ext-authz", fieldPath: "spec.provider.name", message: 'unknown extension provider "nope" (meshConfig extensionProviders has "sample-ext-authz-http")' },
+      {
+        severity: "error",
+        file: "authz.yaml",
+        resource: "AuthorizationPolicy foo/ext-authz",
+        fieldPath: "spec.provider.name",
+        message: 'unknown extension provider "nope" (meshConfig extensionProviders has "sample-ext-authz-http")',
+      },
     ]);
     assert.match(unknownProviderProblems(catalog("otel"), providers)[0].message, /"otel" is a provider of kind opentelemetry, not an external authorizer/);
   });

@@ -108,8 +108,24 @@ describe("disco-discovery --monitoringAddr", { timeout: 600_000 }, () => {
 
   it("connections, pushes, ACK convergence, NACKs and refused configurations are counted", async () => {
     const applied: LoadedConfig[] = [];
-    const accepting = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" }, checks, DEFAULT_DOMAIN, (c) => (applied.push(c), true), () => {}, silent);
-    const refusing = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~b.foo~foo.svc.cluster.local", cluster: "b.foo" }, checks, DEFAULT_DOMAIN, (c) => !JSON.stringify(c.mesh.byKind.AuthorizationPolicy).includes("/refuse-me"), () => {}, silent);
+    const accepting = new XdsConfigSource(
+      discovery.listeners.grpc!,
+      { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" },
+      checks,
+      DEFAULT_DOMAIN,
+      (c) => (applied.push(c), true),
+      () => {},
+      silent,
+    );
+    const refusing = new XdsConfigSource(
+      discovery.listeners.grpc!,
+      { id: "sidecar~127.0.0.1~b.foo~foo.svc.cluster.local", cluster: "b.foo" },
+      checks,
+      DEFAULT_DOMAIN,
+      (c) => !JSON.stringify(c.mesh.byKind.AuthorizationPolicy).includes("/refuse-me"),
+      () => {},
+      silent,
+    );
     try {
       await accepting.start();
       await refusing.start();
@@ -125,7 +141,10 @@ describe("disco-discovery --monitoringAddr", { timeout: 600_000 }, () => {
       assert.ok(sample(text, "disco_proxy_convergence_time_count")! >= 1, "the accepting proxy converged");
       assert.ok(sample(text, 'disco_xds_push_time_count{type="config"}')! >= 4);
       assert.equal(sample(text, 'disco_inbound_updates_total{type="config"}'), 2);
-      writeFileSync(join(dir, "broken.yaml"), "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: bad, namespace: foo}\nspec: {action: MAYBE}\n");
+      writeFileSync(
+        join(dir, "broken.yaml"),
+        "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: bad, namespace: foo}\nspec: {action: MAYBE}\n",
+      );
       await until("the refused configuration counted", async () => (sample(await scrape(), "disco_total_rejected_configs_total") === 1 ? true : undefined));
     } finally {
       accepting.stop();

@@ -56,8 +56,23 @@ async function start(env: Record<string, string>): Promise<{ dir: string; d: Dae
   writeFileSync(join(dir, "foo.yaml"), policy("foo", "/foo"));
   writeFileSync(join(dir, "bar.yaml"), policy("bar", "/bar"));
   writeFileSync(join(dir, "endpoints.yaml"), endpoints("10.0.0.1"));
-  const args = ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", ...SIDE_LISTENERS_OFF, "--monitoringAddr", "127.0.0.1:0"];
-  const d = await startDaemon<Listening>(DISCOVERY_BIN, args, "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "10ms", ...env });
+  const args = [
+    "discovery",
+    "--configDir",
+    dir,
+    "--grpcAddr",
+    "127.0.0.1:0",
+    "--httpAddr",
+    "127.0.0.1:0",
+    ...SIDE_LISTENERS_OFF,
+    "--monitoringAddr",
+    "127.0.0.1:0",
+  ];
+  const d = await startDaemon<Listening>(DISCOVERY_BIN, args, "disco-discovery listening: ", undefined, {
+    ...process.env,
+    DISCO_DEBOUNCE_AFTER: "10ms",
+    ...env,
+  });
   daemons.push(d);
   const channel = new grpc.Client(d.listening.grpc, grpc.credentials.createInsecure());
   channels.push(channel);
@@ -139,7 +154,9 @@ describe("disco-discovery push variables (real daemon)", { timeout: 600_000 }, (
     foo.client.ack(pushed);
     assert.equal(await metric(d, 'disco_push_triggers_total{type="endpoint"}'), 1);
     replaceFile(join(dir, "foo.yaml"), policy("foo", "/foo-changed"));
-    await until("the policy change applied (a new configuration version)", async () => ((await metric(d, 'disco_inbound_updates_total{type="config"}')) === 3 ? true : undefined));
+    await until("the policy change applied (a new configuration version)", async () =>
+      (await metric(d, 'disco_inbound_updates_total{type="config"}')) === 3 ? true : undefined,
+    );
     assert.equal(await metric(d, 'disco_push_triggers_total{type="config"}'), 0, "the policy change waits for the debounce");
     assert.equal(foo.client.pending(), 0);
   });

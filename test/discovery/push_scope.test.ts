@@ -55,7 +55,12 @@ ${policy("deny-bar", "bar", barPath)}---
 ${policy("deny-all", "mesh-system")}`;
 const MESH = mesh();
 
-const agent = (namespace: string) => ({ id: `sidecar~10.0.0.1~a.${namespace}~${namespace}.svc.cluster.local`, cluster: "", metadata: {}, userAgentName: "disco-agent" });
+const agent = (namespace: string) => ({
+  id: `sidecar~10.0.0.1~a.${namespace}~${namespace}.svc.cluster.local`,
+  cluster: "",
+  metadata: {},
+  userAgentName: "disco-agent",
+});
 
 describe("push scope and listener conflicts from the mesh model", () => {
   const snapshot = meshSnapshot(1, load(MESH), "mesh-system");
@@ -72,7 +77,8 @@ describe("push scope and listener conflicts from the mesh model", () => {
 
   it("only a change of Endpoints documents is an endpoint change", () => {
     const docs = (text: string) => meshSnapshot(2, load(text), "mesh-system").all.get(CONFIG_DOCUMENT)!;
-    const endpoints = (ip: string) => `---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: web, namespace: shop}\nsubsets: [{addresses: [{ip: ${ip}}], ports: [{port: 8080}]}]\n`;
+    const endpoints = (ip: string) =>
+      `---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: web, namespace: shop}\nsubsets: [{addresses: [{ip: ${ip}}], ports: [{port: 8080}]}]\n`;
     const before = docs(MESH + endpoints("10.0.0.1"));
     assert.deepEqual([...changedKinds(before, docs(MESH + endpoints("10.0.0.2")))], ["Endpoints"]);
     assert.equal(isEndpointChange(changedKinds(before, docs(MESH + endpoints("10.0.0.2")))), true);
@@ -96,13 +102,24 @@ describe("push scope and listener conflicts from the mesh model", () => {
     const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
     const served = (serving: { acceptHttp10?: boolean; initialFetchTimeoutMs?: number }) => {
       const set = resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", { serving }), envoy);
-      const listener = decodeAnyStrict(envoyRoot(), set.get(LISTENER)!.get("0.0.0.0_80")!.any).object as { filter_chains: Array<{ filters: Array<{ name: string; typed_config: Record<string, unknown> }> }> };
+      const listener = decodeAnyStrict(envoyRoot(), set.get(LISTENER)!.get("0.0.0.0_80")!.any).object as {
+        filter_chains: Array<{ filters: Array<{ name: string; typed_config: Record<string, unknown> }> }>;
+      };
       // The chain of the connection manager (the first one drops traffic to the pod's own address).
-      const hcm = listener.filter_chains.find((c) => c.filters[0]!.name === "envoy.filters.network.http_connection_manager")!.filters[0]!.typed_config as { http_protocol_options?: { accept_http_10?: boolean }; rds: { config_source: { initial_fetch_timeout?: string } } };
-      const clusterJson = decodeAnyStrict(envoyRoot(), set.get(CLUSTER)!.get("outbound|80||web.shop.svc.cluster.local")!.any).object as { eds_cluster_config: { eds_config: { initial_fetch_timeout?: string } } };
+      const hcm = listener.filter_chains.find((c) => c.filters[0]!.name === "envoy.filters.network.http_connection_manager")!.filters[0]!.typed_config as {
+        http_protocol_options?: { accept_http_10?: boolean };
+        rds: { config_source: { initial_fetch_timeout?: string } };
+      };
+      const clusterJson = decodeAnyStrict(envoyRoot(), set.get(CLUSTER)!.get("outbound|80||web.shop.svc.cluster.local")!.any).object as {
+        eds_cluster_config: { eds_config: { initial_fetch_timeout?: string } };
+      };
       // The strict decoder gives a Duration back in its JSON form ("1.5s").
       const ms = (d: string | undefined) => (d === undefined ? undefined : Number(d.replace(/s$/, "")) * 1000);
-      return { http10: hcm.http_protocol_options?.accept_http_10 === true, rdsTimeout: ms(hcm.rds.config_source.initial_fetch_timeout), edsTimeout: ms(clusterJson.eds_cluster_config.eds_config.initial_fetch_timeout) };
+      return {
+        http10: hcm.http_protocol_options?.accept_http_10 === true,
+        rdsTimeout: ms(hcm.rds.config_source.initial_fetch_timeout),
+        edsTimeout: ms(clusterJson.eds_cluster_config.eds_config.initial_fetch_timeout),
+      };
     };
     // The spec's defaults: no HTTP/1.0, and 0s (wait for the first answer as long as it takes) written out, since Envoy's own default is 15 s.
     assert.deepEqual(served({}), { http10: false, rdsTimeout: 0, edsTimeout: 0 });
@@ -111,7 +128,11 @@ describe("push scope and listener conflicts from the mesh model", () => {
 
   it("DISCO_BLOCK_HTTP_ON_443 (default true): an HTTP service on 443 gets no outbound HTTP listener; false serves it", () => {
     const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
-    const listeners = (blockHttpOn443?: boolean) => [...resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", blockHttpOn443 === undefined ? {} : { serving: { blockHttpOn443 } }), envoy).get(LISTENER)!.keys()];
+    const listeners = (blockHttpOn443?: boolean) => [
+      ...resourcesFor(meshSnapshot(1, load(MESH), "mesh-system", blockHttpOn443 === undefined ? {} : { serving: { blockHttpOn443 } }), envoy)
+        .get(LISTENER)!
+        .keys(),
+    ];
     assert.ok(!listeners().includes("0.0.0.0_443"), "TLS to any external host on 443 keeps going through the passthrough");
     assert.ok(listeners().includes("0.0.0.0_80"));
     assert.ok(listeners(false).includes("0.0.0.0_443"), "plain.example.com:443 is HTTP");
@@ -123,7 +144,15 @@ describe("push scope and listener conflicts from the mesh model", () => {
     assert.equal(c.outboundHttpOverHttps, 1, "plain.example.com:443 is HTTP");
     assert.equal(c.inbound, 1, "web-1:8080 is targeted by http (80) and tcp-raw (81)");
     const clean = meshSnapshot(1, load(policy("p", "foo")), "mesh-system");
-    assert.deepEqual(meshConflicts(clean.catalog, clean.registry, clean.services, clean.envoy.serving), { duplicateClusters: 0, duplicateSubsets: 0, duplicateVirtualServiceDomains: 0, outboundTcpOverHttp: 0, outboundTcpOverTcp: 0, outboundHttpOverHttps: 0, inbound: 0 });
+    assert.deepEqual(meshConflicts(clean.catalog, clean.registry, clean.services, clean.envoy.serving), {
+      duplicateClusters: 0,
+      duplicateSubsets: 0,
+      duplicateVirtualServiceDomains: 0,
+      outboundTcpOverHttp: 0,
+      outboundTcpOverTcp: 0,
+      outboundHttpOverHttps: 0,
+      inbound: 0,
+    });
   });
 
   it("listener conflicts: address-less services on one outbound TCP port beyond the first (their wildcard chain passes through)", () => {
@@ -136,7 +165,11 @@ spec: {hosts: [${name}.example.com], ports: [{number: 6379, name: p, protocol: $
     const three = meshSnapshot(1, load(entry("a", "REDIS") + entry("b", "REDIS") + entry("c", "REDIS")), "mesh-system", { serving: { kvstoreFilter: true } });
     assert.equal(meshConflicts(three.catalog, three.registry, three.services, three.envoy.serving).outboundTcpOverTcp, 2);
     const off = meshSnapshot(1, load(entry("a", "REDIS") + entry("b", "REDIS")), "mesh-system");
-    assert.equal(meshConflicts(off.catalog, off.registry, off.services, off.envoy.serving).outboundTcpOverTcp, 0, "without the Redis filter no listener: the passthrough carries them");
+    assert.equal(
+      meshConflicts(off.catalog, off.registry, off.services, off.envoy.serving).outboundTcpOverTcp,
+      0,
+      "without the Redis filter no listener: the passthrough carries them",
+    );
   });
 
   it("Endpoints addresses: not ready ones, and ready ones without a known Pod", () => {

@@ -28,10 +28,26 @@ metadata: {name: other, namespace: elsewhere}
 type: Opaque
 stringData: {cert: "C2", key: "K2", cacert: "R2"}
 `;
-const snapshot = meshSnapshot(1, loadDocuments(parseDocuments(SECRETS, "s.yaml"), ["s.yaml"], filterChecks(FilterModule.load()), DEFAULT_DOMAIN), "mesh-system");
+const snapshot = meshSnapshot(
+  1,
+  loadDocuments(parseDocuments(SECRETS, "s.yaml"), ["s.yaml"], filterChecks(FilterModule.load()), DEFAULT_DOMAIN),
+  "mesh-system",
+);
 const identity = (namespace: string) => ({ uri: `spiffe://cluster.local/ns/${namespace}/sa/gw`, namespace, serviceAccount: "gw" });
-const envoy = (id?: ReturnType<typeof identity>): ProxyNode => ({ id: "router~10.0.0.5~egress-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy", ...(id ? { identity: id } : {}) });
-const agent = (id?: ReturnType<typeof identity>): ProxyNode => ({ id: "sidecar~10.0.0.6~gw-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "disco-agent", ...(id ? { identity: id } : {}) });
+const envoy = (id?: ReturnType<typeof identity>): ProxyNode => ({
+  id: "router~10.0.0.5~egress-1.shop~shop.svc.cluster.local",
+  cluster: "",
+  metadata: {},
+  userAgentName: "envoy",
+  ...(id ? { identity: id } : {}),
+});
+const agent = (id?: ReturnType<typeof identity>): ProxyNode => ({
+  id: "sidecar~10.0.0.6~gw-1.shop~shop.svc.cluster.local",
+  cluster: "",
+  metadata: {},
+  userAgentName: "disco-agent",
+  ...(id ? { identity: id } : {}),
+});
 const secretDocuments = (node: ProxyNode) => [...resourcesFor(snapshot, node).get(CONFIG_DOCUMENT)!.keys()].filter((n) => n.startsWith("Secret/"));
 
 describe("Secrets reach only proxies that proved an identity of their namespace", () => {
@@ -53,7 +69,11 @@ describe("Secrets reach only proxies that proved an identity of their namespace"
 
   it("our sidecars: the Secret documents of their own namespace, over the secure port only", () => {
     assert.deepEqual(secretDocuments(agent(identity("shop"))), ["Secret/shop/api-client"]);
-    const [doc] = documentsFromResources([resourcesFor(snapshot, agent(identity("shop"))).get(CONFIG_DOCUMENT)!.get("Secret/shop/api-client")!.any]);
+    const [doc] = documentsFromResources([
+      resourcesFor(snapshot, agent(identity("shop")))
+        .get(CONFIG_DOCUMENT)!
+        .get("Secret/shop/api-client")!.any,
+    ]);
     assert.equal((doc.body.stringData as Record<string, string>)["tls.key"], "KEY");
     assert.deepEqual(secretDocuments(agent()), []);
     assert.deepEqual(secretDocuments(agent(identity("elsewhere"))), []);
@@ -61,6 +81,9 @@ describe("Secrets reach only proxies that proved an identity of their namespace"
 
   it("proxyless clients: none", () => {
     const proxyless: ProxyNode = { id: "grpc-client", cluster: "", metadata: {}, userAgentName: "gRPC Node Pure JS", identity: identity("shop") };
-    assert.deepEqual([...resourcesFor(snapshot, proxyless).get(CONFIG_DOCUMENT)!.keys()].filter((n) => n.startsWith("Secret/")), []);
+    assert.deepEqual(
+      [...resourcesFor(snapshot, proxyless).get(CONFIG_DOCUMENT)!.keys()].filter((n) => n.startsWith("Secret/")),
+      [],
+    );
   });
 });

@@ -15,7 +15,13 @@ import { startTestDiscovery, testChecks, until } from "./support/in_process.ts";
 describe("disco-discovery: connection age and ControlZ", { timeout: 600_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "disco-options-"));
   const checks = testChecks();
-  const logger = new Logger(["all", "default"], { asJson: false, callerScopes: new Set(), outputLevels: new Map([["default", "none"]]), stacktraceLevels: new Map(), targets: ["stderr"] });
+  const logger = new Logger(["all", "default"], {
+    asJson: false,
+    callerScopes: new Set(),
+    outputLevels: new Map([["default", "none"]]),
+    stacktraceLevels: new Map(),
+    targets: ["stderr"],
+  });
   let discovery: DiscoveryServer;
 
   before(async () => {
@@ -32,7 +38,15 @@ describe("disco-discovery: connection age and ControlZ", { timeout: 600_000 }, (
     const warnings: string[] = [];
     let applied = 0;
     const log = { info: () => {}, warn: (m: string) => warnings.push(m) };
-    const source = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" }, checks, DEFAULT_DOMAIN, () => (applied++, true), () => {}, log);
+    const source = new XdsConfigSource(
+      discovery.listeners.grpc!,
+      { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" },
+      checks,
+      DEFAULT_DOMAIN,
+      () => (applied++, true),
+      () => {},
+      log,
+    );
     try {
       assert.equal(await source.start(), true);
       await until("the stream closed by the server", () => (warnings.some((w) => w.startsWith("control plane stream closed")) ? true : undefined));
@@ -44,7 +58,12 @@ describe("disco-discovery: connection age and ControlZ", { timeout: 600_000 }, (
 
   it("ControlZ serves the build, log levels, the configuration version and the connections", async () => {
     assert.match(discovery.listeners.ctrlz!, /^127\.0\.0\.1:\d+$/);
-    const page = (await (await fetch(`http://${discovery.listeners.ctrlz}/json`)).json()) as { component: string; configuration: { version: number }; connections: unknown[]; logLevels: Record<string, string> };
+    const page = (await (await fetch(`http://${discovery.listeners.ctrlz}/json`)).json()) as {
+      component: string;
+      configuration: { version: number };
+      connections: unknown[];
+      logLevels: Record<string, string>;
+    };
     assert.equal(page.component, "disco-discovery");
     assert.equal(page.configuration.version, 1);
     assert.ok(Array.isArray(page.connections));

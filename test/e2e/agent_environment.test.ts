@@ -33,12 +33,18 @@ describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, SECRET_GRACE_DURA
   };
 
   const startAgent = async (env: NodeJS.ProcessEnv) => {
-    const agent = await startDaemon(AGENT, ["proxy", "--configDir", tempDir("agent-env-"), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", ...(await credentials())], "disco-agent listening ", 60_000, {
-      ...process.env,
-      POD_NAMESPACE: "foo",
-      POD_NAME: "app",
-      ...env,
-    });
+    const agent = await startDaemon(
+      AGENT,
+      ["proxy", "--configDir", tempDir("agent-env-"), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", ...(await credentials())],
+      "disco-agent listening ",
+      60_000,
+      {
+        ...process.env,
+        POD_NAMESPACE: "foo",
+        POD_NAME: "app",
+        ...env,
+      },
+    );
     agents.push(agent);
     return agent;
   };
@@ -59,7 +65,13 @@ describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, SECRET_GRACE_DURA
   it("SECRET_GRACE_DURATION: the certificate is renewed that long before it expires (not at the CA's half-life)", async () => {
     const out = tempDir("agent-certs-");
     // 30 s certificates: the CA's grace ratio (0.5) would renew after 15 s; a 25 s grace renews after 5 s.
-    const agent = await startAgent({ CA_ADDR: ca!.address, TRUST_DOMAIN: "example.org", SECRET_TTL: "30s", SECRET_GRACE_DURATION: "25s", OUTPUT_KEY_CERT_TO_DIRECTORY: out });
+    const agent = await startAgent({
+      CA_ADDR: ca!.address,
+      TRUST_DOMAIN: "example.org",
+      SECRET_TTL: "30s",
+      SECRET_GRACE_DURATION: "25s",
+      OUTPUT_KEY_CERT_TO_DIRECTORY: out,
+    });
     const m = /expires (\S+), renewal at (\S+)/.exec(agent.output());
     assert.ok(m, agent.output());
     assert.equal(Date.parse(m[1]) - Date.parse(m[2]), 25_000, "renewal at expiry minus SECRET_GRACE_DURATION");
@@ -70,7 +82,12 @@ describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, SECRET_GRACE_DURA
   });
 
   it("SECRET_GRACE_DURATION not shorter than the requested lifetime: exit 2 naming it; a bad value too", () => {
-    const run = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [AGENT, "proxy", "--configDir", tempDir("agent-env-")], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 600_000 });
+    const run = (env: NodeJS.ProcessEnv) =>
+      spawnSync(process.execPath, [AGENT, "proxy", "--configDir", tempDir("agent-env-")], {
+        encoding: "utf8",
+        env: { ...process.env, ...env },
+        timeout: 600_000,
+      });
     const long = run({ SECRET_TTL: "1h", SECRET_GRACE_DURATION: "2h" });
     assert.equal(long.status, 2);
     assert.match(long.stderr, /SECRET_GRACE_DURATION=2h0m0s is not shorter than the requested certificate lifetime 1h0m0s/);
@@ -86,7 +103,11 @@ describe("disco-agent reads CA_ADDR, TRUST_DOMAIN, SECRET_TTL, SECRET_GRACE_DURA
     // Math.random may pick 0 (no wait, no line): then the first request went out at once, as asked.
     if (m) assert.ok(Number(m[1]) < 1500, m[0]);
     assert.equal(await agent.stop(), 0);
-    const bad = spawnSync(process.execPath, [AGENT, "proxy", "--configDir", tempDir("agent-env-")], { encoding: "utf8", env: { ...process.env, INITIAL_BACKOFF_MSEC: "1s" }, timeout: 600_000 });
+    const bad = spawnSync(process.execPath, [AGENT, "proxy", "--configDir", tempDir("agent-env-")], {
+      encoding: "utf8",
+      env: { ...process.env, INITIAL_BACKOFF_MSEC: "1s" },
+      timeout: 600_000,
+    });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /INITIAL_BACKOFF_MSEC="1s": expected a non-negative integer of milliseconds/);
   });

@@ -64,7 +64,10 @@ spec:
 /** The lines of the outlier event log so far, parsed. */
 function outlierEvents(path: string): Array<Record<string, unknown>> {
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** A plain HTTP server answering `status` and counting requests by client connection. */
@@ -133,7 +136,9 @@ describe("circuit breaking and outlier detection (DestinationRule connectionPool
 
   it("over maxConnections 1 and http1MaxPendingRequests 1, concurrent requests get 503 with x-envoy-overloaded; the admitted ones succeed", async () => {
     // Six at once while each admitted one takes 5 s: one on the wire, one pending, the rest overflow.
-    const answers = (await Promise.all(Array.from({ length: 6 }, (_, i) => send(sleep.outbound, { host: "httpbin:8000", path: `/get?delay=5000&i=${i}` })))).map(http);
+    const answers = (
+      await Promise.all(Array.from({ length: 6 }, (_, i) => send(sleep.outbound, { host: "httpbin:8000", path: `/get?delay=5000&i=${i}` })))
+    ).map(http);
     const ok = answers.filter((a) => a.status === 200);
     const overflowed = answers.filter((a) => a.status === 503);
     assert.equal(ok.length + overflowed.length, 6, JSON.stringify(answers.map((a) => [a.status, a.body])));
@@ -167,7 +172,10 @@ describe("circuit breaking and outlier detection (DestinationRule connectionPool
   it("maxRequestsPerConnection 2: no upstream connection serves more than two requests", async () => {
     for (let i = 0; i < 6; i++) assert.equal(http(await send(sleep.outbound, { host: "counted.foo:8000", path: `/${i}` })).status, 200);
     assert.equal(counted.hits, 6);
-    assert.ok([...counted.byConnection.values()].every((n) => n <= 2), JSON.stringify([...counted.byConnection]));
+    assert.ok(
+      [...counted.byConnection.values()].every((n) => n <= 2),
+      JSON.stringify([...counted.byConnection]),
+    );
     assert.ok(counted.byConnection.size >= 3);
   });
   it("--outlierLogPath: Envoy's OutlierDetectionEvent JSON lines for each ejection and, once the ejection time is over, the return", async () => {
@@ -175,7 +183,16 @@ describe("circuit breaking and outlier detection (DestinationRule connectionPool
     const cluster = "outbound|8000||returning.foo.svc.cluster.local";
     const ofCluster = () => outlierEvents(outlierLog).filter((e) => e.cluster_name === cluster);
     const [eject, uneject] = await waitFor("the ejection and the return in the log", () => (ofCluster().length >= 2 ? ofCluster() : undefined));
-    assert.deepEqual(Object.keys(eject), ["type", "timestamp", "cluster_name", "upstream_url", "action", "num_ejections", "enforced", "eject_consecutive_event"]);
+    assert.deepEqual(Object.keys(eject), [
+      "type",
+      "timestamp",
+      "cluster_name",
+      "upstream_url",
+      "action",
+      "num_ejections",
+      "enforced",
+      "eject_consecutive_event",
+    ]);
     assert.equal(eject.type, "CONSECUTIVE_GATEWAY_FAILURE");
     assert.equal(eject.upstream_url, `127.0.0.1:${returning.port}`);
     assert.equal(eject.action, "EJECT");
@@ -187,7 +204,10 @@ describe("circuit breaking and outlier detection (DestinationRule connectionPool
     assert.equal(Date.parse(uneject.timestamp as string) - Date.parse(eject.timestamp as string), 1000);
     // Earlier ejections of the other tests are there too; every line is a valid envoy.data.cluster.v3.OutlierDetectionEvent.
     const all = outlierEvents(outlierLog);
-    assert.ok(all.some((e) => e.cluster_name === "outbound|8000||broken.foo.svc.cluster.local" && e.action === "EJECT"), JSON.stringify(all));
+    assert.ok(
+      all.some((e) => e.cluster_name === "outbound|8000||broken.foo.svc.cluster.local" && e.action === "EJECT"),
+      JSON.stringify(all),
+    );
     for (const e of all) encodeProto3Json(envoyRoot(), "envoy.data.cluster.v3.OutlierDetectionEvent", e);
   });
 });

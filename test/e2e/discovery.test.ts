@@ -27,7 +27,31 @@ interface DiscoveryListening {
 const CHECKS_OFF = `  serviceConfigs:\n    ${DEMO_SERVICE}: {disableCheckCalls: true}\n`;
 
 async function startDiscovery(dir: string): Promise<Daemon<DiscoveryListening>> {
-  return startDaemon<DiscoveryListening>(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--secureGrpcAddr", "", "--httpsAddr", "", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "disco-discovery listening: ", undefined, { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" });
+  return startDaemon<DiscoveryListening>(
+    DISCOVERY_BIN,
+    [
+      "discovery",
+      "--configDir",
+      dir,
+      "--grpcAddr",
+      "127.0.0.1:0",
+      "--httpAddr",
+      "127.0.0.1:0",
+      "--monitoringAddr",
+      "127.0.0.1:0",
+      "--secureGrpcAddr",
+      "",
+      "--httpsAddr",
+      "",
+      "--ctrlz_port",
+      "0",
+      "--ctrlz_address",
+      "127.0.0.1",
+    ],
+    "disco-discovery listening: ",
+    undefined,
+    { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" },
+  );
 }
 
 describe("disco-discovery: sidecars configured over ADS", () => {
@@ -48,7 +72,23 @@ describe("disco-discovery: sidecars configured over ADS", () => {
       sidecars.push(
         await startDaemon(
           AGENT_BIN,
-          ["proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", String(app.port), "--discoveryAddress", disco.listening.grpc, "--cluster", `hub_server=127.0.0.1:${hub.listeners.grpcPort}`, "--inboundService", DEMO_SERVICE],
+          [
+            "proxy",
+            "--inboundPort",
+            "0",
+            "--outboundPort",
+            "0",
+            "--proxyAdminPort",
+            "0",
+            "--appPort",
+            String(app.port),
+            "--discoveryAddress",
+            disco.listening.grpc,
+            "--cluster",
+            `hub_server=127.0.0.1:${hub.listeners.grpcPort}`,
+            "--inboundService",
+            DEMO_SERVICE,
+          ],
           "disco-agent listening ",
           undefined,
           { ...process.env, POD_NAME: name, POD_NAMESPACE: "demo" },
@@ -77,7 +117,10 @@ describe("disco-discovery: sidecars configured over ADS", () => {
   });
 
   it("a bad document is refused with its field path, and the last good configuration keeps serving", async () => {
-    writeFileSync(join(discoDir, "broken.yaml"), "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: deny, namespace: demo}\nspec: {action: MAYBE}\n");
+    writeFileSync(
+      join(discoDir, "broken.yaml"),
+      "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: deny, namespace: demo}\nspec: {action: MAYBE}\n",
+    );
     await waitFor("the refusal logged", () => (disco.output().includes("spec.action") ? true : undefined));
     for (const s of sidecars) assert.equal((await admin(s)).status, 200, "still the last good configuration");
   });
@@ -115,7 +158,10 @@ describe("disco-discovery: sidecars configured over ADS", () => {
 /** The proxyless client process: one health check per stdin line, answered in order. */
 function proxylessClient(bootstrap: string, target: string) {
   const script = join(import.meta.dirname, "..", "discovery", "support", "proxyless_client.ts");
-  const child = spawnOwned(process.execPath, ["--import", "tsx", script, target], { env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrap }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawnOwned(process.execPath, ["--import", "tsx", script, target], {
+    env: { ...process.env, GRPC_XDS_BOOTSTRAP_CONFIG: bootstrap },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   const waiting: Array<(line: string) => void> = [];
   createInterface({ input: child.stdout! }).on("line", (line) => waiting.shift()?.(line));
   child.stderr!.resume();

@@ -44,7 +44,25 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
     writeFileSync(join(configDir, "config.yaml"), sidecarConfig("FAIL_OPEN"));
     disco = await startDaemon<Listening>(
       DISCOVERY_BIN,
-      ["discovery", "--configDir", configDir, "--grpcAddr", "", "--secureGrpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--monitoringAddr", "127.0.0.1:0", "--httpsAddr", "127.0.0.1:0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+      [
+        "discovery",
+        "--configDir",
+        configDir,
+        "--grpcAddr",
+        "",
+        "--secureGrpcAddr",
+        "127.0.0.1:0",
+        "--httpAddr",
+        "127.0.0.1:0",
+        "--monitoringAddr",
+        "127.0.0.1:0",
+        "--httpsAddr",
+        "127.0.0.1:0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+      ],
       "disco-discovery listening: ",
       undefined,
       { ...process.env, DISCO_CERT_DIR: certDir },
@@ -59,15 +77,30 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
   it("serves only the secure port, as the certificate's identity", () => {
     assert.equal(disco.listening.grpc, undefined, "--grpcAddr '' disables the plain-text port");
     assert.match(disco.listening.secureGrpc ?? "", /^127\.0\.0\.1:\d+$/);
-    assert.match(disco.output(), new RegExp(`xDS \\(mutual TLS\\) on ${disco.listening.secureGrpc} as ${DISCO_IDENTITY}; callers must be workload identities of cluster.local`));
+    assert.match(
+      disco.output(),
+      new RegExp(`xDS \\(mutual TLS\\) on ${disco.listening.secureGrpc} as ${DISCO_IDENTITY}; callers must be workload identities of cluster.local`),
+    );
   });
 
   it("a MUTUAL_TLS sidecar gets its configuration there, checking disco-discovery's identity", async () => {
-    sidecar = await startSecureWorkload({ ca, name: "petstore", namespace: "demo", configDir: "", discoveryAddress: disco.listening.secureGrpc, extraArgs: ["--discoIdentity", "sa/disco-discovery"] });
+    sidecar = await startSecureWorkload({
+      ca,
+      name: "petstore",
+      namespace: "demo",
+      configDir: "",
+      discoveryAddress: disco.listening.secureGrpc,
+      extraArgs: ["--discoIdentity", "sa/disco-discovery"],
+    });
     assert.match(sidecar.sidecar.output(), /disco-discovery must prove an identity ending with sa\/disco-discovery/);
     // The sidecar serves once it has applied its configuration; its ACK may still be on the way: polled.
     const row = await waitFor("the sidecar's ACK on /debug/syncz", async () => {
-      const sync = JSON.parse((await get(`http://${disco.listening.http}/debug/syncz`)).body) as Array<{ proxy: string; type: string; sent: string; acked: string | null }>;
+      const sync = JSON.parse((await get(`http://${disco.listening.http}/debug/syncz`)).body) as Array<{
+        proxy: string;
+        type: string;
+        sent: string;
+        acked: string | null;
+      }>;
       const r = sync.find((x) => x.proxy.includes("petstore.demo") && x.type === "config");
       return r?.acked ? r : undefined;
     });
@@ -76,16 +109,47 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
 
   it("a sidecar expecting another identity of disco-discovery does not take its configuration", async () => {
     const token = await ca.tokenFile("demo", "other");
-    const agent = spawnOwned(process.execPath, [
-      AGENT_BIN, "proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0",
-      "--discoveryAddress", disco.listening.secureGrpc!, "--caAddress", ca.address, "--tokenPath", token, "--caRootCert", ca.rootCertFile,
-      "--controlPlaneAuthPolicy", "MUTUAL_TLS", "--serviceAccount", "other", "--workloadKeyAlgorithm", "ECDSA", "--discoIdentity", "sa/some-other-control-plane",
-    ], { env: { ...process.env, POD_NAME: "other", POD_NAMESPACE: "demo" }, stdio: ["ignore", "pipe", "pipe"] });
+    const agent = spawnOwned(
+      process.execPath,
+      [
+        AGENT_BIN,
+        "proxy",
+        "--inboundPort",
+        "0",
+        "--outboundPort",
+        "0",
+        "--proxyAdminPort",
+        "0",
+        "--discoveryAddress",
+        disco.listening.secureGrpc!,
+        "--caAddress",
+        ca.address,
+        "--tokenPath",
+        token,
+        "--caRootCert",
+        ca.rootCertFile,
+        "--controlPlaneAuthPolicy",
+        "MUTUAL_TLS",
+        "--serviceAccount",
+        "other",
+        "--workloadKeyAlgorithm",
+        "ECDSA",
+        "--discoIdentity",
+        "sa/some-other-control-plane",
+      ],
+      { env: { ...process.env, POD_NAME: "other", POD_NAMESPACE: "demo" }, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let output = "";
     agent.stdout!.on("data", (b: Buffer) => (output += b.toString()));
     agent.stderr!.on("data", (b: Buffer) => (output += b.toString()));
     try {
-      await waitFor("the identity refusal logged", () => (output.includes(`discovery identity: the discovery presented ${DISCO_IDENTITY}, expected an identity of cluster.local ending with sa/some-other-control-plane`) ? true : undefined));
+      await waitFor("the identity refusal logged", () =>
+        output.includes(
+          `discovery identity: the discovery presented ${DISCO_IDENTITY}, expected an identity of cluster.local ending with sa/some-other-control-plane`,
+        )
+          ? true
+          : undefined,
+      );
       assert.doesNotMatch(output, /disco-agent listening/, "no configuration, so it does not serve");
     } finally {
       await stopOwned(agent);
@@ -97,7 +161,14 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
     const client = new grpc.Client(disco.listening.secureGrpc!, grpc.credentials.createSsl(roots, null, null, { checkServerIdentity: () => undefined }));
     const health = "/grpc.health.v1.Health/Check";
     const error = await new Promise<grpc.ServiceError | undefined>((resolve) =>
-      client.makeUnaryRequest(health, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), { deadline: Date.now() + 60_000 }, (e) => resolve(e ?? undefined)),
+      client.makeUnaryRequest(
+        health,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        { deadline: Date.now() + 60_000 },
+        (e) => resolve(e ?? undefined),
+      ),
     );
     client.close();
     assert.ok(error, "the call must fail");
@@ -113,8 +184,14 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
           // A new connection per request: with the default kept-alive agent, a socket the server closed after its
           // 5 s idle timeout (a loaded machine gets there between two tests) fails the next request with a hang-up.
           agent: false,
-          host, port, path, method: "POST", ca: readFileSync(ca.rootCertFile), headers: { "content-type": contentType },
-          checkServerIdentity: (_h: string, cert: PeerCertificate) => ((cert.subjectaltname ?? "").includes(`URI:${DISCO_IDENTITY}`) ? undefined : new Error(`unexpected ${cert.subjectaltname}`)),
+          host,
+          port,
+          path,
+          method: "POST",
+          ca: readFileSync(ca.rootCertFile),
+          headers: { "content-type": contentType },
+          checkServerIdentity: (_h: string, cert: PeerCertificate) =>
+            (cert.subjectaltname ?? "").includes(`URI:${DISCO_IDENTITY}`) ? undefined : new Error(`unexpected ${cert.subjectaltname}`),
         },
         (res) => {
           let text = "";
@@ -128,11 +205,24 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
     });
   }
   const review = (uid: string, object: Record<string, unknown>, namespace: string, kind: string) =>
-    JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid, kind: { group: "", version: "v1", kind }, namespace, operation: "CREATE", object } });
-  type Answer = { apiVersion: string; kind: string; response: { uid: string; allowed: boolean; status?: { message: string }; patchType?: string; patch?: string } };
+    JSON.stringify({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      request: { uid, kind: { group: "", version: "v1", kind }, namespace, operation: "CREATE", object },
+    });
+  type Answer = {
+    apiVersion: string;
+    kind: string;
+    response: { uid: string; allowed: boolean; status?: { message: string }; patchType?: string; patch?: string };
+  };
 
   it("validation webhook: a valid resource is admitted, an invalid one refused with its field path", async () => {
-    const good = { apiVersion: "security.mesh.io/v1", kind: "AuthorizationPolicy", metadata: { name: "deny-admin", namespace: "demo" }, spec: { action: "DENY", rules: [{ to: [{ operation: { paths: ["/admin"] } }] }] } };
+    const good = {
+      apiVersion: "security.mesh.io/v1",
+      kind: "AuthorizationPolicy",
+      metadata: { name: "deny-admin", namespace: "demo" },
+      spec: { action: "DENY", rules: [{ to: [{ operation: { paths: ["/admin"] } }] }] },
+    };
     const ok = await post("/validate", review("uid-1", good, "demo", "AuthorizationPolicy"));
     assert.equal(ok.status, 200, ok.body);
     const okAnswer = JSON.parse(ok.body) as Answer;
@@ -152,14 +242,25 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
   });
 
   it("injection webhook: a Pod gets the sidecar meshctl orch-inject adds, as a base64 JSONPatch", async () => {
-    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "petstore-1", labels: { app: "petstore" } }, spec: { containers: [{ name: "app", image: "petstore:1", ports: [{ containerPort: 8080 }] }] } };
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "petstore-1", labels: { app: "petstore" } },
+      spec: { containers: [{ name: "app", image: "petstore:1", ports: [{ containerPort: 8080 }] }] },
+    };
     const answer = JSON.parse((await post("/inject", review("uid-3", pod, "demo", "Pod"))).body) as Answer;
     assert.equal(answer.response.uid, "uid-3");
     assert.equal(answer.response.allowed, true);
     assert.equal(answer.response.patchType, "JSONPatch");
     const patch = JSON.parse(Buffer.from(answer.response.patch!, "base64").toString("utf8")) as fastJsonPatch.Operation[];
-    const patched = fastJsonPatch.applyPatch(structuredClone(pod), patch, true, false).newDocument as unknown as { metadata: { annotations: Record<string, string> }; spec: { containers: Array<{ name: string }> } };
-    assert.deepEqual(patched.spec.containers.map((c) => c.name), ["app", "mesh-proxy"]);
+    const patched = fastJsonPatch.applyPatch(structuredClone(pod), patch, true, false).newDocument as unknown as {
+      metadata: { annotations: Record<string, string> };
+      spec: { containers: Array<{ name: string }> };
+    };
+    assert.deepEqual(
+      patched.spec.containers.map((c) => c.name),
+      ["app", "mesh-proxy"],
+    );
     assert.ok("sidecar.mesh.io/status" in patched.metadata.annotations);
     // The same Pod through meshctl orch-inject: the same result.
     const file = join(tempDir("disco-inject-"), "pod.yaml");
@@ -172,14 +273,26 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
   });
 
   it("injection webhook: an opted-out Pod is admitted unchanged; a body that is not a review gets 400; all counted", async () => {
-    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "batch", annotations: { "sidecar.mesh.io/inject": "false" } }, spec: { containers: [{ name: "job", image: "job:1" }] } };
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "batch", annotations: { "sidecar.mesh.io/inject": "false" } },
+      spec: { containers: [{ name: "job", image: "job:1" }] },
+    };
     const answer = JSON.parse((await post("/inject", review("uid-4", pod, "demo", "Pod"))).body) as Answer;
     assert.deepEqual(answer.response, { uid: "uid-4", allowed: true });
     const notReview = await post("/validate", JSON.stringify({ kind: "Pod" }));
     assert.equal(notReview.status, 400);
     assert.match(notReview.body, /expected kind: AdmissionReview/);
     const metrics = await (await fetch(`http://${disco.listening.monitoring}/metrics`)).text();
-    for (const [series, value] of [["sidecar_injection_requests_total", 2], ["sidecar_injection_success_total", 1], ["sidecar_injection_skip_total", 1], ["collector_validation_passed_total", 1], ["collector_validation_failed_total", 1], ["collector_validation_http_error_total", 1]] as const) {
+    for (const [series, value] of [
+      ["sidecar_injection_requests_total", 2],
+      ["sidecar_injection_success_total", 1],
+      ["sidecar_injection_skip_total", 1],
+      ["collector_validation_passed_total", 1],
+      ["collector_validation_failed_total", 1],
+      ["collector_validation_http_error_total", 1],
+    ] as const) {
       assert.match(metrics, new RegExp(`^${series} ${value}$`, "m"), series);
     }
   });

@@ -25,7 +25,9 @@ async function startSinks(): Promise<{ server: grpc.Server; address: string; acc
   };
   server.addService(envoyService(ACCESS_LOG_SERVICE.file, ACCESS_LOG_SERVICE.service).service, { StreamAccessLogs: record(accessLogs) });
   server.addService(envoyService(METRICS_SERVICE.file, METRICS_SERVICE.service).service, { StreamMetrics: record(metrics) });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   return { server, address: `127.0.0.1:${port}`, accessLogs, metrics };
 }
 
@@ -56,7 +58,13 @@ describe("disco-agent --proxyAccessLogService, --proxyMetricsService", () => {
     assert.match(first.identifier.node.id, /^sidecar~/);
     assert.equal(first.identifier.node.cluster, "mesh-proxy");
     assert.equal(first.identifier.log_name, "http_envoy_accesslog");
-    assert.ok(sinks.accessLogs.flat().slice(1).every((m) => m.identifier === undefined || sinks.accessLogs.some((s) => s[0] === m)), "the identifier only on a stream's first message");
+    assert.ok(
+      sinks.accessLogs
+        .flat()
+        .slice(1)
+        .every((m) => m.identifier === undefined || sinks.accessLogs.some((s) => s[0] === m)),
+      "the identifier only on a stream's first message",
+    );
 
     assert.equal(ok.protocol_version, "HTTP11");
     assert.equal(ok.request.request_method, "GET");
@@ -94,17 +102,27 @@ describe("disco-agent --proxyAccessLogService, --proxyMetricsService", () => {
 
   it("streams the sidecar's stats as Prometheus-model MetricFamily messages every flush", async () => {
     const families = (m: Message) => (m.envoy_metrics ?? []) as Message[];
-    const requests = () => sinks.metrics.flat().flatMap(families).filter((f) => f.name === "listener.inbound.requests");
+    const requests = () =>
+      sinks.metrics
+        .flat()
+        .flatMap(families)
+        .filter((f) => f.name === "listener.inbound.requests");
     // The requests of the test above, once a flush after them carries them.
     const family = await waitFor("listener.inbound.requests counted", () => requests().find((f) => Number(f.metric[0].counter.value) >= 2));
     assert.equal(family.type, "COUNTER");
     assert.ok(Number(family.metric[0].timestamp_ms) > 0);
-    const gauge = sinks.metrics.flat().flatMap(families).find((f) => f.name === "listener.inbound.active");
+    const gauge = sinks.metrics
+      .flat()
+      .flatMap(families)
+      .find((f) => f.name === "listener.inbound.active");
     assert.equal(gauge?.type, "GAUGE");
     const first = sinks.metrics.find((s) => s.length > 0)![0];
     assert.match(first.identifier.node.id, /^sidecar~/);
     // Counters are cumulative (Envoy's default), so a later flush never reports less.
     const values = requests().map((f) => Number(f.metric[0].counter.value));
-    assert.deepEqual(values, [...values].sort((a, b) => a - b));
+    assert.deepEqual(
+      values,
+      [...values].sort((a, b) => a - b),
+    );
   });
 });

@@ -18,8 +18,19 @@ function restartHub(mesh: LocalMesh): Promise<Daemon<HubListening>> {
   return startDaemon<HubListening>(
     HUBS_BIN,
     [
-      "server", "--address", `tcp://127.0.0.1:${mesh.hub.listening.grpcPort}`, "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1",
-      "--configStoreURL", `fs://${mesh.hubConfigDir}`, "--configDefaultNamespace", "mesh-system",
+      "server",
+      "--address",
+      `tcp://127.0.0.1:${mesh.hub.listening.grpcPort}`,
+      "--monitoringPort",
+      "0",
+      "--ctrlz_port",
+      "0",
+      "--ctrlz_address",
+      "127.0.0.1",
+      "--configStoreURL",
+      `fs://${mesh.hubConfigDir}`,
+      "--configDefaultNamespace",
+      "mesh-system",
     ],
     "hubs listening ",
     60_000,
@@ -89,10 +100,14 @@ describe("hub outage under load: reports survive (retry buffer)", () => {
       90_000,
     ).catch(() => served.filter((p) => !loggedPaths(mesh).has(p)));
     assert.deepEqual(missing, [], `${missing.length} of ${served.length} reports missing`);
-    const s = await waitFor("published counters", async () => {
-      const m = await stats(mesh.adminUrl);
-      return (m.get("hub_client.total_remote_report_send_errors") ?? 0) > 0 ? m : undefined;
-    }, 60_000);
+    const s = await waitFor(
+      "published counters",
+      async () => {
+        const m = await stats(mesh.adminUrl);
+        return (m.get("hub_client.total_remote_report_send_errors") ?? 0) > 0 ? m : undefined;
+      },
+      60_000,
+    );
     assert.equal(s.get("hub_client.report_dropped"), 0);
     t.diagnostic(`${served.length} requests, all logged; ${s.get("hub_client.total_remote_report_send_errors")} report calls failed during the outage`);
   });

@@ -65,7 +65,16 @@ describe("listener limits (issue 15)", { timeout: 600_000 }, () => {
     mesh = await startLocalMesh({
       hubConfig: HUB_RULES,
       sidecarConfig: sidecarConfig("FAIL_OPEN"),
-      agentArgs: ["--headerReadTimeout", `${HEADER_READ_TIMEOUT_S}s`, "--idleTimeout", `${IDLE_TIMEOUT_S}s`, "--maxConnections", String(MAX_CONNECTIONS), "--maxConcurrentRequests", String(MAX_REQUESTS)],
+      agentArgs: [
+        "--headerReadTimeout",
+        `${HEADER_READ_TIMEOUT_S}s`,
+        "--idleTimeout",
+        `${IDLE_TIMEOUT_S}s`,
+        "--maxConnections",
+        String(MAX_CONNECTIONS),
+        "--maxConcurrentRequests",
+        String(MAX_REQUESTS),
+      ],
     });
     port = mesh.sidecar.listening.inbound;
   });

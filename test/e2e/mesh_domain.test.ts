@@ -57,8 +57,22 @@ describe(`sidecars of a mesh whose DNS domain is ${DOMAIN} (disco-agent --domain
     const base = { configDir: dir, ca };
     const domain = (namespace: string) => ["--domain", `${namespace}.svc.${DOMAIN}`];
     [w.v1, w.v2] = await Promise.all([
-      startSecureWorkload({ ...base, name: "reviews-v1", namespace: "default", serviceAccount: "reviews", labels: { app: "reviews", version: "v1" }, extraArgs: domain("default") }),
-      startSecureWorkload({ ...base, name: "reviews-v2", namespace: "default", serviceAccount: "reviews", labels: { app: "reviews", version: "v2" }, extraArgs: domain("default") }),
+      startSecureWorkload({
+        ...base,
+        name: "reviews-v1",
+        namespace: "default",
+        serviceAccount: "reviews",
+        labels: { app: "reviews", version: "v1" },
+        extraArgs: domain("default"),
+      }),
+      startSecureWorkload({
+        ...base,
+        name: "reviews-v2",
+        namespace: "default",
+        serviceAccount: "reviews",
+        labels: { app: "reviews", version: "v2" },
+        extraArgs: domain("default"),
+      }),
     ]);
     const endpoints = [
       `reviews.default.svc.${DOMAIN}:9080=127.0.0.1:${w.v1.inbound},sidecar,sa=reviews,label=app=reviews,label=version=v1`,

@@ -134,7 +134,16 @@ describe("mesh routing as upstream (issue 11)", { timeout: 600_000 }, () => {
     ];
     [w.sleep, w.gateway] = await Promise.all([
       startSecureWorkload({ ...base, name: "sleep", namespace: "foo", labels: { app: "sleep" }, endpoints }),
-      startSecureWorkload({ ...base, name: "mesh-ingressgateway", namespace: "mesh-system", serviceAccount: "mesh-ingressgateway-service-account", labels: { mesh: "ingressgateway" }, containerPort: 8080, gateway: true, endpoints }),
+      startSecureWorkload({
+        ...base,
+        name: "mesh-ingressgateway",
+        namespace: "mesh-system",
+        serviceAccount: "mesh-ingressgateway-service-account",
+        labels: { mesh: "ingressgateway" },
+        containerPort: 8080,
+        gateway: true,
+        endpoints,
+      }),
     ]);
   });
   after(async () => {
@@ -231,7 +240,12 @@ describe("mesh routing as upstream (issue 11)", { timeout: 600_000 }, () => {
   });
 
   it("/config_dump names the VirtualService, route index and destination that served requests", async () => {
-    const dump = (await (await fetch(`${w.sleep.adminUrl}/config_dump`)).json()) as { servedRoutes: Array<{ virtualService: string; routeIndex: number; destination: string }> };
-    assert.ok(dump.servedRoutes.some((r) => r.virtualService === "default/reviews" && r.routeIndex === 0 && r.destination === "reviews.default.svc.cluster.local|v2"), JSON.stringify(dump.servedRoutes));
+    const dump = (await (await fetch(`${w.sleep.adminUrl}/config_dump`)).json()) as {
+      servedRoutes: Array<{ virtualService: string; routeIndex: number; destination: string }>;
+    };
+    assert.ok(
+      dump.servedRoutes.some((r) => r.virtualService === "default/reviews" && r.routeIndex === 0 && r.destination === "reviews.default.svc.cluster.local|v2"),
+      JSON.stringify(dump.servedRoutes),
+    );
   });
 });

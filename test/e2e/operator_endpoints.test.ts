@@ -12,7 +12,6 @@ import { HUB_RULES, freePort, get, sidecarConfig, stats, waitFor } from "./sidec
 // (`promtool check metrics`); the sidecar's admin port answers Envoy's admin
 // endpoints in Envoy's shapes.
 
-
 /** `name → type` of every `# TYPE` line. */
 function families(text: string): Map<string, string> {
   return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]));
@@ -37,7 +36,12 @@ before(async () => {
   const statusPort = await freePort();
   statusUrl = `http://127.0.0.1:${statusPort}`;
   // secure: mesh_ca with tokens, the hub over mutual TLS, the sidecar's certificate from mesh_ca
-  mesh = await startLocalMesh({ hubConfig: HUB_RULES, sidecarConfig: sidecarConfig("FAIL_OPEN"), secure: true, agentArgs: ["--statusPort", String(statusPort)] });
+  mesh = await startLocalMesh({
+    hubConfig: HUB_RULES,
+    sidecarConfig: sidecarConfig("FAIL_OPEN"),
+    secure: true,
+    agentArgs: ["--statusPort", String(statusPort)],
+  });
   ca = mesh.ca!;
   // traffic: allowed, denied by the hub, charged to a quota
   for (const path of ["/pets/1", "/admin/x", "/limited/1", "/pets/2"]) await get(`${mesh.inboundUrl}${path}`);
@@ -59,7 +63,10 @@ describe("promtool check metrics on every endpoint", { timeout: 600_000 }, () =>
     assert.equal(sample(text, "hub_config_handler_configs_total"), HUB_RULES.match(/^kind: HubQuota$/gm)!.length + 1, "the quotas and the access log");
     assert.ok((sample(text, "hub_dispatcher_destinations_per_request_count") ?? 0) >= 3, "one observation per Check and Report");
     needPromtool(t);
-    const flagged = promtoolCheck(text).problems.split("\n").filter(Boolean).filter((l) => !/^hub_(config|dispatcher|handler)_\w+_total non-counter metrics should not have "_total" suffix$/.test(l));
+    const flagged = promtoolCheck(text)
+      .problems.split("\n")
+      .filter(Boolean)
+      .filter((l) => !/^hub_(config|dispatcher|handler)_\w+_total non-counter metrics should not have "_total" suffix$/.test(l));
     assert.deepEqual(flagged, []);
   });
 
@@ -127,8 +134,13 @@ describe("sidecar admin: Envoy's endpoints", { timeout: 600_000 }, () => {
   });
 
   it("/stats?format=json&filter=<regex>, usedonly, and a bad regex", async () => {
-    const { stats: list } = JSON.parse((await get(`${mesh.adminUrl}/stats?format=json&filter=${encodeURIComponent("^hub_client\\.total_(check|quota)_calls$")}`)).body);
-    assert.deepEqual(list.map((s: { name: string }) => s.name), ["hub_client.total_check_calls", "hub_client.total_quota_calls"]);
+    const { stats: list } = JSON.parse(
+      (await get(`${mesh.adminUrl}/stats?format=json&filter=${encodeURIComponent("^hub_client\\.total_(check|quota)_calls$")}`)).body,
+    );
+    assert.deepEqual(
+      list.map((s: { name: string }) => s.name),
+      ["hub_client.total_check_calls", "hub_client.total_quota_calls"],
+    );
     assert.ok(list[0].value >= 3);
     const used = (await get(`${mesh.adminUrl}/stats?usedonly`)).body;
     assert.doesNotMatch(used, /: 0$/m);
@@ -138,7 +150,10 @@ describe("sidecar admin: Envoy's endpoints", { timeout: 600_000 }, () => {
 
   it("/config_dump?resource= and name_regex", async () => {
     const dump = JSON.parse((await get(`${mesh.adminUrl}/config_dump?resource=listeners&name_regex=${encodeURIComponent("^(in|out)bound$")}`)).body);
-    assert.deepEqual(dump.configs.map((l: { name: string }) => l.name), ["inbound", "outbound"]);
+    assert.deepEqual(
+      dump.configs.map((l: { name: string }) => l.name),
+      ["inbound", "outbound"],
+    );
     assert.equal((await get(`${mesh.adminUrl}/config_dump?resource=no_such_field`)).status, 404);
   });
 

@@ -31,7 +31,12 @@ const deniedByPolicy = (path: string) => path.startsWith("/admin");
 type Outcome = string;
 type Row = { name: string; request: string; expect: Record<PathNormalization, Outcome> };
 const all = (o: Outcome): Record<PathNormalization, Outcome> => ({ NONE: o, BASE: o, MERGE_SLASHES: o, DECODE_AND_MERGE_SLASHES: o });
-const normalizedOnly = (none: Outcome, others: Outcome): Record<PathNormalization, Outcome> => ({ NONE: none, BASE: others, MERGE_SLASHES: others, DECODE_AND_MERGE_SLASHES: others });
+const normalizedOnly = (none: Outcome, others: Outcome): Record<PathNormalization, Outcome> => ({
+  NONE: none,
+  BASE: others,
+  MERGE_SLASHES: others,
+  DECODE_AND_MERGE_SLASHES: others,
+});
 const get = (target: string, host: string | null = HOST, method = "GET", version = "HTTP/1.1") =>
   `${method} ${target} ${version}\r\n${host === null ? "" : `Host: ${host}\r\n`}Connection: close\r\n\r\n`;
 
@@ -55,12 +60,32 @@ const rows: Row[] = [
   { name: "escapes that decode into escapes", request: get("/public/%%32%65%%32%65/admin"), expect: normalizedOnly("200 /public/%%32%65%%32%65/admin", "403") },
   { name: "encoded unreserved letter", request: get("/%61dmin"), expect: normalizedOnly("200 /%61dmin", "403") },
   { name: "backslashes", request: get("/public\\..\\admin"), expect: normalizedOnly("200 /public\\..\\admin", "403") },
-  { name: "repeated slashes", request: get("//admin"), expect: { NONE: "200 //admin", BASE: "200 //admin", MERGE_SLASHES: "403", DECODE_AND_MERGE_SLASHES: "403" } },
-  { name: "repeated slashes before a dot segment (the dot segment removes the empty one)", request: get("/public//../admin"), expect: normalizedOnly("200 /public//../admin", "200 /public/admin") },
+  {
+    name: "repeated slashes",
+    request: get("//admin"),
+    expect: { NONE: "200 //admin", BASE: "200 //admin", MERGE_SLASHES: "403", DECODE_AND_MERGE_SLASHES: "403" },
+  },
+  {
+    name: "repeated slashes before a dot segment (the dot segment removes the empty one)",
+    request: get("/public//../admin"),
+    expect: normalizedOnly("200 /public//../admin", "200 /public/admin"),
+  },
   { name: "repeated slashes, then two dot segments", request: get("/public//../../admin"), expect: normalizedOnly("200 /public//../../admin", "403") },
-  { name: "encoded slash", request: get("/%2Fadmin"), expect: { NONE: "200 /%2Fadmin", BASE: "200 /%2Fadmin", MERGE_SLASHES: "200 /%2Fadmin", DECODE_AND_MERGE_SLASHES: "403" } },
-  { name: "encoded slashes around a dot segment", request: get("/public%2f..%2fadmin"), expect: { NONE: "200 /public%2f..%2fadmin", BASE: "200 /public%2f..%2fadmin", MERGE_SLASHES: "200 /public%2f..%2fadmin", DECODE_AND_MERGE_SLASHES: "403" } },
-  { name: "encoded backslash", request: get("/public%5C..%5Cadmin"), expect: { NONE: "200 /public%5C..%5Cadmin", BASE: "200 /public%5C..%5Cadmin", MERGE_SLASHES: "200 /public%5C..%5Cadmin", DECODE_AND_MERGE_SLASHES: "403" } },
+  {
+    name: "encoded slash",
+    request: get("/%2Fadmin"),
+    expect: { NONE: "200 /%2Fadmin", BASE: "200 /%2Fadmin", MERGE_SLASHES: "200 /%2Fadmin", DECODE_AND_MERGE_SLASHES: "403" },
+  },
+  {
+    name: "encoded slashes around a dot segment",
+    request: get("/public%2f..%2fadmin"),
+    expect: { NONE: "200 /public%2f..%2fadmin", BASE: "200 /public%2f..%2fadmin", MERGE_SLASHES: "200 /public%2f..%2fadmin", DECODE_AND_MERGE_SLASHES: "403" },
+  },
+  {
+    name: "encoded backslash",
+    request: get("/public%5C..%5Cadmin"),
+    expect: { NONE: "200 /public%5C..%5Cadmin", BASE: "200 /public%5C..%5Cadmin", MERGE_SLASHES: "200 /public%5C..%5Cadmin", DECODE_AND_MERGE_SLASHES: "403" },
+  },
   { name: "double-encoded dot segment (left alone, as upstream)", request: get("/public/%252e%252e/admin"), expect: all("200 /public/%252e%252e/admin") },
   { name: "upper-case path (paths are case-sensitive)", request: get("/ADMIN"), expect: all("200 /ADMIN") },
   { name: "query holding the denied path", request: get("/public?next=/admin"), expect: all("200 /public?next=/admin") },

@@ -32,7 +32,10 @@ async function exampleCertificates(): Promise<{ rootPem: string; certPem: string
     notAfter,
     keys: rootKeys,
     signingAlgorithm: ALG,
-    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true)],
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+    ],
   });
   const leafKeys = (await webcrypto.subtle.generateKey(ALG, true, ["sign", "verify"])) as CryptoKeyPair;
   const leaf = await x509.X509CertificateGenerator.create({
@@ -44,19 +47,34 @@ async function exampleCertificates(): Promise<{ rootPem: string; certPem: string
     signingKey: rootKeys.privateKey,
     publicKey: leafKeys.publicKey,
     signingAlgorithm: ALG,
-    extensions: [new x509.SubjectAlternativeNameExtension([{ type: "dns", value: "httpbin.example.com" }]), new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth])],
+    extensions: [
+      new x509.SubjectAlternativeNameExtension([{ type: "dns", value: "httpbin.example.com" }]),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+    ],
   });
-  return { rootPem: root.toString("pem"), certPem: leaf.toString("pem"), keyPem: pem(await webcrypto.subtle.exportKey("pkcs8", leafKeys.privateKey), "PRIVATE KEY") };
+  return {
+    rootPem: root.toString("pem"),
+    certPem: leaf.toString("pem"),
+    keyPem: pem(await webcrypto.subtle.exportKey("pkcs8", leafKeys.privateKey), "PRIVATE KEY"),
+  };
 }
 
-function httpsGet(port: number, o: { ca: string; servername: string; path: string }): Promise<{ status: number; body: string; peer: string } | { error: string }> {
+function httpsGet(
+  port: number,
+  o: { ca: string; servername: string; path: string },
+): Promise<{ status: number; body: string; peer: string } | { error: string }> {
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path: o.path, servername: o.servername, ca: o.ca, headers: { host: o.servername, connection: "close" }, agent: false }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, peer: String((res.socket as import("node:tls").TLSSocket).getPeerCertificate().subject?.CN ?? "") }));
-    });
+    const req = request(
+      { host: "127.0.0.1", port, path: o.path, servername: o.servername, ca: o.ca, headers: { host: o.servername, connection: "close" }, agent: false },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c) => (body += c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body, peer: String((res.socket as import("node:tls").TLSSocket).getPeerCertificate().subject?.CN ?? "") }),
+        );
+      },
+    );
     req.on("error", (e) => resolve({ error: e.message }));
     req.end();
   });
@@ -71,7 +89,12 @@ describe("HTTPS gateway: tls.mode SIMPLE with a credentialName Secret (upstream'
 
   before(async () => {
     certs = await exampleCertificates();
-    const indent = (s: string) => s.trim().split("\n").map((l) => `    ${l}`).join("\n");
+    const indent = (s: string) =>
+      s
+        .trim()
+        .split("\n")
+        .map((l) => `    ${l}`)
+        .join("\n");
     writeFileSync(
       join(dir, "resources.yaml"),
       `apiVersion: v1

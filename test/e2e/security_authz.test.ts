@@ -53,7 +53,11 @@ describe("security: authorization (rules 12–13)", () => {
     ca = await startMeshCa();
     const base = { configDir: dir, ca, namespace: "foo" };
     [w.secure, w.httpbin] = await Promise.all([startSecureWorkload({ ...base, name: "secure" }), startSecureWorkload({ ...base, name: "httpbin" })]);
-    w.sleep = await startSecureWorkload({ ...base, name: "sleep", endpoints: [`httpbin.foo.svc.cluster.local:8000=127.0.0.1:${w.httpbin.inbound},sidecar,sa=httpbin`] });
+    w.sleep = await startSecureWorkload({
+      ...base,
+      name: "sleep",
+      endpoints: [`httpbin.foo.svc.cluster.local:8000=127.0.0.1:${w.httpbin.inbound},sidecar,sa=httpbin`],
+    });
   });
   after(async () => {
     await Promise.all(Object.values(w).map((x) => x.stop()));
@@ -92,6 +96,9 @@ describe("security: authorization (rules 12–13)", () => {
     assert.ok((s.get("rbac.policy.foo/require-jwt-admin.rule_0.denied") ?? 0) >= 1);
     assert.ok((s.get("rbac.denied") ?? 0) >= 4);
     assert.ok((s.get("rbac.reason.no_allow_policy") ?? 0) >= 2);
-    assert.match(w.httpbin.sidecar.output(), /rbac denied GET \/admin\/users\?x=1 from [^:]+:\d+: reason=denied_by_policy policy=foo\/require-jwt-admin rule=1 action=DENY/);
+    assert.match(
+      w.httpbin.sidecar.output(),
+      /rbac denied GET \/admin\/users\?x=1 from [^:]+:\d+: reason=denied_by_policy policy=foo\/require-jwt-admin rule=1 action=DENY/,
+    );
   });
 });

@@ -36,13 +36,17 @@ describe("secure control plane: the npm start mesh (mesh_ca, hub over mutual TLS
     const s = await stats(mesh.adminUrl);
     assert.equal(s.get("hub_transport.failed_attempts"), 0);
     // Reports travel the same channel: the hub writes them to its access log.
-    await waitFor("the report in the hub's access log", () => {
-      try {
-        return readFileSync(mesh.accessLog, "utf8").includes("/pets/42") ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    }, LONG);
+    await waitFor(
+      "the report in the hub's access log",
+      () => {
+        try {
+          return readFileSync(mesh.accessLog, "utf8").includes("/pets/42") ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      LONG,
+    );
   });
 });
 
@@ -84,7 +88,9 @@ describe("secure control plane: workload certificate renewal over mutual TLS", (
     const dump = await waitFor(
       "two renewals",
       async () => {
-        const d = JSON.parse((await get(`${w.adminUrl}/config_dump`)).body) as { secrets: { rotations: number; lastAuthenticatedBy: string; controlPlaneAuthPolicy: string } };
+        const d = JSON.parse((await get(`${w.adminUrl}/config_dump`)).body) as {
+          secrets: { rotations: number; lastAuthenticatedBy: string; controlPlaneAuthPolicy: string };
+        };
         return d.secrets.rotations >= 3 ? d : undefined;
       },
       LONG,
@@ -107,11 +113,15 @@ describe("secure control plane: start-up refusals and plain text", () => {
   });
 
   const agent = (args: string[]) =>
-    spawnSync(process.execPath, [AGENT_BIN, "proxy", "--configDir", tempDir("mesh-cp-"), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", ...args], {
-      encoding: "utf8",
-      timeout: 120_000,
-      env: { ...process.env, POD_NAME: "sleep", POD_NAMESPACE: "foo" },
-    });
+    spawnSync(
+      process.execPath,
+      [AGENT_BIN, "proxy", "--configDir", tempDir("mesh-cp-"), "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0", ...args],
+      {
+        encoding: "utf8",
+        timeout: 120_000,
+        env: { ...process.env, POD_NAME: "sleep", POD_NAMESPACE: "foo" },
+      },
+    );
 
   it("a sidecar without a token, or with another service account's token, gets no certificate and exits 1", async () => {
     const common = ["--caAddress", ca.address, "--caRootCert", ca.rootCertFile, "--controlPlaneAuthPolicy", "MUTUAL_TLS", "--serviceAccount", "sleep"];

@@ -41,14 +41,20 @@ async function startGrpcAuthorizer(): Promise<{ server: grpc.Server; port: numbe
     Check(call: grpc.ServerUnaryCall<Json, Json>, cb: grpc.sendUnaryData<Json>) {
       seen.push(call.request);
       const http = call.request.attributes.request.http;
-      if (http.headers["x-ext-authz"] === "allow") cb(null, { status: { code: 0 }, ok_response: { headers: [{ header: { key: "x-ext-authz-check-result", value: "allowed" } }] } });
-      else cb(null, { status: { code: grpc.status.PERMISSION_DENIED }, denied_response: { status: { code: 403 }, body: DENIED, headers: [{ header: { key: "x-ext-authz-check-result", value: "denied" } }] } });
+      if (http.headers["x-ext-authz"] === "allow")
+        cb(null, { status: { code: 0 }, ok_response: { headers: [{ header: { key: "x-ext-authz-check-result", value: "allowed" } }] } });
+      else
+        cb(null, {
+          status: { code: grpc.status.PERMISSION_DENIED },
+          denied_response: { status: { code: 403 }, body: DENIED, headers: [{ header: { key: "x-ext-authz-check-result", value: "denied" } }] },
+        });
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   return { server, port, seen };
 }
-
 
 const policies = (httpProvider: string) => `apiVersion: security.mesh.io/v1beta1
 kind: AuthorizationPolicy
@@ -142,7 +148,10 @@ describe("security: CUSTOM (external authorizers) and AUDIT policies", () => {
     const denied = await send(w.grpcbin.inbound, { path: "/headers" });
     assert.equal(status(denied), 403);
     assert.equal(denied.outcome === "http" && denied.body, DENIED);
-    assert.equal(upstreamHeaders(await send(w.grpcbin.inbound, { path: "/headers?x=1", headers: { "x-ext-authz": "allow" } }))["x-ext-authz-check-result"], "allowed");
+    assert.equal(
+      upstreamHeaders(await send(w.grpcbin.inbound, { path: "/headers?x=1", headers: { "x-ext-authz": "allow" } }))["x-ext-authz-check-result"],
+      "allowed",
+    );
     const http = grpcAuthz.seen.at(-1)!.attributes.request.http;
     assert.deepEqual([http.method, http.path, http.query, http.headers[":path"]], ["GET", "/headers?x=1", "x=1", "/headers?x=1"]);
     assert.equal(status(await send(w.grpcbin.inbound, { path: "/ip" })), 200);
@@ -165,7 +174,10 @@ describe("security: CUSTOM (external authorizers) and AUDIT policies", () => {
     writeFileSync(staged, policies("no-such-authorizer"));
     renameSync(staged, join(dir, "policies.yaml"));
     await waitFor("config refused", async () => (((await stats(w.httpbin.adminUrl)).get("config.errors") ?? 0) > before ? true : undefined));
-    assert.match(w.httpbin.sidecar.output(), /AuthorizationPolicy foo\/ext-authz: spec\.provider\.name: unknown extension provider "no-such-authorizer" \(meshConfig extensionProviders has "sample-ext-authz-grpc", "sample-ext-authz-http"\)/);
+    assert.match(
+      w.httpbin.sidecar.output(),
+      /AuthorizationPolicy foo\/ext-authz: spec\.provider\.name: unknown extension provider "no-such-authorizer" \(meshConfig extensionProviders has "sample-ext-authz-grpc", "sample-ext-authz-http"\)/,
+    );
     assert.equal(status(await send(w.httpbin.inbound, { path: "/headers" })), 403, "the old CUSTOM policy still applies");
   });
 

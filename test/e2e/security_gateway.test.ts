@@ -73,9 +73,24 @@ describe("security: ingress gateway and registry-only", () => {
     w.httpbin = await startSecureWorkload({ ...base, name: "httpbin", namespace: "foo" });
     const endpoint = `httpbin.foo.svc.cluster.local:8000=127.0.0.1:${w.httpbin.inbound},sidecar,sa=httpbin`;
     [w.gateway, w.registryOnly, w.noFallthrough] = await Promise.all([
-      startSecureWorkload({ ...base, name: "mesh-ingressgateway", namespace: "mesh-system", serviceAccount: "mesh-ingressgateway-service-account", labels: { mesh: "ingressgateway" }, gateway: true, endpoints: [endpoint] }),
+      startSecureWorkload({
+        ...base,
+        name: "mesh-ingressgateway",
+        namespace: "mesh-system",
+        serviceAccount: "mesh-ingressgateway-service-account",
+        labels: { mesh: "ingressgateway" },
+        gateway: true,
+        endpoints: [endpoint],
+      }),
       startSecureWorkload({ ...base, name: "sleep", namespace: "foo", meshConfigFile: meshFile, endpoints: [endpoint] }),
-      startSecureWorkload({ ...base, name: "sleep", namespace: "foo", meshConfigFile: meshFile, endpoints: [endpoint], env: { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" } }),
+      startSecureWorkload({
+        ...base,
+        name: "sleep",
+        namespace: "foo",
+        meshConfigFile: meshFile,
+        endpoints: [endpoint],
+        env: { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" },
+      }),
     ]);
   });
   after(async () => {
@@ -115,10 +130,33 @@ describe("security: ingress gateway and registry-only", () => {
   it("a bad mesh config file exits 2 naming the field path; security flags without --caAddress are refused", () => {
     const bad = join(outside, "bad.yaml");
     writeFileSync(bad, "outboundTrafficPolicy: {mode: SOMETIMES}\n");
-    const r = spawnSync(process.execPath, [AGENT_BIN, "proxy", "--configDir", dir, "--caAddress", ca.address, "--meshConfigFile", bad, "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0"], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [
+        AGENT_BIN,
+        "proxy",
+        "--configDir",
+        dir,
+        "--caAddress",
+        ca.address,
+        "--meshConfigFile",
+        bad,
+        "--proxyAdminPort",
+        "0",
+        "--inboundPort",
+        "0",
+        "--outboundPort",
+        "0",
+      ],
+      { encoding: "utf8" },
+    );
     assert.equal(r.status, 2);
     assert.match(r.stdout + r.stderr, /outboundTrafficPolicy\.mode: expected one of ALLOW_ANY, REGISTRY_ONLY, got "SOMETIMES"/);
-    const r2 = spawnSync(process.execPath, [AGENT_BIN, "proxy", "--configDir", dir, "--gateway", "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0"], { encoding: "utf8" });
+    const r2 = spawnSync(
+      process.execPath,
+      [AGENT_BIN, "proxy", "--configDir", dir, "--gateway", "--proxyAdminPort", "0", "--inboundPort", "0", "--outboundPort", "0"],
+      { encoding: "utf8" },
+    );
     assert.equal(r2.status, 2);
     assert.match(r2.stdout + r2.stderr, /need --caAddress/);
   });

@@ -38,7 +38,8 @@ describe("security: JWT (rules 8–11)", () => {
   let ca: Awaited<ReturnType<typeof startMeshCa>>;
   let kit: JwtKit;
   let httpbin: SecureWorkload;
-  const call = (token?: string, path = "/headers") => send(httpbin.inbound, { path, host: "httpbin.foo:8000", headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const call = (token?: string, path = "/headers") =>
+    send(httpbin.inbound, { path, host: "httpbin.foo:8000", headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
 
   before(async () => {
     kit = await startJwtKit();
@@ -54,7 +55,11 @@ describe("security: JWT (rules 8–11)", () => {
 
   it("rule 8: no token is accepted (200) unless authorization denies", async () => {
     assert.equal(status(await call()), 200);
-    assert.equal(status(await send(httpbin.inbound, { headers: { authorization: "Basic YWxpY2U6c2VjcmV0" } })), 200, "a header without the Bearer prefix holds no token");
+    assert.equal(
+      status(await send(httpbin.inbound, { headers: { authorization: "Basic YWxpY2U6c2VjcmV0" } })),
+      200,
+      "a header without the Bearer prefix holds no token",
+    );
     assert.equal(status(await call(undefined, "/alice-only")), 403);
   });
 
@@ -80,7 +85,10 @@ describe("security: JWT (rules 8–11)", () => {
     const good = await kit.token();
     const mixed = await send(httpbin.inbound, { path: "/headers?access_token=deadbeef", headers: { authorization: `Bearer ${good}` } });
     assert.equal(status(mixed), 401);
-    assert.equal(httpbin.app.seen.some((r) => r.headers.authorization?.includes("deadbeef") || r.path.includes("deadbeef")), false);
+    assert.equal(
+      httpbin.app.seen.some((r) => r.headers.authorization?.includes("deadbeef") || r.path.includes("deadbeef")),
+      false,
+    );
   });
 
   it("an audience mismatch is 403 (upstream), a listed audience passes", async () => {

@@ -129,7 +129,9 @@ describe("security: mutual TLS (rules 1–7)", () => {
     assert.match(h["x-forwarded-client-cert"], XFCC);
     assert.ok(h["x-forwarded-client-cert"].startsWith("By=spiffe://cluster.local/ns/foo/sa/httpbin;"));
     // A plain-text caller (PERMISSIVE) gets through, but its forged header is removed and nothing is added.
-    const plain = upstreamHeaders(await send(w.httpbinFoo.inbound, { headers: { "x-forwarded-client-cert": "By=forged;URI=spiffe://cluster.local/ns/foo/sa/admin" } }));
+    const plain = upstreamHeaders(
+      await send(w.httpbinFoo.inbound, { headers: { "x-forwarded-client-cert": "By=forged;URI=spiffe://cluster.local/ns/foo/sa/admin" } }),
+    );
     assert.equal(plain["x-forwarded-client-cert"], undefined);
     const s = await stats(w.sleep.adminUrl);
     assert.ok((s.get("outbound.mtls") ?? 0) >= 1);
@@ -176,22 +178,32 @@ describe("security: mutual TLS (rules 1–7)", () => {
   });
 
   it("DestinationRule MESH_MUTUAL to a workload without a sidecar fails with 503 at the client", async () => {
-    await writeConfigAndWait(dir, "dr-legacy.yaml", `apiVersion: networking.mesh.io/v1alpha3
+    await writeConfigAndWait(
+      dir,
+      "dr-legacy.yaml",
+      `apiVersion: networking.mesh.io/v1alpha3
 kind: DestinationRule
 metadata: {name: mtls-to-legacy, namespace: legacy}
 spec: {host: mtls-to-legacy.legacy.svc.cluster.local, trafficPolicy: {tls: {mode: MESH_MUTUAL}}}
-`, [w.sleep.adminUrl]);
+`,
+      [w.sleep.adminUrl],
+    );
     const res = await viaSleep("mtls-to-legacy.legacy.svc.cluster.local:8000");
     assert.equal(res.outcome === "http" && res.status, 503);
   });
 
   // Last: it changes the mesh for every sidecar.
   it("rule 3 / Errors: mesh-wide STRICT: plain text to any proxied workload fails at the connection; proxied and no-proxy-to-no-proxy calls still work", async () => {
-    await writeConfigAndWait(dir, "zz-mesh-strict.yaml", `apiVersion: security.mesh.io/v1beta1
+    await writeConfigAndWait(
+      dir,
+      "zz-mesh-strict.yaml",
+      `apiVersion: security.mesh.io/v1beta1
 kind: PeerAuthentication
 metadata: {name: default, namespace: mesh-system}
 spec: {mtls: {mode: STRICT}}
-`, all().map((x) => x.adminUrl));
+`,
+      all().map((x) => x.adminUrl),
+    );
     const plain = await send(w.httpbinFoo.inbound);
     assert.equal(plain.outcome, "connection-failure");
     assert.match(upstreamHeaders(await viaSleep("httpbin.foo.svc.cluster.local:8000"))["x-forwarded-client-cert"], XFCC);

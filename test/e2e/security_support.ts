@@ -14,7 +14,14 @@ export type Outcome =
 export function send(port: number, o: { path?: string; host?: string; method?: string; headers?: Record<string, string> } = {}): Promise<Outcome> {
   return new Promise((resolve) => {
     const req = request(
-      { host: "127.0.0.1", port, path: o.path ?? "/", method: o.method ?? "GET", headers: { connection: "close", ...(o.host ? { host: o.host } : {}), ...(o.headers ?? {}) }, agent: false },
+      {
+        host: "127.0.0.1",
+        port,
+        path: o.path ?? "/",
+        method: o.method ?? "GET",
+        headers: { connection: "close", ...(o.host ? { host: o.host } : {}), ...(o.headers ?? {}) },
+        agent: false,
+      },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -39,7 +46,9 @@ export function upstreamHeaders(o: Outcome): Record<string, string> {
 export async function writeConfigAndWait(dir: string, file: string, yaml: string, adminUrls: string[]): Promise<void> {
   const before = await Promise.all(adminUrls.map(async (u) => (await stats(u)).get("config.applied") ?? 0));
   writeFileSync(join(dir, file), yaml);
-  await Promise.all(adminUrls.map((u, i) => waitFor(`config applied at ${u}`, async () => (((await stats(u)).get("config.applied") ?? 0) > before[i] ? true : undefined))));
+  await Promise.all(
+    adminUrls.map((u, i) => waitFor(`config applied at ${u}`, async () => (((await stats(u)).get("config.applied") ?? 0) > before[i] ? true : undefined))),
+  );
 }
 
 import { createServer, type Server } from "node:http";
@@ -53,7 +62,15 @@ export interface JwtKit {
   jwksUri: string;
   server: Server;
   /** A token signed with a key: `key-1` (published), `key-2` (unpublished) or `rogue` (unpublished, kid key-1). */
-  token(o?: { key?: "key-1" | "key-2" | "rogue"; iss?: string; sub?: string; aud?: string[]; exp?: number; nbf?: number; claims?: Record<string, unknown> }): Promise<string>;
+  token(o?: {
+    key?: "key-1" | "key-2" | "rogue";
+    iss?: string;
+    sub?: string;
+    aud?: string[];
+    exp?: number;
+    nbf?: number;
+    claims?: Record<string, unknown>;
+  }): Promise<string>;
   /** `alg: none` with an empty signature. */
   algNone(): string;
   /** HS256 keyed with key-1's RSA public key (algorithm confusion). */
@@ -66,7 +83,9 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url")
 export async function startJwtKit(): Promise<JwtKit> {
   const keys = { "key-1": await generateKeyPair("RS256"), "key-2": await generateKeyPair("RS256"), rogue: await generateKeyPair("RS256") };
   const jwk: JWK = { ...(await exportJWK(keys["key-1"].publicKey)), kid: "key-1", alg: "RS256", use: "sig" };
-  const server = createServer((req, res) => res.writeHead(req.url === "/jwks.json" ? 200 : 404, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] })));
+  const server = createServer((req, res) =>
+    res.writeHead(req.url === "/jwks.json" ? 200 : 404, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] })),
+  );
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const port = (server.address() as { port: number }).port;
   const now = () => Math.floor(Date.now() / 1000);
@@ -77,7 +96,11 @@ export async function startJwtKit(): Promise<JwtKit> {
     async token(o = {}) {
       const key = o.key ?? "key-1";
       const kid = key === "rogue" ? "key-1" : key;
-      const jwt = new SignJWT({ ...(o.claims ?? {}) }).setProtectedHeader({ alg: "RS256", kid, typ: "JWT" }).setIssuer(o.iss ?? ISSUER).setSubject(o.sub ?? "alice").setIssuedAt();
+      const jwt = new SignJWT({ ...(o.claims ?? {}) })
+        .setProtectedHeader({ alg: "RS256", kid, typ: "JWT" })
+        .setIssuer(o.iss ?? ISSUER)
+        .setSubject(o.sub ?? "alice")
+        .setIssuedAt();
       jwt.setExpirationTime(o.exp ?? now() + 3600);
       if (o.nbf !== undefined) jwt.setNotBefore(o.nbf);
       if (o.aud) jwt.setAudience(o.aud);

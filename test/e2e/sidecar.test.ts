@@ -31,7 +31,11 @@ describe("sidecar end to end (FAIL_CLOSE)", () => {
     const res = await get(`${mesh.inboundUrl}/admin/users`);
     assert.equal(res.status, 403);
     assert.equal(res.body, "PERMISSION_DENIED:admins only");
-    assert.equal(mesh.app.seen.some((r) => r.path.startsWith("/admin")), false, "denied requests never reach the app");
+    assert.equal(
+      mesh.app.seen.some((r) => r.path.startsWith("/admin")),
+      false,
+      "denied requests never reach the app",
+    );
   });
 
   it("an exhausted quota answers 429", async () => {
@@ -67,7 +71,10 @@ describe("sidecar end to end (FAIL_CLOSE)", () => {
 
   it("a bad configuration file is reported and the last good one keeps serving", async () => {
     const before = (await stats(mesh.adminUrl)).get("config.errors") ?? 0;
-    writeFileSync(join(mesh.sidecarConfigDir, "zz-bad.yaml"), "apiVersion: config.mesh.io/v1alpha2\nkind: HTTPAPISpec\nmetadata: {name: bad, namespace: demo}\nspec: {patterns: [{uriTemplate: '/a//b'}]}\n");
+    writeFileSync(
+      join(mesh.sidecarConfigDir, "zz-bad.yaml"),
+      "apiVersion: config.mesh.io/v1alpha2\nkind: HTTPAPISpec\nmetadata: {name: bad, namespace: demo}\nspec: {patterns: [{uriTemplate: '/a//b'}]}\n",
+    );
     await waitFor("the config error to be counted", async () => (((await stats(mesh.adminUrl)).get("config.errors") ?? 0) > before ? true : undefined));
     assert.match(mesh.sidecar.output(), /zz-bad\.yaml: HTTPAPISpec demo\/bad: spec\.patterns\[0\]\.uriTemplate/);
     assert.equal((await get(`${mesh.inboundUrl}/admin`)).status, 403);

@@ -24,10 +24,14 @@ describe("sidecar end to end: quota with the quota cache disabled", () => {
   });
 
   it("each of those requests asked the hub for its quota: no quota cache hits", async () => {
-    const s = await waitFor("published counters", async () => {
-      const m = await stats(mesh.adminUrl);
-      return (m.get("hub_client.total_quota_calls") ?? 0) >= 5 ? m : undefined;
-    }, 60_000);
+    const s = await waitFor(
+      "published counters",
+      async () => {
+        const m = await stats(mesh.adminUrl);
+        return (m.get("hub_client.total_quota_calls") ?? 0) >= 5 ? m : undefined;
+      },
+      60_000,
+    );
     assert.equal(s.get("hub_client.total_quota_cache_hits"), 0);
     assert.ok(s.get("hub_client.total_remote_quota_calls")! >= 5, JSON.stringify([...s]));
   });

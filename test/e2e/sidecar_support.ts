@@ -94,10 +94,15 @@ export function get(url: string, headers: Record<string, string> = {}, method = 
 /** The sidecar's /stats as name → number. */
 export async function stats(adminUrl: string): Promise<Map<string, number>> {
   const res = await get(`${adminUrl}/stats`);
-  return new Map(res.body.trim().split("\n").map((l) => {
-    const [k, v] = l.split(": ");
-    return [k, Number(v)] as [string, number];
-  }));
+  return new Map(
+    res.body
+      .trim()
+      .split("\n")
+      .map((l) => {
+        const [k, v] = l.split(": ");
+        return [k, Number(v)] as [string, number];
+      }),
+  );
 }
 
 /** Polls until `probe` returns something other than undefined (test/support/processes.ts `waitFor`; limits of at least 60 s). */
@@ -107,7 +112,11 @@ export function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T
 
 export function accessLogLines(path: string): Array<{ attributes: Record<string, any> }> {
   try {
-    return readFileSync(path, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    return readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   } catch {
     return [];
   }

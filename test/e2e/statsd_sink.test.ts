@@ -13,7 +13,11 @@ describe("disco-agent --metricsdUdpAddress", () => {
   before(async () => {
     daemon.on("message", (m) => received.push(...m.toString().split("\n")));
     await new Promise<void>((resolve) => daemon.bind(0, "127.0.0.1", resolve));
-    mesh = await startLocalMesh({ hubConfig: HUB_RULES, sidecarConfig: sidecarConfig("FAIL_OPEN"), agentArgs: ["--metricsdUdpAddress", `127.0.0.1:${daemon.address().port}`] });
+    mesh = await startLocalMesh({
+      hubConfig: HUB_RULES,
+      sidecarConfig: sidecarConfig("FAIL_OPEN"),
+      agentArgs: ["--metricsdUdpAddress", `127.0.0.1:${daemon.address().port}`],
+    });
   });
   after(async () => {
     await mesh?.stop();
@@ -28,6 +32,9 @@ describe("disco-agent --metricsdUdpAddress", () => {
     const at = received.lastIndexOf("envoy.listener.inbound.requests:1|c");
     // The next flush carries the counter's increase since: 0 (sent, as Envoy sends every used counter).
     await waitFor("the next flush", () => (received.slice(at + 1).includes("envoy.listener.inbound.requests:0|c") ? true : undefined));
-    assert.ok(received.every((l) => /^envoy\.[\w.:-]+:-?\d+(\.\d+)?\|[cg]$/.test(l)), received.find((l) => !/^envoy\.[\w.:-]+:-?\d+(\.\d+)?\|[cg]$/.test(l)));
+    assert.ok(
+      received.every((l) => /^envoy\.[\w.:-]+:-?\d+(\.\d+)?\|[cg]$/.test(l)),
+      received.find((l) => !/^envoy\.[\w.:-]+:-?\d+(\.\d+)?\|[cg]$/.test(l)),
+    );
   });
 });

@@ -8,7 +8,6 @@ import { requestWorkloadCertificate } from "../../host/anchor/client.ts";
 import { AGENT_BIN, type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { freePort } from "./sidecar_support.ts";
 
-
 const GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
 const JWT = "urn:ietf:params:oauth:token-type:jwt";
 
@@ -28,7 +27,12 @@ describe("disco-agent --stsPort: token exchange (RFC 8693) on 127.0.0.1", () => 
   });
 
   const exchange = (form: Record<string, string>, init: RequestInit = {}) =>
-    fetch(`${sts}/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString(), ...init });
+    fetch(`${sts}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form).toString(),
+      ...init,
+    });
 
   it("exchanges the workload's token for a token the mesh accepts: mesh_ca issues a certificate for it", async () => {
     const res = await exchange({ grant_type: GRANT, subject_token: workloadToken, subject_token_type: JWT });
@@ -51,10 +55,16 @@ describe("disco-agent --stsPort: token exchange (RFC 8693) on 127.0.0.1", () => 
     const cases: Array<[Promise<Response>, RegExp]> = [
       [exchange({ grant_type: "password", subject_token: workloadToken, subject_token_type: JWT }), /grant_type is invalid/],
       [exchange({ grant_type: GRANT, subject_token_type: JWT }), /subject_token is empty/],
-      [exchange({ grant_type: GRANT, subject_token: workloadToken, subject_token_type: "urn:ietf:params:oauth:token-type:saml2" }), /subject_token_type is invalid/],
+      [
+        exchange({ grant_type: GRANT, subject_token: workloadToken, subject_token_type: "urn:ietf:params:oauth:token-type:saml2" }),
+        /subject_token_type is invalid/,
+      ],
       [exchange({ grant_type: GRANT, subject_token: "not-a-jwt", subject_token_type: JWT }), /subject_token is not a JWT/],
       [fetch(`${sts}/token`), /request method is invalid, should be POST/],
-      [exchange({ grant_type: GRANT, subject_token: workloadToken, subject_token_type: JWT }, { headers: { "content-type": "application/json" } }), /content type is invalid/],
+      [
+        exchange({ grant_type: GRANT, subject_token: workloadToken, subject_token_type: JWT }, { headers: { "content-type": "application/json" } }),
+        /content type is invalid/,
+      ],
     ];
     for (const [response, why] of cases) {
       const res = await response;
@@ -66,7 +76,12 @@ describe("disco-agent --stsPort: token exchange (RFC 8693) on 127.0.0.1", () => 
   });
 
   it("a request with a scope (a cloud access token from the token manager plugin) is answered invalid_target, saying why", async () => {
-    const res = await exchange({ grant_type: GRANT, subject_token: workloadToken, subject_token_type: JWT, scope: "https://www.googleapis.com/auth/cloud-platform" });
+    const res = await exchange({
+      grant_type: GRANT,
+      subject_token: workloadToken,
+      subject_token_type: JWT,
+      scope: "https://www.googleapis.com/auth/cloud-platform",
+    });
     assert.equal(res.status, 500);
     const body = (await res.json()) as { error: string; error_description: string };
     assert.equal(body.error, "invalid_target");

@@ -35,7 +35,22 @@ const templateCheck = (t: string): string => wasm.__getString(withPinnedString(w
 const MAX_REPEAT = 1000;
 
 // Counts: mostly around the limit and around the 32- and 64-bit boundaries, where wrapping would show.
-const boundaries = [0n, 1n, 999n, 1000n, 1001n, 2n ** 31n - 1n, 2n ** 31n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 32n + 1n, 2n ** 32n + 1000n, 2n ** 63n, 2n ** 64n, 2n ** 64n + 1n];
+const boundaries = [
+  0n,
+  1n,
+  999n,
+  1000n,
+  1001n,
+  2n ** 31n - 1n,
+  2n ** 31n,
+  2n ** 32n - 1n,
+  2n ** 32n,
+  2n ** 32n + 1n,
+  2n ** 32n + 1000n,
+  2n ** 63n,
+  2n ** 64n,
+  2n ** 64n + 1n,
+];
 const count = fc.oneof(
   fc.constantFrom(...boundaries),
   fc.constantFrom(...boundaries).chain((b) => fc.bigInt({ min: b > 3n ? b - 3n : 0n, max: b + 3n })),
@@ -48,7 +63,8 @@ test("a repeat count is accepted only up to the limit, never wrapped, whatever i
   fc.assert(
     fc.property(count, fc.option(fc.option(count, { nil: undefined }), { nil: null }), fc.nat(3), (min, maxOpt, zeros) => {
       // maxOpt: null = `{n}`, undefined = `{n,}`, a number = `{n,m}`.
-      const brace = maxOpt === null ? `{${digits(min, zeros)}}` : maxOpt === undefined ? `{${digits(min, zeros)},}` : `{${digits(min, zeros)},${digits(maxOpt, 0)}}`;
+      const brace =
+        maxOpt === null ? `{${digits(min, zeros)}}` : maxOpt === undefined ? `{${digits(min, zeros)},}` : `{${digits(min, zeros)},${digits(maxOpt, 0)}}`;
       const pattern = `/admin/x${brace}`;
       const error = regexCheck(pattern);
       const max = maxOpt === null ? min : maxOpt;
@@ -102,7 +118,8 @@ test("any pattern text is accepted or refused with a positioned reason, never a 
       assert.ok(Number(m[2]) <= p.length, `position ${m[2]} beyond the pattern ${JSON.stringify(p)}`);
       // V8 clamps counts to 2^31 - 1 before comparing them; we compare exact values, as ECMA-262 says.
       const hugeOutOfOrder = /numbers out of order/.test(error) && /\d{10}/.test(p);
-      if (m[1] === "invalid regex" && !hugeOutOfOrder) assert.ok(jsError instanceof SyntaxError, `refused as invalid, but JavaScript accepts ${JSON.stringify(p)}: ${error}`);
+      if (m[1] === "invalid regex" && !hugeOutOfOrder)
+        assert.ok(jsError instanceof SyntaxError, `refused as invalid, but JavaScript accepts ${JSON.stringify(p)}: ${error}`);
     }),
     { numRuns: 3000 },
   );
@@ -118,7 +135,12 @@ const variable = fc
   .tuple(fc.array(ident, { minLength: 1, maxLength: 3 }), fc.option(fc.array(plainSegment, { minLength: 1, maxLength: 3 }), { nil: undefined }))
   .map(([path, segs]) => `{${path.join(".")}${segs ? "=" + segs.join("/") : ""}}`);
 const wellFormed = fc
-  .tuple(fc.array(fc.oneof(plainSegment, variable), { minLength: 1, maxLength: 6 }), fc.boolean(), fc.array(literal, { maxLength: 2 }), fc.option(literal, { nil: undefined }))
+  .tuple(
+    fc.array(fc.oneof(plainSegment, variable), { minLength: 1, maxLength: 6 }),
+    fc.boolean(),
+    fc.array(literal, { maxLength: 2 }),
+    fc.option(literal, { nil: undefined }),
+  )
   .map(([segs, doubleStar, tail, verb]) => "/" + [...segs, ...(doubleStar ? ["**", ...tail] : [])].join("/") + (verb ? ":" + verb : ""));
 
 test("any uriTemplate text is accepted or refused with a positioned reason, never a trap", () => {

@@ -63,10 +63,7 @@ const input = fc.array(fc.constantFrom(...ALPHABET), { maxLength: 12 }).map((cs)
 const literal = fc.constantFrom("a", "b", "c", "1", " ", "-", "é", "]", "}");
 const escapeAtom = fc.constantFrom("\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\-", "\\.", "\\n", "\\x61", "\\u0062", "\\t");
 const classAtom = fc.constantFrom("a", "b", "c", "1", " ", "\\d", "\\w", "\\s", "\\n", "é", "\\-", "\\]");
-const classItem = fc.oneof(
-  classAtom,
-  fc.constantFrom("a-c", "0-9", "b-b", " -a", "\\d-z", "a-\\w"),
-);
+const classItem = fc.oneof(classAtom, fc.constantFrom("a-c", "0-9", "b-b", " -a", "\\d-z", "a-\\w"));
 const charClass = fc
   .tuple(fc.boolean(), fc.array(classItem, { minLength: 0, maxLength: 3 }))
   .map(([negate, items]) => "[" + (negate ? "^" : "") + items.join("") + "]");
@@ -78,10 +75,7 @@ const assertion = fc.constantFrom("^", "$", "\\b", "\\B");
 const { pattern } = fc.letrec<{ pattern: string; alternative: string; term: string; atom: string }>((tie) => ({
   pattern: fc.array(tie("alternative"), { minLength: 1, maxLength: 3 }).map((alts) => alts.join("|")),
   alternative: fc.array(tie("term"), { minLength: 0, maxLength: 4 }).map((terms) => terms.join("")),
-  term: fc.oneof(
-    { weight: 5, arbitrary: fc.tuple(tie("atom"), quantifier).map(([a, q]) => a + q) },
-    { weight: 1, arbitrary: assertion },
-  ),
+  term: fc.oneof({ weight: 5, arbitrary: fc.tuple(tie("atom"), quantifier).map(([a, q]) => a + q) }, { weight: 1, arbitrary: assertion }),
   atom: fc.oneof(
     { weight: 4, arbitrary: literal },
     { weight: 2, arbitrary: escapeAtom },
@@ -148,7 +142,11 @@ test("constructs that need backtracking are refused with their name and position
       const error = check(p);
       assert.match(error, new RegExp("^unsupported regex construct: " + name + " "), p);
       assert.match(error, /at position \d+ \(needs backtracking\)$/, p);
-      assert.equal(withPinnedString(wasm, p, (ptr) => wasm.regex_compile(ptr)), 0, p);
+      assert.equal(
+        withPinnedString(wasm, p, (ptr) => wasm.regex_compile(ptr)),
+        0,
+        p,
+      );
       assert.doesNotThrow(() => new RegExp(p), "the construct is valid JavaScript");
     }),
     { numRuns: 100 },

@@ -8,7 +8,14 @@ describe("parseClusterSpec", () => {
   const accepted: Array<[string, { name: string; target: string; address: object }]> = [
     ["hub_server=127.0.0.1:9091", { name: "hub_server", target: "127.0.0.1:9091", address: { kind: "tcp", host: "127.0.0.1", port: 9091 } }],
     ["hub_server=localhost:1", { name: "hub_server", target: "localhost:1", address: { kind: "tcp", host: "localhost", port: 1 } }],
-    ["reports.v2=hub.mesh-system.svc.cluster.local:65535", { name: "reports.v2", target: "hub.mesh-system.svc.cluster.local:65535", address: { kind: "tcp", host: "hub.mesh-system.svc.cluster.local", port: 65535 } }],
+    [
+      "reports.v2=hub.mesh-system.svc.cluster.local:65535",
+      {
+        name: "reports.v2",
+        target: "hub.mesh-system.svc.cluster.local:65535",
+        address: { kind: "tcp", host: "hub.mesh-system.svc.cluster.local", port: 65535 },
+      },
+    ],
     ["v6=[::1]:9091", { name: "v6", target: "[::1]:9091", address: { kind: "tcp", host: "::1", port: 9091 } }],
     [" hub_server = 10.0.0.1:80 ", { name: "hub_server", target: "10.0.0.1:80", address: { kind: "tcp", host: "10.0.0.1", port: 80 } }],
     ["local=unix:///run/hub/grpc.sock", { name: "local", target: "unix:///run/hub/grpc.sock", address: { kind: "unix", path: "/run/hub/grpc.sock" } }],
@@ -23,7 +30,10 @@ describe("parseClusterSpec", () => {
 
   it("several addresses: hub replicas, taken round robin; the first is the cluster's address", () => {
     const c = parseClusterSpec("hub_server=127.0.0.1:9091, [::1]:9092,unix:///run/hub.sock");
-    assert.deepEqual(c.endpoints.map((e) => e.target), ["127.0.0.1:9091", "[::1]:9092", "unix:///run/hub.sock"]);
+    assert.deepEqual(
+      c.endpoints.map((e) => e.target),
+      ["127.0.0.1:9091", "[::1]:9092", "unix:///run/hub.sock"],
+    );
     assert.deepEqual(c.endpoints[1].address, { kind: "tcp", host: "::1", port: 9092 });
     assert.equal(c.target, "127.0.0.1:9091");
     assert.ok(Object.isFrozen(c.endpoints));
@@ -74,7 +84,10 @@ describe("parseClusters", () => {
   });
 
   it("refuses a name given twice, naming both", () => {
-    assert.throws(() => parseClusters(["hub_server=127.0.0.1:1", "hub_server=127.0.0.1:2"]), /--cluster "hub_server=127.0.0.1:2": cluster "hub_server" is already defined as 127.0.0.1:1/);
+    assert.throws(
+      () => parseClusters(["hub_server=127.0.0.1:1", "hub_server=127.0.0.1:2"]),
+      /--cluster "hub_server=127.0.0.1:2": cluster "hub_server" is already defined as 127.0.0.1:1/,
+    );
   });
 
   it("no specs, no clusters", () => {

@@ -101,7 +101,11 @@ describe("connectVm", () => {
   it("a transport that throws or rejects is answered as INTERNAL, so the module's fail policy decides", async () => {
     const vm = new RecordingVm();
     connectVm(vm, { call: () => Promise.reject(new Error("boom")) })(grpcCall());
-    connectVm(vm, { call: () => { throw new Error("sync boom"); } })(grpcCall());
+    connectVm(vm, {
+      call: () => {
+        throw new Error("sync boom");
+      },
+    })(grpcCall());
     assert.equal(vm.answers.length, 0, "not answered inside proxy_grpc_call");
     await until(() => vm.answers.length === 2, "both answers");
     assert.deepEqual(vm.answers.map((a) => [a.code, a.message]).sort(), [
@@ -150,7 +154,10 @@ describe("the filter module, the transport and a real hubs server", () => {
       rootProperties: hostRetriesProperty,
     });
     grpcCall = connectVm(vm, transport);
-    const config = pluginConfig({ failPolicy: { policy: "FAIL_CLOSE", maxRetry: 2, baseRetryWait: "0.050s", maxRetryWait: "0.1s" }, transport: { disableCheckCache: true } });
+    const config = pluginConfig({
+      failPolicy: { policy: "FAIL_CLOSE", maxRetry: 2, baseRetryWait: "0.050s", maxRetryWait: "0.1s" },
+      transport: { disableCheckCache: true },
+    });
     const started = vm.startRoot(JSON.stringify(config));
     assert.ok(started.accepted, "the filter accepted its configuration");
     rootId = started.rootId;
@@ -195,7 +202,10 @@ describe("the filter module, the transport and a real hubs server", () => {
     assert.equal(r.status, 503);
     assert.match(r.body ?? "", /^UNAVAILABLE:upstream connect error or disconnect\/reset before headers/);
     assert.equal(failed.length, 3, "one attempt and two retries");
-    assert.deepEqual(failed.map((f) => f.retryInMs === undefined), [false, false, true]);
+    assert.deepEqual(
+      failed.map((f) => f.retryInMs === undefined),
+      [false, false, true],
+    );
     assert.ok(r.ms < 7000, `decided after ${r.ms} ms (the retry waits plus 5 s of margin for a loaded machine)`);
   });
 });

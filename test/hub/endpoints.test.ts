@@ -11,19 +11,62 @@ const FORMS = " (expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCO
 
 describe("parseServiceEndpointSpec", () => {
   const accepted: Array<[string, Omit<ServiceEndpoint, "name"> & { name?: string }]> = [
-    [`${HTTPBIN}:8000=10.0.0.7:15006,sidecar,sa=httpbin`, { host: HTTPBIN, servicePort: 8000, address: { host: "10.0.0.7", port: 15006 }, sidecar: true, serviceAccount: "httpbin" }],
-    ["legacy.legacy.svc.cluster.local:8000=10.0.0.9:8000", { host: "legacy.legacy.svc.cluster.local", servicePort: 8000, address: { host: "10.0.0.9", port: 8000 }, sidecar: false, serviceAccount: undefined }],
-    [`${HTTPBIN}:8000=127.0.0.1:41234,sidecar`, { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 41234 }, sidecar: true, serviceAccount: undefined }],
-    [`${HTTPBIN}:8000=127.0.0.1:41234,sa=httpbin`, { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 41234 }, sidecar: false, serviceAccount: "httpbin" }],
-    [`${HTTPBIN}:8000=127.0.0.1:41234,sa=httpbin,sidecar`, { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 41234 }, sidecar: true, serviceAccount: "httpbin" }],
-    ["httpbin.foo.svc:80=127.0.0.1:1,sa=sa.with-dots.1", { host: "httpbin.foo.svc", servicePort: 80, address: { host: "127.0.0.1", port: 1 }, sidecar: false, serviceAccount: "sa.with-dots.1" }],
-    ["HTTPBIN.Foo.svc.cluster.local:65535=localhost:65535", { host: HTTPBIN, servicePort: 65535, name: `${HTTPBIN}:65535`, address: { host: "localhost", port: 65535 }, sidecar: false, serviceAccount: undefined }],
-    [` ${HTTPBIN}:8000 = 127.0.0.1:80 , sidecar , sa=httpbin `, { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 80 }, sidecar: true, serviceAccount: "httpbin" }],
-    [`${HTTPBIN}:8000=[::1]:15006,sidecar`, { host: HTTPBIN, servicePort: 8000, address: { host: "::1", port: 15006 }, sidecar: true, serviceAccount: undefined }],
-    ["www.example.org:443=93.184.216.34:443", { host: "www.example.org", servicePort: 443, address: { host: "93.184.216.34", port: 443 }, sidecar: false, serviceAccount: undefined }],
-    ["api:80=api.internal:8080,sidecar", { host: "api", servicePort: 80, address: { host: "api.internal", port: 8080 }, sidecar: true, serviceAccount: undefined }],
+    [
+      `${HTTPBIN}:8000=10.0.0.7:15006,sidecar,sa=httpbin`,
+      { host: HTTPBIN, servicePort: 8000, address: { host: "10.0.0.7", port: 15006 }, sidecar: true, serviceAccount: "httpbin" },
+    ],
+    [
+      "legacy.legacy.svc.cluster.local:8000=10.0.0.9:8000",
+      { host: "legacy.legacy.svc.cluster.local", servicePort: 8000, address: { host: "10.0.0.9", port: 8000 }, sidecar: false, serviceAccount: undefined },
+    ],
+    [
+      `${HTTPBIN}:8000=127.0.0.1:41234,sidecar`,
+      { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 41234 }, sidecar: true, serviceAccount: undefined },
+    ],
+    [
+      `${HTTPBIN}:8000=127.0.0.1:41234,sa=httpbin`,
+      { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 41234 }, sidecar: false, serviceAccount: "httpbin" },
+    ],
+    [
+      `${HTTPBIN}:8000=127.0.0.1:41234,sa=httpbin,sidecar`,
+      { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 41234 }, sidecar: true, serviceAccount: "httpbin" },
+    ],
+    [
+      "httpbin.foo.svc:80=127.0.0.1:1,sa=sa.with-dots.1",
+      { host: "httpbin.foo.svc", servicePort: 80, address: { host: "127.0.0.1", port: 1 }, sidecar: false, serviceAccount: "sa.with-dots.1" },
+    ],
+    [
+      "HTTPBIN.Foo.svc.cluster.local:65535=localhost:65535",
+      { host: HTTPBIN, servicePort: 65535, name: `${HTTPBIN}:65535`, address: { host: "localhost", port: 65535 }, sidecar: false, serviceAccount: undefined },
+    ],
+    [
+      ` ${HTTPBIN}:8000 = 127.0.0.1:80 , sidecar , sa=httpbin `,
+      { host: HTTPBIN, servicePort: 8000, address: { host: "127.0.0.1", port: 80 }, sidecar: true, serviceAccount: "httpbin" },
+    ],
+    [
+      `${HTTPBIN}:8000=[::1]:15006,sidecar`,
+      { host: HTTPBIN, servicePort: 8000, address: { host: "::1", port: 15006 }, sidecar: true, serviceAccount: undefined },
+    ],
+    [
+      "www.example.org:443=93.184.216.34:443",
+      { host: "www.example.org", servicePort: 443, address: { host: "93.184.216.34", port: 443 }, sidecar: false, serviceAccount: undefined },
+    ],
+    [
+      "api:80=api.internal:8080,sidecar",
+      { host: "api", servicePort: 80, address: { host: "api.internal", port: 8080 }, sidecar: true, serviceAccount: undefined },
+    ],
     // Endpoints of one service port told apart by their workload labels (DestinationRule subsets select them).
-    ["reviews.default.svc.cluster.local:9080=127.0.0.1:1,sidecar,label=version=v2", { host: "reviews.default.svc.cluster.local", servicePort: 9080, name: "reviews.default.svc.cluster.local:9080;version=v2", address: { host: "127.0.0.1", port: 1 }, sidecar: true, serviceAccount: undefined }],
+    [
+      "reviews.default.svc.cluster.local:9080=127.0.0.1:1,sidecar,label=version=v2",
+      {
+        host: "reviews.default.svc.cluster.local",
+        servicePort: 9080,
+        name: "reviews.default.svc.cluster.local:9080;version=v2",
+        address: { host: "127.0.0.1", port: 1 },
+        sidecar: true,
+        serviceAccount: undefined,
+      },
+    ],
   ];
   for (const [spec, expected] of accepted) {
     it(`accepts ${JSON.stringify(spec)}`, () => {
@@ -82,7 +125,11 @@ describe("parseServiceEndpointSpec", () => {
 
 describe("parseServiceEndpoints", () => {
   it("keys the registry by host:servicePort; one service may have several ports", () => {
-    const r = parseServiceEndpoints([`${HTTPBIN}:8000=127.0.0.1:1,sidecar,sa=httpbin`, `${HTTPBIN}:9000=127.0.0.1:2`, "legacy.legacy.svc.cluster.local:8000=127.0.0.1:3"]);
+    const r = parseServiceEndpoints([
+      `${HTTPBIN}:8000=127.0.0.1:1,sidecar,sa=httpbin`,
+      `${HTTPBIN}:9000=127.0.0.1:2`,
+      "legacy.legacy.svc.cluster.local:8000=127.0.0.1:3",
+    ]);
     assert.deepEqual([...r.keys()], [`${HTTPBIN}:8000`, `${HTTPBIN}:9000`, "legacy.legacy.svc.cluster.local:8000"]);
     assert.equal(r.get(`${HTTPBIN}:9000`)?.address.port, 2);
     assert.equal(r.get(`${HTTPBIN}:8000`)?.serviceAccount, "httpbin");
@@ -95,7 +142,9 @@ describe("parseServiceEndpoints", () => {
   });
 
   it("the first bad spec is reported", () => {
-    assert.throws(() => parseServiceEndpoints([`${HTTPBIN}:8000=127.0.0.1:1`, `${HTTPBIN}:8001=127.0.0.1`]), { message: `--endpoint "${HTTPBIN}:8001=127.0.0.1": the port is missing${FORMS}` });
+    assert.throws(() => parseServiceEndpoints([`${HTTPBIN}:8000=127.0.0.1:1`, `${HTTPBIN}:8001=127.0.0.1`]), {
+      message: `--endpoint "${HTTPBIN}:8001=127.0.0.1": the port is missing${FORMS}`,
+    });
   });
 
   it("no specs, an empty registry", () => {

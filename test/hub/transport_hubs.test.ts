@@ -49,19 +49,25 @@ describe("HubTransport with a real hubs server", () => {
   });
 
   it("Check: the module's bytes reach the hub and its answer comes back undecoded", async () => {
-    const allowed = await transport.call(grpcCall({ message: encode("mesh.hub.v1.CheckRequest", checkRequest({ "request.path": "/home" }, {}, { deduplicationId: "r-1" })) }));
+    const allowed = await transport.call(
+      grpcCall({ message: encode("mesh.hub.v1.CheckRequest", checkRequest({ "request.path": "/home" }, {}, { deduplicationId: "r-1" })) }),
+    );
     assert.equal(allowed.ok, true, JSON.stringify(allowed));
     assert.equal(allowed.attempts, 1);
     assert.equal(decodeCheck(allowed.ok ? allowed.message : new Uint8Array()).precondition.status?.code ?? 0, 0);
 
-    const denied = await transport.call(grpcCall({ message: encode("mesh.hub.v1.CheckRequest", checkRequest({ "request.path": "/admin/users" }, {}, { deduplicationId: "r-2" })) }));
+    const denied = await transport.call(
+      grpcCall({ message: encode("mesh.hub.v1.CheckRequest", checkRequest({ "request.path": "/admin/users" }, {}, { deduplicationId: "r-2" })) }),
+    );
     assert.equal(denied.ok, true, "a denial travels inside a successful response");
     const status = decodeCheck(denied.ok ? denied.message : new Uint8Array()).precondition.status;
     assert.deepEqual([status?.code, status?.message], [GRPC_CODES.PERMISSION_DENIED, "admins only"]);
   });
 
   it("Report: accepted with an empty ReportResponse", async () => {
-    const result = await transport.call(grpcCall({ method: "Report", message: encode("mesh.hub.v1.ReportRequest", reportRequest([{ "request.path": "/a" }, { "request.path": "/b" }])) }));
+    const result = await transport.call(
+      grpcCall({ method: "Report", message: encode("mesh.hub.v1.ReportRequest", reportRequest([{ "request.path": "/a" }, { "request.path": "/b" }])) }),
+    );
     assert.deepEqual(result, { ok: true, message: new Uint8Array(), attempts: 1 });
     const text = await metricsText(hub);
     assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Report",grpc_code="OK"}'), 1);
@@ -76,7 +82,8 @@ describe("HubTransport with a real hubs server", () => {
 
   it("hub stopped → connect errors; hub restarted on the same port → the same channel recovers", async () => {
     const address = hub.listeners.grpc;
-    const check = () => transport.call(grpcCall({ message: encode("mesh.hub.v1.CheckRequest", checkRequest({ "request.path": "/home" })), metadata: [retryPolicy(1, 20, 20)] }));
+    const check = () =>
+      transport.call(grpcCall({ message: encode("mesh.hub.v1.CheckRequest", checkRequest({ "request.path": "/home" })), metadata: [retryPolicy(1, 20, 20)] }));
     assert.equal((await check()).ok, true);
     await hub.stop();
 

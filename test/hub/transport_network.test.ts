@@ -64,7 +64,10 @@ describe("HubTransport on loopback sockets", () => {
   it("one channel per cluster, reused across calls", async () => {
     const a = await ScriptedHub.start();
     const b = await ScriptedHub.start();
-    cleanups.push(() => a.close(), () => b.close());
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
     const transport = new HubTransport({ clusters: parseClusters([`checks=${a.target}`, `reports=${b.target}`]) });
     cleanups.push(() => transport.close());
     for (let i = 0; i < 3; i++) {
@@ -72,7 +75,10 @@ describe("HubTransport on loopback sockets", () => {
       assert.equal((await transport.call(grpcCall({ cluster: "reports", method: "Report" }))).ok, true);
     }
     assert.equal(a.received.length, 3);
-    assert.deepEqual(b.received.map((r) => r.method), ["Report", "Report", "Report"]);
+    assert.deepEqual(
+      b.received.map((r) => r.method),
+      ["Report", "Report", "Report"],
+    );
     const peers = new Set([...a.received, ...b.received].map((r) => r.peer));
     assert.equal(peers.size, 2, `one connection per cluster: ${[...peers]}`);
   });
@@ -83,12 +89,19 @@ describe("HubTransport on loopback sockets", () => {
     const transport = new HubTransport({ clusters: parseClusters([`hub_server=${hubs.map((h) => h.target).join(",")}`]) });
     cleanups.push(() => transport.close());
     for (let i = 0; i < 9; i++) assert.equal((await transport.call(grpcCall())).ok, true);
-    assert.deepEqual(hubs.map((h) => h.received.length), [3, 3, 3]);
+    assert.deepEqual(
+      hubs.map((h) => h.received.length),
+      [3, 3, 3],
+    );
     for (const h of hubs) assert.equal(new Set(h.received.map((r) => r.peer)).size, 1, "one connection per hub, reused");
 
     hubs[0].script.push({ fail: { code: GRPC_CODES.UNAVAILABLE, details: "replica draining" } });
     const retried = await transport.call(grpcCall({ metadata: [retryPolicy(1, 1, 1)] }));
     assert.deepEqual([retried.ok, retried.attempts], [true, 2]);
-    assert.deepEqual(hubs.map((h) => h.received.length), [4, 4, 3], "the retry went to the second hub");
+    assert.deepEqual(
+      hubs.map((h) => h.received.length),
+      [4, 4, 3],
+      "the retry went to the second hub",
+    );
   });
 });

@@ -52,7 +52,10 @@ describe("HubTransport retries (fake clock)", () => {
       assert.equal(hub.received.length, maxRetry + 1);
       assert.deepEqual(clock.sleeps, Array(maxRetry).fill(80));
       assert.equal(failed.length, maxRetry + 1);
-      assert.deepEqual(failed.map((f) => f.retryInMs), [...Array(maxRetry).fill(80), undefined]);
+      assert.deepEqual(
+        failed.map((f) => f.retryInMs),
+        [...Array(maxRetry).fill(80), undefined],
+      );
       assert.equal(clock.pending(), 0, "every deadline timer is cancelled");
     });
 
@@ -103,7 +106,12 @@ describe("HubTransport retries (fake clock)", () => {
     });
   }
 
-  for (const [name, code] of [["UNKNOWN", GRPC_CODES.UNKNOWN], ["INTERNAL", GRPC_CODES.INTERNAL], ["ABORTED", GRPC_CODES.ABORTED], ["DEADLINE_EXCEEDED", GRPC_CODES.DEADLINE_EXCEEDED]] as const) {
+  for (const [name, code] of [
+    ["UNKNOWN", GRPC_CODES.UNKNOWN],
+    ["INTERNAL", GRPC_CODES.INTERNAL],
+    ["ABORTED", GRPC_CODES.ABORTED],
+    ["DEADLINE_EXCEEDED", GRPC_CODES.DEADLINE_EXCEEDED],
+  ] as const) {
     it(`${name} from the hub is retried`, async () => {
       make();
       hub.script = [{ fail: { code, details: "transient" } }, { echo: true }];
@@ -125,9 +133,7 @@ describe("HubTransport retries (fake clock)", () => {
     make();
     hub.script = [UNAVAILABLE, UNAVAILABLE, { echo: true }];
     const message = new Uint8Array([0x1a, 0x05, 0x72, 0x2d, 0x31, 0x2d, 0x37]);
-    const result = await transport.call(
-      grpcCall({ message, metadata: [retryPolicy(2), ["x-request-id", "abc"], ["x-trace-bin", "\x01\x02"]] }),
-    );
+    const result = await transport.call(grpcCall({ message, metadata: [retryPolicy(2), ["x-request-id", "abc"], ["x-trace-bin", "\x01\x02"]] }));
     assert.deepEqual(result, { ok: true, message, attempts: 3 });
     assert.equal(hub.received.length, 3);
     for (const r of hub.received) {
@@ -167,7 +173,13 @@ describe("HubTransport retries (fake clock)", () => {
     assert.deepEqual(result, { ok: false, code: GRPC_CODES.UNAVAILABLE, message: TIMEOUT_PREFIX, attempts: 2 });
     assert.deepEqual(clock.deadlines, [250, 250]);
     assert.deepEqual(clock.sleeps, [80]);
-    assert.deepEqual(failed.map((f) => [f.durationMs, f.retryInMs]), [[250, 80], [250, undefined]]);
+    assert.deepEqual(
+      failed.map((f) => [f.durationMs, f.retryInMs]),
+      [
+        [250, 80],
+        [250, undefined],
+      ],
+    );
   });
 
   it("timeoutMs 0 means the 5000 ms default", async () => {

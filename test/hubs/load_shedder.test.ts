@@ -41,7 +41,10 @@ describe("load shedder: modes (upstream's disabled / logonly / enforce)", () => 
   it("logonly judges as enforce would, but the call is to be served", () => {
     const s = shedder({ mode: "logonly", maxRequestsPerSecond: 1 }, () => 0);
     const verdicts = Array.from({ length: 3 }, () => s.judge());
-    assert.deepEqual(verdicts.map((v) => v.action), ["serve", "log", "log"]);
+    assert.deepEqual(
+      verdicts.map((v) => v.action),
+      ["serve", "log", "log"],
+    );
     assert.deepEqual(verdicts[1], { action: "log", evaluator: "rateLimit", reason: "more than 1 requests per second (burst 0)" });
     assert.deepEqual(s.inertThresholds, []);
   });

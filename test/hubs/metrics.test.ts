@@ -10,7 +10,9 @@ import { compileRegex } from "../../host/regex/engine.ts";
 import { metricValue } from "./support/hub_process.ts";
 
 function loaded(yaml: string, errors: string[] = []): LoadedConfig {
-  const resources = parseDocuments(yaml, "test.yaml").filter(isHubDocument).map((d) => decodeHubDocument(d, { defaultNamespace: "mesh-system", compileRegex }, []));
+  const resources = parseDocuments(yaml, "test.yaml")
+    .filter(isHubDocument)
+    .map((d) => decodeHubDocument(d, { defaultNamespace: "mesh-system", compileRegex }, []));
   const built = buildHubConfig(resources, "mesh-system");
   return { config: built.config, resources, errors: [...errors, ...built.problems], matchErrors: 0 };
 }
@@ -56,7 +58,11 @@ describe("hub config gauges", () => {
     assert.equal(errorKind("/etc/hub/r.yaml: HubRule mesh-system/deny: spec.actions[0]: unknown action"), "rule");
     assert.equal(errorKind("/etc/hub/bad.yaml: line 3: bad indentation"), "rule");
     const m = new HubMetrics();
-    m.configApplied(loaded(quota("a", 1) + doc("HubQuota", "a2", "{name: a, maxAmount: 1, validDuration: 1s}"), ["/etc/hub/r.yaml: HubRule mesh-system/deny: spec.actions[0]: unknown action"]));
+    m.configApplied(
+      loaded(quota("a", 1) + doc("HubQuota", "a2", "{name: a, maxAmount: 1, validDuration: 1s}"), [
+        "/etc/hub/r.yaml: HubRule mesh-system/deny: spec.actions[0]: unknown action",
+      ]),
+    );
     const text = await m.registry.metrics();
     assert.equal(metricValue(text, "hub_config_handler_validation_error_total"), 1, "the duplicate quota name");
     assert.equal(metricValue(text, "hub_config_rule_config_errors_total"), 1);

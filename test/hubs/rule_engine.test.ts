@@ -41,7 +41,10 @@ function evaluate(config: HubConfig, values: Parameters<typeof attrs>[0]) {
 describe("rule engine: preconditions", () => {
   it("matches exact, prefix and full-string regex; any match of the list, all clauses of a match", () => {
     const config = configOf(
-      rule("r", `{match: [{clause: {request.path: {regex: "/a/[0-9]+"}, request.method: {exact: GET}}}, {clause: {request.host: {prefix: "admin."}}}], actions: [{deny: {}}]}`),
+      rule(
+        "r",
+        `{match: [{clause: {request.path: {regex: "/a/[0-9]+"}, request.method: {exact: GET}}}, {clause: {request.host: {prefix: "admin."}}}], actions: [{deny: {}}]}`,
+      ),
     );
     assert.equal(evaluate(config, { "request.path": "/a/12", "request.method": "GET" }).code, 7);
     assert.equal(evaluate(config, { "request.path": "/a/12x", "request.method": "GET" }).code, 0, "regex is anchored at both ends");
@@ -51,14 +54,18 @@ describe("rule engine: preconditions", () => {
   });
 
   it("only string values match; {} requires presence", () => {
-    const config = configOf(rule("r", `{match: [{clause: {response.code: {exact: "200"}}}, {clause: {request.id: {}}}], actions: [{deny: {code: ABORTED, message: m}}]}`));
+    const config = configOf(
+      rule("r", `{match: [{clause: {response.code: {exact: "200"}}}, {clause: {request.id: {}}}], actions: [{deny: {code: ABORTED, message: m}}]}`),
+    );
     assert.equal(evaluate(config, { "response.code": 200n }).code, 0);
     assert.equal(evaluate(config, { "response.code": "200" }).code, 10);
     assert.equal(evaluate(config, { "request.id": "x" }).code, 10);
   });
 
   it("references exactly what it looked at, stopping once the answer is known", () => {
-    const config = configOf(rule("r", `{match: [{clause: {request.path: {exact: /x}}}, {clause: {"request.headers[x-user]": {exact: bob}}}], actions: [{deny: {}}]}`));
+    const config = configOf(
+      rule("r", `{match: [{clause: {request.path: {exact: /x}}}, {clause: {"request.headers[x-user]": {exact: bob}}}], actions: [{deny: {}}]}`),
+    );
     assert.deepEqual(evaluate(config, { "request.path": "/x" }).referenced, ["request.path:EXACT"]);
     assert.deepEqual(evaluate(config, { "request.path": "/y" }).referenced, ["request.headers[x-user]:ABSENCE", "request.path:EXACT"]);
     assert.deepEqual(evaluate(config, { "request.headers": { "x-user": "bob" } }).referenced, ["request.headers[x-user]:EXACT", "request.path:ABSENCE"]);
@@ -81,8 +88,16 @@ describe("rule engine: preconditions", () => {
   });
 
   it("evaluates in namespace/name order: the first denial decides", () => {
-    const config = configOf(rule("zeta", `{actions: [{deny: {message: zeta}}]}`) + rule("alpha", `{actions: [{deny: {message: alpha}}]}`) + rule("a", `{actions: [{deny: {message: other-ns}}]}`, "aaa"), "zzz");
-    assert.deepEqual(config.rules.map((r) => r.id), ["HubRule aaa/a", "HubRule zzz/alpha", "HubRule zzz/zeta"]);
+    const config = configOf(
+      rule("zeta", `{actions: [{deny: {message: zeta}}]}`) +
+        rule("alpha", `{actions: [{deny: {message: alpha}}]}`) +
+        rule("a", `{actions: [{deny: {message: other-ns}}]}`, "aaa"),
+      "zzz",
+    );
+    assert.deepEqual(
+      config.rules.map((r) => r.id),
+      ["HubRule aaa/a", "HubRule zzz/alpha", "HubRule zzz/zeta"],
+    );
     assert.equal(evaluate(config, {}).message, "alpha");
   });
 
@@ -137,12 +152,14 @@ spec: {name: requests, maxAmount: 10, validDuration: 1s, overrides: [{dimensions
 });
 
 describe("check()", () => {
-  const config = configOf(`---
+  const config = configOf(
+    `---
 apiVersion: config.mesh.io/v1alpha2
 kind: HubQuota
 metadata: {name: rq}
 spec: {name: requests, maxAmount: 2, validDuration: 2s}
-` + rule("r", `{match: [{clause: {request.path: {exact: /deny}}}], actions: [{deny: {}}]}`));
+` + rule("r", `{match: [{clause: {request.path: {exact: /deny}}}], actions: [{deny: {}}]}`),
+  );
   const dispatches: string[] = [];
   let clock = 0;
   const ctx = { config, quotas: new MemQuotaStore(() => clock), dictionary, onDispatch: (h: string, v: string) => dispatches.push(`${v} ${h}`) };
@@ -183,7 +200,8 @@ spec: {name: requests, maxAmount: 2, validDuration: 2s}
   it("throws INVALID_ARGUMENT for unknown words", () => {
     assert.throws(
       () => check(ctx, { attributes: { strings: { "-1": 0 } }, globalWordCount: 0 }),
-      (e: unknown) => e instanceof RpcError && e.code === 3 && /^Request could not be processed due to invalid attributes: strings: attribute name -1/.test(e.message),
+      (e: unknown) =>
+        e instanceof RpcError && e.code === 3 && /^Request could not be processed due to invalid attributes: strings: attribute name -1/.test(e.message),
     );
   });
 });

@@ -135,14 +135,18 @@ describe("hubs server: Check", () => {
     const ask = () => hub.client.check(checkRequest({ "request.path": "/api/q", "request.method": "GET" }, { requests: { amount: 1 } }));
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push((await ask()).response!.quotas!.requests);
-    assert.deepEqual(answers.map((a) => a.grantedAmount ?? 0), [1, 1, 1, 0]);
+    assert.deepEqual(
+      answers.map((a) => a.grantedAmount ?? 0),
+      [1, 1, 1, 0],
+    );
     const valid = answers[0].validDuration?.seconds ?? 0;
     assert.ok(valid > 200 && valid <= 300, `a grant is valid for what is left of the fixed window (300 s): ${valid}`);
     assert.equal(answers[3].validDuration?.seconds ?? 0, 0, "nothing granted: valid for no time");
   });
 
   it("quota: refill after the window", async () => {
-    const ask = (bestEffort: boolean, amount: number) => hub.client.check(checkRequest({ "request.path": "/burst/q", "request.method": "GET" }, { burst: { amount, bestEffort } }));
+    const ask = (bestEffort: boolean, amount: number) =>
+      hub.client.check(checkRequest({ "request.path": "/burst/q", "request.method": "GET" }, { burst: { amount, bestEffort } }));
     assert.equal((await ask(false, 3)).response!.quotas!.burst.grantedAmount, 3, "a fresh window grants its maximum");
     await new Promise((r) => setTimeout(r, 1100));
     const refilled = await ask(true, 5);
@@ -150,7 +154,8 @@ describe("hubs server: Check", () => {
   });
 
   it("quota: an override by dimension has its own counter and maximum", async () => {
-    const ask = () => hub.client.check(checkRequest({ "request.path": "/api/vip", "request.method": "GET", "source.user": "vip" }, { requests: { amount: 4 } }));
+    const ask = () =>
+      hub.client.check(checkRequest({ "request.path": "/api/vip", "request.method": "GET", "source.user": "vip" }, { requests: { amount: 4 } }));
     assert.equal((await ask()).response!.quotas!.requests.grantedAmount, 4);
     assert.equal((await ask()).response!.quotas!.requests.grantedAmount ?? 0, 0, "all or nothing: 2 left, 4 asked");
   });
@@ -197,8 +202,14 @@ describe("hubs server: Check", () => {
 
   it("exports gRPC and hub counters", async () => {
     const text = await metricsText(hub);
-    assert.ok((metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="OK"}') ?? 0) >= 10, text);
-    assert.ok((metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="INVALID_ARGUMENT"}') ?? 0) >= 3);
+    assert.ok(
+      (metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="OK"}') ?? 0) >= 10,
+      text,
+    );
+    assert.ok(
+      (metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="INVALID_ARGUMENT"}') ??
+        0) >= 3,
+    );
     assert.ok((metricValue(text, 'grpc_server_msg_received_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check"}') ?? 0) >= 10);
     assert.equal(metricValue(text, "hub_config_rule_configs_total"), 5);
     assert.equal(metricValue(text, "hub_config_rule_config_errors_total"), 0);

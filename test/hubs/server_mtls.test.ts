@@ -29,15 +29,26 @@ interface ClientTls {
 /** One empty Report over a channel of its own: the status code, or OK. */
 function report(address: string, tls: ClientTls | undefined): Promise<{ code: number; details: string }> {
   const credentials = tls
-    ? grpc.credentials.createSsl(Buffer.from(tls.rootPem), tls.keyPem ? Buffer.from(tls.keyPem) : null, tls.certChainPem ? Buffer.from(tls.certChainPem) : null, {
-        // Secure naming instead of host names: the hub must be the hub's identity.
-        checkServerIdentity: (_host, cert) => (cert.subjectaltname === `URI:${HUB_ID}` ? undefined : new Error(`hub is ${cert.subjectaltname}`)),
-      })
+    ? grpc.credentials.createSsl(
+        Buffer.from(tls.rootPem),
+        tls.keyPem ? Buffer.from(tls.keyPem) : null,
+        tls.certChainPem ? Buffer.from(tls.certChainPem) : null,
+        {
+          // Secure naming instead of host names: the hub must be the hub's identity.
+          checkServerIdentity: (_host, cert) => (cert.subjectaltname === `URI:${HUB_ID}` ? undefined : new Error(`hub is ${cert.subjectaltname}`)),
+        },
+      )
     : grpc.credentials.createInsecure();
   const client = new grpc.Client(address, credentials);
   return new Promise<{ code: number; details: string }>((resolve) => {
-    client.makeUnaryRequest(REPORT.path, REPORT.requestSerialize, REPORT.responseDeserialize, Buffer.alloc(0), new grpc.Metadata(), { deadline: Date.now() + 20_000 }, (err) =>
-      resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: "" }),
+    client.makeUnaryRequest(
+      REPORT.path,
+      REPORT.requestSerialize,
+      REPORT.responseDeserialize,
+      Buffer.alloc(0),
+      new grpc.Metadata(),
+      { deadline: Date.now() + 20_000 },
+      (err) => resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: "" }),
     );
   }).finally(() => client.close());
 }
@@ -45,7 +56,23 @@ function report(address: string, tls: ClientTls | undefined): Promise<{ code: nu
 async function startTlsHub(files: { caCertFile: string; certFile: string; keyFile: string }, env: NodeJS.ProcessEnv = {}): Promise<Daemon<HubListening>> {
   return startDaemon(
     HUBS_BIN,
-    ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--caCertFile", files.caCertFile, "--certFile", files.certFile, "--keyFile", files.keyFile],
+    [
+      "server",
+      "--address",
+      "tcp://127.0.0.1:0",
+      "--monitoringPort",
+      "0",
+      "--ctrlz_port",
+      "0",
+      "--ctrlz_address",
+      "127.0.0.1",
+      "--caCertFile",
+      files.caCertFile,
+      "--certFile",
+      files.certFile,
+      "--keyFile",
+      files.keyFile,
+    ],
     "hubs listening ",
     60_000,
     { ...process.env, ...env },
@@ -97,7 +124,12 @@ describe("hubs server over mutual TLS (processes)", () => {
   });
 
   it("answers a workload that presents its mesh certificate", async () => {
-    const wc = await requestWorkloadCertificate({ address: ca.address, identity: "spiffe://cluster.local/ns/foo/sa/sleep", keyAlgorithm: "ECDSA", auth: await ca.firstRequestAuth("foo", "sleep") });
+    const wc = await requestWorkloadCertificate({
+      address: ca.address,
+      identity: "spiffe://cluster.local/ns/foo/sa/sleep",
+      keyAlgorithm: "ECDSA",
+      auth: await ca.firstRequestAuth("foo", "sleep"),
+    });
     assert.deepEqual(await report(address, { rootPem: wc.rootPem, keyPem: wc.keyPem, certChainPem: wc.certChainPem }), { code: grpc.status.OK, details: "" });
   });
 
@@ -109,8 +141,16 @@ describe("hubs server over mutual TLS (processes)", () => {
   it("refuses a certificate from another CA at the handshake", async () => {
     const other = await startMeshCa();
     try {
-      const foreign = await requestWorkloadCertificate({ address: other.address, identity: "spiffe://cluster.local/ns/foo/sa/sleep", keyAlgorithm: "ECDSA", auth: await other.firstRequestAuth("foo", "sleep") });
-      assert.equal((await report(address, { rootPem: readFileSync(files.caCertFile, "utf8"), keyPem: foreign.keyPem, certChainPem: foreign.certChainPem })).code, grpc.status.UNAVAILABLE);
+      const foreign = await requestWorkloadCertificate({
+        address: other.address,
+        identity: "spiffe://cluster.local/ns/foo/sa/sleep",
+        keyAlgorithm: "ECDSA",
+        auth: await other.firstRequestAuth("foo", "sleep"),
+      });
+      assert.equal(
+        (await report(address, { rootPem: readFileSync(files.caCertFile, "utf8"), keyPem: foreign.keyPem, certChainPem: foreign.certChainPem })).code,
+        grpc.status.UNAVAILABLE,
+      );
     } finally {
       await other.stop();
     }
@@ -131,7 +171,11 @@ describe("hubs server over mutual TLS (processes)", () => {
   });
 
   it("exits 1 naming the file when a mutual TLS file is missing or the key does not match", () => {
-    const run = (args: string[]) => spawnSync(process.execPath, [HUBS_BIN, "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", ...args], { encoding: "utf8", timeout: 120_000 });
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, [HUBS_BIN, "server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", ...args], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
     const missing = run(["--certFile", "/nonexistent/cert-chain.pem", "--caCertFile", files.caCertFile, "--keyFile", files.keyFile]);
     assert.equal(missing.status, 1, missing.stdout + missing.stderr);
     assert.match(missing.stdout + missing.stderr, /--certFile \/nonexistent\/cert-chain.pem/);
@@ -142,7 +186,12 @@ describe("hubs server over mutual TLS (processes)", () => {
 
   it("without the flags and without /etc/certs, serves plain text and logs it", async () => {
     assert.ok(!existsSync("/etc/certs/cert-chain.pem"), "this machine mounts certificates at /etc/certs: the default is mutual TLS there");
-    const plain = await startDaemon<HubListening>(HUBS_BIN, ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"], "hubs listening ", 60_000);
+    const plain = await startDaemon<HubListening>(
+      HUBS_BIN,
+      ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+      "hubs listening ",
+      60_000,
+    );
     try {
       assert.equal(plain.listening.grpcTls, false);
       assert.match(plain.output(), /gRPC is plain text/);

@@ -45,7 +45,10 @@ describe("hubs server: operations", () => {
       assert.match(unavailable[0].details, /load shedding/);
       const text = await metricsText(hub);
       assert.equal(metricValue(text, "hub_loadshedding_requests_throttled_total"), unavailable.length);
-      assert.equal(metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="UNAVAILABLE"}'), unavailable.length);
+      assert.equal(
+        metricValue(text, 'grpc_server_handled_total{grpc_type="unary",grpc_service="mesh.hub.v1.Hub",grpc_method="Check",grpc_code="UNAVAILABLE"}'),
+        unavailable.length,
+      );
     } finally {
       await hub.stop();
     }
@@ -56,7 +59,10 @@ describe("hubs server: operations", () => {
     try {
       const results = [];
       for (let i = 0; i < 5; i++) results.push(await hub.client.check(checkRequest({ "request.path": "/" })));
-      assert.deepEqual(results.map((r) => r.code), [0, 0, 0, 0, 0]);
+      assert.deepEqual(
+        results.map((r) => r.code),
+        [0, 0, 0, 0, 0],
+      );
       const text = await metricsText(hub);
       assert.ok(metricValue(text, "hub_loadshedding_requests_logged_only_total")! >= 3, text);
       assert.equal(metricValue(text, "hub_loadshedding_requests_throttled_total"), 0);
@@ -110,12 +116,18 @@ describe("hubs server: operations", () => {
       writeConfig(dir, "a.yaml", denyRule("deny-a", "/a").replace("exact:", "exactly:"));
       await waitFor("the error counted", async () => metricValue(await metricsText(hub), "hub_config_rule_config_errors_total") === 1 || undefined);
       assert.equal(await denied("/a"), "deny-a", "the last good a.yaml is still in force");
-      assert.match(hub.output(), /a\.yaml: HubRule ops\/deny-a: spec\.match\[0\]\.clause\[request\.path\]\.exactly: unknown field in a StringMatch \(known: exact, prefix, regex\); keeping its last good version/);
+      assert.match(
+        hub.output(),
+        /a\.yaml: HubRule ops\/deny-a: spec\.match\[0\]\.clause\[request\.path\]\.exactly: unknown field in a StringMatch \(known: exact, prefix, regex\); keeping its last good version/,
+      );
 
       writeConfig(dir, "c.yaml", denyRule("deny-c", "/c").replace('{exact: "/c"}', '{regex: "(?=x)"}'));
       await waitFor("the regex error counted", async () => metricValue(await metricsText(hub), "hub_config_rule_config_match_error_total") === 1 || undefined);
       assert.equal(await denied("/c"), undefined, "a file that never decoded contributes nothing");
-      assert.match(hub.output(), /c\.yaml: HubRule ops\/deny-c: spec\.match\[0\]\.clause\[request\.path\]\.regex: regex "\(\?=x\)" is not supported: unsupported regex construct: lookahead/);
+      assert.match(
+        hub.output(),
+        /c\.yaml: HubRule ops\/deny-c: spec\.match\[0\]\.clause\[request\.path\]\.regex: regex "\(\?=x\)" is not supported: unsupported regex construct: lookahead/,
+      );
 
       writeConfig(dir, "a.yaml", denyRule("deny-a", "/a2"));
       rmSync(join(dir, "c.yaml"));
@@ -126,7 +138,10 @@ describe("hubs server: operations", () => {
       assert.equal(metricValue(text, "hub_config_rule_configs_total"), 2);
 
       const ctrlz = (await (await fetch(`${hub.ctrlzUrl}/json`)).json()) as { rules: Array<{ id: string }>; info: { version: string }; uptimeSeconds: number };
-      assert.deepEqual(ctrlz.rules.map((r) => r.id), ["HubRule ops/deny-a", "HubRule ops/deny-b"]);
+      assert.deepEqual(
+        ctrlz.rules.map((r) => r.id),
+        ["HubRule ops/deny-a", "HubRule ops/deny-b"],
+      );
     } finally {
       assert.equal(await hub.stop(), 0);
     }
@@ -136,7 +151,16 @@ describe("hubs server: operations", () => {
     const dir = tempDir();
     const live = join(dir, "live");
     const ready = join(dir, "ready");
-    const hub = await startHub(["--livenessProbePath", live, "--livenessProbeInterval", "100ms", "--readinessProbePath", ready, "--readinessProbeInterval", "100ms"]);
+    const hub = await startHub([
+      "--livenessProbePath",
+      live,
+      "--livenessProbeInterval",
+      "100ms",
+      "--readinessProbePath",
+      ready,
+      "--readinessProbeInterval",
+      "100ms",
+    ]);
     try {
       await waitFor("probe files", () => (existsSync(live) && existsSync(ready)) || undefined);
       const first = statSync(ready).mtimeMs;
@@ -169,7 +193,13 @@ describe("hubs server: operations", () => {
       let levels = (await (await fetch(`${hub.ctrlzUrl}/logging`)).json()) as Record<string, string>;
       assert.equal(levels.api, "warn");
       assert.equal(levels.adapters, "info");
-      levels = (await (await fetch(`${hub.ctrlzUrl}/logging`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ scope: "api", level: "debug" }) })).json()) as Record<string, string>;
+      levels = (await (
+        await fetch(`${hub.ctrlzUrl}/logging`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ scope: "api", level: "debug" }),
+        })
+      ).json()) as Record<string, string>;
       assert.equal(levels.api, "debug");
       const bad = await fetch(`${hub.ctrlzUrl}/logging?scope=nope&level=debug`);
       assert.equal(bad.status, 400);
@@ -200,7 +230,19 @@ describe("hubs server: operations", () => {
     const store = await hubsCommand(["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--configStoreURL", "mcps://x"]);
     assert.equal(store.code, 2);
     assert.match(store.stderr, /^hubs server: --configStoreURL "mcps:\/\/x": this hub supports fs:\/\/DIR only/);
-    const wait = await hubsCommand(["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--configStoreURL", "fs:///nonexistent/dir", "--configWaitTimeout", "200ms"]);
+    const wait = await hubsCommand([
+      "server",
+      "--address",
+      "tcp://127.0.0.1:0",
+      "--monitoringPort",
+      "0",
+      "--ctrlz_port",
+      "0",
+      "--configStoreURL",
+      "fs:///nonexistent/dir",
+      "--configWaitTimeout",
+      "200ms",
+    ]);
     assert.equal(wait.code, 1);
     assert.match(wait.stderr, /did not appear within the config wait timeout/);
   });

@@ -6,7 +6,18 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { messageType } from "../../host/wire/protos.ts";
-import { attrs, checkRequest, DICTIONARY, metricsText, metricValue, reportRequest, startHub, tempDir, writeConfig, type HubProcess } from "./support/hub_process.ts";
+import {
+  attrs,
+  checkRequest,
+  DICTIONARY,
+  metricsText,
+  metricValue,
+  reportRequest,
+  startHub,
+  tempDir,
+  writeConfig,
+  type HubProcess,
+} from "./support/hub_process.ts";
 import { encodeAttributes, MessageWords } from "../../host/wire/compressed.ts";
 
 // Encodes `request` and replaces the placeholder QQQ (3 bytes) with ED BF BF: a lone surrogate's WTF-8, not UTF-8.
@@ -25,13 +36,23 @@ describe("hubs server: per-request refusal", () => {
   before(async () => {
     const dir = tempDir();
     logPath = join(dir, "access.jsonl");
-    writeConfig(dir, "log.yaml", "apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: telemetry}\nspec: {path: access.jsonl}\n");
+    writeConfig(
+      dir,
+      "log.yaml",
+      "apiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: telemetry}\nspec: {path: access.jsonl}\n",
+    );
     hub = await startHub(["--configStoreURL", `fs://${dir}`]);
   });
   after(async () => {
     assert.equal(await hub.stop(), 0);
   });
-  const lines = () => (existsSync(logPath) ? readFileSync(logPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+  const lines = () =>
+    existsSync(logPath)
+      ? readFileSync(logPath, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+      : [];
 
   it("a Check carrying invalid UTF-8 is refused with INVALID_ARGUMENT naming the field", async () => {
     const r = await hub.client.callRaw("Check", withInvalidUtf8("mesh.hub.v1.CheckRequest", checkRequest({ "source.uid": "QQQ" })));
@@ -49,13 +70,21 @@ describe("hubs server: per-request refusal", () => {
     ]);
     const r = await hub.client.callRaw("Report", withInvalidUtf8("mesh.hub.v1.ReportRequest", request));
     assert.equal(r.code, 0, r.details);
-    assert.deepEqual(lines().map((l) => l.attributes["request.path"].stringValue), ["/ok-1", "/ok-2"]);
+    assert.deepEqual(
+      lines().map((l) => l.attributes["request.path"].stringValue),
+      ["/ok-1", "/ok-2"],
+    );
   });
 
   it("a Report entry with an unknown word is refused alone", async () => {
     const words = new MessageWords(DICTIONARY);
     const good = encodeAttributes(attrs({ "request.path": "/ok-3" }), DICTIONARY, words);
-    const r = await hub.client.report({ attributes: [{ strings: { "17": -40 } }, good], defaultWords: words.words, globalWordCount: DICTIONARY.size, repeatedAttributesSemantics: 1 });
+    const r = await hub.client.report({
+      attributes: [{ strings: { "17": -40 } }, good],
+      defaultWords: words.words,
+      globalWordCount: DICTIONARY.size,
+      repeatedAttributesSemantics: 1,
+    });
     assert.equal(r.code, 0, r.details);
     assert.equal(lines().at(-1).attributes["request.path"].stringValue, "/ok-3");
   });

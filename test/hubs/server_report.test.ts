@@ -28,7 +28,13 @@ spec: {path: access.jsonl}
     assert.equal(await hub.stop(), 0);
   });
 
-  const lines = () => (existsSync(logPath) ? readFileSync(logPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+  const lines = () =>
+    existsSync(logPath)
+      ? readFileSync(logPath, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+      : [];
 
   it("appends one JSON line per reported request (batch, shared default_words)", async () => {
     const r = await hub.client.report(
@@ -46,14 +52,23 @@ spec: {path: access.jsonl}
       "request.path": { stringValue: "/a" },
       "response.code": { int64Value: "200" },
     });
-    assert.deepEqual(got[1].attributes, { "connection.mtls": { boolValue: true }, "request.path": { stringValue: "/b" }, "response.code": { int64Value: "503" } });
+    assert.deepEqual(got[1].attributes, {
+      "connection.mtls": { boolValue: true },
+      "request.path": { stringValue: "/b" },
+      "response.code": { int64Value: "503" },
+    });
   });
 
   it("applies DELTA_ENCODING entries onto the previous one", async () => {
     const words = new MessageWords(DICTIONARY);
     const first = encodeAttributes(attrs({ "request.path": "/d1", "source.name": "web" }), DICTIONARY, words);
     const second = encodeAttributes(attrs({ "request.path": "/d2" }), DICTIONARY, words);
-    const r = await hub.client.report({ attributes: [first, second], defaultWords: words.words, globalWordCount: DICTIONARY.size, repeatedAttributesSemantics: 0 });
+    const r = await hub.client.report({
+      attributes: [first, second],
+      defaultWords: words.words,
+      globalWordCount: DICTIONARY.size,
+      repeatedAttributesSemantics: 0,
+    });
     assert.equal(r.code, 0, r.details);
     const got = lines().slice(-2);
     assert.deepEqual(got[1].attributes, { "request.path": { stringValue: "/d2" }, "source.name": { stringValue: "web" } });
@@ -61,9 +76,17 @@ spec: {path: access.jsonl}
 
   it("rejects a batch with an unknown word, writing nothing", async () => {
     const before = lines().length;
-    const r = await hub.client.report({ attributes: [{ strings: { "17": -4 } }], defaultWords: ["x"], globalWordCount: DICTIONARY.size, repeatedAttributesSemantics: 1 });
+    const r = await hub.client.report({
+      attributes: [{ strings: { "17": -4 } }],
+      defaultWords: ["x"],
+      globalWordCount: DICTIONARY.size,
+      repeatedAttributesSemantics: 1,
+    });
     assert.equal(r.code, 3);
-    assert.match(r.details, /^Request could not be processed due to invalid attributes: attributes\[0\]: strings: value of request.path -4 is not a message word/);
+    assert.match(
+      r.details,
+      /^Request could not be processed due to invalid attributes: attributes\[0\]: strings: value of request.path -4 is not a message word/,
+    );
     assert.equal(lines().length, before);
   });
 

@@ -19,9 +19,30 @@ const accessLog = join(dir, "hub", "access.jsonl");
 
 /** The demo configuration as objects, as an application may pass it. */
 const CONFIG_DOCUMENTS = [
-  { apiVersion: "config.mesh.io/v1alpha2", kind: "HttpClientConfig", metadata: { name: "app", namespace: "demo" }, spec: { defaultDestinationService: "petstore.demo.svc.cluster.local", transport: { reportBatchMaxTime: "0.1s", networkFailPolicy: { policy: "FAIL_CLOSE" } } } },
-  { apiVersion: "config.mesh.io/v1alpha2", kind: "HTTPAPISpec", metadata: { name: "petstore", namespace: "demo" }, spec: { patterns: [{ httpMethod: "GET", uriTemplate: "/pets/{id}", attributes: { attributes: { "api.operation": { stringValue: "getPet" } } } }], apiKeys: [{ header: "x-api-key" }] } },
-  { apiVersion: "config.mesh.io/v1alpha2", kind: "HTTPAPISpecBinding", metadata: { name: "petstore", namespace: "demo" }, spec: { services: [{ name: "petstore" }], apiSpecs: [{ name: "petstore" }] } },
+  {
+    apiVersion: "config.mesh.io/v1alpha2",
+    kind: "HttpClientConfig",
+    metadata: { name: "app", namespace: "demo" },
+    spec: {
+      defaultDestinationService: "petstore.demo.svc.cluster.local",
+      transport: { reportBatchMaxTime: "0.1s", networkFailPolicy: { policy: "FAIL_CLOSE" } },
+    },
+  },
+  {
+    apiVersion: "config.mesh.io/v1alpha2",
+    kind: "HTTPAPISpec",
+    metadata: { name: "petstore", namespace: "demo" },
+    spec: {
+      patterns: [{ httpMethod: "GET", uriTemplate: "/pets/{id}", attributes: { attributes: { "api.operation": { stringValue: "getPet" } } } }],
+      apiKeys: [{ header: "x-api-key" }],
+    },
+  },
+  {
+    apiVersion: "config.mesh.io/v1alpha2",
+    kind: "HTTPAPISpecBinding",
+    metadata: { name: "petstore", namespace: "demo" },
+    spec: { services: [{ name: "petstore" }], apiSpecs: [{ name: "petstore" }] },
+  },
 ];
 
 function h2get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
@@ -56,13 +77,22 @@ describe("createFilter: options decoded once, with errors naming the document an
   it("documents given as objects are named options.config; an HttpClientConfig is required", async () => {
     await assert.rejects(createFilter({ config: [CONFIG_DOCUMENTS[1]], hub: "127.0.0.1:9" }), /options\.config.*HttpClientConfig/);
     const typo = [{ ...CONFIG_DOCUMENTS[0], spec: { transport: { networkFailPolicy: { policy: "FAIL_SOMETIMES" } } } }];
-    await assert.rejects(createFilter({ config: typo, hub: "127.0.0.1:9" }), /options\.config: HttpClientConfig demo\/app: spec\.transport\.networkFailPolicy\.policy/);
+    await assert.rejects(
+      createFilter({ config: typo, hub: "127.0.0.1:9" }),
+      /options\.config: HttpClientConfig demo\/app: spec\.transport\.networkFailPolicy\.policy/,
+    );
   });
 
   it("a hub address that cannot be used names the option", async () => {
     await assert.rejects(createFilter({ config: CONFIG_DOCUMENTS, hub: "hub" }), /options\.hub: the port is missing/);
-    await assert.rejects(createFilter({ config: CONFIG_DOCUMENTS, hub: { check: "127.0.0.1:9" } }), /options\.hub\.address: expected the report cluster's address/);
-    await assert.rejects(createFilter({ config: CONFIG_DOCUMENTS, hub: { address: "127.0.0.1:9", tls: { caFile: join(dir, "none.pem"), certFile: "c", keyFile: "k" } } }), /options\.hub\.tls\.caFile: .*none\.pem: ENOENT/);
+    await assert.rejects(
+      createFilter({ config: CONFIG_DOCUMENTS, hub: { check: "127.0.0.1:9" } }),
+      /options\.hub\.address: expected the report cluster's address/,
+    );
+    await assert.rejects(
+      createFilter({ config: CONFIG_DOCUMENTS, hub: { address: "127.0.0.1:9", tls: { caFile: join(dir, "none.pem"), certFile: "c", keyFile: "k" } } }),
+      /options\.hub\.tls\.caFile: .*none\.pem: ENOENT/,
+    );
   });
 });
 
@@ -76,7 +106,10 @@ describe("the embedded filter against hubs server", () => {
   before(async () => {
     const hubDir = join(dir, "hub");
     mkdirSync(hubDir);
-    writeFileSync(join(hubDir, "rules.yaml"), `${HUB_RULES}---\napiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`);
+    writeFileSync(
+      join(hubDir, "rules.yaml"),
+      `${HUB_RULES}---\napiVersion: config.mesh.io/v1alpha2\nkind: HubAccessLog\nmetadata: {name: all, namespace: mesh-system}\nspec: {path: ${accessLog}}\n`,
+    );
     hub = await startHub(["--configStoreURL", `fs://${hubDir}`, "--configDefaultNamespace", "mesh-system"]);
     filter = await createFilter({ config: CONFIG_DOCUMENTS, hub: `127.0.0.1:${hub.listeners.grpcPort}`, registry, metricsPrefix: "app_" });
     const middleware = filter.middleware({ skip: (req) => req.url === "/healthz" });
@@ -101,17 +134,30 @@ describe("the embedded filter against hubs server", () => {
     assert.equal(line.attributes["request.api_key"]?.stringValue, "h2-key");
     assert.equal(line.attributes["api.operation"]?.stringValue, "getPet");
     assert.equal(line.attributes["context.protocol"]?.stringValue, "http");
-    assert.equal(accessLogLines().some((l) => l.attributes["request.path"]?.stringValue === "/healthz"), false, "a skipped request is not reported");
+    assert.equal(
+      accessLogLines().some((l) => l.attributes["request.path"]?.stringValue === "/healthz"),
+      false,
+      "a skipped request is not reported",
+    );
   });
 
   it("check() with connection facts; its report carries them and the outcome given", async () => {
-    const decision = await filter.check({ method: "GET", path: "/pets/2", headers: { "X-Api-Key": "direct", host: "petstore" }, sourceAddress: "10.1.2.3", sourcePort: 4567 });
+    const decision = await filter.check({
+      method: "GET",
+      path: "/pets/2",
+      headers: { "X-Api-Key": "direct", host: "petstore" },
+      sourceAddress: "10.1.2.3",
+      sourcePort: 4567,
+    });
     assert.equal(decision.allowed, true);
     assert.equal(decision.status, 200);
     decision.report({ status: 201, responseBytes: 42, durationMs: 5, headers: { "X-Served-By": "test", "set-cookie": ["a=1", "b=2"] } });
     decision.report({ status: 500 });
     const denied = await filter.check({ method: "GET", path: "/admin" });
-    assert.deepEqual({ allowed: denied.allowed, status: denied.status, body: denied.body, type: denied.headers["content-type"] }, { allowed: false, status: 403, body: "PERMISSION_DENIED:admins only", type: "text/plain" });
+    assert.deepEqual(
+      { allowed: denied.allowed, status: denied.status, body: denied.body, type: denied.headers["content-type"] },
+      { allowed: false, status: 403, body: "PERMISSION_DENIED:admins only", type: "text/plain" },
+    );
     denied.report();
     const line = await waitFor("the report of check()'s request", () => accessLogLines().find((l) => l.attributes["request.path"]?.stringValue === "/pets/2"));
     assert.equal(line.attributes["response.code"]?.int64Value, "201");
@@ -146,5 +192,8 @@ describe("the embedded filter against hubs server", () => {
 type Line = { attributes: Record<string, { stringValue?: string; int64Value?: string; stringMapValue?: { entries?: Record<string, string> } }> };
 function accessLogLines(): Line[] {
   if (!existsSync(accessLog)) return [];
-  return readFileSync(accessLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Line);
+  return readFileSync(accessLog, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
 }

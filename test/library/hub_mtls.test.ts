@@ -10,9 +10,24 @@ import { createFilter } from "../../host/library/index.ts";
 import { type Daemon, startDaemon, tempDir } from "../support/processes.ts";
 
 const CONFIG = [
-  { apiVersion: "config.mesh.io/v1alpha2", kind: "HttpClientConfig", metadata: { name: "app", namespace: "demo" }, spec: { defaultDestinationService: "petstore.demo.svc.cluster.local", transport: { networkFailPolicy: { policy: "FAIL_CLOSE", maxRetry: 0 } } } },
-  { apiVersion: "config.mesh.io/v1alpha2", kind: "HTTPAPISpec", metadata: { name: "petstore", namespace: "demo" }, spec: { patterns: [{ httpMethod: "GET", uriTemplate: "/pets/{id}" }] } },
-  { apiVersion: "config.mesh.io/v1alpha2", kind: "HTTPAPISpecBinding", metadata: { name: "petstore", namespace: "demo" }, spec: { services: [{ name: "petstore" }], apiSpecs: [{ name: "petstore" }] } },
+  {
+    apiVersion: "config.mesh.io/v1alpha2",
+    kind: "HttpClientConfig",
+    metadata: { name: "app", namespace: "demo" },
+    spec: { defaultDestinationService: "petstore.demo.svc.cluster.local", transport: { networkFailPolicy: { policy: "FAIL_CLOSE", maxRetry: 0 } } },
+  },
+  {
+    apiVersion: "config.mesh.io/v1alpha2",
+    kind: "HTTPAPISpec",
+    metadata: { name: "petstore", namespace: "demo" },
+    spec: { patterns: [{ httpMethod: "GET", uriTemplate: "/pets/{id}" }] },
+  },
+  {
+    apiVersion: "config.mesh.io/v1alpha2",
+    kind: "HTTPAPISpecBinding",
+    metadata: { name: "petstore", namespace: "demo" },
+    spec: { services: [{ name: "petstore" }], apiSpecs: [{ name: "petstore" }] },
+  },
 ];
 
 describe("the embedded filter and a hub serving mutual TLS", () => {
@@ -25,7 +40,27 @@ describe("the embedded filter and a hub serving mutual TLS", () => {
     ca = await startMeshCa();
     const hubFiles = await writeWorkloadCertFiles(ca, "mesh-system", "mesh-hub-service-account", join(dir, "hub"));
     app = await writeWorkloadCertFiles(ca, "demo", "petstore", join(dir, "app"));
-    hub = await startDaemon(HUBS_BIN, ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--caCertFile", hubFiles.caCertFile, "--certFile", hubFiles.certFile, "--keyFile", hubFiles.keyFile], "hubs listening ");
+    hub = await startDaemon(
+      HUBS_BIN,
+      [
+        "server",
+        "--address",
+        "tcp://127.0.0.1:0",
+        "--monitoringPort",
+        "0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+        "--caCertFile",
+        hubFiles.caCertFile,
+        "--certFile",
+        hubFiles.certFile,
+        "--keyFile",
+        hubFiles.keyFile,
+      ],
+      "hubs listening ",
+    );
   });
 
   after(async () => {
@@ -34,7 +69,13 @@ describe("the embedded filter and a hub serving mutual TLS", () => {
   });
 
   it("checks over mutual TLS when the hub proves the expected identity", async () => {
-    const filter = await createFilter({ config: CONFIG, hub: { address: `127.0.0.1:${hub.listening.grpcPort}`, tls: { caFile: app.caCertFile, certFile: app.certFile, keyFile: app.keyFile, hubIdentity: "sa/mesh-hub-service-account" } } });
+    const filter = await createFilter({
+      config: CONFIG,
+      hub: {
+        address: `127.0.0.1:${hub.listening.grpcPort}`,
+        tls: { caFile: app.caCertFile, certFile: app.certFile, keyFile: app.keyFile, hubIdentity: "sa/mesh-hub-service-account" },
+      },
+    });
     try {
       const decision = await filter.check({ method: "GET", path: "/pets/1" });
       assert.equal(decision.allowed, true, decision.body);
@@ -47,7 +88,14 @@ describe("the embedded filter and a hub serving mutual TLS", () => {
   });
 
   it("refuses a hub proving another identity: the call fails and FAIL_CLOSE answers 503", async () => {
-    const filter = await createFilter({ config: CONFIG, hub: { address: `127.0.0.1:${hub.listening.grpcPort}`, tls: { caFile: app.caCertFile, certFile: app.certFile, keyFile: app.keyFile, hubIdentity: "sa/someone-else" } }, log: () => {} });
+    const filter = await createFilter({
+      config: CONFIG,
+      hub: {
+        address: `127.0.0.1:${hub.listening.grpcPort}`,
+        tls: { caFile: app.caCertFile, certFile: app.certFile, keyFile: app.keyFile, hubIdentity: "sa/someone-else" },
+      },
+      log: () => {},
+    });
     try {
       const decision = await filter.check({ method: "GET", path: "/pets/1" });
       assert.equal(decision.allowed, false);

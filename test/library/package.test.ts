@@ -23,7 +23,13 @@ const SERVICE = "petstore.demo.svc.cluster.local";
 
 /** The machine's npm and a clean environment: no node_modules/.bin of the repository, no loader flags, no NODE_PATH. */
 const CLEAN_ENV: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.entries({ ...process.env, PATH: (process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes(`node_modules${sep}.bin`)).join(delimiter) }).filter(([k]) => k !== "NODE_OPTIONS" && k !== "NODE_PATH"),
+  Object.entries({
+    ...process.env,
+    PATH: (process.env.PATH ?? "")
+      .split(delimiter)
+      .filter((p) => !p.includes(`node_modules${sep}.bin`))
+      .join(delimiter),
+  }).filter(([k]) => k !== "NODE_OPTIONS" && k !== "NODE_PATH"),
 );
 
 /**
@@ -73,7 +79,8 @@ spec: {services: [{name: petstore}], quotaSpecs: [{name: requests}]}
 }
 
 function hubRules(accessLog: string): string {
-  const quotas = FRAMEWORKS.map((f) => `---
+  const quotas = FRAMEWORKS.map(
+    (f) => `---
 apiVersion: config.mesh.io/v1alpha2
 kind: HubRule
 metadata: {name: limited-${f}, namespace: mesh-system}
@@ -85,7 +92,8 @@ apiVersion: config.mesh.io/v1alpha2
 kind: HubQuota
 metadata: {name: requests-${f}, namespace: mesh-system}
 spec: {maxAmount: 3, validDuration: 600s}
-`).join("");
+`,
+  ).join("");
   return `apiVersion: config.mesh.io/v1alpha2
 kind: HubRule
 metadata: {name: deny-admin, namespace: mesh-system}
@@ -123,7 +131,10 @@ type LogLine = { attributes: Record<string, { stringValue?: string; int64Value?:
 
 function accessLog(path: string): LogLine[] {
   try {
-    return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as LogLine);
+    return readFileSync(path, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as LogLine);
   } catch {
     return [];
   }
@@ -145,7 +156,21 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
   const startHub = (port = 0) =>
     startDaemon<{ grpcPort: number; monitoringPort: number }>(
       join(bin, "hubs"),
-      ["server", "--address", `tcp://127.0.0.1:${port}`, "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--configStoreURL", `fs://${hubDir}`, "--configDefaultNamespace", "mesh-system"],
+      [
+        "server",
+        "--address",
+        `tcp://127.0.0.1:${port}`,
+        "--monitoringPort",
+        "0",
+        "--ctrlz_port",
+        "0",
+        "--ctrlz_address",
+        "127.0.0.1",
+        "--configStoreURL",
+        `fs://${hubDir}`,
+        "--configDefaultNamespace",
+        "mesh-system",
+      ],
       "hubs listening ",
       undefined,
       CLEAN_ENV,
@@ -158,7 +183,23 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
     mkdirSync(project);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "embed-check", version: "1.0.0", private: true, type: "module" }));
     const typescript = JSON.parse(readFileSync(join(ROOT, "node_modules", "typescript", "package.json"), "utf8")).version as string;
-    const install = await runProcess("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, info.filename), "express@5", "fastify@5", `typescript@${typescript}`, "@types/node@20", "@types/express@5"], { cwd: project, env: CLEAN_ENV });
+    const install = await runProcess(
+      "npm",
+      [
+        "install",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        join(work, info.filename),
+        "express@5",
+        "fastify@5",
+        `typescript@${typescript}`,
+        "@types/node@20",
+        "@types/express@5",
+      ],
+      { cwd: project, env: CLEAN_ENV },
+    );
     assert.equal(install.status, 0, install.stdout + install.stderr);
     bin = join(project, "node_modules", ".bin");
     for (const f of ["express_app.mjs", "fastify_app.mjs", "types_check.mts"]) copyFileSync(join(FIXTURES, f), join(project, f));
@@ -172,7 +213,13 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
         const open = join(work, `${f}-open.yaml`);
         writeFileSync(held, clientConfig("FAIL_CLOSE", `requests-${f}`, true));
         writeFileSync(open, clientConfig("FAIL_OPEN", `requests-${f}`, false));
-        apps.set(f, await startDaemon<[number, number]>(join(project, `${f}_app.mjs`), [address, held, open], "app listening ", undefined, { ...CLEAN_ENV, NODE_ENV: "production" }));
+        apps.set(
+          f,
+          await startDaemon<[number, number]>(join(project, `${f}_app.mjs`), [address, held, open], "app listening ", undefined, {
+            ...CLEAN_ENV,
+            NODE_ENV: "production",
+          }),
+        );
       }),
     );
   });
@@ -183,14 +230,27 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
   });
 
   it("the tarball ships the library's entries and declarations, and no test folder", () => {
-    for (const p of ["build/out/mesh-policy-filter.mjs", "build/out/mesh-policy-filter-fastify.mjs", "build/types/index.d.ts", "build/types/fastify.d.ts", "build/types/types.d.ts", "CHANGELOG.md", "docs/embedding.md"]) assert.ok(shipped.includes(p), `${p} is not shipped`);
-    assert.deepEqual(shipped.filter((p) => /(^|\/)test\//.test(p)), []);
+    for (const p of [
+      "build/out/mesh-policy-filter.mjs",
+      "build/out/mesh-policy-filter-fastify.mjs",
+      "build/types/index.d.ts",
+      "build/types/fastify.d.ts",
+      "build/types/types.d.ts",
+      "CHANGELOG.md",
+      "docs/embedding.md",
+    ])
+      assert.ok(shipped.includes(p), `${p} is not shipped`);
+    assert.deepEqual(
+      shipped.filter((p) => /(^|\/)test\//.test(p)),
+      [],
+    );
     const manifest = JSON.parse(readFileSync(join(project, "node_modules", "mesh-policy-filter", "package.json"), "utf8"));
     assert.equal(manifest.private, undefined);
   });
 
   it("importing the package runs nothing: no output, no listener, the process ends by itself", async () => {
-    const script = "const lib = await import('mesh-policy-filter'); const plugin = await import('mesh-policy-filter/fastify'); console.log(JSON.stringify([Object.keys(lib), typeof plugin.default]));";
+    const script =
+      "const lib = await import('mesh-policy-filter'); const plugin = await import('mesh-policy-filter/fastify'); console.log(JSON.stringify([Object.keys(lib), typeof plugin.default]));";
     const run = await runProcess(process.execPath, ["--input-type=module", "--eval", script], { cwd: project, env: CLEAN_ENV });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stderr, "");
@@ -248,7 +308,11 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
       assert.ok(block.split("\n").length <= 18, `the ${f} example is short`);
       // The example's fixed ports become the test's (the hub's, any free one for the app), and
       // ./mesh-config the project's (the example runs with the test's working directory).
-      const source = block.replace("127.0.0.1:9091", `127.0.0.1:${hub!.listening.grpcPort}`).replace("./mesh-config", join(project, "mesh-config")).replace("listen(3000", "listen(0").replace("port: 3001", "port: 0");
+      const source = block
+        .replace("127.0.0.1:9091", `127.0.0.1:${hub!.listening.grpcPort}`)
+        .replace("./mesh-config", join(project, "mesh-config"))
+        .replace("listen(3000", "listen(0")
+        .replace("port: 3001", "port: 0");
       writeFileSync(join(project, `example-${f}.mjs`), source);
       const example = await startDaemon<number>(join(project, `example-${f}.mjs`), [], "listening on ", undefined, CLEAN_ENV);
       try {
@@ -275,27 +339,42 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
       assert.ok(stats["hub_transport.retries"] >= 2, JSON.stringify(stats));
       assert.ok(stats["hub_transport.failed_calls"] >= 1, JSON.stringify(stats));
     }
-    assert.deepEqual(FRAMEWORKS.flatMap((f) => logged(log, `/pets/outage-${f}?key=k`)), []);
+    assert.deepEqual(
+      FRAMEWORKS.flatMap((f) => logged(log, `/pets/outage-${f}?key=k`)),
+      [],
+    );
     hub = await startHub(port);
     const monitoring = hub.listening.monitoringPort;
     for (const f of FRAMEWORKS) {
       await waitFor(`the report of ${f}'s request served while the hub was down`, () => logged(log, `/pets/outage-${f}?key=k`).length > 0);
     }
     const metrics = (await get(monitoring, "/metrics")).body;
-    const reports = metrics.split("\n").filter((l) => l.startsWith("grpc_server_handled_total") && l.includes('grpc_method="Report"') && l.includes('grpc_code="OK"'));
+    const reports = metrics
+      .split("\n")
+      .filter((l) => l.startsWith("grpc_server_handled_total") && l.includes('grpc_method="Report"') && l.includes('grpc_code="OK"'));
     assert.ok(reports.length > 0 && Number(reports[0].split(" ").pop()) >= 2, `the restarted hub took the resent report batches:\n${reports.join("\n")}`);
   });
 
   it("close() delivers every pending report", async () => {
     // Only the FAIL_CLOSE apps (reports held for 10 minutes) were asked these: nothing of them reached the hub yet.
     const heldPaths = [...FRAMEWORKS.map((f) => `/pets/1?key=held-${f}`), "/admin", "/limited/0", "/limited/3"];
-    assert.deepEqual(heldPaths.filter((p) => logged(log, p).length > 0), [], "reported before close()");
-    assert.equal(FRAMEWORKS.flatMap((f) => logged(log, `/pets/outage-${f}?key=k`)).filter((l) => l.attributes["response.code"]?.int64Value === "503").length, 0);
+    assert.deepEqual(
+      heldPaths.filter((p) => logged(log, p).length > 0),
+      [],
+      "reported before close()",
+    );
+    assert.equal(
+      FRAMEWORKS.flatMap((f) => logged(log, `/pets/outage-${f}?key=k`)).filter((l) => l.attributes["response.code"]?.int64Value === "503").length,
+      0,
+    );
     await Promise.all([...apps.values()].map(async (a) => assert.equal(await a.stop(), 0, a.output())));
     apps.clear();
     for (const f of FRAMEWORKS) {
       assert.equal(logged(log, `/pets/1?key=held-${f}`).length, 1, `the allowed request of ${f}`);
-      assert.ok(logged(log, `/pets/outage-${f}?key=k`).some((l) => l.attributes["response.code"]?.int64Value === "503"), `the refused request of ${f}`);
+      assert.ok(
+        logged(log, `/pets/outage-${f}?key=k`).some((l) => l.attributes["response.code"]?.int64Value === "503"),
+        `the refused request of ${f}`,
+      );
     }
     const denials = logged(log, "/admin").filter((l) => l.attributes["response.code"]?.int64Value === "403");
     assert.equal(denials.length, 2, "one denial per framework");
@@ -307,9 +386,22 @@ describe("the package as a library: Express 5 and Fastify 5 apps with the filter
     const exported = [...types.matchAll(/^export (?:declare )?(?:interface|type) (\w+)/gm)].map((m) => m[1]);
     const source = readFileSync(join(project, "types_check.mts"), "utf8");
     assert.ok(exported.length >= 15, exported.join(", "));
-    assert.deepEqual(exported.filter((name) => !new RegExp(`\\btype ${name}\\b`).test(source)), [], "types the check file does not use");
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, types: ["node"] }, files: ["types_check.mts"] }));
-    const tsc = await runProcess(process.execPath, [join(project, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], { cwd: project, env: CLEAN_ENV });
+    assert.deepEqual(
+      exported.filter((name) => !new RegExp(`\\btype ${name}\\b`).test(source)),
+      [],
+      "types the check file does not use",
+    );
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, types: ["node"] },
+        files: ["types_check.mts"],
+      }),
+    );
+    const tsc = await runProcess(process.execPath, [join(project, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
+      cwd: project,
+      env: CLEAN_ENV,
+    });
     assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
   });
 });

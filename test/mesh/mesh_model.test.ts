@@ -75,11 +75,14 @@ metadata: { name: googleapis, namespace: default }
 spec: { hosts: [www.googleapis.com], ports: [{ number: 80, name: http, protocol: HTTP }, { number: 443, name: https, protocol: HTTPS }], resolution: DNS }
 `;
     const both = registryOf(decode(HTTPBIN + entry));
-    assert.deepEqual(both.services.map((s) => [s.source, s.fqdn]), [
-      ["Service", "httpbin.foo.svc.cluster.local"],
-      ["Service", "mesh-ingressgateway.mesh-system.svc.cluster.local"],
-      ["ServiceEntry", "www.googleapis.com"],
-    ]);
+    assert.deepEqual(
+      both.services.map((s) => [s.source, s.fqdn]),
+      [
+        ["Service", "httpbin.foo.svc.cluster.local"],
+        ["Service", "mesh-ingressgateway.mesh-system.svc.cluster.local"],
+        ["ServiceEntry", "www.googleapis.com"],
+      ],
+    );
     assert.equal(resolveAuthority(both, "www.googleapis.com:443", "default").service?.source, "ServiceEntry");
     assert.equal(resolveAuthority(both, "httpbin.foo:8000", "default").service?.source, "Service");
   });
@@ -128,7 +131,13 @@ spec:
     assert.deepEqual(registry.services.map((s) => s.fqdn).sort(), ["httpbin.foo.svc.example.internal", "mesh-ingressgateway.mesh-system.svc.example.internal"]);
   });
 
-  for (const [authority, clientNs] of [["httpbin", "foo"], ["httpbin.foo", "bar"], ["httpbin.foo.svc", "bar"], ["httpbin.foo.svc.example.internal:8000", "bar"], ["10.96.0.20:8000", "bar"]] as const) {
+  for (const [authority, clientNs] of [
+    ["httpbin", "foo"],
+    ["httpbin.foo", "bar"],
+    ["httpbin.foo.svc", "bar"],
+    ["httpbin.foo.svc.example.internal:8000", "bar"],
+    ["10.96.0.20:8000", "bar"],
+  ] as const) {
     it(`${authority} from namespace ${clientNs} names httpbin.foo.svc.example.internal`, () => {
       const r = resolveAuthority(registry, authority, clientNs);
       assert.equal(r.host, "httpbin.foo.svc.example.internal");
@@ -157,7 +166,12 @@ spec:
   });
 
   it("the names a service answers on are those of its domain", () => {
-    assert.deepEqual(serviceDomains("httpbin.foo.svc.example.internal", "foo", DOMAIN), ["httpbin.foo.svc.example.internal", "httpbin.foo.svc", "httpbin.foo", "httpbin"]);
+    assert.deepEqual(serviceDomains("httpbin.foo.svc.example.internal", "foo", DOMAIN), [
+      "httpbin.foo.svc.example.internal",
+      "httpbin.foo.svc",
+      "httpbin.foo",
+      "httpbin",
+    ]);
     assert.deepEqual(serviceDomains("httpbin.foo.svc.cluster.local", "foo", DOMAIN), ["httpbin.foo.svc.cluster.local"]);
   });
 
@@ -188,24 +202,42 @@ describe("mesh model: one selector matcher", () => {
 });
 
 describe("mesh model: DestinationRule lookup (client namespace, then service namespace, then root)", () => {
-  const dr = (name: string, ns: string, host: string, extra = "") => `---\napiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: { name: ${name}, namespace: ${ns} }\nspec: { host: "${host}"${extra} }\n`;
+  const dr = (name: string, ns: string, host: string, extra = "") =>
+    `---\napiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: { name: ${name}, namespace: ${ns} }\nspec: { host: "${host}"${extra} }\n`;
   const rules = decode(
-    dr("root", ROOT, "*.local") + dr("svc", "foo", "httpbin") + dr("client", "bar", "httpbin.foo.svc.cluster.local") + dr("hidden", "baz", "httpbin.foo.svc.cluster.local", ", exportTo: ['.']") +
+    dr("root", ROOT, "*.local") +
+      dr("svc", "foo", "httpbin") +
+      dr("client", "bar", "httpbin.foo.svc.cluster.local") +
+      dr("hidden", "baz", "httpbin.foo.svc.cluster.local", ", exportTo: ['.']") +
       dr("subsets", "qux", "httpbin.foo.svc.cluster.local", ", subsets: [{ name: v1, labels: { version: v1 }, trafficPolicy: { tls: { mode: DISABLE } } }]"),
   ).byKind.DestinationRule;
   const host = "httpbin.foo.svc.cluster.local";
   it("the client's own namespace first", () => assert.equal(findDestinationRule(rules, host, "bar", ROOT)?.name, "client"));
   it("then the service's namespace", () => assert.equal(findDestinationRule(rules, host, "other", ROOT)?.name, "svc"));
   it("then the root namespace", () => assert.equal(findDestinationRule(rules, "reviews.x.svc.cluster.local", "other", ROOT)?.name, "root"));
-  it("a rule exported only to its own namespace is not seen from elsewhere", () => assert.equal(findDestinationRule(rules.filter((r) => r.name === "hidden"), host, "other", ROOT), undefined));
+  it("a rule exported only to its own namespace is not seen from elsewhere", () =>
+    assert.equal(
+      findDestinationRule(
+        rules.filter((r) => r.name === "hidden"),
+        host,
+        "other",
+        ROOT,
+      ),
+      undefined,
+    ));
   it("a subset's traffic policy replaces the rule's; an unknown subset is named", () => {
     assert.equal(destinationFor(rules, host, 8000, "v1", "qux", ROOT).trafficPolicy?.tls?.mode, "DISABLE");
     assert.equal(destinationFor(rules, host, 8000, "v9", "qux", ROOT).missingSubset, "v9");
   });
   it("for one port, as upstream merges: the rule's port-level tls, then the subset's tls, then the subset's own port-level entry", () => {
     const merged = decode(
-      dr("m", "qux", host, `, trafficPolicy: { tls: { mode: DISABLE }, portLevelSettings: [{ port: { number: 9000 }, tls: { mode: SIMPLE } }] }, subsets: [` +
-        `{ name: plain, labels: { v: p } }, { name: own, labels: { v: o }, trafficPolicy: { tls: { mode: MESH_MUTUAL } } }, { name: port, labels: { v: q }, trafficPolicy: { tls: { mode: MESH_MUTUAL }, portLevelSettings: [{ port: { number: 8000 } }] } }]`),
+      dr(
+        "m",
+        "qux",
+        host,
+        `, trafficPolicy: { tls: { mode: DISABLE }, portLevelSettings: [{ port: { number: 9000 }, tls: { mode: SIMPLE } }] }, subsets: [` +
+          `{ name: plain, labels: { v: p } }, { name: own, labels: { v: o }, trafficPolicy: { tls: { mode: MESH_MUTUAL } } }, { name: port, labels: { v: q }, trafficPolicy: { tls: { mode: MESH_MUTUAL }, portLevelSettings: [{ port: { number: 8000 } }] } }]`,
+      ),
     ).byKind.DestinationRule;
     const tls = (subset: string, port: number) => tlsForPort(destinationFor(merged, host, port, subset, "qux", ROOT).trafficPolicy, port).tls?.mode;
     assert.deepEqual([tls("plain", 9000), tls("plain", 8000)], ["SIMPLE", "DISABLE"], "a subset without a policy keeps the rule's, port level included");
@@ -238,7 +270,10 @@ spec: { selector: { matchLabels: { app: httpbin } }, portLevelMtls: { "80": { mo
 `);
   const w = { namespace: "foo", labels: { app: "httpbin" } };
   it("AuthorizationPolicy: a root-namespace selector matches in every namespace; another namespace's policy does not", () => {
-    assert.deepEqual(selectingPolicies(c.byKind.AuthorizationPolicy, w, ROOT).map((p) => p.name), ["root-wide"]);
+    assert.deepEqual(
+      selectingPolicies(c.byKind.AuthorizationPolicy, w, ROOT).map((p) => p.name),
+      ["root-wide"],
+    );
     assert.equal(policyApplies(c.byKind.AuthorizationPolicy[0], { namespace: "foo", labels: undefined }, ROOT), undefined);
   });
   it("PeerAuthentication: port level beats the mesh, only when a Service binds the port", () => {
@@ -288,23 +323,34 @@ spec: { serviceAccountName: bookinfo-reviews, containers: [{ name: reviews, port
 
   it("ready addresses on the endpoint port named like the service port; not-ready ones left out", () => {
     const db = service("db.foo.svc.cluster.local");
-    assert.deepEqual(endpointsOf(db, db.ports[0]).map((e) => `${e.address}:${e.port}`), ["10.1.2.3:15432", "10.1.2.4:15432"]);
-    assert.deepEqual(endpointsOf(db, db.ports[1]).map((e) => `${e.address}:${e.port}`), ["10.1.2.3:18080", "10.1.2.4:18080"]);
+    assert.deepEqual(
+      endpointsOf(db, db.ports[0]).map((e) => `${e.address}:${e.port}`),
+      ["10.1.2.3:15432", "10.1.2.4:15432"],
+    );
+    assert.deepEqual(
+      endpointsOf(db, db.ports[1]).map((e) => `${e.address}:${e.port}`),
+      ["10.1.2.3:18080", "10.1.2.4:18080"],
+    );
   });
 
   it("a targetRef Pod lends its labels and service account (subsets select by them); unnamed single ports match", () => {
     const reviews = service("reviews.default.svc.cluster.local");
     const eps = endpointsOf(reviews, reviews.ports[0]);
-    assert.deepEqual(eps.map((e) => [e.address, e.port, e.labels, e.serviceAccount]), [
-      ["10.2.0.1", 9080, { app: "reviews", version: "v2" }, "bookinfo-reviews"],
-      ["10.2.0.2", 9080, {}, undefined],
-    ]);
+    assert.deepEqual(
+      eps.map((e) => [e.address, e.port, e.labels, e.serviceAccount]),
+      [
+        ["10.2.0.1", 9080, { app: "reviews", version: "v2" }, "bookinfo-reviews"],
+        ["10.2.0.2", 9080, {}, undefined],
+      ],
+    );
   });
 
   it("a Service without an Endpoints document has none; a bad address names its field", () => {
     const bare = registryOf(decode(HTTPBIN)).services.find((s) => s.name === "httpbin")!;
     assert.deepEqual(endpointsOf(bare, bare.ports[0]), []);
-    const bad = decode("apiVersion: v1\nkind: Endpoints\nmetadata: { name: db, namespace: foo }\nsubsets: [{ addresses: [{ ip: not-an-ip }], ports: [{ port: 1 }] }]\n");
+    const bad = decode(
+      "apiVersion: v1\nkind: Endpoints\nmetadata: { name: db, namespace: foo }\nsubsets: [{ addresses: [{ ip: not-an-ip }], ports: [{ port: 1 }] }]\n",
+    );
     assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /subsets\[0\]\.addresses\[0\]\.ip.*IPv4 or IPv6/);
   });
 });
@@ -334,14 +380,22 @@ spec:
   const catalog = decode(DOCS);
   const registry = registryOf(catalog);
   const w = { namespace: "mesh-system", labels: { mesh: "ingressgateway" } };
-  const servers = gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8443, (p) => containerPortForServicePort(registry, { ...w, ports: [] }, p));
+  const servers = gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8443, (p) =>
+    containerPortForServicePort(registry, { ...w, ports: [] }, p),
+  );
 
   it("a SIMPLE server on the Service port translated to the container port gets its Secret's certificate and key", () => {
-    assert.deepEqual(servers.map((s) => [s.hosts, s.cert, s.key, s.problem]), [
-      [["httpbin.example.com"], "CERT", "KEY", undefined],
-      [["*.example.org"], undefined, undefined, "no Secret mesh-system/missing"],
-    ]);
-    assert.deepEqual(gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8080, () => undefined), []);
+    assert.deepEqual(
+      servers.map((s) => [s.hosts, s.cert, s.key, s.problem]),
+      [
+        [["httpbin.example.com"], "CERT", "KEY", undefined],
+        [["*.example.org"], undefined, undefined, "no Secret mesh-system/missing"],
+      ],
+    );
+    assert.deepEqual(
+      gatewayTlsServers(catalog.byKind.Gateway, catalog.byKind.Secret, w, 8080, () => undefined),
+      [],
+    );
   });
 
   it("SNI picks the server; a name none covers gets none; no SNI gets the first usable one", () => {

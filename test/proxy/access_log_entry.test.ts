@@ -29,7 +29,9 @@ describe("HTTPAccessLogEntry and AUDIT", () => {
     const type = envoyRoot().lookupType("envoy.data.accesslog.v3.HTTPAccessLogEntry");
     const audited = httpAccessLogEntry({ ...record, accessLogHint: true }) as { common_properties: Record<string, unknown> };
     const bytes = type.encode(type.fromObject(audited)).finish();
-    const back = type.toObject(type.decode(bytes)) as { common_properties: { metadata: { filter_metadata: Record<string, { fields: Record<string, { boolValue?: boolean }> }> } } };
+    const back = type.toObject(type.decode(bytes)) as {
+      common_properties: { metadata: { filter_metadata: Record<string, { fields: Record<string, { boolValue?: boolean }> }> } };
+    };
     assert.equal(back.common_properties.metadata.filter_metadata["envoy.common"].fields.access_log_hint.boolValue, true);
     const plain = httpAccessLogEntry(record) as { common_properties: Record<string, unknown> };
     assert.equal(plain.common_properties.metadata, undefined);

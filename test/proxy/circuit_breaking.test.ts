@@ -102,15 +102,29 @@ describe("outlier detection", () => {
     const c = clock();
     const events: OutlierEvent[] = [];
     const timers: Array<{ fn: () => void; at: number }> = [];
-    const d = new OutlierDetector({ now: c.now, onEvent: (e) => events.push(e), schedule: (fn, ms) => (timers.push({ fn, at: c.now() + ms }), { cancel: () => undefined }) });
+    const d = new OutlierDetector({
+      now: c.now,
+      onEvent: (e) => events.push(e),
+      schedule: (fn, ms) => (timers.push({ fn, at: c.now() + ms }), { cancel: () => undefined }),
+    });
     const policy = { consecutiveGatewayErrors: 1, consecutive5xxErrors: 3, baseEjectionTimeMs: 2000, maxEjectionPercent: 100 };
     const start = c.now();
     assert.equal(d.record("outbound|80||a", "10.0.0.1:80", 1, policy, 502), true);
-    assert.deepEqual(events, [{ action: "EJECT", type: "CONSECUTIVE_GATEWAY_FAILURE", cluster: "outbound|80||a", endpoint: "10.0.0.1:80", numEjections: 1, enforced: true, at: start }]);
+    assert.deepEqual(events, [
+      { action: "EJECT", type: "CONSECUTIVE_GATEWAY_FAILURE", cluster: "outbound|80||a", endpoint: "10.0.0.1:80", numEjections: 1, enforced: true, at: start },
+    ]);
     assert.equal(timers[0].at, start + 2000, "the return is scheduled for the end of the ejection");
     c.advance(2500);
     timers[0].fn();
-    assert.deepEqual(events[1], { action: "UNEJECT", cluster: "outbound|80||a", endpoint: "10.0.0.1:80", numEjections: 1, enforced: false, at: start + 2000, secsSinceLastAction: 2 });
+    assert.deepEqual(events[1], {
+      action: "UNEJECT",
+      cluster: "outbound|80||a",
+      endpoint: "10.0.0.1:80",
+      numEjections: 1,
+      enforced: false,
+      at: start + 2000,
+      secsSinceLastAction: 2,
+    });
     timers[0].fn();
     assert.equal(events.length, 2, "a return is told once");
     c.advance(3000);

@@ -29,9 +29,17 @@ const cert = (expiresAt: number): WorkloadCertificate => ({
 
 describe("controlPlaneAuth", () => {
   it("defaults: NONE, upstream's token path per JWT_POLICY, the spec's root path", () => {
-    assert.deepEqual(controlPlaneAuth({}, {}), { policy: "NONE", tokenPath: "./var/run/secrets/tokens/mesh-token", caRootCertFile: "/etc/certs/root-cert.pem" });
+    assert.deepEqual(controlPlaneAuth({}, {}), {
+      policy: "NONE",
+      tokenPath: "./var/run/secrets/tokens/mesh-token",
+      caRootCertFile: "/etc/certs/root-cert.pem",
+    });
     assert.equal(controlPlaneAuth({}, { JWT_POLICY: "first-party-jwt" }).tokenPath, "/var/run/secrets/orch.io/serviceaccount/token");
-    assert.deepEqual(controlPlaneAuth({ controlPlaneAuthPolicy: "MUTUAL_TLS", tokenPath: "t", caRootCert: "r" }, {}), { policy: "MUTUAL_TLS", tokenPath: "t", caRootCertFile: "r" });
+    assert.deepEqual(controlPlaneAuth({ controlPlaneAuthPolicy: "MUTUAL_TLS", tokenPath: "t", caRootCert: "r" }, {}), {
+      policy: "MUTUAL_TLS",
+      tokenPath: "t",
+      caRootCertFile: "r",
+    });
     assert.throws(() => controlPlaneAuth({ controlPlaneAuthPolicy: "TLS" }, {}), /--controlPlaneAuthPolicy: expected NONE or MUTUAL_TLS/);
     assert.throws(() => controlPlaneAuth({}, { JWT_POLICY: "x" }), /JWT_POLICY/);
   });
@@ -64,16 +72,24 @@ describe("caCallAuth: what one CreateCertificate call presents", () => {
   });
 
   it("names the token file and the root file when they are missing", () => {
-    assert.throws(() => caCallAuth({ ...mtls, tokenPath: join(dir, "nope") }, undefined, false, NOW), /service-account token .*nope: no such file \(--tokenPath; mint one with mesh_ca token\)/);
+    assert.throws(
+      () => caCallAuth({ ...mtls, tokenPath: join(dir, "nope") }, undefined, false, NOW),
+      /service-account token .*nope: no such file \(--tokenPath; mint one with mesh_ca token\)/,
+    );
     assert.throws(() => caCallAuth({ ...mtls, caRootCertFile: join(dir, "nope.pem") }, undefined, false, NOW), /--caRootCert .*nope.pem/);
-    assert.equal(caCallAuth({ ...mtls, caRootCertFile: join(dir, "nope.pem") }, cert(NOW + 60_000), false, NOW).tls?.clientKeyPem, "KEY", "a renewal can do with the current roots");
+    assert.equal(
+      caCallAuth({ ...mtls, caRootCertFile: join(dir, "nope.pem") }, cert(NOW + 60_000), false, NOW).tls?.clientKeyPem,
+      "KEY",
+      "a renewal can do with the current roots",
+    );
   });
 });
 
 describe("hub identities", () => {
   it("--hubIdentity is a suffix on a path boundary, or the whole ID", () => {
     const hub = "spiffe://cluster.local/ns/mesh-system/sa/mesh-hub-service-account";
-    for (const suffix of ["mesh-hub-service-account", "sa/mesh-hub-service-account", "/ns/mesh-system/sa/mesh-hub-service-account", hub]) assert.ok(hubIdentityMatches(hub, suffix), suffix);
+    for (const suffix of ["mesh-hub-service-account", "sa/mesh-hub-service-account", "/ns/mesh-system/sa/mesh-hub-service-account", hub])
+      assert.ok(hubIdentityMatches(hub, suffix), suffix);
     assert.equal(hubIdentityMatches("spiffe://cluster.local/ns/evil/sa/evil-mesh-hub-service-account", "mesh-hub-service-account"), false);
     assert.equal(hubIdentityMatches(hub, "hub-service-account"), false);
   });

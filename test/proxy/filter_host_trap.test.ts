@@ -13,13 +13,19 @@ function buildTrappingModule(): string {
   const out = join(tempDir("trap-"), "trapping.wasm");
   const asc = join(import.meta.dirname, "..", "..", "node_modules", "assemblyscript", "bin", "asc.js");
   const fixtures = join(import.meta.dirname, "fixtures");
-  execFileSync(process.execPath, [asc, "trapping_filter.ts", "-o", out, "--exportStart", "_initialize", "--use", "abort=", "-O1"], { cwd: fixtures, stdio: "pipe" });
+  execFileSync(process.execPath, [asc, "trapping_filter.ts", "-o", out, "--exportStart", "_initialize", "--use", "abort=", "-O1"], {
+    cwd: fixtures,
+    stdio: "pipe",
+  });
   return out;
 }
 
 describe("a filter that traps", () => {
   const wasm = buildTrappingModule();
-  for (const [policy, failOpen] of [["FAIL_OPEN", true], ["FAIL_CLOSE", false]] as const) {
+  for (const [policy, failOpen] of [
+    ["FAIL_OPEN", true],
+    ["FAIL_CLOSE", false],
+  ] as const) {
     it(`fails that request by the fail policy (${policy}), re-creates the VM, and keeps serving`, async () => {
       const logs: string[] = [];
       const host = new FilterHost({

@@ -12,13 +12,24 @@ import type { HeaderList } from "../../host/wasm/abi_types.ts";
 describe("requestHead", () => {
   it("keeps end-to-end headers lower-cased and in order, leaves Host out and drops hop-by-hop fields", () => {
     const head = requestHead(["Host", "h:1", "Connection", "keep-alive", "X-B", "2", "Keep-Alive", "timeout=5", "x-a", "1", "X-B", "3", "TE", "trailers"]);
-    assert.deepEqual(head, { headers: [["x-b", "2"], ["x-a", "1"], ["x-b", "3"]], host: "h:1", framing: NO_BODY });
+    assert.deepEqual(head, {
+      headers: [
+        ["x-b", "2"],
+        ["x-a", "1"],
+        ["x-b", "3"],
+      ],
+      host: "h:1",
+      framing: NO_BODY,
+    });
   });
 
   it("drops the fields every Connection header names, whatever the spelling", () => {
     const raw = ["Host", "h", "Connection", "close", "Close", "x", "Connection", "X-Secret, foo", "x-secret", "s", "foo", "f", "x-kept", "k"];
     assert.deepEqual(requestHead(raw).headers, [["x-kept", "k"]]);
-    assert.deepEqual(endToEndHeaders(raw), [["host", "h"], ["x-kept", "k"]]);
+    assert.deepEqual(endToEndHeaders(raw), [
+      ["host", "h"],
+      ["x-kept", "k"],
+    ]);
     assert.deepEqual(requestHead(["Connection", "keep-alive, X-Gone", "x-gone", "1", "x-a", "a"]).headers, [["x-a", "a"]]);
   });
 
@@ -29,7 +40,10 @@ describe("requestHead", () => {
     assert.deepEqual(requestHead(["Content-Length", "12"]).framing, { kind: "length", length: 12 });
     assert.deepEqual(requestHead(["Transfer-Encoding", "chunked"]).framing, { kind: "chunked" });
     // Content-Length stays (end to end); Transfer-Encoding is hop-by-hop.
-    assert.deepEqual(requestHead(["Content-Length", "12", "x-a", "1", "Transfer-Encoding", "chunked"]).headers, [["content-length", "12"], ["x-a", "1"]]);
+    assert.deepEqual(requestHead(["Content-Length", "12", "x-a", "1", "Transfer-Encoding", "chunked"]).headers, [
+      ["content-length", "12"],
+      ["x-a", "1"],
+    ]);
   });
 
   it("keeps Content-Length when Connection names it: it frames the body (issue 25)", () => {
@@ -109,17 +123,65 @@ describe("upstreamHeaders on the wire, against Node's header object", () => {
     const [head, body] = [message.slice(0, message.indexOf("\r\n\r\n")), message.slice(message.indexOf("\r\n\r\n") + 4)];
     const [line, ...fields] = head.split("\r\n");
     const name = (f: string) => f.slice(0, f.indexOf(":")).toLowerCase();
-    return { line, fields: fields.map((f, i) => [f, i] as const).sort((a, b) => name(a[0]).localeCompare(name(b[0])) || a[1] - b[1]).map(([f]) => f), body };
+    return {
+      line,
+      fields: fields
+        .map((f, i) => [f, i] as const)
+        .sort((a, b) => name(a[0]).localeCompare(name(b[0])) || a[1] - b[1])
+        .map(([f]) => f),
+      body,
+    };
   };
 
   const cases: Array<{ name: string; method: string; headers: HeaderList; body?: string; framing?: RequestFraming }> = [
-    { name: "GET", method: "GET", headers: [[":method", "GET"], [":path", "/p?q=1"], ["accept", "*/*"], ["x-a", "1"], ["x-b", "2"], ["x-a", "3"]] },
-    { name: "GET with one cookie", method: "GET", headers: [["cookie", "a=1"], ["user-agent", "t"]] },
-    { name: "GET with two cookies (joined)", method: "GET", headers: [["cookie", "a=1"], ["cookie", "b=2"]] },
+    {
+      name: "GET",
+      method: "GET",
+      headers: [
+        [":method", "GET"],
+        [":path", "/p?q=1"],
+        ["accept", "*/*"],
+        ["x-a", "1"],
+        ["x-b", "2"],
+        ["x-a", "3"],
+      ],
+    },
+    {
+      name: "GET with one cookie",
+      method: "GET",
+      headers: [
+        ["cookie", "a=1"],
+        ["user-agent", "t"],
+      ],
+    },
+    {
+      name: "GET with two cookies (joined)",
+      method: "GET",
+      headers: [
+        ["cookie", "a=1"],
+        ["cookie", "b=2"],
+      ],
+    },
     { name: "HEAD", method: "HEAD", headers: [["accept", "*/*"]] },
     { name: "DELETE without a body", method: "DELETE", headers: [] },
-    { name: "POST with a Content-Length", method: "POST", headers: [["content-type", "text/plain"], ["content-length", "5"]], body: "hello", framing: { kind: "length", length: 5 } },
-    { name: "a host pair from the filter is replaced", method: "GET", headers: [["host", "other"], ["x-a", "1"]] },
+    {
+      name: "POST with a Content-Length",
+      method: "POST",
+      headers: [
+        ["content-type", "text/plain"],
+        ["content-length", "5"],
+      ],
+      body: "hello",
+      framing: { kind: "length", length: 5 },
+    },
+    {
+      name: "a host pair from the filter is replaced",
+      method: "GET",
+      headers: [
+        ["host", "other"],
+        ["x-a", "1"],
+      ],
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: the same request as with Node's header object`, async () => {
@@ -135,24 +197,78 @@ describe("upstreamHeaders on the wire, against Node's header object", () => {
   it("sends the flat list unless a Cookie repeats", () => {
     assert.ok(Array.isArray(upstreamHeaders([["x-a", "1"]], "GET", "h", NO_BODY)));
     assert.ok(Array.isArray(upstreamHeaders([["x-a", "1"]], "POST", "h", { kind: "chunked" })));
-    assert.ok(!Array.isArray(upstreamHeaders([["cookie", "a"], ["cookie", "b"]], "GET", "h", NO_BODY)));
+    assert.ok(
+      !Array.isArray(
+        upstreamHeaders(
+          [
+            ["cookie", "a"],
+            ["cookie", "b"],
+          ],
+          "GET",
+          "h",
+          NO_BODY,
+        ),
+      ),
+    );
   });
 
   // The framing on the wire is the request's own, whatever framing fields the forwarded list holds (issue 25).
   const framed: Array<{ name: string; method: string; headers: HeaderList; framing: RequestFraming; body?: string; expect: string }> = [
-    { name: "GET with a chunked body", method: "GET", headers: [], framing: { kind: "chunked" }, body: "GET /admin HTTP/1.1\r\n\r\n", expect: "transfer-encoding: chunked|17\r\nGET /admin HTTP/1.1\r\n\r\n\r\n0\r\n\r\n" },
-    { name: "HEAD with a length-delimited body", method: "HEAD", headers: [], framing: { kind: "length", length: 3 }, body: "abc", expect: "content-length: 3|abc" },
-    { name: "a stale Content-Length in the list is replaced", method: "DELETE", headers: [["content-length", "99"]], framing: { kind: "chunked" }, body: "x", expect: "transfer-encoding: chunked|1\r\nx\r\n0\r\n\r\n" },
-    { name: "a Transfer-Encoding in the list is replaced", method: "OPTIONS", headers: [["transfer-encoding", "chunked"]], framing: { kind: "length", length: 2 }, body: "ab", expect: "content-length: 2|ab" },
+    {
+      name: "GET with a chunked body",
+      method: "GET",
+      headers: [],
+      framing: { kind: "chunked" },
+      body: "GET /admin HTTP/1.1\r\n\r\n",
+      expect: "transfer-encoding: chunked|17\r\nGET /admin HTTP/1.1\r\n\r\n\r\n0\r\n\r\n",
+    },
+    {
+      name: "HEAD with a length-delimited body",
+      method: "HEAD",
+      headers: [],
+      framing: { kind: "length", length: 3 },
+      body: "abc",
+      expect: "content-length: 3|abc",
+    },
+    {
+      name: "a stale Content-Length in the list is replaced",
+      method: "DELETE",
+      headers: [["content-length", "99"]],
+      framing: { kind: "chunked" },
+      body: "x",
+      expect: "transfer-encoding: chunked|1\r\nx\r\n0\r\n\r\n",
+    },
+    {
+      name: "a Transfer-Encoding in the list is replaced",
+      method: "OPTIONS",
+      headers: [["transfer-encoding", "chunked"]],
+      framing: { kind: "length", length: 2 },
+      body: "ab",
+      expect: "content-length: 2|ab",
+    },
     { name: "POST without a body: Content-Length: 0", method: "POST", headers: [["x-a", "1"]], framing: NO_BODY, expect: "content-length: 0|" },
     { name: "GET without a body: no framing field", method: "GET", headers: [["content-length", "4"]], framing: NO_BODY, expect: "|" },
-    { name: "repeated cookies (header object) framed too", method: "GET", headers: [["cookie", "a"], ["cookie", "b"], ["content-length", "9"]], framing: { kind: "chunked" }, body: "z", expect: "transfer-encoding: chunked|1\r\nz\r\n0\r\n\r\n" },
+    {
+      name: "repeated cookies (header object) framed too",
+      method: "GET",
+      headers: [
+        ["cookie", "a"],
+        ["cookie", "b"],
+        ["content-length", "9"],
+      ],
+      framing: { kind: "chunked" },
+      body: "z",
+      expect: "transfer-encoding: chunked|1\r\nz\r\n0\r\n\r\n",
+    },
   ];
   for (const c of framed) {
     it(`framing: ${c.name}`, async () => {
       const wire = await send(c.method, upstreamHeaders(c.headers, c.method, "h", c.framing), c.body);
       const [head, body] = [wire.slice(0, wire.indexOf("\r\n\r\n")), wire.slice(wire.indexOf("\r\n\r\n") + 4)];
-      const fields = head.split("\r\n").slice(1).filter((f) => /^(content-length|transfer-encoding):/i.test(f));
+      const fields = head
+        .split("\r\n")
+        .slice(1)
+        .filter((f) => /^(content-length|transfer-encoding):/i.test(f));
       assert.equal(`${fields.join(",")}|${body}`, c.expect);
     });
   }

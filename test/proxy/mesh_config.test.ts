@@ -50,7 +50,14 @@ describe("parseMeshConfig", () => {
     [
       "every field",
       "rootNamespace: root\ntrustDomain: td.example\nenableAutoMtls: false\noutboundTrafficPolicy: {mode: REGISTRY_ONLY}\nenableFallthroughRoute: false\npathNormalization: {normalization: NONE}\n",
-      { rootNamespace: "root", trustDomain: "td.example", enableAutoMtls: false, outboundTrafficPolicy: "REGISTRY_ONLY", enableFallthroughRoute: false, pathNormalization: "NONE" },
+      {
+        rootNamespace: "root",
+        trustDomain: "td.example",
+        enableAutoMtls: false,
+        outboundTrafficPolicy: "REGISTRY_ONLY",
+        enableFallthroughRoute: false,
+        pathNormalization: "NONE",
+      },
     ],
   ];
   for (const [what, yaml, expected] of accepted) {
@@ -67,7 +74,12 @@ describe("parseMeshConfig", () => {
     ["several YAML documents", "trustDomain: a\n---\ntrustDomain: b\n", "", /^not YAML: /],
     ["a list", "- rootNamespace: x\n", "", /^expected a mapping of mesh settings$/],
     ["a scalar", "REGISTRY_ONLY\n", "", /^expected a mapping of mesh settings$/],
-    ["an unknown field", "outboundTrafficPolicyMode: REGISTRY_ONLY\n", "outboundTrafficPolicyMode", /^unknown field \(expected one of rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization, extensionProviders\)$/],
+    [
+      "an unknown field",
+      "outboundTrafficPolicyMode: REGISTRY_ONLY\n",
+      "outboundTrafficPolicyMode",
+      /^unknown field \(expected one of rootNamespace, trustDomain, enableAutoMtls, outboundTrafficPolicy, enableFallthroughRoute, pathNormalization, extensionProviders\)$/,
+    ],
     ["a field of another MeshConfig version (wrong case)", "trustdomain: x\n", "trustdomain", /^unknown field/],
     ["__proto__ as a field", "__proto__: {rootNamespace: x}\n", "__proto__", /^unknown field/],
     ["rootNamespace with capitals", "rootNamespace: Mesh-System\n", "rootNamespace", /^expected a namespace name \(DNS label\), got "Mesh-System"$/],
@@ -83,19 +95,59 @@ describe("parseMeshConfig", () => {
     ["enableAutoMtls yes (a string in YAML 1.2)", "enableAutoMtls: yes\n", "enableAutoMtls", /^expected true or false, got "yes"$/],
     ["enableAutoMtls null", "enableAutoMtls:\n", "enableAutoMtls", /^expected true or false, got null$/],
     ["enableFallthroughRoute 0", "enableFallthroughRoute: 0\n", "enableFallthroughRoute", /^expected true or false, got 0$/],
-    ["outboundTrafficPolicy.mode unknown (the docs' example)", "outboundTrafficPolicy: {mode: SOMETIMES}\n", "outboundTrafficPolicy.mode", /^expected one of ALLOW_ANY, REGISTRY_ONLY, got "SOMETIMES"$/],
+    [
+      "outboundTrafficPolicy.mode unknown (the docs' example)",
+      "outboundTrafficPolicy: {mode: SOMETIMES}\n",
+      "outboundTrafficPolicy.mode",
+      /^expected one of ALLOW_ANY, REGISTRY_ONLY, got "SOMETIMES"$/,
+    ],
     ["outboundTrafficPolicy.mode in lower case", "outboundTrafficPolicy: {mode: registry_only}\n", "outboundTrafficPolicy.mode", /got "registry_only"$/],
     ["outboundTrafficPolicy.mode null", "outboundTrafficPolicy: {mode: null}\n", "outboundTrafficPolicy.mode", /got null$/],
-    ["the bare outboundTrafficPolicy unknown", "outboundTrafficPolicy: DENY\n", "outboundTrafficPolicy", /^expected one of ALLOW_ANY, REGISTRY_ONLY, got "DENY"$/],
+    [
+      "the bare outboundTrafficPolicy unknown",
+      "outboundTrafficPolicy: DENY\n",
+      "outboundTrafficPolicy",
+      /^expected one of ALLOW_ANY, REGISTRY_ONLY, got "DENY"$/,
+    ],
     ["outboundTrafficPolicy a list", "outboundTrafficPolicy: [REGISTRY_ONLY]\n", "outboundTrafficPolicy", /got \["REGISTRY_ONLY"\]$/],
-    ["an unknown field under outboundTrafficPolicy", "outboundTrafficPolicy: {mode: ALLOW_ANY, egressProxy: {}}\n", "outboundTrafficPolicy.egressProxy", /^unknown field \(expected mode\)$/],
-    ["pathNormalization.normalization unknown", "pathNormalization: {normalization: DECODE}\n", "pathNormalization.normalization", /^expected one of NONE, BASE, MERGE_SLASHES, DECODE_AND_MERGE_SLASHES, got "DECODE"$/],
+    [
+      "an unknown field under outboundTrafficPolicy",
+      "outboundTrafficPolicy: {mode: ALLOW_ANY, egressProxy: {}}\n",
+      "outboundTrafficPolicy.egressProxy",
+      /^unknown field \(expected mode\)$/,
+    ],
+    [
+      "pathNormalization.normalization unknown",
+      "pathNormalization: {normalization: DECODE}\n",
+      "pathNormalization.normalization",
+      /^expected one of NONE, BASE, MERGE_SLASHES, DECODE_AND_MERGE_SLASHES, got "DECODE"$/,
+    ],
     ["the bare pathNormalization unknown", "pathNormalization: base\n", "pathNormalization", /got "base"$/],
     ["an unknown field under pathNormalization", "pathNormalization: {mode: BASE}\n", "pathNormalization.mode", /^unknown field \(expected normalization\)$/],
-    ["an extension provider without a kind", "extensionProviders: [{name: a}]\n", "extensionProviders[0]", /^expected exactly one of envoyExtAuthzHttp, envoyExtAuthzGrpc, zipkin/],
-    ["an extension provider port out of range", "extensionProviders: [{name: a, envoyExtAuthzGrpc: {service: x, port: 0}}]\n", "extensionProviders[0].envoyExtAuthzGrpc.port", /^expected an integer from 1 to 65535, got 0$/],
-    ["a typo in an extension provider", "extensionProviders: [{name: a, envoyExtAuthzHttp: {service: x, port: 80, includeHeadersInChek: [a]}}]\n", "extensionProviders[0].envoyExtAuthzHttp.includeHeadersInChek", /^unknown field \(known: service, port/],
-    ["two extension providers with one name", "extensionProviders: [{name: a, envoyExtAuthzGrpc: {service: x, port: 1}}, {name: a, prometheus: {}}]\n", "extensionProviders[1].name", /^duplicate extension provider name "a"$/],
+    [
+      "an extension provider without a kind",
+      "extensionProviders: [{name: a}]\n",
+      "extensionProviders[0]",
+      /^expected exactly one of envoyExtAuthzHttp, envoyExtAuthzGrpc, zipkin/,
+    ],
+    [
+      "an extension provider port out of range",
+      "extensionProviders: [{name: a, envoyExtAuthzGrpc: {service: x, port: 0}}]\n",
+      "extensionProviders[0].envoyExtAuthzGrpc.port",
+      /^expected an integer from 1 to 65535, got 0$/,
+    ],
+    [
+      "a typo in an extension provider",
+      "extensionProviders: [{name: a, envoyExtAuthzHttp: {service: x, port: 80, includeHeadersInChek: [a]}}]\n",
+      "extensionProviders[0].envoyExtAuthzHttp.includeHeadersInChek",
+      /^unknown field \(known: service, port/,
+    ],
+    [
+      "two extension providers with one name",
+      "extensionProviders: [{name: a, envoyExtAuthzGrpc: {service: x, port: 1}}, {name: a, prometheus: {}}]\n",
+      "extensionProviders[1].name",
+      /^duplicate extension provider name "a"$/,
+    ],
   ];
   for (const [what, yaml, fieldPath, why] of refused) {
     it(`refuses ${what}${fieldPath ? ` at ${fieldPath}` : ""}`, () => {
@@ -118,7 +170,8 @@ describe("parseMeshConfig", () => {
 
 describe("extensionProviders (upstream's ext-authz task mesh config)", () => {
   it("decodes both authorizer kinds with upstream's defaults; other provider kinds are kept by name", () => {
-    const m = parseMeshConfig(`extensionProviders:
+    const m = parseMeshConfig(
+      `extensionProviders:
 - name: "sample-ext-authz-grpc"
   envoyExtAuthzGrpc: {service: "ext-authz.foo.svc.cluster.local", port: "9000"}
 - name: "sample-ext-authz-http"
@@ -134,12 +187,35 @@ describe("extensionProviders (upstream's ext-authz task mesh config)", () => {
     headersToUpstreamOnAllow: ["x-user"]
 - name: prom
   prometheus: {}
-`, FILE);
+`,
+      FILE,
+    );
     const p = m.extensionProviders;
-    assert.deepEqual(p.authorizers.get("sample-ext-authz-grpc"), { kind: "envoyExtAuthzGrpc", name: "sample-ext-authz-grpc", service: "ext-authz.foo.svc.cluster.local", port: 9000, timeoutMs: 600_000, failOpen: false, clearRouteCache: false, statusOnError: 403 });
+    assert.deepEqual(p.authorizers.get("sample-ext-authz-grpc"), {
+      kind: "envoyExtAuthzGrpc",
+      name: "sample-ext-authz-grpc",
+      service: "ext-authz.foo.svc.cluster.local",
+      port: 9000,
+      timeoutMs: 600_000,
+      failOpen: false,
+      clearRouteCache: false,
+      statusOnError: 403,
+    });
     assert.deepEqual(p.authorizers.get("sample-ext-authz-http"), {
-      kind: "envoyExtAuthzHttp", name: "sample-ext-authz-http", service: "ext-authz.foo.svc.cluster.local", port: 8000, timeoutMs: 2000, failOpen: true, clearRouteCache: false, statusOnError: 503,
-      pathPrefix: "/check", includeRequestHeadersInCheck: ["x-ext-authz", "x-b3-*"], includeAdditionalHeadersInCheck: { "x-mesh": "1" }, headersToUpstreamOnAllow: ["x-user"], headersToDownstreamOnDeny: [], headersToDownstreamOnAllow: [],
+      kind: "envoyExtAuthzHttp",
+      name: "sample-ext-authz-http",
+      service: "ext-authz.foo.svc.cluster.local",
+      port: 8000,
+      timeoutMs: 2000,
+      failOpen: true,
+      clearRouteCache: false,
+      statusOnError: 503,
+      pathPrefix: "/check",
+      includeRequestHeadersInCheck: ["x-ext-authz", "x-b3-*"],
+      includeAdditionalHeadersInCheck: { "x-mesh": "1" },
+      headersToUpstreamOnAllow: ["x-user"],
+      headersToDownstreamOnDeny: [],
+      headersToDownstreamOnAllow: [],
     });
     assert.deepEqual([...p.other], [["prom", "prometheus"]]);
   });
@@ -156,7 +232,10 @@ describe("loadMeshConfig", () => {
 
   it("a file that cannot be read names the file, at the document", () => {
     const file = join(dir, "missing.yaml");
-    assert.throws(() => loadMeshConfig(file), (e: unknown) => e instanceof MeshConfigError && e.fieldPath === "" && e.message.startsWith(`${file}: (document): cannot read: `));
+    assert.throws(
+      () => loadMeshConfig(file),
+      (e: unknown) => e instanceof MeshConfigError && e.fieldPath === "" && e.message.startsWith(`${file}: (document): cannot read: `),
+    );
   });
 
   it("a bad value names the file's own path", () => {
@@ -175,7 +254,8 @@ describe("the sidecar's mesh settings: --meshConfigFile, DISCO_ENABLE_FALLTHROUG
   };
   const registryOnly = meshFile("registry-only.yaml", "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n");
   const noFallthrough = meshFile("no-fallthrough.yaml", "enableFallthroughRoute: false\ntrustDomain: file.example\n");
-  const settings = (opts: Record<string, unknown>, env: Record<string, string> = {}) => securitySettings({ caAddress: "127.0.0.1:8060", appPort: 8080, ...opts }, env, "foo");
+  const settings = (opts: Record<string, unknown>, env: Record<string, string> = {}) =>
+    securitySettings({ caAddress: "127.0.0.1:8060", appPort: 8080, ...opts }, env, "foo");
 
   // [what, flags, environment, enableFallthroughRoute, trustDomain]
   const rows: Array<[string, Record<string, unknown>, Record<string, string>, boolean, string]> = [
@@ -183,7 +263,13 @@ describe("the sidecar's mesh settings: --meshConfigFile, DISCO_ENABLE_FALLTHROUG
     ["the file's value", { meshConfigFile: noFallthrough }, {}, false, "file.example"],
     ["the variable alone (no file): false", {}, { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" }, false, "cluster.local"],
     ["the variable overrides the file's false with true", { meshConfigFile: noFallthrough }, { DISCO_ENABLE_FALLTHROUGH_ROUTE: "true" }, true, "file.example"],
-    ["the variable overrides the default true with false", { meshConfigFile: registryOnly }, { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" }, false, "cluster.local"],
+    [
+      "the variable overrides the default true with false",
+      { meshConfigFile: registryOnly },
+      { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" },
+      false,
+      "cluster.local",
+    ],
     ["--trustDomain overrides the file's", { meshConfigFile: noFallthrough, trustDomain: "flag.example" }, {}, false, "flag.example"],
   ];
   for (const [what, opts, env, fallthrough, trustDomain] of rows) {
@@ -204,17 +290,30 @@ describe("the sidecar's mesh settings: --meshConfigFile, DISCO_ENABLE_FALLTHROUG
 
   for (const value of ["TRUE", "False", "1", "yes", " true"]) {
     it(`refuses DISCO_ENABLE_FALLTHROUGH_ROUTE=${JSON.stringify(value)}`, () => {
-      assert.throws(() => settings({}, { DISCO_ENABLE_FALLTHROUGH_ROUTE: value }), { message: `DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(value)}` });
+      assert.throws(() => settings({}, { DISCO_ENABLE_FALLTHROUGH_ROUTE: value }), {
+        message: `DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(value)}`,
+      });
     });
   }
 
   it("a bad mesh config file is refused with its file and field path", () => {
     const bad = meshFile("bad.yaml", "pathNormalization: {normalization: WHATEVER}\n");
-    assert.throws(() => settings({ meshConfigFile: bad }), (e: unknown) => e instanceof MeshConfigError && e.fieldPath === "pathNormalization.normalization" && e.message.startsWith(`${bad}: pathNormalization.normalization: `));
+    assert.throws(
+      () => settings({ meshConfigFile: bad }),
+      (e: unknown) =>
+        e instanceof MeshConfigError && e.fieldPath === "pathNormalization.normalization" && e.message.startsWith(`${bad}: pathNormalization.normalization: `),
+    );
   });
 
   it("--meshConfigFile without --caAddress is refused (no meaning without workload certificates)", () => {
-    assert.throws(() => securitySettings({ meshConfigFile: registryOnly, appPort: 8080 }, {}, "foo"), /--meshConfigFile, --gateway and --endpoint need --caAddress/);
-    assert.equal(securitySettings({ appPort: 8080 }, { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" }, "foo"), undefined, "without --caAddress the variable has nothing to override");
+    assert.throws(
+      () => securitySettings({ meshConfigFile: registryOnly, appPort: 8080 }, {}, "foo"),
+      /--meshConfigFile, --gateway and --endpoint need --caAddress/,
+    );
+    assert.equal(
+      securitySettings({ appPort: 8080 }, { DISCO_ENABLE_FALLTHROUGH_ROUTE: "false" }, "foo"),
+      undefined,
+      "without --caAddress the variable has nothing to override",
+    );
   });
 });

@@ -16,7 +16,12 @@ import { BUILDS, SERVICE, pluginConfig } from "../wasm/emulator_support.ts";
 
 const DICTIONARY = new GlobalDictionary(GLOBAL_WORDS);
 const CHECK = messageType("mesh.hub.v1.CheckRequest");
-const HEADERS: Array<[string, string]> = [[":method", "GET"], [":path", "/orders/7"], [":authority", "orders:8080"], [":scheme", "http"]];
+const HEADERS: Array<[string, string]> = [
+  [":method", "GET"],
+  [":path", "/orders/7"],
+  [":authority", "orders:8080"],
+  [":scheme", "http"],
+];
 
 function socket(remotePort: number): Socket {
   return { remoteAddress: "10.0.0.5", remotePort, localAddress: "10.0.0.9", localPort: 8080 } as unknown as Socket;

@@ -33,7 +33,15 @@ describe("sidecar configuration over ADS", { timeout: 600_000 }, () => {
 
   it("receives the folder's documents, then each change, without a restart", async () => {
     const applied: LoadedConfig[] = [];
-    const source = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" }, checks, DEFAULT_DOMAIN, (c) => (applied.push(c), true), () => {}, silent);
+    const source = new XdsConfigSource(
+      discovery.listeners.grpc!,
+      { id: "sidecar~127.0.0.1~a.foo~foo.svc.cluster.local", cluster: "a.foo" },
+      checks,
+      DEFAULT_DOMAIN,
+      (c) => (applied.push(c), true),
+      () => {},
+      silent,
+    );
     try {
       assert.equal(await source.start(), true);
       assert.deepEqual(deniedPaths(applied[0]), ["/admin"]);
@@ -47,7 +55,15 @@ describe("sidecar configuration over ADS", { timeout: 600_000 }, () => {
 
   it("a bad file is refused by the control plane: sidecars keep the last good configuration", async () => {
     const applied: LoadedConfig[] = [];
-    const source = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~b.foo~foo.svc.cluster.local", cluster: "b.foo" }, checks, DEFAULT_DOMAIN, (c) => (applied.push(c), true), () => {}, silent);
+    const source = new XdsConfigSource(
+      discovery.listeners.grpc!,
+      { id: "sidecar~127.0.0.1~b.foo~foo.svc.cluster.local", cluster: "b.foo" },
+      checks,
+      DEFAULT_DOMAIN,
+      (c) => (applied.push(c), true),
+      () => {},
+      silent,
+    );
     try {
       await source.start();
       const before = discovery.snapshot().version;
@@ -64,7 +80,15 @@ describe("sidecar configuration over ADS", { timeout: 600_000 }, () => {
   it("a version the sidecar cannot apply is NACKed with the reason", async () => {
     const refusing = (c: LoadedConfig) => !deniedPaths(c).includes("/refuse-me");
     let rejected = "";
-    const source = new XdsConfigSource(discovery.listeners.grpc!, { id: "sidecar~127.0.0.1~c.foo~foo.svc.cluster.local", cluster: "c.foo" }, checks, DEFAULT_DOMAIN, refusing, (p) => (rejected = p), silent);
+    const source = new XdsConfigSource(
+      discovery.listeners.grpc!,
+      { id: "sidecar~127.0.0.1~c.foo~foo.svc.cluster.local", cluster: "c.foo" },
+      checks,
+      DEFAULT_DOMAIN,
+      refusing,
+      (p) => (rejected = p),
+      silent,
+    );
     try {
       await source.start();
       writeFileSync(join(dir, "policy.yaml"), denyPolicy("/refuse-me"));

@@ -32,11 +32,23 @@ const PRINCIPAL = "testing@secure.mesh.io/testing@secure.mesh.io";
 
 describe("rules 12 and 13", () => {
   const rule12 = policy("require-jwt", { selector, action: "DENY", rules: [{ from: [{ source: { notRequestPrincipals: ["*"] } }] }] });
-  const rule13 = policy("require-jwt-headers", { selector, action: "DENY", rules: [{ from: [{ source: { notRequestPrincipals: ["*"] } }], to: [{ operation: { paths: ["/headers"] } }] }] });
+  const rule13 = policy("require-jwt-headers", {
+    selector,
+    action: "DENY",
+    rules: [{ from: [{ source: { notRequestPrincipals: ["*"] } }], to: [{ operation: { paths: ["/headers"] } }] }],
+  });
 
   it("rule 12: DENY notRequestPrincipals [*] without a valid token → 403 RBAC: access denied, naming policy and rule", () => {
     const d = engine(rule12).evaluate(req());
-    assert.deepEqual(d, { allowed: false, policy: "foo/require-jwt", ruleIndex: 0, action: "DENY", reason: "denied_by_policy", status: 403, body: RBAC_DENIED_BODY });
+    assert.deepEqual(d, {
+      allowed: false,
+      policy: "foo/require-jwt",
+      ruleIndex: 0,
+      action: "DENY",
+      reason: "denied_by_policy",
+      status: 403,
+      body: RBAC_DENIED_BODY,
+    });
     assert.equal(RBAC_DENIED_BODY, "RBAC: access denied");
   });
 
@@ -80,7 +92,15 @@ describe("evaluation order and policy shapes", () => {
 
   it("with ALLOW policies a request matching none → 403 (no_allow_policy_matched)", () => {
     const d = engine(policy("allow-get", { action: "ALLOW", rules: [{ to: [{ operation: { methods: ["GET"] } }] }] })).evaluate(req({ method: "PUT" }));
-    assert.deepEqual(d, { allowed: false, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy_matched", status: 403, body: RBAC_DENIED_BODY });
+    assert.deepEqual(d, {
+      allowed: false,
+      policy: null,
+      ruleIndex: null,
+      action: null,
+      reason: "no_allow_policy_matched",
+      status: 403,
+      body: RBAC_DENIED_BODY,
+    });
   });
 
   it("ALLOW without rules and spec {} allow nothing; DENY without rules does nothing; rules [{}] match everything", () => {
@@ -91,21 +111,30 @@ describe("evaluation order and policy shapes", () => {
   });
 
   it("rules are ORed (the index of the first matching rule is reported); fields are ANDed", () => {
-    const e = engine(policy("p", { action: "DENY", rules: [
-      { to: [{ operation: { methods: ["DELETE"], paths: ["/admin*"] } }] },
-      { to: [{ operation: { paths: ["/secret"] } }] },
-    ] }));
+    const e = engine(
+      policy("p", {
+        action: "DENY",
+        rules: [{ to: [{ operation: { methods: ["DELETE"], paths: ["/admin*"] } }] }, { to: [{ operation: { paths: ["/secret"] } }] }],
+      }),
+    );
     assert.equal(e.evaluate(req({ method: "DELETE", path: "/admin/x" })).ruleIndex, 0);
     assert.equal(e.evaluate(req({ method: "GET", path: "/admin/x" })).allowed, true, "method and path are ANDed");
     assert.equal(e.evaluate(req({ path: "/secret" })).ruleIndex, 1);
   });
 
   it("entries of from are ORed, and from/to/when are ANDed", () => {
-    const e = engine(policy("p", { action: "DENY", rules: [{
-      from: [{ source: { namespaces: ["bar"] } }, { source: { ipBlocks: ["192.168.0.0/16"] } }],
-      to: [{ operation: { paths: ["/x"] } }],
-      when: [{ key: "request.headers[x-env]", values: ["prod"] }],
-    }] }));
+    const e = engine(
+      policy("p", {
+        action: "DENY",
+        rules: [
+          {
+            from: [{ source: { namespaces: ["bar"] } }, { source: { ipBlocks: ["192.168.0.0/16"] } }],
+            to: [{ operation: { paths: ["/x"] } }],
+            when: [{ key: "request.headers[x-env]", values: ["prod"] }],
+          },
+        ],
+      }),
+    );
     const env: Array<[string, string]> = [["x-env", "prod"]];
     assert.equal(e.evaluate(req({ path: "/x", headers: env, peerPrincipal: "cluster.local/ns/bar/sa/sleep" })).allowed, false);
     assert.equal(e.evaluate(req({ path: "/x", headers: env, sourceIp: "192.168.3.4" })).allowed, false);
@@ -115,13 +144,18 @@ describe("evaluation order and policy shapes", () => {
   });
 
   it("policies apply from the workload's namespace and the root namespace, by selector", () => {
-    const c = catalogOf([
-      policy("mesh-wide", { action: "DENY", rules: [{}] }, "mesh-system"),
-      policy("root-selector", { selector: { matchLabels: { app: "httpbin" } }, action: "DENY", rules: [{}] }, "mesh-system"),
-      policy("other-ns", { action: "DENY", rules: [{}] }, "bar"),
-      policy("other-app", { selector: { matchLabels: { app: "reviews" } }, action: "DENY", rules: [{}] }),
-    ].join("\n"));
-    assert.deepEqual(authorizationPoliciesFor(c.byKind.AuthorizationPolicy, workload).map((p) => p.name), ["mesh-wide", "root-selector"]);
+    const c = catalogOf(
+      [
+        policy("mesh-wide", { action: "DENY", rules: [{}] }, "mesh-system"),
+        policy("root-selector", { selector: { matchLabels: { app: "httpbin" } }, action: "DENY", rules: [{}] }, "mesh-system"),
+        policy("other-ns", { action: "DENY", rules: [{}] }, "bar"),
+        policy("other-app", { selector: { matchLabels: { app: "reviews" } }, action: "DENY", rules: [{}] }),
+      ].join("\n"),
+    );
+    assert.deepEqual(
+      authorizationPoliciesFor(c.byKind.AuthorizationPolicy, workload).map((p) => p.name),
+      ["mesh-wide", "root-selector"],
+    );
   });
 });
 
@@ -229,16 +263,40 @@ describe("AUDIT and CUSTOM (security.md §5.1: CUSTOM → DENY → ALLOW; AUDIT 
 
   it("an AUDIT match marks the decision and never changes it", () => {
     const e = engine(audit, deny, allowGet);
-    assert.deepEqual(e.evaluate(req({ path: "/admin/x" })), { allowed: true, policy: "foo/allow-get", ruleIndex: 0, action: "ALLOW", reason: "allowed_by_policy", audited: { policy: "foo/audit-admin", ruleIndex: 0 } });
-    assert.deepEqual(e.evaluate(req({ method: "DELETE", path: "/admin/x" })), { allowed: false, policy: "foo/deny-admin-delete", ruleIndex: 0, action: "DENY", reason: "denied_by_policy", status: 403, body: RBAC_DENIED_BODY, audited: { policy: "foo/audit-admin", ruleIndex: 0 } });
+    assert.deepEqual(e.evaluate(req({ path: "/admin/x" })), {
+      allowed: true,
+      policy: "foo/allow-get",
+      ruleIndex: 0,
+      action: "ALLOW",
+      reason: "allowed_by_policy",
+      audited: { policy: "foo/audit-admin", ruleIndex: 0 },
+    });
+    assert.deepEqual(e.evaluate(req({ method: "DELETE", path: "/admin/x" })), {
+      allowed: false,
+      policy: "foo/deny-admin-delete",
+      ruleIndex: 0,
+      action: "DENY",
+      reason: "denied_by_policy",
+      status: 403,
+      body: RBAC_DENIED_BODY,
+      audited: { policy: "foo/audit-admin", ruleIndex: 0 },
+    });
     assert.equal(e.evaluate(req({ method: "POST", path: "/admin" })).allowed, false, "no ALLOW matched: denied, and audited");
     assert.equal(e.evaluate(req({ path: "/ip" })).audited, undefined);
     // A workload with only AUDIT policies: everything allowed, as without policies.
-    assert.deepEqual(engine(audit).evaluate(req({ method: "DELETE", path: "/admin" })), { allowed: true, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy", audited: { policy: "foo/audit-admin", ruleIndex: 0 } });
+    assert.deepEqual(engine(audit).evaluate(req({ method: "DELETE", path: "/admin" })), {
+      allowed: true,
+      policy: null,
+      ruleIndex: null,
+      action: null,
+      reason: "no_allow_policy",
+      audited: { policy: "foo/audit-admin", ruleIndex: 0 },
+    });
     assert.deepEqual(engine(audit).size, { custom: 0, audit: 1, deny: 0, allow: 0 });
   });
 
-  const custom = (name: string, provider: string, paths: string[]) => policy(name, { selector, action: "CUSTOM", provider: { name: provider }, rules: [{ to: [{ operation: { paths } }] }] });
+  const custom = (name: string, provider: string, paths: string[]) =>
+    policy(name, { selector, action: "CUSTOM", provider: { name: provider }, rules: [{ to: [{ operation: { paths } }] }] });
 
   it("CUSTOM: only the requests its rules match go to the provider; CUSTOM never takes part in evaluate", () => {
     const e = engine(custom("ext-authz", "sample-ext-authz-http", ["/headers"]), deny);

@@ -100,16 +100,41 @@ describe("authenticator: inline key set", () => {
     ["unknown issuer", () => mint(key1, { ...claims(), iss: "evil@example.com" }, clock), 401, "Jwt issuer is not configured"],
     ["malformed: one part", async () => "deadbeef", 401, "Jwt is not in the form of Header.Payload.Signature with two dots and 3 sections"],
     ["malformed: header not JSON", async () => "bm90IGpzb24.eyJpc3MiOiJ4In0.c2ln", 401, "Jwt header is an invalid JSON"],
-    ["malformed: payload not base64url", async () => "eyJhbGciOiJSUzI1NiJ9.@@@.c2ln", 401, "Jwt is not in the form of Header.Payload.Signature with two dots and 3 sections"],
-    ["alg none, empty signature", async () => unsigned(claims(), "key-1"), 401, "Jwt is not in the form of Header.Payload.Signature with two dots and 3 sections"],
+    [
+      "malformed: payload not base64url",
+      async () => "eyJhbGciOiJSUzI1NiJ9.@@@.c2ln",
+      401,
+      "Jwt is not in the form of Header.Payload.Signature with two dots and 3 sections",
+    ],
+    [
+      "alg none, empty signature",
+      async () => unsigned(claims(), "key-1"),
+      401,
+      "Jwt is not in the form of Header.Payload.Signature with two dots and 3 sections",
+    ],
     ["alg none, junk signature", async () => unsigned(claims(), "key-1", "c2lnbmF0dXJl"), 401, "Jwt header [alg] is not supported"],
-    ["algorithm confusion (HS256 keyed with the RSA public key)", () => algConfusion(key1, claims()), 401, "Jwks doesn't have key to match kid or alg from Jwt"],
+    [
+      "algorithm confusion (HS256 keyed with the RSA public key)",
+      () => algConfusion(key1, claims()),
+      401,
+      "Jwks doesn't have key to match kid or alg from Jwt",
+    ],
     ["expired", () => mint(key1, { ...claims(), exp: clock.seconds - 1 }, clock), 401, "Jwt is expired"],
     ["not yet valid", () => mint(key1, { ...claims(), nbf: clock.seconds + 60 }, clock), 401, "Jwt not yet valid"],
     ["audience mismatch → 403", () => mint(key1, { ...claims(), aud: "someone-else" }, clock), 403, "Audiences in Jwt are not allowed"],
-    ["no audience when audiences are required → 403", () => mint(key1, { iss: ISS, sub: "alice", exp: clock.seconds + 60 }, clock), 403, "Audiences in Jwt are not allowed"],
+    [
+      "no audience when audiences are required → 403",
+      () => mint(key1, { iss: ISS, sub: "alice", exp: clock.seconds + 60 }, clock),
+      403,
+      "Audiences in Jwt are not allowed",
+    ],
     ["signed by an unpublished key (key-2)", () => mint(key2, claims(), clock), 401, "Jwks doesn't have key to match kid or alg from Jwt"],
-    ["expired and badly signed: expiry reported first (upstream order)", () => mint(rogue, { ...claims(), exp: clock.seconds - 5 }, clock), 401, "Jwt is expired"],
+    [
+      "expired and badly signed: expiry reported first (upstream order)",
+      () => mint(rogue, { ...claims(), exp: clock.seconds - 5 }, clock),
+      401,
+      "Jwt is expired",
+    ],
     ["iss not a string", () => mint(key1, { ...claims(), iss: 5 as unknown as string }, clock), 401, "Jwt payload [iss] field is not a string"],
     ["exp not an integer", () => mint(key1, { ...claims(), exp: "soon" as unknown as number }, clock), 401, "Jwt payload [exp] field is not an integer"],
   ];
@@ -152,7 +177,10 @@ describe("authenticator: inline key set", () => {
   });
 
   it("CORS preflight bypasses the check; OPTIONS without Origin does not", async () => {
-    const pre = await authn.authenticate({ ...request([...bearer("deadbeef"), ["origin", "https://a"], ["access-control-request-method", "GET"]]), method: "OPTIONS" });
+    const pre = await authn.authenticate({
+      ...request([...bearer("deadbeef"), ["origin", "https://a"], ["access-control-request-method", "GET"]]),
+      method: "OPTIONS",
+    });
     assert.equal(pre.outcome, "anonymous");
     const plain = await authn.authenticate({ ...request(bearer("deadbeef")), method: "OPTIONS" });
     assert.equal(plain.outcome, "denied");
@@ -181,7 +209,9 @@ describe("authenticator: token locations and several tokens", () => {
 
   it("two valid tokens: the principal comes from the first location (header)", async () => {
     const a = authenticator(policy({ issuer: ISS, jwks: JSON.stringify(jwksOf(key1)) }), clock);
-    const r = await a.authenticate(request(bearer(await mint(key1, claims("header-user"), clock)), `/h?access_token=${await mint(key1, claims("query-user"), clock)}`));
+    const r = await a.authenticate(
+      request(bearer(await mint(key1, claims("header-user"), clock)), `/h?access_token=${await mint(key1, claims("query-user"), clock)}`),
+    );
     assert.equal(r.outcome === "authenticated" && r.principal, `${ISS}/header-user`);
     assert.equal(r.outcome === "authenticated" && r.payloads.length, 2);
   });
@@ -193,7 +223,10 @@ describe("authenticator: token locations and several tokens", () => {
   });
 
   it("fromHeaders {name, prefix} and fromParams replace the defaults", async () => {
-    const a = authenticator(policy({ issuer: ISS, jwks: JSON.stringify(jwksOf(key1)), fromHeaders: [{ name: "X-Jwt-Assertion", prefix: "Token " }], fromParams: ["my_token"] }), clock);
+    const a = authenticator(
+      policy({ issuer: ISS, jwks: JSON.stringify(jwksOf(key1)), fromHeaders: [{ name: "X-Jwt-Assertion", prefix: "Token " }], fromParams: ["my_token"] }),
+      clock,
+    );
     const good = await mint(key1, claims(), clock);
     assert.equal((await a.authenticate(request([["x-jwt-assertion", `Token ${good}`]]))).outcome, "authenticated");
     assert.equal((await a.authenticate(request([], `/p?my_token=${good}`))).outcome, "authenticated");
@@ -205,7 +238,10 @@ describe("authenticator: token locations and several tokens", () => {
   });
 
   it("forwardOriginalToken keeps the token; outputPayloadToHeader adds the base64url payload; spoofed output headers are stripped", async () => {
-    const a = authenticator(policy({ issuer: ISS, jwks: JSON.stringify(jwksOf(key1)), forwardOriginalToken: true, outputPayloadToHeader: "X-Jwt-Payload" }), clock);
+    const a = authenticator(
+      policy({ issuer: ISS, jwks: JSON.stringify(jwksOf(key1)), forwardOriginalToken: true, outputPayloadToHeader: "X-Jwt-Payload" }),
+      clock,
+    );
     const token = await mint(key1, claims(), clock);
     const r = await a.authenticate(request([...bearer(token), ["x-jwt-payload", "forged"]]));
     assert.equal(r.outcome, "authenticated");
@@ -265,7 +301,11 @@ describe("authenticator: remote key set (jwksUri)", () => {
     const results = await Promise.all(Array.from({ length: 5 }, () => a.authenticate(request(bearer(good)))));
     assert.ok(results.every((r) => r.outcome === "authenticated"));
     assert.equal(server.requests - before, 1);
-    for (const token of [await mint(rogue, { iss: ISS, sub: "x" }, clock), unsigned({ iss: ISS }, "key-1", "abc"), await algConfusion(key1, { iss: ISS, sub: "x" })]) {
+    for (const token of [
+      await mint(rogue, { iss: ISS, sub: "x" }, clock),
+      unsigned({ iss: ISS }, "key-1", "abc"),
+      await algConfusion(key1, { iss: ISS, sub: "x" }),
+    ]) {
       assert.equal((await a.authenticate(request(bearer(token)))).outcome, "denied");
     }
   });

@@ -24,8 +24,20 @@ describe("token extraction", () => {
 
   it("every occurrence is extracted, headers before parameters", () => {
     const locations = tokenLocations({ fromHeaders: [], fromParams: [] });
-    const found = extractTokens({ headers: [["authorization", "Bearer h1"], ["authorization", "Bearer h2"]], path: "/p?access_token=q1&access_token=q2" }, locations);
-    assert.deepEqual(found.map((t) => t.token), ["h1", "h2", "q1", "q2"]);
+    const found = extractTokens(
+      {
+        headers: [
+          ["authorization", "Bearer h1"],
+          ["authorization", "Bearer h2"],
+        ],
+        path: "/p?access_token=q1&access_token=q2",
+      },
+      locations,
+    );
+    assert.deepEqual(
+      found.map((t) => t.token),
+      ["h1", "h2", "q1", "q2"],
+    );
   });
 
   it("a consumed query token is removed from the forwarded path, the rest kept", () => {

@@ -158,7 +158,13 @@ spec:
     const rules = jwtRulesFor(catalogOf(yaml).byKind.RequestAuthentication, { namespace: "foo", labels: {} });
     const cache = new JwksCache({ now: clock.now });
     const authn = Authenticator.create(rules, { jwks: cache, now: clock.now });
-    const req = (t: string) => ({ method: "GET", path: "/", host: "h", scheme: "http", headers: [["authorization", `Bearer ${t}`]] as Array<[string, string]> });
+    const req = (t: string) => ({
+      method: "GET",
+      path: "/",
+      host: "h",
+      scheme: "http",
+      headers: [["authorization", `Bearer ${t}`]] as Array<[string, string]>,
+    });
     const claims = () => ({ iss: ISS, sub: "alice", exp: clock.seconds + 600 });
     const outcome = async (key: SigningKey) => {
       const r = await authn.authenticate(req(await mint(key, claims(), clock)));
@@ -176,7 +182,6 @@ spec:
     for (let i = 0; i < 20; i++) assert.match(await outcome(key2), /^401 /);
     assert.equal(server.requests - start, 2, "made-up kids inside the cooldown cost no fetch");
   });
-
 
   it("rules naming one URI share one key set", () => {
     const cache = new JwksCache();
@@ -197,7 +202,13 @@ spec:
 `;
     const rules = jwtRulesFor(catalogOf(yaml).byKind.RequestAuthentication, { namespace: "foo", labels: {} });
     const authn = Authenticator.create(rules, { jwks: new JwksCache({ now: clock.now, cooldownMs: 30_000 }), now: clock.now });
-    const req = (t: string) => ({ method: "GET", path: "/", host: "h", scheme: "http", headers: [["authorization", `Bearer ${t}`]] as Array<[string, string]> });
+    const req = (t: string) => ({
+      method: "GET",
+      path: "/",
+      host: "h",
+      scheme: "http",
+      headers: [["authorization", `Bearer ${t}`]] as Array<[string, string]>,
+    });
     const claims = () => ({ iss: ISS, sub: "alice", exp: clock.seconds + 600 });
     assert.equal((await authn.authenticate(req(await mint(key1, claims(), clock)))).outcome, "authenticated");
     server.body = jwksOf(key1, key2);

@@ -20,7 +20,14 @@ spec: ${JSON.stringify(spec)}
 
 function tls(docs: string[], over: Partial<ClientTlsInput> = {}) {
   const c = docs.length ? catalogOf(docs.join("")) : undefined;
-  return clientTls({ host: HOST, servicePort: 8000, clientNamespace: "bar", destinationRules: c?.byKind.DestinationRule ?? [], destinationHasSidecar: true, ...over });
+  return clientTls({
+    host: HOST,
+    servicePort: 8000,
+    clientNamespace: "bar",
+    destinationRules: c?.byKind.DestinationRule ?? [],
+    destinationHasSidecar: true,
+    ...over,
+  });
 }
 
 const mutual = { tls: { mode: "MESH_MUTUAL" } };
@@ -55,7 +62,10 @@ describe("DestinationRule and auto mutual TLS", () => {
     assert.equal(tls([dr("httpbin", "foo", { host: HOST, trafficPolicy: mutual })], { destinationHasSidecar: false }).mode, "MESH_MUTUAL");
   });
 
-  const portLevel = dr("httpbin", "foo", { host: HOST, trafficPolicy: { ...mutual, portLevelSettings: [{ port: { number: 8000 }, tls: { mode: "DISABLE" } }, { port: { number: 7000 } }] } });
+  const portLevel = dr("httpbin", "foo", {
+    host: HOST,
+    trafficPolicy: { ...mutual, portLevelSettings: [{ port: { number: 8000 }, tls: { mode: "DISABLE" } }, { port: { number: 7000 } }] },
+  });
   it("rule 6: portLevelSettings keyed by service port override the host level", () => {
     const r = tls([portLevel]);
     assert.deepEqual([r.mode, r.source], ["DISABLE", "port-level"]);
@@ -74,20 +84,30 @@ describe("DestinationRule and auto mutual TLS", () => {
   });
 
   it("lookup: client namespace, then the service's, then the root namespace; exact host beats wildcard", () => {
-    const c = catalogOf([
-      dr("root", "mesh-system", { host: "*.local", trafficPolicy: disable }),
-      dr("svc-wild", "foo", { host: "*.foo.svc.cluster.local", trafficPolicy: disable }),
-      dr("svc-exact", "foo", { host: HOST, trafficPolicy: mutual }),
-      dr("client", "bar", { host: HOST, trafficPolicy: disable }),
-      dr("private", "baz", { host: HOST, trafficPolicy: disable, exportTo: ["."] }),
-    ].join(""));
+    const c = catalogOf(
+      [
+        dr("root", "mesh-system", { host: "*.local", trafficPolicy: disable }),
+        dr("svc-wild", "foo", { host: "*.foo.svc.cluster.local", trafficPolicy: disable }),
+        dr("svc-exact", "foo", { host: HOST, trafficPolicy: mutual }),
+        dr("client", "bar", { host: HOST, trafficPolicy: disable }),
+        dr("private", "baz", { host: HOST, trafficPolicy: disable, exportTo: ["."] }),
+      ].join(""),
+    );
     const rules = c.byKind.DestinationRule;
     assert.equal(findDestinationRule(rules, HOST, "bar")?.name, "client");
     assert.equal(findDestinationRule(rules, HOST, "qux")?.name, "svc-exact");
     assert.equal(findDestinationRule(rules, "reviews.foo.svc.cluster.local", "qux")?.name, "svc-wild");
     assert.equal(findDestinationRule(rules, "x.other.svc.cluster.local", "qux")?.name, "root");
     assert.equal(findDestinationRule(rules, HOST, "baz")?.name, "private", "exportTo . is visible in its own namespace");
-    assert.equal(findDestinationRule(rules.filter((r) => r.name === "private"), HOST, "qux"), undefined, "and nowhere else");
+    assert.equal(
+      findDestinationRule(
+        rules.filter((r) => r.name === "private"),
+        HOST,
+        "qux",
+      ),
+      undefined,
+      "and nowhere else",
+    );
   });
 });
 
@@ -108,12 +128,26 @@ kind: Service
 metadata: { name: httpbin, namespace: foo }
 spec: { selector: { app: httpbin }, ports: [{ port: 8000, targetPort: 80 }] }
 `;
-  const server: Workload = { name: "httpbin", namespace: "foo", labels: { app: "httpbin" }, serviceAccount: "httpbin", ports: [{ containerPort: 80, protocol: "TCP" }], sidecar: true };
+  const server: Workload = {
+    name: "httpbin",
+    namespace: "foo",
+    labels: { app: "httpbin" },
+    serviceAccount: "httpbin",
+    ports: [{ containerPort: 80, protocol: "TCP" }],
+    sidecar: true,
+  };
   function run(docs: string, clientHasSidecar: boolean): Outcome {
     const c = catalogOf(ORCH + docs);
     const pas = c.byKind.PeerAuthentication;
     const s = serverMtls(pas, server, 80, c.byKind.Service);
-    const client = clientTls({ host: HOST, servicePort: 8000, clientNamespace: "bar", destinationRules: c.byKind.DestinationRule, destinationHasSidecar: true, destinationNamespaceMode: namespaceMtls(pas, "foo").mode });
+    const client = clientTls({
+      host: HOST,
+      servicePort: 8000,
+      clientNamespace: "bar",
+      destinationRules: c.byKind.DestinationRule,
+      destinationHasSidecar: true,
+      destinationNamespaceMode: namespaceMtls(pas, "foo").mode,
+    });
     return outcome(clientHasSidecar, client.mode, { sidecar: true, mode: s.mode });
   }
   const pa = (name: string, ns: string, spec: Record<string, unknown>) => `---

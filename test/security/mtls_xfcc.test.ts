@@ -29,20 +29,23 @@ describe("XFCC", () => {
     client = await cert(undefined, [{ type: "url", value: "spiffe://cluster.local/ns/foo/sa/sleep" }]);
   });
 
-  it("mesh certificates: By;Hash;Subject=\"\";URI, exactly as upstream apps see it", () => {
+  it('mesh certificates: By;Hash;Subject="";URI, exactly as upstream apps see it', () => {
     const hash = createHash("sha256").update(client.raw).digest("hex");
     assert.equal(xfccFor(server, client), `By=spiffe://cluster.local/ns/foo/sa/httpbin;Hash=${hash};Subject="";URI=spiffe://cluster.local/ns/foo/sa/sleep`);
     assert.match(hash, /^[0-9a-f]{64}$/);
   });
 
   it("a subject is written in RFC 2253 order (most specific first) and quoted; DNS SANs follow", async () => {
-    const c = await cert("C=US, O=Mesh, CN=sleep", [{ type: "url", value: "spiffe://cluster.local/ns/foo/sa/sleep" }, { type: "dns", value: "sleep.foo" }]);
+    const c = await cert("C=US, O=Mesh, CN=sleep", [
+      { type: "url", value: "spiffe://cluster.local/ns/foo/sa/sleep" },
+      { type: "dns", value: "sleep.foo" },
+    ]);
     assert.equal(rfc2253Subject(c), "CN=sleep,O=Mesh,C=US");
     assert.deepEqual(subjectAltNames(c), { uris: ["spiffe://cluster.local/ns/foo/sa/sleep"], dns: ["sleep.foo"] });
     assert.match(xfccFor(server, c), /;Subject="CN=sleep,O=Mesh,C=US";URI=spiffe:\/\/cluster.local\/ns\/foo\/sa\/sleep;DNS=sleep.foo$/);
   });
 
-  it("values with , ; = or \" are quoted, with \" escaped", () => {
+  it('values with , ; = or " are quoted, with " escaped', () => {
     assert.equal(quoteXfccValue("spiffe://a/b"), "spiffe://a/b");
     assert.equal(quoteXfccValue("a;b"), '"a;b"');
     assert.equal(quoteXfccValue('say "hi", ok'), '"say \\"hi\\", ok"');
@@ -50,9 +53,16 @@ describe("XFCC", () => {
   });
 
   it("a client-supplied header is never passed through: replaced on mTLS, removed on plain text", () => {
-    const forged: Array<[string, string]> = [["host", "httpbin"], [XFCC_HEADER, "By=spiffe://evil;URI=spiffe://cluster.local/ns/mesh-system/sa/admin"], [XFCC_HEADER, "x"]];
+    const forged: Array<[string, string]> = [
+      ["host", "httpbin"],
+      [XFCC_HEADER, "By=spiffe://evil;URI=spiffe://cluster.local/ns/mesh-system/sa/admin"],
+      [XFCC_HEADER, "x"],
+    ];
     const element = xfccFor(server, client);
-    assert.deepEqual(applyXfcc(forged, element), [["host", "httpbin"], [XFCC_HEADER, element]]);
+    assert.deepEqual(applyXfcc(forged, element), [
+      ["host", "httpbin"],
+      [XFCC_HEADER, element],
+    ]);
     assert.deepEqual(applyXfcc(forged, undefined), [["host", "httpbin"]]);
   });
 });

@@ -46,7 +46,9 @@ export function envoyRoot(): protobuf.Root {
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => locate(target) ?? target;
   const memo = new Map<string, boolean>();
-  const files = protoFiles(join(ENVOY_API, "envoy")).map((f) => relative(ENVOY_API, f)).filter((f) => complete(f, memo));
+  const files = protoFiles(join(ENVOY_API, "envoy"))
+    .map((f) => relative(ENVOY_API, f))
+    .filter((f) => complete(f, memo));
   root.loadSync(files, { keepCase: true });
   root.resolveAll();
   cached = root;
@@ -70,7 +72,11 @@ export function decodeStrict(root: protobuf.Root, typeName: string, json: unknow
  * back exactly). Returns proto3 JSON-like objects (`@type` in each Any) and
  * the type URLs met.
  */
-export function decodeAnyStrict(root: protobuf.Root, any: { type_url: string; value: Uint8Array }, path = "resource"): { object: Record<string, any>; anyTypes: string[] } {
+export function decodeAnyStrict(
+  root: protobuf.Root,
+  any: { type_url: string; value: Uint8Array },
+  path = "resource",
+): { object: Record<string, any>; anyTypes: string[] } {
   const anyTypes: string[] = [];
   return { object: unpackStrict(root, any, path, anyTypes), anyTypes };
 }
@@ -100,7 +106,11 @@ function walk(root: protobuf.Root, type: protobuf.Type, message: Record<string, 
     const one = (v: unknown, p: string): unknown => {
       if (resolved.fullName === ".google.protobuf.Any") return unpackStrict(root, v as { type_url: string; value: Uint8Array }, p, anyTypes);
       // Wrappers and durations in their JSON form, as Envoy's YAML writes them.
-      if (resolved.fullName in WRAPPERS) return (resolved.toObject(v as protobuf.Message, { longs: String }) as { value?: unknown }).value ?? (WRAPPERS[resolved.fullName] === "bool" ? false : WRAPPERS[resolved.fullName] === "string" ? "" : 0);
+      if (resolved.fullName in WRAPPERS)
+        return (
+          (resolved.toObject(v as protobuf.Message, { longs: String }) as { value?: unknown }).value ??
+          (WRAPPERS[resolved.fullName] === "bool" ? false : WRAPPERS[resolved.fullName] === "string" ? "" : 0)
+        );
       if (resolved.fullName === ".google.protobuf.Duration") {
         const d = v as { seconds?: number | { toString(): string }; nanos?: number };
         const nanos = d.nanos ?? 0;

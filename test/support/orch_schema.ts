@@ -22,6 +22,8 @@ export async function orchSchemaErrors(object: Obj): Promise<string[]> {
     new model(object).validate();
     return [];
   } catch (e) {
-    return String((e as Error).message).split(", ").map((m) => `${kind} ${String((object.metadata as Obj | undefined)?.name)}: ${m}`);
+    return String((e as Error).message)
+      .split(", ")
+      .map((m) => `${kind} ${String((object.metadata as Obj | undefined)?.name)}: ${m}`);
   }
 }

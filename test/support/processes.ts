@@ -79,7 +79,12 @@ export function startDaemon<T>(script: string, args: string[], prefix: string, t
  * and returns that. A probe that throws is tried again; the error names
  * what was awaited, the limit and the last failure.
  */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs?: number, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs?: number,
+  everyMs = 50,
+): Promise<T> {
   const limit = readyTimeout(timeoutMs);
   const deadline = Date.now() + limit;
   let last: unknown;
@@ -90,7 +95,8 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(limit / 1000)} s waiting for ${what}${last ? `: ${(last as Error).message ?? last}` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${Math.round(limit / 1000)} s waiting for ${what}${last ? `: ${(last as Error).message ?? last}` : ""}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -119,7 +119,10 @@ export function specLogScopes(text = readSpec2()): Map<DaemonName, string[]> {
   for (const line of body.split("\n")) {
     const cells = line.split("|").map((c) => c.trim());
     if (cells.length < 4 || !(cells[1] in DAEMON_CODES)) continue;
-    out.set(cells[1] as DaemonName, cells[2].split(",").map((s) => s.trim()));
+    out.set(
+      cells[1] as DaemonName,
+      cells[2].split(",").map((s) => s.trim()),
+    );
   }
   return out;
 }

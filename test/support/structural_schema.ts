@@ -30,9 +30,11 @@ export function structuralSchemaErrors(root: Node): string[] {
   const metadata = (root.properties as Node | undefined)?.metadata as Node | undefined;
   if (metadata) {
     const allowed = new Set(["type", "properties"]);
-    for (const k of Object.keys(metadata)) if (!allowed.has(k)) errors.push(`openAPIV3Schema.properties.metadata.${k}: only name and generateName may be restricted`);
+    for (const k of Object.keys(metadata))
+      if (!allowed.has(k)) errors.push(`openAPIV3Schema.properties.metadata.${k}: only name and generateName may be restricted`);
     for (const k of Object.keys((metadata.properties as Node | undefined) ?? {})) {
-      if (k !== "name" && k !== "generateName") errors.push(`openAPIV3Schema.properties.metadata.properties.${k}: only name and generateName may be restricted`);
+      if (k !== "name" && k !== "generateName")
+        errors.push(`openAPIV3Schema.properties.metadata.properties.${k}: only name and generateName may be restricted`);
     }
   }
   return errors;
@@ -59,7 +61,8 @@ function walk(node: unknown, path: string, errors: string[], needsType: boolean)
   }
   for (const [k, v] of Object.entries(n)) {
     if (k.startsWith("x-") && !EXTENSIONS.has(k)) errors.push(`${path}.${k}: not an extension the orchestrator knows`);
-    if ((k === "x-kubernetes-preserve-unknown-fields" || k === "x-kubernetes-int-or-string" || k === "x-kubernetes-embedded-resource") && v !== true) errors.push(`${path}.${k}: must be true when present`);
+    if ((k === "x-kubernetes-preserve-unknown-fields" || k === "x-kubernetes-int-or-string" || k === "x-kubernetes-embedded-resource") && v !== true)
+      errors.push(`${path}.${k}: must be true when present`);
   }
   if (preserve && n.type !== undefined && n.type !== "object") errors.push(`${path}: x-kubernetes-preserve-unknown-fields on a ${String(n.type)}`);
   if (n["x-kubernetes-embedded-resource"] === true && n.type !== "object") errors.push(`${path}: x-kubernetes-embedded-resource needs type object`);
@@ -67,8 +70,10 @@ function walk(node: unknown, path: string, errors: string[], needsType: boolean)
     if (n.type !== "array") errors.push(`${path}: x-kubernetes-list-type needs type array`);
     if (!["atomic", "set", "map"].includes(String(n["x-kubernetes-list-type"]))) errors.push(`${path}.x-kubernetes-list-type: one of atomic, set, map`);
   }
-  if ("x-kubernetes-list-map-keys" in n && n["x-kubernetes-list-type"] !== "map") errors.push(`${path}: x-kubernetes-list-map-keys needs x-kubernetes-list-type map`);
-  if ("x-kubernetes-map-type" in n && (n.type !== "object" || !["granular", "atomic"].includes(String(n["x-kubernetes-map-type"])))) errors.push(`${path}: x-kubernetes-map-type is granular or atomic, on an object`);
+  if ("x-kubernetes-list-map-keys" in n && n["x-kubernetes-list-type"] !== "map")
+    errors.push(`${path}: x-kubernetes-list-map-keys needs x-kubernetes-list-type map`);
+  if ("x-kubernetes-map-type" in n && (n.type !== "object" || !["granular", "atomic"].includes(String(n["x-kubernetes-map-type"]))))
+    errors.push(`${path}: x-kubernetes-map-type is granular or atomic, on an object`);
 
   for (const [name, child] of Object.entries((n.properties as Node | undefined) ?? {})) walk(child, `${path}.properties.${name}`, errors, true);
   if (typeof n.additionalProperties === "object" && n.additionalProperties !== null) walk(n.additionalProperties, `${path}.additionalProperties`, errors, true);

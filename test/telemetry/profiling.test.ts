@@ -83,7 +83,17 @@ describe("profiling endpoints (/debug/pprof/ on the monitoring port)", () => {
 describe("disco-discovery --profile: /debug/pprof/ on the --httpAddr debug port", { timeout: 600_000 }, () => {
   let discovery: Daemon<{ http: string }>;
   before(async () => {
-    const args = ["discovery", "--configDir", tempDir("disco-profile-"), "--grpcAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--profile", ...SIDE_LISTENERS_OFF];
+    const args = [
+      "discovery",
+      "--configDir",
+      tempDir("disco-profile-"),
+      "--grpcAddr",
+      "127.0.0.1:0",
+      "--httpAddr",
+      "127.0.0.1:0",
+      "--profile",
+      ...SIDE_LISTENERS_OFF,
+    ];
     discovery = await startDaemon<{ http: string }>(join(AGENT_BIN, "..", "disco-discovery.mjs"), args, "disco-discovery listening: ", 60_000);
   });
   after(async () => {

@@ -42,7 +42,11 @@ before(async () => {
   mesh = await startLocalMesh({ secure: true });
   const dir = tempDir("spec-metrics-disco-");
   writeFileSync(join(dir, "mesh.yaml"), SERVICE_ENTRY);
-  discovery = await startDaemon(DISCOVERY_BIN, ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF, "--monitoringAddr", "127.0.0.1:0"], "disco-discovery listening: ");
+  discovery = await startDaemon(
+    DISCOVERY_BIN,
+    ["discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF, "--monitoringAddr", "127.0.0.1:0"],
+    "disco-discovery listening: ",
+  );
   const text = async (url: string) => (await fetch(url)).text();
   scraped.set("hubs", await text(`http://127.0.0.1:${mesh.hub.listening.monitoringPort}/metrics`));
   scraped.set("mesh_ca", await text(`http://127.0.0.1:${mesh.ca!.listening.monitoringPort}/metrics`));
@@ -60,7 +64,10 @@ describe("spec 2's counters and gauges on every daemon", { timeout: 600_000 }, (
     const all = specMetrics();
     assert.ok(all.length >= 120, `${all.length} rows`);
     for (const daemon of ["disco-agent", "mesh_ca", "hubs", "disco-discovery"] as const) assert.ok(specMetricsOf(daemon).length >= 10, daemon);
-    assert.deepEqual(all.find((m) => m.name === "hub_config_rule_configs_total"), { name: "hub_config_rule_configs_total", type: "LastValue", by: ["HU", "DI", "CT"] });
+    assert.deepEqual(
+      all.find((m) => m.name === "hub_config_rule_configs_total"),
+      { name: "hub_config_rule_configs_total", type: "LastValue", by: ["HU", "DI", "CT"] },
+    );
     assert.deepEqual(all.find((m) => m.name === "sidecar_injection_skip_total")?.type, "Sum");
     assert.deepEqual(all.find((m) => m.name === "outgoing_latency")?.by, ["AG", "CT"]);
   });
@@ -95,7 +102,11 @@ describe("spec 2's counters and gauges on every daemon", { timeout: 600_000 }, (
     it(`${daemon}: promtool is clean apart from the spec's gauges named _total`, (t) => {
       needPromtool(t);
       const text = scraped.get(daemon)!;
-      const mandated = new Set(specMetricsOf(daemon).filter((m: SpecMetric) => m.type === "LastValue" && m.name.endsWith("_total")).map((m) => m.name));
+      const mandated = new Set(
+        specMetricsOf(daemon)
+          .filter((m: SpecMetric) => m.type === "LastValue" && m.name.endsWith("_total"))
+          .map((m) => m.name),
+      );
       const { problems } = promtoolCheck(text);
       const lines = problems.split("\n").filter(Boolean);
       const unexpected = lines.filter((l) => {

@@ -27,7 +27,11 @@ describe("spec metric names under Prometheus conventions", () => {
     const daemon = promtoolCheck(await registry.metrics());
     assert.equal(daemon.problems, "");
     assert.equal(daemon.status, 0);
-    const stats = new Map<string, number | bigint>([["hub_client.total_check_calls", 3n], ["listener.inbound.active", 1], ["rbac.policy.foo/require-jwt.rule_0.allowed", 2]]);
+    const stats = new Map<string, number | bigint>([
+      ["hub_client.total_check_calls", 3n],
+      ["listener.inbound.active", 1],
+      ["rbac.policy.foo/require-jwt.rule_0.allowed", 2],
+    ]);
     const proxy = promtoolCheck(await statsToPrometheus(stats, new Set(["listener.inbound.active"]), registry));
     assert.equal(proxy.problems, "");
     assert.equal(proxy.status, 0);

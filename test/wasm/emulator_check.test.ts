@@ -51,7 +51,13 @@ for (const [build, wasm] of BUILDS) {
       assert.equal(emu.continued(r.id), false);
     });
 
-    for (const [code, name, status] of [[16, "UNAUTHENTICATED", 401], [3, "INVALID_ARGUMENT", 400], [5, "NOT_FOUND", 404], [14, "UNAVAILABLE", 503], [13, "INTERNAL", 500]] as const) {
+    for (const [code, name, status] of [
+      [16, "UNAUTHENTICATED", 401],
+      [3, "INVALID_ARGUMENT", 400],
+      [5, "NOT_FOUND", 404],
+      [14, "UNAVAILABLE", 503],
+      [13, "INTERNAL", 500],
+    ] as const) {
       it(`maps ${name} to ${status}`, () => {
         const emu = new FilterEmulator(pluginConfig({ failPolicy: { policy: "FAIL_CLOSE" } }), wasm);
         emu.script.push({ respond: deny(code, "x") });
@@ -99,7 +105,10 @@ for (const [build, wasm] of BUILDS) {
             status: { code: 0 },
             validUseCount: 0,
             routeDirective: {
-              requestHeaderOperations: [{ name: "x-tier", value: "gold" }, { name: "user-agent", operation: 1 }],
+              requestHeaderOperations: [
+                { name: "x-tier", value: "gold" },
+                { name: "user-agent", operation: 1 },
+              ],
               responseHeaderOperations: [{ name: "x-hub", value: "seen", operation: 2 }],
             },
           },
@@ -148,13 +157,19 @@ for (const [build, wasm] of BUILDS) {
     it("sends no x-mesh-attributes metadata without attributesForHubProxy", () => {
       const emu = new FilterEmulator(pluginConfig(), wasm);
       emu.request(REQUEST, PROPERTIES);
-      assert.equal(emu.calls[0].metadata.some(([k]) => k === "x-mesh-attributes"), false);
+      assert.equal(
+        emu.calls[0].metadata.some(([k]) => k === "x-mesh-attributes"),
+        false,
+      );
     });
 
     it("removes a client-supplied x-mesh-attributes header and sets its own", () => {
       const emu = new FilterEmulator(pluginConfig({ disableCheckCalls: true }), wasm);
       const r = emu.request({ ...REQUEST, "x-mesh-attributes": "Zm9yZ2Vk" }, PROPERTIES);
-      const values = emu.requestHeaders(r.id).filter(([k]) => k === "x-mesh-attributes").map(([, v]) => v);
+      const values = emu
+        .requestHeaders(r.id)
+        .filter(([k]) => k === "x-mesh-attributes")
+        .map(([, v]) => v);
       assert.equal(values.length, 1);
       assert.notEqual(values[0], "Zm9yZ2Vk");
     });

@@ -106,10 +106,16 @@ for (const [build, wasm] of BUILDS) {
       assert.equal(batch.attributes.length, 2);
       assert.equal(batch.repeatedAttributesSemantics, 1, "INDEPENDENT_ENCODING");
       const code = GLOBAL_WORDS.indexOf("response.code");
-      assert.deepEqual(batch.attributes.map((a: any) => a.int64s[String(code)]), [200, 404]);
+      assert.deepEqual(
+        batch.attributes.map((a: any) => a.int64s[String(code)]),
+        [200, 404],
+      );
       const words: string[] = batch.defaultWords;
       const path = GLOBAL_WORDS.indexOf("request.path");
-      assert.deepEqual(batch.attributes.map((a: any) => words[-a.strings[String(path)] - 1]), ["/orders/7?key=k1", "/orders/8"]);
+      assert.deepEqual(
+        batch.attributes.map((a: any) => words[-a.strings[String(path)] - 1]),
+        ["/orders/7?key=k1", "/orders/8"],
+      );
     });
 
     it("sends a partial batch when its timer fires", () => {

@@ -104,7 +104,13 @@ for (const [build, wasm] of BUILDS) {
         seen.push([attrs["destination.ip"], attrs["destination.port"]]);
       }
       const v6 = [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7];
-      assert.deepEqual(seen, [[[10, 0, 0, 9], 8080], [[10, 0, 0, 9], 8080], [v6, 9090], [[10, 0, 0, 9], 8080], [[10, 1, 0, 1], 81]]);
+      assert.deepEqual(seen, [
+        [[10, 0, 0, 9], 8080],
+        [[10, 0, 0, 9], 8080],
+        [v6, 9090],
+        [[10, 0, 0, 9], 8080],
+        [[10, 1, 0, 1], 81],
+      ]);
     });
   });
 }

@@ -16,7 +16,10 @@ const MS = 1_000_000n;
 
 const checks = (emu: FilterEmulator) => emu.calls.filter((c) => c.method === "Check");
 const reports = (emu: FilterEmulator) => emu.calls.filter((c) => c.method === "Report");
-const gapsMs = (emu: FilterEmulator) => checks(emu).slice(1).map((c, i) => Number((c.atNanos - checks(emu)[i].atNanos) / MS));
+const gapsMs = (emu: FilterEmulator) =>
+  checks(emu)
+    .slice(1)
+    .map((c, i) => Number((c.atNanos - checks(emu)[i].atNanos) / MS));
 
 for (const [build, wasm] of BUILDS) {
   describe(`filter retrying on its own timer (${build})`, () => {
@@ -176,7 +179,9 @@ for (const [build, wasm] of BUILDS) {
       emu.script.push({ respond: {} }, { respond: {} }, { respond: {} });
       emu.finish(emu.request({ ...REQUEST, ":path": "/orders/9" }, PROPERTIES).id, 200);
       assert.equal(reports(emu).length, 5, "the new batch, then both buffered ones, one after the other");
-      const paths = reports(emu).slice(2).map((c) => c.decoded.defaultWords.find((w: string) => w.startsWith("/orders/")));
+      const paths = reports(emu)
+        .slice(2)
+        .map((c) => c.decoded.defaultWords.find((w: string) => w.startsWith("/orders/")));
       assert.deepEqual(paths, ["/orders/9", "/orders/7?key=k1", "/orders/8"]);
     });
 
@@ -244,7 +249,11 @@ for (const [build, wasm] of BUILDS) {
       const sent = reports(emu);
       assert.ok(sent.length >= 3, `${sent.length} calls`);
       for (const c of sent) assert.ok(c.message.length <= 512 * 1024, `${c.message.length} bytes`);
-      assert.equal(sent.reduce((n, c) => n + c.decoded.attributes.length, 0), 40, "every report, once");
+      assert.equal(
+        sent.reduce((n, c) => n + c.decoded.attributes.length, 0),
+        40,
+        "every report, once",
+      );
     });
   });
 }

@@ -8,12 +8,7 @@ export const BUILDS = [
   ["debug", DEBUG_WASM],
 ] as const;
 
-export function pluginConfig(options: {
-  failPolicy?: object;
-  transport?: object;
-  quotas?: boolean;
-  disableCheckCalls?: boolean;
-} = {}): object {
+export function pluginConfig(options: { failPolicy?: object; transport?: object; quotas?: boolean; disableCheckCalls?: boolean } = {}): object {
   return {
     httpClientConfig: {
       transport: { networkFailPolicy: options.failPolicy, ...(options.transport ?? {}) },

@@ -23,14 +23,16 @@ const CONNECTION = {
   "connection.requested_server_name": "db.shop.svc.cluster.local",
 };
 
-function tcpConfig(options: {
-  failPolicy?: object;
-  transport?: object;
-  reportInterval?: string | null;
-  quota?: boolean;
-  disableCheckCalls?: boolean;
-  disableReportCalls?: boolean;
-} = {}): { tcpClientConfig: Record<string, unknown> } {
+function tcpConfig(
+  options: {
+    failPolicy?: object;
+    transport?: object;
+    reportInterval?: string | null;
+    quota?: boolean;
+    disableCheckCalls?: boolean;
+    disableReportCalls?: boolean;
+  } = {},
+): { tcpClientConfig: Record<string, unknown> } {
   return {
     tcpClientConfig: {
       transport: { networkFailPolicy: options.failPolicy, disableReportBatch: true, ...(options.transport ?? {}) },
@@ -64,7 +66,8 @@ function checkAttributes(call: EmulatedCall): AttributeMap {
 function reports(emu: FilterEmulator): AttributeMap[] {
   const out: AttributeMap[] = [];
   for (const call of emu.calls.filter((c) => c.method === "Report")) {
-    for (const entry of call.decoded.attributes ?? []) out.push(decodeAttributes(entry, { dictionary: DICTIONARY, defaultWords: call.decoded.defaultWords ?? [] }));
+    for (const entry of call.decoded.attributes ?? [])
+      out.push(decodeAttributes(entry, { dictionary: DICTIONARY, defaultWords: call.decoded.defaultWords ?? [] }));
   }
   return out;
 }
@@ -397,12 +400,21 @@ for (const [build, wasm] of BUILDS) {
         emu.advance(expectMs - 100);
         assert.equal(reports(emu).length, 1, "only the open report");
         emu.advance(100);
-        assert.deepEqual(reports(emu).map((r) => value(r, "connection.event")), ["open", "continue"]);
+        assert.deepEqual(
+          reports(emu).map((r) => value(r, "connection.event")),
+          ["open", "continue"],
+        );
       });
     }
 
     it("the tick runs at the shortest period HTTP and TCP need", () => {
-      const emu = new FilterEmulator({ ...pluginConfig({ transport: { reportBatchMaxTime: "5s", statsUpdateInterval: "5s" } }), ...tcpConfig({ reportInterval: "3s", transport: { reportBatchMaxTime: "4s", statsUpdateInterval: "4s" } }) }, wasm);
+      const emu = new FilterEmulator(
+        {
+          ...pluginConfig({ transport: { reportBatchMaxTime: "5s", statsUpdateInterval: "5s" } }),
+          ...tcpConfig({ reportInterval: "3s", transport: { reportBatchMaxTime: "4s", statsUpdateInterval: "4s" } }),
+        },
+        wasm,
+      );
       assert.equal(emu.tickMs, 3000);
       const http = new FilterEmulator(pluginConfig({ transport: { reportBatchMaxTime: "5s", statsUpdateInterval: "5s" } }), wasm);
       assert.equal(http.tickMs, 5000, "HTTP alone keeps its period");
@@ -413,14 +425,23 @@ for (const [build, wasm] of BUILDS) {
     for (const [config, error] of [
       [{ tcpClientConfig: { reportInterval: "soon" } }, "tcpClientConfig.reportInterval: expected a duration"],
       [{ tcpClientConfig: { reportIntervall: "1s" } }, "tcpClientConfig.reportIntervall: unknown field"],
-      [{ tcpClientConfig: { connectionQuotaSpec: { rules: [{ quotas: [{ charge: 1 }] }] } } }, "tcpClientConfig.connectionQuotaSpec.rules[0].quotas[0].quota: expected a quota name"],
-      [{ tcpClientConfig: { transport: { networkFailPolicy: { policy: "SOMETIMES" } } } }, "tcpClientConfig.transport.networkFailPolicy.policy: expected FAIL_OPEN or FAIL_CLOSE"],
+      [
+        { tcpClientConfig: { connectionQuotaSpec: { rules: [{ quotas: [{ charge: 1 }] }] } } },
+        "tcpClientConfig.connectionQuotaSpec.rules[0].quotas[0].quota: expected a quota name",
+      ],
+      [
+        { tcpClientConfig: { transport: { networkFailPolicy: { policy: "SOMETIMES" } } } },
+        "tcpClientConfig.transport.networkFailPolicy.policy: expected FAIL_OPEN or FAIL_CLOSE",
+      ],
       [{ tcpClientConfig: [] }, "tcpClientConfig: expected an object"],
     ] as const) {
       it(`refuses ${JSON.stringify(config)} naming the field, and keeps the previous configuration`, () => {
         const emu = new FilterEmulator(tcpConfig({ disableCheckCalls: true }), wasm);
         assert.equal(emu.configure(config), false);
-        assert.ok(emu.logs.some((l) => l.level === "error" && l.message.includes(error)), emu.logs.map((l) => l.message).join("\n"));
+        assert.ok(
+          emu.logs.some((l) => l.level === "error" && l.message.includes(error)),
+          emu.logs.map((l) => l.message).join("\n"),
+        );
         emu.downstream(emu.connect(CONNECTION), "x");
         assert.equal(reports(emu).length, 1, "the old TCP configuration still serves");
       });
@@ -434,7 +455,10 @@ for (const [build, wasm] of BUILDS) {
       emu.advance(2000);
       const continued = emu.calls.filter((c) => c.method === "Report");
       assert.equal(continued.at(-1)?.cluster, "hub_next");
-      assert.deepEqual(reports(emu).map((r) => value(r, "connection.event")), ["open", "continue"]);
+      assert.deepEqual(
+        reports(emu).map((r) => value(r, "connection.event")),
+        ["open", "continue"],
+      );
     });
   });
 }

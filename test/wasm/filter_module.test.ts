@@ -4,9 +4,20 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DEBUG_WASM, FilterModule, RELEASE_WASM, type RequestInput } from "../../host/wasm/filter_module.ts";
 
-const REQUEST: RequestInput = { headers: [[":method", "GET"], [":path", "/a"], [":authority", "web"]], properties: [], timeNanos: 1n };
+const REQUEST: RequestInput = {
+  headers: [
+    [":method", "GET"],
+    [":path", "/a"],
+    [":authority", "web"],
+  ],
+  properties: [],
+  timeNanos: 1n,
+};
 
-for (const [label, path] of [["release", RELEASE_WASM], ["debug", DEBUG_WASM]] as const) {
+for (const [label, path] of [
+  ["release", RELEASE_WASM],
+  ["debug", DEBUG_WASM],
+] as const) {
   describe(`FilterModule (${label} build)`, () => {
     it("a released handle, and handle 0 (no configuration), evaluate to an empty result", () => {
       const filter = FilterModule.load(path);

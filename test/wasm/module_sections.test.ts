@@ -63,7 +63,10 @@ const PROXY_EXPORTS: Record<string, string> = {
   proxy_on_upstream_connection_close: "(i32,i32)->()",
 };
 
-for (const [label, path] of [["release", RELEASE_WASM], ["debug", DEBUG_WASM]] as const) {
+for (const [label, path] of [
+  ["release", RELEASE_WASM],
+  ["debug", DEBUG_WASM],
+] as const) {
   describe(`built module (${label}) links in a proxy`, () => {
     const sections = readSections(path);
     it("imports only env.proxy_* functions, each with the ABI's signature", () => {

@@ -61,9 +61,16 @@ export function readSections(path: string): ModuleSections {
           out.imports.push({ module, name: field, kind: "func", signature: types[t] });
         } else {
           out.imports.push({ module, name: field, kind: KINDS[kind] });
-          if (kind === 1) { pos++; const f = b[pos++]; u32(); if (f & 1) u32(); }
-          else if (kind === 2) { const f = b[pos++]; u32(); if (f & 1) u32(); }
-          else if (kind === 3) pos += 2;
+          if (kind === 1) {
+            pos++;
+            const f = b[pos++];
+            u32();
+            if (f & 1) u32();
+          } else if (kind === 2) {
+            const f = b[pos++];
+            u32();
+            if (f & 1) u32();
+          } else if (kind === 3) pos += 2;
         }
       }
     } else if (id === 3) {

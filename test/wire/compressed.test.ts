@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { AttributeDecodeError, attributeText, decodeAttributes, encodeAttributes, GlobalDictionary, MessageWords, type AttributeMap, type AttributeValue } from "../../host/wire/compressed.ts";
+import {
+  AttributeDecodeError,
+  attributeText,
+  decodeAttributes,
+  encodeAttributes,
+  GlobalDictionary,
+  MessageWords,
+  type AttributeMap,
+  type AttributeValue,
+} from "../../host/wire/compressed.ts";
 import { GLOBAL_WORDS } from "../../host/wire/global_words.ts";
 import { messageType } from "../../host/wire/protos.ts";
 
@@ -97,13 +106,20 @@ describe("compressed attributes", () => {
   const rejects: Array<[string, object, RegExp]> = [
     ["global name beyond the list", { strings: { "5000": 0 } }, /^strings: attribute name 5000 is not a global word \(the hub knows \d+: 0\.\.\d+\)$/],
     ["message name with no words", { int64s: { "-1": 1 } }, /^int64s: attribute name -1 is not a message word \(the message has 0\)$/],
-    ["message value beyond the words", { words: ["a"], strings: { "-1": -2 } }, /^strings: value of a -2 is not a message word \(the message has 1: -1\.\.-1\)$/],
+    [
+      "message value beyond the words",
+      { words: ["a"], strings: { "-1": -2 } },
+      /^strings: value of a -2 is not a message word \(the message has 1: -1\.\.-1\)$/,
+    ],
     ["map key", { stringMaps: { "15": { entries: { "9999": 0 } } } }, /^string_maps: key in request.headers 9999 is not a global word/],
     ["map value", { stringMaps: { "15": { entries: { "0": -7 } } } }, /^string_maps: value in request.headers -7 is not a message word/],
   ];
   for (const [name, message, error] of rejects) {
     it(`rejects an unknown index: ${name}`, () => {
-      assert.throws(() => decodeAttributes(message as never, { dictionary }), (e: unknown) => e instanceof AttributeDecodeError && e.code === "ATTRIBUTES_INVALID" && error.test(e.message));
+      assert.throws(
+        () => decodeAttributes(message as never, { dictionary }),
+        (e: unknown) => e instanceof AttributeDecodeError && e.code === "ATTRIBUTES_INVALID" && error.test(e.message),
+      );
     });
   }
 

@@ -227,7 +227,12 @@ interface ResponseObject {
     validDuration?: TimeObject;
     validUseCount?: number;
     referencedAttributes?: ReferencedObject;
-    routeDirective?: { requestHeaderOperations?: OperationObject[]; responseHeaderOperations?: OperationObject[]; directResponseCode?: number; directResponseBody?: string };
+    routeDirective?: {
+      requestHeaderOperations?: OperationObject[];
+      responseHeaderOperations?: OperationObject[];
+      directResponseCode?: number;
+      directResponseBody?: string;
+    };
   };
   quotas?: Record<string, { validDuration?: TimeObject; grantedAmount?: string; referencedAttributes?: ReferencedObject; status?: StatusObject }>;
 }
@@ -269,32 +274,33 @@ function responseBytes(res: ResponseObject): Uint8Array {
 const anyString = fc.string({ unit: "grapheme", maxLength: 10 });
 const statusObject = fc.record({ code: fc.integer({ min: -2, max: 20 }), message: anyString }, { requiredKeys: [] });
 const durationObject = fc.record(
-  { seconds: fc.oneof(fc.bigInt({ min: -315_576_000_000n, max: 315_576_000_000n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })).map(String), nanos: fc.integer() },
+  {
+    seconds: fc.oneof(fc.bigInt({ min: -315_576_000_000n, max: 315_576_000_000n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })).map(String),
+    nanos: fc.integer(),
+  },
   { requiredKeys: [] },
 );
-const referencedObject = fc
-  .array(anyString, { maxLength: 4 })
-  .chain((words) =>
-    fc.record(
-      {
-        words: fc.constant(words),
-        attributeMatches: fc.array(
-          fc.record(
-            {
-              // Mostly in range, sometimes just outside (global list end, message words end).
-              name: fc.integer({ min: -words.length - 1, max: GLOBAL_WORDS.length }),
-              condition: fc.integer({ min: 0, max: 4 }),
-              regex: anyString,
-              mapKey: fc.integer({ min: -words.length - 1, max: GLOBAL_WORDS.length }),
-            },
-            { requiredKeys: ["name"] },
-          ),
-          { maxLength: 4 },
+const referencedObject = fc.array(anyString, { maxLength: 4 }).chain((words) =>
+  fc.record(
+    {
+      words: fc.constant(words),
+      attributeMatches: fc.array(
+        fc.record(
+          {
+            // Mostly in range, sometimes just outside (global list end, message words end).
+            name: fc.integer({ min: -words.length - 1, max: GLOBAL_WORDS.length }),
+            condition: fc.integer({ min: 0, max: 4 }),
+            regex: anyString,
+            mapKey: fc.integer({ min: -words.length - 1, max: GLOBAL_WORDS.length }),
+          },
+          { requiredKeys: ["name"] },
         ),
-      },
-      { requiredKeys: [] },
-    ),
-  );
+        { maxLength: 4 },
+      ),
+    },
+    { requiredKeys: [] },
+  ),
+);
 const operationObject = fc.record({ name: anyString, value: anyString, operation: fc.integer({ min: 0, max: 3 }) }, { requiredKeys: [] });
 const responseObject: fc.Arbitrary<ResponseObject> = fc.record(
   {
@@ -352,7 +358,13 @@ for (const file of ["filter.debug.wasm", "filter.wasm"]) {
 
   describe(`${file}: check requests`, () => {
     it("compresses hub-client.md §9.2's example: request.headers = 15, authorization = 50, JWT-Token = -1", () => {
-      const bytes = encodeCheck(wasm, attributesBytes({ "request.headers": { stringMapValue: { entries: { authorization: "JWT-Token" } } } }), "dedup-1", "[]", false);
+      const bytes = encodeCheck(
+        wasm,
+        attributesBytes({ "request.headers": { stringMapValue: { entries: { authorization: "JWT-Token" } } } }),
+        "dedup-1",
+        "[]",
+        false,
+      );
       const req = CheckRequest.toObject(CheckRequest.decode(bytes), { longs: String }) as Record<string, unknown>;
       assert.deepEqual(req, {
         attributes: { words: ["JWT-Token"], stringMaps: { "15": { entries: { "50": -1 } } } },
@@ -368,8 +380,13 @@ for (const file of ["filter.debug.wasm", "filter.wasm"]) {
         attributes: { bools: Record<string, boolean>; words?: string[] };
       };
       assert.equal(req.attributes.words, undefined);
-      const indexes = Object.keys(req.attributes.bools).map(Number).sort((a, b) => a - b);
-      assert.deepEqual(indexes, [...new Set(GLOBAL_WORDS)].map((w) => GLOBAL_WORDS.indexOf(w)).sort((a, b) => a - b));
+      const indexes = Object.keys(req.attributes.bools)
+        .map(Number)
+        .sort((a, b) => a - b);
+      assert.deepEqual(
+        indexes,
+        [...new Set(GLOBAL_WORDS)].map((w) => GLOBAL_WORDS.indexOf(w)).sort((a, b) => a - b),
+      );
     });
 
     it("round-trips random attribute bags of every value kind, with merged quotas", () => {
@@ -464,7 +481,10 @@ for (const file of ["filter.debug.wasm", "filter.wasm"]) {
             ],
           },
           routeDirective: {
-            requestHeaderOperations: [{ name: ":path", value: "/v2" }, { name: "x-drop", operation: 1 }],
+            requestHeaderOperations: [
+              { name: ":path", value: "/v2" },
+              { name: "x-drop", operation: 1 },
+            ],
             responseHeaderOperations: [{ name: "x-hub", value: "yes", operation: 2 }],
             directResponseCode: 302,
             directResponseBody: "moved",

@@ -75,7 +75,20 @@ const daemons: Array<{ name: string; bin: string; args: string[]; prefix: string
   {
     name: "mesh_ca",
     bin: join(OUT, "mesh_ca.mjs"),
-    args: ["--self-signed-ca", "--grpc-plaintext", "--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"],
+    args: [
+      "--self-signed-ca",
+      "--grpc-plaintext",
+      "--grpc-port",
+      "0",
+      "--grpc-address",
+      "127.0.0.1",
+      "--monitoring-port",
+      "0",
+      "--ctrlz_port",
+      "0",
+      "--ctrlz_address",
+      "127.0.0.1",
+    ],
     prefix: "mesh_ca listening ",
     service: "mesh.anchor.v1.CertificateService",
     // mesh_ca's own variable: the other daemons refuse it (they run no CA).

@@ -105,8 +105,8 @@ function writeEntry(w: protobuf.Writer, e: EntryLayout): void {
     w.uint32((m.member << 3) | 2).fork();
     const key = () => m.key !== undefined && w.uint32((1 << 3) | 0).sint32(m.key);
     const value = () => m.value && writeValue(w, m.value);
-    if (m.valueFirst) (value(), key());
-    else (key(), value());
+    if (m.valueFirst) value(), key();
+    else key(), value();
     w.ldelim();
   }
   if (!e.wordsFirst) words();
@@ -132,7 +132,9 @@ function encode(r: RequestLayout): Buffer {
 // ---------------------------------------------------------------------------
 // Generators: `wild` adds unknown words, invalid UTF-8 and odd layouts.
 
-const goodWords = fc.array(fc.oneof(fc.string(), fc.constantFrom("__proto__", "12", "-3", "\uFEFFbom", "request.path", "x-user")), { maxLength: 6 }).map((ws) => ws.map(text));
+const goodWords = fc
+  .array(fc.oneof(fc.string(), fc.constantFrom("__proto__", "12", "-3", "\uFEFFbom", "request.path", "x-user")), { maxLength: 6 })
+  .map((ws) => ws.map(text));
 const anyWord = fc.oneof(
   { weight: 5, arbitrary: fc.string().map(text) },
   { weight: 1, arbitrary: fc.constantFrom(Uint8Array.of(0xed, 0xbf, 0xbf), Uint8Array.of(0x61, 0xc3), Uint8Array.of(0xff)) },
@@ -158,7 +160,9 @@ function mapValue(member: number, ix: fc.Arbitrary<number>, _wild: boolean): fc.
       return fc.constantFrom(0, 1, 2, 2 ** 32, 2 ** 40).map((varint) => ({ member: 5 as const, varint }));
     case 6:
     case 7:
-      return fc.record({ seconds: fc.option(int64, { nil: undefined }), nanos: fc.option(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { nil: undefined }) }).map((t) => ({ member: member as 6 | 7, ...t }));
+      return fc
+        .record({ seconds: fc.option(int64, { nil: undefined }), nanos: fc.option(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { nil: undefined }) })
+        .map((t) => ({ member: member as 6 | 7, ...t }));
     case 8:
       return fc.uint8Array({ maxLength: 6 }).map((bytes) => ({ member: 8 as const, bytes }));
     default: {
@@ -169,7 +173,9 @@ function mapValue(member: number, ix: fc.Arbitrary<number>, _wild: boolean): fc.
 }
 
 function entryLayout(defaultWords: number, wild: boolean): fc.Arbitrary<EntryLayout> {
-  const own = wild ? fc.array(anyWord, { maxLength: 3 }) : fc.oneof({ weight: 4, arbitrary: fc.constant([] as Uint8Array[]) }, { weight: 1, arbitrary: goodWords });
+  const own = wild
+    ? fc.array(anyWord, { maxLength: 3 })
+    : fc.oneof({ weight: 4, arbitrary: fc.constant([] as Uint8Array[]) }, { weight: 1, arbitrary: goodWords });
   return fc.record({ own, wordsFirst: fc.boolean() }).chain(({ own, wordsFirst }) => {
     const ix = index(own.length > 0 ? own.length : defaultWords, wild);
     // Keys and values may be missing (their defaults apply), except a bytes value; keys may repeat.
@@ -190,7 +196,9 @@ function requestLayout(wild: boolean): fc.Arbitrary<RequestLayout> {
     fc.record({
       entries: fc.array(entryLayout(defaultWords.length, wild), { maxLength: 5 }),
       defaultWords: fc.constant(defaultWords),
-      globalWordCount: fc.option(wild ? fc.constantFrom(DICTIONARY.size, DICTIONARY.size + 1, 111, 2 ** 32 - 1) : fc.constantFrom(DICTIONARY.size, 111), { nil: undefined }),
+      globalWordCount: fc.option(wild ? fc.constantFrom(DICTIONARY.size, DICTIONARY.size + 1, 111, 2 ** 32 - 1) : fc.constantFrom(DICTIONARY.size, 111), {
+        nil: undefined,
+      }),
       semantics: fc.option(fc.constantFrom(0, 1, 2, -1), { nil: undefined }),
       trailerFirst: fc.boolean(),
     }),
@@ -258,11 +266,17 @@ describe("hub ReportRequest reader", () => {
   });
 
   it("answers what the general path answers with unknown words, invalid UTF-8 and out-of-range numbers", () => {
-    fc.assert(fc.property(requestLayout(true), (layout) => sameAsGeneral(encode(layout))), { numRuns: RUNS });
+    fc.assert(
+      fc.property(requestLayout(true), (layout) => sameAsGeneral(encode(layout))),
+      { numRuns: RUNS },
+    );
   });
 
   it("answers what the general path answers for damaged bytes", () => {
-    fc.assert(fc.property(requestLayout(false), damage, (layout, d) => sameAsGeneral(damaged(encode(layout), d))), { numRuns: RUNS });
+    fc.assert(
+      fc.property(requestLayout(false), damage, (layout, d) => sameAsGeneral(damaged(encode(layout), d))),
+      { numRuns: RUNS },
+    );
   });
 
   it("orders each member as decodeAttributes does: indexes >= 0 ascending, then message words as they came", () => {
@@ -315,14 +329,19 @@ describe("hub ReportRequest reader", () => {
     const s = (index: number): MapEntryLayout => ({ member: 2, key: g("request.path"), value: { member: 2, index }, valueFirst: false });
     const bytes = encode({
       defaultWords: [text("/ok"), Uint8Array.of(0xed, 0xbf, 0xbf)],
-      entries: [{ words: [], wordsFirst: false, maps: [s(-1)] }, { words: [], wordsFirst: false, maps: [s(-2)] }],
+      entries: [
+        { words: [], wordsFirst: false, maps: [s(-1)] },
+        { words: [], wordsFirst: false, maps: [s(-2)] },
+      ],
       semantics: 1,
       trailerFirst: false,
     });
     assert.equal(readPlainReport(bytes, DICTIONARY), undefined);
     const { entries, refused } = decodeReportBytes(bytes, DICTIONARY);
     assert.equal(entries.length, 1);
-    assert.deepEqual(refused, [{ index: 1, reason: "Request could not be processed due to invalid attributes: attributes[1]: default_words[1] is not valid UTF-8" }]);
+    assert.deepEqual(refused, [
+      { index: 1, reason: "Request could not be processed due to invalid attributes: attributes[1]: default_words[1] is not valid UTF-8" },
+    ]);
   });
 
   it("refuses alone an entry with an unknown word, naming the member and the index", () => {
@@ -337,6 +356,12 @@ describe("hub ReportRequest reader", () => {
     });
     const { entries, refused } = decodeReportBytes(bytes, DICTIONARY);
     assert.equal(entries.length, 1);
-    assert.deepEqual(refused, [{ index: 0, reason: "Request could not be processed due to invalid attributes: attributes[0]: bools: attribute name -7 is not a message word (the message has 1: -1..-1)" }]);
+    assert.deepEqual(refused, [
+      {
+        index: 0,
+        reason:
+          "Request could not be processed due to invalid attributes: attributes[0]: bools: attribute name -7 is not a message word (the message has 1: -1..-1)",
+      },
+    ]);
   });
 });

@@ -20,7 +20,11 @@ const paths = (typeName: string, bytes: Uint8Array) => invalidStrings(messageTyp
 
 describe("invalidStrings", () => {
   it("finds nothing in a valid message", () => {
-    const bytes = withInvalid("mesh.hub.v1.CheckRequest", { attributes: { words: ["é", "/a"], strings: { "-1": -2 } }, deduplicationId: "d", quotas: { q: { amount: 1 } } });
+    const bytes = withInvalid("mesh.hub.v1.CheckRequest", {
+      attributes: { words: ["é", "/a"], strings: { "-1": -2 } },
+      deduplicationId: "d",
+      quotas: { q: { amount: 1 } },
+    });
     assert.deepEqual(paths("mesh.hub.v1.CheckRequest", bytes), []);
   });
 

@@ -9,7 +9,9 @@ import { parseAdminPort, parseAdminTarget } from "./sidecar_admin.ts";
  */
 export function addAdminOptions(command: Command): Command {
   return command
-    .addOption(new Option("--admin <url>", "admin address of a running sidecar: http://host:port, host:port or a port on 127.0.0.1").argParser(parseAdminTarget))
+    .addOption(
+      new Option("--admin <url>", "admin address of a running sidecar: http://host:port, host:port or a port on 127.0.0.1").argParser(parseAdminTarget),
+    )
     .addOption(new Option("--proxyAdminPort <port>", "admin port of a running sidecar on 127.0.0.1 (same as --admin <port>)").argParser(parseAdminPort));
 }
 

@@ -50,7 +50,11 @@ export class AuthzCheckError extends Error {}
 const scopeOf = policyScope;
 
 /** Whether a policy applies to the workload (the mesh model's answer); undefined when that depends on labels nobody knows. */
-export function policyApplies(r: Resource<"AuthorizationPolicy"> | Resource<"RequestAuthentication">, w: Pick<Workload, "namespace" | "labels" | "labelsKnown">, root: string): boolean | undefined {
+export function policyApplies(
+  r: Resource<"AuthorizationPolicy"> | Resource<"RequestAuthentication">,
+  w: Pick<Workload, "namespace" | "labels" | "labelsKnown">,
+  root: string,
+): boolean | undefined {
   return meshPolicyApplies(r, { namespace: w.namespace, labels: w.labelsKnown ? w.labels : undefined }, root);
 }
 
@@ -83,8 +87,16 @@ export function authzCheck(view: MeshView, pod: string, namespace: string, rootN
     jwtRules: r.spec.jwtRules,
   }));
   if (undecided.length > 0) notes.push(`${w.from} reports no workload labels: whether ${undecided.join(", ")} apply cannot be decided`);
-  if (view.sidecar?.enforced === false) notes.push("the sidecar runs without --caAddress (no security path): it shows these policies but does not enforce them");
-  return { source: view.source, workload: { pod: w.pod, namespace: w.namespace, labels: w.labels, from: w.from }, authorizationPolicies: ordered, requestAuthentications: authn, summary: summarize(ordered, authn), notes };
+  if (view.sidecar?.enforced === false)
+    notes.push("the sidecar runs without --caAddress (no security path): it shows these policies but does not enforce them");
+  return {
+    source: view.source,
+    workload: { pod: w.pod, namespace: w.namespace, labels: w.labels, from: w.from },
+    authorizationPolicies: ordered,
+    requestAuthentications: authn,
+    summary: summarize(ordered, authn),
+    notes,
+  };
 }
 
 /** The evaluation order of security.md §4–5 applied to what was found. */
@@ -92,7 +104,9 @@ function summarize(authz: readonly AppliedAuthorization[], authn: readonly Appli
   const out: string[] = [];
   if (authn.length > 0) {
     const issuers = [...new Set(authn.flatMap((a) => a.jwtRules.map((j) => j.issuer)))];
-    out.push(`JWT: tokens from ${issuers.join(", ")} are validated; an invalid token is rejected (401), a request without a token goes on without a request principal`);
+    out.push(
+      `JWT: tokens from ${issuers.join(", ")} are validated; an invalid token is rejected (401), a request without a token goes on without a request principal`,
+    );
   } else {
     out.push("JWT: no RequestAuthentication applies: no request has a request principal");
   }
@@ -102,13 +116,22 @@ function summarize(authz: readonly AppliedAuthorization[], authn: readonly Appli
   const allow = authz.filter((p) => p.action === "ALLOW");
   const providers = [...new Set(custom.map((p) => p.provider))];
   if (custom.length > 0) {
-    out.push(providers.length === 1
-      ? `CUSTOM: a request matching a rule of ${custom.length === 1 ? "the CUSTOM policy" : `${custom.length} CUSTOM policies`} is first sent to the external authorizer ${providers[0]}, which may deny it`
-      : `CUSTOM: the CUSTOM policies name several providers (${providers.join(", ")}); only one is allowed per workload, so every request they match is denied (403)`);
+    out.push(
+      providers.length === 1
+        ? `CUSTOM: a request matching a rule of ${custom.length === 1 ? "the CUSTOM policy" : `${custom.length} CUSTOM policies`} is first sent to the external authorizer ${providers[0]}, which may deny it`
+        : `CUSTOM: the CUSTOM policies name several providers (${providers.join(", ")}); only one is allowed per workload, so every request they match is denied (403)`,
+    );
   }
-  if (audit.length > 0) out.push(`AUDIT: a request matching a rule of ${audit.length === 1 ? "the AUDIT policy" : `${audit.length} AUDIT policies`} is marked as audited; AUDIT never allows or denies`);
-  if (deny.length > 0) out.push(`DENY: ${deny.length} polic${deny.length === 1 ? "y is" : "ies are"} checked first; a request matching any rule is denied (403)`);
-  if (allow.length > 0) out.push(`ALLOW: a request not denied must match a rule of ${allow.length === 1 ? "the ALLOW policy" : `one of ${allow.length} ALLOW policies`}, else it is denied (403)${allow.every((p) => p.rules.length === 0) ? "; no ALLOW policy has rules, so every request is denied" : ""}`);
+  if (audit.length > 0)
+    out.push(
+      `AUDIT: a request matching a rule of ${audit.length === 1 ? "the AUDIT policy" : `${audit.length} AUDIT policies`} is marked as audited; AUDIT never allows or denies`,
+    );
+  if (deny.length > 0)
+    out.push(`DENY: ${deny.length} polic${deny.length === 1 ? "y is" : "ies are"} checked first; a request matching any rule is denied (403)`);
+  if (allow.length > 0)
+    out.push(
+      `ALLOW: a request not denied must match a rule of ${allow.length === 1 ? "the ALLOW policy" : `one of ${allow.length} ALLOW policies`}, else it is denied (403)${allow.every((p) => p.rules.length === 0) ? "; no ALLOW policy has rules, so every request is denied" : ""}`,
+    );
   else out.push("ALLOW: no ALLOW policy applies: a request no DENY rule matches is allowed");
   return out;
 }
@@ -151,7 +174,10 @@ function formatJwtRule(j: JwtRule, i: number): string[] {
   if (j.jwksUri) out.push(`    jwksUri: ${j.jwksUri}`);
   if (j.jwksKeys) out.push(`    jwks: inline, ${j.jwksKeys.keys.length} key(s)`);
   if (j.audiences.length) out.push(`    audiences: ${list(j.audiences)}`);
-  const locations = [...j.fromHeaders.map((h) => `header ${h.name}${h.prefix ? ` prefix ${JSON.stringify(h.prefix)}` : ""}`), ...j.fromParams.map((p) => `query ${p}`)];
+  const locations = [
+    ...j.fromHeaders.map((h) => `header ${h.name}${h.prefix ? ` prefix ${JSON.stringify(h.prefix)}` : ""}`),
+    ...j.fromParams.map((p) => `query ${p}`),
+  ];
   out.push(`    token from: ${locations.length ? locations.join(", ") : 'header Authorization prefix "Bearer ", query access_token (defaults)'}`);
   if (j.forwardOriginalToken) out.push("    forwardOriginalToken: true");
   if (j.outputPayloadToHeader) out.push(`    outputPayloadToHeader: ${j.outputPayloadToHeader}`);
@@ -164,14 +190,25 @@ export function formatAuthzCheck(r: AuthzReport, all: boolean): string {
   const out: string[] = [`Workload ${r.workload.pod}.${r.workload.namespace} (labels ${formatLabels(r.workload.labels)}; ${r.workload.from})`, ""];
   if (r.authorizationPolicies.length === 0) out.push("No AuthorizationPolicy applies.");
   else {
-    const rows = [["ACTION", "AuthorizationPolicy", "SCOPE", "RULES"], ...r.authorizationPolicies.map((p) => [p.provider ? `${p.action} ${p.provider}` : p.action, `${p.name}.${p.namespace}`, scopeColumn(p.scope, p.selector), String(p.rules.length)])];
+    const rows = [
+      ["ACTION", "AuthorizationPolicy", "SCOPE", "RULES"],
+      ...r.authorizationPolicies.map((p) => [
+        p.provider ? `${p.action} ${p.provider}` : p.action,
+        `${p.name}.${p.namespace}`,
+        scopeColumn(p.scope, p.selector),
+        String(p.rules.length),
+      ]),
+    ];
     out.push(formatTable(rows).trimEnd());
   }
   if (all) for (const p of r.authorizationPolicies) out.push("", `${p.action} ${p.name}.${p.namespace}:`, ...formatRules(p.rules));
   out.push("");
   if (r.requestAuthentications.length === 0) out.push("No RequestAuthentication applies.");
   else {
-    const rows = [["RequestAuthentication", "SCOPE", "JWT RULES"], ...r.requestAuthentications.map((a) => [`${a.name}.${a.namespace}`, scopeColumn(a.scope, a.selector), String(a.jwtRules.length)])];
+    const rows = [
+      ["RequestAuthentication", "SCOPE", "JWT RULES"],
+      ...r.requestAuthentications.map((a) => [`${a.name}.${a.namespace}`, scopeColumn(a.scope, a.selector), String(a.jwtRules.length)]),
+    ];
     out.push(formatTable(rows).trimEnd());
   }
   if (all) for (const a of r.requestAuthentications) out.push("", `RequestAuthentication ${a.name}.${a.namespace}:`, ...a.jwtRules.flatMap(formatJwtRule));

@@ -22,9 +22,33 @@ export const DEFAULT_MESH_NAMESPACE = DEFAULT_ROOT_NAMESPACE;
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "fatal", "none"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_SCOPES = [
-  "ads", "all", "analysis", "attributes", "authn", "cache", "anchorclient", "configmapcontroller", "default", "cloudca",
-  "grpcAdapter", "installer", "mcp", "model", "patch", "processing", "rbac", "resource", "sds", "secretfetcher", "source",
-  "stsclient", "tpath", "translator", "util", "validation", "vault",
+  "ads",
+  "all",
+  "analysis",
+  "attributes",
+  "authn",
+  "cache",
+  "anchorclient",
+  "configmapcontroller",
+  "default",
+  "cloudca",
+  "grpcAdapter",
+  "installer",
+  "mcp",
+  "model",
+  "patch",
+  "processing",
+  "rbac",
+  "resource",
+  "sds",
+  "secretfetcher",
+  "source",
+  "stsclient",
+  "tpath",
+  "translator",
+  "util",
+  "validation",
+  "vault",
 ] as const;
 export type LogScope = (typeof LOG_SCOPES)[number];
 export const DEFAULT_LOG_OUTPUT_LEVEL = "default:info,validation:error,processing:error,source:error,analysis:warn,installer:warn,translator:warn";
@@ -35,12 +59,16 @@ export const DEFAULT_LOG_OUTPUT_LEVEL = "default:info,validation:error,processin
  */
 export function parseLogOutputLevel(text: string): Readonly<Record<LogScope, LogLevel>> {
   const named: Partial<Record<LogScope, LogLevel>> = {};
-  for (const item of text.split(",").map((s) => s.trim()).filter((s) => s.length > 0)) {
+  for (const item of text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)) {
     const colon = item.lastIndexOf(":");
     const scope = (colon < 0 ? "default" : item.slice(0, colon)) as LogScope;
     const level = (colon < 0 ? item : item.slice(colon + 1)) as LogLevel;
     if (!LOG_SCOPES.includes(scope)) throw new InvalidArgumentError(`unknown scope ${JSON.stringify(scope)} (scopes: ${LOG_SCOPES.join(", ")})`);
-    if (!LOG_LEVELS.includes(level)) throw new InvalidArgumentError(`unknown level ${JSON.stringify(level)} for scope ${scope} (levels: ${LOG_LEVELS.join(", ")})`);
+    if (!LOG_LEVELS.includes(level))
+      throw new InvalidArgumentError(`unknown level ${JSON.stringify(level)} for scope ${scope} (levels: ${LOG_LEVELS.join(", ")})`);
     if (scope === "all") for (const s of LOG_SCOPES) named[s] = level;
     else named[scope] = level;
   }

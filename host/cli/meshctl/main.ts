@@ -25,7 +25,10 @@ export async function runMeshctl(argv: readonly string[], io: MeshctlIo): Promis
   addGlobalFlags(program, io, exit);
   program.hook("preAction", (_root, action) => {
     const g = globalFlags(action);
-    meshctlLog(g.logOutputLevel, io.stderr).debug("default", `meshctl ${commandWords(action)}: meshNamespace=${g.meshNamespace} namespace=${g.namespace || "(none)"}`);
+    meshctlLog(g.logOutputLevel, io.stderr).debug(
+      "default",
+      `meshctl ${commandWords(action)}: meshNamespace=${g.meshNamespace} namespace=${g.namespace || "(none)"}`,
+    );
   });
   const experimental = program.command("experimental").alias("x").description("Experimental commands that may be modified or deprecated");
   // Only the modules of the command being run are loaded (see COMMANDS).

@@ -1,7 +1,16 @@
 import type { Writable } from "node:stream";
 import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../../mesh/hosts.ts";
 import { buildRegistry, type MeshRegistry, servicesOfWorkload } from "../../mesh/registry.ts";
-import { type AnyResource, type CatalogChecks, KINDS, KIND_API_VERSIONS, type Resource, type ResourcesByKind, decodeDocuments, filterChecks } from "../../config/catalog.ts";
+import {
+  type AnyResource,
+  type CatalogChecks,
+  KINDS,
+  KIND_API_VERSIONS,
+  type Resource,
+  type ResourcesByKind,
+  decodeDocuments,
+  filterChecks,
+} from "../../config/catalog.ts";
 import { formatConfigProblem } from "../../config/problems.ts";
 import type { ContainerPort } from "../../config/resources/orch.ts";
 import { loadSources } from "../../config/sources.ts";
@@ -54,7 +63,10 @@ export interface ViewOptions {
 
 /** A usage or input problem that stops the command: message for stderr and the exit code. */
 export class ViewError extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
     this.name = "ViewError";
   }
@@ -185,4 +197,3 @@ export function servicesOf(view: MeshView, w: Workload): Resource<"Service">[] {
 export function shortName(r: Pick<AnyResource, "name" | "namespace">): string {
   return `${r.name}.${r.namespace}`;
 }
-

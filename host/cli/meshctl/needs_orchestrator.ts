@@ -22,7 +22,9 @@ export function needsOrchestrator(command: string, offline: string, errors: Writ
  * @example io.exitCode = unavailableCommand("manifest apply", "to apply the install manifests to a cluster", io.stderr);
  */
 export function unavailableCommand(command: string, would: string, errors: Writable): number {
-  errors.write(`meshctl ${command}: needs an orchestrator API ${would}; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#commands-that-need-an-orchestrator)\n`);
+  errors.write(
+    `meshctl ${command}: needs an orchestrator API ${would}; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#commands-that-need-an-orchestrator)\n`,
+  );
   return EXIT_UNAVAILABLE;
 }
 
@@ -33,6 +35,8 @@ export function unavailableCommand(command: string, would: string, errors: Writa
  * orchestrator-bound commands do, rather than ignore them.
  */
 export function orchestratorFlagGiven(command: string, flag: string, errors: Writable): number {
-  errors.write(`meshctl ${command}: ${flag}: needs an orchestrator API to read that cluster's configuration; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#global-flags)\n`);
+  errors.write(
+    `meshctl ${command}: ${flag}: needs an orchestrator API to read that cluster's configuration; this build works on files and running sidecars only, so nothing was done (docs/meshctl.md#global-flags)\n`,
+  );
   return EXIT_UNAVAILABLE;
 }

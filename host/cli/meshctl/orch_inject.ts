@@ -81,7 +81,8 @@ function injectDocument(doc: Document, file: string, index: number, settings: In
   const value = doc.toJS() as unknown;
   if (value === null || value === undefined) return false;
   const position = `document ${index + 1}`;
-  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError({ file, resource: position }, "(document)", "a resource object", Array.isArray(value) ? "a list" : JSON.stringify(value));
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new ConfigError({ file, resource: position }, "(document)", "a resource object", Array.isArray(value) ? "a list" : JSON.stringify(value));
   const body = value as Record<string, unknown>;
   const items: Array<{ base: (string | number)[]; value: unknown }> =
     body.kind === "List" && Array.isArray(body.items) ? body.items.map((item, j) => ({ base: ["items", j], value: item })) : [{ base: [], value: body }];
@@ -108,7 +109,9 @@ function injectDocument(doc: Document, file: string, index: number, settings: In
       changed = true;
       for (const note of outcome.notes) messages.push(`warning: ${formatProblem({ file, resource }, prefix, note)}`);
     } else {
-      messages.push(`${outcome.warning ? "warning" : "skipped"}: ${[file, resource, prefix].filter(Boolean).join(": ")}: ${outcome.warning ? "" : "skipping injection: "}${outcome.reason}`);
+      messages.push(
+        `${outcome.warning ? "warning" : "skipped"}: ${[file, resource, prefix].filter(Boolean).join(": ")}: ${outcome.warning ? "" : "skipping injection: "}${outcome.reason}`,
+      );
     }
   }
   return changed;

@@ -25,7 +25,12 @@ export interface ListenerFilter {
 export function selectListeners(dump: ConfigDump, f: ListenerFilter): DumpListener[] {
   return Object.entries(dump.listeners)
     .map(([name, l]) => ({ ...l, name: l.name ?? name }))
-    .filter((l) => (f.port === 0 || l.port === f.port) && (!f.address || l.address === f.address) && (!f.type || (l.protocol ?? "").toUpperCase() === f.type.toUpperCase()));
+    .filter(
+      (l) =>
+        (f.port === 0 || l.port === f.port) &&
+        (!f.address || l.address === f.address) &&
+        (!f.type || (l.protocol ?? "").toUpperCase() === f.type.toUpperCase()),
+    );
 }
 
 export function formatListeners(listeners: readonly DumpListener[]): string {
@@ -92,7 +97,10 @@ function serialDecimal(hex: string | undefined): string {
 /** The workload identity; for a root, its URI SANs or else its subject. */
 function certIdentity(c: DumpCertificate): string {
   if (c.identity) return c.identity;
-  const uris = (c.subjectAltName ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+  const uris = (c.subjectAltName ?? "")
+    .split(", ")
+    .filter((s) => s.startsWith("URI:"))
+    .map((s) => s.slice(4));
   if (uris.length > 0) return uris.join(",");
   return c.subject ? c.subject.split("\n").join(",") : "-";
 }
@@ -113,7 +121,16 @@ export function formatSecrets(dump: ConfigDump, now: Date = new Date()): string 
     const from = Date.parse(c.notBefore ?? "");
     const to = Date.parse(c.notAfter ?? "");
     const valid = !Number.isNaN(from) && !Number.isNaN(to) && from <= now.getTime() && now.getTime() <= to;
-    rows.push([name, name.startsWith("ROOTCA") ? "CA" : "Cert Chain", "ACTIVE", String(valid), serialDecimal(c.serialNumber), certTime(c.notAfter), certTime(c.notBefore), certIdentity(c)]);
+    rows.push([
+      name,
+      name.startsWith("ROOTCA") ? "CA" : "Cert Chain",
+      "ACTIVE",
+      String(valid),
+      serialDecimal(c.serialNumber),
+      certTime(c.notAfter),
+      certTime(c.notBefore),
+      certIdentity(c),
+    ]);
   }
   return formatTable(rows);
 }
@@ -135,7 +152,14 @@ export const PROXY_LOG_LEVELS: Readonly<Record<string, LogLevel>> = Object.freez
 });
 
 /** The sidecar's levels shown with upstream's names. */
-const SHOWN_LEVEL: Readonly<Record<string, string>> = Object.freeze({ debug: "debug", info: "info", warn: "warning", error: "error", fatal: "critical", none: "off" });
+const SHOWN_LEVEL: Readonly<Record<string, string>> = Object.freeze({
+  debug: "debug",
+  info: "info",
+  warn: "warning",
+  error: "error",
+  fatal: "critical",
+  none: "off",
+});
 
 /** Upstream logger names → the sidecar's scopes (one mapping, host/proxy/proxy_loggers.ts). */
 export const LOGGER_SCOPES = PROXY_LOGGER_SCOPES;
@@ -149,7 +173,10 @@ export const RESET_LEVEL: LogLevel = "warn";
  */
 export function parseLogLevels(text: string): Array<[string, LogLevel]> {
   const out: Array<[string, LogLevel]> = [];
-  for (const item of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const colon = item.lastIndexOf(":");
     const logger = colon < 0 ? undefined : item.slice(0, colon);
     const levelName = (colon < 0 ? item : item.slice(colon + 1)).toLowerCase();
@@ -192,5 +219,7 @@ export async function setLogLevels(admin: string, reset: boolean, levels: Array<
 }
 
 export function formatLogLevels(levels: Record<string, string>): string {
-  return `active loggers:\n${Object.entries(levels).map(([k, v]) => `  ${k}: ${v}\n`).join("")}`;
+  return `active loggers:\n${Object.entries(levels)
+    .map(([k, v]) => `  ${k}: ${v}\n`)
+    .join("")}`;
 }

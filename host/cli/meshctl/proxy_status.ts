@@ -70,7 +70,8 @@ const count = (n: number | undefined) => (n === undefined ? "-" : String(n));
 
 export function formatProxyStatus(rows: readonly ProxyStatusRow[]): string {
   const table = [["NAME", "STATUS", "LISTENERS", "ROUTES", "CLUSTERS", "RESOURCES", "FILES", "XDS", "ADMIN"]];
-  for (const r of rows) table.push([r.name, r.status, count(r.listeners), count(r.routes), count(r.clusters), count(r.resources), count(r.files), r.xds, r.admin]);
+  for (const r of rows)
+    table.push([r.name, r.status, count(r.listeners), count(r.routes), count(r.clusters), count(r.resources), count(r.files), r.xds, r.admin]);
   const details = rows.filter((r) => r.detail).map((r) => `${r.name}: ${r.detail}\n`);
   return `${formatTable(table)}${details.join("")}\nXDS: ${NO_CONTROL_PLANE_XDS}\n`;
 }

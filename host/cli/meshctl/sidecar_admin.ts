@@ -43,7 +43,10 @@ export function parseAdminPort(value: string): string {
 }
 
 export class AdminError extends Error {
-  constructor(readonly target: string, message: string) {
+  constructor(
+    readonly target: string,
+    message: string,
+  ) {
     super(`sidecar admin ${target}: ${message}`);
     this.name = "AdminError";
   }

@@ -11,7 +11,12 @@ export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows
-    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] + COLUMN_GAP))).join("").trimEnd())
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] + COLUMN_GAP)))
+        .join("")
+        .trimEnd(),
+    )
     .map((line) => `${line}\n`)
     .join("");
 }

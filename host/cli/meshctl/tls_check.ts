@@ -81,7 +81,13 @@ export function resolveServerMode(
   containerPort?: number,
   boundPorts?: ReadonlySet<number>,
 ): ServerDecision {
-  const m = effectiveMtls(policies, selected(w), rootNamespace, containerPort, containerPort === undefined || boundPorts === undefined ? undefined : boundPorts.has(containerPort));
+  const m = effectiveMtls(
+    policies,
+    selected(w),
+    rootNamespace,
+    containerPort,
+    containerPort === undefined || boundPorts === undefined ? undefined : boundPorts.has(containerPort),
+  );
   const ref = (r: Resource<"PeerAuthentication"> | undefined) => (r ? `${r.name}/${r.namespace}` : null);
   return {
     mode: m.mode,
@@ -101,8 +107,23 @@ const selected = (w: Pick<Workload, "namespace" | "labels" | "labelsKnown">) => 
  * following the mesh/namespace mode (the spec-era inference, which ignores
  * workload and port policies: why rules 5–7 ask for DestinationRules).
  */
-export function clientDecision(rules: readonly Resource<"DestinationRule">[], host: string, serviceNamespace: string, servicePort: number, namespaceMode: ServerMode, rootNamespace: string): ClientDecision {
-  const tls = clientTls({ host, servicePort, clientNamespace: serviceNamespace, destinationRules: rules, destinationHasSidecar: true, destinationNamespaceMode: namespaceMode, rootNamespace });
+export function clientDecision(
+  rules: readonly Resource<"DestinationRule">[],
+  host: string,
+  serviceNamespace: string,
+  servicePort: number,
+  namespaceMode: ServerMode,
+  rootNamespace: string,
+): ClientDecision {
+  const tls = clientTls({
+    host,
+    servicePort,
+    clientNamespace: serviceNamespace,
+    destinationRules: rules,
+    destinationHasSidecar: true,
+    destinationNamespaceMode: namespaceMode,
+    rootNamespace,
+  });
   const rule = tls.destinationRule === null ? undefined : tls.destinationRule.split("/").reverse().join("/");
   return { mode: tls.mode, auto: tls.source === "auto-mtls", rule, portLevel: tls.source === "port-level" };
 }
@@ -139,17 +160,29 @@ export function tlsCheck(view: MeshView, o: TlsCheckOptions): TlsCheckReport {
   if (o.pod !== undefined) {
     workload = findWorkload(view, o.pod, o.namespace);
     if (!workload) {
-      const known = [...view.byKind.Pod.map((p) => `${p.name}.${p.namespace}`), ...view.byKind.Deployment.map((d) => `${d.name}-….${d.namespace}`), ...(view.sidecar ? [view.sidecar.id] : [])];
-      throw new TlsCheckError(`pod ${o.pod}.${o.namespace} not found in ${view.source}${known.length ? ` (known: ${known.join(", ")})` : " (it has no Pod or Deployment documents)"}`);
+      const known = [
+        ...view.byKind.Pod.map((p) => `${p.name}.${p.namespace}`),
+        ...view.byKind.Deployment.map((d) => `${d.name}-….${d.namespace}`),
+        ...(view.sidecar ? [view.sidecar.id] : []),
+      ];
+      throw new TlsCheckError(
+        `pod ${o.pod}.${o.namespace} not found in ${view.source}${known.length ? ` (known: ${known.join(", ")})` : " (it has no Pod or Deployment documents)"}`,
+      );
     }
-    if (!workload.labelsKnown) notes.push(`${workload.from} reports no workload labels: workload-specific policies cannot be matched (give the sidecar a Pod document for itself)`);
+    if (!workload.labelsKnown)
+      notes.push(`${workload.from} reports no workload labels: workload-specific policies cannot be matched (give the sidecar a Pod document for itself)`);
     rows.push(...workloadRows(view, workload, o, notes));
   } else {
     for (const svc of view.byKind.Service) {
       const selector = svc.spec.selector ?? {};
-      const w: Workload =
-        workloadsOfService({ workloads: allWorkloads(view) }, { namespace: svc.namespace, selector })[0] ??
-        { pod: "", namespace: svc.namespace, labels: selector, labelsKnown: Object.keys(selector).length > 0, containerPorts: [], from: `${svc.id} selector` };
+      const w: Workload = workloadsOfService({ workloads: allWorkloads(view) }, { namespace: svc.namespace, selector })[0] ?? {
+        pod: "",
+        namespace: svc.namespace,
+        labels: selector,
+        labelsKnown: Object.keys(selector).length > 0,
+        containerPorts: [],
+        from: `${svc.id} selector`,
+      };
       rows.push(...serviceRows(view, w, svc, o, notes));
     }
   }
@@ -216,7 +249,8 @@ function resolveTargetPort(target: number | string, w: Workload): number | undef
 
 function boundPorts(view: MeshView, w: Workload): Set<number> {
   const registry = registryOf(view);
-  if (w.pod !== "" || !w.labelsKnown) return w.labelsKnown ? boundContainerPorts(registry, { namespace: w.namespace, labels: w.labels, ports: w.containerPorts }) : new Set();
+  if (w.pod !== "" || !w.labelsKnown)
+    return w.labelsKnown ? boundContainerPorts(registry, { namespace: w.namespace, labels: w.labels, ports: w.containerPorts }) : new Set();
   // A service's selector stands in for its pods: its own numeric target ports are the bound ones.
   const out = new Set<number>();
   for (const svc of servicesOfWorkload(registry, w)) for (const p of svc.ports) if (typeof p.targetPort === "number") out.add(p.targetPort);
@@ -224,8 +258,16 @@ function boundPorts(view: MeshView, w: Workload): Set<number> {
 }
 
 function row(
-  view: MeshView, w: Workload, host: string, service: string, serviceNamespace: string, port: number, containerPort: number | undefined,
-  bound: ReadonlySet<number>, o: TlsCheckOptions, extra: string[],
+  view: MeshView,
+  w: Workload,
+  host: string,
+  service: string,
+  serviceNamespace: string,
+  port: number,
+  containerPort: number | undefined,
+  bound: ReadonlySet<number>,
+  o: TlsCheckOptions,
+  extra: string[],
 ): TlsCheckRow {
   const server = resolveServerMode(view.byKind.PeerAuthentication, w, o.rootNamespace, containerPort, bound);
   const client = clientDecision(view.byKind.DestinationRule, host, serviceNamespace, port, server.namespaceMode, o.rootNamespace);
@@ -238,12 +280,19 @@ function row(
 function explain(server: ServerDecision, client: ClientDecision, status: Status, host: string): string[] {
   const out: string[] = [];
   const sends = client.mode === "DISABLE" ? "plain text" : client.mode === "MESH_MUTUAL" ? "mutual TLS" : `${client.mode} TLS without the mesh certificate`;
-  const why = client.auto ? `auto mutual TLS follows the mesh/namespace mode ${server.namespaceMode}` : `DestinationRule ${client.rule}${client.portLevel ? " port-level" : ""} tls.mode ${client.mode}`;
+  const why = client.auto
+    ? `auto mutual TLS follows the mesh/namespace mode ${server.namespaceMode}`
+    : `DestinationRule ${client.rule}${client.portLevel ? " port-level" : ""} tls.mode ${client.mode}`;
   if (status === "CONFLICT") {
     const by = server.policy ? `PeerAuthentication ${server.policy} (${server.scope})` : "the default";
     const accepts = server.mode === "STRICT" ? "only mutual TLS" : server.mode === "DISABLE" ? "only plain text" : "plain text or mutual TLS";
-    const fix = server.mode === "DISABLE" ? `a DestinationRule for ${host} with tls.mode DISABLE (spec 1, rules 5 and 7)` : `a DestinationRule for ${host} with tls.mode MESH_MUTUAL (spec 1, rule 5)`;
-    out.push(`server accepts ${accepts} (${by}), clients send ${sends} (${why}): needs ${fix}${server.scope === "port" ? " in portLevelSettings for this service port (rule 6)" : ""}`);
+    const fix =
+      server.mode === "DISABLE"
+        ? `a DestinationRule for ${host} with tls.mode DISABLE (spec 1, rules 5 and 7)`
+        : `a DestinationRule for ${host} with tls.mode MESH_MUTUAL (spec 1, rule 5)`;
+    out.push(
+      `server accepts ${accepts} (${by}), clients send ${sends} (${why}): needs ${fix}${server.scope === "port" ? " in portLevelSettings for this service port (rule 6)" : ""}`,
+    );
   } else if (client.auto && (server.scope === "workload" || server.scope === "port") && server.mode === "STRICT") {
     out.push(`workload-specific STRICT relies on auto mutual TLS; spec 1 rule 5 asks for a DestinationRule for ${host} with tls.mode MESH_MUTUAL`);
   }
@@ -260,7 +309,8 @@ export function clientColumn(c: ClientDecision): string {
 /** The upstream table: HOST:PORT, STATUS, SERVER, CLIENT, AUTHN POLICY, DESTINATION RULE; then the notes. */
 export function formatTlsCheck(report: TlsCheckReport): string {
   const rows = [["HOST:PORT", "STATUS", "SERVER", "CLIENT", "AUTHN POLICY", "DESTINATION RULE"]];
-  for (const r of report.rows) rows.push([`${r.host}:${r.port}`, r.status, r.server.mode, clientColumn(r.client), r.server.policy ?? "-", r.client.rule ?? "-"]);
+  for (const r of report.rows)
+    rows.push([`${r.host}:${r.port}`, r.status, r.server.mode, clientColumn(r.client), r.server.policy ?? "-", r.client.rule ?? "-"]);
   const notes = [...report.notes, ...report.rows.flatMap((r) => r.notes.map((n) => `${r.host}:${r.port}: ${n}`))];
   return formatTable(rows) + (notes.length ? `\n${notes.map((n) => `NOTE: ${n}\n`).join("")}` : "");
 }

@@ -71,7 +71,8 @@ async function currentVersions(r: WaitRequest, key: string): Promise<Array<{ res
   const out: Array<{ resourceVersion: string; generation: number }> = [];
   for (const target of r.discovery) {
     const configz = await getJson<{ resources: ConfigzResource[] }>(target, "/debug/configz");
-    for (const c of configz.resources) if (resourceKey(c) === key && c.resourceVersion !== undefined) out.push({ resourceVersion: c.resourceVersion, generation: c.generation ?? 0 });
+    for (const c of configz.resources)
+      if (resourceKey(c) === key && c.resourceVersion !== undefined) out.push({ resourceVersion: c.resourceVersion, generation: c.generation ?? 0 });
   }
   return out;
 }
@@ -105,14 +106,21 @@ export async function runWait(r: WaitRequest, out: Writable, err: Writable): Pro
       }
       if (r.for === "delete" || seen) {
         const proxies = await distribution(r, key);
-        const done = (p: SyncedVersion) => (r.for === "delete" ? p.State === "absent" : p.State === "present" && (acceptedVersions.has(p.ResourceVersion) || acceptedGenerations.has(p.Generation)));
+        const done = (p: SyncedVersion) =>
+          r.for === "delete"
+            ? p.State === "absent"
+            : p.State === "present" && (acceptedVersions.has(p.ResourceVersion) || acceptedGenerations.has(p.Generation));
         const lagging = proxies.filter((p) => !done(p));
         last = { present: proxies.length - lagging.length, total: proxies.length, lagging };
         verbose(`Received poll result: ${last.present}/${last.total}`);
         const gone = r.for === "delete" ? current.length === 0 : true;
         // No proxy connected is not a distribution (upstream's 0/0 never reaches the threshold).
         if (gone && last.total > 0 && last.present / last.total >= r.threshold) {
-          out.write(r.for === "delete" ? `Resource ${key} removed from ${last.present} out of ${last.total} sidecars\n` : `Resource ${key} present on ${last.present} out of ${last.total} sidecars\n`);
+          out.write(
+            r.for === "delete"
+              ? `Resource ${key} removed from ${last.present} out of ${last.total} sidecars\n`
+              : `Resource ${key} present on ${last.present} out of ${last.total} sidecars\n`,
+          );
           return EXIT_OK;
         }
       }
@@ -121,15 +129,23 @@ export async function runWait(r: WaitRequest, out: Writable, err: Writable): Pro
     }
   } catch (e) {
     if (!(e instanceof QueryFailed)) throw e;
-    err.write(`Error: unable to query disco-discovery for distribution (is it running with DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING on, and --debugAddress its --httpAddr?): ${e.message}\n`);
+    err.write(
+      `Error: unable to query disco-discovery for distribution (is it running with DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING on, and --debugAddress its --httpAddr?): ${e.message}\n`,
+    );
     return EXIT_FAILURE;
   }
   if (r.for === "distribution" && !seen) {
     err.write(`Error: unable to retrieve resource ${key}: disco-discovery's configuration (/debug/configz) has no such resource\n`);
     return EXIT_FAILURE;
   }
-  err.write(r.for === "delete" ? `Error: timeout expired before resource ${key} was removed from all sidecars\n` : `Error: timeout expired before resource ${key} became effective on all sidecars\n`);
+  err.write(
+    r.for === "delete"
+      ? `Error: timeout expired before resource ${key} was removed from all sidecars\n`
+      : `Error: timeout expired before resource ${key} became effective on all sidecars\n`,
+  );
   const detail = last.lagging.map((p) => `${p.ProxyID} (${p.State}${p.State === "present" ? ` ${p.ResourceVersion}, generation ${p.Generation}` : ""})`);
-  err.write(last.total === 0 ? "  no proxy is connected to disco-discovery\n" : `  ${last.present} out of ${last.total} sidecars; not yet: ${detail.join(", ")}\n`);
+  err.write(
+    last.total === 0 ? "  no proxy is connected to disco-discovery\n" : `  ${last.present} out of ${last.total} sidecars; not yet: ${detail.join(", ")}\n`,
+  );
   return EXIT_FAILURE;
 }

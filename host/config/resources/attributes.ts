@@ -4,16 +4,7 @@ import type { Field } from "../decode.ts";
 /** Attributes as configured: name → one proto3-JSON value member. */
 export type Attributes = Record<string, AttributeJson>;
 
-const KINDS = [
-  "stringValue",
-  "int64Value",
-  "doubleValue",
-  "boolValue",
-  "bytesValue",
-  "timestampValue",
-  "durationValue",
-  "stringMapValue",
-] as const;
+const KINDS = ["stringValue", "int64Value", "doubleValue", "boolValue", "bytesValue", "timestampValue", "durationValue", "stringMapValue"] as const;
 const SNAKE: Record<string, (typeof KINDS)[number]> = {
   string_value: "stringValue",
   int64_value: "int64Value",

@@ -68,7 +68,16 @@ function connectionPool(f: Field): ConnectionPool {
   const tcp = f.get("tcp");
   const http = f.get("http");
   tcp.allowOnly(["maxConnections", "connectTimeout", "tcpKeepalive", "maxConnectionDuration", "idleTimeout"]);
-  http.allowOnly(["http1MaxPendingRequests", "http2MaxRequests", "maxRequestsPerConnection", "maxRetries", "idleTimeout", "h2UpgradePolicy", "useClientProtocol", "maxConcurrentStreams"]);
+  http.allowOnly([
+    "http1MaxPendingRequests",
+    "http2MaxRequests",
+    "maxRequestsPerConnection",
+    "maxRetries",
+    "idleTimeout",
+    "h2UpgradePolicy",
+    "useClientProtocol",
+    "maxConcurrentStreams",
+  ]);
   return Object.freeze({
     maxConnections: optionalCount(tcp.get("maxConnections")),
     connectTimeoutMs: positiveDuration(tcp.get("connectTimeout")),
@@ -80,7 +89,17 @@ function connectionPool(f: Field): ConnectionPool {
 
 function outlierDetection(f: Field): OutlierDetection {
   f.object();
-  f.allowOnly(["consecutiveErrors", "consecutive5xxErrors", "consecutiveGatewayErrors", "consecutiveLocalOriginFailures", "splitExternalLocalOriginErrors", "interval", "baseEjectionTime", "maxEjectionPercent", "minHealthPercent"]);
+  f.allowOnly([
+    "consecutiveErrors",
+    "consecutive5xxErrors",
+    "consecutiveGatewayErrors",
+    "consecutiveLocalOriginFailures",
+    "splitExternalLocalOriginErrors",
+    "interval",
+    "baseEjectionTime",
+    "maxEjectionPercent",
+    "minHealthPercent",
+  ]);
   return Object.freeze({
     consecutive5xxErrors: optionalCount(f.get("consecutive5xxErrors")) ?? optionalCount(f.get("consecutiveErrors")),
     consecutiveGatewayErrors: optionalCount(f.get("consecutiveGatewayErrors")),
@@ -114,7 +133,8 @@ function clientTls(f: Field): ClientTlsSettings {
   f.object();
   f.allowOnly(TLS_FIELDS);
   // Upstream's name for the mesh's own mutual TLS, pasted from its samples: say what it is called here.
-  if (f.get("mode").value === "ISTIO_MUTUAL") f.get("mode").invalid('expected one of DISABLE, SIMPLE, MUTUAL, MESH_MUTUAL, got "ISTIO_MUTUAL" (upstream\'s ISTIO_MUTUAL is MESH_MUTUAL in this mesh)');
+  if (f.get("mode").value === "ISTIO_MUTUAL")
+    f.get("mode").invalid('expected one of DISABLE, SIMPLE, MUTUAL, MESH_MUTUAL, got "ISTIO_MUTUAL" (upstream\'s ISTIO_MUTUAL is MESH_MUTUAL in this mesh)');
   const mode = f.get("mode").enumOf(CLIENT_TLS_MODES, "DISABLE");
   const opt = (name: string) => f.get(name).optionalString();
   const tls: ClientTlsSettings = Object.freeze({
@@ -123,7 +143,12 @@ function clientTls(f: Field): ClientTlsSettings {
     privateKey: opt("privateKey"),
     caCertificates: opt("caCertificates"),
     credentialName: opt("credentialName"),
-    subjectAltNames: Object.freeze(f.get("subjectAltNames").list().map((s) => s.nonEmptyString())),
+    subjectAltNames: Object.freeze(
+      f
+        .get("subjectAltNames")
+        .list()
+        .map((s) => s.nonEmptyString()),
+    ),
     sni: opt("sni"),
     insecureSkipVerify: f.get("insecureSkipVerify").present ? f.get("insecureSkipVerify").bool() : undefined,
     caCrl: opt("caCrl"),
@@ -163,7 +188,10 @@ export function decodeDestinationRule(spec: Field, namespace: string, domain: st
   spec.object();
   spec.allowOnly(["host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"]);
   // Upstream (1.14+) applies such a rule only to the workloads of its namespace that it selects; the mesh model does not read it.
-  if (spec.get("workloadSelector").present) spec.get("workloadSelector").warn("not read: the rule applies to every client that sees it (upstream applies it only to the workloads of its namespace it selects)");
+  if (spec.get("workloadSelector").present)
+    spec
+      .get("workloadSelector")
+      .warn("not read: the rule applies to every client that sees it (upstream applies it only to the workloads of its namespace it selects)");
   const host = attempt(spec.get("host"), (f) => wildcardHost(f));
   const tp = spec.get("trafficPolicy").present ? attempt(spec.get("trafficPolicy"), trafficPolicy) : undefined;
   const names = new Set<string>();
@@ -188,4 +216,3 @@ export function decodeDestinationRule(spec: Field, namespace: string, domain: st
     workloadSelector: spec.get("workloadSelector").present ? attempt(spec.get("workloadSelector").get("matchLabels"), labelMap) : undefined,
   });
 }
-

@@ -59,7 +59,22 @@ function isHostText(s: string): boolean {
 
 function serverTls(f: Field): ServerTlsSettings {
   f.object();
-  f.allowOnly(["mode", "httpsRedirect", "credentialName", "credentialNames", "serverCertificate", "privateKey", "caCertificates", "caCrl", "subjectAltNames", "verifyCertificateSpki", "verifyCertificateHash", "minProtocolVersion", "maxProtocolVersion", "cipherSuites"]);
+  f.allowOnly([
+    "mode",
+    "httpsRedirect",
+    "credentialName",
+    "credentialNames",
+    "serverCertificate",
+    "privateKey",
+    "caCertificates",
+    "caCrl",
+    "subjectAltNames",
+    "verifyCertificateSpki",
+    "verifyCertificateHash",
+    "minProtocolVersion",
+    "maxProtocolVersion",
+    "cipherSuites",
+  ]);
   const tls: ServerTlsSettings = Object.freeze({
     mode: f.get("mode").enumOf(SERVER_TLS_MODES, "PASSTHROUGH"),
     httpsRedirect: f.get("httpsRedirect").bool(false),
@@ -113,10 +128,11 @@ export function decodeGateway(spec: Field): GatewaySpec {
   for (const [i, server] of servers.entries()) {
     const prev = names.get(server.port.name);
     if (prev !== undefined && prev !== server.port.number) {
-      attempt(spec.get("servers").list()[i].get("port").get("name"), (f) => f.invalid(`expected port names unique across servers: ${JSON.stringify(server.port.name)} already names port ${prev}`));
+      attempt(spec.get("servers").list()[i].get("port").get("name"), (f) =>
+        f.invalid(`expected port names unique across servers: ${JSON.stringify(server.port.name)} already names port ${prev}`),
+      );
     }
     names.set(server.port.name, server.port.number);
   }
   return Object.freeze({ selector, servers: Object.freeze(servers) });
 }
-

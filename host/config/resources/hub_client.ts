@@ -236,9 +236,18 @@ export function decodeTransportConfig(f: Field): TransportConfig | undefined {
   if (!f.present) return undefined;
   attempt(f, (x) =>
     x.allowOnly([
-      "disableCheckCache", "disableQuotaCache", "disableReportBatch", "networkFailPolicy", "statsUpdateInterval",
-      "checkCluster", "reportCluster", "attributesForHubProxy", "reportBatchMaxEntries", "reportBatchMaxTime",
-      "reportBufferMaxEntries", "reportBufferMaxBytes",
+      "disableCheckCache",
+      "disableQuotaCache",
+      "disableReportBatch",
+      "networkFailPolicy",
+      "statsUpdateInterval",
+      "checkCluster",
+      "reportCluster",
+      "attributesForHubProxy",
+      "reportBatchMaxEntries",
+      "reportBatchMaxTime",
+      "reportBufferMaxEntries",
+      "reportBufferMaxBytes",
     ]),
   );
   const optionalMs = (name: string) => attempt(f.get(name), (x) => (x.present ? x.durationMs() : undefined));
@@ -260,7 +269,18 @@ export function decodeTransportConfig(f: Field): TransportConfig | undefined {
 }
 
 export function decodeServiceConfig(f: Field, checks: PatternChecks): ServiceConfig {
-  attempt(f, (x) => x.allowOnly(["disableCheckCalls", "disableReportCalls", "hubAttributes", "mixerAttributes", "httpApiSpec", "quotaSpec", "networkFailPolicy", "forwardAttributes"]));
+  attempt(f, (x) =>
+    x.allowOnly([
+      "disableCheckCalls",
+      "disableReportCalls",
+      "hubAttributes",
+      "mixerAttributes",
+      "httpApiSpec",
+      "quotaSpec",
+      "networkFailPolicy",
+      "forwardAttributes",
+    ]),
+  );
   return {
     disableCheckCalls: attempt(f.get("disableCheckCalls"), (x) => x.bool()),
     disableReportCalls: attempt(f.get("disableReportCalls"), (x) => x.bool()),
@@ -279,7 +299,17 @@ function hubAttributesField(f: Field): Field {
 }
 
 export function decodeHttpClientConfig(f: Field, checks: PatternChecks): HttpClientConfig {
-  attempt(f, (x) => x.allowOnly(["transport", "serviceConfigs", "defaultDestinationService", "hubAttributes", "mixerAttributes", "forwardAttributes", "ignoreForwardedAttributes"]));
+  attempt(f, (x) =>
+    x.allowOnly([
+      "transport",
+      "serviceConfigs",
+      "defaultDestinationService",
+      "hubAttributes",
+      "mixerAttributes",
+      "forwardAttributes",
+      "ignoreForwardedAttributes",
+    ]),
+  );
   const serviceConfigs: Record<string, ServiceConfig> = {};
   for (const [name, s] of attempt(f.get("serviceConfigs"), (x) => x.entries()) ?? []) serviceConfigs[name] = attempt(s, (x) => decodeServiceConfig(x, checks));
   return {
@@ -293,7 +323,9 @@ export function decodeHttpClientConfig(f: Field, checks: PatternChecks): HttpCli
 }
 
 export function decodeTcpClientConfig(f: Field, checks: PatternChecks): TcpClientConfig {
-  attempt(f, (x) => x.allowOnly(["transport", "hubAttributes", "mixerAttributes", "disableCheckCalls", "disableReportCalls", "connectionQuotaSpec", "reportInterval"]));
+  attempt(f, (x) =>
+    x.allowOnly(["transport", "hubAttributes", "mixerAttributes", "disableCheckCalls", "disableReportCalls", "connectionQuotaSpec", "reportInterval"]),
+  );
   return {
     transport: attempt(f.get("transport"), decodeTransportConfig),
     hubAttributes: attempt(hubAttributesField(f), decodeAttributes),

@@ -111,7 +111,8 @@ export function isHubDocument(doc: SourceDocument): boolean {
 }
 
 function attributeRef(field: Field, text: string): AttributeRef {
-  if (text.length === 0 || /\s/.test(text)) field.invalid(`expected an attribute name such as request.path or request.headers[x-user], got ${JSON.stringify(text)}`);
+  if (text.length === 0 || /\s/.test(text))
+    field.invalid(`expected an attribute name such as request.path or request.headers[x-user], got ${JSON.stringify(text)}`);
   const m = ATTRIBUTE_REF.exec(text);
   if (m) return Object.freeze({ name: m[1], key: m[2], text });
   if (text.includes("[") || text.includes("]")) field.invalid(`expected name or name[key], got ${JSON.stringify(text)}`);
@@ -137,10 +138,15 @@ function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions):
   spec.allowOnly(["match", "actions", "validDuration", "validUseCount"]);
   const match = attemptEach(spec.get("match"), (m): AttributeMatch => {
     m.allowOnly(["clause"]);
-    const clauses = m.get("clause").entries().map(([key, f]): Clause => ({
-      attribute: attributeRef(f, key),
-      match: stringMatch(f, options.compileRegex),
-    }));
+    const clauses = m
+      .get("clause")
+      .entries()
+      .map(
+        ([key, f]): Clause => ({
+          attribute: attributeRef(f, key),
+          match: stringMatch(f, options.compileRegex),
+        }),
+      );
     return Object.freeze({ clauses: Object.freeze(clauses) });
   });
   const actionsField = spec.get("actions");
@@ -160,7 +166,12 @@ function decodeRule(spec: Field, base: ResourceBase, options: HubDecodeOptions):
       f.allowOnly(["attribute", "values", "blacklist"]);
       const attrField = f.get("attribute");
       const attribute = attributeRef(attrField, attrField.nonEmptyString());
-      const values = new Set(f.get("values").list().map((v) => v.string()));
+      const values = new Set(
+        f
+          .get("values")
+          .list()
+          .map((v) => v.string()),
+      );
       return Object.freeze({ kind: "allowList", attribute, values, blacklist: f.get("blacklist").bool(false) });
     }
     f.allowOnly(["name"]);
@@ -208,7 +219,16 @@ function decodeQuota(spec: Field, base: ResourceBase, metadataName: string): Hub
     const dimensions = dims.map(([key, f]) => Object.freeze([attributeRef(f, key), f.string()] as const));
     return Object.freeze({ dimensions: Object.freeze(dimensions), maxAmount: o.get("maxAmount").integer(0, MAX_AMOUNT) });
   });
-  return Object.freeze({ kind: "HubQuota", ...base, quotaName, maxAmount, validDurationMs, rateLimitAlgorithm, bucketDurationMs, overrides: Object.freeze(overrides) });
+  return Object.freeze({
+    kind: "HubQuota",
+    ...base,
+    quotaName,
+    maxAmount,
+    validDurationMs,
+    rateLimitAlgorithm,
+    bucketDurationMs,
+    overrides: Object.freeze(overrides),
+  });
 }
 
 function decodeAccessLog(spec: Field, base: ResourceBase): HubAccessLog {
@@ -241,8 +261,7 @@ export function decodeHubDocument(doc: SourceDocument, options: HubDecodeOptions
       return decodeQuota(spec, base, doc.name);
     case "HubAccessLog":
       return decodeAccessLog(spec, base);
-    case "HubMetrics":
-    {
+    case "HubMetrics": {
       const decoded = decodeMetricsSpec(spec);
       return Object.freeze({ kind: "HubMetrics", ...base, ...decoded, overrides: Object.freeze(decoded.overrides) });
     }

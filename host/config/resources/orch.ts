@@ -139,14 +139,18 @@ function protocol(f: Field): OrchProtocol {
   if (!f.present) return "TCP";
   const upper = f.string().toUpperCase();
   if (upper === "") f.fail(`one of ${ORCH_PROTOCOLS.join(", ")}`);
-  if (!(ORCH_PROTOCOLS as readonly string[]).includes(upper)) f.warn(`expected one of ${ORCH_PROTOCOLS.join(", ")}, got ${JSON.stringify(f.value)}: the orchestrator refuses it (name the port <protocol>[-<suffix>] or set appProtocol for the application protocol)`);
+  if (!(ORCH_PROTOCOLS as readonly string[]).includes(upper))
+    f.warn(
+      `expected one of ${ORCH_PROTOCOLS.join(", ")}, got ${JSON.stringify(f.value)}: the orchestrator refuses it (name the port <protocol>[-<suffix>] or set appProtocol for the application protocol)`,
+    );
   return upper as OrchProtocol;
 }
 
 function targetPort(f: Field, fallback: number | undefined): number | string {
   if (!f.present) return fallback as number;
   if (typeof f.value === "string" && !/^\d+$/.test(f.value)) {
-    if (!isIanaServiceName(f.value)) f.fail(`a port number from ${MIN_PORT} to ${MAX_PORT} or a container port name (up to 15 lower-case letters, digits and '-')`);
+    if (!isIanaServiceName(f.value))
+      f.fail(`a port number from ${MIN_PORT} to ${MAX_PORT} or a container port name (up to 15 lower-case letters, digits and '-')`);
     return f.value;
   }
   return port(f);
@@ -182,7 +186,13 @@ export function decodeService(spec: Field): ServiceSpec {
     if (typeof ip === "string" && ip !== "" && ip !== "None") addresses.add(ip);
   }
   const headless = spec.get("clusterIP").value === "None";
-  return Object.freeze({ selector, ports: Object.freeze(ports), type: spec.get("type").optionalString() ?? "ClusterIP", addresses: Object.freeze([...addresses]), ...(headless ? { headless } : {}) });
+  return Object.freeze({
+    selector,
+    ports: Object.freeze(ports),
+    type: spec.get("type").optionalString() ?? "ClusterIP",
+    addresses: Object.freeze([...addresses]),
+    ...(headless ? { headless } : {}),
+  });
 }
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
@@ -212,7 +222,12 @@ export function decodeEndpoints(root: Field): EndpointsSpec {
       p.object();
       // The orchestrator's rule, as for Service ports: several ports need names.
       if (many && !p.get("name").present) p.get("name").fail("a port name (required when a subset has more than one port)");
-      return Object.freeze({ name: p.get("name").optionalString(), port: port(p.get("port")), protocol: protocol(p.get("protocol")), appProtocol: p.get("appProtocol").optionalString() });
+      return Object.freeze({
+        name: p.get("name").optionalString(),
+        port: port(p.get("port")),
+        protocol: protocol(p.get("protocol")),
+        appProtocol: p.get("appProtocol").optionalString(),
+      });
     });
     return Object.freeze({ addresses: Object.freeze(addresses), notReadyAddresses: Object.freeze(notReadyAddresses), ports: Object.freeze(ports) });
   });
@@ -249,7 +264,8 @@ function decodeContainer(c: Field): Container {
     p.object();
     const nameField = p.get("name");
     const portName = nameField.optionalString();
-    if (portName !== undefined && !isIanaServiceName(portName)) nameField.fail("a port name of up to 15 lower-case letters, digits and '-', with at least one letter");
+    if (portName !== undefined && !isIanaServiceName(portName))
+      nameField.fail("a port name of up to 15 lower-case letters, digits and '-', with at least one letter");
     return Object.freeze({ containerPort: port(p.get("containerPort")), name: portName, protocol: protocol(p.get("protocol")) });
   });
   return Object.freeze({ name, image: c.get("image").optionalString(), ports: Object.freeze(ports), runAsUser: runAsUser(c) });
@@ -258,13 +274,21 @@ function decodeContainer(c: Field): Container {
 export function decodePodSpec(spec: Field): PodSpec {
   spec.object();
   const sa = spec.get("serviceAccountName");
-  const serviceAccountName = sa.present ? attempt(sa, (f) => {
-    const s = f.nonEmptyString();
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(s)) f.fail("a DNS-1123 subdomain");
-    return s;
-  }) : "default";
+  const serviceAccountName = sa.present
+    ? attempt(sa, (f) => {
+        const s = f.nonEmptyString();
+        if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(s)) f.fail("a DNS-1123 subdomain");
+        return s;
+      })
+    : "default";
   const containers = attemptEach(spec.get("containers"), decodeContainer, true);
-  return Object.freeze({ serviceAccountName, containers: Object.freeze(containers), nodeName: spec.get("nodeName").optionalString(), runAsUser: runAsUser(spec), ...(spec.get("hostNetwork").value === true ? { hostNetwork: true } : {}) });
+  return Object.freeze({
+    serviceAccountName,
+    containers: Object.freeze(containers),
+    nodeName: spec.get("nodeName").optionalString(),
+    runAsUser: runAsUser(spec),
+    ...(spec.get("hostNetwork").value === true ? { hostNetwork: true } : {}),
+  });
 }
 
 /** `securityContext.runAsUser` of a pod or container (the orchestrator's integer user ID). */
@@ -280,12 +304,18 @@ function labelSelector(f: Field): LabelSelector {
     e.object();
     const key = e.get("key").nonEmptyString();
     const operator = e.get("operator").enumOf(SELECTOR_OPERATORS);
-    const values = Object.freeze(e.get("values").list().map((v) => v.string()));
+    const values = Object.freeze(
+      e
+        .get("values")
+        .list()
+        .map((v) => v.string()),
+    );
     if ((operator === "In" || operator === "NotIn") && values.length === 0) e.get("values").fail(`a non-empty list with operator ${operator}`);
     if ((operator === "Exists" || operator === "DoesNotExist") && values.length > 0) e.get("values").fail(`no values with operator ${operator}`);
     return Object.freeze({ key, operator, values });
   });
-  if (noErrorsYet(f) && Object.keys(matchLabels).length === 0 && matchExpressions.length === 0) f.invalid("expected matchLabels or matchExpressions (an empty selector is refused by the orchestrator)");
+  if (noErrorsYet(f) && Object.keys(matchLabels).length === 0 && matchExpressions.length === 0)
+    f.invalid("expected matchLabels or matchExpressions (an empty selector is refused by the orchestrator)");
   return Object.freeze({ matchLabels, matchExpressions: Object.freeze(matchExpressions) });
 }
 

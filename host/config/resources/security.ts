@@ -1,15 +1,6 @@
 import type { Field } from "../decode.ts";
 import { attempt, attemptEach } from "../problems.ts";
-import {
-  MAX_PORT,
-  MIN_PORT,
-  type WorkloadSelector,
-  isHttpToken,
-  isIpOrCidr,
-  port,
-  stringList,
-  workloadSelector,
-} from "./syntax.ts";
+import { MAX_PORT, MIN_PORT, type WorkloadSelector, isHttpToken, isIpOrCidr, port, stringList, workloadSelector } from "./syntax.ts";
 
 /**
  * The security resources (spec 1; apiVersion `security.mesh.io/v1beta1`, or
@@ -161,10 +152,10 @@ function inlineJwks(f: Field): JwksKeySet {
 
 function decodeJwtRule(r: Field): JwtRule {
   r.object();
-  r.allowOnly([
-    "issuer", "audiences", "jwksUri", "jwks", "fromHeaders", "fromParams", "forwardOriginalToken",
-    "outputPayloadToHeader", "outputClaimToHeaders", "timeout",
-  ], ["fromCookies"]);
+  r.allowOnly(
+    ["issuer", "audiences", "jwksUri", "jwks", "fromHeaders", "fromParams", "forwardOriginalToken", "outputPayloadToHeader", "outputClaimToHeaders", "timeout"],
+    ["fromCookies"],
+  );
   const issuer = attempt(r.get("issuer"), (f) => f.nonEmptyString());
   const audiences = attempt(r.get("audiences"), stringList);
   const jwksUri = r.get("jwksUri").present ? attempt(r.get("jwksUri"), httpUrl) : undefined;
@@ -272,8 +263,16 @@ export interface AuthorizationPolicySpec {
 }
 
 const SOURCE_FIELDS = [
-  "principals", "notPrincipals", "requestPrincipals", "notRequestPrincipals", "namespaces", "notNamespaces",
-  "ipBlocks", "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks",
+  "principals",
+  "notPrincipals",
+  "requestPrincipals",
+  "notRequestPrincipals",
+  "namespaces",
+  "notNamespaces",
+  "ipBlocks",
+  "notIpBlocks",
+  "remoteIpBlocks",
+  "notRemoteIpBlocks",
 ] as const;
 const OPERATION_FIELDS = ["hosts", "notHosts", "ports", "notPorts", "methods", "notMethods", "paths", "notPaths"] as const;
 

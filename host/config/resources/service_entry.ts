@@ -43,11 +43,15 @@ export function decodeServiceEntry(spec: Field): ServiceEntrySpec {
   spec.object();
   spec.allowOnly(["hosts", "addresses", "ports", "location", "resolution", "endpoints", "workloadSelector", "exportTo", "subjectAltNames"]);
   const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.nonEmptyList().map((h) => wildcardHost(h, false).toLowerCase())));
-  const addresses = attempt(spec.get("addresses"), (f) => Object.freeze(f.list().map((a) => {
-    const s = a.nonEmptyString();
-    if (!isIpOrCidrText(s)) a.fail("an IP address or CIDR block");
-    return s;
-  })));
+  const addresses = attempt(spec.get("addresses"), (f) =>
+    Object.freeze(
+      f.list().map((a) => {
+        const s = a.nonEmptyString();
+        if (!isIpOrCidrText(s)) a.fail("an IP address or CIDR block");
+        return s;
+      }),
+    ),
+  );
   const names = new Set<string>();
   const ports = attemptEach(spec.get("ports"), (p): ServiceEntryPort => {
     p.object();
@@ -81,7 +85,8 @@ export function decodeServiceEntry(spec: Field): ServiceEntrySpec {
   if (noErrorsYet(spec) && (resolution === "DNS" || resolution === "DNS_ROUND_ROBIN") && endpoints.length === 0 && hosts?.some((h) => h.startsWith("*"))) {
     spec.get("hosts").invalid(`expected hosts without wildcards with resolution ${resolution} and no endpoints (the hosts themselves are resolved)`);
   }
-  if (resolution === "DNS_ROUND_ROBIN" && endpoints.length > 1) spec.get("endpoints").warn("only the first endpoint is used with resolution DNS_ROUND_ROBIN (one name resolved, as Envoy's LOGICAL_DNS)");
+  if (resolution === "DNS_ROUND_ROBIN" && endpoints.length > 1)
+    spec.get("endpoints").warn("only the first endpoint is used with resolution DNS_ROUND_ROBIN (one name resolved, as Envoy's LOGICAL_DNS)");
   const ws = spec.get("workloadSelector");
   let workloadSelector: Readonly<Record<string, string>> | undefined;
   if (ws.present) {
@@ -98,7 +103,12 @@ export function decodeServiceEntry(spec: Field): ServiceEntrySpec {
     endpoints: Object.freeze(endpoints),
     workloadSelector,
     exportTo: attempt(spec.get("exportTo"), exportTo),
-    subjectAltNames: Object.freeze(spec.get("subjectAltNames").list().map((s) => s.nonEmptyString())),
+    subjectAltNames: Object.freeze(
+      spec
+        .get("subjectAltNames")
+        .list()
+        .map((s) => s.nonEmptyString()),
+    ),
   });
 }
 

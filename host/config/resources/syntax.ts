@@ -73,7 +73,8 @@ export function isIpOrCidr(s: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-export const LABEL_KEY_EXPECTED = "a label key: an optional DNS subdomain prefix and '/', then a name of up to 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit";
+export const LABEL_KEY_EXPECTED =
+  "a label key: an optional DNS subdomain prefix and '/', then a name of up to 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit";
 export const LABEL_VALUE_EXPECTED = "a label value: empty, or up to 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit";
 
 /** A label map (`metadata.labels`, `selector.matchLabels`): keys and values in the orchestrator's label syntax. */

@@ -96,8 +96,41 @@ export interface HttpRoute {
   readonly headers: { readonly request: HeaderOperations; readonly response: HeaderOperations };
 }
 
-const HTTP_ROUTE_FIELDS = ["name", "match", "route", "redirect", "directResponse", "delegate", "rewrite", "timeout", "retries", "fault", "mirror", "mirrors", "mirrorPercentage", "mirrorPercent", "mirror_percent", "corsPolicy", "headers"];
-const MATCH_FIELDS = ["name", "uri", "scheme", "method", "authority", "headers", "port", "sourceLabels", "gateways", "queryParams", "ignoreUriCase", "withoutHeaders", "sourceNamespace", "statPrefix"];
+const HTTP_ROUTE_FIELDS = [
+  "name",
+  "match",
+  "route",
+  "redirect",
+  "directResponse",
+  "delegate",
+  "rewrite",
+  "timeout",
+  "retries",
+  "fault",
+  "mirror",
+  "mirrors",
+  "mirrorPercentage",
+  "mirrorPercent",
+  "mirror_percent",
+  "corsPolicy",
+  "headers",
+];
+const MATCH_FIELDS = [
+  "name",
+  "uri",
+  "scheme",
+  "method",
+  "authority",
+  "headers",
+  "port",
+  "sourceLabels",
+  "gateways",
+  "queryParams",
+  "ignoreUriCase",
+  "withoutHeaders",
+  "sourceNamespace",
+  "statPrefix",
+];
 
 /** A configured regex compiled on the linear-time engine; refused naming the field when the engine refuses it. */
 function linearRegex(f: Field): RegexMatcher {
@@ -161,7 +194,12 @@ function headerOps(f: Field): HeaderOperations {
   return Object.freeze({
     set: Object.freeze(f.get("set").stringMap()),
     add: Object.freeze(f.get("add").stringMap()),
-    remove: Object.freeze(f.get("remove").list().map((x) => x.nonEmptyString().toLowerCase())),
+    remove: Object.freeze(
+      f
+        .get("remove")
+        .list()
+        .map((x) => x.nonEmptyString().toLowerCase()),
+    ),
   });
 }
 const EMPTY_OPS: HeaderOperations = Object.freeze({ set: Object.freeze({}), add: Object.freeze({}), remove: Object.freeze([]) });
@@ -176,7 +214,10 @@ function decodeFault(f: Field): HttpFault {
     d.object();
     d.allowOnly(["fixedDelay", "exponentialDelay", "percentage", "percent"]);
     const fixed = positiveDuration(d.get("fixedDelay")) ?? d.get("fixedDelay").fail('a duration such as "5s"');
-    delay = Object.freeze({ fixedDelayMs: fixed, percentage: d.get("percent").present ? d.get("percent").integer(0, 100) : percentage(d.get("percentage"), 100) });
+    delay = Object.freeze({
+      fixedDelayMs: fixed,
+      percentage: d.get("percent").present ? d.get("percent").integer(0, 100) : percentage(d.get("percentage"), 100),
+    });
   }
   let abort: HttpFault["abort"];
   if (a.present) {
@@ -191,7 +232,8 @@ function decodeFault(f: Field): HttpFault {
 function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute {
   h.object();
   h.allowOnly(HTTP_ROUTE_FIELDS);
-  for (const name of ["delegate", "corsPolicy", "mirrors"]) if (h.get(name).present) h.get(name).warn(`not enforced by this mesh's data path (accepted for compatibility)`);
+  for (const name of ["delegate", "corsPolicy", "mirrors"])
+    if (h.get(name).present) h.get(name).warn(`not enforced by this mesh's data path (accepted for compatibility)`);
   // Not enforced either, but every configured regex compiles on the linear engine or is refused.
   const cors = h.get("corsPolicy");
   if (cors.present) {
@@ -209,7 +251,11 @@ function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute
       return decodeDestination(d, namespace, domain);
     });
     const weight = r.get("weight").present ? attempt(r.get("weight"), (f) => f.integer(0, 100)) : undefined;
-    return Object.freeze({ destination, weight, headers: Object.freeze({ request: headerOps(r.get("headers").get("request")), response: headerOps(r.get("headers").get("response")) }) });
+    return Object.freeze({
+      destination,
+      weight,
+      headers: Object.freeze({ request: headerOps(r.get("headers").get("request")), response: headerOps(r.get("headers").get("response")) }),
+    });
   });
   const weights = route.map((r) => r.weight);
   if (noErrorsYet(h) && route.length > 1 && weights.every((w) => w !== undefined) && weights.reduce((a, b) => a! + b!, 0) !== 100) {
@@ -236,7 +282,9 @@ function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute
         f.allowOnly(["status", "body"]);
         const body = f.get("body");
         body.allowOnly(["string", "bytes"]);
-        const text = body.present ? (body.get("string").optionalString() ?? (body.get("bytes").present ? Buffer.from(body.get("bytes").string(), "base64").toString() : undefined)) : undefined;
+        const text = body.present
+          ? (body.get("string").optionalString() ?? (body.get("bytes").present ? Buffer.from(body.get("bytes").string(), "base64").toString() : undefined))
+          : undefined;
         return Object.freeze({ status: f.get("status").integer(200, 599), body: text });
       })
     : undefined;
@@ -264,7 +312,18 @@ function decodeHttpRoute(h: Field, namespace: string, domain: string): HttpRoute
         f.object();
         f.allowOnly(["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities"], ["retryIgnorePreviousHosts", "backoff"]);
         const retryOn = f.get("retryOn").optionalString();
-        return Object.freeze({ attempts: f.get("attempts").integer(0, 2 ** 31 - 1, 2), perTryTimeoutMs: positiveDuration(f.get("perTryTimeout")), retryOn: Object.freeze(retryOn ? retryOn.split(",").map((x) => x.trim()).filter(Boolean) : ["connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"]) });
+        return Object.freeze({
+          attempts: f.get("attempts").integer(0, 2 ** 31 - 1, 2),
+          perTryTimeoutMs: positiveDuration(f.get("perTryTimeout")),
+          retryOn: Object.freeze(
+            retryOn
+              ? retryOn
+                  .split(",")
+                  .map((x) => x.trim())
+                  .filter(Boolean)
+              : ["connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"],
+          ),
+        });
       })
     : undefined;
   const mirrorField = h.get("mirror");
@@ -317,7 +376,10 @@ function decodeDestination(d: Field, namespace: string, domain: string): RouteDe
   d.allowOnly(["host", "subset", "port", "labels"]);
   // Spec 1 (MeshService): labels MUST be empty when used as a VirtualService destination; versions are chosen by subset.
   const labels = d.get("labels");
-  if (labels.present && labels.entries().length > 0) labels.invalid("expected no labels on a VirtualService destination (spec: MeshService labels must be empty here); select a version with subset and a DestinationRule subset");
+  if (labels.present && labels.entries().length > 0)
+    labels.invalid(
+      "expected no labels on a VirtualService destination (spec: MeshService labels must be empty here); select a version with subset and a DestinationRule subset",
+    );
   const host = wildcardHost(d.get("host"), false);
   const p = d.get("port");
   let portNumber: number | undefined;
@@ -343,7 +405,8 @@ export function decodeVirtualService(spec: Field, namespace: string, domain: str
   // Without hosts a VirtualService is a delegate: only another VirtualService's `delegate` routes use it (upstream's rule: no gateways then).
   const hosts = attempt(spec.get("hosts"), (f) => Object.freeze(f.list().map((h) => wildcardHost(h))));
   const gateways = attempt(spec.get("gateways"), (f) => Object.freeze(f.list().map(gatewayRef)));
-  if (noErrorsYet(spec) && hosts.length === 0 && gateways.length > 0) spec.get("gateways").invalid("expected no gateways on a delegate VirtualService (one without hosts)");
+  if (noErrorsYet(spec) && hosts.length === 0 && gateways.length > 0)
+    spec.get("gateways").invalid("expected no gateways on a delegate VirtualService (one without hosts)");
   // Upstream: the lone `*` host needs a gateway; it cannot apply to every sidecar.
   if (noErrorsYet(spec) && hosts.includes("*") && (gateways.length === 0 || gateways.includes(MESH_GATEWAY))) {
     spec.get("hosts").invalid('expected no "*" host on a VirtualService bound to the mesh gateway (give gateways, without "mesh")');
@@ -352,4 +415,3 @@ export function decodeVirtualService(spec: Field, namespace: string, domain: str
   const fqdns = Object.freeze((hosts ?? []).map((h) => resolveResourceHost(h, namespace, domain)));
   return Object.freeze({ hosts, fqdns, gateways, http: Object.freeze(http), exportTo: attempt(spec.get("exportTo"), exportTo) });
 }
-

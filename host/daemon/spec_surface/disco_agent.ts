@@ -22,7 +22,12 @@ export const AGENT_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--customConfigFile", "value", "", IN_PROCESS),
   na("--templateFile", "value", "", IN_PROCESS),
   na("--dnsRefreshRate", "value", "300s", "upstream addresses are resolved per connection: there are no STRICT_DNS bootstrap clusters"),
-  na("--disableInternalTelemetry", "bool", "false", "upstream it sets disable_report_calls in the generated bootstrap (the hub reports of the proxy's own bootstrap listeners, as control-plane components run them); this sidecar generates no bootstrap: reports are turned off with the hub client's disableReportCalls (HttpClientConfig, ServiceConfig)"),
+  na(
+    "--disableInternalTelemetry",
+    "bool",
+    "false",
+    "upstream it sets disable_report_calls in the generated bootstrap (the hub reports of the proxy's own bootstrap listeners, as control-plane components run them); this sidecar generates no bootstrap: reports are turned off with the hub client's disableReportCalls (HttpClientConfig, ServiceConfig)",
+  ),
   na("--serviceregistry", "value", "Orch", "the registry is the documents of --configDir and --endpoint", ["Mock"]),
   na("--tracerAAgentAddress", "value", "", NO_TRACING),
   na("--tracerBAccessToken", "value", "", NO_TRACING),
@@ -145,11 +150,13 @@ export function agentVariables(env: NodeJS.ProcessEnv): AgentVariables {
   let secretGraceMs: number | undefined;
   if (graceText !== undefined) {
     secretGraceMs = parseGoDuration(graceText);
-    if (secretGraceMs === undefined || secretGraceMs <= 0) throw new Error(`SECRET_GRACE_DURATION=${JSON.stringify(graceText)}: expected a positive duration such as "12h0m0s"`);
+    if (secretGraceMs === undefined || secretGraceMs <= 0)
+      throw new Error(`SECRET_GRACE_DURATION=${JSON.stringify(graceText)}: expected a positive duration such as "12h0m0s"`);
   }
   const backoffText = set("INITIAL_BACKOFF_MSEC");
   const initialBackoffMs = backoffText === undefined ? 0 : Number(backoffText);
-  if (!/^\d+$/.test(backoffText ?? "0") || !Number.isSafeInteger(initialBackoffMs)) throw new Error(`INITIAL_BACKOFF_MSEC=${JSON.stringify(backoffText)}: expected a non-negative integer of milliseconds`);
+  if (!/^\d+$/.test(backoffText ?? "0") || !Number.isSafeInteger(initialBackoffMs))
+    throw new Error(`INITIAL_BACKOFF_MSEC=${JSON.stringify(backoffText)}: expected a non-negative integer of milliseconds`);
   const caAddress = set("CA_ADDR");
   const trustDomain = set("TRUST_DOMAIN");
   const meshConfig = set("MESH_CONFIG");
@@ -182,13 +189,20 @@ export function loggerLevelOf(level: ProxyLogLevel): "debug" | "info" | "warn" |
  */
 export function parseProxyComponentLevels(text: string): Map<string, ProxyLogLevel> {
   const out = new Map<string, ProxyLogLevel>();
-  for (const item of text.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const colon = item.indexOf(":");
     const name = item.slice(0, colon);
     const level = item.slice(colon + 1) as ProxyLogLevel;
     const scope = colon > 0 && Object.hasOwn(PROXY_LOGGER_SCOPES, name) ? PROXY_LOGGER_SCOPES[name] : undefined;
-    if (scope === undefined) throw new Error(`--proxyComponentLogLevel: unknown component in ${JSON.stringify(item)} (expected <component>:<level>; components: ${Object.keys(PROXY_LOGGER_SCOPES).join(", ")})`);
-    if (!PROXY_LOG_LEVELS.includes(level)) throw new Error(`--proxyComponentLogLevel: unknown level in ${JSON.stringify(item)} (levels: ${PROXY_LOG_LEVELS.join(", ")})`);
+    if (scope === undefined)
+      throw new Error(
+        `--proxyComponentLogLevel: unknown component in ${JSON.stringify(item)} (expected <component>:<level>; components: ${Object.keys(PROXY_LOGGER_SCOPES).join(", ")})`,
+      );
+    if (!PROXY_LOG_LEVELS.includes(level))
+      throw new Error(`--proxyComponentLogLevel: unknown level in ${JSON.stringify(item)} (levels: ${PROXY_LOG_LEVELS.join(", ")})`);
     out.set(scope, level);
   }
   return out;

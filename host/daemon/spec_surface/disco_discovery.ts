@@ -55,8 +55,18 @@ export const DISCOVERY_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("AUDIENCE", "value", "", NO_TOKENS),
   na("TOKEN_ISSUER", "value", "", NO_TOKENS),
   na("BYPASS_OOP_MTLS_SAN_VERIFICATION", "bool", "false", "there are no out-of-process adapters to authenticate"),
-  na("INJECTION_WEBHOOK_CONFIG_NAME", "value", "mesh-sidecar-injector", "patching the mutating webhook configuration needs an orchestrator API (the webhook itself is served on --httpsAddr)"),
-  na("VALIDATION_WEBHOOK_CONFIG_NAME", "value", "meshd-${namespace}", "patching the validating webhook configuration needs an orchestrator API (the webhook itself is served on --httpsAddr)"),
+  na(
+    "INJECTION_WEBHOOK_CONFIG_NAME",
+    "value",
+    "mesh-sidecar-injector",
+    "patching the mutating webhook configuration needs an orchestrator API (the webhook itself is served on --httpsAddr)",
+  ),
+  na(
+    "VALIDATION_WEBHOOK_CONFIG_NAME",
+    "value",
+    "meshd-${namespace}",
+    "patching the validating webhook configuration needs an orchestrator API (the webhook itself is served on --httpsAddr)",
+  ),
   na("ORCH_INGRESS_NS", "value", "", NO_ORCH),
   na("SERVICE_ACCOUNT", "value", "", NO_ORCH),
   na("MAX_WORKLOAD_CERT_TTL", "value", "2160h0m0s", `${NO_CA} (its --max-workload-cert-ttl)`),
@@ -116,7 +126,8 @@ export function discoveryVariables(env: NodeJS.ProcessEnv): DiscoveryVariables {
   const podNamespace = read.text("POD_NAMESPACE");
   const revision = read.text("REVISION");
   // A label value and part of names upstream: a DNS-1123 label.
-  if (revision !== undefined && !isDns1123Label(revision)) throw new Error(`REVISION=${JSON.stringify(revision)}: expected a revision name (a DNS-1123 label: lower-case letters, digits and '-')`);
+  if (revision !== undefined && !isDns1123Label(revision))
+    throw new Error(`REVISION=${JSON.stringify(revision)}: expected a revision name (a DNS-1123 label: lower-case letters, digits and '-')`);
   return {
     debounceAfterMs: read.duration("DISCO_DEBOUNCE_AFTER", DEFAULT_DEBOUNCE_AFTER_MS),
     debounceMaxMs: read.duration("DISCO_DEBOUNCE_MAX", DEFAULT_DEBOUNCE_MAX_MS),

@@ -18,7 +18,9 @@ const NO_CA = "disco-discovery runs no CA: mesh_ca issues, rotates and serves ce
 export const LOG_SCOPE_USE: Readonly<Record<SpecDaemon, Readonly<Record<string, ScopeUse>>>> = {
   "disco-agent": {
     anchorclient: { logs: "each CSR sent to mesh_ca (identity, authentication, outcome, latency); renewal failures and retries; INITIAL_BACKOFF_MSEC waits" },
-    authn: { logs: "each inbound request's peer authentication (mutual TLS or plain text, the PeerAuthentication mode) and request authentication outcome; JWT denials" },
+    authn: {
+      logs: "each inbound request's peer authentication (mutual TLS or plain text, the PeerAuthentication mode) and request authentication outcome; JWT denials",
+    },
     cache: { logs: "the workload certificate kept in memory: serial, expiry and renewal time of each one cached" },
     cloudca: { silent: "no cloud CA: the only certificate provider is mesh_ca" },
     configmapcontroller: { silent: NO_ORCH },
@@ -30,7 +32,9 @@ export const LOG_SCOPE_USE: Readonly<Record<SpecDaemon, Readonly<Record<string, 
     stsclient: { silent: "the agent calls no token exchange service: its service-account token goes to mesh_ca as it is" },
     stsserver: { logs: "requests to the token exchange service (--stsPort) it refuses, with the reason" },
     token: { logs: "the service-account token (--tokenPath) presented to mesh_ca with a CSR" },
-    validation: { logs: "configuration refused (a file that does not decode, a configuration the filter or the security path refuses): the last good one stays" },
+    validation: {
+      logs: "configuration refused (a file that does not decode, a configuration the filter or the security path refuses): the last good one stays",
+    },
     vault: { silent: "no Vault CA: the only certificate provider is mesh_ca" },
   },
   mesh_ca: {
@@ -55,7 +59,9 @@ export const LOG_SCOPE_USE: Readonly<Record<SpecDaemon, Readonly<Record<string, 
   "disco-discovery": {
     ads: { logs: "xDS listeners, configuration versions, streams, pushes, ACKs and NACKs" },
     attributes: { silent: "disco-discovery handles no hub attributes: the hub (hubs) does" },
-    authn: { logs: "each configuration version's PeerAuthentications and RequestAuthentications (served to Envoy as TLS and JWT settings); callers of --secureGrpcAddr refused for their certificate" },
+    authn: {
+      logs: "each configuration version's PeerAuthentications and RequestAuthentications (served to Envoy as TLS and JWT settings); callers of --secureGrpcAddr refused for their certificate",
+    },
     configmapcontroller: { silent: NO_ORCH },
     default: { logs: "start, the mesh config, listeners, shutdown" },
     grpcAdapter: { silent: NO_ADAPTERS },
@@ -67,7 +73,10 @@ export const LOG_SCOPE_USE: Readonly<Record<SpecDaemon, Readonly<Record<string, 
     secretcontroller: { silent: NO_CA },
     serverca: { silent: NO_CA },
     validation: { logs: "configuration refused (a file or document that does not decode, an unknown extension provider): the last good version stays" },
-    validationController: { silent: "the validating webhook configuration is patched through an orchestrator API, which this build does not reach (the webhook itself is served: scope validationServer)" },
+    validationController: {
+      silent:
+        "the validating webhook configuration is patched through an orchestrator API, which this build does not reach (the webhook itself is served: scope validationServer)",
+    },
     validationServer: { logs: "the admission webhooks (--httpsAddr): reviews refused, bad requests, certificate reloads" },
   },
 };

@@ -15,7 +15,10 @@ export const ANCHOR_NOT_APPLICABLE_FLAGS: readonly NotApplicable[] = [
   na("--listened-namespaces", "value", "", `${NO_ORCH}; --allowed-namespaces limits the identities issued`),
   na("--sds-enabled", "bool", "false", "workload certificates are requested over gRPC, not SDS"),
   // Upstream's default (false) also writes workload certificates into orchestrator secrets; this CA never does.
-  { ...na("--server-only", "bool", "false", `no orchestrator secrets are ever written (${NO_ORCH}): only --server-only=true describes this CA`), only: ["true"] },
+  {
+    ...na("--server-only", "bool", "false", `no orchestrator secrets are ever written (${NO_ORCH}): only --server-only=true describes this CA`),
+    only: ["true"],
+  },
 ];
 
 /** Spec 2 variables of mesh_ca (CA) this build does not apply. */

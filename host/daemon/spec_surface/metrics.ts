@@ -38,8 +38,15 @@ export const METRICS_NOT_EXPORTED: Readonly<Record<SpecDaemon, readonly MetricNo
     { name: "anchor_*", reason: "disco-discovery runs no CA: mesh_ca issues every certificate and exports these" },
     { name: "hub_*", reason: "disco-discovery evaluates no hub rules: hubs does and exports these" },
     { name: "mesh_mcp_*", reason: NO_MCP },
-    { name: "disco_conflict_outbound_listener_http_over_current_tcp", reason: "an HTTP service always takes its port's outbound listener: the TCP services that lose it are counted by disco_conflict_outbound_listener_tcp_over_current_http" },
-    { name: "disco_invalid_out_listeners", reason: "outbound listeners are built from fixed parts and encoded with Envoy's protos as they are built: none fails validation" },
+    {
+      name: "disco_conflict_outbound_listener_http_over_current_tcp",
+      reason:
+        "an HTTP service always takes its port's outbound listener: the TCP services that lose it are counted by disco_conflict_outbound_listener_tcp_over_current_http",
+    },
+    {
+      name: "disco_invalid_out_listeners",
+      reason: "outbound listeners are built from fixed parts and encoded with Envoy's protos as they are built: none fails validation",
+    },
     { name: "disco_no_ip", reason: NO_ORCH_WATCH },
     { name: "disco_orch_*", reason: NO_ORCH_WATCH },
     { name: "disco_total_orch_object_errors", reason: NO_ORCH_WATCH },

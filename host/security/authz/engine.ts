@@ -94,17 +94,18 @@ function freeze(d: Decision): Decision {
  * if (!d.allowed) reply(d.status!, d.body!); // 403 RBAC: access denied
  */
 export class AuthorizationEngine {
-  private constructor(
-    private readonly byAction: Readonly<Record<AuthzAction, readonly CompiledPolicy[]>>,
-  ) {}
+  private constructor(private readonly byAction: Readonly<Record<AuthzAction, readonly CompiledPolicy[]>>) {}
 
   static create(policies: readonly Resource<"AuthorizationPolicy">[]): AuthorizationEngine {
-    const compiled = policies.map((p): CompiledPolicy => Object.freeze({
-      name: policyName(p),
-      action: p.spec.action,
-      ...(p.spec.provider !== undefined ? { provider: p.spec.provider } : {}),
-      rules: Object.freeze(p.spec.rules.map(compileRule)),
-    }));
+    const compiled = policies.map(
+      (p): CompiledPolicy =>
+        Object.freeze({
+          name: policyName(p),
+          action: p.spec.action,
+          ...(p.spec.provider !== undefined ? { provider: p.spec.provider } : {}),
+          rules: Object.freeze(p.spec.rules.map(compileRule)),
+        }),
+    );
     const of = (action: AuthzAction) => Object.freeze(compiled.filter((p) => p.action === action));
     return new AuthorizationEngine(Object.freeze({ CUSTOM: of("CUSTOM"), AUDIT: of("AUDIT"), DENY: of("DENY"), ALLOW: of("ALLOW") }));
   }
@@ -130,7 +131,8 @@ export class AuthorizationEngine {
     const m = firstMatch(this.byAction.CUSTOM, r);
     if (!m) return { kind: "none" };
     const providers = this.customProviders;
-    if (providers.length > 1) return { kind: "invalid", why: `only one extension provider may be used per workload, CUSTOM policies name ${providers.join(", ")}` };
+    if (providers.length > 1)
+      return { kind: "invalid", why: `only one extension provider may be used per workload, CUSTOM policies name ${providers.join(", ")}` };
     return { kind: "ask", provider: m.provider!, match: { policy: m.policy, ruleIndex: m.ruleIndex } };
   }
 
@@ -144,11 +146,29 @@ export class AuthorizationEngine {
     const audited = a ? { audited: Object.freeze({ policy: a.policy, ruleIndex: a.ruleIndex }) } : {};
     const deny = firstMatch(this.byAction.DENY, r);
     if (deny) {
-      return freeze({ allowed: false, policy: deny.policy, ruleIndex: deny.ruleIndex, action: "DENY", reason: "denied_by_policy", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY, ...audited });
+      return freeze({
+        allowed: false,
+        policy: deny.policy,
+        ruleIndex: deny.ruleIndex,
+        action: "DENY",
+        reason: "denied_by_policy",
+        status: RBAC_DENIED_STATUS,
+        body: RBAC_DENIED_BODY,
+        ...audited,
+      });
     }
     if (this.byAction.ALLOW.length === 0) return freeze({ allowed: true, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy", ...audited });
     const allow = firstMatch(this.byAction.ALLOW, r);
     if (allow) return freeze({ allowed: true, policy: allow.policy, ruleIndex: allow.ruleIndex, action: "ALLOW", reason: "allowed_by_policy", ...audited });
-    return freeze({ allowed: false, policy: null, ruleIndex: null, action: null, reason: "no_allow_policy_matched", status: RBAC_DENIED_STATUS, body: RBAC_DENIED_BODY, ...audited });
+    return freeze({
+      allowed: false,
+      policy: null,
+      ruleIndex: null,
+      action: null,
+      reason: "no_allow_policy_matched",
+      status: RBAC_DENIED_STATUS,
+      body: RBAC_DENIED_BODY,
+      ...audited,
+    });
   }
 }

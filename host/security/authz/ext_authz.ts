@@ -35,8 +35,19 @@ export interface ExtAuthzCheck {
 }
 
 export type ExtAuthzVerdict =
-  | { readonly kind: "allow"; readonly setHeaders: ReadonlyArray<readonly [string, string]>; readonly removeHeaders: readonly string[]; readonly failedOpen?: string }
-  | { readonly kind: "deny"; readonly status: number; readonly body: string; readonly headers: ReadonlyArray<readonly [string, string]>; readonly error?: string };
+  | {
+      readonly kind: "allow";
+      readonly setHeaders: ReadonlyArray<readonly [string, string]>;
+      readonly removeHeaders: readonly string[];
+      readonly failedOpen?: string;
+    }
+  | {
+      readonly kind: "deny";
+      readonly status: number;
+      readonly body: string;
+      readonly headers: ReadonlyArray<readonly [string, string]>;
+      readonly error?: string;
+    };
 
 /** Where a provider's `service:port` is reached (the sidecar's registry; the name itself otherwise). */
 export type ResolveService = (service: string, port: number) => { host: string; port: number };
@@ -68,13 +79,17 @@ function checkHttp(p: ExtAuthzHttpProvider, c: ExtAuthzCheck, resolve: ResolveSe
       res.on("error", (e) => resolveVerdict(onError(p, `response: ${e.message}`)));
       res.on("end", () => {
         const status = res.statusCode ?? 0;
-        const got = Object.entries(res.headers).flatMap(([k, v]) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x) => [k, x] as [string, string])));
+        const got = Object.entries(res.headers).flatMap(([k, v]) =>
+          v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x) => [k, x] as [string, string]),
+        );
         if (status === 200) {
           resolveVerdict({ kind: "allow", setHeaders: got.filter(([k]) => headerAllowed(p.headersToUpstreamOnAllow, k)), removeHeaders: [] });
         } else if (status >= 500 || status < 200) {
           resolveVerdict(onError(p, `authorizer answered ${status}`));
         } else {
-          const toClient = got.filter(([k]) => !NOT_COPIED.has(k) && (p.headersToDownstreamOnDeny.length === 0 || headerAllowed(p.headersToDownstreamOnDeny, k)));
+          const toClient = got.filter(
+            ([k]) => !NOT_COPIED.has(k) && (p.headersToDownstreamOnDeny.length === 0 || headerAllowed(p.headersToDownstreamOnDeny, k)),
+          );
           resolveVerdict({ kind: "deny", status, body: Buffer.concat(chunks).toString("utf8"), headers: toClient });
         }
       });
@@ -88,11 +103,15 @@ function checkHttp(p: ExtAuthzHttpProvider, c: ExtAuthzCheck, resolve: ResolveSe
 type HeaderValueOption = { header?: { key?: string; value?: string }; append?: { value?: boolean } };
 
 function grpcHeaders(list: unknown): Array<[string, string]> {
-  return ((list as HeaderValueOption[] | undefined) ?? []).flatMap((h) => (h.header?.key ? [[h.header.key.toLowerCase(), h.header.value ?? ""] as [string, string]] : []));
+  return ((list as HeaderValueOption[] | undefined) ?? []).flatMap((h) =>
+    h.header?.key ? [[h.header.key.toLowerCase(), h.header.value ?? ""] as [string, string]] : [],
+  );
 }
 
 const timestamp = (ms: number) => ({ seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 });
-const socketAddress = (a: { address: string; port: number }) => ({ socket_address: { address: a.address.replace(/^::ffff:(?=\d+\.)/, ""), port_value: a.port } });
+const socketAddress = (a: { address: string; port: number }) => ({
+  socket_address: { address: a.address.replace(/^::ffff:(?=\d+\.)/, ""), port_value: a.port },
+});
 
 /** The CheckRequest of a request (`envoy.service.auth.v3.AttributeContext`, the proto's field names). */
 export function checkRequest(c: ExtAuthzCheck, now: number): Record<string, unknown> {
@@ -121,7 +140,9 @@ export function checkRequest(c: ExtAuthzCheck, now: number): Record<string, unkn
   };
 }
 
-type CheckClient = grpc.Client & { Check(req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r?: CheckResponse) => void): void };
+type CheckClient = grpc.Client & {
+  Check(req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r?: CheckResponse) => void): void;
+};
 
 interface CheckResponse {
   status?: { code?: number; message?: string };
@@ -160,7 +181,11 @@ export class ExtAuthzClient {
       call.Check(checkRequest(c, this.now()), new grpc.Metadata(), { deadline: Date.now() + p.timeoutMs }, (e, r) => {
         if (e || !r) return resolveVerdict(onError(p, e ? `${grpc.status[e.code] ?? e.code}: ${e.details}` : "no response"));
         if ((r.status?.code ?? 0) === 0) {
-          return resolveVerdict({ kind: "allow", setHeaders: grpcHeaders(r.ok_response?.headers), removeHeaders: (r.ok_response?.headers_to_remove ?? []).map((h) => h.toLowerCase()) });
+          return resolveVerdict({
+            kind: "allow",
+            setHeaders: grpcHeaders(r.ok_response?.headers),
+            removeHeaders: (r.ok_response?.headers_to_remove ?? []).map((h) => h.toLowerCase()),
+          });
         }
         const d = r.denied_response;
         resolveVerdict({ kind: "deny", status: d?.status?.code || 403, body: d?.body ?? "", headers: grpcHeaders(d?.headers) });

@@ -141,7 +141,10 @@ function ipField(values: readonly string[] | undefined, notValues: readonly stri
 }
 
 const one = (v: string | undefined): readonly string[] => (v === undefined ? [] : [v]);
-const all = (preds: Pred[]): Pred => (r) => preds.every((p) => p(r));
+const all =
+  (preds: Pred[]): Pred =>
+  (r) =>
+    preds.every((p) => p(r));
 
 export function compileSource(s: AuthzSource): Pred {
   return all([
@@ -217,6 +220,5 @@ export function compileRule(rule: AuthzRule): Pred {
   const from = rule.from.map(compileSource);
   const to = rule.to.map(compileOperation);
   const when = rule.when.map(compileCondition);
-  return (r) =>
-    (from.length === 0 || from.some((p) => p(r))) && (to.length === 0 || to.some((p) => p(r))) && when.every((p) => p(r));
+  return (r) => (from.length === 0 || from.some((p) => p(r))) && (to.length === 0 || to.some((p) => p(r))) && when.every((p) => p(r));
 }

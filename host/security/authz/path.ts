@@ -14,7 +14,11 @@ import { DEFAULT_PATH_NORMALIZATION, type PathNormalization } from "../../config
 export { DEFAULT_PATH_NORMALIZATION, PATH_NORMALIZATIONS, type PathNormalization } from "../../config/mesh_config.ts";
 
 export type NormalizedPath =
-  | { readonly ok: true; /** normalized path, query kept */ readonly path: string; /** normalized path without query: what `paths` match */ readonly matchPath: string }
+  | {
+      readonly ok: true /** normalized path, query kept */;
+      readonly path: string /** normalized path without query: what `paths` match */;
+      readonly matchPath: string;
+    }
   /** The request must be refused with 400 (an encoded NUL, as Envoy does). */
   | { readonly ok: false; readonly status: 400; readonly reason: "invalid_path" };
 

@@ -168,13 +168,16 @@ export class Authenticator {
 
   static create(rules: readonly NamedJwtRule[], options: AuthenticatorOptions): Authenticator {
     if (options.clockSkewSeconds !== undefined && !(options.clockSkewSeconds >= 0)) throw new RangeError("clockSkewSeconds must be 0 or more");
-    const compiled = rules.map(({ policy, rule }): CompiledRule => Object.freeze({
-      issuer: rule.issuer,
-      audiences: rule.audiences,
-      keySet: options.jwks.keySetFor(rule),
-      source: rule,
-      policy,
-    }));
+    const compiled = rules.map(
+      ({ policy, rule }): CompiledRule =>
+        Object.freeze({
+          issuer: rule.issuer,
+          audiences: rule.audiences,
+          keySet: options.jwks.keySetFor(rule),
+          source: rule,
+          policy,
+        }),
+    );
     return new Authenticator(Object.freeze(compiled), options.clockSkewSeconds ?? 0, options.now ?? Date.now);
   }
 

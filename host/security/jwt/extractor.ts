@@ -9,7 +9,7 @@ import type { JwtRule } from "../../config/resources/security.ts";
  */
 
 export type TokenLocation =
-  | { readonly kind: "header"; /** lower case */ readonly name: string; readonly prefix: string }
+  | { readonly kind: "header" /** lower case */; readonly name: string; readonly prefix: string }
   | { readonly kind: "param"; readonly name: string };
 
 export interface ExtractedToken {

@@ -164,7 +164,11 @@ export class RemoteKeySet implements KeySet {
           redirect: "manual",
         });
       } catch (cause) {
-        throw new JwksError("JWKS_FETCH_FAILED", `${this.source}: ${(cause as Error).name === "TimeoutError" ? `no answer within ${this.timeoutMs} ms` : (cause as Error).message}`, { cause });
+        throw new JwksError(
+          "JWKS_FETCH_FAILED",
+          `${this.source}: ${(cause as Error).name === "TimeoutError" ? `no answer within ${this.timeoutMs} ms` : (cause as Error).message}`,
+          { cause },
+        );
       }
       if (response.status !== 200) throw new JwksError("JWKS_FETCH_FAILED", `${this.source}: HTTP ${response.status}, expected 200`);
       let json: unknown;

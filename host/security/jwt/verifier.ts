@@ -68,7 +68,19 @@ function claimFailure(message: string): JwtFailure {
 
 /** The algorithms upstream accepts at parse time; anything else (`none` included) is refused before any key is looked at. */
 export const PARSE_ALGORITHMS: ReadonlySet<string> = new Set([
-  "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512", "EdDSA",
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "HS256",
+  "HS384",
+  "HS512",
+  "EdDSA",
 ]);
 
 export interface ParsedJwt {
@@ -238,7 +250,7 @@ async function verifyWithRule(token: string, parsed: ParsedJwt, rule: VerifierRu
     throw e;
   }
   // Explicit algorithms from the key types present: `alg: none` never gets here, HS* never has a key.
-  const usable = keys.jwks.keys.filter((k) => (header.kid === undefined || k.kid === undefined || k.kid === header.kid));
+  const usable = keys.jwks.keys.filter((k) => header.kid === undefined || k.kid === undefined || k.kid === header.kid);
   const algorithms = [...new Set(usable.flatMap(algorithmsForKey))];
   if (!algorithms.includes(header.alg)) return { ok: false, failure: failure("JWKS_NO_MATCHING_KEY") };
   const verifyOptions: JWTVerifyOptions = {
@@ -251,10 +263,11 @@ async function verifyWithRule(token: string, parsed: ParsedJwt, rule: VerifierRu
   // Upstream also tries keys without a kid when the token names one; jose's selection requires equal kids.
   const kidless = header.kid !== undefined && keys.jwks.keys.some((k) => k.kid === undefined);
   const getKey: JWTVerifyGetKey = kidless
-    ? (h, t) => keys.getKey(h, t).catch((e: unknown) => {
-        if (e instanceof joseErrors.JWKSNoMatchingKey) return keys.getKey({ ...h, kid: undefined }, t);
-        throw e;
-      })
+    ? (h, t) =>
+        keys.getKey(h, t).catch((e: unknown) => {
+          if (e instanceof joseErrors.JWKSNoMatchingKey) return keys.getKey({ ...h, kid: undefined }, t);
+          throw e;
+        })
     : keys.getKey;
   try {
     const { payload } = await jwtVerify(token, getKey, verifyOptions);

@@ -99,7 +99,10 @@ export async function fileServerCredentials(files: TlsFiles): Promise<grpc.Serve
 }
 
 export function uriSansOf(subjectAltName: string | undefined): string[] {
-  return (subjectAltName ?? "").split(", ").filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
+  return (subjectAltName ?? "")
+    .split(", ")
+    .filter((s) => s.startsWith("URI:"))
+    .map((s) => s.slice(4));
 }
 
 /**

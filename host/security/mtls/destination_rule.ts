@@ -78,7 +78,14 @@ export function findDestinationRule(
  * tls.mode; // "MESH_MUTUAL"
  */
 export function clientTls(input: ClientTlsInput): ClientTls {
-  const applied = destinationFor(input.destinationRules, input.host, input.servicePort, input.subset, input.clientNamespace, input.rootNamespace ?? DEFAULT_ROOT_NAMESPACE);
+  const applied = destinationFor(
+    input.destinationRules,
+    input.host,
+    input.servicePort,
+    input.subset,
+    input.clientNamespace,
+    input.rootNamespace ?? DEFAULT_ROOT_NAMESPACE,
+  );
   const dr = applied.rule;
   const name = dr ? policyName(dr) : null;
   const tp = applied.trafficPolicy;
@@ -109,7 +116,12 @@ export interface AutoMtlsFacts {
  * ServiceEntry places it outside the mesh. The Node sidecar and the Envoy
  * clusters disco-discovery serves ask this same question.
  */
-export function autoMtlsFacts(registry: Pick<MeshRegistry, "services">, peerAuthentications: readonly Resource<"PeerAuthentication">[], host: string, rootNamespace: string): AutoMtlsFacts {
+export function autoMtlsFacts(
+  registry: Pick<MeshRegistry, "services">,
+  peerAuthentications: readonly Resource<"PeerAuthentication">[],
+  host: string,
+  rootNamespace: string,
+): AutoMtlsFacts {
   const service = registry.services.find((s) => s.fqdn === host);
   const entry = service?.source === "ServiceEntry";
   const namespace = entry ? service.namespace : serviceNamespace(host);

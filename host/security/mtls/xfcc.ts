@@ -68,7 +68,13 @@ export function subjectAltNames(cert: X509Certificate): { uris: string[]; dns: s
 /** Node prints a subject one attribute per line in certificate order; RFC 2253 is the reverse, comma-joined. */
 export function rfc2253Subject(cert: X509Certificate): string {
   const text = cert.subject ?? "";
-  return text === "" ? "" : text.split("\n").filter((l) => l !== "").reverse().join(",");
+  return text === ""
+    ? ""
+    : text
+        .split("\n")
+        .filter((l) => l !== "")
+        .reverse()
+        .join(",");
 }
 
 /**

@@ -46,13 +46,29 @@ export async function startCa(args: string[] = [], env: NodeJS.ProcessEnv = {}):
   }
   const daemon = await startDaemon<AnchorListeners>(
     MESH_CA_BIN,
-    ["--grpc-port", "0", "--grpc-address", "127.0.0.1", "--monitoring-port", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", "--token-jwks", issuer.jwksFile, ...extra, ...args],
+    [
+      "--grpc-port",
+      "0",
+      "--grpc-address",
+      "127.0.0.1",
+      "--monitoring-port",
+      "0",
+      "--ctrlz_port",
+      "0",
+      "--ctrlz_address",
+      "127.0.0.1",
+      "--token-jwks",
+      issuer.jwksFile,
+      ...extra,
+      ...args,
+    ],
     "mesh_ca listening ",
     undefined,
     { ...process.env, ANCHOR_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false", TOKEN_ISSUER: DEFAULT_LOCAL_ISSUER, ...env },
   );
   const rootPem = () => readFileSync(rootFile!, "utf8");
-  const token = (namespace: string, serviceAccount: string, claims: Partial<TokenClaims> = {}) => mintServiceAccountToken(issuer, { namespace, serviceAccount, ...claims });
+  const token = (namespace: string, serviceAccount: string, claims: Partial<TokenClaims> = {}) =>
+    mintServiceAccountToken(issuer, { namespace, serviceAccount, ...claims });
   return {
     ...daemon,
     address: daemon.listening.grpc,
@@ -61,7 +77,10 @@ export async function startCa(args: string[] = [], env: NodeJS.ProcessEnv = {}):
     issuerDir,
     rootPem,
     token,
-    auth: async (namespace, serviceAccount) => ({ token: await token(namespace, serviceAccount), ...(daemon.listening.grpcTls ? { tls: { rootPem: rootPem() } } : {}) }),
+    auth: async (namespace, serviceAccount) => ({
+      token: await token(namespace, serviceAccount),
+      ...(daemon.listening.grpcTls ? { tls: { rootPem: rootPem() } } : {}),
+    }),
   };
 }
 
@@ -78,7 +97,8 @@ export function metricValue(text: string, series: string): number | undefined {
 /** A PEM CSR with the given URI SANs, on a fast ECDSA key; `forCa` asks for CA:TRUE. */
 export async function csrFor(uris: string[], keys?: CryptoKeyPair, forCa = false): Promise<string> {
   const k = keys ?? (await generateKeyPair("ECDSA"));
-  const extensions: InstanceType<typeof x509.Extension>[] = uris.length > 0 ? [new x509.SubjectAlternativeNameExtension(uris.map((value) => ({ type: "url" as const, value })))] : [];
+  const extensions: InstanceType<typeof x509.Extension>[] =
+    uris.length > 0 ? [new x509.SubjectAlternativeNameExtension(uris.map((value) => ({ type: "url" as const, value })))] : [];
   if (forCa) extensions.push(new x509.BasicConstraintsExtension(true, undefined, true));
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({ keys: k, signingAlgorithm: { name: "ECDSA", hash: "SHA-256" }, extensions });
   return csr.toString("pem");

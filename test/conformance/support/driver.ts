@@ -61,7 +61,8 @@ export interface DriverRun {
   indexOf(re: RegExp, from?: number): number;
 }
 
-const GRPC_CALL = /^\[(\w+) ctx \d+\] grpc_call cluster="([^"]*)" service="([^"]*)" method="([^"]*)" metadata=(\{.*\}) message=\d+ bytes timeout=(\d+)ms -> token (\d+)$/;
+const GRPC_CALL =
+  /^\[(\w+) ctx \d+\] grpc_call cluster="([^"]*)" service="([^"]*)" method="([^"]*)" metadata=(\{.*\}) message=\d+ bytes timeout=(\d+)ms -> token (\d+)$/;
 const LOCAL_REPLY = /^\[worker ctx \d+\] local_reply status=(\d+) body="((?:[^"\\]|\\.)*)" details="((?:[^"\\]|\\.)*)"/;
 
 /** Runs the driver on a module with the given options (always `--full`: no truncated messages). */
@@ -78,7 +79,17 @@ export function runDriver(variant: Variant, args: string[]): DriverRun {
     const call = GRPC_CALL.exec(text);
     if (call && call[1] === "worker") {
       const hex = /^\s+message\[\d+\] hex=([0-9a-f]*)$/.exec(lines[line + 1] ?? "");
-      calls.push({ line, vm: call[1], cluster: call[2], service: call[3], method: call[4], metadata: call[5], timeoutMs: Number(call[6]), token: Number(call[7]), message: Buffer.from(hex?.[1] ?? "", "hex") });
+      calls.push({
+        line,
+        vm: call[1],
+        cluster: call[2],
+        service: call[3],
+        method: call[4],
+        metadata: call[5],
+        timeoutMs: Number(call[6]),
+        token: Number(call[7]),
+        message: Buffer.from(hex?.[1] ?? "", "hex"),
+      });
     }
     const reply = LOCAL_REPLY.exec(text);
     if (reply) replies.push({ line, status: Number(reply[1]), body: JSON.parse(`"${reply[2]}"`), details: JSON.parse(`"${reply[3]}"`) });
@@ -110,7 +121,8 @@ export function checkAnswer(response: Record<string, unknown>): string {
   return `0:hex:${Buffer.from(type.encode(type.fromObject(response)).finish()).toString("hex")}`;
 }
 
-export const ALLOW = (validSeconds = 60, validUseCount = 1000) => checkAnswer({ precondition: { status: { code: 0 }, validDuration: { seconds: validSeconds }, validUseCount } });
+export const ALLOW = (validSeconds = 60, validUseCount = 1000) =>
+  checkAnswer({ precondition: { status: { code: 0 }, validDuration: { seconds: validSeconds }, validUseCount } });
 
 export interface DecodedCheck {
   attributes: AttributeMap;

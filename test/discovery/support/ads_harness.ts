@@ -14,7 +14,9 @@ export async function startAdsHarness(resourcesFor: (node: ProxyNode) => Resourc
   const ads = new AggregatedDiscoveryService(resourcesFor, observer);
   const server = new grpc.Server();
   ads.addTo(server);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   return {
     ads,

@@ -97,7 +97,9 @@ function principal(p: Json, r: AuthzRequest): boolean {
 
 /** The name of the first RBAC policy of `rules` that matches, else undefined. */
 export function matchingPolicy(rules: Json, r: AuthzRequest): string | undefined {
-  return Object.entries(rules.policies ?? {}).find(([, pol]: [string, any]) => pol.permissions.some((x: Json) => permission(x, r)) && pol.principals.some((x: Json) => principal(x, r)))?.[0];
+  return Object.entries(rules.policies ?? {}).find(
+    ([, pol]: [string, any]) => pol.permissions.some((x: Json) => permission(x, r)) && pol.principals.some((x: Json) => principal(x, r)),
+  )?.[0];
 }
 
 /** Whether Envoy's chain of RBAC filters (in order) lets the request through. */

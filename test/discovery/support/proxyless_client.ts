@@ -16,9 +16,16 @@ const method = healthService.Check;
 for await (const line of createInterface({ input: process.stdin })) {
   const who = line.trim();
   const answer = await new Promise<string>((resolve) => {
-    client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, { service: who }, { deadline: Date.now() + 30_000 }, (err, res) => {
-      resolve(err ? `error ${err.code} ${err.details}` : String((res as { status: string }).status));
-    });
+    client.makeUnaryRequest(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      { service: who },
+      { deadline: Date.now() + 30_000 },
+      (err, res) => {
+        resolve(err ? `error ${err.code} ${err.details}` : String((res as { status: string }).status));
+      },
+    );
   });
   process.stdout.write(`${answer}\n`);
 }

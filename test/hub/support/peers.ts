@@ -8,11 +8,7 @@ import type { GrpcCall } from "../../../host/wasm/abi_types.ts";
 export const HUB_SERVICE = "mesh.hub.v1.Hub";
 
 /** What the scripted hub does with one attempt. */
-export type Step =
-  | { respond: Uint8Array }
-  | { fail: { code: number; details: string } }
-  | { hang: true }
-  | { echo: true };
+export type Step = { respond: Uint8Array } | { fail: { code: number; details: string } } | { hang: true } | { echo: true };
 
 export interface Received {
   method: string;
@@ -45,14 +41,16 @@ export class ScriptedHub {
   static async start(bind = "127.0.0.1:0"): Promise<ScriptedHub> {
     const server = new grpc.Server();
     let hub: ScriptedHub | undefined;
-    const handler = (name: string): grpc.handleUnaryCall<Buffer, Buffer> => (call, callback) => {
-      hub!.received.push({ method: name, message: call.request, metadata: call.metadata.getMap(), peer: call.getPeer() });
-      const step = hub!.script.shift() ?? { echo: true };
-      if ("respond" in step) callback(null, Buffer.from(step.respond));
-      else if ("fail" in step) callback({ code: step.fail.code, details: step.fail.details });
-      else if ("echo" in step) callback(null, call.request);
-      // hang: never answer
-    };
+    const handler =
+      (name: string): grpc.handleUnaryCall<Buffer, Buffer> =>
+      (call, callback) => {
+        hub!.received.push({ method: name, message: call.request, metadata: call.metadata.getMap(), peer: call.getPeer() });
+        const step = hub!.script.shift() ?? { echo: true };
+        if ("respond" in step) callback(null, Buffer.from(step.respond));
+        else if ("fail" in step) callback({ code: step.fail.code, details: step.fail.details });
+        else if ("echo" in step) callback(null, call.request);
+        // hang: never answer
+      };
     server.addService({ Check: raw("Check"), Report: raw("Report") }, { Check: handler("Check"), Report: handler("Report") });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(bind, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),

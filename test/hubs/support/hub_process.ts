@@ -56,7 +56,17 @@ export async function startHub(args: string[] = [], timeoutMs?: number, bin = HU
   const hasAddress = args.some((a) => a === "--address" || a.startsWith("--address="));
   const daemon = await startDaemon<Listeners>(
     bin,
-    ["server", ...(hasAddress ? [] : ["--address", "tcp://127.0.0.1:0"]), "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1", ...args],
+    [
+      "server",
+      ...(hasAddress ? [] : ["--address", "tcp://127.0.0.1:0"]),
+      "--monitoringPort",
+      "0",
+      "--ctrlz_port",
+      "0",
+      "--ctrlz_address",
+      "127.0.0.1",
+      ...args,
+    ],
     LISTENING,
     timeoutMs,
   );

@@ -62,4 +62,3 @@ export interface Analyzer {
   readonly needs: readonly Knowledge[];
   analyze(context: AnalysisContext): void;
 }
-

@@ -32,7 +32,14 @@ export const DEFAULT_INGRESS_SERVICE = MESH_CONFIG_DEFAULTS.ingressService;
 export const DEFAULT_INGRESS_SELECTOR = MESH_CONFIG_DEFAULTS.ingressSelector;
 
 /** The MeshConfig fields the analyzers read. */
-const READ: readonly MeshConfigField[] = ["rootNamespace", "enableAutoMtls", "ingressControllerMode", "ingressService", "ingressSelector", "extensionProviders"];
+const READ: readonly MeshConfigField[] = [
+  "rootNamespace",
+  "enableAutoMtls",
+  "ingressControllerMode",
+  "ingressService",
+  "ingressSelector",
+  "extensionProviders",
+];
 
 export function defaultMeshConfig(rootNamespace: string): AnalyzeMeshConfig {
   return Object.freeze({

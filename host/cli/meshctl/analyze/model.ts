@@ -80,7 +80,10 @@ export function buildModel(catalog: Catalog, documents: readonly SourceDocument[
         namespace: ns,
         labels,
         serviceAccount: `${name}-service-account`,
-        ports: Object.freeze([{ containerPort: 8080, name: "http2", protocol: "TCP" }, { containerPort: 8443, name: "https", protocol: "TCP" }] as const),
+        ports: Object.freeze([
+          { containerPort: 8080, name: "http2", protocol: "TCP" },
+          { containerPort: 8443, name: "https", protocol: "TCP" },
+        ] as const),
       });
       assumedWorkloads.push(w);
       ingress.push(w);
@@ -213,7 +216,11 @@ export function targetContainerPort(port: { targetPort: number | string }, workl
  * AuthorizationPolicy and RequestAuthentication in the root namespace.
  */
 export function selectedWorkloads(model: MeshModel, kind: string, namespace: string, matchLabels: Readonly<Record<string, string>>): Workload[] {
-  return workloadsSelectedBy(model.workloads, { kind, namespace, spec: { selector: { matchLabels } } } as unknown as Resource<"AuthorizationPolicy">, model.config.rootNamespace);
+  return workloadsSelectedBy(
+    model.workloads,
+    { kind, namespace, spec: { selector: { matchLabels } } } as unknown as Resource<"AuthorizationPolicy">,
+    model.config.rootNamespace,
+  );
 }
 
 // ---- effective server-side mutual TLS mode (security.md §1.1)
@@ -231,7 +238,13 @@ export interface EffectiveMtls {
 }
 
 /** The mode a workload's container port accepts: the mesh model's answer (host/mesh/policies.ts). */
-export function effectiveMtls(catalog: Catalog, config: AnalyzeMeshConfig, namespace: string, labels: Readonly<Record<string, string>> | undefined, containerPort: number | undefined): EffectiveMtls {
+export function effectiveMtls(
+  catalog: Catalog,
+  config: AnalyzeMeshConfig,
+  namespace: string,
+  labels: Readonly<Record<string, string>> | undefined,
+  containerPort: number | undefined,
+): EffectiveMtls {
   const pas = catalog.byKind.PeerAuthentication;
   const m = meshEffectiveMtls(pas, { namespace, labels: labels ?? {} }, config.rootNamespace, containerPort);
   const policy = m.policy === null ? undefined : pas.find((p) => `${p.namespace}/${p.name}` === m.policy);

@@ -80,7 +80,8 @@ export function formatAnalyzerList(analyzers: readonly Analyzer[] = ANALYZERS): 
   ];
   for (const a of analyzers) {
     lines.push(`\t${a.name}: ${a.description}${a.upstream ? ` [upstream ${a.upstream}]` : ""}`);
-    const needs = a.needs.length > 0 ? ` (runs when the input has ${a.needs.map((n) => (n === "Workload" ? "Pod or Deployment" : n)).join(" and ")} documents)` : "";
+    const needs =
+      a.needs.length > 0 ? ` (runs when the input has ${a.needs.map((n) => (n === "Workload" ? "Pod or Deployment" : n)).join(" and ")} documents)` : "";
     if (needs) lines.push(`\t\t${needs.trim()}`);
     for (const t of a.codes) lines.push(`\t\t${t.code} ${t.level} ${t.name}${isOwnCode(t.code) ? " (own)" : ""}: ${t.description}`);
   }

@@ -79,7 +79,10 @@ export function runAnalyze(o: AnalyzeOptions): number {
     return EXIT_BAD_CONFIG;
   };
   if (o.useKube) o.stderr.write(`${USE_KUBE_NOTICE}\n`);
-  if (o.files.length === 0) return usage("no files or directories to analyze: there is no orchestrator API here, so analyze works on files (meshctl analyze --use-kube=false <file|dir>…)");
+  if (o.files.length === 0)
+    return usage(
+      "no files or directories to analyze: there is no orchestrator API here, so analyze works on files (meshctl analyze --use-kube=false <file|dir>…)",
+    );
 
   let suppressions: Suppression[];
   try {
@@ -132,7 +135,12 @@ export function runAnalyze(o: AnalyzeOptions): number {
     },
     report: (type, resource, text, fieldPath) => messages.push({ type, target: resourceTarget(resource), fieldPath, text }),
     reportRefused: (type, doc, text, fieldPath) =>
-      messages.push({ type, target: { kind: doc.kind, namespace: doc.namespace, name: doc.name, id: doc.id, file: doc.origin.file, index: doc.origin.index }, fieldPath, text }),
+      messages.push({
+        type,
+        target: { kind: doc.kind, namespace: doc.namespace, name: doc.name, id: doc.id, file: doc.origin.file, index: doc.origin.index },
+        fieldPath,
+        text,
+      }),
     reportProblem: (type, problem, text) => messages.push({ type, target: locate(problem), fieldPath: problem.fieldPath, text }),
   };
   const executed: Analyzer[] = [];
@@ -179,7 +187,9 @@ export function runAnalyze(o: AnalyzeOptions): number {
     o.stderr.write(`Analyzed ${loaded.documents.length} documents in ${target}\n`);
     o.stderr.write(`Executed analyzers:\n${executed.map((a) => `\t ${a.name}\n`).join("")}`);
     if (skipped.length > 0) {
-      o.stderr.write(`Skipped analyzers:\n${skipped.map((s) => `\t ${s.analyzer.name} (no ${s.missing.map((k) => KNOWLEDGE_DOCS[k]).join(" or ")} documents in the input)\n`).join("")}`);
+      o.stderr.write(
+        `Skipped analyzers:\n${skipped.map((s) => `\t ${s.analyzer.name} (no ${s.missing.map((k) => KNOWLEDGE_DOCS[k]).join(" or ")} documents in the input)\n`).join("")}`,
+      );
     }
     if (kept.length < inScope.length) o.stderr.write(`Suppressed ${inScope.length - kept.length} messages (-S)\n`);
     o.stderr.write("\n");
@@ -194,7 +204,9 @@ export function runAnalyze(o: AnalyzeOptions): number {
   }
   if (all.length > inScope.length) {
     const n = all.length - inScope.length;
-    o.stderr.write(`Note: ${n === 1 ? "1 message concerns a resource" : `${n} messages concern resources`} outside namespace ${defaultNamespace}; use -A to analyze all namespaces\n`);
+    o.stderr.write(
+      `Note: ${n === 1 ? "1 message concerns a resource" : `${n} messages concern resources`} outside namespace ${defaultNamespace}; use -A to analyze all namespaces\n`,
+    );
   }
 
   if (o.output === "log" && shown.length === 0) {
@@ -256,4 +268,3 @@ function sortAndDedupe(messages: readonly AnalysisMessage[]): AnalysisMessage[] 
     return true;
   });
 }
-

@@ -21,7 +21,9 @@ export function parseSuppression(text: string): Suppression {
   const code = eq < 0 ? "" : text.slice(0, eq).trim();
   const resource = eq < 0 ? "" : text.slice(eq + 1).trim();
   if (!code || !resource) {
-    throw new InvalidArgumentError(`${JSON.stringify(text)} is not a valid suppression: expected <code>=<Kind> <name>.<namespace>, e.g. "MSH0101=VirtualService reviews.default"`);
+    throw new InvalidArgumentError(
+      `${JSON.stringify(text)} is not a valid suppression: expected <code>=<Kind> <name>.<namespace>, e.g. "MSH0101=VirtualService reviews.default"`,
+    );
   }
   const glob = globPattern(resource);
   return Object.freeze({ code, resource, matches: (name: string) => glob.test(name) });

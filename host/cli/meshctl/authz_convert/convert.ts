@@ -41,28 +41,40 @@ export interface ConvertOptions {
   readonly allowNoClusterRbacConfig: boolean;
 }
 
-
-
 /** `warnings` and `notes` (what was converted into what) collect lines for the log. */
-export function convertRbac(input: RbacInput, services: ServiceSelectors, options: ConvertOptions, warnings: string[], notes: string[] = []): GeneratedPolicy[] {
+export function convertRbac(
+  input: RbacInput,
+  services: ServiceSelectors,
+  options: ConvertOptions,
+  warnings: string[],
+  notes: string[] = [],
+): GeneratedPolicy[] {
   const out: GeneratedPolicy[] = [];
   const config = input.clusterRbacConfig;
   if (!config) {
     if (!options.allowNoClusterRbacConfig) {
-      throw new ConvertError(undefined, "", "no ClusterRbacConfig in the given files: it says where RBAC is enforced; pass --allowNoClusterRbacConfig to convert the roles without one");
+      throw new ConvertError(
+        undefined,
+        "",
+        "no ClusterRbacConfig in the given files: it says where RBAC is enforced; pass --allowNoClusterRbacConfig to convert the roles without one",
+      );
     }
     warnings.push("no ClusterRbacConfig in the given files: converting every ServiceRole as if RBAC were enforced everywhere (--allowNoClusterRbacConfig)");
   } else {
     const generated = convertClusterRbacConfig(config, services, options.rootNamespace, warnings);
     out.push(...generated);
-    notes.push(`converted ClusterRbacConfig with mode ${config.mode} to authorization policies: ${generated.map((p) => `${p.namespace}/${p.name}`).join(", ") || "none"}`);
+    notes.push(
+      `converted ClusterRbacConfig with mode ${config.mode} to authorization policies: ${generated.map((p) => `${p.namespace}/${p.name}`).join(", ") || "none"}`,
+    );
   }
   const bindingsOf = new Map<string, ServiceRoleBinding[]>();
   for (const b of input.bindings) {
     const key = `${b.namespace}/${b.roleName}`;
     bindingsOf.set(key, [...(bindingsOf.get(key) ?? []), b]);
     if (b.permissive) {
-      warnings.push(`${b.origin.file}: ${b.origin.resource}: mode: PERMISSIVE (upstream's dry run) has no v1beta1 equivalent: converted as enforced; review before applying`);
+      warnings.push(
+        `${b.origin.file}: ${b.origin.resource}: mode: PERMISSIVE (upstream's dry run) has no v1beta1 equivalent: converted as enforced; review before applying`,
+      );
     }
   }
   for (const b of input.bindings) {
@@ -103,7 +115,9 @@ function convertClusterRbacConfig(config: ClusterRbacConfig, services: ServiceSe
     spec: DENY_ALL,
   });
   if (config.permissive) {
-    warnings.push(`${config.origin.file}: ${config.origin.resource}: enforcementMode: PERMISSIVE (upstream's dry run) has no v1beta1 equivalent: converted as enforced; review before applying`);
+    warnings.push(
+      `${config.origin.file}: ${config.origin.resource}: enforcementMode: PERMISSIVE (upstream's dry run) has no v1beta1 equivalent: converted as enforced; review before applying`,
+    );
   }
   switch (config.mode) {
     case "OFF":
@@ -170,10 +184,13 @@ function configService(config: ClusterRbacConfig, service: string, path: string,
   if (parts.length < 2 || parts[0] === "" || parts[1] === "") {
     throw new ConvertError(config.origin, path, `expected a service as <name>.<namespace>[.svc.cluster.local], got ${JSON.stringify(service)}`);
   }
-  if (service.includes("*")) throw new ConvertError(config.origin, path, `a wildcard is not supported in ClusterRbacConfig services, got ${JSON.stringify(service)}`);
+  if (service.includes("*"))
+    throw new ConvertError(config.origin, path, `a wildcard is not supported in ClusterRbacConfig services, got ${JSON.stringify(service)}`);
   const labels = services.get(parts[1])?.get(parts[0]);
   if (!labels) {
-    warnings.push(`${config.origin.file}: ${config.origin.resource}: ${path}: ignored service "${service}": no Service ${parts[1]}/${parts[0]} with a selector in the --service files`);
+    warnings.push(
+      `${config.origin.file}: ${config.origin.resource}: ${path}: ignored service "${service}": no Service ${parts[1]}/${parts[0]} with a selector in the --service files`,
+    );
     return undefined;
   }
   return { name: parts[0], namespace: parts[1], labels };
@@ -198,15 +215,36 @@ function convertRole(role: ServiceRole, bindings: readonly ServiceRoleBinding[],
     const byLabels = labelTargets(role, rule);
     if (rule.services.length === 0) {
       const targets = byLabels.length > 0 ? byLabels : [{ labels: {} }];
-      targets.forEach((t, k) => out.push(policyFor(role, `generated-${role.name}-rule${i}${targets.length > 1 ? `-target${k}` : ""}`, `Generated for ServiceRole "${role.name}" at rule ${i}`, rules, t)));
+      targets.forEach((t, k) =>
+        out.push(
+          policyFor(
+            role,
+            `generated-${role.name}-rule${i}${targets.length > 1 ? `-target${k}` : ""}`,
+            `Generated for ServiceRole "${role.name}" at rule ${i}`,
+            rules,
+            t,
+          ),
+        ),
+      );
       return;
     }
     rule.services.forEach((service, j) => {
       const targets = serviceTargets(service, services.get(role.namespace), byLabels, role, `spec.rules[${i}].services[${j}]`);
-      if (targets.length === 0) warnings.push(`${role.origin.file}: ${role.origin.resource}: spec.rules[${i}].services[${j}]: ignored service "${service}": no Service in namespace ${role.namespace} with a selector in the --service files`);
+      if (targets.length === 0)
+        warnings.push(
+          `${role.origin.file}: ${role.origin.resource}: spec.rules[${i}].services[${j}]: ignored service "${service}": no Service in namespace ${role.namespace} with a selector in the --service files`,
+        );
       const short = service.split(".")[0];
       targets.forEach((t, k) =>
-        out.push(policyFor(role, `generated-${role.name}-rule${i}-svc${j}-target${k}`, `Generated for service "${short}" found in ServiceRole "${role.name}" at rule ${i}`, rules, t)),
+        out.push(
+          policyFor(
+            role,
+            `generated-${role.name}-rule${i}-svc${j}-target${k}`,
+            `Generated for service "${short}" found in ServiceRole "${role.name}" at rule ${i}`,
+            rules,
+            t,
+          ),
+        ),
       );
     });
   });
@@ -246,20 +284,30 @@ function accessRule(role: ServiceRole, rule: AccessRule, warnings: string[]): Ac
     }
     if (c.key === "destination.port") {
       c.values.forEach((v) => {
-        if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535) throw new ConvertError(role.origin, `${c.path}.values`, `expected ports 1-65535, got ${JSON.stringify(v)}`);
+        if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535)
+          throw new ConvertError(role.origin, `${c.path}.values`, `expected ports 1-65535, got ${JSON.stringify(v)}`);
       });
       put("ports", c.values);
       continue;
     }
     if (c.key === "destination.namespace") {
-      warnings.push(`${role.origin.file}: ${role.origin.resource}: ${c.path}: destination.namespace dropped: the policy is in namespace ${role.namespace} and applies only there`);
+      warnings.push(
+        `${role.origin.file}: ${role.origin.resource}: ${c.path}: destination.namespace dropped: the policy is in namespace ${role.namespace} and applies only there`,
+      );
       continue;
     }
     if (!isWhenKey(c.key)) {
-      throw new ConvertError(role.origin, `${c.path}.key`, `${JSON.stringify(c.key)} cannot be converted: security.mesh.io/v1beta1 conditions take request.headers[…], source.ip, remote.ip, source.namespace, source.principal, request.auth.principal, request.auth.audiences, request.auth.presenter, request.auth.claims[…], destination.ip, destination.port, connection.sni`);
+      throw new ConvertError(
+        role.origin,
+        `${c.path}.key`,
+        `${JSON.stringify(c.key)} cannot be converted: security.mesh.io/v1beta1 conditions take request.headers[…], source.ip, remote.ip, source.namespace, source.principal, request.auth.principal, request.auth.audiences, request.auth.presenter, request.auth.claims[…], destination.ip, destination.port, connection.sni`,
+      );
     }
     const values = notStar(c.values);
-    if (values.length === 0) warnings.push(`${role.origin.file}: ${role.origin.resource}: ${c.path}: constraint ${c.key} with only the wildcard value "*" dropped (it matched any value)`);
+    if (values.length === 0)
+      warnings.push(
+        `${role.origin.file}: ${role.origin.resource}: ${c.path}: constraint ${c.key} with only the wildcard value "*" dropped (it matched any value)`,
+      );
     else when.push({ key: c.key, values });
   }
   return { operation, when };
@@ -301,7 +349,11 @@ function subjectRule(s: Subject, binding: ServiceRoleBinding, path: string, warn
   add("notIpBlocks", s.notIps);
   if (s.group !== "" && s.group !== "*") when.push({ key: "request.auth.claims[group]", values: [s.group] });
   if (s.groups.length > 0 || s.notGroups.length > 0) {
-    when.push({ key: "request.auth.claims[groups]", ...(s.groups.length > 0 ? { values: [...s.groups] } : {}), ...(s.notGroups.length > 0 ? { notValues: [...s.notGroups] } : {}) });
+    when.push({
+      key: "request.auth.claims[groups]",
+      ...(s.groups.length > 0 ? { values: [...s.groups] } : {}),
+      ...(s.notGroups.length > 0 ? { notValues: [...s.notGroups] } : {}),
+    });
   }
   for (const [key, value] of s.properties) {
     if (key === "source.principal") {
@@ -316,7 +368,12 @@ function subjectRule(s: Subject, binding: ServiceRoleBinding, path: string, warn
     else if (key === "source.namespace") add("namespaces", [value]);
     else if (key === "request.auth.principal") add("requestPrincipals", [value]);
     else if (isWhenKey(key)) when.push({ key, values: [value] });
-    else throw new ConvertError(binding.origin, `${path}.properties[${key}]`, `${JSON.stringify(key)} cannot be converted: not a security.mesh.io/v1beta1 condition key`);
+    else
+      throw new ConvertError(
+        binding.origin,
+        `${path}.properties[${key}]`,
+        `${JSON.stringify(key)} cannot be converted: not a security.mesh.io/v1beta1 condition key`,
+      );
   }
   const rule: PolicyRule = {};
   if (Object.keys(source).length > 0) rule.from = [{ source: sortKeys(source) }];

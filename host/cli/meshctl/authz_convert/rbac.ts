@@ -119,7 +119,9 @@ export function decodeRbac(docs: readonly SourceDocument[], defaultNamespace: st
       bindings.push(binding(doc.name, namespace, origin, spec));
     } else {
       if (clusterRbacConfig) {
-        spec.invalid(`a second ${doc.kind} (${doc.name}); the mesh has one, already given in ${clusterRbacConfig.origin.file} as ${clusterRbacConfig.origin.resource}`);
+        spec.invalid(
+          `a second ${doc.kind} (${doc.name}); the mesh has one, already given in ${clusterRbacConfig.origin.file} as ${clusterRbacConfig.origin.resource}`,
+        );
       }
       spec.allowOnly(["mode", "inclusion", "exclusion", "enforcementMode", "enforcement_mode"]);
       const target = (f: Field) => {
@@ -156,10 +158,13 @@ function accessRule(rule: Field): AccessRule {
     notMethods: strings(rule.get("notMethods")),
     ports: ports(rule.get("ports")),
     notPorts: ports(rule.get("notPorts")),
-    constraints: rule.get("constraints").list().map((c) => {
-      c.allowOnly(["key", "values"]);
-      return { key: c.get("key").nonEmptyString(), values: c.get("values").nonEmptyList().map(scalar), path: c.path };
-    }),
+    constraints: rule
+      .get("constraints")
+      .list()
+      .map((c) => {
+        c.allowOnly(["key", "values"]);
+        return { key: c.get("key").nonEmptyString(), values: c.get("values").nonEmptyList().map(scalar), path: c.path };
+      }),
   };
 }
 
@@ -167,24 +172,31 @@ const SUBJECT_FIELDS = ["user", "group", "properties", "names", "notNames", "gro
 
 function binding(name: string, namespace: string, origin: Origin, spec: Field): ServiceRoleBinding {
   spec.allowOnly(["subjects", "roleRef", "role", "mode", "actions"]);
-  if (spec.get("actions").present) spec.get("actions").invalid("inline access rules (actions) are not converted: write them as a ServiceRole and bind it with roleRef");
-  const subjects = spec.get("subjects").nonEmptyList().map((s) => {
-    s.object();
-    s.allowOnly(SUBJECT_FIELDS);
-    return {
-      user: s.get("user").optionalString() ?? "",
-      group: s.get("group").optionalString() ?? "",
-      properties: s.get("properties").entries().map(([k, v]) => [k, scalar(v)] as const),
-      names: strings(s.get("names")),
-      notNames: strings(s.get("notNames")),
-      groups: strings(s.get("groups")),
-      notGroups: strings(s.get("notGroups")),
-      namespaces: strings(s.get("namespaces")),
-      notNamespaces: strings(s.get("notNamespaces")),
-      ips: strings(s.get("ips")),
-      notIps: strings(s.get("notIps")),
-    };
-  });
+  if (spec.get("actions").present)
+    spec.get("actions").invalid("inline access rules (actions) are not converted: write them as a ServiceRole and bind it with roleRef");
+  const subjects = spec
+    .get("subjects")
+    .nonEmptyList()
+    .map((s) => {
+      s.object();
+      s.allowOnly(SUBJECT_FIELDS);
+      return {
+        user: s.get("user").optionalString() ?? "",
+        group: s.get("group").optionalString() ?? "",
+        properties: s
+          .get("properties")
+          .entries()
+          .map(([k, v]) => [k, scalar(v)] as const),
+        names: strings(s.get("names")),
+        notNames: strings(s.get("notNames")),
+        groups: strings(s.get("groups")),
+        notGroups: strings(s.get("notGroups")),
+        namespaces: strings(s.get("namespaces")),
+        notNamespaces: strings(s.get("notNamespaces")),
+        ips: strings(s.get("ips")),
+        notIps: strings(s.get("notIps")),
+      };
+    });
   let roleName: string;
   if (spec.get("roleRef").present) {
     const ref = spec.get("roleRef");
@@ -217,7 +229,9 @@ export function serviceSelectors(docs: readonly SourceDocument[], defaultNamespa
   for (const doc of docs) {
     const namespace = doc.namespace ?? defaultNamespace;
     const context = { file: doc.file, resource: resourceName({ ...doc, namespace }), warnings };
-    const selector = Field.root(doc.body.spec ?? {}, context, "spec").get("selector").stringMap();
+    const selector = Field.root(doc.body.spec ?? {}, context, "spec")
+      .get("selector")
+      .stringMap();
     if (Object.keys(selector).length === 0) {
       warnings.push(`${doc.file}: ${context.resource}: ignored: the Service has no selector, so no workload can be named by it`);
       continue;

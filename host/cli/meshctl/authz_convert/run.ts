@@ -40,8 +40,10 @@ export function runAuthzConvert(o: AuthzConvertOptions): number {
     return code;
   };
   // Upstream read the cluster's policies without -f.
-  if (o.files.length === 0) return needsOrchestrator("experimental authz convert", "`-f rbac.yaml -s services.yaml` (the v1alpha1 policies and the Services, as files)", o.stderr);
-  if (o.serviceFiles.length === 0) return fail("-s/--service: required with -f: the files with the Services that map a role's service names to workload selectors", EXIT_BAD_CONFIG);
+  if (o.files.length === 0)
+    return needsOrchestrator("experimental authz convert", "`-f rbac.yaml -s services.yaml` (the v1alpha1 policies and the Services, as files)", o.stderr);
+  if (o.serviceFiles.length === 0)
+    return fail("-s/--service: required with -f: the files with the Services that map a role's service names to workload selectors", EXIT_BAD_CONFIG);
   if (o.rootNamespace === "") return fail("-r/--rootNamespace: must not be empty", EXIT_BAD_CONFIG);
   const policies = loadSources(o.files, { stdin: o.stdin });
   const services = loadSources(o.serviceFiles, { stdin: o.stdin });
@@ -60,7 +62,10 @@ export function runAuthzConvert(o: AuthzConvertOptions): number {
     if (isRbacDocument(doc)) rbacDocs.push(doc);
     else if (isService(doc)) serviceDocs.push(doc);
     else if (doc.apiVersion.startsWith("rbac.istio.io/")) {
-      return fail(`${doc.file}: ${doc.kind} ${doc.name}: apiVersion: expected ${RBAC_API_VERSION} (this mesh's group for upstream's rbac.istio.io), got ${JSON.stringify(doc.apiVersion)}`, EXIT_BAD_CONFIG);
+      return fail(
+        `${doc.file}: ${doc.kind} ${doc.name}: apiVersion: expected ${RBAC_API_VERSION} (this mesh's group for upstream's rbac.istio.io), got ${JSON.stringify(doc.apiVersion)}`,
+        EXIT_BAD_CONFIG,
+      );
     } else warnings.push(`${doc.file}: ${doc.kind} ${doc.name}: ignored: neither a ${RBAC_API_VERSION} resource nor a v1 Service`);
   }
   try {

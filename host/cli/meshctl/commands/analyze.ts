@@ -62,23 +62,44 @@ export function registerAnalyze(program: Command, experimental: Command, io: Mes
   for (const parent of [program, experimental]) {
     parent
       .command("analyze")
-      .description("Analyze mesh configuration files and print validation messages (offline: services, namespaces and workloads are learned from the Service, Namespace, Pod and Deployment documents of the same files)")
+      .description(
+        "Analyze mesh configuration files and print validation messages (offline: services, namespaces and workloads are learned from the Service, Namespace, Pod and Deployment documents of the same files)",
+      )
       .argument("[files...]", "YAML or JSON files, directories (their .yaml, .yml and .json files) and - for stdin")
       .addOption(new Option("-A, --all-namespaces", "analyze all namespaces (default: the -n namespace, else default)").default(false))
-      .addOption(new Option("--color [bool]", "color the level of log lines; default: on when stdout is a terminal; disable with --color=false or TERM=dumb").argParser(boolOrArg))
-      .addOption(new Option("--failure-threshold <level>", "severity at which the exit code is non-zero (79): Info, Warn or Error").argParser(parseLevel).default("Warning", "Warn"))
+      .addOption(
+        new Option("--color [bool]", "color the level of log lines; default: on when stdout is a terminal; disable with --color=false or TERM=dumb").argParser(
+          boolOrArg,
+        ),
+      )
+      .addOption(
+        new Option("--failure-threshold <level>", "severity at which the exit code is non-zero (79): Info, Warn or Error")
+          .argParser(parseLevel)
+          .default("Warning", "Warn"),
+      )
       .addOption(new Option("-L, --list-analyzers", "list the analyzers and their message codes; suppresses normal execution").default(false))
-      .addOption(new Option("--meshConfigFile <file>", "mesh config values: rootNamespace, enableAutoMtls, ingressControllerMode, ingressService, ingressSelector"))
+      .addOption(
+        new Option("--meshConfigFile <file>", "mesh config values: rootNamespace, enableAutoMtls, ingressControllerMode, ingressService, ingressSelector"),
+      )
       .addOption(new Option("-o, --output <format>", "output format").choices(OUTPUT_FORMATS).default("log"))
-      .addOption(new Option("--output-threshold <level>", "severity at which messages are displayed: Info, Warn or Error").argParser(parseLevel).default("Info"))
+      .addOption(
+        new Option("--output-threshold <level>", "severity at which messages are displayed: Info, Warn or Error").argParser(parseLevel).default("Info"),
+      )
       .addOption(new Option("-R, --recursive", "process directory arguments recursively").default(false))
       .addOption(
-        new Option("-S, --suppress <code=resource>", 'suppress a message code on a resource, e.g. "MSH0101=VirtualService reviews.default"; * matches partially; repeatable')
+        new Option(
+          "-S, --suppress <code=resource>",
+          'suppress a message code on a resource, e.g. "MSH0101=VirtualService reviews.default"; * matches partially; repeatable',
+        )
           .argParser((value: string, previous: string[] = []) => [...previous, value])
           .default([]),
       )
       .addOption(new Option("--timeout <duration>", "time to wait before failing").argParser(positiveDuration).default(DEFAULT_TIMEOUT_MS, "30s"))
-      .addOption(new Option("-k, --use-kube [bool]", "use a live orchestrator: not available here, the files are analyzed offline; --use-kube=false silences the notice").argParser(boolOrArg).default(true))
+      .addOption(
+        new Option("-k, --use-kube [bool]", "use a live orchestrator: not available here, the files are analyzed offline; --use-kube=false silences the notice")
+          .argParser(boolOrArg)
+          .default(true),
+      )
       .addOption(new Option("-v, --verbose", "list executed and skipped analyzers").default(false))
       .addHelpText("after", EXAMPLES)
       .action((files: string[], opts: AnalyzeFlags, cmd: Command) => {

@@ -20,10 +20,16 @@ export function registerAuthn(program: Command, _experimental: Command, io: Mesh
   const authn = program.command("authn").description("Authentication policy commands");
   const check = authn
     .command("tls-check")
-    .description("Check which PeerAuthentication and DestinationRule apply to each service port of a pod, and whether client and server TLS settings agree (OK / CONFLICT)")
+    .description(
+      "Check which PeerAuthentication and DestinationRule apply to each service port of a pod, and whether client and server TLS settings agree (OK / CONFLICT)",
+    )
     .argument("[pod]", "<pod-name[.namespace]>; without it (and with -f) every service of the files")
     .argument("[service]", "only this destination service (name, name.namespace or FQDN)")
-    .option("-f, --filename <file>", "orchestrator documents (Pod, Deployment, Service) and PeerAuthentication/DestinationRule files or directories; repeatable or comma-separated", collectFiles);
+    .option(
+      "-f, --filename <file>",
+      "orchestrator documents (Pod, Deployment, Service) and PeerAuthentication/DestinationRule files or directories; repeatable or comma-separated",
+      collectFiles,
+    );
   addAdminOptions(check)
     .addOption(outputOption())
     .action(async (pod: string | undefined, service: string | undefined, opts: TlsCheckFlags, command: Command) => {
@@ -34,7 +40,8 @@ export function registerAuthn(program: Command, _experimental: Command, io: Mesh
 async function runTlsCheck(podArg: string | undefined, service: string | undefined, opts: TlsCheckFlags, command: Command, io: MeshctlIo): Promise<number> {
   const g = globalFlags(command);
   const admin = adminFrom(opts);
-  if (!admin && !opts.filename?.length) return needsOrchestrator("authn tls-check", "`-f FILE…` (Pod/Service and policy documents) or `--admin URL` (a running sidecar)", io.stderr);
+  if (!admin && !opts.filename?.length)
+    return needsOrchestrator("authn tls-check", "`-f FILE…` (Pod/Service and policy documents) or `--admin URL` (a running sidecar)", io.stderr);
   try {
     const view = await loadView({ files: opts.filename, admin, namespace: g.namespace }, io.stderr);
     let pod = podArg;

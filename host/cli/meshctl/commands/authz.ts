@@ -40,7 +40,9 @@ export function registerAuthz(program: Command, experimental: Command, io: Meshc
     .argument("[args...]")
     .allowUnknownOption()
     .action(() => {
-      io.stderr.write("meshctl authz: authz commands are experimental: use `meshctl experimental authz check <pod> -f config_dump.json` (or `meshctl x authz check …`)\n");
+      io.stderr.write(
+        "meshctl authz: authz commands are experimental: use `meshctl experimental authz check <pod> -f config_dump.json` (or `meshctl x authz check …`)\n",
+      );
       io.exitCode = EXIT_BAD_CONFIG;
     });
   const authz = experimental.command("authz").description("Authorization policy commands (experimental)");
@@ -62,9 +64,16 @@ export function registerAuthz(program: Command, experimental: Command, io: Meshc
     });
   authz
     .command("convert")
-    .description("Convert v1alpha1 RBAC policies (ServiceRole, ServiceRoleBinding, ClusterRbacConfig) to v1beta1 AuthorizationPolicies, offline, best effort. PLEASE ALWAYS REVIEW THE CONVERTED POLICIES BEFORE APPLYING")
+    .description(
+      "Convert v1alpha1 RBAC policies (ServiceRole, ServiceRoleBinding, ClusterRbacConfig) to v1beta1 AuthorizationPolicies, offline, best effort. PLEASE ALWAYS REVIEW THE CONVERTED POLICIES BEFORE APPLYING",
+    )
     .option("-f, --file <files>", "yaml files (or directories) with the v1alpha1 RBAC policies; repeat or separate with commas", collectSlice, [] as string[])
-    .option("-s, --service <files>", "yaml files with the Services that map service names to workload selectors (required with -f)", collectSlice, [] as string[])
+    .option(
+      "-s, --service <files>",
+      "yaml files with the Services that map service names to workload selectors (required with -f)",
+      collectSlice,
+      [] as string[],
+    )
     .option("-r, --rootNamespace <namespace>", `root namespace of the mesh, where mesh-wide policies go (default: -i, ${DEFAULT_MESH_NAMESPACE})`)
     .option("--allowNoClusterRbacConfig", "convert even when no ClusterRbacConfig is given (every role as if RBAC were enforced)", false)
     .action((opts: AuthzConvertFlags, command: Command) => {
@@ -86,7 +95,8 @@ export function registerAuthz(program: Command, experimental: Command, io: Meshc
 async function runAuthzCheck(podArg: string | undefined, opts: AuthzCheckFlags, command: Command, io: MeshctlIo): Promise<number> {
   const g = globalFlags(command);
   const admin = adminFrom(opts);
-  if (!admin && opts.file.length === 0) return needsOrchestrator("experimental authz check", "`-f config_dump.json` or `--admin URL` (a running sidecar)", io.stderr);
+  if (!admin && opts.file.length === 0)
+    return needsOrchestrator("experimental authz check", "`-f config_dump.json` or `--admin URL` (a running sidecar)", io.stderr);
   const fail = (message: string, code = EXIT_FAILURE) => {
     io.stderr.write(`Error: meshctl experimental authz check: ${message}\n`);
     return code;

@@ -9,7 +9,10 @@ export function registerHubEval(experimental: Command, io: MeshctlIo): void {
     .description(
       "Evaluate requests against hub client configuration offline: reads JSON request lines on stdin, prints one JSON line per request with the attributes, API spec match, API key and quotas",
     )
-    .requiredOption("-f, --filename <file...>", "YAML or JSON files with HTTPAPISpec, HTTPAPISpecBinding, QuotaSpec, QuotaSpecBinding and HttpClientConfig documents")
+    .requiredOption(
+      "-f, --filename <file...>",
+      "YAML or JSON files with HTTPAPISpec, HTTPAPISpecBinding, QuotaSpec, QuotaSpecBinding and HttpClientConfig documents",
+    )
     .action(async (opts: { filename: string[] }) => {
       io.exitCode = await runHubEval({ files: opts.filename, input: io.stdin(), output: io.stdout, errors: io.stderr });
     });

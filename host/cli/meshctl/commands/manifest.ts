@@ -47,8 +47,18 @@ export function registerManifest(program: Command, _experimental: Command, io: M
   manifest
     .command("generate")
     .description("Render the install manifests (CRDs, disco-discovery, hubs, mesh_ca, webhooks) of a profile with overrides, without a cluster")
-    .option("-f, --filename <files>", "MeshOperator files (install.mesh.io/v1alpha1), overlaid left to right; repeat or separate with commas", collectSlice, [] as string[])
-    .option("-s, --set <path=value>", "override a value by dotted path (profile=demo, components.hub.enabled=false, values.global.logLevel=default:debug); a backslash escapes a dot in a key; repeatable", collect, [] as string[])
+    .option(
+      "-f, --filename <files>",
+      "MeshOperator files (install.mesh.io/v1alpha1), overlaid left to right; repeat or separate with commas",
+      collectSlice,
+      [] as string[],
+    )
+    .option(
+      "-s, --set <path=value>",
+      "override a value by dotted path (profile=demo, components.hub.enabled=false, values.global.logLevel=default:debug); a backslash escapes a dot in a key; repeatable",
+      collect,
+      [] as string[],
+    )
     .option("-o, --output <dir>", "write DIR/<Component>/<Component>.yaml instead of printing")
     .option("--force", "skip a -f or --set value that does not fit (with a warning) instead of failing", false)
     .action((opts: { filename: string[]; set: string[]; output?: string; force: boolean }, cmd: Command) => {
@@ -110,7 +120,13 @@ export function registerManifest(program: Command, _experimental: Command, io: M
       try {
         const { name, text } = readSourceText(file ?? "-", io.stdinText);
         const docs = yamlDocuments(text);
-        if (docs.length !== 1 || !docs[0].ok) throw new ConfigError({ file: name }, "(file)", "one YAML document", docs.length !== 1 ? `${docs.length} documents` : (docs[0] as { message: string }).message);
+        if (docs.length !== 1 || !docs[0].ok)
+          throw new ConfigError(
+            { file: name },
+            "(file)",
+            "one YAML document",
+            docs.length !== 1 ? `${docs.length} documents` : (docs[0] as { message: string }).message,
+          );
         const warnings: string[] = [];
         const result = migrate(docs[0].value, name, warnings);
         for (const w of warnings) io.stderr.write(`warning: ${name}: ${w}\n`);

@@ -36,7 +36,10 @@ export function registerOrchInject(program: Command, _experimental: Command, io:
       if (fromCli("injectConfigMapName") && opts.injectConfigFile !== undefined) {
         return fail(io, "--injectConfigFile cannot be used with --injectConfigMapName");
       }
-      for (const [mapFlag, fileFlag] of [["injectConfigMapName", "injectConfigFile"], ["meshConfigMapName", "meshConfigFile"]] as const) {
+      for (const [mapFlag, fileFlag] of [
+        ["injectConfigMapName", "injectConfigFile"],
+        ["meshConfigMapName", "meshConfigFile"],
+      ] as const) {
         if (fromCli(mapFlag) && opts[fileFlag] === undefined) {
           io.exitCode = needsOrchestrator(`orch-inject --${mapFlag}`, `--${fileFlag}`, io.stderr);
           return;

@@ -45,7 +45,8 @@ async function withDump(io: MeshctlIo, sub: string, pod: string | undefined, opt
   if (!admin && !opts.file) return needsOrchestrator(`proxy-config ${sub}`, "`--admin URL` (a running sidecar) or `--file config_dump.json`", io.stderr);
   try {
     const dump = admin ? await fetchDump(admin) : readDumpFile(opts.file!);
-    if (pod !== undefined && !podMatchesIdentity(pod, dump.identity.id)) return fail(io, sub, `${admin ?? opts.file} is the sidecar ${dump.identity.id}, not ${pod}`);
+    if (pod !== undefined && !podMatchesIdentity(pod, dump.identity.id))
+      return fail(io, sub, `${admin ?? opts.file} is the sidecar ${dump.identity.id}, not ${pod}`);
     io.stdout.write(run(dump));
     return EXIT_OK;
   } catch (e) {
@@ -71,26 +72,37 @@ function action(io: MeshctlIo, name: string, run: Run) {
  * running sidecar (`--admin`, `--proxyAdminPort`) or a saved dump (`--file`).
  */
 export function registerProxyConfig(program: Command, _experimental: Command, io: MeshctlIo): void {
-  const group = program.command("proxy-config").alias("pc").description("Show a sidecar's configuration (listeners, routes, endpoints, secrets) or change its log levels");
+  const group = program
+    .command("proxy-config")
+    .alias("pc")
+    .description("Show a sidecar's configuration (listeners, routes, endpoints, secrets) or change its log levels");
 
   subcommand(group, "listener", ["listeners", "l"], "Listeners: address, port, type, filters in order, destination")
     .addOption(new Option("--port <port>", "only listeners on this port (0: any)").argParser(portFilter).default(0))
     .option("--address <address>", "only listeners bound to this address")
     .option("--type <type>", "only listeners of this type (HTTP or TCP)")
-    .action(action(io, "listener", (dump, o) => {
-      const list = selectListeners(dump, { port: o.port as number, address: o.address as string | undefined, type: o.type as string | undefined });
-      return o.output === "json" ? json(list) : formatListeners(list);
-    }));
+    .action(
+      action(io, "listener", (dump, o) => {
+        const list = selectListeners(dump, { port: o.port as number, address: o.address as string | undefined, type: o.type as string | undefined });
+        return o.output === "json" ? json(list) : formatListeners(list);
+      }),
+    );
 
   subcommand(group, "route", ["routes", "r"], "Routes: virtual hosts and their upstream per authority")
     .option("--name <name>", "only the route of this name")
-    .action(action(io, "route", (dump, o) => {
-      const list = selectRoutes(dump, o.name as string | undefined);
-      return o.output === "json" ? json(list) : formatRoutes(list);
-    }));
+    .action(
+      action(io, "route", (dump, o) => {
+        const list = selectRoutes(dump, o.name as string | undefined);
+        return o.output === "json" ? json(list) : formatRoutes(list);
+      }),
+    );
 
-  const endpoints = subcommand(group, "endpoints", ["endpoint", "ep"], "Endpoints of each cluster (from a /config_dump: health not checked, UNKNOWN)").option("--name <name>", "only the endpoints of this cluster");
-  endpoints.options.find((o) => o.long === "--file")!.description = "a saved sidecar /config_dump JSON, or the proxy admin's /clusters?format=json, instead of a running sidecar";
+  const endpoints = subcommand(group, "endpoints", ["endpoint", "ep"], "Endpoints of each cluster (from a /config_dump: health not checked, UNKNOWN)").option(
+    "--name <name>",
+    "only the endpoints of this cluster",
+  );
+  endpoints.options.find((o) => o.long === "--file")!.description =
+    "a saved sidecar /config_dump JSON, or the proxy admin's /clusters?format=json, instead of a running sidecar";
   const fromDump = action(io, "endpoints", (dump, o) => {
     const list = selectEndpoints(dump, o.name as string | undefined);
     return o.output === "json" ? json(list) : formatEndpoints(list);
@@ -111,15 +123,19 @@ export function registerProxyConfig(program: Command, _experimental: Command, io
     io.exitCode = EXIT_OK;
   });
 
-  subcommand(group, "secret", ["s"], "Certificates the sidecar holds: its workload certificate and the mesh roots (with --caAddress)")
-    .action(action(io, "secret", (dump, o) => (o.output === "json" ? json(dump.secrets ?? { certificates: [] }) : formatSecrets(dump))));
+  subcommand(group, "secret", ["s"], "Certificates the sidecar holds: its workload certificate and the mesh roots (with --caAddress)").action(
+    action(io, "secret", (dump, o) => (o.output === "json" ? json(dump.secrets ?? { certificates: [] }) : formatSecrets(dump))),
+  );
 
   const log = group
     .command("log")
     .alias("o")
     .description("Show or change a running sidecar's log levels (experimental)")
     .argument("[pod]", "<pod-name[.namespace]>: checked against the sidecar's identity")
-    .option("--level <levels>", "comma list of [<logger>:]<level>; levels trace, debug, info, warning, error, critical, off; without a logger every scope changes")
+    .option(
+      "--level <levels>",
+      "comma list of [<logger>:]<level>; levels trace, debug, info, warning, error, critical, off; without a logger every scope changes",
+    )
     .option("-r, --reset", "reset every logger to the default level (warning) first", false);
   addAdminOptions(log)
     .addOption(outputOption())

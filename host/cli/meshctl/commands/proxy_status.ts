@@ -21,7 +21,9 @@ export function registerProxyStatus(program: Command, _experimental: Command, io
   program
     .command("proxy-status")
     .alias("ps")
-    .description("Show whether each sidecar it is told about (--admin) has a configuration applied, with a summary of it; no control plane here, so no xDS sync")
+    .description(
+      "Show whether each sidecar it is told about (--admin) has a configuration applied, with a summary of it; no control plane here, so no xDS sync",
+    )
     .argument("[pods...]", "only these <pod-name[.namespace]> (matched against each sidecar's identity)")
     .addOption(
       new Option("--admin <url>", "admin address of a sidecar (http://host:port, host:port or a port on 127.0.0.1); repeatable")

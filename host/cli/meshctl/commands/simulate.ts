@@ -10,7 +10,7 @@ export function registerSimulate(experimental: Command, io: MeshctlIo): void {
     .description(
       "Run security scenarios on loopback with the real CA, sidecars and echo apps, certificates and signed tokens; prints one JSON line per scenario with the outcome, what the client sent and what the destination received",
     )
-    .requiredOption("-f, --file <file>", "a scenario, or {\"scenarios\": [...]}, as JSON or YAML (`-` for stdin)")
+    .requiredOption("-f, --file <file>", 'a scenario, or {"scenarios": [...]}, as JSON or YAML (`-` for stdin)')
     .option("--parallel <n>", "scenarios run at the same time", String(DEFAULT_PARALLEL_SCENARIOS))
     .option("--keep", "keep the temporary configuration directories (their path is printed on stderr)", false)
     .action(async (opts: { file: string; parallel: string; keep: boolean }) => {

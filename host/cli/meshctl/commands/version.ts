@@ -11,7 +11,9 @@ export const NO_CONTROL_PLANE =
 /** `meshctl version [-o json|yaml] [-s] [--remote]`. */
 export function registerVersion(program: Command, _experimental: Command, io: MeshctlIo): void {
   addVersionCommand(program, () => buildInfo(io.env), io.stdout)
-    .addOption(new Option("--remote [bool]", "also ask the control plane for its version; use --remote=false to skip (default)").argParser(parseBoolFlag).default(false))
+    .addOption(
+      new Option("--remote [bool]", "also ask the control plane for its version; use --remote=false to skip (default)").argParser(parseBoolFlag).default(false),
+    )
     .hook("postAction", (command) => {
       if ((command.opts() as { remote: boolean }).remote) {
         io.stderr.write(`${NO_CONTROL_PLANE}\n`);

@@ -54,11 +54,24 @@ export function registerWait(experimental: Command, io: MeshctlIo): void {
     .argument("<type>", "the resource's kind: virtualservice, authorizationpolicy, … (case and dashes ignored)")
     .argument("<name>", "<name>[.<namespace>] (namespace: -n, else default)")
     .addOption(new Option("--for <condition>", "wait condition, must be 'distribution' or 'delete'").default("distribution"))
-    .option("--resource-version <version>", "wait for this version of the resource (disco-discovery's /debug/configz resourceVersion) rather than the current one; repeatable", (v: string, p: string[]) => [...p, v], [])
+    .option(
+      "--resource-version <version>",
+      "wait for this version of the resource (disco-discovery's /debug/configz resourceVersion) rather than the current one; repeatable",
+      (v: string, p: string[]) => [...p, v],
+      [],
+    )
     .option("--generation <n>", "wait for this generation of the resource rather than the current one", generation)
     .option("--threshold <ratio>", "the ratio of distribution required for success", ratio, 1)
-    .addOption(new Option("--timeout <duration>", "the duration to wait before failing").argParser(durationFlag).default(DEFAULT_TIMEOUT_MS, formatGoDuration(DEFAULT_TIMEOUT_MS)))
-    .option("--debugAddress <host:port>", `disco-discovery's debug address (its --httpAddr); repeat for every replica (default ${DEFAULT_HTTP_ADDR})`, debugAddress)
+    .addOption(
+      new Option("--timeout <duration>", "the duration to wait before failing")
+        .argParser(durationFlag)
+        .default(DEFAULT_TIMEOUT_MS, formatGoDuration(DEFAULT_TIMEOUT_MS)),
+    )
+    .option(
+      "--debugAddress <host:port>",
+      `disco-discovery's debug address (its --httpAddr); repeat for every replica (default ${DEFAULT_HTTP_ADDR})`,
+      debugAddress,
+    )
     .addOption(new Option("-v, --verbose", "print each poll's result").default(false).hideHelp())
     .action(async (type: string, nameArg: string, opts: WaitFlags, cmd: Command) => {
       const usage = (message: string) => {

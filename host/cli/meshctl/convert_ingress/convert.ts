@@ -100,7 +100,9 @@ export function convertIngresses(ingresses: readonly Ingress[], options: Convers
           const entry = hostRoutes(host, ingress);
           if (entry.routes.some((r) => !r.match)) {
             if (entry.defaultFrom !== undefined && entry.defaultFrom !== ingress.name) {
-              ingress.defaultBackend.field.warn(`not used for host ${host}: the default backend of Ingress ${entry.defaultFrom} already catches all its requests`);
+              ingress.defaultBackend.field.warn(
+                `not used for host ${host}: the default backend of Ingress ${entry.defaultFrom} already catches all its requests`,
+              );
             }
             continue;
           }
@@ -192,7 +194,9 @@ function backendDestination(b: IngressBackend, namespace: string, domain: string
   }
   const host = serviceFqdn(b.service, namespace, domain);
   if ("name" in b.port) {
-    b.field.warn(`named port ${JSON.stringify(b.port.name)} of service ${b.service} cannot be resolved offline: destination ${host} has no port (valid only when the service has one port)`);
+    b.field.warn(
+      `named port ${JSON.stringify(b.port.name)} of service ${b.service} cannot be resolved offline: destination ${host} has no port (valid only when the service has one port)`,
+    );
     return { host };
   }
   return { host, port: { number: b.port.number } };
@@ -210,6 +214,9 @@ function warnAboutSemantics(ingress: Ingress): void {
     }
   }
   if (ingress.ingressClassName !== undefined && ingress.ingressClassName !== MESH_INGRESS_CLASS) {
-    ingress.field.get("spec").get("ingressClassName").warn(`ingress class ${JSON.stringify(ingress.ingressClassName)}: the converted configuration is served by the mesh ingress gateway`);
+    ingress.field
+      .get("spec")
+      .get("ingressClassName")
+      .warn(`ingress class ${JSON.stringify(ingress.ingressClassName)}: the converted configuration is served by the mesh ingress gateway`);
   }
 }

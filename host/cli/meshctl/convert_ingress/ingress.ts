@@ -68,12 +68,22 @@ export function decodeIngress(doc: SourceDocument, defaultNamespace: string, war
     annotations: metadata.get("annotations").stringMap(),
     ingressClassName: spec.get("ingressClassName").optionalString(),
     defaultBackend: backendField.present ? decodeBackend(backendField, v1) : undefined,
-    tls: spec.get("tls").list().map((t) => ({
-      hosts: t.allowOnly(["hosts", "secretName"]).get("hosts").list().map((h) => h.nonEmptyString()),
-      secretName: t.get("secretName").optionalString() || undefined,
-      field: t,
-    })),
-    rules: spec.get("rules").list().map((r) => decodeRule(r.allowOnly(["host", "http"]), v1)),
+    tls: spec
+      .get("tls")
+      .list()
+      .map((t) => ({
+        hosts: t
+          .allowOnly(["hosts", "secretName"])
+          .get("hosts")
+          .list()
+          .map((h) => h.nonEmptyString()),
+        secretName: t.get("secretName").optionalString() || undefined,
+        field: t,
+      })),
+    rules: spec
+      .get("rules")
+      .list()
+      .map((r) => decodeRule(r.allowOnly(["host", "http"]), v1)),
     field: root,
   };
 }
@@ -82,7 +92,13 @@ function decodeRule(rule: Field, v1: boolean): IngressRule {
   const http = rule.get("http");
   return {
     host: rule.get("host").optionalString() || "*",
-    paths: http.present ? http.allowOnly(["paths"]).get("paths").nonEmptyList().map((p) => decodePath(p, v1)) : undefined,
+    paths: http.present
+      ? http
+          .allowOnly(["paths"])
+          .get("paths")
+          .nonEmptyList()
+          .map((p) => decodePath(p, v1))
+      : undefined,
     field: rule,
   };
 }

@@ -35,10 +35,12 @@ export function runConvertIngress(o: ConvertIngressOptions): number {
   try {
     if (o.filenames.length === 0) throw new ConfigError({}, "--filenames", "at least one input file (-f FILE, - for stdin)");
     const warnings: string[] = [];
-    const ingresses = o.filenames.flatMap((f) => {
-      const { name, text } = readSourceText(f, o.stdin);
-      return parseDocuments(text, name);
-    }).map((doc) => decodeIngress(doc, o.namespace || DEFAULT_INGRESS_NAMESPACE, warnings));
+    const ingresses = o.filenames
+      .flatMap((f) => {
+        const { name, text } = readSourceText(f, o.stdin);
+        return parseDocuments(text, name);
+      })
+      .map((doc) => decodeIngress(doc, o.namespace || DEFAULT_INGRESS_NAMESPACE, warnings));
     if (ingresses.length === 0) throw new ConfigError({ file: o.filenames.join(", ") }, "(input)", "at least one Ingress document", "none");
     const resources = convertIngresses(ingresses, { gatewayNamespace: o.gatewayNamespace || DEFAULT_GATEWAY_NAMESPACE });
     for (const w of warnings) o.stderr.write(`warning: ${w}\n`);

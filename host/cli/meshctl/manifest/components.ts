@@ -36,7 +36,12 @@ const meshGroups = { apiGroups: ["config.mesh.io", "networking.mesh.io", "securi
 
 function meshConfigText(spec: OperatorSpec): string {
   const m = spec.meshConfig;
-  return stringify({ rootNamespace: m.rootNamespace, trustDomain: m.trustDomain, enableAutoMtls: m.enableAutoMtls, ...(m.accessLogFile ? { accessLogFile: m.accessLogFile } : {}) });
+  return stringify({
+    rootNamespace: m.rootNamespace,
+    trustDomain: m.trustDomain,
+    enableAutoMtls: m.enableAutoMtls,
+    ...(m.accessLogFile ? { accessLogFile: m.accessLogFile } : {}),
+  });
 }
 
 const DAEMONS: Readonly<Record<Exclude<ComponentName, "base">, Daemon>> = {
@@ -46,11 +51,16 @@ const DAEMONS: Readonly<Record<Exclude<ComponentName, "base">, Daemon>> = {
     serviceAccount: "mesh-disco-service-account",
     args: (s) => [
       "discovery",
-      "--configDir", "/etc/mesh/resources",
-      "--registries", "Mock",
-      "--meshConfig", "/etc/mesh/config/mesh",
-      "--domain", s.values.global.clusterDomain,
-      "--log_output_level", s.values.global.logLevel,
+      "--configDir",
+      "/etc/mesh/resources",
+      "--registries",
+      "Mock",
+      "--meshConfig",
+      "/etc/mesh/config/mesh",
+      "--domain",
+      s.values.global.clusterDomain,
+      "--log_output_level",
+      s.values.global.logLevel,
     ],
     ports: [
       { name: "grpc-xds", port: 15010, containerPort: 15010 },
@@ -66,7 +76,11 @@ const DAEMONS: Readonly<Record<Exclude<ComponentName, "base">, Daemon>> = {
     rules: [
       meshGroups,
       { apiGroups: [""], resources: ["pods", "services", "endpoints", "namespaces", "nodes", "secrets", "configmaps"], verbs: read },
-      { apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], verbs: [...read, "update", "patch"] },
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+        verbs: [...read, "update", "patch"],
+      },
     ],
   },
   hub: {
@@ -75,11 +89,16 @@ const DAEMONS: Readonly<Record<Exclude<ComponentName, "base">, Daemon>> = {
     serviceAccount: "mesh-hub-service-account",
     args: (s) => [
       "server",
-      "--port", "9091",
-      "--monitoringPort", "15014",
-      "--configStoreURL", "fs:///etc/mesh/hub-config",
-      "--configDefaultNamespace", s.meshConfig.rootNamespace,
-      "--log_output_level", s.values.global.logLevel,
+      "--port",
+      "9091",
+      "--monitoringPort",
+      "15014",
+      "--configStoreURL",
+      "fs:///etc/mesh/hub-config",
+      "--configDefaultNamespace",
+      s.meshConfig.rootNamespace,
+      "--log_output_level",
+      s.values.global.logLevel,
     ],
     ports: [
       { name: "grpc-hub", port: 9091, containerPort: 9091 },
@@ -95,12 +114,28 @@ const DAEMONS: Readonly<Record<Exclude<ComponentName, "base">, Daemon>> = {
     serviceAccount: "mesh-ca-service-account",
     jwtPolicy: true,
     args: (s) => [
-      ...(s.values.anchor.selfSigned ? ["--self-signed-ca", "--self-signed-ca-cert-dir", "/var/run/mesh-ca"] : ["--signing-cert", `${CERTS_DIR}/ca-cert.pem`, "--signing-key", `${CERTS_DIR}/ca-key.pem`, "--cert-chain", `${CERTS_DIR}/cert-chain.pem`, "--root-cert", `${CERTS_DIR}/root-cert.pem`]),
-      "--trust-domain", s.meshConfig.trustDomain,
-      "--workload-cert-ttl", s.values.anchor.workloadCertTtl,
-      "--grpc-port", "8060",
-      "--monitoring-port", "15014",
-      "--log_output_level", s.values.global.logLevel,
+      ...(s.values.anchor.selfSigned
+        ? ["--self-signed-ca", "--self-signed-ca-cert-dir", "/var/run/mesh-ca"]
+        : [
+            "--signing-cert",
+            `${CERTS_DIR}/ca-cert.pem`,
+            "--signing-key",
+            `${CERTS_DIR}/ca-key.pem`,
+            "--cert-chain",
+            `${CERTS_DIR}/cert-chain.pem`,
+            "--root-cert",
+            `${CERTS_DIR}/root-cert.pem`,
+          ]),
+      "--trust-domain",
+      s.meshConfig.trustDomain,
+      "--workload-cert-ttl",
+      s.values.anchor.workloadCertTtl,
+      "--grpc-port",
+      "8060",
+      "--monitoring-port",
+      "15014",
+      "--log_output_level",
+      s.values.global.logLevel,
     ],
     ports: [
       { name: "grpc-anchor", port: 8060, containerPort: 8060 },
@@ -181,7 +216,14 @@ export function daemonObjects(component: Exclude<ComponentName, "base">, spec: O
                 ],
                 readinessProbe: { httpGet: { path: d.readiness.path, port: d.readiness.port }, initialDelaySeconds: 1, periodSeconds: 3, timeoutSeconds: 5 },
                 resources,
-                securityContext: { runAsUser: 1337, runAsGroup: 1337, runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+                securityContext: {
+                  runAsUser: 1337,
+                  runAsGroup: 1337,
+                  runAsNonRoot: true,
+                  readOnlyRootFilesystem: true,
+                  allowPrivilegeEscalation: false,
+                  capabilities: { drop: ["ALL"] },
+                },
                 volumeMounts: mounts,
               },
             ],

@@ -34,8 +34,21 @@ export const GROUPS: readonly Group[] = [
     storage: NETWORKING_API_VERSION,
     categories: ["mesh-io", "networking-mesh-io"],
     kinds: [
-      { kind: "VirtualService", plural: "virtualservices", shortNames: ["vs"], columns: [{ name: "Gateways", jsonPath: ".spec.gateways", type: "string", description: "The names of gateways and sidecars that should apply these routes" }, hosts] },
-      { kind: "DestinationRule", plural: "destinationrules", shortNames: ["dr"], columns: [{ name: "Host", jsonPath: ".spec.host", type: "string", description: "The name of a service from the service registry" }] },
+      {
+        kind: "VirtualService",
+        plural: "virtualservices",
+        shortNames: ["vs"],
+        columns: [
+          { name: "Gateways", jsonPath: ".spec.gateways", type: "string", description: "The names of gateways and sidecars that should apply these routes" },
+          hosts,
+        ],
+      },
+      {
+        kind: "DestinationRule",
+        plural: "destinationrules",
+        shortNames: ["dr"],
+        columns: [{ name: "Host", jsonPath: ".spec.host", type: "string", description: "The name of a service from the service registry" }],
+      },
       { kind: "Gateway", plural: "gateways", shortNames: ["gw"] },
       {
         kind: "ServiceEntry",
@@ -43,7 +56,12 @@ export const GROUPS: readonly Group[] = [
         shortNames: ["se"],
         columns: [
           { ...hosts, description: "The hosts associated with the ServiceEntry" },
-          { name: "Location", jsonPath: ".spec.location", type: "string", description: "Whether the service is external to the mesh or part of the mesh (MESH_EXTERNAL or MESH_INTERNAL)" },
+          {
+            name: "Location",
+            jsonPath: ".spec.location",
+            type: "string",
+            description: "Whether the service is external to the mesh or part of the mesh (MESH_EXTERNAL or MESH_INTERNAL)",
+          },
           { name: "Resolution", jsonPath: ".spec.resolution", type: "string", description: "Service discovery mode for the hosts (NONE, STATIC, or DNS)" },
         ],
       },
@@ -54,8 +72,18 @@ export const GROUPS: readonly Group[] = [
     storage: SECURITY_API_VERSION,
     categories: ["mesh-io", "security-mesh-io"],
     kinds: [
-      { kind: "AuthorizationPolicy", plural: "authorizationpolicies", shortNames: ["ap"], columns: [{ name: "Action", jsonPath: ".spec.action", type: "string", description: "The operation to take." }] },
-      { kind: "PeerAuthentication", plural: "peerauthentications", shortNames: ["pa"], columns: [{ name: "Mode", jsonPath: ".spec.mtls.mode", type: "string", description: "Defines the mTLS mode used for peer authentication." }] },
+      {
+        kind: "AuthorizationPolicy",
+        plural: "authorizationpolicies",
+        shortNames: ["ap"],
+        columns: [{ name: "Action", jsonPath: ".spec.action", type: "string", description: "The operation to take." }],
+      },
+      {
+        kind: "PeerAuthentication",
+        plural: "peerauthentications",
+        shortNames: ["pa"],
+        columns: [{ name: "Mode", jsonPath: ".spec.mtls.mode", type: "string", description: "Defines the mTLS mode used for peer authentication." }],
+      },
       { kind: "RequestAuthentication", plural: "requestauthentications", shortNames: ["ra"] },
     ],
   },
@@ -105,7 +133,12 @@ export function customResourceDefinitions(labels: Readonly<Record<string, string
           subresources: { status: {} },
           additionalPrinterColumns: [
             ...(k.columns ?? []).map((c) => ({ ...c })),
-            { name: "Age", jsonPath: ".metadata.creationTimestamp", type: "date", description: "CreationTimestamp is a timestamp representing the server time when this object was created." },
+            {
+              name: "Age",
+              jsonPath: ".metadata.creationTimestamp",
+              type: "date",
+              description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
+            },
           ],
         })),
       },

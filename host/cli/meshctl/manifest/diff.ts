@@ -36,7 +36,8 @@ export function readManifests(path: string, directory: boolean): Map<string, Obj
       for (const raw of flattenDocuments(d.value)) {
         const o = raw as Obj;
         const meta = (o.metadata ?? {}) as Obj;
-        if (typeof o.kind !== "string" || typeof meta.name !== "string") throw new ConfigError({ file }, `document ${i + 1}`, "an object with kind and metadata.name", JSON.stringify(o).slice(0, 60));
+        if (typeof o.kind !== "string" || typeof meta.name !== "string")
+          throw new ConfigError({ file }, `document ${i + 1}`, "an object with kind and metadata.name", JSON.stringify(o).slice(0, 60));
         out.set(`${o.kind}:${typeof meta.namespace === "string" ? meta.namespace : ""}:${meta.name}`, o);
       }
     });
@@ -54,11 +55,19 @@ function yamlFiles(dir: string): string[] {
 function resourcePattern(text: string, flag: string): GlobPattern {
   const parts = text.trim().split(":");
   if (parts.length < 3) throw new ConfigError({}, flag, "items of the form Kind:namespace:name (a part empty or * matches anything)", JSON.stringify(text));
-  return globPattern(parts.slice(0, 3).map((p) => (p === "" ? "*" : p)).join(":"));
+  return globPattern(
+    parts
+      .slice(0, 3)
+      .map((p) => (p === "" ? "*" : p))
+      .join(":"),
+  );
 }
 
 export function parseList(text: string): string[] {
-  return text.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }
 
 export function parseRenames(text: string): Array<[string, string]> {
@@ -81,7 +90,13 @@ export function diffManifests(a: Map<string, Obj>, b: Map<string, Obj>, o: DiffO
     if (!rule) renamed.set(key, obj);
     else {
       const old = key.split(":");
-      renamed.set(rule[1].split(":").map((p, i) => (p === "" || p === "*" ? old[i] : p)).join(":"), obj);
+      renamed.set(
+        rule[1]
+          .split(":")
+          .map((p, i) => (p === "" || p === "*" ? old[i] : p))
+          .join(":"),
+        obj,
+      );
     }
   }
   const keep = (key: string) => selects.some((re) => re.test(key)) && !ignores.some((i) => i.path === "" && i.re.test(key));
@@ -99,7 +114,10 @@ export function diffManifests(a: Map<string, Obj>, b: Map<string, Obj>, o: DiffO
   }
   for (const key of b.keys()) if (keep(key) && !renamed.has(key)) sections.set(key, `Object ${key} is missing in A:\n`);
   if (sections.size === 0) return { same: true, text: "Manifests are identical\n" };
-  const body = [...sections.keys()].sort().map((k) => sections.get(k)).join("\n\n");
+  const body = [...sections.keys()]
+    .sort()
+    .map((k) => sections.get(k))
+    .join("\n\n");
   return { same: false, text: `Differences in manifests are:\n\n\n${body}\n` };
 }
 
@@ -112,7 +130,9 @@ function compare(x: unknown, y: unknown, path: string[], ignored: readonly GlobP
   const bothObjects = typeof x === "object" && x !== null && typeof y === "object" && y !== null && Array.isArray(x) === Array.isArray(y);
   if (bothObjects) {
     const tree: Obj = {};
-    const keys = Array.isArray(x) ? [...Array(Math.max(x.length, (y as unknown[]).length)).keys()].map(String) : [...new Set([...Object.keys(x as Obj), ...Object.keys(y as Obj)])].sort();
+    const keys = Array.isArray(x)
+      ? [...Array(Math.max(x.length, (y as unknown[]).length)).keys()].map(String)
+      : [...new Set([...Object.keys(x as Obj), ...Object.keys(y as Obj)])].sort();
     for (const k of keys) {
       const step = Array.isArray(x) ? `[${k}]` : k;
       const d = compare((x as Obj)[k], (y as Obj)[k], [...path, step], ignored);

@@ -18,11 +18,22 @@ export const CONTROL_PLANE_API_VERSION = "install.mesh.io/v1alpha2";
 export const CONTROL_PLANE_KIND = "MeshControlPlane";
 
 export function migrate(input: unknown, source: string, warnings: string[]): Obj {
-  if (!isObject(input)) throw new ConfigError({ file: source }, "(document)", "Helm values or a MeshControlPlane (an object)", Array.isArray(input) ? "a list" : JSON.stringify(input));
+  if (!isObject(input))
+    throw new ConfigError(
+      { file: source },
+      "(document)",
+      "Helm values or a MeshControlPlane (an object)",
+      Array.isArray(input) ? "a list" : JSON.stringify(input),
+    );
   const spec: Obj = {};
   if (input.kind === CONTROL_PLANE_KIND || input.apiVersion === CONTROL_PLANE_API_VERSION) {
     if (input.apiVersion !== CONTROL_PLANE_API_VERSION || input.kind !== CONTROL_PLANE_KIND) {
-      throw new ConfigError({ file: source }, "apiVersion, kind", `${CONTROL_PLANE_API_VERSION} ${CONTROL_PLANE_KIND}`, `${String(input.apiVersion)} ${String(input.kind)}`);
+      throw new ConfigError(
+        { file: source },
+        "apiVersion, kind",
+        `${CONTROL_PLANE_API_VERSION} ${CONTROL_PLANE_KIND}`,
+        `${String(input.apiVersion)} ${String(input.kind)}`,
+      );
     }
     controlPlane(isObject(input.spec) ? input.spec : {}, spec, "spec", warnings);
   } else {
@@ -65,92 +76,138 @@ function k8s(target: string, spec: Obj) {
 
 function helmValues(values: Obj, spec: Obj, where: string, warnings: string[]): void {
   const at = (k: string) => (where ? `${where}.${k}` : k);
-  const component = (target: string, extra: Record<string, (v: unknown) => void> = {}) => (v: unknown) => {
-    if (isObject(v)) take(v, at(target), { ...k8s(target, spec), ...extra }, warnings);
-  };
+  const component =
+    (target: string, extra: Record<string, (v: unknown) => void> = {}) =>
+    (v: unknown) => {
+      if (isObject(v)) take(v, at(target), { ...k8s(target, spec), ...extra }, warnings);
+    };
   const anchor = component("anchor", {
     selfSigned: (v) => put(spec, "values.anchor.selfSigned", v),
     workloadCertTtl: (v) => put(spec, "values.anchor.workloadCertTtl", v),
   });
-  take(values, where, {
-    global: (v) => {
-      if (!isObject(v)) return;
-      take(v, at("global"), {
-        hub: (x) => put(spec, "hub", x),
-        tag: (x) => put(spec, "tag", typeof x === "number" ? String(x) : x),
-        imagePullPolicy: (x) => put(spec, "values.global.imagePullPolicy", x),
-        logging: (x) => put(spec, "values.global.logLevel", isObject(x) ? x.level : undefined),
-        meshNamespace: (x) => put(spec, "meshNamespace", x),
-        istioNamespace: (x) => put(spec, "meshNamespace", x),
-        configRootNamespace: (x) => put(spec, "meshConfig.rootNamespace", x),
-        trustDomain: (x) => put(spec, "meshConfig.trustDomain", x),
-        configValidation: (x) => put(spec, "values.configValidation.enabled", x),
-        proxy: (x) => {
-          if (!isObject(x)) return;
-          take(x, at("global.proxy"), {
-            clusterDomain: (y) => put(spec, "values.global.clusterDomain", y),
-            accessLogFile: (y) => put(spec, "meshConfig.accessLogFile", y),
-          }, warnings);
-        },
-      }, warnings);
+  take(
+    values,
+    where,
+    {
+      global: (v) => {
+        if (!isObject(v)) return;
+        take(
+          v,
+          at("global"),
+          {
+            hub: (x) => put(spec, "hub", x),
+            tag: (x) => put(spec, "tag", typeof x === "number" ? String(x) : x),
+            imagePullPolicy: (x) => put(spec, "values.global.imagePullPolicy", x),
+            logging: (x) => put(spec, "values.global.logLevel", isObject(x) ? x.level : undefined),
+            meshNamespace: (x) => put(spec, "meshNamespace", x),
+            istioNamespace: (x) => put(spec, "meshNamespace", x),
+            configRootNamespace: (x) => put(spec, "meshConfig.rootNamespace", x),
+            trustDomain: (x) => put(spec, "meshConfig.trustDomain", x),
+            configValidation: (x) => put(spec, "values.configValidation.enabled", x),
+            proxy: (x) => {
+              if (!isObject(x)) return;
+              take(
+                x,
+                at("global.proxy"),
+                {
+                  clusterDomain: (y) => put(spec, "values.global.clusterDomain", y),
+                  accessLogFile: (y) => put(spec, "meshConfig.accessLogFile", y),
+                },
+                warnings,
+              );
+            },
+          },
+          warnings,
+        );
+      },
+      pilot: component("disco"),
+      disco: component("disco"),
+      hub: component("hub"),
+      mixer: (v) => {
+        if (!isObject(v)) return;
+        take(
+          v,
+          at("mixer"),
+          {
+            policy: component("hub"),
+            // One hubs daemon serves policy and telemetry: enabled when either was.
+            telemetry: (t) => {
+              if (isObject(t) && t.enabled === true) put(spec, "components.hub.enabled", true);
+            },
+          },
+          warnings,
+        );
+      },
+      security: anchor,
+      citadel: anchor,
+      anchor,
+      galley: (v) => put(spec, "values.configValidation.enabled", isObject(v) ? v.enabled : undefined),
+      sidecarInjectorWebhook: (v) => put(spec, "values.sidecarInjectorWebhook.enabled", isObject(v) ? v.enabled : undefined),
     },
-    pilot: component("disco"),
-    disco: component("disco"),
-    hub: component("hub"),
-    mixer: (v) => {
-      if (!isObject(v)) return;
-      take(v, at("mixer"), {
-        policy: component("hub"),
-        // One hubs daemon serves policy and telemetry: enabled when either was.
-        telemetry: (t) => {
-          if (isObject(t) && t.enabled === true) put(spec, "components.hub.enabled", true);
-        },
-      }, warnings);
-    },
-    security: anchor,
-    citadel: anchor,
-    anchor,
-    galley: (v) => put(spec, "values.configValidation.enabled", isObject(v) ? v.enabled : undefined),
-    sidecarInjectorWebhook: (v) => put(spec, "values.sidecarInjectorWebhook.enabled", isObject(v) ? v.enabled : undefined),
-  }, warnings);
+    warnings,
+  );
 }
 
 function controlPlane(cp: Obj, spec: Obj, where: string, warnings: string[]): void {
   const feature = (target: string | undefined, componentName: string | undefined) => (v: unknown) => {
     if (!isObject(v)) return;
-    take(v, `${where}.${Object.keys(cp).find((k) => cp[k] === v)}`, {
-      enabled: (x) => (target ? put(spec, target, x) : undefined),
-      components: (c) => {
-        if (!isObject(c) || !componentName) return;
-        for (const [name, body] of Object.entries(c)) {
-          if (!isObject(body)) continue;
-          const to = name === "pilot" ? "disco" : name === "citadel" ? "anchor" : name === "policy" || name === "telemetry" ? "hub" : undefined;
-          if (!to) {
-            warnings.push(`${where}.components.${name}: no equivalent in the ${OPERATOR_KIND} format; not carried over`);
-            continue;
+    take(
+      v,
+      `${where}.${Object.keys(cp).find((k) => cp[k] === v)}`,
+      {
+        enabled: (x) => (target ? put(spec, target, x) : undefined),
+        components: (c) => {
+          if (!isObject(c) || !componentName) return;
+          for (const [name, body] of Object.entries(c)) {
+            if (!isObject(body)) continue;
+            const to = name === "pilot" ? "disco" : name === "citadel" ? "anchor" : name === "policy" || name === "telemetry" ? "hub" : undefined;
+            if (!to) {
+              warnings.push(`${where}.components.${name}: no equivalent in the ${OPERATOR_KIND} format; not carried over`);
+              continue;
+            }
+            take(
+              body,
+              `${where}.components.${name}`,
+              {
+                enabled: (x) => put(spec, `components.${to}.enabled`, x),
+                k8s: (k) => {
+                  if (isObject(k))
+                    take(
+                      k,
+                      `${where}.components.${name}.k8s`,
+                      {
+                        replicaCount: (n) => put(spec, `components.${to}.k8s.replicaCount`, n),
+                        resources: (r) => put(spec, `components.${to}.k8s.resources`, r),
+                      },
+                      warnings,
+                    );
+                },
+              },
+              warnings,
+            );
           }
-          take(body, `${where}.components.${name}`, {
-            enabled: (x) => put(spec, `components.${to}.enabled`, x),
-            k8s: (k) => {
-              if (isObject(k)) take(k, `${where}.components.${name}.k8s`, { replicaCount: (n) => put(spec, `components.${to}.k8s.replicaCount`, n), resources: (r) => put(spec, `components.${to}.k8s.resources`, r) }, warnings);
-            },
-          }, warnings);
-        }
+        },
       },
-    }, warnings);
+      warnings,
+    );
   };
-  take(cp, where, {
-    profile: (v) => put(spec, "profile", v),
-    hub: (v) => put(spec, "hub", v),
-    tag: (v) => put(spec, "tag", v),
-    trafficManagement: feature("components.disco.enabled", "disco"),
-    policy: feature("components.hub.enabled", "hub"),
-    telemetry: feature(undefined, "hub"),
-    security: feature("components.anchor.enabled", "anchor"),
-    configManagement: feature("values.configValidation.enabled", undefined),
-    autoInjection: feature("values.sidecarInjectorWebhook.enabled", undefined),
-    values: (v) => {
-      if (isObject(v)) helmValues(v, spec, `${where}.values`, warnings);
+  take(
+    cp,
+    where,
+    {
+      profile: (v) => put(spec, "profile", v),
+      hub: (v) => put(spec, "hub", v),
+      tag: (v) => put(spec, "tag", v),
+      trafficManagement: feature("components.disco.enabled", "disco"),
+      policy: feature("components.hub.enabled", "hub"),
+      telemetry: feature(undefined, "hub"),
+      security: feature("components.anchor.enabled", "anchor"),
+      configManagement: feature("values.configValidation.enabled", undefined),
+      autoInjection: feature("values.sidecarInjectorWebhook.enabled", undefined),
+      values: (v) => {
+        if (isObject(v)) helmValues(v, spec, `${where}.values`, warnings);
+      },
     },
-  }, warnings);
+    warnings,
+  );
 }

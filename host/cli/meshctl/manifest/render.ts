@@ -5,7 +5,19 @@ import { ConfigError } from "../../../config/errors.ts";
 import type { SourceDocument } from "../../../config/documents.ts";
 import { type Obj, componentLabels, daemonObjects } from "./components.ts";
 import { customResourceDefinitions } from "./crds.ts";
-import { COMPONENTS, type ComponentName, OPERATOR_API_VERSION, OPERATOR_KIND, type OperatorSpec, PROFILES, type Profile, overlay, parseSet, profileValues, setValue } from "./values.ts";
+import {
+  COMPONENTS,
+  type ComponentName,
+  OPERATOR_API_VERSION,
+  OPERATOR_KIND,
+  type OperatorSpec,
+  PROFILES,
+  type Profile,
+  overlay,
+  parseSet,
+  profileValues,
+  setValue,
+} from "./values.ts";
 import { injectionWebhook, validationWebhook } from "./webhooks.ts";
 
 /** Upstream's output folder and file name of each component (`-o DIR`: DIR/Base/Base.yaml …). */
@@ -18,7 +30,13 @@ export const COMPONENT_DIRS: Readonly<Record<ComponentName, string>> = { base: "
  * NAMESPACE and JWT_POLICY of `env` come before the files. With `force`, an item
  * that does not fit is skipped with a warning instead of failing.
  */
-export function resolveSpec(files: readonly SourceDocument[], sets: readonly string[], force: boolean, warnings: string[], env: NodeJS.ProcessEnv = {}): OperatorSpec {
+export function resolveSpec(
+  files: readonly SourceDocument[],
+  sets: readonly string[],
+  force: boolean,
+  warnings: string[],
+  env: NodeJS.ProcessEnv = {},
+): OperatorSpec {
   const items = sets.map(parseSet);
   let profile: Profile = "default";
   for (const doc of files) {
@@ -54,7 +72,12 @@ function profileName(value: unknown, where: string): Profile {
 
 function checkOperatorDocument(doc: SourceDocument): void {
   if (doc.apiVersion !== OPERATOR_API_VERSION || doc.kind !== OPERATOR_KIND) {
-    throw new ConfigError({ file: doc.file, resource: `${doc.kind} ${doc.name}` }, "apiVersion, kind", `${OPERATOR_API_VERSION} ${OPERATOR_KIND} (upstream's install.istio.io IstioOperator, renamed)`, `${doc.apiVersion} ${doc.kind}`);
+    throw new ConfigError(
+      { file: doc.file, resource: `${doc.kind} ${doc.name}` },
+      "apiVersion, kind",
+      `${OPERATOR_API_VERSION} ${OPERATOR_KIND} (upstream's install.istio.io IstioOperator, renamed)`,
+      `${doc.apiVersion} ${doc.kind}`,
+    );
   }
 }
 

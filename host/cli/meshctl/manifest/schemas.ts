@@ -26,7 +26,18 @@ const workloadSelector = obj({ matchLabels: labels });
 
 const authzSource = obj(
   Object.fromEntries(
-    ["principals", "notPrincipals", "requestPrincipals", "notRequestPrincipals", "namespaces", "notNamespaces", "ipBlocks", "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks"].map((k) => [k, strs]),
+    [
+      "principals",
+      "notPrincipals",
+      "requestPrincipals",
+      "notRequestPrincipals",
+      "namespaces",
+      "notNamespaces",
+      "ipBlocks",
+      "notIpBlocks",
+      "remoteIpBlocks",
+      "notRemoteIpBlocks",
+    ].map((k) => [k, strs]),
   ),
 );
 const authzOperation = obj(Object.fromEntries(["hosts", "notHosts", "ports", "notPorts", "methods", "notMethods", "paths", "notPaths"].map((k) => [k, strs])));
@@ -107,7 +118,9 @@ const SERVICE_ENTRY = obj({
   ports: list(servicePort),
   location: oneOfStrings(["MESH_EXTERNAL", "MESH_INTERNAL"]),
   resolution: oneOfStrings(["NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN"]),
-  endpoints: list(obj({ address: str, ports: { type: "object", additionalProperties: int }, labels, network: str, locality: str, weight: int, serviceAccount: str })),
+  endpoints: list(
+    obj({ address: str, ports: { type: "object", additionalProperties: int }, labels, network: str, locality: str, weight: int, serviceAccount: str }),
+  ),
   workloadSelector: obj({ labels }),
   exportTo: strs,
   subjectAltNames: strs,

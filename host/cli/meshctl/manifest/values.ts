@@ -134,7 +134,12 @@ function merge(target: Record<string, unknown>, value: unknown, path: string[], 
       continue;
     }
     if (!Object.hasOwn(target, key)) {
-      throw new ConfigError({ file: where }, at.join("."), `a field of the MeshOperator spec (known here: ${Object.keys(target).join(", ")})`, "an unknown field");
+      throw new ConfigError(
+        { file: where },
+        at.join("."),
+        `a field of the MeshOperator spec (known here: ${Object.keys(target).join(", ")})`,
+        "an unknown field",
+      );
     }
     const current = target[key];
     if (typeof current === "object" && current !== null) merge(current as Record<string, unknown>, v, at, where);
@@ -148,7 +153,8 @@ function merge(target: Record<string, unknown>, value: unknown, path: string[], 
 function resources(value: unknown, path: string, where: string): Resources {
   const object = (v: unknown, at: string, known: readonly string[]) => {
     if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ConfigError({ file: where }, at, "an object", JSON.stringify(v));
-    for (const k of Object.keys(v)) if (!known.includes(k)) throw new ConfigError({ file: where }, `${at}.${k}`, `one of ${known.join(", ")}`, "an unknown field");
+    for (const k of Object.keys(v))
+      if (!known.includes(k)) throw new ConfigError({ file: where }, `${at}.${k}`, `one of ${known.join(", ")}`, "an unknown field");
     return v as Record<string, unknown>;
   };
   const out: Record<string, Record<string, string>> = {};
@@ -169,7 +175,10 @@ export function setValue(base: OperatorSpec, item: SetItem): unknown {
   // k8s.resources.<requests|limits>.<cpu|memory> may name a quantity the profile does not set.
   const quantity = item.path.length === 6 && item.path[0] === "components" && item.path[2] === "k8s" && item.path[3] === "resources";
   if (quantity && Object.hasOwn(base.components, item.path[1])) {
-    const current = structuredClone((base.components as Record<string, ComponentSpec>)[item.path[1]].k8s.resources) as unknown as Record<string, Record<string, string>>;
+    const current = structuredClone((base.components as Record<string, ComponentSpec>)[item.path[1]].k8s.resources) as unknown as Record<
+      string,
+      Record<string, string>
+    >;
     current[item.path[4]] = { ...(current[item.path[4]] ?? {}), [item.path[5]]: item.value };
     return { components: { [item.path[1]]: { k8s: { resources: current } } } };
   }
@@ -212,8 +221,10 @@ function validate(spec: OperatorSpec, where: string): void {
   if (!(PROFILES as readonly string[]).includes(spec.profile)) fail("profile", `one of ${PROFILES.join(", ")}`, spec.profile);
   if (!DNS_LABEL.test(spec.meshNamespace)) fail("meshNamespace", "a DNS label (a namespace)", spec.meshNamespace);
   if (!DNS_LABEL.test(spec.meshConfig.rootNamespace)) fail("meshConfig.rootNamespace", "a DNS label (a namespace)", spec.meshConfig.rootNamespace);
-  if (!["Always", "IfNotPresent", "Never"].includes(spec.values.global.imagePullPolicy)) fail("values.global.imagePullPolicy", "Always, IfNotPresent or Never", spec.values.global.imagePullPolicy);
-  if (!["third-party-jwt", "first-party-jwt"].includes(spec.values.global.jwtPolicy)) fail("values.global.jwtPolicy", "third-party-jwt or first-party-jwt", spec.values.global.jwtPolicy);
+  if (!["Always", "IfNotPresent", "Never"].includes(spec.values.global.imagePullPolicy))
+    fail("values.global.imagePullPolicy", "Always, IfNotPresent or Never", spec.values.global.imagePullPolicy);
+  if (!["third-party-jwt", "first-party-jwt"].includes(spec.values.global.jwtPolicy))
+    fail("values.global.jwtPolicy", "third-party-jwt or first-party-jwt", spec.values.global.jwtPolicy);
   if (spec.hub === "" || /\s/.test(spec.hub)) fail("hub", "an image registry path such as docker.io/mesh", spec.hub);
   if (!/^[\w][\w.-]{0,127}$/.test(spec.tag)) fail("tag", "an image tag", spec.tag);
   for (const name of COMPONENTS) {

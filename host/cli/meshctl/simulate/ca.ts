@@ -2,7 +2,13 @@ import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { authorizeCaller } from "../../../anchor/caller_authentication.ts";
 import { CertificateAuthority } from "../../../anchor/certificate_authority.ts";
-import { type CertificateTransport, CertificateRequestError, type WorkloadCertificate, type WorkloadCertificateRequest, requestWorkloadCertificate } from "../../../anchor/client.ts";
+import {
+  type CertificateTransport,
+  CertificateRequestError,
+  type WorkloadCertificate,
+  type WorkloadCertificateRequest,
+  requestWorkloadCertificate,
+} from "../../../anchor/client.ts";
 import { anchorEnvironment } from "../../../anchor/environment.ts";
 import { AnchorError } from "../../../anchor/errors.ts";
 import { STATUS_OF } from "../../../anchor/grpc_service.ts";
@@ -63,7 +69,15 @@ export async function startSimulateCa(trustDomain: string, dir: string): Promise
   const rootCertFile = join(dir, ROOT_CERT_FILE);
   writeFileSync(rootCertFile, pemOf(root));
   const authority = new CertificateAuthority(
-    { trustDomain, org: "", defaultTtlMs: d.DEFAULT_WORKLOAD_CERT_TTL_MS, maxTtlMs: d.DEFAULT_MAX_WORKLOAD_CERT_TTL_MS, allowedNamespaces: new Set(), dualUse: false, signCaCerts: false },
+    {
+      trustDomain,
+      org: "",
+      defaultTtlMs: d.DEFAULT_WORKLOAD_CERT_TTL_MS,
+      maxTtlMs: d.DEFAULT_MAX_WORKLOAD_CERT_TTL_MS,
+      allowedNamespaces: new Set(),
+      dualUse: false,
+      signCaCerts: false,
+    },
     { ratio: d.DEFAULT_GRACE_PERIOD_RATIO, minGraceMs: env.workloadCertMinGracePeriodMs },
     new AnchorMetrics(),
   );

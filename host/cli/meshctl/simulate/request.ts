@@ -57,7 +57,9 @@ export function resolveConnection(spec: RequestSpec, mesh: ScenarioMesh): { port
   const client = mesh.workloads.get(spec.from)!;
   if ("workload" in spec.to) {
     const port = mesh.workloads.get(spec.to.workload)?.address(spec.to.containerPort);
-    return port === undefined ? { error: `${spec.to.workload} does not listen on container port ${spec.to.containerPort}` } : { port, via: `${spec.to.workload}:${spec.to.containerPort}` };
+    return port === undefined
+      ? { error: `${spec.to.workload} does not listen on container port ${spec.to.containerPort}` }
+      : { port, via: `${spec.to.workload}:${spec.to.containerPort}` };
   }
   const outbound = [...client.sidecars.values()][0];
   if (outbound && client.spec.kind === "app") return { port: outbound.outbound, via: `outbound sidecar of ${client.spec.id}` };
@@ -66,7 +68,10 @@ export function resolveConnection(spec: RequestSpec, mesh: ScenarioMesh): { port
   const clientNamespace = client.spec.namespace;
   for (const w of mesh.workloads.values()) {
     for (const p of w.spec.ports) {
-      const byService = w.spec.service !== undefined && p.servicePort === port && serviceDomains(workloadServiceFqdn(w.spec.service, w.spec.namespace), clientNamespace, SCENARIO_DOMAIN).includes(host);
+      const byService =
+        w.spec.service !== undefined &&
+        p.servicePort === port &&
+        serviceDomains(workloadServiceFqdn(w.spec.service, w.spec.namespace), clientNamespace, SCENARIO_DOMAIN).includes(host);
       const byHostname = w.spec.hostname !== undefined && host === w.spec.hostname.toLowerCase() && (p.servicePort ?? p.containerPort) === port;
       const at = byService || byHostname ? w.address(p.containerPort) : undefined;
       if (at !== undefined) return { port: at, via: `${w.spec.id}:${p.containerPort}` };
@@ -76,20 +81,36 @@ export function resolveConnection(spec: RequestSpec, mesh: ScenarioMesh): { port
 }
 
 /** Sends one plain-text HTTP/1.1 request on a fresh connection to 127.0.0.1:port. */
-export function send(port: number, method: string, sent: { path: string; headers: Record<string, string | string[]> }): Promise<Pick<SimulateResult, "outcome" | "status" | "body" | "responseHeaders" | "error">> {
+export function send(
+  port: number,
+  method: string,
+  sent: { path: string; headers: Record<string, string | string[]> },
+): Promise<Pick<SimulateResult, "outcome" | "status" | "body" | "responseHeaders" | "error">> {
   return new Promise((resolve) => {
     const failure = (e: Error) => resolve({ outcome: "connection-failure", status: null, body: null, responseHeaders: {}, error: e.message });
-    const req = request({ host: "127.0.0.1", port, method, path: sent.path, headers: sent.headers as OutgoingHttpHeaders, agent: false, setHost: false, timeout: REQUEST_TIMEOUT_MS }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => {
-        const responseHeaders: Record<string, string | string[]> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders[k] = v;
-        resolve({ outcome: "http", status: res.statusCode ?? 0, body, responseHeaders });
-      });
-      res.on("error", failure);
-    });
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        method,
+        path: sent.path,
+        headers: sent.headers as OutgoingHttpHeaders,
+        agent: false,
+        setHost: false,
+        timeout: REQUEST_TIMEOUT_MS,
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (body += c));
+        res.on("end", () => {
+          const responseHeaders: Record<string, string | string[]> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders[k] = v;
+          resolve({ outcome: "http", status: res.statusCode ?? 0, body, responseHeaders });
+        });
+        res.on("error", failure);
+      },
+    );
     req.on("timeout", () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
     req.on("error", failure);
     req.end();

@@ -29,7 +29,8 @@ export function substitutePlaceholders(f: Field, keys: TokenKeys): unknown {
   const v = f.value;
   if (typeof v === "string") {
     return v.replace(PLACEHOLDER, (_m, key: string) => {
-      if (!(TOKEN_KEYS as readonly string[]).includes(key)) f.invalid(`unknown placeholder \${JWKS:${key}} (known: ${TOKEN_KEYS.map((k) => `\${JWKS:${k}}`).join(", ")})`);
+      if (!(TOKEN_KEYS as readonly string[]).includes(key))
+        f.invalid(`unknown placeholder \${JWKS:${key}} (known: ${TOKEN_KEYS.map((k) => `\${JWKS:${k}}`).join(", ")})`);
       return JSON.stringify(keys.jwks(key as TokenKey));
     });
   }
@@ -40,7 +41,10 @@ export function substitutePlaceholders(f: Field, keys: TokenKeys): unknown {
 
 /** Service documents for the workloads' `service` fields (ports with a servicePort only). */
 export function serviceDocuments(workloads: readonly WorkloadSpec[], defined: ReadonlySet<string>): Record<string, unknown>[] {
-  const byService = new Map<string, { name: string; namespace: string; selector: Record<string, string>; ports: Map<number, { name: string; port: number; targetPort: number }> }>();
+  const byService = new Map<
+    string,
+    { name: string; namespace: string; selector: Record<string, string>; ports: Map<number, { name: string; port: number; targetPort: number }> }
+  >();
   for (const w of workloads) {
     if (w.service === undefined || w.kind === "external-client") continue;
     const key = `${w.namespace}/${w.service}`;

@@ -88,7 +88,14 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
   let aborted = false;
   const cleanup = async () => {
     await Promise.all([...stoppers].map((stop) => stop()));
-    await Promise.all([...cas.values()].map((c) => c.then((ca) => ca.stop(), () => undefined)));
+    await Promise.all(
+      [...cas.values()].map((c) =>
+        c.then(
+          (ca) => ca.stop(),
+          () => undefined,
+        ),
+      ),
+    );
     if (!o.keep) rmSync(root, { recursive: true, force: true });
   };
   // A signal or an abrupt exit must not leave sidecars behind.
@@ -150,9 +157,16 @@ export async function runSimulate(o: SimulateOptions): Promise<number> {
     let stop: (() => Promise<void>) | undefined;
     try {
       const ca = await caFor(s.mesh.trustDomain);
-      const mesh = await startScenarioMesh(s, prepared[i], keys, { ca, checks: filter, agentEnv }, join(root, `scenario-${i}`), limit, (f) => stoppers.add((stop = f)));
+      const mesh = await startScenarioMesh(s, prepared[i], keys, { ca, checks: filter, agentEnv }, join(root, `scenario-${i}`), limit, (f) =>
+        stoppers.add((stop = f)),
+      );
       if (aborted) return undefined;
-      return await simulateRequest(s, mesh, keys, prepared[i].some((d) => d.kind === "VirtualService"));
+      return await simulateRequest(
+        s,
+        mesh,
+        keys,
+        prepared[i].some((d) => d.kind === "VirtualService"),
+      );
     } catch (e) {
       failed = true;
       if (!aborted) o.errors.write(`Error: meshctl x simulate: ${s.path || "scenario"} (id ${JSON.stringify(s.id)}): ${(e as Error).message}\n`);
@@ -207,7 +221,8 @@ async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys,
   const sent = await buildRequest(s.request, keys);
   const target = resolveConnection(s.request, mesh);
   const before = new Map([...mesh.workloads.values()].filter((w) => w.app).map((w) => [w.spec.id, w.app!.seen.length]));
-  if ("error" in target) return { id: s.id, outcome: "connection-failure", status: null, body: null, responseHeaders: {}, sent, upstream: null, error: target.error };
+  if ("error" in target)
+    return { id: s.id, outcome: "connection-failure", status: null, body: null, responseHeaders: {}, sent, upstream: null, error: target.error };
   if (sent.headers.host === undefined) sent.headers = { host: `127.0.0.1:${target.port}`, ...sent.headers };
   const routesBefore = routed ? await snapshotRoutes(mesh) : undefined;
   const started = performance.now();
@@ -223,5 +238,17 @@ async function simulateRequest(s: Scenario, mesh: ScenarioMesh, keys: TokenKeys,
     upstream = { workload: w.spec.id, headers };
     break;
   }
-  return { id: s.id, outcome: answer.outcome, status: answer.status, body: answer.body, responseHeaders: answer.responseHeaders, sent, upstream, via: target.via, ...(answer.error ? { error: answer.error } : {}), ...(route ? { route } : {}), elapsedMs };
+  return {
+    id: s.id,
+    outcome: answer.outcome,
+    status: answer.status,
+    body: answer.body,
+    responseHeaders: answer.responseHeaders,
+    sent,
+    upstream,
+    via: target.via,
+    ...(answer.error ? { error: answer.error } : {}),
+    ...(route ? { route } : {}),
+    elapsedMs,
+  };
 }

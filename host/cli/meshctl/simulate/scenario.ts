@@ -125,7 +125,10 @@ export function decodeScenarioFile(text: string, file: string, warnings: string[
   root.object();
   if (root.get("scenarios").present) {
     root.allowOnly(["scenarios"]);
-    return root.get("scenarios").list().map((f, i) => decodeScenario(f, i));
+    return root
+      .get("scenarios")
+      .list()
+      .map((f, i) => decodeScenario(f, i));
   }
   return [decodeScenario(root, 0)];
 }
@@ -141,7 +144,10 @@ function decodeScenario(f: Field, index: number): Scenario {
   }
   f.get("description").optionalString();
   const mesh = decodeMesh(f.get("meshConfig"));
-  const workloads = f.get("workloads").list().map((w) => decodeWorkload(w));
+  const workloads = f
+    .get("workloads")
+    .list()
+    .map((w) => decodeWorkload(w));
   const seen = new Map<string, string>();
   for (const [i, w] of workloads.entries()) {
     const where = `${f.get("workloads").path}[${i}]`;
@@ -253,7 +259,8 @@ function decodeTarget(f: Field, byId: ReadonlyMap<string, WorkloadSpec>): Target
   if (!w) return f.get("workload").fail(`a workload of this scenario as <namespace>/<name>`);
   if (w.kind === "external-client") f.get("workload").invalid(`${w.id} is an external-client: it accepts no connections`);
   const containerPort = f.get("containerPort").integer(1, MAX_PORT);
-  if (!w.ports.some((p) => p.containerPort === containerPort)) f.get("containerPort").fail(`a container port of ${w.id} (${w.ports.map((p) => p.containerPort).join(", ")})`);
+  if (!w.ports.some((p) => p.containerPort === containerPort))
+    f.get("containerPort").fail(`a container port of ${w.id} (${w.ports.map((p) => p.containerPort).join(", ")})`);
   return Object.freeze({ workload: w.id, containerPort });
 }
 
@@ -266,7 +273,8 @@ function decodeToken(f: Field): TokenSpec {
   const aud = audField.present ? Object.freeze(audField.list().map((a) => a.string())) : undefined;
   const claimsField = f.get("claims");
   const claims = claimsField.present ? claimsField.object() : {};
-  for (const reserved of ["iss", "sub", "exp", "nbf", "aud", "iat"]) if (reserved in claims) claimsField.get(reserved).invalid(`set ${reserved} with the descriptor's own field`);
+  for (const reserved of ["iss", "sub", "exp", "nbf", "aud", "iat"])
+    if (reserved in claims) claimsField.get(reserved).invalid(`set ${reserved} with the descriptor's own field`);
   return Object.freeze({
     kind,
     iss: f.get("iss").present ? f.get("iss").string() : DEFAULT_TOKEN_ISSUER,

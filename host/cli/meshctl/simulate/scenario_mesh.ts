@@ -47,7 +47,15 @@ export interface ScenarioMesh {
  * function before anything starts. `shared`: what the run's scenarios share
  * (the CA of the scenario's trust domain, the filter module for checks).
  */
-export async function startScenarioMesh(scenario: Scenario, documents: readonly Record<string, unknown>[], keys: TokenKeys, shared: { ca: SimulateCa; checks: FilterModule; agentEnv?: AgentEnvironment }, dir: string, limit: StartLimit, adopt: (stop: () => Promise<void>) => void = () => undefined): Promise<ScenarioMesh> {
+export async function startScenarioMesh(
+  scenario: Scenario,
+  documents: readonly Record<string, unknown>[],
+  keys: TokenKeys,
+  shared: { ca: SimulateCa; checks: FilterModule; agentEnv?: AgentEnvironment },
+  dir: string,
+  limit: StartLimit,
+  adopt: (stop: () => Promise<void>) => void = () => undefined,
+): Promise<ScenarioMesh> {
   const configDir = join(dir, "config");
   mkdirSync(configDir, { recursive: true });
   const meshFile = join(dir, "mesh.yaml");
@@ -74,7 +82,8 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
       servers.push(jwks.server);
       const local = `http://127.0.0.1:${jwks.port}`;
       origins.set(JWKS_ORIGIN, local);
-      for (const p of w.ports) if (w.service && p.servicePort !== null) origins.set(`http://${workloadServiceFqdn(w.service, w.namespace)}:${p.servicePort}`, local);
+      for (const p of w.ports)
+        if (w.service && p.servicePort !== null) origins.set(`http://${workloadServiceFqdn(w.service, w.namespace)}:${p.servicePort}`, local);
       running.set(w.id, { spec: w, sidecars: new Map(), address: () => jwks.port });
     }
     writeFileSync(join(configDir, "resources.json"), `${JSON.stringify(mapJwksUris(documents, origins), null, 1)}\n`);
@@ -87,10 +96,14 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
         if (at === undefined) continue;
         const proxied = r.sidecars.size > 0 && w.kind !== "ingress-gateway" ? `,sidecar,sa=${w.serviceAccount}` : "";
         // The workload's labels travel with its endpoint: DestinationRule subsets select endpoints by them.
-        const labels = Object.entries(w.labels).map(([k, v]) => `,label=${k}=${v}`).join("");
-        if (w.service && p.servicePort !== null) endpoints.push(`${workloadServiceFqdn(w.service, w.namespace)}:${p.servicePort}=127.0.0.1:${at}${proxied}${labels}`);
+        const labels = Object.entries(w.labels)
+          .map(([k, v]) => `,label=${k}=${v}`)
+          .join("");
+        if (w.service && p.servicePort !== null)
+          endpoints.push(`${workloadServiceFqdn(w.service, w.namespace)}:${p.servicePort}=127.0.0.1:${at}${proxied}${labels}`);
         // An external server's own name stands in for DNS only where the mesh passes unknown hosts through.
-        if (w.hostname && w.kind === "external-server" && scenario.mesh.outboundTrafficPolicy === "ALLOW_ANY") endpoints.push(`${w.hostname}:${p.servicePort ?? p.containerPort}=127.0.0.1:${at}`);
+        if (w.hostname && w.kind === "external-server" && scenario.mesh.outboundTrafficPolicy === "ALLOW_ANY")
+          endpoints.push(`${w.hostname}:${p.servicePort ?? p.containerPort}=127.0.0.1:${at}`);
       }
     };
     const start = async (w: WorkloadSpec): Promise<RunningWorkload> => {
@@ -104,22 +117,26 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
       if (proxied) {
         const started = await Promise.all(
           w.ports.map((p) =>
-            limit(() => (stopped ? Promise.reject(new Error("scenario stopped")) : startSimulatedSidecar({
-              agentEnv: shared.agentEnv,
-              name: w.name,
-              namespace: w.namespace,
-              configDir,
-              ca: shared.ca,
-              checks: shared.checks,
-              serviceAccount: w.serviceAccount,
-              labels: { ...w.labels },
-              containerPort: p.containerPort,
-              appPort: behind!.port,
-              endpoints: [...endpoints],
-              meshConfigFile: meshFile,
-              trustDomain: scenario.mesh.trustDomain,
-              gateway: w.kind === "ingress-gateway",
-            }))).then((s) => {
+            limit(() =>
+              stopped
+                ? Promise.reject(new Error("scenario stopped"))
+                : startSimulatedSidecar({
+                    agentEnv: shared.agentEnv,
+                    name: w.name,
+                    namespace: w.namespace,
+                    configDir,
+                    ca: shared.ca,
+                    checks: shared.checks,
+                    serviceAccount: w.serviceAccount,
+                    labels: { ...w.labels },
+                    containerPort: p.containerPort,
+                    appPort: behind!.port,
+                    endpoints: [...endpoints],
+                    meshConfigFile: meshFile,
+                    trustDomain: scenario.mesh.trustDomain,
+                    gateway: w.kind === "ingress-gateway",
+                  }),
+            ).then((s) => {
               sidecars.push(s);
               if (stopped) void s.stop();
               return [p.containerPort, s] as const;
@@ -132,10 +149,13 @@ export async function startScenarioMesh(scenario: Scenario, documents: readonly 
         spec: w,
         app,
         sidecars: byPort,
-        address: (containerPort) => (byPort.size > 0 ? byPort.get(containerPort)?.inbound : w.ports.some((p) => p.containerPort === containerPort) ? app?.port : undefined),
+        address: (containerPort) =>
+          byPort.size > 0 ? byPort.get(containerPort)?.inbound : w.ports.some((p) => p.containerPort === containerPort) ? app?.port : undefined,
       };
     };
-    const servesOnly = scenario.workloads.filter((w) => w.kind !== "jwks-server" && w.kind !== "external-client" && w.kind !== "ingress-gateway" && w.id !== scenario.request.from);
+    const servesOnly = scenario.workloads.filter(
+      (w) => w.kind !== "jwks-server" && w.kind !== "external-client" && w.kind !== "ingress-gateway" && w.id !== scenario.request.from,
+    );
     for (const r of await Promise.all(servesOnly.map(start))) register(r);
     const gateways = scenario.workloads.filter((w) => w.kind === "ingress-gateway" && w.id !== scenario.request.from);
     for (const r of await Promise.all(gateways.map(start))) register(r);

@@ -73,7 +73,9 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     hubIdentity: "",
     trustDomain: s.trustDomain,
     serviceAccount: s.serviceAccount,
-    labels: Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(","),
+    labels: Object.entries(s.labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(","),
     meshConfigFile: s.meshConfigFile,
     endpoint: s.endpoints,
     containerPort: s.containerPort,
@@ -83,7 +85,12 @@ export async function startSimulatedSidecar(s: SidecarSpec): Promise<SimulatedSi
     // Fast keys: a scenario is about policy, not key strength.
     workloadKeyAlgorithm: "ECDSA",
   };
-  const started = await startProxy(opts, logger, { ...s.agentEnv, POD_NAME: s.name, POD_NAMESPACE: s.namespace }, { checks: s.checks, caTransport: s.ca.transport, requestCertificate: s.ca.certificate });
+  const started = await startProxy(
+    opts,
+    logger,
+    { ...s.agentEnv, POD_NAME: s.name, POD_NAMESPACE: s.namespace },
+    { checks: s.checks, caTransport: s.ca.transport, requestCertificate: s.ca.certificate },
+  );
   if ("exitCode" in started) throw new Error(`the sidecar of ${s.namespace}/${s.name} (port ${s.containerPort}) did not start:\n${logger.lines.join("\n")}`);
   let stopping: Promise<void> | undefined;
   return {

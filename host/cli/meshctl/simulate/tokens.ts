@@ -1,6 +1,14 @@
 import { createHmac } from "node:crypto";
 import { type CryptoKey, type JWK, type KeyObject, SignJWT, exportJWK, exportSPKI, generateKeyPair } from "jose";
-import { DEFAULT_EXPIRED_AGO_S, DEFAULT_NOT_YET_VALID_IN_S, DEFAULT_TOKEN_LIFETIME_S, type Scenario, TOKEN_KEYS, type TokenKey, type TokenSpec } from "./scenario.ts";
+import {
+  DEFAULT_EXPIRED_AGO_S,
+  DEFAULT_NOT_YET_VALID_IN_S,
+  DEFAULT_TOKEN_LIFETIME_S,
+  type Scenario,
+  TOKEN_KEYS,
+  type TokenKey,
+  type TokenSpec,
+} from "./scenario.ts";
 
 /** `${JWKS:key-1}`: that key's JSON Web Key Set, in any string of a resource. */
 export const PLACEHOLDER = /\$\{JWKS:([^}]*)\}/g;
@@ -36,7 +44,8 @@ type KeyName = TokenKey | "rogue";
 export function tokenKeysNeeded(scenarios: readonly Scenario[]): Set<KeyName> {
   const needed = new Set<KeyName>();
   for (const s of scenarios) {
-    for (const r of s.resources) for (const m of JSON.stringify(r.value ?? null).matchAll(PLACEHOLDER)) if ((TOKEN_KEYS as readonly string[]).includes(m[1])) needed.add(m[1] as TokenKey);
+    for (const r of s.resources)
+      for (const m of JSON.stringify(r.value ?? null).matchAll(PLACEHOLDER)) if ((TOKEN_KEYS as readonly string[]).includes(m[1])) needed.add(m[1] as TokenKey);
     if (s.workloads.some((w) => w.kind === "jwks-server")) needed.add("key-1");
     for (const t of s.request.tokens) {
       if (t.kind === "invalid-signature") needed.add("rogue");
@@ -69,7 +78,12 @@ export async function createTokenKeys(names: Iterable<KeyName> = ["key-1", "key-
       const t = Math.floor(nowMs / 1000) - clockOffsetSeconds;
       const exp =
         spec.kind === "expired" ? t + Math.min(spec.expSecondsFromNow ?? -DEFAULT_EXPIRED_AGO_S, -1) : t + (spec.expSecondsFromNow ?? DEFAULT_TOKEN_LIFETIME_S);
-      const nbf = spec.kind === "not-yet-valid" ? t + Math.max(spec.nbfSecondsFromNow ?? DEFAULT_NOT_YET_VALID_IN_S, 1) : spec.nbfSecondsFromNow === undefined ? undefined : t + spec.nbfSecondsFromNow;
+      const nbf =
+        spec.kind === "not-yet-valid"
+          ? t + Math.max(spec.nbfSecondsFromNow ?? DEFAULT_NOT_YET_VALID_IN_S, 1)
+          : spec.nbfSecondsFromNow === undefined
+            ? undefined
+            : t + spec.nbfSecondsFromNow;
       const payload: Record<string, unknown> = { ...spec.claims, iss: spec.iss, sub: spec.sub, iat: t, exp };
       if (nbf !== undefined) payload.nbf = nbf;
       if (spec.aud) payload.aud = [...spec.aud];

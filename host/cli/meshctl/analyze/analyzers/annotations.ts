@@ -13,7 +13,10 @@ interface KnownAnnotation {
 }
 
 const PORTS = (v: string) => (v === "*" || /^\s*(\d+\s*(,\s*\d+\s*)*)?$/.test(v) ? undefined : "expected a comma-separated list of port numbers, or *");
-const CIDRS = (v: string) => (v === "*" || v.split(",").every((c) => c.trim() === "" || /^[0-9a-fA-F:.]+(\/\d+)?$/.test(c.trim())) ? undefined : "expected a comma-separated list of CIDR blocks, or *");
+const CIDRS = (v: string) =>
+  v === "*" || v.split(",").every((c) => c.trim() === "" || /^[0-9a-fA-F:.]+(\/\d+)?$/.test(c.trim()))
+    ? undefined
+    : "expected a comma-separated list of CIDR blocks, or *";
 const POD = ["Pod"];
 
 /**
@@ -87,13 +90,21 @@ function check(ctx: AnalysisContext, r: AnyResource, kind: string, annotations: 
       ctx.report(UnknownAnnotation, r, `Unknown annotation: ${name}`, at);
       continue;
     }
-    if (known.status === "deprecated") ctx.report(DeprecatedAnnotation, r, `Annotation ${JSON.stringify(name)} has been deprecated${known.deprecation ?? ""} and may not work in future versions.`, at);
-    if (known.status === "alpha") ctx.report(AlphaAnnotation, r, `Annotation ${JSON.stringify(name)} is part of an alpha-phase feature and may be incompletely supported.`, at);
+    if (known.status === "deprecated")
+      ctx.report(
+        DeprecatedAnnotation,
+        r,
+        `Annotation ${JSON.stringify(name)} has been deprecated${known.deprecation ?? ""} and may not work in future versions.`,
+        at,
+      );
+    if (known.status === "alpha")
+      ctx.report(AlphaAnnotation, r, `Annotation ${JSON.stringify(name)} is part of an alpha-phase feature and may be incompletely supported.`, at);
     if (!known.kinds.includes(kind)) {
       ctx.report(MisplacedAnnotation, r, `Misplaced annotation: ${name} can only be applied to ${known.kinds.join(", ")}`, at);
       continue;
     }
-    const problem = known.values && !known.values.includes(value) ? `expected one of ${known.values.join(", ")}, got ${JSON.stringify(value)}` : known.check?.(value);
+    const problem =
+      known.values && !known.values.includes(value) ? `expected one of ${known.values.join(", ")}, got ${JSON.stringify(value)}` : known.check?.(value);
     if (problem) ctx.report(InvalidAnnotation, r, `Invalid annotation ${name}: ${problem}`, at);
   }
 }

@@ -12,13 +12,15 @@ export const bindingReferencesAnalyzer: Analyzer = {
     for (const b of ctx.catalog.byKind.HTTPAPISpecBinding) {
       b.spec.apiSpecs.forEach((ref, i) => {
         const ns = ref.namespace ?? b.namespace;
-        if (!findResource(ctx.catalog, "HTTPAPISpec", ns, ref.name)) ctx.report(ReferencedResourceNotFound, b, `Referenced HTTPAPISpec not found: ${JSON.stringify(`${ns}/${ref.name}`)}`, `spec.apiSpecs[${i}]`);
+        if (!findResource(ctx.catalog, "HTTPAPISpec", ns, ref.name))
+          ctx.report(ReferencedResourceNotFound, b, `Referenced HTTPAPISpec not found: ${JSON.stringify(`${ns}/${ref.name}`)}`, `spec.apiSpecs[${i}]`);
       });
     }
     for (const b of ctx.catalog.byKind.QuotaSpecBinding) {
       b.spec.quotaSpecs.forEach((ref, i) => {
         const ns = ref.namespace ?? b.namespace;
-        if (!findResource(ctx.catalog, "QuotaSpec", ns, ref.name)) ctx.report(ReferencedResourceNotFound, b, `Referenced QuotaSpec not found: ${JSON.stringify(`${ns}/${ref.name}`)}`, `spec.quotaSpecs[${i}]`);
+        if (!findResource(ctx.catalog, "QuotaSpec", ns, ref.name))
+          ctx.report(ReferencedResourceNotFound, b, `Referenced QuotaSpec not found: ${JSON.stringify(`${ns}/${ref.name}`)}`, `spec.quotaSpecs[${i}]`);
       });
     }
   },

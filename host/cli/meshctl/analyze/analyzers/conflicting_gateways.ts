@@ -35,10 +35,15 @@ export const conflictingGatewaysAnalyzer: Analyzer = {
       const others = gws.filter((o) => o !== gw && Object.keys(o.selector).length > 0 && shareWorkloads(ctx.model, gw, o));
       gw.servers.forEach((server, i) => {
         const conflicting = others.filter((o) =>
-          o.servers.some((s) => s.port.number === server.port.number && (s.bind ?? "") === (server.bind ?? "") && s.hosts.some((h) => server.hosts.includes(h))),
+          o.servers.some(
+            (s) => s.port.number === server.port.number && (s.bind ?? "") === (server.bind ?? "") && s.hosts.some((h) => server.hosts.includes(h)),
+          ),
         );
         if (conflicting.length === 0) return;
-        const names = conflicting.map((o) => `${o.namespace}/${o.name}`).sort().join(",");
+        const names = conflicting
+          .map((o) => `${o.namespace}/${o.name}`)
+          .sort()
+          .join(",");
         gw.report(
           ConflictingGateways,
           `Conflict with gateways ${names} (workload selector ${formatLabels(gw.selector)}, port ${server.port.number}, hosts ${server.hosts.join(",")}).`,

@@ -43,7 +43,10 @@ export const conflictingMeshHostsAnalyzer: Analyzer = {
       const everywhere = scope === "*" ? [] : [...byScopedHost.values()].filter((o) => o.scope === "*" && hostsIntersect(host, o.host)).flatMap((o) => o.list);
       const all = [...new Set([...list, ...everywhere])];
       if (all.length < 2) continue;
-      const names = all.map((v) => `${v.namespace}/${v.name}`).sort().join(",");
+      const names = all
+        .map((v) => `${v.namespace}/${v.name}`)
+        .sort()
+        .join(",");
       for (const vs of all) {
         if (reported.has(vs)) continue;
         reported.add(vs);

@@ -19,7 +19,11 @@ export const destinationLabelsAnalyzer: Analyzer = {
   analyze(ctx) {
     for (const p of ctx.problems) {
       if (isDestinationLabels(p)) {
-        ctx.reportProblem(VirtualServiceDestinationLabels, p, `${p.fieldPath}: labels must be empty on a VirtualService destination; select a version with subset and a DestinationRule subset`);
+        ctx.reportProblem(
+          VirtualServiceDestinationLabels,
+          p,
+          `${p.fieldPath}: labels must be empty on a VirtualService destination; select a version with subset and a DestinationRule subset`,
+        );
       }
     }
   },

@@ -19,7 +19,12 @@ export const destinationRuleHostAnalyzer: Analyzer = {
     for (const dr of ctx.catalog.byKind.DestinationRule) {
       if (visibleServicesForHost(ctx.model, dr.spec.fqdn, dr.namespace, dr.spec.exportTo).length > 0) continue;
       if (refusedServiceHost(ctx.model, dr.spec.fqdn, ctx.catalog.domain)) continue;
-      ctx.report(UnknownDestinationRuleHost, dr, `The host ${dr.spec.host} defined in the DestinationRule does not match any services in the mesh.`, "spec.host");
+      ctx.report(
+        UnknownDestinationRuleHost,
+        dr,
+        `The host ${dr.spec.host} defined in the DestinationRule does not match any services in the mesh.`,
+        "spec.host",
+      );
     }
   },
 };

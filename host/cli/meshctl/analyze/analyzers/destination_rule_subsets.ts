@@ -18,7 +18,11 @@ export const NODE_TOPOLOGY_LABELS: ReadonlySet<string> = new Set([
 ]);
 
 /** Whether a subset's labels select a workload, node topology labels taken from its node when known. */
-export function subsetSelects(subset: Readonly<Record<string, string>>, workload: Workload, nodeLabels: ReadonlyMap<string, Readonly<Record<string, string>>>): boolean {
+export function subsetSelects(
+  subset: Readonly<Record<string, string>>,
+  workload: Workload,
+  nodeLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+): boolean {
   const node = workload.kind === "Pod" ? workload.resource?.kind === "Pod" && workload.resource.spec.nodeName : undefined;
   const known = node ? nodeLabels.get(node) : undefined;
   for (const [k, v] of Object.entries(subset)) {
@@ -51,7 +55,12 @@ export const destinationRuleSubsetsAnalyzer: Analyzer = {
       const candidates = ctx.model.workloads;
       dr.spec.subsets.forEach((subset, i) => {
         if (candidates.some((w) => labelsMatch(entrySelector, w.labels) && subsetSelects(subset.labels, w, nodes))) return;
-        ctx.report(DestinationRuleSubsetNotSelectPods, dr, `The Subset ${subset.name} defined in the DestinationRule does not select any pods. Which may lead to 503 UH (NoHealthyUpstream).`, `spec.subsets[${i}]`);
+        ctx.report(
+          DestinationRuleSubsetNotSelectPods,
+          dr,
+          `The Subset ${subset.name} defined in the DestinationRule does not select any pods. Which may lead to 503 UH (NoHealthyUpstream).`,
+          `spec.subsets[${i}]`,
+        );
       });
     }
   },

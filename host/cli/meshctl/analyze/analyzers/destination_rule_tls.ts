@@ -22,11 +22,21 @@ export const destinationRuleTlsAnalyzer: Analyzer = {
       const tp = dr.spec.trafficPolicy;
       const selected = dr.spec.workloadSelector !== undefined;
       if (unverified(tp?.tls, selected)) {
-        ctx.report(NoServerCertificateVerificationDestinationLevel, dr, `DestinationRule ${dr.namespace}/${dr.name} in namespace ${dr.namespace} has TLS mode set to ${tp!.tls!.mode} but no caCertificates are set to validate server identity for host: ${dr.spec.host}`, "spec.trafficPolicy.tls");
+        ctx.report(
+          NoServerCertificateVerificationDestinationLevel,
+          dr,
+          `DestinationRule ${dr.namespace}/${dr.name} in namespace ${dr.namespace} has TLS mode set to ${tp!.tls!.mode} but no caCertificates are set to validate server identity for host: ${dr.spec.host}`,
+          "spec.trafficPolicy.tls",
+        );
       }
       tp?.portLevelSettings.forEach((p, i) => {
         if (!unverified(p.tls, selected)) return;
-        ctx.report(NoServerCertificateVerificationPortLevel, dr, `DestinationRule ${dr.namespace}/${dr.name} in namespace ${dr.namespace} has TLS mode set to ${p.tls!.mode} but no caCertificates are set to validate server identity for host: ${dr.spec.host} at port ${p.port}`, `spec.trafficPolicy.portLevelSettings[${i}].tls`);
+        ctx.report(
+          NoServerCertificateVerificationPortLevel,
+          dr,
+          `DestinationRule ${dr.namespace}/${dr.name} in namespace ${dr.namespace} has TLS mode set to ${p.tls!.mode} but no caCertificates are set to validate server identity for host: ${dr.spec.host} at port ${p.port}`,
+          `spec.trafficPolicy.portLevelSettings[${i}].tls`,
+        );
       });
     }
   },

@@ -34,7 +34,11 @@ export const gatewayCertificateAnalyzer: Analyzer = {
         for (const s of gw.servers) {
           for (const t of other.servers) {
             if (!s.tls || !t.tls || !sameCertificate(s.tls, t.tls)) continue;
-            gw.report(GatewayDuplicateCertificate, `Duplicate certificate in multiple gateways [${gw.namespace}/${gw.name} ${other.namespace}/${other.name}] may cause 404s if clients re-use HTTP2 connections.`, "metadata.name");
+            gw.report(
+              GatewayDuplicateCertificate,
+              `Duplicate certificate in multiple gateways [${gw.namespace}/${gw.name} ${other.namespace}/${other.name}] may cause 404s if clients re-use HTTP2 connections.`,
+              "metadata.name",
+            );
           }
         }
       }
@@ -83,9 +87,17 @@ export const gatewaySecretAnalyzer: Analyzer = {
         const at = `spec.servers[${i}].tls.credentialName`;
         const secret = ctx.catalog.byKind.Secret.find((s) => s.namespace === ns && s.name === name);
         if (!secret && !isDefined(ctx.catalog, ctx.model, "Secret", ns, name)) {
-          gw.report(ReferencedResourceNotFound, `Referenced credentialName not found: ${JSON.stringify(name)} (a Secret in namespace ${ns}, where the gateway runs)`, at);
+          gw.report(
+            ReferencedResourceNotFound,
+            `Referenced credentialName not found: ${JSON.stringify(name)} (a Secret in namespace ${ns}, where the gateway runs)`,
+            at,
+          );
         } else if (!secret || !usableCredential(secret.spec.data, ctx.now())) {
-          gw.report(InvalidGatewayCredential, `The credential referenced by the Gateway ${gw.name} in namespace ${ns} is invalid (Secret ${ns}/${name} has no tls.crt valid now with its tls.key), which can cause the traffic not to work as expected.`, at);
+          gw.report(
+            InvalidGatewayCredential,
+            `The credential referenced by the Gateway ${gw.name} in namespace ${ns} is invalid (Secret ${ns}/${name} has no tls.crt valid now with its tls.key), which can cause the traffic not to work as expected.`,
+            at,
+          );
         }
       });
     }

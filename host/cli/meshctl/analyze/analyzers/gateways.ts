@@ -43,7 +43,13 @@ function readServers(spec: Record<string, unknown>): AnalyzedServer[] {
 /** Every Gateway of the input: the decoded ones, then those validation refused, read from their documents. */
 export function gatewaysOf(ctx: AnalysisContext): AnalyzedGateway[] {
   const decoded = ctx.catalog.byKind.Gateway.map(
-    (g): AnalyzedGateway => ({ namespace: g.namespace, name: g.name, selector: g.spec.selector, servers: g.spec.servers, report: (type, text, at) => ctx.report(type, g, text, at) }),
+    (g): AnalyzedGateway => ({
+      namespace: g.namespace,
+      name: g.name,
+      selector: g.spec.selector,
+      servers: g.spec.servers,
+      report: (type, text, at) => ctx.report(type, g, text, at),
+    }),
   );
   const refused = ctx.model.refused
     .filter((d) => d.kind === "Gateway")

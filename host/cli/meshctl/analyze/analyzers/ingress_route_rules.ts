@@ -17,7 +17,10 @@ export const ingressRouteRulesAnalyzer: Analyzer = {
     const vss = ctx.catalog.byKind.VirtualService;
     // VirtualServices that route a host of their own to one of its subsets.
     const splitting = vss.flatMap((vs) =>
-      vs.spec.http.flatMap((r) => r.route.map((d) => d.destination)).filter((d) => d.subset !== undefined && vs.spec.hosts.includes(d.host)).map((d) => ({ vs, host: d.host })),
+      vs.spec.http
+        .flatMap((r) => r.route.map((d) => d.destination))
+        .filter((d) => d.subset !== undefined && vs.spec.hosts.includes(d.host))
+        .map((d) => ({ vs, host: d.host })),
     );
     for (const vs of vss) {
       if (vs.spec.gateways.length === 0) continue;
@@ -26,7 +29,12 @@ export const ingressRouteRulesAnalyzer: Analyzer = {
           if (r.destination.subset !== undefined) return;
           for (const s of splitting) {
             if (s.host !== r.destination.host) continue;
-            ctx.report(IngressRouteRulesNotAffected, vs, `Subset in virtual service ${s.vs.namespace}/${s.vs.name} has no effect on ingress gateway ${vs.namespace}/${vs.name} requests`, `spec.http[${i}].route[${j}].destination.host`);
+            ctx.report(
+              IngressRouteRulesNotAffected,
+              vs,
+              `Subset in virtual service ${s.vs.namespace}/${s.vs.name} has no effect on ingress gateway ${vs.namespace}/${vs.name} requests`,
+              `spec.http[${i}].route[${j}].destination.host`,
+            );
           }
         }),
       );

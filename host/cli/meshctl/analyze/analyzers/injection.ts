@@ -32,7 +32,13 @@ export const injectionAnalyzer: Analyzer = {
       for (const l of [REVISION_LABEL, DATAPLANE_MODE_LABEL]) {
         if (ns.labels[l] !== undefined && (injection === undefined || injection === "enabled")) labels.push(`${l}=${ns.labels[l]}`);
       }
-      if (labels.length > 1) ctx.report(NamespaceMultipleInjectionLabels, ns, `The namespace has more than one type of injection labels [${labels.join(" ")}], which may lead to undefined behavior. Make sure only one injection label exists.`, "metadata.labels");
+      if (labels.length > 1)
+        ctx.report(
+          NamespaceMultipleInjectionLabels,
+          ns,
+          `The namespace has more than one type of injection labels [${labels.join(" ")}], which may lead to undefined behavior. Make sure only one injection label exists.`,
+          "metadata.labels",
+        );
       // An ambient namespace has no sidecars by design.
       if (ns.labels[DATAPLANE_MODE_LABEL] === "ambient") continue;
       if (!injection && ns.labels[REVISION_LABEL] === undefined) {
@@ -51,7 +57,12 @@ export const injectionAnalyzer: Analyzer = {
       const inject = pod.labels[INJECT_ANNOTATION] ?? pod.annotations[INJECT_ANNOTATION];
       if (inject?.toLowerCase() === "false" || pod.spec.hostNetwork) continue;
       if (pod.spec.containers.some((c) => c.name === DEFAULT_CONTAINER_NAME)) continue;
-      ctx.report(PodMissingProxy, pod, `The pod ${pod.namespace}/${pod.name} is missing the mesh proxy. This can often be resolved by restarting or redeploying the workload.`, "spec.containers");
+      ctx.report(
+        PodMissingProxy,
+        pod,
+        `The pod ${pod.namespace}/${pod.name} is missing the mesh proxy. This can often be resolved by restarting or redeploying the workload.`,
+        "spec.containers",
+      );
     }
   },
 };

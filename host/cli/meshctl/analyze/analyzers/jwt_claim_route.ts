@@ -22,7 +22,9 @@ export const jwtClaimRouteAnalyzer: Analyzer = {
   analyze(ctx) {
     const root = ctx.model.config.rootNamespace;
     for (const vs of ctx.catalog.byKind.VirtualService) {
-      const key = vs.spec.http.flatMap((r) => r.match.flatMap((m) => [...Object.keys(m.headers), ...Object.keys(m.withoutHeaders)])).find((k) => CLAIM_KEY.test(k));
+      const key = vs.spec.http
+        .flatMap((r) => r.match.flatMap((m) => [...Object.keys(m.headers), ...Object.keys(m.withoutHeaders)]))
+        .find((k) => CLAIM_KEY.test(k));
       if (!key) continue;
       for (const g of vs.spec.gateways) {
         if (g === MESH_GATEWAY) continue;
@@ -32,7 +34,9 @@ export const jwtClaimRouteAnalyzer: Analyzer = {
         for (const w of ctx.model.workloads) {
           if (!selectorSelects(gw.spec.selector, w.labels)) continue;
           const covered = ctx.catalog.byKind.RequestAuthentication.some(
-            (ra) => (ra.namespace === root || ra.namespace === w.namespace) && (!hasLabels(ra.spec.selector?.matchLabels) || labelsMatch(ra.spec.selector?.matchLabels, w.labels)),
+            (ra) =>
+              (ra.namespace === root || ra.namespace === w.namespace) &&
+              (!hasLabels(ra.spec.selector?.matchLabels) || labelsMatch(ra.spec.selector?.matchLabels, w.labels)),
           );
           if (covered) continue;
           ctx.report(

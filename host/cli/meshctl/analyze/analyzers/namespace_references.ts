@@ -56,7 +56,12 @@ export const namespaceReferencesAnalyzer: Analyzer = {
             if (!Array.isArray(list)) continue;
             list.forEach((ns, k) => {
               if (typeof ns !== "string" || known.some((n) => namespaceMatches(ns, n))) return;
-              ctx.reportRefused(ReferencedResourceNotFound, doc, `Referenced namespace not found: ${JSON.stringify(ns)}`, `spec.rules[${i}].from[${j}].source.${field}[${k}]`);
+              ctx.reportRefused(
+                ReferencedResourceNotFound,
+                doc,
+                `Referenced namespace not found: ${JSON.stringify(ns)}`,
+                `spec.rules[${i}].from[${j}].source.${field}[${k}]`,
+              );
             });
           }
         });

@@ -46,11 +46,28 @@ export const peerAuthnDestinationRuleAnalyzer: Analyzer = {
           const paField = eff.scope === "port" ? `spec.portLevelMtls[${cp}]` : "spec.mtls.mode";
           const workloadScoped = eff.scope === "workload" || eff.scope === "port";
           if (dr && ((eff.mode === "STRICT" && client.mode === "DISABLE") || (eff.mode === "DISABLE" && client.mode === "MESH_MUTUAL"))) {
-            add({ type: MtlsPolicyConflict, on: dr, fieldPath: client.fieldPath, service, other: pa, serverMode: eff.mode, clientMode: client.mode }, port.port);
+            add(
+              { type: MtlsPolicyConflict, on: dr, fieldPath: client.fieldPath, service, other: pa, serverMode: eff.mode, clientMode: client.mode },
+              port.port,
+            );
           } else if (client.mode === undefined && eff.mode === "STRICT" && (workloadScoped || !ctx.model.config.enableAutoMtls)) {
-            add({ type: StrictWorkloadNeedsDestinationRule, on: pa, fieldPath: paField, service, serverMode: eff.mode, inherited: eff.inherited, workloadScoped }, port.port);
+            add(
+              { type: StrictWorkloadNeedsDestinationRule, on: pa, fieldPath: paField, service, serverMode: eff.mode, inherited: eff.inherited, workloadScoped },
+              port.port,
+            );
           } else if (client.mode === undefined && eff.mode === "DISABLE" && workloadScoped && eff.inherited !== "DISABLE" && ctx.model.config.enableAutoMtls) {
-            add({ type: DisabledWorkloadNeedsDestinationRule, on: pa, fieldPath: paField, service, serverMode: eff.mode, inherited: eff.inherited, workloadScoped }, port.port);
+            add(
+              {
+                type: DisabledWorkloadNeedsDestinationRule,
+                on: pa,
+                fieldPath: paField,
+                service,
+                serverMode: eff.mode,
+                inherited: eff.inherited,
+                workloadScoped,
+              },
+              port.port,
+            );
           }
         }
       }

@@ -24,9 +24,19 @@ export const portNameAnalyzer: Analyzer = {
       svc.spec.ports.forEach((p, i) => {
         if (portProtocol(p) !== undefined && !(external && p.name === "tcp")) return;
         if (external) {
-          ctx.report(ExternalNameServiceTypeInvalidPortName, svc, `Port name ${p.name ?? "(none)"} of an ExternalName service does not say its protocol: the proxy may not forward tcp-named ports and unmatched TCP traffic correctly (name it <protocol>[-<suffix>], e.g. http, https, tls)`, `spec.ports[${i}]`);
+          ctx.report(
+            ExternalNameServiceTypeInvalidPortName,
+            svc,
+            `Port name ${p.name ?? "(none)"} of an ExternalName service does not say its protocol: the proxy may not forward tcp-named ports and unmatched TCP traffic correctly (name it <protocol>[-<suffix>], e.g. http, https, tls)`,
+            `spec.ports[${i}]`,
+          );
         } else {
-          ctx.report(PortNameIsNotUnderNamingConvention, svc, `Port name ${p.name ?? "(none)"} (port: ${p.port}, targetPort: ${p.targetPort}) doesn't follow the naming convention of Service port: <protocol>[-<suffix>], or set appProtocol`, `spec.ports[${i}]`);
+          ctx.report(
+            PortNameIsNotUnderNamingConvention,
+            svc,
+            `Port name ${p.name ?? "(none)"} (port: ${p.port}, targetPort: ${p.targetPort}) doesn't follow the naming convention of Service port: <protocol>[-<suffix>], or set appProtocol`,
+            `spec.ports[${i}]`,
+          );
         }
       });
     }

@@ -29,7 +29,12 @@ export const serviceEntryAddressesAnalyzer: Analyzer = {
       if (se.spec.addresses.length > 0 || allocated(ctx.model.bodyOf(se.origin))) continue;
       se.spec.ports.forEach((p, i) => {
         if (p.protocol !== "TCP") return;
-        ctx.report(ServiceEntryAddressesRequired, se, `ServiceEntry addresses are required for this protocol (port ${p.number}, ${p.protocol}): without them every TCP entry on that port shares one listener`, `spec.ports[${i}].protocol`);
+        ctx.report(
+          ServiceEntryAddressesRequired,
+          se,
+          `ServiceEntry addresses are required for this protocol (port ${p.number}, ${p.protocol}): without them every TCP entry on that port shares one listener`,
+          `spec.ports[${i}].protocol`,
+        );
       });
     }
   },
@@ -70,7 +75,12 @@ export const serviceEntryProtocolsAnalyzer: Analyzer = {
       for (const { se } of entries) {
         if (reported.has(se)) continue;
         reported.add(se);
-        ctx.report(ConflictingServiceEntryProtocol, se, `Multiple ServiceEntries (${names}) define the same host ${JSON.stringify(slot.host)} and port ${slot.port} with conflicting protocols (${protocols.join(", ")}).`, "spec.ports");
+        ctx.report(
+          ConflictingServiceEntryProtocol,
+          se,
+          `Multiple ServiceEntries (${names}) define the same host ${JSON.stringify(slot.host)} and port ${slot.port} with conflicting protocols (${protocols.join(", ")}).`,
+          "spec.ports",
+        );
       }
     }
   },

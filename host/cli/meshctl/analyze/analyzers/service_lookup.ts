@@ -10,7 +10,11 @@ export function serviceScopes(s: KnownService): string[] {
   if (s.resource?.kind === "ServiceEntry") list = s.resource.spec.exportTo;
   else if (s.resource?.kind === "Service") {
     const annotation = s.resource.annotations[SERVICE_EXPORT_TO_ANNOTATION];
-    if (annotation) list = annotation.split(",").map((x) => x.trim()).filter(Boolean);
+    if (annotation)
+      list = annotation
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean);
   }
   if (list.length === 0) return ["*"];
   return list.map((ns) => (ns === "." ? s.namespace : ns));

@@ -30,8 +30,12 @@ export const specBindingOverlapAnalyzer: Analyzer = {
   codes: [OverlappingApiSpecBindings, OverlappingQuotaSpecBindings],
   needs: [],
   analyze(ctx) {
-    checkOverlaps(ctx, "HTTPAPISpecBinding", OverlappingApiSpecBindings, (a, b) => apiSpecOverlap(ctx, a as Resource<"HTTPAPISpec">, b as Resource<"HTTPAPISpec">));
-    checkOverlaps(ctx, "QuotaSpecBinding", OverlappingQuotaSpecBindings, (a, b) => quotaSpecOverlap(ctx, a as Resource<"QuotaSpec">, b as Resource<"QuotaSpec">));
+    checkOverlaps(ctx, "HTTPAPISpecBinding", OverlappingApiSpecBindings, (a, b) =>
+      apiSpecOverlap(ctx, a as Resource<"HTTPAPISpec">, b as Resource<"HTTPAPISpec">),
+    );
+    checkOverlaps(ctx, "QuotaSpecBinding", OverlappingQuotaSpecBindings, (a, b) =>
+      quotaSpecOverlap(ctx, a as Resource<"QuotaSpec">, b as Resource<"QuotaSpec">),
+    );
   },
 };
 
@@ -50,7 +54,12 @@ export function meshServiceFqdn(s: MeshService, defaultNamespace: string): strin
   return `${s.name}.${s.namespace || defaultNamespace}.${s.domain ?? FILTER_SERVICE_DOMAIN}`;
 }
 
-function checkOverlaps(ctx: AnalysisContext, bindingKind: "HTTPAPISpecBinding" | "QuotaSpecBinding", type: MessageType, overlap: (a: Spec, b: Spec) => string | undefined): void {
+function checkOverlaps(
+  ctx: AnalysisContext,
+  bindingKind: "HTTPAPISpecBinding" | "QuotaSpecBinding",
+  type: MessageType,
+  overlap: (a: Spec, b: Spec) => string | undefined,
+): void {
   const specKind = bindingKind === "HTTPAPISpecBinding" ? "HTTPAPISpec" : "QuotaSpec";
   const byService = new Map<string, Bound[]>();
   for (const binding of ctx.catalog.byKind[bindingKind] as readonly Binding[]) {
@@ -185,7 +194,9 @@ function rulesOverlap(ctx: AnalysisContext, a: QuotaRule, b: QuotaRule): boolean
   // An empty match list matches every request; otherwise any one AttributeMatch suffices.
   const ma = a.match.length === 0 ? [{ clause: {} }] : a.match;
   const mb = b.match.length === 0 ? [{ clause: {} }] : b.match;
-  return ma.some((x) => mb.some((y) => Object.entries(x.clause).every(([attr, sx]) => y.clause[attr] === undefined || stringMatchesOverlap(ctx, sx, y.clause[attr]))));
+  return ma.some((x) =>
+    mb.some((y) => Object.entries(x.clause).every(([attr, sx]) => y.clause[attr] === undefined || stringMatchesOverlap(ctx, sx, y.clause[attr]))),
+  );
 }
 
 function stringMatchesOverlap(ctx: AnalysisContext, a: StringMatch, b: StringMatch): boolean {

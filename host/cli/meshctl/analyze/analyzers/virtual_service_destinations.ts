@@ -17,13 +17,23 @@ export function destinations(vs: Resource<"VirtualService">): Array<{ d: RouteDe
 
 /** Whether a DestinationRule for the destination's host (decoded, or refused but naming that host and subset) defines the subset. */
 function subsetDefined(ctx: AnalysisContext, d: RouteDestination): boolean {
-  if (ctx.catalog.byKind.DestinationRule.some((dr) => (dr.spec.fqdn === d.fqdn || hostMatches(dr.spec.fqdn, d.fqdn)) && dr.spec.subsets.some((s) => s.name === d.subset))) return true;
+  if (
+    ctx.catalog.byKind.DestinationRule.some(
+      (dr) => (dr.spec.fqdn === d.fqdn || hostMatches(dr.spec.fqdn, d.fqdn)) && dr.spec.subsets.some((s) => s.name === d.subset),
+    )
+  )
+    return true;
   // Upstream still knows a DestinationRule its validation refuses: look at the refused documents' own words.
   return ctx.model.refused.some((r) => {
     if (r.kind !== "DestinationRule") return false;
     const spec = (r.body.spec ?? {}) as { host?: unknown; subsets?: unknown };
     const host = typeof spec.host === "string" ? (spec.host.includes(".") ? spec.host : `${spec.host}.${r.namespace}.svc.${ctx.catalog.domain}`) : undefined;
-    return host !== undefined && hostMatches(host.toLowerCase(), d.fqdn) && Array.isArray(spec.subsets) && spec.subsets.some((s) => (s as { name?: unknown })?.name === d.subset);
+    return (
+      host !== undefined &&
+      hostMatches(host.toLowerCase(), d.fqdn) &&
+      Array.isArray(spec.subsets) &&
+      spec.subsets.some((s) => (s as { name?: unknown })?.name === d.subset)
+    );
   });
 }
 
@@ -61,7 +71,12 @@ export const virtualServiceDestinationsAnalyzer: Analyzer = {
           }
         }
         if (d.subset !== undefined && !subsetDefined(ctx, d)) {
-          ctx.report(ReferencedResourceNotFound, vs, `Referenced ${mirror ? "mirror" : "host"}+subset in destinationrule not found: ${JSON.stringify(`${d.host}+${d.subset}`)}`, `${at}.subset`);
+          ctx.report(
+            ReferencedResourceNotFound,
+            vs,
+            `Referenced ${mirror ? "mirror" : "host"}+subset in destinationrule not found: ${JSON.stringify(`${d.host}+${d.subset}`)}`,
+            `${at}.subset`,
+          );
         }
       }
     }

@@ -30,7 +30,12 @@ export const virtualServiceGatewayHostsAnalyzer: Analyzer = {
         const serverHosts = (gw?.servers ?? []).flatMap((s) => s.hosts.map((h) => serverHost(h, ns)));
         const served = hosts.some((h) => serverHosts.some((sh) => (sh.namespace === "*" || sh.namespace === vs.namespace) && hostsIntersect(sh.host, h)));
         if (served) return;
-        ctx.report(VirtualServiceHostNotFoundInGateway, vs, `one or more host [${vs.spec.hosts.join(" ")}] defined in VirtualService ${vs.namespace}/${vs.name} not found in Gateway ${ns}/${name}.`, `spec.gateways[${i}]`);
+        ctx.report(
+          VirtualServiceHostNotFoundInGateway,
+          vs,
+          `one or more host [${vs.spec.hosts.join(" ")}] defined in VirtualService ${vs.namespace}/${vs.name} not found in Gateway ${ns}/${name}.`,
+          `spec.gateways[${i}]`,
+        );
       });
     }
   },

@@ -7,7 +7,16 @@ type Rule = { readonly name?: unknown; readonly match?: unknown };
 function matchKey(match: unknown): string {
   if (!match || typeof match !== "object") return JSON.stringify(match);
   const sorted = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sorted) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== "name").sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sorted(x)])) : v;
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .filter(([k]) => k !== "name")
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, x]) => [k, sorted(x)]),
+          )
+        : v;
   return JSON.stringify(sorted(match));
 }
 
@@ -43,7 +52,8 @@ function checkRules(report: Report, kind: "http" | "tcp" | "tls", rules: readonl
     const at = `spec.${kind}[${i}]`;
     const matches = Array.isArray(rule.match) ? rule.match : [];
     if (matches.length === 0) {
-      if (catchAll >= 0) report(VirtualServiceUnreachableRule, `VirtualService rule ${ruleName(rule, i)} not used (only the last rule can have no matches).`, at);
+      if (catchAll >= 0)
+        report(VirtualServiceUnreachableRule, `VirtualService rule ${ruleName(rule, i)} not used (only the last rule can have no matches).`, at);
       catchAll = i;
       return;
     }
@@ -56,7 +66,11 @@ function checkRules(report: Report, kind: "http" | "tcp" | "tls", rules: readonl
       const key = matchKey(m);
       const earlier = seen.get(key);
       if (earlier !== undefined) {
-        report(VirtualServiceIneffectiveMatch, `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} is not used (duplicate/overlapping match in rule ${ruleName(rules[earlier], earlier)}).`, `${at}.match[${j}]`);
+        report(
+          VirtualServiceIneffectiveMatch,
+          `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} is not used (duplicate/overlapping match in rule ${ruleName(rules[earlier], earlier)}).`,
+          `${at}.match[${j}]`,
+        );
         duplicates++;
         return;
       }
@@ -64,10 +78,16 @@ function checkRules(report: Report, kind: "http" | "tcp" | "tls", rules: readonl
       const p = kind === "http" ? prefixOf(m) : undefined;
       if (!p) return;
       const cover = prefixes.find((x) => x.rest === p.rest && x.prefix !== p.prefix && p.prefix.startsWith(x.prefix));
-      if (cover) report(VirtualServiceIneffectiveMatch, `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} of prefix ${p.prefix} is not used (duplicate/overlapping match in rule ${ruleName(rules[cover.rule], cover.rule)} of prefix ${cover.prefix}).`, `${at}.match[${j}]`);
+      if (cover)
+        report(
+          VirtualServiceIneffectiveMatch,
+          `VirtualService rule ${ruleName(rule, i)} match ${matchName(m, j)} of prefix ${p.prefix} is not used (duplicate/overlapping match in rule ${ruleName(rules[cover.rule], cover.rule)} of prefix ${cover.prefix}).`,
+          `${at}.match[${j}]`,
+        );
       prefixes.push({ ...p, rule: i });
     });
-    if (catchAll < 0 && duplicates === matches.length) report(VirtualServiceUnreachableRule, `VirtualService rule ${ruleName(rule, i)} not used (all matches used by prior rules).`, at);
+    if (catchAll < 0 && duplicates === matches.length)
+      report(VirtualServiceUnreachableRule, `VirtualService rule ${ruleName(rule, i)} not used (all matches used by prior rules).`, at);
   });
 }
 
@@ -80,8 +100,13 @@ export const virtualServiceRulesAnalyzer: Analyzer = {
   analyze(ctx) {
     // VirtualServices validation refuses are read too (upstream's analyzers see them).
     const documents: Array<{ body: Readonly<Record<string, unknown>> | undefined; report: Report }> = [
-      ...ctx.catalog.byKind.VirtualService.map((vs) => ({ body: ctx.model.bodyOf(vs.origin), report: ((type, text, at) => ctx.report(type, vs, text, at)) as Report })),
-      ...ctx.model.refused.filter((d) => d.kind === "VirtualService").map((d) => ({ body: d.body, report: ((type, text, at) => ctx.reportRefused(type, d, text, at)) as Report })),
+      ...ctx.catalog.byKind.VirtualService.map((vs) => ({
+        body: ctx.model.bodyOf(vs.origin),
+        report: ((type, text, at) => ctx.report(type, vs, text, at)) as Report,
+      })),
+      ...ctx.model.refused
+        .filter((d) => d.kind === "VirtualService")
+        .map((d) => ({ body: d.body, report: ((type, text, at) => ctx.reportRefused(type, d, text, at)) as Report })),
     ];
     for (const { body, report } of documents) {
       const spec = (body?.spec ?? {}) as Record<string, unknown>;

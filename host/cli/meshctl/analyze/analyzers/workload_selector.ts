@@ -6,7 +6,9 @@ import { type MeshModel, formatLabels, selectedWorkloads } from "../model.ts";
 
 type Policy = Resource<"AuthorizationPolicy"> | Resource<"RequestAuthentication"> | Resource<"PeerAuthentication">;
 
-export function policies(catalog: { byKind: { AuthorizationPolicy: readonly Policy[]; RequestAuthentication: readonly Policy[]; PeerAuthentication: readonly Policy[] } }): Policy[] {
+export function policies(catalog: {
+  byKind: { AuthorizationPolicy: readonly Policy[]; RequestAuthentication: readonly Policy[]; PeerAuthentication: readonly Policy[] };
+}): Policy[] {
   return [...catalog.byKind.AuthorizationPolicy, ...catalog.byKind.RequestAuthentication, ...catalog.byKind.PeerAuthentication];
 }
 
@@ -45,7 +47,12 @@ export const workloadSelectorAnalyzer: Analyzer = {
       if (policy.kind === "PeerAuthentication" && policy.namespace === ctx.model.config.rootNamespace) continue;
       if (misplacedGatewayPolicy(ctx.model, policy)) continue;
       if (selectedWorkloads(ctx.model, policy.kind, policy.namespace, labels).length > 0) continue;
-      ctx.report(NoMatchingWorkloadsFound, policy, `No matching workloads for this resource with the following labels: ${formatLabels(labels)}`, "spec.selector.matchLabels");
+      ctx.report(
+        NoMatchingWorkloadsFound,
+        policy,
+        `No matching workloads for this resource with the following labels: ${formatLabels(labels)}`,
+        "spec.selector.matchLabels",
+      );
     }
   },
 };

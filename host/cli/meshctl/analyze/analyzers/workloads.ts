@@ -18,9 +18,21 @@ export const applicationUidAnalyzer: Analyzer = {
   needs: [],
   analyze(ctx) {
     const check = (r: Resource<"Pod"> | Resource<"Deployment">, spec: PodSpec, prefix: string) => {
-      if (spec.runAsUser === PROXY_UID) ctx.report(InvalidApplicationUID, r, `User ID (UID) ${PROXY_UID} is reserved for the sidecar proxy (pod securityContext.runAsUser).`, `${prefix}.securityContext.runAsUser`);
+      if (spec.runAsUser === PROXY_UID)
+        ctx.report(
+          InvalidApplicationUID,
+          r,
+          `User ID (UID) ${PROXY_UID} is reserved for the sidecar proxy (pod securityContext.runAsUser).`,
+          `${prefix}.securityContext.runAsUser`,
+        );
       spec.containers.forEach((c, i) => {
-        if (c.runAsUser === PROXY_UID) ctx.report(InvalidApplicationUID, r, `User ID (UID) ${PROXY_UID} is reserved for the sidecar proxy (container ${c.name}).`, `${prefix}.containers[${i}].securityContext.runAsUser`);
+        if (c.runAsUser === PROXY_UID)
+          ctx.report(
+            InvalidApplicationUID,
+            r,
+            `User ID (UID) ${PROXY_UID} is reserved for the sidecar proxy (container ${c.name}).`,
+            `${prefix}.containers[${i}].securityContext.runAsUser`,
+          );
       });
     };
     for (const p of ctx.catalog.byKind.Pod) check(p, p.spec, "spec");
@@ -75,13 +87,23 @@ export const serviceAssociationAnalyzer: Analyzer = {
       for (const [port, protocols] of byPort) {
         if (protocols.size < 2) continue;
         const names = [...protocols.values()].flat().sort();
-        ctx.report(DeploymentAssociatedToMultipleServices, d, `This deployment ${d.name} is associated with multiple services using port ${port} but different protocols: [${names.join(" ")}]`, "metadata.name");
+        ctx.report(
+          DeploymentAssociatedToMultipleServices,
+          d,
+          `This deployment ${d.name} is associated with multiple services using port ${port} but different protocols: [${names.join(" ")}]`,
+          "metadata.name",
+        );
       }
       for (const [target, ports] of byTarget) {
         if (ports.size < 2) continue;
         const names = [...new Set(ports.values())].sort();
         const numbers = [...ports.keys()].sort((a, b) => a - b);
-        ctx.report(DeploymentConflictingPorts, d, `This deployment ${d.name} is associated with multiple services [${names.join(" ")}] using targetPort ${JSON.stringify(target)} but different ports: [${numbers.join(" ")}].`, "metadata.name");
+        ctx.report(
+          DeploymentConflictingPorts,
+          d,
+          `This deployment ${d.name} is associated with multiple services [${names.join(" ")}] using targetPort ${JSON.stringify(target)} but different ports: [${numbers.join(" ")}].`,
+          "metadata.name",
+        );
       }
     }
   },
