@@ -312,14 +312,12 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
           configuration: () => ({ version: current!.version, services: current!.services.length, resources: current!.catalog.resources.length }),
           instance: () => ({ name: o.podName ?? hostname(), ...(o.podNamespace ? { namespace: o.podNamespace } : {}) }),
           connections: () =>
-            ads
-              .state()
-              .map((c) => ({
-                id: c.id,
-                node: c.node.id,
-                connectedAt: c.connectedAt.toISOString(),
-                types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t),
-              })),
+            ads.state().map((c) => ({
+              id: c.id,
+              node: c.node.id,
+              connectedAt: c.connectedAt.toISOString(),
+              types: [...c.subscriptions.keys()].map((t) => SHORT_TYPE[t] ?? t),
+            })),
         },
       }),
     );

@@ -262,13 +262,11 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
 
     const shedder = new LoadShedder(options.loadShedding);
     const ls = options.loadShedding;
-    logger
-      .scope("loadshedding")
-      .debug(`load shedding ${ls.mode}`, {
-        maxRequestsPerSecond: ls.maxRequestsPerSecond,
-        burstSize: ls.burstSize,
-        averageLatencyThresholdMs: ls.averageLatencyThresholdMs,
-      });
+    logger.scope("loadshedding").debug(`load shedding ${ls.mode}`, {
+      maxRequestsPerSecond: ls.maxRequestsPerSecond,
+      burstSize: ls.burstSize,
+      averageLatencyThresholdMs: ls.averageLatencyThresholdMs,
+    });
     for (const flag of shedder.inertThresholds)
       logger.scope("loadshedding").warn(`${flag} has no effect: --loadsheddingMode is disabled (the default); give --loadsheddingMode enforce (or logonly)`);
     /** Counts each dispatch, and per request the distinct handlers and the dispatches (spec 2 hub_dispatcher_*). */
