@@ -4,6 +4,7 @@
 
 import type { PropertySource, PropertyValue } from "../wasm/abi_host.ts";
 import type { HeaderList } from "../wasm/abi_types.ts";
+import { type StreamOutcome, outcomeProperty } from "../proxy/request_properties.ts";
 import type { CheckRequest, HeaderValue } from "./types.ts";
 
 /** The request's headers: `:method`, `:path`, `:authority`, `:scheme`, then the others with lower-case names (`host` is `:authority`). */
@@ -42,13 +43,8 @@ export function headerPairs(headers: Readonly<Record<string, HeaderValue>>): Hea
   return out;
 }
 
-/** What a request's report needs once its response is over. */
-export interface RequestOutcome {
-  code: number;
-  requestBytes: number;
-  responseBytes: number;
-  durationNs: bigint;
-}
+/** What a request's report needs once its response is over (the sidecar's StreamOutcome). */
+export type RequestOutcome = StreamOutcome;
 
 /** `ip:port`, bracketing an IPv6 address (Envoy's form of source.address). */
 function socketAddress(ip: string | undefined, port: number | undefined): string | undefined {
@@ -75,21 +71,8 @@ export class CheckProperties implements PropertySource {
   }
 
   property(name: string): PropertyValue | undefined {
-    const o = this.outcome;
-    if (o) {
-      switch (name) {
-        case "response.code":
-          return o.code;
-        case "request.size":
-        case "request.total_size":
-          return o.requestBytes;
-        case "response.size":
-        case "response.total_size":
-          return o.responseBytes;
-        case "request.duration":
-          return o.durationNs;
-      }
-    }
+    const completed = this.outcome && outcomeProperty(this.outcome, name);
+    if (completed !== undefined) return completed;
     switch (name) {
       case "source.address":
         return this.source;

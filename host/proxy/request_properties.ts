@@ -50,6 +50,23 @@ export interface StreamOutcome {
   durationNs: bigint;
 }
 
+/** The properties a stream's outcome answers (response code, sizes, duration); undefined for any other name. */
+export function outcomeProperty(o: StreamOutcome, name: string): PropertyValue | undefined {
+  switch (name) {
+    case "response.code":
+      return o.code;
+    case "request.size":
+    case "request.total_size":
+      return o.requestBytes;
+    case "response.size":
+    case "response.total_size":
+      return o.responseBytes;
+    case "request.duration":
+      return o.durationNs;
+  }
+  return undefined;
+}
+
 /**
  * The properties the filter may read for one HTTP request, answered when
  * read (the module reads some at request time and the report's at log time):
@@ -84,21 +101,8 @@ export class RequestProperties implements PropertySource {
   }
 
   property(name: string): PropertyValue | undefined {
-    const o = this.outcome;
-    if (o) {
-      switch (name) {
-        case "response.code":
-          return o.code;
-        case "request.size":
-        case "request.total_size":
-          return o.requestBytes;
-        case "response.size":
-        case "response.total_size":
-          return o.responseBytes;
-        case "request.duration":
-          return o.durationNs;
-      }
-    }
+    const completed = this.outcome && outcomeProperty(this.outcome, name);
+    if (completed !== undefined) return completed;
     if (name === "upstream.address" && this.upstreamAddress !== undefined) return this.upstreamAddress;
     if (this.stage) {
       if (Object.hasOwn(this.stage, name)) return this.stage[name];
