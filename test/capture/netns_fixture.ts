@@ -2,8 +2,9 @@
 // creates and removes in every outcome (an `after` hook and process exit),
 // named `cap<owner pid in base 36>-<label>`; namespaces (and links) of owners
 // no longer running are swept at the first creation.
-import { execFileSync, spawnSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawnSync } from "node:child_process";
 import { after } from "node:test";
+import { readyTimeout, spawnOwned, stopOwned, tail } from "../support/processes.ts";
 
 const PREFIX = "cap";
 const NAME = /^cap([0-9a-z]+)-/;
@@ -110,3 +111,81 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
     removeAll();
     process.exit(1);
   });
+
+export interface NamespaceProcess<T> {
+  readonly proc: ChildProcess;
+  /** The JSON after the readiness prefix. */
+  readonly ready: T;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `command args` inside a namespace (optionally as another user, with
+ * setpriv) as an owned process, and waits for the stdout line starting with
+ * `prefix` (JSON follows it).
+ */
+export function startInNamespace<T>(
+  ns: string,
+  command: readonly string[],
+  prefix: string,
+  options: { asUser?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<NamespaceProcess<T>> {
+  const user = options.asUser === undefined ? [] : ["setpriv", `--reuid=${options.asUser}`, `--regid=${options.asUser}`, "--clear-groups"];
+  const proc = spawnOwned("ip", ["netns", "exec", ns, ...user, ...command], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+  });
+  let out = "";
+  proc.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  proc.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+  const limit = readyTimeout();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(`did not print "${prefix}" within ${limit / 1000} s`), limit);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      proc.stdout!.off("data", onData);
+      void stopOwned(proc, "SIGKILL");
+      reject(new Error(`${command.join(" ")} in ${ns}: ${why}; its output:\n${tail(out) || "(none)"}`));
+    };
+    const onExit = (code: number | null, signal: string | null) => fail(`exited with ${code ?? signal}`);
+    const onData = () => {
+      const line = out
+        .split("\n")
+        .slice(0, -1)
+        .find((l) => l.startsWith(prefix));
+      if (line === undefined) return;
+      clearTimeout(timer);
+      proc.stdout!.off("data", onData);
+      proc.off("exit", onExit);
+      resolve({
+        proc,
+        ready: JSON.parse(line.slice(prefix.length) || "null") as T,
+        output: () => out,
+        stop: () => stopOwned(proc, "SIGTERM").then(() => exited),
+      });
+    };
+    proc.stdout!.on("data", onData);
+    proc.once("exit", onExit);
+  });
+}
+
+/** A veth pair between two namespaces, each end with its address (CIDR) and up; `route` adds a default route through the peer on `a`'s side too. */
+export function linkNamespaces(a: { ns: string; address: string }, b: { ns: string; address: string }): void {
+  const [endA, endB] = [ownedName("va"), ownedName("vb")];
+  sh("ip", ["link", "add", endA, "netns", a.ns, "type", "veth", "peer", "name", endB, "netns", b.ns]);
+  for (const [side, end] of [
+    [a, endA],
+    [b, endB],
+  ] as const) {
+    sh("ip", ["-n", side.ns, "addr", "add", side.address, "dev", end]);
+    sh("ip", ["-n", side.ns, "link", "set", end, "up"]);
+  }
+}
+
+/** A default route in `ns` through `via` (so any destination is routable, as in a pod). */
+export function defaultRoute(ns: string, via: string): void {
+  sh("ip", ["-n", ns, "route", "add", "default", "via", via]);
+}
