@@ -37,6 +37,10 @@ import { statsToPrometheus } from "./stats_exposition.ts";
 import { checkProviders } from "../config/extension_providers.ts";
 import { ExtAuthzClient } from "../security/authz/ext_authz.ts";
 import type { SafetyNet } from "../daemon/safety_net.ts";
+import type { Socket } from "node:net";
+import { buildRegistry } from "../mesh/registry.ts";
+import { type CaptureRegistry, type Destination, routeCapturedOutbound } from "./listener/capture_routing.ts";
+import { CapturedOutboundListener } from "./listener/captured_outbound.ts";
 
 export { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "./defaults.ts";
 /** The stable first stdout line tests and tools read the bound ports from. */
@@ -100,6 +104,11 @@ export interface SidecarOptions {
   onAccess?: (record: AccessRecord) => void;
   /** The process's safety net, when the daemon installed one: request paths run under it, its count is `server.uncaught_request_errors`. */
   safetyNet?: SafetyNet;
+  /**
+   * Where a connection was going before the pod's capture rules redirected it (host/capture/original_destination.ts);
+   * undefined for one that was not redirected. Absent: every connection is handled as a direct one.
+   */
+  originalDestination?: (socket: Socket) => Destination | undefined;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -154,6 +163,9 @@ export class Sidecar {
   private readonly startedAt = Date.now();
   private readonly tcp: TcpProxy | undefined;
   private readonly mtls: MtlsListener | undefined;
+  /** The outbound listener's capture stage: redirected connections routed by their original destination. */
+  private readonly capturedOutbound: CapturedOutboundListener | undefined;
+  private captureRegistry: CaptureRegistry = { services: [] };
   private policy: SecurityPolicy | undefined;
   /** The log scopes of spec 2 whose concern lives here (docs/daemon-reference.md "Log scopes"). */
   private readonly scopes: Record<"rbac" | "authn" | "sds" | "model" | "validation", ScopedLogger>;
@@ -240,6 +252,14 @@ export class Sidecar {
           }
         : {}),
     });
+    if (options.originalDestination) {
+      this.capturedOutbound = new CapturedOutboundListener({
+        http: this.outbound.server,
+        originalDestination: options.originalDestination,
+        route: (d) => routeCapturedOutbound(this.captureRegistry, d, options.security?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY"),
+        onLog: proxyLog,
+      });
+    }
     if (options.security?.gateway) {
       // A gateway port speaks what its Gateway servers say: HTTPS (tls.mode SIMPLE, the credential by SNI) or plain HTTP; read per connection.
       const servers = () => this.policy?.gatewayTls().filter((s) => s.cert !== undefined) ?? [];
@@ -369,7 +389,9 @@ export class Sidecar {
     const outbound = await bindNamed(
       "--outboundPort",
       at(o.outboundBindAddress, o.outboundPort),
-      listen(this.outbound.server, o.outboundPort, o.outboundBindAddress),
+      this.capturedOutbound
+        ? listenTcp(this.capturedOutbound, o.outboundPort, o.outboundBindAddress).then((port) => ({ port }))
+        : listen(this.outbound.server, o.outboundPort, o.outboundBindAddress),
     );
     const status = this.status
       ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress))
@@ -395,6 +417,7 @@ export class Sidecar {
     const closing = Promise.all([this.inbound.server, this.outbound.server].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     this.tcp?.server.close();
     this.mtls?.close();
+    this.capturedOutbound?.close();
     for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
     const deadline = Date.now() + drainMs;
     while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -429,6 +452,14 @@ export class Sidecar {
       return false;
     }
     this.loaded = config;
+    if (this.capturedOutbound) {
+      const endpoints = [...(this.options.security?.endpoints.values() ?? [])].map((e) => ({
+        address: e.address.host,
+        port: e.address.port,
+        protocol: "http",
+      }));
+      this.captureRegistry = { services: buildRegistry(config.mesh.byKind, { domain: this.options.meshDomain }).services, endpoints };
+    }
     if (policy) {
       this.policy = policy;
       const m = policy.serverMode;
