@@ -41,6 +41,7 @@ import type { Socket } from "node:net";
 import { buildRegistry } from "../mesh/registry.ts";
 import { type CaptureRegistry, type Destination, routeCapturedOutbound } from "./listener/capture_routing.ts";
 import { CapturedOutboundListener } from "./listener/captured_outbound.ts";
+import { INBOUND_PASSTHROUGH_SOURCE } from "../capture/iptables_rules.ts";
 
 export { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "./defaults.ts";
 /** The stable first stdout line tests and tools read the bound ports from. */
@@ -178,6 +179,7 @@ export class Sidecar {
   addresses: SidecarAddresses = { inbound: 0, outbound: 0, admin: 0, status: 0, tcp: -1 };
 
   constructor(private readonly options: SidecarOptions) {
+    this.appUpstream = Object.freeze({ host: options.appHost, port: options.appPort });
     this.log = options.logger.scope("default");
     this.scopes = {
       rbac: options.logger.scope("rbac"),
@@ -209,7 +211,7 @@ export class Sidecar {
     this.inbound = new HttpProxy({
       name: "inbound",
       filter: this.filter,
-      upstream: () => ({ host: options.appHost, port: options.appPort }),
+      upstream: (_authority, socket) => this.inboundUpstream(socket),
       properties: () => inboundProperties,
       onLog: proxyLog,
       pathNormalization,
@@ -524,6 +526,30 @@ export class Sidecar {
       if (this.outboundPropertiesByHost.size < OUTBOUND_PROPERTIES_KEPT) this.outboundPropertiesByHost.set(host, known);
     }
     return known;
+  }
+
+  /** Original destinations of the inbound listener's connections, read once per connection. */
+  private readonly inboundDestinations = new WeakMap<Socket, Destination | null>();
+  /** --appHost:--appPort, where every inbound request goes without capture. */
+  private readonly appUpstream: { readonly host: string; readonly port: number };
+
+  /**
+   * Where an inbound request goes: a captured connection to the app on its
+   * original destination (the pod's address and the port the peer called),
+   * dialled from 127.0.0.6 as upstream's inbound passthrough does (the
+   * capture rules leave that source alone); any other to --appHost:--appPort.
+   */
+  private inboundUpstream(socket: Socket): { host: string; port: number; localAddress?: string } {
+    const source = this.options.originalDestination;
+    if (!source) return this.appUpstream;
+    // A TLS connection's destination is that of the TCP socket it wraps.
+    const accepted = (socket as Socket & { _parent?: Socket | null })._parent ?? socket;
+    let d = this.inboundDestinations.get(accepted);
+    if (d === undefined) {
+      d = source(accepted) ?? null;
+      this.inboundDestinations.set(accepted, d);
+    }
+    return d ? { host: d.address, port: d.port, localAddress: INBOUND_PASSTHROUGH_SOURCE } : this.appUpstream;
   }
 
   /** The inbound security stage: mTLS identity, XFCC, JWT, authorization; every denial logged with its reason and counted. */

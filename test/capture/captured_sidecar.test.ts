@@ -88,7 +88,7 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
       });
     await Promise.all([
       start(peer, tsx("endpoints", "tcp:7000", "http:8080", "http:9090"), "apps listening "),
-      start(pod, tsx("app", "http:8080", "tcp:7070"), "apps listening "),
+      start(pod, tsx("app", "http:8080", "http:8081"), "apps listening "),
       start(
         pod,
         [
@@ -149,13 +149,23 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
     assert.equal(JSON.parse(out.slice(4)).port, 9090);
   });
 
-  it("a peer's call to the app's port is captured to the inbound listener and reaches the app", () => {
-    const out = inNamespace(peer, process.execPath, ["--import", "tsx", APPS, "get", POD_IP, "8080", `${POD_IP}:8080`]);
+  it("a peer's call to any port of the app is captured to the inbound listener and reaches the app on that port, from 127.0.0.6", () => {
+    for (const port of [8080, 8081]) {
+      const out = inNamespace(peer, process.execPath, ["--import", "tsx", APPS, "get", POD_IP, String(port), `${POD_IP}:${port}`]);
+      assert.match(out, /^200 /);
+      const body = JSON.parse(out.slice(4));
+      assert.equal(body.name, "app");
+      assert.equal(body.port, port);
+      // upstream's inbound passthrough: the sidecar dials the pod's address from 127.0.0.6, which the capture rules leave alone.
+      assert.equal(body.peer, "127.0.0.6");
+    }
+  });
+
+  it("a call to the inbound listener itself (not redirected) still goes to --appPort", () => {
+    const out = inNamespace(pod, process.execPath, ["--import", "tsx", APPS, "get", "127.0.0.1", "15006", "app"]);
     assert.match(out, /^200 /);
     const body = JSON.parse(out.slice(4));
-    assert.equal(body.name, "app");
     assert.equal(body.port, 8080);
-    // Delivered by the sidecar over loopback, not by the peer directly.
-    assert.notEqual(body.peer, PEER_IP);
+    assert.equal(body.peer, "127.0.0.1");
   });
 });
