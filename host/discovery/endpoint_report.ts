@@ -1,4 +1,4 @@
-import { clusterName } from "./proxyless.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import { formatLabels, labelsMatch } from "../mesh/labels.ts";
 import type { MeshRegistry, MeshService } from "../mesh/registry.ts";
 import type { XdsService } from "./proxyless.ts";

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Catalog } from "../../host/config/catalog.ts";
+import { clusterName, parseClusterName } from "../../host/mesh/cluster_names.ts";
 import { endpointsOf, serviceEndpoints } from "../../host/mesh/endpoints.ts";
 import { buildRegistry, type MeshService } from "../../host/mesh/registry.ts";
 import { decode } from "../config/table.ts";
@@ -266,5 +267,21 @@ describe("registry: the endpoint API outbound routing uses", () => {
     );
     assert.deepEqual(serviceEndpoints(registry, "reviews.default.svc.cluster.local", 9081), []);
     assert.deepEqual(serviceEndpoints(registry, "ratings.default.svc.cluster.local", 9080), []);
+  });
+});
+
+describe("cluster names: outbound|port|subset|host", () => {
+  it("built and parsed back; other names are not outbound clusters", () => {
+    assert.equal(clusterName("reviews.default.svc.cluster.local", 9080, "v1"), "outbound|9080|v1|reviews.default.svc.cluster.local");
+    assert.equal(clusterName("reviews.default.svc.cluster.local", 9080), "outbound|9080||reviews.default.svc.cluster.local");
+    assert.deepEqual(parseClusterName("outbound|9080|v1|reviews.default.svc.cluster.local"), {
+      host: "reviews.default.svc.cluster.local",
+      port: 9080,
+      subset: "v1",
+    });
+    assert.deepEqual(parseClusterName(clusterName("api.example.com", 443)), { host: "api.example.com", port: 443, subset: "" });
+    for (const other of ["inbound|8080||", "PassthroughCluster", "outbound|0||h", "outbound|x||h", "outbound|80||", "hub_server"]) {
+      assert.equal(parseClusterName(other), undefined, other);
+    }
   });
 });
