@@ -180,7 +180,7 @@ export class PodNetwork {
   readonly gateway: string;
   private readonly subnet: number;
   private readonly pods = new Map<string, Pod>();
-  private hosts: HostEntry[] = [];
+  private hosts: (pod: Pod) => HostEntry[] = () => [];
   private nextPod = 10;
   private nextService = 10;
   private removed = false;
@@ -251,9 +251,9 @@ export class PodNetwork {
     return [...this.pods.values()];
   }
 
-  /** Sets the names every pod resolves (its own name is always added) and rewrites every pod's hosts file. */
-  setHosts(entries: HostEntry[]): void {
-    this.hosts = entries;
+  /** Sets the names pods resolve (the same for all, or per pod; a pod's own name is always added) and rewrites every pod's hosts file. */
+  setHosts(entries: HostEntry[] | ((pod: Pod) => HostEntry[])): void {
+    this.hosts = typeof entries === "function" ? entries : () => entries;
     for (const pod of this.pods.values()) this.writeHosts(pod);
   }
 
@@ -261,7 +261,7 @@ export class PodNetwork {
     const dir = join(ETC_NETNS, pod.netns);
     mkdirSync(dir, { recursive: true });
     const lines = ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback", `${pod.ip} ${pod.name}`];
-    for (const e of this.hosts) lines.push(`${e.ip} ${e.names.join(" ")}`);
+    for (const e of this.hosts(pod)) lines.push(`${e.ip} ${e.names.join(" ")}`);
     writeFileSync(join(dir, "hosts"), `${lines.join("\n")}\n`);
   }
 
