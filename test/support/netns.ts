@@ -150,11 +150,22 @@ function subnetFree(prefix: string): boolean {
   return !sh("ip", ["-4", "route", "show"]).includes(`${prefix}.`) && !sh("ip", ["-4", "addr", "show"]).includes(`${prefix}.`);
 }
 
-/** Pod addresses 10.254.K.0/24, Service addresses 10.255.K.0/24, K picked from the pid and free on this host. */
-function pickSubnet(): number {
+/**
+ * Pod addresses 10.254.K.0/24, Service addresses 10.255.K.0/24, K picked from
+ * the pid and free on this host, claimed by giving the bridge its .1: when
+ * another network took the same K at the same moment, both see two owners
+ * and move on.
+ */
+function claimSubnet(bridge: string): number {
   for (let i = 0; i < 250; i++) {
     const k = (process.pid + i) % 250;
-    if (subnetFree(`10.254.${k}`)) return k;
+    if (!subnetFree(`10.254.${k}`)) continue;
+    sh("ip", ["addr", "add", `10.254.${k}.1/24`, "dev", bridge]);
+    const owners = sh("ip", ["-4", "-o", "addr", "show"])
+      .split("\n")
+      .filter((l) => l.includes(` 10.254.${k}.`));
+    if (owners.length === 1) return k;
+    quietly("ip", ["addr", "del", `10.254.${k}.1/24`, "dev", bridge]);
   }
   throw new Error("no free 10.254.K.0/24 for the pod network");
 }
@@ -191,11 +202,10 @@ export class PodNetwork {
     sweepLeftovers();
     this.bridge = `${this.tag}-b${id}`;
     if (this.bridge.length > 15) throw new Error(`bridge name ${this.bridge} longer than 15 characters`);
-    this.subnet = pickSubnet();
-    this.gateway = `10.254.${this.subnet}.1`;
     networks.add(this);
     sh("ip", ["link", "add", this.bridge, "type", "bridge"]);
-    sh("ip", ["addr", "add", `${this.gateway}/24`, "dev", this.bridge]);
+    this.subnet = claimSubnet(this.bridge);
+    this.gateway = `10.254.${this.subnet}.1`;
     sh("ip", ["link", "set", this.bridge, "up"]);
     sh("iptables", ["-I", "FORWARD", ...forwardSpec(this.bridge)]);
   }
