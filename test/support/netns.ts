@@ -150,11 +150,22 @@ function subnetFree(prefix: string): boolean {
   return !sh("ip", ["-4", "route", "show"]).includes(`${prefix}.`) && !sh("ip", ["-4", "addr", "show"]).includes(`${prefix}.`);
 }
 
-/** Pod addresses 10.254.K.0/24, Service addresses 10.255.K.0/24, K picked from the pid and free on this host. */
-function pickSubnet(): number {
+/**
+ * Pod addresses 10.254.K.0/24, Service addresses 10.255.K.0/24, K picked from
+ * the pid and free on this host, claimed by giving the bridge its .1: when
+ * another network took the same K at the same moment, both see two owners
+ * and move on.
+ */
+function claimSubnet(bridge: string): number {
   for (let i = 0; i < 250; i++) {
     const k = (process.pid + i) % 250;
-    if (subnetFree(`10.254.${k}`)) return k;
+    if (!subnetFree(`10.254.${k}`)) continue;
+    sh("ip", ["addr", "add", `10.254.${k}.1/24`, "dev", bridge]);
+    const owners = sh("ip", ["-4", "-o", "addr", "show"])
+      .split("\n")
+      .filter((l) => l.includes(` 10.254.${k}.`));
+    if (owners.length === 1) return k;
+    quietly("ip", ["addr", "del", `10.254.${k}.1/24`, "dev", bridge]);
   }
   throw new Error("no free 10.254.K.0/24 for the pod network");
 }
@@ -180,7 +191,7 @@ export class PodNetwork {
   readonly gateway: string;
   private readonly subnet: number;
   private readonly pods = new Map<string, Pod>();
-  private hosts: HostEntry[] = [];
+  private hosts: (pod: Pod) => HostEntry[] = () => [];
   private nextPod = 10;
   private nextService = 10;
   private removed = false;
@@ -191,11 +202,10 @@ export class PodNetwork {
     sweepLeftovers();
     this.bridge = `${this.tag}-b${id}`;
     if (this.bridge.length > 15) throw new Error(`bridge name ${this.bridge} longer than 15 characters`);
-    this.subnet = pickSubnet();
-    this.gateway = `10.254.${this.subnet}.1`;
     networks.add(this);
     sh("ip", ["link", "add", this.bridge, "type", "bridge"]);
-    sh("ip", ["addr", "add", `${this.gateway}/24`, "dev", this.bridge]);
+    this.subnet = claimSubnet(this.bridge);
+    this.gateway = `10.254.${this.subnet}.1`;
     sh("ip", ["link", "set", this.bridge, "up"]);
     sh("iptables", ["-I", "FORWARD", ...forwardSpec(this.bridge)]);
   }
@@ -251,9 +261,9 @@ export class PodNetwork {
     return [...this.pods.values()];
   }
 
-  /** Sets the names every pod resolves (its own name is always added) and rewrites every pod's hosts file. */
-  setHosts(entries: HostEntry[]): void {
-    this.hosts = entries;
+  /** Sets the names pods resolve (the same for all, or per pod; a pod's own name is always added) and rewrites every pod's hosts file. */
+  setHosts(entries: HostEntry[] | ((pod: Pod) => HostEntry[])): void {
+    this.hosts = typeof entries === "function" ? entries : () => entries;
     for (const pod of this.pods.values()) this.writeHosts(pod);
   }
 
@@ -261,7 +271,7 @@ export class PodNetwork {
     const dir = join(ETC_NETNS, pod.netns);
     mkdirSync(dir, { recursive: true });
     const lines = ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback", `${pod.ip} ${pod.name}`];
-    for (const e of this.hosts) lines.push(`${e.ip} ${e.names.join(" ")}`);
+    for (const e of this.hosts(pod)) lines.push(`${e.ip} ${e.names.join(" ")}`);
     writeFileSync(join(dir, "hosts"), `${lines.join("\n")}\n`);
   }
 

@@ -21,7 +21,8 @@ function forwarded(req) {
 /** GET http://<host>:9080<path> as JSON; rejects on a transport error or a status other than 200. */
 function getJson(host, path, headers) {
   return new Promise((resolve, reject) => {
-    const req = request({ host, port: 9080, path, headers, timeout: 10_000 }, (res) => {
+    // A connection per call, as upstream's services make them (no keep-alive pool).
+    const req = request({ host, port: 9080, path, headers, timeout: 10_000, agent: false }, (res) => {
       let body = "";
       res.setEncoding("utf8").on("data", (c) => (body += c));
       res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`${host}: status ${res.statusCode}`))));
