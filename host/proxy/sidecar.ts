@@ -747,6 +747,15 @@ export class Sidecar {
       out.set(`listener.${name}.requests_refused`, g.stats.requestsRefused);
       out.set(`listener.${name}.malformed_requests`, g.stats.malformedRequests);
     }
+    if (this.capturedOutbound) {
+      const c = this.capturedOutbound.stats;
+      out.set("listener.outbound.captured_direct", c.direct);
+      out.set("listener.outbound.captured_http", c.http);
+      out.set("listener.outbound.captured_tcp", c.tcp);
+      out.set("listener.outbound.captured_passthrough", c.passthrough);
+      out.set("listener.outbound.captured_blackhole", c.blackhole);
+      out.set("listener.outbound.captured_upstream_failures", c.upstreamFailures);
+    }
     if (this.tcp) {
       out.set("listener.tcp.connections", this.tcp.stats.connections);
       out.set("listener.tcp.denied", this.tcp.stats.denied);

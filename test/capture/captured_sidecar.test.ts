@@ -63,6 +63,13 @@ metadata: { name: web, namespace: default }
 subsets: [{ addresses: [{ ip: ${PEER_IP} }], ports: [{ name: http, port: 8080 }] }]
 `;
 
+/** The sidecar's listener.outbound.captured_* counters, from its admin port inside the pod. */
+function capturedStats(pod: string): Record<string, number> {
+  const text = inNamespace(pod, process.execPath, [AGENT, "request", "GET", "/stats", "--proxyAdminPort", "15000"]);
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^listener\.outbound\.captured_(\w+): (\d+)$/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
 const tsx = (...args: string[]) => [process.execPath, "--import", "tsx", APPS, ...args];
 
 describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => {
@@ -143,10 +150,19 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
     assert.equal(body.peer, POD_IP);
   });
 
-  it("an address not in the registry passes through to the original destination (ALLOW_ANY)", () => {
+  it("an address not in the registry passes through to the original destination (ALLOW_ANY), counted in /stats", () => {
+    const before = capturedStats(pod);
     const out = inNamespace(pod, process.execPath, ["--import", "tsx", APPS, "get", PEER_IP, "9090", `${PEER_IP}:9090`]);
     assert.match(out, /^200 /);
     assert.equal(JSON.parse(out.slice(4)).port, 9090);
+    assert.equal(capturedStats(pod).passthrough, before.passthrough + 1);
+  });
+
+  it("/stats counts the captured connections by route", () => {
+    const s = capturedStats(pod);
+    assert.ok(s.tcp >= 2, JSON.stringify(s));
+    assert.ok(s.http >= 1, JSON.stringify(s));
+    assert.equal(s.blackhole, 0);
   });
 
   it("a peer's call to any port of the app is captured to the inbound listener and reaches the app on that port, from 127.0.0.6", () => {
