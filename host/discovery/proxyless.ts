@@ -1,6 +1,6 @@
 import { packAny } from "../wire/envoy_protos.ts";
 import { clusterName } from "../mesh/cluster_names.ts";
-import { TLS_MODE_LABEL } from "../mesh/endpoints.ts";
+import { type ServiceEndpoint, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
 import { labelsMatch } from "../mesh/labels.ts";
 import { TLS_MODE_KEY, TRANSPORT_SOCKET_MATCH } from "./envoy_upstream_tls.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE } from "./type_urls.ts";
@@ -20,14 +20,10 @@ import type { Resource, ResourceSet } from "./resource_set.ts";
  * (host/discovery/envoy_upstream_tls.ts); gRPC ignores it.
  */
 
-export interface XdsEndpoint {
-  readonly address: string;
-  readonly port: number;
-  readonly labels?: Readonly<Record<string, string>>;
-  /** The workload's service account (a Pod's, a ServiceEntry endpoint's `serviceAccount`). */
-  readonly serviceAccount?: string;
-  /** Endpoint weight (ServiceEntry `weight`); 1 when absent. */
-  readonly weight?: number;
+/** A ServiceEndpoint of the mesh model (host/mesh/endpoints.ts) as the xDS builders take it: a caller may leave out what it does not know, and add a locality. */
+export interface XdsEndpoint
+  extends Pick<ServiceEndpoint, "address" | "port">,
+    Partial<Pick<ServiceEndpoint, "labels" | "serviceAccount" | "weight" | "sidecar">> {
   readonly locality?: { readonly region?: string; readonly zone?: string; readonly subZone?: string };
 }
 
