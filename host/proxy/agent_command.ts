@@ -2,6 +2,7 @@ import { createPrivateKey } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
+import { buildNodeId } from "../mesh/node_id.ts";
 import type { CertificateTransport, WorkloadCertificate } from "../anchor/client.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../daemon/lifecycle.ts";
@@ -454,7 +455,7 @@ export async function startProxy(
   let quit: (() => void) | undefined;
   const proxyId = opts.id || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
   // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<the proxy's DNS domain, <namespace>.svc.<mesh domain>>.
-  const node = { id: `sidecar~${opts.ip || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${dnsDomain}`, cluster: opts.serviceCluster };
+  const node = { id: buildNodeId({ type: "sidecar", ip: opts.ip || (env.INSTANCE_IP ?? "127.0.0.1"), proxyId, dnsDomain }), cluster: opts.serviceCluster };
   const sinkError = (flag: string) => {
     let lastWarnedAt = -Infinity;
     // A service that stays down fails every stream: one warning a minute, the rest at debug.

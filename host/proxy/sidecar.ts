@@ -13,7 +13,7 @@ import type { HubCaller } from "../hub/transport.ts";
 import { HttpProxy } from "./http_proxy.ts";
 import { TcpProxy } from "./tcp_proxy.ts";
 import { buildConfigDump } from "./config_dump.ts";
-import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Workload } from "../security/workload.ts";
 import type { MeshSettings } from "./mesh_config.ts";
@@ -108,7 +108,7 @@ export interface SidecarSecurityOptions {
   mesh: MeshSettings;
   tls: WorkloadTls;
   /** `--endpoint` registry, keyed by `host:servicePort`. */
-  endpoints: ReadonlyMap<string, ServiceEndpoint>;
+  endpoints: ReadonlyMap<string, EndpointFlag>;
   /** Ingress gateway mode (`--gateway`). */
   gateway: boolean;
   /** The container port the inbound listener stands for (gateway: the Gateway server port). */
