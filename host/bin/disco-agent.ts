@@ -1,11 +1,12 @@
 // disco-agent: the mesh's sidecar agent (spec 2, "disco-agent"; docs/sidecar.md).
 //   disco-agent proxy [flags]                       run the sidecar
 //   disco-agent request <method> <path> [<body>]    call the admin API of a running sidecar
+//   disco-agent mesh-iptables [flags]               install the pod's traffic capture rules (upstream's istio-iptables)
 //   disco-agent version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
 import { formatGoDuration } from "../daemon/duration.ts";
 import { EXIT_FAILURE } from "../daemon/exit_codes.ts";
-import { durationFlag, intFlag } from "../daemon/flags.ts";
+import { durationFlag, intFlag, parseBoolFlag } from "../daemon/flags.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
 import { addVersionCommand } from "../daemon/version.ts";
 import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
@@ -25,6 +26,7 @@ import { adminRequest } from "../proxy/admin_client.ts";
 import { DEFAULT_LISTENER_LIMITS } from "../proxy/listener_limits.ts";
 import type { AgentOptions } from "../proxy/agent_options.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks_defaults.ts";
+import { CAPTURE_FLAGS, CaptureFlagError, type RawCaptureFlags, decodeCaptureOptions } from "../capture/capture_options.ts";
 
 const UINT16 = intFlag(0, 65535);
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -265,6 +267,29 @@ addLoggingFlags(
     process.stderr.write(`error: admin port ${opts.proxyAdminPort}: ${(e as Error).message}\n`);
     process.exitCode = EXIT_FAILURE;
   }
+});
+
+const meshIptables = program
+  .command("mesh-iptables")
+  .description(
+    "Installs the pod's traffic capture rules (upstream's istio-iptables): inbound TCP to the inbound listener, outbound TCP to the outbound listener, the proxy's own traffic excluded by its user id. Run it in the pod's network namespace, as root.",
+  );
+for (const f of Object.values(CAPTURE_FLAGS)) {
+  const names = `${f.short ? `-${f.short}, ` : ""}--${f.long}`;
+  const bool = f.long === "dry-run" || f.long === "cleanup-only";
+  const option = new Option(bool ? `${names} [bool]` : `${names} <value>`, f.env ? `${f.help} (env ${f.env})` : f.help);
+  meshIptables.addOption(bool ? option.argParser(parseBoolFlag) : option);
+}
+meshIptables.action(async (flags: RawCaptureFlags) => {
+  const { runMeshIptables, uidFromPasswd } = await import("../capture/mesh_iptables.ts");
+  let options;
+  try {
+    options = decodeCaptureOptions(flags, process.env, (user) => uidFromPasswd(user));
+  } catch (e) {
+    if (e instanceof CaptureFlagError) usageError("disco-agent mesh-iptables", e.message);
+    throw e;
+  }
+  process.exitCode = runMeshIptables(options, process);
 });
 
 addLoggingFlags(addVersionCommand(program));

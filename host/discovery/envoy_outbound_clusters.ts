@@ -8,7 +8,8 @@ import { autoMtlsFacts, clientTls } from "../security/mtls/destination_rule.ts";
 import { spiffeId } from "../security/workload.ts";
 import { address } from "./envoy_clusters.ts";
 import { type UpstreamTls, transportSocketMetadata, upstreamTls } from "./envoy_upstream_tls.ts";
-import { clusterName, selects, type XdsEndpoint, type XdsService, type XdsSubset } from "./proxyless.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
+import { selects, type XdsEndpoint, type XdsService, type XdsSubset } from "./proxyless.ts";
 
 /**
  * The outbound clusters Envoy is served, one per service port and subset,

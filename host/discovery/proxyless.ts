@@ -1,4 +1,5 @@
 import { packAny } from "../wire/envoy_protos.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import { TLS_MODE_LABEL } from "../mesh/endpoints.ts";
 import { TLS_MODE_KEY, TRANSPORT_SOCKET_MATCH } from "./envoy_upstream_tls.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE } from "./type_urls.ts";
@@ -42,11 +43,6 @@ export interface XdsService {
   readonly protocol?: string;
   readonly endpoints: readonly XdsEndpoint[];
   readonly subsets?: readonly XdsSubset[];
-}
-
-/** Upstream's cluster name: `outbound|<port>|<subset>|<host>`. */
-export function clusterName(host: string, port: number, subset = ""): string {
-  return `outbound|${port}|${subset}|${host}`;
 }
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";

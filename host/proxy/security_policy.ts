@@ -6,6 +6,7 @@ import { AuthorizationEngine, type Decision, RBAC_DENIED_BODY, RBAC_DENIED_STATU
 import type { ExtAuthzClient, ExtAuthzVerdict } from "../security/authz/ext_authz.ts";
 import type { ConnectionPool, HeaderOperations, HttpRetry, HttpRoute, OutlierDetection } from "../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import { destinationFor } from "../mesh/destination_rules.ts";
 import { type GatewayTlsServer, gatewayTlsServers } from "../mesh/gateway_tls.ts";
 import { serviceNamespace, splitAuthority } from "../mesh/hosts.ts";
@@ -347,13 +348,13 @@ export class SecurityPolicy {
     const routed = this.routeByVirtualService(req, resolved.host, resolved.port, MESH_GATEWAY);
     if (routed) return routed;
     const ep = this.endpointFor(resolved.host, resolved.port);
-    if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
+    if (ep) return this.toEndpoint(ep, clusterName(resolved.host, resolved.port));
     if (this.clusterEndpoints(resolved.host, resolved.port).length > 0) {
       // Every endpoint is ejected by outlier detection (no panic mode, upstream's minHealthPercent 0).
       return {
         kind: "reply",
         reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 },
-        route: `outbound|${resolved.port}||${resolved.host}`,
+        route: clusterName(resolved.host, resolved.port),
       };
     }
     const host = splitAuthority(req.authority).host;
@@ -373,7 +374,7 @@ export class SecurityPolicy {
       port: target?.port ?? port,
       mtls: null,
       endpoint: null,
-      route: resolved.service ? `outbound|${port}||${resolved.host}` : "PassthroughCluster",
+      route: resolved.service ? clusterName(resolved.host, port) : "PassthroughCluster",
     };
   }
 
@@ -594,11 +595,6 @@ export class SecurityPolicy {
     if (eps.length === 1) return eps[0].servicePort;
     return preferred ?? 80;
   }
-}
-
-/** Envoy's name of the cluster of a service port and subset: `outbound|9080|v1|reviews.default.svc.cluster.local`. */
-export function clusterName(host: string, port: number, subset?: string): string {
-  return `outbound|${port}|${subset ?? ""}|${host}`;
 }
 
 /** An endpoint's address as outlier detection keys it. */

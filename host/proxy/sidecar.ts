@@ -20,6 +20,7 @@ import type { MeshSettings } from "./mesh_config.ts";
 import { DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
 import type { ListenerLimits } from "./listener_limits.ts";
 import { MtlsListener } from "./mtls_listener.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import { SecurityPolicy, type ServedRoute, type UpstreamCluster } from "./security_policy.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
 import type { IncomingMessage } from "node:http";
@@ -630,7 +631,7 @@ export class Sidecar {
       ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
       ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
       ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({
-        name: `outbound|${e.servicePort}||${e.host}`,
+        name: clusterName(e.host, e.servicePort),
         hosts: [{ address: e.address.host, port: e.address.port }],
       })),
     ];
