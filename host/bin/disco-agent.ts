@@ -8,7 +8,7 @@ import { EXIT_FAILURE } from "../daemon/exit_codes.ts";
 import { durationFlag, intFlag } from "../daemon/flags.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
 import { addVersionCommand, buildInfo } from "../daemon/version.ts";
-import { decodeAppProbers } from "../proxy/app_probers.ts";
+import { decodeAppProbers } from "../inject/app_probes.ts";
 import { statusPortsFromEnv } from "../proxy/status_ports.ts";
 import { nodeMetadata } from "../proxy/node_metadata.ts";
 import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";

@@ -96,3 +96,32 @@ export function rewriteAppProbes(containers: readonly Field[], statusPort: numbe
   });
   return { rewrites, probers };
 }
+
+export type AppProbers = ReadonlyMap<string, AppProber>;
+
+/** MESH_ORCH_APP_PROBERS (JSON `{path: probe}`) decoded; throws naming the variable and the bad entry. */
+export function decodeAppProbers(text: string | undefined, variable = APP_PROBERS_ENV): AppProbers {
+  if (text === undefined || text.trim() === "") return new Map();
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${variable}: expected JSON, got ${(e as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${variable}: expected a JSON object of probes by path`);
+  const out = new Map<string, AppProber>();
+  const port = (p: unknown) => typeof p === "number" && Number.isInteger(p) && p >= 1 && p <= 65535;
+  for (const [path, probe] of Object.entries(value as Record<string, unknown>)) {
+    const bad = (what: string) => new Error(`${variable}: ${path}: expected ${what}`);
+    if (!path.startsWith("/app-health/") && !path.startsWith("/app-lifecycle/")) throw bad("a path under /app-health/");
+    if (typeof probe !== "object" || probe === null) throw bad("a probe object");
+    const p = probe as AppProber;
+    const kinds = [p.httpGet, p.tcpSocket, p.grpc].filter((k) => k !== undefined);
+    if (kinds.length !== 1) throw bad("exactly one of httpGet, tcpSocket, grpc");
+    const action = kinds[0] as { port?: unknown };
+    if (!port(action.port)) throw bad("a port from 1 to 65535");
+    if (p.timeoutSeconds !== undefined && !(typeof p.timeoutSeconds === "number" && p.timeoutSeconds > 0)) throw bad("timeoutSeconds > 0");
+    out.set(path, p);
+  }
+  return out;
+}

@@ -1,7 +1,8 @@
 import { type IncomingMessage, type ServerResponse, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect, isIP } from "node:net";
-import { APP_PROBERS_ENV, type AppProber } from "../inject/app_probes.ts";
+import * as grpc from "@grpc/grpc-js";
+import type { AppProber, AppProbers } from "../inject/app_probes.ts";
 
 /**
  * The agent's side of application probe rewriting (upstream's status server,
@@ -16,35 +17,6 @@ import { APP_PROBERS_ENV, type AppProber } from "../inject/app_probes.ts";
 /** Upstream's inbound passthrough source: the capture rules return what comes from it on loopback. */
 export const PROBE_SOURCE_ADDRESS = "127.0.0.6";
 const DEFAULT_TIMEOUT_SECONDS = 1;
-
-export type AppProbers = ReadonlyMap<string, AppProber>;
-
-/** MESH_ORCH_APP_PROBERS (JSON `{path: probe}`) decoded; throws naming the variable and the bad entry. */
-export function decodeAppProbers(text: string | undefined, variable = APP_PROBERS_ENV): AppProbers {
-  if (text === undefined || text.trim() === "") return new Map();
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${variable}: expected JSON, got ${(e as Error).message}`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${variable}: expected a JSON object of probes by path`);
-  const out = new Map<string, AppProber>();
-  const port = (p: unknown) => typeof p === "number" && Number.isInteger(p) && p >= 1 && p <= 65535;
-  for (const [path, probe] of Object.entries(value as Record<string, unknown>)) {
-    const bad = (what: string) => new Error(`${variable}: ${path}: expected ${what}`);
-    if (!path.startsWith("/app-health/") && !path.startsWith("/app-lifecycle/")) throw bad("a path under /app-health/");
-    if (typeof probe !== "object" || probe === null) throw bad("a probe object");
-    const p = probe as AppProber;
-    const kinds = [p.httpGet, p.tcpSocket, p.grpc].filter((k) => k !== undefined);
-    if (kinds.length !== 1) throw bad("exactly one of httpGet, tcpSocket, grpc");
-    const action = kinds[0] as { port?: unknown };
-    if (!port(action.port)) throw bad("a port from 1 to 65535");
-    if (p.timeoutSeconds !== undefined && !(typeof p.timeoutSeconds === "number" && p.timeoutSeconds > 0)) throw bad("timeoutSeconds > 0");
-    out.set(path, p);
-  }
-  return out;
-}
 
 const isLoopback = (host: string) => host === "localhost" || host.startsWith("127.") || host === "::1";
 
@@ -101,8 +73,6 @@ export function replayProbe(p: AppProber, defaultHost: string): Promise<number> 
 
 /** grpc.health.v1.Health/Check; SERVING (1) is healthy. */
 async function grpcHealth(host: string, port: number, service: string, timeoutMs: number): Promise<number> {
-  // loaded on the first gRPC probe: the agent's flags are decoded with this module, before gRPC is needed
-  const grpc = await import("@grpc/grpc-js");
   const target = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
   const client = new grpc.Client(target, grpc.credentials.createInsecure());
   const name = Buffer.from(service);
@@ -137,7 +107,10 @@ export function appProbeRoute(probers: AppProbers, defaultHost: string): (path: 
       res.writeHead(404, { "content-type": "text/plain" }).end(`no app probe is registered for ${path}\n`);
       return true;
     }
-    replayProbe(prober, defaultHost).then((status) => res.writeHead(status).end());
+    replayProbe(prober, defaultHost).then(
+      (status) => res.writeHead(status).end(),
+      (e: Error) => res.writeHead(500, { "content-type": "text/plain" }).end(`${e.message}\n`),
+    );
     return true;
   };
 }
