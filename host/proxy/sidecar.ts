@@ -60,6 +60,8 @@ export interface SidecarOptions {
   adminPort: number;
   /** 0 = no status listener. */
   statusPort: number;
+  /** The status listener's `/app-health/…` paths (host/proxy/app_probers.ts): true when it answered. */
+  appProbes?: (path: string, req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => boolean;
   /** TCP listener in front of the app's TCP port (TcpClientConfig); -1 = none. */
   tcpPort: number;
   tcpAppPort: number;
@@ -324,6 +326,7 @@ export class Sidecar {
     if (options.statusPort > 0) {
       this.status = createServer((req, res) => {
         const path = (req.url ?? "/").split("?")[0];
+        if (options.appProbes?.(path, req, res)) return;
         if (path === "/stats/prometheus") {
           // upstream's agent serves the merged proxy and agent metrics here for scrapers
           statsToPrometheus(this.stats(), GAUGE_STATS, options.metricsRegistry).then(
