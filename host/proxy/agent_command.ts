@@ -35,6 +35,7 @@ import { SafetyNet } from "../daemon/safety_net.ts";
 import { listenerAddresses } from "./listener_addresses.ts";
 import { appProbeRoute } from "./app_probers.ts";
 import { startStatusPorts } from "./status_ports.ts";
+import { originalDestination, originalDestinationUnavailable } from "../capture/original_destination.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: AgentOptions): Record<string, unknown> {
@@ -482,6 +483,9 @@ export async function startProxy(
   }
   const bound = listenerAddresses(opts.bindAddress, opts.adminBindAddress);
   for (const w of bound.warnings) log.warn(w);
+  // Traffic capture (disco-agent mesh-iptables): redirected connections are routed by their original destination.
+  const captureUnavailable = originalDestinationUnavailable();
+  if (captureUnavailable) log.info(`${captureUnavailable}: every connection is handled as a direct one (no traffic capture)`);
   sidecar = new Sidecar({
     wasm,
     configDir: configDir ?? "",
@@ -541,6 +545,7 @@ export async function startProxy(
     ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
     ...(als ? { onAccess: (r) => als.log(r) } : {}),
     ...(shared.safetyNet ? { safetyNet: shared.safetyNet } : {}),
+    ...(captureUnavailable ? {} : { originalDestination }),
   });
   let addresses;
   try {
