@@ -40,8 +40,8 @@ const HOST_LAYERS = [
 /** assembly/: the filter module. Lowest first. */
 const ASSEMBLY_LAYERS = [
   {
-    units: ["assembly/utf8.ts", "assembly/known_strings.ts", "assembly/collection.ts", "assembly/json.ts"],
-    why: "text, interned strings, the collector's pacing and JSON: no domain in them",
+    units: ["assembly/utf8.ts", "assembly/fnv64.ts", "assembly/known_strings.ts", "assembly/collection.ts", "assembly/json.ts"],
+    why: "text, hashing, interned strings, the collector's pacing and JSON: no domain in them",
   },
   { units: ["assembly/recent_strings.ts", "assembly/regex", "assembly/template"], why: "string caches and the two pattern engines (regex, URI templates)" },
   {
@@ -58,6 +58,8 @@ const ASSEMBLY_LAYERS = [
       "assembly/string_match.ts",
       "assembly/api_key.ts",
       "assembly/api_spec.ts",
+      "assembly/request_derivation.ts",
+      "assembly/request_attributes.ts",
       "assembly/evaluate.ts",
     ],
     why: "the hot path's logic: attributes, their wire codecs, the hub client's caches and configuration, evaluation",
@@ -93,6 +95,8 @@ const KNOWN_FOLDER_CYCLES = [
     "assembly/string_match.ts",
     "assembly/api_key.ts",
     "assembly/api_spec.ts",
+    "assembly/request_derivation.ts",
+    "assembly/request_attributes.ts",
     "assembly/evaluate.ts",
   ],
 ];

@@ -1,5 +1,5 @@
 // disco-agent: the mesh's sidecar agent (spec 2, "disco-agent"; docs/sidecar.md).
-//   disco-agent proxy [flags]                       run the sidecar
+//   disco-agent proxy [sidecar|router] [flags]      run the sidecar
 //   disco-agent request <method> <path> [<body>]    call the admin API of a running sidecar
 //   disco-agent mesh-iptables [flags]               install the pod's traffic capture rules (upstream's istio-iptables)
 //   disco-agent version [-o json|yaml] [-s]
@@ -8,7 +8,10 @@ import { formatGoDuration } from "../daemon/duration.ts";
 import { EXIT_FAILURE } from "../daemon/exit_codes.ts";
 import { durationFlag, intFlag, parseBoolFlag } from "../daemon/flags.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
-import { addVersionCommand } from "../daemon/version.ts";
+import { addVersionCommand, buildInfo } from "../daemon/version.ts";
+import { decodeAppProbers } from "../inject/app_probes.ts";
+import { statusPortsFromEnv } from "../proxy/status_ports.ts";
+import { nodeMetadata } from "../proxy/node_metadata.ts";
 import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import {
   AGENT_NOT_APPLICABLE_ENV,
@@ -37,6 +40,7 @@ const proxy = addLoggingFlags(
   program
     .command("proxy")
     .description("Runs the sidecar: inbound and outbound listeners with the policy filter, and the admin port")
+    .argument("[type]", "sidecar (default), or router: an ingress gateway (as --gateway); upstream's `proxy sidecar|router`")
     .option("--proxyAdminPort <port>", "admin listener port", UINT16, DEFAULT_ADMIN_PORT)
     .option("--statusPort <port>", "agent status HTTP port (/healthz/ready); 0 = not served", UINT16, 0)
     .option("--inboundPort <port>", "listener in front of the local app", UINT16, DEFAULT_INBOUND_PORT)
@@ -198,12 +202,19 @@ addNotApplicableFlags(proxy, [na("--concurrency", "value", "0", "the sidecar ser
 let deprecatedTrustDomain = false;
 proxy.on("option:trustDomain", () => (deprecatedTrustDomain = true));
 // Commander's parsers have checked each flag; its values are the typed AgentOptions (plus the logging flags).
-proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
+proxy.action(async (type: string | undefined, opts: AgentOptions & Record<string, unknown>) => {
   refuseNotApplicableEnvironment(AGENT_NOT_APPLICABLE_ENV, "disco-agent proxy");
+  if (type !== undefined && type !== "sidecar" && type !== "router")
+    usageError("disco-agent proxy", `type: expected sidecar or router, got ${JSON.stringify(type)}`);
+  if (type === "router") opts.gateway = true;
   let vars;
   let logger: Logger;
+  let appProbers;
+  let statusPorts;
   try {
     vars = agentVariables(process.env);
+    appProbers = decodeAppProbers(process.env.MESH_ORCH_APP_PROBERS);
+    statusPorts = statusPortsFromEnv(process.env);
     // The spec's default (misc:error) names a logger folded into `default` here: only given values apply.
     const componentLevels = parseProxyComponentLevels(opts.proxyComponentLogLevel as string);
     if (proxy.getOptionValueSource("proxyComponentLogLevel") !== "cli") componentLevels.clear();
@@ -238,6 +249,9 @@ proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
     initialBackoffMs: vars.initialBackoffMs,
     connectTimeout: opts.connectTimeout,
     ...(vars.terminationDrainMs !== undefined ? { terminationDrainMs: vars.terminationDrainMs } : {}),
+    ...(appProbers.size > 0 ? { appProbers } : {}),
+    ...(statusPorts.length > 0 ? { statusPorts } : {}),
+    nodeMetadata: nodeMetadata(process.env, buildInfo().version),
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
   const env = {

@@ -59,7 +59,7 @@ export function endpointReport(registry: MeshRegistry, services: readonly XdsSer
         ...base,
         cluster: clusterName(s.host, s.port, subset.name),
         subset: subset.name,
-        endpoints: view(s.endpoints.filter((e) => labelsMatch(subset.labels, e.labels ?? {}))),
+        endpoints: view(s.endpoints.filter((e) => labelsMatch(subset.labels, e.labels))),
       })),
     ];
   });

@@ -76,6 +76,7 @@ export interface MeshRegistry {
 export interface RegistryExtras {
   /** The mesh's DNS domain (host/mesh/hosts.ts DEFAULT_DOMAIN when the program has no setting for it). */
   readonly domain: string;
+  /** Services the documents do not describe; for a host they do, its instances join the documented service's. */
   readonly services?: readonly MeshService[];
   readonly workloads?: readonly MeshWorkload[];
   readonly namespaces?: readonly string[];
@@ -176,7 +177,11 @@ export function buildRegistry(
     return Object.freeze({ ...serviceFromResource(s, extras.domain), instances: found.ready, notReadyInstances: found.notReady, endpointSource: found.source });
   };
   const services = [...byKind.Service.map(withInstances), ...(byKind.ServiceEntry ?? []).flatMap(servicesFromEntry)];
-  for (const s of extras.services ?? []) if (!services.some((x) => x.fqdn === s.fqdn)) services.push(s);
+  for (const s of extras.services ?? []) {
+    const at = services.findIndex((x) => x.fqdn === s.fqdn);
+    if (at < 0) services.push(s);
+    else if (s.instances?.length) services[at] = withCallerInstances(services[at], s);
+  }
   const namespaces = new Set<string>([
     ...byKind.Namespace.map((n) => n.name),
     ...services.map((s) => s.namespace),
@@ -184,6 +189,24 @@ export function buildRegistry(
     ...(extras.namespaces ?? []),
   ]);
   return Object.freeze({ domain: extras.domain, services: Object.freeze(services), workloads: Object.freeze(workloads), namespaces });
+}
+
+/**
+ * A documented service plus the instances a caller knows for it (the
+ * sidecar's `--endpoint`): their ports are renamed to the documented port of
+ * the same number, so they serve it; the documented ports stay.
+ */
+function withCallerInstances(service: MeshService, caller: MeshService): MeshService {
+  const rename = new Map<string | undefined, string | undefined>();
+  for (const p of caller.ports) {
+    const documented = service.ports.find((x) => x.port === p.port);
+    if (documented) rename.set(p.name, documented.name);
+  }
+  const added = (caller.instances ?? []).flatMap((i) => {
+    const ports = i.ports.flatMap((p) => (rename.has(p.name) ? [{ name: rename.get(p.name), port: p.port }] : []));
+    return ports.length > 0 ? [Object.freeze({ ...i, ports: Object.freeze(ports) })] : [];
+  });
+  return Object.freeze({ ...service, instances: Object.freeze([...(service.instances ?? []), ...added]) });
 }
 
 /** Workloads of the service's namespace its selector picks (none for a service without selector). Any registry-shaped value will do (the analyzer's too). */

@@ -13,7 +13,7 @@ import type { HubCaller } from "../hub/transport.ts";
 import { HttpProxy } from "./http_proxy.ts";
 import { TcpProxy } from "./tcp_proxy.ts";
 import { buildConfigDump } from "./config_dump.ts";
-import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Workload } from "../security/workload.ts";
 import type { MeshSettings } from "./mesh_config.ts";
@@ -65,6 +65,8 @@ export interface SidecarOptions {
   adminPort: number;
   /** 0 = no status listener. */
   statusPort: number;
+  /** The status listener's `/app-health/…` paths (host/proxy/app_probers.ts): true when it answered. */
+  appProbes?: (path: string, req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => boolean;
   /** TCP listener in front of the app's TCP port (TcpClientConfig); -1 = none. */
   tcpPort: number;
   tcpAppPort: number;
@@ -118,7 +120,7 @@ export interface SidecarSecurityOptions {
   mesh: MeshSettings;
   tls: WorkloadTls;
   /** `--endpoint` registry, keyed by `host:servicePort`. */
-  endpoints: ReadonlyMap<string, ServiceEndpoint>;
+  endpoints: ReadonlyMap<string, EndpointFlag>;
   /** Ingress gateway mode (`--gateway`). */
   gateway: boolean;
   /** The container port the inbound listener stands for (gateway: the Gateway server port). */
@@ -346,6 +348,7 @@ export class Sidecar {
     if (options.statusPort > 0) {
       this.status = createServer((req, res) => {
         const path = (req.url ?? "/").split("?")[0];
+        if (options.appProbes?.(path, req, res)) return;
         if (path === "/stats/prometheus") {
           // upstream's agent serves the merged proxy and agent metrics here for scrapers
           statsToPrometheus(this.stats(), GAUGE_STATS, options.metricsRegistry).then(

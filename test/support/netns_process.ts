@@ -59,19 +59,21 @@ export function startInPod(pod: Pod, name: string, command: readonly string[], o
 }
 
 /**
- * Waits until `probe` succeeds, failing early (with the process's last
- * lines) if the process exits first.
+ * Waits until `probe` succeeds; fails as soon as the process exits (with its
+ * last lines), not at the deadline.
  */
 export function waitForPodProcess<T>(p: PodProcess, what: string, probe: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T> {
-  return waitFor(
-    `${what} (${p.name} in ${p.pod.name}.${p.pod.namespace})`,
-    async () => {
-      if (!p.running()) throw new Error(`${p.name} exited with ${p.proc.exitCode ?? p.proc.signalCode}:\n${tail(p.output())}`);
-      return probe();
-    },
-    timeoutMs,
-    200,
-  );
+  const where = `${p.name} in ${p.pod.name}.${p.pod.namespace}`;
+  let onExit: (() => void) | undefined;
+  const exited = new Promise<never>((_, reject) => {
+    onExit = () => reject(new Error(`${where} exited with ${p.proc.exitCode ?? p.proc.signalCode} while waiting for ${what}:\n${tail(p.output())}`));
+    if (!p.running()) onExit();
+    else p.proc.once("exit", onExit);
+  });
+  exited.catch(() => undefined);
+  return Promise.race([waitFor(`${what} (${where})`, probe, timeoutMs, 200), exited]).finally(() => {
+    if (onExit) p.proc.off("exit", onExit);
+  });
 }
 
 /** `curl` in the pod: the status code and body of one request (curl's own failure as status 0 with its message). */

@@ -86,9 +86,14 @@ export class E2eMesh {
   disco?: Daemon<DiscoListening>;
   private routed = new Set<string>();
 
-  /** mesh_ca, then disco-discovery with its mesh_ca certificate on the bridge's address. */
+  /**
+   * mesh_ca, then disco-discovery with its mesh_ca certificate on the
+   * bridge's address, relaying the sidecars' certificate requests to mesh_ca
+   * (disco-discovery as a registration authority: mesh_ca trusts it to ask
+   * for another workload's certificate at renewal).
+   */
   async start(): Promise<void> {
-    const ca = await startMeshCa();
+    const ca = await startMeshCa(["--trusted-node-accounts", "mesh-system/disco-discovery"]);
     this.ca = ca;
     const certDir = tempDir("e2m-disco-certs-");
     await writeWorkloadCertFiles(ca, "mesh-system", "disco-discovery", certDir);
@@ -106,6 +111,8 @@ export class E2eMesh {
         "127.0.0.1:0",
         "--monitoringAddr",
         "127.0.0.1:0",
+        "--caAddress",
+        ca.address,
         "--httpsAddr",
         "",
         "--ctrlz_port",
