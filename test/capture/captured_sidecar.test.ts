@@ -134,6 +134,11 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
     assert.equal(echo, "hello db");
   });
 
+  it("a TCP client's half-close is passed on, and the endpoint's answer after it still comes back", () => {
+    const out = inNamespace(pod, process.execPath, ["--import", "tsx", APPS, "connect", "10.96.0.20", "5432", "last words|end"]);
+    assert.equal(out.trim().split("\n")[1], "after fin: last words|end");
+  });
+
   it("a port of no declared protocol is sniffed: the client's first bytes are not HTTP, so TCP to the endpoint", () => {
     const out = inNamespace(pod, process.execPath, ["--import", "tsx", APPS, "connect", "10.96.0.30", "7001", "hello legacy"]);
     const [greeting, echo] = out.trim().split("\n");
