@@ -40,7 +40,8 @@ import { ExtAuthzClient } from "../security/authz/ext_authz.ts";
 import type { SafetyNet } from "../daemon/safety_net.ts";
 import type { Socket } from "node:net";
 import { buildRegistry } from "../mesh/registry.ts";
-import { type CaptureRegistry, type Destination, routeCapturedOutbound } from "./listener/capture_routing.ts";
+import { type CaptureRegistry, type Destination, capturedInboundProtocol, routeCapturedOutbound } from "./listener/capture_routing.ts";
+import { CapturedInboundListener } from "./listener/captured_inbound.ts";
 import { CapturedOutboundListener } from "./listener/captured_outbound.ts";
 import { INBOUND_PASSTHROUGH_SOURCE } from "../capture/iptables_rules.ts";
 
@@ -169,6 +170,8 @@ export class Sidecar {
   private readonly mtls: MtlsListener | undefined;
   /** The outbound listener's capture stage: redirected connections routed by their original destination. */
   private readonly capturedOutbound: CapturedOutboundListener | undefined;
+  /** The inbound listener's capture stage: redirected TCP (not HTTP) connections proxied to the app's port. */
+  private capturedInbound: CapturedInboundListener | undefined;
   private captureRegistry: CaptureRegistry = { services: [] };
   private policy: SecurityPolicy | undefined;
   /** The log scopes of spec 2 whose concern lives here (docs/daemon-reference.md "Log scopes"). */
@@ -264,6 +267,8 @@ export class Sidecar {
         route: (d) => routeCapturedOutbound(this.captureRegistry, d, options.security?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY"),
         onLog: proxyLog,
       });
+      // As for the inbound listener below: the HTTP server fed by the capture stage starts its header-deadline check on this event.
+      this.outbound.server.emit("listening");
     }
     if (options.security?.gateway) {
       // A gateway port speaks what its Gateway servers say: HTTPS (tls.mode SIMPLE, the credential by SNI) or plain HTTP; read per connection.
@@ -301,6 +306,19 @@ export class Sidecar {
         this.mtls?.refresh();
         this.scopes.sds.info(`workload certificate handed to the listeners: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}`);
       };
+    }
+    if (options.originalDestination && !options.security?.gateway) {
+      const mtls = this.mtls;
+      this.capturedInbound = new CapturedInboundListener({
+        next: mtls ? (socket) => mtls.server.emit("connection", socket) : (socket) => this.inbound.server.emit("connection", socket),
+        originalDestination: options.originalDestination,
+        protocol: (d) => capturedInboundProtocol(this.captureRegistry, d),
+        plaintextAllowed: () => !options.security || this.policy?.serverMode.mode !== "STRICT",
+        sourceAddress: INBOUND_PASSTHROUGH_SOURCE,
+        onLog: proxyLog,
+      });
+      // Fed by the capture stage, the HTTP server never listens itself: Node's header-deadline check starts on this event.
+      if (!mtls) this.inbound.server.emit("listening");
     }
     if (options.tcpPort >= 0) {
       this.tcp = new TcpProxy({
@@ -390,7 +408,11 @@ export class Sidecar {
     const inbound = await bindNamed(
       "--inboundPort",
       at(o.bindAddress, o.inboundPort),
-      this.mtls ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port })) : listen(this.inbound.server, o.inboundPort, o.bindAddress),
+      this.capturedInbound
+        ? listenTcp(this.capturedInbound, o.inboundPort, o.bindAddress).then((port) => ({ port }))
+        : this.mtls
+          ? listenTcp(this.mtls, o.inboundPort, o.bindAddress).then((port) => ({ port }))
+          : listen(this.inbound.server, o.inboundPort, o.bindAddress),
     );
     const outbound = await bindNamed(
       "--outboundPort",
@@ -424,6 +446,7 @@ export class Sidecar {
     this.tcp?.server.close();
     this.mtls?.close();
     this.capturedOutbound?.close();
+    this.capturedInbound?.close();
     for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
     const deadline = Date.now() + drainMs;
     while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -458,7 +481,7 @@ export class Sidecar {
       return false;
     }
     this.loaded = config;
-    if (this.capturedOutbound) {
+    if (this.capturedOutbound || this.capturedInbound) {
       const endpoints = [...(this.options.security?.endpoints.values() ?? [])].map((e) => ({
         address: e.address.host,
         port: e.address.port,
@@ -758,6 +781,10 @@ export class Sidecar {
       out.set("listener.outbound.captured_passthrough", c.passthrough);
       out.set("listener.outbound.captured_blackhole", c.blackhole);
       out.set("listener.outbound.captured_upstream_failures", c.upstreamFailures);
+    }
+    if (this.capturedInbound) {
+      out.set("listener.inbound.captured_tcp", this.capturedInbound.stats.tcp);
+      out.set("listener.inbound.captured_tcp_refused", this.capturedInbound.stats.refused);
     }
     if (this.tcp) {
       out.set("listener.tcp.connections", this.tcp.stats.connections);

@@ -51,6 +51,19 @@ subsets: [{ addresses: [{ ip: ${PEER_IP} }], ports: [{ port: 7000 }] }]
 ---
 apiVersion: v1
 kind: Service
+metadata: { name: appdb, namespace: default }
+spec:
+  clusterIP: 10.96.0.40
+  selector: { app: app }
+  ports: [{ name: tcp-appdb, port: 7071, targetPort: 7071 }]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: { name: appdb, namespace: default }
+subsets: [{ addresses: [{ ip: ${POD_IP} }], ports: [{ name: tcp-appdb, port: 7071 }] }]
+---
+apiVersion: v1
+kind: Service
 metadata: { name: web, namespace: default }
 spec:
   clusterIP: 10.96.0.10
@@ -95,7 +108,7 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
       });
     await Promise.all([
       start(peer, tsx("endpoints", "tcp:7000", "http:8080", "http:9090"), "apps listening "),
-      start(pod, tsx("app", "http:8080", "http:8081"), "apps listening "),
+      start(pod, tsx("app", "http:8080", "http:8081", "tcp:7070", "tcp:7071"), "apps listening "),
       start(
         pod,
         [
@@ -180,6 +193,21 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
       // upstream's inbound passthrough: the sidecar dials the pod's address from 127.0.0.6, which the capture rules leave alone.
       assert.equal(body.peer, "127.0.0.6");
     }
+  });
+
+  it("a peer's TCP to an undeclared app port: its first bytes are neither TLS nor HTTP, so TCP to the app from 127.0.0.6", () => {
+    const out = inNamespace(peer, process.execPath, ["--import", "tsx", APPS, "connect", POD_IP, "7070", "hello app"]);
+    const [greeting, echo] = out.trim().split("\n");
+    assert.deepEqual(JSON.parse(greeting), { name: "app", port: 7070, peer: "127.0.0.6" });
+    assert.equal(echo, "hello app");
+  });
+
+  it("a peer's TCP to a port the registry declares TCP is piped at once: a server-first protocol works", () => {
+    // The client sends nothing: the app speaks first.
+    const out = inNamespace(peer, process.execPath, ["--import", "tsx", APPS, "connect", POD_IP, "7071"]);
+    assert.deepEqual(JSON.parse(out.trim()), { name: "app", port: 7071, peer: "127.0.0.6" });
+    const tcp = inNamespace(pod, process.execPath, [AGENT, "request", "GET", "/stats", "--proxyAdminPort", "15000"]);
+    assert.match(tcp, /^listener\.inbound\.captured_tcp: [2-9]\d*$/m);
   });
 
   it("a call to the inbound listener itself (not redirected) still goes to --appPort", () => {

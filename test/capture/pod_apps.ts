@@ -61,7 +61,7 @@ if (name === "get") {
             received += c;
             if (!received.includes("|end")) socket.write(c);
           });
-          socket.on("end", () => socket.end(received.includes("|end") ? `after fin: ${received}` : undefined));
+          socket.on("end", () => (received.includes("|end") ? socket.end(`after fin: ${received}`) : socket.end()));
         })
         .listen(port, "0.0.0.0", ready);
     }
