@@ -1,5 +1,5 @@
 import type { LoadedConfig } from "../config/config_dir.ts";
-import type { SecurityPolicy } from "./security_policy.ts";
+import type { SecurityPolicy } from "./router/routes.ts";
 import type { ServiceEndpoint } from "../hub/clusters.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
 

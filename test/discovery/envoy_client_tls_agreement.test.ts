@@ -22,7 +22,7 @@ import { CLUSTER, ENDPOINT } from "../../host/discovery/type_urls.ts";
 import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import { loadDocuments } from "../../host/config/config_dir.ts";
 import { DEFAULT_MESH_SETTINGS } from "../../host/proxy/mesh_config.ts";
-import { SecurityPolicy } from "../../host/proxy/security_policy.ts";
+import { SecurityPolicy } from "../../host/proxy/router/routes.ts";
 import { JwksCache } from "../../host/security/jwt/jwks.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";

@@ -2,18 +2,18 @@ import { Agent, type IncomingMessage, type ServerResponse, createServer, request
 import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from "node:https";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
-import type { HeaderList, LocalReply } from "../wasm/abi_types.ts";
+import type { HeaderList, LocalReply } from "../../wasm/abi_types.ts";
 import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, upstreamHeaders } from "./hop_by_hop.ts";
 import { type FramingRefusal, type RequestFraming, frameObject, hasBody } from "./request_framing.ts";
-import type { FilterHost, RequestDecision } from "./filter_host.ts";
-import { connectionFacts, RequestProperties } from "./request_properties.ts";
+import type { FilterHost, RequestDecision } from "../filters/filter_host.ts";
+import { connectionFacts, RequestProperties } from "../request_properties.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
-import type { PathNormalization } from "../security/authz/path.ts";
-import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "./listener_limits.ts";
-import type { UpstreamOutcome } from "./outlier_detection.ts";
-import { countRequestOnConnection } from "./requests_per_connection.ts";
-import type { SafetyNet } from "../daemon/safety_net.ts";
-import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "./upstream_failure.ts";
+import type { PathNormalization } from "../../security/authz/path.ts";
+import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "../listener_limits.ts";
+import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
+import { countRequestOnConnection } from "../router/requests_per_connection.ts";
+import type { SafetyNet } from "../../daemon/safety_net.ts";
+import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "../router/upstream_failure.ts";
 
 /** Where a listener sends a request: host and port, or null when it has nowhere to go. */
 export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
