@@ -1,27 +1,42 @@
-import { Agent, type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
-import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from "node:https";
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
-import type { HeaderList, LocalReply } from "../../wasm/abi_types.ts";
-import { endToEndHeaders, requestHead, toOutgoing, toRawHeaders, upstreamHeaders } from "./hop_by_hop.ts";
-import { type FramingRefusal, type RequestFraming, frameObject, hasBody } from "./request_framing.ts";
-import type { FilterHost, RequestDecision } from "../filters/filter_host.ts";
-import { connectionFacts, RequestProperties } from "../request_properties.ts";
-import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
-import type { PathNormalization } from "../../security/authz/path.ts";
-import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "../listener_limits.ts";
-import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
-import { countRequestOnConnection } from "../router/requests_per_connection.ts";
 import type { SafetyNet } from "../../daemon/safety_net.ts";
-import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "../router/upstream_failure.ts";
+import type { PathNormalization } from "../../security/authz/path.ts";
+import type { HeaderList, LocalReply } from "../../wasm/abi_types.ts";
+import type { FilterHost, RequestDecision } from "../filters/filter_host.ts";
+import type { ConnectionStage } from "../listener/connection.ts";
+import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "../listener_limits.ts";
+import { RequestProperties, connectionFacts } from "../request_properties.ts";
+import type { RouteDecision, RouteRequest } from "../router/route_decision.ts";
+import { UpstreamRequests } from "../router/upstream_request.ts";
+import { requestHead, toOutgoing } from "./hop_by_hop.ts";
+import type { FramingRefusal, RequestFraming } from "./request_framing.ts";
+import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
 
-/** Where a listener sends a request: host and port, or null when it has nowhere to go. */
-export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
+/**
+ * Envoy's HTTP connection manager for one listener: each request is read
+ * and checked at the edge (framing, target normalization, limits), runs
+ * through the decoding filters (the security filter when the security path
+ * is on, then the Wasm filter), is routed by the router and sent upstream
+ * (router/upstream_request.ts); local replies and the access record are
+ * written here.
+ */
 
-export interface HttpProxyOptions {
+/** The security filter (authentication, authorization) of a listener, run before the Wasm filter. */
+export interface SecurityFilter {
+  decode(req: IncomingMessage, headers: HeaderList): Promise<SecurityStageResult>;
+}
+
+/** The router of a listener: where a request goes, or null when it has nowhere to go (502). */
+export interface HttpRouter {
+  route(request: RouteRequest): RouteDecision | null;
+}
+
+export interface HttpConnectionManagerOptions {
   name: "inbound" | "outbound";
   filter: FilterHost;
-  upstream: UpstreamResolver;
+  router: HttpRouter;
   /** Extra properties the filter may read (e.g. the destination service). */
   properties?: (authority: string) => Readonly<Record<string, string>>;
   onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
@@ -30,9 +45,9 @@ export interface HttpProxyOptions {
    * docs/security.md): a local reply, or the headers to go on with and more
    * properties for the filter (`connection.*`, `mesh.authn_payload`).
    */
-  beforeFilter?: (req: IncomingMessage, headers: HeaderList) => Promise<SecurityStageResult>;
-  /** Routing with client TLS (security path on): replaces `upstream` when it returns a value. */
-  route?: (request: { authority: string; method: string; path: string; headers: HeaderList }) => RouteDecision;
+  security?: SecurityFilter;
+  /** The listener's connection stage: each request's original destination, when its connection was redirected. */
+  connections?: ConnectionStage;
   /** Mesh `pathNormalization` for the request target (read per request); default BASE. */
   pathNormalization?: () => PathNormalization;
   /** Timeouts and connection/request limits (listener_limits.ts); default DEFAULT_LISTENER_LIMITS. */
@@ -79,42 +94,6 @@ export type SecurityStageResult =
   | { kind: "reply"; reply: LocalReply; accessLogHint?: boolean }
   | { kind: "continue"; headers: HeaderList; properties: Record<string, string>; mtls: boolean; accessLogHint?: boolean };
 
-/** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
-export type RouteDecision =
-  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions; actions?: ForwardActions; upstream?: UpstreamControl }
-  | { kind: "reply"; reply: LocalReply; delayMs?: number };
-
-/** What a VirtualService route does to a forwarded request (host/proxy/security_policy.ts RouteActions). */
-export interface ForwardActions {
-  readonly path?: string;
-  readonly authority?: string;
-  readonly setHeaders: ReadonlyArray<readonly [string, string]>;
-  readonly addHeaders: ReadonlyArray<readonly [string, string]>;
-  readonly removeHeaders: readonly string[];
-  readonly responseHeaders: ReadonlyArray<{
-    readonly set: Readonly<Record<string, string>>;
-    readonly add: Readonly<Record<string, string>>;
-    readonly remove: readonly string[];
-  }>;
-  readonly timeoutMs?: number;
-  /** Retries of a request without a body on connection failure and on the 5xx/gateway-error/retriable codes retryOn names. */
-  readonly retries?: { readonly attempts: number; readonly perTryTimeoutMs?: number; readonly retryOn: readonly string[] };
-  readonly delayMs?: number;
-  readonly mirror?: { readonly host: string; readonly port: number };
-}
-
-/**
- * The DestinationRule limits of the request's upstream cluster: admission
- * (connection-pool limits; a local reply when over them) and, once the
- * exchange is over, its outcome (outlier detection). `cancelled`: the
- * client went away before an answer; the slot is freed, nothing recorded.
- */
-export interface UpstreamControl {
-  admit(): Promise<(outcome: UpstreamOutcome | "cancelled") => void> | LocalReply;
-  /** `connectionPool.http.maxRequestsPerConnection`: a connection is closed after serving this many. */
-  readonly maxRequestsPerConnection?: number;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Counters of one listener, for /stats. */
@@ -150,11 +129,11 @@ interface Exchange {
  * report needs. A request the filter decides at once goes on in the same
  * turn of the event loop; properties are answered when the filter reads them.
  */
-export class HttpProxy {
+export class HttpConnectionManager {
   readonly server: Server;
   readonly guard: ListenerGuard;
   readonly stats: ListenerStats = { requests: 0, localReplies: 0, upstreamErrors: 0, active: 0, rejectedTargets: {}, rejectedFraming: {} };
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  private readonly upstreams: UpstreamRequests;
   /** Each request's exchange, once it has one (its access record reads the outcome). */
   private readonly exchanges = new WeakMap<ServerResponse, Exchange>();
   /** Each local reply's reason, for its access record. */
@@ -162,7 +141,8 @@ export class HttpProxy {
   /** Connections whose framing was refused: nothing after that request is read or forwarded. */
   private readonly refusedConnections = new WeakSet<object>();
 
-  constructor(private readonly options: HttpProxyOptions) {
+  constructor(private readonly options: HttpConnectionManagerOptions) {
+    this.upstreams = new UpstreamRequests(options.filter);
     this.guard = new ListenerGuard(options.limits ?? DEFAULT_LISTENER_LIMITS);
     this.server = createServer(this.guard.httpServerOptions(), (req, res) => this.onRequest(req, res));
     this.guard.guardHttp(this.server, options.acceptedElsewhere === true);
@@ -170,7 +150,7 @@ export class HttpProxy {
   }
 
   close(): void {
-    this.agent.destroy();
+    this.upstreams.close();
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -257,12 +237,12 @@ export class HttpProxy {
     props.route = o.properties?.(authority);
     const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, framing: head.framing, started };
     if (o.onAccess) this.exchanges.set(res, exchange);
-    if (o.beforeFilter) return this.securityStage(exchange, headers, o.beforeFilter);
+    if (o.security) return this.securityStage(exchange, headers, o.security);
     return this.filter(exchange, headers);
   }
 
-  private async securityStage(x: Exchange, headers: HeaderList, stage: NonNullable<HttpProxyOptions["beforeFilter"]>): Promise<void> {
-    const result = await stage(x.req, headers);
+  private async securityStage(x: Exchange, headers: HeaderList, security: SecurityFilter): Promise<void> {
+    const result = await security.decode(x.req, headers);
     if (result.accessLogHint) x.accessLogHint = true;
     if (result.kind === "reply") {
       this.reply(x.res, result.reply);
@@ -276,7 +256,7 @@ export class HttpProxy {
 
   private filter(x: Exchange, headers: HeaderList): Promise<void> | undefined {
     // The listener's own list has lower-case names (requestHead); a security stage's is checked.
-    const decision = this.options.filter.onRequestHeaders(headers, x.props, this.options.beforeFilter === undefined);
+    const decision = this.options.filter.onRequestHeaders(headers, x.props, this.options.security === undefined);
     if (decision instanceof Promise) return decision.then((d) => this.afterFilter(x, headers, d));
     return this.afterFilter(x, headers, decision);
   }
@@ -300,22 +280,15 @@ export class HttpProxy {
     const path = headerValue(forwarded, ":path") ?? x.path;
     const method = headerValue(forwarded, ":method") ?? req.method ?? "GET";
     const routedAuthority = headerValue(forwarded, ":authority") ?? x.authority;
-    const routed = o.route?.({ authority: routedAuthority, method, path, headers: forwarded });
+    const destination = o.connections?.originalDestination(req.socket);
+    const routed = o.router.route({ authority: routedAuthority, method, path, headers: forwarded, ...(destination ? { destination } : {}) });
     const delayMs = routed?.kind === "reply" ? routed.delayMs : routed?.actions?.delayMs;
-    if (delayMs) return sleep(delayMs).then(() => this.route(x, id, forwarded, method, path, routedAuthority, routed));
-    this.route(x, id, forwarded, method, path, routedAuthority, routed);
+    if (delayMs) return sleep(delayMs).then(() => this.route(x, id, forwarded, method, path, routed));
+    this.route(x, id, forwarded, method, path, routed);
     return undefined;
   }
 
-  private route(
-    x: Exchange,
-    id: number,
-    forwarded: HeaderList,
-    method: string,
-    path: string,
-    routedAuthority: string,
-    routed: RouteDecision | undefined,
-  ): void {
+  private route(x: Exchange, id: number, forwarded: HeaderList, method: string, path: string, routed: RouteDecision | null): void {
     const { req, res } = x;
     const o = this.options;
     if (routed?.kind === "reply") {
@@ -324,197 +297,33 @@ export class HttpProxy {
       this.complete(id, x, routed.reply.status, 0, 0);
       return;
     }
-    const target = routed ?? o.upstream(routedAuthority);
+    const target = routed;
     if (!target) {
       this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
       req.resume();
       this.complete(id, x, 502, 0, 0);
       return;
     }
-    const control = routed?.kind === "forward" ? routed.upstream : undefined;
-    // Sends the request upstream; `finish` tells the connection pool how the request ended.
-    const forward = (finish: (outcome: UpstreamOutcome | "cancelled") => void): void => {
-      const actions = routed?.kind === "forward" ? routed.actions : undefined;
-      const outgoing = actions ? toOutgoing(forwarded) : undefined;
-      if (outgoing && actions) {
-        outgoing.host = actions.authority ?? x.authority;
-        applyRequestHeaders(outgoing, actions);
-        frameObject(outgoing, method, x.framing);
-      }
-      // Without route actions the headers go to Node as a flat list (request_framing.ts frames either).
-      const headerList = outgoing ?? upstreamHeaders(forwarded, method, x.authority, x.framing);
-      const upstreamPath = actions?.path ?? path;
-      let requestBytes = 0;
-      let responseBytes = 0;
-      const bodiless = !hasBody(x.framing);
-      if (!bodiless) {
-        req.on("data", (chunk: Buffer) => {
-          requestBytes += chunk.length;
-        });
-      }
-      const tlsOptions = routed?.kind === "forward" ? routed.tls : undefined;
-      const send = tlsOptions ? httpsRequest : httpRequest;
-      if (actions?.mirror && bodiless) {
-        // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
-        const m = actions.mirror;
-        const shadow = httpRequest(
-          { agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing!.host}-shadow` } },
-          (r) => r.resume(),
-        );
-        shadow.on("error", () => undefined);
-        shadow.end();
-      }
-      let answered = false;
-      const timer =
-        actions?.timeoutMs !== undefined && actions.timeoutMs > 0
-          ? setTimeout(() => {
-              if (answered) return;
-              answered = true;
-              current?.destroy();
-              finish(504);
-              this.reply(res, { status: 504, details: "upstream_response_timeout", body: "upstream request timeout", headers: [], grpcStatus: -1 });
-              this.complete(id, x, 504, requestBytes, 0);
-            }, actions.timeoutMs)
-          : undefined;
-      if (timer) res.once("close", () => clearTimeout(timer));
-      let current: ReturnType<typeof httpRequest> | undefined;
-      const retryOn: ReadonlySet<string> = actions?.retries ? new Set(actions.retries.retryOn) : NO_RETRIES;
-      const retriableStatus = (code: number) =>
-        (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
-      const attempt = (left: number) => {
-        const options = tlsOptions
-          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES }
-          : {
-              agent: this.agent,
-              host: target.host,
-              port: target.port,
-              method,
-              path: upstreamPath,
-              headers: headerList,
-              maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES,
-            };
-        // The upstream failed before a response began: retried when the route says so, else 502 (protocol error) or 503 (upstream_failure.ts).
-        // Set once this attempt has given up or handed over to the next one: later events of its request are stale.
-        let over = false;
-        const failed = (e: NodeJS.ErrnoException) => {
-          if (answered || over) return;
-          over = true;
-          if (bodiless && left > 0 && (retryOn.has("connect-failure") || retryOn.has("reset") || retryOn.has("5xx") || retryOn.has("gateway-error")))
-            return attempt(left - 1);
-          answered = true;
-          if (timer) clearTimeout(timer);
-          const reply = upstreamFailureReply(e);
-          finish(reply.status === 502 ? 502 : "connect-failure");
+    this.upstreams.send(
+      {
+        req,
+        res,
+        authority: x.authority,
+        framing: x.framing,
+        props: x.props,
+        reply: (r) => this.reply(res, r),
+        complete: (code, requestBytes, responseBytes) => this.complete(id, x, code, requestBytes, responseBytes),
+        upstreamError: (message) => {
           this.stats.upstreamErrors++;
-          o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port}: ${e.message}`);
-          if (!res.headersSent) this.reply(res, reply);
-          else res.destroy();
-          this.complete(id, x, reply.status, requestBytes, 0);
-        };
-        const upstream = send(options, (up) => {
-          if (answered || over) return void up.resume();
-          if (res.headersSent || res.destroyed) {
-            // The client's stream was already ended (the safety net): the answer has nowhere to go.
-            answered = true;
-            if (timer) clearTimeout(timer);
-            up.destroy();
-            finish("cancelled");
-            return this.complete(id, x, res.statusCode, requestBytes, 0);
-          }
-          const status = up.statusCode;
-          if (!isFinalStatus(status)) {
-            up.destroy();
-            return failed(upstreamProtocolError(`status ${JSON.stringify(up.statusCode)} is no final response status`));
-          }
-          if (bodiless && left > 0 && retriableStatus(status)) {
-            over = true;
-            up.resume();
-            return attempt(left - 1);
-          }
-          try {
-            let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
-            if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
-            const filtered = id ? o.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
-            // Throws on what Node will not write (a header value it calls invalid): nothing was sent yet.
-            res.writeHead(status, toRawHeaders(filtered));
-          } catch (e) {
-            up.destroy();
-            return failed(upstreamProtocolError(`response not relayable: ${(e as Error).message}`));
-          }
-          answered = true;
-          if (timer) clearTimeout(timer);
-          x.props.upstreamAddress = `${target.host}:${target.port}`;
-          up.on("data", (chunk: Buffer) => {
-            responseBytes += chunk.length;
-          });
-          up.pipe(res);
-          up.on("end", () => {
-            finish(status);
-            this.complete(id, x, status, requestBytes, responseBytes);
-          });
-          // Reset or cut short after the headers went out: the client's stream is reset, as in Envoy.
-          up.on("error", (e) => {
-            finish(status);
-            this.stats.upstreamErrors++;
-            o.onLog("warn", `${o.name}: upstream ${target.host}:${target.port} response cut short: ${e.message}`);
-            res.destroy();
-            this.complete(id, x, status, requestBytes, responseBytes);
-          });
-        });
-        // A 101 nobody asked for (the listener forwards no Upgrade): Node hands over the socket; it is closed, the client gets 502.
-        upstream.on("upgrade", (_res, socket: Socket) => {
-          socket.destroy();
-          failed(upstreamProtocolError("unsolicited 101 Switching Protocols"));
-        });
-        current = upstream;
-        if (control?.maxRequestsPerConnection) {
-          const limit = control.maxRequestsPerConnection;
-          const agent = (tlsOptions ? tlsOptions.agent : this.agent) as Agent | undefined;
-          upstream.on("socket", (socket) => countRequestOnConnection(agent, socket as Socket, limit));
-        }
-        if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
-        upstream.on("error", failed);
-        if (bodiless) upstream.end();
-        else {
-          req.pipe(upstream);
-          // The client left before its body was complete: the upstream must not take a cut body as whole (Envoy resets the stream).
-          req.once("close", () => {
-            if (!req.complete) upstream.destroy();
-          });
-        }
-      };
-      attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
-    };
-    if (control) {
-      const admitted = control.admit();
-      if (!(admitted instanceof Promise)) {
-        this.reply(res, admitted);
-        req.resume();
-        this.complete(id, x, admitted.status, 0, 0);
-        return;
-      }
-      // One close listener: before admission it marks the client gone, after it frees the slot.
-      let closed = false;
-      let finish: ((outcome: UpstreamOutcome | "cancelled") => void) | undefined;
-      res.once("close", () => {
-        closed = true;
-        finish?.("cancelled");
-      });
-      void admitted.then((done) => {
-        let finished = false;
-        const once = (outcome: UpstreamOutcome | "cancelled") => {
-          if (finished) return;
-          finished = true;
-          done(outcome);
-        };
-        finish = once;
-        // The client left while the request waited for a connection.
-        if (closed) return once("cancelled");
-        forward(once);
-      });
-      return;
-    }
-    forward(() => undefined);
+          o.onLog("warn", `${o.name}: ${message}`);
+        },
+      },
+      id,
+      forwarded,
+      method,
+      path,
+      target,
+    );
   }
 
   private reply(res: ServerResponse, reply: LocalReply): void {
@@ -562,31 +371,7 @@ export class HttpProxy {
   }
 }
 
-const NO_RETRIES: ReadonlySet<string> = new Set();
-
 function headerValue(headers: HeaderList, name: string): string | undefined {
   for (const [k, v] of headers) if (k === name) return v;
   return undefined;
-}
-
-/** A route's request header operations: set replaces, add appends, remove drops. */
-function applyRequestHeaders(outgoing: Record<string, string | string[] | number | undefined>, a: ForwardActions): void {
-  for (const name of a.removeHeaders) delete outgoing[name.toLowerCase()];
-  for (const [k, v] of a.setHeaders) outgoing[k.toLowerCase()] = v;
-  for (const [k, v] of a.addHeaders) {
-    const name = k.toLowerCase();
-    const prev = outgoing[name];
-    outgoing[name] = prev === undefined ? v : [...(Array.isArray(prev) ? prev : [String(prev)]), v];
-  }
-}
-
-function applyResponseHeaders(headers: HeaderList, a: ForwardActions): HeaderList {
-  let out = [...headers];
-  for (const ops of a.responseHeaders) {
-    const removed = new Set(ops.remove.map((n) => n.toLowerCase()));
-    const set = new Map(Object.entries(ops.set).map(([k, v]) => [k.toLowerCase(), v]));
-    out = out.filter(([k]) => !removed.has(k.toLowerCase()) && !set.has(k.toLowerCase()));
-    out.push(...set.entries(), ...Object.entries(ops.add).map(([k, v]) => [k.toLowerCase(), v] as [string, string]));
-  }
-  return out;
 }
