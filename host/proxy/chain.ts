@@ -1,4 +1,7 @@
 import type { LoadedConfig } from "../config/config_dir.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
+import { buildRegistry } from "../mesh/registry.ts";
+import type { CaptureRegistry } from "./listener/capture_routing.ts";
 import { checkProviders } from "../config/extension_providers.ts";
 import type { ExtAuthzClient } from "../security/authz/ext_authz.ts";
 import type { Workload } from "../security/workload.ts";
@@ -44,4 +47,10 @@ export function buildChain(
     security: new InboundSecurity(config.mesh, sec.mesh, identity, sec.jwks, sec.clockSkewSeconds, extAuthz),
     routes: new RouteTable(config.mesh, sec.mesh, identity, clusters, random),
   };
+}
+
+/** What the outbound capture stage routes redirected connections by (listener/capture_routing.ts): the documents' services and the `--endpoint` addresses. */
+export function captureRegistry(config: LoadedConfig, flags: Iterable<EndpointFlag>, domain: string): CaptureRegistry {
+  const endpoints = [...flags].map((e) => ({ address: e.address.host, port: e.address.port, protocol: "http" }));
+  return { services: buildRegistry(config.mesh.byKind, { domain }).services, endpoints };
 }

@@ -22,7 +22,9 @@ import { inboundTransport } from "./listener/inbound_transport.ts";
 import { AppRouter, MeshRouter, PlainOutboundRouter, ServedRoutes } from "./router/router.ts";
 import { RouteTable } from "./router/routes.ts";
 import { GAUGE_STATS, clusterInfo, listenerInfo, sidecarStats } from "./sidecar_stats.ts";
-import { type AppliedChain, buildChain } from "./chain.ts";
+import { type AppliedChain, buildChain, captureRegistry } from "./chain.ts";
+import { type CaptureRegistry, routeCapturedOutbound } from "./listener/capture_routing.ts";
+import { CapturedOutboundListener } from "./listener/captured_outbound.ts";
 import { DestinationProperties } from "./filters/destination_properties.ts";
 import type { SidecarAddresses, SidecarOptions } from "./sidecar_options.ts";
 import { XdsConfigSource } from "./xds_config.ts";
@@ -70,6 +72,9 @@ export class Sidecar {
   /** Original destinations of the connections the inbound and outbound listeners accept. */
   private readonly inboundConnections: ConnectionStage;
   private readonly outboundConnections: ConnectionStage;
+  /** The outbound listener's capture stage: redirected connections routed by their original destination. */
+  private readonly capturedOutbound: CapturedOutboundListener | undefined;
+  private captureRegistry: CaptureRegistry = { services: [] };
   /** The external authorizers of CUSTOM policies, reached through the `--endpoint` registry (the service name itself otherwise). */
   private readonly extAuthz = new ExtAuthzClient((service, port) => {
     const ep = [...(this.options.security?.endpoints.values() ?? [])].find((e) => e.host === service && e.servicePort === port);
@@ -145,7 +150,16 @@ export class Sidecar {
       connections: this.outboundConnections,
       ...(sec ? { security: new OutboundSecurityFilter() } : {}),
     });
-    this.outboundConnections.watch(this.outbound.server);
+    // Under capture the outbound port takes every redirected connection and picks its chain by the original destination (captured_outbound.ts).
+    this.capturedOutbound = options.originalDestination
+      ? new CapturedOutboundListener({
+          http: this.outbound.server,
+          originalDestination: (socket) => this.outboundConnections.originalDestination(socket),
+          route: (d) => routeCapturedOutbound(this.captureRegistry, d, options.security?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY"),
+          onLog: proxyLog,
+        })
+      : undefined;
+    this.outboundConnections.watch(this.capturedOutbound?.server ?? this.outbound.server);
     this.mtls = sec
       ? inboundTransport({
           http: this.inbound.server,
@@ -212,7 +226,12 @@ export class Sidecar {
       port: o.inboundPort,
       server: this.mtls?.server ?? this.inbound.server,
     });
-    const outbound = await bindListener({ flag: "--outboundPort", address: o.outboundBindAddress, port: o.outboundPort, server: this.outbound.server });
+    const outbound = await bindListener({
+      flag: "--outboundPort",
+      address: o.outboundBindAddress,
+      port: o.outboundPort,
+      server: this.capturedOutbound?.server ?? this.outbound.server,
+    });
     const status = this.status ? await bindListener({ flag: "--statusPort", address: o.bindAddress, port: o.statusPort, server: this.status }) : 0;
     const tcp = this.tcp ? await bindListener({ flag: "--tcpPort", address: o.bindAddress, port: o.tcpPort, server: this.tcp.server }) : -1;
     this.addresses = { inbound, outbound, admin, status, tcp };
@@ -235,6 +254,7 @@ export class Sidecar {
     const closing = Promise.all([this.inbound.server, this.outbound.server].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     this.tcp?.server.close();
     this.mtls?.close();
+    this.capturedOutbound?.close();
     for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
     const deadline = Date.now() + drainMs;
     while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -269,6 +289,7 @@ export class Sidecar {
       return false;
     }
     this.loaded = config;
+    if (this.capturedOutbound) this.captureRegistry = captureRegistry(config, this.options.security?.endpoints.values() ?? [], this.options.meshDomain);
     if (chain) {
       this.security = chain.security;
       this.routeTable = chain.routes;
@@ -290,20 +311,6 @@ export class Sidecar {
       this.scopes.model.debug(`configuration model: ${config.documents.length} document(s); ${kinds.join(" ") || "no mesh resources"}`);
     }
     return true;
-  }
-
-  /** Connection-pool counters and outlier state of the upstream clusters: kept across configuration reloads. */
-  get pools(): UpstreamLimits["pools"] {
-    return this.limits.pools;
-  }
-
-  get outliers(): UpstreamLimits["outliers"] {
-    return this.limits.outliers;
-  }
-
-  /** The last routes VirtualServices chose (newest last), for /config_dump and simulate. */
-  get servedRoutes(): ServedRoutes["list"] {
-    return this.served.list;
   }
 
   private ready(): boolean {
@@ -359,7 +366,7 @@ export class Sidecar {
       hasTcp: this.tcp !== undefined,
       hasStatus: this.status !== undefined,
       policy: this.security,
-      servedRoutes: this.servedRoutes,
+      servedRoutes: this.served.list,
     });
   }
 

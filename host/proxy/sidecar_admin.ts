@@ -14,7 +14,7 @@ import { statsToPrometheus } from "./stats_exposition.ts";
  * `/stats/prometheus` with the agent's metrics merged, as upstream's agent).
  */
 export interface SidecarAdminView {
-  options: Pick<SidecarOptions, "identity" | "commandLineOptions" | "metricsRegistry" | "security" | "onQuit" | "logger" | "statusPort">;
+  options: Pick<SidecarOptions, "identity" | "commandLineOptions" | "metricsRegistry" | "security" | "onQuit" | "logger" | "statusPort" | "appProbes">;
   configDump(): unknown;
   stats(): Map<string, number | bigint>;
   ready(): boolean;
@@ -63,6 +63,7 @@ export function sidecarAdminServers(view: SidecarAdminView): { admin: Server; st
     options.statusPort > 0
       ? createServer((req, res) => {
           const path = (req.url ?? "/").split("?")[0];
+          if (options.appProbes?.(path, req, res)) return;
           if (path === "/stats/prometheus") {
             // upstream's agent serves the merged proxy and agent metrics here for scrapers
             statsToPrometheus(view.stats(), GAUGE_STATS, options.metricsRegistry).then(

@@ -1,8 +1,9 @@
 import type * as grpc from "@grpc/grpc-js";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
 import type { PatternChecks } from "../config/resources/hub_client.ts";
 import type { SafetyNet } from "../daemon/safety_net.ts";
-import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
 import type { HubCaller } from "../hub/transport.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -32,6 +33,8 @@ export interface SidecarOptions {
   adminPort: number;
   /** 0 = no status listener. */
   statusPort: number;
+  /** The status listener's `/app-health/…` paths (host/proxy/app_probers.ts): true when it answered. */
+  appProbes?: (path: string, req: IncomingMessage, res: ServerResponse) => boolean;
   /** TCP listener in front of the app's TCP port (TcpClientConfig); -1 = none. */
   tcpPort: number;
   tcpAppPort: number;
@@ -85,7 +88,7 @@ export interface SidecarSecurityOptions {
   mesh: MeshSettings;
   tls: WorkloadTls;
   /** `--endpoint` registry, keyed by `host:servicePort`. */
-  endpoints: ReadonlyMap<string, ServiceEndpoint>;
+  endpoints: ReadonlyMap<string, EndpointFlag>;
   /** Ingress gateway mode (`--gateway`). */
   gateway: boolean;
   /** The container port the inbound listener stands for (gateway: the Gateway server port). */

@@ -1,5 +1,5 @@
 import type { SafetyNet } from "../daemon/safety_net.ts";
-import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
 import type { ClusterInfo, ListenerInfo } from "./admin_envoy.ts";
 import type { Counters } from "./counters.ts";
 import type { FilterHost } from "./filters/filter_host.ts";
@@ -78,7 +78,7 @@ export interface ClusterSources {
   appPort: number;
   tcpAppPort?: number;
   clusters: ReadonlyMap<string, { host: string; port: number; hosts?: ReadonlyArray<{ host: string; port: number }> }>;
-  endpoints: Iterable<ServiceEndpoint>;
+  endpoints: Iterable<EndpointFlag>;
 }
 
 export function clusterInfo(o: ClusterSources): ClusterInfo[] {

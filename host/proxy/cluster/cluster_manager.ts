@@ -1,6 +1,7 @@
 import type { Catalog, Resource } from "../../config/catalog.ts";
 import type { ConnectionPool, OutlierDetection } from "../../config/resources/networking.ts";
-import type { ServiceEndpoint } from "../../hub/clusters.ts";
+import type { EndpointFlag } from "../../hub/clusters.ts";
+import { clusterName } from "../../mesh/cluster_names.ts";
 import { destinationFor } from "../../mesh/destination_rules.ts";
 import { serviceNamespace } from "../../mesh/hosts.ts";
 import { labelsMatch } from "../../mesh/labels.ts";
@@ -37,7 +38,7 @@ export interface UpstreamCluster {
 
 /** Where a request to an endpoint connects, and how; or the local reply when the cluster's TLS cannot be originated here. */
 export type EndpointConnection =
-  | { kind: "endpoint"; host: string; port: number; mtls: ClientTls | null; endpoint: ServiceEndpoint; upstream: UpstreamCluster }
+  | { kind: "endpoint"; host: string; port: number; mtls: ClientTls | null; endpoint: EndpointFlag; upstream: UpstreamCluster }
   | { kind: "reply"; reply: LocalReply };
 
 /** What the cluster manager reads of the sidecar's identity. */
@@ -54,7 +55,7 @@ export class ClusterManager {
     private readonly catalog: Catalog,
     private readonly mesh: MeshSettings,
     private readonly client: ClusterClient,
-    private readonly endpoints: ReadonlyMap<string, ServiceEndpoint>,
+    private readonly endpoints: ReadonlyMap<string, EndpointFlag>,
     private readonly outliers: Pick<OutlierDetector, "ejected"> = { ejected: () => false },
     private readonly random: () => number = Math.random,
   ) {
@@ -66,7 +67,7 @@ export class ClusterManager {
    * DestinationRule subset selects (none when the subset is not defined).
    * Several candidates: one at random, as a load balancer would.
    */
-  pick(fqdn: string, port: number, subset?: string): ServiceEndpoint | undefined {
+  pick(fqdn: string, port: number, subset?: string): EndpointFlag | undefined {
     const cluster = clusterName(fqdn, port, subset);
     const candidates = this.endpointsOf(fqdn, port, subset).filter((e) => !this.outliers.ejected(cluster, endpointKey(e)));
     if (candidates.length <= 1) return candidates[0];
@@ -74,7 +75,7 @@ export class ClusterManager {
   }
 
   /** Every endpoint of a service port (and subset), ejected or not; none when the subset is not defined. */
-  endpointsOf(fqdn: string, port: number, subset?: string): ServiceEndpoint[] {
+  endpointsOf(fqdn: string, port: number, subset?: string): EndpointFlag[] {
     const candidates = [...this.endpoints.values()].filter((e) => e.host === fqdn && e.servicePort === port);
     if (subset === undefined) return candidates;
     const applied = destinationFor(this.catalog.byKind.DestinationRule, fqdn, port, subset, this.client.namespace, this.mesh.rootNamespace);
@@ -93,7 +94,7 @@ export class ClusterManager {
   }
 
   /** How a request reaches the endpoint: the client TLS the DestinationRule or auto mutual TLS decides, and the cluster's limits. */
-  connect(ep: ServiceEndpoint, subset?: string): EndpointConnection {
+  connect(ep: EndpointFlag, subset?: string): EndpointConnection {
     const k = this.catalog.byKind;
     const tls = clientTls({
       host: ep.host,
@@ -124,19 +125,14 @@ export class ClusterManager {
   }
 
   /** The SPIFFE identity an endpoint must present, when `sa=` names one. */
-  expectedIdentity(ep: ServiceEndpoint | null): string | undefined {
+  expectedIdentity(ep: EndpointFlag | null): string | undefined {
     const ns = ep ? serviceNamespace(ep.host) : undefined;
     return ep?.serviceAccount && ns ? spiffeId({ namespace: ns, serviceAccount: ep.serviceAccount }, this.mesh.trustDomain) : undefined;
   }
 }
 
-/** Envoy's name of the cluster of a service port and subset: `outbound|9080|v1|reviews.default.svc.cluster.local`. */
-export function clusterName(host: string, port: number, subset?: string): string {
-  return `outbound|${port}|${subset ?? ""}|${host}`;
-}
-
 /** An endpoint's address as outlier detection keys it. */
-export function endpointKey(ep: Pick<ServiceEndpoint, "address">): string {
+export function endpointKey(ep: Pick<EndpointFlag, "address">): string {
   return `${ep.address.host}:${ep.address.port}`;
 }
 
@@ -149,7 +145,7 @@ export function entryTarget(entry: Resource<"ServiceEntry">, port: number): { ho
 }
 
 /** The catalog's registry plus a service for every `--endpoint` host not described by a Service document. */
-function registryWithEndpoints(catalog: Catalog, endpoints: ReadonlyMap<string, ServiceEndpoint>): MeshRegistry {
+function registryWithEndpoints(catalog: Catalog, endpoints: ReadonlyMap<string, EndpointFlag>): MeshRegistry {
   const byHost = new Map<string, number[]>();
   for (const ep of endpoints.values()) byHost.set(ep.host, [...(byHost.get(ep.host) ?? []), ep.servicePort]);
   const services = [...byHost].map(([fqdn, ports]) => {

@@ -4,7 +4,16 @@ import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
 
 /** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
 export type RouteDecision =
-  | { kind: "forward"; host: string; port: number; tls?: HttpsRequestOptions; actions?: ForwardActions; upstream?: UpstreamControl }
+  | {
+      kind: "forward";
+      host: string;
+      port: number;
+      /** The local address to dial from (upstream's inbound passthrough: 127.0.0.6). */
+      localAddress?: string;
+      tls?: HttpsRequestOptions;
+      actions?: ForwardActions;
+      upstream?: UpstreamControl;
+    }
   | { kind: "reply"; reply: LocalReply; delayMs?: number };
 
 /** What a VirtualService route does to a forwarded request (routes.ts RouteActions). */

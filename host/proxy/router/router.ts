@@ -1,5 +1,6 @@
 import type { RequestOptions as HttpsRequestOptions } from "node:https";
-import type { ServiceEndpoint } from "../../hub/clusters.ts";
+import { INBOUND_PASSTHROUGH_SOURCE } from "../../capture/iptables_rules.ts";
+import type { EndpointFlag } from "../../hub/clusters.ts";
 import type { UpstreamLimits } from "../cluster/upstream_limits.ts";
 import type { Counters } from "../counters.ts";
 import type { RouteDecision, RouteRequest } from "./route_decision.ts";
@@ -13,16 +14,22 @@ import type { RouteResult, RouteTable, ServedRoute } from "./routes.ts";
  * table, which the sidecar hands it on every change (`configure`).
  */
 
-/** Where the inbound listener's app is. */
+/**
+ * Where the inbound listener's app is: a captured connection's original
+ * destination (the pod's address and the port the peer called), dialled
+ * from 127.0.0.6 as upstream's inbound passthrough does (the capture rules
+ * leave that source alone); any other request to --appHost:--appPort.
+ */
 export class AppRouter {
   private readonly decision: RouteDecision;
 
   constructor(app: { host: string; port: number }) {
-    this.decision = { kind: "forward", host: app.host, port: app.port };
+    this.decision = Object.freeze({ kind: "forward", host: app.host, port: app.port });
   }
 
-  route(): RouteDecision {
-    return this.decision;
+  route(request: RouteRequest): RouteDecision {
+    const d = request.destination;
+    return d ? { kind: "forward", host: d.address, port: d.port, localAddress: INBOUND_PASSTHROUGH_SOURCE } : this.decision;
   }
 }
 
@@ -102,7 +109,7 @@ export class MeshRouter {
       return { kind: "forward", host: r.host, port: r.port, actions: r.actions, upstream };
     }
     this.counters.bump("outbound.mtls");
-    const ep: ServiceEndpoint = r.endpoint!;
+    const ep: EndpointFlag = r.endpoint!;
     return {
       kind: "forward",
       host: r.host,

@@ -1,7 +1,7 @@
 import type { Catalog, Resource } from "../../config/catalog.ts";
 import type { HeaderOperations, HttpRetry, HttpRoute } from "../../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../../config/resources/networking.ts";
-import type { ServiceEndpoint } from "../../hub/clusters.ts";
+import type { EndpointFlag } from "../../hub/clusters.ts";
 import { type GatewayTlsServer, gatewayTlsServers } from "../../mesh/gateway_tls.ts";
 import { splitAuthority } from "../../mesh/hosts.ts";
 import { containerPortForServicePort, resolveAuthority } from "../../mesh/registry.ts";
@@ -60,7 +60,7 @@ export type RouteResult =
       host: string;
       port: number;
       mtls: ClientTls | null;
-      endpoint: ServiceEndpoint | null;
+      endpoint: EndpointFlag | null;
       route: string;
       served?: ServedRoute;
       actions?: RouteActions;
@@ -127,7 +127,7 @@ export class RouteTable {
     };
   }
 
-  private toEndpoint(ep: ServiceEndpoint, route: string, subset?: string): RouteResult {
+  private toEndpoint(ep: EndpointFlag, route: string, subset?: string): RouteResult {
     const c = this.clusters.connect(ep, subset);
     if (c.kind === "reply") return { kind: "reply", reply: c.reply, route };
     return { kind: "forward", host: c.host, port: c.port, mtls: c.mtls, endpoint: c.endpoint, route, upstream: c.upstream };

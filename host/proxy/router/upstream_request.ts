@@ -107,6 +107,7 @@ export class UpstreamRequests {
               agent: this.agent,
               host: target.host,
               port: target.port,
+              ...(target.localAddress ? { localAddress: target.localAddress } : {}),
               method,
               path: upstreamPath,
               headers: headerList,
