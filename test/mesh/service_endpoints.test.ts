@@ -191,6 +191,33 @@ spec:
     assert.deepEqual(addresses(only(catalog, "reviews")), []);
   });
 
+  it("where Pods of a Deployment are given, they are its workloads (the template is not counted again)", () => {
+    const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: reviews-v1, namespace: default}
+spec:
+  selector: {matchLabels: {app: reviews, version: v1}}
+  template:
+    metadata: {labels: {app: reviews, version: v1}}
+    spec: {serviceAccountName: bookinfo-reviews, containers: [{name: reviews, ports: [{containerPort: 9080}]}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: reviews-v2, namespace: default}
+spec:
+  selector: {matchLabels: {app: reviews, version: v2}}
+  template:
+    metadata: {labels: {app: reviews, version: v2}}
+    spec: {serviceAccountName: bookinfo-reviews, containers: [{name: reviews, ports: [{containerPort: 9080}]}]}
+---
+`;
+    const registry = registryOf(decode(REVIEWS + deployment + pod("reviews-v1-abc", { ip: "10.1.0.1" })));
+    assert.deepEqual(
+      registry.workloads.map((w) => `${w.kind} ${w.name} ${(w.addresses ?? []).join(",")}`),
+      ["Pod reviews-v1-abc 10.1.0.1", "Deployment reviews-v2 "],
+    );
+  });
+
   it("a bad pod IP in status names its field", () => {
     const bad = decode(REVIEWS + pod("a", { ip: "10.1.0.999" }));
     assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /status\.podIPs\[0\]\.ip.*IPv4 or IPv6/);
