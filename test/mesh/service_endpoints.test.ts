@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Catalog } from "../../host/config/catalog.ts";
 import { clusterName, parseClusterName } from "../../host/mesh/cluster_names.ts";
-import { endpointsOf, serviceEndpoints } from "../../host/mesh/endpoints.ts";
+import { endpointAt, endpointsOf, serviceEndpoints } from "../../host/mesh/endpoints.ts";
 import { buildRegistry, type MeshService } from "../../host/mesh/registry.ts";
 import { decode } from "../config/table.ts";
 
@@ -294,6 +294,16 @@ describe("registry: the endpoint API outbound routing uses", () => {
     );
     assert.deepEqual(serviceEndpoints(registry, "reviews.default.svc.cluster.local", 9081), []);
     assert.deepEqual(serviceEndpoints(registry, "ratings.default.svc.cluster.local", 9080), []);
+  });
+});
+
+describe("registry: which service a pod address serves", () => {
+  it("endpointAt(address, port): the service port and endpoint; an address of no endpoint is none", () => {
+    const registry = registryOf(decode(REVIEWS + pod("reviews-v2", { ip: "10.1.0.2", labels: { app: "reviews", version: "v2" } })));
+    const found = endpointAt(registry, "10.1.0.2", 9080)!;
+    assert.deepEqual([found.service.fqdn, found.port.port, found.endpoint.labels.version], ["reviews.default.svc.cluster.local", 9080, "v2"]);
+    assert.equal(endpointAt(registry, "10.1.0.2", 9081), undefined);
+    assert.equal(endpointAt(registry, "10.1.0.3", 9080), undefined);
   });
 });
 
