@@ -155,6 +155,28 @@ describe("proxy-status through disco-discovery's debug port", () => {
     assert.equal(missing.stderr, "Error: meshctl proxy-status: no proxy nobody.shop is connected to disco-discovery\n");
   });
 
+  test("proxy-config listener --debugAddress: the listeners the proxy acknowledged, as the control plane knows them", async () => {
+    const pc = (...args: string[]) => meshctl(["proxy-config", ...args, "--debugAddress", disco.listening.http]);
+    const r = await pc("listener", "envoy-synced.shop");
+    assert.equal(r.status, 0, r.stderr);
+    const [header, ...rows] = r.stdout.trimEnd().split("\n");
+    assert.match(header, /^NAME\s+ADDRESS\s+PORT\s+CHAINS\s+DESTINATION$/);
+    assert.ok(
+      rows.some((l) => /^0\.0\.0\.0_8000\s+0\.0\.0\.0\s+8000\s+\d+\s+/.test(l)),
+      r.stdout,
+    );
+    const asJson = JSON.parse((await pc("listener", "envoy-synced.shop", "-o", "json")).stdout) as Array<{ name: string }>;
+    assert.ok(asJson.some((l) => l.name === "0.0.0.0_8000"));
+    assert.equal(
+      (await pc("listener", "envoy-stale.shop", "--port", "8000")).stdout,
+      "NAME   ADDRESS   PORT   CHAINS   DESTINATION\n",
+      "nothing acknowledged yet",
+    );
+    const node = await pc("listener", "web-0.shop");
+    assert.equal(node.status, 1);
+    assert.match(node.stderr, /web-0\.shop is a disco-agent sidecar: .*ask its admin port \(--admin\)/);
+  });
+
   test("a change in disco-discovery's configuration: proxies that acknowledge it are SYNCED again, the one that does not is STALE", async () => {
     const before = (await table()).get("envoy-synced.shop")!;
     assert.equal(before[2], "SYNCED");
