@@ -20,6 +20,7 @@ const HOST_LAYERS = [
   { units: ["host/wire"], why: "wire formats (protobuf descriptors, gRPC framing, attribute codecs): nothing of ours below" },
   { units: ["host/daemon"], why: "what every program shares: flags, Go durations, version, exit codes, signals, probes" },
   { units: ["host/telemetry"], why: "logging, metrics, monitoring and ControlZ servers; read the daemon's flags and version" },
+  { units: ["host/capture"], why: "traffic capture: the pod's iptables rules and a redirected connection's original destination (the native addon)" },
   { units: ["host/wasm", "host/filter"], why: "the proxy-wasm host that runs the filter module, and the embedding API's codec" },
   { units: ["host/regex"], why: "the host regex engine (the filter module's), compiled by configuration decoding" },
   { units: ["host/mesh/hosts.ts"], why: "host names and the DNS domain: pure; configuration decoding resolves a resource's short hosts with it" },
