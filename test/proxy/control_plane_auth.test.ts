@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { WorkloadCertificate } from "../../host/anchor/client.ts";
 import { chooseHubTls, clientSanProblem } from "../../host/hubs/mutual_tls.ts";
-import { controlPlaneAuth, hubIdentityMatches } from "../../host/proxy/agent_command.ts";
+import { controlPlaneAuth, hubIdentityMatches } from "../../host/proxy/control_plane_auth.ts";
 import { caCallAuth } from "../../host/proxy/workload_tls.ts";
 import { tempDir } from "../support/processes.ts";
 
