@@ -1,5 +1,6 @@
 import type { TokenSettings } from "./service_account_token.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
+import { AnchorConfigError } from "./errors.ts";
 
 /** Defaults of `mesh_ca` (spec 2: mesh_ca, Authentication, Listeners and ports). */
 export const DEFAULT_GRPC_PORT = 8060;
@@ -75,6 +76,12 @@ export interface AnchorServerOptions {
   grpcPlaintext: boolean;
   /** How service-account tokens are verified (JWT_POLICY, TOKEN_ISSUER, AUDIENCE, --token-jwks). */
   tokens: TokenSettings;
+  /**
+   * `--trusted-node-accounts` (upstream's CA_TRUSTED_NODE_ACCOUNTS): `<namespace>/<service-account>`
+   * of callers that may ask for another workload's certificate (metadata
+   * ImpersonatedIdentity): disco-discovery relaying its proxies' renewals. Default none.
+   */
+  trustedNodeAccounts?: readonly string[];
   monitoringPort: number;
   /** `--enable-profiling`: V8 CPU profiles and heap snapshots at /debug/pprof/ on the monitoring port. */
   enableProfiling: boolean;
@@ -109,3 +116,16 @@ export const IGNORED_FLAGS: { readonly [K in keyof IgnoredFlags]: { flag: string
   sdsEnabled: { flag: "--sds-enabled", default: false, help: "SDS enabled" },
   serverOnly: { flag: "--server-only", default: false, help: "serve only, write no orchestrator secrets" },
 };
+
+/** `--trusted-node-accounts` / CA_TRUSTED_NODE_ACCOUNTS: `ns/sa[,ns/sa…]`; throws naming the bad entry. */
+export function parseTrustedNodeAccounts(text: string, source: string): string[] {
+  const entries = text
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const e of entries) {
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(e))
+      throw new AnchorConfigError(`${source}: expected <namespace>/<service-account>[,…], got ${JSON.stringify(e)}`);
+  }
+  return entries;
+}

@@ -85,6 +85,10 @@ const program = addLoggingFlags(
       "--token-jwks <file|url>",
       "keys of the service-account token issuer (JWKS file or http(s) URL); default ${TOKEN_JWKS}; see JWT_POLICY, TOKEN_ISSUER, AUDIENCE",
     )
+    .option(
+      "--trusted-node-accounts <ns/sa,...>",
+      "callers (namespace/service-account, proven by their client certificate) that may ask for another workload's certificate (ImpersonatedIdentity): disco-discovery relaying renewals; default ${CA_TRUSTED_NODE_ACCOUNTS}",
+    )
     .option("--monitoring-port <port>", "monitoring port (/metrics, /version, /healthz); 0 = any free port", UINT16, d.DEFAULT_MONITORING_PORT)
     .addOption(bool("--enable-profiling [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoring-port"))
     .option("--liveness-probe-path <path>", "liveness file", "")
@@ -146,6 +150,9 @@ program.action(async (opts: Record<string, unknown>) => {
           .filter(Boolean),
         grpcPlaintext: flag("grpcPlaintext"),
         tokens: tokenSettingsFrom(process.env, str("tokenJwks")),
+        trustedNodeAccounts: str("trustedNodeAccounts")
+          ? d.parseTrustedNodeAccounts(str("trustedNodeAccounts"), "--trusted-node-accounts")
+          : d.parseTrustedNodeAccounts(process.env.CA_TRUSTED_NODE_ACCOUNTS ?? "", "CA_TRUSTED_NODE_ACCOUNTS"),
         monitoringPort: opts.monitoringPort as number,
         enableProfiling: flag("enableProfiling"),
         livenessProbePath: str("livenessProbePath"),

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
-import type { CertificateTransport, WorkloadCertificate } from "../anchor/client.ts";
+import type { CertificateTransport } from "../anchor/client.ts";
 import { announceListening, handleSignals } from "../daemon/lifecycle.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../daemon/exit_codes.ts";
 import { ListenerBindError } from "../daemon/bind.ts";
@@ -11,7 +11,6 @@ import { parseClusters } from "../hub/clusters.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS, JwksCache } from "../security/jwt/jwks.ts";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener_limits.ts";
 import { spiffeId } from "../security/workload.ts";
-import * as grpc from "@grpc/grpc-js";
 import { type ControlPlaneAuth, WorkloadTls, type WorkloadTlsOptions } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
@@ -28,9 +27,16 @@ import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
 import { SafetyNet } from "../daemon/safety_net.ts";
 import { listenerAddresses } from "./listener_addresses.ts";
-import { controlPlaneAuth, controlPlaneChannelCredentials, hubChannelCredentials } from "./control_plane_auth.ts";
+import {
+  type CertificateSource,
+  certificateSource,
+  controlPlaneAuth,
+  controlPlaneChannelCredentials,
+  controlPlaneIdentityCheck,
+  hubChannelCredentials,
+} from "./control_plane_auth.ts";
 import { securitySettings } from "./security_settings.ts";
-import { writeKeyAndCertificates } from "./certificate_source.ts";
+import { firstCertificate, workloadCertificate } from "./certificate_source.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: AgentOptions): Record<string, unknown> {
@@ -144,6 +150,7 @@ export async function startProxy(
   let security: SidecarSecurityOptions | undefined;
   let workloadTls: WorkloadTls | undefined;
   let auth: ControlPlaneAuth;
+  let source: CertificateSource | undefined;
   let statsdAddress: { host: string; port: number } | undefined;
   let transport: HubTransport | undefined;
   let outlierLog: OutlierEventLog | undefined;
@@ -152,7 +159,6 @@ export async function startProxy(
   try {
     if (opts.proxyAccessLogService) accessLogService = parseRemoteService("--proxyAccessLogService", opts.proxyAccessLogService);
     if (opts.proxyMetricsService) metricsService = parseRemoteService("--proxyMetricsService", opts.proxyMetricsService);
-    auth = controlPlaneAuth(opts, env);
     if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress);
     if (opts.outlierLogPath) {
       try {
@@ -161,48 +167,26 @@ export async function startProxy(
         throw new Error(`--outlierLogPath ${JSON.stringify(opts.outlierLogPath)}: cannot open the file for appending: ${(e as Error).message}`);
       }
     }
-    const settings = securitySettings(opts, env, namespace);
+    source = certificateSource(opts);
+    auth = controlPlaneAuth(opts, env, source);
+    const settings = securitySettings({ ...opts, caAddress: source?.address }, env, namespace);
     if (auth.policy === "MUTUAL_TLS" && !settings)
-      throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
-    if (settings) {
-      const identity = spiffeId({ namespace, serviceAccount: settings.serviceAccount }, settings.trustDomain);
-      workloadTls = new WorkloadTls({
-        caAddress: settings.caAddress,
-        identity,
-        trustDomain: settings.trustDomain,
-        ttlMs: settings.ttlMs,
-        keyAlgorithm: settings.keyAlgorithm,
+      throw new Error(
+        "--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (mesh_ca) or --discoveryAddress (the control plane as the CA): the hub and the CA are reached with the workload certificate",
+      );
+    if (settings && source) {
+      // disco-discovery as the CA proves its SPIFFE identity (--discoIdentity), not the name mesh-ca.
+      if (source.controlPlane) auth = { ...auth, caServerIdentity: controlPlaneIdentityCheck(settings.trustDomain, opts.discoIdentity ?? "", "discovery") };
+      workloadTls = workloadCertificate(
+        opts,
+        { ...settings, identity: spiffeId({ namespace, serviceAccount: settings.serviceAccount }, settings.trustDomain) },
+        source,
         auth,
-        transport: shared.caTransport,
-        request: shared.requestCertificate,
-        ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
-        ...(typeof opts.secretGraceDuration === "number" ? { graceMs: opts.secretGraceDuration } : {}),
-        ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),
-        onJitter: (ms) => logger.scope("anchorclient").info(`waiting ${ms} ms before the certificate request (INITIAL_BACKOFF_MSEC)`),
-        onRotated: (c: WorkloadCertificate) => {
-          logger
-            .scope("cache")
-            .debug(`workload certificate cached: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}, renewal at ${c.rotateAt.toISOString()}`);
-          transport?.renewCredentials();
-          metrics.certificatePushed();
-          if (env.OUTPUT_KEY_CERT_TO_DIRECTORY) writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY, c, env.PKCS8_KEY === "true", log);
-        },
-        onError: (e, retryInMs) => {
-          metrics.secretUpdateFailed();
-          metrics.outgoingRetry("csr");
-          logger.scope("anchorclient").warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
-        },
-        onRequest: (ok, latencyMs, by) => {
-          metrics.outgoingRequest("csr", ok, latencyMs);
-          if (by === "token")
-            logger.scope("token").debug(`service-account token ${auth.tokenPath} presented to mesh_ca (JWT_POLICY ${env.JWT_POLICY || "third-party-jwt"})`);
-          logger
-            .scope("anchorclient")
-            .debug(
-              `CSR for ${identity} to ${settings.caAddress} (authenticated by ${by}): ${ok ? "certificate issued" : "failed"} in ${Math.round(latencyMs)} ms`,
-            );
-        },
-      });
+        env,
+        logger,
+        { metrics, onRotated: () => transport?.renewCredentials() },
+        shared,
+      );
       jwks = new JwksCache({ cooldownMs: opts.jwksRefetchCooldown ?? DEFAULT_JWKS_COOLDOWN_MS });
       security = { ...settings, tls: workloadTls, jwks };
     }
@@ -210,22 +194,7 @@ export async function startProxy(
     log.error((e as Error).message);
     return { exitCode: EXIT_BAD_CONFIG };
   }
-  if (workloadTls) {
-    try {
-      await workloadTls.start();
-      log.info(
-        `workload certificate for ${workloadTls.options.identity} from ${workloadTls.options.caAddress} (${auth.policy === "MUTUAL_TLS" ? "TLS" : "plain text"}, token ${auth.tokenPath}): expires ${workloadTls.current.expiresAt.toISOString()}, renewal at ${workloadTls.current.rotateAt.toISOString()}`,
-      );
-    } catch (e) {
-      const hint =
-        auth.policy === "NONE" && (e as { code?: number }).code === grpc.status.UNAVAILABLE
-          ? " (with --controlPlaneAuthPolicy NONE the CA is dialled in plain text: mesh_ca serves TLS unless --grpc-plaintext; use MUTUAL_TLS)"
-          : "";
-      log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}${hint}`);
-      workloadTls.stop();
-      return { exitCode: EXIT_FAILURE };
-    }
-  }
+  if (workloadTls && !(await firstCertificate(workloadTls, source!, auth, log))) return { exitCode: EXIT_FAILURE };
   const identity = {
     id: opts.id || `${env.POD_NAME ?? "sidecar"}.${namespace}`,
     ip: opts.ip || (env.INSTANCE_IP ?? ""),

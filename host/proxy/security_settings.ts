@@ -30,9 +30,15 @@ export function securitySettings(
   const caAddress = opts.caAddress;
   const anySecurityFlag = opts.meshConfigFile !== undefined || opts.gateway === true || (opts.endpoint ?? []).length > 0;
   if (!caAddress) {
-    if (anySecurityFlag) throw new Error("--meshConfigFile, --gateway and --endpoint need --caAddress (the security path runs with workload certificates)");
+    if (anySecurityFlag)
+      throw new Error(
+        "--meshConfigFile, --gateway and --endpoint need --caAddress or --discoveryAddress without --controlPlaneAuthPolicy NONE (the security path runs with workload certificates)",
+      );
     for (const name of ["MESH_CONFIG", "MESH_AUTO_MTLS_ENABLED", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY"] as const) {
-      if (env[name]) throw new Error(`${name} needs --caAddress or CA_ADDR (the security path runs with workload certificates)`);
+      if (env[name])
+        throw new Error(
+          `${name} needs --caAddress, CA_ADDR or --discoveryAddress without --controlPlaneAuthPolicy NONE (the security path runs with workload certificates)`,
+        );
     }
     return undefined;
   }
