@@ -155,19 +155,19 @@ discovery.action(async (given: DiscoveryFlags & Record<string, unknown>) => {
   } catch (e) {
     usageError(PROGRAM, (e as Error).message);
   }
-  let command: DiscoveryCommand;
-  try {
-    command = decodeDiscoveryCommand(opts, (flag) => discovery.getOptionValueSource(flag) === "cli", process.env);
-  } catch (e) {
-    if (!(e instanceof DiscoveryFlagError)) throw e;
-    usageError(PROGRAM, e.message);
-  }
   refuseNotApplicableEnvironment(DISCOVERY_NOT_APPLICABLE_ENV, PROGRAM);
   let vars: DiscoveryVariables;
   try {
     vars = discoveryVariables(process.env);
   } catch (e) {
     usageError(PROGRAM, (e as Error).message);
+  }
+  let command: DiscoveryCommand;
+  try {
+    command = decodeDiscoveryCommand(opts, (flag) => discovery.getOptionValueSource(flag) === "cli", process.env, vars.revision);
+  } catch (e) {
+    if (!(e instanceof DiscoveryFlagError)) throw e;
+    usageError(PROGRAM, e.message);
   }
   const log = logger.scope("default");
   for (const line of command.notes) log.info(line);

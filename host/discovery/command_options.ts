@@ -74,12 +74,14 @@ export class DiscoveryFlagError extends Error {}
 /**
  * Decodes the flags once; throws DiscoveryFlagError naming the flag or
  * variable. `fromCommandLine` says whether a flag was given (its default
- * then means a required file).
+ * then means a required file); `revision` (REVISION) is the injection
+ * webhook's.
  */
 export function decodeDiscoveryCommand(
   flags: DiscoveryFlags,
   fromCommandLine: (flag: keyof DiscoveryFlags) => boolean,
   env: NodeJS.ProcessEnv,
+  revision?: string,
 ): DiscoveryCommand {
   const fail = (message: string): never => {
     throw new DiscoveryFlagError(message);
@@ -96,7 +98,7 @@ export function decodeDiscoveryCommand(
   const injectionWarnings: string[] = [];
   try {
     mesh = readDiscoveryMeshConfig(flags.meshConfig, fromCommandLine("meshConfig"));
-    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings, domain);
+    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings, domain, revision);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     return fail(`--meshConfig: ${e.message}`);
