@@ -15,7 +15,6 @@ import { spiffeId } from "../security/workload.ts";
 import { type ControlPlaneAuth, WorkloadTls, type WorkloadTlsOptions } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
-import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
 import type { AgentEnvironment, AgentOptions } from "./agent_options.ts";
 import { AgentMetrics } from "./agent_metrics.ts";
@@ -28,6 +27,7 @@ import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
 import { SafetyNet } from "../daemon/safety_net.ts";
 import { listenerAddresses } from "./listener_addresses.ts";
+import { hubChannel } from "./hub_channel.ts";
 import {
   type CertificateSource,
   certificateSource,
@@ -205,14 +205,6 @@ export async function startProxy(
     domain: dnsDomain,
     serviceCluster: opts.serviceCluster,
   };
-  const hubLog = logger.scope("hub");
-  const transportStats = new Map<string, number>([
-    ["hub_transport.calls", 0],
-    ["hub_transport.failed_attempts", 0],
-    ["hub_transport.retries", 0],
-    ["hub_transport.failed_calls", 0],
-  ]);
-  const bump = (name: string) => transportStats.set(name, (transportStats.get(name) ?? 0) + 1);
   if (auth.policy === "NONE") {
     log.warn(
       `control plane traffic is plain text (--controlPlaneAuthPolicy NONE)${workloadTls ? ": mesh_ca gets the token on every request" : ""}; hub calls are not authenticated. For local development only; use MUTUAL_TLS otherwise`,
@@ -223,25 +215,9 @@ export async function startProxy(
     );
   }
   const mtls = auth.policy === "MUTUAL_TLS" ? workloadTls : undefined;
-  transport = new HubTransport({
-    clusters,
-    credentials: mtls ? () => hubChannelCredentials(mtls, opts.hubIdentity ?? "") : undefined,
-    onAttemptFailed: (a) => {
-      bump("hub_transport.failed_attempts");
-      if (a.retryInMs !== undefined) bump("hub_transport.retries");
-      hubLog.warn(
-        `${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.code} ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`,
-      );
-    },
-  });
-  const hub = {
-    async call(call: GrpcCall) {
-      bump("hub_transport.calls");
-      const result = await transport!.call(call);
-      if (!result.ok) bump("hub_transport.failed_calls");
-      return result;
-    },
-  };
+  const channel = hubChannel(clusters, mtls ? () => hubChannelCredentials(mtls, opts.hubIdentity ?? "") : undefined, logger.scope("hub"));
+  transport = channel.transport;
+  const { hub, stats: transportStats } = channel;
   const limits: ListenerLimits = Object.freeze({
     headerReadTimeoutMs: opts.headerReadTimeout ?? DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs,
     idleTimeoutMs: opts.idleTimeout ?? DEFAULT_LISTENER_LIMITS.idleTimeoutMs,
