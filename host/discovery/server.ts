@@ -1,4 +1,5 @@
 import { bindNamed } from "../daemon/bind.ts";
+import { readFileSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
 import { hostname } from "node:os";
 import * as grpc from "@grpc/grpc-js";
@@ -25,6 +26,7 @@ import { DiscoveryMetrics } from "./metrics.ts";
 import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
+import { addCertificateRelay, RelayMetrics } from "./certificate_relay.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
 import { documentsFromResources } from "./config_distribution.ts";
 import { type ResourceVersion, DistributionLedger, ResourceVersioning, configDistribution, resourceKey } from "./distribution.ts";
@@ -41,8 +43,12 @@ import { formatConfigProblem } from "../config/problems.ts";
 export interface DiscoveryOptions {
   configDir: string;
   grpc?: ListenAddress;
-  /** `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca certificate. */
-  secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings };
+  /**
+   * `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca
+   * certificate, and CreateCertificate relayed to mesh_ca at `caAddress`
+   * (`--caAddress`; absent: refused as UNIMPLEMENTED).
+   */
+  secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings; caAddress?: string };
   http?: ListenAddress;
   /** `--profile`: `/debug/pprof/` (V8 CPU profiles, heap snapshots) on the `--httpAddr` debug port, as upstream serves it. */
   profiling?: boolean;
@@ -101,9 +107,10 @@ export interface DiscoveryOptions {
    * The other spec 2 scopes whose concern lives here (docs/daemon-reference.md
    * "Log scopes"): `model` (each configuration version's resources),
    * `validation` (documents refused), `rbac` (authorization policies),
-   * `authn` (authentication policies, callers of --secureGrpcAddr); default `log`.
+   * `authn` (authentication policies, callers of --secureGrpcAddr),
+   * `serverca` (certificate requests relayed to mesh_ca); default `log`.
    */
-  scopes?: Partial<Record<"model" | "validation" | "rbac" | "authn", ScopedLogger>>;
+  scopes?: Partial<Record<"model" | "validation" | "rbac" | "authn" | "serverca", ScopedLogger>>;
   /** Told of every stream event and configuration change, besides the daemon's own counters. */
   observer?: DiscoveryObserver;
 }
@@ -149,8 +156,10 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   let current: MeshSnapshot | undefined;
   let ready = false;
   const metrics = new DiscoveryMetrics();
+  const relayMetrics = new RelayMetrics(metrics.registry);
   // Callers of --secureGrpcAddr refused for their certificate are an authentication concern (scope authn).
   const authnLog = o.scopes?.authn ?? o.log;
+  const servercaLog = o.scopes?.serverca ?? o.log;
   const refusals: DiscoveryObserver = { refused: (peer, problem) => authnLog.warn(`xDS caller ${peer} refused: ${problem}`) };
   const observer = bothObservers(metrics.observer, bothObservers(refusals, o.observer ?? {}));
   const scoped = o.scopePushes ?? true;
@@ -255,12 +264,25 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       const served = await bindNamed(
         "--secureGrpcAddr",
         `${o.secureGrpc.address.host ?? ""}:${o.secureGrpc.address.port}`,
-        serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access),
+        serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access, (server) =>
+          addCertificateRelay(
+            server,
+            relayMetrics,
+            o.secureGrpc?.caAddress ? { caAddress: o.secureGrpc.caAddress, files: o.secureGrpc.tls.files, log: servercaLog } : undefined,
+            servercaLog,
+          ),
+        ),
       );
+      relayMetrics.rootSeen(readFileSync(o.secureGrpc.tls.files.caCertFile, "utf8"));
       grpcServers.push(served);
       listeners.secureGrpc = served.address;
       o.log.info(
         `xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`,
+      );
+      servercaLog.info(
+        o.secureGrpc.caAddress
+          ? `CreateCertificate on ${listeners.secureGrpc}: relayed to mesh_ca ${o.secureGrpc.caAddress} (a token passed through; a renewal by certificate asked as ImpersonatedIdentity)`
+          : `CreateCertificate on ${listeners.secureGrpc}: refused (no --caAddress)`,
       );
     }
   } catch (e) {
@@ -380,9 +402,11 @@ async function serveXds(
   credentials: grpc.ServerCredentials,
   options: grpc.ServerOptions,
   access?: StreamAccess,
+  moreServices?: (server: grpc.Server) => void,
 ): Promise<{ server: grpc.Server; health: ServingHealth; address: string }> {
   const server = new grpc.Server(options);
   ads.addTo(server, access);
+  moreServices?.(server);
   const health = addGrpcIntrospection(server, {
     services: ["envoy.service.discovery.v3.AggregatedDiscoveryService"],
     protoFiles: ["envoy/service/discovery/v3/ads.proto"],
