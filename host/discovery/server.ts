@@ -14,10 +14,9 @@ import { type MonitoringServer, startMonitoring } from "../telemetry/monitoring_
 import { serveProfiling } from "../telemetry/profiling.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
-import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
+import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos } from "../wire/envoy_protos.ts";
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
-import { AggregatedDiscoveryService, type ProxyNode, type StreamAccess } from "./ads_server.ts";
-import { proxyConfig, synczRows } from "./sync_status.ts";
+import { AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
 import type { DiscoveryObserver } from "./observer.ts";
 import { Debouncer } from "./debounce.ts";
 import type { EnvoyServing } from "./envoy_sidecar.ts";
@@ -28,15 +27,13 @@ import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
 import { addCertificateRelay, RelayMetrics } from "./certificate_relay.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
-import { documentsFromResources } from "./config_distribution.ts";
-import { type ResourceVersion, DistributionLedger, ResourceVersioning, configDistribution, resourceKey } from "./distribution.ts";
-import { nodeIdentity } from "./proxy_kind.ts";
+import { type ResourceVersion, DistributionLedger, ResourceVersioning } from "./distribution.ts";
 import { changedKinds, isEndpointChange } from "./push_scope.ts";
-import { type Resource, selectResources } from "./resource_set.ts";
-import { CONFIG_DOCUMENT, SECRET, SHORT_TYPE } from "./type_urls.ts";
-import { redactedSecret } from "./secrets.ts";
+import type { Resource } from "./resource_set.ts";
+import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
 import { emptyClusters, endpointReport } from "./endpoint_report.ts";
 
+import { debugPage } from "./debug_pages.ts";
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, unknownProviderProblems } from "../config/extension_providers.ts";
 import { formatConfigProblem } from "../config/problems.ts";
 
@@ -416,98 +413,6 @@ async function serveXds(
   const port = await new Promise<number>((resolve, reject) => server.bindAsync(bind, credentials, (e, p) => (e ? reject(e) : resolve(p))));
   health.setServing(true);
   return { server, health, address: bind.replace(/:\d+$/, `:${port}`) };
-}
-
-type Res = import("node:http").ServerResponse;
-
-/** What the debug pages read. */
-interface DebugState {
-  snapshot: MeshSnapshot;
-  ads: AggregatedDiscoveryService;
-  versions: ReadonlyMap<string, ResourceVersion>;
-  /** Undefined when distribution tracking is off. */
-  ledger: DistributionLedger | undefined;
-  adszConfig: boolean;
-  /** This instance's id (the control_plane identifier's ID), named on /debug/syncz for `meshctl proxy-status`. */
-  controlPlane: string;
-  scoped: boolean;
-}
-
-/** Upstream's answer when tracking is off, with our variable's name. */
-export const TRACKING_OFF = "config distribution tracking is off: set DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING=true to query which proxy has which config\n";
-
-// The debug port (upstream's /debug/*): what each proxy was sent and acknowledged, the configuration, the ADS connections.
-function debugPage(url: string, d: DebugState, res: Res): void {
-  const { snapshot, ads } = d;
-  const [path, query = ""] = url.split("?", 2);
-  const params = new URLSearchParams(query);
-  const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
-  const text = (status: number, body: string) => res.writeHead(status, { "content-type": "text/plain" }).end(body);
-  if (path === "/debug/syncz") {
-    json(synczRows(ads.state(), d.ledger !== undefined, d.controlPlane));
-  } else if (path === "/debug/proxy_config") {
-    const id = params.get("proxyID");
-    if (!id) return void text(422, "querystring parameter 'proxyID' is required\n");
-    const serveNow = (node: ProxyNode, type: string, names: ReadonlySet<string> | "*") => selectResources(resourcesFor(snapshot, node, d.scoped), type, names);
-    const config = proxyConfig(ads.state(), id, serveNow, (r) => decodeSent(r.any));
-    if (!config) return void text(404, `no proxy ${id} is connected\n`);
-    json(config);
-  } else if (path === "/debug/adsz") {
-    json(
-      ads.state().map((c) => ({
-        connectionId: c.id,
-        node: c.node,
-        connectedAt: c.connectedAt.toISOString(),
-        watches: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, s.names === "*" ? ["*"] : [...s.names]])),
-        ...(d.adszConfig
-          ? {
-              config: Object.fromEntries(
-                [...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, (s.sentResources ?? []).map((r) => ({ name: r.name, value: decodeSent(r.any) }))]),
-              ),
-            }
-          : {}),
-      })),
-    );
-  } else if (path === "/debug/configz") {
-    const versionOf = (r: (typeof snapshot.catalog.resources)[number]) => {
-      const v = d.versions.get(resourceKey(r));
-      return v ? { resourceVersion: v.resourceVersion, generation: v.generation } : {};
-    };
-    // A Secret's values never leave through the debug port (host/discovery/secrets.ts).
-    const spec = (r: (typeof snapshot.catalog.resources)[number]) =>
-      r.kind === "Secret" ? redactedSecret(r.spec as unknown as Record<string, unknown>) : r.spec;
-    json({
-      version: snapshot.version,
-      resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, ...versionOf(r), spec: spec(r) })),
-    });
-  } else if (path === "/debug/config_distribution") {
-    if (!d.ledger) return void text(409, TRACKING_OFF);
-    const key = params.get("resource");
-    if (!key) return void text(422, "querystring parameter 'resource' is required\n");
-    const namespace = params.get("proxy_namespace");
-    const proxies = ads
-      .state()
-      .filter((c) => !namespace || nodeIdentity(c.node)?.namespace === namespace)
-      .map((c) => ({ id: c.node.id, acked: new Map([...c.subscriptions].map(([t, s]) => [t, s.ackedConfig])) }));
-    json(configDistribution(d.ledger, proxies, key));
-  } else if (path === "/debug/endpointz") {
-    json(endpointReport(snapshot.registry, snapshot.services));
-  } else if (path === "/debug/resourcesz") {
-    json(Object.fromEntries([...snapshot.proxyless].map(([type, m]) => [SHORT_TYPE[type] ?? type, [...m.values()].map((r) => unpackAny(r.any))])));
-  } else {
-    text(
-      404,
-      "not found: try /debug/syncz, /debug/proxy_config?proxyID=<node id>, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/endpointz, /debug/resourcesz\n",
-    );
-  }
-}
-
-/** A sent resource as JSON: Envoy's types by their protos, our configuration documents as their source; Secrets without their values. */
-function decodeSent(any: { type_url: string; value: Uint8Array }): unknown {
-  if (any.type_url === SECRET) return { name: unpackAny(any).name, redacted: true };
-  if (any.type_url !== CONFIG_DOCUMENT) return unpackAny(any);
-  const body = documentsFromResources([any])[0].body;
-  return body.kind === "Secret" ? redactedSecret(body) : body;
 }
 
 /** Debug lines of a new configuration version, each in the scope of its concern. */
