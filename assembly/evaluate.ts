@@ -1,9 +1,9 @@
-import { RequestAttributes } from "./attributes/request_attributes";
+import { RequestAttributes } from "./request_attributes";
 import { AttributeBag } from "./attributes/bag";
 import { AttributeValue } from "./attributes/value";
 import { RequestValues } from "./attributes/request_values";
 import { REQUEST_API_KEY } from "./attributes/names";
-import { readForwardedAttributes } from "./attributes/forwarded";
+import { readForwardedAttributes } from "./proto/forwarded";
 import { apiKeyInto, DEFAULT_API_KEY_LOCATIONS } from "./api_key";
 import { ApiMatch, NO_API_MATCH } from "./api_spec";
 import { ClientConfig, ServiceConfig } from "./config/client_config";

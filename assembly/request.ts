@@ -1,4 +1,4 @@
-import { FORWARDED_HEADER } from "./attributes/forwarded";
+import { FORWARDED_HEADER } from "./proto/forwarded";
 import { HeaderMap } from "./attributes/header_map";
 import { StringMap } from "./attributes/value";
 import { KNOWN_SLOTS, knownSlot, knownSlotOfString } from "./known_strings";

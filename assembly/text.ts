@@ -6,7 +6,7 @@
 // encodes to (a lone surrogate as U+FFFD, as utf8.ts writes it), so a view
 // and the string decoded from it are always equal.
 
-import { FNV64_PRIME } from "./client/fnv64";
+import { FNV64_PRIME } from "./fnv64";
 
 // The UTF-8 bytes of the code point that starts at unit `i` of a string of
 // `n` units at `chars`, packed little-endian: bits 0..31 the bytes, bits

@@ -5,6 +5,8 @@
 //   build/deploy/             Envoy bootstrap, WasmPlugin, EnvoyFilter, OCI image layout (build/deploy_artifacts.ts)
 //   build/out/mesh-policy-filter*.mjs, build/types/*.d.ts
 //                             the package's library entries (host/library) and their declarations
+//   native/original_dst/build/Release/original_dst.node
+//                             the sidecar's original-destination addon (node-gyp; Linux only)
 // Usage: node build/build.mjs [--wasm-only | --programs-only]
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, existsSync, rmSync, readFileSync, writeFileSync } from "node:fs";
@@ -170,13 +172,45 @@ function libraryDeclarations() {
   });
 }
 
+/**
+ * The original-destination addon (native/original_dst, host/capture/original_destination.ts)
+ * with node-gyp: npm's own copy (npm names it in npm_config_node_gyp), against
+ * the headers installed beside this Node when there are (no download). make
+ * rebuilds only what changed. Linux only: elsewhere nothing is captured.
+ */
+function buildAddon() {
+  if (process.platform !== "linux") return Promise.resolve();
+  const dir = join(root, "native", "original_dst");
+  const npmDir = process.env.npm_execpath ? join(dirname(process.env.npm_execpath), "..") : join(dirname(process.execPath), "..", "lib", "node_modules", "npm");
+  const nodeGyp = [process.env.npm_config_node_gyp, join(npmDir, "node_modules", "node-gyp", "bin", "node-gyp.js")].find((p) => p && existsSync(p));
+  if (!nodeGyp) return Promise.reject(new Error("node-gyp not found (npm's node_modules/node-gyp): cannot build native/original_dst"));
+  const prefix = join(dirname(process.execPath), "..");
+  const nodedir = existsSync(join(prefix, "include", "node", "node_api.h")) ? [`--nodedir=${prefix}`] : [];
+  const gyp = (args) =>
+    new Promise((resolve, reject) =>
+      execFile(process.execPath, [nodeGyp, ...args, ...nodedir], { cwd: dir, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`node-gyp ${args[0]} (native/original_dst) failed:\n${stdout}${stderr}`)) : resolve(),
+      ),
+    );
+  const configured = existsSync(join(dir, "build", "Makefile"));
+  return (configured ? Promise.resolve() : gyp(["configure"])).then(() => gyp(["build"]));
+}
+
 // The two modules and the bundles do not depend on each other: built side by
 // side (asc is single-threaded and the release build takes most of the time).
 // Every step runs to its end; any failure fails the build after all are reported.
 // --programs-only rebuilds build/out alone (the modules of a previous build stay).
 const programsOnly = process.argv.includes("--programs-only");
 const steps = await Promise.allSettled(
-  programsOnly ? [bundlePrograms()] : [compileWasm("release"), compileWasm("debug"), bundlePrograms().then(bundleLibrary), libraryDeclarations()],
+  programsOnly
+    ? [bundlePrograms()]
+    : [
+        compileWasm("release"),
+        compileWasm("debug"),
+        bundlePrograms().then(bundleLibrary),
+        libraryDeclarations(),
+        ...(process.argv.includes("--wasm-only") ? [] : [buildAddon()]),
+      ],
 );
 for (const step of steps) {
   if (step.status !== "fulfilled" || !step.value) continue;

@@ -20,6 +20,7 @@ const HOST_LAYERS = [
   { units: ["host/wire"], why: "wire formats (protobuf descriptors, gRPC framing, attribute codecs): nothing of ours below" },
   { units: ["host/daemon"], why: "what every program shares: flags, Go durations, version, exit codes, signals, probes" },
   { units: ["host/telemetry"], why: "logging, metrics, monitoring and ControlZ servers; read the daemon's flags and version" },
+  { units: ["host/capture"], why: "traffic capture: the pod's iptables rules and a redirected connection's original destination (the native addon)" },
   { units: ["host/wasm", "host/filter"], why: "the proxy-wasm host that runs the filter module, and the embedding API's codec" },
   { units: ["host/regex"], why: "the host regex engine (the filter module's), compiled by configuration decoding" },
   { units: ["host/mesh/hosts.ts"], why: "host names and the DNS domain: pure; configuration decoding resolves a resource's short hosts with it" },
@@ -39,8 +40,8 @@ const HOST_LAYERS = [
 /** assembly/: the filter module. Lowest first. */
 const ASSEMBLY_LAYERS = [
   {
-    units: ["assembly/utf8.ts", "assembly/known_strings.ts", "assembly/collection.ts", "assembly/json.ts"],
-    why: "text, interned strings, the collector's pacing and JSON: no domain in them",
+    units: ["assembly/utf8.ts", "assembly/fnv64.ts", "assembly/known_strings.ts", "assembly/collection.ts", "assembly/json.ts"],
+    why: "text, hashing, interned strings, the collector's pacing and JSON: no domain in them",
   },
   { units: ["assembly/recent_strings.ts", "assembly/regex", "assembly/template"], why: "string caches and the two pattern engines (regex, URI templates)" },
   {
@@ -57,6 +58,8 @@ const ASSEMBLY_LAYERS = [
       "assembly/string_match.ts",
       "assembly/api_key.ts",
       "assembly/api_spec.ts",
+      "assembly/request_derivation.ts",
+      "assembly/request_attributes.ts",
       "assembly/evaluate.ts",
     ],
     why: "the hot path's logic: attributes, their wire codecs, the hub client's caches and configuration, evaluation",
@@ -92,6 +95,8 @@ const KNOWN_FOLDER_CYCLES = [
     "assembly/string_match.ts",
     "assembly/api_key.ts",
     "assembly/api_spec.ts",
+    "assembly/request_derivation.ts",
+    "assembly/request_attributes.ts",
     "assembly/evaluate.ts",
   ],
 ];

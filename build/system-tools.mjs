@@ -23,6 +23,7 @@ export const SYSTEM_TOOLS = [
   { command: "redis-server", debianPackage: "redis-server", usedBy: "the hub's shared quota store" },
   { command: "iptables", debianPackage: "iptables", usedBy: "traffic capture in network namespaces" },
   { command: "ip", debianPackage: "iproute2", usedBy: "network namespaces and links" },
+  { command: "curl", debianPackage: "curl", usedBy: "test/e2e/mesh (sleep's client, run in its pod's namespace)" },
 ];
 
 function onPath(command, path = process.env.PATH ?? "") {

@@ -83,7 +83,7 @@ export const REQUEST_AUTH_AUDIENCES = internAttribute("request.auth.audiences");
 export const REQUEST_AUTH_PRESENTER = internAttribute("request.auth.presenter");
 export const REQUEST_AUTH_CLAIMS = internAttribute("request.auth.claims");
 export const REQUEST_AUTH_RAW_CLAIMS = internAttribute("request.auth.raw_claims");
-/** Every attribute derived from a request has an id from 0 to this (derive.ts). */
+/** Every attribute derived from a request has an id from 0 to this (request_derivation.ts). */
 export const LAST_DERIVED_ID = REQUEST_AUTH_RAW_CLAIMS;
 // Report-time attributes (report.ts).
 export const RESPONSE_HEADERS = internAttribute("response.headers");

@@ -24,7 +24,7 @@
 import { AttributeSource } from "../attributes/bag";
 import { internAttribute } from "../attributes/names";
 import { AttributeValue, ValueKind, StringMap } from "../attributes/value";
-import { FNV64_OFFSET_BASIS, fnv64Byte, fnv64Bytes, fnv64String, fnv64U32, fnv64U64 } from "./fnv64";
+import { FNV64_OFFSET_BASIS, fnv64Byte, fnv64Bytes, fnv64String, fnv64U32, fnv64U64 } from "../fnv64";
 
 /** ReferencedAttributes.Condition of the hub protocol. */
 export const enum Condition {

@@ -1,6 +1,6 @@
 import { ApiKeyIn, ApiKeyLocation } from "../api_key";
 import { ApiPattern, CompiledApiSpec } from "../api_spec";
-import { encodeForwardedAttributes } from "../attributes/forwarded";
+import { encodeForwardedAttributes } from "../proto/forwarded";
 import { JsonValue, parseJson } from "../json";
 import { RegexSet } from "../regex/index";
 import { parseUriTemplate, UriTemplate } from "../template/index";

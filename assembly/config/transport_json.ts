@@ -1,4 +1,4 @@
-import { encodeForwardedAttributes } from "../attributes/forwarded";
+import { encodeForwardedAttributes } from "../proto/forwarded";
 import { JsonValue } from "../json";
 import { readAttributes } from "./attributes_json";
 import { NetworkFailPolicy, TransportConfig } from "./transport_config";

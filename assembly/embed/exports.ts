@@ -2,7 +2,7 @@ import { ClientConfig } from "../config/client_config";
 import { compileConfig } from "../config/compile";
 import { Evaluation, evaluateRequest } from "../evaluate";
 import { decodeHeadersInto } from "../pairs";
-import { encodeEvaluation } from "../proto/evaluation_codec";
+import { encodeEvaluation } from "./evaluation_codec";
 import { requestFromPairs, RequestView } from "../request";
 import { HeaderMap } from "../attributes/header_map";
 import { collectGarbageIfDue } from "../collection";

@@ -1,5 +1,5 @@
 import { addReportAttributes, ResponseView } from "../attributes/report";
-import { FORWARDED_HEADER } from "../attributes/forwarded";
+import { FORWARDED_HEADER } from "../proto/forwarded";
 import { CachedCheck } from "../client/check_cache";
 import { TransportOutcome, transportOutcome } from "../client/counters";
 import { ClientConfig, NetworkFailPolicy } from "../config/client_config";

@@ -2,7 +2,7 @@ import { AttributeBag } from "../attributes/bag";
 import { HeaderMap } from "../attributes/header_map";
 import { ResponseView } from "../attributes/report";
 import { StreamPool } from "./stream_pool";
-import { FORWARDED_HEADER } from "../attributes/forwarded";
+import { FORWARDED_HEADER } from "../proto/forwarded";
 import { isRetryableStatus, retryDelayNanos } from "../client/backoff";
 import { CheckCache } from "../client/check_cache";
 import { ClientCounters, COUNTER_COUNT, TransportOutcome, transportOutcome } from "../client/counters";

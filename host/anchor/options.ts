@@ -99,13 +99,121 @@ export interface AnchorServerOptions {
   env: AnchorEnvironment;
 }
 
+/** The ignored flags' defaults: the only values mesh_ca accepts for them (others are refused at start). */
+export const IGNORED_FLAG_DEFAULTS: IgnoredFlags = {
+  appendDnsNames: false,
+  anchorStorageNamespace: DEFAULT_STORAGE_NAMESPACE,
+  customDnsNames: "",
+  orchConfig: "",
+  listenedNamespaces: "",
+  sdsEnabled: false,
+  serverOnly: false,
+};
+
 /** Each ignored flag's name and default; a value other than the default is logged as having no effect. */
 export const IGNORED_FLAGS: { readonly [K in keyof IgnoredFlags]: { flag: string; default: IgnoredFlags[K]; help: string } } = {
-  appendDnsNames: { flag: "--append-dns-names", default: false, help: "append DNS names to certificates for webhook services" },
-  anchorStorageNamespace: { flag: "--anchor-storage-namespace", default: DEFAULT_STORAGE_NAMESPACE, help: "authority pod namespace" },
-  customDnsNames: { flag: "--custom-dns-names", default: "", help: "comma list of account.namespace:customdns" },
-  orchConfig: { flag: "--orch-config", default: "", help: "orchestrator config file path" },
-  listenedNamespaces: { flag: "--listened-namespaces", default: "", help: "namespaces the secret controller watches" },
-  sdsEnabled: { flag: "--sds-enabled", default: false, help: "SDS enabled" },
-  serverOnly: { flag: "--server-only", default: false, help: "serve only, write no orchestrator secrets" },
+  appendDnsNames: { flag: "--append-dns-names", default: IGNORED_FLAG_DEFAULTS.appendDnsNames, help: "append DNS names to certificates for webhook services" },
+  anchorStorageNamespace: { flag: "--anchor-storage-namespace", default: IGNORED_FLAG_DEFAULTS.anchorStorageNamespace, help: "authority pod namespace" },
+  customDnsNames: { flag: "--custom-dns-names", default: IGNORED_FLAG_DEFAULTS.customDnsNames, help: "comma list of account.namespace:customdns" },
+  orchConfig: { flag: "--orch-config", default: IGNORED_FLAG_DEFAULTS.orchConfig, help: "orchestrator config file path" },
+  listenedNamespaces: { flag: "--listened-namespaces", default: IGNORED_FLAG_DEFAULTS.listenedNamespaces, help: "namespaces the secret controller watches" },
+  sdsEnabled: { flag: "--sds-enabled", default: IGNORED_FLAG_DEFAULTS.sdsEnabled, help: "SDS enabled" },
+  serverOnly: { flag: "--server-only", default: IGNORED_FLAG_DEFAULTS.serverOnly, help: "serve only, write no orchestrator secrets" },
 };
+
+/** The ignored flags given a value other than their default (each logged as having no effect). */
+export function ignoredFlagsSet(ignored: IgnoredFlags): string[] {
+  const set: string[] = [];
+  let key: keyof IgnoredFlags;
+  for (key in IGNORED_FLAGS) if (ignored[key] !== IGNORED_FLAGS[key].default) set.push(IGNORED_FLAGS[key].flag);
+  return set;
+}
+
+/**
+ * mesh_ca's root flags as commander's parsers leave them (host/bin/mesh_ca.ts;
+ * each value already checked by its parser: ports, durations in ms, ratios).
+ */
+export interface AnchorFlags {
+  selfSignedCa: boolean;
+  selfSignedCaCertDir: string;
+  readSigningCertOnly: boolean;
+  signingCert: string;
+  signingKey: string;
+  rootCert: string;
+  certChain: string;
+  trustDomain: string;
+  workloadCertTtl: number;
+  maxWorkloadCertTtl: number;
+  workloadCertGracePeriodRatio: number;
+  keySize: number;
+  pkcs8Keys: boolean;
+  org: string;
+  experimentalDualUse: boolean;
+  signCaCerts: boolean;
+  upstreamCaAddress: string;
+  upstreamCaToken: string;
+  upstreamCaServerName: string;
+  requestedCaCertTtl: number;
+  allowedNamespaces: string;
+  grpcPort: number;
+  grpcAddress: string;
+  grpcHostIdentities: string;
+  grpcPlaintext: boolean;
+  /** Undefined: the default of TokenSettings (service_account_token.ts). */
+  tokenJwks?: string;
+  monitoringPort: number;
+  enableProfiling: boolean;
+  livenessProbePath: string;
+  livenessProbeInterval: number;
+  probeCheckInterval: number;
+  ctrlz_port: number;
+  ctrlz_address: string;
+}
+
+const commaList = (value: string): string[] =>
+  value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** mesh_ca's flags decoded once into the server's options; token settings and ANCHOR_* come from the environment. */
+export function anchorServerOptions(flags: AnchorFlags, tokens: TokenSettings, env: AnchorEnvironment): AnchorServerOptions {
+  return {
+    selfSignedCa: flags.selfSignedCa,
+    selfSignedCaCertDir: flags.selfSignedCaCertDir,
+    readSigningCertOnly: flags.readSigningCertOnly,
+    signingCert: flags.signingCert,
+    signingKey: flags.signingKey,
+    rootCert: flags.rootCert,
+    certChain: flags.certChain,
+    trustDomain: flags.trustDomain || DEFAULT_TRUST_DOMAIN,
+    workloadCertTtlMs: flags.workloadCertTtl,
+    maxWorkloadCertTtlMs: flags.maxWorkloadCertTtl,
+    workloadCertGracePeriodRatio: flags.workloadCertGracePeriodRatio,
+    keySize: flags.keySize,
+    pkcs8Keys: flags.pkcs8Keys,
+    org: flags.org,
+    allowedNamespaces: commaList(flags.allowedNamespaces),
+    grpcPort: flags.grpcPort,
+    grpcAddress: flags.grpcAddress,
+    grpcHostIdentities: commaList(flags.grpcHostIdentities),
+    grpcPlaintext: flags.grpcPlaintext,
+    tokens,
+    monitoringPort: flags.monitoringPort,
+    enableProfiling: flags.enableProfiling,
+    livenessProbePath: flags.livenessProbePath,
+    livenessProbeIntervalMs: flags.livenessProbeInterval,
+    probeCheckIntervalMs: flags.probeCheckInterval,
+    ctrlzPort: flags.ctrlz_port,
+    ctrlzAddress: flags.ctrlz_address,
+    dualUse: flags.experimentalDualUse,
+    signCaCerts: flags.signCaCerts,
+    upstreamCaAddress: flags.upstreamCaAddress,
+    upstreamCaToken: flags.upstreamCaToken,
+    upstreamCaServerName: flags.upstreamCaServerName,
+    requestedCaCertTtlMs: flags.requestedCaCertTtl,
+    // Refused at start unless given their defaults (docs/daemon-reference.md).
+    ignored: IGNORED_FLAG_DEFAULTS,
+    env,
+  };
+}

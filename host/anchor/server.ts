@@ -15,7 +15,7 @@ import { ServiceAccountTokenVerifier } from "./service_account_token.ts";
 import { SERVING_CERT_TTL_MS, ServingCertificateProvider } from "./serving_certificate.ts";
 import { CaSelfCheck } from "./liveness.ts";
 import { AnchorMetrics } from "./metrics.ts";
-import { IGNORED_FLAGS, SHUTDOWN_GRACE_MS, type AnchorServerOptions, type IgnoredFlags } from "./options.ts";
+import { ignoredFlagsSet, SHUTDOWN_GRACE_MS, type AnchorServerOptions } from "./options.ts";
 import { RootRotator } from "./root_rotation.ts";
 import { NODE_TIMERS, type Timers } from "./timers.ts";
 import { SelfSignedCa } from "./self_signed_ca.ts";
@@ -103,9 +103,7 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
   let closing = false;
   let serving = false;
 
-  for (const [key, spec] of Object.entries(IGNORED_FLAGS) as Array<[keyof IgnoredFlags, (typeof IGNORED_FLAGS)[keyof IgnoredFlags]]>) {
-    if (options.ignored[key] !== spec.default) log.info(`${spec.flag} has no effect in this CA (see docs/mesh_ca.md)`);
-  }
+  for (const flag of ignoredFlagsSet(options.ignored)) log.info(`${flag} has no effect in this CA (see docs/mesh_ca.md)`);
   if (options.selfSignedCa && (options.signingCert || options.signingKey)) log.info("--self-signed-ca is set: --signing-cert and --signing-key are ignored");
 
   const ca = new CertificateAuthority(

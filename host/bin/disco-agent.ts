@@ -1,13 +1,17 @@
 // disco-agent: the mesh's sidecar agent (spec 2, "disco-agent"; docs/sidecar.md).
-//   disco-agent proxy [flags]                       run the sidecar
+//   disco-agent proxy [sidecar|router] [flags]      run the sidecar
 //   disco-agent request <method> <path> [<body>]    call the admin API of a running sidecar
+//   disco-agent mesh-iptables [flags]               install the pod's traffic capture rules (upstream's istio-iptables)
 //   disco-agent version [-o json|yaml] [-s]
 import { Command, Option } from "commander";
 import { formatGoDuration } from "../daemon/duration.ts";
 import { EXIT_FAILURE } from "../daemon/exit_codes.ts";
-import { durationFlag, intFlag } from "../daemon/flags.ts";
+import { durationFlag, intFlag, parseBoolFlag } from "../daemon/flags.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
-import { addVersionCommand } from "../daemon/version.ts";
+import { addVersionCommand, buildInfo } from "../daemon/version.ts";
+import { decodeAppProbers } from "../inject/app_probes.ts";
+import { statusPortsFromEnv } from "../proxy/status_ports.ts";
+import { nodeMetadata } from "../proxy/node_metadata.ts";
 import { addNotApplicableFlags, na, refuseNotApplicableEnvironment } from "../daemon/spec_surface/not_applicable.ts";
 import {
   AGENT_NOT_APPLICABLE_ENV,
@@ -25,6 +29,7 @@ import { adminRequest } from "../proxy/admin_client.ts";
 import { DEFAULT_LISTENER_LIMITS } from "../proxy/listener_limits.ts";
 import type { AgentOptions } from "../proxy/agent_options.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS } from "../security/jwt/jwks_defaults.ts";
+import { CAPTURE_FLAGS, CaptureFlagError, type RawCaptureFlags, decodeCaptureOptions } from "../capture/capture_options.ts";
 
 const UINT16 = intFlag(0, 65535);
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -35,6 +40,7 @@ const proxy = addLoggingFlags(
   program
     .command("proxy")
     .description("Runs the sidecar: inbound and outbound listeners with the policy filter, and the admin port")
+    .argument("[type]", "sidecar (default), or router: an ingress gateway (as --gateway); upstream's `proxy sidecar|router`")
     .option("--proxyAdminPort <port>", "admin listener port", UINT16, DEFAULT_ADMIN_PORT)
     .option("--statusPort <port>", "agent status HTTP port (/healthz/ready); 0 = not served", UINT16, 0)
     .option("--inboundPort <port>", "listener in front of the local app", UINT16, DEFAULT_INBOUND_PORT)
@@ -196,12 +202,19 @@ addNotApplicableFlags(proxy, [na("--concurrency", "value", "0", "the sidecar ser
 let deprecatedTrustDomain = false;
 proxy.on("option:trustDomain", () => (deprecatedTrustDomain = true));
 // Commander's parsers have checked each flag; its values are the typed AgentOptions (plus the logging flags).
-proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
+proxy.action(async (type: string | undefined, opts: AgentOptions & Record<string, unknown>) => {
   refuseNotApplicableEnvironment(AGENT_NOT_APPLICABLE_ENV, "disco-agent proxy");
+  if (type !== undefined && type !== "sidecar" && type !== "router")
+    usageError("disco-agent proxy", `type: expected sidecar or router, got ${JSON.stringify(type)}`);
+  if (type === "router") opts.gateway = true;
   let vars;
   let logger: Logger;
+  let appProbers;
+  let statusPorts;
   try {
     vars = agentVariables(process.env);
+    appProbers = decodeAppProbers(process.env.MESH_ORCH_APP_PROBERS);
+    statusPorts = statusPortsFromEnv(process.env);
     // The spec's default (misc:error) names a logger folded into `default` here: only given values apply.
     const componentLevels = parseProxyComponentLevels(opts.proxyComponentLogLevel as string);
     if (proxy.getOptionValueSource("proxyComponentLogLevel") !== "cli") componentLevels.clear();
@@ -236,6 +249,9 @@ proxy.action(async (opts: AgentOptions & Record<string, unknown>) => {
     initialBackoffMs: vars.initialBackoffMs,
     connectTimeout: opts.connectTimeout,
     ...(vars.terminationDrainMs !== undefined ? { terminationDrainMs: vars.terminationDrainMs } : {}),
+    ...(appProbers.size > 0 ? { appProbers } : {}),
+    ...(statusPorts.length > 0 ? { statusPorts } : {}),
+    nodeMetadata: nodeMetadata(process.env, buildInfo().version),
   };
   const { PKCS8_KEY: _p, OUTPUT_KEY_CERT_TO_DIRECTORY: _o, ...rest } = process.env;
   const env = {
@@ -265,6 +281,29 @@ addLoggingFlags(
     process.stderr.write(`error: admin port ${opts.proxyAdminPort}: ${(e as Error).message}\n`);
     process.exitCode = EXIT_FAILURE;
   }
+});
+
+const meshIptables = program
+  .command("mesh-iptables")
+  .description(
+    "Installs the pod's traffic capture rules (upstream's istio-iptables): inbound TCP to the inbound listener, outbound TCP to the outbound listener, the proxy's own traffic excluded by its user id. Run it in the pod's network namespace, as root.",
+  );
+for (const f of Object.values(CAPTURE_FLAGS)) {
+  const names = `${f.short ? `-${f.short}, ` : ""}--${f.long}`;
+  const bool = f.long === "dry-run" || f.long === "cleanup-only";
+  const option = new Option(bool ? `${names} [bool]` : `${names} <value>`, f.env ? `${f.help} (env ${f.env})` : f.help);
+  meshIptables.addOption(bool ? option.argParser(parseBoolFlag) : option);
+}
+meshIptables.action(async (flags: RawCaptureFlags) => {
+  const { runMeshIptables, uidFromPasswd } = await import("../capture/mesh_iptables.ts");
+  let options;
+  try {
+    options = decodeCaptureOptions(flags, process.env, (user) => uidFromPasswd(user));
+  } catch (e) {
+    if (e instanceof CaptureFlagError) usageError("disco-agent mesh-iptables", e.message);
+    throw e;
+  }
+  process.exitCode = runMeshIptables(options, process);
 });
 
 addLoggingFlags(addVersionCommand(program));

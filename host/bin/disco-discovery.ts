@@ -169,7 +169,7 @@ discovery.action(async (given: Record<string, unknown>) => {
   const injectionWarnings: string[] = [];
   try {
     mesh = readDiscoveryMeshConfig(opts.meshConfig as string, discovery.getOptionValueSource("meshConfig") === "cli");
-    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings, domain);
+    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings, domain, vars.revision);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     usageError(PROGRAM, `--meshConfig: ${e.message}`);

@@ -96,7 +96,7 @@ const program = addLoggingFlags(
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
 addNotApplicableFlags(program, ANCHOR_NOT_APPLICABLE_FLAGS, "mesh_ca");
-program.action(async (opts: Record<string, unknown>) => {
+program.action(async (opts: d.AnchorFlags & Record<string, unknown>) => {
   refuseNotApplicableEnvironment(ANCHOR_NOT_APPLICABLE_ENV, "mesh_ca");
   let logger: Logger;
   try {
@@ -109,8 +109,6 @@ program.action(async (opts: Record<string, unknown>) => {
     log.fatal(`uncaught exception: ${e.stack ?? e.message}`);
     process.exit(EXIT_FAILURE);
   });
-  const str = (k: string) => opts[k] as string;
-  const flag = (k: string) => opts[k] as boolean;
   // The CA (gRPC, protobufjs, @peculiar/x509, jose, prom-client) loads only now that the flags are good.
   const [{ LISTENING_LINE_PREFIX, startAnchorServer }, { tokenSettingsFrom }] = await Promise.all([
     import("../anchor/server.ts"),
@@ -118,53 +116,7 @@ program.action(async (opts: Record<string, unknown>) => {
   ]);
   let server;
   try {
-    server = await startAnchorServer(
-      {
-        selfSignedCa: flag("selfSignedCa"),
-        selfSignedCaCertDir: str("selfSignedCaCertDir"),
-        readSigningCertOnly: flag("readSigningCertOnly"),
-        signingCert: str("signingCert"),
-        signingKey: str("signingKey"),
-        rootCert: str("rootCert"),
-        certChain: str("certChain"),
-        trustDomain: str("trustDomain") || d.DEFAULT_TRUST_DOMAIN,
-        workloadCertTtlMs: opts.workloadCertTtl as number,
-        maxWorkloadCertTtlMs: opts.maxWorkloadCertTtl as number,
-        workloadCertGracePeriodRatio: opts.workloadCertGracePeriodRatio as number,
-        keySize: opts.keySize as number,
-        pkcs8Keys: flag("pkcs8Keys"),
-        org: str("org"),
-        allowedNamespaces: str("allowedNamespaces")
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-        grpcPort: opts.grpcPort as number,
-        grpcAddress: str("grpcAddress"),
-        grpcHostIdentities: str("grpcHostIdentities")
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-        grpcPlaintext: flag("grpcPlaintext"),
-        tokens: tokenSettingsFrom(process.env, str("tokenJwks")),
-        monitoringPort: opts.monitoringPort as number,
-        enableProfiling: flag("enableProfiling"),
-        livenessProbePath: str("livenessProbePath"),
-        livenessProbeIntervalMs: opts.livenessProbeInterval as number,
-        probeCheckIntervalMs: opts.probeCheckInterval as number,
-        ctrlzPort: opts.ctrlz_port as number,
-        ctrlzAddress: str("ctrlz_address"),
-        dualUse: flag("experimentalDualUse"),
-        signCaCerts: flag("signCaCerts"),
-        upstreamCaAddress: str("upstreamCaAddress"),
-        upstreamCaToken: str("upstreamCaToken"),
-        upstreamCaServerName: str("upstreamCaServerName"),
-        requestedCaCertTtlMs: opts.requestedCaCertTtl as number,
-        // Refused above unless given their defaults (docs/daemon-reference.md).
-        ignored: Object.fromEntries(Object.entries(d.IGNORED_FLAGS).map(([k, v]) => [k, v.default])) as unknown as d.IgnoredFlags,
-        env: anchorEnvironment(),
-      },
-      { logger },
-    );
+    server = await startAnchorServer(d.anchorServerOptions(opts, tokenSettingsFrom(process.env, opts.tokenJwks), anchorEnvironment()), { logger });
   } catch (e) {
     const bad = e instanceof AnchorConfigError;
     log.error(`failed to start: ${(e as Error).message}`);

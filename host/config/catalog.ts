@@ -40,7 +40,6 @@ import {
   type EndpointsSpec,
   type NamespaceSpec,
   type SecretSpec,
-  type PodSpec,
   type ServiceSpec,
   ORCH_APPS_API_VERSION,
   ORCH_CORE_API_VERSION,
@@ -48,9 +47,9 @@ import {
   decodeEndpoints,
   decodeNamespace,
   decodeSecret,
-  decodePodSpec,
   decodeService,
 } from "./resources/orch.ts";
+import { type EndpointSliceSpec, type PodWithStatus, ENDPOINT_SLICE_API_VERSION, decodeEndpointSlice, decodePod } from "./resources/orch_endpoints.ts";
 import {
   type AuthorizationPolicySpec,
   type PeerAuthenticationSpec,
@@ -92,9 +91,10 @@ export interface KindSpecs {
   HubMetrics: HubMetrics;
   Service: ServiceSpec;
   Endpoints: EndpointsSpec;
+  EndpointSlice: EndpointSliceSpec;
   Secret: SecretSpec;
   Namespace: NamespaceSpec;
-  Pod: PodSpec;
+  Pod: PodWithStatus;
   Deployment: DeploymentSpec;
 }
 export type Kind = keyof KindSpecs;
@@ -120,6 +120,7 @@ export const KIND_API_VERSIONS: Readonly<Record<Kind, string>> = Object.freeze({
   HubMetrics: HUB_API_VERSION,
   Service: ORCH_CORE_API_VERSION,
   Endpoints: ORCH_CORE_API_VERSION,
+  EndpointSlice: ENDPOINT_SLICE_API_VERSION,
   Secret: ORCH_CORE_API_VERSION,
   Namespace: ORCH_CORE_API_VERSION,
   Pod: ORCH_CORE_API_VERSION,
@@ -136,7 +137,7 @@ export const KIND_SERVED_VERSIONS: Readonly<Record<Kind, readonly string[]>> = O
 );
 export const KINDS = Object.freeze(Object.keys(KIND_API_VERSIONS) as Kind[]);
 const HUB_KINDS_SET: ReadonlySet<string> = new Set(HUB_KINDS);
-const ORCH_KINDS: ReadonlySet<string> = new Set(["Service", "Endpoints", "Secret", "Namespace", "Pod", "Deployment"]);
+const ORCH_KINDS: ReadonlySet<string> = new Set(["Service", "Endpoints", "EndpointSlice", "Secret", "Namespace", "Pod", "Deployment"]);
 /** Kinds without a namespace: their id is `Kind name` and `namespace` is "". */
 export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set(["Namespace"]);
 
@@ -272,9 +273,10 @@ const DECODERS: Readonly<Record<Kind, SpecDecoder>> = {
   HubMetrics: hubDecoder,
   Service: (root) => decodeService(root.get("spec")),
   Endpoints: (root) => decodeEndpoints(root),
+  EndpointSlice: (root) => decodeEndpointSlice(root),
   Secret: (root) => decodeSecret(root),
   Namespace: () => decodeNamespace(),
-  Pod: (root) => decodePodSpec(spec(root)),
+  Pod: (root) => decodePod(root, spec(root)),
   Deployment: (root) => decodeDeployment(spec(root)),
 };
 

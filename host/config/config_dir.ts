@@ -1,7 +1,6 @@
-import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
-import { join } from "node:path";
 import { type Catalog, decodeDocuments } from "./catalog.ts";
-import { readDocuments, type SourceDocument } from "./documents.ts";
+import { parseDocuments, readDocuments, type SourceDocument } from "./documents.ts";
+import { FolderSource, listConfigFiles } from "./folder_source.ts";
 import { ConfigError } from "./errors.ts";
 import { type ConfigProblem, formatConfigProblem } from "./problems.ts";
 import { type HubClientBundle, decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "./hub_client_bundle.ts";
@@ -40,19 +39,13 @@ class CatalogErrors extends ConfigError {
   }
 }
 
-const CONFIG_FILE = /\.(ya?ml|json)$/;
-/** How often the directory is rescanned besides fs.watch events (some file systems send none). */
-export const RESCAN_INTERVAL_MS = 1000;
-
 /**
- * Reads every YAML/JSON file of `dir` (sorted) into one plugin configuration
- * plus the catalog of the other documents; throws ConfigError for a bad file.
+ * Reads every configuration file of `dir` (as the watcher lists them) into one
+ * plugin configuration plus the catalog of the other documents; throws
+ * ConfigError for a bad file.
  */
 export function loadConfigDir(dir: string, checks: PatternChecks, domain: string): LoadedConfig {
-  const files = readdirSync(dir)
-    .filter((f) => CONFIG_FILE.test(f))
-    .sort()
-    .map((f) => join(dir, f));
+  const files = listConfigFiles(dir);
   return loadDocuments(
     files.flatMap((f) => readDocuments(f)),
     files,
@@ -62,10 +55,11 @@ export function loadConfigDir(dir: string, checks: PatternChecks, domain: string
 }
 
 /** The same from documents already read (a directory's, or those the control plane sent), short hosts resolved in the mesh's DNS domain; throws ConfigError. */
-export function loadDocuments(docs: SourceDocument[], files: string[], checks: PatternChecks, domain: string): LoadedConfig {
+export function loadDocuments(docs: SourceDocument[], files: string[], checks: PatternChecks, domain: string, { references = true } = {}): LoadedConfig {
   const bundle = decodeHubClientDocuments(
     docs.filter((d) => HUB_CLIENT_KINDS.has(d.kind)),
     checks,
+    { references },
   );
   const mesh = decodeDocuments(
     docs.filter((d) => !HUB_CLIENT_KINDS.has(d.kind)),
@@ -77,77 +71,55 @@ export function loadDocuments(docs: SourceDocument[], files: string[], checks: P
 }
 
 /**
- * Watches a configuration directory and calls `apply` with each new
- * configuration that decodes; a bad file is reported through `reject` and the
- * last good configuration stays in force.
+ * Watches a configuration directory (the sidecar's and disco-discovery's
+ * `--configDir`) with the folder semantics of host/config/folder_source.ts:
+ * each file decoded on its own, a file that stops decoding keeps its last
+ * good version, a removed file is removed. `apply` gets each new
+ * configuration; each refusal goes to `reject`.
  */
 export class ConfigDirWatcher {
-  private watcher: FSWatcher | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private fingerprint = "";
+  private readonly source: FolderSource<SourceDocument[], LoadedConfig>;
 
   constructor(
-    private readonly dir: string,
-    private readonly checks: PatternChecks,
+    dir: string,
+    checks: PatternChecks,
     /** The mesh's DNS domain (host/mesh/hosts.ts). */
-    private readonly domain: string,
-    private readonly apply: (config: LoadedConfig) => boolean,
-    private readonly reject: (problem: string) => void,
-  ) {}
+    domain: string,
+    apply: (config: LoadedConfig) => boolean,
+    reject: (problem: string) => void,
+  ) {
+    this.source = new FolderSource({
+      dir,
+      decodeFile: (path, text) => {
+        const docs = parseDocuments(text, path);
+        // On its own: references to other files' resources are checked when the files are put together.
+        loadDocuments(docs, [path], checks, domain, { references: false });
+        return docs;
+      },
+      combine: (files) =>
+        loadDocuments(
+          files.flatMap((f) => f.value),
+          files.map((f) => f.path),
+          checks,
+          domain,
+        ),
+      apply,
+      report: reject,
+    });
+  }
 
-  /** Loads now; returns whether the first configuration was applied. */
+  /** Loads now and starts watching; returns whether the first configuration was applied. */
   start(): boolean {
-    const applied = this.reload();
-    try {
-      this.watcher = watch(this.dir, () => this.reloadIfChanged());
-    } catch {
-      // Rescanning alone still works.
-    }
-    this.timer = setInterval(() => this.reloadIfChanged(), RESCAN_INTERVAL_MS);
-    this.timer.unref();
-    return applied;
+    return this.source.start();
   }
 
   stop(): void {
-    this.watcher?.close();
-    if (this.timer) clearInterval(this.timer);
+    this.source.stop();
   }
 
-  private currentFingerprint(): string {
-    try {
-      return readdirSync(this.dir)
-        .filter((f) => CONFIG_FILE.test(f))
-        .sort()
-        .map((f) => {
-          const s = statSync(join(this.dir, f));
-          return `${f}:${s.size}:${s.mtimeMs}`;
-        })
-        .join("|");
-    } catch (e) {
-      return `error:${(e as Error).message}`;
-    }
-  }
-
-  /** Reads the directory now, changed or not (SIGHUP); false when it was refused. */
+  /** Reads the directory now and applies it, changed or not (SIGHUP); false when it was refused. */
   reloadNow(): boolean {
-    return this.reload();
-  }
-
-  private reloadIfChanged(): void {
-    if (this.currentFingerprint() !== this.fingerprint) this.reload();
-  }
-
-  private reload(): boolean {
-    this.fingerprint = this.currentFingerprint();
-    let loaded: LoadedConfig;
-    try {
-      loaded = loadConfigDir(this.dir, this.checks, this.domain);
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      this.reject(`${e.message}; keeping the last good configuration`);
-      return false;
-    }
-    return this.apply(loaded);
+    return this.source.scan(true);
   }
 }
 

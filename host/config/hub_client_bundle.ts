@@ -45,10 +45,11 @@ const KINDS = ["HTTPAPISpec", "HTTPAPISpecBinding", "QuotaSpec", "QuotaSpecBindi
 
 /**
  * Decodes the hub-client documents among `docs` (other kinds are skipped with
- * a warning), checks references between them, and returns typed values.
+ * a warning), checks references between them (unless `references` is false:
+ * one file of a folder decoded on its own), and returns typed values.
  * Throws ConfigError naming file, resource, field path and expectation.
  */
-export function decodeHubClientDocuments(docs: SourceDocument[], checks: PatternChecks): HubClientBundle {
+export function decodeHubClientDocuments(docs: SourceDocument[], checks: PatternChecks, { references = true } = {}): HubClientBundle {
   const bundle: HubClientBundle = { resources: [], warnings: [] };
   let clientOrigin: SourceDocument | undefined;
   const seen = new Map<string, SourceDocument>();
@@ -94,7 +95,7 @@ export function decodeHubClientDocuments(docs: SourceDocument[], checks: Pattern
         break;
     }
   }
-  checkReferences(bundle);
+  if (references) checkReferences(bundle);
   return bundle;
 }
 

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { DEFAULT_DOMAIN } from "../mesh/hosts.ts";
+import { workloadNodeId } from "../mesh/node_id.ts";
 import { ROOT_SECRET, SDS_CLUSTER, WORKLOAD_SECRET, sdsSecret } from "./envoy_mtls.ts";
 import { http2ProtocolOptions } from "./envoy_wasm.ts";
 
@@ -50,10 +51,6 @@ export function splitHostPort(address: string): { host: string; port: number } {
   return { host: m[1].replace(/^\[|\]$/g, ""), port };
 }
 
-export function nodeId(o: Pick<BootstrapOptions, "type" | "ip" | "pod" | "namespace" | "domain">): string {
-  return `${o.type}~${o.ip}~${o.pod}.${o.namespace}~${o.namespace}.svc.${o.domain ?? DEFAULT_DOMAIN}`;
-}
-
 /**
  * Mutual TLS to the control plane: the workload certificate and the mesh
  * roots from the node agent (SDS `default`, `ROOTCA`), the server's URI SAN
@@ -82,7 +79,7 @@ export function envoyBootstrap(o: BootstrapOptions): Record<string, unknown> {
   const ads = { ads: {}, resource_api_version: "V3" };
   return {
     node: {
-      id: nodeId(o),
+      id: workloadNodeId({ type: o.type, ip: o.ip, pod: o.pod, namespace: o.namespace, domain: o.domain ?? DEFAULT_DOMAIN }),
       cluster: o.cluster ?? `${o.pod}.${o.namespace}`,
       metadata: { NAMESPACE: o.namespace, ...(Object.keys(o.labels).length > 0 ? { LABELS: o.labels } : {}) },
     },

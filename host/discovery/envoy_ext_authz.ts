@@ -1,5 +1,6 @@
 import type { Resource } from "../config/catalog.ts";
 import type { ExtAuthzProvider, ExtensionProviders } from "../config/extension_providers.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import { HTTP_RBAC, HTTP_RBAC_TYPE, NETWORK_RBAC, NETWORK_RBAC_TYPE, rbacRules } from "./envoy_rbac.ts";
 
 /**
@@ -35,7 +36,7 @@ const enabledBy = (rbacFilter: string): Json => ({
 });
 
 const seconds = (ms: number) => `${ms / 1000}s`;
-const clusterOf = (p: ExtAuthzProvider) => `outbound|${p.port}||${p.service}`;
+const clusterOf = (p: ExtAuthzProvider) => clusterName(p.service, p.port);
 const patterns = (list: readonly string[]): Json => ({
   patterns: list.map((h) =>
     h === "*"

@@ -3,7 +3,8 @@ import { envoyType, packAny, packJson } from "../wire/envoy_protos.ts";
 import { address } from "./envoy_clusters.ts";
 import { redisProxy, tcpProxy, thriftProxy } from "./envoy_network_filters.ts";
 import { HTTP_INSPECTOR, OUTBOUND_DETECTION_TIMEOUT_MS, isUnnamedProtocol, plaintextHttpAlpn, sniffingListenerFields } from "./envoy_sniffing.ts";
-import { clusterName, type XdsService } from "./proxyless.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
+import type { XdsService } from "./proxyless.ts";
 
 /**
  * Envoy's outbound listeners, laid out as upstream's sidecars get them:

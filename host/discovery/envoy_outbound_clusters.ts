@@ -1,5 +1,5 @@
 import type { Catalog } from "../config/catalog.ts";
-import type { Labels } from "../mesh/labels.ts";
+import { type Labels, labelsMatch } from "../mesh/labels.ts";
 import type { MeshRegistry, MeshService } from "../mesh/registry.ts";
 import { gatewayDestinationHosts, gatewaysSelecting } from "../mesh/routing.ts";
 import { findDestinationRule } from "../mesh/destination_rules.ts";
@@ -8,7 +8,8 @@ import { autoMtlsFacts, clientTls } from "../security/mtls/destination_rule.ts";
 import { spiffeId } from "../security/workload.ts";
 import { address } from "./envoy_clusters.ts";
 import { type UpstreamTls, transportSocketMetadata, upstreamTls } from "./envoy_upstream_tls.ts";
-import { clusterName, selects, type XdsEndpoint, type XdsService, type XdsSubset } from "./proxyless.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
+import type { XdsEndpoint, XdsService, XdsSubset } from "./proxyless.ts";
 
 /**
  * The outbound clusters Envoy is served, one per service port and subset,
@@ -135,7 +136,7 @@ function outboundCluster(name: string, service: XdsService, type: ClusterDiscove
             load_assignment: dnsLoadAssignment(
               name,
               type,
-              dnsEndpoints(service).filter((e) => !subset || selects(subset, e)),
+              dnsEndpoints(service).filter((e) => labelsMatch(subset, e.labels)),
             ),
           };
   return {
@@ -228,7 +229,7 @@ function clusterTls(
   const originalDst = type === "ORIGINAL_DST";
   // Upstream's passthrough resolution (a headless Service, a ServiceEntry NONE), whatever the cluster's type.
   const passthrough = Boolean(meshService?.headless) || (meshService?.resource?.kind === "ServiceEntry" && meshService.resource.spec.resolution === "NONE");
-  const endpoints = subset ? service.endpoints.filter((e) => selects(subset.labels, e)) : service.endpoints;
+  const endpoints = subset ? service.endpoints.filter((e) => labelsMatch(subset.labels, e.labels)) : service.endpoints;
   const decision = clientTls({
     host: service.host,
     servicePort: service.port,

@@ -3,7 +3,7 @@ import type { HeaderOperations, HttpMatchRequest, HttpRoute, RouteDestination, S
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
 import { type Labels, labelsMatch } from "../mesh/labels.ts";
 import { gatewayKey, virtualServicesFor } from "../mesh/routing.ts";
-import { clusterName } from "./proxyless.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 
 /**
  * VirtualService http routes as Envoy routes (proto3 JSON of

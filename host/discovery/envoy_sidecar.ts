@@ -40,7 +40,8 @@ import { httpCustomFilters, networkCustomFilters } from "./envoy_ext_authz.ts";
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS } from "../config/extension_providers.ts";
 import { virtualServiceRoutes } from "./envoy_routes.ts";
 import type { NodeIdentity } from "./proxy_kind.ts";
-import { clusterName, subsetLoadAssignments, type XdsService } from "./proxyless.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
+import { subsetLoadAssignments, type XdsService } from "./proxyless.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_urls.ts";
 

@@ -8,6 +8,7 @@
  * host/wire/proto_json.ts where it is served.
  */
 
+import { clusterName } from "../mesh/cluster_names.ts";
 import { DEFAULT_DOMAIN, serviceFqdn } from "../mesh/hosts.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
@@ -27,7 +28,7 @@ export const HUB_PORT = 9091;
  * has for its service (upstream's `outbound|PORT||HOST` naming), since a
  * WasmPlugin cannot add clusters.
  */
-export const HUB_OUTBOUND_CLUSTER = `outbound|${HUB_PORT}||${HUB_HOST}`;
+export const HUB_OUTBOUND_CLUSTER = clusterName(HUB_HOST, HUB_PORT);
 export const HUB_CLUSTER = "hub_server";
 export const WASM_TYPE = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm";
 

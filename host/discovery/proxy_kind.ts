@@ -1,3 +1,4 @@
+import { parseNodeId } from "../mesh/node_id.ts";
 import type { ProxyNode } from "./ads_server.ts";
 
 /**
@@ -39,12 +40,9 @@ export interface NodeIdentity {
 
 /** The workload a node id and metadata describe; undefined when the id is not upstream's four `~`-separated parts. */
 export function nodeIdentity(node: Pick<ProxyNode, "id" | "metadata">): NodeIdentity | undefined {
-  const parts = node.id.split("~");
-  if (parts.length !== 4) return undefined;
-  const [type, ip, podDotNs, domain] = parts;
-  const dot = podDotNs.indexOf(".");
-  const pod = dot < 0 ? podDotNs : podDotNs.slice(0, dot);
-  const idNamespace = dot < 0 ? domain.split(".")[0] : podDotNs.slice(dot + 1);
+  const parsed = parseNodeId(node.id);
+  if (!parsed) return undefined;
+  const { type, ip, pod, namespace: idNamespace } = parsed;
   const metaNamespace = node.metadata.NAMESPACE;
   const metaLabels = node.metadata.LABELS;
   const labels =

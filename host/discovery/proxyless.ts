@@ -1,5 +1,7 @@
 import { packAny } from "../wire/envoy_protos.ts";
-import { TLS_MODE_LABEL } from "../mesh/endpoints.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
+import { type ServiceEndpoint, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
+import { labelsMatch } from "../mesh/labels.ts";
 import { TLS_MODE_KEY, TRANSPORT_SOCKET_MATCH } from "./envoy_upstream_tls.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE } from "./type_urls.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
@@ -18,14 +20,10 @@ import type { Resource, ResourceSet } from "./resource_set.ts";
  * (host/discovery/envoy_upstream_tls.ts); gRPC ignores it.
  */
 
-export interface XdsEndpoint {
-  readonly address: string;
-  readonly port: number;
-  readonly labels?: Readonly<Record<string, string>>;
-  /** The workload's service account (a Pod's, a ServiceEntry endpoint's `serviceAccount`). */
-  readonly serviceAccount?: string;
-  /** Endpoint weight (ServiceEntry `weight`); 1 when absent. */
-  readonly weight?: number;
+/** A ServiceEndpoint of the mesh model (host/mesh/endpoints.ts) as the xDS builders take it: a caller may leave out what it does not know, and add a locality. */
+export interface XdsEndpoint
+  extends Pick<ServiceEndpoint, "address" | "port">,
+    Partial<Pick<ServiceEndpoint, "labels" | "serviceAccount" | "weight" | "sidecar">> {
   readonly locality?: { readonly region?: string; readonly zone?: string; readonly subZone?: string };
 }
 
@@ -42,11 +40,6 @@ export interface XdsService {
   readonly protocol?: string;
   readonly endpoints: readonly XdsEndpoint[];
   readonly subsets?: readonly XdsSubset[];
-}
-
-/** Upstream's cluster name: `outbound|<port>|<subset>|<host>`. */
-export function clusterName(host: string, port: number, subset = ""): string {
-  return `outbound|${port}|${subset}|${host}`;
 }
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -109,11 +102,6 @@ function tlsModeMetadata(e: XdsEndpoint): Record<string, unknown> {
   return { metadata: { filter_metadata: { [TRANSPORT_SOCKET_MATCH]: { fields: { [TLS_MODE_KEY]: { stringValue: mode } } } } } };
 }
 
-/** Whether a subset's labels pick an endpoint. */
-export function selects(labels: Readonly<Record<string, string>>, endpoint: XdsEndpoint): boolean {
-  return Object.entries(labels).every(([k, v]) => endpoint.labels?.[k] === v);
-}
-
 /** The load assignments of the subsets of these service ports (each with the subsets one client sees) that `known` does not hold yet. */
 export function subsetLoadAssignments(services: readonly XdsService[], known: ReadonlyMap<string, Resource>): Resource[] {
   return services.flatMap((s) =>
@@ -124,7 +112,7 @@ export function subsetLoadAssignments(services: readonly XdsService[], known: Re
         : [
             loadAssignment(
               name,
-              s.endpoints.filter((e) => selects(subset.labels, e)),
+              s.endpoints.filter((e) => labelsMatch(subset.labels, e.labels)),
             ),
           ];
     }),
@@ -154,7 +142,7 @@ export function proxylessResources(services: readonly XdsService[]): ResourceSet
         ENDPOINT,
         loadAssignment(
           subsetCluster,
-          s.endpoints.filter((e) => selects(subset.labels, e)),
+          s.endpoints.filter((e) => labelsMatch(subset.labels, e.labels)),
         ),
       );
     }

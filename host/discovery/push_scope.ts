@@ -43,7 +43,10 @@ export function changedKinds(before: ReadonlyMap<string, Resource>, after: Reado
   return kinds;
 }
 
-/** An endpoint-only change: every document changed is an orchestrator `Endpoints` (upstream's EDS update, not a config update). */
+/** Kinds whose change is upstream's EDS update, not a config update. */
+const ENDPOINT_KINDS: ReadonlySet<string> = new Set(["Endpoints", "EndpointSlice"]);
+
+/** An endpoint-only change: every document changed is an orchestrator `Endpoints` or `EndpointSlice`. */
 export function isEndpointChange(kinds: ReadonlySet<string>): boolean {
-  return kinds.size > 0 && [...kinds].every((k) => k === "Endpoints");
+  return kinds.size > 0 && [...kinds].every((k) => ENDPOINT_KINDS.has(k));
 }

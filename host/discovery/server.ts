@@ -32,6 +32,7 @@ import { changedKinds, isEndpointChange } from "./push_scope.ts";
 import type { Resource } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, SECRET, SHORT_TYPE } from "./type_urls.ts";
 import { redactedSecret } from "./secrets.ts";
+import { emptyClusters, endpointReport } from "./endpoint_report.ts";
 
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, unknownProviderProblems } from "../config/extension_providers.ts";
 import { formatConfigProblem } from "../config/problems.ts";
@@ -180,6 +181,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   // Each change is timed from when it was applied, for disco_proxy_convergence_time.
   const push = new Debouncer<number>(o.debounceAfterMs, o.debounceMaxMs, (changedAt) => pushNow("config", changedAt.length, changedAt[0]));
   const providers = o.extensionProviders ?? NO_EXTENSION_PROVIDERS;
+  // Clusters empty as of the last version: a cluster is warned about once when it becomes empty, not on every push.
+  let emptyBefore: ReadonlyMap<string, string> = new Map();
   const scopes = { model: o.scopes?.model ?? o.log, validation: o.scopes?.validation ?? o.log, rbac: o.scopes?.rbac ?? o.log, authn: o.scopes?.authn ?? o.log };
   const apply = (loaded: LoadedConfig): boolean => {
     const unknown = unknownProviderProblems(loaded.mesh, providers);
@@ -201,6 +204,9 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
     observer.snapshot?.(current);
     o.log.info(`configuration version ${version}: ${current.services.length} service port(s) from ${loaded.files.length} file(s)`);
     logModel(current, scopes);
+    const empty = emptyClusters(current.registry, endpointReport(current.registry, current.services));
+    for (const [cluster, why] of empty) if (!emptyBefore.has(cluster)) o.log.warn(`cluster ${cluster} has no endpoints: ${why}`);
+    emptyBefore = empty;
     if (!pushedDocuments) {
       pushedDocuments = current.all.get(CONFIG_DOCUMENT)!;
       return true;
@@ -452,10 +458,15 @@ function debugPage(url: string, d: DebugState, res: Res): void {
       .filter((c) => !namespace || nodeIdentity(c.node)?.namespace === namespace)
       .map((c) => ({ id: c.node.id, acked: new Map([...c.subscriptions].map(([t, s]) => [t, s.ackedConfig])) }));
     json(configDistribution(d.ledger, proxies, key));
+  } else if (path === "/debug/endpointz") {
+    json(endpointReport(snapshot.registry, snapshot.services));
   } else if (path === "/debug/resourcesz") {
     json(Object.fromEntries([...snapshot.proxyless].map(([type, m]) => [SHORT_TYPE[type] ?? type, [...m.values()].map((r) => unpackAny(r.any))])));
   } else {
-    text(404, "not found: try /debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/resourcesz\n");
+    text(
+      404,
+      "not found: try /debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/endpointz, /debug/resourcesz\n",
+    );
   }
 }
 

@@ -4,7 +4,9 @@
 // hub call (`checkCluster` / `reportCluster`, default `hub_server`);
 // `hub_server` is an ordinary name here, with no address of its own.
 
+import { MESH_TLS_MODE, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
 import { serviceNamespace } from "../mesh/hosts.ts";
+import type { EndpointInstance, MeshService } from "../mesh/registry.ts";
 
 /** Where a cluster's hub listens: TCP host and port, or a Unix domain socket path. */
 export type ClusterAddress = { readonly kind: "tcp"; readonly host: string; readonly port: number } | { readonly kind: "unix"; readonly path: string };
@@ -109,13 +111,16 @@ export function parseClusters(specs: readonly string[]): ReadonlyMap<string, Clu
 }
 
 /**
- * A service endpoint for the sidecar's outbound and gateway routing
- * (`disco-agent proxy --endpoint`): the service FQDN and **service** port a
- * caller names (VirtualService `destination.port.number`, DestinationRule
+ * One `disco-agent proxy --endpoint` value: an endpoint the sidecar's
+ * registry did not learn from documents, for its outbound and gateway
+ * routing: the service FQDN and **service** port a caller names
+ * (VirtualService `destination.port.number`, DestinationRule
  * `portLevelSettings[].port.number`), where it is reached, and whether a
  * sidecar runs in front of it (auto mutual TLS, spec rules 1–2).
+ * `endpointFlagServices` turns them into registry services whose endpoints
+ * are the mesh's one ServiceEndpoint type (host/mesh/endpoints.ts).
  */
-export interface ServiceEndpoint {
+export interface EndpointFlag {
   /** `<service>.<namespace>.svc.cluster.local` (or any host name). */
   readonly host: string;
   readonly servicePort: number;
@@ -141,7 +146,7 @@ const ENDPOINT_FORMS = "expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVI
  *
  * @example parseServiceEndpointSpec("httpbin.foo.svc.cluster.local:8000=127.0.0.1:41234,sidecar,sa=httpbin").sidecar // true
  */
-export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
+export function parseServiceEndpointSpec(spec: string): EndpointFlag {
   const bad = (why: string): never => {
     throw new ClusterSpecError(`--endpoint ${JSON.stringify(spec)}: ${why} (${ENDPOINT_FORMS})`);
   };
@@ -205,8 +210,8 @@ export function parseServiceEndpointSpec(spec: string): ServiceEndpoint {
 }
 
 /** Every `--endpoint`, keyed by `host:servicePort` (plus `;labels` when it has labels); a key given twice is an error. */
-export function parseServiceEndpoints(specs: readonly string[]): ReadonlyMap<string, ServiceEndpoint> {
-  const out = new Map<string, ServiceEndpoint>();
+export function parseServiceEndpoints(specs: readonly string[]): ReadonlyMap<string, EndpointFlag> {
+  const out = new Map<string, EndpointFlag>();
   for (const spec of specs) {
     const e = parseServiceEndpointSpec(spec);
     if (out.has(e.name)) throw new ClusterSpecError(`--endpoint ${JSON.stringify(spec)}: ${e.name} is already defined`);
@@ -214,3 +219,43 @@ export function parseServiceEndpoints(specs: readonly string[]): ReadonlyMap<str
   }
   return out;
 }
+
+/**
+ * The `--endpoint` values as registry services (`source: "registry"`), one
+ * per host with every port named and an instance per address, so the
+ * registry answers for them as for the documents' Services
+ * (host/mesh/endpoints.ts `serviceEndpoints`): `sidecar` becomes the
+ * injected pod's `security.mesh.io/tlsMode: mesh` label, `sa=` the service
+ * account. A host the documents describe keeps the documents' ports and
+ * gains these instances (host/mesh/registry.ts `buildRegistry`).
+ */
+export function endpointFlagServices(flags: Iterable<EndpointFlag>): MeshService[] {
+  const byHost = new Map<string, EndpointFlag[]>();
+  for (const f of flags) byHost.set(f.host, [...(byHost.get(f.host) ?? []), f]);
+  return [...byHost].map(([fqdn, list]) => {
+    const namespace = serviceNamespace(fqdn);
+    const ports = [...new Set(list.map((f) => f.servicePort))];
+    const instances = list.map(
+      (f): EndpointInstance =>
+        Object.freeze({
+          address: f.address.host,
+          ports: Object.freeze([{ name: portName(f.servicePort), port: f.address.port }]),
+          labels: Object.freeze({ ...f.labels, ...(f.sidecar ? { [TLS_MODE_LABEL]: MESH_TLS_MODE } : {}) }),
+          serviceAccount: f.serviceAccount,
+        }),
+    );
+    return Object.freeze({
+      name: fqdn.split(".")[0],
+      namespace: namespace ?? "",
+      fqdn,
+      addresses: Object.freeze([]),
+      ports: Object.freeze(ports.map((p) => Object.freeze({ name: portName(p), port: p, targetPort: p }))),
+      source: "registry" as const,
+      external: namespace === undefined,
+      instances: Object.freeze(instances),
+    });
+  });
+}
+
+/** Flag services name each port by its number, so an instance port finds its service port (host/mesh/endpoints.ts matches by name). */
+const portName = (port: number) => `port-${port}`;

@@ -1,6 +1,8 @@
 import { type Document, isMap, isScalar, isSeq } from "yaml";
 import { Field } from "../config/decode.ts";
-import { INJECT_ANNOTATION, STATUS_ANNOTATION, sidecarContainer, sidecarVolume, statusAnnotation } from "./sidecar.ts";
+import { REWRITE_PROBES_ANNOTATION, rewriteAppProbes } from "./app_probes.ts";
+import { podCapture } from "./capture.ts";
+import { INIT_CONTAINER_NAME, INJECT_ANNOTATION, STATUS_ANNOTATION, initContainer, sidecarContainer, sidecarVolumes, statusAnnotation } from "./sidecar.ts";
 import type { InjectionSettings } from "./settings.ts";
 import { IGNORED_NAMESPACES, type PodTemplatePath } from "./workloads.ts";
 import { MESH_TLS_MODE, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
@@ -9,12 +11,18 @@ import { MESH_TLS_MODE, TLS_MODE_LABEL } from "../mesh/endpoints.ts";
 export type InjectOutcome = { injected: true; notes: string[] } | { injected: false; reason: string; warning: boolean };
 
 const YES = ["y", "yes", "true", "on"];
+/** Upstream's canonical service labels (`service.istio.io/canonical-name`, `-revision`), set when the pod has none. */
+/** The control plane revision that injected the pod (upstream's `istio.io/rev` annotation). */
+export const REVISION_ANNOTATION = "mesh.io/rev";
+export const CANONICAL_NAME_LABEL = "service.mesh.io/canonical-name";
+export const CANONICAL_REVISION_LABEL = "service.mesh.io/canonical-revision";
 const NO = ["n", "no", "false", "off"];
 
 /**
  * Injects the sidecar into the pod template at `base` + `path` of `doc`
- * (the container, its volume, the status annotation and upstream's
- * `tlsMode` label, host/mesh/endpoints.ts), editing the YAML tree in place (comments and key order stay). `workload` is
+ * (the capture init container, the sidecar container, the token and root
+ * volumes, the app probes pointed at the agent, the status annotation and
+ * upstream's `tlsMode` and canonical labels, host/mesh/endpoints.ts), editing the YAML tree in place (comments and key order stay). `workload` is
  * the decoded object at `base` and names fields in errors. Skips (leaving the
  * tree untouched) as upstream does: already injected, hostNetwork, system
  * namespaces, annotation `sidecar.mesh.io/inject` not true.
@@ -45,7 +53,12 @@ export function injectPodTemplate(
   const labels = meta.get("labels").stringMap();
 
   if (STATUS_ANNOTATION in annotations) return { injected: false, reason: `already injected (annotation ${STATUS_ANNOTATION})`, warning: false };
-  if (names.includes(s.containerName)) return { injected: false, reason: `already has a container named ${s.containerName}`, warning: false };
+  if (names.includes(s.containerName) || names.includes(INIT_CONTAINER_NAME))
+    return {
+      injected: false,
+      reason: `already has a container named ${names.includes(s.containerName) ? s.containerName : INIT_CONTAINER_NAME}`,
+      warning: false,
+    };
   if (spec.get("hostNetwork").bool(false)) return { injected: false, reason: "the pod uses hostNetwork", warning: false };
   const namespace = meta.get("namespace").optionalString() ?? workload.get("metadata").get("namespace").optionalString();
   if (namespace !== undefined && IGNORED_NAMESPACES.includes(namespace))
@@ -64,17 +77,41 @@ export function injectPodTemplate(
 
   const notes: string[] = [];
   if (appPort === undefined) notes.push("no container declares a port; the sidecar forwards inbound traffic to its default --appPort 8080");
-  const app = labels.app ?? workload.get("metadata").get("name").optionalString() ?? "unknown";
+  const name = workload.get("metadata").get("name").optionalString();
+  const app = labels.app ?? name ?? "unknown";
+  const capture = podCapture(s, annotations, meta.get("annotations"));
+  const rewrite =
+    annotations[REWRITE_PROBES_ANNOTATION] === undefined ? s.rewriteAppProbes : YES.includes(annotations[REWRITE_PROBES_ANNOTATION].toLowerCase());
+  const { rewrites, probers } = rewrite ? rewriteAppProbes(containers, capture.statusPort) : { rewrites: [], probers: {} };
+  const appContainers = containers.map((c) => c.get("name").nonEmptyString());
+  const ports = containers.flatMap((c) =>
+    c
+      .get("ports")
+      .list()
+      .map((p) => p.value),
+  );
+  const kind = workload.get("kind").optionalString();
+  const apiVersion = workload.get("apiVersion").optionalString();
+  const ns = namespace ?? "default";
+  const owner = kind && apiVersion && name && kind !== "Pod" ? `orch://apis/${apiVersion}/namespaces/${ns}/${kind.toLowerCase()}s/${name}` : undefined;
+  const facts = { appPort, app, capture, probers, appContainers, ports, workloadName: name ?? app, ...(owner ? { owner } : {}) };
   const specPath = [...base, ...path.spec];
-  appendTo(doc, [...specPath, "containers"], sidecarContainer(s, { appPort, app }));
-  appendTo(doc, [...specPath, "volumes"], sidecarVolume(s));
+  for (const r of rewrites) doc.setIn([...specPath, "containers", r.container, r.field], doc.createNode(r.probe));
+  const inits = capture.args.length > 0 ? [INIT_CONTAINER_NAME] : [];
+  if (inits.length > 0) appendTo(doc, [...specPath, "initContainers"], initContainer(s, facts));
+  appendTo(doc, [...specPath, "containers"], sidecarContainer(s, facts));
+  for (const volume of sidecarVolumes()) appendTo(doc, [...specPath, "volumes"], volume);
   const metaPath = [...base, ...path.metadata];
   ensureMap(doc, metaPath);
   ensureMap(doc, [...metaPath, "annotations"]);
-  doc.setIn([...metaPath, "annotations", STATUS_ANNOTATION], statusAnnotation(s));
+  doc.setIn([...metaPath, "annotations", STATUS_ANNOTATION], statusAnnotation(s, inits));
+  doc.setIn([...metaPath, "annotations", REVISION_ANNOTATION], s.revision ?? "default");
   // As upstream's injector: the label that tells clients' auto mutual TLS a sidecar answers on this pod's endpoints.
   ensureMap(doc, [...metaPath, "labels"]);
   doc.setIn([...metaPath, "labels", TLS_MODE_LABEL], MESH_TLS_MODE);
+  if (labels[CANONICAL_NAME_LABEL] === undefined) doc.setIn([...metaPath, "labels", CANONICAL_NAME_LABEL], labels["app.kubernetes.io/name"] ?? app);
+  if (labels[CANONICAL_REVISION_LABEL] === undefined)
+    doc.setIn([...metaPath, "labels", CANONICAL_REVISION_LABEL], labels["app.kubernetes.io/version"] ?? labels.version ?? "latest");
   return { injected: true, notes };
 }
 

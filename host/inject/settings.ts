@@ -23,8 +23,15 @@ export const DEFAULT_DRAIN_DURATION_MS = 45_000;
 export const DEFAULT_PARENT_SHUTDOWN_DURATION_MS = 60_000;
 export const DEFAULT_HUB_SERVICE = "mesh-hub";
 export const DEFAULT_HUB_PORT = 9091;
-export const DEFAULT_CONFIG_MAP_NAME = "mesh-proxy-config";
-export const DEFAULT_CONFIG_DIR = "/etc/mesh/config";
+/** Upstream's ProxyConfig `discoveryAddress` default, renamed: disco-discovery's secure xDS port in the system namespace. */
+export const DEFAULT_DISCOVERY_SERVICE = "disco-discovery";
+export const DEFAULT_DISCOVERY_PORT = 15012;
+/** Upstream's ProxyConfig `interceptionMode` default. */
+export const DEFAULT_INTERCEPTION_MODE = "REDIRECT";
+export const INTERCEPTION_MODES = ["REDIRECT", "TPROXY", "NONE"] as const;
+export type InterceptionMode = (typeof INTERCEPTION_MODES)[number];
+/** Values' `global.multiCluster.clusterName` default (upstream's). */
+export const DEFAULT_CLUSTER_ID = "Kubernetes";
 /**
  * The inbound and status listeners on the pod's address (inbound traffic,
  * kubelet probes), expanded by the orchestrator from the container's
@@ -54,8 +61,22 @@ export interface InjectionSettings {
   /** Values' `global.proxy.clusterDomain` (upstream's), when not `cluster.local`: the agent gets `--domain $(POD_NAMESPACE).svc.<it>`. */
   clusterDomain?: string;
   logLevel: string;
-  configMapName: string;
-  configDir: string;
+  /** ProxyConfig `discoveryAddress`: the sidecar's control plane (`--discoveryAddress`). */
+  discoveryAddress: string;
+  /** CA_ADDR: values' `global.caAddress`, else the discovery address (upstream: the CA is the control plane's). */
+  caAddress: string;
+  /** The control plane's revision (`mesh.io/rev`); undefined: the default one. */
+  revision?: string;
+  /** ProxyConfig `interceptionMode`; a pod's `sidecar.mesh.io/interceptionMode` annotation wins. */
+  interceptionMode: InterceptionMode;
+  /** Values' `global.multiCluster.clusterName`, `global.meshID`; mesh config `trustDomain`. */
+  clusterId: string;
+  meshId?: string;
+  trustDomain?: string;
+  /** Values' `sidecarInjectorWebhook.rewriteAppHTTPProbe` (default true); a pod's `sidecar.mesh.io/rewriteAppHTTPProbers` wins. */
+  rewriteAppProbes: boolean;
+  /** Values' `global.proxy` capture defaults (upstream's names); each pod's `traffic.sidecar.mesh.io/*` annotation wins. */
+  capture: CaptureDefaults;
   bindAddress: string;
   extraArgs: readonly string[];
   env: Readonly<Record<string, string>>;
@@ -63,6 +84,17 @@ export interface InjectionSettings {
   resources: unknown;
   /** sha256 of the settings above: the `version` of the status annotation. */
   version: string;
+}
+
+/** The capture defaults of values' `global.proxy`, as upstream spells them. */
+export interface CaptureDefaults {
+  includeIPRanges: string;
+  excludeIPRanges: string;
+  includeInboundPorts: string;
+  excludeInboundPorts: string;
+  includeOutboundPorts: string;
+  excludeOutboundPorts: string;
+  excludeInterfaces: string;
 }
 
 export interface SettingsSources {
@@ -104,16 +136,13 @@ function resolveImage(meshImage: string | undefined, hub: string, proxyImage: st
  * throw ConfigError naming the file and field. `meshDomain`: the mesh's DNS
  * domain when values do not name one (disco-discovery's `--domain`).
  */
-export function decodeInjectionSettings(sources: SettingsSources, warnings: string[], meshDomain = DEFAULT_DOMAIN): InjectionSettings {
-  const inject = root(sources.injectConfig, warnings).allowOnly([
-    "containerName",
-    "configMapName",
-    "configDir",
-    "bindAddress",
-    "extraArgs",
-    "env",
-    "readinessProbe",
-  ]);
+export function decodeInjectionSettings(
+  sources: SettingsSources,
+  warnings: string[],
+  meshDomain = DEFAULT_DOMAIN,
+  revision: string | undefined = undefined,
+): InjectionSettings {
+  const inject = root(sources.injectConfig, warnings).allowOnly(["containerName", "bindAddress", "extraArgs", "env", "readinessProbe"]);
   const mesh = root(sources.meshConfig, warnings);
   // A mesh config carries many upstream fields meshctl does not use: no unknown-field warnings at its top level.
   const proxy = mesh
@@ -128,6 +157,8 @@ export function decodeInjectionSettings(sources: SettingsSources, warnings: stri
       "parentShutdownDuration",
       "concurrency",
       "hubAddress",
+      "discoveryAddress",
+      "interceptionMode",
     ]);
   const values = root(sources.values, warnings);
   const global = values.get("global");
@@ -143,6 +174,11 @@ export function decodeInjectionSettings(sources: SettingsSources, warnings: stri
   const concurrency = proxy.get("concurrency");
   const resources = valuesProxy.get("resources");
   if (resources.present) resources.object();
+  const revisioned = revision && revision !== "default" ? `${DEFAULT_DISCOVERY_SERVICE}-${revision}` : DEFAULT_DISCOVERY_SERVICE;
+  const discoveryAddress = proxy.get("discoveryAddress").optionalString() ?? `${revisioned}.${rootNamespace}.svc:${DEFAULT_DISCOVERY_PORT}`;
+  if (!/^[^\s:]+:\d{1,5}$/.test(discoveryAddress)) proxy.get("discoveryAddress").fail("HOST:PORT");
+  const trustDomain = mesh.get("trustDomain").optionalString();
+  const meshId = global.get("meshID").optionalString();
   const settings = {
     containerName: inject.get("containerName").optionalString() ?? DEFAULT_CONTAINER_NAME,
     image: resolveImage(
@@ -166,8 +202,23 @@ export function decodeInjectionSettings(sources: SettingsSources, warnings: stri
     // Only a domain other than the default shows (and changes the settings' version): injected pods of the default mesh stay as they were.
     ...(clusterDomain === DEFAULT_DOMAIN ? {} : { clusterDomain }),
     logLevel: valuesProxy.get("logLevel").enumOf(PROXY_LOG_LEVELS, DEFAULT_LOG_LEVEL),
-    configMapName: inject.get("configMapName").optionalString() ?? DEFAULT_CONFIG_MAP_NAME,
-    configDir: inject.get("configDir").optionalString() ?? DEFAULT_CONFIG_DIR,
+    discoveryAddress,
+    caAddress: global.get("caAddress").optionalString() ?? discoveryAddress,
+    ...(revision ? { revision } : {}),
+    interceptionMode: proxy.get("interceptionMode").enumOf(INTERCEPTION_MODES, DEFAULT_INTERCEPTION_MODE),
+    clusterId: global.get("multiCluster").get("clusterName").optionalString() ?? DEFAULT_CLUSTER_ID,
+    ...(meshId ? { meshId } : {}),
+    ...(trustDomain ? { trustDomain } : {}),
+    capture: {
+      includeIPRanges: valuesProxy.get("includeIPRanges").optionalString() ?? "*",
+      excludeIPRanges: valuesProxy.get("excludeIPRanges").optionalString() ?? "",
+      includeInboundPorts: valuesProxy.get("includeInboundPorts").optionalString() ?? "*",
+      excludeInboundPorts: valuesProxy.get("excludeInboundPorts").optionalString() ?? "",
+      includeOutboundPorts: valuesProxy.get("includeOutboundPorts").optionalString() ?? "",
+      excludeOutboundPorts: valuesProxy.get("excludeOutboundPorts").optionalString() ?? "",
+      excludeInterfaces: valuesProxy.get("excludeInterfaces").optionalString() ?? "",
+    },
+    rewriteAppProbes: values.get("sidecarInjectorWebhook").get("rewriteAppHTTPProbe").bool(true),
     bindAddress: inject.get("bindAddress").optionalString() ?? DEFAULT_BIND_ADDRESS,
     extraArgs: Object.freeze(
       inject

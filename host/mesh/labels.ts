@@ -12,10 +12,10 @@ export function hasLabels(matchLabels: Labels | undefined): matchLabels is Label
   return matchLabels !== undefined && Object.keys(matchLabels).length > 0;
 }
 
-/** Whether `matchLabels` (absent or empty: everything) selects `labels`. */
-export function labelsMatch(matchLabels: Labels | undefined, labels: Labels): boolean {
+/** Whether `matchLabels` (absent or empty: everything) selects `labels` (absent: none; a DestinationRule subset's labels select endpoints this way too). */
+export function labelsMatch(matchLabels: Labels | undefined, labels: Labels | undefined): boolean {
   if (matchLabels === undefined) return true;
-  for (const [k, v] of Object.entries(matchLabels)) if (labels[k] !== v) return false;
+  for (const [k, v] of Object.entries(matchLabels)) if (labels?.[k] !== v) return false;
   return true;
 }
 

@@ -2,6 +2,9 @@ import type { ResourcesByKind, Resource } from "../config/catalog.ts";
 import type { ContainerPort, ServicePort } from "../config/resources/orch.ts";
 import { canonicalHost, serviceDomains, serviceFqdn, splitAuthority } from "./hosts.ts";
 import { type Labels, selectorSelects } from "./labels.ts";
+import { type EndpointInstance, type EndpointSource, serviceInstances } from "./service_endpoints.ts";
+
+export type { EndpointInstance, EndpointSource } from "./service_endpoints.ts";
 
 /**
  * Which services, ports and workloads exist: learned from the orchestrator
@@ -21,18 +24,6 @@ export interface MeshServicePort {
   readonly protocol?: string;
 }
 
-/**
- * A ready address of the `Endpoints` document of a Service, with the ports
- * it serves (by name) and the labels and service account of the Pod its
- * `targetRef` names (empty when the Pod is not among the documents).
- */
-export interface EndpointInstance {
-  readonly address: string;
-  readonly ports: readonly { readonly name?: string; readonly port: number }[];
-  readonly labels: Labels;
-  readonly serviceAccount?: string;
-}
-
 export interface MeshService {
   readonly name: string;
   readonly namespace: string;
@@ -49,8 +40,16 @@ export interface MeshService {
   /** ServiceEntry `location`: MESH_EXTERNAL services are outside the mesh. */
   readonly external: boolean;
   readonly resource?: Resource<"Service"> | Resource<"ServiceEntry">;
-  /** From the Service's `Endpoints` document, when the configuration has one. */
+  /**
+   * Ready addresses: for a Service, from its `Endpoints` document, else its
+   * EndpointSlices, else the Pods its selector matches (host/mesh/service_endpoints.ts);
+   * for a caller's service (`registry`), what the caller says. Undefined for ServiceEntries (their `endpoints` say).
+   */
   readonly instances?: readonly EndpointInstance[];
+  /** Addresses known but not ready (left out of load balancing). */
+  readonly notReadyInstances?: readonly EndpointInstance[];
+  /** Where a Service's instances were read from. */
+  readonly endpointSource?: EndpointSource;
 }
 
 export interface MeshWorkload {
@@ -60,6 +59,8 @@ export interface MeshWorkload {
   readonly labels: Labels;
   readonly serviceAccount: string;
   readonly ports: readonly ContainerPort[];
+  /** A Pod's addresses (`status.podIPs`); none for a Deployment's pod template. */
+  readonly addresses?: readonly string[];
   readonly resource?: Resource<"Pod"> | Resource<"Deployment">;
 }
 
@@ -75,6 +76,7 @@ export interface MeshRegistry {
 export interface RegistryExtras {
   /** The mesh's DNS domain (host/mesh/hosts.ts DEFAULT_DOMAIN when the program has no setting for it). */
   readonly domain: string;
+  /** Services the documents do not describe; for a host they do, its instances join the documented service's. */
   readonly services?: readonly MeshService[];
   readonly workloads?: readonly MeshWorkload[];
   readonly namespaces?: readonly string[];
@@ -109,6 +111,7 @@ export function workloadFromPod(p: Resource<"Pod">): MeshWorkload {
     labels: p.labels,
     serviceAccount: p.spec.serviceAccountName,
     ports: Object.freeze(p.spec.containers.flatMap((c) => c.ports)),
+    addresses: p.spec.status.podIPs,
     resource: p,
   });
 }
@@ -164,17 +167,21 @@ export function servicesFromEntry(e: Resource<"ServiceEntry">): MeshService[] {
 
 /** The registry of a decoded configuration in a mesh of DNS domain `extras.domain` (and whatever the caller knows besides). */
 export function buildRegistry(
-  byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> & Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints">>,
+  byKind: Pick<ResourcesByKind, "Service" | "Pod" | "Deployment" | "Namespace"> &
+    Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints" | "EndpointSlice">>,
   extras: RegistryExtras,
 ): MeshRegistry {
   const workloads = [...byKind.Pod.map(workloadFromPod), ...byKind.Deployment.map(workloadFromDeployment), ...(extras.workloads ?? [])];
   const withInstances = (s: Resource<"Service">): MeshService => {
-    const doc = (byKind.Endpoints ?? []).find((e) => e.name === s.name && e.namespace === s.namespace);
-    const service = serviceFromResource(s, extras.domain);
-    return doc ? Object.freeze({ ...service, instances: endpointInstances(doc, workloads) }) : service;
+    const found = serviceInstances(s, byKind);
+    return Object.freeze({ ...serviceFromResource(s, extras.domain), instances: found.ready, notReadyInstances: found.notReady, endpointSource: found.source });
   };
   const services = [...byKind.Service.map(withInstances), ...(byKind.ServiceEntry ?? []).flatMap(servicesFromEntry)];
-  for (const s of extras.services ?? []) if (!services.some((x) => x.fqdn === s.fqdn)) services.push(s);
+  for (const s of extras.services ?? []) {
+    const at = services.findIndex((x) => x.fqdn === s.fqdn);
+    if (at < 0) services.push(s);
+    else if (s.instances?.length) services[at] = withCallerInstances(services[at], s);
+  }
   const namespaces = new Set<string>([
     ...byKind.Namespace.map((n) => n.name),
     ...services.map((s) => s.namespace),
@@ -184,21 +191,22 @@ export function buildRegistry(
   return Object.freeze({ domain: extras.domain, services: Object.freeze(services), workloads: Object.freeze(workloads), namespaces });
 }
 
-/** The ready addresses of an Endpoints document; a `targetRef` Pod among the workloads lends its labels and service account. */
-export function endpointInstances(doc: Resource<"Endpoints">, workloads: readonly MeshWorkload[]): EndpointInstance[] {
-  return doc.spec.subsets.flatMap((subset) =>
-    subset.addresses.map((a) => {
-      const ref = a.targetRef;
-      const pod =
-        ref?.kind === "Pod" ? workloads.find((w) => w.kind === "Pod" && w.name === ref.name && w.namespace === (ref.namespace ?? doc.namespace)) : undefined;
-      return Object.freeze({
-        address: a.ip,
-        ports: subset.ports.map((p) => ({ name: p.name, port: p.port })),
-        labels: pod?.labels ?? {},
-        serviceAccount: pod?.serviceAccount,
-      });
-    }),
-  );
+/**
+ * A documented service plus the instances a caller knows for it (the
+ * sidecar's `--endpoint`): their ports are renamed to the documented port of
+ * the same number, so they serve it; the documented ports stay.
+ */
+function withCallerInstances(service: MeshService, caller: MeshService): MeshService {
+  const rename = new Map<string | undefined, string | undefined>();
+  for (const p of caller.ports) {
+    const documented = service.ports.find((x) => x.port === p.port);
+    if (documented) rename.set(p.name, documented.name);
+  }
+  const added = (caller.instances ?? []).flatMap((i) => {
+    const ports = i.ports.flatMap((p) => (rename.has(p.name) ? [{ name: rename.get(p.name), port: p.port }] : []));
+    return ports.length > 0 ? [Object.freeze({ ...i, ports: Object.freeze(ports) })] : [];
+  });
+  return Object.freeze({ ...service, instances: Object.freeze([...(service.instances ?? []), ...added]) });
 }
 
 /** Workloads of the service's namespace its selector picks (none for a service without selector). Any registry-shaped value will do (the analyzer's too). */

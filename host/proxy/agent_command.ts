@@ -2,6 +2,7 @@ import { createPrivateKey } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
+import { buildNodeId } from "../mesh/node_id.ts";
 import type { CertificateTransport, WorkloadCertificate } from "../anchor/client.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { announceListening, handleSignals } from "../daemon/lifecycle.ts";
@@ -32,6 +33,9 @@ import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
 import { SafetyNet } from "../daemon/safety_net.ts";
 import { listenerAddresses } from "./listener_addresses.ts";
+import { appProbeRoute } from "./app_probers.ts";
+import { startStatusPorts } from "./status_ports.ts";
+import { originalDestination, originalDestinationUnavailable } from "../capture/original_destination.ts";
 
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: AgentOptions): Record<string, unknown> {
@@ -454,7 +458,11 @@ export async function startProxy(
   let quit: (() => void) | undefined;
   const proxyId = opts.id || `${env.POD_NAME ?? "sidecar"}.${env.POD_NAMESPACE ?? "default"}`;
   // Upstream's node id: sidecar~<ip>~<pod>.<namespace>~<the proxy's DNS domain, <namespace>.svc.<mesh domain>>.
-  const node = { id: `sidecar~${opts.ip || (env.INSTANCE_IP ?? "127.0.0.1")}~${proxyId}~${dnsDomain}`, cluster: opts.serviceCluster };
+  const node = {
+    id: buildNodeId({ type: "sidecar", ip: opts.ip || (env.INSTANCE_IP ?? "127.0.0.1"), proxyId, dnsDomain }),
+    cluster: opts.serviceCluster,
+    ...(opts.nodeMetadata ? { metadata: { ...opts.nodeMetadata } } : {}),
+  };
   const sinkError = (flag: string) => {
     let lastWarnedAt = -Infinity;
     // A service that stays down fails every stream: one warning a minute, the rest at debug.
@@ -475,6 +483,9 @@ export async function startProxy(
   }
   const bound = listenerAddresses(opts.bindAddress, opts.adminBindAddress);
   for (const w of bound.warnings) log.warn(w);
+  // Traffic capture (disco-agent mesh-iptables): redirected connections are routed by their original destination.
+  const captureUnavailable = originalDestinationUnavailable();
+  if (captureUnavailable) log.info(`${captureUnavailable}: every connection is handled as a direct one (no traffic capture)`);
   sidecar = new Sidecar({
     wasm,
     configDir: configDir ?? "",
@@ -495,6 +506,7 @@ export async function startProxy(
     outboundPort: opts.outboundPort,
     adminPort: opts.proxyAdminPort,
     statusPort: opts.statusPort,
+    ...(opts.appProbers?.size ? { appProbes: appProbeRoute(opts.appProbers, env.INSTANCE_IP || opts.appHost) } : {}),
     tcpPort: opts.tcpPort === undefined ? -1 : opts.tcpPort,
     tcpAppPort: opts.tcpAppPort ?? opts.appPort,
     appHost: opts.appHost,
@@ -533,6 +545,7 @@ export async function startProxy(
     ...(outlierLog ? { onOutlierEvent: (e) => outlierLog.write(e) } : {}),
     ...(als ? { onAccess: (r) => als.log(r) } : {}),
     ...(shared.safetyNet ? { safetyNet: shared.safetyNet } : {}),
+    ...(captureUnavailable ? {} : { originalDestination }),
   });
   let addresses;
   try {
@@ -545,6 +558,20 @@ export async function startProxy(
     outlierLog?.close();
     // A listener that cannot be opened is a failed start (1); an unusable first configuration, a bad one (2).
     return { exitCode: e instanceof ListenerBindError ? EXIT_FAILURE : EXIT_BAD_CONFIG };
+  }
+  let statusPorts: Awaited<ReturnType<typeof startStatusPorts>> | undefined;
+  if (opts.statusPorts?.length && addresses.status > 0) {
+    try {
+      statusPorts = await startStatusPorts(opts.statusPorts, bound.pod, addresses.status);
+    } catch (e) {
+      log.error((e as Error).message);
+      await sidecar.drain(0);
+      await als?.close();
+      transport.close();
+      workloadTls?.stop();
+      outlierLog?.close();
+      return { exitCode: EXIT_FAILURE };
+    }
   }
   const metricsSink = metricsService
     ? new MetricsServiceClient({ address: metricsService.address, node, snapshot: () => sidecar!.statsSnapshot(), onError: sinkError("--proxyMetricsService") })
@@ -588,6 +615,7 @@ export async function startProxy(
     reload: () => sidecar!.reloadConfiguration(),
     async stop(drainMs) {
       await sts?.close();
+      await statusPorts?.close();
       await sidecar!.drain(drainMs);
       await statsd?.close();
       await Promise.all([als?.close(), metricsSink?.close()]);

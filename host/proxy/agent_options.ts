@@ -65,4 +65,10 @@ export interface AgentOptions {
   secretGraceDuration?: number;
   /** INITIAL_BACKOFF_MSEC. */
   initialBackoffMs?: number;
+  /** MESH_ORCH_APP_PROBERS: the app's original probes, replayed on the status port's `/app-health/…` (host/proxy/app_probers.ts). */
+  appProbers?: ReadonlyMap<string, import("../inject/app_probes.ts").AppProber>;
+  /** ENVOY_STATUS_PORT, ENVOY_PROMETHEUS_PORT: readiness and stats ports in front of the status port (host/proxy/status_ports.ts). */
+  statusPorts?: ReadonlyArray<import("./status_ports.ts").StatusPort>;
+  /** MESH_META_* and the agent's own keys: the xDS node's metadata (host/proxy/node_metadata.ts). */
+  nodeMetadata?: Readonly<Record<string, string>>;
 }

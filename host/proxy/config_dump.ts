@@ -1,6 +1,6 @@
 import type { LoadedConfig } from "../config/config_dir.ts";
 import type { SecurityPolicy } from "./security_policy.ts";
-import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
 
 /**
@@ -18,7 +18,7 @@ export interface DumpedOptions {
   clusters: ReadonlyMap<string, { host: string; port: number }>;
   inboundService: string;
   identity: Record<string, string>;
-  security?: { tls: Pick<WorkloadTls, "secrets">; endpoints: ReadonlyMap<string, ServiceEndpoint>; containerPort: number };
+  security?: { tls: Pick<WorkloadTls, "secrets">; endpoints: ReadonlyMap<string, EndpointFlag>; containerPort: number };
 }
 
 /** The sidecar's bound ports (host/proxy/sidecar.ts SidecarAddresses), as the dump shows them. */

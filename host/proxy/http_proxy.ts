@@ -15,8 +15,12 @@ import { countRequestOnConnection } from "./requests_per_connection.ts";
 import type { SafetyNet } from "../daemon/safety_net.ts";
 import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "./upstream_failure.ts";
 
-/** Where a listener sends a request: host and port, or null when it has nowhere to go. */
-export type UpstreamResolver = (authority: string) => { host: string; port: number } | null;
+/**
+ * Where a listener sends a request: host and port (and the local address to
+ * dial from), or null when it has nowhere to go. `socket` is the connection
+ * the request came on.
+ */
+export type UpstreamResolver = (authority: string, socket: Socket) => { host: string; port: number; localAddress?: string } | null;
 
 export interface HttpProxyOptions {
   name: "inbound" | "outbound";
@@ -324,7 +328,7 @@ export class HttpProxy {
       this.complete(id, x, routed.reply.status, 0, 0);
       return;
     }
-    const target = routed ?? o.upstream(routedAuthority);
+    const target = routed ?? o.upstream(routedAuthority, req.socket);
     if (!target) {
       this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
       req.resume();
@@ -388,6 +392,7 @@ export class HttpProxy {
               agent: this.agent,
               host: target.host,
               port: target.port,
+              ...("localAddress" in target && target.localAddress ? { localAddress: target.localAddress } : {}),
               method,
               path: upstreamPath,
               headers: headerList,

@@ -1,11 +1,12 @@
 import type { Catalog, Resource } from "../config/catalog.ts";
-import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
 import { type AuthnResult, AUTHN_PAYLOAD_PROPERTY, Authenticator, jwtRulesFor } from "../security/jwt/authenticator.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import { AuthorizationEngine, type Decision, RBAC_DENIED_BODY, RBAC_DENIED_STATUS, authorizationPoliciesFor } from "../security/authz/engine.ts";
 import type { ExtAuthzClient, ExtAuthzVerdict } from "../security/authz/ext_authz.ts";
 import type { ConnectionPool, HeaderOperations, HttpRetry, HttpRoute, OutlierDetection } from "../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../config/resources/networking.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import { destinationFor } from "../mesh/destination_rules.ts";
 import { type GatewayTlsServer, gatewayTlsServers } from "../mesh/gateway_tls.ts";
 import { serviceNamespace, splitAuthority } from "../mesh/hosts.ts";
@@ -95,7 +96,7 @@ export type RouteResult =
       host: string;
       port: number;
       mtls: ClientTls | null;
-      endpoint: ServiceEndpoint | null;
+      endpoint: EndpointFlag | null;
       route: string;
       served?: ServedRoute;
       actions?: RouteActions;
@@ -141,7 +142,7 @@ export class SecurityPolicy {
     readonly catalog: Catalog,
     readonly mesh: MeshSettings,
     readonly identity: SecurityIdentity,
-    private readonly endpoints: ReadonlyMap<string, ServiceEndpoint>,
+    private readonly endpoints: ReadonlyMap<string, EndpointFlag>,
     jwks: JwksCache,
     clockSkewSeconds: number,
     private readonly random: () => number = Math.random,
@@ -347,13 +348,13 @@ export class SecurityPolicy {
     const routed = this.routeByVirtualService(req, resolved.host, resolved.port, MESH_GATEWAY);
     if (routed) return routed;
     const ep = this.endpointFor(resolved.host, resolved.port);
-    if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
+    if (ep) return this.toEndpoint(ep, clusterName(resolved.host, resolved.port));
     if (this.clusterEndpoints(resolved.host, resolved.port).length > 0) {
       // Every endpoint is ejected by outlier detection (no panic mode, upstream's minHealthPercent 0).
       return {
         kind: "reply",
         reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 },
-        route: `outbound|${resolved.port}||${resolved.host}`,
+        route: clusterName(resolved.host, resolved.port),
       };
     }
     const host = splitAuthority(req.authority).host;
@@ -373,11 +374,11 @@ export class SecurityPolicy {
       port: target?.port ?? port,
       mtls: null,
       endpoint: null,
-      route: resolved.service ? `outbound|${port}||${resolved.host}` : "PassthroughCluster",
+      route: resolved.service ? clusterName(resolved.host, port) : "PassthroughCluster",
     };
   }
 
-  private toEndpoint(ep: ServiceEndpoint, route: string, subset?: string): RouteResult {
+  private toEndpoint(ep: EndpointFlag, route: string, subset?: string): RouteResult {
     const k = this.catalog.byKind;
     const tls = clientTls({
       host: ep.host,
@@ -409,7 +410,7 @@ export class SecurityPolicy {
   }
 
   /** The SPIFFE identity an endpoint must present, when `sa=` names one. */
-  expectedIdentity(ep: ServiceEndpoint | null): string | undefined {
+  expectedIdentity(ep: EndpointFlag | null): string | undefined {
     const ns = ep ? serviceNamespace(ep.host) : undefined;
     return ep?.serviceAccount && ns ? spiffeId({ namespace: ns, serviceAccount: ep.serviceAccount }, this.mesh.trustDomain) : undefined;
   }
@@ -569,7 +570,7 @@ export class SecurityPolicy {
    * DestinationRule subset selects (none when the subset is not defined).
    * Several candidates: one at random, as a load balancer would.
    */
-  private endpointFor(fqdn: string, port: number, subset?: string): ServiceEndpoint | undefined {
+  private endpointFor(fqdn: string, port: number, subset?: string): EndpointFlag | undefined {
     const cluster = clusterName(fqdn, port, subset);
     const candidates = this.clusterEndpoints(fqdn, port, subset).filter((e) => !this.ejected(cluster, endpointKey(e)));
     if (candidates.length <= 1) return candidates[0];
@@ -577,7 +578,7 @@ export class SecurityPolicy {
   }
 
   /** Every endpoint of a service port (and subset), ejected or not; none when the subset is not defined. */
-  private clusterEndpoints(fqdn: string, port: number, subset?: string): ServiceEndpoint[] {
+  private clusterEndpoints(fqdn: string, port: number, subset?: string): EndpointFlag[] {
     const candidates = [...this.endpoints.values()].filter((e) => e.host === fqdn && e.servicePort === port);
     if (subset === undefined) return candidates;
     const applied = destinationFor(this.catalog.byKind.DestinationRule, fqdn, port, subset, this.identity.workload.namespace, this.mesh.rootNamespace);
@@ -596,13 +597,8 @@ export class SecurityPolicy {
   }
 }
 
-/** Envoy's name of the cluster of a service port and subset: `outbound|9080|v1|reviews.default.svc.cluster.local`. */
-export function clusterName(host: string, port: number, subset?: string): string {
-  return `outbound|${port}|${subset ?? ""}|${host}`;
-}
-
 /** An endpoint's address as outlier detection keys it. */
-export function endpointKey(ep: Pick<ServiceEndpoint, "address">): string {
+export function endpointKey(ep: Pick<EndpointFlag, "address">): string {
   return `${ep.address.host}:${ep.address.port}`;
 }
 
@@ -631,7 +627,7 @@ function entryTarget(entry: Resource<"ServiceEntry">, port: number): { host: str
 }
 
 /** The catalog's registry plus a service for every `--endpoint` host not described by a Service document. */
-function registryWithEndpoints(catalog: Catalog, endpoints: ReadonlyMap<string, ServiceEndpoint>): MeshRegistry {
+function registryWithEndpoints(catalog: Catalog, endpoints: ReadonlyMap<string, EndpointFlag>): MeshRegistry {
   const byHost = new Map<string, number[]>();
   for (const ep of endpoints.values()) byHost.set(ep.host, [...(byHost.get(ep.host) ?? []), ep.servicePort]);
   const services = [...byHost].map(([fqdn, ports]) => {

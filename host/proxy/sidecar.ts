@@ -13,13 +13,14 @@ import type { HubCaller } from "../hub/transport.ts";
 import { HttpProxy } from "./http_proxy.ts";
 import { TcpProxy } from "./tcp_proxy.ts";
 import { buildConfigDump } from "./config_dump.ts";
-import type { ServiceEndpoint } from "../hub/clusters.ts";
+import type { EndpointFlag } from "../hub/clusters.ts";
 import type { JwksCache } from "../security/jwt/jwks.ts";
 import type { Workload } from "../security/workload.ts";
 import type { MeshSettings } from "./mesh_config.ts";
 import { DEFAULT_PATH_NORMALIZATION } from "../security/authz/path.ts";
 import type { ListenerLimits } from "./listener_limits.ts";
 import { MtlsListener } from "./mtls_listener.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import { SecurityPolicy, type ServedRoute, type UpstreamCluster } from "./security_policy.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
 import type { IncomingMessage } from "node:http";
@@ -37,6 +38,11 @@ import { statsToPrometheus } from "./stats_exposition.ts";
 import { checkProviders } from "../config/extension_providers.ts";
 import { ExtAuthzClient } from "../security/authz/ext_authz.ts";
 import type { SafetyNet } from "../daemon/safety_net.ts";
+import type { Socket } from "node:net";
+import { buildRegistry } from "../mesh/registry.ts";
+import { type CaptureRegistry, type Destination, routeCapturedOutbound } from "./listener/capture_routing.ts";
+import { CapturedOutboundListener } from "./listener/captured_outbound.ts";
+import { INBOUND_PASSTHROUGH_SOURCE } from "../capture/iptables_rules.ts";
 
 export { DEFAULT_ADMIN_PORT, DEFAULT_INBOUND_PORT, DEFAULT_OUTBOUND_PORT } from "./defaults.ts";
 /** The stable first stdout line tests and tools read the bound ports from. */
@@ -59,6 +65,8 @@ export interface SidecarOptions {
   adminPort: number;
   /** 0 = no status listener. */
   statusPort: number;
+  /** The status listener's `/app-health/…` paths (host/proxy/app_probers.ts): true when it answered. */
+  appProbes?: (path: string, req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => boolean;
   /** TCP listener in front of the app's TCP port (TcpClientConfig); -1 = none. */
   tcpPort: number;
   tcpAppPort: number;
@@ -100,6 +108,11 @@ export interface SidecarOptions {
   onAccess?: (record: AccessRecord) => void;
   /** The process's safety net, when the daemon installed one: request paths run under it, its count is `server.uncaught_request_errors`. */
   safetyNet?: SafetyNet;
+  /**
+   * Where a connection was going before the pod's capture rules redirected it (host/capture/original_destination.ts);
+   * undefined for one that was not redirected. Absent: every connection is handled as a direct one.
+   */
+  originalDestination?: (socket: Socket) => Destination | undefined;
 }
 
 /** What the security path needs besides the configuration directory (docs/sidecar.md "Security"). */
@@ -107,7 +120,7 @@ export interface SidecarSecurityOptions {
   mesh: MeshSettings;
   tls: WorkloadTls;
   /** `--endpoint` registry, keyed by `host:servicePort`. */
-  endpoints: ReadonlyMap<string, ServiceEndpoint>;
+  endpoints: ReadonlyMap<string, EndpointFlag>;
   /** Ingress gateway mode (`--gateway`). */
   gateway: boolean;
   /** The container port the inbound listener stands for (gateway: the Gateway server port). */
@@ -154,6 +167,9 @@ export class Sidecar {
   private readonly startedAt = Date.now();
   private readonly tcp: TcpProxy | undefined;
   private readonly mtls: MtlsListener | undefined;
+  /** The outbound listener's capture stage: redirected connections routed by their original destination. */
+  private readonly capturedOutbound: CapturedOutboundListener | undefined;
+  private captureRegistry: CaptureRegistry = { services: [] };
   private policy: SecurityPolicy | undefined;
   /** The log scopes of spec 2 whose concern lives here (docs/daemon-reference.md "Log scopes"). */
   private readonly scopes: Record<"rbac" | "authn" | "sds" | "model" | "validation", ScopedLogger>;
@@ -166,6 +182,7 @@ export class Sidecar {
   addresses: SidecarAddresses = { inbound: 0, outbound: 0, admin: 0, status: 0, tcp: -1 };
 
   constructor(private readonly options: SidecarOptions) {
+    this.appUpstream = Object.freeze({ host: options.appHost, port: options.appPort });
     this.log = options.logger.scope("default");
     this.scopes = {
       rbac: options.logger.scope("rbac"),
@@ -197,7 +214,7 @@ export class Sidecar {
     this.inbound = new HttpProxy({
       name: "inbound",
       filter: this.filter,
-      upstream: () => ({ host: options.appHost, port: options.appPort }),
+      upstream: (_authority, socket) => this.inboundUpstream(socket),
       properties: () => inboundProperties,
       onLog: proxyLog,
       pathNormalization,
@@ -240,6 +257,14 @@ export class Sidecar {
           }
         : {}),
     });
+    if (options.originalDestination) {
+      this.capturedOutbound = new CapturedOutboundListener({
+        http: this.outbound.server,
+        originalDestination: options.originalDestination,
+        route: (d) => routeCapturedOutbound(this.captureRegistry, d, options.security?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY"),
+        onLog: proxyLog,
+      });
+    }
     if (options.security?.gateway) {
       // A gateway port speaks what its Gateway servers say: HTTPS (tls.mode SIMPLE, the credential by SNI) or plain HTTP; read per connection.
       const servers = () => this.policy?.gatewayTls().filter((s) => s.cert !== undefined) ?? [];
@@ -323,6 +348,7 @@ export class Sidecar {
     if (options.statusPort > 0) {
       this.status = createServer((req, res) => {
         const path = (req.url ?? "/").split("?")[0];
+        if (options.appProbes?.(path, req, res)) return;
         if (path === "/stats/prometheus") {
           // upstream's agent serves the merged proxy and agent metrics here for scrapers
           statsToPrometheus(this.stats(), GAUGE_STATS, options.metricsRegistry).then(
@@ -369,7 +395,9 @@ export class Sidecar {
     const outbound = await bindNamed(
       "--outboundPort",
       at(o.outboundBindAddress, o.outboundPort),
-      listen(this.outbound.server, o.outboundPort, o.outboundBindAddress),
+      this.capturedOutbound
+        ? listenTcp(this.capturedOutbound, o.outboundPort, o.outboundBindAddress).then((port) => ({ port }))
+        : listen(this.outbound.server, o.outboundPort, o.outboundBindAddress),
     );
     const status = this.status
       ? await bindNamed("--statusPort", at(o.bindAddress, o.statusPort), listen(this.status, o.statusPort, o.bindAddress))
@@ -395,6 +423,7 @@ export class Sidecar {
     const closing = Promise.all([this.inbound.server, this.outbound.server].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     this.tcp?.server.close();
     this.mtls?.close();
+    this.capturedOutbound?.close();
     for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
     const deadline = Date.now() + drainMs;
     while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -429,6 +458,14 @@ export class Sidecar {
       return false;
     }
     this.loaded = config;
+    if (this.capturedOutbound) {
+      const endpoints = [...(this.options.security?.endpoints.values() ?? [])].map((e) => ({
+        address: e.address.host,
+        port: e.address.port,
+        protocol: "http",
+      }));
+      this.captureRegistry = { services: buildRegistry(config.mesh.byKind, { domain: this.options.meshDomain }).services, endpoints };
+    }
     if (policy) {
       this.policy = policy;
       const m = policy.serverMode;
@@ -493,6 +530,30 @@ export class Sidecar {
       if (this.outboundPropertiesByHost.size < OUTBOUND_PROPERTIES_KEPT) this.outboundPropertiesByHost.set(host, known);
     }
     return known;
+  }
+
+  /** Original destinations of the inbound listener's connections, read once per connection. */
+  private readonly inboundDestinations = new WeakMap<Socket, Destination | null>();
+  /** --appHost:--appPort, where every inbound request goes without capture. */
+  private readonly appUpstream: { readonly host: string; readonly port: number };
+
+  /**
+   * Where an inbound request goes: a captured connection to the app on its
+   * original destination (the pod's address and the port the peer called),
+   * dialled from 127.0.0.6 as upstream's inbound passthrough does (the
+   * capture rules leave that source alone); any other to --appHost:--appPort.
+   */
+  private inboundUpstream(socket: Socket): { host: string; port: number; localAddress?: string } {
+    const source = this.options.originalDestination;
+    if (!source) return this.appUpstream;
+    // A TLS connection's destination is that of the TCP socket it wraps.
+    const accepted = (socket as Socket & { _parent?: Socket | null })._parent ?? socket;
+    let d = this.inboundDestinations.get(accepted);
+    if (d === undefined) {
+      d = source(accepted) ?? null;
+      this.inboundDestinations.set(accepted, d);
+    }
+    return d ? { host: d.address, port: d.port, localAddress: INBOUND_PASSTHROUGH_SOURCE } : this.appUpstream;
   }
 
   /** The inbound security stage: mTLS identity, XFCC, JWT, authorization; every denial logged with its reason and counted. */
@@ -630,7 +691,7 @@ export class Sidecar {
       ...(this.tcp ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
       ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
       ...[...(o.security?.endpoints.values() ?? [])].map((e) => ({
-        name: `outbound|${e.servicePort}||${e.host}`,
+        name: clusterName(e.host, e.servicePort),
         hosts: [{ address: e.address.host, port: e.address.port }],
       })),
     ];

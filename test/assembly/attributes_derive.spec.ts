@@ -1,7 +1,7 @@
 // Request-derived check attributes (hub-client §2.2-2.3; upstream
 // src/istio/control/http/attributes_builder.cc and
 // src/envoy/http/mixer/check_data.cc), from a RequestView built by hand.
-import { addRequestAttributes } from "../../assembly/attributes/derive";
+import { addRequestAttributes } from "../../assembly/request_derivation";
 import { AttributeBag } from "../../assembly/attributes/bag";
 import { ValueKind, StringMap } from "../../assembly/attributes/value";
 import { requestWithHeaders, RequestView } from "../../assembly/request";

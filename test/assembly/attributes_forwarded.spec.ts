@@ -9,7 +9,7 @@ import {
   MAX_FORWARDED_HEADER_BYTES,
   MAX_FORWARDED_VALUE_BYTES,
   readForwardedAttributes,
-} from "../../assembly/attributes/forwarded";
+} from "../../assembly/proto/forwarded";
 import { AttributeBag } from "../../assembly/attributes/bag";
 import { AttributeValue, StringMap } from "../../assembly/attributes/value";
 import { base64Encode } from "../../assembly/proto/base64";

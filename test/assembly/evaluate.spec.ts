@@ -9,7 +9,7 @@ import { Evaluation, evaluateRequest } from "../../assembly/evaluate";
 import { requestWithHeaders, RequestView } from "../../assembly/request";
 import { StringMap } from "../../assembly/attributes/value";
 import { AttributeBag } from "../../assembly/attributes/bag";
-import { readForwardedAttributes } from "../../assembly/attributes/forwarded";
+import { readForwardedAttributes } from "../../assembly/proto/forwarded";
 import { base64Encode } from "../../assembly/proto/base64";
 import { encodeAttributes } from "../../assembly/proto/attributes_codec";
 

@@ -20,7 +20,7 @@ import { AGENT_BIN } from "../../host/demo/binaries.ts";
 import { startEchoApp } from "../../host/demo/echo_app.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { PLUGIN_NAME } from "../../host/discovery/envoy_wasm.ts";
-import { clusterName } from "../../host/discovery/proxyless.ts";
+import { clusterName } from "../../host/mesh/cluster_names.ts";
 import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "../../host/discovery/type_urls.ts";
 import { envoyType } from "../../host/wire/envoy_protos.ts";
 import { cpuSeconds, rssMiB } from "./process_usage.ts";

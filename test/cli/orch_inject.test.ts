@@ -54,37 +54,69 @@ describe("orch-inject: workloads", async () => {
       assert.equal(spec.containers.length, 2);
       assert.equal(sidecar.name, "mesh-proxy");
       assert.equal(sidecar.image, "registry.example.com/mesh/disco-agent:1.4.2");
-      assert.deepEqual(sidecar.args.slice(0, 9), [
-        "proxy",
-        "--inboundPort",
-        "15006",
-        "--outboundPort",
-        "15001",
-        "--proxyAdminPort",
-        "15000",
-        "--statusPort",
-        "15020",
-      ]);
-      const portAt = sidecar.args.indexOf("--appPort");
-      assert.equal(portAt < 0 ? undefined : sidecar.args[portAt + 1], appPort);
-      assert.deepEqual(
-        sidecar.env.map((e: Obj) => [e.name, e.valueFrom.fieldRef.fieldPath]),
-        [
-          ["POD_NAME", "metadata.name"],
-          ["POD_NAMESPACE", "metadata.namespace"],
-          ["INSTANCE_IP", "status.podIP"],
-        ],
-      );
-      assert.deepEqual(sidecar.readinessProbe.httpGet, { path: "/healthz/ready", port: 15020 });
+      const flag = (name: string) => (sidecar.args.includes(name) ? sidecar.args[sidecar.args.indexOf(name) + 1] : undefined);
+      assert.deepEqual(sidecar.args.slice(0, 2), ["proxy", "sidecar"]);
+      assert.equal(flag("--discoveryAddress"), "disco-discovery.mesh-system.svc:15012");
+      assert.equal(flag("--domain"), "$(POD_NAMESPACE).svc.cluster.local");
+      assert.equal(flag("--tokenPath"), "/var/run/secrets/tokens/mesh-token");
+      assert.equal(flag("--caRootCert"), "/var/run/secrets/mesh/root-cert.pem");
+      assert.deepEqual(["--inboundPort", "--outboundPort", "--proxyAdminPort", "--statusPort"].map(flag), ["15006", "15001", "15000", "15020"]);
+      assert.equal(flag("--appPort"), appPort);
+      assert.equal(flag("--configDir"), undefined, "configuration comes from the control plane");
+      const env = Object.fromEntries(sidecar.env.map((e: Obj) => [e.name, e.value ?? `fieldRef:${e.valueFrom.fieldRef.fieldPath}`]));
+      assert.equal(env.CA_ADDR, "disco-discovery.mesh-system.svc:15012");
+      assert.equal(env.POD_NAME, "fieldRef:metadata.name");
+      assert.equal(env.POD_NAMESPACE, "fieldRef:metadata.namespace");
+      assert.equal(env.INSTANCE_IP, "fieldRef:status.podIP");
+      assert.equal(env.SERVICE_ACCOUNT, "fieldRef:spec.serviceAccountName");
+      assert.equal(env.MESH_META_CLUSTER_ID, "Kubernetes");
+      assert.equal(env.MESH_META_INTERCEPTION_MODE, "REDIRECT");
+      assert.deepEqual(sidecar.readinessProbe.httpGet, { path: "/healthz/ready", port: 15021 });
       assert.deepEqual(
         sidecar.ports.map((p: Obj) => p.containerPort),
-        [15006, 15020],
+        [15090],
       );
+      assert.deepEqual([sidecar.securityContext.runAsUser, sidecar.securityContext.runAsGroup, sidecar.securityContext.runAsNonRoot], [1337, 1337, true]);
       assert.deepEqual(sidecar.resources, { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1", memory: "256Mi" } });
-      assert.equal(spec.volumes.at(-1).name, "mesh-proxy-config");
+      assert.deepEqual(
+        sidecar.volumeMounts.map((m: Obj) => [m.name, m.mountPath]),
+        [
+          ["disco-ca-cert", "/var/run/secrets/mesh"],
+          ["mesh-token", "/var/run/secrets/tokens"],
+        ],
+      );
+      assert.deepEqual(spec.volumes.slice(-2), [
+        { name: "disco-ca-cert", configMap: { name: "mesh-ca-root-cert" } },
+        { name: "mesh-token", projected: { sources: [{ serviceAccountToken: { audience: "mesh-ca", expirationSeconds: 43200, path: "mesh-token" } }] } },
+      ]);
+      const init = spec.initContainers.at(-1);
+      assert.equal(init.name, "mesh-init");
+      assert.deepEqual(init.args, [
+        "mesh-iptables",
+        "-p",
+        "15001",
+        "-z",
+        "15006",
+        "-u",
+        "1337",
+        "-m",
+        "REDIRECT",
+        "-i",
+        "*",
+        "-x",
+        "",
+        "-b",
+        "*",
+        "-d",
+        "15090,15021,15020",
+      ]);
+      assert.deepEqual(init.securityContext.capabilities, { add: ["NET_ADMIN", "NET_RAW"], drop: ["ALL"] });
+      assert.equal(init.securityContext.runAsUser, 0);
+      assert.equal(metadata.labels["security.mesh.io/tlsMode"], "mesh");
       const status = JSON.parse(metadata.annotations[STATUS]);
+      assert.deepEqual(status.initContainers, ["mesh-init"]);
       assert.deepEqual(status.containers, ["mesh-proxy"]);
-      assert.deepEqual(status.volumes, ["mesh-proxy-config"]);
+      assert.deepEqual(status.volumes, ["disco-ca-cert", "mesh-token"]);
       assert.match(status.version, /^[0-9a-f]{64}$/);
     });
   }
@@ -167,7 +199,7 @@ describe("orch-inject: settings files", async () => {
     assert.ok(sidecar.args.includes("hub_server=mesh-hub.mesh-system.svc.cluster.local:9091"));
     assert.deepEqual(sidecar.resources, { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "2000m", memory: "1024Mi" } });
     assert.deepEqual(sidecar.readinessProbe, {
-      httpGet: { path: "/healthz/ready", port: 15020 },
+      httpGet: { path: "/healthz/ready", port: 15021 },
       initialDelaySeconds: 1,
       periodSeconds: 2,
       failureThreshold: 30,
@@ -194,11 +226,8 @@ test("orch-inject: values' global.proxy.clusterDomain (upstream's) gives the age
   assert.equal(args[args.indexOf("--domain") + 1], "$(POD_NAMESPACE).svc.example.internal");
   assert.ok(args.includes("hub_server=mesh-hub.mesh-system.svc.example.internal:9091"), args.join(" "));
   const plain = await meshctl(["orch-inject", "-f", "inject_settings.in.yaml"]);
-  assert.equal(
-    template(docs(plain.stdout)[0]).spec.containers.at(-1).args.includes("--domain"),
-    false,
-    "the default domain adds no flag (the agent's default)",
-  );
+  const plainArgs: string[] = template(docs(plain.stdout)[0]).spec.containers.at(-1).args;
+  assert.equal(plainArgs[plainArgs.indexOf("--domain") + 1], "$(POD_NAMESPACE).svc.cluster.local", "as upstream's template: always given");
 });
 
 test("orch-inject: the mesh config's defaultConfig.image names the repository; one with a tag is used as is", async () => {

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import type { ServiceEndpoint } from "../../host/hub/clusters.ts";
+import type { EndpointFlag } from "../../host/hub/clusters.ts";
 import { filterChecks } from "../../host/config/catalog.ts";
 import { parseDocuments } from "../../host/config/documents.ts";
 import { meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
@@ -131,7 +131,7 @@ spec: {hosts: [${HOST}], http: [{route: [{destination: {host: ${HOST}, subset: v
 /** What the Node sidecar originates for the call: its route's client TLS, or the mode it refuses (503). */
 function nodeSidecar(w: World, text: string): string {
   const loaded = loadDocuments(parseDocuments(text, "mesh.yaml"), ["mesh.yaml"], checks, DEFAULT_DOMAIN);
-  const endpoints = new Map<string, ServiceEndpoint>(
+  const endpoints = new Map<string, EndpointFlag>(
     PORTS.map((port) => [
       `${HOST}:${port}`,
       {

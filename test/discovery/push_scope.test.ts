@@ -87,6 +87,12 @@ describe("push scope and listener conflicts from the mesh model", () => {
     assert.equal(isEndpointChange(new Set()), false, "no change is no endpoint change");
   });
 
+  it("EndpointSlice changes are endpoint changes too; a Pod change is a config change (its labels select policies)", () => {
+    assert.equal(isEndpointChange(new Set(["EndpointSlice"])), true);
+    assert.equal(isEndpointChange(new Set(["Endpoints", "EndpointSlice"])), true);
+    assert.equal(isEndpointChange(new Set(["EndpointSlice", "Pod"])), false);
+  });
+
   it("DISCO_ENABLE_FALLTHROUGH_ROUTE=false leaves out Envoy's allow_any route", () => {
     const envoy = { id: "sidecar~10.0.0.9~client-1.shop~shop.svc.cluster.local", cluster: "", metadata: {}, userAgentName: "envoy" };
     const hosts = (fallthroughRoute: boolean) => {

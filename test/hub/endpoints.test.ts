@@ -4,13 +4,16 @@
 // naming the rule and showing the expected form.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ClusterSpecError, type ServiceEndpoint, parseServiceEndpointSpec, parseServiceEndpoints } from "../../host/hub/clusters.ts";
+import { ClusterSpecError, type EndpointFlag, endpointFlagServices, parseServiceEndpointSpec, parseServiceEndpoints } from "../../host/hub/clusters.ts";
+import { serviceEndpoints } from "../../host/mesh/endpoints.ts";
+import { buildRegistry } from "../../host/mesh/registry.ts";
+import { decode } from "../config/table.ts";
 
 const HTTPBIN = "httpbin.foo.svc.cluster.local";
 const FORMS = " (expected FQDN:SERVICE_PORT=HOST:PORT[,sidecar][,sa=SERVICE_ACCOUNT][,label=KEY=VALUE…])";
 
 describe("parseServiceEndpointSpec", () => {
-  const accepted: Array<[string, Omit<ServiceEndpoint, "name"> & { name?: string }]> = [
+  const accepted: Array<[string, Omit<EndpointFlag, "name"> & { name?: string }]> = [
     [
       `${HTTPBIN}:8000=10.0.0.7:15006,sidecar,sa=httpbin`,
       { host: HTTPBIN, servicePort: 8000, address: { host: "10.0.0.7", port: 15006 }, sidecar: true, serviceAccount: "httpbin" },
@@ -149,5 +152,45 @@ describe("parseServiceEndpoints", () => {
 
   it("no specs, an empty registry", () => {
     assert.equal(parseServiceEndpoints([]).size, 0);
+  });
+});
+
+describe("--endpoint values in the registry (endpointFlagServices)", () => {
+  const flags = parseServiceEndpoints([
+    "httpbin.foo.svc.cluster.local:8000=127.0.0.1:41234,sidecar,sa=httpbin,label=version=v1",
+    "httpbin.foo.svc.cluster.local:8000=127.0.0.2:41235",
+    "reviews.default.svc.cluster.local:9080=127.0.0.3:41236,sidecar",
+  ]).values();
+  const documents = decode(`apiVersion: v1
+kind: Service
+metadata: {name: reviews, namespace: default}
+spec: {selector: {app: reviews}, ports: [{name: http, port: 9080}]}
+`);
+  const registry = buildRegistry(documents.byKind, { domain: documents.domain, services: endpointFlagServices(flags) });
+
+  it("a host the documents do not describe is a registry service whose endpoints are the flags'", () => {
+    assert.deepEqual(
+      serviceEndpoints(registry, "httpbin.foo.svc.cluster.local", 8000).map((e) => [e.address, e.port, e.sidecar, e.serviceAccount, e.labels.version]),
+      [
+        ["127.0.0.1", 41234, true, "httpbin", "v1"],
+        ["127.0.0.2", 41235, false, undefined, undefined],
+      ],
+    );
+    assert.deepEqual(
+      serviceEndpoints(registry, "httpbin.foo.svc.cluster.local", 8000, { version: "v1" }).map((e) => e.address),
+      ["127.0.0.1"],
+    );
+  });
+
+  it("a documented Service keeps its ports and gains the flag's endpoint on the port of the same number", () => {
+    const reviews = registry.services.find((s) => s.fqdn === "reviews.default.svc.cluster.local")!;
+    assert.deepEqual(
+      reviews.ports.map((p) => [p.name, p.port]),
+      [["http", 9080]],
+    );
+    assert.deepEqual(
+      serviceEndpoints(registry, "reviews.default.svc.cluster.local", 9080).map((e) => [e.address, e.port, e.sidecar]),
+      [["127.0.0.3", 41236, true]],
+    );
   });
 });

@@ -18,6 +18,8 @@ export interface OrchInjectOptions {
   injectConfigFile?: string;
   meshConfigFile?: string;
   valuesFile?: string;
+  /** `--revision`: the control plane revision the sidecar joins. */
+  revision?: string;
   stdout: Writable;
   stderr: Writable;
   stdin?: () => string;
@@ -33,7 +35,7 @@ export interface OrchInjectOptions {
 export function runOrchInject(o: OrchInjectOptions): number {
   try {
     const warnings: string[] = [];
-    const settings = decodeInjectionSettings(readSettingsSources(o), warnings);
+    const settings = decodeInjectionSettings(readSettingsSources(o), warnings, undefined, o.revision);
     for (const w of warnings) o.stderr.write(`warning: ${w}\n`);
     const { name, text } = readSourceText(o.filename, o.stdin);
     const result = injectText(text, name, settings);

@@ -34,6 +34,8 @@ export interface ServiceSpec {
   readonly addresses: readonly string[];
   /** `clusterIP: None`: a headless service (clients reach its pods' own addresses). */
   readonly headless?: boolean;
+  /** `publishNotReadyAddresses`: every pod the selector matches counts as ready, terminating ones too. */
+  readonly publishNotReadyAddresses?: boolean;
 }
 
 export interface ContainerPort {
@@ -186,12 +188,14 @@ export function decodeService(spec: Field): ServiceSpec {
     if (typeof ip === "string" && ip !== "" && ip !== "None") addresses.add(ip);
   }
   const headless = spec.get("clusterIP").value === "None";
+  const publishNotReadyAddresses = attempt(spec.get("publishNotReadyAddresses"), (f) => f.bool(false));
   return Object.freeze({
     selector,
     ports: Object.freeze(ports),
     type: spec.get("type").optionalString() ?? "ClusterIP",
     addresses: Object.freeze([...addresses]),
     ...(headless ? { headless } : {}),
+    ...(publishNotReadyAddresses ? { publishNotReadyAddresses } : {}),
   });
 }
 

@@ -49,7 +49,6 @@ export const AGENT_NOT_APPLICABLE_ENV: readonly NotApplicable[] = [
   na("MESH_BOOTSTRAP_OVERRIDE", "value", "", IN_PROCESS),
   na("MESH_GPRC_MAXRECVMSGSIZE", "value", "4194304", "the agent serves no gRPC (no SDS server)"),
   na("MESH_GPRC_MAXSTREAMS", "value", "100000", "the agent serves no gRPC (no SDS server)"),
-  na("MESH_ORCH_APP_PROBERS", "value", "", "application probes are rewritten by orchestrator injection (needs an orchestrator API)"),
   na("MESH_META_TLS_CLIENT_CERT_CHAIN", "value", "/etc/certs/cert-chain.pem", "certificates come from mesh_ca, not files"),
   na("MESH_META_TLS_SERVER_CERT_CHAIN", "value", "/etc/certs/cert-chain.pem", "certificates come from mesh_ca, not files"),
   na("MESH_META_TLS_CLIENT_KEY", "value", "/etc/certs/key.pem", "certificates come from mesh_ca, not files"),

@@ -13,6 +13,7 @@ interface OrchInjectFlags {
   meshConfigFile?: string;
   meshConfigMapName: string;
   valuesFile?: string;
+  revision?: string;
 }
 
 /** `meshctl orch-inject` (upstream `kube-inject`): offline sidecar injection. */
@@ -29,7 +30,11 @@ export function registerOrchInject(program: Command, _experimental: Command, io:
     .option("--injectConfigMapName <name>", "ConfigMap with the injection settings (needs an orchestrator API)", "mesh-sidecar-injector")
     .option("--meshConfigFile <file>", "mesh config: defaultConfig ports, image, hub address; rootNamespace")
     .option("--meshConfigMapName <name>", "ConfigMap with the mesh config (needs an orchestrator API)", "mesh")
-    .option("--valuesFile <file>", "values: global.hub, global.tag, global.proxy.image/resources/statusPort/logLevel")
+    .option("--valuesFile <file>", "values: global.hub, global.tag, global.caAddress, global.proxy.image/resources/statusPort/logLevel and capture defaults")
+    .option(
+      "-r, --revision <revision>",
+      "control plane revision: the sidecar's control plane is disco-discovery-<revision> unless the mesh config's defaultConfig.discoveryAddress says otherwise",
+    )
     .action((opts: OrchInjectFlags, cmd: Command) => {
       // The ConfigMaps live in a cluster; this meshctl has no orchestrator API, so naming one is an error, not a silent default.
       const fromCli = (flag: string) => cmd.getOptionValueSource(flag) === "cli";
@@ -45,6 +50,8 @@ export function registerOrchInject(program: Command, _experimental: Command, io:
           return;
         }
       }
+      if (opts.revision !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(opts.revision))
+        return fail(io, `--revision: expected a revision name (a DNS-1123 label: lower-case letters, digits and '-'), got ${JSON.stringify(opts.revision)}`);
       io.exitCode = runOrchInject({ ...opts, stdout: io.stdout, stderr: io.stderr, stdin: io.stdinText });
     });
 }

@@ -1,8 +1,8 @@
-import { base64Decode, base64Encode } from "../proto/base64";
-import { decodeAttributes, encodeAttributes } from "../proto/attributes_codec";
-import { AttributeBag } from "./bag";
+import { base64Decode, base64Encode } from "./base64";
+import { decodeAttributes, encodeAttributes } from "./attributes_codec";
+import { AttributeBag } from "../attributes/bag";
 import { REPLACEMENT } from "../utf8";
-import { ValueKind } from "./value";
+import { ValueKind } from "../attributes/value";
 
 /**
  * The request header that carries forwarded attributes from a client proxy to

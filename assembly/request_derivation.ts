@@ -1,20 +1,20 @@
-import { FNV64_OFFSET_BASIS, fnv64Bytes } from "../client/fnv64";
-import { RequestView } from "../request";
-import { parseSocketAddress } from "./address";
-import { addAuthAttributes } from "./auth_claims";
-import { AttributeBag } from "./bag";
-import { namespaceOfPrincipal, principalFromSan } from "./principal";
-import { urlPathLength } from "./query";
-import { RequestValues } from "./request_values";
-import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "../known_strings";
-import { AttributeValue } from "./value";
-import { HeaderMap } from "./header_map";
+import { FNV64_OFFSET_BASIS, fnv64Bytes } from "./fnv64";
+import { RequestView } from "./request";
+import { parseSocketAddress } from "./attributes/address";
+import { addAuthAttributes } from "./attributes/auth_claims";
+import { AttributeBag } from "./attributes/bag";
+import { namespaceOfPrincipal, principalFromSan } from "./attributes/principal";
+import { urlPathLength } from "./attributes/query";
+import { RequestValues } from "./attributes/request_values";
+import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "./known_strings";
+import { AttributeValue } from "./attributes/value";
+import { HeaderMap } from "./attributes/header_map";
 import {
   CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL, DESTINATION_IP, DESTINATION_PORT, DESTINATION_PRINCIPAL,
   NO_ATTRIBUTE_ID, ORIGIN_IP, REQUEST_HEADERS, REQUEST_HOST, REQUEST_ID, REQUEST_METHOD, REQUEST_PATH, REQUEST_QUERY_PARAMS,
   REQUEST_REFERER, REQUEST_SCHEME, REQUEST_SIZE, REQUEST_TIME, REQUEST_URL_PATH, REQUEST_USERAGENT, SOURCE_IP, SOURCE_NAMESPACE,
   SOURCE_PORT, SOURCE_PRINCIPAL, SOURCE_USER, LAST_DERIVED_ID,
-} from "./names";
+} from "./attributes/names";
 
 // The headers the derivation reads, by their known-string slot (header_map.ts).
 const AUTHORITY = headerSlot(":authority");

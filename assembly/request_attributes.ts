@@ -1,9 +1,9 @@
-import { RequestView } from "../request";
-import { AttributeBag, AttributeSource } from "./bag";
-import { RequestDerivation } from "./derive";
-import { attributeId } from "./names";
-import { RequestValues } from "./request_values";
-import { AttributeValue } from "./value";
+import { RequestView } from "./request";
+import { AttributeBag, AttributeSource } from "./attributes/bag";
+import { RequestDerivation } from "./request_derivation";
+import { attributeId } from "./attributes/names";
+import { RequestValues } from "./attributes/request_values";
+import { AttributeValue } from "./attributes/value";
 
 /**
  * The check-time attributes of one request, in three layers applied in the

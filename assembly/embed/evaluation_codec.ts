@@ -1,6 +1,6 @@
 import { Evaluation } from "../evaluate";
-import { writeAttributes } from "./attributes_codec";
-import { ProtoWriter } from "./writer";
+import { writeAttributes } from "../proto/attributes_codec";
+import { ProtoWriter } from "../proto/writer";
 
 /**
  * Encodes an Evaluation as mesh.filter.v1.Evaluation
