@@ -2,6 +2,7 @@ import type { Catalog, Resource } from "../../config/catalog.ts";
 import type { HeaderOperations, HttpRetry, HttpRoute } from "../../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../../config/resources/networking.ts";
 import type { EndpointFlag } from "../../hub/clusters.ts";
+import { clusterName } from "../../mesh/cluster_names.ts";
 import { type GatewayTlsServer, gatewayTlsServers } from "../../mesh/gateway_tls.ts";
 import { splitAuthority } from "../../mesh/hosts.ts";
 import { containerPortForServicePort, resolveAuthority } from "../../mesh/registry.ts";
@@ -97,13 +98,13 @@ export class RouteTable {
     const routed = this.routeByVirtualService(req, resolved.host, resolved.port, MESH_GATEWAY);
     if (routed) return routed;
     const ep = this.clusters.pick(resolved.host, resolved.port);
-    if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
+    if (ep) return this.toEndpoint(ep, clusterName(resolved.host, resolved.port));
     if (this.clusters.endpointsOf(resolved.host, resolved.port).length > 0) {
       // Every endpoint is ejected by outlier detection (no panic mode, upstream's minHealthPercent 0).
       return {
         kind: "reply",
         reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 },
-        route: `outbound|${resolved.port}||${resolved.host}`,
+        route: clusterName(resolved.host, resolved.port),
       };
     }
     const host = splitAuthority(req.authority).host;
@@ -123,7 +124,7 @@ export class RouteTable {
       port: target?.port ?? port,
       mtls: null,
       endpoint: null,
-      route: resolved.service ? `outbound|${port}||${resolved.host}` : "PassthroughCluster",
+      route: resolved.service ? clusterName(resolved.host, port) : "PassthroughCluster",
     };
   }
 
