@@ -23,10 +23,10 @@ import { AppRouter, MeshRouter, PlainOutboundRouter, ServedRoutes } from "./rout
 import { RouteTable } from "./router/routes.ts";
 import { GAUGE_STATS, clusterInfo, listenerInfo, sidecarStats } from "./sidecar_stats.ts";
 import { type AppliedChain, buildChain, captureRegistry } from "./chain.ts";
-import { type CaptureRegistry, capturedInboundProtocol, routeCapturedOutbound } from "./listener/capture_routing.ts";
-import { CapturedInboundListener } from "./listener/captured_inbound.ts";
-import { CapturedOutboundListener } from "./listener/captured_outbound.ts";
-import { INBOUND_PASSTHROUGH_SOURCE } from "../capture/iptables_rules.ts";
+import type { CaptureRegistry } from "./listener/capture_routing.ts";
+import type { CapturedInboundListener } from "./listener/captured_inbound.ts";
+import type { CapturedOutboundListener } from "./listener/captured_outbound.ts";
+import { captureStages } from "./listener/capture_stages.ts";
 import { DestinationProperties } from "./filters/destination_properties.ts";
 import type { SidecarAddresses, SidecarOptions } from "./sidecar_options.ts";
 import { XdsConfigSource } from "./xds_config.ts";
@@ -75,9 +75,9 @@ export class Sidecar {
   private readonly inboundConnections: ConnectionStage;
   private readonly outboundConnections: ConnectionStage;
   /** The outbound listener's capture stage: redirected connections routed by their original destination. */
-  private readonly capturedOutbound: CapturedOutboundListener | undefined;
+  private capturedOutbound: CapturedOutboundListener | undefined;
   /** The inbound listener's capture stage: redirected TCP (not HTTP) connections proxied to the app's port. */
-  private readonly capturedInbound: CapturedInboundListener | undefined;
+  private capturedInbound: CapturedInboundListener | undefined;
   private captureRegistry: CaptureRegistry = { services: [] };
   /** The external authorizers of CUSTOM policies, reached through the `--endpoint` registry (the service name itself otherwise). */
   private readonly extAuthz = new ExtAuthzClient((service, port) => {
@@ -154,18 +154,6 @@ export class Sidecar {
       connections: this.outboundConnections,
       ...(sec ? { security: new OutboundSecurityFilter() } : {}),
     });
-    // Under capture the outbound port takes every redirected connection and picks its chain by the original destination (captured_outbound.ts).
-    this.capturedOutbound = options.originalDestination
-      ? new CapturedOutboundListener({
-          http: this.outbound.server,
-          originalDestination: (socket) => this.outboundConnections.originalDestination(socket),
-          route: (d) => routeCapturedOutbound(this.captureRegistry, d, options.security?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY"),
-          onLog: proxyLog,
-        })
-      : undefined;
-    this.outboundConnections.watch(this.capturedOutbound?.server ?? this.outbound.server);
-    // Fed by the capture stage, the HTTP server never listens itself: Node starts its header-deadline check on this event.
-    if (this.capturedOutbound) this.outbound.server.emit("listening");
     this.mtls = sec
       ? inboundTransport({
           http: this.inbound.server,
@@ -177,21 +165,22 @@ export class Sidecar {
             : { tls: sec.tls, serverMode: () => this.security?.serverMode.mode ?? "STRICT" }),
         })
       : undefined;
-    // Under capture a redirected TCP connection to the app (not HTTP) is proxied to its port before the TLS and HTTP stages (captured_inbound.ts).
-    const inboundNext = this.mtls?.server ?? this.inbound.server;
-    this.capturedInbound =
-      options.originalDestination && !sec?.gateway
-        ? new CapturedInboundListener({
-            next: (socket) => inboundNext.emit("connection", socket),
-            originalDestination: (socket) => this.inboundConnections.originalDestination(socket),
-            protocol: (d) => capturedInboundProtocol(this.captureRegistry, d),
-            plaintextAllowed: () => !sec || this.security?.serverMode.mode !== "STRICT",
-            sourceAddress: INBOUND_PASSTHROUGH_SOURCE,
-            onLog: proxyLog,
-          })
-        : undefined;
-    this.inboundConnections.watch(this.capturedInbound?.server ?? inboundNext);
-    if (this.capturedInbound && !this.mtls) this.inbound.server.emit("listening");
+    // Traffic capture: each redirected connection routed by its original destination (listener/capture_stages.ts).
+    if (options.originalDestination) {
+      ({ outbound: this.capturedOutbound, inbound: this.capturedInbound } = captureStages({
+        outboundHttp: this.outbound.server,
+        outboundConnections: this.outboundConnections,
+        inboundNext: this.mtls?.server ?? this.inbound.server,
+        inboundHttpBehindTls: this.mtls !== undefined,
+        inboundHttp: this.inbound.server,
+        inboundConnections: this.inboundConnections,
+        gateway: sec?.gateway === true,
+        registry: () => this.captureRegistry,
+        outboundTrafficPolicy: () => sec?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY",
+        plaintextAllowed: () => !sec || this.security?.serverMode.mode !== "STRICT",
+        onLog: proxyLog,
+      }));
+    }
     if (options.tcpPort >= 0) {
       this.tcp = new TcpProxy({
         filter: this.filter,
