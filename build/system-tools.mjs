@@ -24,6 +24,7 @@ export const SYSTEM_TOOLS = [
   { command: "iptables", debianPackage: "iptables", usedBy: "traffic capture in network namespaces" },
   { command: "ip", debianPackage: "iproute2", usedBy: "network namespaces and links" },
   { command: "curl", debianPackage: "curl", usedBy: "test/e2e/mesh (sleep's client, run in its pod's namespace)" },
+  { command: "mount", debianPackage: "mount", usedBy: "test/e2e/mesh (a pod's volumes, mounted in its own mount namespace)" },
 ];
 
 /**

@@ -2,13 +2,15 @@
 // sent and acknowledged, the configuration, the ADS connections. Served by
 // host/discovery/server.ts.
 import { unpackAny } from "../wire/envoy_protos.ts";
-import type { AggregatedDiscoveryService } from "./ads_server.ts";
+import type { AggregatedDiscoveryService, ProxyNode } from "./ads_server.ts";
 import { documentsFromResources } from "./config_distribution.ts";
 import { type DistributionLedger, type ResourceVersion, configDistribution, resourceKey } from "./distribution.ts";
 import { endpointReport } from "./endpoint_report.ts";
-import type { MeshSnapshot } from "./mesh_snapshot.ts";
+import { type MeshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
 import { nodeIdentity } from "./proxy_kind.ts";
+import { selectResources } from "./resource_set.ts";
 import { redactedSecret } from "./secrets.ts";
+import { proxyConfig, synczRows } from "./sync_status.ts";
 import { CONFIG_DOCUMENT, SECRET, SHORT_TYPE } from "./type_urls.ts";
 
 type Res = import("node:http").ServerResponse;
@@ -21,6 +23,9 @@ export interface DebugState {
   /** Undefined when distribution tracking is off. */
   ledger: DistributionLedger | undefined;
   adszConfig: boolean;
+  /** This instance's id (the control_plane identifier's ID), named on /debug/syncz for `meshctl proxy-status`. */
+  controlPlane: string;
+  scoped: boolean;
 }
 
 /** Upstream's answer when tracking is off, with our variable's name. */
@@ -34,18 +39,14 @@ export function debugPage(url: string, d: DebugState, res: Res): void {
   const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
   const text = (status: number, body: string) => res.writeHead(status, { "content-type": "text/plain" }).end(body);
   if (path === "/debug/syncz") {
-    json(
-      ads.state().flatMap((c) =>
-        [...c.subscriptions].map(([type, s]) => ({
-          proxy: c.node.id,
-          type: SHORT_TYPE[type] ?? type,
-          sent: s.sentVersion ?? null,
-          acked: s.ackedVersion ?? null,
-          nacked: s.nacked ?? null,
-          ...(d.ledger ? { sentConfig: s.sentConfig ?? null, ackedConfig: s.ackedConfig ?? null } : {}),
-        })),
-      ),
-    );
+    json(synczRows(ads.state(), d.ledger !== undefined, d.controlPlane));
+  } else if (path === "/debug/proxy_config") {
+    const id = params.get("proxyID");
+    if (!id) return void text(422, "querystring parameter 'proxyID' is required\n");
+    const serveNow = (node: ProxyNode, type: string, names: ReadonlySet<string> | "*") => selectResources(resourcesFor(snapshot, node, d.scoped), type, names);
+    const config = proxyConfig(ads.state(), id, serveNow, (r) => decodeSent(r.any));
+    if (!config) return void text(404, `no proxy ${id} is connected\n`);
+    json(config);
   } else if (path === "/debug/adsz") {
     json(
       ads.state().map((c) => ({
@@ -91,7 +92,7 @@ export function debugPage(url: string, d: DebugState, res: Res): void {
   } else {
     text(
       404,
-      "not found: try /debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/endpointz, /debug/resourcesz\n",
+      "not found: try /debug/syncz, /debug/proxy_config?proxyID=<node id>, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/endpointz, /debug/resourcesz\n",
     );
   }
 }

@@ -271,7 +271,15 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       if (o.profiling && serveProfiling(req, res)) return;
       debugPage(
         req.url ?? "/",
-        { snapshot: current!, ads, versions: versions!, ledger: tracking ? ledger : undefined, adszConfig: o.debugAdszConfig ?? false },
+        {
+          snapshot: current!,
+          ads,
+          versions: versions!,
+          ledger: tracking ? ledger : undefined,
+          adszConfig: o.debugAdszConfig ?? false,
+          controlPlane: o.podName ?? hostname(),
+          scoped,
+        },
         res,
       );
     });

@@ -6,7 +6,7 @@
 
 import type { Registry } from "prom-client";
 import { HubTransport } from "../hub/transport.ts";
-import { FilterHost, type RequestDecision } from "../proxy/filter_host.ts";
+import { FilterHost, type RequestDecision } from "../proxy/filters/filter_host.ts";
 import type { HeaderList } from "../wasm/abi_types.ts";
 import { FilterModule, LOG_LEVELS, RELEASE_WASM } from "../wasm/filter_module.ts";
 import { hubClusters, hubCredentials, loadFilterConfig } from "./options.ts";

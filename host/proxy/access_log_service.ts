@@ -1,6 +1,6 @@
 import { ACCESS_LOG_SERVICE } from "../wire/envoy_grpc.ts";
 import { GrpcStreamSink } from "./grpc_stream_sink.ts";
-import type { AccessRecord } from "./http_proxy.ts";
+import type { AccessRecord } from "./http/connection_manager.ts";
 
 /** The log name upstream's control plane gives HTTP entries sent to an access log service. */
 export const HTTP_ACCESS_LOG_NAME = "http_envoy_accesslog";

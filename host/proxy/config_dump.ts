@@ -1,5 +1,5 @@
 import type { LoadedConfig } from "../config/config_dir.ts";
-import type { SecurityPolicy } from "./security_policy.ts";
+import type { InboundSecurity } from "./filters/inbound_security.ts";
 import type { EndpointFlag } from "../hub/clusters.ts";
 import type { WorkloadTls } from "./workload_tls.ts";
 
@@ -37,7 +37,7 @@ export interface ConfigDumpInput {
   loaded: LoadedConfig | undefined;
   hasTcp: boolean;
   hasStatus: boolean;
-  policy: SecurityPolicy | undefined;
+  policy: Pick<InboundSecurity, "describe"> | undefined;
   /** Routes VirtualServices chose recently: VirtualService, route index, destination, how often (newest last). */
   servedRoutes?: ReadonlyArray<{ virtualService: string; routeIndex: number; destination: string; count: number }>;
 }

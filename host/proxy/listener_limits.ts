@@ -212,7 +212,7 @@ export class ListenerGuard {
 }
 
 /** The accepted TCP socket under a connection the HTTP server serves: itself, or the one a TLS socket wraps. */
-function acceptedSocketOf(socket: Socket): Socket {
+export function acceptedSocketOf(socket: Socket): Socket {
   return (socket as Socket & { _parent?: Socket | null })._parent ?? socket;
 }
 

@@ -1,5 +1,5 @@
 import { closeSync, openSync, writeSync } from "node:fs";
-import type { OutlierEvent } from "./outlier_detection.ts";
+import type { OutlierEvent } from "./cluster/outlier_detection.ts";
 
 /**
  * One line of Envoy's outlier detection event log (`--outlierLogPath`): an

@@ -22,8 +22,8 @@ import { CLUSTER, ENDPOINT } from "../../host/discovery/type_urls.ts";
 import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import { loadDocuments } from "../../host/config/config_dir.ts";
 import { DEFAULT_MESH_SETTINGS } from "../../host/proxy/mesh_config.ts";
-import { SecurityPolicy } from "../../host/proxy/security_policy.ts";
-import { JwksCache } from "../../host/security/jwt/jwks.ts";
+import { ClusterManager } from "../../host/proxy/cluster/cluster_manager.ts";
+import { RouteTable } from "../../host/proxy/router/routes.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { lbEndpoints, originated, socketFor } from "./support/envoy_upstream_eval.ts";
@@ -146,13 +146,12 @@ function nodeSidecar(w: World, text: string): string {
     ]),
   );
   const workload = { name: "client-1", namespace: "client", labels: { app: "client" }, serviceAccount: "client", ports: [], sidecar: true };
-  const policy = new SecurityPolicy(
+  const mesh = { ...DEFAULT_MESH_SETTINGS, enableAutoMtls: w.autoMtls };
+  const policy = new RouteTable(
     loaded.mesh,
-    { ...DEFAULT_MESH_SETTINGS, enableAutoMtls: w.autoMtls },
+    mesh,
     { workload, containerPort: 8080, gateway: false },
-    endpoints,
-    new JwksCache(),
-    60,
+    new ClusterManager(loaded.mesh, mesh, workload, endpoints),
   );
   const r = policy.outbound({ authority: `${HOST}:${w.port}`, method: "GET", path: "/", headers: [] }, new Map());
   if (r.kind === "forward") {

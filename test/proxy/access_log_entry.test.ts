@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { httpAccessLogEntry } from "../../host/proxy/access_log_service.ts";
-import type { AccessRecord } from "../../host/proxy/http_proxy.ts";
+import type { AccessRecord } from "../../host/proxy/http/connection_manager.ts";
 import { envoyRoot } from "../support/envoy_protos.ts";
 
 // The access log entry of a request an AUDIT AuthorizationPolicy matched

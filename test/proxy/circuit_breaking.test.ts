@@ -1,10 +1,10 @@
 // DestinationRule connectionPool and outlierDetection as the data path
-// applies them (host/proxy/connection_pool.ts, outlier_detection.ts): the
+// applies them (host/proxy/cluster/connection_pool.ts, outlier_detection.ts): the
 // state machines alone, time injected. End to end: test/e2e/circuit_breaking.test.ts.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ConnectionPools, OVERFLOW_REPLY } from "../../host/proxy/connection_pool.ts";
-import { type OutlierEvent, OutlierDetector } from "../../host/proxy/outlier_detection.ts";
+import { ConnectionPools, OVERFLOW_REPLY } from "../../host/proxy/cluster/connection_pool.ts";
+import { type OutlierEvent, OutlierDetector } from "../../host/proxy/cluster/outlier_detection.ts";
 
 describe("connection pool limits (Envoy circuit breakers for HTTP/1.1)", () => {
   it("maxConnections requests go at once, http1MaxPendingRequests wait, the next one overflows", async () => {

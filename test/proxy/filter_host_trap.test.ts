@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { FilterHost } from "../../host/proxy/filter_host.ts";
+import { FilterHost } from "../../host/proxy/filters/filter_host.ts";
 import { tempDir } from "../support/processes.ts";
 
 // Compiles the fixture with the project's own compiler, as a proxy-wasm

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { Agent, request } from "node:http";
 import { type AddressInfo, type Socket, createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { endToEndHeaders, requestHead, toOutgoing, upstreamHeaders } from "../../host/proxy/hop_by_hop.ts";
-import { NO_BODY, type RequestFraming } from "../../host/proxy/request_framing.ts";
+import { endToEndHeaders, requestHead, toOutgoing, upstreamHeaders } from "../../host/proxy/http/hop_by_hop.ts";
+import { NO_BODY, type RequestFraming } from "../../host/proxy/http/request_framing.ts";
 import type { HeaderList } from "../../host/wasm/abi_types.ts";
 
 // The listener's view of a request head (one pass over Node's raw headers)

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { normalizeRequestTarget } from "../../host/proxy/request_target.ts";
+import { normalizeRequestTarget } from "../../host/proxy/http/request_target.ts";
 
 // The request target at the listener edge (docs/security.md "Request targets").
 

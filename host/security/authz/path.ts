@@ -3,7 +3,7 @@
  * Envoy's `normalize_path`, `merge_slashes` and
  * `path_with_escaped_slashes_action` as the mesh sets them per mode. The
  * sidecar applies it once, at the listener edge
- * (`host/proxy/request_target.ts`), so every policy decides on the path the
+ * (`host/proxy/http/request_target.ts`), so every policy decides on the path the
  * app receives: `/public/../private` is both checked and served as
  * `/private`.
  */

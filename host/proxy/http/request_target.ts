@@ -1,4 +1,4 @@
-import { DEFAULT_PATH_NORMALIZATION, type PathNormalization, normalizePath } from "../security/authz/path.ts";
+import { DEFAULT_PATH_NORMALIZATION, type PathNormalization, normalizePath } from "../../security/authz/path.ts";
 
 /**
  * The request target as every later stage sees it (issue 15 item 2;

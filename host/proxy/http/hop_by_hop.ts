@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
-import type { HeaderList } from "../wasm/abi_types.ts";
+import type { HeaderList } from "../../wasm/abi_types.ts";
 import { NO_BODY, type RequestFraming, frameFlat, frameObject, requestFraming } from "./request_framing.ts";
 
 // RFC 9110 §7.6.1: connection-specific fields are not forwarded, nor any

@@ -1,4 +1,4 @@
-import type { LocalReply } from "../wasm/abi_types.ts";
+import type { LocalReply } from "../../wasm/abi_types.ts";
 
 /**
  * What a listener answers when its upstream fails before a response began

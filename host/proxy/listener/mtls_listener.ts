@@ -1,7 +1,7 @@
 import { type Server as HttpServer } from "node:http";
 import { type Server as NetServer, type Socket, createServer as createNetServer } from "node:net";
 import { type Server as TlsServer, type TLSSocket, createSecureContext, createServer as createTlsServer } from "node:tls";
-import type { ServerMtlsMode } from "../security/mtls/peer_authn.ts";
+import type { ServerMtlsMode } from "../../security/mtls/peer_authn.ts";
 
 /**
  * The inbound transport of a sidecar port (spec rules 3–7; security.md §1.2):

@@ -1,5 +1,5 @@
-import type { ConnectionPool } from "../config/resources/networking.ts";
-import type { LocalReply } from "../wasm/abi_types.ts";
+import type { ConnectionPool } from "../../config/resources/networking.ts";
+import type { LocalReply } from "../../wasm/abi_types.ts";
 
 /**
  * DestinationRule `connectionPool` limits of one upstream cluster, as

@@ -1,4 +1,4 @@
-import type { OutlierDetection } from "../config/resources/networking.ts";
+import type { OutlierDetection } from "../../config/resources/networking.ts";
 
 /**
  * DestinationRule `outlierDetection` as Envoy applies it to one cluster's

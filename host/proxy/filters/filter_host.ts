@@ -1,8 +1,8 @@
-import { ProxyWasmVm, type StreamProperties, WasmTrap } from "../wasm/abi_host.ts";
-import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType } from "../wasm/abi_types.ts";
-import type { LogSink } from "../wasm/filter_module.ts";
-import { type AnswerSink, connectVm, hostRetriesProperty } from "../hub/dispatch.ts";
-import type { HubCaller } from "../hub/transport.ts";
+import { ProxyWasmVm, type StreamProperties, WasmTrap } from "../../wasm/abi_host.ts";
+import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType } from "../../wasm/abi_types.ts";
+import type { LogSink } from "../../wasm/filter_module.ts";
+import { type AnswerSink, connectVm, hostRetriesProperty } from "../../hub/dispatch.ts";
+import type { HubCaller } from "../../hub/transport.ts";
 
 export interface FilterHostOptions {
   wasm: string;

@@ -1,7 +1,7 @@
 import { type Server, type Socket, connect, createServer } from "node:net";
-import { type PropertyResolver, propertyValue } from "../wasm/abi_host.ts";
+import { type PropertyResolver, propertyValue } from "../../wasm/abi_host.ts";
 import type { ConnectionUpdate, FilterHost } from "./filter_host.ts";
-import type { SafetyNet } from "../daemon/safety_net.ts";
+import type { SafetyNet } from "../../daemon/safety_net.ts";
 
 export interface TcpProxyOptions {
   filter: FilterHost;
