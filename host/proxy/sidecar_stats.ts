@@ -1,5 +1,6 @@
 import type { SafetyNet } from "../daemon/safety_net.ts";
 import type { EndpointFlag } from "../hub/clusters.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import type { ClusterInfo, ListenerInfo } from "./admin_envoy.ts";
 import type { Counters } from "./counters.ts";
 import type { FilterHost } from "./filters/filter_host.ts";
@@ -87,7 +88,7 @@ export function clusterInfo(o: ClusterSources): ClusterInfo[] {
     ...(o.tcpAppPort !== undefined ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
     ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
     ...[...o.endpoints].map((e) => ({
-      name: `outbound|${e.servicePort}||${e.host}`,
+      name: clusterName(e.host, e.servicePort),
       hosts: [{ address: e.address.host, port: e.address.port }],
     })),
   ];
