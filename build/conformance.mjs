@@ -6,6 +6,7 @@
 // Environment: PWHOST_DIR, PWHOST_BUILD (path of build.sh, found by walking up from the repo otherwise).
 import { execFileSync, spawnSync } from "node:child_process";
 import { ensurePwdriver } from "./pwhost.mjs";
+import { CONFORMANCE_TOOLS, ensureSystemTools } from "./system-tools.mjs";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +28,7 @@ function newest(dir) {
 // 1. The host (build/pwhost.mjs).
 let driver;
 try {
+  process.env.PATH = ensureSystemTools((line) => say(line), CONFORMANCE_TOOLS);
   driver = ensurePwdriver(root);
 } catch (error) {
   console.error(`conformance: ${error.message}`);

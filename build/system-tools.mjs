@@ -24,6 +24,19 @@ export const SYSTEM_TOOLS = [
   { command: "iptables", debianPackage: "iptables", usedBy: "traffic capture in network namespaces" },
   { command: "ip", debianPackage: "iproute2", usedBy: "network namespaces and links" },
   { command: "curl", debianPackage: "curl", usedBy: "test/e2e/mesh (sleep's client, run in its pod's namespace)" },
+  { command: "mount", debianPackage: "mount", usedBy: "test/e2e/mesh (a pod's volumes, mounted in its own mount namespace)" },
+];
+
+/**
+ * What `npm run conformance` builds the real proxy-wasm host with (build/pwhost.mjs,
+ * test/pwhost/build-driver.sh; the shared build.sh installs cmake, ninja and its
+ * libraries itself). build/conformance.mjs makes them runnable first.
+ */
+export const CONFORMANCE_TOOLS = [
+  { command: "g++", debianPackage: "g++", usedBy: "compiling the proxy-wasm host and its driver" },
+  { command: "gcc", debianPackage: "gcc", usedBy: "compiling WAMR (C)" },
+  { command: "patch", debianPackage: "patch", usedBy: "the driver's patch (test/pwhost/pwdriver-waits.patch)" },
+  { command: "flock", debianPackage: "util-linux", usedBy: "one host build at a time (build/pwhost.mjs)" },
 ];
 
 function onPath(command, path = process.env.PATH ?? "") {
@@ -58,16 +71,16 @@ function unpack(debianPackage) {
 }
 
 /**
- * Makes every tool of SYSTEM_TOOLS runnable, installing what is missing.
+ * Makes every tool of `tools` (SYSTEM_TOOLS unless told) runnable, installing what is missing.
  * Returns the PATH the tests should run with, or throws naming what could not be had.
  */
-export function ensureSystemTools(log = (line) => process.stdout.write(`${line}\n`)) {
+export function ensureSystemTools(log = (line) => process.stdout.write(`${line}\n`), tools = SYSTEM_TOOLS) {
   let path = process.env.PATH ?? "";
   // iptables and ip live in sbin, which a non-login environment may leave off PATH.
   for (const sbin of ["/usr/sbin", "/sbin"]) if (!path.split(delimiter).includes(sbin)) path = `${path}${delimiter}${sbin}`;
   const cachedPromtool = join(unpacked, "prometheus", "usr", "bin");
   if (existsSync(cachedPromtool)) path = `${cachedPromtool}${delimiter}${path}`;
-  const missing = SYSTEM_TOOLS.filter((tool) => !onPath(tool.command, path));
+  const missing = tools.filter((tool) => !onPath(tool.command, path));
   if (missing.length === 0) return path;
   if (!isRoot()) {
     const names = missing.map((t) => `${t.command} (Debian package ${t.debianPackage}, for ${t.usedBy})`).join(", ");
@@ -78,11 +91,11 @@ export function ensureSystemTools(log = (line) => process.stdout.write(`${line}\
   mkdirSync(unpacked, { recursive: true });
   const installs = missing.filter((t) => !t.unpackOnly);
   if (installs.length > 0) {
-    log(`npm test: installing ${installs.map((t) => t.debianPackage).join(", ")} with apt-get (missing: ${installs.map((t) => t.command).join(", ")})`);
+    log(`system tools: installing ${installs.map((t) => t.debianPackage).join(", ")} with apt-get (missing: ${installs.map((t) => t.command).join(", ")})`);
     apt(["install", "-y", "-qq", ...installs.map((t) => t.debianPackage)]);
   }
   for (const tool of missing.filter((t) => t.unpackOnly)) {
-    log(`npm test: unpacking Debian's ${tool.debianPackage} into build/out/tools for ${tool.command}`);
+    log(`system tools: unpacking Debian's ${tool.debianPackage} into build/out/tools for ${tool.command}`);
     const bin = unpack(tool.debianPackage);
     if (bin) path = `${bin}${delimiter}${path}`;
   }

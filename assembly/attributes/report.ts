@@ -1,4 +1,4 @@
-import { httpStatusForCode, statusCodeName } from "../hub/status";
+import { httpStatusForCode, statusCodeName } from "../status_codes";
 import { parseSocketAddress } from "./address";
 import { AttributeBag } from "./bag";
 import {

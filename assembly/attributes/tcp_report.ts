@@ -1,4 +1,4 @@
-import { statusCodeName } from "../hub/status";
+import { statusCodeName } from "../status_codes";
 import { parseSocketAddress } from "./address";
 import { AttributeBag } from "./bag";
 import { CheckOutcome } from "./report";

@@ -15,7 +15,8 @@ import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { ReferencedAttributes } from "../hub/referenced_attributes";
 import { encodeReportRequest } from "../hub/report_request";
 import { HeaderOperation, RouteDirective } from "../hub/route_directive";
-import { RpcStatus, statusCodeName } from "../hub/status";
+import { RpcStatus } from "../hub/status";
+import { statusCodeName } from "../status_codes";
 
 /**
  * A mesh.hub.v1.CheckRequest for a mesh.hub.v1.Attributes message, with every

@@ -1,6 +1,6 @@
 import { QuotaCharge } from "../quota";
 import { CheckResponse } from "../hub/check_response";
-import { StatusCode } from "../hub/status";
+import { StatusCode } from "../status_codes";
 
 /** The final status of a check: google.rpc code and message. */
 export class Verdict {

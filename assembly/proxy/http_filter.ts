@@ -8,7 +8,7 @@ import { decodeCheckResponse } from "../hub/check_response";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { HeaderOperation, HeaderOperationKind, RouteDirective } from "../hub/route_directive";
-import { httpStatusForCode, StatusCode, statusCodeName } from "../hub/status";
+import { httpStatusForCode, StatusCode, statusCodeName } from "../status_codes";
 import { QuotaCharge } from "../quota";
 import { requestWithHeaders } from "../request";
 import { HeaderMap } from "../attributes/header_map";

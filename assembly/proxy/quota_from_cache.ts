@@ -3,7 +3,7 @@ import { AttributeSource } from "../attributes/bag";
 import { NetworkFailPolicy } from "../config/client_config";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
-import { StatusCode } from "../hub/status";
+import { StatusCode } from "../status_codes";
 import { QuotaCharge } from "../quota";
 import { OK_VERDICT, Verdict } from "./check_decision";
 import { CheckOutcome } from "../attributes/report";

@@ -6,7 +6,7 @@ import { NetworkFailPolicy } from "../config/client_config";
 import { decodeCheckResponse } from "../hub/check_response";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
-import { StatusCode } from "../hub/status";
+import { StatusCode } from "../status_codes";
 import { quotaCharges } from "../quota";
 import { Action, LogLevel } from "../abi/enums";
 import * as host from "../abi/host";

@@ -85,7 +85,7 @@ const discovery = addLoggingFlags(
     )
     .option(
       "--httpAddr <address>",
-      "debug HTTP address (/debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution, /debug/resourcesz); empty disables",
+      "debug HTTP address (/debug/syncz, /debug/proxy_config, /debug/adsz, /debug/configz, /debug/config_distribution, /debug/endpointz, /debug/resourcesz); empty disables",
       addressFlag,
       d.DEFAULT_HTTP_ADDR,
     )

@@ -58,6 +58,8 @@ interface FileState<T> {
   /** The last version of the file that decoded (undefined: never). */
   good?: { value: T };
   error?: ConfigError;
+  /** The current text decoded on its own but held back because the files then disagreed: retried at each change. */
+  pending?: { value: T };
 }
 
 /** Every configuration file under `dir`, recursively, sorted; names starting with `.` skipped. */
@@ -73,8 +75,10 @@ export function listConfigFiles(dir: string): string[] {
   return out.sort();
 }
 
-function keptOut(error: ConfigError, kept: boolean): string {
-  return `${error.message}; ${kept ? "keeping its last good version" : "keeping the last good configuration (the file is left out)"}`;
+/** The report of a file kept out: the error names its own file, or (files that disagree) the other file that names this one's resources. */
+function keptOut(path: string, error: ConfigError, kept: boolean): string {
+  const which = error.origin.file === path ? "its" : `${path}'s`;
+  return `${error.message}; ${kept ? `keeping ${which} last good version` : `keeping the last good configuration (${error.origin.file === path ? "the file" : path} is left out)`}`;
 }
 
 /** A watched configuration folder with per-file last-good semantics (see above). */
@@ -146,9 +150,15 @@ export class FolderSource<T, C> {
         candidates.push({ path, text, value: this.options.decodeFile(path, text) });
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
-        this.hold(path, text, e);
-        problemsChanged = true;
+        if (this.hold(path, text, e)) problemsChanged = true;
       }
+    }
+
+    // Files held back for disagreeing are retried whenever something changed (the other side may have followed).
+    if (candidates.length > 0 || contentChanged) {
+      for (const [path, state] of this.files)
+        if (state.pending && !candidates.some((c) => c.path === path)) candidates.push({ path, text: state.text, value: state.pending.value });
+      candidates.sort((a, b) => (a.path < b.path ? -1 : 1));
     }
 
     // The changed files are taken together when the folder then agrees, else one by one.
@@ -159,10 +169,7 @@ export class FolderSource<T, C> {
         return true;
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
-        if (accepted.length === 1) {
-          this.hold(accepted[0].path, accepted[0].text, e);
-          problemsChanged = true;
-        }
+        if (accepted.length === 1 && this.hold(accepted[0].path, accepted[0].text, e, { value: accepted[0].value })) problemsChanged = true;
         return false;
       }
     };
@@ -195,11 +202,17 @@ export class FolderSource<T, C> {
     return applied;
   }
 
-  /** A file that does not decode, or makes the folder disagree: its last good version stays. */
-  private hold(path: string, text: string, error: ConfigError): void {
+  /**
+   * A file that does not decode, or makes the folder disagree (`pending`: its
+   * text decoded on its own): its last good version stays. Reported once per
+   * text and error; returns whether that is new.
+   */
+  private hold(path: string, text: string, error: ConfigError, pending?: { value: T }): boolean {
     const previous = this.files.get(path);
-    this.files.set(path, { text, good: previous?.good, error });
-    this.options.report(keptOut(error, previous?.good !== undefined));
+    this.files.set(path, { text, good: previous?.good, error, ...(pending ? { pending } : {}) });
+    if (previous?.text === text && previous.error?.message === error.message) return false;
+    this.options.report(keptOut(path, error, previous?.good !== undefined));
+    return true;
   }
 
   /** The good contents in path order, with `changed` files at their new content. */

@@ -104,6 +104,12 @@ interface Subscription {
   ackedConfig?: number;
   /** The resources last sent (DISCO_DEBUG_ADSZ_CONFIG only). */
   sentResources?: ReturnType<typeof selectResources>;
+  /** When the last response was sent, and when the proxy last acknowledged one (`meshctl proxy-status`). */
+  sentAt?: Date;
+  ackedAt?: Date;
+  /** What the proxy holds as far as it acknowledged, by name (`meshctl proxy-status <pod>`'s diff), and what the unanswered response carries. */
+  acked?: Map<string, Resource>;
+  pending?: { full: boolean; resources: readonly Resource[]; removed: readonly string[] };
   /** Incremental streams: the version of each resource the proxy holds, as far as it was sent and not refused ("": some version we do not know). */
   held?: Map<string, string>;
   /** Incremental streams: the names each recent response carried, by nonce, so that a refusal (even of a superseded response) is taken back. */
@@ -313,12 +319,21 @@ export class AggregatedDiscoveryService {
   private answered(c: Connection, type: string, sub: Subscription, error: { message?: string } | undefined, version: string): void {
     sub.answered = true;
     if (error) {
+      sub.pending = undefined; // refused: the proxy keeps what it acknowledged before
       sub.nacked = { version: sub.sentVersion ?? "", message: error.message ?? "" };
       this.observer.nacked?.(c.node!, type, sub.nacked.version, sub.nacked.message);
     } else {
       sub.ackedVersion = version;
       sub.ackedConfig = sub.sentConfig;
       sub.nacked = undefined;
+      sub.ackedAt = new Date();
+      if (sub.pending) {
+        const held = sub.pending.full ? new Map<string, Resource>() : new Map(sub.acked);
+        for (const r of sub.pending.resources) held.set(r.name, r);
+        for (const n of sub.pending.removed) held.delete(n);
+        sub.acked = held;
+        sub.pending = undefined;
+      }
       this.observer.acked?.(c.node!, type, version);
     }
     this.checkConverged(c);
@@ -421,6 +436,12 @@ export class AggregatedDiscoveryService {
     if (carried.size > CARRIED_KEPT) carried.delete(carried.keys().next().value!);
     sub.sentVersion = version;
     sub.sentConfig = config;
+    sub.sentAt = new Date();
+    sub.pending = pendingAfter(
+      sub.pending,
+      changed.map((r) => r.resource),
+      removed,
+    );
     if (this.policy.keepSent) sub.sentResources = changed.map((r) => r.resource);
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, changed.length, push, performance.now() - started);
@@ -451,6 +472,8 @@ export class AggregatedDiscoveryService {
     }
     sub.sentVersion = version;
     sub.sentConfig = config;
+    sub.sentAt = new Date();
+    sub.pending = { full: true, resources, removed: [] };
     if (this.policy.keepSent) sub.sentResources = resources;
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, resources.length, push, performance.now() - started);
@@ -464,6 +487,16 @@ export class AggregatedDiscoveryService {
     this.observer.converged?.(c.node!, performance.now() - c.changedAt);
     c.changedAt = undefined;
   }
+}
+
+/** An incremental response's changes on top of an earlier one not yet acknowledged (its ACK, superseded, will never count). */
+function pendingAfter(earlier: Subscription["pending"], resources: readonly Resource[], removed: readonly string[]): NonNullable<Subscription["pending"]> {
+  if (!earlier) return { full: false, resources, removed };
+  const byName = new Map(earlier.resources.map((r) => [r.name, r]));
+  for (const n of removed) byName.delete(n);
+  for (const r of resources) byName.set(r.name, r);
+  const added = new Set(resources.map((r) => r.name));
+  return { full: earlier.full, resources: [...byName.values()], removed: [...new Set([...earlier.removed, ...removed])].filter((n) => !added.has(n)) };
 }
 
 function sameNames(a: ReadonlySet<string> | "*", b: ReadonlySet<string> | "*"): boolean {

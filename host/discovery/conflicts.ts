@@ -51,13 +51,13 @@ export interface MeshConflicts {
  * about their addresses (upstream's registry gauges). Pure.
  */
 export interface EndpointCounts {
-  /** `disco_endpoint_not_ready`: `notReadyAddresses` (left out of the load assignments). */
+  /** `disco_endpoint_not_ready`: `notReadyAddresses`, and with the registry every not-ready address it knows (EndpointSlices, Pods): left out of the load assignments. */
   notReady: number;
   /** `endpoint_no_pod`: ready addresses whose `targetRef` names no Pod of the configuration (or that have none). */
   noPod: number;
 }
 
-export function endpointCounts(catalog: Catalog): EndpointCounts {
+export function endpointCounts(catalog: Catalog, registry?: MeshRegistry): EndpointCounts {
   const pods = new Set(catalog.byKind.Pod.map((p) => `${p.namespace}/${p.name}`));
   let notReady = 0;
   let noPod = 0;
@@ -67,6 +67,7 @@ export function endpointCounts(catalog: Catalog): EndpointCounts {
       for (const a of subset.addresses) if (a.targetRef?.kind !== "Pod" || !pods.has(`${a.targetRef.namespace ?? doc.namespace}/${a.targetRef.name}`)) noPod++;
     }
   }
+  if (registry) notReady = registry.services.reduce((n, s) => n + (s.notReadyInstances?.length ?? 0), 0);
   return { notReady, noPod };
 }
 

@@ -150,7 +150,11 @@ export class DiscoveryMetrics {
       "disco_conflict_outbound_listener_http_over_https",
       "HTTP service ports on 443, whose outbound listener takes every connection to port 443",
     );
-    this.endpointNotReady = specGauge(r, "disco_endpoint_not_ready", "Addresses of Endpoints documents listed as not ready (left out of the load assignments)");
+    this.endpointNotReady = specGauge(
+      r,
+      "disco_endpoint_not_ready",
+      "Addresses listed (Endpoints, EndpointSlices) or found (Pods) not ready: left out of the load assignments",
+    );
     this.endpointNoPod = specGauge(r, "endpoint_no_pod", "Ready addresses of Endpoints documents whose targetRef names no Pod of the configuration");
     this.queueTime = specHistogram(
       r,
@@ -233,7 +237,7 @@ export class DiscoveryMetrics {
     this.conflictTcpOverHttp.set(conflicts.outboundTcpOverHttp);
     this.conflictTcpOverTcp.set(conflicts.outboundTcpOverTcp);
     this.conflictHttpOverHttps.set(conflicts.outboundHttpOverHttps);
-    const endpoints = endpointCounts(s.catalog);
+    const endpoints = endpointCounts(s.catalog, s.registry);
     this.endpointNotReady.set(endpoints.notReady);
     this.endpointNoPod.set(endpoints.noPod);
     this.duplicateSubsets.set(conflicts.duplicateSubsets);

@@ -15,7 +15,8 @@ import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
 import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
-import { AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
+import { AggregatedDiscoveryService, type ProxyNode, type StreamAccess } from "./ads_server.ts";
+import { proxyConfig, synczRows } from "./sync_status.ts";
 import type { DiscoveryObserver } from "./observer.ts";
 import { Debouncer } from "./debounce.ts";
 import type { EnvoyServing } from "./envoy_sidecar.ts";
@@ -29,7 +30,7 @@ import { documentsFromResources } from "./config_distribution.ts";
 import { type ResourceVersion, DistributionLedger, ResourceVersioning, configDistribution, resourceKey } from "./distribution.ts";
 import { nodeIdentity } from "./proxy_kind.ts";
 import { changedKinds, isEndpointChange } from "./push_scope.ts";
-import type { Resource } from "./resource_set.ts";
+import { type Resource, selectResources } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, SECRET, SHORT_TYPE } from "./type_urls.ts";
 import { redactedSecret } from "./secrets.ts";
 import { emptyClusters, endpointReport } from "./endpoint_report.ts";
@@ -273,7 +274,15 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       if (o.profiling && serveProfiling(req, res)) return;
       debugPage(
         req.url ?? "/",
-        { snapshot: current!, ads, versions: versions!, ledger: tracking ? ledger : undefined, adszConfig: o.debugAdszConfig ?? false },
+        {
+          snapshot: current!,
+          ads,
+          versions: versions!,
+          ledger: tracking ? ledger : undefined,
+          adszConfig: o.debugAdszConfig ?? false,
+          controlPlane: o.podName ?? hostname(),
+          scoped,
+        },
         res,
       );
     });
@@ -395,6 +404,9 @@ interface DebugState {
   /** Undefined when distribution tracking is off. */
   ledger: DistributionLedger | undefined;
   adszConfig: boolean;
+  /** This instance's id (the control_plane identifier's ID), named on /debug/syncz for `meshctl proxy-status`. */
+  controlPlane: string;
+  scoped: boolean;
 }
 
 /** Upstream's answer when tracking is off, with our variable's name. */
@@ -408,18 +420,14 @@ function debugPage(url: string, d: DebugState, res: Res): void {
   const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
   const text = (status: number, body: string) => res.writeHead(status, { "content-type": "text/plain" }).end(body);
   if (path === "/debug/syncz") {
-    json(
-      ads.state().flatMap((c) =>
-        [...c.subscriptions].map(([type, s]) => ({
-          proxy: c.node.id,
-          type: SHORT_TYPE[type] ?? type,
-          sent: s.sentVersion ?? null,
-          acked: s.ackedVersion ?? null,
-          nacked: s.nacked ?? null,
-          ...(d.ledger ? { sentConfig: s.sentConfig ?? null, ackedConfig: s.ackedConfig ?? null } : {}),
-        })),
-      ),
-    );
+    json(synczRows(ads.state(), d.ledger !== undefined, d.controlPlane));
+  } else if (path === "/debug/proxy_config") {
+    const id = params.get("proxyID");
+    if (!id) return void text(422, "querystring parameter 'proxyID' is required\n");
+    const serveNow = (node: ProxyNode, type: string, names: ReadonlySet<string> | "*") => selectResources(resourcesFor(snapshot, node, d.scoped), type, names);
+    const config = proxyConfig(ads.state(), id, serveNow, (r) => decodeSent(r.any));
+    if (!config) return void text(404, `no proxy ${id} is connected\n`);
+    json(config);
   } else if (path === "/debug/adsz") {
     json(
       ads.state().map((c) => ({
@@ -465,7 +473,7 @@ function debugPage(url: string, d: DebugState, res: Res): void {
   } else {
     text(
       404,
-      "not found: try /debug/syncz, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/endpointz, /debug/resourcesz\n",
+      "not found: try /debug/syncz, /debug/proxy_config?proxyID=<node id>, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/endpointz, /debug/resourcesz\n",
     );
   }
 }

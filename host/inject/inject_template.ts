@@ -90,11 +90,9 @@ export function injectPodTemplate(
       .list()
       .map((p) => p.value),
   );
-  const kind = workload.get("kind").optionalString();
-  const apiVersion = workload.get("apiVersion").optionalString();
   const ns = namespace ?? "default";
-  const owner = kind && apiVersion && name && kind !== "Pod" ? `orch://apis/${apiVersion}/namespaces/${ns}/${kind.toLowerCase()}s/${name}` : undefined;
-  const facts = { appPort, app, capture, probers, appContainers, ports, workloadName: name ?? app, ...(owner ? { owner } : {}) };
+  const { workloadName, owner } = podOwner(workload, labels, ns);
+  const facts = { appPort, app, capture, probers, appContainers, ports, workloadName: workloadName ?? app, ...(owner ? { owner } : {}) };
   const specPath = [...base, ...path.spec];
   for (const r of rewrites) doc.setIn([...specPath, "containers", r.container, r.field], doc.createNode(r.probe));
   const inits = capture.args.length > 0 ? [INIT_CONTAINER_NAME] : [];
@@ -113,6 +111,34 @@ export function injectPodTemplate(
   if (labels[CANONICAL_REVISION_LABEL] === undefined)
     doc.setIn([...metaPath, "labels", CANONICAL_REVISION_LABEL], labels["app.kubernetes.io/version"] ?? labels.version ?? "latest");
   return { injected: true, notes };
+}
+
+/**
+ * The workload a pod template belongs to, as upstream's injector names it
+ * (MESH_META_WORKLOAD_NAME, MESH_META_OWNER `orch://apis/<apiVersion>/namespaces/<ns>/<kind>s/<name>`):
+ * the workload document itself, or for a Pod its controller (a ReplicaSet with
+ * the `pod-template-hash` label stands for its Deployment); a bare Pod is its own workload.
+ */
+function podOwner(workload: Field, labels: Readonly<Record<string, string>>, ns: string): { workloadName?: string; owner?: string } {
+  const kind = workload.get("kind").optionalString();
+  const apiVersion = workload.get("apiVersion").optionalString();
+  const name = workload.get("metadata").get("name").optionalString();
+  const ownerUrl = (v: string, k: string, n: string) => `orch://apis/${v}/namespaces/${ns}/${k.toLowerCase()}s/${n}`;
+  if (kind !== "Pod") return kind && apiVersion && name ? { workloadName: name, owner: ownerUrl(apiVersion, kind, name) } : { workloadName: name };
+  const controller = workload
+    .get("metadata")
+    .get("ownerReferences")
+    .list()
+    .map((r) => r.value as Record<string, unknown>)
+    .find((r) => r.controller === true);
+  if (!controller || typeof controller.kind !== "string" || typeof controller.name !== "string" || typeof controller.apiVersion !== "string")
+    return { workloadName: name, ...(name && apiVersion ? { owner: ownerUrl(apiVersion, "Pod", name) } : {}) };
+  const hash = labels["pod-template-hash"];
+  if (controller.kind === "ReplicaSet" && hash && controller.name.endsWith(`-${hash}`)) {
+    const deployment = controller.name.slice(0, -hash.length - 1);
+    return { workloadName: deployment, owner: ownerUrl(controller.apiVersion, "Deployment", deployment) };
+  }
+  return { workloadName: controller.name, owner: ownerUrl(controller.apiVersion, controller.kind, controller.name) };
 }
 
 /** Makes the node at `path` a map; a new `metadata` goes before its sibling `spec`, where people expect it. */

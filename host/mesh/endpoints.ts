@@ -87,3 +87,22 @@ export function serviceEndpoints(registry: Pick<MeshRegistry, "services">, host:
   }
   return [];
 }
+
+/**
+ * The service port an endpoint address serves (a client that dialled a pod
+ * IP directly, or a captured connection to one): the first service whose
+ * endpoints on some port include `address:port`, with that endpoint.
+ */
+export function endpointAt(
+  registry: Pick<MeshRegistry, "services">,
+  address: string,
+  port: number,
+): { readonly service: MeshService; readonly port: MeshServicePort; readonly endpoint: ServiceEndpoint } | undefined {
+  for (const service of registry.services) {
+    for (const p of service.ports) {
+      const endpoint = endpointsOf(service, p).find((e) => e.address === address && e.port === port);
+      if (endpoint) return { service, port: p, endpoint };
+    }
+  }
+  return undefined;
+}

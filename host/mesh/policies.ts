@@ -1,6 +1,7 @@
 import type { Resource } from "../config/catalog.ts";
 import type { MtlsMode } from "../config/resources/security.ts";
 import { type Labels, hasLabels, labelsMatch, labelsMatchKnown } from "./labels.ts";
+import type { MeshWorkload } from "./registry.ts";
 
 /**
  * Which PeerAuthentication, RequestAuthentication and AuthorizationPolicy
@@ -11,9 +12,8 @@ import { type Labels, hasLabels, labelsMatch, labelsMatchKnown } from "./labels.
 
 export { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
 
-/** A workload as policy selection sees it; `labels` undefined = unknown (a sidecar that reported none). */
-export interface SelectedWorkload {
-  readonly namespace: string;
+/** A mesh workload as policy selection sees it; `labels` undefined = unknown (a sidecar that reported none). */
+export interface SelectedWorkload extends Pick<MeshWorkload, "namespace"> {
   readonly labels: Labels | undefined;
 }
 

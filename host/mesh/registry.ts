@@ -1,5 +1,5 @@
 import type { ResourcesByKind, Resource } from "../config/catalog.ts";
-import type { ContainerPort, ServicePort } from "../config/resources/orch.ts";
+import { type ContainerPort, type ServicePort, selectorMatches } from "../config/resources/orch.ts";
 import { canonicalHost, serviceDomains, serviceFqdn, splitAuthority } from "./hosts.ts";
 import { type Labels, selectorSelects } from "./labels.ts";
 import { type EndpointInstance, type EndpointSource, serviceInstances } from "./service_endpoints.ts";
@@ -171,7 +171,9 @@ export function buildRegistry(
     Partial<Pick<ResourcesByKind, "ServiceEntry" | "Endpoints" | "EndpointSlice">>,
   extras: RegistryExtras,
 ): MeshRegistry {
-  const workloads = [...byKind.Pod.map(workloadFromPod), ...byKind.Deployment.map(workloadFromDeployment), ...(extras.workloads ?? [])];
+  // A Deployment's pod template stands for its pods only where the documents give none of them (the Pods are the truer answer: their own labels, addresses).
+  const templates = byKind.Deployment.filter((d) => !byKind.Pod.some((p) => p.namespace === d.namespace && selectorMatches(d.spec.selector, p.labels)));
+  const workloads = [...byKind.Pod.map(workloadFromPod), ...templates.map(workloadFromDeployment), ...(extras.workloads ?? [])];
   const withInstances = (s: Resource<"Service">): MeshService => {
     const found = serviceInstances(s, byKind);
     return Object.freeze({ ...serviceFromResource(s, extras.domain), instances: found.ready, notReadyInstances: found.notReady, endpointSource: found.source });

@@ -1,5 +1,5 @@
 import type { Resource } from "../config/catalog.ts";
-import type { ContainerPort, PodSpec } from "../config/resources/orch.ts";
+import { type MeshWorkload, workloadFromPod as meshWorkloadFromPod } from "../mesh/registry.ts";
 import { DEFAULT_TRUST_DOMAIN } from "../config/mesh_config.ts";
 
 /**
@@ -11,37 +11,19 @@ import { DEFAULT_TRUST_DOMAIN } from "../config/mesh_config.ts";
 /** Spec 1: the root namespace; policies without selector there are mesh-wide. */
 export { DEFAULT_ROOT_NAMESPACE, DEFAULT_TRUST_DOMAIN } from "../config/mesh_config.ts";
 
-export interface Workload {
-  readonly name: string;
-  readonly namespace: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly serviceAccount: string;
-  /** The pod's container ports (named ports resolve Service targetPorts). */
-  readonly ports: readonly ContainerPort[];
-  /** Whether a sidecar proxy runs next to it (auto mutual TLS, rule 2). */
+/** A workload of the mesh model (host/mesh/registry.ts MeshWorkload) and whether a sidecar proxy runs next to it (auto mutual TLS, rule 2). */
+export interface Workload extends Pick<MeshWorkload, "name" | "namespace" | "labels" | "serviceAccount" | "ports"> {
   readonly sidecar: boolean;
+}
+
+/** A mesh workload as security decisions take it; `sidecar` defaults to true (an injected pod). */
+function securityWorkload(w: Pick<MeshWorkload, "name" | "namespace" | "labels" | "serviceAccount" | "ports">, sidecar = true): Workload {
+  return Object.freeze({ name: w.name, namespace: w.namespace, labels: w.labels, serviceAccount: w.serviceAccount, ports: w.ports, sidecar });
 }
 
 /** A workload from a Pod resource; `sidecar` defaults to true (an injected pod). */
 export function workloadFromPod(pod: Resource<"Pod">, sidecar = true): Workload {
-  return fromPodSpec(pod.name, pod.namespace, pod.labels, pod.spec, sidecar);
-}
-
-/** The workload of a Deployment's pods (template labels, service account, ports). */
-export function workloadFromDeployment(deployment: Resource<"Deployment">, sidecar = true): Workload {
-  const t = deployment.spec.template;
-  return fromPodSpec(deployment.name, deployment.namespace, t.labels, t.spec, sidecar);
-}
-
-function fromPodSpec(name: string, namespace: string, labels: Readonly<Record<string, string>>, spec: PodSpec, sidecar: boolean): Workload {
-  return Object.freeze({
-    name,
-    namespace,
-    labels,
-    serviceAccount: spec.serviceAccountName,
-    ports: Object.freeze(spec.containers.flatMap((c) => c.ports)),
-    sidecar,
-  });
+  return securityWorkload(meshWorkloadFromPod(pod), sidecar);
 }
 
 /** `spiffe://<trust-domain>/ns/<ns>/sa/<sa>` of a workload (issue 6, mesh_ca). */

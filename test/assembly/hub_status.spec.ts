@@ -1,6 +1,6 @@
 // google.rpc codes, their names, and the HTTP status of a local reply:
 // the table of upstream src/istio/utils/status.cc (hub-client.md §2.8).
-import { httpStatusForCode, StatusCode, statusCodeName } from "../../assembly/hub/status";
+import { httpStatusForCode, StatusCode, statusCodeName } from "../../assembly/status_codes";
 
 class Row {
   constructor(

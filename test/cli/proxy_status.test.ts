@@ -48,7 +48,10 @@ describe("proxy-status", async () => {
     // 3 listeners (inbound, outbound, admin), 2 virtual hosts, 1 cluster (the hub), 8 resources, 1 file.
     assert.deepEqual(lines[1].split(/\s{3,}/), ["petstore-v1.demo", "SYNCED", "3", "2", "1", "8", "1", "n/a", mesh.adminUrl]);
     assert.equal(lines[2], "");
-    assert.equal(lines[3], "XDS: no control plane here: xDS sync (CDS, LDS, EDS, RDS) does not apply; each sidecar reads its --configDir");
+    assert.equal(
+      lines[3],
+      "XDS: no control plane here (no --debugAddress): xDS sync (CDS, LDS, EDS, RDS) is disco-discovery's to report; give its debug address with --debugAddress",
+    );
   });
 
   test("several sidecars: NOT READY and UNREACHABLE rows make the exit code 1; -o json", async () => {
@@ -89,7 +92,7 @@ describe("proxy-status", async () => {
     assert.equal(run.status, 69);
     assert.equal(
       run.stderr,
-      "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `--admin URL` for each sidecar (repeatable) offline instead\n",
+      "meshctl proxy-status: this command needs an orchestrator API, which is not available here; use `--debugAddress HOST:PORT` (disco-discovery's debug port) or `--admin URL` for each sidecar (repeatable) offline instead\n",
     );
     const bad = await meshctl(["proxy-status", "--admin", "ftp://x"]);
     assert.equal(bad.status, 2);

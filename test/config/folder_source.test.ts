@@ -2,10 +2,14 @@ import assert from "node:assert/strict";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { filterChecks } from "../../host/config/catalog.ts";
+import { ConfigDirWatcher, type LoadedConfig } from "../../host/config/config_dir.ts";
 import { DISCOVERY_BIN } from "../../host/demo/binaries.ts";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { DEMO_SERVICE, HUB_RULES, get, sidecarConfig, stats } from "../e2e/sidecar_support.ts";
 import { checkRequest, type HubProcess, metricsText, metricValue, startHub } from "../hubs/support/hub_process.ts";
+import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
+import { FilterModule } from "../../host/wasm/filter_module.ts";
 import { type Daemon, startDaemon, tempDir, waitFor } from "../support/processes.ts";
 
 // The one folder source (host/config/folder_source.ts) in each of its three
@@ -166,5 +170,50 @@ describe("folder source: the hub's fs:// config store (hubs server)", () => {
       metricValue(await metricsText(hub), "hub_config_rule_config_errors_total") === 0 ? true : undefined,
     );
     assert.equal(await denied("/a"), undefined, "a removed file is removed, its last good version too");
+  });
+});
+
+const apiSpec = (name: string, path: string) =>
+  `apiVersion: config.mesh.io/v1alpha2\nkind: HTTPAPISpec\nmetadata: {name: ${name}, namespace: demo}\nspec:\n  patterns: [{httpMethod: GET, uriTemplate: "${path}"}]\n`;
+const binding = (spec: string) =>
+  `apiVersion: config.mesh.io/v1alpha2\nkind: HTTPAPISpecBinding\nmetadata: {name: petstore, namespace: demo}\nspec: {services: [{name: petstore}], apiSpecs: [{name: ${spec}}]}\n`;
+
+describe("folder source: files that must agree (the sidecar's hub client resources)", () => {
+  it("a binding may name a spec of another file; a change that breaks the reference is held back, the others apply", async () => {
+    const dir = tempDir("folder-agree-");
+    writeFileSync(join(dir, "binding.yaml"), binding("petstore"));
+    writeFileSync(join(dir, "spec.yaml"), apiSpec("petstore", "/pets/{id}"));
+    const applied: LoadedConfig[] = [];
+    const refused: string[] = [];
+    const watcher = new ConfigDirWatcher(
+      dir,
+      filterChecks(FilterModule.load()),
+      DEFAULT_DOMAIN,
+      (c) => applied.push(c) > 0,
+      (p) => refused.push(p),
+    );
+    const templates = () => applied.at(-1)!.bundle.resources.flatMap((r) => (r.kind === "HTTPAPISpec" ? r.spec.patterns.map((p) => p.uriTemplate) : []));
+    try {
+      assert.equal(watcher.start(), true, "the files agree: one configuration from both");
+      assert.deepEqual(templates(), ["/pets/{id}"]);
+
+      // spec.yaml renames its spec: alone it decodes, but the binding would name nothing.
+      replaceFile(join(dir, "spec.yaml"), apiSpec("renamed", "/v2/pets/{id}"));
+      await waitFor("the change held back", () => (refused.length > 0 ? true : undefined));
+      assert.match(refused[0], /binding\.yaml: HTTPAPISpecBinding demo\/petstore: spec\.apiSpecs\[0\].*; keeping .*spec\.yaml's last good version/);
+      assert.deepEqual(templates(), ["/pets/{id}"], "spec.yaml's last good version stays");
+
+      // Another file's change still applies while spec.yaml is held back.
+      const before = applied.length;
+      writeFileSync(join(dir, "extra.yaml"), apiSpec("extra", "/extra"));
+      await waitFor("extra.yaml applied", () => (applied.length > before ? true : undefined));
+      assert.deepEqual(templates().sort(), ["/extra", "/pets/{id}"]);
+
+      // The binding follows the rename: both changes now agree and apply.
+      replaceFile(join(dir, "binding.yaml"), binding("renamed"));
+      await waitFor("the renamed spec applied", () => (templates().includes("/v2/pets/{id}") ? true : undefined));
+    } finally {
+      watcher.stop();
+    }
   });
 });

@@ -6,7 +6,7 @@
 // raises disco_eds_no_instances, is warned about once (not on every push)
 // and shows empty on /debug/endpointz.
 import assert from "node:assert/strict";
-import { copyFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
@@ -15,6 +15,12 @@ import { ENDPOINT } from "../../host/discovery/type_urls.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 import { type Daemon, startDaemon, tempDir, waitFor } from "../support/processes.ts";
 import { RawAdsClient } from "./support/raw_ads_client.ts";
+
+/** Writes a file of the watched folder in one step, so the daemon never reads it half written (a truncated file is a valid, empty one). */
+function writeWhole(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
 
 const BOOKINFO = join(import.meta.dirname, "..", "cli", "fixtures", "upstream", "samples", "bookinfo");
 const FQDN = (name: string) => `${name}.default.svc.cluster.local`;
@@ -152,18 +158,18 @@ describe("disco-discovery: EDS from Pods when there are no Endpoints documents (
     const ghost = `outbound|80||${FQDN("ghost")}`;
     const before = await gauge();
     const v = await version();
-    writeFileSync(join(dir, "ghost.yaml"), GHOST);
+    writeWhole(join(dir, "ghost.yaml"), GHOST);
     await waitFor("the Service without pods counted", async () => (await gauge()) === before + 1);
     assert.equal(warnings(ghost).length, 1, daemon.output());
     assert.match(warnings(ghost)[0], /Service default\/ghost has no Endpoints document and no ready Pod with an address matches its selector app=ghost/);
     assert.deepEqual((await endpointz()).find((x) => x.cluster === ghost)?.endpoints, []);
     // Another change pushes again: the cluster is still empty, and not warned about again.
-    writeFileSync(join(dir, "ghost.yaml"), `${GHOST}  # unchanged service, new version\n`);
-    writeFileSync(join(dir, "more.yaml"), GHOST.replaceAll("ghost", "ghost-two"));
+    writeWhole(join(dir, "ghost.yaml"), `${GHOST}  # unchanged service, new version\n`);
+    writeWhole(join(dir, "more.yaml"), GHOST.replaceAll("ghost", "ghost-two"));
     await waitFor("a later version", async () => (await version()) >= v + 2 && (await gauge()) === before + 2);
     assert.equal(warnings(ghost).length, 1, daemon.output());
     // A Pod for it arrives: the cluster has an endpoint and the gauge goes back down.
-    writeFileSync(join(dir, "ghost-pod.yaml"), pod("ghost", "v1", "10.244.0.20").replace("containerPort: 9080", "containerPort: 8080"));
+    writeWhole(join(dir, "ghost-pod.yaml"), pod("ghost", "v1", "10.244.0.20").replace("containerPort: 9080", "containerPort: 8080"));
     await waitFor("the ghost endpoint", async () => (await endpointz()).find((x) => x.cluster === ghost)?.endpoints.length === 1);
     assert.equal(await gauge(), before + 1);
   });

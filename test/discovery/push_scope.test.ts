@@ -200,4 +200,13 @@ spec: {containers: [{name: db, ports: [{containerPort: 5432}]}]}
     assert.deepEqual(endpointCounts(load(docs).mesh), { notReady: 2, noPod: 2 });
     assert.deepEqual(endpointCounts(load(MESH).mesh), { notReady: 0, noPod: 0 });
   });
+
+  it("with the registry, not-ready Pods of a Service without Endpoints count as not ready too", () => {
+    const pod = (name: string, ready: string) =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, namespace: foo, labels: {app: web}}\nspec: {containers: [{name: web, ports: [{containerPort: 8080}]}]}\nstatus: {phase: Running, podIP: 10.3.0.${name.length}, conditions: [{type: Ready, status: "${ready}"}]}\n`;
+    const docs = `apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: foo}\nspec: {selector: {app: web}, ports: [{name: http, port: 80, targetPort: 8080}]}\n${pod("a", "True")}${pod("bb", "False")}`;
+    const catalog = load(docs).mesh;
+    assert.deepEqual(endpointCounts(catalog, meshSnapshot(1, load(docs), "mesh-system").registry), { notReady: 1, noPod: 0 });
+    assert.deepEqual(endpointCounts(catalog), { notReady: 0, noPod: 0 });
+  });
 });

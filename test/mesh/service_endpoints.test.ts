@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Catalog } from "../../host/config/catalog.ts";
 import { clusterName, parseClusterName } from "../../host/mesh/cluster_names.ts";
-import { endpointsOf, serviceEndpoints } from "../../host/mesh/endpoints.ts";
+import { endpointAt, endpointsOf, serviceEndpoints } from "../../host/mesh/endpoints.ts";
 import { buildRegistry, type MeshService } from "../../host/mesh/registry.ts";
 import { decode } from "../config/table.ts";
 
@@ -191,6 +191,33 @@ spec:
     assert.deepEqual(addresses(only(catalog, "reviews")), []);
   });
 
+  it("where Pods of a Deployment are given, they are its workloads (the template is not counted again)", () => {
+    const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: reviews-v1, namespace: default}
+spec:
+  selector: {matchLabels: {app: reviews, version: v1}}
+  template:
+    metadata: {labels: {app: reviews, version: v1}}
+    spec: {serviceAccountName: bookinfo-reviews, containers: [{name: reviews, ports: [{containerPort: 9080}]}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: reviews-v2, namespace: default}
+spec:
+  selector: {matchLabels: {app: reviews, version: v2}}
+  template:
+    metadata: {labels: {app: reviews, version: v2}}
+    spec: {serviceAccountName: bookinfo-reviews, containers: [{name: reviews, ports: [{containerPort: 9080}]}]}
+---
+`;
+    const registry = registryOf(decode(REVIEWS + deployment + pod("reviews-v1-abc", { ip: "10.1.0.1" })));
+    assert.deepEqual(
+      registry.workloads.map((w) => `${w.kind} ${w.name} ${(w.addresses ?? []).join(",")}`),
+      ["Pod reviews-v1-abc 10.1.0.1", "Deployment reviews-v2 "],
+    );
+  });
+
   it("a bad pod IP in status names its field", () => {
     const bad = decode(REVIEWS + pod("a", { ip: "10.1.0.999" }));
     assert.match(bad.errors.map((e) => `${e.fieldPath}: ${e.message}`).join("\n"), /status\.podIPs\[0\]\.ip.*IPv4 or IPv6/);
@@ -267,6 +294,16 @@ describe("registry: the endpoint API outbound routing uses", () => {
     );
     assert.deepEqual(serviceEndpoints(registry, "reviews.default.svc.cluster.local", 9081), []);
     assert.deepEqual(serviceEndpoints(registry, "ratings.default.svc.cluster.local", 9080), []);
+  });
+});
+
+describe("registry: which service a pod address serves", () => {
+  it("endpointAt(address, port): the service port and endpoint; an address of no endpoint is none", () => {
+    const registry = registryOf(decode(REVIEWS + pod("reviews-v2", { ip: "10.1.0.2", labels: { app: "reviews", version: "v2" } })));
+    const found = endpointAt(registry, "10.1.0.2", 9080)!;
+    assert.deepEqual([found.service.fqdn, found.port.port, found.endpoint.labels.version], ["reviews.default.svc.cluster.local", 9080, "v2"]);
+    assert.equal(endpointAt(registry, "10.1.0.2", 9081), undefined);
+    assert.equal(endpointAt(registry, "10.1.0.3", 9080), undefined);
   });
 });
 

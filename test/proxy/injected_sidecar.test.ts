@@ -36,6 +36,7 @@ spec:
     - {name: http, containerPort: ${appPort}}
     readinessProbe:
       httpGet: {path: /ready, port: http}
+      timeoutSeconds: 10
     livenessProbe:
       tcpSocket: {port: ${closedPort}}
     startupProbe:
@@ -44,6 +45,8 @@ spec:
     image: rpc
     readinessProbe:
       grpc: {port: ${grpcPort}}
+      # The orchestrator's 1-second default is short for a first gRPC channel on a busy test machine.
+      timeoutSeconds: 10
 `;
 
 /** `$(NAME)` as the orchestrator expands it from the container's environment. */

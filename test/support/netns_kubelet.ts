@@ -193,30 +193,38 @@ function portNumber(port: unknown, container: Doc): number {
   return named.containerPort;
 }
 
-/**
- * Runs the pod: init containers in order to their end, `afterInit` (the
- * node's own rules for the pod), then every container; waits until each is ready.
- */
-export async function startPod(doc: Doc, pod: Pod, ctx: KubeletContext, afterInit?: () => void): Promise<RunningPod> {
+/** Fills each volume of the pod in a folder of its own; returns the folders of the volumes to mount, by name. */
+async function mountVolumes(doc: Doc, ctx: KubeletContext): Promise<Map<string, string>> {
   const root = tempDir(`e2m-pod-${doc.metadata.name}-`);
   const volumeDirs = new Map<string, string>();
   for (const v of doc.spec.volumes ?? []) {
     const dir = join(root, "volumes", v.name);
     if (await fillVolume(v, dir, doc, ctx)) volumeDirs.set(v.name, dir);
   }
-  const running: RunningPod = { doc, pod, containers: new Map(), initOutput: new Map() };
+  return volumeDirs;
+}
+
+/** Runs the init containers in order, each to its end; throws at the first that fails. Returns their output by name. */
+export async function runInitContainers(doc: Doc, pod: Pod, ctx: KubeletContext, volumes?: Map<string, string>): Promise<Map<string, string>> {
+  const volumeDirs = volumes ?? (await mountVolumes(doc, ctx));
+  const output = new Map<string, string>();
   for (const c of doc.spec.initContainers ?? []) {
-    const argv = wrapped(
-      c,
-      doc,
-      containerCommand(c, doc, ctx).map((a) => expand(a, containerEnv(c, doc))),
-      volumeDirs,
-    );
-    const r = await runProcess("ip", ["netns", "exec", pod.netns, ...argv], { env: processEnv(c, doc), cwd: "/" });
-    running.initOutput.set(c.name, r.stdout + r.stderr);
+    const command = containerCommand(c, doc, ctx).map((a) => expand(a, containerEnv(c, doc)));
+    const r = await runProcess("ip", ["netns", "exec", pod.netns, ...wrapped(c, doc, command, volumeDirs)], { env: processEnv(c, doc), cwd: "/" });
+    output.set(c.name, r.stdout + r.stderr);
     if (r.status !== 0)
-      throw new Error(`pod ${doc.metadata.name}: init container ${c.name} (${argv.slice(4).join(" ")}) exited ${r.status}:\n${tail(r.stdout + r.stderr)}`);
+      throw new Error(`pod ${doc.metadata.name}: init container ${c.name} (${command.join(" ")}) exited ${r.status}:\n${tail(r.stdout + r.stderr)}`);
   }
+  return output;
+}
+
+/**
+ * Runs the pod: init containers in order to their end, `afterInit` (the
+ * node's own rules for the pod), then every container; waits until each is ready.
+ */
+export async function startPod(doc: Doc, pod: Pod, ctx: KubeletContext, afterInit?: () => void): Promise<RunningPod> {
+  const volumeDirs = await mountVolumes(doc, ctx);
+  const running: RunningPod = { doc, pod, containers: new Map(), initOutput: await runInitContainers(doc, pod, ctx, volumeDirs) };
   afterInit?.();
   for (const c of doc.spec.containers ?? []) {
     const env = processEnv(c, doc);

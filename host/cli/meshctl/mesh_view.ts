@@ -1,6 +1,6 @@
 import type { Writable } from "node:stream";
 import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../../mesh/hosts.ts";
-import { buildRegistry, type MeshRegistry, servicesOfWorkload } from "../../mesh/registry.ts";
+import { buildRegistry, type MeshRegistry, type MeshWorkload, servicesOfWorkload, workloadFromDeployment, workloadFromPod } from "../../mesh/registry.ts";
 import {
   type AnyResource,
   type CatalogChecks,
@@ -12,7 +12,6 @@ import {
   filterChecks,
 } from "../../config/catalog.ts";
 import { formatConfigProblem } from "../../config/problems.ts";
-import type { ContainerPort } from "../../config/resources/orch.ts";
 import { loadSources } from "../../config/sources.ts";
 import { FilterModule } from "../../wasm/filter_module.ts";
 import { type ConfigDump, fetchDump, readDumpFile } from "./sidecar_admin.ts";
@@ -142,16 +141,17 @@ export function viewFromDump(dump: ConfigDump, source: string): MeshView {
 
 // ---- workloads
 
-/** A pod as the checks see it: where it runs, its labels and container ports. */
-export interface Workload {
+/** A mesh workload (host/mesh/registry.ts) as the checks see it: the pod name asked for, and where its labels and container ports came from. */
+export interface Workload extends Pick<MeshWorkload, "namespace" | "labels" | "ports"> {
   readonly pod: string;
-  readonly namespace: string;
-  readonly labels: Readonly<Record<string, string>>;
   /** False when the labels are unknown (a sidecar told no labels): workload-scoped policies cannot be matched. */
   readonly labelsKnown: boolean;
-  readonly containerPorts: readonly ContainerPort[];
   /** Where the workload was found: `Pod ns/name`, `Deployment ns/name`, `sidecar <id>`. */
   readonly from: string;
+}
+
+function checked(pod: string, w: MeshWorkload & { resource: AnyResource }): Workload {
+  return { pod, namespace: w.namespace, labels: w.labels, labelsKnown: true, ports: w.ports, from: w.resource.id };
 }
 
 /**
@@ -161,15 +161,12 @@ export interface Workload {
  */
 export function findWorkload(view: MeshView, pod: string, namespace: string): Workload | undefined {
   const p = view.byKind.Pod.find((r) => r.name === pod && r.namespace === namespace);
-  if (p) return { pod, namespace, labels: p.labels, labelsKnown: true, containerPorts: p.spec.containers.flatMap((c) => c.ports), from: p.id };
+  if (p) return checked(pod, { ...workloadFromPod(p), resource: p });
   const d = view.byKind.Deployment.find((r) => r.namespace === namespace && (r.name === pod || pod.startsWith(`${r.name}-`)));
-  if (d) {
-    const t = d.spec.template;
-    return { pod, namespace, labels: t.labels, labelsKnown: true, containerPorts: t.spec.containers.flatMap((c) => c.ports), from: d.id };
-  }
+  if (d) return checked(pod, { ...workloadFromDeployment(d), resource: d });
   const s = view.sidecar;
   if (s && s.pod === pod && s.namespace === namespace) {
-    return { pod, namespace, labels: s.labels ?? {}, labelsKnown: s.labels !== undefined, containerPorts: [], from: `sidecar ${s.id}` };
+    return { pod, namespace, labels: s.labels ?? {}, labelsKnown: s.labels !== undefined, ports: [], from: `sidecar ${s.id}` };
   }
   return undefined;
 }

@@ -9,7 +9,8 @@ import { formatTable } from "./table.ts";
  * with a summary of its `/config_dump`.
  */
 
-export const NO_CONTROL_PLANE_XDS = "no control plane here: xDS sync (CDS, LDS, EDS, RDS) does not apply; each sidecar reads its --configDir";
+export const NO_CONTROL_PLANE_XDS =
+  "no control plane here (no --debugAddress): xDS sync (CDS, LDS, EDS, RDS) is disco-discovery's to report; give its debug address with --debugAddress";
 
 export type SidecarStatus = "SYNCED" | "NOT READY" | "UNREACHABLE";
 

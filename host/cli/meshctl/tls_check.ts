@@ -180,7 +180,7 @@ export function tlsCheck(view: MeshView, o: TlsCheckOptions): TlsCheckReport {
         namespace: svc.namespace,
         labels: selector,
         labelsKnown: Object.keys(selector).length > 0,
-        containerPorts: [],
+        ports: [],
         from: `${svc.id} selector`,
       };
       rows.push(...serviceRows(view, w, svc, o, notes));
@@ -244,13 +244,12 @@ function workloadNotes(view: MeshView, w: Workload, o: TlsCheckOptions, notes: s
 }
 
 function resolveTargetPort(target: number | string, w: Workload): number | undefined {
-  return targetContainerPort({ targetPort: target }, { ports: w.containerPorts });
+  return targetContainerPort({ targetPort: target }, w);
 }
 
 function boundPorts(view: MeshView, w: Workload): Set<number> {
   const registry = registryOf(view);
-  if (w.pod !== "" || !w.labelsKnown)
-    return w.labelsKnown ? boundContainerPorts(registry, { namespace: w.namespace, labels: w.labels, ports: w.containerPorts }) : new Set();
+  if (w.pod !== "" || !w.labelsKnown) return w.labelsKnown ? boundContainerPorts(registry, w) : new Set();
   // A service's selector stands in for its pods: its own numeric target ports are the bound ones.
   const out = new Set<number>();
   for (const svc of servicesOfWorkload(registry, w)) for (const p of svc.ports) if (typeof p.targetPort === "number") out.add(p.targetPort);

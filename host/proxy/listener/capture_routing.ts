@@ -7,6 +7,7 @@
 // → that endpoint; anything else → the original destination itself
 // (PassthroughCluster, ALLOW_ANY) or nowhere (BlackHoleCluster, REGISTRY_ONLY).
 // Pure.
+import { clusterName } from "../../mesh/cluster_names.ts";
 import type { MeshService, MeshServicePort } from "../../mesh/registry.ts";
 
 export interface Destination {
@@ -41,7 +42,7 @@ export function routeCapturedOutbound(registry: CaptureRegistry, d: Destination,
     if (!s.addresses.includes(d.address)) continue;
     const port = s.ports.find((p) => p.port === d.port);
     if (!port) continue;
-    return byProtocol(port.protocol, s.fqdn, { kind: "tcp", cluster: clusterName(d.port, s.fqdn), endpoints: endpointsOf(s, port) });
+    return byProtocol(port.protocol, s.fqdn, { kind: "tcp", cluster: clusterName(s.fqdn, d.port), endpoints: endpointsOf(s, port) });
   }
   // An endpoint's own address (a pod IP): that endpoint, as the protocol of the service port it serves says.
   for (const s of registry.services) {
@@ -49,7 +50,7 @@ export function routeCapturedOutbound(registry: CaptureRegistry, d: Destination,
       if (instance.address !== d.address || !instance.ports.some((p) => p.port === d.port)) continue;
       const served = instance.ports.find((p) => p.port === d.port)!;
       const port = s.ports.find((p) => (served.name !== undefined && p.name === served.name) || p.targetPort === d.port);
-      return byProtocol(port?.protocol, s.fqdn, { kind: "tcp", cluster: clusterName(port?.port ?? d.port, s.fqdn), endpoints: [d] });
+      return byProtocol(port?.protocol, s.fqdn, { kind: "tcp", cluster: clusterName(s.fqdn, port?.port ?? d.port), endpoints: [d] });
     }
   }
   const known = registry.endpoints?.find((e) => e.address === d.address && e.port === d.port);
@@ -66,11 +67,6 @@ function byProtocol(protocol: string | undefined, service: string | undefined, t
   const named = service !== undefined ? { service } : {};
   if (protocol === undefined) return { kind: "sniff", ...named, otherwise: tcp };
   return HTTP_PROTOCOLS.has(protocol) ? { kind: "http", ...named } : tcp;
-}
-
-/** `outbound|<port>||<fqdn>`: upstream's cluster name. */
-function clusterName(port: number, fqdn: string): string {
-  return `outbound|${port}||${fqdn}`;
 }
 
 /** The addresses of a service port's endpoints: the Endpoints port of the same name (upstream's EDS matches by name), else the numeric targetPort. */

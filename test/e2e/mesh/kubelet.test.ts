@@ -5,14 +5,32 @@
 // fields, `$(VAR)` expansion) and its volumes (a projected service-account
 // token, a ConfigMap) at their paths; the capture sends the app's outbound
 // connections to the proxy's port and leaves uid 1337's alone.
+// On the Pod `meshctl orch-inject` makes of upstream's httpbin, the rules its
+// mesh-init container leaves in the pod are exactly those its args describe
+// (`disco-agent mesh-iptables … --dry-run`).
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:net";
 import { after, describe, it } from "node:test";
 import { PodNetwork } from "../../support/netns.ts";
-import { startPod } from "../../support/netns_kubelet.ts";
+import { runInitContainers, startPod } from "../../support/netns_kubelet.ts";
 import { runInPod, startInPod, waitForPodProcess } from "../../support/netns_process.ts";
 import { waitFor } from "../../support/processes.ts";
-import { withStatus } from "../../support/netns_manifests.ts";
+import { inNamespace, orchInject, podsOf, readManifest, withStatus } from "../../support/netns_manifests.ts";
+import { AGENT_BIN } from "../../../host/demo/binaries.ts";
+import { SAMPLES } from "./mesh_support.ts";
+
+/** nat rules by chain, in order, each as a sorted bag of its words (`-m tcp` dropped): the dry run's and iptables-save's spellings compare equal. */
+function rulesByChain(text: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const line of text.split("\n").filter((l) => l.startsWith("-A "))) {
+    const [, chain, ...rest] = line
+      .replace(/ -m tcp(?= )/g, "")
+      .trim()
+      .split(/\s+/);
+    (out[chain] ??= []).push(rest.sort().join(" "));
+  }
+  return out;
+}
 
 const CAPTURE_ARGS = ["mesh-iptables", "-p", "15001", "-z", "15006", "-u", "1337", "-m", "REDIRECT", "-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020"];
 const field = (fieldPath: string) => ({ valueFrom: { fieldRef: { apiVersion: "v1", fieldPath } } });
@@ -104,5 +122,23 @@ describe("the kubelet stand-in runs an injected Pod in its network namespace", (
       await proxy.stop();
       destination.close();
     }
+  });
+
+  it("orch-inject's httpbin Pod: its mesh-init container leaves in the pod exactly the rules its args describe", async () => {
+    const [doc] = podsOf(await orchInject(inNamespace(readManifest(SAMPLES.httpbin), "foo")));
+    const init = doc.spec.initContainers?.find((c: { name: string }) => c.name === "mesh-init");
+    assert.ok(init, "orch-inject adds the mesh-init container");
+    assert.deepEqual(init.securityContext.capabilities.add, ["NET_ADMIN", "NET_RAW"]);
+    const pod = net.addPod(doc.metadata.name, "foo");
+    await runInitContainers(withStatus(doc, pod.ip, net.gateway), pod, {
+      configMaps: { "mesh-ca-root-cert": { "root-cert.pem": "ROOT-PEM" } },
+      serviceAccountToken: async () => "TOKEN",
+      appCommand: () => undefined,
+    });
+    const described = await runInPod(pod, [process.execPath, AGENT_BIN, ...init.args, "--dry-run"]);
+    assert.equal(described.status, 0, described.stderr);
+    const applied = (await runInPod(pod, ["iptables-save", "-t", "nat"])).stdout;
+    assert.deepEqual(rulesByChain(applied), rulesByChain(described.stdout));
+    assert.ok((rulesByChain(applied).MESH_OUTPUT ?? []).length > 0, applied);
   });
 });

@@ -17,6 +17,10 @@ import {
   setLogLevels,
 } from "../proxy_config.ts";
 import { AdminError, type ConfigDump, DumpError, fetchDump, podMatchesIdentity, readDumpFile } from "../sidecar_admin.ts";
+import { type XdsType, acknowledgedResources, formatXdsListeners, formatXdsRoutes, xdsEndpoints } from "../control_plane_config.ts";
+import { DebugPortError } from "../control_plane_status.ts";
+import { globalFlags } from "../global_flags.ts";
+import { debugAddress } from "./debug_address.ts";
 
 interface SourceFlags {
   file?: string;
@@ -61,6 +65,40 @@ function subcommand(group: Command, name: string, aliases: string[], description
   return addAdminOptions(c).addOption(outputOption("output format: short (tables) or json"));
 }
 
+/** `--debugAddress` on listener, route and endpoints: the proxy's configuration as disco-discovery knows it (host/cli/meshctl/control_plane_config.ts). */
+function withDebugAddress(c: Command): Command {
+  return c.option(
+    "--debugAddress <host:port>",
+    "disco-discovery's debug address (its --httpAddr): the xDS resources the pod's proxy acknowledged, as the control plane knows them; repeat for every replica",
+    debugAddress,
+  );
+}
+
+async function viaControlPlane(
+  io: MeshctlIo,
+  sub: string,
+  pod: string | undefined,
+  opts: SourceFlags & Record<string, unknown>,
+  cmd: Command,
+  type: XdsType,
+  format: (resources: Record<string, any>[]) => string,
+): Promise<number> {
+  if (pod === undefined) return fail(io, sub, "with --debugAddress, name the proxy: <pod-name[.namespace]>", EXIT_BAD_CONFIG);
+  try {
+    const { resources } = await acknowledgedResources(
+      opts.debugAddress as Array<{ host: string; port: number }>,
+      pod,
+      globalFlags(cmd).namespace || "default",
+      type,
+    );
+    io.stdout.write(opts.output === "json" ? json(resources) : format(resources));
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof DebugPortError) return fail(io, sub, e.message);
+    throw e;
+  }
+}
+
 function action(io: MeshctlIo, name: string, run: Run) {
   return async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>) => {
     io.exitCode = await withDump(io, name, pod, opts, (dump) => run(dump, opts));
@@ -77,25 +115,31 @@ export function registerProxyConfig(program: Command, _experimental: Command, io
     .alias("pc")
     .description("Show a sidecar's configuration (listeners, routes, endpoints, secrets) or change its log levels");
 
-  subcommand(group, "listener", ["listeners", "l"], "Listeners: address, port, type, filters in order, destination")
+  const listener = subcommand(group, "listener", ["listeners", "l"], "Listeners: address, port, type, filters in order, destination")
     .addOption(new Option("--port <port>", "only listeners on this port (0: any)").argParser(portFilter).default(0))
     .option("--address <address>", "only listeners bound to this address")
-    .option("--type <type>", "only listeners of this type (HTTP or TCP)")
-    .action(
-      action(io, "listener", (dump, o) => {
-        const list = selectListeners(dump, { port: o.port as number, address: o.address as string | undefined, type: o.type as string | undefined });
-        return o.output === "json" ? json(list) : formatListeners(list);
-      }),
-    );
+    .option("--type <type>", "only listeners of this type (HTTP or TCP)");
+  const listenerFromDump = action(io, "listener", (dump, o) => {
+    const list = selectListeners(dump, { port: o.port as number, address: o.address as string | undefined, type: o.type as string | undefined });
+    return o.output === "json" ? json(list) : formatListeners(list);
+  });
+  withDebugAddress(listener).action(async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>, cmd: Command) => {
+    if (!opts.debugAddress) return listenerFromDump(pod, opts);
+    io.exitCode = await viaControlPlane(io, "listener", pod, opts, cmd, "lds", (list) => formatXdsListeners(list, opts.port as number));
+  });
 
-  subcommand(group, "route", ["routes", "r"], "Routes: virtual hosts and their upstream per authority")
-    .option("--name <name>", "only the route of this name")
-    .action(
-      action(io, "route", (dump, o) => {
-        const list = selectRoutes(dump, o.name as string | undefined);
-        return o.output === "json" ? json(list) : formatRoutes(list);
-      }),
-    );
+  const route = subcommand(group, "route", ["routes", "r"], "Routes: virtual hosts and their upstream per authority").option(
+    "--name <name>",
+    "only the route of this name",
+  );
+  const routeFromDump = action(io, "route", (dump, o) => {
+    const list = selectRoutes(dump, o.name as string | undefined);
+    return o.output === "json" ? json(list) : formatRoutes(list);
+  });
+  withDebugAddress(route).action(async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>, cmd: Command) => {
+    if (!opts.debugAddress) return routeFromDump(pod, opts);
+    io.exitCode = await viaControlPlane(io, "route", pod, opts, cmd, "rds", (list) => formatXdsRoutes(list, opts.name as string | undefined));
+  });
 
   const endpoints = subcommand(group, "endpoints", ["endpoint", "ep"], "Endpoints of each cluster (from a /config_dump: health not checked, UNKNOWN)").option(
     "--name <name>",
@@ -107,7 +151,13 @@ export function registerProxyConfig(program: Command, _experimental: Command, io
     const list = selectEndpoints(dump, o.name as string | undefined);
     return o.output === "json" ? json(list) : formatEndpoints(list);
   });
-  endpoints.action(async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>) => {
+  withDebugAddress(endpoints).action(async (pod: string | undefined, opts: SourceFlags & Record<string, unknown>, cmd: Command) => {
+    if (opts.debugAddress) {
+      io.exitCode = await viaControlPlane(io, "endpoints", pod, opts, cmd, "eds", (list) =>
+        formatEndpoints(xdsEndpoints(list, opts.name as string | undefined)),
+      );
+      return;
+    }
     // Spec 3: `--file <clusters-json-file>`; it names no workload, so a pod argument cannot be checked against it.
     let clusters;
     try {

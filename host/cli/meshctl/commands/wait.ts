@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { dialAddress, parseListenAddress } from "../../../discovery/listen_address.ts";
+import { DEFAULT_DEBUG_TARGET, debugAddress } from "./debug_address.ts";
 import { DEFAULT_HTTP_ADDR } from "../../../discovery/options.ts";
 import { CLUSTER_SCOPED_KINDS } from "../../../config/catalog.ts";
 import { formatGoDuration } from "../../../daemon/duration.ts";
@@ -12,17 +12,6 @@ import { matchKind, runWait, splitNameNamespace } from "../wait.ts";
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** Upstream polls once a second. */
 const POLL_MS = 1000;
-
-function debugAddress(value: string, previous: Array<{ host: string; port: number }> | undefined): Array<{ host: string; port: number }> {
-  let address;
-  try {
-    address = parseListenAddress(value);
-  } catch (e) {
-    throw new InvalidArgumentError((e as Error).message);
-  }
-  if (!address) throw new InvalidArgumentError("expected HOST:PORT or :PORT, got an empty value");
-  return [...(previous ?? []), dialAddress(address)];
-}
 
 function ratio(value: string): number {
   const n = Number(value);
@@ -93,7 +82,7 @@ export function registerWait(experimental: Command, io: MeshctlIo): void {
           ...(opts.generation !== undefined ? { generation: opts.generation } : {}),
           threshold: opts.threshold,
           timeoutMs: opts.timeout,
-          discovery: opts.debugAddress ?? [dialAddress(parseListenAddress(DEFAULT_HTTP_ADDR)!)],
+          discovery: opts.debugAddress ?? [DEFAULT_DEBUG_TARGET()],
           pollMs: POLL_MS,
           verbose: opts.verbose,
         },
