@@ -46,16 +46,19 @@ function endpoint(address: string, port: number, labels: Labels, serviceAccount:
   return Object.freeze({ address, port, labels, serviceAccount, weight, sidecar: endpointHasSidecar(labels) });
 }
 
+/** What a service's endpoints are read from. */
+export type EndpointSource = Pick<MeshService, "source" | "resource" | "instances">;
+
 /**
  * The endpoints of one port of a service, optionally only those a subset's
  * labels select (a DestinationRule subset; empty labels select all).
  */
-export function endpointsOf(service: MeshService, port: MeshServicePort, subsetLabels?: Labels): ServiceEndpoint[] {
+export function endpointsOf(service: EndpointSource, port: MeshServicePort, subsetLabels?: Labels): ServiceEndpoint[] {
   const all = allEndpointsOf(service, port);
   return subsetLabels === undefined ? all : all.filter((e) => labelsMatch(subsetLabels, e.labels));
 }
 
-function allEndpointsOf(service: MeshService, port: MeshServicePort): ServiceEndpoint[] {
+function allEndpointsOf(service: EndpointSource, port: MeshServicePort): ServiceEndpoint[] {
   if (service.source !== "ServiceEntry") {
     return (service.instances ?? []).flatMap((i) => {
       const p = i.ports.find((x) => x.name === port.name);

@@ -1,7 +1,7 @@
 import type { Catalog, Resource } from "../../config/catalog.ts";
 import type { ConnectionPool, OutlierDetection } from "../../config/resources/networking.ts";
 import { type EndpointFlag, endpointFlagServices } from "../../hub/clusters.ts";
-import { type ServiceEndpoint, endpointsOf as endpointsOfPort, serviceEndpoints } from "../../mesh/endpoints.ts";
+import { type ServiceEndpoint, endpointAt, serviceEndpoints } from "../../mesh/endpoints.ts";
 import { clusterName } from "../../mesh/cluster_names.ts";
 import { destinationFor } from "../../mesh/destination_rules.ts";
 import { serviceNamespace } from "../../mesh/hosts.ts";
@@ -102,13 +102,8 @@ export class ClusterManager {
    * registry has it.
    */
   endpointAt(address: string, port: number): UpstreamEndpoint | undefined {
-    for (const s of this.registry.services) {
-      for (const p of s.ports) {
-        const e = endpointsOfPort(s, p).find((x) => x.address === address && x.port === port);
-        if (e) return upstreamEndpoint(s.fqdn, p.port, e);
-      }
-    }
-    return undefined;
+    const at = endpointAt(this.registry, address, port);
+    return at && upstreamEndpoint(at.service.fqdn, at.port.port, at.endpoint);
   }
 
   /** The port of a service named by its FQDN: the one matching `preferred`, else its only port, else `preferred` or 80. */

@@ -8,6 +8,7 @@
 // (PassthroughCluster, ALLOW_ANY) or nowhere (BlackHoleCluster, REGISTRY_ONLY).
 // Pure.
 import { clusterName } from "../../mesh/cluster_names.ts";
+import { endpointsOf as endpointsOfPort } from "../../mesh/endpoints.ts";
 import type { MeshService, MeshServicePort } from "../../mesh/registry.ts";
 
 export interface Destination {
@@ -15,9 +16,12 @@ export interface Destination {
   readonly port: number;
 }
 
+/** A registry service as capture routing reads it. */
+export type CaptureService = Pick<MeshService, "fqdn" | "addresses" | "ports" | "instances" | "source" | "resource">;
+
 /** What the router knows: the registry's services (cluster addresses, ports, endpoints) and endpoints known otherwise (`--endpoint`). */
 export interface CaptureRegistry {
-  readonly services: readonly Pick<MeshService, "fqdn" | "addresses" | "ports" | "instances">[];
+  readonly services: readonly CaptureService[];
   readonly endpoints?: readonly (Destination & { readonly protocol?: string })[];
 }
 
@@ -80,16 +84,9 @@ function byProtocol(protocol: string | undefined, service: string | undefined, t
   return HTTP_PROTOCOLS.has(protocol) ? { kind: "http", ...named } : tcp;
 }
 
-/** The addresses of a service port's endpoints: the Endpoints port of the same name (upstream's EDS matches by name), else the numeric targetPort. */
-function endpointsOf(s: Pick<MeshService, "instances" | "ports">, port: MeshServicePort): Destination[] {
-  const out: Destination[] = [];
-  for (const instance of s.instances ?? []) {
-    const byName = port.name !== undefined ? instance.ports.find((p) => p.name === port.name) : undefined;
-    const only = instance.ports.length === 1 ? instance.ports[0] : undefined;
-    const number = byName?.port ?? (typeof port.targetPort === "number" ? port.targetPort : only?.port);
-    if (number !== undefined) out.push({ address: instance.address, port: number });
-  }
-  return out;
+/** The addresses of a service port's endpoints, as the registry has them (host/mesh/endpoints.ts: the Endpoints port of the same name). */
+function endpointsOf(s: CaptureService, port: MeshServicePort): Destination[] {
+  return endpointsOfPort(s, port).map((e) => ({ address: e.address, port: e.port }));
 }
 
 /** Methods an HTTP/1.x request line starts with, and HTTP/2's prior-knowledge preface. */
