@@ -82,6 +82,16 @@ kind: Service
 metadata: {name: ratings, namespace: default}
 spec: {selector: {app: ratings}, ports: [{name: http, port: 9080, targetPort: ${ratingsPort}}]}
 ---
+apiVersion: networking.mesh.io/v1beta1
+kind: ServiceEntry
+metadata: {name: ratings-external, namespace: default}
+spec:
+  hosts: [ratings.external.example]
+  location: MESH_EXTERNAL
+  resolution: STATIC
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  endpoints: [{address: ${RATINGS}, ports: {http: ${ratingsPort}}}]
+---
 ${pod("reviews-v1", { app: "reviews", version: "v1", ...injected }, REVIEWS_V1, reviewsPort, "reviews")}${pod("reviews-v2", { app: "reviews", version: "v2", ...injected }, REVIEWS_V2, reviewsPort, "reviews")}${pod("ratings-v1", { app: "ratings" }, RATINGS, ratingsPort, "ratings")}${pod("sleep", { app: "sleep", ...injected }, "127.24.0.20", 80, "sleep")}`,
     );
     ca = await startMeshCa();
@@ -142,6 +152,13 @@ ${pod("reviews-v1", { app: "reviews", version: "v1", ...injected }, REVIEWS_V1, 
     assert.equal(body(r.outcome).status, 200);
     assert.deepEqual(r.by, ["ratings"]);
     assert.equal(ratingsSeen.at(-1)!["x-forwarded-client-cert"], undefined, "no sidecar: no mutual TLS, no XFCC");
+  });
+
+  it("a ServiceEntry host is routed through the registry to its STATIC endpoint (port by name), in plain text", async () => {
+    const r = await whoAnswered("ratings.external.example");
+    assert.equal(body(r.outcome).status, 200);
+    assert.deepEqual(r.by, ["ratings"]);
+    assert.equal(ratingsSeen.at(-1)!["x-forwarded-client-cert"], undefined, "an external endpoint: no mutual TLS");
   });
 
   it("/stats counts the mutual TLS and plain-text calls", async () => {
