@@ -228,7 +228,11 @@ export class AggregatedDiscoveryService {
     // A refused response, even a superseded one: what it carried is held in a version we do not know, so it is sent again.
     if (sub && req.response_nonce && req.error_detail) for (const n of sub.carried?.get(req.response_nonce) ?? []) sub.held!.set(n, "");
     if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) this.observer.expiredNonce?.(node, req.type_url);
-    else if (sub && req.response_nonce) this.answered(c, req.type_url, sub, req.error_detail, sub.sentVersion ?? "");
+    else if (sub && req.response_nonce) {
+      this.answered(c, req.type_url, sub, req.error_detail, sub.sentVersion ?? "");
+      // A proxy answers responses in order: with the newest answered, no earlier one can still be refused, so what they carried is forgotten.
+      sub.carried!.clear();
+    }
     const first = !sub;
     if (!sub) {
       sub = { names: new Set<string>(), held: new Map(Object.entries(req.initial_resource_versions ?? {})), carried: new Map() };
