@@ -268,3 +268,8 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) for (const line of await runDiscoveryBench()) console.log(line);
+
+/** For measuring where memory goes (not part of the bench's run). */
+export const folderForHeap = (dir: string) => folder(dir, "initial");
+export const lightClientForHeap = (channel: grpc.Client, id: number, delta: boolean) =>
+  delta ? new LightDeltaClient(channel, id) : new LightClient(channel, id);
