@@ -265,7 +265,6 @@ export class AggregatedDiscoveryService {
     // Answering a new subscription, a name asked for that does not exist is said to be absent (so the proxy need not wait for it).
     const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !present.has(n) && !held.has(n)) : [];
     const removed = [...gone, ...absent];
-    const version = contentVersion(selected.map((r) => r.resource));
     const config = this.policy.configVersion?.();
     if (changed.length === 0 && removed.length === 0 && !answerAnyway) {
       if (config !== undefined) {
@@ -274,6 +273,8 @@ export class AggregatedDiscoveryService {
       }
       return false;
     }
+    // system_version_info only tells what was sent (debugging): digested only when something is.
+    const version = contentVersion(selected.map((r) => r.resource));
     try {
       sub.sentNonce = c.sendDelta(type, version, changed, removed, this.policy.identifier, config);
     } catch (e) {
