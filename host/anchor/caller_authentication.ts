@@ -13,8 +13,42 @@ export interface CallerCredentials {
   verifiedCertificateUris?: readonly string[];
 }
 
-/** How the caller proved the identity it asked for. */
-export type AuthenticatedBy = "certificate" | "token";
+/** How the caller proved the identity it asked for (`registration-authority`: a trusted caller asked on the workload's behalf). */
+export type AuthenticatedBy = "certificate" | "token" | "registration-authority";
+
+/**
+ * A request that names the workload it is for (metadata
+ * `ImpersonatedIdentity`): upstream's rule for a trusted node agent, here a
+ * registration authority (disco-discovery relaying its proxies' requests).
+ * The caller must prove, by its client certificate, an identity whose
+ * `<namespace>/<service-account>` is in `trusted` (--trusted-node-accounts),
+ * and the CSR must ask for exactly the impersonated identity.
+ */
+export function authorizeImpersonation(
+  requested: SpiffeIdentity,
+  impersonated: string,
+  credentials: CallerCredentials,
+  trusted: ReadonlySet<string>,
+): AuthenticatedBy {
+  const uris = credentials.verifiedCertificateUris ?? [];
+  if (uris.length === 0)
+    throw new AnchorError(
+      "UNAUTHENTICATED",
+      `ImpersonatedIdentity ${impersonated}: only a trusted caller proving its identity by a client certificate may ask for another identity`,
+    );
+  const accounts = uris.flatMap((u) => {
+    const m = /\/ns\/([^/]+)\/sa\/([^/]+)$/.exec(u);
+    return m ? [`${m[1]}/${m[2]}`] : [];
+  });
+  if (!accounts.some((a) => trusted.has(a)))
+    throw new AnchorError(
+      "IDENTITY_NOT_AUTHORIZED",
+      `ImpersonatedIdentity: the caller ${uris.join(", ")} is not a trusted node account (--trusted-node-accounts / CA_TRUSTED_NODE_ACCOUNTS: ${[...trusted].join(",") || "none"})`,
+    );
+  if (impersonated !== requested.uri)
+    throw new AnchorError("IDENTITY_NOT_AUTHORIZED", `ImpersonatedIdentity ${impersonated} differs from the identity the CSR asks for, ${requested.uri}`);
+  return "registration-authority";
+}
 
 /** The token of an `authorization` metadata value (`Bearer <token>`, scheme case-insensitive). */
 export function bearerTokenOf(authorization: string | undefined): string | undefined {

@@ -1,7 +1,13 @@
 import * as grpc from "@grpc/grpc-js";
 import { X509Certificate } from "node:crypto";
 import { exportPrivateKeyPem, generateKeyPair, signingAlgorithmOf, type KeyAlgorithm } from "./keys.ts";
-import { CREATE_CERTIFICATE_METHOD, decodeCreateCertificateResponse, encodeCreateCertificateRequest, type CreateCertificateResponse } from "./protocol.ts";
+import {
+  CREATE_CERTIFICATE_METHOD,
+  type CreateCertificateRequest,
+  type CreateCertificateResponse,
+  decodeCreateCertificateResponse,
+  encodeCreateCertificateRequest,
+} from "./protocol.ts";
 import { DEFAULT_CA_SERVER_NAME } from "./options.ts";
 import { parseSpiffeIdentity } from "./spiffe.ts";
 import { rotationTime } from "./workload_ttl.ts";
@@ -23,6 +29,12 @@ export interface CaCallAuth {
     rootPem: string;
     /** The name its certificate must carry; default `mesh-ca`. */
     serverName?: string;
+    /**
+     * Checks the CA's certificate instead of its name (a control plane whose
+     * certificate carries a SPIFFE identity, not the dialled host's name):
+     * an Error refuses it.
+     */
+    checkServerIdentity?: (host: string, cert: import("node:tls").PeerCertificate) => Error | undefined;
     /** The current workload certificate, presented for a renewal over mutual TLS. */
     clientKeyPem?: string;
     clientCertChainPem?: string;
@@ -138,14 +150,14 @@ function channelFor(auth: CaCallAuth | undefined): { credentials: grpc.ChannelCr
   if (!tls) return { credentials: grpc.credentials.createInsecure(), options: {} };
   const serverName = tls.serverName ?? DEFAULT_CA_SERVER_NAME;
   const clientCert = tls.clientKeyPem && tls.clientCertChainPem;
-  return {
-    credentials: grpc.credentials.createSsl(
-      Buffer.from(tls.rootPem),
-      clientCert ? Buffer.from(tls.clientKeyPem!) : null,
-      clientCert ? Buffer.from(tls.clientCertChainPem!) : null,
-    ),
-    options: { "grpc.ssl_target_name_override": serverName, "grpc.default_authority": serverName },
-  };
+  const credentials = grpc.credentials.createSsl(
+    Buffer.from(tls.rootPem),
+    clientCert ? Buffer.from(tls.clientKeyPem!) : null,
+    clientCert ? Buffer.from(tls.clientCertChainPem!) : null,
+    tls.checkServerIdentity ? { checkServerIdentity: tls.checkServerIdentity } : {},
+  );
+  if (tls.checkServerIdentity) return { credentials, options: {} };
+  return { credentials, options: { "grpc.ssl_target_name_override": serverName, "grpc.default_authority": serverName } };
 }
 
 /** One CreateCertificate call on a connection of its own; throws CertificateRequestError. */
@@ -155,10 +167,11 @@ export function createCertificate(
   validitySeconds: number,
   timeoutMs = DEFAULT_CLIENT_TIMEOUT_MS,
   auth?: CaCallAuth,
+  requestMetadata?: CreateCertificateRequest["metadata"],
 ): Promise<CreateCertificateResponse> {
   const channel = channelFor(auth);
   const client = new Stub(address, channel.credentials, channel.options);
-  const request = encodeCreateCertificateRequest({ csr: csrPem, validityDuration: validitySeconds });
+  const request = encodeCreateCertificateRequest({ csr: csrPem, validityDuration: validitySeconds, ...(requestMetadata ? { metadata: requestMetadata } : {}) });
   const metadata = new grpc.Metadata();
   if (auth?.token) metadata.set("authorization", `Bearer ${auth.token}`);
   return new Promise<CreateCertificateResponse>((resolve, reject) => {

@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 import { GRPC_CODES, grpcCodeName } from "../wire/status_codes.ts";
 import type { CertificateAuthority } from "./certificate_authority.ts";
-import { authorizeCaller, bearerTokenOf, type CallerCredentials } from "./caller_authentication.ts";
+import { authorizeCaller, authorizeImpersonation, bearerTokenOf, type CallerCredentials } from "./caller_authentication.ts";
 import { AnchorError, type AnchorErrorCode } from "./errors.ts";
 import type { ServiceAccountTokenVerifier } from "./service_account_token.ts";
 import type { AnchorMetrics } from "./metrics.ts";
@@ -53,6 +53,7 @@ export function createCertificateServer(
   metrics: AnchorMetrics,
   log: ScopedLogger,
   tokens?: ServiceAccountTokenVerifier,
+  trustedNodeAccounts: ReadonlySet<string> = new Set(),
 ): grpc.Server {
   const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
   metrics.grpc.declare(CERTIFICATE_SERVICE, "CreateCertificate");
@@ -74,8 +75,11 @@ export function createCertificateServer(
     }
     const credentials = callerCredentials(call);
     let authenticatedBy = "";
+    const impersonated = request.metadata?.ImpersonatedIdentity;
     const authorize = async (identity: Parameters<typeof authorizeCaller>[0]) => {
-      authenticatedBy = await authorizeCaller(identity, credentials, tokens);
+      authenticatedBy = impersonated
+        ? authorizeImpersonation(identity, impersonated, credentials, trustedNodeAccounts)
+        : await authorizeCaller(identity, credentials, tokens);
     };
     ca.createCertificate(request.csr, request.validityDuration, authorize).then(
       (response) => {

@@ -1,5 +1,6 @@
 import type { TokenSettings } from "./service_account_token.ts";
 import { DEFAULT_ROOT_NAMESPACE } from "../config/mesh_config.ts";
+import { AnchorConfigError } from "./errors.ts";
 
 /** Defaults of `mesh_ca` (spec 2: mesh_ca, Authentication, Listeners and ports). */
 export const DEFAULT_GRPC_PORT = 8060;
@@ -75,6 +76,12 @@ export interface AnchorServerOptions {
   grpcPlaintext: boolean;
   /** How service-account tokens are verified (JWT_POLICY, TOKEN_ISSUER, AUDIENCE, --token-jwks). */
   tokens: TokenSettings;
+  /**
+   * `--trusted-node-accounts` (upstream's CA_TRUSTED_NODE_ACCOUNTS): `<namespace>/<service-account>`
+   * of callers that may ask for another workload's certificate (metadata
+   * ImpersonatedIdentity): disco-discovery relaying its proxies' renewals. Default none.
+   */
+  trustedNodeAccounts?: readonly string[];
   monitoringPort: number;
   /** `--enable-profiling`: V8 CPU profiles and heap snapshots at /debug/pprof/ on the monitoring port. */
   enableProfiling: boolean;
@@ -121,6 +128,19 @@ export const IGNORED_FLAGS: { readonly [K in keyof IgnoredFlags]: { flag: string
   serverOnly: { flag: "--server-only", default: IGNORED_FLAG_DEFAULTS.serverOnly, help: "serve only, write no orchestrator secrets" },
 };
 
+/** `--trusted-node-accounts` / CA_TRUSTED_NODE_ACCOUNTS: `ns/sa[,ns/sa…]`; throws naming the bad entry. */
+export function parseTrustedNodeAccounts(text: string, source: string): string[] {
+  const entries = text
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const e of entries) {
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(e))
+      throw new AnchorConfigError(`${source}: expected <namespace>/<service-account>[,…], got ${JSON.stringify(e)}`);
+  }
+  return entries;
+}
+
 /** The ignored flags given a value other than their default (each logged as having no effect). */
 export function ignoredFlagsSet(ignored: IgnoredFlags): string[] {
   const set: string[] = [];
@@ -161,6 +181,8 @@ export interface AnchorFlags {
   grpcPlaintext: boolean;
   /** Undefined: the default of TokenSettings (service_account_token.ts). */
   tokenJwks?: string;
+  /** Undefined: CA_TRUSTED_NODE_ACCOUNTS. */
+  trustedNodeAccounts?: string;
   monitoringPort: number;
   enableProfiling: boolean;
   livenessProbePath: string;
@@ -176,8 +198,12 @@ const commaList = (value: string): string[] =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** mesh_ca's flags decoded once into the server's options; token settings and ANCHOR_* come from the environment. */
-export function anchorServerOptions(flags: AnchorFlags, tokens: TokenSettings, env: AnchorEnvironment): AnchorServerOptions {
+/**
+ * mesh_ca's flags decoded once into the server's options; token settings,
+ * ANCHOR_* and CA_TRUSTED_NODE_ACCOUNTS come from the environment. Throws
+ * AnchorConfigError naming a bad value.
+ */
+export function anchorServerOptions(flags: AnchorFlags, tokens: TokenSettings, env: AnchorEnvironment, trustedNodeAccountsVariable = ""): AnchorServerOptions {
   return {
     selfSignedCa: flags.selfSignedCa,
     selfSignedCaCertDir: flags.selfSignedCaCertDir,
@@ -199,6 +225,9 @@ export function anchorServerOptions(flags: AnchorFlags, tokens: TokenSettings, e
     grpcHostIdentities: commaList(flags.grpcHostIdentities),
     grpcPlaintext: flags.grpcPlaintext,
     tokens,
+    trustedNodeAccounts: flags.trustedNodeAccounts
+      ? parseTrustedNodeAccounts(flags.trustedNodeAccounts, "--trusted-node-accounts")
+      : parseTrustedNodeAccounts(trustedNodeAccountsVariable, "CA_TRUSTED_NODE_ACCOUNTS"),
     monitoringPort: flags.monitoringPort,
     enableProfiling: flags.enableProfiling,
     livenessProbePath: flags.livenessProbePath,

@@ -11,7 +11,12 @@ export interface CreateCertificateRequest {
   csr: string;
   /** Seconds; 0 = the server's default TTL. */
   validityDuration: number;
+  /** Upstream's metadata (google.protobuf.Struct as JSON); `ImpersonatedIdentity` is the one key read. */
+  metadata?: { ImpersonatedIdentity?: string } & Record<string, unknown>;
 }
+
+/** The metadata key a registration authority names the workload it asks for with (upstream's). */
+export const IMPERSONATED_IDENTITY = "ImpersonatedIdentity";
 
 export interface CreateCertificateResponse {
   certChain: string[];
@@ -35,9 +40,28 @@ function decode<T>(name: string, bytes: Buffer): T {
   return t.toObject(t.decode(bytes), { longs: Number, defaults: true }) as T;
 }
 
-export const encodeCreateCertificateRequest = (r: CreateCertificateRequest): Buffer => encode("CreateCertificateRequest", r);
+export const encodeCreateCertificateRequest = (r: CreateCertificateRequest): Buffer =>
+  encode("CreateCertificateRequest", r.metadata ? { ...r, metadata: structOf(r.metadata) } : r);
 /** Throws protobufjs's error on malformed bytes. */
-export const decodeCreateCertificateRequest = (b: Buffer): CreateCertificateRequest => decode("CreateCertificateRequest", b);
+export function decodeCreateCertificateRequest(b: Buffer): CreateCertificateRequest {
+  const t = type("CreateCertificateRequest");
+  const m = t.toObject(t.decode(b), { longs: Number, defaults: true }) as { csr: string; validityDuration: number; metadata?: StructJson };
+  const metadata = m.metadata ? jsonOfStruct(m.metadata) : undefined;
+  return { csr: m.csr, validityDuration: m.validityDuration, ...(metadata && Object.keys(metadata).length > 0 ? { metadata } : {}) };
+}
+
+/** google.protobuf.Struct as protobufjs reads it (no JSON mapping without the wrappers): string values only are needed here. */
+interface StructJson {
+  fields?: Record<string, { stringValue?: string; kind?: string }>;
+}
+
+function structOf(json: Record<string, unknown>): StructJson {
+  return { fields: Object.fromEntries(Object.entries(json).map(([k, v]) => [k, { stringValue: String(v) }])) };
+}
+
+function jsonOfStruct(s: StructJson): Record<string, string> {
+  return Object.fromEntries(Object.entries(s.fields ?? {}).flatMap(([k, v]) => (typeof v.stringValue === "string" ? [[k, v.stringValue]] : [])));
+}
 export const encodeCreateCertificateResponse = (r: CreateCertificateResponse): Buffer => encode("CreateCertificateResponse", r);
 export const decodeCreateCertificateResponse = (b: Buffer): CreateCertificateResponse => decode("CreateCertificateResponse", b);
 

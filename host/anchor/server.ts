@@ -135,7 +135,9 @@ export async function startAnchorServer(options: AnchorServerOptions, deps: Anch
 
   // Built before the root: loading the descriptors for reflection takes a moment that must not
   // count against a freshly generated root's lifetime.
-  const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens);
+  const trusted = new Set(options.trustedNodeAccounts ?? []);
+  if (trusted.size > 0) servingLog.info(`callers that may ask on a workload's behalf (ImpersonatedIdentity): ${[...trusted].join(", ")}`);
+  const server: grpc.Server = createCertificateServer(ca, metrics, servingLog, tokens, trusted);
   const health =
     deps.introspection === false
       ? undefined

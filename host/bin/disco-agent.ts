@@ -142,12 +142,12 @@ const proxy = addLoggingFlags(
     // The security path (docs/sidecar.md "Security"): on with --caAddress.
     .option(
       "--caAddress <HOST:PORT>",
-      "mesh_ca gRPC address (default: CA_ADDR): turns on mutual TLS, JWT, authorization and routing with workload certificates",
+      "the CA's gRPC address (default: CA_ADDR, else --discoveryAddress: disco-discovery relays to mesh_ca); a CA turns on mutual TLS, JWT, authorization and routing with workload certificates",
     )
     .addOption(
       new Option(
         "--controlPlaneAuthPolicy <policy>",
-        "how mesh_ca and the hub are reached: MUTUAL_TLS (TLS; the workload certificate for the hub and for renewals) or NONE (plain text, local development)",
+        "how the CA, the hub and disco-discovery are reached: MUTUAL_TLS (TLS; the workload certificate for the hub and for renewals) or NONE (plain text, local development); MUTUAL_TLS when the CA is the control plane (--discoveryAddress without --caAddress)",
       )
         .choices(["NONE", "MUTUAL_TLS"])
         .default("NONE"),
@@ -156,7 +156,11 @@ const proxy = addLoggingFlags(
       "--tokenPath <file>",
       "service-account token presented to mesh_ca (mint one with mesh_ca token); default per JWT_POLICY: ./var/run/secrets/tokens/mesh-token",
     )
-    .option("--caRootCert <file>", "roots that sign mesh_ca's TLS certificate (MUTUAL_TLS)", "/etc/certs/root-cert.pem")
+    .option(
+      "--caRootCert <file>",
+      "roots that sign the CA's TLS certificate (MUTUAL_TLS); /var/run/secrets/mesh/root-cert.pem when the CA is the control plane",
+      "/etc/certs/root-cert.pem",
+    )
     .option("--hubIdentity <suffix>", "suffix the hub's SPIFFE identity must end with (MUTUAL_TLS); empty = any identity of the trust domain", "")
     .option(
       "--discoIdentity <suffix>",
@@ -243,6 +247,9 @@ proxy.action(async (type: string | undefined, opts: AgentOptions & Record<string
   const settings: AgentOptions = {
     ...opts,
     caAddress: opts.caAddress ?? vars.caAddress,
+    // Their defaults depend on the CA (docs/sidecar.md "Joining through the control plane"): only given values are passed on.
+    controlPlaneAuthPolicy: proxy.getOptionValueSource("controlPlaneAuthPolicy") === "cli" ? opts.controlPlaneAuthPolicy : undefined,
+    caRootCert: proxy.getOptionValueSource("caRootCert") === "cli" ? opts.caRootCert : undefined,
     trustDomain: opts.trustDomain ?? vars.trustDomain,
     workloadCertTtl: opts.workloadCertTtl ?? vars.secretTtlMs,
     ...(vars.secretGraceMs !== undefined ? { secretGraceDuration: vars.secretGraceMs } : {}),

@@ -3,13 +3,12 @@
 //   disco-discovery request <method> <path> [<body>]   call a running daemon's debug or monitoring port
 //   disco-discovery version [-o json|yaml] [-s]
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { serveUntilSignal } from "../daemon/lifecycle.ts";
 import { formatGoDuration } from "../daemon/duration.ts";
 import { durationFlag, intFlag, parseBoolFlag } from "../daemon/flags.ts";
 import { standardProgram, usageError } from "../daemon/program.ts";
-import { isDnsDomain } from "../mesh/hosts.ts";
 import {
   DISCOVERY_NOT_APPLICABLE_ENV,
   DISCOVERY_NOT_APPLICABLE_FLAGS,
@@ -23,10 +22,7 @@ import { dialAddress, parseListenAddress } from "../discovery/listen_address.ts"
 import { adminRequest } from "../proxy/admin_client.ts";
 import { EXIT_FAILURE, EXIT_OK } from "../daemon/exit_codes.ts";
 import * as d from "../discovery/options.ts";
-import { type SecureXdsSettings, secureXdsAvailable, secureXdsSettings } from "../discovery/secure_xds.ts";
-import { type InjectionSettings, decodeInjectionSettings } from "../inject/settings.ts";
-import { type DiscoveryMeshConfig, readDiscoveryMeshConfig } from "../discovery/mesh_config.ts";
-import { ConfigError } from "../config/errors.ts";
+import { type DiscoveryCommand, type DiscoveryFlags, DiscoveryFlagError, decodeDiscoveryCommand } from "../discovery/command_options.ts";
 import { DEFAULT_CTRLZ_ADDRESS, DEFAULT_CTRLZ_PORT } from "../telemetry/ctrlz.ts";
 import { Logger } from "../telemetry/logger.ts";
 import { addLoggingFlags, loggingOptionsFrom } from "../telemetry/logging_flags.ts";
@@ -44,6 +40,12 @@ function addressFlag(value: string): string {
   } catch (e) {
     throw new InvalidArgumentError((e as Error).message); // commander names the flag, one line, exit 2
   }
+  return value;
+}
+
+function caAddressFlag(value: string): string {
+  if (value !== "" && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(value))
+    throw new InvalidArgumentError(`expected HOST:PORT, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -76,6 +78,12 @@ const discovery = addLoggingFlags(
       "xDS over mutual TLS with disco-discovery's mesh_ca certificate (DISCO_CERT_DIR, default /etc/certs); empty disables; port 0 picks a free one",
       addressFlag,
       d.DEFAULT_SECURE_GRPC_ADDR,
+    )
+    .option(
+      "--caAddress <HOST:PORT>",
+      "mesh_ca's gRPC address: CreateCertificate on --secureGrpcAddr is relayed there (disco-discovery as a registration authority; mesh_ca needs --trusted-node-accounts naming disco-discovery for renewals); empty = no certificates here",
+      caAddressFlag,
+      "",
     )
     .option(
       "--httpsAddr <address>",
@@ -139,7 +147,7 @@ const discovery = addLoggingFlags(
     .option("--ctrlz_address <address>", "ControlZ address; * = every address", DEFAULT_CTRLZ_ADDRESS),
 );
 addNotApplicableFlags(discovery, DISCOVERY_NOT_APPLICABLE_FLAGS, PROGRAM);
-discovery.action(async (given: Record<string, unknown>) => {
+discovery.action(async (given: DiscoveryFlags & Record<string, unknown>) => {
   const opts = withRootFlags(discovery, given);
   let logger: Logger;
   try {
@@ -147,10 +155,6 @@ discovery.action(async (given: Record<string, unknown>) => {
   } catch (e) {
     usageError(PROGRAM, (e as Error).message);
   }
-  if (!opts.configDir) usageError(PROGRAM, "--configDir: expected the directory of the mesh's configuration (no orchestrator API is reachable here)");
-  if (!statSync(opts.configDir as string, { throwIfNoEntry: false })?.isDirectory())
-    usageError(PROGRAM, `--configDir: no such directory: ${opts.configDir as string}`);
-  const log = logger.scope("default");
   refuseNotApplicableEnvironment(DISCOVERY_NOT_APPLICABLE_ENV, PROGRAM);
   let vars: DiscoveryVariables;
   try {
@@ -158,48 +162,16 @@ discovery.action(async (given: Record<string, unknown>) => {
   } catch (e) {
     usageError(PROGRAM, (e as Error).message);
   }
-  const domain = (opts.domain as string).toLowerCase();
-  if (!isDnsDomain(domain))
-    usageError(
-      PROGRAM,
-      `--domain: expected a DNS domain such as cluster.local (dot-separated labels of letters, digits and '-'), got ${JSON.stringify(opts.domain)}`,
-    );
-  let mesh: DiscoveryMeshConfig;
-  let injection: InjectionSettings;
-  const injectionWarnings: string[] = [];
+  let command: DiscoveryCommand;
   try {
-    mesh = readDiscoveryMeshConfig(opts.meshConfig as string, discovery.getOptionValueSource("meshConfig") === "cli");
-    injection = decodeInjectionSettings(mesh.file ? { meshConfig: { file: mesh.file, value: mesh.value } } : {}, injectionWarnings, domain, vars.revision);
+    command = decodeDiscoveryCommand(opts, (flag) => discovery.getOptionValueSource(flag) === "cli", process.env, vars.revision);
   } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    usageError(PROGRAM, `--meshConfig: ${e.message}`);
+    if (!(e instanceof DiscoveryFlagError)) throw e;
+    usageError(PROGRAM, e.message);
   }
-  const trustDomain = (opts.trustDomain as string | undefined) || mesh.trustDomain;
-  if (trustDomain !== undefined && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(trustDomain))
-    usageError(PROGRAM, `--trust-domain: expected a trust domain (a DNS name), got ${JSON.stringify(trustDomain)}`);
-  // --secureGrpcAddr and --httpsAddr serve disco-discovery's mesh_ca certificate (DISCO_CERT_DIR).
-  const certified = (flag: "secureGrpcAddr" | "httpsAddr") => {
-    const address = parseListenAddress(opts[flag] as string);
-    let settings: SecureXdsSettings;
-    try {
-      settings = secureXdsSettings(process.env, discovery.getOptionValueSource(flag) === "cli");
-    } catch (e) {
-      usageError(PROGRAM, (e as Error).message);
-    }
-    if (address && !secureXdsAvailable(settings)) {
-      log.warn(`--${flag} ${opts[flag] as string}: no certificate at ${settings.files.certFile} (DISCO_CERT_DIR): this listener is off`);
-      return undefined;
-    }
-    return address ? { address, tls: settings } : undefined;
-  };
-  const secureGrpc = certified("secureGrpcAddr");
-  const webhooks = certified("httpsAddr");
-  if (mesh.file) log.info(`mesh config ${mesh.file}: rootNamespace ${mesh.rootNamespace}${mesh.trustDomain ? `, trustDomain ${mesh.trustDomain}` : ""}`);
-  if (mesh.ignored.length > 0)
-    log.warn(
-      `--meshConfig ${mesh.file}: ${mesh.ignored.join(", ")}: no effect on disco-discovery (it reads rootNamespace, trustDomain, extensionProviders and enableAutoMtls; defaultConfig goes to the injection webhook)`,
-    );
-  for (const w of injectionWarnings) log.warn(`--meshConfig: ${w}`);
+  const log = logger.scope("default");
+  for (const line of command.notes) log.info(line);
+  for (const line of command.warnings) log.warn(line);
   // The control plane (gRPC, protobufjs, prom-client, the filter module) loads only now that the flags are good.
   const [{ startDiscovery }, { filterChecks }, { FilterModule, RELEASE_WASM }] = await Promise.all([
     import("../discovery/server.ts"),
@@ -209,29 +181,33 @@ discovery.action(async (given: Record<string, unknown>) => {
   let server;
   try {
     server = await startDiscovery({
-      configDir: opts.configDir as string,
-      grpc: parseListenAddress(opts.grpcAddr as string),
-      ...(secureGrpc ? { secureGrpc } : {}),
-      ...(webhooks ? { https: { address: webhooks.address, tls: webhooks.tls.files, injection } } : {}),
+      configDir: command.configDir,
+      grpc: command.grpc,
+      ...(command.secureGrpc ? { secureGrpc: { ...command.secureGrpc, ...(command.caAddress ? { caAddress: command.caAddress } : {}) } } : {}),
+      ...(command.https ? { https: { address: command.https.address, tls: command.https.tls.files, injection: command.injection } } : {}),
       webhookLog: logger.scope("validationServer"),
-      scopes: { model: logger.scope("model"), validation: logger.scope("validation"), rbac: logger.scope("rbac"), authn: logger.scope("authn") },
-      http: parseListenAddress(opts.httpAddr as string),
-      profiling: opts.profile as boolean,
-      monitoring: parseListenAddress(opts.monitoringAddr as string),
-      rootNamespace: mesh.rootNamespace,
-      extensionProviders: mesh.extensionProviders,
-      enableAutoMtls: mesh.enableAutoMtls,
-      domain,
+      scopes: {
+        model: logger.scope("model"),
+        validation: logger.scope("validation"),
+        rbac: logger.scope("rbac"),
+        authn: logger.scope("authn"),
+        serverca: logger.scope("serverca"),
+      },
+      http: command.http,
+      profiling: command.profiling,
+      monitoring: command.monitoring,
+      rootNamespace: command.mesh.rootNamespace,
+      extensionProviders: command.mesh.extensionProviders,
+      enableAutoMtls: command.mesh.enableAutoMtls,
+      domain: command.domain,
       ...vars,
-      ...(trustDomain ? { trustDomain } : {}),
-      ...(opts.keepaliveMaxServerConnectionAge !== undefined && (opts.keepaliveMaxServerConnectionAge as number) < d.NEVER_MS
-        ? { maxConnectionAgeMs: opts.keepaliveMaxServerConnectionAge as number }
-        : {}),
-      ctrlz: { address: opts.ctrlz_address as string, port: opts.ctrlz_port as number, logger },
-      keepaliveIntervalMs: opts.keepaliveInterval as number,
-      keepaliveTimeoutMs: opts.keepaliveTimeout as number,
+      ...(command.trustDomain ? { trustDomain: command.trustDomain } : {}),
+      ...(command.maxConnectionAgeMs !== undefined ? { maxConnectionAgeMs: command.maxConnectionAgeMs } : {}),
+      ctrlz: { ...command.ctrlz, logger },
+      keepaliveIntervalMs: command.keepaliveIntervalMs,
+      keepaliveTimeoutMs: command.keepaliveTimeoutMs,
       checks: filterChecks(FilterModule.load()),
-      filterModule: moduleSource(opts.filterModule as string, () => createHash("sha256").update(readFileSync(RELEASE_WASM)).digest("hex")),
+      filterModule: moduleSource(command.filterModule, () => createHash("sha256").update(readFileSync(RELEASE_WASM)).digest("hex")),
       log: logger.scope("ads"),
     });
   } catch (e) {
@@ -298,15 +274,15 @@ addLoggingFlags(addPersistentFlags(program));
  * The subcommand's options with the common flags given before it (on the
  * root) filled in; a flag given after the subcommand wins.
  */
-function withRootFlags(cmd: Command, opts: Record<string, unknown>): Record<string, unknown> {
-  const merged = { ...opts };
+function withRootFlags<T extends Record<string, unknown>>(cmd: Command, opts: T): T {
+  const merged: Record<string, unknown> = { ...opts };
   for (const [key, value] of Object.entries(program.opts())) {
     if (program.getOptionValueSource(key) === "cli" && cmd.getOptionValueSource(key) !== "cli") {
       merged[key] = value;
       cmd.setOptionValueWithSource(key, value, "cli");
     }
   }
-  return merged;
+  return merged as T;
 }
 
 /**

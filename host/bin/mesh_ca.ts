@@ -85,6 +85,10 @@ const program = addLoggingFlags(
       "--token-jwks <file|url>",
       "keys of the service-account token issuer (JWKS file or http(s) URL); default ${TOKEN_JWKS}; see JWT_POLICY, TOKEN_ISSUER, AUDIENCE",
     )
+    .option(
+      "--trusted-node-accounts <ns/sa,...>",
+      "callers (namespace/service-account, proven by their client certificate) that may ask for another workload's certificate (ImpersonatedIdentity): disco-discovery relaying renewals; default ${CA_TRUSTED_NODE_ACCOUNTS}",
+    )
     .option("--monitoring-port <port>", "monitoring port (/metrics, /version, /healthz); 0 = any free port", UINT16, d.DEFAULT_MONITORING_PORT)
     .addOption(bool("--enable-profiling [bool]", "serve V8 CPU profiles and heap snapshots at /debug/pprof/ on --monitoring-port"))
     .option("--liveness-probe-path <path>", "liveness file", "")
@@ -116,7 +120,10 @@ program.action(async (opts: d.AnchorFlags & Record<string, unknown>) => {
   ]);
   let server;
   try {
-    server = await startAnchorServer(d.anchorServerOptions(opts, tokenSettingsFrom(process.env, opts.tokenJwks), anchorEnvironment()), { logger });
+    server = await startAnchorServer(
+      d.anchorServerOptions(opts, tokenSettingsFrom(process.env, opts.tokenJwks), anchorEnvironment(), process.env.CA_TRUSTED_NODE_ACCOUNTS),
+      { logger },
+    );
   } catch (e) {
     const bad = e instanceof AnchorConfigError;
     log.error(`failed to start: ${(e as Error).message}`);

@@ -159,8 +159,8 @@ export function decodeCaptureOptions(raw: RawCaptureFlags, env: NodeJS.ProcessEn
     if (!v) return undefined;
     const list = items(v.text);
     for (const id of list) if (!/^\d{1,10}$/.test(id)) throw bad(v.from, v.text, `${JSON.stringify(id)} is not a numeric id (expected a comma list of ids)`);
-    if (list.length === 0) throw bad(v.from, v.text, "expected a numeric id");
-    return list;
+    // Empty, as upstream: the default.
+    return list.length === 0 ? undefined : list;
   };
   const bool = (name: CaptureFlagName): boolean => {
     const v = read(name);

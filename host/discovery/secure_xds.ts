@@ -19,10 +19,13 @@ import type { StreamAccess } from "./ads_server.ts";
  * issued by mesh_ca (`DISCO_CERT_PROVIDER` `anchor`), read from
  * `DISCO_CERT_DIR` (default `/etc/certs`, upstream's mount) in upstream's
  * layout and re-read as it is renewed (the same file handling as the hub's).
- * A caller must present a certificate chaining to its roots, carrying a
+ * An xDS caller must present a certificate chaining to its roots, carrying a
  * SPIFFE workload identity of the trust domain (any trust domain with
- * `DISCO_SKIP_VALIDATE_TRUST_DOMAIN`); that identity is the proxy's for
- * what only it may be served (its namespace's Secrets: mesh_snapshot.ts).
+ * `DISCO_SKIP_VALIDATE_TRUST_DOMAIN`), else its stream is refused
+ * (PERMISSION_DENIED); that identity is the proxy's for what only it may be
+ * served (its namespace's Secrets: mesh_snapshot.ts). The handshake asks for
+ * a certificate without requiring one, as upstream's 15012 does: a proxy
+ * asks for its first certificate there with a token (certificate_relay.ts).
  */
 
 export const CERT_PROVIDER = "anchor";
@@ -76,7 +79,7 @@ export async function secureXds(s: SecureXdsSettings, trustDomain?: string): Pro
   const identity = loadTlsFiles(s.files, names);
   const clientTrustDomain = s.skipTrustDomainCheck ? undefined : trustDomain || identity.trustDomain;
   return {
-    credentials: await fileServerCredentials(s.files),
+    credentials: await fileServerCredentials(s.files, false),
     identity,
     clientTrustDomain,
     access: {

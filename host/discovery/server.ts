@@ -1,4 +1,5 @@
 import { bindNamed } from "../daemon/bind.ts";
+import { readFileSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
 import { hostname } from "node:os";
 import * as grpc from "@grpc/grpc-js";
@@ -13,10 +14,9 @@ import { type MonitoringServer, startMonitoring } from "../telemetry/monitoring_
 import { serveProfiling } from "../telemetry/profiling.ts";
 import { closeServer, listen } from "../telemetry/http_listen.ts";
 import { shutdownGrpcServer } from "../wire/raw_grpc.ts";
-import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos, unpackAny } from "../wire/envoy_protos.ts";
+import { ENVOY_PROTO_INCLUDE_DIRS, envoyProtos } from "../wire/envoy_protos.ts";
 import { addGrpcIntrospection, type ServingHealth } from "../wire/grpc_introspection.ts";
-import { AggregatedDiscoveryService, type ProxyNode, type StreamAccess } from "./ads_server.ts";
-import { proxyConfig, synczRows } from "./sync_status.ts";
+import { AggregatedDiscoveryService, type StreamAccess } from "./ads_server.ts";
 import type { DiscoveryObserver } from "./observer.ts";
 import { Debouncer } from "./debounce.ts";
 import type { EnvoyServing } from "./envoy_sidecar.ts";
@@ -25,24 +25,27 @@ import { DiscoveryMetrics } from "./metrics.ts";
 import { type WebhookServer, startWebhooks } from "./webhook_server.ts";
 import { grpcBindAddress, type ListenAddress } from "./listen_address.ts";
 import { type SecureXdsSettings, secureXds } from "./secure_xds.ts";
+import { addCertificateRelay, RelayMetrics } from "./certificate_relay.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "./mesh_snapshot.ts";
-import { documentsFromResources } from "./config_distribution.ts";
-import { type ResourceVersion, DistributionLedger, ResourceVersioning, configDistribution, resourceKey } from "./distribution.ts";
-import { nodeIdentity } from "./proxy_kind.ts";
+import { type ResourceVersion, DistributionLedger, ResourceVersioning } from "./distribution.ts";
 import { changedKinds, isEndpointChange } from "./push_scope.ts";
-import { type Resource, selectResources } from "./resource_set.ts";
-import { CONFIG_DOCUMENT, SECRET, SHORT_TYPE } from "./type_urls.ts";
-import { redactedSecret } from "./secrets.ts";
+import type { Resource } from "./resource_set.ts";
+import { CONFIG_DOCUMENT, SHORT_TYPE } from "./type_urls.ts";
 import { emptyClusters, endpointReport } from "./endpoint_report.ts";
 
+import { debugPage } from "./debug_pages.ts";
 import { type ExtensionProviders, NO_EXTENSION_PROVIDERS, unknownProviderProblems } from "../config/extension_providers.ts";
 import { formatConfigProblem } from "../config/problems.ts";
 
 export interface DiscoveryOptions {
   configDir: string;
   grpc?: ListenAddress;
-  /** `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca certificate. */
-  secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings };
+  /**
+   * `--secureGrpcAddr`: xDS over mutual TLS with disco-discovery's mesh_ca
+   * certificate, and CreateCertificate relayed to mesh_ca at `caAddress`
+   * (`--caAddress`; absent: refused as UNIMPLEMENTED).
+   */
+  secureGrpc?: { address: ListenAddress; tls: SecureXdsSettings; caAddress?: string };
   http?: ListenAddress;
   /** `--profile`: `/debug/pprof/` (V8 CPU profiles, heap snapshots) on the `--httpAddr` debug port, as upstream serves it. */
   profiling?: boolean;
@@ -101,9 +104,10 @@ export interface DiscoveryOptions {
    * The other spec 2 scopes whose concern lives here (docs/daemon-reference.md
    * "Log scopes"): `model` (each configuration version's resources),
    * `validation` (documents refused), `rbac` (authorization policies),
-   * `authn` (authentication policies, callers of --secureGrpcAddr); default `log`.
+   * `authn` (authentication policies, callers of --secureGrpcAddr),
+   * `serverca` (certificate requests relayed to mesh_ca); default `log`.
    */
-  scopes?: Partial<Record<"model" | "validation" | "rbac" | "authn", ScopedLogger>>;
+  scopes?: Partial<Record<"model" | "validation" | "rbac" | "authn" | "serverca", ScopedLogger>>;
   /** Told of every stream event and configuration change, besides the daemon's own counters. */
   observer?: DiscoveryObserver;
 }
@@ -149,8 +153,10 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
   let current: MeshSnapshot | undefined;
   let ready = false;
   const metrics = new DiscoveryMetrics();
+  const relayMetrics = new RelayMetrics(metrics.registry);
   // Callers of --secureGrpcAddr refused for their certificate are an authentication concern (scope authn).
   const authnLog = o.scopes?.authn ?? o.log;
+  const servercaLog = o.scopes?.serverca ?? o.log;
   const refusals: DiscoveryObserver = { refused: (peer, problem) => authnLog.warn(`xDS caller ${peer} refused: ${problem}`) };
   const observer = bothObservers(metrics.observer, bothObservers(refusals, o.observer ?? {}));
   const scoped = o.scopePushes ?? true;
@@ -255,12 +261,25 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       const served = await bindNamed(
         "--secureGrpcAddr",
         `${o.secureGrpc.address.host ?? ""}:${o.secureGrpc.address.port}`,
-        serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access),
+        serveXds(ads, o.secureGrpc.address, secure.credentials, xdsServerOptions, secure.access, (server) =>
+          addCertificateRelay(
+            server,
+            relayMetrics,
+            o.secureGrpc?.caAddress ? { caAddress: o.secureGrpc.caAddress, files: o.secureGrpc.tls.files, log: servercaLog } : undefined,
+            servercaLog,
+          ),
+        ),
       );
+      relayMetrics.rootSeen(readFileSync(o.secureGrpc.tls.files.caCertFile, "utf8"));
       grpcServers.push(served);
       listeners.secureGrpc = served.address;
       o.log.info(
         `xDS (mutual TLS) on ${listeners.secureGrpc} as ${secure.identity.uris.join(" ") || "(no URI SAN)"}; callers must be workload identities of ${secure.clientTrustDomain ?? "any trust domain (DISCO_SKIP_VALIDATE_TRUST_DOMAIN)"}`,
+      );
+      servercaLog.info(
+        o.secureGrpc.caAddress
+          ? `CreateCertificate on ${listeners.secureGrpc}: relayed to mesh_ca ${o.secureGrpc.caAddress} (a token passed through; a renewal by certificate asked as ImpersonatedIdentity)`
+          : `CreateCertificate on ${listeners.secureGrpc}: refused (no --caAddress)`,
       );
     }
   } catch (e) {
@@ -380,9 +399,11 @@ async function serveXds(
   credentials: grpc.ServerCredentials,
   options: grpc.ServerOptions,
   access?: StreamAccess,
+  moreServices?: (server: grpc.Server) => void,
 ): Promise<{ server: grpc.Server; health: ServingHealth; address: string }> {
   const server = new grpc.Server(options);
   ads.addTo(server, access);
+  moreServices?.(server);
   const health = addGrpcIntrospection(server, {
     services: ["envoy.service.discovery.v3.AggregatedDiscoveryService"],
     protoFiles: ["envoy/service/discovery/v3/ads.proto"],
@@ -392,98 +413,6 @@ async function serveXds(
   const port = await new Promise<number>((resolve, reject) => server.bindAsync(bind, credentials, (e, p) => (e ? reject(e) : resolve(p))));
   health.setServing(true);
   return { server, health, address: bind.replace(/:\d+$/, `:${port}`) };
-}
-
-type Res = import("node:http").ServerResponse;
-
-/** What the debug pages read. */
-interface DebugState {
-  snapshot: MeshSnapshot;
-  ads: AggregatedDiscoveryService;
-  versions: ReadonlyMap<string, ResourceVersion>;
-  /** Undefined when distribution tracking is off. */
-  ledger: DistributionLedger | undefined;
-  adszConfig: boolean;
-  /** This instance's id (the control_plane identifier's ID), named on /debug/syncz for `meshctl proxy-status`. */
-  controlPlane: string;
-  scoped: boolean;
-}
-
-/** Upstream's answer when tracking is off, with our variable's name. */
-export const TRACKING_OFF = "config distribution tracking is off: set DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING=true to query which proxy has which config\n";
-
-// The debug port (upstream's /debug/*): what each proxy was sent and acknowledged, the configuration, the ADS connections.
-function debugPage(url: string, d: DebugState, res: Res): void {
-  const { snapshot, ads } = d;
-  const [path, query = ""] = url.split("?", 2);
-  const params = new URLSearchParams(query);
-  const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(`${JSON.stringify(value, null, 2)}\n`);
-  const text = (status: number, body: string) => res.writeHead(status, { "content-type": "text/plain" }).end(body);
-  if (path === "/debug/syncz") {
-    json(synczRows(ads.state(), d.ledger !== undefined, d.controlPlane));
-  } else if (path === "/debug/proxy_config") {
-    const id = params.get("proxyID");
-    if (!id) return void text(422, "querystring parameter 'proxyID' is required\n");
-    const serveNow = (node: ProxyNode, type: string, names: ReadonlySet<string> | "*") => selectResources(resourcesFor(snapshot, node, d.scoped), type, names);
-    const config = proxyConfig(ads.state(), id, serveNow, (r) => decodeSent(r.any));
-    if (!config) return void text(404, `no proxy ${id} is connected\n`);
-    json(config);
-  } else if (path === "/debug/adsz") {
-    json(
-      ads.state().map((c) => ({
-        connectionId: c.id,
-        node: c.node,
-        connectedAt: c.connectedAt.toISOString(),
-        watches: Object.fromEntries([...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, s.names === "*" ? ["*"] : [...s.names]])),
-        ...(d.adszConfig
-          ? {
-              config: Object.fromEntries(
-                [...c.subscriptions].map(([t, s]) => [SHORT_TYPE[t] ?? t, (s.sentResources ?? []).map((r) => ({ name: r.name, value: decodeSent(r.any) }))]),
-              ),
-            }
-          : {}),
-      })),
-    );
-  } else if (path === "/debug/configz") {
-    const versionOf = (r: (typeof snapshot.catalog.resources)[number]) => {
-      const v = d.versions.get(resourceKey(r));
-      return v ? { resourceVersion: v.resourceVersion, generation: v.generation } : {};
-    };
-    // A Secret's values never leave through the debug port (host/discovery/secrets.ts).
-    const spec = (r: (typeof snapshot.catalog.resources)[number]) =>
-      r.kind === "Secret" ? redactedSecret(r.spec as unknown as Record<string, unknown>) : r.spec;
-    json({
-      version: snapshot.version,
-      resources: snapshot.catalog.resources.map((r) => ({ kind: r.kind, namespace: r.namespace, name: r.name, ...versionOf(r), spec: spec(r) })),
-    });
-  } else if (path === "/debug/config_distribution") {
-    if (!d.ledger) return void text(409, TRACKING_OFF);
-    const key = params.get("resource");
-    if (!key) return void text(422, "querystring parameter 'resource' is required\n");
-    const namespace = params.get("proxy_namespace");
-    const proxies = ads
-      .state()
-      .filter((c) => !namespace || nodeIdentity(c.node)?.namespace === namespace)
-      .map((c) => ({ id: c.node.id, acked: new Map([...c.subscriptions].map(([t, s]) => [t, s.ackedConfig])) }));
-    json(configDistribution(d.ledger, proxies, key));
-  } else if (path === "/debug/endpointz") {
-    json(endpointReport(snapshot.registry, snapshot.services));
-  } else if (path === "/debug/resourcesz") {
-    json(Object.fromEntries([...snapshot.proxyless].map(([type, m]) => [SHORT_TYPE[type] ?? type, [...m.values()].map((r) => unpackAny(r.any))])));
-  } else {
-    text(
-      404,
-      "not found: try /debug/syncz, /debug/proxy_config?proxyID=<node id>, /debug/adsz, /debug/configz, /debug/config_distribution?resource=<Kind>/<namespace>/<name>, /debug/endpointz, /debug/resourcesz\n",
-    );
-  }
-}
-
-/** A sent resource as JSON: Envoy's types by their protos, our configuration documents as their source; Secrets without their values. */
-function decodeSent(any: { type_url: string; value: Uint8Array }): unknown {
-  if (any.type_url === SECRET) return { name: unpackAny(any).name, redacted: true };
-  if (any.type_url !== CONFIG_DOCUMENT) return unpackAny(any);
-  const body = documentsFromResources([any])[0].body;
-  return body.kind === "Secret" ? redactedSecret(body) : body;
 }
 
 /** Debug lines of a new configuration version, each in the scope of its concern. */

@@ -33,11 +33,13 @@ export type InterceptionMode = (typeof INTERCEPTION_MODES)[number];
 /** Values' `global.multiCluster.clusterName` default (upstream's). */
 export const DEFAULT_CLUSTER_ID = "Kubernetes";
 /**
- * The inbound and status listeners on the pod's address (inbound traffic,
- * kubelet probes), expanded by the orchestrator from the container's
- * INSTANCE_IP (status.podIP); the agent keeps admin and outbound on loopback.
+ * The inbound and status listeners on every address of the pod, as
+ * upstream's virtualInbound (0.0.0.0:15006) and status port: the capture
+ * rules send the proxy's own calls to its pod's address (an app calling its
+ * own Service) to 127.0.0.1:15006, and the kubelet reaches the status port on
+ * the pod's address. The agent keeps admin and outbound on loopback.
  */
-export const DEFAULT_BIND_ADDRESS = "$(INSTANCE_IP)";
+export const DEFAULT_BIND_ADDRESS = "0.0.0.0";
 export const DEFAULT_LOG_LEVEL = "warning";
 export const DEFAULT_READINESS = { initialDelaySeconds: 1, periodSeconds: 2, failureThreshold: 30 } as const;
 /** Upstream's sidecar resources (values `global.proxy.resources`). */

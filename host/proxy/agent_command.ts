@@ -1,28 +1,22 @@
-import { createPrivateKey } from "node:crypto";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { DEFAULT_DOMAIN, splitProxyDnsDomain } from "../mesh/hosts.ts";
 import { buildNodeId } from "../mesh/node_id.ts";
-import type { CertificateTransport, WorkloadCertificate } from "../anchor/client.ts";
-import type { ScopedLogger } from "../telemetry/logger.ts";
+import type { CertificateTransport } from "../anchor/client.ts";
 import { announceListening, handleSignals } from "../daemon/lifecycle.ts";
 import { EXIT_BAD_CONFIG, EXIT_FAILURE } from "../daemon/exit_codes.ts";
 import { ListenerBindError } from "../daemon/bind.ts";
 import { formatGoDuration } from "../daemon/duration.ts";
 import type { Logger } from "../telemetry/logger.ts";
 import { FilterModule, RELEASE_WASM } from "../wasm/filter_module.ts";
-import { parseClusters, parseServiceEndpoints } from "../hub/clusters.ts";
+import { parseClusters } from "../hub/clusters.ts";
 import { DEFAULT_JWKS_COOLDOWN_MS, JwksCache } from "../security/jwt/jwks.ts";
 import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "./listener_limits.ts";
 import { spiffeId } from "../security/workload.ts";
-import { DEFAULT_MESH_SETTINGS, type MeshSettings, loadMeshConfig, parseMeshConfig } from "./mesh_config.ts";
-import * as grpc from "@grpc/grpc-js";
-import { type ControlPlaneAuth, type ControlPlaneAuthPolicy, WorkloadTls, type WorkloadTlsOptions, uriSans } from "./workload_tls.ts";
+import { type ControlPlaneAuth, WorkloadTls, type WorkloadTlsOptions } from "./workload_tls.ts";
 import type { SidecarSecurityOptions } from "./sidecar.ts";
 import { HubTransport } from "../hub/transport.ts";
-import type { GrpcCall } from "../wasm/abi_types.ts";
 import { LISTENING_LINE_PREFIX, Sidecar, type SidecarAddresses } from "./sidecar.ts";
-import type { AgentOptions } from "./agent_options.ts";
+import type { AgentEnvironment, AgentOptions } from "./agent_options.ts";
 import { AgentMetrics } from "./agent_metrics.ts";
 import { DEFAULT_TOKEN_MANAGER_PLUGIN, startStsServer } from "./sts_server.ts";
 export { SIDECAR_LOG_SCOPES } from "./defaults.ts";
@@ -33,6 +27,17 @@ import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
 import { SafetyNet } from "../daemon/safety_net.ts";
 import { listenerAddresses } from "./listener_addresses.ts";
+import { hubChannel } from "./hub_channel.ts";
+import {
+  type CertificateSource,
+  certificateSource,
+  controlPlaneAuth,
+  controlPlaneChannelCredentials,
+  controlPlaneIdentityCheck,
+  hubChannelCredentials,
+} from "./control_plane_auth.ts";
+import { securitySettings } from "./security_settings.ts";
+import { firstCertificate, workloadCertificate } from "./certificate_source.ts";
 import { appProbeRoute } from "./app_probers.ts";
 import { startStatusPorts } from "./status_ports.ts";
 import { originalDestination, originalDestinationUnavailable } from "../capture/original_destination.ts";
@@ -40,160 +45,6 @@ import { originalDestination, originalDestinationUnavailable } from "../capture/
 /** The parsed flags as /server_info's `command_line_options` (JSON values only). */
 function commandLineOptions(opts: AgentOptions): Record<string, unknown> {
   return Object.fromEntries(Object.entries(opts).filter(([, v]) => ["string", "number", "boolean"].includes(typeof v) || Array.isArray(v)));
-}
-
-/** Environment variables of the seed that apply to the sidecar. */
-export interface AgentEnvironment {
-  POD_NAME?: string;
-  POD_NAMESPACE?: string;
-  INSTANCE_IP?: string;
-  /** Workload labels `k=v,k=v` when --labels is not given. */
-  POD_LABELS?: string;
-  /** `true`/`false`: overrides the mesh config's enableFallthroughRoute. */
-  DISCO_ENABLE_FALLTHROUGH_ROUTE?: string;
-  /** `third-party-jwt` (default) or `first-party-jwt`: picks the default --tokenPath. */
-  JWT_POLICY?: string;
-  /** Mesh settings YAML when --meshConfigFile is not given. */
-  MESH_CONFIG?: string;
-  /** `true`/`false`: overrides the mesh settings' enableAutoMtls. */
-  MESH_AUTO_MTLS_ENABLED?: string;
-  /** Directory that receives key.pem, cert-chain.pem and root-cert.pem on each rotation. */
-  OUTPUT_KEY_CERT_TO_DIRECTORY?: string;
-  /** `true`: keys written to OUTPUT_KEY_CERT_TO_DIRECTORY are PKCS#8. */
-  PKCS8_KEY?: string;
-}
-
-/** Upstream's token paths per JWT_POLICY (renamed): a projected token, or the legacy service-account token. */
-export const DEFAULT_TOKEN_PATHS = {
-  "third-party-jwt": "./var/run/secrets/tokens/mesh-token",
-  "first-party-jwt": "/var/run/secrets/orch.io/serviceaccount/token",
-} as const;
-/** Spec 2, "Authentication": the root certificate path of disco-agent. */
-export const DEFAULT_CA_ROOT_CERT = "/etc/certs/root-cert.pem";
-
-/**
- * `--controlPlaneAuthPolicy`, `--tokenPath`, `--caRootCert` (docs/sidecar.md
- * "Control-plane authentication"); throws naming the flag or variable.
- */
-export function controlPlaneAuth(opts: Pick<AgentOptions, "controlPlaneAuthPolicy" | "tokenPath" | "caRootCert">, env: AgentEnvironment): ControlPlaneAuth {
-  const policy = (opts.controlPlaneAuthPolicy ?? "NONE") as ControlPlaneAuthPolicy;
-  if (policy !== "NONE" && policy !== "MUTUAL_TLS") throw new Error(`--controlPlaneAuthPolicy: expected NONE or MUTUAL_TLS, got ${JSON.stringify(policy)}`);
-  const jwtPolicy = env.JWT_POLICY || "third-party-jwt";
-  if (jwtPolicy !== "third-party-jwt" && jwtPolicy !== "first-party-jwt")
-    throw new Error(`JWT_POLICY: expected third-party-jwt or first-party-jwt, got ${JSON.stringify(jwtPolicy)}`);
-  return {
-    policy,
-    tokenPath: opts.tokenPath || DEFAULT_TOKEN_PATHS[jwtPolicy],
-    caRootCertFile: opts.caRootCert || DEFAULT_CA_ROOT_CERT,
-  };
-}
-
-/** `--hubIdentity` is a suffix of the hub's SPIFFE ID on a path boundary (`mesh-hub-service-account`, `sa/hub`, `/ns/mesh-system/sa/hub`) or the whole ID. */
-export function hubIdentityMatches(uri: string, suffix: string): boolean {
-  return uri === suffix || uri.endsWith(`/${suffix.replace(/^\/+/, "")}`);
-}
-
-/**
- * Credentials of a control-plane channel under MUTUAL_TLS (the hub, disco-discovery):
- * the current workload certificate, the mesh roots as the only trust
- * anchors, and the peer's URI SAN checked instead of its host name: it must
- * end with `identitySuffix` (`--hubIdentity`, `--discoIdentity`) when given,
- * else be any identity of the trust domain. `peer` names it in errors.
- */
-export function controlPlaneChannelCredentials(tls: WorkloadTls, identitySuffix: string, peer: "hub" | "discovery"): grpc.ChannelCredentials {
-  const c = tls.current;
-  const td = tls.options.trustDomain;
-  return grpc.credentials.createSsl(Buffer.from(c.rootPem), Buffer.from(c.keyPem), Buffer.from(c.certChainPem), {
-    checkServerIdentity: (_host, cert) => {
-      const uris = uriSans(cert.subjectaltname);
-      const ok = uris.some((u) => u.startsWith(`spiffe://${td}/`) && (!identitySuffix || hubIdentityMatches(u, identitySuffix)));
-      return ok
-        ? undefined
-        : new Error(
-            `${peer} identity: the ${peer} presented ${uris.join(" ") || "no URI SAN"}, expected ${identitySuffix ? `an identity of ${td} ending with ${identitySuffix}` : `an identity of trust domain ${td}`}`,
-          );
-    },
-  });
-}
-
-/** The hub channels' credentials under MUTUAL_TLS (`--hubIdentity`). */
-export function hubChannelCredentials(tls: WorkloadTls, hubIdentity: string): grpc.ChannelCredentials {
-  return controlPlaneChannelCredentials(tls, hubIdentity, "hub");
-}
-
-/** `k=v,k=v` → labels; throws naming the bad entry. */
-export function parseLabels(text: string, flag: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of text
-    .split(",")
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const eq = part.indexOf("=");
-    if (eq <= 0) throw new Error(`${flag}: expected k=v[,k=v…], got ${JSON.stringify(part)}`);
-    out[part.slice(0, eq)] = part.slice(eq + 1);
-  }
-  return out;
-}
-
-/**
- * The security path's settings from the flags (docs/sidecar.md "Security");
- * undefined when `--caAddress` is not given (the sidecar as before). Throws
- * with the flag's name for a bad value.
- */
-export function securitySettings(
-  opts: Partial<AgentOptions> & Pick<AgentOptions, "appPort">,
-  env: AgentEnvironment,
-  namespace: string,
-): (Omit<SidecarSecurityOptions, "tls" | "jwks"> & { caAddress: string; trustDomain: string; ttlMs: number; keyAlgorithm: "RSA" | "ECDSA" }) | undefined {
-  const caAddress = opts.caAddress;
-  const anySecurityFlag = opts.meshConfigFile !== undefined || opts.gateway === true || (opts.endpoint ?? []).length > 0;
-  if (!caAddress) {
-    if (anySecurityFlag) throw new Error("--meshConfigFile, --gateway and --endpoint need --caAddress (the security path runs with workload certificates)");
-    for (const name of ["MESH_CONFIG", "MESH_AUTO_MTLS_ENABLED", "OUTPUT_KEY_CERT_TO_DIRECTORY", "PKCS8_KEY"] as const) {
-      if (env[name]) throw new Error(`${name} needs --caAddress or CA_ADDR (the security path runs with workload certificates)`);
-    }
-    return undefined;
-  }
-  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(caAddress)) throw new Error(`--caAddress: expected HOST:PORT, got ${JSON.stringify(caAddress)}`);
-  let mesh: MeshSettings = DEFAULT_MESH_SETTINGS;
-  if (opts.meshConfigFile !== undefined) mesh = loadMeshConfig(opts.meshConfigFile);
-  else if (env.MESH_CONFIG) mesh = parseMeshConfig(env.MESH_CONFIG, "MESH_CONFIG");
-  const autoMtls = env.MESH_AUTO_MTLS_ENABLED;
-  if (autoMtls) {
-    if (autoMtls !== "true" && autoMtls !== "false") throw new Error(`MESH_AUTO_MTLS_ENABLED: expected true or false, got ${JSON.stringify(autoMtls)}`);
-    mesh = Object.freeze({ ...mesh, enableAutoMtls: autoMtls === "true" });
-  }
-  const fallthrough = env.DISCO_ENABLE_FALLTHROUGH_ROUTE;
-  if (fallthrough !== undefined) {
-    if (fallthrough !== "true" && fallthrough !== "false")
-      throw new Error(`DISCO_ENABLE_FALLTHROUGH_ROUTE: expected true or false, got ${JSON.stringify(fallthrough)}`);
-    mesh = Object.freeze({ ...mesh, enableFallthroughRoute: fallthrough === "true" });
-  }
-  if (opts.trustDomain) mesh = Object.freeze({ ...mesh, trustDomain: opts.trustDomain });
-  const labelsText = opts.labels ?? env.POD_LABELS;
-  const labels = labelsText !== undefined ? parseLabels(labelsText, opts.labels !== undefined ? "--labels" : "POD_LABELS") : undefined;
-  const serviceAccount = opts.serviceAccount || "default";
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(serviceAccount))
-    throw new Error(`--serviceAccount: ${JSON.stringify(serviceAccount)} is not a service account name`);
-  const clockSkew = Number(opts.jwtClockSkewSeconds ?? 0);
-  if (!Number.isInteger(clockSkew) || clockSkew < 0)
-    throw new Error(`--jwtClockSkewSeconds: expected a non-negative integer, got ${JSON.stringify(opts.jwtClockSkewSeconds)}`);
-  const keyAlgorithm = opts.workloadKeyAlgorithm ?? "RSA";
-  return {
-    caAddress,
-    trustDomain: mesh.trustDomain,
-    ttlMs: opts.workloadCertTtl ?? 0,
-    keyAlgorithm,
-    mesh,
-    endpoints: parseServiceEndpoints(opts.endpoint ?? []),
-    gateway: opts.gateway === true,
-    containerPort: opts.containerPort ?? opts.appPort,
-    name: env.POD_NAME ?? "sidecar",
-    namespace,
-    serviceAccount,
-    labels,
-    clockSkewSeconds: clockSkew,
-  };
 }
 
 /** A sidecar started by `startProxy`, in this process. */
@@ -205,25 +56,6 @@ export interface RunningProxy {
   onQuit(handler: () => void): void;
   /** Rereads the configuration directory now (SIGHUP); false when it did not apply. */
   reload(): boolean;
-}
-
-/**
- * OUTPUT_KEY_CERT_TO_DIRECTORY (spec 2): the workload key, certificate chain
- * and roots as files (`key.pem`, `cert-chain.pem`, `root-cert.pem`, the key
- * mode 0600), rewritten on each rotation. Keys are PKCS#1 (RSA) or SEC1 (EC)
- * unless PKCS8_KEY is true. A failed write is logged; serving goes on.
- */
-export function writeKeyAndCertificates(dir: string, c: WorkloadCertificate, pkcs8: boolean, log: ScopedLogger): void {
-  try {
-    mkdirSync(dir, { recursive: true });
-    const key = createPrivateKey(c.keyPem);
-    const keyPem = pkcs8 ? c.keyPem : (key.export({ format: "pem", type: key.asymmetricKeyType === "ec" ? "sec1" : "pkcs1" }) as string);
-    writeFileSync(join(dir, "key.pem"), keyPem, { mode: 0o600 });
-    writeFileSync(join(dir, "cert-chain.pem"), c.certChainPem);
-    writeFileSync(join(dir, "root-cert.pem"), c.rootPem);
-  } catch (e) {
-    log.error(`OUTPUT_KEY_CERT_TO_DIRECTORY ${dir}: ${(e as Error).message}`);
-  }
 }
 
 /**
@@ -322,6 +154,7 @@ export async function startProxy(
   let security: SidecarSecurityOptions | undefined;
   let workloadTls: WorkloadTls | undefined;
   let auth: ControlPlaneAuth;
+  let source: CertificateSource | undefined;
   let statsdAddress: { host: string; port: number } | undefined;
   let transport: HubTransport | undefined;
   let outlierLog: OutlierEventLog | undefined;
@@ -330,7 +163,6 @@ export async function startProxy(
   try {
     if (opts.proxyAccessLogService) accessLogService = parseRemoteService("--proxyAccessLogService", opts.proxyAccessLogService);
     if (opts.proxyMetricsService) metricsService = parseRemoteService("--proxyMetricsService", opts.proxyMetricsService);
-    auth = controlPlaneAuth(opts, env);
     if (opts.metricsdUdpAddress) statsdAddress = parseStatsdAddress(opts.metricsdUdpAddress);
     if (opts.outlierLogPath) {
       try {
@@ -339,48 +171,26 @@ export async function startProxy(
         throw new Error(`--outlierLogPath ${JSON.stringify(opts.outlierLogPath)}: cannot open the file for appending: ${(e as Error).message}`);
       }
     }
-    const settings = securitySettings(opts, env, namespace);
+    source = certificateSource(opts);
+    auth = controlPlaneAuth(opts, env, source);
+    const settings = securitySettings({ ...opts, caAddress: source?.address }, env, namespace);
     if (auth.policy === "MUTUAL_TLS" && !settings)
-      throw new Error("--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (the hub and mesh_ca are reached with the workload certificate)");
-    if (settings) {
-      const identity = spiffeId({ namespace, serviceAccount: settings.serviceAccount }, settings.trustDomain);
-      workloadTls = new WorkloadTls({
-        caAddress: settings.caAddress,
-        identity,
-        trustDomain: settings.trustDomain,
-        ttlMs: settings.ttlMs,
-        keyAlgorithm: settings.keyAlgorithm,
+      throw new Error(
+        "--controlPlaneAuthPolicy MUTUAL_TLS needs --caAddress (mesh_ca) or --discoveryAddress (the control plane as the CA): the hub and the CA are reached with the workload certificate",
+      );
+    if (settings && source) {
+      // disco-discovery as the CA proves its SPIFFE identity (--discoIdentity), not the name mesh-ca.
+      if (source.controlPlane) auth = { ...auth, caServerIdentity: controlPlaneIdentityCheck(settings.trustDomain, opts.discoIdentity ?? "", "discovery") };
+      workloadTls = workloadCertificate(
+        opts,
+        { ...settings, identity: spiffeId({ namespace, serviceAccount: settings.serviceAccount }, settings.trustDomain) },
+        source,
         auth,
-        transport: shared.caTransport,
-        request: shared.requestCertificate,
-        ...(typeof opts.connectTimeout === "number" ? { timeoutMs: opts.connectTimeout } : {}),
-        ...(typeof opts.secretGraceDuration === "number" ? { graceMs: opts.secretGraceDuration } : {}),
-        ...(typeof opts.initialBackoffMs === "number" && opts.initialBackoffMs > 0 ? { initialBackoffMs: opts.initialBackoffMs } : {}),
-        onJitter: (ms) => logger.scope("anchorclient").info(`waiting ${ms} ms before the certificate request (INITIAL_BACKOFF_MSEC)`),
-        onRotated: (c: WorkloadCertificate) => {
-          logger
-            .scope("cache")
-            .debug(`workload certificate cached: serial ${c.serialNumber}, expires ${c.expiresAt.toISOString()}, renewal at ${c.rotateAt.toISOString()}`);
-          transport?.renewCredentials();
-          metrics.certificatePushed();
-          if (env.OUTPUT_KEY_CERT_TO_DIRECTORY) writeKeyAndCertificates(env.OUTPUT_KEY_CERT_TO_DIRECTORY, c, env.PKCS8_KEY === "true", log);
-        },
-        onError: (e, retryInMs) => {
-          metrics.secretUpdateFailed();
-          metrics.outgoingRetry("csr");
-          logger.scope("anchorclient").warn(`workload certificate renewal failed: ${e.message}; retrying in ${retryInMs} ms`);
-        },
-        onRequest: (ok, latencyMs, by) => {
-          metrics.outgoingRequest("csr", ok, latencyMs);
-          if (by === "token")
-            logger.scope("token").debug(`service-account token ${auth.tokenPath} presented to mesh_ca (JWT_POLICY ${env.JWT_POLICY || "third-party-jwt"})`);
-          logger
-            .scope("anchorclient")
-            .debug(
-              `CSR for ${identity} to ${settings.caAddress} (authenticated by ${by}): ${ok ? "certificate issued" : "failed"} in ${Math.round(latencyMs)} ms`,
-            );
-        },
-      });
+        env,
+        logger,
+        { metrics, onRotated: () => transport?.renewCredentials() },
+        shared,
+      );
       jwks = new JwksCache({ cooldownMs: opts.jwksRefetchCooldown ?? DEFAULT_JWKS_COOLDOWN_MS });
       security = { ...settings, tls: workloadTls, jwks };
     }
@@ -388,36 +198,13 @@ export async function startProxy(
     log.error((e as Error).message);
     return { exitCode: EXIT_BAD_CONFIG };
   }
-  if (workloadTls) {
-    try {
-      await workloadTls.start();
-      log.info(
-        `workload certificate for ${workloadTls.options.identity} from ${workloadTls.options.caAddress} (${auth.policy === "MUTUAL_TLS" ? "TLS" : "plain text"}, token ${auth.tokenPath}): expires ${workloadTls.current.expiresAt.toISOString()}, renewal at ${workloadTls.current.rotateAt.toISOString()}`,
-      );
-    } catch (e) {
-      const hint =
-        auth.policy === "NONE" && (e as { code?: number }).code === grpc.status.UNAVAILABLE
-          ? " (with --controlPlaneAuthPolicy NONE the CA is dialled in plain text: mesh_ca serves TLS unless --grpc-plaintext; use MUTUAL_TLS)"
-          : "";
-      log.error(`--caAddress ${workloadTls.options.caAddress}: no workload certificate: ${(e as Error).message}${hint}`);
-      workloadTls.stop();
-      return { exitCode: EXIT_FAILURE };
-    }
-  }
+  if (workloadTls && !(await firstCertificate(workloadTls, source!, auth, log))) return { exitCode: EXIT_FAILURE };
   const identity = {
     id: opts.id || `${env.POD_NAME ?? "sidecar"}.${namespace}`,
     ip: opts.ip || (env.INSTANCE_IP ?? ""),
     domain: dnsDomain,
     serviceCluster: opts.serviceCluster,
   };
-  const hubLog = logger.scope("hub");
-  const transportStats = new Map<string, number>([
-    ["hub_transport.calls", 0],
-    ["hub_transport.failed_attempts", 0],
-    ["hub_transport.retries", 0],
-    ["hub_transport.failed_calls", 0],
-  ]);
-  const bump = (name: string) => transportStats.set(name, (transportStats.get(name) ?? 0) + 1);
   if (auth.policy === "NONE") {
     log.warn(
       `control plane traffic is plain text (--controlPlaneAuthPolicy NONE)${workloadTls ? ": mesh_ca gets the token on every request" : ""}; hub calls are not authenticated. For local development only; use MUTUAL_TLS otherwise`,
@@ -428,25 +215,9 @@ export async function startProxy(
     );
   }
   const mtls = auth.policy === "MUTUAL_TLS" ? workloadTls : undefined;
-  transport = new HubTransport({
-    clusters,
-    credentials: mtls ? () => hubChannelCredentials(mtls, opts.hubIdentity ?? "") : undefined,
-    onAttemptFailed: (a) => {
-      bump("hub_transport.failed_attempts");
-      if (a.retryInMs !== undefined) bump("hub_transport.retries");
-      hubLog.warn(
-        `${a.cluster} ${a.method} attempt ${a.attempt} failed: ${a.status.code} ${a.status.message}${a.retryInMs !== undefined ? `; retrying in ${a.retryInMs} ms` : ""}`,
-      );
-    },
-  });
-  const hub = {
-    async call(call: GrpcCall) {
-      bump("hub_transport.calls");
-      const result = await transport!.call(call);
-      if (!result.ok) bump("hub_transport.failed_calls");
-      return result;
-    },
-  };
+  const channel = hubChannel(clusters, mtls ? () => hubChannelCredentials(mtls, opts.hubIdentity ?? "") : undefined, logger.scope("hub"));
+  transport = channel.transport;
+  const { hub, stats: transportStats } = channel;
   const limits: ListenerLimits = Object.freeze({
     headerReadTimeoutMs: opts.headerReadTimeout ?? DEFAULT_LISTENER_LIMITS.headerReadTimeoutMs,
     idleTimeoutMs: opts.idleTimeout ?? DEFAULT_LISTENER_LIMITS.idleTimeoutMs,

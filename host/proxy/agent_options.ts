@@ -72,3 +72,24 @@ export interface AgentOptions {
   /** MESH_META_* and the agent's own keys: the xDS node's metadata (host/proxy/node_metadata.ts). */
   nodeMetadata?: Readonly<Record<string, string>>;
 }
+
+/** Environment variables of the seed that apply to the sidecar. */
+export interface AgentEnvironment {
+  POD_NAME?: string;
+  POD_NAMESPACE?: string;
+  INSTANCE_IP?: string;
+  /** Workload labels `k=v,k=v` when --labels is not given. */
+  POD_LABELS?: string;
+  /** `true`/`false`: overrides the mesh config's enableFallthroughRoute. */
+  DISCO_ENABLE_FALLTHROUGH_ROUTE?: string;
+  /** `third-party-jwt` (default) or `first-party-jwt`: picks the default --tokenPath. */
+  JWT_POLICY?: string;
+  /** Mesh settings YAML when --meshConfigFile is not given. */
+  MESH_CONFIG?: string;
+  /** `true`/`false`: overrides the mesh settings' enableAutoMtls. */
+  MESH_AUTO_MTLS_ENABLED?: string;
+  /** Directory that receives key.pem, cert-chain.pem and root-cert.pem on each rotation. */
+  OUTPUT_KEY_CERT_TO_DIRECTORY?: string;
+  /** `true`: keys written to OUTPUT_KEY_CERT_TO_DIRECTORY are PKCS#8. */
+  PKCS8_KEY?: string;
+}

@@ -42,7 +42,7 @@ export function buildChain(
   // A CUSTOM policy naming no external authorizer of the mesh config is refused, naming spec.provider.name.
   checkProviders(config.mesh, sec.mesh.extensionProviders);
   const identity = { workload, containerPort: sec.containerPort, gateway: sec.gateway };
-  const clusters = new ClusterManager(config.mesh, sec.mesh, workload, sec.endpoints, outliers, random);
+  const clusters = new ClusterManager(config.mesh, sec.mesh, workload, sec.endpoints, outliers);
   return {
     security: new InboundSecurity(config.mesh, sec.mesh, identity, sec.jwks, sec.clockSkewSeconds, extAuthz),
     routes: new RouteTable(config.mesh, sec.mesh, identity, clusters, random),

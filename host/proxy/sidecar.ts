@@ -23,8 +23,10 @@ import { AppRouter, MeshRouter, PlainOutboundRouter, ServedRoutes } from "./rout
 import { RouteTable } from "./router/routes.ts";
 import { GAUGE_STATS, clusterInfo, listenerInfo, sidecarStats } from "./sidecar_stats.ts";
 import { type AppliedChain, buildChain, captureRegistry } from "./chain.ts";
-import { type CaptureRegistry, routeCapturedOutbound } from "./listener/capture_routing.ts";
-import { CapturedOutboundListener } from "./listener/captured_outbound.ts";
+import type { CaptureRegistry } from "./listener/capture_routing.ts";
+import type { CapturedInboundListener } from "./listener/captured_inbound.ts";
+import type { CapturedOutboundListener } from "./listener/captured_outbound.ts";
+import { captureStages } from "./listener/capture_stages.ts";
 import { DestinationProperties } from "./filters/destination_properties.ts";
 import type { SidecarAddresses, SidecarOptions } from "./sidecar_options.ts";
 import { XdsConfigSource } from "./xds_config.ts";
@@ -73,7 +75,9 @@ export class Sidecar {
   private readonly inboundConnections: ConnectionStage;
   private readonly outboundConnections: ConnectionStage;
   /** The outbound listener's capture stage: redirected connections routed by their original destination. */
-  private readonly capturedOutbound: CapturedOutboundListener | undefined;
+  private capturedOutbound: CapturedOutboundListener | undefined;
+  /** The inbound listener's capture stage: redirected TCP (not HTTP) connections proxied to the app's port. */
+  private capturedInbound: CapturedInboundListener | undefined;
   private captureRegistry: CaptureRegistry = { services: [] };
   /** The external authorizers of CUSTOM policies, reached through the `--endpoint` registry (the service name itself otherwise). */
   private readonly extAuthz = new ExtAuthzClient((service, port) => {
@@ -150,16 +154,6 @@ export class Sidecar {
       connections: this.outboundConnections,
       ...(sec ? { security: new OutboundSecurityFilter() } : {}),
     });
-    // Under capture the outbound port takes every redirected connection and picks its chain by the original destination (captured_outbound.ts).
-    this.capturedOutbound = options.originalDestination
-      ? new CapturedOutboundListener({
-          http: this.outbound.server,
-          originalDestination: (socket) => this.outboundConnections.originalDestination(socket),
-          route: (d) => routeCapturedOutbound(this.captureRegistry, d, options.security?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY"),
-          onLog: proxyLog,
-        })
-      : undefined;
-    this.outboundConnections.watch(this.capturedOutbound?.server ?? this.outbound.server);
     this.mtls = sec
       ? inboundTransport({
           http: this.inbound.server,
@@ -171,7 +165,22 @@ export class Sidecar {
             : { tls: sec.tls, serverMode: () => this.security?.serverMode.mode ?? "STRICT" }),
         })
       : undefined;
-    this.inboundConnections.watch(this.mtls?.server ?? this.inbound.server);
+    // Traffic capture: each redirected connection routed by its original destination (listener/capture_stages.ts).
+    if (options.originalDestination) {
+      ({ outbound: this.capturedOutbound, inbound: this.capturedInbound } = captureStages({
+        outboundHttp: this.outbound.server,
+        outboundConnections: this.outboundConnections,
+        inboundNext: this.mtls?.server ?? this.inbound.server,
+        inboundHttpBehindTls: this.mtls !== undefined,
+        inboundHttp: this.inbound.server,
+        inboundConnections: this.inboundConnections,
+        gateway: sec?.gateway === true,
+        registry: () => this.captureRegistry,
+        outboundTrafficPolicy: () => sec?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY",
+        plaintextAllowed: () => !sec || this.security?.serverMode.mode !== "STRICT",
+        onLog: proxyLog,
+      }));
+    }
     if (options.tcpPort >= 0) {
       this.tcp = new TcpProxy({
         filter: this.filter,
@@ -224,7 +233,7 @@ export class Sidecar {
       flag: "--inboundPort",
       address: o.bindAddress,
       port: o.inboundPort,
-      server: this.mtls?.server ?? this.inbound.server,
+      server: this.capturedInbound?.server ?? this.mtls?.server ?? this.inbound.server,
     });
     const outbound = await bindListener({
       flag: "--outboundPort",
@@ -255,6 +264,7 @@ export class Sidecar {
     this.tcp?.server.close();
     this.mtls?.close();
     this.capturedOutbound?.close();
+    this.capturedInbound?.close();
     for (const server of [this.inbound.server, this.outbound.server]) server.closeIdleConnections();
     const deadline = Date.now() + drainMs;
     while (this.inbound.stats.active + this.outbound.stats.active > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -289,7 +299,8 @@ export class Sidecar {
       return false;
     }
     this.loaded = config;
-    if (this.capturedOutbound) this.captureRegistry = captureRegistry(config, this.options.security?.endpoints.values() ?? [], this.options.meshDomain);
+    if (this.capturedOutbound || this.capturedInbound)
+      this.captureRegistry = captureRegistry(config, this.options.security?.endpoints.values() ?? [], this.options.meshDomain);
     if (chain) {
       this.security = chain.security;
       this.routeTable = chain.routes;
@@ -385,6 +396,7 @@ export class Sidecar {
       extraStats: this.options.extraStats,
       ...(sec ? { security: { counters: this.counters, mtls: this.mtls, rotations: sec.tls.rotations } } : {}),
       safetyNet: this.options.safetyNet,
+      captured: { outbound: this.capturedOutbound?.stats, inbound: this.capturedInbound?.stats },
       configApplied: this.configApplied,
       configErrors: this.configErrors,
     });

@@ -1,11 +1,14 @@
 import type { SafetyNet } from "../daemon/safety_net.ts";
 import type { EndpointFlag } from "../hub/clusters.ts";
+import { clusterName } from "../mesh/cluster_names.ts";
 import type { ClusterInfo, ListenerInfo } from "./admin_envoy.ts";
 import type { Counters } from "./counters.ts";
 import type { FilterHost } from "./filters/filter_host.ts";
 import type { TcpProxy } from "./filters/tcp_proxy.ts";
 import type { HttpConnectionManager } from "./http/connection_manager.ts";
 import type { MtlsListener } from "./listener/mtls_listener.ts";
+import type { CapturedInboundStats } from "./listener/captured_inbound.ts";
+import type { CapturedOutboundStats } from "./listener/captured_outbound.ts";
 
 /**
  * What the sidecar's admin port shows of its parts: /stats (every stage's
@@ -24,6 +27,8 @@ export interface StatsSources {
   /** The security path's counters, inbound transport and certificate rotations (absent without the security path). */
   security?: { counters: Counters; mtls?: Pick<MtlsListener, "stats">; rotations: number };
   safetyNet?: Pick<SafetyNet, "caught">;
+  /** The capture stages' counters (under traffic capture). */
+  captured?: { outbound?: CapturedOutboundStats; inbound?: CapturedInboundStats };
   configApplied: number;
   configErrors: number;
 }
@@ -54,6 +59,19 @@ export function sidecarStats(s: StatsSources): Map<string, number | bigint> {
     out.set("listener.tcp.connections", s.tcp.stats.connections);
     out.set("listener.tcp.denied", s.tcp.stats.denied);
     out.set("listener.tcp.active", s.tcp.stats.active);
+  }
+  const c = s.captured?.outbound;
+  if (c) {
+    out.set("listener.outbound.captured_direct", c.direct);
+    out.set("listener.outbound.captured_http", c.http);
+    out.set("listener.outbound.captured_tcp", c.tcp);
+    out.set("listener.outbound.captured_passthrough", c.passthrough);
+    out.set("listener.outbound.captured_blackhole", c.blackhole);
+    out.set("listener.outbound.captured_upstream_failures", c.upstreamFailures);
+  }
+  if (s.captured?.inbound) {
+    out.set("listener.inbound.captured_tcp", s.captured.inbound.tcp);
+    out.set("listener.inbound.captured_tcp_refused", s.captured.inbound.refused);
   }
   for (const [name, value] of s.extraStats?.() ?? []) out.set(name, value);
   if (s.security) {
@@ -87,7 +105,7 @@ export function clusterInfo(o: ClusterSources): ClusterInfo[] {
     ...(o.tcpAppPort !== undefined ? [{ name: `inbound|${o.tcpAppPort}||tcp`, hosts: [{ address: o.appHost, port: o.tcpAppPort }] }] : []),
     ...[...o.clusters].map(([name, c]) => ({ name, hosts: (c.hosts ?? [c]).map((h) => ({ address: h.host, port: h.port })) })),
     ...[...o.endpoints].map((e) => ({
-      name: `outbound|${e.servicePort}||${e.host}`,
+      name: clusterName(e.host, e.servicePort),
       hosts: [{ address: e.address.host, port: e.address.port }],
     })),
   ];

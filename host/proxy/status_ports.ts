@@ -35,13 +35,15 @@ export function statusPortsFromEnv(env: Readonly<Record<string, string | undefin
 
 /** Opens each port on `host`, forwarding its path to the status server at `host:statusPort`; closes what it opened if one cannot bind. */
 export async function startStatusPorts(ports: readonly StatusPort[], host: string, statusPort: number): Promise<{ close(): Promise<void> }> {
+  // On a wildcard bind the status server is dialled on loopback, as Envoy's 15021 dials the agent: a call from the proxy's user to the pod's own address would be captured to the inbound listener.
+  const statusHost = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   const servers: Server[] = [];
   const close = () => Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))).then(() => undefined);
   for (const p of ports) {
     const server = createServer((req, res) => {
       const path = (req.url ?? "/").split("?")[0];
       if (req.method !== "GET" || !path.startsWith(p.path)) return void res.writeHead(404).end();
-      const upstream = request({ host, port: statusPort, path: req.url, method: "GET" }, (r) => {
+      const upstream = request({ host: statusHost, port: statusPort, path: req.url, method: "GET" }, (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers);
         r.pipe(res);
       });

@@ -93,6 +93,8 @@ export interface ControlPlaneAuth {
   tokenPath: string;
   /** Roots that sign mesh_ca's TLS certificate (MUTUAL_TLS). */
   caRootCertFile: string;
+  /** How the CA's certificate is checked instead of its name `mesh-ca` (disco-discovery as the CA: its SPIFFE identity, --discoIdentity). */
+  caServerIdentity?: (host: string, cert: PeerCertificate) => Error | undefined;
 }
 
 function readTokenFile(path: string): string {
@@ -127,7 +129,12 @@ export function caCallAuth(auth: ControlPlaneAuth, current: WorkloadCertificate 
   const rootPem = [fileRoots.trim(), current?.rootPem.trim() ?? ""].filter(Boolean).join("\n") + "\n";
   return {
     token: renewing ? undefined : readTokenFile(auth.tokenPath),
-    tls: { rootPem, clientKeyPem: renewing?.keyPem, clientCertChainPem: renewing?.certChainPem },
+    tls: {
+      rootPem,
+      clientKeyPem: renewing?.keyPem,
+      clientCertChainPem: renewing?.certChainPem,
+      ...(auth.caServerIdentity ? { checkServerIdentity: auth.caServerIdentity } : {}),
+    },
   };
 }
 

@@ -2,7 +2,8 @@
 // (service_account_token.ts), in-process with real jose keys and an injected clock.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { authorizeCaller, bearerTokenOf } from "../../host/anchor/caller_authentication.ts";
+import { authorizeCaller, authorizeImpersonation, bearerTokenOf } from "../../host/anchor/caller_authentication.ts";
+import { parseTrustedNodeAccounts } from "../../host/anchor/options.ts";
 import { AnchorConfigError, AnchorError } from "../../host/anchor/errors.ts";
 import { ServiceAccountTokenVerifier, serviceAccountOfSubject, tokenSettingsFrom } from "../../host/anchor/service_account_token.ts";
 import { parseSpiffeIdentity } from "../../host/anchor/spiffe.ts";
@@ -96,6 +97,41 @@ describe("authorizeCaller", async () => {
       authorizeCaller(fooBar, { verifiedCertificateUris: ["spiffe://cluster.local/ns/foo/sa/sleep"], bearerToken: await token("foo", "bar") }, verifier),
       "IDENTITY_NOT_AUTHORIZED",
       /the client certificate proves spiffe:\/\/cluster.local\/ns\/foo\/sa\/sleep; it may not ask for/,
+    );
+  });
+});
+
+describe("a registration authority asking on a workload's behalf (ImpersonatedIdentity)", () => {
+  const trusted = new Set(["mesh-system/disco-discovery"]);
+  const disco = { verifiedCertificateUris: ["spiffe://cluster.local/ns/mesh-system/sa/disco-discovery"] };
+
+  it("is allowed for a trusted caller proven by its certificate, for exactly the CSR's identity", () => {
+    assert.equal(authorizeImpersonation(fooBar, fooBar.uri, disco, trusted), "registration-authority");
+  });
+
+  it("is refused without a certificate, for an untrusted caller, or for another identity than the CSR's", () => {
+    const refused = (f: () => unknown, code: string, message: RegExp) =>
+      assert.throws(f, (e: unknown) => e instanceof AnchorError && e.code === code && message.test(e.message));
+    refused(() => authorizeImpersonation(fooBar, fooBar.uri, { bearerToken: "t" }, trusted), "UNAUTHENTICATED", /client certificate/);
+    refused(
+      () => authorizeImpersonation(fooBar, fooBar.uri, { verifiedCertificateUris: ["spiffe://cluster.local/ns/foo/sa/bar"] }, trusted),
+      "IDENTITY_NOT_AUTHORIZED",
+      /not a trusted node account .*mesh-system\/disco-discovery/,
+    );
+    refused(() => authorizeImpersonation(fooBar, fooBar.uri, disco, new Set()), "IDENTITY_NOT_AUTHORIZED", /none/);
+    refused(
+      () => authorizeImpersonation(fooBar, "spiffe://cluster.local/ns/foo/sa/admin", disco, trusted),
+      "IDENTITY_NOT_AUTHORIZED",
+      /differs from the identity the CSR asks for/,
+    );
+  });
+
+  it("--trusted-node-accounts takes <namespace>/<service-account> entries, naming a bad one", () => {
+    assert.deepEqual(parseTrustedNodeAccounts(" mesh-system/disco-discovery, a/b ", "--trusted-node-accounts"), ["mesh-system/disco-discovery", "a/b"]);
+    assert.deepEqual(parseTrustedNodeAccounts("", "CA_TRUSTED_NODE_ACCOUNTS"), []);
+    assert.throws(
+      () => parseTrustedNodeAccounts("disco-discovery", "CA_TRUSTED_NODE_ACCOUNTS"),
+      (e: unknown) => e instanceof AnchorConfigError && /CA_TRUSTED_NODE_ACCOUNTS: expected <namespace>\/<service-account>/.test((e as Error).message),
     );
   });
 });

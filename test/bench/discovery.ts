@@ -249,7 +249,21 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
       sidecars.push(
         await startDaemon<{ admin: number }>(
           AGENT_BIN,
-          ["proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", String(app.port), "--discoveryAddress", listeners.grpc],
+          [
+            "proxy",
+            "--inboundPort",
+            "0",
+            "--outboundPort",
+            "0",
+            "--proxyAdminPort",
+            "0",
+            "--appPort",
+            String(app.port),
+            "--discoveryAddress",
+            listeners.grpc,
+            "--controlPlaneAuthPolicy",
+            "NONE",
+          ],
           "disco-agent listening ",
           120_000,
           { ...process.env, POD_NAME: `bench-sidecar-${i}`, POD_NAMESPACE: "bench" },

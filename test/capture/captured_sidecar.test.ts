@@ -51,6 +51,19 @@ subsets: [{ addresses: [{ ip: ${PEER_IP} }], ports: [{ port: 7000 }] }]
 ---
 apiVersion: v1
 kind: Service
+metadata: { name: appdb, namespace: default }
+spec:
+  clusterIP: 10.96.0.40
+  selector: { app: app }
+  ports: [{ name: tcp-appdb, port: 7071, targetPort: 7071 }]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: { name: appdb, namespace: default }
+subsets: [{ addresses: [{ ip: ${POD_IP} }], ports: [{ name: tcp-appdb, port: 7071 }] }]
+---
+apiVersion: v1
+kind: Service
 metadata: { name: web, namespace: default }
 spec:
   clusterIP: 10.96.0.10
@@ -63,6 +76,13 @@ metadata: { name: web, namespace: default }
 subsets: [{ addresses: [{ ip: ${PEER_IP} }], ports: [{ name: http, port: 8080 }] }]
 `;
 
+/** The sidecar's listener.outbound.captured_* counters, from its admin port inside the pod. */
+function capturedStats(pod: string): Record<string, number> {
+  const text = inNamespace(pod, process.execPath, [AGENT, "request", "GET", "/stats", "--proxyAdminPort", "15000"]);
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^listener\.outbound\.captured_(\w+): (\d+)$/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
 const tsx = (...args: string[]) => [process.execPath, "--import", "tsx", APPS, ...args];
 
 describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => {
@@ -88,7 +108,7 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
       });
     await Promise.all([
       start(peer, tsx("endpoints", "tcp:7000", "http:8080", "http:9090"), "apps listening "),
-      start(pod, tsx("app", "http:8080", "http:8081"), "apps listening "),
+      start(pod, tsx("app", "http:8080", "http:8081", "tcp:7070", "tcp:7071"), "apps listening "),
       start(
         pod,
         [
@@ -127,6 +147,11 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
     assert.equal(echo, "hello db");
   });
 
+  it("a TCP client's half-close is passed on, and the endpoint's answer after it still comes back", () => {
+    const out = inNamespace(pod, process.execPath, ["--import", "tsx", APPS, "connect", "10.96.0.20", "5432", "last words|end"]);
+    assert.equal(out.trim().split("\n")[1], "after fin: last words|end");
+  });
+
   it("a port of no declared protocol is sniffed: the client's first bytes are not HTTP, so TCP to the endpoint", () => {
     const out = inNamespace(pod, process.execPath, ["--import", "tsx", APPS, "connect", "10.96.0.30", "7001", "hello legacy"]);
     const [greeting, echo] = out.trim().split("\n");
@@ -143,10 +168,19 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
     assert.equal(body.peer, POD_IP);
   });
 
-  it("an address not in the registry passes through to the original destination (ALLOW_ANY)", () => {
+  it("an address not in the registry passes through to the original destination (ALLOW_ANY), counted in /stats", () => {
+    const before = capturedStats(pod);
     const out = inNamespace(pod, process.execPath, ["--import", "tsx", APPS, "get", PEER_IP, "9090", `${PEER_IP}:9090`]);
     assert.match(out, /^200 /);
     assert.equal(JSON.parse(out.slice(4)).port, 9090);
+    assert.equal(capturedStats(pod).passthrough, before.passthrough + 1);
+  });
+
+  it("/stats counts the captured connections by route", () => {
+    const s = capturedStats(pod);
+    assert.ok(s.tcp >= 2, JSON.stringify(s));
+    assert.ok(s.http >= 1, JSON.stringify(s));
+    assert.equal(s.blackhole, 0);
   });
 
   it("a peer's call to any port of the app is captured to the inbound listener and reaches the app on that port, from 127.0.0.6", () => {
@@ -159,6 +193,21 @@ describe("a sidecar under traffic capture (uid 1337 in a pod namespace)", () => 
       // upstream's inbound passthrough: the sidecar dials the pod's address from 127.0.0.6, which the capture rules leave alone.
       assert.equal(body.peer, "127.0.0.6");
     }
+  });
+
+  it("a peer's TCP to an undeclared app port: its first bytes are neither TLS nor HTTP, so TCP to the app from 127.0.0.6", () => {
+    const out = inNamespace(peer, process.execPath, ["--import", "tsx", APPS, "connect", POD_IP, "7070", "hello app"]);
+    const [greeting, echo] = out.trim().split("\n");
+    assert.deepEqual(JSON.parse(greeting), { name: "app", port: 7070, peer: "127.0.0.6" });
+    assert.equal(echo, "hello app");
+  });
+
+  it("a peer's TCP to a port the registry declares TCP is piped at once: a server-first protocol works", () => {
+    // The client sends nothing: the app speaks first.
+    const out = inNamespace(peer, process.execPath, ["--import", "tsx", APPS, "connect", POD_IP, "7071"]);
+    assert.deepEqual(JSON.parse(out.trim()), { name: "app", port: 7071, peer: "127.0.0.6" });
+    const tcp = inNamespace(pod, process.execPath, [AGENT, "request", "GET", "/stats", "--proxyAdminPort", "15000"]);
+    assert.match(tcp, /^listener\.inbound\.captured_tcp: [2-9]\d*$/m);
   });
 
   it("a call to the inbound listener itself (not redirected) still goes to --appPort", () => {

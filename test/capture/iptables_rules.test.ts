@@ -177,6 +177,7 @@ describe("capture rules: upstream's golden shapes", () => {
     const o = decodeCaptureOptions({}, { ENVOY_USER: "envoy" }, (user) => (user === "envoy" ? "101" : undefined));
     assert.deepEqual([o.proxyUids, o.proxyGids], [["101"], ["101"]]);
     assert.deepEqual(options({ proxyUid: "1337", proxyGid: "1338" }).proxyGids, ["1338"]);
+    assert.deepEqual([options({ proxyUid: "", proxyGid: "" }).proxyUids, options({ proxyUid: "7", proxyGid: "" }).proxyGids], [["1337"], ["7"]]);
   });
 });
 

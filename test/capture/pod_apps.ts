@@ -1,5 +1,6 @@
 // Small servers run inside a test's network namespaces (test/capture/captured_sidecar.test.ts).
 //   pod_apps.ts NAME http:PORT… tcp:PORT…   HTTP answers JSON {name, port, peer, host}; TCP sends one JSON line {name, port, peer} then echoes
+//                                           (what ends in "|end" is answered once the client's FIN came: "after fin: …")
 //   pod_apps.ts connect HOST PORT [LINE]    a TCP client: sends LINE, prints everything until the server closes or 5 s of quiet
 //   pod_apps.ts get HOST PORT HOSTHEADER     an HTTP GET: prints the status and the body
 import { createServer as createHttpServer, request } from "node:http";
@@ -25,7 +26,9 @@ if (name === "get") {
   let text = "";
   socket.setTimeout(5000, () => socket.end());
   socket.on("connect", () => {
-    if (line) socket.write(`${line}\n`);
+    // A line ending in "|end" goes with the client's FIN (half-close): the server answers only once it has seen the FIN.
+    if (line?.endsWith("|end")) socket.end(`${line}\n`);
+    else if (line) socket.write(`${line}\n`);
   });
   socket.on("data", (c) => {
     text += c;
@@ -51,9 +54,14 @@ if (name === "get") {
       }).listen(port, "0.0.0.0", ready);
     } else {
       net
-        .createServer((socket) => {
+        .createServer({ allowHalfOpen: true }, (socket) => {
           socket.write(`${JSON.stringify({ name, port, peer: socket.remoteAddress })}\n`);
-          socket.pipe(socket);
+          let received = "";
+          socket.on("data", (c) => {
+            received += c;
+            if (!received.includes("|end")) socket.write(c);
+          });
+          socket.on("end", () => (received.includes("|end") ? socket.end(`after fin: ${received}`) : socket.end()));
         })
         .listen(port, "0.0.0.0", ready);
     }

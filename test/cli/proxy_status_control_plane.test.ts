@@ -67,7 +67,21 @@ describe("proxy-status through disco-discovery's debug port", () => {
     );
     await startDaemon(
       AGENT_BIN,
-      ["proxy", "sidecar", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--discoveryAddress", disco.listening.grpc],
+      // Plain-text xDS (--grpcAddr), no workload certificate: said explicitly (the default is the control plane as the CA, over TLS).
+      [
+        "proxy",
+        "sidecar",
+        "--inboundPort",
+        "0",
+        "--outboundPort",
+        "0",
+        "--proxyAdminPort",
+        "0",
+        "--discoveryAddress",
+        disco.listening.grpc,
+        "--controlPlaneAuthPolicy",
+        "NONE",
+      ],
       "disco-agent listening ",
       undefined,
       { ...process.env, POD_NAME: "web-0", POD_NAMESPACE: "shop", INSTANCE_IP: "127.0.0.1", MESH_META_CLUSTER_ID: "east" },

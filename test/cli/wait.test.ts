@@ -87,7 +87,21 @@ describe("meshctl x wait: distribution of a resource to the proxies of disco-dis
       sidecars.push(
         await startDaemon(
           AGENT_BIN,
-          ["proxy", "--inboundPort", "0", "--outboundPort", "0", "--proxyAdminPort", "0", "--appPort", "9", "--discoveryAddress", disco.listening.grpc],
+          [
+            "proxy",
+            "--inboundPort",
+            "0",
+            "--outboundPort",
+            "0",
+            "--proxyAdminPort",
+            "0",
+            "--appPort",
+            "9",
+            "--discoveryAddress",
+            disco.listening.grpc,
+            "--controlPlaneAuthPolicy",
+            "NONE",
+          ],
           "disco-agent listening ",
           undefined,
           {

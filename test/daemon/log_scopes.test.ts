@@ -100,6 +100,9 @@ before(async () => {
       ...SIDE_LISTENERS_OFF,
       "--httpsAddr",
       "127.0.0.1:0",
+      // The secure port states in scope serverca whether certificate requests are relayed.
+      "--secureGrpcAddr",
+      "127.0.0.1:0",
       ...DEBUG_EVERYTHING,
     ],
     "disco-discovery listening: ",

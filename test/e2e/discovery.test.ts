@@ -84,6 +84,9 @@ describe("disco-discovery: sidecars configured over ADS", () => {
             String(app.port),
             "--discoveryAddress",
             disco.listening.grpc,
+            // Plain-text xDS, no workload certificates (the control plane as the CA needs its TLS port).
+            "--controlPlaneAuthPolicy",
+            "NONE",
             "--cluster",
             `hub_server=127.0.0.1:${hub.listeners.grpcPort}`,
             "--inboundService",

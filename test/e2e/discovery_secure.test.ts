@@ -2,7 +2,7 @@
 // mesh_ca issues disco-discovery's certificate and the sidecar's; the sidecar
 // (`disco-agent proxy --discoveryAddress … --controlPlaneAuthPolicy MUTUAL_TLS`) gets its
 // configuration over --secureGrpcAddr with its workload certificate and checks
-// disco-discovery's identity (--discoIdentity); a caller without a certificate is refused.
+// disco-discovery's identity (--discoIdentity); a caller without a certificate gets no xDS stream.
 // The admission webhooks on --httpsAddr answer real AdmissionReview bodies over TLS:
 // validation as `meshctl validate` decides, injection as `meshctl orch-inject` injects.
 import assert from "node:assert/strict";
@@ -156,23 +156,22 @@ describe("disco-discovery with a mesh_ca certificate: --secureGrpcAddr (xDS over
     }
   });
 
-  it("a caller without a client certificate is refused at the handshake", async () => {
+  it("a caller without a client certificate gets no xDS stream (the handshake admits it: a first certificate is asked there with a token)", async () => {
     const roots = readFileSync(ca.rootCertFile);
     const client = new grpc.Client(disco.listening.secureGrpc!, grpc.credentials.createSsl(roots, null, null, { checkServerIdentity: () => undefined }));
-    const health = "/grpc.health.v1.Health/Check";
-    const error = await new Promise<grpc.ServiceError | undefined>((resolve) =>
-      client.makeUnaryRequest(
-        health,
+    const status = await new Promise<grpc.StatusObject>((resolve) => {
+      const call = client.makeBidiStreamRequest(
+        "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources",
         (b: Buffer) => b,
         (b: Buffer) => b,
-        Buffer.alloc(0),
-        { deadline: Date.now() + 60_000 },
-        (e) => resolve(e ?? undefined),
-      ),
-    );
+      );
+      call.on("data", () => undefined);
+      call.on("error", () => undefined);
+      call.on("status", resolve);
+    });
     client.close();
-    assert.ok(error, "the call must fail");
-    assert.equal(error.code, grpc.status.UNAVAILABLE, error.message);
+    assert.equal(status.code, grpc.status.PERMISSION_DENIED, status.details);
+    assert.match(status.details, /client certificate identity \(no URI SAN\) is not a workload identity/);
   });
 
   /** POSTs a body to the webhook port, trusting mesh_ca's root and checking disco-discovery's identity. */

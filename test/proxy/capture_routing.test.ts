@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { buildRegistry } from "../../host/mesh/registry.ts";
-import { looksLikeHttp, routeCapturedOutbound } from "../../host/proxy/listener/capture_routing.ts";
+import { capturedInboundProtocol, looksLikeHttp, routeCapturedOutbound } from "../../host/proxy/listener/capture_routing.ts";
 import { decode } from "../config/table.ts";
 
 const DOCS = `
@@ -89,6 +89,16 @@ describe("routeCapturedOutbound", () => {
   it("endpoints known otherwise (--endpoint) are routed to, whatever the mode", () => {
     const d = { address: "10.1.9.9", port: 8080 };
     assert.deepEqual(routeCapturedOutbound({ services: [], endpoints: [{ ...d, protocol: "http" }] }, d, "REGISTRY_ONLY"), { kind: "http" });
+  });
+});
+
+describe("capturedInboundProtocol", () => {
+  const r = registry();
+  it("the protocol of the service port an endpoint address serves; undefined when undeclared or unknown", () => {
+    assert.equal(capturedInboundProtocol(r, { address: "10.1.0.5", port: 80 }), "http");
+    assert.equal(capturedInboundProtocol(r, { address: "10.1.0.7", port: 15432 }), "tcp");
+    assert.equal(capturedInboundProtocol(r, { address: "10.1.0.7", port: 9 }), undefined);
+    assert.equal(capturedInboundProtocol(r, { address: "10.9.9.9", port: 80 }), undefined);
   });
 });
 

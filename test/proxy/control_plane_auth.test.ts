@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { WorkloadCertificate } from "../../host/anchor/client.ts";
 import { chooseHubTls, clientSanProblem } from "../../host/hubs/mutual_tls.ts";
-import { controlPlaneAuth, hubIdentityMatches } from "../../host/proxy/agent_command.ts";
+import { certificateSource, controlPlaneAuth, hubIdentityMatches } from "../../host/proxy/control_plane_auth.ts";
 import { caCallAuth } from "../../host/proxy/workload_tls.ts";
 import { tempDir } from "../support/processes.ts";
 
@@ -108,5 +108,36 @@ describe("hub identities", () => {
     assert.deepEqual(chooseHubTls(files, false), files);
     assert.equal(chooseHubTls({ ...files, keyFile: join(dir, "missing") }, false), undefined);
     assert.deepEqual(chooseHubTls({ ...files, keyFile: join(dir, "missing") }, true), { ...files, keyFile: join(dir, "missing") });
+  });
+});
+
+describe("the certificate source: mesh_ca, or the control plane", () => {
+  it("--discoveryAddress alone makes the control plane the CA, over MUTUAL_TLS, with the root at upstream's mount", () => {
+    const source = certificateSource({ discoveryAddress: "disco-discovery.mesh-system.svc:15012" });
+    assert.deepEqual(source, { address: "disco-discovery.mesh-system.svc:15012", controlPlane: true });
+    const auth = controlPlaneAuth({}, {}, source);
+    assert.equal(auth.policy, "MUTUAL_TLS");
+    assert.equal(auth.caRootCertFile, "/var/run/secrets/mesh/root-cert.pem");
+    assert.equal(controlPlaneAuth({ caRootCert: "r" }, {}, source).caRootCertFile, "r");
+  });
+
+  it("CA_ADDR equal to the discovery address is the control plane too; another address is mesh_ca, NONE unless given", () => {
+    assert.deepEqual(certificateSource({ discoveryAddress: "d:15012", caAddress: "d:15012" }), { address: "d:15012", controlPlane: true });
+    const mesh = certificateSource({ discoveryAddress: "d:15012", caAddress: "mesh-ca:8060" });
+    assert.deepEqual(mesh, { address: "mesh-ca:8060", controlPlane: false });
+    assert.deepEqual(controlPlaneAuth({}, {}, mesh), {
+      policy: "NONE",
+      tokenPath: "./var/run/secrets/tokens/mesh-token",
+      caRootCertFile: "/etc/certs/root-cert.pem",
+    });
+  });
+
+  it("--controlPlaneAuthPolicy NONE keeps plain text without a CA, and is refused with the control plane as the CA", () => {
+    assert.equal(certificateSource({ discoveryAddress: "d:15010", controlPlaneAuthPolicy: "NONE" }), undefined);
+    assert.equal(certificateSource({}), undefined);
+    assert.throws(
+      () => controlPlaneAuth({ controlPlaneAuthPolicy: "NONE" }, {}, { address: "d:15012", controlPlane: true }),
+      /--controlPlaneAuthPolicy NONE: the CA is disco-discovery \(d:15012\), which serves certificates only over TLS/,
+    );
   });
 });

@@ -125,6 +125,8 @@ describe("the injected sidecar, run as injected", () => {
       "--statusPort": String(ports.status),
     };
     const args: string[] = sidecar.args.map((a: string, i: number, all: string[]) => moved[all[i - 1]] ?? expand(a, { ...downward, ...env }));
+    // No certificate source here: the control plane is reached in plain text, which needs saying (the pod's default is MUTUAL_TLS with disco-discovery as the CA).
+    args.push("--controlPlaneAuthPolicy", "NONE");
     agent = await startDaemon(AGENT_BIN, args, "disco-agent listening ", undefined, { ...process.env, ...env });
   });
   after(async () => {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { NO_EXTENSION_PROVIDERS } from "../../host/config/extension_providers.ts";
 import { DEFAULT_MESH_SETTINGS, type MeshSettings, MeshConfigError, loadMeshConfig, parseMeshConfig } from "../../host/proxy/mesh_config.ts";
-import { securitySettings } from "../../host/proxy/agent_command.ts";
+import { securitySettings } from "../../host/proxy/security_settings.ts";
 import { tempDir } from "../support/processes.ts";
 
 const FILE = "mesh.yaml";

@@ -59,8 +59,8 @@ export function startInPod(pod: Pod, name: string, command: readonly string[], o
 }
 
 /**
- * Waits until `probe` succeeds; fails as soon as the process exits (with its
- * last lines), not at the deadline.
+ * Waits until `probe` succeeds; fails as soon as the process exits, not at
+ * the deadline, and either way with the process's last lines.
  */
 export function waitForPodProcess<T>(p: PodProcess, what: string, probe: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T> {
   const where = `${p.name} in ${p.pod.name}.${p.pod.namespace}`;
@@ -71,7 +71,10 @@ export function waitForPodProcess<T>(p: PodProcess, what: string, probe: () => P
     else p.proc.once("exit", onExit);
   });
   exited.catch(() => undefined);
-  return Promise.race([waitFor(`${what} (${where})`, probe, timeoutMs, 200), exited]).finally(() => {
+  const ready = waitFor(`${what} (${where})`, probe, timeoutMs, 200).catch((e: Error) => {
+    throw new Error(`${e.message}; its last lines:\n${tail(p.output()) || "(none)"}`);
+  });
+  return Promise.race([ready, exited]).finally(() => {
     if (onExit) p.proc.off("exit", onExit);
   });
 }

@@ -137,7 +137,7 @@ export type NamespaceSpec = Readonly<Record<string, never>>;
  * it: the orchestrator would refuse it, and the mesh takes the protocol from
  * the port name or appProtocol.
  */
-function protocol(f: Field): OrchProtocol {
+export function protocol(f: Field): OrchProtocol {
   if (!f.present) return "TCP";
   const upper = f.string().toUpperCase();
   if (upper === "") f.fail(`one of ${ORCH_PROTOCOLS.join(", ")}`);

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import type { Field } from "../decode.ts";
 import { attempt, attemptEach } from "../problems.ts";
-import { type EndpointPort, type OrchProtocol, type PodSpec, decodePodSpec, ORCH_PROTOCOLS } from "./orch.ts";
+import { type EndpointPort, type PodSpec, decodePodSpec, protocol } from "./orch.ts";
 import { port } from "./syntax.ts";
 
 /**
@@ -83,13 +83,6 @@ export interface EndpointSliceSpec {
   readonly ports: readonly EndpointPort[];
 }
 
-function protocolOf(f: Field): OrchProtocol {
-  if (!f.present) return "TCP";
-  const p = f.string().toUpperCase();
-  if (!(ORCH_PROTOCOLS as readonly string[]).includes(p)) f.fail(`one of ${ORCH_PROTOCOLS.join(", ")}`);
-  return p;
-}
-
 export function decodeEndpointSlice(root: Field): EndpointSliceSpec {
   const addressType = root.get("addressType").enumOf(ADDRESS_TYPES);
   const labels = root.get("metadata").get("labels");
@@ -122,7 +115,7 @@ export function decodeEndpointSlice(root: Field): EndpointSliceSpec {
     return Object.freeze({
       name: p.get("name").optionalString() || undefined,
       port: port(p.get("port")),
-      protocol: protocolOf(p.get("protocol")),
+      protocol: protocol(p.get("protocol")),
       appProtocol: p.get("appProtocol").optionalString(),
     });
   }).filter((p): p is EndpointPort => p !== undefined);

@@ -13,7 +13,7 @@ export type ScopeUse = { readonly logs: string } | { readonly silent: string };
 const NO_ORCH = "needs an orchestrator API (config maps, secrets): nothing of that concern runs here";
 const NO_MCP = "there is no MCP: the configuration comes from files";
 const NO_ADAPTERS = "there are no out-of-process (gRPC) adapters: rules are evaluated in-process";
-const NO_CA = "disco-discovery runs no CA: mesh_ca issues, rotates and serves certificates";
+const NO_CA = "disco-discovery signs nothing: it relays CreateCertificate to mesh_ca, which issues, rotates and serves certificates";
 
 export const LOG_SCOPE_USE: Readonly<Record<SpecDaemon, Readonly<Record<string, ScopeUse>>>> = {
   "disco-agent": {
@@ -71,7 +71,9 @@ export const LOG_SCOPE_USE: Readonly<Record<SpecDaemon, Readonly<Record<string, 
     rbac: { logs: "each configuration version's AuthorizationPolicies (served as RBAC filters of the workloads they select)" },
     rootcertrotator: { silent: NO_CA },
     secretcontroller: { silent: NO_CA },
-    serverca: { silent: NO_CA },
+    serverca: {
+      logs: "CreateCertificate on --secureGrpcAddr: whether it is relayed to mesh_ca (--caAddress), each request relayed (how the caller authenticated) or refused with the reason",
+    },
     validation: { logs: "configuration refused (a file or document that does not decode, an unknown extension provider): the last good version stays" },
     validationController: {
       silent:

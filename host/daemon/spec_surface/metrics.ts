@@ -35,7 +35,10 @@ export const METRICS_NOT_EXPORTED: Readonly<Record<SpecDaemon, readonly MetricNo
   mesh_ca: [{ name: "anchor_secret_controller_*", reason: "they count certificates written to orchestrator secrets; this CA writes none (it serves only)" }],
   hubs: [{ name: "mesh_mcp_*", reason: `${NO_MCP} (fs://; mcps:// is refused at start)` }],
   "disco-discovery": [
-    { name: "anchor_*", reason: "disco-discovery runs no CA: mesh_ca issues every certificate and exports these" },
+    {
+      name: "anchor_secret_controller_*",
+      reason: "they count certificates written to orchestrator secrets; disco-discovery writes none (it relays CreateCertificate to mesh_ca)",
+    },
     { name: "hub_*", reason: "disco-discovery evaluates no hub rules: hubs does and exports these" },
     { name: "mesh_mcp_*", reason: NO_MCP },
     {

@@ -1,10 +1,10 @@
 import type { Catalog, Resource } from "../../config/catalog.ts";
 import type { ConnectionPool, OutlierDetection } from "../../config/resources/networking.ts";
-import type { EndpointFlag } from "../../hub/clusters.ts";
+import { type EndpointFlag, endpointFlagServices } from "../../hub/clusters.ts";
+import { type ServiceEndpoint, endpointsOf as endpointsOfPort, serviceEndpoints } from "../../mesh/endpoints.ts";
 import { clusterName } from "../../mesh/cluster_names.ts";
 import { destinationFor } from "../../mesh/destination_rules.ts";
 import { serviceNamespace } from "../../mesh/hosts.ts";
-import { labelsMatch } from "../../mesh/labels.ts";
 import { type MeshRegistry, buildRegistry } from "../../mesh/registry.ts";
 import { type ClientTls, autoMtlsFacts, clientTls } from "../../security/mtls/destination_rule.ts";
 import { spiffeId } from "../../security/workload.ts";
@@ -37,8 +37,15 @@ export interface UpstreamCluster {
 }
 
 /** Where a request to an endpoint connects, and how; or the local reply when the cluster's TLS cannot be originated here. */
+/**
+ * An endpoint of a cluster as the router sends to it: the service host and
+ * service port it serves (the cluster), where it listens, whether a sidecar
+ * runs in front of it (auto mutual TLS), the identity it must prove, its labels.
+ */
+export type UpstreamEndpoint = Omit<EndpointFlag, "name">;
+
 export type EndpointConnection =
-  | { kind: "endpoint"; host: string; port: number; mtls: ClientTls | null; endpoint: EndpointFlag; upstream: UpstreamCluster }
+  | { kind: "endpoint"; host: string; port: number; mtls: ClientTls | null; endpoint: UpstreamEndpoint; upstream: UpstreamCluster }
   | { kind: "reply"; reply: LocalReply };
 
 /** What the cluster manager reads of the sidecar's identity. */
@@ -48,53 +55,72 @@ export interface ClusterClient {
 }
 
 export class ClusterManager {
-  /** Services and workloads: the catalog's, plus the `--endpoint` registry's hosts. */
+  /** Services, workloads and endpoints: the configuration's documents, plus the `--endpoint` flags' hosts and instances. */
   readonly registry: MeshRegistry;
+  /** Round robin: the next endpoint index per cluster. */
+  private readonly next = new Map<string, number>();
 
   constructor(
     private readonly catalog: Catalog,
     private readonly mesh: MeshSettings,
     private readonly client: ClusterClient,
-    private readonly endpoints: ReadonlyMap<string, EndpointFlag>,
+    flags: ReadonlyMap<string, EndpointFlag>,
     private readonly outliers: Pick<OutlierDetector, "ejected"> = { ejected: () => false },
-    private readonly random: () => number = Math.random,
   ) {
-    this.registry = registryWithEndpoints(catalog, endpoints);
+    this.registry = buildRegistry(catalog.byKind, { domain: catalog.domain, services: endpointFlagServices(flags.values()) });
   }
 
   /**
-   * An endpoint of a service port; with a subset, one whose labels the
-   * DestinationRule subset selects (none when the subset is not defined).
-   * Several candidates: one at random, as a load balancer would.
+   * The next endpoint of a service port (round robin, as Envoy's default load
+   * balancer), leaving out those outlier detection ejected; with a subset,
+   * among those whose labels the DestinationRule subset selects (none when
+   * the subset is not defined).
    */
-  pick(fqdn: string, port: number, subset?: string): EndpointFlag | undefined {
+  pick(fqdn: string, port: number, subset?: string): UpstreamEndpoint | undefined {
     const cluster = clusterName(fqdn, port, subset);
     const candidates = this.endpointsOf(fqdn, port, subset).filter((e) => !this.outliers.ejected(cluster, endpointKey(e)));
     if (candidates.length <= 1) return candidates[0];
-    return candidates[Math.min(candidates.length - 1, Math.floor(this.random() * candidates.length))];
+    const i = (this.next.get(cluster) ?? 0) % candidates.length;
+    this.next.set(cluster, i + 1);
+    return candidates[i];
   }
 
   /** Every endpoint of a service port (and subset), ejected or not; none when the subset is not defined. */
-  endpointsOf(fqdn: string, port: number, subset?: string): EndpointFlag[] {
-    const candidates = [...this.endpoints.values()].filter((e) => e.host === fqdn && e.servicePort === port);
-    if (subset === undefined) return candidates;
-    const applied = destinationFor(this.catalog.byKind.DestinationRule, fqdn, port, subset, this.client.namespace, this.mesh.rootNamespace);
-    if (!applied.subset) return [];
-    return candidates.filter((e) => labelsMatch(applied.subset!.labels, e.labels ?? {}));
+  endpointsOf(fqdn: string, port: number, subset?: string): UpstreamEndpoint[] {
+    let labels: Readonly<Record<string, string>> | undefined;
+    if (subset !== undefined) {
+      const applied = destinationFor(this.catalog.byKind.DestinationRule, fqdn, port, subset, this.client.namespace, this.mesh.rootNamespace);
+      if (!applied.subset) return [];
+      labels = applied.subset.labels;
+    }
+    return serviceEndpoints(this.registry, fqdn, port, labels).map((e) => upstreamEndpoint(fqdn, port, e));
   }
 
-  /** The port of a service named by its FQDN: the one matching `preferred`, else its only port, else 80. */
+  /**
+   * The endpoint listening on `address:port` (a pod IP called directly),
+   * as the first service port it serves; undefined when no service of the
+   * registry has it.
+   */
+  endpointAt(address: string, port: number): UpstreamEndpoint | undefined {
+    for (const s of this.registry.services) {
+      for (const p of s.ports) {
+        const e = endpointsOfPort(s, p).find((x) => x.address === address && x.port === port);
+        if (e) return upstreamEndpoint(s.fqdn, p.port, e);
+      }
+    }
+    return undefined;
+  }
+
+  /** The port of a service named by its FQDN: the one matching `preferred`, else its only port, else `preferred` or 80. */
   servicePort(fqdn: string, preferred?: number): number {
     const svc = this.registry.services.find((s) => s.fqdn === fqdn);
     if (svc && preferred !== undefined && svc.ports.some((p) => p.port === preferred)) return preferred;
     if (svc && svc.ports.length === 1) return svc.ports[0].port;
-    const eps = [...this.endpoints.values()].filter((e) => e.host === fqdn);
-    if (eps.length === 1) return eps[0].servicePort;
     return preferred ?? 80;
   }
 
   /** How a request reaches the endpoint: the client TLS the DestinationRule or auto mutual TLS decides, and the cluster's limits. */
-  connect(ep: EndpointFlag, subset?: string): EndpointConnection {
+  connect(ep: UpstreamEndpoint, subset?: string): EndpointConnection {
     const k = this.catalog.byKind;
     const tls = clientTls({
       host: ep.host,
@@ -125,14 +151,14 @@ export class ClusterManager {
   }
 
   /** The SPIFFE identity an endpoint must present, when `sa=` names one. */
-  expectedIdentity(ep: EndpointFlag | null): string | undefined {
+  expectedIdentity(ep: UpstreamEndpoint | null): string | undefined {
     const ns = ep ? serviceNamespace(ep.host) : undefined;
     return ep?.serviceAccount && ns ? spiffeId({ namespace: ns, serviceAccount: ep.serviceAccount }, this.mesh.trustDomain) : undefined;
   }
 }
 
 /** An endpoint's address as outlier detection keys it. */
-export function endpointKey(ep: Pick<EndpointFlag, "address">): string {
+export function endpointKey(ep: Pick<UpstreamEndpoint, "address">): string {
   return `${ep.address.host}:${ep.address.port}`;
 }
 
@@ -144,21 +170,13 @@ export function entryTarget(entry: Resource<"ServiceEntry">, port: number): { ho
   return { host: entry.spec.hosts[0], port: p?.targetPort ?? port };
 }
 
-/** The catalog's registry plus a service for every `--endpoint` host not described by a Service document. */
-function registryWithEndpoints(catalog: Catalog, endpoints: ReadonlyMap<string, EndpointFlag>): MeshRegistry {
-  const byHost = new Map<string, number[]>();
-  for (const ep of endpoints.values()) byHost.set(ep.host, [...(byHost.get(ep.host) ?? []), ep.servicePort]);
-  const services = [...byHost].map(([fqdn, ports]) => {
-    const ns = serviceNamespace(fqdn);
-    return Object.freeze({
-      name: fqdn.split(".")[0],
-      namespace: ns ?? "",
-      fqdn,
-      addresses: Object.freeze([]),
-      ports: Object.freeze(ports.map((p) => Object.freeze({ port: p, targetPort: p }))),
-      source: "registry" as const,
-      external: ns === undefined,
-    });
-  });
-  return buildRegistry(catalog.byKind, { domain: catalog.domain, services });
+function upstreamEndpoint(host: string, servicePort: number, e: ServiceEndpoint): UpstreamEndpoint {
+  return {
+    host,
+    servicePort,
+    address: { host: e.address, port: e.port },
+    sidecar: e.sidecar,
+    ...(e.serviceAccount ? { serviceAccount: e.serviceAccount } : {}),
+    labels: e.labels,
+  };
 }

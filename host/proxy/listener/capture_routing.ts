@@ -89,3 +89,23 @@ export function looksLikeHttp(first: Buffer): boolean {
   const text = first.subarray(0, 16).toString("latin1");
   return HTTP_STARTS.some((start) => (text.length >= start.length ? text.startsWith(start) : start.startsWith(text)));
 }
+
+/**
+ * The protocol of a captured inbound connection's original destination (the
+ * pod's address and the port called): that of the service port the address
+ * serves, when the registry has it as an endpoint; `tcp` for any declared
+ * protocol the HTTP connection manager does not serve; undefined when
+ * undeclared or unknown (the first bytes decide).
+ */
+export function capturedInboundProtocol(registry: CaptureRegistry, d: Destination): "http" | "tcp" | undefined {
+  for (const s of registry.services) {
+    for (const instance of s.instances ?? []) {
+      const served = instance.address === d.address ? instance.ports.find((p) => p.port === d.port) : undefined;
+      if (!served) continue;
+      const port = s.ports.find((p) => (served.name !== undefined && p.name === served.name) || p.targetPort === d.port);
+      if (port?.protocol === undefined) return undefined;
+      return HTTP_PROTOCOLS.has(port.protocol) ? "http" : "tcp";
+    }
+  }
+  return undefined;
+}

@@ -36,7 +36,8 @@ export class CapturedOutboundListener {
   private readonly next = new Map<string, number>();
 
   constructor(private readonly options: CapturedOutboundOptions) {
-    this.server = createServer({ pauseOnConnect: true, noDelay: true }, (socket) => this.accept(socket));
+    // Half-open as the HTTP server's own sockets are: a TCP client's FIN is passed on and the answer may still come back (Envoy's tcp_proxy).
+    this.server = createServer({ pauseOnConnect: true, noDelay: true, allowHalfOpen: true }, (socket) => this.accept(socket));
   }
 
   private accept(socket: Socket): void {
@@ -90,7 +91,7 @@ export class CapturedOutboundListener {
     const i = this.next.get(r.cluster) ?? 0;
     this.next.set(r.cluster, (i + 1) % r.endpoints.length);
     const endpoint = r.endpoints[i % r.endpoints.length];
-    const upstream = connect({ host: endpoint.address, port: endpoint.port, noDelay: true });
+    const upstream = connect({ host: endpoint.address, port: endpoint.port, noDelay: true, allowHalfOpen: true });
     const fail = (e: Error) => {
       this.stats.upstreamFailures++;
       this.options.onLog("warn", `outbound: ${d.address}:${d.port} (${r.cluster}) → ${endpoint.address}:${endpoint.port}: ${e.message}`);

@@ -1,6 +1,6 @@
 import type { RequestOptions as HttpsRequestOptions } from "node:https";
 import { INBOUND_PASSTHROUGH_SOURCE } from "../../capture/iptables_rules.ts";
-import type { EndpointFlag } from "../../hub/clusters.ts";
+import type { UpstreamEndpoint } from "../cluster/cluster_manager.ts";
 import type { UpstreamLimits } from "../cluster/upstream_limits.ts";
 import type { Counters } from "../counters.ts";
 import type { RouteDecision, RouteRequest } from "./route_decision.ts";
@@ -109,7 +109,7 @@ export class MeshRouter {
       return { kind: "forward", host: r.host, port: r.port, actions: r.actions, upstream };
     }
     this.counters.bump("outbound.mtls");
-    const ep: EndpointFlag = r.endpoint!;
+    const ep: UpstreamEndpoint = r.endpoint!;
     return {
       kind: "forward",
       host: r.host,

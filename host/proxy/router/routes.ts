@@ -1,7 +1,8 @@
 import type { Catalog, Resource } from "../../config/catalog.ts";
 import type { HeaderOperations, HttpRetry, HttpRoute } from "../../config/resources/networking.ts";
 import { MESH_GATEWAY } from "../../config/resources/networking.ts";
-import type { EndpointFlag } from "../../hub/clusters.ts";
+
+import { clusterName } from "../../mesh/cluster_names.ts";
 import { type GatewayTlsServer, gatewayTlsServers } from "../../mesh/gateway_tls.ts";
 import { splitAuthority } from "../../mesh/hosts.ts";
 import { containerPortForServicePort, resolveAuthority } from "../../mesh/registry.ts";
@@ -9,7 +10,7 @@ import { type RequestFacts, fires, gatewayServersFor, routeRequest, serverAdmits
 import type { ClientTls } from "../../security/mtls/destination_rule.ts";
 import type { Workload } from "../../security/workload.ts";
 import type { LocalReply } from "../../wasm/abi_types.ts";
-import { type ClusterManager, type UpstreamCluster, entryTarget } from "../cluster/cluster_manager.ts";
+import { type ClusterManager, type UpstreamCluster, type UpstreamEndpoint, entryTarget } from "../cluster/cluster_manager.ts";
 import type { MeshSettings } from "../mesh_config.ts";
 import type { RouteRequest } from "./route_decision.ts";
 
@@ -60,7 +61,7 @@ export type RouteResult =
       host: string;
       port: number;
       mtls: ClientTls | null;
-      endpoint: EndpointFlag | null;
+      endpoint: UpstreamEndpoint | null;
       route: string;
       served?: ServedRoute;
       actions?: RouteActions;
@@ -84,29 +85,34 @@ export class RouteTable {
    * in any of upstream's forms is resolved by the mesh model; a
    * VirtualService bound to `mesh` for it routes the request (match, weighted
    * split, rewrite, redirect, directResponse, headers, timeout, retries,
-   * fault, mirror); the destination is a registered `--endpoint`
-   * (`host:servicePort`) with the client TLS the DestinationRule or auto
-   * mutual TLS decides; else a `--cluster` named by the host (plain); else
-   * ALLOW_ANY passes through to the host itself, REGISTRY_ONLY answers 502
-   * from the fallthrough route (404 with it disabled) unless a ServiceEntry
-   * registers the host.
+   * fault, mirror); the destination is an endpoint of the service port in the
+   * registry (the documents' Services, Pods, Endpoints and ServiceEntries,
+   * plus `--endpoint`), round robin, with the client TLS the DestinationRule
+   * or auto mutual TLS decides; a pod's own address is that endpoint; else a
+   * `--cluster` named by the host (plain); else ALLOW_ANY passes through to
+   * the original destination (captured) or the host itself, REGISTRY_ONLY
+   * answers 502 from the fallthrough route (404 with it disabled) unless a
+   * ServiceEntry registers the host.
    */
   outbound(request: RouteRequest | string, clusters: ReadonlyMap<string, { host: string; port: number }>): RouteResult {
     const req = typeof request === "string" ? { authority: request, method: "GET", path: "/", headers: [] } : request;
-    const resolved = resolveAuthority(this.clusters.registry, req.authority, this.identity.workload.namespace);
+    const resolved = this.resolve(req);
     const routed = this.routeByVirtualService(req, resolved.host, resolved.port, MESH_GATEWAY);
     if (routed) return routed;
     const ep = this.clusters.pick(resolved.host, resolved.port);
-    if (ep) return this.toEndpoint(ep, `outbound|${resolved.port}||${resolved.host}`);
+    if (ep) return this.toEndpoint(ep, clusterName(resolved.host, resolved.port));
     if (this.clusters.endpointsOf(resolved.host, resolved.port).length > 0) {
       // Every endpoint is ejected by outlier detection (no panic mode, upstream's minHealthPercent 0).
       return {
         kind: "reply",
         reply: { status: 503, details: "no_healthy_upstream", body: "no healthy upstream", headers: [], grpcStatus: -1 },
-        route: `outbound|${resolved.port}||${resolved.host}`,
+        route: clusterName(resolved.host, resolved.port),
       };
     }
     const host = splitAuthority(req.authority).host;
+    // A pod's own address: that endpoint, with the client TLS its service port's cluster decides.
+    const direct = resolved.service ? undefined : this.clusters.endpointAt(host, resolved.port);
+    if (direct) return this.toEndpoint(direct, clusterName(direct.host, direct.servicePort));
     const cluster = clusters.get(host) ?? clusters.get(req.authority);
     if (cluster) return { kind: "forward", host: cluster.host, port: cluster.port, mtls: null, endpoint: null, route: `cluster|${host}` };
     if (this.mesh.outboundTrafficPolicy === "REGISTRY_ONLY" && !resolved.service) {
@@ -114,6 +120,9 @@ export class RouteTable {
         ? { kind: "reply", reply: empty(502, "registry_only_fallthrough"), route: "BlackHoleCluster" }
         : { kind: "reply", reply: empty(404, "route_not_found"), route: "none" };
     }
+    // ALLOW_ANY: a captured connection goes on to where it was going (Envoy's PassthroughCluster is ORIGINAL_DST).
+    const original = resolved.service ? undefined : req.destination;
+    if (original) return { kind: "forward", host: original.address, port: original.port, mtls: null, endpoint: null, route: "PassthroughCluster" };
     if (!host) return { kind: "reply", reply: empty(404, "route_not_found"), route: "none" };
     const port = splitAuthority(req.authority).port ?? resolved.service?.ports[0]?.port ?? 80;
     const target = resolved.service?.source === "ServiceEntry" ? entryTarget(resolved.service.resource as Resource<"ServiceEntry">, port) : undefined;
@@ -123,11 +132,24 @@ export class RouteTable {
       port: target?.port ?? port,
       mtls: null,
       endpoint: null,
-      route: resolved.service ? `outbound|${port}||${resolved.host}` : "PassthroughCluster",
+      route: resolved.service ? clusterName(resolved.host, port) : "PassthroughCluster",
     };
   }
 
-  private toEndpoint(ep: EndpointFlag, route: string, subset?: string): RouteResult {
+  /**
+   * The service and port a request names. Without a port in the Host, the
+   * port the connection was sent to (captured), else the service's only
+   * port: upstream's sidecar listener is per port and ignores the Host's port.
+   */
+  private resolve(req: RouteRequest): ReturnType<typeof resolveAuthority> {
+    const ns = this.identity.workload.namespace;
+    const resolved = resolveAuthority(this.clusters.registry, req.authority, ns, req.destination?.port);
+    const ports = resolved.service?.ports;
+    if (splitAuthority(req.authority).port !== undefined || !ports || ports.some((p) => p.port === resolved.port) || ports.length !== 1) return resolved;
+    return { ...resolved, port: ports[0].port };
+  }
+
+  private toEndpoint(ep: UpstreamEndpoint, route: string, subset?: string): RouteResult {
     const c = this.clusters.connect(ep, subset);
     if (c.kind === "reply") return { kind: "reply", reply: c.reply, route };
     return { kind: "forward", host: c.host, port: c.port, mtls: c.mtls, endpoint: c.endpoint, route, upstream: c.upstream };

@@ -75,11 +75,13 @@ export function loadTlsFiles(files: TlsFiles, names: TlsFileNames): TlsIdentity 
 
 /**
  * Server credentials from the files, watched; a client certificate chaining
- * to the roots is required. Resolves once the files have been read: the
+ * to the roots is required (`requireClientCert`, default), or verified only
+ * when offered (upstream's VerifyClientCertIfGiven: a port that also serves
+ * callers without a certificate yet, who prove themselves by a token). Resolves once the files have been read: the
  * provider reads them asynchronously, and a daemon that listened before that
  * would fail its first handshakes (UNAVAILABLE to its first callers).
  */
-export async function fileServerCredentials(files: TlsFiles): Promise<grpc.ServerCredentials> {
+export async function fileServerCredentials(files: TlsFiles, requireClientCert = true): Promise<grpc.ServerCredentials> {
   // Loaded here, not with the module: a daemon reads its default file names from it before it knows it will serve.
   // A CommonJS package: `default` is its exports where it is bundled (build/out, whose chunk has no named exports for it).
   const loaded: typeof import("@grpc/grpc-js") & { default?: typeof import("@grpc/grpc-js") } = await import("@grpc/grpc-js");
@@ -95,7 +97,7 @@ export async function fileServerCredentials(files: TlsFiles): Promise<grpc.Serve
     new Promise<void>((resolve) => provider.addIdentityCertificateListener((update) => update && resolve())),
     new Promise<void>((resolve) => provider.addCaCertificateListener((update) => update && resolve())),
   ]);
-  return grpc.experimental.createCertificateProviderServerCredentials(provider, provider, true);
+  return grpc.experimental.createCertificateProviderServerCredentials(provider, provider, requireClientCert);
 }
 
 export function uriSansOf(subjectAltName: string | undefined): string[] {

@@ -166,7 +166,8 @@ export class E2eMesh {
       return entry;
     });
     this.writeDocuments(`orch-${options.namespace}-${basenameOf(file)}${options.labels ? `-${Object.values(options.labels).join("-")}` : ""}`, [
-      ...docs.filter((d) => d.kind === "ServiceAccount" || d.kind === "Namespace"),
+      // ServiceAccounts stay out: Pods name theirs, and no part of the mesh reads them.
+      ...docs.filter((d) => d.kind === "Namespace"),
       ...this.services.filter((s) => s.metadata.namespace === options.namespace),
       ...added.map((p) => p.doc),
     ]);

@@ -112,7 +112,12 @@ export function classifyDaemonRows(doc: SpecDocument, obs: ReadonlyMap<Daemon, D
           if (program === "meshctl") {
             const o = meshctl?.env?.get(e.name);
             const c = o ? envClass(o, e.type) : { class: "unprobed" as Class, evidence: "not probed" };
-            add(section, e.name, "meshctl", { ...c, evidence: `\`manifest generate\`: ${c.evidence.replace("the daemon started", "the command ran")}` });
+            add(section, e.name, "meshctl", {
+              ...c,
+              evidence: o?.message
+                ? c.evidence
+                : `\`manifest generate\`${o?.result === "started" ? ", `x simulate`" : ""}: ${c.evidence.replace("the daemon started", "the commands ran")}`,
+            });
           } else add(section, e.name, commandLine(program), envClass(obs.get(program)?.env.get(e.name), e.type));
         }
       }

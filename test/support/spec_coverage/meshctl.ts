@@ -142,14 +142,28 @@ function flagValue(flag: CommandFlag, option: HelpOption | undefined, f: Fixture
 async function probeEnv(vars: readonly EnvSpec[], tmp: string): Promise<Map<string, EnvOutcome>> {
   const out = new Map<string, EnvOutcome>();
   const remaining = new Map(vars.map((v) => [v.name, probeValue(v)]));
-  for (;;) {
-    const r = await runProgram("meshctl", ["manifest", "generate"], baseEnv(Object.fromEntries(remaining)));
-    if (r.status === 0) break;
-    const message = firstLine(r.stderr, [tmp]);
-    const named = [...remaining.keys()].find((k) => message.includes(k));
-    if (named === undefined) throw new Error(`meshctl manifest generate: exit ${r.status} naming no variable: ${message}`);
-    out.set(named, { value: remaining.get(named)!, result: /not applicable|needs an orchestrator/.test(message) ? "refused" : "validated", message });
-    remaining.delete(named);
+  // The two offline commands that read them (manifest generate renders the install; x simulate runs sidecars and a CA
+  // with the agent's code): each run that stops naming one records it, and the next goes without it.
+  const scenario = join(tmp, "scenario.json");
+  copyFileSync(join(FIXTURES, "simulate", "single.json"), scenario);
+  for (const command of [
+    ["manifest", "generate"],
+    ["experimental", "simulate", "-f", scenario],
+  ]) {
+    for (;;) {
+      const r = await runProgram("meshctl", command, baseEnv(Object.fromEntries(remaining)));
+      if (r.status === 0) break;
+      const message = firstLine(r.stderr, [tmp]);
+      const named = [...remaining.keys()].find((k) => message.includes(k));
+      if (named === undefined) throw new Error(`meshctl ${command.join(" ")}: exit ${r.status} naming no variable: ${message}`);
+      const by = `\`${command.slice(0, 2).join(" ").replace("experimental", "x")}\``;
+      out.set(named, {
+        value: remaining.get(named)!,
+        result: /not applicable|needs an orchestrator/.test(message) ? "refused" : "validated",
+        message: `${by}: ${message}`,
+      });
+      remaining.delete(named);
+    }
   }
   // Which of the rest change what the command renders: halving the set whose output differs from the output without any.
   const render = async (names: readonly string[]) =>

@@ -91,13 +91,22 @@ export function specCommands(doc: SpecDocument): CommandItem[] {
       continue;
     }
     // Table rows: one command each (experimental, manifest, proxy-config).
+    // A `group` row's shared flags belong to the commands of the rows below it that start with its words.
+    const shared: Array<{ path: string[]; flags: CommandFlag[] }> = [];
     for (const row of tables) {
       const { paths, aliases } = commandCell(row.cells[0]);
       const stem = word === "experimental" ? ["experimental"] : [word];
       const flagsCell = row.cells[row.cells.length - 1];
+      const group = row.header[1] === "Arguments" && row.cells[1] === "group";
       const args = row.header[1] === "Arguments" && !/^(group|none)$/.test(row.cells[1]) ? row.cells[1].replace(/`/g, "") : "";
-      for (const p of paths)
-        out.push({ section: h3, label: row.cells[0], line: row.line, path: [...stem, ...p], aliases, args, flags: flagsOfText(flagsCell) });
+      for (const p of paths) {
+        const path = [...stem, ...p];
+        if (group) shared.push({ path, flags: flagsOfText(flagsCell) });
+        const inherited = shared.filter((g) => g.path.length < path.length && g.path.every((w, i) => path[i] === w)).flatMap((g) => g.flags);
+        const own = group ? [] : flagsOfText(flagsCell);
+        const flags = [...inherited.filter((f) => !own.some((o) => o.flag === f.flag)), ...own];
+        out.push({ section: h3, label: row.cells[0], line: row.line, path, aliases, args, flags });
+      }
     }
     if (tables.length > 0) {
       // Group flags of the section's prose (manifest's `--dry-run`…) on the group itself.

@@ -12,7 +12,7 @@ import { scenarioDocuments } from "./resources.ts";
 import { type Scenario, decodeScenarioFile } from "./scenario.ts";
 import { routeTaken, snapshotRoutes } from "./route_taken.ts";
 import { type ScenarioMesh, startScenarioMesh } from "./scenario_mesh.ts";
-import type { AgentEnvironment } from "../../../proxy/agent_command.ts";
+import type { AgentEnvironment } from "../../../proxy/agent_options.ts";
 import { startLimit } from "./start_limit.ts";
 import { type TokenKeys, createTokenKeys, tokenKeysNeeded } from "./tokens.ts";
 

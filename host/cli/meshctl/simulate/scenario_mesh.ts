@@ -9,7 +9,7 @@ import { startJwksServer } from "./jwks_server.ts";
 import { mapJwksUris, workloadServiceFqdn } from "./resources.ts";
 import type { Scenario, WorkloadSpec } from "./scenario.ts";
 import { type SimulatedSidecar, startSimulatedSidecar } from "./sidecar.ts";
-import type { AgentEnvironment } from "../../../proxy/agent_command.ts";
+import type { AgentEnvironment } from "../../../proxy/agent_options.ts";
 import type { StartLimit } from "./start_limit.ts";
 import type { TokenKeys } from "./tokens.ts";
 

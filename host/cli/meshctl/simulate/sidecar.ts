@@ -1,7 +1,8 @@
 import type { AgentOptions } from "../../../proxy/agent_options.ts";
 import type { FilterModule } from "../../../wasm/filter_module.ts";
 import type { SimulateCa } from "./ca.ts";
-import { type AgentEnvironment, SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
+import type { AgentEnvironment } from "../../../proxy/agent_options.ts";
+import { SIDECAR_LOG_SCOPES, startProxy } from "../../../proxy/agent_command.ts";
 import { MemoryLogger } from "./memory_logger.ts";
 
 /** One sidecar of a scenario: what `disco-agent proxy` would be started with (docs/sidecar.md "Security"). */
