@@ -25,7 +25,7 @@ import { GAUGE_STATS, clusterInfo, listenerInfo, sidecarStats } from "./sidecar_
 import { type AppliedChain, buildChain, captureRegistry } from "./chain.ts";
 import type { CaptureRegistry } from "./listener/capture_routing.ts";
 import type { CapturedInboundListener } from "./listener/captured_inbound.ts";
-import type { CapturedOutboundListener } from "./listener/captured_outbound.ts";
+import type { CapturedOutboundListener, CapturedUpstream } from "./listener/captured_outbound.ts";
 import { captureStages } from "./listener/capture_stages.ts";
 import { DestinationProperties } from "./filters/destination_properties.ts";
 import type { SidecarAddresses, SidecarOptions } from "./sidecar_options.ts";
@@ -178,8 +178,16 @@ export class Sidecar {
         registry: () => this.captureRegistry,
         outboundTrafficPolicy: () => sec?.mesh.outboundTrafficPolicy ?? "ALLOW_ANY",
         plaintextAllowed: () => !sec || this.security?.serverMode.mode !== "STRICT",
+        ...(sec && !sec.gateway ? { inboundTls: () => sec.tls.serverOptions(), outboundUpstream: (s) => this.capturedUpstream(s) } : {}),
         onLog: proxyLog,
       }));
+      if (sec && !sec.gateway) {
+        const previous = sec.tls.options.onRotated;
+        sec.tls.options.onRotated = (c) => {
+          previous?.(c);
+          this.capturedInbound?.refresh();
+        };
+      }
     }
     if (options.tcpPort >= 0) {
       this.tcp = new TcpProxy({
@@ -280,6 +288,20 @@ export class Sidecar {
     this.admin.closeAllConnections();
     await closeServer(this.admin);
     if (this.status) await closeServer(this.status);
+  }
+
+  /** Captured TCP to a registry service port: the endpoint and client TLS the cluster manager gives HTTP (round robin, auto mutual TLS). */
+  private capturedUpstream(service: { fqdn: string; port: number }): CapturedUpstream | string | undefined | null {
+    const clusters = this.routeTable?.clusters;
+    const tls = this.options.security?.tls;
+    if (!clusters || !tls) return null;
+    const ep = clusters.pick(service.fqdn, service.port);
+    if (!ep) return undefined;
+    const c = clusters.connect(ep);
+    if (c.kind === "reply") return c.reply.body;
+    if (!c.mtls) return { address: c.host, port: c.port };
+    const { agent: _agent, ...options } = tls.clientOptions(ep.host, ep.servicePort, clusters.expectedIdentity(ep));
+    return { address: c.host, port: c.port, tls: options };
   }
 
   private apply(config: LoadedConfig): boolean {

@@ -68,10 +68,12 @@ export function sidecarStats(s: StatsSources): Map<string, number | bigint> {
     out.set("listener.outbound.captured_passthrough", c.passthrough);
     out.set("listener.outbound.captured_blackhole", c.blackhole);
     out.set("listener.outbound.captured_upstream_failures", c.upstreamFailures);
+    out.set("listener.outbound.captured_tcp_mtls", c.mtls);
   }
   if (s.captured?.inbound) {
     out.set("listener.inbound.captured_tcp", s.captured.inbound.tcp);
     out.set("listener.inbound.captured_tcp_refused", s.captured.inbound.refused);
+    out.set("listener.inbound.captured_tcp_mtls", s.captured.inbound.mtls);
   }
   for (const [name, value] of s.extraStats?.() ?? []) out.set(name, value);
   if (s.security) {

@@ -52,7 +52,7 @@ describe("routeCapturedOutbound", () => {
   it("a Service's cluster address and HTTP port → the HTTP connection manager, naming the service", () => {
     assert.deepEqual(routeCapturedOutbound(r, { address: "10.96.0.10", port: 8000 }, "ALLOW_ANY"), { kind: "http", service: "httpbin.foo.svc.cluster.local" });
   });
-  it("a TCP port → proxied as TCP to the service's endpoints on the Endpoints port of the same name", () => {
+  it("a TCP port → proxied as TCP to the service's endpoints on the Endpoints port of the same name, naming the service port (the cluster manager's choice)", () => {
     assert.deepEqual(routeCapturedOutbound(r, { address: "10.96.0.20", port: 5432 }, "REGISTRY_ONLY"), {
       kind: "tcp",
       cluster: "outbound|5432||db.foo.svc.cluster.local",
@@ -60,13 +60,19 @@ describe("routeCapturedOutbound", () => {
         { address: "10.1.0.7", port: 15432 },
         { address: "10.1.0.8", port: 15432 },
       ],
+      service: { fqdn: "db.foo.svc.cluster.local", port: 5432 },
     });
   });
   it("a port of no declared protocol → sniffed, TCP to the numeric targetPort otherwise (no endpoints here)", () => {
     assert.deepEqual(routeCapturedOutbound(r, { address: "10.96.0.30", port: 9000 }, "ALLOW_ANY"), {
       kind: "sniff",
       service: "plain.foo.svc.cluster.local",
-      otherwise: { kind: "tcp", cluster: "outbound|9000||plain.foo.svc.cluster.local", endpoints: [] },
+      otherwise: {
+        kind: "tcp",
+        cluster: "outbound|9000||plain.foo.svc.cluster.local",
+        endpoints: [],
+        service: { fqdn: "plain.foo.svc.cluster.local", port: 9000 },
+      },
     });
   });
   it("an endpoint's own address and port → that endpoint, with its service port's protocol", () => {

@@ -27,7 +27,13 @@ export type CapturedOutbound =
   /** Not declared HTTP or TCP: look at the client's first bytes, then `http` or `otherwise`. */
   | { readonly kind: "sniff"; readonly service?: string; readonly otherwise: CapturedOutbound & { kind: "tcp" } }
   /** Proxied as TCP to one of `endpoints` (none: the connection is closed, upstream's "no healthy upstream"). */
-  | { readonly kind: "tcp"; readonly cluster: string; readonly endpoints: readonly Destination[] }
+  | {
+      readonly kind: "tcp";
+      readonly cluster: string;
+      readonly endpoints: readonly Destination[];
+      /** The registry's service port the connection is for: the cluster manager picks its endpoint and client TLS (round robin, auto mutual TLS). */
+      readonly service?: { readonly fqdn: string; readonly port: number };
+    }
   /** Unknown destination: REGISTRY_ONLY closes it. */
   | { readonly kind: "blackhole" };
 
@@ -42,7 +48,12 @@ export function routeCapturedOutbound(registry: CaptureRegistry, d: Destination,
     if (!s.addresses.includes(d.address)) continue;
     const port = s.ports.find((p) => p.port === d.port);
     if (!port) continue;
-    return byProtocol(port.protocol, s.fqdn, { kind: "tcp", cluster: clusterName(s.fqdn, d.port), endpoints: endpointsOf(s, port) });
+    return byProtocol(port.protocol, s.fqdn, {
+      kind: "tcp",
+      cluster: clusterName(s.fqdn, d.port),
+      endpoints: endpointsOf(s, port),
+      service: { fqdn: s.fqdn, port: d.port },
+    });
   }
   // An endpoint's own address (a pod IP): that endpoint, as the protocol of the service port it serves says.
   for (const s of registry.services) {

@@ -8,7 +8,7 @@ import type { Server } from "node:net";
 import { INBOUND_PASSTHROUGH_SOURCE } from "../../capture/iptables_rules.ts";
 import { type CaptureRegistry, type OutboundTrafficMode, capturedInboundProtocol, routeCapturedOutbound } from "./capture_routing.ts";
 import { CapturedInboundListener } from "./captured_inbound.ts";
-import { CapturedOutboundListener } from "./captured_outbound.ts";
+import { type CapturedOutboundOptions, CapturedOutboundListener } from "./captured_outbound.ts";
 import type { ConnectionStage } from "./connection.ts";
 
 export interface CaptureStageOptions {
@@ -26,6 +26,10 @@ export interface CaptureStageOptions {
   outboundTrafficPolicy: () => OutboundTrafficMode;
   /** Plain text accepted inbound (no security path, or PeerAuthentication not STRICT). */
   plaintextAllowed: () => boolean;
+  /** The workload's key, chain and mesh roots (security path): captured inbound TCP accepts mutual TLS. */
+  inboundTls?: () => { key: string; cert: string; ca: string };
+  /** Captured outbound TCP to a registry service port: the cluster manager's endpoint and client TLS (captured_outbound.ts). */
+  outboundUpstream?: CapturedOutboundOptions["upstream"];
   onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
 }
 
@@ -40,6 +44,7 @@ export function captureStages(o: CaptureStageOptions): CaptureStages {
     http: o.outboundHttp,
     originalDestination: (socket) => o.outboundConnections.originalDestination(socket),
     route: (d) => routeCapturedOutbound(o.registry(), d, o.outboundTrafficPolicy()),
+    ...(o.outboundUpstream ? { upstream: o.outboundUpstream } : {}),
     onLog: o.onLog,
   });
   o.outboundConnections.watch(outbound.server);
@@ -54,6 +59,7 @@ export function captureStages(o: CaptureStageOptions): CaptureStages {
     originalDestination: (socket) => o.inboundConnections.originalDestination(socket),
     protocol: (d) => capturedInboundProtocol(o.registry(), d),
     plaintextAllowed: o.plaintextAllowed,
+    ...(o.inboundTls ? { tls: o.inboundTls } : {}),
     sourceAddress: INBOUND_PASSTHROUGH_SOURCE,
     onLog: o.onLog,
   });

@@ -7,6 +7,7 @@
 // redirected goes to the HTTP server as before.
 import type { Server as HttpServer } from "node:http";
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { type ConnectionOptions, connect as connectTls } from "node:tls";
 import { type CapturedOutbound, type Destination, PASSTHROUGH_CLUSTER, looksLikeHttp } from "./capture_routing.ts";
 
 export interface CapturedOutboundOptions {
@@ -16,7 +17,22 @@ export interface CapturedOutboundOptions {
   originalDestination: (socket: Socket) => Destination | undefined;
   /** The route of a redirected connection (routeCapturedOutbound over the current registry). */
   route: (destination: Destination) => CapturedOutbound;
+  /**
+   * The endpoint of a registry service port and how to reach it, as the
+   * cluster manager decides for HTTP (round robin, DestinationRule or auto
+   * mutual TLS): `tls` set originates mutual TLS; undefined when the cluster
+   * has no endpoint; a string when the connection cannot be made (why).
+   * Absent, or null for a connection (no security path): the route's own
+   * endpoints in turn, plain text.
+   */
+  upstream?: (service: { fqdn: string; port: number }) => CapturedUpstream | string | undefined | null;
   onLog: (level: "debug" | "info" | "warn" | "error", message: string) => void;
+}
+
+export interface CapturedUpstream {
+  readonly address: string;
+  readonly port: number;
+  readonly tls?: ConnectionOptions;
 }
 
 export interface CapturedOutboundStats {
@@ -28,11 +44,13 @@ export interface CapturedOutboundStats {
   blackhole: number;
   /** TCP connections closed because their cluster had no endpoint, or the endpoint refused. */
   upstreamFailures: number;
+  /** TCP connections proxied over mutual TLS to an endpoint with a sidecar. */
+  mtls: number;
 }
 
 export class CapturedOutboundListener {
   readonly server: Server;
-  readonly stats: CapturedOutboundStats = { direct: 0, http: 0, tcp: 0, passthrough: 0, blackhole: 0, upstreamFailures: 0 };
+  readonly stats: CapturedOutboundStats = { direct: 0, http: 0, tcp: 0, passthrough: 0, blackhole: 0, upstreamFailures: 0, mtls: 0 };
   private readonly next = new Map<string, number>();
 
   constructor(private readonly options: CapturedOutboundOptions) {
@@ -82,23 +100,23 @@ export class CapturedOutboundListener {
   private tcp(socket: Socket, d: Destination, r: CapturedOutbound & { kind: "tcp" }): void {
     if (r.cluster === PASSTHROUGH_CLUSTER) this.stats.passthrough++;
     else this.stats.tcp++;
-    if (r.endpoints.length === 0) {
+    const chosen = this.endpoint(r);
+    if (chosen === undefined || typeof chosen === "string") {
       this.stats.upstreamFailures++;
-      this.options.onLog("warn", `outbound: ${d.address}:${d.port} (${r.cluster}): no endpoint: connection closed`);
+      this.options.onLog("warn", `outbound: ${d.address}:${d.port} (${r.cluster}): ${chosen ?? "no endpoint"}: connection closed`);
       socket.destroy();
       return;
     }
-    const i = this.next.get(r.cluster) ?? 0;
-    this.next.set(r.cluster, (i + 1) % r.endpoints.length);
-    const endpoint = r.endpoints[i % r.endpoints.length];
-    const upstream = connect({ host: endpoint.address, port: endpoint.port, noDelay: true, allowHalfOpen: true });
+    if (chosen.tls) this.stats.mtls++;
+    const target = { host: chosen.address, port: chosen.port, noDelay: true, allowHalfOpen: true };
+    const upstream = chosen.tls ? connectTls({ ...chosen.tls, ...target }) : connect(target);
     const fail = (e: Error) => {
       this.stats.upstreamFailures++;
-      this.options.onLog("warn", `outbound: ${d.address}:${d.port} (${r.cluster}) → ${endpoint.address}:${endpoint.port}: ${e.message}`);
+      this.options.onLog("warn", `outbound: ${d.address}:${d.port} (${r.cluster}) → ${chosen.address}:${chosen.port}: ${e.message}`);
       socket.destroy();
     };
     upstream.once("error", fail);
-    upstream.once("connect", () => {
+    upstream.once(chosen.tls ? "secureConnect" : "connect", () => {
       upstream.off("error", fail);
       upstream.on("error", () => socket.destroy());
       socket.on("close", () => upstream.destroy());
@@ -107,6 +125,16 @@ export class CapturedOutboundListener {
       upstream.pipe(socket);
       socket.resume();
     });
+  }
+
+  /** The cluster manager's choice for a registry service port, else the route's endpoints in turn. */
+  private endpoint(r: CapturedOutbound & { kind: "tcp" }): CapturedUpstream | string | undefined {
+    const managed = r.service && this.options.upstream ? this.options.upstream(r.service) : null;
+    if (managed !== null) return managed;
+    if (r.endpoints.length === 0) return undefined;
+    const i = this.next.get(r.cluster) ?? 0;
+    this.next.set(r.cluster, (i + 1) % r.endpoints.length);
+    return r.endpoints[i % r.endpoints.length];
   }
 
   close(): void {

@@ -12,8 +12,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
-import { MESHCTL_BIN } from "../../../host/demo/binaries.ts";
-import { curlInPod } from "../../support/netns_process.ts";
+import { AGENT_BIN, MESHCTL_BIN } from "../../../host/demo/binaries.ts";
+import { curlInPod, runInPod } from "../../support/netns_process.ts";
 import { runProcess, waitFor } from "../../support/processes.ts";
 import { E2eMesh, SAMPLES } from "./mesh_support.ts";
 import { parseYaml } from "../../support/netns_manifests.ts";
@@ -63,6 +63,7 @@ describe("a mesh run by its control plane: injected pods in network namespaces",
       mesh.deploy(SAMPLES.sleep, { namespace: "bar" }),
       mesh.deploy(SAMPLES.sleep, { namespace: "legacy", inject: false }),
       mesh.deploy(SAMPLES.bookinfo, { namespace: "default" }),
+      mesh.deploy(SAMPLES.tcpEcho, { namespace: "foo" }),
     ]);
   });
   after(() => mesh.stop());
@@ -137,6 +138,30 @@ describe("a mesh run by its control plane: injected pods in network namespaces",
 
     remove("foo-strict", "mesh-strict");
     await eventually("without the policies, PERMISSIVE again", matrix, all(200));
+  });
+
+  it("TCP between sidecars is mutual TLS: sleep.foo → tcp-echo.foo:9000 answers under STRICT, the legacy client's plain TCP is refused", async () => {
+    // upstream's TCP tasks' client (`nc tcp-echo 9000`), as a node one-liner in sleep's pod: one line out, the echo's line back.
+    const echo = async (from: string) => {
+      const script = `const s=require("node:net").connect(9000,"tcp-echo.foo",()=>s.write("world\\n"));let b="";s.setEncoding("utf8");s.on("data",d=>{b+=d;if(b.includes("\\n")){process.stdout.write(b);s.destroy()}});s.on("error",()=>{});s.setTimeout(15000,()=>s.destroy());`;
+      return (await runInPod(sleep(from), [process.execPath, "-e", script])).stdout.trim();
+    };
+    const matrix = async () => ({ foo: await echo("foo"), legacy: await echo("legacy") });
+    await eventually("both clients reach tcp-echo (PERMISSIVE)", matrix, { foo: "hello world", legacy: "hello world" });
+    apply(
+      "foo-strict-tcp",
+      "apiVersion: security.mesh.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: foo}\nspec: {mtls: {mode: STRICT}}\n",
+    );
+    try {
+      await eventually("STRICT in foo: the sidecar's mutual TLS still gets through, plain TCP does not", matrix, { foo: "hello world", legacy: "" });
+      // The server's sidecar took sleep.foo's connections over mutual TLS and refused the legacy client's plain text.
+      const stats = (await runInPod(mesh.pod("tcp-echo", "foo").pod, [process.execPath, AGENT_BIN, "request", "GET", "/stats", "--proxyAdminPort", "15000"]))
+        .stdout;
+      assert.match(stats, /^listener\.inbound\.captured_tcp_mtls: [1-9]\d*$/m, stats);
+      assert.match(stats, /^listener\.inbound\.captured_tcp_refused: [1-9]\d*$/m, stats);
+    } finally {
+      remove("foo-strict-tcp");
+    }
   });
 
   it("HTTP authorization on bookinfo: allow-nothing, then the viewers one by one (upstream's task results)", async () => {

@@ -40,6 +40,7 @@ export const SAMPLES = {
   httpbin: join(FIXTURES, "httpbin", "httpbin.yaml"),
   sleep: join(FIXTURES, "sleep", "sleep.yaml"),
   bookinfo: join(FIXTURES, "bookinfo", "platform", "kube", "bookinfo.yaml"),
+  tcpEcho: join(FIXTURES, "tcp-echo", "tcp-echo.yaml"),
 };
 const APPS = join(import.meta.dirname, "apps");
 /** The control plane's name in the pods' DNS, as the injected sidecar is told. */
@@ -51,6 +52,7 @@ export function appCommand(container: Doc): string[] | undefined {
   const image = String(container.image ?? "");
   const bookinfo = /examples-bookinfo-(productpage|details|ratings|reviews)-(v\d)/.exec(image);
   if (bookinfo) return [process.execPath, join(APPS, "bookinfo.mjs"), bookinfo[1], bookinfo[2], String(container.ports?.[0]?.containerPort ?? 9080)];
+  if (/tcp-echo-server/.test(image)) return [process.execPath, join(APPS, "tcp_echo.mjs"), ...(container.args ?? ["9000", "hello"]).map(String)];
   if (/httpbin/.test(image)) return [process.execPath, join(APPS, "httpbin.mjs"), String(container.ports?.[0]?.containerPort ?? 8080)];
   return undefined;
 }
