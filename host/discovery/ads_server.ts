@@ -2,6 +2,17 @@ import * as grpc from "@grpc/grpc-js";
 import { envoyType } from "../wire/envoy_protos.ts";
 import { type Resource, type ResourceSet, contentVersion, resourceVersion, selectResources } from "./resource_set.ts";
 import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
+import {
+  type AdsObserver,
+  type ConnectionState,
+  DEFAULT_PUSH_POLICY,
+  type ProxyNode,
+  type PushPolicy,
+  type QueuedPush,
+  type StreamAccess,
+} from "./ads_types.ts";
+import { CARRIED_KEPT, pendingAfter, sameNames, type Subscription } from "./ads_subscription.ts";
+import { Connection, structToJson } from "./ads_connection.ts";
 
 /**
  * The Aggregated Discovery Service (envoy.service.discovery.v3): each proxy
@@ -21,167 +32,6 @@ import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
 const ADS_PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
 const DELTA_PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources";
 const identity = (b: Buffer): Buffer => b;
-
-/** The proxy on the other end of a stream, as its Node message says. */
-export interface ProxyNode {
-  readonly id: string;
-  readonly cluster: string;
-  readonly metadata: Readonly<Record<string, unknown>>;
-  /** Node.user_agent_name: `envoy`, `gRPC Node Pure JS`, `disco-agent`, … (host/discovery/proxy_kind.ts). */
-  readonly userAgentName: string;
-  /** The workload identity the caller's certificate proved on the secure port (`spiffe://<td>/ns/<ns>/sa/<sa>`); none on the plain-text one. */
-  readonly identity?: { readonly uri: string; readonly namespace: string; readonly serviceAccount: string };
-}
-
-/** What happened on the streams, for counters and logs (all optional). */
-export interface AdsObserver {
-  connected?(node: ProxyNode): void;
-  disconnected?(node: ProxyNode): void;
-  /** A response was written (`push`: caused by a change, not by a request); `buildMs`: selecting, encoding and writing it. */
-  sent?(node: ProxyNode, type: string, version: string, resources: number, push: boolean, buildMs: number): void;
-  /** Writing a response failed (the stream is closed). */
-  sendFailed?(node: ProxyNode, type: string, error: Error): void;
-  acked?(node: ProxyNode, type: string, version: string): void;
-  nacked?(node: ProxyNode, type: string, version: string, message: string): void;
-  /** A proxy has acknowledged or refused every response of a push: `sinceChangeMs` after the change that caused it. */
-  converged?(node: ProxyNode, sinceChangeMs: number): void;
-  /** A stream refused before any response (its caller's certificate), with the reason. */
-  refused?(peer: string, problem: string): void;
-  /** A request answering a response that was already superseded (an expired nonce): ignored. */
-  expiredNonce?(node: ProxyNode, type: string): void;
-  /** A request that could not be handled: the stream is closed with the error. */
-  internalError?(error: Error): void;
-  /** A proxy's turn in the push queue came, `waitedMs` after the push that queued it. */
-  dequeued?(node: ProxyNode, waitedMs: number): void;
-}
-
-/** How pushes reach the proxies (DISCO_PUSH_THROTTLE, DISCO_SCOPE_PUSHES). */
-export interface PushPolicy {
-  /** Proxies pushed to per turn of the event loop; the others wait in the push queue for the next turns. */
-  readonly throttle: number;
-  /** true: a proxy is sent only what changed for it; false: every push re-sends every subscription of every proxy. */
-  readonly scoped: boolean;
-  /** DiscoveryResponse.control_plane.identifier: who answers (upstream's JSON: component, instance, build). */
-  readonly identifier?: string;
-  /**
-   * DISCO_ENABLE_CONFIG_DISTRIBUTION_TRACKING: the configuration version the
-   * resources are computed from right now. When given, nonces start with it
-   * (`<version>-<n>`, upstream's meaningful nonces) and each subscription
-   * records the version it acknowledged: that of its last response, or of a
-   * later push that found nothing changed for it (host/discovery/distribution.ts).
-   */
-  readonly configVersion?: () => number;
-  /** DISCO_DEBUG_ADSZ_CONFIG: keep what was last sent on each subscription, for /debug/adsz. */
-  readonly keepSent?: boolean;
-}
-
-const DEFAULT_PUSH_POLICY: PushPolicy = { throttle: Number.MAX_SAFE_INTEGER, scoped: true };
-
-/** A proxy waiting for its turn in the push queue. */
-interface QueuedPush {
-  readonly enqueuedAt: number;
-  readonly changedAt: number;
-}
-
-/** Who may open a stream on one gRPC server (the secure port checks the caller's certificate). */
-export interface StreamAccess {
-  /** Why a caller with this certificate SAN is refused (PERMISSION_DENIED), or undefined to let it in. */
-  peerProblem(peerSubjectAltName: string | undefined): string | undefined;
-  /** The workload identity of a caller let in. */
-  peerIdentity(peerSubjectAltName: string | undefined): ProxyNode["identity"];
-}
-
-interface Subscription {
-  names: ReadonlySet<string> | "*";
-  sentVersion?: string;
-  sentNonce?: string;
-  ackedVersion?: string;
-  nacked?: { version: string; message: string };
-  /** The proxy ACKed or NACKed the last response. */
-  answered?: boolean;
-  /** Configuration version of what was last sent, and of what the proxy acknowledged (distribution tracking). */
-  sentConfig?: number;
-  ackedConfig?: number;
-  /** The resources last sent (DISCO_DEBUG_ADSZ_CONFIG only). */
-  sentResources?: ReturnType<typeof selectResources>;
-  /** When the last response was sent, and when the proxy last acknowledged one (`meshctl proxy-status`). */
-  sentAt?: Date;
-  ackedAt?: Date;
-  /** What the proxy holds as far as it acknowledged, by name (`meshctl proxy-status <pod>`'s diff), and what the unanswered response carries. */
-  acked?: Map<string, Resource>;
-  pending?: { full: boolean; resources: readonly Resource[]; removed: readonly string[] };
-  /** Incremental streams: the version of each resource the proxy holds, as far as it was sent and not refused ("": some version we do not know). */
-  held?: Map<string, string>;
-  /** Incremental streams: the names each recent response carried, by nonce, so that a refusal (even of a superseded response) is taken back. */
-  carried?: Map<string, readonly string[]>;
-}
-
-/** How many recent incremental responses are remembered for their refusal. */
-const CARRIED_KEPT = 16;
-
-/** One connected proxy (for the debug pages). */
-export interface ConnectionState {
-  readonly id: string;
-  readonly node: ProxyNode;
-  readonly connectedAt: Date;
-  readonly subscriptions: ReadonlyMap<string, Readonly<Subscription>>;
-}
-
-class Connection {
-  readonly subscriptions = new Map<string, Subscription>();
-  readonly connectedAt = new Date();
-  node: ProxyNode | undefined;
-  /** When the change this proxy has not yet fully answered was made (performance.now()), for convergence. */
-  changedAt: number | undefined;
-  private nonce = 0;
-
-  constructor(
-    readonly id: string,
-    private readonly call: grpc.ServerDuplexStream<Buffer, Buffer>,
-    readonly identity: ProxyNode["identity"],
-    /** An incremental (Delta) stream. */
-    readonly delta = false,
-  ) {}
-
-  /** One incremental response: the resources that changed (each with its version) and the names removed. */
-  sendDelta(
-    type: string,
-    version: string,
-    resources: ReadonlyArray<{ resource: Resource; version: string }>,
-    removed: readonly string[],
-    identifier: string | undefined,
-    config: number | undefined,
-  ): string {
-    const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
-    const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
-    const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
-    const message = response
-      .encode(
-        response.fromObject({
-          system_version_info: version,
-          type_url: type,
-          nonce,
-          resources: resources.map((r) => ({ name: r.resource.name, version: r.version, resource: r.resource.any })),
-          removed_resources: [...removed],
-          ...controlPlane,
-        }),
-      )
-      .finish();
-    this.call.write(Buffer.from(message));
-    return nonce;
-  }
-
-  send(type: string, version: string, resources: ReturnType<typeof selectResources>, identifier: string | undefined, config: number | undefined): string {
-    const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
-    const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
-    const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
-    const message = response
-      .encode(response.fromObject({ version_info: version, type_url: type, nonce, resources: resources.map((r) => r.any), ...controlPlane }))
-      .finish();
-    this.call.write(Buffer.from(message));
-    return nonce;
-  }
-}
 
 export class AggregatedDiscoveryService {
   private readonly connections = new Set<Connection>();
@@ -378,7 +228,11 @@ export class AggregatedDiscoveryService {
     // A refused response, even a superseded one: what it carried is held in a version we do not know, so it is sent again.
     if (sub && req.response_nonce && req.error_detail) for (const n of sub.carried?.get(req.response_nonce) ?? []) sub.held!.set(n, "");
     if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) this.observer.expiredNonce?.(node, req.type_url);
-    else if (sub && req.response_nonce) this.answered(c, req.type_url, sub, req.error_detail, sub.sentVersion ?? "");
+    else if (sub && req.response_nonce) {
+      this.answered(c, req.type_url, sub, req.error_detail, sub.sentVersion ?? "");
+      // A proxy answers responses in order: with the newest answered, no earlier one can still be refused, so what they carried is forgotten.
+      sub.carried!.clear();
+    }
     const first = !sub;
     if (!sub) {
       sub = { names: new Set<string>(), held: new Map(Object.entries(req.initial_resource_versions ?? {})), carried: new Map() };
@@ -411,7 +265,6 @@ export class AggregatedDiscoveryService {
     // Answering a new subscription, a name asked for that does not exist is said to be absent (so the proxy need not wait for it).
     const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !present.has(n) && !held.has(n)) : [];
     const removed = [...gone, ...absent];
-    const version = contentVersion(selected.map((r) => r.resource));
     const config = this.policy.configVersion?.();
     if (changed.length === 0 && removed.length === 0 && !answerAnyway) {
       if (config !== undefined) {
@@ -420,6 +273,8 @@ export class AggregatedDiscoveryService {
       }
       return false;
     }
+    // system_version_info only tells what was sent (debugging): digested only when something is.
+    const version = contentVersion(selected.map((r) => r.resource));
     try {
       sub.sentNonce = c.sendDelta(type, version, changed, removed, this.policy.identifier, config);
     } catch (e) {
@@ -489,36 +344,5 @@ export class AggregatedDiscoveryService {
   }
 }
 
-/** An incremental response's changes on top of an earlier one not yet acknowledged (its ACK, superseded, will never count). */
-function pendingAfter(earlier: Subscription["pending"], resources: readonly Resource[], removed: readonly string[]): NonNullable<Subscription["pending"]> {
-  if (!earlier) return { full: false, resources, removed };
-  const byName = new Map(earlier.resources.map((r) => [r.name, r]));
-  for (const n of removed) byName.delete(n);
-  for (const r of resources) byName.set(r.name, r);
-  const added = new Set(resources.map((r) => r.name));
-  return { full: earlier.full, resources: [...byName.values()], removed: [...new Set([...earlier.removed, ...removed])].filter((n) => !added.has(n)) };
-}
-
-function sameNames(a: ReadonlySet<string> | "*", b: ReadonlySet<string> | "*"): boolean {
-  if (a === "*" || b === "*") return a === b;
-  return a.size === b.size && [...a].every((n) => b.has(n));
-}
-
-/** google.protobuf.Struct (protobufjs object form) as plain JSON. */
-function structToJson(struct: unknown): Record<string, unknown> {
-  const fields = (struct as { fields?: Record<string, unknown> } | undefined)?.fields ?? {};
-  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, valueToJson(v)]));
-}
-
-// protobufjs defines the well-known types itself, with camelCase field names.
-function valueToJson(v: unknown): unknown {
-  const value = v as Record<string, unknown>;
-  if ("stringValue" in value) return value.stringValue;
-  if ("numberValue" in value) return value.numberValue;
-  if ("boolValue" in value) return value.boolValue;
-  if ("structValue" in value) return structToJson(value.structValue);
-  if ("listValue" in value) return ((value.listValue as { values?: unknown[] }).values ?? []).map(valueToJson);
-  return null;
-}
-
 export { SHORT_TYPE };
+export type { AdsObserver, ConnectionState, ProxyNode, PushPolicy, StreamAccess };

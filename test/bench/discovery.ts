@@ -4,7 +4,10 @@
 // filter's extension config they name; every response ACKed) plus 3 real
 // sidecars (disco-agent proxy --discoveryAddress), 100 services, one policy
 // change in the watched folder (an AuthorizationPolicy and a QuotaSpec), and
-// the time until every client has ACKed it.
+// the time until every client has ACKed it. Each count is measured twice,
+// side by side: state-of-the-world clients (StreamAggregatedResources) and
+// incremental ones (DeltaAggregatedResources, Envoy's DELTA_GRPC).
+// BENCH_DISCOVERY_CLIENTS=1,100,5000 sets the counts (default 1,100,1000).
 // Figures: p50/p99 of that time for the light clients (the new
 // TypedExtensionConfig ACKed), when each real sidecar had applied the new
 // documents (seen on its /config_dump), disco-discovery's CPU for the push
@@ -29,6 +32,7 @@ import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BIN = join(ROOT, "build", "out", "disco-discovery.mjs");
 const ADS = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources";
+const DELTA = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources";
 const identity = (b: Buffer) => b;
 const CLIENTS_PER_CHANNEL = 50;
 const SERVICES = 100;
@@ -76,6 +80,23 @@ spec:
   );
 }
 
+/** What Envoy subscribes to after its bootstrap: LDS and CDS wildcard, RDS `80`, EDS for every cluster, ECDS the filter. */
+function subscriptions(): Record<string, string[]> {
+  return {
+    [LISTENER]: [],
+    [CLUSTER]: [],
+    [ROUTE]: ["80"],
+    [ENDPOINT]: Array.from({ length: SERVICES }, (_, i) => clusterName(host(i), 80)),
+    [EXTENSION_CONFIG]: [PLUGIN_NAME],
+  };
+}
+
+const benchNode = (id: number) => ({
+  id: `sidecar~10.1.${(id >> 8) & 255}.${id & 255}~bench-${id}.bench~bench.svc.cluster.local`,
+  cluster: `bench-${id}`,
+  user_agent_name: "envoy",
+});
+
 /** An Envoy-like ADS client: what Envoy subscribes to after its bootstrap, every response ACKed. */
 class LightClient {
   /** Version of the filter's extension config last ACKed, and when. */
@@ -85,14 +106,8 @@ class LightClient {
   constructor(channel: grpc.Client, id: number) {
     const request = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
     const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
-    const node = { id: `sidecar~10.1.${id >> 8}.${id & 255}~bench-${id}.bench~bench.svc.cluster.local`, cluster: `bench-${id}`, user_agent_name: "envoy" };
-    const names: Record<string, string[]> = {
-      [LISTENER]: [],
-      [CLUSTER]: [],
-      [ROUTE]: ["80"],
-      [ENDPOINT]: Array.from({ length: SERVICES }, (_, i) => clusterName(host(i), 80)),
-      [EXTENSION_CONFIG]: [PLUGIN_NAME],
-    };
+    const node = benchNode(id);
+    const names = subscriptions();
     const send = (fields: Record<string, unknown>) => this.stream.write(Buffer.from(request.encode(request.fromObject({ node, ...fields })).finish()));
     this.stream = channel.makeBidiStreamRequest(ADS, identity, identity);
     this.stream.on("data", (b: Buffer) => {
@@ -105,6 +120,42 @@ class LightClient {
     });
     this.stream.on("error", () => {});
     for (const [type_url, resource_names] of Object.entries(names)) send({ type_url, resource_names });
+  }
+  close(): void {
+    this.stream.cancel();
+  }
+}
+
+/** The same proxy on an incremental stream: subscribes name by name (the node on the first request only), ACKs each response by its nonce. */
+class LightDeltaClient {
+  version = "";
+  ackedAt = 0;
+  private readonly stream: grpc.ClientDuplexStream<Buffer, Buffer>;
+  constructor(channel: grpc.Client, id: number) {
+    const request = envoyType("envoy.service.discovery.v3.DeltaDiscoveryRequest");
+    const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
+    const send = (fields: Record<string, unknown>) => this.stream.write(Buffer.from(request.encode(request.fromObject(fields)).finish()));
+    this.stream = channel.makeBidiStreamRequest(DELTA, identity, identity);
+    this.stream.on("data", (b: Buffer) => {
+      const r = response.decode(b) as unknown as {
+        system_version_info: string;
+        nonce: string;
+        type_url: string;
+        resources: Array<{ name: string; version: string }>;
+      };
+      send({ type_url: r.type_url, response_nonce: r.nonce });
+      const extension = r.type_url === EXTENSION_CONFIG ? r.resources.find((x) => x.name === PLUGIN_NAME) : undefined;
+      if (extension) {
+        this.version = extension.version;
+        this.ackedAt = performance.now();
+      }
+    });
+    this.stream.on("error", () => {});
+    let first = true;
+    for (const [type_url, names] of Object.entries(subscriptions())) {
+      send({ ...(first ? { node: benchNode(id) } : {}), type_url, resource_names_subscribe: names });
+      first = false;
+    }
   }
   close(): void {
     this.stream.cancel();
@@ -131,13 +182,14 @@ async function applied(s: Sidecar, round: string): Promise<boolean> {
   return (await r.text()).includes(`"/${round}"`);
 }
 
-async function measure(proc: ChildProcess, address: string, dir: string, sidecars: Sidecar[], count: number, round: number): Promise<string[]> {
+async function measure(proc: ChildProcess, address: string, dir: string, sidecars: Sidecar[], count: number, round: number, delta: boolean): Promise<string[]> {
   const channels = Array.from(
     { length: Math.ceil(count / CLIENTS_PER_CHANNEL) },
     () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
   );
   const rssBefore = rssMiB(proc.pid!);
-  const clients = Array.from({ length: count }, (_, i) => new LightClient(channels[Math.floor(i / CLIENTS_PER_CHANNEL)], round * 10_000 + i));
+  const Client = delta ? LightDeltaClient : LightClient;
+  const clients = Array.from({ length: count }, (_, i) => new Client(channels[Math.floor(i / CLIENTS_PER_CHANNEL)], round * 10_000 + i));
   await until("every client configured", () => clients.every((c) => c.version !== ""));
   // Below 100 clients the growth is lost in the garbage collector's noise.
   const memory = count >= 100 ? `${(((rssMiB(proc.pid!) - rssBefore) * 1024) / count).toFixed(1)} KiB/proxy` : "n/a (too few clients)";
@@ -159,13 +211,23 @@ async function measure(proc: ChildProcess, address: string, dir: string, sidecar
   for (const c of clients) c.close();
   for (const ch of channels) ch.close();
   const lines = [
-    `disco-discovery ${String(count).padStart(4)} clients: change → all ACKed p50 ${percentile(times, 50).toFixed(0)} ms, p99 ${percentile(times, 99).toFixed(0)} ms; push CPU ${(cpu * 1000).toFixed(0)} ms (${((cpu * 1e6) / count).toFixed(0)} µs/proxy); memory ${memory}`,
+    `disco-discovery ${String(count).padStart(4)} ${delta ? "delta clients" : "clients"}: change → all ACKed p50 ${percentile(times, 50).toFixed(0)} ms, p99 ${percentile(times, 99).toFixed(0)} ms; push CPU ${(cpu * 1000).toFixed(0)} ms (${((cpu * 1e6) / count).toFixed(0)} µs/proxy); memory ${memory}`,
   ];
   if (real.length > 0) lines.push(`  + ${real.length} real sidecars: change applied after ${real.map((t) => t.toFixed(0)).join(", ")} ms`);
   return lines;
 }
 
-export async function runDiscoveryBench(counts = [1, 100, 1000]): Promise<string[]> {
+/** BENCH_DISCOVERY_CLIENTS: the client counts measured (`1,100,5000`). */
+function clientCounts(): number[] {
+  const text = process.env.BENCH_DISCOVERY_CLIENTS;
+  if (!text) return [1, 100, 1000];
+  const counts = text.split(",").map(Number);
+  if (counts.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`BENCH_DISCOVERY_CLIENTS: expected counts separated by commas, got ${JSON.stringify(text)}`);
+  return counts;
+}
+
+export async function runDiscoveryBench(counts = clientCounts()): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "bench-discovery-"));
   folder(dir, "initial");
   const proc = spawn(process.execPath, [BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF], {
@@ -208,7 +270,8 @@ export async function runDiscoveryBench(counts = [1, 100, 1000]): Promise<string
         ),
       );
     }
-    for (const [round, count] of counts.entries()) lines.push(...(await measure(proc, listeners.grpc, dir, sidecars, count, round)));
+    let round = 0;
+    for (const count of counts) for (const delta of [false, true]) lines.push(...(await measure(proc, listeners.grpc, dir, sidecars, count, round++, delta)));
   } finally {
     await Promise.all(sidecars.map((s) => s.stop()));
     app.server.close();
@@ -219,3 +282,8 @@ export async function runDiscoveryBench(counts = [1, 100, 1000]): Promise<string
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) for (const line of await runDiscoveryBench()) console.log(line);
+
+/** For measuring where memory goes (not part of the bench's run). */
+export const folderForHeap = (dir: string) => folder(dir, "initial");
+export const lightClientForHeap = (channel: grpc.Client, id: number, delta: boolean) =>
+  delta ? new LightDeltaClient(channel, id) : new LightClient(channel, id);

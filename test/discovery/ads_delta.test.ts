@@ -5,7 +5,8 @@ import type { AdsObserver, AggregatedDiscoveryService } from "../../host/discove
 import { type AdsHarness, startAdsHarness } from "./support/ads_harness.ts";
 import { proxylessResources, type XdsService } from "../../host/discovery/proxyless.ts";
 import { CLUSTER, ENDPOINT } from "../../host/discovery/type_urls.ts";
-import { envoyType, unpackAny } from "../../host/wire/envoy_protos.ts";
+import { unpackAny } from "../../host/wire/envoy_protos.ts";
+import { type DeltaResponse, RawDeltaClient } from "./support/raw_delta_client.ts";
 import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 
 // The incremental (Delta) protocol, Envoy's DELTA_GRPC, spoken by hand over
@@ -14,48 +15,12 @@ import { decodeAnyStrict, envoyRoot } from "../support/envoy_protos.ts";
 // again with the next push, and a reconnecting proxy's
 // initial_resource_versions sparing it what it has.
 
-const DELTA = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources";
-const identity = (b: Buffer) => b;
 const A = "outbound|80||a.foo.svc.cluster.local";
 const B = "outbound|80||b.foo.svc.cluster.local";
-
-interface DeltaResponse {
-  system_version_info: string;
-  type_url: string;
-  nonce: string;
-  resources: Array<{ name: string; version: string; resource: { type_url: string; value: Uint8Array } }>;
-  removed_resources: string[];
-}
-
-class DeltaClient {
-  private readonly received: DeltaResponse[] = [];
-  private readonly waiting: Array<(r: DeltaResponse) => void> = [];
-  private readonly stream: grpc.ClientDuplexStream<Buffer, Buffer>;
+const ENVOY = { id: "sidecar~10.0.0.1~a.foo~foo.svc.cluster.local", user_agent_name: "envoy" };
+class DeltaClient extends RawDeltaClient {
   constructor(client: grpc.Client) {
-    const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
-    this.stream = client.makeBidiStreamRequest(DELTA, identity, identity);
-    this.stream.on("data", (b: Buffer) => {
-      const r = response.toObject(response.decode(b), { defaults: true }) as DeltaResponse;
-      const w = this.waiting.shift();
-      if (w) w(r);
-      else this.received.push(r);
-    });
-    this.stream.on("error", () => {});
-  }
-  send(fields: Record<string, unknown>): void {
-    const request = envoyType("envoy.service.discovery.v3.DeltaDiscoveryRequest");
-    this.stream.write(
-      Buffer.from(
-        request.encode(request.fromObject({ node: { id: "sidecar~10.0.0.1~a.foo~foo.svc.cluster.local", user_agent_name: "envoy" }, ...fields })).finish(),
-      ),
-    );
-  }
-  next(): Promise<DeltaResponse> {
-    const r = this.received.shift();
-    return r ? Promise.resolve(r) : new Promise((resolve) => this.waiting.push(resolve));
-  }
-  end(): void {
-    this.stream.end();
+    super(client, ENVOY);
   }
 }
 
@@ -118,9 +83,15 @@ describe("ADS incremental (Delta) protocol", { timeout: 600_000 }, () => {
     assert.deepEqual(names(refused), [A, B]);
     c.send({ type_url: ENDPOINT, response_nonce: refused.nonce, error_detail: { code: 3, message: "bad endpoint" } });
     await until(() => events.includes(`nack ${ENDPOINT} bad endpoint`));
+    assert.equal(c.pending(), 0, "a NACK is not answered: the proxy keeps what it holds");
     ads.push(() => proxylessResources(services(9092, true, 8081)));
     const after = await c.next();
     assert.deepEqual(names(after), [A, B], "A is sent again: the proxy never took its refused version");
+    assert.match(
+      JSON.stringify(unpackAny(after.resources.find((r) => r.name === B)!.resource)),
+      /9092/,
+      "the next response is the next push, not an answer to the NACK",
+    );
     c.send({ type_url: ENDPOINT, response_nonce: after.nonce });
 
     ads.push(() => proxylessResources(services(9092, false, 8081)));

@@ -1,6 +1,7 @@
 import { adminRequest } from "../../proxy/admin_client.ts";
 import { unifiedDiff } from "./line_diff.ts";
 import { formatTable } from "./table.ts";
+import type { SynczRow as ServedSynczRow } from "../../discovery/sync_status.ts";
 
 /**
  * `meshctl proxy-status --debugAddress HOST:PORT`: every proxy connected to
@@ -20,18 +21,9 @@ import { formatTable } from "./table.ts";
 
 export type SyncStatus = "SYNCED" | "NOT SENT" | "STALE" | "ERROR";
 
-/** A row of disco-discovery's /debug/syncz (host/discovery/sync_status.ts); fields after `nacked` may be missing from an older one. */
-export interface SynczRow {
-  proxy: string;
-  type: string;
-  sent: string | null;
-  acked: string | null;
-  nacked: { version: string; message: string } | null;
-  proxyType?: string;
-  clusterId?: string;
-  proxyVersion?: string;
-  controlPlane?: string;
-}
+/** A row of disco-discovery's /debug/syncz as read: the fields after `nacked` may be missing from an older disco-discovery. */
+export type SynczRow = Pick<ServedSynczRow, "proxy" | "type" | "sent" | "acked" | "nacked"> &
+  Partial<Pick<ServedSynczRow, "proxyType" | "clusterId" | "proxyVersion" | "controlPlane">>;
 
 export const COLUMNS = ["cds", "lds", "eds", "rds", "ecds"] as const;
 /** The types a Node sidecar's configuration documents stand for. */
