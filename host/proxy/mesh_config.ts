@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseYaml } from "../config/yaml.ts";
 import { ConfigError } from "../config/errors.ts";
-import type { ExtensionProviders } from "../config/extension_providers.ts";
-import { MESH_CONFIG_DEFAULTS, type OutboundTrafficPolicy, type PathNormalization, decodeMeshConfig } from "../config/mesh_config.ts";
+import { MESH_CONFIG_DEFAULTS, type MeshConfig, decodeMeshConfig } from "../config/mesh_config.ts";
 
 /**
  * Mesh-wide settings of the sidecar (`disco-agent proxy --meshConfigFile`;
@@ -12,18 +11,6 @@ import { MESH_CONFIG_DEFAULTS, type OutboundTrafficPolicy, type PathNormalizatio
  */
 
 export { OUTBOUND_TRAFFIC_POLICIES, type OutboundTrafficPolicy } from "../config/mesh_config.ts";
-
-export interface MeshSettings {
-  readonly rootNamespace: string;
-  readonly trustDomain: string;
-  readonly enableAutoMtls: boolean;
-  readonly outboundTrafficPolicy: OutboundTrafficPolicy;
-  /** REGISTRY_ONLY: an unknown host gets the catch-all 502 (true) or no route, 404 (false). */
-  readonly enableFallthroughRoute: boolean;
-  readonly pathNormalization: PathNormalization;
-  /** The external authorizers CUSTOM AuthorizationPolicies name (`extensionProviders`). */
-  readonly extensionProviders: ExtensionProviders;
-}
 
 /** The MeshConfig fields the sidecar reads. */
 const FIELDS = [
@@ -35,6 +22,9 @@ const FIELDS = [
   "pathNormalization",
   "extensionProviders",
 ] as const;
+
+/** The part of the MeshConfig the sidecar reads. */
+export type MeshSettings = Pick<MeshConfig, (typeof FIELDS)[number]>;
 
 function settingsOf(config: MeshSettings): MeshSettings {
   return Object.freeze(Object.fromEntries(FIELDS.map((f) => [f, config[f]]))) as unknown as MeshSettings;

@@ -262,7 +262,8 @@ export interface AuthorizationPolicySpec {
   readonly rules: readonly AuthzRule[];
 }
 
-const SOURCE_FIELDS = [
+/** The fields of an AuthorizationPolicy rule's `from.source` (also the CRD schema's, host/cli/meshctl/manifest/schemas.ts). */
+export const SOURCE_FIELDS = [
   "principals",
   "notPrincipals",
   "requestPrincipals",
@@ -274,7 +275,8 @@ const SOURCE_FIELDS = [
   "remoteIpBlocks",
   "notRemoteIpBlocks",
 ] as const;
-const OPERATION_FIELDS = ["hosts", "notHosts", "ports", "notPorts", "methods", "notMethods", "paths", "notPaths"] as const;
+/** The fields of a rule's `to.operation`. */
+export const OPERATION_FIELDS = ["hosts", "notHosts", "ports", "notPorts", "methods", "notMethods", "paths", "notPaths"] as const;
 
 /**
  * Condition keys upstream documents for `when` (authorization-policy

@@ -8,6 +8,7 @@
  * orchestrator stores what upstream's samples hold and the admission webhook
  * (disco-discovery `/validate`) gives the precise error.
  */
+import { OPERATION_FIELDS, SOURCE_FIELDS } from "../../../config/resources/security.ts";
 export type Schema = Record<string, unknown>;
 
 const str: Schema = { type: "string" };
@@ -24,23 +25,8 @@ const oneOfStrings = (values: readonly string[]): Schema => ({ type: "string", e
 
 const workloadSelector = obj({ matchLabels: labels });
 
-const authzSource = obj(
-  Object.fromEntries(
-    [
-      "principals",
-      "notPrincipals",
-      "requestPrincipals",
-      "notRequestPrincipals",
-      "namespaces",
-      "notNamespaces",
-      "ipBlocks",
-      "notIpBlocks",
-      "remoteIpBlocks",
-      "notRemoteIpBlocks",
-    ].map((k) => [k, strs]),
-  ),
-);
-const authzOperation = obj(Object.fromEntries(["hosts", "notHosts", "ports", "notPorts", "methods", "notMethods", "paths", "notPaths"].map((k) => [k, strs])));
+const authzSource = obj(Object.fromEntries(SOURCE_FIELDS.map((k) => [k, strs])));
+const authzOperation = obj(Object.fromEntries(OPERATION_FIELDS.map((k) => [k, strs])));
 
 const AUTHORIZATION_POLICY = obj({
   selector: workloadSelector,
