@@ -54,6 +54,8 @@ export interface MeshSnapshot {
   /** Our sidecars' resource sets already computed, by namespace and scope (documents in its view). */
   readonly namespaceViews: Map<string, ResourceSet>;
   readonly rootNamespace: string;
+  /** Each connected proxy's resource set in this version, by whether pushes are scoped. */
+  readonly nodeSets: { readonly scoped: WeakMap<ProxyNode, ResourceSet>; readonly unscoped: WeakMap<ProxyNode, ResourceSet> };
 }
 
 /** What shapes the served resources beyond the configuration (the daemon's variables). */
@@ -125,6 +127,7 @@ export function meshSnapshot(
     headlessAddress,
     namespaceViews: new Map(),
     rootNamespace,
+    nodeSets: { scoped: new WeakMap(), unscoped: new WeakMap() },
   };
 }
 
@@ -141,9 +144,21 @@ export function meshSnapshot(
  * as SDS resources to Envoy.
  */
 export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = true): ResourceSet {
-  const kind = proxyKind(node);
+  // A proxy asks once per subscription and is pushed to once per version: its set is worked out once per version.
+  const memo = snapshot.nodeSets[scoped ? "scoped" : "unscoped"];
+  let set = memo.get(node);
+  if (!set) memo.set(node, (set = nodeResources(snapshot, node, scoped)));
+  return set;
+}
+
+/** What a node is (its kind, the identity its id and metadata say) does not change while it is connected: parsed once. */
+const parsedNodes = new WeakMap<ProxyNode, { kind: ReturnType<typeof proxyKind>; identity: ReturnType<typeof nodeIdentity> }>();
+
+function nodeResources(snapshot: MeshSnapshot, node: ProxyNode, scoped: boolean): ResourceSet {
+  let parsed = parsedNodes.get(node);
+  if (!parsed) parsedNodes.set(node, (parsed = { kind: proxyKind(node), identity: nodeIdentity(node) }));
+  const { kind, identity } = parsed;
   if (kind === "proxyless") return snapshot.all;
-  const identity = nodeIdentity(node);
   const trusted = secretNamespace(node, identity?.namespace);
   const documents = (namespace: string) =>
     scoped ? documentsInView(snapshot.all.get(CONFIG_DOCUMENT)!, namespace, snapshot.rootNamespace) : snapshot.all.get(CONFIG_DOCUMENT)!;
