@@ -29,12 +29,13 @@ export interface Subscription {
   ackedSelection?: Selection;
   pending?: { full: boolean; resources: readonly Resource[]; removed: readonly string[]; to?: Selection };
   /**
-   * Incremental streams: the version of each resource the proxy holds, as
-   * far as it was sent and not refused ("": some version we do not know).
-   * While that is exactly a selection (`syncedWith`, host/discovery/selection.ts),
-   * there is no map of its own: a push's changes from it are shared, and
-   * thousands of proxies hold no copy of it. Read with `heldVersion`,
-   * `heldNames`; changed with `ownHeld` and `syncTo`.
+   * `syncedWith`: the selection last sent in whole or in part and not
+   * refused (host/discovery/selection.ts). `held`, incremental streams only:
+   * the version of each resource the proxy holds, as far as it was sent and
+   * not refused ("": some version we do not know). While that is exactly
+   * `syncedWith` there is no map of its own: a push's changes from it are
+   * shared, and thousands of proxies hold no copy of it. Read with
+   * `heldVersion`, `heldNames`; changed with `ownHeld` and `syncTo`.
    */
   held?: Map<string, string>;
   syncedWith?: Selection;
