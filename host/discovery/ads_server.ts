@@ -187,7 +187,7 @@ export class AggregatedDiscoveryService {
       sub.ackedVersion = version;
       sub.ackedConfig = sub.sentConfig;
       sub.nacked = undefined;
-      sub.ackedAt = new Date();
+      sub.ackedAt = Date.now();
       if (sub.pending?.to) {
         sub.ackedSelection = sub.pending.to; // shared: what it holds now is exactly that selection
         sub.acked = undefined;
@@ -299,7 +299,7 @@ export class AggregatedDiscoveryService {
     if (carried.size > CARRIED_KEPT) carried.delete(carried.keys().next().value!);
     sub.sentVersion = version;
     sub.sentConfig = config;
-    sub.sentAt = new Date();
+    sub.sentAt = Date.now();
     if (this.policy.keepSent) sub.sentResources = [...changed];
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, changed.length, push, performance.now() - started);
@@ -356,7 +356,7 @@ export class AggregatedDiscoveryService {
     sub.syncedWith = selection;
     sub.sentVersion = version;
     sub.sentConfig = config;
-    sub.sentAt = new Date();
+    sub.sentAt = Date.now();
     sub.pending = { full: true, resources, removed: [] };
     if (this.policy.keepSent) sub.sentResources = [...sent];
     sub.answered = false;

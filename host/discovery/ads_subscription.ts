@@ -14,9 +14,9 @@ export interface Subscription {
   ackedConfig?: number;
   /** The resources last sent (DISCO_DEBUG_ADSZ_CONFIG only). */
   sentResources?: ReturnType<typeof selectResources>;
-  /** When the last response was sent, and when the proxy last acknowledged one (`meshctl proxy-status`). */
-  sentAt?: Date;
-  ackedAt?: Date;
+  /** When the last response was sent, and when the proxy last acknowledged one (`meshctl proxy-status`), in ms since the epoch (a number: a Date is ten times its size). */
+  sentAt?: number;
+  ackedAt?: number;
   /**
    * What the proxy holds as far as it acknowledged (`meshctl proxy-status
    * <pod>`'s diff): a shared selection while that is exactly what it holds
