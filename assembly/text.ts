@@ -95,6 +95,8 @@ function spelled(ptr: usize, len: usize, s: string): isize {
 }
 
 /** The `len` bytes at `ptr` are the UTF-8 of `s`. */
+// @ts-ignore: decorator
+@inline
 export function bytesEqualString(ptr: usize, len: usize, s: string): bool {
   // A string's UTF-8 is at least one byte per unit and at most three.
   const n = <usize>s.length;
