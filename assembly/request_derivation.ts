@@ -240,9 +240,20 @@ export class RequestDerivation {
 
   /** Writes every derived attribute into `bag`, over what the earlier steps put there, in the order above. */
   addTo(bag: AttributeBag): void {
+    // `value` spelled out (derive is inlined here too): a call per attribute saved.
+    const memo = this.memo;
+    const found = this.found;
+    const stamp = this.stamp;
     for (let i = 0; i < DERIVED_ORDER.length; i++) {
       const id = unchecked(DERIVED_ORDER[i]);
-      const v = this.value(id);
+      let v: AttributeValue | null;
+      if (unchecked(found[id]) == stamp) {
+        v = unchecked(memo[id]);
+      } else {
+        v = this.derive(id);
+        unchecked((memo[id] = v));
+        unchecked((found[id] = stamp));
+      }
       if (v !== null) bag.setId(id, v);
     }
     bag.merge(this.authAttributes());

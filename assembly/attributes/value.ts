@@ -74,7 +74,8 @@ export class AttributeValue {
    * text instead, decoded with U+FFFD, so a view is always text that decodes
    * to itself.
    */
-  setView(ptr: usize, len: usize): void {
+  // @ts-ignore: decorator
+  @inline setView(ptr: usize, len: usize): void {
     this.kind = ValueKind.String;
     if (!isCleanUtf8(ptr, len)) {
       this.str = decodeUtf8(ptr, len);
