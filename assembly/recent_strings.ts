@@ -1,4 +1,4 @@
-import { notAscii4, widenBytes4 } from "./text";
+import { isNullString, notAscii4, widenBytes4 } from "./text";
 import { decodeUtf8 } from "./utf8";
 
 // Header and property values that repeat from request to request (the
@@ -26,7 +26,7 @@ export function recentString(ptr: usize, len: usize): string {
   h = (h ^ (h >>> 16)) * 0x85ebca6b;
   const slot = <i32>((h ^ (h >>> 13)) & (SLOTS - 1));
   const known = unchecked(recent[slot]);
-  if (known !== null && sameAscii(known, ptr, len)) return known;
+  if (!isNullString(known) && sameAscii(known!, ptr, len)) return known!;
   const fresh = decodeUtf8(ptr, len);
   unchecked((recent[slot] = fresh));
   return fresh;

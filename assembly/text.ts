@@ -8,6 +8,17 @@
 
 import { FNV64_PRIME } from "./fnv64";
 
+/**
+ * `s` is null. AssemblyScript compiles `s === null` on a string to a call of
+ * String.__eq, which costs far more than the test on an interpreter (WAMR):
+ * the per-request paths test their nullable strings with this instead.
+ */
+// @ts-ignore: decorator
+@inline
+export function isNullString(s: string | null): bool {
+  return changetype<usize>(s) == 0;
+}
+
 // The UTF-8 bytes of the code point that starts at unit `i` of a string of
 // `n` units at `chars`, packed little-endian: bits 0..31 the bytes, bits
 // 32..39 how many (1..4), bits 40..47 how many units it took (1 or 2).
@@ -57,6 +68,8 @@ export function notAscii4(units: u64): bool {
  * How many bytes at the start of `ptr[0, len)` spell `s` in UTF-8, or -1 when
  * they do not: the common core of equality (the whole of it) and prefix tests.
  */
+// @ts-ignore: decorator
+@inline
 function spelled(ptr: usize, len: usize, s: string): isize {
   const chars = changetype<usize>(s);
   const n = s.length;
@@ -95,6 +108,8 @@ function spelled(ptr: usize, len: usize, s: string): isize {
 }
 
 /** The `len` bytes at `ptr` are the UTF-8 of `s`. */
+// @ts-ignore: decorator
+@inline
 export function bytesEqualString(ptr: usize, len: usize, s: string): bool {
   // A string's UTF-8 is at least one byte per unit and at most three.
   const n = <usize>s.length;

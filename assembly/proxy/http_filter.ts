@@ -14,6 +14,7 @@ import { requestWithHeaders } from "../request";
 import { HeaderMap } from "../attributes/header_map";
 import { knownSlotOfString } from "../known_strings";
 import { RepeatedText } from "../recent_strings";
+import { isNullString } from "../text";
 import { encodeUtf8 } from "../utf8";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
@@ -63,7 +64,7 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const headers = host.headerMapInto(MapType.RequestHeaders, spareHeaders instanceof HeaderMap ? <HeaderMap>spareHeaders : new HeaderMap(32));
   const request = requestWithHeaders(headers, spare);
   // The incoming forwarded header must never reach the application.
-  if (request.forwarded !== null) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
+  if (!isNullString(request.forwarded)) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
   readRequestProperties(request);
   request.timeNanos = now;
   if (request.destinationService.length == 0) request.destinationService = serviceFromAuthority(config, headers);
