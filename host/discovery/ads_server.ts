@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 import { NameSets, type Selection, selectionChange, selectionOf } from "./selection.ts";
 import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, deltaResourceBytes, type NodeFields, sotwResourceBytes } from "./ads_wire.ts";
-import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
+import { ENDPOINT, SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
 import {
   type AdsObserver,
   type ConnectionState,
@@ -156,7 +156,8 @@ export class AggregatedDiscoveryService {
       c.subscriptions.set(req.type_url, sub);
     }
     sub.names = names === "*" ? names : this.nameSets.intern(names);
-    sub.sentVersion = undefined; // a new subscription is answered even when nothing changed
+    sub.sentVersion = undefined; // a new subscription is answered even when nothing changed, with all it names
+    sub.syncedWith = undefined;
     this.respond(c, req.type_url, sub, this.resourcesFor(node), false);
   }
 
@@ -166,6 +167,7 @@ export class AggregatedDiscoveryService {
     if (error) {
       sub.pending = undefined; // refused: the proxy keeps what it acknowledged before
       sub.nacked = { version: sub.sentVersion ?? "", message: error.message ?? "" };
+      sub.syncedWith = undefined; // the proxy does not hold what it refused: the next response is whole
       this.observer.nacked?.(c.node!, type, sub.nacked.version, sub.nacked.message);
     } else {
       sub.ackedVersion = version;
@@ -328,19 +330,23 @@ export class AggregatedDiscoveryService {
       }
       return false;
     }
+    // Load assignments are not a whole-state type: a scoped push sends only those that changed since what the proxy was sent (upstream's incremental EDS).
+    const partial = type === ENDPOINT && push && this.policy.scoped && sub.syncedWith && !sub.nacked ? selectionChange(sub.syncedWith, selection) : undefined;
+    const sent = partial && partial.removed.length === 0 ? partial.changed : resources;
     try {
-      sub.sentNonce = c.send(type, version, sotwResourceBytes(resources), this.policy.identifier, config);
+      sub.sentNonce = c.send(type, version, sotwResourceBytes(sent), this.policy.identifier, config);
     } catch (e) {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;
     }
+    sub.syncedWith = selection;
     sub.sentVersion = version;
     sub.sentConfig = config;
     sub.sentAt = new Date();
     sub.pending = { full: true, resources, removed: [] };
-    if (this.policy.keepSent) sub.sentResources = [...resources];
+    if (this.policy.keepSent) sub.sentResources = [...sent];
     sub.answered = false;
-    this.observer.sent?.(c.node!, type, version, resources.length, push, performance.now() - started);
+    this.observer.sent?.(c.node!, type, version, sent.length, push, performance.now() - started);
     return true;
   }
 

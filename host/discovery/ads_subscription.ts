@@ -24,7 +24,7 @@ export interface Subscription {
   held?: Map<string, string>;
   /** Incremental streams: the names each recent response carried, by nonce, so that a refusal (even of a superseded response) is taken back. */
   carried?: Map<string, readonly string[]>;
-  /** Incremental streams: the selection `held` is exactly equal to, if any (host/discovery/selection.ts): a push's changes from it are shared. */
+  /** The selection last sent in whole or in part and not refused (host/discovery/selection.ts): incremental streams' `held` is exactly it, so a push's changes from it are shared. */
   syncedWith?: Selection;
 }
 

@@ -83,14 +83,48 @@ function controlPlane(field: number, identifier: string | undefined): Uint8Array
   return bytes;
 }
 
+/** A message's length-delimited fields (numbers 1 to 15: one-byte tags) in order: strings, and fields already encoded. */
+type Part = readonly [field: number, value: string] | Uint8Array;
+
+const varintSize = (n: number) => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
+
+/** The message in one buffer, sized first: no writer, no intermediate buffers (small ones come from Node's pool). */
+function message(parts: readonly Part[]): Buffer {
+  let size = 0;
+  const lengths: number[] = [];
+  for (const p of parts) {
+    if (p instanceof Uint8Array) size += p.byteLength;
+    else {
+      const n = Buffer.byteLength(p[1]);
+      lengths.push(n);
+      size += 1 + varintSize(n) + n;
+    }
+  }
+  const out = Buffer.allocUnsafe(size);
+  let pos = 0;
+  let i = 0;
+  for (const p of parts) {
+    if (p instanceof Uint8Array) {
+      out.set(p, pos);
+      pos += p.byteLength;
+      continue;
+    }
+    out[pos++] = (p[0] << 3) | LENGTH_DELIMITED;
+    let n = lengths[i++];
+    const length = n;
+    while (n >= 0x80) {
+      out[pos++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    out[pos++] = n;
+    pos += out.write(p[1], pos, length, "utf8");
+  }
+  return out;
+}
+
 /** DiscoveryResponse: version_info 1, resources 2 (pre-encoded), type_url 4, nonce 5, control_plane 6. */
 export function discoveryResponse(version: string, type: string, nonce: string, resources: Uint8Array, identifier: string | undefined): Buffer {
-  const head = protobuf.Writer.create();
-  if (version !== "") tag(head, 1).string(version);
-  const tail = protobuf.Writer.create();
-  tag(tail, 4).string(type);
-  tag(tail, 5).string(nonce);
-  return Buffer.concat([head.finish(), resources, tail.finish(), controlPlane(6, identifier)]);
+  return message([...(version === "" ? [] : [[1, version] as const]), resources, [4, type], [5, nonce], controlPlane(6, identifier)]);
 }
 
 /** DeltaDiscoveryResponse: system_version_info 1, resources 2 (pre-encoded), type_url 4, nonce 5, removed_resources 6, control_plane 7. */
@@ -102,13 +136,14 @@ export function deltaDiscoveryResponse(
   removed: readonly string[],
   identifier: string | undefined,
 ): Buffer {
-  const head = protobuf.Writer.create();
-  if (version !== "") tag(head, 1).string(version);
-  const tail = protobuf.Writer.create();
-  tag(tail, 4).string(type);
-  tag(tail, 5).string(nonce);
-  for (const n of removed) tag(tail, 6).string(n);
-  return Buffer.concat([head.finish(), resources, tail.finish(), controlPlane(7, identifier)]);
+  return message([
+    ...(version === "" ? [] : [[1, version] as const]),
+    resources,
+    [4, type],
+    [5, nonce],
+    ...removed.map((n) => [6, n] as const),
+    controlPlane(7, identifier),
+  ]);
 }
 
 export interface NodeFields {
