@@ -22,6 +22,13 @@ function writeAny(w: protobuf.Writer, field: number, any: Resource["any"]): void
   w.ldelim();
 }
 
+/**
+ * Bytes to cache: in a buffer of their own. Small encodings are slices of
+ * Node's shared 8 KiB pool, and one kept slice (a pod's listeners) keeps
+ * its whole pool block alive.
+ */
+const kept = (bytes: Uint8Array): Uint8Array => (bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes));
+
 const sotwLists = new WeakMap<readonly Resource[], Uint8Array>();
 
 /** DiscoveryResponse.resources (field 2) of a list, encoded once per list object. */
@@ -30,7 +37,7 @@ export function sotwResourceBytes(resources: readonly Resource[]): Uint8Array {
   if (!bytes) {
     const w = protobuf.Writer.create();
     for (const r of resources) writeAny(w, 2, r.any);
-    sotwLists.set(resources, (bytes = w.finish()));
+    sotwLists.set(resources, (bytes = kept(w.finish())));
   }
   return bytes;
 }
@@ -48,7 +55,7 @@ function deltaEntry(r: Resource): Uint8Array {
     writeAny(w, 2, r.any);
     tag(w, 3).string(r.name);
     w.ldelim();
-    deltaEntries.set(r, (bytes = w.finish()));
+    deltaEntries.set(r, (bytes = kept(w.finish())));
   }
   return bytes;
 }
@@ -62,7 +69,7 @@ function deltaEntry(r: Resource): Uint8Array {
 export function deltaResourceBytes(resources: readonly Resource[], shared: boolean): Uint8Array {
   if (!shared) return Buffer.concat(resources.map(deltaEntry));
   let bytes = deltaLists.get(resources);
-  if (!bytes) deltaLists.set(resources, (bytes = Buffer.concat(resources.map(deltaEntry))));
+  if (!bytes) deltaLists.set(resources, (bytes = kept(Buffer.concat(resources.map(deltaEntry)))));
   return bytes;
 }
 
