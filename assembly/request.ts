@@ -85,6 +85,8 @@ export class RequestView {
  * is removed from the map and kept apart, since it must never reach the
  * application nor the `request.headers` attribute.
  */
+// @ts-ignore: decorator
+@inline
 export function requestWithHeaders(headers: StringMap, into: RequestView | null = null): RequestView {
   let r: RequestView;
   if (into !== null) {
