@@ -80,7 +80,7 @@ const HUB_RELOAD_WAIT_MS = 60_000;
  * without it. The hub still receives and decodes every report; what that
  * costs it is printed (it shares the machine's cores with the sidecar).
  */
-async function withoutHubHandlers(mesh: LocalMesh): Promise<void> {
+export async function withoutHubHandlers(mesh: LocalMesh): Promise<void> {
   rmSync(join(mesh.hubConfigDir, "access-log.yaml"), { force: true });
   const metrics = `http://127.0.0.1:${mesh.hub.listening.monitoringPort}/metrics`;
   const deadline = Date.now() + HUB_RELOAD_WAIT_MS;
