@@ -138,7 +138,7 @@ export const REQUEST_DURATION_MILLISECONDS: StandardMetric = {
   protocol: "http",
   buckets: DURATION_MS_BUCKETS,
   value: (a) => number(a, "response.duration"),
-    reads: ["response.duration"],
+  reads: ["response.duration"],
 };
 /** Upstream's size buckets: exponential, 8 finite, scale 1, growth 10. */
 const BYTES_BUCKETS = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000];

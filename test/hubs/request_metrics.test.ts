@@ -166,11 +166,25 @@ describe("standard request metrics from reports", () => {
 
   it("what the metrics read (attributesRead) is all they need: reports cut down to it count exactly as whole ones", async () => {
     const reports = [
-      attrs({ ...HTTP, "request.host": "reviews:9080", "request.headers": { "x-team": "blue" } }).set("response.duration", { durationValue: { seconds: 0n, nanos: 3_000_000 } }),
+      attrs({ ...HTTP, "request.host": "reviews:9080", "request.headers": { "x-team": "blue" } }).set("response.duration", {
+        durationValue: { seconds: 0n, nanos: 3_000_000 },
+      }),
       attrs({ ...HTTP, "context.reporter.kind": "outbound", "destination.service.host": "", "connection.mtls": false, "response.code": 503n }),
-      attrs({ "context.protocol": "grpc", "destination.service.name": "ratings", "request.host": "ratings:9080", "api.protocol": "grpc", "context.proxy_error_code": "UF" }),
+      attrs({
+        "context.protocol": "grpc",
+        "destination.service.name": "ratings",
+        "request.host": "ratings:9080",
+        "api.protocol": "grpc",
+        "context.proxy_error_code": "UF",
+      }),
       attrs({ ...HTTP, "request.useragent": "kube-probe/1.29" }),
-      attrs({ "context.protocol": "tcp", "destination.workload.name": "db", "connection.event": "open", "connection.sent.bytes": 10n, "connection.received.bytes": 5n }),
+      attrs({
+        "context.protocol": "tcp",
+        "destination.workload.name": "db",
+        "connection.event": "open",
+        "connection.sent.bytes": 10n,
+        "connection.received.bytes": 5n,
+      }),
       attrs({ "context.protocol": "tcp", "connection.event": "close", "connection.mtls": true, "rbac.permissive.response_code": "403" }),
     ];
     for (const documents of [

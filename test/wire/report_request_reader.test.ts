@@ -233,11 +233,13 @@ function outcome(decode: () => { entries: AttributeMap[]; refused: unknown[] }, 
     return {
       refused,
       entries: entries.map((m) =>
-        [...m].filter(([name]) => wanted === undefined || wanted.has(name)).map(([name, v]) => {
-          if (!("stringMapValue" in v)) return [name, v];
-          const e = v.stringMapValue.entries;
-          return [name, { stringMap: Object.entries(e), prototype: Object.getPrototypeOf(e) }];
-        }),
+        [...m]
+          .filter(([name]) => wanted === undefined || wanted.has(name))
+          .map(([name, v]) => {
+            if (!("stringMapValue" in v)) return [name, v];
+            const e = v.stringMapValue.entries;
+            return [name, { stringMap: Object.entries(e), prototype: Object.getPrototypeOf(e) }];
+          }),
       ),
     };
   } catch (e) {
