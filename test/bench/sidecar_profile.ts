@@ -27,7 +27,10 @@ const PERF_MAP = "--perf-basic-prof-only-functions";
 /** Categories, first match wins: a sample counts once, under what it was doing for the request. */
 const MAIN_CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ["GC", /Heap::CollectGarbage|Scavenge|MinorGC|MarkCompact|PerformGarbageCollection|IncrementalMarking/],
-  ["the module's callbacks (wasm and the host calls)", /wasm-function|JS:\S*(requestHeaders|finishStream|createStream|onResponseHeaders|grpcReceive|proxy_\w+) /],
+  [
+    "the module's callbacks (wasm and the host calls)",
+    /wasm-function|JS:\S*(requestHeaders|finishStream|createStream|onResponseHeaders|grpcReceive|proxy_\w+) /,
+  ],
   [
     "grpc-js and HTTP/2 (hub calls)",
     /Http2|http2|nghttp2|JS:\S*(makeUnaryRequest|createCall|createResolvingCall|ResolvingCall|LoadBalancingCall|SubchannelCall|generateCallCredentialsMetadata|sendMessageWithContext|InterceptingCall) /,
@@ -44,7 +47,11 @@ interface Sample {
 }
 
 function samples(perfData: string): Sample[] {
-  const text = execFileSync("perf", ["script", "-i", perfData, "-F", "tid,ip,sym,dso"], { encoding: "utf8", maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] });
+  const text = execFileSync("perf", ["script", "-i", perfData, "-F", "tid,ip,sym,dso"], {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   return text
     .split("\n\n")
     .filter((b) => b.trim())
@@ -124,10 +131,19 @@ export async function runSidecarProfile(): Promise<string[]> {
     const perRequest = (r: Profiled, k: string) => ((r.counts.get(k) ?? 0) * 1e6) / FREQUENCY / r.requests;
     const width = Math.max(...categories.map((c) => c.length));
     return [
-      `sidecar CPU per request by category (perf -F ${FREQUENCY}, 16 connections for ${SECONDS} s after ${WARM_UP_S} s; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}), µs`,
+      `sidecar CPU per request by category (perf -F ${FREQUENCY}, 16 connections for ${SECONDS} s after ${WARM_UP_S} s; load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(" ")}), µs`,
       `${"".padEnd(width)}  ${results.map((r) => r.name.padStart(16)).join("")}`,
       ...categories.map((k) => `${k.padEnd(width)}  ${results.map((r) => perRequest(r, k).toFixed(1).padStart(16)).join("")}`),
-      `${"all".padEnd(width)}  ${results.map((r) => categories.reduce((a, k) => a + perRequest(r, k), 0).toFixed(1).padStart(16)).join("")}`,
+      `${"all".padEnd(width)}  ${results
+        .map((r) =>
+          categories
+            .reduce((a, k) => a + perRequest(r, k), 0)
+            .toFixed(1)
+            .padStart(16),
+        )
+        .join("")}`,
     ];
   } finally {
     await bare?.stop();
