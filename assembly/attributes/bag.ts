@@ -80,6 +80,12 @@ export class AttributeBag extends AttributeSource {
     return id >= 0 ? attributeName(id) : unchecked(this.nameSlots[i]);
   }
 
+  /** The interned id of entry `i`'s name (0 <= i < size), NO_ATTRIBUTE_ID for a name without one. */
+  // @ts-ignore: decorator
+  @inline idAt(i: i32): i32 {
+    return unchecked(this.idSlots[i]);
+  }
+
   /** The value of entry `i` (0 <= i < size). */
   // @ts-ignore: decorator
   @inline valueAt(i: i32): AttributeValue {

@@ -3,6 +3,8 @@ import { ViewMap } from "../attributes/view_map";
 import { AttributeValue, ValueKind, StringMap } from "../attributes/value";
 import { ProtoWriter, WIRE_LEN } from "../proto/writer";
 import { MessageDictionary } from "./dictionary";
+import { EntryMemo } from "./entry_memo";
+import { attributeName } from "../attributes/names";
 
 // mesh.hub.v1.CompressedAttributes field numbers (proto/mesh/hub/v1/attributes.proto).
 const WORDS: u32 = 1;
@@ -49,6 +51,34 @@ export class CompressedAttributesWriter {
     // Written after the maps because the words are only known once every
     // string went through the dictionary; field order is free in protobuf.
     if (withWords) writeWords(out, WORDS, dictionary.words);
+  }
+}
+
+/**
+ * Appends the map entries of one report entry to `out` (its words go to the
+ * batch's `default_words`): an attribute whose value `memo` says was already
+ * encoded in this message is copied from there, any other is encoded and
+ * remembered. The bytes are those `write` would give.
+ */
+export function writeReportEntry(out: ProtoWriter, bag: AttributeBag, dictionary: MessageDictionary, memo: EntryMemo): void {
+  for (let i = 0, n = bag.size; i < n; i++) {
+    const v = bag.valueAt(i);
+    const field = mapFieldOf(v);
+    if (field == 0) continue;
+    const id = bag.idAt(i);
+    if (id >= 0) {
+      const at = memo.encodedAt(id, v);
+      if (at >= 0) {
+        out.repeat(at, memo.encodedLength(id));
+        continue;
+      }
+    }
+    const start = out.length;
+    const entry = out.begin(field);
+    out.sint32Field(KEY, id >= 0 ? dictionary.index(attributeName(id)) : dictionary.index(bag.nameAt(i)));
+    writeValue(out, v, dictionary);
+    out.end(entry);
+    if (id >= 0) memo.record(id, v, start, out.length - start);
   }
 }
 

@@ -1,7 +1,8 @@
 import { AttributeBag } from "../attributes/bag";
 import { ProtoWriter } from "../proto/writer";
-import { CompressedAttributesWriter, writeWords } from "./compressed_attributes";
+import { writeReportEntry, writeWords } from "./compressed_attributes";
 import { MessageDictionary } from "./dictionary";
+import { EntryMemo } from "./entry_memo";
 
 // mesh.hub.v1.ReportRequest field numbers (proto/mesh/hub/v1/hub.proto).
 const ATTRIBUTES: u32 = 1;
@@ -25,7 +26,8 @@ const TRAILER_BYTES: i32 = 8;
  */
 export class ReportRequestEncoder {
   private out: ProtoWriter = new ProtoWriter(2048);
-  private compressed: CompressedAttributesWriter = new CompressedAttributesWriter();
+  // The attributes already encoded in the message, copied when a later entry repeats them.
+  private memo: EntryMemo = new EntryMemo();
   private dictionary: MessageDictionary = new MessageDictionary();
   private count: i32 = 0;
   // The encoded size of the message words so far (`default_words` fields).
@@ -39,6 +41,7 @@ export class ReportRequestEncoder {
   /** Starts a new message (its dictionary empty) for a peer that knows `globalWordCount` global words. */
   begin(globalWordCount: i32): void {
     this.dictionary.reset(globalWordCount);
+    this.memo.reset();
     this.out.reset();
     this.count = 0;
     this.wordBytes = 0;
@@ -56,8 +59,13 @@ export class ReportRequestEncoder {
     const out = this.out;
     const before = out.length;
     const entry = out.begin(ATTRIBUTES);
-    this.compressed.write(out, bag, dictionary, false);
+    const memo = this.memo;
+    memo.startEntry();
+    writeReportEntry(out, bag, dictionary, memo);
+    const written = out.length;
     out.end(entry);
+    // A length of more than one byte moved the entry's contents up.
+    if (out.length != written) memo.entryMoved(out.length - written);
     const words = dictionary.words;
     let addedWordBytes = 0;
     for (let i = wordsBefore, n = words.length; i < n; i++) addedWordBytes += stringFieldLength(unchecked(words[i]));
@@ -65,6 +73,8 @@ export class ReportRequestEncoder {
       // Taken back whole: the entry and the words it added.
       out.rewind(before);
       dictionary.truncate(wordsBefore);
+      // What it remembered points into the bytes taken back.
+      this.memo.reset();
       return false;
     }
     this.wordBytes += addedWordBytes;
@@ -81,6 +91,7 @@ export class ReportRequestEncoder {
     out.uint64Field(REPEATED_ATTRIBUTES_SEMANTICS, INDEPENDENT_ENCODING);
     const bytes = out.finish();
     out.reset();
+    this.memo.reset();
     this.count = 0;
     return bytes;
   }

@@ -159,6 +159,14 @@ export class ProtoWriter {
     this.len += n;
   }
 
+  /** Appends again the `n` bytes written at `start` (start + n <= this.length). */
+  repeat(start: i32, n: i32): void {
+    this.ensure(n);
+    const base = this.buf.dataStart;
+    memory.copy(base + <usize>this.len, base + <usize>start, <usize>n);
+    this.len += n;
+  }
+
   finish(): Uint8Array {
     return this.buf.slice(0, this.len);
   }

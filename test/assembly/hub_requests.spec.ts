@@ -15,6 +15,7 @@ import { CompressedAttributesWriter } from "../../assembly/hub/compressed_attrib
 import { CheckRequestEncoder, encodeCheckRequest } from "../../assembly/hub/check_request";
 import { encodeReportRequest, ReportRequestEncoder } from "../../assembly/hub/report_request";
 import { GLOBAL_WORD_COUNT } from "../../assembly/hub/global_words";
+import { RequestValues } from "../../assembly/attributes/request_values";
 
 function hex(b: Uint8Array): string {
   let s = "";
@@ -139,6 +140,19 @@ function headers(k: string, v: string): StringMap {
 }
 
 const NO_QUOTAS = new Array<QuotaCharge>();
+
+function bytesOf(n: i32): Uint8Array {
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i++) b[i] = <u8>i;
+  return b;
+}
+
+function headersOf(path: string, agent: string): StringMap {
+  const m = new StringMap();
+  m.set(":path", path);
+  m.set("user-agent", agent);
+  return m;
+}
 
 describe("CompressedAttributes", () => {
   it("encodes hub-client.md §9.2's example: request.headers = 15, authorization = 50, JWT-Token = -1 (hand-encoded)", () => {
@@ -317,6 +331,81 @@ describe("ReportRequest", () => {
       "entry(s[" + path + "]=-1 s[-2]=-3) entry(s[" + path + "]=-1 i[" + code + "]=200)" +
         " dw:/shared dw:my.attr dw:x gwc=222 semantics=1",
     );
+  });
+
+  it("gives the same bytes when a request's reused values and header map repeat, change, change kind or go missing from entry to entry", () => {
+    // What a proxy does: one bag, one RequestValues and one header map, refilled per request.
+    const values = new RequestValues();
+    const map = new HeaderMap();
+    const bag = new AttributeBag();
+    const shared = AttributeValue.ofString("kubernetes://petstore-v1.demo");
+    // Literal bytes make each entry longer than a one-byte length.
+    const address = AttributeValue.ofBytes(bytesOf(150));
+    const paths = ["/pets/1", "/pets/1", "/pets/2", "/pets/1", "/pets/1", "/pets/1"];
+    const agents = ["curl", "curl", "wget", "curl", "curl", "curl"];
+    const codes: i64[] = [200, 200, 404, 200, 200, 200];
+    const encoder = new ReportRequestEncoder();
+    encoder.begin(GLOBAL_WORD_COUNT);
+    const reference = new Array<AttributeBag>();
+    for (let i = 0; i < paths.length; i++) {
+      values.reset();
+      const pairs = encodePairs([":path", "user-agent"], [paths[i], agents[i]]);
+      expect(map.fill(pairs.dataStart, <usize>pairs.length)).toBe(true);
+      bag.clear();
+      bag.set("destination.uid", shared);
+      bag.set("destination.ip", address);
+      bag.set("request.headers", values.map(map));
+      bag.set("request.path", values.view(map.valuePtr(0), map.valueLength(0)));
+      bag.set("response.code", values.int64(codes[i]));
+      bag.set("response.time", values.timestampNanos(1_700_000_000_000_000_000 + <i64>i * 1000));
+      // Entry 3 has no user agent; entry 4 has it as a number.
+      if (i != 3) bag.set("request.useragent", i == 4 ? values.int64(7) : values.view(map.valuePtr(1), map.valueLength(1)));
+      expect(encoder.append(bag, i32.MAX_VALUE)).toBe(true);
+      // The same attributes as fresh values, none reused.
+      const fresh = new AttributeBag();
+      fresh.setString("destination.uid", "kubernetes://petstore-v1.demo");
+      fresh.set("destination.ip", AttributeValue.ofBytes(bytesOf(150)));
+      fresh.set("request.headers", AttributeValue.ofMap(headersOf(paths[i], agents[i])));
+      fresh.setString("request.path", paths[i]);
+      fresh.set("response.code", AttributeValue.ofInt64(codes[i]));
+      fresh.set("response.time", AttributeValue.ofTimestampNanos(1_700_000_000_000_000_000 + <i64>i * 1000));
+      if (i != 3) fresh.set("request.useragent", i == 4 ? AttributeValue.ofInt64(7) : AttributeValue.ofString(agents[i]));
+      reference.push(fresh);
+    }
+    expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
+  });
+
+  it("gives the same bytes after an entry was taken back for its size and the next message started", () => {
+    const values = new RequestValues();
+    const bag = new AttributeBag();
+    const encoder = new ReportRequestEncoder();
+    // Three entries fit a message: the fourth is taken back, and the fifth repeats it in the next message.
+    const sizes: i64[] = [5, 5, 5, 6, 6];
+    const out = new Array<string>();
+    const expected = new Array<string>();
+    encoder.begin(GLOBAL_WORD_COUNT);
+    let batch = new Array<AttributeBag>();
+    for (let i = 0; i < sizes.length; i++) {
+      values.reset();
+      bag.clear();
+      bag.set("request.size", values.int64(sizes[i]));
+      bag.setString("my.attr", "a long enough value to make two entries too many");
+      const fresh = new AttributeBag();
+      fresh.set("request.size", AttributeValue.ofInt64(sizes[i]));
+      fresh.setString("my.attr", "a long enough value to make two entries too many");
+      if (!encoder.append(bag, 110)) {
+        out.push(hex(encoder.finish()));
+        expected.push(hex(encodeReportRequest(batch, GLOBAL_WORD_COUNT)));
+        batch = [];
+        encoder.begin(GLOBAL_WORD_COUNT);
+        expect(encoder.append(bag, 110)).toBe(true);
+      }
+      batch.push(fresh);
+    }
+    out.push(hex(encoder.finish()));
+    expected.push(hex(encodeReportRequest(batch, GLOBAL_WORD_COUNT)));
+    expect(out.length).toBe(2);
+    expect(out.join(" ")).toBe(expected.join(" "));
   });
 
   it("encodes an empty batch as just the semantics and the word count", () => {
