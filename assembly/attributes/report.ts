@@ -8,6 +8,8 @@ import {
 } from "./names";
 import { RequestValues } from "./request_values";
 import { AttributeValue, StringMap } from "./value";
+import { HeaderMap } from "./header_map";
+import { knownSlotOfString } from "../known_strings";
 
 /** What the proxy knows about a request once it is complete. */
 export class ResponseView {
@@ -51,6 +53,22 @@ export class CheckOutcome {
 }
 
 const B3_HEADERS: StaticArray<string> = ["x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid", "x-b3-sampled"];
+// Header names looked up at every report, by their known-string slot (a
+// header map finds those with one load; -1 would mean a name not known).
+const B3_SLOTS: StaticArray<i32> = slotsOf(B3_HEADERS);
+const GRPC_STATUS_SLOT = knownSlotOfString("grpc-status");
+const GRPC_MESSAGE_SLOT = knownSlotOfString("grpc-message");
+
+function slotsOf(names: StaticArray<string>): StaticArray<i32> {
+  const slots = new StaticArray<i32>(names.length);
+  for (let i = 0; i < names.length; i++) unchecked((slots[i] = knownSlotOfString(unchecked(names[i]))));
+  return slots;
+}
+
+// Where header `name` (known-string slot `slot`) is in `map`, or -1.
+function headerIndex(map: StringMap, slot: i32, name: string): i32 {
+  return slot >= 0 && map instanceof HeaderMap ? (map as HeaderMap).indexOfSlot(slot) : map.indexOf(name);
+}
 
 /**
  * Adds the report-time attributes to the check-time bag, as the upstream
@@ -76,8 +94,9 @@ export function addReportAttributes(bag: AttributeBag, response: ResponseView, c
 
   // Tracing headers may have been added after the check; put them in the
   // request map (a copy: the check-time map stays as it was).
+  // (The check's map is mostly the request's own map itself: then nothing was added.)
   const existing = bag.getId(REQUEST_HEADERS);
-  if (existing !== null && existing.map !== null && tracingHeadersDiffer(existing.map as StringMap, requestHeaders)) {
+  if (existing !== null && existing.map !== null && existing.map !== requestHeaders && tracingHeadersDiffer(existing.map as StringMap, requestHeaders)) {
     const headers = (existing.map as StringMap).clone();
     for (let i = 0; i < B3_HEADERS.length; i++) {
       const v = requestHeaders.get(B3_HEADERS[i]);
@@ -101,11 +120,11 @@ export function addReportAttributes(bag: AttributeBag, response: ResponseView, c
   }
   bag.setId(RESPONSE_CODE, values.int64(code));
 
-  // The trailers were merged over the headers above.
-  const grpcStatus = responseHeaders.get("grpc-status");
-  if (grpcStatus !== null) bag.setId(RESPONSE_GRPC_STATUS, values.string(grpcStatus));
-  const grpcMessage = responseHeaders.get("grpc-message");
-  if (grpcMessage !== null) bag.setId(RESPONSE_GRPC_MESSAGE, values.string(grpcMessage));
+  // The trailers were merged over the headers above. The values are read in place.
+  const grpcStatus = headerIndex(responseHeaders, GRPC_STATUS_SLOT, "grpc-status");
+  if (grpcStatus >= 0) bag.setId(RESPONSE_GRPC_STATUS, values.header(responseHeaders, grpcStatus));
+  const grpcMessage = headerIndex(responseHeaders, GRPC_MESSAGE_SLOT, "grpc-message");
+  if (grpcMessage >= 0) bag.setId(RESPONSE_GRPC_MESSAGE, values.header(responseHeaders, grpcMessage));
 
   if (check.known) {
     bag.setId(CHECK_CACHE_HIT, AttributeValue.ofBool(check.checkCacheHit));
@@ -116,10 +135,12 @@ export function addReportAttributes(bag: AttributeBag, response: ResponseView, c
 // Some tracing header of `requestHeaders` is missing from `map` or has another value there.
 function tracingHeadersDiffer(map: StringMap, requestHeaders: StringMap): bool {
   for (let i = 0; i < B3_HEADERS.length; i++) {
-    const v = requestHeaders.get(B3_HEADERS[i]);
-    if (v === null) continue;
-    const known = map.get(B3_HEADERS[i]);
-    if (known === null || known != v) return true;
+    const name = unchecked(B3_HEADERS[i]);
+    const slot = unchecked(B3_SLOTS[i]);
+    const at = headerIndex(requestHeaders, slot, name);
+    if (at < 0) continue;
+    const knownAt = headerIndex(map, slot, name);
+    if (knownAt < 0 || map.valueAt(knownAt) != requestHeaders.valueAt(at)) return true;
   }
   return false;
 }
