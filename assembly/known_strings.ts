@@ -154,7 +154,7 @@ export function knownAt(slot: i32): string {
 // kept by the string's identity in a small direct-mapped table. An entry
 // holds its string, which keeps it alive, so its address is never another
 // string's while the entry stands.
-const ASKED: usize = 32;
+const ASKED: usize = 64;
 const askedStrings = new StaticArray<string | null>(<i32>ASKED);
 const askedSlots = new StaticArray<i32>(<i32>ASKED);
 
@@ -166,7 +166,8 @@ const askedSlots = new StaticArray<i32>(<i32>ASKED);
 @inline
 export function knownSlotOfString(s: string): i32 {
   const ptr = changetype<usize>(s);
-  const at = <i32>(((ptr >> 4) ^ (ptr >> 9)) & (ASKED - 1));
+  // Fibonacci hashing of the address: objects are 16-byte aligned and often close together.
+  const at = <i32>((<u32>(ptr >> 4) * 0x9e3779b1) >> 26); // 64 entries
   return changetype<usize>(unchecked(askedStrings[at])) == ptr ? unchecked(askedSlots[at]) : askSlotOfString(s, at);
 }
 

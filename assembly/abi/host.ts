@@ -46,11 +46,14 @@ export function headerMap(map: MapType): StringMap {
 
 /** The same, decoded into `m` (emptied first, its storage reused); `m` is left empty on a failure. */
 export function headerMapInto(map: MapType, m: HeaderMap): HeaderMap {
-  m.clear();
-  if (abi.proxy_get_header_map_pairs(map, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) return m;
+  if (abi.proxy_get_header_map_pairs(map, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) {
+    m.clear();
+    return m;
+  }
   const ptr = <usize>load<u32>(scratchPtrSlot());
   const len = <usize>load<u32>(scratchLenSlot());
-  if (!decodeHeadersInto(ptr, len, m)) m.clear();
+  // fill empties the map first, and leaves it empty when the block is malformed.
+  decodeHeadersInto(ptr, len, m);
   freeHostBlock(ptr);
   return m;
 }

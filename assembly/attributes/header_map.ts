@@ -42,6 +42,15 @@ export class HeaderMap extends ViewMap {
     return unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
   }
 
+  // The lookup by name itself (rather than ViewMap's, which calls scanFor):
+  // one call for a reader that asks a request's map for a header by name.
+  indexOf(key: string): i32 {
+    if (!this.viewing) return super.indexOf(key);
+    const slot = knownSlotOfString(key);
+    if (slot >= 0) return unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
+    return this.unknown == 0 ? -1 : super.scanFor(key);
+  }
+
   protected scanFor(key: string): i32 {
     const slot = knownSlotOfString(key);
     if (slot >= 0) return unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
