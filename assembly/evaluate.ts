@@ -9,6 +9,7 @@ import { ApiMatch, NO_API_MATCH } from "./api_spec";
 import { ClientConfig, ServiceConfig } from "./config/client_config";
 import { QuotaCharge, quotaCharges } from "./quota";
 import { RequestView } from "./request";
+import { isNullString } from "./text";
 
 /** Everything the hub client decides about a request before calling the hub. */
 export class Evaluation {
@@ -82,7 +83,7 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
   const view = e.view;
 
   view.early = config.staticAttributesFor(service);
-  if (!config.ignoreForwardedAttributes && req.forwarded !== null) {
+  if (!config.ignoreForwardedAttributes && !isNullString(req.forwarded)) {
     const forwarded = readForwardedAttributes(req.forwarded);
     const early = e.forwardedEarly;
     early.clear();

@@ -42,9 +42,15 @@ export function fnv64U64(hash: u64, value: u64): u64 {
   return hash;
 }
 
-/** Length (in code units) then the UTF-16 code units of `text`. */
+/**
+ * Length (in code units) then the UTF-16 code units of `text`, a unit (and
+ * the length) per step rather than a byte: half the steps of a byte-wise
+ * FNV over the same units, and as private (signatures confirm what they find).
+ */
 export function fnv64String(hash: u64, text: string): u64 {
-  const length = <u32>text.length;
-  hash = fnv64U32(hash, length);
-  return fnv64Bytes(hash, changetype<usize>(text), <usize>length << 1);
+  const length = <usize>text.length;
+  hash = (hash ^ <u64>length) * FNV64_PRIME;
+  const chars = changetype<usize>(text);
+  for (let i: usize = 0; i < length; i++) hash = (hash ^ <u64>load<u16>(chars + (i << 1))) * FNV64_PRIME;
+  return hash;
 }

@@ -149,11 +149,30 @@ export function knownAt(slot: i32): string {
   return changetype<string>(unchecked(slots[slot]));
 }
 
+// The strings whose slot is asked for are mostly the same few (a header a
+// reader looks up by name, a configured key location): recent answers are
+// kept by the string's identity in a small direct-mapped table. An entry
+// holds its string, which keeps it alive, so its address is never another
+// string's while the entry stands.
+const ASKED: usize = 32;
+const askedStrings = new StaticArray<string | null>(<i32>ASKED);
+const askedSlots = new StaticArray<i32>(<i32>ASKED);
+
 /**
  * The slot of a known string given as a string, or -1: the same key, read
  * from its code units (known strings are ASCII, so a unit is its byte).
  */
 export function knownSlotOfString(s: string): i32 {
+  const ptr = changetype<usize>(s);
+  const at = <i32>(((ptr >> 4) ^ (ptr >> 9)) & (ASKED - 1));
+  if (changetype<usize>(unchecked(askedStrings[at])) == ptr) return unchecked(askedSlots[at]);
+  const slot = slotOfString(s);
+  unchecked((askedStrings[at] = s));
+  unchecked((askedSlots[at] = slot));
+  return slot;
+}
+
+function slotOfString(s: string): i32 {
   const len = <usize>s.length;
   if (len == 0 || len > longest) return -1;
   const chars = changetype<usize>(s);

@@ -4,6 +4,7 @@ import { HeaderMap } from "./attributes/header_map";
 import { AttributeValue, ValueKind } from "./attributes/value";
 import { knownSlotOfString } from "./known_strings";
 import { StringMatch } from "./string_match";
+import { isNullString } from "./text";
 
 /**
  * One condition of an AttributeMatch: `key` is `name` or `name[mapKey]`,
@@ -39,15 +40,15 @@ export class Clause {
     if (id < 0) {
       // Past the registry's ceiling: found by name.
       const s = bag.lookupString(this.key);
-      return s !== null && this.match.matches(s);
+      return !isNullString(s) && this.match.matches(s!);
     }
     const v = bag.getId(id);
     if (v === null) return false;
     const mapKey = this.mapKey;
-    if (mapKey === null) return v.kind == ValueKind.String && this.match.matchesValue(v);
+    if (isNullString(mapKey)) return v.kind == ValueKind.String && this.match.matchesValue(v);
     const map = v.map;
     if (v.kind != ValueKind.StringMap || map === null) return false;
-    const i = this.entrySlot >= 0 && map instanceof HeaderMap ? changetype<HeaderMap>(map).indexOfSlot(this.entrySlot) : map.indexOf(mapKey);
+    const i = this.entrySlot >= 0 && map instanceof HeaderMap ? changetype<HeaderMap>(map).indexOfSlot(this.entrySlot) : map.indexOf(mapKey!);
     if (i < 0) return false;
     map.valueInto(i, entryValue);
     return this.match.matchesValue(entryValue);

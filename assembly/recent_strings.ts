@@ -1,3 +1,4 @@
+import { isNullString, notAscii4, widenBytes4 } from "./text";
 import { decodeUtf8 } from "./utf8";
 
 // Header and property values that repeat from request to request (the
@@ -25,7 +26,7 @@ export function recentString(ptr: usize, len: usize): string {
   h = (h ^ (h >>> 16)) * 0x85ebca6b;
   const slot = <i32>((h ^ (h >>> 13)) & (SLOTS - 1));
   const known = unchecked(recent[slot]);
-  if (known !== null && sameAscii(known, ptr, len)) return known;
+  if (!isNullString(known) && sameAscii(known!, ptr, len)) return known!;
   const fresh = decodeUtf8(ptr, len);
   unchecked((recent[slot] = fresh));
   return fresh;
@@ -49,14 +50,49 @@ function sameAscii(s: string, ptr: usize, len: usize): bool {
   const chars = changetype<usize>(s);
   let i: usize = 0;
   for (; i + 4 <= len; i += 4) {
-    const b = <u64>load<u32>(ptr + i);
-    const wide = (b & 0xff) | ((b & 0xff00) << 8) | ((b & 0xff0000) << 16) | ((b & 0xff000000) << 24);
     const units = load<u64>(chars + (i << 1));
-    if (units != wide || (units & 0xff80ff80ff80ff80) != 0) return false;
+    if (units != widenBytes4(<u64>load<u32>(ptr + i)) || notAscii4(units)) return false;
   }
   for (; i < len; i++) {
     const unit = <u32>load<u16>(chars + (i << 1));
     if (unit >= 0x80 || unit != <u32>load<u8>(ptr + i)) return false;
   }
   return true;
+}
+
+/**
+ * A value that mostly repeats from one request to the next (a connection's
+ * address, the authority): its last bytes are kept beside its string, so a
+ * repeat is told by comparing bytes eight at a time, and costs no string.
+ */
+export class RepeatedText {
+  private bytes: ArrayBuffer = new ArrayBuffer(32);
+  private length: usize = 0;
+  /** The string of the last bytes given to `of`. */
+  value: string = "";
+
+  /** The string of the `len` bytes at `ptr`: the last one when they are the same bytes, else recentString's. */
+  of(ptr: usize, len: usize): string {
+    const kept = changetype<usize>(this.bytes);
+    if (len == this.length && sameWords(kept, ptr, len)) return this.value;
+    const value = recentString(ptr, len);
+    if (len > <usize>this.bytes.byteLength) {
+      this.bytes = new ArrayBuffer(<i32>len);
+    }
+    memory.copy(changetype<usize>(this.bytes), ptr, len);
+    this.length = len;
+    this.value = value;
+    return value;
+  }
+}
+
+// `len` bytes at `a` and at `b` are equal: eight at a time, the last eight
+// overlapping the words before them; shorter runs one by one.
+function sameWords(a: usize, b: usize, len: usize): bool {
+  if (len < 8) {
+    for (let i: usize = 0; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
+    return true;
+  }
+  for (let i: usize = 0; i + 8 < len; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
+  return load<u64>(a + len - 8) == load<u64>(b + len - 8);
 }

@@ -3,7 +3,7 @@ import { HeaderMap } from "./attributes/header_map";
 import { StringMap } from "./attributes/value";
 import { KNOWN_SLOTS, knownSlot, knownSlotOfString } from "./known_strings";
 import { forEachPair } from "./pairs";
-import { repeatedString } from "./recent_strings";
+import { RepeatedText } from "./recent_strings";
 import { decodeUtf8 } from "./utf8";
 
 /**
@@ -166,14 +166,15 @@ function propertiesBySlot(): StaticArray<u8> {
 }
 
 // A connection's addresses and identities, and the destination service,
-// repeat across its requests: the last value of each is tried first, then
-// the recent strings.
-const lastValues: StaticArray<string> = ["", "", "", "", "", "", "", "", ""]; // one per PROPERTY_NAMES
+// repeat across its requests: the last bytes of each are compared first,
+// then the recent strings are tried.
+const lastValues: StaticArray<RepeatedText> = [
+  new RepeatedText(), new RepeatedText(), new RepeatedText(), new RepeatedText(), new RepeatedText(),
+  new RepeatedText(), new RepeatedText(), new RepeatedText(), new RepeatedText(),
+]; // one per PROPERTY_NAMES
 
 function repeated(property: i32, ptr: usize, len: usize): string {
-  const value = repeatedString(unchecked(lastValues[property]), ptr, len);
-  unchecked((lastValues[property] = value));
-  return value;
+  return unchecked(lastValues[property]).of(ptr, len);
 }
 
 function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {

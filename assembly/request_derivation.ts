@@ -240,15 +240,28 @@ export class RequestDerivation {
 
   /** Writes every derived attribute into `bag`, over what the earlier steps put there, in the order above. */
   addTo(bag: AttributeBag): void {
+    // `value` spelled out (derive is inlined here too): a call per attribute saved.
+    const memo = this.memo;
+    const found = this.found;
+    const stamp = this.stamp;
     for (let i = 0; i < DERIVED_ORDER.length; i++) {
       const id = unchecked(DERIVED_ORDER[i]);
-      const v = this.value(id);
+      let v: AttributeValue | null;
+      if (unchecked(found[id]) == stamp) {
+        v = unchecked(memo[id]);
+      } else {
+        v = this.derive(id);
+        unchecked((memo[id] = v));
+        unchecked((found[id] = stamp));
+      }
       if (v !== null) bag.setId(id, v);
     }
     bag.merge(this.authAttributes());
   }
 
-  private derive(id: i32): AttributeValue | null {
+  // Inlined into `value`, its one caller: a call per attribute saved.
+  // @ts-ignore: decorator
+  @inline private derive(id: i32): AttributeValue | null {
     const h = this.headers;
     const values = this.values;
     const req = this.req;
@@ -337,7 +350,8 @@ export class RequestDerivation {
   }
 
   // The value of the header in known-string slot `slot`, or null.
-  private header(slot: i32): AttributeValue | null {
+  // @ts-ignore: decorator
+  @inline private header(slot: i32): AttributeValue | null {
     const at = this.headers.indexOfSlot(slot);
     return at >= 0 ? this.values.header(this.headers, at) : null;
   }

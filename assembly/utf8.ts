@@ -99,6 +99,8 @@ export function decodeUtf8(ptr: usize, len: usize): string {
 }
 
 /** True when the `len` bytes at `ptr` are ASCII or valid UTF-8: copied as they are, they decode to themselves. */
+// @ts-ignore: decorator
+@inline
 export function isCleanUtf8(ptr: usize, len: usize): bool {
   return isAscii(ptr, len) || isValidUtf8(ptr, len);
 }

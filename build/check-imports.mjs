@@ -43,9 +43,9 @@ const ASSEMBLY_LAYERS = [
     units: ["assembly/utf8.ts", "assembly/fnv64.ts", "assembly/status_codes.ts", "assembly/known_strings.ts", "assembly/collection.ts", "assembly/json.ts"],
     why: "text, hashing, google.rpc status codes, interned strings, the collector's pacing and JSON: no domain in them",
   },
+  { units: ["assembly/text.ts"], why: "byte-string helpers over utf8 and hashing" },
   { units: ["assembly/recent_strings.ts", "assembly/regex", "assembly/template"], why: "string caches and the two pattern engines (regex, URI templates)" },
   // The hot path's logic, bottom up.
-  { units: ["assembly/text.ts"], why: "byte-string helpers over utf8 and hashing" },
   { units: ["assembly/attributes"], why: "the attribute bag, its values, names and the report attributes" },
   {
     units: ["assembly/proto", "assembly/pairs.ts", "assembly/string_match.ts"],

@@ -183,7 +183,32 @@ export class AttributeBag extends AttributeSource {
     else this.setWithoutId(name, value);
   }
 
-  setId(id: i32, value: AttributeValue): void {
+  // Inlined where it is called (a request sets some forty attributes; a
+  // call costs more than the set on an interpreter such as WAMR): a set over
+  // an entry, or a new entry with room for it, is a few stores; the rest is
+  // setIdElsewhere.
+  // @ts-ignore: decorator
+  @inline setId(id: i32, value: AttributeValue): void {
+    const positions = this.positions;
+    const count = this.count;
+    if (<u32>id < <u32>positions.length) {
+      const at = unchecked(positions[id]);
+      if (at > 0) {
+        unchecked((this.valueSlots[at - 1] = value));
+        return;
+      }
+      if (this.withoutId == 0 && count < this.idSlots.length) {
+        unchecked((this.valueSlots[count] = value));
+        unchecked((this.idSlots[count] = id));
+        this.count = count + 1;
+        unchecked((positions[id] = count + 1));
+        return;
+      }
+    }
+    this.setIdElsewhere(id, value);
+  }
+
+  private setIdElsewhere(id: i32, value: AttributeValue): void {
     let positions = this.positions;
     if (<u32>id < <u32>positions.length) {
       const at = unchecked(positions[id]);
@@ -216,7 +241,8 @@ export class AttributeBag extends AttributeSource {
   }
 
   /** Adds an entry at the end (`name` only for one without an id); returns its index. */
-  private append(name: string, value: AttributeValue, id: i32): i32 {
+  // @ts-ignore: decorator
+  @inline private append(name: string, value: AttributeValue, id: i32): i32 {
     const i = this.count;
     if (i == this.idSlots.length) this.growSlots();
     if (id < 0) unchecked((this.nameSlots[i] = name));

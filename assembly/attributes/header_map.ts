@@ -36,7 +36,8 @@ export class HeaderMap extends ViewMap {
   }
 
   /** The entry of the header in known-string slot `slot`, or -1. */
-  indexOfSlot(slot: i32): i32 {
+  // @ts-ignore: decorator
+  @inline indexOfSlot(slot: i32): i32 {
     if (!this.viewing) return super.indexOf(knownAt(slot));
     return unchecked(this.stamps[slot]) == this.stamp ? unchecked(this.positions[slot]) - 1 : -1;
   }

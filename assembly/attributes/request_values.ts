@@ -23,53 +23,61 @@ export class RequestValues {
     this.used = 0;
   }
 
-  string(s: string): AttributeValue {
+  // @ts-ignore: decorator
+  @inline string(s: string): AttributeValue {
     const v = this.next(ValueKind.String);
     v.str = s;
     return v;
   }
 
   /** A string value over `len` bytes of valid UTF-8 at `ptr`, which live as long as the request. */
-  view(ptr: usize, len: usize): AttributeValue {
+  // @ts-ignore: decorator
+  @inline view(ptr: usize, len: usize): AttributeValue {
     const v = this.next(ValueKind.String);
     v.setView(ptr, len);
     return v;
   }
 
   /** The value of header entry `i` of `h`, in place. */
-  header(h: StringMap, i: i32): AttributeValue {
+  // @ts-ignore: decorator
+  @inline header(h: StringMap, i: i32): AttributeValue {
     const v = this.next(ValueKind.String);
     h.valueInto(i, v);
     return v;
   }
 
-  int64(n: i64): AttributeValue {
+  // @ts-ignore: decorator
+  @inline int64(n: i64): AttributeValue {
     const v = this.next(ValueKind.Int64);
     v.int = n;
     return v;
   }
 
-  timestampNanos(unixNanos: i64): AttributeValue {
+  // @ts-ignore: decorator
+  @inline timestampNanos(unixNanos: i64): AttributeValue {
     const v = this.next(ValueKind.Timestamp);
     v.setTime(ValueKind.Timestamp, unixNanos);
     return v;
   }
 
-  durationNanos(nanos: i64): AttributeValue {
+  // @ts-ignore: decorator
+  @inline durationNanos(nanos: i64): AttributeValue {
     const v = this.next(ValueKind.Duration);
     v.setTime(ValueKind.Duration, nanos);
     return v;
   }
 
   /** A string-map value over `m`, which must live as long as the request (its own map or `query`). */
-  map(m: StringMap): AttributeValue {
+  // @ts-ignore: decorator
+  @inline map(m: StringMap): AttributeValue {
     const v = this.next(ValueKind.StringMap);
     v.map = m;
     return v;
   }
 
   /** A string value to fill (a view or text), for a reader that finds out whether it has one. */
-  spare(): AttributeValue {
+  // @ts-ignore: decorator
+  @inline spare(): AttributeValue {
     const v = this.next(ValueKind.String);
     v.str = "";
     return v;
@@ -78,20 +86,22 @@ export class RequestValues {
   // A value of `kind` to fill: the fields its kind reads are set by the
   // caller; of the others, only the references (which a copy would follow)
   // are cleared.
-  private next(kind: ValueKind): AttributeValue {
+  // Inlined into each maker: a request takes a dozen values, nearly always already there.
+  // @ts-ignore: decorator
+  @inline private next(kind: ValueKind): AttributeValue {
     const slots = this.slots;
     const i = this.used++;
-    let v: AttributeValue;
-    if (i < slots.length) {
-      v = unchecked(slots[i]);
-      v.bytes = null;
-      v.map = null;
-    } else {
-      v = new AttributeValue();
-      v.requestOwned = true;
-      slots.push(v);
-    }
+    const v = i < slots.length ? unchecked(slots[i]) : this.added();
+    v.bytes = null;
+    v.map = null;
     v.kind = kind;
+    return v;
+  }
+
+  private added(): AttributeValue {
+    const v = new AttributeValue();
+    v.requestOwned = true;
+    this.slots.push(v);
     return v;
   }
 }

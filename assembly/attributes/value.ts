@@ -49,12 +49,15 @@ export class AttributeValue {
   requestOwned: bool = false;
 
   /** The string: the text, or the view decoded (once) when first read. */
-  get str(): string {
-    if (this.viewed && !this.decoded) {
-      this.text = decodeUtf8(this.textBytes, this.textLength);
-      this.decoded = true;
-    }
+  // @ts-ignore: decorator
+  @inline get str(): string {
+    if (this.viewed && !this.decoded) this.decodeView();
     return this.text;
+  }
+
+  private decodeView(): void {
+    this.text = decodeUtf8(this.textBytes, this.textLength);
+    this.decoded = true;
   }
 
   set str(s: string) {
@@ -71,7 +74,8 @@ export class AttributeValue {
    * text instead, decoded with U+FFFD, so a view is always text that decodes
    * to itself.
    */
-  setView(ptr: usize, len: usize): void {
+  // @ts-ignore: decorator
+  @inline setView(ptr: usize, len: usize): void {
     this.kind = ValueKind.String;
     if (!isCleanUtf8(ptr, len)) {
       this.str = decodeUtf8(ptr, len);
@@ -90,13 +94,15 @@ export class AttributeValue {
   }
 
   /** Where the UTF-8 of a string value is (the view, or the text encoded once). */
-  textPtr(): usize {
+  // @ts-ignore: decorator
+  @inline textPtr(): usize {
     if (!this.viewed && !this.encoded) this.encodeText();
     return this.textBytes;
   }
 
   /** How many bytes are at textPtr(). */
-  textLen(): usize {
+  // @ts-ignore: decorator
+  @inline textLen(): usize {
     if (!this.viewed && !this.encoded) this.encodeText();
     return this.textLength;
   }
@@ -361,8 +367,9 @@ export class StringMap {
 
   /** Empties the map, keeping its storage for reuse. */
   clear(): void {
-    this.keyList.length = 0;
-    this.valueList.length = 0;
+    // Array's length setter always calls into the runtime: only when there is something to drop.
+    if (this.keyList.length != 0) this.keyList.length = 0;
+    if (this.valueList.length != 0) this.valueList.length = 0;
   }
 
   remove(key: string): void {

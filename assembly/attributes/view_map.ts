@@ -161,8 +161,9 @@ export class ViewMap extends StringMap {
     this.count = 0;
     this.viewing = true;
     this.mirrored = false;
-    this.keyList.length = 0;
-    this.valueList.length = 0;
+    // Array's length setter always calls into the runtime: only when there is something to drop.
+    if (this.keyList.length != 0) this.keyList.length = 0;
+    if (this.valueList.length != 0) this.valueList.length = 0;
   }
 
   /** Adds an entry (offsets from `base`); returns its index. */

@@ -16,7 +16,8 @@ export class Lru<T> {
     return this.map.size;
   }
 
-  find(key: u64): T | null {
+  // @ts-ignore: decorator
+  @inline find(key: u64): T | null {
     const map = this.map;
     return map.has(key) ? map.get(key) : null;
   }

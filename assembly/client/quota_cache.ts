@@ -84,6 +84,9 @@ class QuotaEntry {
 export class QuotaCache {
   private readonly lru: Lru<QuotaEntry>;
   private readonly quotas: Map<string, PerQuota> = new Map();
+  // A request's quota names are the configuration's strings, the same from
+  // one request to the next: the last one found answers without a hash.
+  private lastPer: PerQuota | null = null;
   private readonly decision: QuotaDecision = new QuotaDecision();
 
   constructor(
@@ -197,12 +200,21 @@ export class QuotaCache {
   clear(): void {
     this.lru.clear();
     this.quotas.clear();
+    this.lastPer = null;
   }
 
   private perQuota(name: string): PerQuota {
     const quotas = this.quotas;
-    if (quotas.has(name)) return quotas.get(name);
-    const per = new PerQuota(name);
+    const last = this.lastPer;
+    if (last !== null && changetype<usize>(last.name) == changetype<usize>(name)) return last;
+    let per: PerQuota;
+    if (quotas.has(name)) {
+      per = quotas.get(name);
+      this.lastPer = per;
+      return per;
+    }
+    per = new PerQuota(name);
+    this.lastPer = per;
     quotas.set(name, per);
     return per;
   }

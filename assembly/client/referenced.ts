@@ -24,6 +24,7 @@
 import { AttributeSource } from "../attributes/bag";
 import { internAttribute } from "../attributes/names";
 import { AttributeValue, ValueKind, StringMap } from "../attributes/value";
+import { isNullString } from "../text";
 import { FNV64_OFFSET_BASIS, fnv64Byte, fnv64Bytes, fnv64String, fnv64U32, fnv64U64 } from "../fnv64";
 
 /** ReferencedAttributes.Condition of the hub protocol. */
@@ -82,13 +83,13 @@ function appendReference(parts: Array<string>, r: ReferencedAttribute): void {
   parts.push(":");
   parts.push(r.name);
   const key = r.mapKey;
-  if (key === null) {
+  if (isNullString(key)) {
     parts.push("-");
   } else {
     parts.push("+");
-    parts.push(key.length.toString());
+    parts.push(key!.length.toString());
     parts.push(":");
-    parts.push(key);
+    parts.push(key!);
   }
 }
 
@@ -235,16 +236,17 @@ export class ReferencedShape {
   }
 
   /** Every ABSENCE reference absent and every EXACT reference present in `bag`. */
-  applies(bag: AttributeSource): bool {
+  // @ts-ignore: decorator
+  @inline applies(bag: AttributeSource): bool {
     const absence = this.absence;
     for (let i = 0, n = absence.length; i < n; i++) {
       const r = unchecked(absence[i]);
       const v = r.valueIn(bag);
       if (v === null) continue;
       const key = r.mapKey;
-      if (key === null || v.kind != ValueKind.StringMap) return false;
+      if (isNullString(key) || v.kind != ValueKind.StringMap) return false;
       const map = v.map;
-      if (map !== null && map.has(key)) return false;
+      if (map !== null && map.has(key!)) return false;
     }
     const exact = this.exact;
     for (let i = 0, n = exact.length; i < n; i++) {
@@ -252,10 +254,10 @@ export class ReferencedShape {
       const v = r.valueIn(bag);
       if (v === null) return false;
       const key = r.mapKey;
-      if (key === null) continue;
+      if (isNullString(key)) continue;
       if (v.kind != ValueKind.StringMap) return false;
       const map = v.map;
-      if (map === null || !map.has(key)) return false;
+      if (map === null || !map.has(key!)) return false;
     }
     return true;
   }
@@ -282,12 +284,12 @@ export class ReferencedShape {
         continue;
       }
       const key = r.mapKey;
-      if (key === null) {
+      if (isNullString(key)) {
         h = hashValue(fnv64Byte(h, 1), v);
         continue;
       }
-      h = fnv64String(fnv64Byte(h, 2), key);
-      h = entryInto(v, key, leftEntry) ? leftEntry.hashText(fnv64Byte(h, 1)) : fnv64Byte(h, 0);
+      h = fnv64String(fnv64Byte(h, 2), key!);
+      h = entryInto(v, key!, leftEntry) ? leftEntry.hashText(fnv64Byte(h, 1)) : fnv64Byte(h, 0);
     }
     return fnv64String(h, extra);
   }
@@ -308,17 +310,18 @@ export class ReferencedShape {
         const missing = new AttributeValue(); // never equal: applies() already failed
         missing.kind = <ValueKind>0;
         out[i] = missing;
-      } else if (key === null) {
+      } else if (isNullString(key)) {
         out[i] = v.copy();
       } else {
-        out[i] = AttributeValue.ofString(entryInto(v, key, leftEntry) ? leftEntry.str : "");
+        out[i] = AttributeValue.ofString(entryInto(v, key!, leftEntry) ? leftEntry.str : "");
       }
     }
     return out;
   }
 
   /** The EXACT values of `bag` equal `captured` (from `capture`). No allocation. */
-  sameValues(bag: AttributeSource, captured: Array<AttributeValue>): bool {
+  // @ts-ignore: decorator
+  @inline sameValues(bag: AttributeSource, captured: Array<AttributeValue>): bool {
     const exact = this.exact;
     if (captured.length != exact.length) return false;
     for (let i = 0, n = exact.length; i < n; i++) {
@@ -327,11 +330,11 @@ export class ReferencedShape {
       const v = r.valueIn(bag);
       if (v === null) return false;
       const key = r.mapKey;
-      if (key === null) {
+      if (isNullString(key)) {
         if (!sameValue(v, c)) return false;
         continue;
       }
-      if (!entryInto(v, key, leftEntry) || !leftEntry.sameText(c)) return false;
+      if (!entryInto(v, key!, leftEntry) || !leftEntry.sameText(c)) return false;
     }
     return true;
   }

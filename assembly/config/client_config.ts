@@ -55,6 +55,8 @@ export class ClientConfig {
   tcp: TcpClientConfig | null = null;
   private lastServiceName: string = "";
   private lastService: ServiceConfig | null = null;
+  // The default's ServiceConfig once found (services are only ever added).
+  private defaultService: ServiceConfig | null = null;
 
   /** The ServiceConfig for a destination service, falling back to the default; null if neither exists. */
   serviceFor(destinationService: string): ServiceConfig | null {
@@ -68,9 +70,13 @@ export class ClientConfig {
       this.lastService = found;
       return found;
     }
+    const known = this.defaultService;
+    if (known !== null) return known;
     const d = this.defaultDestinationService;
-    if (d.length > 0 && this.services.has(d)) return this.services.get(d);
-    return null;
+    if (d.length == 0 || !this.services.has(d)) return null;
+    const found = this.services.get(d);
+    this.defaultService = found;
+    return found;
   }
 
   /**

@@ -12,6 +12,9 @@ import { httpStatusForCode, StatusCode, statusCodeName } from "../status_codes";
 import { QuotaCharge } from "../quota";
 import { requestWithHeaders } from "../request";
 import { HeaderMap } from "../attributes/header_map";
+import { knownSlotOfString } from "../known_strings";
+import { RepeatedText } from "../recent_strings";
+import { isNullString } from "../text";
 import { encodeUtf8 } from "../utf8";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
@@ -61,10 +64,10 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   const headers = host.headerMapInto(MapType.RequestHeaders, spareHeaders instanceof HeaderMap ? <HeaderMap>spareHeaders : new HeaderMap(32));
   const request = requestWithHeaders(headers, spare);
   // The incoming forwarded header must never reach the application.
-  if (request.forwarded !== null) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
+  if (!isNullString(request.forwarded)) host.removeHeader(MapType.RequestHeaders, FORWARDED_HEADER);
   readRequestProperties(request);
   request.timeNanos = now;
-  if (request.destinationService.length == 0) request.destinationService = serviceFromAuthority(config, request.header(":authority"));
+  if (request.destinationService.length == 0) request.destinationService = serviceFromAuthority(config, headers);
   stream.request = request;
 
   const e = evaluateRequest(config, request, false, plugin.streamPool.evaluation());
@@ -283,9 +286,30 @@ function report(plugin: Plugin, stream: HttpStream): void {
 }
 
 // Without a destination-service property (a proxy that sets none), the
-// authority names the service when it is a configured one.
-function serviceFromAuthority(config: ClientConfig, authority: string | null): string {
-  if (authority === null) return "";
+// authority names the service when it is a configured one. The authority
+// repeats from request to request: read in place, its bytes are compared
+// with the last ones (RepeatedText gives back the same string for them), and
+// the answer for the same authority under the same configuration is the
+// last one.
+const AUTHORITY_SLOT = knownSlotOfString(":authority");
+const lastAuthority = new RepeatedText();
+let lastAuthorityName: string = "";
+let lastAuthorityConfig: ClientConfig | null = null;
+let lastAuthorityService: string = "";
+
+function serviceFromAuthority(config: ClientConfig, headers: HeaderMap): string {
+  const at = headers.indexOfSlot(AUTHORITY_SLOT);
+  if (at < 0) return "";
+  const authority = headers.isViewing ? lastAuthority.of(headers.valuePtr(at), headers.valueLength(at)) : headers.valueAt(at);
+  if (changetype<usize>(authority) == changetype<usize>(lastAuthorityName) && config === lastAuthorityConfig) return lastAuthorityService;
+  const service = configuredAuthority(config, authority);
+  lastAuthorityName = authority;
+  lastAuthorityConfig = config;
+  lastAuthorityService = service;
+  return service;
+}
+
+function configuredAuthority(config: ClientConfig, authority: string): string {
   const colon = authority.lastIndexOf(":");
   const host = colon > 0 && authority.indexOf("]") < colon ? authority.substring(0, colon) : authority;
   return config.services.has(host) ? host : "";

@@ -27,6 +27,8 @@ export const DEAD: i32 = 0;
 const UNKNOWN: i32 = -1;
 /** With stopOnMatch: some pattern has matched; the scan can stop. */
 export const MATCHED: i32 = -2;
+/** runAscii met a byte that is not ASCII before the answer was known. */
+export const NOT_ASCII: i32 = i32.MIN_VALUE;
 
 /**
  * Cache budget per automaton, in 4-byte cells (transition rows plus state
@@ -143,6 +145,35 @@ export class LazyDfa {
     for (let i = 0; i < n; i++) {
       const cu = <i32>load<u16>(ptr + (<usize>i << 1));
       const cls = cu < 128 ? <i32>unchecked(ascii[cu]) : classes.highClassOf(cu);
+      let next = unchecked(trans[s * nc + cls]);
+      if (next <= 0) {
+        if (next == UNKNOWN) {
+          next = this.step(s, cls);
+          trans = this.trans;
+        }
+        if (next <= 0) return next;
+      }
+      s = next;
+    }
+    return s;
+  }
+
+  /**
+   * `run` over the `len` bytes at `ptr` read as ASCII text, which is the
+   * same text as the string they decode to (a request's path matched in
+   * place, with no string made of it); NOT_ASCII at the first byte past
+   * 0x7f that the automaton reaches: decode those bytes and `run` them.
+   */
+  runAscii(ptr: usize, len: usize): i32 {
+    let s = this.start();
+    if (s <= 0) return s;
+    const nc = this.numClasses;
+    const ascii = this.classes.ascii;
+    let trans = this.trans;
+    for (let i: usize = 0; i < len; i++) {
+      const byte = <i32>load<u8>(ptr + i);
+      if (byte >= 128) return NOT_ASCII;
+      const cls = <i32>unchecked(ascii[byte]);
       let next = unchecked(trans[s * nc + cls]);
       if (next <= 0) {
         if (next == UNKNOWN) {

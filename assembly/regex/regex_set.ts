@@ -2,7 +2,7 @@
 // which of them match in full, so per-request cost does not grow with the
 // number of patterns (RE2::Set).
 import { Node } from "./ast";
-import { DEAD, LazyDfa } from "./dfa";
+import { DEAD, LazyDfa, NOT_ASCII } from "./dfa";
 import { tooLarge } from "./errors";
 import { MAX_PATTERN_STATES, MAX_SET_STATES } from "./limits";
 import { compileProgram, estimateSize } from "./nfa";
@@ -41,6 +41,19 @@ export class RegexSet {
     out.length = 0;
     const s = this.dfa.run(input);
     if (s != DEAD) this.dfa.appendEndMatches(s, out);
+  }
+
+  /**
+   * matchAll over the `len` bytes at `ptr` when they are ASCII text (then
+   * the same as over the string they decode to); false, `out` cleared, when
+   * they are not: match their decoded string with matchAll.
+   */
+  matchAllAscii(ptr: usize, len: usize, out: Array<i32>): bool {
+    if (out.length != 0) out.length = 0;
+    const s = this.dfa.runAscii(ptr, len);
+    if (s == NOT_ASCII) return false;
+    if (s != DEAD) this.dfa.appendEndMatches(s, out);
+    return true;
   }
 
   count(): i32 {

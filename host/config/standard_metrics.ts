@@ -22,7 +22,13 @@ export type MetricId = (typeof METRIC_IDS)[number];
 /** Where a label's value comes from: an expression (a HubMetrics document may write one), or one of upstream's conditionals. */
 export type LabelSource =
   | { readonly kind: "expression"; readonly expression: LabelExpression }
-  | { readonly kind: "builtin"; readonly text: string; readonly compute: (a: AttributeMap) => string };
+  | {
+      readonly kind: "builtin";
+      readonly text: string;
+      readonly compute: (a: AttributeMap) => string;
+      /** Every attribute `compute` reads (the hub decodes only what its metrics read when nothing else needs a report). */
+      readonly reads: readonly string[];
+    };
 
 export interface StandardMetric {
   readonly id: MetricId;
@@ -33,6 +39,8 @@ export interface StandardMetric {
   readonly buckets?: readonly number[];
   /** What one report adds (counter) or observes (histogram); undefined: this report does not count for the metric. */
   readonly value: (a: AttributeMap) => number | undefined;
+  /** Every attribute `value` reads. */
+  readonly reads: readonly string[];
 }
 
 const expr = (text: string): LabelSource => ({ kind: "expression", expression: parseLabelExpression(text) });
@@ -59,6 +67,7 @@ const COMMON_BEFORE: ReadonlyArray<readonly [string, LabelSource]> = [
       kind: "builtin",
       text: 'conditional((context.reporter.kind | "inbound") == "outbound", "source", "destination")',
       compute: (a) => (outbound(a) ? "source" : "destination"),
+      reads: ["context.reporter.kind"],
     },
   ],
   ["source_workload", expr('source.workload.name | "unknown"')],
@@ -79,6 +88,7 @@ const COMMON_BEFORE: ReadonlyArray<readonly [string, LabelSource]> = [
       compute: (a) =>
         str(a, "destination.service.host") ??
         ((str(a, "destination.service.name") ?? "unknown") === "unknown" ? "unknown" : (str(a, "request.host") ?? "unknown")),
+      reads: ["destination.service.host", "destination.service.name", "request.host"],
     },
   ],
   ["destination_service_name", expr('destination.service.name | "unknown"')],
@@ -103,6 +113,7 @@ const SECURITY_POLICY: readonly [string, LabelSource] = [
       const m = a.get("connection.mtls");
       return m !== undefined && "boolValue" in m && m.boolValue ? "mutual_tls" : "none";
     },
+    reads: ["context.reporter.kind", "connection.mtls"],
   },
 ];
 
@@ -127,6 +138,7 @@ export const REQUEST_DURATION_MILLISECONDS: StandardMetric = {
   protocol: "http",
   buckets: DURATION_MS_BUCKETS,
   value: (a) => number(a, "response.duration"),
+  reads: ["response.duration"],
 };
 /** Upstream's size buckets: exponential, 8 finite, scale 1, growth 10. */
 const BYTES_BUCKETS = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000];
@@ -141,6 +153,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "counter",
     protocol: "http",
     value: () => 1,
+    reads: [],
   },
   {
     id: "REQUEST_DURATION",
@@ -150,6 +163,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     protocol: "http",
     buckets: DURATION_SECONDS_BUCKETS,
     value: (a) => number(a, "response.duration") / 1000,
+    reads: ["response.duration"],
   },
   {
     id: "REQUEST_SIZE",
@@ -159,6 +173,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     protocol: "http",
     buckets: BYTES_BUCKETS,
     value: (a) => number(a, "request.size"),
+    reads: ["request.size"],
   },
   {
     id: "RESPONSE_SIZE",
@@ -168,6 +183,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     protocol: "http",
     buckets: BYTES_BUCKETS,
     value: (a) => number(a, "response.size"),
+    reads: ["response.size"],
   },
   {
     id: "TCP_SENT_BYTES",
@@ -176,6 +192,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "counter",
     protocol: "tcp",
     value: (a) => number(a, "connection.sent.bytes"),
+    reads: ["connection.sent.bytes"],
   },
   {
     id: "TCP_RECEIVED_BYTES",
@@ -184,6 +201,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "counter",
     protocol: "tcp",
     value: (a) => number(a, "connection.received.bytes"),
+    reads: ["connection.received.bytes"],
   },
   {
     id: "TCP_OPENED_CONNECTIONS",
@@ -192,6 +210,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "counter",
     protocol: "tcp",
     value: (a) => event(a, "open"),
+    reads: ["connection.event"],
   },
   {
     id: "TCP_CLOSED_CONNECTIONS",
@@ -200,11 +219,15 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "counter",
     protocol: "tcp",
     value: (a) => event(a, "close"),
+    reads: ["connection.event"],
   },
 ];
 
 /** User agents whose requests are not counted (upstream's promhttp rule: health checkers and scrapers). */
 const EXCLUDED_USER_AGENTS = [/^kube-probe/, /^Prometheus/];
+
+/** The attributes reportProtocol reads. */
+export const REPORT_PROTOCOL_READS: readonly string[] = ["context.protocol", "request.useragent"];
 
 /** Which kind of metrics a report feeds: upstream's rules match on context.protocol. */
 export function reportProtocol(a: AttributeMap): "http" | "tcp" | undefined {
@@ -213,6 +236,11 @@ export function reportProtocol(a: AttributeMap): "http" | "tcp" | undefined {
   if (protocol !== "http" && protocol !== "grpc") return undefined;
   const agent = lookupTerm(a, { kind: "attribute", name: "request.useragent" }) ?? "-";
   return EXCLUDED_USER_AGENTS.some((r) => r.test(agent)) ? undefined : "http";
+}
+
+/** The attributes a label's value is made of. */
+export function labelReads(source: LabelSource): string[] {
+  return source.kind === "builtin" ? [...source.reads] : source.expression.terms.flatMap((t) => (t.kind === "attribute" ? [t.name] : []));
 }
 
 export function labelValue(source: LabelSource, a: AttributeMap): string {

@@ -1,6 +1,5 @@
 import type * as grpc from "@grpc/grpc-js";
-import { envoyType } from "../wire/envoy_protos.ts";
-import type { Resource, selectResources } from "./resource_set.ts";
+import { deltaDiscoveryResponse, discoveryResponse } from "./ads_wire.ts";
 import type { ProxyNode } from "./ads_types.ts";
 import type { Subscription } from "./ads_subscription.ts";
 
@@ -20,42 +19,28 @@ export class Connection {
     readonly delta = false,
   ) {}
 
-  /** One incremental response: the resources that changed (each with its version) and the names removed. */
+  private nextNonce(config: number | undefined): string {
+    return config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
+  }
+
+  /** One incremental response: the resources that changed (pre-encoded, each with its version: ads_wire.ts) and the names removed. */
   sendDelta(
     type: string,
     version: string,
-    resources: ReadonlyArray<{ resource: Resource; version: string }>,
+    resources: Uint8Array,
     removed: readonly string[],
     identifier: string | undefined,
     config: number | undefined,
   ): string {
-    const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
-    const response = envoyType("envoy.service.discovery.v3.DeltaDiscoveryResponse");
-    const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
-    const message = response
-      .encode(
-        response.fromObject({
-          system_version_info: version,
-          type_url: type,
-          nonce,
-          resources: resources.map((r) => ({ name: r.resource.name, version: r.version, resource: r.resource.any })),
-          removed_resources: [...removed],
-          ...controlPlane,
-        }),
-      )
-      .finish();
-    this.call.write(Buffer.from(message));
+    const nonce = this.nextNonce(config);
+    this.call.write(deltaDiscoveryResponse(version, type, nonce, resources, removed, identifier));
     return nonce;
   }
 
-  send(type: string, version: string, resources: ReturnType<typeof selectResources>, identifier: string | undefined, config: number | undefined): string {
-    const nonce = config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
-    const response = envoyType("envoy.service.discovery.v3.DiscoveryResponse");
-    const controlPlane = identifier === undefined ? {} : { control_plane: { identifier } };
-    const message = response
-      .encode(response.fromObject({ version_info: version, type_url: type, nonce, resources: resources.map((r) => r.any), ...controlPlane }))
-      .finish();
-    this.call.write(Buffer.from(message));
+  /** One state-of-the-world response: every resource of the subscription (pre-encoded: ads_wire.ts). */
+  send(type: string, version: string, resources: Uint8Array, identifier: string | undefined, config: number | undefined): string {
+    const nonce = this.nextNonce(config);
+    this.call.write(discoveryResponse(version, type, nonce, resources, identifier));
     return nonce;
   }
 }

@@ -1,6 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
-import { envoyType } from "../wire/envoy_protos.ts";
-import { type Resource, type ResourceSet, contentVersion, resourceVersion, selectResources } from "./resource_set.ts";
+import type { Resource, ResourceSet } from "./resource_set.ts";
+import { NameSets, type Selection, selectionChange, selectionOf } from "./selection.ts";
+import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, deltaResourceBytes, type NodeFields, sotwResourceBytes } from "./ads_wire.ts";
 import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
 import {
   type AdsObserver,
@@ -39,6 +40,8 @@ export class AggregatedDiscoveryService {
   private readonly queue = new Map<Connection, QueuedPush>();
   private draining = false;
   private nextId = 0;
+  /** Subscriptions that name the same resources share one set (and the selections computed for it). */
+  private readonly nameSets = new NameSets();
 
   /**
    * @param resourcesFor the resources a proxy may be served, computed from the
@@ -136,15 +139,7 @@ export class AggregatedDiscoveryService {
   }
 
   private onRequest(c: Connection, bytes: Buffer): void {
-    const type = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
-    const req = type.toObject(type.decode(bytes), { defaults: true, longs: String }) as {
-      version_info: string;
-      node?: { id?: string; cluster?: string; metadata?: unknown; user_agent_name?: string };
-      resource_names: string[];
-      type_url: string;
-      response_nonce: string;
-      error_detail?: { code?: number; message?: string };
-    };
+    const req = decodeDiscoveryRequest(bytes);
     const node = this.nodeOf(c, req.node);
     const names: ReadonlySet<string> | "*" = req.resource_names.length === 0 && WILDCARD_TYPES.has(req.type_url) ? "*" : new Set(req.resource_names);
     let sub = c.subscriptions.get(req.type_url);
@@ -160,7 +155,7 @@ export class AggregatedDiscoveryService {
       sub = { names };
       c.subscriptions.set(req.type_url, sub);
     }
-    sub.names = names;
+    sub.names = names === "*" ? names : this.nameSets.intern(names);
     sub.sentVersion = undefined; // a new subscription is answered even when nothing changed
     this.respond(c, req.type_url, sub, this.resourcesFor(node), false);
   }
@@ -178,10 +173,7 @@ export class AggregatedDiscoveryService {
       sub.nacked = undefined;
       sub.ackedAt = new Date();
       if (sub.pending) {
-        const held = sub.pending.full ? new Map<string, Resource>() : new Map(sub.acked);
-        for (const r of sub.pending.resources) held.set(r.name, r);
-        for (const n of sub.pending.removed) held.delete(n);
-        sub.acked = held;
+        sub.acked = ackedAfter(sub.acked, sub.pending);
         sub.pending = undefined;
       }
       this.observer.acked?.(c.node!, type, version);
@@ -190,7 +182,7 @@ export class AggregatedDiscoveryService {
   }
 
   /** The proxy of a stream, from its first request's Node. */
-  private nodeOf(c: Connection, n: { id?: string; cluster?: string; metadata?: unknown; user_agent_name?: string } | undefined): ProxyNode {
+  private nodeOf(c: Connection, n: NodeFields | undefined): ProxyNode {
     if (!c.node) {
       c.node = {
         id: n?.id ?? "",
@@ -213,20 +205,14 @@ export class AggregatedDiscoveryService {
    * always answered, if only with nothing, so the proxy can finish warming.
    */
   private onDeltaRequest(c: Connection, bytes: Buffer): void {
-    const type = envoyType("envoy.service.discovery.v3.DeltaDiscoveryRequest");
-    const req = type.toObject(type.decode(bytes), { defaults: true, longs: String }) as {
-      node?: { id?: string; cluster?: string; metadata?: unknown; user_agent_name?: string };
-      type_url: string;
-      resource_names_subscribe: string[];
-      resource_names_unsubscribe: string[];
-      initial_resource_versions?: Record<string, string>;
-      response_nonce: string;
-      error_detail?: { code?: number; message?: string };
-    };
+    const req = decodeDeltaDiscoveryRequest(bytes);
     const node = this.nodeOf(c, req.node);
     let sub = c.subscriptions.get(req.type_url);
     // A refused response, even a superseded one: what it carried is held in a version we do not know, so it is sent again.
-    if (sub && req.response_nonce && req.error_detail) for (const n of sub.carried?.get(req.response_nonce) ?? []) sub.held!.set(n, "");
+    if (sub && req.response_nonce && req.error_detail) {
+      for (const n of sub.carried?.get(req.response_nonce) ?? []) sub.held!.set(n, "");
+      sub.syncedWith = undefined;
+    }
     if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) this.observer.expiredNonce?.(node, req.type_url);
     else if (sub && req.response_nonce) {
       this.answered(c, req.type_url, sub, req.error_detail, sub.sentVersion ?? "");
@@ -238,15 +224,18 @@ export class AggregatedDiscoveryService {
       sub = { names: new Set<string>(), held: new Map(Object.entries(req.initial_resource_versions ?? {})), carried: new Map() };
       c.subscriptions.set(req.type_url, sub);
     }
+    // Most requests are ACKs: the names change only when a request subscribes or unsubscribes.
+    if (!first && req.resource_names_subscribe.length === 0 && req.resource_names_unsubscribe.length === 0) return;
     const wanted = new Set(sub.names === "*" ? ["*"] : sub.names);
     if (first && req.resource_names_subscribe.length === 0 && WILDCARD_TYPES.has(req.type_url)) wanted.add("*");
     for (const n of req.resource_names_subscribe) wanted.add(n);
     for (const n of req.resource_names_unsubscribe) {
       wanted.delete(n);
       sub.held!.delete(n); // the proxy forgets what it unsubscribes from
+      sub.syncedWith = undefined;
     }
     const widened = req.resource_names_subscribe.some((n) => (sub.names === "*" ? false : !sub.names.has(n)));
-    sub.names = wanted.has("*") ? "*" : wanted;
+    sub.names = wanted.has("*") ? "*" : this.nameSets.intern(wanted);
     if (first || widened) this.respondDelta(c, req.type_url, sub, this.resourcesFor(node), false, true);
   }
 
@@ -258,57 +247,77 @@ export class AggregatedDiscoveryService {
   private respondDelta(c: Connection, type: string, sub: Subscription, set: ResourceSet, push: boolean, answerAnyway: boolean): boolean {
     const started = performance.now();
     const held = sub.held!;
-    const selected = selectResources(set, type, sub.names).map((resource) => ({ resource, version: resourceVersion(resource) }));
-    const present = new Set(selected.map((r) => r.resource.name));
-    const changed = push && !this.policy.scoped ? selected : selected.filter((r) => held.get(r.resource.name) !== r.version);
-    const gone = [...held.keys()].filter((n) => !present.has(n));
+    const selection = selectionOf(set, type, sub.names);
+    const { changed, removed: gone, shared } = this.deltaChanges(sub, selection, push && !this.policy.scoped);
     // Answering a new subscription, a name asked for that does not exist is said to be absent (so the proxy need not wait for it).
-    const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !present.has(n) && !held.has(n)) : [];
-    const removed = [...gone, ...absent];
+    const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !selection.versions.has(n) && !held.has(n)) : [];
+    const removed = absent.length === 0 ? gone : [...gone, ...absent];
     const config = this.policy.configVersion?.();
     if (changed.length === 0 && removed.length === 0 && !answerAnyway) {
+      sub.syncedWith = selection;
       if (config !== undefined) {
         sub.sentConfig = config;
         if (sub.answered && !sub.nacked) sub.ackedConfig = config;
       }
       return false;
     }
-    // system_version_info only tells what was sent (debugging): digested only when something is.
-    const version = contentVersion(selected.map((r) => r.resource));
+    // system_version_info only tells what was sent (debugging): digested once per selection.
+    const version = selection.version();
     try {
-      sub.sentNonce = c.sendDelta(type, version, changed, removed, this.policy.identifier, config);
+      sub.sentNonce = c.sendDelta(type, version, deltaResourceBytes(changed, shared), removed, this.policy.identifier, config);
     } catch (e) {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;
     }
-    for (const r of changed) held.set(r.resource.name, r.version);
+    for (const r of changed) held.set(r.name, selection.versions.get(r.name)!);
     for (const n of removed) held.delete(n);
+    // What the proxy holds is now exactly this selection: the next push's changes can be computed once for all that hold it.
+    sub.syncedWith = selection;
     const carried = sub.carried!;
     carried.set(
       sub.sentNonce,
-      changed.map((r) => r.resource.name),
+      changed.map((r) => r.name),
     );
     if (carried.size > CARRIED_KEPT) carried.delete(carried.keys().next().value!);
     sub.sentVersion = version;
     sub.sentConfig = config;
     sub.sentAt = new Date();
-    sub.pending = pendingAfter(
-      sub.pending,
-      changed.map((r) => r.resource),
-      removed,
-    );
-    if (this.policy.keepSent) sub.sentResources = changed.map((r) => r.resource);
+    sub.pending = pendingAfter(sub.pending, changed, removed);
+    if (this.policy.keepSent) sub.sentResources = [...changed];
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, changed.length, push, performance.now() - started);
     return true;
+  }
+
+  /**
+   * What an incremental subscription must be sent to hold `selection`: all
+   * of it on an unscoped push; when it holds exactly an earlier selection,
+   * the change between the two (shared by every proxy that held it); else
+   * the resources whose version differs from what it holds, and what it
+   * holds that is gone.
+   */
+  private deltaChanges(
+    sub: Subscription,
+    selection: Selection,
+    unscoped: boolean,
+  ): { changed: readonly Resource[]; removed: readonly string[]; shared: boolean } {
+    const held = sub.held!;
+    if (!unscoped && sub.syncedWith === selection) return { changed: [], removed: [], shared: false };
+    if (!unscoped && sub.syncedWith) return { ...selectionChange(sub.syncedWith, selection), shared: true };
+    const removed = [...held.keys()].filter((n) => !selection.versions.has(n));
+    if (unscoped || held.size === 0) return { changed: selection.resources, removed, shared: true };
+    const changed = selection.resources.filter((r) => held.get(r.name) !== selection.versions.get(r.name));
+    // All of it (a proxy that holds none of it in this version): the selection's own list, encoded once.
+    return changed.length === selection.resources.length ? { changed: selection.resources, removed, shared: true } : { changed, removed, shared: false };
   }
 
   /** Whether a response was sent (the subscription's content changed). */
   private respond(c: Connection, type: string, sub: Subscription, set: ResourceSet, push: boolean): boolean {
     if (c.delta) return this.respondDelta(c, type, sub, set, push, false);
     const started = performance.now();
-    const resources = selectResources(set, type, sub.names);
-    const version = contentVersion(resources);
+    const selection = selectionOf(set, type, sub.names);
+    const { resources } = selection;
+    const version = selection.version();
     const config = this.policy.configVersion?.();
     // Unscoped pushes re-send what the proxy already has (upstream's full push to every proxy).
     if (version === sub.sentVersion && !(push && !this.policy.scoped)) {
@@ -320,7 +329,7 @@ export class AggregatedDiscoveryService {
       return false;
     }
     try {
-      sub.sentNonce = c.send(type, version, resources, this.policy.identifier, config);
+      sub.sentNonce = c.send(type, version, sotwResourceBytes(resources), this.policy.identifier, config);
     } catch (e) {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;
@@ -329,7 +338,7 @@ export class AggregatedDiscoveryService {
     sub.sentConfig = config;
     sub.sentAt = new Date();
     sub.pending = { full: true, resources, removed: [] };
-    if (this.policy.keepSent) sub.sentResources = resources;
+    if (this.policy.keepSent) sub.sentResources = [...resources];
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, resources.length, push, performance.now() - started);
     return true;
@@ -342,6 +351,27 @@ export class AggregatedDiscoveryService {
     this.observer.converged?.(c.node!, performance.now() - c.changedAt);
     c.changedAt = undefined;
   }
+}
+
+/** Acknowledged whole lists (state of the world), as maps by name: one map per list, shared by every proxy that acknowledged it, never changed. */
+const ackedLists = new WeakMap<readonly Resource[], Map<string, Resource>>();
+const sharedAcked = new WeakSet<Map<string, Resource>>();
+
+/** What a proxy holds once it acknowledged `pending` on top of `acked`: its own map is updated in place, a shared one copied. */
+function ackedAfter(acked: Map<string, Resource> | undefined, pending: NonNullable<Subscription["pending"]>): Map<string, Resource> {
+  if (pending.full && pending.removed.length === 0) {
+    let map = ackedLists.get(pending.resources);
+    if (!map) {
+      map = new Map(pending.resources.map((r) => [r.name, r]));
+      ackedLists.set(pending.resources, map);
+      sharedAcked.add(map);
+    }
+    return map;
+  }
+  const held = pending.full ? new Map<string, Resource>() : acked && !sharedAcked.has(acked) ? acked : new Map(acked);
+  for (const r of pending.resources) held.set(r.name, r);
+  for (const n of pending.removed) held.delete(n);
+  return held;
 }
 
 export { SHORT_TYPE };

@@ -1,4 +1,5 @@
 import type { Resource, selectResources } from "./resource_set.ts";
+import type { Selection } from "./selection.ts";
 
 export interface Subscription {
   names: ReadonlySet<string> | "*";
@@ -23,6 +24,8 @@ export interface Subscription {
   held?: Map<string, string>;
   /** Incremental streams: the names each recent response carried, by nonce, so that a refusal (even of a superseded response) is taken back. */
   carried?: Map<string, readonly string[]>;
+  /** Incremental streams: the selection `held` is exactly equal to, if any (host/discovery/selection.ts): a push's changes from it are shared. */
+  syncedWith?: Selection;
 }
 
 /** How many recent incremental responses are remembered for their refusal. */

@@ -136,7 +136,15 @@ export function splitListener(json: Json): SplitListener {
  * order they come, and fields 1, 2 | 3 | 3, 4… stay in canonical order.
  */
 export function spliceFirstChain(listener: SplitListener, first: Uint8Array | undefined): { type_url: string; value: Uint8Array } {
-  return { type_url: `type.googleapis.com/${LISTENER}`, value: Buffer.concat([listener.head, ...(first ? [first] : []), listener.tail]) };
+  const parts = [listener.head, ...(first ? [first] : []), listener.tail];
+  // Its own buffer, exactly as long: kept per pod, a slice of Node's shared 8 KiB pool would keep the whole pool block alive.
+  const value = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    value.set(p, at);
+    at += p.length;
+  }
+  return { type_url: `type.googleapis.com/${LISTENER}`, value };
 }
 
 type Range = { address_prefix: string; prefix_len: number };

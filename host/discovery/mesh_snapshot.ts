@@ -4,24 +4,16 @@ import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import type { ExtensionProviders } from "../config/extension_providers.ts";
-import {
-  DEFAULT_ENVOY_SERVING,
-  type EnvoyMesh,
-  type EnvoyServing,
-  findWorkload,
-  outboundListenerTemplates,
-  withOutboundListeners,
-  workloadResources,
-} from "./envoy_sidecar.ts";
+import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, outboundListenerTemplates, workloadResources } from "./envoy_sidecar.ts";
 import type { SplitListener } from "./envoy_outbound.ts";
-import { isHeadlessEndpoint } from "./envoy_outbound_clusters.ts";
+import { PodListeners } from "./pod_listeners.ts";
 import { LOCAL_MODULE, type ModuleSource } from "./envoy_wasm.ts";
 import { xdsServices } from "./mesh_services.ts";
 import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
 import { documentsInView } from "./push_scope.ts";
 import { proxylessResources, type XdsService } from "./proxyless.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
-import { CONFIG_DOCUMENT, ENDPOINT, SECRET } from "./type_urls.ts";
+import { CONFIG_DOCUMENT, ENDPOINT, LISTENER, SECRET } from "./type_urls.ts";
 import { sdsSecrets, secretDocumentNamespace, secretNamespace } from "./secrets.ts";
 import { DEFAULT_TRUST_DOMAIN } from "../security/workload.ts";
 
@@ -50,9 +42,20 @@ export interface MeshSnapshot {
   readonly envoyPodViews: Map<string, ResourceSet>;
   /** The outbound listeners every Envoy gets, encoded once (on first use), each pod's loop guard spliced in. */
   readonly envoyOutbound: () => readonly SplitListener[];
+  /**
+   * One pod address's outbound listeners (the loop guard spliced in), by
+   * name, encoded once per pod: kept from the version before when its
+   * outbound listeners are the same (a change elsewhere, say one service's
+   * endpoints, re-encodes and re-digests no pod's listeners).
+   */
+  readonly podOutbound: PodListeners;
+  /** Whether an address is an endpoint of a headless service (computed once per version). */
+  readonly headlessAddress: (ip: string) => boolean;
   /** Our sidecars' resource sets already computed, by namespace and scope (documents in its view). */
   readonly namespaceViews: Map<string, ResourceSet>;
   readonly rootNamespace: string;
+  /** Each connected proxy's resource set in this version, by whether pushes are scoped. */
+  readonly nodeSets: { readonly scoped: WeakMap<ProxyNode, ResourceSet>; readonly unscoped: WeakMap<ProxyNode, ResourceSet> };
 }
 
 /** What shapes the served resources beyond the configuration (the daemon's variables). */
@@ -67,6 +70,8 @@ export interface SnapshotOptions {
   trustDomain?: string;
   /** meshConfig `enableAutoMtls` (default true). */
   enableAutoMtls?: boolean;
+  /** The version served before this one: what did not change is taken from it instead of being encoded again. */
+  previous?: MeshSnapshot;
 }
 
 export function meshSnapshot(
@@ -100,8 +105,11 @@ export function meshSnapshot(
     serving: { ...DEFAULT_ENVOY_SERVING, ...options.serving },
     ...(options.extensionProviders ? { extensionProviders: options.extensionProviders } : {}),
   };
-  let outbound: readonly SplitListener[] | undefined;
-  const envoyOutbound = () => (outbound ??= outboundListenerTemplates(envoy));
+  const podOutbound = new PodListeners(() => outboundListenerTemplates(envoy), envoy.serving, options.previous?.podOutbound);
+  const envoyOutbound = () => podOutbound.templates();
+  let headless: ReadonlySet<string> | undefined;
+  const headlessAddress = (ip: string) =>
+    ip !== "" && (headless ??= new Set(registry.services.flatMap((s) => (s.headless ? (s.instances ?? []).map((i) => i.address) : [])))).has(ip);
   return {
     version,
     catalog,
@@ -115,8 +123,11 @@ export function meshSnapshot(
     envoyViews: new Map(),
     envoyPodViews: new Map(),
     envoyOutbound,
+    podOutbound,
+    headlessAddress,
     namespaceViews: new Map(),
     rootNamespace,
+    nodeSets: { scoped: new WeakMap(), unscoped: new WeakMap() },
   };
 }
 
@@ -133,9 +144,21 @@ export function meshSnapshot(
  * as SDS resources to Envoy.
  */
 export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = true): ResourceSet {
-  const kind = proxyKind(node);
+  // A proxy asks once per subscription and is pushed to once per version: its set is worked out once per version.
+  const memo = snapshot.nodeSets[scoped ? "scoped" : "unscoped"];
+  let set = memo.get(node);
+  if (!set) memo.set(node, (set = nodeResources(snapshot, node, scoped)));
+  return set;
+}
+
+/** What a node is (its kind, the identity its id and metadata say) does not change while it is connected: parsed once. */
+const parsedNodes = new WeakMap<ProxyNode, { kind: ReturnType<typeof proxyKind>; identity: ReturnType<typeof nodeIdentity> }>();
+
+function nodeResources(snapshot: MeshSnapshot, node: ProxyNode, scoped: boolean): ResourceSet {
+  let parsed = parsedNodes.get(node);
+  if (!parsed) parsedNodes.set(node, (parsed = { kind: proxyKind(node), identity: nodeIdentity(node) }));
+  const { kind, identity } = parsed;
   if (kind === "proxyless") return snapshot.all;
-  const identity = nodeIdentity(node);
   const trusted = secretNamespace(node, identity?.namespace);
   const documents = (namespace: string) =>
     scoped ? documentsInView(snapshot.all.get(CONFIG_DOCUMENT)!, namespace, snapshot.rootNamespace) : snapshot.all.get(CONFIG_DOCUMENT)!;
@@ -156,7 +179,7 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   const who = identity ?? { type: "sidecar", ip: "", pod: node.id, namespace: "default" };
   const workload = findWorkload(snapshot.registry, who);
   // A gateway may be served fewer clusters; a pod of a headless service one pod listener fewer (its own).
-  const ownPod = snapshot.envoy.serving.headlessPodListeners && isHeadlessEndpoint(snapshot.registry, who.ip) ? who.ip : null;
+  const ownPod = snapshot.envoy.serving.headlessPodListeners && snapshot.headlessAddress(who.ip) ? who.ip : null;
   const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped, who.type, ownPod]);
   let view = snapshot.envoyViews.get(key);
   if (!view) {
@@ -168,7 +191,7 @@ export function resourcesFor(snapshot: MeshSnapshot, node: ProxyNode, scoped = t
   const podKey = JSON.stringify([key, podAddress, trusted ?? null]);
   let set = snapshot.envoyPodViews.get(podKey);
   if (!set) {
-    set = withOutboundListeners(view, snapshot.envoyOutbound(), snapshot.envoy.serving, podAddress ? [podAddress] : []);
+    set = new Map([...view, [LISTENER, new Map([...(view.get(LISTENER) ?? []), ...snapshot.podOutbound.of(podAddress)])]]);
     if (trusted !== undefined) set.set(SECRET, sdsView(snapshot, trusted));
     snapshot.envoyPodViews.set(podKey, set);
   }

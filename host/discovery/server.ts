@@ -205,6 +205,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
       extensionProviders: providers,
       ...(o.trustDomain ? { trustDomain: o.trustDomain } : {}),
       ...(o.enableAutoMtls !== undefined ? { enableAutoMtls: o.enableAutoMtls } : {}),
+      ...(current ? { previous: current } : {}),
     });
     versions = versioning.next(current.catalog, loaded.documents);
     if (tracking) ledger.record(current.version, versions);

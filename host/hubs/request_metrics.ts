@@ -11,9 +11,11 @@ import { specCounter } from "../telemetry/spec_metrics.ts";
 import type { AttributeMap } from "../wire/compressed.ts";
 import {
   HTTP_LABELS,
+  labelReads,
   labelValue,
   type LabelSource,
   type MetricId,
+  REPORT_PROTOCOL_READS,
   REQUEST_DURATION_MILLISECONDS,
   reportProtocol,
   STANDARD_METRICS,
@@ -147,6 +149,7 @@ interface LabelGroup {
 export class RequestMetrics {
   private live = new Map<MetricId, { metric: LiveMetric; signature: string }>();
   private groups: LabelGroup[] = [];
+  private reads: ReadonlySet<string> = new Set();
   private readonly overflow: Counter<"metric">;
 
   constructor(
@@ -195,6 +198,18 @@ export class RequestMetrics {
       group.metrics.push(metric);
     }
     this.groups = [...groups.values()];
+    const reads = new Set<string>();
+    for (const group of this.groups) {
+      for (const [, source] of group.labels) for (const name of labelReads(source)) reads.add(name);
+      for (const live of group.metrics) for (const name of live.plan.metric.reads) reads.add(name);
+    }
+    if (reads.size > 0) for (const name of REPORT_PROTOCOL_READS) reads.add(name);
+    this.reads = reads;
+  }
+
+  /** Every attribute record() reads under the configuration in force: the others need not be decoded for it. */
+  attributesRead(): ReadonlySet<string> {
+    return this.reads;
   }
 
   /** Counts reported requests (one Report's entries). */

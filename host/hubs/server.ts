@@ -91,10 +91,12 @@ function checkStrings(type: string, bytes: Buffer): void {
  * A Report's bytes as the handler takes them: one bad entry does not cost
  * the others, only it is refused (logged and counted). A plainly well-formed
  * request (what clients send) is read in one pass; any other takes the
- * general path, which names what is wrong.
+ * general path, which names what is wrong. With `wanted`, a plainly
+ * well-formed request's maps hold only the attributes named there (what the
+ * hub's configuration reads); the refusals are the same either way.
  */
-export function decodeReportBytes(bytes: Buffer, dictionary: GlobalDictionary): DecodedReport {
-  const plain = readPlainReport(bytes, dictionary);
+export function decodeReportBytes(bytes: Buffer, dictionary: GlobalDictionary, wanted?: ReadonlySet<string>): DecodedReport {
+  const plain = readPlainReport(bytes, dictionary, wanted);
   if (plain !== undefined) {
     checkGlobalWordCount(plain.globalWordCount, dictionary);
     return { entries: plain.entries, refused: [] };
@@ -332,7 +334,9 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
           );
         },
         Report: async (bytes) => {
-          const { entries, refused } = decodeReportBytes(bytes, dictionary);
+          const logs = loaded.config.accessLogs;
+          // Without an access log, the standard metrics are all that read a report: only their attributes are decoded.
+          const { entries, refused } = decodeReportBytes(bytes, dictionary, logs.length > 0 ? undefined : requestMetrics.attributesRead());
           apiLog.debug("Report", { bytes: bytes.length, entries: entries.length });
           if (attributesLog.enabled("debug")) attributesLog.debug("Report attributes", { entries: entries.length, refused: refused.length });
           if (refused.length > 0) {
@@ -340,7 +344,6 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
             apiLog.warn("report entries refused", { refused: refused.length, taken: entries.length, first: refused[0].reason });
           }
           requestMetrics.record(entries);
-          const logs = loaded.config.accessLogs;
           if (entries.length > 0 && logs.length > 0) {
             const time = new Date(now());
             const text = entries.map((e) => accessLogLine(time, e)).join("");

@@ -51,10 +51,14 @@ const TWO_32 = 4294967296;
 /** Thrown inside the reader when the request is not plain; never escapes readPlainReport. */
 const NOT_PLAIN = new Error("not a plain ReportRequest");
 
-/** The attributes of a plainly well-formed ReportRequest, or undefined: take the general path. */
-export function readPlainReport(bytes: Buffer, dictionary: GlobalDictionary): PlainReport | undefined {
+/**
+ * The attributes of a plainly well-formed ReportRequest, or undefined: take
+ * the general path. With `wanted`, the maps hold only the attributes named
+ * there (the others are checked as strictly, but no value is made for them).
+ */
+export function readPlainReport(bytes: Buffer, dictionary: GlobalDictionary, wanted?: ReadonlySet<string>): PlainReport | undefined {
   try {
-    return new ReportReader(bytes, dictionary.words).read();
+    return new ReportReader(bytes, dictionary.words, wanted).read();
   } catch (e) {
     if (e === NOT_PLAIN) return undefined;
     throw e;
@@ -92,6 +96,7 @@ class ReportReader {
   constructor(
     private readonly buf: Buffer,
     private readonly global: readonly string[],
+    private readonly wanted: ReadonlySet<string> | undefined,
   ) {}
 
   read(): PlainReport {
@@ -150,9 +155,12 @@ class ReportReader {
       if (counts[member] === 0) continue;
       const list = this.members[member];
       const n = this.inPropertyOrder(list, counts[member], local.length);
+      const wanted = this.wanted;
       for (let j = 0; j < n; j++) {
         const e = list[j];
-        target.set(this.word(e.key, local), this.value(member, e, local));
+        const name = this.word(e.key, local);
+        if (wanted === undefined || wanted.has(name)) target.set(name, this.value(member, e, local));
+        else this.checkValue(member, e, local);
       }
     }
     return target;
@@ -268,6 +276,22 @@ class ReportReader {
       }
       default:
         return { stringMapValue: { entries: this.stringMap((e.message as MapEntry[] | undefined) ?? [], local) } };
+    }
+  }
+
+  /** What value() would refuse of an entry whose value is not wanted: the words a string or a string map names, a bytes value's length. */
+  private checkValue(member: number, e: MapEntry, local: readonly string[]): void {
+    const present = e.at !== NO_VALUE;
+    this.pos = e.at;
+    if (member === STRINGS) this.word(present ? this.sint32(e.end) : 0, local);
+    else if (member === BYTES) this.length(e.end);
+    else if (member === STRING_MAPS) {
+      const pairs = (e.message as MapEntry[] | undefined) ?? [];
+      const n = this.inPropertyOrder(pairs, pairs.length, local.length);
+      for (let i = 0; i < n; i++) {
+        this.word(pairs[i].key, local);
+        this.word(pairs[i].at, local);
+      }
     }
   }
 

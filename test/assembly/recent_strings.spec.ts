@@ -1,6 +1,6 @@
 // Recent header and property values are shared across requests: a repeat
 // returns the same string, and different bytes never get another's string.
-import { recentString } from "../../assembly/recent_strings";
+import { recentString, RepeatedText } from "../../assembly/recent_strings";
 
 function bytes(values: Array<u8>): Uint8Array {
   const b = new Uint8Array(values.length);
@@ -33,5 +33,31 @@ describe("recentString", () => {
     expect(recent(bytes([0xe9]))).toBe("\uFFFD");
     expect(recent(bytes([0xe9]))).toBe("\uFFFD");
     expect(recent(bytes([]))).toBe("");
+  });
+});
+
+function repeat(r: RepeatedText, text: string): string {
+  const b = String.UTF8.encode(text);
+  return r.of(changetype<usize>(b), <usize>b.byteLength);
+}
+
+describe("RepeatedText", () => {
+  it("gives back the last string while the same bytes come, and the new text when they change", () => {
+    const r = new RepeatedText();
+    const first = repeat(r, "petstore.demo.svc.cluster.local");
+    expect(first).toBe("petstore.demo.svc.cluster.local");
+    expect(changetype<usize>(repeat(r, "petstore.demo.svc.cluster.local"))).toBe(changetype<usize>(first), "a repeat is the same string");
+    // Same length, one byte different: in the overlapping last word, in a middle word, in a short value.
+    expect(repeat(r, "petstore.demo.svc.cluster.locaL")).toBe("petstore.demo.svc.cluster.locaL");
+    expect(repeat(r, "petstore.demX.svc.cluster.locaL")).toBe("petstore.demX.svc.cluster.locaL");
+    expect(repeat(r, "a:1")).toBe("a:1");
+    expect(repeat(r, "a:2")).toBe("a:2");
+    expect(repeat(r, "")).toBe("");
+    expect(repeat(r, "10.1.2.3:51000")).toBe("10.1.2.3:51000");
+    // Longer than the room kept at first.
+    const long = "x".repeat(100) + "y";
+    expect(repeat(r, long)).toBe(long);
+    expect(repeat(r, "x".repeat(101))).toBe("x".repeat(101));
+    expect(repeat(r, "\u00e9t\u00e9")).toBe("\u00e9t\u00e9");
   });
 });

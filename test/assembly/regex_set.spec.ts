@@ -26,6 +26,28 @@ const ROUTES: string[] = [
   "", // 7
 ];
 
+function matchesAscii(set: RegexSet, input: string): string {
+  const bytes = String.UTF8.encode(input);
+  const out = new Array<i32>();
+  out.push(99); // cleared by the call
+  if (!set.matchAllAscii(changetype<usize>(bytes), <usize>bytes.byteLength, out)) return "not ascii:" + out.join(",");
+  return out.join(",");
+}
+
+describe("RegexSet.matchAllAscii", () => {
+  it("matches ASCII bytes in place exactly as matchAll matches their string", () => {
+    const set = compiledSet(ROUTES);
+    const inputs = ["/api/v1/users/42", "/api/v2/users/7", "/api/v1/items.json", "/health", "/healthz", "/x/beta/y", "/x/betamax", "", "//", "/a?b=c"];
+    for (let i = 0; i < inputs.length; i++) expect(matchesAscii(set, inputs[i])).toBe(matches(set, inputs[i]), inputs[i]);
+  });
+
+  it("refuses bytes past 0x7f the automaton reaches, out cleared (the caller matches the decoded string)", () => {
+    const set = compiledSet(ROUTES);
+    expect(matchesAscii(set, "/api/caf\u00e9")).toBe("not ascii:");
+    expect(matches(set, "/api/caf\u00e9")).toBe("0,5");
+  });
+});
+
 describe("RegexSet.matchAll", () => {
   it("reports every fully matching pattern, ascending", () => {
     const set = compiledSet(ROUTES);

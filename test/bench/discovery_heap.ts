@@ -1,25 +1,35 @@
-// Where disco-discovery's memory per connected client goes: the daemon (the
-// built one, build/out) under --heapsnapshot-signal, one warm client, a heap
-// snapshot, N more Envoy-like clients (test/bench/discovery.ts's, state of
-// the world or incremental), another snapshot; printed: the heap growth per
-// client and its largest parts by V8 node name. Not part of `npm run bench`:
-//   MODE=delta N=300 node --import tsx test/bench/discovery_heap.ts
+// disco-discovery's memory per connected client, each mode in a fresh
+// daemon (the built one, build/out) so that no round reuses heap another
+// freed: one warm client (the views every client shares exist before the
+// first reading), then N more Envoy-like clients (test/bench/discovery.ts's,
+// state of the world or incremental), every one configured. Printed per
+// client: what the daemon holds live after full garbage collections (V8 heap
+// in use plus external memory: test/bench/memory_probe.mjs), and its
+// resident growth before and after those collections. SNAPSHOTS=1 (for a
+// few hundred clients: a snapshot of thousands is too large to parse) adds
+// the heap growth per client by V8 node name. Not part of `npm run bench`:
+//   MODE=delta N=5000 node --import tsx test/bench/discovery_heap.ts
+//   (MODE=sotw, or both: each in its own daemon, one after the other)
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 import { folderForHeap, lightClientForHeap } from "./discovery.ts";
+import { MEMORY_PROBE_ARGS, MemoryProbe, liveBytes } from "./memory_probe.ts";
+import { rssMiB } from "./process_usage.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const count = Number(process.env.N ?? 300);
-const delta = process.env.MODE === "delta";
+const count = Number(process.env.N ?? 5000);
+const modes = process.env.MODE === "both" ? [false, true] : [process.env.MODE === "delta"];
+const snapshots = process.env.SNAPSHOTS === "1";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(ok: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 600_000; !ok(); await sleep(50)) if (Date.now() > deadline) throw new Error("timed out");
+  for (const deadline = Date.now() + 900_000; !ok(); await sleep(50)) if (Date.now() > deadline) throw new Error("timed out");
 }
+const kib = (bytes: number) => `${(bytes / count / 1024).toFixed(1)} KiB`;
 
 /** Bytes and objects by node name (objects by constructor, the rest by V8's node type). */
 function heapByName(path: string): { total: number; byName: Map<string, [number, number]> } {
@@ -41,55 +51,55 @@ function heapByName(path: string): { total: number; byName: Map<string, [number,
   return { total, byName };
 }
 
-const dir = mkdtempSync(join(tmpdir(), "heap-discovery-"));
-const snapshots = mkdtempSync(join(tmpdir(), "heap-discovery-snapshots-"));
-folderForHeap(dir);
-const bin = join(ROOT, "build", "out", "disco-discovery.mjs");
-const args = ["--heapsnapshot-signal=SIGUSR2", bin, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF];
-const proc = spawn(process.execPath, args, { cwd: snapshots, stdio: ["ignore", "pipe", "pipe"] });
-let out = "";
-proc.stdout!.on("data", (c: Buffer) => (out += c));
-proc.stderr!.on("data", (c: Buffer) => (out += c));
-try {
-  await until(() => out.includes("disco-discovery listening: "));
-  const address = (JSON.parse(out.split("disco-discovery listening: ")[1].split("\n")[0]) as { grpc: string }).grpc;
-  /** A heap snapshot, once V8 has finished writing it. */
-  const snapshot = async (): Promise<string> => {
-    const files = () => readdirSync(snapshots).filter((f) => f.endsWith(".heapsnapshot"));
-    const before = files().length;
-    proc.kill("SIGUSR2");
-    await until(() => files().length > before);
-    const file = join(snapshots, files().sort().at(-1)!);
-    for (let size = -1; ; await sleep(1500)) {
-      const now = statSync(file).size;
-      if (now === size && now > 0) break;
-      size = now;
+async function measure(delta: boolean): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "heap-discovery-"));
+  const snapshotDir = mkdtempSync(join(tmpdir(), "heap-discovery-snapshots-"));
+  folderForHeap(dir);
+  const bin = join(ROOT, "build", "out", "disco-discovery.mjs");
+  const args = [...MEMORY_PROBE_ARGS, bin, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF];
+  const env = { ...process.env, ...(snapshots ? { MEMORY_PROBE_SNAPSHOTS: snapshotDir } : {}) };
+  const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
+  const probe = new MemoryProbe(proc);
+  let out = "";
+  proc.stdout!.on("data", (c: Buffer) => (out += c));
+  proc.stderr!.on("data", (c: Buffer) => (out += c));
+  try {
+    await until(() => out.includes("disco-discovery listening: "));
+    const address = (JSON.parse(out.split("disco-discovery listening: ")[1].split("\n")[0]) as { grpc: string }).grpc;
+    const channels = Array.from(
+      { length: Math.ceil(count / 50) + 1 },
+      () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
+    );
+    const warm = lightClientForHeap(channels.at(-1)!, 99_999, delta);
+    await until(() => warm.version !== "");
+    const rss0 = rssMiB(proc.pid!) * 1024 * 1024;
+    const before = await probe.read();
+    const clients = Array.from({ length: count }, (_, i) => lightClientForHeap(channels[Math.floor(i / 50)], i, delta));
+    await until(() => clients.every((c) => c.version !== ""));
+    await sleep(2000);
+    const rss1 = rssMiB(proc.pid!) * 1024 * 1024;
+    const after = await probe.read();
+    console.log(
+      `disco-discovery memory per ${delta ? "delta" : "state-of-the-world"} client (${count} clients, fresh daemon): ` +
+        `live after GC ${kib(liveBytes(after) - liveBytes(before))} (heap ${kib(after.heapUsed - before.heapUsed)}, external ${kib(after.external - before.external)}); ` +
+        `resident growth ${kib(rss1 - rss0)} (after GC ${kib(after.rss - before.rss)})`,
+    );
+    if (before.snapshot && after.snapshot) {
+      const [b, a] = [heapByName(before.snapshot), heapByName(after.snapshot)];
+      console.log(`  heap snapshots: ${kib(a.total - b.total)} per client; the largest parts:`);
+      const rows = [...a.byName].map(([name, [bytes, objects]]) => {
+        const [b0, o0] = b.byName.get(name) ?? [0, 0];
+        return { name, bytes: (bytes - b0) / count, objects: (objects - o0) / count };
+      });
+      for (const r of rows.sort((x, y) => y.bytes - x.bytes).slice(0, 15))
+        console.log(`  ${r.bytes.toFixed(0).padStart(7)} B ${r.objects.toFixed(1).padStart(6)} objects  ${r.name.slice(0, 60)}`);
     }
-    return file;
-  };
-  const channels = Array.from(
-    { length: Math.ceil(count / 50) + 1 },
-    () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
-  );
-  const warm = lightClientForHeap(channels.at(-1)!, 99_999, delta); // the views every client shares exist before the first snapshot
-  await until(() => warm.version !== "");
-  const before = heapByName(await snapshot());
-  const clients = Array.from({ length: count }, (_, i) => lightClientForHeap(channels[Math.floor(i / 50)], i, delta));
-  await until(() => clients.every((c) => c.version !== ""));
-  await sleep(2000);
-  const after = heapByName(await snapshot());
-  console.log(
-    `disco-discovery heap per ${delta ? "delta" : "state-of-the-world"} client (${count} clients): ${((after.total - before.total) / count / 1024).toFixed(1)} KiB`,
-  );
-  const rows = [...after.byName].map(([name, [bytes, objects]]) => {
-    const [b0, o0] = before.byName.get(name) ?? [0, 0];
-    return { name, bytes: (bytes - b0) / count, objects: (objects - o0) / count };
-  });
-  for (const r of rows.sort((x, y) => y.bytes - x.bytes).slice(0, 15))
-    console.log(`${r.bytes.toFixed(0).padStart(7)} B ${r.objects.toFixed(1).padStart(6)} objects  ${r.name.slice(0, 60)}`);
-  for (const c of channels) c.close();
-} finally {
-  proc.kill("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(snapshots, { recursive: true, force: true });
+    for (const c of channels) c.close();
+  } finally {
+    proc.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(snapshotDir, { recursive: true, force: true });
+  }
 }
+
+for (const delta of modes) await measure(delta);

@@ -164,6 +164,57 @@ describe("standard request metrics from reports", () => {
     assert.doesNotMatch(text, /^mesh_request_duration_seconds/m);
   });
 
+  it("what the metrics read (attributesRead) is all they need: reports cut down to it count exactly as whole ones", async () => {
+    const reports = [
+      attrs({ ...HTTP, "request.host": "reviews:9080", "request.headers": { "x-team": "blue" } }).set("response.duration", {
+        durationValue: { seconds: 0n, nanos: 3_000_000 },
+      }),
+      attrs({ ...HTTP, "context.reporter.kind": "outbound", "destination.service.host": "", "connection.mtls": false, "response.code": 503n }),
+      attrs({
+        "context.protocol": "grpc",
+        "destination.service.name": "ratings",
+        "request.host": "ratings:9080",
+        "api.protocol": "grpc",
+        "context.proxy_error_code": "UF",
+      }),
+      attrs({ ...HTTP, "request.useragent": "kube-probe/1.29" }),
+      attrs({
+        "context.protocol": "tcp",
+        "destination.workload.name": "db",
+        "connection.event": "open",
+        "connection.sent.bytes": 10n,
+        "connection.received.bytes": 5n,
+      }),
+      attrs({ "context.protocol": "tcp", "connection.event": "close", "connection.mtls": true, "rbac.permissive.response_code": "403" }),
+    ];
+    for (const documents of [
+      [],
+      [
+        metricsDoc(`  requestDurationUnit: MILLISECONDS
+  overrides:
+  - tagOverrides:
+      team: {value: 'request.headers["x-team"] | "none"'}
+      request_host: {value: 'request.host | "unknown"'}
+      source_principal: {operation: REMOVE}
+  - match: {metric: REQUEST_SIZE}
+    disabled: true`),
+      ],
+    ]) {
+      const [wholeRegistry, cutRegistry] = [new Registry(), new Registry()];
+      const whole = new RequestMetrics(wholeRegistry, 100);
+      const cut = new RequestMetrics(cutRegistry, 100);
+      whole.configure(documents);
+      cut.configure(documents);
+      const read = cut.attributesRead();
+      assert.ok(!read.has("source.uid") && read.has("response.code") && read.has("request.useragent"));
+      whole.record(reports);
+      cut.record(reports.map((a) => new Map([...a].filter(([name]) => read.has(name)))));
+      const wholeText = await exposition(wholeRegistry);
+      assert.equal(await exposition(cutRegistry), wholeText);
+      assert.match(wholeText, /^mesh_request_duration_\w+_sum\{[^}]*\} (0\.003|3)$/m);
+    }
+  });
+
   it("HubMetrics errors name the file, the resource and the field path", () => {
     const rows: Array<[string, RegExp]> = [
       [

@@ -227,17 +227,19 @@ function damaged(bytes: Buffer, d: { kind: "flip" | "cut" | "unknown"; at: numbe
 // ---------------------------------------------------------------------------
 
 /** A decoding outcome in a form where order counts: maps and string maps as entry lists. */
-function outcome(decode: () => { entries: AttributeMap[]; refused: unknown[] }): unknown {
+function outcome(decode: () => { entries: AttributeMap[]; refused: unknown[] }, wanted?: ReadonlySet<string>): unknown {
   try {
     const { entries, refused } = decode();
     return {
       refused,
       entries: entries.map((m) =>
-        [...m].map(([name, v]) => {
-          if (!("stringMapValue" in v)) return [name, v];
-          const e = v.stringMapValue.entries;
-          return [name, { stringMap: Object.entries(e), prototype: Object.getPrototypeOf(e) }];
-        }),
+        [...m]
+          .filter(([name]) => wanted === undefined || wanted.has(name))
+          .map(([name, v]) => {
+            if (!("stringMapValue" in v)) return [name, v];
+            const e = v.stringMapValue.entries;
+            return [name, { stringMap: Object.entries(e), prototype: Object.getPrototypeOf(e) }];
+          }),
       ),
     };
   } catch (e) {
@@ -253,7 +255,54 @@ function sameAsGeneral(bytes: Buffer): void {
   );
 }
 
+/** Attribute names a hub configuration may want (wanted sets are drawn from these). */
+const WANTABLE = [...new Set([0, 15, 17, 26, 1, 2].map((i) => DICTIONARY.words[i])), "request.path", "x-user", "__proto__", "12", "-3", ""];
+const wantedSet = fc.subarray(WANTABLE).map((names) => new Set(names));
+
+/** With `wanted`, the handler's decoding holds the general path's maps cut down to those names, and refuses alike. */
+function sameAsGeneralWanting(bytes: Buffer, wanted: ReadonlySet<string>): void {
+  assert.deepStrictEqual(
+    outcome(() => decodeReportBytes(bytes, DICTIONARY, wanted), wanted),
+    outcome(() => decodeReportGeneral(bytes, DICTIONARY), wanted),
+  );
+  const plain = readPlainReport(bytes, DICTIONARY, wanted);
+  for (const m of plain?.entries ?? []) for (const name of m.keys()) assert.ok(wanted.has(name), `${name} was decoded though not wanted`);
+}
+
 describe("hub ReportRequest reader", () => {
+  it("decodes only the wanted attributes (what the hub's metrics read) and refuses exactly what the general path refuses, for any bytes", () => {
+    fc.assert(
+      fc.property(requestLayout(false), wantedSet, (layout, wanted) => {
+        const bytes = encode(layout);
+        sameAsGeneralWanting(bytes, wanted);
+        assert.notEqual(readPlainReport(bytes, DICTIONARY, wanted), undefined, "a well-formed request is read in one pass");
+      }),
+      { numRuns: RUNS },
+    );
+    // An unknown word in an attribute nobody wants still costs its entry, as in the general path.
+    const entry = (maps: MapEntryLayout[]): EntryLayout => ({ words: [], maps, wordsFirst: false });
+    const code: MapEntryLayout = { member: 3, key: g("response.code"), value: { member: 3, int: 200n }, valueFirst: false };
+    for (const unwanted of [
+      { member: 2, key: g("request.path"), value: { member: 2, index: DICTIONARY.size }, valueFirst: false },
+      { member: 9, key: g("request.headers"), value: { member: 9, pairs: [{ key: 0, value: -1 }] }, valueFirst: false },
+      { member: 9, key: g("request.headers"), value: { member: 9, pairs: [{ key: DICTIONARY.size, value: 0 }] }, valueFirst: false },
+    ] satisfies MapEntryLayout[]) {
+      const bytes = encode({ entries: [entry([code, unwanted]), entry([code])], defaultWords: [], semantics: 1, trailerFirst: false });
+      const wanted = new Set(["response.code"]);
+      sameAsGeneralWanting(bytes, wanted);
+      const { entries, refused } = decodeReportBytes(bytes, DICTIONARY, wanted);
+      assert.deepStrictEqual([entries.length, refused.map((r) => r.index)], [1, [0]]);
+    }
+    fc.assert(
+      fc.property(requestLayout(true), wantedSet, (layout, wanted) => sameAsGeneralWanting(encode(layout), wanted)),
+      { numRuns: RUNS },
+    );
+    fc.assert(
+      fc.property(requestLayout(false), damage, wantedSet, (layout, d, wanted) => sameAsGeneralWanting(damaged(encode(layout), d), wanted)),
+      { numRuns: RUNS },
+    );
+  });
+
   it("answers what the general path answers for well-formed requests with known words (keys in any order, given again or missing), and reads them itself", () => {
     fc.assert(
       fc.property(requestLayout(false), (layout) => {

@@ -1,0 +1,169 @@
+import protobuf from "protobufjs";
+import { envoyType } from "../wire/envoy_protos.ts";
+import { type Resource, resourceVersion } from "./resource_set.ts";
+
+/**
+ * ADS messages on the wire, built from bytes encoded once: each resource
+ * list a response carries (a shared selection, or an incremental push's
+ * shared changes) is encoded once and copied into every proxy's response
+ * beside the few fields that are the proxy's own (nonce, version). Field
+ * numbers are envoy.service.discovery.v3's (discovery.proto); a protobuf
+ * reader takes a message's fields in any order.
+ */
+
+const LENGTH_DELIMITED = 2;
+const tag = (w: protobuf.Writer, field: number) => w.uint32((field << 3) | LENGTH_DELIMITED);
+
+/** google.protobuf.Any (type_url 1, value 2) as field `field` of the enclosing message. */
+function writeAny(w: protobuf.Writer, field: number, any: Resource["any"]): void {
+  tag(w, field).fork();
+  tag(w, 1).string(any.type_url);
+  tag(w, 2).bytes(any.value);
+  w.ldelim();
+}
+
+const sotwLists = new WeakMap<readonly Resource[], Uint8Array>();
+
+/** DiscoveryResponse.resources (field 2) of a list, encoded once per list object. */
+export function sotwResourceBytes(resources: readonly Resource[]): Uint8Array {
+  let bytes = sotwLists.get(resources);
+  if (!bytes) {
+    const w = protobuf.Writer.create();
+    for (const r of resources) writeAny(w, 2, r.any);
+    sotwLists.set(resources, (bytes = w.finish()));
+  }
+  return bytes;
+}
+
+const deltaEntries = new WeakMap<Resource, Uint8Array>();
+const deltaLists = new WeakMap<readonly Resource[], Uint8Array>();
+
+/** One DeltaDiscoveryResponse.resources entry (field 2): a Resource with its version (1), Any (2) and name (3); encoded once per resource object. */
+function deltaEntry(r: Resource): Uint8Array {
+  let bytes = deltaEntries.get(r);
+  if (!bytes) {
+    const w = protobuf.Writer.create();
+    tag(w, 2).fork();
+    tag(w, 1).string(resourceVersion(r));
+    writeAny(w, 2, r.any);
+    tag(w, 3).string(r.name);
+    w.ldelim();
+    deltaEntries.set(r, (bytes = w.finish()));
+  }
+  return bytes;
+}
+
+/**
+ * DeltaDiscoveryResponse.resources of a list (each with its resourceVersion);
+ * encoded once per list object when the list is `shared` by many responses
+ * (a selection, a push's changes), else each time (a list made for one
+ * proxy: caching its bytes would only keep them alive longer).
+ */
+export function deltaResourceBytes(resources: readonly Resource[], shared: boolean): Uint8Array {
+  if (!shared) return Buffer.concat(resources.map(deltaEntry));
+  let bytes = deltaLists.get(resources);
+  if (!bytes) deltaLists.set(resources, (bytes = Buffer.concat(resources.map(deltaEntry))));
+  return bytes;
+}
+
+const controlPlanes = new Map<string, Uint8Array>();
+
+/** ControlPlane{identifier} as field `field`, encoded once per identifier. */
+function controlPlane(field: number, identifier: string | undefined): Uint8Array {
+  if (identifier === undefined) return new Uint8Array();
+  const key = `${field}\0${identifier}`;
+  let bytes = controlPlanes.get(key);
+  if (!bytes) {
+    const w = protobuf.Writer.create();
+    tag(w, field).fork();
+    tag(w, 1).string(identifier);
+    w.ldelim();
+    controlPlanes.set(key, (bytes = w.finish()));
+  }
+  return bytes;
+}
+
+/** DiscoveryResponse: version_info 1, resources 2 (pre-encoded), type_url 4, nonce 5, control_plane 6. */
+export function discoveryResponse(version: string, type: string, nonce: string, resources: Uint8Array, identifier: string | undefined): Buffer {
+  const head = protobuf.Writer.create();
+  if (version !== "") tag(head, 1).string(version);
+  const tail = protobuf.Writer.create();
+  tag(tail, 4).string(type);
+  tag(tail, 5).string(nonce);
+  return Buffer.concat([head.finish(), resources, tail.finish(), controlPlane(6, identifier)]);
+}
+
+/** DeltaDiscoveryResponse: system_version_info 1, resources 2 (pre-encoded), type_url 4, nonce 5, removed_resources 6, control_plane 7. */
+export function deltaDiscoveryResponse(
+  version: string,
+  type: string,
+  nonce: string,
+  resources: Uint8Array,
+  removed: readonly string[],
+  identifier: string | undefined,
+): Buffer {
+  const head = protobuf.Writer.create();
+  if (version !== "") tag(head, 1).string(version);
+  const tail = protobuf.Writer.create();
+  tag(tail, 4).string(type);
+  tag(tail, 5).string(nonce);
+  for (const n of removed) tag(tail, 6).string(n);
+  return Buffer.concat([head.finish(), resources, tail.finish(), controlPlane(7, identifier)]);
+}
+
+export interface NodeFields {
+  id?: string;
+  cluster?: string;
+  metadata?: unknown;
+  user_agent_name?: string;
+}
+
+export interface DiscoveryRequest {
+  version_info: string;
+  node?: NodeFields;
+  resource_names: string[];
+  type_url: string;
+  response_nonce: string;
+  error_detail?: { code?: number; message?: string };
+}
+
+export interface DeltaDiscoveryRequest {
+  node?: NodeFields;
+  type_url: string;
+  resource_names_subscribe: string[];
+  resource_names_unsubscribe: string[];
+  initial_resource_versions?: Record<string, string>;
+  response_nonce: string;
+  error_detail?: { code?: number; message?: string };
+}
+
+let requestTypes: { sotw: protobuf.Type; delta: protobuf.Type } | undefined;
+const types = () =>
+  (requestTypes ??= {
+    sotw: envoyType("envoy.service.discovery.v3.DiscoveryRequest"),
+    delta: envoyType("envoy.service.discovery.v3.DeltaDiscoveryRequest"),
+  });
+
+/**
+ * A decoded request in plain object form. Most requests are ACKs (a type,
+ * a nonce, a version): decoded, their fields are read as they are; only a
+ * request with a Node (the first of a stream) takes the slower conversion
+ * to plain objects, for its metadata Struct.
+ */
+function decodeRequest<T>(type: protobuf.Type, bytes: Uint8Array): T {
+  const message = type.decode(bytes) as unknown as Record<string, unknown>;
+  if (message.node) return type.toObject(message as unknown as protobuf.Message, { defaults: true, longs: String }) as T;
+  const out: Record<string, unknown> = {};
+  for (const f of type.fieldsArray) {
+    const v = message[f.name];
+    if (f.map) out[f.name] = v ?? {};
+    else if (f.repeated) out[f.name] = v ?? [];
+    else if (f.resolvedType instanceof protobuf.Type) out[f.name] = v ?? undefined;
+    else out[f.name] = v;
+  }
+  if (out.error_detail) out.error_detail = (out.error_detail as protobuf.Message).toJSON();
+  return out as T;
+}
+
+export const decodeDiscoveryRequest = (bytes: Uint8Array): DiscoveryRequest => decodeRequest(types().sotw, bytes);
+export const decodeDeltaDiscoveryRequest = (bytes: Uint8Array): DeltaDiscoveryRequest => decodeRequest(types().delta, bytes);
