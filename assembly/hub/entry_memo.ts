@@ -248,12 +248,20 @@ function grown<T>(old: StaticArray<T>, size: i32): StaticArray<T> {
   return next;
 }
 
-// The `len` bytes at `a` and `b` are the same, compared eight at a time.
+// The `len` bytes at `a` and `b` are the same, compared eight at a time,
+// then the rest in at most three steps (names and values are short).
 // @ts-ignore: decorator
 @inline
 function equalBytes(a: usize, b: usize, len: usize): bool {
   let i: usize = 0;
   for (; i + 8 <= len; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
-  for (; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
-  return true;
+  if (i + 4 <= len) {
+    if (load<u32>(a + i) != load<u32>(b + i)) return false;
+    i += 4;
+  }
+  if (i + 2 <= len) {
+    if (load<u16>(a + i) != load<u16>(b + i)) return false;
+    i += 2;
+  }
+  return i == len || load<u8>(a + i) == load<u8>(b + i);
 }
