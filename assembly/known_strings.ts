@@ -162,10 +162,15 @@ const askedSlots = new StaticArray<i32>(<i32>ASKED);
  * The slot of a known string given as a string, or -1: the same key, read
  * from its code units (known strings are ASCII, so a unit is its byte).
  */
+// @ts-ignore: decorator
+@inline
 export function knownSlotOfString(s: string): i32 {
   const ptr = changetype<usize>(s);
   const at = <i32>(((ptr >> 4) ^ (ptr >> 9)) & (ASKED - 1));
-  if (changetype<usize>(unchecked(askedStrings[at])) == ptr) return unchecked(askedSlots[at]);
+  return changetype<usize>(unchecked(askedStrings[at])) == ptr ? unchecked(askedSlots[at]) : askSlotOfString(s, at);
+}
+
+function askSlotOfString(s: string, at: i32): i32 {
   const slot = slotOfString(s);
   unchecked((askedStrings[at] = s));
   unchecked((askedSlots[at] = slot));

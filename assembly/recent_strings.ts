@@ -72,7 +72,8 @@ export class RepeatedText {
   value: string = "";
 
   /** The string of the `len` bytes at `ptr`: the last one when they are the same bytes, else recentString's. */
-  of(ptr: usize, len: usize): string {
+  // @ts-ignore: decorator
+  @inline of(ptr: usize, len: usize): string {
     const kept = changetype<usize>(this.bytes);
     if (len == this.length && sameWords(kept, ptr, len)) return this.value;
     const value = recentString(ptr, len);
@@ -88,6 +89,8 @@ export class RepeatedText {
 
 // `len` bytes at `a` and at `b` are equal: eight at a time, the last eight
 // overlapping the words before them; shorter runs one by one.
+// @ts-ignore: decorator
+@inline
 function sameWords(a: usize, b: usize, len: usize): bool {
   if (len < 8) {
     for (let i: usize = 0; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;

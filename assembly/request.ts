@@ -1,7 +1,7 @@
 import { FORWARDED_HEADER } from "./proto/forwarded";
 import { HeaderMap } from "./attributes/header_map";
 import { StringMap } from "./attributes/value";
-import { KNOWN_SLOTS, knownSlot, knownSlotOfString } from "./known_strings";
+import { KNOWN_SLOTS, knownSlotInline, knownSlotOfString } from "./known_strings";
 import { forEachPair } from "./pairs";
 import { RepeatedText } from "./recent_strings";
 import { decodeUtf8 } from "./utf8";
@@ -85,6 +85,8 @@ export class RequestView {
  * is removed from the map and kept apart, since it must never reach the
  * application nor the `request.headers` attribute.
  */
+// @ts-ignore: decorator
+@inline
 export function requestWithHeaders(headers: StringMap, into: RequestView | null = null): RequestView {
   let r: RequestView;
   if (into !== null) {
@@ -173,12 +175,14 @@ const lastValues: StaticArray<RepeatedText> = [
   new RepeatedText(), new RepeatedText(), new RepeatedText(), new RepeatedText(),
 ]; // one per PROPERTY_NAMES
 
+// @ts-ignore: decorator
+@inline
 function repeated(property: i32, ptr: usize, len: usize): string {
   return unchecked(lastValues[property]).of(ptr, len);
 }
 
 function setProperty(r: RequestView, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
-  const slot = knownSlot(keyPtr, keyLen);
+  const slot = knownSlotInline(keyPtr, keyLen);
   if (slot < 0) return;
   const property = <i32>unchecked(propertyBySlot[slot]);
   switch (property) {

@@ -6,7 +6,7 @@ import { AttributeBag } from "./attributes/bag";
 import { namespaceOfPrincipal, principalFromSan } from "./attributes/principal";
 import { urlPathLength } from "./attributes/query";
 import { RequestValues } from "./attributes/request_values";
-import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotOfString } from "./known_strings";
+import { KNOWN_SLOTS, knownAt, knownSlotInline, knownSlotOfString } from "./known_strings";
 import { AttributeValue } from "./attributes/value";
 import { HeaderMap } from "./attributes/header_map";
 import {
@@ -62,8 +62,10 @@ function methodValuesBySlot(): StaticArray<AttributeValue | null> {
 }
 
 // The method's shared value when it is a known one, else the request's own.
+// @ts-ignore: decorator
+@inline
 function methodValue(own: AttributeValue): AttributeValue {
-  const slot = knownSlot(own.textPtr(), own.textLen());
+  const slot = knownSlotInline(own.textPtr(), own.textLen());
   if (slot < 0) return own;
   const shared = unchecked(methodValues[slot]);
   return shared !== null ? shared : own;
@@ -189,7 +191,8 @@ export class RequestDerivation {
   private authRead: bool = false;
 
   /** Binds to `req`, whose own values are made in `values` (both reset by the caller). */
-  reset(req: RequestView, values: RequestValues): void {
+  // @ts-ignore: decorator
+  @inline reset(req: RequestView, values: RequestValues): void {
     this.req = req;
     this.values = values;
     this.headers = req.headerMap();
@@ -219,7 +222,8 @@ export class RequestDerivation {
   }
 
   /** The request's `:path` value, or null. */
-  path(): AttributeValue | null {
+  // @ts-ignore: decorator
+  @inline path(): AttributeValue | null {
     if (!this.pathRead) {
       const at = this.headers.indexOfSlot(PATH);
       this.pathValue = at >= 0 ? this.values.header(this.headers, at) : null;
@@ -356,7 +360,8 @@ export class RequestDerivation {
     return at >= 0 ? this.values.header(this.headers, at) : null;
   }
 
-  private sourceAddress(): AddressValues | null {
+  // @ts-ignore: decorator
+  @inline private sourceAddress(): AddressValues | null {
     const text = this.req.sourceAddress;
     if (text.length == 0) return null;
     let addr = this.source;
@@ -368,7 +373,8 @@ export class RequestDerivation {
     return addr;
   }
 
-  private destinationAddress(): AddressValues | null {
+  // @ts-ignore: decorator
+  @inline private destinationAddress(): AddressValues | null {
     const text = this.req.destinationAddress;
     if (text.length == 0) return null;
     let addr = this.destination;
@@ -380,7 +386,8 @@ export class RequestDerivation {
     return addr;
   }
 
-  private peerPrincipal(): PrincipalValues | null {
+  // @ts-ignore: decorator
+  @inline private peerPrincipal(): PrincipalValues | null {
     const san = this.req.peerPrincipal;
     if (san.length == 0) return null;
     let peer = this.peer;
@@ -392,7 +399,8 @@ export class RequestDerivation {
     return peer;
   }
 
-  private localPrincipal(): PrincipalValues | null {
+  // @ts-ignore: decorator
+  @inline private localPrincipal(): PrincipalValues | null {
     const san = this.req.localPrincipal;
     if (san.length == 0) return null;
     let local = this.local;

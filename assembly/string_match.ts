@@ -23,7 +23,8 @@ export class StringMatch {
   }
 
   /** matches for a string value, read in place when it is a view (only a regex needs its text decoded). */
-  matchesValue(value: AttributeValue): bool {
+  // @ts-ignore: decorator
+  @inline matchesValue(value: AttributeValue): bool {
     if (this.kind == MatchKind.Exact) return value.textEquals(this.text);
     if (this.kind == MatchKind.Prefix) return value.isView ? bytesStartWithString(value.textPtr(), value.textLen(), this.text) : value.str.startsWith(this.text);
     return (this.regex as Regex).fullMatch(value.str);

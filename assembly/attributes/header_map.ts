@@ -62,7 +62,13 @@ export class HeaderMap extends ViewMap {
   }
 
   clear(): void {
-    super.clear();
+    this.empty();
+  }
+
+  // clear, inlined in fill.
+  // @ts-ignore: decorator
+  @inline private empty(): void {
+    this.clearView();
     this.used = 0;
     this.unknown = 0;
     this.nextStamp();
@@ -81,7 +87,7 @@ export class HeaderMap extends ViewMap {
    * way.
    */
   fill(ptr: usize, len: usize): bool {
-    this.clear();
+    this.empty();
     if (len == 0) return true;
     if (len < 4) return false;
     if (<i32>len > this.bytes.byteLength) this.growBytes(<i32>len);
@@ -203,8 +209,13 @@ export class HeaderMap extends ViewMap {
     unchecked((this.positions[slot] = i + 1));
   }
 
-  private nextStamp(): void {
+  // @ts-ignore: decorator
+  @inline private nextStamp(): void {
     if (++this.stamp != 0) return;
+    this.restamp();
+  }
+
+  private restamp(): void {
     // Wrapped around: old stamps could match again, so forget them all.
     const stamps = this.stamps;
     for (let s = 0; s < stamps.length; s++) unchecked((stamps[s] = 0));

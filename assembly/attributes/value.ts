@@ -108,7 +108,8 @@ export class AttributeValue {
   }
 
   /** The string value's text equals `s` (compared as UTF-8, nothing decoded). */
-  textEquals(s: string): bool {
+  // @ts-ignore: decorator
+  @inline textEquals(s: string): bool {
     return this.viewed ? bytesEqualString(this.textBytes, this.textLength, s) : this.text == s;
   }
 

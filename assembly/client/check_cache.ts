@@ -165,7 +165,8 @@ export class CheckCache {
    * The cached answer for `bag`, or null (ask the hub). A hit consumes one use.
    * Allocates nothing.
    */
-  lookup(bag: AttributeSource, nowNanos: i64): CachedCheck | null {
+  // @ts-ignore: decorator
+  @inline lookup(bag: AttributeSource, nowNanos: i64): CachedCheck | null {
     if (!this.enabled) return null;
     const slots = this.shapes.slots;
     for (let i = 0, n = slots.length; i < n; i++) {

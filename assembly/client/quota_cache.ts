@@ -219,7 +219,8 @@ export class QuotaCache {
     return per;
   }
 
-  private find(per: PerQuota, bag: AttributeSource, nowNanos: i64): QuotaEntry | null {
+  // @ts-ignore: decorator
+  @inline private find(per: PerQuota, bag: AttributeSource, nowNanos: i64): QuotaEntry | null {
     const slots = per.shapes.slots;
     for (let i = 0, n = slots.length; i < n; i++) {
       const slot = unchecked(slots[i]);
@@ -237,7 +238,8 @@ export class QuotaCache {
     return null;
   }
 
-  private matches(entry: QuotaEntry, per: PerQuota, slot: ShapeSlot, signature: u64, bag: AttributeSource): bool {
+  // @ts-ignore: decorator
+  @inline private matches(entry: QuotaEntry, per: PerQuota, slot: ShapeSlot, signature: u64, bag: AttributeSource): bool {
     return (
       entry.owner === per &&
       entry.slot === slot &&

@@ -198,8 +198,13 @@ export class LazyDfa {
     for (let i = 0; i < ends.length; i++) out.push(unchecked(ends[i]));
   }
 
-  private start(): i32 {
-    if (this.startState != UNKNOWN) return this.startState;
+  // @ts-ignore: decorator
+  @inline private start(): i32 {
+    const known = this.startState;
+    return known != UNKNOWN ? known : this.computeStart();
+  }
+
+  private computeStart(): i32 {
     const set = this.reached;
     set.clear();
     this.closure(set, this.prog.start, true, false, LOOK_UNKNOWN);

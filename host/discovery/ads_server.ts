@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 import { NameSets, type Selection, selectionChange, selectionOf } from "./selection.ts";
 import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, deltaResourceBytes, type NodeFields, sotwResourceBytes } from "./ads_wire.ts";
-import { SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
+import { ENDPOINT, SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
 import {
   type AdsObserver,
   type ConnectionState,
@@ -12,7 +12,19 @@ import {
   type QueuedPush,
   type StreamAccess,
 } from "./ads_types.ts";
-import { CARRIED_KEPT, pendingAfter, sameNames, type Subscription } from "./ads_subscription.ts";
+import {
+  CARRIED_KEPT,
+  acknowledgedAs,
+  ackedMap,
+  heldCount,
+  heldNames,
+  heldVersion,
+  ownHeld,
+  sameNames,
+  sentDelta,
+  type Subscription,
+  syncTo,
+} from "./ads_subscription.ts";
 import { Connection, structToJson } from "./ads_connection.ts";
 
 /**
@@ -156,7 +168,8 @@ export class AggregatedDiscoveryService {
       c.subscriptions.set(req.type_url, sub);
     }
     sub.names = names === "*" ? names : this.nameSets.intern(names);
-    sub.sentVersion = undefined; // a new subscription is answered even when nothing changed
+    sub.sentVersion = undefined; // a new subscription is answered even when nothing changed, with all it names
+    sub.syncedWith = undefined;
     this.respond(c, req.type_url, sub, this.resourcesFor(node), false);
   }
 
@@ -166,16 +179,18 @@ export class AggregatedDiscoveryService {
     if (error) {
       sub.pending = undefined; // refused: the proxy keeps what it acknowledged before
       sub.nacked = { version: sub.sentVersion ?? "", message: error.message ?? "" };
+      sub.syncedWith = undefined; // the proxy does not hold what it refused: the next response is whole
       this.observer.nacked?.(c.node!, type, sub.nacked.version, sub.nacked.message);
     } else {
       sub.ackedVersion = version;
       sub.ackedConfig = sub.sentConfig;
       sub.nacked = undefined;
       sub.ackedAt = new Date();
-      if (sub.pending) {
-        sub.acked = ackedAfter(sub.acked, sub.pending);
-        sub.pending = undefined;
-      }
+      if (sub.pending?.to) {
+        sub.ackedSelection = sub.pending.to; // shared: what it holds now is exactly that selection
+        sub.acked = undefined;
+      } else if (sub.pending) acknowledgedAs(sub, ackedAfter(ackedMap(sub), sub.pending));
+      sub.pending = undefined;
       this.observer.acked?.(c.node!, type, version);
     }
     this.checkConverged(c);
@@ -210,18 +225,19 @@ export class AggregatedDiscoveryService {
     let sub = c.subscriptions.get(req.type_url);
     // A refused response, even a superseded one: what it carried is held in a version we do not know, so it is sent again.
     if (sub && req.response_nonce && req.error_detail) {
-      for (const n of sub.carried?.get(req.response_nonce) ?? []) sub.held!.set(n, "");
-      sub.syncedWith = undefined;
+      const held = ownHeld(sub);
+      for (const n of sub.carried?.get(req.response_nonce) ?? []) held.set(n, "");
     }
     if (sub && req.response_nonce && req.response_nonce !== sub.sentNonce) this.observer.expiredNonce?.(node, req.type_url);
     else if (sub && req.response_nonce) {
       this.answered(c, req.type_url, sub, req.error_detail, sub.sentVersion ?? "");
       // A proxy answers responses in order: with the newest answered, no earlier one can still be refused, so what they carried is forgotten.
-      sub.carried!.clear();
+      sub.carried = undefined;
     }
     const first = !sub;
     if (!sub) {
-      sub = { names: new Set<string>(), held: new Map(Object.entries(req.initial_resource_versions ?? {})), carried: new Map() };
+      const initial = Object.entries(req.initial_resource_versions ?? {});
+      sub = { names: new Set<string>(), ...(initial.length > 0 ? { held: new Map(initial) } : {}) };
       c.subscriptions.set(req.type_url, sub);
     }
     // Most requests are ACKs: the names change only when a request subscribes or unsubscribes.
@@ -231,8 +247,7 @@ export class AggregatedDiscoveryService {
     for (const n of req.resource_names_subscribe) wanted.add(n);
     for (const n of req.resource_names_unsubscribe) {
       wanted.delete(n);
-      sub.held!.delete(n); // the proxy forgets what it unsubscribes from
-      sub.syncedWith = undefined;
+      if (heldVersion(sub, n) !== undefined) ownHeld(sub).delete(n); // the proxy forgets what it unsubscribes from
     }
     const widened = req.resource_names_subscribe.some((n) => (sub.names === "*" ? false : !sub.names.has(n)));
     sub.names = wanted.has("*") ? "*" : this.nameSets.intern(wanted);
@@ -246,15 +261,14 @@ export class AggregatedDiscoveryService {
    */
   private respondDelta(c: Connection, type: string, sub: Subscription, set: ResourceSet, push: boolean, answerAnyway: boolean): boolean {
     const started = performance.now();
-    const held = sub.held!;
     const selection = selectionOf(set, type, sub.names);
     const { changed, removed: gone, shared } = this.deltaChanges(sub, selection, push && !this.policy.scoped);
     // Answering a new subscription, a name asked for that does not exist is said to be absent (so the proxy need not wait for it).
-    const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !selection.versions.has(n) && !held.has(n)) : [];
+    const absent = answerAnyway && sub.names !== "*" ? [...sub.names].filter((n) => !selection.versions.has(n) && heldVersion(sub, n) === undefined) : [];
     const removed = absent.length === 0 ? gone : [...gone, ...absent];
     const config = this.policy.configVersion?.();
     if (changed.length === 0 && removed.length === 0 && !answerAnyway) {
-      sub.syncedWith = selection;
+      syncTo(sub, selection);
       if (config !== undefined) {
         sub.sentConfig = config;
         if (sub.answered && !sub.nacked) sub.ackedConfig = config;
@@ -269,11 +283,9 @@ export class AggregatedDiscoveryService {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;
     }
-    for (const r of changed) held.set(r.name, selection.versions.get(r.name)!);
-    for (const n of removed) held.delete(n);
     // What the proxy holds is now exactly this selection: the next push's changes can be computed once for all that hold it.
-    sub.syncedWith = selection;
-    const carried = sub.carried!;
+    sentDelta(sub, selection, changed, removed);
+    const carried = (sub.carried ??= new Map());
     carried.set(
       sub.sentNonce,
       changed.map((r) => r.name),
@@ -282,7 +294,6 @@ export class AggregatedDiscoveryService {
     sub.sentVersion = version;
     sub.sentConfig = config;
     sub.sentAt = new Date();
-    sub.pending = pendingAfter(sub.pending, changed, removed);
     if (this.policy.keepSent) sub.sentResources = [...changed];
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, changed.length, push, performance.now() - started);
@@ -301,12 +312,11 @@ export class AggregatedDiscoveryService {
     selection: Selection,
     unscoped: boolean,
   ): { changed: readonly Resource[]; removed: readonly string[]; shared: boolean } {
-    const held = sub.held!;
     if (!unscoped && sub.syncedWith === selection) return { changed: [], removed: [], shared: false };
     if (!unscoped && sub.syncedWith) return { ...selectionChange(sub.syncedWith, selection), shared: true };
-    const removed = [...held.keys()].filter((n) => !selection.versions.has(n));
-    if (unscoped || held.size === 0) return { changed: selection.resources, removed, shared: true };
-    const changed = selection.resources.filter((r) => held.get(r.name) !== selection.versions.get(r.name));
+    const removed = [...heldNames(sub)].filter((n) => !selection.versions.has(n));
+    if (unscoped || heldCount(sub) === 0) return { changed: selection.resources, removed, shared: true };
+    const changed = selection.resources.filter((r) => heldVersion(sub, r.name) !== selection.versions.get(r.name));
     // All of it (a proxy that holds none of it in this version): the selection's own list, encoded once.
     return changed.length === selection.resources.length ? { changed: selection.resources, removed, shared: true } : { changed, removed, shared: false };
   }
@@ -328,19 +338,23 @@ export class AggregatedDiscoveryService {
       }
       return false;
     }
+    // Load assignments are not a whole-state type: a scoped push sends only those that changed since what the proxy was sent (upstream's incremental EDS).
+    const partial = type === ENDPOINT && push && this.policy.scoped && sub.syncedWith && !sub.nacked ? selectionChange(sub.syncedWith, selection) : undefined;
+    const sent = partial && partial.removed.length === 0 ? partial.changed : resources;
     try {
-      sub.sentNonce = c.send(type, version, sotwResourceBytes(resources), this.policy.identifier, config);
+      sub.sentNonce = c.send(type, version, sotwResourceBytes(sent), this.policy.identifier, config);
     } catch (e) {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;
     }
+    sub.syncedWith = selection;
     sub.sentVersion = version;
     sub.sentConfig = config;
     sub.sentAt = new Date();
     sub.pending = { full: true, resources, removed: [] };
-    if (this.policy.keepSent) sub.sentResources = [...resources];
+    if (this.policy.keepSent) sub.sentResources = [...sent];
     sub.answered = false;
-    this.observer.sent?.(c.node!, type, version, resources.length, push, performance.now() - started);
+    this.observer.sent?.(c.node!, type, version, sent.length, push, performance.now() - started);
     return true;
   }
 

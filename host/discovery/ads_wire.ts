@@ -22,6 +22,13 @@ function writeAny(w: protobuf.Writer, field: number, any: Resource["any"]): void
   w.ldelim();
 }
 
+/**
+ * Bytes to cache: in a buffer of their own. Small encodings are slices of
+ * Node's shared 8 KiB pool, and one kept slice (a pod's listeners) keeps
+ * its whole pool block alive.
+ */
+const kept = (bytes: Uint8Array): Uint8Array => (bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes));
+
 const sotwLists = new WeakMap<readonly Resource[], Uint8Array>();
 
 /** DiscoveryResponse.resources (field 2) of a list, encoded once per list object. */
@@ -30,7 +37,7 @@ export function sotwResourceBytes(resources: readonly Resource[]): Uint8Array {
   if (!bytes) {
     const w = protobuf.Writer.create();
     for (const r of resources) writeAny(w, 2, r.any);
-    sotwLists.set(resources, (bytes = w.finish()));
+    sotwLists.set(resources, (bytes = kept(w.finish())));
   }
   return bytes;
 }
@@ -48,7 +55,7 @@ function deltaEntry(r: Resource): Uint8Array {
     writeAny(w, 2, r.any);
     tag(w, 3).string(r.name);
     w.ldelim();
-    deltaEntries.set(r, (bytes = w.finish()));
+    deltaEntries.set(r, (bytes = kept(w.finish())));
   }
   return bytes;
 }
@@ -62,7 +69,7 @@ function deltaEntry(r: Resource): Uint8Array {
 export function deltaResourceBytes(resources: readonly Resource[], shared: boolean): Uint8Array {
   if (!shared) return Buffer.concat(resources.map(deltaEntry));
   let bytes = deltaLists.get(resources);
-  if (!bytes) deltaLists.set(resources, (bytes = Buffer.concat(resources.map(deltaEntry))));
+  if (!bytes) deltaLists.set(resources, (bytes = kept(Buffer.concat(resources.map(deltaEntry)))));
   return bytes;
 }
 
@@ -83,14 +90,48 @@ function controlPlane(field: number, identifier: string | undefined): Uint8Array
   return bytes;
 }
 
+/** A message's length-delimited fields (numbers 1 to 15: one-byte tags) in order: strings, and fields already encoded. */
+type Part = readonly [field: number, value: string] | Uint8Array;
+
+const varintSize = (n: number) => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
+
+/** The message in one buffer, sized first: no writer, no intermediate buffers (small ones come from Node's pool). */
+function message(parts: readonly Part[]): Buffer {
+  let size = 0;
+  const lengths: number[] = [];
+  for (const p of parts) {
+    if (p instanceof Uint8Array) size += p.byteLength;
+    else {
+      const n = Buffer.byteLength(p[1]);
+      lengths.push(n);
+      size += 1 + varintSize(n) + n;
+    }
+  }
+  const out = Buffer.allocUnsafe(size);
+  let pos = 0;
+  let i = 0;
+  for (const p of parts) {
+    if (p instanceof Uint8Array) {
+      out.set(p, pos);
+      pos += p.byteLength;
+      continue;
+    }
+    out[pos++] = (p[0] << 3) | LENGTH_DELIMITED;
+    let n = lengths[i++];
+    const length = n;
+    while (n >= 0x80) {
+      out[pos++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    out[pos++] = n;
+    pos += out.write(p[1], pos, length, "utf8");
+  }
+  return out;
+}
+
 /** DiscoveryResponse: version_info 1, resources 2 (pre-encoded), type_url 4, nonce 5, control_plane 6. */
 export function discoveryResponse(version: string, type: string, nonce: string, resources: Uint8Array, identifier: string | undefined): Buffer {
-  const head = protobuf.Writer.create();
-  if (version !== "") tag(head, 1).string(version);
-  const tail = protobuf.Writer.create();
-  tag(tail, 4).string(type);
-  tag(tail, 5).string(nonce);
-  return Buffer.concat([head.finish(), resources, tail.finish(), controlPlane(6, identifier)]);
+  return message([...(version === "" ? [] : [[1, version] as const]), resources, [4, type], [5, nonce], controlPlane(6, identifier)]);
 }
 
 /** DeltaDiscoveryResponse: system_version_info 1, resources 2 (pre-encoded), type_url 4, nonce 5, removed_resources 6, control_plane 7. */
@@ -102,13 +143,14 @@ export function deltaDiscoveryResponse(
   removed: readonly string[],
   identifier: string | undefined,
 ): Buffer {
-  const head = protobuf.Writer.create();
-  if (version !== "") tag(head, 1).string(version);
-  const tail = protobuf.Writer.create();
-  tag(tail, 4).string(type);
-  tag(tail, 5).string(nonce);
-  for (const n of removed) tag(tail, 6).string(n);
-  return Buffer.concat([head.finish(), resources, tail.finish(), controlPlane(7, identifier)]);
+  return message([
+    ...(version === "" ? [] : [[1, version] as const]),
+    resources,
+    [4, type],
+    [5, nonce],
+    ...removed.map((n) => [6, n] as const),
+    controlPlane(7, identifier),
+  ]);
 }
 
 export interface NodeFields {

@@ -1,6 +1,7 @@
 import type { ConnectionState, ProxyNode } from "./ads_server.ts";
 import { proxyKind } from "./proxy_kind.ts";
 import type { Resource } from "./resource_set.ts";
+import { ackedResources } from "./ads_subscription.ts";
 import { SHORT_TYPE } from "./type_urls.ts";
 
 /**
@@ -83,7 +84,7 @@ export function proxyConfig(
   const configs = [...c.subscriptions].map(([type, s]) => ({
     type: SHORT_TYPE[type] ?? type,
     disco: byName(serveNow(c.node, type, s.names)),
-    proxy: byName(s.acked?.values() ?? []),
+    proxy: byName(ackedResources(s)),
   }));
   return { proxy: c.node.id, configs };
 }

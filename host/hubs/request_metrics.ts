@@ -144,6 +144,12 @@ interface LabelGroup {
   readonly protocol: "http" | "tcp";
   readonly labels: ReadonlyArray<readonly [string, LabelSource]>;
   readonly metrics: LiveMetric[];
+  /**
+   * The label values of the group's last report and their joined key: the
+   * reports of a batch mostly share their labels, and the same key string
+   * is then looked up again (its hash kept) instead of joined anew.
+   */
+  last?: { values: string[]; key: string };
 }
 
 export class RequestMetrics {
@@ -226,11 +232,24 @@ export class RequestMetrics {
           if (value === undefined) continue;
           if (values === undefined) {
             values = group.labels.map(([, source]) => labelValue(source, a));
-            key = values.join("\u0000");
+            const last = group.last;
+            if (last !== undefined && sameValues(values, last.values)) {
+              values = last.values;
+              key = last.key;
+            } else {
+              key = values.join("\u0000");
+              group.last = { values, key };
+            }
           }
           if (!live.record(key, values, value, this.maxSeries)) this.overflow.labels({ metric: live.plan.metric.name }).inc();
         }
       }
     }
   }
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

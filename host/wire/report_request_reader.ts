@@ -190,6 +190,11 @@ class ReportReader {
       }
     }
     if (this.pos !== end || (at === NO_VALUE && member === BYTES)) throw NOT_PLAIN;
+    // An attribute nobody wants whose value was checked whole just now (no word to look up) is not kept.
+    if (this.wanted !== undefined && member !== STRINGS && member !== STRING_MAPS && key >= 0) {
+      const name = this.global[key];
+      if (name !== undefined && !this.wanted.has(name)) return;
+    }
     // A new record each time: ordering moves records within the list and drops repeated keys.
     this.members[member][this.counts[member]++] = { key, at, end: valueEnd, message };
   }

@@ -13,7 +13,7 @@
 // Figures: p50/p99 of the time until every light client has ACKed the change
 // (the new TypedExtensionConfig; the moved service's load assignment), when
 // each real sidecar had applied it (seen on its /config_dump),
-// disco-discovery's CPU for the push and its memory per connected proxy; for
+// disco-discovery's CPU for the push and its memory per connected proxy (live after a full GC); for
 // the one-service change also what each proxy was sent. Upstream's anchor:
 // about 1 vCPU and 1.5 GB for 1 000 services and 2 000 sidecars.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -28,7 +28,8 @@ import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { PLUGIN_NAME } from "../../host/discovery/envoy_wasm.ts";
 import { clusterName } from "../../host/mesh/cluster_names.ts";
 import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "../../host/discovery/type_urls.ts";
-import { cpuSeconds, rssMiB } from "./process_usage.ts";
+import { cpuSeconds } from "./process_usage.ts";
+import { MEMORY_PROBE_ARGS, MemoryProbe, liveBytes } from "./memory_probe.ts";
 import { SIDE_LISTENERS_OFF } from "../discovery/support/daemon_args.ts";
 import { type LightClientBase, LightClient, LightDeltaClient, type LightPlan } from "./discovery_clients.ts";
 
@@ -153,17 +154,18 @@ async function settled(clients: LightClientBase[], quietMs = 500): Promise<void>
   await until("the clients settled", () => clients.every((c) => performance.now() - c.lastResponseAt > quietMs), 600_000, 50);
 }
 
-async function measure(proc: ChildProcess, address: string, dir: string, sidecars: Sidecar[], count: number, round: number, delta: boolean): Promise<string[]> {
+async function measure(proc: ChildProcess, probe: MemoryProbe, address: string, dir: string, sidecars: Sidecar[], count: number, round: number, delta: boolean): Promise<string[]> {
   const channels = Array.from(
     { length: Math.ceil(count / CLIENTS_PER_CHANNEL) },
     () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
   );
-  const rssBefore = rssMiB(proc.pid!);
+  const before = count >= 100 ? liveBytes(await probe.read()) : 0;
   const Client = delta ? LightDeltaClient : LightClient;
   const clients = Array.from({ length: count }, (_, i) => new Client(channels[Math.floor(i / CLIENTS_PER_CHANNEL)], benchNode(round * 10_000 + i), PLAN));
   await until("every client configured", () => clients.every((c) => c.version !== ""));
-  // Below 100 clients the growth is lost in the garbage collector's noise.
-  const memory = count >= 100 ? `${(((rssMiB(proc.pid!) - rssBefore) * 1024) / count).toFixed(1)} KiB/proxy` : "n/a (too few clients)";
+  // What the daemon holds live after a full GC (heap and external memory): not garbage, not heap an earlier round freed (resident
+  // growth in a fresh daemon: test/bench/discovery_heap.ts). Below 100 clients the growth is lost in the noise.
+  const memory = count >= 100 ? `${((liveBytes(await probe.read()) - before) / 1024 / count).toFixed(1)} KiB/proxy` : "n/a (too few clients)";
   const kind = delta ? "delta clients" : "clients";
   const lines: string[] = [];
   try {
@@ -240,7 +242,7 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
   folder(dir, "initial");
   // BENCH_DISCOVERY_CPU_PROF=<dir>: a V8 CPU profile of disco-discovery, written there when it stops (SIGTERM, not SIGKILL).
   const profileDir = process.env.BENCH_DISCOVERY_CPU_PROF;
-  const nodeArgs = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
+  const nodeArgs = [...MEMORY_PROBE_ARGS, ...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [])];
   const proc = spawn(
     process.execPath,
     [...nodeArgs, BIN, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF],
@@ -249,6 +251,7 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
       env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" },
     },
   );
+  const probe = new MemoryProbe(proc);
   let out = "";
   proc.stdout!.on("data", (c: Buffer) => (out += c));
   proc.stderr!.on("data", (c: Buffer) => (out += c));
@@ -286,7 +289,7 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
       );
     }
     let round = 0;
-    for (const count of counts) for (const delta of [false, true]) lines.push(...(await measure(proc, listeners.grpc, dir, sidecars, count, round++, delta)));
+    for (const count of counts) for (const delta of [false, true]) lines.push(...(await measure(proc, probe, listeners.grpc, dir, sidecars, count, round++, delta)));
   } finally {
     await Promise.all(sidecars.map((s) => s.stop()));
     app.server.close();

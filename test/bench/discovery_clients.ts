@@ -203,7 +203,7 @@ export class LightDeltaClient extends LightClientBase {
     const ack = protobuf.Writer.create();
     fieldBytes(ack, 2, r.typeUrl); // type_url
     fieldBytes(ack, 6, r.nonce); // response_nonce
-    this.stream.write(Buffer.from(ack.finish()));
+    this.stream.write(ack.finish() as Buffer); // a Buffer under Node (protobufjs's BufferWriter)
     this.lastResponseAt = now;
     this.responsesSinceMark++;
     this.resourcesSinceMark += r.resources;

@@ -98,4 +98,25 @@ describe("ADS state-of-the-world protocol", { timeout: 600_000 }, () => {
     assert.equal(none.resources.length, 0, "unsubscribing from every name answers an empty set");
     c.stream.end();
   });
+
+  it("a push sends only the load assignments that changed (not a whole-state type); after a NACK, all of them", async () => {
+    ads.push(() => proxylessResources(services(8080)));
+    const names = ["outbound|80||a.foo.svc.cluster.local", "outbound|80||b.foo.svc.cluster.local"];
+    const clusterNames = (r: { resources: Array<{ type_url: string; value: Uint8Array }> }) => r.resources.map((x) => unpackAny(x).cluster_name);
+    const c = new RawAdsClient(client);
+    c.send({ type_url: ENDPOINT, resource_names: names });
+    const first = await c.next();
+    assert.deepEqual(clusterNames(first), names);
+    c.send({ type_url: ENDPOINT, resource_names: names, version_info: first.version_info, response_nonce: first.nonce });
+    ads.push(() => proxylessResources(services(5050))); // only a's endpoint moves
+    const moved = await c.next();
+    assert.deepEqual(clusterNames(moved), [names[0]]);
+    assert.notEqual(moved.version_info, first.version_info);
+    c.send({ type_url: ENDPOINT, resource_names: names, version_info: "", response_nonce: moved.nonce, error_detail: { code: 3, message: "refused" } });
+    await new Promise((r) => setTimeout(r, 200));
+    ads.push(() => proxylessResources(services(4040)));
+    const whole = await c.next();
+    assert.deepEqual(clusterNames(whole), names, "after a refusal the proxy is sent every load assignment again");
+    c.stream.end();
+  });
 });
