@@ -14,14 +14,25 @@ import { BUILDS, SERVICE, allow, pluginConfig } from "./emulator_support.ts";
 
 const DICTIONARY = new GlobalDictionary(GLOBAL_WORDS);
 
-type Step = { headers: Record<string, string>; properties: Record<string, string>; status: number; response: Array<[string, string]>; log: Record<string, bigint | string> };
+type Step = {
+  headers: Record<string, string>;
+  properties: Record<string, string>;
+  status: number;
+  response: Array<[string, string]>;
+  log: Record<string, bigint | string>;
+};
 
 /** Requests that repeat, change, add and drop attributes from one to the next. */
 function requests(): Step[] {
   const steps: Step[] = [];
   const paths = ["/orders/7?key=k1", "/orders/7?key=k1", "/orders/8", "/orders/7?key=k1", "/healthz?a=1&b=2", "/orders/7?key=k1"];
   for (let i = 0; i < 24; i++) {
-    const headers: Record<string, string> = { ":method": i % 5 === 3 ? "POST" : "GET", ":path": paths[i % paths.length], ":authority": SERVICE, ":scheme": "http" };
+    const headers: Record<string, string> = {
+      ":method": i % 5 === 3 ? "POST" : "GET",
+      ":path": paths[i % paths.length],
+      ":authority": SERVICE,
+      ":scheme": "http",
+    };
     if (i % 3 !== 2) headers["user-agent"] = i % 4 === 0 ? "curl/8.5" : "emulator";
     if (i % 4 === 1) headers["x-b3-traceid"] = `trace-${i % 2}`;
     if (i % 6 === 5) headers["x-api-key"] = "k2";
