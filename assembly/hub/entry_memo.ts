@@ -33,17 +33,23 @@ export class EntryMemo {
    */
   private shared: StaticArray<AttributeValue | null> = new StaticArray<AttributeValue | null>(0);
   private ints: StaticArray<i64> = new StaticArray<i64>(0);
-  /** nanos of a time; where the copied bytes start (in `saved`) of a view or a map. */
+  /** nanos of a time. */
   private smalls: StaticArray<i32> = new StaticArray<i32>(0);
+  /** How many bytes of a view's or map's copy are in use. */
   private savedLengths: StaticArray<i32> = new StaticArray<i32>(0);
+  // Each id's region of `saved` (where, how large), valid while its stamp is the memo's.
+  private regionAt: StaticArray<i32> = new StaticArray<i32>(0);
+  private regionRoom: StaticArray<i32> = new StaticArray<i32>(0);
+  private regionStamps: StaticArray<u32> = new StaticArray<u32>(0);
   /** Where the encoded map entry is in the message, and its length. */
   private starts: StaticArray<i32> = new StaticArray<i32>(0);
   private lengths: StaticArray<i32> = new StaticArray<i32>(0);
   private stamp: u32 = 1;
   // The ids recorded since `startEntry`, whose places move with their entry's.
   private recorded: Array<i32> = [];
-  // Copies of the contents of a request's own views and maps, appended for
-  // the message's life (only values that changed are copied again).
+  // Copies of the contents of a request's own views and maps, one region per
+  // id for the message's life (a changed value is copied over its id's
+  // previous one when it fits).
   private saved: Uint8Array = new Uint8Array(512);
   private savedUsed: i32 = 0;
 
@@ -53,7 +59,11 @@ export class EntryMemo {
     if (++this.stamp != 0) return;
     // Wrapped around: old stamps could match again.
     const stamps = this.stamps;
-    for (let i = 0; i < stamps.length; i++) unchecked((stamps[i] = 0));
+    const regions = this.regionStamps;
+    for (let i = 0; i < stamps.length; i++) {
+      unchecked((stamps[i] = 0));
+      unchecked((regions[i] = 0));
+    }
     this.stamp = 1;
   }
 
@@ -128,9 +138,8 @@ export class EntryMemo {
       case ValueKind.String: {
         if (!v.isView) return false;
         const len = <i32>v.textLen();
-        const at = this.room(len);
+        const at = this.room(id, len);
         memory.copy(this.saved.dataStart + <usize>at, v.textPtr(), <usize>len);
-        unchecked((this.smalls[id] = at));
         unchecked((this.savedLengths[id] = len));
         return true;
       }
@@ -142,7 +151,7 @@ export class EntryMemo {
         const n = map.size;
         let total = 0;
         for (let i = 0; i < n; i++) total += 8 + <i32>map.keyLength(i) + <i32>map.valueLength(i);
-        const start = this.room(total);
+        const start = this.room(id, total);
         let p = this.saved.dataStart + <usize>start;
         for (let i = 0; i < n; i++) {
           const kl = map.keyLength(i);
@@ -154,7 +163,6 @@ export class EntryMemo {
           memory.copy(p + 4, map.valuePtr(i), vl);
           p += 4 + vl;
         }
-        unchecked((this.smalls[id] = start));
         unchecked((this.savedLengths[id] = total));
         unchecked((this.ints[id] = n));
         return true;
@@ -177,7 +185,7 @@ export class EntryMemo {
       case ValueKind.String: {
         if (!v.isView) return false;
         const len = <i32>v.textLen();
-        return len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.smalls[id]), v.textPtr(), <usize>len);
+        return len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), v.textPtr(), <usize>len);
       }
       case ValueKind.StringMap: {
         const m = v.map;
@@ -185,7 +193,7 @@ export class EntryMemo {
         const map = m as ViewMap;
         const n = map.size;
         if (<i64>n != unchecked(this.ints[id])) return false;
-        let p = this.saved.dataStart + <usize>unchecked(this.smalls[id]);
+        let p = this.saved.dataStart + <usize>unchecked(this.regionAt[id]);
         for (let i = 0; i < n; i++) {
           const kl = map.keyLength(i);
           if (<usize>load<u32>(p) != kl || !equalBytes(p + 4, map.keyPtr(i), kl)) return false;
@@ -200,8 +208,9 @@ export class EntryMemo {
     return false;
   }
 
-  // Where `n` more saved bytes go.
-  private room(n: i32): i32 {
+  // Where id's `n` saved bytes go: its region when they fit, else a new one.
+  private room(id: i32, n: i32): i32 {
+    if (unchecked(this.regionStamps[id]) == this.stamp && unchecked(this.regionRoom[id]) >= n) return unchecked(this.regionAt[id]);
     const at = this.savedUsed;
     if (at + n > this.saved.length) {
       let size = this.saved.length * 2;
@@ -211,6 +220,9 @@ export class EntryMemo {
       this.saved = grown;
     }
     this.savedUsed = at + n;
+    unchecked((this.regionAt[id] = at));
+    unchecked((this.regionRoom[id] = n));
+    unchecked((this.regionStamps[id] = this.stamp));
     return at;
   }
 
@@ -222,6 +234,9 @@ export class EntryMemo {
     this.ints = grown<i64>(this.ints, size);
     this.smalls = grown<i32>(this.smalls, size);
     this.savedLengths = grown<i32>(this.savedLengths, size);
+    this.regionAt = grown<i32>(this.regionAt, size);
+    this.regionRoom = grown<i32>(this.regionRoom, size);
+    this.regionStamps = grown<u32>(this.regionStamps, size);
     this.starts = grown<i32>(this.starts, size);
     this.lengths = grown<i32>(this.lengths, size);
   }
@@ -233,12 +248,20 @@ function grown<T>(old: StaticArray<T>, size: i32): StaticArray<T> {
   return next;
 }
 
-// The `len` bytes at `a` and `b` are the same, compared eight at a time.
+// The `len` bytes at `a` and `b` are the same, compared eight at a time,
+// then the rest in at most three steps (names and values are short).
 // @ts-ignore: decorator
 @inline
 function equalBytes(a: usize, b: usize, len: usize): bool {
   let i: usize = 0;
   for (; i + 8 <= len; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
-  for (; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
-  return true;
+  if (i + 4 <= len) {
+    if (load<u32>(a + i) != load<u32>(b + i)) return false;
+    i += 4;
+  }
+  if (i + 2 <= len) {
+    if (load<u16>(a + i) != load<u16>(b + i)) return false;
+    i += 2;
+  }
+  return i == len || load<u8>(a + i) == load<u8>(b + i);
 }

@@ -179,17 +179,23 @@ export class AggregatedDiscoveryService {
     if (error) {
       sub.pending = undefined; // refused: the proxy keeps what it acknowledged before
       sub.nacked = { version: sub.sentVersion ?? "", message: error.message ?? "" };
-      sub.syncedWith = undefined; // the proxy does not hold what it refused: the next response is whole
+      // The proxy does not hold what it refused: the next response is whole (incremental streams keep what it holds, as a map of their own).
+      if (c.delta) ownHeld(sub);
+      else sub.syncedWith = undefined;
       this.observer.nacked?.(c.node!, type, sub.nacked.version, sub.nacked.message);
     } else {
       sub.ackedVersion = version;
       sub.ackedConfig = sub.sentConfig;
       sub.nacked = undefined;
-      sub.ackedAt = new Date();
+      sub.ackedAt = Date.now();
       if (sub.pending?.to) {
         sub.ackedSelection = sub.pending.to; // shared: what it holds now is exactly that selection
         sub.acked = undefined;
-      } else if (sub.pending) acknowledgedAs(sub, ackedAfter(ackedMap(sub), sub.pending));
+      } else if (sub.pending) {
+        const acked = ackedAfter(ackedMap(sub), sub.pending);
+        if (c.delta) acknowledgedAs(sub, acked);
+        else sub.acked = acked; // state of the world: already one map per list, shared
+      }
       sub.pending = undefined;
       this.observer.acked?.(c.node!, type, version);
     }
@@ -293,7 +299,7 @@ export class AggregatedDiscoveryService {
     if (carried.size > CARRIED_KEPT) carried.delete(carried.keys().next().value!);
     sub.sentVersion = version;
     sub.sentConfig = config;
-    sub.sentAt = new Date();
+    sub.sentAt = Date.now();
     if (this.policy.keepSent) sub.sentResources = [...changed];
     sub.answered = false;
     this.observer.sent?.(c.node!, type, version, changed.length, push, performance.now() - started);
@@ -350,7 +356,7 @@ export class AggregatedDiscoveryService {
     sub.syncedWith = selection;
     sub.sentVersion = version;
     sub.sentConfig = config;
-    sub.sentAt = new Date();
+    sub.sentAt = Date.now();
     sub.pending = { full: true, resources, removed: [] };
     if (this.policy.keepSent) sub.sentResources = [...sent];
     sub.answered = false;

@@ -14,9 +14,9 @@ export interface Subscription {
   ackedConfig?: number;
   /** The resources last sent (DISCO_DEBUG_ADSZ_CONFIG only). */
   sentResources?: ReturnType<typeof selectResources>;
-  /** When the last response was sent, and when the proxy last acknowledged one (`meshctl proxy-status`). */
-  sentAt?: Date;
-  ackedAt?: Date;
+  /** When the last response was sent, and when the proxy last acknowledged one (`meshctl proxy-status`), in ms since the epoch (a number: a Date is ten times its size). */
+  sentAt?: number;
+  ackedAt?: number;
   /**
    * What the proxy holds as far as it acknowledged (`meshctl proxy-status
    * <pod>`'s diff): a shared selection while that is exactly what it holds
@@ -29,12 +29,13 @@ export interface Subscription {
   ackedSelection?: Selection;
   pending?: { full: boolean; resources: readonly Resource[]; removed: readonly string[]; to?: Selection };
   /**
-   * Incremental streams: the version of each resource the proxy holds, as
-   * far as it was sent and not refused ("": some version we do not know).
-   * While that is exactly a selection (`syncedWith`, host/discovery/selection.ts),
-   * there is no map of its own: a push's changes from it are shared, and
-   * thousands of proxies hold no copy of it. Read with `heldVersion`,
-   * `heldNames`; changed with `ownHeld` and `syncTo`.
+   * `syncedWith`: the selection last sent in whole or in part and not
+   * refused (host/discovery/selection.ts). `held`, incremental streams only:
+   * the version of each resource the proxy holds, as far as it was sent and
+   * not refused ("": some version we do not know). While that is exactly
+   * `syncedWith` there is no map of its own: a push's changes from it are
+   * shared, and thousands of proxies hold no copy of it. Read with
+   * `heldVersion`, `heldNames`; changed with `ownHeld` and `syncTo`.
    */
   held?: Map<string, string>;
   syncedWith?: Selection;

@@ -52,8 +52,8 @@ export function synczRows(connections: readonly ConnectionState[], tracking: boo
       proxyType: proxyKind(c.node),
       clusterId: text(c.node.metadata.CLUSTER_ID),
       proxyVersion: proxyVersion(c.node),
-      sentAt: s.sentAt?.toISOString() ?? null,
-      ackedAt: s.ackedAt?.toISOString() ?? null,
+      sentAt: s.sentAt === undefined ? null : new Date(s.sentAt).toISOString(),
+      ackedAt: s.ackedAt === undefined ? null : new Date(s.ackedAt).toISOString(),
       controlPlane,
     })),
   );

@@ -341,7 +341,8 @@ describe("ReportRequest", () => {
     const shared = AttributeValue.ofString("kubernetes://petstore-v1.demo");
     // Literal bytes make each entry longer than a one-byte length.
     const address = AttributeValue.ofBytes(bytesOf(150));
-    const paths = ["/pets/1", "/pets/1", "/pets/2", "/pets/1", "/pets/1", "/pets/1"];
+    // A changed value is kept over the previous one when it fits, elsewhere when it does not.
+    const paths = ["/pets/1", "/pets/1", "/pets/2", "/pets/123456", "/pets/1", "/pets/1"];
     const agents = ["curl", "curl", "wget", "curl", "curl", "curl"];
     const codes: i64[] = [200, 200, 404, 200, 200, 200];
     const encoder = new ReportRequestEncoder();

@@ -154,11 +154,12 @@ async function settled(clients: LightClientBase[], quietMs = 500): Promise<void>
   await until("the clients settled", () => clients.every((c) => performance.now() - c.lastResponseAt > quietMs), 600_000, 50);
 }
 
-async function measure(proc: ChildProcess, probe: MemoryProbe, address: string, dir: string, sidecars: Sidecar[], count: number, round: number, delta: boolean): Promise<string[]> {
+async function measure(proc: ChildProcess, address: string, dir: string, sidecars: Sidecar[], count: number, round: number, delta: boolean): Promise<string[]> {
   const channels = Array.from(
     { length: Math.ceil(count / CLIENTS_PER_CHANNEL) },
     () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
   );
+  const probe = MemoryProbe.of(proc);
   const before = count >= 100 ? liveBytes(await probe.read()) : 0;
   const Client = delta ? LightDeltaClient : LightClient;
   const clients = Array.from({ length: count }, (_, i) => new Client(channels[Math.floor(i / CLIENTS_PER_CHANNEL)], benchNode(round * 10_000 + i), PLAN));
@@ -251,7 +252,6 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
       env: { ...process.env, DISCO_DEBOUNCE_AFTER: "100ms" },
     },
   );
-  const probe = new MemoryProbe(proc);
   let out = "";
   proc.stdout!.on("data", (c: Buffer) => (out += c));
   proc.stderr!.on("data", (c: Buffer) => (out += c));
@@ -289,7 +289,7 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
       );
     }
     let round = 0;
-    for (const count of counts) for (const delta of [false, true]) lines.push(...(await measure(proc, probe, listeners.grpc, dir, sidecars, count, round++, delta)));
+    for (const count of counts) for (const delta of [false, true]) lines.push(...(await measure(proc, listeners.grpc, dir, sidecars, count, round++, delta)));
   } finally {
     await Promise.all(sidecars.map((s) => s.stop()));
     app.server.close();

@@ -59,7 +59,7 @@ async function measure(delta: boolean): Promise<void> {
   const args = [...MEMORY_PROBE_ARGS, bin, "discovery", "--configDir", dir, "--grpcAddr", "127.0.0.1:0", "--httpAddr", "", ...SIDE_LISTENERS_OFF];
   const env = { ...process.env, ...(snapshots ? { MEMORY_PROBE_SNAPSHOTS: snapshotDir } : {}) };
   const proc = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
-  const probe = new MemoryProbe(proc);
+  const probe = MemoryProbe.of(proc);
   let out = "";
   proc.stdout!.on("data", (c: Buffer) => (out += c));
   proc.stderr!.on("data", (c: Buffer) => (out += c));

@@ -21,11 +21,19 @@ export const liveBytes = (m: ProbedMemory) => m.heapUsed + m.external;
 
 /** Reads a daemon started with MEMORY_PROBE_ARGS (its stderr piped): each call collects its garbage and answers. */
 export class MemoryProbe {
+  private static readonly probes = new WeakMap<ChildProcess, MemoryProbe>();
+  /** The probe of a daemon (one per process: each reads its answers). */
+  static of(proc: ChildProcess): MemoryProbe {
+    let probe = MemoryProbe.probes.get(proc);
+    if (!probe) MemoryProbe.probes.set(proc, (probe = new MemoryProbe(proc)));
+    return probe;
+  }
+
   private asked = 0;
   private readonly answers = new Map<number, ProbedMemory>();
   private pending = "";
 
-  constructor(private readonly proc: ChildProcess) {
+  private constructor(private readonly proc: ChildProcess) {
     proc.stderr!.on("data", (c: Buffer) => {
       this.pending += c;
       const lines = this.pending.split("\n");
