@@ -286,7 +286,8 @@ export class AttributeBag extends AttributeSource {
   }
 
   /** Copies every attribute of `other` over this bag (later wins). */
-  merge(other: AttributeBag): void {
+  // @ts-ignore: decorator
+  @inline merge(other: AttributeBag): void {
     const ids = other.idSlots;
     for (let i = 0, n = other.count; i < n; i++) {
       const id = unchecked(ids[i]);
