@@ -12,18 +12,11 @@ import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { DISCOVERY_BIN } from "../../host/demo/binaries.ts";
 import { LISTENER } from "../../host/discovery/type_urls.ts";
-import { type Daemon, startDaemon, tempDir } from "../support/processes.ts";
-import { SIDE_LISTENERS_OFF } from "./support/daemon_args.ts";
+import { type Daemon, tempDir } from "../support/processes.ts";
+import { type DiscoveryListening, LoopbackDiscoveries } from "./support/loopback_discovery.ts";
 import { type DeltaResponse, RawDeltaClient } from "./support/raw_delta_client.ts";
 import { until } from "./support/in_process.ts";
-
-interface Listening {
-  grpc: string;
-  http: string;
-  monitoring: string;
-}
 
 const policy = (namespace: string, path: string) => `apiVersion: security.mesh.io/v1
 kind: AuthorizationPolicy
@@ -54,10 +47,9 @@ function replaceFile(path: string, text: string): void {
   renameSync(staged, path);
 }
 
-const daemons: Daemon<Listening>[] = [];
-const channels: grpc.Client[] = [];
+const discoveries = new LoopbackDiscoveries();
 
-async function start(env: Record<string, string>): Promise<{ dir: string; d: Daemon<Listening>; channel: grpc.Client }> {
+async function start(env: Record<string, string>): Promise<{ dir: string; d: Daemon<DiscoveryListening>; channel: grpc.Client }> {
   const dir = tempDir("disco-delta-");
   for (const [ns, ip] of [
     ["foo", "10.0.0.1"],
@@ -66,26 +58,7 @@ async function start(env: Record<string, string>): Promise<{ dir: string; d: Dae
     writeFileSync(join(dir, `${ns}-policy.yaml`), policy(ns, `/${ns}`));
     writeFileSync(join(dir, `${ns}-web.yaml`), service(ns, ip));
   }
-  const args = [
-    "discovery",
-    "--configDir",
-    dir,
-    "--grpcAddr",
-    "127.0.0.1:0",
-    "--httpAddr",
-    "127.0.0.1:0",
-    ...SIDE_LISTENERS_OFF,
-    "--monitoringAddr",
-    "127.0.0.1:0",
-  ];
-  const d = await startDaemon<Listening>(DISCOVERY_BIN, args, "disco-discovery listening: ", undefined, {
-    ...process.env,
-    DISCO_DEBOUNCE_AFTER: "10ms",
-    ...env,
-  });
-  daemons.push(d);
-  const channel = new grpc.Client(d.listening.grpc, grpc.credentials.createInsecure());
-  channels.push(channel);
+  const { d, channel } = await discoveries.start(dir, env);
   return { dir, d, channel };
 }
 
@@ -100,7 +73,7 @@ async function sidecar(channel: grpc.Client, namespace: string, ip: string): Pro
 }
 
 const text = (r: DeltaResponse) => r.resources.map((x) => Buffer.from(x.resource.value).toString("latin1")).join("\n");
-async function metric(d: Daemon<Listening>, series: string): Promise<number> {
+async function metric(d: Daemon<DiscoveryListening>, series: string): Promise<number> {
   const body = await (await fetch(`http://${d.listening.monitoring}/metrics`)).text();
   const line = body.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
@@ -109,8 +82,7 @@ const LDS = 'disco_xds_pushes_total{type="lds"}';
 
 describe("disco-discovery pushes to incremental Envoy sidecars (real daemon)", { timeout: 600_000 }, () => {
   after(async () => {
-    for (const c of channels) c.close();
-    await Promise.all(daemons.map((d) => d.stop()));
+    await discoveries.stop();
   });
 
   it("DISCO_SCOPE_PUSHES (default): bar's policy change reaches bar's proxy only, with only the listeners that changed", async () => {

@@ -12,18 +12,11 @@ import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { DISCOVERY_BIN } from "../../host/demo/binaries.ts";
 import { CONFIG_DOCUMENT } from "../../host/discovery/type_urls.ts";
-import { type Daemon, startDaemon, tempDir } from "../support/processes.ts";
-import { SIDE_LISTENERS_OFF } from "./support/daemon_args.ts";
+import { type Daemon, tempDir } from "../support/processes.ts";
+import { type DiscoveryListening, LoopbackDiscoveries } from "./support/loopback_discovery.ts";
 import { type AdsResponse, RawAdsClient } from "./support/raw_ads_client.ts";
 import { until } from "./support/in_process.ts";
-
-interface Listening {
-  grpc: string;
-  http: string;
-  monitoring: string;
-}
 
 const policy = (namespace: string, path: string) => `apiVersion: security.mesh.io/v1
 kind: AuthorizationPolicy
@@ -48,34 +41,14 @@ function replaceFile(path: string, text: string): void {
   renameSync(staged, path);
 }
 
-const daemons: Daemon<Listening>[] = [];
-const channels: grpc.Client[] = [];
+const discoveries = new LoopbackDiscoveries();
 
-async function start(env: Record<string, string>): Promise<{ dir: string; d: Daemon<Listening>; channel: grpc.Client }> {
+async function start(env: Record<string, string>): Promise<{ dir: string; d: Daemon<DiscoveryListening>; channel: grpc.Client }> {
   const dir = tempDir("disco-push-");
   writeFileSync(join(dir, "foo.yaml"), policy("foo", "/foo"));
   writeFileSync(join(dir, "bar.yaml"), policy("bar", "/bar"));
   writeFileSync(join(dir, "endpoints.yaml"), endpoints("10.0.0.1"));
-  const args = [
-    "discovery",
-    "--configDir",
-    dir,
-    "--grpcAddr",
-    "127.0.0.1:0",
-    "--httpAddr",
-    "127.0.0.1:0",
-    ...SIDE_LISTENERS_OFF,
-    "--monitoringAddr",
-    "127.0.0.1:0",
-  ];
-  const d = await startDaemon<Listening>(DISCOVERY_BIN, args, "disco-discovery listening: ", undefined, {
-    ...process.env,
-    DISCO_DEBOUNCE_AFTER: "10ms",
-    ...env,
-  });
-  daemons.push(d);
-  const channel = new grpc.Client(d.listening.grpc, grpc.credentials.createInsecure());
-  channels.push(channel);
+  const { d, channel } = await discoveries.start(dir, env);
   return { dir, d, channel };
 }
 
@@ -89,20 +62,19 @@ async function sidecar(channel: grpc.Client, namespace: string): Promise<{ clien
 }
 
 const names = (r: AdsResponse) => r.resources.map((x) => Buffer.from(x.value).toString("utf8")).join("\n");
-async function metric(d: Daemon<Listening>, series: string): Promise<number | undefined> {
+async function metric(d: Daemon<DiscoveryListening>, series: string): Promise<number | undefined> {
   const text = await (await fetch(`http://${d.listening.monitoring}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
-async function syncz(d: Daemon<Listening>): Promise<Array<{ proxy: string; sent: string | null; acked: string | null }>> {
+async function syncz(d: Daemon<DiscoveryListening>): Promise<Array<{ proxy: string; sent: string | null; acked: string | null }>> {
   return (await (await fetch(`http://${d.listening.http}/debug/syncz`)).json()) as Array<{ proxy: string; sent: string | null; acked: string | null }>;
 }
 const PUSHES = 'disco_xds_pushes_total{type="config"}';
 
 describe("disco-discovery push variables (real daemon)", { timeout: 600_000 }, () => {
   after(async () => {
-    for (const c of channels) c.close();
-    await Promise.all(daemons.map((d) => d.stop()));
+    await discoveries.stop();
   });
 
   it("DISCO_SCOPE_PUSHES (default): a policy change in bar is pushed to bar's proxy only; POD_NAME in control_plane", async () => {
