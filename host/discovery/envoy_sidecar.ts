@@ -5,7 +5,7 @@ import { authorizationPoliciesFor } from "../security/authz/engine.ts";
 import { jwtRulesFor } from "../security/jwt/authenticator.ts";
 import { type MeshRegistry, type MeshWorkload, servicesOfWorkload, targetContainerPort } from "../mesh/registry.ts";
 import { serviceDomains } from "../mesh/hosts.ts";
-import { packJsonOnce } from "./encoded_json.ts";
+import type { EncodedJson } from "./encoded_json.ts";
 import { HUB_CLUSTER, MODULE_CLUSTER, type ModuleSource, PLUGIN_NAME, WASM_TYPE, hubCluster, hubHost, wasmFilterConfig } from "./envoy_wasm.ts";
 import { address, remoteHttpCluster } from "./envoy_clusters.ts";
 import {
@@ -86,6 +86,8 @@ import { CLUSTER, ENDPOINT, EXTENSION_CONFIG, LISTENER, ROUTE } from "./type_url
 
 export interface EnvoyMesh {
   readonly registry: MeshRegistry;
+  /** Envoy resources encoded by this version and the one before (what did not change is not encoded again). */
+  readonly encoded: EncodedJson;
   readonly catalog: Catalog;
   readonly services: readonly XdsService[];
   /** The filter's plugin configuration (JSON), from the folder's hub client resources. */
@@ -359,7 +361,7 @@ export function workloadResources(mesh: EnvoyMesh, who: NodeIdentity): ResourceS
     [ENDPOINT, new Map(mesh.endpoints)],
     [EXTENSION_CONFIG, new Map()],
   ]);
-  const add = (type: string, typeName: string, name: string, json: Json) => set.get(type)!.set(name, { name, any: packJsonOnce(typeName, json) });
+  const add = (type: string, typeName: string, name: string, json: Json) => set.get(type)!.set(name, { name, any: mesh.encoded.pack(typeName, json) });
   const listener = (json: Json) => add(LISTENER, LISTENER_TYPE, json.name as string, json);
   const cluster = (json: Json) => add(CLUSTER, "envoy.config.cluster.v3.Cluster", json.name as string, withDnsTtl(json, mesh.serving));
 

@@ -4,6 +4,7 @@ import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import type { ExtensionProviders } from "../config/extension_providers.ts";
+import { EncodedJson } from "./encoded_json.ts";
 import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, outboundListenerTemplates, workloadResources } from "./envoy_sidecar.ts";
 import type { SplitListener } from "./envoy_outbound.ts";
 import { PodListeners } from "./pod_listeners.ts";
@@ -94,6 +95,7 @@ export function meshSnapshot(
   const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
   const envoy: EnvoyMesh = {
     registry,
+    encoded: new EncodedJson(options.previous?.envoy.encoded),
     catalog,
     services,
     pluginConfig: loaded.plugin,
