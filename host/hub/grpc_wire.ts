@@ -95,7 +95,8 @@ export function unaryResponseMessage(data: Buffer): { message: Uint8Array } | { 
   const length = data.readUInt32BE(1);
   if (flag === 1) return { status: { code: GRPC_CODES.INTERNAL, details: "Received a compressed message; this client accepts identity encoding only" } };
   if (flag !== 0) return { status: { code: GRPC_CODES.INTERNAL, details: `Received a message with an invalid compressed flag ${flag}` } };
-  if (5 + length > data.length) return { status: { code: GRPC_CODES.INTERNAL, details: `Response ended inside a message (${data.length - 5} of ${length} bytes)` } };
+  if (5 + length > data.length)
+    return { status: { code: GRPC_CODES.INTERNAL, details: `Response ended inside a message (${data.length - 5} of ${length} bytes)` } };
   if (5 + length < data.length) return { status: { code: GRPC_CODES.UNIMPLEMENTED, details: "Too many responses received" } };
   return { message: new Uint8Array(data.buffer, data.byteOffset + 5, length) };
 }

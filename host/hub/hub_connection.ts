@@ -145,7 +145,8 @@ export class HubConnection {
         return finish({ ok: false, status: { code: GRPC_CODES.UNAVAILABLE, details }, answered });
       }
       const rst = stream.rstCode ?? h2.NGHTTP2_NO_ERROR;
-      if (rst === h2.NGHTTP2_NO_ERROR && httpStatus !== undefined && httpStatus !== 200) return finish({ ok: false, status: httpStatusToGrpc(httpStatus), answered });
+      if (rst === h2.NGHTTP2_NO_ERROR && httpStatus !== undefined && httpStatus !== 200)
+        return finish({ ok: false, status: httpStatusToGrpc(httpStatus), answered });
       finish({ ok: false, status: resetStatus(rst), answered });
     });
     stream.end(framed);
@@ -184,7 +185,9 @@ export class HubConnection {
     const { address, tls } = this;
     const createConnection = () => {
       if (address.kind === "unix") return tls ? tlsConnect({ path: address.path, ...tlsOptions(tls, undefined) }) : netConnect(address.path);
-      return tls ? tlsConnect({ host: address.host, port: address.port, ...tlsOptions(tls, address.host) }) : netConnect({ host: address.host, port: address.port });
+      return tls
+        ? tlsConnect({ host: address.host, port: address.port, ...tlsOptions(tls, address.host) })
+        : netConnect({ host: address.host, port: address.port });
     };
     const session = http2Connect(this.authority, { createConnection, settings: { enablePush: false } });
     session.unref();
@@ -214,8 +217,9 @@ export class HubConnection {
       link.error = e;
     });
     session.on("goaway", () => {
-      // Streams the hub accepted finish on this session; new calls open another.
+      // Streams the hub accepted finish on this session, which then closes; new calls open another.
       if (this.link === link) this.link = undefined;
+      if (!session.closed) session.close();
     });
     session.once("close", () => {
       clearInterval(keepalive);

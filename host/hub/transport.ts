@@ -229,7 +229,11 @@ export class HubTransport implements HubCaller {
       };
       cancelAttempt = this.connection(cluster).unary(headers, framed, (outcome) => {
         if (outcome.ok) settle(outcome);
-        else settle({ ok: false, status: attemptStatus({ code: outcome.status.code, details: outcome.status.details, answered: outcome.answered, timedOut: false }) });
+        else
+          settle({
+            ok: false,
+            status: attemptStatus({ code: outcome.status.code, details: outcome.status.details, answered: outcome.answered, timedOut: false }),
+          });
       });
       if (settled) return;
       this.inFlight.add(entry);
