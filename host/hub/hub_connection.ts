@@ -9,6 +9,8 @@
 //   said it) until the wait is over, then the next call connects again. The
 //   waits grow ×2 from `initialBackoffMs` to `maxBackoffMs` (each less up to 20 %, at random), so a
 //   hub that comes back is used again within about `maxBackoffMs`.
+// - A connection not established within `connectTimeoutMs` (a hub address
+//   that drops SYNs) is given up like a refused one.
 // - Keep-alive: a PING every `keepaliveTimeMs`, also between calls; one not
 //   answered within `keepaliveTimeoutMs` drops the connection, so a vanished
 //   hub (no FIN, no RST) is noticed.
@@ -34,6 +36,8 @@ export interface HubTlsOptions {
 }
 
 export interface ConnectionTiming {
+  /** A connection (TCP and TLS) not established by then is given up, and the endpoint backs off. */
+  connectTimeoutMs: number;
   keepaliveTimeMs: number;
   keepaliveTimeoutMs: number;
   initialBackoffMs: number;
@@ -194,7 +198,12 @@ export class HubConnection {
     const link: Link = { session, connected: false };
     let keepalive: NodeJS.Timeout | undefined;
     let pingTimeout: NodeJS.Timeout | undefined;
+    const connectTimeout = setTimeout(
+      () => session.destroy(new Error(`connection not established within ${this.timing.connectTimeoutMs} ms`)),
+      this.timing.connectTimeoutMs,
+    ).unref();
     session.once("connect", () => {
+      clearTimeout(connectTimeout);
       link.connected = true;
       this.failedConnects = 0;
       keepalive = setInterval(() => {
@@ -222,6 +231,7 @@ export class HubConnection {
       if (!session.closed) session.close();
     });
     session.once("close", () => {
+      clearTimeout(connectTimeout);
       clearInterval(keepalive);
       clearTimeout(pingTimeout);
       if (this.link === link) this.link = undefined;

@@ -38,6 +38,8 @@ export type { HubTlsOptions } from "./hub_connection.ts";
 
 /** Per-attempt deadline when a call carries none (upstream `kGrpcRequestTimeoutMs`). */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5000;
+/** How long a connection (TCP and TLS) may take to be established (grpc-js's minimum connect timeout). */
+export const CONNECT_TIMEOUT_MS = 20_000;
 /** HTTP/2 PING interval on a hub connection, so a vanished hub is noticed between calls. */
 export const KEEPALIVE_TIME_MS = 30_000;
 /** How long a PING may go unanswered before the connection is dropped. */
@@ -125,6 +127,7 @@ export class HubTransport implements HubCaller {
     this.onAttemptFailed = options.onAttemptFailed ?? (() => {});
     this.credentials = options.credentials ?? (() => undefined);
     this.timing = {
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
       keepaliveTimeMs: KEEPALIVE_TIME_MS,
       keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
       initialBackoffMs: INITIAL_RECONNECT_BACKOFF_MS,

@@ -14,7 +14,7 @@ import { type HubTlsOptions, HubTransport } from "../../host/hub/transport.ts";
 import { controlPlaneIdentityCheck } from "../../host/proxy/control_plane_auth.ts";
 import { GRPC_CODES } from "../../host/wire/status_codes.ts";
 import { tempDir } from "../support/processes.ts";
-import { grpcCall } from "./support/peers.ts";
+import { grpcCall, startSilentServer } from "./support/peers.ts";
 import { answerOk, RawHub } from "./support/raw_hub.ts";
 
 const MESSAGE = new Uint8Array([8, 1]);
@@ -92,5 +92,22 @@ describe("HubTransport over mutual TLS", () => {
     assert.equal(result.ok, false);
     assert.equal(!result.ok && result.code, GRPC_CODES.UNAVAILABLE);
     assert.ok(!result.ok && result.message.startsWith(CONNECT_ERROR_PREFIX), !result.ok ? result.message : "");
+  });
+
+  it("a handshake that never completes is given up after the connect timeout, as a connection failure", async () => {
+    const silent = await startSilentServer();
+    const transport = new HubTransport({
+      clusters: parseClusters([`hub_server=127.0.0.1:${silent.port}`]),
+      credentials: () => tlsOf(petstore, "sa/mesh-hub-service-account"),
+      connection: { connectTimeoutMs: 300 },
+    });
+    open.push(transport);
+    try {
+      const result = await transport.call(grpcCall({ timeoutMs: 60_000 }));
+      assert.equal(result.ok, false);
+      assert.match(!result.ok ? result.message : "", /^upstream connect error .*connection not established within 300 ms/);
+    } finally {
+      await silent.close();
+    }
   });
 });
