@@ -62,7 +62,7 @@ export function grpcTimeout(ms: number): string {
  * `metadataHeaders`) with a deadline of `timeoutMs`. `:authority` and
  * `:scheme` come from the connection.
  */
-export function requestHeaders(path: string, metadata: Record<string, string | string[]>, timeoutMs: number, userAgent: string): OutgoingHttpHeaders {
+export function hubRequestHeaders(path: string, metadata: Record<string, string | string[]>, timeoutMs: number, userAgent: string): OutgoingHttpHeaders {
   return {
     ...metadata,
     [h2.HTTP2_HEADER_METHOD]: "POST",

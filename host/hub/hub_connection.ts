@@ -83,7 +83,7 @@ export class HubConnection {
   }
 
   /**
-   * Sends one unary call: `headers` (grpc_wire.ts `requestHeaders`) and the
+   * Sends one unary call: `headers` (grpc_wire.ts `hubRequestHeaders`) and the
    * framed message. `done` is called once with the outcome, possibly before
    * this returns (no connection, in backoff), never after the returned
    * cancel function ran.

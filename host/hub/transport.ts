@@ -30,7 +30,7 @@ import { GRPC_CODES } from "../wire/status_codes.ts";
 import { attemptStatus, type AttemptStatus } from "./attempt_status.ts";
 import { type CancelTimer, type RandomSource, realClock, realRandom, type TransportClock } from "./clock.ts";
 import type { Cluster } from "./clusters.ts";
-import { frameMessage, metadataHeaders, requestHeaders } from "./grpc_wire.ts";
+import { frameMessage, metadataHeaders, hubRequestHeaders } from "./grpc_wire.ts";
 import { type CancelAttempt, type ConnectionTiming, HubConnection, type HubTlsOptions } from "./hub_connection.ts";
 import { retryDelayMs, retryPolicyFrom } from "../wasm/retry_policy.ts";
 
@@ -158,7 +158,7 @@ export class HubTransport implements HubCaller {
     }
     const policy = retryPolicyFrom(call.metadata);
     const timeoutMs = call.timeoutMs > 0 ? call.timeoutMs : DEFAULT_ATTEMPT_TIMEOUT_MS;
-    const headers = requestHeaders(`/${call.service}/${call.method}`, metadata, timeoutMs, HUB_USER_AGENT);
+    const headers = hubRequestHeaders(`/${call.service}/${call.method}`, metadata, timeoutMs, HUB_USER_AGENT);
     const framed = frameMessage(call.message);
 
     for (let attempt = 1; ; attempt++) {

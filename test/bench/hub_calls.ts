@@ -40,7 +40,8 @@ const call = (): GrpcCall => ({
   timeoutMs: 5000,
 });
 
-async function run(caller: Caller, hubPid: number): Promise<{ clientUs: number; hubUs: number }> {
+async function run(caller: Caller, hubPid: number): Promise<{ clientUs: number; hubUs: number; wallUs: number }> {
+  const wallStarted = performance.now();
   const started = process.cpuUsage();
   const hubStarted = cpuSeconds(hubPid);
   for (let b = 0; b < BURSTS; b++) {
@@ -49,7 +50,11 @@ async function run(caller: Caller, hubPid: number): Promise<{ clientUs: number; 
   }
   const used = process.cpuUsage(started);
   const n = BURSTS * BURST;
-  return { clientUs: (used.user + used.system) / n, hubUs: ((cpuSeconds(hubPid) - hubStarted) * 1e6) / n };
+  return {
+    clientUs: (used.user + used.system) / n,
+    hubUs: ((cpuSeconds(hubPid) - hubStarted) * 1e6) / n,
+    wallUs: ((performance.now() - wallStarted) * 1000) / BURSTS,
+  };
 }
 
 const hub = await startHub();
@@ -63,12 +68,13 @@ try {
   const callers = rows.map((r) => r.make());
   // Warm-up: connections made, JIT settled.
   for (const c of callers) await run(c, hub.proc.pid!);
-  const samples = rows.map(() => ({ client: [] as number[], hub: [] as number[] }));
+  const samples = rows.map(() => ({ client: [] as number[], hub: [] as number[], wall: [] as number[] }));
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < rows.length; i++) {
       const r = await run(callers[i], hub.proc.pid!);
       samples[i].client.push(r.clientUs);
       samples[i].hub.push(r.hubUs);
+      samples[i].wall.push(r.wallUs);
     }
   }
   console.log(
