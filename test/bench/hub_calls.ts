@@ -84,7 +84,7 @@ try {
   );
   for (let i = 0; i < rows.length; i++) {
     console.log(
-      `${rows[i].name.padEnd(40)} transport ${median(samples[i].client).toFixed(0).padStart(5)}   hub ${median(samples[i].hub).toFixed(0).padStart(5)}`,
+      `${rows[i].name.padEnd(40)} transport ${median(samples[i].client).toFixed(0).padStart(5)}   hub ${median(samples[i].hub).toFixed(0).padStart(5)}   wall µs per burst ${median(samples[i].wall).toFixed(0).padStart(6)}`,
     );
   }
   for (const c of callers) c.close();
