@@ -88,13 +88,16 @@ export function proxy_on_request_headers(id: u32, headerCount: u32, endOfStream:
   if (stream === null) return 0;
   const plugin = pluginFor(stream.rootId);
   if (plugin === null) return 0;
+  stream.requestBodyless = endOfStream;
   return onRequestHeaders(plugin, stream);
 }
 
 export function proxy_on_response_headers(id: u32, headerCount: u32, endOfStream: bool): u32 {
   collectGarbageIfDue();
   const stream = streamFor(id);
-  return stream === null ? 0 : onResponseHeaders(stream);
+  if (stream === null) return 0;
+  stream.responseBodyless = endOfStream;
+  return onResponseHeaders(stream);
 }
 
 export function proxy_on_grpc_receive(rootId: u32, token: u32, messageSize: u32): void {

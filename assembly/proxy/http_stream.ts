@@ -22,6 +22,10 @@ export class HttpStream {
   startNanos: i64 = 0;
   /** The filter answered this request itself (denial, direct response). */
   repliedLocally: bool = false;
+  /** The request's headers ended it (end_of_stream): it had no body. */
+  requestBodyless: bool = false;
+  /** The response's headers ended it: it had no body. */
+  responseBodyless: bool = false;
 
   constructor(
     public id: u32,
@@ -44,5 +48,7 @@ export class HttpStream {
     this.responseHeaderOps = null;
     this.startNanos = 0;
     this.repliedLocally = false;
+    this.requestBodyless = false;
+    this.responseBodyless = false;
   }
 }
