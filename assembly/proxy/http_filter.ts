@@ -276,7 +276,8 @@ function report(plugin: Plugin, stream: HttpStream): void {
   response.reset();
   readResponseProperties(response, knownOutcome(stream, e));
   host.headerMapInto(MapType.ResponseHeaders, response.headers as HeaderMap);
-  host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
+  // Trailers only when the response had some (response.reset left the map empty).
+  if (stream.responseTrailers) host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
   // The check's own bag and values become the report's: it is encoded into

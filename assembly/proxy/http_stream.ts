@@ -26,6 +26,8 @@ export class HttpStream {
   requestBodyless: bool = false;
   /** The response's headers ended it: it had no body. */
   responseBodyless: bool = false;
+  /** The response had trailers (the host called proxy_on_response_trailers). */
+  responseTrailers: bool = false;
 
   constructor(
     public id: u32,
@@ -50,5 +52,6 @@ export class HttpStream {
     this.repliedLocally = false;
     this.requestBodyless = false;
     this.responseBodyless = false;
+    this.responseTrailers = false;
   }
 }

@@ -190,12 +190,13 @@ export class FilterEmulator {
    * Completes a stream: response headers, then log/done/delete, with the
    * completion properties a proxy has by then (response.code, sizes, …).
    * The response headers end the stream unless `response.size` says a body
-   * followed.
+   * followed or there are `trailers`.
    */
-  finish(id: number, status = 200, headers: HeaderList = [], properties: Record<string, PropertyValue> = {}): HeaderList {
+  finish(id: number, status = 200, headers: HeaderList = [], properties: Record<string, PropertyValue> = {}, trailers: HeaderList = []): HeaderList {
     const props = Object.assign(this.streamProperties.get(id) ?? {}, { "response.code": BigInt(status), ...properties });
-    this.vm.responseHeaders(id, [[":status", String(status)], ...headers], !hasBody(props["response.size"]));
+    this.vm.responseHeaders(id, [[":status", String(status)], ...headers], !hasBody(props["response.size"]) && trailers.length === 0);
     const out = this.vm.headers(id, MapType.ResponseHeaders);
+    if (trailers.length > 0) this.vm.responseTrailers(id, trailers);
     this.vm.finishStream(id);
     this.streamProperties.delete(id);
     this.drain();
