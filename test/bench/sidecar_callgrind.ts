@@ -5,9 +5,11 @@
 // warm-up the counts are zeroed, a fixed number of requests is sent with 16
 // connections, and the counts are dumped: instructions per request, the
 // main thread (the event loop: what bounds throughput) and all threads.
-//   node --import tsx test/bench/sidecar_callgrind.ts [checkout dir ...]   (after npm run build)
-// With checkout dirs (other built checkouts), each one's agent is measured
-// the same way after this one, for a before and after.
+//   node --import tsx test/bench/sidecar_callgrind.ts [checkout ...]   (after npm run build)
+// Each checkout named (`.` for this one, or another built checkout's
+// directory; `bare` for the sidecar bench's bare Node proxy,
+// test/bench/bare_proxy.mjs) is measured the same way in turn, in front of
+// the same app and hub, for a before and after; none: this checkout.
 // SIDECAR_CALLGRIND_WARM_UP (20000, run uninstrumented) and SIDECAR_CALLGRIND_REQUESTS (3000) set
 // the request counts; SIDECAR_CALLGRIND_WASM runs another module (e.g. the
 // no-op one). Not part of `npm run bench`: slow (valgrind runs Node ~50×
@@ -38,8 +40,34 @@ interface Counted {
   codes: string;
 }
 
-/** The agent of `checkout` under callgrind, in front of the mesh's app and reporting to its hub. */
-async function agentUnderCallgrind(checkout: string, mesh: LocalMesh, out: string): Promise<Daemon<{ inbound: number }>> {
+/**
+ * The agent of `checkout` under callgrind, in front of the mesh's app and
+ * reporting to its hub; `bare` instead: test/bench/bare_proxy.mjs, the
+ * sidecar bench's bare Node proxy, in front of the same app.
+ */
+async function underCallgrind(checkout: string, mesh: LocalMesh, out: string): Promise<Daemon<{ port: number }>> {
+  const program =
+    checkout === "bare"
+      ? [join(import.meta.dirname, "bare_proxy.mjs"), String(mesh.app.port)]
+      : [
+          join(checkout, "build", "out", "disco-agent.mjs"),
+          "proxy",
+          "--inboundPort",
+          "0",
+          "--outboundPort",
+          "0",
+          "--proxyAdminPort",
+          "0",
+          "--appPort",
+          String(mesh.app.port),
+          "--configDir",
+          mesh.sidecarConfigDir,
+          "--cluster",
+          `hub_server=127.0.0.1:${mesh.hub.listening.grpcPort}`,
+          "--inboundService",
+          DEMO_SERVICE,
+          ...(WASM ? ["--wasm", WASM] : []),
+        ];
   const proc = spawnOwned(
     "valgrind",
     [
@@ -49,23 +77,7 @@ async function agentUnderCallgrind(checkout: string, mesh: LocalMesh, out: strin
       "--instr-atstart=no",
       `--callgrind-out-file=${out}/callgrind.out.%p`,
       process.execPath,
-      join(checkout, "build", "out", "disco-agent.mjs"),
-      "proxy",
-      "--inboundPort",
-      "0",
-      "--outboundPort",
-      "0",
-      "--proxyAdminPort",
-      "0",
-      "--appPort",
-      String(mesh.app.port),
-      "--configDir",
-      mesh.sidecarConfigDir,
-      "--cluster",
-      `hub_server=127.0.0.1:${mesh.hub.listening.grpcPort}`,
-      "--inboundService",
-      DEMO_SERVICE,
-      ...(WASM ? ["--wasm", WASM] : []),
+      ...program,
     ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" } },
   );
@@ -73,11 +85,14 @@ async function agentUnderCallgrind(checkout: string, mesh: LocalMesh, out: strin
   proc.stdout!.on("data", (c: Buffer) => (text += c.toString()));
   proc.stderr!.on("data", (c: Buffer) => (text += c.toString()));
   const deadline = Date.now() + READY_MS;
-  const prefix = "disco-agent listening ";
+  const prefix = checkout === "bare" ? "bare-proxy listening " : "disco-agent listening ";
   for (;;) {
     const line = text.split("\n").find((l) => l.startsWith(prefix));
-    if (line) return { proc, listening: JSON.parse(line.slice(prefix.length)), output: () => text, stop: (s) => stopOwned(proc, s) };
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the agent under callgrind did not start:\n${text.slice(-4000)}`);
+    if (line) {
+      const listening = JSON.parse(line.slice(prefix.length)) as { port?: number; inbound?: number };
+      return { proc, listening: { port: listening.port ?? listening.inbound! }, output: () => text, stop: (s) => stopOwned(proc, s) };
+    }
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${checkout} under callgrind did not start:\n${text.slice(-4000)}`);
     await sleep(200);
   }
 }
@@ -95,9 +110,9 @@ function dumpedTotals(out: string, pid: number): number[] {
 
 async function count(checkout: string, mesh: LocalMesh, scratch: string): Promise<Counted> {
   const out = mkdtempSync(join(scratch, "cg-"));
-  const agent = await agentUnderCallgrind(checkout, mesh, out);
+  const agent = await underCallgrind(checkout, mesh, out);
   try {
-    const url = `http://127.0.0.1:${agent.listening.inbound}/pets/42?key=bench`;
+    const url = `http://127.0.0.1:${agent.listening.port}/pets/42?key=bench`;
     // The first requests may meet a filter still starting under valgrind's slowness: only the counted ones must all pass.
     await autocannon({ url, connections: 16, amount: WARM_UP, timeout: 60 });
     mesh.app.seen.length = 0;
@@ -152,6 +167,7 @@ export async function runSidecarCallgrind(checkouts: string[]): Promise<string[]
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const here = join(import.meta.dirname, "..", "..");
-  for (const line of await runSidecarCallgrind([here, ...process.argv.slice(2)])) console.log(line);
+  const named = process.argv.slice(2).map((c) => (c === "." ? here : c));
+  for (const line of await runSidecarCallgrind(named.length > 0 ? named : [here])) console.log(line);
   process.exit(0);
 }
