@@ -88,13 +88,25 @@ export function proxy_on_request_headers(id: u32, headerCount: u32, endOfStream:
   if (stream === null) return 0;
   const plugin = pluginFor(stream.rootId);
   if (plugin === null) return 0;
+  stream.requestBodyless = endOfStream;
   return onRequestHeaders(plugin, stream);
 }
 
 export function proxy_on_response_headers(id: u32, headerCount: u32, endOfStream: bool): u32 {
   collectGarbageIfDue();
   const stream = streamFor(id);
-  return stream === null ? 0 : onResponseHeaders(stream);
+  if (stream === null) return 0;
+  stream.responseBodyless = endOfStream;
+  return onResponseHeaders(stream);
+}
+
+// A host calls this only for a response that has trailers (Envoy, proxy-wasm-cpp-host):
+// the report reads them at log time then, and never asks for trailers otherwise.
+export function proxy_on_response_trailers(id: u32, trailerCount: u32): u32 {
+  collectGarbageIfDue();
+  const stream = streamFor(id);
+  if (stream !== null) stream.responseTrailers = true;
+  return 0;
 }
 
 export function proxy_on_grpc_receive(rootId: u32, token: u32, messageSize: u32): void {
