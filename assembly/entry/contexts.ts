@@ -2,6 +2,7 @@ import { HttpStream } from "../proxy/http_stream";
 import { Plugin } from "../proxy/plugin";
 import { TcpConnection } from "../proxy/tcp_connection";
 import { ContextTable } from "../abi/context_table";
+import { Spares } from "../spares";
 
 // The context table: root contexts (one plugin each), HTTP streams and TCP
 // connections by the ids the host assigns. The only module-level state of the
@@ -21,17 +22,13 @@ export const connections = new ContextTable<TcpConnection>();
 // their stream by id), so once deleted it can start over. Beyond this many
 // spares the collector takes them.
 const MAX_SPARE_STREAMS: i32 = 64;
-const spareStreams = new Array<HttpStream>();
+const spareStreams = new Spares<HttpStream>(MAX_SPARE_STREAMS);
 
 /** Files a new HTTP stream `id` under root `rootId`, reusing a deleted one's object when there is one. */
 export function createStream(id: u32, rootId: u32): void {
-  let stream: HttpStream;
-  if (spareStreams.length > 0) {
-    stream = spareStreams.pop();
-    stream.reuse(id, rootId);
-  } else {
-    stream = new HttpStream(id, rootId);
-  }
+  let stream = spareStreams.take();
+  if (stream !== null) stream.reuse(id, rootId);
+  else stream = new HttpStream(id, rootId);
   streams.set(id, stream);
 }
 
@@ -40,7 +37,7 @@ export function deleteStream(id: u32): void {
   const stream = streams.find(id);
   if (stream === null) return;
   streams.delete(id);
-  if (spareStreams.length < MAX_SPARE_STREAMS) spareStreams.push(stream);
+  spareStreams.give(stream);
 }
 
 export function pluginFor(rootId: u32): Plugin | null {

@@ -1,6 +1,7 @@
 import { Evaluation } from "../evaluate";
 import { RequestView } from "../request";
 import { CheckState, HttpStream } from "./http_stream";
+import { Spares } from "../spares";
 
 // Spare objects beyond this many are left to the collector: enough for the
 // streams a proxy worker has in flight at once.
@@ -17,26 +18,26 @@ const MAX_SPARE: i32 = 64;
  * its own copy of the bag (QuotaCache.check), so it never holds these.
  */
 export class StreamPool {
-  private evaluations: Array<Evaluation> = [];
-  private requests: Array<RequestView> = [];
+  private readonly evaluations: Spares<Evaluation> = new Spares<Evaluation>(MAX_SPARE);
+  private readonly requests: Spares<RequestView> = new Spares<RequestView>(MAX_SPARE);
 
   /** A spare evaluation, or null (evaluateRequest then makes one). */
   evaluation(): Evaluation | null {
-    return this.evaluations.length > 0 ? this.evaluations.pop() : null;
+    return this.evaluations.take();
   }
 
   /** A spare request view, or null. */
   request(): RequestView | null {
-    return this.requests.length > 0 ? this.requests.pop() : null;
+    return this.requests.take();
   }
 
   /** Takes back the stream's objects when nothing can read them any more. */
   release(stream: HttpStream): void {
     if (stream.state == CheckState.Waiting) return;
     const e = stream.evaluation;
-    if (e !== null && this.evaluations.length < MAX_SPARE) this.evaluations.push(e);
+    if (e !== null) this.evaluations.give(e);
     const r = stream.request;
-    if (r !== null && this.requests.length < MAX_SPARE) this.requests.push(r);
+    if (r !== null) this.requests.give(r);
     stream.evaluation = null;
     stream.request = null;
   }
