@@ -45,8 +45,10 @@ export class EntryMemo {
   private starts: StaticArray<i32> = new StaticArray<i32>(0);
   private lengths: StaticArray<i32> = new StaticArray<i32>(0);
   private stamp: u32 = 1;
-  // The ids recorded since `startEntry`, whose places move with their entry's.
-  private recorded: Array<i32> = [];
+  // The ids recorded since `startEntry`, whose places move with their entry's
+  // (a plain array and a count: a push would be calls).
+  private recorded: StaticArray<i32> = new StaticArray<i32>(64);
+  private recordedCount: i32 = 0;
   // Copies of the contents of a request's own views and maps, one region per
   // id for the message's life (a changed value is copied over its id's
   // previous one when it fits).
@@ -69,7 +71,7 @@ export class EntryMemo {
 
   /** A report entry starts: what it records moves with it (`entryMoved`). */
   startEntry(): void {
-    if (this.recorded.length != 0) this.recorded.length = 0;
+    this.recordedCount = 0;
   }
 
   /**
@@ -79,7 +81,7 @@ export class EntryMemo {
   entryMoved(by: i32): void {
     const recorded = this.recorded;
     const starts = this.starts;
-    for (let i = 0, n = recorded.length; i < n; i++) {
+    for (let i = 0, n = this.recordedCount; i < n; i++) {
       const id = unchecked(recorded[i]);
       unchecked((starts[id] = unchecked(starts[id]) + by));
     }
@@ -123,7 +125,10 @@ export class EntryMemo {
     unchecked((this.shared[id] = held));
     unchecked((this.starts[id] = start));
     unchecked((this.lengths[id] = length));
-    this.recorded.push(id);
+    const n = this.recordedCount;
+    if (n == this.recorded.length) this.recorded = grown<i32>(this.recorded, n << 1);
+    unchecked((this.recorded[n] = id));
+    this.recordedCount = n + 1;
   }
 
   // The contents of a request's own value `v`, kept to compare the next one's with. False when they are not kept.
