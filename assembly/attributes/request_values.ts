@@ -1,4 +1,5 @@
 import { QueryMap } from "./query";
+import { ViewMap } from "./view_map";
 import { AttributeValue, ValueKind, StringMap } from "./value";
 
 /**
@@ -42,7 +43,12 @@ export class RequestValues {
   // @ts-ignore: decorator
   @inline header(h: StringMap, i: i32): AttributeValue {
     const v = this.next(ValueKind.String);
-    h.valueInto(i, v);
+    // A map viewing its bytes (a request's or response's own) is read here:
+    // valueInto would be two calls (its override's dispatch, then ViewMap's).
+    if (h instanceof ViewMap && (h as ViewMap).isViewing) {
+      const m = h as ViewMap;
+      v.setView(m.valuePtr(i), m.valueLength(i));
+    } else h.valueInto(i, v);
     return v;
   }
 
