@@ -30,19 +30,20 @@ let pagesAfterCollection: i32 = 0;
 
 /**
  * Collects when objects were allocated or the heap grew since the last
- * collection (see above). Inlined into every entry point: the test is a few
- * compares, a call would cost more on an interpreter such as WAMR.
+ * collection (see above). Inlined into every entry point: the test is a
+ * handful of instructions, a call on an interpreter (WAMR) costs more.
  */
 // @ts-ignore: decorator
 @inline
 export function collectGarbageIfDue(): void {
   if (
-    ++entriesSinceCollection >= MAX_ENTRIES_BETWEEN_COLLECTIONS ||
-    allocationCount - allocationsAtCollection >= COLLECT_AFTER_ALLOCATIONS ||
-    memory.size() > pagesAfterCollection
+    ++entriesSinceCollection < MAX_ENTRIES_BETWEEN_COLLECTIONS &&
+    allocationCount - allocationsAtCollection < COLLECT_AFTER_ALLOCATIONS &&
+    memory.size() <= pagesAfterCollection
   ) {
-    collectGarbage();
+    return;
   }
+  collectGarbage();
 }
 
 function collectGarbage(): void {

@@ -24,8 +24,10 @@ export type PropertyVisit<T> = (target: T, index: i32, valuePtr: usize, valueLen
 
 /** A fixed list of properties (dotted names), encoded once at start. */
 export class PropertySet<T> {
-  /** Each property's own path (segments joined by NUL), for a host that does not batch. */
+  /** Each property's own path (segments joined by NUL), for a host that does not batch (held here: `pathBytes` points into them). */
   private readonly paths: StaticArray<ArrayBuffer>;
+  /** Where each path's bytes are and how many, in turn: the loop of a host that does not batch reads only these. */
+  private readonly pathBytes: StaticArray<usize>;
   /** Each dotted name as UTF-8, to recognize the keys of a batch answer. */
   private readonly keys: StaticArray<ArrayBuffer>;
   /** `mesh` `properties` and every dotted name, NUL-separated. */
@@ -47,7 +49,13 @@ export class PropertySet<T> {
       keys[i] = String.UTF8.encode(names[i]);
       batch += "\0" + names[i];
     }
+    const pathBytes = new StaticArray<usize>(names.length << 1);
+    for (let i = 0; i < names.length; i++) {
+      pathBytes[i << 1] = changetype<usize>(paths[i]);
+      pathBytes[(i << 1) + 1] = <usize>paths[i].byteLength;
+    }
     this.paths = paths;
+    this.pathBytes = pathBytes;
     this.keys = keys;
     this.batchPath = String.UTF8.encode(batch);
   }
@@ -75,8 +83,13 @@ export class PropertySet<T> {
       }
       if (hostBatches == UNKNOWN) hostBatches = 0;
     }
-    for (let i = 0; i < this.paths.length; i++) {
-      if (((skip >>> <u32>i) & 1) != 0 || !ask(unchecked(this.paths[i]))) continue;
+    const pathBytes = this.pathBytes;
+    const at = changetype<usize>(pathBytes);
+    const end = at + (<usize>pathBytes.length << alignof<usize>());
+    for (let p = at; p < end; p += sizeof<usize>() << 1) {
+      const i = <i32>((p - at) >> (alignof<usize>() + 1));
+      if (((skip >>> <u32>i) & 1) != 0) continue;
+      if (abi.proxy_get_property(load<usize>(p), load<usize>(p, sizeof<usize>()), scratchPtrSlot(), scratchLenSlot()) != Status.Ok) continue;
       this.visit(target, i, hostBlockPtr(), hostBlockLength());
       dropHostBlock();
     }

@@ -3,7 +3,7 @@ import { BufferType, LogLevel } from "../abi/enums";
 import { collectGarbageIfDue } from "../collection";
 import { allocateForHost } from "../abi/marshal";
 import * as host from "../abi/host";
-import { becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, plugins, streamFor, streams } from "./contexts";
+import { addPlugin, becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, removePlugin, streamFor, streams } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
 import { CallKind, PendingCall, Plugin } from "../proxy/plugin";
 import { onCallAnswered, onCallFailed, onLog, onRequestHeaders, onResponseHeaders, retryCheck } from "../proxy/http_filter";
@@ -33,7 +33,7 @@ export function proxy_on_memory_allocate(size: usize): usize {
 export function proxy_on_context_create(id: u32, parentId: u32): void {
   collectGarbageIfDue();
   if (parentId == 0) {
-    plugins.set(id, new Plugin(id));
+    addPlugin(id, new Plugin(id));
     return;
   }
   createStream(id, parentId);
@@ -206,7 +206,7 @@ export function proxy_on_delete(id: u32): void {
   if (deleteStream(id)) return;
   connectionClosed(id);
   connections.delete(id);
-  plugins.delete(id);
+  removePlugin(id);
 }
 
 function connectionClosed(id: u32): void {

@@ -101,6 +101,8 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
 
 // A policy-cache hit: the quota cache decides quotas locally, prefetching in
 // the background (upstream uses the quota cache only after a policy hit).
+// @ts-ignore: decorator
+@inline
 function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck, now: i64): Action {
   const e = stream.evaluation!;
   const outcome = stream.outcome;
@@ -208,6 +210,8 @@ function finishWaiting(plugin: Plugin, stream: HttpStream, verdict: Verdict, dir
   if (finish(plugin, stream, verdict, directive, true) == Action.Continue) host.continueRequest();
 }
 
+// @ts-ignore: decorator
+@inline
 function finish(plugin: Plugin, stream: HttpStream, verdict: Verdict, directive: RouteDirective | null, remote: bool): Action {
   stream.state = CheckState.Done;
   const outcome = stream.outcome;
