@@ -135,22 +135,6 @@ export function bytesStartWithString(ptr: usize, len: usize, prefix: string): bo
   return spelled(ptr, len, prefix) >= 0;
 }
 
-/**
- * The `len` bytes at `a` and at `b` are equal, compared eight at a time
- * wherever they lie (memory.compare goes a byte at a time unless both are
- * aligned alike); the last eight overlap the words before them.
- */
-// @ts-ignore: decorator
-@inline
-export function sameBytesWordwise(a: usize, b: usize, len: usize): bool {
-  if (len < 8) {
-    for (let i: usize = 0; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
-    return true;
-  }
-  for (let i: usize = 0; i + 8 < len; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
-  return load<u64>(a + len - 8) == load<u64>(b + len - 8);
-}
-
 /** Two byte ranges are equal. */
 // @ts-ignore: decorator
 @inline

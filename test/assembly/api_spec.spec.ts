@@ -221,22 +221,3 @@ describe("CompiledApiSpec templates with regexes", () => {
     ]);
   });
 });
-
-describe("CompiledApiSpec repeated lookups", () => {
-  it("answers a method and path asked again as the first time, and any other afresh", () => {
-    const spec = specOf(["GET /pets/{id}", "GET ~/pets/.*", "POST ~/pets/[0-9]+", "- /owners"]);
-    const rows = [
-      new Row("GET", "/pets/1", 0, "op1"),
-      new Row("GET", "/pets/1", 0, "op1"),
-      new Row("POST", "/pets/1", 2),
-      new Row("POST", "/pets/1", 2),
-      new Row("POST", "/pets/x", NONE),
-      new Row("GET", "/pets/1?x", 0, "op1"),
-      new Row("GET", "/owners", 3),
-      new Row("PUT", "/owners", 3),
-      new Row("GET", "/pets/1", 0, "op1"),
-    ];
-    expectRows(spec, rows);
-    expectRows(spec, rows);
-  });
-});

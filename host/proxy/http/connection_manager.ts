@@ -172,29 +172,39 @@ export class HttpConnectionManager {
     this.stats.requests++;
     this.stats.active++;
     const admitted = this.guard.admitRequest(req);
-    const startedAt = Date.now();
-    const startNs = process.hrtime.bigint();
-    res.once("close", () => {
-      this.stats.active--;
-      this.guard.requestDone(req);
-      this.options.onAccess?.(this.accessRecord(req, res, startedAt, startNs));
-    });
+    // 'close' comes once: a plain listener, without once()'s wrapper and removal.
+    const onAccess = this.options.onAccess;
+    if (onAccess) {
+      const startedAt = Date.now();
+      const startNs = process.hrtime.bigint();
+      res.on("close", () => {
+        this.requestOver(req);
+        onAccess(this.accessRecord(req, res, startedAt, startNs));
+      });
+    } else res.on("close", () => this.requestOver(req));
     if (!admitted) {
       // Over the concurrent-request limit: refused before the filter, as an overloaded Envoy does.
       this.reply(res, { status: 503, details: "overload", body: "proxy overloaded", headers: [], grpcStatus: -1 });
       req.resume();
       return;
     }
-    const failed = (e: unknown) => {
-      this.options.onLog("error", `${this.options.name}: ${(e as Error).message}`);
-      if (!res.headersSent) res.writeHead(500).end();
-      else res.destroy();
-    };
     try {
-      this.handle(req, res)?.catch(failed);
+      this.handle(req, res)?.catch((e) => this.failed(res, e));
     } catch (e) {
-      failed(e);
+      this.failed(res, e);
     }
+  }
+
+  private requestOver(req: IncomingMessage): void {
+    this.stats.active--;
+    this.guard.requestDone(req);
+  }
+
+  /** A request's handling threw or rejected: 500 when nothing was answered, else the stream is reset. */
+  private failed(res: ServerResponse, e: unknown): void {
+    this.options.onLog("error", `${this.options.name}: ${(e as Error).message}`);
+    if (!res.headersSent) res.writeHead(500).end();
+    else res.destroy();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
@@ -281,7 +291,11 @@ export class HttpConnectionManager {
     const method = headerValue(forwarded, ":method") ?? req.method ?? "GET";
     const routedAuthority = headerValue(forwarded, ":authority") ?? x.authority;
     const destination = o.connections?.originalDestination(req.socket);
-    const routed = o.router.route({ authority: routedAuthority, method, path, headers: forwarded, ...(destination ? { destination } : {}) });
+    const routed = o.router.route(
+      destination
+        ? { authority: routedAuthority, method, path, headers: forwarded, destination }
+        : { authority: routedAuthority, method, path, headers: forwarded },
+    );
     const delayMs = routed?.kind === "reply" ? routed.delayMs : routed?.actions?.delayMs;
     if (delayMs) return sleep(delayMs).then(() => this.route(x, id, forwarded, method, path, routed));
     this.route(x, id, forwarded, method, path, routed);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import type { HeaderList } from "../../wasm/abi_types.ts";
-import { NO_BODY, type RequestFraming, frameFlat, frameObject, requestFraming } from "./request_framing.ts";
+import { NO_BODY, type RequestFraming, frameObject, framingField, isFramingName, requestFraming } from "./request_framing.ts";
 
 // RFC 9110 §7.6.1: connection-specific fields are not forwarded, nor any
 // field the Connection header names.
@@ -120,37 +120,30 @@ export function toRawHeaders(pairs: ReadonlyArray<readonly [string, string]>): s
 }
 
 /**
- * A forwarded request's headers (pseudo-headers excluded, then `host`) as
- * the flat list Node's request() takes: no header object is built and
- * looked up on the way. Undefined when a Cookie repeats: Node's header object
- * joins those into one field, as HTTP/1.1 wants (toOutgoing).
- */
-function toRequestRawHeaders(pairs: ReadonlyArray<readonly [string, string]>, host: string): string[] | undefined {
-  const out: string[] = [];
-  let cookie = false;
-  for (const [name, value] of pairs) {
-    if (name.charCodeAt(0) === 0x3a || name === "host") continue;
-    if (name === "cookie") {
-      if (cookie) return undefined;
-      cookie = true;
-    }
-    out.push(name, value);
-  }
-  out.push("host", host);
-  return out;
-}
-
-/**
  * A forwarded request's headers for Node's request(), framed by the
- * listener (request_framing.ts): a flat list, or the header object when a
- * Cookie repeats (Node joins those into one field, as HTTP/1.1 wants).
+ * listener (request_framing.ts): the flat name, value… list Node's request()
+ * takes (pseudo-headers, Host and the framing fields left out, then `host`
+ * and the request's own framing field), made in one pass with no header
+ * object built and looked up on the way; the header object when a Cookie
+ * repeats (Node joins those into one field, as HTTP/1.1 wants).
  */
 export function upstreamHeaders(forwarded: HeaderList, method: string, authority: string, framing: RequestFraming): string[] | OutgoingHttpHeaders {
-  const flat = toRequestRawHeaders(forwarded, authority);
-  if (flat) return frameFlat(flat, method, framing);
-  const outgoing = toOutgoing(forwarded);
-  outgoing.host = authority;
-  return frameObject(outgoing, method, framing);
+  const out: string[] = [];
+  let cookie = false;
+  for (let i = 0; i < forwarded.length; i++) {
+    const pair = forwarded[i];
+    const name = pair[0];
+    if (name.charCodeAt(0) === 0x3a || name === "host" || isFramingName(name)) continue;
+    if (name === "cookie") {
+      if (cookie) return frameObject({ ...toOutgoing(forwarded), host: authority }, method, framing);
+      cookie = true;
+    }
+    out.push(name, pair[1]);
+  }
+  out.push("host", authority);
+  const field = framingField(method, framing);
+  if (field) out.push(field[0], field[1]);
+  return out;
 }
 
 export type { IncomingHttpHeaders };

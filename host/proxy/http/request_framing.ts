@@ -82,19 +82,11 @@ export function framingField(method: string, framing: RequestFraming): readonly 
   return BODILESS_METHODS.has(method) ? undefined : ["content-length", "0"];
 }
 
-const isFramingName = (name: string) => {
+/** Content-Length or Transfer-Encoding, in any case. */
+export const isFramingName = (name: string) => {
   const lower = name.length === 14 || name.length === 17 ? name.toLowerCase() : "";
   return lower === "content-length" || lower === "transfer-encoding";
 };
-
-/** A flat name, value… list (lower-case names) with its framing fields replaced by the request's own. */
-export function frameFlat(flat: string[], method: string, framing: RequestFraming): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) if (!isFramingName(flat[i])) out.push(flat[i], flat[i + 1]);
-  const field = framingField(method, framing);
-  if (field) out.push(field[0], field[1]);
-  return out;
-}
 
 /** A header object (lower-case names) with its framing fields replaced by the request's own, in place. */
 export function frameObject(headers: OutgoingHttpHeaders, method: string, framing: RequestFraming): OutgoingHttpHeaders {

@@ -9,6 +9,7 @@ import { endToEndHeaders, toOutgoing, toRawHeaders, upstreamHeaders } from "../h
 import { type RequestFraming, frameObject, hasBody } from "../http/request_framing.ts";
 import type { RequestProperties } from "../request_properties.ts";
 import { countRequestOnConnection } from "./requests_per_connection.ts";
+import { relayBody } from "./response_relay.ts";
 import type { ForwardActions, RouteDecision } from "./route_decision.ts";
 import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "./upstream_failure.ts";
 
@@ -64,7 +65,6 @@ export class UpstreamRequests {
       const headerList = outgoing ?? upstreamHeaders(forwarded, method, down.authority, down.framing);
       const upstreamPath = actions?.path ?? path;
       let requestBytes = 0;
-      let responseBytes = 0;
       const bodiless = !hasBody(down.framing);
       if (!bodiless) {
         req.on("data", (chunk: Buffer) => {
@@ -163,21 +163,21 @@ export class UpstreamRequests {
           answered = true;
           if (timer) clearTimeout(timer);
           down.props.upstreamAddress = `${target.host}:${target.port}`;
-          up.on("data", (chunk: Buffer) => {
-            responseBytes += chunk.length;
-          });
-          up.pipe(res);
-          up.on("end", () => {
-            finish(status);
-            down.complete(status, requestBytes, responseBytes);
-          });
-          // Reset or cut short after the headers went out: the client's stream is reset, as in Envoy.
-          up.on("error", (e) => {
-            finish(status);
-            down.upstreamError(`upstream ${target.host}:${target.port} response cut short: ${e.message}`);
-            res.destroy();
-            down.complete(status, requestBytes, responseBytes);
-          });
+          relayBody(
+            up,
+            res,
+            (responseBytes) => {
+              finish(status);
+              down.complete(status, requestBytes, responseBytes);
+            },
+            // Reset or cut short after the headers went out: the client's stream is reset, as in Envoy.
+            (e, responseBytes) => {
+              finish(status);
+              down.upstreamError(`upstream ${target.host}:${target.port} response cut short: ${e.message}`);
+              res.destroy();
+              down.complete(status, requestBytes, responseBytes);
+            },
+          );
         });
         // A 101 nobody asked for (the listener forwards no Upgrade): Node hands over the socket; it is closed, the client gets 502.
         upstream.on("upgrade", (_res, socket: Socket) => {
