@@ -5,6 +5,8 @@
 // warm-up the counts are zeroed, a fixed number of requests is sent with 16
 // connections, and the counts are dumped: instructions per request, the
 // main thread (the event loop: what bounds throughput) and all threads.
+// Node runs with V8's --single-threaded, so JIT compiling and GC are counted
+// on the main thread where they happen at all after the warm-up.
 //   node --import tsx test/bench/sidecar_callgrind.ts [checkout ...]   (after npm run build)
 // Each checkout named (`.` for this one, or another built checkout's
 // directory; `bare` for the sidecar bench's bare Node proxy,
@@ -77,6 +79,10 @@ async function underCallgrind(checkout: string, mesh: LocalMesh, out: string): P
       "--instr-atstart=no",
       `--callgrind-out-file=${out}/callgrind.out.%p`,
       process.execPath,
+      // No background compiler or GC threads: V8 compiles and collects on the main thread, when
+      // the same execution asks for it, so the count repeats (with them, what was optimized when
+      // depends on how valgrind schedules its threads, and two runs of one build differed by 20 %).
+      "--single-threaded",
       ...program,
     ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" } },
