@@ -91,7 +91,7 @@ export class CompiledApiSpec {
         const want = this.patterns[p].method;
         if (want == "*" || want == method) hits[kept++] = p;
       }
-      hits.length = kept;
+      if (hits.length != kept) hits.length = kept;
     }
     if (templateWinner < 0 && hits.length == 0) return NO_API_MATCH;
     const result = into !== null ? into : new ApiMatch();

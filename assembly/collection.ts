@@ -28,16 +28,25 @@ let allocationsAtCollection: u64 = 0;
 let entriesSinceCollection: u32 = 0;
 let pagesAfterCollection: i32 = 0;
 
-/** Collects when objects were allocated or the heap grew since the last collection (see above). */
+/**
+ * Collects when objects were allocated or the heap grew since the last
+ * collection (see above). Inlined into every entry point: the test is a
+ * handful of instructions, a call on an interpreter (WAMR) costs more.
+ */
+// @ts-ignore: decorator
+@inline
 export function collectGarbageIfDue(): void {
-  entriesSinceCollection++;
   if (
+    ++entriesSinceCollection < MAX_ENTRIES_BETWEEN_COLLECTIONS &&
     allocationCount - allocationsAtCollection < COLLECT_AFTER_ALLOCATIONS &&
-    memory.size() <= pagesAfterCollection &&
-    entriesSinceCollection < MAX_ENTRIES_BETWEEN_COLLECTIONS
+    memory.size() <= pagesAfterCollection
   ) {
     return;
   }
+  collectGarbage();
+}
+
+function collectGarbage(): void {
   __collect();
   allocationsAtCollection = allocationCount;
   entriesSinceCollection = 0;

@@ -7,7 +7,7 @@ import { readForwardedAttributes } from "./proto/forwarded";
 import { apiKeyInto, DEFAULT_API_KEY_LOCATIONS } from "./api_key";
 import { ApiMatch, NO_API_MATCH } from "./api_spec";
 import { ClientConfig, ServiceConfig } from "./config/client_config";
-import { QuotaCharge, quotaCharges } from "./quota";
+import { QuotaCharge, replaceQuotaCharges } from "./quota";
 import { RequestView } from "./request";
 import { isNullString } from "./text";
 
@@ -57,8 +57,7 @@ export class Evaluation {
     this.api = NO_API_MATCH;
     this.apiPattern = "";
     this.apiKeyValue = null;
-    // Array's length setter always calls into the runtime: only when there is something to drop.
-    if (this.quotas.length != 0) this.quotas.length = 0;
+    // `quotas` is rewritten by the evaluation (evaluateRequest).
     this.forwardHeader = "";
     this.forwardedDropped = 0;
   }
@@ -113,7 +112,10 @@ export function evaluateRequest(config: ClientConfig, req: RequestView, wantBind
       e.apiKeyValue = key;
       late.setId(REQUEST_API_KEY, key);
     }
-    quotaCharges(service.quotaRules, view, e.quotas);
+    replaceQuotaCharges<RequestAttributes>(service.quotaRules, view, e.quotas);
+  } else if (e.quotas.length != 0) {
+    // Array's length setter always calls into the runtime: only when there is something to drop.
+    e.quotas.length = 0;
   }
 
   e.forwardHeader = service !== null ? service.forwardHeader : config.forwardHeader;

@@ -36,7 +36,7 @@ export class Clause {
    * match accepts, read in place when it is a view of the request's bytes.
    */
   // @ts-ignore: decorator
-  @inline holds(bag: AttributeSource): bool {
+  @inline holds<T extends AttributeSource>(bag: T): bool {
     const id = this.id;
     if (id < 0) {
       // Past the registry's ceiling: found by name.
@@ -63,12 +63,14 @@ const entryValue = new AttributeValue();
 export class AttributeMatch {
   clauses: Array<Clause> = [];
 
-  holds(bag: AttributeSource): bool {
+  // Generic over the source, so a request's own attributes (evaluate.ts) are
+  // read without a virtual call.
+  holds<T extends AttributeSource>(bag: T): bool {
     const clauses = this.clauses;
     for (let i = 0, n = clauses.length; i < n; i++) {
       const c = unchecked(clauses[i]);
       // Only string values (or string-map entries) can satisfy a clause.
-      if (!c.holds(bag)) return false;
+      if (!c.holds<T>(bag)) return false;
     }
     return true;
   }
@@ -86,11 +88,11 @@ export class QuotaRule {
   matches: Array<AttributeMatch> = [];
   quotas: Array<QuotaCharge> = [];
 
-  holds(bag: AttributeSource): bool {
+  holds<T extends AttributeSource>(bag: T): bool {
     const matches = this.matches;
     const n = matches.length;
     if (n == 0) return true;
-    for (let i = 0; i < n; i++) if (unchecked(matches[i]).holds(bag)) return true;
+    for (let i = 0; i < n; i++) if (unchecked(matches[i]).holds<T>(bag)) return true;
     return false;
   }
 }
@@ -107,4 +109,31 @@ export function quotaCharges(rules: Array<QuotaRule>, bag: AttributeSource, out:
     const quotas = rule.quotas;
     for (let j = 0, m = quotas.length; j < m; j++) out.push(unchecked(quotas[j]));
   }
+}
+
+/**
+ * quotaCharges into `out` in place of what it held: its entries are
+ * overwritten and its length changed only when the count does (a request's
+ * evaluation reuses its list; Array's push and length setter are calls).
+ */
+export function replaceQuotaCharges<T extends AttributeSource>(rules: Array<QuotaRule>, bag: T, out: Array<QuotaCharge>): void {
+  const had = out.length;
+  let count = 0;
+  for (let i = 0, n = rules.length; i < n; i++) {
+    const rule = unchecked(rules[i]);
+    if (!rule.holds<T>(bag)) continue;
+    const quotas = rule.quotas;
+    for (let j = 0, m = quotas.length; j < m; j++) {
+      const charge = unchecked(quotas[j]);
+      if (count < had) {
+        // Array has no unchecked store: its slot written as its setter would, without the call.
+        store<QuotaCharge>(out.dataStart + (<usize>count << alignof<QuotaCharge>()), charge);
+        __link(changetype<usize>(out), changetype<usize>(charge), true);
+      } else {
+        out.push(charge);
+      }
+      count++;
+    }
+  }
+  if (out.length != count) out.length = count;
 }

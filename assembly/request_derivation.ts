@@ -226,7 +226,7 @@ export class RequestDerivation {
   @inline path(): AttributeValue | null {
     if (!this.pathRead) {
       const at = this.headers.indexOfSlot(PATH);
-      this.pathValue = at >= 0 ? this.values.header(this.headers, at) : null;
+      this.pathValue = at >= 0 ? this.values.headerEntry(this.headers, at) : null;
       this.pathRead = true;
     }
     return this.pathValue;
@@ -277,11 +277,11 @@ export class RequestDerivation {
       case REQUEST_HOST: {
         let at = h.indexOfSlot(AUTHORITY);
         if (at < 0) at = h.indexOfSlot(HOST);
-        return at >= 0 ? values.header(h, at) : EMPTY_TEXT;
+        return at >= 0 ? values.headerEntry(h, at) : EMPTY_TEXT;
       }
       case REQUEST_METHOD: {
         const at = h.indexOfSlot(METHOD);
-        return at >= 0 ? methodValue(values.header(h, at)) : null;
+        return at >= 0 ? methodValue(values.headerEntry(h, at)) : null;
       }
       case REQUEST_PATH: {
         const path = this.path();
@@ -357,7 +357,7 @@ export class RequestDerivation {
   // @ts-ignore: decorator
   @inline private header(slot: i32): AttributeValue | null {
     const at = this.headers.indexOfSlot(slot);
-    return at >= 0 ? this.values.header(this.headers, at) : null;
+    return at >= 0 ? this.values.headerEntry(this.headers, at) : null;
   }
 
   // @ts-ignore: decorator

@@ -19,6 +19,18 @@ export function isNullString(s: string | null): bool {
   return changetype<usize>(s) == 0;
 }
 
+/**
+ * `a == b` for two strings that are not null, without the call to
+ * String.__eq when they are the same object or differ in length (most
+ * compares on a request's path: a shared string against itself, or a method
+ * against another).
+ */
+// @ts-ignore: decorator
+@inline
+export function sameString(a: string, b: string): bool {
+  return changetype<usize>(a) == changetype<usize>(b) || (a.length == b.length && a == b);
+}
+
 // The UTF-8 bytes of the code point that starts at unit `i` of a string of
 // `n` units at `chars`, packed little-endian: bits 0..31 the bytes, bits
 // 32..39 how many (1..4), bits 40..47 how many units it took (1 or 2).
@@ -178,9 +190,28 @@ function fnv64Count(hash: u64, count: u32): u64 {
   return hash;
 }
 
-/** The first index in `[from, end)` of byte `b` at `ptr`, or -1. */
+const ONES: u64 = 0x0101010101010101;
+const HIGHS: u64 = 0x8080808080808080;
+
+/**
+ * The first index in `[from, end)` of byte `b` at `ptr`, or -1. Eight bytes
+ * are tested at a time while eight remain (a request's path and query are
+ * scanned for `?`, `&` and `=` on every request): a byte of `x` is zero
+ * where the word equals `b`, and `(x - ONES) & ~x & HIGHS` sets the high bit
+ * of the first such byte (a borrow can only mark bytes after it).
+ */
+// @ts-ignore: decorator
+@inline
 export function indexOfByte(ptr: usize, from: usize, end: usize, b: u8): isize {
-  for (let i = from; i < end; i++) {
+  let i = from;
+  const pattern = <u64>b * ONES;
+  while (end > i && end - i >= 8) {
+    const x = load<u64>(ptr + i) ^ pattern;
+    const hits = (x - ONES) & ~x & HIGHS;
+    if (hits != 0) return <isize>(i + <usize>(ctz(hits) >> 3));
+    i += 8;
+  }
+  for (; i < end; i++) {
     if (load<u8>(ptr + i) == b) return <isize>i;
   }
   return -1;

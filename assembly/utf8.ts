@@ -69,6 +69,10 @@ export function isAscii(ptr: usize, len: usize): bool {
     if ((load<u64>(p) & 0x8080808080808080) != 0) return false;
     p += 8;
   }
+  if (end - p >= 4) {
+    if ((load<u32>(p) & 0x80808080) != 0) return false;
+    p += 4;
+  }
   while (p < end) {
     if ((load<u8>(p) & 0x80) != 0) return false;
     p++;

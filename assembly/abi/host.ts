@@ -45,6 +45,8 @@ export function headerMap(map: MapType): StringMap {
 }
 
 /** The same, decoded into `m` (emptied first, its storage reused); `m` is left empty on a failure. */
+// @ts-ignore: decorator
+@inline
 export function headerMapInto(map: MapType, m: HeaderMap): HeaderMap {
   if (abi.proxy_get_header_map_pairs(map, scratchPtrSlot(), scratchLenSlot()) != Status.Ok) {
     m.clear();

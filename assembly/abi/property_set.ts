@@ -24,19 +24,23 @@ export type PropertyVisit<T> = (target: T, index: i32, valuePtr: usize, valueLen
 
 /** A fixed list of properties (dotted names), encoded once at start. */
 export class PropertySet<T> {
-  /** Each property's own path (segments joined by NUL), for a host that does not batch. */
+  /** Each property's own path (segments joined by NUL), for a host that does not batch (held here: `pathBytes` points into them). */
   private readonly paths: StaticArray<ArrayBuffer>;
+  /** Where each path's bytes are and how many, in turn: the loop of a host that does not batch reads only these. */
+  private readonly pathBytes: StaticArray<usize>;
   /** Each dotted name as UTF-8, to recognize the keys of a batch answer. */
   private readonly keys: StaticArray<ArrayBuffer>;
   /** `mesh` `properties` and every dotted name, NUL-separated. */
   private readonly batchPath: ArrayBuffer;
-  // The target of the read in progress (a read is never re-entered).
+  // The target of the read in progress (a read is never re-entered), and the properties it leaves out.
   private target: T | null = null;
+  private skipped: u32 = 0;
 
   constructor(
     names: StaticArray<string>,
     private readonly visit: PropertyVisit<T>,
   ) {
+    assert(names.length <= 32, "PropertySet: at most 32 properties (read's skip mask)");
     const paths = new StaticArray<ArrayBuffer>(names.length);
     const keys = new StaticArray<ArrayBuffer>(names.length);
     let batch = "mesh\0properties";
@@ -45,17 +49,29 @@ export class PropertySet<T> {
       keys[i] = String.UTF8.encode(names[i]);
       batch += "\0" + names[i];
     }
+    const pathBytes = new StaticArray<usize>(names.length << 1);
+    for (let i = 0; i < names.length; i++) {
+      pathBytes[i << 1] = changetype<usize>(paths[i]);
+      pathBytes[(i << 1) + 1] = <usize>paths[i].byteLength;
+    }
     this.paths = paths;
+    this.pathBytes = pathBytes;
     this.keys = keys;
     this.batchPath = String.UTF8.encode(batch);
   }
 
-  /** Reads every property of the set the host has into `target`. */
-  read(target: T): void {
+  /**
+   * Reads every property of the set the host has into `target`, except those
+   * whose bit is set in `skip` (bit i: the set's property i), which the
+   * caller knows already: never asked for one at a time, and left out of a
+   * batch's answer, so every host gives the same values.
+   */
+  read(target: T, skip: u32 = 0): void {
     if (hostBatches != 0) {
       if (ask(this.batchPath)) {
         hostBatches = 1;
         this.target = target;
+        this.skipped = skip;
         // A malformed answer is taken as far as it is well-formed; the rest stay at their defaults.
         forEachPair(hostBlockPtr(), hostBlockLength(), this, (set: PropertySet<T>, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void => {
           const index = set.indexOf(keyPtr, keyLen);
@@ -67,8 +83,13 @@ export class PropertySet<T> {
       }
       if (hostBatches == UNKNOWN) hostBatches = 0;
     }
-    for (let i = 0; i < this.paths.length; i++) {
-      if (!ask(unchecked(this.paths[i]))) continue;
+    const pathBytes = this.pathBytes;
+    const at = changetype<usize>(pathBytes);
+    const end = at + (<usize>pathBytes.length << alignof<usize>());
+    for (let p = at; p < end; p += sizeof<usize>() << 1) {
+      const i = <i32>((p - at) >> (alignof<usize>() + 1));
+      if (((skip >>> <u32>i) & 1) != 0) continue;
+      if (abi.proxy_get_property(load<usize>(p), load<usize>(p, sizeof<usize>()), scratchPtrSlot(), scratchLenSlot()) != Status.Ok) continue;
       this.visit(target, i, hostBlockPtr(), hostBlockLength());
       dropHostBlock();
     }
@@ -83,6 +104,7 @@ export class PropertySet<T> {
   }
 
   deliver(index: i32, valuePtr: usize, valueLen: usize): void {
+    if (((this.skipped >>> <u32>index) & 1) != 0) return;
     this.visit(this.target!, index, valuePtr, valueLen);
   }
 }

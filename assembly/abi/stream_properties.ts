@@ -71,7 +71,20 @@ function visitResponse(v: ResponseView, index: i32, ptr: usize, len: usize): voi
 
 const RESPONSE_PROPERTIES = new PropertySet<ResponseView>(RESPONSE_NAMES, visitResponse);
 
-/** The outcome of a finished request (status, sizes, upstream address); absent ones keep their defaults (code -1, sizes 0). */
-export function readResponseProperties(v: ResponseView): void {
-  RESPONSE_PROPERTIES.read(v);
+// What readResponseProperties may leave out (its `skip`): each costs a host
+// call, and a present value another (the host allocates module memory for it).
+/** request.size: the request had no body (its headers ended the stream). */
+export const SKIP_REQUEST_SIZE: u32 = 1 << 1;
+/** response.size: the response had no body. */
+export const SKIP_RESPONSE_SIZE: u32 = 1 << 2;
+/** upstream.address: the report has destination.ip and destination.port already. */
+export const SKIP_UPSTREAM_ADDRESS: u32 = 1 << 5;
+
+/**
+ * The outcome of a finished request (status, sizes, upstream address);
+ * absent ones keep their defaults (code -1, sizes 0, no upstream), and so do
+ * those `skip` leaves out (SKIP_*).
+ */
+export function readResponseProperties(v: ResponseView, skip: u32 = 0): void {
+  RESPONSE_PROPERTIES.read(v, skip);
 }

@@ -89,7 +89,11 @@ export function addReportAttributes(bag: AttributeBag, response: ResponseView, c
   // Same-name trailers win.
   const responseHeaders = response.headers;
   const trailers = response.trailers;
-  for (let i = 0; i < trailers.keys.length; i++) responseHeaders.set(trailers.keys[i], trailers.values[i]);
+  if (trailers.size > 0) {
+    const keys = trailers.keys;
+    const trailerValues = trailers.values;
+    for (let i = 0, n = keys.length; i < n; i++) responseHeaders.set(unchecked(keys[i]), unchecked(trailerValues[i]));
+  }
   bag.setId(RESPONSE_HEADERS, values.map(responseHeaders));
 
   // Tracing headers may have been added after the check; put them in the

@@ -1,4 +1,4 @@
-import { bytesEqualString, fnv64Text, fnv64TextOfString, sameBytes } from "../text";
+import { bytesEqualString, fnv64Text, fnv64TextOfString, sameBytes, sameString } from "../text";
 import { decodeUtf8, encodeUtf8Unsafe, isCleanUtf8 } from "../utf8";
 
 // Value kinds numbered as the AttributeValue oneof fields of
@@ -110,7 +110,7 @@ export class AttributeValue {
   /** The string value's text equals `s` (compared as UTF-8, nothing decoded). */
   // @ts-ignore: decorator
   @inline textEquals(s: string): bool {
-    return this.viewed ? bytesEqualString(this.textBytes, this.textLength, s) : this.text == s;
+    return this.viewed ? bytesEqualString(this.textBytes, this.textLength, s) : sameString(this.text, s);
   }
 
   /** Two string values have the same text. */
@@ -119,7 +119,7 @@ export class AttributeValue {
       if (other.viewed) return sameBytes(this.textBytes, this.textLength, other.textBytes, other.textLength);
       return bytesEqualString(this.textBytes, this.textLength, other.text);
     }
-    return other.viewed ? bytesEqualString(other.textBytes, other.textLength, this.text) : this.text == other.text;
+    return other.viewed ? bytesEqualString(other.textBytes, other.textLength, this.text) : sameString(this.text, other.text);
   }
 
   /** fnv64Text of the string value's UTF-8, equal for a view and the text decoded from it. */

@@ -9,6 +9,11 @@ export class Lru<T> {
   private readonly map: Map<u64, T> = new Map();
   private newest: T | null = null;
   private oldest: T | null = null;
+  // The node last found or filed, under its key: requests that share a cache
+  // entry (what a cache is for) find it again without hashing the key twice
+  // (`has`, then `get`) and a call. Always what `map` holds for that key.
+  private lastKey: u64 = 0;
+  private lastNode: T | null = null;
 
   constructor(public readonly capacity: i32) {}
 
@@ -18,8 +23,17 @@ export class Lru<T> {
 
   // @ts-ignore: decorator
   @inline find(key: u64): T | null {
+    const last = this.lastNode;
+    return last !== null && this.lastKey == key ? last : this.lookUp(key);
+  }
+
+  private lookUp(key: u64): T | null {
     const map = this.map;
-    return map.has(key) ? map.get(key) : null;
+    if (!map.has(key)) return null;
+    const node = map.get(key);
+    this.lastKey = key;
+    this.lastNode = node;
+    return node;
   }
 
   /** The least recently used node, or null when empty. */
@@ -53,12 +67,15 @@ export class Lru<T> {
       }
     }
     this.map.set(node.lruKey, node);
+    this.lastKey = node.lruKey;
+    this.lastNode = node;
     this.linkNewest(node);
     return dropped;
   }
 
   remove(node: T): void {
     this.map.delete(node.lruKey);
+    if (this.lastNode === node) this.lastNode = null;
     this.unlink(node);
   }
 
@@ -66,6 +83,7 @@ export class Lru<T> {
     this.map.clear();
     this.newest = null;
     this.oldest = null;
+    this.lastNode = null;
   }
 
   private linkNewest(node: T): void {

@@ -168,7 +168,8 @@ export class QuotaPrefetch {
   }
 
   /** Takes `delta` from the oldest unexpired slots; returns what was missing. */
-  private subtract(delta: i64, nowNanos: i64): i64 {
+  // @ts-ignore: decorator
+  @inline private subtract(delta: i64, nowNanos: i64): i64 {
     const queue = this.queue;
     while (queue.length > 0 && delta > 0) {
       const head = unchecked(queue[0]);

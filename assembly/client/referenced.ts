@@ -204,6 +204,11 @@ export class ReferencedShape {
   /** False when a REGEX (or unknown) condition is present: never cached. */
   readonly supported: bool;
   private readonly canonical: string;
+  // Without EXACT references the signature depends on `extra` alone (a quota
+  // cache asks with the same quota name request after request): the last
+  // one's is kept, by the string's identity.
+  private lastExtra: string | null = null;
+  private lastExtraSignature: u64 = 0;
 
   constructor(references: Array<ReferencedAttribute>) {
     const absence = new Array<ReferencedAttribute>();
@@ -272,9 +277,21 @@ export class ReferencedShape {
    * `extra` (the quota cache passes the quota name). Meaningful only where
    * `applies(bag)`; allocates nothing.
    */
-  signature(bag: AttributeSource, extra: string = ""): u64 {
+  // @ts-ignore: decorator
+  @inline signature(bag: AttributeSource, extra: string = ""): u64 {
+    return this.exact.length == 0 && changetype<usize>(this.lastExtra) == changetype<usize>(extra)
+      ? this.lastExtraSignature
+      : this.signatureOf(bag, extra);
+  }
+
+  private signatureOf(bag: AttributeSource, extra: string): u64 {
     let h = FNV64_OFFSET_BASIS;
     const exact = this.exact;
+    if (exact.length == 0) {
+      this.lastExtraSignature = fnv64String(h, extra);
+      this.lastExtra = extra;
+      return this.lastExtraSignature;
+    }
     for (let i = 0, n = exact.length; i < n; i++) {
       const r = unchecked(exact[i]);
       h = fnv64String(h, r.name);

@@ -30,11 +30,16 @@ export class WindowCounter {
     return this.total;
   }
 
-  private roll(nowNanos: i64): void {
+  // Inlined: within the current slot (nearly every call) it is one compare.
+  // @ts-ignore: decorator
+  @inline private roll(nowNanos: i64): void {
     const elapsed = nowNanos - this.lastNanos;
     // A clock that went back keeps the current slot (upstream's unsigned cast
     // would clear the window instead).
-    if (elapsed < this.slotNanos) return;
+    if (elapsed >= this.slotNanos) this.advance(nowNanos, elapsed);
+  }
+
+  private advance(nowNanos: i64, elapsed: i64): void {
     const slots = this.slots;
     const length = slots.length;
     const steps = elapsed / this.slotNanos;

@@ -84,8 +84,14 @@ export class ClientConfig {
    * attributes, with the service's over them; merged once per service and
    * shared by its requests (read-only).
    */
-  staticAttributesFor(service: ServiceConfig | null): AttributeBag {
+  // @ts-ignore: decorator
+  @inline staticAttributesFor(service: ServiceConfig | null): AttributeBag {
     if (service === null) return this.hubAttributes;
+    const merged = service.merged;
+    return merged !== null ? merged : this.mergeStaticAttributes(service);
+  }
+
+  private mergeStaticAttributes(service: ServiceConfig): AttributeBag {
     let merged = service.merged;
     if (merged === null) {
       merged = new AttributeBag();

@@ -1,4 +1,5 @@
 import { HttpStream } from "../proxy/http_stream";
+import { Spares } from "../proxy/stream_pool";
 import { Plugin } from "../proxy/plugin";
 import { TcpConnection } from "../proxy/tcp_connection";
 import { ContextTable } from "../abi/context_table";
@@ -10,7 +11,11 @@ import { ContextTable } from "../abi/context_table";
 // proxy_on_new_connection turns it into a TCP connection (the ABI tells the
 // two apart only by the callbacks that follow).
 
-export const plugins = new Map<u32, Plugin>();
+const plugins = new Map<u32, Plugin>();
+// The root every stream of a proxy's plugin names: the last one found is
+// kept, so a request finds its plugin without a hash lookup.
+let lastRootId: u32 = 0;
+let lastPlugin: Plugin | null = null;
 // Streams and connections come and go with requests: tables that allocate
 // only to grow (context_table.ts).
 export const streams = new ContextTable<HttpStream>();
@@ -21,13 +26,12 @@ export const connections = new ContextTable<TcpConnection>();
 // their stream by id), so once deleted it can start over. Beyond this many
 // spares the collector takes them.
 const MAX_SPARE_STREAMS: i32 = 64;
-const spareStreams = new Array<HttpStream>();
+const spareStreams = new Spares<HttpStream>(MAX_SPARE_STREAMS);
 
 /** Files a new HTTP stream `id` under root `rootId`, reusing a deleted one's object when there is one. */
 export function createStream(id: u32, rootId: u32): void {
-  let stream: HttpStream;
-  if (spareStreams.length > 0) {
-    stream = spareStreams.pop();
+  let stream = spareStreams.take();
+  if (stream !== null) {
     stream.reuse(id, rootId);
   } else {
     stream = new HttpStream(id, rootId);
@@ -40,11 +44,34 @@ export function deleteStream(id: u32): void {
   const stream = streams.find(id);
   if (stream === null) return;
   streams.delete(id);
-  if (spareStreams.length < MAX_SPARE_STREAMS) spareStreams.push(stream);
+  spareStreams.give(stream);
 }
 
+/** Files root context `id`'s plugin, replacing one filed under the same id. */
+export function addPlugin(id: u32, plugin: Plugin): void {
+  plugins.set(id, plugin);
+  if (lastRootId == id) lastPlugin = plugin;
+}
+
+/** Forgets root context `id`'s plugin (no-op when unknown). */
+export function removePlugin(id: u32): void {
+  plugins.delete(id);
+  if (lastRootId == id) lastPlugin = null;
+}
+
+// @ts-ignore: decorator
+@inline
 export function pluginFor(rootId: u32): Plugin | null {
-  return plugins.has(rootId) ? plugins.get(rootId) : null;
+  const last = lastPlugin;
+  return last !== null && lastRootId == rootId ? last : findPlugin(rootId);
+}
+
+function findPlugin(rootId: u32): Plugin | null {
+  if (!plugins.has(rootId)) return null;
+  const plugin = plugins.get(rootId);
+  lastRootId = rootId;
+  lastPlugin = plugin;
+  return plugin;
 }
 
 export function streamFor(id: u32): HttpStream | null {

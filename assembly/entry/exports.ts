@@ -3,7 +3,7 @@ import { BufferType, LogLevel } from "../abi/enums";
 import { collectGarbageIfDue } from "../collection";
 import { allocateForHost } from "../abi/marshal";
 import * as host from "../abi/host";
-import { becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, plugins, streamFor } from "./contexts";
+import { addPlugin, becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, removePlugin, streamFor } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
 import { CallKind, PendingCall, Plugin } from "../proxy/plugin";
 import { onCallAnswered, onCallFailed, onLog, onRequestHeaders, onResponseHeaders, retryCheck } from "../proxy/http_filter";
@@ -33,7 +33,7 @@ export function proxy_on_memory_allocate(size: usize): usize {
 export function proxy_on_context_create(id: u32, parentId: u32): void {
   collectGarbageIfDue();
   if (parentId == 0) {
-    plugins.set(id, new Plugin(id));
+    addPlugin(id, new Plugin(id));
     return;
   }
   createStream(id, parentId);
@@ -88,13 +88,25 @@ export function proxy_on_request_headers(id: u32, headerCount: u32, endOfStream:
   if (stream === null) return 0;
   const plugin = pluginFor(stream.rootId);
   if (plugin === null) return 0;
+  stream.requestBodyless = endOfStream;
   return onRequestHeaders(plugin, stream);
 }
 
 export function proxy_on_response_headers(id: u32, headerCount: u32, endOfStream: bool): u32 {
   collectGarbageIfDue();
   const stream = streamFor(id);
-  return stream === null ? 0 : onResponseHeaders(stream);
+  if (stream === null) return 0;
+  stream.responseBodyless = endOfStream;
+  return onResponseHeaders(stream);
+}
+
+// A host calls this only for a response that has trailers (Envoy, proxy-wasm-cpp-host):
+// the report reads them at log time then, and never asks for trailers otherwise.
+export function proxy_on_response_trailers(id: u32, trailerCount: u32): u32 {
+  collectGarbageIfDue();
+  const stream = streamFor(id);
+  if (stream !== null) stream.responseTrailers = true;
+  return 0;
 }
 
 export function proxy_on_grpc_receive(rootId: u32, token: u32, messageSize: u32): void {
@@ -191,7 +203,7 @@ export function proxy_on_delete(id: u32): void {
   connectionClosed(id);
   deleteStream(id);
   connections.delete(id);
-  plugins.delete(id);
+  removePlugin(id);
 }
 
 function connectionClosed(id: u32): void {

@@ -43,7 +43,20 @@ export class ProtoWriter {
     this.buf = next;
   }
 
-  varint(v: u64): void {
+  // Inlined where it is called: most varints of a hub message (dictionary
+  // indexes, lengths, small numbers) are one byte, and a call costs an
+  // interpreter such as WAMR more than the store; longer ones take varintLong.
+  // @ts-ignore: decorator
+  @inline varint(v: u64): void {
+    if (v < 0x80 && this.len < this.buf.length) {
+      store<u8>(this.buf.dataStart + <usize>this.len, <u8>v);
+      this.len++;
+      return;
+    }
+    this.varintLong(v);
+  }
+
+  private varintLong(v: u64): void {
     this.ensure(10);
     // Room is ensured: plain stores, no bounds check per byte.
     let at = this.buf.dataStart + <usize>this.len;
@@ -56,7 +69,8 @@ export class ProtoWriter {
     this.len += <i32>(at - start);
   }
 
-  tag(field: u32, wire: u32): void {
+  // @ts-ignore: decorator
+  @inline tag(field: u32, wire: u32): void {
     const key = (field << 3) | wire;
     // Every field number the hub messages use fits a one-byte tag.
     if (key < 0x80) {
@@ -65,26 +79,30 @@ export class ProtoWriter {
       this.len++;
       return;
     }
-    this.varint(<u64>key);
+    this.varintLong(<u64>key);
   }
 
-  uint64Field(field: u32, v: u64): void {
+  // @ts-ignore: decorator
+  @inline uint64Field(field: u32, v: u64): void {
     this.tag(field, WIRE_VARINT);
     this.varint(v);
   }
 
   /** int32/int64 are sign-extended to 64 bits on the wire. */
-  int64Field(field: u32, v: i64): void {
+  // @ts-ignore: decorator
+  @inline int64Field(field: u32, v: i64): void {
     this.tag(field, WIRE_VARINT);
     this.varint(<u64>v);
   }
 
-  sint32Field(field: u32, v: i32): void {
+  // @ts-ignore: decorator
+  @inline sint32Field(field: u32, v: i32): void {
     this.tag(field, WIRE_VARINT);
     this.varint(<u64>(<u32>((v << 1) ^ (v >> 31))));
   }
 
-  boolField(field: u32, v: bool): void {
+  // @ts-ignore: decorator
+  @inline boolField(field: u32, v: bool): void {
     this.tag(field, WIRE_VARINT);
     this.varint(v ? 1 : 0);
   }
@@ -120,7 +138,8 @@ export class ProtoWriter {
    *
    *   const m = w.begin(2); w.sint32Field(1, key); w.sint32Field(2, value); w.end(m);
    */
-  begin(field: u32): i32 {
+  // @ts-ignore: decorator
+  @inline begin(field: u32): i32 {
     this.tag(field, WIRE_LEN);
     this.ensure(1);
     const mark = this.len;
@@ -129,20 +148,22 @@ export class ProtoWriter {
   }
 
   /** Ends the submessage `begin` returned `mark` for. */
-  end(mark: i32): void {
-    const start = this.buf.dataStart + <usize>mark;
+  // @ts-ignore: decorator
+  @inline end(mark: i32): void {
     const n = this.len - mark - 1;
-    if (n < 0x80) {
-      store<u8>(start, <u8>n);
-      return;
-    }
+    if (n < 0x80) store<u8>(this.buf.dataStart + <usize>mark, <u8>n);
+    else this.endLong(mark, n);
+  }
+
+  // A submessage of 128 bytes or more: moved up to make room for its length.
+  private endLong(mark: i32, n: i32): void {
     let extra = 1;
     for (let v = <u32>n >>> 14; v != 0; v >>>= 7) extra++;
     this.ensure(extra);
     const moved = this.buf.dataStart + <usize>mark;
     memory.copy(moved + 1 + <usize>extra, moved + 1, <usize>n);
     this.len = mark;
-    this.varint(<u64>n);
+    this.varintLong(<u64>n);
     this.len += n;
   }
 

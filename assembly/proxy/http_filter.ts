@@ -3,7 +3,7 @@ import { FORWARDED_HEADER } from "../proto/forwarded";
 import { CachedCheck } from "../client/check_cache";
 import { TransportOutcome, transportOutcome } from "../client/counters";
 import { ClientConfig, NetworkFailPolicy } from "../config/client_config";
-import { evaluateRequest } from "../evaluate";
+import { evaluateRequest, Evaluation } from "../evaluate";
 import { decodeCheckResponse } from "../hub/check_response";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
@@ -18,7 +18,8 @@ import { isNullString } from "../text";
 import { encodeUtf8 } from "../utf8";
 import { Action, LogLevel, MapType } from "../abi/enums";
 import * as host from "../abi/host";
-import { readRequestProperties, readResponseProperties } from "../abi/stream_properties";
+import { readRequestProperties, readResponseProperties, SKIP_REQUEST_SIZE, SKIP_RESPONSE_SIZE, SKIP_UPSTREAM_ADDRESS } from "../abi/stream_properties";
+import { DESTINATION_IP, DESTINATION_PORT } from "../attributes/names";
 import { decideCheck, OK_VERDICT, Verdict } from "./check_decision";
 import { applyPrefetchAnswer, decideQuotasFromCache, quotasNeedHub, toShape } from "./quota_from_cache";
 import { CheckState, HttpStream } from "./http_stream";
@@ -100,6 +101,8 @@ export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
 
 // A policy-cache hit: the quota cache decides quotas locally, prefetching in
 // the background (upstream uses the quota cache only after a policy hit).
+// @ts-ignore: decorator
+@inline
 function answerFromCache(plugin: Plugin, stream: HttpStream, cached: CachedCheck, now: i64): Action {
   const e = stream.evaluation!;
   const outcome = stream.outcome;
@@ -207,6 +210,8 @@ function finishWaiting(plugin: Plugin, stream: HttpStream, verdict: Verdict, dir
   if (finish(plugin, stream, verdict, directive, true) == Action.Continue) host.continueRequest();
 }
 
+// @ts-ignore: decorator
+@inline
 function finish(plugin: Plugin, stream: HttpStream, verdict: Verdict, directive: RouteDirective | null, remote: bool): Action {
   stream.state = CheckState.Done;
   const outcome = stream.outcome;
@@ -273,9 +278,10 @@ function report(plugin: Plugin, stream: HttpStream): void {
   const now = host.nowNanos();
   const response = plugin.responseView;
   response.reset();
-  readResponseProperties(response);
+  readResponseProperties(response, knownOutcome(stream, e));
   host.headerMapInto(MapType.ResponseHeaders, response.headers as HeaderMap);
-  host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
+  // Trailers only when the response had some (response.reset left the map empty).
+  if (stream.responseTrailers) host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
   // The check's own bag and values become the report's: it is encoded into
@@ -283,6 +289,21 @@ function report(plugin: Plugin, stream: HttpStream): void {
   const bag = e.attributes;
   addReportAttributes(bag, response, stream.outcome, stream.request!.headers, e.values);
   plugin.addReport(bag, now);
+}
+
+// The outcome properties the module knows without asking the host (each
+// costs a host call, and a present value an allocation): a body's size
+// when the headers ended the stream (no body: 0, as the host would say);
+// the upstream's address when the report will not use it (it only fills in
+// destination.ip and destination.port, which the request's own
+// destination.address or a static attribute gave already).
+function knownOutcome(stream: HttpStream, e: Evaluation): u32 {
+  let skip: u32 = 0;
+  if (stream.requestBodyless) skip |= SKIP_REQUEST_SIZE;
+  if (stream.responseBodyless) skip |= SKIP_RESPONSE_SIZE;
+  const view = e.view;
+  if (view.getId(DESTINATION_IP) !== null && view.getId(DESTINATION_PORT) !== null) skip |= SKIP_UPSTREAM_ADDRESS;
+  return skip;
 }
 
 // Without a destination-service property (a proxy that sets none), the

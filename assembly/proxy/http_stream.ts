@@ -22,6 +22,12 @@ export class HttpStream {
   startNanos: i64 = 0;
   /** The filter answered this request itself (denial, direct response). */
   repliedLocally: bool = false;
+  /** The request's headers ended it (end_of_stream): it had no body. */
+  requestBodyless: bool = false;
+  /** The response's headers ended it: it had no body. */
+  responseBodyless: bool = false;
+  /** The response had trailers (the host called proxy_on_response_trailers). */
+  responseTrailers: bool = false;
 
   constructor(
     public id: u32,
@@ -44,5 +50,8 @@ export class HttpStream {
     this.responseHeaderOps = null;
     this.startNanos = 0;
     this.repliedLocally = false;
+    this.requestBodyless = false;
+    this.responseBodyless = false;
+    this.responseTrailers = false;
   }
 }

@@ -4,6 +4,7 @@ import { NetworkFailPolicy } from "../config/client_config";
 import { encodeCheckRequest } from "../hub/check_request";
 import { GLOBAL_WORD_COUNT } from "../hub/global_words";
 import { StatusCode } from "../status_codes";
+import { sameString } from "../text";
 import { QuotaCharge } from "../quota";
 import { OK_VERDICT, Verdict } from "./check_decision";
 import { CheckOutcome } from "../attributes/report";
@@ -83,7 +84,7 @@ export function decideQuotasFromCache(
     const name = unchecked(quotas[i]).quota;
     if (chargedEarlier(quotas, i, name)) continue;
     let amount: i64 = 0;
-    for (let j = i; j < n; j++) if (unchecked(quotas[j]).quota == name) amount += unchecked(quotas[j]).charge;
+    for (let j = i; j < n; j++) if (sameString(unchecked(quotas[j]).quota, name)) amount += unchecked(quotas[j]).charge;
     const decision = cache.check(name, bag, amount, now);
     if (!decision.cacheUsed) {
       allFromCache = false;
@@ -108,6 +109,6 @@ export function decideQuotasFromCache(
 }
 
 function chargedEarlier(quotas: Array<QuotaCharge>, i: i32, name: string): bool {
-  for (let j = 0; j < i; j++) if (unchecked(quotas[j]).quota == name) return true;
+  for (let j = 0; j < i; j++) if (sameString(unchecked(quotas[j]).quota, name)) return true;
   return false;
 }

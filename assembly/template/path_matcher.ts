@@ -97,7 +97,8 @@ export class PathMatcher {
     return bindVariables(pattern.template, pattern.patternIndex, this.request);
   }
 
-  private find(method: string, ptr: usize, len: usize): RegisteredPattern | null {
+  // @ts-ignore: decorator
+  @inline private find(method: string, ptr: usize, len: usize): RegisteredPattern | null {
     this.request.split(ptr, len, this.verbs);
     return this.search.run(this.nodes, this.edges, this.request, method);
   }

@@ -1,6 +1,6 @@
-import type * as grpc from "@grpc/grpc-js";
 import { deltaDiscoveryResponse, discoveryResponse } from "./ads_wire.ts";
 import type { ProxyNode } from "./ads_types.ts";
+import type { StreamWriter } from "./ads_flow.ts";
 import type { Subscription } from "./ads_subscription.ts";
 
 export class Connection {
@@ -13,34 +13,44 @@ export class Connection {
 
   constructor(
     readonly id: string,
-    private readonly call: grpc.ServerDuplexStream<Buffer, Buffer>,
+    /** Writes this stream's responses within the budget all streams share (host/discovery/ads_flow.ts): assembled when written. */
+    private readonly writer: StreamWriter,
     readonly identity: ProxyNode["identity"],
     /** An incremental (Delta) stream. */
     readonly delta = false,
   ) {}
 
+  /** The stream closed: nothing more is written to it. */
+  close(): void {
+    this.writer.close();
+  }
+
   private nextNonce(config: number | undefined): string {
     return config === undefined ? String(++this.nonce) : `${config}-${++this.nonce}`;
   }
 
-  /** One incremental response: the resources that changed (pre-encoded, each with its version: ads_wire.ts) and the names removed. */
+  /**
+   * One incremental response: the resources that changed (pre-encoded, each
+   * with its version: ads_wire.ts; `resources` gives their bytes when the
+   * response is written) and the names removed. Its nonce.
+   */
   sendDelta(
     type: string,
     version: string,
-    resources: Uint8Array,
+    resources: () => Uint8Array,
     removed: readonly string[],
     identifier: string | undefined,
     config: number | undefined,
   ): string {
     const nonce = this.nextNonce(config);
-    this.call.write(deltaDiscoveryResponse(version, type, nonce, resources, removed, identifier));
+    this.writer.write(() => deltaDiscoveryResponse(version, type, nonce, resources(), removed, identifier), type);
     return nonce;
   }
 
-  /** One state-of-the-world response: every resource of the subscription (pre-encoded: ads_wire.ts). */
+  /** One state-of-the-world response: every resource of the subscription (pre-encoded and shared: ads_wire.ts). Its nonce. */
   send(type: string, version: string, resources: Uint8Array, identifier: string | undefined, config: number | undefined): string {
     const nonce = this.nextNonce(config);
-    this.call.write(discoveryResponse(version, type, nonce, resources, identifier));
+    this.writer.write(() => discoveryResponse(version, type, nonce, resources, identifier), type);
     return nonce;
   }
 }

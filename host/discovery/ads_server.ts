@@ -26,6 +26,7 @@ import {
   syncTo,
 } from "./ads_subscription.ts";
 import { Connection, structToJson } from "./ads_connection.ts";
+import { WriteBudget } from "./ads_flow.ts";
 
 /**
  * The Aggregated Discovery Service (envoy.service.discovery.v3): each proxy
@@ -54,6 +55,8 @@ export class AggregatedDiscoveryService {
   private nextId = 0;
   /** Subscriptions that name the same resources share one set (and the selections computed for it). */
   private readonly nameSets = new NameSets();
+  /** Response bytes in flight on all streams together (host/discovery/ads_flow.ts). */
+  private readonly budget: WriteBudget;
 
   /**
    * @param resourcesFor the resources a proxy may be served, computed from the
@@ -63,7 +66,9 @@ export class AggregatedDiscoveryService {
     private resourcesFor: (node: ProxyNode) => ResourceSet,
     private readonly observer: AdsObserver = {},
     private readonly policy: PushPolicy = DEFAULT_PUSH_POLICY,
-  ) {}
+  ) {
+    this.budget = new WriteBudget(policy.writeLimitBytes, policy.parkWritesAfterMs);
+  }
 
   /** Registers the service on a gRPC server; `access` checks each caller first. */
   addTo(server: grpc.Server, access?: StreamAccess): void {
@@ -125,9 +130,12 @@ export class AggregatedDiscoveryService {
   }
 
   private serve(call: grpc.ServerDuplexStream<Buffer, Buffer>, identity: ProxyNode["identity"], delta: boolean): void {
-    const connection = new Connection(`${call.getPeer()}-${++this.nextId}`, call, identity, delta);
+    const failed = (type: string, e: Error) => (connection.node ? this.observer.sendFailed?.(connection.node, type, e) : this.observer.internalError?.(e));
+    const peer = call.getPeer();
+    const connection = new Connection(`${peer}-${++this.nextId}`, this.budget.writer(call, peer, failed), identity, delta);
     this.connections.add(connection);
     const close = () => {
+      connection.close();
       if (!this.connections.delete(connection)) return;
       this.queue.delete(connection);
       if (connection.node) this.observer.disconnected?.(connection.node);
@@ -284,7 +292,7 @@ export class AggregatedDiscoveryService {
     // system_version_info only tells what was sent (debugging): digested once per selection.
     const version = selection.version();
     try {
-      sub.sentNonce = c.sendDelta(type, version, deltaResourceBytes(changed, shared), removed, this.policy.identifier, config);
+      sub.sentNonce = c.sendDelta(type, version, () => deltaResourceBytes(changed, shared), removed, this.policy.identifier, config);
     } catch (e) {
       this.observer.sendFailed?.(c.node!, type, e as Error);
       return false;

@@ -15,7 +15,11 @@ export interface ProxyNode {
 export interface AdsObserver {
   connected?(node: ProxyNode): void;
   disconnected?(node: ProxyNode): void;
-  /** A response was written (`push`: caused by a change, not by a request); `buildMs`: selecting, encoding and writing it. */
+  /**
+   * A response was sent (`push`: caused by a change, not by a request):
+   * written, or waiting its turn within the write limit (host/discovery/ads_flow.ts);
+   * `buildMs`: selecting, encoding and handing it over.
+   */
   sent?(node: ProxyNode, type: string, version: string, resources: number, push: boolean, buildMs: number): void;
   /** Writing a response failed (the stream is closed). */
   sendFailed?(node: ProxyNode, type: string, error: Error): void;
@@ -51,6 +55,10 @@ export interface PushPolicy {
   readonly configVersion?: () => number;
   /** DISCO_DEBUG_ADSZ_CONFIG: keep what was last sent on each subscription, for /debug/adsz. */
   readonly keepSent?: boolean;
+  /** Response bytes written to all streams and not yet out to their sockets before further responses wait (host/discovery/ads_flow.ts; default 4 MiB). */
+  readonly writeLimitBytes?: number;
+  /** A write in flight this long stops counting against writeLimitBytes (a proxy that does not read; default 2 s). */
+  readonly parkWritesAfterMs?: number;
 }
 
 export const DEFAULT_PUSH_POLICY: PushPolicy = { throttle: Number.MAX_SAFE_INTEGER, scoped: true };

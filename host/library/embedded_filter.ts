@@ -9,7 +9,7 @@ import { HubTransport } from "../hub/transport.ts";
 import { FilterHost, type RequestDecision } from "../proxy/filters/filter_host.ts";
 import type { HeaderList } from "../wasm/abi_types.ts";
 import { FilterModule, LOG_LEVELS, RELEASE_WASM } from "../wasm/filter_module.ts";
-import { hubClusters, hubCredentials, loadFilterConfig } from "./options.ts";
+import { hubClusters, hubConnectionTls, loadFilterConfig } from "./options.ts";
 import { CheckProperties, headerPairs, requestHeaderList } from "./request_facts.ts";
 import { registerStats } from "./stats.ts";
 import type {
@@ -114,7 +114,7 @@ export class EmbeddedFilter implements Filter {
     const wasm = options.wasm ?? RELEASE_WASM;
     const loaded = loadFilterConfig(options.config, FilterModule.load(wasm), options.service);
     const clusters = hubClusters(options.hub, loaded.bundle);
-    const credentials = hubCredentials(options.hub);
+    const credentials = hubConnectionTls(options.hub);
     let filter: EmbeddedFilter | undefined;
     let warnedAt = -Infinity;
     const transport = new HubTransport({

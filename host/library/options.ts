@@ -5,11 +5,11 @@
 
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import * as grpc from "@grpc/grpc-js";
 import { parseDocuments, readDocuments, type SourceDocument } from "../config/documents.ts";
 import { ConfigError } from "../config/errors.ts";
 import { type HubClientBundle, decodeHubClientDocuments, describeFilterProblem, pluginConfig } from "../config/hub_client_bundle.ts";
 import { type Cluster, parseClusterSpec } from "../hub/clusters.ts";
+import type { HubTlsOptions as HubConnectionTls } from "../hub/hub_connection.ts";
 import { FilterModule } from "../wasm/filter_module.ts";
 import type { FilterConfig, HubOptions, HubTlsOptions } from "./types.ts";
 
@@ -113,10 +113,10 @@ export function hubClusters(hub: string | HubOptions, bundle: HubClientBundle): 
   return clusters;
 }
 
-/** The hub channels' credentials: plain text, or mutual TLS from the given files. */
-export function hubCredentials(hub: string | HubOptions): grpc.ChannelCredentials {
+/** The hub connections' TLS: undefined (plain text), or mutual TLS from the given files. */
+export function hubConnectionTls(hub: string | HubOptions): HubConnectionTls | undefined {
   const tls = typeof hub === "string" ? undefined : hub.tls;
-  if (tls === undefined) return grpc.credentials.createInsecure();
+  if (tls === undefined) return undefined;
   const read = (field: keyof HubTlsOptions): Buffer => {
     const path = tls[field];
     if (typeof path !== "string" || path.length === 0)
@@ -131,8 +131,11 @@ export function hubCredentials(hub: string | HubOptions): grpc.ChannelCredential
   const cert = read("certFile");
   const key = read("keyFile");
   const identity = tls.hubIdentity;
-  if (identity === undefined) return grpc.credentials.createSsl(ca, key, cert);
-  return grpc.credentials.createSsl(ca, key, cert, {
+  if (identity === undefined) return { ca, cert, key };
+  return {
+    ca,
+    cert,
+    key,
     // A mesh hub proves a SPIFFE identity, not a host name.
     checkServerIdentity: (_host, certificate) => {
       const uris = (certificate.subjectaltname ?? "")
@@ -142,5 +145,5 @@ export function hubCredentials(hub: string | HubOptions): grpc.ChannelCredential
       const ok = uris.some((u) => u === identity || u.endsWith(`/${identity.replace(/^\/+/, "")}`));
       return ok ? undefined : new Error(`hub identity: the hub presented ${uris.join(" ") || "no URI SAN"}, expected one ending with ${identity}`);
     },
-  });
+  };
 }

@@ -34,7 +34,7 @@ import {
   controlPlaneAuth,
   controlPlaneChannelCredentials,
   controlPlaneIdentityCheck,
-  hubChannelCredentials,
+  hubTlsOptions,
 } from "./control_plane_auth.ts";
 import { securitySettings } from "./security_settings.ts";
 import { firstCertificate, workloadCertificate } from "./certificate_source.ts";
@@ -215,7 +215,7 @@ export async function startProxy(
     );
   }
   const mtls = auth.policy === "MUTUAL_TLS" ? workloadTls : undefined;
-  const channel = hubChannel(clusters, mtls ? () => hubChannelCredentials(mtls, opts.hubIdentity ?? "") : undefined, logger.scope("hub"));
+  const channel = hubChannel(clusters, mtls ? () => hubTlsOptions(mtls, opts.hubIdentity ?? "") : undefined, logger.scope("hub"));
   transport = channel.transport;
   const { hub, stats: transportStats } = channel;
   const limits: ListenerLimits = Object.freeze({

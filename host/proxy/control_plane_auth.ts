@@ -1,5 +1,6 @@
 import type { PeerCertificate } from "node:tls";
 import * as grpc from "@grpc/grpc-js";
+import type { HubTlsOptions } from "../hub/hub_connection.ts";
 import type { AgentEnvironment, AgentOptions } from "./agent_options.ts";
 import { type ControlPlaneAuth, type ControlPlaneAuthPolicy, type WorkloadTls, uriSans } from "./workload_tls.ts";
 
@@ -97,7 +98,8 @@ export function controlPlaneIdentityCheck(
   };
 }
 
-/** The hub channels' credentials under MUTUAL_TLS (`--hubIdentity`). */
-export function hubChannelCredentials(tls: WorkloadTls, hubIdentity: string): grpc.ChannelCredentials {
-  return controlPlaneChannelCredentials(tls, hubIdentity, "hub");
+/** The hub connections' mutual TLS under MUTUAL_TLS (`--hubIdentity`): the current workload certificate, the mesh roots, the hub's identity checked. */
+export function hubTlsOptions(tls: WorkloadTls, hubIdentity: string): HubTlsOptions {
+  const c = tls.current;
+  return { ca: c.rootPem, cert: c.certChainPem, key: c.keyPem, checkServerIdentity: controlPlaneIdentityCheck(tls.options.trustDomain, hubIdentity, "hub") };
 }

@@ -1,6 +1,5 @@
-import type * as grpc from "@grpc/grpc-js";
 import type { Cluster } from "../hub/clusters.ts";
-import { type HubCaller, HubTransport } from "../hub/transport.ts";
+import { type HubCaller, type HubTlsOptions, HubTransport } from "../hub/transport.ts";
 import type { ScopedLogger } from "../telemetry/logger.ts";
 
 /** The sidecar's calls to the hub (`--cluster hub_server=…`) and their `/stats` counters. */
@@ -13,7 +12,7 @@ export interface HubChannel {
 }
 
 /** `credentials`: the hub's mutual TLS under MUTUAL_TLS (undefined: plain text). Failed attempts are logged in scope `hub`. */
-export function hubChannel(clusters: ReadonlyMap<string, Cluster>, credentials: (() => grpc.ChannelCredentials) | undefined, hubLog: ScopedLogger): HubChannel {
+export function hubChannel(clusters: ReadonlyMap<string, Cluster>, credentials: (() => HubTlsOptions) | undefined, hubLog: ScopedLogger): HubChannel {
   const stats = new Map<string, number>([
     ["hub_transport.calls", 0],
     ["hub_transport.failed_attempts", 0],

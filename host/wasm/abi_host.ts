@@ -126,8 +126,10 @@ export class ProxyWasmVm {
     return this.call(id, () => this.exports.proxy_on_response_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
   }
 
-  responseTrailers(id: number, trailers: HeaderList): void {
-    this.stream(id).maps[MapType.ResponseTrailers] = new HeaderMap(trailers);
+  /** The response's trailers: proxy_on_response_trailers, as Envoy calls it for a response that has some. */
+  responseTrailers(id: number, trailers: HeaderList, namesLowerCase = false): Action {
+    this.stream(id).maps[MapType.ResponseTrailers] = namesLowerCase ? new HeaderMap(trailers) : HeaderMap.of(trailers);
+    return this.call(id, () => this.exports.proxy_on_response_trailers?.(id, trailers.length) ?? Action.Continue);
   }
 
   /** Stream end in Envoy's order: log, done, delete. */
@@ -388,6 +390,7 @@ interface Exports extends Record<string, unknown> {
   proxy_on_request_headers?(id: number, n: number, eos: number): number;
   proxy_on_request_body?(id: number, size: number, eos: number): number;
   proxy_on_response_headers?(id: number, n: number, eos: number): number;
+  proxy_on_response_trailers?(id: number, n: number): number;
   proxy_on_response_body?(id: number, size: number, eos: number): number;
   proxy_on_new_connection?(id: number): number;
   proxy_on_downstream_data?(id: number, size: number, eos: number): number;

@@ -71,6 +71,8 @@ export class FilterEmulator {
   /** Answers for the next hub call attempts, in order; when empty, calls stay pending. */
   script: HubAnswer[] = [];
   private readonly streamProperties = new Map<number, Record<string, PropertyValue>>();
+  /** Every property the module asked the emulator for (its root's and its streams'), by dotted name, in order (a batched read names each of its properties). */
+  readonly propertiesAsked: string[] = [];
   /** Random source for backoff jitter. */
   random: () => number = () => 0.5;
   readonly hostRetries: boolean;
@@ -146,13 +148,17 @@ export class FilterEmulator {
     return Number(this.vm.metricByName(`hub_client.tcp.${name}`) ?? 0n);
   }
 
-  /** Sends request headers through the filter; hub calls are answered from `script` as they are made. */
-  request(headers: HeaderList | Record<string, string>, properties: Record<string, PropertyValue> = {}): StreamResult {
+  /**
+   * Sends request headers through the filter; hub calls are answered from
+   * `script` as they are made. `withBody`: a body follows the headers (they
+   * do not end the stream); by default only when `request.size` says so.
+   */
+  request(headers: HeaderList | Record<string, string>, properties: Record<string, PropertyValue> = {}, withBody?: boolean): StreamResult {
     const props: Record<string, PropertyValue> = { ...properties };
     const id = this.vm.createStream(this.rootId, this.resolver(props));
     this.streamProperties.set(id, props);
     const list: HeaderList = Array.isArray(headers) ? headers : Object.entries(headers);
-    const action = this.vm.requestHeaders(id, list, true);
+    const action = this.vm.requestHeaders(id, list, !(withBody ?? hasBody(props["request.size"])));
     this.drain();
     return { id, action, localReply: this.vm.takeLocalReply(id) };
   }
@@ -160,7 +166,9 @@ export class FilterEmulator {
   // Properties by their dotted path, encoded as Envoy encodes them.
   private resolver(props: Record<string, PropertyValue>): PropertyResolver {
     return (path) => {
-      const value = props[path.join(".")];
+      const name = path.join(".");
+      this.propertiesAsked.push(name);
+      const value = props[name];
       if (value === undefined) return undefined;
       if (value instanceof Uint8Array) return value;
       if (typeof value === "string") return propertyValue.string(value);
@@ -181,11 +189,14 @@ export class FilterEmulator {
   /**
    * Completes a stream: response headers, then log/done/delete, with the
    * completion properties a proxy has by then (response.code, sizes, …).
+   * The response headers end the stream unless `response.size` says a body
+   * followed or there are `trailers`.
    */
-  finish(id: number, status = 200, headers: HeaderList = [], properties: Record<string, PropertyValue> = {}): HeaderList {
-    Object.assign(this.streamProperties.get(id) ?? {}, { "response.code": BigInt(status), ...properties });
-    this.vm.responseHeaders(id, [[":status", String(status)], ...headers], true);
+  finish(id: number, status = 200, headers: HeaderList = [], properties: Record<string, PropertyValue> = {}, trailers: HeaderList = []): HeaderList {
+    const props = Object.assign(this.streamProperties.get(id) ?? {}, { "response.code": BigInt(status), ...properties });
+    this.vm.responseHeaders(id, [[":status", String(status)], ...headers], !hasBody(props["response.size"]) && trailers.length === 0);
     const out = this.vm.headers(id, MapType.ResponseHeaders);
+    if (trailers.length > 0) this.vm.responseTrailers(id, trailers);
     this.vm.finishStream(id);
     this.streamProperties.delete(id);
     this.drain();
@@ -270,4 +281,9 @@ function bytesOf(data: Uint8Array | string | number): Uint8Array {
   if (typeof data === "number") return new Uint8Array(data).fill(0x61);
   if (typeof data === "string") return new TextEncoder().encode(data);
   return data;
+}
+
+/** A body size property that says there is a body (the headers did not end the stream). */
+function hasBody(size: PropertyValue | undefined): boolean {
+  return (typeof size === "bigint" || typeof size === "number") && size > 0;
 }

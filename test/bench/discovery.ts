@@ -13,7 +13,8 @@
 // Figures: p50/p99 of the time until every light client has ACKed the change
 // (the new TypedExtensionConfig; the moved service's load assignment), when
 // each real sidecar had applied it (seen on its /config_dump),
-// disco-discovery's CPU for the push and its memory per connected proxy (live after a full GC); for
+// disco-discovery's CPU for the push and its memory per connected proxy (live after a full GC, and its
+// resident memory over what it had before the first round's clients); for
 // the one-service change also what each proxy was sent. Upstream's anchor:
 // about 1 vCPU and 1.5 GB for 1 000 services and 2 000 sidecars.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -154,7 +155,16 @@ async function settled(clients: LightClientBase[], quietMs = 500): Promise<void>
   await until("the clients settled", () => clients.every((c) => performance.now() - c.lastResponseAt > quietMs), 600_000, 50);
 }
 
-async function measure(proc: ChildProcess, address: string, dir: string, sidecars: Sidecar[], count: number, round: number, delta: boolean): Promise<string[]> {
+async function measure(
+  proc: ChildProcess,
+  address: string,
+  dir: string,
+  sidecars: Sidecar[],
+  count: number,
+  round: number,
+  delta: boolean,
+  idleRss: number,
+): Promise<string[]> {
   const channels = Array.from(
     { length: Math.ceil(count / CLIENTS_PER_CHANNEL) },
     () => new grpc.Client(address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
@@ -166,7 +176,12 @@ async function measure(proc: ChildProcess, address: string, dir: string, sidecar
   await until("every client configured", () => clients.every((c) => c.version !== ""));
   // What the daemon holds live after a full GC (heap and external memory): not garbage, not heap an earlier round freed (resident
   // growth in a fresh daemon: test/bench/discovery_heap.ts). Below 100 clients the growth is lost in the noise.
-  const memory = count >= 100 ? `${((liveBytes(await probe.read()) - before) / 1024 / count).toFixed(1)} KiB/proxy` : "n/a (too few clients)";
+  // And its resident memory above what it had before the first round's clients, per client connected now: what a pod is sized by
+  // (after an earlier round, it includes what the allocator kept of that round's).
+  const configured = count >= 100 ? await probe.read() : undefined;
+  const memory = configured
+    ? `${((liveBytes(configured) - before) / 1024 / count).toFixed(1)} KiB/proxy, resident ${((configured.rss - idleRss) / 1024 / count).toFixed(1)} KiB/proxy`
+    : "n/a (too few clients)";
   const kind = delta ? "delta clients" : "clients";
   const lines: string[] = [];
   try {
@@ -288,8 +303,10 @@ export async function runDiscoveryBench(counts = clientCounts()): Promise<string
         ),
       );
     }
+    const idleRss = (await MemoryProbe.of(proc).read()).rss;
     let round = 0;
-    for (const count of counts) for (const delta of [false, true]) lines.push(...(await measure(proc, listeners.grpc, dir, sidecars, count, round++, delta)));
+    for (const count of counts)
+      for (const delta of [false, true]) lines.push(...(await measure(proc, listeners.grpc, dir, sidecars, count, round++, delta, idleRss)));
   } finally {
     await Promise.all(sidecars.map((s) => s.stop()));
     app.server.close();

@@ -5,7 +5,9 @@
 // state of the world or incremental), every one configured. Printed per
 // client: what the daemon holds live after full garbage collections (V8 heap
 // in use plus external memory: test/bench/memory_probe.mjs), and its
-// resident growth before and after those collections. SNAPSHOTS=1 (for a
+// resident growth before and after those collections (and at its peak,
+// sampled while the clients connect), and how long until every client was
+// configured. SNAPSHOTS=1 (for a
 // few hundred clients: a snapshot of thousands is too large to parse) adds
 // the heap growth per client by V8 node name. Not part of `npm run bench`:
 //   MODE=delta N=5000 node --import tsx test/bench/discovery_heap.ts
@@ -74,15 +76,21 @@ async function measure(delta: boolean): Promise<void> {
     await until(() => warm.version !== "");
     const rss0 = rssMiB(proc.pid!) * 1024 * 1024;
     const before = await probe.read();
+    const t0 = performance.now();
     const clients = Array.from({ length: count }, (_, i) => lightClientForHeap(channels[Math.floor(i / 50)], i, delta));
-    await until(() => clients.every((c) => c.version !== ""));
+    let peak = rss0;
+    await until(() => {
+      peak = Math.max(peak, rssMiB(proc.pid!) * 1024 * 1024);
+      return clients.every((c) => c.version !== "");
+    });
+    const configuredMs = performance.now() - t0;
     await sleep(2000);
     const rss1 = rssMiB(proc.pid!) * 1024 * 1024;
     const after = await probe.read();
     console.log(
       `disco-discovery memory per ${delta ? "delta" : "state-of-the-world"} client (${count} clients, fresh daemon): ` +
         `live after GC ${kib(liveBytes(after) - liveBytes(before))} (heap ${kib(after.heapUsed - before.heapUsed)}, external ${kib(after.external - before.external)}); ` +
-        `resident growth ${kib(rss1 - rss0)} (after GC ${kib(after.rss - before.rss)})`,
+        `resident growth ${kib(rss1 - rss0)} (after GC ${kib(after.rss - before.rss)}; at the peak ${kib(peak - rss0)}); all configured in ${(configuredMs / 1000).toFixed(1)} s`,
     );
     if (before.snapshot && after.snapshot) {
       const [b, a] = [heapByName(before.snapshot), heapByName(after.snapshot)];

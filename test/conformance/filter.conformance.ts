@@ -203,6 +203,37 @@ for (const variant of ["release", "debug"] as Variant[]) {
       }
     });
 
+    it("report: a response's trailers (proxy_on_response_trailers) join response.headers, and the body sizes are the host's", () => {
+      const run = runDriver(variant, [
+        "--config",
+        httpConfig({ transport: { reportBatchMaxEntries: 1 }, noQuotas: true }),
+        ...GET_PET,
+        "--body",
+        "12345",
+        "--resp-header",
+        "content-type=application/grpc",
+        "--resp-header",
+        "grpc-status=0",
+        "--resp-body",
+        "abcdefgh",
+        "--resp-trailer",
+        "grpc-status=13",
+        "--resp-trailer",
+        "grpc-message=broken",
+        "--grpc-response",
+        ALLOW(),
+      ]);
+      served(run);
+      assert.ok(run.indexOf(/>> proxy_on_response_trailers\(/) > 0, "the host hands the trailers to the module");
+      const [report] = reports(run);
+      assert.ok(report, "no Report call");
+      const [entry] = decodeReport(report.message);
+      assert.equal(text(entry, "response.grpc_status"), "13");
+      assert.equal(text(entry, "response.grpc_message"), "broken");
+      assert.equal(text(entry, "request.size"), "5");
+      assert.equal(text(entry, "response.size"), "8");
+    });
+
     it("report by size: a full batch (reportBatchMaxEntries) is sent at once, without a tick", () => {
       const run = runDriver(variant, [
         "--config",

@@ -4,7 +4,8 @@
 #   --wait-ticks N          fire up to N ticks (virtual clock + the module's tick period each) while a
 #                           stream is paused, and while a root context drains at shutdown
 #                           (proxy_on_done answered false, until the module calls proxy_done);
-#   --answer-at-shutdown    answer callouts made during shutdown (Envoy keeps a draining root's calls).
+#   --answer-at-shutdown    answer callouts made during shutdown (Envoy keeps a draining root's calls);
+# and, as Envoy, it hands a response's trailers (--resp-trailer) to the module (proxy_on_response_trailers).
 # Without them the module's retries (on its timer) and its shutdown flush cannot be observed.
 # Reuses the libraries of build.sh in PWHOST_DIR (builds them first when missing).
 # Prints the binary's path on the last line of stdout.

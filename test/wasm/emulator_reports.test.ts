@@ -19,6 +19,7 @@ type Step = {
   properties: Record<string, string>;
   status: number;
   response: Array<[string, string]>;
+  trailers: Array<[string, string]>;
   log: Record<string, bigint | string>;
 };
 
@@ -40,7 +41,10 @@ function requests(): Step[] {
     if (i % 4 === 3) response.push(["grpc-status", String(i % 3)], ["grpc-message", `message ${i % 2}`]);
     const log: Record<string, bigint | string> = { "response.size": BigInt(i % 3 === 0 ? 10 : 345), "request.total_size": 112n };
     if (i % 5 === 4) log["upstream.address"] = "10.0.0.9:8080";
+    // Trailers (proxy_on_response_trailers), one of them over a same-name header.
+    const trailers: Array<[string, string]> = i % 8 === 7 ? [["grpc-status", "13"], ["x-trailer", `t${i % 16}`]] : [];
     steps.push({
+      trailers,
       headers,
       properties: i % 7 === 6 ? { "source.address": "10.0.0.6:41001" } : { "source.address": "10.0.0.5:41000" },
       status: [200, 200, 404, 503, 200][i % 5],
@@ -67,7 +71,7 @@ function reported(wasm: string, transport: object): AttributeMap[] {
     const r = emu.request(step.headers, step.properties);
     settle();
     emu.advance(3);
-    emu.finish(r.id, step.status, step.response, step.log);
+    emu.finish(r.id, step.status, step.response, step.log, step.trailers);
     settle();
   }
   emu.advance(2000);
@@ -103,6 +107,13 @@ for (const [build, wasm] of BUILDS) {
       assert.deepEqual(batched[3].get("response.grpc_status"), { stringValue: "0" });
       assert.deepEqual(batched[3].get("response.grpc_message"), { stringValue: "message 1" });
       assert.equal(batched[4].has("response.grpc_status"), false);
+      // A response's trailers join its headers in response.headers; a trailer wins over a same-name header.
+      assert.deepEqual(batched[7].get("response.grpc_status"), { stringValue: "13" });
+      const responseHeaders = (m: AttributeMap) => (m.get("response.headers") as { stringMapValue: { entries: Record<string, string> } }).stringMapValue.entries;
+      assert.equal(responseHeaders(batched[7])["x-trailer"], "t7");
+      assert.equal(responseHeaders(batched[15])["x-trailer"], "t15");
+      assert.equal(responseHeaders(batched[6])["x-trailer"], undefined);
+      assert.deepEqual(batched[11].get("response.grpc_status"), { stringValue: "2" });
     });
   });
 }

@@ -51,6 +51,7 @@ const PROXY_EXPORTS: Record<string, string> = {
   proxy_on_tick: "(i32)->()",
   proxy_on_request_headers: "(i32,i32,i32)->i32",
   proxy_on_response_headers: "(i32,i32,i32)->i32",
+  proxy_on_response_trailers: "(i32,i32)->i32",
   proxy_on_grpc_receive: "(i32,i32,i32)->()",
   proxy_on_grpc_close: "(i32,i32,i32)->()",
   proxy_on_log: "(i32)->()",

@@ -1,5 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
-import { type AdsObserver, AggregatedDiscoveryService, type ProxyNode } from "../../../host/discovery/ads_server.ts";
+import { type AdsObserver, AggregatedDiscoveryService, type ProxyNode, type PushPolicy } from "../../../host/discovery/ads_server.ts";
 import type { ResourceSet } from "../../../host/discovery/resource_set.ts";
 import { shutdownGrpcServer } from "../../../host/wire/raw_grpc.ts";
 
@@ -7,11 +7,13 @@ import { shutdownGrpcServer } from "../../../host/wire/raw_grpc.ts";
 export interface AdsHarness {
   ads: AggregatedDiscoveryService;
   client: grpc.Client;
+  /** The server's address (`127.0.0.1:<port>`). */
+  address: string;
   stop(): Promise<void>;
 }
 
-export async function startAdsHarness(resourcesFor: (node: ProxyNode) => ResourceSet, observer: AdsObserver): Promise<AdsHarness> {
-  const ads = new AggregatedDiscoveryService(resourcesFor, observer);
+export async function startAdsHarness(resourcesFor: (node: ProxyNode) => ResourceSet, observer: AdsObserver, policy?: PushPolicy): Promise<AdsHarness> {
+  const ads = new AggregatedDiscoveryService(resourcesFor, observer, policy);
   const server = new grpc.Server();
   ads.addTo(server);
   const port = await new Promise<number>((resolve, reject) =>
@@ -21,6 +23,7 @@ export async function startAdsHarness(resourcesFor: (node: ProxyNode) => Resourc
   return {
     ads,
     client,
+    address: `127.0.0.1:${port}`,
     stop: async () => {
       client.close();
       await shutdownGrpcServer(server, 1000);
