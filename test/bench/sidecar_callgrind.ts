@@ -12,7 +12,7 @@
 // directory; `bare` for the sidecar bench's bare Node proxy,
 // test/bench/bare_proxy.mjs) is measured the same way in turn, in front of
 // the same app and hub, for a before and after; none: this checkout.
-// SIDECAR_CALLGRIND_WARM_UP (20000, run uninstrumented) and SIDECAR_CALLGRIND_REQUESTS (3000) set
+// SIDECAR_CALLGRIND_WARM_UP (12000, run uninstrumented) and SIDECAR_CALLGRIND_REQUESTS (3000) set
 // the request counts; SIDECAR_CALLGRIND_WASM runs another module (e.g. the
 // no-op one). Not part of `npm run bench`: slow (valgrind runs Node ~50×
 // slower) and its figures are instruction counts, not speed.
@@ -27,7 +27,7 @@ import { DEMO_SERVICE, type LocalMesh, startLocalMesh } from "../../host/demo/lo
 import { type Daemon, spawnOwned, stopOwned } from "../../host/demo/processes.ts";
 import { withoutHubHandlers } from "./sidecar.ts";
 
-const WARM_UP = Number(process.env.SIDECAR_CALLGRIND_WARM_UP ?? 20000);
+const WARM_UP = Number(process.env.SIDECAR_CALLGRIND_WARM_UP ?? 12000);
 const REQUESTS = Number(process.env.SIDECAR_CALLGRIND_REQUESTS ?? 3000);
 const WASM = process.env.SIDECAR_CALLGRIND_WASM;
 const READY_MS = 300_000;
