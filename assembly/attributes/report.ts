@@ -66,6 +66,8 @@ function slotsOf(names: StaticArray<string>): StaticArray<i32> {
 }
 
 // Where header `name` (known-string slot `slot`) is in `map`, or -1.
+// @ts-ignore: decorator
+@inline
 function headerIndex(map: StringMap, slot: i32, name: string): i32 {
   return slot >= 0 && map instanceof HeaderMap ? (map as HeaderMap).indexOfSlot(slot) : map.indexOf(name);
 }

@@ -39,12 +39,13 @@ export function createStream(id: u32, rootId: u32): void {
   streams.set(id, stream);
 }
 
-/** Takes stream `id` out of the table (no-op when unknown); its object becomes a spare. */
-export function deleteStream(id: u32): void {
+/** Takes stream `id` out of the table; its object becomes a spare. False when `id` is no stream. */
+export function deleteStream(id: u32): bool {
   const stream = streams.find(id);
-  if (stream === null) return;
+  if (stream === null) return false;
   streams.delete(id);
   spareStreams.give(stream);
+  return true;
 }
 
 /** Files root context `id`'s plugin, replacing one filed under the same id. */

@@ -3,7 +3,7 @@ import { BufferType, LogLevel } from "../abi/enums";
 import { collectGarbageIfDue } from "../collection";
 import { allocateForHost } from "../abi/marshal";
 import * as host from "../abi/host";
-import { addPlugin, becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, removePlugin, streamFor } from "./contexts";
+import { addPlugin, becomeConnection, connectionFor, connections, createStream, deleteStream, pluginFor, removePlugin, streamFor, streams } from "./contexts";
 import { HttpStream } from "../proxy/http_stream";
 import { CallKind, PendingCall, Plugin } from "../proxy/plugin";
 import { onCallAnswered, onCallFailed, onLog, onRequestHeaders, onResponseHeaders, retryCheck } from "../proxy/http_filter";
@@ -189,6 +189,8 @@ export function proxy_on_upstream_connection_close(id: u32, peerType: u32): void
 
 export function proxy_on_done(id: u32): bool {
   collectGarbageIfDue();
+  // An HTTP stream (every request ends here): nothing to do. Its id is no root's or connection's.
+  if (streams.has(id)) return true;
   // A root going away sends what its batches and retry buffers still hold,
   // and answers false (proxy_done later) while that is in flight.
   const plugin = pluginFor(id);
@@ -200,8 +202,9 @@ export function proxy_on_done(id: u32): bool {
 
 export function proxy_on_delete(id: u32): void {
   collectGarbageIfDue();
+  // An HTTP stream's id is no root's or connection's: nothing else to look up.
+  if (deleteStream(id)) return;
   connectionClosed(id);
-  deleteStream(id);
   connections.delete(id);
   removePlugin(id);
 }

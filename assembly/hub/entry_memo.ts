@@ -45,8 +45,10 @@ export class EntryMemo {
   private starts: StaticArray<i32> = new StaticArray<i32>(0);
   private lengths: StaticArray<i32> = new StaticArray<i32>(0);
   private stamp: u32 = 1;
-  // The ids recorded since `startEntry`, whose places move with their entry's.
-  private recorded: Array<i32> = [];
+  // The ids recorded since `startEntry`, whose places move with their entry's
+  // (a plain array and a count: a push would be calls).
+  private recorded: StaticArray<i32> = new StaticArray<i32>(64);
+  private recordedCount: i32 = 0;
   // Copies of the contents of a request's own views and maps, one region per
   // id for the message's life (a changed value is copied over its id's
   // previous one when it fits).
@@ -69,7 +71,7 @@ export class EntryMemo {
 
   /** A report entry starts: what it records moves with it (`entryMoved`). */
   startEntry(): void {
-    if (this.recorded.length != 0) this.recorded.length = 0;
+    this.recordedCount = 0;
   }
 
   /**
@@ -79,14 +81,15 @@ export class EntryMemo {
   entryMoved(by: i32): void {
     const recorded = this.recorded;
     const starts = this.starts;
-    for (let i = 0, n = recorded.length; i < n; i++) {
+    for (let i = 0, n = this.recordedCount; i < n; i++) {
       const id = unchecked(recorded[i]);
       unchecked((starts[id] = unchecked(starts[id]) + by));
     }
   }
 
-  /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. */
-  encodedAt(id: i32, v: AttributeValue): i32 {
+  /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. Inlined into its one caller (asked for every attribute of every report). */
+  // @ts-ignore: decorator
+  @inline encodedAt(id: i32, v: AttributeValue): i32 {
     if (<u32>id >= <u32>this.stamps.length || unchecked(this.stamps[id]) != this.stamp) return -1;
     if (unchecked(this.kinds[id]) != <u8>v.kind) return -1;
     const held = unchecked(this.shared[id]);
@@ -97,7 +100,11 @@ export class EntryMemo {
     let same: bool;
     if (kind == ValueKind.Int64) same = unchecked(this.ints[id]) == v.int;
     else if (kind == ValueKind.Timestamp || kind == ValueKind.Duration) same = unchecked(this.ints[id]) == v.int && unchecked(this.smalls[id]) == v.nanos;
-    else same = this.sameContents(id, v);
+    else if (kind == ValueKind.String && v.isView) {
+      // A header value in place (host, path, API key): its bytes against the copy kept.
+      const len = <i32>v.textLen();
+      same = len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), v.textPtr(), <usize>len);
+    } else same = this.sameContents(id, v);
     return same ? unchecked(this.starts[id]) : -1;
   }
 
@@ -123,7 +130,10 @@ export class EntryMemo {
     unchecked((this.shared[id] = held));
     unchecked((this.starts[id] = start));
     unchecked((this.lengths[id] = length));
-    this.recorded.push(id);
+    const n = this.recordedCount;
+    if (n == this.recorded.length) this.recorded = grown<i32>(this.recorded, n << 1);
+    unchecked((this.recorded[n] = id));
+    this.recordedCount = n + 1;
   }
 
   // The contents of a request's own value `v`, kept to compare the next one's with. False when they are not kept.

@@ -56,6 +56,24 @@ export class ProtoWriter {
     this.varintLong(v);
   }
 
+  /**
+   * A varint written in place, whatever its length: for values that mostly
+   * take several bytes (a time's seconds and nanos), where varint would call
+   * varintLong each time.
+   */
+  // @ts-ignore: decorator
+  @inline varintInPlace(v: u64): void {
+    this.ensure(10);
+    let at = this.buf.dataStart + <usize>this.len;
+    const start = at;
+    while (v >= 0x80) {
+      store<u8>(at++, <u8>(v | 0x80));
+      v >>= 7;
+    }
+    store<u8>(at++, <u8>v);
+    this.len += <i32>(at - start);
+  }
+
   private varintLong(v: u64): void {
     this.ensure(10);
     // Room is ensured: plain stores, no bounds check per byte.

@@ -5,12 +5,14 @@
 // warm-up the counts are zeroed, a fixed number of requests is sent with 16
 // connections, and the counts are dumped: instructions per request, the
 // main thread (the event loop: what bounds throughput) and all threads.
+// Node runs with V8's --single-threaded, so JIT compiling and GC are counted
+// on the main thread where they happen at all after the warm-up.
 //   node --import tsx test/bench/sidecar_callgrind.ts [checkout ...]   (after npm run build)
 // Each checkout named (`.` for this one, or another built checkout's
 // directory; `bare` for the sidecar bench's bare Node proxy,
 // test/bench/bare_proxy.mjs) is measured the same way in turn, in front of
 // the same app and hub, for a before and after; none: this checkout.
-// SIDECAR_CALLGRIND_WARM_UP (20000, run uninstrumented) and SIDECAR_CALLGRIND_REQUESTS (3000) set
+// SIDECAR_CALLGRIND_WARM_UP (12000, run uninstrumented) and SIDECAR_CALLGRIND_REQUESTS (3000) set
 // the request counts; SIDECAR_CALLGRIND_WASM runs another module (e.g. the
 // no-op one). Not part of `npm run bench`: slow (valgrind runs Node ~50×
 // slower) and its figures are instruction counts, not speed.
@@ -25,7 +27,7 @@ import { DEMO_SERVICE, type LocalMesh, startLocalMesh } from "../../host/demo/lo
 import { type Daemon, spawnOwned, stopOwned } from "../../host/demo/processes.ts";
 import { withoutHubHandlers } from "./sidecar.ts";
 
-const WARM_UP = Number(process.env.SIDECAR_CALLGRIND_WARM_UP ?? 20000);
+const WARM_UP = Number(process.env.SIDECAR_CALLGRIND_WARM_UP ?? 12000);
 const REQUESTS = Number(process.env.SIDECAR_CALLGRIND_REQUESTS ?? 3000);
 const WASM = process.env.SIDECAR_CALLGRIND_WASM;
 const READY_MS = 300_000;
@@ -77,6 +79,10 @@ async function underCallgrind(checkout: string, mesh: LocalMesh, out: string): P
       "--instr-atstart=no",
       `--callgrind-out-file=${out}/callgrind.out.%p`,
       process.execPath,
+      // No background compiler or GC threads: V8 compiles and collects on the main thread, when
+      // the same execution asks for it, so the count repeats (with them, what was optimized when
+      // depends on how valgrind schedules its threads, and two runs of one build differed by 20 %).
+      "--single-threaded",
       ...program,
     ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" } },

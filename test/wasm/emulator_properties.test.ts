@@ -101,7 +101,10 @@ for (const [build, wasm] of BUILDS) {
         emu.finish(r.id, 200, [], withBody ? LOG_PROPERTIES : { ...LOG_PROPERTIES, "response.size": 0n, "request.size": 12n });
         const report = emu.calls.filter((c) => c.method === "Report").at(-1)!;
         const asked = [...emu.propertiesAsked];
-        return { asked, attrs: plain(decodeAttributes(report.decoded.attributes[0], { dictionary: DICTIONARY, defaultWords: report.decoded.defaultWords ?? [] })) };
+        return {
+          asked,
+          attrs: plain(decodeAttributes(report.decoded.attributes[0], { dictionary: DICTIONARY, defaultWords: report.decoded.defaultWords ?? [] })),
+        };
       };
       // Headers that end the request and the response; destination.address gives destination.ip and port.
       const bodyless = reportOf(false, REQUEST_PROPERTIES);

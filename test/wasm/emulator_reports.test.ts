@@ -42,7 +42,13 @@ function requests(): Step[] {
     const log: Record<string, bigint | string> = { "response.size": BigInt(i % 3 === 0 ? 10 : 345), "request.total_size": 112n };
     if (i % 5 === 4) log["upstream.address"] = "10.0.0.9:8080";
     // Trailers (proxy_on_response_trailers), one of them over a same-name header.
-    const trailers: Array<[string, string]> = i % 8 === 7 ? [["grpc-status", "13"], ["x-trailer", `t${i % 16}`]] : [];
+    const trailers: Array<[string, string]> =
+      i % 8 === 7
+        ? [
+            ["grpc-status", "13"],
+            ["x-trailer", `t${i % 16}`],
+          ]
+        : [];
     steps.push({
       trailers,
       headers,
@@ -109,7 +115,8 @@ for (const [build, wasm] of BUILDS) {
       assert.equal(batched[4].has("response.grpc_status"), false);
       // A response's trailers join its headers in response.headers; a trailer wins over a same-name header.
       assert.deepEqual(batched[7].get("response.grpc_status"), { stringValue: "13" });
-      const responseHeaders = (m: AttributeMap) => (m.get("response.headers") as { stringMapValue: { entries: Record<string, string> } }).stringMapValue.entries;
+      const responseHeaders = (m: AttributeMap) =>
+        (m.get("response.headers") as { stringMapValue: { entries: Record<string, string> } }).stringMapValue.entries;
       assert.equal(responseHeaders(batched[7])["x-trailer"], "t7");
       assert.equal(responseHeaders(batched[15])["x-trailer"], "t15");
       assert.equal(responseHeaders(batched[6])["x-trailer"], undefined);
