@@ -9,18 +9,18 @@
 // becomes UNAVAILABLE `upstream request timeout`, and a call that failed
 // before the hub sent anything (refused, reset, no route, TLS/HTTP/2 failure)
 // becomes UNAVAILABLE `upstream connect error or disconnect/reset before
-// headers. reset reason: connection failure, transport failure reason: <grpc-js
-// details>`. A status the hub itself sent passes through unchanged.
+// headers. reset reason: connection failure, transport failure reason:
+// <details>`. A status the hub itself sent passes through unchanged.
 //
 // Retries. Upstream re-sent the request on any non-OK status of the call. We
 // retry only statuses that say nothing final about the request:
 //   UNAVAILABLE, DEADLINE_EXCEEDED (and our own deadline), CANCELLED (not by
 //   us: a peer reset or GOAWAY), ABORTED, INTERNAL, UNKNOWN
-// (grpc-js reports HTTP/2 protocol errors and unexpected HTTP statuses as
-// INTERNAL/UNKNOWN; a hub under load sheds with UNAVAILABLE). Every other code
+// (HTTP/2 protocol errors and unexpected HTTP statuses map to
+// INTERNAL/UNKNOWN, grpc_wire.ts; a hub under load sheds with UNAVAILABLE). Every other code
 // — INVALID_ARGUMENT, PERMISSION_DENIED, UNAUTHENTICATED, NOT_FOUND,
 // UNIMPLEMENTED, RESOURCE_EXHAUSTED (message too large), FAILED_PRECONDITION,
-// OUT_OF_RANGE, ALREADY_EXISTS, DATA_LOSS — is the hub's (or grpc-js's)
+// OUT_OF_RANGE, ALREADY_EXISTS, DATA_LOSS — is the hub's (or the protocol's)
 // verdict on these exact bytes; re-sending the same bytes gets the same
 // answer, so it is returned at once. In particular INVALID_ARGUMENT `Request
 // could not be processed due to invalid …` must reach the module promptly: it
@@ -43,9 +43,9 @@ export const RETRYABLE_CODES: ReadonlySet<number> = new Set([
   GRPC_CODES.UNAVAILABLE,
 ]);
 
-/** How one attempt ended, as grpc-js and the transport saw it. */
+/** How one attempt ended, as the transport saw it. */
 export interface AttemptEnd {
-  /** gRPC status code grpc-js reported. */
+  /** gRPC status code of the attempt. */
   code: number;
   /** Its details text. */
   details: string;
@@ -73,7 +73,7 @@ export function attemptStatus(end: AttemptEnd): AttemptStatus {
     return { code: GRPC_CODES.UNAVAILABLE, message: TIMEOUT_PREFIX, retryable: true };
   }
   if (!end.answered && RETRYABLE_CODES.has(end.code)) {
-    // grpc-js appends "Resolution note: " even when it has none to give.
+    // grpc-js appended "Resolution note: " even when it had none to give; such texts may still be passed in.
     const reason = end.details.replace(/\. Resolution note: $/, "") || `gRPC status ${end.code}`;
     return {
       code: GRPC_CODES.UNAVAILABLE,
