@@ -74,17 +74,9 @@ export class ProtoWriter {
     this.len += <i32>(at - start);
   }
 
+  // The same stores as varintInPlace, behind one call for the callers that are not hot.
   private varintLong(v: u64): void {
-    this.ensure(10);
-    // Room is ensured: plain stores, no bounds check per byte.
-    let at = this.buf.dataStart + <usize>this.len;
-    const start = at;
-    while (v >= 0x80) {
-      store<u8>(at++, <u8>(v | 0x80));
-      v >>= 7;
-    }
-    store<u8>(at++, <u8>v);
-    this.len += <i32>(at - start);
+    this.varintInPlace(v);
   }
 
   // @ts-ignore: decorator
