@@ -118,6 +118,15 @@ function prefetchBound(sent: readonly Sent[]): number {
 }
 
 const admitted = (sent: readonly Sent[]) => sent.filter((s) => s.status === 200).length;
+/** Every status and how many got it, for failure messages: `200×99 429×400 503×1`. */
+const statuses = (sent: readonly Sent[]) => {
+  const byStatus = new Map<number, number>();
+  for (const s of sent) byStatus.set(s.status, (byStatus.get(s.status) ?? 0) + 1);
+  return [...byStatus]
+    .sort(([a], [b]) => a - b)
+    .map(([status, n]) => `${status}×${n}`)
+    .join(" ");
+};
 
 describe("three hub replicas sharing quotas through Redis, one sidecar, Prometheus", () => {
   let redis: RedisServer;
@@ -190,7 +199,7 @@ describe("three hub replicas sharing quotas through Redis, one sidecar, Promethe
     count(sent);
     const bound = prefetchBound(sent);
     const n = admitted(sent);
-    assert.ok(n >= QUOTA && n <= QUOTA + bound, `admitted ${n}, expected ${QUOTA}..${QUOTA + bound}`);
+    assert.ok(n >= QUOTA && n <= QUOTA + bound, `admitted ${n}, expected ${QUOTA}..${QUOTA + bound} (answers: ${statuses(sent)})`);
     t.diagnostic(`FIXED_WINDOW: admitted ${n} of 1000, bound ${QUOTA}+${bound}`);
     assert.equal(sent.filter((s) => s.status !== 200 && s.status !== 429).length, 0, "every other answer is 429");
     for (const hub of hubs)
@@ -206,7 +215,7 @@ describe("three hub replicas sharing quotas through Redis, one sidecar, Promethe
     count(before);
     const bound = prefetchBound(before);
     const n = admitted(before);
-    assert.ok(n >= QUOTA && n <= QUOTA + bound, `admitted ${n}, expected ${QUOTA}..${QUOTA + bound}`);
+    assert.ok(n >= QUOTA && n <= QUOTA + bound, `admitted ${n}, expected ${QUOTA}..${QUOTA + bound} (answers: ${statuses(before)})`);
     t.diagnostic(`ROLLING_WINDOW: admitted ${n} of 500, bound ${QUOTA}+${bound}`);
 
     await redis.kill();
@@ -244,7 +253,10 @@ describe("three hub replicas sharing quotas through Redis, one sidecar, Promethe
     count(sent);
     const bound = prefetchBound(sent);
     const n = admitted(sent);
-    assert.ok(n >= QUOTA && n <= QUOTA + bound, `admitted ${n}, expected ${QUOTA}..${QUOTA + bound}: a new window in the new Redis`);
+    assert.ok(
+      n >= QUOTA && n <= QUOTA + bound,
+      `admitted ${n}, expected ${QUOTA}..${QUOTA + bound}: a new window in the new Redis (answers: ${statuses(sent)})`,
+    );
     t.diagnostic(`after the restart: admitted ${n} of 1000, bound ${QUOTA}+${bound}`);
     for (const hub of hubs) assert.equal(hub.proc.exitCode, null, "no replica restarted");
   });
