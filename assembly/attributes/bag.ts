@@ -208,17 +208,10 @@ export class AttributeBag extends AttributeSource {
     this.setIdElsewhere(id, value);
   }
 
+  // Only from setId, which has already set an entry with this id when there is one.
   private setIdElsewhere(id: i32, value: AttributeValue): void {
     let positions = this.positions;
-    if (<u32>id < <u32>positions.length) {
-      const at = unchecked(positions[id]);
-      if (at > 0) {
-        unchecked((this.valueSlots[at - 1] = value));
-        return;
-      }
-    } else {
-      positions = this.growPositions(id);
-    }
+    if (<u32>id >= <u32>positions.length) positions = this.growPositions(id);
     if (this.withoutId > 0) {
       // Set earlier under the same name before it had an id.
       const i = this.indexWithoutId(attributeName(id));
