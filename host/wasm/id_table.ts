@@ -77,9 +77,21 @@ export class IdTable<T> {
     return true;
   }
 
-  /** The values, in no particular order. */
-  *entries(): IterableIterator<[number, T]> {
-    for (let i = 0; i < this.ids.length; i++) if (this.ids[i] !== EMPTY) yield [this.ids[i], this.values[i] as T];
+  /** The entries, in no particular order, as a list made now: the table may change while it is walked. */
+  entries(): Array<[number, T]> {
+    const out: Array<[number, T]> = [];
+    for (let i = 0; i < this.ids.length; i++) if (this.ids[i] !== EMPTY) out.push([this.ids[i], this.values[i] as T]);
+    return out;
+  }
+
+  [Symbol.iterator](): IterableIterator<[number, T]> {
+    return this.entries()[Symbol.iterator]();
+  }
+
+  clear(): void {
+    this.ids.fill(EMPTY);
+    this.values.fill(undefined);
+    this.count = 0;
   }
 
   private slotOf(id: number): number {
@@ -92,7 +104,7 @@ export class IdTable<T> {
   }
 
   private grow(): void {
-    const old = [...this.entries()];
+    const old = this.entries();
     const c = this.ids.length * 2;
     this.ids = new Array<number>(c).fill(EMPTY);
     this.values = new Array<T | undefined>(c).fill(undefined);

@@ -27,6 +27,14 @@ describe("IdTable", () => {
           assert.equal(table.get(id), map.get(id));
         }
         assert.deepEqual(new Map(table.entries()), map);
+        // Removing entries while walking them (as the filter host wakes paused streams) visits each once.
+        const seen: number[] = [];
+        for (const [id] of table) {
+          seen.push(id);
+          table.delete(id);
+        }
+        assert.deepEqual(seen.sort((a, b) => a - b), [...map.keys()].sort((a, b) => a - b));
+        assert.equal(table.size, 0);
       }),
       { numRuns: 300 },
     );
@@ -46,5 +54,10 @@ describe("IdTable", () => {
     }
     assert.equal(table.size, open.length);
     for (const id of open) assert.deepEqual(table.get(id), { id });
+    table.clear();
+    assert.equal(table.size, 0);
+    assert.equal(table.get(open[0]), undefined);
+    table.set(open[0], { id: 1 });
+    assert.deepEqual(table.get(open[0]), { id: 1 });
   });
 });
