@@ -26,6 +26,9 @@ export function urlPath(path: string): string {
  * entries are views into the path's bytes, which must outlive it (the
  * request's own header bytes).
  */
+/** ViewMap.sourceFormat of a query read from its path. */
+export const SOURCE_PATH_QUERY: u8 = 2;
+
 export class QueryMap extends ViewMap {
   /** Reads the query of the path whose UTF-8 is at `ptr`; false when it has no parameters (no query, or an empty one). */
   parse(ptr: usize, len: usize): bool {
@@ -48,6 +51,10 @@ export class QueryMap extends ViewMap {
       }
       start = stop + 1;
     }
+    // The entries depend on the query alone (from its `?`).
+    this.sourcePtr = ptr + <usize>q;
+    this.sourceLen = len - <usize>q;
+    this.sourceKind = SOURCE_PATH_QUERY;
     return this.count > 0;
   }
 }

@@ -163,6 +163,17 @@ export class EntryMemo {
         const m = v.map;
         if (!(m instanceof ViewMap) || !(m as ViewMap).isViewing) return false;
         const map = m as ViewMap;
+        // A map read from bytes it still is (a request's or response's
+        // headers, a path's query): those bytes, kept whole.
+        const format = map.sourceFormat;
+        unchecked((this.smalls[id] = format));
+        if (format != 0) {
+          const len = <i32>map.sourceLength;
+          const at = this.room(id, len);
+          memory.copy(this.saved.dataStart + <usize>at, map.sourceBytes, <usize>len);
+          unchecked((this.savedLengths[id] = len));
+          return true;
+        }
         // Per pair: key length, key bytes, value length, value bytes.
         const n = map.size;
         let total = 0;
@@ -207,6 +218,12 @@ export class EntryMemo {
         const m = v.map;
         if (!(m instanceof ViewMap) || !(m as ViewMap).isViewing) return false;
         const map = m as ViewMap;
+        const format = map.sourceFormat;
+        if (<i32>format != unchecked(this.smalls[id])) return false;
+        if (format != 0) {
+          const len = <i32>map.sourceLength;
+          return len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), map.sourceBytes, <usize>len);
+        }
         const n = map.size;
         if (<i64>n != unchecked(this.ints[id])) return false;
         let p = this.saved.dataStart + <usize>unchecked(this.regionAt[id]);
