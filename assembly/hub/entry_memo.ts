@@ -104,6 +104,14 @@ export class EntryMemo {
       // A header value in place (host, path, API key): its bytes against the copy kept.
       const len = <i32>v.textLen();
       same = len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), v.textPtr(), <usize>len);
+    } else if (kind == ValueKind.StringMap && v.map instanceof ViewMap && (v.map as ViewMap).sourceFormat != 0) {
+      // A map read from bytes it still is (headers, a query): those bytes against the copy kept.
+      const map = v.map as ViewMap;
+      const len = <i32>map.sourceLength;
+      same =
+        <i32>map.sourceFormat == unchecked(this.smalls[id]) &&
+        len == unchecked(this.savedLengths[id]) &&
+        equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), map.sourceBytes, <usize>len);
     } else same = this.sameContents(id, v);
     return same ? unchecked(this.starts[id]) : -1;
   }
@@ -114,13 +122,23 @@ export class EntryMemo {
     return unchecked(this.lengths[id]);
   }
 
-  /** `v` is attribute `id`'s value now, encoded at `start` for `length` bytes of the message. */
-  record(id: i32, v: AttributeValue, start: i32, length: i32): void {
+  /**
+   * `v` is attribute `id`'s value now, encoded at `start` for `length` bytes
+   * of the message. Inlined into its one caller: a report's times change
+   * from one request to the next, and are kept here without a call.
+   */
+  // @ts-ignore: decorator
+  @inline record(id: i32, v: AttributeValue, start: i32, length: i32): void {
     if (<u32>id >= <u32>this.stamps.length) this.grow(id);
     const kind = v.kind;
     let held: AttributeValue | null = null;
     if (!v.requestOwned) held = v;
-    else if (!this.saveContents(id, v)) {
+    else if (kind == ValueKind.Timestamp || kind == ValueKind.Duration) {
+      unchecked((this.ints[id] = v.int));
+      unchecked((this.smalls[id] = v.nanos));
+    } else if (kind == ValueKind.Int64) {
+      unchecked((this.ints[id] = v.int));
+    } else if (!this.saveContents(id, v)) {
       // Not comparable by contents: never taken as the same.
       unchecked((this.stamps[id] = 0));
       return;
