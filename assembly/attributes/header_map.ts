@@ -76,9 +76,9 @@ export class HeaderMap extends ViewMap {
     this.empty();
   }
 
-  // clear, inlined in fill.
+  /** clear, inlined (in fill, and where a response's maps are emptied). */
   // @ts-ignore: decorator
-  @inline private empty(): void {
+  @inline empty(): void {
     this.clearView();
     this.used = 0;
     this.unknown = 0;
