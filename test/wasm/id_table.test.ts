@@ -33,7 +33,10 @@ describe("IdTable", () => {
           seen.push(id);
           table.delete(id);
         }
-        assert.deepEqual(seen.sort((a, b) => a - b), [...map.keys()].sort((a, b) => a - b));
+        assert.deepEqual(
+          seen.sort((a, b) => a - b),
+          [...map.keys()].sort((a, b) => a - b),
+        );
         assert.equal(table.size, 0);
       }),
       { numRuns: 300 },
