@@ -9,7 +9,7 @@ import type { ConnectionStage } from "../listener/connection.ts";
 import { DEFAULT_LISTENER_LIMITS, ListenerGuard, type ListenerLimits } from "../listener_limits.ts";
 import { RequestProperties, connectionFacts } from "../request_properties.ts";
 import type { RouteDecision, RouteRequest } from "../router/route_decision.ts";
-import { UpstreamRequests } from "../router/upstream_request.ts";
+import { type Downstream, UpstreamRequests } from "../router/upstream_request.ts";
 import { requestHead, toOutgoing } from "./hop_by_hop.ts";
 import type { FramingRefusal, RequestFraming } from "./request_framing.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
@@ -108,18 +108,46 @@ export interface ListenerStats {
   rejectedFraming: Partial<Record<FramingRefusal, number>>;
 }
 
-/** One request on its way through the listener. */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  props: RequestProperties;
-  /** The normalized request target's path and authority. */
-  path: string;
-  authority: string;
-  /** How the request's body is delimited; the upstream gets it framed so, whatever the headers say. */
-  framing: RequestFraming;
-  started: bigint;
+/** What an exchange reports back to its listener. */
+interface ExchangeOwner {
+  reply(res: ServerResponse, reply: LocalReply): void;
+  complete(x: Exchange, code: number, requestBytes: number, responseBytes: number): void;
+  upstreamError(message: string): void;
+}
+
+/**
+ * One request on its way through the listener; it is also the downstream
+ * side the router sends upstream (one object per request, no closures).
+ */
+class Exchange implements Downstream {
+  /** The filter's stream, 0 when the filter is not in the path (set once the filter decided). */
+  id = 0;
   accessLogHint?: boolean;
+
+  constructor(
+    private readonly owner: ExchangeOwner,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly props: RequestProperties,
+    /** The normalized request target's path and authority. */
+    readonly path: string,
+    readonly authority: string,
+    /** How the request's body is delimited; the upstream gets it framed so, whatever the headers say. */
+    readonly framing: RequestFraming,
+    readonly started: bigint,
+  ) {}
+
+  reply(reply: LocalReply): void {
+    this.owner.reply(this.res, reply);
+  }
+
+  complete(code: number, requestBytes: number, responseBytes: number): void {
+    this.owner.complete(this, code, requestBytes, responseBytes);
+  }
+
+  upstreamError(message: string): void {
+    this.owner.upstreamError(message);
+  }
 }
 
 /**
@@ -140,6 +168,14 @@ export class HttpConnectionManager {
   private readonly localReplyDetails = new WeakMap<ServerResponse, string>();
   /** Connections whose framing was refused: nothing after that request is read or forwarded. */
   private readonly refusedConnections = new WeakSet<object>();
+  private readonly owner: ExchangeOwner = {
+    reply: (res, reply) => this.reply(res, reply),
+    complete: (x, code, requestBytes, responseBytes) => this.complete(x, code, requestBytes, responseBytes),
+    upstreamError: (message) => {
+      this.stats.upstreamErrors++;
+      this.options.onLog("warn", `${this.options.name}: ${message}`);
+    },
+  };
 
   constructor(private readonly options: HttpConnectionManagerOptions) {
     this.upstreams = new UpstreamRequests(options.filter);
@@ -235,17 +271,17 @@ export class HttpConnectionManager {
       return;
     }
     const authority = requestTarget.authority;
-    // Every later stage reads the request through this one list.
-    const headers: HeaderList = [
-      [":method", req.method ?? "GET"],
-      [":path", requestTarget.path],
-      [":authority", authority],
-      [":scheme", "http"],
-    ];
-    for (const pair of head.headers) headers.push(pair);
+    // Every later stage reads the request through this one list (made at its size: no growth on the way).
+    const fields = head.headers;
+    const headers: HeaderList = new Array(4 + fields.length);
+    headers[0] = [":method", req.method ?? "GET"];
+    headers[1] = [":path", requestTarget.path];
+    headers[2] = [":authority", authority];
+    headers[3] = [":scheme", "http"];
+    for (let i = 0; i < fields.length; i++) headers[4 + i] = fields[i];
     const props = new RequestProperties(connectionFacts(socket), req.httpVersion === "1.1" ? "HTTP/1.1" : `HTTP/${req.httpVersion}`);
     props.route = o.properties?.(authority);
-    const exchange: Exchange = { req, res, props, path: requestTarget.path, authority, framing: head.framing, started };
+    const exchange = new Exchange(this.owner, req, res, props, requestTarget.path, authority, head.framing, started);
     if (o.onAccess) this.exchanges.set(res, exchange);
     if (o.security) return this.securityStage(exchange, headers, o.security);
     return this.filter(exchange, headers);
@@ -277,7 +313,8 @@ export class HttpConnectionManager {
     if (decision.kind === "reply") {
       this.reply(res, decision.reply);
       req.resume();
-      this.complete(decision.id, x, decision.reply.status, 0, Buffer.byteLength(decision.reply.body));
+      x.id = decision.id;
+      this.complete(x, decision.reply.status, 0, Buffer.byteLength(decision.reply.body));
       return;
     }
     if (decision.kind === "failed" && !decision.failOpen) {
@@ -285,7 +322,7 @@ export class HttpConnectionManager {
       req.resume();
       return;
     }
-    const id = decision.kind === "continue" ? decision.id : 0;
+    x.id = decision.kind === "continue" ? decision.id : 0;
     const forwarded = decision.kind === "continue" ? decision.headers : headers;
     const path = headerValue(forwarded, ":path") ?? x.path;
     const method = headerValue(forwarded, ":method") ?? req.method ?? "GET";
@@ -297,47 +334,27 @@ export class HttpConnectionManager {
         : { authority: routedAuthority, method, path, headers: forwarded },
     );
     const delayMs = routed?.kind === "reply" ? routed.delayMs : routed?.actions?.delayMs;
-    if (delayMs) return sleep(delayMs).then(() => this.route(x, id, forwarded, method, path, routed));
-    this.route(x, id, forwarded, method, path, routed);
+    if (delayMs) return sleep(delayMs).then(() => this.route(x, forwarded, method, path, routed));
+    this.route(x, forwarded, method, path, routed);
     return undefined;
   }
 
-  private route(x: Exchange, id: number, forwarded: HeaderList, method: string, path: string, routed: RouteDecision | null): void {
+  private route(x: Exchange, forwarded: HeaderList, method: string, path: string, routed: RouteDecision | null): void {
     const { req, res } = x;
-    const o = this.options;
     if (routed?.kind === "reply") {
       this.reply(res, routed.reply);
       req.resume();
-      this.complete(id, x, routed.reply.status, 0, 0);
+      this.complete(x, routed.reply.status, 0, 0);
       return;
     }
     const target = routed;
     if (!target) {
       this.reply(res, { status: 502, details: "no_upstream", body: "no upstream for this host", headers: [], grpcStatus: -1 });
       req.resume();
-      this.complete(id, x, 502, 0, 0);
+      this.complete(x, 502, 0, 0);
       return;
     }
-    this.upstreams.send(
-      {
-        req,
-        res,
-        authority: x.authority,
-        framing: x.framing,
-        props: x.props,
-        reply: (r) => this.reply(res, r),
-        complete: (code, requestBytes, responseBytes) => this.complete(id, x, code, requestBytes, responseBytes),
-        upstreamError: (message) => {
-          this.stats.upstreamErrors++;
-          o.onLog("warn", `${o.name}: ${message}`);
-        },
-      },
-      id,
-      forwarded,
-      method,
-      path,
-      target,
-    );
+    this.upstreams.send(x, x.id, forwarded, method, path, target);
   }
 
   private reply(res: ServerResponse, reply: LocalReply): void {
@@ -352,9 +369,9 @@ export class HttpConnectionManager {
   }
 
   // The report needs the outcome: response.code, sizes and duration answer from here on (the access record reads it too).
-  private complete(id: number, x: Exchange, code: number, requestBytes: number, responseBytes: number): void {
+  private complete(x: Exchange, code: number, requestBytes: number, responseBytes: number): void {
     x.props.outcome = { code, requestBytes, responseBytes, durationNs: process.hrtime.bigint() - x.started };
-    if (id) this.options.filter.finish(id);
+    if (x.id) this.options.filter.finish(x.id);
   }
 
   private accessRecord(req: IncomingMessage, res: ServerResponse, startedAt: number, startNs: bigint): AccessRecord {
