@@ -158,6 +158,25 @@ const DERIVED_ORDER: StaticArray<i32> = [
   SOURCE_PRINCIPAL, SOURCE_USER, SOURCE_NAMESPACE, DESTINATION_PRINCIPAL,
 ];
 
+// Per connection property, the attributes made of it, as bits of their
+// places in DERIVED_ORDER: a request without the property has none of them.
+const FROM_SOURCE_ADDRESS = orderBits([SOURCE_IP, ORIGIN_IP, SOURCE_PORT]);
+const FROM_DESTINATION_ADDRESS = orderBits([DESTINATION_IP, DESTINATION_PORT]);
+const FROM_SERVER_NAME = orderBits([CONNECTION_REQUESTED_SERVER_NAME]);
+const FROM_PEER_PRINCIPAL = orderBits([SOURCE_PRINCIPAL, SOURCE_USER, SOURCE_NAMESPACE]);
+const FROM_LOCAL_PRINCIPAL = orderBits([DESTINATION_PRINCIPAL]);
+
+function orderBits(ids: StaticArray<i32>): u32 {
+  assert(DERIVED_ORDER.length <= 32, "derive: DERIVED_ORDER's places must fit a u32");
+  let bits: u32 = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const at = DERIVED_ORDER.indexOf(unchecked(ids[i]));
+    assert(at >= 0, "derive: an attribute made of a connection property must be in DERIVED_ORDER");
+    bits |= (<u32>1) << <u32>at;
+  }
+  return bits;
+}
+
 // What a derivation is bound to before its first request.
 const NO_REQUEST = new RequestView();
 const NO_VALUES = new RequestValues();
@@ -251,7 +270,16 @@ export class RequestDerivation {
     const memo = this.memo;
     const found = this.found;
     const stamp = this.stamp;
+    // The connection properties the request lacks: their attributes are not looked at.
+    const req = this.req;
+    let none: u32 = 0;
+    if (req.sourceAddress.length == 0) none |= FROM_SOURCE_ADDRESS;
+    if (req.destinationAddress.length == 0) none |= FROM_DESTINATION_ADDRESS;
+    if (req.requestedServerName.length == 0) none |= FROM_SERVER_NAME;
+    if (req.peerPrincipal.length == 0) none |= FROM_PEER_PRINCIPAL;
+    if (req.localPrincipal.length == 0) none |= FROM_LOCAL_PRINCIPAL;
     for (let i = 0; i < DERIVED_ORDER.length; i++) {
+      if ((none >> <u32>i) & 1) continue;
       const id = unchecked(DERIVED_ORDER[i]);
       let v: AttributeValue | null;
       if (unchecked(found[id]) == stamp) {

@@ -114,13 +114,13 @@ export class AttributeBag extends AttributeSource {
   clear(): void {
     const ids = this.idSlots;
     const positions = this.positions;
-    const values = this.valueSlots;
-    for (let i = 0, n = this.count; i < n; i++) {
+    const n = this.count;
+    for (let i = 0; i < n; i++) {
       const id = unchecked(ids[i]);
       if (id >= 0) unchecked((positions[id] = 0));
-      // Let go of the request's values (slots are overwritten, not cleared, otherwise).
-      unchecked((values[i] = changetype<AttributeValue>(0)));
     }
+    // Let go of the request's values (slots are overwritten, not cleared, otherwise).
+    memory.fill(changetype<usize>(this.valueSlots), 0, <usize>n << alignof<usize>());
     this.count = 0;
     this.withoutId = 0;
   }

@@ -1,6 +1,21 @@
 import { AttributeValue, StringMap, ValueKind } from "../attributes/value";
 import { ViewMap } from "../attributes/view_map";
 
+// One record per attribute id, RECORD bytes at `id * RECORD` of `records`:
+// the fields a compare reads are one load each from the record's address.
+const STAMP: usize = 0; // u32: the record counts while it is the memo's stamp
+const KIND: usize = 4; // u8: the value's kind
+const HELD: usize = 8; // u32: a shared value's address (`shared` keeps it), 0 for a request's own
+const START: usize = 12; // i32: where the encoded map entry is in the message
+const LENGTH: usize = 16; // i32: its length
+const SMALL: usize = 20; // i32: a time's nanos, or how a map's kept bytes were read (ViewMap.sourceFormat)
+const INT: usize = 24; // i64: a number, bool, double's bits or time's seconds; a map's pair count
+const SAVED_LENGTH: usize = 32; // i32: bytes of a view's or map's copy in use
+const REGION_AT: usize = 36; // i32: the id's region of `saved`
+const REGION_ROOM: usize = 40; // i32: and its size
+const REGION_STAMP: usize = 44; // u32: the region counts while it is the memo's stamp
+const RECORD: usize = 48;
+
 /**
  * The attributes of the report entries already in one ReportRequest, by
  * attribute id: each one's last value (its identity, or a copy of what it
@@ -23,27 +38,15 @@ import { ViewMap } from "../attributes/view_map";
  * words are gone).
  */
 export class EntryMemo {
-  // Per attribute id; an id counts only while its stamp is the memo's.
-  private stamps: StaticArray<u32> = new StaticArray<u32>(0);
-  private kinds: StaticArray<u8> = new StaticArray<u8>(0);
+  private records: ArrayBuffer = new ArrayBuffer(0);
+  private base: usize = changetype<usize>(this.records);
+  private capacity: i32 = 0;
   /**
-   * The value itself when shared (held, so its address is never reused for
-   * another value while it is remembered), null for a request's own (then
-   * compared by contents).
+   * Per id, the shared value recorded (held, so its address is never reused
+   * for another value while it is remembered), null for a request's own
+   * (then compared by contents).
    */
   private shared: StaticArray<AttributeValue | null> = new StaticArray<AttributeValue | null>(0);
-  private ints: StaticArray<i64> = new StaticArray<i64>(0);
-  /** nanos of a time. */
-  private smalls: StaticArray<i32> = new StaticArray<i32>(0);
-  /** How many bytes of a view's or map's copy are in use. */
-  private savedLengths: StaticArray<i32> = new StaticArray<i32>(0);
-  // Each id's region of `saved` (where, how large), valid while its stamp is the memo's.
-  private regionAt: StaticArray<i32> = new StaticArray<i32>(0);
-  private regionRoom: StaticArray<i32> = new StaticArray<i32>(0);
-  private regionStamps: StaticArray<u32> = new StaticArray<u32>(0);
-  /** Where the encoded map entry is in the message, and its length. */
-  private starts: StaticArray<i32> = new StaticArray<i32>(0);
-  private lengths: StaticArray<i32> = new StaticArray<i32>(0);
   private stamp: u32 = 1;
   // The ids recorded since `startEntry`, whose places move with their entry's
   // (a plain array and a count: a push would be calls).
@@ -60,11 +63,10 @@ export class EntryMemo {
     this.savedUsed = 0;
     if (++this.stamp != 0) return;
     // Wrapped around: old stamps could match again.
-    const stamps = this.stamps;
-    const regions = this.regionStamps;
-    for (let i = 0; i < stamps.length; i++) {
-      unchecked((stamps[i] = 0));
-      unchecked((regions[i] = 0));
+    for (let i = 0, n = this.capacity; i < n; i++) {
+      const rec = this.base + <usize>i * RECORD;
+      store<u32>(rec, 0, STAMP);
+      store<u32>(rec, 0, REGION_STAMP);
     }
     this.stamp = 1;
   }
@@ -80,46 +82,47 @@ export class EntryMemo {
    */
   entryMoved(by: i32): void {
     const recorded = this.recorded;
-    const starts = this.starts;
+    const base = this.base;
     for (let i = 0, n = this.recordedCount; i < n; i++) {
-      const id = unchecked(recorded[i]);
-      unchecked((starts[id] = unchecked(starts[id]) + by));
+      const rec = base + <usize>unchecked(recorded[i]) * RECORD;
+      store<i32>(rec, load<i32>(rec, START) + by, START);
     }
   }
 
   /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. Inlined into its one caller (asked for every attribute of every report). */
   // @ts-ignore: decorator
   @inline encodedAt(id: i32, v: AttributeValue): i32 {
-    if (<u32>id >= <u32>this.stamps.length || unchecked(this.stamps[id]) != this.stamp) return -1;
-    if (unchecked(this.kinds[id]) != <u8>v.kind) return -1;
-    const held = unchecked(this.shared[id]);
-    if (held !== null) return changetype<usize>(held) == changetype<usize>(v) ? unchecked(this.starts[id]) : -1;
+    if (<u32>id >= <u32>this.capacity) return -1;
+    const rec = this.base + <usize>id * RECORD;
+    if (load<u32>(rec, STAMP) != this.stamp || load<u8>(rec, KIND) != <u8>v.kind) return -1;
+    const held = load<u32>(rec, HELD);
+    if (held != 0) return held == <u32>changetype<usize>(v) ? load<i32>(rec, START) : -1;
     if (!v.requestOwned) return -1;
     // Numbers and times are compared here (most of a report's own values): a call saved each.
     const kind = v.kind;
     let same: bool;
-    if (kind == ValueKind.Int64) same = unchecked(this.ints[id]) == v.int;
-    else if (kind == ValueKind.Timestamp || kind == ValueKind.Duration) same = unchecked(this.ints[id]) == v.int && unchecked(this.smalls[id]) == v.nanos;
+    if (kind == ValueKind.Int64) same = load<i64>(rec, INT) == v.int;
+    else if (kind == ValueKind.Timestamp || kind == ValueKind.Duration) same = load<i64>(rec, INT) == v.int && load<i32>(rec, SMALL) == v.nanos;
     else if (kind == ValueKind.String && v.isView) {
       // A header value in place (host, path, API key): its bytes against the copy kept.
       const len = <i32>v.textLen();
-      same = len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), v.textPtr(), <usize>len);
+      same = len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), v.textPtr(), <usize>len);
     } else if (kind == ValueKind.StringMap && v.map instanceof ViewMap && (v.map as ViewMap).sourceFormat != 0) {
       // A map read from bytes it still is (headers, a query): those bytes against the copy kept.
       const map = v.map as ViewMap;
       const len = <i32>map.sourceLength;
       same =
-        <i32>map.sourceFormat == unchecked(this.smalls[id]) &&
-        len == unchecked(this.savedLengths[id]) &&
-        equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), map.sourceBytes, <usize>len);
-    } else same = this.sameContents(id, v);
-    return same ? unchecked(this.starts[id]) : -1;
+        <i32>map.sourceFormat == load<i32>(rec, SMALL) &&
+        len == load<i32>(rec, SAVED_LENGTH) &&
+        equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), map.sourceBytes, <usize>len);
+    } else same = this.sameContents(rec, v);
+    return same ? load<i32>(rec, START) : -1;
   }
 
   /** The length of attribute `id`'s encoded map entry (after a successful `encodedAt`). */
   // @ts-ignore: decorator
   @inline encodedLength(id: i32): i32 {
-    return unchecked(this.lengths[id]);
+    return load<i32>(this.base + <usize>id * RECORD, LENGTH);
   }
 
   /**
@@ -129,52 +132,54 @@ export class EntryMemo {
    */
   // @ts-ignore: decorator
   @inline record(id: i32, v: AttributeValue, start: i32, length: i32): void {
-    if (<u32>id >= <u32>this.stamps.length) this.grow(id);
+    if (<u32>id >= <u32>this.capacity) this.grow(id);
+    const rec = this.base + <usize>id * RECORD;
     const kind = v.kind;
     let held: AttributeValue | null = null;
     if (!v.requestOwned) held = v;
     else if (kind == ValueKind.Timestamp || kind == ValueKind.Duration) {
-      unchecked((this.ints[id] = v.int));
-      unchecked((this.smalls[id] = v.nanos));
+      store<i64>(rec, v.int, INT);
+      store<i32>(rec, v.nanos, SMALL);
     } else if (kind == ValueKind.Int64) {
-      unchecked((this.ints[id] = v.int));
-    } else if (!this.saveContents(id, v)) {
+      store<i64>(rec, v.int, INT);
+    } else if (!this.saveContents(id, rec, v)) {
       // Not comparable by contents: never taken as the same.
-      unchecked((this.stamps[id] = 0));
+      store<u32>(rec, 0, STAMP);
       return;
     }
-    unchecked((this.stamps[id] = this.stamp));
-    unchecked((this.kinds[id] = <u8>kind));
+    store<u32>(rec, this.stamp, STAMP);
+    store<u8>(rec, <u8>kind, KIND);
+    store<u32>(rec, <u32>changetype<usize>(held), HELD);
     unchecked((this.shared[id] = held));
-    unchecked((this.starts[id] = start));
-    unchecked((this.lengths[id] = length));
+    store<i32>(rec, start, START);
+    store<i32>(rec, length, LENGTH);
     const n = this.recordedCount;
     if (n == this.recorded.length) this.recorded = grown<i32>(this.recorded, n << 1);
     unchecked((this.recorded[n] = id));
     this.recordedCount = n + 1;
   }
 
-  // The contents of a request's own value `v`, kept to compare the next one's with. False when they are not kept.
-  private saveContents(id: i32, v: AttributeValue): bool {
+  // The contents of a request's own value `v` (attribute `id`, record `rec`), kept to compare the next one's with. False when they are not kept.
+  private saveContents(id: i32, rec: usize, v: AttributeValue): bool {
     switch (v.kind) {
       case ValueKind.Int64:
       case ValueKind.Bool:
-        unchecked((this.ints[id] = v.kind == ValueKind.Bool ? <i64>v.bool : v.int));
+        store<i64>(rec, v.kind == ValueKind.Bool ? <i64>v.bool : v.int, INT);
         return true;
       case ValueKind.Timestamp:
       case ValueKind.Duration:
-        unchecked((this.ints[id] = v.int));
-        unchecked((this.smalls[id] = v.nanos));
+        store<i64>(rec, v.int, INT);
+        store<i32>(rec, v.nanos, SMALL);
         return true;
       case ValueKind.Double:
-        unchecked((this.ints[id] = reinterpret<i64>(v.double)));
+        store<i64>(rec, reinterpret<i64>(v.double), INT);
         return true;
       case ValueKind.String: {
         if (!v.isView) return false;
         const len = <i32>v.textLen();
-        const at = this.room(id, len);
+        const at = this.room(rec, len);
         memory.copy(this.saved.dataStart + <usize>at, v.textPtr(), <usize>len);
-        unchecked((this.savedLengths[id] = len));
+        store<i32>(rec, len, SAVED_LENGTH);
         return true;
       }
       case ValueKind.StringMap: {
@@ -184,19 +189,19 @@ export class EntryMemo {
         // A map read from bytes it still is (a request's or response's
         // headers, a path's query): those bytes, kept whole.
         const format = map.sourceFormat;
-        unchecked((this.smalls[id] = format));
+        store<i32>(rec, format, SMALL);
         if (format != 0) {
           const len = <i32>map.sourceLength;
-          const at = this.room(id, len);
+          const at = this.room(rec, len);
           memory.copy(this.saved.dataStart + <usize>at, map.sourceBytes, <usize>len);
-          unchecked((this.savedLengths[id] = len));
+          store<i32>(rec, len, SAVED_LENGTH);
           return true;
         }
         // Per pair: key length, key bytes, value length, value bytes.
         const n = map.size;
         let total = 0;
         for (let i = 0; i < n; i++) total += 8 + <i32>map.keyLength(i) + <i32>map.valueLength(i);
-        const start = this.room(id, total);
+        const start = this.room(rec, total);
         let p = this.saved.dataStart + <usize>start;
         for (let i = 0; i < n; i++) {
           const kl = map.keyLength(i);
@@ -208,43 +213,43 @@ export class EntryMemo {
           memory.copy(p + 4, map.valuePtr(i), vl);
           p += 4 + vl;
         }
-        unchecked((this.savedLengths[id] = total));
-        unchecked((this.ints[id] = n));
+        store<i32>(rec, total, SAVED_LENGTH);
+        store<i64>(rec, n, INT);
         return true;
       }
     }
     return false;
   }
 
-  private sameContents(id: i32, v: AttributeValue): bool {
+  private sameContents(rec: usize, v: AttributeValue): bool {
     switch (v.kind) {
       case ValueKind.Int64:
-        return unchecked(this.ints[id]) == v.int;
+        return load<i64>(rec, INT) == v.int;
       case ValueKind.Bool:
-        return unchecked(this.ints[id]) == <i64>v.bool;
+        return load<i64>(rec, INT) == <i64>v.bool;
       case ValueKind.Timestamp:
       case ValueKind.Duration:
-        return unchecked(this.ints[id]) == v.int && unchecked(this.smalls[id]) == v.nanos;
+        return load<i64>(rec, INT) == v.int && load<i32>(rec, SMALL) == v.nanos;
       case ValueKind.Double:
-        return unchecked(this.ints[id]) == reinterpret<i64>(v.double);
+        return load<i64>(rec, INT) == reinterpret<i64>(v.double);
       case ValueKind.String: {
         if (!v.isView) return false;
         const len = <i32>v.textLen();
-        return len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), v.textPtr(), <usize>len);
+        return len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), v.textPtr(), <usize>len);
       }
       case ValueKind.StringMap: {
         const m = v.map;
         if (!(m instanceof ViewMap) || !(m as ViewMap).isViewing) return false;
         const map = m as ViewMap;
         const format = map.sourceFormat;
-        if (<i32>format != unchecked(this.smalls[id])) return false;
+        if (<i32>format != load<i32>(rec, SMALL)) return false;
         if (format != 0) {
           const len = <i32>map.sourceLength;
-          return len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), map.sourceBytes, <usize>len);
+          return len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), map.sourceBytes, <usize>len);
         }
         const n = map.size;
-        if (<i64>n != unchecked(this.ints[id])) return false;
-        let p = this.saved.dataStart + <usize>unchecked(this.regionAt[id]);
+        if (<i64>n != load<i64>(rec, INT)) return false;
+        let p = this.saved.dataStart + <usize>load<i32>(rec, REGION_AT);
         for (let i = 0; i < n; i++) {
           const kl = map.keyLength(i);
           if (<usize>load<u32>(p) != kl || !equalBytes(p + 4, map.keyPtr(i), kl)) return false;
@@ -259,9 +264,9 @@ export class EntryMemo {
     return false;
   }
 
-  // Where id's `n` saved bytes go: its region when they fit, else a new one.
-  private room(id: i32, n: i32): i32 {
-    if (unchecked(this.regionStamps[id]) == this.stamp && unchecked(this.regionRoom[id]) >= n) return unchecked(this.regionAt[id]);
+  // Where record `rec`'s `n` saved bytes go: its region when they fit, else a new one.
+  private room(rec: usize, n: i32): i32 {
+    if (load<u32>(rec, REGION_STAMP) == this.stamp && load<i32>(rec, REGION_ROOM) >= n) return load<i32>(rec, REGION_AT);
     const at = this.savedUsed;
     if (at + n > this.saved.length) {
       let size = this.saved.length * 2;
@@ -271,25 +276,20 @@ export class EntryMemo {
       this.saved = grown;
     }
     this.savedUsed = at + n;
-    unchecked((this.regionAt[id] = at));
-    unchecked((this.regionRoom[id] = n));
-    unchecked((this.regionStamps[id] = this.stamp));
+    store<i32>(rec, at, REGION_AT);
+    store<i32>(rec, n, REGION_ROOM);
+    store<u32>(rec, this.stamp, REGION_STAMP);
     return at;
   }
 
   private grow(id: i32): void {
-    const size = max(max(id + 1, this.stamps.length * 2), 64);
-    this.stamps = grown<u32>(this.stamps, size);
-    this.kinds = grown<u8>(this.kinds, size);
+    const size = max(max(id + 1, this.capacity * 2), 64);
+    const records = new ArrayBuffer(size * <i32>RECORD);
+    memory.copy(changetype<usize>(records), this.base, <usize>this.capacity * RECORD);
+    this.records = records;
+    this.base = changetype<usize>(records);
     this.shared = grown<AttributeValue | null>(this.shared, size);
-    this.ints = grown<i64>(this.ints, size);
-    this.smalls = grown<i32>(this.smalls, size);
-    this.savedLengths = grown<i32>(this.savedLengths, size);
-    this.regionAt = grown<i32>(this.regionAt, size);
-    this.regionRoom = grown<i32>(this.regionRoom, size);
-    this.regionStamps = grown<u32>(this.regionStamps, size);
-    this.starts = grown<i32>(this.starts, size);
-    this.lengths = grown<i32>(this.lengths, size);
+    this.capacity = size;
   }
 }
 
