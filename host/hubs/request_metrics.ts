@@ -8,7 +8,7 @@
 import type { Counter, Registry } from "prom-client";
 import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_rules.ts";
 import { specCounter } from "../telemetry/spec_metrics.ts";
-import type { AttributeMap } from "../wire/compressed.ts";
+import type { AttributeMap, AttributeValue } from "../wire/compressed.ts";
 import {
   HTTP_LABELS,
   labelReads,
@@ -144,12 +144,15 @@ interface LabelGroup {
   readonly protocol: "http" | "tcp";
   readonly labels: ReadonlyArray<readonly [string, LabelSource]>;
   readonly metrics: LiveMetric[];
+  /** Every attribute the labels read. */
+  readonly reads: readonly string[];
   /**
-   * The label values of the group's last report and their joined key: the
-   * reports of a batch mostly share their labels, and the same key string
-   * is then looked up again (its hash kept) instead of joined anew.
+   * The last report's label values, their joined key and the attributes
+   * they were made of: the reports of a batch mostly share those
+   * attributes, and their labels are then taken again, not computed anew
+   * (and the same key string looked up again, its hash kept).
    */
-  last?: { values: string[]; key: string };
+  last?: { values: string[]; key: string; inputs: Array<AttributeValue | undefined> };
 }
 
 export class RequestMetrics {
@@ -200,7 +203,10 @@ export class RequestMetrics {
       if (!metric.plan.enabled) continue;
       const key = `${metric.plan.metric.protocol}\u0000${labelsSignature(metric.plan)}`;
       let group = groups.get(key);
-      if (group === undefined) groups.set(key, (group = { protocol: metric.plan.metric.protocol, labels: metric.plan.labels, metrics: [] }));
+      if (group === undefined) {
+        const reads = [...new Set(metric.plan.labels.flatMap(([, source]) => labelReads(source)))];
+        groups.set(key, (group = { protocol: metric.plan.metric.protocol, labels: metric.plan.labels, metrics: [], reads }));
+      }
       group.metrics.push(metric);
     }
     this.groups = [...groups.values()];
@@ -231,14 +237,18 @@ export class RequestMetrics {
           const value = live.plan.metric.value(a);
           if (value === undefined) continue;
           if (values === undefined) {
-            values = group.labels.map(([, source]) => labelValue(source, a));
             const last = group.last;
-            if (last !== undefined && sameValues(values, last.values)) {
+            if (last !== undefined && sameInputs(a, group.reads, last.inputs)) {
               values = last.values;
               key = last.key;
             } else {
-              key = values.join("\u0000");
-              group.last = { values, key };
+              const inputs = group.reads.map((name) => a.get(name));
+              values = group.labels.map(([, source]) => labelValue(source, a));
+              if (last !== undefined && sameValues(values, last.values)) {
+                values = last.values;
+                key = last.key;
+              } else key = values.join("\u0000");
+              group.last = { values, key, inputs };
             }
           }
           if (!live.record(key, values, value, this.maxSeries)) this.overflow.labels({ metric: live.plan.metric.name }).inc();
@@ -246,6 +256,34 @@ export class RequestMetrics {
       }
     }
   }
+}
+
+/** Whether report `a` holds the same values of `reads` as `inputs` (read from an earlier report); false when unsure. */
+function sameInputs(a: AttributeMap, reads: readonly string[], inputs: ReadonlyArray<AttributeValue | undefined>): boolean {
+  for (let i = 0; i < reads.length; i++) if (!sameAttribute(a.get(reads[i]), inputs[i])) return false;
+  return true;
+}
+
+function sameAttribute(x: AttributeValue | undefined, y: AttributeValue | undefined): boolean {
+  if (x === y) return true;
+  if (x === undefined || y === undefined) return false;
+  if ("stringValue" in x) return "stringValue" in y && x.stringValue === y.stringValue;
+  if ("int64Value" in x) return "int64Value" in y && x.int64Value === y.int64Value;
+  if ("boolValue" in x) return "boolValue" in y && x.boolValue === y.boolValue;
+  if ("stringMapValue" in x) {
+    if (!("stringMapValue" in y)) return false;
+    const xs = x.stringMapValue.entries;
+    const ys = y.stringMapValue.entries;
+    let n = 0;
+    for (const k in xs) {
+      if (xs[k] !== ys[k]) return false;
+      n++;
+    }
+    for (const _ in ys) n--;
+    return n === 0;
+  }
+  // Doubles (NaN), times, bytes: computed anew.
+  return false;
 }
 
 function sameValues(a: readonly string[], b: readonly string[]): boolean {

@@ -48,6 +48,22 @@ const VALUE_WIRE = [-1, -1, WIRE_VARINT, WIRE_VARINT, WIRE_FIXED64, WIRE_VARINT,
 const NO_VALUE = -1;
 const TWO_32 = 4294967296;
 
+/**
+ * Per global word index, 1 when `wanted` names the word: one set lookup per
+ * word and wanted set, not one per reported attribute. Weak: a
+ * reconfigured hub's old sets go with their tables.
+ */
+const wantedGlobalWords = new WeakMap<ReadonlySet<string>, { words: readonly string[]; flags: Uint8Array }>();
+
+function wantedFlags(words: readonly string[], wanted: ReadonlySet<string>): Uint8Array {
+  const cached = wantedGlobalWords.get(wanted);
+  if (cached !== undefined && cached.words === words) return cached.flags;
+  const flags = new Uint8Array(words.length);
+  for (let i = 0; i < words.length; i++) if (wanted.has(words[i])) flags[i] = 1;
+  wantedGlobalWords.set(wanted, { words, flags });
+  return flags;
+}
+
 /** Thrown inside the reader when the request is not plain; never escapes readPlainReport. */
 const NOT_PLAIN = new Error("not a plain ReportRequest");
 
@@ -92,12 +108,20 @@ class ReportReader {
   private seen = new Int32Array(0);
   private firstOf: MapEntry[] = [];
   private stamp = 0;
+  // With `wanted`: per global word, whether it is wanted; per word of the batch's default_words, the same (made on first use).
+  private readonly wantedGlobal: Uint8Array | undefined;
+  private wantedDefault: Uint8Array | undefined;
+  // The lowest and highest word indexes named by the entry's attributes dropped unread (checked once its words are known).
+  private droppedLow = 0;
+  private droppedHigh = 0;
 
   constructor(
     private readonly buf: Buffer,
     private readonly global: readonly string[],
     private readonly wanted: ReadonlySet<string> | undefined,
-  ) {}
+  ) {
+    this.wantedGlobal = wanted === undefined ? undefined : wantedFlags(global, wanted);
+  }
 
   read(): PlainReport {
     const buf = this.buf;
@@ -140,6 +164,8 @@ class ReportReader {
   private entry(from: number, to: number, defaultWords: readonly string[], target: AttributeMap): AttributeMap {
     const counts = this.counts;
     counts.fill(0);
+    this.droppedLow = 0;
+    this.droppedHigh = 0;
     let own: string[] | undefined;
     this.pos = from;
     while (this.pos < to) {
@@ -151,19 +177,41 @@ class ReportReader {
       else this.mapEntry(field, end);
     }
     const local = own ?? defaultWords;
+    // Every word a dropped attribute names exists, so it would have been taken (the general path looks up fewer: those
+    // of a map key given twice only once); else the general path words what is wrong.
+    if (this.droppedHigh >= this.global.length || -this.droppedLow - 1 >= local.length) throw NOT_PLAIN;
+    const wantedLocal = this.wanted === undefined ? undefined : own !== undefined ? this.localFlags(own) : (this.wantedDefault ??= this.localFlags(local));
     for (let member = STRINGS; member <= STRING_MAPS; member++) {
       if (counts[member] === 0) continue;
       const list = this.members[member];
       const n = this.inPropertyOrder(list, counts[member], local.length);
-      const wanted = this.wanted;
       for (let j = 0; j < n; j++) {
         const e = list[j];
         const name = this.word(e.key, local);
-        if (wanted === undefined || wanted.has(name)) target.set(name, this.value(member, e, local));
+        if (wantedLocal === undefined || (e.key >= 0 ? this.wantedGlobal![e.key] : wantedLocal[-e.key - 1]) === 1)
+          target.set(name, this.value(member, e, local));
         else this.checkValue(member, e, local);
       }
     }
     return target;
+  }
+
+  /** Per local word, 1 when wanted. */
+  private localFlags(words: readonly string[]): Uint8Array {
+    const flags = new Uint8Array(words.length);
+    for (let i = 0; i < words.length; i++) if (this.wanted!.has(words[i])) flags[i] = 1;
+    return flags;
+  }
+
+  /** A global word whose attribute nobody wants: its value is checked, not made. */
+  private unwantedGlobal(key: number): boolean {
+    return this.wantedGlobal !== undefined && key >= 0 && key < this.wantedGlobal.length && this.wantedGlobal[key] === 0;
+  }
+
+  /** A word index named by a dropped attribute. */
+  private dropped(index: number): void {
+    if (index < this.droppedLow) this.droppedLow = index;
+    else if (index > this.droppedHigh) this.droppedHigh = index;
   }
 
   /** Records one map entry {key = 1: sint32, value = 2} of `member` ending at `end`. */
@@ -174,6 +222,8 @@ class ReportReader {
     let at = NO_VALUE;
     let valueEnd = NO_VALUE;
     let message: Instant | MapEntry[] | undefined;
+    // A string map nobody wants, its key read first (as encoders write it): its words' indexes are noted, no pairs made.
+    let droppedMap = false;
     while (this.pos < end) {
       const tag = this.varint(end);
       if (tag === ((1 << 3) | WIRE_VARINT) && !hasKey) {
@@ -182,18 +232,31 @@ class ReportReader {
       } else if (tag === valueTag && at === NO_VALUE) {
         at = this.pos;
         if (member === TIMESTAMPS || member === DURATIONS) message = this.instant(this.length(end));
-        else if (member === STRING_MAPS) message = this.pairs(this.length(end));
-        else this.skipValue(tag & 7, end);
+        else if (member === STRING_MAPS) {
+          droppedMap = hasKey && this.unwantedGlobal(key);
+          if (droppedMap) this.notePairs(this.length(end));
+          else message = this.pairs(this.length(end));
+        } else this.skipValue(tag & 7, end);
         valueEnd = this.pos;
       } else {
         throw NOT_PLAIN;
       }
     }
     if (this.pos !== end || (at === NO_VALUE && member === BYTES)) throw NOT_PLAIN;
-    // An attribute nobody wants whose value was checked whole just now (no word to look up) is not kept.
-    if (this.wanted !== undefined && member !== STRINGS && member !== STRING_MAPS && key >= 0) {
-      const name = this.global[key];
-      if (name !== undefined && !this.wanted.has(name)) return;
+    // An attribute nobody wants whose value was checked whole just now is not kept; the words a string names are checked with the entry's.
+    if (droppedMap) return;
+    if (this.unwantedGlobal(key)) {
+      if (member === STRING_MAPS) {
+        if (at !== NO_VALUE) {
+          this.pos = at;
+          this.notePairs(this.length(end));
+        }
+      } else if (member === STRINGS) {
+        this.pos = at;
+        this.dropped(at === NO_VALUE ? 0 : this.sint32(valueEnd));
+      }
+      this.pos = end;
+      return;
     }
     // A new record each time: ordering moves records within the list and drops repeated keys.
     this.members[member][this.counts[member]++] = { key, at, end: valueEnd, message };
@@ -334,6 +397,25 @@ class ReportReader {
       pairs.push({ key, at: value, end: 0, message: undefined });
     }
     return pairs;
+  }
+
+  /** As pairs(), for a map nobody wants: the word indexes are noted (dropped()), nothing is made. */
+  private notePairs(end: number): void {
+    while (this.pos < end) {
+      if (this.varint(end) !== ((1 << 3) | WIRE_LEN)) throw NOT_PLAIN;
+      const pairEnd = this.length(end);
+      let seen = 0;
+      while (this.pos < pairEnd) {
+        const tag = this.varint(pairEnd);
+        const bit = tag === ((1 << 3) | WIRE_VARINT) ? 1 : tag === ((2 << 3) | WIRE_VARINT) ? 2 : 0;
+        if (bit === 0 || seen & bit) throw NOT_PLAIN;
+        seen |= bit;
+        this.dropped(this.sint32(pairEnd));
+      }
+      if (this.pos !== pairEnd) throw NOT_PLAIN;
+      // A pair without its key or value names word 0, as protobufjs's default.
+      if (seen !== 3) this.dropped(0);
+    }
   }
 
   /** A string map's pairs as decodeAttributes builds its entries. */

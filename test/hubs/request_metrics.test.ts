@@ -106,6 +106,58 @@ describe("standard request metrics from reports", () => {
     assert.doesNotMatch(text, /mesh_tcp_sent_bytes_total\{[^}]*response_code/, "TCP metrics have no HTTP labels");
   });
 
+  it("consecutive reports of a batch that differ in one attribute a label reads are counted under their own labels", async () => {
+    const registry = new Registry();
+    const m = new RequestMetrics(registry, 100);
+    const series = (labels: Record<string, string>) =>
+      metricValue(
+        text,
+        `mesh_requests_total{${Object.entries({
+          reporter: "destination",
+          source_workload: "productpage-v1",
+          source_workload_namespace: "bookinfo",
+          source_principal: "spiffe://cluster.local/ns/bookinfo/sa/productpage",
+          source_app: "productpage",
+          source_version: "v1",
+          destination_workload: "reviews-v2",
+          destination_workload_namespace: "bookinfo",
+          destination_principal: "unknown",
+          destination_app: "reviews",
+          destination_version: "v2",
+          destination_service: "reviews.bookinfo.svc.cluster.local",
+          destination_service_name: "reviews",
+          destination_service_namespace: "bookinfo",
+          request_protocol: "http",
+          response_code: "200",
+          response_flags: "-",
+          permissive_response_code: "none",
+          permissive_response_policyid: "none",
+          connection_security_policy: "mutual_tls",
+          ...labels,
+        })
+          .map(([k, v]) => `${k}="${v}"`)
+          .join(",")}}`,
+      );
+    // Each changed report follows one with upstream's labels.
+    m.record([
+      attrs(HTTP),
+      attrs({ ...HTTP, "source.labels": { app: "productpage", version: "v2" } }),
+      attrs({ ...HTTP, "source.labels": { app: "productpage", version: "v2", extra: "x" } }),
+      attrs(HTTP),
+      attrs({ ...HTTP, "response.code": 503n }),
+      attrs(HTTP),
+      attrs({ ...HTTP, "connection.mtls": false }),
+      attrs({ ...HTTP, "request.size": 7n }),
+      attrs({ ...HTTP, "destination.service.host": "reviews.other.svc.cluster.local" }),
+    ]);
+    const text = await exposition(registry);
+    assert.equal(series({}), 4, "request.size is no label");
+    assert.equal(series({ response_code: "503" }), 1);
+    assert.equal(series({ source_version: "v2" }), 2);
+    assert.equal(series({ connection_security_policy: "none" }), 1);
+    assert.equal(series({ destination_service: "reviews.other.svc.cluster.local" }), 1);
+  });
+
   it("label sets are bounded: beyond the limit a report is counted as overflow, not as a new series", async () => {
     const registry = new Registry();
     const m = new RequestMetrics(registry, 3);
