@@ -32,7 +32,8 @@ export function grpcImports(state: ContextState, memory: ModuleMemory, env: Host
         service: memory.text(sPtr, sLen),
         method: memory.text(mPtr, mLen),
         metadata: mdLen > 0 ? decodePairs(memory.bytesAt(mdPtr, mdLen)) : [],
-        message: memory.bytesAt(msgPtr, msgLen).slice(),
+        // A copy (Buffer#slice would be a view): the embedder sends it later, when the module has reused that memory.
+        message: new Uint8Array(memory.bytesAt(msgPtr, msgLen)),
         timeoutMs,
       };
       memory.view.setUint32(outToken, token, true);

@@ -109,8 +109,8 @@ export class ProxyWasmVm {
 
   createStream(rootId: number, properties: StreamProperties): number {
     const id = this.nextContextId++;
-    this.streams.set(id, { id, rootId, maps: [], properties, continued: false });
-    this.call(id, () => this.exports.proxy_on_context_create(id, rootId));
+    this.streams.set(id, { id, rootId, maps: noMaps(), properties, continued: false });
+    this.invoke(id, this.exports.proxy_on_context_create, 0, id, rootId);
     return id;
   }
 
@@ -118,27 +118,28 @@ export class ProxyWasmVm {
   requestHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
     s.maps[MapType.RequestHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
-    return this.call(id, () => this.exports.proxy_on_request_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
+    return this.invoke(id, this.exports.proxy_on_request_headers, Action.Continue, id, headers.length, endOfStream ? 1 : 0);
   }
 
   responseHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
     s.maps[MapType.ResponseHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
-    return this.call(id, () => this.exports.proxy_on_response_headers?.(id, headers.length, endOfStream ? 1 : 0) ?? Action.Continue);
+    return this.invoke(id, this.exports.proxy_on_response_headers, Action.Continue, id, headers.length, endOfStream ? 1 : 0);
   }
 
   /** The response's trailers: proxy_on_response_trailers, as Envoy calls it for a response that has some. */
   responseTrailers(id: number, trailers: HeaderList, namesLowerCase = false): Action {
     this.stream(id).maps[MapType.ResponseTrailers] = namesLowerCase ? new HeaderMap(trailers) : HeaderMap.of(trailers);
-    return this.call(id, () => this.exports.proxy_on_response_trailers?.(id, trailers.length) ?? Action.Continue);
+    return this.invoke(id, this.exports.proxy_on_response_trailers, Action.Continue, id, trailers.length);
   }
 
   /** Stream end in Envoy's order: log, done, delete. */
   finishStream(id: number): void {
+    const exports = this.exports;
     try {
-      this.call(id, () => this.exports.proxy_on_log?.(id));
-      this.call(id, () => this.exports.proxy_on_done?.(id));
-      this.call(id, () => this.exports.proxy_on_delete?.(id));
+      this.invoke(id, exports.proxy_on_log, 0, id);
+      this.invoke(id, exports.proxy_on_done, 0, id);
+      this.invoke(id, exports.proxy_on_delete, 0, id);
     } finally {
       this.streams.delete(id);
     }
@@ -156,7 +157,7 @@ export class ProxyWasmVm {
       closeDownstream: false,
       closeUpstream: false,
     };
-    this.streams.set(id, { id, rootId, maps: [], properties, continued: false, connection });
+    this.streams.set(id, { id, rootId, maps: noMaps(), properties, continued: false, connection });
     this.call(id, () => this.exports.proxy_on_context_create(id, rootId));
     this.call(id, () => this.exports.proxy_on_new_connection?.(id) ?? Action.Continue);
     return id;
@@ -339,26 +340,60 @@ export class ProxyWasmVm {
   }
 
   private call<T>(contextId: number, fn: () => T): T {
+    const previous = this.enter(contextId);
+    try {
+      return fn();
+    } catch (e) {
+      throw this.trapped(e);
+    } finally {
+      this.leave(previous);
+    }
+  }
+
+  /**
+   * `call` for the callbacks every request makes: the export and its
+   * arguments are passed as they are, with no closure made per callback.
+   * An absent export, or one that returns nothing, answers `fallback`.
+   */
+  private invoke(contextId: number, fn: Callback | undefined, fallback: number, a = 0, b = 0, c = 0): number {
+    const previous = this.enter(contextId);
+    try {
+      const result = fn === undefined ? undefined : (fn(a, b, c) as number | undefined);
+      return result === undefined ? fallback : result;
+    } catch (e) {
+      throw this.trapped(e);
+    } finally {
+      this.leave(previous);
+    }
+  }
+
+  /** Makes `contextId` the effective context for a callback; returns the one to restore. */
+  private enter(contextId: number): number {
     if (this.failed) throw new WasmTrap("the filter VM failed earlier and cannot be used");
     const state = this.state;
     const previous = state.current;
     state.current = contextId;
-    try {
-      return fn();
-    } catch (e) {
-      if (e instanceof WebAssembly.RuntimeError) {
-        this.failed = true;
-        throw new WasmTrap(`filter trapped: ${e.message}`);
-      }
-      throw e;
-    } finally {
-      state.current = previous;
-      if (previous === 0 && state.afterCallback.length > 0 && !this.failed) {
-        const actions = state.afterCallback;
-        state.afterCallback = [];
-        for (const action of actions) action();
-      }
+    return previous;
+  }
+
+  /** After a callback: the previous effective context again, and (at the outermost callback) the deferred effects. */
+  private leave(previous: number): void {
+    const state = this.state;
+    state.current = previous;
+    if (previous === 0 && state.afterCallback.length > 0 && !this.failed) {
+      const actions = state.afterCallback;
+      state.afterCallback = [];
+      for (const action of actions) action();
     }
+  }
+
+  /** What a callback's exception becomes: a trap fails the VM (WasmTrap), anything else is thrown as it is. */
+  private trapped(e: unknown): unknown {
+    if (e instanceof WebAssembly.RuntimeError) {
+      this.failed = true;
+      return new WasmTrap(`filter trapped: ${e.message}`);
+    }
+    return e;
   }
 
   /** The host calls the module imports (`env.proxy_*`), by family. */
@@ -404,6 +439,18 @@ interface Exports extends Record<string, unknown> {
   proxy_on_done?(id: number): number;
   proxy_on_delete?(id: number): void;
   filter_allocations?(): bigint;
+}
+
+/** A callback export as `invoke` calls it (a wasm export ignores arguments it does not take). */
+type Callback = (a: number, b: number, c: number) => unknown;
+
+/**
+ * A stream's header maps, one slot per HTTP map type, filled in place: an
+ * array of fixed shape, so reading a map never given (trailers) is not a
+ * read past the end, which optimized code would have to leave for.
+ */
+function noMaps(): Array<HeaderMap | undefined> {
+  return [undefined, undefined, undefined, undefined];
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

@@ -1,5 +1,5 @@
 import { WasmStatus } from "./abi_types.ts";
-import { writeString } from "./pairs.ts";
+import { utf8Length, writeString } from "./pairs.ts";
 
 /**
  * A property value in Envoy's encodings (proxy-wasm.md §1.5): bytes as they
@@ -106,10 +106,11 @@ export class ModuleMemory {
   giveValue(value: PropertyValue, outPtr: number, outLen: number): WasmStatus {
     if (value instanceof Uint8Array) return this.give(value, outPtr, outLen);
     if (typeof value === "string") {
-      const size = Buffer.byteLength(value, "utf8");
+      // Short ASCII (addresses, names) is measured and copied by hand, without two calls into the UTF-8 codec.
+      const size = utf8Length(value);
       const ptr = this.allocateOut(size, outPtr, outLen);
       if (ptr === 0) return WasmStatus.InternalFailure;
-      if (ptr > 0) this.bytes.write(value, ptr, size, "utf8");
+      if (ptr > 0) writeString(this.bytes, value, ptr);
       return WasmStatus.Ok;
     }
     if (typeof value === "boolean") {

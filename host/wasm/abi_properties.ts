@@ -30,6 +30,8 @@ interface PropertyBatch extends Snapshot {
   names: readonly string[];
   keys: readonly Buffer[];
   values: Array<PropertyValue | undefined>;
+  /** Serialized answers by the answersKey of the sources that gave them (kept as long as the key is). */
+  saved: WeakMap<object, Uint8Array>;
 }
 
 /** `mesh` NUL `properties` NUL: the path prefix of a batched property read. */
@@ -62,8 +64,6 @@ class PropertyReader {
   private readonly dottedNames = new Map<string, string>();
   /** Batched reads seen, by the address of their path (at most MAX_DOTTED_NAMES). */
   private readonly batches = new Map<number, PropertyBatch>();
-  /** Serialized batch answers by the answersKey of the sources that gave them (kept as long as the key is). */
-  private readonly savedAnswers = new WeakMap<object, Map<PropertyBatch, Uint8Array>>();
 
   constructor(private readonly memory: ModuleMemory) {}
 
@@ -119,6 +119,7 @@ class PropertyReader {
       names,
       keys: names.map((n) => Buffer.from(n, "utf8")),
       values: names.map(() => undefined),
+      saved: new WeakMap(),
     };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
@@ -133,7 +134,7 @@ class PropertyReader {
     // A source that vouches its answers are those of an earlier one gets them as they were serialized then.
     const key = source !== undefined && typeof source !== "function" ? source.answersKey?.() : undefined;
     if (key !== undefined) {
-      const saved = this.savedAnswers.get(key)?.get(batch);
+      const saved = batch.saved.get(key);
       if (saved !== undefined) return this.memory.give(saved, outPtr, outLen);
     }
     const { names, keys, values } = batch;
@@ -158,8 +159,9 @@ class PropertyReader {
       if (value === undefined) continue;
       values[i] = undefined;
       const key = keys[i];
-      mem.set(key, data);
       const kl = key.length;
+      // Names are a few bytes: copied by hand, cheaper than a call into TypedArray#set each.
+      for (let j = 0; j < kl; j++) mem[data + j] = key[j];
       mem[data + kl] = 0;
       data += kl + 1;
       const vl = writeValue(mem, view, value, data);
@@ -170,11 +172,7 @@ class PropertyReader {
       sizes += 8;
     }
     view.setUint32(outLen, data - ptr, true);
-    if (key !== undefined) {
-      let saved = this.savedAnswers.get(key);
-      if (saved === undefined) this.savedAnswers.set(key, (saved = new Map()));
-      saved.set(batch, Buffer.from(mem.subarray(ptr, data)));
-    }
+    if (key !== undefined) batch.saved.set(key, Buffer.from(mem.subarray(ptr, data)));
     return WasmStatus.Ok;
   }
 }
