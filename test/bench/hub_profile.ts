@@ -53,7 +53,7 @@ function samples(perfData: string): Sample[] {
 
 /** The bundle chunk holding grpc-js (its server's call class is defined there). */
 function grpcJsChunk(outDir: string): string {
-  const hit = execFileSync("grep", ["-l", "class BaseServerInterceptingCall", "-r", outDir, "--include=*.mjs"], { encoding: "utf8" }).trim().split("\n")[0];
+  const hit = execFileSync("grep", ["-l", "BaseServerInterceptingCall", "-r", outDir, "--include=*.mjs"], { encoding: "utf8" }).trim().split("\n")[0];
   return hit.slice(hit.lastIndexOf("/") + 1);
 }
 
