@@ -183,6 +183,8 @@ export class RequestDerivation {
   private stamp: u32 = 1;
   private pathValue: AttributeValue | null = null;
   private pathRead: bool = false;
+  // Where the path's query starts (its length without one); -1 until found.
+  private urlLength: isize = -1;
   private source: AddressValues | null = null;
   private destination: AddressValues | null = null;
   private peer: PrincipalValues | null = null;
@@ -204,6 +206,7 @@ export class RequestDerivation {
     }
     this.pathRead = false;
     this.pathValue = null;
+    this.urlLength = -1;
     this.source = null;
     this.destination = null;
     this.peer = null;
@@ -292,7 +295,7 @@ export class RequestDerivation {
         const path = this.path();
         if (path === null) return null;
         const len = path.textLen();
-        const urlLength = urlPathLength(path.textPtr(), len);
+        const urlLength = this.urlPathEnd(path);
         return urlLength == len ? path : values.view(path.textPtr(), urlLength);
       }
       case REQUEST_QUERY_PARAMS: {
@@ -300,7 +303,7 @@ export class RequestDerivation {
         if (path === null) return null;
         const ptr = path.textPtr();
         const len = path.textLen();
-        return urlPathLength(ptr, len) < len && values.query.parse(ptr, len) ? values.map(values.query) : null;
+        return this.urlPathEnd(path) < len && values.query.parse(ptr, len) ? values.map(values.query) : null;
       }
       case REQUEST_REFERER:
         return this.header(REFERER);
@@ -351,6 +354,18 @@ export class RequestDerivation {
       }
     }
     return this.authAttributes().getId(id);
+  }
+
+  // The length of the path's URL path (before its query): both attributes
+  // made of the path ask, and it is found once per request.
+  // @ts-ignore: decorator
+  @inline private urlPathEnd(path: AttributeValue): usize {
+    let n = this.urlLength;
+    if (n < 0) {
+      n = <isize>urlPathLength(path.textPtr(), path.textLen());
+      this.urlLength = n;
+    }
+    return <usize>n;
   }
 
   // The value of the header in known-string slot `slot`, or null.
@@ -413,11 +428,14 @@ export class RequestDerivation {
   }
 
   // The request.auth.* attributes of the request's JWT payload, read once.
-  private authAttributes(): AttributeBag {
+  // Inlined: most requests have no payload, and then no call is made.
+  // @ts-ignore: decorator
+  @inline private authAttributes(): AttributeBag {
     const auth = this.auth;
     if (!this.authRead) {
-      auth.clear();
-      addAuthAttributes(auth, this.req.authPayload);
+      if (auth.size > 0) auth.clear();
+      const payload = this.req.authPayload;
+      if (payload.length > 0) addAuthAttributes(auth, payload);
       this.authRead = true;
     }
     return auth;

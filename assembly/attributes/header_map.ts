@@ -3,6 +3,8 @@ import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./value";
 import { ViewMap } from "./view_map";
 
+/** ViewMap.sourceFormat of a map filled from a proxy-wasm serialized map. */
+export const SOURCE_PAIRS: u8 = 1;
 /** The tag of a header whose name is not a known string. */
 const UNKNOWN: i32 = -1;
 const INITIAL_BYTES: i32 = 1024;
@@ -74,9 +76,9 @@ export class HeaderMap extends ViewMap {
     this.empty();
   }
 
-  // clear, inlined in fill.
+  /** clear, inlined (in fill, and where a response's maps are emptied). */
   // @ts-ignore: decorator
-  @inline private empty(): void {
+  @inline empty(): void {
     this.clearView();
     this.used = 0;
     this.unknown = 0;
@@ -133,6 +135,10 @@ export class HeaderMap extends ViewMap {
       }
       data += keyLen + valueLen + 2;
     }
+    // The entries are what reading the block gives, until something changes them.
+    this.sourcePtr = this.base;
+    this.sourceLen = len;
+    this.sourceKind = SOURCE_PAIRS;
     return true;
   }
 
@@ -154,6 +160,7 @@ export class HeaderMap extends ViewMap {
 
   /** Adds a header given as UTF-8 bytes, copied in (made valid UTF-8); a repeated name as in `fill`. */
   add(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
+    this.sourceKind = 0;
     if (!this.viewing) {
       this.set(decodeUtf8(keyPtr, keyLen), decodeUtf8(valuePtr, valueLen));
       return;

@@ -26,10 +26,13 @@ export function urlPath(path: string): string {
  * entries are views into the path's bytes, which must outlive it (the
  * request's own header bytes).
  */
+/** ViewMap.sourceFormat of a query read from its path. */
+export const SOURCE_PATH_QUERY: u8 = 2;
+
 export class QueryMap extends ViewMap {
   /** Reads the query of the path whose UTF-8 is at `ptr`; false when it has no parameters (no query, or an empty one). */
   parse(ptr: usize, len: usize): bool {
-    this.clear();
+    this.clearView();
     this.base = ptr;
     const q = indexOfByte(ptr, 0, len, QUESTION);
     if (q < 0) return false;
@@ -42,12 +45,17 @@ export class QueryMap extends ViewMap {
         const eq = indexOfByte(ptr, start, stop, EQUALS);
         const keyEnd = eq >= 0 ? <usize>eq : stop;
         const valueStart = eq >= 0 ? <usize>eq + 1 : stop;
-        if (this.scanForBytes(ptr + start, keyEnd - start, 0) < 0) {
+        // A repeated name keeps its first value.
+        if (this.count == 0 || this.scanForBytes(ptr + start, keyEnd - start, 0) < 0) {
           this.append(0, <i32>start, <i32>(keyEnd - start), <i32>valueStart, <i32>(stop - valueStart));
         }
       }
       start = stop + 1;
     }
+    // The entries depend on the query alone (from its `?`).
+    this.sourcePtr = ptr + <usize>q;
+    this.sourceLen = len - <usize>q;
+    this.sourceKind = SOURCE_PATH_QUERY;
     return this.count > 0;
   }
 }

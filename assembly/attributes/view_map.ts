@@ -33,6 +33,12 @@ export class ViewMap extends StringMap {
   protected viewing: bool = true;
   // The string lists hold every entry decoded (`keys`, `values`).
   private mirrored: bool = false;
+  // The bytes the entries were read from, while the entries are what
+  // reading them gives (none changed since): `sourceKind` says how they were
+  // read (0: not so, or changed since).
+  protected sourcePtr: usize = 0;
+  protected sourceLen: usize = 0;
+  protected sourceKind: u8 = 0;
 
   constructor(capacity: i32 = 8) {
     super(0);
@@ -56,6 +62,26 @@ export class ViewMap extends StringMap {
   /** The entries are bytes in place (keyPtr, valuePtr), not strings set since the map was filled. */
   get isViewing(): bool {
     return this.viewing;
+  }
+
+  /**
+   * How the entries were read from bytes (`sourceBytes`, `sourceLength`):
+   * 0 when they were not, or changed since. Two maps read the same way from
+   * the same bytes have the same entries (the report's memo compares them so).
+   */
+  // @ts-ignore: decorator
+  @inline get sourceFormat(): u8 {
+    return this.sourceKind;
+  }
+
+  // @ts-ignore: decorator
+  @inline get sourceBytes(): usize {
+    return this.sourcePtr;
+  }
+
+  // @ts-ignore: decorator
+  @inline get sourceLength(): usize {
+    return this.sourceLen;
   }
 
   /** Entry `i`'s key when it is a string already (decoded or known), else null: read its bytes (a viewing map only). */
@@ -154,6 +180,7 @@ export class ViewMap extends StringMap {
     memory.copy(changetype<usize>(entries) + (<usize>(i * STRIDE) << 2), changetype<usize>(entries) + (<usize>from << 2), <usize>((this.count * STRIDE - from) << 2));
     this.count--;
     this.mirrored = false;
+    this.sourceKind = 0;
     this.entriesMoved();
   }
 
@@ -165,6 +192,7 @@ export class ViewMap extends StringMap {
   // @ts-ignore: decorator
   @inline protected clearView(): void {
     this.count = 0;
+    this.sourceKind = 0;
     this.viewing = true;
     this.mirrored = false;
     // Array's length setter always calls into the runtime: only when there is something to drop.
@@ -222,5 +250,6 @@ export class ViewMap extends StringMap {
     if (!this.viewing) return;
     this.mirror();
     this.viewing = false;
+    this.sourceKind = 0;
   }
 }

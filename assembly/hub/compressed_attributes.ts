@@ -59,19 +59,37 @@ export class CompressedAttributesWriter {
  * batch's `default_words`): an attribute whose value `memo` says was already
  * encoded in this message is copied from there, any other is encoded and
  * remembered. The bytes are those `write` would give.
+ *
+ * Consecutive attributes copied from consecutive places (a run of them
+ * repeated from one earlier entry) are copied at once.
  */
 export function writeReportEntry(out: ProtoWriter, bag: AttributeBag, dictionary: MessageDictionary, memo: EntryMemo): void {
+  // The copy not yet made: `pendingLength` bytes from `pendingAt`.
+  let pendingAt = 0;
+  let pendingLength = 0;
   for (let i = 0, n = bag.size; i < n; i++) {
     const v = bag.valueAt(i);
-    const field = mapFieldOf(v);
-    if (field == 0) continue;
     const id = bag.idAt(i);
     if (id >= 0) {
+      // Only an encoded value is remembered: one found has a map field.
       const at = memo.encodedAt(id, v);
       if (at >= 0) {
-        out.repeat(at, memo.encodedLength(id));
+        const length = memo.encodedLength(id);
+        if (pendingAt + pendingLength == at) {
+          pendingLength += length;
+        } else {
+          if (pendingLength > 0) out.repeat(pendingAt, pendingLength);
+          pendingAt = at;
+          pendingLength = length;
+        }
         continue;
       }
+    }
+    const field = mapFieldOf(v);
+    if (field == 0) continue;
+    if (pendingLength > 0) {
+      out.repeat(pendingAt, pendingLength);
+      pendingLength = 0;
     }
     const start = out.length;
     const entry = out.begin(field);
@@ -80,6 +98,7 @@ export function writeReportEntry(out: ProtoWriter, bag: AttributeBag, dictionary
     out.end(entry);
     if (id >= 0) memo.record(id, v, start, out.length - start);
   }
+  if (pendingLength > 0) out.repeat(pendingAt, pendingLength);
 }
 
 /** The CompressedAttributes map field a value belongs to, 0 for none. */

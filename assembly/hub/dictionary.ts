@@ -68,11 +68,18 @@ export class MessageDictionary {
     this.forgetRecent();
   }
 
-  index(s: string): i32 {
+  // Inlined (a report's words are mostly found here by the string's address); the rest is `remembered`.
+  // @ts-ignore: decorator
+  @inline index(s: string): i32 {
     const slot = recentSlot(s);
     if (unchecked(this.recentStamp[slot]) == this.stamp && changetype<usize>(unchecked(this.recent[slot])) == changetype<usize>(s)) {
       return unchecked(this.recentIndex[slot]);
     }
+    return this.remembered(s, slot);
+  }
+
+  // `index` of a string not found by its address: looked up, then remembered in `slot`.
+  private remembered(s: string, slot: i32): i32 {
     const i = this.lookUp(s);
     unchecked((this.recent[slot] = s));
     unchecked((this.recentIndex[slot] = i));

@@ -104,6 +104,14 @@ export class EntryMemo {
       // A header value in place (host, path, API key): its bytes against the copy kept.
       const len = <i32>v.textLen();
       same = len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), v.textPtr(), <usize>len);
+    } else if (kind == ValueKind.StringMap && v.map instanceof ViewMap && (v.map as ViewMap).sourceFormat != 0) {
+      // A map read from bytes it still is (headers, a query): those bytes against the copy kept.
+      const map = v.map as ViewMap;
+      const len = <i32>map.sourceLength;
+      same =
+        <i32>map.sourceFormat == unchecked(this.smalls[id]) &&
+        len == unchecked(this.savedLengths[id]) &&
+        equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), map.sourceBytes, <usize>len);
     } else same = this.sameContents(id, v);
     return same ? unchecked(this.starts[id]) : -1;
   }
@@ -114,13 +122,23 @@ export class EntryMemo {
     return unchecked(this.lengths[id]);
   }
 
-  /** `v` is attribute `id`'s value now, encoded at `start` for `length` bytes of the message. */
-  record(id: i32, v: AttributeValue, start: i32, length: i32): void {
+  /**
+   * `v` is attribute `id`'s value now, encoded at `start` for `length` bytes
+   * of the message. Inlined into its one caller: a report's times change
+   * from one request to the next, and are kept here without a call.
+   */
+  // @ts-ignore: decorator
+  @inline record(id: i32, v: AttributeValue, start: i32, length: i32): void {
     if (<u32>id >= <u32>this.stamps.length) this.grow(id);
     const kind = v.kind;
     let held: AttributeValue | null = null;
     if (!v.requestOwned) held = v;
-    else if (!this.saveContents(id, v)) {
+    else if (kind == ValueKind.Timestamp || kind == ValueKind.Duration) {
+      unchecked((this.ints[id] = v.int));
+      unchecked((this.smalls[id] = v.nanos));
+    } else if (kind == ValueKind.Int64) {
+      unchecked((this.ints[id] = v.int));
+    } else if (!this.saveContents(id, v)) {
       // Not comparable by contents: never taken as the same.
       unchecked((this.stamps[id] = 0));
       return;
@@ -163,6 +181,17 @@ export class EntryMemo {
         const m = v.map;
         if (!(m instanceof ViewMap) || !(m as ViewMap).isViewing) return false;
         const map = m as ViewMap;
+        // A map read from bytes it still is (a request's or response's
+        // headers, a path's query): those bytes, kept whole.
+        const format = map.sourceFormat;
+        unchecked((this.smalls[id] = format));
+        if (format != 0) {
+          const len = <i32>map.sourceLength;
+          const at = this.room(id, len);
+          memory.copy(this.saved.dataStart + <usize>at, map.sourceBytes, <usize>len);
+          unchecked((this.savedLengths[id] = len));
+          return true;
+        }
         // Per pair: key length, key bytes, value length, value bytes.
         const n = map.size;
         let total = 0;
@@ -207,6 +236,12 @@ export class EntryMemo {
         const m = v.map;
         if (!(m instanceof ViewMap) || !(m as ViewMap).isViewing) return false;
         const map = m as ViewMap;
+        const format = map.sourceFormat;
+        if (<i32>format != unchecked(this.smalls[id])) return false;
+        if (format != 0) {
+          const len = <i32>map.sourceLength;
+          return len == unchecked(this.savedLengths[id]) && equalBytes(this.saved.dataStart + <usize>unchecked(this.regionAt[id]), map.sourceBytes, <usize>len);
+        }
         const n = map.size;
         if (<i64>n != unchecked(this.ints[id])) return false;
         let p = this.saved.dataStart + <usize>unchecked(this.regionAt[id]);

@@ -191,7 +191,8 @@ export class ProtoWriter {
   }
 
   /** Appends again the `n` bytes written at `start` (start + n <= this.length). */
-  repeat(start: i32, n: i32): void {
+  // @ts-ignore: decorator
+  @inline repeat(start: i32, n: i32): void {
     this.ensure(n);
     const base = this.buf.dataStart;
     memory.copy(base + <usize>this.len, base + <usize>start, <usize>n);

@@ -2,6 +2,7 @@ import { type BufferType, type GrpcCall, type LocalReply, type MetricKind, WasmS
 import type { LogSink } from "./filter_module.ts";
 import type { HeaderMap } from "./header_map.ts";
 import type { PropertyResolver, StreamProperties } from "./abi_properties.ts";
+import { IdTable } from "./id_table.ts";
 
 /** What the embedder provides to the module besides the stream data. */
 export interface HostEnvironment {
@@ -79,7 +80,8 @@ export interface Metric {
  */
 export class ContextState {
   readonly metrics = new Map<number, Metric>();
-  readonly streams = new Map<number, StreamState>();
+  /** Open streams and connections by context id (id_table.ts: not a Map, whose replaced tables keep old entries alive through minor GCs). */
+  readonly streams = new IdTable<StreamState>();
   readonly roots = new Set<number>();
   /** Roots whose proxy_on_done answered false: deleted when the module calls proxy_done. */
   readonly pendingDone = new Set<number>();

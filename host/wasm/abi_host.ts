@@ -2,6 +2,7 @@ import { compiledModule } from "./compiled_module.ts";
 import { Action, BufferType, type HeaderList, type LocalReply, MapType, type PeerType, StreamType } from "./abi_types.ts";
 import { HeaderMap } from "./header_map.ts";
 import { ModuleMemory } from "./abi_memory.ts";
+import type { IdTable } from "./id_table.ts";
 import { type ConnectionState, ContextState, type DataDirection, type HostEnvironment, type Metric, type StreamState, contextImports } from "./abi_contexts.ts";
 import { type StreamProperties, propertyImports } from "./abi_properties.ts";
 import { headerImports } from "./abi_headers.ts";
@@ -54,7 +55,7 @@ export class ProxyWasmVm {
   private readonly exports: Exports;
   private readonly state = new ContextState();
   private readonly memory = new ModuleMemory();
-  private readonly streams: Map<number, StreamState>;
+  private readonly streams: IdTable<StreamState>;
   private readonly roots: Set<number>;
   private readonly buffers: Map<BufferType, Uint8Array>;
   private nextContextId = 1;

@@ -188,7 +188,8 @@ class ReportReader {
       for (let j = 0; j < n; j++) {
         const e = list[j];
         const name = this.word(e.key, local);
-        if (wantedLocal === undefined || (e.key >= 0 ? this.wantedGlobal![e.key] : wantedLocal[-e.key - 1]) === 1) target.set(name, this.value(member, e, local));
+        if (wantedLocal === undefined || (e.key >= 0 ? this.wantedGlobal![e.key] : wantedLocal[-e.key - 1]) === 1)
+          target.set(name, this.value(member, e, local));
         else this.checkValue(member, e, local);
       }
     }

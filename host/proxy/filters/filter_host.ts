@@ -1,6 +1,7 @@
 import { ProxyWasmVm, type StreamProperties, WasmTrap } from "../../wasm/abi_host.ts";
 import { Action, type GrpcCall, type HeaderList, type LocalReply, MapType, MetricKind, PeerType, StreamType } from "../../wasm/abi_types.ts";
 import type { LogSink } from "../../wasm/filter_module.ts";
+import { IdTable } from "../../wasm/id_table.ts";
 import { type AnswerSink, connectVm, hostRetriesProperty } from "../../hub/dispatch.ts";
 import type { HubCaller } from "../../hub/transport.ts";
 
@@ -71,7 +72,8 @@ export class FilterHost {
   private rootId = 0;
   private configuration = "";
   private tickTimer: NodeJS.Timeout | undefined;
-  private readonly waiting = new Map<number, Waiter>();
+  /** Streams paused for the hub, by id (an IdTable: see host/wasm/id_table.ts for why not a Map). */
+  private readonly waiting = new IdTable<Waiter>();
   /** TCP connections held by the filter, told when a hub answer releases them. */
   private readonly watchedConnections = new Map<number, (update: ConnectionUpdate) => void>();
   /** VMs re-created after traps, for /stats. */
