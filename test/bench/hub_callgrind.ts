@@ -74,7 +74,16 @@ async function record(mesh: LocalMesh): Promise<Recorded> {
         if (method === "Report") recorded.reportCalls++;
         else recorded.checkCalls++;
       }
-      const c: GrpcCall = { token: 1, rootId: 1, cluster: "hub_server", service: "mesh.hub.v1.Hub", method, metadata: [], message: call.request, timeoutMs: 5000 };
+      const c: GrpcCall = {
+        token: 1,
+        rootId: 1,
+        cluster: "hub_server",
+        service: "mesh.hub.v1.Hub",
+        method,
+        metadata: [],
+        message: call.request,
+        timeoutMs: 5000,
+      };
       void upstream.call(c).then((r) => (r.ok ? callback(null, Buffer.from(r.message)) : callback({ code: r.code, details: r.message })));
     };
   const server = new grpc.Server();

@@ -140,9 +140,7 @@ export async function runHubProfile(): Promise<string[]> {
       )} req/s; load average ${loadavg()
         .map((x) => x.toFixed(2))
         .join(" ")}), µs`,
-      ...[...counts]
-        .sort((a, b) => b[1] - a[1])
-        .map(([k, v]) => `${k.padEnd(width)}  ${perRequest(v)}`),
+      ...[...counts].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.padEnd(width)}  ${perRequest(v)}`),
       `${"all sampled".padEnd(width)}  ${perRequest([...counts.values()].reduce((a, b) => a + b, 0))}   (/proc: ${((cpu / n) * 1e6).toFixed(2)})`,
       `scavenges ${gc.count} (${((gc.promotedKB * 1024) / n).toFixed(0)} bytes promoted per reported request, ${(gc.promotedKB / Math.max(1, gc.count)).toFixed(0)} KB per scavenge, ${gc.pauseMs.toFixed(0)} ms of pauses), mark-compacts ${gc.markCompacts}`,
     ];
