@@ -17,7 +17,7 @@
 // its place and takes the later value).
 
 import type { AttributeMap, AttributeValue, GlobalDictionary, Instant } from "./compressed.ts";
-import { isUtf8Range } from "./utf8_strings.ts";
+import { NOT_PLAIN, StrictWireCursor, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
 /** The entries of a plainly well-formed ReportRequest, DELTA_ENCODING applied. */
 export interface PlainReport {
@@ -40,13 +40,9 @@ const TIMESTAMPS = 6;
 const DURATIONS = 7;
 const BYTES = 8;
 const STRING_MAPS = 9;
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-const WIRE_LEN = 2;
 /** The wire type of each map member's value, by field number. */
 const VALUE_WIRE = [-1, -1, WIRE_VARINT, WIRE_VARINT, WIRE_FIXED64, WIRE_VARINT, WIRE_LEN, WIRE_LEN, WIRE_LEN, WIRE_LEN];
 const NO_VALUE = -1;
-const TWO_32 = 4294967296;
 
 /**
  * Per global word index, 1 when `wanted` names the word: one set lookup per
@@ -63,9 +59,6 @@ function wantedFlags(words: readonly string[], wanted: ReadonlySet<string>): Uin
   wantedGlobalWords.set(wanted, { words, flags });
   return flags;
 }
-
-/** Thrown inside the reader when the request is not plain; never escapes readPlainReport. */
-const NOT_PLAIN = new Error("not a plain ReportRequest");
 
 /**
  * The attributes of a plainly well-formed ReportRequest, or undefined: take
@@ -97,10 +90,7 @@ function takeValue(first: MapEntry, later: MapEntry): void {
   first.message = later.message;
 }
 
-class ReportReader {
-  private pos = 0;
-  // A varint's high 32 bits, beside the low ones the read returned.
-  private hi = 0;
+class ReportReader extends StrictWireCursor {
   // Map entries of the entry being read, by member field number (reused).
   private readonly members: MapEntry[][] = Array.from({ length: STRING_MAPS + 1 }, () => []);
   private readonly counts = new Int32Array(STRING_MAPS + 1);
@@ -116,10 +106,11 @@ class ReportReader {
   private droppedHigh = 0;
 
   constructor(
-    private readonly buf: Buffer,
+    buf: Buffer,
     private readonly global: readonly string[],
     private readonly wanted: ReadonlySet<string> | undefined,
   ) {
+    super(buf);
     this.wantedGlobal = wanted === undefined ? undefined : wantedFlags(global, wanted);
   }
 
@@ -260,17 +251,6 @@ class ReportReader {
     }
     // A new record each time: ordering moves records within the list and drops repeated keys.
     this.members[member][this.counts[member]++] = { key, at, end: valueEnd, message };
-  }
-
-  /** Moves past a scalar value of wire type `wire`. */
-  private skipValue(wire: number, end: number): void {
-    if (wire === WIRE_VARINT) this.varint(end);
-    else if (wire === WIRE_FIXED64) {
-      if (this.pos + 8 > end) throw NOT_PLAIN;
-      this.pos += 8;
-    } else {
-      this.pos = this.length(end);
-    }
   }
 
   /**
@@ -424,73 +404,5 @@ class ReportReader {
     const entries: Record<string, string> = Object.create(null); // a key "__proto__" is data, as in decodeAttributes
     for (let i = 0; i < n; i++) entries[this.word(pairs[i].key, local)] = this.word(pairs[i].at, local);
     return entries;
-  }
-
-  /** A length-delimited payload's length; returns where it ends (within `end`). */
-  private length(end: number): number {
-    const start = this.pos;
-    const n = this.varint(end);
-    if (this.pos - start > 5 || this.hi !== 0 || n > end - this.pos) throw NOT_PLAIN;
-    return this.pos + n;
-  }
-
-  /** A string field's payload up to `end`, which must be valid UTF-8. */
-  private string(end: number): string {
-    const start = this.pos;
-    if (!isUtf8Range(this.buf, start, end)) throw NOT_PLAIN;
-    this.pos = end;
-    return this.buf.toString("utf8", start, end);
-  }
-
-  private sint32(end: number): number {
-    const v = this.varint(end);
-    return ((v >>> 1) ^ -(v & 1)) | 0;
-  }
-
-  /** As protobufjs reads a bool: true when any bit of the varint is set. */
-  private bool(end: number): boolean {
-    return (this.varint(end) | this.hi) !== 0;
-  }
-
-  /** A varint as a signed 64-bit integer. */
-  private int64(end: number): bigint {
-    const lo = this.varint(end);
-    const hi = this.hi;
-    if (hi === 0) return BigInt(lo);
-    if (hi < 0x200000) return BigInt(hi * TWO_32 + lo);
-    if (hi >= 0xffe00000) return BigInt((hi - TWO_32) * TWO_32 + lo);
-    return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
-  }
-
-  /**
-   * A varint of at most 10 bytes ending before `end`: returns its low 32
-   * bits unsigned and leaves the next 32 in `hi` (bits past 64 dropped, as
-   * protobufjs drops them).
-   */
-  private varint(end: number): number {
-    const buf = this.buf;
-    let pos = this.pos;
-    if (pos >= end) throw NOT_PLAIN;
-    let b = buf[pos++];
-    if (b < 0x80) {
-      this.pos = pos;
-      this.hi = 0;
-      return b;
-    }
-    let lo = b & 0x7f;
-    let hi = 0;
-    for (let shift = 7; ; shift += 7) {
-      if (pos >= end || shift > 63) throw NOT_PLAIN;
-      b = buf[pos++];
-      if (shift < 28) lo |= (b & 0x7f) << shift;
-      else if (shift === 28) {
-        lo |= (b & 0x0f) << 28;
-        hi = (b & 0x7f) >>> 4;
-      } else hi |= (b & 0x7f) << (shift - 32);
-      if (b < 0x80) break;
-    }
-    this.pos = pos;
-    this.hi = hi >>> 0;
-    return lo >>> 0;
   }
 }

@@ -1,0 +1,285 @@
+// Instructions per reported request of the hub serving the sidecar's calls
+// (issue 30), counted by callgrind: repeatable on a loaded machine, where the
+// sidecar bench's "the hub of sidecar (filter) … CPU ms per reported request"
+// moves with the load. First the filter sidecar's own hub calls are
+// recorded: a local mesh (hub without handlers, as in the sidecar bench) whose
+// agent reports through a recording gRPC server in front of the hub, 16
+// connections. Then, for each checkout named, its `hubs server` (no
+// handlers) runs under `valgrind --tool=callgrind` and is sent the recorded
+// calls one at a time, as the agent sends them (a Report per 100 requests,
+// Checks when the check cache expires; the sidecar's first 3 000 requests,
+// whose Checks fill its caches, are not recorded): after an uninstrumented warm-up,
+// the instructions of HUB_CALLGRIND_REPORTS Report calls and then of as many
+// Check calls are counted apart, so the mix of the two, which varies with
+// the rate and the run, is the recorded run's, applied to both checkouts.
+// Node runs with V8's --single-threaded: JIT compiling and GC are counted on
+// the main thread where they happen at all.
+//   node --import tsx test/bench/hub_callgrind.ts [checkout ...]   (after npm run build)
+// Each checkout (`.` for this one, or another built checkout's directory)
+// gets the same recorded calls; none: this checkout. HUB_CALLGRIND_WARM_UP
+// (400 Reports, and a Check after every fourth) and HUB_CALLGRIND_REPORTS
+// (60) set the runs. Not part of `npm run bench`: slow (valgrind), and its
+// figures are instruction counts, not speed.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import autocannon from "autocannon";
+import { AGENT_BIN, DEMO_SERVICE, type LocalMesh, type SidecarListening, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { type Daemon, spawnOwned, startDaemon, stopOwned } from "../../host/demo/processes.ts";
+import { parseClusters } from "../../host/hub/clusters.ts";
+import { HubTransport } from "../../host/hub/transport.ts";
+import type { GrpcCall } from "../../host/wasm/abi_types.ts";
+import { rawUnaryMethod } from "../../host/wire/raw_grpc.ts";
+import { messageType } from "../../host/wire/protos.ts";
+import { withoutHubHandlers } from "./sidecar.ts";
+
+const WARM_UP = Number(process.env.HUB_CALLGRIND_WARM_UP ?? 400);
+const REPORTS = Number(process.env.HUB_CALLGRIND_REPORTS ?? 60);
+/** Requests through the recording sidecar before its calls are recorded: its start's Checks (every connection's first request) are not the bench's mix. */
+const UNRECORDED_REQUESTS = 3000;
+/** How long the sidecar's calls are recorded (two check-cache expiries, as in a sidecar bench round). */
+const RECORDED_SECONDS = 10;
+/** Calls kept to replay, per method. */
+const KEPT = 60;
+const READY_MS = 300_000;
+
+/** The sidecar's hub calls, as recorded (the first KEPT of each method) and counted. */
+interface Recorded {
+  reports: Buffer[];
+  checks: Buffer[];
+  reportCalls: number;
+  checkCalls: number;
+  /** Reported requests (entries) per Report, on average. */
+  entriesPerReport: number;
+  /** Checks per Report in the recorded run. */
+  checksPerReport: number;
+  requests: number;
+}
+
+/** The filter sidecar's hub calls for RECORDED_SECONDS with 16 connections, through a recording server in front of the mesh's hub. */
+async function record(mesh: LocalMesh): Promise<Recorded> {
+  const upstream = new HubTransport({ clusters: parseClusters([`hub_server=127.0.0.1:${mesh.hub.listening.grpcPort}`]) });
+  const recorded: Recorded = { reports: [], checks: [], reportCalls: 0, checkCalls: 0, entriesPerReport: 0, checksPerReport: 0, requests: 0 };
+  let recording = false;
+  const forward =
+    (method: "Check" | "Report"): grpc.handleUnaryCall<Buffer, Buffer> =>
+    (call, callback) => {
+      if (recording) {
+        const kept = method === "Report" ? recorded.reports : recorded.checks;
+        if (kept.length < KEPT) kept.push(call.request);
+        if (method === "Report") recorded.reportCalls++;
+        else recorded.checkCalls++;
+      }
+      const c: GrpcCall = {
+        token: 1,
+        rootId: 1,
+        cluster: "hub_server",
+        service: "mesh.hub.v1.Hub",
+        method,
+        metadata: [],
+        message: call.request,
+        timeoutMs: 5000,
+      };
+      void upstream.call(c).then((r) => (r.ok ? callback(null, Buffer.from(r.message)) : callback({ code: r.code, details: r.message })));
+    };
+  const server = new grpc.Server();
+  server.addService(
+    { Check: rawUnaryMethod("/mesh.hub.v1.Hub/Check"), Report: rawUnaryMethod("/mesh.hub.v1.Hub/Report") },
+    { Check: forward("Check"), Report: forward("Report") },
+  );
+  let agent: Daemon<SidecarListening> | undefined;
+  try {
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+    );
+    agent = await agentFor(mesh, port);
+    const url = `http://127.0.0.1:${agent.listening.inbound}/pets/42?key=bench`;
+    await autocannon({ url, connections: 16, amount: UNRECORDED_REQUESTS });
+    recording = true;
+    const r = await autocannon({ url, connections: 16, duration: RECORDED_SECONDS });
+    recording = false;
+    mesh.app.seen.length = 0;
+    if (r.non2xx + r.errors > 0) throw new Error(`the recorded sidecar answered ${r.non2xx + r.errors} requests with errors`);
+    recorded.requests = r.requests.total;
+  } finally {
+    await agent?.stop();
+    server.forceShutdown();
+    upstream.close();
+  }
+  if (recorded.reports.length === 0 || recorded.checks.length === 0) throw new Error("the sidecar made no Report or no Check call");
+  const Report = messageType("mesh.hub.v1.ReportRequest");
+  const entries = recorded.reports.reduce((a, b) => a + ((Report.decode(b) as unknown as { attributes: unknown[] }).attributes?.length ?? 0), 0);
+  recorded.entriesPerReport = entries / recorded.reports.length;
+  recorded.checksPerReport = recorded.checkCalls / recorded.reportCalls;
+  return recorded;
+}
+
+/** `hubs server` of `checkout` under callgrind: no configuration store, hence no handler; the standard metrics on. */
+async function hubUnderCallgrind(checkout: string, out: string): Promise<Daemon<{ grpcPort: number }>> {
+  const proc = spawnOwned(
+    "valgrind",
+    [
+      "--tool=callgrind",
+      "--separate-threads=yes",
+      // Uninstrumented (several times faster) until the warm-up is over: V8 has then tiered up what it will.
+      "--instr-atstart=no",
+      `--callgrind-out-file=${out}/callgrind.out.%p`,
+      process.execPath,
+      // Compiling and collecting on the main thread, when the same execution asks for it: the count repeats.
+      "--single-threaded",
+      join(checkout, "build", "out", "hubs.mjs"),
+      "server",
+      "--address",
+      "tcp://127.0.0.1:0",
+      "--monitoringPort",
+      "0",
+      "--ctrlz_port",
+      "0",
+      "--ctrlz_address",
+      "127.0.0.1",
+      "--log_output_level",
+      "default:warn",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let text = "";
+  proc.stdout!.on("data", (c: Buffer) => (text += c.toString()));
+  proc.stderr!.on("data", (c: Buffer) => (text += c.toString()));
+  const deadline = Date.now() + READY_MS;
+  const prefix = "hubs listening ";
+  for (;;) {
+    const line = text.split("\n").find((l) => l.startsWith(prefix));
+    if (line) return { proc, listening: JSON.parse(line.slice(prefix.length)), output: () => text, stop: (s) => stopOwned(proc, s) };
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${checkout}'s hub under callgrind did not start:\n${text.slice(-4000)}`);
+    await sleep(200);
+  }
+}
+
+function agentFor(mesh: LocalMesh, hubPort: number): Promise<Daemon<SidecarListening>> {
+  return startDaemon<SidecarListening>(
+    AGENT_BIN,
+    [
+      "proxy",
+      "--inboundPort",
+      "0",
+      "--outboundPort",
+      "0",
+      "--proxyAdminPort",
+      "0",
+      "--appPort",
+      String(mesh.app.port),
+      "--configDir",
+      mesh.sidecarConfigDir,
+      "--cluster",
+      `hub_server=127.0.0.1:${hubPort}`,
+      "--inboundService",
+      DEMO_SERVICE,
+    ],
+    "disco-agent listening ",
+    undefined,
+    { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" },
+  );
+}
+
+/** Instructions of all threads' dumps (callgrind's `totals:` lines); the dumps are then removed. */
+function dumped(out: string, pid: number): number {
+  execFileSync("callgrind_control", ["--dump", String(pid)], { stdio: "ignore" });
+  let total = 0;
+  for (const f of readdirSync(out)) {
+    const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(out, f), "utf8"));
+    total += m ? Number(m[1]) : 0;
+    rmSync(join(out, f));
+  }
+  return total;
+}
+
+interface Counted {
+  checkout: string;
+  perReport: number;
+  perCheck: number;
+}
+
+async function count(checkout: string, recorded: Recorded, scratch: string): Promise<Counted> {
+  const out = mkdtempSync(join(scratch, "cg-"));
+  const hub = await hubUnderCallgrind(checkout, out);
+  const transport = new HubTransport({ clusters: parseClusters([`hub_server=127.0.0.1:${hub.listening.grpcPort}`]) });
+  const pid = String(hub.proc.pid);
+  let n = 0;
+  const send = async (method: "Check" | "Report") => {
+    const messages = method === "Report" ? recorded.reports : recorded.checks;
+    const r = await transport.call({
+      token: 1,
+      rootId: 1,
+      cluster: "hub_server",
+      service: "mesh.hub.v1.Hub",
+      method,
+      metadata: [],
+      message: messages[n++ % messages.length],
+      timeoutMs: 120_000,
+    });
+    if (!r.ok) throw new Error(`${method} to ${checkout}'s hub failed: ${r.code} ${r.message}`);
+  };
+  try {
+    for (let i = 0; i < WARM_UP; i++) {
+      await send("Report");
+      if (i % 4 === 0) await send("Check");
+    }
+    execFileSync("callgrind_control", ["--instr=on", pid], { stdio: "ignore" });
+    const counted = async (method: "Check" | "Report") => {
+      for (const f of readdirSync(out)) rmSync(join(out, f));
+      execFileSync("callgrind_control", ["--zero", pid], { stdio: "ignore" });
+      for (let i = 0; i < REPORTS; i++) await send(method);
+      return dumped(out, hub.proc.pid!) / REPORTS;
+    };
+    const perReport = await counted("Report");
+    const perCheck = await counted("Check");
+    return { checkout, perReport, perCheck };
+  } finally {
+    transport.close();
+    await hub.stop("SIGKILL");
+  }
+}
+
+export async function runHubCallgrind(checkouts: string[]): Promise<string[]> {
+  const scratch = mkdtempSync(join(tmpdir(), "hub-callgrind-"));
+  let mesh: LocalMesh | undefined;
+  try {
+    mesh = await startLocalMesh({ hubConfig: "" });
+    await withoutHubHandlers(mesh);
+    const recorded = await record(mesh);
+    await mesh.stop();
+    mesh = undefined;
+    const rows: Counted[] = [];
+    for (const c of checkouts) rows.push(await count(c, recorded, scratch));
+    const perRequest = (r: Counted) => (r.perReport + recorded.checksPerReport * r.perCheck) / recorded.entriesPerReport;
+    return [
+      `hub instructions per reported request, the filter sidecar's calls (callgrind; recorded: ${recorded.requests} requests in ${RECORDED_SECONDS} s, ${recorded.reportCalls} Reports of ${recorded.entriesPerReport.toFixed(0)} entries, ${recorded.checkCalls} Checks; ${WARM_UP} Reports of warm-up, ${REPORTS} Reports and ${REPORTS} Checks counted, one call at a time; load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(" ")})`,
+      ...rows.map(
+        (r) =>
+          `${r.checkout}: ${Math.round(perRequest(r))} per reported request (a Report call ${Math.round(r.perReport)}, a Check call ${Math.round(r.perCheck)}, ${recorded.checksPerReport.toFixed(2)} Checks per Report)`,
+      ),
+      ...rows
+        .slice(1)
+        .map(
+          (r) =>
+            `${r.checkout} / ${rows[0].checkout}: per reported request ${(perRequest(r) / perRequest(rows[0])).toFixed(3)}, Report ${(r.perReport / rows[0].perReport).toFixed(3)}, Check ${(r.perCheck / rows[0].perCheck).toFixed(3)}`,
+        ),
+    ];
+  } finally {
+    await mesh?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const here = join(import.meta.dirname, "..", "..");
+  const named = process.argv.slice(2).map((c) => (c === "." ? here : c));
+  for (const line of await runHubCallgrind(named.length > 0 ? named : [here])) console.log(line);
+  process.exit(0);
+}
