@@ -18,6 +18,7 @@ import autocannon from "autocannon";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { cpuSeconds } from "./process_usage.ts";
 import { withoutHubHandlers } from "./sidecar.ts";
+import { type PerfSample, perfSamples } from "./perf_samples.ts";
 
 const SECONDS = Number(process.env.HUB_PROFILE_SECONDS ?? 10);
 const WARM_UP_S = Number(process.env.HUB_PROFILE_WARM_UP_SECONDS ?? 8);
@@ -31,33 +32,13 @@ const CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ["standard request metrics (record)", /JS:\S*(record|evaluateLabel|labelValue|reportProtocol) /],
 ];
 
-interface Sample {
-  thread: string;
-  frames: string[];
-}
-
-function samples(perfData: string): Sample[] {
-  const text = execFileSync("perf", ["script", "-i", perfData, "-F", "tid,ip,sym,dso"], {
-    encoding: "utf8",
-    maxBuffer: 1 << 30,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  return text
-    .split("\n\n")
-    .filter((b) => b.trim())
-    .map((block) => {
-      const [head, ...lines] = block.trim().split("\n");
-      return { thread: head.trim().split(/\s+/)[0], frames: lines.map((l) => l.trim().split(/\s+/).slice(1).join(" ")) };
-    });
-}
-
 /** The bundle chunk holding grpc-js (its server's call class is defined there). */
 function grpcJsChunk(outDir: string): string {
   const hit = execFileSync("grep", ["-l", "BaseServerInterceptingCall", "-r", outDir, "--include=*.mjs"], { encoding: "utf8" }).trim().split("\n")[0];
   return hit.slice(hit.lastIndexOf("/") + 1);
 }
 
-function categorize(all: Sample[], grpcChunk: string): Map<string, number> {
+function categorize(all: PerfSample[], grpcChunk: string): Map<string, number> {
   const threads = new Map<string, number>();
   for (const s of all) threads.set(s.thread, (threads.get(s.thread) ?? 0) + 1);
   const main = [...threads].sort((a, b) => b[1] - a[1])[0]?.[0];
@@ -131,7 +112,7 @@ export async function runHubProfile(): Promise<string[]> {
     mesh.app.seen.length = 0;
     const gc = scavenges(mesh.hub.output().slice(from));
     const n = r.requests.total;
-    const counts = categorize(samples(data), grpcJsChunk(join(import.meta.dirname, "..", "..", "build", "out")));
+    const counts = categorize(perfSamples(data), grpcJsChunk(join(import.meta.dirname, "..", "..", "build", "out")));
     const perRequest = (k: number) => ((k * 1e6) / FREQUENCY / n).toFixed(2).padStart(7);
     const width = Math.max(...[...counts.keys()].map((k) => k.length));
     return [

@@ -18,6 +18,7 @@ import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { buildNoopModule } from "./noop_module.ts";
 import { withoutHubHandlers } from "./sidecar.ts";
+import { type PerfSample, perfSamples } from "./perf_samples.ts";
 
 const SECONDS = Number(process.env.SIDECAR_PROFILE_SECONDS ?? 10);
 const WARM_UP_S = Number(process.env.SIDECAR_PROFILE_WARM_UP_SECONDS ?? 8);
@@ -41,27 +42,7 @@ const MAIN_CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ],
 ];
 
-interface Sample {
-  thread: string;
-  frames: string[];
-}
-
-function samples(perfData: string): Sample[] {
-  const text = execFileSync("perf", ["script", "-i", perfData, "-F", "tid,ip,sym,dso"], {
-    encoding: "utf8",
-    maxBuffer: 1 << 30,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  return text
-    .split("\n\n")
-    .filter((b) => b.trim())
-    .map((block) => {
-      const [head, ...lines] = block.trim().split("\n");
-      return { thread: head.trim().split(/\s+/)[0], frames: lines.map((l) => l.trim().split(/\s+/).slice(1).join(" ")) };
-    });
-}
-
-function categorize(all: Sample[]): Map<string, number> {
+function categorize(all: PerfSample[]): Map<string, number> {
   const threads = new Map<string, number>();
   for (const s of all) threads.set(s.thread, (threads.get(s.thread) ?? 0) + 1);
   const main = [...threads].sort((a, b) => b[1] - a[1])[0]?.[0];
@@ -98,7 +79,7 @@ async function profile(name: string, url: string, pid: number, scratch: string):
   const r = await autocannon({ url, connections: 16, duration: SECONDS });
   perf.kill("SIGINT");
   await new Promise((resolve) => perf.once("exit", resolve));
-  return { name, requests: r.requests.total, counts: categorize(samples(data)) };
+  return { name, requests: r.requests.total, counts: categorize(perfSamples(data)) };
 }
 
 export async function runSidecarProfile(): Promise<string[]> {
