@@ -64,6 +64,27 @@ export interface LocalMesh {
  * Every port is ephemeral. Used by `npm start`, the end-to-end tests and the
  * sidecar benchmark.
  */
+/** `disco-agent proxy`'s flags for the demo's sidecar: in front of the app at `appPort`, its resources in `configDir`, its hub at `hubPort`. */
+export function demoSidecarArgs(appPort: number, configDir: string, hubPort: number): string[] {
+  return [
+    "proxy",
+    "--inboundPort",
+    "0",
+    "--outboundPort",
+    "0",
+    "--proxyAdminPort",
+    "0",
+    "--appPort",
+    String(appPort),
+    "--configDir",
+    configDir,
+    "--cluster",
+    `hub_server=127.0.0.1:${hubPort}`,
+    "--inboundService",
+    DEMO_SERVICE,
+  ];
+}
+
 export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<LocalMesh> {
   // Temporary: removed by stop, on a failed start, and on exit or a signal.
   const hubConfigDir = ownedTempDir("mesh-hub-");
@@ -134,21 +155,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     sidecar = await startDaemon<SidecarListening>(
       AGENT_BIN,
       [
-        "proxy",
-        "--inboundPort",
-        "0",
-        "--outboundPort",
-        "0",
-        "--proxyAdminPort",
-        "0",
-        "--appPort",
-        String(app.port),
-        "--configDir",
-        sidecarConfigDir,
-        "--cluster",
-        `hub_server=127.0.0.1:${hub.listening.grpcPort}`,
-        "--inboundService",
-        DEMO_SERVICE,
+        ...demoSidecarArgs(app.port, sidecarConfigDir, hub.listening.grpcPort),
         ...(tcpApp ? ["--tcpPort", "0", "--tcpAppPort", String(tcpApp.port)] : []),
         ...secureAgentArgs,
         ...(options.agentArgs ?? []),

@@ -28,7 +28,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
-import { AGENT_BIN, DEMO_SERVICE, type LocalMesh, type SidecarListening, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { AGENT_BIN, type LocalMesh, type SidecarListening, demoSidecarArgs, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type Daemon, spawnOwned, startDaemon, stopOwned } from "../../host/demo/processes.ts";
 import { parseClusters } from "../../host/hub/clusters.ts";
 import { HubTransport } from "../../host/hub/transport.ts";
@@ -160,29 +160,11 @@ async function hubUnderCallgrind(checkout: string, out: string): Promise<Daemon<
 }
 
 function agentFor(mesh: LocalMesh, hubPort: number): Promise<Daemon<SidecarListening>> {
-  return startDaemon<SidecarListening>(
-    AGENT_BIN,
-    [
-      "proxy",
-      "--inboundPort",
-      "0",
-      "--outboundPort",
-      "0",
-      "--proxyAdminPort",
-      "0",
-      "--appPort",
-      String(mesh.app.port),
-      "--configDir",
-      mesh.sidecarConfigDir,
-      "--cluster",
-      `hub_server=127.0.0.1:${hubPort}`,
-      "--inboundService",
-      DEMO_SERVICE,
-    ],
-    "disco-agent listening ",
-    undefined,
-    { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" },
-  );
+  return startDaemon<SidecarListening>(AGENT_BIN, demoSidecarArgs(mesh.app.port, mesh.sidecarConfigDir, hubPort), "disco-agent listening ", undefined, {
+    ...process.env,
+    POD_NAME: "petstore-v1",
+    POD_NAMESPACE: "demo",
+  });
 }
 
 /** Instructions of all threads' dumps (callgrind's `totals:` lines); the dumps are then removed. */

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { DEMO_SERVICE, type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { type LocalMesh, demoSidecarArgs, startLocalMesh } from "../../host/demo/local_mesh.ts";
 import { type Daemon, spawnOwned, stopOwned } from "../../host/demo/processes.ts";
 import { withoutHubHandlers } from "./sidecar.ts";
 
@@ -53,21 +53,7 @@ async function underCallgrind(checkout: string, mesh: LocalMesh, out: string): P
       ? [join(import.meta.dirname, "bare_proxy.mjs"), String(mesh.app.port)]
       : [
           join(checkout, "build", "out", "disco-agent.mjs"),
-          "proxy",
-          "--inboundPort",
-          "0",
-          "--outboundPort",
-          "0",
-          "--proxyAdminPort",
-          "0",
-          "--appPort",
-          String(mesh.app.port),
-          "--configDir",
-          mesh.sidecarConfigDir,
-          "--cluster",
-          `hub_server=127.0.0.1:${mesh.hub.listening.grpcPort}`,
-          "--inboundService",
-          DEMO_SERVICE,
+          ...demoSidecarArgs(mesh.app.port, mesh.sidecarConfigDir, mesh.hub.listening.grpcPort),
           ...(WASM ? ["--wasm", WASM] : []),
         ];
   const proc = spawnOwned(
