@@ -1,12 +1,13 @@
-import { FNV64_OFFSET_BASIS, fnv64Bytes } from "./fnv64";
 import { RequestView } from "./request";
-import { parseSocketAddress } from "./attributes/address";
+import {
+  AddressValues, PrincipalValues, destinationAddressValues, localPrincipalValues, peerPrincipalValues, sourceAddressValues,
+} from "./attributes/connection_values";
 import { addAuthAttributes } from "./attributes/auth_claims";
 import { AttributeBag } from "./attributes/bag";
-import { namespaceOfPrincipal, principalFromSan } from "./attributes/principal";
+import { contentLength, isGrpcContentType, methodValue } from "./attributes/header_values";
 import { urlPathLength } from "./attributes/query";
 import { RequestValues } from "./attributes/request_values";
-import { KNOWN_SLOTS, knownAt, knownSlotInline, knownSlotOfString } from "./known_strings";
+import { knownSlotOfString } from "./known_strings";
 import { AttributeValue } from "./attributes/value";
 import { HeaderMap } from "./attributes/header_map";
 import {
@@ -34,119 +35,11 @@ function headerSlot(name: string): i32 {
   return slot;
 }
 
-// Content types that make context.protocol "grpc" (exact match, as upstream).
-function isGrpcContentType(ct: AttributeValue): bool {
-  return ct.textEquals("application/grpc") || ct.textEquals("application/grpc+proto") || ct.textEquals("application/grpc+json");
-}
-
 // Values most requests share, built once (attribute values are never mutated).
 const HTTP_TEXT = AttributeValue.ofString("http");
 const EMPTY_TEXT = AttributeValue.ofString("");
 const GRPC_TEXT = AttributeValue.ofString("grpc");
 const NO_SIZE = AttributeValue.ofInt64(0);
-// Methods are known strings (known_strings.ts): a known one gets a shared
-// value whose text is the shared string, so the API-spec matcher compares
-// it by identity and never decodes it.
-const METHODS: StaticArray<string> = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
-const methodValues = methodValuesBySlot();
-
-function methodValuesBySlot(): StaticArray<AttributeValue | null> {
-  const table = new StaticArray<AttributeValue | null>(KNOWN_SLOTS);
-  for (let i = 0; i < METHODS.length; i++) {
-    const name = unchecked(METHODS[i]);
-    const slot = knownSlotOfString(name);
-    assert(slot >= 0, "derive: a method must be a known string");
-    unchecked((table[slot] = AttributeValue.ofString(knownAt(slot))));
-  }
-  return table;
-}
-
-// The method's shared value when it is a known one, else the request's own.
-// @ts-ignore: decorator
-@inline
-function methodValue(own: AttributeValue): AttributeValue {
-  const slot = knownSlotInline(own.textPtr(), own.textLen());
-  if (slot < 0) return own;
-  const shared = unchecked(methodValues[slot]);
-  return shared !== null ? shared : own;
-}
-
-// The announced body size: decimal digits are read in place; anything else
-// is read as I64.parseInt reads it (whitespace, signs, radix prefixes).
-function contentLength(v: AttributeValue): i64 {
-  const ptr = v.textPtr();
-  const len = v.textLen();
-  if (len > 0 && len <= 18) {
-    let n: i64 = 0;
-    let i: usize = 0;
-    for (; i < len; i++) {
-      const d = <u32>load<u8>(ptr + i) - 0x30;
-      if (d > 9) break;
-      n = n * 10 + <i64>d;
-    }
-    if (i == len) return n;
-  }
-  return I64.parseInt(v.str);
-}
-
-/** The attribute values of one socket address text. */
-class AddressValues {
-  constructor(
-    public text: string,
-    public ip: AttributeValue | null,
-    public port: AttributeValue | null,
-  ) {}
-}
-
-// Keep-alive connections send many requests from one peer to one local
-// address. The values of recently seen address texts are kept (attribute
-// values are never mutated once built), so a repeat costs a hash and a
-// compare instead of a parse and five allocations. Direct-mapped: bounded.
-// The properties' texts are themselves shared while they repeat
-// (recent_strings.ts), so the same text is mostly the same string: the last
-// one found is tried first, by identity.
-const ADDRESS_SLOTS: u64 = 64;
-const recentAddresses = new StaticArray<AddressValues | null>(<i32>ADDRESS_SLOTS);
-let lastSourceAddress: AddressValues | null = null;
-let lastDestinationAddress: AddressValues | null = null;
-
-function addressValues(text: string, last: AddressValues | null): AddressValues {
-  if (last !== null && changetype<usize>(last.text) == changetype<usize>(text)) return last;
-  const slot = <i32>(fnv64Bytes(FNV64_OFFSET_BASIS, changetype<usize>(text), <usize>text.length << 1) & (ADDRESS_SLOTS - 1));
-  const recent = unchecked(recentAddresses[slot]);
-  if (recent !== null && recent.text == text) return recent;
-  const addr = parseSocketAddress(text);
-  const values = new AddressValues(
-    text,
-    addr.ip !== null ? AttributeValue.ofBytes(addr.ip as Uint8Array) : null,
-    addr.port >= 0 ? AttributeValue.ofInt64(addr.port) : null,
-  );
-  unchecked((recentAddresses[slot] = values));
-  return values;
-}
-
-/** The identity attribute values of one peer or local certificate SAN. */
-class PrincipalValues {
-  principal: AttributeValue;
-  namespace: AttributeValue | null;
-
-  constructor(public san: string) {
-    const principal = principalFromSan(san);
-    this.principal = AttributeValue.ofString(principal);
-    const ns = namespaceOfPrincipal(principal);
-    this.namespace = ns !== null ? AttributeValue.ofString(ns) : null;
-  }
-}
-
-// A connection's identities repeat across its requests, shared strings
-// (recent_strings.ts) the same way as its addresses: the last one's values
-// are kept, by the SAN's identity.
-let lastPeer: PrincipalValues | null = null;
-let lastLocal: PrincipalValues | null = null;
-
-function principalValues(san: string, last: PrincipalValues | null): PrincipalValues {
-  return last !== null && (changetype<usize>(last.san) == changetype<usize>(san) || last.san == san) ? last : new PrincipalValues(san);
-}
 
 // The attributes a request derives, in the order they are set (a bag lists
 // its attributes in the order first set, and encoders follow it), then the
@@ -409,8 +302,7 @@ export class RequestDerivation {
     if (text.length == 0) return null;
     let addr = this.source;
     if (addr === null) {
-      addr = addressValues(text, lastSourceAddress);
-      lastSourceAddress = addr;
+      addr = sourceAddressValues(text);
       this.source = addr;
     }
     return addr;
@@ -422,8 +314,7 @@ export class RequestDerivation {
     if (text.length == 0) return null;
     let addr = this.destination;
     if (addr === null) {
-      addr = addressValues(text, lastDestinationAddress);
-      lastDestinationAddress = addr;
+      addr = destinationAddressValues(text);
       this.destination = addr;
     }
     return addr;
@@ -435,8 +326,7 @@ export class RequestDerivation {
     if (san.length == 0) return null;
     let peer = this.peer;
     if (peer === null) {
-      peer = principalValues(san, lastPeer);
-      lastPeer = peer;
+      peer = peerPrincipalValues(san);
       this.peer = peer;
     }
     return peer;
@@ -448,8 +338,7 @@ export class RequestDerivation {
     if (san.length == 0) return null;
     let local = this.local;
     if (local === null) {
-      local = principalValues(san, lastLocal);
-      lastLocal = local;
+      local = localPrincipalValues(san);
       this.local = local;
     }
     return local;
