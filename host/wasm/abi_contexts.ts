@@ -126,3 +126,13 @@ export function contextImports(state: ContextState, env: HostEnvironment, delete
     },
   };
 }
+
+/** What the module asked of a TCP connection (read with takeConnectionSignals). */
+export interface ConnectionSignals {
+  /** proxy_continue_stream(downstream): reading resumed; the held bytes are released. */
+  continued: boolean;
+  /** proxy_close_stream(downstream): close the client connection without forwarding what is held. */
+  closeDownstream: boolean;
+  /** proxy_close_stream(upstream). */
+  closeUpstream: boolean;
+}

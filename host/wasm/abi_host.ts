@@ -3,10 +3,19 @@ import { Action, BufferType, type HeaderList, type LocalReply, MapType, type Pee
 import { HeaderMap } from "./header_map.ts";
 import { ModuleMemory } from "./abi_memory.ts";
 import type { IdTable } from "./id_table.ts";
-import { type ConnectionState, ContextState, type DataDirection, type HostEnvironment, type Metric, type StreamState, contextImports } from "./abi_contexts.ts";
+import {
+  type ConnectionSignals,
+  type ConnectionState,
+  ContextState,
+  type HostEnvironment,
+  type Metric,
+  type StreamState,
+  contextImports,
+} from "./abi_contexts.ts";
 import { type StreamProperties, propertyImports } from "./abi_properties.ts";
 import { headerImports } from "./abi_headers.ts";
-import { release, streamControlImports } from "./abi_stream_control.ts";
+import { concat, release, streamControlImports, takeReleased } from "./abi_stream_control.ts";
+import type { Callback, Exports } from "./abi_exports.ts";
 import { grpcImports } from "./abi_grpc.ts";
 import { loggingAndTimerImports } from "./abi_logging_timers.ts";
 import { metricImports } from "./abi_metrics.ts";
@@ -19,17 +28,7 @@ import { metricImports } from "./abi_metrics.ts";
 // the module's callbacks.
 export type { PropertyResolver, PropertySource, PropertyValue, StreamProperties } from "./abi_properties.ts";
 export { propertyValue } from "./abi_properties.ts";
-export type { HostEnvironment, Metric } from "./abi_contexts.ts";
-
-/** What the module asked of a TCP connection (read with takeConnectionSignals). */
-export interface ConnectionSignals {
-  /** proxy_continue_stream(downstream): reading resumed; the held bytes are released. */
-  continued: boolean;
-  /** proxy_close_stream(downstream): close the client connection without forwarding what is held. */
-  closeDownstream: boolean;
-  /** proxy_close_stream(upstream). */
-  closeUpstream: boolean;
-}
+export type { ConnectionSignals, HostEnvironment, Metric } from "./abi_contexts.ts";
 
 export class WasmTrap extends Error {
   readonly code = "WASM_TRAP";
@@ -415,35 +414,6 @@ export class ProxyWasmVm {
   }
 }
 
-interface Exports extends Record<string, unknown> {
-  memory: WebAssembly.Memory;
-  _initialize?: () => void;
-  proxy_on_memory_allocate(size: number): number;
-  proxy_on_context_create(id: number, parent: number): void;
-  proxy_on_vm_start?(rootId: number, size: number): number;
-  proxy_on_configure?(rootId: number, size: number): number;
-  proxy_on_tick?(rootId: number): void;
-  proxy_on_request_headers?(id: number, n: number, eos: number): number;
-  proxy_on_request_body?(id: number, size: number, eos: number): number;
-  proxy_on_response_headers?(id: number, n: number, eos: number): number;
-  proxy_on_response_trailers?(id: number, n: number): number;
-  proxy_on_response_body?(id: number, size: number, eos: number): number;
-  proxy_on_new_connection?(id: number): number;
-  proxy_on_downstream_data?(id: number, size: number, eos: number): number;
-  proxy_on_upstream_data?(id: number, size: number, eos: number): number;
-  proxy_on_downstream_connection_close?(id: number, peer: number): void;
-  proxy_on_upstream_connection_close?(id: number, peer: number): void;
-  proxy_on_grpc_receive?(rootId: number, token: number, size: number): void;
-  proxy_on_grpc_close?(rootId: number, token: number, status: number): void;
-  proxy_on_log?(id: number): void;
-  proxy_on_done?(id: number): number;
-  proxy_on_delete?(id: number): void;
-  filter_allocations?(): bigint;
-}
-
-/** A callback export as `invoke` calls it (a wasm export ignores arguments it does not take). */
-type Callback = (a: number, b: number, c: number) => unknown;
-
 /**
  * A stream's header maps, one slot per HTTP map type, filled in place: an
  * array of fixed shape, so reading a map never given (trailers) is not a
@@ -451,22 +421,4 @@ type Callback = (a: number, b: number, c: number) => unknown;
  */
 function noMaps(): Array<HeaderMap | undefined> {
   return [undefined, undefined, undefined, undefined];
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const nonEmpty = parts.filter((p) => p.length > 0);
-  if (nonEmpty.length === 1) return nonEmpty[0];
-  const out = new Uint8Array(nonEmpty.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of nonEmpty) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function takeReleased(direction: DataDirection): Uint8Array {
-  const out = concat(direction.released);
-  direction.released = [];
-  return out;
 }

@@ -55,3 +55,23 @@ export function release(direction: DataDirection): void {
   if (direction.held.length > 0) direction.released.push(direction.held);
   direction.held = new Uint8Array();
 }
+
+/** The parts as one array (the part itself when only one is not empty). */
+export function concat(parts: Uint8Array[]): Uint8Array {
+  const nonEmpty = parts.filter((p) => p.length > 0);
+  if (nonEmpty.length === 1) return nonEmpty[0];
+  const out = new Uint8Array(nonEmpty.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of nonEmpty) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** The bytes released since the last call, as one array; the direction starts afresh. */
+export function takeReleased(direction: DataDirection): Uint8Array {
+  const out = concat(direction.released);
+  direction.released = [];
+  return out;
+}
