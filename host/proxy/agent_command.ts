@@ -26,6 +26,7 @@ import { ACCESS_LOG_FLUSH_INTERVAL_MS, AccessLogServiceClient } from "./access_l
 import { MetricsServiceClient } from "./metrics_service.ts";
 import { parseRemoteService } from "./remote_service.ts";
 import { SafetyNet } from "../daemon/safety_net.ts";
+import { installPlainAsyncResourceBind } from "../daemon/async_resource_bind.ts";
 import { listenerAddresses } from "./listener_addresses.ts";
 import { hubChannel } from "./hub_channel.ts";
 import {
@@ -67,6 +68,8 @@ export async function runProxyCommand(opts: AgentOptions, logger: Logger, env: A
   // This process serves requests: an error escaping one request's work ends that request, not the agent.
   const safetyNet = new SafetyNet(log);
   safetyNet.install();
+  // Hub calls bind an AsyncResource per request: without this, each one's objects reach V8's old generation.
+  installPlainAsyncResourceBind();
   const proxy = await startProxy(opts, logger, env, { safetyNet });
   if ("exitCode" in proxy) return proxy.exitCode;
   // TERMINATION_DRAIN_DURATION_SECONDS (decoded by the command: a bad value exits 2) overrides --drainDuration.
