@@ -19,7 +19,10 @@ import { AsyncResource } from "node:async_hooks";
  * accessor is left alone.
  */
 export function installPlainAsyncResourceBind(): boolean {
-  const probe = Object.getOwnPropertyDescriptor(new AsyncResource("probe").bind(() => {}), "asyncResource");
+  const probe = Object.getOwnPropertyDescriptor(
+    new AsyncResource("probe").bind(() => {}),
+    "asyncResource",
+  );
   if (!probe?.get) return false;
   AsyncResource.prototype.bind = plainBind;
   return true;
