@@ -26,7 +26,8 @@ export class RequestAttributes extends AttributeSource {
   private builtFor: bool = false;
 
   /** Back to no attributes, bound to `req` (its own values made in `values`), keeping storage. */
-  reset(req: RequestView, values: RequestValues): void {
+  // @ts-ignore: decorator
+  @inline reset(req: RequestView, values: RequestValues): void {
     this.early = NO_ATTRIBUTES;
     this.late.clear();
     this.derivation.reset(req, values);

@@ -82,6 +82,8 @@ export function queryParamInto(ptr: usize, len: usize, name: string, into: Attri
 }
 
 /** queryParamInto for a path whose query starts at byte `start` (just after its `?`). */
+// @ts-ignore: decorator
+@inline
 export function queryParamAfter(ptr: usize, len: usize, start: usize, name: string, into: AttributeValue): bool {
   while (start < len) {
     let end = indexOfByte(ptr, start, len, AMPERSAND);

@@ -54,6 +54,8 @@ class RoutedCheck extends CachedCheck {
 }
 
 /** proxy_on_request_headers: derive attributes, then answer from cache or ask the hub. */
+// @ts-ignore: decorator
+@inline
 export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   if (plugin.config === null) return Action.Continue;
   const config = plugin.config as ClientConfig;
@@ -270,6 +272,8 @@ export function onLog(plugin: Plugin, stream: HttpStream): void {
   plugin.streamPool.release(stream);
 }
 
+// @ts-ignore: decorator
+@inline
 function report(plugin: Plugin, stream: HttpStream): void {
   const e = stream.evaluation;
   if (plugin.config === null || e === null) return;
@@ -318,6 +322,8 @@ let lastAuthorityName: string = "";
 let lastAuthorityConfig: ClientConfig | null = null;
 let lastAuthorityService: string = "";
 
+// @ts-ignore: decorator
+@inline
 function serviceFromAuthority(config: ClientConfig, headers: HeaderMap): string {
   const at = headers.indexOfSlot(AUTHORITY_SLOT);
   if (at < 0) return "";
