@@ -34,7 +34,8 @@ export class RequestAttributes extends AttributeSource {
     this.builtFor = false;
   }
 
-  getId(id: i32): AttributeValue | null {
+  // @ts-ignore: decorator
+  @inline getId(id: i32): AttributeValue | null {
     const late = this.late.getId(id);
     if (late !== null) return late;
     const derived = this.derivation.value(id);

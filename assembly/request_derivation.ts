@@ -165,7 +165,8 @@ export class RequestDerivation {
   }
 
   /** Writes every derived attribute into `bag`, over what the earlier steps put there, in the order above. */
-  addTo(bag: AttributeBag): void {
+  // @ts-ignore: decorator
+  @inline addTo(bag: AttributeBag): void {
     // `value` spelled out (derive is inlined here too): a call per attribute saved.
     const memo = this.memo;
     const found = this.found;

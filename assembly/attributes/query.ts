@@ -8,6 +8,8 @@ const AMPERSAND: u8 = 0x26; // '&'
 const EQUALS: u8 = 0x3d; // '='
 
 /** The length in bytes of the part of a `:path` (UTF-8 at `ptr`) before the first `?`. */
+// @ts-ignore: decorator
+@inline
 export function urlPathLength(ptr: usize, len: usize): usize {
   const q = indexOfByte(ptr, 0, len, QUESTION);
   return q < 0 ? len : <usize>q;
