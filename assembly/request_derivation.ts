@@ -75,6 +75,7 @@ const FROM_DESTINATION_ADDRESS: u32 = (1 << Place.DestinationIp) | (1 << Place.D
 const FROM_SERVER_NAME: u32 = 1 << Place.ServerName;
 const FROM_PEER_PRINCIPAL: u32 = (1 << Place.SourcePrincipal) | (1 << Place.SourceUser) | (1 << Place.SourceNamespace);
 const FROM_LOCAL_PRINCIPAL: u32 = 1 << Place.DestinationPrincipal;
+const ALL_PLACES: u32 = (1 << Place.Count) - 1;
 
 // What a derivation is bound to before its first request.
 const NO_REQUEST = new RequestView();
@@ -179,8 +180,9 @@ export class RequestDerivation {
     if (req.requestedServerName.length == 0) none |= FROM_SERVER_NAME;
     if (req.peerPrincipal.length == 0) none |= FROM_PEER_PRINCIPAL;
     if (req.localPrincipal.length == 0) none |= FROM_LOCAL_PRINCIPAL;
-    for (let i = 0; i < Place.Count; i++) {
-      if ((none >> <u32>i) & 1) continue;
+    // The places left, lowest first (DERIVED_ORDER's order).
+    for (let todo = ALL_PLACES & ~none; todo != 0; todo &= todo - 1) {
+      const i = <i32>ctz(todo);
       const id = unchecked(DERIVED_ORDER[i]);
       let v: AttributeValue | null;
       if (unchecked(found[id]) == stamp) {
