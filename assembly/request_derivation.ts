@@ -222,12 +222,13 @@ export class RequestDerivation {
         return path !== null ? path : EMPTY_TEXT;
       }
       // Without a query the URL path is the path itself: one value for both.
+      // With one, the path's valid UTF-8 up to its `?` (ASCII) is valid too.
       case Place.UrlPath: {
         const path = this.path();
         if (path === null) return null;
         const len = path.textLen();
         const urlLength = this.urlPathEnd(path);
-        return urlLength == len ? path : values.view(path.textPtr(), urlLength);
+        return urlLength == len ? path : values.cleanView(path.textPtr(), urlLength);
       }
       case Place.QueryParams: {
         const path = this.path();

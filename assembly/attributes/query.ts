@@ -83,7 +83,11 @@ export function queryParamInto(ptr: usize, len: usize, name: string, into: Attri
   return q >= 0 && queryParamAfter(ptr, len, <usize>q + 1, name, into);
 }
 
-/** queryParamInto for a path whose query starts at byte `start` (just after its `?`). */
+/**
+ * queryParamInto for a path whose query starts at byte `start` (just after
+ * its `?`). The path's bytes are valid UTF-8 (a path value's text), so a
+ * value cut at the ASCII `=` and `&` is too: its view is not checked again.
+ */
 // @ts-ignore: decorator
 @inline
 export function queryParamAfter(ptr: usize, len: usize, start: usize, name: string, into: AttributeValue): bool {
@@ -95,7 +99,7 @@ export function queryParamAfter(ptr: usize, len: usize, start: usize, name: stri
     const keyEnd = eq >= 0 ? <usize>eq : stop;
     if (bytesEqualString(ptr + start, keyEnd - start, name)) {
       const valueStart = keyEnd < stop ? keyEnd + 1 : stop;
-      into.setView(ptr + valueStart, stop - valueStart);
+      into.setCleanView(ptr + valueStart, stop - valueStart);
       return true;
     }
     start = stop + 1;
