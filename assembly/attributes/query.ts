@@ -33,7 +33,8 @@ export const SOURCE_PATH_QUERY: u8 = 2;
 
 export class QueryMap extends ViewMap {
   /** Reads the query of the path whose UTF-8 is at `ptr`; false when it has no parameters (no query, or an empty one). */
-  parse(ptr: usize, len: usize): bool {
+  // @ts-ignore: decorator
+  @inline parse(ptr: usize, len: usize): bool {
     this.clearView();
     this.base = ptr;
     const q = indexOfByte(ptr, 0, len, QUESTION);

@@ -29,6 +29,8 @@ const MAX_SPARE_STREAMS: i32 = 64;
 const spareStreams = new Spares<HttpStream>(MAX_SPARE_STREAMS);
 
 /** Files a new HTTP stream `id` under root `rootId`, reusing a deleted one's object when there is one. */
+// @ts-ignore: decorator
+@inline
 export function createStream(id: u32, rootId: u32): void {
   let stream = spareStreams.take();
   if (stream !== null) {

@@ -267,6 +267,8 @@ export function onResponseHeaders(stream: HttpStream): Action {
 }
 
 /** proxy_on_log: the report of a finished request joins the batch. */
+// @ts-ignore: decorator
+@inline
 export function onLog(plugin: Plugin, stream: HttpStream): void {
   report(plugin, stream);
   plugin.streamPool.release(stream);
