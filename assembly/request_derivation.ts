@@ -155,9 +155,17 @@ export class RequestDerivation {
   }
 
   /** The value the request derives for attribute `id`, or null when it derives none (then the earlier steps' value stands). */
-  value(id: i32): AttributeValue | null {
+  // Inlined: an attribute already derived (or not derived at all) is a load
+  // or two where it is asked for; only deriving one is a call.
+  // @ts-ignore: decorator
+  @inline value(id: i32): AttributeValue | null {
     if (<u32>id > <u32>LAST_DERIVED_ID) return null;
     if (unchecked(this.found[id]) == this.stamp) return unchecked(this.memo[id]);
+    return this.derived(id);
+  }
+
+  // `value` of an attribute not derived yet for this request.
+  private derived(id: i32): AttributeValue | null {
     const place = unchecked(PLACE_OF_ID[id]);
     const v = place >= 0 ? this.derive(place) : this.authAttributes().getId(id);
     unchecked((this.memo[id] = v));

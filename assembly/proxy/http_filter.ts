@@ -303,6 +303,8 @@ function report(plugin: Plugin, stream: HttpStream): void {
 // the upstream's address when the report will not use it (it only fills in
 // destination.ip and destination.port, which the request's own
 // destination.address or a static attribute gave already).
+// @ts-ignore: decorator
+@inline
 function knownOutcome(stream: HttpStream, e: Evaluation): u32 {
   let skip: u32 = 0;
   if (stream.requestBodyless) skip |= SKIP_REQUEST_SIZE;
