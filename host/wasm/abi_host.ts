@@ -37,6 +37,12 @@ export class WasmTrap extends Error {
 const encoder = new TextEncoder();
 
 /**
+ * Context ids are positive i32s (the ABI passes them as i32): after the
+ * largest, numbering starts over at 1, skipping the ids still in use.
+ */
+export const LAST_CONTEXT_ID = 0x7fff_ffff;
+
+/**
  * A proxy-wasm 0.2.1 host: instantiates a module, implements the `env.proxy_*`
  * functions over per-context state, and drives the callbacks in the ABI's
  * order. Used by the Node sidecar and by the in-process emulator tests use.
@@ -57,12 +63,19 @@ export class ProxyWasmVm {
   private readonly streams: IdTable<StreamState>;
   private readonly roots: Set<number>;
   private readonly buffers: Map<BufferType, Uint8Array>;
-  private nextContextId = 1;
+  private nextContextId: number;
 
+  /**
+   * `firstContextId`: where this VM's context numbering starts. A VM that
+   * replaces another starts at the other's `upcomingContextId`, so an id the
+   * old one gave a request still in flight never names a context of the new one.
+   */
   constructor(
     wasm: Uint8Array | string,
     private readonly env: HostEnvironment,
+    firstContextId = 1,
   ) {
+    this.nextContextId = firstContextId;
     this.metrics = this.state.metrics;
     this.streams = this.state.streams;
     this.roots = this.state.roots;
@@ -75,6 +88,11 @@ export class ProxyWasmVm {
     this.exports._initialize?.();
   }
 
+  /** The id the next context would get. */
+  get upcomingContextId(): number {
+    return this.nextContextId;
+  }
+
   /** The module's allocation counter (our debug build counts; 0 for a module that does not). */
   allocations(): bigint {
     return this.exports.filter_allocations?.() ?? 0n;
@@ -84,7 +102,7 @@ export class ProxyWasmVm {
 
   /** Creates a root context, starts the VM on it and applies `configuration`; returns the root id, or null if refused. */
   startRoot(configuration: string, vmConfiguration = ""): { rootId: number; accepted: boolean } {
-    const rootId = this.nextContextId++;
+    const rootId = this.newContextId();
     this.roots.add(rootId);
     this.call(rootId, () => this.exports.proxy_on_context_create(rootId, 0));
     const vm = encoder.encode(vmConfiguration);
@@ -107,7 +125,7 @@ export class ProxyWasmVm {
   }
 
   createStream(rootId: number, properties: StreamProperties): number {
-    const id = this.nextContextId++;
+    const id = this.newContextId();
     this.streams.set(id, { id, rootId, maps: noMaps(), properties, continued: false });
     this.invoke(id, this.exports.proxy_on_context_create, 0, id, rootId);
     return id;
@@ -148,7 +166,7 @@ export class ProxyWasmVm {
 
   /** Creates a context under `rootId` and announces it as a TCP connection (proxy_on_new_connection); returns its id. */
   newConnection(rootId: number, properties: StreamProperties): number {
-    const id = this.nextContextId++;
+    const id = this.newContextId();
     const connection: ConnectionState = {
       downstream: { held: new Uint8Array(), released: [] },
       upstream: { held: new Uint8Array(), released: [] },
@@ -304,6 +322,13 @@ export class ProxyWasmVm {
   }
 
   // ---------- internals
+
+  private newContextId(): number {
+    let id = this.nextContextId;
+    while (this.streams.has(id) || this.roots.has(id)) id = id >= LAST_CONTEXT_ID ? 1 : id + 1;
+    this.nextContextId = id >= LAST_CONTEXT_ID ? 1 : id + 1;
+    return id;
+  }
 
   private connection(id: number): ConnectionState {
     const c = this.streams.get(id)?.connection;

@@ -16,10 +16,12 @@
 // the request counts; SIDECAR_CALLGRIND_WASM runs another module (e.g. the
 // no-op one). Not part of `npm run bench`: slow (valgrind runs Node ~50×
 // slower) and its figures are instruction counts, not speed.
+// SIDECAR_CALLGRIND_KEEP=<dir> keeps each agent's dumps and perf map there
+// (V8 then writes one), for test/bench/callgrind_functions.ts.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -30,6 +32,8 @@ import { withoutHubHandlers } from "./sidecar.ts";
 const WARM_UP = Number(process.env.SIDECAR_CALLGRIND_WARM_UP ?? 12000);
 const REQUESTS = Number(process.env.SIDECAR_CALLGRIND_REQUESTS ?? 3000);
 const WASM = process.env.SIDECAR_CALLGRIND_WASM;
+/** A directory to keep each agent's callgrind dump and perf map in, for test/bench/callgrind_functions.ts. */
+const KEEP = process.env.SIDECAR_CALLGRIND_KEEP;
 const READY_MS = 300_000;
 
 interface Counted {
@@ -69,6 +73,8 @@ async function underCallgrind(checkout: string, mesh: LocalMesh, out: string): P
       // the same execution asks for it, so the count repeats (with them, what was optimized when
       // depends on how valgrind schedules its threads, and two runs of one build differed by 20 %).
       "--single-threaded",
+      // With KEEP: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
+      ...(KEEP ? ["--perf-basic-prof-only-functions"] : []),
       ...program,
     ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" } },
@@ -100,6 +106,15 @@ function dumpedTotals(out: string, pid: number): number[] {
     .sort((a, b) => b - a);
 }
 
+/** Copies the agent's dumps and perf map into KEEP/<name>/, with the counted requests. */
+function keep(out: string, pid: number, name: string, requests: number): void {
+  const dir = join(KEEP!, name);
+  mkdirSync(dir, { recursive: true });
+  for (const f of readdirSync(out)) if (f.startsWith(`callgrind.out.${pid}.`)) copyFileSync(join(out, f), join(dir, f));
+  copyFileSync(`/tmp/perf-${pid}.map`, join(dir, "perf.map"));
+  writeFileSync(join(dir, "requests.json"), JSON.stringify({ requests, pid }));
+}
+
 async function count(checkout: string, mesh: LocalMesh, scratch: string): Promise<Counted> {
   const out = mkdtempSync(join(scratch, "cg-"));
   const agent = await underCallgrind(checkout, mesh, out);
@@ -118,6 +133,7 @@ async function count(checkout: string, mesh: LocalMesh, scratch: string): Promis
     execFileSync("callgrind_control", ["--dump", String(agent.proc.pid)], { stdio: "ignore" });
     const totals = dumpedTotals(out, agent.proc.pid!);
     const n = r.requests.total;
+    if (KEEP) keep(out, agent.proc.pid!, `${basename(checkout)}${WASM ? `-${basename(WASM, ".wasm")}` : ""}`, n);
     return {
       checkout,
       main: totals[0] / n,

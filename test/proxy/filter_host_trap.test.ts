@@ -44,6 +44,12 @@ describe("a filter that traps", () => {
       // The fresh VM starts over: its first request continues again.
       const after = await host.onRequestHeaders([[":path", "/"]], () => undefined);
       assert.equal(after.kind, "continue");
+      // The first request is still in flight with the old VM's stream id: the
+      // new VM's requests must not be given it, or that request's response and
+      // end would reach (and end) a request of the new VM.
+      assert.ok(first.kind === "continue" && after.kind === "continue");
+      assert.notEqual(after.id, first.id);
+      host.finish(first.id);
       host.close();
     });
   }

@@ -220,15 +220,21 @@ export class FilterHost {
 
   private start(configuration: string): boolean {
     let grpcCall: (call: GrpcCall) => void = () => {};
-    const vm = new ProxyWasmVm(this.options.wasm, {
-      log: this.options.log,
-      now: this.options.now ?? wallClockNanos(),
-      grpcCall: (call) => grpcCall(call),
-      tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
-      // The hub transport executes each call's NetworkFailPolicy retries: the module must not retry too.
-      rootProperties: hostRetriesProperty,
-      rootDone: () => this.onRootDone?.(),
-    });
+    // A VM that replaces a trapped one numbers its contexts on from the old
+    // one's: the exchanges still in flight hold the old one's stream ids.
+    const vm = new ProxyWasmVm(
+      this.options.wasm,
+      {
+        log: this.options.log,
+        now: this.options.now ?? wallClockNanos(),
+        grpcCall: (call) => grpcCall(call),
+        tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
+        // The hub transport executes each call's NetworkFailPolicy retries: the module must not retry too.
+        rootProperties: hostRetriesProperty,
+        rootDone: () => this.onRootDone?.(),
+      },
+      this.vm?.upcomingContextId,
+    );
     // Answers reach only the current VM; after delivering one, the streams it
     // released are woken. A trap while delivering re-creates the VM.
     const host = this;
