@@ -58,6 +58,8 @@ export function extractApiKey(locations: Array<ApiKeyLocation>, req: RequestView
  * request's bytes) and the answer is true, or no location is present.
  * `cookie` is scratch space for the cookie header.
  */
+// @ts-ignore: decorator
+@inline
 export function apiKeyInto(locations: Array<ApiKeyLocation>, headers: HeaderMap, path: AttributeValue | null, into: AttributeValue, cookie: AttributeValue): bool {
   // Where the path's query starts, found once for every query location (-1: none).
   let query: isize = -1;

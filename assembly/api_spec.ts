@@ -68,7 +68,8 @@ export class CompiledApiSpec {
    * apply for a `:path` given as a string value: a request's own, read in
    * place (templates match its UTF-8 bytes; only regexes need it decoded).
    */
-  applyValue(method: string, path: AttributeValue, bag: AttributeBag, wantBindings: bool, into: ApiMatch | null = null): ApiMatch {
+  // @ts-ignore: decorator
+  @inline applyValue(method: string, path: AttributeValue, bag: AttributeBag, wantBindings: bool, into: ApiMatch | null = null): ApiMatch {
     if (this.patterns.length == 0) return NO_API_MATCH;
     let templateWinner = -1;
     let bound: TemplateMatch | null = null;

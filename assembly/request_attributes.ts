@@ -26,14 +26,16 @@ export class RequestAttributes extends AttributeSource {
   private builtFor: bool = false;
 
   /** Back to no attributes, bound to `req` (its own values made in `values`), keeping storage. */
-  reset(req: RequestView, values: RequestValues): void {
+  // @ts-ignore: decorator
+  @inline reset(req: RequestView, values: RequestValues): void {
     this.early = NO_ATTRIBUTES;
     this.late.clear();
     this.derivation.reset(req, values);
     this.builtFor = false;
   }
 
-  getId(id: i32): AttributeValue | null {
+  // @ts-ignore: decorator
+  @inline getId(id: i32): AttributeValue | null {
     const late = this.late.getId(id);
     if (late !== null) return late;
     const derived = this.derivation.value(id);

@@ -43,32 +43,39 @@ const NO_SIZE = AttributeValue.ofInt64(0);
 
 // The attributes a request derives, in the order they are set (a bag lists
 // its attributes in the order first set, and encoders follow it), then the
-// end-user JWT's (auth_claims.ts, in its own order).
+// end-user JWT's (auth_claims.ts, in its own order). The derivation works by
+// an attribute's place in this order: its switch on a place is a jump table,
+// where one on the ids (globals, not constants) would be a chain of compares.
+const enum Place {
+  Headers, Host, Method, Path, UrlPath, QueryParams, Referer, Scheme, UserAgent, Id, Size, Time, SourceIp, OriginIp, SourcePort,
+  DestinationIp, DestinationPort, Mtls, ServerName, Protocol, SourcePrincipal, SourceUser, SourceNamespace, DestinationPrincipal,
+  Count,
+}
 const DERIVED_ORDER: StaticArray<i32> = [
   REQUEST_HEADERS, REQUEST_HOST, REQUEST_METHOD, REQUEST_PATH, REQUEST_URL_PATH, REQUEST_QUERY_PARAMS, REQUEST_REFERER,
   REQUEST_SCHEME, REQUEST_USERAGENT, REQUEST_ID, REQUEST_SIZE, REQUEST_TIME, SOURCE_IP, ORIGIN_IP, SOURCE_PORT,
   DESTINATION_IP, DESTINATION_PORT, CONNECTION_MTLS, CONNECTION_REQUESTED_SERVER_NAME, CONTEXT_PROTOCOL,
   SOURCE_PRINCIPAL, SOURCE_USER, SOURCE_NAMESPACE, DESTINATION_PRINCIPAL,
 ];
+// Per derived id, its place in DERIVED_ORDER (-1: a JWT attribute).
+const PLACE_OF_ID: StaticArray<i32> = placesOfIds();
+
+function placesOfIds(): StaticArray<i32> {
+  assert(DERIVED_ORDER.length == Place.Count && Place.Count <= 32, "derive: DERIVED_ORDER has one id per place, and its places fit a u32");
+  const places = new StaticArray<i32>(LAST_DERIVED_ID + 1);
+  for (let id = 0; id <= LAST_DERIVED_ID; id++) places[id] = -1;
+  for (let i = 0; i < DERIVED_ORDER.length; i++) places[DERIVED_ORDER[i]] = i;
+  return places;
+}
 
 // Per connection property, the attributes made of it, as bits of their
-// places in DERIVED_ORDER: a request without the property has none of them.
-const FROM_SOURCE_ADDRESS = orderBits([SOURCE_IP, ORIGIN_IP, SOURCE_PORT]);
-const FROM_DESTINATION_ADDRESS = orderBits([DESTINATION_IP, DESTINATION_PORT]);
-const FROM_SERVER_NAME = orderBits([CONNECTION_REQUESTED_SERVER_NAME]);
-const FROM_PEER_PRINCIPAL = orderBits([SOURCE_PRINCIPAL, SOURCE_USER, SOURCE_NAMESPACE]);
-const FROM_LOCAL_PRINCIPAL = orderBits([DESTINATION_PRINCIPAL]);
-
-function orderBits(ids: StaticArray<i32>): u32 {
-  assert(DERIVED_ORDER.length <= 32, "derive: DERIVED_ORDER's places must fit a u32");
-  let bits: u32 = 0;
-  for (let i = 0; i < ids.length; i++) {
-    const at = DERIVED_ORDER.indexOf(unchecked(ids[i]));
-    assert(at >= 0, "derive: an attribute made of a connection property must be in DERIVED_ORDER");
-    bits |= (<u32>1) << <u32>at;
-  }
-  return bits;
-}
+// places: a request without the property has none of them.
+const FROM_SOURCE_ADDRESS: u32 = (1 << Place.SourceIp) | (1 << Place.OriginIp) | (1 << Place.SourcePort);
+const FROM_DESTINATION_ADDRESS: u32 = (1 << Place.DestinationIp) | (1 << Place.DestinationPort);
+const FROM_SERVER_NAME: u32 = 1 << Place.ServerName;
+const FROM_PEER_PRINCIPAL: u32 = (1 << Place.SourcePrincipal) | (1 << Place.SourceUser) | (1 << Place.SourceNamespace);
+const FROM_LOCAL_PRINCIPAL: u32 = 1 << Place.DestinationPrincipal;
+const ALL_PLACES: u32 = (1 << Place.Count) - 1;
 
 // What a derivation is bound to before its first request.
 const NO_REQUEST = new RequestView();
@@ -148,17 +155,27 @@ export class RequestDerivation {
   }
 
   /** The value the request derives for attribute `id`, or null when it derives none (then the earlier steps' value stands). */
-  value(id: i32): AttributeValue | null {
+  // Inlined: an attribute already derived (or not derived at all) is a load
+  // or two where it is asked for; only deriving one is a call.
+  // @ts-ignore: decorator
+  @inline value(id: i32): AttributeValue | null {
     if (<u32>id > <u32>LAST_DERIVED_ID) return null;
     if (unchecked(this.found[id]) == this.stamp) return unchecked(this.memo[id]);
-    const v = this.derive(id);
+    return this.derived(id);
+  }
+
+  // `value` of an attribute not derived yet for this request.
+  private derived(id: i32): AttributeValue | null {
+    const place = unchecked(PLACE_OF_ID[id]);
+    const v = place >= 0 ? this.derive(place) : this.authAttributes().getId(id);
     unchecked((this.memo[id] = v));
     unchecked((this.found[id] = this.stamp));
     return v;
   }
 
   /** Writes every derived attribute into `bag`, over what the earlier steps put there, in the order above. */
-  addTo(bag: AttributeBag): void {
+  // @ts-ignore: decorator
+  @inline addTo(bag: AttributeBag): void {
     // `value` spelled out (derive is inlined here too): a call per attribute saved.
     const memo = this.memo;
     const found = this.found;
@@ -171,14 +188,15 @@ export class RequestDerivation {
     if (req.requestedServerName.length == 0) none |= FROM_SERVER_NAME;
     if (req.peerPrincipal.length == 0) none |= FROM_PEER_PRINCIPAL;
     if (req.localPrincipal.length == 0) none |= FROM_LOCAL_PRINCIPAL;
-    for (let i = 0; i < DERIVED_ORDER.length; i++) {
-      if ((none >> <u32>i) & 1) continue;
+    // The places left, lowest first (DERIVED_ORDER's order).
+    for (let todo = ALL_PLACES & ~none; todo != 0; todo &= todo - 1) {
+      const i = <i32>ctz(todo);
       const id = unchecked(DERIVED_ORDER[i]);
       let v: AttributeValue | null;
       if (unchecked(found[id]) == stamp) {
         v = unchecked(memo[id]);
       } else {
-        v = this.derive(id);
+        v = this.derive(i);
         unchecked((memo[id] = v));
         unchecked((found[id] = stamp));
       }
@@ -187,94 +205,95 @@ export class RequestDerivation {
     bag.merge(this.authAttributes());
   }
 
-  // Inlined into `value`, its one caller: a call per attribute saved.
+  // The value of the attribute at `place`. Inlined into `value` and `addTo`: a call per attribute saved.
   // @ts-ignore: decorator
-  @inline private derive(id: i32): AttributeValue | null {
+  @inline private derive(place: i32): AttributeValue | null {
     const h = this.headers;
     const values = this.values;
     const req = this.req;
-    switch (id) {
+    switch (place) {
       // The request's own map: the forwarded-attributes header was already
       // taken out of it (requestWithHeaders), so no copy is needed.
-      case REQUEST_HEADERS:
+      case Place.Headers:
         return h.size > 0 ? values.map(h) : null;
-      case REQUEST_HOST: {
+      case Place.Host: {
         let at = h.indexOfSlot(AUTHORITY);
         if (at < 0) at = h.indexOfSlot(HOST);
         return at >= 0 ? values.headerEntry(h, at) : EMPTY_TEXT;
       }
-      case REQUEST_METHOD: {
+      case Place.Method: {
         const at = h.indexOfSlot(METHOD);
         return at >= 0 ? methodValue(values.headerEntry(h, at)) : null;
       }
-      case REQUEST_PATH: {
+      case Place.Path: {
         const path = this.path();
         return path !== null ? path : EMPTY_TEXT;
       }
       // Without a query the URL path is the path itself: one value for both.
-      case REQUEST_URL_PATH: {
+      // With one, the path's valid UTF-8 up to its `?` (ASCII) is valid too.
+      case Place.UrlPath: {
         const path = this.path();
         if (path === null) return null;
         const len = path.textLen();
         const urlLength = this.urlPathEnd(path);
-        return urlLength == len ? path : values.view(path.textPtr(), urlLength);
+        return urlLength == len ? path : values.cleanView(path.textPtr(), urlLength);
       }
-      case REQUEST_QUERY_PARAMS: {
+      case Place.QueryParams: {
         const path = this.path();
         if (path === null) return null;
         const ptr = path.textPtr();
         const len = path.textLen();
         return this.urlPathEnd(path) < len && values.query.parse(ptr, len) ? values.map(values.query) : null;
       }
-      case REQUEST_REFERER:
+      case Place.Referer:
         return this.header(REFERER);
-      case REQUEST_SCHEME: {
+      case Place.Scheme: {
         const scheme = this.header(SCHEME);
         return scheme !== null ? scheme : HTTP_TEXT;
       }
-      case REQUEST_USERAGENT:
+      case Place.UserAgent:
         return this.header(USER_AGENT);
-      case REQUEST_ID:
+      case Place.Id:
         return this.header(X_REQUEST_ID);
       // At check time the body has not been read: the size the client announced.
-      case REQUEST_SIZE: {
+      case Place.Size: {
         const length = this.header(CONTENT_LENGTH);
         const size = length !== null ? contentLength(length) : 0;
         return size > 0 ? values.int64(size) : NO_SIZE;
       }
-      case REQUEST_TIME:
+      case Place.Time:
         return values.timestampNanos(req.timeNanos);
-      case SOURCE_IP:
-      case ORIGIN_IP:
-      case SOURCE_PORT: {
+      case Place.SourceIp:
+      case Place.OriginIp:
+      case Place.SourcePort: {
         const addr = this.sourceAddress();
-        return addr === null ? null : id == SOURCE_PORT ? addr.port : addr.ip;
+        return addr === null ? null : place == Place.SourcePort ? addr.port : addr.ip;
       }
-      case DESTINATION_IP:
-      case DESTINATION_PORT: {
+      case Place.DestinationIp:
+      case Place.DestinationPort: {
         const addr = this.destinationAddress();
-        return addr === null ? null : id == DESTINATION_PORT ? addr.port : addr.ip;
+        return addr === null ? null : place == Place.DestinationPort ? addr.port : addr.ip;
       }
-      case CONNECTION_MTLS:
+      case Place.Mtls:
         return AttributeValue.ofBool(req.mtls);
-      case CONNECTION_REQUESTED_SERVER_NAME:
+      case Place.ServerName:
         return req.requestedServerName.length > 0 ? values.string(req.requestedServerName) : null;
-      case CONTEXT_PROTOCOL: {
+      case Place.Protocol: {
         const contentType = this.header(CONTENT_TYPE);
         return contentType !== null && isGrpcContentType(contentType) ? GRPC_TEXT : HTTP_TEXT;
       }
-      case SOURCE_PRINCIPAL:
-      case SOURCE_USER:
-      case SOURCE_NAMESPACE: {
+      case Place.SourcePrincipal:
+      case Place.SourceUser:
+      case Place.SourceNamespace: {
         const peer = this.peerPrincipal();
-        return peer === null ? null : id == SOURCE_NAMESPACE ? peer.namespace : peer.principal;
+        return peer === null ? null : place == Place.SourceNamespace ? peer.namespace : peer.principal;
       }
-      case DESTINATION_PRINCIPAL: {
+      case Place.DestinationPrincipal: {
         const local = this.localPrincipal();
         return local !== null ? local.principal : null;
       }
     }
-    return this.authAttributes().getId(id);
+    return null;
   }
 
   // The length of the path's URL path (before its query): both attributes

@@ -36,7 +36,8 @@ export class ContextTable<T> {
   }
 
   /** Files `value` under `id`, replacing what was there. */
-  set(id: u32, value: T): void {
+  // @ts-ignore: decorator
+  @inline set(id: u32, value: T): void {
     const slot = this.slotOf(id);
     if (slot >= 0) {
       unchecked((this.values[slot] = value));
@@ -48,7 +49,8 @@ export class ContextTable<T> {
   }
 
   /** Takes `id` out; false when it was not there. */
-  delete(id: u32): bool {
+  // @ts-ignore: decorator
+  @inline delete(id: u32): bool {
     let slot = this.slotOf(id);
     if (slot < 0) return false;
     const keys = this.keys;

@@ -66,7 +66,8 @@ export class PropertySet<T> {
    * caller knows already: never asked for one at a time, and left out of a
    * batch's answer, so every host gives the same values.
    */
-  read(target: T, skip: u32 = 0): void {
+  // @ts-ignore: decorator
+  @inline read(target: T, skip: u32 = 0): void {
     if (hostBatches != 0) {
       if (ask(this.batchPath)) {
         hostBatches = 1;

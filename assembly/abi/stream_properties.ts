@@ -44,6 +44,8 @@ function visitRequest(r: RequestView, index: i32, ptr: usize, len: usize): void 
 const REQUEST_PROPERTIES = new PropertySet<RequestView>(REQUEST_NAMES, visitRequest);
 
 /** The connection facts of a request (addresses, mutual TLS, principals, service, JWT payload); absent ones keep their defaults. */
+// @ts-ignore: decorator
+@inline
 export function readRequestProperties(r: RequestView): void {
   REQUEST_PROPERTIES.read(r);
 }
@@ -85,6 +87,8 @@ export const SKIP_UPSTREAM_ADDRESS: u32 = 1 << 5;
  * absent ones keep their defaults (code -1, sizes 0, no upstream), and so do
  * those `skip` leaves out (SKIP_*).
  */
+// @ts-ignore: decorator
+@inline
 export function readResponseProperties(v: ResponseView, skip: u32 = 0): void {
   RESPONSE_PROPERTIES.read(v, skip);
 }

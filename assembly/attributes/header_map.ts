@@ -111,6 +111,7 @@ export class HeaderMap extends ViewMap {
     let data = sizes + count * 8;
     const end = ptr + len;
     if (count > len || data > end) return this.refuse();
+    this.reserve(<i32>count);
     const stamps = this.stamps;
     const positions = this.positions;
     const stamp = this.stamp;
@@ -128,7 +129,7 @@ export class HeaderMap extends ViewMap {
           this.replaceValue(unchecked(positions[slot]) - 1, valueAt, <i32>valueLen);
         } else {
           unchecked((stamps[slot] = stamp));
-          unchecked((positions[slot] = this.append(slot, keyAt, <i32>keyLen, valueAt, <i32>valueLen) + 1));
+          unchecked((positions[slot] = this.appendReserved(slot, keyAt, <i32>keyLen, valueAt, <i32>valueLen) + 1));
         }
       } else {
         this.placeUnknown(keyAt, <i32>keyLen, valueAt, <i32>valueLen);

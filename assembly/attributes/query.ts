@@ -8,6 +8,8 @@ const AMPERSAND: u8 = 0x26; // '&'
 const EQUALS: u8 = 0x3d; // '='
 
 /** The length in bytes of the part of a `:path` (UTF-8 at `ptr`) before the first `?`. */
+// @ts-ignore: decorator
+@inline
 export function urlPathLength(ptr: usize, len: usize): usize {
   const q = indexOfByte(ptr, 0, len, QUESTION);
   return q < 0 ? len : <usize>q;
@@ -31,7 +33,8 @@ export const SOURCE_PATH_QUERY: u8 = 2;
 
 export class QueryMap extends ViewMap {
   /** Reads the query of the path whose UTF-8 is at `ptr`; false when it has no parameters (no query, or an empty one). */
-  parse(ptr: usize, len: usize): bool {
+  // @ts-ignore: decorator
+  @inline parse(ptr: usize, len: usize): bool {
     this.clearView();
     this.base = ptr;
     const q = indexOfByte(ptr, 0, len, QUESTION);
@@ -81,7 +84,13 @@ export function queryParamInto(ptr: usize, len: usize, name: string, into: Attri
   return q >= 0 && queryParamAfter(ptr, len, <usize>q + 1, name, into);
 }
 
-/** queryParamInto for a path whose query starts at byte `start` (just after its `?`). */
+/**
+ * queryParamInto for a path whose query starts at byte `start` (just after
+ * its `?`). The path's bytes are valid UTF-8 (a path value's text), so a
+ * value cut at the ASCII `=` and `&` is too: its view is not checked again.
+ */
+// @ts-ignore: decorator
+@inline
 export function queryParamAfter(ptr: usize, len: usize, start: usize, name: string, into: AttributeValue): bool {
   while (start < len) {
     let end = indexOfByte(ptr, start, len, AMPERSAND);
@@ -91,7 +100,7 @@ export function queryParamAfter(ptr: usize, len: usize, start: usize, name: stri
     const keyEnd = eq >= 0 ? <usize>eq : stop;
     if (bytesEqualString(ptr + start, keyEnd - start, name)) {
       const valueStart = keyEnd < stop ? keyEnd + 1 : stop;
-      into.setView(ptr + valueStart, stop - valueStart);
+      into.setCleanView(ptr + valueStart, stop - valueStart);
       return true;
     }
     start = stop + 1;

@@ -28,7 +28,8 @@ export class ResponseView {
   upstreamAddress: string = "";
 
   /** Back to an unknown outcome, keeping the header maps' storage (emptied) for the next request. */
-  reset(): void {
+  // @ts-ignore: decorator
+  @inline reset(): void {
     this.code = -1;
     // A module's maps are header maps (emptied without a virtual call); a test's may be any.
     emptyMap(this.headers);
@@ -87,6 +88,8 @@ function headerIndex(map: StringMap, slot: i32, name: string): i32 {
  * value of `response.headers` (the trailers merged into it): the report is
  * encoded before the request's storage or the response view are reused.
  */
+// @ts-ignore: decorator
+@inline
 export function addReportAttributes(bag: AttributeBag, response: ResponseView, check: CheckOutcome, requestHeaders: StringMap, values: RequestValues): void {
   // Only when not already present: inbound static attributes may set them.
   const needIp = !bag.hasId(DESTINATION_IP);

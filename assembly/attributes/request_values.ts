@@ -31,11 +31,19 @@ export class RequestValues {
     return v;
   }
 
-  /** A string value over `len` bytes of valid UTF-8 at `ptr`, which live as long as the request. */
+  /** A string value over `len` bytes at `ptr`, which live as long as the request (checked for UTF-8 as setView does). */
   // @ts-ignore: decorator
   @inline view(ptr: usize, len: usize): AttributeValue {
     const v = this.next(ValueKind.String);
     v.setView(ptr, len);
+    return v;
+  }
+
+  /** `view` of bytes known to be valid UTF-8 (AttributeValue.setCleanView). */
+  // @ts-ignore: decorator
+  @inline cleanView(ptr: usize, len: usize): AttributeValue {
+    const v = this.next(ValueKind.String);
+    v.setCleanView(ptr, len);
     return v;
   }
 

@@ -76,11 +76,22 @@ export class AttributeValue {
    */
   // @ts-ignore: decorator
   @inline setView(ptr: usize, len: usize): void {
-    this.kind = ValueKind.String;
-    if (!isCleanUtf8(ptr, len)) {
-      this.str = decodeUtf8(ptr, len);
+    if (isCleanUtf8(ptr, len)) {
+      this.setCleanView(ptr, len);
       return;
     }
+    this.kind = ValueKind.String;
+    this.str = decodeUtf8(ptr, len);
+  }
+
+  /**
+   * setView for bytes the caller knows are valid UTF-8 (a header block
+   * checked whole, or a part of valid text cut at ASCII delimiters): not
+   * checked again.
+   */
+  // @ts-ignore: decorator
+  @inline setCleanView(ptr: usize, len: usize): void {
+    this.kind = ValueKind.String;
     this.text = "";
     this.textBytes = ptr;
     this.textLength = len;

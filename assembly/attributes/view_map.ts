@@ -2,14 +2,17 @@ import { bytesEqualString, fnv64Text } from "../text";
 import { decodeUtf8 } from "../utf8";
 import { AttributeValue, ENTRY_HASH_BASIS, StringMap } from "./value";
 
-// Per entry: a tag (header_map.ts files its known-name slot there), the key's
-// offset and length, the value's offset and length; offsets from `base`.
+// Per entry, five i32s: a tag (header_map.ts files its known-name slot
+// there), the key's offset and length, the value's offset and length;
+// offsets from `base`. Read and written at their byte offsets in the entry
+// (a load's or store's immediate), not as array indexes.
 const STRIDE: i32 = 5;
-const TAG: i32 = 0;
-const KEY_AT: i32 = 1;
-const KEY_LENGTH: i32 = 2;
-const VALUE_AT: i32 = 3;
-const VALUE_LENGTH: i32 = 4;
+const ENTRY_BYTES: usize = 20;
+const TAG: usize = 0;
+const KEY_AT: usize = 4;
+const KEY_LENGTH: usize = 8;
+const VALUE_AT: usize = 12;
+const VALUE_LENGTH: usize = 16;
 
 /**
  * A StringMap whose entries are UTF-8 bytes in place: a request's headers
@@ -92,28 +95,34 @@ export class ViewMap extends StringMap {
   /** Where entry `i`'s key bytes are (a viewing map only). */
   // @ts-ignore: decorator
   @inline keyPtr(i: i32): usize {
-    return this.base + <usize>unchecked(this.entries[i * STRIDE + KEY_AT]);
+    return this.base + <usize>load<i32>(this.entryAt(i), KEY_AT);
   }
 
   // @ts-ignore: decorator
   @inline keyLength(i: i32): usize {
-    return <usize>unchecked(this.entries[i * STRIDE + KEY_LENGTH]);
+    return <usize>load<i32>(this.entryAt(i), KEY_LENGTH);
   }
 
   /** Where entry `i`'s value bytes are (a viewing map only). */
   // @ts-ignore: decorator
   @inline valuePtr(i: i32): usize {
-    return this.base + <usize>unchecked(this.entries[i * STRIDE + VALUE_AT]);
+    return this.base + <usize>load<i32>(this.entryAt(i), VALUE_AT);
   }
 
   // @ts-ignore: decorator
   @inline valueLength(i: i32): usize {
-    return <usize>unchecked(this.entries[i * STRIDE + VALUE_LENGTH]);
+    return <usize>load<i32>(this.entryAt(i), VALUE_LENGTH);
+  }
+
+  // Where entry `i`'s five fields start.
+  // @ts-ignore: decorator
+  @inline protected entryAt(i: i32): usize {
+    return changetype<usize>(this.entries) + <usize>i * ENTRY_BYTES;
   }
 
   // @ts-ignore: decorator
   @inline protected tagAt(i: i32): i32 {
-    return unchecked(this.entries[i * STRIDE + TAG]);
+    return load<i32>(this.entryAt(i), TAG);
   }
 
   indexOf(key: string): i32 {
@@ -203,32 +212,47 @@ export class ViewMap extends StringMap {
   /** Adds an entry (offsets from `base`); returns its index. */
   // @ts-ignore: decorator
   @inline protected append(tag: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): i32 {
+    if (this.count * STRIDE == this.entries.length) this.growEntries();
+    return this.appendReserved(tag, keyAt, keyLength, valueAt, valueLength);
+  }
+
+  /** `append` where `reserve` made room for it already. */
+  // @ts-ignore: decorator
+  @inline protected appendReserved(tag: i32, keyAt: i32, keyLength: i32, valueAt: i32, valueLength: i32): i32 {
     const i = this.count;
-    let at = i * STRIDE;
-    if (at == this.entries.length) this.growEntries();
-    const entries = this.entries;
-    unchecked((entries[at] = tag));
-    unchecked((entries[at + KEY_AT] = keyAt));
-    unchecked((entries[at + KEY_LENGTH] = keyLength));
-    unchecked((entries[at + VALUE_AT] = valueAt));
-    unchecked((entries[at + VALUE_LENGTH] = valueLength));
+    const p = this.entryAt(i);
+    store<i32>(p, tag, TAG);
+    store<i32>(p, keyAt, KEY_AT);
+    store<i32>(p, keyLength, KEY_LENGTH);
+    store<i32>(p, valueAt, VALUE_AT);
+    store<i32>(p, valueLength, VALUE_LENGTH);
     this.count = i + 1;
     return i;
   }
 
   /** Points entry `i`'s value at other bytes (a repeated name whose last value wins). */
   protected replaceValue(i: i32, valueAt: i32, valueLength: i32): void {
-    const at = i * STRIDE;
-    unchecked((this.entries[at + VALUE_AT] = valueAt));
-    unchecked((this.entries[at + VALUE_LENGTH] = valueLength));
+    const p = this.entryAt(i);
+    store<i32>(p, valueAt, VALUE_AT);
+    store<i32>(p, valueLength, VALUE_LENGTH);
   }
 
   /** Called when entries changed places (a removal): indexes kept on them are stale. */
   protected entriesMoved(): void {}
 
+  /** Room for `n` entries in all, so that the next appends need not check (appendReserved). */
+  // @ts-ignore: decorator
+  @inline protected reserve(n: i32): void {
+    if (n * STRIDE > this.entries.length) this.growEntriesTo(n * STRIDE);
+  }
+
   private growEntries(): void {
+    this.growEntriesTo(this.entries.length << 1);
+  }
+
+  private growEntriesTo(length: i32): void {
     const old = this.entries;
-    const grown = new StaticArray<i32>(old.length << 1);
+    const grown = new StaticArray<i32>(max(length, old.length << 1));
     memory.copy(changetype<usize>(grown), changetype<usize>(old), <usize>old.length << 2);
     this.entries = grown;
   }

@@ -109,7 +109,8 @@ export class QuotaCache {
    * Decides `amount` of `quotaName` locally (call only after a check-cache
    * hit). Allocates only a prefetch request, and the first time a name is seen.
    */
-  check(quotaName: string, bag: AttributeSource | null, amount: i64, nowNanos: i64): QuotaDecision {
+  // @ts-ignore: decorator
+  @inline check(quotaName: string, bag: AttributeSource | null, amount: i64, nowNanos: i64): QuotaDecision {
     const decision = this.decision;
     decision.prefetch = null;
     decision.allowed = false;

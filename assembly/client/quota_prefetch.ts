@@ -67,7 +67,8 @@ export class QuotaPrefetch {
    * (> 0) says a prefetch must be sent now, answered by `onResponse` with
    * `prefetchSlotId` and that amount.
    */
-  check(amount: i64, nowNanos: i64): bool {
+  // @ts-ignore: decorator
+  @inline check(amount: i64, nowNanos: i64): bool {
     this.prefetchAmount = 0;
     this.prefetchSlotId = 0;
     this.attemptPrefetch(amount, nowNanos);

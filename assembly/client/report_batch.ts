@@ -61,7 +61,8 @@ export class ReportBatch {
   }
 
   /** Encodes one report into the batch; true when the batch is full and must be sent now. */
-  add(bag: AttributeBag, nowNanos: i64): bool {
+  // @ts-ignore: decorator
+  @inline add(bag: AttributeBag, nowNanos: i64): bool {
     if (this.size == 0) this.firstAt = nowNanos;
     const encoder = this.encoder;
     if (!encoder.append(bag, this.maxBytes)) {

@@ -29,6 +29,8 @@ const MAX_SPARE_STREAMS: i32 = 64;
 const spareStreams = new Spares<HttpStream>(MAX_SPARE_STREAMS);
 
 /** Files a new HTTP stream `id` under root `rootId`, reusing a deleted one's object when there is one. */
+// @ts-ignore: decorator
+@inline
 export function createStream(id: u32, rootId: u32): void {
   let stream = spareStreams.take();
   if (stream !== null) {
@@ -40,6 +42,8 @@ export function createStream(id: u32, rootId: u32): void {
 }
 
 /** Takes stream `id` out of the table; its object becomes a spare. False when `id` is no stream. */
+// @ts-ignore: decorator
+@inline
 export function deleteStream(id: u32): bool {
   const stream = streams.find(id);
   if (stream === null) return false;

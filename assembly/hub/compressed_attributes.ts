@@ -63,6 +63,8 @@ export class CompressedAttributesWriter {
  * Consecutive attributes copied from consecutive places (a run of them
  * repeated from one earlier entry) are copied at once.
  */
+// @ts-ignore: decorator
+@inline
 export function writeReportEntry(out: ProtoWriter, bag: AttributeBag, dictionary: MessageDictionary, memo: EntryMemo): void {
   // The copy not yet made: `pendingLength` bytes from `pendingAt`.
   let pendingAt = 0;

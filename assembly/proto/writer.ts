@@ -166,7 +166,8 @@ export class ProtoWriter {
   }
 
   // A submessage of 128 bytes or more: moved up to make room for its length.
-  private endLong(mark: i32, n: i32): void {
+  // @ts-ignore: decorator
+  @inline private endLong(mark: i32, n: i32): void {
     let extra = 1;
     for (let v = <u32>n >>> 14; v != 0; v >>>= 7) extra++;
     this.ensure(extra);

@@ -54,6 +54,8 @@ class RoutedCheck extends CachedCheck {
 }
 
 /** proxy_on_request_headers: derive attributes, then answer from cache or ask the hub. */
+// @ts-ignore: decorator
+@inline
 export function onRequestHeaders(plugin: Plugin, stream: HttpStream): Action {
   if (plugin.config === null) return Action.Continue;
   const config = plugin.config as ClientConfig;
@@ -265,11 +267,15 @@ export function onResponseHeaders(stream: HttpStream): Action {
 }
 
 /** proxy_on_log: the report of a finished request joins the batch. */
+// @ts-ignore: decorator
+@inline
 export function onLog(plugin: Plugin, stream: HttpStream): void {
   report(plugin, stream);
   plugin.streamPool.release(stream);
 }
 
+// @ts-ignore: decorator
+@inline
 function report(plugin: Plugin, stream: HttpStream): void {
   const e = stream.evaluation;
   if (plugin.config === null || e === null) return;
@@ -297,6 +303,8 @@ function report(plugin: Plugin, stream: HttpStream): void {
 // the upstream's address when the report will not use it (it only fills in
 // destination.ip and destination.port, which the request's own
 // destination.address or a static attribute gave already).
+// @ts-ignore: decorator
+@inline
 function knownOutcome(stream: HttpStream, e: Evaluation): u32 {
   let skip: u32 = 0;
   if (stream.requestBodyless) skip |= SKIP_REQUEST_SIZE;
@@ -318,6 +326,8 @@ let lastAuthorityName: string = "";
 let lastAuthorityConfig: ClientConfig | null = null;
 let lastAuthorityService: string = "";
 
+// @ts-ignore: decorator
+@inline
 function serviceFromAuthority(config: ClientConfig, headers: HeaderMap): string {
   const at = headers.indexOfSlot(AUTHORITY_SLOT);
   if (at < 0) return "";

@@ -70,7 +70,8 @@ export class RequestSegments {
    * in one pass that also hashes the segments; `verbs` holds the registered
    * verbs.
    */
-  split(ptr: usize, len: usize, verbs: LiteralTable<bool>): void {
+  // @ts-ignore: decorator
+  @inline split(ptr: usize, len: usize, verbs: LiteralTable<bool>): void {
     this.ptr = ptr;
     this.length = len;
     this.count = 0;

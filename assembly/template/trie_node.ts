@@ -28,7 +28,8 @@ export class TrieNode {
   ) {}
 
   /** The pattern for `method`: the exact method first, then `*`. */
-  patternFor(method: string): RegisteredPattern | null {
+  // @ts-ignore: decorator
+  @inline patternFor(method: string): RegisteredPattern | null {
     const patterns = this.patterns;
     let wildcard: RegisteredPattern | null = null;
     for (let i = 0, n = patterns.length; i < n; i++) {

@@ -46,7 +46,8 @@ export class TrieSearch {
    * fails (a `*` or `**` child not tried yet, a `**` node's further tail
    * starts), so a walk down literal edges alone saves none.
    */
-  run(nodes: Array<TrieNode>, edges: LiteralTable<TrieNode>, request: RequestSegments, method: string): RegisteredPattern | null {
+  // @ts-ignore: decorator
+  @inline run(nodes: Array<TrieNode>, edges: LiteralTable<TrieNode>, request: RequestSegments, method: string): RegisteredPattern | null {
     const count = request.count;
     let depth = 0;
     let node = unchecked(nodes[0]);
