@@ -17,6 +17,15 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  BENCH_ROUTE,
+  BENCH_SOCKETS,
+  BENCH_UPSTREAM_ADDRESS,
+  benchOutcome,
+  benchRequestHeaders,
+  benchResponseHeaders,
+  grantingHub,
+} from "./sidecar_like_requests.ts";
 
 const WARM_UP = Number(process.env.FILTER_HOST_CALLGRIND_WARM_UP ?? 2000);
 const REQUESTS = Number(process.env.FILTER_HOST_CALLGRIND_REQUESTS ?? 3000);
@@ -30,46 +39,19 @@ async function drive(checkout: string): Promise<void> {
   const { messageType } = await load("host/wire/protos.ts");
   const config = JSON.parse(readFileSync(join(checkout, "build", "deploy", "plugin-config.json"), "utf8"));
   delete config.tcpClientConfig;
-  const checkRequest = messageType("mesh.hub.v1.CheckRequest");
-  const checkResponse = messageType("mesh.hub.v1.CheckResponse");
-  const hub = {
-    async call(call: { method: string; message: Uint8Array }) {
-      if (call.method !== "Check") return { ok: true, message: new Uint8Array(), attempts: 1 };
-      const asked = checkRequest.toObject(checkRequest.decode(call.message), { longs: Number }) as { quotas?: Record<string, { amount: number }> };
-      const quotas = Object.fromEntries(
-        Object.entries(asked.quotas ?? {}).map(([name, q]) => [name, { grantedAmount: q.amount, validDuration: { seconds: 3600 } }]),
-      );
-      const grant = { precondition: { status: { code: 0 }, validDuration: { seconds: 3600 }, validUseCount: 1_000_000 }, quotas };
-      return { ok: true, message: checkResponse.encode(checkResponse.fromObject(grant)).finish(), attempts: 1 };
-    },
-  };
+  const hub = grantingHub(messageType);
   const host = new FilterHost({ wasm: join(checkout, "build", "filter.wasm"), hub, log: () => {}, failOpenOnTrap: () => true });
   if (!host.configure(JSON.stringify(config))) throw new Error("the filter refused the shipped configuration");
-  const sockets = Array.from({ length: 16 }, (_, i) => ({ remoteAddress: "10.0.0.5", remotePort: 41000 + i, localAddress: "10.0.0.9", localPort: 15006 }));
-  const route = { "mesh.destination_service": "petstore.demo.svc.cluster.local" };
   const request = async (i: number) => {
-    const props = new RequestProperties(connectionFacts(sockets[i % 16]), "HTTP/1.1");
-    props.route = route;
-    const headers = [
-      [":method", "GET"],
-      [":path", "/pets/42?key=bench"],
-      [":authority", "petstore.demo.svc.cluster.local"],
-      [":scheme", "http"],
-      ["host", "petstore.demo.svc.cluster.local"],
-      ["connection", "keep-alive"],
-      ["user-agent", "autocannon"],
-    ];
+    const props = new RequestProperties(connectionFacts(BENCH_SOCKETS[i % 16]), "HTTP/1.1");
+    props.route = BENCH_ROUTE;
+    const headers = benchRequestHeaders();
     const pending = host.onRequestHeaders(headers, props, true);
     const decision = pending instanceof Promise ? await pending : pending;
     if (decision.kind !== "continue") throw new Error(`request ${i} was not let through: ${JSON.stringify(decision)}`);
-    props.upstreamAddress = "10.0.0.9:8080";
-    host.onResponseHeaders(decision.id, [
-      [":status", "200"],
-      ["content-type", "application/json"],
-      ["content-length", "27"],
-      ["connection", "keep-alive"],
-    ]);
-    props.outcome = { code: 200, requestBytes: 0, responseBytes: 27, durationNs: 1_000_000n };
+    props.upstreamAddress = BENCH_UPSTREAM_ADDRESS;
+    host.onResponseHeaders(decision.id, benchResponseHeaders());
+    props.outcome = benchOutcome();
     host.finish(decision.id);
     // Hub answers and report batches go on between requests, as in the agent.
     if (i % 100 === 99) await new Promise((resolve) => setImmediate(resolve));

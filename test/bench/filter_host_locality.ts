@@ -27,32 +27,27 @@ import { FilterHost } from "../../host/proxy/filters/filter_host.ts";
 import { RequestProperties, connectionFacts } from "../../host/proxy/request_properties.ts";
 import { RELEASE_WASM, BUILD_DIR } from "../../host/wasm/filter_module.ts";
 import { messageType } from "../../host/wire/protos.ts";
+import {
+  BENCH_ROUTE,
+  BENCH_SOCKETS,
+  BENCH_UPSTREAM_ADDRESS,
+  benchOutcome,
+  benchRequestHeaders,
+  benchResponseHeaders,
+  grantingHub,
+} from "./sidecar_like_requests.ts";
 
 const WARM_UP = 10_000;
 const REQUESTS = Number(process.env.FILTER_LOCALITY_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.FILTER_LOCALITY_ROUNDS ?? 3);
 const TRAFFIC_KIB = Number(process.env.FILTER_LOCALITY_TRAFFIC_KIB ?? 2048);
 
-const checkRequest = messageType("mesh.hub.v1.CheckRequest");
-const checkResponse = messageType("mesh.hub.v1.CheckResponse");
-const hub = {
-  async call(call: { method: string; message: Uint8Array }) {
-    if (call.method !== "Check") return { ok: true as const, message: new Uint8Array(), attempts: 1 };
-    const asked = checkRequest.toObject(checkRequest.decode(call.message), { longs: Number }) as { quotas?: Record<string, { amount: number }> };
-    const quotas = Object.fromEntries(
-      Object.entries(asked.quotas ?? {}).map(([name, q]) => [name, { grantedAmount: q.amount, validDuration: { seconds: 3600 } }]),
-    );
-    const grant = { precondition: { status: { code: 0 }, validDuration: { seconds: 3600 }, validUseCount: 1_000_000 }, quotas };
-    return { ok: true as const, message: checkResponse.encode(checkResponse.fromObject(grant)).finish(), attempts: 1 };
-  },
-};
+const hub = grantingHub(messageType);
 
 const config = JSON.parse(readFileSync(join(BUILD_DIR, "deploy", "plugin-config.json"), "utf8"));
 delete config.tcpClientConfig;
 const host = new FilterHost({ wasm: RELEASE_WASM, hub, log: () => {}, failOpenOnTrap: () => true });
 if (!host.configure(JSON.stringify(config))) throw new Error("the filter refused the shipped configuration");
-const sockets = Array.from({ length: 16 }, (_, i) => ({ remoteAddress: "10.0.0.5", remotePort: 41000 + i, localAddress: "10.0.0.9", localPort: 15006 }));
-const route = { "mesh.destination_service": "petstore.demo.svc.cluster.local" };
 const traffic = new Float64Array((TRAFFIC_KIB * 1024) / 8);
 
 type Between = "nothing" | "turn" | "spin" | "sleep" | "traffic";
@@ -65,31 +60,18 @@ function spin(ms: number): void {
 
 /** One request; returns the request side's and the log side's wall time, ns. */
 async function request(i: number, between: Between): Promise<[number, number]> {
-  const props = new RequestProperties(connectionFacts(sockets[i % 16] as unknown as Socket), "HTTP/1.1");
-  props.route = route;
-  const headers: Array<[string, string]> = [
-    [":method", "GET"],
-    [":path", "/pets/42?key=bench"],
-    [":authority", "petstore.demo.svc.cluster.local"],
-    [":scheme", "http"],
-    ["host", "petstore.demo.svc.cluster.local"],
-    ["connection", "keep-alive"],
-    ["user-agent", "autocannon"],
-  ];
+  const props = new RequestProperties(connectionFacts(BENCH_SOCKETS[i % 16] as unknown as Socket), "HTTP/1.1");
+  props.route = BENCH_ROUTE;
+  const headers = benchRequestHeaders();
   const a = process.hrtime.bigint();
   const pending = host.onRequestHeaders(headers, props, true);
   const b = process.hrtime.bigint();
   const decision = pending instanceof Promise ? await pending : pending;
   if (decision.kind !== "continue") throw new Error(`request ${i} was not let through`);
   if (between === "traffic") for (let j = 0; j < traffic.length; j += 8) traffic[j]++;
-  props.upstreamAddress = "10.0.0.9:8080";
-  host.onResponseHeaders(decision.id, [
-    [":status", "200"],
-    ["content-type", "application/json"],
-    ["content-length", "27"],
-    ["connection", "keep-alive"],
-  ]);
-  props.outcome = { code: 200, requestBytes: 0, responseBytes: 27, durationNs: 1_000_000n };
+  props.upstreamAddress = BENCH_UPSTREAM_ADDRESS;
+  host.onResponseHeaders(decision.id, benchResponseHeaders());
+  props.outcome = benchOutcome();
   const c = process.hrtime.bigint();
   host.finish(decision.id);
   const d = process.hrtime.bigint();
