@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { LAST_CONTEXT_ID, ProxyWasmVm } from "../../host/wasm/abi_host.ts";
 import { Action, type GrpcCall } from "../../host/wasm/abi_types.ts";
-import { BUILDS, SERVICE, pluginConfig } from "./emulator_support.ts";
+import { BUILDS, pluginConfig, requestToService } from "./emulator_support.ts";
 
 // The ABI passes context ids as i32: a long-lived sidecar gives out more ids
 // than that, so numbering starts over at 1 instead of reaching ids the
@@ -21,18 +21,8 @@ describe("context ids", () => {
       assert.equal(rootId, LAST_CONTEXT_ID - 1);
       const ids: number[] = [];
       for (const path of ["/orders/1", "/orders/2", "/orders/3"]) {
-        const id = vm.createStream(rootId, (p) => (p.join(".") === "mesh.destination_service" ? new TextEncoder().encode(SERVICE) : undefined));
+        const { id, action } = requestToService(vm, rootId, path);
         ids.push(id);
-        const action = vm.requestHeaders(
-          id,
-          [
-            [":method", "GET"],
-            [":path", path],
-            [":authority", SERVICE],
-            [":scheme", "http"],
-          ],
-          false,
-        );
         // Each request waits for its Check: the module filed it under its own id.
         assert.equal(action, Action.Pause);
       }

@@ -1,3 +1,5 @@
+import type { Action } from "../../host/wasm/abi_types.ts";
+import type { ProxyWasmVm } from "../../host/wasm/abi_host.ts";
 import { DEBUG_WASM, RELEASE_WASM } from "../../host/wasm/filter_module.ts";
 
 export const SERVICE = "orders.shop.svc.cluster.local";
@@ -55,4 +57,20 @@ export function allow(extra: object = {}): Record<string, unknown> {
 
 export function deny(code: number, message: string): Record<string, unknown> {
   return { precondition: { status: { code, message }, validUseCount: 0 } };
+}
+
+/** A GET of `path` to SERVICE driven straight through `vm` (its own stream under `rootId`): the stream's id and the module's action. */
+export function requestToService(vm: ProxyWasmVm, rootId: number, path: string): { id: number; action: Action } {
+  const id = vm.createStream(rootId, (p) => (p.join(".") === "mesh.destination_service" ? new TextEncoder().encode(SERVICE) : undefined));
+  const action = vm.requestHeaders(
+    id,
+    [
+      [":method", "GET"],
+      [":path", path],
+      [":authority", SERVICE],
+      [":scheme", "http"],
+    ],
+    false,
+  );
+  return { id, action };
 }

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { ProxyWasmVm } from "../../host/wasm/abi_host.ts";
 import type { GrpcCall } from "../../host/wasm/abi_types.ts";
 import { messageType } from "../../host/wire/protos.ts";
-import { BUILDS, SERVICE, pluginConfig } from "./emulator_support.ts";
+import { BUILDS, pluginConfig, requestToService } from "./emulator_support.ts";
 
 // A hub call's message is handed to the embedder, which sends it later (after
 // a connection is made, again on a retry): it must be the embedder's own
@@ -15,19 +15,7 @@ describe("proxy_grpc_call hands the embedder its own copy of the message", () =>
       const vm = new ProxyWasmVm(wasm, { log: () => {}, now: () => 1_700_000_000_000_000_000n, grpcCall: (c) => calls.push(c), tickPeriod: () => {} });
       const { rootId, accepted } = vm.startRoot(JSON.stringify(pluginConfig()));
       assert.ok(accepted);
-      const request = (path: string) => {
-        const id = vm.createStream(rootId, (p) => (p.join(".") === "mesh.destination_service" ? new TextEncoder().encode(SERVICE) : undefined));
-        vm.requestHeaders(
-          id,
-          [
-            [":method", "GET"],
-            [":path", path],
-            [":authority", SERVICE],
-            [":scheme", "http"],
-          ],
-          false,
-        );
-      };
+      const request = (path: string) => requestToService(vm, rootId, path);
       request("/orders/first");
       assert.equal(calls.length, 1);
       const first = calls[0];
