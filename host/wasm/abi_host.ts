@@ -15,7 +15,8 @@ import {
 import { type StreamProperties, propertyImports } from "./abi_properties.ts";
 import { headerImports } from "./abi_headers.ts";
 import { concat, release, streamControlImports, takeReleased } from "./abi_stream_control.ts";
-import type { Callback, Exports } from "./abi_exports.ts";
+import type { Exports } from "./abi_exports.ts";
+import { CallbackRunner } from "./abi_callbacks.ts";
 import { grpcImports } from "./abi_grpc.ts";
 import { loggingAndTimerImports } from "./abi_logging_timers.ts";
 import { metricImports } from "./abi_metrics.ts";
@@ -29,10 +30,7 @@ import { metricImports } from "./abi_metrics.ts";
 export type { PropertyResolver, PropertySource, PropertyValue, StreamProperties } from "./abi_properties.ts";
 export { propertyValue } from "./abi_properties.ts";
 export type { ConnectionSignals, HostEnvironment, Metric } from "./abi_contexts.ts";
-
-export class WasmTrap extends Error {
-  readonly code = "WASM_TRAP";
-}
+export { WasmTrap } from "./abi_callbacks.ts";
 
 const encoder = new TextEncoder();
 
@@ -55,11 +53,10 @@ export const LAST_CONTEXT_ID = 0x7fff_ffff;
  */
 export class ProxyWasmVm {
   readonly metrics: Map<number, Metric>;
-  /** Set when a callback trapped: the instance must not be used again. */
-  failed = false;
   private readonly exports: Exports;
   private readonly state = new ContextState();
   private readonly memory = new ModuleMemory();
+  private readonly callbacks = new CallbackRunner(this.state);
   private readonly streams: IdTable<StreamState>;
   private readonly roots: Set<number>;
   private readonly buffers: Map<BufferType, Uint8Array>;
@@ -88,6 +85,15 @@ export class ProxyWasmVm {
     this.exports._initialize?.();
   }
 
+  /** Set when a callback trapped: the instance must not be used again. */
+  get failed(): boolean {
+    return this.callbacks.failed;
+  }
+
+  set failed(failed: boolean) {
+    this.callbacks.failed = failed;
+  }
+
   /** The id the next context would get. */
   get upcomingContextId(): number {
     return this.nextContextId;
@@ -104,10 +110,10 @@ export class ProxyWasmVm {
   startRoot(configuration: string, vmConfiguration = ""): { rootId: number; accepted: boolean } {
     const rootId = this.newContextId();
     this.roots.add(rootId);
-    this.call(rootId, () => this.exports.proxy_on_context_create(rootId, 0));
+    this.callbacks.call(rootId, () => this.exports.proxy_on_context_create(rootId, 0));
     const vm = encoder.encode(vmConfiguration);
     this.buffers.set(BufferType.VmConfiguration, vm);
-    const started = this.call(rootId, () => this.exports.proxy_on_vm_start?.(rootId, vm.length) ?? 1);
+    const started = this.callbacks.call(rootId, () => this.exports.proxy_on_vm_start?.(rootId, vm.length) ?? 1);
     this.buffers.delete(BufferType.VmConfiguration);
     const accepted = started !== 0 && this.configure(rootId, configuration);
     return { rootId, accepted };
@@ -118,7 +124,7 @@ export class ProxyWasmVm {
     const bytes = encoder.encode(configuration);
     this.buffers.set(BufferType.PluginConfiguration, bytes);
     try {
-      return this.call(rootId, () => this.exports.proxy_on_configure?.(rootId, bytes.length) ?? 1) !== 0;
+      return this.callbacks.call(rootId, () => this.exports.proxy_on_configure?.(rootId, bytes.length) ?? 1) !== 0;
     } finally {
       this.buffers.delete(BufferType.PluginConfiguration);
     }
@@ -127,7 +133,7 @@ export class ProxyWasmVm {
   createStream(rootId: number, properties: StreamProperties): number {
     const id = this.newContextId();
     this.streams.set(id, { id, rootId, maps: noMaps(), properties, continued: false });
-    this.invoke(id, this.exports.proxy_on_context_create, 0, id, rootId);
+    this.callbacks.invoke(id, this.exports.proxy_on_context_create, 0, id, rootId);
     return id;
   }
 
@@ -135,28 +141,28 @@ export class ProxyWasmVm {
   requestHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
     s.maps[MapType.RequestHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
-    return this.invoke(id, this.exports.proxy_on_request_headers, Action.Continue, id, headers.length, endOfStream ? 1 : 0);
+    return this.callbacks.invoke(id, this.exports.proxy_on_request_headers, Action.Continue, id, headers.length, endOfStream ? 1 : 0);
   }
 
   responseHeaders(id: number, headers: HeaderList, endOfStream: boolean, namesLowerCase = false): Action {
     const s = this.stream(id);
     s.maps[MapType.ResponseHeaders] = namesLowerCase ? new HeaderMap(headers) : HeaderMap.of(headers);
-    return this.invoke(id, this.exports.proxy_on_response_headers, Action.Continue, id, headers.length, endOfStream ? 1 : 0);
+    return this.callbacks.invoke(id, this.exports.proxy_on_response_headers, Action.Continue, id, headers.length, endOfStream ? 1 : 0);
   }
 
   /** The response's trailers: proxy_on_response_trailers, as Envoy calls it for a response that has some. */
   responseTrailers(id: number, trailers: HeaderList, namesLowerCase = false): Action {
     this.stream(id).maps[MapType.ResponseTrailers] = namesLowerCase ? new HeaderMap(trailers) : HeaderMap.of(trailers);
-    return this.invoke(id, this.exports.proxy_on_response_trailers, Action.Continue, id, trailers.length);
+    return this.callbacks.invoke(id, this.exports.proxy_on_response_trailers, Action.Continue, id, trailers.length);
   }
 
   /** Stream end in Envoy's order: log, done, delete. */
   finishStream(id: number): void {
     const exports = this.exports;
     try {
-      this.invoke(id, exports.proxy_on_log, 0, id);
-      this.invoke(id, exports.proxy_on_done, 0, id);
-      this.invoke(id, exports.proxy_on_delete, 0, id);
+      this.callbacks.invoke(id, exports.proxy_on_log, 0, id);
+      this.callbacks.invoke(id, exports.proxy_on_done, 0, id);
+      this.callbacks.invoke(id, exports.proxy_on_delete, 0, id);
     } finally {
       this.streams.delete(id);
     }
@@ -175,8 +181,8 @@ export class ProxyWasmVm {
       closeUpstream: false,
     };
     this.streams.set(id, { id, rootId, maps: noMaps(), properties, continued: false, connection });
-    this.call(id, () => this.exports.proxy_on_context_create(id, rootId));
-    this.call(id, () => this.exports.proxy_on_new_connection?.(id) ?? Action.Continue);
+    this.callbacks.call(id, () => this.exports.proxy_on_context_create(id, rootId));
+    this.callbacks.call(id, () => this.exports.proxy_on_new_connection?.(id) ?? Action.Continue);
     return id;
   }
 
@@ -198,17 +204,17 @@ export class ProxyWasmVm {
   /** One side of the connection closed: proxy_on_downstream_connection_close (default) or proxy_on_upstream_connection_close. */
   connectionClosed(id: number, peer: PeerType, side: StreamType.Downstream | StreamType.Upstream = StreamType.Downstream): void {
     this.connection(id);
-    if (side === StreamType.Upstream) this.call(id, () => this.exports.proxy_on_upstream_connection_close?.(id, peer));
-    else this.call(id, () => this.exports.proxy_on_downstream_connection_close?.(id, peer));
+    if (side === StreamType.Upstream) this.callbacks.call(id, () => this.exports.proxy_on_upstream_connection_close?.(id, peer));
+    else this.callbacks.call(id, () => this.exports.proxy_on_downstream_connection_close?.(id, peer));
   }
 
   /** Connection end in Envoy's TCP order: done, log, delete. */
   finishConnection(id: number): void {
     this.connection(id);
     try {
-      this.call(id, () => this.exports.proxy_on_done?.(id));
-      this.call(id, () => this.exports.proxy_on_log?.(id));
-      this.call(id, () => this.exports.proxy_on_delete?.(id));
+      this.callbacks.call(id, () => this.exports.proxy_on_done?.(id));
+      this.callbacks.call(id, () => this.exports.proxy_on_log?.(id));
+      this.callbacks.call(id, () => this.exports.proxy_on_delete?.(id));
     } finally {
       this.streams.delete(id);
     }
@@ -237,7 +243,7 @@ export class ProxyWasmVm {
   }
 
   tick(rootId: number): void {
-    this.call(rootId, () => this.exports.proxy_on_tick?.(rootId));
+    this.callbacks.call(rootId, () => this.exports.proxy_on_tick?.(rootId));
   }
 
   /** A successful unary gRPC answer. */
@@ -245,7 +251,7 @@ export class ProxyWasmVm {
     this.buffers.set(BufferType.GrpcReceiveBuffer, message);
     this.state.lastStatus = { code: 0, message: "" };
     try {
-      this.call(rootId, () => this.exports.proxy_on_grpc_receive?.(rootId, token, message.length));
+      this.callbacks.call(rootId, () => this.exports.proxy_on_grpc_receive?.(rootId, token, message.length));
     } finally {
       this.buffers.delete(BufferType.GrpcReceiveBuffer);
     }
@@ -254,7 +260,7 @@ export class ProxyWasmVm {
   /** A failed gRPC call: status code and message (read by the module with proxy_get_status). */
   grpcClose(rootId: number, token: number, status: number, message: string): void {
     this.state.lastStatus = { code: status, message };
-    this.call(rootId, () => this.exports.proxy_on_grpc_close?.(rootId, token, status));
+    this.callbacks.call(rootId, () => this.exports.proxy_on_grpc_close?.(rootId, token, status));
   }
 
   /**
@@ -264,7 +270,7 @@ export class ProxyWasmVm {
    * module calls proxy_done, which deletes it and calls `rootDone`.
    */
   shutdownRoot(rootId: number): boolean {
-    const done = this.call(rootId, () => this.exports.proxy_on_done?.(rootId) ?? 1);
+    const done = this.callbacks.call(rootId, () => this.exports.proxy_on_done?.(rootId) ?? 1);
     if (done === 0) {
       this.state.pendingDone.add(rootId);
       return false;
@@ -280,7 +286,7 @@ export class ProxyWasmVm {
 
   private deleteRoot(rootId: number): void {
     try {
-      this.call(rootId, () => this.exports.proxy_on_delete?.(rootId));
+      this.callbacks.call(rootId, () => this.exports.proxy_on_delete?.(rootId));
     } finally {
       this.roots.delete(rootId);
       this.env.tickPeriod(rootId, 0);
@@ -345,7 +351,7 @@ export class ProxyWasmVm {
     this.buffers.set(buffer, direction.held);
     let action: Action;
     try {
-      action = this.call(id, () =>
+      action = this.callbacks.call(id, () =>
         side === StreamType.Downstream
           ? (this.exports.proxy_on_downstream_data?.(id, direction.held.length, endOfStream ? 1 : 0) ?? Action.Continue)
           : (this.exports.proxy_on_upstream_data?.(id, direction.held.length, endOfStream ? 1 : 0) ?? Action.Continue),
@@ -361,63 +367,6 @@ export class ProxyWasmVm {
     const s = this.streams.get(id);
     if (!s) throw new Error(`unknown stream context ${id}`);
     return s;
-  }
-
-  private call<T>(contextId: number, fn: () => T): T {
-    const previous = this.enter(contextId);
-    try {
-      return fn();
-    } catch (e) {
-      throw this.trapped(e);
-    } finally {
-      this.leave(previous);
-    }
-  }
-
-  /**
-   * `call` for the callbacks every request makes: the export and its
-   * arguments are passed as they are, with no closure made per callback.
-   * An absent export, or one that returns nothing, answers `fallback`.
-   */
-  private invoke(contextId: number, fn: Callback | undefined, fallback: number, a = 0, b = 0, c = 0): number {
-    const previous = this.enter(contextId);
-    try {
-      const result = fn === undefined ? undefined : (fn(a, b, c) as number | undefined);
-      return result === undefined ? fallback : result;
-    } catch (e) {
-      throw this.trapped(e);
-    } finally {
-      this.leave(previous);
-    }
-  }
-
-  /** Makes `contextId` the effective context for a callback; returns the one to restore. */
-  private enter(contextId: number): number {
-    if (this.failed) throw new WasmTrap("the filter VM failed earlier and cannot be used");
-    const state = this.state;
-    const previous = state.current;
-    state.current = contextId;
-    return previous;
-  }
-
-  /** After a callback: the previous effective context again, and (at the outermost callback) the deferred effects. */
-  private leave(previous: number): void {
-    const state = this.state;
-    state.current = previous;
-    if (previous === 0 && state.afterCallback.length > 0 && !this.failed) {
-      const actions = state.afterCallback;
-      state.afterCallback = [];
-      for (const action of actions) action();
-    }
-  }
-
-  /** What a callback's exception becomes: a trap fails the VM (WasmTrap), anything else is thrown as it is. */
-  private trapped(e: unknown): unknown {
-    if (e instanceof WebAssembly.RuntimeError) {
-      this.failed = true;
-      return new WasmTrap(`filter trapped: ${e.message}`);
-    }
-    return e;
   }
 
   /** The host calls the module imports (`env.proxy_*`), by family. */
