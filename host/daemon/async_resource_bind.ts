@@ -10,10 +10,10 @@ import { AsyncResource } from "node:async_hooks";
  * request: the stream, its listeners, the call's buffers) survive every
  * minor GC until the next full one. In the sidecar that was every hub
  * call: about 120 bytes per request promoted and a mark-compact every few
- * seconds under load; with a plain property 6 (docs/benchmarks.md, "The
- * module's work in the agent").
+ * seconds under load; with a plain property 10 to 12, and no mark-compact
+ * (docs/benchmarks.md, "The module's work in the agent").
  *
- * `install` (once per process, in a program that makes such calls) replaces
+ * `installPlainAsyncResourceBind` (once per process, in a program that makes such calls) replaces
  * `bind` with the same function but an ordinary `asyncResource` property
  * (same value, no deprecation warning). A Node whose bind has no such
  * accessor is left alone.
