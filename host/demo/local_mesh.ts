@@ -85,6 +85,11 @@ export function demoSidecarArgs(appPort: number, configDir: string, hubPort: num
   ];
 }
 
+/** `hubs server`'s flags for a hub on loopback, every listener on an ephemeral port (its listening line says which). */
+export function loopbackHubArgs(): string[] {
+  return ["server", "--address", "tcp://127.0.0.1:0", "--monitoringPort", "0", "--ctrlz_port", "0", "--ctrlz_address", "127.0.0.1"];
+}
+
 export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<LocalMesh> {
   // Temporary: removed by stop, on a failed start, and on exit or a signal.
   const hubConfigDir = ownedTempDir("mesh-hub-");
@@ -106,15 +111,7 @@ export async function startLocalMesh(options: LocalMeshOptions = {}): Promise<Lo
     hub = await startDaemon<HubListening>(
       HUBS_BIN,
       [
-        "server",
-        "--address",
-        "tcp://127.0.0.1:0",
-        "--monitoringPort",
-        "0",
-        "--ctrlz_port",
-        "0",
-        "--ctrlz_address",
-        "127.0.0.1",
+        ...loopbackHubArgs(),
         "--configStoreURL",
         `fs://${hubConfigDir}`,
         "--configDefaultNamespace",

@@ -150,8 +150,29 @@ export function startDaemon<T>(
   timeoutMs = DEFAULT_READY_TIMEOUT_MS,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Daemon<T>> {
-  const proc = spawnOwned(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"], env });
   const name = `${basename(script)}${args[0] && !args[0].startsWith("-") ? ` ${args[0]}` : ""}`;
+  return startProgram<T>({ name, command: process.execPath, args: [script, ...args], prefix, timeoutMs, env });
+}
+
+/** What startProgram runs and waits for. */
+export interface ProgramLaunch {
+  /** Names the program in errors. */
+  name: string;
+  command: string;
+  args: readonly string[];
+  /** The start of the line `<prefix>{json}` it prints on stdout once it listens. */
+  prefix: string;
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * startDaemon for any command: a daemon run under another program (a
+ * profiler, valgrind) is waited for the same way.
+ */
+export function startProgram<T>(launch: ProgramLaunch): Promise<Daemon<T>> {
+  const { name, prefix, timeoutMs = DEFAULT_READY_TIMEOUT_MS, env = process.env } = launch;
+  const proc = spawnOwned(launch.command, launch.args, { stdio: ["ignore", "pipe", "pipe"], env });
   let out = "";
   proc.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   proc.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()));

@@ -10,6 +10,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { dumpTotal } from "./callgrind_node.ts";
 
 interface JitName {
   start: bigint;
@@ -119,8 +120,7 @@ export function keptCosts(dir: string): FunctionCosts {
   const dumps = readdirSync(dir)
     .filter((f) => f.startsWith("callgrind.out."))
     .map((f) => readFileSync(join(dir, f), "utf8"));
-  const totalOf = (d: string) => Number(/^(?:totals|summary): (\d+)/m.exec(d)?.[1] ?? 0);
-  const main = dumps.sort((a, b) => totalOf(b) - totalOf(a))[0];
+  const main = dumps.sort((a, b) => dumpTotal(b) - dumpTotal(a))[0];
   return functionCosts(main, map, requests);
 }
 

@@ -17,6 +17,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { dumpFileTotal } from "./callgrind_node.ts";
 import {
   BENCH_ROUTE,
   BENCH_SOCKETS,
@@ -86,9 +87,9 @@ function count(checkout: string): number {
     );
     const dump = readdirSync(out).find((f) => /^cg\.\d+\.1$/.test(f));
     if (!dump) throw new Error(`no dump of the measured requests for ${checkout}`);
-    const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(out, dump), "utf8"));
-    if (!m) throw new Error(`no totals in ${dump}`);
-    return Number(m[1]) / REQUESTS;
+    const total = dumpFileTotal(join(out, dump));
+    if (total === 0) throw new Error(`no totals in ${dump}`);
+    return total / REQUESTS;
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

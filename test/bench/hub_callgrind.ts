@@ -21,20 +21,20 @@
 // (60) set the runs. Not part of `npm run bench`: slow (valgrind), and its
 // figures are instruction counts, not speed.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
-import { AGENT_BIN, type LocalMesh, type SidecarListening, demoSidecarArgs, startLocalMesh } from "../../host/demo/local_mesh.ts";
-import { type Daemon, spawnOwned, startDaemon, stopOwned } from "../../host/demo/processes.ts";
+import { AGENT_BIN, type LocalMesh, type SidecarListening, demoSidecarArgs, loopbackHubArgs, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { type Daemon, startDaemon } from "../../host/demo/processes.ts";
 import { parseClusters } from "../../host/hub/clusters.ts";
 import { HubTransport } from "../../host/hub/transport.ts";
 import type { GrpcCall } from "../../host/wasm/abi_types.ts";
 import { rawUnaryMethod } from "../../host/wire/raw_grpc.ts";
 import { messageType } from "../../host/wire/protos.ts";
+import { dumpFileTotal, startUnderCallgrind } from "./callgrind_node.ts";
 import { withoutHubHandlers } from "./sidecar.ts";
 
 const WARM_UP = Number(process.env.HUB_CALLGRIND_WARM_UP ?? 400);
@@ -45,7 +45,6 @@ const UNRECORDED_REQUESTS = 3000;
 const RECORDED_SECONDS = 10;
 /** Calls kept to replay, per method. */
 const KEPT = 60;
-const READY_MS = 300_000;
 
 /** The sidecar's hub calls, as recorded (the first KEPT of each method) and counted. */
 interface Recorded {
@@ -58,6 +57,11 @@ interface Recorded {
   /** Checks per Report in the recorded run. */
   checksPerReport: number;
   requests: number;
+}
+
+/** A call to the hub as the filter makes it (cluster hub_server). */
+function hubCall(method: "Check" | "Report", message: Uint8Array, timeoutMs: number): GrpcCall {
+  return { token: 1, rootId: 1, cluster: "hub_server", service: "mesh.hub.v1.Hub", method, metadata: [], message, timeoutMs };
 }
 
 /** The filter sidecar's hub calls for RECORDED_SECONDS with 16 connections, through a recording server in front of the mesh's hub. */
@@ -74,17 +78,9 @@ async function record(mesh: LocalMesh): Promise<Recorded> {
         if (method === "Report") recorded.reportCalls++;
         else recorded.checkCalls++;
       }
-      const c: GrpcCall = {
-        token: 1,
-        rootId: 1,
-        cluster: "hub_server",
-        service: "mesh.hub.v1.Hub",
-        method,
-        metadata: [],
-        message: call.request,
-        timeoutMs: 5000,
-      };
-      void upstream.call(c).then((r) => (r.ok ? callback(null, Buffer.from(r.message)) : callback({ code: r.code, details: r.message })));
+      void upstream
+        .call(hubCall(method, call.request, 5000))
+        .then((r) => (r.ok ? callback(null, Buffer.from(r.message)) : callback({ code: r.code, details: r.message })));
     };
   const server = new grpc.Server();
   server.addService(
@@ -119,44 +115,9 @@ async function record(mesh: LocalMesh): Promise<Recorded> {
 }
 
 /** `hubs server` of `checkout` under callgrind: no configuration store, hence no handler; the standard metrics on. */
-async function hubUnderCallgrind(checkout: string, out: string): Promise<Daemon<{ grpcPort: number }>> {
-  const proc = spawnOwned(
-    "valgrind",
-    [
-      "--tool=callgrind",
-      "--separate-threads=yes",
-      // Uninstrumented (several times faster) until the warm-up is over: V8 has then tiered up what it will.
-      "--instr-atstart=no",
-      `--callgrind-out-file=${out}/callgrind.out.%p`,
-      process.execPath,
-      // Compiling and collecting on the main thread, when the same execution asks for it: the count repeats.
-      "--single-threaded",
-      join(checkout, "build", "out", "hubs.mjs"),
-      "server",
-      "--address",
-      "tcp://127.0.0.1:0",
-      "--monitoringPort",
-      "0",
-      "--ctrlz_port",
-      "0",
-      "--ctrlz_address",
-      "127.0.0.1",
-      "--log_output_level",
-      "default:warn",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let text = "";
-  proc.stdout!.on("data", (c: Buffer) => (text += c.toString()));
-  proc.stderr!.on("data", (c: Buffer) => (text += c.toString()));
-  const deadline = Date.now() + READY_MS;
-  const prefix = "hubs listening ";
-  for (;;) {
-    const line = text.split("\n").find((l) => l.startsWith(prefix));
-    if (line) return { proc, listening: JSON.parse(line.slice(prefix.length)), output: () => text, stop: (s) => stopOwned(proc, s) };
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${checkout}'s hub under callgrind did not start:\n${text.slice(-4000)}`);
-    await sleep(200);
-  }
+function hubUnderCallgrind(checkout: string, out: string): Promise<Daemon<{ grpcPort: number }>> {
+  const script = join(checkout, "build", "out", "hubs.mjs");
+  return startUnderCallgrind(script, [...loopbackHubArgs(), "--log_output_level", "default:warn"], out, "hubs listening ");
 }
 
 function agentFor(mesh: LocalMesh, hubPort: number): Promise<Daemon<SidecarListening>> {
@@ -172,8 +133,7 @@ function dumped(out: string, pid: number): number {
   execFileSync("callgrind_control", ["--dump", String(pid)], { stdio: "ignore" });
   let total = 0;
   for (const f of readdirSync(out)) {
-    const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(out, f), "utf8"));
-    total += m ? Number(m[1]) : 0;
+    total += dumpFileTotal(join(out, f));
     rmSync(join(out, f));
   }
   return total;
@@ -193,16 +153,7 @@ async function count(checkout: string, recorded: Recorded, scratch: string): Pro
   let n = 0;
   const send = async (method: "Check" | "Report") => {
     const messages = method === "Report" ? recorded.reports : recorded.checks;
-    const r = await transport.call({
-      token: 1,
-      rootId: 1,
-      cluster: "hub_server",
-      service: "mesh.hub.v1.Hub",
-      method,
-      metadata: [],
-      message: messages[n++ % messages.length],
-      timeoutMs: 120_000,
-    });
+    const r = await transport.call(hubCall(method, messages[n++ % messages.length], 120_000));
     if (!r.ok) throw new Error(`${method} to ${checkout}'s hub failed: ${r.code} ${r.message}`);
   };
   try {

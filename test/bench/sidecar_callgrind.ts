@@ -19,14 +19,14 @@
 // SIDECAR_CALLGRIND_KEEP=<dir> keeps each agent's dumps and perf map there
 // (V8 then writes one), for test/bench/callgrind_functions.ts.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { type LocalMesh, demoSidecarArgs, startLocalMesh } from "../../host/demo/local_mesh.ts";
-import { type Daemon, spawnOwned, stopOwned } from "../../host/demo/processes.ts";
+import type { Daemon } from "../../host/demo/processes.ts";
+import { dumpFileTotal, startUnderCallgrind } from "./callgrind_node.ts";
 import { withoutHubHandlers } from "./sidecar.ts";
 
 const WARM_UP = Number(process.env.SIDECAR_CALLGRIND_WARM_UP ?? 12000);
@@ -34,7 +34,6 @@ const REQUESTS = Number(process.env.SIDECAR_CALLGRIND_REQUESTS ?? 3000);
 const WASM = process.env.SIDECAR_CALLGRIND_WASM;
 /** A directory to keep each agent's callgrind dump and perf map in, for test/bench/callgrind_functions.ts. */
 const KEEP = process.env.SIDECAR_CALLGRIND_KEEP;
-const READY_MS = 300_000;
 
 interface Counted {
   checkout: string;
@@ -52,57 +51,26 @@ interface Counted {
  * sidecar bench's bare Node proxy, in front of the same app.
  */
 async function underCallgrind(checkout: string, mesh: LocalMesh, out: string): Promise<Daemon<{ port: number }>> {
-  const program =
-    checkout === "bare"
-      ? [join(import.meta.dirname, "bare_proxy.mjs"), String(mesh.app.port)]
-      : [
-          join(checkout, "build", "out", "disco-agent.mjs"),
-          ...demoSidecarArgs(mesh.app.port, mesh.sidecarConfigDir, mesh.hub.listening.grpcPort),
-          ...(WASM ? ["--wasm", WASM] : []),
-        ];
-  const proc = spawnOwned(
-    "valgrind",
-    [
-      "--tool=callgrind",
-      "--separate-threads=yes",
-      // Uninstrumented (several times faster) until the warm-up is over: V8 has then tiered up what it will.
-      "--instr-atstart=no",
-      `--callgrind-out-file=${out}/callgrind.out.%p`,
-      process.execPath,
-      // No background compiler or GC threads: V8 compiles and collects on the main thread, when
-      // the same execution asks for it, so the count repeats (with them, what was optimized when
-      // depends on how valgrind schedules its threads, and two runs of one build differed by 20 %).
-      "--single-threaded",
+  if (checkout === "bare") return startUnderCallgrind(join(import.meta.dirname, "bare_proxy.mjs"), [String(mesh.app.port)], out, "bare-proxy listening ");
+  const agent = await startUnderCallgrind<{ inbound: number }>(
+    join(checkout, "build", "out", "disco-agent.mjs"),
+    [...demoSidecarArgs(mesh.app.port, mesh.sidecarConfigDir, mesh.hub.listening.grpcPort), ...(WASM ? ["--wasm", WASM] : [])],
+    out,
+    "disco-agent listening ",
+    {
       // With KEEP: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
-      ...(KEEP ? ["--perf-basic-prof-only-functions"] : []),
-      ...program,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" } },
+      nodeFlags: KEEP ? ["--perf-basic-prof-only-functions"] : [],
+      env: { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" },
+    },
   );
-  let text = "";
-  proc.stdout!.on("data", (c: Buffer) => (text += c.toString()));
-  proc.stderr!.on("data", (c: Buffer) => (text += c.toString()));
-  const deadline = Date.now() + READY_MS;
-  const prefix = checkout === "bare" ? "bare-proxy listening " : "disco-agent listening ";
-  for (;;) {
-    const line = text.split("\n").find((l) => l.startsWith(prefix));
-    if (line) {
-      const listening = JSON.parse(line.slice(prefix.length)) as { port?: number; inbound?: number };
-      return { proc, listening: { port: listening.port ?? listening.inbound! }, output: () => text, stop: (s) => stopOwned(proc, s) };
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`${checkout} under callgrind did not start:\n${text.slice(-4000)}`);
-    await sleep(200);
-  }
+  return { ...agent, listening: { port: agent.listening.inbound } };
 }
 
 /** Instructions of each thread's dump (callgrind's `totals:` line), main thread first (the largest). */
 function dumpedTotals(out: string, pid: number): number[] {
   return readdirSync(out)
     .filter((f) => f.startsWith(`callgrind.out.${pid}.`))
-    .map((f) => {
-      const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(out, f), "utf8"));
-      return m ? Number(m[1]) : 0;
-    })
+    .map((f) => dumpFileTotal(join(out, f)))
     .sort((a, b) => b - a);
 }
 
