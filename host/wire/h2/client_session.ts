@@ -16,14 +16,12 @@ import { ClientStream, headersObject, type StreamHandlers } from "./client_strea
 import {
   CLIENT_PREFACE,
   ConnectionError,
-  DEFAULT_MAX_FRAME_SIZE,
   DEFAULT_WINDOW,
   ErrorCode,
   Flag,
   type Frame,
   FrameReader,
   FrameType,
-  MAX_ALLOWED_FRAME_SIZE,
   MAX_WINDOW,
   SETTINGS_ACK,
   Setting,
@@ -38,6 +36,7 @@ import {
   unpadded,
   windowUpdateFrame,
 } from "./frames.ts";
+import { applySettings, DEFAULT_PEER_LIMITS, type PeerLimits, ReceiveWindow } from "./flow_control.ts";
 import { type HeaderField, HpackDecoder, HpackError, encodeHeaderBlock } from "./hpack.ts";
 
 export interface ClientSessionEvents {
@@ -52,6 +51,8 @@ export interface ClientSessionEvents {
 /** Largest header block accepted (all its frames together). */
 const MAX_HEADER_BLOCK = 256 * 1024;
 const LAST_STREAM_ID = MAX_WINDOW;
+/** Up to this many octets of frames are copied into one buffer for one write; more are written as a vector. */
+const COALESCED_WRITE_BYTES = 16 * 1024;
 
 export class Http2ClientSession {
   /** The socket connected (and the TLS handshake completed). */
@@ -69,12 +70,9 @@ export class Http2ClientSession {
   private readonly blocked = new Set<ClientStream>();
   private nextStreamId = 1;
   private peerSettingsSeen = false;
-  private peerInitialWindow = DEFAULT_WINDOW;
-  private peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
-  private peerMaxStreams = Number.POSITIVE_INFINITY;
+  private peer: PeerLimits = DEFAULT_PEER_LIMITS;
   private sendWindow = DEFAULT_WINDOW;
-  private recvWindow = DEFAULT_WINDOW;
-  private recvUnacked = 0;
+  private readonly recvWindow = new ReceiveWindow();
   private readonly decoder = new HpackDecoder();
   private readonly reader = new FrameReader((f) => this.onFrame(f));
   /** A header block in progress (HEADERS without END_HEADERS, then CONTINUATION). */
@@ -100,16 +98,16 @@ export class Http2ClientSession {
     socket.on("close", () => this.destroy(this.error));
     this.send(CLIENT_PREFACE);
     this.send(settingsFrame([[Setting.ENABLE_PUSH, 0]]));
-    this.flush();
+    this.flushFrames();
   }
 
   /** Opens a stream: `fields` (pseudo-header fields first) and the whole `body`, END_STREAM after it. Throws when the session takes no new streams. */
   request(fields: readonly HeaderField[], body: Buffer, handlers: StreamHandlers): ClientStream {
     if (this.destroyed || this.closing) throw new Error("the HTTP/2 session is closing");
     const stream = new ClientStream(encodeHeaderBlock(fields), body, handlers, (s, code) => this.resetStream(s, code));
-    if (this.streams.size < this.peerMaxStreams) this.open(stream);
+    if (this.streams.size < this.peer.maxConcurrentStreams) this.open(stream);
     else this.waiting.push(stream);
-    this.flush();
+    this.flushFrames();
     return stream;
   }
 
@@ -120,7 +118,7 @@ export class Http2ClientSession {
     opaque.writeUInt32BE(++this.pingCount >>> 0, 4);
     this.pings.push({ opaque, onAck });
     this.send(pingFrame(opaque, false));
-    this.flush();
+    this.flushFrames();
   }
 
   /** Takes no new streams; the open ones may finish, then the connection closes. */
@@ -141,7 +139,7 @@ export class Http2ClientSession {
     this.waiting.length = 0;
     this.blocked.clear();
     this.pings.length = 0;
-    this.flush();
+    this.flushFrames();
     this.socket.destroy();
     for (const s of streams) s.end({ kind: "dropped", error: this.error, connected: this.connected });
     this.events.onClose?.(this.error);
@@ -161,10 +159,9 @@ export class Http2ClientSession {
     stream.id = this.nextStreamId;
     this.nextStreamId += 2;
     if (this.nextStreamId > LAST_STREAM_ID) this.closing = true;
-    stream.sendWindow = this.peerInitialWindow;
-    stream.recvWindow = DEFAULT_WINDOW;
+    stream.sendWindow = this.peer.initialWindow;
     this.streams.set(stream.id, stream);
-    this.send(headersFrames(stream.id, stream.headerBlock, stream.body.length === 0, this.peerMaxFrameSize));
+    this.send(headersFrames(stream.id, stream.headerBlock, stream.body.length === 0, this.peer.maxFrameSize));
     if (stream.body.length === 0) stream.localEnded = true;
     else this.sendBody(stream);
   }
@@ -179,7 +176,7 @@ export class Http2ClientSession {
     }
     const last = n === left;
     const piece = stream.sendOffset === 0 && last ? stream.body : stream.body.subarray(stream.sendOffset, stream.sendOffset + n);
-    this.send(dataFrames(stream.id, piece, last, this.peerMaxFrameSize));
+    for (const part of dataFrames(stream.id, piece, last, this.peer.maxFrameSize)) this.send(part);
     stream.sendOffset += n;
     stream.sendWindow -= n;
     this.sendWindow -= n;
@@ -205,14 +202,14 @@ export class Http2ClientSession {
     if (this.streams.get(stream.id) !== stream) return;
     this.forget(stream);
     if (!this.destroyed) this.send(rstStreamFrame(stream.id, code));
-    this.flush();
+    this.flushFrames();
   }
 
   /** Removes a stream that is over; opens waiting ones; closes the session if it is closing and idle. */
   private forget(stream: ClientStream): void {
     this.streams.delete(stream.id);
     this.blocked.delete(stream);
-    while (this.waiting.length > 0 && this.streams.size < this.peerMaxStreams && !this.destroyed) this.open(this.waiting.shift()!);
+    while (this.waiting.length > 0 && this.streams.size < this.peer.maxConcurrentStreams && !this.destroyed) this.open(this.waiting.shift()!);
     this.closeIfIdle();
   }
 
@@ -226,12 +223,19 @@ export class Http2ClientSession {
     this.outbox.push(bytes);
   }
 
-  private flush(): void {
+  private flushFrames(): void {
     if (this.reading || this.outbox.length === 0) return;
     const out = this.outbox;
     this.outbox = [];
     if (this.socket.destroyed) return;
-    this.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
+    if (out.length === 1) return void this.socket.write(out[0]);
+    let length = 0;
+    for (const b of out) length += b.length;
+    if (length <= COALESCED_WRITE_BYTES) return void this.socket.write(Buffer.concat(out, length));
+    // Large bodies go out as they are (one writev), not copied once more.
+    this.socket.cork();
+    for (const b of out) this.socket.write(b);
+    this.socket.uncork();
   }
 
   private onBytes(chunk: Buffer): void {
@@ -244,14 +248,14 @@ export class Http2ClientSession {
       return this.connectionError(e);
     }
     this.reading = false;
-    this.flush();
+    this.flushFrames();
   }
 
   private connectionError(e: unknown): void {
     const code = e instanceof ConnectionError ? e.code : e instanceof HpackError ? ErrorCode.COMPRESSION_ERROR : ErrorCode.INTERNAL_ERROR;
     const error = new Error(`HTTP/2 protocol error (code ${code}): ${e instanceof Error ? e.message : String(e)}`);
     this.outbox = [goawayFrame(0, code)];
-    this.flush();
+    this.flushFrames();
     this.destroy(error);
   }
 
@@ -303,29 +307,17 @@ export class Http2ClientSession {
   private onData(f: Frame): void {
     this.requireStream(f, "DATA");
     const length = f.payload.length;
-    this.recvWindow -= length;
-    if (this.recvWindow < 0) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, "DATA beyond the connection's receive window");
-    this.recvUnacked += length;
-    if (this.recvUnacked >= DEFAULT_WINDOW / 2) {
-      this.send(windowUpdateFrame(0, this.recvUnacked));
-      this.recvWindow += this.recvUnacked;
-      this.recvUnacked = 0;
-    }
+    if (!this.recvWindow.receive(length)) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, "DATA beyond the connection's receive window");
+    const connectionIncrement = this.recvWindow.consume(length);
+    if (connectionIncrement > 0) this.send(windowUpdateFrame(0, connectionIncrement));
     const data = unpadded(f);
     const stream = this.streams.get(f.streamId);
     if (!stream) return;
-    stream.recvWindow -= length;
-    if (stream.recvWindow < 0) return this.streamError(stream, ErrorCode.FLOW_CONTROL_ERROR);
+    if (!stream.recvWindow.receive(length)) return this.streamError(stream, ErrorCode.FLOW_CONTROL_ERROR);
     if (stream.headerBlocks === 0) return this.streamError(stream, ErrorCode.PROTOCOL_ERROR);
     const ends = (f.flags & Flag.END_STREAM) !== 0;
-    if (!ends) {
-      stream.recvUnacked += length;
-      if (stream.recvUnacked >= DEFAULT_WINDOW / 2) {
-        this.send(windowUpdateFrame(stream.id, stream.recvUnacked));
-        stream.recvWindow += stream.recvUnacked;
-        stream.recvUnacked = 0;
-      }
-    }
+    const increment = ends ? 0 : stream.recvWindow.consume(length);
+    if (increment > 0) this.send(windowUpdateFrame(stream.id, increment));
     if (data.length > 0) stream.handlers.onData(Buffer.from(data));
     if (ends && !stream.finished) this.remoteEnded(stream);
   }
@@ -375,25 +367,15 @@ export class Http2ClientSession {
       return;
     }
     this.peerSettingsSeen = true;
-    for (const [id, value] of readSettings(f.payload)) {
-      if (id === Setting.INITIAL_WINDOW_SIZE) {
-        if (value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, `SETTINGS_INITIAL_WINDOW_SIZE ${value}`);
-        const delta = value - this.peerInitialWindow;
-        this.peerInitialWindow = value;
-        for (const s of this.streams.values()) {
-          s.sendWindow += delta;
-          if (s.sendWindow > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, "a stream's window grew past 2^31-1");
-        }
-      } else if (id === Setting.MAX_FRAME_SIZE) {
-        if (value < DEFAULT_MAX_FRAME_SIZE || value > MAX_ALLOWED_FRAME_SIZE)
-          throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `SETTINGS_MAX_FRAME_SIZE ${value}`);
-        this.peerMaxFrameSize = value;
-      } else if (id === Setting.MAX_CONCURRENT_STREAMS) this.peerMaxStreams = value;
-      else if (id === Setting.ENABLE_PUSH && value > 1) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `SETTINGS_ENABLE_PUSH ${value}`);
-      // HEADER_TABLE_SIZE: this encoder never indexes. MAX_HEADER_LIST_SIZE: advisory. Unknown ids: ignored.
+    const limits = applySettings(this.peer, readSettings(f.payload));
+    const delta = limits.initialWindow - this.peer.initialWindow;
+    this.peer = limits;
+    for (const s of this.streams.values()) {
+      s.sendWindow += delta;
+      if (s.sendWindow > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, "a stream's window grew past 2^31-1");
     }
     this.send(SETTINGS_ACK);
-    while (this.waiting.length > 0 && this.streams.size < this.peerMaxStreams) this.open(this.waiting.shift()!);
+    while (this.waiting.length > 0 && this.streams.size < this.peer.maxConcurrentStreams) this.open(this.waiting.shift()!);
     this.resumeBlocked();
   }
 

@@ -2,6 +2,8 @@
 // its owner hears, and the per-stream state the session keeps (send data
 // waiting for flow-control window, the receive window, where the response is).
 
+import { ReceiveWindow } from "./flow_control.ts";
+
 /** How a stream ended, told once. */
 export type StreamEnd =
   /** The peer ended the response (END_STREAM). */
@@ -32,9 +34,7 @@ export class ClientStream {
   sendWindow = 0;
   /** This side sent END_STREAM. */
   localEnded = false;
-  recvWindow = 0;
-  /** Octets received and consumed since the last WINDOW_UPDATE for this stream. */
-  recvUnacked = 0;
+  readonly recvWindow = new ReceiveWindow();
   /** Non-informational header blocks received: 0 before the response headers, 1 after. */
   headerBlocks = 0;
   /** The stream is over (ended, reset or dropped); no handler is called any more. */

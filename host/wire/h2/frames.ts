@@ -138,17 +138,22 @@ export function headersFrames(streamId: number, block: Uint8Array, endStream: bo
   return out;
 }
 
-/** DATA frames carrying `data` in pieces of at most `maxFrameSize`, END_STREAM on the last when `endStream`. */
-export function dataFrames(streamId: number, data: Uint8Array, endStream: boolean, maxFrameSize: number): Buffer {
+/**
+ * DATA frames carrying `data` in pieces of at most `maxFrameSize`, END_STREAM
+ * on the last when `endStream`: each frame's 9-octet header, then a view of
+ * its piece of `data` (not copied: the caller keeps `data` unchanged until
+ * written).
+ */
+export function dataFrames(streamId: number, data: Buffer, endStream: boolean, maxFrameSize: number): Buffer[] {
   const count = Math.max(1, Math.ceil(data.length / maxFrameSize));
-  const out = Buffer.allocUnsafe(count * FRAME_HEADER_BYTES + data.length);
-  let at = 0;
+  const headers = Buffer.allocUnsafe(count * FRAME_HEADER_BYTES);
+  const out: Buffer[] = [];
   for (let i = 0; i < count; i++) {
     const start = i * maxFrameSize;
     const end = Math.min(data.length, start + maxFrameSize);
-    writeHeader(out, at, end - start, FrameType.DATA, i === count - 1 && endStream ? Flag.END_STREAM : 0, streamId);
-    out.set(data.subarray(start, end), at + FRAME_HEADER_BYTES);
-    at += FRAME_HEADER_BYTES + end - start;
+    writeHeader(headers, i * FRAME_HEADER_BYTES, end - start, FrameType.DATA, i === count - 1 && endStream ? Flag.END_STREAM : 0, streamId);
+    out.push(headers.subarray(i * FRAME_HEADER_BYTES, (i + 1) * FRAME_HEADER_BYTES));
+    if (end > start) out.push(data.subarray(start, end));
   }
   return out;
 }
