@@ -1,8 +1,8 @@
 // One hub endpoint's HTTP/2 connection, kept between calls, and the unary
 // gRPC attempts sent on it, over this project's own HTTP/2 client
 // (host/wire/h2/): grpc-js cost about 660 µs of CPU per call more than
-// Node's `http2`, and Node's `http2` about ANOTHER_US µs more than this
-// (docs/benchmarks.md).
+// Node's `http2`, and Node's `http2` 2.5 times what this client costs
+// (docs/benchmarks.md, "Hub calls over a hand-rolled HTTP/2 client").
 //
 // - Connected on first use; kept. A connection that drops, or that the hub
 //   closes with GOAWAY, is replaced at the next call, at once (the calls the
