@@ -39,6 +39,8 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
   const server = new grpc.Server({
     "grpc.max_receive_message_length": options.maxMessageSize,
     "grpc.max_concurrent_streams": options.maxConcurrentStreams,
+    // grpc-js tracks every call and session for channelz unless told not to; no program serves channelz (build/build.mjs)
+    "grpc.enable_channelz": 0,
   });
   const { metrics, log } = options;
   let throttledLogged = 0;
