@@ -61,7 +61,12 @@ function takeValue(first: MapEntry, later: MapEntry): void {
   first.message = later.message;
 }
 
-/** Reads CompressedAttributes messages of one request (`entry`), optionally only the attributes `wanted` names. */
+/**
+ * Reads CompressedAttributes messages of one request (`entry`), optionally
+ * only the attributes `wanted` names. The request's own fields are read
+ * through it too (its cursor): one class of object for every request type,
+ * so that V8 sees one shape wherever the cursor is used.
+ */
 export class AttributesReader extends StrictWireCursor {
   // Map entries of the entry being read, by member field number (reused).
   private readonly members: MapEntry[][] = Array.from({ length: STRING_MAPS + 1 }, () => []);
@@ -87,7 +92,7 @@ export class AttributesReader extends StrictWireCursor {
   }
 
   /** One CompressedAttributes onto `target`, members in decodeAttributes's order. */
-  protected entry(from: number, to: number, defaultWords: readonly string[], target: AttributeMap): AttributeMap {
+  entry(from: number, to: number, defaultWords: readonly string[], target: AttributeMap): AttributeMap {
     const counts = this.counts;
     counts.fill(0);
     this.droppedLow = 0;

@@ -36,48 +36,46 @@ const DELTA_ENCODING = 0;
  */
 export function readPlainReport(bytes: Buffer, dictionary: GlobalDictionary, wanted?: ReadonlySet<string>): PlainReport | undefined {
   try {
-    return new ReportReader(bytes, dictionary.words, wanted).read();
+    return readReport(new AttributesReader(bytes, dictionary.words, wanted));
   } catch (e) {
     if (e === NOT_PLAIN) return undefined;
     throw e;
   }
 }
 
-class ReportReader extends AttributesReader {
-  read(): PlainReport {
-    const buf = this.buf;
-    const starts: number[] = [];
-    const ends: number[] = [];
-    const defaultWords: string[] = [];
-    let globalWordCount = 0;
-    let semantics = DELTA_ENCODING;
-    // First the request's own fields: its default_words may follow the entries.
-    while (this.pos < buf.length) {
-      const tag = this.varint(buf.length);
-      const field = tag >>> 3;
-      const wire = tag & 7;
-      if (field === REPORT_ATTRIBUTES && wire === WIRE_LEN) {
-        const end = this.length(buf.length);
-        starts.push(this.pos);
-        ends.push(end);
-        this.pos = end;
-      } else if (field === REPORT_DEFAULT_WORDS && wire === WIRE_LEN) {
-        defaultWords.push(this.string(this.length(buf.length)));
-      } else if (field === REPORT_GLOBAL_WORD_COUNT && wire === WIRE_VARINT) {
-        globalWordCount = this.varint(buf.length);
-      } else if (field === REPORT_SEMANTICS && wire === WIRE_VARINT) {
-        semantics = this.varint(buf.length) | 0;
-      } else {
-        throw NOT_PLAIN;
-      }
+function readReport(r: AttributesReader): PlainReport {
+  const buf = r.buf;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const defaultWords: string[] = [];
+  let globalWordCount = 0;
+  let semantics = DELTA_ENCODING;
+  // First the request's own fields: its default_words may follow the entries.
+  while (r.pos < buf.length) {
+    const tag = r.varint(buf.length);
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (field === REPORT_ATTRIBUTES && wire === WIRE_LEN) {
+      const end = r.length(buf.length);
+      starts.push(r.pos);
+      ends.push(end);
+      r.pos = end;
+    } else if (field === REPORT_DEFAULT_WORDS && wire === WIRE_LEN) {
+      defaultWords.push(r.string(r.length(buf.length)));
+    } else if (field === REPORT_GLOBAL_WORD_COUNT && wire === WIRE_VARINT) {
+      globalWordCount = r.varint(buf.length);
+    } else if (field === REPORT_SEMANTICS && wire === WIRE_VARINT) {
+      semantics = r.varint(buf.length) | 0;
+    } else {
+      throw NOT_PLAIN;
     }
-    const delta = semantics === DELTA_ENCODING;
-    const entries: AttributeMap[] = [];
-    let previous: AttributeMap | undefined;
-    for (let i = 0; i < starts.length; i++) {
-      previous = this.entry(starts[i], ends[i], defaultWords, delta && previous ? new Map(previous) : new Map());
-      entries.push(previous);
-    }
-    return { entries, globalWordCount };
   }
+  const delta = semantics === DELTA_ENCODING;
+  const entries: AttributeMap[] = [];
+  let previous: AttributeMap | undefined;
+  for (let i = 0; i < starts.length; i++) {
+    previous = r.entry(starts[i], ends[i], defaultWords, delta && previous ? new Map(previous) : new Map());
+    entries.push(previous);
+  }
+  return { entries, globalWordCount };
 }
