@@ -6,7 +6,7 @@ import type { GlobalDictionary } from "../wire/compressed.ts";
 import { messageType } from "../wire/protos.ts";
 import { GRPC_CODES } from "../wire/status_codes.ts";
 import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
-import { checkGlobalWordCount } from "./check.ts";
+import { type CheckRequestMessage, checkGlobalWordCount } from "./check.ts";
 import { decodeReport, type DecodedReport, type ReportRequestMessage } from "./report.ts";
 import { RpcError } from "./rpc_error.ts";
 
@@ -17,7 +17,7 @@ function typeOf(name: string): ReturnType<typeof messageType> {
   return t;
 }
 
-export function decodeMessage<T>(type: string, bytes: Buffer): T {
+function decodeMessage<T>(type: string, bytes: Buffer): T {
   let message: T;
   try {
     message = typeOf(type).decode(bytes) as unknown as T;
@@ -28,7 +28,7 @@ export function decodeMessage<T>(type: string, bytes: Buffer): T {
 }
 
 /** A message whose strings are not all valid UTF-8 is refused, as proto3 runtimes refuse it, naming the field. */
-export function checkStrings(type: string, bytes: Buffer): void {
+function checkStrings(type: string, bytes: Buffer): void {
   const bad = invalidStrings(typeOf(type), bytes);
   if (bad.length > 0) throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${bad[0].path} is not valid UTF-8`);
 }
@@ -55,6 +55,12 @@ export function decodeReportGeneral(bytes: Buffer, dictionary: GlobalDictionary)
   const invalid = invalidStrings(typeOf("mesh.hub.v1.ReportRequest"), bytes);
   const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", invalid.length > 0 ? blankInvalid(bytes, invalid) : bytes);
   return decodeReport(request, dictionary, reportInvalidity(invalid));
+}
+
+/** The general path of the Check handler's decoding: invalid UTF-8 refused naming the field, then protobufjs. */
+export function decodeCheckGeneral(bytes: Buffer): CheckRequestMessage {
+  checkStrings("mesh.hub.v1.CheckRequest", bytes);
+  return decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
 }
 
 export function encodeMessage(type: string, value: object): Buffer {
