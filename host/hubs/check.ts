@@ -1,5 +1,6 @@
 import type Long from "long";
 import { AttributeDecodeError, decodeAttributes, type AttributeMap, type CompressedAttributesMessage, type GlobalDictionary } from "../wire/compressed.ts";
+import type { PlainCheck } from "../wire/check_request_reader.ts";
 import { GRPC_CODES } from "../wire/status_codes.ts";
 import type { HubConfig } from "./hub_config.ts";
 import { evaluatePrecondition } from "./precondition.ts";
@@ -88,13 +89,14 @@ function amountOf(v: number | Long | null | undefined): number {
 /**
  * Answers one Check: preconditions from the HubRules, then (only when they
  * pass, as upstream) one QuotaResult per requested quota. Throws RpcError
- * INVALID_ARGUMENT for undecodable attributes. Synchronous while the quota
+ * INVALID_ARGUMENT for undecodable attributes (a PlainCheck's are decoded
+ * already: check_request_reader.ts). Synchronous while the quota
  * store is (memory); a promise when an allocation waits for a shared store.
  */
-export function check(ctx: CheckContext, request: CheckRequestMessage): CheckResponseObject | Promise<CheckResponseObject> {
+export function check(ctx: CheckContext, request: CheckRequestMessage | PlainCheck): CheckResponseObject | Promise<CheckResponseObject> {
   const clientWords = request.globalWordCount ?? 0;
   checkGlobalWordCount(clientWords, ctx.dictionary);
-  const attributes = decodeOrReject(request.attributes, ctx.dictionary);
+  const attributes = request.attributes instanceof Map ? request.attributes : decodeOrReject(request.attributes, ctx.dictionary);
   const referenced = new ReferencedAttributes();
   const outcome = evaluatePrecondition(ctx.config, attributes, referenced, ctx.onDispatch && ((rule) => ctx.onDispatch!(rule.id, "check")));
   const response: CheckResponseObject = {

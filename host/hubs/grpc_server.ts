@@ -39,16 +39,18 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
   const server = new grpc.Server({
     "grpc.max_receive_message_length": options.maxMessageSize,
     "grpc.max_concurrent_streams": options.maxConcurrentStreams,
+    // grpc-js tracks every call and session for channelz unless told not to; no program serves channelz (build/build.mjs)
+    "grpc.enable_channelz": 0,
   });
   const { metrics, log } = options;
   let throttledLogged = 0;
   const wrap = (name: "Check" | "Report"): grpc.handleUnaryCall<Buffer, Buffer> => {
-    metrics.grpc.declare(HUB_SERVICE, name);
+    const counted = metrics.grpc.forMethod(HUB_SERVICE, name);
     const handler = options.handlers[name];
     return (call, callback) => {
-      metrics.grpc.started(HUB_SERVICE, name);
+      counted.started();
       const fail = (code: number, details: string) => {
-        metrics.grpc.handled(HUB_SERVICE, name, grpcCodeName(code));
+        counted.handled(grpcCodeName(code));
         callback({ code, details });
       };
       if (options.peerProblem) {
@@ -80,25 +82,31 @@ export function createHubGrpcServer(options: HubGrpcOptions): grpc.Server {
           return;
         }
       }
-      Promise.resolve()
-        .then(() => handler(call.request))
-        .then(
-          (response) => {
-            metrics.grpc.handled(HUB_SERVICE, name, "OK");
-            callback(null, response);
-            options.shedder.observe(performance.now() - began);
-          },
-          (e: unknown) => {
-            if (e instanceof RpcError) {
-              if (log.enabled("debug")) log.debug(`${name} failed: ${grpcCodeName(e.code)}: ${e.message}`);
-              fail(e.code, e.message);
-            } else {
-              log.error(`${name} failed: ${(e as Error)?.stack ?? String(e)}`);
-              fail(GRPC_CODES.INTERNAL, `internal error: ${(e as Error)?.message ?? String(e)}`);
-            }
-            options.shedder.observe(performance.now() - began);
-          },
-        );
+      const succeeded = (response: Buffer) => {
+        counted.handled("OK");
+        callback(null, response);
+        options.shedder.observe(performance.now() - began);
+      };
+      const failed = (e: unknown) => {
+        if (e instanceof RpcError) {
+          if (log.enabled("debug")) log.debug(`${name} failed: ${grpcCodeName(e.code)}: ${e.message}`);
+          fail(e.code, e.message);
+        } else {
+          log.error(`${name} failed: ${(e as Error)?.stack ?? String(e)}`);
+          fail(GRPC_CODES.INTERNAL, `internal error: ${(e as Error)?.message ?? String(e)}`);
+        }
+        options.shedder.observe(performance.now() - began);
+      };
+      // A handler that answers at once is answered at once: no promise (and no microtask) per call.
+      let answer: Buffer | Promise<Buffer>;
+      try {
+        answer = handler(call.request);
+      } catch (e) {
+        failed(e);
+        return;
+      }
+      if (answer instanceof Promise) answer.then(succeeded, failed);
+      else succeeded(answer);
     };
   };
   server.addService({ Check: method("Check"), Report: method("Report") }, { Check: wrap("Check"), Report: wrap("Report") });

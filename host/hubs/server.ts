@@ -8,12 +8,10 @@ import type { Logger } from "../telemetry/logger.ts";
 import { startMonitoring, type MonitoringServer } from "../telemetry/monitoring_server.ts";
 import { GlobalDictionary } from "../wire/compressed.ts";
 import { GLOBAL_WORDS } from "../wire/global_words.ts";
-import { messageType } from "../wire/protos.ts";
-import { GRPC_CODES } from "../wire/status_codes.ts";
-import { AccessLogWriter, accessLogLine } from "./access_log.ts";
-import { check, checkGlobalWordCount, type CheckRequestMessage } from "./check.ts";
+import { AccessLogWriter } from "./access_log.ts";
 import { FsConfigStore, fsStoreDir, type LoadedConfig } from "./config_store.ts";
 import { bindGrpc, createHubGrpcServer, grpcBindAddress, HUB_SERVICE } from "./grpc_server.ts";
+import { hubMethods } from "./hub_methods.ts";
 import { clientSanProblem, hubServerCredentials, loadHubTls } from "./mutual_tls.ts";
 import { emptyHubConfig } from "./hub_config.ts";
 import { LoadShedder } from "./load_shedder.ts";
@@ -25,10 +23,6 @@ import { MemQuotaStore, type QuotaStore } from "./quota_store.ts";
 import { DEFAULT_QUOTA_STORE_FAILURE_MODE, DEFAULT_QUOTA_STORE_TIMEOUT_MS } from "./quota_failure.ts";
 import { QuotaStoreMetrics } from "./quota_store_metrics.ts";
 import { compileRegex, type CompileRegex } from "../regex/engine.ts";
-import { readPlainReport } from "../wire/report_request_reader.ts";
-import { blankInvalid, invalidStrings, reportInvalidity } from "../wire/utf8_strings.ts";
-import { decodeReport, type DecodedReport, type ReportRequestMessage } from "./report.ts";
-import { RpcError } from "./rpc_error.ts";
 
 /** How long start-up waits for a shared quota store before serving without it (its failure mode answers meanwhile). */
 const QUOTA_STORE_START_WAIT_MS = 5000;
@@ -64,57 +58,8 @@ export interface HubServerDeps {
   compileRegex?: CompileRegex;
 }
 
-const types = new Map<string, ReturnType<typeof messageType>>();
-function typeOf(name: string): ReturnType<typeof messageType> {
-  let t = types.get(name);
-  if (t === undefined) types.set(name, (t = messageType(name)));
-  return t;
-}
-
-function decodeMessage<T>(type: string, bytes: Buffer): T {
-  let message: T;
-  try {
-    message = typeOf(type).decode(bytes) as unknown as T;
-  } catch (e) {
-    throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${(e as Error).message}`);
-  }
-  return message;
-}
-
-/** A message whose strings are not all valid UTF-8 is refused, as proto3 runtimes refuse it, naming the field. */
-function checkStrings(type: string, bytes: Buffer): void {
-  const bad = invalidStrings(typeOf(type), bytes);
-  if (bad.length > 0) throw new RpcError(GRPC_CODES.INVALID_ARGUMENT, `malformed ${type.split(".").pop()}: ${bad[0].path} is not valid UTF-8`);
-}
-
-/**
- * A Report's bytes as the handler takes them: one bad entry does not cost
- * the others, only it is refused (logged and counted). A plainly well-formed
- * request (what clients send) is read in one pass; any other takes the
- * general path, which names what is wrong. With `wanted`, a plainly
- * well-formed request's maps hold only the attributes named there (what the
- * hub's configuration reads); the refusals are the same either way.
- */
-export function decodeReportBytes(bytes: Buffer, dictionary: GlobalDictionary, wanted?: ReadonlySet<string>): DecodedReport {
-  const plain = readPlainReport(bytes, dictionary, wanted);
-  if (plain !== undefined) {
-    checkGlobalWordCount(plain.globalWordCount, dictionary);
-    return { entries: plain.entries, refused: [] };
-  }
-  return decodeReportGeneral(bytes, dictionary);
-}
-
-/** The general path of decodeReportBytes: any bytes at all, every refusal worded (field paths, entries, default_words). */
-export function decodeReportGeneral(bytes: Buffer, dictionary: GlobalDictionary): DecodedReport {
-  const invalid = invalidStrings(typeOf("mesh.hub.v1.ReportRequest"), bytes);
-  const request = decodeMessage<ReportRequestMessage>("mesh.hub.v1.ReportRequest", invalid.length > 0 ? blankInvalid(bytes, invalid) : bytes);
-  return decodeReport(request, dictionary, reportInvalidity(invalid));
-}
-
-function encodeMessage(type: string, value: object): Buffer {
-  const bytes = typeOf(type).encode(value).finish();
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
+/** Re-exported for the tests and benches that import them from here. */
+export { decodeReportBytes, decodeReportGeneral } from "./hub_messages.ts";
 
 /** Starts `hubs server`: monitoring and ControlZ first, then the initial configuration, then gRPC. */
 export async function startHubServer(options: HubServerOptions, deps: HubServerDeps): Promise<HubServer> {
@@ -124,7 +69,6 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
   const apiLog = logger.scope("api");
   const adaptersLog = logger.scope("adapters");
   const validationLog = logger.scope("validation");
-  const attributesLog = logger.scope("attributes");
   const dictionary = new GlobalDictionary(GLOBAL_WORDS);
   const metrics = new HubMetrics();
   metrics.attributes.set(dictionary.size);
@@ -271,20 +215,6 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
     });
     for (const flag of shedder.inertThresholds)
       logger.scope("loadshedding").warn(`${flag} has no effect: --loadsheddingMode is disabled (the default); give --loadsheddingMode enforce (or logonly)`);
-    /** Counts each dispatch, and per request the distinct handlers and the dispatches (spec 2 hub_dispatcher_*). */
-    const fanOut = () => {
-      const handlers = new Set<string>();
-      let instances = 0;
-      return {
-        onDispatch: (handler: string, variety: "check" | "quota" | "report") => {
-          adaptersLog.debug(`dispatched to ${handler}`, { variety });
-          metrics.dispatched(handler, variety);
-          handlers.add(handler);
-          instances++;
-        },
-        done: () => metrics.request(handlers.size, instances),
-      };
-    };
     const server: grpc.Server = createHubGrpcServer({
       maxMessageSize: options.maxMessageSize,
       maxConcurrentStreams: options.maxConcurrentStreams,
@@ -293,78 +223,16 @@ export async function startHubServer(options: HubServerOptions, deps: HubServerD
       log: apiLog,
       sheddingLog: logger.scope("loadshedding"),
       peerProblem: tlsIdentity && !options.bypassSanVerification ? (san) => clientSanProblem(san, tlsIdentity) : undefined,
-      handlers: {
-        Check: (bytes) => {
-          checkStrings("mesh.hub.v1.CheckRequest", bytes);
-          const request = decodeMessage<CheckRequestMessage>("mesh.hub.v1.CheckRequest", bytes);
-          if (attributesLog.enabled("debug")) {
-            const a = request.attributes ?? {};
-            const fields = Object.entries(a)
-              .filter(([, v]) => v && typeof v === "object" && Object.keys(v).length > 0)
-              .map(([k, v]) => `${k}=${Object.keys(v as object).length}`);
-            attributesLog.debug("Check attributes", { globalWordCount: request.globalWordCount ?? 0, fields: fields.join(" ") || "none" });
-          }
-          apiLog.debug("Check", { bytes: bytes.length, quotas: Object.keys(request.quotas ?? {}).length });
-          const counting = fanOut();
-          const stop = metrics.dispatchDuration.startTimer({ variety: "check" });
-          const finish = () => {
-            stop();
-            counting.done();
-          };
-          let answer;
-          try {
-            answer = check({ config: loaded.config, quotas, dictionary, onDispatch: counting.onDispatch }, request);
-          } catch (e) {
-            finish();
-            throw e;
-          }
-          if (!(answer instanceof Promise)) {
-            finish();
-            return encodeMessage("mesh.hub.v1.CheckResponse", answer);
-          }
-          return answer.then(
-            (response) => {
-              finish();
-              return encodeMessage("mesh.hub.v1.CheckResponse", response);
-            },
-            (e: unknown) => {
-              finish();
-              throw e;
-            },
-          );
-        },
-        Report: async (bytes) => {
-          const logs = loaded.config.accessLogs;
-          // Without an access log, the standard metrics are all that read a report: only their attributes are decoded.
-          const { entries, refused } = decodeReportBytes(bytes, dictionary, logs.length > 0 ? undefined : requestMetrics.attributesRead());
-          apiLog.debug("Report", { bytes: bytes.length, entries: entries.length });
-          if (attributesLog.enabled("debug")) attributesLog.debug("Report attributes", { entries: entries.length, refused: refused.length });
-          if (refused.length > 0) {
-            metrics.reportEntriesRefused.inc(refused.length);
-            apiLog.warn("report entries refused", { refused: refused.length, taken: entries.length, first: refused[0].reason });
-          }
-          requestMetrics.record(entries);
-          if (entries.length > 0 && logs.length > 0) {
-            const time = new Date(now());
-            const text = entries.map((e) => accessLogLine(time, e)).join("");
-            await Promise.all(
-              logs.map(async (l) => {
-                const stop = metrics.dispatchDuration.startTimer({ variety: "report" });
-                await accessLogs.append(l.path, text);
-                stop();
-              }),
-            );
-            for (const l of logs) {
-              adaptersLog.debug(`dispatched to ${l.id}`, { variety: "report", entries: entries.length });
-              metrics.dispatched(l.id, "report", entries.length);
-            }
-            metrics.request(logs.length, logs.length * entries.length);
-          } else {
-            metrics.request(0, 0);
-          }
-          return Buffer.alloc(0);
-        },
-      },
+      handlers: hubMethods({
+        config: () => loaded.config,
+        quotas: () => quotas,
+        dictionary,
+        metrics,
+        requestMetrics,
+        accessLogs,
+        now,
+        logger,
+      }),
     });
     const health = addGrpcIntrospection(server, { services: [HUB_SERVICE], protoFiles: ["mesh/hub/v1/hub.proto"] });
     const bindAddress = grpcBindAddress(options.address, options.port);

@@ -65,19 +65,37 @@ export class GrpcServerMetrics {
   }
 
   started(service: string, method: string): void {
-    const c = this.counters(service, method);
-    c.started.inc();
-    c.received.inc();
+    this.forMethod(service, method).started();
   }
 
   handled(service: string, method: string, codeName: string): void {
-    const c = this.counters(service, method);
-    let h = c.handled.get(codeName);
-    if (h === undefined) {
-      h = this.handledTotal.labels({ grpc_type: "unary", grpc_service: service, grpc_method: method, grpc_code: codeName });
-      c.handled.set(codeName, h);
-    }
-    h.inc();
-    if (codeName === "OK") c.sent.inc();
+    this.forMethod(service, method).handled(codeName);
   }
+
+  /** One method's counters, for a server that counts each call without looking the method up (its series appear at 0). */
+  forMethod(service: string, method: string): MethodMetrics {
+    const c = this.counters(service, method);
+    const handledTotal = this.handledTotal;
+    return {
+      started() {
+        c.started.inc();
+        c.received.inc();
+      },
+      handled(codeName) {
+        let h = c.handled.get(codeName);
+        if (h === undefined) {
+          h = handledTotal.labels({ grpc_type: "unary", grpc_service: service, grpc_method: method, grpc_code: codeName });
+          c.handled.set(codeName, h);
+        }
+        h.inc();
+        if (codeName === "OK") c.sent.inc();
+      },
+    };
+  }
+}
+
+/** A unary method's go-grpc-prometheus counters: a call started (and its message received); a call ended with a status. */
+export interface MethodMetrics {
+  started(): void;
+  handled(codeName: string): void;
 }

@@ -12,16 +12,16 @@ const TWO_32 = 4294967296;
 /** Thrown when the bytes are not plainly well-formed; a reader's entry point catches it (by identity) and answers undefined. */
 export const NOT_PLAIN = new Error("not a plain message");
 
-/** A position in a message's bytes and the primitives read from it. */
+/** A position in a message's bytes and the primitives read from it (a reader of one message type holds one). */
 export class StrictWireCursor {
-  protected pos = 0;
+  pos = 0;
   // A varint's high 32 bits, beside the low ones the read returned.
-  protected hi = 0;
+  hi = 0;
 
-  constructor(protected readonly buf: Buffer) {}
+  constructor(readonly buf: Buffer) {}
 
   /** Moves past a scalar value of wire type `wire`. */
-  protected skipValue(wire: number, end: number): void {
+  skipValue(wire: number, end: number): void {
     if (wire === WIRE_VARINT) this.varint(end);
     else if (wire === WIRE_FIXED64) {
       if (this.pos + 8 > end) throw NOT_PLAIN;
@@ -32,7 +32,7 @@ export class StrictWireCursor {
   }
 
   /** A length-delimited payload's length; returns where it ends (within `end`). */
-  protected length(end: number): number {
+  length(end: number): number {
     const start = this.pos;
     const n = this.varint(end);
     if (this.pos - start > 5 || this.hi !== 0 || n > end - this.pos) throw NOT_PLAIN;
@@ -40,25 +40,25 @@ export class StrictWireCursor {
   }
 
   /** A string field's payload up to `end`, which must be valid UTF-8. */
-  protected string(end: number): string {
+  string(end: number): string {
     const start = this.pos;
     if (!isUtf8Range(this.buf, start, end)) throw NOT_PLAIN;
     this.pos = end;
     return this.buf.toString("utf8", start, end);
   }
 
-  protected sint32(end: number): number {
+  sint32(end: number): number {
     const v = this.varint(end);
     return ((v >>> 1) ^ -(v & 1)) | 0;
   }
 
   /** As protobufjs reads a bool: true when any bit of the varint is set. */
-  protected bool(end: number): boolean {
+  bool(end: number): boolean {
     return (this.varint(end) | this.hi) !== 0;
   }
 
   /** A varint as a signed 64-bit integer. */
-  protected int64(end: number): bigint {
+  int64(end: number): bigint {
     const lo = this.varint(end);
     const hi = this.hi;
     if (hi === 0) return BigInt(lo);
@@ -72,7 +72,7 @@ export class StrictWireCursor {
    * bits unsigned and leaves the next 32 in `hi` (bits past 64 dropped, as
    * protobufjs drops them).
    */
-  protected varint(end: number): number {
+  varint(end: number): number {
     const buf = this.buf;
     let pos = this.pos;
     if (pos >= end) throw NOT_PLAIN;
