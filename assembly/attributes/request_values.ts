@@ -112,17 +112,26 @@ export class RequestValues {
   @inline private next(kind: ValueKind): AttributeValue {
     const slots = this.slots;
     const i = this.used++;
-    const v = i < slots.length ? unchecked(slots[i]) : this.added();
+    if (i >= slots.length) return this.added(kind);
+    const v = unchecked(slots[i]);
     v.bytes = null;
     v.map = null;
     v.kind = kind;
     return v;
   }
 
-  private added(): AttributeValue {
+  // A new slot (`next` once per slot in a module's life). Large enough that
+  // binaryen keeps it out of line: inlined into each of the dozens of makers,
+  // its code would sit between their hot instructions, in lines a request
+  // fetches.
+  private added(kind: ValueKind): AttributeValue {
     const v = new AttributeValue();
     v.requestOwned = true;
-    this.slots.push(v);
+    v.kind = kind;
+    v.bytes = null;
+    v.map = null;
+    const slots = this.slots;
+    slots.push(v);
     return v;
   }
 }

@@ -12,14 +12,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { dumpTotal } from "./callgrind_node.ts";
 
-interface JitName {
+export interface JitName {
   start: bigint;
   end: bigint;
   name: string;
 }
 
 /** The perf map's entries, sorted by start; a later entry for the same range (code space reused) wins. */
-function perfMap(text: string): JitName[] {
+export function perfMap(text: string): JitName[] {
   const byStart = new Map<bigint, JitName>();
   for (const line of text.split("\n")) {
     const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
@@ -30,7 +30,7 @@ function perfMap(text: string): JitName[] {
   return [...byStart.values()].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
 }
 
-function jitName(map: JitName[], address: bigint): string | undefined {
+export function jitName(map: JitName[], address: bigint): string | undefined {
   let lo = 0;
   let hi = map.length - 1;
   while (lo <= hi) {
