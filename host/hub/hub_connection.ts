@@ -1,9 +1,13 @@
 // One hub endpoint's HTTP/2 connection, kept between calls, and the unary
-// gRPC attempts sent on it (Node's `http2` directly: grpc-js cost about 660 µs
-// of CPU per call more, docs/benchmarks.md).
+// gRPC attempts sent on it, over this project's own HTTP/2 client
+// (host/wire/h2/): grpc-js cost about 660 µs of CPU per call more than
+// Node's `http2`, and Node's `http2` 2.5 times what this client costs
+// (docs/benchmarks.md, "Hub calls over a hand-rolled HTTP/2 client").
 //
 // - Connected on first use; kept. A connection that drops, or that the hub
-//   closes with GOAWAY, is replaced at the next call, at once.
+//   closes with GOAWAY, is replaced at the next call, at once (the calls the
+//   hub accepted before the GOAWAY finish on the old one; those it did not
+//   fail as refused, UNAVAILABLE, and are retried as the policy says).
 // - A connection attempt that fails puts the endpoint in backoff: calls fail
 //   at once (UNAVAILABLE `No connection established. Last error: …`, as grpc-js
 //   said it) until the wait is over, then the next call connects again. The
@@ -14,13 +18,17 @@
 // - Keep-alive: a PING every `keepaliveTimeMs`, also between calls; one not
 //   answered within `keepaliveTimeoutMs` drops the connection, so a vanished
 //   hub (no FIN, no RST) is noticed.
-// - Sessions are unref'd: an idle hub connection does not keep the process
+// - Sockets are unref'd: an idle hub connection does not keep the process
 //   alive (an attempt's deadline timer does, while it runs).
 
-import { type ClientHttp2Session, type ClientHttp2Stream, connect as http2Connect, constants as h2, type OutgoingHttpHeaders } from "node:http2";
+import type { OutgoingHttpHeaders } from "node:http2";
 import { connect as netConnect, isIP } from "node:net";
 import { connect as tlsConnect, type PeerCertificate } from "node:tls";
 import { GRPC_CODES } from "../wire/status_codes.ts";
+import { Http2ClientSession } from "../wire/h2/client_session.ts";
+import type { ClientStream, ResponseHeaders, StreamEnd } from "../wire/h2/client_stream.ts";
+import { ErrorCode } from "../wire/h2/frames.ts";
+import type { HeaderField } from "../wire/h2/hpack.ts";
 import type { ClusterAddress } from "./clusters.ts";
 import { type GrpcStatus, httpStatusToGrpc, oversizedMessage, resetStatus, trailerStatus, unaryResponseMessage } from "./grpc_wire.ts";
 
@@ -56,9 +64,7 @@ export const RETIRED_CONNECTION_GRACE_MS = 10_000;
 
 /** One HTTP/2 session and what is known about it. */
 interface Link {
-  session: ClientHttp2Session;
-  /** The connection (and TLS handshake) completed. */
-  connected: boolean;
+  session: Http2ClientSession;
   /** Why the session failed, when it did. */
   error?: Error;
 }
@@ -68,6 +74,7 @@ export class HubConnection {
   private failedConnects = 0;
   private retryAt = 0;
   private lastError = "";
+  private readonly scheme: string;
   private readonly authority: string;
 
   constructor(
@@ -78,8 +85,9 @@ export class HubConnection {
     private readonly random: () => number,
     private readonly now: () => number = () => performance.now(),
   ) {
-    const scheme = tls ? "https" : "http";
-    this.authority = address.kind === "tcp" && URL.canParse(`${scheme}://${target}`) ? `${scheme}://${target}` : `${scheme}://localhost`;
+    this.scheme = tls ? "https" : "http";
+    const url = `${this.scheme}://${target}`;
+    this.authority = address.kind === "tcp" && URL.canParse(url) ? new URL(url).host : "localhost";
   }
 
   /**
@@ -94,71 +102,14 @@ export class HubConnection {
       done({ ok: false, status: { code: GRPC_CODES.UNAVAILABLE, details: link }, answered: false });
       return NO_CANCEL;
     }
-    let stream: ClientHttp2Stream;
+    const call = new UnaryCall(link, done);
     try {
-      stream = link.session.request(headers);
+      call.stream = link.session.request(this.fields(headers), framed, call);
     } catch (e) {
       done({ ok: false, status: { code: GRPC_CODES.UNAVAILABLE, details: `No connection established. Last error: ${String(e)}` }, answered: false });
       return NO_CANCEL;
     }
-    let finished = false;
-    let answered = false;
-    let httpStatus: number | undefined;
-    let status: GrpcStatus | undefined;
-    let streamError: Error | undefined;
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const finish = (outcome: AttemptOutcome) => {
-      if (finished) return;
-      finished = true;
-      done(outcome);
-    };
-    stream.on("response", (h, flags) => {
-      answered = true;
-      httpStatus = Number(h[h2.HTTP2_HEADER_STATUS]);
-      if (flags & h2.NGHTTP2_FLAG_END_STREAM) status = trailerStatus(h, httpStatus);
-    });
-    stream.on("trailers", (h) => {
-      status = trailerStatus(h, httpStatus);
-    });
-    stream.on("data", (chunk: Buffer) => {
-      if (finished) return;
-      chunks.push(chunk);
-      received += chunk.length;
-      const tooLarge = received >= 5 && received - chunk.length < 5 ? oversizedMessage(Buffer.concat(chunks, received)) : undefined;
-      if (tooLarge) {
-        finish({ ok: false, status: httpStatus !== undefined && httpStatus !== 200 ? httpStatusToGrpc(httpStatus) : tooLarge, answered: true });
-        stream.close(h2.NGHTTP2_CANCEL);
-      }
-    });
-    stream.on("error", (e) => {
-      streamError = e;
-    });
-    stream.on("close", () => {
-      if (finished) return;
-      if (status !== undefined) {
-        if (status.code !== GRPC_CODES.OK) return finish({ ok: false, status, answered: true });
-        const response = unaryResponseMessage(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
-        return finish("message" in response ? { ok: true, message: response.message } : { ok: false, status: response.status, answered: true });
-      }
-      if (link.session.destroyed) {
-        const cause = (streamError?.cause as Error | undefined) ?? link.error ?? streamError;
-        const details = link.connected
-          ? `Connection dropped${cause ? `: ${cause.message}` : ""}`
-          : `No connection established. Last error: ${cause ? String(cause) : "the connection closed"}`;
-        return finish({ ok: false, status: { code: GRPC_CODES.UNAVAILABLE, details }, answered });
-      }
-      const rst = stream.rstCode ?? h2.NGHTTP2_NO_ERROR;
-      if (rst === h2.NGHTTP2_NO_ERROR && httpStatus !== undefined && httpStatus !== 200)
-        return finish({ ok: false, status: httpStatusToGrpc(httpStatus), answered });
-      finish({ ok: false, status: resetStatus(rst), answered });
-    });
-    stream.end(framed);
-    return () => {
-      if (finished) return;
-      finished = true;
-      if (!stream.closed) stream.close(h2.NGHTTP2_CANCEL);
-    };
+    return () => call.cancel();
   }
 
   /** Drops the connection; attempts still on it end as dropped (the transport cancels its own first). */
@@ -176,10 +127,28 @@ export class HubConnection {
     setTimeout(() => link.session.destroy(), RETIRED_CONNECTION_GRACE_MS).unref();
   }
 
+  /** The request's header fields: pseudo-header fields first, then the others; a list value as several fields. */
+  private fields(headers: OutgoingHttpHeaders): HeaderField[] {
+    const fields: HeaderField[] = [
+      [":method", String(headers[":method"] ?? "POST")],
+      [":scheme", this.scheme],
+      [":authority", this.authority],
+      [":path", String(headers[":path"])],
+    ];
+    for (const name in headers) {
+      if (name.charCodeAt(0) === 0x3a) continue;
+      const value = headers[name];
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) fields.push([name, v]);
+      else fields.push([name, String(value)]);
+    }
+    return fields;
+  }
+
   /** The live session, a new one, or (in backoff) why there is none. */
   private ready(): Link | string {
     const link = this.link;
-    if (link && !link.session.destroyed && !link.session.closed) return link;
+    if (link && !link.session.closing) return link;
     if (this.failedConnects > 0 && this.now() < this.retryAt) return `No connection established. Last error: ${this.lastError}`;
     this.link = this.open();
     return this.link;
@@ -187,62 +156,124 @@ export class HubConnection {
 
   private open(): Link {
     const { address, tls } = this;
-    const createConnection = () => {
-      if (address.kind === "unix") return tls ? tlsConnect({ path: address.path, ...tlsOptions(tls, undefined) }) : netConnect(address.path);
-      return tls
+    let socket: ReturnType<typeof netConnect>;
+    if (address.kind === "unix") socket = tls ? tlsConnect({ path: address.path, ...tlsOptions(tls, undefined) }) : netConnect(address.path);
+    else
+      socket = tls
         ? tlsConnect({ host: address.host, port: address.port, ...tlsOptions(tls, address.host) })
         : netConnect({ host: address.host, port: address.port });
-    };
-    const session = http2Connect(this.authority, { createConnection, settings: { enablePush: false } });
-    session.unref();
-    const link: Link = { session, connected: false };
     let keepalive: NodeJS.Timeout | undefined;
     let pingTimeout: NodeJS.Timeout | undefined;
-    const connectTimeout = setTimeout(
-      () => session.destroy(new Error(`connection not established within ${this.timing.connectTimeoutMs} ms`)),
-      this.timing.connectTimeoutMs,
-    ).unref();
-    session.once("connect", () => {
-      clearTimeout(connectTimeout);
-      link.connected = true;
-      this.failedConnects = 0;
-      keepalive = setInterval(() => {
-        if (pingTimeout || session.destroyed) return;
-        pingTimeout = setTimeout(
-          () => session.destroy(new Error(`keep-alive PING not answered within ${this.timing.keepaliveTimeoutMs} ms`)),
-          this.timing.keepaliveTimeoutMs,
-        ).unref();
-        try {
+    const session: Http2ClientSession = new Http2ClientSession(socket, tls !== undefined, {
+      onConnect: () => {
+        clearTimeout(connectTimeout);
+        this.failedConnects = 0;
+        keepalive = setInterval(() => {
+          if (pingTimeout || session.destroyed) return;
+          pingTimeout = setTimeout(
+            () => session.destroy(new Error(`keep-alive PING not answered within ${this.timing.keepaliveTimeoutMs} ms`)),
+            this.timing.keepaliveTimeoutMs,
+          ).unref();
           session.ping(() => {
             clearTimeout(pingTimeout);
             pingTimeout = undefined;
           });
-        } catch {
-          // the session is closing; its close event cleans up
-        }
-      }, this.timing.keepaliveTimeMs).unref();
-    });
-    session.on("error", (e) => {
-      link.error = e;
-    });
-    session.on("goaway", () => {
+        }, this.timing.keepaliveTimeMs).unref();
+      },
       // Streams the hub accepted finish on this session, which then closes; new calls open another.
-      if (this.link === link) this.link = undefined;
-      if (!session.closed) session.close();
+      onGoaway: () => {
+        if (this.link === link) this.link = undefined;
+      },
+      onClose: (error) => {
+        link.error = error;
+        clearTimeout(connectTimeout);
+        clearInterval(keepalive);
+        clearTimeout(pingTimeout);
+        if (this.link === link) this.link = undefined;
+        if (!session.connected) {
+          this.failedConnects++;
+          this.lastError = error ? String(error) : "the connection closed before it was established";
+          const ceiling = Math.min(this.timing.maxBackoffMs, this.timing.initialBackoffMs * 2 ** (this.failedConnects - 1));
+          this.retryAt = this.now() + ceiling * (0.8 + 0.2 * this.random());
+        }
+      },
     });
-    session.once("close", () => {
-      clearTimeout(connectTimeout);
-      clearInterval(keepalive);
-      clearTimeout(pingTimeout);
-      if (this.link === link) this.link = undefined;
-      if (!link.connected) {
-        this.failedConnects++;
-        this.lastError = link.error ? String(link.error) : "the connection closed before it was established";
-        const ceiling = Math.min(this.timing.maxBackoffMs, this.timing.initialBackoffMs * 2 ** (this.failedConnects - 1));
-        this.retryAt = this.now() + ceiling * (0.8 + 0.2 * this.random());
-      }
-    });
+    session.unref();
+    const link: Link = { session };
+    const connectTimeout = setTimeout(
+      () => session.destroy(new Error(`connection not established within ${this.timing.connectTimeoutMs} ms`)),
+      this.timing.connectTimeoutMs,
+    ).unref();
     return link;
+  }
+}
+
+/** One attempt on a session: what the hub answered so far, and how that becomes the outcome. */
+class UnaryCall {
+  stream: ClientStream | undefined;
+  private finished = false;
+  private answered = false;
+  private httpStatus: number | undefined;
+  private status: GrpcStatus | undefined;
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+
+  constructor(
+    private readonly link: Link,
+    private readonly done: (outcome: AttemptOutcome) => void,
+  ) {}
+
+  onHeaders(headers: ResponseHeaders, endStream: boolean): void {
+    if (!this.answered) {
+      this.answered = true;
+      this.httpStatus = Number(headers[":status"]);
+      if (endStream) this.status = trailerStatus(headers, this.httpStatus);
+    } else this.status = trailerStatus(headers, this.httpStatus);
+  }
+
+  onData(chunk: Buffer): void {
+    if (this.finished) return;
+    this.chunks.push(chunk);
+    this.received += chunk.length;
+    const tooLarge = this.received >= 5 && this.received - chunk.length < 5 ? oversizedMessage(Buffer.concat(this.chunks, this.received)) : undefined;
+    if (tooLarge) {
+      const httpStatus = this.httpStatus;
+      this.finish({ ok: false, status: httpStatus !== undefined && httpStatus !== 200 ? httpStatusToGrpc(httpStatus) : tooLarge, answered: true });
+      this.stream?.cancel(ErrorCode.CANCEL);
+    }
+  }
+
+  onEnd(end: StreamEnd): void {
+    if (this.finished) return;
+    const { status, answered, httpStatus } = this;
+    if (end.kind === "ended" && status !== undefined) {
+      if (status.code !== GRPC_CODES.OK) return this.finish({ ok: false, status, answered: true });
+      const response = unaryResponseMessage(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.received));
+      return this.finish("message" in response ? { ok: true, message: response.message } : { ok: false, status: response.status, answered: true });
+    }
+    if (end.kind === "dropped") {
+      const cause = end.error ?? this.link.error;
+      const details = end.connected
+        ? `Connection dropped${cause ? `: ${cause.message}` : ""}`
+        : `No connection established. Last error: ${cause ? String(cause) : "the connection closed"}`;
+      return this.finish({ ok: false, status: { code: GRPC_CODES.UNAVAILABLE, details }, answered });
+    }
+    const rst = end.kind === "reset" ? end.code : ErrorCode.NO_ERROR;
+    if (rst === ErrorCode.NO_ERROR && httpStatus !== undefined && httpStatus !== 200)
+      return this.finish({ ok: false, status: httpStatusToGrpc(httpStatus), answered });
+    this.finish({ ok: false, status: resetStatus(rst), answered });
+  }
+
+  cancel(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.stream?.cancel(ErrorCode.CANCEL);
+  }
+
+  private finish(outcome: AttemptOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.done(outcome);
   }
 }
 

@@ -1,5 +1,5 @@
 // The hub transport: executes the filter's hub calls (proxy_grpc_call) as
-// unary gRPC calls over Node's `http2` (hub_connection.ts, grpc_wire.ts), with
+// unary gRPC calls over the project's HTTP/2 client (hub_connection.ts, grpc_wire.ts, ../wire/h2/), with
 // the call's NetworkFailPolicy retries (hub-client §6.4).
 //
 // - One HTTP/2 connection per cluster endpoint, made on first use and kept

@@ -37,7 +37,11 @@ const ROUNDS = Number(process.env.SIDECAR_PROFILE_ROUNDS ?? 1);
 /** A directory to keep each row's perf data in, to be read again with SIDECAR_PROFILE_FROM=<it>. */
 const KEEP = process.env.SIDECAR_PROFILE_KEEP;
 
-/** Categories, first match wins: a sample counts once, under what it was doing for the request. */
+/**
+ * Categories, first match wins: a sample counts once, under what it was doing for the request.
+ * The hub calls: grpc-js's and node:http2's functions (the base of earlier runs), and host/hub's and
+ * host/wire/h2's (the session's socket reads enter at `onBytes`, its writes leave from `flushFrames`).
+ */
 const MAIN_CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ["GC", /Heap::CollectGarbage|Scavenge|MinorGC|MarkCompact|PerformGarbageCollection|IncrementalMarking/],
   [
@@ -46,7 +50,7 @@ const MAIN_CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ],
   [
     "grpc-js and HTTP/2 (hub calls)",
-    /Http2|http2|nghttp2|JS:\S*(makeUnaryRequest|createCall|createResolvingCall|ResolvingCall|LoadBalancingCall|SubchannelCall|generateCallCredentialsMetadata|sendMessageWithContext|InterceptingCall|unary|hubRequestHeaders|metadataHeaders|frameMessage|unaryResponseMessage|trailerStatus) /,
+    /Http2|http2|nghttp2|JS:\S*(makeUnaryRequest|createCall|createResolvingCall|ResolvingCall|LoadBalancingCall|SubchannelCall|generateCallCredentialsMetadata|sendMessageWithContext|InterceptingCall|unary|hubRequestHeaders|metadataHeaders|frameMessage|unaryResponseMessage|trailerStatus|onBytes|onFrame|onHeaderFragment|flushFrames|UnaryCall) /,
   ],
   [
     "async hooks (the safety net's AsyncLocalStorage)",
