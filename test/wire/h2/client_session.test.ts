@@ -46,8 +46,12 @@ describe("Http2ClientSession", () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  async function h2Server(onStream: (stream: ServerHttp2Stream, headers: Record<string, unknown>, body: Buffer) => void, settings = {}): Promise<Http2Server> {
-    const server = createH2Server({ settings });
+  async function h2Server(
+    onStream: (stream: ServerHttp2Stream, headers: Record<string, unknown>, body: Buffer) => void,
+    settings = {},
+    paddingStrategy = h2.PADDING_STRATEGY_NONE,
+  ): Promise<Http2Server> {
+    const server = createH2Server({ settings, paddingStrategy });
     server.on("stream", (stream, headers) => {
       stream.on("error", () => {});
       const chunks: Buffer[] = [];
@@ -105,6 +109,23 @@ describe("Http2ClientSession", () => {
     assert.deepEqual(r.end, { kind: "ended" });
     assert.equal(r.headers[0]["x-echo"], "40000");
     assert.equal(r.headers[0]["x-long-back"], long);
+  });
+
+  it("reads a response whose HEADERS and DATA frames are padded", async () => {
+    const server = await h2Server(
+      (stream, _h, body) => {
+        stream.respond({ ":status": 200, "x-length": String(body.length) }, { waitForTrailers: true });
+        stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+        stream.end(Buffer.concat([body, body]));
+      },
+      {},
+      h2.PADDING_STRATEGY_MAX,
+    );
+    const r = await exchange(sessionTo(portOf(server)), request("/"), Buffer.from("padded"));
+    assert.deepEqual(r.end, { kind: "ended" });
+    assert.equal(r.headers[0]["x-length"], "6");
+    assert.equal(r.headers[1]["grpc-status"], "0");
+    assert.equal(r.body.toString(), "paddedpadded");
   });
 
   it("keeps to the peer's SETTINGS_MAX_CONCURRENT_STREAMS, opening waiting streams as others end", async () => {
