@@ -1,5 +1,5 @@
 import { AttributeValue, ValueKind, sameKey, StringMap } from "./value";
-import { attributeId, attributeName, internAttribute, internedAttributeCount, NO_ATTRIBUTE_ID } from "./names";
+import { attributeId, attributeName, FIXED_ID_COUNT, internAttribute, internedAttributeCount, NO_ATTRIBUTE_ID } from "./names";
 
 /**
  * Where a request's attributes are read from by id: a bag (AttributeBag below), or a
@@ -61,13 +61,14 @@ export class AttributeBag extends AttributeSource {
   private withoutId: i32 = 0;
 
   // Slots start with room for a typical request; the position table with
-  // room for every id interned so far.
+  // room for every id interned so far, and always for the fixed ids (a set
+  // or lookup of one by its constant then needs no bounds check).
   constructor(capacity: i32 = 32) {
     super();
     this.nameSlots = new StaticArray<string>(capacity);
     this.valueSlots = new StaticArray<AttributeValue>(capacity);
     this.idSlots = new StaticArray<i32>(capacity);
-    this.positions = new StaticArray<i32>(capacity > 0 ? internedAttributeCount() + 8 : 0);
+    this.positions = new StaticArray<i32>(max(capacity > 0 ? internedAttributeCount() + 8 : 0, FIXED_ID_COUNT));
   }
 
   get size(): i32 {
@@ -134,7 +135,7 @@ export class AttributeBag extends AttributeSource {
 
   indexOfId(id: i32): i32 {
     const positions = this.positions;
-    if (<u32>id >= <u32>positions.length) return -1;
+    if (<u32>id >= <u32>FIXED_ID_COUNT && <u32>id >= <u32>positions.length) return -1;
     return unchecked(positions[id]) - 1;
   }
 
@@ -198,7 +199,7 @@ export class AttributeBag extends AttributeSource {
   @inline setId(id: i32, value: AttributeValue): void {
     const positions = this.positions;
     const count = this.count;
-    if (<u32>id < <u32>positions.length) {
+    if (<u32>id < <u32>FIXED_ID_COUNT || <u32>id < <u32>positions.length) {
       const at = unchecked(positions[id]);
       if (at > 0) {
         unchecked((this.valueSlots[at - 1] = value));

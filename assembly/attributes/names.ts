@@ -51,51 +51,106 @@ export function internedAttributeCount(): i32 {
 }
 
 // The attributes the module derives from a request and its response, with
-// ids fixed at start.
-export const REQUEST_HEADERS = internAttribute("request.headers");
-export const REQUEST_HOST = internAttribute("request.host");
-export const REQUEST_METHOD = internAttribute("request.method");
-export const REQUEST_PATH = internAttribute("request.path");
-export const REQUEST_URL_PATH = internAttribute("request.url_path");
-export const REQUEST_QUERY_PARAMS = internAttribute("request.query_params");
-export const REQUEST_REFERER = internAttribute("request.referer");
-export const REQUEST_SCHEME = internAttribute("request.scheme");
-export const REQUEST_USERAGENT = internAttribute("request.useragent");
-export const REQUEST_ID = internAttribute("request.id");
-export const REQUEST_SIZE = internAttribute("request.size");
-export const REQUEST_TIME = internAttribute("request.time");
-export const REQUEST_API_KEY = internAttribute("request.api_key");
-export const SOURCE_IP = internAttribute("source.ip");
-export const SOURCE_PORT = internAttribute("source.port");
-export const ORIGIN_IP = internAttribute("origin.ip");
-export const DESTINATION_IP = internAttribute("destination.ip");
-export const DESTINATION_PORT = internAttribute("destination.port");
-export const CONNECTION_MTLS = internAttribute("connection.mtls");
-export const CONNECTION_REQUESTED_SERVER_NAME = internAttribute("connection.requested_server_name");
-export const CONTEXT_PROTOCOL = internAttribute("context.protocol");
-export const SOURCE_PRINCIPAL = internAttribute("source.principal");
-export const SOURCE_USER = internAttribute("source.user");
-export const SOURCE_NAMESPACE = internAttribute("source.namespace");
-export const DESTINATION_PRINCIPAL = internAttribute("destination.principal");
+// ids fixed at compile time: constants, so a bag's set or lookup of one is a
+// load or store at a fixed offset, with no bounds check (every bag's
+// position table has room for FIXED_ID_COUNT ids) and no global read. They
+// are interned first, in this order (checked at start).
+export const REQUEST_HEADERS: i32 = 0;
+export const REQUEST_HOST: i32 = 1;
+export const REQUEST_METHOD: i32 = 2;
+export const REQUEST_PATH: i32 = 3;
+export const REQUEST_URL_PATH: i32 = 4;
+export const REQUEST_QUERY_PARAMS: i32 = 5;
+export const REQUEST_REFERER: i32 = 6;
+export const REQUEST_SCHEME: i32 = 7;
+export const REQUEST_USERAGENT: i32 = 8;
+export const REQUEST_ID: i32 = 9;
+export const REQUEST_SIZE: i32 = 10;
+export const REQUEST_TIME: i32 = 11;
+export const REQUEST_API_KEY: i32 = 12;
+export const SOURCE_IP: i32 = 13;
+export const SOURCE_PORT: i32 = 14;
+export const ORIGIN_IP: i32 = 15;
+export const DESTINATION_IP: i32 = 16;
+export const DESTINATION_PORT: i32 = 17;
+export const CONNECTION_MTLS: i32 = 18;
+export const CONNECTION_REQUESTED_SERVER_NAME: i32 = 19;
+export const CONTEXT_PROTOCOL: i32 = 20;
+export const SOURCE_PRINCIPAL: i32 = 21;
+export const SOURCE_USER: i32 = 22;
+export const SOURCE_NAMESPACE: i32 = 23;
+export const DESTINATION_PRINCIPAL: i32 = 24;
 // From the end-user JWT's payload (auth_claims.ts).
-export const REQUEST_AUTH_PRINCIPAL = internAttribute("request.auth.principal");
-export const REQUEST_AUTH_AUDIENCES = internAttribute("request.auth.audiences");
-export const REQUEST_AUTH_PRESENTER = internAttribute("request.auth.presenter");
-export const REQUEST_AUTH_CLAIMS = internAttribute("request.auth.claims");
-export const REQUEST_AUTH_RAW_CLAIMS = internAttribute("request.auth.raw_claims");
+export const REQUEST_AUTH_PRINCIPAL: i32 = 25;
+export const REQUEST_AUTH_AUDIENCES: i32 = 26;
+export const REQUEST_AUTH_PRESENTER: i32 = 27;
+export const REQUEST_AUTH_CLAIMS: i32 = 28;
+export const REQUEST_AUTH_RAW_CLAIMS: i32 = 29;
 /** Every attribute derived from a request has an id from 0 to this (request_derivation.ts). */
-export const LAST_DERIVED_ID = REQUEST_AUTH_RAW_CLAIMS;
+export const LAST_DERIVED_ID: i32 = REQUEST_AUTH_RAW_CLAIMS;
 // Report-time attributes (report.ts).
-export const RESPONSE_HEADERS = internAttribute("response.headers");
-export const RESPONSE_TIME = internAttribute("response.time");
-export const RESPONSE_SIZE = internAttribute("response.size");
-export const RESPONSE_CODE = internAttribute("response.code");
-export const RESPONSE_DURATION = internAttribute("response.duration");
-export const RESPONSE_GRPC_STATUS = internAttribute("response.grpc_status");
-export const RESPONSE_GRPC_MESSAGE = internAttribute("response.grpc_message");
-export const REQUEST_TOTAL_SIZE = internAttribute("request.total_size");
-export const RESPONSE_TOTAL_SIZE = internAttribute("response.total_size");
-export const CHECK_ERROR_CODE = internAttribute("check.error_code");
-export const CHECK_ERROR_MESSAGE = internAttribute("check.error_message");
-export const CHECK_CACHE_HIT = internAttribute("check.cache_hit");
-export const QUOTA_CACHE_HIT = internAttribute("quota.cache_hit");
+export const RESPONSE_HEADERS: i32 = 30;
+export const RESPONSE_TIME: i32 = 31;
+export const RESPONSE_SIZE: i32 = 32;
+export const RESPONSE_CODE: i32 = 33;
+export const RESPONSE_DURATION: i32 = 34;
+export const RESPONSE_GRPC_STATUS: i32 = 35;
+export const RESPONSE_GRPC_MESSAGE: i32 = 36;
+export const REQUEST_TOTAL_SIZE: i32 = 37;
+export const RESPONSE_TOTAL_SIZE: i32 = 38;
+export const CHECK_ERROR_CODE: i32 = 39;
+export const CHECK_ERROR_MESSAGE: i32 = 40;
+export const CHECK_CACHE_HIT: i32 = 41;
+export const QUOTA_CACHE_HIT: i32 = 42;
+
+/** Ids below this are the fixed ones above: every bag has room for them. */
+export const FIXED_ID_COUNT: i32 = 43;
+
+const FIXED_NAMES: StaticArray<string> = [
+  "request.headers",
+  "request.host",
+  "request.method",
+  "request.path",
+  "request.url_path",
+  "request.query_params",
+  "request.referer",
+  "request.scheme",
+  "request.useragent",
+  "request.id",
+  "request.size",
+  "request.time",
+  "request.api_key",
+  "source.ip",
+  "source.port",
+  "origin.ip",
+  "destination.ip",
+  "destination.port",
+  "connection.mtls",
+  "connection.requested_server_name",
+  "context.protocol",
+  "source.principal",
+  "source.user",
+  "source.namespace",
+  "destination.principal",
+  "request.auth.principal",
+  "request.auth.audiences",
+  "request.auth.presenter",
+  "request.auth.claims",
+  "request.auth.raw_claims",
+  "response.headers",
+  "response.time",
+  "response.size",
+  "response.code",
+  "response.duration",
+  "response.grpc_status",
+  "response.grpc_message",
+  "request.total_size",
+  "response.total_size",
+  "check.error_code",
+  "check.error_message",
+  "check.cache_hit",
+  "quota.cache_hit",
+];
+for (let id = 0; id < FIXED_ID_COUNT; id++) {
+  assert(internAttribute(unchecked(FIXED_NAMES[id])) == id, "names: the fixed attributes are interned first, in order");
+}
