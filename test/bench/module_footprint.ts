@@ -24,7 +24,9 @@
 //   node --import tsx test/bench/module_footprint.ts [checkout ...]   (after npm run build)
 // A checkout is `.` (default) or another checkout's directory, built, for a
 // before and after; FOOTPRINT_TOP=N lists the N wasm functions with the most
-// code lines; FOOTPRINT_KEEP=<dir> keeps each checkout's dump and perf map
+// code lines; FOOTPRINT_HOST_TOP=N lists the code outside the module (the
+// host's JS, Node's JS, V8's builtins, native code) by kind, then its N
+// functions with the most code lines (the compilers' and GC's left out); FOOTPRINT_KEEP=<dir> keeps each checkout's dump and perf map
 // there (read again with `--read <dump> <perf map>`). FOOTPRINT_WARM_UP
 // (2000) and FOOTPRINT_REQUESTS (500) set the request counts. Not part of `npm run bench`: valgrind is slow.
 import { execFileSync } from "node:child_process";
@@ -47,6 +49,7 @@ const WARM_UP = Number(process.env.FOOTPRINT_WARM_UP ?? 2000);
 const REQUESTS = Number(process.env.FOOTPRINT_REQUESTS ?? 500);
 const POLLUTE_KIB = Number(process.env.FOOTPRINT_POLLUTE_KIB ?? 2304);
 const TOP = Number(process.env.FOOTPRINT_TOP ?? 0);
+const HOST_TOP = Number(process.env.FOOTPRINT_HOST_TOP ?? 0);
 const KEEP = process.env.FOOTPRINT_KEEP;
 const HERE = resolve(join(import.meta.dirname, "..", ".."));
 const LINE = 64n;
@@ -103,14 +106,26 @@ interface Footprint {
 type Area = "module" | "all but the driver";
 
 /** Per-request costs by area (and by wasm function) of one dump made with --dump-instr=yes. */
-function footprint(dump: string, map: JitName[]): { areas: Map<Area, Footprint>; functions: Map<string, Footprint> } {
+function footprint(dump: string, map: JitName[]): { areas: Map<Area, Footprint>; functions: Map<string, Footprint>; hostFunctions: Map<string, Footprint> } {
   let events: string[] = [];
   let positions = 1;
   let address = 0n;
   let afterCalls = false;
   // Per instruction: its events summed (a JIT address may appear under several fn= blocks).
   const byInstr = new Map<bigint, number[]>();
+  // The native function (callgrind's fn=) each address was counted under: V8's builtins, C++, libc.
+  const nativeNames = new Map<string, string>();
+  const nativeOf = new Map<bigint, string>();
+  let fn = "";
   for (const line of dump.split("\n")) {
+    if (line.startsWith("fn=") || line.startsWith("cfn=")) {
+      // A compressed name is spelled once, at its first fn= or cfn=, then used as (id).
+      const spec = line.slice(line.indexOf("=") + 1).trim();
+      const m = /^\((\d+)\)(?: (.*))?$/.exec(spec);
+      if (m?.[2] !== undefined) nativeNames.set(m[1], m[2]);
+      if (line.startsWith("fn=")) fn = m ? (nativeNames.get(m[1]) ?? "") : spec;
+      continue;
+    }
     if (line.startsWith("positions:")) {
       positions = line.slice(10).trim().split(/\s+/).length;
       continue;
@@ -137,6 +152,7 @@ function footprint(dump: string, map: JitName[]): { areas: Map<Area, Footprint>;
     const sum = byInstr.get(address) ?? new Array(events.length).fill(0);
     for (let k = 0; k < costs.length; k++) sum[k] += costs[k];
     byInstr.set(address, sum);
+    if (!nativeOf.has(address)) nativeOf.set(address, fn);
   }
   const at = (e: string) => events.indexOf(e);
   const [ir, i1, d1r, d1w, ilr, dlr, dlw] = ["Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"].map(at);
@@ -147,13 +163,19 @@ function footprint(dump: string, map: JitName[]): { areas: Map<Area, Footprint>;
     ["all but the driver", empty()],
   ]);
   const functions = new Map<string, Footprint>();
+  const hostFunctions = new Map<string, Footprint>();
   // The most any instruction of a line ran: the line's executions.
-  const lineRuns = new Map<bigint, { runs: number; name: string }>();
+  const lineRuns = new Map<bigint, { runs: number; name: string; host: string }>();
   for (const [addr, c] of byInstr) {
     const name = jitName(map, addr) ?? "";
     if (name.includes("module_footprint.ts")) continue;
     const isModule = /^JS:wasm-function/.test(name);
     const targets = [areas.get("all but the driver") as Footprint];
+    const hostName = isModule ? "" : hostFunctionName(name, nativeOf.get(addr) ?? "");
+    if (hostName) {
+      if (!hostFunctions.has(hostName)) hostFunctions.set(hostName, empty());
+      targets.push(hostFunctions.get(hostName) as Footprint);
+    }
     if (isModule) {
       targets.push(areas.get("module") as Footprint);
       const fn = name.replace(/^JS:/, "").replace(/-(turbofan|liftoff)$/, "");
@@ -169,23 +191,59 @@ function footprint(dump: string, map: JitName[]): { areas: Map<Area, Footprint>;
     const line = addr / LINE;
     const seen = lineRuns.get(line);
     if (!seen || seen.runs < get(c, ir))
-      lineRuns.set(line, { runs: get(c, ir), name: isModule ? name.replace(/^JS:/, "").replace(/-(turbofan|liftoff)$/, "") : "" });
+      lineRuns.set(line, {
+        runs: get(c, ir),
+        name: isModule ? name.replace(/^JS:/, "").replace(/-(turbofan|liftoff)$/, "") : "",
+        host: hostName,
+      });
   }
-  for (const { runs, name } of lineRuns.values()) {
+  for (const { runs, name, host } of lineRuns.values()) {
     const share = Math.min(1, runs / REQUESTS);
     (areas.get("all but the driver") as Footprint).codeLines += share;
+    if (host) (hostFunctions.get(host) as Footprint).codeLines += share;
     if (name) {
       (areas.get("module") as Footprint).codeLines += share;
       (functions.get(name) as Footprint).codeLines += share;
     }
   }
-  for (const f of [...areas.values(), ...functions.values()]) {
+  for (const f of [...areas.values(), ...functions.values(), ...hostFunctions.values()]) {
     f.ir /= REQUESTS;
     f.i1 /= REQUESTS;
     f.d1 /= REQUESTS;
     f.ll /= REQUESTS;
   }
-  return { areas, functions };
+  return { areas, functions, hostFunctions };
+}
+
+/**
+ * A name for code outside the module: a JS function of V8's perf map (tier
+ * marks and the checkout's directory dropped, so tiers and checkouts add up)
+ * or the native symbol callgrind counted it under (V8's embedded builtins are
+ * `Builtins_*` in node's symbol table).
+ */
+function hostFunctionName(jit: string, native: string): string {
+  if (jit) return jit.replace(/^JS:[*^~+]?/, "JS:").replace(/file:\/\/\S*?\/(host|test|node_modules)\//, "$1/");
+  if (/^0x[0-9a-f]+$/.test(native) || !native) return "(JIT code not in the perf map)";
+  return native;
+}
+
+/** The host's code by kind: its JS files, Node's JS, V8's builtins, the rest native. */
+function hostKind(name: string): string {
+  if (/^JS:.* host\//.test(name)) return "the host's JS (host/)";
+  if (/^JS:.* node:/.test(name)) return "Node's JS (node:)";
+  if (name.startsWith("JS:")) return "other JS";
+  if (name.startsWith("Builtins_")) return "V8 builtins";
+  if (name.startsWith("(JIT")) return "unnamed JIT code (ICs, stubs)";
+  // Not per request: what the JIT compilers and the GC did in the window (V8 runs both on the main thread here).
+  if (/^v8::internal::(compiler|maglev|baseline|interpreter|wasm)::|^v8::internal::(Compiler|Parser|Scanner|AstValueFactory|Zone)\b/.test(name))
+    return "V8's compilers";
+  if (
+    /Heap|MarkCompact|Marking|Sweep|Scaveng|Evacuat|Minor|Concurrent|MemoryAllocator|HeapObject::SizeFromMap|BodyDescriptor|LiveObject|Remembered|SlotSet/.test(
+      name,
+    )
+  )
+    return "V8's GC";
+  return "native (V8 runtime, Node, libc)";
 }
 
 /** Runs `checkout` under callgrind's cache simulation and reads what each request touched. */
@@ -238,12 +296,27 @@ function measure(checkout: string): ReturnType<typeof footprint> {
 const row = (name: string, f: Footprint) =>
   `${name.padEnd(26)}${[f.ir, f.codeLines, f.codeLines * 64, f.i1, f.d1, f.ll].map((v) => Math.round(v).toString().padStart(10)).join("")}`;
 
-function print(title: string, { areas, functions }: ReturnType<typeof footprint>): void {
+function print(title: string, { areas, functions, hostFunctions }: ReturnType<typeof footprint>): void {
   console.log(`${title}, per request:`);
   console.log(`${"".padEnd(26)}${["Ir", "code lines", "code B", "I1 miss", "D1 miss", "LL miss"].map((h) => h.padStart(10)).join("")}`);
   for (const [name, f] of areas) console.log(row(name, f));
   const top = [...functions].sort((a, b) => b[1].codeLines - a[1].codeLines).slice(0, TOP);
   for (const [name, f] of top) console.log(row(`  ${name}`, f));
+  if (!HOST_TOP) return;
+  // FOOTPRINT_HOST_TOP=N: the code outside the module by kind, then its N functions with the most code lines.
+  const kinds = new Map<string, Footprint>();
+  for (const [name, f] of hostFunctions) {
+    const k = hostKind(name);
+    const sum = kinds.get(k) ?? { ir: 0, codeLines: 0, i1: 0, d1: 0, ll: 0 };
+    for (const key of ["ir", "codeLines", "i1", "d1", "ll"] as const) sum[key] += f[key];
+    kinds.set(k, sum);
+  }
+  for (const [k, f] of [...kinds].sort((a, b) => b[1].codeLines - a[1].codeLines)) console.log(row(`  ${k}`, f));
+  const hostTop = [...hostFunctions]
+    .filter(([n]) => !/compilers|GC/.test(hostKind(n)))
+    .sort((a, b) => b[1].codeLines - a[1].codeLines)
+    .slice(0, HOST_TOP);
+  for (const [name, f] of hostTop) console.log(`${row("", f)}  ${name.slice(0, 110)}`);
 }
 
 if (process.argv[2] === "--drive") {
