@@ -28,7 +28,11 @@
 // host's JS, Node's JS, V8's builtins, native code) by kind, then its N
 // functions with the most code lines (the compilers' and GC's left out); FOOTPRINT_KEEP=<dir> keeps each checkout's dump and perf map
 // there (read again with `--read <dump> <perf map>`). FOOTPRINT_WARM_UP
-// (2000) and FOOTPRINT_REQUESTS (500) set the request counts. Not part of `npm run bench`: valgrind is slow.
+// (2000) and FOOTPRINT_REQUESTS (500) set the request counts; FOOTPRINT_NODE_FLAGS
+// adds flags to the measured node (e.g. `--interrupt-budget=4096`: V8 then
+// optimizes the host's small per-request functions within the warm-up, as
+// the agent's tens of thousands of requests do; with the default budget some
+// are still in Sparkplug, or being compiled, after 6 000 requests). Not part of `npm run bench`: valgrind is slow.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -50,6 +54,7 @@ const REQUESTS = Number(process.env.FOOTPRINT_REQUESTS ?? 500);
 const POLLUTE_KIB = Number(process.env.FOOTPRINT_POLLUTE_KIB ?? 2304);
 const TOP = Number(process.env.FOOTPRINT_TOP ?? 0);
 const HOST_TOP = Number(process.env.FOOTPRINT_HOST_TOP ?? 0);
+const NODE_FLAGS = (process.env.FOOTPRINT_NODE_FLAGS ?? "").split(/\s+/).filter((f) => f.length > 0);
 const KEEP = process.env.FOOTPRINT_KEEP;
 const HERE = resolve(join(import.meta.dirname, "..", ".."));
 const LINE = 64n;
@@ -265,6 +270,7 @@ function measure(checkout: string): ReturnType<typeof footprint> {
         process.execPath,
         "--single-threaded",
         "--perf-basic-prof-only-functions",
+        ...NODE_FLAGS,
         "--import",
         "tsx",
         fileURLToPath(import.meta.url),
