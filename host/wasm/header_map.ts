@@ -62,8 +62,11 @@ export class HeaderMap {
 
   /** The first `name` takes `value` and later ones go; appended when absent. */
   replace(name: string, value: string): void {
-    const at = this.entries.findIndex(([k]) => k === name);
-    if (at < 0) return this.add(name, value);
+    // Plain loops: no closure or iterator per call (the module replaces a header in every request).
+    const found = this.entries;
+    let at = 0;
+    while (at < found.length && found[at][0] !== name) at++;
+    if (at === found.length) return this.add(name, value);
     const entries = this.own();
     entries[at] = [name, value];
     for (let i = entries.length - 1; i > at; i--) if (entries[i][0] === name) entries.splice(i, 1);

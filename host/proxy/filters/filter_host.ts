@@ -127,19 +127,27 @@ export class FilterHost {
 
   /** Response headers (names lower-case) through the filter (route-directive header operations). */
   onResponseHeaders(id: number, headers: HeaderList): HeaderList {
-    return this.guard(() => {
-      if (!this.vm.hasStream(id)) return headers;
-      this.vm.responseHeaders(id, headers, false, true);
-      return this.vm.headers(id, MapType.ResponseHeaders);
-    }, headers);
+    // guard() spelled out: the per-request calls make no closure.
+    try {
+      const vm = this.vm;
+      if (!vm.hasStream(id)) return headers;
+      vm.responseHeaders(id, headers, false, true);
+      return vm.headers(id, MapType.ResponseHeaders);
+    } catch (e) {
+      this.trapped(e);
+      return headers;
+    }
   }
 
   /** Stream end: log (the report), done, delete. `properties` now answers response.code and sizes. */
   finish(id: number): void {
     this.waiting.delete(id);
-    this.guard(() => {
-      if (this.vm.hasStream(id)) this.vm.finishStream(id);
-    }, undefined);
+    try {
+      const vm = this.vm;
+      if (vm.hasStream(id)) vm.finishStream(id);
+    } catch (e) {
+      this.trapped(e);
+    }
   }
 
   // ---------- TCP connections (TcpClientConfig)
