@@ -13,20 +13,12 @@
 // after. FILTER_HOST_CALLGRIND_WARM_UP (2000) and FILTER_HOST_CALLGRIND_REQUESTS
 // (3000) set the request counts. Not part of `npm run bench`: valgrind is slow.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { dumpFileTotal } from "./callgrind_node.ts";
-import {
-  BENCH_ROUTE,
-  BENCH_SOCKETS,
-  BENCH_UPSTREAM_ADDRESS,
-  benchOutcome,
-  benchRequestHeaders,
-  benchResponseHeaders,
-  grantingHub,
-} from "./sidecar_like_requests.ts";
+import { checkoutRequests } from "./sidecar_like_requests.ts";
 
 const WARM_UP = Number(process.env.FILTER_HOST_CALLGRIND_WARM_UP ?? 2000);
 const REQUESTS = Number(process.env.FILTER_HOST_CALLGRIND_REQUESTS ?? 3000);
@@ -34,35 +26,13 @@ const HERE = resolve(join(import.meta.dirname, "..", ".."));
 
 /** Runs the requests through `checkout`'s FilterHost (inside valgrind: this file with --drive). */
 async function drive(checkout: string): Promise<void> {
-  const load = (path: string) => import(pathToFileURL(join(checkout, path)).href);
-  const { FilterHost } = await load("host/proxy/filters/filter_host.ts");
-  const { RequestProperties, connectionFacts } = await load("host/proxy/request_properties.ts");
-  const { messageType } = await load("host/wire/protos.ts");
-  const config = JSON.parse(readFileSync(join(checkout, "build", "deploy", "plugin-config.json"), "utf8"));
-  delete config.tcpClientConfig;
-  const hub = grantingHub(messageType);
-  const host = new FilterHost({ wasm: join(checkout, "build", "filter.wasm"), hub, log: () => {}, failOpenOnTrap: () => true });
-  if (!host.configure(JSON.stringify(config))) throw new Error("the filter refused the shipped configuration");
-  const request = async (i: number) => {
-    const props = new RequestProperties(connectionFacts(BENCH_SOCKETS[i % 16]), "HTTP/1.1");
-    props.route = BENCH_ROUTE;
-    const headers = benchRequestHeaders();
-    const pending = host.onRequestHeaders(headers, props, true);
-    const decision = pending instanceof Promise ? await pending : pending;
-    if (decision.kind !== "continue") throw new Error(`request ${i} was not let through: ${JSON.stringify(decision)}`);
-    props.upstreamAddress = BENCH_UPSTREAM_ADDRESS;
-    host.onResponseHeaders(decision.id, benchResponseHeaders());
-    props.outcome = benchOutcome();
-    host.finish(decision.id);
-    // Hub answers and report batches go on between requests, as in the agent.
-    if (i % 100 === 99) await new Promise((resolve) => setImmediate(resolve));
-  };
+  const { request, close } = await checkoutRequests(checkout);
   const control = (flag: string) => execFileSync("callgrind_control", [flag, String(process.pid)], { stdio: "ignore" });
   for (let i = 0; i < WARM_UP; i++) await request(i);
   control("-z");
   for (let i = 0; i < REQUESTS; i++) await request(WARM_UP + i);
   control("-d");
-  await host.close();
+  await close();
 }
 
 /** Instructions per measured request of `checkout` (the dump callgrind_control -d wrote). */

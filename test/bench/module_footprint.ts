@@ -37,17 +37,9 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { type JitName, jitName, perfMap } from "./callgrind_functions.ts";
-import {
-  BENCH_ROUTE,
-  BENCH_SOCKETS,
-  BENCH_UPSTREAM_ADDRESS,
-  benchOutcome,
-  benchRequestHeaders,
-  benchResponseHeaders,
-  grantingHub,
-} from "./sidecar_like_requests.ts";
+import { checkoutRequests } from "./sidecar_like_requests.ts";
 
 const WARM_UP = Number(process.env.FOOTPRINT_WARM_UP ?? 2000);
 const REQUESTS = Number(process.env.FOOTPRINT_REQUESTS ?? 500);
@@ -61,35 +53,13 @@ const LINE = 64n;
 
 /** Runs the requests through `checkout`'s FilterHost (inside valgrind: this file with --drive). */
 async function drive(checkout: string): Promise<void> {
-  const load = (path: string) => import(pathToFileURL(join(checkout, path)).href);
-  const { FilterHost } = await load("host/proxy/filters/filter_host.ts");
-  const { RequestProperties, connectionFacts } = await load("host/proxy/request_properties.ts");
-  const { messageType } = await load("host/wire/protos.ts");
-  const config = JSON.parse(readFileSync(join(checkout, "build", "deploy", "plugin-config.json"), "utf8"));
-  delete config.tcpClientConfig;
-  const hub = grantingHub(messageType);
-  const host = new FilterHost({ wasm: join(checkout, "build", "filter.wasm"), hub, log: () => {}, failOpenOnTrap: () => true });
-  if (!host.configure(JSON.stringify(config))) throw new Error("the filter refused the shipped configuration");
   const memory = new Float64Array((POLLUTE_KIB * 1024) / 8);
   let measuring = false;
   const pollute = () => {
     if (!measuring) return;
     for (let j = 0; j < memory.length; j += 8) memory[j]++;
   };
-  const request = async (i: number) => {
-    const props = new RequestProperties(connectionFacts(BENCH_SOCKETS[i % 16]), "HTTP/1.1");
-    props.route = BENCH_ROUTE;
-    const pending = host.onRequestHeaders(benchRequestHeaders(), props, true);
-    const decision = pending instanceof Promise ? await pending : pending;
-    if (decision.kind !== "continue") throw new Error(`request ${i} was not let through: ${JSON.stringify(decision)}`);
-    pollute();
-    props.upstreamAddress = BENCH_UPSTREAM_ADDRESS;
-    host.onResponseHeaders(decision.id, benchResponseHeaders());
-    props.outcome = benchOutcome();
-    host.finish(decision.id);
-    pollute();
-    if (i % 100 === 99) await new Promise((resolve) => setImmediate(resolve));
-  };
+  const { request, close } = await checkoutRequests(checkout, pollute);
   const control = (flag: string) => execFileSync("callgrind_control", [flag, String(process.pid)], { stdio: "ignore" });
   for (let i = 0; i < WARM_UP; i++) await request(i);
   measuring = true;
@@ -97,7 +67,7 @@ async function drive(checkout: string): Promise<void> {
   control("--instr=on");
   for (let i = 0; i < REQUESTS; i++) await request(WARM_UP + 8 + i);
   control("-d");
-  await host.close();
+  await close();
 }
 
 interface Footprint {

@@ -1,9 +1,13 @@
 // The requests the in-process filter-host benches drive (filter_host_callgrind.ts,
-// filter_host_locality.ts): what the sidecar bench's traffic gives FilterHost
+// module_footprint.ts, filter_host_locality.ts): what the sidecar bench's traffic gives FilterHost
 // (16 keep-alive connections, the listener's request headers, a 200 answer), and
 // a hub that grants every Check for the whole run, so the check cache never
 // expires and wall time does not change what is measured. Types and classes
-// come from the caller, which may load them from another checkout.
+// come from the caller, which may load them from another checkout
+// (`checkoutRequests` does that).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 type CheckMessages = (name: "mesh.hub.v1.CheckRequest" | "mesh.hub.v1.CheckResponse") => {
   decode(bytes: Uint8Array): unknown;
@@ -67,4 +71,38 @@ export const BENCH_UPSTREAM_ADDRESS = "10.0.0.9:8080";
 /** The request's outcome at its end (`RequestProperties#outcome`). */
 export function benchOutcome() {
   return { code: 200, requestBytes: 0, responseBytes: 27, durationNs: 1_000_000n };
+}
+
+/**
+ * `checkout`'s FilterHost (its code and its build/filter.wasm) with the
+ * shipped configuration and a granting hub, and one sidecar-like request
+ * through it: request headers, response headers, the stream's end;
+ * `between` runs after the request side and after the end. An event-loop
+ * turn every 100 requests lets hub answers and report batches go on, as in
+ * the agent.
+ */
+export async function checkoutRequests(checkout: string, between: () => void = () => {}) {
+  const load = (path: string) => import(pathToFileURL(join(checkout, path)).href);
+  const { FilterHost } = await load("host/proxy/filters/filter_host.ts");
+  const { RequestProperties, connectionFacts } = await load("host/proxy/request_properties.ts");
+  const { messageType } = await load("host/wire/protos.ts");
+  const config = JSON.parse(readFileSync(join(checkout, "build", "deploy", "plugin-config.json"), "utf8"));
+  delete config.tcpClientConfig;
+  const host = new FilterHost({ wasm: join(checkout, "build", "filter.wasm"), hub: grantingHub(messageType), log: () => {}, failOpenOnTrap: () => true });
+  if (!host.configure(JSON.stringify(config))) throw new Error("the filter refused the shipped configuration");
+  const request = async (i: number): Promise<void> => {
+    const props = new RequestProperties(connectionFacts(BENCH_SOCKETS[i % 16]), "HTTP/1.1");
+    props.route = BENCH_ROUTE;
+    const pending = host.onRequestHeaders(benchRequestHeaders(), props, true);
+    const decision = pending instanceof Promise ? await pending : pending;
+    if (decision.kind !== "continue") throw new Error(`request ${i} was not let through: ${JSON.stringify(decision)}`);
+    between();
+    props.upstreamAddress = BENCH_UPSTREAM_ADDRESS;
+    host.onResponseHeaders(decision.id, benchResponseHeaders());
+    props.outcome = benchOutcome();
+    host.finish(decision.id);
+    between();
+    if (i % 100 === 99) await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { request, close: (): Promise<void> => host.close() };
 }
