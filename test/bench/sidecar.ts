@@ -182,12 +182,16 @@ export async function runSidecarBench(): Promise<string[]> {
     const saturated = targets.map(() => [] as Saturated[]);
     const rated = targets.map(() => [] as AtRate[]);
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, t] of targets.entries()) {
-        saturated[i].push(await saturate(t));
+      // Each round starts at the next target: in a fixed order the same row
+      // always ran first (right after the previous round's fixed-rate runs)
+      // and another always last, a bias between rows the medians kept.
+      const order = targets.map((_, k) => (k + round) % targets.length);
+      for (const i of order) {
+        saturated[i].push(await saturate(targets[i]));
         forgetSeen();
       }
-      for (const [i, t] of targets.entries()) {
-        rated[i].push(await atFixedRate(t));
+      for (const i of order) {
+        rated[i].push(await atFixedRate(targets[i]));
         forgetSeen();
       }
     }
