@@ -98,6 +98,7 @@ export class ResponseParser {
   private remaining = 0;
   private headBytes = 0;
   private current: ResponseHead | undefined;
+  private touched = false;
   /** Bytes came after the response was complete (nothing was asked for: the connection cannot be reused). */
   extraneous = false;
 
@@ -113,11 +114,12 @@ export class ResponseParser {
     this.pending = undefined;
     this.current = undefined;
     this.extraneous = false;
+    this.touched = false;
   }
 
   /** Nothing read of the response yet. */
   get untouched(): boolean {
-    return this.state === State.Head && this.pending === undefined;
+    return !this.touched;
   }
 
   /** The final head was read; the body is in progress or complete. */
@@ -145,6 +147,7 @@ export class ResponseParser {
 
   /** Reads bytes of the response; throws HttpParseError on malformed input. */
   push(chunk: Buffer): void {
+    this.touched = true;
     let off = 0;
     const n = chunk.length;
     while (off < n) {
