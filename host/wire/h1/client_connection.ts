@@ -32,7 +32,9 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
   private keepAlive = true;
   private closed = false;
   private error: NodeJS.ErrnoException | undefined;
-  private timed = false;
+  private onTimeout: (() => void) | undefined;
+  /** The response completed in the read being parsed: released once the read is over (bytes after it make the connection unusable). */
+  private releasePending = false;
 
   constructor(
     readonly socket: Socket,
@@ -49,6 +51,7 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
     socket.on("error", (e: NodeJS.ErrnoException) => {
       this.error ??= e;
     });
+    socket.on("timeout", () => this.onTimeout?.());
     socket.on("end", () => this.onClose());
     socket.on("close", () => this.onClose());
   }
@@ -97,10 +100,8 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
   }
 
   setTimeout(ms: number, onTimeout: () => void): void {
-    this.timed = true;
-    this.socket.setTimeout(ms, () => {
-      if (this.exchange) onTimeout();
-    });
+    this.onTimeout = onTimeout;
+    this.socket.setTimeout(ms);
   }
 
   /** The exchange gave up: the connection's state is unknown, so it is closed. */
@@ -146,13 +147,12 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
     x.carrier = undefined;
     this.exchange = undefined;
     this.served++;
-    if (this.timed) {
-      this.timed = false;
+    if (this.onTimeout) {
+      this.onTimeout = undefined;
       this.socket.setTimeout(0);
     }
-    // Released after this turn's bytes were read: extra bytes in the same read mark the connection unusable first.
     if (!this.requestEnded || this.served >= this.limit) this.keepAlive = false;
-    if (this.keepAlive && !this.closed) queueRelease(this);
+    if (this.keepAlive && !this.closed) this.releasePending = true;
     else this.destroy();
   }
 
@@ -165,16 +165,17 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
   }
 
   private onData(d: Buffer): void {
-    if (!this.exchange) {
-      // Bytes nobody asked for: whatever they are, this connection's next response would be out of step.
-      if (this.parser.done) this.parser.push(d);
-      else this.destroy();
-      return;
-    }
+    // Bytes nobody asked for (the connection is idle): whatever they are, its next response would be out of step.
+    if (!this.exchange) return this.destroy();
     try {
       this.parser.push(d);
     } catch (e) {
-      this.fail(e as NodeJS.ErrnoException);
+      this.releasePending = false;
+      return this.fail(e as NodeJS.ErrnoException);
+    }
+    if (this.releasePending) {
+      this.releasePending = false;
+      this.release();
     }
   }
 
@@ -213,16 +214,4 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
 
 function uncork(socket: Socket): void {
   socket.uncork();
-}
-
-// Connections whose response completed in this read: released once the read is over.
-let releasing: ClientConnection[] = [];
-function queueRelease(c: ClientConnection): void {
-  if (releasing.length === 0) queueMicrotask(releaseAll);
-  releasing.push(c);
-}
-function releaseAll(): void {
-  const list = releasing;
-  releasing = [];
-  for (const c of list) c.release();
 }

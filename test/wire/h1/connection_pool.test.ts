@@ -332,6 +332,38 @@ describe("ConnectionPool", () => {
     assert.ok(drained);
   });
 
+  it("times an exchange out on its connection's inactivity, and only while it lasts", async () => {
+    const { origin, sockets } = await httpServer((req, res) => {
+      if (req.url === "/slow") setTimeout(() => res.end("late"), 600);
+      else res.end("ok");
+    });
+    const pool = newPool();
+    let fired = 0;
+    const timed = pool.request(
+      origin,
+      { method: "GET", path: "/", headers: ["host", "t"], body: "none" },
+      { response: () => undefined, data: () => undefined, end: () => undefined, error: () => undefined, drain: () => undefined },
+    );
+    timed.setTimeout(200, () => fired++);
+    await new Promise((r) => setTimeout(r, 50));
+    // The same connection, reused without a timeout, waits as long as the server takes.
+    assert.equal((await send(pool, origin, { path: "/slow" })).body.toString(), "late");
+    assert.equal(fired, 0);
+    assert.equal(sockets.size, 1);
+    const stalled = await new Promise<string>((resolve) => {
+      const x = pool.request(
+        origin,
+        { method: "GET", path: "/slow", headers: ["host", "t"], body: "none" },
+        { response: () => resolve("answered"), data: () => undefined, end: () => undefined, error: () => resolve("error"), drain: () => undefined },
+      );
+      x.setTimeout(200, () => {
+        x.destroy();
+        resolve("timed out");
+      });
+    });
+    assert.equal(stalled, "timed out");
+  });
+
   it("keeps no process alive with idle connections; close() ends everything", async () => {
     const { origin, sockets } = await httpServer((_req, res) => res.end("ok"), 60_000);
     const script = `
