@@ -2,7 +2,8 @@
 // checked as Node's ClientRequest checks them (a method and names that are
 // tokens, no CR, LF or other control character in a value, no unescaped
 // character in the target), written as latin1, with `Connection:
-// keep-alive` (the pool keeps the connection). The caller frames the body:
+// keep-alive` (the pool keeps the connection); an object's Cookie values
+// are joined into one field. The caller frames the body:
 // its Content-Length or `Transfer-Encoding: chunked` field is in `headers`.
 import { isToken } from "./response_parser.ts";
 
@@ -33,8 +34,11 @@ export function requestHead(method: string, path: string, headers: RequestHeader
   } else {
     for (const [name, value] of Object.entries(headers as Readonly<Record<string, string | number | readonly string[] | undefined>>)) {
       if (value === undefined) continue;
-      if (typeof value === "object") for (const v of value) head += field(name, v);
-      else head += field(name, String(value));
+      // Cookie fields are joined into one (RFC 9113 §8.2.3 splits them; HTTP/1.1 wants one), as Node's client does.
+      if (typeof value === "object") {
+        if (value.length > 1 && name.length === 6 && name.toLowerCase() === "cookie") head += field(name, value.join("; "));
+        else for (const v of value) head += field(name, v);
+      } else head += field(name, String(value));
     }
   }
   return `${head}Connection: keep-alive\r\n\r\n`;

@@ -108,11 +108,28 @@ describe("ConnectionPool", () => {
     const echoA = JSON.parse(a.body.toString());
     assert.deepEqual(echoA.headers, ["host", "svc", "x-one", "1", "x-one", "2", "Connection", "keep-alive"]);
     assert.equal(echoA.url, "/a?x=1");
-    const b = await send(pool, origin, { method: "POST", path: "/b", headers: { host: "svc", "content-length": "10" }, body: "length" }, [
-      Buffer.from("01234"),
-      Buffer.from("56789"),
-    ]);
+    const b = await send(
+      pool,
+      origin,
+      { method: "POST", path: "/b", headers: { host: "svc", cookie: ["a=1", "b=2"], "x-list": ["1", "2"], "content-length": "10" }, body: "length" },
+      [Buffer.from("01234"), Buffer.from("56789")],
+    );
     assert.equal(JSON.parse(b.body.toString()).body, "0123456789");
+    // Cookie values are joined into one field, other repeated fields stay repeated.
+    assert.deepEqual(JSON.parse(b.body.toString()).headers, [
+      "host",
+      "svc",
+      "cookie",
+      "a=1; b=2",
+      "x-list",
+      "1",
+      "x-list",
+      "2",
+      "content-length",
+      "10",
+      "Connection",
+      "keep-alive",
+    ]);
     const c = await send(pool, origin, { method: "PUT", path: "/chunked", headers: ["host", "svc", "transfer-encoding", "chunked"], body: "chunked" }, [
       Buffer.from("abc"),
       Buffer.alloc(0),
