@@ -46,7 +46,7 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
     socket.on("data", (d: Buffer) => this.onData(d));
     socket.on("drain", () => {
       const x = this.exchange;
-      if (x && !x.over) x.handlers.drain();
+      if (x && !x.over) x.scope.runInAsyncScope(x.handlers.drain, x.handlers);
     });
     socket.on("error", (e: NodeJS.ErrnoException) => {
       this.error ??= e;
@@ -127,19 +127,19 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
     }
     const x = this.exchange!;
     if (wholeBody !== undefined) this.complete(x);
-    if (!x.discarding) x.handlers.response(head, wholeBody);
+    if (!x.discarding) x.scope.runInAsyncScope(x.handlers.response, x.handlers, head, wholeBody);
   }
 
   data(chunk: Buffer): void {
     const x = this.exchange;
-    if (x && !x.discarding) x.handlers.data(chunk);
+    if (x && !x.discarding) x.scope.runInAsyncScope(x.handlers.data, x.handlers, chunk);
   }
 
   end(): void {
     const x = this.exchange;
     if (!x) return;
     this.complete(x);
-    if (!x.discarding) x.handlers.end();
+    if (!x.discarding) x.scope.runInAsyncScope(x.handlers.end, x.handlers);
   }
 
   private complete(x: Exchange): void {
@@ -208,7 +208,7 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
       return this.owner.retry(x);
     }
     x.over = true;
-    x.handlers.error(e);
+    x.scope.runInAsyncScope(x.handlers.error, x.handlers, e);
   }
 }
 

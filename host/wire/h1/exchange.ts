@@ -1,6 +1,7 @@
 // One request and its response on the HTTP/1.1 client: what the caller
 // holds (write the body, end it, pause or drop the response, give up) while
 // the pool finds it a connection, and the callbacks it hears back.
+import { AsyncResource } from "node:async_hooks";
 import type { RequestHeaders } from "./request_head.ts";
 import type { ResponseHead } from "./response_parser.ts";
 
@@ -41,6 +42,13 @@ const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "TRAC
 export class Exchange {
   /** The head, written when the exchange gets its connection. */
   readonly head: string;
+  /**
+   * The async context the exchange was made in: its callbacks run in it, not
+   * in the context of whichever exchange opened the connection (as Node's
+   * client runs each response's callbacks in its request's context), so
+   * AsyncLocalStorage (the agent's safety net) sees the right request.
+   */
+  readonly scope = new AsyncResource("H1EXCHANGE", { requireManualDestroy: true });
   /** The pool's record of where it goes. */
   origin: unknown;
   /** The connection it runs on, once it has one. */
@@ -100,8 +108,10 @@ export class Exchange {
 
   /** An inactivity timeout on the exchange's connection (as a socket timeout), while the exchange lasts. */
   setTimeout(ms: number, onTimeout: () => void): void {
-    this.timeout = { ms, onTimeout };
-    this.carrier?.setTimeout(ms, onTimeout);
+    const scope = this.scope;
+    const inScope = () => scope.runInAsyncScope(onTimeout);
+    this.timeout = { ms, onTimeout: inScope };
+    this.carrier?.setTimeout(ms, inScope);
   }
 
   /** Gives up: the connection is closed (its state is unknown), nothing more is heard. */
@@ -122,7 +132,7 @@ export class Exchange {
     let flushed = true;
     if (early) for (let i = 0; i < early.length; i++) flushed = carrier.writeBody(early[i], this.earlyEnd && i === early.length - 1);
     else if (this.earlyEnd) carrier.writeBody(EMPTY, true);
-    if (early && flushed && !this.earlyEnd) this.handlers.drain();
+    if (early && flushed && !this.earlyEnd) this.scope.runInAsyncScope(this.handlers.drain, this.handlers);
   }
 }
 

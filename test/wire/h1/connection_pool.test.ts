@@ -3,6 +3,7 @@
 // raw TCP peers sending chosen bytes (resets mid-head and mid-body, closes
 // without warning, bytes nobody asked for).
 import assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
@@ -379,6 +380,39 @@ describe("ConnectionPool", () => {
       });
     });
     assert.equal(stalled, "timed out");
+  });
+
+  it("runs each exchange's callbacks in the async context it was made in, not the connection's first", async () => {
+    const { origin, sockets } = await httpServer((_req, res) => res.end("ok"));
+    const pool = newPool();
+    const als = new AsyncLocalStorage<string>();
+    const seen: Array<string | undefined> = [];
+    const one = (name: string) =>
+      als.run(
+        name,
+        () =>
+          new Promise<void>((resolve) => {
+            pool.request(
+              origin,
+              { method: "GET", path: "/", headers: ["host", "t"], body: "none" },
+              {
+                response: () => {
+                  seen.push(als.getStore());
+                  resolve();
+                },
+                data: () => undefined,
+                end: () => undefined,
+                error: () => undefined,
+                drain: () => undefined,
+              },
+            );
+          }),
+      );
+    await one("first");
+    await one("second");
+    await one("third");
+    assert.equal(sockets.size, 1);
+    assert.deepEqual(seen, ["first", "second", "third"]);
   });
 
   it("keeps no process alive with idle connections; close() ends everything", async () => {
