@@ -105,7 +105,7 @@ describe("UpstreamRequests on the HTTP/1.1 client", () => {
   });
 
   it("holds the app while the client reads nothing, then relays the whole body and counts it", async () => {
-    const size = 16 * 1024 * 1024;
+    const size = 64 * 1024 * 1024;
     let written = 0;
     const app = createServer((_req, res) => {
       res.writeHead(200, { "content-length": String(size) });
@@ -135,7 +135,7 @@ describe("UpstreamRequests on the HTTP/1.1 client", () => {
   });
 
   it("streams a request body as the app reads it: a slow app pauses the client", async () => {
-    const size = 16 * 1024 * 1024;
+    const size = 64 * 1024 * 1024;
     let reading = false;
     const app = createServer((req, res) => {
       let n = 0;

@@ -46,7 +46,7 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
     socket.on("data", (d: Buffer) => this.onData(d));
     socket.on("drain", () => {
       const x = this.exchange;
-      if (x && !x.over) x.scope.runInAsyncScope(x.handlers.drain, x.handlers);
+      if (x && !x.over && !x.deliver(x.handlers.drain)) this.abandon(x);
     });
     socket.on("error", (e: NodeJS.ErrnoException) => {
       this.error ??= e;
@@ -106,8 +106,9 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
 
   /** The exchange gave up: the connection's state is unknown, so it is closed. */
   abandon(exchange: Exchange): void {
-    if (this.exchange !== exchange) return;
-    this.exchange = undefined;
+    if (this.exchange === exchange) this.exchange = undefined;
+    else if (this.exchange !== undefined || this.closed) return;
+    this.releasePending = false;
     this.destroy();
   }
 
@@ -127,19 +128,19 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
     }
     const x = this.exchange!;
     if (wholeBody !== undefined) this.complete(x);
-    if (!x.discarding) x.scope.runInAsyncScope(x.handlers.response, x.handlers, head, wholeBody);
+    if (!x.discarding && !x.deliver(x.handlers.response, head, wholeBody)) this.abandon(x);
   }
 
   data(chunk: Buffer): void {
     const x = this.exchange;
-    if (x && !x.discarding) x.scope.runInAsyncScope(x.handlers.data, x.handlers, chunk);
+    if (x && !x.discarding && !x.deliver(x.handlers.data, chunk)) this.abandon(x);
   }
 
   end(): void {
     const x = this.exchange;
     if (!x) return;
     this.complete(x);
-    if (!x.discarding) x.scope.runInAsyncScope(x.handlers.end, x.handlers);
+    if (!x.discarding) x.deliver(x.handlers.end);
   }
 
   private complete(x: Exchange): void {
@@ -208,7 +209,7 @@ export class ClientConnection implements ExchangeCarrier, ResponseEvents {
       return this.owner.retry(x);
     }
     x.over = true;
-    x.scope.runInAsyncScope(x.handlers.error, x.handlers, e);
+    x.deliver(x.handlers.error, e);
   }
 }
 

@@ -187,5 +187,5 @@ function nextWaiting(pool: OriginPool): Exchange | undefined {
 function failWaiting(x: Exchange): void {
   if (x.over) return;
   x.over = true;
-  x.scope.runInAsyncScope(x.handlers.error, x.handlers, Object.assign(new Error("connection pool closed"), { code: "ECONNRESET" }));
+  x.deliver(x.handlers.error, Object.assign(new Error("connection pool closed"), { code: "ECONNRESET" }));
 }

@@ -108,8 +108,7 @@ export class Exchange {
 
   /** An inactivity timeout on the exchange's connection (as a socket timeout), while the exchange lasts. */
   setTimeout(ms: number, onTimeout: () => void): void {
-    const scope = this.scope;
-    const inScope = () => scope.runInAsyncScope(onTimeout);
+    const inScope = () => this.deliver(onTimeout);
     this.timeout = { ms, onTimeout: inScope };
     this.carrier?.setTimeout(ms, inScope);
   }
@@ -122,6 +121,25 @@ export class Exchange {
     this.carrier = undefined;
   }
 
+  /**
+   * Runs one of the handlers in the exchange's context. A handler that
+   * throws (a bug upstream of here) ends the exchange, and its error is
+   * thrown again on the next tick in the exchange's context, so the process's
+   * uncaught-error handling sees it as this request's; false then (the
+   * connection's state is unknown: it is closed).
+   */
+  deliver<A extends unknown[]>(fn: (...args: A) => void, ...args: A): boolean {
+    try {
+      this.scope.runInAsyncScope(fn, this.handlers, ...args);
+      return true;
+    } catch (e) {
+      this.over = true;
+      this.carrier = undefined;
+      this.scope.runInAsyncScope(rethrowNextTick, undefined, e);
+      return false;
+    }
+  }
+
   /** Called by the connection that takes the exchange: what was asked before it came. */
   attached(carrier: ExchangeCarrier): void {
     this.carrier = carrier;
@@ -132,8 +150,16 @@ export class Exchange {
     let flushed = true;
     if (early) for (let i = 0; i < early.length; i++) flushed = carrier.writeBody(early[i], this.earlyEnd && i === early.length - 1);
     else if (this.earlyEnd) carrier.writeBody(EMPTY, true);
-    if (early && flushed && !this.earlyEnd) this.scope.runInAsyncScope(this.handlers.drain, this.handlers);
+    if (early && flushed && !this.earlyEnd) this.deliver(this.handlers.drain);
   }
 }
 
 const EMPTY = Buffer.alloc(0);
+
+function rethrowNextTick(e: unknown): void {
+  process.nextTick(rethrow, e);
+}
+
+function rethrow(e: unknown): never {
+  throw e;
+}

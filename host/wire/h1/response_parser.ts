@@ -66,6 +66,16 @@ const STATUS_LINE = /^HTTP\/1\.([01]) ([0-9]{3})(?: (.*))?$/s;
 const DIGITS = /^[0-9]+$/;
 const HEX = /^[0-9a-fA-F]+$/;
 
+const HTTP_PREFIX = "HTTP/1.";
+
+/** The start of a head whose end has not arrived: what there is of its status line must be one. */
+function checkStatusLineSoFar(buf: Buffer): void {
+  const n = Math.min(buf.length, HTTP_PREFIX.length);
+  for (let i = 0; i < n; i++) if (buf[i] !== HTTP_PREFIX.charCodeAt(i)) throw new HttpParseError("HPE_INVALID_CONSTANT", "not an HTTP/1 response");
+  const lineEnd = buf.indexOf("\r\n");
+  if (lineEnd >= 0 && !STATUS_LINE.test(buf.toString("latin1", 0, lineEnd))) throw new HttpParseError("HPE_INVALID_CONSTANT", "malformed status line");
+}
+
 export function isToken(s: string): boolean {
   if (s.length === 0) return false;
   for (let i = 0; i < s.length; i++) {
@@ -223,6 +233,8 @@ export class ResponseParser {
     const end = buf.indexOf(CRLFCRLF, prev ? Math.max(0, prev.length - 3) : 0);
     if (end < 0) {
       if (buf.length > this.maxHeaderBytes) throw new HttpParseError("HPE_HEADER_OVERFLOW", "response head over the header size limit");
+      // Not HTTP at all (or a bad status line): refused now, not when a blank line that may never come arrives.
+      checkStatusLineSoFar(buf);
       this.pending = Buffer.from(buf);
       return chunk.length;
     }

@@ -111,6 +111,11 @@ describe("ResponseParser", () => {
 
   it("refuses malformed heads and chunks with HPE_ codes", () => {
     assert.equal(parseError("HTTP/2.0 200 OK\r\n\r\n").code, "HPE_INVALID_CONSTANT");
+    // Refused as soon as the bytes cannot be a status line, before any blank line.
+    assert.equal(parseError("SSH-2.0-OpenSSH_9.6\r\n").code, "HPE_INVALID_CONSTANT");
+    assert.equal(parseError("HTTP/1.1 abc\r\n").code, "HPE_INVALID_CONSTANT");
+    assert.equal(parseError("X").code, "HPE_INVALID_CONSTANT");
+    assert.equal(parse("HTTP/1.1 200 OK\r\nA: b\r\n").heads.length, 0);
     assert.equal(parseError("HTTP/1.1 20 OK\r\n\r\n").code, "HPE_INVALID_CONSTANT");
     assert.equal(parseError("HTTP/1.1 099 Low\r\n\r\n").code, "HPE_INVALID_STATUS");
     assert.equal(parseError("HTTP/1.1 000 Zero\r\n\r\n").code, "HPE_INVALID_STATUS");
