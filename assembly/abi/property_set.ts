@@ -1,4 +1,5 @@
 import { forEachPair } from "../pairs";
+import { sameWords } from "../recent_strings";
 import { Status } from "./enums";
 import * as abi from "./imports";
 import { dropHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot } from "./marshal";
@@ -35,6 +36,10 @@ export class PropertySet<T> {
   // The target of the read in progress (a read is never re-entered), and the properties it leaves out.
   private target: T | null = null;
   private skipped: u32 = 0;
+  // Where the next key of a batch answer is looked for first: the host
+  // answers in the order asked (absent names left out), so it is mostly the
+  // one after the last found.
+  private cursor: i32 = 0;
 
   constructor(
     names: StaticArray<string>,
@@ -73,6 +78,7 @@ export class PropertySet<T> {
         hostBatches = 1;
         this.target = target;
         this.skipped = skip;
+        this.cursor = 0;
         // A malformed answer is taken as far as it is well-formed; the rest stay at their defaults.
         forEachPair(hostBlockPtr(), hostBlockLength(), this, (set: PropertySet<T>, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void => {
           const index = set.indexOf(keyPtr, keyLen);
@@ -96,10 +102,19 @@ export class PropertySet<T> {
     }
   }
 
+  /** The set's index of the name at `keyPtr`, or -1; tried from the one after the last found, then around. */
   indexOf(keyPtr: usize, keyLen: usize): i32 {
-    for (let i = 0; i < this.keys.length; i++) {
-      const key = unchecked(this.keys[i]);
-      if (<usize>key.byteLength == keyLen && memory.compare(changetype<usize>(key), keyPtr, keyLen) == 0) return i;
+    const keys = this.keys;
+    const n = keys.length;
+    let i = this.cursor;
+    for (let tried = 0; tried < n; tried++) {
+      const key = unchecked(keys[i]);
+      const next = i + 1 == n ? 0 : i + 1;
+      if (<usize>key.byteLength == keyLen && sameWords(changetype<usize>(key), keyPtr, keyLen)) {
+        this.cursor = next;
+        return i;
+      }
+      i = next;
     }
     return -1;
   }
