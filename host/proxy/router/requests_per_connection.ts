@@ -2,7 +2,9 @@ import type { Agent } from "node:http";
 import type { Socket } from "node:net";
 
 /**
- * `connectionPool.http.maxRequestsPerConnection` on a keep-alive agent: each
+ * `connectionPool.http.maxRequestsPerConnection` on a keep-alive agent (the
+ * mutual TLS upstreams' node:https agent; plaintext upstreams count it in
+ * their own pool, host/wire/h1/client_connection.ts): each
  * request counts against the connection it was given; a connection that has
  * served its limit is not kept alive when it comes free (the agent's
  * `keepSocketAlive` says no, so it is closed instead of pooled). The

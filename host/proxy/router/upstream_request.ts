@@ -1,21 +1,26 @@
 import { Agent, request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
 import type { HeaderList, LocalReply } from "../../wasm/abi_types.ts";
+import { ConnectionPool } from "../../wire/h1/connection_pool.ts";
+import type { ExchangeHandlers } from "../../wire/h1/exchange.ts";
+import type { RequestHeaders } from "../../wire/h1/request_head.ts";
+import type { ResponseHead } from "../../wire/h1/response_parser.ts";
 import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
 import type { FilterHost } from "../filters/filter_host.ts";
 import { endToEndHeaders, toOutgoing, toRawHeaders, upstreamHeaders } from "../http/hop_by_hop.ts";
 import { type RequestFraming, frameObject, hasBody } from "../http/request_framing.ts";
 import type { RequestProperties } from "../request_properties.ts";
-import { countRequestOnConnection } from "./requests_per_connection.ts";
-import { relayBody } from "./response_relay.ts";
+import { ResponseRelay } from "./response_relay.ts";
 import type { ForwardActions, RouteDecision } from "./route_decision.ts";
+import { type UpstreamCall, tlsExchange } from "./tls_exchange.ts";
 import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "./upstream_failure.ts";
 
 /**
  * The router's upstream half: sends a routed request to its upstream host
- * over keep-alive connections (mutual TLS when the route says so), streaming
+ * over keep-alive connections — plaintext ones on the project's own
+ * HTTP/1.1 client (host/wire/h1: its connection pool per upstream, with
+ * `maxRequestsPerConnection` counted per connection), mutual TLS ones on
+ * node:https with the workload's agent (tls_exchange.ts) — streaming
  * both bodies, with the route's timeout, retries and mirror, admitted first
  * by the cluster's connection pool; the response goes back through the
  * filter. The downstream side is what the HTTP connection manager hands
@@ -40,12 +45,16 @@ export interface Downstream {
 }
 
 export class UpstreamRequests {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  /** Plaintext upstreams: the project's own HTTP/1.1 client (host/wire/h1). */
+  private readonly pool = new ConnectionPool({ maxHeaderBytes: UPSTREAM_MAX_HEADER_BYTES });
+  /** The mirror's (fire and forget) node:http agent, made on first use. */
+  private mirrorAgent: Agent | undefined;
 
   constructor(private readonly filter: Pick<FilterHost, "onResponseHeaders">) {}
 
   close(): void {
-    this.agent.destroy();
+    this.pool.close();
+    this.mirrorAgent?.destroy();
   }
 
   /** Sends the request (filter stream `id`, 0 when the filter is not in the path) to the routed upstream. */
@@ -61,23 +70,18 @@ export class UpstreamRequests {
         applyRequestHeaders(outgoing, actions);
         frameObject(outgoing, method, down.framing);
       }
-      // Without route actions the headers go to Node as a flat list (request_framing.ts frames either).
+      // Without route actions the headers go as a flat list (request_framing.ts frames either).
       const headerList = outgoing ?? upstreamHeaders(forwarded, method, down.authority, down.framing);
       const upstreamPath = actions?.path ?? path;
       let requestBytes = 0;
       const bodiless = !hasBody(down.framing);
-      if (!bodiless) {
-        req.on("data", (chunk: Buffer) => {
-          requestBytes += chunk.length;
-        });
-      }
       const tlsOptions = target.tls;
-      const send = tlsOptions ? httpsRequest : httpRequest;
       if (actions?.mirror && bodiless) {
         // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
         const m = actions.mirror;
+        this.mirrorAgent ??= new Agent({ keepAlive: true, maxSockets: 256 });
         const shadow = httpRequest(
-          { agent: this.agent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing!.host}-shadow` } },
+          { agent: this.mirrorAgent, host: m.host, port: m.port, method, path: upstreamPath, headers: { ...outgoing, host: `${outgoing!.host}-shadow` } },
           (r) => r.resume(),
         );
         shadow.on("error", () => undefined);
@@ -96,26 +100,19 @@ export class UpstreamRequests {
             }, actions.timeoutMs)
           : undefined;
       if (timer) res.once("close", () => clearTimeout(timer));
-      let current: ReturnType<typeof httpRequest> | undefined;
+      // The attempt in progress, and how it reports a failure (before or after its response began).
+      let current: UpstreamCall | undefined;
+      let broke: (e: NodeJS.ErrnoException) => void = () => undefined;
       const retryOn: ReadonlySet<string> = actions?.retries ? new Set(actions.retries.retryOn) : NO_RETRIES;
       const retriableStatus = (code: number) =>
         (retryOn.has("5xx") && code >= 500) || (retryOn.has("gateway-error") && (code === 502 || code === 503 || code === 504));
+      const maxRequestsPerConnection = control?.maxRequestsPerConnection;
+      const body = down.framing.kind === "chunked" ? "chunked" : bodiless ? "none" : "length";
       const attempt = (left: number) => {
-        const options = tlsOptions
-          ? { ...tlsOptions, host: target.host, port: target.port, method, path: upstreamPath, headers: headerList, maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES }
-          : {
-              agent: this.agent,
-              host: target.host,
-              port: target.port,
-              ...(target.localAddress ? { localAddress: target.localAddress } : {}),
-              method,
-              path: upstreamPath,
-              headers: headerList,
-              maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES,
-            };
-        // The upstream failed before a response began: retried when the route says so, else 502 (protocol error) or 503 (upstream_failure.ts).
         // Set once this attempt has given up or handed over to the next one: later events of its request are stale.
         let over = false;
+        let relay: ResponseRelay | undefined;
+        // The upstream failed before a response began: retried when the route says so, else 502 (protocol error) or 503 (upstream_failure.ts).
         const failed = (e: NodeJS.ErrnoException) => {
           if (answered || over) return;
           over = true;
@@ -130,41 +127,47 @@ export class UpstreamRequests {
           else res.destroy();
           down.complete(reply.status, requestBytes, 0);
         };
-        const upstream = send(options, (up) => {
-          if (answered || over) return void up.resume();
+        const onResponse = (head: ResponseHead, whole: Buffer | undefined) => {
+          if (answered || over) return void call.discard();
           if (res.headersSent || res.destroyed) {
             // The client's stream was already ended (the safety net): the answer has nowhere to go.
             answered = true;
             if (timer) clearTimeout(timer);
-            up.destroy();
+            call.destroy();
             finish("cancelled");
             return down.complete(res.statusCode, requestBytes, 0);
           }
-          const status = up.statusCode;
+          const status = head.status;
           if (!isFinalStatus(status)) {
-            up.destroy();
-            return failed(upstreamProtocolError(`status ${JSON.stringify(up.statusCode)} is no final response status`));
+            call.destroy();
+            return failed(upstreamProtocolError(`status ${JSON.stringify(status)} is no final response status`));
           }
           if (bodiless && left > 0 && retriableStatus(status)) {
             over = true;
-            up.resume();
+            call.discard();
             return attempt(left - 1);
           }
           try {
-            let responseHeaders = endToEndHeaders(up.rawHeaders, id ? [[":status", String(status)]] : []);
+            let responseHeaders = endToEndHeaders(head.rawHeaders, id ? [[":status", String(status)]] : []);
             if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
             const filtered = id ? this.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
             // Throws on what Node will not write (a header value it calls invalid): nothing was sent yet.
             res.writeHead(status, toRawHeaders(filtered));
           } catch (e) {
-            up.destroy();
+            call.destroy();
             return failed(upstreamProtocolError(`response not relayable: ${(e as Error).message}`));
           }
           answered = true;
           if (timer) clearTimeout(timer);
           down.props.upstreamAddress = `${target.host}:${target.port}`;
-          relayBody(
-            up,
+          if (whole !== undefined) {
+            // Head and whole body in one write to the client.
+            res.end(whole);
+            finish(status);
+            return down.complete(status, requestBytes, whole.length);
+          }
+          relay = new ResponseRelay(
+            call,
             res,
             (responseBytes) => {
               finish(status);
@@ -178,30 +181,58 @@ export class UpstreamRequests {
               down.complete(status, requestBytes, responseBytes);
             },
           );
-        });
-        // A 101 nobody asked for (the listener forwards no Upgrade): Node hands over the socket; it is closed, the client gets 502.
-        upstream.on("upgrade", (_res, socket: Socket) => {
-          socket.destroy();
-          failed(upstreamProtocolError("unsolicited 101 Switching Protocols"));
-        });
-        current = upstream;
-        if (control?.maxRequestsPerConnection) {
-          const limit = control.maxRequestsPerConnection;
-          const agent = (tlsOptions ? tlsOptions.agent : this.agent) as Agent | undefined;
-          upstream.on("socket", (socket) => countRequestOnConnection(agent, socket as Socket, limit));
-        }
-        if (actions?.retries?.perTryTimeoutMs) upstream.setTimeout(actions.retries.perTryTimeoutMs, () => upstream.destroy(new Error("per-try timeout")));
-        upstream.on("error", failed);
-        if (bodiless) upstream.end();
-        else {
-          req.pipe(upstream);
-          // The client left before its body was complete: the upstream must not take a cut body as whole (Envoy resets the stream).
-          req.once("close", () => {
-            if (!req.complete) upstream.destroy();
+        };
+        broke = (e) => (relay ? relay.error(e) : failed(e));
+        const handlers: ExchangeHandlers = {
+          response: onResponse,
+          data: (chunk) => relay?.data(chunk),
+          end: () => relay?.end(),
+          error: (e) => broke(e),
+          drain: () => req.resume(),
+        };
+        const call: UpstreamCall = tlsOptions
+          ? tlsExchange(
+              {
+                ...tlsOptions,
+                host: target.host,
+                port: target.port,
+                method,
+                path: upstreamPath,
+                headers: headerList,
+                maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES,
+              },
+              handlers,
+              maxRequestsPerConnection,
+            )
+          : this.pool.request(
+              { host: target.host, port: target.port, localAddress: target.localAddress },
+              { method, path: upstreamPath, headers: headerList as RequestHeaders, body, maxRequestsPerConnection },
+              handlers,
+            );
+        current = call;
+        const perTry = actions?.retries?.perTryTimeoutMs;
+        if (perTry)
+          call.setTimeout(perTry, () => {
+            call.destroy();
+            broke(new Error("per-try timeout"));
           });
-        }
+        if (bodiless) call.end();
       };
       attempt(bodiless ? (actions?.retries?.attempts ?? 0) : 0);
+      if (!bodiless) {
+        // The body streams as it comes (one attempt: requests with a body are not retried); a full upstream pauses the client.
+        req.on("data", (chunk: Buffer) => {
+          requestBytes += chunk.length;
+          if (current && !current.write(chunk)) req.pause();
+        });
+        req.on("end", () => current?.end());
+        // The client left before its body was complete: the upstream must not take a cut body as whole (Envoy resets the stream).
+        req.once("close", () => {
+          if (req.complete || !current) return;
+          current.destroy();
+          broke(Object.assign(new Error("the client left before its request body was complete"), { code: "ECONNRESET" }));
+        });
+      }
     };
     if (control) {
       const admitted = control.admit();
