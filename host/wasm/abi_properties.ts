@@ -157,7 +157,7 @@ class PropertyReader {
       capacity += 10 + keys[i].length + valueCapacity(value);
     }
     if (asLast) {
-      values.fill(undefined);
+      for (let i = 0; i < values.length; i++) values[i] = undefined;
       const last = batch.last as Uint8Array;
       if (key !== undefined) batch.saved.set(key, last);
       return this.memory.give(last, outPtr, outLen);
