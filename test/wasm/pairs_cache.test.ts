@@ -55,7 +55,11 @@ describe("PairsCache", () => {
     for (const [i, pairs] of maps.entries()) {
       const got = viaCache(cache, pairs);
       assert.deepEqual(got, expected(pairs), `map ${i}`);
-      assert.deepEqual(decodePairs(got), pairs.map(([k, v]) => [k, v.replace("\ud800", "\ufffd")]), `map ${i} decoded`);
+      assert.deepEqual(
+        decodePairs(got),
+        pairs.map(([k, v]) => [k, v.replace("\ud800", "\ufffd")]),
+        `map ${i} decoded`,
+      );
     }
   });
 
