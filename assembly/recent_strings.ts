@@ -91,7 +91,7 @@ export class RepeatedText {
 // overlapping the words before them; shorter runs one by one.
 // @ts-ignore: decorator
 @inline
-function sameWords(a: usize, b: usize, len: usize): bool {
+export function sameWords(a: usize, b: usize, len: usize): bool {
   if (len < 8) {
     for (let i: usize = 0; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
     return true;

@@ -1,4 +1,5 @@
 import { forEachPair } from "../pairs";
+import { sameWords } from "../recent_strings";
 import { Status } from "./enums";
 import * as abi from "./imports";
 import { dropHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPtrSlot } from "./marshal";
@@ -13,6 +14,7 @@ import { dropHostBlock, hostBlockLength, hostBlockPtr, scratchLenSlot, scratchPt
 // about the host, learnt once per VM.
 
 const UNKNOWN: i32 = -1;
+const SKIP_PATH_NAMES: i32 = 8;
 let hostBatches: i32 = UNKNOWN;
 
 /**
@@ -32,9 +34,18 @@ export class PropertySet<T> {
   private readonly keys: StaticArray<ArrayBuffer>;
   /** `mesh` `properties` and every dotted name, NUL-separated. */
   private readonly batchPath: ArrayBuffer;
+  private readonly names: StaticArray<string>;
+  // Batch paths that leave out the names a read skips (so the host neither
+  // looks them up nor writes them), by skip mask, each made when first asked
+  // for: sets of up to SKIP_PATH_NAMES names; a larger set asks for all.
+  private skipPaths: StaticArray<ArrayBuffer | null> | null = null;
   // The target of the read in progress (a read is never re-entered), and the properties it leaves out.
   private target: T | null = null;
   private skipped: u32 = 0;
+  // Where the next key of a batch answer is looked for first: the host
+  // answers in the order asked (absent names left out), so it is mostly the
+  // one after the last found.
+  private cursor: i32 = 0;
 
   constructor(
     names: StaticArray<string>,
@@ -58,21 +69,25 @@ export class PropertySet<T> {
     this.pathBytes = pathBytes;
     this.keys = keys;
     this.batchPath = String.UTF8.encode(batch);
+    this.names = names;
   }
 
   /**
    * Reads every property of the set the host has into `target`, except those
    * whose bit is set in `skip` (bit i: the set's property i), which the
-   * caller knows already: never asked for one at a time, and left out of a
-   * batch's answer, so every host gives the same values.
+   * caller knows already: never asked for, one at a time or in a batch
+   * (whose answer is filtered the same way, should a host give them anyway),
+   * so every host gives the same values.
    */
   // @ts-ignore: decorator
   @inline read(target: T, skip: u32 = 0): void {
+    if (skip != 0 && this.skipsAll(skip)) return;
     if (hostBatches != 0) {
-      if (ask(this.batchPath)) {
+      if (ask(skip == 0 ? this.batchPath : this.batchPathWithout(skip))) {
         hostBatches = 1;
         this.target = target;
         this.skipped = skip;
+        this.cursor = 0;
         // A malformed answer is taken as far as it is well-formed; the rest stay at their defaults.
         forEachPair(hostBlockPtr(), hostBlockLength(), this, (set: PropertySet<T>, keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void => {
           const index = set.indexOf(keyPtr, keyLen);
@@ -96,10 +111,45 @@ export class PropertySet<T> {
     }
   }
 
+  private skipsAll(skip: u32): bool {
+    const n = this.names.length;
+    const all: u32 = n == 32 ? 0xffffffff : (<u32>1 << <u32>n) - 1;
+    return (skip & all) == all;
+  }
+
+  // The batch path of the names whose bit is clear in `skip`.
+  private batchPathWithout(skip: u32): ArrayBuffer {
+    const n = this.names.length;
+    if (n > SKIP_PATH_NAMES) return this.batchPath;
+    skip &= (1 << n) - 1;
+    let paths = this.skipPaths;
+    if (paths === null) {
+      paths = new StaticArray<ArrayBuffer | null>(1 << n);
+      this.skipPaths = paths;
+    }
+    let path = unchecked(paths[skip]);
+    if (path === null) {
+      let batch = "mesh\0properties";
+      for (let i = 0; i < n; i++) if (((skip >>> <u32>i) & 1) == 0) batch += "\0" + unchecked(this.names[i]);
+      path = String.UTF8.encode(batch);
+      unchecked((paths[skip] = path));
+    }
+    return path;
+  }
+
+  /** The set's index of the name at `keyPtr`, or -1; tried from the one after the last found, then around. */
   indexOf(keyPtr: usize, keyLen: usize): i32 {
-    for (let i = 0; i < this.keys.length; i++) {
-      const key = unchecked(this.keys[i]);
-      if (<usize>key.byteLength == keyLen && memory.compare(changetype<usize>(key), keyPtr, keyLen) == 0) return i;
+    const keys = this.keys;
+    const n = keys.length;
+    let i = this.cursor;
+    for (let tried = 0; tried < n; tried++) {
+      const key = unchecked(keys[i]);
+      const next = i + 1 == n ? 0 : i + 1;
+      if (<usize>key.byteLength == keyLen && sameWords(changetype<usize>(key), keyPtr, keyLen)) {
+        this.cursor = next;
+        return i;
+      }
+      i = next;
     }
     return -1;
   }

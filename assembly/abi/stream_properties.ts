@@ -1,5 +1,5 @@
 import { ResponseView } from "../attributes/report";
-import { recentString } from "../recent_strings";
+import { RepeatedText } from "../recent_strings";
 import { RequestView } from "../request";
 import { decodeUtf8 } from "../utf8";
 import { boolAt, int64At, PropertySet } from "./property_set";
@@ -27,17 +27,31 @@ const REQUEST_NAMES: StaticArray<string> = [
 ];
 
 // A connection's addresses and identities, and the destination service,
-// repeat across its requests: decoded once (recent_strings.ts).
+// repeat across its requests: each property's last bytes are kept, and the
+// same bytes again give the same string without a hash (RepeatedText); other
+// bytes are decoded once while they keep coming (recentString).
+const REPEATED_REQUEST: StaticArray<RepeatedText> = [
+  new RepeatedText(), new RepeatedText(), new RepeatedText(), new RepeatedText(),
+  new RepeatedText(), new RepeatedText(), new RepeatedText(), new RepeatedText(),
+];
+
 function visitRequest(r: RequestView, index: i32, ptr: usize, len: usize): void {
+  if (index == 2) {
+    r.mtls = boolAt(ptr, len);
+    return;
+  }
+  if (index == 7) {
+    r.authPayload = text(ptr, len);
+    return;
+  }
+  const value = unchecked(REPEATED_REQUEST[index]).of(ptr, len);
   switch (index) {
-    case 0: r.sourceAddress = recentString(ptr, len); break;
-    case 1: r.destinationAddress = recentString(ptr, len); break;
-    case 2: r.mtls = boolAt(ptr, len); break;
-    case 3: r.peerPrincipal = recentString(ptr, len); break;
-    case 4: r.localPrincipal = recentString(ptr, len); break;
-    case 5: r.requestedServerName = recentString(ptr, len); break;
-    case 6: r.destinationService = recentString(ptr, len); break;
-    case 7: r.authPayload = text(ptr, len); break;
+    case 0: r.sourceAddress = value; break;
+    case 1: r.destinationAddress = value; break;
+    case 3: r.peerPrincipal = value; break;
+    case 4: r.localPrincipal = value; break;
+    case 5: r.requestedServerName = value; break;
+    case 6: r.destinationService = value; break;
   }
 }
 
@@ -59,6 +73,8 @@ const RESPONSE_NAMES: StaticArray<string> = [
   "upstream.address",
 ];
 
+const REPEATED_UPSTREAM = new RepeatedText();
+
 function visitResponse(v: ResponseView, index: i32, ptr: usize, len: usize): void {
   switch (index) {
     case 0: v.code = int64At(ptr, len); break;
@@ -67,7 +83,7 @@ function visitResponse(v: ResponseView, index: i32, ptr: usize, len: usize): voi
     case 3: v.requestTotalSize = max<i64>(0, int64At(ptr, len)); break;
     case 4: v.responseTotalSize = max<i64>(0, int64At(ptr, len)); break;
     // The upstream a pooled connection reaches repeats from report to report.
-    case 5: v.upstreamAddress = recentString(ptr, len); break;
+    case 5: v.upstreamAddress = REPEATED_UPSTREAM.of(ptr, len); break;
   }
 }
 

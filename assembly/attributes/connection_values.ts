@@ -19,14 +19,24 @@ export class AddressValues {
 // The properties' texts are themselves shared while they repeat
 // (recent_strings.ts), so the same text is mostly the same string: the last
 // one found is tried first, by identity.
+// A second table is found by the text's identity (a hash of its address, no
+// byte read): the connections of one peer take turns, each text the same
+// string from request to request.
 const ADDRESS_SLOTS: u64 = 64;
 const recentAddresses = new StaticArray<AddressValues | null>(<i32>ADDRESS_SLOTS);
+const addressesByIdentity = new StaticArray<AddressValues | null>(<i32>ADDRESS_SLOTS);
 
 function addressValues(text: string, last: AddressValues | null): AddressValues {
   if (last !== null && changetype<usize>(last.text) == changetype<usize>(text)) return last;
+  const identitySlot = <i32>(((<u32>changetype<usize>(text) >>> 4) * 0x9e3779b1) >>> 26);
+  const known = unchecked(addressesByIdentity[identitySlot]);
+  if (known !== null && changetype<usize>(known.text) == changetype<usize>(text)) return known;
   const slot = <i32>(fnv64Bytes(FNV64_OFFSET_BASIS, changetype<usize>(text), <usize>text.length << 1) & (ADDRESS_SLOTS - 1));
   const recent = unchecked(recentAddresses[slot]);
-  if (recent !== null && recent.text == text) return recent;
+  if (recent !== null && recent.text == text) {
+    unchecked((addressesByIdentity[identitySlot] = recent));
+    return recent;
+  }
   const addr = parseSocketAddress(text);
   const values = new AddressValues(
     text,
@@ -34,6 +44,7 @@ function addressValues(text: string, last: AddressValues | null): AddressValues 
     addr.port >= 0 ? AttributeValue.ofInt64(addr.port) : null,
   );
   unchecked((recentAddresses[slot] = values));
+  unchecked((addressesByIdentity[identitySlot] = values));
   return values;
 }
 

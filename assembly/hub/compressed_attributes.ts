@@ -94,10 +94,16 @@ export function writeReportEntry(out: ProtoWriter, bag: AttributeBag, dictionary
       pendingLength = 0;
     }
     const start = out.length;
-    const entry = out.begin(field);
-    out.sint32Field(KEY, id >= 0 ? dictionary.index(attributeName(id)) : dictionary.index(bag.nameAt(i)));
-    writeValue(out, v, dictionary);
-    out.end(entry);
+    const key = id >= 0 ? dictionary.index(attributeName(id)) : dictionary.index(bag.nameAt(i));
+    // A time is new in nearly every entry (the request's and the response's, the duration).
+    if (field == TIMESTAMPS || field == DURATIONS) {
+      out.timeEntry(field, key, v.int, v.nanos);
+    } else {
+      const entry = out.begin(field);
+      out.sint32Field(KEY, key);
+      writeValue(out, v, dictionary);
+      out.end(entry);
+    }
     if (id >= 0) memo.record(id, v, start, out.length - start);
   }
   if (pendingLength > 0) out.repeat(pendingAt, pendingLength);

@@ -96,7 +96,13 @@ export class EntryMemo {
     const rec = this.base + <usize>id * RECORD;
     if (load<u32>(rec, STAMP) != this.stamp || load<u8>(rec, KIND) != <u8>v.kind) return -1;
     const held = load<u32>(rec, HELD);
-    if (held != 0) return held == <u32>changetype<usize>(v) ? load<i32>(rec, START) : -1;
+    if (held != 0) {
+      if (held == <u32>changetype<usize>(v)) return load<i32>(rec, START);
+      // Another shared value: a number or bytes the same as the one held
+      // encode the same (the connections of one peer: its address's ip, each
+      // its own value).
+      return sameShared(changetype<AttributeValue>(<usize>held), v) ? load<i32>(rec, START) : -1;
+    }
     if (!v.requestOwned) return -1;
     // Numbers and times are compared here (most of a report's own values): a call saved each.
     const kind = v.kind;
@@ -291,6 +297,19 @@ export class EntryMemo {
     this.shared = grown<AttributeValue | null>(this.shared, size);
     this.capacity = size;
   }
+}
+
+// Two values of one kind that encode the same: numbers and bytes by their
+// contents, any other kind only when it is the same value.
+function sameShared(held: AttributeValue, v: AttributeValue): bool {
+  const kind = v.kind;
+  if (kind == ValueKind.Int64) return held.int == v.int;
+  if (kind != ValueKind.Bytes) return false;
+  const a = held.bytes;
+  const b = v.bytes;
+  if (a === null || b === null) return a === b;
+  const len = <usize>a.length;
+  return len == <usize>b.length && equalBytes(a.dataStart, b.dataStart, len);
 }
 
 function grown<T>(old: StaticArray<T>, size: i32): StaticArray<T> {

@@ -59,6 +59,10 @@ interface HttpConnection {
   active: number;
   /** When it last had no request in flight (connected or finished a response). */
   idleSince: number;
+  /** Kept alive: a response on it finished and no request is in flight; the idle timeout applies. */
+  kept: boolean;
+  /** The socket's bytesRead when it was last left idle: a next request that began since makes it busy again. */
+  readAtIdle: number;
 }
 
 const RESPONSES: Record<string, string> = {
@@ -89,7 +93,14 @@ export class ListenerGuard {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Options for `http.createServer`: Node's header timeout and keep-alive timeout carry the two timeouts. */
+  /**
+   * Options for `http.createServer`: Node's header timeout carries the header
+   * read timeout. The idle timeout is the guard's own sweep (guardHttp), not
+   * Node's keepAliveTimeout, which arms a socket timer (a Timeout, a bound
+   * function, a timer-list insert) after every response and clears it at the
+   * next request: per request, where the sweep costs per connection and
+   * second.
+   */
   httpServerOptions(): ServerOptions {
     const header = this.limits.headerReadTimeoutMs;
     return {
@@ -97,8 +108,8 @@ export class ListenerGuard {
       // No deadline on a whole request (Envoy's request_timeout is off by default); slow bodies hold a request slot, which is bounded.
       requestTimeout: 0,
       // How often Node looks for connections past the header deadline: the deadline is met within this.
-      connectionsCheckingInterval: header > 0 ? Math.max(100, Math.min(1000, Math.floor(header / 4))) : 30_000,
-      keepAliveTimeout: this.limits.idleTimeoutMs,
+      connectionsCheckingInterval: sweepIntervalMs(header),
+      keepAliveTimeout: 0,
     };
   }
 
@@ -118,10 +129,17 @@ export class ListenerGuard {
   /** Header read and idle timeouts on the HTTP server, counted; per-connection request tracking for eviction. */
   guardHttp(server: HttpServer, fedByAnotherListener: boolean): void {
     server.on("connection", (socket: Socket) => {
-      this.connections.set(socket, { active: 0, idleSince: this.now() });
+      this.connections.set(socket, { active: 0, idleSince: this.now(), kept: false, readAtIdle: 0 });
       this.served.set(acceptedSocketOf(socket), socket);
       socket.once("close", () => this.connections.delete(socket));
     });
+    const idle = this.limits.idleTimeoutMs;
+    if (idle > 0) {
+      // Met within a quarter of the timeout, at most a second late (Node's keepAliveTimeout allowed itself a second too).
+      const sweep = setInterval(() => this.closeIdle(), sweepIntervalMs(idle));
+      sweep.unref();
+      server.once("close", () => clearInterval(sweep));
+    }
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
       const code = error.code ?? "";
       if (code === "ERR_HTTP_REQUEST_TIMEOUT") this.stats.headerTimeouts++;
@@ -134,11 +152,6 @@ export class ListenerGuard {
         if (socket.writable && !closing) socket.end(RESPONSES[code] ?? BAD_REQUEST);
         socket.destroy();
       });
-    });
-    // Emitted only by the keep-alive timeout (no socket inactivity timeout is set): the idle timeout.
-    server.on("timeout", (socket: Socket) => {
-      this.stats.idleTimeouts++;
-      socket.destroy();
     });
     // Node runs its header-deadline check once the server is listening; a server fed by another listener never is.
     if (fedByAnotherListener) server.emit("listening");
@@ -169,8 +182,35 @@ export class ListenerGuard {
   /** The response of an admitted request closed. */
   requestDone(req: IncomingMessage): void {
     this.requestsInFlight--;
-    const connection = this.connections.get(req.socket);
-    if (connection && --connection.active === 0) connection.idleSince = this.now();
+    const socket = req.socket;
+    const connection = this.connections.get(socket);
+    if (connection && --connection.active === 0) {
+      connection.idleSince = this.now();
+      connection.kept = true;
+      connection.readAtIdle = socket.bytesRead;
+    }
+  }
+
+  /**
+   * The idle timeout (Envoy's idle_timeout, as Node's keepAliveTimeout did
+   * it): a kept-alive connection with no request in flight and not a byte
+   * read for `idleTimeoutMs` is closed. One whose next request has begun is
+   * the header read timeout's (Node's headersTimeout); one that never
+   * finished a request is too.
+   */
+  private closeIdle(): void {
+    const deadline = this.now() - this.limits.idleTimeoutMs;
+    for (const [socket, c] of this.connections) {
+      if (!c.kept || c.active > 0 || socket.destroyed) continue;
+      if (socket.bytesRead !== c.readAtIdle) {
+        c.kept = false;
+        continue;
+      }
+      if (c.idleSince > deadline) continue;
+      this.stats.idleTimeouts++;
+      this.connections.delete(socket);
+      socket.destroy();
+    }
   }
 
   private admitConnection(socket: Socket): void {
@@ -209,6 +249,11 @@ export class ListenerGuard {
     }
     return best;
   }
+}
+
+/** How often a deadline of `ms` is checked: a quarter of it, between 100 ms and a second (30 s when it is off). */
+function sweepIntervalMs(ms: number): number {
+  return ms > 0 ? Math.max(100, Math.min(1000, Math.floor(ms / 4))) : 30_000;
 }
 
 /** The accepted TCP socket under a connection the HTTP server serves: itself, or the one a TLS socket wraps. */

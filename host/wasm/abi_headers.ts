@@ -3,6 +3,7 @@ import type { ModuleMemory } from "./abi_memory.ts";
 import type { ContextState } from "./abi_contexts.ts";
 import { HeaderMap } from "./header_map.ts";
 import { decodePairs } from "./pairs.ts";
+import { PairsCache } from "./pairs_cache.ts";
 
 const NO_BYTES = new Uint8Array();
 
@@ -18,6 +19,8 @@ export function headerImports(state: ContextState, memory: ModuleMemory) {
     if (!s) return undefined;
     return (s.maps[type] ??= new HeaderMap([]));
   };
+  // The last serialization of each kind of map: most of a request's headers are those of the one before.
+  const lastPairs: PairsCache[] = [];
   return {
     proxy_get_buffer_status(type: number, outSize: number, outFlags: number) {
       const b = state.buffers.get(type as BufferType);
@@ -40,7 +43,7 @@ export function headerImports(state: ContextState, memory: ModuleMemory) {
       // One pass: room for the longest encoding, then the length written.
       const ptr = memory.allocateOut(map.serializedCapacity(), outPtr, outLen);
       if (ptr === 0) return WasmStatus.InternalFailure;
-      memory.view.setUint32(outLen, map.writeTo(memory.bytes, ptr), true);
+      memory.view.setUint32(outLen, map.writeTo(memory.bytes, ptr, (lastPairs[type] ??= new PairsCache())), true);
       return WasmStatus.Ok;
     },
     proxy_set_header_map_pairs(type: number, ptr: number, len: number) {

@@ -32,6 +32,9 @@ interface PropertyBatch extends Snapshot {
   values: Array<PropertyValue | undefined>;
   /** Serialized answers by the answersKey of the sources that gave them (kept as long as the key is). */
   saved: WeakMap<object, Uint8Array>;
+  /** The last answer computed (undefined when a value was bytes, which may change in place), with its values. */
+  last: Uint8Array | undefined;
+  lastValues: Array<PropertyValue | undefined>;
 }
 
 /** `mesh` NUL `properties` NUL: the path prefix of a batched property read. */
@@ -120,6 +123,8 @@ class PropertyReader {
       keys: names.map((n) => Buffer.from(n, "utf8")),
       values: names.map(() => undefined),
       saved: new WeakMap(),
+      last: undefined,
+      lastValues: names.map(() => undefined),
     };
     if (this.batches.size < MAX_DOTTED_NAMES) this.batches.set(pathPtr, batch);
     return batch;
@@ -137,15 +142,25 @@ class PropertyReader {
       const saved = batch.saved.get(key);
       if (saved !== undefined) return this.memory.give(saved, outPtr, outLen);
     }
-    const { names, keys, values } = batch;
+    const { names, keys, values, lastValues } = batch;
     let count = 0;
     let capacity = 4;
+    // Equal values are equal bytes: an answer like the last one computed (the log side's
+    // code, sizes and upstream of one request are mostly the last one's) is copied whole.
+    let asLast = batch.last !== undefined;
     for (let i = 0; i < names.length; i++) {
       const value = source === undefined ? undefined : typeof source === "function" ? source(names[i].split(".")) : source.property(names[i]);
       values[i] = value;
+      if (value !== lastValues[i]) asLast = false;
       if (value === undefined) continue;
       count++;
       capacity += 10 + keys[i].length + valueCapacity(value);
+    }
+    if (asLast) {
+      for (let i = 0; i < values.length; i++) values[i] = undefined;
+      const last = batch.last as Uint8Array;
+      if (key !== undefined) batch.saved.set(key, last);
+      return this.memory.give(last, outPtr, outLen);
     }
     const ptr = this.memory.allocateOut(capacity, outPtr, outLen);
     if (ptr === 0) return WasmStatus.InternalFailure;
@@ -154,10 +169,13 @@ class PropertyReader {
     writeU32(mem, ptr, count);
     let sizes = ptr + 4;
     let data = sizes + count * 8;
+    let bytesValue = false;
     for (let i = 0; i < names.length; i++) {
       const value = values[i];
+      lastValues[i] = value;
       if (value === undefined) continue;
       values[i] = undefined;
+      if (value instanceof Uint8Array) bytesValue = true;
       const key = keys[i];
       const kl = key.length;
       // Names are a few bytes: copied by hand, cheaper than a call into TypedArray#set each.
@@ -172,7 +190,9 @@ class PropertyReader {
       sizes += 8;
     }
     view.setUint32(outLen, data - ptr, true);
-    if (key !== undefined) batch.saved.set(key, Buffer.from(mem.subarray(ptr, data)));
+    const answer = Buffer.from(mem.subarray(ptr, data));
+    if (key !== undefined) batch.saved.set(key, answer);
+    batch.last = bytesValue ? undefined : answer;
     return WasmStatus.Ok;
   }
 }

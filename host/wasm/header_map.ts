@@ -1,5 +1,6 @@
 import type { HeaderList } from "./abi_types.ts";
 import { pairsCapacity, pairsLength, writePairs } from "./pairs.ts";
+import type { PairsCache } from "./pairs_cache.ts";
 
 /**
  * One header map of a stream (request or response headers, trailers) as the
@@ -40,9 +41,13 @@ export class HeaderMap {
     return pairsCapacity(this.entries);
   }
 
-  /** Writes the serialized map into `out` at `at` (room for serializedCapacity bytes): straight into module memory, with no buffer in between. Returns the bytes written. */
-  writeTo(out: Buffer, at: number): number {
-    return writePairs(out, at, this.entries);
+  /**
+   * Writes the serialized map into `out` at `at` (room for serializedCapacity
+   * bytes): straight into module memory, with no buffer in between; through
+   * `cache` (the last map of its kind) when given. Returns the bytes written.
+   */
+  writeTo(out: Buffer, at: number, cache?: PairsCache): number {
+    return cache === undefined ? writePairs(out, at, this.entries) : cache.write(out, at, this.entries);
   }
 
   /** The first value of `name` (lower-case). */

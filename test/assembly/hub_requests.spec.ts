@@ -376,6 +376,31 @@ describe("ReportRequest", () => {
     expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
   });
 
+  it("gives the same bytes when shared values of other objects carry the same, or other, numbers and bytes", () => {
+    // The connections of one peer: each its own shared address values, the ip the same, the port not.
+    const other = bytesOf(4);
+    other[3] = 9;
+    const ips = [bytesOf(4), bytesOf(4), other, bytesOf(5), bytesOf(4), new Uint8Array(0)];
+    const ports: i64[] = [41000, 41001, 41001, 41002, 41002, 41003];
+    const encoder = new ReportRequestEncoder();
+    encoder.begin(GLOBAL_WORD_COUNT);
+    const reference = new Array<AttributeBag>();
+    for (let i = 0; i < ips.length; i++) {
+      const bag = new AttributeBag();
+      bag.set("source.ip", AttributeValue.ofBytes(ips[i]));
+      bag.set("source.port", AttributeValue.ofInt64(ports[i]));
+      // The same value object from entry to entry for the first two, then another.
+      bag.set("destination.uid", AttributeValue.ofString(i < 2 ? "a" : "b"));
+      expect(encoder.append(bag, i32.MAX_VALUE)).toBe(true);
+      const fresh = new AttributeBag();
+      fresh.set("source.ip", AttributeValue.ofBytes(ips[i].slice(0)));
+      fresh.set("source.port", AttributeValue.ofInt64(ports[i]));
+      fresh.setString("destination.uid", i < 2 ? "a" : "b");
+      reference.push(fresh);
+    }
+    expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
+  });
+
   it("gives the same bytes after an entry was taken back for its size and the next message started", () => {
     const values = new RequestValues();
     const bag = new AttributeBag();

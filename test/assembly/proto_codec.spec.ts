@@ -107,6 +107,37 @@ describe("ProtoWriter (protobuf encoding guide)", () => {
     w.reset();
     expect(w.length).toBe(0);
   });
+
+  it("writes a time map entry in one pass as its submessages written step by step would be", () => {
+    const keys: i32[] = [24, -1, 0, -70, 100000];
+    const seconds: i64[] = [1_763_800_000, 0, 0, -5, i64.MAX_VALUE];
+    const nanos: i32[] = [123_456_789, 999, 0, -1, 1];
+    for (let i = 0; i < keys.length; i++) {
+      // After a few bytes, from a writer that has to grow for it.
+      const fast = new ProtoWriter(4);
+      fast.tag(1, WIRE_VARINT);
+      fast.varint(7);
+      fast.timeEntry(6 + (i & 1), keys[i], seconds[i], nanos[i]);
+      const steps = new ProtoWriter();
+      steps.tag(1, WIRE_VARINT);
+      steps.varint(7);
+      const entry = steps.begin(6 + (i & 1));
+      steps.sint32Field(1, keys[i]);
+      const time = steps.begin(2);
+      if (seconds[i] != 0) {
+        steps.tag(1, WIRE_VARINT);
+        steps.varintInPlace(<u64>seconds[i]);
+      }
+      if (nanos[i] != 0) {
+        steps.tag(2, WIRE_VARINT);
+        steps.varintInPlace(<u64>(<i64>nanos[i]));
+      }
+      steps.end(time);
+      steps.end(entry);
+      expect(fast.length).toBe(steps.length);
+      expect(hex(fast.finish())).toBe(hex(steps.finish()));
+    }
+  });
 });
 
 describe("ProtoReader", () => {

@@ -7,7 +7,7 @@
 // loop, an instruction costs about 15 to 20 x86 instructions and a call a few
 // hundred (the frame and its locals are set up each time): both columns count.
 //
-//   node --import tsx test/bench/op_profile.ts [pwhost|hot-path] [top]
+//   node --import tsx test/bench/op_profile.ts [pwhost|sidecar|hot-path] [top]
 //
 // local.get, constants, drop, block, loop and nop count nothing (the fast
 // interpreter folds them into the instructions that use them); an early exit
@@ -19,6 +19,7 @@ import binaryen from "binaryen";
 import { FilterEmulator } from "../../host/wasm/emulator.ts";
 import { FilterModule, serializeRequest } from "../../host/wasm/filter_module.ts";
 import { config, pluginConfig, requestInputs } from "./hot_path.ts";
+import { BENCH_ROUTE, BENCH_SOCKETS, BENCH_UPSTREAM_ADDRESS, benchOutcome, benchRequestHeaders, benchResponseHeaders } from "./sidecar_like_requests.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -206,6 +207,54 @@ function pwhostProfile(path: string, names: string[], top: number): string[] {
   return [...phases.totals].flatMap(([phase, counts]) => [...table(names, phase, counts, MEASURED, top), ""]);
 }
 
+/**
+ * The sidecar's requests as its host gives them (sidecar_like_requests.ts):
+ * its listener's seven request headers, the connection's addresses and the
+ * route's destination service read in one batched call, a 200 with four
+ * headers, an upstream address and the outcome's sizes.
+ */
+function sidecarProfile(path: string, names: string[], top: number): string[] {
+  const shipped = JSON.parse(readFileSync(join(ROOT, "build", "deploy", "plugin-config.json"), "utf8")) as Record<string, unknown>;
+  delete shipped.tcpClientConfig;
+  const emu = new FilterEmulator(shipped, path, { propertyBatches: true });
+  const grant = {
+    precondition: { status: { code: 0 }, validDuration: { seconds: 600 }, validUseCount: 100_000 },
+    quotas: { requestcount: { grantedAmount: 1_000_000, validDuration: { seconds: 600 } } },
+  };
+  const answer = () => {
+    for (const call of emu.calls) if (!call.answered && !call.cancelled) emu.answer(call, { respond: call.method === "Report" ? {} : grant });
+  };
+  const phases = new Phases(reader((emu.vm as unknown as { exports: Record<string, unknown> }).exports, names));
+  for (let r = 0; r < WARM_UP + MEASURED; r++) {
+    const counted = r >= WARM_UP;
+    const step = (phase: string, run: () => void) => (counted ? phases.measure(phase, run) : run());
+    const socket = BENCH_SOCKETS[r % BENCH_SOCKETS.length];
+    let id = 0;
+    step("request headers (context create, on_request_headers)", () => {
+      id = emu.request(benchRequestHeaders(), {
+        "source.address": `${socket.remoteAddress}:${socket.remotePort}`,
+        "destination.address": `${socket.localAddress}:${socket.localPort}`,
+        "connection.mtls": false,
+        ...BENCH_ROUTE,
+      }).id;
+      answer();
+    });
+    step("response headers, log, done, delete", () => {
+      const outcome = benchOutcome();
+      emu.finish(id, outcome.code, benchResponseHeaders().slice(1), {
+        "upstream.address": BENCH_UPSTREAM_ADDRESS,
+        "request.total_size": BigInt(outcome.requestBytes),
+        "response.total_size": BigInt(outcome.responseBytes),
+        "response.size": BigInt(outcome.responseBytes),
+      });
+      answer();
+    });
+    if ((r + 1) % REQUESTS_PER_TICK === 0) step("ticks (the report batch sent)", () => emu.advance(1000));
+    else emu.nowNanos += 10_000_000n;
+  }
+  return [...phases.totals].flatMap(([phase, counts]) => [...table(names, phase, counts, MEASURED, top), ""]);
+}
+
 /** The hot path bench's four-request mix at 50 patterns (filter_evaluate in place). */
 function hotPathProfile(path: string, names: string[], top: number): string[] {
   const filter = FilterModule.load(path);
@@ -225,7 +274,12 @@ const [which = "pwhost", topArg = "30"] = process.argv.slice(2);
 const dir = mkdtempSync(join(tmpdir(), "mesh-op-profile-"));
 try {
   const { path, names } = countingModule(dir);
-  const lines = which === "hot-path" ? hotPathProfile(path, names, Number(topArg)) : pwhostProfile(path, names, Number(topArg));
+  const lines =
+    which === "hot-path"
+      ? hotPathProfile(path, names, Number(topArg))
+      : which === "sidecar"
+        ? sidecarProfile(path, names, Number(topArg))
+        : pwhostProfile(path, names, Number(topArg));
   for (const line of lines) console.log(line);
 } finally {
   rmSync(dir, { recursive: true, force: true });

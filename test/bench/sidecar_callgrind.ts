@@ -51,15 +51,17 @@ interface Counted {
  * sidecar bench's bare Node proxy, in front of the same app.
  */
 async function underCallgrind(checkout: string, mesh: LocalMesh, out: string): Promise<Daemon<{ port: number }>> {
-  if (checkout === "bare") return startUnderCallgrind(join(import.meta.dirname, "bare_proxy.mjs"), [String(mesh.app.port)], out, "bare-proxy listening ");
+  // With KEEP: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
+  const nodeFlags = KEEP ? ["--perf-basic-prof-only-functions"] : [];
+  if (checkout === "bare")
+    return startUnderCallgrind(join(import.meta.dirname, "bare_proxy.mjs"), [String(mesh.app.port)], out, "bare-proxy listening ", { nodeFlags });
   const agent = await startUnderCallgrind<{ inbound: number }>(
     join(checkout, "build", "out", "disco-agent.mjs"),
     [...demoSidecarArgs(mesh.app.port, mesh.sidecarConfigDir, mesh.hub.listening.grpcPort), ...(WASM ? ["--wasm", WASM] : [])],
     out,
     "disco-agent listening ",
     {
-      // With KEEP: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
-      nodeFlags: KEEP ? ["--perf-basic-prof-only-functions"] : [],
+      nodeFlags,
       env: { ...process.env, POD_NAME: "petstore-v1", POD_NAMESPACE: "demo" },
     },
   );

@@ -91,35 +91,38 @@ for (const [build, wasm] of BUILDS) {
       }
     });
 
-    it("what the module knows at log time it does not ask a host that reads one property per call (Envoy): no body's size, an unused upstream address", () => {
-      const emu = new FilterEmulator(pluginConfig({ transport: { disableReportBatch: true } }), wasm, { propertyBatches: false });
-      emu.script.push({ respond: allow() });
-      const reportOf = (withBody: boolean, properties: Record<string, string | boolean>) => {
-        const r = emu.request(REQUEST, properties, withBody);
-        emu.propertiesAsked.length = 0;
-        // A host whose answers disagree with the stream's ends: the module keeps what the headers said.
-        emu.finish(r.id, 200, [], withBody ? LOG_PROPERTIES : { ...LOG_PROPERTIES, "response.size": 0n, "request.size": 12n });
-        const report = emu.calls.filter((c) => c.method === "Report").at(-1)!;
-        const asked = [...emu.propertiesAsked];
-        return {
-          asked,
-          attrs: plain(decodeAttributes(report.decoded.attributes[0], { dictionary: DICTIONARY, defaultWords: report.decoded.defaultWords ?? [] })),
+    for (const propertyBatches of [false, true]) {
+      const host = propertyBatches ? "a host that answers batched reads (its batch names only the rest)" : "a host that reads one property per call (Envoy)";
+      it(`what the module knows at log time it does not ask ${host}: no body's size, an unused upstream address`, () => {
+        const emu = new FilterEmulator(pluginConfig({ transport: { disableReportBatch: true } }), wasm, { propertyBatches });
+        emu.script.push({ respond: allow() });
+        const reportOf = (withBody: boolean, properties: Record<string, string | boolean>) => {
+          const r = emu.request(REQUEST, properties, withBody);
+          emu.propertiesAsked.length = 0;
+          // A host whose answers disagree with the stream's ends: the module keeps what the headers said.
+          emu.finish(r.id, 200, [], withBody ? LOG_PROPERTIES : { ...LOG_PROPERTIES, "response.size": 0n, "request.size": 12n });
+          const report = emu.calls.filter((c) => c.method === "Report").at(-1)!;
+          const asked = [...emu.propertiesAsked];
+          return {
+            asked,
+            attrs: plain(decodeAttributes(report.decoded.attributes[0], { dictionary: DICTIONARY, defaultWords: report.decoded.defaultWords ?? [] })),
+          };
         };
-      };
-      // Headers that end the request and the response; destination.address gives destination.ip and port.
-      const bodyless = reportOf(false, REQUEST_PROPERTIES);
-      assert.deepEqual(bodyless.asked, ["response.code", "request.total_size", "response.total_size"]);
-      assert.equal(bodyless.attrs["request.size"], 0);
-      assert.equal(bodyless.attrs["response.size"], 0);
-      assert.deepEqual(bodyless.attrs["destination.ip"], [10, 0, 0, 9]);
-      // Bodies, and no destination address: every outcome property is read.
-      const { "destination.address": _, ...withoutDestination } = REQUEST_PROPERTIES;
-      const full = reportOf(true, withoutDestination);
-      assert.deepEqual(full.asked, ["response.code", "request.size", "response.size", "request.total_size", "response.total_size", "upstream.address"]);
-      assert.equal(full.attrs["request.size"], 12);
-      assert.equal(full.attrs["response.size"], 345);
-      assert.deepEqual([full.attrs["destination.ip"], full.attrs["destination.port"]], [[10, 0, 0, 9], 8080]);
-    });
+        // Headers that end the request and the response; destination.address gives destination.ip and port.
+        const bodyless = reportOf(false, REQUEST_PROPERTIES);
+        assert.deepEqual(bodyless.asked, ["response.code", "request.total_size", "response.total_size"]);
+        assert.equal(bodyless.attrs["request.size"], 0);
+        assert.equal(bodyless.attrs["response.size"], 0);
+        assert.deepEqual(bodyless.attrs["destination.ip"], [10, 0, 0, 9]);
+        // Bodies, and no destination address: every outcome property is read.
+        const { "destination.address": _, ...withoutDestination } = REQUEST_PROPERTIES;
+        const full = reportOf(true, withoutDestination);
+        assert.deepEqual(full.asked, ["response.code", "request.size", "response.size", "request.total_size", "response.total_size", "upstream.address"]);
+        assert.equal(full.attrs["request.size"], 12);
+        assert.equal(full.attrs["response.size"], 345);
+        assert.deepEqual([full.attrs["destination.ip"], full.attrs["destination.port"]], [[10, 0, 0, 9], 8080]);
+      });
+    }
 
     it("without a destination address, each report's destination ip and port are those of its own upstream", () => {
       const emu = new FilterEmulator(pluginConfig({ transport: { disableReportBatch: true } }), wasm);

@@ -11,7 +11,7 @@ import { RequestProperties, connectionFacts } from "../request_properties.ts";
 import type { RouteDecision, RouteRequest } from "../router/route_decision.ts";
 import { type Downstream, UpstreamRequests } from "../router/upstream_request.ts";
 import { requestHead, toOutgoing } from "./hop_by_hop.ts";
-import type { FramingRefusal, RequestFraming } from "./request_framing.ts";
+import { type FramingRefusal, type RequestFraming, hasBody } from "./request_framing.ts";
 import { type TargetRefusal, normalizeRequestTarget } from "./request_target.ts";
 
 /**
@@ -258,6 +258,11 @@ export class HttpConnectionManager {
       res.once("finish", () => socket.destroySoon());
       return;
     }
+    // No body: Node pushes the request's end right after this returns. One read() first means
+    // the stream takes that end at once, not through the five ticks (readable, resume, end,
+    // destroy, close) node:http's _dump would run it through once the response is done; nothing
+    // reads a bodiless request after this, and one that does (resume, 'data') still gets its end.
+    if (!hasBody(head.framing)) req.read();
     // The one normalization of the target: every later stage, and the upstream, see this path.
     const requestTarget = normalizeRequestTarget(req.method ?? "GET", req.url ?? "/", head.host, o.pathNormalization?.());
     if (!requestTarget.ok) {

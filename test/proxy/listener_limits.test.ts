@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { type Server, createServer } from "node:http";
+import { type AddressInfo, type Socket, connect } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { ListenerGuard } from "../../host/proxy/listener_limits.ts";
+
+// The idle timeout is the guard's own sweep (not Node's keepAliveTimeout):
+// a real HTTP server guarded as the connection manager guards it, real
+// sockets. The deadline under test is short; waits have seconds of margin.
+
+const IDLE_TIMEOUT_MS = 400;
+const MARGIN_MS = 30_000;
+
+interface RawClient {
+  socket: Socket;
+  data: string;
+  closed: Promise<void>;
+  isClosed: boolean;
+}
+
+function open(port: number): Promise<RawClient> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    const client: RawClient = { socket, data: "", closed: new Promise((r) => socket.once("close", () => r())), isClosed: false };
+    socket.setEncoding("latin1");
+    socket.on("data", (c: string) => (client.data += c));
+    socket.on("error", () => {});
+    socket.once("close", () => (client.isClosed = true));
+    socket.once("connect", () => resolve(client));
+    socket.once("error", reject);
+  });
+}
+
+const until = async (what: string, ok: () => boolean) => {
+  const deadline = Date.now() + MARGIN_MS;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${MARGIN_MS} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const responses = (c: RawClient) => c.data.match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+
+describe("ListenerGuard's idle timeout", () => {
+  const guard = new ListenerGuard({ headerReadTimeoutMs: 30_000, idleTimeoutMs: IDLE_TIMEOUT_MS, maxConnections: 0, maxConcurrentRequests: 0 });
+  let server: Server;
+  let port: number;
+  const clients: RawClient[] = [];
+
+  before(async () => {
+    server = createServer(guard.httpServerOptions(), (req, res) => {
+      guard.admitRequest(req);
+      res.on("close", () => guard.requestDone(req));
+      const hold = Number(new URL(req.url ?? "/", "http://x").searchParams.get("hold") ?? 0);
+      setTimeout(() => res.end("ok"), hold);
+    });
+    guard.guardHttp(server, false);
+    guard.guardAccepts(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    for (const c of clients) c.socket.destroy();
+    await new Promise((r) => server.close(r));
+  });
+
+  it("closes a kept-alive connection left without a request, counted, and sends no Keep-Alive header", async () => {
+    const before = guard.stats.idleTimeouts;
+    const c = await open(port);
+    clients.push(c);
+    c.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until("idle connection closed", () => c.isClosed);
+    assert.equal(responses(c), 1);
+    assert.doesNotMatch(c.data, /keep-alive: timeout/i);
+    assert.equal(guard.stats.idleTimeouts - before, 1);
+  });
+
+  it("leaves open a connection whose request is in flight, or whose next request has begun, for many idle timeouts", async () => {
+    const before = guard.stats.idleTimeouts;
+    const busy = await open(port);
+    const starting = await open(port);
+    clients.push(busy, starting);
+    busy.socket.write(`GET /?hold=${IDLE_TIMEOUT_MS * 6} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    starting.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until("first response", () => responses(starting) === 1);
+    // The next request's first bytes: from here it is the header read timeout's, not the idle timeout's.
+    starting.socket.write("GET / HTTP/1.1\r\n");
+    await sleep(IDLE_TIMEOUT_MS * 5);
+    assert.equal(busy.isClosed, false, "a connection with a request in flight is not idle");
+    assert.equal(starting.isClosed, false, "a connection sending its next request is not idle");
+    starting.socket.write("Host: x\r\n\r\n");
+    await until("the held and the second response", () => responses(busy) === 1 && responses(starting) === 2);
+    assert.equal(guard.stats.idleTimeouts - before, 0);
+    // Both idle now: closed in turn.
+    await until("both closed once idle", () => busy.isClosed && starting.isClosed);
+    assert.equal(guard.stats.idleTimeouts - before, 2);
+  });
+});
