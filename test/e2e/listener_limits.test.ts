@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { type Socket, connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type LocalMesh, startLocalMesh } from "../../host/demo/local_mesh.ts";
+import { type RawClient, openRawClient } from "../support/raw_client.ts";
 import { HUB_RULES, sidecarConfig, stats, waitFor } from "./sidecar_support.ts";
 
 // Issue 15 item 4: a real sidecar process with small limits; slow clients,
@@ -15,33 +15,9 @@ const MAX_CONNECTIONS = 40;
 const MAX_REQUESTS = 8;
 const MARGIN_MS = 60_000;
 
-/** A raw connection that records whether, and with what, the sidecar answered before closing it. */
-interface RawClient {
-  socket: Socket;
-  data: string;
-  closed: Promise<void>;
-  isClosed: boolean;
-}
-
-function open(port: number, first = ""): Promise<RawClient> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1");
-    const client: RawClient = { socket, data: "", closed: new Promise((r) => socket.once("close", () => r())), isClosed: false };
-    socket.setEncoding("latin1");
-    socket.on("data", (c: string) => (client.data += c));
-    socket.on("error", () => {});
-    socket.once("close", () => (client.isClosed = true));
-    socket.once("connect", () => {
-      if (first) socket.write(first);
-      resolve(client);
-    });
-    socket.once("error", reject);
-  });
-}
-
 /** One request on a fresh connection; the status, or "closed". */
 async function request(port: number, path = "/pets/7"): Promise<number | "closed"> {
-  const c = await open(port, `GET ${path} HTTP/1.1\r\nHost: petstore\r\nConnection: close\r\n\r\n`);
+  const c = await openRawClient(port, `GET ${path} HTTP/1.1\r\nHost: petstore\r\nConnection: close\r\n\r\n`);
   await c.closed;
   const m = /^HTTP\/1\.1 (\d{3})/.exec(c.data);
   return m ? Number(m[1]) : "closed";
@@ -85,7 +61,7 @@ describe("listener limits (issue 15)", { timeout: 600_000 }, () => {
 
   it("slowloris: connections that trickle their headers get 408 at the header read timeout; others are served meanwhile", async () => {
     const before = await counter("header_timeouts");
-    const slow = await Promise.all(Array.from({ length: 30 }, () => open(port, "GET /pets/7 HTTP/1.1\r\nHost: petstore\r\n")));
+    const slow = await Promise.all(Array.from({ length: 30 }, () => openRawClient(port, "GET /pets/7 HTTP/1.1\r\nHost: petstore\r\n")));
     clients.push(...slow);
     // One more header line every 500 ms: activity, but never the end of the headers.
     const trickle = setInterval(() => {
@@ -104,7 +80,7 @@ describe("listener limits (issue 15)", { timeout: 600_000 }, () => {
   });
 
   it("a silent connection is closed at the header read timeout too", async () => {
-    const c = await open(port);
+    const c = await openRawClient(port);
     clients.push(c);
     await withinDeadline("silent connection closed", c.closed);
     assert.match(c.data, /^HTTP\/1\.1 408 /);
@@ -115,7 +91,7 @@ describe("listener limits (issue 15)", { timeout: 600_000 }, () => {
     const cutBefore = await cutCount();
     const flood: RawClient[] = [];
     for (let i = 0; i < 120; i++) {
-      flood.push(await open(port));
+      flood.push(await openRawClient(port));
       if (i % 20 === 19) assert.ok((await counter("connections")) <= MAX_CONNECTIONS + 1, "open connections stay at the limit");
     }
     clients.push(...flood);
@@ -142,7 +118,7 @@ describe("listener limits (issue 15)", { timeout: 600_000 }, () => {
 
   it("a kept-alive connection is closed after the idle timeout", async () => {
     const before = await counter("idle_timeouts");
-    const c = await open(port, "GET /pets/7 HTTP/1.1\r\nHost: petstore\r\n\r\n");
+    const c = await openRawClient(port, "GET /pets/7 HTTP/1.1\r\nHost: petstore\r\n\r\n");
     clients.push(c);
     await withinDeadline("idle connection closed", c.closed);
     assert.match(c.data, /^HTTP\/1\.1 200 /);

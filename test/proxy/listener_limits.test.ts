@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { type Server, createServer } from "node:http";
-import { type AddressInfo, type Socket, connect } from "node:net";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { ListenerGuard } from "../../host/proxy/listener_limits.ts";
+import { type RawClient, openRawClient } from "../support/raw_client.ts";
 
 // The idle timeout is the guard's own sweep (not Node's keepAliveTimeout):
 // a real HTTP server guarded as the connection manager guards it, real
@@ -10,26 +11,6 @@ import { ListenerGuard } from "../../host/proxy/listener_limits.ts";
 
 const IDLE_TIMEOUT_MS = 400;
 const MARGIN_MS = 30_000;
-
-interface RawClient {
-  socket: Socket;
-  data: string;
-  closed: Promise<void>;
-  isClosed: boolean;
-}
-
-function open(port: number): Promise<RawClient> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1");
-    const client: RawClient = { socket, data: "", closed: new Promise((r) => socket.once("close", () => r())), isClosed: false };
-    socket.setEncoding("latin1");
-    socket.on("data", (c: string) => (client.data += c));
-    socket.on("error", () => {});
-    socket.once("close", () => (client.isClosed = true));
-    socket.once("connect", () => resolve(client));
-    socket.once("error", reject);
-  });
-}
 
 const until = async (what: string, ok: () => boolean) => {
   const deadline = Date.now() + MARGIN_MS;
@@ -66,7 +47,7 @@ describe("ListenerGuard's idle timeout", () => {
 
   it("closes a kept-alive connection left without a request, counted, and sends no Keep-Alive header", async () => {
     const before = guard.stats.idleTimeouts;
-    const c = await open(port);
+    const c = await openRawClient(port);
     clients.push(c);
     c.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     await until("idle connection closed", () => c.isClosed);
@@ -77,8 +58,8 @@ describe("ListenerGuard's idle timeout", () => {
 
   it("leaves open a connection whose request is in flight, or whose next request has begun, for many idle timeouts", async () => {
     const before = guard.stats.idleTimeouts;
-    const busy = await open(port);
-    const starting = await open(port);
+    const busy = await openRawClient(port);
+    const starting = await openRawClient(port);
     clients.push(busy, starting);
     busy.socket.write(`GET /?hold=${IDLE_TIMEOUT_MS * 6} HTTP/1.1\r\nHost: x\r\n\r\n`);
     starting.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
