@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -165,8 +165,8 @@ export async function runSecurityBench(): Promise<string[]> {
   // needs a plain-text mesh_ca; the request path measured here is the same either way.
   const ca = await startMeshCa(["--grpc-plaintext"]);
   const workloads: SecureWorkload[] = [];
+  const configDir = mkdtempSync(join(tmpdir(), "mesh-bench-sec-"));
   try {
-    const configDir = mkdtempSync(join(tmpdir(), "mesh-bench-sec-"));
     writeFileSync(join(configDir, "petstore.yaml"), readFileSync(join(DEMO_DIR, "petstore.yaml"), "utf8"));
     writeFileSync(join(configDir, "security.yaml"), securityConfig(jwks.jwksUri));
     // Every secure sidecar runs the same filter with the same hub as (a).
@@ -280,6 +280,7 @@ export async function runSecurityBench(): Promise<string[]> {
     await ca.stop();
     jwks.close();
     await mesh.stop();
+    rmSync(configDir, { recursive: true, force: true });
   }
 }
 
