@@ -4,10 +4,10 @@ import type { AddressInfo, Socket } from "node:net";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { relayBody } from "../../host/proxy/router/response_relay.ts";
+import { ResponseRelay } from "../../host/proxy/router/response_relay.ts";
 
 // The sidecar relays each upstream response body to its client with
-// relayBody (router/response_relay.ts) instead of pipe(): a body larger than
+// ResponseRelay (router/response_relay.ts) instead of pipe(): a body larger than
 // the sockets' buffers reaches a client that reads slowly whole and in
 // order, the bytes are counted, and a client that leaves mid-body does not
 // wedge the upstream connection: the rest is read and dropped, and the
@@ -22,9 +22,17 @@ interface Outcome {
   how: "ended" | "failed";
 }
 
+/** A node:http response's events handed to a ResponseRelay, as the router hands its clients' events. */
+function relayBody(up: IncomingMessage, res: ServerResponse, ended: (responseBytes: number) => void, failed: (e: Error, responseBytes: number) => void): void {
+  const relay = new ResponseRelay(up, res, ended, failed);
+  up.on("data", (chunk: Buffer) => relay.data(chunk));
+  up.on("end", () => relay.end());
+  up.on("error", (e) => relay.error(e));
+}
+
 const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
 
-describe("relaying a response body (relayBody)", () => {
+describe("relaying a response body (ResponseRelay)", () => {
   let upstream: Server;
   let proxy: Server;
   let proxyPort = 0;

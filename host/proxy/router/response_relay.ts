@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 
 /** What a relay holds its upstream by: a response it can stop reading and read again. */
 export interface PausableResponse {
@@ -57,17 +57,4 @@ export class ResponseRelay {
     this.waiting = false;
     this.up.resume();
   };
-}
-
-/** relayBody for a node:http response (the TLS upstreams' client). */
-export function relayBody(
-  up: IncomingMessage,
-  res: ServerResponse,
-  ended: (responseBytes: number) => void,
-  failed: (e: Error, responseBytes: number) => void,
-): void {
-  const relay = new ResponseRelay(up, res, ended, failed);
-  up.on("data", (chunk: Buffer) => relay.data(chunk));
-  up.on("end", () => relay.end());
-  up.on("error", (e) => relay.error(e));
 }
