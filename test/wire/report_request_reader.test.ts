@@ -11,72 +11,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import protobuf from "protobufjs";
 import { decodeReportBytes, decodeReportGeneral } from "../../host/hubs/server.ts";
 import type { AttributeMap } from "../../host/wire/compressed.ts";
 import { readPlainReport } from "../../host/wire/report_request_reader.ts";
-import {
-  anyWord,
-  DICTIONARY,
-  damage,
-  damaged,
-  type EntryLayout,
-  entryLayout,
-  goodWords,
-  type MapEntryLayout,
-  text,
-  writeEntry,
-} from "./support/attribute_layouts.ts";
+import { DICTIONARY, damage, damaged, type EntryLayout, type MapEntryLayout, text } from "./support/attribute_layouts.ts";
+import { encodeReport as encode, requestLayout } from "./support/report_layouts.ts";
 
 const RUNS = Number(process.env.READER_RUNS ?? 400);
 const g = (word: string) => DICTIONARY.index.get(word)!;
-
-// ---------------------------------------------------------------------------
-// Requests as wire layouts (their entries: support/attribute_layouts.ts).
-
-interface RequestLayout {
-  entries: EntryLayout[];
-  defaultWords: Uint8Array[];
-  globalWordCount?: number;
-  semantics?: number;
-  trailerFirst: boolean;
-}
-
-function encode(r: RequestLayout): Buffer {
-  const w = protobuf.Writer.create();
-  const trailer = () => {
-    if (r.globalWordCount !== undefined) w.uint32((3 << 3) | 0).uint32(r.globalWordCount);
-    if (r.semantics !== undefined) w.uint32((4 << 3) | 0).int32(r.semantics);
-  };
-  if (r.trailerFirst) trailer();
-  for (const e of r.entries) {
-    w.uint32((1 << 3) | 2).fork();
-    writeEntry(w, e);
-    w.ldelim();
-  }
-  r.defaultWords.forEach((word) => w.uint32((2 << 3) | 2).bytes(word));
-  if (!r.trailerFirst) trailer();
-  return Buffer.from(w.finish());
-}
-
-// ---------------------------------------------------------------------------
-// Generators: `wild` adds unknown words, invalid UTF-8 and odd layouts.
-
-function requestLayout(wild: boolean): fc.Arbitrary<RequestLayout> {
-  return (wild ? fc.array(anyWord, { maxLength: 8 }) : goodWords).chain((defaultWords) =>
-    fc.record({
-      entries: fc.array(entryLayout(defaultWords.length, wild), { maxLength: 5 }),
-      defaultWords: fc.constant(defaultWords),
-      globalWordCount: fc.option(wild ? fc.constantFrom(DICTIONARY.size, DICTIONARY.size + 1, 111, 2 ** 32 - 1) : fc.constantFrom(DICTIONARY.size, 111), {
-        nil: undefined,
-      }),
-      semantics: fc.option(fc.constantFrom(0, 1, 2, -1), { nil: undefined }),
-      trailerFirst: fc.boolean(),
-    }),
-  );
-}
-
-// ---------------------------------------------------------------------------
 
 /** A decoding outcome in a form where order counts: maps and string maps as entry lists. */
 function outcome(decode: () => { entries: AttributeMap[]; refused: unknown[] }, wanted?: ReadonlySet<string>): unknown {
