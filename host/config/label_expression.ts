@@ -3,7 +3,7 @@
 // `source.labels["app"] | "unknown"` or `response.code | 200`. That is the
 // fallback part of the hub's expression language; conditionals are not
 // offered (the standard labels that need one are built in: standard_metrics.ts).
-import { attributeText, type AttributeMap, type AttributeValue } from "../wire/compressed.ts";
+import { attributeText, type AttributeLookup, type AttributeValue } from "../wire/compressed.ts";
 
 export type LabelTerm = { readonly kind: "attribute"; readonly name: string; readonly key?: string } | { readonly kind: "literal"; readonly value: string };
 
@@ -78,14 +78,14 @@ export function durationMs(d: { seconds: bigint; nanos: number }): number {
   return Number(d.seconds) * 1000 + d.nanos / 1e6;
 }
 
-export function lookupTerm(attributes: AttributeMap, t: Extract<LabelTerm, { kind: "attribute" }>): string | undefined {
+export function lookupTerm(attributes: AttributeLookup, t: Extract<LabelTerm, { kind: "attribute" }>): string | undefined {
   const v = attributes.get(t.name);
   if (v === undefined) return undefined;
   if (t.key === undefined) return labelText(v);
   return "stringMapValue" in v ? v.stringMapValue.entries[t.key] : undefined;
 }
 
-export function evaluateLabel(expression: LabelExpression, attributes: AttributeMap): string {
+export function evaluateLabel(expression: LabelExpression, attributes: AttributeLookup): string {
   for (const t of expression.terms) {
     if (t.kind === "literal") return t.value;
     const v = lookupTerm(attributes, t);

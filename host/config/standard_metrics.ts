@@ -4,7 +4,7 @@
 // milliseconds as telemetry v2 has it. Every metric, its value and its labels
 // with upstream's defaults for missing attributes; a HubMetrics document
 // changes them (metrics_config.ts).
-import type { AttributeMap } from "../wire/compressed.ts";
+import type { AttributeLookup } from "../wire/compressed.ts";
 import { durationMs, evaluateLabel, lookupTerm, parseLabelExpression, type LabelExpression } from "./label_expression.ts";
 
 export const METRIC_IDS = [
@@ -25,7 +25,7 @@ export type LabelSource =
   | {
       readonly kind: "builtin";
       readonly text: string;
-      readonly compute: (a: AttributeMap) => string;
+      readonly compute: (a: AttributeLookup) => string;
       /** Every attribute `compute` reads (the hub decodes only what its metrics read when nothing else needs a report). */
       readonly reads: readonly string[];
     };
@@ -38,19 +38,19 @@ export interface StandardMetric {
   readonly protocol: "http" | "tcp";
   readonly buckets?: readonly number[];
   /** What one report adds (counter) or observes (histogram); undefined: this report does not count for the metric. */
-  readonly value: (a: AttributeMap) => number | undefined;
+  readonly value: (a: AttributeLookup) => number | undefined;
   /** Every attribute `value` reads. */
   readonly reads: readonly string[];
 }
 
 const expr = (text: string): LabelSource => ({ kind: "expression", expression: parseLabelExpression(text) });
-const str = (a: AttributeMap, name: string) => {
+const str = (a: AttributeLookup, name: string) => {
   const v = a.get(name);
   return v !== undefined && "stringValue" in v ? v.stringValue : undefined;
 };
-const outbound = (a: AttributeMap) => (str(a, "context.reporter.kind") ?? "inbound") === "outbound";
+const outbound = (a: AttributeLookup) => (str(a, "context.reporter.kind") ?? "inbound") === "outbound";
 
-function number(a: AttributeMap, name: string): number {
+function number(a: AttributeLookup, name: string): number {
   const v = a.get(name);
   if (v === undefined) return 0;
   if ("int64Value" in v) return Number(v.int64Value);
@@ -143,7 +143,7 @@ export const REQUEST_DURATION_MILLISECONDS: StandardMetric = {
 /** Upstream's size buckets: exponential, 8 finite, scale 1, growth 10. */
 const BYTES_BUCKETS = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000];
 
-const event = (a: AttributeMap, which: string) => (str(a, "connection.event") === which ? 1 : undefined);
+const event = (a: AttributeLookup, which: string) => (str(a, "connection.event") === which ? 1 : undefined);
 
 export const STANDARD_METRICS: readonly StandardMetric[] = [
   {
@@ -230,7 +230,7 @@ const EXCLUDED_USER_AGENTS = [/^kube-probe/, /^Prometheus/];
 export const REPORT_PROTOCOL_READS: readonly string[] = ["context.protocol", "request.useragent"];
 
 /** Which kind of metrics a report feeds: upstream's rules match on context.protocol. */
-export function reportProtocol(a: AttributeMap): "http" | "tcp" | undefined {
+export function reportProtocol(a: AttributeLookup): "http" | "tcp" | undefined {
   const protocol = str(a, "context.protocol");
   if (protocol === "tcp") return "tcp";
   if (protocol !== "http" && protocol !== "grpc") return undefined;
@@ -243,6 +243,6 @@ export function labelReads(source: LabelSource): string[] {
   return source.kind === "builtin" ? [...source.reads] : source.expression.terms.flatMap((t) => (t.kind === "attribute" ? [t.name] : []));
 }
 
-export function labelValue(source: LabelSource, a: AttributeMap): string {
+export function labelValue(source: LabelSource, a: AttributeLookup): string {
   return source.kind === "builtin" ? source.compute(a) : evaluateLabel(source.expression, a);
 }

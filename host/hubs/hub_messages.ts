@@ -2,6 +2,8 @@
 // name, and the Report path's two decoders (one pass for plainly well-formed
 // requests, the general path for any other).
 import { readPlainReport } from "../wire/report_request_reader.ts";
+import type { AttributeSlots, ReportSlots } from "../wire/report_slots.ts";
+import { readReportSlots } from "../wire/report_slots_reader.ts";
 import type { GlobalDictionary } from "../wire/compressed.ts";
 import { messageType } from "../wire/protos.ts";
 import { GRPC_CODES } from "../wire/status_codes.ts";
@@ -48,6 +50,18 @@ export function decodeReportBytes(bytes: Buffer, dictionary: GlobalDictionary, w
     return { entries: plain.entries, refused: [] };
   }
   return decodeReportGeneral(bytes, dictionary);
+}
+
+/**
+ * A Report's bytes as the standard metrics alone read them (a hub without an
+ * access log): the attributes of `slots` of a plainly well-formed request
+ * whose entries are all taken, or undefined: take decodeReportBytes, which
+ * refuses what is to be refused.
+ */
+export function decodeReportSlots(bytes: Buffer, dictionary: GlobalDictionary, slots: AttributeSlots): ReportSlots | undefined {
+  const read = readReportSlots(bytes, dictionary, slots);
+  if (read !== undefined) checkGlobalWordCount(read.globalWordCount, dictionary);
+  return read;
 }
 
 /** The general path of decodeReportBytes: any bytes at all, every refusal worded (field paths, entries, default_words). */

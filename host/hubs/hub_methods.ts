@@ -6,7 +6,7 @@ import { check, type CheckRequestMessage } from "./check.ts";
 import type { RawUnaryHandler } from "./grpc_server.ts";
 import type { HubAccessLog } from "../config/resources/hub_rules.ts";
 import type { HubConfig } from "./hub_config.ts";
-import { decodeCheckGeneral, decodeReportBytes, encodeMessage } from "./hub_messages.ts";
+import { decodeCheckGeneral, decodeReportBytes, decodeReportSlots, encodeMessage } from "./hub_messages.ts";
 import type { HubMetrics } from "./metrics.ts";
 import type { QuotaStore } from "./quota_store.ts";
 import type { RequestMetrics } from "./request_metrics.ts";
@@ -112,7 +112,16 @@ export function hubMethods(deps: HubMethodsDeps): { Check: RawUnaryHandler; Repo
     },
     Report: (bytes) => {
       const logs = config().accessLogs;
-      // Without an access log, the standard metrics are all that read a report: only their attributes are decoded.
+      // Without an access log, the standard metrics are all that read a report: only their attributes are decoded,
+      // as where their bytes are when every entry is plainly well-formed.
+      const slots = logs.length > 0 ? undefined : decodeReportSlots(bytes, dictionary, requestMetrics.attributeSlots());
+      if (slots !== undefined) {
+        if (apiLog.enabled("debug")) apiLog.debug("Report", { bytes: bytes.length, entries: slots.count });
+        if (attributesLog.enabled("debug")) attributesLog.debug("Report attributes", { entries: slots.count, refused: 0 });
+        requestMetrics.recordSlots(slots);
+        metrics.request(0, 0);
+        return EMPTY;
+      }
       const { entries, refused } = decodeReportBytes(bytes, dictionary, logs.length > 0 ? undefined : requestMetrics.attributesRead());
       if (apiLog.enabled("debug")) apiLog.debug("Report", { bytes: bytes.length, entries: entries.length });
       if (attributesLog.enabled("debug")) attributesLog.debug("Report attributes", { entries: entries.length, refused: refused.length });

@@ -8,7 +8,8 @@
 import type { Counter, Registry } from "prom-client";
 import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_rules.ts";
 import { specCounter } from "../telemetry/spec_metrics.ts";
-import type { AttributeMap, AttributeValue } from "../wire/compressed.ts";
+import type { AttributeLookup, AttributeMap, AttributeValue } from "../wire/compressed.ts";
+import { AttributeSlots, type ReportSlots } from "../wire/report_slots.ts";
 import {
   HTTP_LABELS,
   labelReads,
@@ -82,6 +83,9 @@ class LiveMetric {
   readonly aggregator = "sum";
   private readonly series = new Map<string, Series>();
   private readonly bounds: readonly number[];
+  // The series last recorded to and its key: consecutive reports mostly share their labels.
+  private lastKey: string | undefined;
+  private lastSeries: Series | undefined;
 
   constructor(readonly plan: MetricPlan) {
     this.name = plan.metric.name;
@@ -92,13 +96,15 @@ class LiveMetric {
 
   /** Records one report under label `values` (joined as `key`); false when that would open a label set beyond `maxSeries`. */
   record(key: string, values: readonly string[], value: number, maxSeries: number): boolean {
-    let series = this.series.get(key);
+    let series = key === this.lastKey ? this.lastSeries : this.series.get(key);
     if (series === undefined) {
       if (this.series.size >= maxSeries) return false;
       const labels = Object.fromEntries(this.plan.labels.map(([name], i) => [name, values[i]]));
       series = { labels, value: 0, count: 0, ...(this.type === "histogram" ? { buckets: new Array<number>(this.bounds.length + 1).fill(0) } : {}) };
       this.series.set(key, series);
     }
+    this.lastKey = key;
+    this.lastSeries = series;
     series.value += value;
     series.count++;
     if (series.buckets !== undefined) {
@@ -136,6 +142,8 @@ class LiveMetric {
 
   reset(): void {
     this.series.clear();
+    this.lastKey = undefined;
+    this.lastSeries = undefined;
   }
 }
 
@@ -150,15 +158,22 @@ interface LabelGroup {
    * The last report's label values, their joined key and the attributes
    * they were made of: the reports of a batch mostly share those
    * attributes, and their labels are then taken again, not computed anew
-   * (and the same key string looked up again, its hash kept).
+   * (and the same key string looked up again, its hash kept). `counted`:
+   * the number of the last report they are the labels of (RequestMetrics.counted).
    */
-  last?: { values: string[]; key: string; inputs: Array<AttributeValue | undefined> };
+  last?: { values: string[]; key: string; inputs: Array<AttributeValue | undefined>; counted: number };
 }
 
 export class RequestMetrics {
   private live = new Map<MetricId, { metric: LiveMetric; signature: string }>();
   private groups: LabelGroup[] = [];
   private reads: ReadonlySet<string> = new Set();
+  /** The attributes read, in slots; those the labels and the protocol read (not the values counted), by slot. */
+  private slots = new AttributeSlots([]);
+  private labelInputs: Int32Array = new Int32Array(0);
+  /** Reports counted so far, and the protocol of the last one. */
+  private counted = 0;
+  private lastProtocol: "http" | "tcp" | undefined;
   private readonly overflow: Counter<"metric">;
 
   constructor(
@@ -217,6 +232,10 @@ export class RequestMetrics {
     }
     if (reads.size > 0) for (const name of REPORT_PROTOCOL_READS) reads.add(name);
     this.reads = reads;
+    this.slots = new AttributeSlots([...reads]);
+    const labelInputs = new Set(reads.size > 0 ? REPORT_PROTOCOL_READS : []);
+    for (const group of this.groups) for (const name of group.reads) labelInputs.add(name);
+    this.labelInputs = this.slots.slotsNamed(labelInputs);
   }
 
   /** Every attribute record() reads under the configuration in force: the others need not be decoded for it. */
@@ -224,42 +243,64 @@ export class RequestMetrics {
     return this.reads;
   }
 
+  /** attributesRead() in slots, for readReportSlots. */
+  attributeSlots(): AttributeSlots {
+    return this.slots;
+  }
+
   /** Counts reported requests (one Report's entries). */
   record(entries: readonly AttributeMap[]): void {
-    for (const a of entries) {
-      const protocol = reportProtocol(a);
-      if (protocol === undefined) continue;
-      for (const group of this.groups) {
-        if (group.protocol !== protocol) continue;
-        let values: string[] | undefined;
-        let key = "";
-        for (const live of group.metrics) {
-          const value = live.plan.metric.value(a);
-          if (value === undefined) continue;
-          if (values === undefined) {
-            const last = group.last;
-            if (last !== undefined && sameInputs(a, group.reads, last.inputs)) {
+    for (const a of entries) this.count(a, false);
+  }
+
+  /** Counts one Report's entries as readReportSlots read them with attributeSlots(). */
+  recordSlots(batch: ReportSlots): void {
+    // Another configuration's slots may lack attributes this one reads (the handler reads and counts in one go).
+    if (batch.slots !== this.slots) throw new Error("a Report read with the slots of another metrics configuration");
+    const view = batch.view();
+    for (let i = 0; i < batch.count; i++) {
+      view.entry = i;
+      this.count(view, i > 0 && batch.same(i, i - 1, this.labelInputs));
+    }
+  }
+
+  /** Counts report `a`; `sameLabelInputs`: it holds the same values of what labels and protocol read as the report counted last. */
+  private count(a: AttributeLookup, sameLabelInputs: boolean): void {
+    const counted = ++this.counted;
+    const protocol = sameLabelInputs ? this.lastProtocol : reportProtocol(a);
+    this.lastProtocol = protocol;
+    if (protocol === undefined) return;
+    for (const group of this.groups) {
+      if (group.protocol !== protocol) continue;
+      let values: string[] | undefined;
+      let key = "";
+      for (const live of group.metrics) {
+        const value = live.plan.metric.value(a);
+        if (value === undefined) continue;
+        if (values === undefined) {
+          const last = group.last;
+          if (last !== undefined && ((sameLabelInputs && last.counted === counted - 1) || sameInputs(a, group.reads, last.inputs))) {
+            values = last.values;
+            key = last.key;
+            last.counted = counted;
+          } else {
+            const inputs = group.reads.map((name) => a.get(name));
+            values = group.labels.map(([, source]) => labelValue(source, a));
+            if (last !== undefined && sameValues(values, last.values)) {
               values = last.values;
               key = last.key;
-            } else {
-              const inputs = group.reads.map((name) => a.get(name));
-              values = group.labels.map(([, source]) => labelValue(source, a));
-              if (last !== undefined && sameValues(values, last.values)) {
-                values = last.values;
-                key = last.key;
-              } else key = values.join("\u0000");
-              group.last = { values, key, inputs };
-            }
+            } else key = values.join("\u0000");
+            group.last = { values, key, inputs, counted };
           }
-          if (!live.record(key, values, value, this.maxSeries)) this.overflow.labels({ metric: live.plan.metric.name }).inc();
         }
+        if (!live.record(key, values, value, this.maxSeries)) this.overflow.labels({ metric: live.plan.metric.name }).inc();
       }
     }
   }
 }
 
 /** Whether report `a` holds the same values of `reads` as `inputs` (read from an earlier report); false when unsure. */
-function sameInputs(a: AttributeMap, reads: readonly string[], inputs: ReadonlyArray<AttributeValue | undefined>): boolean {
+function sameInputs(a: AttributeLookup, reads: readonly string[], inputs: ReadonlyArray<AttributeValue | undefined>): boolean {
   for (let i = 0; i < reads.length; i++) if (!sameAttribute(a.get(reads[i]), inputs[i])) return false;
   return true;
 }

@@ -32,6 +32,11 @@ export type AttributeValue =
 /** Attributes of one request, by name. */
 export type AttributeMap = Map<string, AttributeValue>;
 
+/** What reads attributes by name only needs: a map, or a view of a decoded report entry (report_slots_reader.ts). */
+export interface AttributeLookup {
+  get(name: string): AttributeValue | undefined;
+}
+
 type Int64Like = number | string | bigint | Long;
 interface InstantLike {
   seconds?: Int64Like | null;

@@ -27,7 +27,8 @@ const BYTES = 8;
 const STRING_MAPS = 9;
 /** The wire type of each map member's value, by field number. */
 const VALUE_WIRE = [-1, -1, WIRE_VARINT, WIRE_VARINT, WIRE_FIXED64, WIRE_VARINT, WIRE_LEN, WIRE_LEN, WIRE_LEN, WIRE_LEN];
-const NO_VALUE = -1;
+/** Where a map entry without a value has it. */
+export const NO_VALUE = -1;
 
 /**
  * Per global word index, 1 when `wanted` names the word: one set lookup per
@@ -265,6 +266,20 @@ export class AttributesReader extends StrictWireCursor {
       default:
         return { stringMapValue: { entries: this.stringMap((e.message as MapEntry[] | undefined) ?? [], local) } };
     }
+  }
+
+  /**
+   * The value of a `member` map entry whose value starts at `at` (NO_VALUE: none) and ends at `end`, as entry() makes
+   * it, for readers that keep where values are (report_slots_reader.ts); the bytes were read as strictly before.
+   */
+  valueAt(member: number, at: number, end: number, local: readonly string[]): AttributeValue {
+    let message: Instant | MapEntry[] | undefined;
+    if (at !== NO_VALUE && (member === TIMESTAMPS || member === DURATIONS || member === STRING_MAPS)) {
+      this.pos = at;
+      const to = this.length(end);
+      message = member === STRING_MAPS ? this.pairs(to) : this.instant(to);
+    }
+    return this.value(member, { key: 0, at, end, message }, local);
   }
 
   /** What value() would refuse of an entry whose value is not wanted: the words a string or a string map names, a bytes value's length. */

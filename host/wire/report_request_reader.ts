@@ -43,14 +43,23 @@ export function readPlainReport(bytes: Buffer, dictionary: GlobalDictionary, wan
   }
 }
 
-function readReport(r: AttributesReader): PlainReport {
+/** A ReportRequest's own fields, its entries as where their bytes are. */
+export interface ReportFields {
+  starts: number[];
+  ends: number[];
+  defaultWords: string[];
+  globalWordCount: number;
+  delta: boolean;
+}
+
+/** The request's own fields, read strictly (NOT_PLAIN otherwise): its default_words may follow the entries. */
+export function readReportFields(r: AttributesReader): ReportFields {
   const buf = r.buf;
   const starts: number[] = [];
   const ends: number[] = [];
   const defaultWords: string[] = [];
   let globalWordCount = 0;
   let semantics = DELTA_ENCODING;
-  // First the request's own fields: its default_words may follow the entries.
   while (r.pos < buf.length) {
     const tag = r.varint(buf.length);
     const field = tag >>> 3;
@@ -70,7 +79,11 @@ function readReport(r: AttributesReader): PlainReport {
       throw NOT_PLAIN;
     }
   }
-  const delta = semantics === DELTA_ENCODING;
+  return { starts, ends, defaultWords, globalWordCount, delta: semantics === DELTA_ENCODING };
+}
+
+function readReport(r: AttributesReader): PlainReport {
+  const { starts, ends, defaultWords, globalWordCount, delta } = readReportFields(r);
   const entries: AttributeMap[] = [];
   let previous: AttributeMap | undefined;
   for (let i = 0; i < starts.length; i++) {

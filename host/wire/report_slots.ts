@@ -1,0 +1,116 @@
+// A Report's entries as the hub's standard metrics read them (a hub without an
+// access log): each attribute they read has a slot, and each entry keeps, per
+// slot, only where the value's bytes are (report_slots_reader.ts reads them
+// there). No map per entry and no value object for an attribute nobody
+// looks at; and two entries whose bytes for some slots are the same are
+// known to hold the same values there without making any.
+
+import type { AttributeLookup, AttributeValue } from "./compressed.ts";
+import type { AttributesReader } from "./compressed_attributes_reader.ts";
+
+/** The attributes kept, each in a slot: its index in `names`. */
+export class AttributeSlots {
+  readonly slotOf: ReadonlyMap<string, number>;
+  private global: { words: readonly string[]; slots: Int32Array } | undefined;
+
+  constructor(readonly names: readonly string[]) {
+    this.slotOf = new Map(names.map((name, i) => [name, i]));
+  }
+
+  /** Per word of `words`, its slot + 1, or 0 for a word no slot is for. */
+  slotsOf(words: readonly string[]): Int32Array {
+    const slots = new Int32Array(words.length);
+    for (let i = 0; i < words.length; i++) slots[i] = (this.slotOf.get(words[i]) ?? -1) + 1;
+    return slots;
+  }
+
+  /** slotsOf the global words, made once per word list. */
+  globalSlots(words: readonly string[]): Int32Array {
+    if (this.global?.words !== words) this.global = { words, slots: this.slotsOf(words) };
+    return this.global.slots;
+  }
+
+  /** The slots of `names` that exist. */
+  slotsNamed(names: Iterable<string>): Int32Array {
+    const slots: number[] = [];
+    for (const name of names) {
+      const s = this.slotOf.get(name);
+      if (s !== undefined) slots.push(s);
+    }
+    return Int32Array.from(slots);
+  }
+}
+
+/**
+ * One Report's entries: per entry and slot (row `entry * width + slot`), the
+ * CompressedAttributes member that gave the attribute (0: absent) and where
+ * its value's bytes are. Read from the request's buffer when asked for, so
+ * valid only while that buffer is (the Report handler's synchronous part).
+ */
+export class ReportSlots {
+  private readonly width: number;
+
+  constructor(
+    readonly slots: AttributeSlots,
+    readonly count: number,
+    readonly globalWordCount: number,
+    private readonly reader: AttributesReader,
+    private readonly members: Uint8Array,
+    private readonly at: Int32Array,
+    private readonly end: Int32Array,
+    /** Per entry, the words its negative indexes name (its own, or the batch's default_words). */
+    private readonly words: ReadonlyArray<readonly string[]>,
+  ) {
+    this.width = slots.names.length;
+  }
+
+  /** Entry `entry`'s value in `slot`, as the general path decodes it; undefined when the entry has none. */
+  value(entry: number, slot: number): AttributeValue | undefined {
+    const row = entry * this.width + slot;
+    const member = this.members[row];
+    if (member === 0) return undefined;
+    return this.reader.valueAt(member, this.at[row], this.end[row], this.words[entry]);
+  }
+
+  /**
+   * Whether entries `a` and `b` hold the same value in every slot of `compared`
+   * (false when unsure): the same member with the same bytes, their words
+   * named through the same lists.
+   */
+  same(a: number, b: number, compared: Int32Array): boolean {
+    if (this.words[a] !== this.words[b]) return false;
+    const buf = this.reader.buf;
+    const { members, at, end, width } = this;
+    const rowA = a * width;
+    const rowB = b * width;
+    for (let i = 0; i < compared.length; i++) {
+      const x = rowA + compared[i];
+      const y = rowB + compared[i];
+      if (members[x] !== members[y]) return false;
+      if (members[x] === 0) continue;
+      let p = at[x];
+      let q = at[y];
+      const n = end[x] - p;
+      if (end[y] - q !== n) return false;
+      for (const stop = p + n; p < stop; p++, q++) if (buf[p] !== buf[q]) return false;
+    }
+    return true;
+  }
+
+  /** A lookup by name of one entry's attributes (one object for the batch: set its `entry`). */
+  view(): EntryView {
+    return new EntryView(this);
+  }
+}
+
+/** One entry of a ReportSlots, looked up by name (names with no slot: undefined). */
+export class EntryView implements AttributeLookup {
+  entry = 0;
+
+  constructor(private readonly batch: ReportSlots) {}
+
+  get(name: string): AttributeValue | undefined {
+    const slot = this.batch.slots.slotOf.get(name);
+    return slot === undefined ? undefined : this.batch.value(this.entry, slot);
+  }
+}

@@ -1,0 +1,212 @@
+// The hub's Report reader for its standard metrics alone
+// (host/wire/report_slots_reader.ts) answers only for requests the general
+// path (protobufjs, the UTF-8 walk, decodeAttributes) takes whole, and then
+// holds in each slot what the general path's map holds under that name:
+// - for any bytes (random layouts of every member, keys in any order or
+//   given again, missing keys and values, unknown words, invalid UTF-8,
+//   unknown fields, flipped bytes, truncations), when it answers, the
+//   general path refuses no entry and every slot's value equals its map's;
+//   when the word count is wrong, both refuse the request alike;
+// - well-formed requests with known words and no slot's attribute given
+//   twice in an entry are read by it, not left over;
+// - entries it finds the same in some slots hold the same values there, and
+//   an entry repeated is found the same.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { decodeReportSlots } from "../../host/hubs/hub_messages.ts";
+import { decodeReportGeneral } from "../../host/hubs/server.ts";
+import type { AttributeValue } from "../../host/wire/compressed.ts";
+import { AttributeSlots } from "../../host/wire/report_slots.ts";
+import { readReportSlots } from "../../host/wire/report_slots_reader.ts";
+import { DICTIONARY, damage, damaged, type EntryLayout, type MapEntryLayout, text } from "./support/attribute_layouts.ts";
+import { encodeReport, type RequestLayout, requestLayout } from "./support/report_layouts.ts";
+
+const RUNS = Number(process.env.READER_RUNS ?? 400);
+const g = (word: string) => DICTIONARY.index.get(word)!;
+
+/** Attribute names a hub's metrics may read (slots are drawn from these: global words, words the generators put in default_words, odd ones). */
+const SLOTTABLE = [...new Set([...[0, 15, 17, 26, 1, 2, 3].map((i) => DICTIONARY.words[i]), "request.path", "x-user", "__proto__", "12", "-3", ""])];
+const slotNames = fc.subarray(SLOTTABLE).chain((names) => fc.shuffledSubarray(names, { minLength: names.length }));
+
+/** A value in a form deepStrictEqual compares fully: a string map as its entries in order and its prototype. */
+function comparable(v: AttributeValue | undefined): unknown {
+  if (v === undefined || !("stringMapValue" in v)) return v;
+  const e = v.stringMapValue.entries;
+  return { stringMap: Object.entries(e), prototype: Object.getPrototypeOf(e) };
+}
+
+function thrown(f: () => unknown): unknown {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    const err = e as Error & { code?: unknown };
+    return { error: err.name, code: err.code, message: err.message };
+  }
+}
+
+/** When the reader answers, the general path takes every entry and each slot holds its map's value; a refused request is refused alike. */
+function sameAsGeneral(bytes: Buffer, names: readonly string[]): boolean {
+  const slots = new AttributeSlots(names);
+  const refusal = thrown(() => decodeReportSlots(bytes, DICTIONARY, slots));
+  if (refusal !== undefined) {
+    assert.deepStrictEqual(
+      refusal,
+      thrown(() => decodeReportGeneral(bytes, DICTIONARY)),
+    );
+    return true;
+  }
+  const read = decodeReportSlots(bytes, DICTIONARY, slots);
+  if (read === undefined) return false;
+  const general = decodeReportGeneral(bytes, DICTIONARY);
+  assert.deepStrictEqual(general.refused, []);
+  assert.equal(read.count, general.entries.length);
+  general.entries.forEach((map, e) => {
+    const view = read.view();
+    view.entry = e;
+    names.forEach((name, slot) => {
+      assert.deepStrictEqual(comparable(read.value(e, slot)), comparable(map.get(name)), `entry ${e}, ${name}`);
+      assert.deepStrictEqual(comparable(view.get(name)), comparable(map.get(name)));
+    });
+    assert.equal(view.get("no.such.attribute"), undefined);
+  });
+  return true;
+}
+
+/** The names of the attributes an entry gives, each time it gives one (a missing key names global word 0). */
+function givenNames(layout: RequestLayout, entry: EntryLayout): string[] {
+  const local = (entry.words.length > 0 ? entry.words : layout.defaultWords).map((w) => Buffer.from(w).toString("utf8"));
+  return entry.maps.map((m) => {
+    const key = m.key ?? 0;
+    return key >= 0 ? DICTIONARY.words[key] : local[-key - 1];
+  });
+}
+
+/** Whether the reader must read a well-formed request itself: no slot's attribute twice in an entry, no own words under DELTA_ENCODING. */
+function readable(layout: RequestLayout, names: readonly string[]): boolean {
+  const delta = (layout.semantics ?? 0) === 0;
+  return layout.entries.every((entry) => {
+    if (delta && entry.words.length > 0) return false;
+    const given = givenNames(layout, entry).filter((n) => names.includes(n));
+    return new Set(given).size === given.length;
+  });
+}
+
+describe("hub ReportRequest reader for the standard metrics (slots)", () => {
+  it("reads well-formed requests with known words itself, each slot holding what the general path's map holds", () => {
+    let read = 0;
+    fc.assert(
+      fc.property(requestLayout(false), slotNames, (layout, names) => {
+        const bytes = encodeReport(layout);
+        const answered = sameAsGeneral(bytes, names);
+        if (readable(layout, names)) {
+          assert.ok(answered, "a well-formed request is read in one pass");
+          read++;
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    assert.ok(read > RUNS / 4, `only ${read} of ${RUNS} requests were readable`);
+  });
+
+  it("answers only what the general path takes whole, for unknown words, invalid UTF-8, out-of-range numbers and damaged bytes", () => {
+    fc.assert(
+      fc.property(requestLayout(true), slotNames, (layout, names) => {
+        sameAsGeneral(encodeReport(layout), names);
+      }),
+      { numRuns: RUNS },
+    );
+    fc.assert(
+      fc.property(requestLayout(false), damage, slotNames, (layout, d, names) => {
+        sameAsGeneral(damaged(encodeReport(layout), d), names);
+      }),
+      { numRuns: RUNS },
+    );
+    // An unknown word in an attribute no slot is for still leaves the request to the other paths (the general one refuses its entry).
+    const entry = (maps: MapEntryLayout[]): EntryLayout => ({ words: [], maps, wordsFirst: false });
+    const code: MapEntryLayout = { member: 3, key: g("response.code"), value: { member: 3, int: 200n }, valueFirst: false };
+    for (const unread of [
+      { member: 2, key: g("request.path"), value: { member: 2, index: DICTIONARY.size }, valueFirst: false },
+      { member: 9, key: g("request.headers"), value: { member: 9, pairs: [{ key: 0, value: -1 }] }, valueFirst: false },
+      { member: 9, key: g("request.headers"), value: { member: 9, pairs: [{ key: DICTIONARY.size, value: 0 }] }, valueFirst: false },
+      { member: 5, key: -1, value: { member: 5, varint: 1 }, valueFirst: false },
+    ] satisfies MapEntryLayout[]) {
+      const bytes = encodeReport({ entries: [entry([code, unread]), entry([code])], defaultWords: [], semantics: 1, trailerFirst: false });
+      assert.equal(readReportSlots(bytes, DICTIONARY, new AttributeSlots(["response.code"])), undefined);
+      assert.deepStrictEqual(
+        decodeReportGeneral(bytes, DICTIONARY).refused.map((r) => r.index),
+        [0],
+      );
+    }
+  });
+
+  it("entries found the same in some slots hold the same values there; an entry repeated is found the same", () => {
+    fc.assert(
+      fc.property(requestLayout(false), slotNames, fc.nat(), (layout, names, pick) => {
+        const slots = new AttributeSlots(names);
+        const all = slots.slotsNamed(names);
+        const independent = { ...layout, semantics: 1 };
+        const repeated =
+          layout.entries.length === 0 ? independent : { ...independent, entries: [...layout.entries, layout.entries[pick % layout.entries.length]] };
+        const read = readReportSlots(encodeReport(repeated), DICTIONARY, slots);
+        if (read === undefined) return;
+        for (let e = 1; e < read.count; e++) {
+          for (let s = 0; s < names.length; s++) {
+            if (read.same(e, e - 1, Int32Array.of(s))) assert.deepStrictEqual(comparable(read.value(e, s)), comparable(read.value(e - 1, s)));
+          }
+        }
+        const last = read.count - 1;
+        const twin = pick % layout.entries.length;
+        if (layout.entries.length > 0 && layout.entries[twin].words.length === 0) assert.ok(read.same(last, twin, all));
+      }),
+      { numRuns: RUNS },
+    );
+    // Bytes that differ: another value, another member, a value against none; none against none is the same.
+    const s = (key: number, index: number): MapEntryLayout => ({ member: 2, key, value: { member: 2, index }, valueFirst: false });
+    const bytes = encodeReport({
+      defaultWords: ["/a", "/b"].map(text),
+      entries: [
+        { words: [], wordsFirst: false, maps: [s(g("request.path"), -1), s(g("request.host"), -1)] },
+        { words: [], wordsFirst: false, maps: [s(g("request.path"), -2), s(g("request.host"), -1)] },
+        { words: [], wordsFirst: false, maps: [{ member: 3, key: g("request.path"), value: { member: 3, int: 1n }, valueFirst: false }] },
+        { words: [], wordsFirst: false, maps: [] },
+      ],
+      semantics: 1,
+      trailerFirst: false,
+    });
+    const slots = new AttributeSlots(["request.path", "request.host"]);
+    const read = readReportSlots(bytes, DICTIONARY, slots)!;
+    const [path, host] = [Int32Array.of(0), Int32Array.of(1)];
+    assert.deepEqual(
+      [read.same(1, 0, path), read.same(1, 0, host), read.same(2, 1, path), read.same(3, 2, path), read.same(3, 2, host)],
+      [false, true, false, false, true],
+    );
+  });
+
+  it("applies DELTA_ENCODING: a slot an entry does not give keeps the entry before's value", () => {
+    const s = (key: number, index: number): MapEntryLayout => ({ member: 2, key, value: { member: 2, index }, valueFirst: false });
+    const layout: RequestLayout = {
+      defaultWords: ["/a", "/b", "GET"].map(text),
+      entries: [
+        { words: [], wordsFirst: false, maps: [s(g("request.path"), -1), s(g("request.method"), -3)] },
+        { words: [], wordsFirst: false, maps: [s(g("request.path"), -2)] },
+      ],
+      trailerFirst: true,
+    };
+    const names = ["request.method", "request.path"];
+    const read = readReportSlots(encodeReport(layout), DICTIONARY, new AttributeSlots(names))!;
+    assert.deepEqual(
+      [0, 1].map((e) => names.map((_, slot) => read.value(e, slot))),
+      [
+        [{ stringValue: "GET" }, { stringValue: "/a" }],
+        [{ stringValue: "GET" }, { stringValue: "/b" }],
+      ],
+    );
+    assert.ok(sameAsGeneral(encodeReport(layout), names));
+    // Words of its own in an entry under DELTA_ENCODING: left to the other paths.
+    const own = { ...layout, entries: [...layout.entries, { words: [text("/c")], wordsFirst: true, maps: [s(g("request.path"), -1)] }] };
+    assert.equal(readReportSlots(encodeReport(own), DICTIONARY, new AttributeSlots(names)), undefined);
+    assert.equal(decodeReportGeneral(encodeReport(own), DICTIONARY).entries.length, 3);
+  });
+});
