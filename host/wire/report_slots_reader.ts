@@ -23,6 +23,9 @@ import { NOT_PLAIN, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cu
 // Field numbers of CompressedAttributes (proto/mesh/hub/v1/attributes.proto).
 const WORDS = 1;
 const STRINGS = 2;
+const INT64S = 3;
+const DOUBLES = 4;
+const BOOLS = 5;
 const TIMESTAMPS = 6;
 const DURATIONS = 7;
 const BYTES = 8;
@@ -47,8 +50,13 @@ export function readReportSlots(bytes: Buffer, dictionary: GlobalDictionary, slo
 class SlotsReader {
   private readonly width: number;
   private readonly globalSlots: Int32Array;
-  // The map entries of the entry being read: member, key, value start and end, four numbers each (grown as needed).
-  private found = new Int32Array(4 * 64);
+  // The batch's rows (ReportSlots), and per slot the number of the entry that last gave it (entry index + 1).
+  private members = new Uint8Array(0);
+  private at = new Int32Array(0);
+  private end = new Int32Array(0);
+  private stampOf = new Int32Array(0);
+  // Map entries of the entry being read whose key is a local word, known only once its words are: key, member, value start and end.
+  private local = new Int32Array(4 * 16);
   // The lowest and highest word index the entry names (keys, strings, string maps' pairs; 0 where one is missing).
   private low = 0;
   private high = 0;
@@ -68,58 +76,76 @@ class SlotsReader {
     const { starts, ends, defaultWords, globalWordCount, delta } = readReportFields(this.r);
     const count = starts.length;
     const width = this.width;
-    const members = new Uint8Array(count * width);
-    const at = new Int32Array(count * width);
-    const end = new Int32Array(count * width);
+    const members = (this.members = new Uint8Array(count * width));
+    const at = (this.at = new Int32Array(count * width));
+    const end = (this.end = new Int32Array(count * width));
+    this.stampOf = new Int32Array(width);
     const words: Array<readonly string[]> = new Array(count);
-    const stampOf = new Int32Array(width);
+    // Per default word, its slot + 1 (0: none), or -1 until a key names it: most default words are values, not names.
     let defaultSlots: Int32Array | undefined;
     for (let e = 0; e < count; e++) {
-      this.low = 0;
-      this.high = 0;
-      const n = this.entry(starts[e], ends[e]);
-      const own = this.own;
-      if (own !== undefined && delta) throw NOT_PLAIN;
-      const local = own ?? defaultWords;
-      if (this.high >= this.global.length || -this.low - 1 >= local.length) throw NOT_PLAIN;
-      words[e] = local;
       const base = e * width;
       if (delta && e > 0) {
         members.copyWithin(base, base - width, base);
         at.copyWithin(base, base - width, base);
         end.copyWithin(base, base - width, base);
       }
-      // Per local word, its slot + 1 (0: none), or -1 until a key names it: most default words are values, not names.
+      this.low = 0;
+      this.high = 0;
+      const n = this.entry(starts[e], ends[e], base, e + 1);
+      const own = this.own;
+      if (own !== undefined && delta) throw NOT_PLAIN;
+      const local = own ?? defaultWords;
+      if (this.high >= this.global.length || -this.low - 1 >= local.length) throw NOT_PLAIN;
+      words[e] = local;
+      if (n === 0) continue;
       const localSlots = own !== undefined ? new Int32Array(own.length).fill(-1) : (defaultSlots ??= new Int32Array(defaultWords.length).fill(-1));
-      const found = this.found;
+      const found = this.local;
       for (let j = 0; j < n; j += 4) {
-        const key = found[j + 1];
-        let slot: number;
-        if (key >= 0) slot = this.globalSlots[key] - 1;
-        else {
-          slot = localSlots[-key - 1];
-          if (slot === -1) slot = localSlots[-key - 1] = (this.slots.slotOf.get(local[-key - 1]) ?? -1) + 1;
-          slot--;
-        }
-        if (slot < 0) continue;
-        if (stampOf[slot] === e + 1) throw NOT_PLAIN;
-        stampOf[slot] = e + 1;
-        members[base + slot] = found[j];
-        at[base + slot] = found[j + 2];
-        end[base + slot] = found[j + 3];
+        const word = -found[j] - 1;
+        let slot = localSlots[word];
+        if (slot === -1) slot = localSlots[word] = (this.slots.slotOf.get(local[word]) ?? -1) + 1;
+        if (slot > 0) this.put(base, e + 1, slot - 1, found[j + 1], found[j + 2], found[j + 3]);
       }
     }
     return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, words);
   }
 
+  /** Entry `stamp - 1` (row `base`) gives `slot`: the general path would pick one of two values by its order of keys. */
+  private put(base: number, stamp: number, slot: number, member: number, at: number, end: number): void {
+    if (this.stampOf[slot] === stamp) throw NOT_PLAIN;
+    this.stampOf[slot] = stamp;
+    this.members[base + slot] = member;
+    this.at[base + slot] = at;
+    this.end[base + slot] = end;
+  }
+
   /**
-   * Reads one CompressedAttributes strictly; its map entries go to `found`.
-   * Returns how many numbers were put there. The position is kept in a local
-   * and one-byte varints (tags, most keys and word indexes) are read in
-   * place; longer ones, and strings, through the cursor. A tag of more than
-   * one byte is refused (the other paths read it).
+   * A length-delimited payload's length at `pos` (one byte in place, else
+   * through the cursor): returns where the payload ends (within `end`); the
+   * cursor's position is where it starts.
    */
-  private entry(from: number, to: number): number {
+  private lengthAt(pos: number, end: number): number {
+    const buf = this.r.buf;
+    if (pos < end && buf[pos] < 0x80) {
+      const to = pos + 1 + buf[pos];
+      if (to > end) throw NOT_PLAIN;
+      this.r.pos = pos + 1;
+      return to;
+    }
+    this.r.pos = pos;
+    return this.r.length(end);
+  }
+
+  /**
+   * Reads one CompressedAttributes strictly (row `base` of entry `stamp - 1`):
+   * the attributes named by global words go to their slots, those named by
+   * local words to `local` (returns how many numbers were put there). The
+   * position is kept in a local and one-byte varints (tags, lengths, most
+   * keys and word indexes) are read in place, longer ones through the
+   * cursor. A tag of more than one byte is refused (the other paths read it).
+   */
+  private entry(from: number, to: number, base: number, stamp: number): number {
     const r = this.r;
     const buf = r.buf;
     let n = 0;
@@ -131,8 +157,7 @@ class SlotsReader {
       const tag = buf[pos++];
       const member = tag >>> 3;
       if ((tag & 7) !== WIRE_LEN || member > STRING_MAPS || member < WORDS) throw NOT_PLAIN;
-      r.pos = pos;
-      const fieldEnd = r.length(to);
+      const fieldEnd = this.lengthAt(pos, to);
       pos = r.pos;
       if (member === WORDS) {
         (this.own ??= []).push(r.string(fieldEnd));
@@ -170,12 +195,16 @@ class SlotsReader {
             }
             if (index < low) low = index;
             else if (index > high) high = index;
+          } else if (member === DOUBLES) {
+            if (pos + 8 > fieldEnd) throw NOT_PLAIN;
+            pos += 8;
+          } else if (member === INT64S || member === BOOLS) {
+            pos = skipVarint(buf, pos, fieldEnd);
           } else {
-            r.pos = pos;
-            if (member === TIMESTAMPS || member === DURATIONS) this.instant(r.length(fieldEnd));
-            else if (member === STRING_MAPS) this.pairs(r.length(fieldEnd));
-            else r.skipValue(t & 7, fieldEnd);
-            pos = r.pos;
+            const payloadEnd = this.lengthAt(pos, fieldEnd);
+            if (member === TIMESTAMPS || member === DURATIONS) instant(buf, r.pos, payloadEnd);
+            else if (member === STRING_MAPS) this.pairs(r.pos, payloadEnd);
+            pos = payloadEnd;
           }
           valueEnd = pos;
         } else {
@@ -186,16 +215,22 @@ class SlotsReader {
       // A missing key, or a string without its value, names word 0 (protobufjs's default): within the range already.
       if (key < low) low = key;
       else if (key > high) high = key;
-      if (n + 4 > this.found.length) {
-        const grown = new Int32Array(this.found.length * 2);
-        grown.set(this.found);
-        this.found = grown;
+      if (key >= 0) {
+        // A key past the global words: refused once the entry is read (high).
+        const slot = key < this.globalSlots.length ? this.globalSlots[key] - 1 : -1;
+        if (slot >= 0) this.put(base, stamp, slot, member, at, valueEnd);
+        continue;
       }
-      const found = this.found;
-      found[n] = member;
-      found[n + 1] = key;
-      found[n + 2] = at;
-      found[n + 3] = valueEnd;
+      if (n + 4 > this.local.length) {
+        const grown = new Int32Array(this.local.length * 2);
+        grown.set(this.local);
+        this.local = grown;
+      }
+      const local = this.local;
+      local[n] = key;
+      local[n + 1] = member;
+      local[n + 2] = at;
+      local[n + 3] = valueEnd;
       n += 4;
     }
     if (this.low > low) this.low = low;
@@ -203,27 +238,16 @@ class SlotsReader {
     return n;
   }
 
-  /** google.protobuf.Timestamp or Duration {seconds = 1: int64, nanos = 2: int32}, checked as AttributesReader reads it. */
-  private instant(end: number): void {
-    const r = this.r;
-    while (r.pos < end) {
-      const tag = r.varint(end);
-      if (tag !== ((1 << 3) | WIRE_VARINT) && tag !== ((2 << 3) | WIRE_VARINT)) throw NOT_PLAIN;
-      r.varint(end);
-    }
-  }
-
-  /** CompressedStringMap {entries = 1: map<sint32, sint32>}: each pair's words noted (a missing key or value: word 0). */
-  private pairs(end: number): void {
+  /** CompressedStringMap {entries = 1: map<sint32, sint32>} from `pos` to `end`: each pair's words noted (a missing key or value: word 0). */
+  private pairs(from: number, end: number): void {
     const r = this.r;
     const buf = r.buf;
     let low = 0;
     let high = 0;
-    let pos = r.pos;
+    let pos = from;
     while (pos < end) {
       if (buf[pos++] !== PAIR_TAG) throw NOT_PLAIN;
-      r.pos = pos;
-      const pairEnd = r.length(end);
+      const pairEnd = this.lengthAt(pos, end);
       pos = r.pos;
       let seen = 0;
       while (pos < pairEnd) {
@@ -245,9 +269,26 @@ class SlotsReader {
       }
       if (pos !== pairEnd) throw NOT_PLAIN;
     }
-    r.pos = pos;
     // A pair without its key or value names word 0: within the range already.
     if (this.low > low) this.low = low;
     if (this.high < high) this.high = high;
+  }
+}
+
+/** Past a varint of at most 10 bytes at `pos`, ending before `end`, as the cursor reads one. */
+function skipVarint(buf: Buffer, pos: number, end: number): number {
+  let k = pos;
+  for (;;) {
+    if (k >= end || k - pos >= 10) throw NOT_PLAIN;
+    if (buf[k++] < 0x80) return k;
+  }
+}
+
+/** google.protobuf.Timestamp or Duration {seconds = 1: int64, nanos = 2: int32} from `pos` to `end`, checked as AttributesReader reads it. */
+function instant(buf: Buffer, pos: number, end: number): void {
+  while (pos < end) {
+    const tag = buf[pos++];
+    if (tag !== ((1 << 3) | WIRE_VARINT) && tag !== ((2 << 3) | WIRE_VARINT)) throw NOT_PLAIN;
+    pos = skipVarint(buf, pos, end);
   }
 }
