@@ -15,6 +15,7 @@
 import type { AttributeMap, GlobalDictionary } from "./compressed.ts";
 import { AttributesReader } from "./compressed_attributes_reader.ts";
 import { NOT_PLAIN, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
+import { isUtf8Range } from "./utf8_strings.ts";
 
 /** The entries of a plainly well-formed ReportRequest, DELTA_ENCODING applied. */
 export interface PlainReport {
@@ -47,7 +48,9 @@ export function readPlainReport(bytes: Buffer, dictionary: GlobalDictionary, wan
 export interface ReportFields {
   starts: number[];
   ends: number[];
-  defaultWords: string[];
+  /** Where each of default_words is (valid UTF-8), not yet decoded. */
+  wordStarts: number[];
+  wordEnds: number[];
   globalWordCount: number;
   delta: boolean;
 }
@@ -57,7 +60,8 @@ export function readReportFields(r: AttributesReader): ReportFields {
   const buf = r.buf;
   const starts: number[] = [];
   const ends: number[] = [];
-  const defaultWords: string[] = [];
+  const wordStarts: number[] = [];
+  const wordEnds: number[] = [];
   let globalWordCount = 0;
   let semantics = DELTA_ENCODING;
   while (r.pos < buf.length) {
@@ -70,7 +74,11 @@ export function readReportFields(r: AttributesReader): ReportFields {
       ends.push(end);
       r.pos = end;
     } else if (field === REPORT_DEFAULT_WORDS && wire === WIRE_LEN) {
-      defaultWords.push(r.string(r.length(buf.length)));
+      const end = r.length(buf.length);
+      if (!isUtf8Range(buf, r.pos, end)) throw NOT_PLAIN;
+      wordStarts.push(r.pos);
+      wordEnds.push(end);
+      r.pos = end;
     } else if (field === REPORT_GLOBAL_WORD_COUNT && wire === WIRE_VARINT) {
       globalWordCount = r.varint(buf.length);
     } else if (field === REPORT_SEMANTICS && wire === WIRE_VARINT) {
@@ -79,11 +87,12 @@ export function readReportFields(r: AttributesReader): ReportFields {
       throw NOT_PLAIN;
     }
   }
-  return { starts, ends, defaultWords, globalWordCount, delta: semantics === DELTA_ENCODING };
+  return { starts, ends, wordStarts, wordEnds, globalWordCount, delta: semantics === DELTA_ENCODING };
 }
 
 function readReport(r: AttributesReader): PlainReport {
-  const { starts, ends, defaultWords, globalWordCount, delta } = readReportFields(r);
+  const { starts, ends, wordStarts, wordEnds, globalWordCount, delta } = readReportFields(r);
+  const defaultWords = wordStarts.map((start, i) => r.buf.toString("utf8", start, wordEnds[i]));
   const entries: AttributeMap[] = [];
   let previous: AttributeMap | undefined;
   for (let i = 0; i < starts.length; i++) {

@@ -6,7 +6,58 @@
 // known to hold the same values there without making any.
 
 import type { AttributeLookup, AttributeValue } from "./compressed.ts";
-import type { AttributesReader } from "./compressed_attributes_reader.ts";
+import { type AttributesReader, NO_VALUE } from "./compressed_attributes_reader.ts";
+
+// Field numbers of CompressedAttributes whose values name words.
+const STRINGS = 2;
+const STRING_MAPS = 9;
+
+/**
+ * A batch's default_words (valid UTF-8), each decoded when first named: most
+ * are values (request ids, paths) no label reads.
+ */
+export class DefaultWords {
+  /** Decoded so far (holes elsewhere). */
+  readonly words: string[];
+
+  constructor(
+    private readonly buf: Buffer,
+    private readonly starts: readonly number[],
+    private readonly ends: readonly number[],
+  ) {
+    this.words = new Array<string>(starts.length);
+  }
+
+  word(i: number): string {
+    let w = this.words[i];
+    if (w === undefined) w = this.words[i] = this.buf.toString("utf8", this.starts[i], this.ends[i]);
+    return w;
+  }
+
+  /** Decodes the words a `member` value at `at`..`end` names (read strictly before). */
+  decodeNamed(r: AttributesReader, member: number, at: number, end: number): void {
+    if (at === NO_VALUE) return;
+    r.pos = at;
+    if (member === STRINGS) {
+      this.named(r.sint32(end));
+      return;
+    }
+    if (member !== STRING_MAPS) return;
+    const to = r.length(end);
+    while (r.pos < to) {
+      r.varint(to);
+      const pairEnd = r.length(to);
+      while (r.pos < pairEnd) {
+        r.varint(pairEnd);
+        this.named(r.sint32(pairEnd));
+      }
+    }
+  }
+
+  private named(index: number): void {
+    if (index < 0) this.word(-index - 1);
+  }
+}
 
 /** The attributes kept, each in a slot: its index in `names`. */
 export class AttributeSlots {
@@ -58,8 +109,9 @@ export class ReportSlots {
     private readonly members: Uint8Array,
     private readonly at: Int32Array,
     private readonly end: Int32Array,
-    /** Per entry, the words its negative indexes name (its own, or the batch's default_words). */
+    /** Per entry, the words its negative indexes name (its own, or the batch's default_words: `defaults.words`). */
     private readonly words: ReadonlyArray<readonly string[]>,
+    private readonly defaults: DefaultWords,
   ) {
     this.width = slots.names.length;
   }
@@ -69,7 +121,9 @@ export class ReportSlots {
     const row = entry * this.width + slot;
     const member = this.members[row];
     if (member === 0) return undefined;
-    return this.reader.valueAt(member, this.at[row], this.end[row], this.words[entry]);
+    const words = this.words[entry];
+    if (words === this.defaults.words) this.defaults.decodeNamed(this.reader, member, this.at[row], this.end[row]);
+    return this.reader.valueAt(member, this.at[row], this.end[row], words);
   }
 
   /**

@@ -16,7 +16,7 @@
 
 import type { GlobalDictionary } from "./compressed.ts";
 import { AttributesReader, NO_VALUE } from "./compressed_attributes_reader.ts";
-import { type AttributeSlots, ReportSlots } from "./report_slots.ts";
+import { type AttributeSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
 import { readReportFields } from "./report_request_reader.ts";
 import { NOT_PLAIN, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
@@ -73,7 +73,9 @@ class SlotsReader {
   }
 
   read(): ReportSlots {
-    const { starts, ends, defaultWords, globalWordCount, delta } = readReportFields(this.r);
+    const { starts, ends, wordStarts, wordEnds, globalWordCount, delta } = readReportFields(this.r);
+    const defaults = new DefaultWords(this.r.buf, wordStarts, wordEnds);
+    const defaultWords = defaults.words;
     const count = starts.length;
     const width = this.width;
     const members = (this.members = new Uint8Array(count * width));
@@ -104,11 +106,11 @@ class SlotsReader {
       for (let j = 0; j < n; j += 4) {
         const word = -found[j] - 1;
         let slot = localSlots[word];
-        if (slot === -1) slot = localSlots[word] = (this.slots.slotOf.get(local[word]) ?? -1) + 1;
+        if (slot === -1) slot = localSlots[word] = (this.slots.slotOf.get(own !== undefined ? own[word] : defaults.word(word)) ?? -1) + 1;
         if (slot > 0) this.put(base, e + 1, slot - 1, found[j + 1], found[j + 2], found[j + 3]);
       }
     }
-    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, words);
+    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, words, defaults);
   }
 
   /** Entry `stamp - 1` (row `base`) gives `slot`: the general path would pick one of two values by its order of keys. */
