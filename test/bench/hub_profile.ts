@@ -28,8 +28,8 @@ const FREQUENCY = 2000;
 const CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ["GC", /Heap::CollectGarbage|Scavenge|MinorGC|MarkCompact|PerformGarbageCollection|IncrementalMarking/],
   ["JIT compiling", /Compiler::|Runtime_CompileLazy|Maglev|Turbofan|Deoptimiz/],
-  ["Report decoding (readPlainReport)", /JS:\S*(readPlainReport|decodeReportBytes|decodeReportGeneral) /],
-  ["standard request metrics (record)", /JS:\S*(record|evaluateLabel|labelValue|reportProtocol) /],
+  ["Report decoding (readPlainReport)", /JS:\S*(readPlainReport|decodeReportBytes|decodeReportGeneral|decodeReportSlots|readReportSlots) /],
+  ["standard request metrics (record)", /JS:\S*(record|recordSlots|evaluateLabel|labelValue|reportProtocol) /],
 ];
 
 /** The bundle chunk holding grpc-js (its server's call class is defined there). */
