@@ -68,6 +68,8 @@ describe("UpstreamRequests: mutual TLS on the HTTP/1.1 client", () => {
       requests.push(req.url ?? "");
       res.end(`hello ${req.url}`);
     });
+    // Only the client closes idle connections here (Node's default idle timeout is 5 s).
+    server.keepAliveTimeout = 60_000;
     const handshakes: Handshake[] = [];
     const connections: Socket[] = [];
     server.on("connection", (s: Socket) => connections.push(s));
