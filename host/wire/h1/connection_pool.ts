@@ -16,7 +16,7 @@ import { connect } from "node:net";
 import { ClientConnection, type ConnectionOwner } from "./client_connection.ts";
 import { Exchange, type ExchangeHandlers, type ExchangeRequest } from "./exchange.ts";
 import { requestHead } from "./request_head.ts";
-import type { TlsOrigin } from "./tls_connector.ts";
+import type { TlsConnector, TlsOrigin } from "./tls_connector.ts";
 
 export interface Origin {
   readonly host: string;
@@ -71,7 +71,7 @@ export class ConnectionPool {
   /** Sends a request to `origin`; throws a TypeError (nothing sent) when its method, target or a field is invalid. */
   request(origin: Origin, request: ExchangeRequest, handlers: ExchangeHandlers): Exchange {
     const exchange = new Exchange(request, requestHead(request.method, request.path, request.headers), handlers);
-    const key = originKey(origin);
+    const key = this.originKey(origin);
     let pool = this.origins.get(key);
     if (!pool) {
       pool = new OriginPool(key, origin);
@@ -164,6 +164,19 @@ export class ConnectionPool {
     if (pool.connections === 0 && pool.waiting.length === 0) this.origins.delete(pool.key);
   }
 
+  /** Connectors by a number of this pool's, for the keys of their origins. */
+  private readonly connectorIds = new WeakMap<TlsConnector, number>();
+  private connectorsSeen = 0;
+
+  private originKey(o: Origin): string {
+    const key = o.localAddress ? `${o.host}|${o.port}|${o.localAddress}` : `${o.host}|${o.port}`;
+    const tls = o.tls;
+    if (!tls) return key;
+    let id = this.connectorIds.get(tls.connector);
+    if (id === undefined) this.connectorIds.set(tls.connector, (id = ++this.connectorsSeen));
+    return `${key}|tls|${id}|${tls.servername}|${tls.name}`;
+  }
+
   /** Closes idle connections past their time, while any is idle. */
   private sweep(): void {
     if (this.sweeper) return;
@@ -181,12 +194,6 @@ export class ConnectionPool {
     }, this.options.sweepIntervalMs ?? 1000);
     this.sweeper.unref();
   }
-}
-
-function originKey(o: Origin): string {
-  const key = o.localAddress ? `${o.host}|${o.port}|${o.localAddress}` : `${o.host}|${o.port}`;
-  const tls = o.tls;
-  return tls ? `${key}|tls|${tls.connector.id}|${tls.servername}|${tls.name}` : key;
 }
 
 /** The first waiting exchange not given up. */

@@ -40,11 +40,7 @@ export interface TlsCredentials {
 /** node:https's Agent default (`maxCachedSessions`). */
 const MAX_CACHED_SESSIONS = 100;
 
-let connectors = 0;
-
 export class TlsConnector {
-  /** Tells connectors apart in a pool's keys. */
-  readonly id = ++connectors;
   /** Parsed once for all connections (tls.connect would parse the PEM for each). */
   private readonly context: SecureContext;
   /** Sessions by pool key, the oldest first. */
