@@ -2,11 +2,12 @@
 // with WorkloadTls's connector), between a real client and a real Node HTTPS
 // app that asks for client certificates, every certificate issued by a
 // mesh CA (the one `meshctl x simulate` runs in process): one handshake for
-// many requests, session resumption on reconnect, secure naming refused
+// many requests, session resumption on reconnect, bodies of megabytes both
+// ways, secure naming refused
 // (503, upstream_connect_error) also when a session to the same address
 // exists, and a rotated workload certificate used by the next connection.
 import assert from "node:assert/strict";
-import { X509Certificate } from "node:crypto";
+import { X509Certificate, createHash } from "node:crypto";
 import { once } from "node:events";
 import { type IncomingMessage, type ServerResponse, createServer, request } from "node:http";
 import { type Server as HttpsServer, createServer as createHttpsServer } from "node:https";
@@ -24,6 +25,8 @@ import { tempDir } from "../support/processes.ts";
 
 const TD = "cluster.local";
 const id = (sa: string) => `spiffe://${TD}/ns/foo/sa/${sa}`;
+/** A response body many TLS records and socket reads long. */
+const BIG = Buffer.alloc(4 << 20, "0123456789abcdef");
 const fingerprint = (c: WorkloadCertificate) => new X509Certificate(splitPem(c.certChainPem)[0]).fingerprint256;
 
 interface Handshake {
@@ -66,7 +69,14 @@ describe("UpstreamRequests: mutual TLS on the HTTP/1.1 client", () => {
     const requests: string[] = [];
     const server = createHttpsServer({ key: c.keyPem, cert: c.certChainPem, ca: c.rootPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
       requests.push(req.url ?? "");
-      res.end(`hello ${req.url}`);
+      if (req.url === "/big") return void res.end(BIG);
+      const hash = createHash("sha256");
+      let length = 0;
+      req.on("data", (c: Buffer) => {
+        length += c.length;
+        hash.update(c);
+      });
+      req.on("end", () => res.end(req.method === "POST" ? `${length} ${hash.digest("hex")}` : `hello ${req.url}`));
     });
     // Only the client closes idle connections here (Node's default idle timeout is 5 s).
     server.keepAliveTimeout = 60_000;
@@ -94,7 +104,11 @@ describe("UpstreamRequests: mutual TLS on the HTTP/1.1 client", () => {
   }
 
   /** A proxy forwarding each request to 127.0.0.1:`appPort` with mutual TLS, expecting the identity `expected(path)`. */
-  async function proxy(tls: WorkloadTls, appPort: number, expected: (path: string) => string | undefined): Promise<(path: string) => Promise<Outcome>> {
+  async function proxy(
+    tls: WorkloadTls,
+    appPort: number,
+    expected: (path: string) => string | undefined,
+  ): Promise<(path: string, body?: Buffer) => Promise<Outcome>> {
     const upstreams = new UpstreamRequests({ onResponseHeaders: (_id, h) => h });
     cleanups.push(() => upstreams.close());
     const errors = new Map<string, string[]>();
@@ -107,7 +121,7 @@ describe("UpstreamRequests: mutual TLS on the HTTP/1.1 client", () => {
           req,
           res,
           authority: "httpbin.foo.svc.cluster.local:8000",
-          framing: requestFraming(req.method ?? "GET", req.httpVersion, undefined, undefined),
+          framing: requestFraming(req.method ?? "GET", req.httpVersion, undefined, req.headers["content-length"] ? [req.headers["content-length"]] : undefined),
           props: new RequestProperties(connectionFacts(req.socket as Socket), "HTTP/1.1"),
           reply: (r) => {
             details.set(path, r.details);
@@ -130,16 +144,16 @@ describe("UpstreamRequests: mutual TLS on the HTTP/1.1 client", () => {
       () => server.closeAllConnections(),
     );
     const port = (server.address() as AddressInfo).port;
-    return (path) =>
+    return (path, body) =>
       new Promise((resolve, reject) => {
-        request({ host: "127.0.0.1", port, path, agent: false }, (res) => {
+        request({ host: "127.0.0.1", port, path, agent: false, method: body ? "POST" : "GET" }, (res) => {
           let body = "";
           res.setEncoding("latin1");
           res.on("data", (c) => (body += c));
           res.on("end", () => resolve({ status: res.statusCode ?? 0, body, details: details.get(path), errors: errors.get(path) ?? [] }));
         })
           .on("error", reject)
-          .end();
+          .end(body);
       });
   }
 
@@ -167,6 +181,20 @@ describe("UpstreamRequests: mutual TLS on the HTTP/1.1 client", () => {
     assert.equal((await get("/again")).status, 200);
     assert.equal(a.handshakes.length, 2);
     assert.equal(a.handshakes[1].reused, true, "the reconnect resumed the session");
+  });
+
+  it("a request body and a 4 MiB response go through whole", async () => {
+    const sleep = await issue("sleep");
+    const a = await app("httpbin");
+    const get = await proxy(await workload(async () => sleep), a.port, () => id("httpbin"));
+    const body = Buffer.alloc(3 << 20, "request body ");
+    const posted = await get("/upload", body);
+    assert.equal(posted.status, 200);
+    assert.equal(posted.body, `${body.length} ${createHash("sha256").update(body).digest("hex")}`);
+    const big = await get("/big");
+    assert.equal(big.status, 200);
+    assert.equal(big.body, BIG.toString("latin1"));
+    assert.equal(a.handshakes.length, 1, "both on the one connection");
   });
 
   it("secure naming: a server without the expected identity is refused (503, upstream_connect_error), even with a session to its address", async () => {
