@@ -177,22 +177,13 @@ export interface SecureWorkload {
   stop(): Promise<void>;
 }
 
-/** An echo app and its sidecar with the security path on (ECDSA workload keys, for speed). */
-export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWorkload> {
-  const ownApp = o.app === undefined;
-  const app = o.app ?? (await startEchoApp());
+/** The `disco-agent` arguments of a workload's sidecar (startSecureWorkload's; a bench runs the agent its own way with them). */
+export function secureWorkloadArgs(o: WorkloadOptions, appPort: number, tokenPath: string): string[] {
   const labels = Object.entries(o.labels ?? { app: o.name })
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
   const serviceAccount = o.serviceAccount ?? o.name;
-  let tokenPath: string;
-  try {
-    tokenPath = await o.ca.tokenFile(o.namespace, serviceAccount);
-  } catch (e) {
-    if (ownApp) app.server.close();
-    throw e;
-  }
-  const args = [
+  return [
     "proxy",
     "--inboundPort",
     "0",
@@ -201,7 +192,7 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
     "--proxyAdminPort",
     "0",
     "--appPort",
-    String(o.appPort ?? app.port),
+    String(appPort),
     "--containerPort",
     String(o.containerPort ?? 80),
     ...(o.discoveryAddress ? ["--discoveryAddress", o.discoveryAddress] : ["--configDir", o.configDir]),
@@ -224,6 +215,21 @@ export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWor
     ...(o.endpoints ?? []).flatMap((e) => ["--endpoint", e]),
     ...(o.extraArgs ?? []),
   ];
+}
+
+/** An echo app and its sidecar with the security path on (ECDSA workload keys, for speed). */
+export async function startSecureWorkload(o: WorkloadOptions): Promise<SecureWorkload> {
+  const ownApp = o.app === undefined;
+  const app = o.app ?? (await startEchoApp());
+  const serviceAccount = o.serviceAccount ?? o.name;
+  let tokenPath: string;
+  try {
+    tokenPath = await o.ca.tokenFile(o.namespace, serviceAccount);
+  } catch (e) {
+    if (ownApp) app.server.close();
+    throw e;
+  }
+  const args = secureWorkloadArgs(o, o.appPort ?? app.port, tokenPath);
   let sidecar: Daemon<SidecarListening>;
   try {
     sidecar = await startDaemon<SidecarListening>(AGENT_BIN, args, "disco-agent listening ", undefined, {

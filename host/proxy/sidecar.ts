@@ -300,8 +300,7 @@ export class Sidecar {
     const c = clusters.connect(ep);
     if (c.kind === "reply") return c.reply.body;
     if (!c.mtls) return { address: c.host, port: c.port };
-    const { agent: _agent, ...options } = tls.clientOptions(ep.host, ep.servicePort, clusters.expectedIdentity(ep));
-    return { address: c.host, port: c.port, tls: options };
+    return { address: c.host, port: c.port, tls: tls.clientOptions(ep.host, ep.servicePort, clusters.expectedIdentity(ep)) };
   }
 
   private apply(config: LoadedConfig): boolean {

@@ -1,6 +1,5 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { Agent as HttpsAgent } from "node:https";
 import type { PeerCertificate } from "node:tls";
 import {
   type CaCallAuth,
@@ -12,14 +11,15 @@ import {
   splitPem,
 } from "../anchor/client.ts";
 import type { KeyAlgorithm } from "../anchor/keys.ts";
+import { TlsConnector, type TlsOrigin } from "../wire/h1/tls_connector.ts";
 
 /**
  * The sidecar's workload identity and certificates (issue 6 item 1; docs/mesh_ca.md
  * "The client"): a certificate for `spiffe://<td>/ns/<ns>/sa/<sa>` obtained
  * from mesh_ca at start and renewed by CertificateRotator. Listeners and
  * outbound connections read `current` per connection, so a rotation applies
- * to new connections at once; an outbound connection pool is replaced on
- * each rotation.
+ * to new connections at once; the outbound connections' TLS connector (its
+ * credentials and session cache) is replaced on each rotation.
  */
 
 export interface WorkloadTlsOptions {
@@ -81,6 +81,21 @@ export function uriSans(subjectAltName: string | undefined): string[] {
     .split(", ")
     .filter((s) => s.startsWith("URI:"))
     .map((s) => s.slice(4));
+}
+
+/** Secure naming: the server's URI SANs must hold the expected identity, or one of the trust domain when none is expected. */
+function secureNaming(expectedIdentity: string | undefined, trustDomain: string): (hostname: string, cert: PeerCertificate) => Error | undefined {
+  return (_hostname, peer) => {
+    const uris = uriSans(peer.subjectaltname);
+    if (expectedIdentity !== undefined) {
+      return uris.includes(expectedIdentity)
+        ? undefined
+        : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected ${expectedIdentity}`);
+    }
+    return uris.some((u) => u.startsWith(`spiffe://${trustDomain}/`))
+      ? undefined
+      : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected an identity of trust domain ${trustDomain}`);
+  };
 }
 
 /** `--controlPlaneAuthPolicy` (spec 2, disco-agent): how the sidecar reaches mesh_ca and the hub. */
@@ -157,7 +172,8 @@ export class WorkloadTls {
   private rotator: CertificateRotator;
   private cert: WorkloadCertificate | undefined;
   private leaf: X509Certificate | undefined;
-  private agent: HttpsAgent | undefined;
+  /** Outbound mutual TLS connections with the current certificate (host/wire/h1's client). */
+  private connector: TlsConnector | undefined;
   rotations = 0;
   /** How the last certificate was asked for (`token` or `certificate`), for /config_dump. */
   lastAuthenticatedBy = "";
@@ -202,10 +218,10 @@ export class WorkloadTls {
       onCertificate: (c) => {
         this.cert = c;
         this.leaf = new X509Certificate(splitPem(c.certChainPem)[0]);
-        const old = this.agent;
-        this.agent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
-        // Connections made with the previous certificate finish what they carry.
-        if (old) setTimeout(() => old.destroy(), 5000).unref();
+        const old = this.connector;
+        this.connector = new TlsConnector({ key: c.keyPem, cert: c.certChainPem, ca: c.rootPem, rejectUnauthorized: true });
+        // New requests go on connections with the new certificate (a new pool key); those made with the previous one finish what they carry.
+        if (old) setTimeout(() => old.close(), 5000).unref();
         this.rotations++;
         options.onRotated?.(c);
       },
@@ -220,7 +236,7 @@ export class WorkloadTls {
 
   stop(): void {
     this.rotator.stop();
-    this.agent?.destroy();
+    this.connector?.close();
   }
 
   get current(): WorkloadCertificate {
@@ -241,7 +257,7 @@ export class WorkloadTls {
   }
 
   /**
-   * Options of an outbound mutual TLS request: our certificate, the mesh
+   * Options of an outbound mutual TLS connection: our certificate, the mesh
    * roots as the only trust anchors, SNI `outbound_.<port>_._.<host>`
    * (upstream's form), and secure naming: the server must present the
    * expected SPIFFE identity, or any identity of our trust domain when none
@@ -256,30 +272,32 @@ export class WorkloadTls {
     cert: string;
     ca: string;
     servername: string;
-    agent: HttpsAgent;
     rejectUnauthorized: true;
     checkServerIdentity: (hostname: string, cert: PeerCertificate) => Error | undefined;
   } {
     const c = this.current;
-    const td = this.options.trustDomain;
     return {
       key: c.keyPem,
       cert: c.certChainPem,
       ca: c.rootPem,
       servername: `outbound_.${servicePort}_._.${host}`,
-      agent: this.agent!,
       rejectUnauthorized: true,
-      checkServerIdentity: (_hostname, peer) => {
-        const uris = uriSans(peer.subjectaltname);
-        if (expectedIdentity !== undefined) {
-          return uris.includes(expectedIdentity)
-            ? undefined
-            : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected ${expectedIdentity}`);
-        }
-        return uris.some((u) => u.startsWith(`spiffe://${td}/`))
-          ? undefined
-          : new Error(`secure naming: server presented ${uris.join(" ") || "no URI SAN"}, expected an identity of trust domain ${td}`);
-      },
+      checkServerIdentity: secureNaming(expectedIdentity, this.options.trustDomain),
+    };
+  }
+
+  /**
+   * The same, for an HTTP upstream on the project's client (host/wire/h1):
+   * connections made by the current certificate's connector, pooled and
+   * resumed per endpoint, SNI and expected identity.
+   */
+  upstreamTls(host: string, servicePort: number, expectedIdentity: string | undefined): TlsOrigin {
+    if (!this.connector) throw new Error("no workload certificate yet");
+    return {
+      connector: this.connector,
+      servername: `outbound_.${servicePort}_._.${host}`,
+      checkServerIdentity: secureNaming(expectedIdentity, this.options.trustDomain),
+      name: expectedIdentity ?? `*.${this.options.trustDomain}`,
     };
   }
 

@@ -1,8 +1,8 @@
-import type { RequestOptions as HttpsRequestOptions } from "node:https";
 import type { LocalReply } from "../../wasm/abi_types.ts";
+import type { TlsOrigin } from "../../wire/h1/tls_connector.ts";
 import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
 
-/** Where a request goes: a host and port, plain or with TLS options (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
+/** Where a request goes: a host and port, plain or over TLS (mutual TLS origination), or a local reply; `delayMs`: an injected fault delay first. */
 export type RouteDecision =
   | {
       kind: "forward";
@@ -10,7 +10,7 @@ export type RouteDecision =
       port: number;
       /** The local address to dial from (upstream's inbound passthrough: 127.0.0.6). */
       localAddress?: string;
-      tls?: HttpsRequestOptions;
+      tls?: TlsOrigin;
       actions?: ForwardActions;
       upstream?: UpstreamControl;
     }

@@ -1,7 +1,7 @@
-import type { RequestOptions as HttpsRequestOptions } from "node:https";
 import { INBOUND_PASSTHROUGH_SOURCE } from "../../capture/iptables_rules.ts";
 import type { UpstreamEndpoint } from "../cluster/cluster_manager.ts";
 import type { UpstreamLimits } from "../cluster/upstream_limits.ts";
+import type { TlsOrigin } from "../../wire/h1/tls_connector.ts";
 import type { Counters } from "../counters.ts";
 import type { RouteDecision, RouteRequest } from "./route_decision.ts";
 import type { RouteResult, RouteTable, ServedRoute } from "./routes.ts";
@@ -53,9 +53,9 @@ export class PlainOutboundRouter {
   }
 }
 
-/** The client side of mutual TLS toward an endpoint: the workload certificate's options for one destination. */
+/** The client side of mutual TLS toward an endpoint: how the workload certificate's connections reach one destination. */
 export interface ClientTlsSource {
-  clientOptions(host: string, servicePort: number, expectedIdentity: string | undefined): HttpsRequestOptions;
+  upstreamTls(host: string, servicePort: number, expectedIdentity: string | undefined): TlsOrigin;
 }
 
 /** The last routes VirtualServices chose (newest last, at most 64), for /config_dump and simulate. */
@@ -114,7 +114,7 @@ export class MeshRouter {
       kind: "forward",
       host: r.host,
       port: r.port,
-      tls: this.tls.clientOptions(ep.host, ep.servicePort, table.clusters.expectedIdentity(ep)),
+      tls: this.tls.upstreamTls(ep.host, ep.servicePort, table.clusters.expectedIdentity(ep)),
       actions: r.actions,
       upstream,
     };

@@ -2,7 +2,7 @@ import { Agent, request as httpRequest } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HeaderList, LocalReply } from "../../wasm/abi_types.ts";
 import { ConnectionPool } from "../../wire/h1/connection_pool.ts";
-import type { ExchangeHandlers } from "../../wire/h1/exchange.ts";
+import type { Exchange, ExchangeHandlers } from "../../wire/h1/exchange.ts";
 import type { RequestHeaders } from "../../wire/h1/request_head.ts";
 import type { ResponseHead } from "../../wire/h1/response_parser.ts";
 import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
@@ -12,15 +12,14 @@ import { type RequestFraming, frameObject, hasBody } from "../http/request_frami
 import type { RequestProperties } from "../request_properties.ts";
 import { ResponseRelay } from "./response_relay.ts";
 import type { ForwardActions, RouteDecision } from "./route_decision.ts";
-import { type UpstreamCall, tlsExchange } from "./tls_exchange.ts";
 import { UPSTREAM_MAX_HEADER_BYTES, isFinalStatus, upstreamFailureReply, upstreamProtocolError } from "./upstream_failure.ts";
 
 /**
  * The router's upstream half: sends a routed request to its upstream host
- * over keep-alive connections — plaintext ones on the project's own
- * HTTP/1.1 client (host/wire/h1: its connection pool per upstream, with
- * `maxRequestsPerConnection` counted per connection), mutual TLS ones on
- * node:https with the workload's agent (tls_exchange.ts) — streaming
+ * over keep-alive connections on the project's own HTTP/1.1 client
+ * (host/wire/h1: its connection pool per upstream, with
+ * `maxRequestsPerConnection` counted per connection; mutual TLS ones made
+ * by the workload certificate's connector, keyed by it) — streaming
  * both bodies, with the route's timeout, retries and mirror, admitted first
  * by the cluster's connection pool; the response goes back through the
  * filter. The downstream side is what the HTTP connection manager hands
@@ -45,7 +44,7 @@ export interface Downstream {
 }
 
 export class UpstreamRequests {
-  /** Plaintext upstreams: the project's own HTTP/1.1 client (host/wire/h1). */
+  /** Upstreams, plaintext and mutual TLS: the project's own HTTP/1.1 client (host/wire/h1). */
   private readonly pool = new ConnectionPool({ maxHeaderBytes: UPSTREAM_MAX_HEADER_BYTES });
   /** The mirror's (fire and forget) node:http agent, made on first use. */
   private mirrorAgent: Agent | undefined;
@@ -75,7 +74,6 @@ export class UpstreamRequests {
       const upstreamPath = actions?.path ?? path;
       let requestBytes = 0;
       const bodiless = !hasBody(down.framing);
-      const tlsOptions = target.tls;
       if (actions?.mirror && bodiless) {
         // Upstream's shadow: fire and forget, Host with a `-shadow` suffix.
         const m = actions.mirror;
@@ -101,7 +99,7 @@ export class UpstreamRequests {
           : undefined;
       if (timer) res.once("close", () => clearTimeout(timer));
       // The attempt in progress, and how it reports a failure (before or after its response began).
-      let current: UpstreamCall | undefined;
+      let current: Exchange | undefined;
       let broke: (e: NodeJS.ErrnoException) => void = () => undefined;
       const retryOn: ReadonlySet<string> = actions?.retries ? new Set(actions.retries.retryOn) : NO_RETRIES;
       const retriableStatus = (code: number) =>
@@ -190,25 +188,11 @@ export class UpstreamRequests {
           error: (e) => broke(e),
           drain: () => req.resume(),
         };
-        const call: UpstreamCall = tlsOptions
-          ? tlsExchange(
-              {
-                ...tlsOptions,
-                host: target.host,
-                port: target.port,
-                method,
-                path: upstreamPath,
-                headers: headerList,
-                maxHeaderSize: UPSTREAM_MAX_HEADER_BYTES,
-              },
-              handlers,
-              maxRequestsPerConnection,
-            )
-          : this.pool.request(
-              { host: target.host, port: target.port, localAddress: target.localAddress },
-              { method, path: upstreamPath, headers: headerList as RequestHeaders, body, maxRequestsPerConnection },
-              handlers,
-            );
+        const call = this.pool.request(
+          { host: target.host, port: target.port, localAddress: target.localAddress, tls: target.tls },
+          { method, path: upstreamPath, headers: headerList as RequestHeaders, body, maxRequestsPerConnection },
+          handlers,
+        );
         current = call;
         const perTry = actions?.retries?.perTryTimeoutMs;
         if (perTry)

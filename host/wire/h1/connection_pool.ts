@@ -10,16 +10,20 @@
 // before any response byte is sent once more on a fresh connection when
 // that is safe (no body, an idempotent method: it cannot have been acted
 // on twice, as browsers and undici retry). Idle connections do not keep
-// the process alive.
+// the process alive. An origin reached over TLS (tls_connector.ts) has its
+// connections keyed by its connector and TLS name too.
 import { connect } from "node:net";
 import { ClientConnection, type ConnectionOwner } from "./client_connection.ts";
 import { Exchange, type ExchangeHandlers, type ExchangeRequest } from "./exchange.ts";
 import { requestHead } from "./request_head.ts";
+import type { TlsConnector, TlsOrigin } from "./tls_connector.ts";
 
 export interface Origin {
   readonly host: string;
   readonly port: number;
   readonly localAddress?: string;
+  /** TLS: its connections are made by its connector, with its SNI and identity check. */
+  readonly tls?: TlsOrigin;
 }
 
 export interface ConnectionPoolOptions {
@@ -67,7 +71,7 @@ export class ConnectionPool {
   /** Sends a request to `origin`; throws a TypeError (nothing sent) when its method, target or a field is invalid. */
   request(origin: Origin, request: ExchangeRequest, handlers: ExchangeHandlers): Exchange {
     const exchange = new Exchange(request, requestHead(request.method, request.path, request.headers), handlers);
-    const key = origin.localAddress ? `${origin.host}|${origin.port}|${origin.localAddress}` : `${origin.host}|${origin.port}`;
+    const key = this.originKey(origin);
     let pool = this.origins.get(key);
     if (!pool) {
       pool = new OriginPool(key, origin);
@@ -125,7 +129,9 @@ export class ConnectionPool {
 
   private open(pool: OriginPool): ClientConnection {
     const o = pool.origin;
-    const socket = connect({ host: o.host, port: o.port, ...(o.localAddress ? { localAddress: o.localAddress } : {}) });
+    const socket = o.tls
+      ? o.tls.connector.connect(pool.key, o.host, o.port, o.localAddress, o.tls)
+      : connect({ host: o.host, port: o.port, ...(o.localAddress ? { localAddress: o.localAddress } : {}) });
     const c = new ClientConnection(socket, this.owner, this.options.maxHeaderBytes);
     pool.connections++;
     this.poolOf.set(c, pool);
@@ -156,6 +162,19 @@ export class ConnectionPool {
     const next = nextWaiting(pool);
     if (next) this.assign(pool, next, false);
     if (pool.connections === 0 && pool.waiting.length === 0) this.origins.delete(pool.key);
+  }
+
+  /** Connectors by a number of this pool's, for the keys of their origins. */
+  private readonly connectorIds = new WeakMap<TlsConnector, number>();
+  private connectorsSeen = 0;
+
+  private originKey(o: Origin): string {
+    const key = o.localAddress ? `${o.host}|${o.port}|${o.localAddress}` : `${o.host}|${o.port}`;
+    const tls = o.tls;
+    if (!tls) return key;
+    let id = this.connectorIds.get(tls.connector);
+    if (id === undefined) this.connectorIds.set(tls.connector, (id = ++this.connectorsSeen));
+    return `${key}|tls|${id}|${tls.servername}|${tls.name}`;
   }
 
   /** Closes idle connections past their time, while any is idle. */
