@@ -11,31 +11,26 @@
 // `HPE_*` code (llhttp's names for the same faults, so callers that knew
 // Node's parser read them alike).
 
+import {
+  type BodyFraming,
+  CHUNKED,
+  HttpParseError,
+  type ResponseHead,
+  UNTIL_CLOSE,
+  isStatusLine,
+  isToken,
+  parseResponseHead,
+  trimOws,
+} from "./response_head.ts";
+
+export { HttpParseError, type ResponseHead, isToken } from "./response_head.ts";
+
 const CRLFCRLF = Buffer.from("\r\n\r\n", "latin1");
 const EMPTY = Buffer.alloc(0);
 /** Longest chunk-size line (size, extensions) or trailer line kept while it is incomplete. */
 const MAX_LINE = 16 * 1024;
-
-export class HttpParseError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export interface ResponseHead {
-  readonly status: number;
-  readonly statusMessage: string;
-  readonly httpVersion: "1.0" | "1.1";
-  /** name, value, name, value… in order; names as sent. */
-  readonly rawHeaders: string[];
-  /** The connection may carry another request after this response (HTTP/1.1 without `Connection: close`, HTTP/1.0 with keep-alive, a delimited body). */
-  readonly keepAlive: boolean;
-  /** The `Keep-Alive: timeout=N` hint, seconds. */
-  readonly keepAliveTimeoutS: number | undefined;
-}
+/** Most hex digits a chunk size may have (2^48: more is not a size anyone sends). */
+const MAX_CHUNK_SIZE_DIGITS = 12;
 
 export interface ResponseEvents {
   /** The final response head. `wholeBody`: the whole body when it came with the head (then neither `data` nor `end` follows). */
@@ -57,15 +52,14 @@ const enum State {
   Done,
 }
 
-// RFC 9110 §5.6.2 tchar.
-const TOKEN = new Uint8Array(128);
-for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN[c.charCodeAt(0)] = 1;
-/** A control character other than HTAB, or CR / LF outside a CRLF pair. */
-const BAD_HEAD_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n/;
-const STATUS_LINE = /^HTTP\/1\.([01]) ([0-9]{3})(?: (.*))?$/s;
-const DIGITS = /^[0-9]+$/;
+/** A control character other than HTAB (a trailer line without its CRLF has no CR or LF). */
+const BAD_LINE_CHARS = /[\x00-\x08\x0a-\x1f\x7f]/;
+const CR = 0x0d;
+const LF = 0x0a;
+const SP = 0x20;
+const HTAB = 0x09;
+const SEMICOLON = 0x3b;
 const HEX = /^[0-9a-fA-F]+$/;
-
 const HTTP_PREFIX = "HTTP/1.";
 
 /** The start of a head whose end has not arrived: what there is of its status line must be one. */
@@ -73,31 +67,19 @@ function checkStatusLineSoFar(buf: Buffer): void {
   const n = Math.min(buf.length, HTTP_PREFIX.length);
   for (let i = 0; i < n; i++) if (buf[i] !== HTTP_PREFIX.charCodeAt(i)) throw new HttpParseError("HPE_INVALID_CONSTANT", "not an HTTP/1 response");
   const lineEnd = buf.indexOf("\r\n");
-  if (lineEnd >= 0 && !STATUS_LINE.test(buf.toString("latin1", 0, lineEnd))) throw new HttpParseError("HPE_INVALID_CONSTANT", "malformed status line");
+  if (lineEnd >= 0 && !isStatusLine(buf.toString("latin1", 0, lineEnd))) throw new HttpParseError("HPE_INVALID_CONSTANT", "malformed status line");
 }
 
-export function isToken(s: string): boolean {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 127 || TOKEN[c] === 0) return false;
-  }
-  return true;
+/** `buf[at, at + 2)` is CRLF. */
+function crlfAt(buf: Buffer, at: number): boolean {
+  return at + 1 < buf.length && buf[at] === CR && buf[at + 1] === LF;
 }
 
-/** Optional whitespace (SP, HTAB) off both ends; not String.trim, which also takes NBSP (0xA0) and others. */
-function trimOws(s: string): string {
-  let a = 0;
-  let b = s.length;
-  while (a < b && (s.charCodeAt(a) === 0x20 || s.charCodeAt(a) === 0x09)) a++;
-  while (b > a && (s.charCodeAt(b - 1) === 0x20 || s.charCodeAt(b - 1) === 0x09)) b--;
-  return a === 0 && b === s.length ? s : s.slice(a, b);
-}
-
-function connectionHas(value: string, token: string): boolean {
-  if (value === token) return true;
-  for (const t of value.split(",")) if (trimOws(t).toLowerCase() === token) return true;
-  return false;
+/** The value of hex digit `c`, or -1. */
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
 export class ResponseParser {
@@ -109,6 +91,7 @@ export class ResponseParser {
   private headBytes = 0;
   private current: ResponseHead | undefined;
   private touched = false;
+  private readonly framing: BodyFraming = { length: 0 };
   /** Bytes came after the response was complete (nothing was asked for: the connection cannot be reused). */
   extraneous = false;
 
@@ -176,6 +159,11 @@ export class ResponseParser {
           break;
         }
         case State.ChunkSize: {
+          const whole = this.line === "" ? this.chunkSizeInPlace(chunk, off) : -1;
+          if (whole >= 0) {
+            off = whole;
+            break;
+          }
           const next = this.readLine(chunk, off);
           if (next < 0) return;
           off = next;
@@ -192,6 +180,11 @@ export class ResponseParser {
           break;
         }
         case State.ChunkDataEnd: {
+          if (this.line === "" && crlfAt(chunk, off)) {
+            off += 2;
+            this.state = State.ChunkSize;
+            break;
+          }
           const next = this.readLine(chunk, off);
           if (next < 0) return;
           off = next;
@@ -200,6 +193,12 @@ export class ResponseParser {
           break;
         }
         case State.Trailers: {
+          if (this.line === "" && crlfAt(chunk, off)) {
+            off += 2;
+            this.state = State.Done;
+            this.events.end();
+            break;
+          }
           const next = this.readLine(chunk, off);
           if (next < 0) return;
           off = next;
@@ -212,7 +211,7 @@ export class ResponseParser {
           this.headBytes += line.length + 2;
           if (this.headBytes > this.maxHeaderBytes) throw new HttpParseError("HPE_HEADER_OVERFLOW", "trailers over the header size limit");
           const colon = line.indexOf(":");
-          if (colon <= 0 || !isToken(line.slice(0, colon)) || BAD_HEAD_CHARS.test(line))
+          if (colon <= 0 || !isToken(line.slice(0, colon)) || BAD_LINE_CHARS.test(line))
             throw new HttpParseError("HPE_INVALID_HEADER_TOKEN", "malformed trailer field");
           break;
         }
@@ -241,10 +240,17 @@ export class ResponseParser {
     if (end + 4 > this.maxHeaderBytes) throw new HttpParseError("HPE_HEADER_OVERFLOW", "response head over the header size limit");
     this.pending = undefined;
     const next = off + end + 4 - (prev ? prev.length : 0);
-    const head = this.parseHead(buf.toString("latin1", 0, end));
+    const head = parseResponseHead(buf.toString("latin1", 0, end), this.headRequest, this.framing);
     if (head === undefined) return next; // interim: the next head follows
     this.current = head;
     this.headBytes = 0;
+    const length = this.framing.length;
+    if (length === CHUNKED) this.state = State.ChunkSize;
+    else if (length === UNTIL_CLOSE) this.state = State.UntilClose;
+    else {
+      this.state = State.Length;
+      this.remaining = length;
+    }
     if (this.state === State.Length) {
       const length = this.remaining;
       if (length === 0 || chunk.length - next >= length) {
@@ -257,84 +263,32 @@ export class ResponseParser {
     return next;
   }
 
-  /** Parses a head; sets the body's state. Undefined for an interim (1xx) response. */
-  private parseHead(text: string): ResponseHead | undefined {
-    if (BAD_HEAD_CHARS.test(text)) throw new HttpParseError("HPE_INVALID_HEADER_TOKEN", "invalid character in the response head");
-    let lineEnd = text.indexOf("\r\n");
-    const m = STATUS_LINE.exec(lineEnd < 0 ? text : text.slice(0, lineEnd));
-    if (!m) throw new HttpParseError("HPE_INVALID_CONSTANT", "malformed status line");
-    const httpVersion = m[1] === "1" ? "1.1" : "1.0";
-    const status = Number(m[2]);
-    if (status < 100) throw new HttpParseError("HPE_INVALID_STATUS", `invalid status ${m[2]}`);
-    if (status === 101) throw new HttpParseError("HPE_UNEXPECTED_UPGRADE", "unsolicited 101 Switching Protocols");
-    const rawHeaders: string[] = [];
-    let contentLength: number | undefined;
-    let chunked: boolean | undefined;
-    let connectionClose = false;
-    let connectionKeepAlive = false;
-    let keepAliveTimeoutS: number | undefined;
-    while (lineEnd >= 0) {
-      const start = lineEnd + 2;
-      lineEnd = text.indexOf("\r\n", start);
-      const line = lineEnd < 0 ? text.slice(start) : text.slice(start, lineEnd);
-      const colon = line.indexOf(":");
-      const name = colon > 0 ? line.slice(0, colon) : "";
-      if (!isToken(name)) throw new HttpParseError("HPE_INVALID_HEADER_TOKEN", "malformed header field");
-      const value = trimOws(line.slice(colon + 1));
-      rawHeaders.push(name, value);
-      const len = name.length;
-      if (len !== 10 && len !== 14 && len !== 17) continue;
-      const lower = name.toLowerCase();
-      if (lower === "content-length") {
-        for (const v of value.split(",")) {
-          const digits = trimOws(v);
-          if (!DIGITS.test(digits) || !Number.isSafeInteger(Number(digits))) throw new HttpParseError("HPE_INVALID_CONTENT_LENGTH", "malformed Content-Length");
-          const length = Number(digits);
-          if (contentLength !== undefined && contentLength !== length)
-            throw new HttpParseError("HPE_UNEXPECTED_CONTENT_LENGTH", "conflicting Content-Length values");
-          contentLength = length;
-        }
-      } else if (lower === "transfer-encoding") {
-        const codings = value.split(",");
-        chunked = trimOws(codings[codings.length - 1]).toLowerCase() === "chunked";
-      } else if (lower === "connection") {
-        const v = value.toLowerCase();
-        if (connectionHas(v, "close")) connectionClose = true;
-        else if (connectionHas(v, "keep-alive")) connectionKeepAlive = true;
-      } else if (lower === "keep-alive") {
-        const hint = /(?:^|[,;\s])timeout\s*=\s*([0-9]+)/i.exec(value);
-        if (hint) keepAliveTimeoutS = Number(hint[1]);
-      }
+  /** A chunk-size line wholly in `chunk` from `off`, read from its bytes: the offset after it, or -1 to read it as text (it goes on in the next chunk, or is over MAX_LINE). */
+  private chunkSizeInPlace(chunk: Buffer, off: number): number {
+    const lf = chunk.indexOf(LF, off);
+    if (lf < 0 || lf - off > MAX_LINE) return -1;
+    if (lf === off || chunk[lf - 1] !== CR) throw new HttpParseError("HPE_LF_EXPECTED", "line not ended by CRLF");
+    const lineEnd = lf - 1;
+    let i = off;
+    while (i < lineEnd && (chunk[i] === SP || chunk[i] === HTAB)) i++;
+    let size = 0;
+    let digits = 0;
+    for (let d = i < lineEnd ? hexValue(chunk[i]) : -1; d >= 0; d = ++i < lineEnd ? hexValue(chunk[i]) : -1) {
+      size = size * 16 + d;
+      digits++;
     }
-    if (status < 200) {
-      this.pending = undefined;
-      return undefined;
-    }
-    let keepAlive = httpVersion === "1.1" ? !connectionClose : connectionKeepAlive && !connectionClose;
-    if (this.headRequest || status === 204 || status === 304) {
-      this.state = State.Length;
-      this.remaining = 0;
-    } else if (chunked !== undefined) {
-      if (contentLength !== undefined) throw new HttpParseError("HPE_UNEXPECTED_CONTENT_LENGTH", "Content-Length together with Transfer-Encoding");
-      if (chunked) this.state = State.ChunkSize;
-      else {
-        this.state = State.UntilClose;
-        keepAlive = false;
-      }
-    } else if (contentLength !== undefined) {
-      this.state = State.Length;
-      this.remaining = contentLength;
-    } else {
-      this.state = State.UntilClose;
-      keepAlive = false;
-    }
-    return { status, statusMessage: m[3] ?? "", httpVersion, rawHeaders, keepAlive, keepAliveTimeoutS };
+    while (i < lineEnd && (chunk[i] === SP || chunk[i] === HTAB)) i++;
+    if (digits === 0 || digits > MAX_CHUNK_SIZE_DIGITS || (i < lineEnd && chunk[i] !== SEMICOLON))
+      throw new HttpParseError("HPE_INVALID_CHUNK_SIZE", "malformed chunk size");
+    this.remaining = size;
+    this.state = size === 0 ? State.Trailers : State.ChunkData;
+    return lf + 1;
   }
 
   private chunkSize(line: string): void {
     const semi = line.indexOf(";");
     const size = trimOws(semi < 0 ? line : line.slice(0, semi));
-    if (!HEX.test(size) || size.length > 12) throw new HttpParseError("HPE_INVALID_CHUNK_SIZE", "malformed chunk size");
+    if (!HEX.test(size) || size.length > MAX_CHUNK_SIZE_DIGITS) throw new HttpParseError("HPE_INVALID_CHUNK_SIZE", "malformed chunk size");
     this.remaining = Number.parseInt(size, 16);
     this.state = this.remaining === 0 ? State.Trailers : State.ChunkData;
   }

@@ -128,6 +128,43 @@ describe("ResponseParser", () => {
     assert.equal(parseError("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n").code, "HPE_LF_EXPECTED");
   });
 
+  it("reads chunk sizes with whitespace, either case and extensions, and refuses what is not one", () => {
+    const r = parseEverySplit("HTTP/1.1 200 OK\r\ntransfer-encoding: CHUNKED\r\n\r\n 5 ;a=b\r\nhello\r\na\t\r\n0123456789\r\n000\r\n\r\n");
+    assert.equal(r.body, "hello0123456789");
+    assert.equal(r.ended, true);
+    assert.equal(parseEverySplit("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000F\r\n0123456789abcde\r\n0\r\n\r\n").body, "0123456789abcde");
+    const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (const line of ["0000000000001", "5 5", "5x", ";ext", "", "-5", "5\rx"]) {
+      const e = parseError(`${chunked}${line}\r\nhello\r\n0\r\n\r\n`);
+      assert.equal(e.code, "HPE_INVALID_CHUNK_SIZE", JSON.stringify(line));
+    }
+    assert.equal(parseError(`${chunked}5\nhello\r\n`).code, "HPE_LF_EXPECTED");
+    assert.equal(parseError(`${chunked}\n`).code, "HPE_LF_EXPECTED");
+    assert.equal(parseError(`${chunked}5\r\nhello\n0\r\n\r\n`).code, "HPE_LF_EXPECTED");
+    assert.equal(parseError(`${chunked}0\r\nT: a\x7fb\r\n\r\n`).code, "HPE_INVALID_HEADER_TOKEN");
+  });
+
+  it("reads field names in any case and obs-text in values; refuses DEL and a CR or LF on its own", () => {
+    const r = parseEverySplit(
+      "HTTP/1.1 200 OK\r\nCONTENT-LENGTH: 2\r\nX-Latin: caf\xe9 \t\r\nConnection: Keep-Alive\r\nKEEP-ALIVE: max=5, Timeout=7\r\n\r\nok",
+    );
+    assert.equal(r.body, "ok");
+    assert.deepEqual(r.heads[0].rawHeaders, ["CONTENT-LENGTH", "2", "X-Latin", "caf\xe9", "Connection", "Keep-Alive", "KEEP-ALIVE", "max=5, Timeout=7"]);
+    assert.equal(r.heads[0].keepAliveTimeoutS, 7);
+    assert.equal(parse("HTTP/1.1 200 OK\r\nEmpty:\r\nContent-Length: 0\r\n\r\n").heads[0].rawHeaders[1], "");
+    for (const head of [
+      "HTTP/1.1 200 OK\r\nA: b\x7f\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nA: b\r\r\n\r\n",
+      "HTTP/1.1 200 OK\rA: b\r\n\r\n",
+      "HTTP/1.1 200\x00 OK\r\n\r\n",
+    ])
+      assert.equal(parseError(head).code, "HPE_INVALID_HEADER_TOKEN", JSON.stringify(head));
+    assert.equal(parseError("HTTP/1.1 200 OK\r\n: novalue\r\n\r\n").code, "HPE_INVALID_HEADER_TOKEN");
+    assert.equal(parseError("HTTP/1.1 200 OK\r\nName : v\r\n\r\n").code, "HPE_INVALID_HEADER_TOKEN");
+    assert.equal(parseError("HTTP/1.1 2000 OK\r\n\r\n").code, "HPE_INVALID_CONSTANT");
+    assert.equal(parseError("HTTP/1.2 200 OK\r\n\r\n").code, "HPE_INVALID_CONSTANT");
+  });
+
   it("refuses a head over the size limit, whether or not its end has arrived", () => {
     const big = `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(LIMIT)}\r\n\r\n`;
     assert.equal(parseError(big).code, "HPE_HEADER_OVERFLOW");
