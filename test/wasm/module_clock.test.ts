@@ -38,7 +38,10 @@ describe("the module's clock", () => {
     const sequence = [1_764_400_000_123, 1_764_400_000_123, 1_764_400_000_124, 1_764_399_999_000, ...EDGES, -5, 2 ** 45 + 7, 2 ** 45 + 7];
     let i = 0;
     let j = 0;
-    const fromMillis = clockReads({ nowMilliseconds: () => sequence[i++], now: () => assert.fail("now is not read when milliseconds are given") }, sequence.length);
+    const fromMillis = clockReads(
+      { nowMilliseconds: () => sequence[i++], now: () => assert.fail("now is not read when milliseconds are given") },
+      sequence.length,
+    );
     const fromNanos = clockReads({ now: () => BigInt(sequence[j++]) * 1_000_000n }, sequence.length);
     assert.deepEqual(fromMillis, fromNanos);
     assert.deepEqual(
