@@ -9,6 +9,12 @@ export interface HostEnvironment {
   log: LogSink;
   /** Wall clock, Unix nanoseconds. */
   now(): bigint;
+  /**
+   * The same wall clock in whole Unix milliseconds, for a host whose clock
+   * has no finer resolution (Date.now()): when given, the module's clock
+   * reads it instead of `now`, and its nanoseconds are made without a bigint.
+   */
+  nowMilliseconds?(): number;
   /** A gRPC call to answer later with grpcReceive or grpcClose. */
   grpcCall(call: GrpcCall): void;
   /** The root context asked for ticks every `ms` (0 = stop). */

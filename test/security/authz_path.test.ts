@@ -113,6 +113,19 @@ describe("normalizePath", () => {
     );
   });
 
+  it("property: path is matchPath followed by the target's query, changed or not, with or without one", () => {
+    fc.assert(
+      fc.property(path, mode, (p, m) => {
+        const r = normalizePath(p, m);
+        if (!r.ok) return;
+        const noFragment = p.split("#")[0];
+        const q = noFragment.indexOf("?");
+        assert.equal(r.path, r.matchPath + (q < 0 ? "" : noFragment.slice(q)), `${m}: ${p}`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("property: no dot segment, encoded or not, survives; no slash-merging mode leaves //; DECODE leaves no %2F or %5C", () => {
     fc.assert(
       fc.property(path, fc.constantFrom<PathNormalization>("BASE", "MERGE_SLASHES", "DECODE_AND_MERGE_SLASHES"), (p, m) => {

@@ -235,6 +235,8 @@ export class FilterHost {
       {
         log: this.options.log,
         now: this.options.now ?? wallClockNanos(),
+        // The same clock for the module's reads, without a bigint per new millisecond.
+        nowMilliseconds: this.options.now === undefined ? Date.now : undefined,
         grpcCall: (call) => grpcCall(call),
         tickPeriod: (rootId, ms) => this.scheduleTicks(vm, rootId, ms),
         // The hub transport executes each call's NetworkFailPolicy retries: the module must not retry too.

@@ -72,8 +72,8 @@ export function normalizePath(raw: string, mode: PathNormalization = DEFAULT_PAT
   const hash = raw.indexOf("#");
   const noFragment = hash < 0 ? raw : raw.slice(0, hash);
   const q = noFragment.indexOf("?");
-  let path = q < 0 ? noFragment : noFragment.slice(0, q);
-  const query = q < 0 ? "" : noFragment.slice(q);
+  const given = q < 0 ? noFragment : noFragment.slice(0, q);
+  let path = given;
   if (mode !== "NONE" && !alreadyNormal(path)) {
     for (let pass = 1; ; pass++) {
       if (/%00/.test(path)) return INVALID;
@@ -83,7 +83,10 @@ export function normalizePath(raw: string, mode: PathNormalization = DEFAULT_PAT
       path = next;
     }
   }
-  return { ok: true, path: path + query, matchPath: path };
+  // An unchanged path is the target as it came, a flat string: a concatenation would be
+  // a new cons string per request, flattened again by each later reader (the filter's
+  // header map, the upstream request's head).
+  return { ok: true, path: path === given ? noFragment : q < 0 ? path : path + noFragment.slice(q), matchPath: path };
 }
 
 // Most paths hold nothing any mode changes (no escape, backslash, dot
