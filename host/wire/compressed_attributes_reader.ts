@@ -16,17 +16,17 @@ import type { AttributeMap, AttributeValue, Instant } from "./compressed.ts";
 import { NOT_PLAIN, StrictWireCursor, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
 // Field numbers of CompressedAttributes (proto/mesh/hub/v1/attributes.proto).
-const WORDS = 1;
-const STRINGS = 2;
-const INT64S = 3;
-const DOUBLES = 4;
-const BOOLS = 5;
-const TIMESTAMPS = 6;
-const DURATIONS = 7;
-const BYTES = 8;
-const STRING_MAPS = 9;
+export const WORDS = 1;
+export const STRINGS = 2;
+export const INT64S = 3;
+export const DOUBLES = 4;
+export const BOOLS = 5;
+export const TIMESTAMPS = 6;
+export const DURATIONS = 7;
+export const BYTES = 8;
+export const STRING_MAPS = 9;
 /** The wire type of each map member's value, by field number. */
-const VALUE_WIRE = [-1, -1, WIRE_VARINT, WIRE_VARINT, WIRE_FIXED64, WIRE_VARINT, WIRE_LEN, WIRE_LEN, WIRE_LEN, WIRE_LEN];
+export const VALUE_WIRE = [-1, -1, WIRE_VARINT, WIRE_VARINT, WIRE_FIXED64, WIRE_VARINT, WIRE_LEN, WIRE_LEN, WIRE_LEN, WIRE_LEN];
 /** Where a map entry without a value has it. */
 export const NO_VALUE = -1;
 

@@ -15,23 +15,24 @@
 // the general path's map holds under that name.
 
 import type { GlobalDictionary } from "./compressed.ts";
-import { AttributesReader, NO_VALUE } from "./compressed_attributes_reader.ts";
+import {
+  AttributesReader,
+  NO_VALUE,
+  WORDS,
+  STRINGS,
+  INT64S,
+  DOUBLES,
+  BOOLS,
+  TIMESTAMPS,
+  DURATIONS,
+  BYTES,
+  STRING_MAPS,
+  VALUE_WIRE,
+} from "./compressed_attributes_reader.ts";
 import { type AttributeSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
 import { readReportFields } from "./report_request_reader.ts";
-import { NOT_PLAIN, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
+import { NOT_PLAIN, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
-// Field numbers of CompressedAttributes (proto/mesh/hub/v1/attributes.proto).
-const WORDS = 1;
-const STRINGS = 2;
-const INT64S = 3;
-const DOUBLES = 4;
-const BOOLS = 5;
-const TIMESTAMPS = 6;
-const DURATIONS = 7;
-const BYTES = 8;
-const STRING_MAPS = 9;
-/** The wire type of each map member's value, by field number. */
-const VALUE_WIRE = [-1, -1, WIRE_VARINT, WIRE_VARINT, WIRE_FIXED64, WIRE_VARINT, WIRE_LEN, WIRE_LEN, WIRE_LEN, WIRE_LEN];
 const KEY_TAG = (1 << 3) | WIRE_VARINT;
 const PAIR_TAG = (1 << 3) | WIRE_LEN;
 const PAIR_VALUE_TAG = (2 << 3) | WIRE_VARINT;
