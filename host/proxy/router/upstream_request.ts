@@ -4,7 +4,7 @@ import type { HeaderList, LocalReply } from "../../wasm/abi_types.ts";
 import { ConnectionPool } from "../../wire/h1/connection_pool.ts";
 import type { Exchange, ExchangeHandlers } from "../../wire/h1/exchange.ts";
 import type { RequestHeaders } from "../../wire/h1/request_head.ts";
-import type { ResponseHead } from "../../wire/h1/response_parser.ts";
+import type { ResponseHead } from "../../wire/h1/response_head.ts";
 import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
 import type { FilterHost } from "../filters/filter_host.ts";
 import { endToEndHeaders, toOutgoing, toRawHeaders, upstreamHeaders } from "../http/hop_by_hop.ts";

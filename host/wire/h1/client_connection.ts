@@ -7,7 +7,8 @@
 import type { Socket } from "node:net";
 import { type Exchange, type ExchangeCarrier } from "./exchange.ts";
 import { LAST_CHUNK, chunkFrame } from "./request_head.ts";
-import { type ResponseEvents, type ResponseHead, ResponseParser } from "./response_parser.ts";
+import type { ResponseHead } from "./response_head.ts";
+import { type ResponseEvents, ResponseParser } from "./response_parser.ts";
 
 export interface ConnectionOwner {
   /** The exchange completed and the connection may carry another. */

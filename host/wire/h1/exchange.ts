@@ -3,7 +3,7 @@
 // the pool finds it a connection, and the callbacks it hears back.
 import { AsyncResource } from "node:async_hooks";
 import type { RequestHeaders } from "./request_head.ts";
-import type { ResponseHead } from "./response_parser.ts";
+import type { ResponseHead } from "./response_head.ts";
 
 export interface ExchangeHandlers {
   /** The final response head; `wholeBody`: the whole body when it came with the head (then neither `data` nor `end` follows). */

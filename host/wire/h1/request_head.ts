@@ -5,7 +5,7 @@
 // keep-alive` (the pool keeps the connection); an object's Cookie values
 // are joined into one field. The caller frames the body:
 // its Content-Length or `Transfer-Encoding: chunked` field is in `headers`.
-import { isToken } from "./response_parser.ts";
+import { isToken } from "./response_head.ts";
 
 /** Header fields: a flat name, value, name, value… list, or an object (an array value repeats the field). */
 export type RequestHeaders = readonly string[] | Readonly<Record<string, string | number | readonly string[] | undefined>>;

@@ -23,8 +23,6 @@ import {
   trimOws,
 } from "./response_head.ts";
 
-export { HttpParseError, type ResponseHead, isToken } from "./response_head.ts";
-
 const CRLFCRLF = Buffer.from("\r\n\r\n", "latin1");
 const EMPTY = Buffer.alloc(0);
 /** Longest chunk-size line (size, extensions) or trailer line kept while it is incomplete. */

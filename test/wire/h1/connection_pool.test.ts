@@ -11,7 +11,7 @@ import { type AddressInfo, type Socket, createServer as createTcpServer, type Se
 import { afterEach, describe, it } from "node:test";
 import { ConnectionPool, type Origin } from "../../../host/wire/h1/connection_pool.ts";
 import type { ExchangeRequest } from "../../../host/wire/h1/exchange.ts";
-import type { ResponseHead } from "../../../host/wire/h1/response_parser.ts";
+import type { ResponseHead } from "../../../host/wire/h1/response_head.ts";
 
 const LIMIT = 60 * 1024;
 

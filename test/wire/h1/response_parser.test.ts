@@ -2,7 +2,8 @@
 // split at every byte boundary (the parser must not care where reads end).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type ResponseHead, ResponseParser } from "../../../host/wire/h1/response_parser.ts";
+import type { ResponseHead } from "../../../host/wire/h1/response_head.ts";
+import { ResponseParser } from "../../../host/wire/h1/response_parser.ts";
 
 interface Parsed {
   heads: ResponseHead[];
