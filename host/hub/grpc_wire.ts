@@ -9,6 +9,7 @@
 
 import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
 import { RETRY_POLICY_METADATA } from "../wasm/retry_policy.ts";
+import { framedMessage } from "../wire/grpc_frame.ts";
 import { GRPC_CODES } from "../wire/status_codes.ts";
 
 /** A gRPC status: code and message (`details`). */
@@ -75,14 +76,8 @@ export function hubRequestHeaders(path: string, metadata: Record<string, string 
   };
 }
 
-/** A message with gRPC's 5-byte prefix: compressed flag 0, big-endian length. */
-export function frameMessage(message: Uint8Array): Buffer {
-  const framed = Buffer.allocUnsafe(5 + message.byteLength);
-  framed[0] = 0;
-  framed.writeUInt32BE(message.byteLength, 1);
-  framed.set(message, 5);
-  return framed;
-}
+/** A message with gRPC's 5-byte prefix: compressed flag 0, big-endian length (../wire/grpc_frame.ts: in place when the message was copied with room for it). */
+export const frameMessage = framedMessage;
 
 /**
  * The one message of a unary response from its DATA bytes, or the status

@@ -28,7 +28,7 @@ import { GRPC_CODES } from "../wire/status_codes.ts";
 import { Http2ClientSession } from "../wire/h2/client_session.ts";
 import type { ClientStream, ResponseHeaders, StreamEnd } from "../wire/h2/client_stream.ts";
 import { ErrorCode } from "../wire/h2/frames.ts";
-import type { HeaderField } from "../wire/h2/hpack.ts";
+import { encodeHeaderBlock, type HeaderField } from "../wire/h2/hpack.ts";
 import type { ClusterAddress } from "./clusters.ts";
 import { type GrpcStatus, httpStatusToGrpc, oversizedMessage, resetStatus, trailerStatus, unaryResponseMessage } from "./grpc_wire.ts";
 
@@ -76,6 +76,8 @@ export class HubConnection {
   private lastError = "";
   private readonly scheme: string;
   private readonly authority: string;
+  /** Header blocks by the headers object they encode (a headers object is not changed once made). */
+  private readonly encodedHeaders = new WeakMap<OutgoingHttpHeaders, Buffer>();
 
   constructor(
     private readonly address: ClusterAddress,
@@ -104,7 +106,7 @@ export class HubConnection {
     }
     const call = new UnaryCall(link, done);
     try {
-      call.stream = link.session.request(this.fields(headers), framed, call);
+      call.stream = link.session.requestEncoded(this.headerBlock(headers), framed, call);
     } catch (e) {
       done({ ok: false, status: { code: GRPC_CODES.UNAVAILABLE, details: `No connection established. Last error: ${String(e)}` }, answered: false });
       return NO_CANCEL;
@@ -125,6 +127,21 @@ export class HubConnection {
     if (!link || link.session.destroyed) return;
     link.session.close();
     setTimeout(() => link.session.destroy(), RETIRED_CONNECTION_GRACE_MS).unref();
+  }
+
+  /**
+   * The request's header block. The transport passes the same headers object
+   * for calls of the same shape (method, metadata, deadline), so it is
+   * encoded once per shape and connection (the block names this connection's
+   * authority and scheme).
+   */
+  private headerBlock(headers: OutgoingHttpHeaders): Buffer {
+    let block = this.encodedHeaders.get(headers);
+    if (block === undefined) {
+      block = encodeHeaderBlock(this.fields(headers));
+      this.encodedHeaders.set(headers, block);
+    }
+    return block;
   }
 
   /** The request's header fields: pseudo-header fields first, then the others; a list value as several fields. */

@@ -32,7 +32,7 @@ import { type CancelTimer, type RandomSource, realClock, realRandom, type Transp
 import type { Cluster } from "./clusters.ts";
 import { frameMessage, metadataHeaders, hubRequestHeaders } from "./grpc_wire.ts";
 import { type CancelAttempt, type ConnectionTiming, HubConnection, type HubTlsOptions } from "./hub_connection.ts";
-import { retryDelayMs, retryPolicyFrom } from "../wasm/retry_policy.ts";
+import { type RetryPolicy, retryDelayMs, retryPolicyFrom } from "../wasm/retry_policy.ts";
 
 export type { HubTlsOptions } from "./hub_connection.ts";
 
@@ -95,6 +95,16 @@ interface InFlight {
   cancel(): void;
 }
 
+/** What calls of one shape (service, method, metadata, deadline) are sent with. */
+interface CallShape {
+  headers: OutgoingHttpHeaders;
+  policy: RetryPolicy;
+  timeoutMs: number;
+}
+
+/** Call shapes remembered; past this many (metadata that changes per call) the memory starts over. */
+const CALL_SHAPES_KEPT = 64;
+
 type Outcome = { ok: true; message: Uint8Array } | { ok: false; status: AttemptStatus };
 
 const CLOSED: Outcome = { ok: false, status: { code: GRPC_CODES.CANCELLED, message: "hub transport closed", retryable: false } };
@@ -118,6 +128,8 @@ export class HubTransport implements HubCaller {
   /** Per cluster: the endpoint the next attempt goes to. */
   private readonly nextEndpoint = new Map<string, number>();
   private readonly inFlight = new Set<InFlight>();
+  /** Call shapes by key (`shapeOf`). */
+  private readonly shapes = new Map<string, CallShape | string>();
   private closed = false;
 
   constructor(options: HubTransportOptions) {
@@ -150,15 +162,9 @@ export class HubTransport implements HubCaller {
       const known = [...this.clusters.keys()].join(", ") || "none";
       return fail(GRPC_CODES.UNAVAILABLE, `unknown cluster ${JSON.stringify(call.cluster)} (configured: ${known}); pass --cluster ${call.cluster}=HOST:PORT`);
     }
-    let metadata: Record<string, string | string[]>;
-    try {
-      metadata = metadataHeaders(call.metadata);
-    } catch (e) {
-      return fail(GRPC_CODES.INTERNAL, `hub call metadata refused: ${(e as Error).message}`);
-    }
-    const policy = retryPolicyFrom(call.metadata);
-    const timeoutMs = call.timeoutMs > 0 ? call.timeoutMs : DEFAULT_ATTEMPT_TIMEOUT_MS;
-    const headers = hubRequestHeaders(`/${call.service}/${call.method}`, metadata, timeoutMs, HUB_USER_AGENT);
+    const shape = this.shapeOf(call);
+    if (typeof shape === "string") return fail(GRPC_CODES.INTERNAL, shape);
+    const { headers, policy, timeoutMs } = shape;
     const framed = frameMessage(call.message);
 
     for (let attempt = 1; ; attempt++) {
@@ -196,6 +202,36 @@ export class HubTransport implements HubCaller {
   renewCredentials(): void {
     for (const connection of this.connections.values()) connection.retire();
     this.connections.clear();
+  }
+
+  /**
+   * The headers, retry policy and deadline of a call of this shape, or why its
+   * metadata is refused. Made once per shape: the filter's calls come in a
+   * few (Check, Report, quota; the same metadata each time), and the same
+   * headers object lets the connection reuse its encoded header block.
+   */
+  private shapeOf(call: GrpcCall): CallShape | string {
+    let key = `${call.service.length}:${call.service}${call.method.length}:${call.method}${call.timeoutMs}`;
+    for (const [name, value] of call.metadata) key += `;${name.length}:${name}${value.length}:${value}`;
+    let shape = this.shapes.get(key);
+    if (shape !== undefined) return shape;
+    let metadata: Record<string, string | string[]>;
+    try {
+      metadata = metadataHeaders(call.metadata);
+    } catch (e) {
+      shape = `hub call metadata refused: ${(e as Error).message}`;
+    }
+    if (shape === undefined) {
+      const timeoutMs = call.timeoutMs > 0 ? call.timeoutMs : DEFAULT_ATTEMPT_TIMEOUT_MS;
+      shape = {
+        headers: Object.freeze(hubRequestHeaders(`/${call.service}/${call.method}`, metadata!, timeoutMs, HUB_USER_AGENT)),
+        policy: retryPolicyFrom(call.metadata),
+        timeoutMs,
+      };
+    }
+    if (this.shapes.size >= CALL_SHAPES_KEPT) this.shapes.clear();
+    this.shapes.set(key, shape);
+    return shape;
   }
 
   /** The connection to the cluster's next endpoint (round robin). */

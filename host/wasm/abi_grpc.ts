@@ -2,6 +2,7 @@ import { type GrpcCall, WasmStatus } from "./abi_types.ts";
 import type { ModuleMemory } from "./abi_memory.ts";
 import type { ContextState, HostEnvironment } from "./abi_contexts.ts";
 import { decodePairs } from "./pairs.ts";
+import { copyWithFrameRoom } from "../wire/grpc_frame.ts";
 
 /**
  * gRPC calls: the module's unary calls handed to the embedder (answered
@@ -33,7 +34,8 @@ export function grpcImports(state: ContextState, memory: ModuleMemory, env: Host
         method: memory.text(mPtr, mLen),
         metadata: mdLen > 0 ? decodePairs(memory.bytesAt(mdPtr, mdLen)) : [],
         // A copy (Buffer#slice would be a view): the embedder sends it later, when the module has reused that memory.
-        message: new Uint8Array(memory.bytesAt(msgPtr, msgLen)),
+        // Made with room for gRPC's prefix, so the hub transport frames it without a second copy.
+        message: copyWithFrameRoom(memory.bytesAt(msgPtr, msgLen)),
         timeoutMs,
       };
       memory.view.setUint32(outToken, token, true);

@@ -144,6 +144,41 @@ describe("HubTransport retries (fake clock)", () => {
     }
   });
 
+  it("calls of different methods and metadata on one transport each carry their own, however they alternate", async () => {
+    make();
+    const calls = [
+      grpcCall({ metadata: [["x-request-id", "a"]] }),
+      grpcCall({ metadata: [["x-request-id", "b"]] }),
+      grpcCall({ method: "Report", metadata: [["x-request-id", "a"]] }),
+      grpcCall({ metadata: [["x-request-id", "a"], ["x-trace-bin", "\x01"]] }),
+      grpcCall({ metadata: [] }),
+      grpcCall({ metadata: [["x-request-id", "a"]], timeoutMs: 1234 }),
+      grpcCall({ metadata: [["x-request-id", "b"]] }),
+      grpcCall({ metadata: [["x-request-id", "bad\nvalue"]] }),
+      grpcCall({ metadata: [["x-request-id", "a"]] }),
+    ];
+    const results = [];
+    for (const call of calls) results.push(await transport.call(call));
+    assert.deepEqual(
+      results.map((r) => r.ok),
+      [true, true, true, true, true, true, true, false, true],
+    );
+    assert.match(!results[7].ok ? results[7].message : "", /hub call metadata refused: metadata value of "x-request-id"/);
+    assert.deepEqual(
+      hub.received.map((r) => [r.method, r.metadata["x-request-id"], r.metadata["x-trace-bin"]]),
+      [
+        ["Check", "a", undefined],
+        ["Check", "b", undefined],
+        ["Report", "a", undefined],
+        ["Check", "a", Buffer.from([1])],
+        ["Check", undefined, undefined],
+        ["Check", "a", undefined],
+        ["Check", "b", undefined],
+        ["Check", "a", undefined],
+      ],
+    );
+  });
+
   it("Report goes to /mesh.hub.v1.Hub/Report", async () => {
     make();
     await transport.call(grpcCall({ method: "Report" }));

@@ -103,8 +103,16 @@ export class Http2ClientSession {
 
   /** Opens a stream: `fields` (pseudo-header fields first) and the whole `body`, END_STREAM after it. Throws when the session takes no new streams. */
   request(fields: readonly HeaderField[], body: Buffer, handlers: StreamHandlers): ClientStream {
+    return this.requestEncoded(encodeHeaderBlock(fields), body, handlers);
+  }
+
+  /**
+   * `request` with the header block already encoded (`encodeHeaderBlock`, which
+   * keeps no HPACK state, so a block made once may be sent on any stream).
+   */
+  requestEncoded(headerBlock: Buffer, body: Buffer, handlers: StreamHandlers): ClientStream {
     if (this.destroyed || this.closing) throw new Error("the HTTP/2 session is closing");
-    const stream = new ClientStream(encodeHeaderBlock(fields), body, handlers, (s, code) => this.resetStream(s, code));
+    const stream = new ClientStream(headerBlock, body, handlers, (s, code) => this.resetStream(s, code));
     if (this.streams.size < this.peer.maxConcurrentStreams) this.open(stream);
     else this.waiting.push(stream);
     this.flushFrames();
