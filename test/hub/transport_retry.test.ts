@@ -150,7 +150,12 @@ describe("HubTransport retries (fake clock)", () => {
       grpcCall({ metadata: [["x-request-id", "a"]] }),
       grpcCall({ metadata: [["x-request-id", "b"]] }),
       grpcCall({ method: "Report", metadata: [["x-request-id", "a"]] }),
-      grpcCall({ metadata: [["x-request-id", "a"], ["x-trace-bin", "\x01"]] }),
+      grpcCall({
+        metadata: [
+          ["x-request-id", "a"],
+          ["x-trace-bin", "\x01"],
+        ],
+      }),
       grpcCall({ metadata: [] }),
       grpcCall({ metadata: [["x-request-id", "a"]], timeoutMs: 1234 }),
       grpcCall({ metadata: [["x-request-id", "b"]] }),

@@ -331,20 +331,32 @@ export class Http2ClientSession {
   }
 
   private onHeaderFragment(streamId: number, flags: number, fragment: Buffer): void {
-    const pending = this.pendingBlock ?? { streamId, flags, fragments: [], length: 0 };
-    pending.fragments.push(Buffer.from(fragment));
-    pending.length += fragment.length;
-    if (pending.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `header block over ${MAX_HEADER_BLOCK} octets`);
-    if (!(flags & Flag.END_HEADERS)) {
-      this.pendingBlock = pending;
-      return;
+    let block: Buffer;
+    let blockFlags: number;
+    const started = this.pendingBlock;
+    if (started === undefined && flags & Flag.END_HEADERS) {
+      // A whole block in one frame (every answer of a hub): decoded from the socket's chunk, which the decoder does not keep.
+      if (fragment.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `header block over ${MAX_HEADER_BLOCK} octets`);
+      block = fragment;
+      blockFlags = flags;
+    } else {
+      const pending = started ?? { streamId, flags, fragments: [], length: 0 };
+      pending.fragments.push(Buffer.from(fragment));
+      pending.length += fragment.length;
+      if (pending.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `header block over ${MAX_HEADER_BLOCK} octets`);
+      if (!(flags & Flag.END_HEADERS)) {
+        this.pendingBlock = pending;
+        return;
+      }
+      this.pendingBlock = undefined;
+      block = pending.fragments.length === 1 ? pending.fragments[0] : Buffer.concat(pending.fragments, pending.length);
+      blockFlags = pending.flags;
     }
-    this.pendingBlock = undefined;
     // Decoded even for a stream already gone: the HPACK table must follow every block.
-    const fields = this.decoder.decode(pending.fragments.length === 1 ? pending.fragments[0] : Buffer.concat(pending.fragments, pending.length));
+    const fields = this.decoder.decode(block);
     const stream = this.streams.get(streamId);
     if (!stream) return;
-    const endStream = (pending.flags & Flag.END_STREAM) !== 0;
+    const endStream = (blockFlags & Flag.END_STREAM) !== 0;
     const headers = headersObject(fields);
     if (stream.headerBlocks === 0) {
       const status = Number(headers[":status"]);
