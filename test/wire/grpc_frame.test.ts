@@ -21,6 +21,8 @@ describe("gRPC framing", () => {
       const copy = copyWithFrameRoom(bytes);
       assert.deepEqual(copy, bytes);
       assert.deepEqual(framedMessage(copy), expected(bytes));
+      // In place: the framed message shares the copy's memory (no second copy of a 50 KB Report).
+      assert.equal(framedMessage(copy).buffer, copy.buffer);
       assert.deepEqual(framedMessage(bytes), expected(bytes));
       // Framed again (a retry frames the same message): the same bytes, the message unchanged.
       assert.deepEqual(framedMessage(copy), expected(bytes));
