@@ -61,6 +61,7 @@ export interface WholeHead {
 
 const CRLF = "\r\n";
 const LAST_CHUNK = Buffer.from("0\r\n\r\n", "latin1");
+const CHUNK_END_AND_LAST = Buffer.from("\r\n0\r\n\r\n", "latin1");
 
 /**
  * The head writeHead(status, rawHeaders) would store on `res`, or undefined
@@ -157,25 +158,33 @@ export function sendWhole(res: ServerResponse, h: WholeHead, parts: readonly Buf
     res.end();
     return;
   }
+  // One buffer: the head, then each part (framed as a chunk when chunked), then the last chunk.
   let size = h.head.length;
   for (const part of parts) size += h.chunked ? chunkFraming(part.length) : part.length;
   if (h.chunked) size += LAST_CHUNK.length;
   const out = Buffer.allocUnsafe(size);
-  let at = out.write(h.head, 0, "latin1");
+  let at = 0;
+  let text = h.head;
   for (const part of parts) {
     // Node writes an empty part as nothing (no chunk: a zero-size chunk would end the body).
     if (part.length === 0) continue;
-    if (h.chunked) at += out.write(`${part.length.toString(16)}${CRLF}`, at, "latin1");
+    if (h.chunked) text += `${part.length.toString(16)}${CRLF}`;
+    at += out.write(text, at, "latin1");
     at += part.copy(out, at);
-    if (h.chunked) at += out.write(CRLF, at, "latin1");
+    text = h.chunked ? CRLF : "";
   }
-  if (h.chunked) at += LAST_CHUNK.copy(out, at);
+  // After a chunk: its CRLF and the last chunk, one copy; with no chunk: the head, then the last chunk.
+  if (h.chunked && text === CRLF) CHUNK_END_AND_LAST.copy(out, at);
+  else {
+    if (text !== "") at += out.write(text, at, "latin1");
+    if (h.chunked) LAST_CHUNK.copy(out, at);
+  }
   // The state writeHead and the writes leave (prepareWholeHead set the status): headers sent, whether the connection ends here.
   r._header = h.head;
   r._headerSent = true;
   if (h.contentLength !== null) r._contentLength = h.contentLength;
   if (h.last) r._last = true;
-  socket.write(at === size ? out : out.subarray(0, at));
+  socket.write(out);
   res.end();
 }
 
