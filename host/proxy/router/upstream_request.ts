@@ -9,6 +9,7 @@ import type { UpstreamOutcome } from "../cluster/outlier_detection.ts";
 import type { FilterHost } from "../filters/filter_host.ts";
 import { endToEndHeaders, toOutgoing, toRawHeaders, upstreamHeaders } from "../http/hop_by_hop.ts";
 import { type RequestFraming, frameObject, hasBody } from "../http/request_framing.ts";
+import { type WholeHead, prepareWholeHead, sendWhole } from "../http/whole_response.ts";
 import type { RequestProperties } from "../request_properties.ts";
 import { ResponseRelay } from "./response_relay.ts";
 import type { ForwardActions, RouteDecision } from "./route_decision.ts";
@@ -145,12 +146,16 @@ export class UpstreamRequests {
             call.discard();
             return attempt(left - 1);
           }
+          // The plain case is written by whole_response.ts (head and whole body in one write), the rest by writeHead.
+          let held: WholeHead | undefined;
           try {
             let responseHeaders = endToEndHeaders(head.rawHeaders, id ? [[":status", String(status)]] : []);
             if (actions) responseHeaders = applyResponseHeaders(responseHeaders, actions);
             const filtered = id ? this.filter.onResponseHeaders(id, responseHeaders) : responseHeaders;
-            // Throws on what Node will not write (a header value it calls invalid): nothing was sent yet.
-            res.writeHead(status, toRawHeaders(filtered));
+            const raw = toRawHeaders(filtered);
+            // Both throw on what Node will not write (a header value it calls invalid): nothing was sent yet.
+            held = prepareWholeHead(res, status, raw);
+            if (!held) res.writeHead(status, raw);
           } catch (e) {
             call.destroy();
             return failed(upstreamProtocolError(`response not relayable: ${(e as Error).message}`));
@@ -160,7 +165,8 @@ export class UpstreamRequests {
           down.props.upstreamAddress = `${target.host}:${target.port}`;
           if (whole !== undefined) {
             // Head and whole body in one write to the client.
-            res.end(whole);
+            if (held) sendWhole(res, held, [whole]);
+            else res.end(whole);
             finish(status);
             return down.complete(status, requestBytes, whole.length);
           }
@@ -178,6 +184,7 @@ export class UpstreamRequests {
               res.destroy();
               down.complete(status, requestBytes, responseBytes);
             },
+            held,
           );
         };
         broke = (e) => (relay ? relay.error(e) : failed(e));
