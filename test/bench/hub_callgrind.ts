@@ -18,12 +18,18 @@
 // Each checkout (`.` for this one, or another built checkout's directory)
 // gets the same recorded calls; none: this checkout. HUB_CALLGRIND_WARM_UP
 // (400 Reports, and a Check after every fourth) and HUB_CALLGRIND_REPORTS
-// (60) set the runs. Not part of `npm run bench`: slow (valgrind), and its
-// figures are instruction counts, not speed.
+// (60) set the runs. HUB_CALLGRIND_RECORDED=<dir> saves the recorded calls
+// there, or replays the ones saved there (builds compared on the very same
+// calls, in separate runs); HUB_CALLGRIND_NODE_FLAGS adds node flags to each
+// hub (what a V8 flag changes, without a build); HUB_CALLGRIND_KEEP=<dir>
+// keeps each counted window's dumps and V8's perf map in <dir>/<checkout>-Report
+// and -Check, for test/bench/callgrind_functions.ts (per call). Not part of
+// `npm run bench`: slow (valgrind), and its figures are instruction counts,
+// not speed.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
@@ -45,6 +51,12 @@ const UNRECORDED_REQUESTS = 3000;
 const RECORDED_SECONDS = 10;
 /** Calls kept to replay, per method. */
 const KEPT = 60;
+/** Node flags for each hub counted (before the script), space-separated: what a V8 flag changes, without a build. */
+const NODE_FLAGS = (process.env.HUB_CALLGRIND_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+/** A folder the recorded calls are saved to, or read from when it has them: runs of different builds on the very same calls. */
+const RECORDED_DIR = process.env.HUB_CALLGRIND_RECORDED;
+/** A folder to keep each counted window's dumps and V8's perf map in, for test/bench/callgrind_functions.ts. */
+const KEEP = process.env.HUB_CALLGRIND_KEEP;
 
 /** The sidecar's hub calls, as recorded (the first KEPT of each method) and counted. */
 interface Recorded {
@@ -117,7 +129,10 @@ async function record(mesh: LocalMesh): Promise<Recorded> {
 /** `hubs server` of `checkout` under callgrind: no configuration store, hence no handler; the standard metrics on. */
 function hubUnderCallgrind(checkout: string, out: string): Promise<Daemon<{ grpcPort: number }>> {
   const script = join(checkout, "build", "out", "hubs.mjs");
-  return startUnderCallgrind(script, [...loopbackHubArgs(), "--log_output_level", "default:warn"], out, "hubs listening ");
+  return startUnderCallgrind(script, [...loopbackHubArgs(), "--log_output_level", "default:warn"], out, "hubs listening ", {
+    // With KEEP: V8 writes /tmp/perf-<pid>.map, which names the JIT code callgrind sees only as addresses.
+    nodeFlags: [...(KEEP ? ["--perf-basic-prof-only-functions"] : []), ...NODE_FLAGS],
+  });
 }
 
 function agentFor(mesh: LocalMesh, hubPort: number): Promise<Daemon<SidecarListening>> {
@@ -128,12 +143,18 @@ function agentFor(mesh: LocalMesh, hubPort: number): Promise<Daemon<SidecarListe
   });
 }
 
-/** Instructions of all threads' dumps (callgrind's `totals:` lines); the dumps are then removed. */
-function dumped(out: string, pid: number): number {
+/** Instructions of all threads' dumps (callgrind's `totals:` lines); the dumps are then removed, or moved to `keep` with the perf map. */
+function dumped(out: string, pid: number, keep?: { dir: string; calls: number }): number {
   execFileSync("callgrind_control", ["--dump", String(pid)], { stdio: "ignore" });
+  if (keep) {
+    mkdirSync(keep.dir, { recursive: true });
+    copyFileSync(`/tmp/perf-${pid}.map`, join(keep.dir, "perf.map"));
+    writeFileSync(join(keep.dir, "requests.json"), JSON.stringify({ requests: keep.calls, pid }));
+  }
   let total = 0;
   for (const f of readdirSync(out)) {
     total += dumpFileTotal(join(out, f));
+    if (keep) copyFileSync(join(out, f), join(keep.dir, f));
     rmSync(join(out, f));
   }
   return total;
@@ -166,7 +187,8 @@ async function count(checkout: string, recorded: Recorded, scratch: string): Pro
       for (const f of readdirSync(out)) rmSync(join(out, f));
       execFileSync("callgrind_control", ["--zero", pid], { stdio: "ignore" });
       for (let i = 0; i < REPORTS; i++) await send(method);
-      return dumped(out, hub.proc.pid!) / REPORTS;
+      const keep = KEEP ? { dir: join(KEEP, `${basename(checkout)}-${method}`), calls: REPORTS } : undefined;
+      return dumped(out, hub.proc.pid!, keep) / REPORTS;
     };
     const perReport = await counted("Report");
     const perCheck = await counted("Check");
@@ -174,18 +196,45 @@ async function count(checkout: string, recorded: Recorded, scratch: string): Pro
   } finally {
     transport.close();
     await hub.stop("SIGKILL");
+    if (KEEP) rmSync(`/tmp/perf-${hub.proc.pid}.map`, { force: true });
+  }
+}
+
+/** The recorded calls, saved as one file per message and a summary. */
+function save(dir: string, r: Recorded): void {
+  mkdirSync(dir, { recursive: true });
+  r.reports.forEach((m, i) => writeFileSync(join(dir, `report-${i}.bin`), m));
+  r.checks.forEach((m, i) => writeFileSync(join(dir, `check-${i}.bin`), m));
+  const { reports: _r, checks: _c, ...counts } = r;
+  writeFileSync(join(dir, "recorded.json"), JSON.stringify(counts));
+}
+
+function load(dir: string): Recorded {
+  const files = readdirSync(dir);
+  const messages = (prefix: string) =>
+    Array.from({ length: files.filter((f) => f.startsWith(prefix)).length }, (_, i) => readFileSync(join(dir, `${prefix}${i}.bin`)));
+  return { ...JSON.parse(readFileSync(join(dir, "recorded.json"), "utf8")), reports: messages("report-"), checks: messages("check-") };
+}
+
+async function recordOnce(): Promise<Recorded> {
+  const mesh = await startLocalMesh({ hubConfig: "" });
+  try {
+    await withoutHubHandlers(mesh);
+    return await record(mesh);
+  } finally {
+    await mesh.stop();
   }
 }
 
 export async function runHubCallgrind(checkouts: string[]): Promise<string[]> {
   const scratch = mkdtempSync(join(tmpdir(), "hub-callgrind-"));
-  let mesh: LocalMesh | undefined;
   try {
-    mesh = await startLocalMesh({ hubConfig: "" });
-    await withoutHubHandlers(mesh);
-    const recorded = await record(mesh);
-    await mesh.stop();
-    mesh = undefined;
+    let recorded: Recorded;
+    if (RECORDED_DIR !== undefined && existsSync(join(RECORDED_DIR, "recorded.json"))) recorded = load(RECORDED_DIR);
+    else {
+      recorded = await recordOnce();
+      if (RECORDED_DIR !== undefined) save(RECORDED_DIR, recorded);
+    }
     const rows: Counted[] = [];
     for (const c of checkouts) rows.push(await count(c, recorded, scratch));
     const perRequest = (r: Counted) => (r.perReport + recorded.checksPerReport * r.perCheck) / recorded.entriesPerReport;
@@ -205,7 +254,6 @@ export async function runHubCallgrind(checkouts: string[]): Promise<string[]> {
         ),
     ];
   } finally {
-    await mesh?.stop();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
