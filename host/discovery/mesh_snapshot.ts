@@ -4,7 +4,7 @@ import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import type { ExtensionProviders } from "../config/extension_providers.ts";
-import { EncodedJson } from "./encoded_json.ts";
+import { EncodedJson, VersionMemo } from "./encoded_json.ts";
 import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, outboundListenerTemplates, workloadResources } from "./envoy_sidecar.ts";
 import type { SplitListener } from "./envoy_outbound.ts";
 import { PodListeners } from "./pod_listeners.ts";
@@ -30,6 +30,8 @@ export interface MeshSnapshot {
   readonly registry: MeshRegistry;
   readonly services: readonly XdsService[];
   readonly proxyless: ResourceSet;
+  /** The proxyless resources made in this version, by what they are made from (handed on to the next version). */
+  readonly proxylessMemo: VersionMemo<Resource>;
   /** Proxyless resources plus the configuration documents our sidecars subscribe to (no Secret among them). */
   readonly all: ResourceSet;
   /** The Secret documents, by namespace: served only to proxies that proved an identity there (host/discovery/secrets.ts). */
@@ -87,7 +89,8 @@ export function meshSnapshot(
   const registry = buildRegistry(catalog.byKind, { domain: catalog.domain });
   const services = xdsServices(registry, catalog, rootNamespace);
   const previous = options.previous;
-  const proxyless = carryUnchanged(proxylessResources(services), previous?.proxyless);
+  const proxylessMemo = new VersionMemo<Resource>(previous?.proxylessMemo);
+  const proxyless = carryUnchanged(proxylessResources(services, proxylessMemo), previous?.proxyless);
   const documents = new Map<string, Resource>();
   const secretDocuments = new Map<string, Map<string, Resource>>();
   for (const [name, r] of configResources(loaded.documents)) {
@@ -121,6 +124,7 @@ export function meshSnapshot(
     registry,
     services,
     proxyless,
+    proxylessMemo,
     all,
     secretDocuments,
     sdsViews: new Map(),

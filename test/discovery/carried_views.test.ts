@@ -10,6 +10,8 @@ import { parseDocuments } from "../../host/config/documents.ts";
 import { loadDocuments } from "../../host/config/config_dir.ts";
 import { type MeshSnapshot, meshSnapshot, resourcesFor } from "../../host/discovery/mesh_snapshot.ts";
 import { carryUnchanged, type Resource, sameResources } from "../../host/discovery/resource_set.ts";
+import { VersionMemo } from "../../host/discovery/encoded_json.ts";
+import { proxylessResources } from "../../host/discovery/proxyless.ts";
 import { CLUSTER, ENDPOINT, LISTENER } from "../../host/discovery/type_urls.ts";
 import { DEFAULT_DOMAIN } from "../../host/mesh/hosts.ts";
 import { FilterModule } from "../../host/wasm/filter_module.ts";
@@ -95,6 +97,24 @@ describe("resources carried from one configuration version to the next", () => {
     const second = [a, b, other].map((n) => resourcesFor(v2, n).get(LISTENER)!);
     second.forEach((m, i) => assert.equal(m, first[i]));
     assert.notEqual(resourcesFor(v2, a), resourcesFor(v2, b));
+  });
+
+  it("proxyless resources are kept from the version before only when made from the same inputs", () => {
+    const svc = (address: string, port = 80) => ({ host: "db.shop.svc.cluster.local", port, protocol: "http", endpoints: [{ address, port: 8080 }] });
+    const v1 = new VersionMemo<Resource>();
+    const first = proxylessResources([svc("10.0.0.1")], v1);
+    const v2 = new VersionMemo<Resource>(v1);
+    const moved = proxylessResources([svc("10.0.0.9")], v2);
+    assert.equal(moved.get(CLUSTER)!.get(DB), first.get(CLUSTER)!.get(DB));
+    assert.notEqual(moved.get(ENDPOINT)!.get(DB), first.get(ENDPOINT)!.get(DB));
+    assert.ok(text(moved.get(ENDPOINT)!.get(DB)!).includes("10.0.0.9"));
+    // Back to the first address: the version before (v2) did not make it, so it is made again, with that address.
+    const back = proxylessResources([svc("10.0.0.1")], new VersionMemo<Resource>(v2));
+    assert.ok(text(back.get(ENDPOINT)!.get(DB)!).includes("10.0.0.1"));
+    assert.deepEqual(back.get(ENDPOINT)!.get(DB)!.any, first.get(ENDPOINT)!.get(DB)!.any);
+    // Another port is another listener, route and cluster.
+    const other = proxylessResources([svc("10.0.0.1", 81)], new VersionMemo<Resource>(v1));
+    assert.deepEqual([...other.get(CLUSTER)!.keys()], ["outbound|81||db.shop.svc.cluster.local"]);
   });
 
   it("carryUnchanged compares names and bytes, not objects", () => {
