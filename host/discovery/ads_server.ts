@@ -1,7 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
 import type { Resource, ResourceSet } from "./resource_set.ts";
 import { NameSets, type Selection, selectionChange, selectionOf } from "./selection.ts";
-import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, deltaResourceBytes, type NodeFields, sotwResourceBytes } from "./ads_wire.ts";
+import { decodeDeltaDiscoveryRequest, decodeDiscoveryRequest, deltaResourceBytes, type NodeFields, readSotwAck, sotwResourceBytes } from "./ads_wire.ts";
 import { ENDPOINT, SHORT_TYPE, WILDCARD_TYPES } from "./type_urls.ts";
 import {
   type AdsObserver,
@@ -55,6 +55,8 @@ export class AggregatedDiscoveryService {
   private nextId = 0;
   /** Subscriptions that name the same resources share one set (and the selections computed for it). */
   private readonly nameSets = new NameSets();
+  /** How a name set's names were first seen on the wire (their resource_names fields): an ACK repeating them is known by its bytes. */
+  private readonly namesOnWire = new WeakMap<ReadonlySet<string>, Buffer>();
   /** Response bytes in flight on all streams together (host/discovery/ads_flow.ts). */
   private readonly budget: WriteBudget;
 
@@ -159,6 +161,14 @@ export class AggregatedDiscoveryService {
   }
 
   private onRequest(c: Connection, bytes: Buffer): void {
+    const ack = readSotwAck(bytes);
+    // Most requests are ACKs naming what the proxy subscribed to already: its names are not decoded again.
+    const known = ack?.nonce ? c.subscriptions.get(ack.typeUrl) : undefined;
+    if (ack && known && c.node) {
+      if (ack.nonce !== known.sentNonce) return this.observer.expiredNonce?.(c.node, ack.typeUrl);
+      if (known.names === "*" ? ack.names.byteLength === 0 : this.namesOnWire.get(known.names)?.equals(ack.names))
+        return this.answered(c, ack.typeUrl, known, undefined, ack.version);
+    }
     const req = decodeDiscoveryRequest(bytes);
     const node = this.nodeOf(c, req.node);
     const names: ReadonlySet<string> | "*" = req.resource_names.length === 0 && WILDCARD_TYPES.has(req.type_url) ? "*" : new Set(req.resource_names);
@@ -176,6 +186,7 @@ export class AggregatedDiscoveryService {
       c.subscriptions.set(req.type_url, sub);
     }
     sub.names = names === "*" ? names : this.nameSets.intern(names);
+    if (ack && sub.names !== "*" && !this.namesOnWire.has(sub.names)) this.namesOnWire.set(sub.names, Buffer.from(ack.names));
     sub.sentVersion = undefined; // a new subscription is answered even when nothing changed, with all it names
     sub.syncedWith = undefined;
     this.respond(c, req.type_url, sub, this.resourcesFor(node), false);

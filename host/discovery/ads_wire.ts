@@ -209,3 +209,43 @@ function decodeRequest<T>(type: protobuf.Type, bytes: Uint8Array): T {
 
 export const decodeDiscoveryRequest = (bytes: Uint8Array): DiscoveryRequest => decodeRequest(types().sotw, bytes);
 export const decodeDeltaDiscoveryRequest = (bytes: Uint8Array): DeltaDiscoveryRequest => decodeRequest(types().delta, bytes);
+
+/** A state-of-the-world ACK as read off the wire: its names left encoded (`names`: their fields' bytes, in order). */
+export interface SotwAck {
+  readonly version: string;
+  readonly typeUrl: string;
+  readonly nonce: string;
+  readonly names: Uint8Array;
+}
+
+/**
+ * A DiscoveryRequest that holds only version_info (1), resource_names (3,
+ * one run of them), type_url (4) and response_nonce (5), read without
+ * decoding its names: an ACK, which repeats every name the proxy
+ * subscribes to (Envoy's EDS: one per cluster). Undefined for anything
+ * else (a Node, an error_detail, names split by other fields): decode it.
+ */
+export function readSotwAck(bytes: Uint8Array): SotwAck | undefined {
+  const r = protobuf.Reader.create(bytes);
+  let version = "";
+  let typeUrl = "";
+  let nonce = "";
+  let start = -1;
+  let end = -1;
+  while (r.pos < r.len) {
+    const at = r.pos;
+    const tag = r.uint32();
+    if ((tag & 7) !== LENGTH_DELIMITED) return undefined;
+    const field = tag >>> 3;
+    if (field === 3) {
+      if (start < 0) start = at;
+      else if (end !== at) return undefined;
+      r.skip(r.uint32());
+      end = r.pos;
+    } else if (field === 1) version = r.string();
+    else if (field === 4) typeUrl = r.string();
+    else if (field === 5) nonce = r.string();
+    else return undefined;
+  }
+  return { version, typeUrl, nonce, names: start < 0 ? new Uint8Array() : bytes.subarray(start, end) };
+}

@@ -26,3 +26,25 @@ export class EncodedJson {
     return any;
   }
 }
+
+/**
+ * Values made from a key, remembered from one configuration version to the
+ * next as EncodedJson is: a version keeps what it made and what the version
+ * before it did, nothing older. The key must say everything the value is
+ * made from.
+ */
+export class VersionMemo<V> {
+  private readonly made = new Map<string, V>();
+  private readonly before: ReadonlyMap<string, V>;
+
+  constructor(previous?: VersionMemo<V>) {
+    this.before = previous?.made ?? new Map();
+  }
+
+  get(key: string, make: () => V): V {
+    let v = this.made.get(key) ?? this.before.get(key);
+    if (v === undefined) v = make();
+    this.made.set(key, v);
+    return v;
+  }
+}

@@ -258,8 +258,16 @@ function passthrough(name: string): Json {
 }
 
 /** The workload a node names: its pod, else the Deployment its pod name was made from. */
+/** Each registry's workloads by namespace, in order: every proxy's workload is looked up on every push. */
+const workloadsByNamespace = new WeakMap<MeshRegistry, Map<string, MeshWorkload[]>>();
+
 export function findWorkload(registry: MeshRegistry, who: NodeIdentity): MeshWorkload | undefined {
-  const inNamespace = registry.workloads.filter((w) => w.namespace === who.namespace);
+  let byNamespace = workloadsByNamespace.get(registry);
+  if (!byNamespace) {
+    workloadsByNamespace.set(registry, (byNamespace = new Map()));
+    for (const w of registry.workloads) byNamespace.get(w.namespace)?.push(w) ?? byNamespace.set(w.namespace, [w]);
+  }
+  const inNamespace = byNamespace.get(who.namespace) ?? [];
   return (
     inNamespace.find((w) => w.kind === "Pod" && w.name === who.pod) ?? inNamespace.find((w) => w.kind === "Deployment" && who.pod.startsWith(`${w.name}-`))
   );

@@ -4,7 +4,7 @@ import { configResources } from "./config_distribution.ts";
 import { buildRegistry, type MeshRegistry } from "../mesh/registry.ts";
 import type { ProxyNode } from "./ads_server.ts";
 import type { ExtensionProviders } from "../config/extension_providers.ts";
-import { EncodedJson } from "./encoded_json.ts";
+import { EncodedJson, VersionMemo } from "./encoded_json.ts";
 import { DEFAULT_ENVOY_SERVING, type EnvoyMesh, type EnvoyServing, findWorkload, outboundListenerTemplates, workloadResources } from "./envoy_sidecar.ts";
 import type { SplitListener } from "./envoy_outbound.ts";
 import { PodListeners } from "./pod_listeners.ts";
@@ -13,7 +13,7 @@ import { xdsServices } from "./mesh_services.ts";
 import { nodeIdentity, proxyKind } from "./proxy_kind.ts";
 import { documentsInView } from "./push_scope.ts";
 import { proxylessResources, type XdsService } from "./proxyless.ts";
-import type { Resource, ResourceSet } from "./resource_set.ts";
+import { carryUnchanged, type Resource, type ResourceSet, sameResources } from "./resource_set.ts";
 import { CONFIG_DOCUMENT, ENDPOINT, LISTENER, SECRET } from "./type_urls.ts";
 import { sdsSecrets, secretDocumentNamespace, secretNamespace } from "./secrets.ts";
 import { DEFAULT_TRUST_DOMAIN } from "../security/workload.ts";
@@ -30,6 +30,8 @@ export interface MeshSnapshot {
   readonly registry: MeshRegistry;
   readonly services: readonly XdsService[];
   readonly proxyless: ResourceSet;
+  /** The proxyless resources made in this version, by what they are made from (handed on to the next version). */
+  readonly proxylessMemo: VersionMemo<Resource>;
   /** Proxyless resources plus the configuration documents our sidecars subscribe to (no Secret among them). */
   readonly all: ResourceSet;
   /** The Secret documents, by namespace: served only to proxies that proved an identity there (host/discovery/secrets.ts). */
@@ -57,6 +59,8 @@ export interface MeshSnapshot {
   readonly rootNamespace: string;
   /** Each connected proxy's resource set in this version, by whether pushes are scoped. */
   readonly nodeSets: { readonly scoped: WeakMap<ProxyNode, ResourceSet>; readonly unscoped: WeakMap<ProxyNode, ResourceSet> };
+  /** The views of the version before (not older ones): what a view shares with its namesake there is carried over (carryUnchanged). */
+  readonly before?: Pick<MeshSnapshot, "envoyViews" | "sdsViews" | "namespaceViews">;
 }
 
 /** What shapes the served resources beyond the configuration (the daemon's variables). */
@@ -84,7 +88,9 @@ export function meshSnapshot(
   const catalog = loaded.mesh;
   const registry = buildRegistry(catalog.byKind, { domain: catalog.domain });
   const services = xdsServices(registry, catalog, rootNamespace);
-  const proxyless = proxylessResources(services);
+  const previous = options.previous;
+  const proxylessMemo = new VersionMemo<Resource>(previous?.proxylessMemo);
+  const proxyless = carryUnchanged(proxylessResources(services, proxylessMemo), previous?.proxyless);
   const documents = new Map<string, Resource>();
   const secretDocuments = new Map<string, Map<string, Resource>>();
   for (const [name, r] of configResources(loaded.documents)) {
@@ -92,7 +98,7 @@ export function meshSnapshot(
     if (ns === undefined) documents.set(name, r);
     else secretDocuments.set(ns, (secretDocuments.get(ns) ?? new Map()).set(name, r));
   }
-  const all: ResourceSet = new Map([...proxyless, [CONFIG_DOCUMENT, documents]]);
+  const all = carryUnchanged(new Map([...proxyless, [CONFIG_DOCUMENT, documents]]), previous?.all);
   const envoy: EnvoyMesh = {
     registry,
     encoded: new EncodedJson(options.previous?.envoy.encoded),
@@ -118,6 +124,7 @@ export function meshSnapshot(
     registry,
     services,
     proxyless,
+    proxylessMemo,
     all,
     secretDocuments,
     sdsViews: new Map(),
@@ -130,6 +137,7 @@ export function meshSnapshot(
     namespaceViews: new Map(),
     rootNamespace,
     nodeSets: { scoped: new WeakMap(), unscoped: new WeakMap() },
+    ...(previous ? { before: { envoyViews: previous.envoyViews, sdsViews: previous.sdsViews, namespaceViews: previous.namespaceViews } } : {}),
   };
 }
 
@@ -170,10 +178,13 @@ function nodeResources(snapshot: MeshSnapshot, node: ProxyNode, scoped: boolean)
     let set = snapshot.namespaceViews.get(key);
     if (!set) {
       const secrets = trusted === undefined ? [] : [...(snapshot.secretDocuments.get(trusted) ?? [])];
-      set = new Map([
-        ...snapshot.all,
-        [CONFIG_DOCUMENT, secrets.length > 0 ? new Map([...documents(identity.namespace), ...secrets]) : documents(identity.namespace)],
-      ]);
+      set = carryUnchanged(
+        new Map([
+          ...snapshot.all,
+          [CONFIG_DOCUMENT, secrets.length > 0 ? new Map([...documents(identity.namespace), ...secrets]) : documents(identity.namespace)],
+        ]),
+        snapshot.before?.namespaceViews.get(key),
+      );
       snapshot.namespaceViews.set(key, set);
     }
     return set;
@@ -185,7 +196,10 @@ function nodeResources(snapshot: MeshSnapshot, node: ProxyNode, scoped: boolean)
   const key = JSON.stringify([who.namespace, who.labels ?? workload?.labels ?? null, workload?.ports ?? null, scoped, who.type, ownPod]);
   let view = snapshot.envoyViews.get(key);
   if (!view) {
-    view = new Map([...workloadResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]);
+    view = carryUnchanged(
+      new Map([...workloadResources(snapshot.envoy, who), [CONFIG_DOCUMENT, documents(who.namespace)]]),
+      snapshot.before?.envoyViews.get(key),
+    );
     snapshot.envoyViews.set(key, view);
   }
   // The outbound listeners depend on the pod's address only when they drop traffic to it.
@@ -193,18 +207,33 @@ function nodeResources(snapshot: MeshSnapshot, node: ProxyNode, scoped: boolean)
   const podKey = JSON.stringify([key, podAddress, trusted ?? null]);
   let set = snapshot.envoyPodViews.get(podKey);
   if (!set) {
-    set = new Map([...view, [LISTENER, new Map([...(view.get(LISTENER) ?? []), ...snapshot.podOutbound.of(podAddress)])]]);
+    set = new Map([...view, [LISTENER, podListeners(view.get(LISTENER) ?? EMPTY, snapshot.podOutbound.of(podAddress))]]);
     if (trusted !== undefined) set.set(SECRET, sdsView(snapshot, trusted));
     snapshot.envoyPodViews.set(podKey, set);
   }
   return set;
 }
 
-/** Envoy's SDS resources of one namespace's Secrets (computed once per version). */
+const EMPTY: ReadonlyMap<string, Resource> = new Map();
+
+/** A view's listeners and a pod's outbound ones, by the two maps: one map while both stay the same objects, from version to version. */
+const podListenerMaps = new WeakMap<ReadonlyMap<string, Resource>, WeakMap<ReadonlyMap<string, Resource>, Map<string, Resource>>>();
+
+function podListeners(view: ReadonlyMap<string, Resource>, pod: ReadonlyMap<string, Resource>): Map<string, Resource> {
+  let byPod = podListenerMaps.get(view);
+  if (!byPod) podListenerMaps.set(view, (byPod = new WeakMap()));
+  let listeners = byPod.get(pod);
+  if (!listeners) byPod.set(pod, (listeners = new Map([...view, ...pod])));
+  return listeners;
+}
+
+/** Envoy's SDS resources of one namespace's Secrets (computed once per version, the version before's map when the same). */
 function sdsView(snapshot: MeshSnapshot, namespace: string): Map<string, Resource> {
   let view = snapshot.sdsViews.get(namespace);
   if (!view) {
     view = sdsSecrets(snapshot.catalog.byKind.Secret, namespace);
+    const before = snapshot.before?.sdsViews.get(namespace);
+    if (before && sameResources(view, before)) view = before;
     snapshot.sdsViews.set(namespace, view);
   }
   return view;

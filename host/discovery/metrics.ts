@@ -197,8 +197,9 @@ export class DiscoveryMetrics {
       for (const [type, nodes] of this.nacking) if (nodes.delete(node)) this.typeRejects.get(type)?.set(nodes.size);
     },
     sent: (_node, type, _version, _resources, _push, buildMs) => {
-      this.pushes.labels({ type: short(type) }).inc();
-      this.pushTime.labels({ type: short(type) }).observe(buildMs / 1000);
+      const t = this.ofType(type);
+      t.pushes.inc();
+      t.pushTime.observe(buildMs / 1000);
     },
     sendFailed: (_node, type) => this.pushes.labels({ type: `${short(type)}_senderr` }).inc(),
     acked: (node, type) => this.setNacking(type, node, false),
@@ -216,6 +217,14 @@ export class DiscoveryMetrics {
     rejected: () => this.rejectedConfigs.inc(),
     snapshot: (s) => this.snapshot(s),
   };
+
+  /** A type's labelled push counter and time histogram, looked up once (every response sent counts in both). */
+  private readonly byType = new Map<string, { pushes: { inc(): void }; pushTime: { observe(seconds: number): void } }>();
+  private ofType(type: string) {
+    let t = this.byType.get(type);
+    if (!t) this.byType.set(type, (t = { pushes: this.pushes.labels({ type: short(type) }), pushTime: this.pushTime.labels({ type: short(type) }) }));
+    return t;
+  }
 
   private setNacking(type: string, node: ProxyNode, nacking: boolean): void {
     const gauge = this.typeRejects.get(type);

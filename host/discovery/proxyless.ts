@@ -5,6 +5,7 @@ import { labelsMatch } from "../mesh/labels.ts";
 import { TLS_MODE_KEY, TRANSPORT_SOCKET_MATCH } from "./envoy_upstream_tls.ts";
 import { CLUSTER, ENDPOINT, LISTENER, ROUTE } from "./type_urls.ts";
 import type { Resource, ResourceSet } from "./resource_set.ts";
+import { VersionMemo } from "./encoded_json.ts";
 
 /**
  * xDS resources for gRPC's proxyless clients (`xds:///<host>:<port>`), built
@@ -119,8 +120,13 @@ export function subsetLoadAssignments(services: readonly XdsService[], known: Re
   );
 }
 
-/** The resources a proxyless client may ask for, for every service port. */
-export function proxylessResources(services: readonly XdsService[]): ResourceSet {
+/**
+ * The resources a proxyless client may ask for, for every service port.
+ * `memo` (handed on from version to version) keeps each resource made from
+ * the same inputs as the version before's: one service's endpoints moved,
+ * only its load assignment is encoded again.
+ */
+export function proxylessResources(services: readonly XdsService[], memo: VersionMemo<Resource> = new VersionMemo()): ResourceSet {
   const set: ResourceSet = new Map([
     [LISTENER, new Map()],
     [ROUTE, new Map()],
@@ -128,19 +134,33 @@ export function proxylessResources(services: readonly XdsService[]): ResourceSet
     [ENDPOINT, new Map()],
   ]);
   const add = (type: string, r: Resource) => set.get(type)!.set(r.name, r);
+  const assignment = (name: string, endpoints: readonly XdsEndpoint[]) =>
+    memo.get(`E\0${name}\0${JSON.stringify(endpoints)}`, () => loadAssignment(name, endpoints));
   for (const s of services) {
     const name = `${s.host}:${s.port}`;
     const cluster = clusterName(s.host, s.port);
-    add(LISTENER, apiListener(name));
-    add(ROUTE, routeConfiguration(name, cluster));
-    add(CLUSTER, edsCluster(cluster));
-    add(ENDPOINT, loadAssignment(cluster, s.endpoints));
+    add(
+      LISTENER,
+      memo.get(`L\0${name}`, () => apiListener(name)),
+    );
+    add(
+      ROUTE,
+      memo.get(`R\0${name}\0${cluster}`, () => routeConfiguration(name, cluster)),
+    );
+    add(
+      CLUSTER,
+      memo.get(`C\0${cluster}`, () => edsCluster(cluster)),
+    );
+    add(ENDPOINT, assignment(cluster, s.endpoints));
     for (const subset of s.subsets ?? []) {
       const subsetCluster = clusterName(s.host, s.port, subset.name);
-      add(CLUSTER, edsCluster(subsetCluster));
+      add(
+        CLUSTER,
+        memo.get(`C\0${subsetCluster}`, () => edsCluster(subsetCluster)),
+      );
       add(
         ENDPOINT,
-        loadAssignment(
+        assignment(
           subsetCluster,
           s.endpoints.filter((e) => labelsMatch(subset.labels, e.labels)),
         ),

@@ -43,3 +43,36 @@ export function contentVersion(resources: readonly Resource[]): string {
   for (const r of resources) hash.update(`${r.name}\0${resourceVersion(r)}\0`);
   return hash.digest("hex").slice(0, 16);
 }
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a === b || (a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b));
+
+/** Whether two maps hold the same resources: the same names, each with the same type and bytes. */
+export function sameResources(a: ReadonlyMap<string, Resource>, b: ReadonlyMap<string, Resource>): boolean {
+  if (a === b) return true;
+  if (a.size !== b.size) return false;
+  for (const [name, r] of a) {
+    const o = b.get(name);
+    if (!o || (o !== r && (o.any.type_url !== r.any.type_url || !sameBytes(o.any.value, r.any.value)))) return false;
+  }
+  return true;
+}
+
+/**
+ * `next`, each of its maps that holds what `before`'s map of the same type
+ * holds replaced by `before`'s map (the whole set by `before` when every map
+ * is): what a version shares with the one before stays the same objects, so
+ * the selections, versions and encodings made of them (host/discovery/selection.ts)
+ * are reused, and a proxy's subscription to them reads as unchanged at once
+ * instead of being compared resource by resource. Same names and bytes:
+ * what is served does not change.
+ */
+export function carryUnchanged(next: ResourceSet, before: ResourceSet | undefined): ResourceSet {
+  if (!before) return next;
+  let all = next.size === before.size;
+  for (const [type, map] of next) {
+    const old = before.get(type);
+    if (old && sameResources(map, old)) next.set(type, old);
+    else all = false;
+  }
+  return all ? before : next;
+}

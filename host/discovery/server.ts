@@ -385,6 +385,12 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<DiscoveryServ
 function bothObservers(a: DiscoveryObserver, b: DiscoveryObserver): DiscoveryObserver {
   const out: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof DiscoveryObserver>) {
+    // An event only one of them hears goes straight to it (every response sent and ACK received is one).
+    if (!a[key] || !b[key]) {
+      const [owner, f] = a[key] ? [a, a[key]] : [b, b[key]];
+      out[key] = (f as (...x: unknown[]) => void).bind(owner);
+      continue;
+    }
     out[key] = (...args: unknown[]) => {
       (a[key] as ((...x: unknown[]) => void) | undefined)?.(...args);
       (b[key] as ((...x: unknown[]) => void) | undefined)?.(...args);

@@ -119,4 +119,47 @@ describe("ADS state-of-the-world protocol", { timeout: 600_000 }, () => {
     assert.deepEqual(clusterNames(whole), names, "after a refusal the proxy is sent every load assignment again");
     c.stream.end();
   });
+
+  it("ACKs without the node that repeat the subscribed names (as Envoy sends them) are ACKs; a stale one is ignored; changed names subscribe anew", async () => {
+    // Such ACKs are read without decoding their names (host/discovery/ads_wire.ts readSotwAck).
+    const seen: string[] = [];
+    const own = await startAdsHarness(() => proxylessResources(services(8080)), {
+      acked: (_n, type, version) => seen.push(`ack ${type} ${version}`),
+      expiredNonce: (_n, type) => seen.push(`expired ${type}`),
+    });
+    try {
+      const names = ["outbound|80||a.foo.svc.cluster.local", "outbound|80||b.foo.svc.cluster.local"];
+      const c = new RawAdsClient(own.client);
+      const ack = (r: { version_info: string; nonce: string }, list = names) =>
+        c.send({ node: undefined, type_url: ENDPOINT, resource_names: list, version_info: r.version_info, response_nonce: r.nonce });
+      c.send({ type_url: ENDPOINT, resource_names: names });
+      const first = await c.next();
+      ack(first);
+      while (seen.length === 0) await new Promise((r) => setTimeout(r, 10)); // ACKed before the push supersedes it
+      own.ads.push(() => proxylessResources(services(5050)));
+      const moved = await c.next();
+      ack(moved);
+      ack(first);
+      ack(moved, [names[1]]);
+      const narrowed = await c.next();
+      assert.deepEqual(
+        narrowed.resources.map((x) => unpackAny(x).cluster_name),
+        [names[1]],
+      );
+      ack(narrowed, [names[1]]);
+      own.ads.push(() => proxylessResources(services(4040))); // a's endpoint moves: nothing for b's subscription
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(c.pending(), 0);
+      assert.deepEqual(seen, [
+        `ack ${ENDPOINT} ${first.version_info}`,
+        `ack ${ENDPOINT} ${moved.version_info}`,
+        `expired ${ENDPOINT}`,
+        `ack ${ENDPOINT} ${moved.version_info}`,
+        `ack ${ENDPOINT} ${narrowed.version_info}`,
+      ]);
+      c.stream.end();
+    } finally {
+      await own.stop();
+    }
+  });
 });

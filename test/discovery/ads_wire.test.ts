@@ -3,7 +3,8 @@
 // reads from them, decoded with Envoy's own v3 protos.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { deltaDiscoveryResponse, deltaResourceBytes, discoveryResponse, sotwResourceBytes } from "../../host/discovery/ads_wire.ts";
+import protobuf from "protobufjs";
+import { deltaDiscoveryResponse, deltaResourceBytes, discoveryResponse, readSotwAck, sotwResourceBytes } from "../../host/discovery/ads_wire.ts";
 import { type Resource, resourceVersion } from "../../host/discovery/resource_set.ts";
 import { NameSets, selectionChange, selectionOf } from "../../host/discovery/selection.ts";
 import { envoyType } from "../../host/wire/envoy_protos.ts";
@@ -103,5 +104,31 @@ describe("selections shared by proxies", () => {
     const gone = selectionChange(s2, selectionOf(new Map([[ENDPOINT, new Map([["a", after.get(ENDPOINT)!.get("a")!]])]]), ENDPOINT, a));
     assert.deepEqual(gone, { changed: [], removed: ["b"] });
     assert.notEqual(s1.version(), s2.version());
+  });
+});
+
+describe("state-of-the-world ACKs read without decoding their names", () => {
+  const request = envoyType("envoy.service.discovery.v3.DiscoveryRequest");
+  const encode = (fields: Record<string, unknown>) => request.encode(request.fromObject(fields)).finish();
+  const names = ["outbound|80||a.foo.svc.cluster.local", longName];
+
+  it("an ACK gives its version, type, nonce and its names' bytes, the same for the same names in the same order", () => {
+    const ack = readSotwAck(encode({ version_info: "v1", resource_names: names, type_url: ENDPOINT, response_nonce: "7-3" }))!;
+    assert.deepEqual([ack.version, ack.typeUrl, ack.nonce], ["v1", ENDPOINT, "7-3"]);
+    const again = readSotwAck(encode({ version_info: "v2", resource_names: names, type_url: ENDPOINT, response_nonce: "7-4" }))!;
+    assert.ok(Buffer.from(again.names).equals(ack.names));
+    const reordered = readSotwAck(encode({ resource_names: [...names].reverse(), type_url: ENDPOINT, response_nonce: "7-4" }))!;
+    assert.ok(!Buffer.from(reordered.names).equals(ack.names));
+    assert.equal(readSotwAck(encode({ type_url: ENDPOINT, response_nonce: "1" }))!.names.byteLength, 0);
+  });
+
+  it("a request with a node or an error, or names split by another field, is left to the full decoder", () => {
+    assert.equal(readSotwAck(encode({ node: { id: "x" }, type_url: ENDPOINT, response_nonce: "1" })), undefined);
+    assert.equal(readSotwAck(encode({ type_url: ENDPOINT, response_nonce: "1", error_detail: { message: "no" } })), undefined);
+    const w = protobuf.Writer.create();
+    w.uint32((3 << 3) | 2).string(names[0]);
+    w.uint32((4 << 3) | 2).string(ENDPOINT);
+    w.uint32((3 << 3) | 2).string(names[1]);
+    assert.equal(readSotwAck(w.finish()), undefined);
   });
 });
