@@ -9,7 +9,6 @@
 
 import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
 import { RETRY_POLICY_METADATA } from "../wasm/retry_policy.ts";
-import { framedMessage } from "../wire/grpc_frame.ts";
 import { GRPC_CODES } from "../wire/status_codes.ts";
 
 /** A gRPC status: code and message (`details`). */
@@ -75,9 +74,6 @@ export function hubRequestHeaders(path: string, metadata: Record<string, string 
     "grpc-timeout": grpcTimeout(timeoutMs),
   };
 }
-
-/** A message with gRPC's 5-byte prefix: compressed flag 0, big-endian length (../wire/grpc_frame.ts: in place when the message was copied with room for it). */
-export const frameMessage = framedMessage;
 
 /**
  * The one message of a unary response from its DATA bytes, or the status

@@ -30,7 +30,8 @@ import { GRPC_CODES } from "../wire/status_codes.ts";
 import { attemptStatus, type AttemptStatus } from "./attempt_status.ts";
 import { type CancelTimer, type RandomSource, realClock, realRandom, type TransportClock } from "./clock.ts";
 import type { Cluster } from "./clusters.ts";
-import { frameMessage, metadataHeaders, hubRequestHeaders } from "./grpc_wire.ts";
+import { metadataHeaders, hubRequestHeaders } from "./grpc_wire.ts";
+import { framedMessage } from "../wire/grpc_frame.ts";
 import { type CancelAttempt, type ConnectionTiming, HubConnection, type HubTlsOptions } from "./hub_connection.ts";
 import { type RetryPolicy, retryDelayMs, retryPolicyFrom } from "../wasm/retry_policy.ts";
 
@@ -165,7 +166,7 @@ export class HubTransport implements HubCaller {
     const shape = this.shapeOf(call);
     if (typeof shape === "string") return fail(GRPC_CODES.INTERNAL, shape);
     const { headers, policy, timeoutMs } = shape;
-    const framed = frameMessage(call.message);
+    const framed = framedMessage(call.message);
 
     for (let attempt = 1; ; attempt++) {
       if (this.closed) return fail(GRPC_CODES.CANCELLED, "hub transport closed", attempt - 1);

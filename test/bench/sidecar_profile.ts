@@ -50,7 +50,7 @@ const MAIN_CATEGORIES: ReadonlyArray<readonly [string, RegExp]> = [
   ],
   [
     "grpc-js and HTTP/2 (hub calls)",
-    /Http2|http2|nghttp2|JS:\S*(makeUnaryRequest|createCall|createResolvingCall|ResolvingCall|LoadBalancingCall|SubchannelCall|generateCallCredentialsMetadata|sendMessageWithContext|InterceptingCall|unary|hubRequestHeaders|metadataHeaders|frameMessage|unaryResponseMessage|trailerStatus|onBytes|onFrame|onHeaderFragment|flushFrames|UnaryCall) /,
+    /Http2|http2|nghttp2|JS:\S*(makeUnaryRequest|createCall|createResolvingCall|ResolvingCall|LoadBalancingCall|SubchannelCall|generateCallCredentialsMetadata|sendMessageWithContext|InterceptingCall|unary|hubRequestHeaders|metadataHeaders|framedMessage|unaryResponseMessage|trailerStatus|onBytes|onFrame|onHeaderFragment|flushFrames|UnaryCall) /,
   ],
   [
     "async hooks (the safety net's AsyncLocalStorage)",
