@@ -47,6 +47,8 @@ interface Saturated {
   cpuMsPerRequest: number;
   /** The hub's CPU per request of the target meanwhile (NaN without a hub). */
   hubCpuMsPerRequest: number;
+  /** This process's CPU per request meanwhile: the load generator and the echo apps (every row's app runs here). */
+  driverCpuMsPerRequest: number;
   errors: number;
 }
 
@@ -97,8 +99,11 @@ function percentile(sorted: number[], p: number): number {
 
 async function saturate(t: Target): Promise<Saturated> {
   const before = cpuNow(t);
+  const driverBefore = process.cpuUsage();
   const r = await autocannon({ url: t.url, connections: CONNECTIONS, duration: DURATION_S });
-  return { rps: r.requests.average, ...perRequest(t, before, r.requests.total), errors: r.errors + r.non2xx };
+  const driver = process.cpuUsage(driverBefore);
+  const driverCpuMsPerRequest = r.requests.total > 0 ? (driver.user + driver.system) / 1000 / r.requests.total : Number.NaN;
+  return { rps: r.requests.average, ...perRequest(t, before, r.requests.total), driverCpuMsPerRequest, errors: r.errors + r.non2xx };
 }
 
 // autocannon's own histogram keeps whole milliseconds; the p90 comparison
@@ -203,6 +208,7 @@ export async function runSidecarBench(): Promise<string[]> {
       cpuAtRate: median(rated[i].map((r) => r.cpuMsPerRequest)),
       hubCpu: median(saturated[i].map((r) => r.hubCpuMsPerRequest)),
       hubCpuAtRate: median(rated[i].map((r) => r.hubCpuMsPerRequest)),
+      driverCpu: median(saturated[i].map((r) => r.driverCpuMsPerRequest)),
       rss: rssMiB(t.pid),
       errors: [...saturated[i], ...rated[i]].reduce((a, r) => a + r.errors, 0),
     }));
@@ -213,6 +219,8 @@ export async function runSidecarBench(): Promise<string[]> {
     const line = (r: (typeof rows)[number]) =>
       `${r.name.padEnd(24)} ${r.rps.toFixed(0).padStart(7)}  ${r.cpu.toFixed(3).padStart(10)}  ${r.rss.toFixed(0).padStart(7)}  ${r.p90.toFixed(2).padStart(12)}  ${r.cpuAtRate.toFixed(3).padStart(15)}  ${r.errors}`;
     const throughput = withFilter.rps / baseline.rps;
+    // The filter row against the bare row of the same round: the VM's slow and fast phases move both alike.
+    const roundRatios = saturated[0].map((r, k) => (r.rps / saturated[2][k].rps).toFixed(2)).join(" ");
     const cpuRatio = withFilter.cpu / baseline.cpu;
     const addedP90 = withFilter.p90 - baseline.p90;
     // CPU seconds per second at 1000 req/s = CPU ms per request.
@@ -230,6 +238,8 @@ export async function runSidecarBench(): Promise<string[]> {
           (r) =>
             `the hub of ${r.name} (no handlers, on the same cores): CPU ms per reported request ${r.hubCpu.toFixed(3)}, ${r.hubCpuAtRate.toFixed(3)} @${FIXED_RATE}`,
         ),
+      `the load generator and the echo apps (this process), CPU ms per request: ${rows.map((r) => `${r.name} ${r.driverCpu.toFixed(3)}`).join(", ")}`,
+      `throughput of bare in each round (filter row / bare row): ${roundRatios}`,
       `target throughput >= ${T.throughputOfBare} of bare: ${throughput.toFixed(2)}, ${verdict(throughput >= T.throughputOfBare, `${(T.throughputOfBare - throughput).toFixed(2)} short`)}`,
       `target CPU per request <= ${T.cpuPerRequestOfBare}x bare: ${cpuRatio.toFixed(2)}x, ${verdict(cpuRatio <= T.cpuPerRequestOfBare, `${(withFilter.cpu - T.cpuPerRequestOfBare * baseline.cpu).toFixed(3)} ms/req over`)}`,
       `target added p90 at ${FIXED_RATE} req/s <= ${T.addedP90Ms} ms: +${addedP90.toFixed(2)} ms, ${verdict(addedP90 <= T.addedP90Ms, `${(addedP90 - T.addedP90Ms).toFixed(2)} ms over`)}`,
