@@ -23,13 +23,17 @@
 // calls, in separate runs); HUB_CALLGRIND_NODE_FLAGS adds node flags to each
 // hub (what a V8 flag changes, without a build); HUB_CALLGRIND_KEEP=<dir>
 // keeps each counted window's dumps and V8's perf map in <dir>/<checkout>-Report
-// and -Check, for test/bench/callgrind_functions.ts (per call). Not part of
+// and -Check, for test/bench/callgrind_functions.ts (per call);
+// HUB_CALLGRIND_IDLE_MS leaves the hub idle that long before each counted
+// window, uncounted, as the sidecar bench's other rows leave the filter row's
+// hub (what V8's memory reducer does then is counted in the window). Not part of
 // `npm run bench`: slow (valgrind), and its figures are instruction counts,
 // not speed.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
@@ -57,6 +61,8 @@ const NODE_FLAGS = (process.env.HUB_CALLGRIND_NODE_FLAGS ?? "").split(" ").filte
 const RECORDED_DIR = process.env.HUB_CALLGRIND_RECORDED;
 /** A folder to keep each counted window's dumps and V8's perf map in, for test/bench/callgrind_functions.ts. */
 const KEEP = process.env.HUB_CALLGRIND_KEEP;
+/** Idleness before each counted window (ms): the sidecar bench's other rows run 10 to 20 s between the filter row's runs. */
+const IDLE_MS = Number(process.env.HUB_CALLGRIND_IDLE_MS ?? 0);
 
 /** The sidecar's hub calls, as recorded (the first KEPT of each method) and counted. */
 interface Recorded {
@@ -184,6 +190,7 @@ async function count(checkout: string, recorded: Recorded, scratch: string): Pro
     }
     execFileSync("callgrind_control", ["--instr=on", pid], { stdio: "ignore" });
     const counted = async (method: "Check" | "Report") => {
+      if (IDLE_MS > 0) await sleep(IDLE_MS);
       for (const f of readdirSync(out)) rmSync(join(out, f));
       execFileSync("callgrind_control", ["--zero", pid], { stdio: "ignore" });
       for (let i = 0; i < REPORTS; i++) await send(method);
@@ -239,7 +246,7 @@ export async function runHubCallgrind(checkouts: string[]): Promise<string[]> {
     for (const c of checkouts) rows.push(await count(c, recorded, scratch));
     const perRequest = (r: Counted) => (r.perReport + recorded.checksPerReport * r.perCheck) / recorded.entriesPerReport;
     return [
-      `hub instructions per reported request, the filter sidecar's calls (callgrind; recorded: ${recorded.requests} requests in ${RECORDED_SECONDS} s, ${recorded.reportCalls} Reports of ${recorded.entriesPerReport.toFixed(0)} entries, ${recorded.checkCalls} Checks; ${WARM_UP} Reports of warm-up, ${REPORTS} Reports and ${REPORTS} Checks counted, one call at a time; load average ${loadavg()
+      `hub instructions per reported request, the filter sidecar's calls (callgrind; recorded: ${recorded.requests} requests in ${RECORDED_SECONDS} s, ${recorded.reportCalls} Reports of ${recorded.entriesPerReport.toFixed(0)} entries, ${recorded.checkCalls} Checks; ${WARM_UP} Reports of warm-up, ${REPORTS} Reports and ${REPORTS} Checks counted, one call at a time${IDLE_MS > 0 ? `, each window after ${IDLE_MS} ms idle` : ""}; load average ${loadavg()
         .map((x) => x.toFixed(2))
         .join(" ")})`,
       ...rows.map(
