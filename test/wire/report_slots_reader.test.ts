@@ -9,6 +9,9 @@
 //   when the word count is wrong, both refuse the request alike;
 // - well-formed requests with known words and no slot's attribute given
 //   twice in an entry are read by it, not left over;
+// - the same for entries that repeat the entry before with a few edits (its
+//   fields taken as they were read): edited, with unknown words or words of
+//   their own, damaged;
 // - entries it finds the same in some slots hold the same values there, and
 //   an entry repeated is found the same.
 import assert from "node:assert/strict";
@@ -20,7 +23,7 @@ import type { AttributeValue } from "../../host/wire/compressed.ts";
 import { AttributeSlots } from "../../host/wire/report_slots.ts";
 import { readReportSlots } from "../../host/wire/report_slots_reader.ts";
 import { DICTIONARY, damage, damaged, type EntryLayout, type MapEntryLayout, text } from "./support/attribute_layouts.ts";
-import { encodeReport, type RequestLayout, requestLayout } from "./support/report_layouts.ts";
+import { encodeReport, type RequestLayout, repeatingRequestLayout, requestLayout } from "./support/report_layouts.ts";
 
 const RUNS = Number(process.env.READER_RUNS ?? 400);
 const g = (word: string) => DICTIONARY.index.get(word)!;
@@ -93,6 +96,21 @@ function readable(layout: RequestLayout, names: readonly string[]): boolean {
   });
 }
 
+/** Whether every index of the request names a word (a repeated entry given fewer words of its own may name one it lacks). */
+function knownWords(layout: RequestLayout): boolean {
+  return layout.entries.every((entry) => {
+    const local = entry.words.length > 0 ? entry.words.length : layout.defaultWords.length;
+    const known = (i: number | undefined) => i === undefined || (i >= 0 ? i < DICTIONARY.size : -i - 1 < local);
+    return entry.maps.every((m) => {
+      const v = m.value;
+      if (!known(m.key)) return false;
+      if (v?.member === 2) return known(v.index);
+      if (v?.member === 9) return v.pairs.every((p) => known(p.key) && known(p.value));
+      return true;
+    });
+  });
+}
+
 describe("hub ReportRequest reader for the standard metrics (slots)", () => {
   it("reads well-formed requests with known words itself, each slot holding what the general path's map holds", () => {
     let read = 0;
@@ -139,6 +157,55 @@ describe("hub ReportRequest reader for the standard metrics (slots)", () => {
         [0],
       );
     }
+  });
+
+  it("reads entries repeating the entry before (fields taken as they were) as the general path does, edited, wild or damaged", () => {
+    let read = 0;
+    fc.assert(
+      fc.property(repeatingRequestLayout(false), slotNames, (layout, names) => {
+        const answered = sameAsGeneral(encodeReport(layout), names);
+        if (readable(layout, names) && knownWords(layout)) {
+          assert.ok(answered, "a well-formed request is read in one pass");
+          read++;
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    assert.ok(read > RUNS / 4, `only ${read} of ${RUNS} requests were readable`);
+    fc.assert(
+      fc.property(repeatingRequestLayout(true), slotNames, (layout, names) => {
+        sameAsGeneral(encodeReport(layout), names);
+      }),
+      { numRuns: RUNS },
+    );
+    fc.assert(
+      fc.property(repeatingRequestLayout(false), damage, slotNames, (layout, d, names) => {
+        sameAsGeneral(damaged(encodeReport(layout), d), names);
+      }),
+      { numRuns: RUNS },
+    );
+    // The same fields naming default words, then in an entry with fewer words of its own: that entry's index is unknown.
+    const s = (key: number, index: number): MapEntryLayout => ({ member: 2, key, value: { member: 2, index }, valueFirst: false });
+    const maps = [s(g("request.path"), -2), s(g("request.host"), -1)];
+    const bytes = encodeReport({
+      defaultWords: ["/a", "/b"].map(text),
+      entries: [
+        { words: [], wordsFirst: false, maps },
+        { words: [text("/c")], wordsFirst: false, maps },
+      ],
+      semantics: 1,
+      trailerFirst: false,
+    });
+    assert.equal(readReportSlots(bytes, DICTIONARY, new AttributeSlots(["request.path"])), undefined);
+    assert.deepStrictEqual(
+      decodeReportGeneral(bytes, DICTIONARY).refused.map((r) => r.index),
+      [1],
+    );
+    // An entry cut inside a field whose bytes, with the request's next field (a default word), are the field before's: not taken.
+    const field = [(8 << 3) | 2, 5, 0x08, 0x02, 0x12, 1, 0x61];
+    const cut = Buffer.from([0x0a, field.length, ...field, 0x0a, 4, ...field.slice(0, 4), 0x12, 1, 0x61]);
+    assert.equal(readReportSlots(cut, DICTIONARY, new AttributeSlots([DICTIONARY.words[1]])), undefined);
+    assert.ok(thrown(() => decodeReportGeneral(cut, DICTIONARY)) !== undefined);
   });
 
   it("entries found the same in some slots hold the same values there; an entry repeated is found the same", () => {
