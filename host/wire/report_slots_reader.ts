@@ -13,6 +13,13 @@
 // caller takes the other paths (report_request_reader.ts, then the general
 // one), which word every refusal. So when it answers, each slot holds what
 // the general path's map holds under that name.
+//
+// A sidecar's entries are mostly byte for byte the entry before's (the same
+// attributes in the same order; ids, times and sizes differ, in as many
+// bytes): an entry of the entry before's length is compared with it in
+// WebAssembly (byte_differences.ts), and only the fields where they differ
+// are read; if each has the place, member, key and value's place it had in
+// the entry before, the entry is taken as that one was read (taken()).
 
 import type { GlobalDictionary } from "./compressed.ts";
 import {
@@ -29,23 +36,31 @@ import {
   STRING_MAPS,
   VALUE_WIRE,
 } from "./compressed_attributes_reader.ts";
-import { EntryLayout, firstDifference, relative } from "./report_slots_layout.ts";
+import { differencesIn, type FirstDifference } from "./byte_differences.ts";
+import { EntryLayout, relative } from "./report_slots_layout.ts";
 import { type AttributeSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
 import { readReportFields } from "./report_request_reader.ts";
-import { NOT_PLAIN, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
+import { instantAt, NOT_PLAIN, skipVarint, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
 const KEY_TAG = (1 << 3) | WIRE_VARINT;
 const PAIR_TAG = (1 << 3) | WIRE_LEN;
 const PAIR_VALUE_TAG = (2 << 3) | WIRE_VARINT;
 
+let spareLayouts: [EntryLayout, EntryLayout] | undefined;
+
 /** The entries of a plainly well-formed ReportRequest in `slots`, or undefined: take the other paths. */
 export function readReportSlots(bytes: Buffer, dictionary: GlobalDictionary, slots: AttributeSlots): ReportSlots | undefined {
   const reader = new AttributesReader(bytes, dictionary.words, undefined);
+  // Two layouts for every Report read (their typed arrays cost more to make than to fill); none shared if this were ever reentered.
+  const layouts = spareLayouts ?? [new EntryLayout(), new EntryLayout()];
+  spareLayouts = undefined;
   try {
-    return new SlotsReader(reader, dictionary.words, slots).read();
+    return new SlotsReader(reader, dictionary.words, slots, layouts).read();
   } catch (e) {
     if (e === NOT_PLAIN) return undefined;
     throw e;
+  } finally {
+    spareLayouts = layouts;
   }
 }
 
@@ -70,14 +85,16 @@ class SlotsReader {
   private fAt = NO_VALUE;
   private fValueEnd = NO_VALUE;
   // The layout of the last entry entry() read without words of its own, and the one entry() is making.
-  private layout = new EntryLayout();
-  private fresh = new EntryLayout();
+  private layout: EntryLayout;
+  private fresh: EntryLayout;
 
   constructor(
     private readonly r: AttributesReader,
     private readonly global: readonly string[],
     private readonly slots: AttributeSlots,
+    layouts: [EntryLayout, EntryLayout],
   ) {
+    [this.layout, this.fresh] = layouts;
     this.width = slots.names.length;
     this.globalSlots = slots.globalSlots(global);
   }
@@ -97,7 +114,7 @@ class SlotsReader {
     let defaultSlots: Int32Array | undefined;
     // Whether the entry before has this.layout (read by entry() without words of its own, or taken()).
     let laidOut = false;
-    const view = new DataView(this.r.buf.buffer, this.r.buf.byteOffset, this.r.buf.byteLength);
+    const firstDifference = differencesIn(this.r.buf);
     for (let e = 0; e < count; e++) {
       const base = e * width;
       if (delta && e > 0) {
@@ -107,7 +124,7 @@ class SlotsReader {
       }
       this.low = 0;
       this.high = 0;
-      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(view, starts[e - 1], starts[e], base, e + 1) : -1;
+      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1) : -1;
       if (n < 0) {
         this.low = 0;
         this.high = 0;
@@ -171,14 +188,14 @@ class SlotsReader {
    * has none: a field of words would differ from the layout's). Returns -1
    * where a field differs in layout: read the entry with entry().
    */
-  private taken(view: DataView, before: number, from: number, base: number, stamp: number): number {
+  private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number): number {
     const layout = this.layout;
     const length = layout.length;
     this.own = undefined;
     let i = 0;
     let k = 0;
     for (;;) {
-      i = firstDifference(view, before, from, i, length);
+      i = firstDifference(before, from, i, length);
       if (i >= length) break;
       while (layout.end[k] <= i) k++;
       const end = this.field(from + (k > 0 ? layout.end[k - 1] : 0), from + length) - from;
@@ -326,7 +343,7 @@ class SlotsReader {
           pos = skipVarint(buf, pos, fieldEnd);
         } else {
           const payloadEnd = this.lengthAt(pos, fieldEnd);
-          if (member === TIMESTAMPS || member === DURATIONS) instant(buf, r.pos, payloadEnd);
+          if (member === TIMESTAMPS || member === DURATIONS) instantAt(buf, r.pos, payloadEnd);
           else if (member === STRING_MAPS) this.pairs(r.pos, payloadEnd);
           pos = payloadEnd;
         }
@@ -381,23 +398,5 @@ class SlotsReader {
     // A pair without its key or value names word 0: within the range already.
     if (this.low > low) this.low = low;
     if (this.high < high) this.high = high;
-  }
-}
-
-/** Past a varint of at most 10 bytes at `pos`, ending before `end`, as the cursor reads one. */
-function skipVarint(buf: Buffer, pos: number, end: number): number {
-  let k = pos;
-  for (;;) {
-    if (k >= end || k - pos >= 10) throw NOT_PLAIN;
-    if (buf[k++] < 0x80) return k;
-  }
-}
-
-/** google.protobuf.Timestamp or Duration {seconds = 1: int64, nanos = 2: int32} from `pos` to `end`, checked as AttributesReader reads it. */
-function instant(buf: Buffer, pos: number, end: number): void {
-  while (pos < end) {
-    const tag = buf[pos++];
-    if (tag !== ((1 << 3) | WIRE_VARINT) && tag !== ((2 << 3) | WIRE_VARINT)) throw NOT_PLAIN;
-    pos = skipVarint(buf, pos, end);
   }
 }
