@@ -12,11 +12,14 @@
 // - the same for entries that repeat the entry before with a few edits (its
 //   fields taken as they were read): edited, with unknown words or words of
 //   their own, damaged;
+// - a slot's value as the standard metrics count it, where it has one
+//   without making the value, is the count of the general path's value;
 // - entries it finds the same in some slots hold the same values there, and
 //   an entry repeated is found the same.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { durationMs } from "../../host/config/label_expression.ts";
 import { decodeReportSlots } from "../../host/hubs/hub_messages.ts";
 import { decodeReportGeneral } from "../../host/hubs/server.ts";
 import type { AttributeValue } from "../../host/wire/compressed.ts";
@@ -37,6 +40,15 @@ function comparable(v: AttributeValue | undefined): unknown {
   if (v === undefined || !("stringMapValue" in v)) return v;
   const e = v.stringMapValue.entries;
   return { stringMap: Object.entries(e), prototype: Object.getPrototypeOf(e) };
+}
+
+/** An attribute as the standard metrics count it (host/config/standard_metrics.ts). */
+function counted(v: AttributeValue | undefined): number {
+  if (v === undefined) return 0;
+  if ("int64Value" in v) return Number(v.int64Value);
+  if ("doubleValue" in v) return v.doubleValue;
+  if ("durationValue" in v) return durationMs(v.durationValue);
+  return 0;
 }
 
 function thrown(f: () => unknown): unknown {
@@ -71,6 +83,9 @@ function sameAsGeneral(bytes: Buffer, names: readonly string[]): boolean {
     names.forEach((name, slot) => {
       assert.deepStrictEqual(comparable(read.value(e, slot)), comparable(map.get(name)), `entry ${e}, ${name}`);
       assert.deepStrictEqual(comparable(view.get(name)), comparable(map.get(name)));
+      const count = read.countOf(e, slot);
+      if (count !== undefined) assert.equal(count, counted(map.get(name)), `entry ${e}, ${name} counted`);
+      assert.equal(view.count(name), count);
     });
     assert.equal(view.get("no.such.attribute"), undefined);
   });
@@ -164,6 +179,13 @@ describe("hub ReportRequest reader for the standard metrics (slots)", () => {
     fc.assert(
       fc.property(repeatingRequestLayout(false), slotNames, (layout, names) => {
         const answered = sameAsGeneral(encodeReport(layout), names);
+        // Entries found the same as the entry before (known from the reading, or by their bytes) hold the same values.
+        const taken = readReportSlots(encodeReport(layout), DICTIONARY, new AttributeSlots(names));
+        for (let e = 1; e < (taken?.count ?? 0); e++) {
+          for (let slot = 0; slot < names.length; slot++) {
+            if (taken!.same(e, e - 1, Int32Array.of(slot))) assert.deepStrictEqual(comparable(taken!.value(e, slot)), comparable(taken!.value(e - 1, slot)));
+          }
+        }
         if (readable(layout, names) && knownWords(layout)) {
           assert.ok(answered, "a well-formed request is read in one pass");
           read++;
