@@ -78,14 +78,3 @@ function twice(a: Int32Array): Int32Array {
   b.set(a);
   return b;
 }
-
-/**
- * The first `i` (from `i`, below `n`) where view's bytes at `a + i` and
- * `b + i` differ, or `n`: four at a time (V8 spends several instructions on
- * each byte read from a Buffer).
- */
-export function firstDifference(view: DataView, a: number, b: number, i: number, n: number): number {
-  for (; i + 4 <= n; i += 4) if (view.getInt32(a + i) !== view.getInt32(b + i)) break;
-  for (; i < n; i++) if (view.getUint8(a + i) !== view.getUint8(b + i)) return i;
-  return n;
-}
