@@ -51,6 +51,8 @@ const str = (a: AttributeLookup, name: string) => {
 const outbound = (a: AttributeLookup) => (str(a, "context.reporter.kind") ?? "inbound") === "outbound";
 
 function number(a: AttributeLookup, name: string): number {
+  const counted = a.count?.(name);
+  if (counted !== undefined) return counted;
   const v = a.get(name);
   if (v === undefined) return 0;
   if ("int64Value" in v) return Number(v.int64Value);

@@ -35,6 +35,12 @@ export type AttributeMap = Map<string, AttributeValue>;
 /** What reads attributes by name only needs: a map, or a view of a decoded report entry (report_slots_reader.ts). */
 export interface AttributeLookup {
   get(name: string): AttributeValue | undefined;
+  /**
+   * The attribute as the standard metrics count it (an int64 as a number, a
+   * duration in milliseconds, an absent one as 0), where the lookup has it
+   * without making its value; undefined: count get()'s value.
+   */
+  count?(name: string): number | undefined;
 }
 
 type Int64Like = number | string | bigint | Long;

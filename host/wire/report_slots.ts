@@ -8,9 +8,13 @@
 import type { AttributeLookup, AttributeValue } from "./compressed.ts";
 import { type AttributesReader, NO_VALUE } from "./compressed_attributes_reader.ts";
 
-// Field numbers of CompressedAttributes whose values name words.
+// Field numbers of CompressedAttributes whose values name words, and of those counted.
 const STRINGS = 2;
 const STRING_MAPS = 9;
+const INT64S = 3;
+const DURATIONS = 7;
+// google.protobuf.Duration's seconds (field 1, a varint).
+const SECONDS_TAG = 1 << 3;
 
 /**
  * A batch's default_words (valid UTF-8), each decoded when first named: most
@@ -127,6 +131,40 @@ export class ReportSlots {
   }
 
   /**
+   * Entry `entry`'s value in `slot` as the standard metrics count it, when
+   * it is an int64 or a duration whose seconds are below 2^32 (Number of
+   * the value the general path makes, and durationMs of it), or absent (0);
+   * else undefined.
+   */
+  countOf(entry: number, slot: number): number | undefined {
+    const row = entry * this.width + slot;
+    const member = this.members[row];
+    if (member === 0) return 0;
+    if (member !== INT64S && member !== DURATIONS) return undefined;
+    const r = this.reader;
+    const at = this.at[row];
+    if (at === NO_VALUE) return 0;
+    const end = this.end[row];
+    r.pos = at;
+    if (member === INT64S) {
+      const lo = r.varint(end);
+      return r.hi === 0 ? lo : undefined;
+    }
+    // As AttributesReader.instant reads one (read strictly before): a field given again takes the later value.
+    const to = r.length(end);
+    let seconds = 0;
+    let nanos = 0;
+    while (r.pos < to) {
+      const tag = r.varint(to);
+      if (tag === SECONDS_TAG) {
+        seconds = r.varint(to);
+        if (r.hi !== 0) return undefined;
+      } else nanos = r.varint(to) | 0;
+    }
+    return seconds * 1000 + nanos / 1e6;
+  }
+
+  /**
    * Whether entries `a` and `b` hold the same value in every slot of `compared`
    * (false when unsure): the same member with the same bytes, their words
    * named through the same lists.
@@ -166,5 +204,10 @@ export class EntryView implements AttributeLookup {
   get(name: string): AttributeValue | undefined {
     const slot = this.batch.slots.slotOf.get(name);
     return slot === undefined ? undefined : this.batch.value(this.entry, slot);
+  }
+
+  count(name: string): number | undefined {
+    const slot = this.batch.slots.slotOf.get(name);
+    return slot === undefined ? undefined : this.batch.countOf(this.entry, slot);
   }
 }

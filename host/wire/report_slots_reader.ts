@@ -13,6 +13,13 @@
 // caller takes the other paths (report_request_reader.ts, then the general
 // one), which word every refusal. So when it answers, each slot holds what
 // the general path's map holds under that name.
+//
+// A sidecar's entries are mostly byte for byte the entry before's (the same
+// attributes in the same order; ids, times and sizes differ, in as many
+// bytes): an entry of the entry before's length is compared with it in
+// WebAssembly (byte_differences.ts), and only the fields where they differ
+// are read; if each has the place, member, key and value's place it had in
+// the entry before, the entry is taken as that one was read (taken()).
 
 import type { GlobalDictionary } from "./compressed.ts";
 import {
@@ -29,22 +36,31 @@ import {
   STRING_MAPS,
   VALUE_WIRE,
 } from "./compressed_attributes_reader.ts";
+import { differencesIn, type FirstDifference } from "./byte_differences.ts";
+import { EntryLayout, relative } from "./report_slots_layout.ts";
 import { type AttributeSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
 import { readReportFields } from "./report_request_reader.ts";
-import { NOT_PLAIN, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
+import { instantAt, NOT_PLAIN, skipVarint, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
 const KEY_TAG = (1 << 3) | WIRE_VARINT;
 const PAIR_TAG = (1 << 3) | WIRE_LEN;
 const PAIR_VALUE_TAG = (2 << 3) | WIRE_VARINT;
 
+let spareLayouts: [EntryLayout, EntryLayout] | undefined;
+
 /** The entries of a plainly well-formed ReportRequest in `slots`, or undefined: take the other paths. */
 export function readReportSlots(bytes: Buffer, dictionary: GlobalDictionary, slots: AttributeSlots): ReportSlots | undefined {
   const reader = new AttributesReader(bytes, dictionary.words, undefined);
+  // Two layouts for every Report read (their typed arrays cost more to make than to fill); none shared if this were ever reentered.
+  const layouts = spareLayouts ?? [new EntryLayout(), new EntryLayout()];
+  spareLayouts = undefined;
   try {
-    return new SlotsReader(reader, dictionary.words, slots).read();
+    return new SlotsReader(reader, dictionary.words, slots, layouts).read();
   } catch (e) {
     if (e === NOT_PLAIN) return undefined;
     throw e;
+  } finally {
+    spareLayouts = layouts;
   }
 }
 
@@ -63,12 +79,22 @@ class SlotsReader {
   private high = 0;
   // The words of the entry being read, when it has its own.
   private own: string[] | undefined;
+  // The field field() read last: its member, key and value's start and end.
+  private fMember = 0;
+  private fKey = 0;
+  private fAt = NO_VALUE;
+  private fValueEnd = NO_VALUE;
+  // The layout of the last entry entry() read without words of its own, and the one entry() is making.
+  private layout: EntryLayout;
+  private fresh: EntryLayout;
 
   constructor(
     private readonly r: AttributesReader,
     private readonly global: readonly string[],
     private readonly slots: AttributeSlots,
+    layouts: [EntryLayout, EntryLayout],
   ) {
+    [this.layout, this.fresh] = layouts;
     this.width = slots.names.length;
     this.globalSlots = slots.globalSlots(global);
   }
@@ -86,6 +112,9 @@ class SlotsReader {
     const words: Array<readonly string[]> = new Array(count);
     // Per default word, its slot + 1 (0: none), or -1 until a key names it: most default words are values, not names.
     let defaultSlots: Int32Array | undefined;
+    // Whether the entry before has this.layout (read by entry() without words of its own, or taken()).
+    let laidOut = false;
+    const firstDifference = differencesIn(this.r.buf);
     for (let e = 0; e < count; e++) {
       const base = e * width;
       if (delta && e > 0) {
@@ -95,7 +124,14 @@ class SlotsReader {
       }
       this.low = 0;
       this.high = 0;
-      const n = this.entry(starts[e], ends[e], base, e + 1);
+      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1) : -1;
+      if (n < 0) {
+        this.low = 0;
+        this.high = 0;
+        n = this.entry(starts[e], ends[e], base, e + 1);
+        laidOut = this.own === undefined;
+        if (laidOut) [this.layout, this.fresh] = [this.fresh, this.layout];
+      }
       const own = this.own;
       if (own !== undefined && delta) throw NOT_PLAIN;
       const local = own ?? defaultWords;
@@ -141,94 +177,92 @@ class SlotsReader {
   }
 
   /**
+   * Takes entry `stamp - 1` (row `base`, at `from`) as the entry before (at
+   * `before`, of this.layout's length) was read, where its bytes are that
+   * entry's: only the fields whose bytes differ are read, and each must have
+   * the layout's place, member, key and value's place; then the slots the
+   * layout's fields gave are the entry before's, moved, and its fields named
+   * by local words are returned as entry() returns them. The same bytes are as
+   * well-formed and name the same words, found in the same word lists (the
+   * entry before was read and checked without words of its own, and this one
+   * has none: a field of words would differ from the layout's). Returns -1
+   * where a field differs in layout: read the entry with entry().
+   */
+  private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number): number {
+    const layout = this.layout;
+    const length = layout.length;
+    this.own = undefined;
+    let i = 0;
+    let k = 0;
+    for (;;) {
+      i = firstDifference(before, from, i, length);
+      if (i >= length) break;
+      while (layout.end[k] <= i) k++;
+      const end = this.field(from + (k > 0 ? layout.end[k - 1] : 0), from + length) - from;
+      if (
+        end !== layout.end[k] ||
+        this.fMember !== layout.member[k] ||
+        this.fKey !== layout.key[k] ||
+        relative(this.fAt, from) !== layout.at[k] ||
+        relative(this.fValueEnd, from) !== layout.valueEnd[k]
+      )
+        return -1;
+      i = end;
+      k++;
+    }
+    const shift = from - before;
+    const { members, at, end } = this;
+    const previous = base - this.width;
+    for (let j = 0; j < layout.givenCount; j++) {
+      const slot = layout.given[j];
+      members[base + slot] = members[previous + slot];
+      at[base + slot] = relative(at[previous + slot], -shift);
+      end[base + slot] = relative(end[previous + slot], -shift);
+      this.stampOf[slot] = stamp;
+    }
+    const n = layout.localCount;
+    while (this.local.length < n) this.grow();
+    const local = this.local;
+    for (let j = 0; j < n; j += 4) {
+      local[j] = layout.local[j];
+      local[j + 1] = layout.local[j + 1];
+      local[j + 2] = relative(layout.local[j + 2], -from);
+      local[j + 3] = relative(layout.local[j + 3], -from);
+    }
+    return n;
+  }
+
+  /**
    * Reads one CompressedAttributes strictly (row `base` of entry `stamp - 1`):
    * the attributes named by global words go to their slots, those named by
-   * local words to `local` (returns how many numbers were put there). The
-   * position is kept in a local and one-byte varints (tags, lengths, most
-   * keys and word indexes) are read in place, longer ones through the
-   * cursor. A tag of more than one byte is refused (the other paths read it).
+   * local words to `local` (returns how many numbers were put there); its
+   * layout in this.fresh.
    */
   private entry(from: number, to: number, base: number, stamp: number): number {
-    const r = this.r;
-    const buf = r.buf;
+    const fresh = this.fresh;
+    fresh.clear(to - from);
     let n = 0;
-    let low = 0;
-    let high = 0;
     this.own = undefined;
     let pos = from;
     while (pos < to) {
-      const tag = buf[pos++];
-      const member = tag >>> 3;
-      if ((tag & 7) !== WIRE_LEN || member > STRING_MAPS || member < WORDS) throw NOT_PLAIN;
-      const fieldEnd = this.lengthAt(pos, to);
-      pos = r.pos;
-      if (member === WORDS) {
-        (this.own ??= []).push(r.string(fieldEnd));
-        pos = fieldEnd;
-        continue;
-      }
-      const valueTag = (2 << 3) | VALUE_WIRE[member];
-      let key = 0;
-      let hasKey = false;
-      let at = NO_VALUE;
-      let valueEnd = NO_VALUE;
-      while (pos < fieldEnd) {
-        const t = buf[pos++];
-        if (t === KEY_TAG && !hasKey) {
-          if (pos < fieldEnd && buf[pos] < 0x80) {
-            const v = buf[pos++];
-            key = (v >>> 1) ^ -(v & 1);
-          } else {
-            r.pos = pos;
-            key = r.sint32(fieldEnd);
-            pos = r.pos;
-          }
-          hasKey = true;
-        } else if (t === valueTag && at === NO_VALUE) {
-          at = pos;
-          if (member === STRINGS) {
-            let index: number;
-            if (pos < fieldEnd && buf[pos] < 0x80) {
-              const v = buf[pos++];
-              index = (v >>> 1) ^ -(v & 1);
-            } else {
-              r.pos = pos;
-              index = r.sint32(fieldEnd);
-              pos = r.pos;
-            }
-            if (index < low) low = index;
-            else if (index > high) high = index;
-          } else if (member === DOUBLES) {
-            if (pos + 8 > fieldEnd) throw NOT_PLAIN;
-            pos += 8;
-          } else if (member === INT64S || member === BOOLS) {
-            pos = skipVarint(buf, pos, fieldEnd);
-          } else {
-            const payloadEnd = this.lengthAt(pos, fieldEnd);
-            if (member === TIMESTAMPS || member === DURATIONS) instant(buf, r.pos, payloadEnd);
-            else if (member === STRING_MAPS) this.pairs(r.pos, payloadEnd);
-            pos = payloadEnd;
-          }
-          valueEnd = pos;
-        } else {
-          throw NOT_PLAIN;
-        }
-      }
-      if (pos !== fieldEnd || (at === NO_VALUE && member === BYTES)) throw NOT_PLAIN;
-      // A missing key, or a string without its value, names word 0 (protobufjs's default): within the range already.
-      if (key < low) low = key;
-      else if (key > high) high = key;
+      pos = this.field(pos, to);
+      const member = this.fMember;
+      // Words of its own: the caller drops the layout.
+      if (member === WORDS) continue;
+      const key = this.fKey;
+      const at = this.fAt;
+      const valueEnd = this.fValueEnd;
+      fresh.field(pos - from, member, key, relative(at, from), relative(valueEnd, from));
       if (key >= 0) {
         // A key past the global words: refused once the entry is read (high).
         const slot = key < this.globalSlots.length ? this.globalSlots[key] - 1 : -1;
-        if (slot >= 0) this.put(base, stamp, slot, member, at, valueEnd);
+        if (slot >= 0) {
+          this.put(base, stamp, slot, member, at, valueEnd);
+          fresh.gave(slot);
+        }
         continue;
       }
-      if (n + 4 > this.local.length) {
-        const grown = new Int32Array(this.local.length * 2);
-        grown.set(this.local);
-        this.local = grown;
-      }
+      if (n + 4 > this.local.length) this.grow();
       const local = this.local;
       local[n] = key;
       local[n + 1] = member;
@@ -236,9 +270,98 @@ class SlotsReader {
       local[n + 3] = valueEnd;
       n += 4;
     }
+    fresh.locals(this.local, n, from);
+    return n;
+  }
+
+  private grow(): void {
+    const grown = new Int32Array(this.local.length * 2);
+    grown.set(this.local);
+    this.local = grown;
+  }
+
+  /**
+   * Reads one field of a CompressedAttributes strictly from `from` (within
+   * `to`): a word of its own (into this.own), or a member's map entry (its
+   * member, key and value's place in fMember, fKey, fAt, fValueEnd; the
+   * words it names in low and high). Returns where it ends. The position is
+   * kept in a local and one-byte varints (tags, lengths, most keys and word
+   * indexes) are read in place, longer ones through the cursor. A tag of more
+   * than one byte is refused (the other paths read it).
+   */
+  private field(from: number, to: number): number {
+    const r = this.r;
+    const buf = r.buf;
+    let pos = from;
+    const tag = buf[pos++];
+    const member = tag >>> 3;
+    if ((tag & 7) !== WIRE_LEN || member > STRING_MAPS || member < WORDS) throw NOT_PLAIN;
+    const fieldEnd = this.lengthAt(pos, to);
+    pos = r.pos;
+    this.fMember = member;
+    if (member === WORDS) {
+      (this.own ??= []).push(r.string(fieldEnd));
+      return fieldEnd;
+    }
+    let low = 0;
+    let high = 0;
+    const valueTag = (2 << 3) | VALUE_WIRE[member];
+    let key = 0;
+    let hasKey = false;
+    let at = NO_VALUE;
+    let valueEnd = NO_VALUE;
+    while (pos < fieldEnd) {
+      const t = buf[pos++];
+      if (t === KEY_TAG && !hasKey) {
+        if (pos < fieldEnd && buf[pos] < 0x80) {
+          const v = buf[pos++];
+          key = (v >>> 1) ^ -(v & 1);
+        } else {
+          r.pos = pos;
+          key = r.sint32(fieldEnd);
+          pos = r.pos;
+        }
+        hasKey = true;
+      } else if (t === valueTag && at === NO_VALUE) {
+        at = pos;
+        if (member === STRINGS) {
+          let index: number;
+          if (pos < fieldEnd && buf[pos] < 0x80) {
+            const v = buf[pos++];
+            index = (v >>> 1) ^ -(v & 1);
+          } else {
+            r.pos = pos;
+            index = r.sint32(fieldEnd);
+            pos = r.pos;
+          }
+          if (index < low) low = index;
+          else if (index > high) high = index;
+        } else if (member === DOUBLES) {
+          if (pos + 8 > fieldEnd) throw NOT_PLAIN;
+          pos += 8;
+        } else if (member === INT64S || member === BOOLS) {
+          pos = skipVarint(buf, pos, fieldEnd);
+        } else {
+          const payloadEnd = this.lengthAt(pos, fieldEnd);
+          if (member === TIMESTAMPS || member === DURATIONS) instantAt(buf, r.pos, payloadEnd);
+          else if (member === STRING_MAPS) this.pairs(r.pos, payloadEnd);
+          pos = payloadEnd;
+        }
+        valueEnd = pos;
+      } else {
+        throw NOT_PLAIN;
+      }
+    }
+    if (pos !== fieldEnd || (at === NO_VALUE && member === BYTES)) throw NOT_PLAIN;
+    // A missing key, or a string without its value, names word 0 (protobufjs's default): within the range already.
+    if (key < low) low = key;
+    else if (key > high) high = key;
     if (this.low > low) this.low = low;
     if (this.high < high) this.high = high;
-    return n;
+    this.fKey = key;
+    this.fAt = at;
+    this.fValueEnd = valueEnd;
+    return fieldEnd;
   }
 
   /** CompressedStringMap {entries = 1: map<sint32, sint32>} from `pos` to `end`: each pair's words noted (a missing key or value: word 0). */
@@ -275,23 +398,5 @@ class SlotsReader {
     // A pair without its key or value names word 0: within the range already.
     if (this.low > low) this.low = low;
     if (this.high < high) this.high = high;
-  }
-}
-
-/** Past a varint of at most 10 bytes at `pos`, ending before `end`, as the cursor reads one. */
-function skipVarint(buf: Buffer, pos: number, end: number): number {
-  let k = pos;
-  for (;;) {
-    if (k >= end || k - pos >= 10) throw NOT_PLAIN;
-    if (buf[k++] < 0x80) return k;
-  }
-}
-
-/** google.protobuf.Timestamp or Duration {seconds = 1: int64, nanos = 2: int32} from `pos` to `end`, checked as AttributesReader reads it. */
-function instant(buf: Buffer, pos: number, end: number): void {
-  while (pos < end) {
-    const tag = buf[pos++];
-    if (tag !== ((1 << 3) | WIRE_VARINT) && tag !== ((2 << 3) | WIRE_VARINT)) throw NOT_PLAIN;
-    pos = skipVarint(buf, pos, end);
   }
 }

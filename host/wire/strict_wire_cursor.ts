@@ -99,3 +99,21 @@ export class StrictWireCursor {
     return lo >>> 0;
   }
 }
+
+/** Past a varint of at most 10 bytes at `pos`, ending before `end`, as the cursor reads one. */
+export function skipVarint(buf: Buffer, pos: number, end: number): number {
+  let k = pos;
+  for (;;) {
+    if (k >= end || k - pos >= 10) throw NOT_PLAIN;
+    if (buf[k++] < 0x80) return k;
+  }
+}
+
+/** google.protobuf.Timestamp or Duration {seconds = 1: int64, nanos = 2: int32} from `pos` to `end`, checked as AttributesReader reads it (without reading it). */
+export function instantAt(buf: Buffer, pos: number, end: number): void {
+  while (pos < end) {
+    const tag = buf[pos++];
+    if (tag !== ((1 << 3) | WIRE_VARINT) && tag !== ((2 << 3) | WIRE_VARINT)) throw NOT_PLAIN;
+    pos = skipVarint(buf, pos, end);
+  }
+}

@@ -9,18 +9,24 @@
 //   when the word count is wrong, both refuse the request alike;
 // - well-formed requests with known words and no slot's attribute given
 //   twice in an entry are read by it, not left over;
+// - the same for entries that repeat the entry before with a few edits (its
+//   fields taken as they were read): edited, with unknown words or words of
+//   their own, damaged;
+// - a slot's value as the standard metrics count it, where it has one
+//   without making the value, is the count of the general path's value;
 // - entries it finds the same in some slots hold the same values there, and
 //   an entry repeated is found the same.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { durationMs } from "../../host/config/label_expression.ts";
 import { decodeReportSlots } from "../../host/hubs/hub_messages.ts";
 import { decodeReportGeneral } from "../../host/hubs/server.ts";
 import type { AttributeValue } from "../../host/wire/compressed.ts";
 import { AttributeSlots } from "../../host/wire/report_slots.ts";
 import { readReportSlots } from "../../host/wire/report_slots_reader.ts";
 import { DICTIONARY, damage, damaged, type EntryLayout, type MapEntryLayout, text } from "./support/attribute_layouts.ts";
-import { encodeReport, type RequestLayout, requestLayout } from "./support/report_layouts.ts";
+import { encodeReport, type RequestLayout, repeatingRequestLayout, requestLayout } from "./support/report_layouts.ts";
 
 const RUNS = Number(process.env.READER_RUNS ?? 400);
 const g = (word: string) => DICTIONARY.index.get(word)!;
@@ -34,6 +40,15 @@ function comparable(v: AttributeValue | undefined): unknown {
   if (v === undefined || !("stringMapValue" in v)) return v;
   const e = v.stringMapValue.entries;
   return { stringMap: Object.entries(e), prototype: Object.getPrototypeOf(e) };
+}
+
+/** An attribute as the standard metrics count it (host/config/standard_metrics.ts). */
+function counted(v: AttributeValue | undefined): number {
+  if (v === undefined) return 0;
+  if ("int64Value" in v) return Number(v.int64Value);
+  if ("doubleValue" in v) return v.doubleValue;
+  if ("durationValue" in v) return durationMs(v.durationValue);
+  return 0;
 }
 
 function thrown(f: () => unknown): unknown {
@@ -68,6 +83,9 @@ function sameAsGeneral(bytes: Buffer, names: readonly string[]): boolean {
     names.forEach((name, slot) => {
       assert.deepStrictEqual(comparable(read.value(e, slot)), comparable(map.get(name)), `entry ${e}, ${name}`);
       assert.deepStrictEqual(comparable(view.get(name)), comparable(map.get(name)));
+      const count = read.countOf(e, slot);
+      if (count !== undefined) assert.equal(count, counted(map.get(name)), `entry ${e}, ${name} counted`);
+      assert.equal(view.count(name), count);
     });
     assert.equal(view.get("no.such.attribute"), undefined);
   });
@@ -90,6 +108,21 @@ function readable(layout: RequestLayout, names: readonly string[]): boolean {
     if (delta && entry.words.length > 0) return false;
     const given = givenNames(layout, entry).filter((n) => names.includes(n));
     return new Set(given).size === given.length;
+  });
+}
+
+/** Whether every index of the request names a word (a repeated entry given fewer words of its own may name one it lacks). */
+function knownWords(layout: RequestLayout): boolean {
+  return layout.entries.every((entry) => {
+    const local = entry.words.length > 0 ? entry.words.length : layout.defaultWords.length;
+    const known = (i: number | undefined) => i === undefined || (i >= 0 ? i < DICTIONARY.size : -i - 1 < local);
+    return entry.maps.every((m) => {
+      const v = m.value;
+      if (!known(m.key)) return false;
+      if (v?.member === 2) return known(v.index);
+      if (v?.member === 9) return v.pairs.every((p) => known(p.key) && known(p.value));
+      return true;
+    });
   });
 }
 
@@ -139,6 +172,62 @@ describe("hub ReportRequest reader for the standard metrics (slots)", () => {
         [0],
       );
     }
+  });
+
+  it("reads entries repeating the entry before (fields taken as they were) as the general path does, edited, wild or damaged", () => {
+    let read = 0;
+    fc.assert(
+      fc.property(repeatingRequestLayout(false), slotNames, (layout, names) => {
+        const answered = sameAsGeneral(encodeReport(layout), names);
+        // Entries found the same as the entry before (known from the reading, or by their bytes) hold the same values.
+        const taken = readReportSlots(encodeReport(layout), DICTIONARY, new AttributeSlots(names));
+        for (let e = 1; e < (taken?.count ?? 0); e++) {
+          for (let slot = 0; slot < names.length; slot++) {
+            if (taken!.same(e, e - 1, Int32Array.of(slot))) assert.deepStrictEqual(comparable(taken!.value(e, slot)), comparable(taken!.value(e - 1, slot)));
+          }
+        }
+        if (readable(layout, names) && knownWords(layout)) {
+          assert.ok(answered, "a well-formed request is read in one pass");
+          read++;
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    assert.ok(read > RUNS / 4, `only ${read} of ${RUNS} requests were readable`);
+    fc.assert(
+      fc.property(repeatingRequestLayout(true), slotNames, (layout, names) => {
+        sameAsGeneral(encodeReport(layout), names);
+      }),
+      { numRuns: RUNS },
+    );
+    fc.assert(
+      fc.property(repeatingRequestLayout(false), damage, slotNames, (layout, d, names) => {
+        sameAsGeneral(damaged(encodeReport(layout), d), names);
+      }),
+      { numRuns: RUNS },
+    );
+    // The same fields naming default words, then in an entry with fewer words of its own: that entry's index is unknown.
+    const s = (key: number, index: number): MapEntryLayout => ({ member: 2, key, value: { member: 2, index }, valueFirst: false });
+    const maps = [s(g("request.path"), -2), s(g("request.host"), -1)];
+    const bytes = encodeReport({
+      defaultWords: ["/a", "/b"].map(text),
+      entries: [
+        { words: [], wordsFirst: false, maps },
+        { words: [text("/c")], wordsFirst: false, maps },
+      ],
+      semantics: 1,
+      trailerFirst: false,
+    });
+    assert.equal(readReportSlots(bytes, DICTIONARY, new AttributeSlots(["request.path"])), undefined);
+    assert.deepStrictEqual(
+      decodeReportGeneral(bytes, DICTIONARY).refused.map((r) => r.index),
+      [1],
+    );
+    // An entry cut inside a field whose bytes, with the request's next field (a default word), are the field before's: not taken.
+    const field = [(8 << 3) | 2, 5, 0x08, 0x02, 0x12, 1, 0x61];
+    const cut = Buffer.from([0x0a, field.length, ...field, 0x0a, 4, ...field.slice(0, 4), 0x12, 1, 0x61]);
+    assert.equal(readReportSlots(cut, DICTIONARY, new AttributeSlots([DICTIONARY.words[1]])), undefined);
+    assert.ok(thrown(() => decodeReportGeneral(cut, DICTIONARY)) !== undefined);
   });
 
   it("entries found the same in some slots hold the same values there; an entry repeated is found the same", () => {
