@@ -40,18 +40,12 @@ export interface BodyFraming {
 // RFC 9110 §5.6.2 tchar.
 const TOKEN = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN[c.charCodeAt(0)] = 1;
-/** Characters (latin1: bytes) a head may hold anywhere: HTAB, visible ASCII, SP and obs-text; CR and LF only as CRLF (checked apart). */
-const HEAD_CHAR = new Uint8Array(256);
-for (let c = 0x20; c < 0x100; c++) HEAD_CHAR[c] = 1;
-HEAD_CHAR[0x7f] = 0;
-HEAD_CHAR[0x09] = 1;
 
 const CR = 0x0d;
 const LF = 0x0a;
 const SP = 0x20;
 const HTAB = 0x09;
 const COLON = 0x3a;
-const DIGITS = /^[0-9]+$/;
 const KEEP_ALIVE_TIMEOUT = /(?:^|[,;\s])timeout\s*=\s*([0-9]+)/i;
 const HTTP_1 = "HTTP/1.";
 
@@ -75,8 +69,42 @@ export function trimOws(s: string): string {
 
 function connectionHas(value: string, token: string): boolean {
   if (value === token) return true;
+  // One token (`keep-alive`, `close`: nearly every response) needs no split.
+  if (value.indexOf(",") < 0) return trimOws(value).toLowerCase() === token;
   for (const t of value.split(",")) if (trimOws(t).toLowerCase() === token) return true;
   return false;
+}
+
+/** One or more ASCII digits (what /^[0-9]+$/ matches), without a regular expression's call. */
+export function isDigits(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
+/** Content-Length's value (RFC 9110 §8.6; repeated values allowed when equal), checked against the length read before. */
+function contentLengthOf(value: string, before: number | undefined): number {
+  let length = before;
+  // Nearly every response sends one value: no split.
+  for (const v of value.indexOf(",") < 0 ? [value] : value.split(",")) {
+    const digits = trimOws(v);
+    if (!isDigits(digits) || !Number.isSafeInteger(Number(digits))) throw new HttpParseError("HPE_INVALID_CONTENT_LENGTH", "malformed Content-Length");
+    const n = Number(digits);
+    if (length !== undefined && length !== n) throw new HttpParseError("HPE_UNEXPECTED_CONTENT_LENGTH", "conflicting Content-Length values");
+    length = n;
+  }
+  return length as number;
+}
+
+/** The `timeout=N` hint of a Keep-Alive value, seconds. */
+export function keepAliveTimeout(value: string): number | undefined {
+  // What Node's servers send (`timeout=5`) is read without the expression.
+  if (value.startsWith("timeout=") && isDigits(value.slice(8))) return Number(value.slice(8));
+  const hint = KEEP_ALIVE_TIMEOUT.exec(value);
+  return hint ? Number(hint[1]) : undefined;
 }
 
 /** The status line `HTTP/1.x NNN[ reason]` (the whole of it matches, or it is not one). */
@@ -86,12 +114,17 @@ export function isStatusLine(text: string): boolean {
   return text.length === 12 || text[12] === " ";
 }
 
-/** No control character but HTAB in `text`, and CR and LF only as CRLF pairs. */
+/**
+ * No control character but HTAB in `text`, and CR and LF only as CRLF pairs:
+ * what a head may hold anywhere is HTAB, visible ASCII, SP and obs-text
+ * (latin1: bytes 0x20 to 0xFF but DEL).
+ */
 function checkChars(text: string): void {
   const end = text.length;
   for (let i = 0; i < end; i++) {
     const c = text.charCodeAt(i);
-    if (HEAD_CHAR[c] === 1) continue;
+    // Compares, not a table: a load from a table per character cost more.
+    if (c >= SP ? c !== 0x7f && c < 0x100 : c === HTAB) continue;
     if (c === CR && text.charCodeAt(i + 1) === LF) {
       i++;
       continue;
@@ -143,16 +176,8 @@ export function parseResponseHead(text: string, headRequest: boolean, framing: B
     const value = text.slice(a, b);
     rawHeaders.push(text.slice(start, colon), value);
     const len = colon - start;
-    if (len === 14 && nameIs(text, start, "content-length")) {
-      for (const v of value.split(",")) {
-        const digits = trimOws(v);
-        if (!DIGITS.test(digits) || !Number.isSafeInteger(Number(digits))) throw new HttpParseError("HPE_INVALID_CONTENT_LENGTH", "malformed Content-Length");
-        const length = Number(digits);
-        if (contentLength !== undefined && contentLength !== length)
-          throw new HttpParseError("HPE_UNEXPECTED_CONTENT_LENGTH", "conflicting Content-Length values");
-        contentLength = length;
-      }
-    } else if (len === 17 && nameIs(text, start, "transfer-encoding")) {
+    if (len === 14 && nameIs(text, start, "content-length")) contentLength = contentLengthOf(value, contentLength);
+    else if (len === 17 && nameIs(text, start, "transfer-encoding")) {
       const codings = value.split(",");
       chunked = trimOws(codings[codings.length - 1]).toLowerCase() === "chunked";
     } else if (len === 10 && nameIs(text, start, "connection")) {
@@ -160,8 +185,7 @@ export function parseResponseHead(text: string, headRequest: boolean, framing: B
       if (connectionHas(v, "close")) connectionClose = true;
       else if (connectionHas(v, "keep-alive")) connectionKeepAlive = true;
     } else if (len === 10 && nameIs(text, start, "keep-alive")) {
-      const hint = KEEP_ALIVE_TIMEOUT.exec(value);
-      if (hint) keepAliveTimeoutS = Number(hint[1]);
+      keepAliveTimeoutS = keepAliveTimeout(value) ?? keepAliveTimeoutS;
     }
   }
   if (status < 200) return undefined;
