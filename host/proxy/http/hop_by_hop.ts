@@ -21,54 +21,10 @@ const NONE: ReadonlySet<string> = new Set();
 const KEEP_ALIVE: ReadonlySet<string> = new Set(["keep-alive"]);
 const CLOSE: ReadonlySet<string> = new Set(["close"]);
 
-// Per field of every proxied request and response (issue 30): names are
-// lower-cased and told apart by their characters, with no call into V8's
-// lower-casing for a name that is lower-case already and no hashed lookup
-// (a name read from a head is a slice of it, whose hash is computed anew).
-
-/** `name.toLowerCase()`, returning `name` itself when it has no upper-case letter and is ASCII. */
-export function lowerCased(name: string): string {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if ((c >= 0x41 && c <= 0x5a) || c >= 0x80) return name.toLowerCase();
-  }
-  return name;
-}
-
-/** `name.toLowerCase() === lower` for `lower` lower-case ASCII of the same length. */
-function namedAs(name: string, lower: string): boolean {
-  for (let i = 0; i < lower.length; i++) {
-    const c = name.charCodeAt(i);
-    const t = lower.charCodeAt(i);
-    if (c === t || (c >= 0x41 && c <= 0x5a && c + 0x20 === t)) continue;
-    // Outside ASCII, lower-casing may give ASCII (U+212A KELVIN SIGN is `k`) or change the length.
-    return c >= 0x80 ? name.toLowerCase() === lower : false;
-  }
-  return true;
-}
-
-/** The same strings as in HOP_BY_HOP, by length: a lower-case name is hop-by-hop if it is one of those of its length. */
-const HOP_BY_HOP_BY_LENGTH: ReadonlyArray<readonly string[]> = (() => {
-  const byLength: string[][] = [];
-  for (const name of HOP_BY_HOP) (byLength[name.length] ??= []).push(name);
-  return byLength;
-})();
-
-/** `HOP_BY_HOP.has(name)` for a lower-case name. */
-export function isHopByHop(name: string): boolean {
-  const candidates = HOP_BY_HOP_BY_LENGTH[name.length];
-  if (candidates === undefined) return false;
-  for (const hop of candidates) if (sameChars(name, hop)) return true;
-  return false;
-}
-
-/** `a === b` for strings of the same length, compared by their characters. */
-function sameChars(a: string, b: string): boolean {
-  for (let i = 0; i < b.length; i++) if (a.charCodeAt(i) !== b.charCodeAt(i)) return false;
-  return true;
-}
-
-/** `named.has(name)`, without a lookup for the sets nearly every message has (nothing, or only hop-by-hop `keep-alive`, left out anyway). */
+/**
+ * `named.has(name)`, without the lookup for the sets nearly every message
+ * has: nothing, or only `keep-alive`, which is left out as hop-by-hop anyway.
+ */
 function namedBy(named: ReadonlySet<string>, name: string): boolean {
   return named !== NONE && named !== KEEP_ALIVE && named.has(name);
 }
@@ -78,7 +34,7 @@ function connectionTokens(raw: string[]): ReadonlySet<string> {
   let named: Set<string> | undefined;
   let only: ReadonlySet<string> | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i].length !== 10 || !namedAs(raw[i], "connection")) continue;
+    if (raw[i].length !== 10 || raw[i].toLowerCase() !== "connection") continue;
     const value = raw[i + 1];
     // Nearly every request says just keep-alive or close: no split, no set of its own.
     const common = value === "keep-alive" ? KEEP_ALIVE : value === "close" ? CLOSE : undefined;
@@ -103,8 +59,8 @@ function connectionTokens(raw: string[]): ReadonlySet<string> {
 export function endToEndHeaders(raw: string[], into: HeaderList = [], skip?: string): HeaderList {
   const named = connectionTokens(raw);
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = lowerCased(raw[i]);
-    if (!isHopByHop(name) && !namedBy(named, name) && name !== skip) into.push([name, raw[i + 1]]);
+    const name = raw[i].toLowerCase();
+    if (!HOP_BY_HOP.has(name) && !namedBy(named, name) && name !== skip) into.push([name, raw[i + 1]]);
   }
   return into;
 }
@@ -132,7 +88,7 @@ export function requestHead(raw: string[], method = "GET", httpVersion = "1.1"):
   let contentLength: string[] | undefined;
   let transferEncoding: string[] | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = lowerCased(raw[i]);
+    const name = raw[i].toLowerCase();
     const value = raw[i + 1];
     if (name === "host") host ??= value;
     else if (name === "content-length") {
@@ -140,7 +96,7 @@ export function requestHead(raw: string[], method = "GET", httpVersion = "1.1"):
       into.push([name, value]);
       continue;
     } else if (name === "transfer-encoding") (transferEncoding ??= []).push(value);
-    if (name !== "host" && !isHopByHop(name) && !namedBy(named, name)) into.push([name, value]);
+    if (name !== "host" && !HOP_BY_HOP.has(name) && !namedBy(named, name)) into.push([name, value]);
   }
   return {
     headers: into,

@@ -40,6 +40,11 @@ export interface BodyFraming {
 // RFC 9110 §5.6.2 tchar.
 const TOKEN = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN[c.charCodeAt(0)] = 1;
+/** Characters (latin1: bytes) a head may hold anywhere: HTAB, visible ASCII, SP and obs-text; CR and LF only as CRLF (checked apart). */
+const HEAD_CHAR = new Uint8Array(256);
+for (let c = 0x20; c < 0x100; c++) HEAD_CHAR[c] = 1;
+HEAD_CHAR[0x7f] = 0;
+HEAD_CHAR[0x09] = 1;
 
 const CR = 0x0d;
 const LF = 0x0a;
@@ -102,7 +107,10 @@ function contentLengthOf(value: string, before: number | undefined): number {
 /** The `timeout=N` hint of a Keep-Alive value, seconds. */
 export function keepAliveTimeout(value: string): number | undefined {
   // What Node's servers send (`timeout=5`) is read without the expression.
-  if (value.startsWith("timeout=") && isDigits(value.slice(8))) return Number(value.slice(8));
+  if (value.startsWith("timeout=")) {
+    const digits = value.slice(8);
+    if (isDigits(digits)) return Number(digits);
+  }
   const hint = KEEP_ALIVE_TIMEOUT.exec(value);
   return hint ? Number(hint[1]) : undefined;
 }
@@ -114,17 +122,12 @@ export function isStatusLine(text: string): boolean {
   return text.length === 12 || text[12] === " ";
 }
 
-/**
- * No control character but HTAB in `text`, and CR and LF only as CRLF pairs:
- * what a head may hold anywhere is HTAB, visible ASCII, SP and obs-text
- * (latin1: bytes 0x20 to 0xFF but DEL).
- */
+/** No control character but HTAB in `text`, and CR and LF only as CRLF pairs. */
 function checkChars(text: string): void {
   const end = text.length;
   for (let i = 0; i < end; i++) {
     const c = text.charCodeAt(i);
-    // Compares, not a table: a load from a table per character cost more.
-    if (c >= SP ? c !== 0x7f && c < 0x100 : c === HTAB) continue;
+    if (HEAD_CHAR[c] === 1) continue;
     if (c === CR && text.charCodeAt(i + 1) === LF) {
       i++;
       continue;
@@ -178,8 +181,9 @@ export function parseResponseHead(text: string, headRequest: boolean, framing: B
     const len = colon - start;
     if (len === 14 && nameIs(text, start, "content-length")) contentLength = contentLengthOf(value, contentLength);
     else if (len === 17 && nameIs(text, start, "transfer-encoding")) {
-      const codings = value.split(",");
-      chunked = trimOws(codings[codings.length - 1]).toLowerCase() === "chunked";
+      // The last coding decides; one coding (`chunked`: nearly every such response) needs no split.
+      const last = value.indexOf(",") < 0 ? value : value.slice(value.lastIndexOf(",") + 1);
+      chunked = trimOws(last).toLowerCase() === "chunked";
     } else if (len === 10 && nameIs(text, start, "connection")) {
       const v = value.toLowerCase();
       if (connectionHas(v, "close")) connectionClose = true;
