@@ -72,10 +72,11 @@ export function trimOws(s: string): string {
   return a === 0 && b === s.length ? s : s.slice(a, b);
 }
 
+/** `value` (lower-cased already) names `token`. */
 function connectionHas(value: string, token: string): boolean {
   if (value === token) return true;
-  // One token (`keep-alive`, `close`: nearly every response) needs no split.
-  if (value.indexOf(",") < 0) return trimOws(value).toLowerCase() === token;
+  // One token (`keep-alive`, `close`: nearly every response) needs no split, and no lower-casing again.
+  if (value.indexOf(",") < 0) return trimOws(value) === token;
   for (const t of value.split(",")) if (trimOws(t).toLowerCase() === token) return true;
   return false;
 }
@@ -183,7 +184,7 @@ export function parseResponseHead(text: string, headRequest: boolean, framing: B
     else if (len === 17 && nameIs(text, start, "transfer-encoding")) {
       // The last coding decides; one coding (`chunked`: nearly every such response) needs no split.
       const last = value.indexOf(",") < 0 ? value : value.slice(value.lastIndexOf(",") + 1);
-      chunked = trimOws(last).toLowerCase() === "chunked";
+      chunked = last === "chunked" || trimOws(last).toLowerCase() === "chunked";
     } else if (len === 10 && nameIs(text, start, "connection")) {
       const v = value.toLowerCase();
       if (connectionHas(v, "close")) connectionClose = true;

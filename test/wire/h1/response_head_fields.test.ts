@@ -46,7 +46,27 @@ function connectionHasBefore(value: string, token: string): boolean {
 }
 
 const valueText = fc.oneof(
-  fc.constantFrom("27", " 27 ", "27, 27", "27,28", "", "0x1", "2 7", "+5", "9007199254740993", "keep-alive", "close", "Keep-Alive, Close", " close", "upgrade"),
+  fc.constantFrom(
+    "27",
+    " 27 ",
+    "27, 27",
+    "27,28",
+    "",
+    "0x1",
+    "2 7",
+    "+5",
+    "9007199254740993",
+    "keep-alive",
+    "close",
+    "Keep-Alive, Close",
+    " close",
+    "upgrade",
+    "CLOSE",
+    "\tKeep-Alive ",
+    "close\u0130",
+    "\u212aeep-alive",
+    "Chunked",
+  ),
   fc.constantFrom("chunked", "Chunked ", "gzip, chunked", "chunked, gzip", "gzip,chunked ,", ",chunked"),
   fc.constantFrom(
     "timeout=5",
