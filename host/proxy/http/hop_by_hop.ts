@@ -21,6 +21,14 @@ const NONE: ReadonlySet<string> = new Set();
 const KEEP_ALIVE: ReadonlySet<string> = new Set(["keep-alive"]);
 const CLOSE: ReadonlySet<string> = new Set(["close"]);
 
+/**
+ * `named.has(name)`, without the lookup for the sets nearly every message
+ * has: nothing, or only `keep-alive`, which is left out as hop-by-hop anyway.
+ */
+function namedBy(named: ReadonlySet<string>, name: string): boolean {
+  return named !== NONE && named !== KEEP_ALIVE && named.has(name);
+}
+
 // The fields every Connection header of a message names (lower-case), read from its raw headers.
 function connectionTokens(raw: string[]): ReadonlySet<string> {
   let named: Set<string> | undefined;
@@ -52,7 +60,7 @@ export function endToEndHeaders(raw: string[], into: HeaderList = [], skip?: str
   const named = connectionTokens(raw);
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
-    if (!HOP_BY_HOP.has(name) && !named.has(name) && name !== skip) into.push([name, raw[i + 1]]);
+    if (!HOP_BY_HOP.has(name) && !namedBy(named, name) && name !== skip) into.push([name, raw[i + 1]]);
   }
   return into;
 }
@@ -88,7 +96,7 @@ export function requestHead(raw: string[], method = "GET", httpVersion = "1.1"):
       into.push([name, value]);
       continue;
     } else if (name === "transfer-encoding") (transferEncoding ??= []).push(value);
-    if (name !== "host" && !HOP_BY_HOP.has(name) && !named.has(name)) into.push([name, value]);
+    if (name !== "host" && !HOP_BY_HOP.has(name) && !namedBy(named, name)) into.push([name, value]);
   }
   return {
     headers: into,
