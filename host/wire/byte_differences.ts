@@ -1,25 +1,8 @@
 // Where two ranges of a buffer first differ, in WebAssembly: eight bytes per
 // step, where JavaScript spends several instructions on each byte read from a
 // Buffer (report_slots_reader.ts compares each Report entry with the one
-// before). The module, compiled from this text by binaryen (the test
-// test/wire/byte_differences.test.ts compiles it again and compares):
-//
-// (module
-//   (memory (export "memory") 1)
-//   (func (export "firstDifference") (param $a i32) (param $b i32) (param $i i32) (param $n i32) (result i32)
-//     (block $bytes
-//       (loop $words
-//         (br_if $bytes (i32.gt_u (i32.add (local.get $i) (i32.const 8)) (local.get $n)))
-//         (br_if $bytes (i64.ne (i64.load (i32.add (local.get $a) (local.get $i))) (i64.load (i32.add (local.get $b) (local.get $i)))))
-//         (local.set $i (i32.add (local.get $i) (i32.const 8)))
-//         (br $words)))
-//     (block $done
-//       (loop $each
-//         (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-//         (br_if $done (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i))) (i32.load8_u (i32.add (local.get $b) (local.get $i)))))
-//         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-//         (br $each)))
-//     (local.get $i)))
+// before). FIRST_DIFFERENCE_WASM is FIRST_DIFFERENCE_WAT compiled by
+// binaryen (test/wire/byte_differences.test.ts compiles it again and compares).
 
 export const FIRST_DIFFERENCE_WAT = `(module
   (memory (export "memory") 1)
