@@ -17,16 +17,13 @@ const HOP_BY_HOP = new Set([
 ]);
 const NONE: ReadonlySet<string> = new Set();
 
-// What the usual Connection values name: nothing beyond themselves.
-const KEEP_ALIVE: ReadonlySet<string> = new Set(["keep-alive"]);
+// What `Connection: close` names; `keep-alive` names only a field that is
+// hop-by-hop already, so it counts as naming nothing.
 const CLOSE: ReadonlySet<string> = new Set(["close"]);
 
-/**
- * `named.has(name)`, without the lookup for the sets nearly every message
- * has: nothing, or only `keep-alive`, which is left out as hop-by-hop anyway.
- */
+/** `named.has(name)`, without the lookup when nothing is named (nearly every message). */
 function namedBy(named: ReadonlySet<string>, name: string): boolean {
-  return named !== NONE && named !== KEEP_ALIVE && named.has(name);
+  return named !== NONE && named.has(name);
 }
 
 // The fields every Connection header of a message names (lower-case), read from its raw headers.
@@ -37,7 +34,7 @@ function connectionTokens(raw: string[]): ReadonlySet<string> {
     if (raw[i].length !== 10 || raw[i].toLowerCase() !== "connection") continue;
     const value = raw[i + 1];
     // Nearly every request says just keep-alive or close: no split, no set of its own.
-    const common = value === "keep-alive" ? KEEP_ALIVE : value === "close" ? CLOSE : undefined;
+    const common = value === "keep-alive" ? NONE : value === "close" ? CLOSE : undefined;
     if (common && !named && !only) {
       only = common;
       continue;
