@@ -62,7 +62,19 @@ export class HeaderMap {
   }
 
   add(name: string, value: string): void {
-    this.own().push([name, value]);
+    if (this.owned) {
+      this.entries.push([name, value]);
+      return;
+    }
+    // The copy made at its final size: copying, then pushing, would allocate
+    // its backing store twice (push grows a full array by half again).
+    const from = this.entries;
+    const n = from.length;
+    const copy: HeaderList = new Array(n + 1);
+    for (let i = 0; i < n; i++) copy[i] = from[i];
+    copy[n] = [name, value];
+    this.entries = copy;
+    this.owned = true;
   }
 
   /** The first `name` takes `value` and later ones go; appended when absent. */

@@ -50,8 +50,11 @@ export class IdTable<T> {
     // At most half full: probes stay short.
     if ((this.count + 1) * 2 > this.ids.length) this.grow();
     const ids = this.ids;
-    let i = id & this.mask;
-    while (ids[i] !== EMPTY) i = (i + 1) & this.mask;
+    const mask = this.mask;
+    // The step runs on every call, the first slot included (see slotOf).
+    let i = (id - 1) & mask;
+    do i = (i + 1) & mask;
+    while (ids[i] !== EMPTY);
     ids[i] = id;
     this.values[i] = value;
     this.count++;
@@ -62,17 +65,29 @@ export class IdTable<T> {
     let i = this.slotOf(id);
     if (i < 0) return false;
     const ids = this.ids;
+    const values = this.values;
     const mask = this.mask;
     // Backward shift: an entry further along the probe run moves into the gap when its home slot does not lie between the gap and itself.
-    for (let j = (i + 1) & mask; ids[j] !== EMPTY; j = (j + 1) & mask) {
-      const home = ids[j] & mask;
-      if (i <= j ? home > i && home <= j : home > i || home <= j) continue;
-      ids[i] = ids[j];
-      this.values[i] = this.values[j];
-      i = j;
+    for (;;) {
+      let moved = -1;
+      for (let j = (i + 1) & mask; ids[j] !== EMPTY; j = (j + 1) & mask) {
+        const home = ids[j] & mask;
+        const after = home > i;
+        const upTo = home <= j;
+        if (i <= j ? after && upTo : after || upTo) continue;
+        moved = j;
+        break;
+      }
+      // One set of loads and stores for a move and for the final clear:
+      // code run only on a move would deoptimize the first time (slotOf).
+      const from = moved < 0 ? i : moved;
+      const movedId = ids[from];
+      const movedValue = values[from];
+      ids[i] = moved < 0 ? EMPTY : movedId;
+      values[i] = moved < 0 ? undefined : movedValue;
+      if (moved < 0) break;
+      i = moved;
     }
-    ids[i] = EMPTY;
-    this.values[i] = undefined;
     this.count--;
     return true;
   }
@@ -94,9 +109,17 @@ export class IdTable<T> {
     this.count = 0;
   }
 
+  // The probe's step runs on every call, the first slot included: a step
+  // run only on a collision (rare: an id and one 64 or more later both open,
+  // e.g. a request waiting for the hub) would meet optimized code without
+  // type feedback for it minutes into a run, and deoptimize every
+  // per-request function that inlined this one.
   private slotOf(id: number): number {
     const ids = this.ids;
-    for (let i = id & this.mask; ; i = (i + 1) & this.mask) {
+    const mask = this.mask;
+    let i = (id - 1) & mask;
+    for (;;) {
+      i = (i + 1) & mask;
       const at = ids[i];
       if (at === id) return i;
       if (at === EMPTY) return -1;

@@ -59,4 +59,44 @@ describe("HeaderMap", () => {
   it("lower-cases names it is given", () => {
     assert.deepEqual(HeaderMap.of([["X-A", "1"]]).pairs, [["x-a", "1"]]);
   });
+
+  it("matches a copying reference over random add, replace, remove and reads, leaving every handed-in or read-back list as it was", () => {
+    // Seeded, so a failure repeats.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const names = ["a", "b", "c", "d"];
+    for (let run = 0; run < 300; run++) {
+      const given: HeaderList = Array.from({ length: random(5) }, (_, i) => [names[random(4)], `g${i}`]);
+      const kept: Array<{ list: HeaderList; copy: HeaderList }> = [{ list: given, copy: structuredClone(given) }];
+      const map = HeaderMap.of(given);
+      let model: HeaderList = structuredClone(given);
+      for (let step = 0; step < 12; step++) {
+        const name = names[random(4)];
+        const value = `v${run}.${step}`;
+        const op = random(5);
+        if (op === 0) {
+          map.add(name, value);
+          model = [...model, [name, value]];
+        } else if (op === 1) {
+          map.replace(name, value);
+          const at = model.findIndex(([k]) => k === name);
+          model = at < 0 ? [...model, [name, value]] : model.flatMap(([k, v], i) => (i === at ? [[k, value]] : k === name ? [] : [[k, v]]));
+        } else if (op === 2) {
+          map.remove(name);
+          model = model.filter(([k]) => k !== name);
+        } else {
+          const read = map.pairs;
+          assert.deepEqual(read, model);
+          // Dense: every index holds a pair (the embedder iterates it as it likes).
+          assert.equal(Object.keys(read).length, read.length);
+          kept.push({ list: read, copy: structuredClone(read) });
+        }
+      }
+      assert.deepEqual(map.pairs, model);
+      for (const { list, copy } of kept) assert.deepEqual(list, copy);
+    }
+  });
 });

@@ -63,4 +63,27 @@ describe("IdTable", () => {
     table.set(open[0], { id: 1 });
     assert.deepEqual(table.get(open[0]), { id: 1 });
   });
+
+  it("answers as a Map while one id stays open past hundreds of newer ones (a request waiting for the hub), then goes", () => {
+    const table = new IdTable<number>();
+    const map = new Map<number, number>();
+    const open: number[] = [];
+    let kept = 0;
+    for (let id = 1; id <= 5_000; id++) {
+      table.set(id, id * 2);
+      map.set(id, id * 2);
+      if (id % 1_000 === 0) kept = id;
+      else open.push(id);
+      if (open.length > 16) {
+        const gone = open.shift() as number;
+        assert.equal(table.delete(gone), map.delete(gone));
+      }
+      if (kept && id - kept === 300) {
+        assert.equal(table.delete(kept), map.delete(kept));
+        kept = 0;
+      }
+      for (const probe of [id, id - 64, id - 300, kept]) assert.equal(table.get(probe), map.get(probe));
+      assert.equal(table.size, map.size);
+    }
+  });
 });
