@@ -99,10 +99,14 @@ export class SharedTimer {
     this.held = false;
     // Deadlines set by the callbacks below are due at least 1 ms after `now`: they wait for the next firing.
     const now = this.host.now();
+    const list = this.deadlines;
+    let n = 0;
+    while (n < list.length && (list[n].fn === undefined || list[n].due <= now)) n++;
+    const due = list.splice(0, n);
+    let i = 0;
     try {
-      // this.deadlines, not a local: a callback's cancel may compact the list into a new array.
-      while (this.deadlines.length > 0 && (this.deadlines[0].fn === undefined || this.deadlines[0].due <= now)) {
-        const entry = this.deadlines.shift()!;
+      while (i < due.length) {
+        const entry = due[i++];
         const fn = entry.fn;
         if (fn === undefined) continue;
         entry.fn = undefined;
@@ -110,7 +114,8 @@ export class SharedTimer {
         fn();
       }
     } finally {
-      // A callback that threw leaves the rest for the timer armed here.
+      // A callback that threw leaves the rest for the timer armed here (a callback's cancel may have compacted the list into a new array).
+      if (i < due.length) this.deadlines.unshift(...due.slice(i));
       const next = this.deadlines.find((d) => d.fn !== undefined);
       if (next === undefined) this.hold(false);
       else if (next.due < this.armedFor) this.arm(next.due);
