@@ -2,6 +2,8 @@
 // are deterministic under test (aesthetics §1.7 "Avoid": grpc-js's backoff
 // calls Math.random and new Date directly and cannot be tested that way).
 
+import { SharedTimer } from "./shared_timer.ts";
+
 /** Cancels a timer set with `TransportClock.setTimer`; calling it twice is harmless. */
 export type CancelTimer = () => void;
 
@@ -18,14 +20,18 @@ export interface TransportClock {
 /** A number drawn uniformly from [0, 1): the backoff jitter. */
 export type RandomSource = () => number;
 
+/** The deadlines of every transport on the real clock, on one Node timer (shared_timer.ts says why). */
+const deadlines = new SharedTimer({
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+});
+
 /** Node's timers and `performance.now()`. */
 export const realClock: TransportClock = Object.freeze({
   now: () => performance.now(),
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-  setTimer(ms: number, fn: () => void): CancelTimer {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  },
+  setTimer: (ms: number, fn: () => void): CancelTimer => deadlines.set(ms, fn),
 });
 
 /** `Math.random`: jitter needs no cryptographic quality. */

@@ -125,9 +125,8 @@ export class HubTransport implements HubCaller {
   private readonly onAttemptFailed: (attempt: FailedAttempt) => void;
   private readonly timing: ConnectionTiming;
   private readonly credentials: () => HubTlsOptions | undefined;
-  private readonly connections = new Map<string, HubConnection>();
-  /** Per cluster: the endpoint the next attempt goes to. */
-  private readonly nextEndpoint = new Map<string, number>();
+  /** Per cluster (by name): its endpoints' connections, made on first use, and the endpoint the next attempt goes to. */
+  private readonly connections = new Map<string, { next: number; byEndpoint: Array<HubConnection | undefined> }>();
   private readonly inFlight = new Set<InFlight>();
   /** Call shapes by key (`shapeOf`). */
   private readonly shapes = new Map<string, CallShape | string>();
@@ -191,7 +190,7 @@ export class HubTransport implements HubCaller {
   close(): void {
     this.closed = true;
     for (const attempt of [...this.inFlight]) attempt.cancel();
-    for (const connection of this.connections.values()) connection.close();
+    for (const { byEndpoint } of this.connections.values()) for (const connection of byEndpoint) connection?.close();
     this.connections.clear();
   }
 
@@ -201,8 +200,11 @@ export class HubTransport implements HubCaller {
    * the calls on them had time to finish.
    */
   renewCredentials(): void {
-    for (const connection of this.connections.values()) connection.retire();
-    this.connections.clear();
+    // The round robin goes on where it was.
+    for (const slot of this.connections.values()) {
+      for (const connection of slot.byEndpoint) connection?.retire();
+      slot.byEndpoint = [];
+    }
   }
 
   /**
@@ -238,13 +240,17 @@ export class HubTransport implements HubCaller {
   /** The connection to the cluster's next endpoint (round robin). */
   private connection(cluster: Cluster): HubConnection {
     const endpoints = cluster.endpoints ?? [cluster];
-    const i = (this.nextEndpoint.get(cluster.name) ?? 0) % endpoints.length;
-    this.nextEndpoint.set(cluster.name, i + 1);
-    const key = `${cluster.name}\u0000${i}`;
-    let connection = this.connections.get(key);
-    if (!connection) {
+    let slot = this.connections.get(cluster.name);
+    if (slot === undefined) {
+      slot = { next: 0, byEndpoint: [] };
+      this.connections.set(cluster.name, slot);
+    }
+    const i = slot.next % endpoints.length;
+    slot.next = i + 1;
+    let connection = slot.byEndpoint[i];
+    if (connection === undefined) {
       connection = new HubConnection(endpoints[i].address, endpoints[i].target, this.credentials(), this.timing, this.random);
-      this.connections.set(key, connection);
+      slot.byEndpoint[i] = connection;
     }
     return connection;
   }

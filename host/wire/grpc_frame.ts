@@ -35,6 +35,9 @@ export function framedMessage(message: Uint8Array): Buffer {
     framed.set(message, GRPC_PREFIX_BYTES);
   }
   framed[0] = 0;
-  framed.writeUInt32BE(length, 1);
+  framed[1] = length >>> 24;
+  framed[2] = (length >>> 16) & 0xff;
+  framed[3] = (length >>> 8) & 0xff;
+  framed[4] = length & 0xff;
   return framed;
 }

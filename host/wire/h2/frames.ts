@@ -77,7 +77,12 @@ function writeHeader(out: Buffer, at: number, length: number, type: number, flag
   out[at + 2] = length & 0xff;
   out[at + 3] = type;
   out[at + 4] = flags;
-  out.writeUInt32BE(streamId & MAX_WINDOW, at + 5);
+  // Byte stores, not Buffer#writeUInt32BE: the hub path runs rarely enough to stay in baseline code, where each Buffer method call costs thousands of instructions.
+  const id = streamId & MAX_WINDOW;
+  out[at + 5] = id >>> 24;
+  out[at + 6] = (id >>> 16) & 0xff;
+  out[at + 7] = (id >>> 8) & 0xff;
+  out[at + 8] = id & 0xff;
 }
 
 /** A frame with `payload` (copied). */
@@ -188,7 +193,7 @@ export class FrameReader {
       this.onFrame({
         type: bytes[at + 3],
         flags: bytes[at + 4],
-        streamId: bytes.readUInt32BE(at + 5) & MAX_WINDOW,
+        streamId: ((bytes[at + 5] << 24) | (bytes[at + 6] << 16) | (bytes[at + 7] << 8) | bytes[at + 8]) & MAX_WINDOW,
         payload: bytes.subarray(at + FRAME_HEADER_BYTES, end),
       });
       at = end;
@@ -225,5 +230,7 @@ export function readSettings(payload: Buffer): Array<[id: number, value: number]
 /** The 4-octet value of RST_STREAM (error code) and WINDOW_UPDATE (increment, reserved bit cleared). */
 export function readWord(frame: Frame, name: string): number {
   if (frame.payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, `${name} of ${frame.payload.length} octets, not 4`);
-  return frame.type === FrameType.WINDOW_UPDATE ? frame.payload.readUInt32BE(0) & MAX_WINDOW : frame.payload.readUInt32BE(0);
+  const p = frame.payload;
+  const word = ((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]) >>> 0;
+  return frame.type === FrameType.WINDOW_UPDATE ? word & MAX_WINDOW : word;
 }
