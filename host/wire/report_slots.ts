@@ -97,9 +97,11 @@ export class AttributeSlots {
 }
 
 /**
- * One Report's entries: per entry and slot (row `entry * width + slot`), the
- * CompressedAttributes member that gave the attribute (0: absent) and where
- * its value's bytes are. Read from the request's buffer when asked for, so
+ * One Report's entries: per entry and slot (row `rowOf[entry] * width +
+ * slot`), the CompressedAttributes member that gave the attribute (0:
+ * absent) and where its value's bytes are, `shift[entry]` bytes before
+ * where they are in the entry (an entry laid out as the entry before has
+ * that entry's row). Read from the request's buffer when asked for, so
  * valid only while that buffer is (the Report handler's synchronous part).
  */
 export class ReportSlots {
@@ -113,6 +115,8 @@ export class ReportSlots {
     private readonly members: Uint8Array,
     private readonly at: Int32Array,
     private readonly end: Int32Array,
+    private readonly rowOf: Int32Array,
+    private readonly shift: Int32Array,
     /** Per entry, the words its negative indexes name (its own, or the batch's default_words: `defaults.words`). */
     private readonly words: ReadonlyArray<readonly string[]>,
     private readonly defaults: DefaultWords,
@@ -122,12 +126,14 @@ export class ReportSlots {
 
   /** Entry `entry`'s value in `slot`, as the general path decodes it; undefined when the entry has none. */
   value(entry: number, slot: number): AttributeValue | undefined {
-    const row = entry * this.width + slot;
+    const row = this.rowOf[entry] * this.width + slot;
     const member = this.members[row];
     if (member === 0) return undefined;
     const words = this.words[entry];
-    if (words === this.defaults.words) this.defaults.decodeNamed(this.reader, member, this.at[row], this.end[row]);
-    return this.reader.valueAt(member, this.at[row], this.end[row], words);
+    const at = moved(this.at[row], this.shift[entry]);
+    const end = moved(this.end[row], this.shift[entry]);
+    if (words === this.defaults.words) this.defaults.decodeNamed(this.reader, member, at, end);
+    return this.reader.valueAt(member, at, end, words);
   }
 
   /**
@@ -137,15 +143,16 @@ export class ReportSlots {
    * else undefined.
    */
   countOf(entry: number, slot: number): number | undefined {
-    const row = entry * this.width + slot;
+    const row = this.rowOf[entry] * this.width + slot;
     const member = this.members[row];
     if (member === 0) return 0;
     if (member !== INT64S && member !== DURATIONS) return undefined;
     const r = this.reader;
     const at = this.at[row];
     if (at === NO_VALUE) return 0;
-    const end = this.end[row];
-    r.pos = at;
+    const shift = this.shift[entry];
+    const end = this.end[row] + shift;
+    r.pos = at + shift;
     if (member === INT64S) {
       const lo = r.varint(end);
       return r.hi === 0 ? lo : undefined;
@@ -173,17 +180,20 @@ export class ReportSlots {
     if (this.words[a] !== this.words[b]) return false;
     const buf = this.reader.buf;
     const { members, at, end, width } = this;
-    const rowA = a * width;
-    const rowB = b * width;
+    const rowA = this.rowOf[a] * width;
+    const rowB = this.rowOf[b] * width;
+    const shiftA = this.shift[a];
+    const shiftB = this.shift[b];
     for (let i = 0; i < compared.length; i++) {
       const x = rowA + compared[i];
       const y = rowB + compared[i];
       if (members[x] !== members[y]) return false;
       if (members[x] === 0) continue;
-      let p = at[x];
-      let q = at[y];
-      const n = end[x] - p;
-      if (end[y] - q !== n) return false;
+      // Lengths of the rows' positions (0 for NO_VALUE's), then the bytes where they are in each entry.
+      const n = end[x] - at[x];
+      if (end[y] - at[y] !== n) return false;
+      let p = at[x] + shiftA;
+      let q = at[y] + shiftB;
       for (const stop = p + n; p < stop; p++, q++) if (buf[p] !== buf[q]) return false;
     }
     return true;
@@ -193,6 +203,11 @@ export class ReportSlots {
   view(): EntryView {
     return new EntryView(this);
   }
+}
+
+/** A position `shift` bytes later; NO_VALUE stays. */
+function moved(position: number, shift: number): number {
+  return position === NO_VALUE ? NO_VALUE : position + shift;
 }
 
 /** One entry of a ReportSlots, looked up by name (names with no slot: undefined). */

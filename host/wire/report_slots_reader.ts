@@ -109,6 +109,9 @@ class SlotsReader {
     const at = (this.at = new Int32Array(count * width));
     const end = (this.end = new Int32Array(count * width));
     this.stampOf = new Int32Array(width);
+    // Per entry, the entry whose row holds its slots and how far after that entry's start it starts (ReportSlots).
+    const rowOf = new Int32Array(count);
+    const shift = new Int32Array(count);
     const words: Array<readonly string[]> = new Array(count);
     // Per default word, its slot + 1 (0: none), or -1 until a key names it: most default words are values, not names.
     let defaultSlots: Int32Array | undefined;
@@ -124,7 +127,12 @@ class SlotsReader {
       }
       this.low = 0;
       this.high = 0;
-      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1) : -1;
+      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1, delta) : -1;
+      // Taken from the entry before, whose slots are all where that entry's are, moved (not so under DELTA_ENCODING,
+      // where the slots an entry does not give are those of the entries before, where they are).
+      const shared = n >= 0 && !delta;
+      rowOf[e] = shared ? rowOf[e - 1] : e;
+      shift[e] = shared ? shift[e - 1] + starts[e] - starts[e - 1] : 0;
       if (n < 0) {
         this.low = 0;
         this.high = 0;
@@ -147,7 +155,7 @@ class SlotsReader {
         if (slot > 0) this.put(base, e + 1, slot - 1, found[j + 1], found[j + 2], found[j + 3]);
       }
     }
-    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, words, defaults);
+    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, rowOf, shift, words, defaults);
   }
 
   /** Entry `stamp - 1` (row `base`) gives `slot`: the general path would pick one of two values by its order of keys. */
@@ -186,9 +194,11 @@ class SlotsReader {
    * well-formed and name the same words, found in the same word lists (the
    * entry before was read and checked without words of its own, and this one
    * has none: a field of words would differ from the layout's). Returns -1
-   * where a field differs in layout: read the entry with entry().
+   * where a field differs in layout: read the entry with entry(). Without
+   * `copy`, nothing is moved and 0 returned: the caller points the entry at
+   * the row of the entry before (ReportSlots' rowOf and shift).
    */
-  private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number): number {
+  private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number, copy: boolean): number {
     const layout = this.layout;
     const length = layout.length;
     this.own = undefined;
@@ -210,6 +220,7 @@ class SlotsReader {
       i = end;
       k++;
     }
+    if (!copy) return 0;
     const shift = from - before;
     const { members, at, end } = this;
     const previous = base - this.width;
