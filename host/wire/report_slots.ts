@@ -97,6 +97,54 @@ export class AttributeSlots {
 }
 
 /**
+ * Per entry taken from the entry before and sharing its row, the slots of
+ * the fields whose bytes differ from that entry's (-1: a field no slot is
+ * for; -2: one named by a local word, whose slot is not known here); every
+ * other byte of the two entries is the same.
+ */
+export class ChangedSlots {
+  private readonly from: Int32Array;
+  private readonly to: Int32Array;
+  private readonly slots: number[] = [];
+  private mark = 0;
+
+  constructor(count: number) {
+    this.from = new Int32Array(count);
+    this.to = new Int32Array(count).fill(-1);
+  }
+
+  /** An entry's differing fields follow. */
+  begin(): void {
+    this.slots.length = this.mark;
+  }
+
+  field(slot: number): void {
+    this.slots.push(slot);
+  }
+
+  /** Entry `e`'s fields are those since begin() when it `shared` the row of the entry before; else none is known. */
+  end(e: number, shared: boolean): void {
+    if (!shared) {
+      this.slots.length = this.mark;
+      return;
+    }
+    this.from[e] = this.mark;
+    this.to[e] = this.mark = this.slots.length;
+  }
+
+  /** Whether entry `e` shares the row of the entry before and none of its differing fields is for a slot `mask` marks (false when unsure). */
+  noneOf(e: number, mask: Uint8Array): boolean {
+    const to = this.to[e];
+    if (to < 0) return false;
+    for (let j = this.from[e]; j < to; j++) {
+      const slot = this.slots[j];
+      if (slot === -2 || (slot >= 0 && mask[slot] === 1)) return false;
+    }
+    return true;
+  }
+}
+
+/**
  * One Report's entries: per entry and slot (row `rowOf[entry] * width +
  * slot`), the CompressedAttributes member that gave the attribute (0:
  * absent) and where its value's bytes are, `shift[entry]` bytes before
@@ -117,6 +165,7 @@ export class ReportSlots {
     private readonly end: Int32Array,
     private readonly rowOf: Int32Array,
     private readonly shift: Int32Array,
+    private readonly changed: ChangedSlots,
     /** Per entry, the words its negative indexes name (its own, or the batch's default_words: `defaults.words`). */
     private readonly words: ReadonlyArray<readonly string[]>,
     private readonly defaults: DefaultWords,
@@ -177,6 +226,8 @@ export class ReportSlots {
    * named through the same lists.
    */
   same(a: number, b: number, compared: Int32Array): boolean {
+    // Taken from b, where only fields of other slots differ: the slots compared have b's bytes.
+    if (b === a - 1 && this.changed.noneOf(a, this.maskOf(compared))) return true;
     if (this.words[a] !== this.words[b]) return false;
     const buf = this.reader.buf;
     const { members, at, end, width } = this;
@@ -197,6 +248,19 @@ export class ReportSlots {
       for (const stop = p + n; p < stop; p++, q++) if (buf[p] !== buf[q]) return false;
     }
     return true;
+  }
+
+  private masked: Int32Array | undefined;
+  private mask = new Uint8Array(0);
+
+  /** `slots` as a mask of the row (1: compared), made once per array. */
+  private maskOf(slots: Int32Array): Uint8Array {
+    if (this.masked !== slots) {
+      this.mask = new Uint8Array(this.width);
+      for (let i = 0; i < slots.length; i++) this.mask[slots[i]] = 1;
+      this.masked = slots;
+    }
+    return this.mask;
   }
 
   /** A lookup by name of one entry's attributes (one object for the batch: set its `entry`). */

@@ -38,7 +38,7 @@ import {
 } from "./compressed_attributes_reader.ts";
 import { differencesIn, type FirstDifference } from "./byte_differences.ts";
 import { EntryLayout, relative } from "./report_slots_layout.ts";
-import { type AttributeSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
+import { type AttributeSlots, ChangedSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
 import { readReportFields } from "./report_request_reader.ts";
 import { instantAt, NOT_PLAIN, skipVarint, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
@@ -87,6 +87,7 @@ class SlotsReader {
   // The layout of the last entry entry() read without words of its own, and the one entry() is making.
   private layout: EntryLayout;
   private fresh: EntryLayout;
+  private changed = new ChangedSlots(0);
 
   constructor(
     private readonly r: AttributesReader,
@@ -112,6 +113,8 @@ class SlotsReader {
     // Per entry, the entry whose row holds its slots and how far after that entry's start it starts (ReportSlots).
     const rowOf = new Int32Array(count);
     const shift = new Int32Array(count);
+    const changed = new ChangedSlots(count);
+    this.changed = changed;
     const words: Array<readonly string[]> = new Array(count);
     // Per default word, its slot + 1 (0: none), or -1 until a key names it: most default words are values, not names.
     let defaultSlots: Int32Array | undefined;
@@ -133,6 +136,7 @@ class SlotsReader {
       const shared = n >= 0 && !delta;
       rowOf[e] = shared ? rowOf[e - 1] : e;
       shift[e] = shared ? shift[e - 1] + starts[e] - starts[e - 1] : 0;
+      changed.end(e, shared);
       if (n < 0) {
         this.low = 0;
         this.high = 0;
@@ -155,7 +159,7 @@ class SlotsReader {
         if (slot > 0) this.put(base, e + 1, slot - 1, found[j + 1], found[j + 2], found[j + 3]);
       }
     }
-    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, rowOf, shift, words, defaults);
+    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, rowOf, shift, changed, words, defaults);
   }
 
   /** Entry `stamp - 1` (row `base`) gives `slot`: the general path would pick one of two values by its order of keys. */
@@ -202,6 +206,8 @@ class SlotsReader {
     const layout = this.layout;
     const length = layout.length;
     this.own = undefined;
+    const changed = this.changed;
+    changed.begin();
     let i = 0;
     let k = 0;
     for (;;) {
@@ -217,6 +223,8 @@ class SlotsReader {
         relative(this.fValueEnd, from) !== layout.valueEnd[k]
       )
         return -1;
+      const key = this.fKey;
+      changed.field(key < 0 ? -2 : key < this.globalSlots.length ? this.globalSlots[key] - 1 : -1);
       i = end;
       k++;
     }
