@@ -110,11 +110,9 @@ class SlotsReader {
     const at = (this.at = new Int32Array(count * width));
     const end = (this.end = new Int32Array(count * width));
     this.stampOf = new Int32Array(width);
-    // Per entry, the entry whose row holds its slots and how far after that entry's start it starts (ReportSlots).
-    const rowOf = new Int32Array(count);
-    const shift = new Int32Array(count);
-    const changed = new ChangedSlots(count);
-    this.changed = changed;
+    // Per entry, the entry whose row holds its slots and how far after that entry it starts (ReportSlots).
+    const [rowOf, shift] = [new Int32Array(count), new Int32Array(count)];
+    const changed = (this.changed = new ChangedSlots(count));
     const words: Array<readonly string[]> = new Array(count);
     // Per default word, its slot + 1 (0: none), or -1 until a key names it: most default words are values, not names.
     let defaultSlots: Int32Array | undefined;
@@ -131,8 +129,7 @@ class SlotsReader {
       this.low = 0;
       this.high = 0;
       let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1, delta) : -1;
-      // Taken from the entry before, whose slots are all where that entry's are, moved (not so under DELTA_ENCODING,
-      // where the slots an entry does not give are those of the entries before, where they are).
+      // Taken: its slots are the entry before's, moved (not under DELTA_ENCODING: slots it does not give stay put).
       const shared = n >= 0 && !delta;
       rowOf[e] = shared ? rowOf[e - 1] : e;
       shift[e] = shared ? shift[e - 1] + starts[e] - starts[e - 1] : 0;
@@ -190,24 +187,20 @@ class SlotsReader {
 
   /**
    * Takes entry `stamp - 1` (row `base`, at `from`) as the entry before (at
-   * `before`, of this.layout's length) was read, where its bytes are that
-   * entry's: only the fields whose bytes differ are read, and each must have
-   * the layout's place, member, key and value's place; then the slots the
-   * layout's fields gave are the entry before's, moved, and its fields named
-   * by local words are returned as entry() returns them. The same bytes are as
-   * well-formed and name the same words, found in the same word lists (the
-   * entry before was read and checked without words of its own, and this one
-   * has none: a field of words would differ from the layout's). Returns -1
-   * where a field differs in layout: read the entry with entry(). Without
-   * `copy`, nothing is moved and 0 returned: the caller points the entry at
-   * the row of the entry before (ReportSlots' rowOf and shift).
+   * `before`, of this.layout's length) was read: only the fields whose bytes
+   * differ are read (their slots to this.changed), each with the layout's
+   * place, member, key and value's place, else -1 (read it with entry()). The
+   * same bytes are as well-formed and name the same words in the same lists
+   * (neither entry has words of its own: a field of words would differ from
+   * the layout's). With `copy`, the layout's slots are the entry before's,
+   * moved, and its fields named by local words are returned as entry()
+   * returns them; without, 0 (the caller points it at the row before's).
    */
   private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number, copy: boolean): number {
     const layout = this.layout;
     const length = layout.length;
     this.own = undefined;
-    const changed = this.changed;
-    changed.begin();
+    this.changed.begin();
     let i = 0;
     let k = 0;
     for (;;) {
@@ -224,7 +217,7 @@ class SlotsReader {
       )
         return -1;
       const key = this.fKey;
-      changed.field(key < 0 ? -2 : key < this.globalSlots.length ? this.globalSlots[key] - 1 : -1);
+      this.changed.field(key < 0 ? -2 : key < this.globalSlots.length ? this.globalSlots[key] - 1 : -1);
       i = end;
       k++;
     }
