@@ -105,8 +105,10 @@ export class AttributeSlots {
 export class ChangedSlots {
   private readonly from: Int32Array;
   private readonly to: Int32Array;
-  private readonly slots: number[] = [];
+  private slots = new Int32Array(64);
+  // The slots kept (entries ended shared) and those since begin().
   private mark = 0;
+  private length = 0;
 
   constructor(count: number) {
     this.from = new Int32Array(count);
@@ -115,21 +117,26 @@ export class ChangedSlots {
 
   /** An entry's differing fields follow. */
   begin(): void {
-    this.slots.length = this.mark;
+    this.length = this.mark;
   }
 
   field(slot: number): void {
-    this.slots.push(slot);
+    if (this.length === this.slots.length) {
+      const grown = new Int32Array(this.slots.length * 2);
+      grown.set(this.slots);
+      this.slots = grown;
+    }
+    this.slots[this.length++] = slot;
   }
 
   /** Entry `e`'s fields are those since begin() when it `shared` the row of the entry before; else none is known. */
   end(e: number, shared: boolean): void {
     if (!shared) {
-      this.slots.length = this.mark;
+      this.length = this.mark;
       return;
     }
     this.from[e] = this.mark;
-    this.to[e] = this.mark = this.slots.length;
+    this.to[e] = this.mark = this.length;
   }
 
   /** Whether entry `e` shares the row of the entry before and none of its differing fields is for a slot `mask` marks (false when unsure). */
