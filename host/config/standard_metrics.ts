@@ -41,6 +41,12 @@ export interface StandardMetric {
   readonly value: (a: AttributeLookup) => number | undefined;
   /** Every attribute `value` reads. */
   readonly reads: readonly string[];
+  /**
+   * What `value` is made of, when it is a constant or one attribute's count
+   * (`AttributeLookup.count`) divided by `divisor`: a reader that has the
+   * count without a lookup by name makes the same value from it.
+   */
+  readonly counts?: { readonly constant: number } | { readonly name: string; readonly divisor: number };
 }
 
 const expr = (text: string): LabelSource => ({ kind: "expression", expression: parseLabelExpression(text) });
@@ -59,6 +65,11 @@ function number(a: AttributeLookup, name: string): number {
   if ("doubleValue" in v) return v.doubleValue;
   if ("durationValue" in v) return durationMs(v.durationValue);
   return 0;
+}
+
+/** A metric's value, its reads and `counts`, for one attribute's count divided by `divisor`. */
+function counted(name: string, divisor = 1): Pick<StandardMetric, "value" | "reads" | "counts"> {
+  return { value: (a) => number(a, name) / divisor, reads: [name], counts: { name, divisor } };
 }
 
 /** Labels of every metric, in upstream's order. */
@@ -139,8 +150,7 @@ export const REQUEST_DURATION_MILLISECONDS: StandardMetric = {
   type: "histogram",
   protocol: "http",
   buckets: DURATION_MS_BUCKETS,
-  value: (a) => number(a, "response.duration"),
-  reads: ["response.duration"],
+  ...counted("response.duration"),
 };
 /** Upstream's size buckets: exponential, 8 finite, scale 1, growth 10. */
 const BYTES_BUCKETS = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000];
@@ -156,6 +166,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     protocol: "http",
     value: () => 1,
     reads: [],
+    counts: { constant: 1 },
   },
   {
     id: "REQUEST_DURATION",
@@ -164,8 +175,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "histogram",
     protocol: "http",
     buckets: DURATION_SECONDS_BUCKETS,
-    value: (a) => number(a, "response.duration") / 1000,
-    reads: ["response.duration"],
+    ...counted("response.duration", 1000),
   },
   {
     id: "REQUEST_SIZE",
@@ -174,8 +184,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "histogram",
     protocol: "http",
     buckets: BYTES_BUCKETS,
-    value: (a) => number(a, "request.size"),
-    reads: ["request.size"],
+    ...counted("request.size"),
   },
   {
     id: "RESPONSE_SIZE",
@@ -184,8 +193,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     type: "histogram",
     protocol: "http",
     buckets: BYTES_BUCKETS,
-    value: (a) => number(a, "response.size"),
-    reads: ["response.size"],
+    ...counted("response.size"),
   },
   {
     id: "TCP_SENT_BYTES",
@@ -193,8 +201,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     help: "Bytes sent to the client on reported TCP connections (connection.sent.bytes)",
     type: "counter",
     protocol: "tcp",
-    value: (a) => number(a, "connection.sent.bytes"),
-    reads: ["connection.sent.bytes"],
+    ...counted("connection.sent.bytes"),
   },
   {
     id: "TCP_RECEIVED_BYTES",
@@ -202,8 +209,7 @@ export const STANDARD_METRICS: readonly StandardMetric[] = [
     help: "Bytes received from the client on reported TCP connections (connection.received.bytes)",
     type: "counter",
     protocol: "tcp",
-    value: (a) => number(a, "connection.received.bytes"),
-    reads: ["connection.received.bytes"],
+    ...counted("connection.received.bytes"),
   },
   {
     id: "TCP_OPENED_CONNECTIONS",

@@ -10,6 +10,7 @@ import type { HubMetrics as HubMetricsDocument } from "../config/resources/hub_r
 import { specCounter } from "../telemetry/spec_metrics.ts";
 import type { AttributeLookup, AttributeMap, AttributeValue } from "../wire/compressed.ts";
 import { AttributeSlots, type ReportSlots } from "../wire/report_slots.ts";
+import { LiveMetric, type MetricPlan } from "./live_metric.ts";
 import {
   HTTP_LABELS,
   labelReads,
@@ -20,16 +21,8 @@ import {
   REQUEST_DURATION_MILLISECONDS,
   reportProtocol,
   STANDARD_METRICS,
-  type StandardMetric,
   TCP_LABELS,
 } from "../config/standard_metrics.ts";
-
-/** One metric as configured: on or off, and its labels in order. */
-export interface MetricPlan {
-  readonly metric: StandardMetric;
-  readonly enabled: boolean;
-  readonly labels: ReadonlyArray<readonly [string, LabelSource]>;
-}
 
 /**
  * Upstream's defaults with the documents' overrides applied in order: a tag
@@ -61,92 +54,6 @@ function labelsSignature(plan: MetricPlan): string {
   return plan.labels.map(([n, s]) => `${n}=${s.kind === "builtin" ? s.text : s.expression.text}`).join("\u0000");
 }
 
-interface Series {
-  readonly labels: Record<string, string>;
-  /** Counter: the total. Histogram: the sum of observations. */
-  value: number;
-  count: number;
-  /** Histogram: observations per bucket (not cumulative); the last is +Inf. */
-  readonly buckets?: number[];
-}
-
-/**
- * One standard metric's series, kept as plain numbers and turned into
- * samples only when /metrics is read (prom-client's metric interface:
- * `get()`). prom-client's own children hash their label object on every
- * increment, which with twenty labels cost more than the rest of a report.
- */
-class LiveMetric {
-  readonly name: string;
-  readonly help: string;
-  readonly type: "counter" | "histogram";
-  readonly aggregator = "sum";
-  private readonly series = new Map<string, Series>();
-  private readonly bounds: readonly number[];
-  // The series last recorded to and its key: consecutive reports mostly share their labels.
-  private lastKey: string | undefined;
-  private lastSeries: Series | undefined;
-
-  constructor(readonly plan: MetricPlan) {
-    this.name = plan.metric.name;
-    this.help = plan.metric.help;
-    this.type = plan.metric.type;
-    this.bounds = plan.metric.buckets ?? [];
-  }
-
-  /** Records one report under label `values` (joined as `key`); false when that would open a label set beyond `maxSeries`. */
-  record(key: string, values: readonly string[], value: number, maxSeries: number): boolean {
-    let series = key === this.lastKey ? this.lastSeries : this.series.get(key);
-    if (series === undefined) {
-      if (this.series.size >= maxSeries) return false;
-      const labels = Object.fromEntries(this.plan.labels.map(([name], i) => [name, values[i]]));
-      series = { labels, value: 0, count: 0, ...(this.type === "histogram" ? { buckets: new Array<number>(this.bounds.length + 1).fill(0) } : {}) };
-      this.series.set(key, series);
-    }
-    this.lastKey = key;
-    this.lastSeries = series;
-    series.value += value;
-    series.count++;
-    if (series.buckets !== undefined) {
-      let i = 0;
-      while (i < this.bounds.length && value > this.bounds[i]) i++;
-      series.buckets[i]++;
-    }
-    return true;
-  }
-
-  get(): {
-    name: string;
-    help: string;
-    type: string;
-    aggregator: string;
-    values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>;
-  } {
-    const values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> = [];
-    for (const s of this.series.values()) {
-      if (s.buckets === undefined) {
-        values.push({ labels: s.labels, value: s.value });
-        continue;
-      }
-      let cumulative = 0;
-      this.bounds.forEach((le, i) => {
-        cumulative += s.buckets![i];
-        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...s.labels }, value: cumulative });
-      });
-      values.push({ metricName: `${this.name}_bucket`, labels: { le: "+Inf", ...s.labels }, value: s.count });
-      values.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.value });
-      values.push({ metricName: `${this.name}_count`, labels: s.labels, value: s.count });
-    }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-
-  reset(): void {
-    this.series.clear();
-    this.lastKey = undefined;
-    this.lastSeries = undefined;
-  }
-}
-
 /** Enabled metrics of one protocol sharing one label configuration: labels are computed once per report for all of them. */
 interface LabelGroup {
   readonly protocol: "http" | "tcp";
@@ -162,6 +69,16 @@ interface LabelGroup {
    * the number of the last report they are the labels of (RequestMetrics.counted).
    */
   last?: { values: string[]; key: string; inputs: Array<AttributeValue | undefined>; counted: number };
+  /**
+   * Per metric, the slot of the attribute whose count makes its value (-1:
+   * the constant in `constants`) and the divisor (StandardMetric.counts);
+   * undefined when a metric's value is made otherwise. `counts`: scratch,
+   * one value per metric.
+   */
+  readonly countSlots?: Int32Array;
+  readonly divisors: Float64Array;
+  readonly constants: Float64Array;
+  readonly counts: Float64Array;
 }
 
 export class RequestMetrics {
@@ -213,7 +130,7 @@ export class RequestMetrics {
       next.set(plan.metric.id, { metric: live, signature });
     }
     this.live = next;
-    const groups = new Map<string, LabelGroup>();
+    const groups = new Map<string, Pick<LabelGroup, "protocol" | "labels" | "metrics" | "reads">>();
     for (const { metric } of next.values()) {
       if (!metric.plan.enabled) continue;
       const key = `${metric.plan.metric.protocol}\u0000${labelsSignature(metric.plan)}`;
@@ -224,15 +141,15 @@ export class RequestMetrics {
       }
       group.metrics.push(metric);
     }
-    this.groups = [...groups.values()];
     const reads = new Set<string>();
-    for (const group of this.groups) {
+    for (const group of groups.values()) {
       for (const [, source] of group.labels) for (const name of labelReads(source)) reads.add(name);
       for (const live of group.metrics) for (const name of live.plan.metric.reads) reads.add(name);
     }
     if (reads.size > 0) for (const name of REPORT_PROTOCOL_READS) reads.add(name);
     this.reads = reads;
     this.slots = new AttributeSlots([...reads]);
+    this.groups = [...groups.values()].map((g) => ({ ...g, ...countsOf(g.metrics, this.slots) }));
     const labelInputs = new Set(reads.size > 0 ? REPORT_PROTOCOL_READS : []);
     for (const group of this.groups) for (const name of group.reads) labelInputs.add(name);
     this.labelInputs = this.slots.slotsNamed(labelInputs);
@@ -260,8 +177,51 @@ export class RequestMetrics {
     const view = batch.view();
     for (let i = 0; i < batch.count; i++) {
       view.entry = i;
-      this.count(view, i > 0 && batch.same(i, i - 1, this.labelInputs));
+      const same = i > 0 && batch.same(i, i - 1, this.labelInputs);
+      if (!same || !this.countAgain(batch, i)) this.count(view, same);
     }
+  }
+
+  /**
+   * Counts entry `i` of `batch`, which holds the same values of what labels
+   * and protocol read as the report counted last, as count() would: under
+   * that report's labels, each value made from its count in place (no
+   * lookup by name). False, having changed nothing, where count() would
+   * make the labels anew or a value otherwise: count it with count().
+   */
+  private countAgain(batch: ReportSlots, i: number): boolean {
+    const protocol = this.lastProtocol;
+    const counted = this.counted + 1;
+    if (protocol === undefined) {
+      this.counted = counted;
+      return true;
+    }
+    const groups = this.groups;
+    for (const group of groups) {
+      if (group.protocol !== protocol) continue;
+      const slots = group.countSlots;
+      if (slots === undefined || group.last === undefined || group.last.counted !== counted - 1) return false;
+      for (let m = 0; m < slots.length; m++) {
+        if (slots[m] < 0) {
+          group.counts[m] = group.constants[m];
+          continue;
+        }
+        const count = batch.countOf(i, slots[m]);
+        if (count === undefined) return false;
+        group.counts[m] = count / group.divisors[m];
+      }
+    }
+    this.counted = counted;
+    for (const group of groups) {
+      if (group.protocol !== protocol) continue;
+      const last = group.last!;
+      last.counted = counted;
+      const { metrics, counts } = group;
+      for (let m = 0; m < metrics.length; m++) {
+        if (!metrics[m].record(last.key, last.values, counts[m], this.maxSeries)) this.overflow.labels({ metric: metrics[m].plan.metric.name }).inc();
+      }
+    }
+    return true;
   }
 
   /** Counts report `a`; `sameLabelInputs`: it holds the same values of what labels and protocol read as the report counted last. */
@@ -297,6 +257,27 @@ export class RequestMetrics {
       }
     }
   }
+}
+
+/** A group's StandardMetric.counts in `slots` (LabelGroup.countSlots). */
+function countsOf(metrics: readonly LiveMetric[], slots: AttributeSlots): Pick<LabelGroup, "countSlots" | "divisors" | "constants" | "counts"> {
+  const n = metrics.length;
+  const [divisors, constants, counts] = [new Float64Array(n), new Float64Array(n), new Float64Array(n)];
+  const countSlots = new Int32Array(n);
+  for (let m = 0; m < n; m++) {
+    const c = metrics[m].plan.metric.counts;
+    if (c === undefined) return { divisors, constants, counts };
+    if ("constant" in c) {
+      countSlots[m] = -1;
+      constants[m] = c.constant;
+    } else {
+      const slot = slots.slotOf.get(c.name);
+      if (slot === undefined) return { divisors, constants, counts };
+      countSlots[m] = slot;
+      divisors[m] = c.divisor;
+    }
+  }
+  return { countSlots, divisors, constants, counts };
 }
 
 /** Whether report `a` holds the same values of `reads` as `inputs` (read from an earlier report); false when unsure. */

@@ -97,9 +97,66 @@ export class AttributeSlots {
 }
 
 /**
- * One Report's entries: per entry and slot (row `entry * width + slot`), the
- * CompressedAttributes member that gave the attribute (0: absent) and where
- * its value's bytes are. Read from the request's buffer when asked for, so
+ * Per entry taken from the entry before and sharing its row, the slots of
+ * the fields whose bytes differ from that entry's (-1: a field no slot is
+ * for; -2: one named by a local word, whose slot is not known here); every
+ * other byte of the two entries is the same.
+ */
+export class ChangedSlots {
+  private readonly from: Int32Array;
+  private readonly to: Int32Array;
+  private slots = new Int32Array(64);
+  // The slots kept (entries ended shared) and those since begin().
+  private mark = 0;
+  private length = 0;
+
+  constructor(count: number) {
+    this.from = new Int32Array(count);
+    this.to = new Int32Array(count).fill(-1);
+  }
+
+  /** An entry's differing fields follow. */
+  begin(): void {
+    this.length = this.mark;
+  }
+
+  field(slot: number): void {
+    if (this.length === this.slots.length) {
+      const grown = new Int32Array(this.slots.length * 2);
+      grown.set(this.slots);
+      this.slots = grown;
+    }
+    this.slots[this.length++] = slot;
+  }
+
+  /** Entry `e`'s fields are those since begin() when it `shared` the row of the entry before; else none is known. */
+  end(e: number, shared: boolean): void {
+    if (!shared) {
+      this.length = this.mark;
+      return;
+    }
+    this.from[e] = this.mark;
+    this.to[e] = this.mark = this.length;
+  }
+
+  /** Whether entry `e` shares the row of the entry before and none of its differing fields is for a slot `mask` marks (false when unsure). */
+  noneOf(e: number, mask: Uint8Array): boolean {
+    const to = this.to[e];
+    if (to < 0) return false;
+    for (let j = this.from[e]; j < to; j++) {
+      const slot = this.slots[j];
+      if (slot === -2 || (slot >= 0 && mask[slot] === 1)) return false;
+    }
+    return true;
+  }
+}
+
+/**
+ * One Report's entries: per entry and slot (row `rowOf[entry] * width +
+ * slot`), the CompressedAttributes member that gave the attribute (0:
+ * absent) and where its value's bytes are, `shift[entry]` bytes before
+ * where they are in the entry (an entry laid out as the entry before has
+ * that entry's row). Read from the request's buffer when asked for, so
  * valid only while that buffer is (the Report handler's synchronous part).
  */
 export class ReportSlots {
@@ -113,6 +170,9 @@ export class ReportSlots {
     private readonly members: Uint8Array,
     private readonly at: Int32Array,
     private readonly end: Int32Array,
+    private readonly rowOf: Int32Array,
+    private readonly shift: Int32Array,
+    private readonly changed: ChangedSlots,
     /** Per entry, the words its negative indexes name (its own, or the batch's default_words: `defaults.words`). */
     private readonly words: ReadonlyArray<readonly string[]>,
     private readonly defaults: DefaultWords,
@@ -122,12 +182,14 @@ export class ReportSlots {
 
   /** Entry `entry`'s value in `slot`, as the general path decodes it; undefined when the entry has none. */
   value(entry: number, slot: number): AttributeValue | undefined {
-    const row = entry * this.width + slot;
+    const row = this.rowOf[entry] * this.width + slot;
     const member = this.members[row];
     if (member === 0) return undefined;
     const words = this.words[entry];
-    if (words === this.defaults.words) this.defaults.decodeNamed(this.reader, member, this.at[row], this.end[row]);
-    return this.reader.valueAt(member, this.at[row], this.end[row], words);
+    const at = moved(this.at[row], this.shift[entry]);
+    const end = moved(this.end[row], this.shift[entry]);
+    if (words === this.defaults.words) this.defaults.decodeNamed(this.reader, member, at, end);
+    return this.reader.valueAt(member, at, end, words);
   }
 
   /**
@@ -137,15 +199,16 @@ export class ReportSlots {
    * else undefined.
    */
   countOf(entry: number, slot: number): number | undefined {
-    const row = entry * this.width + slot;
+    const row = this.rowOf[entry] * this.width + slot;
     const member = this.members[row];
     if (member === 0) return 0;
     if (member !== INT64S && member !== DURATIONS) return undefined;
     const r = this.reader;
     const at = this.at[row];
     if (at === NO_VALUE) return 0;
-    const end = this.end[row];
-    r.pos = at;
+    const shift = this.shift[entry];
+    const end = this.end[row] + shift;
+    r.pos = at + shift;
     if (member === INT64S) {
       const lo = r.varint(end);
       return r.hi === 0 ? lo : undefined;
@@ -170,29 +233,52 @@ export class ReportSlots {
    * named through the same lists.
    */
   same(a: number, b: number, compared: Int32Array): boolean {
+    // Taken from b, where only fields of other slots differ: the slots compared have b's bytes.
+    if (b === a - 1 && this.changed.noneOf(a, this.maskOf(compared))) return true;
     if (this.words[a] !== this.words[b]) return false;
     const buf = this.reader.buf;
     const { members, at, end, width } = this;
-    const rowA = a * width;
-    const rowB = b * width;
+    const rowA = this.rowOf[a] * width;
+    const rowB = this.rowOf[b] * width;
+    const shiftA = this.shift[a];
+    const shiftB = this.shift[b];
     for (let i = 0; i < compared.length; i++) {
       const x = rowA + compared[i];
       const y = rowB + compared[i];
       if (members[x] !== members[y]) return false;
       if (members[x] === 0) continue;
-      let p = at[x];
-      let q = at[y];
-      const n = end[x] - p;
-      if (end[y] - q !== n) return false;
+      // Lengths of the rows' positions (0 for NO_VALUE's), then the bytes where they are in each entry.
+      const n = end[x] - at[x];
+      if (end[y] - at[y] !== n) return false;
+      let p = at[x] + shiftA;
+      let q = at[y] + shiftB;
       for (const stop = p + n; p < stop; p++, q++) if (buf[p] !== buf[q]) return false;
     }
     return true;
+  }
+
+  private masked: Int32Array | undefined;
+  private mask = new Uint8Array(0);
+
+  /** `slots` as a mask of the row (1: compared), made once per array. */
+  private maskOf(slots: Int32Array): Uint8Array {
+    if (this.masked !== slots) {
+      this.mask = new Uint8Array(this.width);
+      for (let i = 0; i < slots.length; i++) this.mask[slots[i]] = 1;
+      this.masked = slots;
+    }
+    return this.mask;
   }
 
   /** A lookup by name of one entry's attributes (one object for the batch: set its `entry`). */
   view(): EntryView {
     return new EntryView(this);
   }
+}
+
+/** A position `shift` bytes later; NO_VALUE stays. */
+function moved(position: number, shift: number): number {
+  return position === NO_VALUE ? NO_VALUE : position + shift;
 }
 
 /** One entry of a ReportSlots, looked up by name (names with no slot: undefined). */

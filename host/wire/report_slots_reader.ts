@@ -38,7 +38,7 @@ import {
 } from "./compressed_attributes_reader.ts";
 import { differencesIn, type FirstDifference } from "./byte_differences.ts";
 import { EntryLayout, relative } from "./report_slots_layout.ts";
-import { type AttributeSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
+import { type AttributeSlots, ChangedSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
 import { readReportFields } from "./report_request_reader.ts";
 import { instantAt, NOT_PLAIN, skipVarint, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
 
@@ -87,6 +87,7 @@ class SlotsReader {
   // The layout of the last entry entry() read without words of its own, and the one entry() is making.
   private layout: EntryLayout;
   private fresh: EntryLayout;
+  private changed = new ChangedSlots(0);
 
   constructor(
     private readonly r: AttributesReader,
@@ -109,6 +110,9 @@ class SlotsReader {
     const at = (this.at = new Int32Array(count * width));
     const end = (this.end = new Int32Array(count * width));
     this.stampOf = new Int32Array(width);
+    // Per entry, the entry whose row holds its slots and how far after that entry it starts (ReportSlots).
+    const [rowOf, shift] = [new Int32Array(count), new Int32Array(count)];
+    const changed = (this.changed = new ChangedSlots(count));
     const words: Array<readonly string[]> = new Array(count);
     // Per default word, its slot + 1 (0: none), or -1 until a key names it: most default words are values, not names.
     let defaultSlots: Int32Array | undefined;
@@ -124,7 +128,12 @@ class SlotsReader {
       }
       this.low = 0;
       this.high = 0;
-      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1) : -1;
+      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1, delta) : -1;
+      // Taken: its slots are the entry before's, moved (not under DELTA_ENCODING: slots it does not give stay put).
+      const shared = n >= 0 && !delta;
+      rowOf[e] = shared ? rowOf[e - 1] : e;
+      shift[e] = shared ? shift[e - 1] + starts[e] - starts[e - 1] : 0;
+      changed.end(e, shared);
       if (n < 0) {
         this.low = 0;
         this.high = 0;
@@ -147,7 +156,7 @@ class SlotsReader {
         if (slot > 0) this.put(base, e + 1, slot - 1, found[j + 1], found[j + 2], found[j + 3]);
       }
     }
-    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, words, defaults);
+    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, rowOf, shift, changed, words, defaults);
   }
 
   /** Entry `stamp - 1` (row `base`) gives `slot`: the general path would pick one of two values by its order of keys. */
@@ -178,20 +187,20 @@ class SlotsReader {
 
   /**
    * Takes entry `stamp - 1` (row `base`, at `from`) as the entry before (at
-   * `before`, of this.layout's length) was read, where its bytes are that
-   * entry's: only the fields whose bytes differ are read, and each must have
-   * the layout's place, member, key and value's place; then the slots the
-   * layout's fields gave are the entry before's, moved, and its fields named
-   * by local words are returned as entry() returns them. The same bytes are as
-   * well-formed and name the same words, found in the same word lists (the
-   * entry before was read and checked without words of its own, and this one
-   * has none: a field of words would differ from the layout's). Returns -1
-   * where a field differs in layout: read the entry with entry().
+   * `before`, of this.layout's length) was read: only the fields whose bytes
+   * differ are read (their slots to this.changed), each with the layout's
+   * place, member, key and value's place, else -1 (read it with entry()). The
+   * same bytes are as well-formed and name the same words in the same lists
+   * (neither entry has words of its own: a field of words would differ from
+   * the layout's). With `copy`, the layout's slots are the entry before's,
+   * moved, and its fields named by local words are returned as entry()
+   * returns them; without, 0 (the caller points it at the row before's).
    */
-  private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number): number {
+  private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number, copy: boolean): number {
     const layout = this.layout;
     const length = layout.length;
     this.own = undefined;
+    this.changed.begin();
     let i = 0;
     let k = 0;
     for (;;) {
@@ -207,9 +216,12 @@ class SlotsReader {
         relative(this.fValueEnd, from) !== layout.valueEnd[k]
       )
         return -1;
+      const key = this.fKey;
+      this.changed.field(key < 0 ? -2 : key < this.globalSlots.length ? this.globalSlots[key] - 1 : -1);
       i = end;
       k++;
     }
+    if (!copy) return 0;
     const shift = from - before;
     const { members, at, end } = this;
     const previous = base - this.width;
