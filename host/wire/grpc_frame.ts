@@ -5,6 +5,8 @@
 // copy is made with room for the prefix in front, framing it only writes
 // the prefix.
 
+import { writeU32BE } from "./big_endian.ts";
+
 /** The prefix's length. */
 export const GRPC_PREFIX_BYTES = 5;
 
@@ -35,9 +37,6 @@ export function framedMessage(message: Uint8Array): Buffer {
     framed.set(message, GRPC_PREFIX_BYTES);
   }
   framed[0] = 0;
-  framed[1] = length >>> 24;
-  framed[2] = (length >>> 16) & 0xff;
-  framed[3] = (length >>> 8) & 0xff;
-  framed[4] = length & 0xff;
+  writeU32BE(framed, 1, length);
   return framed;
 }

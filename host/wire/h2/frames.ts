@@ -2,6 +2,8 @@
 // sends, reading frames off a byte stream, and the payload rules of the
 // frames it receives (padding, priority fields, lengths).
 
+import { readU32BE, writeU32BE } from "../big_endian.ts";
+
 export const FRAME_HEADER_BYTES = 9;
 /** SETTINGS_MAX_FRAME_SIZE's initial value and lower bound. */
 export const DEFAULT_MAX_FRAME_SIZE = 16_384;
@@ -77,12 +79,7 @@ function writeHeader(out: Buffer, at: number, length: number, type: number, flag
   out[at + 2] = length & 0xff;
   out[at + 3] = type;
   out[at + 4] = flags;
-  // Byte stores, not Buffer#writeUInt32BE: the hub path runs rarely enough to stay in baseline code, where each Buffer method call costs thousands of instructions.
-  const id = streamId & MAX_WINDOW;
-  out[at + 5] = id >>> 24;
-  out[at + 6] = (id >>> 16) & 0xff;
-  out[at + 7] = (id >>> 8) & 0xff;
-  out[at + 8] = id & 0xff;
+  writeU32BE(out, at + 5, streamId & MAX_WINDOW);
 }
 
 /** A frame with `payload` (copied). */
@@ -193,7 +190,7 @@ export class FrameReader {
       this.onFrame({
         type: bytes[at + 3],
         flags: bytes[at + 4],
-        streamId: ((bytes[at + 5] << 24) | (bytes[at + 6] << 16) | (bytes[at + 7] << 8) | bytes[at + 8]) & MAX_WINDOW,
+        streamId: readU32BE(bytes, at + 5) & MAX_WINDOW,
         payload: bytes.subarray(at + FRAME_HEADER_BYTES, end),
       });
       at = end;
@@ -230,7 +227,6 @@ export function readSettings(payload: Buffer): Array<[id: number, value: number]
 /** The 4-octet value of RST_STREAM (error code) and WINDOW_UPDATE (increment, reserved bit cleared). */
 export function readWord(frame: Frame, name: string): number {
   if (frame.payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, `${name} of ${frame.payload.length} octets, not 4`);
-  const p = frame.payload;
-  const word = ((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]) >>> 0;
+  const word = readU32BE(frame.payload, 0);
   return frame.type === FrameType.WINDOW_UPDATE ? word & MAX_WINDOW : word;
 }

@@ -1,4 +1,4 @@
-// The frames' 31- and 32-bit fields are written and read byte by byte (frames.ts):
+// The frames' 31- and 32-bit fields are written and read byte by byte (big_endian.ts):
 // the same octets and values as Buffer's big-endian methods, the reserved
 // bit cleared where RFC 9113 says so, for ids and words over the whole range.
 import assert from "node:assert/strict";
