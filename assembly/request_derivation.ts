@@ -188,6 +188,9 @@ export class RequestDerivation {
     if (req.requestedServerName.length == 0) none |= FROM_SERVER_NAME;
     if (req.peerPrincipal.length == 0) none |= FROM_PEER_PRINCIPAL;
     if (req.localPrincipal.length == 0) none |= FROM_LOCAL_PRINCIPAL;
+    // Over a bag without derived attributes (the static ones rarely are),
+    // each is a new entry at the end: appended without setId's checks.
+    const fresh = bag.hasRoomFor(Place.Count) && bag.holdsNoIdBelow(LAST_DERIVED_ID + 1);
     // The places left, lowest first (DERIVED_ORDER's order).
     for (let todo = ALL_PLACES & ~none; todo != 0; todo &= todo - 1) {
       const i = <i32>ctz(todo);
@@ -200,7 +203,9 @@ export class RequestDerivation {
         unchecked((memo[id] = v));
         unchecked((found[id] = stamp));
       }
-      if (v !== null) bag.setId(id, v);
+      if (v === null) continue;
+      if (fresh) bag.appendFixed(id, v);
+      else bag.setId(id, v);
     }
     bag.merge(this.authAttributes());
   }
