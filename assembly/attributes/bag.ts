@@ -87,6 +87,21 @@ export class AttributeBag extends AttributeSource {
     return unchecked(this.idSlots[i]);
   }
 
+  /**
+   * Where entry `i`'s value and id are: `valuesStart + (i << alignof<usize>())`
+   * and `idsStart + (i << 2)`, until the bag is next set. A loop over every
+   * entry (a report's) reads these once instead of the slots' fields per entry.
+   */
+  // @ts-ignore: decorator
+  @inline get valuesStart(): usize {
+    return changetype<usize>(this.valueSlots);
+  }
+
+  // @ts-ignore: decorator
+  @inline get idsStart(): usize {
+    return changetype<usize>(this.idSlots);
+  }
+
   /** The value of entry `i` (0 <= i < size). */
   // @ts-ignore: decorator
   @inline valueAt(i: i32): AttributeValue {

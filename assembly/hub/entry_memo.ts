@@ -15,6 +15,7 @@ const REGION_AT: usize = 36; // i32: the id's region of `saved`
 const REGION_ROOM: usize = 40; // i32: and its size
 const REGION_STAMP: usize = 44; // u32: the region counts while it is the memo's stamp
 const RECORD: usize = 48;
+export const RECORD_BYTES: usize = RECORD;
 
 /**
  * The attributes of the report entries already in one ReportRequest, by
@@ -89,12 +90,42 @@ export class EntryMemo {
     }
   }
 
-  /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. Inlined into its one caller (asked for every attribute of every report). */
+  /**
+   * Where the records start: attribute `id`'s is `recordsStart + id *
+   * RECORD_BYTES` while `id < recordCount`. A report entry's loop reads these
+   * once and again only after a `record` (which may grow the table).
+   */
+  // @ts-ignore: decorator
+  @inline get recordsStart(): usize {
+    return this.base;
+  }
+
+  // @ts-ignore: decorator
+  @inline get recordCount(): i32 {
+    return this.capacity;
+  }
+
+  /** The stamp a record of this message carries (the same for a whole entry). */
+  // @ts-ignore: decorator
+  @inline get currentStamp(): u32 {
+    return this.stamp;
+  }
+
+  /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. */
   // @ts-ignore: decorator
   @inline encodedAt(id: i32, v: AttributeValue): i32 {
     if (<u32>id >= <u32>this.capacity) return -1;
-    const rec = this.base + <usize>id * RECORD;
-    if (load<u32>(rec, STAMP) != this.stamp || load<u8>(rec, KIND) != <u8>v.kind) return -1;
+    return this.encodedAtRecord(this.base + <usize>id * RECORD, this.stamp, v);
+  }
+
+  /**
+   * `encodedAt` for the record at `rec` (an id below `recordCount`), `stamp`
+   * being `currentStamp`. Inlined into its one caller (asked for every
+   * attribute of every report).
+   */
+  // @ts-ignore: decorator
+  @inline encodedAtRecord(rec: usize, stamp: u32, v: AttributeValue): i32 {
+    if (load<u32>(rec, STAMP) != stamp || load<u8>(rec, KIND) != <u8>v.kind) return -1;
     const held = load<u32>(rec, HELD);
     if (held != 0) {
       if (held == <u32>changetype<usize>(v)) return load<i32>(rec, START);
@@ -129,6 +160,12 @@ export class EntryMemo {
   // @ts-ignore: decorator
   @inline encodedLength(id: i32): i32 {
     return load<i32>(this.base + <usize>id * RECORD, LENGTH);
+  }
+
+  /** The length of the encoded map entry of the record at `rec` (after a successful `encodedAtRecord`). */
+  // @ts-ignore: decorator
+  @inline static encodedLengthAt(rec: usize): i32 {
+    return load<i32>(rec, LENGTH);
   }
 
   /**
@@ -318,20 +355,32 @@ function grown<T>(old: StaticArray<T>, size: i32): StaticArray<T> {
   return next;
 }
 
-// The `len` bytes at `a` and `b` are the same, compared eight at a time,
-// then the rest in at most three steps (names and values are short).
+// The `len` bytes at `a` and `b` are the same, compared sixteen at a time
+// (a header block's copy is a few hundred bytes: one branch per two words),
+// then the rest in at most four steps (names and values are short).
 // @ts-ignore: decorator
 @inline
-function equalBytes(a: usize, b: usize, len: usize): bool {
-  let i: usize = 0;
-  for (; i + 8 <= len; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
-  if (i + 4 <= len) {
-    if (load<u32>(a + i) != load<u32>(b + i)) return false;
-    i += 4;
+export function equalBytes(a: usize, b: usize, len: usize): bool {
+  const end = a + len;
+  while (a + 16 <= end) {
+    if (((load<u64>(a) ^ load<u64>(b)) | (load<u64>(a, 8) ^ load<u64>(b, 8))) != 0) return false;
+    a += 16;
+    b += 16;
   }
-  if (i + 2 <= len) {
-    if (load<u16>(a + i) != load<u16>(b + i)) return false;
-    i += 2;
+  if (a + 8 <= end) {
+    if (load<u64>(a) != load<u64>(b)) return false;
+    a += 8;
+    b += 8;
   }
-  return i == len || load<u8>(a + i) == load<u8>(b + i);
+  if (a + 4 <= end) {
+    if (load<u32>(a) != load<u32>(b)) return false;
+    a += 4;
+    b += 4;
+  }
+  if (a + 2 <= end) {
+    if (load<u16>(a) != load<u16>(b)) return false;
+    a += 2;
+    b += 2;
+  }
+  return a == end || load<u8>(a) == load<u8>(b);
 }
