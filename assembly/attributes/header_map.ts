@@ -1,4 +1,5 @@
 import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotInline, knownSlotOfString } from "../known_strings";
+import { equalBytes } from "../text";
 import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./value";
 import { ViewMap } from "./view_map";
@@ -98,6 +99,10 @@ export class HeaderMap extends ViewMap {
    * way.
    */
   fill(ptr: usize, len: usize): bool {
+    // The very block the entries were read from last (a client's requests
+    // repeat theirs, as do an app's responses; nothing changed the map
+    // since, or its source would be forgotten): they stand as they are.
+    if (this.sourceKind == SOURCE_PAIRS && len == this.sourceLen && this.sourcePtr == this.base && equalBytes(this.base, ptr, len)) return true;
     this.empty();
     if (len == 0) return true;
     if (len < 4) return false;

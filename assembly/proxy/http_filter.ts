@@ -283,7 +283,8 @@ function report(plugin: Plugin, stream: HttpStream): void {
   if (service === null || service.disableReportCalls) return;
   const now = host.nowNanos();
   const response = plugin.responseView;
-  response.reset();
+  // The headers are filled again below (emptied when the host has none).
+  response.resetForHeaders();
   readResponseProperties(response, knownOutcome(stream, e));
   host.headerMapInto(MapType.ResponseHeaders, response.headers as HeaderMap);
   // Trailers only when the response had some (response.reset left the map empty).

@@ -1,15 +1,16 @@
-// EntryMemo's byte compare, which decides whether a report entry's header
-// block or view is copied from an earlier entry: every length a step of it
-// handles (sixteen, eight, four, two, one bytes), and a difference at every
-// place, against a compare a byte at a time.
-import { equalBytes } from "../../assembly/hub/entry_memo";
+// equalBytes, which decides whether a header block is the one a map was
+// last filled from and whether a report entry's header block or view is
+// copied from an earlier entry: every length a step of it handles (sixteen,
+// eight, four, two, one bytes), and a difference at every place, against a
+// compare a byte at a time.
+import { equalBytes } from "../../assembly/text";
 
 function byByte(a: usize, b: usize, len: usize): bool {
   for (let i: usize = 0; i < len; i++) if (load<u8>(a + i) != load<u8>(b + i)) return false;
   return true;
 }
 
-describe("EntryMemo's equalBytes", () => {
+describe("equalBytes", () => {
   it("agrees with a byte-by-byte compare for lengths 0 to 70, equal or differing at any place", () => {
     const a = new Uint8Array(80);
     const b = new Uint8Array(80);
