@@ -2,7 +2,7 @@ import { KNOWN_SLOTS, knownAt, knownSlot, knownSlotInline, knownSlotOfString } f
 import { equalBytes } from "../text";
 import { decodeUtf8, isCleanUtf8, writeValidUtf8 } from "../utf8";
 import { StringMap } from "./value";
-import { ViewMap } from "./view_map";
+import { newSourceId, ViewMap } from "./view_map";
 
 /** ViewMap.sourceFormat of a map filled from a proxy-wasm serialized map. */
 export const SOURCE_PAIRS: u8 = 1;
@@ -145,6 +145,7 @@ export class HeaderMap extends ViewMap {
     this.sourcePtr = this.base;
     this.sourceLen = len;
     this.sourceKind = SOURCE_PAIRS;
+    this.sourceNumber = newSourceId();
     return true;
   }
 

@@ -10,7 +10,7 @@ const HELD: usize = 8; // u32: a shared value's address (`shared` keeps it), 0 f
 const START: usize = 12; // i32: where the encoded map entry is in the message
 const LENGTH: usize = 16; // i32: its length
 const SMALL: usize = 20; // i32: a time's nanos, or how a map's kept bytes were read (ViewMap.sourceFormat)
-const INT: usize = 24; // i64: a number, bool, double's bits or time's seconds; a map's pair count
+const INT: usize = 24; // i64: a number, bool, double's bits or time's seconds; a map's pair count, or the reading its kept bytes came from (ViewMap.sourceId)
 const SAVED_LENGTH: usize = 32; // i32: bytes of a view's or map's copy in use
 const REGION_AT: usize = 36; // i32: the id's region of `saved`
 const REGION_ROOM: usize = 40; // i32: and its size
@@ -146,13 +146,17 @@ export class EntryMemo {
       const len = <i32>v.textLen();
       same = len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), v.textPtr(), <usize>len);
     } else if (kind == ValueKind.StringMap && v.map instanceof ViewMap && (v.map as ViewMap).sourceFormat != 0) {
-      // A map read from bytes it still is (headers, a query): those bytes against the copy kept.
+      // A map read from bytes it still is (headers, a query): the reading
+      // last seen here (a header map filled again from the same block keeps
+      // its id), else those bytes against the copy kept; bytes found the same
+      // make this reading the one seen.
       const map = v.map as ViewMap;
       const len = <i32>map.sourceLength;
-      same =
-        <i32>map.sourceFormat == load<i32>(rec, SMALL) &&
-        len == load<i32>(rec, SAVED_LENGTH) &&
-        equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), map.sourceBytes, <usize>len);
+      same = <i32>map.sourceFormat == load<i32>(rec, SMALL);
+      if (same && map.sourceId != load<u32>(rec, INT)) {
+        same = len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), map.sourceBytes, <usize>len);
+        if (same) store<u32>(rec, map.sourceId, INT);
+      }
     } else same = this.sameContents(rec, v);
     return same ? load<i32>(rec, START) : -1;
   }
@@ -239,6 +243,8 @@ export class EntryMemo {
           const at = this.room(rec, len);
           memory.copy(this.saved.dataStart + <usize>at, map.sourceBytes, <usize>len);
           store<i32>(rec, len, SAVED_LENGTH);
+          // The reading these bytes came from (INT holds it for such a map).
+          store<i64>(rec, <i64>map.sourceId, INT);
           return true;
         }
         // Per pair: key length, key bytes, value length, value bytes.
