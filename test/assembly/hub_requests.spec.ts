@@ -376,6 +376,38 @@ describe("ReportRequest", () => {
     expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
   });
 
+  it("gives the same bytes when header maps are filled again from the same, equal or other blocks, or changed between", () => {
+    // Two streams' maps taking turns, each filled per request: a map filled
+    // again from the same block keeps its reading (the memo compares that),
+    // another map or a changed one reads the block anew (the memo compares bytes).
+    const first = new HeaderMap();
+    const second = new HeaderMap();
+    const paths = ["/a/1", "/a/1", "/a/1", "/a/2", "/a/2", "/a/1", "/a/1", "/a/1", "/a/3"];
+    const useSecond = [false, false, true, false, true, true, false, false, false];
+    // Before entry 7, the first map is changed (a header removed): its block is read again.
+    const values = new RequestValues();
+    const bag = new AttributeBag();
+    const encoder = new ReportRequestEncoder();
+    encoder.begin(GLOBAL_WORD_COUNT);
+    const reference = new Array<AttributeBag>();
+    for (let i = 0; i < paths.length; i++) {
+      const map = useSecond[i] ? second : first;
+      if (i == 7) first.remove("user-agent");
+      const pairs = encodePairs([":path", "user-agent"], [paths[i], "curl"]);
+      expect(map.fill(pairs.dataStart, <usize>pairs.length)).toBe(true);
+      values.reset();
+      bag.clear();
+      bag.set("request.headers", values.map(map));
+      bag.set("response.time", values.timestampNanos(1_700_000_000_000_000_000 + <i64>i));
+      expect(encoder.append(bag, i32.MAX_VALUE)).toBe(true);
+      const fresh = new AttributeBag();
+      fresh.set("request.headers", AttributeValue.ofMap(headersOf(paths[i], "curl")));
+      fresh.set("response.time", AttributeValue.ofTimestampNanos(1_700_000_000_000_000_000 + <i64>i));
+      reference.push(fresh);
+    }
+    expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
+  });
+
   it("gives the same bytes when shared values of other objects carry the same, or other, numbers and bytes", () => {
     // The connections of one peer: each its own shared address values, the ip the same, the port not.
     const other = bytesOf(4);
