@@ -79,8 +79,8 @@ export class EntryMemo {
   }
 
   /**
-   * The entry's contents moved `by` bytes up (its length took more than the
-   * one byte ProtoWriter.begin keeps): so did the map entries it recorded.
+   * The entry's contents moved `by` bytes (its length took fewer or more
+   * bytes than ProtoWriter.beginWide keeps): so did the map entries it recorded.
    */
   entryMoved(by: i32): void {
     const recorded = this.recorded;

@@ -408,6 +408,33 @@ describe("ReportRequest", () => {
     expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
   });
 
+  it("copies repeated values right after entries shorter than 128 bytes and longer than 16 KiB", () => {
+    // An entry's length takes one byte, two, or three: its contents (and what
+    // the memo remembers of them) move down by one, stay, or move up by one.
+    const sizes: i32[] = [4, 4, 300, 300, 20000, 20000, 4, 4];
+    const encoder = new ReportRequestEncoder();
+    encoder.begin(GLOBAL_WORD_COUNT);
+    const values = new RequestValues();
+    const bag = new AttributeBag();
+    const rendered = new Array<string>();
+    for (let i = 0; i < sizes.length; i++) {
+      values.reset();
+      bag.clear();
+      bag.setString("my.attr", "x");
+      bag.set("destination.ip", AttributeValue.ofBytes(bytesOf(sizes[i])));
+      bag.set("response.code", values.int64(i < 4 ? 200 : 404));
+      expect(encoder.append(bag, i32.MAX_VALUE)).toBe(true);
+      const alone = new ReportRequestEncoder();
+      alone.begin(GLOBAL_WORD_COUNT);
+      alone.append(bag, i32.MAX_VALUE);
+      rendered.push(renderReport(alone.finish()).split(" dw:")[0]);
+    }
+    // Each entry reads as it does alone in a message (the words, all in the
+    // same first-use order, get the same indexes).
+    const entries = renderReport(encoder.finish()).split(" dw:")[0];
+    expect(entries).toBe(rendered.join(" "));
+  });
+
   it("gives the same bytes when shared values of other objects carry the same, or other, numbers and bytes", () => {
     // The connections of one peer: each its own shared address values, the ip the same, the port not.
     const other = bytesOf(4);
