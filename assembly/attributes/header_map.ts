@@ -101,8 +101,20 @@ export class HeaderMap extends ViewMap {
   fill(ptr: usize, len: usize): bool {
     // The very block the entries were read from last (a client's requests
     // repeat theirs, as do an app's responses; nothing changed the map
-    // since, or its source would be forgotten): they stand as they are.
-    if (this.sourceKind == SOURCE_PAIRS && len == this.sourceLen && this.sourcePtr == this.base && equalBytes(this.base, ptr, len)) return true;
+    // since, or its source would be forgotten): they stand as they are. The
+    // block starts with every name's and value's length, and its last eight
+    // bytes are tried first: a proxy's per-request id (Envoy adds
+    // x-request-id last) or other lengths fail the compare at once.
+    if (
+      this.sourceKind == SOURCE_PAIRS &&
+      len == this.sourceLen &&
+      this.sourcePtr == this.base &&
+      len >= 8 &&
+      load<u64>(this.base + len - 8) == load<u64>(ptr + len - 8) &&
+      equalBytes(this.base, ptr, len)
+    ) {
+      return true;
+    }
     this.empty();
     if (len == 0) return true;
     if (len < 4) return false;

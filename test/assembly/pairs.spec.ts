@@ -106,6 +106,22 @@ describe("HeaderMap.fill with the block it was last filled from", () => {
     expect(m.get(":path")).toBe("/pets/3");
   });
 
+  it("reads a block that differs only in the middle, or is too short to compare by its end", () => {
+    const m = new HeaderMap();
+    const before = encodePairs([":path", "x-custom", "user-agent"], ["/a", "one", "curl"]);
+    const after = encodePairs([":path", "x-custom", "user-agent"], ["/a", "two", "curl"]);
+    m.fill(before.dataStart, <usize>before.length);
+    expect(m.fill(after.dataStart, <usize>after.length)).toBe(true);
+    expect(listed(m)).toBe(freshly(after));
+    const none = encodePairs([], []);
+    expect(m.fill(none.dataStart, <usize>none.length)).toBe(true);
+    expect(m.size).toBe(0);
+    expect(m.fill(none.dataStart, <usize>none.length)).toBe(true);
+    expect(m.size).toBe(0);
+    m.fill(after.dataStart, <usize>after.length);
+    expect(listed(m)).toBe(freshly(after));
+  });
+
   it("reads the block again after the map was changed or emptied", () => {
     const m = new HeaderMap();
     m.fill(A.dataStart, <usize>A.length);
