@@ -12,7 +12,8 @@ const INITIAL_BYTES: i32 = 1024;
 
 /**
  * A request's header map: its names and values are UTF-8 bytes in the map's
- * own buffer (copied in once per request), found without a string per header.
+ * own buffer (copied in once per request, unless it is the block read last),
+ * found without a string per header.
  * A name that is a known string (known_strings.ts) is resolved to its
  * perfect-hash slot while the map is filled, once: the dozen lookups a
  * request makes (`:path`, `:authority`, `x-request-id`…) are then an indexed

@@ -287,7 +287,7 @@ function report(plugin: Plugin, stream: HttpStream): void {
   response.resetForHeaders();
   readResponseProperties(response, knownOutcome(stream, e));
   host.headerMapInto(MapType.ResponseHeaders, response.headers as HeaderMap);
-  // Trailers only when the response had some (response.reset left the map empty).
+  // Trailers only when the response had some (resetForHeaders left the map empty).
   if (stream.responseTrailers) host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;
