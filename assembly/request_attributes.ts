@@ -53,8 +53,7 @@ export class RequestAttributes extends AttributeSource {
   asBag(): AttributeBag {
     const bag = this.built;
     if (!this.builtFor) {
-      bag.clear();
-      bag.merge(this.early);
+      bag.assign(this.early);
       this.derivation.addTo(bag);
       bag.merge(this.late);
       this.builtFor = true;

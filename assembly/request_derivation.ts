@@ -100,6 +100,9 @@ export class RequestDerivation {
   private readonly memo: StaticArray<AttributeValue | null> = new StaticArray<AttributeValue | null>(LAST_DERIVED_ID + 1);
   private readonly found: StaticArray<u32> = new StaticArray<u32>(LAST_DERIVED_ID + 1);
   private stamp: u32 = 1;
+  // The places derived for this request (bits of Place), so `addTo` tests a
+  // bit instead of loading the id's stamp.
+  private derivedPlaces: u32 = 0;
   private pathValue: AttributeValue | null = null;
   private pathRead: bool = false;
   // Where the path's query starts (its length without one); -1 until found.
@@ -123,6 +126,7 @@ export class RequestDerivation {
       for (let i = 0; i < found.length; i++) unchecked((found[i] = 0));
       this.stamp = 1;
     }
+    this.derivedPlaces = 0;
     this.pathRead = false;
     this.pathValue = null;
     this.urlLength = -1;
@@ -167,7 +171,13 @@ export class RequestDerivation {
   // `value` of an attribute not derived yet for this request.
   private derived(id: i32): AttributeValue | null {
     const place = unchecked(PLACE_OF_ID[id]);
-    const v = place >= 0 ? this.derive(place) : this.authAttributes().getId(id);
+    let v: AttributeValue | null;
+    if (place >= 0) {
+      v = this.derive(place);
+      this.derivedPlaces |= 1 << place;
+    } else {
+      v = this.authAttributes().getId(id);
+    }
     unchecked((this.memo[id] = v));
     unchecked((this.found[id] = this.stamp));
     return v;
@@ -180,6 +190,7 @@ export class RequestDerivation {
     const memo = this.memo;
     const found = this.found;
     const stamp = this.stamp;
+    const derived = this.derivedPlaces;
     // The connection properties the request lacks: their attributes are not looked at.
     const req = this.req;
     let none: u32 = 0;
@@ -188,20 +199,27 @@ export class RequestDerivation {
     if (req.requestedServerName.length == 0) none |= FROM_SERVER_NAME;
     if (req.peerPrincipal.length == 0) none |= FROM_PEER_PRINCIPAL;
     if (req.localPrincipal.length == 0) none |= FROM_LOCAL_PRINCIPAL;
+    // Over a bag without derived attributes (the static ones rarely are),
+    // each is a new entry at the end: appended without setId's checks.
+    const fresh = bag.hasRoomFor(Place.Count) && bag.holdsNoIdBelow(LAST_DERIVED_ID + 1);
+    const places = ALL_PLACES & ~none;
     // The places left, lowest first (DERIVED_ORDER's order).
-    for (let todo = ALL_PLACES & ~none; todo != 0; todo &= todo - 1) {
+    for (let todo = places; todo != 0; todo &= todo - 1) {
       const i = <i32>ctz(todo);
       const id = unchecked(DERIVED_ORDER[i]);
       let v: AttributeValue | null;
-      if (unchecked(found[id]) == stamp) {
+      if ((derived & (1 << i)) != 0) {
         v = unchecked(memo[id]);
       } else {
         v = this.derive(i);
         unchecked((memo[id] = v));
         unchecked((found[id] = stamp));
       }
-      if (v !== null) bag.setId(id, v);
+      if (v === null) continue;
+      if (fresh) bag.appendFixed(id, v);
+      else bag.setId(id, v);
     }
+    this.derivedPlaces = derived | places;
     bag.merge(this.authAttributes());
   }
 

@@ -216,3 +216,33 @@ export function indexOfByte(ptr: usize, from: usize, end: usize, b: u8): isize {
   }
   return -1;
 }
+
+// The `len` bytes at `a` and `b` are the same, compared sixteen at a time
+// (a header block is a few hundred bytes: one branch per two words), then
+// the rest in at most four steps (names and values are short).
+// @ts-ignore: decorator
+@inline
+export function equalBytes(a: usize, b: usize, len: usize): bool {
+  const end = a + len;
+  while (a + 16 <= end) {
+    if (((load<u64>(a) ^ load<u64>(b)) | (load<u64>(a, 8) ^ load<u64>(b, 8))) != 0) return false;
+    a += 16;
+    b += 16;
+  }
+  if (a + 8 <= end) {
+    if (load<u64>(a) != load<u64>(b)) return false;
+    a += 8;
+    b += 8;
+  }
+  if (a + 4 <= end) {
+    if (load<u32>(a) != load<u32>(b)) return false;
+    a += 4;
+    b += 4;
+  }
+  if (a + 2 <= end) {
+    if (load<u16>(a) != load<u16>(b)) return false;
+    a += 2;
+    b += 2;
+  }
+  return a == end || load<u8>(a) == load<u8>(b);
+}

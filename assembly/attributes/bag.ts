@@ -87,6 +87,21 @@ export class AttributeBag extends AttributeSource {
     return unchecked(this.idSlots[i]);
   }
 
+  /**
+   * Where entry `i`'s value and id are: `valuesStart + (i << alignof<usize>())`
+   * and `idsStart + (i << 2)`, until the bag is next set. A loop over every
+   * entry (a report's) reads these once instead of the slots' fields per entry.
+   */
+  // @ts-ignore: decorator
+  @inline get valuesStart(): usize {
+    return changetype<usize>(this.valueSlots);
+  }
+
+  // @ts-ignore: decorator
+  @inline get idsStart(): usize {
+    return changetype<usize>(this.idSlots);
+  }
+
   /** The value of entry `i` (0 <= i < size). */
   // @ts-ignore: decorator
   @inline valueAt(i: i32): AttributeValue {
@@ -284,6 +299,58 @@ export class AttributeBag extends AttributeSource {
 
   setIdString(id: i32, s: string): void {
     this.setId(id, AttributeValue.ofString(s));
+  }
+
+  /**
+   * Empties the bag and sets `other`'s entries, as `clear` then `merge`
+   * would. When every entry of `other` has an id (ids are unique in a bag, so
+   * each is a new entry here) its slots are copied whole and only the
+   * position table is written per entry: a request's report starts from the
+   * static attributes this way. Inlined into its one caller (a call per report saved).
+   */
+  // @ts-ignore: decorator
+  @inline assign(other: AttributeBag): void {
+    this.clear();
+    const n = other.count;
+    if (other.withoutId != 0 || n > this.idSlots.length || other.positions.length > this.positions.length) {
+      this.merge(other);
+      return;
+    }
+    // References copied as bytes: the runtime's collector has no write barrier.
+    memory.copy(changetype<usize>(this.valueSlots), changetype<usize>(other.valueSlots), <usize>n << alignof<usize>());
+    memory.copy(changetype<usize>(this.idSlots), changetype<usize>(other.idSlots), <usize>n << 2);
+    const ids = this.idSlots;
+    const positions = this.positions;
+    for (let i = 0; i < n; i++) unchecked((positions[unchecked(ids[i])] = i + 1));
+    this.count = n;
+  }
+
+  /** No entry has an id below `limit` (one of the fixed ids, so `appendFixed` may add those). */
+  // @ts-ignore: decorator
+  @inline holdsNoIdBelow(limit: i32): bool {
+    const ids = this.idSlots;
+    for (let i = 0, n = this.count; i < n; i++) if (<u32>unchecked(ids[i]) < <u32>limit) return false;
+    return true;
+  }
+
+  /** Room for `n` entries more that `appendFixed` may add. */
+  // @ts-ignore: decorator
+  @inline hasRoomFor(n: i32): bool {
+    return this.withoutId == 0 && this.count + n <= this.idSlots.length;
+  }
+
+  /**
+   * Adds fixed id `id`, which the bag does not hold, at the end: what
+   * `setId` does for a new entry, without its checks (the caller made sure
+   * with `holdsNoIdBelow` and `hasRoomFor`).
+   */
+  // @ts-ignore: decorator
+  @inline appendFixed(id: i32, value: AttributeValue): void {
+    const count = this.count;
+    unchecked((this.valueSlots[count] = value));
+    unchecked((this.idSlots[count] = id));
+    unchecked((this.positions[id] = count + 1));
+    this.count = count + 1;
   }
 
   /** Copies every attribute of `other` over this bag (later wins). */

@@ -1,7 +1,7 @@
 import { bytesEqualString, indexOfByte } from "../text";
 import { decodeUtf8, encodeUtf8 } from "../utf8";
 import { AttributeValue, StringMap } from "./value";
-import { ViewMap } from "./view_map";
+import { newSourceId, ViewMap } from "./view_map";
 
 const QUESTION: u8 = 0x3f; // '?'
 const AMPERSAND: u8 = 0x26; // '&'
@@ -59,6 +59,7 @@ export class QueryMap extends ViewMap {
     this.sourcePtr = ptr + <usize>q;
     this.sourceLen = len - <usize>q;
     this.sourceKind = SOURCE_PATH_QUERY;
+    this.sourceNumber = newSourceId();
     return this.count > 0;
   }
 }

@@ -27,6 +27,23 @@ const VALUE_LENGTH: usize = 16;
  * StringMap of strings until it is cleared: the request's own maps are only
  * filled, read and (for the forwarded header) have an entry removed.
  */
+// The last id a reading of bytes into a map was given (ViewMap.sourceId).
+let lastSourceId: u32 = 0;
+
+/**
+ * An id for a new reading of bytes into a map. Ids wrap around after 2^32
+ * readings; a report's memo compares them only within one message, which
+ * lives for a fraction of that.
+ */
+// @ts-ignore: decorator
+@inline
+export function newSourceId(): u32 {
+  let id = lastSourceId + 1;
+  if (id == 0) id = 1;
+  lastSourceId = id;
+  return id;
+}
+
 export class ViewMap extends StringMap {
   /** Where the offsets count from; the bytes there must outlive the map's use. */
   protected base: usize = 0;
@@ -42,6 +59,9 @@ export class ViewMap extends StringMap {
   protected sourcePtr: usize = 0;
   protected sourceLen: usize = 0;
   protected sourceKind: u8 = 0;
+  // Which reading of bytes the entries came from (`newSourceId`): while
+  // `sourceKind` is not 0, the same id means the same bytes.
+  protected sourceNumber: u32 = 0;
 
   constructor(capacity: i32 = 8) {
     super(0);
@@ -75,6 +95,17 @@ export class ViewMap extends StringMap {
   // @ts-ignore: decorator
   @inline get sourceFormat(): u8 {
     return this.sourceKind;
+  }
+
+  /**
+   * The reading the entries came from, while `sourceFormat` is not 0: no
+   * other reading (of any map) has the same id, and a map filled again from
+   * the same bytes keeps it (HeaderMap.fill), so a report's memo that saw
+   * this id saw these bytes.
+   */
+  // @ts-ignore: decorator
+  @inline get sourceId(): u32 {
+    return this.sourceNumber;
   }
 
   // @ts-ignore: decorator

@@ -3,7 +3,7 @@ import { ViewMap } from "../attributes/view_map";
 import { AttributeValue, ValueKind, StringMap } from "../attributes/value";
 import { ProtoWriter, WIRE_LEN, WIRE_VARINT } from "../proto/writer";
 import { MessageDictionary } from "./dictionary";
-import { EntryMemo } from "./entry_memo";
+import { EntryMemo, RECORD_BYTES } from "./entry_memo";
 import { attributeName } from "../attributes/names";
 
 // mesh.hub.v1.CompressedAttributes field numbers (proto/mesh/hub/v1/attributes.proto).
@@ -69,14 +69,23 @@ export function writeReportEntry(out: ProtoWriter, bag: AttributeBag, dictionary
   // The copy not yet made: `pendingLength` bytes from `pendingAt`.
   let pendingAt = 0;
   let pendingLength = 0;
+  // Read once, not per attribute: the bag does not change here, the memo's
+  // records only when `record` grows them, and its stamp not within a message.
+  const values = bag.valuesStart;
+  const ids = bag.idsStart;
+  const stamp = memo.currentStamp;
+  let records = memo.recordsStart;
+  let recordCount = memo.recordCount;
   for (let i = 0, n = bag.size; i < n; i++) {
-    const v = bag.valueAt(i);
-    const id = bag.idAt(i);
-    if (id >= 0) {
+    const v = changetype<AttributeValue>(load<usize>(values + (<usize>i << alignof<usize>())));
+    const id = load<i32>(ids + (<usize>i << 2));
+    // An id without a record has nothing encoded (nor has a name without an id).
+    if (<u32>id < <u32>recordCount) {
+      const rec = records + <usize>id * RECORD_BYTES;
       // Only an encoded value is remembered: one found has a map field.
-      const at = memo.encodedAt(id, v);
+      const at = memo.encodedAtRecord(rec, stamp, v);
       if (at >= 0) {
-        const length = memo.encodedLength(id);
+        const length = EntryMemo.encodedLengthAt(rec);
         if (pendingAt + pendingLength == at) {
           pendingLength += length;
         } else {
@@ -104,7 +113,11 @@ export function writeReportEntry(out: ProtoWriter, bag: AttributeBag, dictionary
       writeValue(out, v, dictionary);
       out.end(entry);
     }
-    if (id >= 0) memo.record(id, v, start, out.length - start);
+    if (id >= 0) {
+      memo.record(id, v, start, out.length - start);
+      records = memo.recordsStart;
+      recordCount = memo.recordCount;
+    }
   }
   if (pendingLength > 0) out.repeat(pendingAt, pendingLength);
 }

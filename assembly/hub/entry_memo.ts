@@ -1,5 +1,6 @@
 import { AttributeValue, StringMap, ValueKind } from "../attributes/value";
 import { ViewMap } from "../attributes/view_map";
+import { equalBytes } from "../text";
 
 // One record per attribute id, RECORD bytes at `id * RECORD` of `records`:
 // the fields a compare reads are one load each from the record's address.
@@ -9,12 +10,13 @@ const HELD: usize = 8; // u32: a shared value's address (`shared` keeps it), 0 f
 const START: usize = 12; // i32: where the encoded map entry is in the message
 const LENGTH: usize = 16; // i32: its length
 const SMALL: usize = 20; // i32: a time's nanos, or how a map's kept bytes were read (ViewMap.sourceFormat)
-const INT: usize = 24; // i64: a number, bool, double's bits or time's seconds; a map's pair count
+const INT: usize = 24; // i64: a number, bool, double's bits or time's seconds; a map's pair count, or the reading its kept bytes came from (ViewMap.sourceId)
 const SAVED_LENGTH: usize = 32; // i32: bytes of a view's or map's copy in use
 const REGION_AT: usize = 36; // i32: the id's region of `saved`
 const REGION_ROOM: usize = 40; // i32: and its size
 const REGION_STAMP: usize = 44; // u32: the region counts while it is the memo's stamp
 const RECORD: usize = 48;
+export const RECORD_BYTES: usize = RECORD;
 
 /**
  * The attributes of the report entries already in one ReportRequest, by
@@ -77,8 +79,8 @@ export class EntryMemo {
   }
 
   /**
-   * The entry's contents moved `by` bytes up (its length took more than the
-   * one byte ProtoWriter.begin keeps): so did the map entries it recorded.
+   * The entry's contents moved `by` bytes (its length took fewer or more
+   * bytes than ProtoWriter.beginWide keeps): so did the map entries it recorded.
    */
   entryMoved(by: i32): void {
     const recorded = this.recorded;
@@ -89,12 +91,42 @@ export class EntryMemo {
     }
   }
 
-  /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. Inlined into its one caller (asked for every attribute of every report). */
+  /**
+   * Where the records start: attribute `id`'s is `recordsStart + id *
+   * RECORD_BYTES` while `id < recordCount`. A report entry's loop reads these
+   * once and again only after a `record` (which may grow the table).
+   */
+  // @ts-ignore: decorator
+  @inline get recordsStart(): usize {
+    return this.base;
+  }
+
+  // @ts-ignore: decorator
+  @inline get recordCount(): i32 {
+    return this.capacity;
+  }
+
+  /** The stamp a record of this message carries (the same for a whole entry). */
+  // @ts-ignore: decorator
+  @inline get currentStamp(): u32 {
+    return this.stamp;
+  }
+
+  /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. */
   // @ts-ignore: decorator
   @inline encodedAt(id: i32, v: AttributeValue): i32 {
     if (<u32>id >= <u32>this.capacity) return -1;
-    const rec = this.base + <usize>id * RECORD;
-    if (load<u32>(rec, STAMP) != this.stamp || load<u8>(rec, KIND) != <u8>v.kind) return -1;
+    return this.encodedAtRecord(this.base + <usize>id * RECORD, this.stamp, v);
+  }
+
+  /**
+   * `encodedAt` for the record at `rec` (an id below `recordCount`), `stamp`
+   * being `currentStamp`. Inlined into its one caller (asked for every
+   * attribute of every report).
+   */
+  // @ts-ignore: decorator
+  @inline encodedAtRecord(rec: usize, stamp: u32, v: AttributeValue): i32 {
+    if (load<u32>(rec, STAMP) != stamp || load<u8>(rec, KIND) != <u8>v.kind) return -1;
     const held = load<u32>(rec, HELD);
     if (held != 0) {
       if (held == <u32>changetype<usize>(v)) return load<i32>(rec, START);
@@ -114,13 +146,17 @@ export class EntryMemo {
       const len = <i32>v.textLen();
       same = len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), v.textPtr(), <usize>len);
     } else if (kind == ValueKind.StringMap && v.map instanceof ViewMap && (v.map as ViewMap).sourceFormat != 0) {
-      // A map read from bytes it still is (headers, a query): those bytes against the copy kept.
+      // A map read from bytes it still is (headers, a query): the reading
+      // last seen here (a header map filled again from the same block keeps
+      // its id), else those bytes against the copy kept; bytes found the same
+      // make this reading the one seen.
       const map = v.map as ViewMap;
       const len = <i32>map.sourceLength;
-      same =
-        <i32>map.sourceFormat == load<i32>(rec, SMALL) &&
-        len == load<i32>(rec, SAVED_LENGTH) &&
-        equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), map.sourceBytes, <usize>len);
+      same = <i32>map.sourceFormat == load<i32>(rec, SMALL);
+      if (same && map.sourceId != load<u32>(rec, INT)) {
+        same = len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), map.sourceBytes, <usize>len);
+        if (same) store<u32>(rec, map.sourceId, INT);
+      }
     } else same = this.sameContents(rec, v);
     return same ? load<i32>(rec, START) : -1;
   }
@@ -129,6 +165,12 @@ export class EntryMemo {
   // @ts-ignore: decorator
   @inline encodedLength(id: i32): i32 {
     return load<i32>(this.base + <usize>id * RECORD, LENGTH);
+  }
+
+  /** The length of the encoded map entry of the record at `rec` (after a successful `encodedAtRecord`). */
+  // @ts-ignore: decorator
+  @inline static encodedLengthAt(rec: usize): i32 {
+    return load<i32>(rec, LENGTH);
   }
 
   /**
@@ -201,6 +243,8 @@ export class EntryMemo {
           const at = this.room(rec, len);
           memory.copy(this.saved.dataStart + <usize>at, map.sourceBytes, <usize>len);
           store<i32>(rec, len, SAVED_LENGTH);
+          // The reading these bytes came from (INT holds it for such a map).
+          store<i64>(rec, <i64>map.sourceId, INT);
           return true;
         }
         // Per pair: key length, key bytes, value length, value bytes.
@@ -316,22 +360,4 @@ function grown<T>(old: StaticArray<T>, size: i32): StaticArray<T> {
   const next = new StaticArray<T>(size);
   for (let i = 0, n = old.length; i < n; i++) unchecked((next[i] = unchecked(old[i])));
   return next;
-}
-
-// The `len` bytes at `a` and `b` are the same, compared eight at a time,
-// then the rest in at most three steps (names and values are short).
-// @ts-ignore: decorator
-@inline
-function equalBytes(a: usize, b: usize, len: usize): bool {
-  let i: usize = 0;
-  for (; i + 8 <= len; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
-  if (i + 4 <= len) {
-    if (load<u32>(a + i) != load<u32>(b + i)) return false;
-    i += 4;
-  }
-  if (i + 2 <= len) {
-    if (load<u16>(a + i) != load<u16>(b + i)) return false;
-    i += 2;
-  }
-  return i == len || load<u8>(a + i) == load<u8>(b + i);
 }

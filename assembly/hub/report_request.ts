@@ -58,14 +58,14 @@ export class ReportRequestEncoder {
     const wordsBefore = dictionary.words.length;
     const out = this.out;
     const before = out.length;
-    const entry = out.begin(ATTRIBUTES);
+    // Two bytes kept for the entry's length (most entries are 128 bytes to 16 KiB).
+    const entry = out.beginWide(ATTRIBUTES);
     const memo = this.memo;
     memo.startEntry();
     writeReportEntry(out, bag, dictionary, memo);
-    const written = out.length;
-    out.end(entry);
-    // A length of more than one byte moved the entry's contents up.
-    if (out.length != written) memo.entryMoved(out.length - written);
+    // A length of another size moved the entry's contents.
+    const moved = out.endWide(entry);
+    if (moved != 0) memo.entryMoved(moved);
     const words = dictionary.words;
     let addedWordBytes = 0;
     for (let i = wordsBefore, n = words.length; i < n; i++) addedWordBytes += stringFieldLength(unchecked(words[i]));

@@ -165,6 +165,57 @@ export class ProtoWriter {
     else this.endLong(mark, n);
   }
 
+  /**
+   * `begin` for a submessage mostly 128 to 16 383 bytes long (a report
+   * entry): two bytes are kept for its length, so `endWide` mostly writes
+   * it in place.
+   */
+  // @ts-ignore: decorator
+  @inline beginWide(field: u32): i32 {
+    this.tag(field, WIRE_LEN);
+    this.ensure(2);
+    const mark = this.len;
+    this.len = mark + 2;
+    return mark;
+  }
+
+  /**
+   * Ends the submessage `beginWide` returned `mark` for, its length the
+   * shortest varint as `end` writes it; returns how far its contents moved
+   * (-1 for one under 128 bytes, more than 0 for one of 16 KiB or more).
+   * Inlined into its one caller.
+   */
+  // @ts-ignore: decorator
+  @inline endWide(mark: i32): i32 {
+    const n = this.len - mark - 2;
+    const at = this.buf.dataStart + <usize>mark;
+    if (n >= 0x80 && n < 0x4000) {
+      store<u8>(at, <u8>(n | 0x80));
+      store<u8>(at, <u8>(n >>> 7), 1);
+      return 0;
+    }
+    if (n < 0x80) {
+      memory.copy(at + 1, at + 2, <usize>n);
+      store<u8>(at, <u8>n);
+      this.len--;
+      return -1;
+    }
+    return this.endWideLong(mark, n);
+  }
+
+  // endWide's submessage of 16 KiB or more: moved up for its longer length.
+  private endWideLong(mark: i32, n: i32): i32 {
+    let extra = 1;
+    for (let v = <u32>n >>> 21; v != 0; v >>>= 7) extra++;
+    this.ensure(extra);
+    const moved = this.buf.dataStart + <usize>mark;
+    memory.copy(moved + 2 + <usize>extra, moved + 2, <usize>n);
+    this.len = mark;
+    this.varintLong(<u64>n);
+    this.len += n;
+    return extra;
+  }
+
   // A submessage of 128 bytes or more: moved up to make room for its length.
   // @ts-ignore: decorator
   @inline private endLong(mark: i32, n: i32): void {

@@ -283,10 +283,11 @@ function report(plugin: Plugin, stream: HttpStream): void {
   if (service === null || service.disableReportCalls) return;
   const now = host.nowNanos();
   const response = plugin.responseView;
-  response.reset();
+  // The headers are filled again below (emptied when the host has none).
+  response.resetForHeaders();
   readResponseProperties(response, knownOutcome(stream, e));
   host.headerMapInto(MapType.ResponseHeaders, response.headers as HeaderMap);
-  // Trailers only when the response had some (response.reset left the map empty).
+  // Trailers only when the response had some (resetForHeaders left the map empty).
   if (stream.responseTrailers) host.headerMapInto(MapType.ResponseTrailers, response.trailers as HeaderMap);
   response.timeNanos = now;
   response.durationNanos = stream.startNanos > 0 ? now - stream.startNanos : 0;

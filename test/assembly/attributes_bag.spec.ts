@@ -219,3 +219,53 @@ describe("AttributeBag by interned id", () => {
     expect(bag.getString("grow.3")).toBe("y");
   });
 });
+
+function listing(bag: AttributeBag): string {
+  let s = "";
+  for (let i = 0; i < bag.size; i++) {
+    s += bag.nameAt(i) + "=" + bag.valueAt(i).str + ";";
+    expect(bag.indexOf(bag.nameAt(i))).toBe(i, "found where it was set");
+  }
+  return s;
+}
+
+describe("AttributeBag.assign", () => {
+
+  it("is clear then merge: the same entries in the same order, the old ones gone", () => {
+    const from = new AttributeBag();
+    from.setString("destination.service", "svc");
+    from.setString("request.host", "h");
+    from.setString("api.service", "api");
+    const assigned = new AttributeBag();
+    assigned.setString("request.path", "/old");
+    assigned.setString("source.uid", "old");
+    assigned.assign(from);
+    const merged = new AttributeBag();
+    merged.merge(from);
+    expect(listing(assigned)).toBe(listing(merged));
+    expect(assigned.getId(REQUEST_PATH)).toBeNull("an entry of before is gone");
+    expect(assigned.get("source.uid")).toBeNull();
+    expect(assigned.getId(REQUEST_HOST)!.str).toBe("h");
+    // Set again after: a new entry goes at the end, an old name replaces in place.
+    assigned.setString("request.path", "/new");
+    assigned.setString("request.host", "h2");
+    expect(listing(assigned)).toBe("destination.service=svc;request.host=h2;api.service=api;request.path=/new;");
+  });
+
+  it("takes merge's path for a bag with a name without an id, or one larger than its room", () => {
+    const wire = new AttributeBag();
+    wire.setString("request.host", "h");
+    wire.setTransient("x-assign-wire-name", AttributeValue.ofString("w"));
+    const a = new AttributeBag();
+    a.assign(wire);
+    expect(listing(a)).toBe("request.host=h;x-assign-wire-name=w;");
+    const big = new AttributeBag();
+    for (let i = 0; i < 40; i++) big.setString("assign.name" + i.toString(), i.toString());
+    const small = new AttributeBag(4);
+    small.setString("request.host", "old");
+    small.assign(big);
+    expect(small.size).toBe(40);
+    expect(small.get("request.host")).toBeNull();
+    expect(small.getString("assign.name39")).toBe("39");
+  });
+});

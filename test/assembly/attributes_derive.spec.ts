@@ -216,3 +216,50 @@ describe("addRequestAttributes: order of application", () => {
     expect(bag.get("request.query_params")!.map!.get("q")).toBe("1");
   });
 });
+
+function listing(bag: AttributeBag): string {
+  let s = "";
+  for (let i = 0; i < bag.size; i++) {
+    const v = bag.valueAt(i);
+    s += bag.nameAt(i) + "=" + (v.kind == ValueKind.String ? v.str : v.kind.toString()) + ";";
+    expect(bag.indexOf(bag.nameAt(i))).toBe(i, "found where it was set");
+  }
+  return s;
+}
+
+function connected(): RequestView {
+  const r = request([":authority", "a.example", ":path", "/p?x=1", ":method", "GET", "user-agent", "ua"]);
+  r.sourceAddress = "10.0.0.5:41000";
+  r.destinationAddress = "10.0.0.9:15006";
+  r.peerPrincipal = "spiffe://cluster.local/ns/peer/sa/x";
+  return r;
+}
+
+describe("addRequestAttributes: appended or set", () => {
+  // Over a bag without derived attributes and with room, they are appended
+  // without setId's checks; a small bag, or one holding a derived attribute
+  // already, takes setId's path. Either way the bag is the same.
+  it("lists the static attributes, then the derived ones in their order, with or without room", () => {
+    const roomy = new AttributeBag();
+    roomy.setString("destination.service", "svc");
+    roomy.setString("api.service", "static");
+    addRequestAttributes(roomy, connected());
+    const small = new AttributeBag(2);
+    small.setString("destination.service", "svc");
+    small.setString("api.service", "static");
+    addRequestAttributes(small, connected());
+    expect(listing(small)).toBe(listing(roomy));
+    expect(roomy.nameAt(0)).toBe("destination.service");
+    expect(roomy.nameAt(2)).toBe("request.headers");
+  });
+
+  it("keeps a derived attribute's first place when a static one set it", () => {
+    const bag = new AttributeBag();
+    bag.setString("api.service", "static");
+    bag.setString("request.method", "static");
+    addRequestAttributes(bag, connected());
+    expect(bag.nameAt(1)).toBe("request.method");
+    expect(bag.getString("request.method")).toBe("GET");
+    expect(bag.nameAt(2)).toBe("request.headers");
+  });
+});

@@ -16,143 +16,9 @@ import { CheckRequestEncoder, encodeCheckRequest } from "../../assembly/hub/chec
 import { encodeReportRequest, ReportRequestEncoder } from "../../assembly/hub/report_request";
 import { GLOBAL_WORD_COUNT } from "../../assembly/hub/global_words";
 import { RequestValues } from "../../assembly/attributes/request_values";
-
-function hex(b: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < b.length; i++) {
-    const v = <i32>b[i];
-    s += (v < 16 ? "0" : "") + v.toString(16);
-  }
-  return s;
-}
-
-function asciiHex(s: string): string {
-  return hex(Uint8Array.wrap(String.UTF8.encode(s)));
-}
-
-/** {key = 1, value = 2} of a map entry: the key as sint32 and a reader on the value. */
-function entryKey(r: ProtoReader): i32 {
-  let key = 0;
-  while (r.next()) {
-    if (r.field == 1) key = r.sint32();
-    else if (r.field == 2) return key;
-    else r.skip();
-  }
-  return key;
-}
-
-function secondsNanos(r: ProtoReader): string {
-  let s: i64 = 0;
-  let n: i64 = 0;
-  while (r.next()) {
-    if (r.field == 1) s = <i64>r.varint();
-    else if (r.field == 2) n = <i64>(<i32>r.varint());
-    else r.skip();
-  }
-  return s.toString() + "/" + n.toString();
-}
-
-/** CompressedAttributes as text, one item per map entry in wire order. */
-function renderAttributes(r: ProtoReader): string {
-  const parts = new Array<string>();
-  while (r.next()) {
-    const field = r.field;
-    if (field == 1) {
-      parts.push("w:" + r.string());
-      continue;
-    }
-    const e = r.message();
-    const k = entryKey(e);
-    const at = "[" + k.toString() + "]=";
-    if (field == 2) parts.push("s" + at + e.sint32().toString());
-    else if (field == 3) parts.push("i" + at + (<i64>e.varint()).toString());
-    else if (field == 4) parts.push("d" + at + (e.wire == WIRE_FIXED64 ? e.double().toString() : "?"));
-    else if (field == 5) parts.push("b" + at + (e.varint() != 0 ? "true" : "false"));
-    else if (field == 6) parts.push("t" + at + secondsNanos(e.message()));
-    else if (field == 7) parts.push("u" + at + secondsNanos(e.message()));
-    else if (field == 8) parts.push("y" + at + hex(e.bytes()));
-    else if (field == 9) {
-      const m = e.message();
-      const pairs = new Array<string>();
-      while (m.next()) {
-        const p = m.message();
-        const pk = entryKey(p);
-        pairs.push(pk.toString() + ":" + p.sint32().toString());
-      }
-      parts.push("m" + at + "{" + pairs.join(",") + "}");
-    } else parts.push("?" + field.toString());
-  }
-  return parts.join(" ");
-}
-
-function renderCheck(buf: Uint8Array): string {
-  const r = new ProtoReader(buf);
-  const parts = new Array<string>();
-  while (r.next()) {
-    if (r.field == 1) parts.push("attributes(" + renderAttributes(r.message()) + ")");
-    else if (r.field == 2) parts.push("gwc=" + r.varint().toString());
-    else if (r.field == 3) parts.push("id=" + r.string());
-    else if (r.field == 4) {
-      const e = r.message();
-      let name = "";
-      let amount: i64 = 0;
-      let bestEffort = false;
-      while (e.next()) {
-        if (e.field == 1) name = e.string();
-        else if (e.field == 2) {
-          const p = e.message();
-          while (p.next()) {
-            if (p.field == 1) amount = <i64>p.varint();
-            else if (p.field == 2) bestEffort = p.varint() != 0;
-            else p.skip();
-          }
-        } else e.skip();
-      }
-      parts.push("q[" + name + "]=" + amount.toString() + (bestEffort ? "/best-effort" : ""));
-    } else parts.push("?" + r.field.toString());
-  }
-  return parts.join(" ");
-}
-
-function renderReport(buf: Uint8Array): string {
-  const r = new ProtoReader(buf);
-  const parts = new Array<string>();
-  while (r.next()) {
-    if (r.field == 1) parts.push("entry(" + renderAttributes(r.message()) + ")");
-    else if (r.field == 2) parts.push("dw:" + r.string());
-    else if (r.field == 3) parts.push("gwc=" + r.varint().toString());
-    else if (r.field == 4) parts.push("semantics=" + r.varint().toString());
-    else parts.push("?" + r.field.toString());
-  }
-  return parts.join(" ");
-}
-
-function compress(bag: AttributeBag, globalWordCount: i32 = GLOBAL_WORD_COUNT): string {
-  const w = new ProtoWriter();
-  new CompressedAttributesWriter().write(w, bag, new MessageDictionary(globalWordCount), true);
-  return renderAttributes(new ProtoReader(w.finish()));
-}
-
-function headers(k: string, v: string): StringMap {
-  const m = new StringMap();
-  m.set(k, v);
-  return m;
-}
+import { asciiHex, bytesOf, compress, headers, headersOf, hex, renderAttributes, renderCheck, renderReport } from "./hub_render";
 
 const NO_QUOTAS = new Array<QuotaCharge>();
-
-function bytesOf(n: i32): Uint8Array {
-  const b = new Uint8Array(n);
-  for (let i = 0; i < n; i++) b[i] = <u8>i;
-  return b;
-}
-
-function headersOf(path: string, agent: string): StringMap {
-  const m = new StringMap();
-  m.set(":path", path);
-  m.set("user-agent", agent);
-  return m;
-}
 
 describe("CompressedAttributes", () => {
   it("encodes hub-client.md §9.2's example: request.headers = 15, authorization = 50, JWT-Token = -1 (hand-encoded)", () => {
@@ -374,6 +240,65 @@ describe("ReportRequest", () => {
       reference.push(fresh);
     }
     expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
+  });
+
+  it("gives the same bytes when header maps are filled again from the same, equal or other blocks, or changed between", () => {
+    // Two streams' maps taking turns, each filled per request: a map filled
+    // again from the same block keeps its reading (the memo compares that),
+    // another map or a changed one reads the block anew (the memo compares bytes).
+    const first = new HeaderMap();
+    const second = new HeaderMap();
+    const paths = ["/a/1", "/a/1", "/a/1", "/a/2", "/a/2", "/a/1", "/a/1", "/a/1", "/a/3"];
+    const useSecond = [false, false, true, false, true, true, false, false, false];
+    // Before entry 7, the first map is changed (a header removed): its block is read again.
+    const values = new RequestValues();
+    const bag = new AttributeBag();
+    const encoder = new ReportRequestEncoder();
+    encoder.begin(GLOBAL_WORD_COUNT);
+    const reference = new Array<AttributeBag>();
+    for (let i = 0; i < paths.length; i++) {
+      const map = useSecond[i] ? second : first;
+      if (i == 7) first.remove("user-agent");
+      const pairs = encodePairs([":path", "user-agent"], [paths[i], "curl"]);
+      expect(map.fill(pairs.dataStart, <usize>pairs.length)).toBe(true);
+      values.reset();
+      bag.clear();
+      bag.set("request.headers", values.map(map));
+      bag.set("response.time", values.timestampNanos(1_700_000_000_000_000_000 + <i64>i));
+      expect(encoder.append(bag, i32.MAX_VALUE)).toBe(true);
+      const fresh = new AttributeBag();
+      fresh.set("request.headers", AttributeValue.ofMap(headersOf(paths[i], "curl")));
+      fresh.set("response.time", AttributeValue.ofTimestampNanos(1_700_000_000_000_000_000 + <i64>i));
+      reference.push(fresh);
+    }
+    expect(hex(encoder.finish())).toBe(hex(encodeReportRequest(reference, GLOBAL_WORD_COUNT)));
+  });
+
+  it("copies repeated values right after entries shorter than 128 bytes and longer than 16 KiB", () => {
+    // An entry's length takes one byte, two, or three: its contents (and what
+    // the memo remembers of them) move down by one, stay, or move up by one.
+    const sizes: i32[] = [4, 4, 300, 300, 20000, 20000, 4, 4];
+    const encoder = new ReportRequestEncoder();
+    encoder.begin(GLOBAL_WORD_COUNT);
+    const values = new RequestValues();
+    const bag = new AttributeBag();
+    const rendered = new Array<string>();
+    for (let i = 0; i < sizes.length; i++) {
+      values.reset();
+      bag.clear();
+      bag.setString("my.attr", "x");
+      bag.set("destination.ip", AttributeValue.ofBytes(bytesOf(sizes[i])));
+      bag.set("response.code", values.int64(i < 4 ? 200 : 404));
+      expect(encoder.append(bag, i32.MAX_VALUE)).toBe(true);
+      const alone = new ReportRequestEncoder();
+      alone.begin(GLOBAL_WORD_COUNT);
+      alone.append(bag, i32.MAX_VALUE);
+      rendered.push(renderReport(alone.finish()).split(" dw:")[0]);
+    }
+    // Each entry reads as it does alone in a message (the words, all in the
+    // same first-use order, get the same indexes).
+    const entries = renderReport(encoder.finish()).split(" dw:")[0];
+    expect(entries).toBe(rendered.join(" "));
   });
 
   it("gives the same bytes when shared values of other objects carry the same, or other, numbers and bytes", () => {

@@ -46,6 +46,35 @@ describe("ProtoWriter (protobuf encoding guide)", () => {
     }
   });
 
+  it("writes a submessage with beginWide/endWide as begin/end would, and says how far its contents moved", () => {
+    // Payloads of 0 to 2 MiB: one-, two-, three- and four-byte lengths, and their edges.
+    const sizes: i32[] = [0, 1, 126, 127, 128, 129, 300, 16382, 16383, 16384, 16385, 40000, 2097151, 2097152];
+    for (let k = 0; k < sizes.length; k++) {
+      const size = sizes[k];
+      const narrow = new ProtoWriter(1);
+      narrow.uint64Field(5, 7);
+      const m1 = narrow.begin(1);
+      narrow.raw(bytesOfLength(size).dataStart, size);
+      narrow.end(m1);
+      narrow.uint64Field(6, 8);
+      const wide = new ProtoWriter(1);
+      wide.uint64Field(5, 7);
+      const m2 = wide.beginWide(1);
+      const contentAt = wide.length;
+      wide.raw(bytesOfLength(size).dataStart, size);
+      const moved = wide.endWide(m2);
+      wide.uint64Field(6, 8);
+      const a = narrow.finish();
+      const b = wide.finish();
+      expect(b.length).toBe(a.length, size.toString());
+      expect(memory.compare(a.dataStart, b.dataStart, <usize>a.length)).toBe(0, size.toString());
+      // The contents now start where the length's varint ends.
+      const lengthBytes = size < 0x80 ? 1 : size < 0x4000 ? 2 : size < 0x200000 ? 3 : 4;
+      expect(moved).toBe(lengthBytes - 2, size.toString());
+      expect(contentAt + moved).toBe(2 + 1 + lengthBytes, size.toString());
+    }
+  });
+
   it("nests in-place submessages, and rewinds what was written after a point", () => {
     const w = new ProtoWriter(1);
     const outer = w.begin(1);
@@ -323,3 +352,9 @@ describe("Attributes codec (mesh.hub.v1.Attributes)", () => {
     expect(decodeAttributes(bytes("0a080a01611203120562"))).toBeNull();
   });
 });
+
+function bytesOfLength(n: i32): Uint8Array {
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i++) b[i] = <u8>(i * 31 + 7);
+  return b;
+}
