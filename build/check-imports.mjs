@@ -51,7 +51,7 @@ const ASSEMBLY_LAYERS = [
     units: ["assembly/proto", "assembly/pairs.ts", "assembly/string_match.ts"],
     why: "protobuf reading and writing (and the x-mesh-attributes codec), header pairs, string matches over attributes",
   },
-  { units: ["assembly/request.ts", "assembly/quota.ts"], why: "a request's view, quota rules" },
+  { units: ["assembly/request.ts", "assembly/quota.ts", "assembly/derived_places.ts"], why: "a request's view, quota rules, the derived attributes' order" },
   {
     units: ["assembly/hub", "assembly/api_key.ts", "assembly/request_derivation.ts"],
     why: "the hub's wire messages, API keys, the request attributes' derivation",
