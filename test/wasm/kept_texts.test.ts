@@ -71,6 +71,20 @@ describe("texts kept by address read as the bytes there decode", () => {
     });
   }
 
+  it("callText: names encoded afresh at new addresses each call, one byte changed now and then, read as decoded", () => {
+    const next = random(42);
+    const { memory, wasm } = moduleMemory();
+    const names = ["outbound|9090||hub.mesh.svc.cluster.local", "mesh.hub.v1.Hub", "Check", "Report", "Chec\u00e9"].map((n) => Buffer.from(n));
+    let at = 8;
+    for (let call = 0; call < 5_000; call++) {
+      const bytes = Buffer.from(names[Math.floor(next() * names.length)]);
+      if (next() < 0.1) bytes[Math.floor(next() * bytes.length)] ^= 1 << Math.floor(next() * 8);
+      at = (at + 1 + Math.floor(next() * 64)) % (wasm.buffer.byteLength - 64);
+      new Uint8Array(wasm.buffer).set(bytes, at);
+      assert.equal(memory.callText(at, bytes.length), bytes.toString("utf8"), `call ${call}: ${bytes.toString("hex")} at ${at}`);
+    }
+  });
+
   it("a read past the end of memory gives what Buffer#toString gives", () => {
     const { memory, wasm } = moduleMemory();
     const end = wasm.buffer.byteLength;
