@@ -29,9 +29,9 @@ export function grpcImports(state: ContextState, memory: ModuleMemory, env: Host
       const call: GrpcCall = {
         token,
         rootId: state.rootOf(state.current),
-        cluster: memory.callText(cPtr, cLen),
-        service: memory.callText(sPtr, sLen),
-        method: memory.callText(mPtr, mLen),
+        cluster: memory.text(cPtr, cLen),
+        service: memory.text(sPtr, sLen),
+        method: memory.text(mPtr, mLen),
         metadata: mdLen > 0 ? decodePairs(memory.bytesAt(mdPtr, mdLen)) : [],
         // A copy (Buffer#slice would be a view): the embedder sends it later, when the module has reused that memory.
         // Made with room for gRPC's prefix, so the hub transport frames it without a second copy.

@@ -33,8 +33,6 @@ interface KeptText extends Snapshot {
 /** Texts longer than this are decoded each time; at most this many are kept. */
 const MAX_KEPT_TEXT = 256;
 const MAX_KEPT_TEXTS = 64;
-/** How many gRPC call names callText keeps (a filter calls a service or two on a cluster or two). */
-const MAX_CALL_TEXTS = 16;
 
 /**
  * The module's linear memory as every host call reads and writes it: texts
@@ -52,8 +50,6 @@ export class ModuleMemory {
   private memoryWords!: Int32Array;
   /** Header texts the module passed, by address (headerText). */
   private readonly keptTexts = new Map<number, KeptText>();
-  /** The gRPC calls' cluster, service and method names seen, with their bytes (callText), the latest last. */
-  private readonly callTexts: Array<{ bytes: Buffer; text: string }> = [];
 
   /** The instance's exports, once instantiated (the import table is made before). */
   attach(exports: MemoryExports): void {
@@ -173,28 +169,6 @@ export class ModuleMemory {
     const text = this.text(ptr, len);
     if (this.keptTexts.size >= MAX_KEPT_TEXTS) this.keptTexts.clear();
     this.keptTexts.set(ptr, { ...this.snapshot(ptr, len), text, lower: undefined });
-    return text;
-  }
-
-  /**
-   * A gRPC call's cluster, service or method name, as text. The module
-   * encodes them afresh for each call, at new addresses, but they are the
-   * same few: each is kept with its bytes and found again by comparing them
-   * (decoding three names through Buffer#toString cost some 10 000
-   * instructions a call in baseline code, where the hub path stays for long:
-   * it runs once per ~90 requests).
-   */
-  callText(ptr: number, len: number): string {
-    if (len > MAX_KEPT_TEXT) return this.text(ptr, len);
-    const mem = this.bytes;
-    const kept = this.callTexts;
-    for (let i = kept.length - 1; i >= 0; i--) {
-      const k = kept[i];
-      if (k.bytes.length === len && sameBytes(mem, ptr, k.bytes)) return k.text;
-    }
-    const text = this.text(ptr, len);
-    if (kept.length >= MAX_CALL_TEXTS) kept.shift();
-    kept.push({ bytes: Buffer.from(mem.subarray(ptr, ptr + len)), text });
     return text;
   }
 

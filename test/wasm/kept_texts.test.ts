@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ModuleMemory } from "../../host/wasm/abi_memory.ts";
 
-// The texts the host keeps by address (a gRPC call's names, headers) must be
-// exactly what decoding the bytes then would give: the module may write
-// other bytes at an address it used before, grow its memory, or pass bytes
-// that are not UTF-8.
+// The texts the host keeps by address (headerText, recognized again by
+// ModuleMemory#holds) must be exactly what decoding the bytes then would
+// give: the module may write other bytes at an address it used before, grow
+// its memory, or pass bytes that are not UTF-8.
 
 /** A small deterministic generator (mulberry32), so a failure can be replayed. */
 function random(seed: number): () => number {
@@ -40,48 +40,51 @@ function someBytes(next: () => number): Uint8Array {
 }
 
 describe("texts kept by address read as the bytes there decode", () => {
-  for (const [what, read] of [
-    ["callText", (m: ModuleMemory, p: number, l: number) => m.callText(p, l)],
-    ["headerText", (m: ModuleMemory, p: number, l: number) => m.headerText(p, l)],
-  ] as const) {
-    it(`${what}: 20 000 reads among writes, length changes and growth equal Buffer#toString's text`, () => {
-      const next = random(what.length * 7919);
-      const { memory, wasm } = moduleMemory();
-      // A few addresses, aligned and not, reused again and again, as the module reuses its own.
-      const addresses = [64, 65, 66, 67, 128, 1024, 4096, 4099, 60_000, 65_536 - 16];
-      const lengths = new Map<number, number>();
-      for (let step = 0; step < 20_000; step++) {
-        const at = addresses[Math.floor(next() * addresses.length)];
-        const action = next();
-        if (action < 0.3 || !lengths.has(at)) {
-          const bytes = someBytes(next);
-          const fits = Math.min(bytes.length, wasm.buffer.byteLength - at);
-          new Uint8Array(wasm.buffer).set(bytes.subarray(0, fits), at);
-          lengths.set(at, fits);
-        } else if (action < 0.32 && wasm.buffer.byteLength < 8 * 65_536) {
-          wasm.grow(1);
-        } else if (action < 0.35) {
-          // The same address read with another length.
-          lengths.set(at, Math.floor(next() * 24));
-        }
-        const len = Math.min(lengths.get(at) as number, wasm.buffer.byteLength - at);
-        const expected = Buffer.from(wasm.buffer).toString("utf8", at, at + len);
-        assert.equal(read(memory, at, len), expected, `step ${step}: ${len} bytes at ${at}`);
-      }
-    });
-  }
-
-  it("callText: names encoded afresh at new addresses each call, one byte changed now and then, read as decoded", () => {
-    const next = random(42);
+  it("headerText: 20 000 reads among writes, length changes and growth equal Buffer#toString's text", () => {
+    const next = random(7919);
     const { memory, wasm } = moduleMemory();
-    const names = ["outbound|9090||hub.mesh.svc.cluster.local", "mesh.hub.v1.Hub", "Check", "Report", "Chec\u00e9"].map((n) => Buffer.from(n));
-    let at = 8;
-    for (let call = 0; call < 5_000; call++) {
-      const bytes = Buffer.from(names[Math.floor(next() * names.length)]);
-      if (next() < 0.1) bytes[Math.floor(next() * bytes.length)] ^= 1 << Math.floor(next() * 8);
-      at = (at + 1 + Math.floor(next() * 64)) % (wasm.buffer.byteLength - 64);
-      new Uint8Array(wasm.buffer).set(bytes, at);
-      assert.equal(memory.callText(at, bytes.length), bytes.toString("utf8"), `call ${call}: ${bytes.toString("hex")} at ${at}`);
+    // A few addresses, aligned and not, reused again and again, as the module reuses its own.
+    const addresses = [64, 65, 66, 67, 128, 1024, 4096, 4099, 60_000, 65_536 - 16];
+    const lengths = new Map<number, number>();
+    for (let step = 0; step < 20_000; step++) {
+      const at = addresses[Math.floor(next() * addresses.length)];
+      const action = next();
+      if (action < 0.3 || !lengths.has(at)) {
+        const bytes = someBytes(next);
+        const fits = Math.min(bytes.length, wasm.buffer.byteLength - at);
+        new Uint8Array(wasm.buffer).set(bytes.subarray(0, fits), at);
+        lengths.set(at, fits);
+      } else if (action < 0.32 && wasm.buffer.byteLength < 8 * 65_536) {
+        wasm.grow(1);
+      } else if (action < 0.35) {
+        // The same address read with another length.
+        lengths.set(at, Math.floor(next() * 24));
+      }
+      const len = Math.min(lengths.get(at) as number, wasm.buffer.byteLength - at);
+      const expected = Buffer.from(wasm.buffer).toString("utf8", at, at + len);
+      assert.equal(memory.headerText(at, len), expected, `step ${step}: ${len} bytes at ${at}`);
+    }
+  });
+
+  it("holds: true exactly when every byte of a snapshot is still there, over 20 000 changes of one byte, aligned and not", () => {
+    const next = random(31);
+    const { memory, wasm } = moduleMemory();
+    const view = new Uint8Array(wasm.buffer);
+    for (let round = 0; round < 200; round++) {
+      const at = 256 + Math.floor(next() * 4096);
+      const len = Math.floor(next() * 240);
+      for (let i = 0; i < len; i++) view[at + i] = Math.floor(next() * 256);
+      const snapshot = memory.snapshot(at, len);
+      for (let change = 0; change < 100; change++) {
+        // A byte inside the snapshot, or one just around it (which must not matter).
+        const where = at - 2 + Math.floor(next() * (len + 4));
+        const was = view[where];
+        view[where] = next() < 0.3 ? was : Math.floor(next() * 256);
+        const same = Buffer.compare(Buffer.from(wasm.buffer, at, len), snapshot.bytes) === 0;
+        assert.equal(memory.holds(at, snapshot), same, `round ${round}, change ${change}: ${len} bytes at ${at}`);
+        // Mostly put back, so that both answers come often.
+        if (next() < 0.8) view[where] = was;
+      }
     }
   });
 
@@ -90,8 +93,8 @@ describe("texts kept by address read as the bytes there decode", () => {
     const end = wasm.buffer.byteLength;
     new Uint8Array(wasm.buffer).set(Buffer.from("Che"), end - 3);
     for (let i = 0; i < 3; i++) {
-      assert.equal(memory.callText(end - 3, 5), Buffer.from(wasm.buffer).toString("utf8", end - 3, end + 2));
-      assert.equal(memory.callText(end - 4, 8), Buffer.from(wasm.buffer).toString("utf8", end - 4, end + 4));
+      assert.equal(memory.headerText(end - 3, 5), Buffer.from(wasm.buffer).toString("utf8", end - 3, end + 2));
+      assert.equal(memory.headerText(end - 4, 8), Buffer.from(wasm.buffer).toString("utf8", end - 4, end + 4));
     }
   });
 });
