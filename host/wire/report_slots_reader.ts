@@ -46,6 +46,9 @@ const KEY_TAG = (1 << 3) | WIRE_VARINT;
 const PAIR_TAG = (1 << 3) | WIRE_LEN;
 const PAIR_VALUE_TAG = (2 << 3) | WIRE_VARINT;
 
+/** Rows made at first for a batch without DELTA_ENCODING (doubled when more entries are read whole). */
+const FIRST_ROWS = 16;
+
 let spareLayouts: [EntryLayout, EntryLayout] | undefined;
 
 /** The entries of a plainly well-formed ReportRequest in `slots`, or undefined: take the other paths. */
@@ -71,6 +74,7 @@ class SlotsReader {
   private members = new Uint8Array(0);
   private at = new Int32Array(0);
   private end = new Int32Array(0);
+  private rowCapacity = 0;
   private stampOf = new Int32Array(0);
   // Map entries of the entry being read whose key is a local word, known only once its words are: key, member, value start and end.
   private local = new Int32Array(4 * 16);
@@ -106,11 +110,12 @@ class SlotsReader {
     const defaultWords = defaults.words;
     const count = starts.length;
     const width = this.width;
-    const members = (this.members = new Uint8Array(count * width));
-    const at = (this.at = new Int32Array(count * width));
-    const end = (this.end = new Int32Array(count * width));
+    // A row per entry read whole (a taken entry shares the row of the entry before), made as needed: a sidecar's
+    // batch of 100 needs a few; under DELTA_ENCODING, one per entry.
+    let rows = 0;
+    this.rowsFor(delta ? count : Math.min(count, FIRST_ROWS));
     this.stampOf = new Int32Array(width);
-    // Per entry, the entry whose row holds its slots and how far after that entry it starts (ReportSlots).
+    // Per entry, the row that holds its slots and how far after that row's entry it starts (ReportSlots).
     const [rowOf, shift] = [new Int32Array(count), new Int32Array(count)];
     const changed = (this.changed = new ChangedSlots(count));
     const words: Array<readonly string[]> = new Array(count);
@@ -120,18 +125,20 @@ class SlotsReader {
     let laidOut = false;
     const firstDifference = differencesIn(this.r.buf);
     for (let e = 0; e < count; e++) {
-      const base = e * width;
+      if (rows === this.rowCapacity) this.rowsFor(rows * 2);
+      const base = rows * width;
+      // Under DELTA_ENCODING every entry has its own row, the one after the entry before's.
       if (delta && e > 0) {
-        members.copyWithin(base, base - width, base);
-        at.copyWithin(base, base - width, base);
-        end.copyWithin(base, base - width, base);
+        this.members.copyWithin(base, base - width, base);
+        this.at.copyWithin(base, base - width, base);
+        this.end.copyWithin(base, base - width, base);
       }
       this.low = 0;
       this.high = 0;
       let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1, delta) : -1;
       // Taken: its slots are the entry before's, moved (not under DELTA_ENCODING: slots it does not give stay put).
       const shared = n >= 0 && !delta;
-      rowOf[e] = shared ? rowOf[e - 1] : e;
+      rowOf[e] = shared ? rowOf[e - 1] : rows++;
       shift[e] = shared ? shift[e - 1] + starts[e] - starts[e - 1] : 0;
       changed.end(e, shared);
       if (n < 0) {
@@ -156,7 +163,21 @@ class SlotsReader {
         if (slot > 0) this.put(base, e + 1, slot - 1, found[j + 1], found[j + 2], found[j + 3]);
       }
     }
-    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, rowOf, shift, changed, words, defaults);
+    return new ReportSlots(this.slots, count, globalWordCount, this.r, this.members, this.at, this.end, rowOf, shift, changed, words, defaults);
+  }
+
+  /** Room for `n` rows, those made so far kept (the new ones are zero: no member gave their slots). */
+  private rowsFor(n: number): void {
+    const members = new Uint8Array(n * this.width);
+    const at = new Int32Array(n * this.width);
+    const end = new Int32Array(n * this.width);
+    members.set(this.members);
+    at.set(this.at);
+    end.set(this.end);
+    this.members = members;
+    this.at = at;
+    this.end = end;
+    this.rowCapacity = n;
   }
 
   /** Entry `stamp - 1` (row `base`) gives `slot`: the general path would pick one of two values by its order of keys. */

@@ -273,6 +273,30 @@ describe("hub ReportRequest reader for the standard metrics (slots)", () => {
     );
   });
 
+  it("reads batches of many entries, each read whole or taken, as the general path does (rows made as needed)", () => {
+    // Entries of varying lengths (read whole) and repeats (taken), more than the rows a batch starts with, with and without DELTA_ENCODING.
+    const s = (key: number, index: number): MapEntryLayout => ({ member: 2, key, value: { member: 2, index }, valueFirst: false });
+    const n = (key: number, v: bigint): MapEntryLayout => ({ member: 3, key, value: { member: 3, int: v }, valueFirst: false });
+    const names = ["request.path", "request.method", "response.size", "response.code"];
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(3), fc.nat(70_000), fc.boolean()), { minLength: 17, maxLength: 80 }), fc.boolean(), (steps, delta) => {
+        const entries = steps.map(([k, size, method]) => ({
+          words: [],
+          wordsFirst: false,
+          maps: [
+            s(g("request.path"), -1 - (k % 2)),
+            ...(method || !delta ? [s(g("request.method"), -3)] : []),
+            n(g("response.size"), BigInt(size)),
+            ...(k > 1 ? [n(g("response.code"), 200n)] : []),
+          ],
+        }));
+        const layout: RequestLayout = { defaultWords: ["/a", "/b", "GET"].map(text), entries, semantics: delta ? 0 : 1, trailerFirst: false };
+        assert.ok(sameAsGeneral(encodeReport(layout), names));
+      }),
+      { numRuns: RUNS / 4 },
+    );
+  });
+
   it("applies DELTA_ENCODING: a slot an entry does not give keeps the entry before's value", () => {
     const s = (key: number, index: number): MapEntryLayout => ({ member: 2, key, value: { member: 2, index }, valueFirst: false });
     const layout: RequestLayout = {
