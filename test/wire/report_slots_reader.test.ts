@@ -179,11 +179,15 @@ describe("hub ReportRequest reader for the standard metrics (slots)", () => {
     fc.assert(
       fc.property(repeatingRequestLayout(false), slotNames, (layout, names) => {
         const answered = sameAsGeneral(encodeReport(layout), names);
-        // Entries found the same as the entry before (known from the reading, or by their bytes) hold the same values.
+        // Entries found the same as the entry before (known from the reading, or by their bytes) hold the same values and counts.
         const taken = readReportSlots(encodeReport(layout), DICTIONARY, new AttributeSlots(names));
         for (let e = 1; e < (taken?.count ?? 0); e++) {
           for (let slot = 0; slot < names.length; slot++) {
             if (taken!.same(e, e - 1, Int32Array.of(slot))) assert.deepStrictEqual(comparable(taken!.value(e, slot)), comparable(taken!.value(e - 1, slot)));
+            if (taken!.sameAsBefore(e, slot)) {
+              assert.deepStrictEqual(comparable(taken!.value(e, slot)), comparable(taken!.value(e - 1, slot)));
+              assert.equal(taken!.countOf(e, slot), taken!.countOf(e - 1, slot));
+            }
           }
         }
         if (readable(layout, names) && knownWords(layout)) {
