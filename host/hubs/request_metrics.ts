@@ -91,6 +91,9 @@ export class RequestMetrics {
   /** Reports counted so far, and the protocol of the last one. */
   private counted = 0;
   private lastProtocol: "http" | "tcp" | undefined;
+  /** The entry whose values countAgain() put in the groups' `counts` last. */
+  private countsOf: ReportSlots | undefined;
+  private countsEntry = -1;
   private readonly overflow: Counter<"metric">;
 
   constructor(
@@ -180,6 +183,7 @@ export class RequestMetrics {
       const same = i > 0 && batch.same(i, i - 1, this.labelInputs);
       if (!same || !this.countAgain(batch, i)) this.count(view, same);
     }
+    this.countsOf = undefined;
   }
 
   /**
@@ -197,20 +201,27 @@ export class RequestMetrics {
       return true;
     }
     const groups = this.groups;
+    // The counts made last are entry i - 1's: those of slots whose bytes entry i shares with it are kept.
+    const after = this.countsOf === batch && this.countsEntry === i - 1;
+    this.countsOf = undefined;
     for (const group of groups) {
       if (group.protocol !== protocol) continue;
       const slots = group.countSlots;
       if (slots === undefined || group.last === undefined || group.last.counted !== counted - 1) return false;
       for (let m = 0; m < slots.length; m++) {
-        if (slots[m] < 0) {
+        const slot = slots[m];
+        if (slot < 0) {
           group.counts[m] = group.constants[m];
           continue;
         }
-        const count = batch.countOf(i, slots[m]);
+        if (after && batch.sameAsBefore(i, slot)) continue;
+        const count = batch.countOf(i, slot);
         if (count === undefined) return false;
         group.counts[m] = count / group.divisors[m];
       }
     }
+    this.countsOf = batch;
+    this.countsEntry = i;
     this.counted = counted;
     for (const group of groups) {
       if (group.protocol !== protocol) continue;

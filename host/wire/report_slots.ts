@@ -139,6 +139,17 @@ export class ChangedSlots {
     this.to[e] = this.mark = this.length;
   }
 
+  /** Whether entry `e` shares the row of the entry before and none of its differing fields is for `slot` (false when unsure). */
+  notOf(e: number, slot: number): boolean {
+    const to = this.to[e];
+    if (to < 0) return false;
+    for (let j = this.from[e]; j < to; j++) {
+      const s = this.slots[j];
+      if (s === slot || s === -2) return false;
+    }
+    return true;
+  }
+
   /** Whether entry `e` shares the row of the entry before and none of its differing fields is for a slot `mask` marks (false when unsure). */
   noneOf(e: number, mask: Uint8Array): boolean {
     const to = this.to[e];
@@ -225,6 +236,11 @@ export class ReportSlots {
       } else nanos = r.varint(to) | 0;
     }
     return seconds * 1000 + nanos / 1e6;
+  }
+
+  /** Whether entry `entry` (not the first) holds the entry before's bytes in `slot` (false when unsure): the same countOf. */
+  sameAsBefore(entry: number, slot: number): boolean {
+    return this.changed.notOf(entry, slot);
   }
 
   /**

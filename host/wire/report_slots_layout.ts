@@ -50,6 +50,50 @@ export class EntryLayout {
     this.count = k + 1;
   }
 
+  /**
+   * How many bytes later `position` (relative to the entry's start) is in an
+   * entry whose fields `moves` lists (four numbers each, in field order: a
+   * field, and relative to that entry's start its end, value start and
+   * value end) differ: by as many as the last such field before it grew.
+   */
+  movedBy(position: number, moves: Int32Array, n: number): number {
+    let d = 0;
+    for (let m = 0; m < n; m += 4) {
+      const k = moves[m];
+      if (this.end[k] > position) break;
+      d = moves[m + 1] - this.end[k];
+    }
+    return d;
+  }
+
+  /** Becomes the layout of such an entry (`length` bytes; its fields named by local words did not move). */
+  move(moves: Int32Array, n: number, length: number): void {
+    for (let j = 0; j < this.localCount; j += 4) {
+      this.local[j + 2] = relative(this.local[j + 2], -this.movedBy(this.local[j + 2], moves, n));
+      this.local[j + 3] = relative(this.local[j + 3], -this.movedBy(this.local[j + 3], moves, n));
+    }
+    const { end, at, valueEnd } = this;
+    let m = 0;
+    let d = 0;
+    // The fields before the first one read are where they were.
+    for (let k = n > 0 ? moves[0] : this.count; k < this.count; k++) {
+      if (m < n && moves[m] === k) {
+        d = moves[m + 1] - end[k];
+        end[k] = moves[m + 1];
+        at[k] = moves[m + 2];
+        valueEnd[k] = moves[m + 3];
+        m += 4;
+        continue;
+      }
+      end[k] += d;
+      const a = at[k];
+      if (a !== NO_VALUE) at[k] = a + d;
+      const v = valueEnd[k];
+      if (v !== NO_VALUE) valueEnd[k] = v + d;
+    }
+    this.length = length;
+  }
+
   /** A slot its fields gave (a global word's). */
   gave(slot: number): void {
     if (this.givenCount === this.given.length) this.given = twice(this.given);
@@ -73,7 +117,7 @@ export function relative(position: number, from: number): number {
   return position === NO_VALUE ? NO_VALUE : position - from;
 }
 
-function twice(a: Int32Array): Int32Array {
+export function twice(a: Int32Array): Int32Array {
   const b = new Int32Array(a.length * 2);
   b.set(a);
   return b;

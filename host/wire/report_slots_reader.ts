@@ -15,36 +15,26 @@
 // the general path's map holds under that name.
 //
 // A sidecar's entries are mostly byte for byte the entry before's (the same
-// attributes in the same order; ids, times and sizes differ, in as many
-// bytes): an entry of the entry before's length is compared with it in
-// WebAssembly (byte_differences.ts), and only the fields where they differ
-// are read; if each has the place, member, key and value's place it had in
-// the entry before, the entry is taken as that one was read (taken()).
+// attributes in the same order; ids, times and sizes differ, mostly in as
+// many bytes, a time's nanoseconds one in twelve times a byte more or less):
+// an entry is compared with the entry before in WebAssembly
+// (byte_differences.ts), and only the fields where they differ are read,
+// the bytes after one of another length compared that many bytes on; if
+// each has the member and key it had in the entry before, the entry is taken
+// as that one was read (taken()), sharing its row where every field is
+// where it was.
 
 import type { GlobalDictionary } from "./compressed.ts";
-import {
-  AttributesReader,
-  NO_VALUE,
-  WORDS,
-  STRINGS,
-  INT64S,
-  DOUBLES,
-  BOOLS,
-  TIMESTAMPS,
-  DURATIONS,
-  BYTES,
-  STRING_MAPS,
-  VALUE_WIRE,
-} from "./compressed_attributes_reader.ts";
+import { AttributesReader, NO_VALUE, WORDS } from "./compressed_attributes_reader.ts";
 import { differencesIn, type FirstDifference } from "./byte_differences.ts";
-import { EntryLayout, relative } from "./report_slots_layout.ts";
+import { EntryFields } from "./report_slots_fields.ts";
+import { EntryLayout, relative, twice } from "./report_slots_layout.ts";
 import { type AttributeSlots, ChangedSlots, DefaultWords, ReportSlots } from "./report_slots.ts";
 import { readReportFields } from "./report_request_reader.ts";
-import { instantAt, NOT_PLAIN, skipVarint, WIRE_LEN, WIRE_VARINT } from "./strict_wire_cursor.ts";
+import { NOT_PLAIN } from "./strict_wire_cursor.ts";
 
-const KEY_TAG = (1 << 3) | WIRE_VARINT;
-const PAIR_TAG = (1 << 3) | WIRE_LEN;
-const PAIR_VALUE_TAG = (2 << 3) | WIRE_VARINT;
+/** Rows made at first for a batch without DELTA_ENCODING (doubled when more entries are read whole). */
+const FIRST_ROWS = 16;
 
 let spareLayouts: [EntryLayout, EntryLayout] | undefined;
 
@@ -71,23 +61,19 @@ class SlotsReader {
   private members = new Uint8Array(0);
   private at = new Int32Array(0);
   private end = new Int32Array(0);
+  private rowCapacity = 0;
   private stampOf = new Int32Array(0);
   // Map entries of the entry being read whose key is a local word, known only once its words are: key, member, value start and end.
   private local = new Int32Array(4 * 16);
-  // The lowest and highest word index the entry names (keys, strings, string maps' pairs; 0 where one is missing).
-  private low = 0;
-  private high = 0;
-  // The words of the entry being read, when it has its own.
-  private own: string[] | undefined;
-  // The field field() read last: its member, key and value's start and end.
-  private fMember = 0;
-  private fKey = 0;
-  private fAt = NO_VALUE;
-  private fValueEnd = NO_VALUE;
+  // The fields of the entry being read, one at a time.
+  private readonly f: EntryFields;
   // The layout of the last entry entry() read without words of its own, and the one entry() is making.
   private layout: EntryLayout;
   private fresh: EntryLayout;
   private changed = new ChangedSlots(0);
+  // taken(): the fields it read, and whether the entry got a row of its own.
+  private moves: Int32Array = new Int32Array(4 * 8);
+  private ownRow = false;
 
   constructor(
     private readonly r: AttributesReader,
@@ -96,6 +82,7 @@ class SlotsReader {
     layouts: [EntryLayout, EntryLayout],
   ) {
     [this.layout, this.fresh] = layouts;
+    this.f = new EntryFields(r);
     this.width = slots.names.length;
     this.globalSlots = slots.globalSlots(global);
   }
@@ -106,11 +93,12 @@ class SlotsReader {
     const defaultWords = defaults.words;
     const count = starts.length;
     const width = this.width;
-    const members = (this.members = new Uint8Array(count * width));
-    const at = (this.at = new Int32Array(count * width));
-    const end = (this.end = new Int32Array(count * width));
+    // A row per entry read whole (a taken entry shares the row of the entry before), made as needed: a sidecar's
+    // batch of 100 needs a few; under DELTA_ENCODING, one per entry.
+    let rows = 0;
+    this.rowsFor(delta ? count : Math.min(count, FIRST_ROWS));
     this.stampOf = new Int32Array(width);
-    // Per entry, the entry whose row holds its slots and how far after that entry it starts (ReportSlots).
+    // Per entry, the row that holds its slots and how far after that row's entry it starts (ReportSlots).
     const [rowOf, shift] = [new Int32Array(count), new Int32Array(count)];
     const changed = (this.changed = new ChangedSlots(count));
     const words: Array<readonly string[]> = new Array(count);
@@ -120,31 +108,33 @@ class SlotsReader {
     let laidOut = false;
     const firstDifference = differencesIn(this.r.buf);
     for (let e = 0; e < count; e++) {
-      const base = e * width;
+      if (rows === this.rowCapacity) this.rowsFor(rows * 2);
+      const base = rows * width;
+      // Under DELTA_ENCODING every entry has its own row, the one after the entry before's.
       if (delta && e > 0) {
-        members.copyWithin(base, base - width, base);
-        at.copyWithin(base, base - width, base);
-        end.copyWithin(base, base - width, base);
+        this.members.copyWithin(base, base - width, base);
+        this.at.copyWithin(base, base - width, base);
+        this.end.copyWithin(base, base - width, base);
       }
-      this.low = 0;
-      this.high = 0;
-      let n = laidOut && ends[e] - starts[e] === this.layout.length ? this.taken(firstDifference, starts[e - 1], starts[e], base, e + 1, delta) : -1;
-      // Taken: its slots are the entry before's, moved (not under DELTA_ENCODING: slots it does not give stay put).
-      const shared = n >= 0 && !delta;
-      rowOf[e] = shared ? rowOf[e - 1] : e;
+      this.f.low = 0;
+      this.f.high = 0;
+      let n = laidOut ? this.taken(firstDifference, starts[e - 1], starts[e], ends[e], base, e + 1, rowOf[e - 1] * width, shift[e - 1], delta) : -1;
+      // Taken where it was: its slots are the entry before's, moved (not under DELTA_ENCODING: slots it does not give stay put).
+      const shared = n >= 0 && !delta && !this.ownRow;
+      rowOf[e] = shared ? rowOf[e - 1] : rows++;
       shift[e] = shared ? shift[e - 1] + starts[e] - starts[e - 1] : 0;
       changed.end(e, shared);
       if (n < 0) {
-        this.low = 0;
-        this.high = 0;
+        this.f.low = 0;
+        this.f.high = 0;
         n = this.entry(starts[e], ends[e], base, e + 1);
-        laidOut = this.own === undefined;
+        laidOut = this.f.own === undefined;
         if (laidOut) [this.layout, this.fresh] = [this.fresh, this.layout];
       }
-      const own = this.own;
+      const own = this.f.own;
       if (own !== undefined && delta) throw NOT_PLAIN;
       const local = own ?? defaultWords;
-      if (this.high >= this.global.length || -this.low - 1 >= local.length) throw NOT_PLAIN;
+      if (this.f.high >= this.global.length || -this.f.low - 1 >= local.length) throw NOT_PLAIN;
       words[e] = local;
       if (n === 0) continue;
       const localSlots = own !== undefined ? new Int32Array(own.length).fill(-1) : (defaultSlots ??= new Int32Array(defaultWords.length).fill(-1));
@@ -156,7 +146,21 @@ class SlotsReader {
         if (slot > 0) this.put(base, e + 1, slot - 1, found[j + 1], found[j + 2], found[j + 3]);
       }
     }
-    return new ReportSlots(this.slots, count, globalWordCount, this.r, members, at, end, rowOf, shift, changed, words, defaults);
+    return new ReportSlots(this.slots, count, globalWordCount, this.r, this.members, this.at, this.end, rowOf, shift, changed, words, defaults);
+  }
+
+  /** Room for `n` rows, those made so far kept (the new ones are zero: no member gave their slots). */
+  private rowsFor(n: number): void {
+    const members = new Uint8Array(n * this.width);
+    const at = new Int32Array(n * this.width);
+    const end = new Int32Array(n * this.width);
+    members.set(this.members);
+    at.set(this.at);
+    end.set(this.end);
+    this.members = members;
+    this.at = at;
+    this.end = end;
+    this.rowCapacity = n;
   }
 
   /** Entry `stamp - 1` (row `base`) gives `slot`: the general path would pick one of two values by its order of keys. */
@@ -169,68 +173,101 @@ class SlotsReader {
   }
 
   /**
-   * A length-delimited payload's length at `pos` (one byte in place, else
-   * through the cursor): returns where the payload ends (within `end`); the
-   * cursor's position is where it starts.
-   */
-  private lengthAt(pos: number, end: number): number {
-    const buf = this.r.buf;
-    if (pos < end && buf[pos] < 0x80) {
-      const to = pos + 1 + buf[pos];
-      if (to > end) throw NOT_PLAIN;
-      this.r.pos = pos + 1;
-      return to;
-    }
-    this.r.pos = pos;
-    return this.r.length(end);
-  }
-
-  /**
-   * Takes entry `stamp - 1` (row `base`, at `from`) as the entry before (at
-   * `before`, of this.layout's length) was read: only the fields whose bytes
-   * differ are read (their slots to this.changed), each with the layout's
-   * place, member, key and value's place, else -1 (read it with entry()). The
-   * same bytes are as well-formed and name the same words in the same lists
+   * Takes entry `stamp - 1` (row `base`, from `from` to `to`) as the entry
+   * before (at `before`, laid out as this.layout; its slots in the row at
+   * `previousRow`, `previousShift` bytes on) was read: only the fields whose
+   * bytes differ are read (their slots to this.changed), each with the
+   * layout's member and key, else -1 (read it with entry()); the bytes after
+   * a field of another length are compared that many bytes on. The same
+   * bytes are as well-formed and name the same words in the same lists
    * (neither entry has words of its own: a field of words would differ from
-   * the layout's). With `copy`, the layout's slots are the entry before's,
-   * moved, and its fields named by local words are returned as entry()
-   * returns them; without, 0 (the caller points it at the row before's).
+   * the layout's). When every field read has the layout's place and value's
+   * place and not `copy`, returns 0 (the caller points it at the row
+   * before's). Else the entry gets row `base`: the layout's slots are the
+   * entry before's, moved; or, when a field read is elsewhere (this.ownRow:
+   * it cannot share the row before), this.layout becomes this entry's and
+   * its slots are where the layout has them. Its fields named by local words
+   * are returned as entry() returns them.
    */
-  private taken(firstDifference: FirstDifference, before: number, from: number, base: number, stamp: number, copy: boolean): number {
+  private taken(
+    firstDifference: FirstDifference,
+    before: number,
+    from: number,
+    to: number,
+    base: number,
+    stamp: number,
+    previousRow: number,
+    previousShift: number,
+    copy: boolean,
+  ): number {
     const layout = this.layout;
     const length = layout.length;
-    this.own = undefined;
+    this.f.own = undefined;
+    this.ownRow = false;
     this.changed.begin();
+    // The fields read, four numbers each (layout field, and relative to `from`: end, value start, value end); whether any moved.
+    let moves = 0;
+    let moved = false;
     let i = 0;
     let k = 0;
+    // This entry's bytes are `d` after the entry before's from the field read last on.
+    let d = 0;
     for (;;) {
-      i = firstDifference(before, from, i, length);
+      i = firstDifference(before, from + d, i, Math.min(length, to - from - d));
       if (i >= length) break;
       while (layout.end[k] <= i) k++;
-      const end = this.field(from + (k > 0 ? layout.end[k - 1] : 0), from + length) - from;
-      if (
-        end !== layout.end[k] ||
-        this.fMember !== layout.member[k] ||
-        this.fKey !== layout.key[k] ||
-        relative(this.fAt, from) !== layout.at[k] ||
-        relative(this.fValueEnd, from) !== layout.valueEnd[k]
-      )
-        return -1;
-      const key = this.fKey;
+      const start = from + d + (k > 0 ? layout.end[k - 1] : 0);
+      // No field left in this entry: it has fewer (entry() reads it).
+      if (start >= to) return -1;
+      const end = this.f.field(start, to) - from;
+      if (this.f.member !== layout.member[k] || this.f.key !== layout.key[k]) return -1;
+      const at = relative(this.f.at, from);
+      const valueEnd = relative(this.f.valueEnd, from);
+      if (end !== layout.end[k] || at !== layout.at[k] || valueEnd !== layout.valueEnd[k]) moved = true;
+      if (moves + 4 > this.moves.length) this.moves = twice(this.moves);
+      this.moves[moves] = k;
+      this.moves[moves + 1] = end;
+      this.moves[moves + 2] = at;
+      this.moves[moves + 3] = valueEnd;
+      moves += 4;
+      const key = this.f.key;
       this.changed.field(key < 0 ? -2 : key < this.globalSlots.length ? this.globalSlots[key] - 1 : -1);
-      i = end;
+      i = layout.end[k];
+      d = end - i;
       k++;
     }
-    if (!copy) return 0;
-    const shift = from - before;
+    if (length + d !== to - from) return -1;
+    if (!moved && !copy) return 0;
     const { members, at, end } = this;
-    const previous = base - this.width;
-    for (let j = 0; j < layout.givenCount; j++) {
-      const slot = layout.given[j];
-      members[base + slot] = members[previous + slot];
-      at[base + slot] = relative(at[previous + slot], -shift);
-      end[base + slot] = relative(end[previous + slot], -shift);
-      this.stampOf[slot] = stamp;
+    if (moved) {
+      const movesMade = this.moves;
+      // Fields named by local words that moved: left to entry() (their places are in layout.local).
+      for (let m = 0; m < moves; m += 4) if (layout.key[movesMade[m]] < 0) return -1;
+      this.ownRow = true;
+      layout.move(movesMade, moves, to - from);
+      // Its row as entry() writes it: the slot of each field named by a global word, where the layout now has it.
+      const { globalSlots, stampOf } = this;
+      const { key: keys, member: memberOf, at: valueAt, valueEnd } = layout;
+      for (let f = 0; f < layout.count; f++) {
+        const key = keys[f];
+        const slot = key >= 0 && key < globalSlots.length ? globalSlots[key] - 1 : -1;
+        if (slot < 0) continue;
+        members[base + slot] = memberOf[f];
+        const a = valueAt[f];
+        at[base + slot] = a === NO_VALUE ? NO_VALUE : a + from;
+        const v = valueEnd[f];
+        end[base + slot] = v === NO_VALUE ? NO_VALUE : v + from;
+        stampOf[slot] = stamp;
+      }
+    } else {
+      const shift = previousShift + from - before;
+      for (let j = 0; j < layout.givenCount; j++) {
+        const slot = layout.given[j];
+        members[base + slot] = members[previousRow + slot];
+        at[base + slot] = relative(at[previousRow + slot], -shift);
+        end[base + slot] = relative(end[previousRow + slot], -shift);
+        this.stampOf[slot] = stamp;
+      }
     }
     const n = layout.localCount;
     while (this.local.length < n) this.grow();
@@ -254,16 +291,16 @@ class SlotsReader {
     const fresh = this.fresh;
     fresh.clear(to - from);
     let n = 0;
-    this.own = undefined;
+    this.f.own = undefined;
     let pos = from;
     while (pos < to) {
-      pos = this.field(pos, to);
-      const member = this.fMember;
+      pos = this.f.field(pos, to);
+      const member = this.f.member;
       // Words of its own: the caller drops the layout.
       if (member === WORDS) continue;
-      const key = this.fKey;
-      const at = this.fAt;
-      const valueEnd = this.fValueEnd;
+      const key = this.f.key;
+      const at = this.f.at;
+      const valueEnd = this.f.valueEnd;
       fresh.field(pos - from, member, key, relative(at, from), relative(valueEnd, from));
       if (key >= 0) {
         // A key past the global words: refused once the entry is read (high).
@@ -290,125 +327,5 @@ class SlotsReader {
     const grown = new Int32Array(this.local.length * 2);
     grown.set(this.local);
     this.local = grown;
-  }
-
-  /**
-   * Reads one field of a CompressedAttributes strictly from `from` (within
-   * `to`): a word of its own (into this.own), or a member's map entry (its
-   * member, key and value's place in fMember, fKey, fAt, fValueEnd; the
-   * words it names in low and high). Returns where it ends. The position is
-   * kept in a local and one-byte varints (tags, lengths, most keys and word
-   * indexes) are read in place, longer ones through the cursor. A tag of more
-   * than one byte is refused (the other paths read it).
-   */
-  private field(from: number, to: number): number {
-    const r = this.r;
-    const buf = r.buf;
-    let pos = from;
-    const tag = buf[pos++];
-    const member = tag >>> 3;
-    if ((tag & 7) !== WIRE_LEN || member > STRING_MAPS || member < WORDS) throw NOT_PLAIN;
-    const fieldEnd = this.lengthAt(pos, to);
-    pos = r.pos;
-    this.fMember = member;
-    if (member === WORDS) {
-      (this.own ??= []).push(r.string(fieldEnd));
-      return fieldEnd;
-    }
-    let low = 0;
-    let high = 0;
-    const valueTag = (2 << 3) | VALUE_WIRE[member];
-    let key = 0;
-    let hasKey = false;
-    let at = NO_VALUE;
-    let valueEnd = NO_VALUE;
-    while (pos < fieldEnd) {
-      const t = buf[pos++];
-      if (t === KEY_TAG && !hasKey) {
-        if (pos < fieldEnd && buf[pos] < 0x80) {
-          const v = buf[pos++];
-          key = (v >>> 1) ^ -(v & 1);
-        } else {
-          r.pos = pos;
-          key = r.sint32(fieldEnd);
-          pos = r.pos;
-        }
-        hasKey = true;
-      } else if (t === valueTag && at === NO_VALUE) {
-        at = pos;
-        if (member === STRINGS) {
-          let index: number;
-          if (pos < fieldEnd && buf[pos] < 0x80) {
-            const v = buf[pos++];
-            index = (v >>> 1) ^ -(v & 1);
-          } else {
-            r.pos = pos;
-            index = r.sint32(fieldEnd);
-            pos = r.pos;
-          }
-          if (index < low) low = index;
-          else if (index > high) high = index;
-        } else if (member === DOUBLES) {
-          if (pos + 8 > fieldEnd) throw NOT_PLAIN;
-          pos += 8;
-        } else if (member === INT64S || member === BOOLS) {
-          pos = skipVarint(buf, pos, fieldEnd);
-        } else {
-          const payloadEnd = this.lengthAt(pos, fieldEnd);
-          if (member === TIMESTAMPS || member === DURATIONS) instantAt(buf, r.pos, payloadEnd);
-          else if (member === STRING_MAPS) this.pairs(r.pos, payloadEnd);
-          pos = payloadEnd;
-        }
-        valueEnd = pos;
-      } else {
-        throw NOT_PLAIN;
-      }
-    }
-    if (pos !== fieldEnd || (at === NO_VALUE && member === BYTES)) throw NOT_PLAIN;
-    // A missing key, or a string without its value, names word 0 (protobufjs's default): within the range already.
-    if (key < low) low = key;
-    else if (key > high) high = key;
-    if (this.low > low) this.low = low;
-    if (this.high < high) this.high = high;
-    this.fKey = key;
-    this.fAt = at;
-    this.fValueEnd = valueEnd;
-    return fieldEnd;
-  }
-
-  /** CompressedStringMap {entries = 1: map<sint32, sint32>} from `pos` to `end`: each pair's words noted (a missing key or value: word 0). */
-  private pairs(from: number, end: number): void {
-    const r = this.r;
-    const buf = r.buf;
-    let low = 0;
-    let high = 0;
-    let pos = from;
-    while (pos < end) {
-      if (buf[pos++] !== PAIR_TAG) throw NOT_PLAIN;
-      const pairEnd = this.lengthAt(pos, end);
-      pos = r.pos;
-      let seen = 0;
-      while (pos < pairEnd) {
-        const tag = buf[pos++];
-        const bit = tag === KEY_TAG ? 1 : tag === PAIR_VALUE_TAG ? 2 : 0;
-        if (bit === 0 || seen & bit) throw NOT_PLAIN;
-        seen |= bit;
-        let index: number;
-        if (pos < pairEnd && buf[pos] < 0x80) {
-          const v = buf[pos++];
-          index = (v >>> 1) ^ -(v & 1);
-        } else {
-          r.pos = pos;
-          index = r.sint32(pairEnd);
-          pos = r.pos;
-        }
-        if (index < low) low = index;
-        else if (index > high) high = index;
-      }
-      if (pos !== pairEnd) throw NOT_PLAIN;
-    }
-    // A pair without its key or value names word 0: within the range already.
-    if (this.low > low) this.low = low;
-    if (this.high < high) this.high = high;
   }
 }

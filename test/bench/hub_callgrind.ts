@@ -28,7 +28,11 @@
 // window, uncounted, as the sidecar bench's other rows leave the filter row's
 // hub (what V8's memory reducer does then is counted in the window). Not part of
 // `npm run bench`: slow (valgrind), and its figures are instruction counts,
-// not speed.
+// not speed. HUB_CALLGRIND_LIFETIME=<Reports> counts instead everything from
+// the hub's first call through that many Reports (a Check after every
+// fourth, the warm-up's schedule): what a hub as young as the sidecar bench's
+// (about 1 500 Reports) spends in all, each first compile counted once
+// wherever it falls (a window after a warm-up counts those that fall in it).
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -63,6 +67,8 @@ const RECORDED_DIR = process.env.HUB_CALLGRIND_RECORDED;
 const KEEP = process.env.HUB_CALLGRIND_KEEP;
 /** Idleness before each counted window (ms): the sidecar bench's other rows run 10 to 20 s between the filter row's runs. */
 const IDLE_MS = Number(process.env.HUB_CALLGRIND_IDLE_MS ?? 0);
+/** Reports counted from the first call on (0: the windows after the warm-up instead). */
+const LIFETIME = Number(process.env.HUB_CALLGRIND_LIFETIME ?? 0);
 
 /** The sidecar's hub calls, as recorded (the first KEPT of each method) and counted. */
 interface Recorded {
@@ -184,6 +190,17 @@ async function count(checkout: string, recorded: Recorded, scratch: string): Pro
     if (!r.ok) throw new Error(`${method} to ${checkout}'s hub failed: ${r.code} ${r.message}`);
   };
   try {
+    if (LIFETIME > 0) {
+      execFileSync("callgrind_control", ["--instr=on", pid], { stdio: "ignore" });
+      for (const f of readdirSync(out)) rmSync(join(out, f));
+      execFileSync("callgrind_control", ["--zero", pid], { stdio: "ignore" });
+      for (let i = 0; i < LIFETIME; i++) {
+        await send("Report");
+        if (i % 4 === 0) await send("Check");
+      }
+      const keep = KEEP ? { dir: join(KEEP, `${basename(checkout)}-lifetime`), calls: LIFETIME } : undefined;
+      return { checkout, perReport: dumped(out, hub.proc.pid!, keep) / LIFETIME, perCheck: 0 };
+    }
     for (let i = 0; i < WARM_UP; i++) {
       await send("Report");
       if (i % 4 === 0) await send("Check");
@@ -245,6 +262,15 @@ export async function runHubCallgrind(checkouts: string[]): Promise<string[]> {
     const rows: Counted[] = [];
     for (const c of checkouts) rows.push(await count(c, recorded, scratch));
     const perRequest = (r: Counted) => (r.perReport + recorded.checksPerReport * r.perCheck) / recorded.entriesPerReport;
+    if (LIFETIME > 0) {
+      return [
+        `hub instructions per reported request from its first call through ${LIFETIME} Reports of the filter sidecar's (${recorded.entriesPerReport.toFixed(0)} entries each) and a Check after every fourth (callgrind; load average ${loadavg()
+          .map((x) => x.toFixed(2))
+          .join(" ")})`,
+        ...rows.map((r) => `${r.checkout}: ${Math.round(perRequest(r))} per reported request (${Math.round(r.perReport)} per Report with its share of Checks)`),
+        ...rows.slice(1).map((r) => `${r.checkout} / ${rows[0].checkout}: ${(perRequest(r) / perRequest(rows[0])).toFixed(3)}`),
+      ];
+    }
     return [
       `hub instructions per reported request, the filter sidecar's calls (callgrind; recorded: ${recorded.requests} requests in ${RECORDED_SECONDS} s, ${recorded.reportCalls} Reports of ${recorded.entriesPerReport.toFixed(0)} entries, ${recorded.checkCalls} Checks; ${WARM_UP} Reports of warm-up, ${REPORTS} Reports and ${REPORTS} Checks counted, one call at a time${IDLE_MS > 0 ? `, each window after ${IDLE_MS} ms idle` : ""}; load average ${loadavg()
         .map((x) => x.toFixed(2))

@@ -179,11 +179,15 @@ describe("hub ReportRequest reader for the standard metrics (slots)", () => {
     fc.assert(
       fc.property(repeatingRequestLayout(false), slotNames, (layout, names) => {
         const answered = sameAsGeneral(encodeReport(layout), names);
-        // Entries found the same as the entry before (known from the reading, or by their bytes) hold the same values.
+        // Entries found the same as the entry before (known from the reading, or by their bytes) hold the same values and counts.
         const taken = readReportSlots(encodeReport(layout), DICTIONARY, new AttributeSlots(names));
         for (let e = 1; e < (taken?.count ?? 0); e++) {
           for (let slot = 0; slot < names.length; slot++) {
             if (taken!.same(e, e - 1, Int32Array.of(slot))) assert.deepStrictEqual(comparable(taken!.value(e, slot)), comparable(taken!.value(e - 1, slot)));
+            if (taken!.sameAsBefore(e, slot)) {
+              assert.deepStrictEqual(comparable(taken!.value(e, slot)), comparable(taken!.value(e - 1, slot)));
+              assert.equal(taken!.countOf(e, slot), taken!.countOf(e - 1, slot));
+            }
           }
         }
         if (readable(layout, names) && knownWords(layout)) {
@@ -270,6 +274,30 @@ describe("hub ReportRequest reader for the standard metrics (slots)", () => {
     assert.deepEqual(
       [read.same(1, 0, path), read.same(1, 0, host), read.same(2, 1, path), read.same(3, 2, path), read.same(3, 2, host)],
       [false, true, false, false, true],
+    );
+  });
+
+  it("reads batches of many entries, each read whole or taken, as the general path does (rows made as needed)", () => {
+    // Entries of varying lengths (read whole) and repeats (taken), more than the rows a batch starts with, with and without DELTA_ENCODING.
+    const s = (key: number, index: number): MapEntryLayout => ({ member: 2, key, value: { member: 2, index }, valueFirst: false });
+    const n = (key: number, v: bigint): MapEntryLayout => ({ member: 3, key, value: { member: 3, int: v }, valueFirst: false });
+    const names = ["request.path", "request.method", "response.size", "response.code"];
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(3), fc.nat(70_000), fc.boolean()), { minLength: 17, maxLength: 80 }), fc.boolean(), (steps, delta) => {
+        const entries = steps.map(([k, size, method]) => ({
+          words: [],
+          wordsFirst: false,
+          maps: [
+            s(g("request.path"), -1 - (k % 2)),
+            ...(method || !delta ? [s(g("request.method"), -3)] : []),
+            n(g("response.size"), BigInt(size)),
+            ...(k > 1 ? [n(g("response.code"), 200n)] : []),
+          ],
+        }));
+        const layout: RequestLayout = { defaultWords: ["/a", "/b", "GET"].map(text), entries, semantics: delta ? 0 : 1, trailerFirst: false };
+        assert.ok(sameAsGeneral(encodeReport(layout), names));
+      }),
+      { numRuns: RUNS / 4 },
     );
   });
 
