@@ -14,19 +14,6 @@ const KEY_LENGTH: usize = 8;
 const VALUE_AT: usize = 12;
 const VALUE_LENGTH: usize = 16;
 
-/**
- * A StringMap whose entries are UTF-8 bytes in place: a request's headers
- * (header_map.ts) or its query parameters (query.ts), read where the request
- * put them, with no string per name or value. Readers that match, hash or
- * compare use the byte accessors (`valueInto` gives a view value); a string
- * is made only when one is asked for: `get`, `keyAt` and `valueAt` decode
- * the one entry, `keys` and `values` decode every entry once (a mirror kept
- * until the map is refilled).
- *
- * Changing the map with `set` or `setIfAbsent` turns it into a plain
- * StringMap of strings until it is cleared: the request's own maps are only
- * filled, read and (for the forwarded header) have an entry removed.
- */
 // The last id a reading of bytes into a map was given (ViewMap.sourceId).
 let lastSourceId: u32 = 0;
 
@@ -44,6 +31,19 @@ export function newSourceId(): u32 {
   return id;
 }
 
+/**
+ * A StringMap whose entries are UTF-8 bytes in place: a request's headers
+ * (header_map.ts) or its query parameters (query.ts), read where the request
+ * put them, with no string per name or value. Readers that match, hash or
+ * compare use the byte accessors (`valueInto` gives a view value); a string
+ * is made only when one is asked for: `get`, `keyAt` and `valueAt` decode
+ * the one entry, `keys` and `values` decode every entry once (a mirror kept
+ * until the map is refilled).
+ *
+ * Changing the map with `set` or `setIfAbsent` turns it into a plain
+ * StringMap of strings until it is cleared: the request's own maps are only
+ * filled, read and (for the forwarded header) have an entry removed.
+ */
 export class ViewMap extends StringMap {
   /** Where the offsets count from; the bytes there must outlive the map's use. */
   protected base: usize = 0;
