@@ -30,6 +30,10 @@ export class AttributeValue {
   private textBytes: usize = 0;
   private textLength: usize = 0;
   private viewed: bool = false;
+  // The map reading (ViewMap.sourceId) whose bytes a view is of, 0 when not
+  // known: while that reading's bytes are in place they do not change. Read
+  // only while `viewed`.
+  private viewReading: u32 = 0;
   private decoded: bool = false;
   private encoded: bool = false;
   // Where text's UTF-8 is kept for textPtr (reused while it is large enough).
@@ -97,6 +101,50 @@ export class AttributeValue {
     this.textLength = len;
     this.viewed = true;
     this.decoded = false;
+    this.viewReading = 0;
+  }
+
+  /**
+   * setView for bytes of a map's reading `reading` (ViewMap.sourceId, 0 when
+   * the map's entries are not what a reading gave): two views of one reading
+   * at one address and length hold the same bytes (`viewKey`).
+   */
+  // @ts-ignore: decorator
+  @inline setReadingView(ptr: usize, len: usize, reading: u32): void {
+    if (isCleanUtf8(ptr, len)) {
+      // setCleanView spelled out: its viewReading store would be one too many.
+      this.kind = ValueKind.String;
+      this.text = "";
+      this.textBytes = ptr;
+      this.textLength = len;
+      this.viewed = true;
+      this.decoded = false;
+      this.viewReading = reading;
+      return;
+    }
+    this.kind = ValueKind.String;
+    this.str = decodeUtf8(ptr, len);
+  }
+
+  /**
+   * A view of the first `len` bytes of `whole`'s view (valid UTF-8 cut at an
+   * ASCII delimiter): of the same reading as `whole`.
+   */
+  // @ts-ignore: decorator
+  @inline setPrefixView(whole: AttributeValue, len: usize): void {
+    this.setCleanView(whole.textPtr(), len);
+    this.viewReading = whole.viewed ? whole.viewReading : 0;
+  }
+
+  /**
+   * For a view of a known map reading, its reading and address in one
+   * number (the same number: the same bytes, for as long as they are
+   * read); 0 otherwise. wasm32 addresses.
+   */
+  // @ts-ignore: decorator
+  @inline get viewKey(): u64 {
+    const reading = this.viewReading;
+    return reading == 0 ? 0 : (<u64>this.textBytes << 32) | <u64>reading;
   }
 
   /** A string value that is a view (its text not yet decoded, or decoded from it). */
