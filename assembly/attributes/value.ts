@@ -30,9 +30,7 @@ export class AttributeValue {
   private textBytes: usize = 0;
   private textLength: usize = 0;
   private viewed: bool = false;
-  // The map reading (ViewMap.sourceId) whose bytes a view is of, 0 when not
-  // known: while that reading's bytes are in place they do not change. Read
-  // only while `viewed`.
+  // The map reading (ViewMap.sourceId) a view's bytes are of, 0: not known. Read only while `viewed`.
   private viewReading: u32 = 0;
   private decoded: bool = false;
   private encoded: bool = false;
@@ -104,42 +102,24 @@ export class AttributeValue {
     this.viewReading = 0;
   }
 
-  /**
-   * setView for bytes of a map's reading `reading` (ViewMap.sourceId, 0 when
-   * the map's entries are not what a reading gave): two views of one reading
-   * at one address and length hold the same bytes (`viewKey`).
-   */
+  /** setView of bytes of map reading `reading` (ViewMap.sourceId; 0: none known), for `viewKey`. */
   // @ts-ignore: decorator
   @inline setReadingView(ptr: usize, len: usize, reading: u32): void {
-    if (isCleanUtf8(ptr, len)) {
-      // setCleanView spelled out: its viewReading store would be one too many.
-      this.kind = ValueKind.String;
-      this.text = "";
-      this.textBytes = ptr;
-      this.textLength = len;
-      this.viewed = true;
-      this.decoded = false;
-      this.viewReading = reading;
-      return;
-    }
-    this.kind = ValueKind.String;
-    this.str = decodeUtf8(ptr, len);
+    this.setView(ptr, len);
+    this.viewReading = reading;
   }
 
-  /**
-   * A view of the first `len` bytes of `whole`'s view (valid UTF-8 cut at an
-   * ASCII delimiter): of the same reading as `whole`.
-   */
+  /** A view of the first `len` bytes of `whole`'s (valid UTF-8 cut at an ASCII delimiter), of its reading. */
   // @ts-ignore: decorator
   @inline setPrefixView(whole: AttributeValue, len: usize): void {
     this.setCleanView(whole.textPtr(), len);
-    this.viewReading = whole.viewed ? whole.viewReading : 0;
+    if (whole.viewed) this.viewReading = whole.viewReading;
   }
 
   /**
-   * For a view of a known map reading, its reading and address in one
-   * number (the same number: the same bytes, for as long as they are
-   * read); 0 otherwise. wasm32 addresses.
+   * A view's reading and (wasm32) address in one number, 0 when its reading
+   * is not known: one reading's bytes stay in place, and no other has its id,
+   * so the same number is the same bytes (with the same length).
    */
   // @ts-ignore: decorator
   @inline get viewKey(): u64 {
