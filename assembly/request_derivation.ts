@@ -219,7 +219,7 @@ export class RequestDerivation {
         if (path === null) return null;
         const len = path.textLen();
         const urlLength = this.urlPathEnd(path);
-        return urlLength == len ? path : values.cleanView(path.textPtr(), urlLength);
+        return urlLength == len ? path : values.prefixView(path, urlLength);
       }
       case Place.QueryParams: {
         const path = this.path();

@@ -181,6 +181,7 @@ export class HeaderMap extends ViewMap {
   /** Adds a header given as UTF-8 bytes, copied in (made valid UTF-8); a repeated name as in `fill`. */
   add(keyPtr: usize, keyLen: usize, valuePtr: usize, valueLen: usize): void {
     this.sourceKind = 0;
+    this.sourceNumber = 0;
     if (!this.viewing) {
       this.set(decodeUtf8(keyPtr, keyLen), decodeUtf8(valuePtr, valueLen));
       return;

@@ -47,6 +47,14 @@ export class RequestValues {
     return v;
   }
 
+  /** A view of the first `len` bytes of `whole`'s view (AttributeValue.setPrefixView). */
+  // @ts-ignore: decorator
+  @inline prefixView(whole: AttributeValue, len: usize): AttributeValue {
+    const v = this.next(ValueKind.String);
+    v.setPrefixView(whole, len);
+    return v;
+  }
+
   /** The value of header entry `i` of `h`, in place. */
   // @ts-ignore: decorator
   @inline header(h: StringMap, i: i32): AttributeValue {
@@ -62,7 +70,7 @@ export class RequestValues {
   // @ts-ignore: decorator
   @inline headerEntry(h: HeaderMap, i: i32): AttributeValue {
     const v = this.next(ValueKind.String);
-    if (h.isViewing) v.setView(h.valuePtr(i), h.valueLength(i));
+    if (h.isViewing) v.setReadingView(h.valuePtr(i), h.valueLength(i), h.sourceId);
     else h.valueInto(i, v);
     return v;
   }

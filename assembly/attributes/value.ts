@@ -30,6 +30,8 @@ export class AttributeValue {
   private textBytes: usize = 0;
   private textLength: usize = 0;
   private viewed: bool = false;
+  // The map reading (ViewMap.sourceId) a view's bytes are of, 0: not known. Read only while `viewed`.
+  private viewReading: u32 = 0;
   private decoded: bool = false;
   private encoded: bool = false;
   // Where text's UTF-8 is kept for textPtr (reused while it is large enough).
@@ -97,6 +99,32 @@ export class AttributeValue {
     this.textLength = len;
     this.viewed = true;
     this.decoded = false;
+    this.viewReading = 0;
+  }
+
+  /** setView of bytes of map reading `reading` (ViewMap.sourceId; 0: none known), for `viewKey`. */
+  // @ts-ignore: decorator
+  @inline setReadingView(ptr: usize, len: usize, reading: u32): void {
+    this.setView(ptr, len);
+    this.viewReading = reading;
+  }
+
+  /** A view of the first `len` bytes of `whole`'s (valid UTF-8 cut at an ASCII delimiter), of its reading. */
+  // @ts-ignore: decorator
+  @inline setPrefixView(whole: AttributeValue, len: usize): void {
+    this.setCleanView(whole.textPtr(), len);
+    if (whole.viewed) this.viewReading = whole.viewReading;
+  }
+
+  /**
+   * A view's reading and (wasm32) address in one number, 0 when its reading
+   * is not known: one reading's bytes stay in place, and no other has its id,
+   * so the same number is the same bytes (with the same length).
+   */
+  // @ts-ignore: decorator
+  @inline get viewKey(): u64 {
+    const reading = this.viewReading;
+    return reading == 0 ? 0 : (<u64>this.textBytes << 32) | <u64>reading;
   }
 
   /** A string value that is a view (its text not yet decoded, or decoded from it). */

@@ -59,8 +59,8 @@ export class ViewMap extends StringMap {
   protected sourcePtr: usize = 0;
   protected sourceLen: usize = 0;
   protected sourceKind: u8 = 0;
-  // Which reading of bytes the entries came from (`newSourceId`): while
-  // `sourceKind` is not 0, the same id means the same bytes.
+  // Which reading of bytes the entries came from (`newSourceId`), 0 while
+  // `sourceKind` is 0: the same id means the same bytes.
   protected sourceNumber: u32 = 0;
 
   constructor(capacity: i32 = 8) {
@@ -98,10 +98,10 @@ export class ViewMap extends StringMap {
   }
 
   /**
-   * The reading the entries came from, while `sourceFormat` is not 0: no
-   * other reading (of any map) has the same id, and a map filled again from
-   * the same bytes keeps it (HeaderMap.fill), so a report's memo that saw
-   * this id saw these bytes.
+   * The reading the entries came from, while `sourceFormat` is not 0 (else
+   * 0): no other reading (of any map) has the same id, and a map filled
+   * again from the same bytes keeps it (HeaderMap.fill), so a report's memo
+   * that saw this id saw these bytes.
    */
   // @ts-ignore: decorator
   @inline get sourceId(): u32 {
@@ -221,6 +221,7 @@ export class ViewMap extends StringMap {
     this.count--;
     this.mirrored = false;
     this.sourceKind = 0;
+    this.sourceNumber = 0;
     this.entriesMoved();
   }
 
@@ -233,6 +234,7 @@ export class ViewMap extends StringMap {
   @inline protected clearView(): void {
     this.count = 0;
     this.sourceKind = 0;
+    this.sourceNumber = 0;
     this.viewing = true;
     this.mirrored = false;
     // Array's length setter always calls into the runtime: only when there is something to drop.
@@ -306,5 +308,6 @@ export class ViewMap extends StringMap {
     this.mirror();
     this.viewing = false;
     this.sourceKind = 0;
+    this.sourceNumber = 0;
   }
 }

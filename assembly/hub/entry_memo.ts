@@ -10,7 +10,7 @@ const HELD: usize = 8; // u32: a shared value's address (`shared` keeps it), 0 f
 const START: usize = 12; // i32: where the encoded map entry is in the message
 const LENGTH: usize = 16; // i32: its length
 const SMALL: usize = 20; // i32: a time's nanos, or how a map's kept bytes were read (ViewMap.sourceFormat)
-const INT: usize = 24; // i64: a number, bool, double's bits or time's seconds; a map's pair count, or the reading its kept bytes came from (ViewMap.sourceId)
+const INT: usize = 24; // i64: a number, bool, double's bits or time's seconds; a map's pair count, or the reading its kept bytes came from (ViewMap.sourceId); a view's viewKey
 const SAVED_LENGTH: usize = 32; // i32: bytes of a view's or map's copy in use
 const REGION_AT: usize = 36; // i32: the id's region of `saved`
 const REGION_ROOM: usize = 40; // i32: and its size
@@ -142,9 +142,19 @@ export class EntryMemo {
     if (kind == ValueKind.Int64) same = load<i64>(rec, INT) == v.int;
     else if (kind == ValueKind.Timestamp || kind == ValueKind.Duration) same = load<i64>(rec, INT) == v.int && load<i32>(rec, SMALL) == v.nanos;
     else if (kind == ValueKind.String && v.isView) {
-      // A header value in place (host, path, API key): its bytes against the copy kept.
+      // A header value in place (host, path, API key): the map reading and
+      // address last seen here (a header map filled again from the same
+      // block keeps both), else its bytes against the copy kept; bytes found
+      // the same make this view's reading and address the ones seen.
       const len = <i32>v.textLen();
-      same = len == load<i32>(rec, SAVED_LENGTH) && equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), v.textPtr(), <usize>len);
+      same = len == load<i32>(rec, SAVED_LENGTH);
+      if (same) {
+        const key = v.viewKey;
+        if (key == 0 || key != load<u64>(rec, INT)) {
+          same = equalBytes(this.saved.dataStart + <usize>load<i32>(rec, REGION_AT), v.textPtr(), <usize>len);
+          if (same) store<u64>(rec, key, INT);
+        }
+      }
     } else if (kind == ValueKind.StringMap && v.map instanceof ViewMap && (v.map as ViewMap).sourceFormat != 0) {
       // A map read from bytes it still is (headers, a query): the reading
       // last seen here (a header map filled again from the same block keeps
@@ -228,6 +238,8 @@ export class EntryMemo {
         const at = this.room(rec, len);
         memory.copy(this.saved.dataStart + <usize>at, v.textPtr(), <usize>len);
         store<i32>(rec, len, SAVED_LENGTH);
+        // The view's reading and address (AttributeValue.viewKey; INT holds it for a view).
+        store<u64>(rec, v.viewKey, INT);
         return true;
       }
       case ValueKind.StringMap: {
