@@ -112,17 +112,11 @@ export class EntryMemo {
     return this.stamp;
   }
 
-  /** Where attribute `id`'s map entry was encoded when `v` is its value already, else -1. */
-  // @ts-ignore: decorator
-  @inline encodedAt(id: i32, v: AttributeValue): i32 {
-    if (<u32>id >= <u32>this.capacity) return -1;
-    return this.encodedAtRecord(this.base + <usize>id * RECORD, this.stamp, v);
-  }
-
   /**
-   * `encodedAt` for the record at `rec` (an id below `recordCount`), `stamp`
-   * being `currentStamp`. Inlined into its one caller (asked for every
-   * attribute of every report).
+   * Where the map entry of the record at `rec` (an id below `recordCount`)
+   * was encoded when `v` is its value already, else -1; `stamp` is
+   * `currentStamp`. Inlined into its one caller (asked for every attribute of
+   * every report).
    */
   // @ts-ignore: decorator
   @inline encodedAtRecord(rec: usize, stamp: u32, v: AttributeValue): i32 {
@@ -169,12 +163,6 @@ export class EntryMemo {
       }
     } else same = this.sameContents(rec, v);
     return same ? load<i32>(rec, START) : -1;
-  }
-
-  /** The length of attribute `id`'s encoded map entry (after a successful `encodedAt`). */
-  // @ts-ignore: decorator
-  @inline encodedLength(id: i32): i32 {
-    return load<i32>(this.base + <usize>id * RECORD, LENGTH);
   }
 
   /** The length of the encoded map entry of the record at `rec` (after a successful `encodedAtRecord`). */

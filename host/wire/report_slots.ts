@@ -7,6 +7,7 @@
 
 import type { AttributeLookup, AttributeValue } from "./compressed.ts";
 import { type AttributesReader, NO_VALUE } from "./compressed_attributes_reader.ts";
+import { relative, twice } from "./report_slots_layout.ts";
 
 // Field numbers of CompressedAttributes whose values name words, and of those counted.
 const STRINGS = 2;
@@ -105,7 +106,7 @@ export class AttributeSlots {
 export class ChangedSlots {
   private readonly from: Int32Array;
   private readonly to: Int32Array;
-  private slots = new Int32Array(64);
+  private slots: Int32Array = new Int32Array(64);
   // The slots kept (entries ended shared) and those since begin().
   private mark = 0;
   private length = 0;
@@ -121,11 +122,7 @@ export class ChangedSlots {
   }
 
   field(slot: number): void {
-    if (this.length === this.slots.length) {
-      const grown = new Int32Array(this.slots.length * 2);
-      grown.set(this.slots);
-      this.slots = grown;
-    }
+    if (this.length === this.slots.length) this.slots = twice(this.slots);
     this.slots[this.length++] = slot;
   }
 
@@ -197,8 +194,8 @@ export class ReportSlots {
     const member = this.members[row];
     if (member === 0) return undefined;
     const words = this.words[entry];
-    const at = moved(this.at[row], this.shift[entry]);
-    const end = moved(this.end[row], this.shift[entry]);
+    const at = relative(this.at[row], -this.shift[entry]);
+    const end = relative(this.end[row], -this.shift[entry]);
     if (words === this.defaults.words) this.defaults.decodeNamed(this.reader, member, at, end);
     return this.reader.valueAt(member, at, end, words);
   }
@@ -290,11 +287,6 @@ export class ReportSlots {
   view(): EntryView {
     return new EntryView(this);
   }
-}
-
-/** A position `shift` bytes later; NO_VALUE stays. */
-function moved(position: number, shift: number): number {
-  return position === NO_VALUE ? NO_VALUE : position + shift;
 }
 
 /** One entry of a ReportSlots, looked up by name (names with no slot: undefined). */

@@ -25,7 +25,7 @@
 // where it was.
 
 import type { GlobalDictionary } from "./compressed.ts";
-import { AttributesReader, NO_VALUE, WORDS } from "./compressed_attributes_reader.ts";
+import { AttributesReader, WORDS } from "./compressed_attributes_reader.ts";
 import { differencesIn, type FirstDifference } from "./byte_differences.ts";
 import { EntryFields } from "./report_slots_fields.ts";
 import { EntryLayout, relative, twice } from "./report_slots_layout.ts";
@@ -253,10 +253,8 @@ class SlotsReader {
         const slot = key >= 0 && key < globalSlots.length ? globalSlots[key] - 1 : -1;
         if (slot < 0) continue;
         members[base + slot] = memberOf[f];
-        const a = valueAt[f];
-        at[base + slot] = a === NO_VALUE ? NO_VALUE : a + from;
-        const v = valueEnd[f];
-        end[base + slot] = v === NO_VALUE ? NO_VALUE : v + from;
+        at[base + slot] = relative(valueAt[f], -from);
+        end[base + slot] = relative(valueEnd[f], -from);
         stampOf[slot] = stamp;
       }
     } else {
